@@ -1,0 +1,110 @@
+import { config, planLimits } from '../../lib/config';
+import { keyedHash, randomSecret } from '../../lib/crypto';
+import { db } from '../../lib/db';
+import { errors } from '../../lib/errors';
+import { newId } from '../../lib/ids';
+import { log } from '../../lib/logger';
+import { newRedisConnection, redis } from '../../lib/redis';
+import { expandScopes } from '../../lib/scopes';
+import type { AuthContext } from './context';
+
+// spec 5.1: workspace API keys, stored as a keyed hash. Records are cached per process for at
+// most AUTH_CACHE_MS (below the 5 s revocation bound) and dropped at once when an operator
+// edits or revokes a key, through a Redis channel every API process listens on.
+
+export const API_KEY_PREFIXES = { live: 'svc_sk_live_', test: 'svc_sk_test_' } as const;
+const INVALIDATION_CHANNEL = 'auth:invalidate';
+
+interface KeyRecord {
+  id: string;
+  workspace_id: string;
+  scopes: string[];
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  plan: string;
+  billing_plan: string | null;
+}
+
+const cache = new Map<string, { record: KeyRecord | null; at: number }>();
+let subscriber: ReturnType<typeof newRedisConnection> | null = null;
+
+function subscribeOnce() {
+  if (subscriber) return;
+  const sub = (subscriber = newRedisConnection());
+  sub.subscribe(INVALIDATION_CHANNEL).catch((err) => log.warn('auth invalidation subscribe failed', { err }));
+  // Any message clears the whole cache: edits are rare, and a full clear cannot miss an entry.
+  sub.on('message', () => cache.clear());
+}
+
+export function closeAuthSubscriber(): void {
+  subscriber?.disconnect();
+  subscriber = null;
+}
+
+/** Tell every API process to drop cached credentials now (scope edits, revocation, plan change). */
+export async function publishAuthInvalidation(reason: string): Promise<void> {
+  cache.clear();
+  await redis().publish(INVALIDATION_CHANNEL, reason);
+}
+
+export function clearAuthCache(): void {
+  cache.clear();
+}
+
+async function loadKey(hash: string): Promise<KeyRecord | null> {
+  const row = await db()('api_keys as k')
+    .join('workspaces as w', 'w.id', 'k.workspace_id')
+    .leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
+    .where('k.key_hash', hash)
+    .first('k.id', 'k.workspace_id', 'k.scopes', 'k.expires_at', 'k.revoked_at', 'w.plan', 'b.plan as billing_plan');
+  return (row as KeyRecord | undefined) ?? null;
+}
+
+const lastUsedWritten = new Map<string, number>();
+
+export async function authenticateApiKey(token: string): Promise<AuthContext> {
+  subscribeOnce();
+  if (!/^svc_sk_(live|test)_[A-Za-z0-9]{20,100}$/.test(token)) throw errors.invalidToken();
+  const hash = keyedHash(token);
+  const now = Date.now();
+  let entry = cache.get(hash);
+  if (!entry || now - entry.at > config.authCacheMs) {
+    entry = { record: await loadKey(hash), at: now };
+    cache.set(hash, entry);
+    if (cache.size > 50_000) cache.delete(cache.keys().next().value as string);
+  }
+  const key = entry.record;
+  if (!key) throw errors.invalidToken();
+  if (key.revoked_at) throw errors.keyRevoked();
+  if (key.expires_at && key.expires_at.getTime() <= now) throw errors.keyExpired();
+
+  // Best effort and throttled: last use is for operators, not worth a write per request.
+  if ((lastUsedWritten.get(key.id) ?? 0) < now - 60_000) {
+    lastUsedWritten.set(key.id, now);
+    db()('api_keys').where({ id: key.id }).update({ last_used_at: new Date(now) }).catch(() => {});
+  }
+  return {
+    principal: { type: 'api_key', id: key.id, scopes: key.scopes },
+    workspaceId: key.workspace_id,
+    gatingPlan: key.billing_plan ?? key.plan,
+    scopes: new Set(key.scopes),
+    role: 'admin',
+    projectIds: null,
+    reach: 'member',
+  };
+}
+
+export function planAllowsApi(plan: string): boolean {
+  return planLimits(plan).apiAccess;
+}
+
+export async function createApiKey(input: { workspaceId: string; scopes: string[]; mode: 'live' | 'test'; name?: string; expiresAt?: Date | null }) {
+  const plaintext = API_KEY_PREFIXES[input.mode] + randomSecret(40);
+  const id = newId('apiKey');
+  const scopes = expandScopes(input.scopes);
+  await db()('api_keys').insert({
+    id, workspace_id: input.workspaceId, name: input.name ?? '', mode: input.mode,
+    key_hash: keyedHash(plaintext), last4: plaintext.slice(-4), scopes, expires_at: input.expiresAt ?? null,
+  });
+  return { id, key: plaintext, scopes, mode: input.mode, last4: plaintext.slice(-4) };
+}

@@ -1,0 +1,39 @@
+import type { z } from 'zod';
+import type { ScopeRule } from '../lib/scopes';
+import type { AuthContext } from './auth/context';
+import type { ApiVersion } from './versioning';
+
+// ARCHITECTURE.md "One operation, three doors": an operation is defined once (input schema,
+// scope rule, handler) and REST routes and MCP tools are thin adapters over it.
+
+export interface OperationContext {
+  auth: AuthContext;
+  requestId: string;
+  apiVersion: ApiVersion;
+}
+
+export interface Operation<Schema extends z.ZodType = z.ZodType, Output = unknown> {
+  /** Stable name, also the MCP tool's default name source: "posts.create". */
+  name: string;
+  summary: string;
+  /** read: the shared read rate-limit bucket; write: the write bucket, Idempotency-Key honoured. */
+  kind: 'read' | 'write';
+  scopes: ScopeRule | ((version: ApiVersion) => ScopeRule);
+  /**
+   * spec 5.4 client-role view: allow = reads normally, narrow = the handler narrows the rows,
+   * deny = 403 forbidden_project with details.reason client_role.
+   */
+  clientRole: 'allow' | 'narrow' | 'deny';
+  /** Where validation failures of this input land: query strings answer 400, bodies 422 (spec 7.2). */
+  inputSource: 'query' | 'body';
+  input: Schema;
+  /** Only /v1/health: no credential, no workspace. */
+  public?: boolean;
+  handler: (ctx: OperationContext, input: z.infer<Schema>) => Promise<Output>;
+}
+
+export function defineOperation<Schema extends z.ZodType, Output>(op: Operation<Schema, Output>): Operation<Schema, Output> {
+  return op;
+}
+
+export type AnyOperation = Operation<z.ZodType, unknown>;

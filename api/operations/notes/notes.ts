@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import type { Knex } from 'knex';
+import { config } from '../../../lib/config';
+import { db } from '../../../lib/db';
+import { errors } from '../../../lib/errors';
+import { newId } from '../../../lib/ids';
+import { parseInZone } from '../../../lib/time';
+import type { AuthContext } from '../../auth/context';
+import { scoped } from '../../auth/context';
+import { defineOperation } from '../../operation';
+import { keysetPage, paginationInput, parseLimit } from '../../pagination';
+import { boundedText, CONTENT_TYPES, isoDate, isoDateTime } from '../../validation';
+import { findProject } from '../projects/present';
+
+// spec 2.8: a note with its paired calendar slot. Creating a note queues a slot: the given
+// time, or the next free weekday 09:00 (project timezone) after the project's last slot.
+
+interface NoteRow { id: string; project_id: string; content: string; folder_id: string | null; created_at: Date; updated_at: Date; slot_date: Date | null; slot_content_type: string | null }
+
+function presentNote(n: NoteRow) {
+  return {
+    id: n.id, projectId: n.project_id, content: n.content, createdAt: n.created_at.toISOString(),
+    slot: n.slot_date ? { date: n.slot_date.toISOString(), contentType: n.slot_content_type ?? 'PERSONAL' } : null,
+    folderId: n.folder_id, updatedAt: n.updated_at.toISOString(),
+  };
+}
+
+function notesOf(auth: AuthContext, trx: Knex | Knex.Transaction = db()) {
+  const q = scoped(auth, 'notes', trx).leftJoin('calendar_slots as s', 's.note_id', 'notes.id')
+    .select('notes.*', 's.date as slot_date', 's.content_type as slot_content_type');
+  if (auth.projectIds) q.whereIn('notes.project_id', [...auth.projectIds]);
+  return q;
+}
+
+export const listNotes = defineOperation({
+  name: 'notes.list',
+  summary: 'List the notes of a project, newest first; dateFrom/dateTo filter on the slot date.',
+  kind: 'read',
+  scopes: { allOf: ['notes:read'] },
+  clientRole: 'deny',
+  inputSource: 'query',
+  input: z.object({ projectId: z.string({ error: '`projectId` is required.' }).min(1).max(100), dateFrom: isoDate.optional(), dateTo: isoDate.optional(), ...paginationInput }).strict(),
+  handler: async ({ auth }, input) => {
+    const limit = parseLimit(input.limit);
+    if (!(await findProject(auth, input.projectId))) throw errors.notFound('project');
+    const q = notesOf(auth).where('notes.project_id', input.projectId);
+    if (input.dateFrom) q.where('s.date', '>=', `${input.dateFrom}T00:00:00Z`);
+    if (input.dateTo) q.where('s.date', '<', new Date(Date.parse(`${input.dateTo}T00:00:00Z`) + 86_400_000));
+    return keysetPage<NoteRow, ReturnType<typeof presentNote>>(q, { limit, cursor: input.cursor, filters: { projectId: input.projectId, dateFrom: input.dateFrom, dateTo: input.dateTo }, table: 'notes', present: presentNote });
+  },
+});
+
+export const getNote = defineOperation({
+  name: 'notes.get',
+  summary: 'One note with its slot.',
+  kind: 'read',
+  scopes: { allOf: ['notes:read'] },
+  clientRole: 'deny',
+  inputSource: 'query',
+  input: z.object({ noteId: z.string().min(1).max(100) }).strict(),
+  handler: async ({ auth }, input) => {
+    const row = (await notesOf(auth).where('notes.id', input.noteId).first()) as NoteRow | undefined;
+    if (!row) throw errors.notFound('note');
+    return { data: presentNote(row) };
+  },
+});
+
+async function nextQueueSlot(trx: Knex.Transaction, projectId: string, timezone: string): Promise<Date> {
+  const last = await trx('calendar_slots').where({ project_id: projectId }).max('date as max').first();
+  const after = new Date(Math.max(Date.now(), last?.max ? new Date(last.max).getTime() : 0));
+  // Walk forward day by day in the project's zone to the next weekday 09:00 after `after`.
+  for (let i = 1; i <= 14; i++) {
+    const day = new Date(after.getTime() + i * 86_400_000);
+    const ymd = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit', weekday: 'short' }).formatToParts(day);
+    const get = (t: string) => ymd.find((p) => p.type === t)?.value;
+    if (get('weekday') === 'Sat' || get('weekday') === 'Sun') continue;
+    return parseInZone(`${get('year')}-${get('month')}-${get('day')}T09:00:00`, timezone);
+  }
+  return new Date(after.getTime() + 86_400_000);
+}
+
+export const createNote = defineOperation({
+  name: 'notes.create',
+  summary: 'Create a note and queue its calendar slot; idempotent.',
+  kind: 'write',
+  scopes: { allOf: ['notes:write'] },
+  clientRole: 'deny',
+  inputSource: 'body',
+  input: z.object({
+    projectId: z.string().min(1).max(100),
+    content: boundedText(config.limits.contentChars, 'content').refine((s) => s.trim().length > 0, '`content` must not be empty.'),
+    slotDate: isoDateTime.optional(),
+    contentType: z.enum(CONTENT_TYPES).optional(),
+    folderId: z.string().max(100).optional(),
+    // Agent clients send a stable id so a retried create lands on the same note (spec 4.3).
+    clientId: z.string().min(1).max(200).optional(),
+  }).strict(),
+  handler: async ({ auth }, input) => {
+    const project = await findProject(auth, input.projectId);
+    if (!project) throw errors.notFound('project');
+    let slotDate: Date | undefined;
+    if (input.slotDate) {
+      slotDate = parseInZone(input.slotDate, project.timezone);
+      if (Number.isNaN(slotDate.getTime())) throw errors.unprocessable('`slotDate` is not a valid date-time.');
+    }
+    const id = await db().transaction(async (trx) => {
+      if (input.clientId) {
+        const existing = await scoped(auth, 'notes', trx).where({ project_id: project.id, client_id: input.clientId }).first('id');
+        if (existing) return existing.id as string;
+      }
+      const noteId = newId('note');
+      const inserted = await trx('notes').insert({
+        id: noteId, workspace_id: auth.workspaceId, project_id: project.id, content: input.content, folder_id: input.folderId ?? null, client_id: input.clientId ?? null,
+      }).onConflict(trx.raw('(workspace_id, project_id, client_id) where client_id is not null')).ignore().returning('id');
+      if (inserted.length === 0) return (await scoped(auth, 'notes', trx).where({ project_id: project.id, client_id: input.clientId }).first('id')).id as string;
+      await trx('calendar_slots').insert({
+        id: newId('slot'), workspace_id: auth.workspaceId, project_id: project.id,
+        date: slotDate ?? (await nextQueueSlot(trx, project.id, project.timezone)), content_type: input.contentType ?? 'PERSONAL', note_id: noteId,
+      });
+      return noteId;
+    });
+    const row = (await notesOf(auth).where('notes.id', id).first()) as NoteRow;
+    return { data: presentNote(row) };
+  },
+});

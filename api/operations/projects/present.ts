@@ -1,0 +1,65 @@
+import type { Knex } from 'knex';
+import { networkBlock, type NetworkBlock } from '../../../lib/connectionState';
+import type { AuthContext } from '../../auth/context';
+import { visibleProjects } from '../../auth/context';
+
+export const PROJECT_TYPE_LABELS = { PERSONAL_BRAND: 'Network Account', COMPANY_PAGE: 'Company Page', AMPLIFIER: 'Amplifier Account' } as const;
+export type ProjectType = keyof typeof PROJECT_TYPE_LABELS;
+
+export interface ProjectRow {
+  id: string; workspace_id: string; type: ProjectType; slug: string; display_name: string | null; username: string | null;
+  avatar_url: string | null; status: string; created_at: Date; connection_id: string | null; current_streak: number | null; longest_streak: number | null;
+  timezone: string; language: string;
+  c_id: string | null; c_display_name: string | null; access_token_enc: string | null; access_token_expires_at: Date | null;
+  connection_status: string | null; last_validated_at: Date | null; consecutive_failures: number | null; revoked_at: Date | null;
+}
+
+/** Projects joined with their connection, as every project read needs them. */
+export function projectQuery(auth: AuthContext, trx?: Knex | Knex.Transaction): Knex.QueryBuilder {
+  return visibleProjects(auth, trx)
+    .leftJoin('network_connections as c', 'c.id', 'projects.connection_id')
+    .select('projects.*', 'c.id as c_id', 'c.display_name as c_display_name', 'c.access_token_enc', 'c.access_token_expires_at',
+      'c.connection_status', 'c.last_validated_at', 'c.consecutive_failures', 'c.revoked_at');
+}
+
+export function projectName(row: Pick<ProjectRow, 'type' | 'display_name' | 'slug' | 'c_display_name'>): string {
+  // spec 2.5: personal accounts show the connected user's name; company pages their company name.
+  if (row.type !== 'COMPANY_PAGE' && row.c_display_name) return row.c_display_name;
+  return row.display_name || row.slug;
+}
+
+export interface Project {
+  id: string; name: string; type: ProjectType; typeLabel: string; status: string; username: string | null;
+  avatarUrl: string | null; isActive: boolean; createdAt: string; network: NetworkBlock | null;
+}
+
+export function presentProject(row: ProjectRow, now = new Date()): Project {
+  return {
+    id: row.id,
+    name: projectName(row),
+    type: row.type,
+    typeLabel: PROJECT_TYPE_LABELS[row.type] ?? row.type,
+    status: row.status,
+    username: row.username,
+    avatarUrl: row.avatar_url,
+    // spec 2.5: derived from status; unknown values read as active.
+    isActive: row.status !== 'INACTIVE' && row.status !== 'ARCHIVED',
+    createdAt: row.created_at.toISOString(),
+    network: row.c_id
+      ? networkBlock({
+          access_token_enc: row.access_token_enc, access_token_expires_at: row.access_token_expires_at,
+          connection_status: row.connection_status ?? 'UNKNOWN', last_validated_at: row.last_validated_at,
+          consecutive_failures: row.consecutive_failures ?? 0, revoked_at: row.revoked_at,
+        }, { workspaceId: row.workspace_id, projectId: row.id }, now)
+      : null,
+  };
+}
+
+export function presentStreak(row: ProjectRow): { currentStreak: number; longestStreak: number } | null {
+  if (row.type === 'COMPANY_PAGE' || row.current_streak === null) return null;
+  return { currentStreak: row.current_streak, longestStreak: row.longest_streak ?? row.current_streak };
+}
+
+export async function findProject(auth: AuthContext, projectId: string, trx?: Knex | Knex.Transaction): Promise<ProjectRow | undefined> {
+  return (await projectQuery(auth, trx).where('projects.id', projectId).first()) as ProjectRow | undefined;
+}

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { errors } from '../../../lib/errors';
+import { defineOperation } from '../../operation';
+import { keysetPage, paginationInput, parseLimit } from '../../pagination';
+import { findProject, presentProject, projectQuery, type ProjectRow } from './present';
+
+export const listProjects = defineOperation({
+  name: 'projects.list',
+  summary: 'List the projects of the workspace, newest first.',
+  kind: 'read',
+  scopes: 'any',
+  clientRole: 'allow',
+  inputSource: 'query',
+  input: z.object({ ...paginationInput, type: z.enum(['PERSONAL_BRAND', 'COMPANY_PAGE', 'AMPLIFIER']).optional() }).strict(),
+  handler: async ({ auth }, input) => {
+    const limit = parseLimit(input.limit);
+    const q = projectQuery(auth);
+    if (input.type) q.where('projects.type', input.type);
+    return keysetPage<ProjectRow, ReturnType<typeof presentProject>>(q, { limit, cursor: input.cursor, filters: { type: input.type }, table: 'projects', present: (r) => presentProject(r) });
+  },
+});
+
+export const getProject = defineOperation({
+  name: 'projects.get',
+  summary: 'One project with its network connection block.',
+  kind: 'read',
+  scopes: 'any',
+  clientRole: 'allow',
+  inputSource: 'query',
+  input: z.object({ projectId: z.string().max(100) }).strict(),
+  handler: async ({ auth }, input) => {
+    const row = await findProject(auth, input.projectId);
+    if (!row) throw errors.notFound('project');
+    return { data: presentProject(row) };
+  },
+});

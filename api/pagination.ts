@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import type { Knex } from 'knex';
+import { config } from '../lib/config';
+import { sign } from '../lib/crypto';
+import { errors } from '../lib/errors';
+
+// spec 2.1 / 4.4: cursor pagination, createdAt desc then id desc. A cursor is opaque, signed,
+// and bound to the filters it was minted under, so a changed filter answers 400 bad_cursor.
+
+export const paginationInput = {
+  limit: z.any().optional(),
+  cursor: z.string().max(500).optional(),
+};
+
+export function parseLimit(raw: unknown, fallback: number = config.limits.postListDefault, max: number = config.limits.postListMax): number {
+  if (raw === undefined || raw === '') return fallback;
+  const s = typeof raw === 'number' ? String(raw) : typeof raw === 'string' ? raw.trim() : '';
+  if (!/^-?\d+$/.test(s)) throw errors.badPagination();
+  const n = Number(s);
+  if (n < 1) throw errors.badPagination();
+  return Math.min(n, max);
+}
+
+interface CursorPosition { createdAt: string; id: string }
+
+function filterKey(filters: Record<string, unknown>): string {
+  const keys = Object.keys(filters).filter((k) => filters[k] !== undefined && filters[k] !== null).sort();
+  return sign(JSON.stringify(keys.map((k) => [k, filters[k]])), 'cursor-filters');
+}
+
+export function encodeCursor(pos: CursorPosition, filters: Record<string, unknown>): string {
+  const body = Buffer.from(JSON.stringify({ c: pos.createdAt, i: pos.id, f: filterKey(filters) })).toString('base64url');
+  return `${body}.${sign(body, 'cursor')}`;
+}
+
+export function decodeCursor(cursor: string | undefined, filters: Record<string, unknown>): CursorPosition | null {
+  if (cursor === undefined || cursor === '') return null;
+  const [body, mac] = cursor.split('.');
+  if (!body || !mac || sign(body, 'cursor') !== mac) throw errors.badCursor();
+  try {
+    const parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+    if (parsed.f !== filterKey(filters)) throw errors.badCursor();
+    if (typeof parsed.c !== 'string' || typeof parsed.i !== 'string' || Number.isNaN(Date.parse(parsed.c))) throw errors.badCursor();
+    return { createdAt: parsed.c, id: parsed.i };
+  } catch {
+    throw errors.badCursor();
+  }
+}
+
+export interface Page<T> { data: T[]; pagination: { next_cursor: string | null; has_more: boolean; total?: number } }
+
+/**
+ * Runs a keyset page over `query` (already filtered and scoped). `table` qualifies the
+ * created_at/id columns when the query joins.
+ */
+export async function keysetPage<Row extends { id: string; created_at: Date }, T>(
+  query: Knex.QueryBuilder,
+  opts: { limit: number; cursor?: string; filters: Record<string, unknown>; table?: string; present: (row: Row) => T },
+): Promise<Page<T>> {
+  const col = (c: string) => (opts.table ? `${opts.table}.${c}` : c);
+  const pos = decodeCursor(opts.cursor, opts.filters);
+  if (pos) query.whereRaw(`(${col('created_at')}, ${col('id')}) < (?::timestamptz, ?)`, [pos.createdAt, pos.id]);
+  const rows = (await query.orderBy([{ column: col('created_at'), order: 'desc' }, { column: col('id'), order: 'desc' }]).limit(opts.limit + 1)) as Row[];
+  const hasMore = rows.length > opts.limit;
+  const page = hasMore ? rows.slice(0, opts.limit) : rows;
+  const last = page[page.length - 1];
+  return {
+    data: page.map(opts.present),
+    pagination: {
+      next_cursor: hasMore && last ? encodeCursor({ createdAt: last.created_at.toISOString(), id: last.id }, opts.filters) : null,
+      has_more: hasMore,
+    },
+  };
+}

@@ -1,0 +1,266 @@
+// `npm start`: the whole service on one machine (ARCHITECTURE.md, Processes). Postgres and Redis
+// are expected to be running; Temporal and the network simulator are started here unless
+// TEMPORAL_ADDRESS / NETWORK_API_URL point elsewhere.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { config } from '../lib/config';
+import { exitWithOneLine, preflightOrExit } from '../lib/preflight';
+import {
+  portAcceptsConnections,
+  type DevServer,
+  type SdkDevServer,
+  resolveTemporalBinary,
+  startDownloadedDevServer,
+  startTemporalDevServer,
+  TemporalBinaryNotFoundError,
+} from '../lib/temporalBinary';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// Children run through this node and tsx's own CLI, so nothing depends on npx or PATH.
+const tsxCli = createRequire(import.meta.url).resolve('tsx/cli');
+
+const CHILD_STOP_GRACE_MS = 15_000;
+const SIM_READY_TIMEOUT_MS = 30_000;
+// The API migrates the database before it listens.
+const API_READY_TIMEOUT_MS = 120_000;
+
+function envPort(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0 || n > 65_535) exitWithOneLine(`${name} must be a TCP port, got "${raw}"`);
+  return n;
+}
+
+function say(line: string): void {
+  process.stderr.write(`[start] ${line}\n`);
+}
+
+interface Managed {
+  name: string;
+  child: ChildProcess;
+  exited: Promise<void>;
+}
+
+const children: Managed[] = [];
+let temporal: { stop(): Promise<void> } | null = null;
+let temporalStarting: Promise<unknown> | null = null;
+let shuttingDown = false;
+
+function prefixLines(stream: NodeJS.ReadableStream | null, prefix: string, out: NodeJS.WriteStream): void {
+  if (!stream) return;
+  createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => out.write(`${prefix} ${line}\n`));
+}
+
+function startChild(name: string, script: string, env: NodeJS.ProcessEnv): Managed {
+  const child = spawn(process.execPath, [tsxCli, path.join(root, script)], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Own process group: a terminal's Ctrl-C then reaches only this process, which stops the
+    // children in order (users of Temporal first, Temporal last) instead of all at once.
+    detached: true,
+  });
+  prefixLines(child.stdout, `[${name}]`, process.stdout);
+  prefixLines(child.stderr, `[${name}]`, process.stderr);
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => {
+      resolve();
+      if (!shuttingDown) {
+        void shutdown(1, `${name} exited unexpectedly (${signal ?? `code ${code}`}); stopping the others`);
+      }
+    });
+    child.once('error', (err) => {
+      resolve();
+      if (!shuttingDown) void shutdown(1, `${name} could not be started: ${err.message}`);
+    });
+  });
+  const managed = { name, child, exited };
+  children.push(managed);
+  return managed;
+}
+
+function isRunning(child: ChildProcess): boolean {
+  return child.pid !== undefined && child.exitCode === null && child.signalCode === null;
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    // tsx runs the script in a grandchild; signalling the group reaches both.
+    process.kill(-child.pid, signal);
+  } catch {
+    /* already gone */
+  }
+}
+
+async function stopChild(m: Managed): Promise<void> {
+  if (!isRunning(m.child)) return;
+  // To the whole group, as a terminal would: tsx then sees that its script got the signal
+  // itself and does not relay a second one (nor escalate to SIGKILL when the relay goes unacknowledged).
+  killGroup(m.child, 'SIGTERM');
+  const timer = setTimeout(() => {
+    say(`${m.name} did not stop within ${CHILD_STOP_GRACE_MS / 1000} s; killing it`);
+    killGroup(m.child, 'SIGKILL');
+  }, CHILD_STOP_GRACE_MS);
+  await m.exited;
+  clearTimeout(timer);
+}
+
+async function shutdown(code: number, reason?: string): Promise<never> {
+  if (shuttingDown) return new Promise<never>(() => undefined);
+  shuttingDown = true;
+  if (reason) say(reason);
+  else say('stopping');
+  await Promise.all(children.map(stopChild));
+  // Temporal goes last so the worker can finish or hand back its tasks cleanly.
+  if (temporalStarting) await temporalStarting.catch(() => undefined);
+  if (temporal) await temporal.stop().catch((err) => say(`stopping Temporal: ${(err as Error).message}`));
+  process.exit(code);
+}
+
+// Whatever path ends this process, a detached child must not outlive it holding ports.
+process.on('exit', () => {
+  for (const m of children) if (isRunning(m.child)) killGroup(m.child, 'SIGKILL');
+});
+
+let interrupts = 0;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    interrupts += 1;
+    if (interrupts > 1) {
+      say('second interrupt: killing everything now');
+      process.exit(1); // the 'exit' hooks kill the children and the Temporal server
+    }
+    void shutdown(0);
+  });
+}
+process.on('uncaughtException', (err) => {
+  say(`internal error: ${err.message}`);
+  void shutdown(1);
+});
+process.on('unhandledRejection', (err) => {
+  say(`internal error: ${err instanceof Error ? err.message : String(err)}`);
+  void shutdown(1);
+});
+
+/** Resolves true once host:port accepts connections, false on timeout or when the child dies. */
+async function waitForPort(m: Managed, port: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && isRunning(m.child)) {
+    if (await portAcceptsConnections(port)) return true;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return false;
+}
+
+async function refuseTakenPort(port: number, what: string, escape: string): Promise<void> {
+  if (await portAcceptsConnections(port)) {
+    // Through shutdown rather than a bare exit, so an embedded Temporal already running stops cleanly.
+    await shutdown(1, `${what}: port ${port} on 127.0.0.1 is already in use (an earlier run still going?). Stop it or ${escape}.`);
+  }
+}
+
+async function startTemporal(dataDir: string): Promise<string> {
+  const port = envPort('TEMPORAL_PORT', 7233);
+  const uiPort = config.temporalUiPort;
+  const dbFile = path.join(dataDir, 'temporal.db');
+  const log = (line: string) => process.stderr.write(`[temporal] ${line}\n`);
+
+  let binary: string | null = null;
+  try {
+    binary = await resolveTemporalBinary({ log });
+  } catch (err) {
+    if (!(err instanceof TemporalBinaryNotFoundError)) throw err;
+    log(`${err.message}`);
+    log('trying the Temporal SDK download instead (needs internet access)');
+  }
+
+  const starting: Promise<DevServer | SdkDevServer> = binary
+    ? startTemporalDevServer({ binary, port, uiPort, dbFile, namespace: config.temporalNamespace, log, detached: true })
+    : startDownloadedDevServer({ port, uiPort, dbFile, namespace: config.temporalNamespace });
+  temporalStarting = starting;
+  try {
+    const server = await starting;
+    temporal = server;
+    if ('exited' in server) {
+      void server.exited.then(({ code, signal }) => {
+        if (!shuttingDown) void shutdown(1, `temporal exited unexpectedly (${signal ?? `code ${code}`}); stopping the others`);
+      });
+    }
+    log(`dev server on ${server.address}, state in ${dbFile}`);
+    return server.address;
+  } catch (err) {
+    // Multi-line causes (the server's last output) were already streamed above.
+    const first = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+    exitWithOneLine(`TEMPORAL_ADDRESS is unset and the embedded Temporal dev server did not start: ${first}`);
+  } finally {
+    temporalStarting = null;
+  }
+}
+
+async function main(): Promise<void> {
+  await preflightOrExit({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl });
+
+  const dataDir = path.resolve(config.dataDir);
+  fs.mkdirSync(dataDir, { recursive: true });
+
+  const childEnv: NodeJS.ProcessEnv = { ...process.env };
+
+  let temporalUi: string | null = null;
+  if (config.temporalAddress) {
+    say(`using Temporal at ${config.temporalAddress}`);
+  } else {
+    childEnv.TEMPORAL_ADDRESS = await startTemporal(dataDir);
+    temporalUi = `http://localhost:${config.temporalUiPort}`;
+  }
+  if (shuttingDown) return;
+
+  let simUrl: string | null = null;
+  if (!config.network.apiUrl) {
+    const port = config.network.simulatorPort;
+    await refuseTakenPort(port, 'network simulator', 'set NETWORK_SIMULATOR_PORT, or NETWORK_API_URL to use a running one');
+    const sim = startChild('network-sim', 'sim/network/main.ts', childEnv);
+    if (!(await waitForPort(sim, port, SIM_READY_TIMEOUT_MS))) {
+      if (shuttingDown) return;
+      await shutdown(1, `network-sim did not listen on port ${port} within ${SIM_READY_TIMEOUT_MS / 1000} s; stopping`);
+    }
+    simUrl = `http://127.0.0.1:${port}`;
+    childEnv.NETWORK_API_URL = simUrl;
+  }
+  if (shuttingDown) return;
+
+  await refuseTakenPort(config.port, 'PORT', 'set PORT');
+  await refuseTakenPort(config.mcpPort, 'MCP_PORT', 'set MCP_PORT');
+  const api = startChild('api', 'api/main.ts', childEnv);
+  // The worker starts once the API listens, i.e. after the API has run the migrations, so its
+  // activities never meet a schema that is still being created.
+  const apiUp = await waitForPort(api, config.port, API_READY_TIMEOUT_MS);
+  if (shuttingDown) return;
+  if (!apiUp) say(`api is not listening on port ${config.port} after ${API_READY_TIMEOUT_MS / 1000} s; starting the worker anyway`);
+  startChild('worker', 'workers/main.ts', childEnv);
+  const mcpUp = await waitForPort(api, config.mcpPort, 10_000);
+  if (shuttingDown) return;
+
+  const lines = [
+    '',
+    'Content Scheduling Service is running',
+    `  API          ${config.publicUrl}${apiUp ? '' : '  (not answering yet)'}`,
+    `  MCP          ${config.mcpPublicUrl}/mcp${mcpUp ? '' : '  (not answering yet)'}`,
+    temporalUi ? `  Temporal UI  ${temporalUi}` : `  Temporal     ${config.temporalAddress} (external)`,
+    simUrl ? `  Network sim  ${simUrl}` : `  Network API  ${config.network.apiUrl}`,
+    '  Ctrl-C stops everything.',
+    '',
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+main().catch((err) => {
+  if (shuttingDown) return;
+  say(`internal error: ${err instanceof Error ? err.message : String(err)}`);
+  void shutdown(1);
+});

@@ -1,0 +1,72 @@
+// `npm test`: the whole suite against real services. It creates and migrates its own database
+// (content_scheduler_test), uses Redis database 15, runs a Temporal dev server on a free port
+// (in memory), then runs mocha with that environment. Extra arguments go to mocha
+// (e.g. `npm test -- test/posts`).
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import pg from 'pg';
+
+const root = path.resolve(import.meta.dirname, '..');
+const env = process.env;
+env.NODE_ENV = 'test';
+env.DATABASE_URL = env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_test';
+env.REDIS_URL = env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/15';
+env.LOG_LEVEL ??= 'error';
+env.WEBHOOK_ALLOW_LOOPBACK = '1';
+env.SECRET_KEY ??= 'test-secret-key-0123456789abcdef';
+env.ENCRYPTION_KEY ??= 'test-encryption-key';
+
+async function resetDatabase(url: string) {
+  const u = new URL(url);
+  const name = decodeURIComponent(u.pathname.slice(1));
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  await client.query(`drop database if exists "${name.replace(/"/g, '""')}" with (force)`);
+  await client.query(`create database "${name.replace(/"/g, '""')}"`);
+  await client.end();
+}
+
+async function main() {
+  const { preflightOrExit } = await import('../lib/preflight');
+  await preflightOrExit({ databaseUrl: env.DATABASE_URL!, redisUrl: env.REDIS_URL! });
+  await resetDatabase(env.DATABASE_URL!);
+  const { createKnex, migrateLatest } = await import('../lib/db');
+  const k = createKnex(env.DATABASE_URL!);
+  await migrateLatest(k);
+  await k.destroy();
+  const { Redis } = await import('ioredis');
+  const r = new Redis(env.REDIS_URL!);
+  await r.flushdb();
+  r.disconnect();
+
+  let stopTemporal = async () => {};
+  if (!env.TEMPORAL_ADDRESS) {
+    const { resolveTemporalBinary, startTemporalDevServer, freePort } = await import('../lib/temporalBinary');
+    const binary = await resolveTemporalBinary({ log: (l) => console.log(`[temporal] ${l}`) });
+    const server = await startTemporalDevServer({ binary, port: await freePort(), uiPort: null, dbFile: null, log: () => {} });
+    env.TEMPORAL_ADDRESS = server.address;
+    stopTemporal = () => server.stop();
+    console.log(`Temporal dev server for the tests at ${server.address}`);
+  }
+
+  const require = createRequire(import.meta.url);
+  const mochaBin = path.join(path.dirname(require.resolve('mocha/package.json')), 'bin', 'mocha.js');
+  const args = process.argv.slice(2);
+  const specs = args.filter((a) => !a.startsWith('-'));
+  const flags = args.filter((a) => a.startsWith('-'));
+  const mocha = spawn(process.execPath, [
+    mochaBin, '--import=tsx', '--forbid-only', '--timeout', '60000', '--exit', '--recursive', '--extension', 'ts',
+    '--require', 'test/support/rootHooks.ts', ...flags, ...(specs.length ? specs : ['test']),
+  ], { cwd: root, env, stdio: 'inherit' });
+  const code: number = await new Promise((resolve) => mocha.on('exit', (c, s) => resolve(c ?? (s ? 1 : 0))));
+  await stopTemporal();
+  process.exit(code);
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,158 @@
+// One typed view of the environment, read once. Every limit and timing of spec section 8
+// is a value here whose default is the spec's number (ARCHITECTURE.md, Configuration).
+// The README's configuration table lists every variable below.
+
+function str(name: string, fallback: string): string {
+  const v = process.env[name];
+  return v === undefined || v === '' ? fallback : v;
+}
+function optional(name: string): string | undefined {
+  const v = process.env[name];
+  return v === undefined || v === '' ? undefined : v;
+}
+function int(name: string, fallback: number): number {
+  const v = process.env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n)) throw new Error(`${name} must be an integer, got "${v}"`);
+  return n;
+}
+function bool(name: string, fallback: boolean): boolean {
+  const v = process.env[name];
+  if (v === undefined || v === '') return fallback;
+  return v === '1' || v.toLowerCase() === 'true' || v.toLowerCase() === 'yes';
+}
+
+export interface PlanLimits {
+  apiAccess: boolean;
+  /** Daily API AI-spend cap in cents; null = unlimited (spec 2.16 apiSpend). */
+  dailySpendCapCents: number | null;
+  /** Weekly AI budget per project and for the workspace pool, in cents; null = unlimited. */
+  weeklyAiBudgetCents: number | null;
+  storageLimitBytes: number | null;
+  assetLimit: number | null;
+  features: Record<string, boolean>;
+}
+
+function loadConfig() {
+  const port = int('PORT', 3000);
+  const mcpPort = int('MCP_PORT', 3001);
+  return {
+    env: str('NODE_ENV', 'development'),
+    port,
+    mcpPort,
+    /** Public origin of the REST API and the authorization server ({base_url} = {auth_url}). */
+    publicUrl: str('PUBLIC_URL', `http://localhost:${port}`),
+    /** Public origin of the MCP transport ({mcp_url}). */
+    mcpPublicUrl: str('MCP_PUBLIC_URL', `http://localhost:${mcpPort}`),
+    dashboardUrl: str('DASHBOARD_URL', 'https://app.example.com'),
+    docsUrl: str('DOCS_URL', 'https://docs.example.com/api/v1/errors'),
+    databaseUrl: str('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/content_scheduler'),
+    redisUrl: str('REDIS_URL', 'redis://127.0.0.1:6379'),
+    /** Unset: `npm start` runs an embedded Temporal dev server. */
+    temporalAddress: optional('TEMPORAL_ADDRESS'),
+    temporalNamespace: str('TEMPORAL_NAMESPACE', 'default'),
+    temporalTaskQueue: str('TEMPORAL_TASK_QUEUE', 'content-scheduler'),
+    temporalCliPath: optional('TEMPORAL_CLI_PATH'),
+    temporalUiPort: int('TEMPORAL_UI_PORT', 8233),
+    dataDir: str('DATA_DIR', '.data'),
+    logLevel: str('LOG_LEVEL', 'info'),
+
+    /** Keyed hash of API keys (spec 5.1) and signing of pagination cursors. */
+    secretKey: str('SECRET_KEY', 'dev-only-secret-change-me-0123456789abcdef'),
+    /** AES-256-GCM key (any string; derived with SHA-256) for network tokens at rest. */
+    encryptionKey: str('ENCRYPTION_KEY', 'dev-only-encryption-key-change-me'),
+
+    apiVersions: { current: '2026-08-10', supported: ['2026-08-10', '2026-08-01'] as const },
+
+    rateLimit: {
+      windowMs: int('RATE_LIMIT_WINDOW_MS', 60_000),
+      readPerWindow: int('RATE_LIMIT_READ', 120),
+      writePerWindow: int('RATE_LIMIT_WRITE', 60),
+      unauthenticatedPerWindow: int('RATE_LIMIT_UNAUTHENTICATED', 120),
+    },
+    idempotencyWindowMs: int('IDEMPOTENCY_WINDOW_MS', 24 * 3600_000),
+    /** Local cache of API-key records; revocation must reach every process within 5 s (spec 5.1). */
+    authCacheMs: int('AUTH_CACHE_MS', 4_000),
+    membershipCacheMs: int('MEMBERSHIP_CACHE_MS', 60_000),
+
+    limits: {
+      contentChars: 100_000,
+      titleChars: 500,
+      sourceTextChars: 100_000,
+      languageChars: 16,
+      waitForCompletionMaxMs: int('WAIT_FOR_COMPLETION_MAX_MS', 25_000),
+      postListDefault: 50,
+      postListMax: 200,
+      webhookListDefault: 50,
+      webhookListMax: 200,
+      contextProjects: 25,
+      teamMembers: 100,
+      teamProjectRefs: 25,
+    },
+
+    oauth: {
+      accessTokenTtlS: int('OAUTH_ACCESS_TOKEN_TTL_S', 3600),
+      codeTtlS: int('OAUTH_CODE_TTL_S', 600),
+      refreshGraceS: int('OAUTH_REFRESH_GRACE_S', 15),
+      refreshTokenTtlS: int('OAUTH_REFRESH_TOKEN_TTL_S', 90 * 24 * 3600),
+    },
+
+    network: {
+      /** Unset: `npm start` and the tests run the local network simulator. */
+      apiUrl: optional('NETWORK_API_URL'),
+      apiVersion: str('NETWORK_API_VERSION', '202610'),
+      clientId: str('NETWORK_CLIENT_ID', 'content-scheduler'),
+      clientSecret: str('NETWORK_CLIENT_SECRET', 'dev-network-secret'),
+      timeoutMs: int('NETWORK_TIMEOUT_MS', 15_000),
+      simulatorPort: int('NETWORK_SIMULATOR_PORT', 3900),
+      expiringSoonDays: int('CONNECTION_EXPIRING_SOON_DAYS', 14),
+      revokeAfterFailures: int('CONNECTION_REVOKE_AFTER_FAILURES', 3),
+      healthCheckIntervalS: int('CONNECTION_HEALTH_INTERVAL_S', 6 * 3600),
+    },
+    publish: {
+      delaySeconds: int('PUBLISH_DELAY_SECONDS', 120),
+      /** How long transient publish failures keep retrying after the due time. */
+      retryWindowSeconds: int('PUBLISH_RETRY_WINDOW_SECONDS', 6 * 3600),
+    },
+
+    llm: {
+      baseUrl: optional('LLM_BASE_URL'),
+      apiKey: optional('LLM_API_KEY'),
+      model: str('LLM_MODEL', 'gpt-4o-mini'),
+      timeoutMs: int('LLM_TIMEOUT_MS', 60_000),
+      /** Cents reserved against the daily cap per generation call (spec 8: about 5 cents). */
+      reserveCents: int('AI_RESERVE_CENTS', 5),
+      /** Price of the configured model, in hundredths of a cent per 1,000 tokens. */
+      priceInputPer1kTokens: int('LLM_PRICE_INPUT_PER_1K', 15),
+      priceOutputPer1kTokens: int('LLM_PRICE_OUTPUT_PER_1K', 60),
+      /** Cost charged for one built-in (offline) generation, in cents. */
+      builtinCostCents: int('AI_BUILTIN_COST_CENTS', 1),
+    },
+
+    webhooks: {
+      timeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000),
+      disableAfterFailures: int('WEBHOOK_DISABLE_AFTER_FAILURES', 5),
+      /** Tests and local development only: permit loopback receivers. */
+      allowLoopback: bool('WEBHOOK_ALLOW_LOOPBACK', false),
+    },
+
+    plans: {
+      FREE: { apiAccess: false, dailySpendCapCents: 0, weeklyAiBudgetCents: 100, storageLimitBytes: 500 * 1024 ** 2, assetLimit: 50, features: { api: false, mcp: false, webhooks: false, aiGeneration: true } },
+      STARTER: { apiAccess: false, dailySpendCapCents: 0, weeklyAiBudgetCents: 500, storageLimitBytes: 2 * 1024 ** 3, assetLimit: 500, features: { api: false, mcp: false, webhooks: false, aiGeneration: true } },
+      ADVANCED: { apiAccess: true, dailySpendCapCents: int('SPEND_CAP_ADVANCED_CENTS', 500), weeklyAiBudgetCents: 2_000, storageLimitBytes: 10 * 1024 ** 3, assetLimit: 5_000, features: { api: true, mcp: true, webhooks: true, aiGeneration: true } },
+      BUSINESS: { apiAccess: true, dailySpendCapCents: int('SPEND_CAP_BUSINESS_CENTS', 2_000), weeklyAiBudgetCents: 10_000, storageLimitBytes: 100 * 1024 ** 3, assetLimit: 50_000, features: { api: true, mcp: true, webhooks: true, aiGeneration: true, reviewWorkflow: true } },
+      ENTERPRISE: { apiAccess: true, dailySpendCapCents: null, weeklyAiBudgetCents: null, storageLimitBytes: null, assetLimit: null, features: { api: true, mcp: true, webhooks: true, aiGeneration: true, reviewWorkflow: true, sso: true } },
+    } satisfies Record<string, PlanLimits>,
+  };
+}
+
+export type Config = ReturnType<typeof loadConfig>;
+export type PlanName = keyof Config['plans'];
+export const PLAN_NAMES = ['FREE', 'STARTER', 'ADVANCED', 'BUSINESS', 'ENTERPRISE'] as const;
+
+export const config: Config = loadConfig();
+
+export function planLimits(plan: string): PlanLimits {
+  return (config.plans as Record<string, PlanLimits>)[plan] ?? config.plans.FREE;
+}

@@ -1,0 +1,431 @@
+// The social network behind one small interface (ARCHITECTURE.md, "The outside world"), with a
+// real HTTP implementation of the LinkedIn-style protocol in docs/network-protocol.md. Used by
+// the publish activities (spec 3.1: publish exactly once, refresh before publishing) and by the
+// connection checks behind the connection block (spec 2.6, 3.4).
+//
+// This client never retries by itself: retries belong to the Temporal activity that calls it,
+// which has the schedule, the retry window and the idempotency key. What the client owes that
+// caller is a precise verdict on every failure (NetworkError.kind) and the server's Retry-After.
+
+import { config } from '../config';
+import { NetworkError, type NetworkErrorCode, type NetworkErrorKind, type NetworkOperation } from './errors';
+
+export { NetworkError, isNetworkError } from './errors';
+export type { NetworkErrorKind, NetworkErrorCode, NetworkOperation } from './errors';
+
+export type Author = { type: 'person' | 'organization'; id: string };
+
+export interface NetworkClient {
+  /** reference: client-generated idempotency reference; a retried call with the same reference returns the original post and creates nothing. */
+  createPost(input: { accessToken: string; author: Author; text: string; reference: string }): Promise<{ postUrn: string; created: boolean }>;
+  /** Looks a post up by the reference it was created with: the check before a retry. */
+  findPostByReference(accessToken: string, author: Author, reference: string): Promise<{ postUrn: string } | null>;
+  refreshAccessToken(refreshToken: string): Promise<{ accessToken: string; expiresAt: Date; refreshToken: string | null; refreshTokenExpiresAt: Date | null }>;
+  getIdentity(accessToken: string): Promise<{ personId: string; name: string; vanityName: string | null; pictureUrl: string | null }>;
+  listOrganizationAdmins(accessToken: string, organizationId: string): Promise<string[]>; // person ids
+  getPostMetrics(accessToken: string, postUrn: string): Promise<{ impressions: number; likes: number; comments: number; reshares: number }>;
+}
+
+export interface HttpNetworkClientOptions {
+  baseUrl: string;
+  /** `LinkedIn-Version` header value, YYYYMM (config.network.apiVersion). */
+  apiVersion: string;
+  clientId: string;
+  clientSecret: string;
+  /** Per call, covering connect, headers and body. */
+  timeoutMs: number;
+}
+
+/** Header carrying the post reference on create; the network keeps it as the post's `reference`. */
+export const POST_REFERENCE_HEADER = 'X-Idempotency-Key';
+const RESTLI_PROTOCOL_VERSION = '2.0.0';
+const MAX_REFERENCE_CHARS = 255;
+const ACL_PAGE_SIZE = 100;
+/** Guards the admin pager against a server whose paging never ends. */
+const ACL_MAX_PAGES = 100;
+const ID_RE = /^[A-Za-z0-9_-]{1,100}$/;
+const POST_URN_RE = /^urn:li:(share|ugcPost):[0-9]{1,30}$/;
+
+interface WireResponse {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON, or undefined for an empty body. */
+  body: unknown;
+}
+
+type RequestSpec = {
+  operation: NetworkOperation;
+  method: 'GET' | 'POST';
+  path: string;
+  query?: Record<string, string>;
+  accessToken?: string;
+  /** true for /rest/* calls, which the network refuses without a version header. */
+  versioned?: boolean;
+  json?: unknown;
+  form?: Record<string, string>;
+  headers?: Record<string, string>;
+};
+
+function authorUrn(author: Author): string {
+  return `urn:li:${author.type}:${author.id}`;
+}
+
+function localError(operation: NetworkOperation, message: string): NetworkError {
+  // A NetworkError, not a plain Error, so the calling activity stops instead of retrying a call
+  // that can never succeed.
+  return new NetworkError({ kind: 'permanent', code: 'invalid_request', status: null, operation, message: `${operation}: ${message}` });
+}
+
+function checkAuthor(operation: NetworkOperation, author: Author): void {
+  if (author?.type !== 'person' && author?.type !== 'organization') throw localError(operation, 'author.type must be person or organization');
+  if (!ID_RE.test(author.id)) throw localError(operation, 'author.id is not a valid network id');
+}
+
+function checkReference(operation: NetworkOperation, reference: string): void {
+  if (typeof reference !== 'string' || reference.length === 0 || reference.length > MAX_REFERENCE_CHARS || /[^\x21-\x7e]/.test(reference)) {
+    throw localError(operation, `reference must be 1 to ${MAX_REFERENCE_CHARS} visible ASCII characters`);
+  }
+}
+
+function checkToken(operation: NetworkOperation, token: string): void {
+  if (typeof token !== 'string' || token.length === 0 || /\s/.test(token)) throw localError(operation, 'token is empty or malformed');
+}
+
+/** Retry-After as delay-seconds or an HTTP-date (RFC 9110 10.2.3), in ms; null when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now: number = Date.now()): number | null {
+  if (value === null) return null;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return null;
+  return Math.max(0, at - now);
+}
+
+/** The server's machine-readable error code: `code` on /rest and /v2, `error` on /oauth/v2. */
+function serverCodeOf(body: unknown): string | null {
+  if (typeof body !== 'object' || body === null) return null;
+  const b = body as Record<string, unknown>;
+  if (typeof b.code === 'string') return b.code;
+  if (typeof b.error === 'string') return b.error;
+  return null;
+}
+
+function serverMessageOf(body: unknown): string | null {
+  if (typeof body !== 'object' || body === null) return null;
+  const b = body as Record<string, unknown>;
+  if (typeof b.message === 'string') return b.message;
+  if (typeof b.error_description === 'string') return b.error_description;
+  return null;
+}
+
+/**
+ * Status and server code to a verdict. Messages are never read: they are for humans and change
+ * without notice.
+ */
+function classify(operation: NetworkOperation, status: number, serverCode: string | null): { kind: NetworkErrorKind; code: NetworkErrorCode } {
+  if (operation === 'refreshAccessToken') {
+    // RFC 6749 5.2: invalid_grant covers an unknown, expired or revoked refresh token alike;
+    // the user has to reconnect. invalid_client is our own misconfiguration, not the user's,
+    // so it must not mark the connection revoked.
+    if (serverCode === 'invalid_grant') return { kind: 'auth', code: 'refresh_token_invalid' };
+    if (serverCode === 'invalid_client') return { kind: 'permanent', code: 'invalid_client' };
+  }
+  if (status === 401) {
+    switch (serverCode) {
+      case 'REVOKED_ACCESS_TOKEN':
+        return { kind: 'auth', code: 'token_revoked' };
+      case 'EXPIRED_ACCESS_TOKEN':
+        return { kind: 'auth', code: 'token_expired' };
+      case 'invalid_client':
+        return { kind: 'permanent', code: 'invalid_client' };
+      default:
+        return { kind: 'auth', code: 'invalid_token' };
+    }
+  }
+  if (status === 429) return { kind: 'transient', code: 'rate_limited' };
+  if (status === 408) return { kind: 'transient', code: 'timeout' };
+  if (status === 503) return { kind: 'transient', code: 'unavailable' };
+  if (status >= 500) return { kind: 'transient', code: 'server_error' };
+  if (status === 403) return { kind: 'permanent', code: 'forbidden' };
+  if (status === 404) return { kind: 'permanent', code: 'not_found' };
+  if (status === 409) return { kind: 'permanent', code: 'conflict' };
+  if (status === 422) return { kind: 'permanent', code: 'unprocessable' };
+  if (status >= 400) return { kind: 'permanent', code: 'invalid_request' };
+  return { kind: 'permanent', code: 'unexpected_status' };
+}
+
+function invalidResponse(operation: NetworkOperation, status: number, detail: string): NetworkError {
+  // Transient on purpose: every call here is safe to repeat (createPost through its reference),
+  // and a garbled answer is more often a proxy hiccup than a lasting protocol change.
+  return new NetworkError({ kind: 'transient', code: 'invalid_response', status, operation, message: `${operation}: unexpected response: ${detail}` });
+}
+
+function nonNegativeInt(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : 0;
+}
+
+export class HttpNetworkClient implements NetworkClient {
+  private readonly baseUrl: URL;
+  private readonly apiVersion: string;
+  private readonly clientId: string;
+  private readonly clientSecret: string;
+  private readonly timeoutMs: number;
+
+  constructor(opts: HttpNetworkClientOptions) {
+    let base: URL;
+    try {
+      base = new URL(opts.baseUrl);
+    } catch {
+      throw new Error(`network client: baseUrl "${opts.baseUrl}" is not a URL`);
+    }
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new Error('network client: baseUrl must be http(s)');
+    if (!/^\d{6}(\.\d{2})?$/.test(opts.apiVersion)) throw new Error(`network client: apiVersion must be YYYYMM, got "${opts.apiVersion}"`);
+    if (!Number.isInteger(opts.timeoutMs) || opts.timeoutMs <= 0) throw new Error('network client: timeoutMs must be a positive integer');
+    // Keep any path prefix of the base URL (a proxy mount point) when joining paths.
+    if (!base.pathname.endsWith('/')) base.pathname += '/';
+    this.baseUrl = base;
+    this.apiVersion = opts.apiVersion;
+    this.clientId = opts.clientId;
+    this.clientSecret = opts.clientSecret;
+    this.timeoutMs = opts.timeoutMs;
+  }
+
+  async createPost(input: { accessToken: string; author: Author; text: string; reference: string }): Promise<{ postUrn: string; created: boolean }> {
+    const op = 'createPost';
+    checkToken(op, input.accessToken);
+    checkAuthor(op, input.author);
+    checkReference(op, input.reference);
+    if (typeof input.text !== 'string' || input.text.trim() === '') throw localError(op, 'text is empty');
+    const res = await this.request({
+      operation: op,
+      method: 'POST',
+      path: 'rest/posts',
+      accessToken: input.accessToken,
+      versioned: true,
+      headers: { [POST_REFERENCE_HEADER]: input.reference },
+      json: {
+        author: authorUrn(input.author),
+        commentary: input.text,
+        visibility: 'PUBLIC',
+        distribution: { feedDistribution: 'MAIN_FEED', targetEntities: [], thirdPartyDistributionChannels: [] },
+        lifecycleState: 'PUBLISHED',
+        isReshareDisabledByAuthor: false,
+      },
+    });
+    // 201: created now; 200: the network already had a post under this reference.
+    if (res.status !== 201 && res.status !== 200) throw invalidResponse(op, res.status, `status ${res.status}`);
+    const id = res.headers.get('x-restli-id') ?? (res.body as { id?: unknown } | undefined)?.id;
+    if (typeof id !== 'string' || !POST_URN_RE.test(id)) throw invalidResponse(op, res.status, 'no post URN in x-restli-id');
+    return { postUrn: id, created: res.status === 201 };
+  }
+
+  async findPostByReference(accessToken: string, author: Author, reference: string): Promise<{ postUrn: string } | null> {
+    const op = 'findPostByReference';
+    checkToken(op, accessToken);
+    checkAuthor(op, author);
+    checkReference(op, reference);
+    const res = await this.request({
+      operation: op,
+      method: 'GET',
+      path: 'rest/posts',
+      query: { q: 'reference', author: authorUrn(author), reference },
+      accessToken,
+      versioned: true,
+    });
+    const elements = (res.body as { elements?: unknown } | undefined)?.elements;
+    if (!Array.isArray(elements)) throw invalidResponse(op, res.status, 'no elements array');
+    if (elements.length === 0) return null;
+    const id = (elements[0] as { id?: unknown }).id;
+    if (typeof id !== 'string' || !POST_URN_RE.test(id)) throw invalidResponse(op, res.status, 'element without a post URN');
+    return { postUrn: id };
+  }
+
+  async refreshAccessToken(refreshToken: string): Promise<{ accessToken: string; expiresAt: Date; refreshToken: string | null; refreshTokenExpiresAt: Date | null }> {
+    const op = 'refreshAccessToken';
+    checkToken(op, refreshToken);
+    // Lifetimes count from before the request, so the stored expiry is never later than the real one.
+    const startedAt = Date.now();
+    const res = await this.request({
+      operation: op,
+      method: 'POST',
+      path: 'oauth/v2/accessToken',
+      form: { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: this.clientId, client_secret: this.clientSecret },
+    });
+    const b = res.body as Record<string, unknown> | undefined;
+    if (typeof b?.access_token !== 'string' || b.access_token === '' || typeof b.expires_in !== 'number' || !(b.expires_in >= 0)) {
+      throw invalidResponse(op, res.status, 'no access_token / expires_in');
+    }
+    // The network may not return a refresh token on every refresh; null tells the caller to
+    // keep the one it has.
+    const newRefresh = typeof b.refresh_token === 'string' && b.refresh_token !== '' ? b.refresh_token : null;
+    const refreshTtl = typeof b.refresh_token_expires_in === 'number' && b.refresh_token_expires_in >= 0 ? b.refresh_token_expires_in : null;
+    return {
+      accessToken: b.access_token,
+      expiresAt: new Date(startedAt + b.expires_in * 1000),
+      refreshToken: newRefresh,
+      refreshTokenExpiresAt: newRefresh !== null && refreshTtl !== null ? new Date(startedAt + refreshTtl * 1000) : null,
+    };
+  }
+
+  async getIdentity(accessToken: string): Promise<{ personId: string; name: string; vanityName: string | null; pictureUrl: string | null }> {
+    const op = 'getIdentity';
+    checkToken(op, accessToken);
+    const res = await this.request({ operation: op, method: 'GET', path: 'v2/userinfo', accessToken });
+    const b = res.body as Record<string, unknown> | undefined;
+    if (typeof b?.sub !== 'string' || !ID_RE.test(b.sub)) throw invalidResponse(op, res.status, 'no sub');
+    const name =
+      typeof b.name === 'string' && b.name !== ''
+        ? b.name
+        : [b.given_name, b.family_name].filter((x): x is string => typeof x === 'string' && x !== '').join(' ');
+    return {
+      personId: b.sub,
+      name,
+      vanityName: typeof b.preferred_username === 'string' && b.preferred_username !== '' ? b.preferred_username : null,
+      pictureUrl: typeof b.picture === 'string' && b.picture !== '' ? b.picture : null,
+    };
+  }
+
+  async listOrganizationAdmins(accessToken: string, organizationId: string): Promise<string[]> {
+    const op = 'listOrganizationAdmins';
+    checkToken(op, accessToken);
+    if (!ID_RE.test(organizationId)) throw localError(op, 'organizationId is not a valid network id');
+    const admins: string[] = [];
+    const seen = new Set<string>();
+    let start = 0;
+    for (let page = 0; page < ACL_MAX_PAGES; page++) {
+      const res = await this.request({
+        operation: op,
+        method: 'GET',
+        path: 'rest/organizationAcls',
+        query: {
+          q: 'organization',
+          organization: `urn:li:organization:${organizationId}`,
+          role: 'ADMINISTRATOR',
+          state: 'APPROVED',
+          start: String(start),
+          count: String(ACL_PAGE_SIZE),
+        },
+        accessToken,
+        versioned: true,
+      });
+      const b = res.body as { elements?: unknown; paging?: { total?: unknown } } | undefined;
+      if (!Array.isArray(b?.elements)) throw invalidResponse(op, res.status, 'no elements array');
+      for (const el of b.elements as Array<Record<string, unknown>>) {
+        if (el?.role !== undefined && el.role !== 'ADMINISTRATOR') continue;
+        if (el?.state !== undefined && el.state !== 'APPROVED') continue;
+        const m = typeof el?.roleAssignee === 'string' ? /^urn:li:person:([A-Za-z0-9_-]{1,100})$/.exec(el.roleAssignee) : null;
+        if (m && !seen.has(m[1]!)) {
+          seen.add(m[1]!);
+          admins.push(m[1]!);
+        }
+      }
+      start += b.elements.length;
+      const total = typeof b.paging?.total === 'number' ? b.paging.total : null;
+      if (b.elements.length === 0 || (total !== null ? start >= total : b.elements.length < ACL_PAGE_SIZE)) return admins;
+    }
+    throw invalidResponse(op, 200, `admin list did not end within ${ACL_MAX_PAGES} pages`);
+  }
+
+  async getPostMetrics(accessToken: string, postUrn: string): Promise<{ impressions: number; likes: number; comments: number; reshares: number }> {
+    const op = 'getPostMetrics';
+    checkToken(op, accessToken);
+    if (!POST_URN_RE.test(postUrn)) throw localError(op, `"${postUrn}" is not a post URN`);
+    const res = await this.request({ operation: op, method: 'GET', path: `rest/socialMetadata/${encodeURIComponent(postUrn)}`, accessToken, versioned: true });
+    type SocialMetadata = {
+      reactionSummaries?: Record<string, { count?: unknown } | null> | null;
+      commentSummary?: { count?: unknown } | null;
+      shareStatistics?: { impressionCount?: unknown; shareCount?: unknown } | null;
+    };
+    const b = res.body as SocialMetadata | undefined;
+    if (typeof b !== 'object' || b === null) throw invalidResponse(op, res.status, 'no body');
+    // "Likes" is every reaction type together, as the network's own post counter shows it.
+    let likes = 0;
+    if (typeof b.reactionSummaries === 'object' && b.reactionSummaries !== null) {
+      for (const r of Object.values(b.reactionSummaries)) likes += nonNegativeInt(r?.count);
+    }
+    return {
+      impressions: nonNegativeInt(b.shareStatistics?.impressionCount),
+      likes,
+      comments: nonNegativeInt(b.commentSummary?.count),
+      reshares: nonNegativeInt(b.shareStatistics?.shareCount),
+    };
+  }
+
+  /** One HTTP exchange with timeout; non-2xx answers and transport failures become NetworkError. */
+  private async request(spec: RequestSpec): Promise<WireResponse> {
+    const url = new URL(spec.path, this.baseUrl);
+    for (const [k, v] of Object.entries(spec.query ?? {})) url.searchParams.set(k, v);
+    const headers: Record<string, string> = { accept: 'application/json', ...spec.headers };
+    if (spec.accessToken !== undefined) headers.authorization = `Bearer ${spec.accessToken}`;
+    if (spec.versioned) {
+      headers['linkedin-version'] = this.apiVersion;
+      headers['x-restli-protocol-version'] = RESTLI_PROTOCOL_VERSION;
+    }
+    let body: string | undefined;
+    if (spec.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(spec.json);
+    } else if (spec.form !== undefined) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(spec.form).toString();
+    }
+
+    const op = spec.operation;
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    let status: number;
+    let resHeaders: Headers;
+    let text: string;
+    try {
+      // redirect: manual, because a redirect would replay a POST (and the bearer token) to a
+      // place this client was not configured for.
+      const res = await fetch(url, { method: spec.method, headers, body, signal, redirect: 'manual' });
+      status = res.status;
+      resHeaders = res.headers;
+      text = await res.text();
+    } catch (err) {
+      const name = (err as { name?: string })?.name;
+      if (name === 'TimeoutError' || name === 'AbortError' || signal.aborted) {
+        throw new NetworkError({ kind: 'transient', code: 'timeout', status: null, operation: op, message: `${op}: no complete answer within ${this.timeoutMs} ms`, cause: err });
+      }
+      // fetch rejects with TypeError for refused, reset and half-answered connections.
+      const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+      const detail = cause?.code ?? cause?.message ?? (err as Error)?.message ?? String(err);
+      throw new NetworkError({ kind: 'transient', code: 'connection_error', status: null, operation: op, message: `${op}: connection failed (${detail})`, cause: err });
+    }
+
+    let parsed: unknown;
+    if (text !== '') {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+        if (status >= 200 && status < 300) throw invalidResponse(op, status, 'body is not JSON');
+      }
+    }
+    if (status >= 200 && status < 300) return { status, headers: resHeaders, body: parsed };
+
+    const serverCode = serverCodeOf(parsed);
+    const { kind, code } = classify(op, status, serverCode);
+    const serverMessage = serverMessageOf(parsed);
+    throw new NetworkError({
+      kind,
+      code,
+      status,
+      operation: op,
+      serverCode,
+      retryAfterMs: parseRetryAfter(resHeaders.get('retry-after')),
+      message: `${op}: HTTP ${status}${serverCode ? ` ${serverCode}` : ''}${serverMessage ? `: ${serverMessage}` : ''}`,
+    });
+  }
+}
+
+/** The client for config.network; the simulator or the real network, depending on NETWORK_API_URL. */
+export function createNetworkClient(): NetworkClient {
+  const n = config.network;
+  if (!n.apiUrl) {
+    throw new Error(
+      `NETWORK_API_URL is not set: point it at the social network's API, or at the local simulator (npx tsx sim/network/main.ts, then NETWORK_API_URL=http://127.0.0.1:${n.simulatorPort}).`,
+    );
+  }
+  return new HttpNetworkClient({ baseUrl: n.apiUrl, apiVersion: n.apiVersion, clientId: n.clientId, clientSecret: n.clientSecret, timeoutMs: n.timeoutMs });
+}

@@ -1,0 +1,63 @@
+// spec 2.7: the Post resource. Read endpoints return the fields marked R; create and update
+// return the full set.
+
+export const PLATFORM = 'LINKEDIN';
+
+export interface PostRow {
+  id: string; workspace_id: string; project_id: string | null; status: string; status_id: string | null; title: string; title_auto: boolean;
+  content: string; content_type: string; scheduled_at: Date | null; schedule_version: number; published_at: Date | null; network_post_urn: string | null;
+  funnel_stage: string | null; last_publish_error: string | null; last_publish_attempt_at: Date | null;
+  delivery: Record<string, unknown> | null; review: Record<string, unknown> | null; media: Record<string, unknown> | null;
+  auto_like: boolean; auto_comment: boolean; created_at: Date; updated_at: Date | null;
+  // joined
+  status_title?: string | null; status_category?: string | null; require_review_workflow?: boolean;
+}
+
+export function presentPostSummary(p: PostRow) {
+  return {
+    id: p.id,
+    projectId: p.project_id,
+    status: p.status,
+    platform: PLATFORM,
+    contentType: p.content_type,
+    title: p.title,
+    content: p.content,
+    scheduledAt: p.scheduled_at?.toISOString() ?? null,
+    createdAt: p.created_at.toISOString(),
+    updatedAt: p.updated_at?.toISOString() ?? null,
+  };
+}
+
+export function deliveryOf(p: PostRow) {
+  const stored = (p.delivery ?? {}) as { state?: string; willRetry?: boolean; retryUntil?: string | null; detail?: string | null };
+  if (p.status === 'published') return { state: 'published', willRetry: false, retryUntil: null, detail: p.network_post_urn ? `Live on the network as ${p.network_post_urn}.` : null };
+  if (p.status === 'scheduled') {
+    return { state: stored.state ?? 'scheduled', willRetry: stored.willRetry ?? false, retryUntil: stored.retryUntil ?? null, detail: stored.detail ?? 'Publishes about 2 minutes after the scheduled time.' };
+  }
+  if (p.status === 'failed_to_publish') return { state: stored.state ?? 'failed', willRetry: stored.willRetry ?? false, retryUntil: stored.retryUntil ?? null, detail: stored.detail ?? p.last_publish_error };
+  return { state: 'not_scheduled', willRetry: false, retryUntil: null, detail: null };
+}
+
+export function presentPost(p: PostRow) {
+  const review = (p.review ?? {}) as Record<string, unknown>;
+  return {
+    ...presentPostSummary(p),
+    statusCategory: p.status_category ?? null,
+    statusId: p.status_id,
+    statusTitle: p.status_title ?? null,
+    contentTruncated: false,
+    publishedAt: p.published_at?.toISOString() ?? null,
+    funnelStage: p.funnel_stage ?? 'REACH',
+    lastPublishError: p.last_publish_error,
+    lastPublishAttemptAt: p.last_publish_attempt_at?.toISOString() ?? null,
+    delivery: deliveryOf(p),
+    review: {
+      state: 'not_requested', awaitingDecision: false, reviewerUserId: null, deadline: null, overdue: false, decidedAt: null, notes: null, detail: null,
+      ...review,
+      requiredByWorkspace: p.require_review_workflow ?? false,
+    },
+    media: { kind: 'images', images: [], ...(p.media ?? {}) },
+    autoLike: p.auto_like,
+    autoComment: p.auto_comment,
+  };
+}

@@ -1,0 +1,28 @@
+import type { Knex } from 'knex';
+import { newId } from '../ids';
+
+// Workspace custom statuses (spec 2.7 statusCategory / statusId): each workspace has one
+// default per category, created with the workspace.
+export const STATUS_CATEGORIES = ['suggested', 'draft', 'inProgress', 'review', 'scheduled', 'published'] as const;
+export type StatusCategory = (typeof STATUS_CATEGORIES)[number];
+
+const DEFAULT_TITLES: Record<StatusCategory, string> = {
+  suggested: 'Suggested', draft: 'Draft', inProgress: 'In progress', review: 'In review', scheduled: 'Scheduled', published: 'Published',
+};
+
+export async function createDefaultStatuses(trx: Knex | Knex.Transaction, workspaceId: string): Promise<void> {
+  await trx('post_statuses').insert(STATUS_CATEGORIES.map((category, position) => ({
+    id: newId('postStatus'), workspace_id: workspaceId, category, title: DEFAULT_TITLES[category], is_default: true, position,
+  })));
+}
+
+export async function defaultStatus(trx: Knex | Knex.Transaction, workspaceId: string, category: StatusCategory): Promise<{ id: string; title: string; category: StatusCategory } | undefined> {
+  return trx('post_statuses').where({ workspace_id: workspaceId, category, is_default: true }).first('id', 'title', 'category');
+}
+
+/** The legacy `status` (spec 3.1) follows the board only while the post is not on the schedule. */
+export const CATEGORY_TO_LEGACY: Partial<Record<StatusCategory, string>> = {
+  suggested: 'suggested', draft: 'draft', inProgress: 'draft', review: 'waitingApproval',
+};
+
+export const LEGACY_STATUSES = ['waitingProcessing', 'draft', 'waitingApproval', 'approved', 'rejected', 'scheduled', 'published', 'suggested', 'failed_to_publish'] as const;

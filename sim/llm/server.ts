@@ -1,0 +1,295 @@
+// A local OpenAI-compatible chat-completions server for development and tests. It is a real
+// HTTP server, so the client's whole path (serialization, headers, status handling, timeouts,
+// connection errors) is exercised, and faults can be injected per call.
+//
+// Default answers are deterministic posts built from the source found in the user message, so
+// the service behaves plausibly end to end without a key or a network.
+
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { composePost } from '../../lib/llm/builtin';
+import { parsePromptFields } from '../../lib/llm/prompts';
+
+export type LlmStubFailure =
+  | 'rate_limited'
+  | 'server_error'
+  | 'bad_request'
+  | 'auth'
+  | 'empty'
+  | 'hang'
+  /** 200 with `finish_reason: "content_filter"` and no content. */
+  | 'content_filter'
+  /** 200 with a body that is not JSON, as a misbehaving proxy would send. */
+  | 'invalid_json';
+
+export interface LlmStubRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** Parsed JSON body; null when absent or not JSON. */
+  body: unknown;
+  rawBody: string;
+  receivedAt: number;
+}
+
+export interface LlmStubUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+export interface LlmStub {
+  /** Base URL including `/v1`, ready for LLM_BASE_URL. */
+  url: string;
+  close(): Promise<void>;
+  requests: LlmStubRequest[];
+  /** The next `n` chat-completion calls fail with `kind` (queued after any pending failures). */
+  failNext(n: number, kind: LlmStubFailure): void;
+  /** Delay before every chat-completion answer. */
+  setLatency(ms: number): void;
+  /** Fixed reply text for every call; null returns to the derived default. */
+  setReply(text: string | null): void;
+  /** Fixed usage numbers for every call; null returns to the length-based estimate. */
+  setUsage(usage: LlmStubUsage | null): void;
+  /** Clears requests, queued failures, latency, reply and usage; releases hung calls. */
+  reset(): void;
+}
+
+export interface LlmStubOptions {
+  port?: number;
+  host?: string;
+  /** When set, every /v1 call must carry `Authorization: Bearer <apiKey>`. */
+  apiKey?: string;
+  /** Model listed by GET /v1/models. */
+  model?: string;
+}
+
+const MAX_BODY_BYTES = 5 * 1024 * 1024;
+
+export async function startLlmStub(opts: LlmStubOptions = {}): Promise<LlmStub> {
+  const host = opts.host ?? '127.0.0.1';
+  const listedModel = opts.model ?? 'stub-model';
+  const requests: LlmStubRequest[] = [];
+  const failures: LlmStubFailure[] = [];
+  const hung = new Set<ServerResponse>();
+  const sockets = new Set<Socket>();
+  let latencyMs = 0;
+  let reply: string | null = null;
+  let usageOverride: LlmStubUsage | null = null;
+  let counter = 0;
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) sendError(res, 500, 'server_error', null, `Stub failure: ${String(err)}`);
+      else res.destroy();
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const rawBody = await readBody(req);
+    if (rawBody === null) {
+      sendError(res, 413, 'invalid_request_error', 'request_too_large', 'Request body too large.');
+      return;
+    }
+    const path = new URL(req.url ?? '/', 'http://stub').pathname.replace(/\/+$/, '') || '/';
+    let body: unknown = null;
+    try {
+      body = rawBody ? JSON.parse(rawBody) : null;
+    } catch {
+      body = null;
+    }
+    requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body, rawBody, receivedAt: Date.now() });
+
+    if (path.startsWith('/v1') && opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+      sendError(res, 401, 'invalid_request_error', 'invalid_api_key', 'Incorrect API key provided.');
+      return;
+    }
+    if (req.method === 'GET' && path === '/v1/models') {
+      sendJson(res, 200, { object: 'list', data: [{ id: listedModel, object: 'model', created: 0, owned_by: 'llm-stub' }] });
+      return;
+    }
+    if (path === '/v1/chat/completions') {
+      if (req.method !== 'POST') {
+        sendError(res, 405, 'invalid_request_error', 'method_not_allowed', 'Use POST.');
+        return;
+      }
+      await chatCompletion(req, res, rawBody, body);
+      return;
+    }
+    sendError(res, 404, 'invalid_request_error', 'unknown_url', `Unknown request URL: ${req.method} ${path}.`);
+  }
+
+  async function chatCompletion(req: IncomingMessage, res: ServerResponse, rawBody: string, body: unknown): Promise<void> {
+    const failure = failures.shift();
+    if (failure === 'hang') {
+      // Never answered; held so close() and reset() can release the client.
+      hung.add(res);
+      res.on('close', () => hung.delete(res));
+      return;
+    }
+    if (latencyMs > 0) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, latencyMs);
+        req.socket.once('close', () => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+      if (res.destroyed) return;
+    }
+    switch (failure) {
+      case 'rate_limited':
+        res.setHeader('retry-after', '1');
+        sendError(res, 429, 'requests', 'rate_limit_exceeded', 'Rate limit reached for requests. Please try again in 1s.');
+        return;
+      case 'server_error':
+        sendError(res, 500, 'server_error', null, 'The server had an error while processing your request.');
+        return;
+      case 'bad_request':
+        sendError(res, 400, 'invalid_request_error', 'invalid_value', "Invalid value for 'messages'.");
+        return;
+      case 'auth':
+        sendError(res, 401, 'invalid_request_error', 'invalid_api_key', 'Incorrect API key provided.');
+        return;
+      case 'invalid_json':
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"id": "chatcmpl-broken", "choices": [');
+        return;
+      default:
+        break;
+    }
+
+    if (!isRecord(body)) {
+      sendError(res, 400, 'invalid_request_error', null, rawBody ? 'We could not parse the JSON body of your request.' : 'Missing request body.');
+      return;
+    }
+    const model = body.model;
+    const messages = body.messages;
+    if (typeof model !== 'string' || model === '') {
+      sendError(res, 400, 'invalid_request_error', 'missing_required_parameter', "Missing required parameter: 'model'.");
+      return;
+    }
+    if (!Array.isArray(messages) || messages.length === 0) {
+      sendError(res, 400, 'invalid_request_error', 'missing_required_parameter', "Missing required parameter: 'messages'.");
+      return;
+    }
+
+    const promptText = messages.map((m) => (isRecord(m) ? textOf(m.content) : '')).join('\n');
+    let content: string | null;
+    let finishReason = 'stop';
+    if (failure === 'empty') content = '';
+    else if (failure === 'content_filter') {
+      content = null;
+      finishReason = 'content_filter';
+    } else content = reply ?? defaultReply(messages);
+
+    const usage = usageOverride ?? {
+      prompt_tokens: Math.ceil(promptText.length / 4),
+      completion_tokens: Math.ceil((content ?? '').length / 4),
+    };
+    counter += 1;
+    sendJson(res, 200, {
+      id: `chatcmpl-stub-${counter}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model,
+      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: finishReason }],
+      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    });
+  }
+
+  function releaseHung(): void {
+    for (const res of hung) res.destroy();
+    hung.clear();
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+
+  return {
+    url: `http://${urlHost}:${port}/v1`,
+    requests,
+    failNext(n, kind) {
+      for (let i = 0; i < n; i++) failures.push(kind);
+    },
+    setLatency(ms) {
+      latencyMs = Math.max(0, ms);
+    },
+    setReply(text) {
+      reply = text;
+    },
+    setUsage(usage) {
+      usageOverride = usage;
+    },
+    reset() {
+      requests.length = 0;
+      failures.length = 0;
+      latencyMs = 0;
+      reply = null;
+      usageOverride = null;
+      releaseHung();
+    },
+    close() {
+      releaseHung();
+      return new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        // Keep-alive sockets would otherwise hold close() open until they time out.
+        for (const s of sockets) s.destroy();
+      });
+    },
+  };
+}
+
+/** A post derived from the last user message, so different sources get different answers. */
+function defaultReply(messages: unknown[]): string {
+  const user = [...messages].reverse().find((m) => isRecord(m) && m.role === 'user');
+  const text = isRecord(user) ? textOf(user.content) : '';
+  const fields = parsePromptFields(text);
+  const sourceText = fields.sourceText?.trim() ? fields.sourceText : text.trim() || 'Nothing to say yet.';
+  return composePost({ sourceText, language: fields.language ?? 'en', contentType: fields.contentType ?? 'UNKNOWN' });
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p) => (isRecord(p) && typeof p.text === 'string' ? p.text : '')).join('');
+  return '';
+}
+
+function readBody(req: IncomingMessage): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) tooLarge = true;
+      else chunks.push(c);
+    });
+    req.on('end', () => resolve(tooLarge ? null : Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, payload: unknown): void {
+  const body = JSON.stringify(payload);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function sendError(res: ServerResponse, status: number, type: string, code: string | null, message: string): void {
+  sendJson(res, status, { error: { message, type, param: null, code } });
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,11 @@
+import { closeAuthSubscriber } from '../../api/auth/apiKeys';
+import { closeDb } from '../../lib/db';
+import { closeRedis } from '../../lib/redis';
+
+// Shared connections opened by the code under test are closed once, after the whole suite.
+export const mochaHooks = {
+  async afterAll() {
+    closeAuthSubscriber();
+    await Promise.allSettled([closeDb(), closeRedis()]);
+  },
+};
