@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { config } from '../lib/config';
 import { exitWithOneLine, preflightOrExit } from '../lib/preflight';
 import {
@@ -21,8 +21,12 @@ import {
 } from '../lib/temporalBinary';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-// Children run through this node and tsx's own CLI, so nothing depends on npx or PATH.
-const tsxCli = createRequire(import.meta.url).resolve('tsx/cli');
+// Children run on this node binary with tsx's loader resolved from node_modules, so nothing
+// depends on npx or PATH. The loader rather than tsx's CLI wrapper: the wrapper sits between us
+// and the script relaying signals, and it SIGKILLs a script that does not acknowledge a relayed
+// SIGTERM within 30 ms (a busy event loop) or hands it the signal twice; one process per child
+// gets every signal exactly once.
+const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 const CHILD_STOP_GRACE_MS = 15_000;
 const SIM_READY_TIMEOUT_MS = 30_000;
@@ -58,7 +62,7 @@ function prefixLines(stream: NodeJS.ReadableStream | null, prefix: string, out: 
 }
 
 function startChild(name: string, script: string, env: NodeJS.ProcessEnv): Managed {
-  const child = spawn(process.execPath, [tsxCli, path.join(root, script)], {
+  const child = spawn(process.execPath, ['--import', tsxLoader, path.join(root, script)], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
     // Own process group: a terminal's Ctrl-C then reaches only this process, which stops the
@@ -91,7 +95,7 @@ function isRunning(child: ChildProcess): boolean {
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined) return;
   try {
-    // tsx runs the script in a grandchild; signalling the group reaches both.
+    // The group also reaches whatever the script spawned, which would otherwise hold its ports.
     process.kill(-child.pid, signal);
   } catch {
     /* already gone */
@@ -100,9 +104,8 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 
 async function stopChild(m: Managed): Promise<void> {
   if (!isRunning(m.child)) return;
-  // To the whole group, as a terminal would: tsx then sees that its script got the signal
-  // itself and does not relay a second one (nor escalate to SIGKILL when the relay goes unacknowledged).
-  killGroup(m.child, 'SIGTERM');
+  // To the script only; anything it spawned is its own business until the SIGKILL below.
+  m.child.kill('SIGTERM');
   const timer = setTimeout(() => {
     say(`${m.name} did not stop within ${CHILD_STOP_GRACE_MS / 1000} s; killing it`);
     killGroup(m.child, 'SIGKILL');

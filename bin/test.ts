@@ -14,6 +14,9 @@ env.DATABASE_URL = env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/
 env.REDIS_URL = env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/15';
 env.LOG_LEVEL ??= 'error';
 env.WEBHOOK_ALLOW_LOOPBACK = '1';
+env.PUBLISH_DELAY_SECONDS ??= '0';
+env.RECONCILE_INTERVAL_SECONDS ??= '2';
+env.PUBLISH_RETRY_BASE_SECONDS ??= '1';
 env.SECRET_KEY ??= 'test-secret-key-0123456789abcdef';
 env.ENCRYPTION_KEY ??= 'test-encryption-key';
 
@@ -53,6 +56,21 @@ async function main() {
   }
 
   const require = createRequire(import.meta.url);
+  const tsxCli = path.join(path.dirname(require.resolve('tsx/package.json')), 'dist', 'cli.mjs');
+  let stopSimulator = () => {};
+  if (!env.NETWORK_API_URL) {
+    // The network simulator runs as its own process, as under `npm start`; tests script it
+    // through its control API (sim/network/control.ts).
+    const { freePort } = await import('../lib/temporalBinary');
+    const port = await freePort();
+    const sim = spawn(process.execPath, [tsxCli, 'sim/network/main.ts'], { cwd: root, env: { ...env, NETWORK_SIMULATOR_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve, reject) => {
+      sim.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('listening')) resolve(); });
+      sim.once('exit', (c) => reject(new Error(`network simulator exited (${c})`)));
+    });
+    env.NETWORK_API_URL = `http://127.0.0.1:${port}`;
+    stopSimulator = () => { sim.kill('SIGTERM'); };
+  }
   const mochaBin = path.join(path.dirname(require.resolve('mocha/package.json')), 'bin', 'mocha.js');
   const args = process.argv.slice(2);
   const specs = args.filter((a) => !a.startsWith('-'));
@@ -62,6 +80,7 @@ async function main() {
     '--require', 'test/support/rootHooks.ts', ...flags, ...(specs.length ? specs : ['test']),
   ], { cwd: root, env, stdio: 'inherit' });
   const code: number = await new Promise((resolve) => mocha.on('exit', (c, s) => resolve(c ?? (s ? 1 : 0))));
+  stopSimulator();
   await stopTemporal();
   process.exit(code);
 }

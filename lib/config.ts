@@ -114,6 +114,8 @@ function loadConfig() {
       delaySeconds: int('PUBLISH_DELAY_SECONDS', 120),
       /** How long transient publish failures keep retrying after the due time. */
       retryWindowSeconds: int('PUBLISH_RETRY_WINDOW_SECONDS', 6 * 3600),
+      /** First backoff after a transient publish failure; doubles up to 5 minutes. */
+      retryBaseSeconds: int('PUBLISH_RETRY_BASE_SECONDS', 5),
     },
 
     llm: {

@@ -177,3 +177,56 @@ export async function revokeApiKey(keyId: string) {
   await publishAuthInvalidation(`key:${keyId}`);
   return { id: keyId, revoked: true };
 }
+
+// Read side for operators (bin/admin list/show verbs). Password and key hashes are never
+// selected, so no caller can print them by accident.
+
+export async function getWorkspace(workspaceId: string) {
+  const w = await db()('workspaces').where({ id: workspaceId }).first();
+  if (!w) throw new AdminError(`no workspace ${workspaceId}`);
+  return w;
+}
+
+export async function listWorkspaces() {
+  return db()('workspaces as w').orderBy([{ column: 'w.created_at' }, { column: 'w.id' }]).select(
+    'w.*',
+    db().raw('(select count(*)::int from projects p where p.workspace_id = w.id) as project_count'),
+    db().raw('(select count(*)::int from memberships m where m.workspace_id = w.id) as member_count'),
+    db().raw('(select count(*)::int from api_keys k where k.workspace_id = w.id and k.revoked_at is null) as active_key_count'),
+  );
+}
+
+export async function listUsers() {
+  const users = await db()('users').orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .select('id', 'email', 'name', 'created_at', db().raw('password_hash is not null as has_password'));
+  const memberships = await db()('memberships').orderBy('created_at').select('user_id', 'workspace_id', 'role');
+  return users.map((u: { id: string }) => ({ ...u, memberships: memberships.filter((m: { user_id: string }) => m.user_id === u.id) }));
+}
+
+export async function listMembers(workspaceId: string) {
+  const rows = await db()('memberships as m').join('users as u', 'u.id', 'm.user_id').where('m.workspace_id', workspaceId)
+    .orderBy([{ column: 'm.created_at' }, { column: 'm.id' }])
+    .select('m.id', 'm.user_id', 'u.email', 'u.name', 'm.role', 'm.created_at');
+  const assigned = await db()('membership_projects').whereIn('membership_id', rows.map((r: { id: string }) => r.id)).select('membership_id', 'project_id');
+  return rows.map((r: { id: string }) => ({ ...r, project_ids: assigned.filter((a: { membership_id: string }) => a.membership_id === r.id).map((a: { project_id: string }) => a.project_id) }));
+}
+
+/** Projects joined with their connection, in the shape the API's project presenter reads. */
+export async function listProjects(workspaceId: string) {
+  return db()('projects').leftJoin('network_connections as c', 'c.id', 'projects.connection_id')
+    .where('projects.workspace_id', workspaceId).orderBy([{ column: 'projects.created_at' }, { column: 'projects.id' }])
+    .select('projects.*', 'c.id as c_id', 'c.display_name as c_display_name', 'c.access_token_enc', 'c.access_token_expires_at',
+      'c.connection_status', 'c.last_validated_at', 'c.consecutive_failures', 'c.revoked_at');
+}
+
+const API_KEY_COLUMNS = ['id', 'workspace_id', 'name', 'mode', 'last4', 'scopes', 'expires_at', 'revoked_at', 'last_used_at', 'created_at', 'updated_at'];
+
+export async function listApiKeys(workspaceId: string) {
+  return db()('api_keys').where({ workspace_id: workspaceId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).select(API_KEY_COLUMNS);
+}
+
+export async function getApiKey(keyId: string) {
+  const k = await db()('api_keys').where({ id: keyId }).first(API_KEY_COLUMNS);
+  if (!k) throw new AdminError(`no API key ${keyId}`);
+  return k;
+}

@@ -134,7 +134,9 @@ const LIST_MARKER = /^\s*(?:[-*•▪►→+]|\d{1,2}[.)])\s+/u;
 interface Sentence {
   text: string;
   index: number;
-  words: string[];
+  /** Distinct content words, lower-cased. */
+  terms: string[];
+  wordCount: number;
   instruction: boolean;
 }
 
@@ -169,8 +171,10 @@ function splitSentences(source: string): Sentence[] {
     for (const part of line.split(SENTENCE_BREAK)) {
       for (const piece of chunk(part.trim())) {
         if (!/[\p{L}\p{N}]/u.test(piece)) continue;
-        const words = (piece.toLowerCase().match(WORD) ?? []).filter((w) => w.length >= 3 && !STOP_WORDS.has(w));
-        out.push({ text: piece, index: out.length, words, instruction: INSTRUCTION.test(piece) });
+        const words = piece.toLowerCase().match(WORD) ?? [];
+        const terms = new Set<string>();
+        for (const w of words) if (w.length >= 3 && !STOP_WORDS.has(w)) terms.add(w);
+        out.push({ text: piece, index: out.length, terms: [...terms], wordCount: words.length, instruction: INSTRUCTION.test(piece) });
       }
     }
   }
@@ -197,7 +201,7 @@ function pickKeySentences(pool: Sentence[], hook: Sentence, count: number): Sent
   // Document frequency (per sentence, not per occurrence) so one repetitive line cannot
   // dominate the vocabulary.
   const df = new Map<string, number>();
-  for (const s of pool) for (const w of new Set(s.words)) df.set(w, (df.get(w) ?? 0) + 1);
+  for (const s of pool) for (const w of s.terms) df.set(w, (df.get(w) ?? 0) + 1);
   let maxDf = 1;
   for (const v of df.values()) if (v > maxDf) maxDf = v;
 
@@ -205,15 +209,13 @@ function pickKeySentences(pool: Sentence[], hook: Sentence, count: number): Sent
   const scored = pool
     .filter((s) => s !== hook)
     .map((s, order) => {
-      const unique = new Set(s.words);
       let sum = 0;
-      for (const w of unique) sum += (df.get(w) ?? 0) / maxDf;
-      let score = sum / Math.sqrt(unique.size + 1);
+      for (const w of s.terms) sum += df.get(w)!;
+      let score = sum / maxDf / Math.sqrt(s.terms.length + 1);
       // Authors put their point first; early sentences get a modest edge.
       score *= 1 + 0.25 * Math.max(0, 1 - order / early);
-      const wordCount = s.text.split(' ').length;
-      if (wordCount < 5) score *= 0.4;
-      else if (wordCount > 40) score *= 0.7;
+      if (s.wordCount < 5) score *= 0.4;
+      else if (s.wordCount > 40) score *= 0.7;
       return { s, score };
     });
   scored.sort((a, b) => b.score - a.score || a.s.index - b.s.index);

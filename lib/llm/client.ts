@@ -101,13 +101,20 @@ export class ChatCompletionsWriter implements PostWriter {
     const { status, json } = await this.post(body, opts.signal);
 
     progress(0.9, 'Formatting the post');
-    const answer = readAnswer(status, json);
-    const content = normalizePostText(answer.truncated ? dropUnfinishedTail(answer.text) : answer.text);
-    if (content === '') {
-      throw new LlmError('llm_empty_output', 'The model answered with no usable text.', { status });
+    const reportedUsage = readUsage(json);
+    let answer: Answer;
+    let content: string;
+    try {
+      answer = readAnswer(status, json);
+      content = normalizePostText(answer.truncated ? dropUnfinishedTail(answer.text) : answer.text);
+      if (content === '') throw new LlmError('llm_empty_output', 'The model answered with no usable text.', { status });
+    } catch (err) {
+      // The provider answered, so it may have billed the call even though no post came out.
+      if (err instanceof LlmError && reportedUsage) throw err.withCost(computeCostCents(reportedUsage, this.prices));
+      throw err;
     }
     // Billing must never read zero because a provider left usage out; estimate instead.
-    const usage = readUsage(json) ?? {
+    const usage = reportedUsage ?? {
       promptTokens: estimateTokens(messages.map((m) => m.content).join('\n')),
       completionTokens: estimateTokens(answer.text),
     };

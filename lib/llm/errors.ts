@@ -43,6 +43,7 @@ export interface LlmErrorOptions {
   retryable?: boolean;
   providerCode?: string | null;
   retryAfterMs?: number | null;
+  costCents?: number;
   cause?: unknown;
 }
 
@@ -56,6 +57,11 @@ export class LlmError extends Error {
   readonly retryAfterMs: number | null;
   /** Retries allowed for this kind of failure; null leaves the count to the caller's policy. */
   readonly maxRetries: number | null;
+  /**
+   * What the failed call cost, when the provider billed it anyway (a filtered or empty answer
+   * still consumed the prompt); spend reconciliation needs it even though no post came out.
+   */
+  readonly costCents: number;
 
   constructor(code: LlmErrorCode, message: string, opts: LlmErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
@@ -66,6 +72,19 @@ export class LlmError extends Error {
     this.providerCode = opts.providerCode ?? null;
     this.retryAfterMs = opts.retryAfterMs ?? null;
     this.maxRetries = this.retryable ? (MAX_RETRIES[code] ?? null) : 0;
+    this.costCents = opts.costCents ?? 0;
+  }
+
+  /** The same error, recording what the call cost. */
+  withCost(costCents: number): LlmError {
+    return new LlmError(this.code, this.message, {
+      status: this.status,
+      retryable: this.retryable,
+      providerCode: this.providerCode,
+      retryAfterMs: this.retryAfterMs,
+      costCents,
+      cause: this.cause,
+    });
   }
 }
 

@@ -70,10 +70,13 @@ About the material in the user message:
 /** The chat messages for one generation. */
 export function buildMessages(input: GenerationInput): ChatMessage[] {
   const language = describeLanguage(input.language);
+  // Legacy values (BUSINESS, NEWS, ...) can arrive from older records; only known labels reach
+  // the prompt.
+  const contentType = CONTENT_TYPES.includes(input.contentType) ? input.contentType : 'UNKNOWN';
   const parts = [
     'Write one post from the source material below.',
     `Language: ${language}`,
-    `Content type: ${input.contentType} - ${CONTENT_TYPE_GUIDANCE[input.contentType] ?? CONTENT_TYPE_GUIDANCE.UNKNOWN}`,
+    `Content type: ${contentType} - ${CONTENT_TYPE_GUIDANCE[contentType]}`,
   ];
   const project = input.projectName?.replace(/\s+/g, ' ').trim();
   if (project) parts.push(`<${PROJECT_TAG}>${neutralizeTags(project)}</${PROJECT_TAG}>`);

@@ -116,13 +116,13 @@ export async function startLlmStub(opts: LlmStubOptions = {}): Promise<LlmStub> 
         sendError(res, 405, 'invalid_request_error', 'method_not_allowed', 'Use POST.');
         return;
       }
-      await chatCompletion(req, res, rawBody, body);
+      await chatCompletion(res, rawBody, body);
       return;
     }
     sendError(res, 404, 'invalid_request_error', 'unknown_url', `Unknown request URL: ${req.method} ${path}.`);
   }
 
-  async function chatCompletion(req: IncomingMessage, res: ServerResponse, rawBody: string, body: unknown): Promise<void> {
+  async function chatCompletion(res: ServerResponse, rawBody: string, body: unknown): Promise<void> {
     const failure = failures.shift();
     if (failure === 'hang') {
       // Never answered; held so close() and reset() can release the client.
@@ -133,7 +133,8 @@ export async function startLlmStub(opts: LlmStubOptions = {}): Promise<LlmStub> 
     if (latencyMs > 0) {
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, latencyMs);
-        req.socket.once('close', () => {
+        // The response, not the socket: keep-alive sockets outlive many requests.
+        res.once('close', () => {
           clearTimeout(t);
           resolve();
         });

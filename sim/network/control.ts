@@ -94,7 +94,7 @@ export interface SimPost {
   visibility: string;
   receivedAt: string;
   lastCallAt: string;
-  /** Create calls that reached the post store with this author and reference (1 = never retried). */
+  /** Create calls that reached the post store with this author and reference (1 = never retried; 0 = seeded). */
   createCalls: number;
   metrics: SimPostMetrics;
 }
@@ -105,6 +105,24 @@ export interface ListPostsFilter {
   reference?: string;
   limit?: number;
   offset?: number;
+}
+
+/** Bulk-records posts without going through the protocol, for load and scale tests. */
+export interface SeedPostsInput {
+  /** Author URN. */
+  author: string;
+  count: number;
+  /** References `${referencePrefix}0` .. `${referencePrefix}${count - 1}`; none when omitted. */
+  referencePrefix?: string;
+  text?: string;
+  /** Person recorded as creator; default the author for person URNs, `seed` for organizations. */
+  createdBy?: string;
+}
+
+export interface SeedPostsResult {
+  created: number;
+  firstPostUrn: string;
+  lastPostUrn: string;
 }
 
 export interface SimCounts {
@@ -136,6 +154,7 @@ export interface SimulatorControl {
   listPosts(filter?: ListPostsFilter): Promise<{ total: number; posts: SimPost[] }>;
   getPost(postUrn: string): Promise<SimPost | null>;
   setPostMetrics(postUrn: string, metrics: Partial<SimPostMetrics>): Promise<SimPost>;
+  seedPosts(input: SeedPostsInput): Promise<SeedPostsResult>;
   counts(): Promise<SimCounts>;
   /** Forgets everything except the post-id sequence, so post URNs never repeat within a process. */
   reset(): Promise<void>;
@@ -175,7 +194,12 @@ export class HttpSimulatorControl implements SimulatorControl {
       throw new SimulatorControlError(0, 'unreachable', `network simulator at ${this.baseUrl} is unreachable: ${(err as Error).message}`);
     }
     const text = await res.text();
-    const parsed: unknown = text === '' ? undefined : JSON.parse(text);
+    let parsed: unknown;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      throw new SimulatorControlError(res.status, 'invalid_response', `${method} ${path}: answer is not JSON (is ${this.baseUrl} the network simulator?)`);
+    }
     if (!res.ok) {
       const e = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
       throw new SimulatorControlError(res.status, e?.code ?? 'error', e?.message ?? `HTTP ${res.status} from ${method} ${path}`);
@@ -235,6 +259,9 @@ export class HttpSimulatorControl implements SimulatorControl {
   }
   setPostMetrics(postUrn: string, metrics: Partial<SimPostMetrics>) {
     return this.call<SimPost>('PUT', `/__sim/posts/${encodeURIComponent(postUrn)}/metrics`, metrics);
+  }
+  seedPosts(input: SeedPostsInput) {
+    return this.call<SeedPostsResult>('POST', '/__sim/posts/seed', input);
   }
   counts() {
     return this.call<SimCounts>('GET', '/__sim/counts');

@@ -28,6 +28,8 @@ import {
   type LatencySettings,
   type ListPostsFilter,
   type RevokeTokenInput,
+  type SeedPostsInput,
+  type SeedPostsResult,
   type SimCounts,
   type SimOperation,
   type SimOperationFilter,
@@ -103,7 +105,6 @@ interface Grant {
   refreshToken: string | null;
   refreshExpiresAt: number | null;
   revoked: boolean;
-  accessTokens: Set<string>;
 }
 
 interface AccessTokenRecord {
@@ -328,6 +329,7 @@ class Simulator {
         return p ? toSimPost(p) : null;
       },
       setPostMetrics: async (urn, metrics) => this.setPostMetrics(urn, metrics),
+      seedPosts: async (input) => this.seedPosts(input),
       counts: async () => this.countsSnapshot(),
       reset: async () => {
         this.state = new SimState();
@@ -362,7 +364,6 @@ class Simulator {
       refreshToken: withRefresh ? newToken('AQR') : null,
       refreshExpiresAt: withRefresh ? now + refreshTtl * 1000 : null,
       revoked: false,
-      accessTokens: new Set(),
     };
     if (grant.refreshToken) s.grantsByRefresh.set(grant.refreshToken, grant);
     let personGrants = s.grantsByPerson.get(personId);
@@ -384,7 +385,6 @@ class Simulator {
   private mintAccessToken(grant: Grant, ttlS: number, now: number): string {
     const token = newToken('AQV');
     this.state.accessTokens.set(token, { grant, createdAt: now, expiresAt: now + ttlS * 1000 });
-    grant.accessTokens.add(token);
     return token;
   }
 
@@ -508,6 +508,35 @@ class Simulator {
       matches = s.posts;
     }
     return { total: matches.length, posts: matches.slice(offset, offset + limit).map(toSimPost) };
+  }
+
+  private seedPosts(input: SeedPostsInput): SeedPostsResult {
+    if (typeof input !== 'object' || input === null) throw invalid('body must be an object');
+    const author = typeof input.author === 'string' ? parseAuthorUrn(input.author) : null;
+    if (!author) throw invalid('author must be urn:li:person:<id> or urn:li:organization:<id>');
+    const count = optInt(input.count, 'count', 1, 1_000_000);
+    if (count === undefined) throw invalid('count is required');
+    const prefix = input.referencePrefix;
+    if (prefix !== undefined && (typeof prefix !== 'string' || prefix === '' || prefix.length > MAX_REFERENCE_CHARS - 8)) throw invalid('referencePrefix must be a short non-empty string');
+    const text = input.text ?? 'Seeded post';
+    if (typeof text !== 'string' || text === '') throw invalid('text must be a non-empty string');
+    const authorUrn = `urn:li:${author.type}:${author.id}`;
+    if (prefix !== undefined) {
+      for (let i = 0; i < count; i++) {
+        if (this.state.postsByAuthorRef.has(`${authorUrn}\n${prefix}${i}`)) throw invalid(`reference ${prefix}${i} is already used by ${authorUrn}`);
+      }
+    }
+    // Seeded posts were never the subject of a create call: createCalls starts at 0.
+    const createdBy = input.createdBy ?? (author.type === 'person' ? author.id : 'seed');
+    checkId(createdBy, 'createdBy');
+    const now = Date.now();
+    let first: PostRecord | null = null;
+    let last: PostRecord | null = null;
+    for (let i = 0; i < count; i++) {
+      last = this.recordPost({ author, createdBy, text, reference: prefix === undefined ? null : `${prefix}${i}`, visibility: 'PUBLIC', lifecycleState: 'PUBLISHED', now, createCalls: 0 });
+      first ??= last;
+    }
+    return { created: count, firstPostUrn: first!.urn, lastPostUrn: last!.urn };
   }
 
   private setPostMetrics(urn: string, metrics: Partial<SimPostMetrics>): SimPost {
@@ -795,28 +824,16 @@ class Simulator {
             return { status: 200, headers: { 'x-restli-id': existing.urn, 'x-idempotent-replayed': 'true' } };
           }
         }
-        const post: PostRecord = {
-          urn: `urn:li:share:${++shareSeq}`,
-          author: authorUrn,
-          authorType: author.type,
-          authorId: author.id,
+        const post = this.recordPost({
+          author,
           createdBy: auth.person.id,
           text: body.commentary,
           reference,
           visibility,
           lifecycleState,
-          receivedAt: now,
-          lastCallAt: now,
+          now,
           createCalls: 1,
-          metrics: { impressions: 0, likes: 0, comments: 0, reshares: 0 },
-        };
-        s.posts.push(post);
-        s.postsByUrn.set(post.urn, post);
-        pushIndex(s.postsByAuthor, authorUrn, post);
-        if (reference !== null) {
-          s.postsByAuthorRef.set(`${authorUrn}\n${reference}`, post);
-          pushIndex(s.postsByReference, reference, post);
-        }
+        });
         return {
           status: 201,
           headers: { 'x-restli-id': post.urn, location: `/rest/posts/${encodeURIComponent(post.urn)}`, 'x-idempotent-replayed': 'false' },
@@ -875,6 +892,44 @@ class Simulator {
       },
     },
   };
+
+  /** Stores a post under every index a request may look it up by. */
+  private recordPost(f: {
+    author: { type: 'person' | 'organization'; id: string };
+    createdBy: string;
+    text: string;
+    reference: string | null;
+    visibility: string;
+    lifecycleState: string;
+    now: number;
+    createCalls: number;
+  }): PostRecord {
+    const s = this.state;
+    const authorUrn = `urn:li:${f.author.type}:${f.author.id}`;
+    const post: PostRecord = {
+      urn: `urn:li:share:${++shareSeq}`,
+      author: authorUrn,
+      authorType: f.author.type,
+      authorId: f.author.id,
+      createdBy: f.createdBy,
+      text: f.text,
+      reference: f.reference,
+      visibility: f.visibility,
+      lifecycleState: f.lifecycleState,
+      receivedAt: f.now,
+      lastCallAt: f.now,
+      createCalls: f.createCalls,
+      metrics: { impressions: 0, likes: 0, comments: 0, reshares: 0 },
+    };
+    s.posts.push(post);
+    s.postsByUrn.set(post.urn, post);
+    pushIndex(s.postsByAuthor, authorUrn, post);
+    if (f.reference !== null) {
+      s.postsByAuthorRef.set(`${authorUrn}\n${f.reference}`, post);
+      pushIndex(s.postsByReference, f.reference, post);
+    }
+    return post;
+  }
 
   private postView(p: PostRecord): Record<string, unknown> {
     return {
@@ -966,6 +1021,7 @@ class Simulator {
       } catch {
         return sendControlError(res, invalid('body must be JSON'));
       }
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) return sendControlError(res, invalid('body must be a JSON object'));
     }
     const c = this.control;
     const q = url.searchParams;
@@ -1006,7 +1062,8 @@ class Simulator {
         const post = await c.getPost(decodeURIComponent(m[1]!));
         if (!post) throw new SimulatorControlError(404, 'not_found', 'no such post');
         result = post;
-      } else if (path === '/counts' && method === 'GET') result = await c.counts();
+      } else if (path === '/posts/seed' && method === 'POST') result = await c.seedPosts(body as SeedPostsInput);
+      else if (path === '/counts' && method === 'GET') result = await c.counts();
       else if (path === '/reset' && method === 'POST') {
         await c.reset();
         result = { ok: true };

@@ -1,0 +1,185 @@
+import http from 'node:http';
+
+// A small HTTP load generator on node:http, so the benches need nothing beyond Node itself.
+// Two shapes:
+//  - closedLoop: N connections, each sends its next request as soon as the previous answer is
+//    fully read. Measures capacity (requests/s) and the latency at that saturation.
+//  - openLoop: requests leave on a fixed schedule whatever the server does. Latency is taken
+//    from the *scheduled* send time, so a stall in the server (or in this process) counts
+//    against every request that should have gone out meanwhile (no coordinated omission).
+
+export interface Target {
+  url: string;
+  headers?: Record<string, string>;
+}
+
+export interface LatencySummary {
+  count: number;
+  mean: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+
+export interface RunResult {
+  durationS: number;
+  requests: number;
+  ok: number;
+  errors: number;
+  /** HTTP status → count; 'error:<code>' for socket-level failures. */
+  statuses: Record<string, number>;
+  rps: number;
+  bytesPerResponse: number;
+  latencyMs: LatencySummary;
+}
+
+export interface OpenLoopResult extends RunResult {
+  targetRate: number;
+  /** How late this process fired requests relative to their schedule: a check on the generator. */
+  sendLagMs: LatencySummary;
+}
+
+export function summarize(values: ArrayLike<number>): LatencySummary {
+  const sorted = Float64Array.from(values).sort();
+  const n = sorted.length;
+  const at = (q: number) => (n === 0 ? 0 : sorted[Math.min(n - 1, Math.max(0, Math.ceil(q * n) - 1))]!);
+  let sum = 0;
+  for (const v of sorted) sum += v;
+  return { count: n, mean: n ? sum / n : 0, p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: n ? sorted[n - 1]! : 0 };
+}
+
+interface Reply { status: number; bytes: number; body?: Buffer }
+
+function send(agent: http.Agent, target: URL, headers: Record<string, string>, keepBody: boolean): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ agent, host: target.hostname, port: target.port, path: target.pathname + target.search, method: 'GET', headers }, (res) => {
+      let bytes = 0;
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => {
+        bytes += c.length;
+        if (keepBody) chunks.push(c);
+      });
+      // Latency ends when the whole body has arrived: a list endpoint is not done at its headers.
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, body: keepBody ? Buffer.concat(chunks) : undefined }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function newAgent(maxSockets: number): http.Agent {
+  // keepAlive: real clients reuse connections, and a TCP handshake per request would measure
+  // the kernel rather than the handler. LIFO keeps the hot sockets busy.
+  return new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' });
+}
+
+/** One request, body parsed as JSON: for checking that a server answers what we think it does. */
+export async function getJson(t: Target): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: unknown }> {
+  const url = new URL(t.url);
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: url.hostname, port: url.port, path: url.pathname + url.search, headers: t.headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown = text;
+        try { body = JSON.parse(text); } catch { /* keep the text for the error message */ }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+}
+
+function tally(statuses: Record<string, number>, key: string) {
+  statuses[key] = (statuses[key] ?? 0) + 1;
+}
+
+export async function closedLoop(t: Target, opts: { connections: number; durationMs: number }): Promise<RunResult> {
+  const url = new URL(t.url);
+  const headers = { ...t.headers, connection: 'keep-alive' };
+  const agent = newAgent(opts.connections);
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  let ok = 0, errors = 0, bytes = 0;
+  const started = performance.now();
+  const deadline = started + opts.durationMs;
+
+  async function worker() {
+    while (performance.now() < deadline) {
+      const t0 = performance.now();
+      try {
+        const r = await send(agent, url, headers, false);
+        latencies.push(performance.now() - t0);
+        tally(statuses, String(r.status));
+        if (r.status === 200) { ok++; bytes += r.bytes; } else errors++;
+      } catch (err) {
+        errors++;
+        tally(statuses, `error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`);
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: opts.connections }, worker));
+  const elapsed = (performance.now() - started) / 1000;
+  agent.destroy();
+  return {
+    durationS: elapsed, requests: ok + errors, ok, errors, statuses,
+    rps: ok / elapsed, bytesPerResponse: ok ? bytes / ok : 0, latencyMs: summarize(latencies),
+  };
+}
+
+export async function openLoop(t: Target, opts: { rate: number; durationMs: number; maxConnections?: number }): Promise<OpenLoopResult> {
+  const url = new URL(t.url);
+  const headers = { ...t.headers, connection: 'keep-alive' };
+  // Generous socket cap: if the server falls behind, requests should pile up at the server
+  // (where a real client's would), not silently in this process.
+  const agent = newAgent(opts.maxConnections ?? 256);
+  const interval = 1000 / opts.rate;
+  const total = Math.round((opts.durationMs / 1000) * opts.rate);
+  const latencies: number[] = [];
+  const lags: number[] = [];
+  const statuses: Record<string, number> = {};
+  let ok = 0, errors = 0, bytes = 0;
+  const inflight: Promise<void>[] = [];
+  const start = performance.now() + 5;
+
+  function fire(i: number) {
+    const scheduled = start + i * interval;
+    lags.push(performance.now() - scheduled);
+    return send(agent, url, headers, false).then(
+      (r) => {
+        latencies.push(performance.now() - scheduled);
+        tally(statuses, String(r.status));
+        if (r.status === 200) { ok++; bytes += r.bytes; } else errors++;
+      },
+      (err) => {
+        errors++;
+        tally(statuses, `error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`);
+      },
+    );
+  }
+
+  let next = 0;
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = performance.now();
+      // Catch up on every slot whose time has come, even if the timer woke late.
+      while (next < total && start + next * interval <= now) inflight.push(fire(next++));
+      if (next >= total) return resolve();
+      setTimeout(tick, Math.max(0, start + next * interval - performance.now()));
+    };
+    setTimeout(tick, Math.max(0, start - performance.now()));
+  });
+  await Promise.all(inflight);
+  const elapsed = (performance.now() - start) / 1000;
+  agent.destroy();
+  return {
+    durationS: elapsed, requests: ok + errors, ok, errors, statuses,
+    rps: ok / elapsed, bytesPerResponse: ok ? bytes / ok : 0, latencyMs: summarize(latencies),
+    targetRate: opts.rate, sendLagMs: summarize(lags),
+  };
+}

@@ -1,0 +1,92 @@
+import fs from 'node:fs';
+import os from 'node:os';
+
+// CPU accounting from /proc, so a run can say not only how fast but who burned the cores:
+// on a small machine the server, Postgres, Redis and the load generator all share them, and
+// "requests/s" alone cannot tell a slow handler from a busy database. Linux only; elsewhere
+// every snapshot is empty and the report simply leaves the breakdown out.
+
+const CLK_TCK = 100; // USER_HZ: 100 on every mainstream Linux build.
+
+interface ProcTicks { pid: number; comm: string; ticks: number }
+
+function readAll(): ProcTicks[] {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return [];
+  }
+  const out: ProcTicks[] = [];
+  for (const d of entries) {
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      // comm may contain spaces and parentheses: split at the last ')'.
+      const close = stat.lastIndexOf(')');
+      const comm = stat.slice(stat.indexOf('(') + 1, close);
+      const fields = stat.slice(close + 2).split(' ');
+      // Fields after comm start at index 3 (state); utime and stime are 14 and 15 (1-based).
+      const ticks = Number(fields[11]) + Number(fields[12]);
+      out.push({ pid: Number(d), comm, ticks });
+    } catch {
+      /* the process went away between readdir and read */
+    }
+  }
+  return out;
+}
+
+export type Groups = Record<string, (p: { pid: number; comm: string }) => boolean>;
+
+export interface CpuSnapshot { at: number; byPid: Map<number, ProcTicks>; totalBusy: number; totalAll: number }
+
+function systemTicks(): { busy: number; all: number } {
+  try {
+    const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
+    const v = line.trim().split(/\s+/).slice(1).map(Number);
+    const idle = (v[3] ?? 0) + (v[4] ?? 0);
+    const all = v.reduce((a, b) => a + b, 0);
+    return { busy: all - idle, all };
+  } catch {
+    return { busy: 0, all: 0 };
+  }
+}
+
+export function snapshot(): CpuSnapshot {
+  const sys = systemTicks();
+  return { at: performance.now(), byPid: new Map(readAll().map((p) => [p.pid, p])), totalBusy: sys.busy, totalAll: sys.all };
+}
+
+export interface CpuBreakdown {
+  /** Busy share of all cores over the window, 0..1. */
+  machineBusy: number;
+  /** CPU milliseconds per group over the window. */
+  cpuMs: Record<string, number>;
+}
+
+/** CPU spent between two snapshots, grouped; processes matching no group land in "other". */
+export function diff(a: CpuSnapshot, b: CpuSnapshot, groups: Groups): CpuBreakdown | null {
+  if (b.byPid.size === 0) return null;
+  const cpuMs: Record<string, number> = {};
+  for (const name of Object.keys(groups)) cpuMs[name] = 0;
+  cpuMs.other = 0;
+  for (const [pid, p] of b.byPid) {
+    const before = a.byPid.get(pid)?.ticks ?? 0;
+    const delta = ((p.ticks - before) * 1000) / CLK_TCK;
+    if (delta <= 0) continue;
+    const name = Object.keys(groups).find((g) => groups[g]!(p)) ?? 'other';
+    cpuMs[name]! += delta;
+  }
+  const all = b.totalAll - a.totalAll;
+  return { machineBusy: all > 0 ? (b.totalBusy - a.totalBusy) / all : 0, cpuMs };
+}
+
+export function machineInfo() {
+  const cpus = os.cpus();
+  return {
+    cpus: cpus.length,
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    memoryGiB: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
+    platform: `${os.platform()} ${os.release()}`,
+    node: process.version,
+  };
+}

@@ -1,0 +1,23 @@
+import http from 'node:http';
+import { createApp } from '../../api/app';
+import { closeAuthSubscriber } from '../../api/auth/apiKeys';
+import { closeDb } from '../../lib/db';
+import { closeRedis } from '../../lib/redis';
+import { serveUnderParent } from './serverChild';
+
+// Server (a) of the posts-list bench: the real API exactly as api/main.ts builds it — same
+// middleware, router, auth, rate limiter, knex pool and Redis client. The parent has set
+// DATABASE_URL, REDIS_URL and RATE_LIMIT_READ in this process's environment before forking,
+// so lib/config reads the bench values at import.
+
+const server = http.createServer(createApp().callback());
+serveUnderParent(server, {
+  onStop: async () => {
+    closeAuthSubscriber();
+    await Promise.allSettled([closeDb(), closeRedis()]);
+  },
+  calls: {
+    // Loaded on demand so the stage timings' code is not even imported in a plain run.
+    stages: async (args) => (await import('./stages')).timeStages(args as never),
+  },
+});

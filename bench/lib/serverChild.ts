@@ -1,0 +1,86 @@
+import fs from 'node:fs';
+import type { Server } from 'node:http';
+import inspector from 'node:inspector';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+
+// The child side of a bench server: the parent forks one process per server (so each gets a
+// whole Node event loop to itself, the fair comparison) and drives it over the IPC channel.
+// The profiler is started and stopped on request, so a profile covers the measured window
+// only, not module loading, TypeScript transpilation or warm-up.
+
+export type ParentMessage =
+  | { type: 'cpu' }
+  | { type: 'profile-start'; intervalUs?: number }
+  | { type: 'profile-stop'; file: string }
+  | { type: 'call'; name: string; args?: unknown }
+  | { type: 'stop' };
+
+export type ChildMessage =
+  | { type: 'listening'; port: number }
+  | { type: 'cpu'; userUs: number; systemUs: number }
+  | { type: 'profile-started' }
+  | { type: 'profile-stopped'; file: string }
+  | { type: 'called'; name: string; result?: unknown; error?: string };
+
+function post(session: inspector.Session, method: string, params?: object): Promise<any> {
+  return new Promise((resolve, reject) => session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
+}
+
+export function serveUnderParent(server: Server, opts: { onStop?: () => Promise<void>; calls?: Record<string, (args: unknown) => Promise<unknown>> } = {}): void {
+  if (!process.send) throw new Error('bench servers run as forked children of a bench (bench/run.ts)');
+  const send = (m: ChildMessage) => process.send!(m);
+  let session: inspector.Session | null = null;
+
+  const stop = async () => {
+    server.closeAllConnections();
+    server.close();
+    await opts.onStop?.().catch(() => undefined);
+    process.exit(0);
+  };
+
+  process.on('message', async (m: ParentMessage) => {
+    switch (m.type) {
+      case 'cpu': {
+        const u = process.cpuUsage();
+        send({ type: 'cpu', userUs: u.user, systemUs: u.system });
+        break;
+      }
+      case 'profile-start':
+        session = new inspector.Session();
+        session.connect();
+        await post(session, 'Profiler.enable');
+        await post(session, 'Profiler.setSamplingInterval', { interval: m.intervalUs ?? 250 });
+        await post(session, 'Profiler.start');
+        send({ type: 'profile-started' });
+        break;
+      case 'profile-stop': {
+        const { profile } = await post(session!, 'Profiler.stop');
+        session!.disconnect();
+        session = null;
+        fs.mkdirSync(path.dirname(m.file), { recursive: true });
+        fs.writeFileSync(m.file, JSON.stringify(profile));
+        send({ type: 'profile-stopped', file: m.file });
+        break;
+      }
+      case 'call': {
+        const fn = opts.calls?.[m.name];
+        try {
+          if (!fn) throw new Error(`no call "${m.name}" in this server`);
+          send({ type: 'called', name: m.name, result: await fn(m.args) });
+        } catch (err) {
+          send({ type: 'called', name: m.name, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+        }
+        break;
+      }
+      case 'stop':
+        await stop();
+        break;
+    }
+  });
+  // A bench that dies must not leave servers holding ports and database connections.
+  process.on('disconnect', () => void stop());
+
+  server.keepAliveTimeout = 65_000;
+  server.listen(0, '127.0.0.1', () => send({ type: 'listening', port: (server.address() as AddressInfo).port }));
+}

@@ -1,0 +1,82 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import type { ChildMessage, ParentMessage } from './serverChild';
+
+// The parent side of a bench server (see serverChild.ts): fork, wait until it listens, and
+// talk to it over IPC.
+
+export const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+export interface ServerHandle {
+  name: string;
+  pid: number;
+  port: number;
+  baseUrl: string;
+  /** CPU time the server process has used so far, in microseconds. */
+  cpuUs(): Promise<number>;
+  profileStart(intervalUs?: number): Promise<void>;
+  profileStop(file: string): Promise<string>;
+  call<T>(name: string, args?: unknown): Promise<T>;
+  stop(): Promise<void>;
+}
+
+function request<T extends ChildMessage['type']>(child: ChildProcess, msg: ParentMessage, reply: T, timeoutMs = 120_000): Promise<Extract<ChildMessage, { type: T }>> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { child.off('message', onMessage); reject(new Error(`no "${reply}" from the server within ${timeoutMs} ms`)); }, timeoutMs);
+    const onMessage = (m: ChildMessage) => {
+      if (m.type !== reply) return;
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      resolve(m as Extract<ChildMessage, { type: T }>);
+    };
+    child.on('message', onMessage);
+    child.send(msg);
+  });
+}
+
+export async function startServer(name: string, entry: string, env: NodeJS.ProcessEnv): Promise<ServerHandle> {
+  const child = fork(path.join(REPO_ROOT, entry), [], {
+    cwd: REPO_ROOT,
+    env,
+    // tsx as an import hook: the child runs TypeScript directly, with no tsx supervisor
+    // process in between (which would blur the per-process CPU accounting).
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`${name} server exited with code ${code} before listening`));
+    child.once('exit', onExit);
+    child.once('error', reject);
+    child.on('message', (m: ChildMessage) => {
+      if (m.type === 'listening') {
+        child.off('exit', onExit);
+        resolve(m.port);
+      }
+    });
+  });
+  return {
+    name,
+    pid: child.pid!,
+    port,
+    baseUrl: `http://127.0.0.1:${port}`,
+    cpuUs: async () => {
+      const m = await request(child, { type: 'cpu' }, 'cpu');
+      return m.userUs + m.systemUs;
+    },
+    profileStart: async (intervalUs) => { await request(child, { type: 'profile-start', intervalUs }, 'profile-started'); },
+    profileStop: async (file) => (await request(child, { type: 'profile-stop', file }, 'profile-stopped')).file,
+    call: async <T>(callName: string, args?: unknown) => {
+      const m = await request(child, { type: 'call', name: callName, args }, 'called', 600_000);
+      if (m.error) throw new Error(`${name}.${callName}: ${m.error}`);
+      return m.result as T;
+    },
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.send({ type: 'stop' } satisfies ParentMessage);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

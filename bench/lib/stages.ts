@@ -1,0 +1,88 @@
+import http from 'node:http';
+import { authenticate } from '../../api/auth/authenticate';
+import { scoped, type AuthContext } from '../../api/auth/context';
+import { listPosts } from '../../api/operations/posts/posts';
+import { findProject } from '../../api/operations/projects/present';
+import { encodeCursor } from '../../api/pagination';
+import { consume } from '../../api/rateLimit';
+import { parseInput } from '../../api/validation';
+import { db } from '../../lib/db';
+import { presentPostSummary, type PostRow } from '../../lib/posts/present';
+
+// Runs inside the app server process (server (a)) on request from the bench, with no load:
+// each step of GET /v1/posts is run on its own, many times in a row, with the real modules
+// and the real connections. Wall time says what a step adds to a request's latency (it
+// includes waiting on Postgres or Redis); CPU time says what it costs this Node process, which
+// is what bounds throughput when the process is the bottleneck.
+
+export interface StageTiming { stage: string; iterations: number; wallP50Us: number; wallMeanUs: number; cpuUsPerCall: number }
+
+const POSTS_SQL = `select id, project_id, status, content_type, title, content, scheduled_at, created_at, updated_at from posts
+  where workspace_id = ? and project_id = ? and deleted_at is null order by created_at desc, id desc limit 51`;
+
+async function time(stage: string, iterations: number, fn: () => unknown): Promise<StageTiming> {
+  // A few untimed rounds so the JIT and any connection pool are warm before the clock runs.
+  for (let i = 0; i < Math.min(50, iterations); i++) await fn();
+  const walls = new Float64Array(iterations);
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < iterations; i++) {
+    const t0 = performance.now();
+    await fn();
+    walls[i] = performance.now() - t0;
+  }
+  const cpu = process.cpuUsage(cpu0);
+  walls.sort();
+  const mean = walls.reduce((a, b) => a + b, 0) / iterations;
+  return {
+    stage, iterations,
+    wallP50Us: Math.round(walls[Math.floor(iterations / 2)]! * 1000),
+    wallMeanUs: Math.round(mean * 1000),
+    cpuUsPerCall: Math.round((cpu.user + cpu.system) / iterations),
+  };
+}
+
+function httpGet(agent: http.Agent, port: number, path: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http.get({ agent, host: '127.0.0.1', port, path, headers }, (res) => {
+      let n = 0;
+      res.on('data', (c: Buffer) => (n += c.length));
+      res.on('end', () => resolve(n));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
+export async function timeStages(args: { token: string; projectId: string; port: number; iterations?: number }): Promise<StageTiming[]> {
+  const n = args.iterations ?? 1000;
+  const auth: AuthContext = await authenticate({ token: args.token, targetWorkspaceId: undefined, resource: 'rest' });
+  const input = parseInput(listPosts.input, { projectId: args.projectId, limit: '50' }, 'query');
+  const opCtx = { auth, requestId: 'req_bench', apiVersion: '2026-08-10' as const };
+  const body = await listPosts.handler(opCtx, input);
+  const rows = (await db().raw(POSTS_SQL, [auth.workspaceId, args.projectId])).rows as PostRow[];
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const headers = { authorization: `Bearer ${args.token}` };
+  const path = `/v1/posts?projectId=${encodeURIComponent(args.projectId)}&limit=50`;
+
+  const out: StageTiming[] = [];
+  // The whole request over HTTP on a kept-alive connection: the unloaded latency floor.
+  out.push(await time('HTTP GET /v1/posts (whole request, unloaded)', n, () => httpGet(agent, args.port, path, headers)));
+  // The steps runRest takes, in order.
+  out.push(await time('authenticate (API key, cache hit)', n, () => authenticate({ token: args.token, targetWorkspaceId: undefined, resource: 'rest' })));
+  out.push(await time('rate limit: consume() Redis EVAL', n, () => consume('read', auth.workspaceId)));
+  out.push(await time('validate query (zod parseInput)', n, () => parseInput(listPosts.input, { projectId: args.projectId, limit: '50' }, 'query')));
+  out.push(await time('handler: listPosts (findProject + posts query + page)', n, () => listPosts.handler(opCtx, input)));
+  // The handler split in its parts.
+  out.push(await time('  findProject (projects ⋈ connections)', n, () => findProject(auth, args.projectId)));
+  out.push(await time('  posts query via knex builder', n, () => scoped(auth, 'posts').whereNull('posts.deleted_at').where('posts.project_id', args.projectId)
+    .select('posts.id', 'posts.project_id', 'posts.status', 'posts.content_type', 'posts.title', 'posts.content', 'posts.scheduled_at', 'posts.created_at', 'posts.updated_at')
+    .orderBy([{ column: 'posts.created_at', order: 'desc' }, { column: 'posts.id', order: 'desc' }]).limit(51)));
+  out.push(await time('  posts query via knex.raw (same SQL)', n, () => db().raw(POSTS_SQL, [auth.workspaceId, args.projectId])));
+  out.push(await time('  knex builder → SQL only (no I/O)', n, () => scoped(auth, 'posts').whereNull('posts.deleted_at').where('posts.project_id', args.projectId)
+    .select('posts.id', 'posts.project_id', 'posts.status', 'posts.content_type', 'posts.title', 'posts.content', 'posts.scheduled_at', 'posts.created_at', 'posts.updated_at')
+    .orderBy([{ column: 'posts.created_at', order: 'desc' }, { column: 'posts.id', order: 'desc' }]).limit(51).toSQL()));
+  out.push(await time('  present 50 rows (presentPostSummary)', n, () => rows.slice(0, 50).map(presentPostSummary)));
+  out.push(await time('  next_cursor (encodeCursor, 2 HMACs)', n, () => encodeCursor({ createdAt: rows[49]!.created_at.toISOString(), id: rows[49]!.id }, { projectId: args.projectId, role: 'admin' })));
+  out.push(await time('serialize body (JSON.stringify)', n, () => JSON.stringify(body)));
+  agent.destroy();
+  return out;
+}

@@ -1,0 +1,76 @@
+import { planAllowsApi } from '../../../api/auth/apiKeys';
+import { getApiKey, getWorkspace, issueApiKey, listApiKeys, revokeApiKey, setApiKeyScopes } from '../../../lib/admin/provision';
+import { db } from '../../../lib/db';
+import { keyView } from '../present';
+import { registerCommands, type Args } from '../registry';
+
+const SCOPES_HELP = 'comma- or space-separated: aliases read, write, or named scopes such as posts:publish (webhooks:manage is OAuth-only)';
+
+function scopesArg(args: Args): string[] {
+  const scopes = args.list('scopes').flatMap((s) => s.split(/\s+/)).filter((s) => s !== '');
+  if (!scopes.length) throw args.usage('--scopes needs at least one scope');
+  return scopes;
+}
+
+registerCommands('key', {
+  create: {
+    summary: 'Issue a workspace API key; the plaintext key is printed once and cannot be recovered.',
+    flags: {
+      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      scopes: { required: true, multiple: true, value: 'SCOPES', help: SCOPES_HELP },
+      mode: { choices: ['live', 'test'], help: 'key prefix svc_sk_live_ or svc_sk_test_ (default live)' },
+      name: { value: 'NAME', help: 'label for operators' },
+      'expires-at': { value: 'ISO_8601', help: 'expiry date-time with offset, e.g. 2027-01-01T00:00:00Z' },
+    },
+    examples: ['--workspace org_x --scopes read,write,posts:publish --name ci'],
+    async run(args) {
+      const scopes = scopesArg(args);
+      let expiresAt: Date | null = null;
+      const rawExpiry = args.string('expires-at');
+      if (rawExpiry !== undefined) {
+        expiresAt = new Date(rawExpiry);
+        if (!/^\d{4}-\d{2}-\d{2}/.test(rawExpiry) || Number.isNaN(expiresAt.getTime())) throw args.usage(`--expires-at "${rawExpiry}" is not an ISO 8601 date-time`);
+        if (expiresAt.getTime() <= Date.now()) throw args.usage('--expires-at is in the past');
+      }
+      const workspace = await getWorkspace(args.need('workspace'));
+      const issued = await issueApiKey({ workspaceId: workspace.id, scopes, mode: (args.string('mode') ?? 'live') as 'live' | 'test', name: args.string('name'), expiresAt });
+      const billing = workspace.billing_workspace_id ? await db()('workspaces').where({ id: workspace.billing_workspace_id }).first('plan') : undefined;
+      const plan = billing?.plan ?? workspace.plan;
+      // The key is valid either way; say why it will not work yet instead of leaving the
+      // operator to discover plan_not_eligible from a client.
+      if (!planAllowsApi(plan)) process.stderr.write(`warning: plan ${plan} has no API access; requests with this key answer 403 plan_not_eligible until the plan changes\n`);
+      return { ...keyView(await getApiKey(issued.id)), key: issued.key };
+    },
+  },
+  scopes: {
+    summary: 'Replace the scopes of a key; API processes apply it on the next request.',
+    flags: {
+      key: { required: true, value: 'key_x', help: 'API key id' },
+      scopes: { required: true, multiple: true, value: 'SCOPES', help: SCOPES_HELP },
+    },
+    async run(args) {
+      const scopes = scopesArg(args);
+      const { id } = await setApiKeyScopes(args.need('key'), scopes);
+      return keyView(await getApiKey(id));
+    },
+  },
+  revoke: {
+    summary: 'Revoke a key (refused everywhere within 5 seconds).',
+    flags: { key: { required: true, value: 'key_x', help: 'API key id' } },
+    async run(args) {
+      const before = await getApiKey(args.need('key'));
+      // Revoking twice would move revoked_at; the first revocation time is the useful one.
+      if (before.revoked_at) return { ...keyView(before), alreadyRevoked: true };
+      await revokeApiKey(before.id);
+      return { ...keyView(await getApiKey(before.id)), alreadyRevoked: false };
+    },
+  },
+  list: {
+    summary: 'List the API keys of a workspace (last four characters only, never the key).',
+    flags: { workspace: { required: true, value: 'org_x', help: 'workspace id' } },
+    async run(args) {
+      const w = await getWorkspace(args.need('workspace'));
+      return (await listApiKeys(w.id)).map((k: Record<string, any>) => keyView(k));
+    },
+  },
+}, { summary: 'Workspace API keys (spec 5.1).' });

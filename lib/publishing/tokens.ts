@@ -1,0 +1,72 @@
+import type { Knex } from 'knex';
+import { decrypt, encrypt } from '../crypto';
+import type { NetworkClient } from '../network/client';
+import { isNetworkError } from '../network/errors';
+import { config } from '../config';
+
+// Network access tokens: refreshed under a row lock on the connection, so two processes
+// never spend the same (rotating) refresh token twice.
+
+const REFRESH_MARGIN_MS = 5 * 60_000;
+
+export interface ConnectionRow {
+  id: string; workspace_id: string; network_person_id: string | null; access_token_enc: string | null; refresh_token_enc: string | null;
+  access_token_expires_at: Date | null; connection_status: string; consecutive_failures: number; revoked_at: Date | null;
+}
+
+export class TokenUnavailable extends Error {
+  constructor(readonly reason: 'no_token' | 'revoked' | 'refresh_failed' | 'expired', message: string) { super(message); }
+}
+
+/**
+ * A usable access token for the connection, refreshing it first when it lapses within five
+ * minutes (or `force`). Runs inside `trx`, which holds the connection row lock until commit.
+ */
+export async function usableAccessToken(trx: Knex.Transaction, network: NetworkClient, connectionId: string, opts: { force?: boolean } = {}): Promise<{ token: string; connection: ConnectionRow }> {
+  const conn = (await trx('network_connections').where({ id: connectionId }).forUpdate().first()) as ConnectionRow | undefined;
+  if (!conn || !conn.access_token_enc) throw new TokenUnavailable('no_token', 'No network token is on file for this account.');
+  if (conn.connection_status === 'REVOKED' || conn.revoked_at) throw new TokenUnavailable('revoked', 'The network authorization for this account was withdrawn.');
+  const lapsing = !conn.access_token_expires_at || conn.access_token_expires_at.getTime() - Date.now() < REFRESH_MARGIN_MS;
+  if (!lapsing && !opts.force) return { token: decrypt(conn.access_token_enc), connection: conn };
+  if (!conn.refresh_token_enc) {
+    if (!opts.force && conn.access_token_expires_at && conn.access_token_expires_at.getTime() > Date.now()) return { token: decrypt(conn.access_token_enc), connection: conn };
+    throw new TokenUnavailable('expired', 'The network access token expired and no refresh token is on file.');
+  }
+  try {
+    const fresh = await network.refreshAccessToken(decrypt(conn.refresh_token_enc));
+    const patch = {
+      access_token_enc: encrypt(fresh.accessToken), access_token_expires_at: fresh.expiresAt,
+      ...(fresh.refreshToken ? { refresh_token_enc: encrypt(fresh.refreshToken), refresh_token_expires_at: fresh.refreshTokenExpiresAt } : {}),
+      updated_at: trx.fn.now(),
+    };
+    await trx('network_connections').where({ id: conn.id }).update(patch);
+    return { token: fresh.accessToken, connection: { ...conn, access_token_expires_at: fresh.expiresAt } };
+  } catch (err) {
+    if (isNetworkError(err) && err.kind !== 'transient') {
+      throw new TokenUnavailable('refresh_failed', `The network refused to refresh the access token (${err.code}).`);
+    }
+    throw err;
+  }
+}
+
+/** spec 2.6 / 3.4: a success resets the streak and stamps lastValidatedAt. */
+export async function recordConnectionSuccess(trx: Knex | Knex.Transaction, connectionId: string): Promise<void> {
+  await trx('network_connections').where({ id: connectionId }).whereNot('connection_status', 'REVOKED')
+    .update({ consecutive_failures: 0, connection_status: 'CONNECTED', last_validated_at: trx.fn.now(), last_error: null, updated_at: trx.fn.now() });
+}
+
+/** spec 3.4: failures count; the third consecutive one revokes the connection. Atomic under concurrency. */
+export async function recordConnectionFailure(trx: Knex | Knex.Transaction, connectionId: string, error: string, opts: { revokeNow?: boolean } = {}): Promise<{ failures: number; revoked: boolean }> {
+  const threshold = config.network.revokeAfterFailures;
+  const rows = await trx.raw(
+    `update network_connections set
+       consecutive_failures = consecutive_failures + 1,
+       last_failure_at = now(), last_error = ?, updated_at = now(),
+       connection_status = case when ? or consecutive_failures + 1 >= ? then 'REVOKED' else 'DEGRADED' end,
+       revoked_at = case when ? or consecutive_failures + 1 >= ? then coalesce(revoked_at, now()) else revoked_at end
+     where id = ? returning consecutive_failures, connection_status`,
+    [error.slice(0, 500), !!opts.revokeNow, threshold, !!opts.revokeNow, threshold, connectionId],
+  );
+  const r = rows.rows[0];
+  return { failures: r?.consecutive_failures ?? 0, revoked: r?.connection_status === 'REVOKED' };
+}

@@ -1,0 +1,47 @@
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Knex } from 'knex';
+import { config } from '../config';
+import { SEARCH, workflowIds } from '../temporal';
+
+// Client-side of the publish and health workflows, shared by the API and the reconciler.
+
+export const SCHEDULE_CHANGED_SIGNAL = 'scheduleChanged';
+
+/**
+ * Tells the post's one publish workflow that its schedule changed, starting it if needed
+ * (signal-with-start: never a second workflow), then records the version it now knows about.
+ */
+export async function syncPublishWorkflow(client: Client, db: Knex, post: { id: string; workspace_id: string; project_id: string | null; schedule_version: number }): Promise<void> {
+  await client.workflow.signalWithStart('publishPostWorkflow', {
+    taskQueue: config.temporalTaskQueue,
+    workflowId: workflowIds.publish(post.id),
+    args: [{ postId: post.id }],
+    signal: SCHEDULE_CHANGED_SIGNAL,
+    signalArgs: [post.schedule_version],
+    typedSearchAttributes: [
+      { key: SEARCH.workspace, value: post.workspace_id },
+      { key: SEARCH.project, value: post.project_id ?? '' },
+      { key: SEARCH.post, value: post.id },
+    ],
+    staticSummary: `Publish post ${post.id}`,
+    staticDetails: `Workspace ${post.workspace_id}, project ${post.project_id}. Waits for the scheduled time plus the publish delay, then publishes once.`,
+  });
+  await db('posts').where({ id: post.id }).andWhere('workflow_synced_version', '<', post.schedule_version).update({ workflow_synced_version: post.schedule_version });
+}
+
+/** Starts the project's long-lived health workflow unless it already runs. */
+export async function ensureHealthWorkflow(client: Client, project: { id: string; workspace_id: string }): Promise<boolean> {
+  try {
+    await client.workflow.start('connectionHealthWorkflow', {
+      taskQueue: config.temporalTaskQueue,
+      workflowId: workflowIds.connectionHealth(project.id),
+      args: [{ projectId: project.id }],
+      typedSearchAttributes: [{ key: SEARCH.workspace, value: project.workspace_id }, { key: SEARCH.project, value: project.id }],
+      staticSummary: `Connection health of project ${project.id}`,
+    });
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+    throw err;
+  }
+}

@@ -1,0 +1,41 @@
+import { Client, Connection } from '@temporalio/client';
+import { defineSearchAttributeKey } from '@temporalio/common';
+import { config } from './config';
+
+// The Temporal side shared by the API (starts, signals, queries) and the worker.
+
+export const SEARCH = {
+  workspace: defineSearchAttributeKey('WorkspaceId', 'KEYWORD'),
+  project: defineSearchAttributeKey('ProjectId', 'KEYWORD'),
+  post: defineSearchAttributeKey('PostId', 'KEYWORD'),
+  job: defineSearchAttributeKey('JobId', 'KEYWORD'),
+  endpoint: defineSearchAttributeKey('EndpointId', 'KEYWORD'),
+} as const;
+
+/** Workflow ids come from business ids, so an operator finds a post's workflow by its API id. */
+export const workflowIds = {
+  publish: (postId: string) => `publish-${postId}`,
+  connectionHealth: (projectId: string) => `connection-health-${projectId}`,
+  maintenance: () => 'maintenance-reconciler',
+};
+
+let shared: Promise<Client> | undefined;
+
+export function temporalAddress(): string {
+  return config.temporalAddress ?? '127.0.0.1:7233';
+}
+
+export function temporalClient(): Promise<Client> {
+  if (!shared) {
+    shared = Connection.connect({ address: temporalAddress() }).then((connection) => new Client({ connection, namespace: config.temporalNamespace }));
+    shared.catch(() => { shared = undefined; });
+  }
+  return shared;
+}
+
+export async function closeTemporalClient(): Promise<void> {
+  if (!shared) return;
+  const c = await shared.catch(() => undefined);
+  shared = undefined;
+  await c?.connection.close();
+}

@@ -1,0 +1,201 @@
+import assert from 'node:assert/strict';
+import type { Worker } from '@temporalio/worker';
+import { db } from '../../lib/db';
+import { createWorker } from '../../workers/worker';
+import { client, startApi, type TestServer } from '../support/app';
+import { workspaceWithKey } from '../support/factories';
+import { connectedCompanyPage, connectedPersonalProject, simulator } from '../support/network';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+
+describe('scheduled publishing (worker in-process, real Temporal and simulator)', function () {
+  this.timeout(90_000);
+  let api: TestServer;
+  let worker: Worker;
+  let running: Promise<void>;
+  let ws: Awaited<ReturnType<typeof workspaceWithKey>>;
+  let call: ReturnType<typeof client>;
+  const sim = simulator();
+
+  before(async () => {
+    api = await startApi();
+    ({ worker } = await createWorker());
+    running = worker.run();
+    ws = await workspaceWithKey({ projects: 0 });
+    call = client(api.url, ws.key);
+  });
+  afterEach(async () => { await sim.clearFaults(); });
+  after(async () => {
+    worker.shutdown();
+    await running;
+    await api.close();
+  });
+
+  async function postStatus(id: string) {
+    return db()('posts').where({ id }).first();
+  }
+
+  it('publishes a post scheduled a few seconds ahead exactly once', async () => {
+    const { project, personId } = await connectedPersonalProject(ws.workspace.id);
+    const created = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Monday thoughts', scheduledFor: inSeconds(2) } });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    assert.equal(created.body.data.status, 'scheduled');
+    const id = created.body.data.id;
+    const row = await waitFor(async () => { const r = await postStatus(id); return r.status === 'published' && r; }, 30_000, 'published');
+    assert.ok(row.published_at.getTime() >= Date.parse(created.body.data.scheduledAt));
+    const { posts } = await sim.listPosts({ reference: id });
+    assert.equal(posts.length, 1);
+    assert.equal(posts[0]!.createCalls, 1);
+    assert.equal(posts[0]!.authorId, personId);
+    assert.equal(posts[0]!.text, 'Monday thoughts');
+    const events = await db()('outbox_events').where({ workspace_id: ws.workspace.id }).andWhereRaw(`data->'post'->>'id' = ?`, [id]).pluck('type');
+    assert.ok(events.includes('post.published'));
+  });
+
+  it('publishes as the organization for a company page', async () => {
+    const { page, organizationId } = await connectedCompanyPage(ws.workspace.id);
+    const created = await call('POST', '/v1/posts', { body: { projectId: page.id, content: 'Company news', scheduledFor: inSeconds(1) } });
+    const id = created.body.data.id;
+    await waitFor(async () => (await postStatus(id)).status === 'published', 30_000, 'published');
+    const { posts } = await sim.listPosts({ reference: id });
+    assert.equal(posts.length, 1);
+    assert.equal(posts[0]!.author, `urn:li:organization:${organizationId}`);
+  });
+
+  it('reschedules through the same workflow and publishes once at the new time', async () => {
+    const { project } = await connectedPersonalProject(ws.workspace.id);
+    const created = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Moved', scheduledFor: inSeconds(3) } });
+    const id = created.body.data.id;
+    const later = inSeconds(6);
+    const patched = await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: later } });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    await sleep(4_000);
+    assert.equal((await postStatus(id)).status, 'scheduled', 'must not fire at the old time');
+    await waitFor(async () => (await postStatus(id)).status === 'published', 30_000, 'published');
+    assert.ok((await postStatus(id)).published_at.getTime() >= Date.parse(later));
+    assert.equal((await sim.listPosts({ reference: id })).posts.length, 1);
+  });
+
+  it('never publishes an unscheduled post', async () => {
+    const { project } = await connectedPersonalProject(ws.workspace.id);
+    const created = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Not today', scheduledFor: inSeconds(2) } });
+    const id = created.body.data.id;
+    const patched = await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: null } });
+    assert.equal(patched.body.data.status, 'draft');
+    assert.equal(patched.body.data.scheduledAt, null);
+    await sleep(4_000);
+    assert.equal((await postStatus(id)).status, 'draft');
+    assert.equal((await sim.listPosts({ reference: id })).posts.length, 0);
+    assert.equal(await db()('calendar_slots').where({ post_id: id }).first(), undefined);
+  });
+
+  it('retries transient network failures and still publishes once', async () => {
+    const { project } = await connectedPersonalProject(ws.workspace.id);
+    await sim.addFault({ kind: 'transient', operation: 'createPost', times: 2 });
+    const created = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Flaky network', scheduledFor: inSeconds(1) } });
+    const id = created.body.data.id;
+    const retrying = await waitFor(async () => { const r = await postStatus(id); return r.delivery?.state === 'retrying' && r; }, 20_000, 'retrying');
+    assert.equal(retrying.delivery.willRetry, true);
+    assert.ok(Date.parse(retrying.delivery.retryUntil) > Date.now());
+    await waitFor(async () => (await postStatus(id)).status === 'published', 40_000, 'published');
+    assert.equal((await sim.listPosts({ reference: id })).posts.length, 1);
+  });
+
+  it('recognises a post whose creation answer was lost, without posting twice', async () => {
+    const { project } = await connectedPersonalProject(ws.workspace.id);
+    await sim.addFault({ kind: 'lost_response', operation: 'createPost', times: 1, lostAs: 'socket' });
+    const created = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Lost answer', scheduledFor: inSeconds(1) } });
+    const id = created.body.data.id;
+    await waitFor(async () => (await postStatus(id)).status === 'published', 40_000, 'published');
+    const { posts } = await sim.listPosts({ reference: id });
+    assert.equal(posts.length, 1);
+  });
+
+  it('ends in failed_to_publish with a truthful delivery block when the token refresh fails', async () => {
+    const { project, token } = await connectedPersonalProject(ws.workspace.id);
+    // The stored token lapses (forcing a refresh) and the network has withdrawn the grant.
+    await db()('network_connections').where({ id: (await db()('projects').where({ id: project.id }).first()).connection_id }).update({ access_token_expires_at: new Date(Date.now() - 1000) });
+    await sim.revokeToken({ token: token.accessToken });
+    const created = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Revoked', scheduledFor: inSeconds(1) } });
+    const id = created.body.data.id;
+    const row = await waitFor(async () => { const r = await postStatus(id); return r.status === 'failed_to_publish' && r; }, 30_000, 'failed_to_publish');
+    assert.equal(row.delivery.state, 'failed');
+    assert.equal(row.delivery.willRetry, false);
+    assert.ok(row.last_publish_error);
+    assert.ok(row.last_publish_attempt_at);
+    assert.equal((await sim.listPosts({ reference: id })).posts.length, 0);
+    const proj = await call('GET', `/v1/projects/${project.id}`);
+    assert.equal(proj.body.data.network.state, 'revoked');
+    assert.equal(proj.body.data.network.canPublish, false);
+  });
+
+  describe('PATCH scheduling verifies the connection (spec 3.1)', () => {
+    async function draftIn(projectId: string) {
+      const r = await call('POST', '/v1/posts', { body: { projectId, content: 'Draft' } });
+      return r.body.data.id as string;
+    }
+    async function expectConflict(projectId: string, reason: string) {
+      const id = await draftIn(projectId);
+      const before = await postStatus(id);
+      const r = await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: inSeconds(3600), content: 'changed' } });
+      assert.equal(r.status, 409, JSON.stringify(r.body));
+      assert.equal(r.body.error.code, 'conflict');
+      assert.equal(r.body.error.details.reason, reason);
+      assert.equal(r.body.error.details.retryable, false);
+      assert.match(r.body.error.details.reconnectUrl, /^https?:\/\//);
+      const after = await postStatus(id);
+      assert.deepEqual(after, before, 'the post is unchanged');
+    }
+
+    it('accepts a live-verified personal account and refreshes a lapsing token', async () => {
+      const { project } = await connectedPersonalProject(ws.workspace.id, { expiresInSeconds: 60 });
+      const id = await draftIn(project.id);
+      const refreshesBefore = (await sim.counts()).refreshes;
+      const r = await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: inSeconds(3600) } });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.data.status, 'scheduled');
+      assert.equal((await sim.counts()).refreshes, refreshesBefore + 1);
+      const events = await db()('outbox_events').andWhereRaw(`data->'post'->>'id' = ?`, [id]).orderBy('seq').pluck('type');
+      assert.deepEqual(events.slice(-2), ['post.updated', 'post.scheduled']);
+    });
+
+    it('refuses without a token at once', async () => {
+      const p = await (await import('../../lib/admin/provision')).createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'No token', connection: 'disconnected' });
+      const callsBefore = (await sim.counts()).calls.identity;
+      await expectConflict(p.id, 'no_token');
+      assert.equal((await sim.counts()).calls.identity, callsBefore, 'no network call for a missing token');
+    });
+
+    it('refuses a token the network revoked', async () => {
+      const { project, token } = await connectedPersonalProject(ws.workspace.id);
+      await sim.revokeToken({ token: token.accessToken });
+      await expectConflict(project.id, 'revoked');
+    });
+
+    it('refuses a company page never linked, and one with no admins left', async () => {
+      const provision = await import('../../lib/admin/provision');
+      const unlinked = await provision.createProject({ workspaceId: ws.workspace.id, type: 'COMPANY_PAGE', name: 'Unlinked', connection: 'none' });
+      await expectConflict(unlinked.id, 'not_linked');
+      const { page } = await connectedCompanyPage(ws.workspace.id, 'none');
+      await expectConflict(page.id, 'no_admins');
+    });
+
+    it('refuses a stored revoked connection', async () => {
+      const provision = await import('../../lib/admin/provision');
+      const p = await provision.createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'Revoked', connection: 'revoked' });
+      await expectConflict(p.id, 'revoked');
+    });
+  });
+});

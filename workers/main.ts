@@ -1,0 +1,38 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { config } from '../lib/config';
+import { closeDb, db, migrateLatest } from '../lib/db';
+import { log } from '../lib/logger';
+import { preflightOrExit } from '../lib/preflight';
+import { closeRedis } from '../lib/redis';
+import { closeTemporalClient, temporalClient, workflowIds } from '../lib/temporal';
+import { createWorker } from './worker';
+
+// The worker process: every workflow and activity on one task queue. Any number may run.
+async function main() {
+  await preflightOrExit({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl });
+  await migrateLatest(db());
+  const { worker, connection } = await createWorker();
+  try {
+    const client = await temporalClient();
+    await client.workflow.start('maintenanceWorkflow', {
+      taskQueue: config.temporalTaskQueue, workflowId: workflowIds.maintenance(), args: [{ intervalSeconds: Number(process.env.RECONCILE_INTERVAL_SECONDS ?? 30) }],
+      staticSummary: 'Reconciles schedule changes with publish workflows; starts connection health checks',
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+  const stop = () => { log.info('worker stopping'); worker.shutdown(); };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  log.info('worker running', { taskQueue: config.temporalTaskQueue, temporal: config.temporalAddress ?? '127.0.0.1:7233' });
+  await worker.run();
+  await connection.close();
+  await closeTemporalClient();
+  await Promise.allSettled([closeDb(), closeRedis()]);
+  process.exit(0);
+}
+
+main().catch((err) => {
+  log.error('worker failed', { err });
+  process.exit(1);
+});

@@ -1,0 +1,55 @@
+import { fileURLToPath } from 'node:url';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { config } from '../lib/config';
+import { db } from '../lib/db';
+import { createNetworkClient } from '../lib/network/client';
+import { temporalAddress, temporalClient, SEARCH } from '../lib/temporal';
+
+// Builds the worker for the one task queue. The workflow bundle is built once per process
+// (webpack takes seconds) and reused by every worker created after.
+
+export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never });
+  return bundle;
+}
+
+/** Registers the search attributes on servers that do not have them (a dev server started elsewhere, a fresh cluster). */
+export async function ensureSearchAttributes(connection: NativeConnection | { operatorService: NativeConnection['operatorService'] }): Promise<void> {
+  const wanted = Object.fromEntries(Object.values(SEARCH).map((k) => [k.name, 2 /* INDEXED_VALUE_TYPE_KEYWORD */]));
+  try {
+    const existing = await connection.operatorService.listSearchAttributes({ namespace: config.temporalNamespace });
+    const missing = Object.fromEntries(Object.entries(wanted).filter(([name]) => !(name in (existing.customAttributes ?? {}))));
+    if (Object.keys(missing).length) await connection.operatorService.addSearchAttributes({ namespace: config.temporalNamespace, searchAttributes: missing });
+  } catch (err) {
+    console.warn(`could not verify Temporal search attributes: ${(err as Error).message}`);
+  }
+}
+
+let runtimeInstalled = false;
+function installRuntime() {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  const level = ({ debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' } as const)[config.logLevel as 'info'] ?? 'INFO';
+  Runtime.install({ logger: new DefaultLogger(level) });
+}
+
+export async function createWorker(opts: { taskQueue?: string; connection?: NativeConnection } = {}) {
+  installRuntime();
+  const connection = opts.connection ?? (await NativeConnection.connect({ address: temporalAddress() }));
+  await ensureSearchAttributes(connection);
+  const worker = await Worker.create({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: opts.taskQueue ?? config.temporalTaskQueue,
+    workflowBundle: await workflowBundle(),
+    activities: createActivities({ db: db(), network: createNetworkClient(), temporal: temporalClient }),
+    maxConcurrentActivityTaskExecutions: Number(process.env.WORKER_ACTIVITY_CONCURRENCY ?? 100),
+    maxConcurrentWorkflowTaskExecutions: Number(process.env.WORKER_WORKFLOW_CONCURRENCY ?? 100),
+    shutdownGraceTime: '10 seconds',
+  });
+  return { worker, connection };
+}

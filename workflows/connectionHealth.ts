@@ -1,0 +1,26 @@
+import { condition, continueAsNew, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { PublishingActivities } from '../activities/publishing';
+
+// One long-lived workflow per project (id `connection-health-<projectId>`): validates the
+// connection on an interval. The failure streak lives in the connection row (spec 3.4: three
+// consecutive failures revoke), so every door that talks to the network counts into one streak.
+
+const { checkConnection } = proxyActivities<PublishingActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '5 seconds', maximumInterval: '5 minutes', maximumAttempts: 5 },
+});
+
+export const checkNowSignal = defineSignal('checkNow');
+
+export async function connectionHealthWorkflow(input: { projectId: string }): Promise<void> {
+  let wake = false;
+  setHandler(checkNowSignal, () => { wake = true; });
+  for (;;) {
+    wake = false;
+    const r = await checkConnection(input.projectId);
+    if (!r.exists) return;
+    await condition(() => wake, r.intervalSeconds * 1000);
+    // Keep histories short: a new run well before the event limit.
+    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 1_000) await continueAsNew<typeof connectionHealthWorkflow>(input);
+  }
+}

@@ -1,0 +1,4 @@
+// Every workflow the worker runs. Workflow code imports nothing from Node, the db or the API.
+export { publishPostWorkflow, scheduleChangedSignal, publishStatusQuery } from './publishPost';
+export { connectionHealthWorkflow, checkNowSignal } from './connectionHealth';
+export { maintenanceWorkflow } from './maintenance';
