@@ -107,7 +107,9 @@ export function createPublishingActivities({ db, network, temporal }: Publishing
           return { outcome: 'published', postUrn: urn, already: false } as const;
         } catch (err) {
           if (isNetworkError(err) && err.kind !== 'transient') {
-            await recordConnectionFailure(trx, project.connection_id, `${err.code}`, { revokeNow: err.kind === 'auth' && err.code === 'token_revoked' });
+            // Only credential failures say something about the connection (spec 3.4); a refused
+            // post (too long, forbidden content) does not count toward revocation.
+            if (err.kind === 'auth') await recordConnectionFailure(trx, project.connection_id, err.code, { revokeNow: err.code === 'token_revoked' });
             await markFailed(trx, post, err.code, `The network refused the post (${err.code}).`);
             return { outcome: 'failed', error: err.code } as const;
           }

@@ -36,8 +36,31 @@ export function parseInput<S extends z.ZodType>(schema: S, raw: unknown, source:
   return result.data;
 }
 
+/**
+ * A calendar date that exists. `Date.parse` rolls impossible days over (2026-02-30 reads as
+ * 2026-03-02), which would silently schedule on another day or reach Postgres, which refuses
+ * it with a 500; so the fields are checked themselves.
+ */
+function isRealDate(year: number, month: number, day: number): boolean {
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  return d.getUTCFullYear() === year && d.getUTCMonth() === month - 1 && d.getUTCDate() === day;
+}
+
+const DATE_TIME_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))?$/i;
+
 /** ISO 8601 date-time, with or without offset; bare dates are refused (spec 4.4 PATCH). */
-export const isoDateTime = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i, 'must be an ISO 8601 date-time such as 2026-12-01T09:00:00Z (a bare date is not accepted)');
-export const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date in YYYY-MM-DD form').refine((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)), 'is not a real date');
+export const isoDateTime = z.string()
+  .regex(DATE_TIME_RE, 'must be an ISO 8601 date-time such as 2026-12-01T09:00:00Z (a bare date is not accepted)')
+  .refine((s) => {
+    const m = DATE_TIME_RE.exec(s);
+    if (!m) return true; // the regex issue above already reports it
+    const [, y, mo, d, h, mi, sec, oh, om] = m;
+    return isRealDate(Number(y), Number(mo), Number(d)) && Number(h) <= 23 && Number(mi) <= 59 && Number(sec ?? 0) <= 59
+      && Number(oh ?? 0) <= 23 && Number(om ?? 0) <= 59;
+  }, 'is not a real date-time');
+export const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date in YYYY-MM-DD form')
+  .refine((s) => isRealDate(Number(s.slice(0, 4)), Number(s.slice(5, 7)), Number(s.slice(8, 10))), 'is not a real date');
 
 export const CONTENT_TYPES = ['PERSONAL', 'BUSINESS_INTERNAL', 'BUSINESS_EXTERNAL', 'EDUCATIONAL', 'UNKNOWN'] as const;

@@ -81,6 +81,7 @@ async function main(argv: string[]): Promise<void> {
 
   // Parse before touching any service: a typo should not wait on a database connection.
   const args = parseVerbArgs(noun, verbName, verb, rest);
+  verb.check?.(args);
   const runtime = await import('./admin.d/runtime');
   try {
     if (verb.database !== false) {
@@ -102,7 +103,8 @@ main(process.argv.slice(2)).catch(async (err) => {
     fail(describeError(err), 1);
     if (process.env.ADMIN_DEBUG) process.stderr.write(`${(err as Error)?.stack ?? err}\n`);
   }
-}).finally(async () => {
-  const { exitSoon } = await import('./admin.d/runtime').catch(() => ({ exitSoon: () => setTimeout(() => process.exit(), 2_000).unref() }));
-  exitSoon();
+}).finally(() => {
+  // Connections are closed above, so this normally exits at once; the unref'd timer only
+  // matters if a library leaves a handle open, which must not hang an operator's shell.
+  setTimeout(() => process.exit(), 2_000).unref();
 });

@@ -18,6 +18,7 @@ import {
   startDownloadedDevServer,
   startTemporalDevServer,
   TemporalBinaryNotFoundError,
+  waitForFrontend,
 } from '../lib/temporalBinary';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -216,6 +217,16 @@ async function main(): Promise<void> {
 
   let temporalUi: string | null = null;
   if (config.temporalAddress) {
+    // Same reasoning as the Postgres and Redis preflight: one line now beats a gRPC deadline
+    // stack trace from the worker later.
+    try {
+      await waitForFrontend({ address: config.temporalAddress, namespace: config.temporalNamespace, timeoutMs: 15_000 });
+    } catch (err) {
+      exitWithOneLine(
+        `TEMPORAL_ADDRESS: cannot reach Temporal namespace "${config.temporalNamespace}" at ${config.temporalAddress} ` +
+          `(${err instanceof Error ? err.message.split('\n')[0] : String(err)}). Start it, or unset TEMPORAL_ADDRESS to run the embedded dev server.`,
+      );
+    }
     say(`using Temporal at ${config.temporalAddress}`);
   } else {
     childEnv.TEMPORAL_ADDRESS = await startTemporal(dataDir);

@@ -1,5 +1,5 @@
 // `npm test`: the whole suite against real services. It creates and migrates its own database
-// (content_scheduler_test), uses Redis database 15, runs a Temporal dev server on a free port
+// (content_scheduler_test_<pid>), uses Redis database 15, runs a Temporal dev server on a free port
 // (in memory), then runs mocha with that environment. Extra arguments go to mocha
 // (e.g. `npm test -- test/posts`).
 import { spawn } from 'node:child_process';
@@ -10,7 +10,10 @@ import pg from 'pg';
 const root = path.resolve(import.meta.dirname, '..');
 const env = process.env;
 env.NODE_ENV = 'test';
-env.DATABASE_URL = env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_test';
+// Each run gets its own database (named after its pid), so concurrent runs on one machine
+// never drop each other's data; it is dropped at the end, and those of dead runs at the start.
+const ownDatabase = !env.TEST_DATABASE_URL;
+env.DATABASE_URL = env.TEST_DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/content_scheduler_test_${process.pid}`;
 env.REDIS_URL = env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/15';
 env.LOG_LEVEL ??= 'error';
 env.WEBHOOK_ALLOW_LOOPBACK = '1';
@@ -20,16 +23,34 @@ env.PUBLISH_RETRY_BASE_SECONDS ??= '1';
 env.SECRET_KEY ??= 'test-secret-key-0123456789abcdef';
 env.ENCRYPTION_KEY ??= 'test-encryption-key';
 
-async function resetDatabase(url: string) {
-  const u = new URL(url);
-  const name = decodeURIComponent(u.pathname.slice(1));
+function isAlive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch { return false; }
+}
+
+async function withMaintenanceDb<T>(url: string, fn: (c: pg.Client, name: string) => Promise<T>): Promise<T> {
+  const name = decodeURIComponent(new URL(url).pathname.slice(1));
   const admin = new URL(url);
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString() });
   await client.connect();
-  await client.query(`drop database if exists "${name.replace(/"/g, '""')}" with (force)`);
-  await client.query(`create database "${name.replace(/"/g, '""')}"`);
-  await client.end();
+  try { return await fn(client, name); } finally { await client.end(); }
+}
+
+const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+async function resetDatabase(url: string) {
+  await withMaintenanceDb(url, async (client, name) => {
+    const stale = await client.query(`select datname from pg_database where datname ~ '^content_scheduler_test_[0-9]+$'`);
+    for (const { datname } of stale.rows) {
+      if (datname !== name && !isAlive(Number(datname.split('_').pop()))) await client.query(`drop database if exists ${quote(datname)} with (force)`);
+    }
+    await client.query(`drop database if exists ${quote(name)} with (force)`);
+    await client.query(`create database ${quote(name)}`);
+  });
+}
+
+async function dropDatabase(url: string) {
+  await withMaintenanceDb(url, (client, name) => client.query(`drop database if exists ${quote(name)} with (force)`)).catch(() => {});
 }
 
 async function main() {
@@ -40,10 +61,7 @@ async function main() {
   const k = createKnex(env.DATABASE_URL!);
   await migrateLatest(k);
   await k.destroy();
-  const { Redis } = await import('ioredis');
-  const r = new Redis(env.REDIS_URL!);
-  await r.flushdb();
-  r.disconnect();
+  // Redis is not flushed: concurrent runs share it, and its keys are scoped by random ids.
 
   let stopTemporal = async () => {};
   if (!env.TEMPORAL_ADDRESS) {
@@ -56,14 +74,13 @@ async function main() {
   }
 
   const require = createRequire(import.meta.url);
-  const tsxCli = path.join(path.dirname(require.resolve('tsx/package.json')), 'dist', 'cli.mjs');
   let stopSimulator = () => {};
   if (!env.NETWORK_API_URL) {
     // The network simulator runs as its own process, as under `npm start`; tests script it
     // through its control API (sim/network/control.ts).
     const { freePort } = await import('../lib/temporalBinary');
     const port = await freePort();
-    const sim = spawn(process.execPath, [tsxCli, 'sim/network/main.ts'], { cwd: root, env: { ...env, NETWORK_SIMULATOR_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const sim = spawn(process.execPath, ['--import', 'tsx', 'sim/network/main.ts'], { cwd: root, env: { ...env, NETWORK_SIMULATOR_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((resolve, reject) => {
       sim.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('listening')) resolve(); });
       sim.once('exit', (c) => reject(new Error(`network simulator exited (${c})`)));
@@ -82,6 +99,7 @@ async function main() {
   const code: number = await new Promise((resolve) => mocha.on('exit', (c, s) => resolve(c ?? (s ? 1 : 0))));
   stopSimulator();
   await stopTemporal();
+  if (ownDatabase) await dropDatabase(env.DATABASE_URL!);
   process.exit(code);
 }
 

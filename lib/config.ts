@@ -137,6 +137,14 @@ function loadConfig() {
       disableAfterFailures: int('WEBHOOK_DISABLE_AFTER_FAILURES', 5),
       /** Tests and local development only: permit loopback receivers. */
       allowLoopback: bool('WEBHOOK_ALLOW_LOOPBACK', false),
+      /** Plain-http receiver URLs; defaults to the loopback allowance (development and tests). */
+      allowHttp: bool('WEBHOOK_ALLOW_HTTP', bool('WEBHOOK_ALLOW_LOOPBACK', false)),
+      /** First retry wait; later waits are multiples of it (docs/webhooks.md, Retry schedule). */
+      retryBaseMs: int('WEBHOOK_RETRY_BASE_MS', 10_000),
+      maxAttempts: int('WEBHOOK_MAX_ATTEMPTS', 8),
+      /** Outbox relay poll when no NOTIFY arrives. */
+      relayPollMs: int('WEBHOOK_RELAY_POLL_MS', 250),
+      maxEndpointsPerWorkspace: int('WEBHOOK_MAX_ENDPOINTS', 50),
     },
 
     plans: {

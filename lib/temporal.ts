@@ -17,6 +17,9 @@ export const workflowIds = {
   publish: (postId: string) => `publish-${postId}`,
   connectionHealth: (projectId: string) => `connection-health-${projectId}`,
   maintenance: () => 'maintenance-reconciler',
+  /** One per (event, endpoint): a second start for the pair is rejected, so each is delivered once. */
+  webhookDelivery: (eventId: string, endpointId: string) => `webhook-${eventId}-${endpointId}`,
+  webhookRelay: () => 'webhook-outbox-relay',
 };
 
 let shared: Promise<Client> | undefined;

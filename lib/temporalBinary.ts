@@ -322,7 +322,7 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
     if (p && (await portAcceptsConnections(p, ip))) {
       throw new Error(
         `port ${p} on ${ip} is already in use (a Temporal server left running?). ` +
-          `Stop it, point TEMPORAL_ADDRESS at it, or choose other ports.`,
+          `Stop it, point TEMPORAL_ADDRESS at it, or choose other ports (TEMPORAL_PORT, TEMPORAL_UI_PORT).`,
       );
     }
   }

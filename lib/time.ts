@@ -16,15 +16,26 @@ function tzOffsetMs(utcMs: number, timeZone: string): number {
   return asUtc - Math.floor(utcMs / 1000) * 1000;
 }
 
-/** Parses an ISO 8601 date-time; one without an offset is read as wall time in `timeZone`. */
+/**
+ * Parses an ISO 8601 date-time; one without an offset is read as wall time in `timeZone`.
+ *
+ * Around a DST change a wall time can occur twice or not at all. The answer must not depend on
+ * which side of UTC the zone lies, so both cases follow one rule (the usual "compatible"
+ * choice of calendars): a repeated time is its earlier occurrence, and a skipped time moves
+ * forward by the length of the gap (02:30 on a spring-forward night is 03:30), never back
+ * before the time asked for.
+ */
 export function parseInZone(iso: string, timeZone: string): Date {
   if (hasOffset(iso)) return new Date(iso);
   const wall = Date.parse(`${iso}Z`);
   if (Number.isNaN(wall)) return new Date(NaN);
-  // Two passes settle the offset across DST transitions.
-  let guess = wall - tzOffsetMs(wall, timeZone);
-  guess = wall - tzOffsetMs(guess, timeZone);
-  return new Date(guess);
+  // The offsets in force a day either side bracket any single transition near `wall`.
+  const before = tzOffsetMs(wall - 86_400_000, timeZone);
+  const after = tzOffsetMs(wall + 86_400_000, timeZone);
+  const candidates = [wall - before, wall - after].filter((utc) => utc + tzOffsetMs(utc, timeZone) === wall);
+  if (candidates.length) return new Date(Math.min(...candidates));
+  // No instant shows this wall time: it fell in the gap; read it with the offset before the gap.
+  return new Date(wall - before);
 }
 
 export function isValidTimeZone(tz: string): boolean {

@@ -38,6 +38,11 @@ export interface Verb {
   /** false for verbs that never touch Postgres or Redis (no preflight, no migration). */
   database?: boolean;
   examples?: readonly string[];
+  /**
+   * Validation that needs no service (value formats, flag combinations). It runs before the
+   * preflight, so a malformed command line fails fast with exit 2 even when Postgres is down.
+   */
+  check?(args: Args): void;
   /** The returned value is printed as JSON on stdout. */
   run(args: Args): Promise<unknown>;
 }

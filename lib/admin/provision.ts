@@ -203,12 +203,14 @@ export async function listUsers() {
   return users.map((u: { id: string }) => ({ ...u, memberships: memberships.filter((m: { user_id: string }) => m.user_id === u.id) }));
 }
 
-export async function listMembers(workspaceId: string) {
+export interface MemberRow { id: string; user_id: string; email: string; name: string; role: string; created_at: Date; project_ids: string[] }
+
+export async function listMembers(workspaceId: string): Promise<MemberRow[]> {
   const rows = await db()('memberships as m').join('users as u', 'u.id', 'm.user_id').where('m.workspace_id', workspaceId)
     .orderBy([{ column: 'm.created_at' }, { column: 'm.id' }])
     .select('m.id', 'm.user_id', 'u.email', 'u.name', 'm.role', 'm.created_at');
   const assigned = await db()('membership_projects').whereIn('membership_id', rows.map((r: { id: string }) => r.id)).select('membership_id', 'project_id');
-  return rows.map((r: { id: string }) => ({ ...r, project_ids: assigned.filter((a: { membership_id: string }) => a.membership_id === r.id).map((a: { project_id: string }) => a.project_id) }));
+  return rows.map((r: Omit<MemberRow, 'project_ids'>) => ({ ...r, project_ids: assigned.filter((a: { membership_id: string }) => a.membership_id === r.id).map((a: { project_id: string }) => a.project_id) }));
 }
 
 /** Projects joined with their connection, in the shape the API's project presenter reads. */

@@ -12,6 +12,15 @@ function scopesArg(args: Args): string[] {
   return scopes;
 }
 
+function expiryArg(args: Args): Date | null {
+  const raw = args.string('expires-at');
+  if (raw === undefined) return null;
+  const at = new Date(raw);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(at.getTime())) throw args.usage(`--expires-at "${raw}" is not an ISO 8601 date-time`);
+  if (at.getTime() <= Date.now()) throw args.usage('--expires-at is in the past');
+  return at;
+}
+
 registerCommands('key', {
   create: {
     summary: 'Issue a workspace API key; the plaintext key is printed once and cannot be recovered.',
@@ -23,15 +32,13 @@ registerCommands('key', {
       'expires-at': { value: 'ISO_8601', help: 'expiry date-time with offset, e.g. 2027-01-01T00:00:00Z' },
     },
     examples: ['--workspace org_x --scopes read,write,posts:publish --name ci'],
+    check(args) {
+      scopesArg(args);
+      expiryArg(args);
+    },
     async run(args) {
       const scopes = scopesArg(args);
-      let expiresAt: Date | null = null;
-      const rawExpiry = args.string('expires-at');
-      if (rawExpiry !== undefined) {
-        expiresAt = new Date(rawExpiry);
-        if (!/^\d{4}-\d{2}-\d{2}/.test(rawExpiry) || Number.isNaN(expiresAt.getTime())) throw args.usage(`--expires-at "${rawExpiry}" is not an ISO 8601 date-time`);
-        if (expiresAt.getTime() <= Date.now()) throw args.usage('--expires-at is in the past');
-      }
+      const expiresAt = expiryArg(args);
       const workspace = await getWorkspace(args.need('workspace'));
       const issued = await issueApiKey({ workspaceId: workspace.id, scopes, mode: (args.string('mode') ?? 'live') as 'live' | 'test', name: args.string('name'), expiresAt });
       const billing = workspace.billing_workspace_id ? await db()('workspaces').where({ id: workspace.billing_workspace_id }).first('plan') : undefined;
@@ -39,7 +46,7 @@ registerCommands('key', {
       // The key is valid either way; say why it will not work yet instead of leaving the
       // operator to discover plan_not_eligible from a client.
       if (!planAllowsApi(plan)) process.stderr.write(`warning: plan ${plan} has no API access; requests with this key answer 403 plan_not_eligible until the plan changes\n`);
-      return { ...keyView(await getApiKey(issued.id)), key: issued.key };
+      return { key: issued.key, ...keyView(await getApiKey(issued.id)) };
     },
   },
   scopes: {
@@ -48,6 +55,7 @@ registerCommands('key', {
       key: { required: true, value: 'key_x', help: 'API key id' },
       scopes: { required: true, multiple: true, value: 'SCOPES', help: SCOPES_HELP },
     },
+    check: scopesArg,
     async run(args) {
       const scopes = scopesArg(args);
       const { id } = await setApiKeyScopes(args.need('key'), scopes);

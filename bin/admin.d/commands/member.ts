@@ -21,7 +21,7 @@ registerCommands('member', {
       await getWorkspace(workspaceId);
       const projectIds = args.list('project');
       const added = await addMember({ workspaceId, user: args.need('user'), role: args.need('role'), projectIds: projectIds.length ? projectIds : undefined });
-      const member = (await listMembers(workspaceId)).find((m: { user_id: string }) => m.user_id === added.userId);
+      const member = (await listMembers(workspaceId)).find((m) => m.user_id === added.userId)!;
       return { workspaceId, ...memberView(member) };
     },
   },

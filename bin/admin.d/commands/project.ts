@@ -31,17 +31,21 @@ registerCommands('project', {
       '--workspace org_x --type PERSONAL_BRAND --name "Ann Lee" --username ann-lee --timezone Europe/Paris --language fr',
       '--workspace org_x --type COMPANY_PAGE --name "Acme Inc" --linked-project proj_y',
     ],
-    async run(args) {
-      const workspaceId = args.need('workspace');
-      const type = args.need('type') as (typeof PROJECT_TYPES)[number];
+    check(args) {
       const linked = args.string('linked-project');
-      if (linked && type !== 'COMPANY_PAGE') throw args.usage('--linked-project applies to --type COMPANY_PAGE only');
+      if (linked && args.string('type') !== 'COMPANY_PAGE') throw args.usage('--linked-project applies to --type COMPANY_PAGE only');
       // A linked page borrows the admin's connection, so a preset for it would be silently ignored.
       if (linked && args.has('connection')) throw args.usage('a linked company page uses the connection of --linked-project; drop --connection');
       const language = args.string('language');
       if (language !== undefined && (language.length === 0 || language.length > config.limits.languageChars)) {
         throw args.usage(`--language must be 1 to ${config.limits.languageChars} characters`);
       }
+    },
+    async run(args) {
+      const workspaceId = args.need('workspace');
+      const type = args.need('type') as (typeof PROJECT_TYPES)[number];
+      const linked = args.string('linked-project');
+      const language = args.string('language');
       // Checked here so a typo reads "no workspace org_…" rather than a foreign-key violation.
       await getWorkspace(workspaceId);
       const p = await createProject({

@@ -15,8 +15,13 @@ async function readStdin(): Promise<string> {
   return text.replace(/\r?\n$/, '');
 }
 
-async function passwordFrom(args: Args, required: boolean): Promise<string | undefined> {
+function checkPasswordFlags(args: Args): void {
   if (args.has('password') && args.bool('password-stdin')) throw args.usage('give --password or --password-stdin, not both');
+  const flag = args.string('password');
+  if (flag !== undefined && flag.length < 8) throw args.usage('the password must be at least 8 characters');
+}
+
+async function passwordFrom(args: Args, required: boolean): Promise<string | undefined> {
   const password = args.bool('password-stdin') ? await readStdin() : args.string('password');
   if (password === undefined) {
     if (required) throw args.usage('missing --password or --password-stdin');
@@ -40,9 +45,13 @@ registerCommands('user', {
       ...passwordFlags,
     },
     examples: ['--email ann@example.com --name "Ann Lee" --password-stdin'],
-    async run(args) {
+    check(args) {
       const email = args.need('email').trim();
       if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw args.usage(`--email "${email}" is not an email address`);
+      checkPasswordFlags(args);
+    },
+    async run(args) {
+      const email = args.need('email').trim();
       const password = await passwordFrom(args, false);
       const existing = await db()('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).first('id');
       if (existing) throw new AdminError(`a user with email ${email.toLowerCase()} already exists (${existing.id})`);
@@ -55,6 +64,10 @@ registerCommands('user', {
     flags: {
       user: { required: true, value: 'EMAIL|usr_x', help: 'the user' },
       ...passwordFlags,
+    },
+    check(args) {
+      checkPasswordFlags(args);
+      if (!args.has('password') && !args.bool('password-stdin')) throw args.usage('missing --password or --password-stdin');
     },
     async run(args) {
       const password = await passwordFrom(args, true);

@@ -38,6 +38,7 @@ registerCommands('workspace', {
       'ai-enforcement': { choices: AI_ENFORCEMENT, help: 'AI budget enforcement (default block)' },
     },
     examples: ['--name Acme --plan BUSINESS --feature webhooks=false --require-review'],
+    check: parseFeatures,
     async run(args) {
       const features = parseFeatures(args);
       const billing = args.string('billing-workspace');

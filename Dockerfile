@@ -1,0 +1,33 @@
+# One image for every Node process of the service (api, worker, network simulator); the
+# compose file picks the process with `command`.
+FROM node:20-bookworm-slim
+
+WORKDIR /app
+
+# Dependencies first, so editing source does not invalidate the npm layer. tsx is a runtime
+# dependency (the processes run TypeScript directly), so dev dependencies can stay out.
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# Source directories by name rather than `COPY . .`, so a host's node_modules (other platform)
+# and .data never end up in the image.
+COPY tsconfig.json ./
+COPY lib ./lib
+COPY api ./api
+COPY workflows ./workflows
+COPY activities ./activities
+COPY workers ./workers
+COPY migrations ./migrations
+COPY bin ./bin
+COPY scripts ./scripts
+COPY sim ./sim
+
+RUN mkdir -p /app/.data && chown -R node:node /app/.data
+USER node
+
+ENV PORT=3000 \
+    MCP_PORT=3001 \
+    DATA_DIR=/app/.data
+EXPOSE 3000 3001
+
+CMD ["npm", "run", "start:api"]

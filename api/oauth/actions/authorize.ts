@@ -1,0 +1,93 @@
+import type { Context, Next } from 'koa';
+import { findClient, redirectUriMatches } from '../clients';
+import { AuthorizationPageError, InvalidRequest, InvalidScope, UnsupportedResponseType } from '../errors';
+import { oauthState } from '../http';
+import { queryParams } from '../params';
+import { expandScopes, isSubset, parseScope } from '../scopes';
+import { createInteraction, ensureSession } from '../session';
+import { browserErrors } from './respond';
+
+// GET /oauth/authorize (spec 5.3.2). Chain: parameters → client → redirect URI (the last two
+// fail as a page, never as a redirect) → response type → PKCE → scope → hand over to the
+// interaction pages (sign-in, consent).
+
+/** RFC 6749 3.3: when scope is omitted, the client's registered scope, else read-only access. */
+const DEFAULT_SCOPE = 'read';
+
+async function readParams(ctx: Context, next: Next) {
+  try {
+    oauthState(ctx).params = queryParams(ctx);
+  } catch (err) {
+    throw new AuthorizationPageError('Invalid authorization request', (err as Error).message);
+  }
+  await next();
+}
+
+async function identifyClient(ctx: Context, next: Next) {
+  const st = oauthState(ctx);
+  const clientId = st.params.client_id;
+  const client = clientId ? await findClient(clientId) : undefined;
+  if (!client) throw new AuthorizationPageError('Unknown application', clientId ? 'The application that sent you here is not registered with this service.' : 'The request does not say which application sent you here (client_id is missing).');
+  st.client = client;
+  await next();
+}
+
+/** RFC 6749 3.1.2.3 exact match; RFC 8252 7.3 lets only the port of a loopback IP vary. */
+async function checkRedirectUri(ctx: Context, next: Next) {
+  const st = oauthState(ctx);
+  const uri = st.params.redirect_uri;
+  if (!uri) throw new AuthorizationPageError('Invalid authorization request', 'The request does not say where to return (redirect_uri is missing).');
+  if (!redirectUriMatches(st.client!.redirect_uris, uri)) {
+    throw new AuthorizationPageError('Invalid redirect address', 'The application asked to return to an address it has not registered, so you were not sent there.');
+  }
+  st.redirect = { uri, state: st.params.state ?? null };
+  await next();
+}
+
+async function checkResponseType(ctx: Context, next: Next) {
+  const type = oauthState(ctx).params.response_type;
+  if (!type) throw new InvalidRequest('response_type is required.');
+  if (type !== 'code') throw new UnsupportedResponseType('Only response_type=code is supported.');
+  await next();
+}
+
+/** OAuth 2.1 / RFC 7636: PKCE is required, S256 only ("plain" is refused). */
+async function checkPkce(ctx: Context, next: Next) {
+  const { code_challenge: challenge, code_challenge_method: method } = oauthState(ctx).params;
+  if (!challenge) throw new InvalidRequest('code_challenge is required (PKCE with S256).');
+  if (method !== 'S256') throw new InvalidRequest(method ? `code_challenge_method "${method}" is not supported; use S256.` : 'code_challenge_method=S256 is required.');
+  // RFC 7636 4.2: BASE64URL(SHA256(verifier)) is 43 characters.
+  if (!/^[A-Za-z0-9_-]{43}$/.test(challenge)) throw new InvalidRequest('code_challenge is not a base64url SHA-256 digest.');
+  await next();
+}
+
+async function checkScope(ctx: Context, next: Next) {
+  const st = oauthState(ctx);
+  const requested = expandScopes(parseScope(st.params.scope ?? st.client!.scope ?? DEFAULT_SCOPE));
+  if (requested.length === 0) throw new InvalidScope('The request names no scope.');
+  // RFC 7591 2: a client that registered a scope list may not ask for more.
+  if (st.client!.scope && !isSubset(requested, expandScopes(parseScope(st.client!.scope)))) {
+    throw new InvalidScope('The request asks for scopes this client did not register.');
+  }
+  ctx.state.requestedScopes = requested;
+  await next();
+}
+
+async function startInteraction(ctx: Context) {
+  const st = oauthState(ctx);
+  const session = await ensureSession(ctx);
+  const ix = await createInteraction({
+    sid: session.sid,
+    clientId: st.client!.id,
+    redirectUri: st.redirect!.uri,
+    state: st.redirect!.state,
+    codeChallenge: st.params.code_challenge!,
+    requestedScopes: ctx.state.requestedScopes as string[],
+    forceConsent: (st.params.prompt ?? '').split(' ').includes('consent'),
+  });
+  ctx.set('Cache-Control', 'no-store');
+  ctx.status = 303;
+  ctx.redirect(`/oauth/interaction/${ix.uid}`);
+}
+
+export const authorizeEndpoint = [browserErrors, readParams, identifyClient, checkRedirectUri, checkResponseType, checkPkce, checkScope, startInteraction];

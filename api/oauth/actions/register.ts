@@ -1,0 +1,126 @@
+import type { Context, Next } from 'koa';
+import { z } from 'zod';
+import { ApiError } from '../../../lib/errors';
+import { consume } from '../../rateLimit';
+import { findReRegistration, insertClient, presentClient, redirectUriProblem, type NewClient } from '../clients';
+import { InvalidClientMetadata } from '../errors';
+import { parseScope, scopeString } from '../scopes';
+
+// POST /oauth/register: RFC 7591 dynamic registration of public clients (spec 5.3.1).
+// Chain: throttle → parse metadata → auth method → redirect URIs → grant and response types
+// → scope → URIs shown to users → re-registration or insert.
+
+const ALLOWED_GRANT_TYPES = ['authorization_code', 'refresh_token'];
+
+const optionalText = (max: number) => z.string().max(max).nullish();
+
+// RFC 7591 2: metadata the server does not understand is ignored, hence loose().
+const metadataSchema = z.object({
+  redirect_uris: z.array(z.string()).min(1).max(20),
+  client_name: optionalText(200),
+  client_uri: optionalText(2000),
+  logo_uri: optionalText(2000),
+  scope: optionalText(2000),
+  token_endpoint_auth_method: z.string().nullish(),
+  grant_types: z.array(z.string()).min(1).max(5).nullish(),
+  response_types: z.array(z.string()).min(1).max(5).nullish(),
+  software_id: optionalText(200),
+  software_version: optionalText(200),
+}).loose();
+type Metadata = z.infer<typeof metadataSchema>;
+
+interface RegisterState { metadata: Metadata; client: NewClient }
+const reg = (ctx: Context) => ctx.state.register as RegisterState;
+
+/** Registration writes a row per call and needs no credential, so it is limited per address. */
+async function throttleRegistration(ctx: Context, next: Next) {
+  const rl = await consume('unauthenticated', `oauth-register:${ctx.ip}`);
+  if (!rl.allowed) throw new ApiError(429, 'rate_limited', `Too many registrations from this address; retry in ${rl.retryAfter} s.`, undefined, { 'Retry-After': String(rl.retryAfter) });
+  await next();
+}
+
+async function parseMetadata(ctx: Context, next: Next) {
+  const body = ctx.state.body as unknown;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidClientMetadata('The registration request must be a JSON object (RFC 7591 3.1).');
+  const parsed = metadataSchema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new InvalidClientMetadata(`\`${issue.path.join('.') || 'body'}\`: ${issue.message}`);
+  }
+  ctx.state.register = { metadata: parsed.data, client: {} as NewClient } satisfies RegisterState;
+  await next();
+}
+
+/** spec 5.3.1: public clients only; no client_secret is ever issued. */
+async function checkAuthMethod(ctx: Context, next: Next) {
+  const method = reg(ctx).metadata.token_endpoint_auth_method ?? 'none';
+  if (method !== 'none') throw new InvalidClientMetadata(`token_endpoint_auth_method "${method}" is not supported; only "none" (public clients, PKCE) is.`);
+  await next();
+}
+
+async function checkRedirectUris(ctx: Context, next: Next) {
+  const uris = reg(ctx).metadata.redirect_uris;
+  uris.forEach((uri, i) => {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw new InvalidClientMetadata(`redirect_uris[${i}] ${problem}.`);
+  });
+  reg(ctx).client.redirect_uris = [...new Set(uris)];
+  await next();
+}
+
+/**
+ * Only the authorization-code grant, optionally with refresh tokens. When grant_types is
+ * omitted the client gets both (RFC 7591 3.2.1 lets the server substitute values; the
+ * response says what was registered).
+ */
+async function checkGrantAndResponseTypes(ctx: Context, next: Next) {
+  const { metadata, client } = reg(ctx);
+  const grantTypes = [...new Set(metadata.grant_types ?? ALLOWED_GRANT_TYPES)];
+  const unsupported = grantTypes.filter((g) => !ALLOWED_GRANT_TYPES.includes(g));
+  if (unsupported.length) throw new InvalidClientMetadata(`grant_types ${unsupported.join(', ')} not supported; use authorization_code and refresh_token.`);
+  if (!grantTypes.includes('authorization_code')) throw new InvalidClientMetadata('grant_types must include authorization_code.');
+  const responseTypes = [...new Set(metadata.response_types ?? ['code'])];
+  if (responseTypes.some((r) => r !== 'code')) throw new InvalidClientMetadata('response_types must be ["code"]: only the authorization-code flow is supported.');
+  client.grant_types = grantTypes;
+  client.response_types = responseTypes;
+  await next();
+}
+
+/** spec 5.3.1: unknown scope tokens fail with invalid_scope. */
+async function checkScope(ctx: Context, next: Next) {
+  const { metadata, client } = reg(ctx);
+  client.scope = metadata.scope ? scopeString([...new Set(parseScope(metadata.scope))]) || null : null;
+  await next();
+}
+
+function displayUriProblem(uri: string): string | null {
+  let u: URL;
+  try { u = new URL(uri); } catch { return 'is not an absolute URL'; }
+  if (u.protocol === 'https:') return null;
+  if (u.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname)) return null;
+  return 'must be an https URL';
+}
+
+/** client_uri and logo_uri end up on the consent page. */
+async function checkDisplayMetadata(ctx: Context, next: Next) {
+  const { metadata, client } = reg(ctx);
+  for (const field of ['client_uri', 'logo_uri'] as const) {
+    const value = metadata[field];
+    const problem = value ? displayUriProblem(value) : null;
+    if (problem) throw new InvalidClientMetadata(`${field} ${problem}.`);
+    client[field] = value || null;
+  }
+  client.client_name = (metadata.client_name ?? '').trim();
+  client.software_id = metadata.software_id || null;
+  client.software_version = metadata.software_version || null;
+  await next();
+}
+
+async function registerClient(ctx: Context) {
+  const { client } = reg(ctx);
+  const existing = await findReRegistration(client);
+  ctx.status = 201;
+  ctx.body = presentClient(existing ?? await insertClient(client));
+}
+
+export const registerEndpoint = [throttleRegistration, parseMetadata, checkAuthMethod, checkRedirectUris, checkGrantAndResponseTypes, checkScope, checkDisplayMetadata, registerClient];

@@ -1,0 +1,73 @@
+import { ApiError, type ErrorCode } from '../../lib/errors';
+
+// spec 7.3: the OAuth error names as a small class family. On the JSON endpoints they are
+// ApiErrors, so the REST boundary (api/rest/errors.ts) renders them once, in the standard
+// envelope with the OAuth name as `code`. On the authorization redirect leg the same objects
+// become RFC 6749 4.1.2.1 query parameters (see redirectError in authorize/respond.ts).
+
+export class OAuthError extends ApiError {
+  /** The RFC name used on the redirect leg; equal to `code` except where the envelope has no such code. */
+  readonly oauthName: string;
+  constructor(status: number, code: ErrorCode, description: string, oauthName: string = code, headers?: Record<string, string>) {
+    super(status, code, description, undefined, headers);
+    this.name = new.target.name;
+    this.oauthName = oauthName;
+  }
+}
+
+export class InvalidRequest extends OAuthError {
+  constructor(description: string) { super(400, 'invalid_request', description); }
+}
+
+/** RFC 6749 5.2: unknown client or a client authentication the server does not accept; 401. */
+export class InvalidClient extends OAuthError {
+  constructor(description = 'The client is unknown or its authentication is not accepted.') { super(401, 'invalid_client', description); }
+}
+
+export class InvalidClientMetadata extends OAuthError {
+  constructor(description: string) { super(400, 'invalid_client_metadata', description); }
+}
+
+/** Code expired or used, refresh token reused or revoked, redirect or PKCE mismatch (spec 7.3). */
+export class InvalidGrant extends OAuthError {
+  constructor(description = 'The authorization grant is invalid, expired, already used or revoked.') { super(400, 'invalid_grant', description); }
+}
+
+export class UnauthorizedClient extends OAuthError {
+  constructor(description: string) { super(400, 'unauthorized_client', description); }
+}
+
+export class UnsupportedGrantType extends OAuthError {
+  constructor(description: string) { super(400, 'unsupported_grant_type', description); }
+}
+
+/** RFC 6749 4.1.2.1: only ever sent on the redirect leg, so the envelope falls back to invalid_request. */
+export class UnsupportedResponseType extends OAuthError {
+  constructor(description: string) { super(400, 'invalid_request', description, 'unsupported_response_type'); }
+}
+
+export class InvalidScope extends OAuthError {
+  constructor(description: string) { super(400, 'invalid_scope', description); }
+}
+
+export class AccessDenied extends OAuthError {
+  constructor(description = 'The user declined the authorization request.') { super(403, 'access_denied', description); }
+}
+
+export class TemporarilyUnavailable extends OAuthError {
+  constructor(description = 'The authorization server is briefly unavailable; retry with backoff.') { super(503, 'temporarily_unavailable', description, 'temporarily_unavailable', { 'Retry-After': '5' }); }
+}
+
+/**
+ * The authorization request cannot be trusted to redirect (unknown client, unregistered
+ * redirect URI, expired interaction): RFC 6749 4.1.2.1 says inform the user, never redirect.
+ * Rendered as an HTML page with status 400.
+ */
+export class AuthorizationPageError extends Error {
+  readonly title: string;
+  constructor(title: string, description: string) {
+    super(description);
+    this.name = 'AuthorizationPageError';
+    this.title = title;
+  }
+}

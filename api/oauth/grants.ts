@@ -1,0 +1,89 @@
+import { randomBytes } from 'node:crypto';
+import { config } from '../../lib/config';
+import { db } from '../../lib/db';
+import { newId } from '../../lib/ids';
+import type { AccessLevel } from './scopes';
+import { publishTokenInvalidation, revokeFamilies, tokenHash } from './tokens';
+
+// Consents ("grants") and authorization codes (spec 5.3.2, 5.3.3).
+//
+// One live grant per (user, client) records the picks of the last approval: workspace,
+// default project, access level, the requested set (the welcome-back key) and the granted
+// set. Codes and token families copy what they need from it, so later approvals never change
+// tokens already issued (spec 5.3.6: existing tokens are never widened).
+
+export interface GrantRow {
+  id: string; user_id: string; client_id: string; workspace_id: string; default_project_id: string | null;
+  access_level: AccessLevel; requested_scopes: string[]; scopes: string[]; remembered: boolean;
+  created_at: Date; updated_at: Date; revoked_at: Date | null;
+}
+
+export async function liveGrant(userId: string, clientId: string): Promise<GrantRow | undefined> {
+  return (await db()('oauth_grants').where({ user_id: userId, client_id: clientId }).whereNull('revoked_at').first()) as GrantRow | undefined;
+}
+
+export interface Consent {
+  userId: string; clientId: string; workspaceId: string; defaultProjectId: string | null;
+  accessLevel: AccessLevel; requestedScopes: string[]; scopes: string[];
+}
+
+/** Records an approval; the live grant of this user and client is updated in place. */
+export async function saveConsent(c: Consent): Promise<GrantRow> {
+  const fields = {
+    workspace_id: c.workspaceId, default_project_id: c.defaultProjectId, access_level: c.accessLevel,
+    requested_scopes: c.requestedScopes, scopes: c.scopes, remembered: true, updated_at: new Date(),
+  };
+  return db().transaction(async (trx) => {
+    const existing = await trx('oauth_grants').where({ user_id: c.userId, client_id: c.clientId }).whereNull('revoked_at').forUpdate().first('id');
+    if (existing) {
+      const [row] = await trx('oauth_grants').where({ id: existing.id }).update(fields).returning('*');
+      return row as GrantRow;
+    }
+    const [row] = await trx('oauth_grants').insert({ id: newId('oauthGrant'), user_id: c.userId, client_id: c.clientId, ...fields }).returning('*');
+    return row as GrantRow;
+  });
+}
+
+/** spec 5.3.5: after refresh-token reuse the approval is no longer remembered; the next /authorize asks again. */
+export async function forgetConsent(grantId: string): Promise<void> {
+  await db()('oauth_grants').where({ id: grantId }).update({ remembered: false, updated_at: new Date() });
+}
+
+/** Revokes a grant and every token issued under it. Returns false when there was no live grant. */
+export async function revokeGrant(grantId: string): Promise<boolean> {
+  const revoked = await db().transaction(async (trx) => {
+    const n = await trx('oauth_grants').where({ id: grantId }).whereNull('revoked_at').update({ revoked_at: new Date(), remembered: false });
+    const families = await trx('oauth_token_families').where({ grant_id: grantId }).pluck('id');
+    await revokeFamilies(trx, families as string[], 'grant_revoked');
+    return n > 0;
+  });
+  await publishTokenInvalidation(`grant:${grantId}`);
+  return revoked;
+}
+
+export async function userGrants(userId: string) {
+  return db()('oauth_grants as g').join('oauth_clients as c', 'c.id', 'g.client_id').leftJoin('workspaces as w', 'w.id', 'g.workspace_id')
+    .where('g.user_id', userId).orderBy('g.created_at', 'desc')
+    .select('g.*', 'c.client_name', 'w.name as workspace_name',
+      db().raw(`(select count(*) from oauth_access_tokens t where t.family_id in (select id from oauth_token_families f where f.grant_id = g.id)
+                  and t.revoked_at is null and t.expires_at > now())::int as active_access_tokens`));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Authorization codes
+
+export interface CodeRow {
+  code_hash: string; client_id: string; grant_id: string; user_id: string; workspace_id: string; default_project_id: string | null;
+  redirect_uri: string; code_challenge: string; scopes: string[]; expires_at: Date; consumed_at: Date | null; created_at: Date;
+}
+
+/** spec 5.3.3: single use, config.oauth.codeTtlS (10 minutes), bound to client, redirect URI, challenge and scope. */
+export async function issueCode(grant: GrantRow, redirectUri: string, codeChallenge: string): Promise<string> {
+  const code = randomBytes(32).toString('base64url');
+  await db()('oauth_codes').insert({
+    code_hash: tokenHash(code), client_id: grant.client_id, grant_id: grant.id, user_id: grant.user_id, workspace_id: grant.workspace_id,
+    default_project_id: grant.default_project_id, redirect_uri: redirectUri, code_challenge: codeChallenge, scopes: grant.scopes,
+    expires_at: new Date(Date.now() + config.oauth.codeTtlS * 1000),
+  });
+  return code;
+}

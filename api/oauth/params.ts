@@ -1,0 +1,47 @@
+import type { Context } from 'koa';
+import { InvalidRequest } from './errors';
+
+// Request parameters of the OAuth endpoints. The body parser (api/rest/body.ts) already read
+// form-encoded and JSON bodies into ctx.state.body; this adds the OAuth rules on top.
+
+export type Params = Record<string, string>;
+
+/**
+ * RFC 6749 3.1/3.2: parameters sent without a value are treated as omitted, and request and
+ * response parameters must not be included more than once.
+ */
+function collect(entries: Iterable<[string, string]>): Params {
+  const out: Params = {};
+  const seen = new Set<string>();
+  for (const [k, v] of entries) {
+    if (seen.has(k)) throw new InvalidRequest(`The parameter \`${k}\` is included more than once.`);
+    seen.add(k);
+    if (v !== '') out[k] = v;
+  }
+  return out;
+}
+
+export function queryParams(ctx: Context): Params {
+  return collect(new URLSearchParams(ctx.querystring).entries());
+}
+
+/** Form-encoded (RFC 6749 4.1.3) or, as spec 5.3.4 also accepts, a JSON object of strings. */
+export function bodyParams(ctx: Context): Params {
+  if (ctx.is('application/x-www-form-urlencoded')) return collect(new URLSearchParams(String(ctx.state.rawBody ?? '')).entries());
+  const body = ctx.state.body as unknown;
+  if (body === undefined) return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidRequest('The request body must be form-encoded or a JSON object.');
+  const entries: Array<[string, string]> = [];
+  for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
+    if (v === null || v === undefined) continue;
+    if (typeof v !== 'string') throw new InvalidRequest(`The parameter \`${k}\` must be a string.`);
+    entries.push([k, v]);
+  }
+  return collect(entries);
+}
+
+export function required(params: Params, name: string): string {
+  const v = params[name];
+  if (v === undefined) throw new InvalidRequest(`The parameter \`${name}\` is required.`);
+  return v;
+}

@@ -1,0 +1,124 @@
+import { config } from '../../lib/config';
+import { db } from '../../lib/db';
+import { roleLabel, ROLE_LABELS } from '../../lib/roles';
+import type { AccessRole } from '../auth/context';
+import { projectName, type ProjectRow } from '../operations/projects/present';
+
+// spec 5.5: which workspaces an OAuth user reaches, and as what.
+//
+// - `member`: a live organisation membership. Admin-label roles see every project; Member and
+//   Client roles see the projects assigned to them (spec 4.2 "a plain member sees only
+//   assigned projects"); a Client role additionally gets the client view of spec 5.4.
+// - `agency_owner`: the workspace is billed to an agency (workspaces.billing_workspace_id) and
+//   the user owns that agency: a row in agency_owners *and* a live Admin-label membership of
+//   the agency, so that removing someone from the agency also ends their reach. An agency
+//   owner acts as an admin (role admin, every project), whatever a membership of the client
+//   workspace itself says.
+//
+// Reach and role are cached per process for config.membershipCacheMs (spec 5.5: "cached 60
+// seconds"; spec 5.4: a role change is effective within a minute). The plan, which decides
+// API access, is cached only for config.authCacheMs, like API-key records.
+
+export interface WorkspaceAccess {
+  reach: 'member' | 'agency_owner';
+  role: AccessRole;
+  /** null: every project; otherwise the assigned set. */
+  projectIds: ReadonlySet<string> | null;
+}
+
+const ADMIN_SLUGS = Object.entries(ROLE_LABELS).filter(([, label]) => label === 'Admin').map(([slug]) => slug);
+
+const accessCache = new Map<string, { value: WorkspaceAccess | null; at: number }>();
+const planCache = new Map<string, { plan: string | null; at: number }>();
+
+export function clearReachCache(): void {
+  accessCache.clear();
+  planCache.clear();
+}
+
+async function loadAccess(userId: string, workspaceId: string): Promise<WorkspaceAccess | null> {
+  const row = await db()('workspaces as w')
+    .leftJoin('memberships as m', (j) => j.on('m.workspace_id', 'w.id').andOn('m.user_id', db().raw('?', [userId])))
+    .where('w.id', workspaceId)
+    .first(
+      'w.id', 'm.id as membership_id', 'm.role',
+      db().raw(
+        `exists (select 1 from agency_owners ao join memberships am on am.workspace_id = ao.agency_workspace_id and am.user_id = ao.user_id
+           where ao.agency_workspace_id = w.billing_workspace_id and ao.user_id = ? and am.role = any(?)) as agency_owner`,
+        [userId, ADMIN_SLUGS],
+      ),
+    );
+  if (!row) return null;
+  if (row.agency_owner) return { reach: row.membership_id ? 'member' : 'agency_owner', role: 'admin', projectIds: null };
+  if (!row.membership_id) return null;
+  const label = roleLabel(row.role);
+  if (label === 'Admin') return { reach: 'member', role: 'admin', projectIds: null };
+  const assigned = await db()('membership_projects').where({ membership_id: row.membership_id }).pluck('project_id');
+  return { reach: 'member', role: label === 'Client' ? 'client' : 'member', projectIds: new Set(assigned as string[]) };
+}
+
+/** How `userId` reaches `workspaceId`, or null when it does not (or the workspace does not exist). */
+export async function workspaceAccess(userId: string, workspaceId: string): Promise<WorkspaceAccess | null> {
+  const key = `${userId}:${workspaceId}`;
+  const now = Date.now();
+  const hit = accessCache.get(key);
+  if (hit && now - hit.at < config.membershipCacheMs) return hit.value;
+  const value = await loadAccess(userId, workspaceId);
+  accessCache.set(key, { value, at: now });
+  if (accessCache.size > 100_000) accessCache.delete(accessCache.keys().next().value as string);
+  return value;
+}
+
+/** spec 5.5: the target workspace's own plan, or its billing agency's plan when it has one. */
+export async function effectivePlanOf(workspaceId: string): Promise<string | null> {
+  const now = Date.now();
+  const hit = planCache.get(workspaceId);
+  if (hit && now - hit.at < config.authCacheMs) return hit.plan;
+  const row = await db()('workspaces as w').leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
+    .where('w.id', workspaceId).first('w.plan', 'b.plan as billing_plan');
+  const plan = row ? ((row.billing_plan as string | null) ?? (row.plan as string)) : null;
+  planCache.set(workspaceId, { plan, at: now });
+  if (planCache.size > 100_000) planCache.delete(planCache.keys().next().value as string);
+  return plan;
+}
+
+export interface ReachableWorkspace { id: string; name: string; plan: string; reach: 'member' | 'agency_owner' }
+
+/**
+ * spec 2.15 / 4.2: every organisation the user belongs to plus the client workspaces billed to
+ * an agency the user owns; one entry per workspace, `member` when both apply. Read live: this
+ * backs the consent page and GET /v1/workspaces, which are not hot paths.
+ */
+export async function reachableWorkspaces(userId: string): Promise<ReachableWorkspace[]> {
+  const rows = (await db().raw(
+    `select w.id, w.name, coalesce(b.plan, w.plan) as plan, 'member' as reach
+       from memberships m join workspaces w on w.id = m.workspace_id left join workspaces b on b.id = w.billing_workspace_id
+      where m.user_id = ?
+     union all
+     select w.id, w.name, coalesce(b.plan, w.plan) as plan, 'agency_owner' as reach
+       from agency_owners ao
+       join memberships am on am.workspace_id = ao.agency_workspace_id and am.user_id = ao.user_id and am.role = any(?)
+       join workspaces w on w.billing_workspace_id = ao.agency_workspace_id
+       left join workspaces b on b.id = w.billing_workspace_id
+      where ao.user_id = ?`,
+    [userId, ADMIN_SLUGS, userId],
+  )).rows as ReachableWorkspace[];
+  const byId = new Map<string, ReachableWorkspace>();
+  for (const r of rows) {
+    const seen = byId.get(r.id);
+    if (!seen || (seen.reach === 'agency_owner' && r.reach === 'member')) byId.set(r.id, r);
+  }
+  return [...byId.values()].sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+}
+
+/** The projects a user may pick as the default on the consent page (spec 5.3.2), newest first. */
+export async function pickableProjects(access: WorkspaceAccess, workspaceId: string): Promise<Array<{ id: string; name: string }>> {
+  const q = db()('projects as p').leftJoin('network_connections as c', 'c.id', 'p.connection_id')
+    .where('p.workspace_id', workspaceId)
+    .orderBy([{ column: 'p.created_at', order: 'desc' }, { column: 'p.id', order: 'desc' }])
+    .select('p.id', 'p.type', 'p.display_name', 'p.slug', 'c.display_name as c_display_name');
+  if (access.projectIds) q.whereIn('p.id', [...access.projectIds]);
+  const rows = (await q) as Array<Pick<ProjectRow, 'id' | 'type' | 'display_name' | 'slug' | 'c_display_name'>>;
+  // spec 2.5: the display name the project list shows.
+  return rows.map((r) => ({ id: r.id, name: projectName(r) }));
+}

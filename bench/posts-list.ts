@@ -1,0 +1,448 @@
+// Bench: GET /v1/posts?projectId=…&limit=50 — the real API against a bare Koa + pg server
+// answering the same page, on the same machine, in the same run.
+//
+//   npm run bench -- posts-list                 full run (≈ 2 min)
+//   npm run bench -- posts-list --profile       CPU profiles of both servers + stage timings
+//   npm run bench -- posts-list --help          every option
+//
+// See bench/README.md for what the figures mean.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { closedLoop, getJson, openLoop, type OpenLoopResult, type RunResult, type Target } from './lib/load';
+import { diff, machineInfo, snapshot, type CpuBreakdown, type Groups } from './lib/proc';
+import { printProfile, summarizeProfile, type ProfileSummary } from './lib/profile';
+import { REPO_ROOT, startServer, type ServerHandle } from './lib/servers';
+import { postContent, prng, titleOf } from './lib/content';
+import type { StageTiming } from './lib/stages';
+
+const TARGETS = { minRatio: 0.6, maxP99MsAtRate: 25 };
+// Far above anything this machine can send in a 60 s window: the limiter still runs its Redis
+// script on every request (its cost is part of what we measure) but never answers 429.
+const RATE_LIMIT_READ = '10000000';
+
+const { values: opt } = parseArgs({
+  options: {
+    connections: { type: 'string', default: '32' },
+    duration: { type: 'string', default: '15' },
+    warmup: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '2' },
+    rate: { type: 'string', default: '200' },
+    'rate-duration': { type: 'string', default: '20' },
+    posts: { type: 'string', default: '5000' },
+    profile: { type: 'boolean', default: false },
+    stages: { type: 'boolean', default: false },
+    strict: { type: 'boolean', default: false },
+    'quiet-wait': { type: 'string', default: '120' },
+    help: { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+
+if (opt.help) {
+  console.log(`posts-list: GET /v1/posts?limit=50, real app vs bare Koa + pg.
+
+Options:
+  --connections N     closed-loop keep-alive connections (default 32)
+  --duration S        seconds per closed-loop measurement (default 15)
+  --warmup S          seconds of warm-up before each measurement (default 5)
+  --rounds N          closed-loop rounds; servers alternate order ABBA… (default 2)
+  --rate R            open-loop requests/s against the real app (default 200)
+  --rate-duration S   seconds of the open-loop measurement (default 20)
+  --posts N           posts seeded in the benchmarked project (default 5000)
+  --profile           profile both servers during one closed-loop run each (figures carry
+                      profiler overhead; written to posts-list.profile.json) + stage timings
+  --stages            time each step of the request inside the app process, unloaded
+  --strict            exit 1 when a target is missed
+  --quiet-wait S      before each measurement, wait up to S seconds for other processes to
+                      use < 10% of the machine (default 120; 0 = do not wait)
+
+Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench),
+             BENCH_REDIS_URL (default redis://127.0.0.1:6379/14; the database is flushed).`);
+  process.exit(0);
+}
+
+const num = (name: keyof typeof opt) => {
+  const n = Number(opt[name]);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number`);
+  return n;
+};
+const CONNECTIONS = num('connections');
+const DURATION_MS = num('duration') * 1000;
+const WARMUP_MS = num('warmup') * 1000;
+const ROUNDS = opt.profile ? 1 : num('rounds');
+const RATE = num('rate');
+const RATE_DURATION_MS = num('rate-duration') * 1000;
+const POSTS = Math.round(num('posts'));
+const QUIET_WAIT_MS = Number(opt['quiet-wait']) * 1000;
+const QUIET_THRESHOLD = 0.1;
+
+const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/14';
+const BENCH_DB = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1));
+const RESULTS_DIR = path.join(REPO_ROOT, 'bench', 'results');
+
+// lib/config reads the environment once, at import: everything the app modules (in this
+// process for seeding, and in the forked server) must see is set before the first import.
+Object.assign(process.env, {
+  DATABASE_URL,
+  REDIS_URL,
+  RATE_LIMIT_READ,
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  // Both servers run as they would in production; Koa and libraries branch on it.
+  NODE_ENV: 'production',
+});
+
+const CPUS = machineInfo().cpus;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const step = (text: string) => console.log(`• ${text}`);
+
+async function resetDatabase(url: string): Promise<void> {
+  const { ensureDatabase, describeStartupError } = await import('../lib/preflight');
+  // ensureDatabase gives the one-line "cannot reach Postgres at … start it with …" message.
+  await ensureDatabase(url).catch((err) => { throw new Error(describeStartupError(err)); });
+  const name = decodeURIComponent(new URL(url).pathname.slice(1));
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  const ident = `"${name.replace(/"/g, '""')}"`;
+  await client.query(`drop database if exists ${ident} with (force)`);
+  await client.query(`create database ${ident}`);
+  await client.end();
+  const { createKnex, migrateLatest } = await import('../lib/db');
+  const k = createKnex(url);
+  await migrateLatest(k);
+  await k.destroy();
+}
+
+async function flushRedis(url: string): Promise<void> {
+  const { checkRedis, describeStartupError } = await import('../lib/preflight');
+  await checkRedis(url).catch((err) => { throw new Error(describeStartupError(err)); });
+  const { Redis } = await import('ioredis');
+  const r = new Redis(url);
+  await r.flushdb();
+  r.disconnect();
+}
+
+interface Seed { workspaceId: string; projectId: string; apiKey: string; posts: number; deletedPosts: number; contentChars: { min: number; max: number; mean: number } }
+
+async function seed(): Promise<Seed> {
+  const { createWorkspace, createProject, issueApiKey } = await import('../lib/admin/provision');
+  const { db, closeDb } = await import('../lib/db');
+  const { closeRedis } = await import('../lib/redis');
+  const { newId } = await import('../lib/ids');
+
+  // Through the operator provisioning code, so workspace, statuses, project, connection and
+  // key are exactly what a real customer gets.
+  const workspace = await createWorkspace({ name: 'Bench Co', plan: 'BUSINESS' });
+  const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench Person', username: 'bench-person', connection: 'connected' });
+  const key = await issueApiKey({ workspaceId: workspace.id, scopes: ['read'], name: 'bench' });
+
+  const statuses = await db()('post_statuses').where({ workspace_id: workspace.id }).select('id', 'category');
+  const statusId = (category: string) => statuses.find((s: { category: string }) => s.category === category)?.id ?? null;
+  // A plausible board: mostly drafts and published posts, some scheduled, a few in review.
+  const MIX: Array<[string, string, number]> = [
+    ['draft', 'draft', 0.4], ['published', 'published', 0.25], ['scheduled', 'scheduled', 0.15],
+    ['suggested', 'suggested', 0.1], ['waitingApproval', 'review', 0.06], ['failed_to_publish', 'scheduled', 0.04],
+  ];
+  const CONTENT_TYPES = ['PERSONAL', 'PERSONAL', 'PERSONAL', 'BUSINESS_EXTERNAL', 'EDUCATIONAL'];
+  const rand = prng(20261121);
+  const now = Date.now();
+  const year = 365 * 86_400_000;
+  // A small share of soft-deleted rows, so `deleted_at is null` filters something out as it
+  // does in production.
+  const deleted = Math.round(POSTS * 0.02);
+  const rows: Record<string, unknown>[] = [];
+  const lengths: number[] = [];
+  for (let i = 0; i < POSTS + deleted; i++) {
+    let u = rand(), acc = 0;
+    const [status, category] = (MIX.find(([, , p]) => (acc += p) >= u) ?? MIX[0]!).slice(0, 2) as [string, string];
+    const createdAt = new Date(now - Math.floor(rand() * 2 * year));
+    const content = postContent(rand);
+    lengths.push(content.length);
+    u = rand();
+    rows.push({
+      id: newId('post'), workspace_id: workspace.id, project_id: project.id, status, status_id: statusId(category),
+      title: u < 0.7 ? titleOf(content) : '', title_auto: u < 0.7, content, content_type: CONTENT_TYPES[Math.floor(rand() * CONTENT_TYPES.length)],
+      scheduled_at: status === 'scheduled' || status === 'failed_to_publish' ? new Date(now + Math.floor(rand() * 60 * 86_400_000)) : status === 'published' ? new Date(createdAt.getTime() + 86_400_000) : null,
+      published_at: status === 'published' ? new Date(createdAt.getTime() + 86_400_000) : null,
+      created_at: createdAt,
+      updated_at: rand() < 0.6 ? new Date(createdAt.getTime() + Math.floor(rand() * 7 * 86_400_000)) : null,
+      deleted_at: i >= POSTS ? new Date(now - Math.floor(rand() * 30 * 86_400_000)) : null,
+    });
+  }
+  for (let i = 0; i < rows.length; i += 1000) await db()('posts').insert(rows.slice(i, i + 1000));
+  // Fresh statistics and visibility map, as a table this size has in production.
+  await db().raw('vacuum analyze posts');
+  await closeDb();
+  await closeRedis();
+  return {
+    workspaceId: workspace.id, projectId: project.id, apiKey: key.key, posts: POSTS, deletedPosts: deleted,
+    contentChars: { min: Math.min(...lengths), max: Math.max(...lengths), mean: Math.round(lengths.reduce((a, b) => a + b, 0) / lengths.length) },
+  };
+}
+
+interface Measured<R extends RunResult> { result: R; serverCpuUsPerReq: number; cpu: CpuBreakdown | null; cpuUsPerReq: Record<string, number> | null }
+
+async function measure<R extends RunResult>(server: ServerHandle, groups: () => Promise<Groups>, run: () => Promise<R>): Promise<Measured<R>> {
+  const c0 = await server.cpuUs();
+  const s0 = snapshot();
+  const result = await run();
+  const s1 = snapshot();
+  const c1 = await server.cpuUs();
+  const cpu = diff(s0, s1, await groups());
+  const cpuUsPerReq = cpu && result.ok ? Object.fromEntries(Object.entries(cpu.cpuMs).map(([k, ms]) => [k, Math.round((ms * 1000) / result.ok)])) : null;
+  return { result, serverCpuUsPerReq: result.ok ? Math.round((c1 - c0) / result.ok) : 0, cpu, cpuUsPerReq };
+}
+
+function checkResponse(name: string, r: Awaited<ReturnType<typeof getJson>>): { data: unknown[]; pagination: { next_cursor: string | null; has_more: boolean } } {
+  const body = r.body as { data?: unknown[]; pagination?: { next_cursor: string | null; has_more: boolean } };
+  if (r.status !== 200 || !Array.isArray(body?.data) || !body.pagination) {
+    throw new Error(`${name} answered ${r.status}: ${JSON.stringify(r.body).slice(0, 500)}`);
+  }
+  if (body.data.length !== 50 || !body.pagination.has_more || !body.pagination.next_cursor) {
+    throw new Error(`${name} did not return a full first page (${body.data.length} items, has_more=${body.pagination.has_more})`);
+  }
+  return body as never;
+}
+
+const f1 = (x: number) => x.toFixed(1);
+const f0 = (x: number) => Math.round(x).toLocaleString('en-US');
+const pad = (s: string, n: number) => s.padStart(n);
+
+/**
+ * Share of the machine's cores used by processes outside the bench (other users' jobs, test
+ * suites) during a measurement. On a 2-core box a busy neighbour moves the figures more than
+ * most code changes do, so a run says when it was not alone.
+ */
+function otherShare(m: Measured<RunResult>): number {
+  return m.cpu ? m.cpu.cpuMs.other! / (m.result.durationS * 1000 * CPUS) : 0;
+}
+
+function noise(m: Measured<RunResult>): string {
+  const share = otherShare(m);
+  return share >= 0.05 ? ` — NOTE: other processes took ${(share * 100).toFixed(0)}% of the machine` : '';
+}
+
+/**
+ * Holds the next measurement until other processes leave the cores (mostly) to us, for at
+ * most --quiet-wait seconds; then measures anyway and the run's NOTE lines tell the story.
+ */
+async function waitForQuiet(groups: () => Promise<Groups>): Promise<void> {
+  const deadline = Date.now() + QUIET_WAIT_MS;
+  let announced = false;
+  for (;;) {
+    const a = snapshot();
+    await sleep(1000);
+    const cpu = diff(a, snapshot(), await groups());
+    const share = cpu ? cpu.cpuMs.other! / (1000 * CPUS) : 0;
+    if (share < QUIET_THRESHOLD) {
+      if (announced) console.log(`    machine quiet again (other processes ${(share * 100).toFixed(0)}%)`);
+      return;
+    }
+    if (Date.now() >= deadline) {
+      if (QUIET_WAIT_MS > 0) console.log(`    still busy after ${QUIET_WAIT_MS / 1000} s (other processes ${(share * 100).toFixed(0)}%); measuring anyway`);
+      return;
+    }
+    if (!announced) console.log(`    waiting for the machine to quiet down: other processes use ${(share * 100).toFixed(0)}% of it`);
+    announced = true;
+  }
+}
+
+function mean(xs: number[]): number {
+  return xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+async function main() {
+  const started = Date.now();
+  const machine = machineInfo();
+  console.log(`posts-list bench — ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}`);
+  step(`database ${DATABASE_URL.replace(/\/\/([^:@/]*):[^@]*@/, '//$1:***@')} (reset), Redis ${REDIS_URL} (flushed)`);
+  await resetDatabase(DATABASE_URL);
+  await flushRedis(REDIS_URL);
+
+  step(`seeding: workspace + project + API key via lib/admin/provision, ${POSTS.toLocaleString('en-US')} posts`);
+  const s = await seed();
+  step(`seeded ${s.posts.toLocaleString('en-US')} live + ${s.deletedPosts} soft-deleted posts, content ${s.contentChars.min}-${s.contentChars.max} chars (mean ${s.contentChars.mean})`);
+
+  const env = { ...process.env, BENCH_WORKSPACE_ID: s.workspaceId };
+  const [ours, bare] = await Promise.all([
+    startServer('ours', 'bench/lib/serve-app.ts', env),
+    startServer('bare', 'bench/lib/serve-bare.ts', env),
+  ]);
+  // Reads pg_stat_activity for the CPU accounting below; idle otherwise.
+  const pgAdmin = new pg.Client({ connectionString: DATABASE_URL });
+  await pgAdmin.connect();
+  const stopAll = () => Promise.allSettled([ours.stop(), bare.stop(), pgAdmin.end()]);
+  process.on('SIGINT', () => void stopAll().then(() => process.exit(130)));
+
+  try {
+    const requestPath = `/v1/posts?projectId=${encodeURIComponent(s.projectId)}&limit=50`;
+    // The same request, credential included, goes to both: the bare server ignores it.
+    const headers = { authorization: `Bearer ${s.apiKey}`, accept: 'application/json' };
+    const target = (srv: ServerHandle): Target => ({ url: srv.baseUrl + requestPath, headers });
+    step(`servers: ours pid ${ours.pid} :${ours.port}, bare pid ${bare.pid} :${bare.port} — GET ${requestPath.replace(s.projectId, '<project>')}`);
+
+    // Both must serve the same page, or the comparison means nothing.
+    const [ro, rb] = await Promise.all([getJson(target(ours)), getJson(target(bare))]);
+    const po = checkResponse('ours', ro);
+    const pb = checkResponse('bare', rb);
+    if (JSON.stringify(po.data) !== JSON.stringify(pb.data)) throw new Error('ours and bare return different data for the same page');
+    if (ro.headers['x-ratelimit-limit'] !== RATE_LIMIT_READ) throw new Error(`ours reports X-RateLimit-Limit ${ro.headers['x-ratelimit-limit']}, expected ${RATE_LIMIT_READ}`);
+    const bytes = { ours: JSON.stringify(ro.body).length, bare: JSON.stringify(rb.body).length };
+    step(`both answer the same 50 posts (body ${f0(bytes.ours)} B ours / ${f0(bytes.bare)} B bare; ours' cursor is signed, so longer)`);
+    step(`rate limiter active with RATE_LIMIT_READ=${Number(RATE_LIMIT_READ).toLocaleString('en-US')}/min: every request runs its Redis script, none is refused`);
+
+    // Who is who among the machine's processes. Postgres is shared with whatever else runs
+    // here (other databases' test suites, say): their backends count as "other", not as the
+    // cost of our requests. Redis is one process and cannot be split; its share is small.
+    const groups = async (): Promise<Groups> => {
+      const { rows } = await pgAdmin.query<{ pid: number; datname: string | null; backend_type: string }>('select pid, datname, backend_type from pg_stat_activity');
+      const foreign = new Set(rows.filter((r) => r.backend_type === 'client backend' && r.datname !== BENCH_DB).map((r) => r.pid));
+      return {
+        ours: (p) => p.pid === ours.pid,
+        bare: (p) => p.pid === bare.pid,
+        generator: (p) => p.pid === process.pid,
+        postgres: (p) => p.comm === 'postgres' && !foreign.has(p.pid),
+        redis: (p) => p.comm.startsWith('redis-server'),
+      };
+    };
+    const quiet = () => waitForQuiet(groups);
+
+    // (i) Capacity: closed loop. Warm-up first (JIT, knex/pg pools, auth cache, Postgres buffers).
+    for (const srv of [ours, bare]) {
+      step(`warm-up ${srv.name}: ${WARMUP_MS / 1000} s closed loop, ${CONNECTIONS} connections`);
+      await closedLoop(target(srv), { connections: CONNECTIONS, durationMs: WARMUP_MS });
+    }
+    const closed: Record<'ours' | 'bare', Measured<RunResult>[]> = { ours: [], bare: [] };
+    const profiles: Record<string, { summary: ProfileSummary; requests: number }> = {};
+    for (let round = 0; round < ROUNDS; round++) {
+      // ABBA order: neither server always runs first (thermal state, autovacuum, page cache).
+      const order = round % 2 === 0 ? [ours, bare] : [bare, ours];
+      for (const srv of order) {
+        await quiet();
+        step(`round ${round + 1}/${ROUNDS} ${srv.name}: ${DURATION_MS / 1000} s closed loop, ${CONNECTIONS} connections${opt.profile ? ' (profiling)' : ''}`);
+        if (opt.profile) await srv.profileStart();
+        const m = await measure(srv, groups, () => closedLoop(target(srv), { connections: CONNECTIONS, durationMs: DURATION_MS }));
+        if (opt.profile) {
+          const file = await srv.profileStop(path.join(RESULTS_DIR, 'profiles', `posts-list-${srv.name}.cpuprofile`));
+          // Kept with the request count, so the summary can speak in µs per request.
+          profiles[srv.name] = { summary: summarizeProfile(file, REPO_ROOT), requests: m.result.ok };
+        }
+        closed[srv.name as 'ours' | 'bare'].push(m);
+        console.log(`    ${f0(m.result.rps)} req/s, p50 ${f1(m.result.latencyMs.p50)} ms, p99 ${f1(m.result.latencyMs.p99)} ms, ${m.result.errors} errors, server CPU ${f0(m.serverCpuUsPerReq)} µs/req${noise(m)}`);
+      }
+    }
+
+    // (ii) Fixed rate against ours: open loop, latency from the scheduled send time.
+    let fixed: Measured<OpenLoopResult> | null = null;
+    if (!opt.profile) {
+      // A workspace's limiter window only ever holds its own last minute; start this phase
+      // with an empty one instead of the closed loop's tens of thousands of entries.
+      const { Redis } = await import('ioredis');
+      const r = new Redis(REDIS_URL);
+      await r.del(`rl:read:${s.workspaceId}`);
+      r.disconnect();
+      await quiet();
+      step(`warm-up ours: ${WARMUP_MS / 1000} s open loop at ${RATE} req/s`);
+      await openLoop(target(ours), { rate: RATE, durationMs: WARMUP_MS });
+      await quiet();
+      step(`ours: ${RATE_DURATION_MS / 1000} s open loop at ${RATE} req/s`);
+      fixed = await measure(ours, groups, () => openLoop(target(ours), { rate: RATE, durationMs: RATE_DURATION_MS }));
+    }
+
+    let stages: StageTiming[] | null = null;
+    if (opt.profile || opt.stages) {
+      await quiet();
+      step('stage timings inside the app process (unloaded, sequential)');
+      stages = await ours.call<StageTiming[]>('stages', { token: s.apiKey, projectId: s.projectId, port: ours.port, iterations: 1000 });
+    }
+
+    // ── Report ────────────────────────────────────────────────────────────────────────────
+    const agg = (ms: Measured<RunResult>[]) => ({
+      rps: mean(ms.map((m) => m.result.rps)),
+      p50: mean(ms.map((m) => m.result.latencyMs.p50)),
+      p99: mean(ms.map((m) => m.result.latencyMs.p99)),
+      max: Math.max(...ms.map((m) => m.result.latencyMs.max)),
+      errors: ms.reduce((a, m) => a + m.result.errors, 0),
+      serverCpuUsPerReq: mean(ms.map((m) => m.serverCpuUsPerReq)),
+      machineBusy: ms[0]!.cpu ? mean(ms.map((m) => m.cpu!.machineBusy)) : null,
+      otherProcessesShare: ms[0]!.cpu ? mean(ms.map(otherShare)) : null,
+      cpuUsPerReq: ms[0]!.cpuUsPerReq ? Object.fromEntries(Object.keys(ms[0]!.cpuUsPerReq!).map((k) => [k, Math.round(mean(ms.map((m) => m.cpuUsPerReq![k]!)))])) : null,
+    });
+    const A = agg(closed.ours);
+    const B = agg(closed.bare);
+    const ratio = A.rps / B.rps;
+    const ratioMet = ratio >= TARGETS.minRatio;
+    const p99Met = fixed ? fixed.result.latencyMs.p99 < TARGETS.maxP99MsAtRate : null;
+
+    console.log(`\nGET /v1/posts?projectId=…&limit=50 — 50 posts/page, ~${f0(bytes.ours / 1024)} KiB/response`);
+    console.log(`closed loop: ${CONNECTIONS} keep-alive connections, ${DURATION_MS / 1000} s × ${ROUNDS} round(s) per server${opt.profile ? ', PROFILED (figures carry profiler overhead)' : ''}`);
+    console.log(`  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}${pad('errors', 8)}${pad('srv CPU µs/req', 16)}`);
+    for (const [label, x] of [['ours (real app)', A], ['bare Koa + pg', B]] as const) {
+      console.log(`  ${label.padEnd(22)}${pad(f0(x.rps), 9)}${pad(f1(x.p50), 9)}${pad(f1(x.p99), 9)}${pad(f1(x.max), 9)}${pad(String(x.errors), 8)}${pad(f0(x.serverCpuUsPerReq), 16)}`);
+    }
+    console.log(`  ratio ours/bare: ${(ratio * 100).toFixed(1)}%   target ≥ ${TARGETS.minRatio * 100}%   ${ratioMet ? 'MET' : 'MISSED'}`);
+    if (A.cpuUsPerReq && B.cpuUsPerReq) {
+      const keys = ['ours', 'bare', 'postgres', 'redis', 'generator', 'other'];
+      console.log(`  CPU per request by process (µs), machine busy ${f0((A.machineBusy ?? 0) * 100)}% / ${f0((B.machineBusy ?? 0) * 100)}%:`);
+      console.log(`  ${''.padEnd(22)}${keys.map((k) => pad(k, 10)).join('')}${pad('total', 10)}`);
+      for (const [label, x] of [['ours run', A.cpuUsPerReq], ['bare run', B.cpuUsPerReq]] as const) {
+        console.log(`  ${label.padEnd(22)}${keys.map((k) => pad(f0(x[k] ?? 0), 10)).join('')}${pad(f0(Object.values(x).reduce((a, b) => a + b, 0)), 10)}`);
+      }
+    }
+    if (fixed) {
+      const l = fixed.result.latencyMs;
+      console.log(`\nopen loop against ours: ${RATE} req/s for ${RATE_DURATION_MS / 1000} s (latency from scheduled send time)`);
+      console.log(`  achieved ${f1(fixed.result.rps)} req/s, ${fixed.result.ok} ok, ${fixed.result.errors} errors; p50 ${f1(l.p50)} ms, p90 ${f1(l.p90)} ms, p99 ${f1(l.p99)} ms, max ${f1(l.max)} ms`);
+      console.log(`  generator send lag p99 ${f1(fixed.result.sendLagMs.p99)} ms; server CPU ${f0(fixed.serverCpuUsPerReq)} µs/req; machine busy ${f0((fixed.cpu?.machineBusy ?? 0) * 100)}%${noise(fixed)}`);
+      console.log(`  p99 < ${TARGETS.maxP99MsAtRate} ms at ${RATE} req/s: ${p99Met ? 'MET' : 'MISSED'}`);
+    }
+    if (stages) {
+      console.log('\nstages inside the app process (sequential, no load; wall includes waiting on Postgres/Redis):');
+      console.log(`  ${'stage'.padEnd(56)}${pad('wall p50 µs', 13)}${pad('wall mean µs', 14)}${pad('CPU µs/call', 13)}`);
+      for (const t of stages) console.log(`  ${t.stage.padEnd(56)}${pad(f0(t.wallP50Us), 13)}${pad(f0(t.wallMeanUs), 14)}${pad(f0(t.cpuUsPerCall), 13)}`);
+    }
+    for (const [name, p] of Object.entries(profiles)) printProfile(`CPU profile, ${name} server`, p.summary, p.requests);
+
+    const roundJson = (m: Measured<RunResult>) => ({ ...m.result, serverCpuUsPerReq: m.serverCpuUsPerReq, cpuUsPerReq: m.cpuUsPerReq, machineBusy: m.cpu?.machineBusy ?? null, otherProcessesShare: otherShare(m) });
+    const results = {
+      bench: 'posts-list',
+      finishedAt: new Date().toISOString(),
+      wallSeconds: Math.round((Date.now() - started) / 1000),
+      machine,
+      profiled: opt.profile,
+      request: { method: 'GET', path: '/v1/posts?projectId=<project>&limit=50', responseBytes: bytes },
+      settings: {
+        connections: CONNECTIONS, durationS: DURATION_MS / 1000, warmupS: WARMUP_MS / 1000, rounds: ROUNDS,
+        rate: RATE, rateDurationS: RATE_DURATION_MS / 1000, rateLimitRead: Number(RATE_LIMIT_READ),
+        authCacheMs: Number(process.env.AUTH_CACHE_MS ?? 4000), database: 'content_scheduler_bench', redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
+      },
+      seed: { posts: s.posts, deletedPosts: s.deletedPosts, contentChars: s.contentChars },
+      throughput: {
+        ours: { ...A, rounds: closed.ours.map(roundJson) },
+        bare: { ...B, rounds: closed.bare.map(roundJson) },
+        ratio,
+      },
+      fixedRate: fixed ? { ...fixed.result, serverCpuUsPerReq: fixed.serverCpuUsPerReq, cpuUsPerReq: fixed.cpuUsPerReq, machineBusy: fixed.cpu?.machineBusy ?? null, otherProcessesShare: otherShare(fixed) } : null,
+      targets: { ratio: { min: TARGETS.minRatio, met: ratioMet }, p99AtRate: { maxMs: TARGETS.maxP99MsAtRate, rate: RATE, met: p99Met } },
+      stages,
+      profiles: Object.keys(profiles).length ? profiles : null,
+    };
+    fs.mkdirSync(RESULTS_DIR, { recursive: true });
+    const out = path.join(RESULTS_DIR, opt.profile ? 'posts-list.profile.json' : 'posts-list.json');
+    fs.writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
+    console.log(`\nresults: ${path.relative(process.cwd(), out)}`);
+    if (opt.strict && (!ratioMet || p99Met === false)) process.exitCode = 1;
+  } finally {
+    await stopAll();
+  }
+}
+
+main().catch((err) => {
+  console.error(`posts-list: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,59 @@
+// `npm run bench` runs every bench; `npm run bench -- posts-list` runs one (several names may
+// be given); `npm run bench -- --list` lists them. Other arguments go to each selected bench
+// (e.g. `npm run bench -- posts-list --duration 30`).
+//
+// A bench is any bench/<name>.ts next to this file; helpers live in bench/lib/. Each bench runs
+// in a fresh Node process, one after another: a bench sets the environment the app modules
+// read once at import (database, Redis, limits), and two benches sharing a process — or a
+// machine at the same time — would skew each other's figures.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const benchDir = import.meta.dirname;
+const root = path.resolve(benchDir, '..');
+
+const available = fs.readdirSync(benchDir)
+  .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && f !== 'run.ts')
+  .map((f) => f.slice(0, -3))
+  .sort();
+
+const args = process.argv.slice(2);
+if (args.includes('--list')) {
+  for (const name of available) console.log(name);
+  process.exit(0);
+}
+
+// Leading bare words are bench names; from the first option on, everything belongs to the benches.
+const firstOption = args.findIndex((a) => a.startsWith('-'));
+const names = firstOption === -1 ? args : args.slice(0, firstOption);
+const passThrough = firstOption === -1 ? [] : args.slice(firstOption);
+const unknown = names.filter((n) => !available.includes(n));
+if (unknown.length) {
+  console.error(`unknown bench: ${unknown.join(', ')}; available: ${available.join(', ') || '(none)'}`);
+  process.exit(2);
+}
+const selected = names.length ? names : available;
+
+function runOne(name: string): Promise<number> {
+  return new Promise((resolve) => {
+    // tsx as an import hook in a plain node process (no tsx supervisor in between), so the
+    // bench's own pid is the load generator's.
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(benchDir, `${name}.ts`), ...passThrough], { cwd: root, stdio: 'inherit', env: process.env });
+    // Ctrl-C reaches the child through the terminal's process group; just wait for it.
+    process.on('SIGINT', () => undefined);
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+  });
+}
+
+let failed = 0;
+for (const name of selected) {
+  if (selected.length > 1) console.log(`\n=== ${name} ===`);
+  const code = await runOne(name);
+  if (code !== 0) {
+    failed++;
+    console.error(`bench ${name} exited with code ${code}`);
+  }
+}
+process.exit(failed ? 1 : 0);

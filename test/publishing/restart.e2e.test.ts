@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { db } from '../../lib/db';
+import { freePort, resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../../lib/temporalBinary';
+import { client } from '../support/app';
+import { workspaceWithKey } from '../support/factories';
+import { connectedPersonalProject, simulator } from '../support/network';
+import { spawnService, type ServiceProcess } from '../support/processes';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+
+// spec 3.1 + the exactly-once promise: with timers pending, every process (API, worker and the
+// Temporal server itself) is killed and restarted; each post is published exactly once, an
+// unscheduled post never.
+describe('publishing survives killing every process (end to end)', function () {
+  this.timeout(240_000);
+  const sim = simulator();
+  let dir: string;
+  let temporal: DevServer;
+  let temporalPort: number;
+  let api: ServiceProcess | undefined;
+  let worker: ServiceProcess | undefined;
+  let apiPort: number;
+  let binary: string;
+
+  async function startTemporal() {
+    temporal = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: path.join(dir, 'temporal.db'), log: () => {} });
+  }
+  const env = () => ({ TEMPORAL_ADDRESS: temporal.address, PORT: String(apiPort), TEMPORAL_TASK_QUEUE: 'restart-e2e', RECONCILE_INTERVAL_SECONDS: '2' });
+  async function startApi() { api = await spawnService('api/main.ts', env(), /api listening/); }
+  async function startWorker() { worker = await spawnService('workers/main.ts', env(), /worker running/); }
+
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'publish-e2e-'));
+    binary = await resolveTemporalBinary();
+    temporalPort = await freePort();
+    await startTemporal();
+    apiPort = await freePort();
+    await Promise.all([startApi(), startWorker()]);
+  });
+  afterEach(async () => { await sim.clearFaults(); });
+  after(async () => {
+    await api?.kill('SIGTERM');
+    await worker?.kill('SIGTERM');
+    await temporal?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function waitAllSettled(ids: string[], timeoutMs: number) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const rows = await db()('posts').whereIn('id', ids).select('id', 'status');
+      if (rows.every((r) => r.status !== 'scheduled')) return rows;
+      if (Date.now() > deadline) throw new Error(`still scheduled: ${rows.filter((r) => r.status === 'scheduled').map((r) => r.id).join(', ')}\nworker: ${worker?.output.join('').slice(-1500)}`);
+      await sleep(300);
+    }
+  }
+
+  it('publishes each post exactly once after the API, the worker and Temporal were all killed with timers pending', async () => {
+    const ws = await workspaceWithKey({ projects: 0 });
+    const { project } = await connectedPersonalProject(ws.workspace.id);
+    const call = client(`http://127.0.0.1:${apiPort}`, ws.key);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await call('POST', '/v1/posts', { body: { projectId: project.id, content: `restart ${i}`, scheduledFor: inSeconds(5 + i) } });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      ids.push(r.body.data.id);
+    }
+    // One is unscheduled, one rescheduled, before the crash.
+    assert.equal((await call('PATCH', `/v1/posts/${ids[0]}`, { body: { scheduledFor: null } })).status, 200);
+    assert.equal((await call('PATCH', `/v1/posts/${ids[1]}`, { body: { scheduledFor: inSeconds(12) } })).status, 200);
+    await sleep(500);
+
+    await Promise.all([api!.kill(), worker!.kill()]);
+    await temporal.stop();
+    await sleep(8_000); // several posts fall due while nothing runs
+    await startTemporal();
+    await Promise.all([startApi(), startWorker()]);
+
+    const rows = await waitAllSettled(ids.slice(1), 90_000);
+    assert.ok(rows.every((r) => r.status === 'published'), JSON.stringify(rows));
+    assert.equal((await db()('posts').where({ id: ids[0] }).first()).status, 'draft');
+    for (const id of ids) {
+      const { posts } = await sim.listPosts({ reference: id });
+      assert.equal(posts.length, id === ids[0] ? 0 : 1, `post ${id} on the network ${posts.length} times`);
+    }
+  });
+
+  it('publishes exactly once when the network fails transiently and the worker crashes mid-retry', async () => {
+    const ws = await workspaceWithKey({ projects: 0 });
+    const { project } = await connectedPersonalProject(ws.workspace.id);
+    const call = client(`http://127.0.0.1:${apiPort}`, ws.key);
+    await sim.addFault({ kind: 'transient', operation: 'createPost', times: 4 });
+    await sim.addFault({ kind: 'lost_response', operation: 'createPost', times: 1, lostAs: 'socket' });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await call('POST', '/v1/posts', { body: { projectId: project.id, content: `flaky ${i}`, scheduledFor: inSeconds(2) } })).body.data.id);
+    await sleep(3_500);
+    await worker!.kill();
+    await sleep(1_000);
+    await startWorker();
+    const rows = await waitAllSettled(ids, 90_000);
+    assert.ok(rows.every((r) => r.status === 'published'), JSON.stringify(rows));
+    for (const id of ids) assert.equal((await sim.listPosts({ reference: id })).posts.length, 1);
+  });
+
+  it('races reschedules and unschedules against the firing timer without double or stray posts', async () => {
+    const ws = await workspaceWithKey({ projects: 0 });
+    const { project } = await connectedPersonalProject(ws.workspace.id);
+    const call = client(`http://127.0.0.1:${apiPort}`, ws.key);
+    const cases: Array<{ id: string; action: 'unschedule' | 'reschedule' }> = [];
+    for (let i = 0; i < 10; i++) {
+      const r = await call('POST', '/v1/posts', { body: { projectId: project.id, content: `race ${i}`, scheduledFor: inSeconds(3) } });
+      cases.push({ id: r.body.data.id, action: i % 2 ? 'unschedule' : 'reschedule' });
+    }
+    // Fire the changes around the due time, spread over ±300 ms.
+    const due = Date.parse((await db()('posts').where({ id: cases[0]!.id }).first()).scheduled_at);
+    await sleep(Math.max(0, due - Date.now() - 300));
+    const answers = await Promise.all(cases.map(async (c, i) => {
+      await sleep(i * 60);
+      const body = c.action === 'unschedule' ? { scheduledFor: null } : { scheduledFor: inSeconds(4) };
+      return call('PATCH', `/v1/posts/${c.id}`, { body });
+    }));
+    await sleep(6_000);
+    await waitAllSettled(cases.map((c) => c.id), 60_000);
+    for (const [i, c] of cases.entries()) {
+      const row = await db()('posts').where({ id: c.id }).first();
+      const onNetwork = (await sim.listPosts({ reference: c.id })).posts.length;
+      const answer = answers[i]!;
+      if (answer.status === 200) {
+        // The change won the race: an unscheduled post never goes out; a rescheduled one goes out once.
+        if (c.action === 'unschedule') {
+          assert.equal(row.status, 'draft');
+          assert.equal(onNetwork, 0);
+        } else {
+          assert.equal(row.status, 'published');
+          assert.equal(onNetwork, 1);
+        }
+      } else {
+        // The publish won: the change is refused and the post is out exactly once.
+        assert.equal(answer.status, 422, JSON.stringify(answer.body));
+        assert.equal(row.status, 'published');
+        assert.equal(onNetwork, 1);
+      }
+    }
+  });
+});

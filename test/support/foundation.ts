@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Server } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import path from 'node:path';
+import type Koa from 'koa';
+import { createApp } from '../../api/app';
+import { db } from '../../lib/db';
+import { newId, randomBase62 } from '../../lib/ids';
+import type { CallResult, TestServer } from './app';
+
+// Helpers for the foundation suites (test/api/*.test.ts): servers with extra test-only routes,
+// a second API *process*, and direct row inserts for volumes the API would make slow to build.
+
+const root = path.resolve(import.meta.dirname, '..', '..');
+
+/**
+ * The real app with extra middleware appended after the production router. Unmatched requests
+ * fall through the production router (and its allowedMethods), so a test-only route mounted
+ * here runs through the very same requestContext / parseBody / adapter chain.
+ */
+export async function startApiWith(configure: (app: Koa) => void): Promise<TestServer> {
+  const app = createApp();
+  configure(app);
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ApiProcess extends TestServer { child: ChildProcess }
+
+/**
+ * `api/main.ts` as a separate OS process against the same Postgres and Redis. In-process
+ * servers share module state (the API-key cache), so only a second process can prove that
+ * something travels through Redis rather than through memory.
+ */
+export async function startApiProcess(env: Record<string, string> = {}): Promise<ApiProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'error', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  let exited = false;
+  child.once('exit', () => { exited = true; });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (exited) throw new Error('the API process exited during start-up');
+    try {
+      const res = await fetch(`${url}/v1/health`);
+      if (res.ok) break;
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error('the API process did not start within 30 s');
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    child,
+    close: () => new Promise((resolve) => {
+      if (exited) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    }),
+  };
+}
+
+/** Inserts posts directly; `createdAt` may repeat to exercise the id tie-break of the keyset. */
+export async function insertPosts(input: { workspaceId: string; projectId: string; rows: Array<{ createdAt: Date; status?: string; title?: string }> }): Promise<string[]> {
+  const rows = input.rows.map((r) => ({
+    id: newId('post'), workspace_id: input.workspaceId, project_id: input.projectId, status: r.status ?? 'draft',
+    title: r.title ?? '', content: 'Inserted for a pagination test', content_type: 'PERSONAL', created_at: r.createdAt,
+  }));
+  for (let i = 0; i < rows.length; i += 500) await db()('posts').insert(rows.slice(i, i + 500));
+  return rows.map((r) => r.id);
+}
+
+/** Users with memberships of `workspaceId`, in bulk (the roster bound is 100 members). */
+export async function insertMembers(workspaceId: string, roles: string[], createdAt?: (i: number) => Date): Promise<Array<{ userId: string; membershipId: string; role: string }>> {
+  const out = roles.map((role) => ({ userId: newId('user'), membershipId: newId('membership'), role }));
+  await db()('users').insert(out.map((m) => ({ id: m.userId, email: `m-${randomBase62(12)}@example.com`, name: `Member ${randomBase62(4)}` })));
+  await db()('memberships').insert(out.map((m, i) => ({
+    id: m.membershipId, workspace_id: workspaceId, user_id: m.userId, role: m.role, ...(createdAt ? { created_at: createdAt(i) } : {}),
+  })));
+  return out;
+}
+
+/** Polls `probe` until it returns true or `withinMs` passes; returns the elapsed time or null. */
+export async function eventually(probe: () => Promise<boolean>, withinMs: number, everyMs = 100): Promise<number | null> {
+  const started = Date.now();
+  for (;;) {
+    if (await probe()) return Date.now() - started;
+    if (Date.now() - started > withinMs) return null;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/**
+ * Asserts the spec 7.1 envelope: `{ error: { code, message, request_id, docs_url, details? } }`
+ * with the expected status and code, and a `req_` request id equal to the X-Request-Id header.
+ */
+export function assertError(res: CallResult, status: number, code: string): ApiErrorBody {
+  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status}: ${JSON.stringify(res.body)}`);
+  assert.equal(typeof res.body, 'object', `body is not JSON: ${String(res.body)}`);
+  const err = (res.body as { error: ApiErrorBody }).error;
+  assert.ok(err && typeof err === 'object', `no error envelope: ${JSON.stringify(res.body)}`);
+  assert.equal(err.code, code, err.message);
+  assert.equal(typeof err.message, 'string');
+  assert.ok(err.message.length > 0);
+  assert.match(err.request_id, /^req_[A-Za-z0-9]+$/);
+  assert.equal(err.request_id, res.headers.get('x-request-id'));
+  assert.doesNotThrow(() => new URL(err.docs_url), `docs_url is not a URI: ${err.docs_url}`);
+  const allowed = new Set(['code', 'message', 'request_id', 'docs_url', 'details']);
+  for (const k of Object.keys(err)) assert.ok(allowed.has(k), `unexpected envelope field ${k}`);
+  return err;
+}
+
+export interface ApiErrorBody { code: string; message: string; request_id: string; docs_url: string; details?: Record<string, any> }
