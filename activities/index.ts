@@ -1,18 +1,25 @@
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
+import { createPostWriter, type PostWriter } from '../lib/llm/client';
 import type { NetworkClient } from '../lib/network/client';
+import { createGenerationActivities } from './generation';
 import { createPublishingActivities } from './publishing';
+import { createWebhookActivities } from './webhooks';
 
 // Activities are built by factories that receive their dependencies; workers/ wires them.
 export interface ActivityDeps {
   db: Knex;
   network: NetworkClient;
   temporal: () => Promise<Client>;
+  /** The post writer for generation jobs; the configured LLM (or the built-in writer) when omitted. */
+  writer?: PostWriter;
 }
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createPublishingActivities(deps),
+    ...createWebhookActivities(deps),
+    ...createGenerationActivities({ db: deps.db, writer: deps.writer ?? createPostWriter() }),
   };
 }
 

@@ -1,15 +1,22 @@
 import Koa from 'koa';
+import { config } from '../lib/config';
+import { oauthRouter, registerOAuthPrincipals } from './oauth/router';
 import { parseBody } from './rest/body';
 import { requestContext } from './rest/errors';
 import { restRouter } from './rest/routes';
 
 // The API origin: REST under /v1 (and, with the OAuth module, /oauth and /.well-known).
 export function createApp(): Koa {
-  const app = new Koa({ proxy: process.env.TRUST_PROXY === '1' });
+  const app = new Koa({ proxy: config.trustProxy });
   const router = restRouter();
   app.use(requestContext);
   app.use(parseBody);
   app.use(router.routes());
   app.use(router.allowedMethods());
+  // spec 5.3: the authorization server shares the API origin; its tokens are REST principals.
+  registerOAuthPrincipals();
+  const oauth = oauthRouter();
+  app.use(oauth.routes());
+  app.use(oauth.allowedMethods());
   return app;
 }

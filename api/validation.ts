@@ -30,7 +30,35 @@ export function validationError(issues: z.core.$ZodIssue[], source: 'query' | 'b
   }
 }
 
+/** Path of the first string (or key) holding U+0000, or null. */
+function nulPath(v: unknown, path: string[] = []): string | null {
+  if (typeof v === 'string') return v.includes('\u0000') ? path.join('.') : null;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const hit = nulPath(v[i], [...path, String(i)]);
+      if (hit !== null) return hit;
+    }
+    return null;
+  }
+  if (v !== null && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      if (k.includes('\u0000')) return [...path, k].join('.');
+      const hit = nulPath(x, [...path, k]);
+      if (hit !== null) return hit;
+    }
+  }
+  return null;
+}
+
 export function parseInput<S extends z.ZodType>(schema: S, raw: unknown, source: 'query' | 'body'): z.infer<S> {
+  // Postgres text cannot hold U+0000: such a value would fail deep in a query as a 500, so
+  // it is refused here as the client's input error it is, on every field of every operation.
+  const nul = nulPath(raw);
+  if (nul !== null) {
+    const message = `${nul ? `\`${nul}\`: ` : ''}must not contain the NUL character (U+0000).`;
+    const details = { issues: [{ path: nul, message: 'must not contain the NUL character (U+0000).' }] };
+    throw source === 'query' ? errors.invalidRequest(message, details) : errors.unprocessable(message, details);
+  }
   const result = schema.safeParse(raw);
   if (!result.success) throw validationError(result.error.issues, source);
   return result.data;

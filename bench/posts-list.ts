@@ -185,17 +185,28 @@ async function seed(): Promise<Seed> {
   };
 }
 
-interface Measured<R extends RunResult> { result: R; serverCpuUsPerReq: number; cpu: CpuBreakdown | null; cpuUsPerReq: Record<string, number> | null }
+interface GcFigures { pauseUsPerReq: number; minorUsPerReq: number; majorUsPerReq: number; minorCount: number; majorCount: number; heapUsedMiB: number }
+interface Measured<R extends RunResult> { result: R; serverCpuUsPerReq: number; gc: GcFigures; cpu: CpuBreakdown | null; cpuUsPerReq: Record<string, number> | null }
 
 async function measure<R extends RunResult>(server: ServerHandle, groups: () => Promise<Groups>, run: () => Promise<R>): Promise<Measured<R>> {
-  const c0 = await server.cpuUs();
+  const u0 = await server.usage();
   const s0 = snapshot();
   const result = await run();
   const s1 = snapshot();
-  const c1 = await server.cpuUs();
+  const u1 = await server.usage();
   const cpu = diff(s0, s1, await groups());
-  const cpuUsPerReq = cpu && result.ok ? Object.fromEntries(Object.entries(cpu.cpuMs).map(([k, ms]) => [k, Math.round((ms * 1000) / result.ok)])) : null;
-  return { result, serverCpuUsPerReq: result.ok ? Math.round((c1 - c0) / result.ok) : 0, cpu, cpuUsPerReq };
+  const n = Math.max(1, result.ok);
+  const cpuUsPerReq = cpu && result.ok ? Object.fromEntries(Object.entries(cpu.cpuMs).map(([k, ms]) => [k, Math.round((ms * 1000) / n)])) : null;
+  const d = (k: keyof typeof u0.gc) => u1.gc[k] - u0.gc[k];
+  const gc: GcFigures = {
+    pauseUsPerReq: Math.round(((d('minorMs') + d('majorMs') + d('otherMs')) * 1000) / n),
+    minorUsPerReq: Math.round((d('minorMs') * 1000) / n),
+    majorUsPerReq: Math.round((d('majorMs') * 1000) / n),
+    minorCount: d('minorCount'),
+    majorCount: d('majorCount'),
+    heapUsedMiB: Math.round((u1.heapUsedBytes / 1024 ** 2) * 10) / 10,
+  };
+  return { result, serverCpuUsPerReq: Math.round((u1.cpuUs - u0.cpuUs) / n), gc, cpu, cpuUsPerReq };
 }
 
 function checkResponse(name: string, r: Awaited<ReturnType<typeof getJson>>): { data: unknown[]; pagination: { next_cursor: string | null; has_more: boolean } } {
@@ -333,7 +344,7 @@ async function main() {
           profiles[srv.name] = { summary: summarizeProfile(file, REPO_ROOT), requests: m.result.ok };
         }
         closed[srv.name as 'ours' | 'bare'].push(m);
-        console.log(`    ${f0(m.result.rps)} req/s, p50 ${f1(m.result.latencyMs.p50)} ms, p99 ${f1(m.result.latencyMs.p99)} ms, ${m.result.errors} errors, server CPU ${f0(m.serverCpuUsPerReq)} µs/req${noise(m)}`);
+        console.log(`    ${f0(m.result.rps)} req/s, p50 ${f1(m.result.latencyMs.p50)} ms, p99 ${f1(m.result.latencyMs.p99)} ms, ${m.result.errors} errors, server CPU ${f0(m.serverCpuUsPerReq)} µs/req (GC ${f0(m.gc.pauseUsPerReq)})${noise(m)}`);
       }
     }
 
@@ -369,6 +380,7 @@ async function main() {
       max: Math.max(...ms.map((m) => m.result.latencyMs.max)),
       errors: ms.reduce((a, m) => a + m.result.errors, 0),
       serverCpuUsPerReq: mean(ms.map((m) => m.serverCpuUsPerReq)),
+      gcUsPerReq: mean(ms.map((m) => m.gc.pauseUsPerReq)),
       machineBusy: ms[0]!.cpu ? mean(ms.map((m) => m.cpu!.machineBusy)) : null,
       otherProcessesShare: ms[0]!.cpu ? mean(ms.map(otherShare)) : null,
       cpuUsPerReq: ms[0]!.cpuUsPerReq ? Object.fromEntries(Object.keys(ms[0]!.cpuUsPerReq!).map((k) => [k, Math.round(mean(ms.map((m) => m.cpuUsPerReq![k]!)))])) : null,
@@ -381,9 +393,9 @@ async function main() {
 
     console.log(`\nGET /v1/posts?projectId=…&limit=50 — 50 posts/page, ~${f0(bytes.ours / 1024)} KiB/response`);
     console.log(`closed loop: ${CONNECTIONS} keep-alive connections, ${DURATION_MS / 1000} s × ${ROUNDS} round(s) per server${opt.profile ? ', PROFILED (figures carry profiler overhead)' : ''}`);
-    console.log(`  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}${pad('errors', 8)}${pad('srv CPU µs/req', 16)}`);
+    console.log(`  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}${pad('errors', 8)}${pad('srv CPU µs/req', 16)}${pad('of it GC', 10)}`);
     for (const [label, x] of [['ours (real app)', A], ['bare Koa + pg', B]] as const) {
-      console.log(`  ${label.padEnd(22)}${pad(f0(x.rps), 9)}${pad(f1(x.p50), 9)}${pad(f1(x.p99), 9)}${pad(f1(x.max), 9)}${pad(String(x.errors), 8)}${pad(f0(x.serverCpuUsPerReq), 16)}`);
+      console.log(`  ${label.padEnd(22)}${pad(f0(x.rps), 9)}${pad(f1(x.p50), 9)}${pad(f1(x.p99), 9)}${pad(f1(x.max), 9)}${pad(String(x.errors), 8)}${pad(f0(x.serverCpuUsPerReq), 16)}${pad(f0(x.gcUsPerReq), 10)}`);
     }
     console.log(`  ratio ours/bare: ${(ratio * 100).toFixed(1)}%   target ≥ ${TARGETS.minRatio * 100}%   ${ratioMet ? 'MET' : 'MISSED'}`);
     if (A.cpuUsPerReq && B.cpuUsPerReq) {
@@ -398,7 +410,7 @@ async function main() {
       const l = fixed.result.latencyMs;
       console.log(`\nopen loop against ours: ${RATE} req/s for ${RATE_DURATION_MS / 1000} s (latency from scheduled send time)`);
       console.log(`  achieved ${f1(fixed.result.rps)} req/s, ${fixed.result.ok} ok, ${fixed.result.errors} errors; p50 ${f1(l.p50)} ms, p90 ${f1(l.p90)} ms, p99 ${f1(l.p99)} ms, max ${f1(l.max)} ms`);
-      console.log(`  generator send lag p99 ${f1(fixed.result.sendLagMs.p99)} ms; server CPU ${f0(fixed.serverCpuUsPerReq)} µs/req; machine busy ${f0((fixed.cpu?.machineBusy ?? 0) * 100)}%${noise(fixed)}`);
+      console.log(`  generator send lag p99 ${f1(fixed.result.sendLagMs.p99)} ms; server CPU ${f0(fixed.serverCpuUsPerReq)} µs/req (GC ${f0(fixed.gc.pauseUsPerReq)}); machine busy ${f0((fixed.cpu?.machineBusy ?? 0) * 100)}%${noise(fixed)}`);
       console.log(`  p99 < ${TARGETS.maxP99MsAtRate} ms at ${RATE} req/s: ${p99Met ? 'MET' : 'MISSED'}`);
     }
     if (stages) {
@@ -408,7 +420,7 @@ async function main() {
     }
     for (const [name, p] of Object.entries(profiles)) printProfile(`CPU profile, ${name} server`, p.summary, p.requests);
 
-    const roundJson = (m: Measured<RunResult>) => ({ ...m.result, serverCpuUsPerReq: m.serverCpuUsPerReq, cpuUsPerReq: m.cpuUsPerReq, machineBusy: m.cpu?.machineBusy ?? null, otherProcessesShare: otherShare(m) });
+    const roundJson = (m: Measured<RunResult>) => ({ ...m.result, serverCpuUsPerReq: m.serverCpuUsPerReq, gc: m.gc, cpuUsPerReq: m.cpuUsPerReq, machineBusy: m.cpu?.machineBusy ?? null, otherProcessesShare: otherShare(m) });
     const results = {
       bench: 'posts-list',
       finishedAt: new Date().toISOString(),
@@ -427,7 +439,7 @@ async function main() {
         bare: { ...B, rounds: closed.bare.map(roundJson) },
         ratio,
       },
-      fixedRate: fixed ? { ...fixed.result, serverCpuUsPerReq: fixed.serverCpuUsPerReq, cpuUsPerReq: fixed.cpuUsPerReq, machineBusy: fixed.cpu?.machineBusy ?? null, otherProcessesShare: otherShare(fixed) } : null,
+      fixedRate: fixed ? { ...fixed.result, serverCpuUsPerReq: fixed.serverCpuUsPerReq, gc: fixed.gc, cpuUsPerReq: fixed.cpuUsPerReq, machineBusy: fixed.cpu?.machineBusy ?? null, otherProcessesShare: otherShare(fixed) } : null,
       targets: { ratio: { min: TARGETS.minRatio, met: ratioMet }, p99AtRate: { maxMs: TARGETS.maxP99MsAtRate, rate: RATE, met: p99Met } },
       stages,
       profiles: Object.keys(profiles).length ? profiles : null,

@@ -38,14 +38,17 @@ function fail(message: string, code: 1 | 2): void {
 async function main(argv: string[]): Promise<void> {
   const failures = await loadCommands();
   const loadProblem = () => failures.map((f) => `could not load ${f.file}: ${(f.error as Error)?.message ?? f.error}`).join('; ');
+  const warnLoad = () => { if (failures.length) process.stderr.write(`${PROGRAM}: warning: ${loadProblem()}\n`); };
   const [noun, verbName, ...rest] = argv;
 
   if (noun === undefined) {
+    warnLoad();
     process.stderr.write(`${mainUsage()}\n`);
     process.exitCode = 2;
     return;
   }
   if (HELP.has(noun)) {
+    warnLoad();
     if (verbName && !HELP.has(verbName)) {
       if (!findNoun(verbName)) return fail(`unknown command "${verbName}"; one of ${nounNames().join(', ')}`, 2);
       process.stdout.write(`${nounUsage(verbName)}\n`);
@@ -61,7 +64,7 @@ async function main(argv: string[]): Promise<void> {
     if (failures.length) return fail(`unknown command "${noun}" (${loadProblem()})`, 1);
     return fail(`unknown command "${noun}"; one of ${nounNames().join(', ')}. Run "${PROGRAM} help".`, 2);
   }
-  if (failures.length) process.stderr.write(`${PROGRAM}: warning: ${loadProblem()}\n`);
+  warnLoad();
 
   if (verbName === undefined) {
     process.stderr.write(`${nounUsage(noun)}\n`);

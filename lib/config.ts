@@ -55,6 +55,18 @@ function loadConfig() {
     temporalTaskQueue: str('TEMPORAL_TASK_QUEUE', 'content-scheduler'),
     temporalCliPath: optional('TEMPORAL_CLI_PATH'),
     temporalUiPort: int('TEMPORAL_UI_PORT', 8233),
+    /** gRPC port of the embedded dev server that `npm start` runs when TEMPORAL_ADDRESS is unset. */
+    temporalPort: int('TEMPORAL_PORT', 7233),
+    worker: {
+      activityConcurrency: int('WORKER_ACTIVITY_CONCURRENCY', 100),
+      workflowConcurrency: int('WORKER_WORKFLOW_CONCURRENCY', 100),
+      /** How often the reconciler catches up schedule changes whose signal was lost. */
+      reconcileIntervalSeconds: int('RECONCILE_INTERVAL_SECONDS', 30),
+    },
+    /** Behind a load balancer: take the client address from X-Forwarded-For. */
+    trustProxy: bool('TRUST_PROXY', false),
+    /** Log every request (not only 5xx). */
+    logRequests: bool('LOG_REQUESTS', false),
     dataDir: str('DATA_DIR', '.data'),
     logLevel: str('LOG_LEVEL', 'info'),
 
@@ -106,6 +118,8 @@ function loadConfig() {
       clientSecret: str('NETWORK_CLIENT_SECRET', 'dev-network-secret'),
       timeoutMs: int('NETWORK_TIMEOUT_MS', 15_000),
       simulatorPort: int('NETWORK_SIMULATOR_PORT', 3900),
+      /** Address the simulator listens on (0.0.0.0 inside docker-compose). */
+      simulatorHost: str('NETWORK_SIMULATOR_HOST', '127.0.0.1'),
       expiringSoonDays: int('CONNECTION_EXPIRING_SOON_DAYS', 14),
       revokeAfterFailures: int('CONNECTION_REVOKE_AFTER_FAILURES', 3),
       healthCheckIntervalS: int('CONNECTION_HEALTH_INTERVAL_S', 6 * 3600),
@@ -130,6 +144,15 @@ function loadConfig() {
       priceOutputPer1kTokens: int('LLM_PRICE_OUTPUT_PER_1K', 60),
       /** Cost charged for one built-in (offline) generation, in cents. */
       builtinCostCents: int('AI_BUILTIN_COST_CENTS', 1),
+    },
+
+    generation: {
+      /** estimatedCompletionMs of a new job until 5 generations have finished (then their median). */
+      estimatedCompletionMs: int('GENERATION_ESTIMATE_MS', 15_000),
+      /** How long GET /v1/jobs/{id} waits for a running workflow's progress answer before using the row. */
+      progressQueryTimeoutMs: int('GENERATION_PROGRESS_QUERY_TIMEOUT_MS', 1_000),
+      jobListDefault: 50,
+      jobListMax: 200,
     },
 
     webhooks: {

@@ -17,6 +17,8 @@ export const workflowIds = {
   publish: (postId: string) => `publish-${postId}`,
   connectionHealth: (projectId: string) => `connection-health-${projectId}`,
   maintenance: () => 'maintenance-reconciler',
+  /** ARCHITECTURE.md: one workflow per job, id = job id, so the API id finds it in the UI. */
+  generation: (jobId: string) => jobId,
   /** One per (event, endpoint): a second start for the pair is rejected, so each is delivered once. */
   webhookDelivery: (eventId: string, endpointId: string) => `webhook-${eventId}-${endpointId}`,
   webhookRelay: () => 'webhook-outbox-relay',

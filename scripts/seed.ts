@@ -6,7 +6,9 @@ import {
   AdminError, addMember, createProject, createUser, createWorkspace, findUser, issueApiKey, linkCompanyPage, listProjects,
   setUserPassword, setWorkspacePlan, type ConnectionPreset,
 } from '../lib/admin/provision';
+import { storeConnectionTokens } from '../lib/admin/connections';
 import { config } from '../lib/config';
+import { createSimulatorControl } from '../sim/network/control';
 import { db } from '../lib/db';
 import { projectView } from '../bin/admin.d/present';
 import { closeServices, describeError, exitSoon, openServices } from '../bin/admin.d/runtime';
@@ -42,6 +44,25 @@ async function main() {
   const company = await findOrCreateProject(workspace.id, PROJECTS.company, personal.id);
   if (!company.created) await linkCompanyPage(workspace.id, company.id, personal.id);
 
+  // With `npm start` running, the personal account gets real tokens from the local network
+  // simulator (and administers the company page there), so scheduled demo posts really publish.
+  let networkNote = 'preset tokens: run `npm start` first, then seed again, for an account that can publish';
+  try {
+    const sim = createSimulatorControl(config.network.apiUrl ?? `http://127.0.0.1:${config.network.simulatorPort}`, { timeoutMs: 1_000 });
+    await sim.health();
+    const issued = await sim.issueToken({ personId: 'dana-reed', name: PROJECTS.personal.name, vanityName: PROJECTS.personal.username });
+    await storeConnectionTokens({
+      workspaceId: workspace.id, projectId: personal.id, accessToken: issued.accessToken, refreshToken: issued.refreshToken,
+      expiresAt: new Date(issued.expiresAt), refreshExpiresAt: issued.refreshTokenExpiresAt ? new Date(issued.refreshTokenExpiresAt) : null,
+      personId: 'dana-reed', name: PROJECTS.personal.name, vanityName: PROJECTS.personal.username,
+    });
+    const org = await db()('projects').where({ id: company.id }).first('network_organization_id');
+    await sim.setOrganizationAdmins(org.network_organization_id, ['dana-reed']);
+    networkNote = 'connected through the local network simulator';
+  } catch {
+    // No simulator reachable: the preset connection stays.
+  }
+
   let user;
   try {
     user = await findUser(USER.email);
@@ -66,6 +87,7 @@ async function main() {
     `  projects   ${line(personal.id, projects.find((x) => x.id === personal.id)!.network?.state ?? 'no connection')}`,
     `             ${line(amplifier.id, projects.find((x) => x.id === amplifier.id)!.network?.state ?? 'no connection')}`,
     `             ${line(company.id, `linked to ${PROJECTS.personal.name}`)}`,
+    `  network    ${networkNote}`,
     `  user       ${USER.email} / ${USER.password} (Admin)`,
     `  API key    ${key.id} (${key.mode}, scopes ${KEY_SCOPES.join(',')}, ${key.scopes.length} once expanded)`,
     '',

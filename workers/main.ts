@@ -15,8 +15,19 @@ async function main() {
   try {
     const client = await temporalClient();
     await client.workflow.start('maintenanceWorkflow', {
-      taskQueue: config.temporalTaskQueue, workflowId: workflowIds.maintenance(), args: [{ intervalSeconds: Number(process.env.RECONCILE_INTERVAL_SECONDS ?? 30) }],
+      taskQueue: config.temporalTaskQueue, workflowId: workflowIds.maintenance(), args: [{ intervalSeconds: config.worker.reconcileIntervalSeconds }],
       staticSummary: 'Reconciles schedule changes with publish workflows; starts connection health checks',
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+  try {
+    // One relay for the whole deployment: it moves committed outbox events into webhook
+    // delivery workflows (spec 6); any worker may run its activity.
+    const client = await temporalClient();
+    await client.workflow.start('webhookRelayWorkflow', {
+      taskQueue: config.temporalTaskQueue, workflowId: workflowIds.webhookRelay(), args: [{}],
+      staticSummary: 'Relays outbox events to webhook delivery workflows',
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -3,6 +3,7 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, t
 import { createActivities } from '../activities';
 import { config } from '../lib/config';
 import { db } from '../lib/db';
+import type { PostWriter } from '../lib/llm/client';
 import { createNetworkClient } from '../lib/network/client';
 import { temporalAddress, temporalClient, SEARCH } from '../lib/temporal';
 
@@ -37,7 +38,8 @@ function installRuntime() {
   Runtime.install({ logger: new DefaultLogger(level) });
 }
 
-export async function createWorker(opts: { taskQueue?: string; connection?: NativeConnection } = {}) {
+/** `activities` replaces activities by name: tests inject factories built with their own options. `writer` is the generation jobs' post writer (tests point one at the LLM stub). */
+export async function createWorker(opts: { taskQueue?: string; connection?: NativeConnection; activities?: Record<string, (...args: any[]) => Promise<unknown>>; writer?: PostWriter } = {}) {
   installRuntime();
   const connection = opts.connection ?? (await NativeConnection.connect({ address: temporalAddress() }));
   await ensureSearchAttributes(connection);
@@ -46,9 +48,9 @@ export async function createWorker(opts: { taskQueue?: string; connection?: Nati
     namespace: config.temporalNamespace,
     taskQueue: opts.taskQueue ?? config.temporalTaskQueue,
     workflowBundle: await workflowBundle(),
-    activities: createActivities({ db: db(), network: createNetworkClient(), temporal: temporalClient }),
-    maxConcurrentActivityTaskExecutions: Number(process.env.WORKER_ACTIVITY_CONCURRENCY ?? 100),
-    maxConcurrentWorkflowTaskExecutions: Number(process.env.WORKER_WORKFLOW_CONCURRENCY ?? 100),
+    activities: { ...createActivities({ db: db(), network: createNetworkClient(), temporal: temporalClient, writer: opts.writer }), ...opts.activities },
+    maxConcurrentActivityTaskExecutions: config.worker.activityConcurrency,
+    maxConcurrentWorkflowTaskExecutions: config.worker.workflowConcurrency,
     shutdownGraceTime: '10 seconds',
   });
   return { worker, connection };

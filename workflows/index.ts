@@ -2,3 +2,5 @@
 export { publishPostWorkflow, scheduleChangedSignal, publishStatusQuery } from './publishPost';
 export { connectionHealthWorkflow, checkNowSignal } from './connectionHealth';
 export { maintenanceWorkflow } from './maintenance';
+export { deliverWebhookWorkflow, webhookRelayWorkflow } from './deliverWebhook';
+export { generatePostWorkflow, jobProgressQuery } from './generatePost';

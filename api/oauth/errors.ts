@@ -21,7 +21,7 @@ export class InvalidRequest extends OAuthError {
 
 /** RFC 6749 5.2: unknown client or a client authentication the server does not accept; 401. */
 export class InvalidClient extends OAuthError {
-  constructor(description = 'The client is unknown or its authentication is not accepted.') { super(401, 'invalid_client', description); }
+  constructor(description = 'The client is unknown or its authentication is not accepted.', headers?: Record<string, string>) { super(401, 'invalid_client', description, 'invalid_client', headers); }
 }
 
 export class InvalidClientMetadata extends OAuthError {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import { config } from '../../lib/config';
-import { constantTimeEqual, sign } from '../../lib/crypto';
+import { constantTimeEqual, sha256Hex, sign } from '../../lib/crypto';
 import { redis } from '../../lib/redis';
 
 // The browser side of /authorize: a sign-in session and the pending authorization requests
@@ -49,7 +49,8 @@ function setCookie(ctx: Context, value: string, maxAgeS: number): void {
   ctx.append('Set-Cookie', parts.join('; '));
 }
 
-const sessionKey = (sid: string) => `oauth:session:${sid}`;
+// Keyed by a digest: a copy of Redis does not hand out live sessions.
+const sessionKey = (sid: string) => `oauth:session:${sha256Hex(sid)}`;
 const interactionKey = (uid: string) => `oauth:interaction:${uid}`;
 
 function newSid(): string {

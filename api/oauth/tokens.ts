@@ -186,8 +186,46 @@ export async function activeAccessToken(plaintext: string): Promise<AccessTokenR
 }
 
 export async function findRefreshToken(plaintext: string): Promise<(RefreshTokenRow & { family: FamilyRow }) | null> {
-  const row = (await db()('oauth_refresh_tokens').where({ token_hash: tokenHash(plaintext) }).first()) as RefreshTokenRow | undefined;
+  const row = await db()('oauth_refresh_tokens as r').join('oauth_token_families as f', 'f.id', 'r.family_id')
+    .where('r.token_hash', tokenHash(plaintext))
+    .first('r.*', db().raw('row_to_json(f.*) as family'));
   if (!row) return null;
-  const family = (await db()('oauth_token_families').where({ id: row.family_id }).first()) as FamilyRow;
-  return { ...row, family };
+  const family = row.family as FamilyRow & { revoked_at: string | null; created_at: string };
+  return { ...row, family: { ...family, revoked_at: family.revoked_at ? new Date(family.revoked_at) : null, created_at: new Date(family.created_at) } };
+}
+
+/**
+ * Rotation as one statement (atomic without a transaction, one round trip): mark the presented
+ * refresh token rotated only if nobody did so before, and in the same statement insert the new
+ * access token and the new refresh token. Returns null when the token was already rotated or
+ * revoked, i.e. when another request won.
+ */
+export async function rotateRefreshToken(presented: RefreshTokenRow & { family: FamilyRow }, next: { access: string; refresh: string }, scopes: string[]): Promise<AccessTokenRow | null> {
+  const f = presented.family;
+  const accessId = newId('oauthToken');
+  const refreshId = `ort_${randomBase62(24)}`;
+  const now = Date.now();
+  const { rows } = await db().raw(
+    `with won as (
+       update oauth_refresh_tokens set rotated_at = now(), replaced_by = :refreshId
+        where id = :presentedId and rotated_at is null and revoked_at is null
+       returning id),
+     access as (
+       insert into oauth_access_tokens (id, token_hash, family_id, client_id, user_id, workspace_id, default_project_id, scopes, expires_at)
+       select :accessId, :accessHash, :familyId, :clientId, :userId, :workspaceId, :defaultProjectId, :scopes::text[], :accessExpires from won
+       returning *),
+     refresh as (
+       insert into oauth_refresh_tokens (id, token_hash, family_id, access_token_id, parent_id, expires_at)
+       select :refreshId, :refreshHash, :familyId, :accessId, :presentedId, :refreshExpires from won
+       returning id)
+     select access.* from access, refresh`,
+    {
+      refreshId, accessId, presentedId: presented.id, familyId: f.id, clientId: f.client_id, userId: f.user_id, workspaceId: f.workspace_id,
+      defaultProjectId: f.default_project_id, scopes, accessHash: tokenHash(next.access), refreshHash: tokenHash(next.refresh),
+      accessExpires: new Date(now + config.oauth.accessTokenTtlS * 1000),
+      // Sliding lifetime: each rotation starts a fresh one (the absolute lifetime is not set by spec 5.3.5).
+      refreshExpires: new Date(now + config.oauth.refreshTokenTtlS * 1000),
+    },
+  );
+  return (rows[0] as AccessTokenRow | undefined) ?? null;
 }

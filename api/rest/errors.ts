@@ -1,4 +1,5 @@
 import type { Context, Next } from 'koa';
+import { config } from '../../lib/config';
 import { ApiError, errors } from '../../lib/errors';
 import { newId } from '../../lib/ids';
 import { log } from '../../lib/logger';
@@ -48,7 +49,7 @@ export async function requestContext(ctx: Context, next: Next): Promise<void> {
       sendError(ctx, errors.internal());
     }
   } finally {
-    if (ctx.status >= 500 || process.env.LOG_REQUESTS === '1') {
+    if (ctx.status >= 500 || config.logRequests) {
       log.info('request', { requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) });
     }
   }

@@ -6,6 +6,12 @@ import { createPost, getPost, listPosts, updatePost } from '../operations/posts/
 import { getProject, listProjects } from '../operations/projects/projects';
 import { listTeam } from '../operations/team/team';
 import { getCurrentWorkspace, getWorkspaceContext, listWorkspaces } from '../operations/workspaces/workspaces';
+import {
+  createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, listWebhookDeliveries, listWebhookEndpoints, rotateWebhookSecret, updateWebhookEndpoint,
+} from '../operations/webhooks/endpoints';
+import { createGeneration } from '../operations/generations/generations';
+import { cancelJob, getJob, listJobs } from '../operations/jobs/jobs';
+import { getUsage } from '../operations/usage/usage';
 import { route } from './adapter';
 
 // The REST catalogue (spec 4.1). Each line is a path and the operation behind it.
@@ -27,5 +33,17 @@ export function restRouter(): Router {
   route(r, 'get', '/v1/posts/:postId', getPost);
   route(r, 'patch', '/v1/posts/:postId', updatePost);
   route(r, 'get', '/v1/post-statuses', listPostStatuses);
+  route(r, 'post', '/v1/posts/generations', createGeneration);
+  route(r, 'get', '/v1/jobs', listJobs);
+  route(r, 'get', '/v1/jobs/:jobId', getJob);
+  route(r, 'post', '/v1/jobs/:jobId/cancel', cancelJob);
+  route(r, 'get', '/v1/usage', getUsage);
+  route(r, 'get', '/v1/webhook-endpoints', listWebhookEndpoints);
+  route(r, 'post', '/v1/webhook-endpoints', createWebhookEndpoint);
+  route(r, 'get', '/v1/webhook-endpoints/:endpointId', getWebhookEndpoint);
+  route(r, 'patch', '/v1/webhook-endpoints/:endpointId', updateWebhookEndpoint);
+  route(r, 'delete', '/v1/webhook-endpoints/:endpointId', deleteWebhookEndpoint);
+  route(r, 'post', '/v1/webhook-endpoints/:endpointId/rotate-secret', rotateWebhookSecret);
+  route(r, 'get', '/v1/webhook-endpoints/:endpointId/deliveries', listWebhookDeliveries);
   return r;
 }

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import inspector from 'node:inspector';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { PerformanceObserver, constants as perf } from 'node:perf_hooks';
 
 // The child side of a bench server: the parent forks one process per server (so each gets a
 // whole Node event loop to itself, the fair comparison) and drives it over the IPC channel.
@@ -18,10 +19,25 @@ export type ParentMessage =
 
 export type ChildMessage =
   | { type: 'listening'; port: number }
-  | { type: 'cpu'; userUs: number; systemUs: number }
+  | { type: 'cpu'; userUs: number; systemUs: number; gc: GcStats; heapUsedBytes: number }
   | { type: 'profile-started' }
   | { type: 'profile-stopped'; file: string }
   | { type: 'called'; name: string; result?: unknown; error?: string };
+
+/** Cumulative garbage-collection pauses of this process, by kind. */
+export interface GcStats { minorCount: number; minorMs: number; majorCount: number; majorMs: number; otherCount: number; otherMs: number }
+
+// GC is often the largest single line in a server's CPU profile and grows with what a request
+// allocates and how long it holds it; counting pauses by kind says which of the two it is.
+const gc: GcStats = { minorCount: 0, minorMs: 0, majorCount: 0, majorMs: 0, otherCount: 0, otherMs: 0 };
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind;
+    if (kind === perf.NODE_PERFORMANCE_GC_MINOR) { gc.minorCount++; gc.minorMs += e.duration; }
+    else if (kind === perf.NODE_PERFORMANCE_GC_MAJOR) { gc.majorCount++; gc.majorMs += e.duration; }
+    else { gc.otherCount++; gc.otherMs += e.duration; }
+  }
+}).observe({ entryTypes: ['gc'] });
 
 function post(session: inspector.Session, method: string, params?: object): Promise<any> {
   return new Promise((resolve, reject) => session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
@@ -43,7 +59,7 @@ export function serveUnderParent(server: Server, opts: { onStop?: () => Promise<
     switch (m.type) {
       case 'cpu': {
         const u = process.cpuUsage();
-        send({ type: 'cpu', userUs: u.user, systemUs: u.system });
+        send({ type: 'cpu', userUs: u.user, systemUs: u.system, gc: { ...gc }, heapUsedBytes: process.memoryUsage().heapUsed });
         break;
       }
       case 'profile-start':

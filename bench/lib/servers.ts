@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import type { ChildMessage, ParentMessage } from './serverChild';
+import type { ChildMessage, GcStats, ParentMessage } from './serverChild';
 
 // The parent side of a bench server (see serverChild.ts): fork, wait until it listens, and
 // talk to it over IPC.
@@ -12,8 +12,8 @@ export interface ServerHandle {
   pid: number;
   port: number;
   baseUrl: string;
-  /** CPU time the server process has used so far, in microseconds. */
-  cpuUs(): Promise<number>;
+  /** CPU time (µs) and GC pauses the server process has had so far, and its live heap now. */
+  usage(): Promise<{ cpuUs: number; gc: GcStats; heapUsedBytes: number }>;
   profileStart(intervalUs?: number): Promise<void>;
   profileStop(file: string): Promise<string>;
   call<T>(name: string, args?: unknown): Promise<T>;
@@ -59,9 +59,9 @@ export async function startServer(name: string, entry: string, env: NodeJS.Proce
     pid: child.pid!,
     port,
     baseUrl: `http://127.0.0.1:${port}`,
-    cpuUs: async () => {
+    usage: async () => {
       const m = await request(child, { type: 'cpu' }, 'cpu');
-      return m.userUs + m.systemUs;
+      return { cpuUs: m.userUs + m.systemUs, gc: m.gc, heapUsedBytes: m.heapUsedBytes };
     },
     profileStart: async (intervalUs) => { await request(child, { type: 'profile-start', intervalUs }, 'profile-started'); },
     profileStop: async (file) => (await request(child, { type: 'profile-stop', file }, 'profile-stopped')).file,

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import pg from 'pg';
 import { authenticate } from '../../api/auth/authenticate';
 import { scoped, type AuthContext } from '../../api/auth/context';
 import { listPosts } from '../../api/operations/posts/posts';
@@ -6,7 +7,9 @@ import { findProject } from '../../api/operations/projects/present';
 import { encodeCursor } from '../../api/pagination';
 import { consume } from '../../api/rateLimit';
 import { parseInput } from '../../api/validation';
+import { config } from '../../lib/config';
 import { db } from '../../lib/db';
+import { newId } from '../../lib/ids';
 import { presentPostSummary, type PostRow } from '../../lib/posts/present';
 
 // Runs inside the app server process (server (a)) on request from the bench, with no load:
@@ -77,12 +80,19 @@ export async function timeStages(args: { token: string; projectId: string; port:
     .select('posts.id', 'posts.project_id', 'posts.status', 'posts.content_type', 'posts.title', 'posts.content', 'posts.scheduled_at', 'posts.created_at', 'posts.updated_at')
     .orderBy([{ column: 'posts.created_at', order: 'desc' }, { column: 'posts.id', order: 'desc' }]).limit(51)));
   out.push(await time('  posts query via knex.raw (same SQL)', n, () => db().raw(POSTS_SQL, [auth.workspaceId, args.projectId])));
+  // The same SQL straight through pg: what knex adds around the driver (pool, events, response
+  // processing) is the difference to the line above.
+  const direct = new pg.Pool({ connectionString: config.databaseUrl, max: 1 });
+  const PG_SQL = POSTS_SQL.replace('?', '$1').replace('?', '$2');
+  out.push(await time('  posts query via pg Pool directly (same SQL)', n, () => direct.query(PG_SQL, [auth.workspaceId, args.projectId])));
+  await direct.end();
   out.push(await time('  knex builder → SQL only (no I/O)', n, () => scoped(auth, 'posts').whereNull('posts.deleted_at').where('posts.project_id', args.projectId)
     .select('posts.id', 'posts.project_id', 'posts.status', 'posts.content_type', 'posts.title', 'posts.content', 'posts.scheduled_at', 'posts.created_at', 'posts.updated_at')
     .orderBy([{ column: 'posts.created_at', order: 'desc' }, { column: 'posts.id', order: 'desc' }]).limit(51).toSQL()));
   out.push(await time('  present 50 rows (presentPostSummary)', n, () => rows.slice(0, 50).map(presentPostSummary)));
   out.push(await time('  next_cursor (encodeCursor, 2 HMACs)', n, () => encodeCursor({ createdAt: rows[49]!.created_at.toISOString(), id: rows[49]!.id }, { projectId: args.projectId, role: 'admin' })));
   out.push(await time('serialize body (JSON.stringify)', n, () => JSON.stringify(body)));
+  out.push(await time('request id (newId, requestContext)', n, () => newId('request')));
   agent.destroy();
   return out;
 }

@@ -2,7 +2,20 @@ import { parseArgs } from 'node:util';
 
 // The operator CLI's command table. Each noun lives in its own module under
 // bin/admin.d/commands/ and calls registerCommands when imported; bin/admin.ts imports every
-// module in that folder, so a new noun is one new file and no shared list to edit.
+// module in that folder, so a new noun is one new file and no shared list to edit:
+//
+//   // bin/admin.d/commands/connection.ts
+//   registerCommands('connection', {
+//     show: {
+//       summary: 'One project connection.',
+//       flags: { project: { required: true, value: 'proj_x', help: 'project id' } },
+//       async run(args) { return loadConnection(args.need('project')); },
+//     },
+//   }, { summary: 'Network connections.' });
+//
+// The entry point parses and checks flags, then (unless the verb says database: false) runs
+// the preflight and migrations, calls run, prints its result as JSON and closes connections.
+// Throw UsageError (args.usage(...)) for a malformed command line, anything else for a failure.
 //
 // This module deliberately imports nothing from lib/: the entry point sets environment
 // defaults before the configuration is first read, and help must work without a database.
@@ -174,7 +187,8 @@ export function mainUsage(): string {
     '',
     'Operator commands for provisioning workspaces, users, projects and API keys.',
     'Successful commands print JSON on stdout; errors print one line on stderr and exit',
-    'non-zero (2 for a malformed command line, 1 for a refused or failed operation).',
+    'non-zero (2 for a malformed command line, 1 for a refused or failed operation;',
+    'ADMIN_DEBUG=1 adds the stack trace). DATABASE_URL and REDIS_URL select the services.',
     '',
     'Commands:',
   ];

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { createApiKey, publishAuthInvalidation } from '../../api/auth/apiKeys';
+import { grantAgencyOwnership, listGrants, OAuthAdminError, revokeAgencyOwnership, revokeGrants } from '../../api/oauth/admin';
 import { PLAN_NAMES } from '../config';
 import { encrypt, randomSecret } from '../crypto';
 import { db } from '../db';
@@ -111,7 +112,8 @@ export async function createProject(input: {
       id: projectId, workspace_id: input.workspaceId, type: input.type, slug: slugify(input.name), display_name: input.name,
       username: input.username ?? null, timezone, language: input.language ?? 'en', connection_id: connectionId,
       network_organization_id: input.type === 'COMPANY_PAGE' ? (input.organizationId ?? String(Math.floor(Math.random() * 1e9))) : null,
-      current_streak: input.type === 'COMPANY_PAGE' ? null : 0, longest_streak: input.type === 'COMPANY_PAGE' ? null : 0,
+      // spec 2.4: no streak until the project has published; company pages never have one.
+      current_streak: null, longest_streak: null,
     });
   });
   return db()('projects').where({ id: projectId }).first();
@@ -231,4 +233,36 @@ export async function getApiKey(keyId: string) {
   const k = await db()('api_keys').where({ id: keyId }).first(API_KEY_COLUMNS);
   if (!k) throw new AdminError(`no API key ${keyId}`);
   return k;
+}
+
+// --- OAuth (spec 5.3, 5.5): agency ownership and a user's consents ---------------------------
+
+async function oauthAdmin<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    throw err instanceof OAuthAdminError ? new AdminError(err.message) : err;
+  }
+}
+
+/** Makes a user an owner of the agency that bills `clientWorkspaceId` (optionally billing it to `agencyWorkspaceId` first). */
+export async function makeAgencyOwner(input: { user: string; clientWorkspaceId: string; agencyWorkspaceId?: string }) {
+  const user = await findUser(input.user);
+  return oauthAdmin(() => grantAgencyOwnership({ userId: user.id, clientWorkspaceId: input.clientWorkspaceId, agencyWorkspaceId: input.agencyWorkspaceId }));
+}
+
+export async function removeAgencyOwner(input: { user: string; agencyWorkspaceId: string }) {
+  const user = await findUser(input.user);
+  return oauthAdmin(() => revokeAgencyOwnership({ userId: user.id, agencyWorkspaceId: input.agencyWorkspaceId }));
+}
+
+export async function listUserGrants(userRef: string) {
+  const user = await findUser(userRef);
+  return { userId: user.id, email: user.email, grants: await listGrants(user.id) };
+}
+
+/** Revokes a user's OAuth consents (one, one client's, or all) and kills every token issued under them. */
+export async function revokeUserGrants(input: { user: string; grantId?: string; clientId?: string }) {
+  const user = await findUser(input.user);
+  return oauthAdmin(() => revokeGrants({ userId: user.id, grantId: input.grantId, clientId: input.clientId }));
 }

@@ -8,9 +8,9 @@ import { startNetworkSimulator } from './server';
 async function main(): Promise<void> {
   let sim;
   try {
-    sim = await startNetworkSimulator({ port: config.network.simulatorPort, host: '127.0.0.1' });
+    sim = await startNetworkSimulator({ port: config.network.simulatorPort, host: config.network.simulatorHost });
   } catch (err) {
-    process.stderr.write(`network simulator could not start on 127.0.0.1:${config.network.simulatorPort}: ${(err as Error).message}\n`);
+    process.stderr.write(`network simulator could not start on ${config.network.simulatorHost}:${config.network.simulatorPort}: ${(err as Error).message}\n`);
     process.exit(1);
   }
   // Supervisors (bin/start, tests) wait for exactly this line.

@@ -95,6 +95,19 @@ describe('error envelope (spec 7.1)', () => {
     assert.match(ok.headers.get('x-request-id') ?? '', /^req_/);
   });
 
+  it('refuses a NUL character in any input as a client error, never a 500', async () => {
+    const call = client(api.url, key);
+    // Postgres text cannot store U+0000; these used to fail inside the query.
+    assertError(await call('GET', '/v1/projects/%00abc'), 400, 'invalid_request');
+    assertError(await call('GET', '/v1/posts/post_%00'), 400, 'invalid_request');
+    assertError(await call('GET', '/v1/posts?projectId=%00'), 400, 'invalid_request');
+    const body = assertError(await call('POST', '/v1/posts', { body: { projectId, content: 'a\u0000b' } }), 422, 'unprocessable');
+    assert.match(body.message, /content/);
+    assertError(await call('POST', '/v1/notes', { body: { projectId, content: 'note\u0000' } }), 422, 'unprocessable');
+    const list = await call('GET', `/v1/posts?projectId=${projectId}`);
+    assert.equal(list.body.data.length, 0);
+  });
+
   it('uses the envelope for validation errors with the failing field in details', async () => {
     const res = await client(api.url, key)('POST', '/v1/posts', { body: { projectId, unexpected: true } });
     const err = assertError(res, 422, 'unprocessable');

@@ -69,6 +69,25 @@ describe('notes (spec 2.8, 4.3)', () => {
     assert.ok(Date.parse(slots[1]!) > Date.parse(slots[0]!) && Date.parse(slots[2]!) > Date.parse(slots[1]!), 'each queued note takes a later slot');
   });
 
+  it('queues after the project’s last slot: same day when 09:00 is still ahead, skipping weekends, across DST', async () => {
+    const { key, workspace } = await workspaceWithKey();
+    const ny = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'NY later', timezone: TZ });
+    const call = client(api.url, key);
+    const queueAfter = async (slotDate: string) => {
+      const placed = await call('POST', '/v1/notes', { body: { projectId: ny.id, content: `at ${slotDate}`, slotDate } });
+      assert.equal(placed.status, 200, JSON.stringify(placed.body));
+      const queued = await call('POST', '/v1/notes', { body: { projectId: ny.id, content: `after ${slotDate}` } });
+      assert.equal(queued.status, 200, JSON.stringify(queued.body));
+      return queued.body.data.slot.date as string;
+    };
+    // Monday 2031-03-03 07:00 in New York: that Monday's 09:00 (EST) is still free.
+    assert.equal(await queueAfter('2031-03-03T07:00:00'), '2031-03-03T14:00:00.000Z');
+    // Monday 15:00: the next one is Tuesday 09:00.
+    assert.equal(await queueAfter('2031-03-03T15:00:00'), '2031-03-04T14:00:00.000Z');
+    // Friday 09:00 before the 2031-03-09 change: Monday 09:00 EDT, after the weekend.
+    assert.equal(await queueAfter('2031-03-07T09:00:00'), '2031-03-10T13:00:00.000Z');
+  });
+
   it('de-duplicates creates that carry the same clientId', async () => {
     const { key, project } = await workspaceWithKey();
     const call = client(api.url, key);
@@ -128,6 +147,12 @@ describe('notes (spec 2.8, 4.3)', () => {
     assertError(await call('POST', '/v1/notes', { body: { projectId: project.id } }), 422, 'unprocessable');
     assertError(await call('POST', '/v1/notes', { body: { projectId: project.id, content: 'x', slotDate: '2031-03-04' } }), 422, 'unprocessable');
     assertError(await call('POST', '/v1/notes', { body: { projectId: `proj_${'0'.repeat(24)}`, content: 'x' } }), 404, 'not_found');
+    // A folder id longer than the stored column is refused up front, not by the database.
+    assertError(await call('POST', '/v1/notes', { body: { projectId: project.id, content: 'x', folderId: 'f'.repeat(41) } }), 422, 'unprocessable');
+    const inFolder = await call('POST', '/v1/notes', { body: { projectId: project.id, content: 'x', folderId: 'f'.repeat(40) } });
+    assert.equal(inFolder.status, 200, JSON.stringify(inFolder.body));
+    assert.equal(inFolder.body.data.folderId, 'f'.repeat(40));
+    await db()('notes').where({ id: inFolder.body.data.id }).delete();
     const [{ n }] = await db()('notes').where({ project_id: project.id }).count({ n: '*' });
     assert.equal(Number(n), 0);
   });

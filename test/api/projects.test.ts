@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createProject, linkCompanyPage, type ConnectionPreset } from '../../lib/admin/provision';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, startApi, type CallResult, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
 
@@ -118,7 +118,7 @@ describe('projects (spec 2.5, 2.6, 4.3)', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     for (let page = 0; page < 10; page++) {
-      const res: Awaited<ReturnType<typeof call>> = await call('GET', `/v1/projects?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const res: CallResult = await call('GET', `/v1/projects?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
       assert.equal(res.status, 200, JSON.stringify(res.body));
       seen.push(...res.body.data.map((p: { id: string }) => p.id));
       cursor = res.body.pagination.next_cursor;

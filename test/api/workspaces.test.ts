@@ -44,6 +44,8 @@ describe('workspaces and team (spec 2.2-2.4, 2.15, 4.2)', function () {
     const personal = await createProject({ workspaceId: ws.id, type: 'PERSONAL_BRAND', name: 'Streaky' });
     await db()('projects').where({ id: personal.id }).update({ current_streak: 4, longest_streak: 9 });
     const page = await createProject({ workspaceId: ws.id, type: 'COMPANY_PAGE', name: 'Page', connection: 'none' });
+    const fresh = await createProject({ workspaceId: ws.id, type: 'AMPLIFIER', name: 'No streak yet' });
+    await db()('projects').where({ id: fresh.id }).update({ current_streak: null, longest_streak: null });
     const { key } = await issueApiKey({ workspaceId: ws.id, scopes: ['workspace:read'] });
     const call = client(api.url, key);
     const me = (await call('GET', '/v1/workspaces/me')).body.data;
@@ -54,10 +56,11 @@ describe('workspaces and team (spec 2.2-2.4, 2.15, 4.2)', function () {
     assert.deepEqual(ctx.principal, me.principal);
     assert.equal(ctx.requireReviewWorkflow, true);
     assert.equal(ctx.projectsTruncated, false);
-    assert.equal(ctx.projects.length, 2);
+    assert.equal(ctx.projects.length, 3);
     const byId = Object.fromEntries(ctx.projects.map((p: { id: string }) => [p.id, p]));
     assert.deepEqual(byId[personal.id].streak, { currentStreak: 4, longestStreak: 9 });
     assert.equal(byId[page.id].streak, null, 'company pages have no streak');
+    assert.equal(byId[fresh.id].streak, null, 'no streak recorded yet');
     // Each entry is a project-list row plus streak.
     const listed = (await call('GET', '/v1/projects')).body.data;
     for (const row of listed) assert.deepEqual({ ...byId[row.id], streak: undefined }, { ...row, streak: undefined });

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import type { Worker } from '@temporalio/worker';
 import { db } from '../../lib/db';
+import { workflowIds } from '../../lib/temporal';
 import { createWorker } from '../../workers/worker';
+import { maybeRecordHistory } from '../support/histories';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedCompanyPage, connectedPersonalProject, simulator } from '../support/network';
@@ -62,6 +64,7 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     assert.equal(posts[0]!.text, 'Monday thoughts');
     const events = await db()('outbox_events').where({ workspace_id: ws.workspace.id }).andWhereRaw(`data->'post'->>'id' = ?`, [id]).pluck('type');
     assert.ok(events.includes('post.published'));
+    await maybeRecordHistory(workflowIds.publish(id), 'publishPost-published');
   });
 
   it('publishes as the organization for a company page', async () => {
@@ -86,6 +89,7 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     await waitFor(async () => (await postStatus(id)).status === 'published', 30_000, 'published');
     assert.ok((await postStatus(id)).published_at.getTime() >= Date.parse(later));
     assert.equal((await sim.listPosts({ reference: id })).posts.length, 1);
+    await maybeRecordHistory(workflowIds.publish(id), 'publishPost-rescheduled');
   });
 
   it('never publishes an unscheduled post', async () => {
@@ -99,6 +103,7 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     assert.equal((await postStatus(id)).status, 'draft');
     assert.equal((await sim.listPosts({ reference: id })).posts.length, 0);
     assert.equal(await db()('calendar_slots').where({ post_id: id }).first(), undefined);
+    await maybeRecordHistory(workflowIds.publish(id), 'publishPost-unscheduled');
   });
 
   it('retries transient network failures and still publishes once', async () => {
@@ -111,6 +116,7 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     assert.ok(Date.parse(retrying.delivery.retryUntil) > Date.now());
     await waitFor(async () => (await postStatus(id)).status === 'published', 40_000, 'published');
     assert.equal((await sim.listPosts({ reference: id })).posts.length, 1);
+    await maybeRecordHistory(workflowIds.publish(id), 'publishPost-transient-retries');
   });
 
   it('recognises a post whose creation answer was lost, without posting twice', async () => {
@@ -136,6 +142,7 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     assert.ok(row.last_publish_error);
     assert.ok(row.last_publish_attempt_at);
     assert.equal((await sim.listPosts({ reference: id })).posts.length, 0);
+    await maybeRecordHistory(workflowIds.publish(id), 'publishPost-failed');
     const proj = await call('GET', `/v1/projects/${project.id}`);
     assert.equal(proj.body.data.network.state, 'revoked');
     assert.equal(proj.body.data.network.canPublish, false);

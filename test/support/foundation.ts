@@ -78,7 +78,9 @@ export async function startApiProcess(env: Record<string, string> = {}): Promise
     child,
     close: () => new Promise((resolve) => {
       if (exited) return resolve();
-      child.once('exit', () => resolve());
+      // A graceful stop first; a process that hangs on shutdown must not hang the suite.
+      const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      child.once('exit', () => { clearTimeout(force); resolve(); });
       child.kill('SIGTERM');
     }),
   };

@@ -8,15 +8,15 @@ import { oauthState } from '../http';
 import { required } from '../params';
 import { expandScopes, isSubset, parseScope } from '../scopes';
 import {
-  findRefreshToken, insertAccessToken, insertRefreshToken, looksLikeToken, publishTokenInvalidation, revokeFamilies, rotatedPair, tokenHash,
+  findRefreshToken, looksLikeToken, publishTokenInvalidation, revokeFamilies, rotatedPair, rotateRefreshToken, tokenHash,
   tokenResponse, REFRESH_TOKEN_PREFIX, type AccessTokenRow, type FamilyRow, type RefreshTokenRow,
 } from '../tokens';
 
 // grant_type=refresh_token (spec 5.3.5; RFC 6749 6; OAuth 2.1 4.3.1 rotation for public clients).
 //
-// - Every use rotates: the presented token is marked rotated by one atomic UPDATE ... WHERE
-//   rotated_at IS NULL, in the transaction that inserts the new pair, so concurrent uses of
-//   one token produce one new pair.
+// - Every use rotates: the presented token is marked rotated by an UPDATE ... WHERE
+//   rotated_at IS NULL in the same statement that inserts the new pair (tokens.ts
+//   rotateRefreshToken), so concurrent uses of one token produce one new pair.
 // - The new pair is a keyed function of the rotated token (tokens.ts rotatedPair), so a
 //   replay of that token within config.oauth.refreshGraceS gets the very same pair back
 //   without any plaintext having been stored.
@@ -36,16 +36,9 @@ function accessScopes(family: FamilyRow, scopeParam: string | undefined): string
 }
 
 async function rotate(presented: Presented, plaintext: string, scopes: string[]) {
-  return db().transaction(async (trx) => {
-    const won = await trx('oauth_refresh_tokens').where({ id: presented.id }).whereNull('rotated_at').whereNull('revoked_at')
-      .update({ rotated_at: trx.fn.now() }).returning('id');
-    if (won.length === 0) return null;
-    const pair = rotatedPair(plaintext);
-    const access = await insertAccessToken(trx, presented.family, pair.access, scopes);
-    const child = await insertRefreshToken(trx, presented.family_id, pair.refresh, access.id, presented.id);
-    await trx('oauth_refresh_tokens').where({ id: presented.id }).update({ replaced_by: child.id });
-    return tokenResponse({ plaintext: pair.access, row: access }, pair.refresh);
-  });
+  const pair = rotatedPair(plaintext);
+  const access = await rotateRefreshToken(presented, pair, scopes);
+  return access ? tokenResponse({ plaintext: pair.access, row: access }, pair.refresh) : null;
 }
 
 /** The pair issued when `plaintext` was rotated, if it may be handed out again now. */

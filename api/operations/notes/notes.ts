@@ -69,12 +69,14 @@ async function nextQueueSlot(trx: Knex.Transaction, projectId: string, timezone:
   const last = await trx('calendar_slots').where({ project_id: projectId }).max('date as max').first();
   const after = new Date(Math.max(Date.now(), last?.max ? new Date(last.max).getTime() : 0));
   // Walk forward day by day in the project's zone to the next weekday 09:00 after `after`.
-  for (let i = 1; i <= 14; i++) {
+  // The walk starts on `after`'s own day: a last slot at 07:00 leaves that day's 09:00 free.
+  for (let i = 0; i <= 14; i++) {
     const day = new Date(after.getTime() + i * 86_400_000);
     const ymd = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit', weekday: 'short' }).formatToParts(day);
     const get = (t: string) => ymd.find((p) => p.type === t)?.value;
     if (get('weekday') === 'Sat' || get('weekday') === 'Sun') continue;
-    return parseInZone(`${get('year')}-${get('month')}-${get('day')}T09:00:00`, timezone);
+    const slot = parseInZone(`${get('year')}-${get('month')}-${get('day')}T09:00:00`, timezone);
+    if (slot.getTime() > after.getTime()) return slot;
   }
   return new Date(after.getTime() + 86_400_000);
 }
@@ -91,7 +93,8 @@ export const createNote = defineOperation({
     content: boundedText(config.limits.contentChars, 'content').refine((s) => s.trim().length > 0, '`content` must not be empty.'),
     slotDate: isoDateTime.optional(),
     contentType: z.enum(CONTENT_TYPES).optional(),
-    folderId: z.string().max(100).optional(),
+    // notes.folder_id is varchar(40): a longer value would fail the insert as a 500.
+    folderId: z.string().max(40).optional(),
     // Agent clients send a stable id so a retried create lands on the same note (spec 4.3).
     clientId: z.string().min(1).max(200).optional(),
   }).strict(),

@@ -132,7 +132,7 @@ export const updatePost = defineOperation({
       }
       const titleAuto = (patch.title_auto as boolean | undefined) ?? post.title_auto;
       const titleNow = (patch.title as string | undefined) ?? post.title;
-      if (titleAuto && titleNow === '' && (input.content !== undefined || input.title === '')) {
+      if (titleAuto && titleNow === '' && input.content !== undefined) {
         patch.title = autoTitle((patch.content as string | undefined) ?? post.content);
       }
 

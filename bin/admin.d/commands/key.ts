@@ -2,7 +2,7 @@ import { planAllowsApi } from '../../../api/auth/apiKeys';
 import { getApiKey, getWorkspace, issueApiKey, listApiKeys, revokeApiKey, setApiKeyScopes } from '../../../lib/admin/provision';
 import { db } from '../../../lib/db';
 import { keyView } from '../present';
-import { registerCommands, type Args } from '../registry';
+import { PROGRAM, registerCommands, type Args } from '../registry';
 
 const SCOPES_HELP = 'comma- or space-separated: aliases read, write, or named scopes such as posts:publish (webhooks:manage is OAuth-only)';
 
@@ -45,7 +45,7 @@ registerCommands('key', {
       const plan = billing?.plan ?? workspace.plan;
       // The key is valid either way; say why it will not work yet instead of leaving the
       // operator to discover plan_not_eligible from a client.
-      if (!planAllowsApi(plan)) process.stderr.write(`warning: plan ${plan} has no API access; requests with this key answer 403 plan_not_eligible until the plan changes\n`);
+      if (!planAllowsApi(plan)) process.stderr.write(`${PROGRAM}: warning: plan ${plan} has no API access; requests with this key answer 403 plan_not_eligible until the plan changes\n`);
       return { key: issued.key, ...keyView(await getApiKey(issued.id)) };
     },
   },

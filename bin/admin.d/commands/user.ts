@@ -32,7 +32,7 @@ async function passwordFrom(args: Args, required: boolean): Promise<string | und
 }
 
 const passwordFlags = {
-  password: { value: 'PASSWORD', help: 'sign-in password (visible in shell history; prefer --password-stdin)' },
+  password: { value: 'PASSWORD', help: 'sign-in password, at least 8 characters (visible in shell history; prefer --password-stdin)' },
   'password-stdin': { type: 'boolean' as const, help: 'read the password from standard input' },
 };
 

@@ -1,0 +1,132 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Knex } from 'knex';
+import { finishJob, progressNow, type GenerationJobInput, type JobStatus } from '../lib/generation/jobs';
+import type { PostWriter } from '../lib/llm/client';
+import { isLlmError, shouldRetry } from '../lib/llm/errors';
+import type { ContentType } from '../lib/llm/prompts';
+import { insertPost } from '../lib/posts/write';
+
+// Activities of AI post generation (ARCHITECTURE.md: every side effect is an activity; every
+// activity is safe to run twice). Each row transition locks the job row and checks its status
+// first, so a retry after a lost answer sees its own earlier commit instead of acting again.
+
+export interface GenerationDeps { db: Knex; writer: PostWriter }
+
+export interface Draft { content: string; title: string }
+export type StartOutcome = { running: true } | { running: false; status: JobStatus | 'MISSING' };
+export type CompleteOutcome = { status: JobStatus | 'MISSING'; postId?: string };
+
+export function createGenerationActivities({ db, writer }: GenerationDeps) {
+  const lockJob = (trx: Knex.Transaction, jobId: string) => trx('jobs').where({ id: jobId }).forUpdate().first();
+
+  async function addCost(jobId: string, cents: number) {
+    if (cents > 0) await db('jobs').where({ id: jobId }).increment('cost_cents', cents);
+  }
+
+  return {
+    /** QUEUED → RUNNING, or the reason it cannot start (a cancel won the race, the job is gone). */
+    async startGenerationJob(jobId: string): Promise<StartOutcome> {
+      const [started] = await db('jobs').where({ id: jobId, status: 'QUEUED' })
+        .update({ status: 'RUNNING', started_at: db.fn.now(), updated_at: db.fn.now(), progress: JSON.stringify(progressNow(0.1, 'Writing the post')) })
+        .returning('id');
+      if (started) return { running: true };
+      const row = await db('jobs').where({ id: jobId }).first('status');
+      if (!row) return { running: false, status: 'MISSING' };
+      // Only this workflow moves a job to RUNNING: seeing it means an earlier attempt of this
+      // activity committed and its answer was lost.
+      if (row.status === 'RUNNING') return { running: true };
+      return { running: false, status: row.status };
+    },
+
+    /**
+     * One writer call. Its cost is added to the job row whether or not a post came out, so that
+     * settlement charges what the provider billed for every attempt (retries included).
+     */
+    async writeGenerationDraft(jobId: string): Promise<Draft> {
+      const { attempt } = Context.current().info;
+      const job = await db('jobs as j').leftJoin('projects as p', 'p.id', 'j.project_id').where('j.id', jobId)
+        .first('j.status', 'j.input', 'p.display_name', 'p.slug');
+      if (!job) throw ApplicationFailure.nonRetryable('The job no longer exists.', 'job_missing');
+      if (job.status !== 'RUNNING') throw ApplicationFailure.nonRetryable(`The job is ${job.status}, not RUNNING.`, 'job_not_running');
+      await db('jobs').where({ id: jobId }).update({
+        attempt_count: attempt, updated_at: db.fn.now(),
+        progress: JSON.stringify(progressNow(0.1, attempt > 1 ? `Writing the post (attempt ${attempt})` : 'Writing the post')),
+      });
+      const input = job.input as GenerationJobInput;
+      try {
+        const result = await writer.write(
+          { sourceText: input.sourceText, language: input.language, contentType: input.contentType as ContentType, projectName: job.display_name || job.slug || undefined },
+          { signal: Context.current().cancellationSignal, onProgress: (fraction, message) => Context.current().heartbeat({ fraction, message }) },
+        );
+        await addCost(jobId, result.costCents);
+        return { content: result.content, title: result.title };
+      } catch (err) {
+        if (!isLlmError(err)) throw err;
+        await addCost(jobId, err.costCents);
+        throw ApplicationFailure.create({
+          type: err.code,
+          message: err.message,
+          nonRetryable: !shouldRetry(err, attempt),
+          nextRetryDelay: err.retryAfterMs ?? undefined,
+          details: [{ status: err.status, providerCode: err.providerCode }],
+        });
+      }
+    },
+
+    /** The draft and DONE in one transaction that requires RUNNING (spec 3.1: generation never schedules). */
+    async completeGenerationJob(input: { jobId: string; draft: Draft }): Promise<CompleteOutcome> {
+      return db.transaction(async (trx) => {
+        const job = await lockJob(trx, input.jobId);
+        if (!job) return { status: 'MISSING' };
+        if (job.status === 'DONE') return { status: 'DONE', postId: job.result?.postId };
+        if (job.status !== 'RUNNING') return { status: job.status };
+        const project = job.project_id ? await trx('projects').where({ id: job.project_id }).first('id') : undefined;
+        if (!project) {
+          await finishJob(trx, job.id, { status: 'FAILED', progress: progressNow(job.progress?.progress ?? 0.9, 'Failed: the project was deleted'), errorCode: 'project_not_found', errorMessage: 'The project was deleted while the post was being written.' });
+          return { status: 'FAILED' };
+        }
+        const jobInput = job.input as GenerationJobInput;
+        const post = await insertPost(trx, { workspaceId: job.workspace_id, projectId: project.id, content: input.draft.content, title: input.draft.title, contentType: jobInput.contentType });
+        // The service named it from the opening line, so it stays a service-given name (spec 4.4 PATCH title).
+        await trx('posts').where({ id: post.id }).update({ generation_job_id: job.id, title_auto: true });
+        await finishJob(trx, job.id, { status: 'DONE', progress: progressNow(1, 'Done'), result: { postId: post.id } });
+        return { status: 'DONE', postId: post.id };
+      });
+    },
+
+    /** The writer gave up: RUNNING (or, per spec 3.2, QUEUED) → FAILED with the writer's code. */
+    async failGenerationJob(input: { jobId: string; errorCode: string; errorMessage: string }): Promise<{ status: JobStatus | 'MISSING' }> {
+      return db.transaction(async (trx) => {
+        const job = await lockJob(trx, input.jobId);
+        if (!job) return { status: 'MISSING' };
+        if (job.status !== 'RUNNING' && job.status !== 'QUEUED') return { status: job.status };
+        await finishJob(trx, job.id, {
+          status: 'FAILED', progress: progressNow(job.progress?.progress ?? 0.1, `Failed: ${input.errorCode}`), errorCode: input.errorCode, errorMessage: input.errorMessage,
+        });
+        return { status: 'FAILED' };
+      });
+    },
+
+    /**
+     * The workflow itself was cancelled in Temporal. A QUEUED job becomes CANCELLED; a RUNNING one
+     * cannot be cancelled (spec 3.2), so it ends FAILED rather than lingering as RUNNING forever.
+     */
+    async abandonGenerationJob(jobId: string): Promise<{ status: JobStatus | 'MISSING' }> {
+      return db.transaction(async (trx) => {
+        const job = await lockJob(trx, jobId);
+        if (!job) return { status: 'MISSING' };
+        if (job.status === 'QUEUED') {
+          await finishJob(trx, job.id, { status: 'CANCELLED', progress: progressNow(0, 'Cancelled') });
+          return { status: 'CANCELLED' };
+        }
+        if (job.status === 'RUNNING') {
+          await finishJob(trx, job.id, { status: 'FAILED', progress: progressNow(job.progress?.progress ?? 0.1, 'Failed: job_cancelled'), errorCode: 'job_cancelled', errorMessage: 'The job was stopped by an operator while running.' });
+          return { status: 'FAILED' };
+        }
+        return { status: job.status };
+      });
+    },
+  };
+}
+
+export type GenerationActivities = ReturnType<typeof createGenerationActivities>;

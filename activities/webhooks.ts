@@ -1,0 +1,323 @@
+import { Context } from '@temporalio/activity';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Knex } from 'knex';
+import { config } from '../lib/config';
+import { decrypt } from '../lib/crypto';
+import { newId } from '../lib/ids';
+import { SEARCH, workflowIds } from '../lib/temporal';
+import { webhookPayload, type OutboxEventRow } from '../lib/webhooks/payload';
+import { sendWebhook, systemResolver, type Resolver, type SendResult } from '../lib/webhooks/send';
+import { SIGNATURE_HEADER, signatureHeader } from '../lib/webhooks/signature';
+
+// Outbound webhooks (spec 6, ARCHITECTURE.md "webhook delivery"): the outbox relay that turns
+// committed events into one delivery workflow per (event, endpoint), and the delivery attempt.
+// Every activity here is safe to run twice: claims use SKIP LOCKED and the workflow id of the
+// pair, attempt records are keyed by (delivery, attempt), and terminal states are written only
+// from a non-terminal row, so the failure streak is counted once per delivery.
+
+export interface WebhookDeps { db: Knex; temporal: () => Promise<Client> }
+
+export interface WebhookOptions {
+  /** spec 6 rule 2 / spec 8: the receiver answers within this. */
+  timeoutMs: number;
+  /** Loopback receivers are for tests and local development only; never on in production. */
+  allowLoopback: boolean;
+  /** Host resolution used at every attempt; injectable so tests can answer what DNS would. */
+  resolve: Resolver;
+  retryBaseMs: number;
+  maxAttempts: number;
+  /** spec 6 rule 3 / spec 8: consecutive permanently failed deliveries before auto-disable. */
+  disableAfterFailures: number;
+  relayPollMs: number;
+  relayBatchSize: number;
+  /** Workflow starts in flight at once while relaying a batch. */
+  startConcurrency: number;
+}
+
+export function webhookOptionsFromConfig(): WebhookOptions {
+  return {
+    timeoutMs: config.webhooks.timeoutMs,
+    allowLoopback: config.webhooks.allowLoopback,
+    resolve: systemResolver,
+    retryBaseMs: config.webhooks.retryBaseMs,
+    maxAttempts: config.webhooks.maxAttempts,
+    disableAfterFailures: config.webhooks.disableAfterFailures,
+    relayPollMs: config.webhooks.relayPollMs,
+    relayBatchSize: 200,
+    startConcurrency: 64,
+  };
+}
+
+export interface DeliverWebhookInput {
+  deliveryId: string;
+  eventId: string;
+  endpointId: string;
+  /** Fixed when the delivery starts, so a config change never alters a running schedule. */
+  retry: { baseMs: number; maxAttempts: number };
+}
+
+/** retry: the attempt failed and the workflow waits; failed: the delivery is permanently failed and recorded. */
+export type AttemptResult =
+  | { outcome: 'delivered' }
+  | { outcome: 'retry'; error: string }
+  | { outcome: 'failed'; reason: string };
+
+const USER_AGENT = 'ContentScheduler-Webhooks/1.0';
+const INSERT_CHUNK = 1000;
+
+interface DeliveryContext {
+  id: string; status: string; failure_reason: string | null; endpoint_id: string;
+  url: string; is_active: boolean; disabled_reason: string | null; deleted_at: Date | null;
+  secret_enc: string | null; previous_secret_enc: string | null; previous_secret_expires_at: Date | null;
+  e_id: string | null; e_workspace_id: string; e_project_id: string | null; e_type: string; e_data: Record<string, unknown>; e_created_at: Date;
+}
+
+async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>, onProgress?: () => void): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      await fn(items[next++]!);
+      onProgress?.();
+    }
+  });
+  await Promise.all(workers);
+}
+
+/** Wakes the relay on `NOTIFY outbox_events` (migration 20261121000030), else after the poll interval. */
+async function outboxListener(db: Knex) {
+  let pending = false;
+  let wake: (() => void) | null = null;
+  const onNotify = () => { pending = true; wake?.(); };
+  let conn: { on: Function; removeListener: Function; query: (sql: string) => Promise<unknown> } | null = null;
+  try {
+    conn = await db.client.acquireConnection();
+    conn!.on('notification', onNotify);
+    await conn!.query('LISTEN outbox_events');
+  } catch {
+    // Polling alone is still correct, only slower.
+    if (conn) { conn.removeListener('notification', onNotify); db.client.releaseConnection(conn); }
+    conn = null;
+  }
+  return {
+    async next(ms: number, signal: AbortSignal): Promise<void> {
+      if (!pending) {
+        await new Promise<void>((resolve) => {
+          const done = () => { clearTimeout(timer); signal.removeEventListener('abort', done); wake = null; resolve(); };
+          const timer = setTimeout(done, ms);
+          wake = done;
+          signal.addEventListener('abort', done, { once: true });
+        });
+      }
+      pending = false;
+    },
+    async close(): Promise<void> {
+      if (!conn) return;
+      conn.removeListener('notification', onNotify);
+      await conn.query('UNLISTEN outbox_events').catch(() => undefined);
+      db.client.releaseConnection(conn);
+      conn = null;
+    },
+  };
+}
+
+export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides: Partial<WebhookOptions> = {}) {
+  const opts: WebhookOptions = { ...webhookOptionsFromConfig(), ...overrides };
+
+  /**
+   * Claims the oldest undispatched outbox rows (SKIP LOCKED: concurrent relays take disjoint
+   * rows), writes one delivery row per matching endpoint, starts one workflow per live delivery,
+   * then stamps the rows dispatched. Delivery rows are written outside the claim transaction so
+   * the workflows see them at once; if anything fails before the stamp, the rows are claimed
+   * again and both the inserts and the starts are no-ops the second time.
+   */
+  async function relayBatch(client: Client, taskQueue: string, heartbeat: () => void): Promise<{ events: number; started: number }> {
+    const T0 = Date.now();
+    return db.transaction(async (trx) => {
+      const events = (await trx('outbox_events').whereNull('dispatched_at').orderBy('seq').limit(opts.relayBatchSize)
+        .forUpdate().skipLocked().select('seq', 'id', 'workspace_id', 'project_id', 'type', 'created_at')) as Array<OutboxEventRow & { seq: number }>;
+      if (events.length === 0) return { events: 0, started: 0 };
+      const seqs = events.map((e) => e.seq);
+      // spec 6: the workspace's endpoints subscribed to the type, narrowed to their project when
+      // bound to one, and only those that existed when the event happened. Inactive endpoints
+      // are matched too: spec 3.5 records their events as permanently failed.
+      const matches = (await db.raw(`
+        select ev.id as event_id, ev.workspace_id, ev.project_id, ev.type, ev.created_at, w.id as endpoint_id, w.is_active, w.disabled_reason
+        from outbox_events ev
+        join webhook_endpoints w on w.workspace_id = ev.workspace_id and w.deleted_at is null
+          and ev.type = any(w.events) and (w.project_id is null or w.project_id = ev.project_id) and w.created_at <= ev.created_at
+        where ev.seq = any(?::bigint[])`, [seqs])).rows as Array<{ event_id: string; workspace_id: string; project_id: string | null; type: string; created_at: Date; endpoint_id: string; is_active: boolean; disabled_reason: string | null }>;
+      let started = 0;
+      if (matches.length) {
+        const rows = matches.map((m) => ({
+          id: newId('webhookDelivery'), workspace_id: m.workspace_id, endpoint_id: m.endpoint_id, event_id: m.event_id, event_type: m.type,
+          event_created_at: m.created_at, status: m.is_active ? 'pending' : 'failed',
+          failure_reason: m.is_active ? null : inactiveReason(m.disabled_reason), failed_at: m.is_active ? null : new Date(),
+        }));
+        for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+          await db('webhook_deliveries').insert(rows.slice(i, i + INSERT_CHUNK)).onConflict(['event_id', 'endpoint_id']).ignore();
+        }
+        const live = (await db('webhook_deliveries').whereIn('event_id', [...new Set(matches.map((m) => m.event_id))]).whereIn('status', ['pending', 'retrying'])
+          .select('id', 'event_id', 'endpoint_id', 'workspace_id')) as Array<{ id: string; event_id: string; endpoint_id: string; workspace_id: string }>;
+        const projectOf = new Map(events.map((e) => [e.id, e.project_id]));
+        const typeOf = new Map(events.map((e) => [e.id, e.type]));
+        await mapLimit(live, opts.startConcurrency, async (d) => {
+          const project = projectOf.get(d.event_id);
+          try {
+            await client.workflow.start('deliverWebhookWorkflow', {
+              taskQueue,
+              workflowId: workflowIds.webhookDelivery(d.event_id, d.endpoint_id),
+              args: [{ deliveryId: d.id, eventId: d.event_id, endpointId: d.endpoint_id, retry: { baseMs: opts.retryBaseMs, maxAttempts: opts.maxAttempts } } satisfies DeliverWebhookInput],
+              // A pair is delivered once, also after its first workflow has closed.
+              workflowIdReusePolicy: 'REJECT_DUPLICATE',
+              typedSearchAttributes: [
+                { key: SEARCH.workspace, value: d.workspace_id },
+                { key: SEARCH.endpoint, value: d.endpoint_id },
+                ...(project ? [{ key: SEARCH.project, value: project }] : []),
+              ],
+              staticSummary: `Deliver ${typeOf.get(d.event_id)} ${d.event_id} to ${d.endpoint_id}`,
+            });
+            started++;
+          } catch (err) {
+            if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+          }
+        }, heartbeat);
+      }
+      await trx('outbox_events').whereIn('seq', seqs).update({ dispatched_at: trx.fn.now() });
+      if (process.env.WH_DEBUG) console.error(`relay batch events=${events.length} matches=${matches.length} started=${started} ms=${Date.now() - T0}`);
+      return { events: events.length, started };
+    });
+  }
+
+  /** Permanently failed without an attempt: the endpoint went away or was disabled (spec 3.5). */
+  async function closeDelivery(deliveryId: string, reason: string): Promise<AttemptResult> {
+    await db('webhook_deliveries').where({ id: deliveryId }).whereIn('status', ['pending', 'retrying'])
+      .update({ status: 'failed', failure_reason: reason, failed_at: db.fn.now(), next_attempt_at: null, updated_at: db.fn.now() });
+    return { outcome: 'failed', reason };
+  }
+
+  async function recordAttempt(d: DeliveryContext, attempt: number, startedAt: Date, r: SendResult, retryInMs: number | null): Promise<AttemptResult> {
+    return db.transaction(async (trx) => {
+      await trx('webhook_delivery_attempts').insert({
+        delivery_id: d.id, attempt, started_at: startedAt, duration_ms: r.durationMs, status_code: r.statusCode, outcome: r.outcome, error: r.error, remote_address: r.remoteAddress,
+      }).onConflict(['delivery_id', 'attempt']).merge();
+      const open = () => trx('webhook_deliveries').where({ id: d.id }).whereIn('status', ['pending', 'retrying']);
+      if (r.outcome === 'delivered') {
+        const n = await open().update({ status: 'delivered', attempt_count: attempt, delivered_at: trx.fn.now(), next_attempt_at: null, updated_at: trx.fn.now() });
+        // spec 6 rule 3: a success ends the streak. Skipping rows with nothing to change keeps
+        // busy endpoints from serialising every delivery on their row lock.
+        if (n) {
+          await trx('webhook_endpoints').where({ id: d.endpoint_id })
+            .andWhere((q) => q.where('consecutive_failures', '>', 0).orWhereNull('last_success_at').orWhereRaw(`last_success_at < now() - interval '1 minute'`))
+            .update({ consecutive_failures: 0, last_success_at: trx.fn.now() });
+        }
+        return { outcome: 'delivered' } as const;
+      }
+      const error = r.error ?? 'unknown';
+      if (retryInMs !== null) {
+        await open().update({ status: 'retrying', attempt_count: attempt, last_error: error, next_attempt_at: new Date(Date.now() + retryInMs), updated_at: trx.fn.now() });
+        return { outcome: 'retry', error } as const;
+      }
+      const reason = `retries_exhausted: ${attempt} attempt${attempt === 1 ? '' : 's'} failed; last: ${error}`;
+      const n = await open().update({ status: 'failed', attempt_count: attempt, last_error: error, failure_reason: reason, failed_at: trx.fn.now(), next_attempt_at: null, updated_at: trx.fn.now() });
+      if (n) await countPermanentFailure(trx, d.endpoint_id, reason);
+      return { outcome: 'failed', reason } as const;
+    });
+  }
+
+  /**
+   * spec 6 rule 3: one atomic statement, so concurrent deliveries to the same endpoint each add
+   * exactly one to the streak (the row lock orders them) and the one reaching the threshold
+   * disables the endpoint. In SET every column reads its value before the update.
+   */
+  async function countPermanentFailure(trx: Knex.Transaction, endpointId: string, lastReason: string): Promise<void> {
+    const n = opts.disableAfterFailures;
+    const reason = `repeated_failures: ${n} consecutive deliveries failed permanently; last: ${lastReason}`.slice(0, 1000);
+    await trx.raw(`
+      update webhook_endpoints set
+        consecutive_failures = consecutive_failures + 1,
+        last_failure_at = now(),
+        disabled_reason = case when is_active and consecutive_failures + 1 >= :n then :reason else disabled_reason end,
+        disabled_at = case when is_active and consecutive_failures + 1 >= :n then now() else disabled_at end,
+        updated_at = case when is_active and consecutive_failures + 1 >= :n then now() else updated_at end,
+        is_active = case when is_active and consecutive_failures + 1 >= :n then false else is_active end
+      where id = :id`, { n, reason, id: endpointId });
+  }
+
+  return {
+    /**
+     * The outbox relay: runs for up to `maxRunMs`, relaying batch after batch, sleeping until a
+     * NOTIFY or the poll interval when the outbox is drained. Delivery workflows start on the
+     * relay's own task queue.
+     */
+    async relayOutbox(input: { maxRunMs: number }): Promise<{ events: number; started: number }> {
+      const ctx = Context.current();
+      const client = await temporal();
+      const listener = await outboxListener(db);
+      const until = Date.now() + input.maxRunMs;
+      const total = { events: 0, started: 0 };
+      const heartbeat = () => ctx.heartbeat(total);
+      try {
+        while (Date.now() < until && !ctx.cancellationSignal.aborted) {
+          heartbeat();
+          const r = await relayBatch(client, ctx.info.taskQueue, heartbeat);
+          total.events += r.events;
+          total.started += r.started;
+          if (r.events < opts.relayBatchSize) await listener.next(opts.relayPollMs, ctx.cancellationSignal);
+        }
+      } finally {
+        await listener.close();
+      }
+      // Cancelled (relay workflow cancelled, worker shutting down): say so, so the workflow
+      // either stops or has the run retried on another worker. The reason is a CancelledFailure.
+      if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+      return total;
+    },
+
+    /**
+     * One attempt of one delivery. `retryInMs` is the wait the workflow will take after a
+     * failure, or null on the last attempt, where a failure becomes permanent and counts
+     * toward the endpoint's streak. Receiver and network failures are outcomes; an exception
+     * means our own infrastructure failed and the activity is retried.
+     */
+    async attemptWebhookDelivery(input: { deliveryId: string; attempt: number; retryInMs: number | null }): Promise<AttemptResult> {
+      const T0 = Date.now();
+      const d = (await db('webhook_deliveries as d')
+        .join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
+        .leftJoin('outbox_events as e', 'e.id', 'd.event_id')
+        .where('d.id', input.deliveryId)
+        .first('d.id', 'd.status', 'd.failure_reason', 'd.endpoint_id', 'w.url', 'w.is_active', 'w.disabled_reason', 'w.deleted_at',
+          'w.secret_enc', 'w.previous_secret_enc', 'w.previous_secret_expires_at',
+          'e.id as e_id', 'e.workspace_id as e_workspace_id', 'e.project_id as e_project_id', 'e.type as e_type', 'e.data as e_data', 'e.created_at as e_created_at')) as DeliveryContext | undefined;
+      if (!d) return { outcome: 'failed', reason: 'delivery_missing: no delivery record' };
+      if (d.status === 'delivered') return { outcome: 'delivered' };
+      if (d.status === 'failed') return { outcome: 'failed', reason: d.failure_reason ?? 'failed' };
+      if (d.deleted_at || !d.secret_enc) return closeDelivery(d.id, 'endpoint_deleted: the endpoint was deleted before delivery');
+      if (!d.is_active) return closeDelivery(d.id, inactiveReason(d.disabled_reason));
+      if (!d.e_id) return closeDelivery(d.id, 'event_missing: the event is no longer stored');
+
+      const body = JSON.stringify(webhookPayload({ id: d.e_id, workspace_id: d.e_workspace_id, project_id: d.e_project_id, type: d.e_type, data: d.e_data, created_at: d.e_created_at }));
+      const secrets = [decrypt(d.secret_enc)];
+      if (d.previous_secret_enc && d.previous_secret_expires_at && d.previous_secret_expires_at.getTime() > Date.now()) secrets.push(decrypt(d.previous_secret_enc));
+      const headers = {
+        'Content-Type': 'application/json',
+        'User-Agent': USER_AGENT,
+        [SIGNATURE_HEADER]: signatureHeader(secrets, Math.floor(Date.now() / 1000), body),
+        'Webhook-Id': d.e_id,
+        'Webhook-Attempt': String(input.attempt),
+      };
+      const startedAt = new Date();
+      const T1 = Date.now();
+      const result = await sendWebhook(d.url, body, headers, { timeoutMs: opts.timeoutMs, allowLoopback: opts.allowLoopback, resolve: opts.resolve });
+      const T2 = Date.now();
+      const rr = await recordAttempt(d, input.attempt, startedAt, result, input.retryInMs);
+      if (process.env.WH_DEBUG) console.error(`attempt load=${T1 - T0} send=${T2 - T1} record=${Date.now() - T2} sched2start=${Date.now() - Context.current().info.currentAttemptScheduledTimestampMs}`);
+      return rr;
+    },
+  };
+}
+
+function inactiveReason(disabledReason: string | null): string {
+  return `endpoint_inactive: ${disabledReason ?? 'the endpoint is disabled'}`.slice(0, 1000);
+}
+
+export type WebhookActivities = ReturnType<typeof createWebhookActivities>;

@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import { config } from '../../../lib/config';
+import { db } from '../../../lib/db';
+import { errors } from '../../../lib/errors';
+import { finishJob, JOB_STATUSES, JOB_TYPES, presentJob, progressNow, type Job, type JobRow } from '../../../lib/generation/jobs';
+import { cancelGenerationWorkflow } from '../../../lib/generation/workflowClient';
+import { defineOperation } from '../../operation';
+import { keysetPage, paginationInput, parseLimit } from '../../pagination';
+import { findProject } from '../projects/present';
+import { findJob, jobsOf, presentLiveJob } from './present';
+
+// spec 4.8 jobs. REST accepts any valid token of the workspace (spec 4.1); the agent tools
+// list_jobs/get_job need jobs:read and cancel_job needs jobs:cancel (spec 4.9), a rule for the
+// MCP door to apply. Client-role accounts are refused (spec 5.4: jobs are not in the client view).
+
+const id = z.string().min(1).max(100);
+
+export const listJobsInput = z.object({
+  status: z.string().max(200).optional().refine(
+    (s) => s === undefined || s.split(',').every((v) => (JOB_STATUSES as readonly string[]).includes(v.trim())),
+    { message: `unknown status; use a comma-separated list of ${JOB_STATUSES.join(', ')}` },
+  ),
+  type: z.string().max(40).optional().refine((t) => t === undefined || (JOB_TYPES as readonly string[]).includes(t), { message: `unknown type; one of ${JOB_TYPES.join(', ')}` }),
+  projectId: id.optional(),
+  ...paginationInput,
+}).strict();
+
+export const listJobs = defineOperation({
+  name: 'jobs.list',
+  summary: 'List jobs, newest first; filter by status (comma-separated), type and projectId.',
+  kind: 'read',
+  scopes: 'any',
+  clientRole: 'deny',
+  inputSource: 'query',
+  input: listJobsInput,
+  handler: async ({ auth }, input) => {
+    const limit = parseLimit(input.limit, config.generation.jobListDefault, config.generation.jobListMax);
+    if (input.projectId !== undefined && !(await findProject(auth, input.projectId))) throw errors.notFound('project');
+    const statuses = input.status?.split(',').map((s) => s.trim());
+    const q = jobsOf(auth);
+    if (statuses) q.whereIn('jobs.status', statuses);
+    if (input.type) q.where('jobs.type', input.type);
+    if (input.projectId) q.where('jobs.project_id', input.projectId);
+    // A cursor is only valid under the filters it was minted with (spec 4.4: else 400 bad_cursor).
+    const filters = { status: statuses?.slice().sort().join(','), type: input.type, projectId: input.projectId };
+    return keysetPage<JobRow, Job>(q, { limit, cursor: input.cursor, filters, table: 'jobs', present: presentJob });
+  },
+});
+
+export const getJob = defineOperation({
+  name: 'jobs.get',
+  summary: 'One job with its progress snapshot.',
+  kind: 'read',
+  scopes: 'any',
+  clientRole: 'deny',
+  inputSource: 'query',
+  input: z.object({ jobId: id }).strict(),
+  handler: async ({ auth }, input) => {
+    const row = await findJob(auth, input.jobId);
+    if (!row) throw errors.notFound('job');
+    return { data: await presentLiveJob(row) };
+  },
+});
+
+export const cancelJob = defineOperation({
+  name: 'jobs.cancel',
+  summary: 'Cancel a QUEUED job; cancelling a cancelled job answers it again, any other status is 409.',
+  kind: 'write',
+  scopes: 'any',
+  clientRole: 'deny',
+  inputSource: 'body',
+  input: z.object({ jobId: id }).strict(),
+  handler: async ({ auth }, input) => {
+    if (!(await findJob(auth, input.jobId))) throw errors.notFound('job');
+    // spec 3.2: only QUEUED → CANCELLED, as a compare-and-set under the row lock; the worker's
+    // QUEUED → RUNNING is the other side of the same race, so exactly one of the two wins.
+    const cancelled = await db().transaction(async (trx) => {
+      const locked = await trx('jobs').where({ id: input.jobId, workspace_id: auth.workspaceId }).forUpdate().first('status');
+      if (locked?.status !== 'QUEUED') return null;
+      return finishJob(trx, input.jobId, { status: 'CANCELLED', progress: progressNow(0, 'Cancelled') });
+    });
+    if (cancelled) {
+      await cancelGenerationWorkflow(input.jobId);
+      return { data: presentJob(cancelled) };
+    }
+    const current = await findJob(auth, input.jobId);
+    if (!current) throw errors.notFound('job');
+    // Cancelling twice is safe (spec 3.2): the cancelled job is answered again, unchanged.
+    if (current.status === 'CANCELLED') return { data: presentJob(current) };
+    // A running or finished job is not cancelled, and a 200 would read as if it had been.
+    throw errors.conflict(`Only a QUEUED job can be cancelled; this job is ${current.status}.`, { reason: 'job_not_cancellable', status: current.status, retryable: false });
+  },
+});

@@ -1,0 +1,95 @@
+import type { Knex } from 'knex';
+import { db } from '../../../lib/db';
+import type { AuthContext } from '../../auth/context';
+import { scoped } from '../../auth/context';
+
+// spec 2.14: the webhook endpoint as the API shows it. The secret never appears here; only the
+// create and rotate answers add it, once.
+
+export interface EndpointRow {
+  id: string; workspace_id: string; project_id: string | null; url: string; name: string; events: string[];
+  is_active: boolean; disabled_reason: string | null; disabled_at: Date | null; secret_last4: string;
+  previous_secret_expires_at: Date | null; consecutive_failures: number; last_success_at: Date | null; last_failure_at: Date | null;
+  created_at: Date; updated_at: Date;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function presentEndpoint(r: EndpointRow) {
+  return {
+    id: r.id,
+    url: r.url,
+    name: r.name,
+    events: r.events,
+    isActive: r.is_active,
+    // null while active; `repeated_failures…` when disabled by spec 6 rule 3.
+    disabledReason: r.is_active ? null : r.disabled_reason,
+    projectId: r.project_id,
+    secretLast4: r.secret_last4,
+    // Beyond spec 2.14, for operators; clients ignore unknown fields (spec 9 rule 3).
+    consecutiveFailures: r.consecutive_failures,
+    disabledAt: r.is_active ? null : iso(r.disabled_at),
+    lastSuccessAt: iso(r.last_success_at),
+    lastFailureAt: iso(r.last_failure_at),
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+}
+
+export type WebhookEndpoint = ReturnType<typeof presentEndpoint>;
+
+const COLUMNS = ['id', 'workspace_id', 'project_id', 'url', 'name', 'events', 'is_active', 'disabled_reason', 'disabled_at', 'secret_last4',
+  'previous_secret_expires_at', 'consecutive_failures', 'last_success_at', 'last_failure_at', 'created_at', 'updated_at'].map((c) => `webhook_endpoints.${c}`);
+
+/**
+ * The endpoints the caller may manage: the workspace's live ones; a member restricted to some
+ * projects (spec 5.5) sees only endpoints bound to those projects, since a workspace-wide
+ * endpoint carries every project's events.
+ */
+export function endpointsOf(auth: AuthContext, trx: Knex | Knex.Transaction = db()): Knex.QueryBuilder {
+  const q = scoped(auth, 'webhook_endpoints', trx).whereNull('webhook_endpoints.deleted_at');
+  if (auth.projectIds) q.whereIn('webhook_endpoints.project_id', [...auth.projectIds]);
+  return q;
+}
+
+export function selectEndpoints(auth: AuthContext, trx?: Knex | Knex.Transaction): Knex.QueryBuilder {
+  return endpointsOf(auth, trx).select(COLUMNS);
+}
+
+export async function findEndpoint(auth: AuthContext, id: string, trx?: Knex | Knex.Transaction): Promise<EndpointRow | undefined> {
+  return (await selectEndpoints(auth, trx).where('webhook_endpoints.id', id).first()) as EndpointRow | undefined;
+}
+
+export interface DeliveryRow {
+  id: string; endpoint_id: string; event_id: string; event_type: string; event_created_at: Date; status: string; attempt_count: number;
+  last_error: string | null; failure_reason: string | null; next_attempt_at: Date | null; delivered_at: Date | null; failed_at: Date | null;
+  created_at: Date; updated_at: Date;
+}
+
+export interface AttemptRow {
+  delivery_id: string; attempt: number; started_at: Date; duration_ms: number; status_code: number | null; outcome: string; error: string | null; remote_address: string | null;
+}
+
+export function presentAttempt(a: AttemptRow) {
+  return { attempt: a.attempt, at: a.started_at.toISOString(), outcome: a.outcome, statusCode: a.status_code, durationMs: a.duration_ms, error: a.error, remoteAddress: a.remote_address };
+}
+
+export function presentDelivery(d: DeliveryRow, attempts: AttemptRow[]) {
+  return {
+    id: d.id,
+    endpointId: d.endpoint_id,
+    eventId: d.event_id,
+    eventType: d.event_type,
+    eventCreatedAt: d.event_created_at.toISOString(),
+    status: d.status,
+    attemptCount: d.attempt_count,
+    nextAttemptAt: iso(d.next_attempt_at),
+    deliveredAt: iso(d.delivered_at),
+    failedAt: iso(d.failed_at),
+    failureReason: d.failure_reason,
+    lastError: d.last_error,
+    attempts: attempts.map(presentAttempt),
+    createdAt: d.created_at.toISOString(),
+    updatedAt: d.updated_at.toISOString(),
+  };
+}

@@ -1,0 +1,334 @@
+// Bench: the OAuth hot paths.
+//
+//   1. POST /oauth/token, grant_type=refresh_token: every request rotates its token (one
+//      atomic UPDATE + two INSERTs in a transaction), so each connection walks its own token
+//      chain: the next request carries the refresh token the previous response returned.
+//   2. GET /v1/workspaces/me with an OAuth access token: bearer resolver (token record cached
+//      per process), membership reach (cached), plan, rate limiter, the handler's reads.
+//
+//   npm run bench -- oauth                       full run (≈ 1 min)
+//   npm run bench -- oauth --duration 20 --connections 32
+//
+// Standalone: it creates its own database (content_scheduler_bench_oauth, dropped first) and
+// Redis db 13 (flushed), seeds through lib/admin/provision and the real OAuth endpoints, and
+// runs the app in a child process so that the load generator (plain node:http, here) and the
+// server do not share an event loop. Results: a table on stdout, JSON in bench/results/oauth.json.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const DATABASE_URL = process.env.BENCH_OAUTH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_oauth';
+const REDIS_URL = process.env.BENCH_OAUTH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
+const PASSWORD = 'bench password 123';
+
+
+// ---------------------------------------------------------------------------------------------
+
+interface Summary { count: number; mean: number; p50: number; p90: number; p99: number; max: number }
+
+function summarize(values: number[]): Summary {
+  const s = Float64Array.from(values).sort();
+  const n = s.length;
+  const at = (q: number) => (n ? s[Math.min(n - 1, Math.max(0, Math.ceil(q * n) - 1))]! : 0);
+  return { count: n, mean: n ? s.reduce((a, b) => a + b, 0) / n : 0, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: n ? s[n - 1]! : 0 };
+}
+
+interface Reply { status: number; body: string }
+
+function request(agent: http.Agent, url: URL, method: 'GET' | 'POST', headers: Record<string, string>, body?: string): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers: { ...headers, ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+interface LoopResult { rps: number; ok: number; errors: number; statuses: Record<string, number>; latencyMs: Summary; durationS: number }
+
+/** Closed loop: each worker sends its next request when the previous answer has been read. */
+async function closedLoop(connections: number, durationMs: number, step: (worker: number, agent: http.Agent) => Promise<Reply>): Promise<LoopResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections, scheduling: 'lifo' });
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  let ok = 0, errors = 0;
+  const started = performance.now();
+  const deadline = started + durationMs;
+  await Promise.all(Array.from({ length: connections }, async (_, w) => {
+    while (performance.now() < deadline) {
+      const t0 = performance.now();
+      try {
+        const r = await step(w, agent);
+        latencies.push(performance.now() - t0);
+        statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+        if (r.status === 200) ok++; else errors++;
+      } catch (err) {
+        errors++;
+        const key = `error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`;
+        statuses[key] = (statuses[key] ?? 0) + 1;
+      }
+    }
+  }));
+  const durationS = (performance.now() - started) / 1000;
+  agent.destroy();
+  return { rps: ok / durationS, ok, errors, statuses, latencyMs: summarize(latencies), durationS };
+}
+
+/** Open loop at a fixed rate; latency from each request's scheduled send time (no coordinated omission). */
+async function openLoop(rate: number, durationMs: number, step: (i: number, agent: http.Agent) => Promise<Reply>): Promise<LoopResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256, scheduling: 'lifo' });
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  let ok = 0, errors = 0;
+  const total = Math.round((durationMs / 1000) * rate);
+  const interval = 1000 / rate;
+  const start = performance.now() + 5;
+  const inflight: Promise<void>[] = [];
+  let next = 0;
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = performance.now();
+      while (next < total && start + next * interval <= now) {
+        const i = next++;
+        const scheduled = start + i * interval;
+        inflight.push(step(i, agent).then(
+          (r) => { latencies.push(performance.now() - scheduled); statuses[r.status] = (statuses[r.status] ?? 0) + 1; if (r.status === 200) ok++; else errors++; },
+          () => { errors++; },
+        ));
+      }
+      if (next >= total) return resolve();
+      setTimeout(tick, Math.max(0, start + next * interval - performance.now()));
+    };
+    setTimeout(tick, 5);
+  });
+  await Promise.all(inflight);
+  const durationS = (performance.now() - start) / 1000;
+  agent.destroy();
+  return { rps: ok / durationS, ok, errors, statuses, latencyMs: summarize(latencies), durationS };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setup
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address() as net.AddressInfo; s.close(() => resolve(port)); });
+    s.on('error', reject);
+  });
+}
+
+async function resetDatabase(url: string) {
+  const name = decodeURIComponent(new URL(url).pathname.slice(1));
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const c = new pg.Client({ connectionString: admin.toString() });
+  await c.connect();
+  await c.query(`drop database if exists "${name.replace(/"/g, '""')}" with (force)`);
+  await c.query(`create database "${name.replace(/"/g, '""')}"`);
+  await c.end();
+}
+
+/** A cookie-keeping client for the sign-in and consent pages (what a browser does, minus rendering). */
+class PageClient {
+  private cookies = new Map<string, string>();
+  constructor(private readonly base: string) {}
+  async send(method: 'GET' | 'POST', target: string, form?: Record<string, string>) {
+    const headers: Record<string, string> = {};
+    if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const res = await fetch(target.startsWith('http') ? target : this.base + target, { method, headers, body: form ? new URLSearchParams(form) : undefined, redirect: 'manual' });
+    for (const line of res.headers.getSetCookie()) {
+      const pair = line.split(';')[0]!;
+      this.cookies.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
+    }
+    return { status: res.status, location: res.headers.get('location'), html: await res.text() };
+  }
+  async follow(method: 'GET' | 'POST', target: string, form?: Record<string, string>) {
+    let res = await this.send(method, target, form);
+    while (res.status === 303 && res.location?.startsWith('/')) res = await this.send('GET', res.location);
+    return res;
+  }
+}
+
+const field = (html: string, re: RegExp) => {
+  const m = re.exec(html);
+  if (!m) throw new Error(`page did not contain ${re}: ${html.slice(0, 300)}`);
+  return m[1]!;
+};
+
+/** One token family per connection: authorize (signed in once, welcome back after), exchange. */
+async function issueFamilies(base: string, clientId: string, email: string, n: number) {
+  const redirectUri = 'http://127.0.0.1/callback';
+  const browser = new PageClient(base);
+  const families: Array<{ access: string; refresh: string }> = [];
+  for (let i = 0; i < n; i++) {
+    const verifier = randomBytes(32).toString('base64url');
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const q = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: redirectUri, scope: 'read write offline_access', state: `s${i}`, code_challenge: challenge, code_challenge_method: 'S256' });
+    let page = await browser.follow('GET', `/oauth/authorize?${q}`);
+    if (page.html.includes('name="password"')) {
+      page = await browser.follow('POST', field(page.html, /action="(\/oauth\/interaction\/[^"]+\/login)"/), { csrf: field(page.html, /name="csrf" value="([^"]+)"/), email, password: PASSWORD });
+    }
+    const confirm = field(page.html, /action="(\/oauth\/interaction\/[^"]+\/confirm)"/);
+    const form: Record<string, string> = { csrf: field(page.html, /name="csrf" value="([^"]+)"/), decision: 'approve' };
+    if (page.html.includes('value="welcome_back"')) form.mode = 'welcome_back';
+    else Object.assign(form, { workspace: field(page.html, /name="workspace" value="([^"]+)"/), access: 'full' });
+    const done = await browser.send('POST', confirm, form);
+    const code = new URL(done.location!).searchParams.get('code')!;
+    const res = await fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'authorization_code', client_id: clientId, code, redirect_uri: redirectUri, code_verifier: verifier }) });
+    const tokens = (await res.json()) as { access_token: string; refresh_token: string };
+    if (!tokens.refresh_token) throw new Error(`token exchange failed: ${JSON.stringify(tokens)}`);
+    families.push({ access: tokens.access_token, refresh: tokens.refresh_token });
+  }
+  return families;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  const { values: opt } = parseArgs({
+    options: {
+      connections: { type: 'string', default: '16' },
+      duration: { type: 'string', default: '10' },
+      warmup: { type: 'string', default: '3' },
+      rate: { type: 'string', default: '200' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (opt.help) {
+    console.log(`oauth: POST /oauth/token (refresh grant) and GET /v1/workspaces/me with OAuth tokens.
+
+Options:
+  --connections N   closed-loop keep-alive connections, one token family each (default 16)
+  --duration S      seconds per measurement (default 10)
+  --warmup S        seconds of warm-up before each measurement (default 3)
+  --rate R          open-loop requests/s for GET /v1/workspaces/me (default 200)
+
+Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
+             BENCH_OAUTH_REDIS_URL (default ${REDIS_URL}; the db is flushed).`);
+    return;
+  }
+  const connections = Number(opt.connections);
+  const durationMs = Number(opt.duration) * 1000;
+  const warmupMs = Number(opt.warmup) * 1000;
+  const rate = Number(opt.rate);
+
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  // The app reads its configuration once, at import: everything is set before the first import.
+  Object.assign(process.env, {
+    NODE_ENV: 'production', DATABASE_URL, REDIS_URL, PORT: String(port), PUBLIC_URL: base, LOG_LEVEL: 'error',
+    SECRET_KEY: 'bench-secret-key-0123456789abcdef', ENCRYPTION_KEY: 'bench-encryption-key',
+    // The limiter still runs its Redis script on every request, but never refuses one.
+    RATE_LIMIT_READ: '100000000', RATE_LIMIT_WRITE: '100000000', RATE_LIMIT_UNAUTHENTICATED: '100000000',
+  });
+
+  await resetDatabase(DATABASE_URL);
+  const { createKnex, migrateLatest, closeDb } = await import('../lib/db');
+  const k = createKnex(DATABASE_URL);
+  await migrateLatest(k);
+  await k.destroy();
+  const { Redis } = await import('ioredis');
+  const r = new Redis(REDIS_URL);
+  await r.flushdb();
+  r.disconnect();
+
+  const { addMember, createProject, createUser, createWorkspace } = await import('../lib/admin/provision');
+  const { closeRedis } = await import('../lib/redis');
+  const workspace = await createWorkspace({ name: 'Bench Workspace', plan: 'BUSINESS' });
+  const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench Person' });
+  await createProject({ workspaceId: workspace.id, type: 'COMPANY_PAGE', name: 'Bench Company', linkedProjectId: project.id });
+  const user = await createUser({ email: 'bench@example.com', name: 'Bench User', password: PASSWORD });
+  await addMember({ workspaceId: workspace.id, user: user.id, role: 'Admin' });
+  await closeDb();
+  await closeRedis();
+
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--serve'], { cwd: ROOT, env: process.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+
+  try {
+    const reg = await fetch(`${base}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'Bench Client', redirect_uris: ['http://127.0.0.1/callback'] }) });
+    const clientId = ((await reg.json()) as { client_id: string }).client_id;
+    const families = await issueFamilies(base, clientId, user.email, connections);
+
+    const tokenUrl = new URL(`${base}/oauth/token`);
+    const refreshStep = async (w: number, agent: http.Agent) => {
+      const fam = families[w]!;
+      const body = new URLSearchParams({ grant_type: 'refresh_token', client_id: clientId, refresh_token: fam.refresh }).toString();
+      const res = await request(agent, tokenUrl, 'POST', { 'content-type': 'application/x-www-form-urlencoded', connection: 'keep-alive' }, body);
+      if (res.status === 200) {
+        const t = JSON.parse(res.body) as { access_token: string; refresh_token: string };
+        fam.refresh = t.refresh_token;
+        fam.access = t.access_token;
+      }
+      return res;
+    };
+    const meUrl = new URL(`${base}/v1/workspaces/me`);
+    const meStep = (i: number, agent: http.Agent) => request(agent, meUrl, 'GET', { authorization: `Bearer ${families[i % families.length]!.access}`, connection: 'keep-alive' });
+
+    const check = await meStep(0, new http.Agent());
+    const principal = (JSON.parse(check.body) as { data?: { principal?: { type?: string } } }).data?.principal?.type;
+    if (check.status !== 200 || principal !== 'oauth_token') throw new Error(`GET /v1/workspaces/me answered ${check.status}: ${check.body.slice(0, 300)}`);
+
+    console.log(`oauth bench: ${connections} connections, ${durationMs / 1000} s per measurement, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'})`);
+    // Everything shares the machine (generator, server, Postgres, Redis): say how busy it was.
+    const loadBefore = os.loadavg()[0]!;
+    await closedLoop(connections, warmupMs, refreshStep);
+    const refreshRun = await closedLoop(connections, durationMs, refreshStep);
+    await closedLoop(connections, warmupMs, meStep);
+    const meRun = await closedLoop(connections, durationMs, meStep);
+    const meFixed = await openLoop(rate, durationMs, meStep);
+
+    const loadAfter = os.loadavg()[0]!;
+    const row = (name: string, x: LoopResult) => `${name.padEnd(46)} ${x.rps.toFixed(0).padStart(7)} ${x.latencyMs.p50.toFixed(1).padStart(7)} ${x.latencyMs.p99.toFixed(1).padStart(7)} ${x.latencyMs.max.toFixed(1).padStart(7)} ${String(x.errors).padStart(6)}`;
+    console.log(`\n${'measurement'.padEnd(46)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'max ms'.padStart(7)} ${'errors'.padStart(6)}`);
+    console.log(row(`POST /oauth/token refresh (closed, ${connections} conn)`, refreshRun));
+    console.log(row(`GET /v1/workspaces/me (closed, ${connections} conn)`, meRun));
+    console.log(row(`GET /v1/workspaces/me (open, ${rate}/s)`, meFixed));
+    console.log(`\n1-minute load average: ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after (${os.cpus().length} CPUs)`);
+    if (loadBefore > os.cpus().length * 0.5) console.log('NOTE: the machine was busy before the run; the figures are noisy, repeat on an idle machine.');
+    for (const [name, x] of [['refresh', refreshRun], ['me', meRun], ['me fixed rate', meFixed]] as const) {
+      if (x.errors) console.log(`NOTE: ${name} had non-200 answers: ${JSON.stringify(x.statuses)}`);
+    }
+    const out = path.join(ROOT, 'bench', 'results');
+    fs.mkdirSync(out, { recursive: true });
+    fs.writeFileSync(path.join(out, 'oauth.json'), JSON.stringify({
+      at: new Date().toISOString(), machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadBefore, loadAfter },
+      options: { connections, durationMs, warmupMs, rate }, refreshGrant: refreshRun, workspacesMe: meRun, workspacesMeFixedRate: meFixed,
+    }, null, 2));
+    console.log(`\nwritten to bench/results/oauth.json`);
+  } finally {
+    child.disconnect();
+    child.kill('SIGTERM');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry: the parent measures; the child (--serve) is the server under test.
+
+async function serve() {
+  const { createApp } = await import('../api/app');
+  const server = createApp().listen(Number(process.env.PORT), '127.0.0.1', () => process.send!('ready'));
+  server.keepAliveTimeout = 65_000;
+  process.on('disconnect', () => process.exit(0));
+}
+
+if (process.argv.includes('--serve')) await serve();
+else await main();

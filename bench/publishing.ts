@@ -1,0 +1,708 @@
+// Bench: scheduled publishing under a thundering herd — 10,000 posts due in the same minute,
+// the worker killed (SIGKILL) and restarted while they go out.
+//
+//   npm run bench -- publishing                 full run (≈ 5-8 min)
+//   npm run bench -- publishing --help          every option
+//
+// Everything is the bench's own: Postgres database content_scheduler_bench_pub (dropped and
+// recreated), Redis db 13 (flushed), a Temporal dev server (in memory) and the network
+// simulator on free ports. The worker is `workers/main.ts` as a child process, exactly as
+// production runs it. See bench/README.md for what the figures mean.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { summarize, type LatencySummary } from './lib/load';
+import { diff, machineInfo, snapshot, type CpuSnapshot, type Groups } from './lib/proc';
+import { postContent, prng } from './lib/content';
+import { timelines, type PostTimeline } from './publishing/history';
+import { startWorker, type WorkerRun } from './publishing/worker';
+import { freePort, portAcceptsConnections, resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../lib/temporalBinary';
+
+const TARGET_P99_S = 30;
+
+const { values: opt } = parseArgs({
+  options: {
+    posts: { type: 'string', default: '10000' },
+    projects: { type: 'string', default: '100' },
+    create: { type: 'string', default: 'api' },
+    concurrency: { type: 'string', default: '50' },
+    pilot: { type: 'string', default: '300' },
+    margin: { type: 'string', default: '30' },
+    spread: { type: 'string', default: '0' },
+    'kill-at': { type: 'string', default: '0.3' },
+    'kill-fallback': { type: 'string', default: '60' },
+    'restart-delay': { type: 'string', default: '2' },
+    'no-kill': { type: 'boolean', default: false },
+    deadline: { type: 'string', default: '300' },
+    'network-latency': { type: 'string', default: '0' },
+    'activity-concurrency': { type: 'string' },
+    'workflow-concurrency': { type: 'string' },
+    'history-sample': { type: 'string', default: '300' },
+    tag: { type: 'string' },
+    strict: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+
+if (opt.help) {
+  console.log(`publishing: N posts due in the same minute, the worker SIGKILLed and restarted mid-run.
+
+Options:
+  --posts N                 posts due in the one minute (default 10000)
+  --projects N              connected accounts (personal-brand projects) they are spread over,
+                            round robin (default 100; 1 = every post on one account)
+  --create api|in-process   create through POST /v1/posts on a real API process (default), or
+                            in this process through the same code (insertPost in a transaction,
+                            then afterScheduleCommitted → signalWithStart)
+  --concurrency N           creates in flight (default 50)
+  --pilot N                 posts created first (in a separate project, due in 7 days) to
+                            measure the create rate and warm up (default 300)
+  --margin S                seconds between the estimated end of creation and the due minute's
+                            earliest start (default 30); the due time is then rounded up to :00
+  --spread S                spread the due times over S seconds from :00 (default 0: every post
+                            at hh:mm:00.000)
+  --kill-at F               SIGKILL the worker when this share is published (default 0.3)
+  --kill-fallback S         ... or S seconds after the due time, whichever comes first (default 60)
+  --restart-delay S         seconds between the kill and the restart (default 2)
+  --no-kill                 no kill: a baseline run
+  --deadline S              a post not published S seconds after its due time is lost (default 300)
+  --network-latency MS      latency the simulator adds to every createPost call (default 0)
+  --activity-concurrency N  WORKER_ACTIVITY_CONCURRENCY for the worker (app default 100)
+  --workflow-concurrency N  WORKER_WORKFLOW_CONCURRENCY for the worker (app default 100)
+  --history-sample N        publish workflows whose history is read for the lag breakdown (default 300)
+  --tag NAME                write bench/results/publishing-NAME.json instead of publishing.json
+  --strict                  exit 1 when the target (p99 lag < ${TARGET_P99_S} s, 0 lost, 0 duplicated) is missed
+
+Environment: BENCH_PUB_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_pub),
+             BENCH_PUB_REDIS_URL (default redis://127.0.0.1:6379/13; the database is flushed).`);
+  process.exit(0);
+}
+
+const num = (name: keyof typeof opt, { min = 0, integer = false } = {}) => {
+  const n = Number(opt[name]);
+  if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) throw new Error(`--${name} must be a number ≥ ${min}`);
+  return n;
+};
+const POSTS = num('posts', { min: 1, integer: true });
+const PROJECTS = num('projects', { min: 1, integer: true });
+const CREATE = opt.create as 'api' | 'in-process';
+if (CREATE !== 'api' && CREATE !== 'in-process') throw new Error('--create must be api or in-process');
+const CONCURRENCY = num('concurrency', { min: 1, integer: true });
+const PILOT = num('pilot', { min: 10, integer: true });
+const MARGIN_MS = num('margin') * 1000;
+const SPREAD_MS = num('spread') * 1000;
+const KILL_AT = num('kill-at');
+const KILL_FALLBACK_MS = num('kill-fallback') * 1000;
+const RESTART_DELAY_MS = num('restart-delay') * 1000;
+const KILL = !opt['no-kill'];
+const DEADLINE_MS = num('deadline', { min: 1 }) * 1000;
+const NETWORK_LATENCY_MS = num('network-latency', { integer: true });
+const HISTORY_SAMPLE = num('history-sample', { integer: true });
+
+const DATABASE_URL = process.env.BENCH_PUB_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_pub';
+const REDIS_URL = process.env.BENCH_PUB_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
+const BENCH_DB = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1));
+const ROOT = path.resolve(import.meta.dirname, '..');
+const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
+const TASK_QUEUE = 'bench-publishing';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const step = (text: string) => console.log(`• ${text}`);
+const s1 = (ms: number) => (ms / 1000).toFixed(1);
+const f0 = (x: number) => Math.round(x).toLocaleString('en-US');
+const mib = (kib: number) => `${(kib / 1024).toFixed(0)} MiB`;
+const clock = (ms: number) => new Date(ms).toISOString().slice(11, 23);
+
+// ── Ports and environment ──────────────────────────────────────────────────────────────────
+// lib/config reads the environment once, at import, and the simulator module imports it: every
+// address is chosen and every variable set before the first app module is loaded. The worker
+// and API children inherit the same environment.
+const temporalPort = await freePort();
+const simPort = await freePort();
+const apiPort = await freePort();
+Object.assign(process.env, {
+  DATABASE_URL,
+  REDIS_URL,
+  TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
+  TEMPORAL_TASK_QUEUE: TASK_QUEUE,
+  NETWORK_API_URL: `http://127.0.0.1:${simPort}`,
+  PORT: String(apiPort),
+  PUBLISH_DELAY_SECONDS: '0',
+  RATE_LIMIT_WRITE: '10000000',
+  RATE_LIMIT_READ: '10000000',
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  NODE_ENV: 'production',
+});
+if (opt['activity-concurrency']) process.env.WORKER_ACTIVITY_CONCURRENCY = String(num('activity-concurrency', { min: 1, integer: true }));
+if (opt['workflow-concurrency']) process.env.WORKER_WORKFLOW_CONCURRENCY = String(num('workflow-concurrency', { min: 2, integer: true }));
+const ACTIVITY_CONCURRENCY = Number(process.env.WORKER_ACTIVITY_CONCURRENCY ?? 100);
+const WORKFLOW_CONCURRENCY = Number(process.env.WORKER_WORKFLOW_CONCURRENCY ?? 100);
+
+// ── Setup ──────────────────────────────────────────────────────────────────────────────────
+
+async function resetDatabase(url: string): Promise<void> {
+  const { ensureDatabase, describeStartupError } = await import('../lib/preflight');
+  await ensureDatabase(url).catch((err) => { throw new Error(describeStartupError(err)); });
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  const ident = `"${BENCH_DB.replace(/"/g, '""')}"`;
+  await client.query(`drop database if exists ${ident} with (force)`);
+  await client.query(`create database ${ident}`);
+  await client.end();
+  const { createKnex, migrateLatest } = await import('../lib/db');
+  const k = createKnex(url);
+  await migrateLatest(k);
+  await k.destroy();
+}
+
+async function flushRedis(url: string): Promise<void> {
+  const { checkRedis, describeStartupError } = await import('../lib/preflight');
+  await checkRedis(url).catch((err) => { throw new Error(describeStartupError(err)); });
+  const { Redis } = await import('ioredis');
+  const r = new Redis(url);
+  await r.flushdb();
+  r.disconnect();
+}
+
+interface Seed { workspaceId: string; apiKey: string; projectIds: string[]; pilotProjectId: string }
+
+/** A BUSINESS workspace, PROJECTS personal-brand projects each connected with a real simulator token, a pilot project and a write key. */
+async function seed(sim: import('../sim/network/control').SimulatorControl): Promise<Seed> {
+  const { createWorkspace, createProject, issueApiKey } = await import('../lib/admin/provision');
+  const { storeConnectionTokens } = await import('../lib/admin/connections');
+  const workspace = await createWorkspace({ name: 'Publishing Bench Co', plan: 'BUSINESS' });
+  const connected = async (i: number) => {
+    const personId = `bench${i}`;
+    const token = await sim.issueToken({ personId, name: `Bench Person ${i}`, vanityName: `bench-person-${i}` });
+    const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: `Bench Person ${i}`, connection: 'none' });
+    await storeConnectionTokens({
+      workspaceId: workspace.id, projectId: project.id, accessToken: token.accessToken, refreshToken: token.refreshToken, expiresAt: new Date(token.expiresAt),
+      refreshExpiresAt: token.refreshTokenExpiresAt ? new Date(token.refreshTokenExpiresAt) : null, personId, name: `Bench Person ${i}`,
+    });
+    return project.id as string;
+  };
+  const projectIds: string[] = [];
+  for (let i = 0; i < PROJECTS; i++) projectIds.push(await connected(i));
+  const pilotProjectId = await connected(PROJECTS);
+  const key = await issueApiKey({ workspaceId: workspace.id, scopes: ['write'], name: 'publishing bench' });
+  return { workspaceId: workspace.id, apiKey: key.key, projectIds, pilotProjectId };
+}
+
+// ── The API child and post creation ────────────────────────────────────────────────────────
+
+interface ApiChild { child: ChildProcess; pid: number; tail: string[]; stop(): Promise<void> }
+
+async function startApi(): Promise<ApiChild> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'api', 'main.ts')], { cwd: ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const tail: string[] = [];
+  const keep = (d: Buffer) => { tail.push(d.toString()); if (tail.length > 40) tail.shift(); };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const deadline = Date.now() + 60_000;
+  while (!(await portAcceptsConnections(apiPort))) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`API exited before listening:\n${tail.join('')}`);
+    if (Date.now() > deadline) throw new Error(`API not listening on ${apiPort} after 60 s:\n${tail.join('')}`);
+    await sleep(200);
+  }
+  return {
+    child, pid: child.pid!, tail,
+    stop: () => new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      child.once('exit', () => { clearTimeout(t); resolve(); });
+      child.kill('SIGTERM');
+    }),
+  };
+}
+
+interface CreateItem { projectId: string; content: string; scheduledFor: Date }
+interface CreateResult { ids: (string | null)[]; latencyMs: LatencySummary; durationMs: number; rate: number; errors: number; errorSamples: string[] }
+
+type Creator = (item: CreateItem) => Promise<string>;
+
+function apiCreator(apiKey: string): { create: Creator; close(): void } {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const create: Creator = (item) => new Promise((resolve, reject) => {
+    const body = JSON.stringify({ projectId: item.projectId, content: item.content, scheduledFor: item.scheduledFor.toISOString() });
+    const req = http.request({
+      agent, host: '127.0.0.1', port: apiPort, path: '/v1/posts', method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        if (res.statusCode !== 200 && res.statusCode !== 201) return reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 300)}`));
+        try { resolve(JSON.parse(text).data.id); } catch (err) { reject(err); }
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+  return { create, close: () => agent.destroy() };
+}
+
+async function inProcessCreator(workspaceId: string): Promise<{ create: Creator; close(): void }> {
+  // The handler of POST /v1/posts minus HTTP, auth and validation: the same transaction and the
+  // same after-commit signal-with-start.
+  const { db } = await import('../lib/db');
+  const { insertPost } = await import('../lib/posts/write');
+  const { afterScheduleCommitted } = await import('../api/operations/posts/scheduling');
+  return {
+    create: async (item) => {
+      const post = await db().transaction((trx) => insertPost(trx, { workspaceId, projectId: item.projectId, content: item.content, contentType: 'PERSONAL', scheduledAt: item.scheduledFor }));
+      await afterScheduleCommitted(post);
+      return post.id;
+    },
+    close: () => undefined,
+  };
+}
+
+async function createAll(items: CreateItem[], create: Creator, onProgress?: (done: number) => void): Promise<CreateResult> {
+  const ids: (string | null)[] = new Array(items.length).fill(null);
+  const lat: number[] = [];
+  const errorSamples: string[] = [];
+  let errors = 0;
+  let next = 0;
+  let done = 0;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      const a = performance.now();
+      try {
+        ids[i] = await create(items[i]!);
+        lat.push(performance.now() - a);
+      } catch (err) {
+        errors++;
+        if (errorSamples.length < 5) errorSamples.push((err as Error).message);
+      }
+      done++;
+      if (onProgress && done % 1000 === 0) onProgress(done);
+    }
+  }));
+  const durationMs = performance.now() - t0;
+  return { ids, latencyMs: summarize(lat), durationMs, rate: (items.length - errors) / (durationMs / 1000), errors, errorSamples };
+}
+
+// ── Measurement helpers ────────────────────────────────────────────────────────────────────
+
+interface ActivitySample { t: number; connections: number; active: number; idleInTx: number; lockWaits: number }
+
+function statsOf(xs: number[]) {
+  if (!xs.length) return { mean: 0, max: 0 };
+  return { mean: xs.reduce((a, b) => a + b, 0) / xs.length, max: Math.max(...xs) };
+}
+
+function median(xs: (number | null)[]): number | null {
+  const v = xs.filter((x): x is number => x !== null).sort((a, b) => a - b);
+  return v.length ? v[Math.floor((v.length - 1) / 2)]! : null;
+}
+function pct(xs: (number | null)[], q: number): number | null {
+  const v = xs.filter((x): x is number => x !== null).sort((a, b) => a - b);
+  return v.length ? v[Math.min(v.length - 1, Math.max(0, Math.ceil(q * v.length) - 1))]! : null;
+}
+
+function lagSummary(lagsMs: number[]) {
+  const s = summarize(lagsMs);
+  return { count: s.count, meanS: s.mean / 1000, p50S: s.p50 / 1000, p90S: s.p90 / 1000, p99S: s.p99 / 1000, p999S: s.p999 / 1000, maxS: s.max / 1000 };
+}
+
+// ── Main ───────────────────────────────────────────────────────────────────────────────────
+
+async function main() {
+  const startedAt = Date.now();
+  const machine = machineInfo();
+  console.log(`publishing bench — ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}`);
+  console.log(`  ${f0(POSTS)} posts over ${PROJECTS} account(s), due ${SPREAD_MS ? `spread over ${SPREAD_MS / 1000} s from` : 'all at'} one hh:mm:00, PUBLISH_DELAY_SECONDS=0; ` +
+    `worker ${KILL ? `SIGKILLed at ${Math.round(KILL_AT * 100)}% published and restarted ${RESTART_DELAY_MS / 1000} s later` : 'never killed (baseline)'}`);
+  console.log(`  worker: WORKER_ACTIVITY_CONCURRENCY=${ACTIVITY_CONCURRENCY}, WORKER_WORKFLOW_CONCURRENCY=${WORKFLOW_CONCURRENCY}, DB pool max 10 (lib/db); network createPost latency ${NETWORK_LATENCY_MS} ms`);
+
+  const cleanups: Array<() => Promise<unknown>> = [];
+  const cleanup = async () => {
+    for (const c of cleanups.reverse()) await c().catch(() => undefined);
+    cleanups.length = 0;
+  };
+  process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+  const children = new Set<ChildProcess>();
+  process.once('exit', () => { for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL'); });
+
+  try {
+    step(`database ${BENCH_DB} (reset + migrated), Redis ${REDIS_URL} (flushed)`);
+    await resetDatabase(DATABASE_URL);
+    await flushRedis(REDIS_URL);
+
+    const binary = await resolveTemporalBinary();
+    const temporal: DevServer = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
+    cleanups.push(() => temporal.stop());
+    step(`Temporal dev server (in memory) ${temporal.address}, pid ${temporal.child.pid}; task queue ${TASK_QUEUE}`);
+
+    const { startNetworkSimulator } = await import('../sim/network/server');
+    const simulator = await startNetworkSimulator({ port: simPort });
+    cleanups.push(() => simulator.close());
+    const sim = simulator.control;
+    if (NETWORK_LATENCY_MS) await sim.setLatency({ ms: NETWORK_LATENCY_MS, operation: 'createPost' });
+    step(`network simulator in this process at ${simulator.url}`);
+
+    const s = await seed(sim);
+    step(`seeded workspace ${s.workspaceId}: ${PROJECTS} connected personal-brand project(s) + 1 pilot project, write API key`);
+
+    const { Connection, Client } = await import('@temporalio/client');
+    const connection = await Connection.connect({ address: temporal.address });
+    cleanups.push(() => connection.close());
+    const tclient = new Client({ connection });
+
+    const mon = new pg.Client({ connectionString: DATABASE_URL });
+    await mon.connect();
+    cleanups.push(() => mon.end());
+
+    // ── Worker #1 ─────────────────────────────────────────────────────────────────────────
+    const workers: WorkerRun[] = [];
+    const launch = () => {
+      const w = startWorker(workers.length + 1, process.env, { logDir: RESULTS_DIR });
+      workers.push(w);
+      children.add(w.child);
+      return w;
+    };
+    cleanups.push(async () => {
+      for (const w of workers) {
+        if (w.exit) continue;
+        const t = setTimeout(() => w.child.kill('SIGKILL'), 15_000);
+        await w.kill('SIGTERM');
+        clearTimeout(t);
+      }
+    });
+    const w1 = launch();
+    await w1.waitReady(connection, TASK_QUEUE);
+    step(`worker #1 pid ${w1.pid} polling after ${s1(w1.readyAt! - w1.startedAt)} s (workflow bundle built at start-up)`);
+
+    // ── Creation ──────────────────────────────────────────────────────────────────────────
+    let api: ApiChild | null = null;
+    let creator: { create: Creator; close(): void };
+    if (CREATE === 'api') {
+      api = await startApi();
+      children.add(api.child);
+      cleanups.push(() => api!.stop());
+      creator = apiCreator(s.apiKey);
+      step(`API process pid ${api.pid} on :${apiPort}; posts are created with POST /v1/posts (${CONCURRENCY} in flight)`);
+    } else {
+      creator = await inProcessCreator(s.workspaceId);
+      step(`posts are created in this process through insertPost + afterScheduleCommitted (${CONCURRENCY} in flight)`);
+    }
+
+    const rand = prng(20261122);
+    const pilotDue = new Date(Date.now() + 7 * 86_400_000);
+    const pilotItems: CreateItem[] = Array.from({ length: PILOT }, () => ({ projectId: s.pilotProjectId, content: postContent(rand), scheduledFor: pilotDue }));
+    const pilot = await createAll(pilotItems, creator.create);
+    if (pilot.errors) throw new Error(`pilot creates failed (${pilot.errors}): ${pilot.errorSamples.join(' | ')}`);
+    const estimateMs = (POSTS / pilot.rate) * 1000;
+    const earliest = Date.now() + estimateMs * 1.25 + MARGIN_MS;
+    const dueMs = Math.ceil(earliest / 60_000) * 60_000;
+    step(`pilot: ${PILOT} posts (due in 7 days) at ${f0(pilot.rate)} posts/s, p50 ${pilot.latencyMs.p50.toFixed(0)} ms → ${f0(POSTS)} posts ≈ ${s1(estimateMs)} s; due minute ${new Date(dueMs).toISOString()} (in ${s1(dueMs - Date.now())} s)`);
+
+    const items: CreateItem[] = Array.from({ length: POSTS }, (_, i) => ({
+      projectId: s.projectIds[i % PROJECTS]!,
+      content: postContent(rand),
+      scheduledFor: new Date(dueMs + (SPREAD_MS ? Math.floor((i * SPREAD_MS) / POSTS) : 0)),
+    }));
+    const cpuCreate0 = snapshot();
+    const created = await createAll(items, creator.create, (n) => console.log(`    ${f0(n)} created, ${s1(dueMs - Date.now())} s before due`));
+    const cpuCreate1 = snapshot();
+    creator.close();
+    const finishedBeforeDueMs = dueMs - Date.now();
+    step(`created ${f0(POSTS - created.errors)} posts in ${s1(created.durationMs)} s (${f0(created.rate)} posts/s, p50 ${created.latencyMs.p50.toFixed(0)} ms, p99 ${created.latencyMs.p99.toFixed(0)} ms, ${created.errors} errors), ${s1(finishedBeforeDueMs)} s before due`);
+    if (created.errors) console.log(`    create errors: ${created.errorSamples.join(' | ')}`);
+    if (finishedBeforeDueMs < 0) console.log('    NOTE: creation ran past the due time: raise --margin');
+    const unsynced = Number((await mon.query(`select count(*)::int as n from posts where project_id = any($1) and workflow_synced_version < schedule_version`, [s.projectIds])).rows[0].n);
+    if (unsynced) console.log(`    NOTE: ${unsynced} posts' signal-with-start failed; the reconciler (every 30 s) has to start their workflows`);
+    const dueOf = new Map<string, number>();
+    items.forEach((it, i) => { if (created.ids[i]) dueOf.set(created.ids[i]!, it.scheduledFor.getTime()); });
+    // The API is idle from here on; stopping it leaves the worker alone on the database.
+    if (api) await api.stop();
+
+    // ── Drain: due time → everything published (or the deadline) ──────────────────────────
+    const expected = dueOf.size;
+    const lastDue = dueMs + (SPREAD_MS ? SPREAD_MS : 0);
+    const wait = dueMs - Date.now() - 3_000;
+    if (wait > 0) { step(`waiting ${s1(wait)} s for the due time`); await sleep(wait); }
+
+    const pgGroups = async (): Promise<Groups> => {
+      const { rows } = await mon.query<{ pid: number; datname: string | null; backend_type: string }>('select pid, datname, backend_type from pg_stat_activity');
+      const foreign = new Set(rows.filter((r) => r.backend_type === 'client backend' && r.datname !== BENCH_DB).map((r) => r.pid));
+      const workerPids = new Set(workers.map((w) => w.pid));
+      return {
+        worker: (p) => workerPids.has(p.pid),
+        temporal: (p) => p.pid === temporal.child.pid,
+        postgres: (p) => p.comm === 'postgres' && !foreign.has(p.pid),
+        redis: (p) => p.comm.startsWith('redis-server'),
+        'bench+sim': (p) => p.pid === process.pid,
+        api: (p) => api !== null && p.pid === api.pid,
+      };
+    };
+    const createCpu = diff(cpuCreate0, cpuCreate1, await pgGroups());
+
+    let cpuDrain0: CpuSnapshot = snapshot();
+    const progress: Array<{ t: number; published: number }> = [];
+    const activity: ActivitySample[] = [];
+    let killedAt: number | null = null;
+    let publishedAtKill = 0;
+    let restart: Promise<void> | null = null;
+    let restartError: unknown = null;
+    let w2: WorkerRun | null = null;
+    let published = 0;
+    let failed = 0;
+    let lastPrint = 0;
+    let lastPrintCount = 0;
+    let tick = 0;
+    let cpuStarted = false;
+    step(`due at ${clock(dueMs)} — polling the posts table every 250 ms`);
+    for (;;) {
+      const now = Date.now();
+      if (!cpuStarted && now >= dueMs) { cpuDrain0 = snapshot(); cpuStarted = true; }
+      const r = (await mon.query(`select count(*) filter (where status = 'published')::int as published, count(*) filter (where status = 'failed_to_publish')::int as failed from posts where project_id = any($1)`, [s.projectIds])).rows[0];
+      published = r.published;
+      failed = r.failed;
+      progress.push({ t: now, published });
+      if (tick++ % 2 === 0) {
+        const a = (await mon.query<{ state: string | null; wait_event_type: string | null; n: number }>(
+          `select state, wait_event_type, count(*)::int as n from pg_stat_activity where datname = $1 and backend_type = 'client backend' and pid <> pg_backend_pid() group by 1, 2`, [BENCH_DB])).rows;
+        const sum = (f: (x: (typeof a)[number]) => boolean) => a.filter(f).reduce((acc, x) => acc + x.n, 0);
+        activity.push({ t: now, connections: sum(() => true), active: sum((x) => x.state === 'active'), idleInTx: sum((x) => x.state === 'idle in transaction'), lockWaits: sum((x) => x.wait_event_type === 'Lock') });
+      }
+      if (now - lastPrint >= 5_000 && now >= dueMs - 1_000) {
+        const w = workers[workers.length - 1]!;
+        const rate = lastPrint ? ((published - lastPrintCount) * 1000) / (now - lastPrint) : 0;
+        console.log(`    t=${s1(now - dueMs).padStart(6)} s  published ${f0(published).padStart(6)}/${f0(expected)}  ${f0(rate).padStart(5)}/s  failed ${failed}  worker #${w.index} ${w.exit ? 'dead' : `RSS ${mib(w.samples.at(-1)?.rssKiB ?? 0)}`}`);
+        lastPrint = now;
+        lastPrintCount = published;
+      }
+      if (KILL && killedAt === null && now >= dueMs && (published >= KILL_AT * expected || now >= dueMs + KILL_FALLBACK_MS)) {
+        await w1.kill('SIGKILL');
+        killedAt = Date.now();
+        publishedAtKill = published;
+        console.log(`    SIGKILL worker #1 at t=${s1(killedAt - dueMs)} s with ${f0(published)} published (${((published / expected) * 100).toFixed(1)}%)`);
+        restart = (async () => {
+          await sleep(RESTART_DELAY_MS);
+          w2 = launch();
+          await w2.waitReady(connection, TASK_QUEUE);
+          console.log(`    worker #2 pid ${w2.pid} started at t=${s1(w2.startedAt - dueMs)} s, polling at t=${s1(w2.readyAt! - dueMs)} s`);
+        })().catch((err) => { restartError = err; });
+      }
+      if (restartError) throw restartError;
+      if (published + failed >= expected) break;
+      if (now > lastDue + DEADLINE_MS) { console.log(`    deadline reached: ${expected - published - failed} posts still scheduled`); break; }
+      await sleep(250);
+    }
+    const cpuDrain1 = snapshot();
+    const drainEnd = Date.now();
+    if (restart) await restart;
+
+    // ── Results ───────────────────────────────────────────────────────────────────────────
+    const rows = (await mon.query<{ id: string; published_at: Date | null; status: string; last_publish_error: string | null }>(
+      `select id, published_at, status, last_publish_error from posts where project_id = any($1)`, [s.projectIds])).rows;
+    const lags: number[] = [];
+    const lagOf = new Map<string, number>();
+    let lost = 0;
+    let firstPub = Infinity;
+    let lastPub = 0;
+    const errorsSeen: Record<string, number> = {};
+    for (const row of rows) {
+      const due = dueOf.get(row.id);
+      if (due === undefined) continue;
+      if (row.status !== 'published' || !row.published_at || row.published_at.getTime() > due + DEADLINE_MS) {
+        lost++;
+        if (row.last_publish_error) errorsSeen[row.last_publish_error] = (errorsSeen[row.last_publish_error] ?? 0) + 1;
+        continue;
+      }
+      const at = row.published_at.getTime();
+      const lag = at - due;
+      lags.push(lag);
+      lagOf.set(row.id, lag);
+      firstPub = Math.min(firstPub, at);
+      lastPub = Math.max(lastPub, at);
+    }
+    const lag = lagSummary(lags);
+
+    // The network's side: one post per reference, exactly once.
+    const onNetwork = await sim.listPosts({ limit: 1_000_000 });
+    const perRef = new Map<string, { n: number; receivedAt: number }>();
+    for (const p of onNetwork.posts) {
+      if (!p.reference) continue;
+      const e = perRef.get(p.reference);
+      if (e) e.n++;
+      else perRef.set(p.reference, { n: 1, receivedAt: Date.parse(p.receivedAt) });
+    }
+    let duplicated = 0;
+    let missingOnNetwork = 0;
+    let publishedNotOnNetwork = 0;
+    const networkLags: number[] = [];
+    for (const [id, due] of dueOf) {
+      const e = perRef.get(id);
+      if (!e) { missingOnNetwork++; if (lagOf.has(id)) publishedNotOnNetwork++; continue; }
+      if (e.n > 1) duplicated++;
+      networkLags.push(e.receivedAt - due);
+    }
+    const stray = onNetwork.posts.filter((p) => !p.reference || !dueOf.has(p.reference)).length;
+    const counts = await sim.counts();
+
+    // Phases: before the kill, the gap, after the restart.
+    const w2r = w2 as WorkerRun | null;
+    const pubTimes = rows.filter((r) => r.published_at && dueOf.has(r.id)).map((r) => r.published_at!.getTime()).sort((a, b) => a - b);
+    const firstAfterRestart = w2r ? pubTimes.find((t) => t >= w2r.startedAt) ?? null : null;
+    const beforeKill = killedAt ? pubTimes.filter((t) => t < killedAt!).length : pubTimes.length;
+    const afterRestart = firstAfterRestart ? pubTimes.filter((t) => t >= firstAfterRestart).length : 0;
+    const lastBeforeKill = killedAt ? pubTimes.filter((t) => t < killedAt!).at(-1) ?? null : null;
+    // A publish activity held by the killed worker is retried only when its start-to-close
+    // timeout (2 min, no heartbeat) expires: posts published that late after the kill.
+    const strandedCut = killedAt ? killedAt + 100_000 : Infinity;
+    const lateAfterKill = pubTimes.filter((t) => t >= strandedCut).length;
+    const throughput = lastPub > 0 ? lags.length / ((lastPub - dueMs) / 1000) : 0;
+    const rateBeforeKill = killedAt && lastBeforeKill && beforeKill > 1 ? beforeKill / ((lastBeforeKill - firstPub) / 1000) : null;
+    const afterRestartTimes = firstAfterRestart ? pubTimes.filter((t) => t >= firstAfterRestart && t < strandedCut) : [];
+    const rateAfterRestart = afterRestartTimes.length > 1 ? afterRestartTimes.length / ((afterRestartTimes.at(-1)! - afterRestartTimes[0]!) / 1000) : null;
+
+    // Where the time went: publish workflow histories of a random sample plus the slowest posts.
+    const ids = [...lagOf.keys()];
+    const sampleRand = prng(7);
+    const sampleIds = new Set<string>();
+    while (sampleIds.size < Math.min(HISTORY_SAMPLE, ids.length)) sampleIds.add(ids[Math.floor(sampleRand() * ids.length)]!);
+    const slowest = [...lagOf.entries()].sort((a, b) => b[1] - a[1]).slice(0, Math.min(50, Math.ceil(ids.length / 100))).map(([id]) => id);
+    const { workflowIds } = await import('../lib/temporal');
+    const toItem = (id: string) => ({ workflowId: workflowIds.publish(id), postId: id, dueMs: dueOf.get(id)! });
+    const hist = HISTORY_SAMPLE ? await timelines(tclient, [...sampleIds].map(toItem)) : { ok: [], errors: 0 };
+    const histSlow = HISTORY_SAMPLE ? await timelines(tclient, slowest.map(toItem)) : { ok: [], errors: 0 };
+    const breakdown = (tl: PostTimeline[]) => {
+      const row = (f: (t: PostTimeline) => number | null) => ({ p50: median(tl.map(f)), p99: pct(tl.map(f), 0.99), max: pct(tl.map(f), 1) });
+      return {
+        workflows: tl.length,
+        timerFiredAfterDueMs: row((t) => t.timerFired),
+        workflowTaskQueueMs: row((t) => t.wfTaskQueue),
+        workflowTaskRunMs: row((t) => t.wfTaskRun),
+        activityScheduledAfterDueMs: row((t) => t.activityScheduled),
+        activityQueueMs: row((t) => t.activityQueue),
+        activityRunMs: row((t) => t.activityRun),
+        activityRetried: tl.filter((t) => t.activityAttempts > 1).length,
+        workflowTaskTimeouts: tl.reduce((a, t) => a + t.wfTaskTimeouts, 0),
+      };
+    };
+    const bd = breakdown(hist.ok);
+    const bdSlow = breakdown(histSlow.ok);
+
+    const cpu = diff(cpuDrain0, cpuDrain1, await pgGroups());
+    const drainS = (drainEnd - dueMs) / 1000;
+    const cpuPerPost = cpu && lags.length ? Object.fromEntries(Object.entries(cpu.cpuMs).map(([k, ms]) => [k, Math.round((ms * 1000) / lags.length)])) : null;
+    const createCpuPerPost = createCpu ? Object.fromEntries(Object.entries(createCpu.cpuMs).map(([k, ms]) => [k, Math.round((ms * 1000) / Math.max(1, expected))])) : null;
+    const drainActivity = activity.filter((a) => a.t >= dueMs);
+    const act = {
+      connections: statsOf(drainActivity.map((a) => a.connections)),
+      active: statsOf(drainActivity.map((a) => a.active)),
+      idleInTransaction: statsOf(drainActivity.map((a) => a.idleInTx)),
+      lockWaits: statsOf(drainActivity.map((a) => a.lockWaits)),
+    };
+
+    const p99Met = lag.p99S < TARGET_P99_S;
+    const lostMet = lost === 0;
+    const dupMet = duplicated === 0;
+
+    // ── Report ────────────────────────────────────────────────────────────────────────────
+    const L = (label: string, value: string) => console.log(`  ${label.padEnd(44)}${value}`);
+    const ms = (x: number | null) => (x === null ? '—' : x >= 10_000 ? `${s1(x)} s` : `${Math.round(x)} ms`);
+    console.log(`\n${f0(expected)} posts due at ${new Date(dueMs).toISOString()}${SPREAD_MS ? ` (+0…${SPREAD_MS / 1000} s)` : ''} over ${PROJECTS} account(s); created via ${CREATE === 'api' ? 'POST /v1/posts (API process)' : 'insertPost + afterScheduleCommitted in-process'}`);
+    L('creation', `${s1(created.durationMs)} s, ${f0(created.rate)} posts/s, p50 ${created.latencyMs.p50.toFixed(0)} ms / p99 ${created.latencyMs.p99.toFixed(0)} ms per create, ${created.errors} errors, done ${s1(finishedBeforeDueMs)} s before due`);
+    L('lag = published_at − due   p50 / p99 / max', `${lag.p50S.toFixed(1)} s / ${lag.p99S.toFixed(1)} s / ${lag.maxS.toFixed(1)} s   (p90 ${lag.p90S.toFixed(1)} s, mean ${lag.meanS.toFixed(1)} s)`);
+    const nl = lagSummary(networkLags);
+    L('  same, on the network (simulator receivedAt)', `${nl.p50S.toFixed(1)} s / ${nl.p99S.toFixed(1)} s / ${nl.maxS.toFixed(1)} s`);
+    L(`target p99 < ${TARGET_P99_S} s`, p99Met ? 'MET' : 'MISSED');
+    L(`lost (not published within ${DEADLINE_MS / 1000} s)`, `${lost}${lost ? `  ${JSON.stringify(errorsSeen)}` : ''}   ${lostMet ? 'OK' : 'FAIL'}`);
+    L('duplicated (>1 network post per post id)', `${duplicated}   ${dupMet ? 'OK' : 'FAIL'}  (idempotent replays ${counts.replays}, create calls ${f0(counts.createCalls)}, stray network posts ${stray}, published but not on network ${publishedNotOnNetwork})`);
+    L('throughput (published / (last − due))', `${throughput.toFixed(1)} posts/s; all published ${s1(lastPub - dueMs)} s after due`);
+    if (rateBeforeKill !== null) L('  before the kill / after the restart', `${rateBeforeKill.toFixed(1)} posts/s / ${rateAfterRestart?.toFixed(1) ?? '—'} posts/s`);
+    if (killedAt) {
+      L('kill', `t=${s1(killedAt - dueMs)} s, ${f0(publishedAtKill)} published (${((publishedAtKill / expected) * 100).toFixed(1)}%)`);
+      if (w2r) L('restart', `started t=${s1(w2r.startedAt - dueMs)} s, polling t=${w2r.readyAt ? s1(w2r.readyAt - dueMs) : '—'} s (start-up ${w2r.readyAt ? s1(w2r.readyAt - w2r.startedAt) : '—'} s), first publish t=${firstAfterRestart ? s1(firstAfterRestart - dueMs) : '—'} s`);
+      L('  no publishes between', `t=${lastBeforeKill ? s1(lastBeforeKill - dueMs) : '—'} s and t=${firstAfterRestart ? s1(firstAfterRestart - dueMs) : '—'} s`);
+      L('  published ≥ 100 s after the kill', `${lateAfterKill} posts (publish activities held by the killed worker wait for their 2 min start-to-close timeout)`);
+    }
+    for (const w of workers) L(`worker #${w.index} pid ${w.pid} peak RSS (VmHWM)`, `${mib(w.peakRssKiB)} (${mib(w.hwmKiB)}); ready ${w.readyAt ? s1(w.readyAt - w.startedAt) : '—'} s after spawn; ${w.exit ? `exit ${w.exit.signal ?? w.exit.code}` : 'running'}`);
+    if (bd.workflows) {
+      console.log(`  where the lag went (histories of ${bd.workflows} random posts | ${bdSlow.workflows} slowest), p50 / p99:`);
+      const B = (label: string, a: { p50: number | null; p99: number | null }, b: { p50: number | null; max: number | null }) =>
+        L(`  ${label}`, `${ms(a.p50)} / ${ms(a.p99)}   | slowest: ${ms(b.p50)} / max ${ms(b.max)}`);
+      B('timer fired (after due)', bd.timerFiredAfterDueMs, bdSlow.timerFiredAfterDueMs);
+      B('workflow task: queue wait', bd.workflowTaskQueueMs, bdSlow.workflowTaskQueueMs);
+      B('workflow task: run', bd.workflowTaskRunMs, bdSlow.workflowTaskRunMs);
+      B('publishPost scheduled (after due)', bd.activityScheduledAfterDueMs, bdSlow.activityScheduledAfterDueMs);
+      B('publishPost: queue wait (last attempt)', bd.activityQueueMs, bdSlow.activityQueueMs);
+      B('publishPost: run (pool wait + tx + call)', bd.activityRunMs, bdSlow.activityRunMs);
+      L('  publishPost retried (attempt > 1)', `${bd.activityRetried} of ${bd.workflows} random, ${bdSlow.activityRetried} of ${bdSlow.workflows} slowest; workflow task timeouts ${bd.workflowTaskTimeouts} / ${bdSlow.workflowTaskTimeouts}`);
+    }
+    L('bench DB backends during drain (mean / max)', `${act.connections.mean.toFixed(1)} / ${act.connections.max} connected, ${act.active.mean.toFixed(1)} / ${act.active.max} active, ${act.idleInTransaction.mean.toFixed(1)} / ${act.idleInTransaction.max} idle in transaction, ${act.lockWaits.mean.toFixed(1)} / ${act.lockWaits.max} waiting on a lock`);
+    if (cpu && cpuPerPost) {
+      const keys = Object.keys(cpu.cpuMs);
+      L(`CPU during drain (${s1(drainS * 1000)} s), machine busy`, `${(cpu.machineBusy * 100).toFixed(0)}%`);
+      L('  µs per published post', keys.map((k) => `${k} ${f0(cpuPerPost[k]!)}`).join(', '));
+      L('  cores used', keys.map((k) => `${k} ${(cpu.cpuMs[k]! / 1000 / drainS).toFixed(2)}`).join(', '));
+    }
+    if (createCpu && createCpuPerPost) L('CPU during creation, µs per post', Object.keys(createCpu.cpuMs).map((k) => `${k} ${f0(createCpuPerPost[k]!)}`).join(', '));
+
+    const results = {
+      bench: 'publishing',
+      finishedAt: new Date().toISOString(),
+      wallSeconds: Math.round((Date.now() - startedAt) / 1000),
+      machine,
+      settings: {
+        posts: POSTS, projects: PROJECTS, create: CREATE, createConcurrency: CONCURRENCY, pilot: PILOT, marginS: MARGIN_MS / 1000, spreadS: SPREAD_MS / 1000,
+        dueAt: new Date(dueMs).toISOString(), kill: KILL, killAt: KILL_AT, killFallbackS: KILL_FALLBACK_MS / 1000, restartDelayS: RESTART_DELAY_MS / 1000,
+        deadlineS: DEADLINE_MS / 1000, networkLatencyMs: NETWORK_LATENCY_MS, workerActivityConcurrency: ACTIVITY_CONCURRENCY, workerWorkflowConcurrency: WORKFLOW_CONCURRENCY,
+        dbPoolMax: 10, publishDelaySeconds: 0, temporal: 'dev server, in memory', database: BENCH_DB, redisDb: new URL(REDIS_URL).pathname.slice(1) || '0', taskQueue: TASK_QUEUE,
+      },
+      creation: { pilot: { posts: PILOT, rate: pilot.rate, latencyMs: pilot.latencyMs }, estimateS: estimateMs / 1000, durationS: created.durationMs / 1000, rate: created.rate, latencyMs: created.latencyMs, errors: created.errors, errorSamples: created.errorSamples, finishedBeforeDueS: finishedBeforeDueMs / 1000, unsyncedWorkflows: unsynced, cpuUsPerPost: createCpuPerPost },
+      lag,
+      networkLag: nl,
+      lost,
+      lostErrors: errorsSeen,
+      duplicated,
+      network: { posts: onNetwork.total, stray, missingOnNetwork, publishedNotOnNetwork, counts },
+      throughput: { postsPerSecond: throughput, allPublishedAfterDueS: lastPub ? (lastPub - dueMs) / 1000 : null, beforeKill: rateBeforeKill, afterRestart: rateAfterRestart },
+      kill: killedAt ? {
+        atS: (killedAt - dueMs) / 1000, publishedAtKill, lastPublishBeforeKillS: lastBeforeKill ? (lastBeforeKill - dueMs) / 1000 : null,
+        restartStartedS: w2r ? (w2r.startedAt - dueMs) / 1000 : null, restartReadyS: w2r?.readyAt ? (w2r.readyAt - dueMs) / 1000 : null,
+        firstPublishAfterRestartS: firstAfterRestart ? (firstAfterRestart - dueMs) / 1000 : null, publishedBeforeKill: beforeKill, publishedAfterRestart: afterRestart,
+        publishedAtLeast100sAfterKill: lateAfterKill,
+      } : null,
+      workers: workers.map((w) => ({
+        index: w.index, pid: w.pid, readyAfterS: w.readyAt ? (w.readyAt - w.startedAt) / 1000 : null, peakRssMiB: w.peakRssKiB / 1024, vmHwmMiB: w.hwmKiB / 1024,
+        exit: w.exit, log: path.relative(ROOT, w.logFile),
+        rssMiBEverySecond: w.samples.filter((_, i) => i % 4 === 0).map((x) => ({ tS: Math.round((x.t - dueMs) / 100) / 10, mib: Math.round(x.rssKiB / 1024) })),
+      })),
+      lagBreakdown: { random: bd, slowest: bdSlow, historyReadErrors: hist.errors + histSlow.errors },
+      dbActivityDuringDrain: act,
+      cpuDuringDrain: cpu ? { seconds: drainS, machineBusy: cpu.machineBusy, cpuMs: cpu.cpuMs, usPerPost: cpuPerPost } : null,
+      progressEverySecond: progress.filter((_, i) => i % 4 === 0).map((p) => ({ tS: Math.round((p.t - dueMs) / 100) / 10, published: p.published })),
+      targets: { p99LagS: { max: TARGET_P99_S, met: p99Met }, lost: { max: 0, met: lostMet }, duplicated: { max: 0, met: dupMet } },
+    };
+    fs.mkdirSync(RESULTS_DIR, { recursive: true });
+    const out = path.join(RESULTS_DIR, opt.tag ? `publishing-${opt.tag}.json` : 'publishing.json');
+    fs.writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
+    console.log(`\nresults: ${path.relative(process.cwd(), out)}; worker logs: ${workers.map((w) => path.relative(process.cwd(), w.logFile)).join(', ')}`);
+    if (opt.strict && (!p99Met || !lostMet || !dupMet)) process.exitCode = 1;
+  } finally {
+    await cleanup();
+    const { closeDb } = await import('../lib/db');
+    const { closeRedis } = await import('../lib/redis');
+    await Promise.allSettled([closeDb(), closeRedis()]);
+  }
+}
+
+main().then(() => process.exit(process.exitCode ?? 0)).catch((err) => {
+  console.error(`publishing: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,295 @@
+// Bench: outbound webhooks end to end — outbox events fanned out by the relay workflow into one
+// delivery workflow per (event, endpoint), signed POSTs to local receivers.
+//
+//   npm run bench -- webhooks                      1,000 events × 5 receivers, emitted at 200/s
+//   npm run bench -- webhooks --rate 0             the same events in one burst
+//   npm run bench -- webhooks --help               every option
+//
+// Measures deliveries per second and event-to-delivery latency (outbox row committed → the
+// receiver has read the whole request), and checks that no (event, endpoint) pair is lost or
+// delivered twice and that every signature verifies. Everything is real and local: its own
+// Postgres database, its own Temporal dev server, the worker in this process, the receivers in
+// a child process (so that their work does not share the worker's event loop).
+
+import { fork, type ChildProcess } from 'node:child_process';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import fs from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+
+const RECEIVER_CHILD = '--receivers-child';
+
+// ---------------------------------------------------------------------------------------------
+// The receivers (child process): N node:http servers that verify each signature independently
+// of the service's signer, answer 204, and report what they saw when asked.
+
+interface Receipt { endpoint: number; eventId: string; receivedAt: number; signatureOk: boolean }
+
+function verify(body: Buffer, header: string | undefined, secret: string): boolean {
+  if (!header) return false;
+  const parts = header.split(',').map((p) => p.split('='));
+  const t = parts.find(([k]) => k === 't')?.[1];
+  const expected = createHmac('sha256', secret).update(`${t}.`).update(body).digest();
+  return parts.some(([k, v]) => k === 'v1' && v !== undefined && v.length === 64 && timingSafeEqual(Buffer.from(v, 'hex'), expected));
+}
+
+async function runReceivers(): Promise<void> {
+  const secrets: string[] = JSON.parse(process.env.BENCH_RECEIVER_SECRETS ?? '[]');
+  const receipts: Receipt[] = [];
+  const ports: number[] = [];
+  for (let i = 0; i < secrets.length; i++) {
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const receivedAt = Date.now();
+        const body = Buffer.concat(chunks);
+        let eventId = '';
+        try { eventId = JSON.parse(body.toString('utf8')).id; } catch { /* counted as unverifiable below */ }
+        receipts.push({ endpoint: i, eventId, receivedAt, signatureOk: verify(body, req.headers['webhook-signature'] as string | undefined, secrets[i]!) });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    ports.push((server.address() as AddressInfo).port);
+  }
+  process.send!({ type: 'ready', ports });
+  process.on('message', (m: { type: string }) => {
+    if (m.type === 'count') process.send!({ type: 'count', n: receipts.length });
+    if (m.type === 'report') process.send!({ type: 'report', receipts });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The bench (parent).
+
+const { values: opt } = parseArgs({
+  options: {
+    events: { type: 'string', default: '1000' },
+    endpoints: { type: 'string', default: '5' },
+    rate: { type: 'string', default: '200' },
+    timeout: { type: 'string', default: '180' },
+    help: { type: 'boolean', default: false },
+    'receivers-child': { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+
+if (opt.help) {
+  console.log(`webhooks: outbox → relay → delivery workflows → local receivers.
+
+Options:
+  --events N      events emitted (default 1000)
+  --endpoints N   receivers, each an endpoint subscribed to every event (default 5)
+  --rate R        events per second; 0 emits them all at once (default 200)
+  --timeout S     give up waiting for deliveries after S seconds (default 180)
+
+Environment: BENCH_WH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_wh,
+             dropped and recreated), BENCH_WH_REDIS_URL (default redis://127.0.0.1:6379/13, flushed),
+             TEMPORAL_CLI_PATH (the temporal binary; otherwise found or built as for npm start).`);
+  process.exit(0);
+}
+
+const EVENTS = Number(opt.events);
+const ENDPOINTS = Number(opt.endpoints);
+const RATE = Number(opt.rate);
+const TIMEOUT_MS = Number(opt.timeout) * 1000;
+const DATABASE_URL = process.env.BENCH_WH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_wh';
+const REDIS_URL = process.env.BENCH_WH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
+const step = (text: string) => console.log(`• ${text}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+async function resetDatabase(url: string): Promise<void> {
+  const name = decodeURIComponent(new URL(url).pathname.slice(1));
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  const ident = `"${name.replace(/"/g, '""')}"`;
+  await client.query(`drop database if exists ${ident} with (force)`);
+  await client.query(`create database ${ident}`);
+  await client.end();
+}
+
+function startReceivers(secrets: string[]): Promise<{ child: ChildProcess; ports: number[]; ask<T>(type: string): Promise<T> }> {
+  const child = fork(import.meta.filename, [RECEIVER_CHILD], { execArgv: ['--import', 'tsx'], env: { ...process.env, BENCH_RECEIVER_SECRETS: JSON.stringify(secrets) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ask = <T>(type: string) => new Promise<T>((resolve) => {
+    const on = (m: { type: string }) => { if (m.type === type) { child.off('message', on); resolve(m as T); } };
+    child.on('message', on);
+    child.send({ type });
+  });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m: { type: string; ports: number[] }) => resolve({ child, ports: m.ports, ask }));
+    child.once('exit', (code) => reject(new Error(`receivers exited (${code})`)));
+  });
+}
+
+async function main() {
+  if (!Number.isInteger(EVENTS) || EVENTS < 1 || !Number.isInteger(ENDPOINTS) || ENDPOINTS < 1 || !(RATE >= 0)) throw new Error('--events and --endpoints must be positive integers, --rate ≥ 0');
+  console.log(`webhooks bench — ${EVENTS} events × ${ENDPOINTS} endpoints, ${RATE ? `${RATE} events/s` : 'one burst'}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);
+
+  // Temporal first: lib/config reads TEMPORAL_ADDRESS (and everything else) once, at import.
+  const { resolveTemporalBinary, startTemporalDevServer, freePort } = await import('../lib/temporalBinary');
+  const binary = await resolveTemporalBinary({ log: (l) => console.log(`  [temporal] ${l}`) });
+  const temporal = await startTemporalDevServer({ binary, port: await freePort(), uiPort: null, dbFile: null, log: () => {} });
+  step(`Temporal dev server ${temporal.address} (in memory)`);
+  Object.assign(process.env, {
+    DATABASE_URL, REDIS_URL, TEMPORAL_ADDRESS: temporal.address, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    // The receivers are local processes: this is the explicit loopback allowance.
+    WEBHOOK_ALLOW_LOOPBACK: '1',
+    // The worker builds the publishing activities too; nothing here publishes.
+    NETWORK_API_URL: process.env.NETWORK_API_URL ?? 'http://127.0.0.1:9',
+  });
+
+  let receivers: Awaited<ReturnType<typeof startReceivers>> | undefined;
+  let stopWorker = async () => {};
+  try {
+    await resetDatabase(DATABASE_URL);
+    const { createKnex, migrateLatest, db, closeDb } = await import('../lib/db');
+    const k = createKnex(DATABASE_URL);
+    await migrateLatest(k);
+    await k.destroy();
+    const { Redis } = await import('ioredis');
+    const r = new Redis(REDIS_URL);
+    await r.flushdb();
+    r.disconnect();
+    step(`database ${new URL(DATABASE_URL).pathname.slice(1)} (recreated, migrated), Redis ${REDIS_URL} (flushed)`);
+
+    const { createWorkspace, createProject } = await import('../lib/admin/provision');
+    const { createWebhookEndpoint } = await import('../api/operations/webhooks/endpoints');
+    const { parseInput } = await import('../api/validation');
+    const { emitEvent, EVENT_TYPES } = await import('../lib/outbox');
+    const { temporalClient, closeTemporalClient, workflowIds } = await import('../lib/temporal');
+    const { createWorker } = await import('../workers/worker');
+    const { config } = await import('../lib/config');
+    const { closeRedis } = await import('../lib/redis');
+
+    const workspace = await createWorkspace({ name: 'Webhook bench', plan: 'BUSINESS' });
+    const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench person', connection: 'connected' });
+
+    // Endpoints through the create operation itself (the REST door adds only auth and parsing).
+    const auth = {
+      principal: { type: 'oauth_token' as const, id: 'oat_bench', clientId: 'cli_bench', actingUserId: 'usr_bench', scopes: ['webhooks:manage'], defaultProjectId: null },
+      workspaceId: workspace.id, gatingPlan: 'BUSINESS', scopes: new Set(['webhooks:manage']), role: 'admin' as const, projectIds: null, reach: 'member' as const,
+    };
+    const placeholders = Array.from({ length: ENDPOINTS }, (_, i) => `http://127.0.0.1:9/bench-${i}`);
+    const endpoints = [] as Array<{ id: string; secret: string }>;
+    for (const url of placeholders) {
+      const input = parseInput(createWebhookEndpoint.input, { url, events: [...EVENT_TYPES] }, 'body');
+      const res = await createWebhookEndpoint.handler({ auth, requestId: 'req_bench', apiVersion: config.apiVersions.current as never }, input);
+      endpoints.push({ id: res.data.id, secret: res.data.secret });
+    }
+    receivers = await startReceivers(endpoints.map((e) => e.secret));
+    for (let i = 0; i < ENDPOINTS; i++) await db()('webhook_endpoints').where({ id: endpoints[i]!.id }).update({ url: `http://127.0.0.1:${receivers.ports[i]}/hooks` });
+    step(`${ENDPOINTS} endpoints (create operation) → receivers on 127.0.0.1:${receivers.ports.join(', ')} in pid ${receivers.child.pid}`);
+
+    const { worker, connection } = await createWorker();
+    const running = worker.run();
+    const client = await temporalClient();
+    await client.workflow.start('webhookRelayWorkflow', { taskQueue: config.temporalTaskQueue, workflowId: workflowIds.webhookRelay(), args: [{}] });
+    stopWorker = async () => {
+      const relay = client.workflow.getHandle(workflowIds.webhookRelay());
+      await relay.cancel().catch(() => undefined);
+      await relay.result().catch(() => undefined);
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await closeTemporalClient();
+      await Promise.allSettled([closeDb(), closeRedis()]);
+    };
+    step(`worker in this process (pid ${process.pid}), task queue ${config.temporalTaskQueue}; relay workflow ${workflowIds.webhookRelay()}`);
+
+    // Warm-up: one event through every path (bundle, connections, JIT) before the clock starts.
+    const warm = await emitEvent(db(), { workspaceId: workspace.id, projectId: project.id, type: 'post.updated', data: { warmup: true } });
+    const warmDeadline = Date.now() + 60_000;
+    while ((await receivers.ask<{ n: number }>('count')).n < ENDPOINTS) {
+      if (Date.now() > warmDeadline) throw new Error('warm-up event not delivered within 60 s');
+      await sleep(50);
+    }
+    step(`warm-up event ${warm} delivered to all ${ENDPOINTS}`);
+
+    const expected = EVENTS * ENDPOINTS;
+    const emitStart = Date.now();
+    const types = EVENT_TYPES;
+    for (let i = 0; i < EVENTS; i++) {
+      if (RATE > 0) {
+        const due = emitStart + (i * 1000) / RATE;
+        if (due > Date.now()) await sleep(due - Date.now());
+      }
+      // Like the API: each event committed on its own, in its own statement.
+      const emitting = emitEvent(db(), { workspaceId: workspace.id, projectId: project.id, type: types[i % types.length]!, data: { n: i, post: { id: `post_bench_${i}` } } });
+      if (RATE > 0) await emitting; else if (i % 50 === 49) await emitting;
+    }
+    const emitEnd = Date.now();
+    step(`emitted ${EVENTS} events in ${((emitEnd - emitStart) / 1000).toFixed(2)} s`);
+
+    const deadline = Date.now() + TIMEOUT_MS;
+    let seen = 0;
+    for (;;) {
+      seen = (await receivers.ask<{ n: number }>('count')).n - ENDPOINTS;
+      if (seen >= expected || Date.now() > deadline) break;
+      await sleep(100);
+    }
+    await sleep(1_000); // anything delivered twice arrives now
+    const { receipts } = await receivers.ask<{ receipts: Receipt[] }>('report');
+    const measured = receipts.filter((x) => x.eventId !== warm);
+
+    const events = await db()('outbox_events').where({ workspace_id: workspace.id }).whereNot({ id: warm }).select('id', 'created_at');
+    const createdAt = new Map(events.map((e: { id: string; created_at: Date }) => [e.id, e.created_at.getTime()]));
+    const pairs = new Set<string>();
+    let duplicates = 0;
+    let badSignatures = 0;
+    const latencies: number[] = [];
+    for (const x of measured) {
+      const key = `${x.eventId}/${x.endpoint}`;
+      if (pairs.has(key)) { duplicates++; continue; }
+      pairs.add(key);
+      if (!x.signatureOk) badSignatures++;
+      const c = createdAt.get(x.eventId);
+      if (c !== undefined) latencies.push(x.receivedAt - c);
+    }
+    latencies.sort((a, b) => a - b);
+    const statuses = (await db()('webhook_deliveries').where({ workspace_id: workspace.id }).whereNot({ event_id: warm }).groupBy('status').select('status').count({ n: '*' })) as Array<{ status: string; n: string | number }>;
+    const firstCreated = Math.min(...createdAt.values());
+    const lastReceived = Math.max(...measured.map((x) => x.receivedAt));
+    const spanS = (lastReceived - firstCreated) / 1000;
+    const lost = expected - pairs.size;
+
+    const result = {
+      bench: 'webhooks', at: new Date().toISOString(), machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
+      events: EVENTS, endpoints: ENDPOINTS, rate: RATE || 'burst', expected, delivered: pairs.size, lost, duplicates, badSignatures,
+      deliveryRows: Object.fromEntries(statuses.map((s) => [s.status, Number(s.n)])),
+      emitSeconds: (emitEnd - emitStart) / 1000, spanSeconds: spanS, deliveredPerSecond: pairs.size / spanS,
+      latencyMs: { p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), max: latencies[latencies.length - 1] ?? NaN, min: latencies[0] ?? NaN },
+    };
+    console.log('');
+    console.log(`  delivered        ${result.delivered} / ${expected}  (lost ${lost}, duplicates ${duplicates}, bad signatures ${badSignatures})`);
+    console.log(`  delivery rows    ${JSON.stringify(result.deliveryRows)}`);
+    console.log(`  throughput       ${result.deliveredPerSecond.toFixed(0)} deliveries/s  (first event → last delivery ${spanS.toFixed(2)} s; emission took ${result.emitSeconds.toFixed(2)} s)`);
+    console.log(`  latency          p50 ${result.latencyMs.p50} ms · p90 ${result.latencyMs.p90} ms · p99 ${result.latencyMs.p99} ms · max ${result.latencyMs.max} ms  (event committed → receiver read the request)`);
+    const out = path.join(import.meta.dirname, 'results', 'webhooks.json');
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    fs.writeFileSync(out, JSON.stringify(result, null, 2));
+    console.log(`  written to ${path.relative(process.cwd(), out)}`);
+    if (lost || duplicates || badSignatures) process.exitCode = 1;
+  } finally {
+    await stopWorker().catch((err) => console.error(`stopping the worker: ${err.message}`));
+    receivers?.child.kill('SIGTERM');
+    await temporal.stop();
+  }
+}
+
+if (process.argv.includes(RECEIVER_CHILD)) {
+  runReceivers().catch((err) => { console.error(err); process.exit(1); });
+} else {
+  main().then(() => process.exit(process.exitCode ?? 0), (err) => { console.error(err instanceof Error ? err.stack : err); process.exit(1); });
+}

@@ -1,0 +1,58 @@
+import { storeConnectionTokens } from '../../../lib/admin/connections';
+import { getWorkspace } from '../../../lib/admin/provision';
+import { config } from '../../../lib/config';
+import { randomBase62 } from '../../../lib/ids';
+import { createSimulatorControl } from '../../../sim/network/control';
+import { registerCommands, type Args } from '../registry';
+
+// Connecting an account happens in the dashboard (spec 2.6: reconnecting cannot be done through
+// the API); these commands stand in for it.
+
+function dateArg(args: Args, name: string): Date | undefined {
+  const raw = args.string(name);
+  if (raw === undefined) return undefined;
+  const at = new Date(raw);
+  if (Number.isNaN(at.getTime())) throw args.usage(`--${name} "${raw}" is not an ISO 8601 date-time`);
+  return at;
+}
+
+registerCommands('connection', {
+  set: {
+    summary: "Store a project's network tokens and expiry (a company page stores them on its linked personal account).",
+    flags: {
+      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      project: { required: true, value: 'proj_x', help: 'project id' },
+      'access-token': { value: 'TOKEN', help: 'network access token (omit with --from-simulator)' },
+      'refresh-token': { value: 'TOKEN', help: 'network refresh token' },
+      'expires-at': { value: 'ISO_8601', help: 'access-token expiry' },
+      'person-id': { value: 'ID', help: 'network person id of the account' },
+      name: { value: 'NAME', help: 'display name of the account' },
+      'from-simulator': { type: 'boolean', help: `issue fresh tokens from the network simulator at NETWORK_API_URL (default http://127.0.0.1:${config.network.simulatorPort})` },
+      'expires-in': { value: 'SECONDS', help: 'with --from-simulator: access-token lifetime' },
+    },
+    examples: ['--workspace org_x --project proj_x --from-simulator --name "Ann Lee"', '--workspace org_x --project proj_x --access-token AQX... --refresh-token AQW... --expires-at 2027-01-20T00:00:00Z --person-id abc123'],
+    check(args) {
+      if (!args.bool('from-simulator') && (!args.has('access-token') || !args.has('expires-at') || !args.has('person-id'))) {
+        throw args.usage('give --access-token, --expires-at and --person-id, or --from-simulator');
+      }
+      dateArg(args, 'expires-at');
+    },
+    async run(args) {
+      const workspace = await getWorkspace(args.need('workspace'));
+      if (args.bool('from-simulator')) {
+        const sim = createSimulatorControl(config.network.apiUrl ?? `http://127.0.0.1:${config.network.simulatorPort}`);
+        const personId = args.string('person-id') ?? `p${randomBase62(10)}`;
+        const expiresIn = args.string('expires-in');
+        const issued = await sim.issueToken({ personId, name: args.string('name'), expiresInSeconds: expiresIn ? Number(expiresIn) : undefined });
+        return storeConnectionTokens({
+          workspaceId: workspace.id, projectId: args.need('project'), accessToken: issued.accessToken, refreshToken: issued.refreshToken,
+          expiresAt: new Date(issued.expiresAt), refreshExpiresAt: issued.refreshTokenExpiresAt ? new Date(issued.refreshTokenExpiresAt) : null, personId, name: args.string('name'),
+        });
+      }
+      return storeConnectionTokens({
+        workspaceId: workspace.id, projectId: args.need('project'), accessToken: args.need('access-token'), refreshToken: args.string('refresh-token') ?? null,
+        expiresAt: dateArg(args, 'expires-at')!, personId: args.need('person-id'), name: args.string('name'),
+      });
+    },
+  },
+}, { summary: 'Network connections of projects (tokens, expiry).' });

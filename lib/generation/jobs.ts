@@ -1,0 +1,123 @@
+import type { Knex } from 'knex';
+import { config } from '../config';
+import { db } from '../db';
+import { emitEvent } from '../outbox';
+import { settleJobSpend } from './spend';
+
+// spec 2.12 / 3.2: the job row is the API's view of a generation workflow (ARCHITECTURE.md:
+// lists and pagination need no Temporal visibility query). Every status change is a
+// compare-and-set on this row, which is what makes cancellation safe against a starting worker:
+//
+//   QUEUED ──startGenerationJob──▶ RUNNING ──completeGenerationJob──▶ DONE (draft written in the same transaction)
+//     │                               └────failGenerationJob───────▶ FAILED
+//     └──────cancel (API)──────────────────────────────────────────▶ CANCELLED
+//
+// QUEUED→RUNNING and QUEUED→CANCELLED both require QUEUED, so exactly one wins; the draft and
+// DONE require RUNNING, so a cancelled job can never gain a post.
+
+export const JOB_STATUSES = ['QUEUED', 'RUNNING', 'DONE', 'FAILED', 'CANCELLED'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+export const TERMINAL_STATUSES: readonly JobStatus[] = ['DONE', 'FAILED', 'CANCELLED'];
+export const JOB_TYPES = ['POST_GENERATION'] as const;
+export type JobType = (typeof JOB_TYPES)[number];
+
+/** spec 2.12 `progress`; also the answer of the generation workflow's `progress` query. */
+export interface JobProgress { progress: number; updatedAt: string; message: string }
+
+/** What the job row keeps of the request (the API's copy; the workflow reads it by job id). */
+export interface GenerationJobInput {
+  source: { type: 'text' | 'note'; noteId?: string };
+  sourceText: string;
+  language: string;
+  contentType: string;
+  /** Validated and recorded, never acted on (spec 4.4: generation never schedules). */
+  scheduledFor?: string;
+}
+
+export interface JobRow {
+  id: string; workspace_id: string; project_id: string | null; type: JobType; status: JobStatus;
+  progress: JobProgress | null; result: Record<string, unknown> | null; error_code: string | null; error_message: string | null;
+  attempt_count: number; estimated_completion_ms: number; started_at: Date | null; completed_at: Date | null;
+  created_at: Date; updated_at: Date;
+}
+
+/** Every column the Job resource needs; `input` (up to 100,000 characters of source) stays out of lists. */
+export const JOB_COLUMNS = [
+  'id', 'workspace_id', 'project_id', 'type', 'status', 'progress', 'result', 'error_code', 'error_message',
+  'attempt_count', 'estimated_completion_ms', 'started_at', 'completed_at', 'created_at', 'updated_at',
+].map((c) => `jobs.${c}`);
+
+export function progressNow(progress: number, message: string, at: Date = new Date()): JobProgress {
+  return { progress, updatedAt: at.toISOString(), message };
+}
+
+/** spec 2.12. `live` is the workflow's own progress answer when it was asked (GET of a RUNNING job). */
+export function presentJob(row: JobRow, live?: JobProgress | null) {
+  return {
+    id: row.id,
+    type: row.type,
+    status: row.status,
+    projectId: row.project_id,
+    startedAt: row.started_at?.toISOString() ?? null,
+    completedAt: row.completed_at?.toISOString() ?? null,
+    progress: live ?? row.progress ?? null,
+    result: row.result ?? null,
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    attemptCount: row.attempt_count,
+    estimatedCompletionMs: row.estimated_completion_ms,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+export type Job = ReturnType<typeof presentJob>;
+
+export interface FinalState {
+  status: Extract<JobStatus, 'DONE' | 'FAILED' | 'CANCELLED'>;
+  progress: JobProgress;
+  result?: Record<string, unknown>;
+  errorCode?: string;
+  errorMessage?: string;
+}
+
+/**
+ * Moves a locked job row to its final state, settles its spend and emits `job.completed`, all in
+ * the caller's transaction: the event exists exactly when the final state was committed (spec 6).
+ */
+export async function finishJob(trx: Knex.Transaction, jobId: string, final: FinalState): Promise<JobRow> {
+  const [row] = await trx('jobs').where({ id: jobId }).update({
+    status: final.status,
+    progress: JSON.stringify(final.progress),
+    result: final.result ? JSON.stringify(final.result) : null,
+    error_code: final.errorCode ?? null,
+    // Provider prose can be long and is shown to API clients; a paragraph is enough.
+    error_message: final.errorMessage?.slice(0, 1000) ?? null,
+    completed_at: trx.fn.now(),
+    updated_at: trx.fn.now(),
+  }).returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
+  await settleJobSpend(trx, jobId);
+  const job = row as JobRow;
+  await emitEvent(trx, { workspaceId: job.workspace_id, projectId: job.project_id, type: 'job.completed', data: { job: presentJob(job) } });
+  return job;
+}
+
+let estimate: { value: number; at: number } | undefined;
+const ESTIMATE_TTL_MS = 30_000;
+
+/**
+ * spec 2.12 estimatedCompletionMs: the median queue-to-done time of the latest 50 finished
+ * generations service-wide, refreshed every 30 s per process; the configured default until
+ * there is history.
+ */
+export async function estimateCompletionMs(): Promise<number> {
+  if (estimate && Date.now() - estimate.at < ESTIMATE_TTL_MS) return estimate.value;
+  const r = await db().raw(
+    `select percentile_cont(0.5) within group (order by ms) as p50, count(*)::int as n from (
+       select extract(epoch from (completed_at - created_at)) * 1000 as ms from jobs
+        where type = 'POST_GENERATION' and status = 'DONE' order by completed_at desc limit 50) recent`,
+  );
+  const { p50, n } = r.rows[0] as { p50: number | null; n: number };
+  const value = n >= 5 && p50 !== null ? Math.max(1, Math.round(Number(p50))) : config.generation.estimatedCompletionMs;
+  estimate = { value, at: Date.now() };
+  return value;
+}

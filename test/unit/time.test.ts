@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { dayStartUtc, hasOffset, isValidTimeZone, parseInZone, weekStartUtc } from '../../lib/time';
+
+// spec 4.4: offset-less timestamps are wall time in the project's timezone; spec 8: the
+// weekly budget week starts Monday 00:00 UTC.
+
+const iso = (s: string, tz: string) => parseInZone(s, tz).toISOString();
+
+describe('lib/time', () => {
+  describe('parseInZone', () => {
+    it('honours an explicit offset whatever the zone', () => {
+      assert.equal(iso('2026-03-08T01:30:00Z', 'America/New_York'), '2026-03-08T01:30:00.000Z');
+      assert.equal(iso('2026-03-08T01:30:00+02:00', 'America/New_York'), '2026-03-07T23:30:00.000Z');
+      assert.equal(iso('2026-03-08T01:30:00-0330', 'UTC'), '2026-03-08T05:00:00.000Z');
+    });
+
+    it('reads wall time on both sides of the spring-forward change (New York, 2026-03-08)', () => {
+      assert.equal(iso('2026-03-07T09:00:00', 'America/New_York'), '2026-03-07T14:00:00.000Z');
+      assert.equal(iso('2026-03-08T01:59:00', 'America/New_York'), '2026-03-08T06:59:00.000Z');
+      assert.equal(iso('2026-03-08T03:00:00', 'America/New_York'), '2026-03-08T07:00:00.000Z');
+      assert.equal(iso('2026-03-08T09:00:00', 'America/New_York'), '2026-03-08T13:00:00.000Z');
+      assert.equal(iso('2026-03-09T09:00:00', 'America/New_York'), '2026-03-09T13:00:00.000Z');
+    });
+
+    it('reads wall time on both sides of the fall-back change (New York, 2026-11-01)', () => {
+      assert.equal(iso('2026-10-31T09:00:00', 'America/New_York'), '2026-10-31T13:00:00.000Z');
+      assert.equal(iso('2026-11-01T00:30:00', 'America/New_York'), '2026-11-01T04:30:00.000Z');
+      assert.equal(iso('2026-11-01T02:30:00', 'America/New_York'), '2026-11-01T07:30:00.000Z');
+      assert.equal(iso('2026-11-01T09:00:00', 'America/New_York'), '2026-11-01T14:00:00.000Z');
+    });
+
+    it('moves a wall time skipped by spring-forward ahead by the gap, east or west of UTC', () => {
+      // 02:30 does not exist in New York on 2026-03-08; it reads as 03:30 EDT.
+      assert.equal(iso('2026-03-08T02:30:00', 'America/New_York'), '2026-03-08T07:30:00.000Z');
+      // 01:30 does not exist in London on 2026-03-29; it reads as 02:30 BST.
+      assert.equal(iso('2026-03-29T01:30:00', 'Europe/London'), '2026-03-29T01:30:00.000Z');
+      // 02:30 does not exist in Sydney on 2026-10-04; it reads as 03:30 AEDT.
+      assert.equal(iso('2026-10-04T02:30:00', 'Australia/Sydney'), '2026-10-03T16:30:00.000Z');
+    });
+
+    it('reads a wall time repeated by fall-back as its first occurrence, east or west of UTC', () => {
+      assert.equal(iso('2026-11-01T01:30:00', 'America/New_York'), '2026-11-01T05:30:00.000Z'); // 01:30 EDT
+      assert.equal(iso('2026-10-25T01:30:00', 'Europe/London'), '2026-10-25T00:30:00.000Z'); // 01:30 BST
+      assert.equal(iso('2026-04-05T02:30:00', 'Australia/Sydney'), '2026-04-04T15:30:00.000Z'); // 02:30 AEDT
+    });
+
+    it('handles fractional offsets, seconds, milliseconds and minute precision', () => {
+      assert.equal(iso('2026-06-01T12:00:00.250', 'Asia/Kolkata'), '2026-06-01T06:30:00.250Z');
+      assert.equal(iso('2026-06-01T12:00', 'Asia/Kathmandu'), '2026-06-01T06:15:00.000Z');
+      assert.equal(iso('2026-06-01T12:00:00', 'UTC'), '2026-06-01T12:00:00.000Z');
+      assert.equal(iso('2026-01-01T00:00:00', 'Pacific/Kiritimati'), '2025-12-31T10:00:00.000Z');
+    });
+
+    it('round-trips every hour of a DST day through the zone’s own formatting', () => {
+      const fmt = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Berlin', hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit' });
+      for (let h = 0; h < 24; h++) {
+        if (h === 2) continue; // skipped on 2026-03-29 in Berlin
+        const wall = `2026-03-29T${String(h).padStart(2, '0')}:15`;
+        const parts = Object.fromEntries(fmt.formatToParts(parseInZone(wall, 'Europe/Berlin')).map((p) => [p.type, p.value]));
+        assert.equal(`${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}`, wall);
+      }
+    });
+
+    it('returns an invalid date for unparseable input', () => {
+      assert.ok(Number.isNaN(parseInZone('not a date', 'UTC').getTime()));
+    });
+  });
+
+  it('tells offsets apart', () => {
+    assert.equal(hasOffset('2026-01-01T00:00:00Z'), true);
+    assert.equal(hasOffset('2026-01-01T00:00:00z'), true);
+    assert.equal(hasOffset('2026-01-01T00:00:00+05:30'), true);
+    assert.equal(hasOffset('2026-01-01T00:00:00-0800'), true);
+    assert.equal(hasOffset('2026-01-01T00:00:00'), false);
+    assert.equal(hasOffset('2026-01-01T10:30'), false);
+  });
+
+  it('validates zone names', () => {
+    assert.equal(isValidTimeZone('America/New_York'), true);
+    assert.equal(isValidTimeZone('Mars/Olympus'), false);
+  });
+
+  describe('weekStartUtc', () => {
+    it('is Monday 00:00 UTC of the week', () => {
+      assert.equal(weekStartUtc(new Date('2026-03-04T15:00:00Z')).toISOString(), '2026-03-02T00:00:00.000Z'); // Wednesday
+      assert.equal(weekStartUtc(new Date('2026-03-02T00:00:00Z')).toISOString(), '2026-03-02T00:00:00.000Z'); // Monday at the start
+      assert.equal(weekStartUtc(new Date('2026-03-08T23:59:59.999Z')).toISOString(), '2026-03-02T00:00:00.000Z'); // Sunday at the end
+      assert.equal(weekStartUtc(new Date('2026-03-09T00:00:00Z')).toISOString(), '2026-03-09T00:00:00.000Z');
+    });
+
+    it('crosses month and year ends', () => {
+      assert.equal(weekStartUtc(new Date('2026-01-01T12:00:00Z')).toISOString(), '2025-12-29T00:00:00.000Z');
+      assert.equal(weekStartUtc(new Date('2026-04-01T12:00:00Z')).toISOString(), '2026-03-30T00:00:00.000Z');
+    });
+
+    it('uses UTC, not the local offset of the instant', () => {
+      // Monday 01:00 in Berlin is still Sunday in UTC.
+      assert.equal(weekStartUtc(parseInZone('2026-03-09T00:30:00', 'Europe/Berlin')).toISOString(), '2026-03-02T00:00:00.000Z');
+    });
+  });
+
+  it('dayStartUtc is midnight UTC', () => {
+    assert.equal(dayStartUtc(new Date('2026-03-04T23:59:59Z')).toISOString(), '2026-03-04T00:00:00.000Z');
+  });
+});

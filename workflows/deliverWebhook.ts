@@ -1,0 +1,53 @@
+import { ActivityCancellationType, continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
+import type { AttemptResult, DeliverWebhookInput, WebhookActivities } from '../activities/webhooks';
+import { retryDelayMs, withJitter } from '../lib/webhooks/schedule';
+
+// One workflow per (event, endpoint), id `webhook-<eventId>-<endpointId>` (ARCHITECTURE.md,
+// Temporal table): signed attempts on the retry schedule of lib/webhooks/schedule.ts, durable
+// timers in between, ending delivered or recorded as permanently failed with a reason (spec 6).
+
+const { attemptWebhookDelivery } = proxyActivities<WebhookActivities>({
+  // The POST is bounded by the receiver timeout (10 s, DNS included); the rest is a few queries.
+  // Receiver failures come back as outcomes, so an exception here is our own infrastructure
+  // (database down, worker crash): retry it for as long as it takes rather than drop the event.
+  // A retry after a crash may repeat a POST that had landed; receivers de-duplicate on the
+  // event id (docs/webhooks.md), and the attempt record is keyed by its number.
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
+export type DeliverWebhookResult =
+  | { outcome: 'delivered'; attempts: number }
+  | { outcome: 'failed'; attempts: number; reason: string };
+
+export async function deliverWebhookWorkflow(input: DeliverWebhookInput): Promise<DeliverWebhookResult> {
+  const maxAttempts = Math.max(1, input.retry.maxAttempts);
+  for (let attempt = 1; ; attempt++) {
+    // Math.random is seeded by the workflow runtime, so the jitter replays identically.
+    const waitMs = attempt < maxAttempts ? withJitter(retryDelayMs(attempt, input.retry.baseMs), Math.random()) : null;
+    const r: AttemptResult = await attemptWebhookDelivery({ deliveryId: input.deliveryId, attempt, retryInMs: waitMs });
+    if (r.outcome === 'delivered') return { outcome: 'delivered', attempts: attempt };
+    if (r.outcome === 'failed' || waitMs === null) return { outcome: 'failed', attempts: attempt, reason: r.outcome === 'failed' ? r.reason : r.error };
+    await sleep(waitMs);
+  }
+}
+
+const { relayOutbox } = proxyActivities<WebhookActivities>({
+  // A long poll loop: its heartbeat shows it alive, so when a worker dies the relay resumes on
+  // another one within the heartbeat timeout. Relaying is idempotent (SKIP LOCKED claims,
+  // per-pair workflow ids), so it retries without limit. Cancelling the relay waits until the
+  // running batch has finished, so no claim is cut off halfway.
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '20 seconds',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+
+/**
+ * The outbox relay (id `webhook-outbox-relay`), started by the worker process. Each activity
+ * run relays for `runMs`; the history stays short by continuing as new every 50 runs.
+ */
+export async function webhookRelayWorkflow(input: { runMs?: number } = {}): Promise<void> {
+  for (let i = 0; i < 50; i++) await relayOutbox({ maxRunMs: input.runMs ?? 60_000 });
+  await continueAsNew<typeof webhookRelayWorkflow>(input);
+}
