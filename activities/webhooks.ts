@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
+import type pg from 'pg';
 import { config } from '../lib/config';
 import { decrypt } from '../lib/crypto';
 import { newId } from '../lib/ids';
@@ -88,11 +89,12 @@ async function outboxListener(db: Knex) {
   let pending = false;
   let wake: (() => void) | null = null;
   const onNotify = () => { pending = true; wake?.(); };
-  let conn: { on: Function; removeListener: Function; query: (sql: string) => Promise<unknown> } | null = null;
+  // A pooled connection held for the run: LISTEN belongs to the session that issued it.
+  let conn: pg.Client | null = null;
   try {
-    conn = await db.client.acquireConnection();
-    conn!.on('notification', onNotify);
-    await conn!.query('LISTEN outbox_events');
+    conn = (await db.client.acquireConnection()) as pg.Client;
+    conn.on('notification', onNotify);
+    await conn.query('LISTEN outbox_events');
   } catch {
     // Polling alone is still correct, only slower.
     if (conn) { conn.removeListener('notification', onNotify); db.client.releaseConnection(conn); }
@@ -131,7 +133,6 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
    * again and both the inserts and the starts are no-ops the second time.
    */
   async function relayBatch(client: Client, taskQueue: string, heartbeat: () => void): Promise<{ events: number; started: number }> {
-    const T0 = Date.now();
     return db.transaction(async (trx) => {
       const events = (await trx('outbox_events').whereNull('dispatched_at').orderBy('seq').limit(opts.relayBatchSize)
         .forUpdate().skipLocked().select('seq', 'id', 'workspace_id', 'project_id', 'type', 'created_at')) as Array<OutboxEventRow & { seq: number }>;
@@ -183,7 +184,6 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
         }, heartbeat);
       }
       await trx('outbox_events').whereIn('seq', seqs).update({ dispatched_at: trx.fn.now() });
-      if (process.env.WH_DEBUG) console.error(`relay batch events=${events.length} matches=${matches.length} started=${started} ms=${Date.now() - T0}`);
       return { events: events.length, started };
     });
   }
@@ -195,52 +195,64 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
     return { outcome: 'failed', reason };
   }
 
-  async function recordAttempt(d: DeliveryContext, attempt: number, startedAt: Date, r: SendResult, retryInMs: number | null): Promise<AttemptResult> {
-    return db.transaction(async (trx) => {
-      await trx('webhook_delivery_attempts').insert({
-        delivery_id: d.id, attempt, started_at: startedAt, duration_ms: r.durationMs, status_code: r.statusCode, outcome: r.outcome, error: r.error, remote_address: r.remoteAddress,
-      }).onConflict(['delivery_id', 'attempt']).merge();
-      const open = () => trx('webhook_deliveries').where({ id: d.id }).whereIn('status', ['pending', 'retrying']);
-      if (r.outcome === 'delivered') {
-        const n = await open().update({ status: 'delivered', attempt_count: attempt, delivered_at: trx.fn.now(), next_attempt_at: null, updated_at: trx.fn.now() });
-        // spec 6 rule 3: a success ends the streak. Skipping rows with nothing to change keeps
-        // busy endpoints from serialising every delivery on their row lock.
-        if (n) {
-          await trx('webhook_endpoints').where({ id: d.endpoint_id })
-            .andWhere((q) => q.where('consecutive_failures', '>', 0).orWhereNull('last_success_at').orWhereRaw(`last_success_at < now() - interval '1 minute'`))
-            .update({ consecutive_failures: 0, last_success_at: trx.fn.now() });
-        }
-        return { outcome: 'delivered' } as const;
-      }
-      const error = r.error ?? 'unknown';
-      if (retryInMs !== null) {
-        await open().update({ status: 'retrying', attempt_count: attempt, last_error: error, next_attempt_at: new Date(Date.now() + retryInMs), updated_at: trx.fn.now() });
-        return { outcome: 'retry', error } as const;
-      }
-      const reason = `retries_exhausted: ${attempt} attempt${attempt === 1 ? '' : 's'} failed; last: ${error}`;
-      const n = await open().update({ status: 'failed', attempt_count: attempt, last_error: error, failure_reason: reason, failed_at: trx.fn.now(), next_attempt_at: null, updated_at: trx.fn.now() });
-      if (n) await countPermanentFailure(trx, d.endpoint_id, reason);
-      return { outcome: 'failed', reason } as const;
-    });
-  }
-
   /**
-   * spec 6 rule 3: one atomic statement, so concurrent deliveries to the same endpoint each add
-   * exactly one to the streak (the row lock orders them) and the one reaching the threshold
-   * disables the endpoint. In SET every column reads its value before the update.
+   * Records the attempt and moves the delivery on, each path one statement (data-modifying
+   * CTEs run exactly once, atomically), so a busy worker holds a pooled connection for one
+   * round trip. Only a non-terminal delivery row moves, so a repeated activity run can neither
+   * count a failure twice nor undo a terminal state.
    */
-  async function countPermanentFailure(trx: Knex.Transaction, endpointId: string, lastReason: string): Promise<void> {
-    const n = opts.disableAfterFailures;
-    const reason = `repeated_failures: ${n} consecutive deliveries failed permanently; last: ${lastReason}`.slice(0, 1000);
-    await trx.raw(`
+  async function recordAttempt(d: DeliveryContext, attempt: number, startedAt: Date, r: SendResult, retryInMs: number | null): Promise<AttemptResult> {
+    const recordIt = `
+      with attempt_row as (
+        insert into webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, outcome, error, remote_address)
+        values (:id, :attempt, :startedAt, :durationMs, :statusCode, :outcome, :error, :remoteAddress)
+        on conflict (delivery_id, attempt) do update set started_at = excluded.started_at, duration_ms = excluded.duration_ms,
+          status_code = excluded.status_code, outcome = excluded.outcome, error = excluded.error, remote_address = excluded.remote_address
+      )`;
+    const params = { id: d.id, attempt, startedAt, durationMs: r.durationMs, statusCode: r.statusCode, outcome: r.outcome, error: r.error, remoteAddress: r.remoteAddress };
+    const open = `where id = :id and status in ('pending', 'retrying')`;
+    if (r.outcome === 'delivered') {
+      // spec 6 rule 3: a success ends the streak. Rows with nothing to change are skipped so
+      // that busy endpoints do not serialise every delivery on their row lock.
+      await db.raw(`${recordIt},
+        moved as (
+          update webhook_deliveries set status = 'delivered', attempt_count = :attempt, delivered_at = now(), next_attempt_at = null, updated_at = now()
+          ${open} returning endpoint_id
+        )
+        update webhook_endpoints set consecutive_failures = 0, last_success_at = now()
+        where id in (select endpoint_id from moved)
+          and (consecutive_failures > 0 or last_success_at is null or last_success_at < now() - interval '1 minute')`, params);
+      return { outcome: 'delivered' };
+    }
+    const error = r.error ?? 'unknown';
+    if (retryInMs !== null) {
+      await db.raw(`${recordIt}
+        update webhook_deliveries set status = 'retrying', attempt_count = :attempt, last_error = :error,
+          next_attempt_at = now() + make_interval(secs => :waitS), updated_at = now()
+        ${open}`, { ...params, error, waitS: retryInMs / 1000 });
+      return { outcome: 'retry', error };
+    }
+    // spec 6 rule 3: the streak grows by one per permanently failed delivery, in the same
+    // statement; concurrent deliveries queue on the endpoint row, so no increment is lost, and
+    // the one reaching the threshold disables the endpoint. In SET every column reads its value
+    // from before the update.
+    const reason = `retries_exhausted: ${attempt} attempt${attempt === 1 ? '' : 's'} failed; last: ${error}`.slice(0, 1000);
+    const disabled = `repeated_failures: ${opts.disableAfterFailures} consecutive deliveries failed permanently; last: ${reason}`.slice(0, 1000);
+    await db.raw(`${recordIt},
+      moved as (
+        update webhook_deliveries set status = 'failed', attempt_count = :attempt, last_error = :error, failure_reason = :reason,
+          failed_at = now(), next_attempt_at = null, updated_at = now()
+        ${open} returning endpoint_id
+      )
       update webhook_endpoints set
         consecutive_failures = consecutive_failures + 1,
         last_failure_at = now(),
-        disabled_reason = case when is_active and consecutive_failures + 1 >= :n then :reason else disabled_reason end,
-        disabled_at = case when is_active and consecutive_failures + 1 >= :n then now() else disabled_at end,
-        updated_at = case when is_active and consecutive_failures + 1 >= :n then now() else updated_at end,
-        is_active = case when is_active and consecutive_failures + 1 >= :n then false else is_active end
-      where id = :id`, { n, reason, id: endpointId });
+        disabled_reason = case when is_active and consecutive_failures + 1 >= :threshold then :disabled else disabled_reason end,
+        disabled_at = case when is_active and consecutive_failures + 1 >= :threshold then now() else disabled_at end,
+        updated_at = case when is_active and consecutive_failures + 1 >= :threshold then now() else updated_at end,
+        is_active = case when is_active and consecutive_failures + 1 >= :threshold then false else is_active end
+      where id in (select endpoint_id from moved)`, { ...params, error, reason, disabled, threshold: opts.disableAfterFailures });
+    return { outcome: 'failed', reason };
   }
 
   return {
@@ -280,7 +292,6 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
      * means our own infrastructure failed and the activity is retried.
      */
     async attemptWebhookDelivery(input: { deliveryId: string; attempt: number; retryInMs: number | null }): Promise<AttemptResult> {
-      const T0 = Date.now();
       const d = (await db('webhook_deliveries as d')
         .join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
         .leftJoin('outbox_events as e', 'e.id', 'd.event_id')
@@ -306,12 +317,8 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
         'Webhook-Attempt': String(input.attempt),
       };
       const startedAt = new Date();
-      const T1 = Date.now();
       const result = await sendWebhook(d.url, body, headers, { timeoutMs: opts.timeoutMs, allowLoopback: opts.allowLoopback, resolve: opts.resolve });
-      const T2 = Date.now();
-      const rr = await recordAttempt(d, input.attempt, startedAt, result, input.retryInMs);
-      if (process.env.WH_DEBUG) console.error(`attempt load=${T1 - T0} send=${T2 - T1} record=${Date.now() - T2} sched2start=${Date.now() - Context.current().info.currentAttemptScheduledTimestampMs}`);
-      return rr;
+      return recordAttempt(d, input.attempt, startedAt, result, input.retryInMs);
     },
   };
 }

@@ -5,21 +5,33 @@ import { preflightOrExit } from '../lib/preflight';
 import { closeRedis } from '../lib/redis';
 import { createApp } from './app';
 import { closeAuthSubscriber } from './auth/apiKeys';
+import { closeMcp, createMcpApp } from './mcp/app';
 
-// The API process: REST + OAuth origin on PORT. Migrates on start so a fresh database works.
+// The API process: REST + OAuth origin on PORT, the MCP transport ({mcp_url}, spec 4.9) on
+// MCP_PORT. Migrates on start so a fresh database works.
 async function main() {
   await preflightOrExit({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl });
   const applied = await migrateLatest(db());
   if (applied.length) log.info('migrations applied', { applied });
   const server = createApp().listen(config.port, () => log.info('api listening', { url: config.publicUrl, port: config.port }));
   server.keepAliveTimeout = 65_000;
+  const mcpServer = createMcpApp().listen(config.mcpPort, () => log.info('mcp listening', { url: config.mcpPublicUrl, port: config.mcpPort }));
+  mcpServer.keepAliveTimeout = 65_000;
+  // A taken MCP_PORT must not take the REST API down with it (`npm start` checks the port
+  // before starting; a second API process started without its own MCP_PORT does not).
+  mcpServer.on('error', (err) => log.error('mcp listener failed; this process serves no agent transport', { port: config.mcpPort, err }));
 
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
     stopping = true;
     log.info('api stopping');
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    // Open MCP streams would hold the listener open: end the sessions first.
+    await closeMcp();
+    await Promise.all([
+      new Promise<void>((resolve) => server.close(() => resolve())),
+      new Promise<void>((resolve) => { mcpServer.closeAllConnections(); mcpServer.close(() => resolve()); }),
+    ]);
     closeAuthSubscriber();
     await Promise.allSettled([closeDb(), closeRedis()]);
     process.exit(0);

@@ -1,8 +1,8 @@
 // Bench: outbound webhooks end to end — outbox events fanned out by the relay workflow into one
 // delivery workflow per (event, endpoint), signed POSTs to local receivers.
 //
-//   npm run bench -- webhooks                      1,000 events × 5 receivers, emitted at 200/s
-//   npm run bench -- webhooks --rate 0             the same events in one burst
+//   npm run bench -- webhooks                      1,000 events × 5 receivers, in one burst
+//   npm run bench -- webhooks --rate 10            the same events paced at 10/s (50 deliveries/s)
 //   npm run bench -- webhooks --help               every option
 //
 // Measures deliveries per second and event-to-delivery latency (outbox row committed → the
@@ -20,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { diff, snapshot, type Groups } from './lib/proc';
 
 const RECEIVER_CHILD = '--receivers-child';
 
@@ -71,7 +72,7 @@ const { values: opt } = parseArgs({
   options: {
     events: { type: 'string', default: '1000' },
     endpoints: { type: 'string', default: '5' },
-    rate: { type: 'string', default: '200' },
+    rate: { type: 'string', default: '0' },
     timeout: { type: 'string', default: '180' },
     help: { type: 'boolean', default: false },
     'receivers-child': { type: 'boolean', default: false },
@@ -85,7 +86,7 @@ if (opt.help) {
 Options:
   --events N      events emitted (default 1000)
   --endpoints N   receivers, each an endpoint subscribed to every event (default 5)
-  --rate R        events per second; 0 emits them all at once (default 200)
+  --rate R        events per second; 0 emits them all at once (default 0)
   --timeout S     give up waiting for deliveries after S seconds (default 180)
 
 Environment: BENCH_WH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_wh,
@@ -217,6 +218,23 @@ async function main() {
     }
     step(`warm-up event ${warm} delivered to all ${ENDPOINTS}`);
 
+    // Who burned the cores: on a shared machine the throughput depends on the neighbours, CPU
+    // time per delivery much less. Postgres backends are ours when connected to our database.
+    const pgAdmin = new pg.Client({ connectionString: DATABASE_URL });
+    await pgAdmin.connect();
+    const dbName = new URL(DATABASE_URL).pathname.slice(1);
+    const groups = async (): Promise<Groups> => {
+      const { rows } = await pgAdmin.query<{ pid: number; datname: string | null }>('select pid, datname from pg_stat_activity');
+      const ours = new Set(rows.filter((r) => r.datname === dbName).map((r) => r.pid));
+      return {
+        worker: (p) => p.pid === process.pid,
+        temporal: (p) => p.pid === temporal.child.pid,
+        receivers: (p) => p.pid === receivers!.child.pid,
+        postgres: (p) => ours.has(p.pid),
+      };
+    };
+    const cpuBefore = snapshot();
+
     const expected = EVENTS * ENDPOINTS;
     const emitStart = Date.now();
     const types = EVENT_TYPES;
@@ -239,6 +257,8 @@ async function main() {
       if (seen >= expected || Date.now() > deadline) break;
       await sleep(100);
     }
+    const cpu = diff(cpuBefore, snapshot(), await groups());
+    await pgAdmin.end();
     await sleep(1_000); // anything delivered twice arrives now
     const { receipts } = await receivers.ask<{ receipts: Receipt[] }>('report');
     const measured = receipts.filter((x) => x.eventId !== warm);
@@ -258,6 +278,19 @@ async function main() {
       if (c !== undefined) latencies.push(x.receivedAt - c);
     }
     latencies.sort((a, b) => a - b);
+    // Where the time goes, per delivery: commit → the relay wrote the delivery row (claim and
+    // fan-out), → the first attempt began (workflow start and dispatch), → the receiver read it.
+    const stages = (await db()('webhook_deliveries as d').join('webhook_delivery_attempts as a', function () { this.on('a.delivery_id', '=', 'd.id').andOnVal('a.attempt', '=', 1); })
+      .join('outbox_events as e', 'e.id', 'd.event_id').where('d.workspace_id', workspace.id).whereNot('d.event_id', warm)
+      .select('e.id as event_id', 'd.endpoint_id', 'e.created_at', 'd.created_at as delivery_at', 'a.started_at')) as Array<{ event_id: string; endpoint_id: string; created_at: Date; delivery_at: Date; started_at: Date }>;
+    const endpointIndex = new Map(endpoints.map((e, i) => [e.id, i]));
+    const receivedAt = new Map(measured.map((x) => [`${x.eventId}/${x.endpoint}`, x.receivedAt]));
+    const med = (xs: number[]) => percentile(xs.sort((a, b) => a - b), 50);
+    const breakdown = {
+      relayMs: med(stages.map((x) => x.delivery_at.getTime() - x.created_at.getTime())),
+      startToAttemptMs: med(stages.map((x) => x.started_at.getTime() - x.delivery_at.getTime())),
+      attemptToReceiptMs: med(stages.map((x) => (receivedAt.get(`${x.event_id}/${endpointIndex.get(x.endpoint_id)}`) ?? NaN) - x.started_at.getTime()).filter((x) => !Number.isNaN(x))),
+    };
     const statuses = (await db()('webhook_deliveries').where({ workspace_id: workspace.id }).whereNot({ event_id: warm }).groupBy('status').select('status').count({ n: '*' })) as Array<{ status: string; n: string | number }>;
     const firstCreated = Math.min(...createdAt.values());
     const lastReceived = Math.max(...measured.map((x) => x.receivedAt));
@@ -269,6 +302,9 @@ async function main() {
       events: EVENTS, endpoints: ENDPOINTS, rate: RATE || 'burst', expected, delivered: pairs.size, lost, duplicates, badSignatures,
       deliveryRows: Object.fromEntries(statuses.map((s) => [s.status, Number(s.n)])),
       emitSeconds: (emitEnd - emitStart) / 1000, spanSeconds: spanS, deliveredPerSecond: pairs.size / spanS,
+      cpuMsPerDelivery: cpu ? Object.fromEntries(Object.entries(cpu.cpuMs).map(([k, v]) => [k, Math.round((v / pairs.size) * 100) / 100])) : null,
+      machineBusy: cpu ? Math.round(cpu.machineBusy * 100) / 100 : null,
+      latencyBreakdownP50Ms: breakdown,
       latencyMs: { p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), max: latencies[latencies.length - 1] ?? NaN, min: latencies[0] ?? NaN },
     };
     console.log('');
@@ -276,6 +312,13 @@ async function main() {
     console.log(`  delivery rows    ${JSON.stringify(result.deliveryRows)}`);
     console.log(`  throughput       ${result.deliveredPerSecond.toFixed(0)} deliveries/s  (first event → last delivery ${spanS.toFixed(2)} s; emission took ${result.emitSeconds.toFixed(2)} s)`);
     console.log(`  latency          p50 ${result.latencyMs.p50} ms · p90 ${result.latencyMs.p90} ms · p99 ${result.latencyMs.p99} ms · max ${result.latencyMs.max} ms  (event committed → receiver read the request)`);
+    console.log(`  latency p50 by stage  relay ${breakdown.relayMs} ms → workflow start and dispatch ${breakdown.startToAttemptMs} ms → POST ${breakdown.attemptToReceiptMs} ms`);
+    if (result.cpuMsPerDelivery) {
+      const c = result.cpuMsPerDelivery;
+      const own = (c.worker ?? 0) + (c.temporal ?? 0) + (c.postgres ?? 0);
+      console.log(`  CPU per delivery worker ${c.worker} ms · Temporal ${c.temporal} ms · Postgres ${c.postgres} ms · receivers ${c.receivers} ms · other processes ${c.other} ms (machine ${Math.round((result.machineBusy ?? 0) * 100)}% busy)`);
+      console.log(`  capacity bound   ≈ ${Math.round((os.cpus().length * 1000) / own)} deliveries/s if worker, Temporal and Postgres had the ${os.cpus().length} cores to themselves`);
+    }
     const out = path.join(import.meta.dirname, 'results', 'webhooks.json');
     fs.mkdirSync(path.dirname(out), { recursive: true });
     fs.writeFileSync(out, JSON.stringify(result, null, 2));

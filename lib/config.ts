@@ -48,6 +48,8 @@ function loadConfig() {
     dashboardUrl: str('DASHBOARD_URL', 'https://app.example.com'),
     docsUrl: str('DOCS_URL', 'https://docs.example.com/api/v1/errors'),
     databaseUrl: str('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/content_scheduler'),
+    /** Postgres connections per process; a worker's publish transactions each hold one across a network call. */
+    dbPoolMax: int('DB_POOL_MAX', 20),
     redisUrl: str('REDIS_URL', 'redis://127.0.0.1:6379'),
     /** Unset: `npm start` runs an embedded Temporal dev server. */
     temporalAddress: optional('TEMPORAL_ADDRESS'),

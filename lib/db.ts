@@ -10,7 +10,7 @@ export function createKnex(url = config.databaseUrl, pool: { min?: number; max?:
   return knexFactory({
     client: 'pg',
     connection: url,
-    pool: { min: pool.min ?? 0, max: pool.max ?? 10 },
+    pool: { min: pool.min ?? 0, max: pool.max ?? config.dbPoolMax },
     // Migrations are TypeScript run through tsx; knex resolves them from this folder.
     migrations: { directory: new URL('../migrations', import.meta.url).pathname, loadExtensions: ['.ts'], tableName: 'knex_migrations' },
   });

@@ -1,4 +1,4 @@
-import { ActivityCancellationType, continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
+import { ActivityCancellationType, continueAsNew, proxyActivities, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { AttemptResult, DeliverWebhookInput, WebhookActivities } from '../activities/webhooks';
 import { retryDelayMs, withJitter } from '../lib/webhooks/schedule';
 
@@ -6,8 +6,10 @@ import { retryDelayMs, withJitter } from '../lib/webhooks/schedule';
 // Temporal table): signed attempts on the retry schedule of lib/webhooks/schedule.ts, durable
 // timers in between, ending delivered or recorded as permanently failed with a reason (spec 6).
 
-const { attemptWebhookDelivery } = proxyActivities<WebhookActivities>({
-  // The POST is bounded by the receiver timeout (10 s, DNS included); the rest is a few queries.
+const { attemptWebhookDelivery } = proxyLocalActivities<WebhookActivities>({
+  // Local: an attempt is short (the POST is bounded by the 10 s receiver timeout, DNS included,
+  // plus two queries), and running it inside the workflow task saves the activity task's trips
+  // through the server, which is what limits thousands of small deliveries (bench/webhooks.ts).
   // Receiver failures come back as outcomes, so an exception here is our own infrastructure
   // (database down, worker crash): retry it for as long as it takes rather than drop the event.
   // A retry after a crash may repeat a POST that had landed; receivers de-duplicate on the

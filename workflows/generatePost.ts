@@ -1,7 +1,7 @@
 import {
   ActivityFailure, ApplicationFailure, CancellationScope, defineQuery, isCancellation, proxyActivities, setHandler, TimeoutFailure,
 } from '@temporalio/workflow';
-import type { GenerationActivities } from '../activities/generation';
+import type { Draft, GenerationActivities } from '../activities/generation';
 import type { JobProgress, JobStatus } from '../lib/generation/jobs';
 
 // One workflow per generation job (id = job id, spec 2.12 / 3.2): start the job, have the
@@ -52,7 +52,7 @@ export async function generatePostWorkflow(input: GenerationWorkflowInput): Prom
     }
 
     report(0.1, 'Writing the post');
-    let draft;
+    let draft: Draft;
     try {
       draft = await writeGenerationDraft(input.jobId);
     } catch (err) {

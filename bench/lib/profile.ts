@@ -104,3 +104,54 @@ export function printProfile(title: string, s: ProfileSummary, perRequestDivisor
   console.log('  top functions, inclusive (synchronous) time:');
   for (const f of s.topInclusive) console.log(`    ${pct(f.share)}${per(f.ms)}  ${f.fn}`);
 }
+
+interface HeapNode { callFrame: CallFrame; selfSize: number; id: number; children?: HeapNode[] }
+
+export interface AllocationSummary {
+  file: string;
+  /** Estimated bytes allocated in the window (V8 scales the samples up to the whole). */
+  totalBytes: number;
+  byGroup: Array<{ group: string; bytes: number; share: number }>;
+  topSelf: Array<{ fn: string; bytes: number; share: number }>;
+  topInclusive: Array<{ fn: string; bytes: number; share: number }>;
+}
+
+/** Summary of a sampling heap profile (.heapprofile): who allocates, by package and function. */
+export function summarizeHeapProfile(file: string, root: string, top = 15): AllocationSummary {
+  const prof = JSON.parse(fs.readFileSync(file, 'utf8')) as { head: HeapNode };
+  const groups = new Map<string, number>();
+  const self = new Map<string, number>();
+  const incl = new Map<string, number>();
+  let total = 0;
+  const walk = (n: HeapNode, stack: string[]) => {
+    const name = fnName(n.callFrame, root);
+    const isRoot = n.callFrame.functionName === '(root)';
+    const here = isRoot ? stack : [...stack, name];
+    if (n.selfSize > 0) {
+      total += n.selfSize;
+      const g = groupOf(n.callFrame, root);
+      groups.set(g, (groups.get(g) ?? 0) + n.selfSize);
+      self.set(name, (self.get(name) ?? 0) + n.selfSize);
+      for (const f of new Set(here)) incl.set(f, (incl.get(f) ?? 0) + n.selfSize);
+    }
+    for (const c of n.children ?? []) walk(c, here);
+  };
+  walk(prof.head, []);
+  const rank = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n);
+  return {
+    file, totalBytes: total,
+    byGroup: rank(groups, 30).map(([group, bytes]) => ({ group, bytes, share: bytes / total })),
+    topSelf: rank(self, top).map(([fn, bytes]) => ({ fn, bytes, share: bytes / total })),
+    topInclusive: rank(incl, top).map(([fn, bytes]) => ({ fn, bytes, share: bytes / total })),
+  };
+}
+
+export function printAllocations(title: string, s: AllocationSummary, requests: number): void {
+  const pct = (x: number) => `${(x * 100).toFixed(1).padStart(5)}%`;
+  const kb = (b: number) => `${(b / requests / 1024).toFixed(1).padStart(6)} KiB/req`;
+  console.log(`\n${title} — ${(s.totalBytes / 1024 ** 2).toFixed(0)} MiB allocated, ${kb(s.totalBytes).trim()}  [${path.relative(process.cwd(), s.file)}]`);
+  console.log('  allocated by package / file:');
+  for (const g of s.byGroup.filter((x) => x.share >= 0.01)) console.log(`    ${pct(g.share)}  ${kb(g.bytes)}  ${g.group}`);
+  console.log('  top allocating functions (self):');
+  for (const f of s.topSelf) console.log(`    ${pct(f.share)}  ${kb(f.bytes)}  ${f.fn}`);
+}

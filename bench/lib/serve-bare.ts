@@ -7,9 +7,22 @@ import { serveUnderParent } from './serverChild';
 // Koa and the pg driver — one query, the same JSON shape, no auth, no rate limiting, no
 // router, no validation, no query builder. Whatever server (a) spends beyond this is the
 // price of the service's own machinery, which is what the ratio in the report measures.
+//
+// BENCH_BARE_ADD (comma-separated) adds one piece of the real request path at a time, for
+// the --ablation run, so the machine-level cost of each piece is measured on its own:
+//   ratelimit  the real limiter (api/rateLimit consume(): one Redis EVAL)
+//   project    the project lookup listPosts does first, as the exact SQL knex generates for
+//              findProject, sent through pg (the extra statement, without knex)
+//   knex       the posts query through lib/db's knex builder instead of pg
+//   handler    the real listPosts operation (zod input, findProject, knex query, signed
+//              cursor, presentPostSummary) with no router, adapter, auth or limiter around it
+// App modules are imported only for the pieces asked for, so the plain baseline does not
+// carry their heap.
 
 const workspaceId = process.env.BENCH_WORKSPACE_ID;
 if (!workspaceId) throw new Error('BENCH_WORKSPACE_ID is not set');
+const add = new Set((process.env.BENCH_BARE_ADD ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+for (const a of add) if (!['ratelimit', 'project', 'knex', 'handler'].includes(a)) throw new Error(`BENCH_BARE_ADD: unknown piece "${a}"`);
 
 // Same pool size as lib/db's knex pool (max 10), so neither side gets more database sessions.
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
@@ -24,15 +37,56 @@ interface Row {
   scheduled_at: Date | null; created_at: Date; updated_at: Date | null;
 }
 
+const consume = add.has('ratelimit') ? (await import('../../api/rateLimit')).consume : null;
+const appDb = add.has('knex') || add.has('project') || add.has('handler') ? await import('../../lib/db') : null;
+// Only workspaceId and projectIds matter to the scoping helpers; an API key is an admin.
+const adminAuth = { workspaceId, projectIds: null, role: 'admin' } as const;
+
+const projectSql = new Map<string, { sql: string; bindings: unknown[] }>();
+async function projectLookup(projectId: string): Promise<void> {
+  let q = projectSql.get(projectId);
+  if (!q) {
+    const { projectQuery } = await import('../../api/operations/projects/present');
+    const native = projectQuery(adminAuth as never, appDb!.db()).where('projects.id', projectId).first().toSQL().toNative();
+    q = { sql: native.sql, bindings: [...native.bindings] };
+    projectSql.set(projectId, q);
+  }
+  const { rows } = await pool.query(q.sql, q.bindings);
+  if (!rows[0]) throw new Error('project not found');
+}
+
+async function postsViaKnex(projectId: string, limit: number): Promise<Row[]> {
+  const { scoped } = await import('../../api/auth/context');
+  // The query chain of listPosts/keysetPage, clause for clause.
+  return (await scoped(adminAuth as never, 'posts').whereNull('posts.deleted_at').where('posts.project_id', projectId)
+    .select('posts.id', 'posts.project_id', 'posts.status', 'posts.content_type', 'posts.title', 'posts.content', 'posts.scheduled_at', 'posts.created_at', 'posts.updated_at')
+    .orderBy([{ column: 'posts.created_at', order: 'desc' }, { column: 'posts.id', order: 'desc' }]).limit(limit + 1)) as Row[];
+}
+
+const handler = add.has('handler')
+  ? await (async () => {
+      const { listPosts } = await import('../../api/operations/posts/posts');
+      const { parseInput } = await import('../../api/validation');
+      const auth = { ...adminAuth, principal: { type: 'api_key', id: 'key_bench', scopes: ['posts:read'] }, gatingPlan: 'BUSINESS', scopes: new Set(['posts:read']), reach: 'member' };
+      return (query: Record<string, unknown>) => listPosts.handler({ auth: auth as never, requestId: 'req_bench', apiVersion: '2026-08-10' }, parseInput(listPosts.input, query, 'query'));
+    })()
+  : null;
+
 const app = new Koa();
 app.use(async (ctx) => {
   if (ctx.method !== 'GET' || ctx.path !== '/v1/posts') {
     ctx.status = 404;
     return;
   }
+  if (consume) await consume('read', workspaceId);
+  if (handler) {
+    ctx.body = await handler({ ...ctx.query });
+    return;
+  }
   const projectId = String(ctx.query.projectId ?? '');
   const limit = Math.min(200, Math.max(1, Number.parseInt(String(ctx.query.limit ?? '50'), 10) || 50));
-  const { rows } = await pool.query<Row>(SQL, [workspaceId, projectId, limit + 1]);
+  if (add.has('project')) await projectLookup(projectId);
+  const rows = add.has('knex') ? await postsViaKnex(projectId, limit) : (await pool.query<Row>(SQL, [workspaceId, projectId, limit + 1])).rows;
   const hasMore = rows.length > limit;
   const page = hasMore ? rows.slice(0, limit) : rows;
   const last = page[page.length - 1];
@@ -59,4 +113,10 @@ app.use(async (ctx) => {
   };
 });
 
-serveUnderParent(http.createServer(app.callback()), { onStop: () => pool.end() });
+serveUnderParent(http.createServer(app.callback()), {
+  onStop: async () => {
+    await pool.end();
+    if (appDb) await appDb.closeDb();
+    if (consume) await (await import('../../lib/redis')).closeRedis();
+  },
+});

@@ -68,14 +68,21 @@ export function serveUnderParent(server: Server, opts: { onStop?: () => Promise<
         await post(session, 'Profiler.enable');
         await post(session, 'Profiler.setSamplingInterval', { interval: m.intervalUs ?? 250 });
         await post(session, 'Profiler.start');
+        // Allocation sampling alongside: GC time is paid for by whoever allocates, and the CPU
+        // profile cannot say who that is. Collected objects are kept in the profile, so it
+        // shows everything allocated in the window, not only what survived it.
+        await post(session, 'HeapProfiler.enable');
+        await post(session, 'HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
         send({ type: 'profile-started' });
         break;
       case 'profile-stop': {
+        const { profile: heap } = await post(session!, 'HeapProfiler.stopSampling');
         const { profile } = await post(session!, 'Profiler.stop');
         session!.disconnect();
         session = null;
         fs.mkdirSync(path.dirname(m.file), { recursive: true });
         fs.writeFileSync(m.file, JSON.stringify(profile));
+        fs.writeFileSync(m.file.replace(/\.cpuprofile$/, '') + '.heapprofile', JSON.stringify(heap));
         send({ type: 'profile-stopped', file: m.file });
         break;
       }

@@ -34,13 +34,13 @@ function request<T extends ChildMessage['type']>(child: ChildProcess, msg: Paren
   });
 }
 
-export async function startServer(name: string, entry: string, env: NodeJS.ProcessEnv): Promise<ServerHandle> {
+export async function startServer(name: string, entry: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<ServerHandle> {
   const child = fork(path.join(REPO_ROOT, entry), [], {
     cwd: REPO_ROOT,
     env,
     // tsx as an import hook: the child runs TypeScript directly, with no tsx supervisor
     // process in between (which would blur the per-process CPU accounting).
-    execArgv: ['--import', 'tsx'],
+    execArgv: [...nodeArgs, '--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const port = await new Promise<number>((resolve, reject) => {

@@ -8,17 +8,21 @@ export interface PostTimeline {
   postId: string;
   /** Milliseconds after the post's due time. */
   timerFired: number | null;
-  /** Workflow task after the timer: scheduled → started (queue wait) and started → completed. */
-  wfTaskQueue: number | null;
+  /** Timer fired → a worker starts the workflow task that reacts to it (queue wait, including any sticky-queue timeout). */
+  wfTaskWait: number | null;
+  /** That workflow task: started → completed. */
   wfTaskRun: number | null;
-  /** publishPost: scheduled → started (last attempt) and started → completed. */
+  /** Workflow tasks after the timer that timed out: not picked up from a worker's sticky queue in time (schedule-to-start), or held by a worker that died (start-to-close). */
+  stickyTimeouts: number;
+  startToCloseTimeouts: number;
+  /** publishPost scheduled, milliseconds after due; scheduled → started (last attempt, so retries' waits included); started → completed. */
   activityScheduled: number | null;
   activityQueue: number | null;
   activityRun: number | null;
   activityAttempts: number;
+  /** publishPost completed → workflow completed (the last workflow task). */
+  closeWait: number | null;
   workflowClosed: number | null;
-  /** Workflow tasks that timed out or failed (e.g. held by the killed worker). */
-  wfTaskTimeouts: number;
 }
 
 type Ts = { seconds?: { toNumber(): number } | number | string | null; nanos?: number | null } | null | undefined;
@@ -29,36 +33,42 @@ function tsMs(ts: Ts): number | null {
   return s * 1000 + (ts.nanos ?? 0) / 1e6;
 }
 
+// temporal.api.enums.v1.TimeoutType
+const START_TO_CLOSE = 1;
+const SCHEDULE_TO_START = 2;
+
 export async function timeline(client: Client, workflowId: string, postId: string, dueMs: number): Promise<PostTimeline> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   const events = history.events ?? [];
   const out: PostTimeline = {
-    postId, timerFired: null, wfTaskQueue: null, wfTaskRun: null, activityScheduled: null, activityQueue: null, activityRun: null,
-    activityAttempts: 0, workflowClosed: null, wfTaskTimeouts: 0,
+    postId, timerFired: null, wfTaskWait: null, wfTaskRun: null, stickyTimeouts: 0, startToCloseTimeouts: 0,
+    activityScheduled: null, activityQueue: null, activityRun: null, activityAttempts: 0, closeWait: null, workflowClosed: null,
   };
   const rel = (ms: number | null) => (ms === null ? null : ms - dueMs);
   let firedAt: number | null = null;
-  let wfScheduled: number | null = null;
   let wfStarted: number | null = null;
   let publishScheduledId: string | null = null;
   let publishScheduledAt: number | null = null;
   let publishStartedAt: number | null = null;
+  let publishDoneAt: number | null = null;
   for (const e of events) {
     const at = tsMs(e.eventTime as Ts);
-    if (e.workflowTaskTimedOutEventAttributes || e.workflowTaskFailedEventAttributes) out.wfTaskTimeouts++;
     if (e.timerFiredEventAttributes) {
       firedAt = at;
       out.timerFired = rel(at);
       continue;
     }
-    if (firedAt !== null && out.wfTaskRun === null) {
-      if (e.workflowTaskScheduledEventAttributes) wfScheduled = at;
-      if (e.workflowTaskStartedEventAttributes) wfStarted = at;
-      if (e.workflowTaskCompletedEventAttributes && wfScheduled !== null && wfStarted !== null && at !== null) {
-        out.wfTaskQueue = wfStarted - wfScheduled;
-        out.wfTaskRun = at - wfStarted;
-      }
+    if (firedAt === null) continue;
+    const timedOut = e.workflowTaskTimedOutEventAttributes;
+    if (timedOut) {
+      if (timedOut.timeoutType === SCHEDULE_TO_START) out.stickyTimeouts++;
+      else if (timedOut.timeoutType === START_TO_CLOSE) out.startToCloseTimeouts++;
     }
+    if (e.workflowTaskStartedEventAttributes && wfStarted === null && at !== null) {
+      wfStarted = at;
+      out.wfTaskWait = at - firedAt!;
+    }
+    if (e.workflowTaskCompletedEventAttributes && wfStarted !== null && out.wfTaskRun === null && at !== null) out.wfTaskRun = at - wfStarted;
     const sched = e.activityTaskScheduledEventAttributes;
     if (sched && sched.activityType?.name === 'publishPost') {
       publishScheduledId = String(e.eventId);
@@ -74,14 +84,35 @@ export async function timeline(client: Client, workflowId: string, postId: strin
     const done = e.activityTaskCompletedEventAttributes;
     if (done && publishScheduledId !== null && String(done.scheduledEventId) === publishScheduledId && publishStartedAt !== null && at !== null) {
       out.activityRun = at - publishStartedAt;
+      publishDoneAt = at;
     }
-    if (e.workflowExecutionCompletedEventAttributes) out.workflowClosed = rel(at);
+    if (e.workflowExecutionCompletedEventAttributes) {
+      out.workflowClosed = rel(at);
+      if (publishDoneAt !== null && at !== null) out.closeWait = at - publishDoneAt;
+    }
   }
   return out;
 }
 
+/** A compact history for a report: event name, milliseconds after the due time, attempt. */
+export async function compactHistory(client: Client, workflowId: string, dueMs: number): Promise<Array<{ id: number; event: string; atMs: number | null; attempt?: number; detail?: string }>> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).map((e) => {
+    const key = Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k]) ?? 'unknown';
+    const attrs = (e as Record<string, any>)[key] ?? {};
+    const at = tsMs(e.eventTime as Ts);
+    return {
+      id: Number(e.eventId),
+      event: key.replace(/EventAttributes$/, ''),
+      atMs: at === null ? null : Math.round(at - dueMs),
+      ...(attrs.attempt ? { attempt: attrs.attempt } : {}),
+      ...(attrs.activityType?.name ? { detail: attrs.activityType.name } : attrs.signalName ? { detail: attrs.signalName } : attrs.identity ? { detail: attrs.identity } : {}),
+    };
+  });
+}
+
 /** Timelines of many workflows, a few fetches at a time. */
-export async function timelines(client: Client, items: Array<{ workflowId: string; postId: string; dueMs: number }>, concurrency = 8): Promise<{ ok: PostTimeline[]; errors: number }> {
+export async function timelines(client: Client, items: Array<{ workflowId: string; postId: string; dueMs: number }>, concurrency = 16): Promise<{ ok: PostTimeline[]; errors: number }> {
   const ok: PostTimeline[] = [];
   let errors = 0;
   let next = 0;

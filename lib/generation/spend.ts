@@ -14,8 +14,8 @@ import { dayStartUtc, weekStartUtc } from '../time';
 //   pages), week starting Monday 00:00 UTC. Metered the same way; refused (402
 //   usage_limit_exceeded) only under enforcement `block`, once usage has reached 100 %.
 //
-// The same numbers answer GET /v1/usage, and `wouldRefuse` below is the one statement of the
-// admission rule, so `canGenerate` is false exactly when a generation would be refused.
+// The same rows answer GET /v1/usage through `wouldRefuse`, the rule the reservation applies in
+// SQL, so `canGenerate` is false exactly when a generation would be refused.
 
 export const ENFORCEMENTS = ['off', 'shadow', 'warn', 'block'] as const;
 export type Enforcement = (typeof ENFORCEMENTS)[number];
@@ -90,9 +90,10 @@ export function apiSpendOf(day: string, capCents: number | null, usedCents: numb
 }
 
 /**
- * The admission rule, stated once. `weekUsed` and `dayUsed` count settled cost plus the
- * reservations of jobs still in flight. The weekly budget is checked first: it resets later
- * than the daily cap, so it is the more useful reason to give.
+ * The admission rule. `weekUsed` and `dayUsed` count settled cost plus the reservations of jobs
+ * still in flight. The weekly budget is checked first: it resets later than the daily cap, so it
+ * is the more useful reason to give. reserveGenerationSpend applies the same two conditions in
+ * SQL, where they must hold under concurrency; a change here changes both.
  */
 export function wouldRefuse(limits: AiLimits, weekUsed: number, dayUsed: number, estimateCents = config.llm.reserveCents): BlockedBy | null {
   if (limits.enforcement === 'block' && limits.weeklyBudgetCents !== null && weekUsed >= limits.weeklyBudgetCents) return 'weekly_ai_budget';
@@ -130,54 +131,70 @@ export function spendCapExceeded(spend: ApiSpend, estimateCents: number): ApiErr
 
 export interface Reservation { reservedCents: number; spendDay: string; budgetKey: string; budgetWeek: string }
 
+/** Where a generation accepted now would reserve: the caller stores this on the job row. */
+export function reservationFor(target: BudgetTarget, now: Date): Reservation {
+  const periods = periodsAt(now);
+  return { reservedCents: config.llm.reserveCents, spendDay: periods.day, budgetKey: target.key, budgetWeek: periods.week };
+}
+
 /**
  * Reserves the estimate against both meters inside the caller's transaction (the one that
- * inserts the job, so a reservation never exists without its job), or throws the refusal.
- * Each check is one conditional UPDATE: Postgres re-evaluates its WHERE after waiting for a
- * concurrent reservation's row lock, so simultaneous requests cannot both take the last cents.
- * Rows are always locked week first, then day, so reservations and settlements never deadlock.
+ * inserts the job, so a reservation never exists without its job), or throws the refusal and
+ * the caller's transaction rolls everything back.
+ *
+ * One statement does both conditional upserts: Postgres re-evaluates each ON CONFLICT ... WHERE
+ * against the newest row after waiting for a concurrent reservation's lock, so simultaneous
+ * requests cannot both take the last cents; and as the last statement before COMMIT it holds
+ * the two hot rows for one round trip rather than several (bench/generation.ts). The week row
+ * is always locked before the day row, here and in settlement, so the two never deadlock.
  */
 export async function reserveGenerationSpend(
   trx: Knex.Transaction,
-  input: { workspaceId: string; target: BudgetTarget; projectId: string; limits: AiLimits; now: Date },
-): Promise<Reservation> {
-  const { workspaceId, target, limits } = input;
+  input: { workspaceId: string; target: BudgetTarget; projectId: string; limits: AiLimits; reservation: Reservation; now: Date },
+): Promise<void> {
+  const { workspaceId, target, limits, reservation } = input;
   const periods = periodsAt(input.now);
-  const estimate = config.llm.reserveCents;
-
-  await trx.raw('insert into ai_budget_weeks (workspace_id, budget_key, week_start) values (?, ?, ?) on conflict do nothing', [workspaceId, target.key, periods.week]);
+  const estimate = reservation.reservedCents;
   const enforce = limits.enforcement === 'block' && limits.weeklyBudgetCents !== null;
-  const week = await trx.raw(
-    `update ai_budget_weeks set reserved_cents = reserved_cents + ?, updated_at = now()
-      where workspace_id = ? and budget_key = ? and week_start = ? and (not ?::boolean or spent_cents + reserved_cents < ?::int)
-      returning spent_cents + reserved_cents - ? as used_before`,
-    [estimate, workspaceId, target.key, periods.week, enforce, limits.weeklyBudgetCents ?? 0, estimate],
+  const cap = limits.dailyCapCents;
+  const refuseWeek = async () => {
+    throw usageLimitExceeded(target, target.scope === 'ai_project' ? input.projectId : null, await weekUsedCents(trx, workspaceId, target.key, reservation.budgetWeek), limits, periods);
+  };
+  const refuseDay = async () => {
+    throw spendCapExceeded(apiSpendOf(reservation.spendDay, cap, await dayUsedCents(trx, workspaceId, reservation.spendDay)), estimate);
+  };
+  // The upserts below apply their conditions only to rows that already exist; a bucket's first
+  // reservation meets the same rule here, with nothing used yet.
+  if (enforce && limits.weeklyBudgetCents! <= 0) return refuseWeek();
+  if (cap !== null && estimate > cap) return refuseDay();
+
+  const r = await trx.raw(
+    `with week as (
+       insert into ai_budget_weeks as b (workspace_id, budget_key, week_start, reserved_cents) values (?, ?, ?, ?)
+       on conflict (workspace_id, budget_key, week_start) do update
+         set reserved_cents = b.reserved_cents + excluded.reserved_cents, updated_at = now()
+         where not ?::boolean or b.spent_cents + b.reserved_cents < ?::int
+       returning b.spent_cents + b.reserved_cents - ?::int as used_before
+     ), day as (
+       insert into ai_spend_days as d (workspace_id, bucket_date, reserved_cents) select ?, ?, ? where exists (select 1 from week)
+       on conflict (workspace_id, bucket_date) do update
+         set reserved_cents = d.reserved_cents + excluded.reserved_cents, updated_at = now()
+         where ?::int is null or d.spent_cents + d.reserved_cents + excluded.reserved_cents <= ?::int
+       returning 1
+     )
+     select (select used_before from week) as week_used_before, exists (select 1 from day) as reserved`,
+    [workspaceId, target.key, reservation.budgetWeek, estimate, enforce, limits.weeklyBudgetCents ?? 0, estimate,
+      workspaceId, reservation.spendDay, estimate, cap, cap],
   );
-  if (week.rows.length === 0) {
-    const used = await weekUsedCents(trx, workspaceId, target.key, periods.week);
-    throw usageLimitExceeded(target, target.scope === 'ai_project' ? input.projectId : null, used, limits, periods);
-  }
-  const usedBefore = Number(week.rows[0].used_before);
-  if (!enforce && limits.weeklyBudgetCents !== null && usedBefore >= limits.weeklyBudgetCents && limits.enforcement !== 'off') {
+  const { week_used_before: weekUsedBefore, reserved } = r.rows[0] as { week_used_before: number | null; reserved: boolean };
+  if (weekUsedBefore === null) return refuseWeek();
+  if (!reserved) return refuseDay();
+  if (!enforce && limits.enforcement !== 'off' && limits.weeklyBudgetCents !== null && weekUsedBefore >= limits.weeklyBudgetCents) {
     // shadow and warn never refuse (spec 8); they only tell operators what block would have done.
     (limits.enforcement === 'warn' ? log.warn : log.info)('weekly AI budget exhausted; not refused under this enforcement', {
-      workspaceId, budgetKey: target.key, enforcement: limits.enforcement, usedCents: usedBefore, budgetCents: limits.weeklyBudgetCents,
+      workspaceId, budgetKey: target.key, enforcement: limits.enforcement, usedCents: weekUsedBefore, budgetCents: limits.weeklyBudgetCents,
     });
   }
-
-  await trx.raw('insert into ai_spend_days (workspace_id, bucket_date) values (?, ?) on conflict do nothing', [workspaceId, periods.day]);
-  const cap = limits.dailyCapCents;
-  const day = await trx.raw(
-    `update ai_spend_days set reserved_cents = reserved_cents + ?, updated_at = now()
-      where workspace_id = ? and bucket_date = ? and (?::int is null or spent_cents + reserved_cents + ? <= ?::int)
-      returning 1`,
-    [estimate, workspaceId, periods.day, cap, estimate, cap],
-  );
-  if (day.rows.length === 0) {
-    const used = await dayUsedCents(trx, workspaceId, periods.day);
-    throw spendCapExceeded(apiSpendOf(periods.day, cap, used), estimate);
-  }
-  return { reservedCents: estimate, spendDay: periods.day, budgetKey: target.key, budgetWeek: periods.week };
 }
 
 /**

@@ -9,7 +9,9 @@ import type { JobProgress } from './jobs';
 
 export async function startGenerationWorkflow(job: { id: string; workspace_id: string; project_id: string }): Promise<void> {
   const client = await temporalClient();
-  await client.workflow.start<typeof generatePostWorkflow>('generatePostWorkflow', {
+  // Bounded so an unreachable Temporal turns into a prompt 503 rather than a hung request; a
+  // start that did land after the deadline finds its job withdrawn and ends at once.
+  await client.withDeadline(Date.now() + 10_000, () => client.workflow.start<typeof generatePostWorkflow>('generatePostWorkflow', {
     taskQueue: config.temporalTaskQueue,
     workflowId: workflowIds.generation(job.id),
     // The job id is fresh, so a duplicate can only be this same request's retry.
@@ -22,7 +24,7 @@ export async function startGenerationWorkflow(job: { id: string; workspace_id: s
     ],
     staticSummary: `Generate a draft post for project ${job.project_id}`,
     staticDetails: `Job ${job.id} of workspace ${job.workspace_id}. QUEUED → RUNNING → DONE writes one draft (never scheduled); the job row in Postgres is the API's view.`,
-  });
+  }));
 }
 
 function isProgress(v: unknown): v is JobProgress {
@@ -52,7 +54,8 @@ export async function queryJobProgress(jobId: string): Promise<JobProgress | nul
 export async function cancelGenerationWorkflow(jobId: string): Promise<void> {
   try {
     const client = await temporalClient();
-    await client.workflow.getHandle(workflowIds.generation(jobId)).cancel();
+    // The cancel has already happened (the row); this must not hold the answer up for long.
+    await client.withDeadline(Date.now() + 2_000, () => client.workflow.getHandle(workflowIds.generation(jobId)).cancel());
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return;
     log.warn('could not cancel the generation workflow; it will see the cancelled row and stop', { jobId, err });

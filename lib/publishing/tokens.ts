@@ -23,13 +23,23 @@ export class TokenUnavailable extends Error {
  * minutes (or `force`). Runs inside `trx`, which holds the connection row lock until commit.
  */
 export async function usableAccessToken(trx: Knex.Transaction, network: NetworkClient, connectionId: string, opts: { force?: boolean } = {}): Promise<{ token: string; connection: ConnectionRow }> {
-  const conn = (await trx('network_connections').where({ id: connectionId }).forUpdate().first()) as ConnectionRow | undefined;
-  if (!conn || !conn.access_token_enc) throw new TokenUnavailable('no_token', 'No network token is on file for this account.');
-  if (conn.connection_status === 'REVOKED' || conn.revoked_at) throw new TokenUnavailable('revoked', 'The network authorization for this account was withdrawn.');
-  const lapsing = !conn.access_token_expires_at || conn.access_token_expires_at.getTime() - Date.now() < REFRESH_MARGIN_MS;
-  if (!lapsing && !opts.force) return { token: decrypt(conn.access_token_enc), connection: conn };
+  // The common case reads without a lock: many posts of one account publish at once.
+  let conn = (await trx('network_connections').where({ id: connectionId }).first()) as ConnectionRow | undefined;
+  const lapsing = (c: ConnectionRow) => !c.access_token_expires_at || c.access_token_expires_at.getTime() - Date.now() < REFRESH_MARGIN_MS;
+  const check = (c: ConnectionRow | undefined): ConnectionRow => {
+    if (!c || !c.access_token_enc) throw new TokenUnavailable('no_token', 'No network token is on file for this account.');
+    if (c.connection_status === 'REVOKED' || c.revoked_at) throw new TokenUnavailable('revoked', 'The network authorization for this account was withdrawn.');
+    return c;
+  };
+  conn = check(conn);
+  if (!lapsing(conn) && !opts.force) return { token: decrypt(conn.access_token_enc!), connection: conn };
+  // A refresh spends the (rotating) refresh token: take the row lock, then look again, since
+  // another process may have refreshed while we waited.
+  const locked = check((await trx('network_connections').where({ id: connectionId }).forUpdate().first()) as ConnectionRow | undefined);
+  if (!lapsing(locked) && (!opts.force || locked.access_token_enc !== conn.access_token_enc)) return { token: decrypt(locked.access_token_enc!), connection: locked };
+  conn = locked;
   if (!conn.refresh_token_enc) {
-    if (!opts.force && conn.access_token_expires_at && conn.access_token_expires_at.getTime() > Date.now()) return { token: decrypt(conn.access_token_enc), connection: conn };
+    if (!opts.force && conn.access_token_expires_at && conn.access_token_expires_at.getTime() > Date.now()) return { token: decrypt(conn.access_token_enc!), connection: conn };
     throw new TokenUnavailable('expired', 'The network access token expired and no refresh token is on file.');
   }
   try {
@@ -51,7 +61,10 @@ export async function usableAccessToken(trx: Knex.Transaction, network: NetworkC
 
 /** spec 2.6 / 3.4: a success resets the streak and stamps lastValidatedAt. */
 export async function recordConnectionSuccess(trx: Knex | Knex.Transaction, connectionId: string): Promise<void> {
+  // Only rows with something to change are written (and locked): a burst of posts of one
+  // account must not queue on its connection row.
   await trx('network_connections').where({ id: connectionId }).whereNot('connection_status', 'REVOKED')
+    .andWhere((q) => q.where('consecutive_failures', '>', 0).orWhereNot('connection_status', 'CONNECTED').orWhereNull('last_validated_at').orWhereRaw(`last_validated_at < now() - interval '1 minute'`))
     .update({ consecutive_failures: 0, connection_status: 'CONNECTED', last_validated_at: trx.fn.now(), last_error: null, updated_at: trx.fn.now() });
 }
 

@@ -59,7 +59,7 @@ describe('generation job cancellation', function () {
         assert.equal((await db()('jobs').where({ id }).first()).status, 'CANCELLED');
         assert.deepEqual(await draftsOf(id), []);
         assert.equal(h.stub.requests.length, 0, 'the writer was never called');
-        await recordIfAsked(id);
+        await recordIfAsked(id, 'cancelled-while-queued');
       } finally {
         await h.stopWorker();
       }
@@ -75,7 +75,7 @@ describe('generation job cancellation', function () {
         assert.equal(await workflowClosed(id), 'COMPLETED');
         assert.deepEqual(await draftsOf(id), []);
         assert.equal(h.stub.requests.length, 0);
-        await recordIfAsked(id);
+        await recordIfAsked(id, 'found-row-cancelled');
       } finally {
         await h.stopWorker();
       }

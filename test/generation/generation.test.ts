@@ -71,7 +71,7 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
       assert.equal(events[0].data.job.status, 'DONE');
       assert.equal(events[0].data.job.result.postId, done.result.postId);
       assert.equal(await workflowClosed(job.id), 'COMPLETED');
-      await recordIfAsked(job.id);
+      await recordIfAsked(job.id, 'done');
     });
 
     it('names the workflow after the job, with search attributes and a readable summary', async () => {
@@ -179,7 +179,7 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
       const events = await db()('outbox_events').where({ workspace_id: workspace.id, type: 'job.completed' }).andWhereRaw(`data->'job'->>'id' = ?`, [job.id]);
       assert.equal(events[0].data.job.status, 'FAILED');
       assert.equal(events[0].data.job.errorCode, 'llm_auth_failed');
-      await recordIfAsked(job.id);
+      await recordIfAsked(job.id, 'failed-not-retryable');
     });
 
     it('fails with llm_bad_request and llm_empty_output without retrying', async () => {
@@ -194,7 +194,7 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
       assert.equal(job.status, 'DONE');
       assert.equal(job.attemptCount, 2);
       assert.equal((await draftsOf(job.id)).length, 1);
-      await recordIfAsked(job.id);
+      await recordIfAsked(job.id, 'retried-then-done');
     });
 
     it('gives up after the bounded attempts with the provider\'s last code', async () => {
@@ -203,7 +203,7 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
       assert.equal(job.errorCode, 'llm_rate_limited');
       assert.equal(job.attemptCount, 4);
       assert.equal(h.stub.requests.length, 4);
-      await recordIfAsked(job.id);
+      await recordIfAsked(job.id, 'failed-after-retries');
     });
 
     it('retries a garbled answer only once (lib/llm shouldRetry)', async () => {

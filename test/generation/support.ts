@@ -86,13 +86,14 @@ export async function draftsOf(jobId: string): Promise<Array<{ id: string; statu
 
 /**
  * `RECORD_HISTORIES=1 npm test -- test/generation` saves the histories of the scenarios that
- * call this into test/replay/histories/<workflowId>.json, which the replay suite replays in CI.
- * Re-record after an intended workflow change (with patched()), never to make replay pass.
+ * call this into test/replay/histories/generatePost-<scenario>.json (named by scenario, like the
+ * publishing histories beside them), which the replay suite replays in CI. Record new ones
+ * when the workflow changes (behind patched()); never re-record old ones to make replay pass.
  */
-export async function recordIfAsked(jobId: string): Promise<void> {
+export async function recordIfAsked(jobId: string, scenario: string): Promise<void> {
   if (process.env.RECORD_HISTORIES !== '1') return;
   await workflowClosed(jobId);
-  await recordHistory(jobId, jobId);
+  await recordHistory(jobId, `generatePost-${scenario}`);
 }
 
 export function generationBody(projectId: string, extra: Record<string, unknown> = {}) {

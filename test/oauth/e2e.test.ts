@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -58,6 +59,7 @@ describe('OAuth end to end: oauth4webapi client + headless Chromium', function (
   let profileDir: string;
 
   before(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`No browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH.`);
     api = await startOAuthApi();
     callback = await startCallbackListener();
     profileDir = await mkdtemp(path.join(tmpdir(), 'oauth-e2e-chromium-'));
@@ -69,10 +71,10 @@ describe('OAuth end to end: oauth4webapi client + headless Chromium', function (
   });
   after(async () => {
     await context?.close();
-    await rm(profileDir, { recursive: true, force: true });
+    if (profileDir) await rm(profileDir, { recursive: true, force: true });
     callback?.server.close();
-    api.restore();
-    await api.close();
+    api?.restore();
+    await api?.close();
   });
 
   it('discovery → registration → authorize in a browser → code → API → refresh → reuse detection → introspection → revocation', async () => {

@@ -24,12 +24,13 @@ describe('publishing survives killing every process (end to end)', function () {
   let api: ServiceProcess | undefined;
   let worker: ServiceProcess | undefined;
   let apiPort: number;
+  let mcpPort: number;
   let binary: string;
 
   async function startTemporal() {
     temporal = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: path.join(dir, 'temporal.db'), log: () => {} });
   }
-  const env = () => ({ TEMPORAL_ADDRESS: temporal.address, PORT: String(apiPort), TEMPORAL_TASK_QUEUE: 'restart-e2e', RECONCILE_INTERVAL_SECONDS: '2' });
+  const env = () => ({ TEMPORAL_ADDRESS: temporal.address, PORT: String(apiPort), MCP_PORT: String(mcpPort), TEMPORAL_TASK_QUEUE: 'restart-e2e', RECONCILE_INTERVAL_SECONDS: '2' });
   async function startApi() { api = await spawnService('api/main.ts', env(), /api listening/); }
   async function startWorker() { worker = await spawnService('workers/main.ts', env(), /worker running/); }
 
@@ -39,6 +40,7 @@ describe('publishing survives killing every process (end to end)', function () {
     temporalPort = await freePort();
     await startTemporal();
     apiPort = await freePort();
+    do mcpPort = await freePort(); while (mcpPort === apiPort);
     await Promise.all([startApi(), startWorker()]);
   });
   afterEach(async () => { await sim.clearFaults(); });

@@ -52,9 +52,11 @@ export interface ApiProcess extends TestServer { child: ChildProcess }
  */
 export async function startApiProcess(env: Record<string, string> = {}): Promise<ApiProcess> {
   const port = await freePort();
+  let mcpPort = await freePort();
+  while (mcpPort === port) mcpPort = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'error', ...env },
+    env: { ...process.env, PORT: String(port), MCP_PORT: String(mcpPort), PUBLIC_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'error', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;

@@ -17,8 +17,8 @@ import { verifyWebhookSignature } from './verifier';
 
 const RETRY = { retryBaseMs: 200, maxAttempts: 3, timeoutMs: 1_000, allowLoopback: true };
 
-async function record(workflowId: string) {
-  if (process.env.RECORD_WEBHOOK_HISTORIES) await recordHistory(workflowId, workflowId);
+async function record(workflowId: string, name: string) {
+  if (process.env.RECORD_WEBHOOK_HISTORIES) await recordHistory(workflowId, name);
 }
 
 describe('webhook delivery (real Temporal, real receivers)', function () {
@@ -33,6 +33,7 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
   });
   after(async () => {
     await worker.stop();
+    await record(worker.relayId, 'webhookRelay-cancelled');
     await Promise.all(receivers.map((r) => r.close()));
     api.restore();
     await api.close();
@@ -107,7 +108,7 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     assert.equal(d.attempts[0].statusCode, 200);
     assert.equal(d.attempts[0].remoteAddress, '127.0.0.1');
     assert.equal(typeof d.attempts[0].durationMs, 'number');
-    await record(workflowIds.webhookDelivery(event.id, e.id));
+    await record(workflowIds.webhookDelivery(event.id, e.id), 'deliverWebhook-delivered-first-attempt');
   });
 
   it('retries a failing receiver on the backoff schedule, then succeeds', async () => {
@@ -132,7 +133,7 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     assert.deepEqual(attempts.map((a: { outcome: string }) => a.outcome), ['failed', 'failed', 'delivered']);
     assert.equal(attempts[0].error, 'http_status: HTTP 500');
     assert.equal((await endpointRow(e.id)).consecutive_failures, 0);
-    await record(workflowIds.webhookDelivery(eventId, e.id));
+    await record(workflowIds.webhookDelivery(eventId, e.id), 'deliverWebhook-retried-then-delivered');
   });
 
   it('fans out to every subscribed endpoint, honouring project binding and event names', async () => {
@@ -158,7 +159,7 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     const { w, endpoint, manage } = await workspace();
     const r = await rx(answer(500));
     const e = await endpoint({ url: r.url, events: ['post.updated'] });
-    const eventIds = await Promise.all(Array.from({ length: 7 }, (_, i) => emit(w.workspace.id, 'post.updated', { i })));
+    await Promise.all(Array.from({ length: 7 }, (_, i) => emit(w.workspace.id, 'post.updated', { i })));
     const rows = await terminal(e.id, 7, 60_000);
     assert.ok(rows.every((d: { status: string }) => d.status === 'failed'));
     const exhausted = rows.filter((d: { failure_reason: string }) => d.failure_reason.startsWith('retries_exhausted'));
@@ -194,7 +195,8 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     const fresh = await emit(w.workspace.id, 'post.updated', { fresh: true });
     const ok = await waitFor(async () => { const d = await db()('webhook_deliveries').where({ event_id: fresh, endpoint_id: e.id }).first(); return d?.status === 'delivered' && d; }, 20_000, 'delivery after recovery');
     assert.equal(ok.attempt_count, 1);
-    await record(workflowIds.webhookDelivery(eventIds[0]!, e.id));
+    const closedByDisable = inactive[0] ?? exhausted[0];
+    await record(workflowIds.webhookDelivery(closedByDisable.event_id, e.id), inactive.length ? 'deliverWebhook-closed-endpoint-inactive' : 'deliverWebhook-retries-exhausted');
   });
 
   it('resets the streak on a success', async () => {
@@ -218,7 +220,7 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     assert.equal(d.status, 'failed');
     assert.match(d.failure_reason, /^endpoint_deleted/);
     assert.equal(r.received.length, 1);
-    await record(workflowIds.webhookDelivery(eventId, e.id));
+    await record(workflowIds.webhookDelivery(eventId, e.id), 'deliverWebhook-closed-endpoint-deleted');
   });
 
   it('records a receiver that hangs past the timeout as a timed-out attempt', async () => {
@@ -287,7 +289,7 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
       const attempts = (await manage('GET', `/v1/webhook-endpoints/${e.id}/deliveries`)).body.data[0].attempts;
       assert.deepEqual(attempts.map((a: { outcome: string }) => a.outcome), ['refused', 'refused']);
       assert.equal((await endpointRow(e.id)).consecutive_failures, 1, 'spec 6 rule 3: a failed SSRF check counts');
-      await record(workflowIds.webhookDelivery(eventId, e.id));
+      await record(workflowIds.webhookDelivery(eventId, e.id), 'deliverWebhook-refused-retries-exhausted');
     });
   });
 });

@@ -4,7 +4,7 @@ import { ApiError, errors } from '../../../lib/errors';
 import {
   estimateCompletionMs, JOB_COLUMNS, presentJob, progressNow, TERMINAL_STATUSES, type GenerationJobInput, type JobRow,
 } from '../../../lib/generation/jobs';
-import { budgetTargetOf, loadAiLimits, reserveGenerationSpend, settleJobSpend } from '../../../lib/generation/spend';
+import { budgetTargetOf, loadAiLimits, reservationFor, reserveGenerationSpend, settleJobSpend } from '../../../lib/generation/spend';
 import { startGenerationWorkflow } from '../../../lib/generation/workflowClient';
 import { newId } from '../../../lib/ids';
 import { log } from '../../../lib/logger';
@@ -13,7 +13,6 @@ import type { AuthContext } from '../../auth/context';
 import { scoped } from '../../auth/context';
 import { defineOperation } from '../../operation';
 import { findProject, type ProjectRow } from '../projects/present';
-import { presentLiveJob } from '../jobs/present';
 import { createGenerationInput, type CreateGenerationInput } from './schema';
 
 // spec 4.4 POST /v1/posts/generations: validate, reserve AI spend and the weekly budget, record
@@ -106,17 +105,20 @@ export const createGeneration = defineOperation({
     const estimatedMs = await estimateCompletionMs();
 
     const jobId = newId('job');
+    const now = new Date();
+    const target = budgetTargetOf(project);
+    const limits = await loadAiLimits(db(), auth.workspaceId);
+    const reservation = reservationFor(target, now);
     const job = await db().transaction(async (trx) => {
-      const now = new Date();
-      const limits = await loadAiLimits(trx, auth.workspaceId);
-      // Refusals throw here and roll the whole transaction back: no job, no reservation.
-      const reservation = await reserveGenerationSpend(trx, { workspaceId: auth.workspaceId, target: budgetTargetOf(project), projectId: project.id, limits, now });
       const [row] = await trx('jobs').insert({
         id: jobId, workspace_id: auth.workspaceId, project_id: project.id, type: 'POST_GENERATION', status: 'QUEUED',
         input: JSON.stringify(jobInput), progress: JSON.stringify(progressNow(0, 'Waiting for a worker', now)),
         estimated_completion_ms: estimatedMs, created_by: auth.principal.id,
         reserved_cents: reservation.reservedCents, spend_day: reservation.spendDay, budget_key: reservation.budgetKey, budget_week: reservation.budgetWeek,
       }).returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
+      // Last before COMMIT, so the workspace's hot meter rows are held as briefly as possible. A
+      // refusal throws and rolls the job back with it: nothing queued, nothing reserved.
+      await reserveGenerationSpend(trx, { workspaceId: auth.workspaceId, target, projectId: project.id, limits, reservation, now });
       return row as JobRow;
     });
 
@@ -130,7 +132,7 @@ export const createGeneration = defineOperation({
     }
 
     const waitMs = Math.min(Math.max(input.wait_for_completion_ms ?? 0, 0), config.limits.waitForCompletionMaxMs);
-    if (waitMs === 0) return { data: presentJob(job) };
-    return { data: await presentLiveJob(await waitForFinalState(job.id, waitMs)) };
+    // The row's progress, not a workflow query: the answer must not outlast the caller's hint.
+    return { data: presentJob(waitMs === 0 ? job : await waitForFinalState(job.id, waitMs)) };
   },
 });

@@ -1,0 +1,73 @@
+import Router from '@koa/router';
+import Koa, { type Context, type Next } from 'koa';
+import { config } from '../../lib/config';
+import { registerOAuthPrincipals } from '../oauth/router';
+import { mcpResourceMetadata } from './auth';
+import { mcpRequestContext } from './errors';
+import { readJsonBody } from './http';
+import { closeSseSessions, openSseStream, postMessage } from './sse';
+import { closeStreamableSessions, startIdleSweeper, streamableEndpoint } from './streamable';
+import { MCP_SCOPES } from './tools/index';
+
+// The {mcp_url} origin (spec 4.9), a Koa app of its own on MCP_PORT in the API process:
+//
+//   GET  /.well-known/oauth-protected-resource[/mcp|/sse]   RFC 9728 metadata of this resource
+//   POST|GET|DELETE /mcp                                      streamable HTTP (sessions, resumable streams)
+//   GET  /sse, POST /message?sessionId=                       legacy HTTP+SSE
+//
+// The SDK's transports answer the protocol; Koa authenticates first and then steps aside
+// (ctx.respond = false). Each chain reads left to right.
+
+type Step = (ctx: Context, next: Next) => unknown;
+
+/** Bearer credentials, no cookies: any origin may call, as with the REST API. */
+async function cors(ctx: Context, next: Next): Promise<void> {
+  ctx.set('Access-Control-Allow-Origin', '*');
+  ctx.set('Access-Control-Expose-Headers', 'Mcp-Session-Id, WWW-Authenticate, X-Request-Id');
+  if (ctx.method === 'OPTIONS') {
+    ctx.set('Access-Control-Allow-Methods', 'GET, POST, DELETE, OPTIONS');
+    ctx.set('Access-Control-Allow-Headers', 'Authorization, Content-Type, Accept, Last-Event-ID, Mcp-Session-Id, Mcp-Protocol-Version, Service-Workspace-Id, Service-Api-Version');
+    ctx.set('Access-Control-Max-Age', '600');
+    ctx.status = 204;
+    return;
+  }
+  await next();
+}
+
+async function serveResourceMetadata(ctx: Context): Promise<void> {
+  // spec 5.3: discovery is unauthenticated and cacheable.
+  ctx.set('Cache-Control', 'public, max-age=3600');
+  ctx.body = mcpResourceMetadata(MCP_SCOPES);
+}
+
+export function createMcpApp(): Koa {
+  const app = new Koa({ proxy: process.env.TRUST_PROXY === '1' });
+  const router = new Router();
+  const at = (method: 'get' | 'post' | 'delete', path: string, ...steps: Step[]) => router[method](path, ...(steps as never[]));
+  const base = () => config.mcpPublicUrl;
+
+  // RFC 9728 3.1 inserts the resource's path; hosts probe /.well-known/oauth-protected-resource/mcp first.
+  for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource/sse']) {
+    at('get', path, serveResourceMetadata);
+  }
+  const mcp = streamableEndpoint(base);
+  at('post', '/mcp', readJsonBody, mcp);
+  at('get', '/mcp', mcp);
+  at('delete', '/mcp', mcp);
+  at('get', '/sse', openSseStream);
+  at('post', '/message', readJsonBody, postMessage);
+
+  // OAuth access tokens are principals here as on REST.
+  registerOAuthPrincipals();
+  startIdleSweeper();
+  app.use(mcpRequestContext);
+  app.use(cors);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}
+
+/** Ends every session held by this process (streams close; records of SSE sessions go). */
+export async function closeMcp(): Promise<void> {
+  await Promise.allSettled([closeStreamableSessions(), closeSseSessions()]);
+}

@@ -1,0 +1,141 @@
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { Context } from 'koa';
+import { config } from '../../lib/config';
+import { ApiError, errors } from '../../lib/errors';
+import { checkScopes, type ScopeRule } from '../../lib/scopes';
+import { authenticate, bearerToken } from '../auth/authenticate';
+import type { AuthContext } from '../auth/context';
+import { protectedResourceMetadata } from '../oauth/metadata';
+import { consume } from '../rateLimit';
+import { resolveVersion, type ApiVersion } from '../versioning';
+import { SessionNotFound } from './errors';
+import type { SessionRecord } from './sessions';
+
+// Who is calling the agent transport (spec 4.9, 5.1): the same bearer credentials as REST,
+// checked on every HTTP request (so a revocation ends a session's next call), for the `mcp`
+// resource. Failures carry the RFC 6750 / RFC 9728 challenge an MCP host needs to (re)run its
+// OAuth flow.
+
+/** What every MCP request carries into the tools, through the SDK's AuthInfo.extra. */
+export interface McpRequestAuth {
+  auth: AuthContext;
+  token: string;
+  apiVersion: ApiVersion;
+  requestId: string;
+}
+
+export function mcpResource(): string {
+  return config.mcpPublicUrl.replace(/\/+$/, '');
+}
+
+export function resourceMetadataUrl(): string {
+  return `${mcpResource()}/.well-known/oauth-protected-resource`;
+}
+
+/**
+ * RFC 9728 for {mcp_url} (spec 4.9 Discovery). `scopes_supported` lists what the tools use
+ * (plus offline_access, so that a host can stay connected): an MCP host requests these when
+ * the challenge names none, and asking for webhooks:manage or settings:write here would only
+ * widen consents for nothing.
+ */
+export function mcpResourceMetadata(scopes: readonly string[]) {
+  return { ...protectedResourceMetadata(mcpResource()), scopes_supported: [...scopes], resource_name: 'Content Scheduling Service (MCP)' };
+}
+
+function quoted(v: string): string {
+  return `"${v.replace(/["\\]/g, '')}"`;
+}
+
+/** RFC 6750 3 + RFC 9728 5.1. No `error` when no credential was sent (RFC 6750 3.1). */
+export function bearerChallenge(opts: { error?: 'invalid_token' | 'insufficient_scope'; scope: readonly string[] }): string {
+  const parts = [`resource_metadata=${quoted(resourceMetadataUrl())}`];
+  if (opts.error) parts.push(`error=${quoted(opts.error)}`);
+  if (opts.scope.length) parts.push(`scope=${quoted(opts.scope.join(' '))}`);
+  return `Bearer ${parts.join(', ')}`;
+}
+
+function withChallenge(err: ApiError, scope: readonly string[]): ApiError {
+  const error = err.code === 'unauthenticated' ? undefined : 'invalid_token' as const;
+  return new ApiError(err.status, err.code, err.message, err.details, { ...err.headers, 'WWW-Authenticate': bearerChallenge({ error, scope }) });
+}
+
+/**
+ * Authenticates one HTTP request of the MCP listener against `targetWorkspaceId` (a session's
+ * active workspace, or Service-Workspace-Id when a session starts). A 401 is limited per client
+ * address like REST's, and carries the challenge with the tools' scopes as the hint.
+ */
+export async function authenticateMcpRequest(ctx: Context, targetWorkspaceId: string | undefined, scopeHint: readonly string[]): Promise<McpRequestAuth> {
+  const apiVersion = resolveVersion(ctx.get('service-api-version') || undefined);
+  try {
+    const token = bearerToken(ctx.get('authorization') || undefined);
+    const auth = await authenticate({ token, targetWorkspaceId, resource: 'mcp' });
+    return { auth, token, apiVersion, requestId: ctx.state.requestId };
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) {
+      const rl = await consume('unauthenticated', ctx.ip);
+      if (!rl.allowed) throw new ApiError(429, 'rate_limited', `Too many failed credentials; retry in ${rl.retryAfter} s.`, undefined, { 'Retry-After': String(rl.retryAfter) });
+      throw withChallenge(err, scopeHint);
+    }
+    throw err;
+  }
+}
+
+/**
+ * Authenticates a request of an existing session against its active workspace. A credential
+ * of another subject gets the answer an unknown session gets (404), so the existence of
+ * someone else's session is not disclosed.
+ */
+export async function authenticateForSession(ctx: Context, record: Pick<SessionRecord, 'subject' | 'workspaceId'>, scopeHint: readonly string[]): Promise<McpRequestAuth> {
+  let request: McpRequestAuth;
+  try {
+    request = await authenticateMcpRequest(ctx, record.workspaceId, scopeHint);
+  } catch (err) {
+    // The session's workspace may be out of this credential's reach because it belongs to
+    // someone else: that is a 404 like any other session of someone else.
+    if (err instanceof ApiError && err.code === 'workspace_unavailable') {
+      const own = await authenticateMcpRequest(ctx, undefined, scopeHint);
+      if (subjectOf(own.auth) !== record.subject) throw new SessionNotFound();
+    }
+    throw err;
+  }
+  if (subjectOf(request.auth) !== record.subject) throw new SessionNotFound();
+  return request;
+}
+
+/**
+ * What a session is bound to: the API key, or the OAuth client acting for one user. Not the
+ * access token itself, which a host refreshes every hour within the same session.
+ */
+export function subjectOf(auth: AuthContext): string {
+  const p = auth.principal;
+  return p.type === 'api_key' ? `api_key:${p.id}` : `oauth:${p.clientId}:${p.actingUserId}`;
+}
+
+export function authInfoOf(r: McpRequestAuth): AuthInfo {
+  const p = r.auth.principal;
+  return { token: r.token, clientId: p.type === 'oauth_token' ? p.clientId : p.id, scopes: [...r.auth.scopes], resource: new URL(mcpResource()), extra: { mcp: r } };
+}
+
+export function requestAuthOf(info: AuthInfo | undefined): McpRequestAuth {
+  const r = info?.extra?.mcp as McpRequestAuth | undefined;
+  if (!r) throw errors.internal();
+  return r;
+}
+
+/** The scopes of `rule` that `granted` lacks (the first alternative of an anyOf). */
+export function missingScopes(granted: ReadonlySet<string>, rule: ScopeRule): string[] {
+  if (checkScopes(granted, rule).ok || rule === 'any') return [];
+  if ('anyOf' in rule) return rule.anyOf.slice(0, 1);
+  return rule.allOf.filter((s) => !checkScopes(granted, { allOf: [s] }).ok);
+}
+
+/**
+ * The step-up challenge of the MCP authorization spec ("insufficient scope"): 403 with
+ * error="insufficient_scope" and the scopes to ask for. The hint keeps what the token holds,
+ * since a host replaces its requested scope with the hint and must not lose the rest.
+ */
+export function insufficientScope(auth: AuthContext, missing: readonly string[], tool: string): ApiError {
+  const scope = [...new Set([...auth.scopes, ...missing])];
+  const err = errors.scopeMissing(missing.length === 1 ? missing[0] : undefined, `The tool ${tool} needs ${missing.join(' and ')}; authorize again with that scope.`);
+  return new ApiError(403, err.code, err.message, err.details, { 'WWW-Authenticate': bearerChallenge({ error: 'insufficient_scope', scope }) });
+}

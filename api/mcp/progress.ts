@@ -1,0 +1,67 @@
+import { TERMINAL_STATUSES, type Job, type JobStatus } from '../../lib/generation/jobs';
+import { getJob } from '../operations/jobs/jobs';
+import type { ProgressReporter, ToolCallContext } from './tool';
+
+// spec 4.9 Progress: with a progressToken, an async tool reports notifications/progress
+// (progress 0..1, total 1, optional message): 0 first, updates about every 750 ms, 1.0 at the
+// job's terminal state; the tool result follows the last notification. The figures are the
+// job's own progress (spec 2.12), read through the same get-job operation as get_job.
+
+export const PROGRESS_INTERVAL_MS = 750;
+/** A call that follows a job gives up after this long and answers the job as it stands. */
+export const FOLLOW_LIMIT_MS = 15 * 60_000;
+/**
+ * Pause between the last notification and the result. The MCP SDK client dispatches a
+ * notification one microtask later than a response; when both arrive in one network read
+ * (common on the SSE transport), the response wins and the final 1.0 is dropped as belonging
+ * to a finished request. A separate write a moment later keeps "the result follows the last
+ * notification" true for such clients too.
+ */
+const SETTLE_MS = 25;
+
+export function progressReporter(send: (progress: number, message?: string) => Promise<void>): ProgressReporter {
+  let last = -1;
+  return {
+    async report(progress, message) {
+      // The MCP spec requires each notification's progress to increase.
+      if (!(progress > last)) return;
+      last = progress;
+      await send(progress, message);
+    },
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Follows the job of `body` (`{ data: Job }`) to a terminal state, reporting as it goes; answers `{ data: <final Job> }`. */
+export async function followJob(ctx: ToolCallContext, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const progress = ctx.progress!;
+  const { auth, apiVersion, requestId } = ctx.request;
+  let job = body.data as Job;
+  await progress.report(0, job.progress?.message ?? 'Queued');
+  const deadline = Date.now() + FOLLOW_LIMIT_MS;
+  for (;;) {
+    if (TERMINAL_STATUSES.includes(job.status as JobStatus)) {
+      await progress.report(1, job.progress?.message ?? job.status);
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
+      return { data: job };
+    }
+    // Below 1 until the job is final: 1.0 means "done" to a host.
+    await progress.report(Math.min(Math.max(job.progress?.progress ?? 0, 0), 0.99), job.progress?.message);
+    if (ctx.signal.aborted || Date.now() > deadline) return { data: job };
+    await sleep(PROGRESS_INTERVAL_MS, ctx.signal);
+    // Server-side polling on the caller's behalf: not counted against its read budget.
+    job = ((await getJob.handler({ auth, apiVersion, requestId }, { jobId: job.id })) as { data: Job }).data;
+  }
+}

@@ -1,0 +1,63 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { requestAuthOf } from './auth';
+import { asApiError, toolError } from './errors';
+import { progressReporter } from './progress';
+import type { SessionHandle, ToolCallContext } from './tool';
+import { findTool, TOOLS } from './tools/index';
+
+// One MCP Server per session, whatever the transport. The low-level Server is used rather than
+// McpServer because McpServer validates arguments itself and answers a failure as a generic
+// error: here the operation's own schema validates, so that a tool answers the same error code
+// as its REST twin (spec 4.9).
+
+const SERVER_INFO = { name: 'content-scheduler', title: 'Content Scheduling Service', version: '1.0.0' };
+
+const INSTRUCTIONS = [
+  'Tools read and write the active workspace of this session (get_workspace shows it; switch_workspace moves it).',
+  'Tools that take projectId default to the project pinned when access was granted; with an API key, pass it.',
+  'A failed tool answers isError with structured content { code, message, requestId, documentationUrl }: branch on code.',
+  'delete_post is two-phase: call it without confirmationToken, confirm with the user, then call it again with the token.',
+  'generate_post is asynchronous: pass a progressToken to follow the job to the end, or poll get_job.',
+].join('\n');
+
+const LISTED_TOOLS = TOOLS.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: t.annotations }));
+
+// One validator for every session: the SDK would otherwise compile a new Ajv per Server.
+const validator = new AjvJsonSchemaValidator();
+
+export function createToolServer(session: SessionHandle): Server {
+  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: validator });
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: LISTED_TOOLS }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const tool = findTool(request.params.name);
+    // MCP tools/call: an unknown tool is a protocol error, not a tool result.
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    const auth = requestAuthOf(extra.authInfo);
+    const token = extra._meta?.progressToken;
+    const ctx: ToolCallContext = {
+      request: auth,
+      session,
+      signal: extra.signal,
+      progress: token === undefined ? null : progressReporter((progress, message) => extra.sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken: token, progress, total: 1, ...(message ? { message } : {}) },
+      })),
+    };
+    try {
+      const { body, replayed } = await tool.call(ctx, request.params.arguments ?? {});
+      return {
+        content: [{ type: 'text', text: JSON.stringify(body) }],
+        structuredContent: body,
+        _meta: { requestId: auth.requestId, ...(replayed !== undefined ? { idempotentReplayed: replayed } : {}) },
+      };
+    } catch (err) {
+      return toolError(asApiError(err, { requestId: auth.requestId, tool: tool.name, sessionId: session.id }), auth.requestId);
+    }
+  });
+
+  return server;
+}

@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import { redis } from '../../lib/redis';
+import type { SessionHandle } from './tool';
+
+// Session records shared by every API process (ARCHITECTURE.md: Redis holds only what may be
+// lost; losing a record means the host initializes a new session). A record says who opened
+// the session (its subject: the API key, or the OAuth client acting for one user) and which
+// workspace it is working in; every HTTP request of the session is authenticated against that
+// workspace and refused as "Session not found" (404) when its credential has another subject,
+// so a session id alone is worth nothing to someone else.
+
+export const SESSION_TTL_S = 24 * 3600;
+
+export type TransportKind = 'streamable' | 'sse';
+
+export interface SessionRecord {
+  id: string;
+  transport: TransportKind;
+  subject: string;
+  workspaceId: string;
+  /** Streamable HTTP: what the initialize request said, to rebuild the session in another process. */
+  protocolVersion?: string;
+  clientInfo?: { name: string; version: string };
+  clientCapabilities?: Record<string, unknown>;
+  createdAt: string;
+}
+
+const key = (id: string) => `mcp:session:${id}`;
+
+/** 192 random bits; visible ASCII only (MCP streamable HTTP, session management). */
+export function newSessionId(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+export async function saveSession(record: SessionRecord): Promise<void> {
+  await redis().set(key(record.id), JSON.stringify(record), 'EX', SESSION_TTL_S);
+}
+
+/** Reads the record and slides its lifetime in one round trip. */
+export async function loadSession(id: string): Promise<SessionRecord | null> {
+  if (!id || id.length > 200) return null;
+  const raw = await redis().getex(key(id), 'EX', SESSION_TTL_S);
+  return raw ? (JSON.parse(raw) as SessionRecord) : null;
+}
+
+/** Slides the lifetime of a session that is in use without requests (an open SSE stream). */
+export async function touchSession(id: string): Promise<void> {
+  await redis().expire(key(id), SESSION_TTL_S);
+}
+
+export async function deleteSession(id: string): Promise<void> {
+  await redis().del(key(id));
+}
+
+/**
+ * The handle the tools see. The record in Redis is the truth (another process may serve the
+ * session's next request); `record` is this process's copy, kept in step by every request.
+ */
+export function sessionHandle(record: SessionRecord): SessionHandle & { record: SessionRecord } {
+  return {
+    record,
+    get id() { return record.id; },
+    get workspaceId() { return record.workspaceId; },
+    async switchWorkspace(workspaceId: string) {
+      record.workspaceId = workspaceId;
+      const current = await loadSession(record.id);
+      await saveSession({ ...(current ?? record), workspaceId });
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Context } from 'koa';
+import { errors } from '../../lib/errors';
+import { log } from '../../lib/logger';
+import { authenticateForSession, authenticateMcpRequest, authInfoOf, subjectOf } from './auth';
+import { SessionNotFound } from './errors';
+import { RedisEventStore } from './eventStore';
+import { messagesOf, sendWebResponse, webRequestOf } from './http';
+import { createToolServer } from './server';
+import { deleteSession, loadSession, newSessionId, saveSession, sessionHandle, type SessionRecord } from './sessions';
+import { refuseUnscopedToolCalls } from './stepUp';
+import { MCP_SCOPES } from './tools/index';
+
+// /mcp: the streamable HTTP transport (spec 4.9, preferred), stateful, with resumable streams.
+//
+// A session is a transport + Server pair in the memory of the process that serves it, plus a
+// record in Redis (sessions.ts). A request carrying a session id this process does not hold
+// (the load balancer sent it elsewhere, or this process restarted) rebuilds the pair from the
+// record: a transport with the same session id, initialized by replaying the session's
+// initialize request. Events are stored in Redis (eventStore.ts), so a stream broken off in one
+// process resumes with Last-Event-ID in any other. What does not survive is a tool call in
+// flight in a process that dies: its answer never comes, and the host times it out.
+
+interface LiveSession {
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: Server;
+  handle: ReturnType<typeof sessionHandle>;
+  lastSeen: number;
+}
+
+const live = new Map<string, LiveSession>();
+
+/** A session nobody has used for this long leaves this process's memory (its record stays in Redis). */
+export const IDLE_EVICTION_MS = 30 * 60_000;
+
+function openTransport(record: SessionRecord): LiveSession {
+  const handle = sessionHandle(record);
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: () => record.id,
+    eventStore: new RedisEventStore(record.id),
+    // DELETE /mcp ends the session everywhere.
+    onsessionclosed: (id) => deleteSession(id),
+  });
+  const server = createToolServer(handle);
+  const session: LiveSession = { transport, server, handle, lastSeen: Date.now() };
+  transport.onclose = () => {
+    if (live.get(record.id) === session) live.delete(record.id);
+  };
+  transport.onerror = (err) => log.debug('mcp transport', { sessionId: record.id, err: err.message });
+  return session;
+}
+
+/** Rebuilds a session this process does not hold from its record (see the top of this file). */
+async function revive(record: SessionRecord, base: string): Promise<LiveSession> {
+  const session = openTransport(record);
+  await session.server.connect(session.transport);
+  const init = new Request(new URL('/mcp', base), { method: 'POST', headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json' } });
+  const answer = await session.transport.handleRequest(init, {
+    parsedBody: {
+      jsonrpc: '2.0', id: `revive-${record.id}`, method: 'initialize',
+      params: { protocolVersion: record.protocolVersion ?? '2025-03-26', capabilities: record.clientCapabilities ?? {}, clientInfo: record.clientInfo ?? { name: 'unknown', version: '0' } },
+    },
+  });
+  await answer.text();
+  if (!answer.ok) throw new Error(`session ${record.id} could not be revived (${answer.status})`);
+  const raced = live.get(record.id);
+  if (raced) {
+    await session.transport.close();
+    return raced;
+  }
+  live.set(record.id, session);
+  return session;
+}
+
+async function startSession(ctx: Context, base: string): Promise<void> {
+  const body = ctx.state.message as unknown;
+  const request = await authenticateMcpRequest(ctx, ctx.get('service-workspace-id') || undefined, MCP_SCOPES);
+  if (ctx.method !== 'POST' || !messagesOf(body).some((m) => isInitializeRequest(m))) {
+    throw errors.invalidRequest('Bad Request: Mcp-Session-Id header is required (start a session with an initialize request).');
+  }
+  const init = messagesOf(body).find((m) => isInitializeRequest(m)) as { params: { protocolVersion: string; capabilities: Record<string, unknown>; clientInfo: { name: string; version: string } } };
+  const record: SessionRecord = {
+    id: newSessionId(),
+    transport: 'streamable',
+    subject: subjectOf(request.auth),
+    workspaceId: request.auth.workspaceId,
+    protocolVersion: init.params.protocolVersion,
+    clientInfo: { name: String(init.params.clientInfo?.name ?? ''), version: String(init.params.clientInfo?.version ?? '') },
+    clientCapabilities: init.params.capabilities ?? {},
+    createdAt: new Date().toISOString(),
+  };
+  const session = openTransport(record);
+  await session.server.connect(session.transport);
+  const response = await session.transport.handleRequest(webRequestOf(ctx, base), { parsedBody: body, authInfo: authInfoOf(request) });
+  if (response.ok && session.transport.sessionId) {
+    // Saved before the answer (and so the session id) reaches the client.
+    await saveSession(record);
+    live.set(record.id, session);
+  }
+  ctx.respond = false;
+  await sendWebResponse(ctx.res, response, { 'X-Request-Id': ctx.state.requestId });
+}
+
+export function streamableEndpoint(base: () => string) {
+  return async function handleMcp(ctx: Context): Promise<void> {
+    const sessionId = ctx.get('mcp-session-id');
+    if (!sessionId) return startSession(ctx, base());
+
+    const record = await loadSession(sessionId);
+    if (!record || record.transport !== 'streamable') {
+      // Ended elsewhere (DELETE reached another process) or expired: drop the local copy too.
+      await live.get(sessionId)?.transport.close();
+      // A bad credential hears 401 first, whether or not the session exists.
+      await authenticateMcpRequest(ctx, undefined, MCP_SCOPES);
+      throw new SessionNotFound();
+    }
+    const request = await authenticateForSession(ctx, record, MCP_SCOPES);
+    refuseUnscopedToolCalls(ctx.state.message, request.auth, request.apiVersion);
+
+    const session = live.get(record.id) ?? await revive(record, base());
+    Object.assign(session.handle.record, record);
+    session.lastSeen = Date.now();
+    const response = await session.transport.handleRequest(webRequestOf(ctx, base()), { parsedBody: ctx.state.message, authInfo: authInfoOf(request) });
+    ctx.respond = false;
+    await sendWebResponse(ctx.res, response, { 'X-Request-Id': ctx.state.requestId });
+  };
+}
+
+let sweeper: NodeJS.Timeout | undefined;
+
+export function startIdleSweeper(): void {
+  sweeper ??= setInterval(() => {
+    const cutoff = Date.now() - IDLE_EVICTION_MS;
+    for (const [id, s] of live) if (s.lastSeen < cutoff) { live.delete(id); s.transport.close().catch(() => {}); }
+  }, 60_000).unref();
+}
+
+export async function closeStreamableSessions(): Promise<void> {
+  if (sweeper) clearInterval(sweeper);
+  sweeper = undefined;
+  const sessions = [...live.values()];
+  live.clear();
+  await Promise.allSettled(sessions.map((s) => s.transport.close()));
+}

@@ -1,0 +1,149 @@
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import { constantTimeEqual, sign } from '../../../lib/crypto';
+import { db } from '../../../lib/db';
+import { errors } from '../../../lib/errors';
+import { emitEvent } from '../../../lib/outbox';
+import { presentPost, type PostRow } from '../../../lib/posts/present';
+import { clearSlot } from '../../../lib/posts/write';
+import type { AuthContext } from '../../auth/context';
+import { scoped } from '../../auth/context';
+import { defineOperation } from '../../operation';
+import { afterScheduleCommitted } from './scheduling';
+
+// spec 3.1 (last row) and 4.9 delete_post: the agent transport's delete, two-phase, scope
+// posts:destroy. There is no REST delete (spec 4.4), so this operation has no REST route.
+//
+// Phase 1 (no confirmationToken) changes nothing: it answers what would be deleted, what
+// follows from it, and a confirmation token. Phase 2 (with the token) deletes. The token is
+// signed, lives CONFIRMATION_TTL_MS, and is bound to the post, the workspace, the exact
+// credential that asked (principal id), and the post's status and schedule version at preview
+// time: if the post was published or rescheduled in between, the preview no longer describes
+// what would happen and the delete is refused with 409 conflict (ask again).
+//
+// The delete is soft (posts.deleted_at): every read already filters it out, the calendar slot
+// goes, and a scheduled post's publish workflow is told (schedule_version bump + signal; the
+// reconciler delivers the signal if Temporal is down). The publish activity re-checks
+// deleted_at under the row lock, so a deleted post can never publish afterwards. A published
+// post keeps its copy on the network and its row (analytics history); only the service's copy
+// disappears. Emits post.deleted (spec 6).
+
+export const CONFIRMATION_TTL_MS = 5 * 60_000;
+const TOKEN_PREFIX = 'pdc1';
+const SIGNING_PURPOSE = 'post-delete-confirmation';
+
+export const deletePostInput = z.object({
+  postId: z.string().min(1).max(100),
+  confirmationToken: z.string().min(1).max(1000).optional(),
+}).strict();
+
+interface Claims { postId: string; workspaceId: string; principalId: string; status: string; scheduleVersion: number; expiresAt: number }
+
+function mintConfirmation(claims: Claims): string {
+  const body = Buffer.from(JSON.stringify([claims.postId, claims.workspaceId, claims.principalId, claims.status, claims.scheduleVersion, claims.expiresAt])).toString('base64url');
+  return `${TOKEN_PREFIX}.${body}.${sign(body, SIGNING_PURPOSE)}`;
+}
+
+function readConfirmation(token: string): Claims | null {
+  const [prefix, body, mac] = token.split('.');
+  if (prefix !== TOKEN_PREFIX || !body || !mac || !constantTimeEqual(mac, sign(body, SIGNING_PURPOSE))) return null;
+  try {
+    const [postId, workspaceId, principalId, status, scheduleVersion, expiresAt] = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as [string, string, string, string, number, number];
+    return { postId, workspaceId, principalId, status, scheduleVersion, expiresAt };
+  } catch {
+    return null;
+  }
+}
+
+/** The post as its owner sees it, deleted or not (a retried phase 2 must find its own delete). */
+function visiblePost(auth: AuthContext, postId: string, trx: Knex | Knex.Transaction = db()) {
+  const q = scoped(auth, 'posts', trx)
+    .leftJoin('post_statuses as s', 's.id', 'posts.status_id')
+    .join('workspaces as w', 'w.id', 'posts.workspace_id')
+    .where('posts.id', postId)
+    .first('posts.*', 's.title as status_title', 's.category as status_category', 'w.require_review_workflow');
+  if (auth.projectIds) q.whereIn('posts.project_id', [...auth.projectIds]);
+  return q as Promise<(PostRow & { deleted_at: Date | null }) | undefined>;
+}
+
+function hasLiveSchedule(p: Pick<PostRow, 'status' | 'scheduled_at'>): boolean {
+  return p.status === 'scheduled' || p.status === 'failed_to_publish' || p.scheduled_at !== null;
+}
+
+function effectsOf(p: PostRow) {
+  const published = p.status === 'published';
+  return {
+    cancelsScheduledPublish: !published && hasLiveSchedule(p),
+    // spec 3.1: the network post stays live; only the service's copy is removed.
+    networkCopy: published ? 'stays_live' as const : 'none' as const,
+    analyticsHistoryKept: published,
+  };
+}
+
+function deletionResult(p: PostRow & { deleted_at: Date | null }) {
+  return { id: p.id, deleted: true, deletedAt: p.deleted_at!.toISOString(), statusAtDeletion: p.status, ...effectsOf(p) };
+}
+
+export const deletePost = defineOperation({
+  name: 'posts.delete',
+  summary: 'Two-phase delete of a post: without confirmationToken, a preview and a token; with it, the delete.',
+  kind: 'write',
+  // spec 5.2 rule 3: *:destroy is never implied by write or any alias.
+  scopes: { allOf: ['posts:destroy'] },
+  clientRole: 'deny',
+  inputSource: 'body',
+  input: deletePostInput,
+  handler: async ({ auth }, input) => {
+    const post = await visiblePost(auth, input.postId);
+    if (!post) throw errors.notFound('post');
+
+    if (input.confirmationToken === undefined) {
+      if (post.deleted_at) throw errors.notFound('post');
+      const expiresAt = Date.now() + CONFIRMATION_TTL_MS;
+      const confirmationToken = mintConfirmation({
+        postId: post.id, workspaceId: auth.workspaceId, principalId: auth.principal.id, status: post.status, scheduleVersion: post.schedule_version, expiresAt,
+      });
+      return {
+        data: {
+          post: presentPost(post),
+          wouldDelete: true,
+          ...effectsOf(post),
+          confirmationToken,
+          confirmationExpiresAt: new Date(expiresAt).toISOString(),
+        },
+      };
+    }
+
+    const claims = readConfirmation(input.confirmationToken);
+    if (!claims || claims.postId !== post.id || claims.workspaceId !== auth.workspaceId || claims.principalId !== auth.principal.id) {
+      throw errors.unprocessable('`confirmationToken` is not a confirmation for this post and credential; call delete_post without it first.', { reason: 'confirmation_invalid' });
+    }
+    // A retry of a phase 2 that already went through answers the same delete again.
+    if (post.deleted_at) return { data: deletionResult(post) };
+    if (claims.expiresAt <= Date.now()) {
+      throw errors.unprocessable('The confirmation has expired; call delete_post without a token to get a new one.', { reason: 'confirmation_expired' });
+    }
+
+    const outcome = await db().transaction(async (trx) => {
+      const locked = (await trx('posts').where({ id: post.id, workspace_id: auth.workspaceId }).forUpdate().first()) as (PostRow & { deleted_at: Date | null }) | undefined;
+      if (!locked) throw errors.notFound('post');
+      if (locked.deleted_at) return { row: { ...post, deleted_at: locked.deleted_at }, scheduleChanged: false };
+      if (locked.status !== claims.status || locked.schedule_version !== claims.scheduleVersion) {
+        throw errors.conflict('The post changed since the confirmation was issued; call delete_post without a token to see what a delete would do now.', { reason: 'post_changed', retryable: true });
+      }
+      const before = { ...post, ...locked };
+      const scheduleChanged = locked.status !== 'published' && hasLiveSchedule(locked);
+      const [updated] = await trx('posts').where({ id: locked.id }).update({
+        deleted_at: trx.fn.now(), updated_at: trx.fn.now(),
+        // The publish workflow re-reads the post on a version change and finds it gone.
+        ...(scheduleChanged ? { schedule_version: locked.schedule_version + 1 } : {}),
+      }).returning(['deleted_at', 'schedule_version']);
+      await clearSlot(trx, locked.id);
+      const row = { ...before, deleted_at: updated.deleted_at as Date, schedule_version: updated.schedule_version as number };
+      await emitEvent(trx, { workspaceId: auth.workspaceId, projectId: locked.project_id, type: 'post.deleted', data: { post: presentPost(before), ...deletionResult(row) } });
+      return { row, scheduleChanged };
+    });
+    if (outcome.scheduleChanged) await afterScheduleCommitted(outcome.row);
+    return { data: deletionResult(outcome.row) };
+  },
+});

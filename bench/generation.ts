@@ -1,0 +1,356 @@
+// Bench: a burst of AI post generations — N × POST /v1/posts/generations sent at once with the
+// built-in writer — measured through the API: how fast the API accepts them, and how long each
+// job takes from QUEUED to DONE (createdAt → completedAt of GET /v1/jobs).
+//
+//   npm run bench -- generation              200 requests × 3 rounds (≈ 1 min)
+//   npm run bench -- generation --help       every option
+//
+// Everything is the bench's own: Postgres database content_scheduler_bench_gen (dropped and
+// recreated), Redis db 11 (flushed), a Temporal dev server (in memory) on a free port, the REST
+// API in a child process (bench/lib/serve-app.ts) and the worker as `workers/main.ts` in another,
+// as production runs it. See bench/README.md.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { summarize, type LatencySummary } from './lib/load';
+import { diff, machineInfo, snapshot, type CpuBreakdown, type Groups } from './lib/proc';
+import { REPO_ROOT, startServer } from './lib/servers';
+import { freePort, resolveTemporalBinary, startTemporalDevServer } from '../lib/temporalBinary';
+
+const { values: opt } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '200' },
+    rounds: { type: 'string', default: '3' },
+    warmup: { type: 'string', default: '20' },
+    timeout: { type: 'string', default: '120' },
+    'quiet-wait': { type: 'string', default: '120' },
+    help: { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+
+if (opt.help) {
+  console.log(`generation: N generation requests at once, built-in writer, worker as a child process.
+
+Options:
+  --requests N   requests sent at once per round (default 200)
+  --rounds N     measured rounds, each on a fresh project (default 3)
+  --warmup N     requests of an unmeasured first burst (default 20)
+  --timeout S    seconds a round may take to reach DONE for every job (default 120)
+  --quiet-wait S before each round, wait up to S seconds for other processes to use < 15%
+                 of the machine (default 120; 0 = do not wait)
+
+Environment: BENCH_GEN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_gen),
+             BENCH_GEN_REDIS_URL (default redis://127.0.0.1:6379/11; the database is flushed).`);
+  process.exit(0);
+}
+
+const num = (name: keyof typeof opt) => {
+  const n = Number(opt[name]);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number`);
+  return n;
+};
+const REQUESTS = num('requests');
+const ROUNDS = num('rounds');
+const WARMUP = num('warmup');
+const TIMEOUT_MS = num('timeout') * 1000;
+const QUIET_WAIT_MS = num('quiet-wait') * 1000;
+
+const DATABASE_URL = process.env.BENCH_GEN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_gen';
+const REDIS_URL = process.env.BENCH_GEN_REDIS_URL ?? 'redis://127.0.0.1:6379/11';
+const TASK_QUEUE = 'bench-generation';
+const RESULTS_DIR = path.join(REPO_ROOT, 'bench', 'results');
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const step = (text: string) => console.log(`• ${text}`);
+
+// lib/config reads the environment at import: everything is set before the first app module
+// loads, and both children inherit it.
+const temporalPort = await freePort();
+Object.assign(process.env, {
+  DATABASE_URL,
+  REDIS_URL,
+  TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
+  TEMPORAL_TASK_QUEUE: TASK_QUEUE,
+  // The worker builds a network client at start; nothing here publishes, so it is never called.
+  NETWORK_API_URL: 'http://127.0.0.1:9',
+  RATE_LIMIT_WRITE: '10000000',
+  RATE_LIMIT_READ: '10000000',
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  NODE_ENV: 'production',
+});
+// The built-in writer: the figures measure the service, not a model's latency.
+delete process.env.LLM_BASE_URL;
+
+async function resetDatabase(): Promise<void> {
+  const { ensureDatabase, describeStartupError } = await import('../lib/preflight');
+  await ensureDatabase(DATABASE_URL).catch((err) => { throw new Error(describeStartupError(err)); });
+  const name = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1));
+  const admin = new URL(DATABASE_URL);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  const ident = `"${name.replace(/"/g, '""')}"`;
+  await client.query(`drop database if exists ${ident} with (force)`);
+  await client.query(`create database ${ident}`);
+  await client.end();
+  const { createKnex, migrateLatest } = await import('../lib/db');
+  const k = createKnex(DATABASE_URL);
+  await migrateLatest(k);
+  await k.destroy();
+}
+
+async function flushRedis(): Promise<void> {
+  const { Redis } = await import('ioredis');
+  const r = new Redis(REDIS_URL);
+  await r.flushdb();
+  r.disconnect();
+}
+
+interface WorkerChild { child: ChildProcess; tail: string[]; stop(): Promise<void> }
+
+function startWorkerChild(): WorkerChild {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'workers', 'main.ts')], { cwd: REPO_ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const tail: string[] = [];
+  const keep = (d: Buffer) => { tail.push(d.toString()); if (tail.length > 40) tail.shift(); };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  return {
+    child, tail,
+    stop: () => new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      child.once('exit', () => { clearTimeout(t); resolve(); });
+      child.kill('SIGTERM');
+    }),
+  };
+}
+
+/** Ready once the Temporal server has seen the worker process poll both halves of the queue. */
+async function waitWorkerReady(w: WorkerChild, timeoutMs = 180_000): Promise<void> {
+  const { Connection } = await import('@temporalio/client');
+  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
+  const identity = `${w.child.pid}@${os.hostname()}`;
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      if (w.child.exitCode !== null) throw new Error(`worker exited before it was ready:\n${w.tail.join('')}`);
+      let seen = 0;
+      for (const taskQueueType of [1, 2]) {
+        const r = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: TASK_QUEUE, kind: 1 }, taskQueueType });
+        if ((r.pollers ?? []).some((p) => p.identity === identity)) seen++;
+      }
+      if (seen === 2) return;
+      if (Date.now() > deadline) throw new Error(`worker did not poll ${TASK_QUEUE} within ${timeoutMs / 1000} s:\n${w.tail.join('')}`);
+      await sleep(100);
+    }
+  } finally {
+    await connection.close();
+  }
+}
+
+interface Reply { status: number; body: any; sentAt: number; answeredAt: number }
+
+function request(agent: http.Agent, baseUrl: string, key: string, method: string, urlPath: string, body?: unknown): Promise<Reply> {
+  const url = new URL(urlPath, baseUrl);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const sentAt = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method,
+      headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        let parsed: unknown = text;
+        try { parsed = JSON.parse(text); } catch { /* keep text */ }
+        resolve({ status: res.statusCode ?? 0, body: parsed, sentAt, answeredAt: performance.now() });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+const SOURCE = [
+  'We moved our release checklist into the deployment pipeline this quarter.',
+  'Every deploy now runs the same twelve checks, from schema drift to feature-flag hygiene.',
+  'Rollbacks dropped by half, and on-call pages after releases fell from weekly to monthly.',
+  'The lesson is simple: write the checklist down, then make the machine run it every time.',
+  'Next we want the same discipline for incident reviews.',
+].join(' ');
+
+interface RoundResult {
+  requests: number;
+  accepted: number;
+  refused: Record<string, number>;
+  burstMs: number;
+  acceptedPerSecond: number;
+  acceptLatencyMs: LatencySummary;
+  queueToDoneMs: LatencySummary;
+  lastDoneAfterMs: number;
+  failed: number;
+  drafts: number;
+  /** Who used the CPU during the round (ms), and how busy the whole machine was. */
+  cpu: CpuBreakdown | null;
+}
+
+async function round(agent: http.Agent, baseUrl: string, key: string, projectId: string, n: number, groups: Groups): Promise<RoundResult> {
+  const cpuBefore = snapshot();
+  const t0 = performance.now();
+  const replies = await Promise.all(Array.from({ length: n }, (_, i) =>
+    request(agent, baseUrl, key, 'POST', '/v1/posts/generations', { projectId, source: { type: 'text', text: `${SOURCE} (#${i})` } })));
+  const burstMs = Math.max(...replies.map((r) => r.answeredAt)) - t0;
+  const accepted = replies.filter((r) => r.status === 200);
+  const refused: Record<string, number> = {};
+  for (const r of replies) if (r.status !== 200) refused[`${r.status} ${r.body?.error?.code ?? ''}`.trim()] = (refused[`${r.status} ${r.body?.error?.code ?? ''}`.trim()] ?? 0) + 1;
+  const ids = new Set(accepted.map((r) => r.body.data.id as string));
+
+  // Poll the list endpoint (one call covers the round) until every accepted job is final.
+  const deadline = Date.now() + TIMEOUT_MS;
+  let jobs: any[] = [];
+  for (;;) {
+    jobs = [];
+    let cursor: string | null = null;
+    do {
+      const page: Reply = await request(agent, baseUrl, key, 'GET', `/v1/jobs?projectId=${projectId}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      if (page.status !== 200) throw new Error(`GET /v1/jobs answered ${page.status}: ${JSON.stringify(page.body)}`);
+      jobs.push(...page.body.data.filter((j: any) => ids.has(j.id)));
+      cursor = page.body.pagination.next_cursor;
+    } while (cursor);
+    if (jobs.length === ids.size && jobs.every((j) => ['DONE', 'FAILED', 'CANCELLED'].includes(j.status))) break;
+    if (Date.now() > deadline) throw new Error(`only ${jobs.filter((j) => j.status === 'DONE').length}/${ids.size} jobs done after ${TIMEOUT_MS / 1000} s`);
+    await sleep(100);
+  }
+  const cpu = diff(cpuBefore, snapshot(), groups);
+  const done = jobs.filter((j) => j.status === 'DONE');
+  const firstCreated = Math.min(...jobs.map((j) => Date.parse(j.createdAt)));
+  const { db } = await import('../lib/db');
+  const drafts = Number((await db()('posts').where({ project_id: projectId }).count('* as n').first())!.n);
+  return {
+    requests: n,
+    accepted: accepted.length,
+    refused,
+    burstMs,
+    acceptedPerSecond: accepted.length / (burstMs / 1000),
+    acceptLatencyMs: summarize(accepted.map((r) => r.answeredAt - r.sentAt)),
+    queueToDoneMs: summarize(done.map((j) => Date.parse(j.completedAt) - Date.parse(j.createdAt))),
+    lastDoneAfterMs: Math.max(...done.map((j) => Date.parse(j.completedAt))) - firstCreated,
+    failed: jobs.length - done.length,
+    drafts,
+    cpu,
+  };
+}
+
+const CPUS = machineInfo().cpus;
+
+/** Other processes' share of the machine must be low, or the figures measure the neighbours. */
+async function waitForQuiet(groups: Groups): Promise<number> {
+  const deadline = Date.now() + QUIET_WAIT_MS;
+  for (;;) {
+    const a = snapshot();
+    await sleep(1000);
+    const d = diff(a, snapshot(), groups);
+    const share = d ? d.cpuMs.other! / (1000 * CPUS) : 0;
+    if (share < 0.15 || Date.now() >= deadline) return share;
+  }
+}
+
+const f0 = (x: number) => Math.round(x).toLocaleString('en-US');
+function printRound(label: string, r: RoundResult) {
+  const refused = Object.entries(r.refused).map(([k, v]) => `${v}× ${k}`).join(', ') || 'none';
+  console.log(`  ${label}: ${r.accepted}/${r.requests} accepted in ${f0(r.burstMs)} ms → ${r.acceptedPerSecond.toFixed(0)} accepted/s` +
+    ` | answer p50 ${f0(r.acceptLatencyMs.p50)} ms, p99 ${f0(r.acceptLatencyMs.p99)} ms` +
+    ` | queue→done p50 ${f0(r.queueToDoneMs.p50)} ms, p99 ${f0(r.queueToDoneMs.p99)} ms, max ${f0(r.queueToDoneMs.max)} ms` +
+    ` | all done ${f0(r.lastDoneAfterMs)} ms after the first was queued | failed ${r.failed}, drafts ${r.drafts}, refused ${refused}`);
+  if (r.cpu) {
+    const parts = Object.entries(r.cpu.cpuMs).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}`).join(', ');
+    console.log(`    CPU seconds: ${parts} | machine busy ${(r.cpu.machineBusy * 100).toFixed(0)}% of ${CPUS} cores`);
+  }
+}
+
+async function main() {
+  step(`database ${DATABASE_URL} (recreated), Redis ${REDIS_URL} (flushed)`);
+  await resetDatabase();
+  await flushRedis();
+
+  step('Temporal dev server');
+  const binary = await resolveTemporalBinary({ log: (l) => console.log(`  [temporal] ${l}`) });
+  const temporal = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
+
+  const { createWorkspace, createProject, issueApiKey } = await import('../lib/admin/provision');
+  const { db, closeDb } = await import('../lib/db');
+  const { closeRedis } = await import('../lib/redis');
+  const workspace = await createWorkspace({ name: 'Generation Bench Co', plan: 'BUSINESS' });
+  // Caps high enough never to refuse, but set, so every request runs the conditional reservations.
+  await db()('workspaces').where({ id: workspace.id }).update({ daily_spend_cap_cents: 1_000_000_000, weekly_ai_budget_cents: 1_000_000_000 });
+  const key = (await issueApiKey({ workspaceId: workspace.id, scopes: ['write'], name: 'generation bench' })).key;
+  const project = async (name: string) => (await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name, connection: 'none' })).id as string;
+
+  step('API (bench/lib/serve-app.ts) and worker (workers/main.ts) as child processes');
+  const api = await startServer('api', 'bench/lib/serve-app.ts', process.env);
+  const worker = startWorkerChild();
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(REQUESTS, WARMUP, 1) });
+  const results: RoundResult[] = [];
+  const groups: Groups = {
+    api: (p) => p.pid === api.pid,
+    worker: (p) => p.pid === worker.child.pid,
+    temporal: (p) => p.pid === temporal.child.pid,
+    postgres: (p) => p.comm.startsWith('postgres'),
+    bench: (p) => p.pid === process.pid,
+  };
+  try {
+    await waitWorkerReady(worker);
+    if (WARMUP > 0) {
+      step(`warm-up: ${WARMUP} requests`);
+      printRound('warm-up', await round(agent, api.baseUrl, key, await project('Warm-up'), WARMUP, groups));
+    }
+    for (let i = 1; i <= ROUNDS; i++) {
+      if (QUIET_WAIT_MS > 0) {
+        const share = await waitForQuiet(groups);
+        if (share >= 0.15) console.log(`  (other processes still use ${(share * 100).toFixed(0)}% of the machine; figures below are disturbed)`);
+      }
+      step(`round ${i}: ${REQUESTS} requests at once`);
+      const r = await round(agent, api.baseUrl, key, await project(`Round ${i}`), REQUESTS, groups);
+      printRound(`round ${i}`, r);
+      results.push(r);
+    }
+  } finally {
+    agent.destroy();
+    await worker.stop();
+    await api.stop();
+    await closeDb();
+    await closeRedis();
+    await temporal.stop();
+  }
+
+  const med = (f: (r: RoundResult) => number) => {
+    const v = results.map(f).sort((a, b) => a - b);
+    return v[Math.floor((v.length - 1) / 2)] ?? 0;
+  };
+  const summary = {
+    acceptedPerSecond: med((r) => r.acceptedPerSecond),
+    queueToDoneP50Ms: med((r) => r.queueToDoneMs.p50),
+    queueToDoneP99Ms: med((r) => r.queueToDoneMs.p99),
+  };
+  console.log(`\nmedian of ${results.length} rounds: ${summary.acceptedPerSecond.toFixed(0)} accepted/s, queue→done p50 ${f0(summary.queueToDoneP50Ms)} ms, p99 ${f0(summary.queueToDoneP99Ms)} ms`);
+  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = path.join(RESULTS_DIR, 'generation.json');
+  fs.writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), machine: machineInfo(), options: { requests: REQUESTS, rounds: ROUNDS, warmup: WARMUP }, summary, rounds: results }, null, 2));
+  console.log(`results: ${path.relative(REPO_ROOT, file)}`);
+  const bad = results.some((r) => r.failed > 0 || r.accepted !== r.requests || r.drafts !== r.accepted);
+  process.exit(bad ? 1 : 0);
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.stack ?? err.message : err);
+  process.exit(1);
+});

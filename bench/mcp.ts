@@ -1,0 +1,304 @@
+// Bench: the agent transport (spec 4.9). Concurrent MCP sessions, each an official MCP SDK
+// client, call one read tool in a closed loop (each session sends its next call when the
+// previous answer has arrived), over streamable HTTP (/mcp) and legacy SSE (/sse + /message).
+// The same read through REST (GET /v1/posts/{postId}, keep-alive connections, the same
+// concurrency) runs alongside as the baseline: the difference is what the MCP layer costs.
+//
+//   npm run bench -- mcp                                  full run (≈ 1.5 min)
+//   npm run bench -- mcp --sessions 32 --duration 20 --tool list_posts
+//
+// Standalone: it creates its own database (content_scheduler_bench_mcp, dropped first) with pg
+// and migrates it before any app module is imported (they read the environment once), uses
+// Redis db 12 (flushed), seeds through lib/admin/provision, and runs the API process
+// (api/main.ts: REST on PORT, MCP on MCP_PORT) as a child, so that the load generator and the
+// server do not share an event loop. After a warm-up of every kind, rounds run in the order
+// REST, streamable, SSE, SSE, streamable, REST and each figure is the mean of its two rounds. Results: a table on stdout,
+// JSON in bench/results/mcp.json.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const DATABASE_URL = process.env.BENCH_MCP_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_mcp';
+const REDIS_URL = process.env.BENCH_MCP_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
+
+const { values: opt } = parseArgs({
+  options: {
+    sessions: { type: 'string', default: '16' },
+    duration: { type: 'string', default: '12' },
+    warmup: { type: 'string', default: '5' },
+    tool: { type: 'string', default: 'get_post' },
+    only: { type: 'string' },
+    profile: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+if (opt.help) {
+  console.log(`mcp: concurrent MCP sessions calling a read tool, over streamable HTTP and SSE, with REST as the baseline.
+
+Options:
+  --sessions N   concurrent sessions (and REST connections) (default 16)
+  --duration S   seconds per measured round (default 12)
+  --warmup S     seconds of warm-up per kind before the measured rounds (default 5)
+  --tool NAME    get_post (default) or list_posts (first page of 20 posts)
+  --only KIND    run the rounds of one kind only: rest, streamable or sse
+  --profile      run the server with the V8 CPU profiler and print where its time went
+                 (use with --only: the profile covers the whole run)
+
+Environment: BENCH_MCP_DATABASE_URL (default ${DATABASE_URL}, dropped and recreated),
+             BENCH_MCP_REDIS_URL (default ${REDIS_URL}, flushed).`);
+  process.exit(0);
+}
+const SESSIONS = Number(opt.sessions);
+const DURATION_MS = Number(opt.duration) * 1000;
+const WARMUP_MS = Number(opt.warmup) * 1000;
+const TOOL = opt.tool!;
+const ONLY = opt.only as 'rest' | 'streamable' | 'sse' | undefined;
+if (ONLY && !['rest', 'streamable', 'sse'].includes(ONLY)) throw new Error('--only must be rest, streamable or sse');
+const PROFILE_DIR = path.join(ROOT, 'bench', 'results', 'profiles', 'mcp');
+if (!['get_post', 'list_posts'].includes(TOOL)) throw new Error('--tool must be get_post or list_posts');
+
+// The app modules read these once, at import.
+Object.assign(process.env, {
+  NODE_ENV: 'production', DATABASE_URL, REDIS_URL, LOG_LEVEL: 'error',
+  // The limiter's script runs on every call as in production, but never refuses one.
+  RATE_LIMIT_READ: '10000000', RATE_LIMIT_WRITE: '10000000',
+});
+
+// ---------------------------------------------------------------------------------------------
+
+interface Summary { count: number; mean: number; p50: number; p90: number; p99: number; max: number }
+
+function summarize(values: number[]): Summary {
+  const s = Float64Array.from(values).sort();
+  const n = s.length;
+  const at = (q: number) => (n ? s[Math.min(n - 1, Math.max(0, Math.ceil(q * n) - 1))]! : 0);
+  return { count: n, mean: n ? s.reduce((a, b) => a + b, 0) / n : 0, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: n ? s[n - 1]! : 0 };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address() as net.AddressInfo; s.close(() => resolve(port)); });
+    s.on('error', reject);
+  });
+}
+
+/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in ticks of 1/100 s. */
+const CLOCK_TICKS_PER_S = 100;
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); null elsewhere. */
+function cpuSeconds(pid: number): number | null {
+  try {
+    // Fields after the command name: state is [0], utime [11], stime [12] (proc(5)).
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
+  } catch {
+    return null;
+  }
+}
+
+async function resetDatabase(url: string) {
+  const name = decodeURIComponent(new URL(url).pathname.slice(1));
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const c = new pg.Client({ connectionString: admin.toString() });
+  await c.connect();
+  await c.query(`drop database if exists "${name.replace(/"/g, '""')}" with (force)`);
+  await c.query(`create database "${name.replace(/"/g, '""')}"`);
+  await c.end();
+}
+
+interface Round {
+  kind: 'rest' | 'streamable' | 'sse'; callsPerSecond: number; ok: number; errors: number; latencyMs: Summary;
+  serverCpuUsPerCall: number | null;
+  /** The load generator's own CPU per call (the SDK clients, or the plain HTTP client for REST). */
+  clientCpuUsPerCall: number;
+  connectMs?: Summary;
+}
+
+/** Each worker loops `step` until the deadline; latencies of successful calls only. */
+async function closedLoop(workers: number, durationMs: number, step: (w: number) => Promise<boolean>, serverPid: number) {
+  const latencies: number[] = [];
+  let ok = 0, errors = 0;
+  const cpu0 = cpuSeconds(serverPid);
+  const own0 = process.cpuUsage();
+  const started = performance.now();
+  const deadline = started + durationMs;
+  await Promise.all(Array.from({ length: workers }, async (_, w) => {
+    while (performance.now() < deadline) {
+      const t0 = performance.now();
+      try {
+        if (await step(w)) { ok++; latencies.push(performance.now() - t0); } else errors++;
+      } catch {
+        errors++;
+      }
+    }
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  const cpu1 = cpuSeconds(serverPid);
+  const own = process.cpuUsage(own0);
+  return {
+    callsPerSecond: ok / seconds, ok, errors, latencyMs: summarize(latencies),
+    serverCpuUsPerCall: cpu0 !== null && cpu1 !== null && ok ? ((cpu1 - cpu0) * 1e6) / ok : null,
+    clientCpuUsPerCall: ok ? (own.user + own.system) / ok : 0,
+  };
+}
+
+function restGet(agent: http.Agent, url: URL, token: string): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ agent, host: url.hostname, port: url.port, path: url.pathname + url.search, headers: { authorization: `Bearer ${token}` } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode === 200));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function main() {
+  console.log(`mcp bench: ${SESSIONS} sessions, ${opt.duration} s per round, tool ${TOOL}`);
+  await resetDatabase(DATABASE_URL);
+  const { createKnex, migrateLatest, closeDb } = await import('../lib/db');
+  const k = createKnex(DATABASE_URL);
+  await migrateLatest(k);
+  await k.destroy();
+  const { redis, closeRedis } = await import('../lib/redis');
+  await redis().flushdb();
+
+  const { createWorkspace, createProject, issueApiKey } = await import('../lib/admin/provision');
+  const { db } = await import('../lib/db');
+  const { newId } = await import('../lib/ids');
+  const workspace = await createWorkspace({ name: 'Bench MCP', plan: 'BUSINESS' });
+  const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench Person', username: 'bench-person', connection: 'connected' });
+  const { key } = await issueApiKey({ workspaceId: workspace.id, scopes: ['read'] });
+  const now = Date.now();
+  const posts = Array.from({ length: 200 }, (_, i) => ({
+    id: newId('post'), workspace_id: workspace.id, project_id: project.id, status: 'draft', title: `Post ${i}`,
+    content: `Line one of post ${i}.\n\nA paragraph of body text that reads like a real post, with a #hashtag and an emoji 🚀.`.repeat(3),
+    content_type: 'PERSONAL', created_at: new Date(now - i * 60_000),
+  }));
+  await db()('posts').insert(posts);
+  const postId = posts[0]!.id;
+  await closeDb();
+  await closeRedis();
+
+  const [port, mcpPort] = [await freePort(), await freePort()];
+  const apiUrl = `http://127.0.0.1:${port}`;
+  const mcpUrl = `http://127.0.0.1:${mcpPort}`;
+  if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
+  const profileArgs = opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  const server: ChildProcess = spawn(process.execPath, [...profileArgs, '--import', 'tsx', 'api/main.ts'], {
+    cwd: ROOT, env: { ...process.env, PORT: String(port), MCP_PORT: String(mcpPort), PUBLIC_URL: apiUrl, MCP_PUBLIC_URL: mcpUrl }, stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    for (const deadline = Date.now() + 60_000; ;) {
+      if (await fetch(`${mcpUrl}/.well-known/oauth-protected-resource`).then((r) => r.ok, () => false)) break;
+      if (Date.now() > deadline || server.exitCode !== null) throw new Error('the API process did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
+    const args = TOOL === 'get_post' ? { postId } : { projectId: project.id, limit: 20 };
+    const restPath = TOOL === 'get_post' ? `/v1/posts/${postId}` : `/v1/posts?projectId=${project.id}&limit=20`;
+    const headers = { Authorization: `Bearer ${key}` };
+
+    async function openSessions(kind: 'streamable' | 'sse') {
+      const connectMs: number[] = [];
+      const clients = await Promise.all(Array.from({ length: SESSIONS }, async () => {
+        const client = new Client({ name: 'bench', version: '1' });
+        const t0 = performance.now();
+        await client.connect(kind === 'streamable'
+          ? new StreamableHTTPClientTransport(new URL('/mcp', mcpUrl), { requestInit: { headers } })
+          : new SSEClientTransport(new URL('/sse', mcpUrl), { requestInit: { headers } }));
+        connectMs.push(performance.now() - t0);
+        return client;
+      }));
+      return { clients, connect: summarize(connectMs) };
+    }
+
+    async function round(kind: Round['kind'], durationMs: number): Promise<Round> {
+      if (kind === 'rest') {
+        const agent = new http.Agent({ keepAlive: true, maxSockets: SESSIONS, maxFreeSockets: SESSIONS });
+        const url = new URL(apiUrl + restPath);
+        await closedLoop(SESSIONS, Math.min(WARMUP_MS, 2_000), () => restGet(agent, url, key), server.pid!);
+        const result = await closedLoop(SESSIONS, durationMs, () => restGet(agent, url, key), server.pid!);
+        agent.destroy();
+        return { kind, ...result };
+      }
+      const opened = await openSessions(kind);
+      const step = async (w: number) => {
+        const r = await opened.clients[w]!.callTool({ name: TOOL, arguments: args });
+        return r.isError !== true;
+      };
+      await closedLoop(SESSIONS, Math.min(WARMUP_MS, 2_000), step, server.pid!);
+      const result = await closedLoop(SESSIONS, durationMs, step, server.pid!);
+      await Promise.all(opened.clients.map((c) => c.close()));
+      return { kind, ...result, connectMs: opened.connect };
+    }
+
+    const kinds = (['rest', 'streamable', 'sse'] as const).filter((k) => !ONLY || k === ONLY);
+    // Both processes' code paths are JIT-compiled before anything is measured.
+    console.log(`  warming up (${opt.warmup} s per kind)`);
+    for (const kind of kinds) await round(kind, WARMUP_MS);
+
+    const rounds: Round[] = [];
+    for (const kind of [...kinds, ...[...kinds].reverse()]) {
+      const result = await round(kind, DURATION_MS);
+      rounds.push(result);
+      console.log(`  ${kind.padEnd(10)} ${result.callsPerSecond.toFixed(0).padStart(6)} calls/s  p50 ${result.latencyMs.p50.toFixed(1)} ms  p99 ${result.latencyMs.p99.toFixed(1)} ms  srv ${result.serverCpuUsPerCall?.toFixed(0) ?? '?'} µs/call  client ${result.clientCpuUsPerCall.toFixed(0)} µs/call  errors ${result.errors}`);
+    }
+
+    const mean = (kind: Round['kind']) => {
+      const rs = rounds.filter((r) => r.kind === kind);
+      const avg = (f: (r: Round) => number) => rs.reduce((a, r) => a + f(r), 0) / rs.length;
+      return {
+        kind,
+        callsPerSecond: avg((r) => r.callsPerSecond),
+        p50Ms: avg((r) => r.latencyMs.p50),
+        p99Ms: avg((r) => r.latencyMs.p99),
+        maxMs: Math.max(...rs.map((r) => r.latencyMs.max)),
+        errors: rs.reduce((a, r) => a + r.errors, 0),
+        serverCpuUsPerCall: rs.every((r) => r.serverCpuUsPerCall !== null) ? avg((r) => r.serverCpuUsPerCall!) : null,
+        clientCpuUsPerCall: avg((r) => r.clientCpuUsPerCall),
+        sessionOpenP50Ms: rs[0]!.connectMs ? avg((r) => r.connectMs!.p50) : null,
+      };
+    };
+    const summary = (['streamable', 'sse', 'rest'] as const).filter((k) => rounds.some((r) => r.kind === k)).map(mean);
+    const rest = summary.find((s) => s.kind === 'rest')?.callsPerSecond ?? NaN;
+    console.log('\n  transport    calls/s   p50 ms   p99 ms   max ms   srv CPU µs/call   client CPU µs/call   open p50 ms   vs REST');
+    for (const s of summary) {
+      console.log(`  ${s.kind.padEnd(10)} ${s.callsPerSecond.toFixed(0).padStart(9)} ${s.p50Ms.toFixed(1).padStart(8)} ${s.p99Ms.toFixed(1).padStart(8)} ${s.maxMs.toFixed(1).padStart(8)} ${(s.serverCpuUsPerCall?.toFixed(0) ?? 'n/a').padStart(17)} ${s.clientCpuUsPerCall.toFixed(0).padStart(20)} ${(s.sessionOpenP50Ms?.toFixed(1) ?? '-').padStart(13)} ${((s.callsPerSecond / rest) * 100).toFixed(0).padStart(8)} %`);
+    }
+    const out = {
+      bench: 'mcp', at: new Date().toISOString(), machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
+      options: { sessions: SESSIONS, durationS: DURATION_MS / 1000, warmupS: WARMUP_MS / 1000, tool: TOOL },
+      summary, rounds,
+    };
+    fs.mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
+    fs.writeFileSync(path.join(ROOT, 'bench', 'results', 'mcp.json'), JSON.stringify(out, null, 2));
+    console.log('\n  written to bench/results/mcp.json');
+  } finally {
+    server.kill('SIGTERM');
+    await new Promise((r) => server.once('exit', r));
+  }
+  if (opt.profile) {
+    const { printProfile, summarizeProfile } = await import('./lib/profile');
+    for (const f of fs.readdirSync(PROFILE_DIR).filter((x) => x.endsWith('.cpuprofile'))) printProfile('server', summarizeProfile(path.join(PROFILE_DIR, f), ROOT, 25));
+  }
+}
+
+main().then(() => process.exit(0), (err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,228 @@
+import assert from 'node:assert/strict';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { TOOLS } from '../../api/mcp/tools/index';
+import { createProject, issueApiKey } from '../../lib/admin/provision';
+import { config } from '../../lib/config';
+import { workspaceWithKey } from '../support/factories';
+import { connectedPersonalProject } from '../support/network';
+import { callTool, connect, GENERATION_SOURCE, rest, startMcpStack, TRANSPORTS, type McpStack } from './support';
+
+// spec 1 rule 4 / 4.9: "Semantics are identical to REST." For every tool with a REST twin, the
+// same operation and input give the same answer through both doors: the REST body equals the
+// tool's structured content, and a REST error's code, message and details equal the tool
+// error's. Writes are compared with their volatile parts (new ids, timestamps) masked.
+//
+// Differences the spec itself makes are not in the table: the scopes of the 4.9 table
+// (projects:read, workspace:read, jobs:read, jobs:cancel, posts:generate where REST takes any
+// token or posts:write), the default project and its invalid_request, and list_workspaces'
+// isActive field (the session's active workspace), which the comparison drops.
+
+interface Fixture {
+  projectId: string; disconnectedPostId: string; noteId: string; postId: string; schedulePostId: string; jobId: string;
+  otherProjectId: string;
+}
+
+interface Row {
+  tool: string;
+  args: (f: Fixture) => Record<string, unknown>;
+  /** The REST twin: method, path (query string included) and body. */
+  rest: (f: Fixture) => [method: string, path: string, body?: unknown];
+  /** Expected outcome, so that a row cannot pass by both doors failing the same wrong way. */
+  expect: 'ok' | string;
+  /** The answer creates something new each time: compare with ids and timestamps masked. */
+  volatile?: boolean;
+}
+
+const far = new Date(Date.now() + 7 * 86_400_000).toISOString();
+const q = (params: Record<string, string | number>) => `?${new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]))}`;
+
+const TABLE: Row[] = [
+  { tool: 'get_workspace', args: () => ({}), rest: () => ['GET', '/v1/workspaces/me'], expect: 'ok' },
+  { tool: 'list_workspaces', args: () => ({}), rest: () => ['GET', '/v1/workspaces'], expect: 'ok' },
+
+  { tool: 'list_projects', args: () => ({ limit: 1 }), rest: () => ['GET', `/v1/projects${q({ limit: 1 })}`], expect: 'ok' },
+  { tool: 'list_projects', args: () => ({ limit: 0 }), rest: () => ['GET', `/v1/projects${q({ limit: 0 })}`], expect: 'bad_pagination' },
+  { tool: 'list_projects', args: () => ({ cursor: 'forged' }), rest: () => ['GET', `/v1/projects${q({ cursor: 'forged' })}`], expect: 'bad_cursor' },
+  { tool: 'list_projects', args: () => ({ type: 'BLOG' }), rest: () => ['GET', `/v1/projects${q({ type: 'BLOG' })}`], expect: 'invalid_request' },
+  { tool: 'get_project', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/projects/${f.projectId}`], expect: 'ok' },
+  { tool: 'get_project', args: (f) => ({ projectId: f.otherProjectId }), rest: (f) => ['GET', `/v1/projects/${f.otherProjectId}`], expect: 'not_found' },
+
+  { tool: 'list_notes', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/notes${q({ projectId: f.projectId })}`], expect: 'ok' },
+  { tool: 'list_notes', args: (f) => ({ projectId: f.projectId, dateFrom: '2026-13-01' }), rest: (f) => ['GET', `/v1/notes${q({ projectId: f.projectId, dateFrom: '2026-13-01' })}`], expect: 'invalid_request' },
+  { tool: 'list_notes', args: (f) => ({ projectId: f.otherProjectId }), rest: (f) => ['GET', `/v1/notes${q({ projectId: f.otherProjectId })}`], expect: 'not_found' },
+  { tool: 'get_note', args: (f) => ({ noteId: f.noteId }), rest: (f) => ['GET', `/v1/notes/${f.noteId}`], expect: 'ok' },
+  { tool: 'get_note', args: () => ({ noteId: 'note_missing' }), rest: () => ['GET', '/v1/notes/note_missing'], expect: 'not_found' },
+
+  { tool: 'list_posts', args: (f) => ({ projectId: f.projectId, status: 'draft,scheduled' }), rest: (f) => ['GET', `/v1/posts${q({ projectId: f.projectId, status: 'draft,scheduled' })}`], expect: 'ok' },
+  { tool: 'list_posts', args: (f) => ({ projectId: f.projectId, limit: 1 }), rest: (f) => ['GET', `/v1/posts${q({ projectId: f.projectId, limit: 1 })}`], expect: 'ok' },
+  { tool: 'list_posts', args: (f) => ({ projectId: f.projectId, status: 'lost' }), rest: (f) => ['GET', `/v1/posts${q({ projectId: f.projectId, status: 'lost' })}`], expect: 'invalid_request' },
+  { tool: 'list_posts', args: (f) => ({ projectId: f.projectId, limit: -2 }), rest: (f) => ['GET', `/v1/posts${q({ projectId: f.projectId, limit: -2 })}`], expect: 'bad_pagination' },
+  { tool: 'list_posts', args: (f) => ({ projectId: f.otherProjectId }), rest: (f) => ['GET', `/v1/posts${q({ projectId: f.otherProjectId })}`], expect: 'not_found' },
+  { tool: 'get_post', args: (f) => ({ postId: f.postId }), rest: (f) => ['GET', `/v1/posts/${f.postId}`], expect: 'ok' },
+  { tool: 'get_post', args: () => ({ postId: 'post_missing' }), rest: () => ['GET', '/v1/posts/post_missing'], expect: 'not_found' },
+  { tool: 'list_post_statuses', args: () => ({}), rest: () => ['GET', '/v1/post-statuses'], expect: 'ok' },
+
+  { tool: 'list_jobs', args: () => ({ status: 'QUEUED,CANCELLED' }), rest: () => ['GET', `/v1/jobs${q({ status: 'QUEUED,CANCELLED' })}`], expect: 'ok' },
+  { tool: 'list_jobs', args: () => ({ status: 'LOST' }), rest: () => ['GET', `/v1/jobs${q({ status: 'LOST' })}`], expect: 'invalid_request' },
+  { tool: 'get_job', args: (f) => ({ jobId: f.jobId }), rest: (f) => ['GET', `/v1/jobs/${f.jobId}`], expect: 'ok' },
+  { tool: 'get_job', args: () => ({ jobId: 'job_missing' }), rest: () => ['GET', '/v1/jobs/job_missing'], expect: 'not_found' },
+
+  { tool: 'create_note', args: (f) => ({ projectId: f.projectId, content: 'Parity note', slotDate: far }), rest: (f) => ['POST', '/v1/notes', { projectId: f.projectId, content: 'Parity note', slotDate: far }], expect: 'ok', volatile: true },
+  { tool: 'create_note', args: (f) => ({ projectId: f.projectId, content: ' ' }), rest: (f) => ['POST', '/v1/notes', { projectId: f.projectId, content: ' ' }], expect: 'unprocessable' },
+  { tool: 'create_note', args: (f) => ({ projectId: f.projectId, content: 'x'.repeat(100_001) }), rest: (f) => ['POST', '/v1/notes', { projectId: f.projectId, content: 'x'.repeat(100_001) }], expect: 'payload_too_large' },
+  { tool: 'create_note', args: (f) => ({ projectId: f.otherProjectId, content: 'x' }), rest: (f) => ['POST', '/v1/notes', { projectId: f.otherProjectId, content: 'x' }], expect: 'not_found' },
+
+  { tool: 'create_post_draft', args: (f) => ({ projectId: f.projectId, content: 'Parity\nsecond line', contentType: 'EDUCATIONAL' }), rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, content: 'Parity\nsecond line', contentType: 'EDUCATIONAL' }], expect: 'ok', volatile: true },
+  { tool: 'create_post_draft', args: (f) => ({ projectId: f.projectId, content: 'Later', scheduledFor: far }), rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, content: 'Later', scheduledFor: far }], expect: 'ok', volatile: true },
+  { tool: 'create_post_draft', args: (f) => ({ projectId: f.projectId, scheduledFor: '2020-01-01T00:00:00Z' }), rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, scheduledFor: '2020-01-01T00:00:00Z' }], expect: 'unprocessable' },
+  { tool: 'create_post_draft', args: (f) => ({ projectId: f.projectId, contentType: 'LOUD' }), rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, contentType: 'LOUD' }], expect: 'unprocessable' },
+  { tool: 'create_post_draft', args: (f) => ({ projectId: f.projectId, title: 't'.repeat(501) }), rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, title: 't'.repeat(501) }], expect: 'payload_too_large' },
+  { tool: 'create_post_draft', args: (f) => ({ projectId: f.projectId, tone: 'witty' }), rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, tone: 'witty' }], expect: 'unprocessable' },
+  { tool: 'create_post_draft', args: (f) => ({ projectId: f.otherProjectId }), rest: (f) => ['POST', '/v1/posts', { projectId: f.otherProjectId }], expect: 'not_found' },
+
+  { tool: 'update_post', args: (f) => ({ postId: f.postId, content: 'Edited the same way', autoLike: true }), rest: (f) => ['PATCH', `/v1/posts/${f.postId}`, { content: 'Edited the same way', autoLike: true }], expect: 'ok', volatile: true },
+  { tool: 'update_post', args: (f) => ({ postId: f.postId, statusCategory: 'draft', statusId: 'pst_x' }), rest: (f) => ['PATCH', `/v1/posts/${f.postId}`, { statusCategory: 'draft', statusId: 'pst_x' }], expect: 'unprocessable' },
+  { tool: 'update_post', args: (f) => ({ postId: f.postId, scheduledFor: '2026-12-01' }), rest: (f) => ['PATCH', `/v1/posts/${f.postId}`, { scheduledFor: '2026-12-01' }], expect: 'unprocessable' },
+  { tool: 'update_post', args: () => ({ postId: 'post_missing', content: 'x' }), rest: () => ['PATCH', '/v1/posts/post_missing', { content: 'x' }], expect: 'not_found' },
+
+  { tool: 'schedule_post', args: (f) => ({ postId: f.schedulePostId, scheduledFor: far }), rest: (f) => ['PATCH', `/v1/posts/${f.schedulePostId}`, { scheduledFor: far }], expect: 'ok', volatile: true },
+  { tool: 'schedule_post', args: (f) => ({ postId: f.disconnectedPostId, scheduledFor: far }), rest: (f) => ['PATCH', `/v1/posts/${f.disconnectedPostId}`, { scheduledFor: far }], expect: 'conflict' },
+  { tool: 'schedule_post', args: (f) => ({ postId: f.schedulePostId, scheduledFor: '2020-01-01T00:00:00Z' }), rest: (f) => ['PATCH', `/v1/posts/${f.schedulePostId}`, { scheduledFor: '2020-01-01T00:00:00Z' }], expect: 'unprocessable' },
+  { tool: 'schedule_post', args: () => ({ postId: 'post_missing', scheduledFor: far }), rest: () => ['PATCH', '/v1/posts/post_missing', { scheduledFor: far }], expect: 'not_found' },
+
+  { tool: 'generate_post', args: (f) => ({ projectId: f.projectId, source: GENERATION_SOURCE }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: GENERATION_SOURCE }], expect: 'ok', volatile: true },
+  { tool: 'generate_post', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId }], expect: 'invalid_request' },
+  { tool: 'generate_post', args: (f) => ({ projectId: f.projectId, source: { type: 'text', text: 'x'.repeat(100_001) } }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'text', text: 'x'.repeat(100_001) } }], expect: 'payload_too_large' },
+  { tool: 'generate_post', args: (f) => ({ projectId: f.projectId, source: { type: 'note', noteId: 'note_elsewhere' } }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'note', noteId: 'note_elsewhere' } }], expect: 'unprocessable' },
+
+  { tool: 'cancel_job', args: (f) => ({ jobId: f.jobId }), rest: (f) => ['POST', `/v1/jobs/${f.jobId}/cancel`], expect: 'ok' },
+  { tool: 'cancel_job', args: () => ({ jobId: 'job_missing' }), rest: () => ['POST', '/v1/jobs/job_missing/cancel'], expect: 'not_found' },
+];
+
+/** No REST twin exists for these (spec 4.4: no REST delete; the session is the agent transport's). */
+const MCP_ONLY = new Set(['switch_workspace', 'delete_post']);
+
+/** Same answers for the same credential and input; the key lacks a scope both doors require. */
+const SCOPE_TABLE: Array<{ tool: string; args: (f: Fixture) => Record<string, unknown>; rest: Row['rest'] }> = [
+  { tool: 'create_post_draft', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId }] },
+  { tool: 'update_post', args: (f) => ({ postId: f.postId, content: 'x' }), rest: (f) => ['PATCH', `/v1/posts/${f.postId}`, { content: 'x' }] },
+  { tool: 'create_note', args: (f) => ({ projectId: f.projectId, content: 'x' }), rest: (f) => ['POST', '/v1/notes', { projectId: f.projectId, content: 'x' }] },
+  { tool: 'list_posts', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/posts${q({ projectId: f.projectId })}`] },
+  { tool: 'get_note', args: (f) => ({ noteId: f.noteId }), rest: (f) => ['GET', `/v1/notes/${f.noteId}`] },
+];
+
+const VOLATILE_ID = /^(post|note|job|slot|pst|req|evt)_[A-Za-z0-9]+$/;
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+function mask(v: unknown, keep: Set<string>): unknown {
+  if (typeof v === 'string') {
+    if (VOLATILE_ID.test(v) && !keep.has(v)) return `<${v.split('_')[0]}>`;
+    if (TIMESTAMP.test(v) && v !== far) return '<timestamp>';
+    return v;
+  }
+  if (Array.isArray(v)) return v.map((x) => mask(x, keep));
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, mask(x, keep)]));
+  return v;
+}
+
+function dropIsActive(body: any) {
+  return Array.isArray(body?.data) ? { ...body, data: body.data.map(({ isActive: _active, ...w }: any) => w) } : body;
+}
+
+describe('REST and MCP parity', function () {
+  this.timeout(120_000);
+  let stack: McpStack;
+  const limits = { ...config.rateLimit };
+  before(async () => {
+    stack = await startMcpStack();
+    // Two doors × a long table in one workspace: the budget is not what is under test here.
+    Object.assign(config.rateLimit, { readPerWindow: 10_000, writePerWindow: 10_000 });
+  });
+  after(async () => {
+    Object.assign(config.rateLimit, limits);
+    await stack.close();
+  });
+
+  it('covers every tool of the catalogue', () => {
+    const covered = new Set([...TABLE.map((r) => r.tool), ...MCP_ONLY]);
+    assert.deepEqual(TOOLS.map((t) => t.name).filter((n) => !covered.has(n)), []);
+    for (const name of TOOLS.map((t) => t.name).filter((n) => !MCP_ONLY.has(n))) {
+      assert.ok(TABLE.some((r) => r.tool === name && r.expect === 'ok'), `${name} has a happy row`);
+      assert.ok(TABLE.some((r) => r.tool === name && r.expect !== 'ok') || name === 'get_workspace' || name === 'list_workspaces' || name === 'list_post_statuses', `${name} has an error row`);
+    }
+  });
+
+  for (const kind of TRANSPORTS) {
+    describe(`over ${kind}`, () => {
+      let f: Fixture;
+      let client: Client;
+      let call: ReturnType<typeof rest>;
+      let narrowClient: Client;
+      let narrowCall: ReturnType<typeof rest>;
+
+      before(async () => {
+        const ws = await workspaceWithKey({ scopes: ['read', 'write'], projects: 2 });
+        const other = await workspaceWithKey();
+        call = rest(stack.apiUrl, ws.key);
+        client = await connect(kind, stack.mcpUrl, ws.key);
+        const { project: connected } = await connectedPersonalProject(ws.workspace.id);
+        const note = await call('POST', '/v1/notes', { projectId: ws.project.id, content: 'Seed note' });
+        const post = await call('POST', '/v1/posts', { projectId: ws.project.id, content: 'Seed post' });
+        const toSchedule = await call('POST', '/v1/posts', { projectId: connected.id, content: 'To schedule' });
+        const job = await call('POST', '/v1/posts/generations', { projectId: ws.project.id, source: GENERATION_SOURCE });
+        // A post in this workspace whose project cannot publish: schedule_post answers conflict.
+        const unlinked = await createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'Unlinked', connection: 'none' });
+        const stuck = await call('POST', '/v1/posts', { projectId: unlinked.id, content: 'Cannot publish' });
+        f = {
+          projectId: ws.project.id, noteId: note.body.data.id, postId: post.body.data.id,
+          schedulePostId: toSchedule.body.data.id, jobId: job.body.data.id, otherProjectId: other.project.id, disconnectedPostId: stuck.body.data.id,
+        };
+        const narrowKey = (await issueApiKey({ workspaceId: ws.workspace.id, scopes: ['workspace:read'] })).key;
+        narrowCall = rest(stack.apiUrl, narrowKey);
+        narrowClient = await connect(kind, stack.mcpUrl, narrowKey);
+      });
+      after(async () => {
+        await client.close();
+        await narrowClient.close();
+      });
+
+      for (const row of TABLE) {
+        it(`${row.tool} ${JSON.stringify(row.args({ projectId: 'P', noteId: 'N', postId: 'T', schedulePostId: 'U', jobId: 'J', otherProjectId: 'O', disconnectedPostId: 'D' })).slice(0, 90)} → ${row.expect}`, async () => {
+          const [method, path, body] = row.rest(f);
+          const viaRest = await call(method, path, body);
+          const viaMcp = await callTool(client, row.tool, row.args(f));
+          if (row.expect === 'ok') {
+            assert.equal(viaRest.status, 200, JSON.stringify(viaRest.body));
+            assert.notEqual(viaMcp.isError, true, JSON.stringify(viaMcp.structuredContent));
+            const keep = new Set(Object.values(f));
+            const a = row.volatile ? mask(viaRest.body, keep) : viaRest.body;
+            const b = row.volatile ? mask(viaMcp.structuredContent, keep) : viaMcp.structuredContent;
+            assert.deepEqual(row.tool === 'list_workspaces' ? dropIsActive(b) : b, a);
+          } else {
+            assert.equal(viaRest.body?.error?.code, row.expect, JSON.stringify(viaRest.body));
+            assert.equal(viaMcp.isError, true, JSON.stringify(viaMcp.structuredContent));
+            const e = viaMcp.structuredContent as any;
+            assert.equal(e.code, viaRest.body.error.code);
+            assert.equal(e.message, viaRest.body.error.message);
+            assert.deepEqual(e.details, viaRest.body.error.details);
+            assert.equal(e.documentationUrl, viaRest.body.error.docs_url);
+          }
+        });
+      }
+
+      for (const row of SCOPE_TABLE) {
+        it(`${row.tool} without its scope → scope_missing through both doors`, async () => {
+          const [method, path, body] = row.rest(f);
+          const viaRest = await narrowCall(method, path, body);
+          const viaMcp = await callTool(narrowClient, row.tool, row.args(f));
+          assert.equal(viaRest.status, 403);
+          assert.equal(viaMcp.isError, true);
+          const e = viaMcp.structuredContent as any;
+          assert.equal(e.code, 'scope_missing');
+          assert.equal(e.code, viaRest.body.error.code);
+          assert.deepEqual(e.details, viaRest.body.error.details);
+        });
+      }
+    });
+  }
+});

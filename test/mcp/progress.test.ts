@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { db } from '../../lib/db';
+import { workspaceWithKey } from '../support/factories';
+import {
+  connect, GENERATION_SOURCE, ok, rerouting, sessionIdOf, startApiProcess, startGenerationWorker, startMcpStack, TRANSPORTS, type GenerationWorker, type McpStack,
+} from './support';
+
+// spec 4.9 Progress: generate_post with a progressToken sends notifications/progress (0 first,
+// increasing, total 1, 1.0 at the terminal job state) and the result after the last one; and
+// the streamable transport's resumability: a stream broken off in one process is resumed with
+// Last-Event-ID in another (events in Redis).
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('MCP progress and resumable streams', function () {
+  this.timeout(120_000);
+  let stack: McpStack;
+  let worker: GenerationWorker;
+  before(async () => {
+    stack = await startMcpStack();
+    worker = await startGenerationWorker();
+  });
+  beforeEach(() => worker.stub.reset());
+  after(async () => {
+    await worker?.stop();
+    await stack.close();
+  });
+
+  for (const kind of TRANSPORTS) {
+    it(`generate_post reports progress in order and answers after the last notification (${kind})`, async () => {
+      // Slow enough for several polls while the job runs.
+      worker.stub.setLatency(2_500);
+      const ws = await workspaceWithKey();
+      const client = await connect(kind, stack.mcpUrl, ws.key);
+      const events: Array<{ kind: 'progress'; p: Progress; at: number } | { kind: 'result'; at: number }> = [];
+      const result = await client.callTool(
+        { name: 'generate_post', arguments: { projectId: ws.project.id, source: GENERATION_SOURCE } },
+        CallToolResultSchema,
+        { onprogress: (p) => events.push({ kind: 'progress', p, at: Date.now() }), resetTimeoutOnProgress: true },
+      );
+      events.push({ kind: 'result', at: Date.now() });
+
+      assert.notEqual(result.isError, true, JSON.stringify(result.structuredContent));
+      const job = (result.structuredContent as any).data;
+      assert.equal(job.status, 'DONE');
+      assert.match(job.result.postId, /^post_/);
+      assert.equal((await ok(client, 'get_post', { postId: job.result.postId })).data.status, 'draft');
+
+      const progress = events.filter((e) => e.kind === 'progress').map((e) => (e as { p: Progress }).p);
+      assert.ok(progress.length >= 3, `expected 0, an intermediate value and 1, got ${JSON.stringify(progress)}`);
+      assert.equal(progress[0]!.progress, 0);
+      assert.equal(progress.at(-1)!.progress, 1);
+      for (let i = 1; i < progress.length; i++) assert.ok(progress[i]!.progress > progress[i - 1]!.progress, 'progress increases');
+      for (const p of progress) assert.equal(p.total, 1);
+      assert.ok(progress.some((p) => p.progress > 0 && p.progress < 1 && p.message), 'an intermediate step with its message');
+      assert.equal(events.at(-1)!.kind, 'result', 'the result follows the last notification');
+      await client.close();
+    });
+  }
+
+  it('generate_post without a progressToken answers the queued job at once, as REST does', async () => {
+    const ws = await workspaceWithKey();
+    const client = await connect('streamable', stack.mcpUrl, ws.key);
+    const job = (await ok(client, 'generate_post', { projectId: ws.project.id, source: GENERATION_SOURCE })).data;
+    assert.equal(job.status, 'QUEUED');
+    await client.close();
+  });
+
+  it('a broken stream resumes with Last-Event-ID in another API process and delivers the result', async () => {
+    const second = await startApiProcess();
+    try {
+      worker.stub.setLatency(1_500);
+      const ws = await workspaceWithKey();
+      const first = await connect('streamable', stack.mcpUrl, ws.key);
+      const sessionId = sessionIdOf(first);
+      const cursors: string[] = [];
+      let sawProgress!: () => void;
+      const progressed = new Promise<void>((r) => { sawProgress = r; });
+      const call = first.request(
+        { method: 'tools/call', params: { name: 'generate_post', arguments: { projectId: ws.project.id, source: GENERATION_SOURCE } } },
+        CallToolResultSchema,
+        { onprogress: () => sawProgress(), onresumptiontoken: (t) => { cursors.push(t); } },
+      ).catch((err: Error) => err);
+      await progressed;
+      // The first cursor is the stream's start (the SDK's priming event); resuming from it
+      // replays everything the stream carried.
+      const resumeFrom = cursors[0];
+      assert.match(resumeFrom ?? '', /\.0-0$/);
+      assert.ok(cursors.length >= 2, 'a cursor per event');
+      // The connection breaks (the host's network drops, say) while the job runs.
+      await first.close();
+      assert.ok((await call) instanceof Error);
+
+      // The job finishes meanwhile; the server keeps storing the stream's events.
+      const jobRow = await (async () => {
+        for (;;) {
+          const row = await db()('jobs').where({ workspace_id: ws.workspace.id }).first();
+          if (row?.status === 'DONE') return row;
+          await sleep(100);
+        }
+      })();
+      await sleep(1_000);
+
+      // The host reconnects to the same session through another process and resumes.
+      const resumed = new Client({ name: 'mcp-test-agent', version: '1.0.0' });
+      await resumed.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.mcpUrl), {
+        sessionId,
+        requestInit: { headers: { Authorization: `Bearer ${ws.key}` } },
+        fetch: rerouting(stack.mcpUrl, second.mcpUrl, () => true),
+      }));
+      const result = await resumed.request(
+        { method: 'tools/call', params: { name: 'generate_post', arguments: {} } },
+        CallToolResultSchema,
+        { resumptionToken: resumeFrom },
+      );
+      const job = (result.structuredContent as any).data;
+      assert.equal(job.id, jobRow.id);
+      assert.equal(job.status, 'DONE');
+      assert.equal(job.result.postId, jobRow.result.postId);
+      await resumed.close();
+    } finally {
+      await second.stop();
+    }
+  });
+});

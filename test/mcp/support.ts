@@ -1,0 +1,285 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createApp } from '../../api/app';
+import { closeMcp, createMcpApp } from '../../api/mcp/app';
+import { config } from '../../lib/config';
+import { ChatCompletionsWriter } from '../../lib/llm/client';
+import { startLlmStub, type LlmStub } from '../../sim/llm/server';
+import { createWorker } from '../../workers/worker';
+
+// The MCP suites' harness: the REST/OAuth app and the MCP app, each a real HTTP server on an
+// ephemeral port in this process (config's public URLs pointed at them, as the OAuth tests do),
+// real MCP SDK clients over both transports, and a second API *process* for the cross-process
+// cases. OAuth tokens come from the real authorization server through its HTML forms.
+
+const root = path.resolve(import.meta.dirname, '..', '..');
+export const PASSWORD = 'correct horse battery staple';
+
+export interface McpStack { apiUrl: string; mcpUrl: string; close(): Promise<void> }
+
+async function listen(app: { listen: (port: number, host: string, cb: () => void) => Server }): Promise<{ server: Server; url: string }> {
+  const server: Server = await new Promise((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s)); });
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+export async function startMcpStack(): Promise<McpStack> {
+  const api = await listen(createApp());
+  const mcp = await listen(createMcpApp());
+  const previous = { publicUrl: config.publicUrl, mcpPublicUrl: config.mcpPublicUrl };
+  Object.assign(config, { publicUrl: api.url, mcpPublicUrl: mcp.url });
+  const stop = (s: Server) => new Promise<void>((resolve) => { s.closeAllConnections(); s.close(() => resolve()); });
+  return {
+    apiUrl: api.url,
+    mcpUrl: mcp.url,
+    async close() {
+      await closeMcp();
+      await Promise.all([stop(api.server), stop(mcp.server)]);
+      Object.assign(config, previous);
+    },
+  };
+}
+
+export type TransportName = 'streamable' | 'sse';
+export const TRANSPORTS: TransportName[] = ['streamable', 'sse'];
+
+export interface ConnectOptions {
+  headers?: Record<string, string>;
+  /** Routes requests (e.g. to another process) the way a load balancer would. */
+  fetch?: typeof fetch;
+}
+
+/** An MCP SDK client over either transport with a static bearer credential. */
+export async function connect(kind: TransportName, mcpUrl: string, token: string, opts: ConnectOptions = {}): Promise<Client> {
+  const headers = { Authorization: `Bearer ${token}`, ...opts.headers };
+  const client = new Client({ name: 'mcp-test-agent', version: '1.0.0' });
+  const transport = kind === 'streamable'
+    ? new StreamableHTTPClientTransport(new URL('/mcp', mcpUrl), { requestInit: { headers }, fetch: opts.fetch })
+    : new SSEClientTransport(new URL('/sse', mcpUrl), { requestInit: { headers }, fetch: opts.fetch });
+  await client.connect(transport);
+  return client;
+}
+
+/** The session id a client is using, whichever the transport. */
+export function sessionIdOf(client: Client): string {
+  const t = client.transport as unknown as { sessionId?: string; _endpoint?: URL };
+  const id = t.sessionId ?? t._endpoint?.searchParams.get('sessionId');
+  assert.ok(id, 'the client has no session');
+  return id;
+}
+
+export async function callTool(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+/** The structured content of a successful call. */
+export async function ok<T = any>(client: Client, name: string, args: Record<string, unknown> = {}): Promise<T> {
+  const r = await callTool(client, name, args);
+  assert.notEqual(r.isError, true, `${name} failed: ${JSON.stringify(r.structuredContent ?? r.content)}`);
+  return r.structuredContent as T;
+}
+
+/** Asserts an isError result with spec 4.9's structured content and returns it. */
+export async function fails(client: Client, name: string, args: Record<string, unknown>, code: string): Promise<{ code: string; message: string; requestId: string; documentationUrl: string; details?: any }> {
+  const r = await callTool(client, name, args);
+  assert.equal(r.isError, true, `${name} should fail with ${code}: ${JSON.stringify(r.structuredContent)}`);
+  const s = r.structuredContent as { code: string; message: string; requestId: string; documentationUrl: string };
+  assert.equal(s.code, code, s.message);
+  assert.match(s.requestId, /^req_/);
+  assert.doesNotThrow(() => new URL(s.documentationUrl));
+  assert.equal(typeof s.message, 'string');
+  return s;
+}
+
+export function rest(apiUrl: string, token: string, defaults: Record<string, string> = {}) {
+  return async function call(method: string, p: string, body?: unknown, headers: Record<string, string> = {}) {
+    const res = await fetch(apiUrl + p, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, ...defaults, ...headers, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// OAuth through the real authorization server: registration, then the sign-in and consent
+// pages driven as HTML forms with a cookie jar (the browser-driven test is the OAuth suite's).
+
+export class CookieBrowser {
+  private cookies = new Map<string, string>();
+
+  async request(method: 'GET' | 'POST', url: string, form?: Record<string, string>) {
+    const headers: Record<string, string> = {};
+    if (this.cookies.size) headers.Cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    if (form) headers['Content-Type'] = 'application/x-www-form-urlencoded';
+    const res = await fetch(url, { method, headers, body: form ? new URLSearchParams(form).toString() : undefined, redirect: 'manual' });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = pair!.indexOf('=');
+      this.cookies.set(pair!.slice(0, eq).trim(), pair!.slice(eq + 1).trim());
+    }
+    return { status: res.status, location: res.headers.get('location'), html: await res.text() };
+  }
+
+  /** Follows redirects within `origin`; stops at one leaving it (the client's redirect URI). */
+  async follow(method: 'GET' | 'POST', url: string, origin: string, form?: Record<string, string>) {
+    let res = await this.request(method, url, form);
+    while (res.status >= 300 && res.status < 400 && res.location) {
+      const next = new URL(res.location, origin);
+      if (next.origin !== origin) break;
+      res = await this.request('GET', next.href);
+    }
+    return res;
+  }
+}
+
+function field(html: string, re: RegExp, what: string): string {
+  const m = re.exec(html);
+  if (!m) throw new Error(`no ${what} in page: ${html.slice(0, 400)}`);
+  return m[1]!;
+}
+
+/**
+ * Completes an authorization request like a user would: sign in if asked, then approve on
+ * the consent (or welcome-back) page. Answers the URL the server redirected back to.
+ */
+export async function consent(authorizationUrl: URL, o: { email: string; access?: 'read' | 'full'; project?: string; workspace?: string; browser?: CookieBrowser }): Promise<URL> {
+  const browser = o.browser ?? new CookieBrowser();
+  const origin = authorizationUrl.origin;
+  let page = await browser.follow('GET', authorizationUrl.href, origin);
+  if (page.html.includes('name="password"')) {
+    const action = field(page.html, /action="(\/oauth\/interaction\/[^"]+\/login)"/, 'login form');
+    page = await browser.follow('POST', origin + action, origin, { csrf: field(page.html, /name="csrf" value="([^"]+)"/, 'csrf'), email: o.email, password: PASSWORD });
+  }
+  assert.equal(page.status, 200, page.html.slice(0, 400));
+  const form: Record<string, string> = { csrf: field(page.html, /name="csrf" value="([^"]+)"/, 'csrf'), decision: 'approve', access: o.access ?? 'full' };
+  if (page.html.includes('name="mode" value="welcome_back"')) form.mode = 'welcome_back';
+  else {
+    form.workspace = o.workspace ?? field(page.html, /name="workspace" value="([^"]*)"/, 'workspace');
+    if (o.project !== undefined) form.project = o.project;
+  }
+  const action = field(page.html, /action="(\/oauth\/interaction\/[^"]+\/confirm)"/, 'confirm form');
+  const done = await browser.request('POST', origin + action, form);
+  assert.equal(done.status, 303, done.html.slice(0, 400));
+  return new URL(done.location!);
+}
+
+/** A token through registration, authorize, consent and code exchange. */
+export async function oauthToken(apiUrl: string, o: { email: string; scope: string; access?: 'read' | 'full'; project?: string; workspace?: string }) {
+  const redirectUri = 'http://127.0.0.1:9/callback';
+  const reg = await fetch(`${apiUrl}/oauth/register`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ client_name: 'MCP test agent', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], scope: o.scope }),
+  });
+  assert.equal(reg.status, 201, await reg.clone().text());
+  const clientId = ((await reg.json()) as { client_id: string }).client_id;
+  const verifier = randomBytes(32).toString('base64url');
+  const url = new URL(`${apiUrl}/oauth/authorize`);
+  url.search = new URLSearchParams({
+    response_type: 'code', client_id: clientId, redirect_uri: redirectUri, scope: o.scope, state: 's1',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+  }).toString();
+  const back = await consent(url, o);
+  const code = back.searchParams.get('code');
+  assert.ok(code, `no code in ${back}`);
+  const res = await fetch(`${apiUrl}/oauth/token`, {
+    method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: clientId, code_verifier: verifier }),
+  });
+  const body = (await res.json()) as { access_token: string; scope: string; refresh_token?: string };
+  assert.equal(res.status, 200, JSON.stringify(body));
+  return { ...body, clientId };
+}
+
+// ---------------------------------------------------------------------------------------------
+// A second API process (api/main.ts) on its own ports, against the same Postgres and Redis.
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address() as AddressInfo; s.close(() => resolve(port)); });
+  });
+}
+
+export interface ApiProcess { apiUrl: string; mcpUrl: string; child: ChildProcess; stop(): Promise<void> }
+
+export async function startApiProcess(env: Record<string, string> = {}): Promise<ApiProcess> {
+  const [port, mcpPort] = [await freePort(), await freePort()];
+  const apiUrl = `http://127.0.0.1:${port}`;
+  const mcpUrl = `http://127.0.0.1:${mcpPort}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), MCP_PORT: String(mcpPort), PUBLIC_URL: apiUrl, MCP_PUBLIC_URL: mcpUrl, LOG_LEVEL: 'error', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  let exited = false;
+  child.once('exit', () => { exited = true; });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (exited) throw new Error('the API process exited during start-up');
+    const up = await fetch(`${mcpUrl}/.well-known/oauth-protected-resource`).then((r) => r.ok, () => false);
+    if (up) break;
+    if (Date.now() > deadline) { child.kill('SIGKILL'); throw new Error('the API process did not start within 30 s'); }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    apiUrl, mcpUrl, child,
+    stop: () => new Promise((resolve) => {
+      if (exited) return resolve();
+      const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      child.once('exit', () => { clearTimeout(force); resolve(); });
+      child.kill('SIGTERM');
+    }),
+  };
+}
+
+/** A fetch that sends requests for `from`'s origin to `to` instead (a load balancer's choice). */
+export function rerouting(from: string, to: string, when: (url: URL, init?: RequestInit) => boolean): typeof fetch {
+  return (async (input: string | URL | Request, init?: RequestInit) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    if (url.origin === new URL(from).origin && when(url, init)) {
+      const target = new URL(url.pathname + url.search, to);
+      return fetch(target, init);
+    }
+    return fetch(input, init);
+  }) as typeof fetch;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A worker for generation jobs, writing through the LLM stub (a real HTTP server).
+
+export interface GenerationWorker { stub: LlmStub; stop(): Promise<void> }
+
+export async function startGenerationWorker(): Promise<GenerationWorker> {
+  const stub = await startLlmStub();
+  const writer = new ChatCompletionsWriter({
+    baseUrl: stub.url, model: 'stub-model', timeoutMs: 20_000,
+    priceInputPer1kTokens: config.llm.priceInputPer1kTokens, priceOutputPer1kTokens: config.llm.priceOutputPer1kTokens,
+  });
+  const { worker, connection } = await createWorker({ writer });
+  const running = worker.run();
+  return {
+    stub,
+    async stop() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await stub.close();
+    },
+  };
+}
+
+export const GENERATION_SOURCE = {
+  type: 'text',
+  text: 'We moved our release checklist into the pipeline this quarter. Every deploy now runs the same twelve checks, and rollbacks dropped by half.',
+};
