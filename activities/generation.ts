@@ -12,6 +12,9 @@ import { insertPost } from '../lib/posts/write';
 
 export interface GenerationDeps { db: Knex; writer: PostWriter }
 
+/** Well inside the workflow's 20 s heartbeat timeout for writeGenerationDraft. */
+const HEARTBEAT_MS = 5_000;
+
 export interface Draft { content: string; title: string }
 export type StartOutcome = { running: true } | { running: false; status: JobStatus | 'MISSING' };
 export type CompleteOutcome = { status: JobStatus | 'MISSING'; postId?: string };
@@ -53,10 +56,13 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
         progress: JSON.stringify(progressNow(0.1, attempt > 1 ? `Writing the post (attempt ${attempt})` : 'Writing the post')),
       });
       const input = job.input as GenerationJobInput;
+      const ctx = Context.current();
+      // The model may think for a minute without a word; the beat says the attempt is alive.
+      const alive = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
       try {
         const result = await writer.write(
           { sourceText: input.sourceText, language: input.language, contentType: input.contentType as ContentType, projectName: job.display_name || job.slug || undefined },
-          { signal: Context.current().cancellationSignal, onProgress: (fraction, message) => Context.current().heartbeat({ fraction, message }) },
+          { signal: ctx.cancellationSignal, onProgress: (fraction, message) => ctx.heartbeat({ fraction, message }) },
         );
         await addCost(jobId, result.costCents);
         return { content: result.content, title: result.title };
@@ -70,6 +76,8 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
           nextRetryDelay: err.retryAfterMs ?? undefined,
           details: [{ status: err.status, providerCode: err.providerCode }],
         });
+      } finally {
+        clearInterval(alive);
       }
     },
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { config } from '../lib/config';
+import { decrypt, encrypt } from '../lib/crypto';
 import { db } from '../lib/db';
 import { ApiError, errors } from '../lib/errors';
 
@@ -39,6 +40,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function withIdempotency(
   workspaceId: string, key: string, operation: string, hash: string,
   execute: () => Promise<StoredResponse>,
+  opts: { encryptBody?: boolean } = {},
 ): Promise<{ response: StoredResponse; replayed: boolean }> {
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
@@ -66,7 +68,7 @@ export async function withIdempotency(
         }
       }
       await db()('idempotency_keys').where({ workspace_id: workspaceId, key })
-        .update({ state: 'done', response_status: response.status, response_body: JSON.stringify(response.body), locked_until: null });
+        .update({ state: 'done', response_status: response.status, response_body: JSON.stringify(opts.encryptBody ? { __enc: encrypt(JSON.stringify(response.body)) } : response.body), locked_until: null });
       return { response, replayed: false };
     }
     const existing = await db()('idempotency_keys').where({ workspace_id: workspaceId, key }).first();
@@ -78,8 +80,10 @@ export async function withIdempotency(
   }
 }
 
-/** Stored error answers are replayed as the same error. */
+/** Stored error answers are replayed as the same error; encrypted bodies are opened. */
 export function unwrapStored(res: StoredResponse): { status: number; body: unknown; error?: ApiError } {
+  const sealed = res.body as { __enc?: string } | null;
+  if (sealed && typeof sealed === 'object' && typeof sealed.__enc === 'string') res = { status: res.status, body: JSON.parse(decrypt(sealed.__enc)) };
   const b = res.body as { __error?: { status: number; code: ApiError['code']; message: string; details?: Record<string, unknown>; headers?: Record<string, string> } };
   if (b && typeof b === 'object' && b.__error) {
     const e = b.__error;

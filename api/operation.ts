@@ -27,6 +27,11 @@ export interface Operation<Schema extends z.ZodType = z.ZodType, Output = unknow
   /** Where validation failures of this input land: query strings answer 400, bodies 422 (spec 7.2). */
   inputSource: 'query' | 'body';
   input: Schema;
+  /**
+   * The answer carries a secret shown once (webhook signing secrets): its Idempotency-Key
+   * record is stored encrypted, so the replay returns it but the database never holds it in clear.
+   */
+  secretResponse?: boolean;
   /** Only /v1/health: no credential, no workspace. */
   public?: boolean;
   handler: (ctx: OperationContext, input: z.infer<Schema>) => Promise<Output>;

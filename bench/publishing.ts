@@ -20,6 +20,8 @@ import { summarize, type LatencySummary } from './lib/load';
 import { diff, machineInfo, snapshot, type CpuSnapshot, type Groups } from './lib/proc';
 import { postContent, prng } from './lib/content';
 import { compactHistory, timelines, type PostTimeline } from './publishing/history';
+import { cutProfile } from './publishing/profile';
+import { printProfile, summarizeProfile, type ProfileSummary } from './lib/profile';
 import { startWorker, type WorkerRun } from './publishing/worker';
 import { freePort, portAcceptsConnections, resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../lib/temporalBinary';
 
@@ -43,6 +45,7 @@ const { values: opt } = parseArgs({
     'activity-concurrency': { type: 'string' },
     'workflow-concurrency': { type: 'string' },
     'worker-heap': { type: 'string' },
+    'worker-profile': { type: 'boolean', default: false },
     'history-sample': { type: 'string', default: 'all' },
     'late-after': { type: 'string', default: '300' },
     tag: { type: 'string' },
@@ -83,6 +86,8 @@ Options:
   --workflow-concurrency N  WORKER_WORKFLOW_CONCURRENCY for the worker (app default 100)
   --worker-heap MiB         run the worker with --max-old-space-size=MiB; the SDK sizes its workflow
                             cache from the heap limit (maxCachedWorkflows ≈ (heap − 200) × 600 / 1024)
+  --worker-profile          run the worker(s) with --cpu-prof; the profile of the worker that is
+                            still running at the end is cut to the drain and summarized (µs/post)
   --history-sample N|all    publish workflows whose history is read for the lag breakdown (default all)
   --tag NAME                write bench/results/publishing-NAME.json instead of publishing.json
   --dump-histories N        write N of the sampled publish workflow histories (compact) to
@@ -157,6 +162,7 @@ Object.assign(process.env, {
 });
 if (opt['activity-concurrency']) process.env.WORKER_ACTIVITY_CONCURRENCY = String(num('activity-concurrency', { min: 1, integer: true }));
 if (opt['workflow-concurrency']) process.env.WORKER_WORKFLOW_CONCURRENCY = String(num('workflow-concurrency', { min: 2, integer: true }));
+const WORKER_PROFILE = opt['worker-profile'];
 const WORKER_HEAP_MIB = opt['worker-heap'] ? num('worker-heap', { min: 256, integer: true }) : null;
 // The worker's environment: the bench's, plus a heap limit when asked (NODE_OPTIONS reaches only the worker).
 const workerEnv = (): NodeJS.ProcessEnv => (WORKER_HEAP_MIB
@@ -432,7 +438,10 @@ async function main() {
     // ── Worker #1 ─────────────────────────────────────────────────────────────────────────
     const workers: WorkerRun[] = [];
     const launch = () => {
-      const w = startWorker(workers.length + 1, workerEnv(), { logDir: RESULTS_DIR });
+      const index = workers.length + 1;
+      const profDir = path.join(RESULTS_DIR, 'profiles', `publishing${opt.tag ? `-${opt.tag}` : ''}-worker-${index}`);
+      if (WORKER_PROFILE) fs.rmSync(profDir, { recursive: true, force: true });
+      const w = startWorker(index, workerEnv(), { logDir: RESULTS_DIR, execArgv: WORKER_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [] });
       workers.push(w);
       children.add(w.child);
       return w;
@@ -777,6 +786,31 @@ async function main() {
       L('CPU during creation, µs per post', Object.entries(createCpuPerPost).map(([k, v]) => `${k} ${f0(v)}`).join(', ') + (share >= 0.05 ? ` — NOTE: other processes took ${(share * 100).toFixed(0)}% of the machine` : ''));
     }
 
+    // The surviving worker's CPU profile, cut to the drain window it served.
+    let profiles: Array<{ thread: string; window: { fromS: number; toS: number; posts: number }; sampledMs: number; summary: ProfileSummary }> | null = null;
+    const last = workers.at(-1)!;
+    if (WORKER_PROFILE && !last.exit) {
+      const t = setTimeout(() => last.child.kill('SIGKILL'), 20_000);
+      await last.kill('SIGTERM');
+      clearTimeout(t);
+      const dir = path.join(RESULTS_DIR, 'profiles', `publishing${opt.tag ? `-${opt.tag}` : ''}-worker-${last.index}`);
+      const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile') && !f.startsWith('drain-')).sort() : [];
+      const from = Math.max(dueMs, last.readyAt ?? dueMs);
+      const to = bulkEnd;
+      const posts = pubTimes.filter((x) => x >= from && x <= to).length;
+      profiles = [];
+      for (const f of files) {
+        const out = path.join(dir, `drain-${f}`);
+        const sampledMs = cutProfile(path.join(dir, f), out, last.exitedAt!, from, to);
+        // File names: CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile; thread 0 is the main thread.
+        const thread = f.split('.')[4] === '0' ? 'main thread (activities, SDK bridge)' : `worker thread ${f.split('.')[4]} (workflows)`;
+        const summary = summarizeProfile(out, ROOT, 15);
+        profiles.push({ thread, window: { fromS: (from - dueMs) / 1000, toS: (to - dueMs) / 1000, posts }, sampledMs, summary });
+        printProfile(`worker #${last.index} ${thread}, t=${s1(from - dueMs)}…${s1(to - dueMs)} s, ${f0(posts)} posts published (µs/req = µs per published post)`, summary, posts);
+      }
+      if (!files.length) console.log(`  (no CPU profile found in ${path.relative(process.cwd(), dir)})`);
+    }
+
     const results = {
       bench: 'publishing',
       finishedAt: new Date().toISOString(),
@@ -811,6 +845,7 @@ async function main() {
         rssMiBEverySecond: w.samples.filter((_, i) => i % 4 === 0).map((x) => ({ tS: Math.round((x.t - dueMs) / 100) / 10, mib: Math.round(x.rssKiB / 1024) })),
       })),
       lagBreakdown: { all: bd, slowest: bdSlow, historyReadErrors: hist.errors },
+      workerProfiles: profiles ? profiles.map((p) => ({ thread: p.thread, window: p.window, sampledMs: p.sampledMs, usPerPost: p.window.posts ? (p.sampledMs * 1000) / p.window.posts : null, byGroup: p.summary.byGroup.slice(0, 20), topSelf: p.summary.topSelf, file: path.relative(ROOT, p.summary.file) })) : null,
       dbActivityDuringDrain: act,
       cpuDuringDrain: cpu ? { seconds: drainS, machineBusy: cpu.machineBusy, cpuMs: cpu.cpuMs, usPerPost: cpuPerPost, otherShare: cpu.cpuMs.other! / (drainS * 1000 * CPUS) } : null,
       cpuSteadyBeforeKill: cpuSteady,

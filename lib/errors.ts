@@ -16,7 +16,9 @@ export type ErrorCode =
   | 'internal_error' | 'temporarily_unavailable'
   // RFC 6749 / 7591 / 7009 names used by the OAuth endpoints (spec 7.3)
   | 'invalid_client' | 'invalid_client_metadata' | 'invalid_grant' | 'unauthorized_client'
-  | 'unsupported_grant_type' | 'invalid_scope' | 'access_denied';
+  | 'unsupported_grant_type' | 'invalid_scope' | 'access_denied'
+  // RFC 8707 2: a resource indicator that is malformed, unknown or not granted
+  | 'invalid_target';
 
 export class ApiError extends Error {
   readonly status: number;

@@ -11,18 +11,21 @@ import type { JobProgress, JobStatus } from '../lib/generation/jobs';
 
 // Row transitions: short Postgres transactions guarded by the job's status, so a retry after a
 // lost answer finds its own work already done. Retried without limit: giving up would strand
-// a job (and its spend reservation) in RUNNING.
+// a job (and its spend reservation) in RUNNING. Milliseconds of work, so a short timeout: an
+// attempt lost with its worker (or its task lost in transit) is retried soon.
 const { startGenerationJob, completeGenerationJob, failGenerationJob, abandonGenerationJob } = proxyActivities<GenerationActivities>({
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 
 // The model call costs money on every attempt, so attempts are bounded, backed off, and the
 // activity marks a failure non-retryable when lib/llm says another try cannot help
 // (LlmError.retryable / shouldRetry) or honours the provider's Retry-After. The timeout sits
-// above LLM_TIMEOUT_MS (60 s by default) so the writer's own timeout reports first, with its code.
+// above LLM_TIMEOUT_MS (60 s by default) so the writer's own timeout reports first, with its code;
+// the activity heartbeats while it waits, so an attempt lost with its worker is retried after 20 s.
 const { writeGenerationDraft } = proxyActivities<GenerationActivities>({
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 4 },
 });
 
@@ -35,7 +38,8 @@ export interface GenerationOutcome { status: JobStatus | 'MISSING'; postId?: str
 function failureOf(err: unknown): { code: string; message: string } {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure && cause.type?.startsWith('llm_')) return { code: cause.type, message: cause.message };
-  if (cause instanceof TimeoutFailure) return { code: 'llm_timeout', message: 'The writer did not finish in time.' };
+  // Out of time while writing is the model's slowness; a missed heartbeat is a lost worker.
+  if (cause instanceof TimeoutFailure && cause.timeoutType === 'START_TO_CLOSE') return { code: 'llm_timeout', message: 'The writer did not finish in time.' };
   return { code: 'generation_failed', message: cause instanceof Error ? cause.message : String(cause) };
 }
 

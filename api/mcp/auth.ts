@@ -1,11 +1,11 @@
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Context } from 'koa';
-import { config } from '../../lib/config';
 import { ApiError, errors } from '../../lib/errors';
 import { checkScopes, type ScopeRule } from '../../lib/scopes';
 import { authenticate, bearerToken } from '../auth/authenticate';
 import type { AuthContext } from '../auth/context';
 import { protectedResourceMetadata } from '../oauth/metadata';
+import { mcpResource as oauthMcpResource } from '../oauth/resources';
 import { consume } from '../rateLimit';
 import { resolveVersion, type ApiVersion } from '../versioning';
 import { SessionNotFound } from './errors';
@@ -24,8 +24,13 @@ export interface McpRequestAuth {
   requestId: string;
 }
 
+/**
+ * {mcp_url}, the `resource` of this listener's RFC 9728 metadata. The SDK's auth() sends that
+ * value verbatim as the RFC 8707 indicator, and the authorization server binds tokens to the
+ * same identifier (api/oauth/resources.ts), so both come from one function.
+ */
 export function mcpResource(): string {
-  return config.mcpPublicUrl.replace(/\/+$/, '');
+  return oauthMcpResource();
 }
 
 export function resourceMetadataUrl(): string {

@@ -155,7 +155,7 @@ export function operationTool(op: AnyOperation, spec: OperationToolSpec): ToolDe
         // Keys live in the workspace's one key space; the operation string keeps a key used on
         // REST from replaying a tool's answer (a reuse across doors is a conflict, not a replay).
         const result = await withIdempotency(auth.workspaceId, idempotencyKey, `MCP ${spec.name}`, requestHash(spec.name, input),
-          async () => ({ status: 200, body: await op.handler(opCtx, input) }));
+          async () => ({ status: 200, body: await op.handler(opCtx, input) }), { encryptBody: op.secretResponse });
         const unwrapped = unwrapStored(result.response);
         if (unwrapped.error) throw unwrapped.error;
         body = unwrapped.body as Record<string, unknown>;

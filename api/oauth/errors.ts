@@ -50,6 +50,15 @@ export class InvalidScope extends OAuthError {
   constructor(description: string) { super(400, 'invalid_scope', description); }
 }
 
+/**
+ * RFC 8707 2: "the requested resource is invalid, missing, unknown, or malformed". Used on the
+ * redirect leg of /oauth/authorize and, as 400, by the token endpoint (a resource the grant
+ * does not cover).
+ */
+export class InvalidTarget extends OAuthError {
+  constructor(description: string) { super(400, 'invalid_target', description); }
+}
+
 export class AccessDenied extends OAuthError {
   constructor(description = 'The user declined the authorization request.') { super(403, 'access_denied', description); }
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
+import type { ResourceBinding } from './resources';
 import type { AccessLevel } from './scopes';
 import { publishTokenInvalidation, revokeFamilies, tokenHash } from './tokens';
 
@@ -75,14 +76,19 @@ export async function userGrants(userId: string) {
 export interface CodeRow {
   code_hash: string; client_id: string; grant_id: string; user_id: string; workspace_id: string; default_project_id: string | null;
   redirect_uri: string; code_challenge: string; scopes: string[]; expires_at: Date; consumed_at: Date | null; created_at: Date;
+  /** RFC 8707: the resource of the authorization request; null = both (no indicator). */
+  resource: ResourceBinding;
 }
 
-/** spec 5.3.3: single use, config.oauth.codeTtlS (10 minutes), bound to client, redirect URI, challenge and scope. */
-export async function issueCode(grant: GrantRow, redirectUri: string, codeChallenge: string): Promise<string> {
+/**
+ * spec 5.3.3: single use, config.oauth.codeTtlS (10 minutes), bound to client, redirect URI,
+ * challenge and scope, and to the resource indicated at /oauth/authorize (RFC 8707 2.1).
+ */
+export async function issueCode(grant: GrantRow, redirectUri: string, codeChallenge: string, resource: ResourceBinding = null): Promise<string> {
   const code = randomBytes(32).toString('base64url');
   await db()('oauth_codes').insert({
     code_hash: tokenHash(code), client_id: grant.client_id, grant_id: grant.id, user_id: grant.user_id, workspace_id: grant.workspace_id,
-    default_project_id: grant.default_project_id, redirect_uri: redirectUri, code_challenge: codeChallenge, scopes: grant.scopes,
+    default_project_id: grant.default_project_id, redirect_uri: redirectUri, code_challenge: codeChallenge, scopes: grant.scopes, resource,
     expires_at: new Date(Date.now() + config.oauth.codeTtlS * 1000),
   });
   return code;

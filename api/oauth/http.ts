@@ -7,13 +7,15 @@ import type { Params } from './params';
 /** What the steps of one OAuth request hand to each other. */
 export interface OAuthState {
   params: Params;
+  /** The `resource` indicators of the request (RFC 8707 2), as sent; checked by the endpoint. */
+  resources: string[];
   client?: ClientRow;
   /** Set once client_id and redirect_uri are validated: from then on errors may redirect (RFC 6749 4.1.2.1). */
   redirect?: { uri: string; state: string | null };
 }
 
 export function oauthState(ctx: Context): OAuthState {
-  return (ctx.state.oauth ??= { params: {} }) as OAuthState;
+  return (ctx.state.oauth ??= { params: {}, resources: [] }) as OAuthState;
 }
 
 /** RFC 6749 5.1: token responses (and anything else carrying a secret) are never cached. */

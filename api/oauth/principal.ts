@@ -1,10 +1,10 @@
-import { config } from '../../lib/config';
 import { ApiError, errors } from '../../lib/errors';
 import { registerBearerResolver, type BearerRequest } from '../auth/authenticate';
 import type { AuthContext } from '../auth/context';
 import { registerReachLister } from '../operations/workspaces/workspaces';
 import { bearerChallenge } from './metadata';
 import { effectivePlanOf, reachableWorkspaces, workspaceAccess } from './reach';
+import { bindingAllows, resourceOf } from './resources';
 import { activeAccessToken, looksLikeToken, ACCESS_TOKEN_PREFIX } from './tokens';
 
 // OAuth access tokens as API principals (spec 2.3, 4.2, 5.4, 5.5).
@@ -12,16 +12,20 @@ import { activeAccessToken, looksLikeToken, ACCESS_TOKEN_PREFIX } from './tokens
 /** The consent-pinned workspace of each request's token, for `isDefault` in GET /v1/workspaces. */
 const pinnedWorkspace = new WeakMap<AuthContext, string>();
 
-function invalidToken(req: BearerRequest): ApiError {
+function invalidToken(req: BearerRequest, message = 'The access token is unknown, expired or revoked.'): ApiError {
   // RFC 6750 3 / RFC 9728 5.1: tell the client where to find the authorization server.
-  const resource = req.resource === 'mcp' ? config.mcpPublicUrl : config.publicUrl;
-  return new ApiError(401, 'invalid_token', 'The access token is unknown, expired or revoked.', undefined, { 'WWW-Authenticate': bearerChallenge(resource, 'invalid_token') });
+  return new ApiError(401, 'invalid_token', message, undefined, { 'WWW-Authenticate': bearerChallenge(resourceOf(req.resource), 'invalid_token') });
 }
 
 export async function authenticateOAuthToken(req: BearerRequest): Promise<AuthContext> {
   if (!looksLikeToken(req.token, ACCESS_TOKEN_PREFIX)) throw invalidToken(req);
   const token = await activeAccessToken(req.token);
   if (!token) throw invalidToken(req);
+  // RFC 8707 2 / RFC 6750 3.1: a token requested for the other resource server is not valid
+  // here. The challenge sends the client to this resource's metadata to get one that is.
+  if (!bindingAllows(token.resource, req.resource)) {
+    throw invalidToken(req, `The access token was issued for ${token.resource}, not for this resource (${resourceOf(req.resource)}).`);
+  }
 
   // spec 4.2: Service-Workspace-Id picks any workspace the user reaches; omitted, the pinned one.
   // Unreachable and nonexistent workspaces answer identically.

@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { config } from '../../lib/config';
 import { constantTimeEqual, sha256Hex, sign } from '../../lib/crypto';
 import { redis } from '../../lib/redis';
+import type { ResourceBinding } from './resources';
 
 // The browser side of /authorize: a sign-in session and the pending authorization requests
 // ("interactions") it is working through. Both live in Redis, which holds only what may be
@@ -32,6 +33,8 @@ export interface Interaction {
   requestedScopes: string[];
   /** prompt=consent (OpenID Connect Core 3.1.2.1): show the consent page even when an approval is remembered. */
   forceConsent: boolean;
+  /** RFC 8707: the resource the code will be bound to; null (or absent, in interactions stored before) = both. */
+  resource?: ResourceBinding;
 }
 
 function secureOrigin(): boolean {

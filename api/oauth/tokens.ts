@@ -6,6 +6,7 @@ import { db } from '../../lib/db';
 import { newId, randomBase62 } from '../../lib/ids';
 import { log } from '../../lib/logger';
 import { newRedisConnection, redis } from '../../lib/redis';
+import type { ResourceBinding } from './resources';
 import { scopeString } from './scopes';
 
 // Token storage (spec 5.3.4-5.3.8). Plaintext exists only in the response that hands it out:
@@ -59,16 +60,21 @@ export interface FamilySeed {
   defaultProjectId: string | null;
   scopes: string[];
   codeHash: string | null;
+  /** RFC 8707: the resource(s) granted (the code's); its refresh tokens get access tokens for these only. */
+  resource: ResourceBinding;
 }
 
 export interface FamilyRow {
   id: string; grant_id: string; client_id: string; user_id: string; workspace_id: string; default_project_id: string | null;
   scopes: string[]; code_hash: string | null; revoked_at: Date | null; revoked_reason: string | null; created_at: Date;
+  resource: ResourceBinding;
 }
 
 export interface AccessTokenRow {
   id: string; token_hash: string; family_id: string; client_id: string; user_id: string; workspace_id: string;
   default_project_id: string | null; scopes: string[]; expires_at: Date; revoked_at: Date | null; created_at: Date;
+  /** RFC 8707: the one resource this token may be used at; null = both. */
+  resource: ResourceBinding;
 }
 
 export interface RefreshTokenRow {
@@ -79,15 +85,16 @@ export interface RefreshTokenRow {
 export async function createFamily(trx: Knex.Transaction, seed: FamilySeed): Promise<FamilyRow> {
   const [row] = await trx('oauth_token_families').insert({
     id: `tfam_${randomBase62(24)}`, grant_id: seed.grantId, client_id: seed.clientId, user_id: seed.userId, workspace_id: seed.workspaceId,
-    default_project_id: seed.defaultProjectId, scopes: seed.scopes, code_hash: seed.codeHash,
+    default_project_id: seed.defaultProjectId, scopes: seed.scopes, code_hash: seed.codeHash, resource: seed.resource,
   }).returning('*');
   return row as FamilyRow;
 }
 
-export async function insertAccessToken(trx: Knex.Transaction, family: FamilyRow, plaintext: string, scopes: string[]): Promise<AccessTokenRow> {
+/** `resource` may be narrower than the family's (RFC 8707 2.2), never wider. */
+export async function insertAccessToken(trx: Knex.Transaction, family: FamilyRow, plaintext: string, scopes: string[], resource: ResourceBinding = family.resource): Promise<AccessTokenRow> {
   const [row] = await trx('oauth_access_tokens').insert({
     id: newId('oauthToken'), token_hash: tokenHash(plaintext), family_id: family.id, client_id: family.client_id, user_id: family.user_id,
-    workspace_id: family.workspace_id, default_project_id: family.default_project_id, scopes,
+    workspace_id: family.workspace_id, default_project_id: family.default_project_id, scopes, resource,
     expires_at: new Date(Date.now() + config.oauth.accessTokenTtlS * 1000),
   }).returning('*');
   return row as AccessTokenRow;
@@ -200,7 +207,7 @@ export async function findRefreshToken(plaintext: string): Promise<(RefreshToken
  * access token and the new refresh token. Returns null when the token was already rotated or
  * revoked, i.e. when another request won.
  */
-export async function rotateRefreshToken(presented: RefreshTokenRow & { family: FamilyRow }, next: { access: string; refresh: string }, scopes: string[]): Promise<AccessTokenRow | null> {
+export async function rotateRefreshToken(presented: RefreshTokenRow & { family: FamilyRow }, next: { access: string; refresh: string }, scopes: string[], resource: ResourceBinding): Promise<AccessTokenRow | null> {
   const f = presented.family;
   const accessId = newId('oauthToken');
   const refreshId = `ort_${randomBase62(24)}`;
@@ -211,8 +218,8 @@ export async function rotateRefreshToken(presented: RefreshTokenRow & { family: 
         where id = :presentedId and rotated_at is null and revoked_at is null
        returning id),
      access as (
-       insert into oauth_access_tokens (id, token_hash, family_id, client_id, user_id, workspace_id, default_project_id, scopes, expires_at)
-       select :accessId, :accessHash, :familyId, :clientId, :userId, :workspaceId, :defaultProjectId, :scopes::text[], :accessExpires from won
+       insert into oauth_access_tokens (id, token_hash, family_id, client_id, user_id, workspace_id, default_project_id, scopes, resource, expires_at)
+       select :accessId, :accessHash, :familyId, :clientId, :userId, :workspaceId, :defaultProjectId, :scopes::text[], :resource::text, :accessExpires from won
        returning *),
      refresh as (
        insert into oauth_refresh_tokens (id, token_hash, family_id, access_token_id, parent_id, expires_at)
@@ -221,7 +228,7 @@ export async function rotateRefreshToken(presented: RefreshTokenRow & { family: 
      select access.* from access, refresh`,
     {
       refreshId, accessId, presentedId: presented.id, familyId: f.id, clientId: f.client_id, userId: f.user_id, workspaceId: f.workspace_id,
-      defaultProjectId: f.default_project_id, scopes, accessHash: tokenHash(next.access), refreshHash: tokenHash(next.refresh),
+      defaultProjectId: f.default_project_id, scopes, resource, accessHash: tokenHash(next.access), refreshHash: tokenHash(next.refresh),
       accessExpires: new Date(now + config.oauth.accessTokenTtlS * 1000),
       // Sliding lifetime: each rotation starts a fresh one (the absolute lifetime is not set by spec 5.3.5).
       refreshExpires: new Date(now + config.oauth.refreshTokenTtlS * 1000),

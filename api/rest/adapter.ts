@@ -82,6 +82,7 @@ export async function runRest(ctx: Context, op: AnyOperation): Promise<void> {
     const { response, replayed } = await withIdempotency(
       auth.workspaceId, idempotencyKey, `${ctx.method} ${ctx.routerPath ?? ctx.path}`, requestHash(ctx.path, input),
       async () => ({ status: 200, body: await op.handler(opCtx, input) }),
+      { encryptBody: op.secretResponse },
     );
     ctx.set('Idempotent-Replayed', String(replayed));
     const unwrapped = unwrapStored(response);

@@ -45,12 +45,12 @@ function readStatus(pid: number): { rss: number; hwm: number } | null {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function startWorker(index: number, env: NodeJS.ProcessEnv, opts: { logDir: string; sampleMs?: number }): WorkerRun {
+export function startWorker(index: number, env: NodeJS.ProcessEnv, opts: { logDir: string; sampleMs?: number; execArgv?: string[] }): WorkerRun {
   const sampleMs = opts.sampleMs ?? 250;
   fs.mkdirSync(opts.logDir, { recursive: true });
   const logFile = path.join(opts.logDir, `publishing-worker-${index}.log`);
   const log = fs.createWriteStream(logFile);
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'workers', 'main.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...(opts.execArgv ?? []), '--import', 'tsx', path.join(ROOT, 'workers', 'main.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const run: WorkerRun = {
     index,
     pid: child.pid!,

@@ -12,7 +12,7 @@ export const PASSWORD = 'correct horse battery staple';
  * Registration and sign-in are rate limited per client address (120 a minute), and every test
  * comes from 127.0.0.1: each test file starts with empty windows so the suite as a whole fits.
  */
-async function resetOAuthRateLimits(): Promise<void> {
+export async function resetOAuthRateLimits(): Promise<void> {
   const keys = await redis().keys('rl:unauthenticated:oauth-*');
   if (keys.length) await redis().del(...keys);
 }
@@ -104,6 +104,8 @@ export interface AuthorizeOptions {
   challenge?: string;
   method?: string;
   extra?: Record<string, string>;
+  /** RFC 8707 `resource` indicators, one parameter each (the parameter may repeat). */
+  resources?: string[];
 }
 
 export function authorizePath(o: AuthorizeOptions): string {
@@ -111,6 +113,7 @@ export function authorizePath(o: AuthorizeOptions): string {
   if (o.scope !== undefined) q.set('scope', o.scope);
   if (o.challenge !== undefined) q.set('code_challenge', o.challenge);
   if (o.method !== undefined) q.set('code_challenge_method', o.method);
+  for (const r of o.resources ?? []) q.append('resource', r);
   return `/oauth/authorize?${q}`;
 }
 

@@ -119,6 +119,10 @@ describe('webhook endpoints API (spec 4.8)', function () {
     assert.equal(a.status, 200);
     assert.equal(b.headers.get('idempotent-replayed'), 'true');
     assert.equal(b.body.data.id, a.body.data.id);
+    // The replay shows the same secret, but the idempotency record never holds it in clear.
+    assert.equal(b.body.data.secret, a.body.data.secret);
+    const stored = await db()('idempotency_keys').where({ key }).first();
+    assert.ok(!JSON.stringify(stored.response_body).includes(a.body.data.secret));
   });
 
   describe('list (spec 4.8: limit, cursor, createdAt desc, total)', () => {

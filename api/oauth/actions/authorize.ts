@@ -3,20 +3,21 @@ import { findClient, redirectUriMatches } from '../clients';
 import { AuthorizationPageError, InvalidRequest, InvalidScope, UnsupportedResponseType } from '../errors';
 import { oauthState } from '../http';
 import { queryParams } from '../params';
+import { requestedBinding, type ResourceBinding } from '../resources';
 import { expandScopes, isSubset, parseScope } from '../scopes';
 import { createInteraction, ensureSession } from '../session';
 import { browserErrors } from './respond';
 
 // GET /oauth/authorize (spec 5.3.2). Chain: parameters → client → redirect URI (the last two
-// fail as a page, never as a redirect) → response type → PKCE → scope → hand over to the
-// interaction pages (sign-in, consent).
+// fail as a page, never as a redirect) → response type → PKCE → scope → resource → hand over
+// to the interaction pages (sign-in, consent).
 
 /** RFC 6749 3.3: when scope is omitted, the client's registered scope, else read-only access. */
 const DEFAULT_SCOPE = 'read';
 
 async function readParams(ctx: Context, next: Next) {
   try {
-    oauthState(ctx).params = queryParams(ctx);
+    Object.assign(oauthState(ctx), queryParams(ctx));
   } catch (err) {
     throw new AuthorizationPageError('Invalid authorization request', (err as Error).message);
   }
@@ -73,6 +74,17 @@ async function checkScope(ctx: Context, next: Next) {
   await next();
 }
 
+/**
+ * RFC 8707 2.1: `resource` names the resource server the token is for, one of ours (REST or
+ * MCP); the code and every token from it are bound to it. Malformed or unknown indicators are
+ * `invalid_target`, sent on the redirect like any error found after the redirect URI is
+ * trusted. Without the parameter (or naming both) the token is valid for both resources.
+ */
+async function checkResource(ctx: Context, next: Next) {
+  ctx.state.resource = requestedBinding(oauthState(ctx).resources);
+  await next();
+}
+
 async function startInteraction(ctx: Context) {
   const st = oauthState(ctx);
   const session = await ensureSession(ctx);
@@ -83,6 +95,7 @@ async function startInteraction(ctx: Context) {
     state: st.redirect!.state,
     codeChallenge: st.params.code_challenge!,
     requestedScopes: ctx.state.requestedScopes as string[],
+    resource: ctx.state.resource as ResourceBinding,
     forceConsent: (st.params.prompt ?? '').split(' ').includes('consent'),
   });
   ctx.set('Cache-Control', 'no-store');
@@ -90,4 +103,4 @@ async function startInteraction(ctx: Context) {
   ctx.redirect(`/oauth/interaction/${ix.uid}`);
 }
 
-export const authorizeEndpoint = [browserErrors, readParams, identifyClient, checkRedirectUri, checkResponseType, checkPkce, checkScope, startInteraction];
+export const authorizeEndpoint = [browserErrors, readParams, identifyClient, checkRedirectUri, checkResponseType, checkPkce, checkScope, checkResource, startInteraction];

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
-import { config } from '../../../lib/config';
 import { authorizationServerMetadata, protectedResourceMetadata } from '../metadata';
+import { restResource } from '../resources';
 
 // spec 5.3: discovery is unauthenticated and cacheable.
 const CACHE = 'public, max-age=3600';
@@ -10,8 +10,12 @@ export async function serveAuthorizationServerMetadata(ctx: Context): Promise<vo
   ctx.body = authorizationServerMetadata();
 }
 
-/** RFC 9728 3 for the REST resource (config.publicUrl). */
+/**
+ * RFC 9728 3 for the REST resource (config.publicUrl). `resource` is the identifier the
+ * authorization server binds tokens to (RFC 8707), so a client that sends it back verbatim
+ * gets a REST token.
+ */
 export async function serveRestResourceMetadata(ctx: Context): Promise<void> {
   ctx.set('Cache-Control', CACHE);
-  ctx.body = protectedResourceMetadata(config.publicUrl);
+  ctx.body = protectedResourceMetadata(restResource());
 }

@@ -230,7 +230,7 @@ async function approve(ctx: Context) {
     userId: user.id, clientId: client.id, workspaceId: choices.workspaceId, defaultProjectId: choices.projectId,
     accessLevel: choices.accessLevel, requestedScopes: ix.requestedScopes, scopes: grantedScopes(ix.requestedScopes, choices.accessLevel),
   });
-  const code = await issueCode(grant, ix.redirectUri, ix.codeChallenge);
+  const code = await issueCode(grant, ix.redirectUri, ix.codeChallenge, ix.resource ?? null);
   redirectToClient(ctx, ix.redirectUri, { code, state: ix.state });
 }
 

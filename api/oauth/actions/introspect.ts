@@ -8,7 +8,8 @@ import { readBodyParams } from './token';
 
 // POST /oauth/introspect (spec 5.3.7; RFC 7662). Public: no client authentication. An
 // inactive token (unknown, expired, revoked, rotated) is `{ active: false }` and nothing else,
-// so the answer never says why (RFC 7662 2.2).
+// so the answer never says why (RFC 7662 2.2). An access token bound to one resource
+// (RFC 8707) reports it as `aud`; a token valid for both resources carries no `aud`.
 
 const INACTIVE = { active: false } as const;
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
@@ -24,6 +25,7 @@ async function describeAccessToken(token: string) {
   return {
     active: true, scope: scopeString(row.scopes), client_id: row.client_id, sub: row.user_id, token_type: 'Bearer',
     exp: seconds(row.expires_at), iat: seconds(row.created_at), iss: issuer(), jti: row.id, workspace_id: row.workspace_id,
+    ...(row.resource ? { aud: row.resource } : {}),
   };
 }
 

@@ -7,6 +7,7 @@ import { oauthState } from '../http';
 import { bodyParams } from '../params';
 
 // POST /oauth/token (spec 5.3.4, 5.3.5). Chain: parameters → public client → grant type → grant.
+// `resource` (RFC 8707 2.2) is checked by each grant against what it was granted for.
 // Errors are ApiErrors rendered once by the REST boundary in the standard envelope (spec 7.3).
 
 const GRANTS: Record<string, (ctx: Context) => Promise<void>> = {
@@ -15,7 +16,7 @@ const GRANTS: Record<string, (ctx: Context) => Promise<void>> = {
 };
 
 export async function readBodyParams(ctx: Context, next: Next) {
-  oauthState(ctx).params = bodyParams(ctx);
+  Object.assign(oauthState(ctx), bodyParams(ctx));
   await next();
 }
 

@@ -6,15 +6,19 @@ import { InvalidGrant, InvalidRequest } from '../errors';
 import type { CodeRow } from '../grants';
 import { oauthState } from '../http';
 import { required } from '../params';
+import { narrowBinding } from '../resources';
 import { createFamily, insertAccessToken, insertRefreshToken, publishTokenInvalidation, randomToken, revokeFamilies, tokenHash, tokenResponse, ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX } from '../tokens';
 
-// grant_type=authorization_code (spec 5.3.4; RFC 6749 4.1.3; RFC 7636 4.5-4.6).
+// grant_type=authorization_code (spec 5.3.4; RFC 6749 4.1.3; RFC 7636 4.5-4.6; RFC 8707 2.2).
 //
 // Checks are made on a plain read first so that a wrong client, redirect URI or verifier
 // leaves the code usable by its rightful holder; the code is then consumed by one atomic
 // UPDATE ... WHERE consumed_at IS NULL in the transaction that issues the tokens, so exactly
-// one request wins. A code presented again (RFC 6749 4.1.2: "SHOULD revoke all tokens
-// previously issued based on that authorization code") revokes the family issued from it.
+// one request wins. `resource`, when sent, must be within what the code was granted for (the
+// one resource of the authorization request, or either when it named none); the access token
+// is bound to it, the family keeps the code's binding for later refreshes. A code presented
+// again (RFC 6749 4.1.2: "SHOULD revoke all tokens previously issued based on that
+// authorization code") revokes the family issued from it.
 
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
@@ -31,7 +35,7 @@ async function revokeIssuedFrom(codeHash: string): Promise<void> {
 }
 
 export async function authorizationCodeGrant(ctx: Context): Promise<void> {
-  const { params, client } = oauthState(ctx);
+  const { params, client, resources } = oauthState(ctx);
   const code = required(params, 'code');
   const redirectUri = required(params, 'redirect_uri');
   const verifier = params.code_verifier;
@@ -49,6 +53,8 @@ export async function authorizationCodeGrant(ctx: Context): Promise<void> {
   // RFC 6749 4.1.3: identical to the redirect_uri of the authorization request.
   if (row.redirect_uri !== redirectUri) throw new InvalidGrant('redirect_uri does not match the authorization request.');
   if (!VERIFIER.test(verifier) || !constantTimeEqual(s256(verifier), row.code_challenge)) throw new InvalidGrant('PKCE verification failed: code_verifier does not match code_challenge.');
+  // Still on the plain read: a request for the wrong resource leaves the code usable.
+  const resource = narrowBinding(row.resource, resources);
 
   const issued = await db().transaction(async (trx) => {
     const consumed = await trx('oauth_codes').where({ code_hash: codeHash }).whereNull('consumed_at').update({ consumed_at: trx.fn.now() }).returning('code_hash');
@@ -57,10 +63,10 @@ export async function authorizationCodeGrant(ctx: Context): Promise<void> {
     if (!grant) return 'grant_revoked' as const;
     const family = await createFamily(trx, {
       grantId: row.grant_id, clientId: row.client_id, userId: row.user_id, workspaceId: row.workspace_id,
-      defaultProjectId: row.default_project_id, scopes: row.scopes, codeHash,
+      defaultProjectId: row.default_project_id, scopes: row.scopes, codeHash, resource: row.resource,
     });
     const access = randomToken(ACCESS_TOKEN_PREFIX);
-    const accessRow = await insertAccessToken(trx, family, access, row.scopes);
+    const accessRow = await insertAccessToken(trx, family, access, row.scopes, resource);
     // spec 5.3.4: a refresh token only with offline_access (and a client registered for the grant).
     let refresh: string | null = null;
     if (row.scopes.includes('offline_access') && client!.grant_types.includes('refresh_token')) {

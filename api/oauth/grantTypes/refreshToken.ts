@@ -6,6 +6,7 @@ import { InvalidGrant, InvalidScope } from '../errors';
 import { forgetConsent } from '../grants';
 import { oauthState } from '../http';
 import { required } from '../params';
+import { narrowBinding, type ResourceBinding } from '../resources';
 import { expandScopes, isSubset, parseScope } from '../scopes';
 import {
   findRefreshToken, looksLikeToken, publishTokenInvalidation, revokeFamilies, rotatedPair, rotateRefreshToken, tokenHash,
@@ -24,6 +25,9 @@ import {
 //   remembered consent dropped, so the user must approve again (spec 5.3.5).
 // - `scope` may narrow the new access token; the refresh token keeps the family's scope
 //   (RFC 6749 6: a new refresh token has the scope of the one it replaces).
+// - `resource` may likewise pick one of the family's resources for the new access token
+//   (RFC 8707 2.2); anything else is invalid_target. Without it the access token gets the
+//   family's binding. A grace replay returns the pair as it was first issued.
 
 type Presented = RefreshTokenRow & { family: FamilyRow };
 
@@ -35,9 +39,9 @@ function accessScopes(family: FamilyRow, scopeParam: string | undefined): string
   return family.scopes.filter((s) => asked.includes(s));
 }
 
-async function rotate(presented: Presented, plaintext: string, scopes: string[]) {
+async function rotate(presented: Presented, plaintext: string, scopes: string[], resource: ResourceBinding) {
   const pair = rotatedPair(plaintext);
-  const access = await rotateRefreshToken(presented, pair, scopes);
+  const access = await rotateRefreshToken(presented, pair, scopes, resource);
   return access ? tokenResponse({ plaintext: pair.access, row: access }, pair.refresh) : null;
 }
 
@@ -65,7 +69,7 @@ async function punishReuse(family: FamilyRow): Promise<never> {
 }
 
 export async function refreshTokenGrant(ctx: Context): Promise<void> {
-  const { params, client } = oauthState(ctx);
+  const { params, client, resources } = oauthState(ctx);
   const plaintext = required(params, 'refresh_token');
   if (!looksLikeToken(plaintext, REFRESH_TOKEN_PREFIX)) throw new InvalidGrant('The refresh token is unknown.');
   const presented = await findRefreshToken(plaintext);
@@ -75,9 +79,11 @@ export async function refreshTokenGrant(ctx: Context): Promise<void> {
   if (presented.family.revoked_at || presented.revoked_at) throw new InvalidGrant('The refresh token has been revoked.');
   if (presented.expires_at.getTime() <= Date.now()) throw new InvalidGrant('The refresh token has expired.');
   const scopes = accessScopes(presented.family, params.scope);
+  // Before rotating: a request for a resource outside the grant leaves the token usable.
+  const resource = narrowBinding(presented.family.resource, resources);
 
   if (!presented.rotated_at) {
-    const issued = await rotate(presented, plaintext, scopes);
+    const issued = await rotate(presented, plaintext, scopes, resource);
     if (issued) {
       ctx.body = issued;
       return;

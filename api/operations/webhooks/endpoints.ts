@@ -67,6 +67,7 @@ export const getWebhookEndpoint = defineOperation({
 
 export const createWebhookEndpoint = defineOperation({
   name: 'webhookEndpoints.create',
+  secretResponse: true,
   summary: 'Register a webhook endpoint; the answer shows its signing secret, once.',
   kind: 'write',
   scopes: MANAGE,
@@ -119,6 +120,7 @@ export const updateWebhookEndpoint = defineOperation({
 
 export const rotateWebhookSecret = defineOperation({
   name: 'webhookEndpoints.rotateSecret',
+  secretResponse: true,
   summary: 'Issue a new signing secret, shown once; optionally keep signing with the old one for a while.',
   kind: 'write',
   scopes: MANAGE,
