@@ -16,11 +16,11 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { summarize, type LatencySummary } from './lib/load';
 import { diff, machineInfo, snapshot, type CpuBreakdown, type Groups } from './lib/proc';
 import { REPO_ROOT, startServer } from './lib/servers';
 import { freePort, resolveTemporalBinary, startTemporalDevServer } from '../lib/temporalBinary';
+import { flushRedis, recreateDatabase } from './lib/database';
 
 const { values: opt } = parseArgs({
   options: {
@@ -87,30 +87,7 @@ Object.assign(process.env, {
 // The built-in writer: the figures measure the service, not a model's latency.
 delete process.env.LLM_BASE_URL;
 
-async function resetDatabase(): Promise<void> {
-  const { ensureDatabase, describeStartupError } = await import('../lib/preflight');
-  await ensureDatabase(DATABASE_URL).catch((err) => { throw new Error(describeStartupError(err)); });
-  const name = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1));
-  const admin = new URL(DATABASE_URL);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  const ident = `"${name.replace(/"/g, '""')}"`;
-  await client.query(`drop database if exists ${ident} with (force)`);
-  await client.query(`create database ${ident}`);
-  await client.end();
-  const { createKnex, migrateLatest } = await import('../lib/db');
-  const k = createKnex(DATABASE_URL);
-  await migrateLatest(k);
-  await k.destroy();
-}
 
-async function flushRedis(): Promise<void> {
-  const { Redis } = await import('ioredis');
-  const r = new Redis(REDIS_URL);
-  await r.flushdb();
-  r.disconnect();
-}
 
 interface WorkerChild { child: ChildProcess; tail: string[]; stop(): Promise<void> }
 
@@ -279,8 +256,8 @@ function printRound(label: string, r: RoundResult) {
 
 async function main() {
   step(`database ${DATABASE_URL} (recreated), Redis ${REDIS_URL} (flushed)`);
-  await resetDatabase();
-  await flushRedis();
+  await recreateDatabase(DATABASE_URL);
+  await flushRedis(REDIS_URL);
 
   step('Temporal dev server');
   const binary = await resolveTemporalBinary({ log: (l) => console.log(`  [temporal] ${l}`) });

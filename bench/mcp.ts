@@ -22,7 +22,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
+import { flushRedis, recreateDatabase } from './lib/database';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DATABASE_URL = process.env.BENCH_MCP_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_mcp';
@@ -105,16 +105,6 @@ function cpuSeconds(pid: number): number | null {
   }
 }
 
-async function resetDatabase(url: string) {
-  const name = decodeURIComponent(new URL(url).pathname.slice(1));
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const c = new pg.Client({ connectionString: admin.toString() });
-  await c.connect();
-  await c.query(`drop database if exists "${name.replace(/"/g, '""')}" with (force)`);
-  await c.query(`create database "${name.replace(/"/g, '""')}"`);
-  await c.end();
-}
 
 interface Round {
   kind: 'rest' | 'streamable' | 'sse'; callsPerSecond: number; ok: number; errors: number; latencyMs: Summary;
@@ -166,13 +156,10 @@ function restGet(agent: http.Agent, url: URL, token: string): Promise<boolean> {
 
 async function main() {
   console.log(`mcp bench: ${SESSIONS} sessions, ${opt.duration} s per round, tool ${TOOL}`);
-  await resetDatabase(DATABASE_URL);
-  const { createKnex, migrateLatest, closeDb } = await import('../lib/db');
-  const k = createKnex(DATABASE_URL);
-  await migrateLatest(k);
-  await k.destroy();
-  const { redis, closeRedis } = await import('../lib/redis');
-  await redis().flushdb();
+  await recreateDatabase(DATABASE_URL);
+  await flushRedis(REDIS_URL);
+  const { closeDb } = await import('../lib/db');
+  const { closeRedis } = await import('../lib/redis');
 
   const { createWorkspace, createProject, issueApiKey } = await import('../lib/admin/provision');
   const { db } = await import('../lib/db');

@@ -22,7 +22,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
+import { flushRedis, recreateDatabase } from './lib/database';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DATABASE_URL = process.env.BENCH_OAUTH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_oauth';
@@ -130,16 +130,6 @@ function freePort(): Promise<number> {
   });
 }
 
-async function resetDatabase(url: string) {
-  const name = decodeURIComponent(new URL(url).pathname.slice(1));
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const c = new pg.Client({ connectionString: admin.toString() });
-  await c.connect();
-  await c.query(`drop database if exists "${name.replace(/"/g, '""')}" with (force)`);
-  await c.query(`create database "${name.replace(/"/g, '""')}"`);
-  await c.end();
-}
 
 /** A cookie-keeping client for the sign-in and consent pages (what a browser does, minus rendering). */
 class PageClient {
@@ -237,15 +227,9 @@ Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
     RATE_LIMIT_READ: '100000000', RATE_LIMIT_WRITE: '100000000', RATE_LIMIT_UNAUTHENTICATED: '100000000',
   });
 
-  await resetDatabase(DATABASE_URL);
-  const { createKnex, migrateLatest, closeDb } = await import('../lib/db');
-  const k = createKnex(DATABASE_URL);
-  await migrateLatest(k);
-  await k.destroy();
-  const { Redis } = await import('ioredis');
-  const r = new Redis(REDIS_URL);
-  await r.flushdb();
-  r.disconnect();
+  await recreateDatabase(DATABASE_URL);
+  await flushRedis(REDIS_URL);
+  const { closeDb } = await import('../lib/db');
 
   const { addMember, createProject, createUser, createWorkspace } = await import('../lib/admin/provision');
   const { closeRedis } = await import('../lib/redis');

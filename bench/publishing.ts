@@ -37,7 +37,7 @@ const { values: opt } = parseArgs({
     margin: { type: 'string', default: '30' },
     spread: { type: 'string', default: '0' },
     'kill-at': { type: 'string', default: '0.3' },
-    'kill-fallback': { type: 'string', default: '60' },
+    'kill-fallback': { type: 'string', default: '150' },
     'restart-delay': { type: 'string', default: '2' },
     'no-kill': { type: 'boolean', default: false },
     deadline: { type: 'string', default: '900' },
@@ -75,7 +75,7 @@ Options:
   --spread S                spread the due times over S seconds from :00 (default 0: every post
                             at hh:mm:00.000)
   --kill-at F               SIGKILL the worker when this share is published (default 0.3)
-  --kill-fallback S         ... or S seconds after the due time, whichever comes first (default 60)
+  --kill-fallback S         ... or S seconds after the due time, whichever comes first (default 150)
   --restart-delay S         seconds between the kill and the restart (default 2)
   --no-kill                 no kill: a baseline run
   --late-after S            a post published more than S seconds after its due time is late (default 300)
@@ -475,14 +475,45 @@ async function main() {
     const rand = prng(20261122);
     const pilotDue = new Date(Date.now() + 7 * 86_400_000);
     const pilotItems: CreateItem[] = Array.from({ length: PILOT }, () => ({ projectId: s.pilotProjectId, content: postContent(rand), scheduledFor: pilotDue }));
+    // Tasks waiting in the task queue (workflow + activity; a worker's sticky queue is not counted).
+    const longNum = (v: unknown) => (v && typeof v === 'object' && 'toNumber' in v ? (v as { toNumber(): number }).toNumber() : Number(v ?? 0));
+    const backlog = async () => {
+      let total = 0;
+      for (const taskQueueType of [1, 2]) {
+        const r = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: TASK_QUEUE, kind: 1 }, taskQueueType, reportStats: true });
+        total += longNum(r.stats?.approximateBacklogCount);
+      }
+      return total;
+    };
+    /** When the task queue has stayed empty for 2 s (every new workflow has run its first tasks and set its timer); null if not before `until`. */
+    const waitIdle = async (until: number): Promise<number | null> => {
+      let zeroSince: number | null = null;
+      while (Date.now() < until) {
+        if ((await backlog()) === 0) {
+          zeroSince ??= Date.now();
+          if (Date.now() - zeroSince >= 2_000) return zeroSince;
+        } else zeroSince = null;
+        await sleep(250);
+      }
+      return null;
+    };
+
+    const pilotStart = Date.now();
     const pilot = await createAll(pilotItems, creator.create);
     if (pilot.errors) throw new Error(`pilot creates failed (${pilot.errors}): ${pilot.errorSamples.join(' | ')}`);
-    const estimateMs = (POSTS / pilot.rate) * 1000;
-    // The create rate drops as the run goes on (the worker is busy with every new workflow's
-    // first tasks, Temporal's tables grow): twice the pilot's estimate plus the margin.
-    const earliest = Date.now() + estimateMs * 2 + MARGIN_MS;
+    // A post is ready once its workflow has loaded the schedule and set its timer; the worker
+    // does that for new workflows more slowly than the API creates them, so the due time is
+    // estimated from the rate at which pilot posts became ready, not from the create rate.
+    const pilotIdle = await waitIdle(Date.now() + 180_000);
+    const { timeline } = await import('./publishing/history');
+    const { workflowIds } = await import('../lib/temporal');
+    const pilotChecked = await Promise.all(pilot.ids.filter((x): x is string => !!x).slice(0, 20).map((id) => timeline(tclient, workflowIds.publish(id), id, pilotDue.getTime()).catch(() => null)));
+    const pilotArmed = pilotChecked.filter((t) => t?.timerStarted != null).length;
+    const readyRate = PILOT / (((pilotIdle ?? Date.now()) - pilotStart) / 1000);
+    const estimateMs = (POSTS / Math.min(pilot.rate, readyRate)) * 1000;
+    const earliest = Date.now() + estimateMs * 1.3 + MARGIN_MS;
     const dueMs = Math.ceil(earliest / 60_000) * 60_000;
-    step(`pilot: ${PILOT} posts (due in 7 days) at ${f0(pilot.rate)} posts/s, p50 ${pilot.latencyMs.p50.toFixed(0)} ms → ${f0(POSTS)} posts ≈ ${s1(estimateMs)} s; due minute ${new Date(dueMs).toISOString()} (in ${s1(dueMs - Date.now())} s)`);
+    step(`pilot: ${PILOT} posts (due in 7 days) created at ${f0(pilot.rate)} posts/s (p50 ${pilot.latencyMs.p50.toFixed(0)} ms), ready (timer set) at ${readyRate.toFixed(1)} posts/s${pilotIdle ? '' : ' (task queue never drained)'}, ${pilotArmed}/${pilotChecked.length} checked have their timer → ${f0(POSTS)} posts ≈ ${s1(estimateMs)} s; due minute ${new Date(dueMs).toISOString()} (in ${s1(dueMs - Date.now())} s)`);
 
     const items: CreateItem[] = Array.from({ length: POSTS }, (_, i) => ({
       projectId: s.projectIds[i % PROJECTS]!,
@@ -490,7 +521,7 @@ async function main() {
       scheduledFor: new Date(dueMs + (SPREAD_MS ? Math.floor((i * SPREAD_MS) / POSTS) : 0)),
     }));
     const cpuCreate0 = snapshot();
-    const created = await createAll(items, creator.create, (n) => console.log(`    ${f0(n)} created, ${s1(dueMs - Date.now())} s before due`));
+    const created = await createAll(items, creator.create, (n) => void backlog().then((b) => console.log(`    ${f0(n)} created, ${s1(dueMs - Date.now())} s before due, ${f0(b)} tasks queued`), () => undefined));
     const cpuCreate1 = snapshot();
     creator.close();
     const finishedBeforeDueMs = dueMs - Date.now();
@@ -503,6 +534,10 @@ async function main() {
     items.forEach((it, i) => { if (created.ids[i]) dueOf.set(created.ids[i]!, it.scheduledFor.getTime()); });
     // The API is idle from here on; stopping it leaves the worker alone on the database.
     if (api) await api.stop();
+    const readyAt = await waitIdle(dueMs - 2_000);
+    const backlogAtDue = readyAt ? 0 : await backlog();
+    if (readyAt) step(`every publish workflow has set its timer: task queue empty ${s1(readyAt - (dueMs - finishedBeforeDueMs))} s after the last create, ${s1(dueMs - readyAt)} s before due`);
+    else step(`NOTE: ${f0(backlogAtDue)} tasks still queued at the due time: some publish workflows have not set their timer yet (creation backlog spills into the due minute)`);
 
     // ── Drain: due time → everything published (or the deadline) ──────────────────────────
     const expected = dueOf.size;
@@ -655,7 +690,6 @@ async function main() {
       while (set.size < HISTORY_SAMPLE) set.add(ids[Math.floor(sampleRand() * ids.length)]!);
       sampleIds = [...set];
     }
-    const { workflowIds } = await import('../lib/temporal');
     const toItem = (id: string) => ({ workflowId: workflowIds.publish(id), postId: id, dueMs: dueOf.get(id)! });
     let hist: { ok: PostTimeline[]; errors: number } = { ok: [], errors: 0 };
     if (sampleIds.length) {
@@ -669,6 +703,8 @@ async function main() {
       const row = (f: (t: PostTimeline) => number | null) => ({ p50: median(tl.map(f)), p99: pct(tl.map(f), 0.99), max: pct(tl.map(f), 1) });
       return {
         workflows: tl.length,
+        notReadyAtDue: tl.filter((t) => t.timerStarted === null || t.timerStarted > 0).length,
+        firstTaskStartedMs: row((t) => t.firstTaskStarted),
         timerFiredAfterDueMs: row((t) => t.timerFired),
         workflowTaskWaitMs: row((t) => t.wfTaskWait),
         workflowTaskRunMs: row((t) => t.wfTaskRun),
@@ -765,6 +801,7 @@ async function main() {
       console.log(`  where the lag went — publish workflow histories of ${f0(bd.workflows)} posts | the slowest ${bdSlow.workflows}; p50 / p99 | p50 / max:`);
       const B = (label: string, a: { p50: number | null; p99: number | null }, b: { p50: number | null; max: number | null }) =>
         L(`  ${label}`, `${ms(a.p50)} / ${ms(a.p99)}   | ${ms(b.p50)} / ${ms(b.max)}`);
+      L('  not ready at due (no timer set yet)', `${f0(bd.notReadyAtDue)} posts${bd.notReadyAtDue ? ` — their workflow's first task started p50 ${ms(bd.firstTaskStartedMs.p50)} / max ${ms(bd.firstTaskStartedMs.max)} relative to due` : ''}`);
       B('timer fired (after due)', bd.timerFiredAfterDueMs, bdSlow.timerFiredAfterDueMs);
       B('→ workflow task started (queue wait)', bd.workflowTaskWaitMs, bdSlow.workflowTaskWaitMs);
       B('  workflow task run', bd.workflowTaskRunMs, bdSlow.workflowTaskRunMs);
@@ -823,7 +860,8 @@ async function main() {
         workerHeapMiB: Math.round(heapLimitMiB), maxCachedWorkflows: MAX_CACHED_WORKFLOWS,
         dbPoolMax: 10, publishDelaySeconds: 0, temporal: 'dev server, in memory', database: BENCH_DB, redisDb: new URL(REDIS_URL).pathname.slice(1) || '0', taskQueue: TASK_QUEUE,
       },
-      creation: { pilot: { posts: PILOT, rate: pilot.rate, latencyMs: pilot.latencyMs }, estimateS: estimateMs / 1000, durationS: created.durationMs / 1000, rate: created.rate, latencyMs: created.latencyMs, errors: created.errors, errorSamples: created.errorSamples, finishedBeforeDueS: finishedBeforeDueMs / 1000, unsyncedWorkflows: unsynced, cpuUsPerPost: createCpuPerPost },
+      creation: { pilot: { posts: PILOT, rate: pilot.rate, latencyMs: pilot.latencyMs }, estimateS: estimateMs / 1000, durationS: created.durationMs / 1000, rate: created.rate, latencyMs: created.latencyMs, errors: created.errors, errorSamples: created.errorSamples, finishedBeforeDueS: finishedBeforeDueMs / 1000, unsyncedWorkflows: unsynced,
+        pilotReadyRate: readyRate, allReadyBeforeDueS: readyAt ? (dueMs - readyAt) / 1000 : null, tasksQueuedAtDue: backlogAtDue, cpuUsPerPost: createCpuPerPost },
       lag,
       networkLag: nl,
       late,

@@ -21,6 +21,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { diff, snapshot, type Groups } from './lib/proc';
+import { flushRedis, recreateDatabase } from './lib/database';
 
 const RECEIVER_CHILD = '--receivers-child';
 
@@ -109,17 +110,6 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
-async function resetDatabase(url: string): Promise<void> {
-  const name = decodeURIComponent(new URL(url).pathname.slice(1));
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  const ident = `"${name.replace(/"/g, '""')}"`;
-  await client.query(`drop database if exists ${ident} with (force)`);
-  await client.query(`create database ${ident}`);
-  await client.end();
-}
 
 function startReceivers(secrets: string[]): Promise<{ child: ChildProcess; ports: number[]; ask<T>(type: string): Promise<T> }> {
   const child = fork(import.meta.filename, [RECEIVER_CHILD], { execArgv: ['--import', 'tsx'], env: { ...process.env, BENCH_RECEIVER_SECRETS: JSON.stringify(secrets) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -154,15 +144,9 @@ async function main() {
   let receivers: Awaited<ReturnType<typeof startReceivers>> | undefined;
   let stopWorker = async () => {};
   try {
-    await resetDatabase(DATABASE_URL);
-    const { createKnex, migrateLatest, db, closeDb } = await import('../lib/db');
-    const k = createKnex(DATABASE_URL);
-    await migrateLatest(k);
-    await k.destroy();
-    const { Redis } = await import('ioredis');
-    const r = new Redis(REDIS_URL);
-    await r.flushdb();
-    r.disconnect();
+    await recreateDatabase(DATABASE_URL);
+    await flushRedis(REDIS_URL);
+    const { db, closeDb } = await import('../lib/db');
     step(`database ${new URL(DATABASE_URL).pathname.slice(1)} (recreated, migrated), Redis ${REDIS_URL} (flushed)`);
 
     const { createWorkspace, createProject } = await import('../lib/admin/provision');

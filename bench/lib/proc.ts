@@ -61,6 +61,12 @@ export interface CpuBreakdown {
   machineBusy: number;
   /** CPU milliseconds per group over the window. */
   cpuMs: Record<string, number>;
+  /**
+   * Busy CPU time no live process accounts for: processes that started and ended inside the
+   * window (a neighbour's compiler, test runner, npm), and kernel work outside any process.
+   * Without it a burst of short-lived jobs would look like a quiet machine.
+   */
+  unaccountedMs: number;
 }
 
 /** CPU spent between two snapshots, grouped; processes matching no group land in "other". */
@@ -77,7 +83,9 @@ export function diff(a: CpuSnapshot, b: CpuSnapshot, groups: Groups): CpuBreakdo
     cpuMs[name]! += delta;
   }
   const all = b.totalAll - a.totalAll;
-  return { machineBusy: all > 0 ? (b.totalBusy - a.totalBusy) / all : 0, cpuMs };
+  const busyMs = ((b.totalBusy - a.totalBusy) * 1000) / CLK_TCK;
+  const attributed = Object.values(cpuMs).reduce((x, y) => x + y, 0);
+  return { machineBusy: all > 0 ? (b.totalBusy - a.totalBusy) / all : 0, cpuMs, unaccountedMs: Math.max(0, busyMs - attributed) };
 }
 
 export function machineInfo() {

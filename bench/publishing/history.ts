@@ -6,7 +6,9 @@ import type { Client } from '@temporalio/client';
 
 export interface PostTimeline {
   postId: string;
-  /** Milliseconds after the post's due time. */
+  /** Milliseconds after the post's due time (negative: before it). The workflow's first task (it loads the schedule), and its timer being set: null when the schedule was loaded after the due time, so no timer was needed. */
+  firstTaskStarted: number | null;
+  timerStarted: number | null;
   timerFired: number | null;
   /** Timer fired → a worker starts the workflow task that reacts to it (queue wait, including any sticky-queue timeout). */
   wfTaskWait: number | null;
@@ -41,7 +43,7 @@ export async function timeline(client: Client, workflowId: string, postId: strin
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   const events = history.events ?? [];
   const out: PostTimeline = {
-    postId, timerFired: null, wfTaskWait: null, wfTaskRun: null, stickyTimeouts: 0, startToCloseTimeouts: 0,
+    postId, firstTaskStarted: null, timerStarted: null, timerFired: null, wfTaskWait: null, wfTaskRun: null, stickyTimeouts: 0, startToCloseTimeouts: 0,
     activityScheduled: null, activityQueue: null, activityRun: null, activityAttempts: 0, closeWait: null, workflowClosed: null,
   };
   const rel = (ms: number | null) => (ms === null ? null : ms - dueMs);
@@ -53,22 +55,25 @@ export async function timeline(client: Client, workflowId: string, postId: strin
   let publishDoneAt: number | null = null;
   for (const e of events) {
     const at = tsMs(e.eventTime as Ts);
+    if (e.workflowTaskStartedEventAttributes && out.firstTaskStarted === null) out.firstTaskStarted = rel(at);
+    if (e.timerStartedEventAttributes) out.timerStarted = rel(at);
     if (e.timerFiredEventAttributes) {
       firedAt = at;
       out.timerFired = rel(at);
       continue;
     }
-    if (firedAt === null) continue;
-    const timedOut = e.workflowTaskTimedOutEventAttributes;
-    if (timedOut) {
-      if (timedOut.timeoutType === SCHEDULE_TO_START) out.stickyTimeouts++;
-      else if (timedOut.timeoutType === START_TO_CLOSE) out.startToCloseTimeouts++;
+    if (firedAt !== null) {
+      const timedOut = e.workflowTaskTimedOutEventAttributes;
+      if (timedOut) {
+        if (timedOut.timeoutType === SCHEDULE_TO_START) out.stickyTimeouts++;
+        else if (timedOut.timeoutType === START_TO_CLOSE) out.startToCloseTimeouts++;
+      }
+      if (e.workflowTaskStartedEventAttributes && wfStarted === null && at !== null) {
+        wfStarted = at;
+        out.wfTaskWait = at - firedAt;
+      }
+      if (e.workflowTaskCompletedEventAttributes && wfStarted !== null && out.wfTaskRun === null && at !== null) out.wfTaskRun = at - wfStarted;
     }
-    if (e.workflowTaskStartedEventAttributes && wfStarted === null && at !== null) {
-      wfStarted = at;
-      out.wfTaskWait = at - firedAt!;
-    }
-    if (e.workflowTaskCompletedEventAttributes && wfStarted !== null && out.wfTaskRun === null && at !== null) out.wfTaskRun = at - wfStarted;
     const sched = e.activityTaskScheduledEventAttributes;
     if (sched && sched.activityType?.name === 'publishPost') {
       publishScheduledId = String(e.eventId);

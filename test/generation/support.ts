@@ -13,7 +13,8 @@ import { startApi, type TestServer } from '../support/app';
 // and an in-process worker whose writer is a ChatCompletionsWriter pointed at the stub (config
 // is read at import and the runner sets no LLM_BASE_URL, so the writer is injected).
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from '../support/wait';
+export { sleep };
 
 export interface Harness {
   api: TestServer;

@@ -8,22 +8,13 @@ import { createWorker } from '../../workers/worker';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';
 import { connect, fails, ok, rest, startMcpStack, TRANSPORTS, type McpStack } from './support';
+import { waitFor } from '../support/wait';
 
 // spec 3.1 / 4.9 delete_post: two-phase, posts:destroy, soft delete, post.deleted; a scheduled
 // post never publishes afterwards; a published one stays live on the network.
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const DESTROY = ['read', 'write', 'posts:destroy'];
 
-async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 describe('MCP delete_post', function () {
   this.timeout(90_000);

@@ -13,7 +13,7 @@ import {
 // the streamable transport's resumability: a stream broken off in one process is resumed with
 // Last-Event-ID in another (events in Redis).
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from '../support/wait';
 
 describe('MCP progress and resumable streams', function () {
   this.timeout(120_000);

@@ -9,7 +9,7 @@ import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedCompanyPage, connectedPersonalProject, simulator } from '../support/network';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from '../support/wait';
 
 async function connectionOf(projectId: string) {
   const p = await db()('projects').where({ id: projectId }).first('connection_id');

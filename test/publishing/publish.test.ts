@@ -7,18 +7,9 @@ import { maybeRecordHistory } from '../support/histories';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedCompanyPage, connectedPersonalProject, simulator } from '../support/network';
+import { sleep, waitFor } from '../support/wait';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
-}
 
 const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 

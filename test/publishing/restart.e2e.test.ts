@@ -9,7 +9,7 @@ import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';
 import { spawnService, type ServiceProcess } from '../support/processes';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from '../support/wait';
 const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 
 // spec 3.1 + the exactly-once promise: with timers pending, every process (API, worker and the

@@ -9,21 +9,12 @@ import { temporalClient } from '../../lib/temporal';
 import { createWorker } from '../../workers/worker';
 import { member } from '../support/factories';
 import { register, tokenFor } from '../oauth/support';
+export { sleep, waitFor } from '../support/wait';
 
 // Fixtures of the webhook suites: real receivers on 127.0.0.1, an in-process worker with its
 // own task queue and outbox relay, OAuth tokens through the real authorization flow.
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 export interface Received { body: string; json: any; headers: IncomingHttpHeaders; at: number; remotePort: number | undefined }
 
