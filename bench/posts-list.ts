@@ -62,8 +62,9 @@ Options:
                       time (rate limiter, project lookup, knex, the listPosts handler)
   --stages            time each step of the request inside the app process, unloaded
   --strict            exit 1 when a target is missed
-  --server-node-options "FLAGS"
-                      extra Node flags for every server process, e.g. "--max-semi-space-size=64"
+  --server-node-options="FLAGS"
+                      extra Node flags for every server process, e.g.
+                      --server-node-options=--max-semi-space-size=64 (note the "=")
                       (for trying runtime settings; the same flags go to both servers)
   --quiet-wait S      before each measurement, wait up to S seconds for other processes to
                       use < 10% of the machine (default 120; 0 = do not wait)

@@ -1,13 +1,13 @@
 // Bench: scheduled publishing under a thundering herd — 10,000 posts due in the same minute,
 // the worker killed (SIGKILL) and restarted while they go out.
 //
-//   npm run bench -- publishing                 full run (≈ 5-8 min)
+//   npm run bench -- publishing                 full run (≈ 20-25 min on 2 cores)
 //   npm run bench -- publishing --help          every option
 //
 // Everything is the bench's own: Postgres database content_scheduler_bench_pub (dropped and
 // recreated), Redis db 13 (flushed), a Temporal dev server (in memory) and the network
 // simulator on free ports. The worker is `workers/main.ts` as a child process, exactly as
-// production runs it. See bench/README.md for what the figures mean.
+// production runs it. See bench/publishing/README.md for what the figures mean.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';

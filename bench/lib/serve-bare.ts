@@ -11,11 +11,11 @@ import { serveUnderParent } from './serverChild';
 // BENCH_BARE_ADD (comma-separated) adds one piece of the real request path at a time, for
 // the --ablation run, so the machine-level cost of each piece is measured on its own:
 //   ratelimit  the real limiter (api/rateLimit consume(): one Redis EVAL)
-//   project    the project lookup listPosts does first, as the exact SQL knex generates for
-//              findProject, sent through pg (the extra statement, without knex)
+//   project    a project lookup before the posts query, as the exact SQL knex generates for
+//              findProject, sent through pg: what one more statement per request costs
 //   knex       the posts query through lib/db's knex builder instead of pg
-//   handler    the real listPosts operation (zod input, findProject, knex query, signed
-//              cursor, presentPostSummary) with no router, adapter, auth or limiter around it
+//   handler    the real listPosts operation (zod input, its knex queries, signed cursor,
+//              presentPostSummary) with no router, adapter, auth or limiter around it
 // App modules are imported only for the pieces asked for, so the plain baseline does not
 // carry their heap.
 

@@ -73,9 +73,9 @@ export async function timeStages(args: { token: string; projectId: string; port:
   out.push(await time('authenticate (API key, cache hit)', n, () => authenticate({ token: args.token, targetWorkspaceId: undefined, resource: 'rest' })));
   out.push(await time('rate limit: consume() Redis EVAL', n, () => consume('read', auth.workspaceId)));
   out.push(await time('validate query (zod parseInput)', n, () => parseInput(listPosts.input, { projectId: args.projectId, limit: '50' }, 'query')));
-  out.push(await time('handler: listPosts (findProject + posts query + page)', n, () => listPosts.handler(opCtx, input)));
-  // The handler split in its parts.
-  out.push(await time('  findProject (projects ⋈ connections)', n, () => findProject(auth, args.projectId)));
+  out.push(await time('handler: listPosts.handler (its queries + page)', n, () => listPosts.handler(opCtx, input)));
+  // The parts a list request can consist of.
+  out.push(await time('  project lookup: findProject (projects ⋈ connections)', n, () => findProject(auth, args.projectId)));
   out.push(await time('  posts query via knex builder', n, () => scoped(auth, 'posts').whereNull('posts.deleted_at').where('posts.project_id', args.projectId)
     .select('posts.id', 'posts.project_id', 'posts.status', 'posts.content_type', 'posts.title', 'posts.content', 'posts.scheduled_at', 'posts.created_at', 'posts.updated_at')
     .orderBy([{ column: 'posts.created_at', order: 'desc' }, { column: 'posts.id', order: 'desc' }]).limit(51)));

@@ -6,7 +6,7 @@ import { CATEGORY_TO_LEGACY, defaultStatus, type StatusCategory } from '../../..
 import { autoTitle, clearSlot, insertPost, loadPostForUpdate, upsertSlot } from '../../../lib/posts/write';
 import { parseInZone } from '../../../lib/time';
 import type { AuthContext } from '../../auth/context';
-import { scoped } from '../../auth/context';
+import { scoped, visibleProjects } from '../../auth/context';
 import { defineOperation } from '../../operation';
 import { keysetPage, parseLimit } from '../../pagination';
 import { findProject, type ProjectRow } from '../projects/present';
@@ -47,7 +47,6 @@ export const listPosts = defineOperation({
   input: listPostsInput,
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit);
-    await requireProject(auth, input.projectId);
     const statuses = input.status?.split(',').map((s) => s.trim());
     const q = postsOf(auth).where('posts.project_id', input.projectId)
       .select('posts.id', 'posts.project_id', 'posts.status', 'posts.content_type', 'posts.title', 'posts.content', 'posts.scheduled_at', 'posts.created_at', 'posts.updated_at');
@@ -55,7 +54,11 @@ export const listPosts = defineOperation({
     if (input.dateFrom) q.where('posts.created_at', '>=', `${input.dateFrom}T00:00:00Z`);
     if (input.dateTo) q.where('posts.created_at', '<', new Date(Date.parse(`${input.dateTo}T00:00:00Z`) + 86_400_000));
     const filters = { projectId: input.projectId, status: statuses?.slice().sort().join(','), dateFrom: input.dateFrom, dateTo: input.dateTo, role: auth.role };
-    return keysetPage<PostRow, ReturnType<typeof presentPostSummary>>(q, { limit, cursor: input.cursor, filters, table: 'posts', present: presentPostSummary });
+    const page = await keysetPage<PostRow, ReturnType<typeof presentPostSummary>>(q, { limit, cursor: input.cursor, filters, table: 'posts', present: presentPostSummary });
+    // Rows prove the project is the caller's (the query is scoped); only an empty page needs
+    // the lookup that tells "no posts" from "no such project" (404) — one query saved per page.
+    if (page.data.length === 0 && !(await visibleProjects(auth).where('projects.id', input.projectId).first('projects.id'))) throw errors.notFound('project');
+    return page;
   },
 });
 
