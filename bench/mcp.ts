@@ -23,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { flushRedis, recreateDatabase } from './lib/database';
+import { summarize, type LatencySummary } from './lib/load';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DATABASE_URL = process.env.BENCH_MCP_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_mcp';
@@ -74,14 +75,6 @@ Object.assign(process.env, {
 
 // ---------------------------------------------------------------------------------------------
 
-interface Summary { count: number; mean: number; p50: number; p90: number; p99: number; max: number }
-
-function summarize(values: number[]): Summary {
-  const s = Float64Array.from(values).sort();
-  const n = s.length;
-  const at = (q: number) => (n ? s[Math.min(n - 1, Math.max(0, Math.ceil(q * n) - 1))]! : 0);
-  return { count: n, mean: n ? s.reduce((a, b) => a + b, 0) / n : 0, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: n ? s[n - 1]! : 0 };
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -107,11 +100,11 @@ function cpuSeconds(pid: number): number | null {
 
 
 interface Round {
-  kind: 'rest' | 'streamable' | 'sse'; callsPerSecond: number; ok: number; errors: number; latencyMs: Summary;
+  kind: 'rest' | 'streamable' | 'sse'; callsPerSecond: number; ok: number; errors: number; latencyMs: LatencySummary;
   serverCpuUsPerCall: number | null;
   /** The load generator's own CPU per call (the SDK clients, or the plain HTTP client for REST). */
   clientCpuUsPerCall: number;
-  connectMs?: Summary;
+  connectMs?: LatencySummary;
 }
 
 /** Each worker loops `step` until the deadline; latencies of successful calls only. */

@@ -23,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { flushRedis, recreateDatabase } from './lib/database';
+import { summarize, type LatencySummary } from './lib/load';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DATABASE_URL = process.env.BENCH_OAUTH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_oauth';
@@ -32,14 +33,6 @@ const PASSWORD = 'bench password 123';
 
 // ---------------------------------------------------------------------------------------------
 
-interface Summary { count: number; mean: number; p50: number; p90: number; p99: number; max: number }
-
-function summarize(values: number[]): Summary {
-  const s = Float64Array.from(values).sort();
-  const n = s.length;
-  const at = (q: number) => (n ? s[Math.min(n - 1, Math.max(0, Math.ceil(q * n) - 1))]! : 0);
-  return { count: n, mean: n ? s.reduce((a, b) => a + b, 0) / n : 0, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: n ? s[n - 1]! : 0 };
-}
 
 interface Reply { status: number; body: string }
 
@@ -56,7 +49,7 @@ function request(agent: http.Agent, url: URL, method: 'GET' | 'POST', headers: R
   });
 }
 
-interface LoopResult { rps: number; ok: number; errors: number; statuses: Record<string, number>; latencyMs: Summary; durationS: number }
+interface LoopResult { rps: number; ok: number; errors: number; statuses: Record<string, number>; latencyMs: LatencySummary; durationS: number }
 
 /** Closed loop: each worker sends its next request when the previous answer has been read. */
 async function closedLoop(connections: number, durationMs: number, step: (worker: number, agent: http.Agent) => Promise<Reply>): Promise<LoopResult> {
