@@ -116,6 +116,31 @@ const step = (text: string) => console.log(`• ${text}`);
 
 
 
+/**
+ * One posts-list run per database at a time: a second run would drop the database under the
+ * first one's servers (and both would measure each other). The lock is a Postgres advisory
+ * lock held by a session on the maintenance database for the life of this process, so it goes
+ * away with the process however that ends. A second run waits for the first.
+ */
+async function holdRunLock(): Promise<() => Promise<void>> {
+  const admin = new URL(DATABASE_URL);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  client.on('error', () => undefined);
+  await client.connect();
+  const key = `content-scheduler bench ${BENCH_DB}`;
+  let announced = false;
+  for (;;) {
+    const { rows } = await client.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtext($1)) as ok', [key]);
+    if (rows[0]?.ok) break;
+    if (!announced) step(`another run is using ${BENCH_DB}; waiting for it to finish`);
+    announced = true;
+    await sleep(5000);
+  }
+  // The session is the lock: it stays open until the run is over.
+  return () => client.end().catch(() => undefined);
+}
+
 interface Seed { workspaceId: string; projectId: string; apiKey: string; posts: number; deletedPosts: number; contentChars: { min: number; max: number; mean: number } }
 
 async function seed(): Promise<Seed> {
@@ -271,6 +296,7 @@ async function main() {
   const started = Date.now();
   const machine = machineInfo();
   console.log(`posts-list bench — ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}`);
+  const releaseLock = await holdRunLock();
   step(`database ${DATABASE_URL.replace(/\/\/([^:@/]*):[^@]*@/, '//$1:***@')} (reset), Redis ${REDIS_URL} (flushed)`);
   await recreateDatabase(DATABASE_URL);
   await flushRedis(REDIS_URL);
@@ -518,6 +544,7 @@ async function main() {
     if (opt.strict && (!ratioMet || p99Met === false)) process.exitCode = 1;
   } finally {
     await stopAll();
+    await releaseLock();
   }
 }
 

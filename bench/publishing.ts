@@ -45,6 +45,7 @@ const { values: opt } = parseArgs({
     'activity-concurrency': { type: 'string' },
     'workflow-concurrency': { type: 'string' },
     'worker-heap': { type: 'string' },
+    'db-pool': { type: 'string' },
     'worker-profile': { type: 'boolean', default: false },
     'history-sample': { type: 'string', default: 'all' },
     'late-after': { type: 'string', default: '300' },
@@ -84,6 +85,7 @@ Options:
   --network-latency MS      latency the simulator adds to every createPost call (default 0)
   --activity-concurrency N  WORKER_ACTIVITY_CONCURRENCY for the worker (app default 100)
   --workflow-concurrency N  WORKER_WORKFLOW_CONCURRENCY for the worker (app default 100)
+  --db-pool N               DB_POOL_MAX for the worker and the API (Postgres connections per process)
   --worker-heap MiB         run the worker with --max-old-space-size=MiB; the SDK sizes its workflow
                             cache from the heap limit (maxCachedWorkflows ≈ (heap − 200) × 600 / 1024)
   --worker-profile          run the worker(s) with --cpu-prof; the profile of the worker that is
@@ -161,6 +163,7 @@ Object.assign(process.env, {
   NODE_ENV: 'production',
 });
 if (opt['activity-concurrency']) process.env.WORKER_ACTIVITY_CONCURRENCY = String(num('activity-concurrency', { min: 1, integer: true }));
+if (opt['db-pool']) process.env.DB_POOL_MAX = String(num('db-pool', { min: 1, integer: true }));
 if (opt['workflow-concurrency']) process.env.WORKER_WORKFLOW_CONCURRENCY = String(num('workflow-concurrency', { min: 2, integer: true }));
 const WORKER_PROFILE = opt['worker-profile'];
 const WORKER_HEAP_MIB = opt['worker-heap'] ? num('worker-heap', { min: 256, integer: true }) : null;
@@ -391,11 +394,14 @@ async function waitForQuiet(): Promise<number> {
 
 async function main() {
   const startedAt = Date.now();
+  // The knex pool size every app process uses (lib/db; DB_POOL_MAX where lib/config has it).
+  const { config } = await import('../lib/config');
+  const DB_POOL = (config as { dbPoolMax?: number }).dbPoolMax ?? 10;
   const machine = machineInfo();
   console.log(`publishing bench — ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}`);
   console.log(`  ${f0(POSTS)} posts over ${PROJECTS} account(s), due ${SPREAD_MS ? `spread over ${SPREAD_MS / 1000} s from` : 'all at'} one hh:mm:00, PUBLISH_DELAY_SECONDS=0; ` +
     `worker ${KILL ? `SIGKILLed at ${Math.round(KILL_AT * 100)}% published and restarted ${RESTART_DELAY_MS / 1000} s later` : 'never killed (baseline)'}`);
-  console.log(`  worker: WORKER_ACTIVITY_CONCURRENCY=${ACTIVITY_CONCURRENCY}, WORKER_WORKFLOW_CONCURRENCY=${WORKFLOW_CONCURRENCY}, DB pool max 10 (lib/db), workflow cache ≈ ${f0(MAX_CACHED_WORKFLOWS)} (SDK default for a ${f0(heapLimitMiB)} MiB heap${WORKER_HEAP_MIB ? ', --worker-heap' : ''}); network createPost latency ${NETWORK_LATENCY_MS} ms`);
+  console.log(`  worker: WORKER_ACTIVITY_CONCURRENCY=${ACTIVITY_CONCURRENCY}, WORKER_WORKFLOW_CONCURRENCY=${WORKFLOW_CONCURRENCY}, DB pool max ${DB_POOL} per process (lib/db), workflow cache ≈ ${f0(MAX_CACHED_WORKFLOWS)} (SDK default for a ${f0(heapLimitMiB)} MiB heap${WORKER_HEAP_MIB ? ', --worker-heap' : ''}); network createPost latency ${NETWORK_LATENCY_MS} ms`);
 
   const cleanups: Array<() => Promise<unknown>> = [];
   const cleanup = async () => {
@@ -564,6 +570,7 @@ async function main() {
     // One /proc snapshot a second, so CPU can be split by window afterwards (steady state
     // before the kill, the bulk of the drain without the idle wait for stranded activities).
     const cpuSnaps: Array<{ wall: number; snap: CpuSnapshot }> = [];
+    let killSnap: { wall: number; snap: CpuSnapshot } | null = null;
     const progress: Array<{ t: number; published: number }> = [];
     const activity: ActivitySample[] = [];
     let killedAt: number | null = null;
@@ -600,11 +607,15 @@ async function main() {
         lastPrintCount = published;
       }
       if (KILL && killedAt === null && now >= dueMs && (published >= KILL_AT * expected || now >= dueMs + KILL_FALLBACK_MS)) {
-        cpuSnaps.push({ wall: Date.now(), snap: snapshot() });
-        await w1.kill('SIGKILL');
+        // The steady-state CPU window ends here, with the worker still alive (a big process can
+        // take a while to exit, and /proc forgets it once it has).
+        const snap = snapshot();
         killedAt = Date.now();
+        killSnap = { wall: killedAt, snap };
+        cpuSnaps.push(killSnap);
+        await w1.kill('SIGKILL');
         publishedAtKill = published;
-        console.log(`    SIGKILL worker #1 at t=${s1(killedAt - dueMs)} s with ${f0(published)} published (${((published / expected) * 100).toFixed(1)}%)`);
+        console.log(`    SIGKILL worker #1 at t=${s1(killedAt - dueMs)} s with ${f0(published)} published (${((published / expected) * 100).toFixed(1)}%); it was gone ${Date.now() - killedAt} ms later`);
         restart = (async () => {
           await sleep(RESTART_DELAY_MS);
           w2 = launch();
@@ -742,7 +753,7 @@ async function main() {
     const groupsNow = await pgGroups();
     const cpu = diff(cpuDrain0, cpuDrain1, groupsNow);
     cpuSnaps.push({ wall: drainEnd, snap: cpuDrain1 });
-    const snapAt = (wall: number) => cpuSnaps.reduce((best, x) => (Math.abs(x.wall - wall) < Math.abs(best.wall - wall) ? x : best), cpuSnaps[0]!);
+    const snapAt = (wall: number) => (killSnap && wall === killSnap.wall ? killSnap : cpuSnaps.reduce((best, x) => (Math.abs(x.wall - wall) < Math.abs(best.wall - wall) ? x : best), cpuSnaps[0]!));
     const windowCpu = (from: number, to: number) => {
       if (!cpuSnaps.length) return null;
       const a = snapAt(from);
@@ -838,10 +849,13 @@ async function main() {
       profiles = [];
       for (const f of files) {
         const out = path.join(dir, `drain-${f}`);
-        const sampledMs = cutProfile(path.join(dir, f), out, last.exitedAt!, from, to);
-        // File names: CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile; thread 0 is the main thread.
-        const thread = f.split('.')[4] === '0' ? 'main thread (activities, SDK bridge)' : `worker thread ${f.split('.')[4]} (workflows)`;
+        cutProfile(path.join(dir, f), out, last.exitedAt!, from, to);
+        // File names: CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile; thread 0 is the main
+        // thread (activities, SDK bridge); workflow code runs in one of the worker threads.
+        const thread = f.split('.')[4] === '0' ? 'main thread' : `worker thread ${f.split('.')[4]}`;
         const summary = summarizeProfile(out, ROOT, 15);
+        const sampledMs = summary.totalMs;
+        if (!sampledMs) continue;
         profiles.push({ thread, window: { fromS: (from - dueMs) / 1000, toS: (to - dueMs) / 1000, posts }, sampledMs, summary });
         printProfile(`worker #${last.index} ${thread}, t=${s1(from - dueMs)}…${s1(to - dueMs)} s, ${f0(posts)} posts published (µs/req = µs per published post)`, summary, posts);
       }
@@ -858,7 +872,7 @@ async function main() {
         dueAt: new Date(dueMs).toISOString(), kill: KILL, killAt: KILL_AT, killFallbackS: KILL_FALLBACK_MS / 1000, restartDelayS: RESTART_DELAY_MS / 1000,
         deadlineS: DEADLINE_MS / 1000, networkLatencyMs: NETWORK_LATENCY_MS, workerActivityConcurrency: ACTIVITY_CONCURRENCY, workerWorkflowConcurrency: WORKFLOW_CONCURRENCY,
         workerHeapMiB: Math.round(heapLimitMiB), maxCachedWorkflows: MAX_CACHED_WORKFLOWS,
-        dbPoolMax: 10, publishDelaySeconds: 0, temporal: 'dev server, in memory', database: BENCH_DB, redisDb: new URL(REDIS_URL).pathname.slice(1) || '0', taskQueue: TASK_QUEUE,
+        dbPoolMax: DB_POOL, publishDelaySeconds: 0, temporal: 'dev server, in memory', database: BENCH_DB, redisDb: new URL(REDIS_URL).pathname.slice(1) || '0', taskQueue: TASK_QUEUE,
       },
       creation: { pilot: { posts: PILOT, rate: pilot.rate, latencyMs: pilot.latencyMs }, estimateS: estimateMs / 1000, durationS: created.durationMs / 1000, rate: created.rate, latencyMs: created.latencyMs, errors: created.errors, errorSamples: created.errorSamples, finishedBeforeDueS: finishedBeforeDueMs / 1000, unsyncedWorkflows: unsynced,
         pilotReadyRate: readyRate, allReadyBeforeDueS: readyAt ? (dueMs - readyAt) / 1000 : null, tasksQueuedAtDue: backlogAtDue, cpuUsPerPost: createCpuPerPost },

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 
 interface CpuProfile { nodes: unknown[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
 
-/** Writes `out` with only the samples taken between `fromMs` and `toMs` (wall clock); returns the sampled milliseconds kept. */
+/** Writes `out` with only the samples taken between `fromMs` and `toMs` (wall clock); returns the milliseconds they cover (idle included). */
 export function cutProfile(file: string, out: string, exitedAtMs: number, fromMs: number, toMs: number): number {
   const prof = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
   const samples: number[] = [];
