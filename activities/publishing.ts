@@ -4,11 +4,11 @@ import type { Client } from '@temporalio/client';
 import { config } from '../lib/config';
 import type { Author, NetworkClient } from '../lib/network/client';
 import { isNetworkError } from '../lib/network/errors';
-import { emitEvent } from '../lib/outbox';
-import { presentPost, type PostRow } from '../lib/posts/present';
-import { defaultStatus } from '../lib/posts/statuses';
-import { loadPostForUpdate } from '../lib/posts/write';
-import { recordConnectionFailure, recordConnectionSuccess, TokenUnavailable, usableAccessToken } from '../lib/publishing/tokens';
+import { failed, published, retrying } from '../lib/posts/lifecycle';
+import type { PostRow } from '../lib/posts/present';
+import { commitChange } from '../lib/posts/write';
+import { probeConnection, recordCall } from '../lib/publishing/probe';
+import { TokenUnavailable, usableAccessToken } from '../lib/publishing/tokens';
 import { syncPublishWorkflow, ensureHealthWorkflow } from '../lib/publishing/workflows';
 
 // Activities of scheduled publishing and connection health (ARCHITECTURE.md: every side effect
@@ -37,14 +37,32 @@ function authorOf(post: { type: string; network_organization_id: string | null }
 }
 
 export function createPublishingActivities({ db, network, temporal }: PublishingDeps) {
-  async function markFailed(trx: Knex.Transaction, post: PostRow, error: string, detail: string) {
-    await trx('posts').where({ id: post.id }).update({
-      status: 'failed_to_publish', last_publish_error: error, last_publish_attempt_at: trx.fn.now(), updated_at: trx.fn.now(),
-      delivery: JSON.stringify({ state: 'failed', willRetry: false, retryUntil: null, detail }),
-    });
-    const updated = (await loadPostForUpdate(trx, post.workspace_id, post.id))!;
-    await emitEvent(trx, { workspaceId: post.workspace_id, projectId: post.project_id, type: 'post.publish_failed', data: { post: presentPost(updated) } });
-  }
+  const fail = async (trx: Knex.Transaction, post: PostRow, error: string, detail: string): Promise<PublishOutcome> => {
+    await commitChange(trx, post, failed(post, { error, detail }, new Date()));
+    return { outcome: 'failed', error };
+  };
+
+  /**
+   * spec 3.1: a failure the workflow retries until the window closes (docs/publishing.md step 4).
+   * Only network failures are outcomes; anything else is infrastructure, retried by Temporal.
+   */
+  const retry = async (trx: Knex.Transaction, post: PostRow, retryUntilMs: number, err: unknown): Promise<PublishOutcome> => {
+    if (!isNetworkError(err)) throw ApplicationFailure.retryable(err instanceof Error ? err.message : String(err), 'PublishInfrastructureError');
+    await commitChange(trx, post, retrying(post, { error: err.code, retryUntil: new Date(retryUntilMs) }, new Date()));
+    return { outcome: 'transient', error: err.code, retryAfterMs: err.retryAfterMs ?? null };
+  };
+
+  /**
+   * The step that puts the post on the network, under the post's row lock. A retry first looks
+   * the reference up, so a crash between the call and the commit cannot post twice.
+   */
+  const createOnNetwork = async (post: PostRow, token: string, author: Author): Promise<string> => {
+    if (post.last_publish_attempt_at) {
+      const found = await network.findPostByReference(token, author, post.id);
+      if (found) return found.postUrn;
+    }
+    return (await network.createPost({ accessToken: token, author, text: post.content, reference: post.id })).postUrn;
+  };
 
   return {
     /** A read: what the workflow should wait for now. */
@@ -64,57 +82,49 @@ export function createPublishingActivities({ db, network, temporal }: Publishing
      * (this attempt sees a new version and does nothing) or after (it sees `published`).
      * The network call carries the post id as its idempotency reference and a retry first
      * looks the reference up, so a crash between the call and the commit cannot post twice.
+     * Every network call is reported to the connection's failure streak (lib/publishing/probe.ts).
      */
     async publishPost(input: { postId: string; version: number; attempt: number; retryUntilMs: number }): Promise<PublishOutcome> {
       return db.transaction(async (trx) => {
+        // 1. The post, locked, still scheduled at the version the timer was set for.
         const post = (await trx('posts').where({ id: input.postId }).forUpdate().first()) as PostRow | undefined;
         if (!post || (post as { deleted_at?: Date | null }).deleted_at) return { outcome: 'stale' } as const;
         if (post.status === 'published') return { outcome: 'published', postUrn: post.network_post_urn ?? '', already: true } as const;
         if (post.status !== 'scheduled' || post.schedule_version !== input.version) return { outcome: 'stale' } as const;
         const project = await trx('projects').where({ id: post.project_id }).first('id', 'type', 'connection_id', 'network_organization_id');
-        if (!project?.connection_id) {
-          await markFailed(trx, post, 'not_linked', 'The project is not linked to a network account.');
-          return { outcome: 'failed', error: 'not_linked' } as const;
-        }
+        if (!project?.connection_id) return fail(trx, post, 'not_linked', 'The project is not linked to a network account.');
+        const connectionId: string = project.connection_id;
+
+        // 2. A usable token (refreshed when it lapses soon).
         let token: string;
         let personId: string | null;
         try {
-          const t = await usableAccessToken(trx, network, project.connection_id);
+          const t = await usableAccessToken(trx, network, connectionId);
           token = t.token;
           personId = t.connection.network_person_id;
         } catch (err) {
-          if (err instanceof TokenUnavailable) {
-            // spec 3.1: a permanently failed token refresh ends in failed_to_publish.
-            if (err.reason === 'refresh_failed') await recordConnectionFailure(trx, project.connection_id, err.message, { revokeNow: true });
-            await markFailed(trx, post, `token_${err.reason}`, err.message);
-            return { outcome: 'failed', error: `token_${err.reason}` } as const;
-          }
-          return transient(trx, post, input, err);
+          if (!(err instanceof TokenUnavailable) && !isNetworkError(err)) return retry(trx, post, input.retryUntilMs, err);
+          await recordCall(trx, connectionId, 'refresh', err);
+          // spec 3.1: a permanently failed token refresh ends in failed_to_publish.
+          if (err instanceof TokenUnavailable) return fail(trx, post, `token_${err.reason}`, err.message);
+          return retry(trx, post, input.retryUntilMs, err);
         }
-        const author = authorOf(project, personId);
+
+        // 3. The post on the network.
+        let postUrn: string;
         try {
-          let urn: string | null = null;
-          if (post.last_publish_attempt_at) urn = (await network.findPostByReference(token, author, post.id))?.postUrn ?? null;
-          if (!urn) urn = (await network.createPost({ accessToken: token, author, text: post.content, reference: post.id })).postUrn;
-          const published = await defaultStatus(trx, post.workspace_id, 'published');
-          await trx('posts').where({ id: post.id }).update({
-            status: 'published', published_at: trx.fn.now(), network_post_urn: urn, last_publish_attempt_at: trx.fn.now(), last_publish_error: null,
-            status_id: published?.id ?? post.status_id, updated_at: trx.fn.now(), delivery: JSON.stringify({ state: 'published', willRetry: false, retryUntil: null, detail: null }),
-          });
-          await recordConnectionSuccess(trx, project.connection_id);
-          const updated = (await loadPostForUpdate(trx, post.workspace_id, post.id))!;
-          await emitEvent(trx, { workspaceId: post.workspace_id, projectId: post.project_id, type: 'post.published', data: { post: presentPost(updated) } });
-          return { outcome: 'published', postUrn: urn, already: false } as const;
+          postUrn = await createOnNetwork(post, token, authorOf(project, personId));
         } catch (err) {
-          if (isNetworkError(err) && err.kind !== 'transient') {
-            // Only credential failures say something about the connection (spec 3.4); a refused
-            // post (too long, forbidden content) does not count toward revocation.
-            if (err.kind === 'auth') await recordConnectionFailure(trx, project.connection_id, err.code, { revokeNow: err.code === 'token_revoked' });
-            await markFailed(trx, post, err.code, `The network refused the post (${err.code}).`);
-            return { outcome: 'failed', error: err.code } as const;
-          }
-          return transient(trx, post, input, err);
+          if (!isNetworkError(err)) return retry(trx, post, input.retryUntilMs, err);
+          await recordCall(trx, connectionId, 'publish', err);
+          if (err.kind !== 'transient') return fail(trx, post, err.code, `The network refused the post (${err.code}).`);
+          return retry(trx, post, input.retryUntilMs, err);
         }
+        await recordCall(trx, connectionId, 'publish', 'ok');
+
+        // 4. Published, with post.published in the outbox.
+        await commitChange(trx, post, published(post, { postUrn }, new Date()));
+        return { outcome: 'published', postUrn, already: false } as const;
       });
     },
 
@@ -123,43 +133,26 @@ export function createPublishingActivities({ db, network, temporal }: Publishing
       return db.transaction(async (trx) => {
         const post = (await trx('posts').where({ id: input.postId }).forUpdate().first()) as PostRow | undefined;
         if (!post || post.status !== 'scheduled' || post.schedule_version !== input.version) return false;
-        await markFailed(trx, post, input.error, `Publishing kept failing until the retry window closed: ${input.error}.`);
+        await fail(trx, post, input.error, `Publishing kept failing until the retry window closed: ${input.error}.`);
         return true;
       });
     },
 
-    /** spec 3.4: one health probe of the project's connection; reading a project never probes. */
-    async checkConnection(projectId: string): Promise<{ exists: boolean; ok: boolean | null; failures: number; intervalSeconds: number }> {
+    /**
+     * spec 3.4: one health probe of the project's connection (lib/publishing/probe.ts, the same
+     * probe PATCH scheduling runs); reading a project never probes. `ok` is null when there is
+     * nothing to check (no connection, no token, revoked); `failures` is the streak after this
+     * check, null when the check did not move it (docs/publishing.md "The failure streak").
+     */
+    async checkConnection(projectId: string): Promise<{ exists: boolean; ok: boolean | null; failures: number | null; intervalSeconds: number }> {
       const intervalSeconds = config.network.healthCheckIntervalS;
       const project = await db('projects').where({ id: projectId }).first('id', 'type', 'connection_id', 'network_organization_id');
       if (!project) return { exists: false, ok: null, failures: 0, intervalSeconds };
       if (!project.connection_id) return { exists: true, ok: null, failures: 0, intervalSeconds };
-      return db.transaction(async (trx) => {
-        let token: string;
-        try {
-          token = (await usableAccessToken(trx, network, project.connection_id)).token;
-        } catch (err) {
-          if (err instanceof TokenUnavailable && (err.reason === 'no_token' || err.reason === 'revoked')) return { exists: true, ok: null, failures: 0, intervalSeconds };
-          const r = await recordConnectionFailure(trx, project.connection_id, err instanceof Error ? err.message : String(err));
-          return { exists: true, ok: false, failures: r.failures, intervalSeconds };
-        }
-        try {
-          if (project.type === 'COMPANY_PAGE') {
-            const admins = await network.listOrganizationAdmins(token, project.network_organization_id);
-            if (admins.length === 0) {
-              const r = await recordConnectionFailure(trx, project.connection_id, 'no_admins');
-              return { exists: true, ok: false, failures: r.failures, intervalSeconds };
-            }
-          } else {
-            await network.getIdentity(token);
-          }
-          await recordConnectionSuccess(trx, project.connection_id);
-          return { exists: true, ok: true, failures: 0, intervalSeconds };
-        } catch (err) {
-          const r = await recordConnectionFailure(trx, project.connection_id, isNetworkError(err) ? err.code : String(err));
-          return { exists: true, ok: false, failures: r.failures, intervalSeconds };
-        }
-      });
+      const r = await db.transaction((trx) => probeConnection(trx, network, { connectionId: project.connection_id, type: project.type, organizationId: project.network_organization_id }));
+      if (r.ok) return { exists: true, ok: true, failures: 0, intervalSeconds };
+      if (r.reason === 'no_token' || r.reason === 'revoked') return { exists: true, ok: null, failures: null, intervalSeconds };
+      return { exists: true, ok: false, failures: r.failures, intervalSeconds };
     },
 
     /**
@@ -176,15 +169,6 @@ export function createPublishingActivities({ db, network, temporal }: Publishing
       return { synced: posts.length, healthStarted };
     },
   };
-
-  async function transient(trx: Knex.Transaction, post: PostRow, input: { retryUntilMs: number }, err: unknown): Promise<PublishOutcome> {
-    if (!isNetworkError(err)) throw ApplicationFailure.retryable(err instanceof Error ? err.message : String(err), 'PublishInfrastructureError');
-    await trx('posts').where({ id: post.id }).update({
-      last_publish_attempt_at: trx.fn.now(), last_publish_error: err.code,
-      delivery: JSON.stringify({ state: 'retrying', willRetry: true, retryUntil: new Date(input.retryUntilMs).toISOString(), detail: `The network did not accept the post yet (${err.code}); retrying.` }),
-    });
-    return { outcome: 'transient', error: err.code, retryAfterMs: err.retryAfterMs ?? null };
-  }
 }
 
 export type PublishingActivities = ReturnType<typeof createPublishingActivities>;

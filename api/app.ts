@@ -1,13 +1,17 @@
 import Koa from 'koa';
 import { config } from '../lib/config';
+import { createApiDeps, type ApiDeps } from './deps';
 import { oauthRouter, registerOAuthPrincipals } from './oauth/router';
 import { parseBody } from './rest/body';
 import { requestContext } from './rest/errors';
 import { restRouter } from './rest/routes';
 
-// The API origin: REST under /v1 (and, with the OAuth module, /oauth and /.well-known).
-export function createApp(): Koa {
+// The API origin: REST under /v1 (and, with the OAuth module, /oauth and /.well-known). `deps`
+// (the network client) are built here once unless the caller shares its own; the REST door hands
+// them to every operation (ctx.deps).
+export function createApp(deps: ApiDeps = createApiDeps()): Koa {
   const app = new Koa({ proxy: config.trustProxy });
+  app.context.deps = deps;
   const router = restRouter();
   app.use(requestContext);
   app.use(parseBody);

@@ -4,6 +4,7 @@ import { log } from '../lib/logger';
 import { preflightOrExit } from '../lib/preflight';
 import { closeRedis } from '../lib/redis';
 import { createApp } from './app';
+import { createApiDeps } from './deps';
 import { closeAuthSubscriber } from './auth/apiKeys';
 import { closeMcp, createMcpApp } from './mcp/app';
 
@@ -13,9 +14,11 @@ async function main() {
   await preflightOrExit({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl });
   const applied = await migrateLatest(db());
   if (applied.length) log.info('migrations applied', { applied });
-  const server = createApp().listen(config.port, () => log.info('api listening', { url: config.publicUrl, port: config.port }));
+  // One set of outside-world clients for both origins.
+  const deps = createApiDeps();
+  const server = createApp(deps).listen(config.port, () => log.info('api listening', { url: config.publicUrl, port: config.port }));
   server.keepAliveTimeout = 65_000;
-  const mcpServer = createMcpApp().listen(config.mcpPort, () => log.info('mcp listening', { url: config.mcpPublicUrl, port: config.mcpPort }));
+  const mcpServer = createMcpApp(deps).listen(config.mcpPort, () => log.info('mcp listening', { url: config.mcpPublicUrl, port: config.mcpPort }));
   mcpServer.keepAliveTimeout = 65_000;
   // A taken MCP_PORT must not take the REST API down with it (`npm start` checks the port
   // before starting; a second API process started without its own MCP_PORT does not).

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { ScopeRule } from '../lib/scopes';
 import type { AuthContext } from './auth/context';
+import type { ApiDeps } from './deps';
 import type { ApiVersion } from './versioning';
 
 // ARCHITECTURE.md "One operation, three doors": an operation is defined once (input schema,
@@ -10,6 +11,14 @@ export interface OperationContext {
   auth: AuthContext;
   requestId: string;
   apiVersion: ApiVersion;
+  /** The process's outside-world clients, built once by the app factory (api/deps.ts); every door passes them. */
+  deps?: ApiDeps;
+}
+
+/** The deps of a context; a door that forgot to pass them is a bug, not a client error. */
+export function depsOf(ctx: OperationContext): ApiDeps {
+  if (!ctx.deps) throw new Error('OperationContext.deps is missing: the door calling this operation must pass the app\'s ApiDeps');
+  return ctx.deps;
 }
 
 export interface Operation<Schema extends z.ZodType = z.ZodType, Output = unknown> {

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import { config } from '../../lib/config';
+import { createApiDeps, type ApiDeps } from '../deps';
 import { registerOAuthPrincipals } from '../oauth/router';
 import { mcpResourceMetadata } from './auth';
 import { mcpRequestContext } from './errors';
@@ -40,8 +41,10 @@ async function serveResourceMetadata(ctx: Context): Promise<void> {
   ctx.body = mcpResourceMetadata(MCP_SCOPES);
 }
 
-export function createMcpApp(): Koa {
+export function createMcpApp(deps: ApiDeps = createApiDeps()): Koa {
   const app = new Koa({ proxy: process.env.TRUST_PROXY === '1' });
+  // Handed to every tool's operation (api/deps.ts).
+  app.context.deps = deps;
   const router = new Router();
   const at = (method: 'get' | 'post' | 'delete', path: string, ...steps: Step[]) => router[method](path, ...(steps as never[]));
   const base = () => config.mcpPublicUrl;

@@ -1,6 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { ApiDeps } from '../deps';
 import { requestAuthOf } from './auth';
 import { asApiError, toolError } from './errors';
 import { progressReporter } from './progress';
@@ -27,7 +28,7 @@ const LISTED_TOOLS = TOOLS.map((t) => ({ name: t.name, title: t.title, descripti
 // One validator for every session: the SDK would otherwise compile a new Ajv per Server.
 const validator = new AjvJsonSchemaValidator();
 
-export function createToolServer(session: SessionHandle): Server {
+export function createToolServer(session: SessionHandle, deps?: ApiDeps): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: validator });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: LISTED_TOOLS }));
@@ -42,6 +43,7 @@ export function createToolServer(session: SessionHandle): Server {
       request: auth,
       session,
       signal: extra.signal,
+      deps,
       progress: token === undefined ? null : progressReporter((progress, message) => extra.sendNotification({
         method: 'notifications/progress',
         params: { progressToken: token, progress, total: 1, ...(message ? { message } : {}) },

@@ -82,7 +82,7 @@ export async function openSseStream(ctx: Context): Promise<void> {
   };
   await saveSession(record);
   const handle = sessionHandle(record);
-  const server = createToolServer(handle);
+  const server = createToolServer(handle, ctx.deps);
   const session: LiveSseSession = { transport, server, handle };
   live.set(record.id, session);
   await subscriptions().subscribe(channel(record.id));

@@ -4,6 +4,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Context } from 'koa';
 import { errors } from '../../lib/errors';
 import { log } from '../../lib/logger';
+import type { ApiDeps } from '../deps';
 import { authenticateForSession, authenticateMcpRequest, authInfoOf, subjectOf } from './auth';
 import { SessionNotFound } from './errors';
 import { RedisEventStore } from './eventStore';
@@ -35,7 +36,7 @@ const live = new Map<string, LiveSession>();
 /** A session nobody has used for this long leaves this process's memory (its record stays in Redis). */
 export const IDLE_EVICTION_MS = 30 * 60_000;
 
-function openTransport(record: SessionRecord): LiveSession {
+function openTransport(record: SessionRecord, deps: ApiDeps | undefined): LiveSession {
   const handle = sessionHandle(record);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: () => record.id,
@@ -43,7 +44,7 @@ function openTransport(record: SessionRecord): LiveSession {
     // DELETE /mcp ends the session everywhere.
     onsessionclosed: (id) => deleteSession(id),
   });
-  const server = createToolServer(handle);
+  const server = createToolServer(handle, deps);
   const session: LiveSession = { transport, server, handle, lastSeen: Date.now() };
   transport.onclose = () => {
     if (live.get(record.id) === session) live.delete(record.id);
@@ -53,8 +54,8 @@ function openTransport(record: SessionRecord): LiveSession {
 }
 
 /** Rebuilds a session this process does not hold from its record (see the top of this file). */
-async function revive(record: SessionRecord, base: string): Promise<LiveSession> {
-  const session = openTransport(record);
+async function revive(record: SessionRecord, base: string, deps: ApiDeps | undefined): Promise<LiveSession> {
+  const session = openTransport(record, deps);
   await session.server.connect(session.transport);
   const init = new Request(new URL('/mcp', base), { method: 'POST', headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json' } });
   const answer = await session.transport.handleRequest(init, {
@@ -91,7 +92,7 @@ async function startSession(ctx: Context, base: string): Promise<void> {
     clientCapabilities: init.params.capabilities ?? {},
     createdAt: new Date().toISOString(),
   };
-  const session = openTransport(record);
+  const session = openTransport(record, ctx.deps);
   await session.server.connect(session.transport);
   const response = await session.transport.handleRequest(webRequestOf(ctx, base), { parsedBody: body, authInfo: authInfoOf(request) });
   if (response.ok && session.transport.sessionId) {
@@ -119,7 +120,7 @@ export function streamableEndpoint(base: () => string) {
     const request = await authenticateForSession(ctx, record, MCP_SCOPES);
     refuseUnscopedToolCalls(ctx.state.message, request.auth, request.apiVersion);
 
-    const session = live.get(record.id) ?? await revive(record, base());
+    const session = live.get(record.id) ?? await revive(record, base(), ctx.deps);
     Object.assign(session.handle.record, record);
     session.lastSeen = Date.now();
     const response = await session.transport.handleRequest(webRequestOf(ctx, base()), { parsedBody: ctx.state.message, authInfo: authInfoOf(request) });

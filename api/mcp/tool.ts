@@ -9,6 +9,7 @@ import { findProject } from '../operations/projects/present';
 import { consume } from '../rateLimit';
 import { authorize } from '../rest/adapter';
 import { parseInput } from '../validation';
+import type { ApiDeps } from '../deps';
 import type { McpRequestAuth } from './auth';
 
 // A tool is an adapter over one operation (ARCHITECTURE.md "One operation, three doors"): it
@@ -36,6 +37,8 @@ export interface ToolCallContext {
   signal: AbortSignal;
   /** Present when the caller passed a progressToken. */
   progress: ProgressReporter | null;
+  /** The MCP app's outside-world clients (api/deps.ts), passed on to the operation. */
+  deps?: ApiDeps;
 }
 
 export interface ToolOutput { body: Record<string, unknown>; replayed?: boolean }
@@ -147,7 +150,7 @@ export function operationTool(op: AnyOperation, spec: OperationToolSpec): ToolDe
       if (idempotencyKey !== undefined) validateIdempotencyKey(idempotencyKey);
       if (spec.defaultProject && raw.projectId === undefined) raw.projectId = await defaultProjectOf(auth);
       const input = parseInput(op.input, raw, op.inputSource);
-      const opCtx: OperationContext = { auth, requestId, apiVersion };
+      const opCtx: OperationContext = { auth, requestId, apiVersion, deps: ctx.deps };
 
       let body: Record<string, unknown>;
       let replayed = false;

@@ -66,7 +66,7 @@ export async function runRest(ctx: Context, op: AnyOperation): Promise<void> {
   const version = resolveVersion(ctx.get('service-api-version') || undefined);
   ctx.set('Service-Api-Version', version);
   if (op.public) {
-    ctx.body = await op.handler({ auth: undefined as unknown as AuthContext, requestId: ctx.state.requestId, apiVersion: version }, {});
+    ctx.body = await op.handler({ auth: undefined as unknown as AuthContext, requestId: ctx.state.requestId, apiVersion: version, deps: ctx.deps }, {});
     return;
   }
   const auth = await authenticateRequest(ctx);
@@ -76,7 +76,7 @@ export async function runRest(ctx: Context, op: AnyOperation): Promise<void> {
   const idempotencyKey = op.kind === 'write' ? ctx.get('idempotency-key') : '';
   if (idempotencyKey) validateIdempotencyKey(idempotencyKey);
   const input = parseInput(op.input, rawInput(ctx, op), op.inputSource);
-  const opCtx: OperationContext = { auth, requestId: ctx.state.requestId, apiVersion: version };
+  const opCtx: OperationContext = { auth, requestId: ctx.state.requestId, apiVersion: version, deps: ctx.deps };
 
   if (op.kind === 'write' && idempotencyKey) {
     const { response, replayed } = await withIdempotency(

@@ -1,3 +1,5 @@
+import type { Delivery } from './lifecycle';
+
 // spec 2.7: the Post resource. Read endpoints return the fields marked R; create and update
 // return the full set.
 
@@ -7,7 +9,7 @@ export interface PostRow {
   id: string; workspace_id: string; project_id: string | null; status: string; status_id: string | null; title: string; title_auto: boolean;
   content: string; content_type: string; scheduled_at: Date | null; schedule_version: number; published_at: Date | null; network_post_urn: string | null;
   funnel_stage: string | null; last_publish_error: string | null; last_publish_attempt_at: Date | null;
-  delivery: Record<string, unknown> | null; review: Record<string, unknown> | null; media: Record<string, unknown> | null;
+  delivery: Partial<Delivery> | null; review: Record<string, unknown> | null; media: Record<string, unknown> | null;
   auto_like: boolean; auto_comment: boolean; created_at: Date; updated_at: Date | null;
   // joined
   status_title?: string | null; status_category?: string | null; require_review_workflow?: boolean;
@@ -28,8 +30,9 @@ export function presentPostSummary(p: PostRow) {
   };
 }
 
-export function deliveryOf(p: PostRow) {
-  const stored = (p.delivery ?? {}) as { state?: string; willRetry?: boolean; retryUntil?: string | null; detail?: string | null };
+/** The stored delivery block (./lifecycle.ts writes it with every status change), with the status as the last word. */
+export function deliveryOf(p: PostRow): Delivery {
+  const stored = p.delivery ?? {};
   if (p.status === 'published') return { state: 'published', willRetry: false, retryUntil: null, detail: p.network_post_urn ? `Live on the network as ${p.network_post_urn}.` : null };
   if (p.status === 'scheduled') {
     return { state: stored.state ?? 'scheduled', willRetry: stored.willRetry ?? false, retryUntil: stored.retryUntil ?? null, detail: stored.detail ?? 'Publishes about 2 minutes after the scheduled time.' };

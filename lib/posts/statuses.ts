@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { errors } from '../errors';
 import { newId } from '../ids';
 
 // Workspace custom statuses (spec 2.7 statusCategory / statusId): each workspace has one
@@ -18,6 +19,18 @@ export async function createDefaultStatuses(trx: Knex | Knex.Transaction, worksp
 
 export async function defaultStatus(trx: Knex | Knex.Transaction, workspaceId: string, category: StatusCategory): Promise<{ id: string; title: string; category: StatusCategory } | undefined> {
   return trx('post_statuses').where({ workspace_id: workspaceId, category, is_default: true }).first('id', 'title', 'category');
+}
+
+export interface BoardStatus { id: string; category: StatusCategory }
+
+/** spec 4.4 PATCH: `statusId` (from the post-status list) or the default status of `statusCategory`; 422 for an id not of this workspace. */
+export async function resolveStatus(trx: Knex | Knex.Transaction, workspaceId: string, input: { statusId?: string; statusCategory?: StatusCategory }): Promise<BoardStatus | undefined> {
+  if (input.statusId === undefined && input.statusCategory === undefined) return undefined;
+  const status = input.statusId !== undefined
+    ? await trx('post_statuses').where({ workspace_id: workspaceId, id: input.statusId }).first('id', 'category')
+    : await defaultStatus(trx, workspaceId, input.statusCategory!);
+  if (!status) throw errors.unprocessable('`statusId` is not a status of this workspace; list them with GET /v1/post-statuses.', { statusId: input.statusId });
+  return { id: status.id, category: status.category as StatusCategory };
 }
 
 /** The legacy `status` (spec 3.1) follows the board only while the post is not on the schedule. */

@@ -2,8 +2,10 @@ import type { Knex } from 'knex';
 import { deriveTitle } from '../llm/title';
 import { newId } from '../ids';
 import { emitEvent } from '../outbox';
+import { errors } from '../errors';
+import { boardMoved, combine, delivery, isNoChange, NO_CHANGE, planSchedule, scheduled, unscheduled, type PostChange } from './lifecycle';
 import { presentPost, type PostRow } from './present';
-import { defaultStatus } from './statuses';
+import { defaultStatus, type BoardStatus } from './statuses';
 
 // Writes shared by every door that creates or changes posts (REST, MCP, generation jobs).
 
@@ -22,7 +24,7 @@ export async function insertPost(trx: Knex.Transaction, p: NewPost): Promise<Pos
     title: p.title ?? '', title_auto: !p.title,
     content: p.content, content_type: p.contentType,
     scheduled_at: p.scheduledAt ?? null, schedule_version: scheduled ? 1 : 0,
-    delivery: scheduled ? JSON.stringify({ state: 'scheduled', willRetry: false, retryUntil: null, detail: null }) : null,
+    delivery: JSON.stringify(delivery(scheduled ? 'scheduled' : 'not_scheduled')),
   }).returning('*');
   if (scheduled) await upsertSlot(trx, row as PostRow, p.scheduledAt!);
   const post = await loadPostForUpdate(trx, p.workspaceId, id);
@@ -42,18 +44,99 @@ export async function clearSlot(trx: Knex.Transaction, postId: string): Promise<
 }
 
 /** The post with its status label, locked for the rest of the transaction when asked. */
-export async function loadPostForUpdate(trx: Knex | Knex.Transaction, workspaceId: string, postId: string, lock = false): Promise<PostRow | undefined> {
+export async function loadPostForUpdate(trx: Knex | Knex.Transaction, workspaceId: string, postId: string, lock = false, opts: { includeDeleted?: boolean } = {}): Promise<PostRow | undefined> {
   const q = trx('posts as p')
     .leftJoin('post_statuses as s', 's.id', 'p.status_id')
     .join('workspaces as w', 'w.id', 'p.workspace_id')
     .where({ 'p.id': postId, 'p.workspace_id': workspaceId })
-    .whereNull('p.deleted_at')
     .first('p.*', 's.title as status_title', 's.category as status_category', 'w.require_review_workflow');
+  if (!opts.includeDeleted) q.whereNull('p.deleted_at');
   if (lock) q.forUpdate('p');
   return q as Promise<PostRow | undefined>;
 }
 
-/** spec 4.4 PATCH title: a post with no name yet is named from its opening line. */
-export function autoTitle(content: string): string {
-  return deriveTitle(content);
+export interface Committed { post: PostRow; changed: boolean; scheduleChanged: boolean }
+
+/**
+ * Writes one lifecycle change (./lifecycle.ts) to a post the caller holds in `trx`: the row
+ * update (with the board's default status resolved), the calendar slot, the reload, and the
+ * change's events in the outbox, all in the same transaction (ARCHITECTURE.md: the outbox
+ * commits with the change). `eventData` adds fields to every event's payload. Nothing is
+ * written for an empty change. After the commit, a `scheduleChanged` post's publish workflow
+ * must be told (lib/publishing/workflows.ts syncPublishWorkflow; the reconciler catches up).
+ */
+export async function commitChange(
+  trx: Knex.Transaction,
+  post: Pick<PostRow, 'id' | 'workspace_id' | 'project_id' | 'content_type'>,
+  change: PostChange,
+  eventData: (post: PostRow) => Record<string, unknown> = () => ({}),
+): Promise<Committed> {
+  if (isNoChange(change) && change.events.length === 0) {
+    return { post: (await loadPostForUpdate(trx, post.workspace_id, post.id))!, changed: false, scheduleChanged: false };
+  }
+  const row: Record<string, unknown> = { ...change.set };
+  if (change.set.delivery) row.delivery = JSON.stringify(change.set.delivery);
+  if (change.board !== undefined && change.set.status_id === undefined) {
+    const status = await defaultStatus(trx, post.workspace_id, change.board);
+    if (status) row.status_id = status.id;
+  }
+  if (Object.keys(row).length) await trx('posts').where({ id: post.id }).update(row);
+  if (change.slot === 'clear') await clearSlot(trx, post.id);
+  else if (change.slot) await upsertSlot(trx, { ...post, content_type: change.set.content_type ?? post.content_type }, change.slot.at);
+  const updated = (await loadPostForUpdate(trx, post.workspace_id, post.id, false, { includeDeleted: change.set.deleted_at !== undefined }))!;
+  const data = { post: presentPost(updated), ...eventData(updated) };
+  for (const type of change.events) await emitEvent(trx, { workspaceId: post.workspace_id, projectId: updated.project_id, type, data });
+  return { post: updated, changed: true, scheduleChanged: change.scheduleChanged };
+}
+
+export interface PostEdits { content?: string; title?: string; contentType?: string; autoLike?: boolean; autoComment?: boolean }
+
+/**
+ * spec 4.4 PATCH fields that do not touch the lifecycle. Title: omit to keep a name; an empty
+ * string clears it so that the service names the post again; a post with no name yet is named
+ * from the opening line of new content.
+ */
+export function edited(post: Pick<PostRow, 'title' | 'title_auto' | 'content'>, e: PostEdits, now: Date): PostChange {
+  const set: PostChange['set'] = {};
+  if (e.content !== undefined) set.content = e.content;
+  if (e.contentType !== undefined) set.content_type = e.contentType;
+  if (e.autoLike !== undefined) set.auto_like = e.autoLike;
+  if (e.autoComment !== undefined) set.auto_comment = e.autoComment;
+  if (e.title !== undefined) {
+    set.title = e.title;
+    set.title_auto = e.title === '';
+  }
+  if ((set.title_auto ?? post.title_auto) && (set.title ?? post.title) === '' && e.content !== undefined) set.title = deriveTitle(e.content);
+  if (Object.keys(set).length === 0) return NO_CHANGE;
+  return { set: { ...set, updated_at: now }, events: [], scheduleChanged: false };
+}
+
+export interface PostUpdate {
+  edits: PostEdits;
+  /** The board status the caller picked (`statusId`, or the default of `statusCategory`). */
+  status?: BoardStatus;
+  /** A future instant, null to unschedule, undefined to leave the schedule alone. */
+  scheduledFor?: Date | null;
+  /** The connection was verified for scheduling before the transaction (spec 3.1). */
+  verified: boolean;
+}
+
+/**
+ * spec 4.4 PATCH under the post's row lock: edits, board status and schedule as one lifecycle
+ * change (./lifecycle.ts planSchedule decides what the status and schedule request means),
+ * written with `post.updated` and, when the schedule moves, `post.scheduled` / `post.unscheduled`.
+ */
+export async function updatePost(trx: Knex.Transaction, workspaceId: string, postId: string, u: PostUpdate, now = new Date()): Promise<Committed> {
+  const post = await loadPostForUpdate(trx, workspaceId, postId, true);
+  if (!post) throw errors.notFound('post');
+  const intent = planSchedule(post, { scheduledFor: u.scheduledFor, board: u.status?.category }, now);
+  // The post moved between the check and the lock so that it now needs a verification it did not get.
+  if (intent.kind === 'schedule' && !u.verified) throw errors.conflict('The post changed while it was being updated; send the request again.', { reason: 'post_changed', retryable: true });
+  const lifecycle = intent.kind === 'schedule' ? scheduled(post, intent.at, now)
+    : intent.kind === 'unschedule' ? unscheduled(post, now, u.status?.category)
+      : u.status ? boardMoved(post, u.status.category, u.status.id, now) : NO_CHANGE;
+  const change = combine(edited(post, u.edits, now), lifecycle, u.status ? { set: { status_id: u.status.id }, events: [], scheduleChanged: false } : NO_CHANGE);
+  if (isNoChange(change)) return { post, changed: false, scheduleChanged: false };
+  change.events = ['post.updated', ...change.events];
+  return commitChange(trx, post, change);
 }

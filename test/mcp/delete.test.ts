@@ -83,7 +83,9 @@ describe('MCP delete_post', function () {
     assert.equal((await fails(client, 'delete_post', { postId: a.id, confirmationToken: expired }, 'unprocessable')).details.reason, 'confirmation_expired');
 
     // The post changed since the preview: the preview no longer says what would happen.
-    await ok(client, 'update_post', { postId: a.id, statusCategory: 'published' });
+    // (Only the scheduler publishes: the board move to published is refused, issue 12 item 11.)
+    assert.equal((await fails(client, 'update_post', { postId: a.id, statusCategory: 'published' }, 'conflict')).details.reason, 'not_published_by_service');
+    await ok(client, 'update_post', { postId: a.id, statusCategory: 'inProgress' });
     await db()('posts').where({ id: a.id }).update({ status: 'published' });
     const changed = await fails(client, 'delete_post', { postId: a.id, confirmationToken: token }, 'conflict');
     assert.equal(changed.details.reason, 'post_changed');

@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { constantTimeEqual, sign } from '../../../lib/crypto';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
-import { emitEvent } from '../../../lib/outbox';
+import { deleted, onSchedule } from '../../../lib/posts/lifecycle';
 import { presentPost, type PostRow } from '../../../lib/posts/present';
-import { clearSlot } from '../../../lib/posts/write';
+import { commitChange } from '../../../lib/posts/write';
 import type { AuthContext } from '../../auth/context';
 import { scoped } from '../../auth/context';
 import { defineOperation } from '../../operation';
@@ -66,14 +66,10 @@ function visiblePost(auth: AuthContext, postId: string, trx: Knex | Knex.Transac
   return q as Promise<(PostRow & { deleted_at: Date | null }) | undefined>;
 }
 
-function hasLiveSchedule(p: Pick<PostRow, 'status' | 'scheduled_at'>): boolean {
-  return p.status === 'scheduled' || p.status === 'failed_to_publish' || p.scheduled_at !== null;
-}
-
 function effectsOf(p: PostRow) {
   const published = p.status === 'published';
   return {
-    cancelsScheduledPublish: !published && hasLiveSchedule(p),
+    cancelsScheduledPublish: !published && onSchedule(p),
     // spec 3.1: the network post stays live; only the service's copy is removed.
     networkCopy: published ? 'stays_live' as const : 'none' as const,
     analyticsHistoryKept: published,
@@ -131,17 +127,10 @@ export const deletePost = defineOperation({
       if (locked.status !== claims.status || locked.schedule_version !== claims.scheduleVersion) {
         throw errors.conflict('The post changed since the confirmation was issued; call delete_post without a token to see what a delete would do now.', { reason: 'post_changed', retryable: true });
       }
-      const before = { ...post, ...locked };
-      const scheduleChanged = locked.status !== 'published' && hasLiveSchedule(locked);
-      const [updated] = await trx('posts').where({ id: locked.id }).update({
-        deleted_at: trx.fn.now(), updated_at: trx.fn.now(),
-        // The publish workflow re-reads the post on a version change and finds it gone.
-        ...(scheduleChanged ? { schedule_version: locked.schedule_version + 1 } : {}),
-      }).returning(['deleted_at', 'schedule_version']);
-      await clearSlot(trx, locked.id);
-      const row = { ...before, deleted_at: updated.deleted_at as Date, schedule_version: updated.schedule_version as number };
-      await emitEvent(trx, { workspaceId: auth.workspaceId, projectId: locked.project_id, type: 'post.deleted', data: { post: presentPost(before), ...deletionResult(row) } });
-      return { row, scheduleChanged };
+      // spec 3.1: the lifecycle's `deleted` (slot cleared, a scheduled post's version bumped so its
+      // workflow finds it gone) with post.deleted in the outbox.
+      const done = await commitChange(trx, locked, deleted(locked, new Date()), (row) => deletionResult(row as PostRow & { deleted_at: Date }));
+      return { row: done.post as PostRow & { deleted_at: Date | null }, scheduleChanged: done.scheduleChanged };
     });
     if (outcome.scheduleChanged) await afterScheduleCommitted(outcome.row);
     return { data: deletionResult(outcome.row) };

@@ -1,13 +1,13 @@
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
-import { emitEvent } from '../../../lib/outbox';
 import { presentPost, presentPostSummary, type PostRow } from '../../../lib/posts/present';
-import { CATEGORY_TO_LEGACY, defaultStatus, type StatusCategory } from '../../../lib/posts/statuses';
-import { autoTitle, clearSlot, insertPost, loadPostForUpdate, upsertSlot } from '../../../lib/posts/write';
+import { planSchedule } from '../../../lib/posts/lifecycle';
+import { resolveStatus } from '../../../lib/posts/statuses';
+import { insertPost, updatePost as writePostUpdate } from '../../../lib/posts/write';
 import { parseInZone } from '../../../lib/time';
 import type { AuthContext } from '../../auth/context';
 import { scoped, visibleProjects } from '../../auth/context';
-import { defineOperation } from '../../operation';
+import { defineOperation, depsOf } from '../../operation';
 import { keysetPage, parseLimit } from '../../pagination';
 import { findProject, type ProjectRow } from '../projects/present';
 import { createPostInput, getPostInput, listPostsInput, updatePostInput } from './schema';
@@ -106,80 +106,29 @@ export const updatePost = defineOperation({
   clientRole: 'deny',
   inputSource: 'body',
   input: updatePostInput,
-  handler: async ({ auth }, input) => {
-    const existing = (await postsOf(auth).where('posts.id', input.postId).first('posts.id', 'posts.project_id', 'posts.status')) as PostRow | undefined;
+  handler: async (ctx, input) => {
+    const { auth } = ctx;
+    const existing = (await postsOf(auth).where('posts.id', input.postId).first('posts.id', 'posts.project_id', 'posts.status', 'posts.scheduled_at', 'posts.schedule_version')) as PostRow | undefined;
     if (!existing) throw errors.notFound('post');
     const project = existing.project_id ? await findProject(auth, existing.project_id) : undefined;
-
-    let newSchedule: Date | null | undefined;
-    if (input.scheduledFor === null) newSchedule = null;
-    else if (input.scheduledFor !== undefined) {
+    const status = await resolveStatus(db(), auth.workspaceId, input);
+    let scheduledFor: Date | null | undefined = input.scheduledFor === null ? null : undefined;
+    if (typeof input.scheduledFor === 'string') {
       if (!project) throw errors.unprocessable('This post has no project to publish to.');
-      if (existing.status === 'published') throw errors.unprocessable('This post is already published; create a new post to publish again.');
-      newSchedule = futureInstant(input.scheduledFor, project);
-      // spec 3.1: verified before anything changes; a refusal leaves the post untouched.
-      await verifyConnectionForScheduling(auth, project);
+      scheduledFor = futureInstant(input.scheduledFor, project);
     }
-
-    const result = await db().transaction(async (trx) => {
-      const post = await loadPostForUpdate(trx, auth.workspaceId, input.postId, true);
-      if (!post) throw errors.notFound('post');
-      const patch: Record<string, unknown> = {};
-      if (input.content !== undefined) patch.content = input.content;
-      if (input.contentType !== undefined) patch.content_type = input.contentType;
-      if (input.autoLike !== undefined) patch.auto_like = input.autoLike;
-      if (input.autoComment !== undefined) patch.auto_comment = input.autoComment;
-      if (input.title !== undefined) {
-        patch.title = input.title;
-        patch.title_auto = input.title === '';
-      }
-      const titleAuto = (patch.title_auto as boolean | undefined) ?? post.title_auto;
-      const titleNow = (patch.title as string | undefined) ?? post.title;
-      if (titleAuto && titleNow === '' && input.content !== undefined) {
-        patch.title = autoTitle((patch.content as string | undefined) ?? post.content);
-      }
-
-      if (input.statusCategory !== undefined || input.statusId !== undefined) {
-        const status = input.statusId !== undefined
-          ? await trx('post_statuses').where({ workspace_id: auth.workspaceId, id: input.statusId }).first('id', 'category')
-          : await defaultStatus(trx, auth.workspaceId, input.statusCategory!);
-        if (!status) throw errors.unprocessable('`statusId` is not a status of this workspace; list them with GET /v1/post-statuses.', { statusId: input.statusId });
-        patch.status_id = status.id;
-        const legacy = CATEGORY_TO_LEGACY[status.category as StatusCategory];
-        if (legacy && !['scheduled', 'published'].includes(post.status)) patch.status = legacy;
-      }
-
-      let scheduleEvent: 'post.scheduled' | 'post.unscheduled' | null = null;
-      if (newSchedule instanceof Date) {
-        patch.status = 'scheduled';
-        patch.scheduled_at = newSchedule;
-        patch.schedule_version = post.schedule_version + 1;
-        patch.delivery = JSON.stringify({ state: 'scheduled', willRetry: false, retryUntil: null, detail: null });
-        patch.last_publish_error = null;
-        if (input.statusId === undefined && input.statusCategory === undefined) patch.status_id = (await defaultStatus(trx, auth.workspaceId, 'scheduled'))?.id ?? post.status_id;
-        await upsertSlot(trx, { ...post, content_type: (patch.content_type as string) ?? post.content_type }, newSchedule);
-        scheduleEvent = 'post.scheduled';
-      } else if (newSchedule === null && (post.status === 'scheduled' || post.status === 'failed_to_publish' || post.scheduled_at)) {
-        patch.status = 'draft';
-        patch.scheduled_at = null;
-        patch.schedule_version = post.schedule_version + 1;
-        patch.delivery = null;
-        if (input.statusId === undefined && input.statusCategory === undefined) patch.status_id = (await defaultStatus(trx, auth.workspaceId, 'draft'))?.id ?? post.status_id;
-        await clearSlot(trx, post.id);
-        scheduleEvent = 'post.unscheduled';
-      }
-
-      if (Object.keys(patch).length === 0) return { post, scheduleChanged: false };
-      patch.updated_at = trx.fn.now();
-      await trx('posts').where({ id: post.id }).update(patch);
-      const updated = (await loadPostForUpdate(trx, auth.workspaceId, post.id))!;
-      const data = { post: presentPost(updated) };
-      await emitEvent(trx, { workspaceId: auth.workspaceId, projectId: updated.project_id, type: 'post.updated', data });
-      if (scheduleEvent) await emitEvent(trx, { workspaceId: auth.workspaceId, projectId: updated.project_id, type: scheduleEvent, data });
-      return { post: updated, scheduleChanged: scheduleEvent !== null };
-    });
+    // spec 3.1: what the request does to the schedule is decided first; scheduling verifies the
+    // connection before anything changes, so a refusal leaves the post untouched.
+    const intent = planSchedule(existing, { scheduledFor, board: status?.category }, new Date());
+    if (intent.kind === 'schedule') {
+      if (!project) throw errors.unprocessable('This post has no project to publish to.');
+      await verifyConnectionForScheduling(depsOf(ctx).network, project);
+    }
+    const { contentType, content, title, autoLike, autoComment } = input;
+    const result = await db().transaction((trx) => writePostUpdate(trx, auth.workspaceId, input.postId, {
+      edits: { content, title, contentType, autoLike, autoComment }, status, scheduledFor, verified: intent.kind === 'schedule',
+    }));
     if (result.scheduleChanged) await afterScheduleCommitted(result.post);
     return { data: presentPost(result.post) };
   },
 });
-

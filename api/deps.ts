@@ -1,0 +1,29 @@
+import { config } from '../lib/config';
+import { createNetworkClient, type NetworkClient } from '../lib/network/client';
+
+// What the API's operations use from the outside world, built once per process by the app
+// factories (api/app.ts, api/mcp/app.ts; api/main.ts shares one set between both) and handed
+// to every operation in its context, the way workers/ hands activities theirs
+// (activities/index.ts ActivityDeps). Tests pass their own (a client with other timeouts, a
+// simulator in another process) without touching module state.
+export interface ApiDeps {
+  /** The social network (lib/network/client.ts): PATCH scheduling verifies connections with it. */
+  network: NetworkClient;
+}
+
+/** A client that explains, on use, that no network is configured (the API still starts). */
+function unconfiguredNetwork(): NetworkClient {
+  const fail = async (): Promise<never> => { createNetworkClient(); throw new Error('NETWORK_API_URL is not set'); };
+  return { createPost: fail, findPostByReference: fail, refreshAccessToken: fail, getIdentity: fail, listOrganizationAdmins: fail, getPostMetrics: fail };
+}
+
+declare module 'koa' {
+  interface DefaultContext {
+    /** Set once on app.context by createApp / createMcpApp. */
+    deps?: ApiDeps;
+  }
+}
+
+export function createApiDeps(overrides: Partial<ApiDeps> = {}): ApiDeps {
+  return { network: overrides.network ?? (config.network.apiUrl ? createNetworkClient() : unconfiguredNetwork()) };
+}

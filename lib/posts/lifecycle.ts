@@ -1,0 +1,243 @@
+import { ApiError, errors } from '../errors';
+import type { StatusCategory } from './statuses';
+import { CATEGORY_TO_LEGACY } from './statuses';
+
+// The post lifecycle of spec 3.1 in one place: pure functions from the post as it is to the row
+// change a transition makes. They read no database and no clock (the caller passes `now`), so
+// each is unit-tested on its own (test/unit/lifecycle.test.ts); `commitChange` in ./write.ts
+// writes one (update, calendar slot, reload, events, all in the caller's transaction).
+//
+// Two rules hold for every transition:
+//   - `schedule_version` moves exactly when what the publish workflow waits for changes
+//     (scheduled, rescheduled, unscheduled, deleted while on the schedule); the workflow re-reads
+//     the row on every version it hears of (docs/publishing.md).
+//   - `delivery` (spec 2.7) is written by the same change that moves `status`, from `deliveryOf`,
+//     so the two never disagree.
+
+/** spec 2.7 `Post.delivery`. */
+export type DeliveryState = 'not_scheduled' | 'scheduled' | 'retrying' | 'published' | 'failed';
+export interface Delivery { state: DeliveryState; willRetry: boolean; retryUntil: string | null; detail: string | null }
+
+export function delivery(state: DeliveryState, more: Partial<Omit<Delivery, 'state'>> = {}): Delivery {
+  return { state, willRetry: more.willRetry ?? false, retryUntil: more.retryUntil ?? null, detail: more.detail ?? null };
+}
+
+/** The legacy statuses (spec 3.1) a transition can write. */
+export type LifecycleStatus = 'draft' | 'scheduled' | 'published' | 'failed_to_publish' | 'suggested' | 'waitingApproval';
+
+/** The columns of `posts` a change may set. */
+export interface PostColumns {
+  status?: string;
+  status_id?: string | null;
+  scheduled_at?: Date | null;
+  schedule_version?: number;
+  delivery?: Delivery;
+  published_at?: Date;
+  network_post_urn?: string;
+  last_publish_error?: string | null;
+  last_publish_attempt_at?: Date;
+  updated_at?: Date;
+  deleted_at?: Date;
+  content?: string;
+  content_type?: string;
+  title?: string;
+  title_auto?: boolean;
+  auto_like?: boolean;
+  auto_comment?: boolean;
+}
+
+export type PostEventType = 'post.updated' | 'post.scheduled' | 'post.unscheduled' | 'post.published' | 'post.publish_failed' | 'post.deleted';
+
+/** One row change. Empty `set`, no board move and no slot change means "nothing happens". */
+export interface PostChange {
+  set: PostColumns;
+  /** Move the board to the workspace's default status of this category, unless `set.status_id` names one. */
+  board?: StatusCategory;
+  /** The calendar slot follows the schedule. */
+  slot?: { at: Date } | 'clear';
+  /** Written to the outbox after the update, in this order, each with the post as it now reads. */
+  events: PostEventType[];
+  /** `schedule_version` moved: after the commit the post's publish workflow must hear of it. */
+  scheduleChanged: boolean;
+}
+
+/** The part of a post row the transitions read. */
+export interface LifecycleRow {
+  status: string;
+  scheduled_at: Date | null;
+  schedule_version: number;
+}
+
+export const NO_CHANGE: PostChange = Object.freeze({ set: {}, events: [], scheduleChanged: false }) as PostChange;
+
+export function isNoChange(c: PostChange): boolean {
+  return Object.keys(c.set).length === 0 && c.board === undefined && c.slot === undefined;
+}
+
+/** On the schedule: waiting to publish, or failed at it and still holding its slot. */
+export function onSchedule(p: Pick<LifecycleRow, 'status' | 'scheduled_at'>): boolean {
+  return p.status === 'scheduled' || p.status === 'failed_to_publish' || p.scheduled_at !== null;
+}
+
+export function alreadyPublished(): ApiError {
+  return errors.unprocessable('This post is already published; create a new post to publish again.', { reason: 'already_published' });
+}
+
+// --- the transitions -------------------------------------------------------------------------
+
+/** spec 3.1: scheduled or rescheduled for `at` (already validated as future and verified). */
+export function scheduled(post: LifecycleRow, at: Date, now: Date): PostChange {
+  if (post.status === 'published') throw alreadyPublished();
+  return {
+    set: {
+      status: 'scheduled', scheduled_at: at, schedule_version: post.schedule_version + 1,
+      delivery: delivery('scheduled'), last_publish_error: null, updated_at: now,
+    },
+    board: 'scheduled',
+    slot: { at },
+    events: ['post.scheduled'],
+    scheduleChanged: true,
+  };
+}
+
+/**
+ * spec 3.1: off the schedule, to `draft` (or the legacy status of the board category it moves
+ * to). A post that is not on the schedule does not change.
+ */
+export function unscheduled(post: LifecycleRow, now: Date, to: StatusCategory = 'draft'): PostChange {
+  if (post.status === 'published') throw alreadyPublished();
+  if (!onSchedule(post)) return NO_CHANGE;
+  return {
+    set: {
+      status: CATEGORY_TO_LEGACY[to] ?? 'draft', scheduled_at: null, schedule_version: post.schedule_version + 1,
+      delivery: delivery('not_scheduled'), updated_at: now,
+    },
+    board: to,
+    slot: 'clear',
+    events: ['post.unscheduled'],
+    scheduleChanged: true,
+  };
+}
+
+/** A transient failure at publish time: the workflow retries until `retryUntil` (docs/publishing.md). */
+export function retrying(_post: LifecycleRow, input: { error: string; retryUntil: Date }, now: Date): PostChange {
+  return {
+    set: {
+      last_publish_attempt_at: now, last_publish_error: input.error,
+      delivery: delivery('retrying', { willRetry: true, retryUntil: input.retryUntil.toISOString(), detail: `The network did not accept the post yet (${input.error}); retrying.` }),
+    },
+    events: [],
+    scheduleChanged: false,
+  };
+}
+
+/** spec 3.1: the scheduler published it. */
+export function published(_post: LifecycleRow, input: { postUrn: string }, now: Date): PostChange {
+  return {
+    set: {
+      status: 'published', published_at: now, network_post_urn: input.postUrn, last_publish_attempt_at: now, last_publish_error: null,
+      delivery: delivery('published'), updated_at: now,
+    },
+    board: 'published',
+    events: ['post.published'],
+    scheduleChanged: false,
+  };
+}
+
+/** spec 3.1: publishing failed for good (refused, token gone, or the retry window closed). */
+export function failed(_post: LifecycleRow, input: { error: string; detail: string }, now: Date): PostChange {
+  return {
+    set: {
+      status: 'failed_to_publish', last_publish_error: input.error, last_publish_attempt_at: now, updated_at: now,
+      delivery: delivery('failed', { detail: input.detail }),
+    },
+    events: ['post.publish_failed'],
+    scheduleChanged: false,
+  };
+}
+
+/**
+ * spec 3.1 (last row): removed. A post on the schedule bumps its version so that its workflow
+ * re-reads the row and finds it gone; a published post keeps its network copy.
+ */
+export function deleted(post: LifecycleRow, now: Date): PostChange {
+  const cancels = post.status !== 'published' && onSchedule(post);
+  return {
+    set: { deleted_at: now, updated_at: now, ...(cancels ? { schedule_version: post.schedule_version + 1 } : {}) },
+    slot: 'clear',
+    events: ['post.deleted'],
+    scheduleChanged: cancels,
+  };
+}
+
+/** A board move that does not touch the schedule: the legacy status follows the category. */
+export function boardMoved(post: LifecycleRow, to: StatusCategory, statusId: string, now: Date): PostChange {
+  const legacy = CATEGORY_TO_LEGACY[to];
+  return {
+    set: { status_id: statusId, ...(legacy && legacy !== post.status ? { status: legacy } : {}), updated_at: now },
+    events: [],
+    scheduleChanged: false,
+  };
+}
+
+/** Two changes made by one request: later columns win, events in order without repeats. */
+export function combine(...changes: PostChange[]): PostChange {
+  const out: PostChange = { set: {}, events: [], scheduleChanged: false };
+  for (const c of changes) {
+    Object.assign(out.set, c.set);
+    if (c.board !== undefined) out.board = c.board;
+    if (c.slot !== undefined) out.slot = c.slot;
+    for (const e of c.events) if (!out.events.includes(e)) out.events.push(e);
+    out.scheduleChanged ||= c.scheduleChanged;
+  }
+  return out;
+}
+
+// --- PATCH /v1/posts/{id}: what a status and schedule request means (spec 3.1, 4.4) -----------
+
+export type ScheduleIntent = { kind: 'schedule'; at: Date } | { kind: 'unschedule' } | { kind: 'none' };
+
+/**
+ * Decides what a PATCH does to the schedule so that `status`, `statusCategory`, `scheduledAt`,
+ * `delivery` and the slot always agree (docs/publishing.md, "Status and schedule together"):
+ *
+ *   - board `published` is the scheduler's to set: refused (409, `not_published_by_service`)
+ *     unless the post is published; a published post stays in `published` (409 `already_published`)
+ *     and cannot be rescheduled or unscheduled (422 `already_published`);
+ *   - board `scheduled` needs a future time, from `scheduledFor` or the post's own
+ *     `scheduledAt`, and then goes through the verified scheduling path; otherwise 422
+ *     `schedule_required`;
+ *   - a future `scheduledFor` with another board category contradicts itself: 422
+ *     `status_contradicts_schedule`;
+ *   - any other board category unschedules a post that is on the schedule;
+ *   - `scheduledFor: null` unschedules; a future `scheduledFor` alone schedules.
+ *
+ * `scheduledFor` has been parsed (a Date in the future, null, or undefined when omitted).
+ */
+export function planSchedule(post: LifecycleRow, input: { scheduledFor?: Date | null; board?: StatusCategory }, now: Date): ScheduleIntent {
+  const { scheduledFor, board } = input;
+  if (post.status === 'published') {
+    if (board !== undefined && board !== 'published') {
+      throw errors.conflict('This post is published; it stays in a published status. Create a new post to publish again.', { reason: 'already_published', retryable: false });
+    }
+    if (scheduledFor !== undefined) throw alreadyPublished();
+    return { kind: 'none' };
+  }
+  if (board === 'published') {
+    throw errors.conflict('Only the scheduler moves a post to published, when the network accepts it; schedule the post instead.', { reason: 'not_published_by_service', retryable: false });
+  }
+  if (board === 'scheduled') {
+    if (scheduledFor instanceof Date) return { kind: 'schedule', at: scheduledFor };
+    if (scheduledFor === undefined && post.status === 'scheduled') return { kind: 'none' };
+    if (scheduledFor === undefined && post.scheduled_at && post.scheduled_at.getTime() > now.getTime()) return { kind: 'schedule', at: post.scheduled_at };
+    throw errors.unprocessable('A post moves to a scheduled status only with a future `scheduledFor` (in this request or already on the post).', { reason: 'schedule_required' });
+  }
+  if (scheduledFor instanceof Date) {
+    if (board !== undefined) {
+      throw errors.unprocessable(`\`scheduledFor\` schedules the post, which contradicts the \`${board}\` status; send one or the other.`, { reason: 'status_contradicts_schedule' });
+    }
+    return { kind: 'schedule', at: scheduledFor };
+  }
+  if (scheduledFor === null || board !== undefined) return onSchedule(post) ? { kind: 'unschedule' } : { kind: 'none' };
+  return { kind: 'none' };
+}

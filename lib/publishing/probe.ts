@@ -1,0 +1,123 @@
+import type { Knex } from 'knex';
+import type { NetworkClient } from '../network/client';
+import { isNetworkError, type NetworkErrorCode } from '../network/errors';
+import { recordConnectionFailure, recordConnectionSuccess, TokenUnavailable, usableAccessToken } from './tokens';
+
+// The connection probe and the one failure-streak rule (spec 2.6 "degraded: recent network
+// calls failed (3 consecutive failures revoke the connection)", spec 3.4). Every door that talks
+// to the network on a connection's behalf reports the call here: PATCH scheduling verification
+// (api/operations/posts/scheduling.ts), the health workflow's check and the publish activity
+// (activities/publishing.ts). docs/publishing.md "The failure streak" states the rule and why.
+
+/** Which call the outcome is of: the rule reads a refusal differently for each. */
+export type CallKind = 'refresh' | 'probe' | 'publish';
+
+/** What the streak does with one call. */
+export type StreakEffect =
+  | { effect: 'reset' }
+  | { effect: 'count'; error: string }
+  | { effect: 'revoke'; error: string }
+  | { effect: 'none' };
+
+/** An answer that is a success on the wire but says the connection cannot publish. */
+export class EmptyAdminSet extends Error {
+  constructor() { super('The company page has no administrator left on the network.'); }
+}
+
+/**
+ * The rule. `outcome` is `'ok'` for a call the network answered with success, or what the call
+ * threw.
+ *
+ * 1. success → reset: the streak goes to 0, `lastValidatedAt` is stamped;
+ * 2. the network refused the credentials (auth: invalid, expired or revoked access token) → count;
+ *    so do a probe the network refuses permanently (the account cannot read itself or the page)
+ *    and a company page whose admin set is empty; the third consecutive count revokes;
+ * 3. a token refresh the network refuses permanently → revoke at once: the access token has
+ *    lapsed and the grant that would renew it is gone, so no later call can succeed;
+ * 4. transient failures (timeout, connection error, 429, 5xx, an unreadable answer) → none:
+ *    they say nothing about this account, and counting them would let one network outage revoke
+ *    every connection at once, which reconnecting cannot fix (retries and the publish retry
+ *    window handle them);
+ * 5. the network refusing the post itself (createPost: too long, duplicate, forbidden content)
+ *    → none: the request was wrong, not the connection;
+ * 6. no call made (no token on file, stored revoked, lapsed without a refresh token) → none.
+ *
+ * Anything else (a bug, the database) is not an outcome of the network: the caller rethrows it.
+ */
+export function streakEffect(kind: CallKind, outcome: 'ok' | unknown): StreakEffect {
+  if (outcome === 'ok') return { effect: 'reset' };
+  if (outcome instanceof EmptyAdminSet) return { effect: 'count', error: 'no_admins' };
+  if (outcome instanceof TokenUnavailable) {
+    return outcome.reason === 'refresh_failed' ? { effect: 'revoke', error: outcome.message } : { effect: 'none' };
+  }
+  if (!isNetworkError(outcome)) return { effect: 'none' };
+  if (outcome.kind === 'transient') return { effect: 'none' };
+  if (kind === 'refresh') return { effect: 'revoke', error: outcome.code };
+  if (outcome.kind === 'auth') return { effect: 'count', error: outcome.code };
+  return kind === 'probe' ? { effect: 'count', error: outcome.code } : { effect: 'none' };
+}
+
+export interface StreakAfter { failures: number | null; revoked: boolean }
+
+/** Applies the rule to the connection row (atomic under concurrency, see ./tokens.ts). */
+export async function recordCall(trx: Knex | Knex.Transaction, connectionId: string, kind: CallKind, outcome: 'ok' | unknown): Promise<StreakAfter> {
+  const e = streakEffect(kind, outcome);
+  switch (e.effect) {
+    case 'reset':
+      await recordConnectionSuccess(trx, connectionId);
+      return { failures: 0, revoked: false };
+    case 'count':
+    case 'revoke':
+      return recordConnectionFailure(trx, connectionId, e.error, { revokeNow: e.effect === 'revoke' });
+    case 'none':
+      return { failures: null, revoked: false };
+  }
+}
+
+export interface ProbeTarget { connectionId: string; type: string; organizationId: string | null }
+
+export type ProbeResult =
+  | { ok: true; token: string }
+  | {
+    ok: false;
+    /** `no_token`, `revoked`, `expired`, `token_refresh_failed`, `no_admins` or the network's error code. */
+    reason: 'no_token' | 'revoked' | 'expired' | 'token_refresh_failed' | 'no_admins' | NetworkErrorCode;
+    /** A transient failure: nothing is known about the account (rule 4). */
+    transient: boolean;
+    /** The streak after this probe; null when it did not move. */
+    failures: number | null;
+    revoked: boolean;
+  };
+
+/**
+ * One live check of a connection inside `trx` (which then holds the connection row lock if a
+ * refresh was due): a usable token (refreshed when it lapses within five minutes), then the
+ * identity of a personal account, or a non-empty admin set for a company page. Records the
+ * outcome by the rule above. Throws only what is not a network outcome.
+ */
+export async function probeConnection(trx: Knex.Transaction, network: NetworkClient, target: ProbeTarget): Promise<ProbeResult> {
+  let token: string;
+  try {
+    token = (await usableAccessToken(trx, network, target.connectionId)).token;
+  } catch (err) {
+    if (!(err instanceof TokenUnavailable) && !isNetworkError(err)) throw err;
+    const after = await recordCall(trx, target.connectionId, 'refresh', err);
+    if (err instanceof TokenUnavailable) return { ok: false, reason: err.reason === 'refresh_failed' ? 'token_refresh_failed' : err.reason, transient: false, ...after };
+    return { ok: false, reason: err.code, transient: err.kind === 'transient', ...after };
+  }
+  try {
+    if (target.type === 'COMPANY_PAGE') {
+      const admins = await network.listOrganizationAdmins(token, target.organizationId ?? '');
+      if (admins.length === 0) throw new EmptyAdminSet();
+    } else {
+      await network.getIdentity(token);
+    }
+  } catch (err) {
+    if (!(err instanceof EmptyAdminSet) && !isNetworkError(err)) throw err;
+    const after = await recordCall(trx, target.connectionId, 'probe', err);
+    if (err instanceof EmptyAdminSet) return { ok: false, reason: 'no_admins', transient: false, ...after };
+    return { ok: false, reason: err.code, transient: err.kind === 'transient', ...after };
+  }
+  await recordCall(trx, target.connectionId, 'probe', 'ok');
+  return { ok: true, token };
+}
