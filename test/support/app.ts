@@ -1,13 +1,15 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApp } from '../../api/app';
+import type { ApiDeps } from '../../api/deps';
 
 // The real Koa app over real HTTP on an ephemeral port.
 export interface TestServer { url: string; close(): Promise<void> }
 
-export async function startApi(): Promise<TestServer> {
+/** `deps`: the app's outside-world clients (api/deps.ts); the configured ones when omitted. */
+export async function startApi(deps?: ApiDeps): Promise<TestServer> {
   const server: Server = await new Promise((resolve) => {
-    const s = createApp().listen(0, '127.0.0.1', () => resolve(s));
+    const s = createApp(deps).listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
   return {
