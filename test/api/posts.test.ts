@@ -4,6 +4,7 @@ import { db } from '../../lib/db';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
+import { connectedPersonalProject } from '../support/network';
 
 // spec 4.4 / 3.1: creating and editing posts. Scheduling through PATCH on a *connected*
 // project performs a live network verification, so those cases live with the publishing
@@ -264,6 +265,152 @@ describe('posts (spec 4.4)', function () {
       const updated = events[2]!;
       assert.equal(updated.project_id, project.id);
       assert.equal(updated.data.post.content, 'Edited');
+    });
+
+    // Issue 12 item 11 / docs/publishing.md "Status and schedule together": a board move to
+    // scheduled or published can never leave status, statusCategory, scheduledAt, delivery and
+    // the calendar slot disagreeing.
+    describe('statusCategory scheduled / published keeps every field of the post agreeing', () => {
+      /** The fields of one post that must tell the same story. */
+      async function assertAgrees(id: string, call: ReturnType<typeof client>) {
+        const r = await call('GET', `/v1/posts/${id}`);
+        const row = await db()('posts as p').leftJoin('post_statuses as s', 's.id', 'p.status_id').where('p.id', id).first('p.status', 'p.scheduled_at', 'p.delivery', 's.category');
+        const slot = await slotOf(id);
+        assert.equal(r.body.data.status, row.status);
+        if (row.status === 'scheduled') {
+          assert.equal(row.category, 'scheduled');
+          assert.ok(row.scheduled_at, 'a scheduled post has a time');
+          assert.equal(row.delivery.state, 'scheduled');
+          assert.equal(slot?.date.toISOString(), row.scheduled_at.toISOString());
+        } else if (row.status === 'published') {
+          assert.equal(row.category, 'published');
+        } else {
+          assert.notEqual(row.category, 'scheduled');
+          assert.notEqual(row.category, 'published');
+          assert.equal(row.scheduled_at, null);
+          assert.ok(row.delivery === null || row.delivery.state === 'not_scheduled', JSON.stringify(row.delivery));
+          assert.equal(slot, undefined);
+        }
+        return r.body.data;
+      }
+      async function unchanged(id: string, call: ReturnType<typeof client>, before: unknown, events: string[]) {
+        assert.deepEqual((await call('GET', `/v1/posts/${id}`)).body.data, before);
+        assert.deepEqual(await outboxTypes(id), events, 'no event for a refused change');
+      }
+
+      it('scheduled without a time (none on the post, or null) is 422 schedule_required and changes nothing', async () => {
+        const { key, project } = await workspaceWithKey();
+        const call = client(api.url, key);
+        const id = (await call('POST', '/v1/posts', { body: { projectId: project.id } })).body.data.id;
+        const before = (await call('GET', `/v1/posts/${id}`)).body.data;
+        for (const body of [{ statusCategory: 'scheduled' }, { statusCategory: 'scheduled', scheduledFor: null }]) {
+          const err = assertError(await call('PATCH', `/v1/posts/${id}`, { body }), 422, 'unprocessable');
+          assert.equal(err.details?.reason, 'schedule_required');
+        }
+        const scheduledStatus = (await call('GET', '/v1/post-statuses')).body.data.find((x: { category: string }) => x.category === 'scheduled');
+        assert.equal(assertError(await call('PATCH', `/v1/posts/${id}`, { body: { statusId: scheduledStatus.id } }), 422, 'unprocessable').details?.reason, 'schedule_required', 'a statusId of that category too');
+        await unchanged(id, call, before, ['post.created']);
+        await assertAgrees(id, call);
+      });
+
+      it('scheduled with a future scheduledFor goes through the verified scheduling path', async () => {
+        const { key, workspace } = await workspaceWithKey({ projects: 0 });
+        const call = client(api.url, key);
+        const { project } = await connectedPersonalProject(workspace.id);
+        const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Soon' } })).body.data.id;
+        const when = future(3);
+        const res = await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'scheduled', scheduledFor: when } });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        assert.equal(res.body.data.status, 'scheduled');
+        assert.equal(res.body.data.statusCategory, 'scheduled');
+        assert.equal(res.body.data.scheduledAt, when);
+        assert.equal(res.body.data.delivery.state, 'scheduled');
+        assert.deepEqual(await outboxTypes(id), ['post.created', 'post.updated', 'post.scheduled']);
+        assert.ok((await db()('network_connections').where({ id: (await db()('projects').where({ id: project.id }).first()).connection_id }).first()).last_validated_at, 'verified live');
+        await assertAgrees(id, call);
+
+        // Already scheduled: the board move alone changes no schedule and emits no schedule event.
+        const again = await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'scheduled' } });
+        assert.equal(again.status, 200);
+        assert.equal(again.body.data.scheduledAt, when);
+        assert.deepEqual(await outboxTypes(id), ['post.created', 'post.updated', 'post.scheduled', 'post.updated']);
+        await assertAgrees(id, call);
+      });
+
+      it('scheduled on a connection that cannot publish is the scheduling 409 and changes nothing', async () => {
+        const { key, workspace } = await workspaceWithKey({ projects: 0 });
+        const call = client(api.url, key);
+        const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'No token', connection: 'disconnected' });
+        const id = (await call('POST', '/v1/posts', { body: { projectId: project.id } })).body.data.id;
+        const before = (await call('GET', `/v1/posts/${id}`)).body.data;
+        const err = assertError(await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'scheduled', scheduledFor: future(2) } }), 409, 'conflict');
+        assert.equal(err.details?.reason, 'no_token');
+        await unchanged(id, call, before, ['post.created']);
+      });
+
+      it('published is refused with 409 conflict not_published_by_service, by category or by statusId', async () => {
+        const { key, project } = await workspaceWithKey();
+        const call = client(api.url, key);
+        const published = (await call('GET', '/v1/post-statuses')).body.data.find((x: { category: string }) => x.category === 'published');
+        for (const scheduledFor of [undefined, future(4)]) {
+          const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, scheduledFor } })).body.data.id;
+          const before = (await call('GET', `/v1/posts/${id}`)).body.data;
+          const events = await outboxTypes(id);
+          for (const body of [{ statusCategory: 'published' }, { statusId: published.id }, { statusCategory: 'published', content: 'x' }]) {
+            const err = assertError(await call('PATCH', `/v1/posts/${id}`, { body }), 409, 'conflict');
+            assert.equal(err.details?.reason, 'not_published_by_service');
+            assert.equal(err.details?.retryable, false);
+          }
+          await unchanged(id, call, before, events);
+          await assertAgrees(id, call);
+        }
+      });
+
+      it('another category unschedules a scheduled post through the lifecycle', async () => {
+        const { key, project } = await workspaceWithKey();
+        const call = client(api.url, key);
+        for (const [category, legacy] of [['draft', 'draft'], ['review', 'waitingApproval'], ['inProgress', 'draft']] as const) {
+          const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, scheduledFor: future(6) } })).body.data.id;
+          const res = await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: category } });
+          assert.equal(res.status, 200, JSON.stringify(res.body));
+          assert.equal(res.body.data.status, legacy);
+          assert.equal(res.body.data.statusCategory, category);
+          assert.equal(res.body.data.scheduledAt, null);
+          assert.equal(res.body.data.delivery.state, 'not_scheduled');
+          assert.deepEqual(await outboxTypes(id), ['post.created', 'post.scheduled', 'post.updated', 'post.unscheduled']);
+          const row = await db()('posts').where({ id }).first('schedule_version');
+          assert.equal(row.schedule_version, 2, 'the publish workflow hears of it');
+          await assertAgrees(id, call);
+        }
+      });
+
+      it('a future scheduledFor with a non-scheduled category contradicts itself: 422 status_contradicts_schedule', async () => {
+        const { key, project } = await workspaceWithKey();
+        const call = client(api.url, key);
+        const id = (await call('POST', '/v1/posts', { body: { projectId: project.id } })).body.data.id;
+        const before = (await call('GET', `/v1/posts/${id}`)).body.data;
+        const err = assertError(await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'draft', scheduledFor: future(2) } }), 422, 'unprocessable');
+        assert.equal(err.details?.reason, 'status_contradicts_schedule');
+        await unchanged(id, call, before, ['post.created']);
+      });
+
+      it('a published post stays published: 409 already_published for another category, 422 for schedule changes', async () => {
+        const { key, project, workspace } = await workspaceWithKey();
+        const call = client(api.url, key);
+        const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, scheduledFor: future(1) } })).body.data.id;
+        const publishedStatus = await db()('post_statuses').where({ workspace_id: workspace.id, category: 'published', is_default: true }).first('id');
+        await db()('posts').where({ id }).update({ status: 'published', status_id: publishedStatus.id, published_at: new Date(), network_post_urn: 'urn:li:share:1' });
+        const before = (await call('GET', `/v1/posts/${id}`)).body.data;
+        const events = await outboxTypes(id);
+        assert.equal(assertError(await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'draft' } }), 409, 'conflict').details?.reason, 'already_published');
+        assert.equal(assertError(await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: null } }), 422, 'unprocessable').details?.reason, 'already_published');
+        assert.equal(assertError(await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: future(2) } }), 422, 'unprocessable').details?.reason, 'already_published');
+        await unchanged(id, call, before, events);
+        const same = await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'published' } });
+        assert.equal(same.status, 200, 'a published post may move between published statuses');
+        assert.equal(same.body.data.status, 'published');
+        await assertAgrees(id, call);
+      });
     });
 
     describe('on a project whose connection cannot publish', () => {
