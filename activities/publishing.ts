@@ -149,7 +149,8 @@ export function createPublishingActivities({ db, network, temporal }: Publishing
       const project = await db('projects').where({ id: projectId }).first('id', 'type', 'connection_id', 'network_organization_id');
       if (!project) return { exists: false, ok: null, failures: 0, intervalSeconds };
       if (!project.connection_id) return { exists: true, ok: null, failures: 0, intervalSeconds };
-      const r = await db.transaction((trx) => probeConnection(trx, network, { connectionId: project.connection_id, type: project.type, organizationId: project.network_organization_id }));
+      const target = { connectionId: project.connection_id, type: project.type, organizationId: project.network_organization_id };
+      const r = await db.transaction((trx) => probeConnection(trx, network, target));
       if (r.ok) return { exists: true, ok: true, failures: 0, intervalSeconds };
       if (r.reason === 'no_token' || r.reason === 'revoked') return { exists: true, ok: null, failures: null, intervalSeconds };
       return { exists: true, ok: false, failures: r.failures, intervalSeconds };

@@ -124,7 +124,9 @@ export function retrying(_post: LifecycleRow, input: { error: string; retryUntil
   return {
     set: {
       last_publish_attempt_at: now, last_publish_error: input.error,
-      delivery: delivery('retrying', { willRetry: true, retryUntil: input.retryUntil.toISOString(), detail: `The network did not accept the post yet (${input.error}); retrying.` }),
+      delivery: delivery('retrying', {
+        willRetry: true, retryUntil: input.retryUntil.toISOString(), detail: `The network did not accept the post yet (${input.error}); retrying.`,
+      }),
     },
     events: [],
     scheduleChanged: false,
@@ -224,7 +226,8 @@ export function planSchedule(post: LifecycleRow, input: { scheduledFor?: Date | 
     return { kind: 'none' };
   }
   if (board === 'published') {
-    throw errors.conflict('Only the scheduler moves a post to published, when the network accepts it; schedule the post instead.', { reason: 'not_published_by_service', retryable: false });
+    throw errors.conflict('Only the scheduler moves a post to published, when the network accepts it; schedule the post instead.',
+      { reason: 'not_published_by_service', retryable: false });
   }
   if (board === 'scheduled') {
     if (scheduledFor instanceof Date) return { kind: 'schedule', at: scheduledFor };
@@ -234,7 +237,8 @@ export function planSchedule(post: LifecycleRow, input: { scheduledFor?: Date | 
   }
   if (scheduledFor instanceof Date) {
     if (board !== undefined) {
-      throw errors.unprocessable(`\`scheduledFor\` schedules the post, which contradicts the \`${board}\` status; send one or the other.`, { reason: 'status_contradicts_schedule' });
+      throw errors.unprocessable(`\`scheduledFor\` schedules the post, which contradicts the \`${board}\` status; send one or the other.`,
+        { reason: 'status_contradicts_schedule' });
     }
     return { kind: 'schedule', at: scheduledFor };
   }

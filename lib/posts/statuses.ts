@@ -24,7 +24,9 @@ export async function defaultStatus(trx: Knex | Knex.Transaction, workspaceId: s
 export interface BoardStatus { id: string; category: StatusCategory }
 
 /** spec 4.4 PATCH: `statusId` (from the post-status list) or the default status of `statusCategory`; 422 for an id not of this workspace. */
-export async function resolveStatus(trx: Knex | Knex.Transaction, workspaceId: string, input: { statusId?: string; statusCategory?: StatusCategory }): Promise<BoardStatus | undefined> {
+export async function resolveStatus(
+  trx: Knex | Knex.Transaction, workspaceId: string, input: { statusId?: string; statusCategory?: StatusCategory },
+): Promise<BoardStatus | undefined> {
   if (input.statusId === undefined && input.statusCategory === undefined) return undefined;
   const status = input.statusId !== undefined
     ? await trx('post_statuses').where({ workspace_id: workspaceId, id: input.statusId }).first('id', 'category')

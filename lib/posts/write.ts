@@ -44,7 +44,9 @@ export async function clearSlot(trx: Knex.Transaction, postId: string): Promise<
 }
 
 /** The post with its status label, locked for the rest of the transaction when asked. */
-export async function loadPostForUpdate(trx: Knex | Knex.Transaction, workspaceId: string, postId: string, lock = false, opts: { includeDeleted?: boolean } = {}): Promise<PostRow | undefined> {
+export async function loadPostForUpdate(
+  trx: Knex | Knex.Transaction, workspaceId: string, postId: string, lock = false, opts: { includeDeleted?: boolean } = {},
+): Promise<PostRow | undefined> {
   const q = trx('posts as p')
     .leftJoin('post_statuses as s', 's.id', 'p.status_id')
     .join('workspaces as w', 'w.id', 'p.workspace_id')
@@ -131,7 +133,9 @@ export async function updatePost(trx: Knex.Transaction, workspaceId: string, pos
   if (!post) throw errors.notFound('post');
   const intent = planSchedule(post, { scheduledFor: u.scheduledFor, board: u.status?.category }, now);
   // The post moved between the check and the lock so that it now needs a verification it did not get.
-  if (intent.kind === 'schedule' && !u.verified) throw errors.conflict('The post changed while it was being updated; send the request again.', { reason: 'post_changed', retryable: true });
+  if (intent.kind === 'schedule' && !u.verified) {
+    throw errors.conflict('The post changed while it was being updated; send the request again.', { reason: 'post_changed', retryable: true });
+  }
   const lifecycle = intent.kind === 'schedule' ? scheduled(post, intent.at, now)
     : intent.kind === 'unschedule' ? unscheduled(post, now, u.status?.category)
       : u.status ? boardMoved(post, u.status.category, u.status.id, now) : NO_CHANGE;

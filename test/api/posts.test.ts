@@ -297,6 +297,14 @@ describe('posts (spec 4.4)', function () {
         assert.deepEqual((await call('GET', `/v1/posts/${id}`)).body.data, before);
         assert.deepEqual(await outboxTypes(id), events, 'no event for a refused change');
       }
+      /** A new draft in the project, refused `body` with `status code details.reason`, unchanged afterwards. */
+      async function refusedOnDraft(call: ReturnType<typeof client>, projectId: string, body: Record<string, unknown>, status: number, code: string, reason: string) {
+        const id = (await call('POST', '/v1/posts', { body: { projectId } })).body.data.id;
+        const before = (await call('GET', `/v1/posts/${id}`)).body.data;
+        assert.equal(assertError(await call('PATCH', `/v1/posts/${id}`, { body }), status, code).details?.reason, reason);
+        await unchanged(id, call, before, ['post.created']);
+        return id as string;
+      }
 
       it('scheduled without a time (none on the post, or null) is 422 schedule_required and changes nothing', async () => {
         const { key, project } = await workspaceWithKey();
@@ -341,11 +349,7 @@ describe('posts (spec 4.4)', function () {
         const { key, workspace } = await workspaceWithKey({ projects: 0 });
         const call = client(api.url, key);
         const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'No token', connection: 'disconnected' });
-        const id = (await call('POST', '/v1/posts', { body: { projectId: project.id } })).body.data.id;
-        const before = (await call('GET', `/v1/posts/${id}`)).body.data;
-        const err = assertError(await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'scheduled', scheduledFor: future(2) } }), 409, 'conflict');
-        assert.equal(err.details?.reason, 'no_token');
-        await unchanged(id, call, before, ['post.created']);
+        await refusedOnDraft(call, project.id, { statusCategory: 'scheduled', scheduledFor: future(2) }, 409, 'conflict', 'no_token');
       });
 
       it('published is refused with 409 conflict not_published_by_service, by category or by statusId', async () => {
@@ -387,11 +391,7 @@ describe('posts (spec 4.4)', function () {
       it('a future scheduledFor with a non-scheduled category contradicts itself: 422 status_contradicts_schedule', async () => {
         const { key, project } = await workspaceWithKey();
         const call = client(api.url, key);
-        const id = (await call('POST', '/v1/posts', { body: { projectId: project.id } })).body.data.id;
-        const before = (await call('GET', `/v1/posts/${id}`)).body.data;
-        const err = assertError(await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'draft', scheduledFor: future(2) } }), 422, 'unprocessable');
-        assert.equal(err.details?.reason, 'status_contradicts_schedule');
-        await unchanged(id, call, before, ['post.created']);
+        await refusedOnDraft(call, project.id, { statusCategory: 'draft', scheduledFor: future(2) }, 422, 'unprocessable', 'status_contradicts_schedule');
       });
 
       it('a published post stays published: 409 already_published for another category, 422 for schedule changes', async () => {

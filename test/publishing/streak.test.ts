@@ -57,7 +57,9 @@ describe('the connection failure streak (one rule for every door)', function () 
   const future = () => new Date(Date.now() + 3_600_000).toISOString();
   /** A post scheduled for tomorrow, written directly (no workflow), for the publish activity to fire now. */
   async function scheduledPost(projectId: string) {
-    const post = await db().transaction((trx) => insertPost(trx, { workspaceId: ws.workspace.id, projectId, content: `Post ${Math.random()}`, contentType: 'PERSONAL', scheduledAt: new Date(Date.now() + 86_400_000) }));
+    const post = await db().transaction((trx) => insertPost(trx, {
+      workspaceId: ws.workspace.id, projectId, content: `Post ${Math.random()}`, contentType: 'PERSONAL', scheduledAt: new Date(Date.now() + 86_400_000),
+    }));
     return { postId: post.id, version: post.schedule_version, attempt: 1, retryUntilMs: Date.now() + 60_000 };
   }
 

@@ -113,7 +113,11 @@ describe('lib/posts/lifecycle', () => {
   });
 
   it('combine: later columns win, events in order without repeats, scheduleChanged if any', () => {
-    const c = combine({ set: { content: 'x', updated_at: EARLIER }, events: ['post.updated'], scheduleChanged: false }, scheduled(draft, LATER, NOW), { set: { status_id: 'st_9' }, events: ['post.updated'], scheduleChanged: false });
+    const c = combine(
+      { set: { content: 'x', updated_at: EARLIER }, events: ['post.updated'], scheduleChanged: false },
+      scheduled(draft, LATER, NOW),
+      { set: { status_id: 'st_9' }, events: ['post.updated'], scheduleChanged: false },
+    );
     assert.equal(c.set.content, 'x');
     assert.equal(c.set.updated_at, NOW);
     assert.equal(c.set.status_id, 'st_9');

@@ -108,7 +108,8 @@ export const updatePost = defineOperation({
   input: updatePostInput,
   handler: async (ctx, input) => {
     const { auth } = ctx;
-    const existing = (await postsOf(auth).where('posts.id', input.postId).first('posts.id', 'posts.project_id', 'posts.status', 'posts.scheduled_at', 'posts.schedule_version')) as PostRow | undefined;
+    const existing = (await postsOf(auth).where('posts.id', input.postId)
+      .first('posts.id', 'posts.project_id', 'posts.status', 'posts.scheduled_at', 'posts.schedule_version')) as PostRow | undefined;
     if (!existing) throw errors.notFound('post');
     const project = existing.project_id ? await findProject(auth, existing.project_id) : undefined;
     const status = await resolveStatus(db(), auth.workspaceId, input);
