@@ -1,4 +1,5 @@
 import { ApiError, errors } from '../errors';
+import type { PostRow } from './present';
 import type { StatusCategory } from './statuses';
 import { CATEGORY_TO_LEGACY } from './statuses';
 
@@ -22,29 +23,11 @@ export function delivery(state: DeliveryState, more: Partial<Omit<Delivery, 'sta
   return { state, willRetry: more.willRetry ?? false, retryUntil: more.retryUntil ?? null, detail: more.detail ?? null };
 }
 
-/** The legacy statuses (spec 3.1) a transition can write. */
-export type LifecycleStatus = 'draft' | 'scheduled' | 'published' | 'failed_to_publish' | 'suggested' | 'waitingApproval';
-
 /** The columns of `posts` a change may set. */
-export interface PostColumns {
-  status?: string;
-  status_id?: string | null;
-  scheduled_at?: Date | null;
-  schedule_version?: number;
-  delivery?: Delivery;
-  published_at?: Date;
-  network_post_urn?: string;
-  last_publish_error?: string | null;
-  last_publish_attempt_at?: Date;
-  updated_at?: Date;
-  deleted_at?: Date;
-  content?: string;
-  content_type?: string;
-  title?: string;
-  title_auto?: boolean;
-  auto_like?: boolean;
-  auto_comment?: boolean;
-}
+export type PostColumns = Partial<
+  Omit<PostRow, 'id' | 'workspace_id' | 'project_id' | 'created_at' | 'delivery' | 'review' | 'media' | 'status_title' | 'status_category' | 'require_review_workflow'>
+  & { delivery: Delivery; deleted_at: Date }
+>;
 
 export type PostEventType = 'post.updated' | 'post.scheduled' | 'post.unscheduled' | 'post.published' | 'post.publish_failed' | 'post.deleted';
 

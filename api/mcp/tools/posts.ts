@@ -48,7 +48,7 @@ export const createPostDraftTool = operationTool(createPost, {
 export const updatePostTool = operationTool(updatePost, {
   name: 'update_post',
   title: 'Update a post',
-  description: 'Partial update: content, title (empty string lets the service name it), contentType, statusCategory or statusId, scheduledFor (future time schedules, null unschedules; checks the network connection first and answers conflict when it cannot publish), autoLike, autoComment. Requires posts:write.',
+  description: 'Partial update: content, title (empty string lets the service name it), contentType, statusCategory or statusId (scheduled needs a future scheduledFor, here or already on the post; published is set only by the scheduler; another category unschedules), scheduledFor (future time schedules, null unschedules; checks the network connection first and answers conflict when it cannot publish), autoLike, autoComment. Requires posts:write.',
   scopes: { allOf: ['posts:write'] },
   annotations: PUBLISHES,
   idempotent: true,
