@@ -1,4 +1,4 @@
-import type { Delivery } from './lifecycle';
+import { delivery, type Delivery } from './lifecycle';
 
 // spec 2.7: the Post resource. Read endpoints return the fields marked R; create and update
 // return the full set.
@@ -33,12 +33,10 @@ export function presentPostSummary(p: PostRow) {
 /** The stored delivery block (./lifecycle.ts writes it with every status change), with the status as the last word. */
 export function deliveryOf(p: PostRow): Delivery {
   const stored = p.delivery ?? {};
-  if (p.status === 'published') return { state: 'published', willRetry: false, retryUntil: null, detail: p.network_post_urn ? `Live on the network as ${p.network_post_urn}.` : null };
-  if (p.status === 'scheduled') {
-    return { state: stored.state ?? 'scheduled', willRetry: stored.willRetry ?? false, retryUntil: stored.retryUntil ?? null, detail: stored.detail ?? 'Publishes about 2 minutes after the scheduled time.' };
-  }
-  if (p.status === 'failed_to_publish') return { state: stored.state ?? 'failed', willRetry: stored.willRetry ?? false, retryUntil: stored.retryUntil ?? null, detail: stored.detail ?? p.last_publish_error };
-  return { state: 'not_scheduled', willRetry: false, retryUntil: null, detail: null };
+  if (p.status === 'published') return delivery('published', { detail: p.network_post_urn ? `Live on the network as ${p.network_post_urn}.` : null });
+  if (p.status === 'scheduled') return delivery(stored.state ?? 'scheduled', { ...stored, detail: stored.detail ?? 'Publishes about 2 minutes after the scheduled time.' });
+  if (p.status === 'failed_to_publish') return delivery(stored.state ?? 'failed', { ...stored, detail: stored.detail ?? p.last_publish_error });
+  return delivery('not_scheduled');
 }
 
 export function presentPost(p: PostRow) {
