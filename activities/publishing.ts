@@ -7,8 +7,8 @@ import { isNetworkError } from '../lib/network/errors';
 import { failed, published, retrying } from '../lib/posts/lifecycle';
 import type { PostRow } from '../lib/posts/present';
 import { commitChange } from '../lib/posts/write';
-import { probeConnection, recordCall } from '../lib/publishing/probe';
-import { TokenUnavailable, usableAccessToken } from '../lib/publishing/tokens';
+import { connectionToken, probeConnection, recordCall } from '../lib/publishing/probe';
+import { TokenUnavailable } from '../lib/publishing/tokens';
 import { syncPublishWorkflow, ensureHealthWorkflow } from '../lib/publishing/workflows';
 
 // Activities of scheduled publishing and connection health (ARCHITECTURE.md: every side effect
@@ -96,24 +96,17 @@ export function createPublishingActivities({ db, network, temporal }: Publishing
         const connectionId: string = project.connection_id;
 
         // 2. A usable token (refreshed when it lapses soon).
-        let token: string;
-        let personId: string | null;
-        try {
-          const t = await usableAccessToken(trx, network, connectionId);
-          token = t.token;
-          personId = t.connection.network_person_id;
-        } catch (err) {
-          if (!(err instanceof TokenUnavailable) && !isNetworkError(err)) return retry(trx, post, input.retryUntilMs, err);
-          await recordCall(trx, connectionId, 'refresh', err);
+        const t = await connectionToken(trx, network, connectionId);
+        if (!t.ok) {
           // spec 3.1: a permanently failed token refresh ends in failed_to_publish.
-          if (err instanceof TokenUnavailable) return fail(trx, post, `token_${err.reason}`, err.message);
-          return retry(trx, post, input.retryUntilMs, err);
+          if (t.failure instanceof TokenUnavailable) return fail(trx, post, `token_${t.failure.reason}`, t.failure.message);
+          return retry(trx, post, input.retryUntilMs, t.failure);
         }
 
         // 3. The post on the network.
         let postUrn: string;
         try {
-          postUrn = await createOnNetwork(post, token, authorOf(project, personId));
+          postUrn = await createOnNetwork(post, t.token, authorOf(project, t.personId));
         } catch (err) {
           if (!isNetworkError(err)) return retry(trx, post, input.retryUntilMs, err);
           await recordCall(trx, connectionId, 'publish', err);

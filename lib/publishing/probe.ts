@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { NetworkClient } from '../network/client';
-import { isNetworkError, type NetworkErrorCode } from '../network/errors';
+import { isNetworkError, type NetworkError, type NetworkErrorCode } from '../network/errors';
 import { recordConnectionFailure, recordConnectionSuccess, TokenUnavailable, usableAccessToken } from './tokens';
 
 // The connection probe and the one failure-streak rule (spec 2.6 "degraded: recent network
@@ -74,6 +74,25 @@ export async function recordCall(trx: Knex | Knex.Transaction, connectionId: str
   }
 }
 
+export type TokenStep =
+  | { ok: true; token: string; personId: string | null }
+  | { ok: false; failure: TokenUnavailable | NetworkError; after: StreakAfter };
+
+/**
+ * The first step of every door: a usable access token (refreshed when it lapses within five
+ * minutes, see ./tokens.ts), a refusal reported to the streak as a `refresh` call. Throws only
+ * what is not a network outcome.
+ */
+export async function connectionToken(trx: Knex.Transaction, network: NetworkClient, connectionId: string): Promise<TokenStep> {
+  try {
+    const { token, connection } = await usableAccessToken(trx, network, connectionId);
+    return { ok: true, token, personId: connection.network_person_id };
+  } catch (err) {
+    if (!(err instanceof TokenUnavailable) && !isNetworkError(err)) throw err;
+    return { ok: false, failure: err, after: await recordCall(trx, connectionId, 'refresh', err) };
+  }
+}
+
 export interface ProbeTarget { connectionId: string; type: string; organizationId: string | null }
 
 export type ProbeResult =
@@ -96,15 +115,13 @@ export type ProbeResult =
  * outcome by the rule above. Throws only what is not a network outcome.
  */
 export async function probeConnection(trx: Knex.Transaction, network: NetworkClient, target: ProbeTarget): Promise<ProbeResult> {
-  let token: string;
-  try {
-    token = (await usableAccessToken(trx, network, target.connectionId)).token;
-  } catch (err) {
-    if (!(err instanceof TokenUnavailable) && !isNetworkError(err)) throw err;
-    const after = await recordCall(trx, target.connectionId, 'refresh', err);
+  const step = await connectionToken(trx, network, target.connectionId);
+  if (!step.ok) {
+    const { failure: err, after } = step;
     if (err instanceof TokenUnavailable) return { ok: false, reason: err.reason === 'refresh_failed' ? 'token_refresh_failed' : err.reason, transient: false, ...after };
     return { ok: false, reason: err.code, transient: err.kind === 'transient', ...after };
   }
+  const { token } = step;
   try {
     if (target.type === 'COMPANY_PAGE') {
       const admins = await network.listOrganizationAdmins(token, target.organizationId ?? '');

@@ -59,7 +59,7 @@ export async function usableAccessToken(trx: Knex.Transaction, network: NetworkC
   }
 }
 
-/** spec 2.6 / 3.4: a success resets the streak and stamps lastValidatedAt. */
+/** spec 2.6 / 3.4: a success resets the streak and stamps lastValidatedAt. Doors report calls through lib/publishing/probe.ts recordCall, which applies the one rule. */
 export async function recordConnectionSuccess(trx: Knex | Knex.Transaction, connectionId: string): Promise<void> {
   // Only rows with something to change are written (and locked): a burst of posts of one
   // account must not queue on its connection row.
