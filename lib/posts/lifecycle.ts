@@ -12,8 +12,8 @@ import { CATEGORY_TO_LEGACY } from './statuses';
 //   - `schedule_version` moves exactly when what the publish workflow waits for changes
 //     (scheduled, rescheduled, unscheduled, deleted while on the schedule); the workflow re-reads
 //     the row on every version it hears of (docs/publishing.md).
-//   - `delivery` (spec 2.7) is written by the same change that moves `status`, from `deliveryOf`,
-//     so the two never disagree.
+//   - `delivery` (spec 2.7, one `Delivery` type built by `delivery()`) is written by the same
+//     change that moves `status`, so the two never disagree.
 
 /** spec 2.7 `Post.delivery`. */
 export type DeliveryState = 'not_scheduled' | 'scheduled' | 'retrying' | 'published' | 'failed';
