@@ -41,7 +41,7 @@ async function serveResourceMetadata(ctx: Context): Promise<void> {
 }
 
 export function createMcpApp(): Koa {
-  const app = new Koa({ proxy: process.env.TRUST_PROXY === '1' });
+  const app = new Koa({ proxy: config.trustProxy });
   const router = new Router();
   const at = (method: 'get' | 'post' | 'delete', path: string, ...steps: Step[]) => router[method](path, ...(steps as never[]));
   const base = () => config.mcpPublicUrl;
