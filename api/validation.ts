@@ -13,8 +13,30 @@ export function boundedText(max: number, field: string) {
 
 const PRIORITY: ErrorCode[] = ['payload_too_large', 'bad_pagination', 'bad_cursor', 'invalid_request', 'unprocessable'];
 
-export function validationError(issues: z.core.$ZodIssue[], source: 'query' | 'body'): ApiError {
-  const codes = issues.map((i) => ((i as { params?: { apiCode?: ErrorCode } }).params?.apiCode) ?? (source === 'query' ? 'invalid_request' : 'unprocessable'));
+/**
+ * spec 7.2: "missing `projectId` or source fields" is 400 invalid_request while a bad shape or
+ * enum of a body is 422. The fields the spec names for it, by their top-level key; every
+ * operation's input follows the rule here, in the one validation step.
+ */
+export const MISSING_IS_INVALID_REQUEST: ReadonlySet<string> = new Set(['projectId', 'source']);
+
+function isAbsent(raw: unknown, path: readonly PropertyKey[]): boolean {
+  let v: unknown = raw;
+  for (const k of path) {
+    if (v === null || typeof v !== 'object') return true;
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  return v === undefined;
+}
+
+function isMissingNamedField(issue: z.core.$ZodIssue, raw: unknown): boolean {
+  const top = issue.path[0];
+  return issue.code === 'invalid_type' && typeof top === 'string' && MISSING_IS_INVALID_REQUEST.has(top) && isAbsent(raw, issue.path);
+}
+
+export function validationError(issues: z.core.$ZodIssue[], source: 'query' | 'body', raw?: unknown): ApiError {
+  const codes = issues.map((i) => ((i as { params?: { apiCode?: ErrorCode } }).params?.apiCode)
+    ?? (source === 'query' || (raw !== undefined && isMissingNamedField(i, raw)) ? 'invalid_request' : 'unprocessable'));
   const code = PRIORITY.find((c) => codes.includes(c)) ?? codes[0] ?? 'unprocessable';
   const relevant = issues.filter((_, idx) => codes[idx] === code);
   const first = relevant[0];
@@ -60,7 +82,7 @@ export function parseInput<S extends z.ZodType>(schema: S, raw: unknown, source:
     throw source === 'query' ? errors.invalidRequest(message, details) : errors.unprocessable(message, details);
   }
   const result = schema.safeParse(raw);
-  if (!result.success) throw validationError(result.error.issues, source);
+  if (!result.success) throw validationError(result.error.issues, source, raw);
   return result.data;
 }
 

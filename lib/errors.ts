@@ -61,6 +61,19 @@ export const errors = {
   idempotencyKeyConflict: (message = 'This Idempotency-Key was used with a different request body.') => new ApiError(409, 'idempotency_key_conflict', message),
   payloadTooLarge: (message: string, details?: Record<string, unknown>) => new ApiError(413, 'payload_too_large', message, details),
   unprocessable: (message: string, details?: Record<string, unknown>) => new ApiError(422, 'unprocessable', message, details),
+  /**
+   * spec 8: the one 429 of every door and limiter. `details.retryAfterSeconds` repeats the
+   * Retry-After header for clients (MCP tool results) that see no headers.
+   */
+  rateLimited: (rl: { limit: number; remaining?: number; resetAt: number; retryAfter: number }, message?: string) =>
+    new ApiError(429, 'rate_limited', message ?? `Rate limit of ${rl.limit} requests per minute reached; retry in ${rl.retryAfter} s.`,
+      { retryAfterSeconds: rl.retryAfter },
+      {
+        'Retry-After': String(rl.retryAfter),
+        'X-RateLimit-Limit': String(rl.limit),
+        'X-RateLimit-Remaining': String(rl.remaining ?? 0),
+        'X-RateLimit-Reset': String(rl.resetAt),
+      }),
   workspaceUnavailable: () => new ApiError(403, 'workspace_unavailable', 'The workspace named by Service-Workspace-Id is not reachable with this credential.'),
   internal: () => new ApiError(500, 'internal_error', 'Something went wrong on our side. Quote the request id when you contact support.'),
 };

@@ -42,7 +42,7 @@ async function serveResourceMetadata(ctx: Context): Promise<void> {
 }
 
 export function createMcpApp(deps: ApiDeps = createApiDeps()): Koa {
-  const app = new Koa({ proxy: process.env.TRUST_PROXY === '1' });
+  const app = new Koa({ proxy: config.trustProxy });
   // Handed to every tool's operation (api/deps.ts).
   app.context.deps = deps;
   const router = new Router();

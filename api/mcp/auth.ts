@@ -1,12 +1,10 @@
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Context } from 'koa';
 import { ApiError, errors } from '../../lib/errors';
-import { checkScopes, type ScopeRule } from '../../lib/scopes';
-import { authenticate, bearerToken } from '../auth/authenticate';
 import type { AuthContext } from '../auth/context';
 import { protectedResourceMetadata } from '../oauth/metadata';
 import { mcpResource as oauthMcpResource } from '../oauth/resources';
-import { consume } from '../rateLimit';
+import { authenticateBearer } from '../pipeline/index';
 import { resolveVersion, type ApiVersion } from '../versioning';
 import { SessionNotFound } from './errors';
 import type { SessionRecord } from './sessions';
@@ -52,7 +50,7 @@ function quoted(v: string): string {
 }
 
 /** RFC 6750 3 + RFC 9728 5.1. No `error` when no credential was sent (RFC 6750 3.1). */
-export function bearerChallenge(opts: { error?: 'invalid_token' | 'insufficient_scope'; scope: readonly string[] }): string {
+export function bearerChallenge(opts: { error?: 'invalid_token'; scope: readonly string[] }): string {
   const parts = [`resource_metadata=${quoted(resourceMetadataUrl())}`];
   if (opts.error) parts.push(`error=${quoted(opts.error)}`);
   if (opts.scope.length) parts.push(`scope=${quoted(opts.scope.join(' '))}`);
@@ -72,15 +70,10 @@ function withChallenge(err: ApiError, scope: readonly string[]): ApiError {
 export async function authenticateMcpRequest(ctx: Context, targetWorkspaceId: string | undefined, scopeHint: readonly string[]): Promise<McpRequestAuth> {
   const apiVersion = resolveVersion(ctx.get('service-api-version') || undefined);
   try {
-    const token = bearerToken(ctx.get('authorization') || undefined);
-    const auth = await authenticate({ token, targetWorkspaceId, resource: 'mcp' });
+    const { auth, token } = await authenticateBearer({ authorization: ctx.get('authorization') || undefined, targetWorkspaceId, resource: 'mcp', clientAddress: ctx.ip });
     return { auth, token, apiVersion, requestId: ctx.state.requestId };
   } catch (err) {
-    if (err instanceof ApiError && err.status === 401) {
-      const rl = await consume('unauthenticated', ctx.ip);
-      if (!rl.allowed) throw new ApiError(429, 'rate_limited', `Too many failed credentials; retry in ${rl.retryAfter} s.`, undefined, { 'Retry-After': String(rl.retryAfter) });
-      throw withChallenge(err, scopeHint);
-    }
+    if (err instanceof ApiError && err.status === 401) throw withChallenge(err, scopeHint);
     throw err;
   }
 }
@@ -125,22 +118,4 @@ export function requestAuthOf(info: AuthInfo | undefined): McpRequestAuth {
   const r = info?.extra?.mcp as McpRequestAuth | undefined;
   if (!r) throw errors.internal();
   return r;
-}
-
-/** The scopes of `rule` that `granted` lacks (the first alternative of an anyOf). */
-export function missingScopes(granted: ReadonlySet<string>, rule: ScopeRule): string[] {
-  if (checkScopes(granted, rule).ok || rule === 'any') return [];
-  if ('anyOf' in rule) return rule.anyOf.slice(0, 1);
-  return rule.allOf.filter((s) => !checkScopes(granted, { allOf: [s] }).ok);
-}
-
-/**
- * The step-up challenge of the MCP authorization spec ("insufficient scope"): 403 with
- * error="insufficient_scope" and the scopes to ask for. The hint keeps what the token holds,
- * since a host replaces its requested scope with the hint and must not lose the rest.
- */
-export function insufficientScope(auth: AuthContext, missing: readonly string[], tool: string): ApiError {
-  const scope = [...new Set([...auth.scopes, ...missing])];
-  const err = errors.scopeMissing(missing.length === 1 ? missing[0] : undefined, `The tool ${tool} needs ${missing.join(' and ')}; authorize again with that scope.`);
-  return new ApiError(403, err.code, err.message, err.details, { 'WWW-Authenticate': bearerChallenge({ error: 'insufficient_scope', scope }) });
 }

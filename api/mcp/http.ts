@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
-import { errors } from '../../lib/errors';
+import { readBodyText } from '../body';
 import { ParseError } from './errors';
 
 // Koa ⇄ SDK plumbing. The SDK's transports speak web-standard Request/Response (streamable
@@ -13,16 +13,7 @@ export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** Reads a JSON body into ctx.state.message (undefined when empty); malformed JSON is a 400. */
 export async function readJsonBody(ctx: Context, next: Next): Promise<void> {
   if (ctx.method !== 'POST') return next();
-  const declared = Number(ctx.get('content-length') || 0);
-  if (declared > MAX_MESSAGE_BYTES) throw errors.payloadTooLarge(`The message is larger than ${MAX_MESSAGE_BYTES} bytes.`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_MESSAGE_BYTES) throw errors.payloadTooLarge(`The message is larger than ${MAX_MESSAGE_BYTES} bytes.`);
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = await readBodyText(ctx, MAX_MESSAGE_BYTES, 'message');
   if (text.trim() !== '') {
     try {
       ctx.state.message = JSON.parse(text);
@@ -57,6 +48,9 @@ export function webRequestOf(ctx: Context, base: string): Request {
 export async function sendWebResponse(res: ServerResponse, response: Response, extraHeaders: Record<string, string> = {}): Promise<void> {
   const headers: Record<string, string> = { ...extraHeaders };
   response.headers.forEach((v, k) => { headers[k] = v; });
+  // spec 2.2: an authenticated answer is never stored by a cache (the SDK's SSE streams say
+  // no-cache; its JSON answers say nothing).
+  headers['cache-control'] = 'no-store';
   res.writeHead(response.status, headers);
   if (!response.body) {
     res.end();

@@ -13,13 +13,12 @@ import { asApiError, jsonRpcErrorBody, SessionNotFound } from './errors';
 import { messagesOf } from './http';
 import { createToolServer } from './server';
 import { deleteSession, loadSession, saveSession, sessionHandle, touchSession, type SessionRecord } from './sessions';
-import { refuseUnscopedToolCalls } from './stepUp';
 import { MCP_SCOPES } from './tools/index';
 
 // /sse + /message: the legacy HTTP+SSE transport (spec 4.9). GET /sse holds an event stream
 // open in one process; the client POSTs its messages to /message?sessionId=…, and with several
 // API processes behind a load balancer that POST may land anywhere. The process that receives
-// it authenticates it (401, 404 for another credential's session, 403 step-up) and, when it
+// it authenticates it (401, 404 for another credential's session) and, when it
 // does not hold the stream, publishes it on the Redis channel of the session; the process that
 // holds the stream subscribes to that channel and hands the message to its transport. A
 // PUBLISH nobody receives means the stream is gone: 404.
@@ -113,7 +112,6 @@ export async function postMessage(ctx: Context): Promise<void> {
   const request = await authenticateForSession(ctx, record, MCP_SCOPES);
   const message = ctx.state.message as unknown;
   if (message === undefined || typeof message !== 'object' || Array.isArray(message)) throw errors.invalidRequest('The body must be one JSON-RPC message.');
-  refuseUnscopedToolCalls(message, request.auth, request.apiVersion);
 
   const session = live.get(id);
   if (session) {

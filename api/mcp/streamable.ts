@@ -11,7 +11,6 @@ import { RedisEventStore } from './eventStore';
 import { messagesOf, sendWebResponse, webRequestOf } from './http';
 import { createToolServer } from './server';
 import { deleteSession, loadSession, newSessionId, saveSession, sessionHandle, type SessionRecord } from './sessions';
-import { refuseUnscopedToolCalls } from './stepUp';
 import { MCP_SCOPES } from './tools/index';
 
 // /mcp: the streamable HTTP transport (spec 4.9, preferred), stateful, with resumable streams.
@@ -118,7 +117,6 @@ export function streamableEndpoint(base: () => string) {
       throw new SessionNotFound();
     }
     const request = await authenticateForSession(ctx, record, MCP_SCOPES);
-    refuseUnscopedToolCalls(ctx.state.message, request.auth, request.apiVersion);
 
     const session = live.get(record.id) ?? await revive(record, base(), ctx.deps);
     Object.assign(session.handle.record, record);

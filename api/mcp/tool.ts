@@ -1,23 +1,22 @@
 import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { ApiError, errors } from '../../lib/errors';
-import { checkScopes, type ScopeRule } from '../../lib/scopes';
+import { config } from '../../lib/config';
+import { errors } from '../../lib/errors';
+import type { ScopeRule } from '../../lib/scopes';
 import type { AuthContext } from '../auth/context';
-import { requestHash, unwrapStored, validateIdempotencyKey, withIdempotency } from '../idempotency';
-import type { AnyOperation, OperationContext } from '../operation';
-import { findProject } from '../operations/projects/present';
-import { consume } from '../rateLimit';
-import { authorize } from '../rest/adapter';
-import { parseInput } from '../validation';
 import type { ApiDeps } from '../deps';
+import type { AnyOperation } from '../operation';
+import { findProject } from '../operations/projects/present';
+import { limitWorkspace, operationScopes, runOperation } from '../pipeline/index';
+import type { ApiVersion } from '../versioning';
 import type { McpRequestAuth } from './auth';
 
 // A tool is an adapter over one operation (ARCHITECTURE.md "One operation, three doors"): it
 // translates arguments and results and adds what only the agent transport has (the default
-// project, progress), and nothing else. The chain mirrors the REST adapter's: rate limit →
-// client role + the operation's scopes (the shared `authorize`) → the tool's scope from the
-// spec 4.9 table → default project → validation (the operation's own zod schema, so the same
-// input gives the same error code) → idempotency → handler.
+// project, progress), and nothing else. The steps are the pipeline's (api/pipeline), the same
+// as REST's; the tool adds its spec 4.9 scope where the table asks for more than the operation,
+// and the default project before validation (the operation's own zod schema, so the same input
+// gives the same error code through both doors).
 
 /** The session a call runs in: its active workspace can be moved by switch_workspace. */
 export interface SessionHandle {
@@ -47,8 +46,13 @@ export interface ToolDefinition {
   name: string;
   title: string;
   description: string;
-  /** The scope of the spec 4.9 table, checked on top of the operation's own rule. */
-  scopes: ScopeRule;
+  /**
+   * The scope of the spec 4.9 table where it adds to the operation's own rule (or replaces it,
+   * see `scopesReplaceOperation`); absent, the operation's rule alone applies.
+   */
+  scopes?: ScopeRule;
+  /** The tool's `scopes` stand instead of the operation's rule (generate_post, spec 4.9 vs 4.1). */
+  scopesReplaceOperation?: boolean;
   annotations: ToolAnnotations;
   inputSchema: Tool['inputSchema'];
   /** The operation behind the tool (every tool but switch_workspace). */
@@ -76,7 +80,10 @@ export interface OperationToolSpec {
   name: string;
   title: string;
   description: string;
-  scopes: ScopeRule;
+  /** Only where the spec 4.9 table asks for more than the operation's own rule. */
+  scopes?: ScopeRule;
+  /** The 4.9 scope replaces the operation's rule instead of adding to it. */
+  scopesReplaceOperation?: boolean;
   annotations: ToolAnnotations;
   /**
    * spec 4.9 default project: `projectId` becomes optional and defaults to the project pinned
@@ -104,15 +111,22 @@ async function defaultProjectOf(auth: AuthContext): Promise<string> {
 
 /** spec 8: the same workspace buckets as REST, so an agent and a script share one budget. */
 export async function rateLimitTool(kind: AnyOperation['kind'], auth: AuthContext): Promise<void> {
-  const rl = await consume(kind, auth.workspaceId);
-  if (!rl.allowed) {
-    throw new ApiError(429, 'rate_limited', `Rate limit of ${rl.limit} requests per minute reached; retry in ${rl.retryAfter} s.`, { retryAfterSeconds: rl.retryAfter }, { 'Retry-After': String(rl.retryAfter) });
-  }
+  await limitWorkspace(kind, auth.workspaceId);
 }
 
-export function checkToolScopes(tool: Pick<ToolDefinition, 'scopes'>, auth: AuthContext): void {
-  const check = checkScopes(auth.scopes, tool.scopes);
-  if (!check.ok) throw errors.scopeMissing(check.requiredScope);
+/**
+ * The scope rules a call of `tool` must satisfy: the operation's own (under every supported
+ * API version when it depends on one) unless the tool's replace it, and the tool's. What the
+ * protected-resource metadata and the 401 hint list is derived from these.
+ */
+export function toolScopeRules(tool: ToolDefinition): ScopeRule[] {
+  const rules: ScopeRule[] = [];
+  const op = tool.operation;
+  if (op && !tool.scopesReplaceOperation) {
+    for (const version of config.apiVersions.supported as readonly ApiVersion[]) rules.push(operationScopes(op, version));
+  }
+  if (tool.scopes) rules.push(tool.scopes);
+  return rules;
 }
 
 export function operationTool(op: AnyOperation, spec: OperationToolSpec): ToolDefinition {
@@ -129,46 +143,40 @@ export function operationTool(op: AnyOperation, spec: OperationToolSpec): ToolDe
   if (spec.idempotent) schema.properties.idempotencyKey = IDEMPOTENCY_KEY_SCHEMA;
   if (schema.required?.length === 0) delete schema.required;
 
+  const doorScopes = spec.scopes ? { rule: spec.scopes, replace: spec.scopesReplaceOperation } : undefined;
   return {
     name: spec.name,
     title: spec.title,
     description: spec.description,
     scopes: spec.scopes,
+    scopesReplaceOperation: spec.scopesReplaceOperation,
     annotations: { title: spec.title, ...spec.annotations },
     inputSchema: schema,
     operation: op,
     async call(ctx, args) {
       const { auth, apiVersion, requestId } = ctx.request;
-      await rateLimitTool(op.kind, auth);
-      authorize(op, auth, apiVersion);
-      checkToolScopes(spec, auth);
-
       const { idempotencyKey, ...raw } = args;
       if (idempotencyKey !== undefined && (!spec.idempotent || typeof idempotencyKey !== 'string')) {
         throw errors.unprocessable(spec.idempotent ? '`idempotencyKey` must be a string.' : `\`idempotencyKey\` is not an argument of ${spec.name}.`);
       }
-      if (idempotencyKey !== undefined) validateIdempotencyKey(idempotencyKey);
-      if (spec.defaultProject && raw.projectId === undefined) raw.projectId = await defaultProjectOf(auth);
-      const input = parseInput(op.input, raw, op.inputSource);
-      const opCtx: OperationContext = { auth, requestId, apiVersion, deps: ctx.deps };
-
-      let body: Record<string, unknown>;
-      let replayed = false;
-      if (idempotencyKey !== undefined) {
-        // Keys live in the workspace's one key space; the operation string keeps a key used on
-        // REST from replaying a tool's answer (a reuse across doors is a conflict, not a replay).
-        const result = await withIdempotency(auth.workspaceId, idempotencyKey, `MCP ${spec.name}`, requestHash(spec.name, input),
-          async () => ({ status: 200, body: await op.handler(opCtx, input) }), { encryptBody: op.secretResponse });
-        const unwrapped = unwrapStored(result.response);
-        if (unwrapped.error) throw unwrapped.error;
-        body = unwrapped.body as Record<string, unknown>;
-        replayed = result.replayed;
-      } else {
-        body = (await op.handler(opCtx, input)) as Record<string, unknown>;
-      }
+      const result = await runOperation({
+        op,
+        requestId,
+        apiVersion,
+        authenticate: async () => auth,
+        deps: ctx.deps,
+        input: () => raw,
+        idempotencyKey: idempotencyKey as string | undefined,
+        idempotencyScope: { operation: `MCP ${spec.name}`, hashSubject: spec.name },
+        doorScopes,
+        prepare: spec.defaultProject
+          ? async (a, input) => { if (input.projectId === undefined) input.projectId = await defaultProjectOf(a); }
+          : undefined,
+      });
+      let body = result.body as Record<string, unknown>;
       if (spec.finish) body = await spec.finish(ctx, body);
       // Like REST's Idempotent-Replayed header: on writes only.
-      return { body, replayed: op.kind === 'write' ? replayed : undefined };
+      return { body, replayed: op.kind === 'write' ? result.replayed : undefined };
     },
   };
 }

@@ -31,8 +31,11 @@ export async function authenticateOAuthToken(req: BearerRequest): Promise<AuthCo
   // Unreachable and nonexistent workspaces answer identically.
   const workspaceId = req.targetWorkspaceId ?? token.workspace_id;
   const access = await workspaceAccess(token.user_id, workspaceId);
-  const plan = access ? await effectivePlanOf(workspaceId) : null;
-  if (!access || !plan) throw errors.workspaceUnavailable();
+  if (!access) throw errors.workspaceUnavailable();
+  // spec 5.5: plan gating inherits the default (consent-pinned) workspace's plan, which for an
+  // agency-paid workspace is the agency's; the targeted workspace's own plan does not gate.
+  const plan = await effectivePlanOf(token.workspace_id);
+  if (!plan) throw errors.workspaceUnavailable();
 
   const auth: AuthContext = {
     principal: {

@@ -95,7 +95,8 @@ export async function insertAccessToken(trx: Knex.Transaction, family: FamilyRow
   const [row] = await trx('oauth_access_tokens').insert({
     id: newId('oauthToken'), token_hash: tokenHash(plaintext), family_id: family.id, client_id: family.client_id, user_id: family.user_id,
     workspace_id: family.workspace_id, default_project_id: family.default_project_id, scopes, resource,
-    expires_at: new Date(Date.now() + config.oauth.accessTokenTtlS * 1000),
+    // On the database's clock, like created_at: the stored lifetime is exactly the one announced.
+    expires_at: trx.raw('now() + make_interval(secs => ?)', [config.oauth.accessTokenTtlS]),
   }).returning('*');
   return row as AccessTokenRow;
 }
@@ -110,11 +111,12 @@ export async function insertRefreshToken(trx: Knex.Transaction, familyId: string
 }
 
 /** RFC 6749 5.1, with the scope always present (spec 5.2 rule 4: the expanded set). */
-export function tokenResponse(access: { plaintext: string; row: AccessTokenRow }, refresh: string | null, now = Date.now()) {
+export function tokenResponse(access: { plaintext: string; row: AccessTokenRow }, refresh: string | null) {
   return {
     access_token: access.plaintext,
     token_type: 'Bearer' as const,
-    expires_in: Math.max(0, Math.floor((access.row.expires_at.getTime() - now) / 1000)),
+    // spec 8: access tokens live 1 hour; the row's expiry is issuance + this (RFC 6749 5.1).
+    expires_in: config.oauth.accessTokenTtlS,
     scope: scopeString(access.row.scopes),
     ...(refresh ? { refresh_token: refresh } : {}),
   };
@@ -219,7 +221,7 @@ export async function rotateRefreshToken(presented: RefreshTokenRow & { family: 
        returning id),
      access as (
        insert into oauth_access_tokens (id, token_hash, family_id, client_id, user_id, workspace_id, default_project_id, scopes, resource, expires_at)
-       select :accessId, :accessHash, :familyId, :clientId, :userId, :workspaceId, :defaultProjectId, :scopes::text[], :resource::text, :accessExpires from won
+       select :accessId, :accessHash, :familyId, :clientId, :userId, :workspaceId, :defaultProjectId, :scopes::text[], :resource::text, now() + make_interval(secs => :accessTtl) from won
        returning *),
      refresh as (
        insert into oauth_refresh_tokens (id, token_hash, family_id, access_token_id, parent_id, expires_at)
@@ -229,7 +231,7 @@ export async function rotateRefreshToken(presented: RefreshTokenRow & { family: 
     {
       refreshId, accessId, presentedId: presented.id, familyId: f.id, clientId: f.client_id, userId: f.user_id, workspaceId: f.workspace_id,
       defaultProjectId: f.default_project_id, scopes, resource, accessHash: tokenHash(next.access), refreshHash: tokenHash(next.refresh),
-      accessExpires: new Date(now + config.oauth.accessTokenTtlS * 1000),
+      accessTtl: config.oauth.accessTokenTtlS,
       // Sliding lifetime: each rotation starts a fresh one (the absolute lifetime is not set by spec 5.3.5).
       refreshExpires: new Date(now + config.oauth.refreshTokenTtlS * 1000),
     },

@@ -1,18 +1,16 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { ApiError, errors } from '../../lib/errors';
-import { checkScopes } from '../../lib/scopes';
-import { authenticate, bearerToken } from '../auth/authenticate';
+import { errors } from '../../lib/errors';
 import type { AuthContext } from '../auth/context';
-import { requestHash, unwrapStored, validateIdempotencyKey, withIdempotency } from '../idempotency';
-import type { AnyOperation, OperationContext } from '../operation';
-import { consume, type RateLimitResult } from '../rateLimit';
-import { parseInput } from '../validation';
-import { resolveVersion, type ApiVersion } from '../versioning';
+import type { AnyOperation } from '../operation';
+import { authenticateBearer, runOperation, type CallState } from '../pipeline/index';
+import type { RateLimitResult } from '../rateLimit';
 
-// The REST door: a route is an operation plus where its input comes from. The chain is the
-// same for every route: version → authenticate → rate limit → plan/role → scopes → validate
-// → idempotency → handler.
+// The REST door: a route is an operation plus where its input comes from. The steps are the
+// pipeline's (api/pipeline): this file only reads the request and writes the response.
+
+// Kept for callers that imported them from here; their home is the pipeline.
+export { authorize, clientRoleRefusal } from '../pipeline/index';
 
 function setRateHeaders(ctx: Context, rl: RateLimitResult) {
   ctx.set('X-RateLimit-Limit', String(rl.limit));
@@ -20,35 +18,14 @@ function setRateHeaders(ctx: Context, rl: RateLimitResult) {
   ctx.set('X-RateLimit-Reset', String(rl.resetAt));
 }
 
-async function rateLimit(ctx: Context, bucket: 'read' | 'write' | 'unauthenticated', subject: string) {
-  const rl = await consume(bucket, subject);
-  setRateHeaders(ctx, rl);
-  if (!rl.allowed) {
-    throw new ApiError(429, 'rate_limited', `Rate limit of ${rl.limit} requests per minute reached; retry in ${rl.retryAfter} s.`, undefined, { 'Retry-After': String(rl.retryAfter) });
-  }
-}
-
 export async function authenticateRequest(ctx: Context): Promise<AuthContext> {
-  const target = ctx.get('service-workspace-id') || undefined;
-  try {
-    return await authenticate({ token: bearerToken(ctx.get('authorization') || undefined), targetWorkspaceId: target, resource: 'rest' });
-  } catch (err) {
-    // Failed credentials are limited per client address so that guessing keys is slow.
-    if (err instanceof ApiError && err.status === 401) await rateLimit(ctx, 'unauthenticated', ctx.ip);
-    throw err;
-  }
-}
-
-export function clientRoleRefusal(): ApiError {
-  return errors.forbiddenProject('Client accounts cannot use this operation.', { reason: 'client_role' });
-}
-
-/** Everything between authentication and the handler, shared with the MCP door. */
-export function authorize(op: AnyOperation, auth: AuthContext, version: ApiVersion): void {
-  if (auth.role === 'client' && op.clientRole === 'deny') throw clientRoleRefusal();
-  const rule = typeof op.scopes === 'function' ? op.scopes(version) : op.scopes;
-  const check = checkScopes(auth.scopes, rule);
-  if (!check.ok) throw errors.scopeMissing(check.requiredScope);
+  const { auth } = await authenticateBearer({
+    authorization: ctx.get('authorization') || undefined,
+    targetWorkspaceId: ctx.get('service-workspace-id') || undefined,
+    resource: 'rest',
+    clientAddress: ctx.ip,
+  });
+  return auth;
 }
 
 function rawInput(ctx: Context, op: AnyOperation): Record<string, unknown> {
@@ -61,39 +38,37 @@ function rawInput(ctx: Context, op: AnyOperation): Record<string, unknown> {
   return { ...(body ?? {}), ...params };
 }
 
+/** The header as sent: an empty Idempotency-Key is a key (and refused), not the absence of one. */
+function idempotencyKeyOf(ctx: Context): string | undefined {
+  const v = ctx.req.headers['idempotency-key'];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
 export async function runRest(ctx: Context, op: AnyOperation): Promise<void> {
   ctx.state.handled = true;
-  const version = resolveVersion(ctx.get('service-api-version') || undefined);
-  ctx.set('Service-Api-Version', version);
-  if (op.public) {
-    ctx.body = await op.handler({ auth: undefined as unknown as AuthContext, requestId: ctx.state.requestId, apiVersion: version, deps: ctx.deps }, {});
-    return;
+  let state: CallState | undefined;
+  try {
+    const { status, body } = await runOperation({
+      op,
+      requestId: ctx.state.requestId,
+      versionHeader: ctx.get('service-api-version') || undefined,
+      authenticate: () => authenticateRequest(ctx),
+      deps: ctx.deps,
+      input: () => rawInput(ctx, op),
+      idempotencyKey: op.kind === 'write' ? idempotencyKeyOf(ctx) : undefined,
+      idempotencyScope: { operation: `${ctx.method} ${ctx.routerPath ?? ctx.path}`, hashSubject: ctx.path },
+    }, (s) => { state = s; });
+    ctx.status = status;
+    ctx.body = body;
+  } finally {
+    if (state?.version) ctx.set('Service-Api-Version', state.version);
+    if (state?.rateLimit) setRateHeaders(ctx, state.rateLimit);
+    // spec 8: on writes, whether this answer (a stored error too) replays an earlier one.
+    if (op.kind === 'write' && state?.replayed !== undefined) ctx.set('Idempotent-Replayed', String(state.replayed));
+    // spec 2.2 / RFC 9111 5.2.2.5: an answer about a credential's workspace is never stored by
+    // a cache (errors are no-store already, in the error boundary).
+    if (state?.auth) ctx.set('Cache-Control', 'no-store');
   }
-  const auth = await authenticateRequest(ctx);
-  await rateLimit(ctx, op.kind, auth.workspaceId);
-  authorize(op, auth, version);
-
-  const idempotencyKey = op.kind === 'write' ? ctx.get('idempotency-key') : '';
-  if (idempotencyKey) validateIdempotencyKey(idempotencyKey);
-  const input = parseInput(op.input, rawInput(ctx, op), op.inputSource);
-  const opCtx: OperationContext = { auth, requestId: ctx.state.requestId, apiVersion: version, deps: ctx.deps };
-
-  if (op.kind === 'write' && idempotencyKey) {
-    const { response, replayed } = await withIdempotency(
-      auth.workspaceId, idempotencyKey, `${ctx.method} ${ctx.routerPath ?? ctx.path}`, requestHash(ctx.path, input),
-      async () => ({ status: 200, body: await op.handler(opCtx, input) }),
-      { encryptBody: op.secretResponse },
-    );
-    ctx.set('Idempotent-Replayed', String(replayed));
-    const unwrapped = unwrapStored(response);
-    if (unwrapped.error) throw unwrapped.error;
-    ctx.status = unwrapped.status;
-    ctx.body = unwrapped.body;
-    return;
-  }
-  const body = await op.handler(opCtx, input);
-  if (op.kind === 'write') ctx.set('Idempotent-Replayed', 'false');
-  ctx.body = body;
 }
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';

@@ -274,17 +274,18 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
   });
 
   describe('scopes (spec 4.1 "posts:write (see 4.4)", 4.9 generate_post)', () => {
-    it('accepts posts:write or posts:generate, refuses a read-only key with no details', async () => {
+    it('REST needs posts:write alone: posts:generate (the agent tool\'s scope) and a read-only key are refused naming posts:write', async () => {
       const { workspace, project } = await fresh();
-      for (const scopes of [['posts:write'], ['posts:generate']]) {
+      const writer = await issueApiKey({ workspaceId: workspace.id, scopes: ['posts:write'] });
+      const r = await client(h.api.url, writer.key)('POST', '/v1/posts/generations', { body: generationBody(project.id) });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      for (const scopes of [['posts:generate'], ['posts:read', 'workspace:read']]) {
         const key = await issueApiKey({ workspaceId: workspace.id, scopes });
-        const r = await client(h.api.url, key.key)('POST', '/v1/posts/generations', { body: generationBody(project.id) });
-        assert.equal(r.status, 200, `${scopes}: ${JSON.stringify(r.body)}`);
+        const err = assertError(await client(h.api.url, key.key)('POST', '/v1/posts/generations', { body: generationBody(project.id) }), 403, 'scope_missing');
+        // spec 7.2: a single named scope is missing, so details.required_scope names it.
+        assert.deepEqual(err.details, { required_scope: 'posts:write' }, String(scopes));
       }
-      const readOnly = await issueApiKey({ workspaceId: workspace.id, scopes: ['posts:read', 'workspace:read'] });
-      const err = assertError(await client(h.api.url, readOnly.key)('POST', '/v1/posts/generations', { body: generationBody(project.id) }), 403, 'scope_missing');
-      // spec 7.2: a group-alternative refusal carries no details.
-      assert.equal(err.details, undefined);
+      assert.equal(Number((await db()('jobs').where({ workspace_id: workspace.id }).count<{ n: string }[]>({ n: '*' }))[0]!.n), 1, 'only the posts:write call queued a job');
     });
   });
 

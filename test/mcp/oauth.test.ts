@@ -7,13 +7,13 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import { createProject } from '../../lib/admin/provision';
 import { member, workspaceWithKey } from '../support/factories';
 import {
-  callTool, connect, consent, fails, oauthToken, ok, rerouting, sessionIdOf, startApiProcess, startMcpStack, TRANSPORTS, type McpStack,
+  connect, consent, fails, oauthToken, ok, rerouting, sessionIdOf, startApiProcess, startMcpStack, TRANSPORTS, type McpStack,
 } from './support';
 
 // OAuth on the agent transport: the MCP SDK client's own auth() flow against our
 // authorization server (discovery from the 401 challenge, dynamic registration, PKCE, the
 // consent page, code exchange), the default project pinned at consent (spec 4.9),
-// switch_workspace (spec 4.2 reach), the step-up challenge, and the client-role view (5.4).
+// switch_workspace (spec 4.2 reach), missing scopes as tool results (4.9), and the client-role view (5.4).
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 
@@ -92,54 +92,64 @@ describe('MCP with OAuth', function () {
     }
   });
 
-  it('step-up: a tools/call the token is not scoped for answers 403 insufficient_scope with the scopes to ask for', async () => {
+  it('a tools/call the token is not scoped for answers the tool call with isError scope_missing (spec 4.9), not a 403 for the request', async () => {
     const ws = await workspaceWithKey();
     const user = await member(ws.workspace.id, 'Admin');
     const token = await oauthToken(stack.apiUrl, { email: user.email, scope: 'read write' });
     assert.ok(!token.scope.split(' ').includes('posts:destroy'));
-    const client = await connect('streamable', stack.mcpUrl, token.access_token);
-    const post = await ok(client, 'create_post_draft', { projectId: ws.project.id, content: 'Keep me' });
+    for (const kind of TRANSPORTS) {
+      const client = await connect(kind, stack.mcpUrl, token.access_token);
+      const post = await ok(client, 'create_post_draft', { projectId: ws.project.id, content: 'Keep me' });
+      const refused = await fails(client, 'delete_post', { postId: post.data.id }, 'scope_missing');
+      assert.deepEqual(refused.details, { required_scope: 'posts:destroy' });
+      // The session goes on: the refusal was one tool result, and the post is untouched.
+      assert.equal((await ok(client, 'get_post', { postId: post.data.id })).data.content, 'Keep me');
+      await client.close();
+    }
 
+    // Over the wire: HTTP 200 with a JSON-RPC result, no step-up challenge.
+    const client = await connect('streamable', stack.mcpUrl, token.access_token);
     const res = await fetch(`${stack.mcpUrl}/mcp`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${token.access_token}`, 'Mcp-Session-Id': sessionIdOf(client), 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'delete_post', arguments: { postId: post.data.id } } }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'delete_post', arguments: { postId: 'post_x' } } }),
     });
-    assert.equal(res.status, 403);
-    const challenge = res.headers.get('www-authenticate')!;
-    assert.match(challenge, /error="insufficient_scope"/);
-    assert.match(challenge, new RegExp(`resource_metadata="${stack.mcpUrl}/.well-known/oauth-protected-resource"`));
-    const scope = /scope="([^"]+)"/.exec(challenge)![1]!.split(' ');
-    assert.ok(scope.includes('posts:destroy'), 'asks for what is missing');
-    assert.ok(scope.includes('posts:write') && scope.includes('posts:read'), 'and keeps what the token has');
-    const body = (await res.json()) as any;
-    assert.equal(body.error.data.code, 'scope_missing');
-    assert.equal(body.error.data.details.required_scope, 'posts:destroy');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('www-authenticate'), null);
+    assert.equal(res.headers.get('cache-control'), 'no-store', 'an authenticated answer (spec 2.2)');
+    const text = await res.text();
+    const message = JSON.parse(text.startsWith('{') ? text : /^data: (.*)$/m.exec(text)![1]!);
+    assert.equal(message.result.isError, true);
+    assert.equal(message.result.structuredContent.code, 'scope_missing');
+    assert.equal(message.result.structuredContent.details.required_scope, 'posts:destroy');
+    assert.match(message.result.structuredContent.requestId, /^req_/);
+    assert.ok(message.result.structuredContent.documentationUrl);
     await client.close();
   });
 
-  it('step-up with the SDK: the host re-authorizes with the widened scope, then the call goes through', async () => {
+  it('with the SDK\'s auth provider, a missing scope is a tool result (no re-authorization); a wider grant then goes through', async () => {
     const ws = await workspaceWithKey();
     const user = await member(ws.workspace.id, 'Admin');
-    // A host that keeps no refresh token: with one, the SDK's auth() refreshes instead of
-    // re-authorizing, and a refresh can never widen a grant (spec 5.3.6).
     const provider = new HostProvider({ keepRefreshTokens: false });
     const first = new StreamableHTTPClientTransport(new URL('/mcp', stack.mcpUrl), { authProvider: provider });
     await assert.rejects(new Client({ name: 'host', version: '1' }).connect(first), UnauthorizedError);
-    // The user grants read-only access this time.
+    // The user grants read-only access.
     await first.finishAuth((await consent(provider.authorizationUrls[0]!, { email: user.email, access: 'read' })).searchParams.get('code')!);
 
     const client = new Client({ name: 'host', version: '1' });
-    const transport = new StreamableHTTPClientTransport(new URL('/mcp', stack.mcpUrl), { authProvider: provider });
-    await client.connect(transport);
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.mcpUrl), { authProvider: provider }));
     assert.ok((await ok(client, 'list_projects')).data.length === 1);
-    await assert.rejects(callTool(client, 'create_post_draft', { projectId: ws.project.id, content: 'x' }), UnauthorizedError);
-    const again = provider.authorizationUrls[1]!;
-    assert.ok(again.searchParams.get('scope')!.split(' ').includes('posts:write'), 'the host asks for the missing scope');
-    await transport.finishAuth((await consent(again, { email: user.email, access: 'full' })).searchParams.get('code')!);
-    const created = await ok(client, 'create_post_draft', { projectId: ws.project.id, content: 'After step-up' });
-    assert.equal(created.data.content, 'After step-up');
+    const refused = await fails(client, 'create_post_draft', { projectId: ws.project.id, content: 'x' }, 'scope_missing');
+    assert.equal(refused.details.required_scope, 'posts:write');
+    assert.equal(provider.authorizationUrls.length, 1, 'the host was not sent to authorize again');
     await client.close();
+
+    // The user grants write access in a new authorization; the same call then succeeds.
+    const wider = await oauthToken(stack.apiUrl, { email: user.email, scope: 'read write' });
+    const again = await connect('streamable', stack.mcpUrl, wider.access_token);
+    const created = await ok(again, 'create_post_draft', { projectId: ws.project.id, content: 'After a wider grant' });
+    assert.equal(created.data.content, 'After a wider grant');
+    await again.close();
   });
 
   describe('default project and switch_workspace', () => {

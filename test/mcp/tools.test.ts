@@ -102,6 +102,10 @@ describe('MCP tools', function () {
         assert.equal((await ok(client, 'get_post', { postId: draft.data.id })).data.title, 'Launch');
         const statuses = await ok(client, 'list_post_statuses');
         assert.ok(statuses.data.some((s: any) => s.category === 'scheduled' && s.postCount === 1));
+        // spec 4.9: the tool gives statusId (the id update_post takes), and keeps id.
+        for (const s of statuses.data) assert.ok(s.statusId && s.statusId === s.id, JSON.stringify(s));
+        const moved = await ok(client, 'update_post', { postId: draft.data.id, statusId: statuses.data.find((s: any) => s.category === 'draft').statusId });
+        assert.equal(moved.data.statusCategory, 'draft');
 
         await fails(client, 'create_post_draft', { projectId: ws.project.id, scheduledFor: '2020-01-01T00:00:00Z' }, 'unprocessable');
         await fails(client, 'create_post_draft', { projectId: ws.project.id, contentType: 'SHOUTING' }, 'unprocessable');
@@ -126,6 +130,12 @@ describe('MCP tools', function () {
         await fails(client, 'create_post_draft', { ...args, content: 'Something else' }, 'idempotency_key_conflict');
         await fails(client, 'create_post_draft', { ...args, idempotencyKey: 'not a key!' }, 'invalid_request');
         await fails(client, 'get_post', { postId: 'post_x', idempotencyKey: 'k' }, 'unprocessable');
+        // spec 8: empty and over-long keys are refused like on REST, and nothing is written.
+        for (const bad of ['', 'k'.repeat(65)]) {
+          const refused = await fails(client, 'create_post_draft', { ...args, content: 'Never', idempotencyKey: bad }, 'invalid_request');
+          assert.deepEqual(refused.details, { header: 'Idempotency-Key' });
+        }
+        assert.equal(await db()('posts').where({ workspace_id: ws.workspace.id }).count({ n: '*' }).first().then((r) => Number(r!.n)), 1);
       });
 
       it('update_post, schedule_post', async () => {
@@ -183,6 +193,10 @@ describe('MCP tools', function () {
         assert.equal((await fails(writer, 'list_jobs', {}, 'scope_missing')).details.required_scope, 'jobs:read');
         assert.equal((await fails(writer, 'cancel_job', { jobId: queued.data.id }, 'scope_missing')).details.required_scope, 'jobs:cancel');
         await writer.close();
+        // posts:generate stands instead of REST's posts:write for the tool (4.9 vs 4.1).
+        const generator = await narrow(['posts:generate']);
+        assert.equal((await ok(generator, 'generate_post', { projectId: ws.project.id, source: GENERATION_SOURCE })).data.status, 'QUEUED');
+        await generator.close();
       });
 
       it('answers rate_limited past the workspace read budget', async () => {

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { issueApiKey, revokeApiKey } from '../../lib/admin/provision';
+import { toolScopeRules } from '../../api/mcp/tool';
+import { TOOLS } from '../../api/mcp/tools/index';
 import { redis } from '../../lib/redis';
 import { workspaceWithKey } from '../support/factories';
 import { callTool, connect, ok, rerouting, sessionIdOf, startApiProcess, startMcpStack, TRANSPORTS, type ApiProcess, type McpStack } from './support';
@@ -49,6 +51,21 @@ describe('MCP transport', function () {
       // The authorization server it names answers RFC 8414 discovery.
       const as = await fetch(`${stack.apiUrl}/.well-known/oauth-authorization-server`);
       assert.equal(((await as.json()) as any).issuer, stack.apiUrl);
+    });
+
+    it('scopes_supported lists every scope a registered tool needs, its own and its operation\'s (derived from the registry)', async () => {
+      const md = (await (await fetch(`${stack.mcpUrl}/.well-known/oauth-protected-resource`)).json()) as Record<string, any>;
+      const needed = new Set<string>();
+      for (const tool of TOOLS) {
+        for (const rule of toolScopeRules(tool)) if (rule !== 'any') ('allOf' in rule ? rule.allOf : rule.anyOf).forEach((x) => needed.add(x));
+      }
+      // Rules the tools state only through their operation count too (notes, posts).
+      for (const s of ['notes:read', 'notes:write', 'posts:read', 'posts:write', 'posts:destroy', 'workspace:read', 'projects:read', 'jobs:read', 'jobs:cancel', 'posts:generate']) assert.ok(needed.has(s), s);
+      for (const s of needed) assert.ok(md.scopes_supported.includes(s), `${s} is needed by a tool`);
+      assert.deepEqual([...md.scopes_supported].sort(), [...needed, 'offline_access'].sort(), 'and nothing no tool needs');
+      // The 401 challenge hints the same list.
+      const res = await rawMcp(stack.mcpUrl, INIT);
+      assert.deepEqual(challengeParams(res.headers.get('www-authenticate')).scope!.split(' ').sort(), [...md.scopes_supported].sort());
     });
 
     it('answers 401 with resource_metadata and a scope hint when no credential is sent, on every endpoint', async () => {

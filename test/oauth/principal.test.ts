@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { clearReachCache } from '../../api/oauth/reach';
-import { addMember, createProject, createWorkspace, listUserGrants, makeAgencyOwner, removeAgencyOwner, revokeUserGrants } from '../../lib/admin/provision';
+import { addMember, createProject, createWorkspace, listUserGrants, makeAgencyOwner, removeAgencyOwner, revokeUserGrants, setWorkspacePlan } from '../../lib/admin/provision';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { client } from '../support/app';
@@ -186,13 +186,56 @@ describe('OAuth principals in the REST API', () => {
       assert.equal(me.body.data.workspace.plan, 'BUSINESS');
     });
 
-    it('a workspace whose plan lacks API access answers plan_not_eligible', async () => {
+    it('plan gating follows the default workspace\'s plan (spec 5.5), not the targeted one\'s', async () => {
       const a = await workspaceWithKey();
       const free = await createWorkspace({ name: 'Free Co', plan: 'FREE' });
+      await createProject({ workspaceId: free.id, type: 'PERSONAL_BRAND', name: 'Free Person' });
       const user = await member(a.workspace.id, 'Admin');
       await addMember({ workspaceId: free.id, user: user.id, role: 'Admin' });
       const access = await token(user.email, { workspace: a.workspace.id });
+      // Pinned to a BUSINESS workspace: served in a member workspace whose own plan has no API access.
+      const me = await apiGet(api.url, '/v1/workspaces/me', access, { 'Service-Workspace-Id': free.id });
+      assert.equal(me.status, 200, JSON.stringify(me.body));
+      assert.equal(me.body.data.workspace.id, free.id);
+      assert.equal(me.body.data.workspace.plan, 'FREE', 'the workspace still shows its own plan');
+      assert.equal((await apiGet(api.url, '/v1/projects', access, { 'Service-Workspace-Id': free.id })).body.data.length, 1);
+      // A default workspace whose plan lacks API access refuses everywhere, the API workspace included.
+      await setWorkspacePlan(a.workspace.id, 'FREE');
+      clearReachCache(); // stands in for AUTH_CACHE_MS passing
+      expectError(await apiGet(api.url, '/v1/workspaces/me', access), 403, 'plan_not_eligible');
       expectError(await apiGet(api.url, '/v1/workspaces/me', access, { 'Service-Workspace-Id': free.id }), 403, 'plan_not_eligible');
+    });
+
+    it('an agency-paid default workspace carries the agency\'s plan into a member workspace without API access', async () => {
+      const agency = await createWorkspace({ name: 'Paying Agency', plan: 'BUSINESS' });
+      const paid = await createWorkspace({ name: 'Paid Client', plan: 'FREE', billingWorkspaceId: agency.id });
+      const starter = await createWorkspace({ name: 'Starter Co', plan: 'STARTER' });
+      const user = await member(paid.id, 'Admin');
+      await addMember({ workspaceId: starter.id, user: user.id, role: 'Admin' });
+      const access = await token(user.email, { workspace: paid.id });
+      assert.equal((await apiGet(api.url, '/v1/workspaces/me', access)).status, 200);
+      const there = await apiGet(api.url, '/v1/workspaces/me', access, { 'Service-Workspace-Id': starter.id });
+      assert.equal(there.status, 200, JSON.stringify(there.body));
+      assert.equal(there.body.data.workspace.id, starter.id);
+    });
+  });
+
+  describe('GET /v1/team for a plain member (spec 5.5)', () => {
+    it('shows a plain Member only the project references of projects assigned to it; admins see all', async () => {
+      const ws = await workspaceWithKey({ projects: 3 });
+      const [mine, theirs, third] = ws.projects.map((p) => p.id) as [string, string, string];
+      const plain = await member(ws.workspace.id, 'Member', [mine]);
+      const colleague = await member(ws.workspace.id, 'Member', [mine, theirs, third]);
+      const access = await token(plain.email, { workspace: ws.workspace.id });
+      const team = await apiGet(api.url, '/v1/team', access);
+      assert.equal(team.status, 200, JSON.stringify(team.body));
+      const refs = (userId: string, body: any) => body.data.members.find((m: { userId: string }) => m.userId === userId).projects.map((p: { id: string }) => p.id).sort();
+      assert.deepEqual(refs(colleague.id, team.body), [mine], 'the colleague\'s other projects are not shown');
+      assert.deepEqual(refs(plain.id, team.body), [mine]);
+      assert.equal(team.body.data.members.length, 2, 'every member is still listed');
+      // An admin credential (the API key) sees every assignment.
+      const full = await client(api.url, ws.key)('GET', '/v1/team');
+      assert.deepEqual(refs(colleague.id, full.body), [mine, theirs, third].sort());
     });
   });
 

@@ -322,4 +322,22 @@ describe('OAuth token, introspection and revocation endpoints', () => {
       assert.equal((await form(api.url, '/oauth/revoke', { token: 'whatever', client_id: s.clientId })).status, 200);
     });
   });
+
+  describe('token lifetime (spec 5.3.4, 8: access tokens live 1 hour)', () => {
+    it('answers expires_in 3600 on the code and the refresh grant, and the stored expiry is issuance + 3600 s', async () => {
+      const s = await setup();
+      const t0 = await tokenFor(api.url, { clientId: s.clientId, redirectUri, email: s.user.email });
+      assert.equal(t0.expires_in, 3600);
+      const r1 = await refresh(api.url, { clientId: s.clientId, refreshToken: t0.refresh_token! });
+      assert.equal(r1.status, 200, JSON.stringify(r1.body));
+      assert.equal(r1.body.expires_in, 3600);
+      for (const token of [t0.access_token, r1.body.access_token]) {
+        const row = await db()('oauth_access_tokens').where({ token_hash: sha256Hex(token) }).first();
+        assert.equal(row.expires_at.getTime() - row.created_at.getTime(), 3600_000, 'the row agrees with expires_in');
+        const seen = await form(api.url, '/oauth/introspect', { token });
+        assert.equal(seen.body.active, true);
+        assert.equal(seen.body.exp - seen.body.iat, 3600);
+      }
+    });
+  });
 });

@@ -71,6 +71,19 @@ describe('edge parsers', () => {
     for (const bad of ['2026-02-29', '2026-02-30', '2026-00-10', '2026-01-32', '2026-1-1', '2026-01-01T00:00:00Z']) assert.equal(isoDate.safeParse(bad).success, false, bad);
   });
 
+  it('parseInput: a missing projectId or source field is 400 invalid_request (spec 7.2); other missing fields and bad shapes stay 422', () => {
+    const schema = z.object({
+      projectId: z.string().min(1), content: z.string(), source: z.object({ type: z.enum(['text']), text: z.string() }).strict().optional(),
+    }).strict();
+    assert.equal(codeOf(() => parseInput(schema, { content: 'x' }, 'body')), '400 invalid_request');
+    assert.equal(codeOf(() => parseInput(schema, {}, 'body')), '400 invalid_request', 'the missing projectId wins over the missing content');
+    assert.equal(codeOf(() => parseInput(schema, { projectId: 'p', content: 'x', source: { type: 'text' } }, 'body')), '400 invalid_request');
+    assert.equal(codeOf(() => parseInput(schema, { projectId: 'p' }, 'body')), '422 unprocessable', 'content is not a field the spec names');
+    assert.equal(codeOf(() => parseInput(schema, { projectId: 7, content: 'x' }, 'body')), '422 unprocessable', 'present with a bad type');
+    assert.equal(codeOf(() => parseInput(schema, { projectId: 'p', content: 'x', source: { type: 'video', text: 't' } }, 'body')), '422 unprocessable', 'a bad enum');
+    assert.equal(codeOf(() => parseInput(schema, { projectId: 'p', content: 'x', source: 'text' }, 'body')), '422 unprocessable', 'a bad shape');
+  });
+
   it('parseInput: query issues are 400, body issues 422, oversized text 413 first', () => {
     const schema = z.object({ a: z.string(), text: boundedText(5, 'text').optional() }).strict();
     assert.equal(codeOf(() => parseInput(schema, {}, 'query')), '400 invalid_request');

@@ -1,4 +1,5 @@
-import type { ToolDefinition } from '../tool';
+import { expandScopes } from '../../../lib/scopes';
+import { toolScopeRules, type ToolDefinition } from '../tool';
 import { cancelJobTool, generatePostTool, getJobTool, listJobsTool } from './jobs';
 import { createNoteTool, getNoteTool, listNotesTool } from './notes';
 import { createPostDraftTool, deletePostTool, getPostTool, listPostStatusesTool, listPostsTool, schedulePostTool, updatePostTool } from './posts';
@@ -39,16 +40,17 @@ export function findTool(name: string): ToolDefinition | undefined {
 
 /**
  * What the tools can use, for the 401 challenge's scope hint and the protected-resource
- * metadata: every named scope of the tools and their operations, and offline_access so that a
- * host gets a refresh token.
+ * metadata (spec 4.9 Discovery): every scope named by a registered tool's rules (its own and
+ * its operation's), derived from TOOLS so that it stays true as tools are added, in the order
+ * of the spec 5.2 vocabulary, and offline_access so that a host gets a refresh token.
  */
 export const MCP_SCOPES: readonly string[] = (() => {
   const out = new Set<string>();
-  const add = (rule: ToolDefinition['scopes']) => {
-    if (rule === 'any') return;
-    ('allOf' in rule ? rule.allOf : rule.anyOf).forEach((s) => out.add(s));
-  };
-  for (const t of TOOLS) add(t.scopes);
+  for (const t of TOOLS) {
+    for (const rule of toolScopeRules(t)) {
+      if (rule !== 'any') ('allOf' in rule ? rule.allOf : rule.anyOf).forEach((s) => out.add(s));
+    }
+  }
   out.add('offline_access');
-  return [...out];
+  return expandScopes(out);
 })();

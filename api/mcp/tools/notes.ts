@@ -7,7 +7,6 @@ export const listNotesTool = operationTool(listNotes, {
   name: 'list_notes',
   title: 'List notes',
   description: 'Notes of a project, newest first, each with its paired calendar slot; dateFrom/dateTo (YYYY-MM-DD) filter on the slot date. Cursor-paginated. Requires notes:read.',
-  scopes: { allOf: ['notes:read'] },
   annotations: { ...READ, idempotentHint: true },
   defaultProject: true,
 });
@@ -16,7 +15,6 @@ export const getNoteTool = operationTool(getNote, {
   name: 'get_note',
   title: 'Get a note',
   description: 'One note with its calendar slot. Requires notes:read.',
-  scopes: { allOf: ['notes:read'] },
   annotations: { ...READ, idempotentHint: true },
 });
 
@@ -24,7 +22,6 @@ export const createNoteTool = operationTool(createNote, {
   name: 'create_note',
   title: 'Create a note',
   description: 'Creates a note and queues its calendar slot (slotDate, or the next free weekday 09:00 in the project timezone). Pass a stable clientId so that a retried call lands on the same note. Requires notes:write.',
-  scopes: { allOf: ['notes:write'] },
   annotations: WRITE,
   defaultProject: true,
   idempotent: true,

@@ -11,7 +11,6 @@ export const getWorkspaceTool = operationTool(getCurrentWorkspace, {
   name: 'get_workspace',
   title: 'Get the active workspace',
   description: 'The active workspace of this session (id, name, plan, features), the calling principal with its scopes and, for an OAuth grant, the default project pinned at consent.',
-  scopes: 'any',
   annotations: { ...READ, idempotentHint: true },
 });
 

@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import { z } from 'zod';
-import { ApiError } from '../../../lib/errors';
+import { errors } from '../../../lib/errors';
 import { consume } from '../../rateLimit';
 import { findReRegistration, insertClient, presentClient, redirectUriProblem, type NewClient } from '../clients';
 import { InvalidClientMetadata } from '../errors';
@@ -35,7 +35,7 @@ const reg = (ctx: Context) => ctx.state.register as RegisterState;
 /** Registration writes a row per call and needs no credential, so it is limited per address. */
 async function throttleRegistration(ctx: Context, next: Next) {
   const rl = await consume('unauthenticated', `oauth-register:${ctx.ip}`);
-  if (!rl.allowed) throw new ApiError(429, 'rate_limited', `Too many registrations from this address; retry in ${rl.retryAfter} s.`, undefined, { 'Retry-After': String(rl.retryAfter) });
+  if (!rl.allowed) throw errors.rateLimited(rl, `Too many registrations from this address; retry in ${rl.retryAfter} s.`);
   await next();
 }
 

@@ -84,9 +84,9 @@ export const createGeneration = defineOperation({
   name: 'posts.generate',
   summary: 'Queue an AI post generation job that writes one draft; optionally wait for it.',
   kind: 'write',
-  // The catalogue names posts:write (spec 4.1); posts:generate is the narrower grant made for
-  // exactly this (the generate_post tool, spec 4.9), and one handler serves both doors.
-  scopes: { anyOf: ['posts:write', 'posts:generate'] },
+  // spec 4.1: posts:write alone on REST (a refusal names it); the generate_post tool asks for
+  // posts:generate instead (spec 4.9, api/mcp/tools/jobs.ts).
+  scopes: { allOf: ['posts:write'] },
   clientRole: 'deny',
   inputSource: 'body',
   input: createGenerationInput,

@@ -25,6 +25,8 @@ export const listTeam = defineOperation({
       ? await db()('membership_projects as mp').join('projects as p', 'p.id', 'mp.project_id')
           .leftJoin('network_connections as c', 'c.id', 'p.connection_id')
           .whereIn('mp.membership_id', members.map((m) => m.membership_id))
+          // spec 5.5: a plain member sees only the projects assigned to it, here as everywhere.
+          .modify((q) => { if (auth.projectIds) q.whereIn('mp.project_id', [...auth.projectIds]); })
           .orderBy('p.created_at', 'desc')
           .select('mp.membership_id', 'p.id', 'p.type', 'p.display_name', 'p.slug', 'c.display_name as c_display_name')
       : [];
