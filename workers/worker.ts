@@ -5,7 +5,8 @@ import { config } from '../lib/config';
 import { db } from '../lib/db';
 import type { PostWriter } from '../lib/llm/client';
 import { createNetworkClient } from '../lib/network/client';
-import { temporalAddress, temporalClient, SEARCH } from '../lib/temporal';
+import { searchAttributeIndexedTypes } from '../lib/searchAttributes';
+import { temporalAddress, temporalClient } from '../lib/temporal';
 
 // Builds the worker for the one task queue. The workflow bundle is built once per process
 // (webpack takes seconds) and reused by every worker created after.
@@ -20,7 +21,7 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 
 /** Registers the search attributes on servers that do not have them (a dev server started elsewhere, a fresh cluster). */
 export async function ensureSearchAttributes(connection: NativeConnection | { operatorService: NativeConnection['operatorService'] }): Promise<void> {
-  const wanted = Object.fromEntries(Object.values(SEARCH).map((k) => [k.name, 2 /* INDEXED_VALUE_TYPE_KEYWORD */]));
+  const wanted = searchAttributeIndexedTypes();
   try {
     const existing = await connection.operatorService.listSearchAttributes({ namespace: config.temporalNamespace });
     const missing = Object.fromEntries(Object.entries(wanted).filter(([name]) => !(name in (existing.customAttributes ?? {}))));

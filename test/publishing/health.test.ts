@@ -4,6 +4,7 @@ import { db } from '../../lib/db';
 import { ensureHealthWorkflow } from '../../lib/publishing/workflows';
 import { temporalClient, workflowIds } from '../../lib/temporal';
 import { createWorker } from '../../workers/worker';
+import { checkNowSignal } from '../../workflows/connectionHealth';
 import { maybeRecordHistory } from '../support/histories';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
@@ -28,7 +29,7 @@ async function waitIdle(projectId: string) {
 
 async function checkNowAndWait(projectId: string, predicate: (c: any) => boolean) {
   const handle = (await temporalClient()).workflow.getHandle(workflowIds.connectionHealth(projectId));
-  await handle.signal('checkNow');
+  await handle.signal(checkNowSignal);
   const deadline = Date.now() + 20_000;
   for (;;) {
     const c = await connectionOf(projectId);

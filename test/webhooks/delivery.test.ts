@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
 import { temporalClient, workflowIds } from '../../lib/temporal';
+import { webhookRelayWorkflow } from '../../workflows/deliverWebhook';
 import { recordHistory } from '../../scripts/record-history';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
@@ -246,7 +247,7 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     const eb = await endpoint({ url: b.url, events: ['post.updated'] });
     const temporal = await temporalClient();
     const extra = [`${worker.relayId}-2`, `${worker.relayId}-3`];
-    for (const id of extra) await temporal.workflow.start('webhookRelayWorkflow', { taskQueue: worker.taskQueue, workflowId: id, args: [{ runMs: 5_000 }] });
+    for (const id of extra) await temporal.workflow.start(webhookRelayWorkflow, { taskQueue: worker.taskQueue, workflowId: id, args: [{ runMs: 5_000 }] });
     try {
       const N = 150;
       for (let i = 0; i < N; i += 25) await Promise.all(Array.from({ length: 25 }, (_, j) => emit(w.workspace.id, 'post.updated', { n: i + j })));
