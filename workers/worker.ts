@@ -32,7 +32,7 @@ export async function ensureSearchAttributes(connection: NativeConnection | { op
 }
 
 let runtimeInstalled = false;
-function installRuntime() {
+export function installRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   const level = ({ debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' } as const)[config.logLevel as 'info'] ?? 'INFO';
