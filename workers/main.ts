@@ -7,7 +7,7 @@ import { closeRedis } from '../lib/redis';
 import { closeTemporalClient, temporalClient, workflowIds } from '../lib/temporal';
 import { webhookRelayWorkflow } from '../workflows/deliverWebhook';
 import { maintenanceWorkflow } from '../workflows/maintenance';
-import { createWorker } from './worker';
+import { createWorker, prebuiltBundlePath } from './worker';
 
 // The worker process: every workflow and activity on one task queue. Any number may run.
 async function main() {
@@ -37,7 +37,7 @@ async function main() {
   const stop = () => { log.info('worker stopping'); worker.shutdown(); };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
-  log.info('worker running', { taskQueue: config.temporalTaskQueue, temporal: config.temporalAddress ?? '127.0.0.1:7233' });
+  log.info('worker running', { taskQueue: config.temporalTaskQueue, temporal: config.temporalAddress ?? '127.0.0.1:7233', workflowBundle: prebuiltBundlePath() ?? 'bundled from source at start' });
   await worker.run();
   await connection.close();
   await closeTemporalClient();
