@@ -15,11 +15,15 @@ import { freePort } from '../../lib/temporalBinary';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const env = process.env;
+// Mocha's --parallel workers load this file again: they inherit the run's environment as set
+// by the main process (whose global setup started the services) and must not pick their own.
+const inherited = env.CONTENT_SCHEDULER_TEST_RUN === String(process.ppid);
+env.CONTENT_SCHEDULER_TEST_RUN = String(process.pid);
 env.NODE_ENV = 'test';
 // Each run gets its own database (named after its pid), so concurrent runs on one machine
 // never drop each other's data; it is dropped at the end, and those of dead runs at the start.
 const ownDatabase = !env.TEST_DATABASE_URL;
-env.DATABASE_URL = env.TEST_DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/content_scheduler_test_${process.pid}`;
+if (!inherited) env.DATABASE_URL = env.TEST_DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/content_scheduler_test_${process.pid}`;
 env.REDIS_URL = env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/15';
 env.LOG_LEVEL ??= 'error';
 env.WEBHOOK_ALLOW_LOOPBACK = '1';
@@ -28,14 +32,15 @@ env.RECONCILE_INTERVAL_SECONDS ??= '2';
 env.PUBLISH_RETRY_BASE_SECONDS ??= '1';
 env.SECRET_KEY ??= 'test-secret-key-0123456789abcdef';
 env.ENCRYPTION_KEY ??= 'test-encryption-key';
-// Workers in the tests never poll the production queue name: the API starts workflows on this
-// run's own queue, and suites that stub activities use a queue per test on top.
-env.TEMPORAL_TASK_QUEUE ??= `content-scheduler-test-${process.pid}`;
+// Workers in the tests never poll the production queue name (even when a developer's shell sets
+// TEMPORAL_TASK_QUEUE): the API starts workflows on this run's own queue, and the workflow tier
+// (test/workflows) uses a queue per test on top.
+if (!inherited) env.TEMPORAL_TASK_QUEUE = `content-scheduler-test-${process.pid}`;
 
-const ownTemporal = !env.TEMPORAL_ADDRESS;
+const ownTemporal = !inherited && !env.TEMPORAL_ADDRESS;
 const temporalPort = ownTemporal ? await freePort() : 0;
 if (ownTemporal) env.TEMPORAL_ADDRESS = `127.0.0.1:${temporalPort}`;
-const ownSimulator = !env.NETWORK_API_URL;
+const ownSimulator = !inherited && !env.NETWORK_API_URL;
 const simulatorPort = ownSimulator ? await freePort() : 0;
 if (ownSimulator) env.NETWORK_API_URL = `http://127.0.0.1:${simulatorPort}`;
 
@@ -106,5 +111,5 @@ export async function mochaGlobalTeardown() {
   sim?.removeAllListeners('exit');
   sim?.kill('SIGTERM');
   await stopTemporal();
-  if (ownDatabase) await withMaintenanceDb(env.DATABASE_URL!, (client, name) => client.query(`drop database if exists ${quote(name)} with (force)`)).catch(() => {});
+  if (ownDatabase && !inherited) await withMaintenanceDb(env.DATABASE_URL!, (client, name) => client.query(`drop database if exists ${quote(name)} with (force)`)).catch(() => {});
 }
