@@ -1,5 +1,5 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
+import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { randomBase62 } from '../../lib/ids';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../lib/searchAttributes';
 import { resolveTemporalBinary } from '../../lib/temporalBinary';
@@ -40,10 +40,14 @@ export interface WorkflowTestContext { env: TestWorkflowEnvironment; client: Tes
  * Runs `fn` while a worker polls a fresh task queue with `activities` (stubs by activity name);
  * the worker stops when `fn` settles, so no test sees another's workflows or activities.
  */
-export async function withWorker<T>(activities: Record<string, (...args: any[]) => Promise<unknown>>, fn: (ctx: WorkflowTestContext) => Promise<T>): Promise<T> {
+export async function withWorker<T>(
+  activities: Record<string, (...args: any[]) => Promise<unknown>>,
+  fn: (ctx: WorkflowTestContext) => Promise<T>,
+  options: Partial<Pick<WorkerOptions, 'maxHeartbeatThrottleInterval' | 'defaultHeartbeatThrottleInterval'>> = {},
+): Promise<T> {
   const env = await workflowEnv();
   const taskQueue = `workflow-test-${randomBase62(10)}`;
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities, ...options });
   return worker.runUntil(fn({ env, client: env.client, taskQueue }));
 }
 
