@@ -22,12 +22,17 @@ COPY bin ./bin
 COPY scripts ./scripts
 COPY sim ./sim
 
+# The workflow bundle is built with the image, from the very source it holds, and the worker
+# loads it instead of bundling at every start (workers/worker.ts, WORKFLOW_BUNDLE_PATH).
+RUN npx tsx scripts/bundle-workflows.ts
+
 RUN mkdir -p /app/.data && chown -R node:node /app/.data
 USER node
 
 ENV PORT=3000 \
     MCP_PORT=3001 \
-    DATA_DIR=/app/.data
+    DATA_DIR=/app/.data \
+    WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js
 EXPOSE 3000 3001
 
 CMD ["npm", "run", "start:api"]

@@ -6,6 +6,7 @@ import { config } from '../lib/config';
 import { decrypt } from '../lib/crypto';
 import { newId } from '../lib/ids';
 import { SEARCH, workflowIds } from '../lib/temporal';
+import { deliverWebhookWorkflow } from '../workflows/deliverWebhook';
 import { webhookPayload, type OutboxEventRow } from '../lib/webhooks/payload';
 import { sendWebhook, systemResolver, type Resolver, type SendResult } from '../lib/webhooks/send';
 import { SIGNATURE_HEADER, signatureHeader } from '../lib/webhooks/signature';
@@ -164,7 +165,7 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
         await mapLimit(live, opts.startConcurrency, async (d) => {
           const project = projectOf.get(d.event_id);
           try {
-            await client.workflow.start('deliverWebhookWorkflow', {
+            await client.workflow.start(deliverWebhookWorkflow, {
               taskQueue,
               workflowId: workflowIds.webhookDelivery(d.event_id, d.endpoint_id),
               args: [{ deliveryId: d.id, eventId: d.event_id, endpointId: d.endpoint_id, retry: { baseMs: opts.retryBaseMs, maxAttempts: opts.maxAttempts } } satisfies DeliverWebhookInput],

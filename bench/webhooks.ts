@@ -180,7 +180,8 @@ async function main() {
     const { worker, connection } = await createWorker();
     const running = worker.run();
     const client = await temporalClient();
-    await client.workflow.start('webhookRelayWorkflow', { taskQueue: config.temporalTaskQueue, workflowId: workflowIds.webhookRelay(), args: [{}] });
+    const { webhookRelayWorkflow } = await import('../workflows/deliverWebhook');
+    await client.workflow.start(webhookRelayWorkflow, { taskQueue: config.temporalTaskQueue, workflowId: workflowIds.webhookRelay(), args: [{}] });
     stopWorker = async () => {
       const relay = client.workflow.getHandle(workflowIds.webhookRelay());
       await relay.cancel().catch(() => undefined);

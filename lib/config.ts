@@ -64,6 +64,8 @@ function loadConfig() {
       workflowConcurrency: int('WORKER_WORKFLOW_CONCURRENCY', 100),
       /** How often the reconciler catches up schedule changes whose signal was lost. */
       reconcileIntervalSeconds: int('RECONCILE_INTERVAL_SECONDS', 30),
+      /** A pre-built workflow bundle (`npm run build`) to load instead of bundling the source at start. */
+      workflowBundlePath: optional('WORKFLOW_BUNDLE_PATH'),
     },
     /** Behind a load balancer: take the client address from X-Forwarded-For. */
     trustProxy: bool('TRUST_PROXY', false),

@@ -1,16 +1,10 @@
 import { Client, Connection } from '@temporalio/client';
-import { defineSearchAttributeKey } from '@temporalio/common';
 import { config } from './config';
 
 // The Temporal side shared by the API (starts, signals, queries) and the worker.
 
-export const SEARCH = {
-  workspace: defineSearchAttributeKey('WorkspaceId', 'KEYWORD'),
-  project: defineSearchAttributeKey('ProjectId', 'KEYWORD'),
-  post: defineSearchAttributeKey('PostId', 'KEYWORD'),
-  job: defineSearchAttributeKey('JobId', 'KEYWORD'),
-  endpoint: defineSearchAttributeKey('EndpointId', 'KEYWORD'),
-} as const;
+/** Declared once in lib/searchAttributes.ts (a pure module the dev server flags derive from). */
+export { SEARCH } from './searchAttributes';
 
 /** Workflow ids come from business ids, so an operator finds a post's workflow by its API id. */
 export const workflowIds = {

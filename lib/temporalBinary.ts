@@ -12,22 +12,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Connection as TemporalConnection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTE_KEYS, searchAttributeFlags } from './searchAttributes';
 
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
-
-/**
- * Custom search attributes registered when a dev server starts, so an operator can find any
- * post's or job's workflow in the UI by its API id. The worker registers the same set against
- * an external server; keep the two in step.
- */
-export const SEARCH_ATTRIBUTES = {
-  WorkspaceId: 'Keyword',
-  ProjectId: 'Keyword',
-  PostId: 'Keyword',
-  JobId: 'Keyword',
-  EndpointId: 'Keyword',
-} as const;
 
 export type LogFn = (line: string) => void;
 
@@ -301,7 +289,8 @@ export function devServerArgs(opts: Pick<DevServerOptions, 'port' | 'uiPort' | '
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   // "default" always exists; naming it again is accepted and keeps the call uniform.
   args.push('--namespace', opts.namespace ?? 'default');
-  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  // The custom search attributes, from their one declaration (lib/searchAttributes.ts).
+  for (const flag of searchAttributeFlags()) args.push('--search-attribute', flag);
   args.push('--log-level', 'warn');
   return args;
 }
@@ -470,10 +459,7 @@ export async function startDownloadedDevServer(opts: {
   /** For tests of this path: run a given binary through the same SDK machinery. */
   existingPath?: string;
 }): Promise<SdkDevServer> {
-  const [{ TestWorkflowEnvironment }, { defineSearchAttributeKey, SearchAttributeType }] = await Promise.all([
-    import('@temporalio/testing'),
-    import('@temporalio/common'),
-  ]);
+  const { TestWorkflowEnvironment } = await import('@temporalio/testing');
   const ip = opts.ip ?? '127.0.0.1';
   if (opts.dbFile) await fsp.mkdir(path.dirname(path.resolve(opts.dbFile)), { recursive: true });
   const env = await TestWorkflowEnvironment.createLocal({
@@ -487,9 +473,7 @@ export async function startDownloadedDevServer(opts: {
       ...(opts.uiPort ? { uiPort: opts.uiPort } : {}),
       ...(opts.dbFile ? { dbFilename: opts.dbFile } : {}),
       namespace: opts.namespace ?? 'default',
-      searchAttributes: Object.keys(SEARCH_ATTRIBUTES).map((name) =>
-        defineSearchAttributeKey(name, SearchAttributeType.KEYWORD),
-      ),
+      searchAttributes: [...SEARCH_ATTRIBUTE_KEYS],
     },
   });
   return {

@@ -20,6 +20,12 @@ for (const file of walk(root)) {
   const text = readFileSync(file, 'utf8');
   // CI forbids focused tests (CONVENTIONS.md habit 9).
   if (rel.startsWith('test/') && /\b(it|describe|context)\.only\(/.test(text)) problems.push(`${rel}: focused test (.only)`);
+  // Clients name workflows, signals and queries by the definitions the workflow files export,
+  // never by strings, so a rename or a changed argument type fails the type check.
+  for (const m of text.matchAll(/\.(?:workflow\.(?:start|execute|signalWithStart)|signal|query)(?:<[^>]*>)?\(\s*'([A-Za-z]+)'|\bsignal: '([A-Za-z]+)'/g)) {
+    // (An all-capitals string is SQL handed to a pg client's query(), not a Temporal name.)
+    if (!/^[A-Z]+$/.test(m[1] ?? m[2] ?? '')) problems.push(`${rel}: Temporal name as a string (${m[0]}); use the definition from workflows/`);
+  }
   // Workflow code is deterministic orchestration: nothing from Node, the db or the API.
   if (rel.startsWith('workflows/')) {
     for (const m of text.matchAll(/^import (?!type)[^;]*from '([^']+)'/gm)) {

@@ -3,11 +3,13 @@
 // replay suite then proves later code changes still replay it (CONVENTIONS.md habit 8).
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { temporalClient, closeTemporalClient } from '../lib/temporal';
 
-export async function recordHistory(workflowId: string, name: string, runId?: string): Promise<string> {
-  const client = await temporalClient();
+/** `client` defaults to the configured server's; the workflow tier passes its test server's. */
+export async function recordHistory(workflowId: string, name: string, runId?: string, client?: Client): Promise<string> {
+  client ??= await temporalClient();
   const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
   const file = path.resolve(import.meta.dirname, '..', 'test', 'replay', 'histories', `${name}.json`);
   // Proto3 JSON, the form the replayer and `temporal workflow show --output json` use.

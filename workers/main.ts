@@ -5,7 +5,9 @@ import { log } from '../lib/logger';
 import { preflightOrExit } from '../lib/preflight';
 import { closeRedis } from '../lib/redis';
 import { closeTemporalClient, temporalClient, workflowIds } from '../lib/temporal';
-import { createWorker } from './worker';
+import { webhookRelayWorkflow } from '../workflows/deliverWebhook';
+import { maintenanceWorkflow } from '../workflows/maintenance';
+import { createWorker, prebuiltBundlePath } from './worker';
 
 // The worker process: every workflow and activity on one task queue. Any number may run.
 async function main() {
@@ -14,7 +16,7 @@ async function main() {
   const { worker, connection } = await createWorker();
   try {
     const client = await temporalClient();
-    await client.workflow.start('maintenanceWorkflow', {
+    await client.workflow.start(maintenanceWorkflow, {
       taskQueue: config.temporalTaskQueue, workflowId: workflowIds.maintenance(), args: [{ intervalSeconds: config.worker.reconcileIntervalSeconds }],
       staticSummary: 'Reconciles schedule changes with publish workflows; starts connection health checks',
     });
@@ -25,7 +27,7 @@ async function main() {
     // One relay for the whole deployment: it moves committed outbox events into webhook
     // delivery workflows (spec 6); any worker may run its activity.
     const client = await temporalClient();
-    await client.workflow.start('webhookRelayWorkflow', {
+    await client.workflow.start(webhookRelayWorkflow, {
       taskQueue: config.temporalTaskQueue, workflowId: workflowIds.webhookRelay(), args: [{}],
       staticSummary: 'Relays outbox events to webhook delivery workflows',
     });
@@ -35,7 +37,7 @@ async function main() {
   const stop = () => { log.info('worker stopping'); worker.shutdown(); };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
-  log.info('worker running', { taskQueue: config.temporalTaskQueue, temporal: config.temporalAddress ?? '127.0.0.1:7233' });
+  log.info('worker running', { taskQueue: config.temporalTaskQueue, temporal: config.temporalAddress ?? '127.0.0.1:7233', workflowBundle: prebuiltBundlePath() ?? 'bundled from source at start' });
   await worker.run();
   await connection.close();
   await closeTemporalClient();

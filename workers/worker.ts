@@ -1,18 +1,47 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleOption, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { config } from '../lib/config';
 import { db } from '../lib/db';
 import type { PostWriter } from '../lib/llm/client';
 import { createNetworkClient } from '../lib/network/client';
-import { temporalAddress, temporalClient, SEARCH } from '../lib/temporal';
+import { searchAttributeIndexedTypes } from '../lib/searchAttributes';
+import { temporalAddress, temporalClient } from '../lib/temporal';
 
 // Builds the worker for the one task queue. The workflow bundle is built once per process
 // (webpack takes seconds) and reused by every worker created after.
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+/** Where `npm run build` writes the workflow bundle (scripts/bundle-workflows.ts). */
+export const PREBUILT_BUNDLE_PATH = fileURLToPath(new URL('../dist/workflow-bundle.js', import.meta.url));
+
+/**
+ * The pre-built bundle a worker loads, or null to bundle the source at start. Production
+ * workers load the build's bundle (as the Temporal samples' production worker does), so a
+ * worker starts in a second and runs exactly the code that was built and checked. Anywhere else
+ * the source is bundled at start, so a bundle left over from an older build can never run old
+ * workflow code in development or tests; WORKFLOW_BUNDLE_PATH names a bundle explicitly.
+ */
+export function prebuiltBundlePath(opts: { env: string; explicit: string | undefined; builtPath: string } = { env: config.env, explicit: config.worker.workflowBundlePath, builtPath: PREBUILT_BUNDLE_PATH }): string | null {
+  if (opts.explicit) {
+    const abs = path.resolve(opts.explicit);
+    if (!existsSync(abs)) throw new Error(`WORKFLOW_BUNDLE_PATH ${abs} does not exist; run \`npm run build\``);
+    return abs;
+  }
+  if (opts.env === 'production' && existsSync(opts.builtPath)) return opts.builtPath;
+  return null;
+}
+
+/** The worker's bundle option: the pre-built file when there is one, else the source bundled now. */
+export async function workerBundle(): Promise<WorkflowBundleOption> {
+  const codePath = prebuiltBundlePath();
+  return codePath ? { codePath } : workflowBundle();
+}
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+/** The workflow source bundled in this process (the build, replay tests and development use it). */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
   bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never });
   return bundle;
@@ -20,7 +49,7 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 
 /** Registers the search attributes on servers that do not have them (a dev server started elsewhere, a fresh cluster). */
 export async function ensureSearchAttributes(connection: NativeConnection | { operatorService: NativeConnection['operatorService'] }): Promise<void> {
-  const wanted = Object.fromEntries(Object.values(SEARCH).map((k) => [k.name, 2 /* INDEXED_VALUE_TYPE_KEYWORD */]));
+  const wanted = searchAttributeIndexedTypes();
   try {
     const existing = await connection.operatorService.listSearchAttributes({ namespace: config.temporalNamespace });
     const missing = Object.fromEntries(Object.entries(wanted).filter(([name]) => !(name in (existing.customAttributes ?? {}))));
@@ -31,7 +60,7 @@ export async function ensureSearchAttributes(connection: NativeConnection | { op
 }
 
 let runtimeInstalled = false;
-function installRuntime() {
+export function installRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   const level = ({ debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' } as const)[config.logLevel as 'info'] ?? 'INFO';
@@ -47,7 +76,7 @@ export async function createWorker(opts: { taskQueue?: string; connection?: Nati
     connection,
     namespace: config.temporalNamespace,
     taskQueue: opts.taskQueue ?? config.temporalTaskQueue,
-    workflowBundle: await workflowBundle(),
+    workflowBundle: await workerBundle(),
     activities: { ...createActivities({ db: db(), network: createNetworkClient(), temporal: temporalClient, writer: opts.writer }), ...opts.activities },
     maxConcurrentActivityTaskExecutions: config.worker.activityConcurrency,
     maxConcurrentWorkflowTaskExecutions: config.worker.workflowConcurrency,

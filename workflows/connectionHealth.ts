@@ -1,4 +1,4 @@
-import { condition, continueAsNew, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, defineQuery, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { PublishingActivities } from '../activities/publishing';
 
 // One long-lived workflow per project (id `connection-health-<projectId>`): validates the
@@ -12,13 +12,25 @@ const { checkConnection } = proxyActivities<PublishingActivities>({
 
 export const checkNowSignal = defineSignal('checkNow');
 
+/** What this run has seen: checks made, the last result and the streak the row reported. */
+export interface HealthStatus { checks: number; lastOk: boolean | null; failures: number; nextCheckAtMs: number | null }
+export const healthStatusQuery = defineQuery<HealthStatus>('healthStatus');
+
 export async function connectionHealthWorkflow(input: { projectId: string }): Promise<void> {
   let wake = false;
+  const status: HealthStatus = { checks: 0, lastOk: null, failures: 0, nextCheckAtMs: null };
   setHandler(checkNowSignal, () => { wake = true; });
+  // A query handler adds no command, so histories recorded before it still replay.
+  setHandler(healthStatusQuery, () => status);
   for (;;) {
     wake = false;
+    status.nextCheckAtMs = null;
     const r = await checkConnection(input.projectId);
+    status.checks++;
+    status.lastOk = r.ok;
+    status.failures = r.failures;
     if (!r.exists) return;
+    status.nextCheckAtMs = Date.now() + r.intervalSeconds * 1000;
     await condition(() => wake, r.intervalSeconds * 1000);
     // Keep histories short: a new run well before the event limit.
     if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 1_000) await continueAsNew<typeof connectionHealthWorkflow>(input);

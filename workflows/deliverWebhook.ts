@@ -1,4 +1,4 @@
-import { ActivityCancellationType, continueAsNew, proxyActivities, proxyLocalActivities, sleep } from '@temporalio/workflow';
+import { ActivityCancellationType, continueAsNew, defineQuery, proxyActivities, proxyLocalActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { AttemptResult, DeliverWebhookInput, WebhookActivities } from '../activities/webhooks';
 import { retryDelayMs, withJitter } from '../lib/webhooks/schedule';
 
@@ -22,14 +22,33 @@ export type DeliverWebhookResult =
   | { outcome: 'delivered'; attempts: number }
   | { outcome: 'failed'; attempts: number; reason: string };
 
+/** Where the delivery stands: the attempt in flight or last made, and when the next one is due. */
+export interface DeliveryStatus { state: 'attempting' | 'waiting' | 'delivered' | 'failed'; attempt: number; nextAttemptAtMs: number | null; lastError: string | null }
+export const deliveryStatusQuery = defineQuery<DeliveryStatus>('deliveryStatus');
+
 export async function deliverWebhookWorkflow(input: DeliverWebhookInput): Promise<DeliverWebhookResult> {
   const maxAttempts = Math.max(1, input.retry.maxAttempts);
+  const status: DeliveryStatus = { state: 'attempting', attempt: 0, nextAttemptAtMs: null, lastError: null };
+  // A query handler adds no command, so histories recorded before it still replay.
+  setHandler(deliveryStatusQuery, () => status);
   for (let attempt = 1; ; attempt++) {
     // Math.random is seeded by the workflow runtime, so the jitter replays identically.
     const waitMs = attempt < maxAttempts ? withJitter(retryDelayMs(attempt, input.retry.baseMs), Math.random()) : null;
+    status.state = 'attempting';
+    status.attempt = attempt;
+    status.nextAttemptAtMs = null;
     const r: AttemptResult = await attemptWebhookDelivery({ deliveryId: input.deliveryId, attempt, retryInMs: waitMs });
-    if (r.outcome === 'delivered') return { outcome: 'delivered', attempts: attempt };
-    if (r.outcome === 'failed' || waitMs === null) return { outcome: 'failed', attempts: attempt, reason: r.outcome === 'failed' ? r.reason : r.error };
+    if (r.outcome === 'delivered') {
+      status.state = 'delivered';
+      return { outcome: 'delivered', attempts: attempt };
+    }
+    status.lastError = r.outcome === 'failed' ? r.reason : r.error;
+    if (r.outcome === 'failed' || waitMs === null) {
+      status.state = 'failed';
+      return { outcome: 'failed', attempts: attempt, reason: status.lastError };
+    }
+    status.state = 'waiting';
+    status.nextAttemptAtMs = Date.now() + waitMs;
     await sleep(waitMs);
   }
 }

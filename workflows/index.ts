@@ -1,6 +1,6 @@
 // Every workflow the worker runs. Workflow code imports nothing from Node, the db or the API.
 export { publishPostWorkflow, scheduleChangedSignal, publishStatusQuery } from './publishPost';
-export { connectionHealthWorkflow, checkNowSignal } from './connectionHealth';
+export { connectionHealthWorkflow, checkNowSignal, healthStatusQuery } from './connectionHealth';
 export { maintenanceWorkflow } from './maintenance';
-export { deliverWebhookWorkflow, webhookRelayWorkflow } from './deliverWebhook';
+export { deliverWebhookWorkflow, deliveryStatusQuery, webhookRelayWorkflow } from './deliverWebhook';
 export { generatePostWorkflow, jobProgressQuery } from './generatePost';

@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { generatePostWorkflow } from '../../workflows/generatePost';
+import { generatePostWorkflow, jobProgressQuery } from '../../workflows/generatePost';
 import { config } from '../config';
 import { log } from '../logger';
 import { SEARCH, temporalClient, workflowIds } from '../temporal';
@@ -11,7 +11,7 @@ export async function startGenerationWorkflow(job: { id: string; workspace_id: s
   const client = await temporalClient();
   // Bounded so an unreachable Temporal turns into a prompt 503 rather than a hung request; a
   // start that did land after the deadline finds its job withdrawn and ends at once.
-  await client.withDeadline(Date.now() + 10_000, () => client.workflow.start<typeof generatePostWorkflow>('generatePostWorkflow', {
+  await client.withDeadline(Date.now() + 10_000, () => client.workflow.start(generatePostWorkflow, {
     taskQueue: config.temporalTaskQueue,
     workflowId: workflowIds.generation(job.id),
     // The job id is fresh, so a duplicate can only be this same request's retry.
@@ -40,7 +40,7 @@ export async function queryJobProgress(jobId: string): Promise<JobProgress | nul
   try {
     const client = await temporalClient();
     const answer = await client.withDeadline(Date.now() + config.generation.progressQueryTimeoutMs,
-      () => client.workflow.getHandle(workflowIds.generation(jobId)).query<JobProgress>('progress'));
+      () => client.workflow.getHandle(workflowIds.generation(jobId)).query(jobProgressQuery));
     return isProgress(answer) ? answer : null;
   } catch {
     return null;

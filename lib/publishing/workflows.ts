@@ -1,22 +1,23 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { config } from '../config';
+import { connectionHealthWorkflow } from '../../workflows/connectionHealth';
+import { publishPostWorkflow, scheduleChangedSignal } from '../../workflows/publishPost';
 import { SEARCH, workflowIds } from '../temporal';
 
-// Client-side of the publish and health workflows, shared by the API and the reconciler.
-
-export const SCHEDULE_CHANGED_SIGNAL = 'scheduleChanged';
+// Client-side of the publish and health workflows, shared by the API and the reconciler. The
+// workflow, signal and argument types come from the workflow files themselves.
 
 /**
  * Tells the post's one publish workflow that its schedule changed, starting it if needed
  * (signal-with-start: never a second workflow), then records the version it now knows about.
  */
 export async function syncPublishWorkflow(client: Client, db: Knex, post: { id: string; workspace_id: string; project_id: string | null; schedule_version: number }): Promise<void> {
-  await client.workflow.signalWithStart('publishPostWorkflow', {
+  await client.workflow.signalWithStart(publishPostWorkflow, {
     taskQueue: config.temporalTaskQueue,
     workflowId: workflowIds.publish(post.id),
     args: [{ postId: post.id }],
-    signal: SCHEDULE_CHANGED_SIGNAL,
+    signal: scheduleChangedSignal,
     signalArgs: [post.schedule_version],
     typedSearchAttributes: [
       { key: SEARCH.workspace, value: post.workspace_id },
@@ -32,7 +33,7 @@ export async function syncPublishWorkflow(client: Client, db: Knex, post: { id: 
 /** Starts the project's long-lived health workflow unless it already runs. */
 export async function ensureHealthWorkflow(client: Client, project: { id: string; workspace_id: string }): Promise<boolean> {
   try {
-    await client.workflow.start('connectionHealthWorkflow', {
+    await client.workflow.start(connectionHealthWorkflow, {
       taskQueue: config.temporalTaskQueue,
       workflowId: workflowIds.connectionHealth(project.id),
       args: [{ projectId: project.id }],

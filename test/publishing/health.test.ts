@@ -4,40 +4,37 @@ import { db } from '../../lib/db';
 import { ensureHealthWorkflow } from '../../lib/publishing/workflows';
 import { temporalClient, workflowIds } from '../../lib/temporal';
 import { createWorker } from '../../workers/worker';
+import { checkNowSignal, healthStatusQuery } from '../../workflows/connectionHealth';
 import { maybeRecordHistory } from '../support/histories';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedCompanyPage, connectedPersonalProject, simulator } from '../support/network';
 
-import { sleep } from '../support/wait';
+import { sleep, waitFor } from '../support/wait';
 
 async function connectionOf(projectId: string) {
   const p = await db()('projects').where({ id: projectId }).first('connection_id');
   return db()('network_connections').where({ id: p.connection_id }).first();
 }
 
-/** The workflow has no activity in flight, twice in a row: no check is running or about to. */
-async function waitIdle(projectId: string) {
-  const handle = (await temporalClient()).workflow.getHandle(workflowIds.connectionHealth(projectId));
-  let idle = 0;
-  while (idle < 2) {
-    await sleep(250);
-    idle = ((await handle.describe()).raw.pendingActivities?.length ?? 0) === 0 ? idle + 1 : 0;
-  }
-}
-
+/**
+ * Asks for a check now and waits until the connection row matches `predicate` and the workflow
+ * says (through its own status query) that it has finished that check and is waiting again, so
+ * no check is running or about to when the caller looks.
+ */
 async function checkNowAndWait(projectId: string, predicate: (c: any) => boolean) {
   const handle = (await temporalClient()).workflow.getHandle(workflowIds.connectionHealth(projectId));
-  await handle.signal('checkNow');
+  // Signal only a waiting workflow (not one mid-check), so each signal makes exactly one check.
+  const idle = await waitFor(async () => { const s = await handle.query(healthStatusQuery); return s.nextCheckAtMs !== null && s; }, 20_000, 'the health workflow to wait');
+  const before = idle.checks;
+  await handle.signal(checkNowSignal);
   const deadline = Date.now() + 20_000;
   for (;;) {
     const c = await connectionOf(projectId);
-    if (predicate(c)) {
-      await waitIdle(projectId);
-      return connectionOf(projectId);
-    }
-    if (Date.now() > deadline) throw new Error(`connection never matched: ${JSON.stringify(c)}`);
-    await sleep(150);
+    const s = await handle.query(healthStatusQuery);
+    if (predicate(c) && s.checks > before && s.nextCheckAtMs !== null) return connectionOf(projectId);
+    if (Date.now() > deadline) throw new Error(`connection never matched: ${JSON.stringify(c)} ${JSON.stringify(s)}`);
+    await sleep(100);
   }
 }
 

@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
 import type { Worker } from '@temporalio/worker';
 import { db } from '../../lib/db';
-import { workflowIds } from '../../lib/temporal';
+import { temporalClient, workflowIds } from '../../lib/temporal';
 import { createWorker } from '../../workers/worker';
+import { publishStatusQuery } from '../../workflows/publishPost';
 import { maybeRecordHistory } from '../support/histories';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedCompanyPage, connectedPersonalProject, simulator } from '../support/network';
-import { sleep, waitFor } from '../support/wait';
-
-
+import { waitFor } from '../support/wait';
 
 const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 
@@ -75,7 +74,13 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     const later = inSeconds(6);
     const patched = await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: later } });
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
-    await sleep(4_000);
+    // The workflow's own answer that its timer moved to the new time, instead of waiting out the
+    // old one (test/workflows/publishPost.test.ts proves that nothing fires at the old time).
+    const handle = (await temporalClient()).workflow.getHandle(workflowIds.publish(id));
+    const newFireAt = Date.parse(patched.body.data.scheduledAt);
+    const moved = await waitFor(async () => { const s = await handle.query(publishStatusQuery); return s.fireAtMs === newFireAt && s; }, 20_000, 'the timer to move');
+    assert.equal(moved.state, 'waiting');
+    assert.equal(moved.fireAtMs, Date.parse(later));
     assert.equal((await postStatus(id)).status, 'scheduled', 'must not fire at the old time');
     await waitFor(async () => (await postStatus(id)).status === 'published', 30_000, 'published');
     assert.ok((await postStatus(id)).published_at.getTime() >= Date.parse(later));
@@ -90,7 +95,11 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     const patched = await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: null } });
     assert.equal(patched.body.data.status, 'draft');
     assert.equal(patched.body.data.scheduledAt, null);
-    await sleep(4_000);
+    // The workflow has ended without publishing, so nothing can publish later: no need to wait
+    // out the old time (test/workflows/publishPost.test.ts covers the timer itself).
+    const handle = (await temporalClient()).workflow.getHandle(workflowIds.publish(id));
+    assert.deepEqual(await handle.result(), { outcome: 'not_scheduled' });
+    assert.equal((await handle.query(publishStatusQuery)).state, 'done');
     assert.equal((await postStatus(id)).status, 'draft');
     assert.equal((await sim.listPosts({ reference: id })).posts.length, 0);
     assert.equal(await db()('calendar_slots').where({ post_id: id }).first(), undefined);

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { db } from '../../lib/db';
 import { temporalClient, workflowIds } from '../../lib/temporal';
+import { webhookRelayWorkflow } from '../../workflows/deliverWebhook';
 import { recordHistory } from '../../scripts/record-history';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
@@ -183,7 +185,10 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     assert.equal(lateDelivery.status, 'failed');
     assert.match(lateDelivery.failure_reason, /^endpoint_inactive: repeated_failures/);
     assert.equal(lateDelivery.attempt_count, 0);
-    await sleep(500);
+    // The relay decided in the transaction that wrote the row: no delivery workflow was started,
+    // so nothing can send it later (instead of waiting a while to see nothing arrive).
+    const never = await (await temporalClient()).workflow.getHandle(workflowIds.webhookDelivery(late, e.id)).describe().then(() => null, (err: unknown) => err);
+    assert.ok(never instanceof WorkflowNotFoundError, `a delivery workflow exists for the inactive endpoint: ${String(never)}`);
     assert.equal(r.received.length, seen);
 
     // spec 6 rule 5: fix the receiver, set isActive true; the streak starts over.
@@ -246,7 +251,7 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     const eb = await endpoint({ url: b.url, events: ['post.updated'] });
     const temporal = await temporalClient();
     const extra = [`${worker.relayId}-2`, `${worker.relayId}-3`];
-    for (const id of extra) await temporal.workflow.start('webhookRelayWorkflow', { taskQueue: worker.taskQueue, workflowId: id, args: [{ runMs: 5_000 }] });
+    for (const id of extra) await temporal.workflow.start(webhookRelayWorkflow, { taskQueue: worker.taskQueue, workflowId: id, args: [{ runMs: 5_000 }] });
     try {
       const N = 150;
       for (let i = 0; i < N; i += 25) await Promise.all(Array.from({ length: 25 }, (_, j) => emit(w.workspace.id, 'post.updated', { n: i + j })));

@@ -6,6 +6,7 @@ import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
 import { emitEvent, type EventType } from '../../lib/outbox';
 import { temporalClient } from '../../lib/temporal';
+import { webhookRelayWorkflow } from '../../workflows/deliverWebhook';
 import { createWorker } from '../../workers/worker';
 import { member } from '../support/factories';
 import { register, tokenFor } from '../oauth/support';
@@ -70,7 +71,7 @@ export async function startWebhookWorker(options: Partial<WebhookOptions> = {}):
   const running = worker.run();
   const client = await temporalClient();
   const relayId = `webhook-outbox-relay-${taskQueue}`;
-  await client.workflow.start('webhookRelayWorkflow', { taskQueue, workflowId: relayId, args: [{ runMs: 5_000 }] });
+  await client.workflow.start(webhookRelayWorkflow, { taskQueue, workflowId: relayId, args: [{ runMs: 5_000 }] });
   return {
     worker, taskQueue, relayId,
     async stop() {

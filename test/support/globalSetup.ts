@@ -1,0 +1,115 @@
+// Mocha's global fixtures for `npm test` (plain mocha, configured by .mocharc.yml, so every mocha
+// flag passes through as written: `npm test -- --grep X --bail test/publishing`). Each run
+// creates and migrates its own database (content_scheduler_test_<pid>), uses Redis database 15,
+// runs a Temporal dev server (in memory) and the network simulator on free ports, and removes
+// them all afterwards.
+//
+// Mocha imports the spec files before it runs mochaGlobalSetup, and lib/config.ts reads the
+// environment once at import, so the environment (ports included) is settled here at module
+// load; the services themselves start in mochaGlobalSetup. Set TEST_DATABASE_URL,
+// TEMPORAL_ADDRESS or NETWORK_API_URL to use services of your own instead.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import pg from 'pg';
+import { freePort } from '../../lib/temporalBinary';
+
+const root = path.resolve(import.meta.dirname, '..', '..');
+const env = process.env;
+// Mocha's --parallel workers load this file again: they inherit the run's environment as set
+// by the main process (whose global setup started the services) and must not pick their own.
+const inherited = env.CONTENT_SCHEDULER_TEST_RUN === String(process.ppid);
+env.CONTENT_SCHEDULER_TEST_RUN = String(process.pid);
+env.NODE_ENV = 'test';
+// Each run gets its own database (named after its pid), so concurrent runs on one machine
+// never drop each other's data; it is dropped at the end, and those of dead runs at the start.
+const ownDatabase = !env.TEST_DATABASE_URL;
+if (!inherited) env.DATABASE_URL = env.TEST_DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/content_scheduler_test_${process.pid}`;
+env.REDIS_URL = env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/15';
+env.LOG_LEVEL ??= 'error';
+env.WEBHOOK_ALLOW_LOOPBACK = '1';
+env.PUBLISH_DELAY_SECONDS ??= '0';
+env.RECONCILE_INTERVAL_SECONDS ??= '2';
+env.PUBLISH_RETRY_BASE_SECONDS ??= '1';
+env.SECRET_KEY ??= 'test-secret-key-0123456789abcdef';
+env.ENCRYPTION_KEY ??= 'test-encryption-key';
+// Workers in the tests never poll the production queue name (even when a developer's shell sets
+// TEMPORAL_TASK_QUEUE): the API starts workflows on this run's own queue, and the workflow tier
+// (test/workflows) uses a queue per test on top.
+if (!inherited) env.TEMPORAL_TASK_QUEUE = `content-scheduler-test-${process.pid}`;
+
+const ownTemporal = !inherited && !env.TEMPORAL_ADDRESS;
+const temporalPort = ownTemporal ? await freePort() : 0;
+if (ownTemporal) env.TEMPORAL_ADDRESS = `127.0.0.1:${temporalPort}`;
+const ownSimulator = !inherited && !env.NETWORK_API_URL;
+const simulatorPort = ownSimulator ? await freePort() : 0;
+if (ownSimulator) env.NETWORK_API_URL = `http://127.0.0.1:${simulatorPort}`;
+
+function isAlive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch { return false; }
+}
+
+async function withMaintenanceDb<T>(url: string, fn: (c: pg.Client, name: string) => Promise<T>): Promise<T> {
+  const name = decodeURIComponent(new URL(url).pathname.slice(1));
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try { return await fn(client, name); } finally { await client.end(); }
+}
+
+const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+async function resetDatabase(url: string) {
+  await withMaintenanceDb(url, async (client, name) => {
+    const stale = await client.query(`select datname from pg_database where datname ~ '^content_scheduler_test_[0-9]+$'`);
+    for (const { datname } of stale.rows) {
+      if (datname !== name && !isAlive(Number(datname.split('_').pop()))) await client.query(`drop database if exists ${quote(datname)} with (force)`);
+    }
+    await client.query(`drop database if exists ${quote(name)} with (force)`);
+    await client.query(`create database ${quote(name)}`);
+  });
+}
+
+let stopTemporal = async () => {};
+let simulator: ChildProcess | null = null;
+
+export async function mochaGlobalSetup() {
+  const { preflightOrExit } = await import('../../lib/preflight');
+  await preflightOrExit({ databaseUrl: env.DATABASE_URL!, redisUrl: env.REDIS_URL! });
+  await resetDatabase(env.DATABASE_URL!);
+  const { createKnex, migrateLatest } = await import('../../lib/db');
+  const k = createKnex(env.DATABASE_URL!);
+  await migrateLatest(k);
+  await k.destroy();
+  // Redis is not flushed: concurrent runs share it, and its keys are scoped by random ids.
+
+  const services: Array<Promise<void>> = [];
+  if (ownTemporal) {
+    services.push((async () => {
+      const { resolveTemporalBinary, startTemporalDevServer } = await import('../../lib/temporalBinary');
+      const binary = await resolveTemporalBinary({ log: (l) => console.log(`[temporal] ${l}`) });
+      const server = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
+      stopTemporal = () => server.stop();
+      console.log(`Temporal dev server for the tests at ${server.address}`);
+    })());
+  }
+  if (ownSimulator) {
+    // The network simulator runs as its own process, as under `npm start`; tests script it
+    // through its control API (sim/network/control.ts).
+    services.push(new Promise<void>((resolve, reject) => {
+      const sim = spawn(process.execPath, ['--import', 'tsx', 'sim/network/main.ts'], { cwd: root, env: { ...env, NETWORK_SIMULATOR_PORT: String(simulatorPort) }, stdio: ['ignore', 'pipe', 'inherit'] });
+      simulator = sim;
+      sim.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('listening')) resolve(); });
+      sim.once('exit', (c) => reject(new Error(`network simulator exited (${c})`)));
+    }));
+  }
+  await Promise.all(services);
+}
+
+export async function mochaGlobalTeardown() {
+  const sim = simulator as ChildProcess | null;
+  sim?.removeAllListeners('exit');
+  sim?.kill('SIGTERM');
+  await stopTemporal();
+  if (ownDatabase && !inherited) await withMaintenanceDb(env.DATABASE_URL!, (client, name) => client.query(`drop database if exists ${quote(name)} with (force)`)).catch(() => {});
+}

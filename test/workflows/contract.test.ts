@@ -1,0 +1,31 @@
+import assert from 'node:assert/strict';
+import { Connection } from '@temporalio/client';
+import { config } from '../../lib/config';
+import { SEARCH, searchAttributeFlags, searchAttributeIndexedTypes } from '../../lib/searchAttributes';
+import { devServerArgs } from '../../lib/temporalBinary';
+import { temporalAddress } from '../../lib/temporal';
+
+// Search attributes are declared once (lib/searchAttributes.ts); the dev server's flags and the
+// worker's registration derive from that declaration, and a server started from those flags
+// knows every key with its type.
+describe('Temporal contract: search attributes declared once', () => {
+  it('the dev server gets one --search-attribute flag per declared key', () => {
+    const args = devServerArgs({ port: 7233, uiPort: null, dbFile: null });
+    const flags = args.flatMap((a, i) => (a === '--search-attribute' ? [args[i + 1]] : []));
+    assert.deepEqual(flags, searchAttributeFlags());
+    assert.deepEqual(flags.map((f) => f!.split('=')[0]).sort(), Object.values(SEARCH).map((k) => k.name).sort());
+    assert.ok(flags.every((f) => f!.endsWith('=Keyword')));
+  });
+
+  it('the run’s dev server, started from those flags, has every key with its type', async () => {
+    const connection = await Connection.connect({ address: temporalAddress() });
+    try {
+      const listed = await connection.operatorService.listSearchAttributes({ namespace: config.temporalNamespace });
+      for (const [name, type] of Object.entries(searchAttributeIndexedTypes())) {
+        assert.equal(listed.customAttributes?.[name], type, `${name} registered as ${type}`);
+      }
+    } finally {
+      await connection.close();
+    }
+  });
+});
