@@ -28,7 +28,8 @@ export async function connectionHealthWorkflow(input: { projectId: string }): Pr
     const r = await checkConnection(input.projectId);
     status.checks++;
     status.lastOk = r.ok;
-    status.failures = r.failures;
+    // null: this check moved nothing in the streak (a timeout, docs/publishing.md); keep the last count.
+    if (r.failures !== null) status.failures = r.failures;
     if (!r.exists) return;
     status.nextCheckAtMs = Date.now() + r.intervalSeconds * 1000;
     await condition(() => wake, r.intervalSeconds * 1000);
