@@ -8,7 +8,7 @@ import { withWorker } from '../support/workflowEnv';
 // the connection row (the check activity's answer); the workflow keeps checking through a
 // failure streak, wakes on checkNow and ends when the project is gone.
 
-type Check = { exists: boolean; ok: boolean | null; failures: number; intervalSeconds: number };
+type Check = { exists: boolean; ok: boolean | null; failures: number | null; intervalSeconds: number };
 
 describe('connection health workflow (workflow tier: stubbed check, own task queue)', function () {
   this.timeout(60_000);
@@ -19,6 +19,8 @@ describe('connection health workflow (workflow tier: stubbed check, own task que
       { exists: true, ok: true, failures: 0, intervalSeconds: 3600 },
       { exists: true, ok: false, failures: 1, intervalSeconds: 3600 },
       { exists: true, ok: false, failures: 2, intervalSeconds: 3600 },
+      // A timed-out check moves nothing (docs/publishing.md): the status keeps the last count.
+      { exists: true, ok: false, failures: null, intervalSeconds: 3600 },
       { exists: true, ok: false, failures: 3, intervalSeconds: 3600 },
       { exists: false, ok: null, failures: 0, intervalSeconds: 3600 },
     ];
@@ -30,16 +32,17 @@ describe('connection health workflow (workflow tier: stubbed check, own task que
       const first: HealthStatus = await after(1);
       assert.deepEqual([first.lastOk, first.failures], [true, 0]);
       assert.ok(first.nextCheckAtMs! - Date.now() > 3_000_000, 'the next check is an interval away');
-      for (const failures of [1, 2, 3]) {
+      const expected = [1, 2, 2, 3];
+      for (const [i, failures] of expected.entries()) {
         await handle.signal(checkNowSignal);
-        const s = await after(1 + failures);
+        const s = await after(2 + i);
         assert.deepEqual([s.lastOk, s.failures], [false, failures], 'the streak the row reports');
       }
       await handle.signal(checkNowSignal);
       await handle.result();
       const last = await handle.query(healthStatusQuery);
-      assert.deepEqual([last.checks, last.nextCheckAtMs], [5, null]);
-      assert.equal(calls, 5, 'one check per wake-up, none in between');
+      assert.deepEqual([last.checks, last.nextCheckAtMs], [6, null]);
+      assert.equal(calls, 6, 'one check per wake-up, none in between');
       await maybeRecordTierHistory(ctx, handle.workflowId, 'connectionHealth-streak-project-gone');
     });
   });
