@@ -1,0 +1,53 @@
+// `npm run lint` (after tsc and prettier): the layer boundaries of ARCHITECTURE.md and the test
+// habits of CONVENTIONS.md, as rules a tool enforces. test/unit/lint.test.ts proves each one
+// reports a deliberate violation.
+import './tools/eslint/typescriptApi.js';
+import tseslint from 'typescript-eslint';
+import layers from './tools/eslint/layers.js';
+
+const root = import.meta.dirname;
+
+/** Workflow code is replayed deterministically: values come only from these (habit 7). */
+export const WORKFLOW_PACKAGES = ['@temporalio/workflow'];
+/** Pure modules (no I/O, no clock, no Node built-ins) that workflows may import by value. */
+export const WORKFLOW_PURE_FILES = ['lib/webhooks/schedule'];
+
+export const layerRule = {
+  root,
+  forbid: [
+    { from: 'lib', to: 'api', because: 'lib/ is the domain below both doors; move the shared code into lib/.' },
+    { from: 'api/mcp', to: 'api/rest', because: 'the doors share the door-neutral pipeline, not each other.' },
+  ],
+  onlyAllow: [
+    {
+      from: 'workflows',
+      packages: WORKFLOW_PACKAGES,
+      files: WORKFLOW_PURE_FILES,
+      because: 'workflow code must stay deterministic; use `import type` or add a pure module to WORKFLOW_PURE_FILES in eslint.config.js.',
+    },
+  ],
+};
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'tools/typescript-api/', '.data/', 'bench/results/'] },
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parser: tseslint.parser, sourceType: 'module' },
+    plugins: { layers },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: { 'layers/imports': ['error', layerRule] },
+  },
+  {
+    // CI forbids focused tests (CONVENTIONS.md habit 9): one `.only` silently skips the rest.
+    files: ['test/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression > MemberExpression.callee[object.name=/^(it|describe|context|specify)$/][property.name='only']",
+          message: 'Focused test (.only): it skips every other test in CI.',
+        },
+      ],
+    },
+  },
+);
