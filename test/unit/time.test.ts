@@ -64,6 +64,36 @@ describe('lib/time', () => {
     it('returns an invalid date for unparseable input', () => {
       assert.ok(Number.isNaN(parseInZone('not a date', 'UTC').getTime()));
     });
+
+    it('treats the exact edges of a DST change like the times inside them', () => {
+      // Spring forward, New York: 02:00 and 02:59:59 are skipped and move ahead by the hour.
+      assert.equal(iso('2026-03-08T02:00:00', 'America/New_York'), '2026-03-08T07:00:00.000Z');
+      assert.equal(iso('2026-03-08T02:59:59', 'America/New_York'), '2026-03-08T07:59:59.000Z');
+      // Fall back, New York: 01:00 through 01:59:59 happen twice (EDT first); 02:00 once, in EST.
+      assert.equal(iso('2026-11-01T01:00:00', 'America/New_York'), '2026-11-01T05:00:00.000Z');
+      assert.equal(iso('2026-11-01T01:59:59', 'America/New_York'), '2026-11-01T05:59:59.000Z');
+      assert.equal(iso('2026-11-01T02:00:00', 'America/New_York'), '2026-11-01T07:00:00.000Z');
+      // Berlin: 02:00 on 2026-03-29 is skipped (03:00 CEST); 02:30 on 2026-10-25 repeats (CEST first).
+      assert.equal(iso('2026-03-29T02:00:00', 'Europe/Berlin'), '2026-03-29T01:00:00.000Z');
+      assert.equal(iso('2026-10-25T02:30:00', 'Europe/Berlin'), '2026-10-25T00:30:00.000Z');
+      assert.equal(iso('2026-10-25T03:00:00', 'Europe/Berlin'), '2026-10-25T02:00:00.000Z');
+    });
+
+    it('handles half-hour DST shifts and a skipped calendar day', () => {
+      // Lord Howe Island shifts by 30 minutes: 02:15 on 2026-10-04 is skipped (+10:30 to +11).
+      assert.equal(iso('2026-10-04T02:15:00', 'Australia/Lord_Howe'), '2026-10-03T15:45:00.000Z');
+      // 01:45 on 2026-04-05 repeats; the first occurrence is still at +11.
+      assert.equal(iso('2026-04-05T01:45:00', 'Australia/Lord_Howe'), '2026-04-04T14:45:00.000Z');
+      // Samoa skipped 2011-12-30 entirely (-10 to +14): noon that day moves ahead by the 24-hour gap.
+      assert.equal(iso('2011-12-30T12:00:00', 'Pacific/Apia'), '2011-12-30T22:00:00.000Z');
+      assert.equal(iso('2011-12-31T12:00:00', 'Pacific/Apia'), '2011-12-30T22:00:00.000Z');
+    });
+
+    it('refuses impossible calendar dates rather than rolling them over, and unknown zones', () => {
+      assert.ok(Number.isNaN(parseInZone('2026-02-30T10:00:00', 'UTC').getTime()));
+      assert.ok(Number.isNaN(parseInZone('2026-04-31T10:00:00', 'Europe/Berlin').getTime()));
+      assert.throws(() => parseInZone('2026-01-01T00:00:00', 'Mars/Olympus'), RangeError);
+    });
   });
 
   it('tells offsets apart', () => {
