@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Knex } from 'knex';
+import type { AnyQueryBuilder } from 'objection';
 import { config } from '../lib/config';
 import { errors } from '../lib/errors';
 import { mintCursor, readCursor, type CursorPosition } from '../lib/tokens';
@@ -37,13 +38,15 @@ export async function decodeCursor(cursor: string | undefined, filters: Record<s
 export interface Page<T> { data: T[]; pagination: { next_cursor: string | null; has_more: boolean; total?: number } }
 
 /**
- * Runs a keyset page over `query` (already filtered and scoped). `table` qualifies the
+ * Runs a keyset page over `source` (already filtered and scoped; a knex or an objection builder). `table` qualifies the
  * created_at/id columns when the query joins.
  */
 export async function keysetPage<Row extends { id: string; created_at: Date }, T>(
-  query: Knex.QueryBuilder,
+  source: Knex.QueryBuilder | AnyQueryBuilder,
   opts: { limit: number; cursor?: string; filters: Record<string, unknown>; table?: string; present: (row: Row) => T },
 ): Promise<Page<T>> {
+  // An objection query builder (lib/models) takes the same whereRaw/orderBy/limit calls.
+  const query = source as Knex.QueryBuilder;
   const col = (c: string) => (opts.table ? `${opts.table}.${c}` : c);
   const pos = await decodeCursor(opts.cursor, opts.filters);
   if (pos) query.whereRaw(`(${col('created_at')}, ${col('id')}) < (?::timestamptz, ?)`, [pos.createdAt, pos.id]);
