@@ -132,7 +132,9 @@ export function classifyAddress(address: string): AddressClass {
   return 'invalid';
 }
 
-export interface AddressPolicy { allowLoopback: boolean }
+export interface AddressPolicy {
+  allowLoopback: boolean;
+}
 
 /** null when a delivery may connect to `address`, else the class that forbids it. */
 export function refusedClass(address: string, policy: AddressPolicy): AddressClass | null {
