@@ -23,9 +23,12 @@ export interface ProjectColumns {
   updated_at: Date;
 }
 
-// The class gets its column properties from the interface of the same name.
+// The class gets its column properties from the interface of the same name: objection sets
+// them from the row, so nothing initializes them in the class (as with `declare` fields).
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging
 export interface Project extends ProjectColumns {}
 
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class Project extends WorkspaceScopedModel {
   static tableName = 'projects';
   /** A project is its own project: plain members see the assigned ones (spec 5.5). */
