@@ -30,6 +30,22 @@ export function parseInZone(iso: string, timeZone: string): Date {
   return new Date(wall.toZonedDateTime(timeZone, { disambiguation: 'compatible' }).epochMilliseconds);
 }
 
+/**
+ * The first weekday (Monday to Friday) `hour`:00 in `timeZone` strictly after `after` (spec 2.8:
+ * a note without a slot date is queued on the next free weekday 09:00). The walk is over
+ * calendar dates, not 24-hour steps, so a 23- or 25-hour DST day neither skips nor repeats a
+ * date; a 09:00 that a DST change skips reads as Temporal's "compatible" instant.
+ */
+export function nextWeekdayAt(after: Date, timeZone: string, hour: number): Date {
+  const start = Temporal.Instant.fromEpochMilliseconds(after.getTime()).toZonedDateTimeISO(timeZone).toPlainDate();
+  for (let i = 0; ; i++) {
+    const date = start.add({ days: i });
+    if (date.dayOfWeek >= 6) continue;
+    const at = date.toZonedDateTime({ timeZone, plainTime: new Temporal.PlainTime(hour) }).epochMilliseconds;
+    if (at > after.getTime()) return new Date(at);
+  }
+}
+
 export function isValidTimeZone(tz: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { dayStartUtc, hasOffset, isValidTimeZone, parseInZone, weekStartUtc } from '../../lib/time';
+import { dayStartUtc, hasOffset, isValidTimeZone, nextWeekdayAt, parseInZone, weekStartUtc } from '../../lib/time';
 
 // spec 4.4: offset-less timestamps are wall time in the project's timezone; spec 8: the
 // weekly budget week starts Monday 00:00 UTC.
@@ -126,6 +126,28 @@ describe('lib/time', () => {
     it('uses UTC, not the local offset of the instant', () => {
       // Monday 01:00 in Berlin is still Sunday in UTC.
       assert.equal(weekStartUtc(parseInZone('2026-03-09T00:30:00', 'Europe/Berlin')).toISOString(), '2026-03-02T00:00:00.000Z');
+    });
+  });
+
+  describe('nextWeekdayAt (spec 2.8 queue slots)', () => {
+    const next = (utc: string, tz: string) => nextWeekdayAt(new Date(utc), tz, 9).toISOString();
+
+    it('is the same day when its 09:00 is still ahead, else the next weekday, strictly after', () => {
+      // Monday 2026-03-09 in New York (EDT since the day before).
+      assert.equal(next('2026-03-09T12:00:00Z', 'America/New_York'), '2026-03-09T13:00:00.000Z'); // 08:00 → 09:00
+      assert.equal(next('2026-03-09T13:00:00Z', 'America/New_York'), '2026-03-10T13:00:00.000Z'); // 09:00 → Tuesday
+    });
+
+    it('skips the weekend, across a DST change', () => {
+      // Friday 10:00 EST → Monday 09:00 EDT (spring forward on Sunday 2026-03-08).
+      assert.equal(next('2026-03-06T15:00:00Z', 'America/New_York'), '2026-03-09T13:00:00.000Z');
+      assert.equal(next('2026-03-07T12:00:00Z', 'Europe/Berlin'), '2026-03-09T08:00:00.000Z'); // Saturday → Monday 09:00 CET
+    });
+
+    it('never skips a weekday that is only 23 hours long', () => {
+      // Cairo starts DST at midnight on Friday 2026-04-24: Thursday 23:30 EET is followed by
+      // Friday 09:00 EEST, which a 24-hour step from Thursday 23:30 (Saturday 00:30) would miss.
+      assert.equal(next('2026-04-23T21:30:00Z', 'Africa/Cairo'), '2026-04-24T06:00:00.000Z');
     });
   });
 

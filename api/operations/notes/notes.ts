@@ -5,7 +5,7 @@ import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { newId } from '../../../lib/ids';
-import { parseInZone } from '../../../lib/time';
+import { nextWeekdayAt, parseInZone } from '../../../lib/time';
 import { Note, type Reach } from '../../../lib/models';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
@@ -64,17 +64,8 @@ export const getNote = defineOperation({
 async function nextQueueSlot(trx: Knex.Transaction, projectId: string, timezone: string): Promise<Date> {
   const last = await trx('calendar_slots').where({ project_id: projectId }).max('date as max').first();
   const after = new Date(Math.max(Date.now(), last?.max ? new Date(last.max).getTime() : 0));
-  // Walk forward day by day in the project's zone to the next weekday 09:00 after `after`.
   // The walk starts on `after`'s own day: a last slot at 07:00 leaves that day's 09:00 free.
-  for (let i = 0; i <= 14; i++) {
-    const day = new Date(after.getTime() + i * 86_400_000);
-    const ymd = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit', weekday: 'short' }).formatToParts(day);
-    const get = (t: string) => ymd.find((p) => p.type === t)?.value;
-    if (get('weekday') === 'Sat' || get('weekday') === 'Sun') continue;
-    const slot = parseInZone(`${get('year')}-${get('month')}-${get('day')}T09:00:00`, timezone);
-    if (slot.getTime() > after.getTime()) return slot;
-  }
-  return new Date(after.getTime() + 86_400_000);
+  return nextWeekdayAt(after, timezone, 9);
 }
 
 export const createNote = defineOperation({
