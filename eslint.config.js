@@ -17,6 +17,8 @@ export const layerRule = {
   forbid: [
     { from: 'lib', to: 'api', because: 'lib/ is the domain below both doors; move the shared code into lib/.' },
     { from: 'api/mcp', to: 'api/rest', because: 'the doors share the door-neutral pipeline, not each other.' },
+    { from: 'activities', to: 'api', because: 'activities receive their dependencies from workers/; shared rules live in lib/.' },
+    { from: 'workers', to: 'api', because: 'the worker process wires lib/ and activities/, never the HTTP doors.' },
   ],
   onlyAllow: [
     {

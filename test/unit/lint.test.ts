@@ -46,6 +46,20 @@ describe('lint: layer boundaries', function () {
     await assertClean('api/example.ts', `import { db } from '../lib/db';\nexport const x = db;\n`);
   });
 
+  it('activities/ and workers/ must not import api/', async () => {
+    await assertReported(
+      'activities/example.ts',
+      `import { findProject } from '../api/operations/projects/present';\nexport const x = findProject;\n`,
+      /activities\/ must not import api\//,
+    );
+    await assertReported(
+      'workers/example.ts',
+      `import { createApp } from '../api/app';\nexport const x = createApp;\n`,
+      /workers\/ must not import api\//,
+    );
+    await assertClean('activities/example.ts', `import { db } from '../lib/db';\nexport const x = db;\n`);
+  });
+
   it('api/mcp must not import api/rest', async () => {
     await assertReported(
       'api/mcp/example.ts',
