@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
+import pLimit from 'p-limit';
 import type pg from 'pg';
 import { config } from '../lib/config';
 import { decrypt } from '../lib/crypto';
@@ -72,17 +73,6 @@ interface DeliveryContext {
   url: string; is_active: boolean; disabled_reason: string | null; deleted_at: Date | null;
   secret_enc: string | null; previous_secret_enc: string | null; previous_secret_expires_at: Date | null;
   e_id: string | null; e_workspace_id: string; e_project_id: string | null; e_type: string; e_data: Record<string, unknown>; e_created_at: Date;
-}
-
-async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>, onProgress?: () => void): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      await fn(items[next++]!);
-      onProgress?.();
-    }
-  });
-  await Promise.all(workers);
 }
 
 /** Wakes the relay on `NOTIFY outbox_events` (migration 20261121000030), else after the poll interval. */
@@ -162,7 +152,7 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
           .select('id', 'event_id', 'endpoint_id', 'workspace_id')) as Array<{ id: string; event_id: string; endpoint_id: string; workspace_id: string }>;
         const projectOf = new Map(events.map((e) => [e.id, e.project_id]));
         const typeOf = new Map(events.map((e) => [e.id, e.type]));
-        await mapLimit(live, opts.startConcurrency, async (d) => {
+        await pLimit(opts.startConcurrency).map(live, async (d) => {
           const project = projectOf.get(d.event_id);
           try {
             await client.workflow.start(deliverWebhookWorkflow, {
@@ -182,7 +172,8 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
           } catch (err) {
             if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
           }
-        }, heartbeat);
+          heartbeat();
+        });
       }
       await trx('outbox_events').whereIn('seq', seqs).update({ dispatched_at: trx.fn.now() });
       return { events: events.length, started };

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { Knex } from 'knex';
+import type { AnyQueryBuilder } from 'objection';
 import { config } from '../lib/config';
-import { sign } from '../lib/crypto';
 import { errors } from '../lib/errors';
+import { mintCursor, readCursor, type CursorPosition } from '../lib/tokens';
 
 // spec 2.1 / 4.4: cursor pagination, createdAt desc then id desc. A cursor is opaque, signed,
 // and bound to the filters it was minted under, so a changed filter answers 400 bad_cursor.
@@ -21,44 +22,33 @@ export function parseLimit(raw: unknown, fallback: number = config.limits.postLi
   return Math.min(n, max);
 }
 
-interface CursorPosition { createdAt: string; id: string }
-
-function filterKey(filters: Record<string, unknown>): string {
-  const keys = Object.keys(filters).filter((k) => filters[k] !== undefined && filters[k] !== null).sort();
-  return sign(JSON.stringify(keys.map((k) => [k, filters[k]])), 'cursor-filters');
+/** The cursor for the row after `pos`, under `filters` (lib/tokens.ts: a signed token). */
+export function encodeCursor(pos: CursorPosition, filters: Record<string, unknown>): Promise<string> {
+  return mintCursor(pos, filters);
 }
 
-export function encodeCursor(pos: CursorPosition, filters: Record<string, unknown>): string {
-  const body = Buffer.from(JSON.stringify({ c: pos.createdAt, i: pos.id, f: filterKey(filters) })).toString('base64url');
-  return `${body}.${sign(body, 'cursor')}`;
-}
-
-export function decodeCursor(cursor: string | undefined, filters: Record<string, unknown>): CursorPosition | null {
+/** null without a cursor; 400 bad_cursor for one that is forged, altered or minted under other filters. */
+export async function decodeCursor(cursor: string | undefined, filters: Record<string, unknown>): Promise<CursorPosition | null> {
   if (cursor === undefined || cursor === '') return null;
-  const [body, mac] = cursor.split('.');
-  if (!body || !mac || sign(body, 'cursor') !== mac) throw errors.badCursor();
-  try {
-    const parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
-    if (parsed.f !== filterKey(filters)) throw errors.badCursor();
-    if (typeof parsed.c !== 'string' || typeof parsed.i !== 'string' || Number.isNaN(Date.parse(parsed.c))) throw errors.badCursor();
-    return { createdAt: parsed.c, id: parsed.i };
-  } catch {
-    throw errors.badCursor();
-  }
+  const pos = await readCursor(cursor, filters);
+  if (!pos) throw errors.badCursor();
+  return pos;
 }
 
 export interface Page<T> { data: T[]; pagination: { next_cursor: string | null; has_more: boolean; total?: number } }
 
 /**
- * Runs a keyset page over `query` (already filtered and scoped). `table` qualifies the
+ * Runs a keyset page over `source` (already filtered and scoped; a knex or an objection builder). `table` qualifies the
  * created_at/id columns when the query joins.
  */
 export async function keysetPage<Row extends { id: string; created_at: Date }, T>(
-  query: Knex.QueryBuilder,
+  source: Knex.QueryBuilder | AnyQueryBuilder,
   opts: { limit: number; cursor?: string; filters: Record<string, unknown>; table?: string; present: (row: Row) => T },
 ): Promise<Page<T>> {
+  // An objection query builder (lib/models) takes the same whereRaw/orderBy/limit calls.
+  const query = source as Knex.QueryBuilder;
   const col = (c: string) => (opts.table ? `${opts.table}.${c}` : c);
-  const pos = decodeCursor(opts.cursor, opts.filters);
+  const pos = await decodeCursor(opts.cursor, opts.filters);
   if (pos) query.whereRaw(`(${col('created_at')}, ${col('id')}) < (?::timestamptz, ?)`, [pos.createdAt, pos.id]);
   const rows = (await query.orderBy([{ column: col('created_at'), order: 'desc' }, { column: col('id'), order: 'desc' }]).limit(opts.limit + 1)) as Row[];
   const hasMore = rows.length > opts.limit;
@@ -67,7 +57,7 @@ export async function keysetPage<Row extends { id: string; created_at: Date }, T
   return {
     data: page.map(opts.present),
     pagination: {
-      next_cursor: hasMore && last ? encodeCursor({ createdAt: last.created_at.toISOString(), id: last.id }, opts.filters) : null,
+      next_cursor: hasMore && last ? await encodeCursor({ createdAt: last.created_at.toISOString(), id: last.id }, opts.filters) : null,
       has_more: hasMore,
     },
   };

@@ -15,6 +15,7 @@ import http from 'node:http';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { parseArgs } from 'node:util';
+import pLimit from 'p-limit';
 import pg from 'pg';
 import { summarize, type LatencySummary } from './lib/load';
 import { diff, machineInfo, snapshot, type CpuSnapshot, type Groups } from './lib/proc';
@@ -318,24 +319,20 @@ async function createAll(items: CreateItem[], create: Creator, onProgress?: (don
   const lat: number[] = [];
   const errorSamples: string[] = [];
   let errors = 0;
-  let next = 0;
   let done = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      const a = performance.now();
-      try {
-        ids[i] = await create(items[i]!);
-        lat.push(performance.now() - a);
-      } catch (err) {
-        errors++;
-        if (errorSamples.length < 5) errorSamples.push((err as Error).message);
-      }
-      done++;
-      if (onProgress && done % 1000 === 0) onProgress(done);
+  await pLimit(CONCURRENCY).map(items, async (item, i) => {
+    const a = performance.now();
+    try {
+      ids[i] = await create(item);
+      lat.push(performance.now() - a);
+    } catch (err) {
+      errors++;
+      if (errorSamples.length < 5) errorSamples.push((err as Error).message);
     }
-  }));
+    done++;
+    if (onProgress && done % 1000 === 0) onProgress(done);
+  });
   const durationMs = performance.now() - t0;
   return { ids, latencyMs: summarize(lat), durationMs, rate: (items.length - errors) / (durationMs / 1000), errors, errorSamples };
 }

@@ -1,5 +1,8 @@
+import { Temporal } from 'temporal-polyfill';
+
 // Wall-clock times in a project's calendar timezone (spec 4.4: an offset-less timestamp
-// resolves in the project's calendar timezone), without a date library.
+// resolves in the project's calendar timezone). The zone arithmetic is Temporal's (the
+// polyfill of the TC39 API), reading the IANA database through Intl.
 
 const OFFSET_RE = /(Z|[+-]\d{2}:?\d{2})$/i;
 
@@ -7,35 +10,40 @@ export function hasOffset(iso: string): boolean {
   return OFFSET_RE.test(iso);
 }
 
-function tzOffsetMs(utcMs: number, timeZone: string): number {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
-  }).formatToParts(new Date(utcMs));
-  const get = (t: string) => Number(parts.find((p) => p.type === t)?.value);
-  const asUtc = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
-  return asUtc - Math.floor(utcMs / 1000) * 1000;
-}
-
 /**
  * Parses an ISO 8601 date-time; one without an offset is read as wall time in `timeZone`.
  *
  * Around a DST change a wall time can occur twice or not at all. The answer must not depend on
- * which side of UTC the zone lies, so both cases follow one rule (the usual "compatible"
- * choice of calendars): a repeated time is its earlier occurrence, and a skipped time moves
- * forward by the length of the gap (02:30 on a spring-forward night is 03:30), never back
- * before the time asked for.
+ * which side of UTC the zone lies, so both cases follow one rule, Temporal's "compatible"
+ * disambiguation (that of calendars): a repeated time is its earlier occurrence, and a skipped
+ * time moves forward by the length of the gap (02:30 on a spring-forward night is 03:30), never
+ * back before the time asked for. An unknown zone throws a RangeError.
  */
 export function parseInZone(iso: string, timeZone: string): Date {
   if (hasOffset(iso)) return new Date(iso);
-  const wall = Date.parse(`${iso}Z`);
-  if (Number.isNaN(wall)) return new Date(NaN);
-  // The offsets in force a day either side bracket any single transition near `wall`.
-  const before = tzOffsetMs(wall - 86_400_000, timeZone);
-  const after = tzOffsetMs(wall + 86_400_000, timeZone);
-  const candidates = [wall - before, wall - after].filter((utc) => utc + tzOffsetMs(utc, timeZone) === wall);
-  if (candidates.length) return new Date(Math.min(...candidates));
-  // No instant shows this wall time: it fell in the gap; read it with the offset before the gap.
-  return new Date(wall - before);
+  let wall: Temporal.PlainDateTime;
+  try {
+    wall = Temporal.PlainDateTime.from(iso, { overflow: 'reject' });
+  } catch {
+    return new Date(NaN);
+  }
+  return new Date(wall.toZonedDateTime(timeZone, { disambiguation: 'compatible' }).epochMilliseconds);
+}
+
+/**
+ * The first weekday (Monday to Friday) `hour`:00 in `timeZone` strictly after `after` (spec 2.8:
+ * a note without a slot date is queued on the next free weekday 09:00). The walk is over
+ * calendar dates, not 24-hour steps, so a 23- or 25-hour DST day neither skips nor repeats a
+ * date; a 09:00 that a DST change skips reads as Temporal's "compatible" instant.
+ */
+export function nextWeekdayAt(after: Date, timeZone: string, hour: number): Date {
+  const start = Temporal.Instant.fromEpochMilliseconds(after.getTime()).toZonedDateTimeISO(timeZone).toPlainDate();
+  for (let i = 0; ; i++) {
+    const date = start.add({ days: i });
+    if (date.dayOfWeek >= 6) continue;
+    const at = date.toZonedDateTime({ timeZone, plainTime: new Temporal.PlainTime(hour) }).epochMilliseconds;
+    if (at > after.getTime()) return new Date(at);
+  }
 }
 
 export function isValidTimeZone(tz: string): boolean {

@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Context, Next } from 'koa';
 import { ApiError, errors } from '../../lib/errors';
 import { newId } from '../../lib/ids';
-import { log } from '../../lib/logger';
+import { log, withLogContext } from '../../lib/logger';
 
 // The MCP door's error boundary (CONVENTIONS habit 3: one place per door).
 //
@@ -80,7 +80,7 @@ export async function mcpRequestContext(ctx: Context, next: Next): Promise<void>
   ctx.state.requestId = requestId;
   ctx.set('X-Request-Id', requestId);
   try {
-    await next();
+    await withLogContext({ requestId }, next);
     if (ctx.respond !== false && ctx.body === undefined && ctx.status === 404) throw errors.notFound('route');
   } catch (caught) {
     const err = asApiError(caught, { requestId, method: ctx.method, path: ctx.path });

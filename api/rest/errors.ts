@@ -2,7 +2,7 @@ import type { Context, Next } from 'koa';
 import { config } from '../../lib/config';
 import { ApiError, errors } from '../../lib/errors';
 import { newId } from '../../lib/ids';
-import { log } from '../../lib/logger';
+import { log, withLogContext } from '../../lib/logger';
 
 // spec 7.1: the one place a thrown error becomes the REST envelope. Unexpected errors are
 // logged with their stack under the request id and answered with a generic 500.
@@ -32,7 +32,7 @@ export async function requestContext(ctx: Context, next: Next): Promise<void> {
   ctx.set('X-Request-Id', requestId);
   const started = performance.now();
   try {
-    await next();
+    await withLogContext({ requestId }, next);
     if (ctx.body === undefined && !ctx.state.handled) {
       if (ctx.status === 404) throw errors.notFound('route');
       if (ctx.status === 405 || ctx.status === 501) {

@@ -47,7 +47,7 @@ async function projectLookup(projectId: string): Promise<void> {
   let q = projectSql.get(projectId);
   if (!q) {
     const { projectQuery } = await import('../../api/operations/projects/present');
-    const native = projectQuery(adminAuth as never, appDb!.db()).where('projects.id', projectId).first().toSQL().toNative();
+    const native = projectQuery(adminAuth as never, appDb!.db()).where('projects.id', projectId).first().toKnexQuery().toSQL().toNative();
     q = { sql: native.sql, bindings: [...native.bindings] };
     projectSql.set(projectId, q);
   }

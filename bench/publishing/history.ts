@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import pLimit from 'p-limit';
 
 // Where a post's lag was spent, read from its publish workflow's history: the timer firing,
 // the workflow task that reacts to it, the activity waiting in the task queue for a worker
@@ -120,16 +121,12 @@ export async function compactHistory(client: Client, workflowId: string, dueMs: 
 export async function timelines(client: Client, items: Array<{ workflowId: string; postId: string; dueMs: number }>, concurrency = 16): Promise<{ ok: PostTimeline[]; errors: number }> {
   const ok: PostTimeline[] = [];
   let errors = 0;
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-    while (next < items.length) {
-      const it = items[next++]!;
-      try {
-        ok.push(await timeline(client, it.workflowId, it.postId, it.dueMs));
-      } catch {
-        errors++;
-      }
+  await pLimit(concurrency).map(items, async (it) => {
+    try {
+      ok.push(await timeline(client, it.workflowId, it.postId, it.dueMs));
+    } catch {
+      errors++;
     }
-  }));
+  });
   return { ok, errors };
 }

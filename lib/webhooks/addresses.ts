@@ -1,4 +1,8 @@
-import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+const { IPv4, IPv6, subnetMatch } = ipaddr;
+type IPv4 = ipaddr.IPv4;
+type IPv6 = ipaddr.IPv6;
 
 // Which IP addresses a webhook may be delivered to (ARCHITECTURE.md "The outside world": outbound
 // fetches to user-given URLs refuse private, loopback, link-local and metadata addresses).
@@ -22,145 +26,115 @@ export type AddressClass =
   | 'reserved'
   | 'invalid';
 
-interface Range { bytes: number[]; bits: number; cls: AddressClass }
+type Table<T extends IPv4 | IPv6> = Partial<Record<AddressClass, Array<[T, number]>>>;
 
-function cidr4(text: string, cls: AddressClass): Range {
-  const [addr, bits] = text.split('/');
-  return { bytes: parseIPv4(addr!)!, bits: Number(bits), cls };
-}
-function cidr6(text: string, cls: AddressClass): Range {
-  const [addr, bits] = text.split('/');
-  return { bytes: parseIPv6(addr!)!, bits: Number(bits), cls };
-}
+const cidrs = <T extends IPv4 | IPv6>(parse: (cidr: string) => [T, number], table: Partial<Record<AddressClass, string[]>>): Table<T> =>
+  Object.fromEntries(Object.entries(table).map(([cls, list]) => [cls, list.map(parse)]));
 
-// Most specific first: the first match wins. Sources: RFC 6890 special-purpose registries,
-// RFC 6598 (shared address space), cloud instance-metadata addresses.
-const V4: Range[] = [
-  cidr4('169.254.169.254/32', 'metadata'), // AWS, GCP, Azure, OpenStack instance metadata
-  cidr4('169.254.170.2/32', 'metadata'), // AWS ECS task metadata
-  cidr4('100.100.100.200/32', 'metadata'), // Alibaba Cloud metadata
-  cidr4('192.0.0.192/32', 'metadata'), // Oracle Cloud metadata
-  cidr4('255.255.255.255/32', 'broadcast'),
-  cidr4('0.0.0.0/8', 'unspecified'), // "this network"; 0.0.0.0 reaches the local host on Linux
-  cidr4('10.0.0.0/8', 'private'),
-  cidr4('100.64.0.0/10', 'cgnat'),
-  cidr4('127.0.0.0/8', 'loopback'),
-  cidr4('169.254.0.0/16', 'link_local'),
-  cidr4('172.16.0.0/12', 'private'),
-  cidr4('192.0.0.0/24', 'reserved'), // IETF protocol assignments
-  cidr4('192.0.2.0/24', 'documentation'),
-  cidr4('192.88.99.0/24', 'reserved'), // 6to4 relay anycast
-  cidr4('192.168.0.0/16', 'private'),
-  cidr4('198.18.0.0/15', 'benchmarking'),
-  cidr4('198.51.100.0/24', 'documentation'),
-  cidr4('203.0.113.0/24', 'documentation'),
-  cidr4('224.0.0.0/4', 'multicast'),
-  cidr4('240.0.0.0/4', 'reserved'),
-];
+// Most specific class first (subnetMatch answers the first class with a matching range), so
+// 169.254.169.254 is metadata before link_local and 255.255.255.255 broadcast before reserved.
+// Sources: RFC 6890 special-purpose registries, RFC 6598 (shared address space), cloud
+// instance-metadata addresses.
+const V4 = cidrs((c) => IPv4.parseCIDR(c), {
+  metadata: [
+    '169.254.169.254/32', // AWS, GCP, Azure, OpenStack instance metadata
+    '169.254.170.2/32', // AWS ECS task metadata
+    '100.100.100.200/32', // Alibaba Cloud metadata
+    '192.0.0.192/32', // Oracle Cloud metadata
+  ],
+  broadcast: ['255.255.255.255/32'],
+  unspecified: ['0.0.0.0/8'], // "this network"; 0.0.0.0 reaches the local host on Linux
+  loopback: ['127.0.0.0/8'],
+  private: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'],
+  cgnat: ['100.64.0.0/10'],
+  link_local: ['169.254.0.0/16'],
+  documentation: ['192.0.2.0/24', '198.51.100.0/24', '203.0.113.0/24'],
+  benchmarking: ['198.18.0.0/15'],
+  multicast: ['224.0.0.0/4'],
+  reserved: [
+    '192.0.0.0/24', // IETF protocol assignments
+    '192.88.99.0/24', // 6to4 relay anycast
+    '240.0.0.0/4',
+  ],
+});
 
-const V6: Range[] = [
-  cidr6('::/128', 'unspecified'),
-  cidr6('::1/128', 'loopback'),
-  cidr6('fd00:ec2::254/128', 'metadata'), // AWS instance metadata over IPv6
-  cidr6('64:ff9b:1::/48', 'private'), // local-use NAT64 (RFC 8215)
-  cidr6('100::/64', 'reserved'), // discard-only
-  cidr6('2001:db8::/32', 'documentation'),
-  cidr6('2001::/23', 'reserved'), // IETF protocol assignments, including Teredo 2001::/32
-  cidr6('fc00::/7', 'unique_local'), // includes fd00::/8
-  cidr6('fe80::/10', 'link_local'),
-  cidr6('fec0::/10', 'reserved'), // deprecated site-local
-  cidr6('ff00::/8', 'multicast'),
-];
+const V6 = cidrs((c) => IPv6.parseCIDR(c), {
+  metadata: ['fd00:ec2::254/128'], // AWS instance metadata over IPv6
+  unspecified: ['::/128'],
+  loopback: ['::1/128'],
+  private: ['64:ff9b:1::/48'], // local-use NAT64 (RFC 8215)
+  documentation: ['2001:db8::/32'],
+  unique_local: ['fc00::/7'], // includes fd00::/8
+  link_local: ['fe80::/10'],
+  multicast: ['ff00::/8'],
+  reserved: [
+    '100::/64', // discard-only
+    '2001::/23', // IETF protocol assignments, including Teredo 2001::/32
+    'fec0::/10', // deprecated site-local
+  ],
+});
 
-function parseIPv4(s: string): number[] | null {
-  const parts = s.split('.');
-  if (parts.length !== 4) return null;
-  const out: number[] = [];
-  for (const p of parts) {
-    if (!/^\d{1,3}$/.test(p)) return null;
-    const n = Number(p);
-    if (n > 255) return null;
-    out.push(n);
-  }
-  return out;
-}
+// Prefixes whose addresses lead to an embedded IPv4 address: NAT64 well-known prefix
+// 64:ff9b::/96 (RFC 6052) and 6to4 2002::/16 (RFC 3056).
+const NAT64 = IPv6.parseCIDR('64:ff9b::/96');
+const SIX_TO_FOUR = IPv6.parseCIDR('2002::/16');
+const COMPATIBLE = IPv6.parseCIDR('::/96'); // deprecated IPv4-compatible ::a.b.c.d
+// Only 2000::/3 is allocated as global unicast.
+const GLOBAL_UNICAST = IPv6.parseCIDR('2000::/3');
 
-function parseIPv6(input: string): number[] | null {
-  let s = input.replace(/^\[|\]$/g, '');
-  const zone = s.indexOf('%');
-  if (zone !== -1) s = s.slice(0, zone);
-  let tail: number[] = [];
-  // A trailing dotted quad (::ffff:1.2.3.4) stands for the last 32 bits.
-  const lastColon = s.lastIndexOf(':');
-  if (s.slice(lastColon + 1).includes('.')) {
-    const v4 = parseIPv4(s.slice(lastColon + 1));
-    if (!v4) return null;
-    tail = v4;
-    s = `${s.slice(0, lastColon + 1)}0:0`;
-  }
-  const halves = s.split('::');
-  if (halves.length > 2) return null;
-  const groups = (h: string) => (h === '' ? [] : h.split(':'));
-  const head = groups(halves[0]!);
-  const rest = halves.length === 2 ? groups(halves[1]!) : [];
-  const missing = 8 - head.length - rest.length;
-  if (halves.length === 1 ? missing !== 0 : missing < 1) return null;
-  const all = [...head, ...Array(halves.length === 2 ? missing : 0).fill('0'), ...rest];
-  const bytes: number[] = [];
-  for (const g of all) {
-    if (!/^[0-9a-f]{1,4}$/i.test(g)) return null;
-    const n = parseInt(g, 16);
-    bytes.push(n >> 8, n & 0xff);
-  }
-  if (tail.length) bytes.splice(12, 4, ...tail);
-  return bytes;
+const v4FromBytes = (bytes: number[]) => new IPv4(bytes);
+
+function classifyV4(addr: IPv4): AddressClass {
+  return subnetMatch(addr, V4, 'public') as AddressClass;
 }
 
-function inRange(bytes: number[], r: Range): boolean {
-  let bits = r.bits;
-  for (let i = 0; bits > 0; i++, bits -= 8) {
-    const mask = bits >= 8 ? 0xff : (0xff << (8 - bits)) & 0xff;
-    if ((bytes[i]! & mask) !== (r.bytes[i]! & mask)) return false;
-  }
-  return true;
-}
-
-function classifyV4(b: number[]): AddressClass {
-  return V4.find((r) => inRange(b, r))?.cls ?? 'public';
-}
-
-const zeros = (b: number[], from: number, to: number) => b.slice(from, to).every((x) => x === 0);
-
-function classifyV6(b: number[]): AddressClass {
-  // ::ffff:a.b.c.d (mapped) and ::a.b.c.d (deprecated compatible form): the socket goes to IPv4.
-  if (zeros(b, 0, 10) && b[10] === 0xff && b[11] === 0xff) return classifyV4(b.slice(12));
-  if (zeros(b, 0, 12) && !zeros(b, 12, 16) && !(zeros(b, 12, 15) && b[15] === 1)) {
+function classifyV6(addr: IPv6): AddressClass {
+  const bytes = addr.toByteArray();
+  // ::ffff:a.b.c.d (mapped): the socket goes to IPv4.
+  if (addr.isIPv4MappedAddress()) return classifyV4(addr.toIPv4Address());
+  if (addr.match(COMPATIBLE) && addr.range() !== 'unspecified' && addr.range() !== 'loopback') {
     // Deprecated and unroutable even when the embedded address is public.
-    const inner = classifyV4(b.slice(12));
+    const inner = classifyV4(v4FromBytes(bytes.slice(12)));
     return inner === 'public' ? 'reserved' : inner;
   }
-  // NAT64 well-known prefix 64:ff9b::/96 and 6to4 2002::/16 lead to the embedded IPv4 address.
-  if (b[0] === 0 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zeros(b, 4, 12)) return classifyV4(b.slice(12));
-  if (b[0] === 0x20 && b[1] === 0x02) return classifyV4(b.slice(2, 6));
-  const hit = V6.find((r) => inRange(b, r));
-  if (hit) return hit.cls;
-  // Only 2000::/3 is allocated as global unicast.
-  return (b[0]! & 0xe0) === 0x20 ? 'public' : 'reserved';
+  if (addr.match(NAT64)) return classifyV4(v4FromBytes(bytes.slice(12)));
+  if (addr.match(SIX_TO_FOUR)) return classifyV4(v4FromBytes(bytes.slice(2, 6)));
+  const cls = subnetMatch(addr, V6, 'unlisted') as AddressClass | 'unlisted';
+  if (cls !== 'unlisted') return cls;
+  return addr.match(GLOBAL_UNICAST) ? 'public' : 'reserved';
+}
+
+/**
+ * An IPv6 literal with its trailing dotted quad spelled as two hex groups. RFC 4291 2.2: the quad
+ * is the low 32 bits wherever it stands, but ipaddr.js reads any ::a.b.c.d as IPv4-mapped
+ * (::8.8.8.8 as ::ffff:8.8.8.8), which would judge the deprecated compatible form by its
+ * embedded address. null when the quad itself is malformed.
+ */
+function hexTail(text: string): string | null {
+  const [address, zone] = text.split('%', 2) as [string, string | undefined];
+  const quad = /^(.*:)([^:]*\.[^:]*)$/.exec(address);
+  if (!quad) return text;
+  if (!IPv4.isValidFourPartDecimal(quad[2]!)) return null;
+  const [a, b, c, d] = IPv4.parse(quad[2]!).octets as [number, number, number, number];
+  const hex = `${quad[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  return zone === undefined ? hex : `${hex}%${zone}`;
 }
 
 /** The class of an IPv4 or IPv6 literal (brackets and zone ids tolerated). */
 export function classifyAddress(address: string): AddressClass {
   const bare = address.replace(/^\[|\]$/g, '');
-  const family = isIP(bare.split('%')[0]!);
-  if (family === 4) return classifyV4(parseIPv4(bare)!);
-  if (family === 6) {
-    const b = parseIPv6(bare);
-    return b ? classifyV6(b) : 'invalid';
-  }
+  // Only the dotted-quad spelling is an address here: inet_aton forms (0x7f.1, 2130706433) are
+  // refused as invalid rather than guessed at.
+  if (IPv4.isValidFourPartDecimal(bare)) return classifyV4(IPv4.parse(bare));
+  if (!bare.includes(':')) return 'invalid';
+  const v6 = hexTail(bare);
+  if (v6 !== null && IPv6.isValid(v6)) return classifyV6(IPv6.parse(v6));
   return 'invalid';
 }
 
-export interface AddressPolicy { allowLoopback: boolean }
+export interface AddressPolicy {
+  allowLoopback: boolean;
+}
 
 /** null when a delivery may connect to `address`, else the class that forbids it. */
 export function refusedClass(address: string, policy: AddressPolicy): AddressClass | null {

@@ -120,14 +120,22 @@ describe('post list pagination (spec 4.4)', function () {
     ];
     for (const q of changed) assertError(await call('GET', `/v1/posts?${q}&cursor=${encodeURIComponent(cursor)}`), 400, 'bad_cursor');
 
-    const [body, mac] = cursor.split('.');
+    // A cursor is a JWS (lib/tokens.ts): header.body.mac.
+    const [header, body, mac] = cursor.split('.');
+    assert.ok(header && body && mac, 'three JWS segments');
     const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === 'A' ? 'B' : 'A') + s.slice(i + 1);
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
     const tampered = [
-      `${flip(body!, 3)}.${mac}`,
-      `${body}.${flip(mac!, 0)}`,
+      `${header}.${flip(body!, 3)}.${mac}`,
+      `${header}.${body}.${flip(mac!, 0)}`,
+      `${flip(header!, 3)}.${body}.${mac}`,
+      `${header}.${body}`,
       body!,
       'garbage',
-      `${Buffer.from(JSON.stringify({ c: '2020-01-01T00:00:00.000Z', i: 'post_x', f: 'x' })).toString('base64url')}.${mac}`,
+      `${header}.${b64({ c: '2020-01-01T00:00:00.000Z', i: 'post_x', f: 'x' })}.${mac}`,
+      // Unsigned (alg none) and signed for another purpose (a delete confirmation's typ).
+      `${b64({ alg: 'none', typ: 'cursor' })}.${body}.`,
+      `${b64({ alg: 'HS256', typ: 'post-delete-confirmation' })}.${body}.${mac}`,
     ];
     for (const t of tampered) assertError(await call('GET', `/v1/posts?projectId=${project.id}&status=draft,scheduled&limit=2&cursor=${encodeURIComponent(t)}`), 400, 'bad_cursor');
   });

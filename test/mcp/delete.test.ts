@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import type { Worker } from '@temporalio/worker';
 import { issueApiKey } from '../../lib/admin/provision';
-import { sign } from '../../lib/crypto';
 import { db } from '../../lib/db';
 import { temporalClient, workflowIds } from '../../lib/temporal';
+import { mintDeleteConfirmation, readDeleteConfirmation } from '../../lib/tokens';
 import { createWorker } from '../../workers/worker';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';
@@ -75,11 +75,8 @@ describe('MCP delete_post', function () {
     await sameWorkspace.close();
 
     // Expired: the same claims, re-signed with an expiry in the past.
-    const [prefix, body] = token.split('.');
-    const claims = JSON.parse(Buffer.from(body!, 'base64url').toString());
-    claims[5] = Date.now() - 1000;
-    const expiredBody = Buffer.from(JSON.stringify(claims)).toString('base64url');
-    const expired = `${prefix}.${expiredBody}.${sign(expiredBody, 'post-delete-confirmation')}`;
+    const { expiresAt: _, ...claims } = (await readDeleteConfirmation(token))!;
+    const { token: expired } = await mintDeleteConfirmation(claims, -2000);
     assert.equal((await fails(client, 'delete_post', { postId: a.id, confirmationToken: expired }, 'unprocessable')).details.reason, 'confirmation_expired');
 
     // The post changed since the preview: the preview no longer says what would happen.

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { dayStartUtc, hasOffset, isValidTimeZone, parseInZone, weekStartUtc } from '../../lib/time';
+import { dayStartUtc, hasOffset, isValidTimeZone, nextWeekdayAt, parseInZone, weekStartUtc } from '../../lib/time';
 
 // spec 4.4: offset-less timestamps are wall time in the project's timezone; spec 8: the
 // weekly budget week starts Monday 00:00 UTC.
@@ -64,6 +64,36 @@ describe('lib/time', () => {
     it('returns an invalid date for unparseable input', () => {
       assert.ok(Number.isNaN(parseInZone('not a date', 'UTC').getTime()));
     });
+
+    it('treats the exact edges of a DST change like the times inside them', () => {
+      // Spring forward, New York: 02:00 and 02:59:59 are skipped and move ahead by the hour.
+      assert.equal(iso('2026-03-08T02:00:00', 'America/New_York'), '2026-03-08T07:00:00.000Z');
+      assert.equal(iso('2026-03-08T02:59:59', 'America/New_York'), '2026-03-08T07:59:59.000Z');
+      // Fall back, New York: 01:00 through 01:59:59 happen twice (EDT first); 02:00 once, in EST.
+      assert.equal(iso('2026-11-01T01:00:00', 'America/New_York'), '2026-11-01T05:00:00.000Z');
+      assert.equal(iso('2026-11-01T01:59:59', 'America/New_York'), '2026-11-01T05:59:59.000Z');
+      assert.equal(iso('2026-11-01T02:00:00', 'America/New_York'), '2026-11-01T07:00:00.000Z');
+      // Berlin: 02:00 on 2026-03-29 is skipped (03:00 CEST); 02:30 on 2026-10-25 repeats (CEST first).
+      assert.equal(iso('2026-03-29T02:00:00', 'Europe/Berlin'), '2026-03-29T01:00:00.000Z');
+      assert.equal(iso('2026-10-25T02:30:00', 'Europe/Berlin'), '2026-10-25T00:30:00.000Z');
+      assert.equal(iso('2026-10-25T03:00:00', 'Europe/Berlin'), '2026-10-25T02:00:00.000Z');
+    });
+
+    it('handles half-hour DST shifts and a skipped calendar day', () => {
+      // Lord Howe Island shifts by 30 minutes: 02:15 on 2026-10-04 is skipped (+10:30 to +11).
+      assert.equal(iso('2026-10-04T02:15:00', 'Australia/Lord_Howe'), '2026-10-03T15:45:00.000Z');
+      // 01:45 on 2026-04-05 repeats; the first occurrence is still at +11.
+      assert.equal(iso('2026-04-05T01:45:00', 'Australia/Lord_Howe'), '2026-04-04T14:45:00.000Z');
+      // Samoa skipped 2011-12-30 entirely (-10 to +14): noon that day moves ahead by the 24-hour gap.
+      assert.equal(iso('2011-12-30T12:00:00', 'Pacific/Apia'), '2011-12-30T22:00:00.000Z');
+      assert.equal(iso('2011-12-31T12:00:00', 'Pacific/Apia'), '2011-12-30T22:00:00.000Z');
+    });
+
+    it('refuses impossible calendar dates rather than rolling them over, and unknown zones', () => {
+      assert.ok(Number.isNaN(parseInZone('2026-02-30T10:00:00', 'UTC').getTime()));
+      assert.ok(Number.isNaN(parseInZone('2026-04-31T10:00:00', 'Europe/Berlin').getTime()));
+      assert.throws(() => parseInZone('2026-01-01T00:00:00', 'Mars/Olympus'), RangeError);
+    });
   });
 
   it('tells offsets apart', () => {
@@ -96,6 +126,28 @@ describe('lib/time', () => {
     it('uses UTC, not the local offset of the instant', () => {
       // Monday 01:00 in Berlin is still Sunday in UTC.
       assert.equal(weekStartUtc(parseInZone('2026-03-09T00:30:00', 'Europe/Berlin')).toISOString(), '2026-03-02T00:00:00.000Z');
+    });
+  });
+
+  describe('nextWeekdayAt (spec 2.8 queue slots)', () => {
+    const next = (utc: string, tz: string) => nextWeekdayAt(new Date(utc), tz, 9).toISOString();
+
+    it('is the same day when its 09:00 is still ahead, else the next weekday, strictly after', () => {
+      // Monday 2026-03-09 in New York (EDT since the day before).
+      assert.equal(next('2026-03-09T12:00:00Z', 'America/New_York'), '2026-03-09T13:00:00.000Z'); // 08:00 → 09:00
+      assert.equal(next('2026-03-09T13:00:00Z', 'America/New_York'), '2026-03-10T13:00:00.000Z'); // 09:00 → Tuesday
+    });
+
+    it('skips the weekend, across a DST change', () => {
+      // Friday 10:00 EST → Monday 09:00 EDT (spring forward on Sunday 2026-03-08).
+      assert.equal(next('2026-03-06T15:00:00Z', 'America/New_York'), '2026-03-09T13:00:00.000Z');
+      assert.equal(next('2026-03-07T12:00:00Z', 'Europe/Berlin'), '2026-03-09T08:00:00.000Z'); // Saturday → Monday 09:00 CET
+    });
+
+    it('never skips a weekday that is only 23 hours long', () => {
+      // Cairo starts DST at midnight on Friday 2026-04-24: Thursday 23:30 EET is followed by
+      // Friday 09:00 EEST, which a 24-hour step from Thursday 23:30 (Saturday 00:30) would miss.
+      assert.equal(next('2026-04-23T21:30:00Z', 'Africa/Cairo'), '2026-04-24T06:00:00.000Z');
     });
   });
 

@@ -18,6 +18,16 @@ function codeOf(fn: () => unknown): string | null {
   }
 }
 
+async function asyncCodeOf(fn: () => Promise<unknown>): Promise<string | null> {
+  try {
+    await fn();
+    return null;
+  } catch (err) {
+    assert.ok(err instanceof ApiError, `not an ApiError: ${String(err)}`);
+    return `${err.status} ${err.code}`;
+  }
+}
+
 describe('edge parsers', () => {
   it('parseLimit: default, clamp, and 400 bad_pagination', () => {
     assert.equal(parseLimit(undefined), 50);
@@ -30,16 +40,16 @@ describe('edge parsers', () => {
     for (const bad of ['abc', '0', '-3', '1.5', '1e3', ['1', '2'], {}]) assert.equal(codeOf(() => parseLimit(bad)), '400 bad_pagination', JSON.stringify(bad));
   });
 
-  it('cursors: round trip under the same filters, 400 bad_cursor otherwise', () => {
+  it('cursors: round trip under the same filters, 400 bad_cursor otherwise', async () => {
     const pos = { createdAt: '2026-01-01T00:00:00.000Z', id: 'post_a' };
-    const c = encodeCursor(pos, { projectId: 'p', status: 'draft' });
-    assert.deepEqual(decodeCursor(c, { status: 'draft', projectId: 'p', dateFrom: undefined }), pos, 'undefined filters and key order do not matter');
-    assert.equal(decodeCursor(undefined, {}), null);
-    assert.equal(decodeCursor('', {}), null);
-    assert.equal(codeOf(() => decodeCursor(c, { projectId: 'p' })), '400 bad_cursor');
-    assert.equal(codeOf(() => decodeCursor(c, { projectId: 'q', status: 'draft' })), '400 bad_cursor');
-    assert.equal(codeOf(() => decodeCursor(`${c}x`, { projectId: 'p', status: 'draft' })), '400 bad_cursor');
-    assert.equal(codeOf(() => decodeCursor('x.y', {})), '400 bad_cursor');
+    const c = await encodeCursor(pos, { projectId: 'p', status: 'draft' });
+    assert.deepEqual(await decodeCursor(c, { status: 'draft', projectId: 'p', dateFrom: undefined }), pos, 'undefined filters and key order do not matter');
+    assert.equal(await decodeCursor(undefined, {}), null);
+    assert.equal(await decodeCursor('', {}), null);
+    assert.equal(await asyncCodeOf(() => decodeCursor(c, { projectId: 'p' })), '400 bad_cursor');
+    assert.equal(await asyncCodeOf(() => decodeCursor(c, { projectId: 'q', status: 'draft' })), '400 bad_cursor');
+    assert.equal(await asyncCodeOf(() => decodeCursor(`${c}x`, { projectId: 'p', status: 'draft' })), '400 bad_cursor');
+    assert.equal(await asyncCodeOf(() => decodeCursor('x.y', {})), '400 bad_cursor');
   });
 
   it('validateIdempotencyKey: 1 to 64 of A-Za-z0-9_-', () => {

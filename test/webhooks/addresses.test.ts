@@ -67,9 +67,42 @@ describe('webhook address classifier', () => {
     ['64:ff9b:1::1', 'private'],
     ['2002:c0a8:0101::1', 'private'], // 6to4 of 192.168.1.1
     ['2002:0808:0808::1', 'public'],
+    // edges of the ranges named in ARCHITECTURE.md "The outside world"
+    ['0.0.0.1', 'unspecified'],
+    ['0.255.255.255', 'unspecified'],
+    ['1.0.0.0', 'public'],
+    ['100.63.255.255', 'public'],
+    ['100.64.0.0', 'cgnat'],
+    ['169.254.169.253', 'link_local'],
+    ['169.254.169.255', 'link_local'],
+    ['fbff:ffff::1', 'reserved'], // just below fc00::/7, outside 2000::/3
+    ['fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'unique_local'],
+    ['fe00::1', 'reserved'], // just above fc00::/7
+    ['fd00:ec2:0:0:0:0:0:254', 'metadata'],
+    ['fd00:ec2::253', 'unique_local'],
+    // IPv4-mapped IPv6 in every spelling
+    ['::ffff:100.64.0.1', 'cgnat'],
+    ['::ffff:6440:1', 'cgnat'],
+    ['0:0:0:0:0:ffff:7f00:1', 'loopback'],
+    ['::FFFF:A9FE:A9FE', 'metadata'],
+    ['[::ffff:169.254.169.254]', 'metadata'],
+    ['::ffff:192.168.0.1', 'private'],
+    ['::ffff:0:0', 'unspecified'],
+    ['::ffff:fd00:1', 'reserved'], // 253.0.0.1 (240.0.0.0/4), not the unique-local fd00::1
+    ['64:ff9b::169.254.169.254', 'metadata'],
+    ['64:ff9b::100.64.0.1', 'cgnat'],
+    ['::0.0.0.2', 'unspecified'],
     // not addresses
     ['example.com', 'invalid'],
     ['1.2.3', 'invalid'],
+    ['2130706433', 'invalid'],
+    ['0x7f.0.0.1', 'invalid'],
+    ['010.0.0.1', 'invalid'],
+    ['256.0.0.1', 'invalid'],
+    ['::ffff:1.2.3', 'invalid'],
+    ['::ffff:256.0.0.1', 'invalid'],
+    ['1::2::3', 'invalid'],
+    ['', 'invalid'],
   ];
   for (const [address, expected] of cases) {
     it(`${address} is ${expected}`, () => assert.equal(classifyAddress(address), expected));

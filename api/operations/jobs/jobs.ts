@@ -4,6 +4,7 @@ import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { finishJob, JOB_STATUSES, JOB_TYPES, presentJob, progressNow, type Job, type JobRow } from '../../../lib/generation/jobs';
 import { cancelGenerationWorkflow } from '../../../lib/generation/workflowClient';
+import { Job as JobModel } from '../../../lib/models';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
 import { findProject } from '../projects/present';
@@ -75,7 +76,7 @@ export const cancelJob = defineOperation({
     // spec 3.2: only QUEUED → CANCELLED, as a compare-and-set under the row lock; the worker's
     // QUEUED → RUNNING is the other side of the same race, so exactly one of the two wins.
     const cancelled = await db().transaction(async (trx) => {
-      const locked = await trx('jobs').where({ id: input.jobId, workspace_id: auth.workspaceId }).forUpdate().first('status');
+      const locked = await JobModel.forWorkspace(auth.workspaceId, trx).findById(input.jobId).select('status').forUpdate();
       if (locked?.status !== 'QUEUED') return null;
       return finishJob(trx, input.jobId, { status: 'CANCELLED', progress: progressNow(0, 'Cancelled') });
     });

@@ -1,19 +1,15 @@
-import type { Knex } from 'knex';
-import { db } from '../../../lib/db';
-import { JOB_COLUMNS, presentJob, type Job, type JobProgress, type JobRow } from '../../../lib/generation/jobs';
+import type { TransactionOrKnex } from 'objection';
+import { JOB_COLUMNS, presentJob, type Job as PresentedJob, type JobProgress, type JobRow } from '../../../lib/generation/jobs';
 import { queryJobProgress } from '../../../lib/generation/workflowClient';
-import type { AuthContext } from '../../auth/context';
-import { scoped } from '../../auth/context';
+import { Job, type Reach } from '../../../lib/models';
 
-/** Jobs the caller may see: the workspace's, narrowed to assigned projects for plain members (spec 5.5). */
-export function jobsOf(auth: AuthContext, trx: Knex | Knex.Transaction = db()): Knex.QueryBuilder {
-  const q = scoped(auth, 'jobs', trx).select(JOB_COLUMNS);
-  if (auth.projectIds) q.whereIn('jobs.project_id', [...auth.projectIds]);
-  return q;
+/** Jobs the reader may see: the workspace's, narrowed to assigned projects for plain members (spec 5.5). */
+export function jobsOf(reach: Reach, trx?: TransactionOrKnex) {
+  return Job.visibleTo(reach, trx).select(JOB_COLUMNS);
 }
 
-export async function findJob(auth: AuthContext, jobId: string): Promise<JobRow | undefined> {
-  return (await jobsOf(auth).where('jobs.id', jobId).first()) as JobRow | undefined;
+export async function findJob(reach: Reach, jobId: string): Promise<Job | undefined> {
+  return jobsOf(reach).where('jobs.id', jobId).first();
 }
 
 /**
@@ -22,7 +18,7 @@ export async function findJob(auth: AuthContext, jobId: string): Promise<JobRow 
  * write the row at each attempt, the workflow knows the stage in between. Any other status, or
  * a workflow that cannot answer in time, shows the row.
  */
-export async function presentLiveJob(row: JobRow): Promise<Job> {
+export async function presentLiveJob(row: JobRow): Promise<PresentedJob> {
   if (row.status !== 'RUNNING') return presentJob(row);
   const live = await queryJobProgress(row.id);
   return presentJob(row, newer(live, row.progress));

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { Knex } from 'knex';
+import type { TransactionOrKnex } from 'objection';
 import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { newId } from '../../../lib/ids';
-import { parseInZone } from '../../../lib/time';
-import type { AuthContext } from '../../auth/context';
-import { scoped } from '../../auth/context';
+import { nextWeekdayAt, parseInZone } from '../../../lib/time';
+import { Note, type Reach } from '../../../lib/models';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
 import { boundedText, CONTENT_TYPES, isoDate, isoDateTime } from '../../validation';
@@ -15,21 +15,17 @@ import { findProject } from '../projects/present';
 // spec 2.8: a note with its paired calendar slot. Creating a note queues a slot: the given
 // time, or the next free weekday 09:00 (project timezone) after the project's last slot.
 
-interface NoteRow { id: string; project_id: string; content: string; folder_id: string | null; created_at: Date; updated_at: Date; slot_date: Date | null; slot_content_type: string | null }
-
-function presentNote(n: NoteRow) {
+function presentNote(n: Note) {
   return {
     id: n.id, projectId: n.project_id, content: n.content, createdAt: n.created_at.toISOString(),
-    slot: n.slot_date ? { date: n.slot_date.toISOString(), contentType: n.slot_content_type ?? 'PERSONAL' } : null,
+    slot: n.slot ? { date: n.slot.date.toISOString(), contentType: n.slot.content_type ?? 'PERSONAL' } : null,
     folderId: n.folder_id, updatedAt: n.updated_at.toISOString(),
   };
 }
 
-function notesOf(auth: AuthContext, trx: Knex | Knex.Transaction = db()) {
-  const q = scoped(auth, 'notes', trx).leftJoin('calendar_slots as s', 's.note_id', 'notes.id')
-    .select('notes.*', 's.date as slot_date', 's.content_type as slot_content_type');
-  if (auth.projectIds) q.whereIn('notes.project_id', [...auth.projectIds]);
-  return q;
+/** Notes the reader may see, each with its slot (the relation is aliased `slot` in SQL). */
+function notesOf(reach: Reach, trx?: TransactionOrKnex) {
+  return Note.visibleTo(reach, trx).withGraphJoined('slot');
 }
 
 export const listNotes = defineOperation({
@@ -44,9 +40,9 @@ export const listNotes = defineOperation({
     const limit = parseLimit(input.limit);
     if (!(await findProject(auth, input.projectId))) throw errors.notFound('project');
     const q = notesOf(auth).where('notes.project_id', input.projectId);
-    if (input.dateFrom) q.where('s.date', '>=', `${input.dateFrom}T00:00:00Z`);
-    if (input.dateTo) q.where('s.date', '<', new Date(Date.parse(`${input.dateTo}T00:00:00Z`) + 86_400_000));
-    return keysetPage<NoteRow, ReturnType<typeof presentNote>>(q, { limit, cursor: input.cursor, filters: { projectId: input.projectId, dateFrom: input.dateFrom, dateTo: input.dateTo }, table: 'notes', present: presentNote });
+    if (input.dateFrom) q.where('slot.date', '>=', `${input.dateFrom}T00:00:00Z`);
+    if (input.dateTo) q.where('slot.date', '<', new Date(Date.parse(`${input.dateTo}T00:00:00Z`) + 86_400_000));
+    return keysetPage<Note, ReturnType<typeof presentNote>>(q, { limit, cursor: input.cursor, filters: { projectId: input.projectId, dateFrom: input.dateFrom, dateTo: input.dateTo }, table: 'notes', present: presentNote });
   },
 });
 
@@ -59,7 +55,7 @@ export const getNote = defineOperation({
   inputSource: 'query',
   input: z.object({ noteId: z.string().min(1).max(100) }).strict(),
   handler: async ({ auth }, input) => {
-    const row = (await notesOf(auth).where('notes.id', input.noteId).first()) as NoteRow | undefined;
+    const row = await notesOf(auth).where('notes.id', input.noteId).first();
     if (!row) throw errors.notFound('note');
     return { data: presentNote(row) };
   },
@@ -68,17 +64,8 @@ export const getNote = defineOperation({
 async function nextQueueSlot(trx: Knex.Transaction, projectId: string, timezone: string): Promise<Date> {
   const last = await trx('calendar_slots').where({ project_id: projectId }).max('date as max').first();
   const after = new Date(Math.max(Date.now(), last?.max ? new Date(last.max).getTime() : 0));
-  // Walk forward day by day in the project's zone to the next weekday 09:00 after `after`.
   // The walk starts on `after`'s own day: a last slot at 07:00 leaves that day's 09:00 free.
-  for (let i = 0; i <= 14; i++) {
-    const day = new Date(after.getTime() + i * 86_400_000);
-    const ymd = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit', weekday: 'short' }).formatToParts(day);
-    const get = (t: string) => ymd.find((p) => p.type === t)?.value;
-    if (get('weekday') === 'Sat' || get('weekday') === 'Sun') continue;
-    const slot = parseInZone(`${get('year')}-${get('month')}-${get('day')}T09:00:00`, timezone);
-    if (slot.getTime() > after.getTime()) return slot;
-  }
-  return new Date(after.getTime() + 86_400_000);
+  return nextWeekdayAt(after, timezone, 9);
 }
 
 export const createNote = defineOperation({
@@ -108,21 +95,27 @@ export const createNote = defineOperation({
     }
     const id = await db().transaction(async (trx) => {
       if (input.clientId) {
-        const existing = await scoped(auth, 'notes', trx).where({ project_id: project.id, client_id: input.clientId }).first('id');
-        if (existing) return existing.id as string;
+        const existing = await Note.forWorkspace(auth.workspaceId, trx).where({ project_id: project.id, client_id: input.clientId }).first().select('id');
+        if (existing) return existing.id;
       }
       const noteId = newId('note');
       const inserted = await trx('notes').insert({
         id: noteId, workspace_id: auth.workspaceId, project_id: project.id, content: input.content, folder_id: input.folderId ?? null, client_id: input.clientId ?? null,
       }).onConflict(trx.raw('(workspace_id, project_id, client_id) where client_id is not null')).ignore().returning('id');
-      if (inserted.length === 0) return (await scoped(auth, 'notes', trx).where({ project_id: project.id, client_id: input.clientId }).first('id')).id as string;
+      if (inserted.length === 0) {
+        // A concurrent create with the same clientId won the insert: answer its note.
+        const winner = await Note.forWorkspace(auth.workspaceId, trx).where({ project_id: project.id, client_id: input.clientId! }).first().select('id');
+        if (!winner) throw new Error('note insert conflicted, but no note holds the clientId');
+        return winner.id;
+      }
       await trx('calendar_slots').insert({
         id: newId('slot'), workspace_id: auth.workspaceId, project_id: project.id,
         date: slotDate ?? (await nextQueueSlot(trx, project.id, project.timezone)), content_type: input.contentType ?? 'PERSONAL', note_id: noteId,
       });
       return noteId;
     });
-    const row = (await notesOf(auth).where('notes.id', id).first()) as NoteRow;
+    const row = await notesOf(auth).where('notes.id', id).first();
+    if (!row) throw errors.notFound('note');
     return { data: presentNote(row) };
   },
 });

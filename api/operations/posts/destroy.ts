@@ -1,11 +1,11 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { constantTimeEqual, sign } from '../../../lib/crypto';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { deleted, onSchedule } from '../../../lib/posts/lifecycle';
 import { presentPost, type PostRow } from '../../../lib/posts/present';
 import { commitChange } from '../../../lib/posts/write';
+import { mintDeleteConfirmation, readDeleteConfirmation } from '../../../lib/tokens';
 import type { AuthContext } from '../../auth/context';
 import { scoped } from '../../auth/context';
 import { defineOperation } from '../../operation';
@@ -29,31 +29,11 @@ import { afterScheduleCommitted } from './scheduling';
 // disappears. Emits post.deleted (spec 6).
 
 export const CONFIRMATION_TTL_MS = 5 * 60_000;
-const TOKEN_PREFIX = 'pdc1';
-const SIGNING_PURPOSE = 'post-delete-confirmation';
 
 export const deletePostInput = z.object({
   postId: z.string().min(1).max(100),
   confirmationToken: z.string().min(1).max(1000).optional(),
 }).strict();
-
-interface Claims { postId: string; workspaceId: string; principalId: string; status: string; scheduleVersion: number; expiresAt: number }
-
-function mintConfirmation(claims: Claims): string {
-  const body = Buffer.from(JSON.stringify([claims.postId, claims.workspaceId, claims.principalId, claims.status, claims.scheduleVersion, claims.expiresAt])).toString('base64url');
-  return `${TOKEN_PREFIX}.${body}.${sign(body, SIGNING_PURPOSE)}`;
-}
-
-function readConfirmation(token: string): Claims | null {
-  const [prefix, body, mac] = token.split('.');
-  if (prefix !== TOKEN_PREFIX || !body || !mac || !constantTimeEqual(mac, sign(body, SIGNING_PURPOSE))) return null;
-  try {
-    const [postId, workspaceId, principalId, status, scheduleVersion, expiresAt] = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as [string, string, string, string, number, number];
-    return { postId, workspaceId, principalId, status, scheduleVersion, expiresAt };
-  } catch {
-    return null;
-  }
-}
 
 /** The post as its owner sees it, deleted or not (a retried phase 2 must find its own delete). */
 function visiblePost(auth: AuthContext, postId: string, trx: Knex | Knex.Transaction = db()) {
@@ -95,22 +75,21 @@ export const deletePost = defineOperation({
 
     if (input.confirmationToken === undefined) {
       if (post.deleted_at) throw errors.notFound('post');
-      const expiresAt = Date.now() + CONFIRMATION_TTL_MS;
-      const confirmationToken = mintConfirmation({
-        postId: post.id, workspaceId: auth.workspaceId, principalId: auth.principal.id, status: post.status, scheduleVersion: post.schedule_version, expiresAt,
-      });
+      const { token: confirmationToken, expiresAt } = await mintDeleteConfirmation({
+        postId: post.id, workspaceId: auth.workspaceId, principalId: auth.principal.id, status: post.status, scheduleVersion: post.schedule_version,
+      }, CONFIRMATION_TTL_MS);
       return {
         data: {
           post: presentPost(post),
           wouldDelete: true,
           ...effectsOf(post),
           confirmationToken,
-          confirmationExpiresAt: new Date(expiresAt).toISOString(),
+          confirmationExpiresAt: expiresAt.toISOString(),
         },
       };
     }
 
-    const claims = readConfirmation(input.confirmationToken);
+    const claims = await readDeleteConfirmation(input.confirmationToken);
     if (!claims || claims.postId !== post.id || claims.workspaceId !== auth.workspaceId || claims.principalId !== auth.principal.id) {
       throw errors.unprocessable('`confirmationToken` is not a confirmation for this post and credential; call delete_post without it first.', { reason: 'confirmation_invalid' });
     }

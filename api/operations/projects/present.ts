@@ -1,25 +1,23 @@
-import type { Knex } from 'knex';
+import type { TransactionOrKnex } from 'objection';
 import { networkBlock, type NetworkBlock } from '../../../lib/connectionState';
-import type { AuthContext } from '../../auth/context';
-import { visibleProjects } from '../../auth/context';
+import { Project as ProjectModel, type ProjectColumns, type ProjectType, type Reach } from '../../../lib/models';
 
-export const PROJECT_TYPE_LABELS = { PERSONAL_BRAND: 'Network Account', COMPANY_PAGE: 'Company Page', AMPLIFIER: 'Amplifier Account' } as const;
-export type ProjectType = keyof typeof PROJECT_TYPE_LABELS;
+export type { ProjectType };
+export const PROJECT_TYPE_LABELS: Record<ProjectType, string> = { PERSONAL_BRAND: 'Network Account', COMPANY_PAGE: 'Company Page', AMPLIFIER: 'Amplifier Account' };
 
-export interface ProjectRow {
-  id: string; workspace_id: string; type: ProjectType; slug: string; display_name: string | null; username: string | null;
-  avatar_url: string | null; status: string; created_at: Date; connection_id: string | null; current_streak: number | null; longest_streak: number | null;
-  timezone: string; language: string;
+/** A project with the columns of its connection that every project read needs (c_*: null when unlinked). */
+export type ProjectRow = ProjectColumns & {
   c_id: string | null; c_display_name: string | null; access_token_enc: string | null; access_token_expires_at: Date | null;
   connection_status: string | null; last_validated_at: Date | null; consecutive_failures: number | null; revoked_at: Date | null;
-}
+};
 
-/** Projects joined with their connection, as every project read needs them. */
-export function projectQuery(auth: AuthContext, trx?: Knex | Knex.Transaction): Knex.QueryBuilder {
-  return visibleProjects(auth, trx)
+/** Projects the reader may see, joined with their connection. */
+export function projectQuery(reach: Reach, trx?: TransactionOrKnex) {
+  return ProjectModel.visibleTo(reach, trx)
     .leftJoin('network_connections as c', 'c.id', 'projects.connection_id')
     .select('projects.*', 'c.id as c_id', 'c.display_name as c_display_name', 'c.access_token_enc', 'c.access_token_expires_at',
-      'c.connection_status', 'c.last_validated_at', 'c.consecutive_failures', 'c.revoked_at');
+      'c.connection_status', 'c.last_validated_at', 'c.consecutive_failures', 'c.revoked_at')
+    .castTo<ProjectRow[]>();
 }
 
 export function projectName(row: Pick<ProjectRow, 'type' | 'display_name' | 'slug' | 'c_display_name'>): string {
@@ -60,6 +58,6 @@ export function presentStreak(row: ProjectRow): { currentStreak: number; longest
   return { currentStreak: row.current_streak, longestStreak: row.longest_streak ?? row.current_streak };
 }
 
-export async function findProject(auth: AuthContext, projectId: string, trx?: Knex | Knex.Transaction): Promise<ProjectRow | undefined> {
-  return (await projectQuery(auth, trx).where('projects.id', projectId).first()) as ProjectRow | undefined;
+export async function findProject(reach: Reach, projectId: string, trx?: TransactionOrKnex): Promise<ProjectRow | undefined> {
+  return projectQuery(reach, trx).where('projects.id', projectId).first().castTo<ProjectRow | undefined>();
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { errors } from '../../../lib/errors';
+import { PROJECT_TYPES } from '../../../lib/models';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
 import { findProject, presentProject, projectQuery, type ProjectRow } from './present';
@@ -11,7 +12,7 @@ export const listProjects = defineOperation({
   scopes: 'any',
   clientRole: 'allow',
   inputSource: 'query',
-  input: z.object({ ...paginationInput, type: z.enum(['PERSONAL_BRAND', 'COMPANY_PAGE', 'AMPLIFIER']).optional() }).strict(),
+  input: z.object({ ...paginationInput, type: z.enum(PROJECT_TYPES).optional() }).strict(),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit);
     const q = projectQuery(auth);

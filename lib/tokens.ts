@@ -1,0 +1,114 @@
+import { createHash, hkdfSync } from 'node:crypto';
+import { errors as jose, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import { config } from './config';
+
+// Every token the service mints and later takes back (pagination cursors, delete confirmations;
+// the upload URLs and consent tokens to come) is a compact JWS (RFC 7515, RFC 7519 claims)
+// signed with HS256. Each purpose has its own key, derived from SECRET_KEY with HKDF (RFC 5869),
+// and its own `typ` header, so a token minted for one purpose never verifies as another, and
+// rotating SECRET_KEY voids them all. Tokens are opaque to clients: only this module reads them.
+
+export type TokenPurpose = 'cursor' | 'post-delete-confirmation';
+
+const ALG = 'HS256';
+const keys = new Map<TokenPurpose, Uint8Array>();
+
+function keyFor(purpose: TokenPurpose): Uint8Array {
+  let key = keys.get(purpose);
+  if (!key) {
+    key = new Uint8Array(hkdfSync('sha256', config.secretKey, 'content-scheduler signed tokens', purpose, 32));
+    keys.set(purpose, key);
+  }
+  return key;
+}
+
+async function mint(purpose: TokenPurpose, claims: JWTPayload): Promise<string> {
+  return new SignJWT(claims).setProtectedHeader({ alg: ALG, typ: purpose }).sign(keyFor(purpose));
+}
+
+/**
+ * The claims of a token of `purpose` whose signature holds, or null. An expired token still
+ * answers its claims with `expired: true`, so a caller can tell "expired" from "not ours".
+ */
+async function read(purpose: TokenPurpose, token: string): Promise<{ claims: JWTPayload; expired: boolean } | null> {
+  try {
+    const { payload } = await jwtVerify(token, keyFor(purpose), { algorithms: [ALG], typ: purpose });
+    return { claims: payload, expired: false };
+  } catch (err) {
+    // jose checks the signature before the claims: a JWTExpired token is authentic.
+    if (err instanceof jose.JWTExpired) return { claims: err.payload, expired: true };
+    return null;
+  }
+}
+
+// --- Pagination cursors (spec 2.1 / 4.4) ----------------------------------------------------
+
+export interface CursorPosition {
+  createdAt: string;
+  id: string;
+}
+
+/** A digest of the filters a cursor was minted under; undefined and null filters are absent. */
+function filterDigest(filters: Record<string, unknown>): string {
+  const keys = Object.keys(filters)
+    .filter((k) => filters[k] !== undefined && filters[k] !== null)
+    .sort();
+  const canonical = JSON.stringify(keys.map((k) => [k, filters[k]]));
+  return createHash('sha256').update(canonical).digest().subarray(0, 16).toString('base64url');
+}
+
+export function mintCursor(pos: CursorPosition, filters: Record<string, unknown>): Promise<string> {
+  return mint('cursor', { c: pos.createdAt, i: pos.id, f: filterDigest(filters) });
+}
+
+/** The position of a cursor minted under exactly these filters, else null. */
+export async function readCursor(cursor: string, filters: Record<string, unknown>): Promise<CursorPosition | null> {
+  const verified = await read('cursor', cursor);
+  if (!verified || verified.expired) return null;
+  const { c, i, f } = verified.claims;
+  if (f !== filterDigest(filters) || typeof c !== 'string' || typeof i !== 'string' || Number.isNaN(Date.parse(c))) return null;
+  return { createdAt: c, id: i };
+}
+
+// --- Delete confirmations (spec 4.9 delete_post) --------------------------------------------
+
+const CONFIRMATION_PREFIX = 'pdc1';
+
+export interface DeleteConfirmation {
+  postId: string;
+  workspaceId: string;
+  principalId: string;
+  status: string;
+  scheduleVersion: number;
+  /** Milliseconds since the epoch, on a whole second (the token's `exp`). */
+  expiresAt: number;
+}
+
+/** A confirmation for `claims` valid `ttlMs` from now (rounded down to the second). */
+export async function mintDeleteConfirmation(
+  claims: Omit<DeleteConfirmation, 'expiresAt'>,
+  ttlMs: number,
+): Promise<{ token: string; expiresAt: Date }> {
+  const exp = Math.floor((Date.now() + ttlMs) / 1000);
+  const jws = await mint('post-delete-confirmation', {
+    sub: claims.postId,
+    wid: claims.workspaceId,
+    prn: claims.principalId,
+    st: claims.status,
+    sv: claims.scheduleVersion,
+    exp,
+  });
+  return { token: `${CONFIRMATION_PREFIX}.${jws}`, expiresAt: new Date(exp * 1000) };
+}
+
+/** The claims of an authentic confirmation, expired or not (the caller decides when expiry matters); else null. */
+export async function readDeleteConfirmation(token: string): Promise<DeleteConfirmation | null> {
+  const prefix = `${CONFIRMATION_PREFIX}.`;
+  if (!token.startsWith(prefix)) return null;
+  const verified = await read('post-delete-confirmation', token.slice(prefix.length));
+  if (!verified) return null;
+  const { sub, wid, prn, st, sv, exp } = verified.claims;
+  if (typeof sub !== 'string' || typeof wid !== 'string' || typeof prn !== 'string' || typeof st !== 'string') return null;
+  if (typeof sv !== 'number' || typeof exp !== 'number') return null;
+  return { postId: sub, workspaceId: wid, principalId: prn, status: st, scheduleVersion: sv, expiresAt: exp * 1000 };
+}

@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { ESLint } from 'eslint';
+
+// The layer boundaries of eslint.config.js (issue 11 section 4, CONVENTIONS.md habits 7 and 9),
+// run through ESLint's Node API on in-memory files: each deliberate violation must be reported,
+// and the allowed forms must not be.
+
+const root = path.resolve(import.meta.dirname, '../..');
+const eslint = new ESLint({ cwd: root });
+
+async function problems(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: path.join(root, file) });
+  return result!.messages.map((m) => `${m.ruleId}: ${m.message}`);
+}
+
+async function assertReported(file: string, code: string, pattern: RegExp) {
+  const found = await problems(file, code);
+  assert.equal(found.length, 1, `${file}: expected one problem, got ${JSON.stringify(found)}`);
+  assert.match(found[0]!, pattern);
+}
+
+async function assertClean(file: string, code: string) {
+  assert.deepEqual(await problems(file, code), [], file);
+}
+
+describe('lint: layer boundaries', function () {
+  this.timeout(60_000);
+
+  it('lib/ must not import api/, at any depth', async () => {
+    await assertReported(
+      'lib/example.ts',
+      `import { scoped } from '../api/auth/context';\nexport const x = scoped;\n`,
+      /^layers\/imports: lib\/ must not import api\//,
+    );
+    await assertReported(
+      'lib/posts/example.ts',
+      `import { scoped } from '../../api/auth/context';\nexport const x = scoped;\n`,
+      /lib\/ must not import api\//,
+    );
+    await assertReported('lib/posts/example.ts', `export { scoped } from '../../api/auth/context';\n`, /lib\/ must not import api\//);
+    await assertReported('lib/posts/example.ts', `export const load = () => import('../../api/app');\n`, /lib\/ must not import api\//);
+    await assertClean('lib/posts/example.ts', `import type { AuthContext } from '../../api/auth/context';\nexport type A = AuthContext;\n`);
+    await assertClean('lib/posts/example.ts', `import { db } from '../db';\nimport { z } from 'zod';\nexport const x = [db, z];\n`);
+    // api/ importing lib/ is the intended direction.
+    await assertClean('api/example.ts', `import { db } from '../lib/db';\nexport const x = db;\n`);
+  });
+
+  it('Temporal names are never strings: workflows, signals and queries go by their definitions', async () => {
+    await assertReported(
+      'lib/example.ts',
+      `declare const c: { workflow: { start(...a: unknown[]): unknown } };\nexport const x = () => c.workflow.start('publishPost', {});\n`,
+      /^no-restricted-syntax: Temporal name as a string/,
+    );
+    await assertReported(
+      'test/example.test.ts',
+      `declare const h: { signal(...a: unknown[]): unknown };\nexport const x = () => h.signal('scheduleChanged');\n`,
+      /^no-restricted-syntax: Temporal name as a string/,
+    );
+    // SQL handed to a pg client is not a Temporal name.
+    await assertClean('lib/example.ts', `declare const c: { query(q: string): unknown };\nexport const x = () => c.query('select 1');\n`);
+  });
+
+  it('activities/ and workers/ must not import api/', async () => {
+    await assertReported(
+      'activities/example.ts',
+      `import { findProject } from '../api/operations/projects/present';\nexport const x = findProject;\n`,
+      /activities\/ must not import api\//,
+    );
+    await assertReported(
+      'workers/example.ts',
+      `import { createApp } from '../api/app';\nexport const x = createApp;\n`,
+      /workers\/ must not import api\//,
+    );
+    await assertClean('activities/example.ts', `import { db } from '../lib/db';\nexport const x = db;\n`);
+  });
+
+  it('api/mcp must not import api/rest', async () => {
+    await assertReported(
+      'api/mcp/example.ts',
+      `import { authorize } from '../rest/adapter';\nexport const x = authorize;\n`,
+      /api\/mcp\/ must not import api\/rest\//,
+    );
+    await assertReported(
+      'api/mcp/tools/example.ts',
+      `import { authorize } from '../../rest/adapter';\nexport const x = authorize;\n`,
+      /api\/mcp\/ must not import api\/rest\//,
+    );
+    await assertClean('api/mcp/example.ts', `import { defineOperation } from '../operation';\nexport const x = defineOperation;\n`);
+  });
+
+  it('workflows/ import only @temporalio/workflow, types and the listed pure modules', async () => {
+    await assertReported(
+      'workflows/example.ts',
+      `import { db } from '../lib/db';\nexport const x = db;\n`,
+      /workflows\/ may import only .*not \.\.\/lib\/db/,
+    );
+    await assertReported(
+      'workflows/example.ts',
+      `import { randomUUID } from 'node:crypto';\nexport const x = randomUUID;\n`,
+      /not node:crypto/,
+    );
+    await assertReported(
+      'workflows/example.ts',
+      `import { type PublishingActivities, createPublishingActivities } from '../activities/publishing';\nexport type A = PublishingActivities;\nexport const x = createPublishingActivities;\n`,
+      /not \.\.\/activities\/publishing/,
+    );
+    await assertReported('workflows/example.ts', `export { config } from '../lib/config';\n`, /not \.\.\/lib\/config/);
+    await assertClean(
+      'workflows/example.ts',
+      [
+        `import { proxyActivities, sleep } from '@temporalio/workflow';`,
+        `import type { PublishingActivities } from '../activities/publishing';`,
+        `import { type WebhookActivities } from '../activities/webhooks';`,
+        `import { retryDelayMs } from '../lib/webhooks/schedule';`,
+        `import { publishPostWorkflow } from './publishPost';`,
+        `export const x = [proxyActivities, sleep, retryDelayMs, publishPostWorkflow];`,
+        `export type A = PublishingActivities | WebhookActivities;`,
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('tests may not be focused with .only', async () => {
+    await assertReported(
+      'test/unit/example.test.ts',
+      `describe('a', () => { it.only('b', () => {}); });\n`,
+      /^no-restricted-syntax: Focused test/,
+    );
+    await assertReported('test/unit/example.test.ts', `describe.only('a', () => {});\n`, /Focused test/);
+    await assertReported('test/unit/example.test.ts', `context.only('a', () => {});\n`, /Focused test/);
+    await assertClean('test/unit/example.test.ts', `describe('a', () => { it('b', () => {}); });\n`);
+  });
+});

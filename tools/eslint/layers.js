@@ -1,0 +1,112 @@
+// Import boundaries between the project's folders (issue 11 section 4; CONVENTIONS.md habit 7):
+// a relative import is resolved against the importing file, so `../../api/x` from lib/a/b.ts and
+// `../api/x` from lib/a.ts are the same violation. Type-only imports never cross a boundary at
+// run time and are allowed everywhere.
+import path from 'node:path';
+
+const isTypeOnly = (node) =>
+  node.importKind === 'type' ||
+  node.exportKind === 'type' ||
+  (node.type === 'ImportDeclaration' && node.specifiers.length > 0 && node.specifiers.every((s) => s.importKind === 'type'));
+
+const within = (rel, dir) => rel === dir || rel.startsWith(`${dir}/`);
+
+/** The module an import names, as a project-relative path ('lib/db') or the package name. */
+function target(source, filename, root) {
+  if (!source.startsWith('.')) return { kind: 'package', name: source };
+  const abs = path.resolve(path.dirname(filename), source);
+  return {
+    kind: 'file',
+    name: path
+      .relative(root, abs)
+      .split(path.sep)
+      .join('/')
+      .replace(/\.[cm]?[jt]s$/, ''),
+  };
+}
+
+/** @type {import('eslint').Rule.RuleModule} */
+export const layerImports = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'Enforces which folders may import which (lib/ below api/, workflows/ deterministic).' },
+    schema: [
+      {
+        type: 'object',
+        properties: {
+          root: { type: 'string' },
+          forbid: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: { from: { type: 'string' }, to: { type: 'string' }, because: { type: 'string' } },
+              required: ['from', 'to', 'because'],
+              additionalProperties: false,
+            },
+          },
+          onlyAllow: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                from: { type: 'string' },
+                packages: { type: 'array', items: { type: 'string' } },
+                files: { type: 'array', items: { type: 'string' } },
+                because: { type: 'string' },
+              },
+              required: ['from', 'packages', 'files', 'because'],
+              additionalProperties: false,
+            },
+          },
+        },
+        required: ['root'],
+        additionalProperties: false,
+      },
+    ],
+    messages: {
+      forbidden: '{{from}}/ must not import {{to}}/ ({{name}}): {{because}}',
+      notAllowed: '{{from}}/ may import only {{allowed}} (and types); not {{name}}: {{because}}',
+    },
+  },
+  create(context) {
+    const { root, forbid = [], onlyAllow = [] } = context.options[0];
+    const file = path.relative(root, context.filename).split(path.sep).join('/');
+    const forbids = forbid.filter((r) => within(file, r.from));
+    const allowLists = onlyAllow.filter((r) => within(file, r.from));
+    if (!forbids.length && !allowLists.length) return {};
+
+    function check(node, sourceNode) {
+      if (!sourceNode || typeof sourceNode.value !== 'string' || isTypeOnly(node)) return;
+      const t = target(sourceNode.value, context.filename, root);
+      for (const r of forbids) {
+        if (t.kind === 'file' && within(t.name, r.to)) {
+          context.report({
+            node: sourceNode,
+            messageId: 'forbidden',
+            data: { from: r.from, to: r.to, name: sourceNode.value, because: r.because },
+          });
+        }
+      }
+      for (const r of allowLists) {
+        const ok = t.kind === 'package' ? r.packages.includes(t.name) : within(t.name, r.from) || r.files.includes(t.name);
+        if (!ok) {
+          const allowed = [...r.packages, `${r.from}/`, ...r.files].join(', ');
+          context.report({
+            node: sourceNode,
+            messageId: 'notAllowed',
+            data: { from: r.from, allowed, name: sourceNode.value, because: r.because },
+          });
+        }
+      }
+    }
+
+    return {
+      ImportDeclaration: (node) => check(node, node.source),
+      ExportNamedDeclaration: (node) => check(node, node.source),
+      ExportAllDeclaration: (node) => check(node, node.source),
+      ImportExpression: (node) => check(node, node.source.type === 'Literal' ? node.source : null),
+    };
+  },
+};
+
+export default { meta: { name: 'layers' }, rules: { imports: layerImports } };
