@@ -54,7 +54,7 @@ async function dropDatabase(url: string) {
 }
 
 async function main() {
-  const { preflightOrExit } = await import('../lib/preflight');
+  const { preflightOrExit } = await import('../tooling/preflight');
   await preflightOrExit({ databaseUrl: env.DATABASE_URL!, redisUrl: env.REDIS_URL! });
   await resetDatabase(env.DATABASE_URL!);
   const { createKnex, migrateLatest } = await import('../lib/db');
@@ -65,7 +65,8 @@ async function main() {
 
   let stopTemporal = async () => {};
   if (!env.TEMPORAL_ADDRESS) {
-    const { resolveTemporalBinary, startTemporalDevServer, freePort } = await import('../lib/temporalBinary');
+    const { resolveTemporalBinary, startTemporalDevServer } = await import('../tooling/temporalBinary');
+    const { freePort } = await import('../tooling/ports');
     const binary = await resolveTemporalBinary({ log: (l) => console.log(`[temporal] ${l}`) });
     const server = await startTemporalDevServer({ binary, port: await freePort(), uiPort: null, dbFile: null, log: () => {} });
     env.TEMPORAL_ADDRESS = server.address;
@@ -78,7 +79,7 @@ async function main() {
   if (!env.NETWORK_API_URL) {
     // The network simulator runs as its own process, as under `npm start`; tests script it
     // through its control API (sim/network/control.ts).
-    const { freePort } = await import('../lib/temporalBinary');
+    const { freePort } = await import('../tooling/ports');
     const port = await freePort();
     const sim = spawn(process.execPath, ['--import', 'tsx', 'sim/network/main.ts'], { cwd: root, env: { ...env, NETWORK_SIMULATOR_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((resolve, reject) => {

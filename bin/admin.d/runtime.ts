@@ -1,7 +1,6 @@
-import { closeAuthSubscriber } from '../../api/auth/apiKeys';
 import { config } from '../../lib/config';
 import { closeDb, migrateLatest } from '../../lib/db';
-import { preflightOrExit } from '../../lib/preflight';
+import { preflightOrExit } from '../../tooling/preflight';
 import { closeRedis } from '../../lib/redis';
 
 // Process lifecycle shared by bin/admin, scripts/seed.ts and scripts/migrate.ts: they are
@@ -16,7 +15,6 @@ export async function openServices(): Promise<string[]> {
 }
 
 export async function closeServices(): Promise<void> {
-  closeAuthSubscriber();
   await Promise.allSettled([closeDb(), closeRedis()]);
 }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { issueApiKey, revokeApiKey } from '../../lib/admin/provision';
+import { issueApiKey, revokeApiKey } from '../../ops/provision';
 import { redis } from '../../lib/redis';
 import { workspaceWithKey } from '../support/factories';
 import { callTool, connect, ok, rerouting, sessionIdOf, startApiProcess, startMcpStack, TRANSPORTS, type ApiProcess, type McpStack } from './support';

@@ -1,5 +1,5 @@
-import { storeConnectionTokens } from '../../../lib/admin/connections';
-import { getWorkspace } from '../../../lib/admin/provision';
+import { storeConnectionTokens } from '../../../ops/connections';
+import { getWorkspace } from '../../../ops/provision';
 import { config } from '../../../lib/config';
 import { randomBase62 } from '../../../lib/ids';
 import { createSimulatorControl } from '../../../sim/network/control';

@@ -1,5 +1,5 @@
-import { planAllowsApi } from '../../../api/auth/apiKeys';
-import { getApiKey, getWorkspace, issueApiKey, listApiKeys, revokeApiKey, setApiKeyScopes } from '../../../lib/admin/provision';
+import { planAllowsApi } from '../../../lib/auth/apiKeys';
+import { getApiKey, getWorkspace, issueApiKey, listApiKeys, revokeApiKey, setApiKeyScopes } from '../../../ops/provision';
 import { db } from '../../../lib/db';
 import { keyView } from '../present';
 import { PROGRAM, registerCommands, type Args } from '../registry';

@@ -1,4 +1,4 @@
-import { addMember, getWorkspace, listMembers } from '../../../lib/admin/provision';
+import { addMember, getWorkspace, listMembers } from '../../../ops/provision';
 import { ROLE_LABELS } from '../../../lib/roles';
 import { memberView } from '../present';
 import { registerCommands } from '../registry';

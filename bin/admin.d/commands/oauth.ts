@@ -1,5 +1,5 @@
-import { listUserGrants, makeAgencyOwner, removeAgencyOwner, revokeUserGrants } from '../../../lib/admin/provision';
-import { listClients, setClientTrust } from '../../../api/oauth/admin';
+import { listUserGrants, makeAgencyOwner, removeAgencyOwner, revokeUserGrants } from '../../../ops/provision';
+import { listClients, setClientTrust } from '../../../lib/oauth/admin';
 import { registerCommands } from '../registry';
 
 // OAuth and multi-workspace reach (spec 5.3, 5.5): agency owners, users' consents ("grants")

@@ -1,4 +1,4 @@
-import { CONNECTION_PRESETS, createProject, getWorkspace, linkCompanyPage, listProjects } from '../../../lib/admin/provision';
+import { CONNECTION_PRESETS, createProject, getWorkspace, linkCompanyPage, listProjects } from '../../../ops/provision';
 import { config } from '../../../lib/config';
 import { projectView } from '../present';
 import { registerCommands } from '../registry';

@@ -1,4 +1,4 @@
-import { AdminError, createUser, listUsers, setUserPassword } from '../../../lib/admin/provision';
+import { AdminError, createUser, listUsers, setUserPassword } from '../../../ops/provision';
 import { db } from '../../../lib/db';
 import { userView } from '../present';
 import { registerCommands, type Args } from '../registry';

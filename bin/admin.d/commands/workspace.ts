@@ -1,4 +1,4 @@
-import { createWorkspace, getWorkspace, listApiKeys, listMembers, listProjects, listWorkspaces, setWorkspacePlan } from '../../../lib/admin/provision';
+import { createWorkspace, getWorkspace, listApiKeys, listMembers, listProjects, listWorkspaces, setWorkspacePlan } from '../../../ops/provision';
 import { PLAN_NAMES } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { keyView, memberView, projectView, workspaceView } from '../present';
