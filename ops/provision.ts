@@ -11,6 +11,7 @@ import { createDefaultStatuses } from '../lib/posts/statuses';
 import { roleSlug } from '../lib/roles';
 import { ALL_SCOPES, expandScopes, OAUTH_ONLY_SCOPES } from '../lib/scopes';
 import { isValidTimeZone } from '../lib/time';
+import type { ConnectionPreset } from './presets';
 
 // Operator provisioning (there is no dashboard here): used by bin/admin, the seed script and
 // test factories, so all three create data the same way.
@@ -77,8 +78,7 @@ export async function addMember(input: { workspaceId: string; user: string; role
   return { workspaceId: input.workspaceId, userId: user.id, role, projectIds: input.projectIds ?? [] };
 }
 
-export const CONNECTION_PRESETS = ['connected', 'expiring_soon', 'degraded', 'disconnected', 'revoked', 'none'] as const;
-export type ConnectionPreset = (typeof CONNECTION_PRESETS)[number];
+export { CONNECTION_PRESETS, type ConnectionPreset } from './presets';
 
 function presetColumns(preset: Exclude<ConnectionPreset, 'none'>, now = Date.now()) {
   const token = () => encrypt(`preset_${randomSecret(32)}`);

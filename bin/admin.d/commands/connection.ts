@@ -1,9 +1,5 @@
-import { storeConnectionTokens } from '../../../ops/connections';
-import { getWorkspace } from '../../../ops/provision';
 import { config } from '../../../lib/config';
-import { randomBase62 } from '../../../lib/ids';
-import { createSimulatorControl } from '../../../sim/network/control';
-import { registerCommands, type Args } from '../registry';
+import { defineNoun, type Args } from '../registry';
 
 // Connecting an account happens in the dashboard (spec 2.6: reconnecting cannot be done through
 // the API); these commands stand in for it.
@@ -16,7 +12,7 @@ function dateArg(args: Args, name: string): Date | undefined {
   return at;
 }
 
-registerCommands('connection', {
+export default defineNoun('connection', 'Network connections of projects (tokens, expiry, health).', {
   set: {
     summary: "Store a project's network tokens and expiry (a company page stores them on its linked personal account).",
     flags: {
@@ -38,6 +34,9 @@ registerCommands('connection', {
       dateArg(args, 'expires-at');
     },
     async run(args) {
+      const [{ storeConnectionTokens }, { getWorkspace }, { randomBase62 }, { createSimulatorControl }] = await Promise.all([
+        import('../../../ops/connections'), import('../../../ops/provision'), import('../../../lib/ids'), import('../../../sim/network/control'),
+      ]);
       const workspace = await getWorkspace(args.need('workspace'));
       if (args.bool('from-simulator')) {
         const sim = createSimulatorControl(config.network.apiUrl ?? `http://127.0.0.1:${config.network.simulatorPort}`);
@@ -55,4 +54,4 @@ registerCommands('connection', {
       });
     },
   },
-}, { summary: 'Network connections of projects (tokens, expiry).' });
+});

@@ -1,8 +1,7 @@
-import { planAllowsApi } from '../../../lib/auth/apiKeys';
-import { getApiKey, getWorkspace, issueApiKey, listApiKeys, revokeApiKey, setApiKeyScopes } from '../../../ops/provision';
-import { db } from '../../../lib/db';
-import { keyView } from '../present';
-import { PROGRAM, registerCommands, type Args } from '../registry';
+import { defineNoun, PROGRAM, type Args } from '../registry';
+
+const provision = () => import('../../../ops/provision');
+const present = () => import('../present');
 
 const SCOPES_HELP = 'comma- or space-separated: aliases read, write, or named scopes such as posts:publish (webhooks:manage is OAuth-only)';
 
@@ -21,7 +20,7 @@ function expiryArg(args: Args): Date | null {
   return at;
 }
 
-registerCommands('key', {
+export default defineNoun('key', 'Workspace API keys (spec 5.1).', {
   create: {
     summary: 'Issue a workspace API key; the plaintext key is printed once and cannot be recovered.',
     flags: {
@@ -39,6 +38,9 @@ registerCommands('key', {
     async run(args) {
       const scopes = scopesArg(args);
       const expiresAt = expiryArg(args);
+      const [{ getApiKey, getWorkspace, issueApiKey }, { keyView }, { planAllowsApi }, { db }] = await Promise.all([
+        provision(), present(), import('../../../lib/auth/apiKeys'), import('../../../lib/db'),
+      ]);
       const workspace = await getWorkspace(args.need('workspace'));
       const issued = await issueApiKey({ workspaceId: workspace.id, scopes, mode: (args.string('mode') ?? 'live') as 'live' | 'test', name: args.string('name'), expiresAt });
       const billing = workspace.billing_workspace_id ? await db()('workspaces').where({ id: workspace.billing_workspace_id }).first('plan') : undefined;
@@ -58,6 +60,7 @@ registerCommands('key', {
     check: scopesArg,
     async run(args) {
       const scopes = scopesArg(args);
+      const [{ getApiKey, setApiKeyScopes }, { keyView }] = await Promise.all([provision(), present()]);
       const { id } = await setApiKeyScopes(args.need('key'), scopes);
       return keyView(await getApiKey(id));
     },
@@ -66,6 +69,7 @@ registerCommands('key', {
     summary: 'Revoke a key (refused everywhere within 5 seconds).',
     flags: { key: { required: true, value: 'key_x', help: 'API key id' } },
     async run(args) {
+      const [{ getApiKey, revokeApiKey }, { keyView }] = await Promise.all([provision(), present()]);
       const before = await getApiKey(args.need('key'));
       // Revoking twice would move revoked_at; the first revocation time is the useful one.
       if (before.revoked_at) return { ...keyView(before), alreadyRevoked: true };
@@ -77,8 +81,9 @@ registerCommands('key', {
     summary: 'List the API keys of a workspace (last four characters only, never the key).',
     flags: { workspace: { required: true, value: 'org_x', help: 'workspace id' } },
     async run(args) {
+      const [{ getWorkspace, listApiKeys }, { keyView }] = await Promise.all([provision(), present()]);
       const w = await getWorkspace(args.need('workspace'));
       return (await listApiKeys(w.id)).map((k: Record<string, any>) => keyView(k));
     },
   },
-}, { summary: 'Workspace API keys (spec 5.1).' });
+});

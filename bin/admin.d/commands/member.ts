@@ -1,11 +1,12 @@
-import { addMember, getWorkspace, listMembers } from '../../../ops/provision';
 import { ROLE_LABELS } from '../../../lib/roles';
-import { memberView } from '../present';
-import { registerCommands } from '../registry';
+import { defineNoun } from '../registry';
+
+const provision = () => import('../../../ops/provision');
+const present = () => import('../present');
 
 const ROLE_HELP = `Admin, Member, Client, or a legacy slug (${Object.keys(ROLE_LABELS).join(', ')})`;
 
-registerCommands('member', {
+export default defineNoun('member', 'Workspace membership and roles.', {
   add: {
     summary: 'Add a user to a workspace, or change the role of an existing member.',
     flags: {
@@ -16,6 +17,7 @@ registerCommands('member', {
     },
     examples: ['--workspace org_x --user ann@example.com --role Member --project proj_a --project proj_b'],
     async run(args) {
+      const [{ addMember, getWorkspace, listMembers }, { memberView }] = await Promise.all([provision(), present()]);
       const workspaceId = args.need('workspace');
       // Checked here so a typo reads "no workspace org_…" rather than a foreign-key violation.
       await getWorkspace(workspaceId);
@@ -29,8 +31,9 @@ registerCommands('member', {
     summary: 'List the members of a workspace with their roles and assigned projects.',
     flags: { workspace: { required: true, value: 'org_x', help: 'workspace id' } },
     async run(args) {
+      const [{ getWorkspace, listMembers }, { memberView }] = await Promise.all([provision(), present()]);
       const w = await getWorkspace(args.need('workspace'));
       return (await listMembers(w.id)).map(memberView);
     },
   },
-}, { summary: 'Workspace membership and roles.' });
+});

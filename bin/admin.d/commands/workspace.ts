@@ -1,8 +1,8 @@
-import { createWorkspace, getWorkspace, listApiKeys, listMembers, listProjects, listWorkspaces, setWorkspacePlan } from '../../../ops/provision';
 import { PLAN_NAMES } from '../../../lib/config';
-import { db } from '../../../lib/db';
-import { keyView, memberView, projectView, workspaceView } from '../present';
-import { registerCommands, type Args } from '../registry';
+import { defineNoun, type Args } from '../registry';
+
+const provision = () => import('../../../ops/provision');
+const present = () => import('../present');
 
 const AI_ENFORCEMENT = ['off', 'shadow', 'warn', 'block'] as const;
 
@@ -22,11 +22,12 @@ function parseFeatures(args: Args): Record<string, boolean> {
 
 async function billingPlanOf(w: { billing_workspace_id?: string | null }): Promise<string | null> {
   if (!w.billing_workspace_id) return null;
+  const { db } = await import('../../../lib/db');
   const b = await db()('workspaces').where({ id: w.billing_workspace_id }).first('plan');
   return b?.plan ?? null;
 }
 
-registerCommands('workspace', {
+export default defineNoun('workspace', 'Workspaces (organisations), their plan and settings.', {
   create: {
     summary: 'Create a workspace on a plan.',
     flags: {
@@ -41,6 +42,7 @@ registerCommands('workspace', {
     check: parseFeatures,
     async run(args) {
       const features = parseFeatures(args);
+      const [{ createWorkspace, getWorkspace }, { workspaceView }] = await Promise.all([provision(), present()]);
       const billing = args.string('billing-workspace');
       // Checked here so a typo reads "no workspace org_…" rather than a foreign-key violation.
       if (billing) await getWorkspace(billing);
@@ -58,6 +60,7 @@ registerCommands('workspace', {
       plan: { required: true, value: 'PLAN', help: `one of ${PLAN_NAMES.join(', ')} (any case)` },
     },
     async run(args) {
+      const [{ setWorkspacePlan }, { workspaceView }] = await Promise.all([provision(), present()]);
       const w = await setWorkspacePlan(args.need('workspace'), args.need('plan'));
       return workspaceView(w, await billingPlanOf(w));
     },
@@ -65,6 +68,7 @@ registerCommands('workspace', {
   list: {
     summary: 'List every workspace with its plan and counts.',
     async run() {
+      const [{ listWorkspaces }, { workspaceView }] = await Promise.all([provision(), present()]);
       const rows = await listWorkspaces();
       const planById = new Map(rows.map((w: { id: string; plan: string }) => [w.id, w.plan]));
       return rows.map((w: Record<string, any>) => ({
@@ -79,6 +83,7 @@ registerCommands('workspace', {
     summary: 'One workspace with its members, projects and API keys (never key secrets).',
     flags: { workspace: { required: true, value: 'org_x', help: 'workspace id' } },
     async run(args) {
+      const [{ getWorkspace, listApiKeys, listMembers, listProjects }, { keyView, memberView, projectView, workspaceView }] = await Promise.all([provision(), present()]);
       const w = await getWorkspace(args.need('workspace'));
       const [members, projects, keys] = await Promise.all([listMembers(w.id), listProjects(w.id), listApiKeys(w.id)]);
       return {
@@ -89,4 +94,4 @@ registerCommands('workspace', {
       };
     },
   },
-}, { summary: 'Workspaces (organisations) and their plan.' });
+});
