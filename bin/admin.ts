@@ -21,7 +21,7 @@ const NOUNS: Record<string, () => Promise<{ default: Noun }>> = {
   member: () => import('./admin.d/commands/member'),
   network: () => import('./admin.d/commands/network'),
 //TODO   note: () => import('./admin.d/commands/note'),
-//TODO   oauth: () => import('./admin.d/commands/oauth'),
+  oauth: () => import('./admin.d/commands/oauth'),
   'oauth-client': () => import('./admin.d/commands/oauth-client'),
 //TODO   post: () => import('./admin.d/commands/post'),
   project: () => import('./admin.d/commands/project'),

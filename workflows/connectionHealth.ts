@@ -1,4 +1,4 @@
-import { condition, continueAsNew, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, defineQuery, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { PublishingActivities } from '../activities/publishing';
 
 // One long-lived workflow per project (id `connection-health-<projectId>`): validates the
@@ -12,12 +12,20 @@ const { checkConnection } = proxyActivities<PublishingActivities>({
 
 export const checkNowSignal = defineSignal('checkNow');
 
+/** The outcome of the latest check of this run (null before the first); `bin/admin connection check` reads it. */
+export interface LastCheck { checkedAt: string; ok: boolean | null; failures: number }
+export const lastCheckQuery = defineQuery<LastCheck | null>('lastCheck');
+
 export async function connectionHealthWorkflow(input: { projectId: string }): Promise<void> {
   let wake = false;
+  // A query handler adds no commands to the history, so existing histories replay unchanged.
+  let last: LastCheck | null = null;
   setHandler(checkNowSignal, () => { wake = true; });
+  setHandler(lastCheckQuery, () => last);
   for (;;) {
     wake = false;
     const r = await checkConnection(input.projectId);
+    last = { checkedAt: new Date().toISOString(), ok: r.ok, failures: r.failures };
     if (!r.exists) return;
     await condition(() => wake, r.intervalSeconds * 1000);
     // Keep histories short: a new run well before the event limit.

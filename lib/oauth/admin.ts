@@ -2,7 +2,7 @@ import { invalidateLocally, publishTokenInvalidation } from '../auth/invalidatio
 import { db } from '../db';
 import { newId } from '../ids';
 import { ROLE_LABELS } from '../roles';
-import { revokeFamilies } from './tokens';
+import { ACCESS_TOKEN_PREFIX, createFamily, insertAccessToken, randomToken, revokeFamilies } from './tokens';
 
 // Administration of OAuth data: grants (consents), agency ownership and clients. Used by the
 // authorization server (api/oauth) and by the operator tools (bin/admin through
@@ -124,4 +124,31 @@ export async function userGrants(userId: string) {
     .select('g.*', 'c.client_name', 'w.name as workspace_name',
       db().raw(`(select count(*) from oauth_access_tokens t where t.family_id in (select id from oauth_token_families f where f.grant_id = g.id)
                   and t.revoked_at is null and t.expires_at > now())::int as active_access_tokens`));
+}
+
+/**
+ * Issues an access token outside the authorization flow (support, scripted tests): the same
+ * rows a code exchange writes (a live grant for the user and client, a token family, the
+ * token), so revoking the grant or the family kills it like any other. No refresh token.
+ * The caller checks that the user reaches the workspace and that the scopes are known.
+ */
+export async function mintAccessToken(input: { userId: string; clientId: string; workspaceId: string; defaultProjectId: string | null; scopes: string[]; accessLevel: 'read' | 'full' }) {
+  const client = await db()('oauth_clients').where({ id: input.clientId }).first('id');
+  if (!client) throw new OAuthAdminError(`no OAuth client ${input.clientId}`);
+  const plaintext = randomToken(ACCESS_TOKEN_PREFIX);
+  const row = await db().transaction(async (trx) => {
+    let grant = await trx('oauth_grants').where({ user_id: input.userId, client_id: input.clientId }).whereNull('revoked_at').forUpdate().first('id');
+    if (!grant) {
+      [grant] = await trx('oauth_grants').insert({
+        id: newId('oauthGrant'), user_id: input.userId, client_id: input.clientId, workspace_id: input.workspaceId, default_project_id: input.defaultProjectId,
+        access_level: input.accessLevel, requested_scopes: input.scopes, scopes: input.scopes, remembered: true,
+      }).returning('id');
+    }
+    const family = await createFamily(trx, {
+      grantId: grant.id, clientId: input.clientId, userId: input.userId, workspaceId: input.workspaceId, defaultProjectId: input.defaultProjectId,
+      scopes: input.scopes, codeHash: null, resource: null,
+    });
+    return insertAccessToken(trx, family, plaintext, input.scopes);
+  });
+  return { access_token: plaintext, token_type: 'Bearer' as const, scope: input.scopes.join(' '), expiresAt: iso(row.expires_at), id: row.id, familyId: row.family_id };
 }

@@ -12,6 +12,11 @@ function dateArg(args: Args, name: string): Date | undefined {
   return at;
 }
 
+const projectFlags = {
+  workspace: { required: true, value: 'org_x', help: 'workspace id' },
+  project: { required: true, value: 'proj_x', help: 'project id' },
+} as const;
+
 export default defineNoun('connection', 'Network connections of projects (tokens, expiry, health).', {
   set: {
     summary: "Store a project's network tokens and expiry (a company page stores them on its linked personal account).",
@@ -52,6 +57,36 @@ export default defineNoun('connection', 'Network connections of projects (tokens
         workspaceId: workspace.id, projectId: args.need('project'), accessToken: args.need('access-token'), refreshToken: args.string('refresh-token') ?? null,
         expiresAt: dateArg(args, 'expires-at')!, personId: args.need('person-id'), name: args.string('name'),
       });
+    },
+  },
+  revoke: {
+    summary: "Mark a project's connection revoked, as when the network withdraws the authorization (state revoked).",
+    flags: projectFlags,
+    async run(args) {
+      const { setConnectionState } = await import('../../../ops/operate');
+      return setConnectionState({ workspaceId: args.need('workspace'), projectId: args.need('project'), state: 'revoked' });
+    },
+  },
+  'clear-tokens': {
+    summary: "Drop a project's stored network tokens (state disconnected).",
+    flags: projectFlags,
+    async run(args) {
+      const { setConnectionState } = await import('../../../ops/operate');
+      return setConnectionState({ workspaceId: args.need('workspace'), projectId: args.need('project'), state: 'clear-tokens' });
+    },
+  },
+  check: {
+    summary: "Run a project's connection health check now (signals its health workflow) and print the outcome.",
+    flags: { ...projectFlags, 'timeout-ms': { value: 'MS', help: 'how long to wait for the result (default 30000)' } },
+    check: (args) => { args.int('timeout-ms', 30_000, { min: 1 }); },
+    async run(args) {
+      const { checkConnectionNow } = await import('../../../ops/operate');
+      try {
+        return await checkConnectionNow({ workspaceId: args.need('workspace'), projectId: args.need('project'), timeoutMs: args.int('timeout-ms', 30_000) });
+      } finally {
+        const { closeTemporalClient } = await import('../../../lib/temporal');
+        await closeTemporalClient();
+      }
     },
   },
 });

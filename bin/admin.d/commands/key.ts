@@ -11,6 +11,15 @@ function scopesArg(args: Args): string[] {
   return scopes;
 }
 
+function createScopes(args: Args): string[] {
+  if (args.bool('empty-scopes')) {
+    if (args.has('scopes')) throw args.usage('give --scopes or --empty-scopes, not both');
+    return [];
+  }
+  if (!args.has('scopes')) throw args.usage('missing --scopes SCOPES (or --empty-scopes)');
+  return scopesArg(args);
+}
+
 function expiryArg(args: Args): Date | null {
   const raw = args.string('expires-at');
   if (raw === undefined) return null;
@@ -25,18 +34,19 @@ export default defineNoun('key', 'Workspace API keys (spec 5.1).', {
     summary: 'Issue a workspace API key; the plaintext key is printed once and cannot be recovered.',
     flags: {
       workspace: { required: true, value: 'org_x', help: 'workspace id' },
-      scopes: { required: true, multiple: true, value: 'SCOPES', help: SCOPES_HELP },
+      scopes: { multiple: true, value: 'SCOPES', help: `${SCOPES_HELP}; required unless --empty-scopes` },
+      'empty-scopes': { type: 'boolean', help: 'a key with no scope at all: it authenticates, and every scoped call answers 403 scope_missing' },
       mode: { choices: ['live', 'test'], help: 'key prefix svc_sk_live_ or svc_sk_test_ (default live)' },
       name: { value: 'NAME', help: 'label for operators' },
       'expires-at': { value: 'ISO_8601', help: 'expiry date-time with offset, e.g. 2027-01-01T00:00:00Z' },
     },
-    examples: ['--workspace org_x --scopes read,write,posts:publish --name ci'],
+    examples: ['--workspace org_x --scopes read,write,posts:publish --name ci', '--workspace org_x --empty-scopes --name probe'],
     check(args) {
-      scopesArg(args);
+      createScopes(args);
       expiryArg(args);
     },
     async run(args) {
-      const scopes = scopesArg(args);
+      const scopes = createScopes(args);
       const expiresAt = expiryArg(args);
       const [{ getApiKey, getWorkspace, issueApiKey }, { keyView }, { planAllowsApi }, { db }] = await Promise.all([
         provision(), present(), import('../../../lib/auth/apiKeys'), import('../../../lib/db'),

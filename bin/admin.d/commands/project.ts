@@ -73,6 +73,17 @@ export default defineNoun('project', 'Projects (network accounts, company pages,
       return projectById(workspaceId, page.id);
     },
   },
+  archive: {
+    summary: 'Delete a project by archiving it: the API no longer returns it. Refused while it has scheduled posts.',
+    flags: {
+      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      project: { required: true, value: 'proj_x', help: 'the project' },
+    },
+    async run(args) {
+      const { archiveProject } = await import('../../../ops/operate');
+      return archiveProject({ workspaceId: args.need('workspace'), projectId: args.need('project') });
+    },
+  },
   list: {
     summary: 'List the projects of a workspace with their connection state.',
     flags: { workspace: { required: true, value: 'org_x', help: 'workspace id' } },

@@ -94,4 +94,56 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
       };
     },
   },
+  'set-ai-budget': {
+    summary: 'Set the weekly AI budget (each project and the company-page pool) and its enforcement (spec 2.16).',
+    flags: {
+      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      'weekly-cents': { value: 'CENTS', help: 'weekly budget in cents, per project and for the workspace pool' },
+      'plan-default': { type: 'boolean', help: "use the plan's weekly budget again" },
+      enforcement: { choices: AI_ENFORCEMENT, help: 'off, shadow (log only), warn (events), block (refuse at 100 %)' },
+    },
+    examples: ['--workspace org_x --weekly-cents 500 --enforcement block'],
+    check(args) {
+      if (args.has('weekly-cents') && args.bool('plan-default')) throw args.usage('give --weekly-cents or --plan-default, not both');
+      if (!args.has('weekly-cents') && !args.bool('plan-default') && !args.has('enforcement')) throw args.usage('give --weekly-cents, --plan-default or --enforcement');
+      args.int('weekly-cents', 0, { max: 2_000_000_000 });
+    },
+    async run(args) {
+      const [{ setAiBudget }, { workspaceView }] = await Promise.all([import('../../../ops/operate'), present()]);
+      const w = await setAiBudget({
+        workspaceId: args.need('workspace'), enforcement: args.string('enforcement'),
+        weeklyBudgetCents: args.bool('plan-default') ? null : args.has('weekly-cents') ? args.int('weekly-cents', 0) : undefined,
+      });
+      return { ...workspaceView(w, await billingPlanOf(w)), weeklyAiBudgetCents: w.weekly_ai_budget_cents as number | null };
+    },
+  },
+  'set-spend-cap': {
+    summary: "Set the workspace's daily API AI-spend cap (spec 2.16, 402 spend_cap_exceeded beyond it).",
+    flags: {
+      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      'daily-cents': { value: 'CENTS', help: 'cap per UTC day in cents (0 refuses every generation)' },
+      'plan-default': { type: 'boolean', help: "use the plan's cap again" },
+    },
+    check(args) {
+      if (args.has('daily-cents') === args.bool('plan-default')) throw args.usage('give --daily-cents or --plan-default');
+      args.int('daily-cents', 0, { max: 2_000_000_000 });
+    },
+    async run(args) {
+      const [{ setSpendCap }, { workspaceView }] = await Promise.all([import('../../../ops/operate'), present()]);
+      const w = await setSpendCap({ workspaceId: args.need('workspace'), dailyCapCents: args.bool('plan-default') ? null : args.int('daily-cents', 0) });
+      return { ...workspaceView(w, await billingPlanOf(w)), dailySpendCapCents: w.daily_spend_cap_cents as number | null };
+    },
+  },
+  'set-review': {
+    summary: 'Turn the review gate (requireReviewWorkflow) on or off.',
+    flags: {
+      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      required: { required: true, choices: ['on', 'off'], help: 'on: posts need review before they can be scheduled' },
+    },
+    async run(args) {
+      const [{ setReviewGate }, { workspaceView }] = await Promise.all([import('../../../ops/operate'), present()]);
+      const w = await setReviewGate({ workspaceId: args.need('workspace'), required: args.need('required') === 'on' });
+      return workspaceView(w, await billingPlanOf(w));
+    },
+  },
 });
