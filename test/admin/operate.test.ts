@@ -142,8 +142,10 @@ describe('operator commands (bin/admin, issue 12)', function () {
       assert.equal(bad.connection.consecutive_failures, 1);
       assert.equal(bad.connection.connection_status, 'DEGRADED');
 
-      // No worker on this queue: a clear failure instead of a hang.
-      await fails(['connection', 'check', '--workspace', w.id, '--project', project.id, '--timeout-ms', '1500'], 1, /no check result within 1500 ms/,
+      // A project whose workflow is not running, started on a queue no worker serves: a clear
+      // failure instead of a hang.
+      const other = await connectedPersonalProject(w.id);
+      await fails(['connection', 'check', '--workspace', w.id, '--project', other.project.id, '--timeout-ms', '1500'], 1, /no check result within 1500 ms/,
         { env: { TEMPORAL_TASK_QUEUE: `nobody-${randomBase62(6)}` } });
     });
   });
@@ -190,8 +192,11 @@ describe('operator commands (bin/admin, issue 12)', function () {
     const call = client(api.url, k.key);
     assert.equal((await call('GET', '/v1/health/auth')).status, 200);
     const me = await call('GET', '/v1/workspaces/me');
-    assert.equal(me.status, 403, JSON.stringify(me.body));
-    assert.equal(me.body.error.code, 'scope_missing');
+    assert.equal(me.status, 200, 'any valid key reads its own workspace');
+    assert.deepEqual(me.body.data.principal.scopes, []);
+    const context = await call('GET', '/v1/workspaces/context');
+    assert.equal(context.status, 403, JSON.stringify(context.body));
+    assert.equal(context.body.error.code, 'scope_missing');
     await fails(['key', 'create', '--workspace', w.id, '--empty-scopes', '--scopes', 'read'], 2, /give --scopes or --empty-scopes, not both/);
   });
 
