@@ -37,12 +37,14 @@ function fail(message: string, code: 1 | 2): void {
 const runVerb: Runner = async (_command, verb, args) => {
   // Checked before touching any service: a typo should not wait on a database connection.
   verb.check?.(args);
+  if (verb.database === false) {
+    process.stdout.write(`${JSON.stringify((await verb.run(args)) ?? null, null, 2)}\n`);
+    return;
+  }
   const runtime = await import('./admin.d/runtime');
   try {
-    if (verb.database !== false) {
-      const applied = await runtime.openServices();
-      if (applied.length) process.stderr.write(`${PROGRAM}: applied ${applied.length} migration(s): ${applied.join(', ')}\n`);
-    }
+    const applied = await runtime.openServices({ redis: verb.redis ?? false });
+    if (applied.length) process.stderr.write(`${PROGRAM}: applied ${applied.length} migration(s): ${applied.join(', ')}\n`);
     const result = await verb.run(args);
     process.stdout.write(`${JSON.stringify(result ?? null, null, 2)}\n`);
   } finally {

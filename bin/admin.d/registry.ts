@@ -19,7 +19,8 @@ import { Command, CommanderError, Help, Option } from 'commander';
 //
 // Commander parses the flags and answers help and usage errors; this module turns a verb spec
 // into a commander command and runs it: check (no services), then (unless the verb says
-// database: false) the preflight and migrations, run, JSON on stdout, connections closed.
+// database: false) the preflight (Redis only for verbs that say redis: true) and migrations,
+// run, JSON on stdout, connections closed.
 // Throw UsageError (args.usage(...)) for a malformed command line, anything else for a failure.
 //
 // Command modules import services lazily (inside run): the entry point sets environment
@@ -55,6 +56,11 @@ export interface Verb {
   flags?: Record<string, FlagSpec>;
   /** false for verbs that never touch Postgres or Redis (no preflight, no migration). */
   database?: boolean;
+  /**
+   * true for verbs that publish on Redis (credential invalidation): Redis is then checked
+   * before the verb runs and closed after it. Others never load the Redis client.
+   */
+  redis?: boolean;
   examples?: readonly string[];
   /**
    * Validation that needs no service (value formats, flag combinations). It runs before the

@@ -1,5 +1,4 @@
 import { log } from '../logger';
-import { redis } from '../redis';
 
 // Credential caches live in the API processes (api/auth/apiKeys.ts, api/oauth/*); the code that
 // changes credentials lives in lib/ and in the operator tools, which must not import the API.
@@ -18,6 +17,10 @@ export const OAUTH_INVALIDATION_CHANNEL = 'oauth:invalidate';
  */
 export type InvalidationTopic = 'apiKeys' | 'accessTokens' | 'reach' | 'client';
 
+// Imported on first publish: the operator CLI loads this module for most commands and
+// publishes from few of them.
+const redisClient = async () => (await import('../redis')).redis();
+
 const listeners = new Map<InvalidationTopic, Set<(detail: string) => void>>();
 
 export function onLocalInvalidation(topic: InvalidationTopic, listener: (detail: string) => void): void {
@@ -34,14 +37,14 @@ export function invalidateLocally(topic: InvalidationTopic, detail = ''): void {
 /** Tell every API process to drop cached API-key records now (scope edits, revocation, plan change). */
 export async function publishAuthInvalidation(reason: string): Promise<void> {
   invalidateLocally('apiKeys', reason);
-  await redis().publish(AUTH_INVALIDATION_CHANNEL, reason);
+  await (await redisClient()).publish(AUTH_INVALIDATION_CHANNEL, reason);
 }
 
 /** The same for OAuth access tokens (grant or family revoked). */
 export async function publishTokenInvalidation(reason: string): Promise<void> {
   invalidateLocally('accessTokens', reason);
   try {
-    await redis().publish(OAUTH_INVALIDATION_CHANNEL, reason);
+    await (await redisClient()).publish(OAUTH_INVALIDATION_CHANNEL, reason);
   } catch (err) {
     // Other processes then converge within config.authCacheMs.
     log.warn('oauth invalidation publish failed', { err, reason });

@@ -4,6 +4,7 @@
 // end, including the cross-process cache invalidation the API relies on (spec 5.1).
 
 import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBase62 } from '../../lib/ids';
@@ -231,6 +232,25 @@ describe('operator CLI (bin/admin)', function () {
       await fails(['key', 'scopes', '--key', k.id, '--scopes', 'webhooks:manage'], 1, /API keys cannot hold: webhooks:manage/);
       await fails(['key', 'scopes', '--key', 'key_missing', '--scopes', 'read'], 1, /no API key key_missing/);
     });
+  });
+
+  it('runs the compiled entry, rebuilt when a source is newer, answering as the tsx entry does', async () => {
+    const entry = path.join(root, 'dist', 'admin-cli.mjs');
+    const compiled = await admin(['help']);
+    const viaTsx = await admin(['help'], { env: { ADMIN_CLI_BUNDLE: '0' } });
+    assert.equal(compiled.code, 0, compiled.stderr);
+    assert.equal(compiled.stdout, viaTsx.stdout);
+    const built = (await fs.stat(entry)).mtimeMs;
+    // A source edited after the build: the next call rebuilds before it runs.
+    const source = path.join(root, 'bin', 'admin.d', 'registry.ts');
+    const later = new Date(Math.max(Date.now(), built) + 2_000);
+    await fs.utimes(source, later, later);
+    const again = await admin(['key', 'help']);
+    assert.equal(again.code, 0, again.stderr);
+    assert.ok((await fs.stat(entry)).mtimeMs > built, 'the entry was rebuilt');
+    const usage = await admin(['key', 'create', '--workspace', 'org_x'], { env: { ADMIN_CLI_BUNDLE: '0' } });
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /missing --scopes/);
   });
 
   it('runs through the bin/admin wrapper from any directory', async () => {

@@ -27,9 +27,12 @@ export function run(command: string, args: string[], opts: { cwd?: string; env?:
   });
 }
 
-/** `npm run admin -- ...` without npm's own output in the way. */
+/**
+ * `bin/admin ...` as operators run it: the wrapper, so the compiled entry (tooling/adminCli.ts)
+ * is what the suite exercises; ADMIN_CLI_BUNDLE=0 in `env` runs bin/admin.ts through tsx.
+ */
 export function admin(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<Run> {
-  return run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args], opts);
+  return run(path.join(root, 'bin', 'admin'), args, opts);
 }
 
 export async function ok(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<any> {

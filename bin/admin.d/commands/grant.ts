@@ -14,6 +14,7 @@ export default defineNoun('grant', 'OAuth consents of users (revoking one kills 
     },
   },
   revoke: {
+    redis: true,
     summary: 'Revoke a user\'s OAuth consents and every token issued under them (one grant, one client\'s, or --all).',
     flags: {
       user: { required: true, value: 'EMAIL|usr_x', help: 'the user' },

@@ -63,6 +63,7 @@ export default defineNoun('key', 'Workspace API keys (spec 5.1).', {
   },
   scopes: {
     summary: 'Replace the scopes of a key; API processes apply it on the next request.',
+    redis: true,
     flags: {
       key: { required: true, value: 'key_x', help: 'API key id' },
       scopes: { required: true, multiple: true, value: 'SCOPES', help: SCOPES_HELP },
@@ -77,6 +78,7 @@ export default defineNoun('key', 'Workspace API keys (spec 5.1).', {
   },
   revoke: {
     summary: 'Revoke a key (refused everywhere within 5 seconds).',
+    redis: true,
     flags: { key: { required: true, value: 'key_x', help: 'API key id' } },
     async run(args) {
       const [{ getApiKey, revokeApiKey }, { keyView }] = await Promise.all([provision(), present()]);

@@ -55,6 +55,7 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
   },
   'set-plan': {
     summary: 'Change the plan of a workspace (API processes pick it up on the next request).',
+    redis: true,
     flags: {
       workspace: { required: true, value: 'org_x', help: 'workspace id' },
       plan: { required: true, value: 'PLAN', help: `one of ${PLAN_NAMES.join(', ')} (any case)` },
