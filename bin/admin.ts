@@ -13,6 +13,7 @@ process.env.LOG_LEVEL ||= 'warn';
 // when it runs, the services it uses) is loaded; help and unknown nouns load them all.
 const NOUNS: Record<string, () => Promise<{ default: Noun }>> = {
   agency: () => import('./admin.d/commands/agency'),
+  budget: () => import('./admin.d/commands/budget'),
   connection: () => import('./admin.d/commands/connection'),
   grant: () => import('./admin.d/commands/grant'),
   jobs: () => import('./admin.d/commands/jobs'),

@@ -1,4 +1,4 @@
-import { ENFORCEMENTS, type Enforcement } from '../lib/generation/spend';
+import { ENFORCEMENTS, POOL_KEY, type Enforcement } from '../lib/generation/spend';
 import { db } from '../lib/db';
 import { newId } from '../lib/ids';
 import { roleSlug } from '../lib/roles';
@@ -170,6 +170,53 @@ export async function setAiBudget(input: { workspaceId: string; weeklyBudgetCent
     change.ai_enforcement = input.enforcement as Enforcement;
   }
   return updateWorkspace(input.workspaceId, change);
+}
+
+/**
+ * The weekly AI budget of one target (spec 2.16): a personal-brand or amplifier project, or the
+ * workspace pool company pages draw on. `weeklyBudgetCents` null removes the target's own budget
+ * (it then has the workspace's, else the plan's).
+ */
+export async function setTargetBudget(input: { workspaceId: string; projectId?: string; weeklyBudgetCents: number | null }) {
+  await getWorkspace(input.workspaceId);
+  let key = POOL_KEY;
+  if (input.projectId) {
+    const p = await db()('projects').where({ id: input.projectId, workspace_id: input.workspaceId }).first('id', 'type');
+    if (!p) throw new AdminError(`no project ${input.projectId} in workspace ${input.workspaceId}`);
+    if (p.type === 'COMPANY_PAGE') throw new AdminError('a company page has no budget of its own: it draws on the workspace pool (use --pool)');
+    key = p.id;
+  }
+  if (input.weeklyBudgetCents === null) await db()('ai_budgets').where({ workspace_id: input.workspaceId, budget_key: key }).delete();
+  else {
+    await db()('ai_budgets').insert({ workspace_id: input.workspaceId, budget_key: key, weekly_budget_cents: input.weeklyBudgetCents, updated_at: db().fn.now() })
+      .onConflict(['workspace_id', 'budget_key']).merge();
+  }
+  return budgets(input.workspaceId);
+}
+
+/** The workspace's budget settings and what each target has in force this week. */
+export async function budgets(workspaceId: string) {
+  const { loadAiLimits, periodsAt, weekUsedCents } = await import('../lib/generation/spend');
+  const w = await getWorkspace(workspaceId);
+  const week = periodsAt(new Date()).week;
+  const projects = await db()('projects').where({ workspace_id: workspaceId }).whereNot('type', 'COMPANY_PAGE').whereNot('status', 'ARCHIVED')
+    .orderBy([{ column: 'created_at' }, { column: 'id' }]).select('id', 'display_name');
+  const own = new Map((await db()('ai_budgets').where({ workspace_id: workspaceId }).select('budget_key', 'weekly_budget_cents'))
+    .map((r: { budget_key: string; weekly_budget_cents: number }) => [r.budget_key, r.weekly_budget_cents]));
+  const targets = [{ key: POOL_KEY, scope: 'ai_workspace_pool' as const, name: 'workspace pool' }, ...projects.map((p: { id: string; display_name: string }) => ({ key: p.id, scope: 'ai_project' as const, name: p.display_name }))];
+  const rows = [];
+  for (const t of targets) {
+    const limits = await loadAiLimits(db(), workspaceId, t);
+    rows.push({
+      target: t.key === POOL_KEY ? 'pool' : t.key, name: t.name, ownBudgetCents: own.get(t.key) ?? null,
+      weeklyBudgetCents: limits.weeklyBudgetCents, usedCents: await weekUsedCents(db(), workspaceId, t.key, week),
+    });
+  }
+  const limits = await loadAiLimits(db(), workspaceId);
+  return {
+    workspaceId, plan: limits.plan, enforcement: limits.enforcement, week,
+    workspaceWeeklyBudgetCents: (w.weekly_ai_budget_cents ?? null) as number | null, dailySpendCapCents: limits.dailyCapCents, targets: rows,
+  };
 }
 
 export async function setSpendCap(input: { workspaceId: string; dailyCapCents: number | null }) {

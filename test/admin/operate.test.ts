@@ -29,7 +29,8 @@ describe('operator commands (bin/admin, issue 12)', function () {
     const all = await admin(['help']);
     assert.equal(all.code, 0);
     for (const cmd of ['member remove', 'member add-many', 'project archive', 'connection revoke', 'connection clear-tokens', 'connection check',
-      'workspace set-ai-budget', 'workspace set-spend-cap', 'workspace set-review', 'oauth token']) {
+      'workspace set-ai-budget', 'workspace set-spend-cap', 'workspace set-review', 'budget set', 'budget show', 'oauth token',
+      'jobs pause', 'jobs resume', 'llm fail', 'llm latency', 'note create', 'post create']) {
       assert.ok(all.stdout.includes(cmd), `help lists ${cmd}`);
     }
     assert.match((await admin(['key', 'create', '--help'])).stdout, /--empty-scopes/);
@@ -183,6 +184,44 @@ describe('operator commands (bin/admin, issue 12)', function () {
     await fails(['workspace', 'set-spend-cap', '--workspace', w.id, '--daily-cents', '-5'], 2, /--daily-cents must be a whole number/);
     await fails(['workspace', 'set-review', '--workspace', w.id, '--required', 'maybe'], 2, /--required must be one of on, off/);
     await fails(['workspace', 'set-spend-cap', '--workspace', 'org_missing', '--daily-cents', '5'], 1, /no workspace org_missing/);
+  });
+
+  it('sets the weekly AI budget of one project and of the pool; generation and usage follow it', async () => {
+    const { w, call } = await workspaceWithKey();
+    await ok(['workspace', 'set-ai-budget', '--workspace', w.id, '--enforcement', 'block']);
+    const p1 = await ok(['project', 'create', '--workspace', w.id, '--type', 'PERSONAL_BRAND', '--name', 'Budgeted']);
+    const p2 = await ok(['project', 'create', '--workspace', w.id, '--type', 'AMPLIFIER', '--name', 'Free']);
+    const page = await ok(['project', 'create', '--workspace', w.id, '--type', 'COMPANY_PAGE', '--name', 'Page', '--linked-project', p1.id]);
+    const set = await ok(['budget', 'set', '--workspace', w.id, '--project', p1.id, '--weekly-cents', '0']);
+    const byTarget = new Map(set.targets.map((t: any) => [t.target, t]));
+    assert.deepEqual([(byTarget.get(p1.id) as any).ownBudgetCents, (byTarget.get(p1.id) as any).weeklyBudgetCents], [0, 0]);
+    assert.equal((byTarget.get(p2.id) as any).ownBudgetCents, null);
+    assert.equal(set.enforcement, 'block');
+
+    const u1 = await call('GET', `/v1/usage?projectId=${p1.id}`);
+    assert.deepEqual([u1.body.data.canGenerate, u1.body.data.blockedBy], [false, 'weekly_ai_budget']);
+    assert.equal((await call('GET', `/v1/usage?projectId=${p2.id}`)).body.data.canGenerate, true);
+    const source = { type: 'text', text: 'Budgets are set per project; this one has none left for the week.' };
+    const refused = await call('POST', '/v1/posts/generations', { body: { projectId: p1.id, source } });
+    assert.equal(refused.status, 402, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.code, 'usage_limit_exceeded');
+    const queued = await call('POST', '/v1/posts/generations', { body: { projectId: p2.id, source } });
+    assert.equal(queued.status, 200, JSON.stringify(queued.body));
+
+    await ok(['budget', 'set', '--workspace', w.id, '--pool', '--weekly-cents', '0']);
+    const pool = await call('GET', `/v1/usage?projectId=${page.id}`);
+    assert.deepEqual([pool.body.data.canGenerate, pool.body.data.ai.scope], [false, 'ai_workspace_pool']);
+    assert.equal((await call('GET', `/v1/usage?projectId=${p2.id}`)).body.data.canGenerate, true, 'projects keep their own budget');
+
+    const cleared = await ok(['budget', 'set', '--workspace', w.id, '--project', p1.id, '--clear']);
+    assert.equal(cleared.targets.find((t: any) => t.target === p1.id).ownBudgetCents, null);
+    assert.equal((await call('GET', `/v1/usage?projectId=${p1.id}`)).body.data.canGenerate, true);
+    const shown = await ok(['budget', 'show', '--workspace', w.id]);
+    assert.equal(shown.targets.find((t: any) => t.target === 'pool').ownBudgetCents, 0);
+
+    await fails(['budget', 'set', '--workspace', w.id, '--project', page.id, '--weekly-cents', '5'], 1, /draws on the workspace pool/);
+    await fails(['budget', 'set', '--workspace', w.id, '--weekly-cents', '5'], 2, /give --project proj_x or --pool/);
+    await fails(['budget', 'set', '--workspace', w.id, '--pool'], 2, /give --weekly-cents CENTS or --clear/);
   });
 
   it('creates a key with an empty scope set: it authenticates and every scoped call is refused', async () => {

@@ -96,7 +96,7 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
     },
   },
   'set-ai-budget': {
-    summary: 'Set the weekly AI budget (each project and the company-page pool) and its enforcement (spec 2.16).',
+    summary: 'Set the workspace-wide weekly AI budget (each project and the pool, unless set with budget set) and its enforcement (spec 2.16).',
     flags: {
       workspace: { required: true, value: 'org_x', help: 'workspace id' },
       'weekly-cents': { value: 'CENTS', help: 'weekly budget in cents, per project and for the workspace pool' },
