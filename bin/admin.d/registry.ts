@@ -62,6 +62,8 @@ export interface Verb {
    */
   redis?: boolean;
   examples?: readonly string[];
+  /** The flags part of the usage line, when the generated one cannot say it (alternatives). */
+  synopsis?: string;
   /**
    * Validation that needs no service (value formats, flag combinations). It runs before the
    * preflight, so a malformed command line fails fast with exit 2 even when Postgres is down.
@@ -148,6 +150,7 @@ function flagSyntax(name: string, spec: FlagSpec): string {
 }
 
 function synopsis(noun: string, verbName: string, verb: Verb): string {
+  if (verb.synopsis !== undefined) return `${PROGRAM} ${noun} ${verbName} ${verb.synopsis}`;
   const parts = Object.entries(verb.flags ?? {}).map(([name, spec]) => {
     const s = flagSyntax(name, spec) + (spec.multiple ? ' ...' : '');
     return spec.required ? s : `[${s}]`;

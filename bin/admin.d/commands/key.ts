@@ -40,6 +40,7 @@ export default defineNoun('key', 'Workspace API keys (spec 5.1).', {
       name: { value: 'NAME', help: 'label for operators' },
       'expires-at': { value: 'ISO_8601', help: 'expiry date-time with offset, e.g. 2027-01-01T00:00:00Z' },
     },
+    synopsis: '--workspace org_x --scopes SCOPES ... | --empty-scopes [--mode live|test] [--name NAME] [--expires-at ISO_8601]',
     examples: ['--workspace org_x --scopes read,write,posts:publish --name ci', '--workspace org_x --empty-scopes --name probe'],
     check(args) {
       createScopes(args);
