@@ -33,7 +33,7 @@ describe('demo data (bin/admin note create, post create)', function () {
     const call = client(api.url, ws.key);
     const notes = await ok(['note', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--count', '3', '--content-type', 'EDUCATIONAL']);
     assert.equal(notes.length, 3);
-    assert.ok(notes.every((n: any) => /^note_/.test(n.id) && n.contentType === 'EDUCATIONAL'));
+    assert.ok(notes.every((n: any) => /^note_/.test(n.id) && n.slot?.contentType === 'EDUCATIONAL'), JSON.stringify(notes));
     assert.equal(new Set(notes.map((n: any) => n.content)).size, 3, 'demo texts differ');
     const listed = await call('GET', `/v1/notes?projectId=${ws.project.id}`);
     assert.equal(listed.status, 200, JSON.stringify(listed.body));
@@ -42,6 +42,7 @@ describe('demo data (bin/admin note create, post create)', function () {
     const slotted = await ok(['note', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--content', 'Talk about hiring',
       '--slot-date', '2027-03-01T09:00:00Z', '--count', '2', '--spacing-minutes', '1440']);
     assert.deepEqual(slotted.map((n: any) => n.content), ['Talk about hiring', 'Talk about hiring']);
+    assert.deepEqual(slotted.map((n: any) => n.slot.date), ['2027-03-01T09:00:00.000Z', '2027-03-02T09:00:00.000Z']);
 
     await fails(['note', 'create', '--workspace', ws.workspace.id, '--project', 'proj_missing'], 1, /notes\.create refused \(not_found\)/);
     await fails(['note', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--count', '0'], 2, /--count must be at least 1/);
@@ -57,8 +58,9 @@ describe('demo data (bin/admin note create, post create)', function () {
       assert.equal(p.statusCategory, 'review');
       assert.equal(p.title, 'Demo');
     }
+    // The legacy status follows the board status (spec 3.1), as for a PATCH by a client.
     const read = await client(api.url, ws.key)('GET', `/v1/posts/${posts[0].id}`);
-    assert.equal(read.body.data.statusCategory, 'review');
+    assert.equal(read.body.data.status, 'waitingApproval', JSON.stringify(read.body));
     await fails(['post', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--content-type', 'POEM'], 1, /contentType/);
     await fails(['post', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--scheduled-for', 'tomorrow'], 1, /not an ISO 8601 date-time/);
   });
