@@ -1,6 +1,6 @@
 import { ENFORCEMENTS, POOL_KEY, type Enforcement } from '../lib/generation/spend';
 import { db } from '../lib/db';
-import { newId } from '../lib/ids';
+import { newId, randomBase62 } from '../lib/ids';
 import { roleSlug } from '../lib/roles';
 import { AdminError, findUser, getWorkspace, listMembers } from './provision';
 
@@ -123,8 +123,8 @@ export async function setConnectionState(input: { workspaceId: string; projectId
 
 /**
  * Runs the project's connection check now: signals its health workflow (starting it when it
- * does not run), waits for the workflow to report a check newer than the signal through its
- * lastCheck query, and returns that outcome with the connection row it left.
+ * does not run) with a request id, waits until its lastCheck query reports the check made for
+ * that id, and returns that outcome with the connection row it left.
  */
 export async function checkConnectionNow(input: { workspaceId: string; projectId: string; timeoutMs: number }) {
   const id = await connectionOfProject(input.workspaceId, input.projectId);
@@ -134,21 +134,20 @@ export async function checkConnectionNow(input: { workspaceId: string; projectId
   const client = await temporalClient();
   const workflowId = workflowIds.connectionHealth(input.projectId);
   const startedAt = Date.now();
+  const requestId = `admin_${randomBase62(12)}`;
   await client.workflow.signalWithStart('connectionHealthWorkflow', {
     taskQueue: config.temporalTaskQueue,
     workflowId,
     args: [{ projectId: input.projectId }],
     signal: checkNowSignal,
-    signalArgs: [],
+    signalArgs: [requestId],
     typedSearchAttributes: [{ key: SEARCH.workspace, value: input.workspaceId }, { key: SEARCH.project, value: input.projectId }],
     staticSummary: `Connection health of project ${input.projectId}`,
   });
   const handle = client.workflow.getHandle(workflowId);
   for (;;) {
-    // Workflow time can trail the wall clock slightly; a second of slack still excludes the
-    // previous periodic check, which is health-check-interval old.
     const last = await handle.query(lastCheckQuery).catch(() => null);
-    if (last && new Date(last.checkedAt).getTime() >= startedAt - 1000) {
+    if (last?.requestId === requestId) {
       const connection = await db()('network_connections').where({ id }).first(CONNECTION_COLUMNS);
       return { projectId: input.projectId, workflowId, result: last.ok === null ? 'skipped' : last.ok ? 'ok' : 'failed', ...last, connection };
     }

@@ -10,22 +10,30 @@ const { checkConnection } = proxyActivities<PublishingActivities>({
   retry: { initialInterval: '5 seconds', maximumInterval: '5 minutes', maximumAttempts: 5 },
 });
 
-export const checkNowSignal = defineSignal('checkNow');
+/** Check at once. `requestId` (optional) comes back in `lastCheck` once a check made for it is done. */
+export const checkNowSignal = defineSignal<[requestId?: string]>('checkNow');
 
 /** The outcome of the latest check of this run (null before the first); `bin/admin connection check` reads it. */
-export interface LastCheck { checkedAt: string; ok: boolean | null; failures: number }
+export interface LastCheck { checkedAt: string; ok: boolean | null; failures: number; requestId: string | null }
 export const lastCheckQuery = defineQuery<LastCheck | null>('lastCheck');
 
 export async function connectionHealthWorkflow(input: { projectId: string }): Promise<void> {
   let wake = false;
-  // A query handler adds no commands to the history, so existing histories replay unchanged.
+  // Handlers and queries add no commands to the history, so recorded histories replay unchanged.
   let last: LastCheck | null = null;
-  setHandler(checkNowSignal, () => { wake = true; });
+  let requested: string | null = null;
+  setHandler(checkNowSignal, (requestId) => {
+    wake = true;
+    if (requestId) requested = requestId;
+  });
   setHandler(lastCheckQuery, () => last);
   for (;;) {
     wake = false;
+    // A request that arrives while this check runs is answered by the next one, made after it.
+    const forRequest = requested;
+    requested = null;
     const r = await checkConnection(input.projectId);
-    last = { checkedAt: new Date().toISOString(), ok: r.ok, failures: r.failures };
+    last = { checkedAt: new Date().toISOString(), ok: r.ok, failures: r.failures, requestId: forRequest };
     if (!r.exists) return;
     await condition(() => wake, r.intervalSeconds * 1000);
     // Keep histories short: a new run well before the event limit.
