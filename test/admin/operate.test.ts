@@ -7,8 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Worker } from '@temporalio/worker';
 import { randomBase62 } from '../../lib/ids';
+import { workflowIds } from '../../lib/temporal';
 import { createWorker } from '../../workers/worker';
 import { client, startApi, type TestServer } from '../support/app';
+import { maybeRecordHistory } from '../support/histories';
 import { connectedPersonalProject, simulator } from '../support/network';
 import { admin, fails, ok, unique } from './support';
 
@@ -142,6 +144,8 @@ describe('operator commands (bin/admin, issue 12)', function () {
       assert.deepEqual([bad.result, bad.ok, bad.failures], ['failed', false, 1]);
       assert.equal(bad.connection.consecutive_failures, 1);
       assert.equal(bad.connection.connection_status, 'DEGRADED');
+      // Signals carrying a request id, and the lastCheck query, for the replay corpus.
+      await maybeRecordHistory(workflowIds.connectionHealth(project.id), 'connectionHealth-check-now-requests');
 
       // A project whose workflow is not running, started on a queue no worker serves: a clear
       // failure instead of a hang.
