@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { finishJob, progressNow, type GenerationJobInput, type JobStatus } from '../lib/generation/jobs';
+import { jobProcessingState, PAUSED_ERROR_TYPE } from '../lib/generation/pause';
 import type { PostWriter } from '../lib/llm/client';
 import { isLlmError, shouldRetry } from '../lib/llm/errors';
 import type { ContentType } from '../lib/llm/prompts';
@@ -11,6 +12,9 @@ import { insertPost } from '../lib/posts/write';
 // first, so a retry after a lost answer sees its own earlier commit instead of acting again.
 
 export interface GenerationDeps { db: Knex; writer: PostWriter }
+
+/** The progress message a QUEUED job shows while job processing is paused. */
+const PAUSED_MESSAGE = 'Waiting: job processing is paused';
 
 /** Well inside the workflow's 20 s heartbeat timeout for writeGenerationDraft. */
 const HEARTBEAT_MS = 5_000;
@@ -29,6 +33,14 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
   return {
     /** QUEUED → RUNNING, or the reason it cannot start (a cancel won the race, the job is gone). */
     async startGenerationJob(jobId: string): Promise<StartOutcome> {
+      // An operator paused job processing: stay QUEUED, and let Temporal retry this start
+      // (docs/generation.md "Pausing job processing").
+      const pause = await jobProcessingState(db);
+      if (pause.paused) {
+        await db('jobs').where({ id: jobId, status: 'QUEUED' }).whereRaw(`coalesce(progress->>'message', '') <> ?`, [PAUSED_MESSAGE])
+          .update({ progress: JSON.stringify(progressNow(0, PAUSED_MESSAGE)), updated_at: db.fn.now() });
+        throw ApplicationFailure.retryable(`Job processing is paused${pause.reason ? `: ${pause.reason}` : ''}.`, PAUSED_ERROR_TYPE);
+      }
       const [started] = await db('jobs').where({ id: jobId, status: 'QUEUED' })
         .update({ status: 'RUNNING', started_at: db.fn.now(), updated_at: db.fn.now(), progress: JSON.stringify(progressNow(0.1, 'Writing the post')) })
         .returning('id');

@@ -1,7 +1,7 @@
 import { config } from '../lib/config';
 import { closeDb, db, migrateLatest } from '../lib/db';
 import { log } from '../lib/logger';
-import { preflightOrExit } from '../lib/preflight';
+import { preflightOrExit } from '../tooling/preflight';
 import { closeRedis } from '../lib/redis';
 import { createApp } from './app';
 import { createApiDeps } from './deps';

@@ -19,7 +19,8 @@ import { parseArgs } from 'node:util';
 import { summarize, type LatencySummary } from './lib/load';
 import { diff, machineInfo, snapshot, type CpuBreakdown, type Groups } from './lib/proc';
 import { REPO_ROOT, startServer } from './lib/servers';
-import { freePort, resolveTemporalBinary, startTemporalDevServer } from '../lib/temporalBinary';
+import { freePort } from '../tooling/ports';
+import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
 import { flushRedis, recreateDatabase } from './lib/database';
 
 const { values: opt } = parseArgs({
@@ -263,7 +264,7 @@ async function main() {
   const binary = await resolveTemporalBinary({ log: (l) => console.log(`  [temporal] ${l}`) });
   const temporal = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
 
-  const { createWorkspace, createProject, issueApiKey } = await import('../lib/admin/provision');
+  const { createWorkspace, createProject, issueApiKey } = await import('../ops/provision');
   const { db, closeDb } = await import('../lib/db');
   const { closeRedis } = await import('../lib/redis');
   const workspace = await createWorkspace({ name: 'Generation Bench Co', plan: 'BUSINESS' });

@@ -9,7 +9,7 @@
 //
 // Standalone: it creates its own database (content_scheduler_bench_mcp, dropped first) with pg
 // and migrates it before any app module is imported (they read the environment once), uses
-// Redis db 12 (flushed), seeds through lib/admin/provision, and runs the API process
+// Redis db 12 (flushed), seeds through ops/provision, and runs the API process
 // (api/main.ts: REST on PORT, MCP on MCP_PORT) as a child, so that the load generator and the
 // server do not share an event loop. After a warm-up of every kind, rounds run in the order
 // REST, streamable, SSE, SSE, streamable, REST and each figure is the mean of its two rounds. Results: a table on stdout,
@@ -18,12 +18,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { flushRedis, recreateDatabase } from './lib/database';
 import { summarize, type LatencySummary } from './lib/load';
+import { freePort } from '../tooling/ports';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DATABASE_URL = process.env.BENCH_MCP_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_mcp';
@@ -76,13 +76,6 @@ Object.assign(process.env, {
 // ---------------------------------------------------------------------------------------------
 
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address() as net.AddressInfo; s.close(() => resolve(port)); });
-    s.on('error', reject);
-  });
-}
 
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in ticks of 1/100 s. */
 const CLOCK_TICKS_PER_S = 100;
@@ -154,7 +147,7 @@ async function main() {
   const { closeDb } = await import('../lib/db');
   const { closeRedis } = await import('../lib/redis');
 
-  const { createWorkspace, createProject, issueApiKey } = await import('../lib/admin/provision');
+  const { createWorkspace, createProject, issueApiKey } = await import('../ops/provision');
   const { db } = await import('../lib/db');
   const { newId } = await import('../lib/ids');
   const workspace = await createWorkspace({ name: 'Bench MCP', plan: 'BUSINESS' });

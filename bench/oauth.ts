@@ -10,7 +10,7 @@
 //   npm run bench -- oauth --duration 20 --connections 32
 //
 // Standalone: it creates its own database (content_scheduler_bench_oauth, dropped first) and
-// Redis db 13 (flushed), seeds through lib/admin/provision and the real OAuth endpoints, and
+// Redis db 13 (flushed), seeds through ops/provision and the real OAuth endpoints, and
 // runs the app in a child process so that the load generator (plain node:http, here) and the
 // server do not share an event loop. Results: a table on stdout, JSON in bench/results/oauth.json.
 
@@ -18,12 +18,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { flushRedis, recreateDatabase } from './lib/database';
 import { summarize, type LatencySummary } from './lib/load';
+import { freePort } from '../tooling/ports';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DATABASE_URL = process.env.BENCH_OAUTH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_oauth';
@@ -115,13 +115,6 @@ async function openLoop(rate: number, durationMs: number, step: (i: number, agen
 // ---------------------------------------------------------------------------------------------
 // Setup
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address() as net.AddressInfo; s.close(() => resolve(port)); });
-    s.on('error', reject);
-  });
-}
 
 
 /** A cookie-keeping client for the sign-in and consent pages (what a browser does, minus rendering). */
@@ -224,7 +217,7 @@ Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
   await flushRedis(REDIS_URL);
   const { closeDb } = await import('../lib/db');
 
-  const { addMember, createProject, createUser, createWorkspace } = await import('../lib/admin/provision');
+  const { addMember, createProject, createUser, createWorkspace } = await import('../ops/provision');
   const { closeRedis } = await import('../lib/redis');
   const workspace = await createWorkspace({ name: 'Bench Workspace', plan: 'BUSINESS' });
   const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench Person' });

@@ -144,7 +144,7 @@ async function holdRunLock(): Promise<() => Promise<void>> {
 interface Seed { workspaceId: string; projectId: string; apiKey: string; posts: number; deletedPosts: number; contentChars: { min: number; max: number; mean: number } }
 
 async function seed(): Promise<Seed> {
-  const { createWorkspace, createProject, issueApiKey } = await import('../lib/admin/provision');
+  const { createWorkspace, createProject, issueApiKey } = await import('../ops/provision');
   const { db, closeDb } = await import('../lib/db');
   const { closeRedis } = await import('../lib/redis');
   const { newId } = await import('../lib/ids');
@@ -301,7 +301,7 @@ async function main() {
   await recreateDatabase(DATABASE_URL);
   await flushRedis(REDIS_URL);
 
-  step(`seeding: workspace + project + API key via lib/admin/provision, ${POSTS.toLocaleString('en-US')} posts`);
+  step(`seeding: workspace + project + API key via ops/provision, ${POSTS.toLocaleString('en-US')} posts`);
   const s = await seed();
   step(`seeded ${s.posts.toLocaleString('en-US')} live + ${s.deletedPosts} soft-deleted posts, content ${s.contentChars.min}-${s.contentChars.max} chars (mean ${s.contentChars.mean})`);
 

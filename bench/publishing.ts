@@ -24,7 +24,8 @@ import { compactHistory, timelines, type PostTimeline } from './publishing/histo
 import { cutProfile } from './publishing/profile';
 import { printProfile, summarizeProfile, type ProfileSummary } from './lib/profile';
 import { startWorker, type WorkerRun } from './publishing/worker';
-import { freePort, portAcceptsConnections, resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../lib/temporalBinary';
+import { freePort, portAcceptsConnections } from '../tooling/ports';
+import { resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../tooling/temporalBinary';
 
 const TARGET_P99_S = 30;
 
@@ -181,7 +182,7 @@ const WORKFLOW_CONCURRENCY = Number(process.env.WORKER_WORKFLOW_CONCURRENCY ?? 1
 // ── Setup ──────────────────────────────────────────────────────────────────────────────────
 
 async function resetDatabase(url: string): Promise<void> {
-  const { ensureDatabase, describeStartupError } = await import('../lib/preflight');
+  const { ensureDatabase, describeStartupError } = await import('../tooling/preflight');
   await ensureDatabase(url).catch((err) => { throw new Error(describeStartupError(err)); });
   const admin = new URL(url);
   admin.pathname = '/postgres';
@@ -198,7 +199,7 @@ async function resetDatabase(url: string): Promise<void> {
 }
 
 async function flushRedis(url: string): Promise<void> {
-  const { checkRedis, describeStartupError } = await import('../lib/preflight');
+  const { checkRedis, describeStartupError } = await import('../tooling/preflight');
   await checkRedis(url).catch((err) => { throw new Error(describeStartupError(err)); });
   const { Redis } = await import('ioredis');
   const r = new Redis(url);
@@ -210,8 +211,8 @@ interface Seed { workspaceId: string; apiKey: string; projectIds: string[]; pilo
 
 /** A BUSINESS workspace, PROJECTS personal-brand projects each connected with a real simulator token, a pilot project and a write key. */
 async function seed(sim: import('../sim/network/control').SimulatorControl): Promise<Seed> {
-  const { createWorkspace, createProject, issueApiKey } = await import('../lib/admin/provision');
-  const { storeConnectionTokens } = await import('../lib/admin/connections');
+  const { createWorkspace, createProject, issueApiKey } = await import('../ops/provision');
+  const { storeConnectionTokens } = await import('../ops/connections');
   const workspace = await createWorkspace({ name: 'Publishing Bench Co', plan: 'BUSINESS' });
   const connected = async (i: number) => {
     const personId = `bench${i}`;

@@ -129,7 +129,8 @@ async function main() {
   console.log(`webhooks bench — ${EVENTS} events × ${ENDPOINTS} endpoints, ${RATE ? `${RATE} events/s` : 'one burst'}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);
 
   // Temporal first: lib/config reads TEMPORAL_ADDRESS (and everything else) once, at import.
-  const { resolveTemporalBinary, startTemporalDevServer, freePort } = await import('../lib/temporalBinary');
+  const { resolveTemporalBinary, startTemporalDevServer } = await import('../tooling/temporalBinary');
+  const { freePort } = await import('../tooling/ports');
   const binary = await resolveTemporalBinary({ log: (l) => console.log(`  [temporal] ${l}`) });
   const temporal = await startTemporalDevServer({ binary, port: await freePort(), uiPort: null, dbFile: null, log: () => {} });
   step(`Temporal dev server ${temporal.address} (in memory)`);
@@ -149,7 +150,7 @@ async function main() {
     const { db, closeDb } = await import('../lib/db');
     step(`database ${new URL(DATABASE_URL).pathname.slice(1)} (recreated, migrated), Redis ${REDIS_URL} (flushed)`);
 
-    const { createWorkspace, createProject } = await import('../lib/admin/provision');
+    const { createWorkspace, createProject } = await import('../ops/provision');
     const { createWebhookEndpoint } = await import('../api/operations/webhooks/endpoints');
     const { parseInput } = await import('../api/validation');
     const { emitEvent, EVENT_TYPES } = await import('../lib/outbox');

@@ -1,100 +1,75 @@
 // Operator CLI: `bin/admin <noun> <verb> [--flag value ...]` (or `npm run admin -- ...`).
-// Commands live in bin/admin.d/commands/<noun>.ts and register themselves; see
-// bin/admin.d/registry.ts. Successful commands print JSON on stdout, failures one line on
-// stderr: exit 2 when the command line is wrong, 1 when the operation failed.
-import fs from 'node:fs';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { findNoun, mainUsage, nounNames, nounUsage, parseVerbArgs, PROGRAM, UsageError, verbUsage } from './admin.d/registry';
+// One module per noun in bin/admin.d/commands/ (listed below); commander parses and answers
+// help and usage errors (bin/admin.d/registry.ts). Successful commands print JSON on stdout,
+// failures one line on stderr: exit 2 when the command line is wrong, 1 when the operation failed.
+import { CommanderError } from 'commander';
+import { buildProgram, describeUsageError, PROGRAM, UsageError, type Noun, type Runner } from './admin.d/registry';
 
 // The shared logger writes info lines to stdout, which would corrupt the JSON a script reads.
-// Set before the configuration is first imported (every lib import below is dynamic).
+// Set before the configuration is first imported (every lib import is dynamic).
 process.env.LOG_LEVEL ||= 'warn';
 
-const COMMANDS_DIR = path.join(import.meta.dirname, 'admin.d', 'commands');
-const HELP = new Set(['help', '--help', '-h']);
-
-/** Imports every command module. A broken module must not take the other nouns down with it. */
-async function loadCommands(): Promise<Array<{ file: string; error: unknown }>> {
-  const failures: Array<{ file: string; error: unknown }> = [];
-  const files = fs.readdirSync(COMMANDS_DIR)
-    .filter((f) => /\.(ts|mts|js|mjs)$/.test(f) && !/\.d\.[mc]?ts$/.test(f) && !/\.test\./.test(f))
-    .sort();
-  for (const file of files) {
-    try {
-      await import(pathToFileURL(path.join(COMMANDS_DIR, file)).href);
-    } catch (error) {
-      failures.push({ file: path.relative(process.cwd(), path.join(COMMANDS_DIR, file)), error });
-    }
-  }
-  return failures;
-}
+// Start-up time is most of what a scripted call costs, so only the named noun's module (and,
+// when it runs, the services it uses) is loaded; help and unknown nouns load them all.
+const NOUNS: Record<string, () => Promise<{ default: Noun }>> = {
+  agency: () => import('./admin.d/commands/agency'),
+  budget: () => import('./admin.d/commands/budget'),
+  connection: () => import('./admin.d/commands/connection'),
+  grant: () => import('./admin.d/commands/grant'),
+  jobs: () => import('./admin.d/commands/jobs'),
+  key: () => import('./admin.d/commands/key'),
+  llm: () => import('./admin.d/commands/llm'),
+  member: () => import('./admin.d/commands/member'),
+  network: () => import('./admin.d/commands/network'),
+  note: () => import('./admin.d/commands/note'),
+  oauth: () => import('./admin.d/commands/oauth'),
+  'oauth-client': () => import('./admin.d/commands/oauth-client'),
+  post: () => import('./admin.d/commands/post'),
+  project: () => import('./admin.d/commands/project'),
+  user: () => import('./admin.d/commands/user'),
+  workspace: () => import('./admin.d/commands/workspace'),
+};
 
 function fail(message: string, code: 1 | 2): void {
   process.stderr.write(`${PROGRAM}: ${message}\n`);
   process.exitCode = code;
 }
 
-async function main(argv: string[]): Promise<void> {
-  const failures = await loadCommands();
-  const loadProblem = () => failures.map((f) => `could not load ${f.file}: ${(f.error as Error)?.message ?? f.error}`).join('; ');
-  const warnLoad = () => { if (failures.length) process.stderr.write(`${PROGRAM}: warning: ${loadProblem()}\n`); };
-  const [noun, verbName, ...rest] = argv;
-
-  if (noun === undefined) {
-    warnLoad();
-    process.stderr.write(`${mainUsage()}\n`);
-    process.exitCode = 2;
-    return;
-  }
-  if (HELP.has(noun)) {
-    warnLoad();
-    if (verbName && !HELP.has(verbName)) {
-      if (!findNoun(verbName)) return fail(`unknown command "${verbName}"; one of ${nounNames().join(', ')}`, 2);
-      process.stdout.write(`${nounUsage(verbName)}\n`);
-    } else {
-      process.stdout.write(`${mainUsage()}\n`);
-    }
-    return;
-  }
-
-  const entry = findNoun(noun);
-  if (!entry) {
-    // A noun whose module failed to load looks unknown; say why instead.
-    if (failures.length) return fail(`unknown command "${noun}" (${loadProblem()})`, 1);
-    return fail(`unknown command "${noun}"; one of ${nounNames().join(', ')}. Run "${PROGRAM} help".`, 2);
-  }
-  warnLoad();
-
-  if (verbName === undefined) {
-    process.stderr.write(`${nounUsage(noun)}\n`);
-    process.exitCode = 2;
-    return;
-  }
-  if (HELP.has(verbName)) {
-    process.stdout.write(`${nounUsage(noun)}\n`);
-    return;
-  }
-  const verb = entry.verbs.get(verbName);
-  if (!verb) return fail(`unknown command "${noun} ${verbName}"; ${noun} verbs: ${[...entry.verbs.keys()].join(', ')}`, 2);
-  if (rest.some((a) => a === '--help' || a === '-h')) {
-    process.stdout.write(`${verbUsage(noun, verbName)}\n`);
-    return;
-  }
-
-  // Parse before touching any service: a typo should not wait on a database connection.
-  const args = parseVerbArgs(noun, verbName, verb, rest);
+const runVerb: Runner = async (_command, verb, args) => {
+  // Checked before touching any service: a typo should not wait on a database connection.
   verb.check?.(args);
+  if (verb.database === false) {
+    process.stdout.write(`${JSON.stringify((await verb.run(args)) ?? null, null, 2)}\n`);
+    return;
+  }
   const runtime = await import('./admin.d/runtime');
   try {
-    if (verb.database !== false) {
-      const applied = await runtime.openServices();
-      if (applied.length) process.stderr.write(`${PROGRAM}: applied ${applied.length} migration(s): ${applied.join(', ')}\n`);
-    }
+    const applied = await runtime.openServices({ redis: verb.redis ?? false });
+    if (applied.length) process.stderr.write(`${PROGRAM}: applied ${applied.length} migration(s): ${applied.join(', ')}\n`);
     const result = await verb.run(args);
     process.stdout.write(`${JSON.stringify(result ?? null, null, 2)}\n`);
   } finally {
     await runtime.closeServices();
+  }
+};
+
+async function main(argv: string[]): Promise<void> {
+  const first = argv[0];
+  const names = Object.keys(NOUNS).sort();
+  const wanted = first !== undefined && Object.hasOwn(NOUNS, first) ? [first] : names;
+  const nouns = await Promise.all(wanted.map(async (n) => (await NOUNS[n]!()).default));
+  const program = buildProgram(nouns, runVerb);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    // Help asked for (exit 0), or shown because the noun or verb is missing (exit 2).
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return;
+    if (err.code === 'commander.help') {
+      if (err.exitCode !== 0) process.exitCode = 2;
+      return;
+    }
+    fail(describeUsageError(err, argv, names), 2);
   }
 }
 

@@ -9,9 +9,9 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { config } from '../lib/config';
-import { exitWithOneLine, preflightOrExit } from '../lib/preflight';
+import { exitWithOneLine, preflightOrExit } from '../tooling/preflight';
+import { portAcceptsConnections } from '../tooling/ports';
 import {
-  portAcceptsConnections,
   type DevServer,
   type SdkDevServer,
   resolveTemporalBinary,
@@ -19,7 +19,7 @@ import {
   startTemporalDevServer,
   TemporalBinaryNotFoundError,
   waitForFrontend,
-} from '../lib/temporalBinary';
+} from '../tooling/temporalBinary';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // Children run on this node binary with tsx's loader resolved from node_modules, so nothing

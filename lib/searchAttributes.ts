@@ -3,7 +3,7 @@ import type { SearchAttributeKey } from '@temporalio/common/lib/search-attribute
 
 // The custom search attributes, declared once (pure: no Node, no config), so an operator finds
 // any post's, job's or endpoint's workflow in the UI by its API id. Clients set them through
-// these typed keys; the dev server's `--search-attribute` flags (lib/temporalBinary.ts) and the
+// these typed keys; the dev server's `--search-attribute` flags (tooling/temporalBinary.ts) and the
 // worker's registration on an external server (workers/worker.ts) derive from this table.
 export const SEARCH = {
   workspace: defineSearchAttributeKey('WorkspaceId', 'KEYWORD'),

@@ -5,7 +5,7 @@
 // --path-only prints just the path on stdout (progress goes to stderr), for shell capture:
 //   export TEMPORAL_CLI_PATH="$(npm run --silent temporal:install -- --path-only)"
 
-import { resolveTemporalBinary, TemporalBinaryNotFoundError, temporalVersion } from '../lib/temporalBinary';
+import { resolveTemporalBinary, TemporalBinaryNotFoundError, temporalVersion } from '../tooling/temporalBinary';
 
 const pathOnly = process.argv.includes('--path-only');
 

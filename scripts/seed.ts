@@ -5,8 +5,8 @@
 import {
   AdminError, addMember, createProject, createUser, createWorkspace, findUser, issueApiKey, linkCompanyPage, listProjects,
   setUserPassword, setWorkspacePlan, type ConnectionPreset,
-} from '../lib/admin/provision';
-import { storeConnectionTokens } from '../lib/admin/connections';
+} from '../ops/provision';
+import { storeConnectionTokens } from '../ops/connections';
 import { config } from '../lib/config';
 import { createSimulatorControl } from '../sim/network/control';
 import { db } from '../lib/db';

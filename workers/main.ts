@@ -2,7 +2,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { config } from '../lib/config';
 import { closeDb, db, migrateLatest } from '../lib/db';
 import { log } from '../lib/logger';
-import { preflightOrExit } from '../lib/preflight';
+import { preflightOrExit } from '../tooling/preflight';
 import { closeRedis } from '../lib/redis';
 import { closeTemporalClient, temporalClient, workflowIds } from '../lib/temporal';
 import { webhookRelayWorkflow } from '../workflows/deliverWebhook';

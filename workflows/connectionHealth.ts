@@ -10,7 +10,12 @@ const { checkConnection } = proxyActivities<PublishingActivities>({
   retry: { initialInterval: '5 seconds', maximumInterval: '5 minutes', maximumAttempts: 5 },
 });
 
-export const checkNowSignal = defineSignal('checkNow');
+/** Check at once. `requestId` (optional) comes back in `lastCheck` once a check made for it is done. */
+export const checkNowSignal = defineSignal<[requestId?: string]>('checkNow');
+
+/** The outcome of the latest check of this run (null before the first); `bin/admin connection check` reads it. */
+export interface LastCheck { checkedAt: string; ok: boolean | null; failures: number; requestId: string | null }
+export const lastCheckQuery = defineQuery<LastCheck | null>('lastCheck');
 
 /** What this run has seen: checks made, the last result and the streak the row reported. */
 export interface HealthStatus { checks: number; lastOk: boolean | null; failures: number; nextCheckAtMs: number | null }
@@ -19,17 +24,27 @@ export const healthStatusQuery = defineQuery<HealthStatus>('healthStatus');
 export async function connectionHealthWorkflow(input: { projectId: string }): Promise<void> {
   let wake = false;
   const status: HealthStatus = { checks: 0, lastOk: null, failures: 0, nextCheckAtMs: null };
-  setHandler(checkNowSignal, () => { wake = true; });
-  // A query handler adds no command, so histories recorded before it still replay.
+  // Handlers and queries add no commands to the history, so recorded histories replay unchanged.
+  let last: LastCheck | null = null;
+  let requested: string | null = null;
+  setHandler(checkNowSignal, (requestId) => {
+    wake = true;
+    if (requestId) requested = requestId;
+  });
   setHandler(healthStatusQuery, () => status);
+  setHandler(lastCheckQuery, () => last);
   for (;;) {
     wake = false;
     status.nextCheckAtMs = null;
+    // A request that arrives while this check runs is answered by the next one, made after it.
+    const forRequest = requested;
+    requested = null;
     const r = await checkConnection(input.projectId);
     status.checks++;
     status.lastOk = r.ok;
     // null: this check moved nothing in the streak (a timeout, docs/publishing.md); keep the last count.
     if (r.failures !== null) status.failures = r.failures;
+    last = { checkedAt: new Date().toISOString(), ok: r.ok, failures: status.failures, requestId: forRequest };
     if (!r.exists) return;
     status.nextCheckAtMs = Date.now() + r.intervalSeconds * 1000;
     await condition(() => wake, r.intervalSeconds * 1000);

@@ -1,19 +1,20 @@
-import { config, planLimits } from '../../lib/config';
-import { keyedHash, randomSecret } from '../../lib/crypto';
+import { AUTH_INVALIDATION_CHANNEL, onLocalInvalidation } from '../../lib/auth/invalidation';
+import { config } from '../../lib/config';
+import { keyedHash } from '../../lib/crypto';
 import { db } from '../../lib/db';
 import { errors } from '../../lib/errors';
-import { newId } from '../../lib/ids';
 import { log } from '../../lib/logger';
-import { newRedisConnection, redis } from '../../lib/redis';
-import { expandScopes } from '../../lib/scopes';
+import { newRedisConnection } from '../../lib/redis';
 import type { AuthContext } from './context';
+
+// Key administration (creation, plan check, invalidation) lives in lib/ for the operator tools.
+export { API_KEY_PREFIXES, createApiKey, planAllowsApi } from '../../lib/auth/apiKeys';
+export { publishAuthInvalidation } from '../../lib/auth/invalidation';
 
 // spec 5.1: workspace API keys, stored as a keyed hash. Records are cached per process for at
 // most AUTH_CACHE_MS (below the 5 s revocation bound) and dropped at once when an operator
 // edits or revokes a key, through a Redis channel every API process listens on.
 
-export const API_KEY_PREFIXES = { live: 'svc_sk_live_', test: 'svc_sk_test_' } as const;
-const INVALIDATION_CHANNEL = 'auth:invalidate';
 
 interface KeyRecord {
   id: string;
@@ -26,12 +27,13 @@ interface KeyRecord {
 }
 
 const cache = new Map<string, { record: KeyRecord | null; at: number }>();
+onLocalInvalidation('apiKeys', () => cache.clear());
 let subscriber: ReturnType<typeof newRedisConnection> | null = null;
 
 function subscribeOnce() {
   if (subscriber) return;
   const sub = (subscriber = newRedisConnection());
-  sub.subscribe(INVALIDATION_CHANNEL).catch((err) => log.warn('auth invalidation subscribe failed', { err }));
+  sub.subscribe(AUTH_INVALIDATION_CHANNEL).catch((err) => log.warn('auth invalidation subscribe failed', { err }));
   // Any message clears the whole cache: edits are rare, and a full clear cannot miss an entry.
   sub.on('message', () => cache.clear());
 }
@@ -39,12 +41,6 @@ function subscribeOnce() {
 export function closeAuthSubscriber(): void {
   subscriber?.disconnect();
   subscriber = null;
-}
-
-/** Tell every API process to drop cached credentials now (scope edits, revocation, plan change). */
-export async function publishAuthInvalidation(reason: string): Promise<void> {
-  cache.clear();
-  await redis().publish(INVALIDATION_CHANNEL, reason);
 }
 
 export function clearAuthCache(): void {
@@ -92,19 +88,4 @@ export async function authenticateApiKey(token: string): Promise<AuthContext> {
     projectIds: null,
     reach: 'member',
   };
-}
-
-export function planAllowsApi(plan: string): boolean {
-  return planLimits(plan).apiAccess;
-}
-
-export async function createApiKey(input: { workspaceId: string; scopes: string[]; mode: 'live' | 'test'; name?: string; expiresAt?: Date | null }) {
-  const plaintext = API_KEY_PREFIXES[input.mode] + randomSecret(40);
-  const id = newId('apiKey');
-  const scopes = expandScopes(input.scopes);
-  await db()('api_keys').insert({
-    id, workspace_id: input.workspaceId, name: input.name ?? '', mode: input.mode,
-    key_hash: keyedHash(plaintext), last4: plaintext.slice(-4), scopes, expires_at: input.expiresAt ?? null,
-  });
-  return { id, key: plaintext, scopes, mode: input.mode, last4: plaintext.slice(-4) };
 }

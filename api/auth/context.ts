@@ -28,7 +28,8 @@ export function scoped(auth: Pick<AuthContext, 'workspaceId'>, table: string, tr
 
 /** Projects the caller may see: the workspace's, narrowed to assignments for plain members. */
 export function visibleProjects(auth: AuthContext, trx: Knex | Knex.Transaction = db()): Knex.QueryBuilder {
-  const q = scoped(auth, 'projects', trx);
+  // spec 2.5: the API returns ACTIVE projects; an archived (operator-deleted) one is not found.
+  const q = scoped(auth, 'projects', trx).whereNot('projects.status', 'ARCHIVED');
   if (auth.projectIds) q.whereIn('projects.id', [...auth.projectIds]);
   return q;
 }

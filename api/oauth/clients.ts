@@ -1,3 +1,4 @@
+import { onLocalInvalidation } from '../../lib/auth/invalidation';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 
@@ -35,6 +36,8 @@ export async function findClient(clientId: string): Promise<ClientRow | undefine
   }
   return row;
 }
+
+onLocalInvalidation('client', (clientId) => forgetClient(clientId));
 
 export function forgetClient(clientId: string): void {
   cache.delete(clientId);

@@ -1,3 +1,4 @@
+import { onLocalInvalidation } from '../../lib/auth/invalidation';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { roleLabel, ROLE_LABELS } from '../../lib/roles';
@@ -30,6 +31,8 @@ const ADMIN_SLUGS = Object.entries(ROLE_LABELS).filter(([, label]) => label === 
 
 const accessCache = new Map<string, { value: WorkspaceAccess | null; at: number }>();
 const planCache = new Map<string, { plan: string | null; at: number }>();
+
+onLocalInvalidation('reach', () => clearReachCache());
 
 export function clearReachCache(): void {
   accessCache.clear();

@@ -1,4 +1,5 @@
 import { config } from '../../lib/config';
+import type { ResourceBinding } from '../../lib/oauth/tokens';
 import { InvalidTarget } from './errors';
 
 // Resource indicators (RFC 8707). This authorization server protects two resource servers:
@@ -13,7 +14,7 @@ import { InvalidTarget } from './errors';
 // MCP alike, and rows issued before the column existed mean the same.
 
 /** One resource's canonical identifier, or null: valid for both resources. */
-export type ResourceBinding = string | null;
+export type { ResourceBinding };
 
 export type ResourceServer = 'rest' | 'mcp';
 

@@ -1,38 +1,20 @@
-import { createHmac, randomBytes } from 'node:crypto';
-import type { Knex } from 'knex';
+import { createHmac } from 'node:crypto';
+import { OAUTH_INVALIDATION_CHANNEL, onLocalInvalidation } from '../../lib/auth/invalidation';
 import { config } from '../../lib/config';
-import { sha256Hex } from '../../lib/crypto';
 import { db } from '../../lib/db';
 import { newId, randomBase62 } from '../../lib/ids';
 import { log } from '../../lib/logger';
-import { newRedisConnection, redis } from '../../lib/redis';
-import type { ResourceBinding } from './resources';
+import { newRedisConnection } from '../../lib/redis';
+import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, tokenHash, type AccessTokenRow, type FamilyRow, type RefreshTokenRow, type ResourceBinding } from '../../lib/oauth/tokens';
 import { scopeString } from './scopes';
 
-// Token storage (spec 5.3.4-5.3.8). Plaintext exists only in the response that hands it out:
-// rows hold SHA-256 digests of 256-bit random values, which makes a digest lookup safe (an
-// unguessable preimage, so no timing oracle over the index) and a database leak useless.
-//
-// A family is everything issued from one authorization code: the first pair and every pair
-// rotated from it. Code reuse and refresh-token reuse revoke a family; revoking a grant
-// revokes all of its families.
-
-export const ACCESS_TOKEN_PREFIX = 'svc_oat_';
-/** Not named by the spec; a distinct prefix lets secret scanners and our own parser tell the two apart. */
-export const REFRESH_TOKEN_PREFIX = 'svc_ort_';
-const TOKEN_SHAPE = /^svc_o(at|rt)_[A-Za-z0-9_-]{43}$/;
-
-export function looksLikeToken(value: string, prefix: string): boolean {
-  return value.startsWith(prefix) && TOKEN_SHAPE.test(value);
-}
-
-export function randomToken(prefix: string): string {
-  return prefix + randomBytes(32).toString('base64url');
-}
-
-export function tokenHash(value: string): string {
-  return sha256Hex(value);
-}
+// Token storage (spec 5.3.4-5.3.8) is in lib/oauth/tokens.ts, which the operator tools use
+// too; this module adds rotation, the token response and authentication with its cache.
+export {
+  ACCESS_TOKEN_PREFIX, createFamily, insertAccessToken, insertRefreshToken, looksLikeToken, randomToken, REFRESH_TOKEN_PREFIX, revokeFamilies, tokenHash,
+  type AccessTokenRow, type FamilyRow, type FamilySeed, type RefreshTokenRow, type RevokeReason,
+} from '../../lib/oauth/tokens';
+export { publishTokenInvalidation } from '../../lib/auth/invalidation';
 
 function derive(parent: string, purpose: string): string {
   return createHmac('sha256', `${config.secretKey}:oauth-rotation:${purpose}`).update(parent).digest('base64url');
@@ -52,64 +34,6 @@ export function rotatedPair(parentRefreshToken: string): { access: string; refre
   };
 }
 
-export interface FamilySeed {
-  grantId: string;
-  clientId: string;
-  userId: string;
-  workspaceId: string;
-  defaultProjectId: string | null;
-  scopes: string[];
-  codeHash: string | null;
-  /** RFC 8707: the resource(s) granted (the code's); its refresh tokens get access tokens for these only. */
-  resource: ResourceBinding;
-}
-
-export interface FamilyRow {
-  id: string; grant_id: string; client_id: string; user_id: string; workspace_id: string; default_project_id: string | null;
-  scopes: string[]; code_hash: string | null; revoked_at: Date | null; revoked_reason: string | null; created_at: Date;
-  resource: ResourceBinding;
-}
-
-export interface AccessTokenRow {
-  id: string; token_hash: string; family_id: string; client_id: string; user_id: string; workspace_id: string;
-  default_project_id: string | null; scopes: string[]; expires_at: Date; revoked_at: Date | null; created_at: Date;
-  /** RFC 8707: the one resource this token may be used at; null = both. */
-  resource: ResourceBinding;
-}
-
-export interface RefreshTokenRow {
-  id: string; token_hash: string; family_id: string; access_token_id: string; parent_id: string | null; replaced_by: string | null;
-  expires_at: Date; rotated_at: Date | null; revoked_at: Date | null; created_at: Date;
-}
-
-export async function createFamily(trx: Knex.Transaction, seed: FamilySeed): Promise<FamilyRow> {
-  const [row] = await trx('oauth_token_families').insert({
-    id: `tfam_${randomBase62(24)}`, grant_id: seed.grantId, client_id: seed.clientId, user_id: seed.userId, workspace_id: seed.workspaceId,
-    default_project_id: seed.defaultProjectId, scopes: seed.scopes, code_hash: seed.codeHash, resource: seed.resource,
-  }).returning('*');
-  return row as FamilyRow;
-}
-
-/** `resource` may be narrower than the family's (RFC 8707 2.2), never wider. */
-export async function insertAccessToken(trx: Knex.Transaction, family: FamilyRow, plaintext: string, scopes: string[], resource: ResourceBinding = family.resource): Promise<AccessTokenRow> {
-  const [row] = await trx('oauth_access_tokens').insert({
-    id: newId('oauthToken'), token_hash: tokenHash(plaintext), family_id: family.id, client_id: family.client_id, user_id: family.user_id,
-    workspace_id: family.workspace_id, default_project_id: family.default_project_id, scopes, resource,
-    // On the database's clock, like created_at: the stored lifetime is exactly the one announced.
-    expires_at: trx.raw('now() + make_interval(secs => ?)', [config.oauth.accessTokenTtlS]),
-  }).returning('*');
-  return row as AccessTokenRow;
-}
-
-export async function insertRefreshToken(trx: Knex.Transaction, familyId: string, plaintext: string, accessTokenId: string, parentId: string | null): Promise<RefreshTokenRow> {
-  const [row] = await trx('oauth_refresh_tokens').insert({
-    id: `ort_${randomBase62(24)}`, token_hash: tokenHash(plaintext), family_id: familyId, access_token_id: accessTokenId, parent_id: parentId,
-    // Sliding lifetime: each rotation starts a fresh one (the absolute lifetime is not set by spec 5.3.5).
-    expires_at: new Date(Date.now() + config.oauth.refreshTokenTtlS * 1000),
-  }).returning('*');
-  return row as RefreshTokenRow;
-}
-
 /** RFC 6749 5.1, with the scope always present (spec 5.2 rule 4: the expanded set). */
 export function tokenResponse(access: { plaintext: string; row: AccessTokenRow }, refresh: string | null) {
   return {
@@ -123,51 +47,26 @@ export function tokenResponse(access: { plaintext: string; row: AccessTokenRow }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Revocation
-
-export type RevokeReason = 'code_reuse' | 'refresh_reuse' | 'revoked_by_client' | 'grant_revoked';
-
-/** Revokes whole families: the family row and every token in it, in the caller's transaction. */
-export async function revokeFamilies(trx: Knex | Knex.Transaction, familyIds: string[], reason: RevokeReason): Promise<number> {
-  if (familyIds.length === 0) return 0;
-  const now = new Date();
-  const n = await trx('oauth_token_families').whereIn('id', familyIds).whereNull('revoked_at').update({ revoked_at: now, revoked_reason: reason });
-  await trx('oauth_access_tokens').whereIn('family_id', familyIds).whereNull('revoked_at').update({ revoked_at: now });
-  await trx('oauth_refresh_tokens').whereIn('family_id', familyIds).whereNull('revoked_at').update({ revoked_at: now });
-  return n;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Authenticating access tokens
 //
 // Records are cached per process for config.authCacheMs (the bound API keys live with) and
 // dropped at once, in every API process, when anything is revoked: the revoking process clears
 // its own cache and publishes on a Redis channel the others listen on.
 
-const INVALIDATION_CHANNEL = 'oauth:invalidate';
 const accessCache = new Map<string, { row: AccessTokenRow | null; at: number }>();
+onLocalInvalidation('accessTokens', () => accessCache.clear());
 let subscriber: ReturnType<typeof newRedisConnection> | null = null;
 
 function subscribeOnce(): void {
   if (subscriber) return;
   const sub = (subscriber = newRedisConnection());
-  sub.subscribe(INVALIDATION_CHANNEL).catch((err) => log.warn('oauth invalidation subscribe failed', { err }));
+  sub.subscribe(OAUTH_INVALIDATION_CHANNEL).catch((err) => log.warn('oauth invalidation subscribe failed', { err }));
   sub.on('message', () => accessCache.clear());
 }
 
 export function closeOAuthSubscriber(): void {
   subscriber?.disconnect();
   subscriber = null;
-}
-
-export async function publishTokenInvalidation(reason: string): Promise<void> {
-  accessCache.clear();
-  try {
-    await redis().publish(INVALIDATION_CHANNEL, reason);
-  } catch (err) {
-    // Other processes then converge within config.authCacheMs.
-    log.warn('oauth invalidation publish failed', { err, reason });
-  }
 }
 
 export function clearAccessTokenCache(): void {

@@ -5,7 +5,7 @@ import pg from 'pg';
 
 /** Drops and recreates the bench database, then migrates it to the latest schema. */
 export async function recreateDatabase(url: string): Promise<void> {
-  const { ensureDatabase, describeStartupError } = await import('../../lib/preflight');
+  const { ensureDatabase, describeStartupError } = await import('../../tooling/preflight');
   // ensureDatabase gives the one-line "cannot reach Postgres at … start it with …" message.
   await ensureDatabase(url).catch((err) => { throw new Error(describeStartupError(err)); });
   const name = decodeURIComponent(new URL(url).pathname.slice(1));
@@ -28,7 +28,7 @@ export async function recreateDatabase(url: string): Promise<void> {
 
 /** Empties the bench's Redis database (rate-limit windows, caches of an earlier run). */
 export async function flushRedis(url: string): Promise<void> {
-  const { checkRedis, describeStartupError } = await import('../../lib/preflight');
+  const { checkRedis, describeStartupError } = await import('../../tooling/preflight');
   await checkRedis(url).catch((err) => { throw new Error(describeStartupError(err)); });
   const { Redis } = await import('ioredis');
   const r = new Redis(url);

@@ -1,23 +1,42 @@
-import { closeAuthSubscriber } from '../../api/auth/apiKeys';
 import { config } from '../../lib/config';
-import { closeDb, migrateLatest } from '../../lib/db';
-import { preflightOrExit } from '../../lib/preflight';
-import { closeRedis } from '../../lib/redis';
 
 // Process lifecycle shared by bin/admin, scripts/seed.ts and scripts/migrate.ts: they are
 // one-shot processes, so they must fail with one readable line when a service is missing,
 // work against a database nobody has migrated yet, and release every pooled connection so
-// the process exits as soon as its work is done.
+// the process exits as soon as its work is done. Start-up cost counts here (bin/admin runs
+// once per call): Redis and its client library are loaded only by the verbs that use it.
 
-/** Preflight (exits with one line when Postgres or Redis is unreachable), then migrate. Returns the migrations applied now. */
-export async function openServices(): Promise<string[]> {
-  await preflightOrExit({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl });
+let dbOpened = false;
+let redisOpened = false;
+
+/**
+ * Preflight (exits with one line when Postgres, or Redis when asked for, is unreachable), then
+ * migrate. Returns the migrations applied now.
+ */
+export async function openServices(opts: { redis?: boolean } = { redis: true }): Promise<string[]> {
+  const { checkRedis, ensureDatabase, exitWithOneLine } = await import('../../tooling/preflight');
+  try {
+    await Promise.all([ensureDatabase(config.databaseUrl), opts.redis ? checkRedis(config.redisUrl) : null]);
+  } catch (err) {
+    exitWithOneLine(err);
+  }
+  redisOpened = opts.redis ?? false;
+  dbOpened = true;
+  const { db, migrateLatest } = await import('../../lib/db');
+  // Listing reads the folder and the migrations table only; applying takes knex's migration
+  // lock, which an up-to-date database (nearly every call) does not need.
+  const [, pending] = (await db().migrate.list()) as [unknown[], unknown[]];
+  if (pending.length === 0) return [];
+  // The compiled CLI (tooling/adminCli.ts) runs on plain node; the migrations are TypeScript.
+  if (process.env.ADMIN_CLI_BUNDLED) (await import('tsx/esm/api')).register();
   return migrateLatest();
 }
 
 export async function closeServices(): Promise<void> {
-  closeAuthSubscriber();
-  await Promise.allSettled([closeDb(), closeRedis()]);
+  const closing: Array<Promise<unknown>> = [];
+  if (dbOpened) closing.push(import('../../lib/db').then((d) => d.closeDb()));
+  if (redisOpened) closing.push(import('../../lib/redis').then((r) => r.closeRedis()));
+  await Promise.allSettled(closing);
 }
 
 /**

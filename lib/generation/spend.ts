@@ -61,9 +61,15 @@ export function budgetTargetOf(project: { id: string; type: string }): BudgetTar
   return project.type === 'COMPANY_PAGE' ? { key: POOL_KEY, scope: 'ai_workspace_pool' } : { key: project.id, scope: 'ai_project' };
 }
 
-export async function loadAiLimits(q: Knex | Knex.Transaction, workspaceId: string): Promise<AiLimits> {
-  const w = await q('workspaces as w').leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id').where('w.id', workspaceId)
-    .first('w.plan', 'b.plan as billing_plan', 'w.ai_enforcement', 'w.weekly_ai_budget_cents', 'w.daily_spend_cap_cents');
+/**
+ * The limits in force for a workspace; with `target`, its weekly budget is that target's: an
+ * operator-set `ai_budgets` row for the project or the pool, else the workspace's, else the plan's.
+ */
+export async function loadAiLimits(q: Knex | Knex.Transaction, workspaceId: string, target?: BudgetTarget): Promise<AiLimits> {
+  const w = await q('workspaces as w').leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
+    .leftJoin('ai_budgets as ab', (j) => j.on('ab.workspace_id', 'w.id').andOn('ab.budget_key', q.raw('?', [target?.key ?? ''])))
+    .where('w.id', workspaceId)
+    .first('w.plan', 'b.plan as billing_plan', 'w.ai_enforcement', 'w.weekly_ai_budget_cents', 'w.daily_spend_cap_cents', 'ab.weekly_budget_cents as target_budget_cents');
   if (!w) throw new Error(`workspace ${workspaceId} does not exist`);
   const plan: string = w.billing_plan ?? w.plan;
   const limits = planLimits(plan);
@@ -73,7 +79,7 @@ export async function loadAiLimits(q: Knex | Knex.Transaction, workspaceId: stri
     plan,
     enforcement,
     // Workspace columns override the plan; null there means "the plan's value", not "unlimited".
-    weeklyBudgetCents: w.weekly_ai_budget_cents ?? limits.weeklyAiBudgetCents,
+    weeklyBudgetCents: w.target_budget_cents ?? w.weekly_ai_budget_cents ?? limits.weeklyAiBudgetCents,
     dailyCapCents: w.daily_spend_cap_cents ?? limits.dailySpendCapCents,
   };
 }

@@ -9,6 +9,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo, Socket } from 'node:net';
 import { composePost } from '../../lib/llm/builtin';
 import { parsePromptFields } from '../../lib/llm/prompts';
+import { LLM_STUB_FAILURES } from './control';
 
 export type LlmStubFailure =
   | 'rate_limited'
@@ -50,8 +51,22 @@ export interface LlmStub {
   setReply(text: string | null): void;
   /** Fixed usage numbers for every call; null returns to the length-based estimate. */
   setUsage(usage: LlmStubUsage | null): void;
+  /** Drops queued failures and latency, releases hung calls; requests and replies stay. */
+  clearFaults(): void;
+  /** What the control API's GET /__sim/state answers. */
+  state(): LlmStubState;
   /** Clears requests, queued failures, latency, reply and usage; releases hung calls. */
   reset(): void;
+}
+
+export interface LlmStubState {
+  /** Failures still queued for the next chat-completion calls, in order. */
+  pendingFailures: LlmStubFailure[];
+  latencyMs: number;
+  /** Chat-completion calls answered so far (successful or not). */
+  completions: number;
+  /** Every request received, control calls excluded. */
+  requests: number;
 }
 
 export interface LlmStubOptions {
@@ -76,6 +91,7 @@ export async function startLlmStub(opts: LlmStubOptions = {}): Promise<LlmStub> 
   let reply: string | null = null;
   let usageOverride: LlmStubUsage | null = null;
   let counter = 0;
+  let completions = 0;
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
@@ -101,6 +117,10 @@ export async function startLlmStub(opts: LlmStubOptions = {}): Promise<LlmStub> 
     } catch {
       body = null;
     }
+    if (path.startsWith('/__sim/')) {
+      control(req.method ?? 'GET', path, body, res);
+      return;
+    }
     requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body, rawBody, receivedAt: Date.now() });
 
     if (path.startsWith('/v1') && opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
@@ -122,7 +142,33 @@ export async function startLlmStub(opts: LlmStubOptions = {}): Promise<LlmStub> 
     sendError(res, 404, 'invalid_request_error', 'unknown_url', `Unknown request URL: ${req.method} ${path}.`);
   }
 
+  // The control API (`/__sim/*`, like the network simulator's), so another process (bin/admin
+  // llm ...) can script faults. Loopback-only by default (sim/llm/main.ts), like the stub itself.
+  function control(method: string, path: string, body: unknown, res: ServerResponse): void {
+    const b = isRecord(body) ? body : {};
+    if (method === 'GET' && path === '/__sim/state') return sendJson(res, 200, stub.state());
+    if (method === 'POST' && path === '/__sim/faults') {
+      const times = b.times ?? 1;
+      if (!(LLM_STUB_FAILURES as readonly unknown[]).includes(b.kind) || !Number.isInteger(times) || (times as number) < 1 || (times as number) > 10_000) {
+        return sendError(res, 400, 'invalid_request_error', null, `kind must be one of ${LLM_STUB_FAILURES.join(', ')}; times a whole number from 1 to 10000`);
+      }
+      stub.failNext(times as number, b.kind as LlmStubFailure);
+      return sendJson(res, 200, stub.state());
+    }
+    if (method === 'POST' && path === '/__sim/latency') {
+      if (!Number.isInteger(b.ms) || (b.ms as number) < 0 || (b.ms as number) > 600_000) return sendError(res, 400, 'invalid_request_error', null, 'ms must be a whole number from 0 to 600000');
+      stub.setLatency(b.ms as number);
+      return sendJson(res, 200, stub.state());
+    }
+    if (method === 'POST' && path === '/__sim/clear-faults') {
+      stub.clearFaults();
+      return sendJson(res, 200, stub.state());
+    }
+    sendError(res, 404, 'invalid_request_error', 'unknown_url', `Unknown control URL: ${method} ${path}.`);
+  }
+
   async function chatCompletion(res: ServerResponse, rawBody: string, body: unknown): Promise<void> {
+    completions += 1;
     const failure = failures.shift();
     if (failure === 'hang') {
       // Never answered; held so close() and reset() can release the client.
@@ -217,7 +263,7 @@ export async function startLlmStub(opts: LlmStubOptions = {}): Promise<LlmStub> 
   const { port } = server.address() as AddressInfo;
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
 
-  return {
+  const stub: LlmStub = {
     url: `http://${urlHost}:${port}/v1`,
     requests,
     failNext(n, kind) {
@@ -228,6 +274,14 @@ export async function startLlmStub(opts: LlmStubOptions = {}): Promise<LlmStub> 
     },
     setReply(text) {
       reply = text;
+    },
+    clearFaults() {
+      failures.length = 0;
+      latencyMs = 0;
+      releaseHung();
+    },
+    state() {
+      return { pendingFailures: [...failures], latencyMs, completions, requests: requests.length };
     },
     setUsage(usage) {
       usageOverride = usage;
@@ -249,6 +303,7 @@ export async function startLlmStub(opts: LlmStubOptions = {}): Promise<LlmStub> 
       });
     },
   };
+  return stub;
 }
 
 /** A post derived from the last user message, so different sources get different answers. */

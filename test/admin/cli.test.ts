@@ -4,58 +4,12 @@
 // end, including the cross-process cache invalidation the API relies on (spec 5.1).
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBase62 } from '../../lib/ids';
 import { client, startApi, type TestServer } from '../support/app';
-
-const root = path.resolve(import.meta.dirname, '..', '..');
-
-interface Run { code: number; stdout: string; stderr: string; json: any }
-
-function run(command: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string }): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: opts.cwd ?? root, env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      let json: unknown;
-      try { json = JSON.parse(stdout); } catch { json = undefined; }
-      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr, json });
-    });
-    child.stdin.end(opts.input ?? '');
-  });
-}
-
-/** `npm run admin -- ...` without npm's own output in the way. */
-function admin(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<Run> {
-  return run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args], opts);
-}
-
-async function ok(args: string[], opts: { input?: string } = {}): Promise<any> {
-  const r = await admin(args, opts);
-  assert.equal(r.code, 0, `bin/admin ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  assert.notEqual(r.json, undefined, `stdout is not JSON: ${r.stdout}`);
-  return r.json;
-}
-
-/** A failure is exactly one line on stderr, nothing on stdout, and the given exit code. */
-async function fails(args: string[], code: 1 | 2, message: RegExp, opts: { env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
-  const r = await admin(args, opts);
-  assert.equal(r.code, code, `bin/admin ${args.join(' ')}: expected exit ${code}, got ${r.code} (${r.stderr})`);
-  assert.equal(r.stdout, '');
-  // A migration another change adds while the suite runs is applied and reported on its own line.
-  const lines = r.stderr.trimEnd().split('\n').filter((l) => !/^bin\/admin: applied \d+ migration/.test(l));
-  assert.equal(lines.length, 1, `more than one line on stderr: ${r.stderr}`);
-  assert.match(lines[0]!, message);
-  return r;
-}
-
-const unique = () => randomBase62(8).toLowerCase();
+import { admin, fails, ok, root, run, unique } from './support';
 
 describe('operator CLI (bin/admin)', function () {
   // Each command is a fresh Node process; on a loaded machine that is seconds, not milliseconds.
@@ -278,6 +232,25 @@ describe('operator CLI (bin/admin)', function () {
       await fails(['key', 'scopes', '--key', k.id, '--scopes', 'webhooks:manage'], 1, /API keys cannot hold: webhooks:manage/);
       await fails(['key', 'scopes', '--key', 'key_missing', '--scopes', 'read'], 1, /no API key key_missing/);
     });
+  });
+
+  it('runs the compiled entry, rebuilt when a source is newer, answering as the tsx entry does', async () => {
+    const entry = path.join(root, 'dist', 'admin-cli.mjs');
+    const compiled = await admin(['help']);
+    const viaTsx = await admin(['help'], { env: { ADMIN_CLI_BUNDLE: '0' } });
+    assert.equal(compiled.code, 0, compiled.stderr);
+    assert.equal(compiled.stdout, viaTsx.stdout);
+    const built = (await fs.stat(entry)).mtimeMs;
+    // A source edited after the build: the next call rebuilds before it runs.
+    const source = path.join(root, 'bin', 'admin.d', 'registry.ts');
+    const later = new Date(Math.max(Date.now(), built) + 2_000);
+    await fs.utimes(source, later, later);
+    const again = await admin(['key', 'help']);
+    assert.equal(again.code, 0, again.stderr);
+    assert.ok((await fs.stat(entry)).mtimeMs > built, 'the entry was rebuilt');
+    const usage = await admin(['key', 'create', '--workspace', 'org_x'], { env: { ADMIN_CLI_BUNDLE: '0' } });
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /missing --scopes/);
   });
 
   it('runs through the bin/admin wrapper from any directory', async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createWorkspace, issueApiKey, revokeApiKey, setApiKeyScopes, setWorkspacePlan } from '../../lib/admin/provision';
+import { createWorkspace, issueApiKey, revokeApiKey, setApiKeyScopes, setWorkspacePlan } from '../../ops/provision';
 import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
 import { client, startApi, type TestServer } from '../support/app';

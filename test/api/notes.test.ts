@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createProject } from '../../lib/admin/provision';
+import { createProject } from '../../ops/provision';
 import { db } from '../../lib/db';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createProject, type ConnectionPreset } from '../../lib/admin/provision';
+import { createProject, type ConnectionPreset } from '../../ops/provision';
 import { db } from '../../lib/db';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';

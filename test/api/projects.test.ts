@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createProject, linkCompanyPage, type ConnectionPreset } from '../../lib/admin/provision';
+import { createProject, linkCompanyPage, type ConnectionPreset } from '../../ops/provision';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { client, startApi, type CallResult, type TestServer } from '../support/app';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createProject, issueApiKey } from '../../lib/admin/provision';
+import { createProject, issueApiKey } from '../../ops/provision';
 import { db } from '../../lib/db';
 import { SEARCH, temporalClient } from '../../lib/temporal';
 import type { LlmStubFailure } from '../../sim/llm/server';

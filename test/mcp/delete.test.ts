@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Worker } from '@temporalio/worker';
-import { issueApiKey } from '../../lib/admin/provision';
+import { issueApiKey } from '../../ops/provision';
 import { db } from '../../lib/db';
 import { temporalClient, workflowIds } from '../../lib/temporal';
 import { mintDeleteConfirmation, readDeleteConfirmation } from '../../lib/tokens';

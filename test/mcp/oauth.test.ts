@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { createProject } from '../../lib/admin/provision';
+import { createProject } from '../../ops/provision';
 import { member, workspaceWithKey } from '../support/factories';
 import {
   connect, consent, fails, oauthToken, ok, rerouting, sessionIdOf, startApiProcess, startMcpStack, TRANSPORTS, type McpStack,
@@ -162,7 +162,7 @@ describe('MCP with OAuth', function () {
       other = await workspaceWithKey({ projects: 1, name: 'Elsewhere' });
       user = await member(ws.workspace.id, 'Admin');
       await member(other.workspace.id, 'Admin').then(() => undefined);
-      const { addMember } = await import('../../lib/admin/provision');
+      const { addMember } = await import('../../ops/provision');
       await addMember({ workspaceId: other.workspace.id, user: user.id, role: 'admin' });
       token = (await oauthToken(stack.apiUrl, { email: user.email, scope: 'read write posts:destroy', workspace: ws.workspace.id, project: ws.projects[1]!.id })).access_token;
     });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { TOOLS } from '../../api/mcp/tools/index';
-import { createProject, issueApiKey } from '../../lib/admin/provision';
+import { createProject, issueApiKey } from '../../ops/provision';
 import { config } from '../../lib/config';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject } from '../support/network';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -14,6 +14,7 @@ import { config } from '../../lib/config';
 import { ChatCompletionsWriter } from '../../lib/llm/client';
 import { startLlmStub, type LlmStub } from '../../sim/llm/server';
 import { createWorker } from '../../workers/worker';
+import { freePort } from '../../tooling/ports';
 
 // The MCP suites' harness: the REST/OAuth app and the MCP app, each a real HTTP server on an
 // ephemeral port in this process (config's public URLs pointed at them, as the OAuth tests do),
@@ -203,13 +204,6 @@ export async function oauthToken(apiUrl: string, o: { email: string; scope: stri
 // ---------------------------------------------------------------------------------------------
 // A second API process (api/main.ts) on its own ports, against the same Postgres and Redis.
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address() as AddressInfo; s.close(() => resolve(port)); });
-  });
-}
 
 export interface ApiProcess { apiUrl: string; mcpUrl: string; child: ChildProcess; stop(): Promise<void> }
 

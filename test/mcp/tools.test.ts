@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { issueApiKey } from '../../lib/admin/provision';
+import { issueApiKey } from '../../ops/provision';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { connectedPersonalProject } from '../support/network';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createWorkspace } from '../../lib/admin/provision';
+import { createWorkspace } from '../../ops/provision';
 import { member, workspaceWithKey } from '../support/factories';
 import { apiGet, register, startOAuthApi, tokenFor } from './support';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { clearReachCache } from '../../api/oauth/reach';
-import { addMember, createProject, createWorkspace, listUserGrants, makeAgencyOwner, removeAgencyOwner, revokeUserGrants, setWorkspacePlan } from '../../lib/admin/provision';
+import { addMember, createProject, createWorkspace, listUserGrants, makeAgencyOwner, removeAgencyOwner, revokeUserGrants, setWorkspacePlan } from '../../ops/provision';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { client } from '../support/app';

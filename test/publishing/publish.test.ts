@@ -179,7 +179,7 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     });
 
     it('refuses without a token at once', async () => {
-      const p = await (await import('../../lib/admin/provision')).createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'No token', connection: 'disconnected' });
+      const p = await (await import('../../ops/provision')).createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'No token', connection: 'disconnected' });
       const callsBefore = (await sim.counts()).calls.identity;
       await expectConflict(p.id, 'no_token');
       assert.equal((await sim.counts()).calls.identity, callsBefore, 'no network call for a missing token');
@@ -192,7 +192,7 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     });
 
     it('refuses a company page never linked, and one with no admins left', async () => {
-      const provision = await import('../../lib/admin/provision');
+      const provision = await import('../../ops/provision');
       const unlinked = await provision.createProject({ workspaceId: ws.workspace.id, type: 'COMPANY_PAGE', name: 'Unlinked', connection: 'none' });
       await expectConflict(unlinked.id, 'not_linked');
       const { page } = await connectedCompanyPage(ws.workspace.id, 'none');
@@ -200,7 +200,7 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     });
 
     it('refuses a stored revoked connection', async () => {
-      const provision = await import('../../lib/admin/provision');
+      const provision = await import('../../ops/provision');
       const p = await provision.createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'Revoked', connection: 'revoked' });
       await expectConflict(p.id, 'revoked');
     });

@@ -1,4 +1,4 @@
-import { addMember, createProject, createUser, createWorkspace, issueApiKey, type ConnectionPreset } from '../../lib/admin/provision';
+import { addMember, createProject, createUser, createWorkspace, issueApiKey, type ConnectionPreset } from '../../ops/provision';
 import { randomBase62 } from '../../lib/ids';
 
 // Fixtures made through the same provisioning code the operator CLI uses.

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Server } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type Koa from 'koa';
 import { createApp } from '../../api/app';
 import { db } from '../../lib/db';
 import { newId, randomBase62 } from '../../lib/ids';
 import type { CallResult, TestServer } from './app';
+import { freePort } from '../../tooling/ports';
 
 // Helpers for the foundation suites (test/api/*.test.ts): servers with extra test-only routes,
 // a second API *process*, and direct row inserts for volumes the API would make slow to build.
@@ -32,16 +33,6 @@ export async function startApiWith(configure: (app: Koa) => void): Promise<TestS
   };
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export interface ApiProcess extends TestServer { child: ChildProcess }
 

@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';
-import { freePort } from '../../lib/temporalBinary';
+import { freePort } from '../../tooling/ports';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const env = process.env;
@@ -74,7 +74,7 @@ let stopTemporal = async () => {};
 let simulator: ChildProcess | null = null;
 
 export async function mochaGlobalSetup() {
-  const { preflightOrExit } = await import('../../lib/preflight');
+  const { preflightOrExit } = await import('../../tooling/preflight');
   await preflightOrExit({ databaseUrl: env.DATABASE_URL!, redisUrl: env.REDIS_URL! });
   await resetDatabase(env.DATABASE_URL!);
   const { createKnex, migrateLatest } = await import('../../lib/db');
@@ -86,7 +86,7 @@ export async function mochaGlobalSetup() {
   const services: Array<Promise<void>> = [];
   if (ownTemporal) {
     services.push((async () => {
-      const { resolveTemporalBinary, startTemporalDevServer } = await import('../../lib/temporalBinary');
+      const { resolveTemporalBinary, startTemporalDevServer } = await import('../../tooling/temporalBinary');
       const binary = await resolveTemporalBinary({ log: (l) => console.log(`[temporal] ${l}`) });
       const server = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
       stopTemporal = () => server.stop();

@@ -1,5 +1,5 @@
-import { storeConnectionTokens } from '../../lib/admin/connections';
-import { createProject } from '../../lib/admin/provision';
+import { storeConnectionTokens } from '../../ops/connections';
+import { createProject } from '../../ops/provision';
 import { config } from '../../lib/config';
 import { randomBase62 } from '../../lib/ids';
 import { createSimulatorControl, type SimulatorControl } from '../../sim/network/control';

@@ -2,7 +2,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { randomBase62 } from '../../lib/ids';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../lib/searchAttributes';
-import { resolveTemporalBinary } from '../../lib/temporalBinary';
+import { resolveTemporalBinary } from '../../tooling/temporalBinary';
 import { installRuntime, workflowBundle } from '../../workers/worker';
 
 // The workflow tier (test/workflows): the real workflow bundle on a worker of its own task queue

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Connection } from '@temporalio/client';
 import { config } from '../../lib/config';
 import { SEARCH, searchAttributeFlags, searchAttributeIndexedTypes } from '../../lib/searchAttributes';
-import { devServerArgs } from '../../lib/temporalBinary';
+import { devServerArgs } from '../../tooling/temporalBinary';
 import { temporalAddress } from '../../lib/temporal';
 
 // Search attributes are declared once (lib/searchAttributes.ts); the dev server's flags and the

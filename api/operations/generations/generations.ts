@@ -107,7 +107,7 @@ export const createGeneration = defineOperation({
     const jobId = newId('job');
     const now = new Date();
     const target = budgetTargetOf(project);
-    const limits = await loadAiLimits(db(), auth.workspaceId);
+    const limits = await loadAiLimits(db(), auth.workspaceId, target);
     const reservation = reservationFor(target, now);
     const job = await db().transaction(async (trx) => {
       const [row] = await trx('jobs').insert({

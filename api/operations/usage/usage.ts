@@ -40,8 +40,13 @@ export const getUsage = defineOperation({
     const project = input.projectId !== undefined ? await findProject(auth, input.projectId) : undefined;
     if (input.projectId !== undefined && !project) throw errors.notFound('project');
     const periods = periodsAt(new Date());
-    const limits = await loadAiLimits(db(), auth.workspaceId);
-    const target: BudgetTarget = project ? budgetTargetOf(project) : { key: POOL_KEY, scope: 'ai_workspace_pool' };
+    const pool: BudgetTarget = { key: POOL_KEY, scope: 'ai_workspace_pool' };
+    const target: BudgetTarget = project ? budgetTargetOf(project) : pool;
+    // A project and the pool may have budgets of their own (ai_budgets, set by an operator).
+    const [limits, poolLimits] = await Promise.all([
+      loadAiLimits(db(), auth.workspaceId, target),
+      target.key === POOL_KEY ? null : loadAiLimits(db(), auth.workspaceId, pool),
+    ]);
     const [poolUsed, targetUsed, dayUsed] = await Promise.all([
       weekUsedCents(db(), auth.workspaceId, POOL_KEY, periods.week),
       target.key === POOL_KEY ? null : weekUsedCents(db(), auth.workspaceId, target.key, periods.week),
@@ -64,7 +69,7 @@ export const getUsage = defineOperation({
           resetsAt: periods.weekResetsAt,
           // A company page has no budget of its own: its figures are the pool's.
           project: project ? { id: project.id, name: projectName(project), percentUsed: percentUsed(governingUsed, budget), unlimited: budget === null } : null,
-          workspacePool: { percentUsed: percentUsed(poolUsed, budget), unlimited: budget === null },
+          workspacePool: { percentUsed: percentUsed(poolUsed, (poolLimits ?? limits).weeklyBudgetCents), unlimited: (poolLimits ?? limits).weeklyBudgetCents === null },
         },
         storage: storageUsage(planLimits(limits.plan)),
         apiSpend: apiSpendOf(periods.day, limits.dailyCapCents, dayUsed),

@@ -1,9 +1,5 @@
-import { storeConnectionTokens } from '../../../lib/admin/connections';
-import { getWorkspace } from '../../../lib/admin/provision';
 import { config } from '../../../lib/config';
-import { randomBase62 } from '../../../lib/ids';
-import { createSimulatorControl } from '../../../sim/network/control';
-import { registerCommands, type Args } from '../registry';
+import { defineNoun, type Args } from '../registry';
 
 // Connecting an account happens in the dashboard (spec 2.6: reconnecting cannot be done through
 // the API); these commands stand in for it.
@@ -16,7 +12,12 @@ function dateArg(args: Args, name: string): Date | undefined {
   return at;
 }
 
-registerCommands('connection', {
+const projectFlags = {
+  workspace: { required: true, value: 'org_x', help: 'workspace id' },
+  project: { required: true, value: 'proj_x', help: 'project id' },
+} as const;
+
+export default defineNoun('connection', 'Network connections of projects (tokens, expiry, health).', {
   set: {
     summary: "Store a project's network tokens and expiry (a company page stores them on its linked personal account).",
     flags: {
@@ -38,6 +39,9 @@ registerCommands('connection', {
       dateArg(args, 'expires-at');
     },
     async run(args) {
+      const [{ storeConnectionTokens }, { getWorkspace }, { randomBase62 }, { createSimulatorControl }] = await Promise.all([
+        import('../../../ops/connections'), import('../../../ops/provision'), import('../../../lib/ids'), import('../../../sim/network/control'),
+      ]);
       const workspace = await getWorkspace(args.need('workspace'));
       if (args.bool('from-simulator')) {
         const sim = createSimulatorControl(config.network.apiUrl ?? `http://127.0.0.1:${config.network.simulatorPort}`);
@@ -55,4 +59,34 @@ registerCommands('connection', {
       });
     },
   },
-}, { summary: 'Network connections of projects (tokens, expiry).' });
+  revoke: {
+    summary: "Mark a project's connection revoked, as when the network withdraws the authorization (state revoked).",
+    flags: projectFlags,
+    async run(args) {
+      const { setConnectionState } = await import('../../../ops/operate');
+      return setConnectionState({ workspaceId: args.need('workspace'), projectId: args.need('project'), state: 'revoked' });
+    },
+  },
+  'clear-tokens': {
+    summary: "Drop a project's stored network tokens (state disconnected).",
+    flags: projectFlags,
+    async run(args) {
+      const { setConnectionState } = await import('../../../ops/operate');
+      return setConnectionState({ workspaceId: args.need('workspace'), projectId: args.need('project'), state: 'clear-tokens' });
+    },
+  },
+  check: {
+    summary: "Run a project's connection health check now (signals its health workflow) and print the outcome.",
+    flags: { ...projectFlags, 'timeout-ms': { value: 'MS', help: 'how long to wait for the result (default 30000)' } },
+    check: (args) => { args.int('timeout-ms', 30_000, { min: 1 }); },
+    async run(args) {
+      const { checkConnectionNow } = await import('../../../ops/operate');
+      try {
+        return await checkConnectionNow({ workspaceId: args.need('workspace'), projectId: args.need('project'), timeoutMs: args.int('timeout-ms', 30_000) });
+      } finally {
+        const { closeTemporalClient } = await import('../../../lib/temporal');
+        await closeTemporalClient();
+      }
+    },
+  },
+});

@@ -1,11 +1,19 @@
-import { addMember, getWorkspace, listMembers } from '../../../lib/admin/provision';
 import { ROLE_LABELS } from '../../../lib/roles';
-import { memberView } from '../present';
-import { registerCommands } from '../registry';
+import { defineNoun } from '../registry';
+
+const provision = () => import('../../../ops/provision');
+const present = () => import('../present');
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  let text = '';
+  stream.setEncoding('utf8');
+  for await (const chunk of stream) text += chunk;
+  return text;
+}
 
 const ROLE_HELP = `Admin, Member, Client, or a legacy slug (${Object.keys(ROLE_LABELS).join(', ')})`;
 
-registerCommands('member', {
+export default defineNoun('member', 'Workspace membership and roles.', {
   add: {
     summary: 'Add a user to a workspace, or change the role of an existing member.',
     flags: {
@@ -16,6 +24,7 @@ registerCommands('member', {
     },
     examples: ['--workspace org_x --user ann@example.com --role Member --project proj_a --project proj_b'],
     async run(args) {
+      const [{ addMember, getWorkspace, listMembers }, { memberView }] = await Promise.all([provision(), present()]);
       const workspaceId = args.need('workspace');
       // Checked here so a typo reads "no workspace org_…" rather than a foreign-key violation.
       await getWorkspace(workspaceId);
@@ -25,12 +34,60 @@ registerCommands('member', {
       return { workspaceId, ...memberView(member) };
     },
   },
+  remove: {
+    summary: 'Remove a user from a workspace (their OAuth reach there ends within a minute; API keys are unaffected).',
+    flags: {
+      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      user: { required: true, value: 'EMAIL|usr_x', help: 'the member, by email or id' },
+    },
+    async run(args) {
+      const { removeMember } = await import('../../../ops/operate');
+      return removeMember({ workspaceId: args.need('workspace'), user: args.need('user') });
+    },
+  },
+  'add-many': {
+    summary: 'Add many members at once: --count N generated users, or a roster file of email[,role[,name]] lines (- for stdin).',
+    flags: {
+      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      count: { value: 'N', help: 'create N new users member-<n>-<random>@<domain> (1 to 10000)' },
+      file: { value: 'PATH', help: 'roster file, one email[,role[,name]] per line; existing users are reused' },
+      role: { value: 'ROLE', help: `role when a line names none, and for --count (default Member); ${ROLE_HELP}` },
+      domain: { value: 'DOMAIN', help: 'with --count: email domain (default example.com)' },
+    },
+    examples: ['--workspace org_x --count 100 --role Member', '--workspace org_x --file roster.csv'],
+    check(args) {
+      if (args.has('count') === args.has('file')) throw args.usage('give --count N or --file PATH');
+      if (args.has('count')) args.int('count', 0, { min: 1, max: 10_000 });
+    },
+    async run(args) {
+      const { addMembers, parseRoster } = await import('../../../ops/operate');
+      const role = args.string('role') ?? 'Member';
+      let entries;
+      if (args.has('count')) {
+        const { randomBase62 } = await import('../../../lib/ids');
+        const batch = randomBase62(6).toLowerCase();
+        const domain = args.string('domain') ?? 'example.com';
+        entries = Array.from({ length: args.int('count', 0) }, (_, i) => ({ email: `member-${i + 1}-${batch}@${domain}`, name: `Member ${i + 1}` }));
+      } else {
+        const fs = await import('node:fs/promises');
+        const file = args.need('file');
+        const text = file === '-' ? await readAll(process.stdin) : await fs.readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+          throw args.usage(`cannot read --file ${file}: ${err.code ?? err.message}`);
+        });
+        entries = parseRoster(text);
+      }
+      const { memberView } = await import('../present');
+      const r = await addMembers({ workspaceId: args.need('workspace'), entries, defaultRole: role });
+      return { ...r, members: r.members.map(memberView) };
+    },
+  },
   list: {
     summary: 'List the members of a workspace with their roles and assigned projects.',
     flags: { workspace: { required: true, value: 'org_x', help: 'workspace id' } },
     async run(args) {
+      const [{ getWorkspace, listMembers }, { memberView }] = await Promise.all([provision(), present()]);
       const w = await getWorkspace(args.need('workspace'));
       return (await listMembers(w.id)).map(memberView);
     },
   },
-}, { summary: 'Workspace membership and roles.' });
+});

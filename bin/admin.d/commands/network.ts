@@ -1,6 +1,6 @@
 import { config } from '../../../lib/config';
 import { createSimulatorControl, SIM_OPERATIONS, type SimOperationFilter } from '../../../sim/network/control';
-import { registerCommands, type Args } from '../registry';
+import { defineNoun, type Args } from '../registry';
 
 // Scripted faults for the local network simulator (never the real network): fail the next N
 // calls, revoke or expire a token, empty an organization's admin set, add latency.
@@ -14,7 +14,7 @@ const count = (args: Args, name: string, fallback: number) => {
   return Number(raw);
 };
 
-registerCommands('network', {
+export default defineNoun('network', 'Fault injection on the local network simulator.', {
   fail: {
     summary: 'Fail the next N simulator calls with a transient (503) or permanent (400) error, or lose their answers.',
     database: false,
@@ -60,4 +60,4 @@ registerCommands('network', {
     run: (args) => sim().listPosts({ reference: args.string('reference'), limit: count(args, 'limit', 50) }),
   },
   counts: { summary: 'Call and post counters of the simulator.', database: false, run: () => sim().counts() },
-}, { summary: 'Fault injection on the local network simulator.' });
+});

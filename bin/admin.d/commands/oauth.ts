@@ -1,77 +1,24 @@
-import { listUserGrants, makeAgencyOwner, removeAgencyOwner, revokeUserGrants } from '../../../lib/admin/provision';
-import { listClients, setClientTrust } from '../../../api/oauth/admin';
-import { registerCommands } from '../registry';
+import { defineNoun } from '../registry';
 
-// OAuth and multi-workspace reach (spec 5.3, 5.5): agency owners, users' consents ("grants")
-// and registered clients. Passwords are set with `user set-password`.
+// OAuth access tokens without the browser flow (spec 5.3), for support and scripted tests.
 
-registerCommands('agency', {
-  'add-owner': {
-    summary: 'Make a user an owner of the agency billing a client workspace (reach agency_owner, acts as admin there).',
+export default defineNoun('oauth', 'OAuth access tokens issued by an operator.', {
+  token: {
+    summary: 'Mint an OAuth access token for a user, client and scope set (a grant and token family like a code exchange; no refresh token).',
     flags: {
-      user: { required: true, value: 'EMAIL|usr_x', help: 'the user' },
-      workspace: { required: true, value: 'org_x', help: 'the client workspace' },
-      agency: { value: 'org_x', help: 'bill the client workspace to this agency first (default: its current billing workspace)' },
+      user: { required: true, value: 'EMAIL|usr_x', help: 'the user the token acts for' },
+      client: { required: true, value: 'cli_x', help: 'a registered OAuth client' },
+      scopes: { required: true, multiple: true, value: 'SCOPES', help: 'comma- or space-separated scopes or aliases (read, write)' },
+      workspace: { value: 'org_x', help: "the token's workspace (default: the user's first membership)" },
+      project: { value: 'proj_x', help: 'pinned default project' },
     },
-    examples: ['--user ann@agency.example --workspace org_client --agency org_agency'],
+    examples: ['--user ann@example.com --client cli_x --scopes read,posts:write'],
     async run(args) {
-      return makeAgencyOwner({ user: args.need('user'), clientWorkspaceId: args.need('workspace'), agencyWorkspaceId: args.string('agency') });
+      const { mintOAuthToken } = await import('../../../ops/operate');
+      return mintOAuthToken({
+        user: args.need('user'), clientId: args.need('client'), workspaceId: args.string('workspace'), projectId: args.string('project'),
+        scopes: args.list('scopes').flatMap((s) => s.split(/\s+/)).filter(Boolean),
+      });
     },
   },
-  'remove-owner': {
-    summary: 'End a user\'s ownership of an agency (their reach into its client workspaces ends within a minute).',
-    flags: {
-      user: { required: true, value: 'EMAIL|usr_x', help: 'the user' },
-      agency: { required: true, value: 'org_x', help: 'the agency workspace' },
-    },
-    async run(args) {
-      return removeAgencyOwner({ user: args.need('user'), agencyWorkspaceId: args.need('agency') });
-    },
-  },
-}, { summary: 'Agency ownership: who reaches the client workspaces an agency pays for.' });
-
-registerCommands('grant', {
-  list: {
-    summary: 'List a user\'s OAuth consents with their workspace, access level, scopes and live tokens.',
-    flags: { user: { required: true, value: 'EMAIL|usr_x', help: 'the user' } },
-    async run(args) {
-      return listUserGrants(args.need('user'));
-    },
-  },
-  revoke: {
-    summary: 'Revoke a user\'s OAuth consents and every token issued under them (one grant, one client\'s, or --all).',
-    flags: {
-      user: { required: true, value: 'EMAIL|usr_x', help: 'the user' },
-      grant: { value: 'grt_x', help: 'one grant' },
-      client: { value: 'cli_x', help: 'every grant of this client' },
-      all: { type: 'boolean', help: 'every grant of the user' },
-    },
-    examples: ['--user ann@example.com --grant grt_x', '--user ann@example.com --all'],
-    check(args) {
-      const given = ['grant', 'client'].filter((f) => args.has(f)).length + (args.bool('all') ? 1 : 0);
-      if (given !== 1) throw args.usage('give exactly one of --grant, --client or --all');
-    },
-    async run(args) {
-      return revokeUserGrants({ user: args.need('user'), grantId: args.string('grant'), clientId: args.string('client') });
-    },
-  },
-}, { summary: 'OAuth consents of users (revoking one kills its tokens).' });
-
-registerCommands('oauth-client', {
-  list: {
-    summary: 'List registered OAuth clients.',
-    async run() {
-      return listClients();
-    },
-  },
-  trust: {
-    summary: 'Mark a client as verified on the consent page (or, with --revoke, as unverified again).',
-    flags: {
-      client: { required: true, value: 'cli_x', help: 'the client' },
-      revoke: { type: 'boolean', help: 'back to unverified' },
-    },
-    async run(args) {
-      return setClientTrust(args.need('client'), !args.bool('revoke'));
-    },
-  },
-}, { summary: 'Dynamically registered OAuth clients.' });
+});

@@ -1,17 +1,19 @@
-import { CONNECTION_PRESETS, createProject, getWorkspace, linkCompanyPage, listProjects } from '../../../lib/admin/provision';
 import { config } from '../../../lib/config';
-import { projectView } from '../present';
-import { registerCommands } from '../registry';
+import { CONNECTION_PRESETS } from '../../../ops/presets';
+import { defineNoun } from '../registry';
+
+const provision = () => import('../../../ops/provision');
 
 const PROJECT_TYPES = ['PERSONAL_BRAND', 'COMPANY_PAGE', 'AMPLIFIER'] as const;
 
 /** Re-read through the same join as the list, so every verb prints the same project shape. */
 async function projectById(workspaceId: string, projectId: string) {
+  const [{ listProjects }, { projectView }] = await Promise.all([provision(), import('../present')]);
   const row = (await listProjects(workspaceId)).find((p: { id: string }) => p.id === projectId);
   return projectView(row);
 }
 
-registerCommands('project', {
+export default defineNoun('project', 'Projects (network accounts, company pages, amplifiers) and their connection.', {
   create: {
     summary: 'Create a project with a simulated network connection in a given state.',
     flags: {
@@ -46,6 +48,7 @@ registerCommands('project', {
       const type = args.need('type') as (typeof PROJECT_TYPES)[number];
       const linked = args.string('linked-project');
       const language = args.string('language');
+      const { createProject, getWorkspace } = await provision();
       // Checked here so a typo reads "no workspace org_…" rather than a foreign-key violation.
       await getWorkspace(workspaceId);
       const p = await createProject({
@@ -65,16 +68,29 @@ registerCommands('project', {
     },
     async run(args) {
       const workspaceId = args.need('workspace');
+      const { linkCompanyPage } = await provision();
       const page = await linkCompanyPage(workspaceId, args.need('project'), args.need('admin-project'));
       return projectById(workspaceId, page.id);
+    },
+  },
+  archive: {
+    summary: 'Delete a project by archiving it: the API no longer returns it. Refused while it has scheduled posts.',
+    flags: {
+      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      project: { required: true, value: 'proj_x', help: 'the project' },
+    },
+    async run(args) {
+      const { archiveProject } = await import('../../../ops/operate');
+      return archiveProject({ workspaceId: args.need('workspace'), projectId: args.need('project') });
     },
   },
   list: {
     summary: 'List the projects of a workspace with their connection state.',
     flags: { workspace: { required: true, value: 'org_x', help: 'workspace id' } },
     async run(args) {
+      const [{ getWorkspace, listProjects }, { projectView }] = await Promise.all([provision(), import('../present')]);
       const w = await getWorkspace(args.need('workspace'));
       return (await listProjects(w.id)).map(projectView);
     },
   },
-}, { summary: 'Projects (network accounts, company pages, amplifiers) and their connection.' });
+});

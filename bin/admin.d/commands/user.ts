@@ -1,7 +1,6 @@
-import { AdminError, createUser, listUsers, setUserPassword } from '../../../lib/admin/provision';
-import { db } from '../../../lib/db';
-import { userView } from '../present';
-import { registerCommands, type Args } from '../registry';
+import { defineNoun, type Args } from '../registry';
+
+const provision = () => import('../../../ops/provision');
 
 // Passwords are accepted but never printed. --password-stdin exists because a password given
 // as a flag lands in shell history and in the process list.
@@ -36,7 +35,7 @@ const passwordFlags = {
   'password-stdin': { type: 'boolean' as const, help: 'read the password from standard input' },
 };
 
-registerCommands('user', {
+export default defineNoun('user', 'People who sign in (members of workspaces, OAuth consenters).', {
   create: {
     summary: 'Create a user (a person who can sign in and consent to OAuth clients).',
     flags: {
@@ -53,6 +52,7 @@ registerCommands('user', {
     async run(args) {
       const email = args.need('email').trim();
       const password = await passwordFrom(args, false);
+      const [{ AdminError, createUser }, { db }, { userView }] = await Promise.all([provision(), import('../../../lib/db'), import('../present')]);
       const existing = await db()('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).first('id');
       if (existing) throw new AdminError(`a user with email ${email.toLowerCase()} already exists (${existing.id})`);
       const user = await createUser({ email, name: args.string('name'), password });
@@ -71,6 +71,7 @@ registerCommands('user', {
     },
     async run(args) {
       const password = await passwordFrom(args, true);
+      const { setUserPassword } = await provision();
       const user = await setUserPassword(args.need('user'), password!);
       return { ...user, hasPassword: true };
     },
@@ -78,7 +79,8 @@ registerCommands('user', {
   list: {
     summary: 'List users with the workspaces they belong to (no password data).',
     async run() {
+      const [{ listUsers }, { userView }] = await Promise.all([provision(), import('../present')]);
       return (await listUsers()).map(userView);
     },
   },
-}, { summary: 'People who sign in (members of workspaces, OAuth consenters).' });
+});

@@ -1,8 +1,8 @@
-import { createWorkspace, getWorkspace, listApiKeys, listMembers, listProjects, listWorkspaces, setWorkspacePlan } from '../../../lib/admin/provision';
 import { PLAN_NAMES } from '../../../lib/config';
-import { db } from '../../../lib/db';
-import { keyView, memberView, projectView, workspaceView } from '../present';
-import { registerCommands, type Args } from '../registry';
+import { defineNoun, type Args } from '../registry';
+
+const provision = () => import('../../../ops/provision');
+const present = () => import('../present');
 
 const AI_ENFORCEMENT = ['off', 'shadow', 'warn', 'block'] as const;
 
@@ -22,11 +22,12 @@ function parseFeatures(args: Args): Record<string, boolean> {
 
 async function billingPlanOf(w: { billing_workspace_id?: string | null }): Promise<string | null> {
   if (!w.billing_workspace_id) return null;
+  const { db } = await import('../../../lib/db');
   const b = await db()('workspaces').where({ id: w.billing_workspace_id }).first('plan');
   return b?.plan ?? null;
 }
 
-registerCommands('workspace', {
+export default defineNoun('workspace', 'Workspaces (organisations), their plan and settings.', {
   create: {
     summary: 'Create a workspace on a plan.',
     flags: {
@@ -41,6 +42,7 @@ registerCommands('workspace', {
     check: parseFeatures,
     async run(args) {
       const features = parseFeatures(args);
+      const [{ createWorkspace, getWorkspace }, { workspaceView }] = await Promise.all([provision(), present()]);
       const billing = args.string('billing-workspace');
       // Checked here so a typo reads "no workspace org_…" rather than a foreign-key violation.
       if (billing) await getWorkspace(billing);
@@ -53,11 +55,13 @@ registerCommands('workspace', {
   },
   'set-plan': {
     summary: 'Change the plan of a workspace (API processes pick it up on the next request).',
+    redis: true,
     flags: {
       workspace: { required: true, value: 'org_x', help: 'workspace id' },
       plan: { required: true, value: 'PLAN', help: `one of ${PLAN_NAMES.join(', ')} (any case)` },
     },
     async run(args) {
+      const [{ setWorkspacePlan }, { workspaceView }] = await Promise.all([provision(), present()]);
       const w = await setWorkspacePlan(args.need('workspace'), args.need('plan'));
       return workspaceView(w, await billingPlanOf(w));
     },
@@ -65,6 +69,7 @@ registerCommands('workspace', {
   list: {
     summary: 'List every workspace with its plan and counts.',
     async run() {
+      const [{ listWorkspaces }, { workspaceView }] = await Promise.all([provision(), present()]);
       const rows = await listWorkspaces();
       const planById = new Map(rows.map((w: { id: string; plan: string }) => [w.id, w.plan]));
       return rows.map((w: Record<string, any>) => ({
@@ -79,6 +84,7 @@ registerCommands('workspace', {
     summary: 'One workspace with its members, projects and API keys (never key secrets).',
     flags: { workspace: { required: true, value: 'org_x', help: 'workspace id' } },
     async run(args) {
+      const [{ getWorkspace, listApiKeys, listMembers, listProjects }, { keyView, memberView, projectView, workspaceView }] = await Promise.all([provision(), present()]);
       const w = await getWorkspace(args.need('workspace'));
       const [members, projects, keys] = await Promise.all([listMembers(w.id), listProjects(w.id), listApiKeys(w.id)]);
       return {
@@ -89,4 +95,56 @@ registerCommands('workspace', {
       };
     },
   },
-}, { summary: 'Workspaces (organisations) and their plan.' });
+  'set-ai-budget': {
+    summary: 'Set the workspace-wide weekly AI budget (each project and the pool, unless set with budget set) and its enforcement (spec 2.16).',
+    flags: {
+      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      'weekly-cents': { value: 'CENTS', help: 'weekly budget in cents, per project and for the workspace pool' },
+      'plan-default': { type: 'boolean', help: "use the plan's weekly budget again" },
+      enforcement: { choices: AI_ENFORCEMENT, help: 'off, shadow (log only), warn (events), block (refuse at 100 %)' },
+    },
+    examples: ['--workspace org_x --weekly-cents 500 --enforcement block'],
+    check(args) {
+      if (args.has('weekly-cents') && args.bool('plan-default')) throw args.usage('give --weekly-cents or --plan-default, not both');
+      if (!args.has('weekly-cents') && !args.bool('plan-default') && !args.has('enforcement')) throw args.usage('give --weekly-cents, --plan-default or --enforcement');
+      args.int('weekly-cents', 0, { max: 2_000_000_000 });
+    },
+    async run(args) {
+      const [{ setAiBudget }, { workspaceView }] = await Promise.all([import('../../../ops/operate'), present()]);
+      const w = await setAiBudget({
+        workspaceId: args.need('workspace'), enforcement: args.string('enforcement'),
+        weeklyBudgetCents: args.bool('plan-default') ? null : args.has('weekly-cents') ? args.int('weekly-cents', 0) : undefined,
+      });
+      return { ...workspaceView(w, await billingPlanOf(w)), weeklyAiBudgetCents: w.weekly_ai_budget_cents as number | null };
+    },
+  },
+  'set-spend-cap': {
+    summary: "Set the workspace's daily API AI-spend cap (spec 2.16, 402 spend_cap_exceeded beyond it).",
+    flags: {
+      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      'daily-cents': { value: 'CENTS', help: 'cap per UTC day in cents (0 refuses every generation)' },
+      'plan-default': { type: 'boolean', help: "use the plan's cap again" },
+    },
+    check(args) {
+      if (args.has('daily-cents') === args.bool('plan-default')) throw args.usage('give --daily-cents or --plan-default');
+      args.int('daily-cents', 0, { max: 2_000_000_000 });
+    },
+    async run(args) {
+      const [{ setSpendCap }, { workspaceView }] = await Promise.all([import('../../../ops/operate'), present()]);
+      const w = await setSpendCap({ workspaceId: args.need('workspace'), dailyCapCents: args.bool('plan-default') ? null : args.int('daily-cents', 0) });
+      return { ...workspaceView(w, await billingPlanOf(w)), dailySpendCapCents: w.daily_spend_cap_cents as number | null };
+    },
+  },
+  'set-review': {
+    summary: 'Turn the review gate (requireReviewWorkflow) on or off.',
+    flags: {
+      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      required: { required: true, choices: ['on', 'off'], help: 'on: posts need review before they can be scheduled' },
+    },
+    async run(args) {
+      const [{ setReviewGate }, { workspaceView }] = await Promise.all([import('../../../ops/operate'), present()]);
+      const w = await setReviewGate({ workspaceId: args.need('workspace'), required: args.need('required') === 'on' });
+      return workspaceView(w, await billingPlanOf(w));
+    },
+  },
+});

@@ -7,12 +7,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Connection as TemporalConnection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTE_KEYS, searchAttributeFlags } from './searchAttributes';
+import { SEARCH_ATTRIBUTE_KEYS, searchAttributeFlags } from '../lib/searchAttributes';
+import { portAcceptsConnections } from './ports';
 
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
@@ -224,33 +224,6 @@ export async function temporalVersion(binary: string): Promise<string> {
   });
   if (code !== 0) throw new Error(`${binary} --version exited ${code}: ${out.trim()}`);
   return out.trim();
-}
-
-/** A TCP port that was free a moment ago (the usual race applies: bind it soon). */
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.once('error', reject);
-    srv.listen(0, host, () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** True if something accepts TCP connections on host:port. */
-export function portAcceptsConnections(port: number, host = '127.0.0.1', timeoutMs = 1_000): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ port, host });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
 }
 
 export interface DevServerOptions {

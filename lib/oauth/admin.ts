@@ -1,12 +1,16 @@
-import { db } from '../../lib/db';
-import { newId } from '../../lib/ids';
-import { ROLE_LABELS } from '../../lib/roles';
-import { forgetClient } from './clients';
-import { revokeGrant, userGrants } from './grants';
-import { clearReachCache } from './reach';
+import { invalidateLocally, publishTokenInvalidation } from '../auth/invalidation';
+import { db } from '../db';
+import { newId } from '../ids';
+import { ROLE_LABELS } from '../roles';
+import { ACCESS_TOKEN_PREFIX, createFamily, insertAccessToken, randomToken, revokeFamilies } from './tokens';
 
-// Operator actions on OAuth data (bin/admin, through lib/admin/provision.ts). Errors are
-// plain messages; provision wraps them in its AdminError.
+// Administration of OAuth data: grants (consents), agency ownership and clients. Used by the
+// authorization server (api/oauth) and by the operator tools (bin/admin through
+// ops/provision.ts). Errors are plain messages; provision wraps them in its AdminError.
+
+// The caches these edits outdate belong to the API (api/oauth/reach.ts, clients.ts).
+const clearReachCache = () => invalidateLocally('reach');
+const forgetClient = (clientId: string) => invalidateLocally('client', clientId);
 
 export class OAuthAdminError extends Error {}
 
@@ -100,4 +104,51 @@ export async function setClientTrust(clientId: string, trusted: boolean) {
   if (!n) throw new OAuthAdminError(`no OAuth client ${clientId}`);
   forgetClient(clientId);
   return { id: clientId, trusted };
+}
+
+/** Revokes a grant and every token issued under it. Returns false when there was no live grant. */
+export async function revokeGrant(grantId: string): Promise<boolean> {
+  const revoked = await db().transaction(async (trx) => {
+    const n = await trx('oauth_grants').where({ id: grantId }).whereNull('revoked_at').update({ revoked_at: new Date(), remembered: false });
+    const families = await trx('oauth_token_families').where({ grant_id: grantId }).pluck('id');
+    await revokeFamilies(trx, families as string[], 'grant_revoked');
+    return n > 0;
+  });
+  await publishTokenInvalidation(`grant:${grantId}`);
+  return revoked;
+}
+
+export async function userGrants(userId: string) {
+  return db()('oauth_grants as g').join('oauth_clients as c', 'c.id', 'g.client_id').leftJoin('workspaces as w', 'w.id', 'g.workspace_id')
+    .where('g.user_id', userId).orderBy('g.created_at', 'desc')
+    .select('g.*', 'c.client_name', 'w.name as workspace_name',
+      db().raw(`(select count(*) from oauth_access_tokens t where t.family_id in (select id from oauth_token_families f where f.grant_id = g.id)
+                  and t.revoked_at is null and t.expires_at > now())::int as active_access_tokens`));
+}
+
+/**
+ * Issues an access token outside the authorization flow (support, scripted tests): the same
+ * rows a code exchange writes (a live grant for the user and client, a token family, the
+ * token), so revoking the grant or the family kills it like any other. No refresh token.
+ * The caller checks that the user reaches the workspace and that the scopes are known.
+ */
+export async function mintAccessToken(input: { userId: string; clientId: string; workspaceId: string; defaultProjectId: string | null; scopes: string[]; accessLevel: 'read' | 'full' }) {
+  const client = await db()('oauth_clients').where({ id: input.clientId }).first('id');
+  if (!client) throw new OAuthAdminError(`no OAuth client ${input.clientId}`);
+  const plaintext = randomToken(ACCESS_TOKEN_PREFIX);
+  const row = await db().transaction(async (trx) => {
+    let grant = await trx('oauth_grants').where({ user_id: input.userId, client_id: input.clientId }).whereNull('revoked_at').forUpdate().first('id');
+    if (!grant) {
+      [grant] = await trx('oauth_grants').insert({
+        id: newId('oauthGrant'), user_id: input.userId, client_id: input.clientId, workspace_id: input.workspaceId, default_project_id: input.defaultProjectId,
+        access_level: input.accessLevel, requested_scopes: input.scopes, scopes: input.scopes, remembered: true,
+      }).returning('id');
+    }
+    const family = await createFamily(trx, {
+      grantId: grant.id, clientId: input.clientId, userId: input.userId, workspaceId: input.workspaceId, defaultProjectId: input.defaultProjectId,
+      scopes: input.scopes, codeHash: null, resource: null,
+    });
+    return insertAccessToken(trx, family, plaintext, input.scopes);
+  });
+  return { access_token: plaintext, token_type: 'Bearer' as const, scope: input.scopes.join(' '), expiresAt: iso(row.expires_at), id: row.id, familyId: row.family_id };
 }

@@ -1,15 +1,17 @@
 import type { Knex } from 'knex';
-import { createApiKey, publishAuthInvalidation } from '../../api/auth/apiKeys';
-import { grantAgencyOwnership, listGrants, OAuthAdminError, revokeAgencyOwnership, revokeGrants } from '../../api/oauth/admin';
-import { PLAN_NAMES } from '../config';
-import { encrypt, randomSecret } from '../crypto';
-import { db } from '../db';
-import { newId } from '../ids';
-import { hashPassword } from '../password';
-import { createDefaultStatuses } from '../posts/statuses';
-import { roleSlug } from '../roles';
-import { ALL_SCOPES, expandScopes, OAUTH_ONLY_SCOPES } from '../scopes';
-import { isValidTimeZone } from '../time';
+import { createApiKey } from '../lib/auth/apiKeys';
+import { publishAuthInvalidation } from '../lib/auth/invalidation';
+import { grantAgencyOwnership, listGrants, OAuthAdminError, revokeAgencyOwnership, revokeGrants } from '../lib/oauth/admin';
+import { PLAN_NAMES } from '../lib/config';
+import { encrypt, randomSecret } from '../lib/crypto';
+import { db } from '../lib/db';
+import { newId } from '../lib/ids';
+import { hashPassword } from '../lib/password';
+import { createDefaultStatuses } from '../lib/posts/statuses';
+import { roleSlug } from '../lib/roles';
+import { ALL_SCOPES, expandScopes, OAUTH_ONLY_SCOPES } from '../lib/scopes';
+import { isValidTimeZone } from '../lib/time';
+import type { ConnectionPreset } from './presets';
 
 // Operator provisioning (there is no dashboard here): used by bin/admin, the seed script and
 // test factories, so all three create data the same way.
@@ -76,8 +78,7 @@ export async function addMember(input: { workspaceId: string; user: string; role
   return { workspaceId: input.workspaceId, userId: user.id, role, projectIds: input.projectIds ?? [] };
 }
 
-export const CONNECTION_PRESETS = ['connected', 'expiring_soon', 'degraded', 'disconnected', 'revoked', 'none'] as const;
-export type ConnectionPreset = (typeof CONNECTION_PRESETS)[number];
+export { CONNECTION_PRESETS, type ConnectionPreset } from './presets';
 
 function presetColumns(preset: Exclude<ConnectionPreset, 'none'>, now = Date.now()) {
   const token = () => encrypt(`preset_${randomSecret(32)}`);

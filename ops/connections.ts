@@ -1,5 +1,5 @@
-import { encrypt } from '../crypto';
-import { db } from '../db';
+import { encrypt } from '../lib/crypto';
+import { db } from '../lib/db';
 import { AdminError } from './provision';
 
 // Connecting an account happens in the dashboard; operators and tests store the tokens here.

@@ -3,7 +3,6 @@
 
 import fs from 'node:fs';
 import pg from 'pg';
-import { Redis } from 'ioredis';
 
 /** A failure whose message is already the single line to show the operator. */
 export class PreflightError extends Error {
@@ -186,6 +185,10 @@ export async function ensureDatabase(url: string): Promise<void> {
 
 /** Connect and PING once. Throws PreflightError with a one-line message. */
 export async function checkRedis(url: string): Promise<void> {
+  // Loaded here: a process that checks only Postgres (most bin/admin calls) never pays for it.
+  const ioredis = await import('ioredis');
+  // Bundled (bin/admin's compiled entry), the CommonJS module's exports sit on `default`.
+  const Redis = ioredis.Redis ?? (ioredis as unknown as { default: typeof ioredis }).default.Redis;
   const redis = new Redis(url, {
     lazyConnect: true,
     connectTimeout: 5_000,
