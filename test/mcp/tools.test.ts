@@ -185,6 +185,25 @@ describe('MCP tools', function () {
         await writer.close();
       });
 
+      it('list_ideas, get_idea, create_idea, update_idea (planning additions, spec 9.3)', async () => {
+        const created = (await ok(client, 'create_idea', { projectId: ws.project.id, title: 'Agent idea', pillar: 'Product', hook: 'Hook' })).data;
+        assert.match(created.id, /^idea_/);
+        assert.equal(created.status, 'inbox');
+        assert.deepEqual((await ok(client, 'get_idea', { ideaId: created.id })).data, created);
+        const updated = (await ok(client, 'update_idea', { ideaId: created.id, projectId: ws.project.id, hook: null, status: 'in_production' })).data;
+        assert.equal(updated.hook, null);
+        assert.equal(updated.pillar, 'Product');
+        assert.equal(updated.status, 'in_production');
+        const listed = await ok(client, 'list_ideas', { projectId: ws.project.id, status: 'in_production' });
+        assert.deepEqual(listed.data.map((i: { id: string }) => i.id), [created.id]);
+        await fails(client, 'update_idea', { ideaId: created.id, projectId: ws.project.id, status: 'done' }, 'unprocessable');
+        // An API key has no default project (spec 4.9).
+        assert.equal((await fails(client, 'list_ideas', {}, 'invalid_request')).details.field, 'projectId');
+        const reader = await narrow(['read']);
+        assert.equal((await fails(reader, 'get_idea', { ideaId: created.id }, 'scope_missing')).details.required_scope, 'ideas:write');
+        await reader.close();
+      });
+
       it('answers rate_limited past the workspace read budget', async () => {
         const previous = config.rateLimit.readPerWindow;
         config.rateLimit.readPerWindow = 3;

@@ -1,5 +1,6 @@
 import type { ToolDefinition } from '../tool';
 import { cancelJobTool, generatePostTool, getJobTool, listJobsTool } from './jobs';
+import { createIdeaTool, getIdeaTool, listIdeasTool, updateIdeaTool } from './ideas';
 import { createNoteTool, getNoteTool, listNotesTool } from './notes';
 import { createPostDraftTool, deletePostTool, getPostTool, listPostStatusesTool, listPostsTool, schedulePostTool, updatePostTool } from './posts';
 import { getProjectTool, listProjectsTool } from './projects';
@@ -29,6 +30,11 @@ export const TOOLS: readonly ToolDefinition[] = [
   deletePostTool,
   cancelJobTool,
   generatePostTool,
+  // Planning additions (spec 9.3).
+  listIdeasTool,
+  getIdeaTool,
+  createIdeaTool,
+  updateIdeaTool,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
