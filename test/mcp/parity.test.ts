@@ -112,6 +112,8 @@ const TABLE: Row[] = [
   { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId, hook: null, topic: 'Parity topic' }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId, hook: null, topic: 'Parity topic' }], expect: 'ok', volatile: true },
   { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId }], expect: 'unprocessable' },
   { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId, status: 'review' }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId, status: 'review' }], expect: 'unprocessable' },
+  { tool: 'generate_post', args: (f) => ({ projectId: f.projectId, source: { type: 'idea', ideaId: f.ideaId } }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'idea', ideaId: f.ideaId } }], expect: 'ok', volatile: true },
+  { tool: 'generate_post', args: (f) => ({ projectId: f.projectId, source: { type: 'idea', ideaId: 'idea_elsewhere' } }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'idea', ideaId: 'idea_elsewhere' } }], expect: 'unprocessable' },
   { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, title: 'x' }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { title: 'x' }], expect: 'invalid_request' },
 ];
 
