@@ -13,6 +13,8 @@ import { createGeneration } from '../operations/generations/generations';
 import { cancelJob, getJob, listJobs } from '../operations/jobs/jobs';
 import { getUsage } from '../operations/usage/usage';
 import { createIdea, getIdea, listIdeas, updateIdea } from '../operations/ideas/ideas';
+import { listCalendar } from '../operations/calendar/calendar';
+import { listCompanyPages } from '../operations/companyPages/companyPages';
 import { route } from './adapter';
 
 // The REST catalogue (spec 4.1). Each line is a path and the operation behind it.
@@ -51,5 +53,7 @@ export function restRouter(): Router {
   route(r, 'post', '/v1/ideas', createIdea);
   route(r, 'get', '/v1/ideas/:ideaId', getIdea);
   route(r, 'patch', '/v1/ideas/:ideaId', updateIdea);
+  route(r, 'get', '/v1/calendar', listCalendar);
+  route(r, 'get', '/v1/company-pages', listCompanyPages);
   return r;
 }

@@ -114,6 +114,12 @@ const TABLE: Row[] = [
   { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId, status: 'review' }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId, status: 'review' }], expect: 'unprocessable' },
   { tool: 'generate_post', args: (f) => ({ projectId: f.projectId, source: { type: 'idea', ideaId: f.ideaId } }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'idea', ideaId: f.ideaId } }], expect: 'ok', volatile: true },
   { tool: 'generate_post', args: (f) => ({ projectId: f.projectId, source: { type: 'idea', ideaId: 'idea_elsewhere' } }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'idea', ideaId: 'idea_elsewhere' } }], expect: 'unprocessable' },
+  { tool: 'list_calendar', args: (f) => ({ projectId: f.projectId, from: far.slice(0, 10), to: far.slice(0, 10) }), rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.projectId, from: far.slice(0, 10), to: far.slice(0, 10) })}`], expect: 'ok' },
+  { tool: 'list_calendar', args: () => ({ from: '2031-01-01', to: '2031-01-31' }), rest: () => ['GET', `/v1/calendar${q({ from: '2031-01-01', to: '2031-01-31' })}`], expect: 'ok' },
+  { tool: 'list_calendar', args: (f) => ({ projectId: f.projectId, from: '2031-01-01', to: '2031-06-01' }), rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.projectId, from: '2031-01-01', to: '2031-06-01' })}`], expect: 'invalid_request' },
+  { tool: 'list_calendar', args: (f) => ({ projectId: f.otherProjectId }), rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.otherProjectId })}`], expect: 'not_found' },
+  { tool: 'list_company_pages', args: () => ({ limit: 5 }), rest: () => ['GET', `/v1/company-pages${q({ limit: 5 })}`], expect: 'ok' },
+  { tool: 'list_company_pages', args: () => ({ cursor: 'forged' }), rest: () => ['GET', `/v1/company-pages${q({ cursor: 'forged' })}`], expect: 'bad_cursor' },
   { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, title: 'x' }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { title: 'x' }], expect: 'invalid_request' },
 ];
 
@@ -128,6 +134,7 @@ const SCOPE_TABLE: Array<{ tool: string; args: (f: Fixture) => Record<string, un
   { tool: 'list_posts', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/posts${q({ projectId: f.projectId })}`] },
   { tool: 'get_note', args: (f) => ({ noteId: f.noteId }), rest: (f) => ['GET', `/v1/notes/${f.noteId}`] },
   { tool: 'list_ideas', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/ideas${q({ projectId: f.projectId })}`] },
+  { tool: 'list_calendar', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.projectId })}`] },
   { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId, title: 'x' }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId, title: 'x' }] },
 ];
 

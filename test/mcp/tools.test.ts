@@ -204,6 +204,21 @@ describe('MCP tools', function () {
         await reader.close();
       });
 
+      it('list_calendar, list_company_pages (spec 4.9; company pages a 9.3 addition)', async () => {
+        const at = future(24 * 60);
+        const post = (await ok(client, 'create_post_draft', { projectId: ws.project.id, content: 'On the calendar', scheduledFor: at })).data;
+        const cal = (await ok(client, 'list_calendar', { projectId: ws.project.id, from: at.slice(0, 10), to: at.slice(0, 10) })).data;
+        assert.deepEqual(cal.entries.map((e: { type: string; id: string }) => [e.type, e.id]), [['post', post.id]]);
+        assert.equal(cal.entries[0].at, new Date(at).toISOString());
+        await fails(client, 'list_calendar', { projectId: ws.project.id, from: '2031-01-01', to: '2031-12-31' }, 'invalid_request');
+        const pages = await ok(client, 'list_company_pages', {});
+        assert.deepEqual(pages.data, []);
+        assert.equal(pages.pagination.has_more, false);
+        const notesOnly = await narrow(['notes:read']);
+        assert.equal((await fails(notesOnly, 'list_calendar', {}, 'scope_missing')).details.required_scope, 'posts:read');
+        await notesOnly.close();
+      });
+
       it('answers rate_limited past the workspace read budget', async () => {
         const previous = config.rateLimit.readPerWindow;
         config.rateLimit.readPerWindow = 3;

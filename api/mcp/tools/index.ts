@@ -1,5 +1,6 @@
 import type { ToolDefinition } from '../tool';
 import { cancelJobTool, generatePostTool, getJobTool, listJobsTool } from './jobs';
+import { listCalendarTool, listCompanyPagesTool } from './calendar';
 import { createIdeaTool, getIdeaTool, listIdeasTool, updateIdeaTool } from './ideas';
 import { createNoteTool, getNoteTool, listNotesTool } from './notes';
 import { createPostDraftTool, deletePostTool, getPostTool, listPostStatusesTool, listPostsTool, schedulePostTool, updatePostTool } from './posts';
@@ -35,6 +36,8 @@ export const TOOLS: readonly ToolDefinition[] = [
   getIdeaTool,
   createIdeaTool,
   updateIdeaTool,
+  listCalendarTool,
+  listCompanyPagesTool,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
