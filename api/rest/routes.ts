@@ -14,6 +14,7 @@ import { cancelJob, getJob, listJobs } from '../operations/jobs/jobs';
 import { getUsage } from '../operations/usage/usage';
 import { createIdea, getIdea, listIdeas, updateIdea } from '../operations/ideas/ideas';
 import { listCalendar } from '../operations/calendar/calendar';
+import { getAnalyticsOverview, getCrossWorkspaceOverview, listPostAnalytics, searchViralPosts } from '../operations/analytics/analytics';
 import { listCompanyPages } from '../operations/companyPages/companyPages';
 import { route } from './adapter';
 
@@ -55,5 +56,9 @@ export function restRouter(): Router {
   route(r, 'patch', '/v1/ideas/:ideaId', updateIdea);
   route(r, 'get', '/v1/calendar', listCalendar);
   route(r, 'get', '/v1/company-pages', listCompanyPages);
+  route(r, 'get', '/v1/analytics/overview', getAnalyticsOverview);
+  route(r, 'get', '/v1/analytics/posts', listPostAnalytics);
+  route(r, 'get', '/v1/analytics/cross-workspace/overview', getCrossWorkspaceOverview);
+  route(r, 'get', '/v1/viral-posts', searchViralPosts);
   return r;
 }

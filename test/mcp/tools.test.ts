@@ -232,7 +232,7 @@ describe('MCP tools', function () {
       });
 
       it('an unknown tool is a protocol error', async () => {
-        await assert.rejects(callTool(client, 'get_analytics_overview'), /Unknown tool/);
+        await assert.rejects(callTool(client, 'get_analytics_forecast'), /Unknown tool/);
       });
     });
   }

@@ -1,5 +1,6 @@
 import type { ToolDefinition } from '../tool';
 import { cancelJobTool, generatePostTool, getJobTool, listJobsTool } from './jobs';
+import { getAnalyticsOverviewTool, getCrossWorkspaceAnalyticsTool, listPostAnalyticsTool, searchViralPostsTool } from './analytics';
 import { listCalendarTool, listCompanyPagesTool } from './calendar';
 import { createIdeaTool, getIdeaTool, listIdeasTool, updateIdeaTool } from './ideas';
 import { createNoteTool, getNoteTool, listNotesTool } from './notes';
@@ -8,8 +9,7 @@ import { getProjectTool, listProjectsTool } from './projects';
 import { getWorkspaceTool, listWorkspacesTool, switchWorkspaceTool } from './workspaces';
 
 // The tool catalogue, in the order of the spec 4.9 table. Tools of that table whose REST twin
-// is not built here are absent rather than stubbed: get_source, get_analytics_overview,
-// list_post_analytics, search_viral_posts, list_calendar, create_source_text,
+// is not built here are absent rather than stubbed: get_source, create_source_text,
 // create_upload_url, create_source_file, add_to_knowledge_base.
 export const TOOLS: readonly ToolDefinition[] = [
   getWorkspaceTool,
@@ -38,6 +38,10 @@ export const TOOLS: readonly ToolDefinition[] = [
   updateIdeaTool,
   listCalendarTool,
   listCompanyPagesTool,
+  getAnalyticsOverviewTool,
+  listPostAnalyticsTool,
+  searchViralPostsTool,
+  getCrossWorkspaceAnalyticsTool,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));

@@ -8,7 +8,7 @@ import type { AuthContext } from '../../auth/context';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
 import { boundedText, isoDate } from '../../validation';
-import { findProject, type ProjectRow } from '../projects/present';
+import { resolveProjectOrDefault } from '../projects/resolve';
 
 // The idea board (spec 2.9, 3.3, 4.6). PATCH is the spec's; create, list and get are the
 // additions 9.3 allows so that the board is usable through the API. docs/ideas.md has the rules.
@@ -32,23 +32,7 @@ const projectIdInput = z.string().min(1).max(100).optional();
 
 const BRIEF_COLUMNS = { pillar: 'pillar', postType: 'post_type', assetFormat: 'asset_format', hook: 'hook', topic: 'topic' } as const;
 
-/**
- * spec 4.6 / 4.9: `projectId` is optional for an OAuth principal with a pinned default project;
- * with neither the call answers invalid_request, on both doors alike.
- */
-async function resolveProject(auth: AuthContext, projectId: string | undefined): Promise<ProjectRow> {
-  if (projectId !== undefined) {
-    const project = await findProject(auth, projectId);
-    if (!project) throw errors.notFound('project');
-    return project;
-  }
-  const pinned = auth.principal.type === 'oauth_token' ? auth.principal.defaultProjectId : null;
-  const project = pinned ? await findProject(auth, pinned) : undefined;
-  if (!project) {
-    throw errors.invalidRequest('`projectId` is required: this credential has no default project (none was pinned at consent, it is gone, or it belongs to another workspace).', { field: 'projectId' });
-  }
-  return project;
-}
+const resolveProject = resolveProjectOrDefault;
 
 function ideasOf(auth: AuthContext, trx = db()) {
   const q = ideaQuery(auth.workspaceId, trx);
