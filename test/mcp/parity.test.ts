@@ -120,6 +120,16 @@ const TABLE: Row[] = [
   { tool: 'list_calendar', args: (f) => ({ projectId: f.otherProjectId }), rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.otherProjectId })}`], expect: 'not_found' },
   { tool: 'list_company_pages', args: () => ({ limit: 5 }), rest: () => ['GET', `/v1/company-pages${q({ limit: 5 })}`], expect: 'ok' },
   { tool: 'list_company_pages', args: () => ({ cursor: 'forged' }), rest: () => ['GET', `/v1/company-pages${q({ cursor: 'forged' })}`], expect: 'bad_cursor' },
+  { tool: 'get_analytics_overview', args: (f) => ({ projectId: f.projectId, from: '2031-01-01', to: '2031-01-31' }), rest: (f) => ['GET', `/v1/analytics/overview${q({ projectId: f.projectId, from: '2031-01-01', to: '2031-01-31' })}`], expect: 'ok' },
+  { tool: 'get_analytics_overview', args: (f) => ({ projectId: f.projectId, from: '2029-01-01', to: '2031-01-31' }), rest: (f) => ['GET', `/v1/analytics/overview${q({ projectId: f.projectId, from: '2029-01-01', to: '2031-01-31' })}`], expect: 'invalid_request' },
+  { tool: 'get_analytics_overview', args: (f) => ({ projectId: f.otherProjectId }), rest: (f) => ['GET', `/v1/analytics/overview${q({ projectId: f.otherProjectId })}`], expect: 'not_found' },
+  { tool: 'list_post_analytics', args: (f) => ({ projectId: f.projectId, sort: 'engagementRate' }), rest: (f) => ['GET', `/v1/analytics/posts${q({ projectId: f.projectId, sort: 'engagementRate' })}`], expect: 'ok' },
+  { tool: 'list_post_analytics', args: (f) => ({ projectId: f.projectId, sort: 'loudness' }), rest: (f) => ['GET', `/v1/analytics/posts${q({ projectId: f.projectId, sort: 'loudness' })}`], expect: 'invalid_request' },
+  { tool: 'list_post_analytics', args: (f) => ({ projectId: f.projectId, cursor: 'forged' }), rest: (f) => ['GET', `/v1/analytics/posts${q({ projectId: f.projectId, cursor: 'forged' })}`], expect: 'bad_cursor' },
+  { tool: 'search_viral_posts', args: () => ({ query: 'hiring', limit: 5 }), rest: () => ['GET', `/v1/viral-posts${q({ query: 'hiring', limit: 5 })}`], expect: 'ok' },
+  { tool: 'search_viral_posts', args: () => ({ query: '' }), rest: () => ['GET', `/v1/viral-posts${q({ query: '' })}`], expect: 'invalid_request' },
+  { tool: 'get_cross_workspace_analytics', args: () => ({ from: '2031-01-01', to: '2031-01-31' }), rest: () => ['GET', `/v1/analytics/cross-workspace/overview${q({ from: '2031-01-01', to: '2031-01-31' })}`], expect: 'ok' },
+  { tool: 'get_cross_workspace_analytics', args: () => ({ from: '2031-13-01' }), rest: () => ['GET', `/v1/analytics/cross-workspace/overview${q({ from: '2031-13-01' })}`], expect: 'invalid_request' },
   { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, title: 'x' }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { title: 'x' }], expect: 'invalid_request' },
 ];
 
@@ -135,6 +145,8 @@ const SCOPE_TABLE: Array<{ tool: string; args: (f: Fixture) => Record<string, un
   { tool: 'get_note', args: (f) => ({ noteId: f.noteId }), rest: (f) => ['GET', `/v1/notes/${f.noteId}`] },
   { tool: 'list_ideas', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/ideas${q({ projectId: f.projectId })}`] },
   { tool: 'list_calendar', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.projectId })}`] },
+  { tool: 'get_analytics_overview', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/analytics/overview${q({ projectId: f.projectId })}`] },
+  { tool: 'search_viral_posts', args: () => ({ query: 'ai' }), rest: () => ['GET', `/v1/viral-posts${q({ query: 'ai' })}`] },
   { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId, title: 'x' }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId, title: 'x' }] },
 ];
 

@@ -219,6 +219,25 @@ describe('MCP tools', function () {
         await notesOnly.close();
       });
 
+      it('get_analytics_overview, list_post_analytics, search_viral_posts, get_cross_workspace_analytics (spec 4.9)', async () => {
+        const o = (await ok(client, 'get_analytics_overview', { projectId: ws.project.id, from: '2031-01-01', to: '2031-01-07' })).data;
+        assert.equal(o.projectId, ws.project.id);
+        assert.equal(o.daily.length, 7);
+        assert.equal(o.totals.posts, 0);
+        assert.equal(o.streak, null);
+        const list = await ok(client, 'list_post_analytics', { projectId: ws.project.id, sort: 'impressions' });
+        assert.deepEqual(list.data, []);
+        const cross = (await ok(client, 'get_cross_workspace_analytics', {})).data;
+        assert.deepEqual(cross.workspaces.map((w: { workspaceId: string }) => w.workspaceId), [ws.workspace.id]);
+        await connectedPersonalProject(ws.workspace.id);
+        const viral = await ok(client, 'search_viral_posts', { query: 'leadership', limit: 3 });
+        assert.equal(viral.data.length, 3);
+        assert.equal((await fails(client, 'get_analytics_overview', {}, 'invalid_request')).details.field, 'projectId');
+        const postsOnly = await narrow(['posts:read']);
+        assert.equal((await fails(postsOnly, 'search_viral_posts', { query: 'ai' }, 'scope_missing')).details.required_scope, 'analytics:read');
+        await postsOnly.close();
+      });
+
       it('answers rate_limited past the workspace read budget', async () => {
         const previous = config.rateLimit.readPerWindow;
         config.rateLimit.readPerWindow = 3;
