@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 //
 // - post_metric_samples: the time series, one row per post per sync. The counters are the
 //   network's cumulative totals at `sampled_at`; daily gains are differences between samples.
+// - post_metric_days: daily gains per project (see below).
 // - post_metric_state: one row per published post: its latest totals (the list and the
 //   overview read these, never the series, for "how did this post do"), when it is due next
 //   (`next_sync_at`, null once the cadence has ended or the post cannot be read any more) and
@@ -46,9 +47,24 @@ export async function up(knex: Knex): Promise<void> {
     t.primary(['post_id', 'sampled_at']);
     t.index(['project_id', 'sampled_at']);
   });
+
+  // Daily gains per project (the overview's series): what all of a project's posts gained on a
+  // calendar day of the project's timezone, added by the sync as it writes each sample, so the
+  // overview reads at most 366 rows instead of aggregating the series.
+  await knex.schema.createTable('post_metric_days', (t) => {
+    t.string('project_id', 40).notNullable().references('projects.id').onDelete('CASCADE');
+    t.date('day').notNullable();
+    t.string('workspace_id', 40).notNullable();
+    t.bigInteger('impressions').notNullable().defaultTo(0);
+    t.bigInteger('reactions').notNullable().defaultTo(0);
+    t.bigInteger('comments').notNullable().defaultTo(0);
+    t.bigInteger('reshares').notNullable().defaultTo(0);
+    t.primary(['project_id', 'day']);
+  });
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.schema.dropTableIfExists('post_metric_days');
   await knex.schema.dropTableIfExists('post_metric_samples');
   await knex.schema.dropTableIfExists('post_metric_state');
 }

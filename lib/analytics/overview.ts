@@ -55,22 +55,9 @@ export async function projectOverview(project: { id: string; workspace_id: strin
   const [current, previous, series, published, best, times, sync] = await Promise.all([
     periodTotals(k, project.workspace_id, ids, start, end),
     periodTotals(k, project.workspace_id, ids, prev.start, prev.end),
-    // Daily gains: the series holds cumulative counters, so a post's gain on a local day is its
-    // last value that day minus its last value on the day it was sampled before.
-    k.raw(
-      `with pts as (
-         select post_id, (sampled_at at time zone ?)::date as day,
-                max(impressions) as i, max(reactions) as r, max(comments) as c, max(reshares) as sh
-           from post_metric_samples where project_id = ? and sampled_at < ?
-          group by post_id, day),
-       gains as (
-         select day, i - coalesce(lag(i) over w, 0) as di, r - coalesce(lag(r) over w, 0) as dr,
-                c - coalesce(lag(c) over w, 0) as dc, sh - coalesce(lag(sh) over w, 0) as dsh
-           from pts window w as (partition by post_id order by day))
-       select to_char(day, 'YYYY-MM-DD') as day, sum(di) as impressions, sum(dr) as reactions, sum(dc) as comments, sum(dsh) as reshares
-         from gains where day >= ?::date and day <= ?::date group by day`,
-      [tz, project.id, end, from, to],
-    ),
+    // Daily gains, maintained by the sync as it writes samples (lib/analytics/sync.ts).
+    k('post_metric_days').where({ project_id: project.id }).where('day', '>=', from).where('day', '<=', to)
+      .select(k.raw(`to_char(day, 'YYYY-MM-DD') as day`), 'impressions', 'reactions', 'comments', 'reshares'),
     k('posts').where({ workspace_id: project.workspace_id, project_id: project.id, status: 'published' })
       .where('published_at', '>=', start).where('published_at', '<', end)
       .select(k.raw(`to_char((published_at at time zone ?)::date, 'YYYY-MM-DD') as day`, [tz]), k.raw('count(*) as posts')).groupBy('day'),
@@ -90,7 +77,7 @@ export async function projectOverview(project: { id: string; workspace_id: strin
         k.raw(`(array_agg(last_error order by last_synced_at desc nulls last) filter (where sync_state = 'blocked'))[1] as blocked_reason`)),
   ]);
 
-  const gainsByDay = new Map<string, any>((series.rows as any[]).map((r) => [r.day, r]));
+  const gainsByDay = new Map<string, any>((series as any[]).map((r) => [r.day, r]));
   const postsByDay = new Map<string, number>((published as any[]).map((r) => [r.day, Number(r.posts)]));
   const daily = [];
   for (let i = 0; i < days; i++) {

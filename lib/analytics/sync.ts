@@ -31,7 +31,34 @@ export interface SyncResult { claimed: number; synced: number; blocked: number; 
 
 interface DueRow {
   post_id: string; workspace_id: string; project_id: string; network_post_urn: string; published_at: Date; connection_id: string | null;
-  connection_status: string | null; revoked_at: Date | null; has_token: boolean;
+  connection_status: string | null; revoked_at: Date | null; has_token: boolean; timezone: string;
+  impressions: number; reactions: number; comments: number; reshares: number;
+}
+
+const localDay = (at: Date, timeZone: string) => new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
+
+/**
+ * Rebuilds a project's daily gains from its samples (after a bulk import, or when its timezone
+ * changed): per post and local day the last counters, minus the post's previous day's.
+ */
+export async function rebuildDailyGains(db: Knex, projectId: string): Promise<void> {
+  await db.transaction(async (trx) => {
+    await trx('post_metric_days').where({ project_id: projectId }).delete();
+    await trx.raw(
+      `insert into post_metric_days (project_id, day, workspace_id, impressions, reactions, comments, reshares)
+       with pts as (
+         select s.post_id, s.workspace_id, (s.sampled_at at time zone pr.timezone)::date as day,
+                max(s.impressions) as i, max(s.reactions) as r, max(s.comments) as c, max(s.reshares) as sh
+           from post_metric_samples s join projects pr on pr.id = s.project_id
+          where s.project_id = ? group by s.post_id, s.workspace_id, day),
+       gains as (
+         select day, workspace_id, i - coalesce(lag(i) over w, 0) as di, r - coalesce(lag(r) over w, 0) as dr,
+                c - coalesce(lag(c) over w, 0) as dc, sh - coalesce(lag(sh) over w, 0) as dsh
+           from pts window w as (partition by post_id order by day))
+       select ?, day, min(workspace_id), greatest(sum(di), 0), greatest(sum(dr), 0), greatest(sum(dc), 0), greatest(sum(dsh), 0) from gains group by day`,
+      [projectId, projectId],
+    );
+  });
 }
 
 /** Published posts with a network URN that have no sync state yet get one, due now. */
@@ -90,7 +117,10 @@ export async function syncDueMetrics(deps: { db: Knex; network: NetworkClient },
     .leftJoin('network_connections as c', 'c.id', 'p.connection_id')
     .whereIn('s.post_id', claimed.map((c) => c.post_id))
     .select('s.post_id', 's.workspace_id', 's.project_id', 's.network_post_urn', 's.published_at', 'p.connection_id', 'c.connection_status', 'c.revoked_at',
+      'p.timezone', 's.impressions', 's.reactions', 's.comments', 's.reshares',
       db.raw('c.access_token_enc is not null as has_token'))) as DueRow[];
+  // Gains per project and local day, added to post_metric_days with this pass's samples.
+  const gains = new Map<string, { project_id: string; day: string; workspace_id: string; impressions: number; reactions: number; comments: number; reshares: number }>();
   const byConnection = new Map<string, DueRow[]>();
   for (const r of rows) byConnection.set(r.connection_id ?? '', [...(byConnection.get(r.connection_id ?? '') ?? []), r]);
 
@@ -129,6 +159,14 @@ export async function syncDueMetrics(deps: { db: Knex; network: NetworkClient },
         pending.splice(pending.indexOf(post), 1);
         const at = new Date();
         samples.push({ post_id: post.post_id, workspace_id: post.workspace_id, project_id: post.project_id, sampled_at: at, impressions: m.impressions, reactions: m.likes, comments: m.comments, reshares: m.reshares });
+        const day = localDay(at, post.timezone);
+        const g = gains.get(`${post.project_id}|${day}`) ?? { project_id: post.project_id, day, workspace_id: post.workspace_id, impressions: 0, reactions: 0, comments: 0, reshares: 0 };
+        // A counter the network lowers (a removed reaction) gains nothing rather than a negative.
+        g.impressions += Math.max(0, m.impressions - Number(post.impressions));
+        g.reactions += Math.max(0, m.likes - Number(post.reactions));
+        g.comments += Math.max(0, m.comments - Number(post.comments));
+        g.reshares += Math.max(0, m.reshares - Number(post.reshares));
+        gains.set(`${post.project_id}|${day}`, g);
         const next = nextSyncAt(post.published_at, at);
         await db('post_metric_state').where({ post_id: post.post_id }).update({
           impressions: m.impressions, reactions: m.likes, comments: m.comments, reshares: m.reshares, samples: db.raw('samples + 1'),
@@ -162,6 +200,14 @@ export async function syncDueMetrics(deps: { db: Knex; network: NetworkClient },
     if (anySuccess && !stopped) await recordConnectionSuccess(db, connectionId);
   });
 
-  for (let i = 0; i < samples.length; i += 1000) await db('post_metric_samples').insert(samples.slice(i, i + 1000)).onConflict(['post_id', 'sampled_at']).ignore();
+  await db.transaction(async (trx) => {
+    for (let i = 0; i < samples.length; i += 1000) await trx('post_metric_samples').insert(samples.slice(i, i + 1000)).onConflict(['post_id', 'sampled_at']).ignore();
+    if (gains.size) {
+      await trx('post_metric_days').insert([...gains.values()]).onConflict(['project_id', 'day']).merge({
+        impressions: trx.raw('post_metric_days.impressions + excluded.impressions'), reactions: trx.raw('post_metric_days.reactions + excluded.reactions'),
+        comments: trx.raw('post_metric_days.comments + excluded.comments'), reshares: trx.raw('post_metric_days.reshares + excluded.reshares'),
+      });
+    }
+  });
   return result;
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { createProject, createWorkspace, issueApiKey, makeAgencyOwner } from '../../lib/admin/provision';
-import { nextSyncAt, syncDueMetrics } from '../../lib/analytics/sync';
+import { nextSyncAt, rebuildDailyGains, syncDueMetrics } from '../../lib/analytics/sync';
 import { ensureMetricsSync } from '../../lib/analytics/workflow';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
@@ -128,6 +128,11 @@ describe('analytics', function () {
       // Daily gains add up to what was gained inside the period (every sample is in it).
       const gained = o.daily.reduce((n: number, d: { impressions: number }) => n + d.impressions, 0);
       assert.equal(gained, o.totals.impressions);
+      // The daily gains the sync added up match a rebuild from the samples.
+      const added = await db()('post_metric_days').where({ project_id: project.id }).orderBy('day');
+      await rebuildDailyGains(db(), project.id);
+      const rebuilt = await db()('post_metric_days').where({ project_id: project.id }).orderBy('day');
+      assert.deepEqual(rebuilt.map((r: { impressions: number }) => r.impressions), added.map((r: { impressions: number }) => r.impressions));
       assert.equal(o.bestPosts.length, 3);
       assert.ok(o.bestPosts[0].engagements >= o.bestPosts[2].engagements);
       assert.deepEqual(o.streak, { currentStreak: 1, longestStreak: 1 });
@@ -207,6 +212,7 @@ describe('analytics', function () {
         await db()('post_metric_state').insert({ post_id: id, workspace_id: ws.workspace.id, project_id: project.id, network_post_urn: 'urn:li:share:1', published_at: r.at, impressions: r.impressions, reactions: r.reactions, comments: r.comments ?? 0, reshares: r.reshares ?? 0, samples: 1, sync_state: 'ok', last_synced_at: new Date(), next_sync_at: null });
         await db()('post_metric_samples').insert({ post_id: id, workspace_id: ws.workspace.id, project_id: project.id, sampled_at: new Date(r.at.getTime() + HOUR), impressions: r.impressions, reactions: r.reactions, comments: r.comments ?? 0, reshares: r.reshares ?? 0 });
       }
+      await rebuildDailyGains(db(), project.id);
       return { ...ws, ids, call: client(api.url, ws.key) };
     }
 
