@@ -327,7 +327,10 @@ describe('analytics', function () {
         await db()('post_metric_state').insert({ post_id: id, workspace_id: ws.id, project_id: p.id, network_post_urn: 'urn:li:share:5', published_at: at, impressions: 1000 * n, reactions: 10 * n, comments: n, reshares: 0, samples: 1, sync_state: 'ok' });
         clients.push(ws);
       }
+      // A workspace the owner belongs to whose own plan has no API access is left out.
+      const freeWs = await createWorkspace({ name: `Free ${randomBase62(4)}`, plan: 'FREE' });
       const owner = await member(agency.id, 'Admin');
+      await db()('memberships').insert({ id: newId('membership'), workspace_id: freeWs.id, user_id: owner.id, role: 'admin' });
       for (const c of clients) await makeAgencyOwner({ user: owner.email, clientWorkspaceId: c.id });
       const redirectUri = 'https://client.example.com/cb';
       const clientId = (await register(api.url, { client_name: 'Agency dashboard', redirect_uris: [redirectUri] })).body.client_id;
@@ -335,7 +338,7 @@ describe('analytics', function () {
       const res = await client(api.url, access)('GET', '/v1/analytics/cross-workspace/overview');
       assert.equal(res.status, 200, JSON.stringify(res.body));
       const byId = Object.fromEntries(res.body.data.workspaces.map((r: { workspaceId: string }) => [r.workspaceId, r]));
-      assert.deepEqual(Object.keys(byId).sort(), [agency.id, ...clients.map((c) => c.id)].sort());
+      assert.deepEqual(Object.keys(byId).sort(), [agency.id, ...clients.map((c) => c.id)].sort(), 'the FREE workspace is not listed');
       assert.equal(byId[agency.id].reach, 'member');
       assert.equal(byId[agency.id].posts, 0);
       assert.deepEqual({ ...byId[clients[1]!.id], name: undefined }, { workspaceId: clients[1]!.id, name: undefined, reach: 'agency_owner', projects: 1, posts: 1, impressions: 2000, reactions: 20, comments: 2, reshares: 0, engagements: 22, engagementRate: 0.011 });

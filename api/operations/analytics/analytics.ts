@@ -7,6 +7,7 @@ import { createNetworkClient, type NetworkClient } from '../../../lib/network/cl
 import { isNetworkError } from '../../../lib/network/errors';
 import { recordConnectionFailure, TokenUnavailable, usableAccessToken } from '../../../lib/publishing/tokens';
 import { computeStreaks } from '../../../lib/streaks';
+import { planAllowsApi } from '../../auth/apiKeys';
 import { reachableWorkspaces, workspaceAccess } from '../../oauth/reach';
 import type { AuthContext } from '../../auth/context';
 import { visibleProjects } from '../../auth/context';
@@ -165,6 +166,9 @@ export const getCrossWorkspaceOverview = defineOperation({
       const reachable = await reachableWorkspaces(userId);
       rows = [];
       for (const w of reachable) {
+        // spec 1 rule 2 / 5.5: only workspaces whose effective plan (the agency's when billed
+        // to one) includes API access; the rest could not be read one by one either.
+        if (!planAllowsApi(w.plan)) continue;
         // spec 5.5: agency owners act as admins; plain members see their assigned projects.
         const access = await workspaceAccess(userId, w.id);
         if (!access) continue;
