@@ -30,7 +30,8 @@ export async function up(knex: Knex): Promise<void> {
     ts(t, 'last_synced_at');
     ts(t, 'next_sync_at');
     ts(t, 'created_at').notNullable().defaultTo(knex.fn.now());
-    t.index(['workspace_id', 'project_id', 'published_at']);
+    // Every read of the state is per project (overview, best times, sync status, post list).
+    t.index(['project_id', 'published_at']);
   });
   // The sync picks due rows in due order; finished rows leave the index.
   await knex.raw('create index post_metric_state_due on post_metric_state (next_sync_at) where next_sync_at is not null');

@@ -52,9 +52,17 @@ export async function projectOverview(project: { id: string; workspace_id: strin
   const prev = periodBounds(addDays(from, -days), addDays(from, -1), tz);
   const ids = [project.id];
 
-  const [current, previous, series, published, best, times, sync] = await Promise.all([
-    periodTotals(k, project.workspace_id, ids, start, end),
-    periodTotals(k, project.workspace_id, ids, prev.start, prev.end),
+  const [[current, previous], series, published, best, times, sync] = await Promise.all([
+    // Both periods in one pass over the project's posts.
+    k('posts as p').leftJoin('post_metric_state as s', 's.post_id', 'p.id')
+      .where('p.workspace_id', project.workspace_id).whereIn('p.project_id', ids).where('p.status', 'published')
+      .where('p.published_at', '>=', prev.start).where('p.published_at', '<', end)
+      .first(...['cur', 'prev'].flatMap((name) => {
+        const f = name === 'cur' ? 'p.published_at >= ?' : 'p.published_at < ?';
+        const b = name === 'cur' ? start : prev.end;
+        return [k.raw(`count(*) filter (where ${f}) as ${name}_posts`, [b]), ...['impressions', 'reactions', 'comments', 'reshares'].map((m) => k.raw(`sum(s.${m}) filter (where ${f}) as ${name}_${m}`, [b]))];
+      }))
+      .then((r: Record<string, number | string | null>) => (['cur', 'prev'] as const).map((n) => totalsOf({ posts: r[`${n}_posts`] ?? 0, impressions: r[`${n}_impressions`] ?? null, reactions: r[`${n}_reactions`] ?? null, comments: r[`${n}_comments`] ?? null, reshares: r[`${n}_reshares`] ?? null }))),
     // Daily gains, maintained by the sync as it writes samples (lib/analytics/sync.ts).
     k('post_metric_days').where({ project_id: project.id }).where('day', '>=', from).where('day', '<=', to)
       .select(k.raw(`to_char(day, 'YYYY-MM-DD') as day`), 'impressions', 'reactions', 'comments', 'reshares'),
