@@ -72,8 +72,8 @@ export type Idea = ReturnType<typeof presentIdea>;
 
 /**
  * spec 4.4: an idea source fills `options.contentType` from the idea's pillar when omitted.
- * Pillars are free text; the first keyword found (case-insensitive) decides, and anything
- * else, including no pillar, is the post-create default PERSONAL. docs/ideas.md has the table.
+ * Pillars are free text; the first keyword found (case-insensitive) decides; anything else,
+ * including no pillar, leaves the project's default (docs/ideas.md has the table).
  */
 export const PILLAR_CONTENT_TYPES: ReadonlyArray<{ keywords: readonly string[]; contentType: string }> = [
   { keywords: ['educat', 'how-to', 'how to', 'tutorial', 'tips', 'lesson', 'guide', 'learn', 'expert', 'thought leadership'], contentType: 'EDUCATIONAL' },
@@ -82,11 +82,12 @@ export const PILLAR_CONTENT_TYPES: ReadonlyArray<{ keywords: readonly string[]; 
   { keywords: ['personal', 'story', 'journey', 'life', 'opinion', 'founder'], contentType: 'PERSONAL' },
 ];
 
-export function contentTypeForPillar(pillar: string | null | undefined): string {
+/** The content type a pillar names, or null when it names none (the project default applies). */
+export function contentTypeForPillar(pillar: string | null | undefined): string | null {
   const p = (pillar ?? '').trim().toLowerCase();
-  if (!p) return 'PERSONAL';
+  if (!p) return null;
   for (const row of PILLAR_CONTENT_TYPES) if (row.keywords.some((k) => p.includes(k))) return row.contentType;
-  return 'PERSONAL';
+  return null;
 }
 
 /** The steering text a generation from an idea writes from: the brief, field by field. */

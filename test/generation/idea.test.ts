@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { contentTypeForPillar } from '../../lib/ideas/ideas';
+import { createProject } from '../../lib/admin/provision';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { startHarness, waitForJob, type Harness } from './support';
@@ -21,9 +22,9 @@ describe('post generation from an idea (spec 4.4)', function () {
     assert.equal(contentTypeForPillar('Company culture'), 'BUSINESS_INTERNAL');
     assert.equal(contentTypeForPillar('Product launches'), 'BUSINESS_EXTERNAL');
     assert.equal(contentTypeForPillar('Founder journey'), 'PERSONAL');
-    assert.equal(contentTypeForPillar('Memes'), 'PERSONAL');
-    assert.equal(contentTypeForPillar(null), 'PERSONAL');
-    assert.equal(contentTypeForPillar(''), 'PERSONAL');
+    assert.equal(contentTypeForPillar('Memes'), null, 'no keyword: the project default applies');
+    assert.equal(contentTypeForPillar(null), null);
+    assert.equal(contentTypeForPillar(''), null);
   });
 
   it('writes a draft from the brief, typed by the pillar, linked to the idea, which moves to in_production', async () => {
@@ -68,5 +69,16 @@ describe('post generation from an idea (spec 4.4)', function () {
     assert.equal((await call('GET', `/v1/posts/${c.result.postId}`)).body.data.contentType, 'BUSINESS_EXTERNAL');
     // A second generation re-links the idea to the newest draft.
     assert.equal((await call('GET', `/v1/ideas/${product.id}`)).body.data.linkedPost.id, c.result.postId);
+  });
+
+  it('a company page\'s idea without a matching pillar keeps the page default, BUSINESS_EXTERNAL', async () => {
+    const ws = await workspaceWithKey();
+    const page = await createProject({ workspaceId: ws.workspace.id, type: 'COMPANY_PAGE', name: 'Acme page', linkedProjectId: ws.project.id });
+    const call = client(h.api.url, ws.key);
+    const idea = (await call('POST', '/v1/ideas', { body: { projectId: page.id, title: 'Our week', pillar: 'Memes' } })).body.data;
+    const job = (await call('POST', '/v1/posts/generations', { body: { projectId: page.id, source: { type: 'idea', ideaId: idea.id } } })).body.data;
+    const done = await waitForJob(job.id);
+    assert.equal(done.status, 'DONE', JSON.stringify(done));
+    assert.equal((await call('GET', `/v1/posts/${done.result.postId}`)).body.data.contentType, 'BUSINESS_EXTERNAL');
   });
 });

@@ -33,7 +33,7 @@ async function resolveSource(auth: AuthContext, project: ProjectRow, source: Non
       throw errors.unprocessable('`source.ideaId` must name an idea of the same project.', { ideaId: source.ideaId, projectId: project.id });
     }
     // spec 4.4: an idea source fills options.contentType from the idea's pillar (docs/ideas.md).
-    return { source: { type: 'idea', ideaId: source.ideaId }, text: ideaBriefText(idea), slotContentType: contentTypeForPillar(idea.pillar) as ContentType };
+    return { source: { type: 'idea', ideaId: source.ideaId }, text: ideaBriefText(idea), slotContentType: contentTypeForPillar(idea.pillar) as ContentType | null };
   }
   const note = await scoped(auth, 'notes').leftJoin('calendar_slots as s', 's.note_id', 'notes.id')
     .where('notes.id', source.noteId!).first('notes.project_id', 'notes.content', 's.content_type as slot_content_type');
