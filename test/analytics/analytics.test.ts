@@ -13,6 +13,7 @@ import { client } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
 import { connectedPersonalProject, simulator } from '../support/network';
+import { maybeRecordHistory } from '../support/histories';
 import { waitFor } from '../support/wait';
 import { register, startOAuthApi, tokenFor } from '../oauth/support';
 
@@ -77,6 +78,8 @@ describe('analytics', function () {
       await ensureMetricsSync(await temporalClient(), { workflowId, intervalSeconds: 1, batch: 200 });
     });
     after(async () => {
+      // The run so far (several passes and their sleeps) is the replay suite's history.
+      await maybeRecordHistory(workflowId, 'metricsSync-passes');
       await (await temporalClient()).workflow.getHandle(workflowId).terminate('test over').catch(() => {});
       worker.shutdown();
       await running;
