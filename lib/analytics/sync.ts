@@ -62,17 +62,18 @@ export async function rebuildDailyGains(db: Knex, projectId: string): Promise<vo
 }
 
 /** Published posts with a network URN that have no sync state yet get one, due now. */
-export async function discoverPublished(db: Knex, now = new Date()): Promise<number> {
+export async function discoverPublished(db: Knex, now = new Date(), projectIds?: readonly string[]): Promise<number> {
   const horizon = new Date(now.getTime() - (90 * 24 * HOUR) / config.analytics.cadenceDivisor);
+  const only = projectIds ? 'and p.project_id = any(?)' : '';
   const r = await db.raw(
     `insert into post_metric_state (post_id, workspace_id, project_id, network_post_urn, published_at, next_sync_at, sync_state)
      select p.id, p.workspace_id, p.project_id, p.network_post_urn, coalesce(p.published_at, p.scheduled_at, p.created_at), ?, 'pending'
        from posts p
-      where p.status = 'published' and p.network_post_urn is not null and p.project_id is not null
+      where p.status = 'published' and p.network_post_urn is not null and p.project_id is not null ${only}
         and coalesce(p.published_at, p.scheduled_at, p.created_at) >= ?
         and not exists (select 1 from post_metric_state s where s.post_id = p.id)
      on conflict (post_id) do nothing`,
-    [now, horizon],
+    projectIds ? [now, [...projectIds], horizon] : [now, horizon],
   );
   return r.rowCount ?? 0;
 }
@@ -94,21 +95,26 @@ async function mapLimit<T>(items: readonly T[], limit: number, fn: (item: T) => 
  *   posts due (after Retry-After when given); it is not counted: the network asked us to wait;
  * - a post the network no longer serves (404/403) stops being synced (`failed`).
  */
-export async function syncDueMetrics(deps: { db: Knex; network: NetworkClient }, opts: { batch?: number; concurrency?: number; now?: Date } = {}): Promise<SyncResult> {
+export async function syncDueMetrics(
+  deps: { db: Knex; network: NetworkClient },
+  /** `projectIds` limits a pass to those projects (a targeted re-sync; tests). */
+  opts: { batch?: number; concurrency?: number; now?: Date; projectIds?: readonly string[] } = {},
+): Promise<SyncResult> {
   const { db, network } = deps;
   const now = opts.now ?? new Date();
   const batch = opts.batch ?? config.analytics.syncBatch;
-  const discovered = await discoverPublished(db, now);
+  const discovered = await discoverPublished(db, now, opts.projectIds);
 
   // Claim due rows: pushing next_sync_at forward first means two concurrent passes never read
   // the same post; a pass that dies leaves them due again after the lease.
   const lease = new Date(now.getTime() + 10 * 60_000);
+  const only = opts.projectIds ? 'and project_id = any(?)' : '';
   const claimed = (await db.raw(
     `with due as (
-       select post_id from post_metric_state where next_sync_at <= ? order by next_sync_at limit ? for update skip locked)
+       select post_id from post_metric_state where next_sync_at <= ? ${only} order by next_sync_at limit ? for update skip locked)
      update post_metric_state s set next_sync_at = ? from due where s.post_id = due.post_id
      returning s.post_id`,
-    [now, batch, lease],
+    opts.projectIds ? [now, [...opts.projectIds], batch, lease] : [now, batch, lease],
   )).rows as Array<{ post_id: string }>;
   const result: SyncResult = { claimed: claimed.length, synced: 0, blocked: 0, failed: 0, deferred: 0, discovered };
   if (claimed.length === 0) return result;

@@ -153,7 +153,7 @@ describe('analytics', function () {
       const posts = await publishedOnNetwork(ws.workspace, project, personId, [HOUR, 2 * HOUR, 3 * HOUR]);
       await simulator().revokeToken({ token: token.accessToken });
       const network = createNetworkClient();
-      await syncDueMetrics({ db: db(), network }, { batch: 10_000 });
+      await syncDueMetrics({ db: db(), network }, { batch: 10_000, projectIds: [project.id] });
       const conn = await db()('projects as p').join('network_connections as c', 'c.id', 'p.connection_id').where('p.id', project.id).first('c.consecutive_failures', 'c.connection_status');
       assert.equal(conn.consecutive_failures, 1, 'three posts, one failure counted');
       const states = await db()('post_metric_state').whereIn('post_id', posts.map((p) => p.id));
@@ -169,7 +169,7 @@ describe('analytics', function () {
       await db()('network_connections').where({ id: (await db()('projects').where({ id: project.id }).first('connection_id')).connection_id }).update({ connection_status: 'REVOKED', revoked_at: new Date() });
       await db()('post_metric_state').whereIn('post_id', posts.map((p) => p.id)).update({ next_sync_at: new Date(Date.now() - 1000) });
       const before = (await simulator().counts()).calls.metrics;
-      await syncDueMetrics({ db: db(), network }, { batch: 10_000 });
+      await syncDueMetrics({ db: db(), network }, { batch: 10_000, projectIds: [project.id] });
       assert.equal((await simulator().counts()).calls.metrics, before);
     });
 
@@ -180,7 +180,7 @@ describe('analytics', function () {
       const sim = simulator();
       await sim.addFault({ kind: 'transient', status: 429, retryAfterSeconds: 30, operation: 'metrics', times: 1 });
       const network = createNetworkClient();
-      const r1 = await syncDueMetrics({ db: db(), network }, { batch: 10_000, concurrency: 1 });
+      const r1 = await syncDueMetrics({ db: db(), network }, { batch: 10_000, concurrency: 1, projectIds: [project.id] });
       assert.ok(r1.deferred >= 1, JSON.stringify(r1));
       const conn = await db()('projects as p').join('network_connections as c', 'c.id', 'p.connection_id').where('p.id', project.id).first('c.consecutive_failures');
       assert.equal(conn.consecutive_failures, 0);
@@ -191,7 +191,7 @@ describe('analytics', function () {
       await db()('posts').where({ id: posts[0]!.id }).update({ network_post_urn: 'urn:li:share:1' });
       await db()('post_metric_state').where({ post_id: posts[0]!.id }).update({ network_post_urn: 'urn:li:share:1' });
       await db()('post_metric_state').whereIn('post_id', posts.map((p) => p.id)).update({ next_sync_at: new Date(Date.now() - 1000) });
-      await syncDueMetrics({ db: db(), network }, { batch: 10_000 });
+      await syncDueMetrics({ db: db(), network }, { batch: 10_000, projectIds: [project.id] });
       const gone = await db()('post_metric_state').where({ post_id: posts[0]!.id }).first();
       assert.equal(gone.sync_state, 'failed');
       assert.equal(gone.next_sync_at, null);
