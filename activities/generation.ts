@@ -5,6 +5,7 @@ import { jobProcessingState, PAUSED_ERROR_TYPE } from '../lib/generation/pause';
 import type { PostWriter } from '../lib/llm/client';
 import { isLlmError, shouldRetry } from '../lib/llm/errors';
 import type { ContentType } from '../lib/llm/prompts';
+import { linkDraftToIdea } from '../lib/ideas/ideas';
 import { insertPost } from '../lib/posts/write';
 
 // Activities of AI post generation (ARCHITECTURE.md: every side effect is an activity; every
@@ -109,6 +110,9 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
         const post = await insertPost(trx, { workspaceId: job.workspace_id, projectId: project.id, content: input.draft.content, title: input.draft.title, contentType: jobInput.contentType });
         // The service named it from the opening line, so it stays a service-given name (spec 4.4 PATCH title).
         await trx('posts').where({ id: post.id }).update({ generation_job_id: job.id, title_auto: true });
+        // spec 4.4 idea source: the draft links to its idea, which moves to in_production, in
+        // the same transaction as the draft (docs/ideas.md).
+        if (jobInput.source.type === 'idea' && jobInput.source.ideaId) await linkDraftToIdea(trx, job.workspace_id, jobInput.source.ideaId, post.id);
         await finishJob(trx, job.id, { status: 'DONE', progress: progressNow(1, 'Done'), result: { postId: post.id } });
         return { status: 'DONE', postId: post.id };
       });

@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { createPostWriter, type PostWriter } from '../lib/llm/client';
 import type { NetworkClient } from '../lib/network/client';
+import { createAnalyticsActivities } from './analytics';
 import { createGenerationActivities } from './generation';
 import { createPublishingActivities } from './publishing';
 import { createWebhookActivities } from './webhooks';
@@ -20,6 +21,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPublishingActivities(deps),
     ...createWebhookActivities(deps),
     ...createGenerationActivities({ db: deps.db, writer: deps.writer ?? createPostWriter() }),
+    ...createAnalyticsActivities({ db: deps.db, network: deps.network }),
   };
 }
 

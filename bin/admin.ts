@@ -16,6 +16,7 @@ const NOUNS: Record<string, () => Promise<{ default: Noun }>> = {
   budget: () => import('./admin.d/commands/budget'),
   connection: () => import('./admin.d/commands/connection'),
   grant: () => import('./admin.d/commands/grant'),
+  idea: () => import('./admin.d/commands/idea'),
   jobs: () => import('./admin.d/commands/jobs'),
   key: () => import('./admin.d/commands/key'),
   llm: () => import('./admin.d/commands/llm'),

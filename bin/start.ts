@@ -238,7 +238,8 @@ async function main(): Promise<void> {
   if (!config.network.apiUrl) {
     const port = config.network.simulatorPort;
     await refuseTakenPort(port, 'network simulator', 'set NETWORK_SIMULATOR_PORT, or NETWORK_API_URL to use a running one');
-    const sim = startChild('network-sim', 'sim/network/main.ts', childEnv);
+    // Local runs show analytics that move: published posts gain metrics over time (docs/analytics.md).
+    const sim = startChild('network-sim', 'sim/network/main.ts', { ...childEnv, NETWORK_SIM_METRICS_GROWTH: process.env.NETWORK_SIM_METRICS_GROWTH ?? '1' });
     if (!(await waitForPort(sim, port, SIM_READY_TIMEOUT_MS))) {
       if (shuttingDown) return;
       await shutdown(1, `network-sim did not listen on port ${port} within ${SIM_READY_TIMEOUT_MS / 1000} s; stopping`);

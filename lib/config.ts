@@ -159,6 +159,20 @@ function loadConfig() {
       jobListMax: 200,
     },
 
+    /** Post analytics (docs/analytics.md). */
+    analytics: {
+      /** How long the metrics-sync workflow sleeps when no post is due. */
+      syncIntervalSeconds: int('METRICS_SYNC_INTERVAL_SECONDS', 60),
+      /** Posts claimed per sync activity run. */
+      syncBatch: int('METRICS_SYNC_BATCH', 500),
+      /** Metrics calls in flight at once within one run. */
+      syncConcurrency: int('METRICS_SYNC_CONCURRENCY', 8),
+      /** Divides every cadence interval (1 in production; tests compress hours into seconds). */
+      cadenceDivisor: int('METRICS_CADENCE_DIVISOR', 1),
+      /** Best-times-to-post needs at least this many published posts with metrics. */
+      bestTimesMinPosts: int('ANALYTICS_BEST_TIMES_MIN_POSTS', 10),
+    },
+
     webhooks: {
       timeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000),
       disableAfterFailures: int('WEBHOOK_DISABLE_AFTER_FAILURES', 5),

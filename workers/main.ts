@@ -7,6 +7,7 @@ import { closeRedis } from '../lib/redis';
 import { closeTemporalClient, temporalClient, workflowIds } from '../lib/temporal';
 import { webhookRelayWorkflow } from '../workflows/deliverWebhook';
 import { maintenanceWorkflow } from '../workflows/maintenance';
+import { ensureMetricsSync } from '../lib/analytics/workflow';
 import { createWorker, prebuiltBundlePath } from './worker';
 
 // The worker process: every workflow and activity on one task queue. Any number may run.
@@ -34,6 +35,8 @@ async function main() {
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
+  // Post analytics: one metrics-sync workflow for the deployment (docs/analytics.md).
+  await ensureMetricsSync(await temporalClient());
   const stop = () => { log.info('worker stopping'); worker.shutdown(); };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

@@ -4,3 +4,4 @@ export { connectionHealthWorkflow, checkNowSignal, healthStatusQuery } from './c
 export { maintenanceWorkflow } from './maintenance';
 export { deliverWebhookWorkflow, deliveryStatusQuery, webhookRelayWorkflow } from './deliverWebhook';
 export { generatePostWorkflow, jobProgressQuery } from './generatePost';
+export { metricsSyncWorkflow } from './metricsSync';

@@ -12,6 +12,10 @@ import {
 import { createGeneration } from '../operations/generations/generations';
 import { cancelJob, getJob, listJobs } from '../operations/jobs/jobs';
 import { getUsage } from '../operations/usage/usage';
+import { createIdea, getIdea, listIdeas, updateIdea } from '../operations/ideas/ideas';
+import { listCalendar } from '../operations/calendar/calendar';
+import { getAnalyticsOverview, getCrossWorkspaceOverview, listPostAnalytics, searchViralPosts } from '../operations/analytics/analytics';
+import { listCompanyPages } from '../operations/companyPages/companyPages';
 import { route } from './adapter';
 
 // The REST catalogue (spec 4.1). Each line is a path and the operation behind it.
@@ -45,5 +49,16 @@ export function restRouter(): Router {
   route(r, 'delete', '/v1/webhook-endpoints/:endpointId', deleteWebhookEndpoint);
   route(r, 'post', '/v1/webhook-endpoints/:endpointId/rotate-secret', rotateWebhookSecret);
   route(r, 'get', '/v1/webhook-endpoints/:endpointId/deliveries', listWebhookDeliveries);
+  // Planning: the idea board (spec 4.6; create/list/get are 9.3 additions).
+  route(r, 'get', '/v1/ideas', listIdeas);
+  route(r, 'post', '/v1/ideas', createIdea);
+  route(r, 'get', '/v1/ideas/:ideaId', getIdea);
+  route(r, 'patch', '/v1/ideas/:ideaId', updateIdea);
+  route(r, 'get', '/v1/calendar', listCalendar);
+  route(r, 'get', '/v1/company-pages', listCompanyPages);
+  route(r, 'get', '/v1/analytics/overview', getAnalyticsOverview);
+  route(r, 'get', '/v1/analytics/posts', listPostAnalytics);
+  route(r, 'get', '/v1/analytics/cross-workspace/overview', getCrossWorkspaceOverview);
+  route(r, 'get', '/v1/viral-posts', searchViralPosts);
   return r;
 }

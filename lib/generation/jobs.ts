@@ -26,7 +26,7 @@ export interface JobProgress { progress: number; updatedAt: string; message: str
 
 /** What the job row keeps of the request (the API's copy; the workflow reads it by job id). */
 export interface GenerationJobInput {
-  source: { type: 'text' | 'note'; noteId?: string };
+  source: { type: 'text' | 'note' | 'idea'; noteId?: string; ideaId?: string };
   sourceText: string;
   language: string;
   contentType: string;

@@ -24,7 +24,20 @@ export interface NetworkClient {
   getIdentity(accessToken: string): Promise<{ personId: string; name: string; vanityName: string | null; pictureUrl: string | null }>;
   listOrganizationAdmins(accessToken: string, organizationId: string): Promise<string[]>; // person ids
   getPostMetrics(accessToken: string, postUrn: string): Promise<{ impressions: number; likes: number; comments: number; reshares: number }>;
+  /** Keyword search over high-performing public posts, ranked by engagement (docs/analytics.md, viral posts). */
+  searchViralPosts(accessToken: string, query: ViralSearchQuery): Promise<ViralSearchResult>;
 }
+
+// ----- planning: viral post search (docs/network-protocol.md `GET /rest/viralPosts`) -----
+
+export interface ViralSearchQuery { keywords: string; publishedAfter?: Date; publishedBefore?: Date; minEngagement?: number; start?: number; count?: number }
+
+export interface ViralPost {
+  postUrn: string; authorName: string; authorVanityName: string | null; text: string; publishedAt: Date;
+  impressions: number; likes: number; comments: number; reshares: number; engagement: number;
+}
+
+export interface ViralSearchResult { posts: ViralPost[]; total: number }
 
 export interface HttpNetworkClientOptions {
   baseUrl: string;
@@ -324,6 +337,35 @@ export class HttpNetworkClient implements NetworkClient {
       if (b.elements.length === 0 || (total !== null ? start >= total : b.elements.length < ACL_PAGE_SIZE)) return admins;
     }
     throw invalidResponse(op, 200, `admin list did not end within ${ACL_MAX_PAGES} pages`);
+  }
+
+  // ----- planning: viral post search -----
+  async searchViralPosts(accessToken: string, query: ViralSearchQuery): Promise<ViralSearchResult> {
+    const op = 'searchViralPosts';
+    checkToken(op, accessToken);
+    if (typeof query.keywords !== 'string' || query.keywords.trim() === '' || query.keywords.length > 200) throw localError(op, 'keywords must be 1 to 200 characters');
+    const params: Record<string, string> = { q: 'search', keywords: query.keywords.trim(), start: String(query.start ?? 0), count: String(query.count ?? 20) };
+    if (query.publishedAfter) params.publishedAfter = String(query.publishedAfter.getTime());
+    if (query.publishedBefore) params.publishedBefore = String(query.publishedBefore.getTime());
+    if (query.minEngagement !== undefined) params.minEngagement = String(query.minEngagement);
+    const res = await this.request({ operation: op, method: 'GET', path: 'rest/viralPosts', query: params, accessToken, versioned: true });
+    type Wire = { elements?: unknown; paging?: { total?: unknown } };
+    const b = res.body as Wire | undefined;
+    if (typeof b !== 'object' || b === null || !Array.isArray(b.elements)) throw invalidResponse(op, res.status, 'no elements array');
+    const posts: ViralPost[] = [];
+    for (const raw of b.elements as Array<Record<string, any>>) {
+      if (typeof raw?.id !== 'string' || !POST_URN_RE.test(raw.id)) throw invalidResponse(op, res.status, 'element without a post URN');
+      const m = (raw.metrics ?? {}) as Record<string, unknown>;
+      const likes = nonNegativeInt(m.likes);
+      const comments = nonNegativeInt(m.comments);
+      const reshares = nonNegativeInt(m.reshares);
+      posts.push({
+        postUrn: raw.id, authorName: typeof raw.author?.name === 'string' ? raw.author.name : '', authorVanityName: typeof raw.author?.vanityName === 'string' ? raw.author.vanityName : null,
+        text: typeof raw.commentary === 'string' ? raw.commentary : '', publishedAt: new Date(nonNegativeInt(raw.publishedAt)),
+        impressions: nonNegativeInt(m.impressions), likes, comments, reshares, engagement: likes + comments + reshares,
+      });
+    }
+    return { posts, total: nonNegativeInt(b.paging?.total) };
   }
 
   async getPostMetrics(accessToken: string, postUrn: string): Promise<{ impressions: number; likes: number; comments: number; reshares: number }> {

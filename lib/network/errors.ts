@@ -11,7 +11,8 @@ export type NetworkOperation =
   | 'refreshAccessToken'
   | 'getIdentity'
   | 'listOrganizationAdmins'
-  | 'getPostMetrics';
+  | 'getPostMetrics'
+  | 'searchViralPosts';
 
 /**
  * Normalised codes. The server's own code (for example `REVOKED_ACCESS_TOKEN`) is kept in

@@ -5,9 +5,9 @@
 // Deliberately free of config imports: the caller says which simulator it means.
 
 /** The protocol operations the simulator tells apart for faults, latency and call counts. */
-export type SimOperation = 'createPost' | 'findPost' | 'refresh' | 'introspect' | 'identity' | 'admins' | 'metrics';
+export type SimOperation = 'createPost' | 'findPost' | 'refresh' | 'introspect' | 'identity' | 'admins' | 'metrics' | 'search';
 export type SimOperationFilter = SimOperation | 'any';
-export const SIM_OPERATIONS: readonly SimOperation[] = ['createPost', 'findPost', 'refresh', 'introspect', 'identity', 'admins', 'metrics'];
+export const SIM_OPERATIONS: readonly SimOperation[] = ['createPost', 'findPost', 'refresh', 'introspect', 'identity', 'admins', 'metrics', 'search'];
 
 export interface IssueTokenInput {
   personId: string;
@@ -158,6 +158,27 @@ export interface SimulatorControl {
   counts(): Promise<SimCounts>;
   /** Forgets everything except the post-id sequence, so post URNs never repeat within a process. */
   reset(): Promise<void>;
+  // ----- planning: organic metrics growth and the viral-post corpus -----
+  /** Turns organic growth of post metrics on or off; `timeScale` simulated seconds pass per real second. */
+  setMetricsGrowth(input: MetricsGrowthInput): Promise<MetricsGrowthSettings>;
+  /** Adds posts to the viral-post corpus served by `GET /rest/viralPosts` (on top of the seeded corpus). */
+  addViralPosts(posts: ViralPostInput[]): Promise<{ total: number }>;
+}
+
+// ----- planning: organic metrics growth and the viral-post corpus -----
+
+export interface MetricsGrowthInput { enabled: boolean; timeScale?: number }
+export interface MetricsGrowthSettings { enabled: boolean; timeScale: number }
+
+export interface ViralPostInput {
+  authorName: string;
+  text: string;
+  /** ISO 8601 date-time. */
+  publishedAt: string;
+  impressions: number;
+  likes: number;
+  comments: number;
+  reshares: number;
 }
 
 /** Thrown by both implementations for bad input (400) and unknown things (404). */
@@ -268,6 +289,13 @@ export class HttpSimulatorControl implements SimulatorControl {
   }
   async reset() {
     await this.call<unknown>('POST', '/__sim/reset');
+  }
+  // ----- planning -----
+  setMetricsGrowth(input: MetricsGrowthInput) {
+    return this.call<MetricsGrowthSettings>('PUT', '/__sim/metrics-growth', input);
+  }
+  addViralPosts(posts: ViralPostInput[]) {
+    return this.call<{ total: number }>('POST', '/__sim/viral-posts', { posts });
   }
 }
 

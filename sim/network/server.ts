@@ -37,6 +37,7 @@ import {
   type SimPostMetrics,
   type SimulatorControl,
 } from './control';
+import { MetricsGrowth, ViralCorpus } from './planning';
 
 export type {
   SimulatorControl,
@@ -290,6 +291,9 @@ interface Route {
 
 class Simulator {
   private state = new SimState();
+  // planning: organic metrics growth and the viral-post corpus (sim/network/planning.ts).
+  private readonly growth = new MetricsGrowth();
+  private readonly viral = new ViralCorpus();
   private readonly clientId: string;
   private readonly clientSecret: string;
   private readonly sleeps = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
@@ -333,6 +337,13 @@ class Simulator {
       counts: async () => this.countsSnapshot(),
       reset: async () => {
         this.state = new SimState();
+      },
+      // planning
+      setMetricsGrowth: async (input) => {
+        try { return this.growth.set(input); } catch (err) { throw invalid((err as Error).message); }
+      },
+      addViralPosts: async (posts) => {
+        try { return this.viral.add(posts); } catch (err) { throw invalid((err as Error).message); }
       },
     };
   }
@@ -878,7 +889,7 @@ class Simulator {
         const post = this.state.postsByUrn.get(param);
         if (!post) return restError(404, 'NOT_FOUND', `no post ${param}`);
         if (!this.mayActAs(auth.person.id, { type: post.authorType, id: post.authorId })) return restError(403, 'ACCESS_DENIED', 'Not enough permissions to read metrics of this post');
-        const m = post.metrics;
+        const m = this.growth.apply(post.urn, post.receivedAt, post.metrics);
         return {
           status: 200,
           body: {
@@ -889,6 +900,34 @@ class Simulator {
             commentsState: 'OPEN',
           },
         };
+      },
+    },
+    // ----- planning: keyword search over the viral-post corpus (sim/network/planning.ts) -----
+    'GET /rest/viralPosts': {
+      operation: 'search',
+      style: 'rest',
+      handle: (req, url) => {
+        const versionError = this.checkVersion(req);
+        if (versionError) return versionError;
+        const auth = this.authenticate(req);
+        if ('error' in auth) return auth.error;
+        const q = url.searchParams;
+        if (q.get('q') !== 'search') return restError(400, 'ILLEGAL_ARGUMENT', 'q=search is required');
+        const keywords = (q.get('keywords') ?? '').trim();
+        if (!keywords || keywords.length > 200) return restError(400, 'ILLEGAL_ARGUMENT', 'keywords must be 1 to 200 characters');
+        const num = (name: string, min: number, max: number, fallback: number | null) => {
+          const v = q.get(name);
+          if (v === null || v === '') return fallback;
+          const n = Number(v);
+          return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
+        };
+        const start = num('start', 0, 10_000, 0);
+        const count = num('count', 1, 100, 20);
+        const minEngagement = num('minEngagement', 0, Number.MAX_SAFE_INTEGER, 0);
+        const after = num('publishedAfter', 0, Number.MAX_SAFE_INTEGER, null);
+        const before = num('publishedBefore', 0, Number.MAX_SAFE_INTEGER, null);
+        if ([start, count, minEngagement, after, before].includes(undefined)) return restError(400, 'ILLEGAL_ARGUMENT', 'start, count, minEngagement, publishedAfter and publishedBefore must be integers in range');
+        return { status: 200, body: this.viral.search({ keywords, start: start!, count: count!, minEngagement: minEngagement!, publishedAfter: after ?? null, publishedBefore: before ?? null }) };
       },
     },
   };
@@ -1064,6 +1103,9 @@ class Simulator {
         result = post;
       } else if (path === '/posts/seed' && method === 'POST') result = await c.seedPosts(body as SeedPostsInput);
       else if (path === '/counts' && method === 'GET') result = await c.counts();
+      // planning: metrics growth and the viral-post corpus
+      else if (path === '/metrics-growth' && method === 'PUT') result = await c.setMetricsGrowth(body as never);
+      else if (path === '/viral-posts' && method === 'POST') result = await c.addViralPosts((body as { posts?: never })?.posts as never);
       else if (path === '/reset' && method === 'POST') {
         await c.reset();
         result = { ok: true };

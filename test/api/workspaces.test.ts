@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { newId } from '../../lib/ids';
+import { localWeekStart } from '../../lib/streaks';
 import { createProject, createWorkspace, issueApiKey } from '../../ops/provision';
 import { db } from '../../lib/db';
 import { client, startApi, type TestServer } from '../support/app';
@@ -42,7 +44,14 @@ describe('workspaces and team (spec 2.2-2.4, 2.15, 4.2)', function () {
   it('/v1/workspaces/context mirrors /me and lists projects with their streak', async () => {
     const ws = await createWorkspace({ name: 'Gatekept', plan: 'BUSINESS', requireReviewWorkflow: true });
     const personal = await createProject({ workspaceId: ws.id, type: 'PERSONAL_BRAND', name: 'Streaky' });
-    await db()('projects').where({ id: personal.id }).update({ current_streak: 4, longest_streak: 9 });
+    // spec 2.4 from real publish history (lib/streaks.ts): 9 consecutive weeks long ago, then the
+    // 4 weeks up to this one (UTC project: weeks start Monday 00:00 UTC).
+    const monday = Date.parse(`${localWeekStart(new Date(), 'UTC')}T00:00:00Z`);
+    const weekAt = (k: number) => new Date(monday - k * 7 * 86_400_000 + 3_600_000);
+    const history = [0, 1, 2, 3, 20, 21, 22, 23, 24, 25, 26, 27, 28].map((k) => ({
+      id: newId('post'), workspace_id: ws.id, project_id: personal.id, status: 'published', title: '', content: 'x', content_type: 'PERSONAL', published_at: weekAt(k),
+    }));
+    await db()('posts').insert(history);
     const page = await createProject({ workspaceId: ws.id, type: 'COMPANY_PAGE', name: 'Page', connection: 'none' });
     const fresh = await createProject({ workspaceId: ws.id, type: 'AMPLIFIER', name: 'No streak yet' });
     await db()('projects').where({ id: fresh.id }).update({ current_streak: null, longest_streak: null });

@@ -240,10 +240,15 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
       assertError(await post({ projectId: ctx.project.id, source: { type: 'note', noteId: 'note_doesnotexist' } }), 422, 'unprocessable');
     });
 
-    it('answers 422 for an idea source: this service has no idea board yet', async () => {
+    it('answers 422 for an idea of another project, or no such idea; 400 without ideaId (docs/ideas.md)', async () => {
       const err = assertError(await post({ projectId: ctx.project.id, source: { type: 'idea', ideaId: 'idea_x' } }), 422, 'unprocessable');
       assert.match(err.message, /idea/i);
-      assert.match(err.message, /not available/);
+      const other = await ctx.call('POST', '/v1/ideas', { body: { projectId: ctx.projects[1]!.id, title: 'Elsewhere' } });
+      assert.equal(other.status, 200, JSON.stringify(other.body));
+      const cross = assertError(await post({ projectId: ctx.project.id, source: { type: 'idea', ideaId: other.body.data.id } }), 422, 'unprocessable');
+      assert.match(cross.message, /same project/);
+      assertError(await post({ projectId: ctx.project.id, source: { type: 'idea' } }), 400, 'invalid_request');
+      assertError(await post({ projectId: ctx.project.id, source: { type: 'idea', ideaId: other.body.data.id, text: 'x' } }), 422, 'unprocessable');
     });
 
     it('answers 422 for bad shapes: unknown source type, stray fields, bad enum, long language, past or bare-date scheduledFor, non-integer wait', async () => {

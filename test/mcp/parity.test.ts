@@ -21,6 +21,7 @@ import { callTool, connect, GENERATION_SOURCE, rest, startMcpStack, TRANSPORTS, 
 interface Fixture {
   projectId: string; disconnectedPostId: string; noteId: string; postId: string; schedulePostId: string; jobId: string;
   otherProjectId: string;
+  ideaId: string;
 }
 
 interface Row {
@@ -98,6 +99,39 @@ const TABLE: Row[] = [
 
   { tool: 'cancel_job', args: (f) => ({ jobId: f.jobId }), rest: (f) => ['POST', `/v1/jobs/${f.jobId}/cancel`], expect: 'ok' },
   { tool: 'cancel_job', args: () => ({ jobId: 'job_missing' }), rest: () => ['POST', '/v1/jobs/job_missing/cancel'], expect: 'not_found' },
+
+  // Planning: the idea board (spec 4.6 and its 9.3 additions).
+  { tool: 'list_ideas', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/ideas${q({ projectId: f.projectId })}`], expect: 'ok' },
+  { tool: 'list_ideas', args: (f) => ({ projectId: f.projectId, status: 'inbox,done' }), rest: (f) => ['GET', `/v1/ideas${q({ projectId: f.projectId, status: 'inbox,done' })}`], expect: 'ok' },
+  { tool: 'list_ideas', args: (f) => ({ projectId: f.projectId, status: 'archived' }), rest: (f) => ['GET', `/v1/ideas${q({ projectId: f.projectId, status: 'archived' })}`], expect: 'invalid_request' },
+  { tool: 'list_ideas', args: () => ({}), rest: () => ['GET', '/v1/ideas'], expect: 'invalid_request' },
+  { tool: 'list_ideas', args: (f) => ({ projectId: f.otherProjectId }), rest: (f) => ['GET', `/v1/ideas${q({ projectId: f.otherProjectId })}`], expect: 'not_found' },
+  { tool: 'get_idea', args: (f) => ({ ideaId: f.ideaId }), rest: (f) => ['GET', `/v1/ideas/${f.ideaId}`], expect: 'ok' },
+  { tool: 'get_idea', args: () => ({ ideaId: 'idea_missing' }), rest: () => ['GET', '/v1/ideas/idea_missing'], expect: 'not_found' },
+  { tool: 'create_idea', args: (f) => ({ projectId: f.projectId, title: 'Parity idea', pillar: 'Education', scheduledFor: '2031-01-02' }), rest: (f) => ['POST', '/v1/ideas', { projectId: f.projectId, title: 'Parity idea', pillar: 'Education', scheduledFor: '2031-01-02' }], expect: 'ok', volatile: true },
+  { tool: 'create_idea', args: (f) => ({ projectId: f.projectId, title: 'x', status: 'done' }), rest: (f) => ['POST', '/v1/ideas', { projectId: f.projectId, title: 'x', status: 'done' }], expect: 'unprocessable' },
+  { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId, hook: null, topic: 'Parity topic' }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId, hook: null, topic: 'Parity topic' }], expect: 'ok', volatile: true },
+  { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId }], expect: 'unprocessable' },
+  { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId, status: 'review' }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId, status: 'review' }], expect: 'unprocessable' },
+  { tool: 'generate_post', args: (f) => ({ projectId: f.projectId, source: { type: 'idea', ideaId: f.ideaId } }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'idea', ideaId: f.ideaId } }], expect: 'ok', volatile: true },
+  { tool: 'generate_post', args: (f) => ({ projectId: f.projectId, source: { type: 'idea', ideaId: 'idea_elsewhere' } }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'idea', ideaId: 'idea_elsewhere' } }], expect: 'unprocessable' },
+  { tool: 'list_calendar', args: (f) => ({ projectId: f.projectId, from: far.slice(0, 10), to: far.slice(0, 10) }), rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.projectId, from: far.slice(0, 10), to: far.slice(0, 10) })}`], expect: 'ok' },
+  { tool: 'list_calendar', args: () => ({ from: '2031-01-01', to: '2031-01-31' }), rest: () => ['GET', `/v1/calendar${q({ from: '2031-01-01', to: '2031-01-31' })}`], expect: 'ok' },
+  { tool: 'list_calendar', args: (f) => ({ projectId: f.projectId, from: '2031-01-01', to: '2031-06-01' }), rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.projectId, from: '2031-01-01', to: '2031-06-01' })}`], expect: 'invalid_request' },
+  { tool: 'list_calendar', args: (f) => ({ projectId: f.otherProjectId }), rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.otherProjectId })}`], expect: 'not_found' },
+  { tool: 'list_company_pages', args: () => ({ limit: 5 }), rest: () => ['GET', `/v1/company-pages${q({ limit: 5 })}`], expect: 'ok' },
+  { tool: 'list_company_pages', args: () => ({ cursor: 'forged' }), rest: () => ['GET', `/v1/company-pages${q({ cursor: 'forged' })}`], expect: 'bad_cursor' },
+  { tool: 'get_analytics_overview', args: (f) => ({ projectId: f.projectId, from: '2031-01-01', to: '2031-01-31' }), rest: (f) => ['GET', `/v1/analytics/overview${q({ projectId: f.projectId, from: '2031-01-01', to: '2031-01-31' })}`], expect: 'ok' },
+  { tool: 'get_analytics_overview', args: (f) => ({ projectId: f.projectId, from: '2029-01-01', to: '2031-01-31' }), rest: (f) => ['GET', `/v1/analytics/overview${q({ projectId: f.projectId, from: '2029-01-01', to: '2031-01-31' })}`], expect: 'invalid_request' },
+  { tool: 'get_analytics_overview', args: (f) => ({ projectId: f.otherProjectId }), rest: (f) => ['GET', `/v1/analytics/overview${q({ projectId: f.otherProjectId })}`], expect: 'not_found' },
+  { tool: 'list_post_analytics', args: (f) => ({ projectId: f.projectId, sort: 'engagementRate' }), rest: (f) => ['GET', `/v1/analytics/posts${q({ projectId: f.projectId, sort: 'engagementRate' })}`], expect: 'ok' },
+  { tool: 'list_post_analytics', args: (f) => ({ projectId: f.projectId, sort: 'loudness' }), rest: (f) => ['GET', `/v1/analytics/posts${q({ projectId: f.projectId, sort: 'loudness' })}`], expect: 'invalid_request' },
+  { tool: 'list_post_analytics', args: (f) => ({ projectId: f.projectId, cursor: 'forged' }), rest: (f) => ['GET', `/v1/analytics/posts${q({ projectId: f.projectId, cursor: 'forged' })}`], expect: 'bad_cursor' },
+  { tool: 'search_viral_posts', args: () => ({ query: 'hiring', limit: 5 }), rest: () => ['GET', `/v1/viral-posts${q({ query: 'hiring', limit: 5 })}`], expect: 'ok' },
+  { tool: 'search_viral_posts', args: () => ({ query: '' }), rest: () => ['GET', `/v1/viral-posts${q({ query: '' })}`], expect: 'invalid_request' },
+  { tool: 'get_cross_workspace_analytics', args: () => ({ from: '2031-01-01', to: '2031-01-31' }), rest: () => ['GET', `/v1/analytics/cross-workspace/overview${q({ from: '2031-01-01', to: '2031-01-31' })}`], expect: 'ok' },
+  { tool: 'get_cross_workspace_analytics', args: () => ({ from: '2031-13-01' }), rest: () => ['GET', `/v1/analytics/cross-workspace/overview${q({ from: '2031-13-01' })}`], expect: 'invalid_request' },
+  { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, title: 'x' }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { title: 'x' }], expect: 'invalid_request' },
 ];
 
 /** No REST twin exists for these (spec 4.4: no REST delete; the session is the agent transport's). */
@@ -110,9 +144,14 @@ const SCOPE_TABLE: Array<{ tool: string; args: (f: Fixture) => Record<string, un
   { tool: 'create_note', args: (f) => ({ projectId: f.projectId, content: 'x' }), rest: (f) => ['POST', '/v1/notes', { projectId: f.projectId, content: 'x' }] },
   { tool: 'list_posts', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/posts${q({ projectId: f.projectId })}`] },
   { tool: 'get_note', args: (f) => ({ noteId: f.noteId }), rest: (f) => ['GET', `/v1/notes/${f.noteId}`] },
+  { tool: 'list_ideas', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/ideas${q({ projectId: f.projectId })}`] },
+  { tool: 'list_calendar', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.projectId })}`] },
+  { tool: 'get_analytics_overview', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/analytics/overview${q({ projectId: f.projectId })}`] },
+  { tool: 'search_viral_posts', args: () => ({ query: 'ai' }), rest: () => ['GET', `/v1/viral-posts${q({ query: 'ai' })}`] },
+  { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId, title: 'x' }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId, title: 'x' }] },
 ];
 
-const VOLATILE_ID = /^(post|note|job|slot|pst|req|evt)_[A-Za-z0-9]+$/;
+const VOLATILE_ID = /^(post|note|job|slot|pst|req|evt|idea)_[A-Za-z0-9]+$/;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 function mask(v: unknown, keep: Set<string>): unknown {
@@ -179,9 +218,11 @@ describe('REST and MCP parity', function () {
         // A post in this workspace whose project cannot publish: schedule_post answers conflict.
         const unlinked = await createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'Unlinked', connection: 'none' });
         const stuck = await call('POST', '/v1/posts', { projectId: unlinked.id, content: 'Cannot publish' });
+        const idea = await call('POST', '/v1/ideas', { projectId: ws.project.id, title: 'Seed idea', hook: 'A hook' });
         f = {
           projectId: ws.project.id, noteId: note.body.data.id, postId: post.body.data.id,
           schedulePostId: toSchedule.body.data.id, jobId: job.body.data.id, otherProjectId: other.project.id, disconnectedPostId: stuck.body.data.id,
+          ideaId: idea.body.data.id,
         };
         const narrowKey = (await issueApiKey({ workspaceId: ws.workspace.id, scopes: ['workspace:read'] })).key;
         narrowCall = rest(stack.apiUrl, narrowKey);
@@ -193,7 +234,7 @@ describe('REST and MCP parity', function () {
       });
 
       for (const row of TABLE) {
-        it(`${row.tool} ${JSON.stringify(row.args({ projectId: 'P', noteId: 'N', postId: 'T', schedulePostId: 'U', jobId: 'J', otherProjectId: 'O', disconnectedPostId: 'D' })).slice(0, 90)} → ${row.expect}`, async () => {
+        it(`${row.tool} ${JSON.stringify(row.args({ projectId: 'P', noteId: 'N', postId: 'T', schedulePostId: 'U', jobId: 'J', otherProjectId: 'O', disconnectedPostId: 'D', ideaId: 'I' })).slice(0, 90)} → ${row.expect}`, async () => {
           const [method, path, body] = row.rest(f);
           const viaRest = await call(method, path, body);
           const viaMcp = await callTool(client, row.tool, row.args(f));

@@ -199,6 +199,59 @@ describe('MCP tools', function () {
         await generator.close();
       });
 
+      it('list_ideas, get_idea, create_idea, update_idea (planning additions, spec 9.3)', async () => {
+        const created = (await ok(client, 'create_idea', { projectId: ws.project.id, title: 'Agent idea', pillar: 'Product', hook: 'Hook' })).data;
+        assert.match(created.id, /^idea_/);
+        assert.equal(created.status, 'inbox');
+        assert.deepEqual((await ok(client, 'get_idea', { ideaId: created.id })).data, created);
+        const updated = (await ok(client, 'update_idea', { ideaId: created.id, projectId: ws.project.id, hook: null, status: 'in_production' })).data;
+        assert.equal(updated.hook, null);
+        assert.equal(updated.pillar, 'Product');
+        assert.equal(updated.status, 'in_production');
+        const listed = await ok(client, 'list_ideas', { projectId: ws.project.id, status: 'in_production' });
+        assert.deepEqual(listed.data.map((i: { id: string }) => i.id), [created.id]);
+        await fails(client, 'update_idea', { ideaId: created.id, projectId: ws.project.id, status: 'done' }, 'unprocessable');
+        // An API key has no default project (spec 4.9).
+        assert.equal((await fails(client, 'list_ideas', {}, 'invalid_request')).details.field, 'projectId');
+        const reader = await narrow(['read']);
+        assert.equal((await fails(reader, 'get_idea', { ideaId: created.id }, 'scope_missing')).details.required_scope, 'ideas:write');
+        await reader.close();
+      });
+
+      it('list_calendar, list_company_pages (spec 4.9; company pages a 9.3 addition)', async () => {
+        const at = future(24 * 60);
+        const post = (await ok(client, 'create_post_draft', { projectId: ws.project.id, content: 'On the calendar', scheduledFor: at })).data;
+        const cal = (await ok(client, 'list_calendar', { projectId: ws.project.id, from: at.slice(0, 10), to: at.slice(0, 10) })).data;
+        assert.deepEqual(cal.entries.map((e: { type: string; id: string }) => [e.type, e.id]), [['post', post.id]]);
+        assert.equal(cal.entries[0].at, new Date(at).toISOString());
+        await fails(client, 'list_calendar', { projectId: ws.project.id, from: '2031-01-01', to: '2031-12-31' }, 'invalid_request');
+        const pages = await ok(client, 'list_company_pages', {});
+        assert.deepEqual(pages.data, []);
+        assert.equal(pages.pagination.has_more, false);
+        const notesOnly = await narrow(['notes:read']);
+        assert.equal((await fails(notesOnly, 'list_calendar', {}, 'scope_missing')).details.required_scope, 'posts:read');
+        await notesOnly.close();
+      });
+
+      it('get_analytics_overview, list_post_analytics, search_viral_posts, get_cross_workspace_analytics (spec 4.9)', async () => {
+        const o = (await ok(client, 'get_analytics_overview', { projectId: ws.project.id, from: '2031-01-01', to: '2031-01-07' })).data;
+        assert.equal(o.projectId, ws.project.id);
+        assert.equal(o.daily.length, 7);
+        assert.equal(o.totals.posts, 0);
+        assert.equal(o.streak, null);
+        const list = await ok(client, 'list_post_analytics', { projectId: ws.project.id, sort: 'impressions' });
+        assert.deepEqual(list.data, []);
+        const cross = (await ok(client, 'get_cross_workspace_analytics', {})).data;
+        assert.deepEqual(cross.workspaces.map((w: { workspaceId: string }) => w.workspaceId), [ws.workspace.id]);
+        await connectedPersonalProject(ws.workspace.id);
+        const viral = await ok(client, 'search_viral_posts', { query: 'leadership', limit: 3 });
+        assert.equal(viral.data.length, 3);
+        assert.equal((await fails(client, 'get_analytics_overview', {}, 'invalid_request')).details.field, 'projectId');
+        const postsOnly = await narrow(['posts:read']);
+        assert.equal((await fails(postsOnly, 'search_viral_posts', { query: 'ai' }, 'scope_missing')).details.required_scope, 'analytics:read');
+        await postsOnly.close();
+      });
+
       it('answers rate_limited past the workspace read budget', async () => {
         const previous = config.rateLimit.readPerWindow;
         config.rateLimit.readPerWindow = 3;
@@ -212,7 +265,7 @@ describe('MCP tools', function () {
       });
 
       it('an unknown tool is a protocol error', async () => {
-        await assert.rejects(callTool(client, 'get_analytics_overview'), /Unknown tool/);
+        await assert.rejects(callTool(client, 'get_analytics_forecast'), /Unknown tool/);
       });
     });
   }

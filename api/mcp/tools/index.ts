@@ -1,14 +1,16 @@
 import { expandScopes } from '../../../lib/scopes';
 import { toolScopeRules, type ToolDefinition } from '../tool';
 import { cancelJobTool, generatePostTool, getJobTool, listJobsTool } from './jobs';
+import { getAnalyticsOverviewTool, getCrossWorkspaceAnalyticsTool, listPostAnalyticsTool, searchViralPostsTool } from './analytics';
+import { listCalendarTool, listCompanyPagesTool } from './calendar';
+import { createIdeaTool, getIdeaTool, listIdeasTool, updateIdeaTool } from './ideas';
 import { createNoteTool, getNoteTool, listNotesTool } from './notes';
 import { createPostDraftTool, deletePostTool, getPostTool, listPostStatusesTool, listPostsTool, schedulePostTool, updatePostTool } from './posts';
 import { getProjectTool, listProjectsTool } from './projects';
 import { getWorkspaceTool, listWorkspacesTool, switchWorkspaceTool } from './workspaces';
 
 // The tool catalogue, in the order of the spec 4.9 table. Tools of that table whose REST twin
-// is not built here are absent rather than stubbed: get_source, get_analytics_overview,
-// list_post_analytics, search_viral_posts, list_calendar, create_source_text,
+// is not built here are absent rather than stubbed: get_source, create_source_text,
 // create_upload_url, create_source_file, add_to_knowledge_base.
 export const TOOLS: readonly ToolDefinition[] = [
   getWorkspaceTool,
@@ -30,6 +32,17 @@ export const TOOLS: readonly ToolDefinition[] = [
   deletePostTool,
   cancelJobTool,
   generatePostTool,
+  // Planning additions (spec 9.3).
+  listIdeasTool,
+  getIdeaTool,
+  createIdeaTool,
+  updateIdeaTool,
+  listCalendarTool,
+  listCompanyPagesTool,
+  getAnalyticsOverviewTool,
+  listPostAnalyticsTool,
+  searchViralPostsTool,
+  getCrossWorkspaceAnalyticsTool,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));

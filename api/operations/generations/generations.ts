@@ -6,6 +6,7 @@ import {
 } from '../../../lib/generation/jobs';
 import { budgetTargetOf, loadAiLimits, reservationFor, reserveGenerationSpend, settleJobSpend } from '../../../lib/generation/spend';
 import { startGenerationWorkflow } from '../../../lib/generation/workflowClient';
+import { contentTypeForPillar, ideaBriefText } from '../../../lib/ideas/ideas';
 import { newId } from '../../../lib/ids';
 import { log } from '../../../lib/logger';
 import { parseInZone } from '../../../lib/time';
@@ -24,6 +25,16 @@ interface ResolvedSource { source: GenerationJobInput['source']; text: string; s
 
 async function resolveSource(auth: AuthContext, project: ProjectRow, source: NonNullable<CreateGenerationInput['source']>): Promise<ResolvedSource> {
   if (source.type === 'text') return { source: { type: 'text' }, text: source.text!, slotContentType: null };
+  if (source.type === 'idea') {
+    const idea = await scoped(auth, 'ideas').where('ideas.id', source.ideaId!)
+      .first('ideas.project_id', 'ideas.title', 'ideas.content', 'ideas.pillar', 'ideas.post_type', 'ideas.asset_format', 'ideas.hook', 'ideas.topic');
+    // Like a note (spec 4.4): an idea of another project, or none, is 422 — the body is at fault.
+    if (!idea || idea.project_id !== project.id) {
+      throw errors.unprocessable('`source.ideaId` must name an idea of the same project.', { ideaId: source.ideaId, projectId: project.id });
+    }
+    // spec 4.4: an idea source fills options.contentType from the idea's pillar (docs/ideas.md).
+    return { source: { type: 'idea', ideaId: source.ideaId }, text: ideaBriefText(idea), slotContentType: contentTypeForPillar(idea.pillar) as ContentType | null };
+  }
   const note = await scoped(auth, 'notes').leftJoin('calendar_slots as s', 's.note_id', 'notes.id')
     .where('notes.id', source.noteId!).first('notes.project_id', 'notes.content', 's.content_type as slot_content_type');
   // spec 4.4: a note of another project (or none at all) is 422, not 404: the body is at fault.

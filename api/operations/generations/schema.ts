@@ -9,14 +9,15 @@ const required = (path: (string | number)[], message: string) => ({
   code: 'custom' as const, path, message, params: { apiCode: 'invalid_request' },
 });
 
-export const SOURCE_TYPES = ['text', 'note'] as const;
+export const SOURCE_TYPES = ['text', 'note', 'idea'] as const;
 
-// Variant fields are checked below rather than by a strict union, so that an `idea` source gets
-// the answer that matters ("not available here") instead of a complaint about its fields.
+// Variant fields are checked below rather than by a strict union, so that a missing field of
+// the named variant answers invalid_request (spec 7.2) rather than a union mismatch.
 const sourceInput = z.object({
   type: z.string().max(40).optional(),
   text: boundedText(config.limits.sourceTextChars, 'source.text').optional(),
   noteId: z.string().min(1).max(100).optional(),
+  ideaId: z.string().min(1).max(100).optional(),
 }).loose();
 
 export const createGenerationInput = z.object({
@@ -33,23 +34,18 @@ export const createGenerationInput = z.object({
   if (body.projectId === undefined) ctx.addIssue(required(['projectId'], '`projectId` is required.'));
   const source = body.source;
   if (source === undefined) {
-    ctx.addIssue(required(['source'], '`source` is required: `{ "type": "text", "text": "..." }` or `{ "type": "note", "noteId": "note_..." }`.'));
+    ctx.addIssue(required(['source'], '`source` is required: `{ "type": "text", "text": "..." }`, `{ "type": "note", "noteId": "note_..." }` or `{ "type": "idea", "ideaId": "idea_..." }`.'));
     return;
   }
   if (source.type === undefined) {
-    ctx.addIssue(required(['source', 'type'], '`source.type` is required: `text` or `note`.'));
-    return;
-  }
-  if (source.type === 'idea') {
-    // spec 4.4 lists an idea variant whose shape is not shown; this service has no idea board yet.
-    ctx.addIssue({ code: 'custom', path: ['source', 'type'], message: 'Generating from an idea is not available on this service yet (there is no idea board); use a `text` or `note` source.', params: { reason: 'source_type_unavailable' } });
+    ctx.addIssue(required(['source', 'type'], '`source.type` is required: `text`, `note` or `idea`.'));
     return;
   }
   if (!(SOURCE_TYPES as readonly string[]).includes(source.type)) {
     ctx.addIssue({ code: 'custom', path: ['source', 'type'], message: `must be one of ${SOURCE_TYPES.join(', ')}.` });
     return;
   }
-  const allowed = source.type === 'text' ? ['type', 'text'] : ['type', 'noteId'];
+  const allowed = source.type === 'text' ? ['type', 'text'] : source.type === 'note' ? ['type', 'noteId'] : ['type', 'ideaId'];
   const extra = Object.keys(source).filter((k) => !allowed.includes(k));
   if (extra.length) ctx.addIssue({ code: 'custom', path: ['source', extra[0]!], message: `is not a field of a \`${source.type}\` source.` });
   if (source.type === 'text') {
@@ -57,6 +53,8 @@ export const createGenerationInput = z.object({
     else if (source.text.trim() === '') ctx.addIssue({ code: 'custom', path: ['source', 'text'], message: 'must contain some text.' });
   }
   if (source.type === 'note' && source.noteId === undefined) ctx.addIssue(required(['source', 'noteId'], '`source.noteId` is required when `source.type` is `note`.'));
+  // The idea variant (docs/ideas.md): `{ type: 'idea', ideaId }`.
+  if (source.type === 'idea' && source.ideaId === undefined) ctx.addIssue(required(['source', 'ideaId'], '`source.ideaId` is required when `source.type` is `idea`.'));
 });
 
 export type CreateGenerationInput = z.infer<typeof createGenerationInput>;

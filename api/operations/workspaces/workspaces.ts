@@ -4,7 +4,8 @@ import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import type { AuthContext } from '../../auth/context';
 import { defineOperation } from '../../operation';
-import { presentProject, presentStreak, projectQuery, type ProjectRow } from '../projects/present';
+import { computeStreaks } from '../../../lib/streaks';
+import { presentProject, projectQuery, type ProjectRow } from '../projects/present';
 import { loadWorkspace, presentPrincipal, presentWorkspace } from './present';
 
 async function workspaceAndPrincipal(auth: AuthContext) {
@@ -66,12 +67,15 @@ export const getWorkspaceContext = defineOperation({
     const cap = config.limits.contextProjects;
     const rows = (await projectQuery(auth).orderBy([{ column: 'projects.created_at', order: 'desc' }, { column: 'projects.id', order: 'desc' }]).limit(cap + 1)) as ProjectRow[];
     const now = new Date();
+    const shown = rows.slice(0, cap);
+    // spec 2.4: streaks come from the publish history (lib/streaks.ts), one query for the page.
+    const streaks = await computeStreaks(shown, now);
     return {
       data: {
         workspace,
         principal,
         requireReviewWorkflow: w.require_review_workflow,
-        projects: rows.slice(0, cap).map((r) => ({ ...presentProject(r, now), streak: presentStreak(r) })),
+        projects: shown.map((r) => ({ ...presentProject(r, now), streak: streaks.get(r.id) ?? null })),
         projectsTruncated: rows.length > cap,
       },
     };

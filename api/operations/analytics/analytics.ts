@@ -1,0 +1,254 @@
+import { z } from 'zod';
+import { addDays, daysBetween, localDate, periodBounds, projectOverview, totalsOf } from '../../../lib/analytics/overview';
+import { sign } from '../../../lib/crypto';
+import { db } from '../../../lib/db';
+import { ApiError, errors } from '../../../lib/errors';
+import { createNetworkClient, type NetworkClient } from '../../../lib/network/client';
+import { isNetworkError } from '../../../lib/network/errors';
+import { recordConnectionFailure, TokenUnavailable, usableAccessToken } from '../../../lib/publishing/tokens';
+import { computeStreaks } from '../../../lib/streaks';
+import { planAllowsApi } from '../../auth/apiKeys';
+import { reachableWorkspaces, workspaceAccess } from '../../oauth/reach';
+import type { AuthContext } from '../../auth/context';
+import { visibleProjects } from '../../auth/context';
+import { defineOperation } from '../../operation';
+import { paginationInput, parseLimit } from '../../pagination';
+import { isoDate } from '../../validation';
+import { findProject } from '../projects/present';
+import { resolveProjectOrDefault } from '../projects/resolve';
+
+// Analytics (spec 4.9 get_analytics_overview, list_post_analytics, search_viral_posts; spec 4.1
+// GET /v1/analytics/cross-workspace/overview; docs/analytics.md). Scope analytics:read. Client
+// role (spec 5.4): analytics read normally; viral posts answer forbidden_project client_role.
+
+const SCOPE = { allOf: ['analytics:read'] } as const;
+const MAX_DAYS = 366;
+const DEFAULT_DAYS = 30;
+
+/** from/to as calendar days: defaults to the last 30 days up to today; at most 366 days. */
+function period(input: { from?: string; to?: string }, timeZone: string): { from: string; to: string } {
+  const to = input.to ?? (input.from ? addDays(input.from, DEFAULT_DAYS - 1) : localDate(new Date(), timeZone));
+  const from = input.from ?? addDays(to, -(DEFAULT_DAYS - 1));
+  if (to < from) throw errors.invalidRequest('`to` must not be before `from`.', { from, to });
+  const days = daysBetween(from, to);
+  if (days > MAX_DAYS) throw errors.invalidRequest(`The period covers ${days} days; at most ${MAX_DAYS} can be read at once.`, { from, to, maxDays: MAX_DAYS });
+  return { from, to };
+}
+
+export const getAnalyticsOverview = defineOperation({
+  name: 'analytics.overview',
+  summary: 'Totals and trends, daily gains, best posts, cadence, streak and best times to post of one project.',
+  kind: 'read',
+  scopes: SCOPE,
+  clientRole: 'allow',
+  inputSource: 'query',
+  input: z.object({ projectId: z.string().min(1).max(100).optional(), from: isoDate.optional(), to: isoDate.optional() }).strict(),
+  handler: async ({ auth }, input) => {
+    const project = await resolveProjectOrDefault(auth, input.projectId);
+    const { from, to } = period(input, project.timezone);
+    const [overview, streaks] = await Promise.all([projectOverview(project, from, to), computeStreaks([project])]);
+    return { data: { ...overview, streak: streaks.get(project.id) ?? null } };
+  },
+});
+
+// ---- per-post analytics: keyset over (sort value, id) with a signed, filter-bound cursor ----
+
+const SORTS = {
+  publishedAt: 'p.published_at',
+  impressions: 'coalesce(s.impressions, 0)',
+  reactions: 'coalesce(s.reactions, 0)',
+  comments: 'coalesce(s.comments, 0)',
+  reshares: 'coalesce(s.reshares, 0)',
+  engagements: '(coalesce(s.reactions, 0) + coalesce(s.comments, 0) + coalesce(s.reshares, 0))',
+  engagementRate: `(case when coalesce(s.impressions, 0) > 0 then (s.reactions + s.comments + s.reshares)::float8 / s.impressions else 0 end)`,
+} as const;
+type SortKey = keyof typeof SORTS;
+
+function encodeAnalyticsCursor(value: unknown, id: string, filters: string): string {
+  const body = Buffer.from(JSON.stringify({ v: value, i: id, f: sign(filters, 'analytics-cursor-filters') })).toString('base64url');
+  return `${body}.${sign(body, 'analytics-cursor')}`;
+}
+
+function decodeAnalyticsCursor(cursor: string, filters: string): { v: unknown; i: string } {
+  const [body, mac] = cursor.split('.');
+  if (!body || !mac || sign(body, 'analytics-cursor') !== mac) throw errors.badCursor();
+  try {
+    const c = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+    if (c.f !== sign(filters, 'analytics-cursor-filters') || typeof c.i !== 'string') throw new Error('mismatch');
+    return { v: c.v, i: c.i };
+  } catch {
+    throw errors.badCursor();
+  }
+}
+
+export const listPostAnalytics = defineOperation({
+  name: 'analytics.posts',
+  summary: 'Per-post metrics of a project\'s published posts, sortable by each metric, cursor-paginated.',
+  kind: 'read',
+  scopes: SCOPE,
+  clientRole: 'allow',
+  inputSource: 'query',
+  input: z.object({
+    projectId: z.string().min(1).max(100).optional(),
+    sort: z.enum(Object.keys(SORTS) as [SortKey, ...SortKey[]]).optional(),
+    order: z.enum(['asc', 'desc']).optional(),
+    from: isoDate.optional(),
+    to: isoDate.optional(),
+    ...paginationInput,
+  }).strict(),
+  handler: async ({ auth }, input) => {
+    const project = await resolveProjectOrDefault(auth, input.projectId);
+    const limit = parseLimit(input.limit);
+    const sort: SortKey = input.sort ?? 'publishedAt';
+    const order = input.order ?? 'desc';
+    const expr = SORTS[sort];
+    const q = db()('posts as p').leftJoin('post_metric_state as s', 's.post_id', 'p.id')
+      .where('p.workspace_id', auth.workspaceId).where('p.project_id', project.id).where('p.status', 'published').whereNotNull('p.published_at')
+      .select('p.id', 'p.title', 'p.published_at', 'p.network_post_urn', 's.impressions', 's.reactions', 's.comments', 's.reshares', 's.samples', 's.sync_state', 's.last_synced_at', 's.last_error',
+        db().raw(`${expr} as sort_value`));
+    if (input.from) q.where('p.published_at', '>=', periodBounds(input.from, input.from, project.timezone).start);
+    if (input.to) q.where('p.published_at', '<', periodBounds(input.to, input.to, project.timezone).end);
+    const filters = JSON.stringify([project.id, sort, order, input.from ?? null, input.to ?? null]);
+    if (input.cursor) {
+      const c = decodeAnalyticsCursor(input.cursor, filters);
+      const value = sort === 'publishedAt' ? new Date(String(c.v)) : Number(c.v);
+      if (sort === 'publishedAt' ? Number.isNaN((value as Date).getTime()) : !Number.isFinite(value as number)) throw errors.badCursor();
+      q.whereRaw(`(${expr}, p.id) ${order === 'desc' ? '<' : '>'} (?, ?)`, [value, c.i]);
+    }
+    const rows = (await q.orderByRaw(`${expr} ${order}, p.id ${order}`).limit(limit + 1)) as any[];
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      data: page.map((r) => {
+        const t = totalsOf({ posts: 1, ...r });
+        return {
+          postId: r.id, title: r.title, publishedAt: r.published_at.toISOString(), networkPostUrn: r.network_post_urn,
+          impressions: t.impressions, reactions: t.reactions, comments: t.comments, reshares: t.reshares, engagements: t.engagements, engagementRate: t.engagementRate,
+          samples: r.samples ?? 0, lastSyncedAt: r.last_synced_at ? r.last_synced_at.toISOString() : null,
+          sync: { state: r.sync_state ?? 'pending', detail: r.sync_state === 'blocked' || r.sync_state === 'failed' ? r.last_error : null },
+        };
+      }),
+      pagination: {
+        next_cursor: rows.length > limit && last ? encodeAnalyticsCursor(sort === 'publishedAt' ? last.published_at.toISOString() : Number(last.sort_value), last.id, filters) : null,
+        has_more: rows.length > limit,
+      },
+    };
+  },
+});
+
+// ---- across workspaces (spec 5.5) ----
+
+async function workspaceRow(workspaceId: string, name: string, reach: string, projectIds: ReadonlySet<string> | null, start: Date, end: Date) {
+  const projects = db()('projects').where('workspace_id', workspaceId);
+  if (projectIds) projects.whereIn('id', [...projectIds]);
+  const ids = (await projects.pluck('id')) as string[];
+  const row = ids.length === 0 ? { posts: 0, impressions: 0, reactions: 0, comments: 0, reshares: 0 } : await db()('posts as p').leftJoin('post_metric_state as s', 's.post_id', 'p.id')
+    .where('p.workspace_id', workspaceId).whereIn('p.project_id', ids).where('p.status', 'published').where('p.published_at', '>=', start).where('p.published_at', '<', end)
+    .first(db().raw('count(*) as posts'), db().raw('sum(s.impressions) as impressions'), db().raw('sum(s.reactions) as reactions'), db().raw('sum(s.comments) as comments'), db().raw('sum(s.reshares) as reshares'));
+  return { workspaceId, name, reach, projects: ids.length, ...totalsOf(row) };
+}
+
+export const getCrossWorkspaceOverview = defineOperation({
+  name: 'analytics.crossWorkspace',
+  summary: 'Totals of every workspace the credential reaches, one row per workspace.',
+  kind: 'read',
+  scopes: SCOPE,
+  clientRole: 'allow',
+  inputSource: 'query',
+  input: z.object({ from: isoDate.optional(), to: isoDate.optional() }).strict(),
+  handler: async ({ auth }, input) => {
+    // Workspaces span timezones: the period is read in UTC days.
+    const { from, to } = period(input, 'UTC');
+    const { start, end } = periodBounds(from, to, 'UTC');
+    let rows;
+    if (auth.principal.type === 'oauth_token') {
+      const userId = auth.principal.actingUserId;
+      const reachable = await reachableWorkspaces(userId);
+      rows = [];
+      for (const w of reachable) {
+        // spec 1 rule 2 / 5.5: only workspaces whose effective plan (the agency's when billed
+        // to one) includes API access; the rest could not be read one by one either.
+        if (!planAllowsApi(w.plan)) continue;
+        // spec 5.5: agency owners act as admins; plain members see their assigned projects.
+        const access = await workspaceAccess(userId, w.id);
+        if (!access) continue;
+        rows.push(await workspaceRow(w.id, w.name, w.reach, access.projectIds, start, end));
+      }
+    } else {
+      const w = await db()('workspaces').where({ id: auth.workspaceId }).first('id', 'name');
+      rows = [await workspaceRow(w.id, w.name, 'member', auth.projectIds, start, end)];
+    }
+    const sum = totalsOf(rows.reduce((a, r) => ({ posts: a.posts + r.posts, impressions: a.impressions + r.impressions, reactions: a.reactions + r.reactions, comments: a.comments + r.comments, reshares: a.reshares + r.reshares }), { posts: 0, impressions: 0, reactions: 0, comments: 0, reshares: 0 }));
+    return { data: { from, to, workspaces: rows, totals: sum } };
+  },
+});
+
+// ---- viral posts ----
+
+let network: NetworkClient | undefined;
+const networkClient = () => (network ??= createNetworkClient());
+
+export const searchViralPosts = defineOperation({
+  name: 'analytics.viralPosts',
+  summary: 'Keyword search over high-performing public posts of the network, ranked by engagement.',
+  kind: 'read',
+  scopes: SCOPE,
+  clientRole: 'deny',
+  inputSource: 'query',
+  input: z.object({
+    query: z.string({ error: '`query` is required.' }).trim().min(1, '`query` must not be empty.').max(200),
+    projectId: z.string().min(1).max(100).optional(),
+    from: isoDate.optional(),
+    to: isoDate.optional(),
+    minEngagement: z.coerce.number().int().min(0).optional(),
+    limit: z.any().optional(),
+  }).strict(),
+  handler: async ({ auth }, input) => {
+    const limit = parseLimit(input.limit, 20, 50);
+    if (input.from && input.to && input.to < input.from) throw errors.invalidRequest('`to` must not be before `from`.');
+    // The search goes through a connected account of the workspace: the named project's, or
+    // the first visible project whose connection can be used.
+    const candidates = input.projectId !== undefined ? [await findProject(auth, input.projectId)] : await usableProjects(auth);
+    if (input.projectId !== undefined && !candidates[0]) throw errors.notFound('project');
+    for (const project of candidates) {
+      if (!project?.connection_id) continue;
+      let token: string;
+      try {
+        token = await db().transaction(async (trx) => (await usableAccessToken(trx, networkClient(), project.connection_id!)).token);
+      } catch (err) {
+        if (err instanceof TokenUnavailable || (isNetworkError(err) && err.kind !== 'transient')) continue;
+        throw err;
+      }
+      try {
+        const r = await networkClient().searchViralPosts(token, {
+          keywords: input.query, count: limit, minEngagement: input.minEngagement,
+          publishedAfter: input.from ? new Date(`${input.from}T00:00:00Z`) : undefined, publishedBefore: input.to ? new Date(Date.parse(`${input.to}T00:00:00Z`) + 86_400_000) : undefined,
+        });
+        return {
+          data: r.posts.map((p) => ({
+            postUrn: p.postUrn, author: { name: p.authorName, username: p.authorVanityName }, text: p.text, publishedAt: p.publishedAt.toISOString(),
+            impressions: p.impressions, reactions: p.likes, comments: p.comments, reshares: p.reshares, engagements: p.engagement,
+            engagementRate: p.impressions > 0 ? Math.round((p.engagement / p.impressions) * 10_000) / 10_000 : 0,
+          })),
+          meta: { query: input.query, total: r.total, searchedAs: project.id },
+        };
+      } catch (err) {
+        if (!isNetworkError(err)) throw err;
+        if (err.kind === 'auth') {
+          await recordConnectionFailure(db(), project.connection_id, `viral search: ${err.code}`);
+          continue;
+        }
+        if (err.kind === 'transient') throw new ApiError(503, 'temporarily_unavailable', 'The network did not answer the search; retry shortly.', undefined, { 'Retry-After': String(Math.ceil((err.retryAfterMs ?? 5_000) / 1000)) });
+        throw errors.unprocessable(`The network refused the search: ${err.message}`);
+      }
+    }
+    throw errors.conflict('No connected account of this workspace can be used to search the network; reconnect one in the dashboard.', { reason: 'no_usable_connection', reconnectUrl: null, retryable: false });
+  },
+});
+
+async function usableProjects(auth: AuthContext) {
+  const rows = await visibleProjects(auth).join('network_connections as c', 'c.id', 'projects.connection_id')
+    .whereNotNull('c.access_token_enc').whereNull('c.revoked_at').whereNot('c.connection_status', 'REVOKED')
+    .orderBy([{ column: 'projects.created_at', order: 'asc' }, { column: 'projects.id', order: 'asc' }]).limit(5).select('projects.id', 'projects.connection_id');
+  return rows as Array<{ id: string; connection_id: string | null }>;
+}

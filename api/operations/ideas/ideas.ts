@@ -1,0 +1,168 @@
+import { z } from 'zod';
+import { config } from '../../../lib/config';
+import { db } from '../../../lib/db';
+import { errors } from '../../../lib/errors';
+import { newId } from '../../../lib/ids';
+import { DERIVED_STATUS_SQL, IDEA_STATUSES, ideaQuery, presentIdea, WRITABLE_IDEA_STATUSES, type IdeaRow } from '../../../lib/ideas/ideas';
+import type { AuthContext } from '../../auth/context';
+import { defineOperation } from '../../operation';
+import { keysetPage, paginationInput, parseLimit } from '../../pagination';
+import { boundedText, isoDate } from '../../validation';
+import { resolveProjectOrDefault } from '../projects/resolve';
+
+// The idea board (spec 2.9, 3.3, 4.6). PATCH is the spec's; create, list and get are the
+// additions 9.3 allows so that the board is usable through the API. docs/ideas.md has the rules.
+//
+// Scopes: the spec names `ideas:write` for the PATCH and no read scope for ideas. Reads take
+// `ideas:write` too: idea content is only shown to a credential consented for the board (a
+// read-only consent never sees it), and spec 5.2 rule 2 would let `ideas:write` satisfy an
+// `ideas:read` anyway. Client-role accounts are refused on every idea operation (spec 5.4).
+
+const IDEA_SCOPE = { allOf: ['ideas:write'] } as const;
+
+const briefField = (max: number) => z.string().max(max).nullable().optional();
+const brief = {
+  pillar: briefField(200),
+  postType: briefField(200),
+  assetFormat: briefField(200),
+  hook: briefField(1000),
+  topic: briefField(500),
+};
+const projectIdInput = z.string().min(1).max(100).optional();
+
+const BRIEF_COLUMNS = { pillar: 'pillar', postType: 'post_type', assetFormat: 'asset_format', hook: 'hook', topic: 'topic' } as const;
+
+const resolveProject = resolveProjectOrDefault;
+
+function ideasOf(auth: AuthContext, trx = db()) {
+  const q = ideaQuery(auth.workspaceId, trx);
+  if (auth.projectIds) q.whereIn('ideas.project_id', [...auth.projectIds]);
+  return q;
+}
+
+async function loadIdea(auth: AuthContext, id: string): Promise<IdeaRow | undefined> {
+  return (await ideasOf(auth).where('ideas.id', id).first()) as IdeaRow | undefined;
+}
+
+/** A post of the same project that may be linked to an idea (spec 2.9 linkedPost). */
+async function requireLinkablePost(auth: AuthContext, projectId: string, postId: string): Promise<void> {
+  const post = await db()('posts').where({ workspace_id: auth.workspaceId, id: postId }).whereNull('deleted_at').first('project_id');
+  if (!post || post.project_id !== projectId) throw errors.unprocessable('`linkedPostId` must name a post of the idea\'s project.', { linkedPostId: postId });
+}
+
+export const createIdea = defineOperation({
+  name: 'ideas.create',
+  summary: 'Add an idea to a project\'s board (status inbox unless in_production is given).',
+  kind: 'write',
+  scopes: IDEA_SCOPE,
+  clientRole: 'deny',
+  inputSource: 'body',
+  input: z.object({
+    projectId: projectIdInput,
+    title: boundedText(config.limits.titleChars, 'title').refine((s) => s.trim().length > 0, '`title` must not be empty.'),
+    content: boundedText(config.limits.contentChars, 'content').optional(),
+    ...brief,
+    scheduledFor: isoDate.nullable().optional(),
+    status: z.enum(WRITABLE_IDEA_STATUSES, { error: '`status` can be written as `inbox` or `in_production` only; `review` and `done` follow the linked post.' }).optional(),
+    linkedPostId: z.string().min(1).max(100).nullable().optional(),
+  }).strict(),
+  handler: async ({ auth }, input) => {
+    const project = await resolveProject(auth, input.projectId);
+    if (input.linkedPostId) await requireLinkablePost(auth, project.id, input.linkedPostId);
+    const id = newId('idea');
+    const row: Record<string, unknown> = {
+      id, workspace_id: auth.workspaceId, project_id: project.id, title: input.title, content: input.content ?? '',
+      scheduled_for: input.scheduledFor ?? null, linked_post_id: input.linkedPostId ?? null,
+      // Linking a post means work has started on it.
+      status: input.status ?? (input.linkedPostId ? 'in_production' : 'inbox'),
+    };
+    for (const [k, col] of Object.entries(BRIEF_COLUMNS)) row[col] = input[k as keyof typeof BRIEF_COLUMNS] ?? null;
+    await db()('ideas').insert(row);
+    return { data: presentIdea((await loadIdea(auth, id))!) };
+  },
+});
+
+export const listIdeas = defineOperation({
+  name: 'ideas.list',
+  summary: 'The ideas of a project, newest first; status filters on the derived status.',
+  kind: 'read',
+  scopes: IDEA_SCOPE,
+  clientRole: 'deny',
+  inputSource: 'query',
+  input: z.object({
+    projectId: projectIdInput,
+    status: z.string().max(200).refine((s) => s.split(',').every((x) => (IDEA_STATUSES as readonly string[]).includes(x.trim())),
+      `must be a comma-separated list of ${IDEA_STATUSES.join(', ')}`).optional(),
+    ...paginationInput,
+  }).strict(),
+  handler: async ({ auth }, input) => {
+    const limit = parseLimit(input.limit);
+    const project = await resolveProject(auth, input.projectId);
+    const statuses = input.status?.split(',').map((s) => s.trim());
+    const q = ideasOf(auth).where('ideas.project_id', project.id);
+    // The filter is on the derived status, so "done" finds ideas whose post went live.
+    if (statuses) q.whereRaw(`(${DERIVED_STATUS_SQL}) = any(?)`, [statuses]);
+    const filters = { projectId: project.id, status: statuses?.slice().sort().join(',') };
+    return keysetPage<IdeaRow, ReturnType<typeof presentIdea>>(q, { limit, cursor: input.cursor, filters, table: 'ideas', present: presentIdea });
+  },
+});
+
+export const getIdea = defineOperation({
+  name: 'ideas.get',
+  summary: 'One idea with its derived status and linked post.',
+  kind: 'read',
+  scopes: IDEA_SCOPE,
+  clientRole: 'deny',
+  inputSource: 'query',
+  input: z.object({ ideaId: z.string().min(1).max(100) }).strict(),
+  handler: async ({ auth }, input) => {
+    const row = await loadIdea(auth, input.ideaId);
+    if (!row) throw errors.notFound('idea');
+    return { data: presentIdea(row) };
+  },
+});
+
+const UPDATABLE = ['title', 'content', 'pillar', 'postType', 'assetFormat', 'hook', 'topic', 'status', 'scheduledFor', 'linkedPostId'] as const;
+
+export const updateIdea = defineOperation({
+  name: 'ideas.update',
+  summary: 'Edit an idea: only the fields sent change; null clears a brief field.',
+  kind: 'write',
+  scopes: IDEA_SCOPE,
+  clientRole: 'deny',
+  inputSource: 'body',
+  input: z.object({
+    ideaId: z.string().min(1).max(100),
+    projectId: projectIdInput,
+    title: boundedText(config.limits.titleChars, 'title').optional(),
+    content: boundedText(config.limits.contentChars, 'content').optional(),
+    ...brief,
+    scheduledFor: isoDate.nullable().optional(),
+    status: z.enum(WRITABLE_IDEA_STATUSES, { error: '`status` can be written as `inbox` or `in_production` only; `review` and `done` follow the linked post.' }).optional(),
+    linkedPostId: z.string().min(1).max(100).nullable().optional(),
+  }).strict().refine((b) => UPDATABLE.some((k) => b[k] !== undefined), {
+    message: `at least one updatable field is required (${UPDATABLE.join(', ')})`,
+  }),
+  handler: async ({ auth }, input) => {
+    const project = await resolveProject(auth, input.projectId);
+    const existing = await loadIdea(auth, input.ideaId);
+    // An idea outside the named (or default) project is not found there.
+    if (!existing || existing.project_id !== project.id) throw errors.notFound('idea');
+    if (input.linkedPostId) await requireLinkablePost(auth, project.id, input.linkedPostId);
+    const patch: Record<string, unknown> = { updated_at: db().fn.now() };
+    if (input.title !== undefined) patch.title = input.title;
+    if (input.content !== undefined) patch.content = input.content;
+    for (const [k, col] of Object.entries(BRIEF_COLUMNS)) {
+      const v = input[k as keyof typeof BRIEF_COLUMNS];
+      if (v !== undefined) patch[col] = v; // null clears (spec 4.6)
+    }
+    if (input.scheduledFor !== undefined) patch.scheduled_for = input.scheduledFor;
+    if (input.linkedPostId !== undefined) {
+      patch.linked_post_id = input.linkedPostId;
+      if (input.linkedPostId && input.status === undefined && existing.status === 'inbox') patch.status = 'in_production';
+    }
+    if (input.status !== undefined) patch.status = input.status;
+    await db()('ideas').where({ workspace_id: auth.workspaceId, id: existing.id }).update(patch);
+    return { data: presentIdea((await loadIdea(auth, existing.id))!) };
+  },
+});

@@ -1,0 +1,114 @@
+import type { Knex } from 'knex';
+import { db } from '../db';
+
+// The idea board (spec 2.9, 3.3). What an idea reads as, in one place, so that the REST/MCP
+// operations, the calendar and the generation activity agree. The rules are in docs/ideas.md.
+
+export const WRITABLE_IDEA_STATUSES = ['inbox', 'in_production'] as const;
+export const IDEA_STATUSES = ['inbox', 'in_production', 'review', 'done'] as const;
+export type IdeaStatus = (typeof IDEA_STATUSES)[number];
+
+/**
+ * The linked post's board category (spec 2.7 statusCategory): its workspace status when it
+ * has one, otherwise the category its legacy status (spec 3.1) belongs to.
+ */
+export const LINKED_CATEGORY_SQL = `case
+  when lp.id is null then null
+  when ls.category is not null then ls.category
+  when lp.status = 'published' then 'published'
+  when lp.status = 'scheduled' then 'scheduled'
+  when lp.status in ('waitingApproval', 'approved', 'rejected') then 'review'
+  when lp.status = 'suggested' then 'suggested'
+  else 'draft' end`;
+
+/**
+ * spec 3.3: `review` and `done` are derived from the linked post, never stored.
+ * - done: the linked post is published (legacy status `published` or the published category);
+ * - review: the linked post sits in the review category (or the legacy `waitingApproval`);
+ * - otherwise the stored, writable status (`inbox` or `in_production`).
+ */
+export const DERIVED_STATUS_SQL = `case
+  when lp.id is null then ideas.status
+  when lp.status = 'published' or ls.category = 'published' then 'done'
+  when lp.status = 'waitingApproval' or ls.category = 'review' then 'review'
+  else ideas.status end`;
+
+export interface IdeaRow {
+  id: string; workspace_id: string; project_id: string; title: string; content: string;
+  pillar: string | null; post_type: string | null; asset_format: string | null; hook: string | null; topic: string | null;
+  scheduled_for_text: string | null; status: string; derived_status: IdeaStatus; linked_post_id: string | null;
+  linked_category: string | null; created_at: Date; updated_at: Date;
+}
+
+/** Ideas of one workspace joined with their linked post (a removed post does not count as linked). */
+export function ideaQuery(workspaceId: string, trx: Knex | Knex.Transaction = db()): Knex.QueryBuilder {
+  return trx('ideas').where('ideas.workspace_id', workspaceId)
+    .leftJoin('posts as lp', (j) => j.on('lp.id', 'ideas.linked_post_id').andOnNull('lp.deleted_at'))
+    .leftJoin('post_statuses as ls', 'ls.id', 'lp.status_id')
+    .select('ideas.*', trx.raw(`to_char(ideas.scheduled_for, 'YYYY-MM-DD') as scheduled_for_text`),
+      trx.raw(`(${DERIVED_STATUS_SQL}) as derived_status`), trx.raw(`(${LINKED_CATEGORY_SQL}) as linked_category`));
+}
+
+export function presentIdea(r: IdeaRow) {
+  return {
+    id: r.id,
+    projectId: r.project_id,
+    title: r.title,
+    content: r.content,
+    status: r.derived_status,
+    pillar: r.pillar,
+    postType: r.post_type,
+    assetFormat: r.asset_format,
+    hook: r.hook,
+    topic: r.topic,
+    scheduledFor: r.scheduled_for_text,
+    linkedPost: r.linked_post_id && r.linked_category ? { id: r.linked_post_id, statusCategory: r.linked_category } : null,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+}
+
+export type Idea = ReturnType<typeof presentIdea>;
+
+/**
+ * spec 4.4: an idea source fills `options.contentType` from the idea's pillar when omitted.
+ * Pillars are free text; the first keyword found (case-insensitive) decides; anything else,
+ * including no pillar, leaves the project's default (docs/ideas.md has the table).
+ */
+export const PILLAR_CONTENT_TYPES: ReadonlyArray<{ keywords: readonly string[]; contentType: string }> = [
+  { keywords: ['educat', 'how-to', 'how to', 'tutorial', 'tips', 'lesson', 'guide', 'learn', 'expert', 'thought leadership'], contentType: 'EDUCATIONAL' },
+  { keywords: ['culture', 'team', 'hiring', 'internal', 'behind the scenes', 'employee', 'company news'], contentType: 'BUSINESS_INTERNAL' },
+  { keywords: ['product', 'customer', 'sales', 'launch', 'case study', 'promo', 'offer', 'business', 'marketing'], contentType: 'BUSINESS_EXTERNAL' },
+  { keywords: ['personal', 'story', 'journey', 'life', 'opinion', 'founder'], contentType: 'PERSONAL' },
+];
+
+/** The content type a pillar names, or null when it names none (the project default applies). */
+export function contentTypeForPillar(pillar: string | null | undefined): string | null {
+  const p = (pillar ?? '').trim().toLowerCase();
+  if (!p) return null;
+  for (const row of PILLAR_CONTENT_TYPES) if (row.keywords.some((k) => p.includes(k))) return row.contentType;
+  return null;
+}
+
+/** The steering text a generation from an idea writes from: the brief, field by field. */
+export function ideaBriefText(r: Pick<IdeaRow, 'title' | 'content' | 'pillar' | 'post_type' | 'asset_format' | 'hook' | 'topic'>): string {
+  const lines = [
+    r.title && `Idea: ${r.title}`,
+    r.topic && `Topic: ${r.topic}`,
+    r.pillar && `Content pillar: ${r.pillar}`,
+    r.post_type && `Post type: ${r.post_type}`,
+    r.asset_format && `Asset format: ${r.asset_format}`,
+    r.hook && `Hook: ${r.hook}`,
+    r.content && `\n${r.content}`,
+  ].filter(Boolean);
+  return lines.join('\n').trim();
+}
+
+/**
+ * Links a freshly written draft to its idea and moves the idea to `in_production` (spec 4.4
+ * idea source). Runs inside the transaction that inserts the draft, so both land or neither.
+ */
+export async function linkDraftToIdea(trx: Knex.Transaction, workspaceId: string, ideaId: string, postId: string): Promise<void> {
+  await trx('ideas').where({ workspace_id: workspaceId, id: ideaId })
+    .update({ linked_post_id: postId, status: 'in_production', updated_at: trx.fn.now() });
+}

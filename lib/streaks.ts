@@ -1,0 +1,63 @@
+import type { Knex } from 'knex';
+import { db } from './db';
+
+// spec 2.4 streaks, computed from the real publish history (docs/analytics.md "Streaks"):
+//
+// - The unit is the ISO week (Monday 00:00 to Sunday 24:00) in the project's calendar timezone.
+//   A week counts when at least one post of the project was published in it (posts removed from
+//   the service after publishing still count: they were published, spec 3.1 delete).
+// - currentStreak: consecutive counted weeks ending with the current week, or with the previous
+//   week while the current one has no post yet (a week is not missed until it is over); 0 when
+//   the last counted week is older than that.
+// - longestStreak: the longest run of consecutive counted weeks ever (never below current).
+// - null for company pages (spec 2.4) and for projects with no published post yet.
+
+export interface Streak { currentStreak: number; longestStreak: number }
+
+export interface StreakProject { id: string; type: string; timezone: string }
+
+const WEEK_MS = 7 * 86_400_000;
+
+/** Monday (YYYY-MM-DD) of the local week holding `at` in `timeZone`. */
+export function localWeekStart(at: Date, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', weekday: 'short' }).formatToParts(at);
+  const get = (t: string) => parts.find((p) => p.type === t)?.value;
+  const back = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].indexOf(get('weekday')!);
+  return new Date(Date.UTC(Number(get('year')), Number(get('month')) - 1, Number(get('day')) - back)).toISOString().slice(0, 10);
+}
+
+const weekIndex = (monday: string) => Math.round(Date.parse(`${monday}T00:00:00Z`) / WEEK_MS);
+
+/** Streak from the Mondays of the weeks with a published post (any order, duplicates allowed). */
+export function streakFromWeeks(mondays: readonly string[], currentMonday: string): Streak | null {
+  if (mondays.length === 0) return null;
+  const weeks = [...new Set(mondays.map(weekIndex))].sort((a, b) => a - b);
+  let longest = 1;
+  let run = 1;
+  for (let i = 1; i < weeks.length; i++) {
+    run = weeks[i] === weeks[i - 1]! + 1 ? run + 1 : 1;
+    longest = Math.max(longest, run);
+  }
+  // `run` is now the run ending with the last counted week.
+  const now = weekIndex(currentMonday);
+  const last = weeks[weeks.length - 1]!;
+  const current = last === now || last === now - 1 ? run : 0;
+  return { currentStreak: current, longestStreak: Math.max(longest, current) };
+}
+
+/** Streaks of several projects in one query (GET /v1/workspaces/context shows up to 25). */
+export async function computeStreaks(projects: readonly StreakProject[], now = new Date(), trx: Knex | Knex.Transaction = db()): Promise<Map<string, Streak | null>> {
+  const out = new Map<string, Streak | null>();
+  const eligible = projects.filter((p) => p.type !== 'COMPANY_PAGE');
+  for (const p of projects) out.set(p.id, null);
+  if (eligible.length === 0) return out;
+  // date_trunc('week') is the ISO week's Monday; the local wall time decides the week.
+  const rows = (await trx('posts as po').join('projects as pr', 'pr.id', 'po.project_id')
+    .whereIn('po.project_id', eligible.map((p) => p.id)).where('po.status', 'published').whereNotNull('po.published_at')
+    .select('po.project_id', trx.raw(`to_char(date_trunc('week', po.published_at at time zone pr.timezone), 'YYYY-MM-DD') as monday`))
+    .groupBy('po.project_id', 'monday')) as Array<{ project_id: string; monday: string }>;
+  const byProject = new Map<string, string[]>();
+  for (const r of rows) byProject.set(r.project_id, [...(byProject.get(r.project_id) ?? []), r.monday]);
+  for (const p of eligible) out.set(p.id, streakFromWeeks(byProject.get(p.id) ?? [], localWeekStart(now, p.timezone)));
+  return out;
+}

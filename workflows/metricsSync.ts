@@ -1,0 +1,24 @@
+import { continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
+import type { AnalyticsActivities } from '../activities/analytics';
+
+// The metrics sync (id `metrics-sync`, one per deployment; docs/analytics.md): passes over the
+// posts whose next sample is due, back to back while full batches come back, then sleeps. The
+// decaying cadence lives in each post's next_sync_at, so this loop only decides how often to
+// look. A new run well before the history limit keeps histories short.
+
+const { syncPostMetrics } = proxyActivities<AnalyticsActivities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '5 seconds', maximumInterval: '1 minute' },
+});
+
+export interface MetricsSyncInput { intervalSeconds: number; batch?: number }
+
+export async function metricsSyncWorkflow(input: MetricsSyncInput): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const r = await syncPostMetrics({ batch: input.batch });
+    const full = input.batch !== undefined ? r.claimed >= input.batch : r.claimed >= 500;
+    if (!full) await sleep(input.intervalSeconds * 1000);
+    if (workflowInfo().continueAsNewSuggested) break;
+  }
+  await continueAsNew<typeof metricsSyncWorkflow>(input);
+}
