@@ -73,6 +73,15 @@ async function main() {
     console.log(`Temporal dev server for the tests at ${server.address}`);
   }
 
+  let stopObjectStore = async () => {};
+  if (!env.S3_ENDPOINT) {
+    // The embedded S3-compatible store (lib/storage/server.ts), on a free port and a temp dir.
+    const { startObjectStore, objectStoreEnv } = await import('../lib/storage/server');
+    const store = await startObjectStore({ log: () => {} });
+    Object.assign(env, objectStoreEnv(store));
+    stopObjectStore = store.stop;
+  }
+
   const require = createRequire(import.meta.url);
   let stopSimulator = () => {};
   if (!env.NETWORK_API_URL) {
@@ -99,6 +108,7 @@ async function main() {
   const code: number = await new Promise((resolve) => mocha.on('exit', (c, s) => resolve(c ?? (s ? 1 : 0))));
   stopSimulator();
   await stopTemporal();
+  await stopObjectStore();
   if (ownDatabase) await dropDatabase(env.DATABASE_URL!);
   process.exit(code);
 }
