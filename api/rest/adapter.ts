@@ -8,6 +8,7 @@ import { requestHash, unwrapStored, validateIdempotencyKey, withIdempotency } fr
 import type { AnyOperation, OperationContext } from '../operation';
 import { consume, type RateLimitResult } from '../rateLimit';
 import { parseInput } from '../validation';
+import { setRouteBodyLimit, type BodyLimit } from './body';
 import { resolveVersion, type ApiVersion } from '../versioning';
 
 // The REST door: a route is an operation plus where its input comes from. The chain is the
@@ -98,6 +99,12 @@ export async function runRest(ctx: Context, op: AnyOperation): Promise<void> {
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
-export function route(router: Router, method: Method, path: string, op: AnyOperation): void {
+export interface RouteOptions {
+  /** This route's own request-body limit instead of the default (api/rest/body.ts). */
+  body?: BodyLimit;
+}
+
+export function route(router: Router, method: Method, path: string, op: AnyOperation, opts: RouteOptions = {}): void {
+  if (opts.body) setRouteBodyLimit(method, path, opts.body);
   router[method](op.name, path, (ctx) => runRest(ctx as unknown as Context, op));
 }

@@ -12,6 +12,9 @@ import {
 import { createGeneration } from '../operations/generations/generations';
 import { cancelJob, getJob, listJobs } from '../operations/jobs/jobs';
 import { getUsage } from '../operations/usage/usage';
+import { getMedia, importMedia, IMPORT_BODY_LIMIT_BYTES, listMedia } from '../operations/media/media';
+import { updatePostMedia } from '../operations/media/postMedia';
+import { createUpload } from '../operations/uploads/uploads';
 import { route } from './adapter';
 
 // The REST catalogue (spec 4.1). Each line is a path and the operation behind it.
@@ -38,6 +41,12 @@ export function restRouter(): Router {
   route(r, 'get', '/v1/jobs/:jobId', getJob);
   route(r, 'post', '/v1/jobs/:jobId/cancel', cancelJob);
   route(r, 'get', '/v1/usage', getUsage);
+  route(r, 'patch', '/v1/posts/:postId/media', updatePostMedia);
+  route(r, 'post', '/v1/uploads', createUpload);
+  // spec 4.7: an inline image body over the edge limit is a bare 413, before JSON parsing.
+  route(r, 'post', '/v1/media', importMedia, { body: { maxBytes: IMPORT_BODY_LIMIT_BYTES, tooLarge: 'bare' } });
+  route(r, 'get', '/v1/media', listMedia);
+  route(r, 'get', '/v1/media/:mediaId', getMedia);
   route(r, 'get', '/v1/webhook-endpoints', listWebhookEndpoints);
   route(r, 'post', '/v1/webhook-endpoints', createWebhookEndpoint);
   route(r, 'get', '/v1/webhook-endpoints/:endpointId', getWebhookEndpoint);
