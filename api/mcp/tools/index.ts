@@ -1,5 +1,6 @@
 import type { ToolDefinition } from '../tool';
 import { cancelJobTool, generatePostTool, getJobTool, listJobsTool } from './jobs';
+import { createUploadUrlTool, getMediaTool, importMediaTool, listMediaTool, setPostMediaTool } from './media';
 import { createNoteTool, getNoteTool, listNotesTool } from './notes';
 import { createPostDraftTool, deletePostTool, getPostTool, listPostStatusesTool, listPostsTool, schedulePostTool, updatePostTool } from './posts';
 import { getProjectTool, listProjectsTool } from './projects';
@@ -8,7 +9,7 @@ import { getWorkspaceTool, listWorkspacesTool, switchWorkspaceTool } from './wor
 // The tool catalogue, in the order of the spec 4.9 table. Tools of that table whose REST twin
 // is not built here are absent rather than stubbed: get_source, get_analytics_overview,
 // list_post_analytics, search_viral_posts, list_calendar, create_source_text,
-// create_upload_url, create_source_file, add_to_knowledge_base.
+// create_source_file, add_to_knowledge_base. The media tools after the table are additions.
 export const TOOLS: readonly ToolDefinition[] = [
   getWorkspaceTool,
   listWorkspacesTool,
@@ -29,6 +30,11 @@ export const TOOLS: readonly ToolDefinition[] = [
   deletePostTool,
   cancelJobTool,
   generatePostTool,
+  createUploadUrlTool,
+  importMediaTool,
+  listMediaTool,
+  getMediaTool,
+  setPostMediaTool,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
