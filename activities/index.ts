@@ -4,6 +4,8 @@ import { createPostWriter, type PostWriter } from '../lib/llm/client';
 import type { NetworkClient } from '../lib/network/client';
 import { createGenerationActivities } from './generation';
 import { createPublishingActivities } from './publishing';
+import { createUploadActivities } from './uploads';
+import { objectStore, type ObjectStore } from '../lib/storage/objectStore';
 import { createWebhookActivities } from './webhooks';
 
 // Activities are built by factories that receive their dependencies; workers/ wires them.
@@ -13,12 +15,15 @@ export interface ActivityDeps {
   temporal: () => Promise<Client>;
   /** The post writer for generation jobs; the configured LLM (or the built-in writer) when omitted. */
   writer?: PostWriter;
+  /** Object storage (uploads, media); the configured S3 store when omitted. */
+  store?: () => ObjectStore;
 }
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createPublishingActivities(deps),
     ...createWebhookActivities(deps),
+    ...createUploadActivities({ db: deps.db, store: deps.store ?? objectStore }),
     ...createGenerationActivities({ db: deps.db, writer: deps.writer ?? createPostWriter() }),
   };
 }

@@ -5,6 +5,7 @@ import { log } from '../lib/logger';
 import { preflightOrExit } from '../lib/preflight';
 import { closeRedis } from '../lib/redis';
 import { closeTemporalClient, temporalClient, workflowIds } from '../lib/temporal';
+import { ensureUploadSweepSchedule } from '../lib/media/sweepSchedule';
 import { createWorker } from './worker';
 
 // The worker process: every workflow and activity on one task queue. Any number may run.
@@ -32,6 +33,8 @@ async function main() {
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
+  // Upload expiry (docs/media.md): a Temporal Schedule, created once.
+  await ensureUploadSweepSchedule(await temporalClient());
   const stop = () => { log.info('worker stopping'); worker.shutdown(); };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

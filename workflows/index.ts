@@ -4,3 +4,4 @@ export { connectionHealthWorkflow, checkNowSignal } from './connectionHealth';
 export { maintenanceWorkflow } from './maintenance';
 export { deliverWebhookWorkflow, webhookRelayWorkflow } from './deliverWebhook';
 export { generatePostWorkflow, jobProgressQuery } from './generatePost';
+export { sweepUploadsWorkflow } from './sweepUploads';
