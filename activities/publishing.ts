@@ -10,11 +10,13 @@ import { defaultStatus } from '../lib/posts/statuses';
 import { loadPostForUpdate } from '../lib/posts/write';
 import { recordConnectionFailure, recordConnectionSuccess, TokenUnavailable, usableAccessToken } from '../lib/publishing/tokens';
 import { syncPublishWorkflow, ensureHealthWorkflow } from '../lib/publishing/workflows';
+import { uploadPostImages } from '../lib/publishing/postImages';
+import { objectStore, type ObjectStore } from '../lib/storage/objectStore';
 
 // Activities of scheduled publishing and connection health (ARCHITECTURE.md: every side effect
 // is an activity; every activity is safe to run twice).
 
-export interface PublishingDeps { db: Knex; network: NetworkClient; temporal: () => Promise<Client> }
+export interface PublishingDeps { db: Knex; network: NetworkClient; temporal: () => Promise<Client>; store?: () => ObjectStore }
 
 export interface ScheduleSnapshot {
   status: string;
@@ -36,7 +38,7 @@ function authorOf(post: { type: string; network_organization_id: string | null }
   return { type: 'person', id: personId! };
 }
 
-export function createPublishingActivities({ db, network, temporal }: PublishingDeps) {
+export function createPublishingActivities({ db, network, temporal, store = objectStore }: PublishingDeps) {
   async function markFailed(trx: Knex.Transaction, post: PostRow, error: string, detail: string) {
     await trx('posts').where({ id: post.id }).update({
       status: 'failed_to_publish', last_publish_error: error, last_publish_attempt_at: trx.fn.now(), updated_at: trx.fn.now(),
@@ -95,7 +97,11 @@ export function createPublishingActivities({ db, network, temporal }: Publishing
         try {
           let urn: string | null = null;
           if (post.last_publish_attempt_at) urn = (await network.findPostByReference(token, author, post.id))?.postUrn ?? null;
-          if (!urn) urn = (await network.createPost({ accessToken: token, author, text: post.content, reference: post.id })).postUrn;
+          if (!urn) {
+            // The post's images go up just before the post that references them (lib/publishing/postImages.ts).
+            const images = await uploadPostImages({ db: trx, network, store: store(), accessToken: token, author, post });
+            urn = (await network.createPost({ accessToken: token, author, text: post.content, reference: post.id, images })).postUrn;
+          }
           const published = await defaultStatus(trx, post.workspace_id, 'published');
           await trx('posts').where({ id: post.id }).update({
             status: 'published', published_at: trx.fn.now(), network_post_urn: urn, last_publish_attempt_at: trx.fn.now(), last_publish_error: null,

@@ -11,7 +11,9 @@ export type NetworkOperation =
   | 'refreshAccessToken'
   | 'getIdentity'
   | 'listOrganizationAdmins'
-  | 'getPostMetrics';
+  | 'getPostMetrics'
+  | 'initializeImageUpload'
+  | 'uploadImage';
 
 /**
  * Normalised codes. The server's own code (for example `REVOKED_ACCESS_TOKEN`) is kept in
