@@ -183,6 +183,8 @@ function loadConfig() {
       secretAccessKey: str('S3_SECRET_ACCESS_KEY', 'dev-s3-secret-key-change-me'),
       /** Path-style URLs (http://host/bucket/key): what self-hosted S3 servers expect. */
       forcePathStyle: bool('S3_FORCE_PATH_STYLE', true),
+      /** Connections to the store per process (the SDK's own default is 50). */
+      maxSockets: int('S3_MAX_SOCKETS', 200),
       /** The embedded server's binary (else `versitygw` on PATH, else the cache, else built with Go). */
       serverPath: optional('S3_SERVER_PATH'),
       /** Port of the embedded server that `npm start` runs when S3_ENDPOINT is unset. */

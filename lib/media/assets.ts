@@ -93,10 +93,14 @@ export async function importAsset(input: ImportInput, store: ObjectStore = objec
 
   const workspace = await db()('workspaces').where({ id: input.workspaceId }).first('plan');
   const plan = planLimits(workspace?.plan ?? 'FREE');
-  const used = await storageUsed(input.workspaceId);
-  if (plan.assetLimit !== null && used.usedAssets + 1 > plan.assetLimit) throw storageLimitError('storage_assets', plan.assetLimit, used.usedAssets, 1);
-  if (plan.storageLimitBytes !== null && used.usedBytes + input.bytes.length > plan.storageLimitBytes) {
-    throw storageLimitError('storage_bytes', plan.storageLimitBytes, used.usedBytes, input.bytes.length);
+  // Unlimited plans skip the sums. Concurrent imports may each pass the check and overshoot a
+  // limit by the images in flight; the next import is refused (docs/media.md, "Storage limits").
+  if (plan.assetLimit !== null || plan.storageLimitBytes !== null) {
+    const used = await storageUsed(input.workspaceId);
+    if (plan.assetLimit !== null && used.usedAssets + 1 > plan.assetLimit) throw storageLimitError('storage_assets', plan.assetLimit, used.usedAssets, 1);
+    if (plan.storageLimitBytes !== null && used.usedBytes + input.bytes.length > plan.storageLimitBytes) {
+      throw storageLimitError('storage_bytes', plan.storageLimitBytes, used.usedBytes, input.bytes.length);
+    }
   }
 
   const key = assetKey(input.workspaceId, sha256, sniffed.mimeType);

@@ -51,6 +51,8 @@ export interface S3StoreOptions {
   accessKeyId: string;
   secretAccessKey: string;
   forcePathStyle: boolean;
+  /** Connections to the store per process. */
+  maxSockets?: number;
 }
 
 function isMissing(err: unknown): boolean {
@@ -80,6 +82,8 @@ export class S3ObjectStore implements ObjectStore {
       // reproduce; content integrity is checked by SHA-256 after the upload instead.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      // The SDK's default pool is 50 sockets; a burst of imports would queue behind it.
+      requestHandler: { httpAgent: { keepAlive: true, maxSockets: opts.maxSockets }, httpsAgent: { keepAlive: true, maxSockets: opts.maxSockets } },
     });
   }
 
@@ -147,7 +151,7 @@ export class S3ObjectStore implements ObjectStore {
 export function s3OptionsFromConfig(): S3StoreOptions {
   const s = config.s3;
   return {
-    endpoint: s.endpoint, publicEndpoint: s.publicEndpoint, bucket: s.bucket, region: s.region, accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey, forcePathStyle: s.forcePathStyle,
+    endpoint: s.endpoint, publicEndpoint: s.publicEndpoint, bucket: s.bucket, region: s.region, accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey, forcePathStyle: s.forcePathStyle, maxSockets: s.maxSockets,
   };
 }
 
