@@ -13,10 +13,8 @@ import { getMediaInput, importMediaInput, listMediaInput } from './schema';
 
 // spec 2.13 / 4.7: the media library. Import (POST /v1/media; the spec leaves the path open),
 // list and get. Reads need media:read; the import is a write on the library whose purpose is
-// posts, so it needs posts:write (docs/media.md, "Scopes"). Client-role accounts are refused
+// posts, so it needs posts:write (docs/media.md, "The own-image import"). Client-role accounts are refused
 // everything here (spec 5.4: media reads and every write).
-
-const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** Bytes of a base64 string, computed before decoding so an oversized body is never allocated. */
 function decodedLength(b64: string): number {
@@ -26,13 +24,17 @@ function decodedLength(b64: string): number {
 
 function decodeInline(b64: string): Buffer {
   if (b64.startsWith('data:')) throw errors.unprocessable('`content_base64` is plain base64, without a `data:` prefix.');
-  if (b64.length % 4 !== 0 || !BASE64_RE.test(b64)) throw errors.unprocessable('`content_base64` is not valid base64.');
+  if (b64.length % 4 !== 0) throw errors.unprocessable('`content_base64` is not valid base64.');
   const size = decodedLength(b64);
   // spec 8: inline image about 3 MB decoded.
   if (size > config.media.inlineMaxBytes) {
     throw errors.payloadTooLarge(`The inline image is ${size} bytes; at most ${config.media.inlineMaxBytes} bytes are accepted inline. Use POST /v1/uploads and \`uploadId\` for larger files.`, { limit: config.media.inlineMaxBytes, actual: size });
   }
-  return Buffer.from(b64, 'base64');
+  const bytes = Buffer.from(b64, 'base64');
+  // Node's decoder skips characters outside the alphabet; the canonical round trip refuses them
+  // (and base64url) at a fraction of a regular expression's cost on megabytes.
+  if (bytes.toString('base64') !== b64) throw errors.unprocessable('`content_base64` is not valid base64.');
+  return bytes;
 }
 
 /** The type the inline caller declares: `mimeType`, else what `fileName` implies (spec 4.7), else none. */
