@@ -5,6 +5,8 @@ import type { NetworkClient } from '../lib/network/client';
 import { createGenerationActivities } from './generation';
 import { createPublishingActivities } from './publishing';
 import { createUploadActivities } from './uploads';
+import { createImageGenerationActivities } from './imageGeneration';
+import { createImageGenerator, type ImageGenerator } from '../lib/media/imageGenerator';
 import { objectStore, type ObjectStore } from '../lib/storage/objectStore';
 import { createWebhookActivities } from './webhooks';
 
@@ -17,6 +19,8 @@ export interface ActivityDeps {
   writer?: PostWriter;
   /** Object storage (uploads, media); the configured S3 store when omitted. */
   store?: () => ObjectStore;
+  /** Image generation jobs' source of images; the configured images API (or the built-in renderer) when omitted. */
+  images?: ImageGenerator;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -24,6 +28,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPublishingActivities(deps),
     ...createWebhookActivities(deps),
     ...createUploadActivities({ db: deps.db, store: deps.store ?? objectStore }),
+    ...createImageGenerationActivities({ db: deps.db, images: deps.images ?? createImageGenerator(), store: deps.store ?? objectStore }),
     ...createGenerationActivities({ db: deps.db, writer: deps.writer ?? createPostWriter() }),
   };
 }

@@ -220,6 +220,19 @@ function loadConfig() {
       /** The network's per-post image limit (a multi-image post carries up to 20). */
       maxImagesPerPost: int('NETWORK_MAX_IMAGES_PER_POST', 20),
     },
+    /** Image generation jobs (docs/media.md): an OpenAI-compatible images API, else the built-in card renderer. */
+    images: {
+      baseUrl: optional('IMAGES_BASE_URL') ?? optional('LLM_BASE_URL'),
+      apiKey: optional('IMAGES_API_KEY') ?? optional('LLM_API_KEY'),
+      model: str('IMAGES_MODEL', 'gpt-image-1'),
+      size: str('IMAGES_SIZE', '1024x1024'),
+      timeoutMs: int('IMAGES_TIMEOUT_MS', 120_000),
+      /** Cost of one image from the API, in cents (charged to the AI budget and the daily cap). */
+      costCents: int('IMAGES_COST_CENTS', 4),
+      /** Cost charged for one built-in card, in cents. */
+      builtinCostCents: int('IMAGES_BUILTIN_COST_CENTS', 0),
+      estimatedCompletionMs: int('IMAGE_GENERATION_ESTIMATE_MS', 5_000),
+    },
 
     plans: {
       FREE: { apiAccess: false, dailySpendCapCents: 0, weeklyAiBudgetCents: 100, storageLimitBytes: 500 * 1024 ** 2, assetLimit: 50, features: { api: false, mcp: false, webhooks: false, aiGeneration: true } },

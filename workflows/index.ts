@@ -5,3 +5,4 @@ export { maintenanceWorkflow } from './maintenance';
 export { deliverWebhookWorkflow, webhookRelayWorkflow } from './deliverWebhook';
 export { generatePostWorkflow, jobProgressQuery } from './generatePost';
 export { sweepUploadsWorkflow } from './sweepUploads';
+export { generateImageWorkflow } from './generateImage';

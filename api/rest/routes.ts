@@ -13,6 +13,7 @@ import { createGeneration } from '../operations/generations/generations';
 import { cancelJob, getJob, listJobs } from '../operations/jobs/jobs';
 import { getUsage } from '../operations/usage/usage';
 import { getMedia, importMedia, IMPORT_BODY_LIMIT_BYTES, listMedia } from '../operations/media/media';
+import { createImageGeneration } from '../operations/media/generations';
 import { updatePostMedia } from '../operations/media/postMedia';
 import { createUpload } from '../operations/uploads/uploads';
 import { route } from './adapter';
@@ -46,6 +47,7 @@ export function restRouter(): Router {
   // spec 4.7: an inline image body over the edge limit is a bare 413, before JSON parsing.
   route(r, 'post', '/v1/media', importMedia, { body: { maxBytes: IMPORT_BODY_LIMIT_BYTES, tooLarge: 'bare' } });
   route(r, 'get', '/v1/media', listMedia);
+  route(r, 'post', '/v1/media/generations', createImageGeneration);
   route(r, 'get', '/v1/media/:mediaId', getMedia);
   route(r, 'get', '/v1/webhook-endpoints', listWebhookEndpoints);
   route(r, 'post', '/v1/webhook-endpoints', createWebhookEndpoint);

@@ -108,6 +108,9 @@ const TABLE: Row[] = [
   { tool: 'set_post_media', args: (f) => ({ postId: f.postId, images: [] }), rest: (f) => ['PATCH', `/v1/posts/${f.postId}/media`, { images: [] }], expect: 'ok', volatile: true },
   { tool: 'set_post_media', args: (f) => ({ postId: f.postId, images: [{ key: 'org_x/media/none.png' }] }), rest: (f) => ['PATCH', `/v1/posts/${f.postId}/media`, { images: [{ key: 'org_x/media/none.png' }] }], expect: 'not_found' },
 
+  { tool: 'generate_image', args: (f) => ({ projectId: f.projectId, prompt: 'Parity card' }), rest: (f) => ['POST', '/v1/media/generations', { projectId: f.projectId, prompt: 'Parity card' }], expect: 'ok', volatile: true },
+  { tool: 'generate_image', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['POST', '/v1/media/generations', { projectId: f.projectId }], expect: 'unprocessable' },
+
   { tool: 'cancel_job', args: (f) => ({ jobId: f.jobId }), rest: (f) => ['POST', `/v1/jobs/${f.jobId}/cancel`], expect: 'ok' },
   { tool: 'cancel_job', args: () => ({ jobId: 'job_missing' }), rest: () => ['POST', '/v1/jobs/job_missing/cancel'], expect: 'not_found' },
 ];

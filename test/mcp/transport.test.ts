@@ -91,7 +91,7 @@ describe('MCP transport', function () {
         const { tools } = await client.listTools();
         const byName = new Map(tools.map((t) => [t.name, t]));
         const reads = ['get_workspace', 'list_workspaces', 'list_projects', 'get_project', 'list_notes', 'get_note', 'list_posts', 'get_post', 'list_post_statuses', 'list_jobs', 'get_job', 'list_media', 'get_media'];
-        const writes = ['create_note', 'create_post_draft', 'update_post', 'schedule_post', 'cancel_job', 'generate_post', 'switch_workspace', 'create_upload_url', 'import_media', 'set_post_media'];
+        const writes = ['create_note', 'create_post_draft', 'update_post', 'schedule_post', 'cancel_job', 'generate_post', 'switch_workspace', 'create_upload_url', 'import_media', 'set_post_media', 'generate_image'];
         assert.deepEqual([...byName.keys()].sort(), [...reads, ...writes, 'delete_post'].sort());
         for (const name of reads) assert.equal(byName.get(name)!.annotations?.readOnlyHint, true, name);
         for (const name of writes) {

@@ -1,6 +1,6 @@
 import type { ToolDefinition } from '../tool';
 import { cancelJobTool, generatePostTool, getJobTool, listJobsTool } from './jobs';
-import { createUploadUrlTool, getMediaTool, importMediaTool, listMediaTool, setPostMediaTool } from './media';
+import { createUploadUrlTool, generateImageTool, getMediaTool, importMediaTool, listMediaTool, setPostMediaTool } from './media';
 import { createNoteTool, getNoteTool, listNotesTool } from './notes';
 import { createPostDraftTool, deletePostTool, getPostTool, listPostStatusesTool, listPostsTool, schedulePostTool, updatePostTool } from './posts';
 import { getProjectTool, listProjectsTool } from './projects';
@@ -35,6 +35,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   listMediaTool,
   getMediaTool,
   setPostMediaTool,
+  generateImageTool,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));

@@ -1,4 +1,6 @@
+import { createImageGeneration } from '../../operations/media/generations';
 import { getMedia, importMedia, listMedia } from '../../operations/media/media';
+import { followJob } from '../progress';
 import { updatePostMedia } from '../../operations/media/postMedia';
 import { createUpload } from '../../operations/uploads/uploads';
 import { operationTool, READ, WRITE } from '../tool';
@@ -49,4 +51,15 @@ export const setPostMediaTool = operationTool(updatePostMedia, {
   scopes: { allOf: ['posts:write', 'media:read'] },
   annotations: { ...WRITE, idempotentHint: true },
   idempotent: true,
+});
+
+export const generateImageTool = operationTool(createImageGeneration, {
+  name: 'generate_image',
+  title: 'Generate an image with AI',
+  description: 'Queues an image generation job (type IMAGE_GENERATION): from a prompt, or the opening line of a post (postId), in a style (quote_card, photo, illustration, minimal). The image becomes a media-library asset and, with postId, is attached to that post. Answers the job; result.assetId and result.key name the asset when DONE. With a progressToken the call follows the job with notifications/progress and answers the finished job. Uses the AI budget and the daily spend cap. Requires posts:write or posts:generate.',
+  scopes: { anyOf: ['posts:write', 'posts:generate'] },
+  annotations: { ...WRITE, openWorldHint: true },
+  defaultProject: true,
+  idempotent: true,
+  finish: async (ctx, body) => (ctx.progress ? followJob(ctx, body) : body),
 });
