@@ -4,7 +4,7 @@ import { config } from '../lib/config';
 import { ApiError } from '../lib/errors';
 import { finishJob, progressNow, type JobStatus } from '../lib/generation/jobs';
 import { importAsset } from '../lib/media/assets';
-import { ImageApiError, type ImageGenerator, type ImageStyle } from '../lib/media/imageGenerator';
+import { ImageApiError, type ImageGenerator, type ImageJobInput } from '../lib/media/imageGenerator';
 import { emitEvent } from '../lib/outbox';
 import { presentPost } from '../lib/posts/present';
 import { loadPostForUpdate } from '../lib/posts/write';
@@ -15,7 +15,6 @@ import type { ObjectStore } from '../lib/storage/objectStore';
 // its status first, so a retry after a lost answer finds its own work done; the image itself is
 // imported by content (SHA-256), so a retried render lands on the same asset.
 
-export interface ImageJobInput { postId?: string; prompt?: string; style: ImageStyle }
 export interface ImageGenerationDeps { db: Knex; images: ImageGenerator; store: () => ObjectStore }
 export type ImageStartOutcome = { running: true } | { running: false; status: JobStatus | 'MISSING' };
 

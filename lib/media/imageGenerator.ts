@@ -9,6 +9,9 @@ import { renderQuoteCard } from './render';
 export const IMAGE_STYLES = ['quote_card', 'photo', 'illustration', 'minimal'] as const;
 export type ImageStyle = (typeof IMAGE_STYLES)[number];
 
+/** What an IMAGE_GENERATION job row keeps of the request (the workflow reads it by job id). */
+export interface ImageJobInput { postId?: string; prompt?: string; style: ImageStyle }
+
 export interface ImageRequest {
   /** What to draw: the prompt, else the post's hook. */
   text: string;

@@ -6,10 +6,8 @@ import { JOB_COLUMNS, presentJob, progressNow, TERMINAL_STATUSES, type JobRow } 
 import { budgetTargetOf, loadAiLimits, reservationFor, reserveGenerationSpend, settleJobSpend } from '../../../lib/generation/spend';
 import { newId } from '../../../lib/ids';
 import { log } from '../../../lib/logger';
-import { IMAGE_STYLES } from '../../../lib/media/imageGenerator';
-import { SEARCH, temporalClient, workflowIds } from '../../../lib/temporal';
-import type { generateImageWorkflow } from '../../../workflows/generateImage';
-import type { ImageJobInput } from '../../../activities/imageGeneration';
+import { IMAGE_STYLES, type ImageJobInput } from '../../../lib/media/imageGenerator';
+import { startImageWorkflow } from '../../../lib/media/imageJobs';
 import { defineOperation } from '../../operation';
 import { boundedText } from '../../validation';
 import { findProject } from '../projects/present';
@@ -26,22 +24,6 @@ export const createImageGenerationInput = z.object({
   style: z.enum(IMAGE_STYLES).optional(),
   wait_for_completion_ms: z.number().int().optional(),
 }).strict().refine((b) => b.prompt !== undefined || b.postId !== undefined, { message: 'send `prompt`, `postId` (its opening line is drawn), or both.', path: ['prompt'] });
-
-async function startImageWorkflow(job: { id: string; workspace_id: string; project_id: string }): Promise<void> {
-  const client = await temporalClient();
-  await client.withDeadline(Date.now() + 10_000, () => client.workflow.start<typeof generateImageWorkflow>('generateImageWorkflow', {
-    taskQueue: config.temporalTaskQueue,
-    workflowId: workflowIds.generation(job.id),
-    workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    args: [{ jobId: job.id, workspaceId: job.workspace_id, projectId: job.project_id }],
-    typedSearchAttributes: [
-      { key: SEARCH.workspace, value: job.workspace_id },
-      { key: SEARCH.project, value: job.project_id },
-      { key: SEARCH.job, value: job.id },
-    ],
-    staticSummary: `Generate an image for project ${job.project_id}`,
-  }));
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
