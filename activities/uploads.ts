@@ -5,7 +5,10 @@ import type { ObjectStore } from '../lib/storage/objectStore';
 // an object that an asset or document still uses"). Run by workflows/sweepUploads.ts on the
 // `upload-sweep` schedule. Safe to run twice: deleting a missing object or row is a no-op.
 
-export interface UploadActivityDeps { db: Knex; store: () => ObjectStore }
+export interface UploadActivityDeps {
+  db: Knex;
+  store: () => ObjectStore;
+}
 
 const BATCH = 500;
 
@@ -13,7 +16,11 @@ export function createUploadActivities({ db, store }: UploadActivityDeps) {
   return {
     /** Deletes one batch of expired handles and their objects; `more` asks for another batch. */
     async sweepExpiredUploads(): Promise<{ deleted: number; keptObjects: number; more: boolean }> {
-      const expired = await db('uploads').where('expires_at', '<=', db.fn.now()).orderBy('expires_at').limit(BATCH).select('id', 'object_key');
+      const expired = await db('uploads')
+        .where('expires_at', '<=', db.fn.now())
+        .orderBy('expires_at')
+        .limit(BATCH)
+        .select('id', 'object_key');
       let keptObjects = 0;
       for (const u of expired) {
         // An asset's key is its content key today, never an upload's; the check keeps the rule

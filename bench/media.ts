@@ -67,39 +67,66 @@ function png(side: number): Buffer {
   const row = side * 3 + 1;
   const raw = randomBytes(row * side);
   for (let y = 0; y < side; y++) raw[y * row] = 0;
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', zlib.deflateSync(raw, { level: 0 })), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', zlib.deflateSync(raw, { level: 0 })),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 const store = await startObjectStore({ log: () => {} });
 Object.assign(process.env, {
-  DATABASE_URL, REDIS_URL, ...objectStoreEnv(store),
+  DATABASE_URL,
+  REDIS_URL,
+  ...objectStoreEnv(store),
   // The bench measures the handlers, not the write bucket (60/min per workspace by default).
-  RATE_LIMIT_WRITE: '1000000', RATE_LIMIT_READ: '1000000',
-  LOG_LEVEL: 'error', NODE_ENV: 'production',
+  RATE_LIMIT_WRITE: '1000000',
+  RATE_LIMIT_READ: '1000000',
+  LOG_LEVEL: 'error',
+  NODE_ENV: 'production',
 });
 
-interface Phase { name: string; wallMs: number; perSecond: number; mbPerSecond: number; ok: number; errors: Record<string, number>; latencyMs: LatencySummary }
+interface Phase {
+  name: string;
+  wallMs: number;
+  perSecond: number;
+  mbPerSecond: number;
+  ok: number;
+  errors: Record<string, number>;
+  latencyMs: LatencySummary;
+}
 
 async function burst(name: string, items: Buffer[], one: (b: Buffer, i: number) => Promise<number>): Promise<Phase> {
   const latencies: number[] = [];
   const errors: Record<string, number> = {};
   let ok = 0;
   const started = performance.now();
-  await Promise.all(items.map(async (b, i) => {
-    const t0 = performance.now();
-    try {
-      const status = await one(b, i);
-      if (status >= 200 && status < 300) ok++;
-      else errors[String(status)] = (errors[String(status)] ?? 0) + 1;
-    } catch (err) {
-      const code = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
-      errors[code] = (errors[code] ?? 0) + 1;
-    }
-    latencies.push(performance.now() - t0);
-  }));
+  await Promise.all(
+    items.map(async (b, i) => {
+      const t0 = performance.now();
+      try {
+        const status = await one(b, i);
+        if (status >= 200 && status < 300) ok++;
+        else errors[String(status)] = (errors[String(status)] ?? 0) + 1;
+      } catch (err) {
+        const code = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+        errors[code] = (errors[code] ?? 0) + 1;
+      }
+      latencies.push(performance.now() - t0);
+    }),
+  );
   const wallMs = performance.now() - started;
   const bytes = items.reduce((n, b) => n + b.length, 0);
-  return { name, wallMs, perSecond: (ok * 1000) / wallMs, mbPerSecond: (bytes / 1024 / 1024) / (wallMs / 1000), ok, errors, latencyMs: summarize(latencies) };
+  return {
+    name,
+    wallMs,
+    perSecond: (ok * 1000) / wallMs,
+    mbPerSecond: bytes / 1024 / 1024 / (wallMs / 1000),
+    ok,
+    errors,
+    latencyMs: summarize(latencies),
+  };
 }
 
 try {
@@ -132,7 +159,11 @@ try {
       });
       const minted: Array<{ id: string; url: string; headers: Record<string, string> }> = [];
       const mint = await burst('mint (POST /v1/uploads)', uploadImages, async (b, i) => {
-        const r = await fetch(`${api.baseUrl}/v1/uploads`, { method: 'POST', headers: auth, body: JSON.stringify({ fileName: `b${i}.png`, contentType: 'image/png', bytes: b.length, purpose: 'media' }) });
+        const r = await fetch(`${api.baseUrl}/v1/uploads`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ fileName: `b${i}.png`, contentType: 'image/png', bytes: b.length, purpose: 'media' }),
+        });
         minted[i] = ((await r.json()) as { data: { id: string; url: string; headers: Record<string, string> } }).data;
         return r.status;
       });
@@ -142,7 +173,11 @@ try {
         return r.status;
       });
       const fromUpload = await burst('import from upload (POST /v1/media, uploadId)', uploadImages, async (_b, i) => {
-        const r = await fetch(`${api.baseUrl}/v1/media`, { method: 'POST', headers: auth, body: JSON.stringify({ uploadId: minted[i]!.id }) });
+        const r = await fetch(`${api.baseUrl}/v1/media`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ uploadId: minted[i]!.id }),
+        });
         await r.arrayBuffer();
         return r.status;
       });
@@ -156,10 +191,17 @@ try {
       console.log('phase                                             ok    wall s   per s   MiB/s   p50 ms   p99 ms   max ms  errors');
       for (const p of [inline, mint, presigned, fromUpload, barePut]) {
         const l = p.latencyMs;
-        console.log(`${p.name.padEnd(48)} ${String(p.ok).padStart(4)} ${(p.wallMs / 1000).toFixed(2).padStart(8)} ${p.perSecond.toFixed(1).padStart(7)} ${p.mbPerSecond.toFixed(1).padStart(7)} ${l.p50.toFixed(0).padStart(8)} ${l.p99.toFixed(0).padStart(8)} ${l.max.toFixed(0).padStart(8)}  ${JSON.stringify(p.errors)}`);
+        console.log(
+          `${p.name.padEnd(48)} ${String(p.ok).padStart(4)} ${(p.wallMs / 1000).toFixed(2).padStart(8)} ${p.perSecond.toFixed(1).padStart(7)} ${p.mbPerSecond.toFixed(1).padStart(7)} ${l.p50.toFixed(0).padStart(8)} ${l.p99.toFixed(0).padStart(8)} ${l.max.toFixed(0).padStart(8)}  ${JSON.stringify(p.errors)}`,
+        );
       }
     }
-    console.log(`\nmachine: ${os.cpus().length} CPUs, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+    console.log(
+      `\nmachine: ${os.cpus().length} CPUs, load average ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}`,
+    );
   } finally {
     await api.stop();
     await closeDb();

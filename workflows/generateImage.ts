@@ -1,5 +1,12 @@
 import {
-  ActivityFailure, ApplicationFailure, CancellationScope, defineQuery, isCancellation, proxyActivities, setHandler, TimeoutFailure,
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  defineQuery,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  TimeoutFailure,
 } from '@temporalio/workflow';
 import type { GenerationActivities } from '../activities/generation';
 import type { ImageGenerationActivities } from '../activities/imageGeneration';
@@ -29,7 +36,11 @@ const { renderJobImage } = proxyActivities<ImageGenerationActivities>({
 
 export const imageJobProgressQuery = defineQuery<JobProgress>('progress');
 
-export interface ImageWorkflowInput { jobId: string; workspaceId: string; projectId: string }
+export interface ImageWorkflowInput {
+  jobId: string;
+  workspaceId: string;
+  projectId: string;
+}
 
 function failureOf(err: unknown): { code: string; message: string } {
   const cause = err instanceof ActivityFailure ? err.cause : err;
@@ -38,9 +49,13 @@ function failureOf(err: unknown): { code: string; message: string } {
   return { code: 'image_generation_failed', message: cause instanceof Error ? cause.message : String(cause) };
 }
 
-export async function generateImageWorkflow(input: ImageWorkflowInput): Promise<{ status: JobStatus | 'MISSING'; assetId?: string; errorCode?: string }> {
+export async function generateImageWorkflow(
+  input: ImageWorkflowInput,
+): Promise<{ status: JobStatus | 'MISSING'; assetId?: string; errorCode?: string }> {
   let progress: JobProgress = { progress: 0, updatedAt: new Date().toISOString(), message: 'Waiting for a worker' };
-  const report = (fraction: number, message: string) => { progress = { progress: fraction, updatedAt: new Date().toISOString(), message }; };
+  const report = (fraction: number, message: string) => {
+    progress = { progress: fraction, updatedAt: new Date().toISOString(), message };
+  };
   setHandler(imageJobProgressQuery, () => progress);
   try {
     const started = await startImageJob(input.jobId);
@@ -55,7 +70,9 @@ export async function generateImageWorkflow(input: ImageWorkflowInput): Promise<
     } catch (err) {
       if (isCancellation(err)) throw err;
       const failure = failureOf(err);
-      const failed = await CancellationScope.nonCancellable(() => failGenerationJob({ jobId: input.jobId, errorCode: failure.code, errorMessage: failure.message }));
+      const failed = await CancellationScope.nonCancellable(() =>
+        failGenerationJob({ jobId: input.jobId, errorCode: failure.code, errorMessage: failure.message }),
+      );
       report(progress.progress, `Failed: ${failure.code}`);
       return { status: failed.status, errorCode: failure.code };
     }

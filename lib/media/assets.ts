@@ -12,9 +12,20 @@ import { EXTENSION_OF, sniffImage, type ImageType } from './images';
 // (workspace_id, sha256) is unique in the table and settles concurrent imports of one image.
 
 export interface AssetRow {
-  id: string; workspace_id: string; project_id: string | null; key: string; sha256: string; mime_type: string;
-  bytes: string | number; width: number; height: number; alt: string; title: string; file_name: string | null;
-  upload_id: string | null; created_at: Date;
+  id: string;
+  workspace_id: string;
+  project_id: string | null;
+  key: string;
+  sha256: string;
+  mime_type: string;
+  bytes: string | number;
+  width: number;
+  height: number;
+  alt: string;
+  title: string;
+  file_name: string | null;
+  upload_id: string | null;
+  created_at: Date;
 }
 
 export function presentAsset(a: AssetRow) {
@@ -43,8 +54,13 @@ export function sha256Hex(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-export async function storageUsed(workspaceId: string, trx: Knex | Knex.Transaction = db()): Promise<{ usedBytes: number; usedAssets: number }> {
-  const r = await trx('media_assets').where({ workspace_id: workspaceId }).first(trx.raw('coalesce(sum(bytes), 0)::bigint as bytes'), trx.raw('count(*)::int as assets'));
+export async function storageUsed(
+  workspaceId: string,
+  trx: Knex | Knex.Transaction = db(),
+): Promise<{ usedBytes: number; usedAssets: number }> {
+  const r = await trx('media_assets')
+    .where({ workspace_id: workspaceId })
+    .first(trx.raw('coalesce(sum(bytes), 0)::bigint as bytes'), trx.raw('count(*)::int as assets'));
   return { usedBytes: Number(r?.bytes ?? 0), usedAssets: Number(r?.assets ?? 0) };
 }
 
@@ -61,7 +77,10 @@ export function storageMeters(used: { usedBytes: number; usedAssets: number }, p
 
 /** docs/media.md "Storage limits": 402 usage_limit_exceeded, like the weekly AI budget. */
 function storageLimitError(meter: 'storage_bytes' | 'storage_assets', limit: number, used: number, requested: number): ApiError {
-  const what = meter === 'storage_bytes' ? `${requested} more bytes would exceed the plan's storage of ${limit} bytes (${used} used)` : `one more asset would exceed the plan's ${limit} assets`;
+  const what =
+    meter === 'storage_bytes'
+      ? `${requested} more bytes would exceed the plan's storage of ${limit} bytes (${used} used)`
+      : `one more asset would exceed the plan's ${limit} assets`;
   return new ApiError(402, 'usage_limit_exceeded', `Storage limit reached: ${what}.`, { meter, limit, used, requested });
 }
 
@@ -85,7 +104,10 @@ export interface ImportInput {
 export async function importAsset(input: ImportInput, store: ObjectStore = objectStore()): Promise<{ asset: AssetRow; created: boolean }> {
   const sniffed = await sniffImage(input.bytes);
   if (input.declaredType && input.declaredType !== sniffed.mimeType) {
-    throw errors.unprocessable(`The bytes are ${sniffed.mimeType}, not the declared ${input.declaredType}.`, { declaredType: input.declaredType, detectedType: sniffed.mimeType });
+    throw errors.unprocessable(`The bytes are ${sniffed.mimeType}, not the declared ${input.declaredType}.`, {
+      declaredType: input.declaredType,
+      detectedType: sniffed.mimeType,
+    });
   }
   const sha256 = sha256Hex(input.bytes);
   const existing = (await db()('media_assets').where({ workspace_id: input.workspaceId, sha256 }).first()) as AssetRow | undefined;
@@ -97,7 +119,8 @@ export async function importAsset(input: ImportInput, store: ObjectStore = objec
   // limit by the images in flight; the next import is refused (docs/media.md, "Storage limits").
   if (plan.assetLimit !== null || plan.storageLimitBytes !== null) {
     const used = await storageUsed(input.workspaceId);
-    if (plan.assetLimit !== null && used.usedAssets + 1 > plan.assetLimit) throw storageLimitError('storage_assets', plan.assetLimit, used.usedAssets, 1);
+    if (plan.assetLimit !== null && used.usedAssets + 1 > plan.assetLimit)
+      throw storageLimitError('storage_assets', plan.assetLimit, used.usedAssets, 1);
     if (plan.storageLimitBytes !== null && used.usedBytes + input.bytes.length > plan.storageLimitBytes) {
       throw storageLimitError('storage_bytes', plan.storageLimitBytes, used.usedBytes, input.bytes.length);
     }
@@ -107,9 +130,19 @@ export async function importAsset(input: ImportInput, store: ObjectStore = objec
   // Content-addressed: writing the same bytes again (a retry, a concurrent import) is harmless.
   await store.put(key, input.bytes, sniffed.mimeType);
   const row = {
-    id: newId('mediaAsset'), workspace_id: input.workspaceId, project_id: input.projectId, key, sha256, mime_type: sniffed.mimeType,
-    bytes: input.bytes.length, width: sniffed.width, height: sniffed.height, alt: input.alt ?? '', title: input.title ?? '',
-    file_name: input.fileName, upload_id: input.uploadId ?? null,
+    id: newId('mediaAsset'),
+    workspace_id: input.workspaceId,
+    project_id: input.projectId,
+    key,
+    sha256,
+    mime_type: sniffed.mimeType,
+    bytes: input.bytes.length,
+    width: sniffed.width,
+    height: sniffed.height,
+    alt: input.alt ?? '',
+    title: input.title ?? '',
+    file_name: input.fileName,
+    upload_id: input.uploadId ?? null,
   };
   const inserted = (await db()('media_assets').insert(row).onConflict(['workspace_id', 'sha256']).ignore().returning('*')) as AssetRow[];
   if (inserted[0]) return { asset: inserted[0], created: true };

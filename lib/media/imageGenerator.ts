@@ -10,7 +10,11 @@ export const IMAGE_STYLES = ['quote_card', 'photo', 'illustration', 'minimal'] a
 export type ImageStyle = (typeof IMAGE_STYLES)[number];
 
 /** What an IMAGE_GENERATION job row keeps of the request (the workflow reads it by job id). */
-export interface ImageJobInput { postId?: string; prompt?: string; style: ImageStyle }
+export interface ImageJobInput {
+  postId?: string;
+  prompt?: string;
+  style: ImageStyle;
+}
 
 export interface ImageRequest {
   /** What to draw: the prompt, else the post's hook. */
@@ -20,17 +24,28 @@ export interface ImageRequest {
   projectName: string | null;
 }
 
-export interface GeneratedImage { bytes: Buffer; costCents: number; source: 'api' | 'builtin' }
+export interface GeneratedImage {
+  bytes: Buffer;
+  costCents: number;
+  source: 'api' | 'builtin';
+}
 
 /** A failure of the images API; `retryable` tells the activity whether another attempt can help. */
 export class ImageApiError extends Error {
-  constructor(readonly code: string, message: string, readonly retryable: boolean, readonly status: number | null) {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly retryable: boolean,
+    readonly status: number | null,
+  ) {
     super(message);
     this.name = 'ImageApiError';
   }
 }
 
-export interface ImageGenerator { generate(req: ImageRequest, signal?: AbortSignal): Promise<GeneratedImage> }
+export interface ImageGenerator {
+  generate(req: ImageRequest, signal?: AbortSignal): Promise<GeneratedImage>;
+}
 
 const STYLE_HINTS: Record<ImageStyle, string> = {
   quote_card: 'a clean typographic quote card with the text large and legible',
@@ -40,7 +55,9 @@ const STYLE_HINTS: Record<ImageStyle, string> = {
 };
 
 export class OpenAiImageGenerator implements ImageGenerator {
-  constructor(private readonly opts: { baseUrl: string; apiKey: string; model: string; size: string; timeoutMs: number; costCents: number }) {}
+  constructor(
+    private readonly opts: { baseUrl: string; apiKey: string; model: string; size: string; timeoutMs: number; costCents: number },
+  ) {}
 
   async generate(req: ImageRequest, signal?: AbortSignal): Promise<GeneratedImage> {
     const url = `${this.opts.baseUrl.replace(/\/+$/, '')}/images/generations`;
@@ -60,13 +77,22 @@ export class OpenAiImageGenerator implements ImageGenerator {
     const text = await res.text();
     if (!res.ok) {
       let code = `images_http_${res.status}`;
-      try { code = (JSON.parse(text) as { error?: { code?: string } }).error?.code ?? code; } catch { /* not JSON */ }
+      try {
+        code = (JSON.parse(text) as { error?: { code?: string } }).error?.code ?? code;
+      } catch {
+        /* not JSON */
+      }
       // 429 and 5xx may pass; a refused prompt or a bad key will not.
       throw new ImageApiError(code, `The images API answered ${res.status}.`, res.status === 429 || res.status >= 500, res.status);
     }
     let b64: unknown;
-    try { b64 = (JSON.parse(text) as { data?: Array<{ b64_json?: unknown }> }).data?.[0]?.b64_json; } catch { /* handled below */ }
-    if (typeof b64 !== 'string' || b64 === '') throw new ImageApiError('images_invalid_response', 'The images API answered without an image.', true, res.status);
+    try {
+      b64 = (JSON.parse(text) as { data?: Array<{ b64_json?: unknown }> }).data?.[0]?.b64_json;
+    } catch {
+      /* handled below */
+    }
+    if (typeof b64 !== 'string' || b64 === '')
+      throw new ImageApiError('images_invalid_response', 'The images API answered without an image.', true, res.status);
     return { bytes: Buffer.from(b64, 'base64'), costCents: this.opts.costCents, source: 'api' };
   }
 }
@@ -80,6 +106,14 @@ export class BuiltinImageGenerator implements ImageGenerator {
 
 export function createImageGenerator(): ImageGenerator {
   const i = config.images;
-  if (i.baseUrl && i.apiKey) return new OpenAiImageGenerator({ baseUrl: i.baseUrl, apiKey: i.apiKey, model: i.model, size: i.size, timeoutMs: i.timeoutMs, costCents: i.costCents });
+  if (i.baseUrl && i.apiKey)
+    return new OpenAiImageGenerator({
+      baseUrl: i.baseUrl,
+      apiKey: i.apiKey,
+      model: i.model,
+      size: i.size,
+      timeoutMs: i.timeoutMs,
+      costCents: i.costCents,
+    });
   return new BuiltinImageGenerator();
 }

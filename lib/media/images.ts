@@ -10,8 +10,20 @@ import { errors } from '../errors';
 export const ACCEPTED_IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
 export type ImageType = (typeof ACCEPTED_IMAGE_TYPES)[number];
 
-const EXTENSIONS: Record<string, ImageType> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', jpe: 'image/jpeg', png: 'image/png', gif: 'image/gif', webp: 'image/webp' };
-export const EXTENSION_OF: Record<ImageType, string> = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/gif': 'gif', 'image/webp': 'webp' };
+const EXTENSIONS: Record<string, ImageType> = {
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  jpe: 'image/jpeg',
+  png: 'image/png',
+  gif: 'image/gif',
+  webp: 'image/webp',
+};
+export const EXTENSION_OF: Record<ImageType, string> = {
+  'image/jpeg': 'jpg',
+  'image/png': 'png',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+};
 
 export function isAcceptedImageType(type: string): type is ImageType {
   return (ACCEPTED_IMAGE_TYPES as readonly string[]).includes(type);
@@ -20,7 +32,7 @@ export function isAcceptedImageType(type: string): type is ImageType {
 /** The content type a file name implies (spec 4.7: the inline path infers it from `fileName`), or null. */
 export function imageTypeFromFileName(fileName: string): ImageType | null {
   const m = /\.([A-Za-z0-9]{1,10})$/.exec(fileName.trim());
-  return m ? EXTENSIONS[m[1]!.toLowerCase()] ?? null : null;
+  return m ? (EXTENSIONS[m[1]!.toLowerCase()] ?? null) : null;
 }
 
 /** Lower-cased media type without parameters ("image/PNG; q=1" → "image/png"). */
@@ -28,7 +40,11 @@ export function normalizeContentType(type: string): string {
   return type.split(';')[0]!.trim().toLowerCase();
 }
 
-export interface SniffedImage { mimeType: ImageType; width: number; height: number }
+export interface SniffedImage {
+  mimeType: ImageType;
+  width: number;
+  height: number;
+}
 
 export async function sniffImage(bytes: Buffer): Promise<SniffedImage> {
   if (bytes.length === 0) throw errors.unprocessable('The image is empty.');

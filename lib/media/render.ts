@@ -11,8 +11,14 @@ export const CARD_HEIGHT = 627;
 
 /** Pairs of background / accent colours; a project always gets the same one (its "colours"). */
 const PALETTES = [
-  ['#0B3D5C', '#F2B134'], ['#1F2937', '#34D399'], ['#3B0764', '#F472B6'], ['#0F4C3A', '#FACC15'],
-  ['#7C2D12', '#FDBA74'], ['#111827', '#60A5FA'], ['#134E4A', '#F0ABFC'], ['#312E81', '#A5B4FC'],
+  ['#0B3D5C', '#F2B134'],
+  ['#1F2937', '#34D399'],
+  ['#3B0764', '#F472B6'],
+  ['#0F4C3A', '#FACC15'],
+  ['#7C2D12', '#FDBA74'],
+  ['#111827', '#60A5FA'],
+  ['#134E4A', '#F0ABFC'],
+  ['#312E81', '#A5B4FC'],
 ] as const;
 
 export function paletteOf(projectId: string): { background: string; accent: string } {
@@ -52,8 +58,15 @@ export async function renderQuoteCard(input: { text: string; projectId: string; 
   const lines = wrap(text, Math.floor(960 / (fontSize * 0.62)), 6);
   const lineHeight = Math.round(fontSize * 1.3);
   const top = Math.round((CARD_HEIGHT - lines.length * lineHeight) / 2) + fontSize;
-  const tspans = lines.map((l, i) => `<text x="120" y="${top + i * lineHeight}" font-size="${fontSize}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-weight="700" fill="#FFFFFF">${escapeXml(l)}</text>`).join('');
-  const caption = input.caption ? `<text x="120" y="${CARD_HEIGHT - 48}" font-size="24" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" fill="${accent}">${escapeXml(input.caption.slice(0, 80))}</text>` : '';
+  const tspans = lines
+    .map(
+      (l, i) =>
+        `<text x="120" y="${top + i * lineHeight}" font-size="${fontSize}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-weight="700" fill="#FFFFFF">${escapeXml(l)}</text>`,
+    )
+    .join('');
+  const caption = input.caption
+    ? `<text x="120" y="${CARD_HEIGHT - 48}" font-size="24" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" fill="${accent}">${escapeXml(input.caption.slice(0, 80))}</text>`
+    : '';
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${CARD_WIDTH}" height="${CARD_HEIGHT}" viewBox="0 0 ${CARD_WIDTH} ${CARD_HEIGHT}">
 <rect width="100%" height="100%" fill="${background}"/>
 <rect x="72" y="96" width="12" height="${CARD_HEIGHT - 192}" rx="6" fill="${accent}"/>

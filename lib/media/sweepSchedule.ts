@@ -12,7 +12,13 @@ export async function ensureUploadSweepSchedule(client: Client): Promise<void> {
     await client.schedule.create({
       scheduleId: UPLOAD_SWEEP_SCHEDULE_ID,
       spec: { intervals: [{ every: `${config.uploads.sweepIntervalSeconds}s` }] },
-      action: { type: 'startWorkflow', workflowType: 'sweepUploadsWorkflow', args: [], taskQueue: config.temporalTaskQueue, workflowId: 'upload-sweep-run' },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'sweepUploadsWorkflow',
+        args: [],
+        taskQueue: config.temporalTaskQueue,
+        workflowId: 'upload-sweep-run',
+      },
       // A slow run is never doubled: the next tick is skipped while one is running.
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
       state: { note: 'Deletes expired upload handles and objects no asset uses (docs/media.md)' },

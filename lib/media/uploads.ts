@@ -40,8 +40,16 @@ export function sizeClassOf(contentType: string): SizeClass | null {
 }
 
 export interface UploadRow {
-  id: string; workspace_id: string; project_id: string | null; purpose: UploadPurpose; file_name: string; content_type: string;
-  bytes: string | number; object_key: string; expires_at: Date; created_at: Date;
+  id: string;
+  workspace_id: string;
+  project_id: string | null;
+  purpose: UploadPurpose;
+  file_name: string;
+  content_type: string;
+  bytes: string | number;
+  object_key: string;
+  expires_at: Date;
+  created_at: Date;
 }
 
 export function uploadObjectKey(workspaceId: string, uploadId: string): string {
@@ -52,18 +60,32 @@ export function uploadObjectKey(workspaceId: string, uploadId: string): string {
  * Checks the declared file against the purpose and the per-type cap, then records the handle and
  * mints the URL. Every refusal happens before a URL exists.
  */
-export async function mintUpload(input: {
-  workspaceId: string; projectId: string | null; purpose: UploadPurpose; fileName: string; contentType: string; bytes: number;
-}, store: ObjectStore = objectStore()) {
+export async function mintUpload(
+  input: {
+    workspaceId: string;
+    projectId: string | null;
+    purpose: UploadPurpose;
+    fileName: string;
+    contentType: string;
+    bytes: number;
+  },
+  store: ObjectStore = objectStore(),
+) {
   const contentType = normalizeContentType(input.contentType);
   const sizeClass = sizeClassOf(contentType);
   const allowed = PURPOSE_CLASSES[input.purpose];
   if (!sizeClass || !allowed.includes(sizeClass)) {
-    throw errors.unprocessable(`\`contentType\` ${contentType} is not accepted for purpose ${input.purpose} (accepted: ${allowed.join(', ')} files).`, { contentType, purpose: input.purpose });
+    throw errors.unprocessable(
+      `\`contentType\` ${contentType} is not accepted for purpose ${input.purpose} (accepted: ${allowed.join(', ')} files).`,
+      { contentType, purpose: input.purpose },
+    );
   }
   const cap = config.uploads.maxBytes[sizeClass];
   if (input.bytes > cap) {
-    throw errors.payloadTooLarge(`\`bytes\` ${input.bytes} is over the ${cap}-byte limit for ${sizeClass} files.`, { limit: cap, contentType });
+    throw errors.payloadTooLarge(`\`bytes\` ${input.bytes} is over the ${cap}-byte limit for ${sizeClass} files.`, {
+      limit: cap,
+      contentType,
+    });
   }
   const id = newId('upload');
   const key = uploadObjectKey(input.workspaceId, id);
@@ -71,13 +93,28 @@ export async function mintUpload(input: {
   const urlTtl = Math.min(config.uploads.urlTtlSeconds, config.uploads.handleTtlSeconds);
   const signed = await store.presignPut({ key, contentType, bytes: input.bytes, expiresInSeconds: urlTtl });
   await db()('uploads').insert({
-    id, workspace_id: input.workspaceId, project_id: input.projectId, purpose: input.purpose, file_name: input.fileName,
-    content_type: contentType, bytes: input.bytes, object_key: key, expires_at: expiresAt,
+    id,
+    workspace_id: input.workspaceId,
+    project_id: input.projectId,
+    purpose: input.purpose,
+    file_name: input.fileName,
+    content_type: contentType,
+    bytes: input.bytes,
+    object_key: key,
+    expires_at: expiresAt,
   });
   return {
-    id, purpose: input.purpose, fileName: input.fileName, contentType, bytes: input.bytes, projectId: input.projectId,
-    method: 'PUT' as const, url: signed.url, headers: signed.headers,
-    urlExpiresAt: signed.expiresAt.toISOString(), expiresAt: expiresAt.toISOString(),
+    id,
+    purpose: input.purpose,
+    fileName: input.fileName,
+    contentType,
+    bytes: input.bytes,
+    projectId: input.projectId,
+    method: 'PUT' as const,
+    url: signed.url,
+    headers: signed.headers,
+    urlExpiresAt: signed.expiresAt.toISOString(),
+    expiresAt: expiresAt.toISOString(),
   };
 }
 
@@ -85,11 +122,24 @@ export async function mintUpload(input: {
  * The handle and its stored object, or 422 when the handle is unknown to this workspace, expired,
  * or was never PUT. An id from another workspace reads as unknown (rule 1: nothing leaks).
  */
-export async function usableUpload(workspaceId: string, uploadId: string, trx: Knex | Knex.Transaction = db(), store: ObjectStore = objectStore()) {
+export async function usableUpload(
+  workspaceId: string,
+  uploadId: string,
+  trx: Knex | Knex.Transaction = db(),
+  store: ObjectStore = objectStore(),
+) {
   const row = (await trx('uploads').where({ workspace_id: workspaceId, id: uploadId }).first()) as UploadRow | undefined;
   if (!row) throw errors.unprocessable(`Upload ${uploadId} does not exist in this workspace.`, { uploadId, reason: 'unknown_upload' });
-  if (row.expires_at.getTime() <= Date.now()) throw errors.unprocessable(`Upload ${uploadId} has expired; mint a new one with POST /v1/uploads.`, { uploadId, reason: 'upload_expired' });
+  if (row.expires_at.getTime() <= Date.now())
+    throw errors.unprocessable(`Upload ${uploadId} has expired; mint a new one with POST /v1/uploads.`, {
+      uploadId,
+      reason: 'upload_expired',
+    });
   const stored = await store.head(row.object_key);
-  if (!stored) throw errors.unprocessable(`Upload ${uploadId} has no object: PUT the bytes to its signed URL first.`, { uploadId, reason: 'upload_without_object' });
+  if (!stored)
+    throw errors.unprocessable(`Upload ${uploadId} has no object: PUT the bytes to its signed URL first.`, {
+      uploadId,
+      reason: 'upload_without_object',
+    });
   return { row, stored };
 }

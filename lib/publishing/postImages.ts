@@ -10,7 +10,11 @@ import type { ObjectStore } from '../storage/objectStore';
 // images: a crash after an upload and before the post call makes the retry upload again (an
 // unreferenced image on the network is harmless) and then create the post once.
 
-interface StoredImage { key: string; alt?: string; name?: string }
+interface StoredImage {
+  key: string;
+  alt?: string;
+  name?: string;
+}
 
 function imagesOf(post: Pick<PostRow, 'media'>): StoredImage[] {
   const media = post.media as { images?: StoredImage[] } | null;
@@ -19,15 +23,33 @@ function imagesOf(post: Pick<PostRow, 'media'>): StoredImage[] {
 
 function gone(key: string): NetworkError {
   // Permanent: retrying cannot bring an asset back, and the post must not go out without it.
-  return new NetworkError({ kind: 'permanent', code: 'invalid_request', status: null, operation: 'uploadImage', message: `uploadImage: the image ${key} is no longer in the media library` });
+  return new NetworkError({
+    kind: 'permanent',
+    code: 'invalid_request',
+    status: null,
+    operation: 'uploadImage',
+    message: `uploadImage: the image ${key} is no longer in the media library`,
+  });
 }
 
 export async function uploadPostImages(input: {
-  db: Knex | Knex.Transaction; network: NetworkClient; store: ObjectStore; accessToken: string; author: Author; post: Pick<PostRow, 'workspace_id' | 'media'>;
+  db: Knex | Knex.Transaction;
+  network: NetworkClient;
+  store: ObjectStore;
+  accessToken: string;
+  author: Author;
+  post: Pick<PostRow, 'workspace_id' | 'media'>;
 }): Promise<PostImageRef[]> {
   const images = imagesOf(input.post);
   if (images.length === 0) return [];
-  const rows = await input.db('media_assets').where({ workspace_id: input.post.workspace_id }).whereIn('key', images.map((i) => i.key)).select('key', 'mime_type');
+  const rows = await input
+    .db('media_assets')
+    .where({ workspace_id: input.post.workspace_id })
+    .whereIn(
+      'key',
+      images.map((i) => i.key),
+    )
+    .select('key', 'mime_type');
   const typeOf = new Map(rows.map((r: { key: string; mime_type: string }) => [r.key, r.mime_type]));
   const refs: PostImageRef[] = [];
   for (const image of images) {

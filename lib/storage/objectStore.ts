@@ -5,7 +5,14 @@
 // that ships.
 
 import {
-  CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException,
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { config } from '../config';
@@ -83,12 +90,20 @@ export class S3ObjectStore implements ObjectStore {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       // The SDK's default pool is 50 sockets; a burst of imports would queue behind it.
-      requestHandler: { httpAgent: { keepAlive: true, maxSockets: opts.maxSockets }, httpsAgent: { keepAlive: true, maxSockets: opts.maxSockets } },
+      requestHandler: {
+        httpAgent: { keepAlive: true, maxSockets: opts.maxSockets },
+        httpsAgent: { keepAlive: true, maxSockets: opts.maxSockets },
+      },
     });
   }
 
   async presignPut(input: { key: string; contentType: string; bytes: number; expiresInSeconds: number }): Promise<PresignedPut> {
-    const command = new PutObjectCommand({ Bucket: this.bucket, Key: input.key, ContentType: input.contentType, ContentLength: input.bytes });
+    const command = new PutObjectCommand({
+      Bucket: this.bucket,
+      Key: input.key,
+      ContentType: input.contentType,
+      ContentLength: input.bytes,
+    });
     const url = await getSignedUrl(this.presigner, command, {
       expiresIn: input.expiresInSeconds,
       // Without these the presigner hoists nothing into the signature but the host: any content
@@ -124,7 +139,9 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async put(key: string, body: Buffer, contentType: string): Promise<void> {
-    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.length }));
+    await this.client.send(
+      new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.length }),
+    );
   }
 
   async delete(key: string): Promise<void> {
@@ -151,7 +168,14 @@ export class S3ObjectStore implements ObjectStore {
 export function s3OptionsFromConfig(): S3StoreOptions {
   const s = config.s3;
   return {
-    endpoint: s.endpoint, publicEndpoint: s.publicEndpoint, bucket: s.bucket, region: s.region, accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey, forcePathStyle: s.forcePathStyle, maxSockets: s.maxSockets,
+    endpoint: s.endpoint,
+    publicEndpoint: s.publicEndpoint,
+    bucket: s.bucket,
+    region: s.region,
+    accessKeyId: s.accessKeyId,
+    secretAccessKey: s.secretAccessKey,
+    forcePathStyle: s.forcePathStyle,
+    maxSockets: s.maxSockets,
   };
 }
 
@@ -162,13 +186,32 @@ let bucketReady: Promise<void> | undefined;
 export function objectStore(): ObjectStore {
   store ??= new S3ObjectStore(s3OptionsFromConfig());
   const s = store;
-  const ready = () => (bucketReady ??= s.ensureBucket().catch((err) => { bucketReady = undefined; throw err; }));
+  const ready = () =>
+    (bucketReady ??= s.ensureBucket().catch((err) => {
+      bucketReady = undefined;
+      throw err;
+    }));
   return {
-    presignPut: async (input) => { await ready(); return s.presignPut(input); },
-    head: async (key) => { await ready(); return s.head(key); },
-    get: async (key) => { await ready(); return s.get(key); },
-    put: async (key, body, type) => { await ready(); return s.put(key, body, type); },
-    delete: async (key) => { await ready(); return s.delete(key); },
+    presignPut: async (input) => {
+      await ready();
+      return s.presignPut(input);
+    },
+    head: async (key) => {
+      await ready();
+      return s.head(key);
+    },
+    get: async (key) => {
+      await ready();
+      return s.get(key);
+    },
+    put: async (key, body, type) => {
+      await ready();
+      return s.put(key, body, type);
+    },
+    delete: async (key) => {
+      await ready();
+      return s.delete(key);
+    },
     ensureBucket: ready,
   };
 }

@@ -9,7 +9,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import {
-  acquireBuildLock, binaryName, findGo, findOnPath, freePort, isExecutableFile, portAcceptsConnections, temporalCacheDir, type LogFn,
+  acquireBuildLock,
+  binaryName,
+  findGo,
+  findOnPath,
+  freePort,
+  isExecutableFile,
+  portAcceptsConnections,
+  temporalCacheDir,
+  type LogFn,
 } from '../temporalBinary';
 
 export const S3_SERVER_MODULE = 'github.com/versity/versitygw/cmd/versitygw';
@@ -124,7 +132,9 @@ export async function startObjectStore(opts: StartObjectStoreOptions = {}): Prom
   const binary = await resolveS3ServerBinary({ log });
   const port = opts.port || (await freePort());
   if (await portAcceptsConnections(port)) {
-    throw new Error(`port ${port} on 127.0.0.1 is already in use (an earlier object store still running?). Stop it, set S3_SERVER_PORT, or set S3_ENDPOINT to use it.`);
+    throw new Error(
+      `port ${port} on 127.0.0.1 is already in use (an earlier object store still running?). Stop it, set S3_SERVER_PORT, or set S3_ENDPOINT to use it.`,
+    );
   }
   const ownDir = !opts.dataDir;
   const dataDir = opts.dataDir ? path.resolve(opts.dataDir) : await fsp.mkdtemp(path.join(os.tmpdir(), 'object-store-'));
@@ -153,7 +163,11 @@ export async function startObjectStore(opts: StartObjectStoreOptions = {}): Prom
   // A server left behind would hold its port.
   const killOnExit = () => {
     if (child.exitCode === null && child.signalCode === null) {
-      try { child.kill('SIGKILL'); } catch { /* already gone */ }
+      try {
+        child.kill('SIGKILL');
+      } catch {
+        /* already gone */
+      }
     }
   };
   process.once('exit', killOnExit);
@@ -172,12 +186,22 @@ export async function startObjectStore(opts: StartObjectStoreOptions = {}): Prom
 
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 30_000);
   let failure: Error | null = null;
-  void exited.then(({ code, signal }) => { failure ??= new Error(`versitygw exited (${signal ?? `code ${code}`}) before it was ready. Last output:\n${tail.join('\n')}`); });
-  void spawnError.then((err) => { failure ??= new Error(`cannot run ${binary}: ${err.message}`); });
+  void exited.then(({ code, signal }) => {
+    failure ??= new Error(`versitygw exited (${signal ?? `code ${code}`}) before it was ready. Last output:\n${tail.join('\n')}`);
+  });
+  void spawnError.then((err) => {
+    failure ??= new Error(`cannot run ${binary}: ${err.message}`);
+  });
   for (;;) {
-    if (failure) { await stop(); throw failure; }
+    if (failure) {
+      await stop();
+      throw failure;
+    }
     if (await portAcceptsConnections(port)) break;
-    if (Date.now() > deadline) { await stop(); throw new Error(`versitygw did not listen on 127.0.0.1:${port} within ${opts.readyTimeoutMs ?? 30_000} ms`); }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`versitygw did not listen on 127.0.0.1:${port} within ${opts.readyTimeoutMs ?? 30_000} ms`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return { endpoint: `http://127.0.0.1:${port}`, accessKeyId, secretAccessKey, child, exited, stop };
@@ -185,5 +209,10 @@ export async function startObjectStore(opts: StartObjectStoreOptions = {}): Prom
 
 /** The environment that points the service's processes at a running embedded store. */
 export function objectStoreEnv(server: Pick<ObjectStoreServer, 'endpoint' | 'accessKeyId' | 'secretAccessKey'>): Record<string, string> {
-  return { S3_ENDPOINT: server.endpoint, S3_ACCESS_KEY_ID: server.accessKeyId, S3_SECRET_ACCESS_KEY: server.secretAccessKey, S3_FORCE_PATH_STYLE: 'true' };
+  return {
+    S3_ENDPOINT: server.endpoint,
+    S3_ACCESS_KEY_ID: server.accessKeyId,
+    S3_SECRET_ACCESS_KEY: server.secretAccessKey,
+    S3_FORCE_PATH_STYLE: 'true',
+  };
 }

@@ -23,9 +23,18 @@ describe('publishing with an image survives a worker killed between image upload
   before(async () => {
     const apiPort = await freePort();
     let mcpPort: number;
-    do mcpPort = await freePort(); while (mcpPort === apiPort);
-    env = { PORT: String(apiPort), MCP_PORT: String(mcpPort), TEMPORAL_TASK_QUEUE: `media-crash-${newId('request')}`, RECONCILE_INTERVAL_SECONDS: '2' };
-    [api, worker] = await Promise.all([spawnService('api/main.ts', env, /api listening/), spawnService('workers/main.ts', env, /worker running/)]);
+    do mcpPort = await freePort();
+    while (mcpPort === apiPort);
+    env = {
+      PORT: String(apiPort),
+      MCP_PORT: String(mcpPort),
+      TEMPORAL_TASK_QUEUE: `media-crash-${newId('request')}`,
+      RECONCILE_INTERVAL_SECONDS: '2',
+    };
+    [api, worker] = await Promise.all([
+      spawnService('api/main.ts', env, /api listening/),
+      spawnService('workers/main.ts', env, /worker running/),
+    ]);
   });
   after(async () => {
     await sim.setLatency({ ms: 0 });
@@ -46,15 +55,28 @@ describe('publishing with an image survives a worker killed between image upload
     // The upload reaches the network, which answers only after 3 s: the worker dies waiting.
     await sim.setLatency({ ms: 3_000, operation: 'uploadImage' });
     const before = (await sim.counts()).calls;
-    assert.equal((await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: new Date(Date.now() + 1000).toISOString() } })).status, 200);
-    await waitFor(async () => (await sim.counts()).calls.uploadImage > before.uploadImage, 30_000, 'the image upload to reach the network', 20);
+    assert.equal(
+      (await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: new Date(Date.now() + 1000).toISOString() } })).status,
+      200,
+    );
+    await waitFor(
+      async () => (await sim.counts()).calls.uploadImage > before.uploadImage,
+      30_000,
+      'the image upload to reach the network',
+      20,
+    );
     await worker!.kill('SIGKILL');
     const atKill = (await sim.counts()).calls;
     assert.equal(atKill.createPost, before.createPost, 'no post call was made before the crash');
 
     await sim.setLatency({ ms: 0, operation: 'uploadImage' });
     worker = await spawnService('workers/main.ts', env, /worker running/);
-    await waitFor(async () => (await db()('posts').where({ id }).first()).status === 'published', 200_000, 'published after the crash', 500);
+    await waitFor(
+      async () => (await db()('posts').where({ id }).first()).status === 'published',
+      200_000,
+      'published after the crash',
+      500,
+    );
 
     const { posts } = await sim.listPosts({ reference: id });
     assert.equal(posts.length, 1, 'one post');

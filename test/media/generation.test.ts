@@ -60,12 +60,26 @@ describe('image generation jobs (POST /v1/media/generations)', function () {
     assertError(await call('POST', '/v1/media/generations', { body: { projectId: ws.projects[0]!.id } }), 422, 'unprocessable');
     assertError(await call('POST', '/v1/media/generations', { body: { projectId: 'proj_nope', prompt: 'x' } }), 404, 'not_found');
     const other = await workspaceWithKey({ projects: 1 });
-    const foreignPost = (await client(api.url, other.key)('POST', '/v1/posts', { body: { projectId: other.projects[0]!.id, content: 'theirs' } })).body.data.id;
-    assertError(await call('POST', '/v1/media/generations', { body: { projectId: ws.projects[0]!.id, postId: foreignPost } }), 404, 'not_found');
+    const foreignPost = (
+      await client(api.url, other.key)('POST', '/v1/posts', { body: { projectId: other.projects[0]!.id, content: 'theirs' } })
+    ).body.data.id;
+    assertError(
+      await call('POST', '/v1/media/generations', { body: { projectId: ws.projects[0]!.id, postId: foreignPost } }),
+      404,
+      'not_found',
+    );
     const { project: second } = await connectedPersonalProject(ws.workspace.id);
     const elsewhere = (await call('POST', '/v1/posts', { body: { projectId: second.id, content: 'elsewhere' } })).body.data.id;
-    assertError(await call('POST', '/v1/media/generations', { body: { projectId: ws.projects[0]!.id, postId: elsewhere } }), 422, 'unprocessable');
-    assertError(await call('POST', '/v1/media/generations', { body: { projectId: ws.projects[0]!.id, prompt: 'x', style: 'cubist' } }), 422, 'unprocessable');
+    assertError(
+      await call('POST', '/v1/media/generations', { body: { projectId: ws.projects[0]!.id, postId: elsewhere } }),
+      422,
+      'unprocessable',
+    );
+    assertError(
+      await call('POST', '/v1/media/generations', { body: { projectId: ws.projects[0]!.id, prompt: 'x', style: 'cubist' } }),
+      422,
+      'unprocessable',
+    );
   });
 
   it('a QUEUED job can be cancelled (no worker yet): CANCELLED, reservation released, idempotent replay', async () => {
@@ -90,10 +104,24 @@ describe('image generation jobs (POST /v1/media/generations)', function () {
   it('built-in renderer: the hook of the post as a card, attached to the post and published with it', async () => {
     await startWorker();
     const { project } = await connectedPersonalProject(ws.workspace.id);
-    const post = (await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Ship small, ship often.\nWhy we release every day.' } })).body.data;
-    const created = await call('POST', '/v1/media/generations', { body: { projectId: project.id, postId: post.id, wait_for_completion_ms: 20_000 } });
+    const post = (
+      await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Ship small, ship often.\nWhy we release every day.' } })
+    ).body.data;
+    const created = await call('POST', '/v1/media/generations', {
+      body: { projectId: project.id, postId: post.id, wait_for_completion_ms: 20_000 },
+    });
     assert.equal(created.status, 200, JSON.stringify(created.body));
-    const done = created.body.data.status === 'DONE' ? created.body.data : await waitFor(async () => { const x = await job(created.body.data.id); return x.status === 'DONE' && x; }, 30_000, 'DONE');
+    const done =
+      created.body.data.status === 'DONE'
+        ? created.body.data
+        : await waitFor(
+            async () => {
+              const x = await job(created.body.data.id);
+              return x.status === 'DONE' && x;
+            },
+            30_000,
+            'DONE',
+          );
     assert.equal(done.type, 'IMAGE_GENERATION');
     assert.equal(done.progress.progress, 1);
     assert.match(done.result.assetId, /^med_/);
@@ -104,7 +132,11 @@ describe('image generation jobs (POST /v1/media/generations)', function () {
     assert.equal(asset.width, 1200);
     assert.equal(asset.alt, 'Ship small, ship often.');
     // Deterministic: the same card drawn again has the same bytes.
-    const expected = await renderQuoteCard({ text: 'Ship small, ship often.', projectId: project.id, caption: project.display_name ?? undefined });
+    const expected = await renderQuoteCard({
+      text: 'Ship small, ship often.',
+      projectId: project.id,
+      caption: project.display_name ?? undefined,
+    });
     assert.equal(asset.sha256, sha256(expected));
     const stored = await objectStore().get(asset.key);
     assert.equal(sha256(stored!), asset.sha256);
@@ -112,11 +144,19 @@ describe('image generation jobs (POST /v1/media/generations)', function () {
     const read = (await call('GET', `/v1/posts/${post.id}`)).body.data;
     assert.ok(read);
     const row = await db()('posts').where({ id: post.id }).first();
-    assert.deepEqual(row.media.images.map((i: { key: string }) => i.key), [asset.key]);
-    const events = await db()('outbox_events').where({ workspace_id: ws.workspace.id, type: 'job.completed' }).andWhereRaw(`data->'job'->>'id' = ?`, [done.id]);
+    assert.deepEqual(
+      row.media.images.map((i: { key: string }) => i.key),
+      [asset.key],
+    );
+    const events = await db()('outbox_events')
+      .where({ workspace_id: ws.workspace.id, type: 'job.completed' })
+      .andWhereRaw(`data->'job'->>'id' = ?`, [done.id]);
     assert.equal(events.length, 1);
 
-    assert.equal((await call('PATCH', `/v1/posts/${post.id}`, { body: { scheduledFor: new Date(Date.now() + 1000).toISOString() } })).status, 200);
+    assert.equal(
+      (await call('PATCH', `/v1/posts/${post.id}`, { body: { scheduledFor: new Date(Date.now() + 1000).toISOString() } })).status,
+      200,
+    );
     await waitFor(async () => (await db()('posts').where({ id: post.id }).first()).status === 'published', 40_000, 'published');
     const { posts } = await sim.listPosts({ reference: post.id });
     assert.equal(posts.length, 1);
@@ -126,11 +166,30 @@ describe('image generation jobs (POST /v1/media/generations)', function () {
   });
 
   it('with an images API (the stub): its image becomes the asset and its cost is charged', async () => {
-    const images = new OpenAiImageGenerator({ baseUrl: stub.url, apiKey: 'k', model: 'stub-image', size: '1024x1024', timeoutMs: 10_000, costCents: 4 });
+    const images = new OpenAiImageGenerator({
+      baseUrl: stub.url,
+      apiKey: 'k',
+      model: 'stub-image',
+      size: '1024x1024',
+      timeoutMs: 10_000,
+      costCents: 4,
+    });
     const overrides = createImageGenerationActivities({ db: db(), images, store: objectStore });
     await startWorker(overrides as unknown as Record<string, (...args: any[]) => Promise<unknown>>);
-    const created = await call('POST', '/v1/media/generations', { body: { projectId: ws.projects[0]!.id, prompt: 'A calm desk at dawn', style: 'photo', wait_for_completion_ms: 20_000 } });
-    const done = created.body.data.status === 'DONE' ? created.body.data : await waitFor(async () => { const x = await job(created.body.data.id); return x.status === 'DONE' && x; }, 30_000, 'DONE');
+    const created = await call('POST', '/v1/media/generations', {
+      body: { projectId: ws.projects[0]!.id, prompt: 'A calm desk at dawn', style: 'photo', wait_for_completion_ms: 20_000 },
+    });
+    const done =
+      created.body.data.status === 'DONE'
+        ? created.body.data
+        : await waitFor(
+            async () => {
+              const x = await job(created.body.data.id);
+              return x.status === 'DONE' && x;
+            },
+            30_000,
+            'DONE',
+          );
     const req = stub.requests.find((r) => r.path === '/v1/images/generations');
     assert.ok(req, 'the images API was called');
     assert.equal((req!.body as { model: string }).model, 'stub-image');

@@ -23,7 +23,12 @@ export function png(width: number, height: number, opts: { random?: boolean } = 
   const raw = opts.random === false ? Buffer.alloc(row * height) : randomBytes(row * height);
   for (let y = 0; y < height; y++) raw[y * row] = 0; // filter: none
   const idat = zlib.deflateSync(raw, { level: opts.random === false ? 6 : 0 });
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', idat),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 /** A PNG of about `bytes` bytes (square-ish, random pixels). */

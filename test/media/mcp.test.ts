@@ -29,7 +29,9 @@ describe('media tools over MCP', function () {
     const ws = await workspaceWithKey();
     const client = await connect('streamable', stack.mcpUrl, ws.key);
     const image = png(33, 22);
-    const upload = (await ok(client, 'create_upload_url', { fileName: 'x.png', contentType: 'image/png', bytes: image.length, purpose: 'media' })).data;
+    const upload = (
+      await ok(client, 'create_upload_url', { fileName: 'x.png', contentType: 'image/png', bytes: image.length, purpose: 'media' })
+    ).data;
     assert.equal((await fetch(upload.url, { method: 'PUT', headers: upload.headers, body: image })).status, 200);
     const asset = (await ok(client, 'import_media', { uploadId: upload.id, alt: 'from an agent' })).data;
     assert.equal(asset.width, 33);
@@ -49,7 +51,13 @@ describe('media tools over MCP', function () {
     const result = await client.callTool(
       { name: 'generate_image', arguments: { projectId: ws.project.id, prompt: 'Agents draw cards too' } },
       CallToolResultSchema,
-      { onprogress: (p) => { progress.push(p); lastProgressAt = Date.now(); }, resetTimeoutOnProgress: true },
+      {
+        onprogress: (p) => {
+          progress.push(p);
+          lastProgressAt = Date.now();
+        },
+        resetTimeoutOnProgress: true,
+      },
     );
     resultAt = Date.now();
     assert.notEqual(result.isError, true, JSON.stringify(result.structuredContent));

@@ -28,10 +28,12 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
     await api.close();
   });
 
-  const mint = (body: Record<string, unknown>, headers: Record<string, string> = {}, c = call) => c('POST', '/v1/uploads', { body, headers });
+  const mint = (body: Record<string, unknown>, headers: Record<string, string> = {}, c = call) =>
+    c('POST', '/v1/uploads', { body, headers });
   const put = (u: { url: string; headers: Record<string, string> }, bytes: Buffer, headers: Record<string, string> = u.headers) =>
     fetch(u.url, { method: 'PUT', headers, body: bytes });
-  const inline = (bytes: Buffer, extra: Record<string, unknown> = {}, c = call) => c('POST', '/v1/media', { body: { content_base64: bytes.toString('base64'), ...extra } });
+  const inline = (bytes: Buffer, extra: Record<string, unknown> = {}, c = call) =>
+    c('POST', '/v1/media', { body: { content_base64: bytes.toString('base64'), ...extra } });
 
   describe('POST /v1/uploads', () => {
     it('mints a presigned PUT; the bytes PUT there import as an asset whose type is the stored one', async () => {
@@ -83,23 +85,40 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
     it('a never-PUT, an expired and an unknown or foreign handle answer 422 unprocessable', async () => {
       const image = png(9, 9);
       const never = (await mint({ fileName: 'a.png', contentType: 'image/png', bytes: image.length, purpose: 'media' })).body.data;
-      assert.equal(assertError(await call('POST', '/v1/media', { body: { uploadId: never.id } }), 422, 'unprocessable').details?.reason, 'upload_without_object');
+      assert.equal(
+        assertError(await call('POST', '/v1/media', { body: { uploadId: never.id } }), 422, 'unprocessable').details?.reason,
+        'upload_without_object',
+      );
 
       const expired = (await mint({ fileName: 'b.png', contentType: 'image/png', bytes: image.length, purpose: 'media' })).body.data;
       assert.equal((await put(expired, image)).status, 200);
-      await db()('uploads').where({ id: expired.id }).update({ expires_at: new Date(Date.now() - 1000) });
-      assert.equal(assertError(await call('POST', '/v1/media', { body: { uploadId: expired.id } }), 422, 'unprocessable').details?.reason, 'upload_expired');
+      await db()('uploads')
+        .where({ id: expired.id })
+        .update({ expires_at: new Date(Date.now() - 1000) });
+      assert.equal(
+        assertError(await call('POST', '/v1/media', { body: { uploadId: expired.id } }), 422, 'unprocessable').details?.reason,
+        'upload_expired',
+      );
 
       assertError(await call('POST', '/v1/media', { body: { uploadId: 'upl_doesnotexist000000000000' } }), 422, 'unprocessable');
       const other = await workspaceWithKey({ projects: 0 });
-      const foreign = (await mint({ fileName: 'c.png', contentType: 'image/png', bytes: image.length, purpose: 'media' }, {}, client(api.url, other.key))).body.data;
+      const foreign = (
+        await mint({ fileName: 'c.png', contentType: 'image/png', bytes: image.length, purpose: 'media' }, {}, client(api.url, other.key))
+      ).body.data;
       assert.equal((await put(foreign, image)).status, 200);
-      assert.equal(assertError(await call('POST', '/v1/media', { body: { uploadId: foreign.id } }), 422, 'unprocessable').details?.reason, 'unknown_upload');
+      assert.equal(
+        assertError(await call('POST', '/v1/media', { body: { uploadId: foreign.id } }), 422, 'unprocessable').details?.reason,
+        'unknown_upload',
+      );
     });
 
     it('refuses a declared size over the per-type cap before minting anything', async () => {
       const before = Number((await db()('uploads').where({ workspace_id: ws.workspace.id }).count('* as n').first())!.n);
-      const err = assertError(await mint({ fileName: 'huge.png', contentType: 'image/png', bytes: config.uploads.maxBytes.image + 1, purpose: 'media' }), 413, 'payload_too_large');
+      const err = assertError(
+        await mint({ fileName: 'huge.png', contentType: 'image/png', bytes: config.uploads.maxBytes.image + 1, purpose: 'media' }),
+        413,
+        'payload_too_large',
+      );
       assert.equal(err.details?.limit, config.uploads.maxBytes.image);
       assertError(await mint({ fileName: 'x.pdf', contentType: 'application/pdf', bytes: 10, purpose: 'media' }), 422, 'unprocessable');
       assertError(await mint({ fileName: 'x.png', contentType: 'image/png', bytes: 10, purpose: 'media', extra: 1 }), 422, 'unprocessable');
@@ -107,7 +126,10 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
       assert.equal(after, before);
       // Another purpose takes other types.
       assert.equal((await mint({ fileName: 'talk.mp3', contentType: 'audio/mpeg', bytes: 5_000_000, purpose: 'source' })).status, 200);
-      assert.equal((await mint({ fileName: 'doc.pdf', contentType: 'application/pdf', bytes: 5_000_000, purpose: 'knowledge' })).status, 200);
+      assert.equal(
+        (await mint({ fileName: 'doc.pdf', contentType: 'application/pdf', bytes: 5_000_000, purpose: 'knowledge' })).status,
+        200,
+      );
     });
 
     it('version gate (spec 9.4): 2026-08-10 needs sources:write or knowledge:write, 2026-08-01 does not', async () => {
@@ -137,7 +159,14 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
       assert.equal(first.body.data.mimeType, 'image/png');
       const again = await inline(image, { title: 'other title' });
       assert.equal(again.body.data.id, first.body.data.id, 'the same bytes are one asset');
-      assert.equal(await db()('media_assets').where({ workspace_id: ws.workspace.id, sha256: sha256(image) }).count('* as n').first().then((r) => Number(r!.n)), 1);
+      assert.equal(
+        await db()('media_assets')
+          .where({ workspace_id: ws.workspace.id, sha256: sha256(image) })
+          .count('* as n')
+          .first()
+          .then((r) => Number(r!.n)),
+        1,
+      );
     });
 
     it('refuses a sha256 mismatch naming both digests', async () => {
@@ -157,32 +186,51 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
       assertError(await inline(image, { fileName: 'photo.jpg' }), 422, 'unprocessable');
       assertError(await inline(image, { mimeType: 'application/pdf' }), 422, 'unprocessable');
       assertError(await call('POST', '/v1/media', { body: { content_base64: 'not base64!' } }), 422, 'unprocessable');
-      assertError(await call('POST', '/v1/media', { body: { content_base64: `data:image/png;base64,${image.toString('base64')}` } }), 422, 'unprocessable');
+      assertError(
+        await call('POST', '/v1/media', { body: { content_base64: `data:image/png;base64,${image.toString('base64')}` } }),
+        422,
+        'unprocessable',
+      );
     });
 
     it('takes exactly one of content_base64 or uploadId; sha256 and mimeType only inline (spec 4.7)', async () => {
       const image = png(4, 4);
       const u = (await mint({ fileName: 'a.png', contentType: 'image/png', bytes: image.length, purpose: 'media' })).body.data;
       assertError(await call('POST', '/v1/media', { body: {} }), 422, 'unprocessable');
-      assertError(await call('POST', '/v1/media', { body: { content_base64: image.toString('base64'), uploadId: u.id } }), 422, 'unprocessable');
+      assertError(
+        await call('POST', '/v1/media', { body: { content_base64: image.toString('base64'), uploadId: u.id } }),
+        422,
+        'unprocessable',
+      );
       assertError(await call('POST', '/v1/media', { body: { uploadId: u.id, sha256: sha256(image) } }), 422, 'unprocessable');
       assertError(await call('POST', '/v1/media', { body: { uploadId: u.id, mimeType: 'image/png' } }), 422, 'unprocessable');
       assertError(await inline(image, { title: 't'.repeat(config.media.titleChars + 1) }), 413, 'payload_too_large');
       assertError(await inline(image, { alt: 'a'.repeat(config.media.altChars + 1) }), 413, 'payload_too_large');
       assertError(await inline(image, { fileName: `${'f'.repeat(config.media.fileNameChars)}.png` }), 413, 'payload_too_large');
-      assert.equal((await inline(image, { alt: 'a'.repeat(config.media.altChars), title: 't'.repeat(config.media.titleChars) })).status, 200);
+      assert.equal(
+        (await inline(image, { alt: 'a'.repeat(config.media.altChars), title: 't'.repeat(config.media.titleChars) })).status,
+        200,
+      );
     });
 
     it('the 3 MB edge: a larger body is a bare 413 before parsing; just over 3 MB decoded is 413 payload_too_large', async () => {
       const max = config.media.inlineMaxBytes;
       // Far over the edge: the body is not even read.
       const huge = Buffer.alloc(max * 2, 1);
-      const res = await fetch(`${api.url}/v1/media`, { method: 'POST', headers: { Authorization: `Bearer ${ws.key}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ content_base64: huge.toString('base64') }) });
+      const res = await fetch(`${api.url}/v1/media`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${ws.key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ content_base64: huge.toString('base64') }),
+      });
       assert.equal(res.status, 413);
       const text = await res.text();
       assert.ok(!text.startsWith('{'), `a bare 413 has no JSON envelope: ${text.slice(0, 100)}`);
       // Not JSON at all, but over the edge: still the bare 413 (nothing was parsed).
-      const junk = await fetch(`${api.url}/v1/media`, { method: 'POST', headers: { Authorization: `Bearer ${ws.key}`, 'Content-Type': 'application/json' }, body: 'x'.repeat(max * 2) });
+      const junk = await fetch(`${api.url}/v1/media`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${ws.key}`, 'Content-Type': 'application/json' },
+        body: 'x'.repeat(max * 2),
+      });
       assert.equal(junk.status, 413);
       // Within the edge but one byte over the decoded limit: the envelope.
       const over = Buffer.alloc(max + 1, 2);
@@ -199,7 +247,7 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
   });
 
   describe('the library', () => {
-    it('lists newest first with a cursor, gets one, and answers 404 for another workspace\'s asset', async () => {
+    it("lists newest first with a cursor, gets one, and answers 404 for another workspace's asset", async () => {
       const own = await workspaceWithKey({ projects: 0 });
       const c = client(api.url, own.key);
       const ids: string[] = [];
@@ -266,12 +314,22 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
       const postId = await draft();
       const one = (await inline(png(20, 20), { alt: 'First alt', title: 'First' })).body.data;
       const two = (await inline(png(21, 20), { fileName: 'second.png' })).body.data;
-      const res = await call('PATCH', `/v1/posts/${postId}/media`, { body: { images: [{ key: two.key, alt: 'Given alt' }, { key: one.key }] } });
+      const res = await call('PATCH', `/v1/posts/${postId}/media`, {
+        body: { images: [{ key: two.key, alt: 'Given alt' }, { key: one.key }] },
+      });
       assert.equal(res.status, 200, JSON.stringify(res.body));
-      assert.deepEqual(res.body.data.media, { kind: 'images', images: [{ key: two.key, alt: 'Given alt', name: 'second.png' }, { key: one.key, alt: 'First alt', name: 'First' }] });
+      assert.deepEqual(res.body.data.media, {
+        kind: 'images',
+        images: [
+          { key: two.key, alt: 'Given alt', name: 'second.png' },
+          { key: one.key, alt: 'First alt', name: 'First' },
+        ],
+      });
       const read = await call('GET', `/v1/posts/${postId}`);
       assert.equal(read.status, 200);
-      const events = await db()('outbox_events').where({ workspace_id: ws.workspace.id, type: 'post.updated' }).andWhereRaw(`data->'post'->>'id' = ?`, [postId]);
+      const events = await db()('outbox_events')
+        .where({ workspace_id: ws.workspace.id, type: 'post.updated' })
+        .andWhereRaw(`data->'post'->>'id' = ?`, [postId]);
       assert.equal(events.length, 1);
       assert.equal(events[0].data.post.media.images.length, 2);
 
@@ -283,13 +341,28 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
       const postId = await draft();
       const other = await workspaceWithKey({ projects: 0 });
       const foreign = (await inline(png(7, 7), {}, client(api.url, other.key))).body.data;
-      const err = assertError(await call('PATCH', `/v1/posts/${postId}/media`, { body: { images: [{ key: foreign.key }] } }), 404, 'not_found');
+      const err = assertError(
+        await call('PATCH', `/v1/posts/${postId}/media`, { body: { images: [{ key: foreign.key }] } }),
+        404,
+        'not_found',
+      );
       assert.equal(err.details?.key, foreign.key);
       const mine = (await inline(png(7, 8))).body.data;
-      assertError(await call('PATCH', `/v1/posts/${postId}/media`, { body: { images: [{ key: mine.key }, { key: mine.key }] } }), 422, 'unprocessable');
+      assertError(
+        await call('PATCH', `/v1/posts/${postId}/media`, { body: { images: [{ key: mine.key }, { key: mine.key }] } }),
+        422,
+        'unprocessable',
+      );
       const tooMany = Array.from({ length: config.media.maxImagesPerPost + 1 }, (_, i) => ({ key: `k${i}` }));
-      assert.equal(assertError(await call('PATCH', `/v1/posts/${postId}/media`, { body: { images: tooMany } }), 422, 'unprocessable').details?.limit, config.media.maxImagesPerPost);
-      assertError(await call('PATCH', `/v1/posts/${postId}/media`, { body: { images: [{ key: mine.key, extra: true }] } }), 422, 'unprocessable');
+      assert.equal(
+        assertError(await call('PATCH', `/v1/posts/${postId}/media`, { body: { images: tooMany } }), 422, 'unprocessable').details?.limit,
+        config.media.maxImagesPerPost,
+      );
+      assertError(
+        await call('PATCH', `/v1/posts/${postId}/media`, { body: { images: [{ key: mine.key, extra: true }] } }),
+        422,
+        'unprocessable',
+      );
       // A post of another workspace, or none, is not found, whatever the body.
       const stranger = await workspaceWithKey({ projects: 1 });
       const theirPost = await draft(client(api.url, stranger.key), stranger.projects[0]!.id);
@@ -301,7 +374,11 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
       const postId = await draft();
       const only = async (scopes: string[]) => {
         const w = await workspaceWithKey({ scopes });
-        return assertError(await client(api.url, w.key)('PATCH', `/v1/posts/${postId}/media`, { body: { images: [] } }), 403, 'scope_missing');
+        return assertError(
+          await client(api.url, w.key)('PATCH', `/v1/posts/${postId}/media`, { body: { images: [] } }),
+          403,
+          'scope_missing',
+        );
       };
       assert.deepEqual((await only(['posts:write'])).details, { required_scope: 'media:read' });
       assert.deepEqual((await only(['media:read'])).details, { required_scope: 'posts:write' });

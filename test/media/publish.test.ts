@@ -41,7 +41,9 @@ describe('publishing posts with images (worker in-process, real Temporal, simula
   });
 
   async function uploadAndImport(image: Buffer, alt: string) {
-    const minted = await call('POST', '/v1/uploads', { body: { fileName: 'photo.png', contentType: 'image/png', bytes: image.length, purpose: 'media' } });
+    const minted = await call('POST', '/v1/uploads', {
+      body: { fileName: 'photo.png', contentType: 'image/png', bytes: image.length, purpose: 'media' },
+    });
     assert.equal(minted.status, 200, JSON.stringify(minted.body));
     const put = await fetch(minted.body.data.url, { method: 'PUT', headers: minted.body.data.headers, body: image });
     assert.equal(put.status, 200);
@@ -60,7 +62,8 @@ describe('publishing posts with images (worker in-process, real Temporal, simula
     return id;
   }
 
-  const published = (id: string) => waitFor(async () => (await db()('posts').where({ id }).first()).status === 'published', 40_000, `post ${id} published`);
+  const published = (id: string) =>
+    waitFor(async () => (await db()('posts').where({ id }).first()).status === 'published', 40_000, `post ${id} published`);
 
   it('mint → PUT → import → attach → schedule: the network receives the post with its image, once', async () => {
     const { project } = await connectedPersonalProject(ws.workspace.id);
@@ -93,7 +96,13 @@ describe('publishing posts with images (worker in-process, real Temporal, simula
     await published(id);
     const { posts } = await sim.listPosts({ reference: id });
     assert.equal(posts.length, 1);
-    assert.deepEqual(posts[0]!.images.map((i) => [i.sha256, i.altText]), [[sha256(b), 'second'], [sha256(a), 'first, edited']]);
+    assert.deepEqual(
+      posts[0]!.images.map((i) => [i.sha256, i.altText]),
+      [
+        [sha256(b), 'second'],
+        [sha256(a), 'first, edited'],
+      ],
+    );
   });
 
   it('a failure after the images went up retries the uploads and still creates the post once', async () => {

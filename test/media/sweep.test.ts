@@ -31,7 +31,14 @@ describe('upload expiry sweep (Temporal workflow + schedule, embedded store)', f
 
   async function uploaded(workspaceId: string) {
     const image = png(5, 5);
-    const u = await mintUpload({ workspaceId, projectId: null, purpose: 'media', fileName: 'a.png', contentType: 'image/png', bytes: image.length });
+    const u = await mintUpload({
+      workspaceId,
+      projectId: null,
+      purpose: 'media',
+      fileName: 'a.png',
+      contentType: 'image/png',
+      bytes: image.length,
+    });
     const r = await fetch(u.url, { method: 'PUT', headers: u.headers, body: image });
     assert.equal(r.status, 200);
     return u;
@@ -44,14 +51,27 @@ describe('upload expiry sweep (Temporal workflow + schedule, embedded store)', f
     const live = await uploaded(workspace.id);
     const keyOf = async (id: string) => (await db()('uploads').where({ id }).first()).object_key as string;
     const [expiredKey, usedKey, liveKey] = [await keyOf(expired.id), await keyOf(used.id), await keyOf(live.id)];
-    await db()('uploads').whereIn('id', [expired.id, used.id]).update({ expires_at: new Date(Date.now() - 60_000) });
+    await db()('uploads')
+      .whereIn('id', [expired.id, used.id])
+      .update({ expires_at: new Date(Date.now() - 60_000) });
     // An asset that points at the upload's object itself.
     await db()('media_assets').insert({
-      id: newId('mediaAsset'), workspace_id: workspace.id, key: usedKey, sha256: 'f'.repeat(64), mime_type: 'image/png', bytes: 10, width: 5, height: 5,
+      id: newId('mediaAsset'),
+      workspace_id: workspace.id,
+      key: usedKey,
+      sha256: 'f'.repeat(64),
+      mime_type: 'image/png',
+      bytes: 10,
+      width: 5,
+      height: 5,
     });
 
     const client = await temporalClient();
-    const result = await client.workflow.execute('sweepUploadsWorkflow', { taskQueue, workflowId: `sweep-test-${newId('request')}`, args: [] });
+    const result = await client.workflow.execute('sweepUploadsWorkflow', {
+      taskQueue,
+      workflowId: `sweep-test-${newId('request')}`,
+      args: [],
+    });
     assert.ok((result as { deleted: number }).deleted >= 2);
 
     assert.equal(await db()('uploads').where({ id: expired.id }).first(), undefined);

@@ -13,7 +13,8 @@ import { operationTool, READ, WRITE } from '../tool';
 export const createUploadUrlTool = operationTool(createUpload, {
   name: 'create_upload_url',
   title: 'Create an upload URL',
-  description: 'Mints a presigned PUT URL and an upl_ handle for a file (purpose source, knowledge or media; fileName, contentType, bytes). PUT the bytes to `url` with exactly the returned `headers` (the content type and length are signed; another type is refused by the store) before `urlExpiresAt`, then pass the handle as uploadId. Requires sources:write.',
+  description:
+    'Mints a presigned PUT URL and an upl_ handle for a file (purpose source, knowledge or media; fileName, contentType, bytes). PUT the bytes to `url` with exactly the returned `headers` (the content type and length are signed; another type is refused by the store) before `urlExpiresAt`, then pass the handle as uploadId. Requires sources:write.',
   scopes: { allOf: ['sources:write'] },
   annotations: { ...WRITE, openWorldHint: true },
   idempotent: true,
@@ -22,7 +23,8 @@ export const createUploadUrlTool = operationTool(createUpload, {
 export const importMediaTool = operationTool(importMedia, {
   name: 'import_media',
   title: 'Import an image into the media library',
-  description: 'Adds an image to the media library from content_base64 (plain base64, about 3 MB decoded at most; optional sha256 of the bytes, mimeType or fileName) or from uploadId (after the bytes were PUT to its URL). The bytes must be a JPEG, PNG, GIF or WebP image; the same bytes imported twice return the same asset. Answers the asset; its `key` is what set_post_media takes. Requires posts:write.',
+  description:
+    'Adds an image to the media library from content_base64 (plain base64, about 3 MB decoded at most; optional sha256 of the bytes, mimeType or fileName) or from uploadId (after the bytes were PUT to its URL). The bytes must be a JPEG, PNG, GIF or WebP image; the same bytes imported twice return the same asset. Answers the asset; its `key` is what set_post_media takes. Requires posts:write.',
   scopes: { allOf: ['posts:write'] },
   annotations: { ...WRITE, idempotentHint: true },
   idempotent: true,
@@ -46,8 +48,9 @@ export const getMediaTool = operationTool(getMedia, {
 
 export const setPostMediaTool = operationTool(updatePostMedia, {
   name: 'set_post_media',
-  title: 'Set a post\'s images',
-  description: 'Replaces the images of a post with the given media-library keys, in order (an empty list removes them); alt and name default to the asset\'s alt text and title. They are published with the post. Requires posts:write and media:read.',
+  title: "Set a post's images",
+  description:
+    "Replaces the images of a post with the given media-library keys, in order (an empty list removes them); alt and name default to the asset's alt text and title. They are published with the post. Requires posts:write and media:read.",
   scopes: { allOf: ['posts:write', 'media:read'] },
   annotations: { ...WRITE, idempotentHint: true },
   idempotent: true,
@@ -56,7 +59,8 @@ export const setPostMediaTool = operationTool(updatePostMedia, {
 export const generateImageTool = operationTool(createImageGeneration, {
   name: 'generate_image',
   title: 'Generate an image with AI',
-  description: 'Queues an image generation job (type IMAGE_GENERATION): from a prompt, or the opening line of a post (postId), in a style (quote_card, photo, illustration, minimal). The image becomes a media-library asset and, with postId, is attached to that post. Answers the job; result.assetId and result.key name the asset when DONE. With a progressToken the call follows the job with notifications/progress and answers the finished job. Uses the AI budget and the daily spend cap. Requires posts:write or posts:generate.',
+  description:
+    'Queues an image generation job (type IMAGE_GENERATION): from a prompt, or the opening line of a post (postId), in a style (quote_card, photo, illustration, minimal). The image becomes a media-library asset and, with postId, is attached to that post. Answers the job; result.assetId and result.key name the asset when DONE. With a progressToken the call follows the job with notifications/progress and answers the finished job. Uses the AI budget and the daily spend cap. Requires posts:write or posts:generate.',
   scopes: { anyOf: ['posts:write', 'posts:generate'] },
   annotations: { ...WRITE, openWorldHint: true },
   defaultProject: true,

@@ -17,13 +17,19 @@ import { findProject } from '../projects/present';
 // cancel-while-QUEUED as post generation (spec 2.12, 3.2, 4.4). Answers { data: Job } of type
 // IMAGE_GENERATION; `result` is `{ assetId, key }` (and `postId` when attached).
 
-export const createImageGenerationInput = z.object({
-  projectId: z.string().min(1).max(100),
-  postId: z.string().min(1).max(100).optional(),
-  prompt: boundedText(4_000, 'prompt').pipe(z.string().trim().min(1)).optional(),
-  style: z.enum(IMAGE_STYLES).optional(),
-  wait_for_completion_ms: z.number().int().optional(),
-}).strict().refine((b) => b.prompt !== undefined || b.postId !== undefined, { message: 'send `prompt`, `postId` (its opening line is drawn), or both.', path: ['prompt'] });
+export const createImageGenerationInput = z
+  .object({
+    projectId: z.string().min(1).max(100),
+    postId: z.string().min(1).max(100).optional(),
+    prompt: boundedText(4_000, 'prompt').pipe(z.string().trim().min(1)).optional(),
+    style: z.enum(IMAGE_STYLES).optional(),
+    wait_for_completion_ms: z.number().int().optional(),
+  })
+  .strict()
+  .refine((b) => b.prompt !== undefined || b.postId !== undefined, {
+    message: 'send `prompt`, `postId` (its opening line is drawn), or both.',
+    path: ['prompt'],
+  });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -40,23 +46,42 @@ export const createImageGeneration = defineOperation({
     const project = await findProject(auth, input.projectId);
     if (!project) throw errors.notFound('project');
     if (input.postId !== undefined) {
-      const post = await db()('posts').where({ workspace_id: auth.workspaceId, id: input.postId }).whereNull('deleted_at').first('project_id');
+      const post = await db()('posts')
+        .where({ workspace_id: auth.workspaceId, id: input.postId })
+        .whereNull('deleted_at')
+        .first('project_id');
       if (!post) throw errors.notFound('post');
       // As a note of another project for post generation (spec 4.4): the body is at fault.
-      if (post.project_id !== project.id) throw errors.unprocessable('`postId` must name a post of the same project.', { postId: input.postId, projectId: project.id });
+      if (post.project_id !== project.id)
+        throw errors.unprocessable('`postId` must name a post of the same project.', { postId: input.postId, projectId: project.id });
     }
-    const jobInput: ImageJobInput = { style: input.style ?? 'quote_card', ...(input.postId ? { postId: input.postId } : {}), ...(input.prompt ? { prompt: input.prompt } : {}) };
+    const jobInput: ImageJobInput = {
+      style: input.style ?? 'quote_card',
+      ...(input.postId ? { postId: input.postId } : {}),
+      ...(input.prompt ? { prompt: input.prompt } : {}),
+    };
     const now = new Date();
     const target = budgetTargetOf(project);
     const limits = await loadAiLimits(db(), auth.workspaceId);
     const reservation = reservationFor(target, now);
     const job = await db().transaction(async (trx) => {
-      const [row] = await trx('jobs').insert({
-        id: newId('job'), workspace_id: auth.workspaceId, project_id: project.id, type: 'IMAGE_GENERATION', status: 'QUEUED',
-        input: JSON.stringify(jobInput), progress: JSON.stringify(progressNow(0, 'Waiting for a worker', now)),
-        estimated_completion_ms: config.images.estimatedCompletionMs, created_by: auth.principal.id,
-        reserved_cents: reservation.reservedCents, spend_day: reservation.spendDay, budget_key: reservation.budgetKey, budget_week: reservation.budgetWeek,
-      }).returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
+      const [row] = await trx('jobs')
+        .insert({
+          id: newId('job'),
+          workspace_id: auth.workspaceId,
+          project_id: project.id,
+          type: 'IMAGE_GENERATION',
+          status: 'QUEUED',
+          input: JSON.stringify(jobInput),
+          progress: JSON.stringify(progressNow(0, 'Waiting for a worker', now)),
+          estimated_completion_ms: config.images.estimatedCompletionMs,
+          created_by: auth.principal.id,
+          reserved_cents: reservation.reservedCents,
+          spend_day: reservation.spendDay,
+          budget_key: reservation.budgetKey,
+          budget_week: reservation.budgetWeek,
+        })
+        .returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
       await reserveGenerationSpend(trx, { workspaceId: auth.workspaceId, target, projectId: project.id, limits, reservation, now });
       return row as JobRow;
     });
@@ -73,7 +98,13 @@ export const createImageGeneration = defineOperation({
       });
       if (withdrawn) {
         log.error('image generation workflow could not be started; job withdrawn', { jobId: job.id, err });
-        throw new ApiError(503, 'temporarily_unavailable', 'The job queue is unreachable right now; nothing was queued and no spend was reserved. Retry shortly.', undefined, { 'Retry-After': '5' });
+        throw new ApiError(
+          503,
+          'temporarily_unavailable',
+          'The job queue is unreachable right now; nothing was queued and no spend was reserved. Retry shortly.',
+          undefined,
+          { 'Retry-After': '5' },
+        );
       }
     }
     const waitMs = Math.min(Math.max(input.wait_for_completion_ms ?? 0, 0), config.limits.waitForCompletionMaxMs);

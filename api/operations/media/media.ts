@@ -28,7 +28,10 @@ function decodeInline(b64: string): Buffer {
   const size = decodedLength(b64);
   // spec 8: inline image about 3 MB decoded.
   if (size > config.media.inlineMaxBytes) {
-    throw errors.payloadTooLarge(`The inline image is ${size} bytes; at most ${config.media.inlineMaxBytes} bytes are accepted inline. Use POST /v1/uploads and \`uploadId\` for larger files.`, { limit: config.media.inlineMaxBytes, actual: size });
+    throw errors.payloadTooLarge(
+      `The inline image is ${size} bytes; at most ${config.media.inlineMaxBytes} bytes are accepted inline. Use POST /v1/uploads and \`uploadId\` for larger files.`,
+      { limit: config.media.inlineMaxBytes, actual: size },
+    );
   }
   const bytes = Buffer.from(b64, 'base64');
   // Node's decoder skips characters outside the alphabet; the canonical round trip refuses them
@@ -41,7 +44,8 @@ function decodeInline(b64: string): Buffer {
 function declaredInlineType(mimeType: string | undefined, fileName: string | undefined): string | null {
   if (mimeType !== undefined) {
     const t = normalizeContentType(mimeType);
-    if (!isAcceptedImageType(t)) throw errors.unprocessable(`\`mimeType\` ${t} is not an accepted image type (${ACCEPTED_IMAGE_TYPES.join(', ')}).`, { mimeType: t });
+    if (!isAcceptedImageType(t))
+      throw errors.unprocessable(`\`mimeType\` ${t} is not an accepted image type (${ACCEPTED_IMAGE_TYPES.join(', ')}).`, { mimeType: t });
     return t;
   }
   return fileName !== undefined ? imageTypeFromFileName(fileName) : null;
@@ -55,7 +59,8 @@ export const IMPORT_BODY_LIMIT_BYTES = Math.ceil(config.media.inlineMaxBytes / 3
 
 export const importMedia = defineOperation({
   name: 'media.import',
-  summary: 'Own-image import: inline base64 or a PUT upload becomes a media-library asset (an existing asset with the same bytes is returned).',
+  summary:
+    'Own-image import: inline base64 or a PUT upload becomes a media-library asset (an existing asset with the same bytes is returned).',
   kind: 'write',
   scopes: { allOf: ['posts:write'] },
   clientRole: 'deny',
@@ -72,21 +77,39 @@ export const importMedia = defineOperation({
       if (input.sha256 !== undefined) {
         const actual = sha256Hex(bytes);
         if (actual !== input.sha256.toLowerCase()) {
-          throw errors.unprocessable(`sha256 mismatch: the request declares ${input.sha256.toLowerCase()} but the decoded bytes hash to ${actual}.`, { declared: input.sha256.toLowerCase(), actual });
+          throw errors.unprocessable(
+            `sha256 mismatch: the request declares ${input.sha256.toLowerCase()} but the decoded bytes hash to ${actual}.`,
+            { declared: input.sha256.toLowerCase(), actual },
+          );
         }
       }
     } else {
       const { row } = await usableUpload(auth.workspaceId, input.uploadId!);
-      if (row.purpose !== 'media') throw errors.unprocessable(`Upload ${row.id} was minted for purpose ${row.purpose}; import needs an upload with purpose media.`, { uploadId: row.id, purpose: row.purpose });
+      if (row.purpose !== 'media')
+        throw errors.unprocessable(`Upload ${row.id} was minted for purpose ${row.purpose}; import needs an upload with purpose media.`, {
+          uploadId: row.id,
+          purpose: row.purpose,
+        });
       const got = await objectStore().get(row.object_key);
-      if (!got) throw errors.unprocessable(`Upload ${row.id} has no object: PUT the bytes to its signed URL first.`, { uploadId: row.id, reason: 'upload_without_object' });
+      if (!got)
+        throw errors.unprocessable(`Upload ${row.id} has no object: PUT the bytes to its signed URL first.`, {
+          uploadId: row.id,
+          reason: 'upload_without_object',
+        });
       bytes = got;
       // spec 4.7: on the upload path the stored content type (bound into the signature) wins.
       declaredType = row.content_type;
       fileName ??= row.file_name;
     }
     const { asset } = await importAsset({
-      workspaceId: auth.workspaceId, projectId, bytes, declaredType, fileName, alt: input.alt, title: input.title, uploadId: input.uploadId ?? null,
+      workspaceId: auth.workspaceId,
+      projectId,
+      bytes,
+      declaredType,
+      fileName,
+      alt: input.alt,
+      title: input.title,
+      uploadId: input.uploadId ?? null,
     });
     return { data: presentAsset(asset) };
   },
@@ -104,7 +127,13 @@ export const listMedia = defineOperation({
     const limit = parseLimit(input.limit, config.media.listDefault, config.media.listMax);
     const q = scoped(auth, 'media_assets');
     if (input.projectId !== undefined) q.where('media_assets.project_id', input.projectId);
-    return keysetPage<AssetRow, ReturnType<typeof presentAsset>>(q, { limit, cursor: input.cursor, filters: { projectId: input.projectId, list: 'media' }, table: 'media_assets', present: presentAsset });
+    return keysetPage<AssetRow, ReturnType<typeof presentAsset>>(q, {
+      limit,
+      cursor: input.cursor,
+      filters: { projectId: input.projectId, list: 'media' },
+      table: 'media_assets',
+      present: presentAsset,
+    });
   },
 });
 

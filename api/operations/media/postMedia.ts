@@ -13,11 +13,15 @@ import { postMediaInput } from './schema';
 // `{ images: [{ key, alt?, name? }] }`, the full state of the post's images in order; an empty
 // list clears them. Emits post.updated (spec 6).
 
-export interface PostImage { key: string; alt: string; name: string }
+export interface PostImage {
+  key: string;
+  alt: string;
+  name: string;
+}
 
 export const updatePostMedia = defineOperation({
   name: 'posts.media.update',
-  summary: 'Full-state write of a post\'s images (media-library keys, in order; empty clears).',
+  summary: "Full-state write of a post's images (media-library keys, in order; empty clears).",
   kind: 'write',
   scopes: { allOf: ['posts:write', 'media:read'] },
   clientRole: 'deny',
@@ -25,7 +29,11 @@ export const updatePostMedia = defineOperation({
   input: postMediaInput,
   handler: async ({ auth }, input) => {
     const max = config.media.maxImagesPerPost;
-    if (input.images.length > max) throw errors.unprocessable(`A post carries at most ${max} images on the network (${input.images.length} given).`, { limit: max, actual: input.images.length });
+    if (input.images.length > max)
+      throw errors.unprocessable(`A post carries at most ${max} images on the network (${input.images.length} given).`, {
+        limit: max,
+        actual: input.images.length,
+      });
     const keys = input.images.map((i) => i.key);
     const duplicate = keys.find((k, i) => keys.indexOf(k) !== i);
     if (duplicate) throw errors.unprocessable(`Image ${duplicate} is listed twice.`, { key: duplicate });
@@ -48,12 +56,19 @@ export const updatePostMedia = defineOperation({
     const updated = await db().transaction(async (trx) => {
       const post = await loadPostForUpdate(trx, auth.workspaceId, input.postId, true);
       if (!post) throw errors.notFound('post');
-      await trx('posts').where({ id: post.id }).update({
-        media: images.length ? JSON.stringify({ kind: 'images', images }) : null,
-        updated_at: trx.fn.now(),
-      });
+      await trx('posts')
+        .where({ id: post.id })
+        .update({
+          media: images.length ? JSON.stringify({ kind: 'images', images }) : null,
+          updated_at: trx.fn.now(),
+        });
       const row = (await loadPostForUpdate(trx, auth.workspaceId, post.id))!;
-      await emitEvent(trx, { workspaceId: auth.workspaceId, projectId: row.project_id, type: 'post.updated', data: { post: presentPost(row) } });
+      await emitEvent(trx, {
+        workspaceId: auth.workspaceId,
+        projectId: row.project_id,
+        type: 'post.updated',
+        data: { post: presentPost(row) },
+      });
       return row;
     });
     return { data: presentPost(updated) };

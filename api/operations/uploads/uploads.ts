@@ -10,13 +10,19 @@ import { findProject } from '../projects/present';
 
 // spec 4.5 POST /v1/uploads: mint a presigned PUT URL and an `upl_` handle.
 
-export const createUploadInput = z.object({
-  fileName: z.string().min(1).max(config.media.fileNameChars),
-  contentType: z.string().min(3).max(config.media.mimeTypeChars).regex(/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+$/, 'must be a media type such as image/png'),
-  bytes: z.number().int().min(1),
-  purpose: z.enum(UPLOAD_PURPOSES),
-  projectId: z.string().min(1).max(100).optional(),
-}).strict();
+export const createUploadInput = z
+  .object({
+    fileName: z.string().min(1).max(config.media.fileNameChars),
+    contentType: z
+      .string()
+      .min(3)
+      .max(config.media.mimeTypeChars)
+      .regex(/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+$/, 'must be a media type such as image/png'),
+    bytes: z.number().int().min(1),
+    purpose: z.enum(UPLOAD_PURPOSES),
+    projectId: z.string().min(1).max(100).optional(),
+  })
+  .strict();
 
 /**
  * spec 9.4 / 5.2 rule 1: from 2026-08-10 one of sources:write or knowledge:write (a
@@ -47,7 +53,14 @@ export const createUpload = defineOperation({
   input: createUploadInput,
   handler: async ({ auth }, input) => {
     const projectId = await projectOrDefault(auth, input.projectId);
-    const upload = await mintUpload({ workspaceId: auth.workspaceId, projectId, purpose: input.purpose, fileName: input.fileName, contentType: input.contentType, bytes: input.bytes });
+    const upload = await mintUpload({
+      workspaceId: auth.workspaceId,
+      projectId,
+      purpose: input.purpose,
+      fileName: input.fileName,
+      contentType: input.contentType,
+      bytes: input.bytes,
+    });
     return { data: upload };
   },
 });
