@@ -1,4 +1,4 @@
-import type { generateImageWorkflow } from '../../workflows/generateImage';
+import { generateImageWorkflow } from '../../workflows/generateImage';
 import { config } from '../config';
 import { SEARCH, temporalClient, workflowIds } from '../temporal';
 
@@ -9,7 +9,7 @@ export async function startImageWorkflow(job: { id: string; workspace_id: string
   const client = await temporalClient();
   // Bounded so an unreachable Temporal turns into a prompt 503 rather than a hung request.
   await client.withDeadline(Date.now() + 10_000, () =>
-    client.workflow.start<typeof generateImageWorkflow>('generateImageWorkflow', {
+    client.workflow.start(generateImageWorkflow, {
       taskQueue: config.temporalTaskQueue,
       workflowId: workflowIds.generation(job.id),
       workflowIdReusePolicy: 'REJECT_DUPLICATE',

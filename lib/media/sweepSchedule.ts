@@ -1,4 +1,5 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { sweepUploadsWorkflow } from '../../workflows/sweepUploads';
 import { config } from '../config';
 
 // The Temporal Schedule behind the upload expiry sweep (ARCHITECTURE.md "Temporal: what runs
@@ -14,7 +15,7 @@ export async function ensureUploadSweepSchedule(client: Client): Promise<void> {
       spec: { intervals: [{ every: `${config.uploads.sweepIntervalSeconds}s` }] },
       action: {
         type: 'startWorkflow',
-        workflowType: 'sweepUploadsWorkflow',
+        workflowType: sweepUploadsWorkflow,
         args: [],
         taskQueue: config.temporalTaskQueue,
         workflowId: 'upload-sweep-run',

@@ -7,6 +7,7 @@ import { mintUpload } from '../../lib/media/uploads';
 import { ensureUploadSweepSchedule, UPLOAD_SWEEP_SCHEDULE_ID } from '../../lib/media/sweepSchedule';
 import { objectStore } from '../../lib/storage/objectStore';
 import { temporalClient } from '../../lib/temporal';
+import { sweepUploadsWorkflow } from '../../workflows/sweepUploads';
 import { createWorker } from '../../workers/worker';
 import { workspaceWithKey } from '../support/factories';
 import { png } from './images';
@@ -67,7 +68,7 @@ describe('upload expiry sweep (Temporal workflow + schedule, embedded store)', f
     });
 
     const client = await temporalClient();
-    const result = await client.workflow.execute('sweepUploadsWorkflow', {
+    const result = await client.workflow.execute(sweepUploadsWorkflow, {
       taskQueue,
       workflowId: `sweep-test-${newId('request')}`,
       args: [],
