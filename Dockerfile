@@ -4,6 +4,10 @@ FROM node:20-bookworm-slim
 
 WORKDIR /app
 
+# The built-in image renderer draws text through sharp/librsvg, which needs a font
+# (lib/media/render.ts asks for DejaVu Sans first).
+RUN apt-get update && apt-get install -y --no-install-recommends fonts-dejavu-core && rm -rf /var/lib/apt/lists/*
+
 # Dependencies first, so editing source does not invalidate the npm layer. tsx is a runtime
 # dependency (the processes run TypeScript directly), so dev dependencies can stay out.
 COPY package.json package-lock.json ./

@@ -5,6 +5,10 @@ import type { NetworkClient } from '../lib/network/client';
 import { createAnalyticsActivities } from './analytics';
 import { createGenerationActivities } from './generation';
 import { createPublishingActivities } from './publishing';
+import { createUploadActivities } from './uploads';
+import { createImageGenerationActivities } from './imageGeneration';
+import { createImageGenerator, type ImageGenerator } from '../lib/media/imageGenerator';
+import { objectStore, type ObjectStore } from '../lib/storage/objectStore';
 import { createWebhookActivities } from './webhooks';
 
 // Activities are built by factories that receive their dependencies; workers/ wires them.
@@ -14,12 +18,18 @@ export interface ActivityDeps {
   temporal: () => Promise<Client>;
   /** The post writer for generation jobs; the configured LLM (or the built-in writer) when omitted. */
   writer?: PostWriter;
+  /** Object storage (uploads, media); the configured S3 store when omitted. */
+  store?: () => ObjectStore;
+  /** Image generation jobs' source of images; the configured images API (or the built-in renderer) when omitted. */
+  images?: ImageGenerator;
 }
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createPublishingActivities(deps),
     ...createWebhookActivities(deps),
+    ...createUploadActivities({ db: deps.db, store: deps.store ?? objectStore }),
+    ...createImageGenerationActivities({ db: deps.db, images: deps.images ?? createImageGenerator(), store: deps.store ?? objectStore }),
     ...createGenerationActivities({ db: deps.db, writer: deps.writer ?? createPostWriter() }),
     ...createAnalyticsActivities({ db: deps.db, network: deps.network }),
   };

@@ -10,11 +10,13 @@ import { commitChange } from '../lib/posts/write';
 import { connectionToken, probeConnection, recordCall } from '../lib/publishing/probe';
 import { TokenUnavailable } from '../lib/publishing/tokens';
 import { syncPublishWorkflow, ensureHealthWorkflow } from '../lib/publishing/workflows';
+import { uploadPostImages } from '../lib/publishing/postImages';
+import { objectStore, type ObjectStore } from '../lib/storage/objectStore';
 
 // Activities of scheduled publishing and connection health (ARCHITECTURE.md: every side effect
 // is an activity; every activity is safe to run twice).
 
-export interface PublishingDeps { db: Knex; network: NetworkClient; temporal: () => Promise<Client> }
+export interface PublishingDeps { db: Knex; network: NetworkClient; temporal: () => Promise<Client>; store?: () => ObjectStore }
 
 export interface ScheduleSnapshot {
   status: string;
@@ -36,7 +38,7 @@ function authorOf(post: { type: string; network_organization_id: string | null }
   return { type: 'person', id: personId! };
 }
 
-export function createPublishingActivities({ db, network, temporal }: PublishingDeps) {
+export function createPublishingActivities({ db, network, temporal, store = objectStore }: PublishingDeps) {
   const fail = async (trx: Knex.Transaction, post: PostRow, error: string, detail: string): Promise<PublishOutcome> => {
     await commitChange(trx, post, failed(post, { error, detail }, new Date()));
     return { outcome: 'failed', error };
@@ -56,12 +58,15 @@ export function createPublishingActivities({ db, network, temporal }: Publishing
    * The step that puts the post on the network, under the post's row lock. A retry first looks
    * the reference up, so a crash between the call and the commit cannot post twice.
    */
-  const createOnNetwork = async (post: PostRow, token: string, author: Author): Promise<string> => {
+  const createOnNetwork = async (trx: Knex.Transaction, post: PostRow, token: string, author: Author): Promise<string> => {
     if (post.last_publish_attempt_at) {
       const found = await network.findPostByReference(token, author, post.id);
       if (found) return found.postUrn;
     }
-    return (await network.createPost({ accessToken: token, author, text: post.content, reference: post.id })).postUrn;
+    // The post's images go up just before the post that references them (lib/publishing/postImages.ts):
+    // an image uploaded twice after a crash is harmless, the post itself is created once.
+    const images = await uploadPostImages({ db: trx, network, store: store(), accessToken: token, author, post });
+    return (await network.createPost({ accessToken: token, author, text: post.content, reference: post.id, images })).postUrn;
   };
 
   return {
@@ -106,7 +111,7 @@ export function createPublishingActivities({ db, network, temporal }: Publishing
         // 3. The post on the network.
         let postUrn: string;
         try {
-          postUrn = await createOnNetwork(post, t.token, authorOf(project, t.personId));
+          postUrn = await createOnNetwork(trx, post, t.token, authorOf(project, t.personId));
         } catch (err) {
           if (!isNetworkError(err)) return retry(trx, post, input.retryUntilMs, err);
           await recordCall(trx, connectionId, 'publish', err);

@@ -55,6 +55,7 @@ interface Managed {
 const children: Managed[] = [];
 let temporal: { stop(): Promise<void> } | null = null;
 let temporalStarting: Promise<unknown> | null = null;
+let objectStoreServer: import('../tooling/objectStoreServer').ObjectStoreServer | null = null;
 let shuttingDown = false;
 
 function prefixLines(stream: NodeJS.ReadableStream | null, prefix: string, out: NodeJS.WriteStream): void {
@@ -123,6 +124,7 @@ async function shutdown(code: number, reason?: string): Promise<never> {
   await Promise.all(children.map(stopChild));
   // Temporal goes last so the worker can finish or hand back its tasks cleanly.
   if (temporalStarting) await temporalStarting.catch(() => undefined);
+  if (objectStoreServer) await objectStoreServer.stop().catch(() => undefined);
   if (temporal) await temporal.stop().catch((err) => say(`stopping Temporal: ${(err as Error).message}`));
   process.exit(code);
 }
@@ -234,6 +236,18 @@ async function main(): Promise<void> {
   }
   if (shuttingDown) return;
 
+  if (!config.s3.endpoint) {
+    // The embedded object store (tooling/objectStoreServer.ts), data under DATA_DIR/s3.
+    const { startObjectStore, objectStoreEnv } = await import('../tooling/objectStoreServer');
+    try {
+      objectStoreServer = await startObjectStore({ dataDir: path.join(dataDir, 's3'), port: config.s3.serverPort, accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey, detached: true, log: (l) => process.stderr.write(`[s3] ${l}\n`) });
+    } catch (err) {
+      return void (await shutdown(1, `S3_ENDPOINT is unset and the embedded object store did not start: ${(err as Error).message.split('\n')[0]}`));
+    }
+    Object.assign(childEnv, objectStoreEnv(objectStoreServer));
+  }
+  if (shuttingDown) return;
+
   let simUrl: string | null = null;
   if (!config.network.apiUrl) {
     const port = config.network.simulatorPort;
@@ -268,6 +282,7 @@ async function main(): Promise<void> {
     `  MCP          ${config.mcpPublicUrl}/mcp${mcpUp ? '' : '  (not answering yet)'}`,
     temporalUi ? `  Temporal UI  ${temporalUi}` : `  Temporal     ${config.temporalAddress} (external)`,
     simUrl ? `  Network sim  ${simUrl}` : `  Network API  ${config.network.apiUrl}`,
+    objectStoreServer ? `  Object store ${objectStoreServer.endpoint} (embedded, data in ${path.join(dataDir, 's3')})` : `  Object store ${config.s3.endpoint}`,
     '  Ctrl-C stops everything.',
     '',
   ];

@@ -188,6 +188,68 @@ function loadConfig() {
       maxEndpointsPerWorkspace: int('WEBHOOK_MAX_ENDPOINTS', 50),
     },
 
+    /** Object storage (spec 4.5, 4.7): S3 through the AWS SDK. Unset S3_ENDPOINT: `npm start` and the tests run an embedded server. */
+    s3: {
+      endpoint: optional('S3_ENDPOINT'),
+      /** Origin put into presigned URLs when clients reach the store by another address than the service (docker-compose). */
+      publicEndpoint: optional('S3_PUBLIC_ENDPOINT'),
+      bucket: str('S3_BUCKET', 'content-scheduler'),
+      region: str('S3_REGION', 'us-east-1'),
+      accessKeyId: str('S3_ACCESS_KEY_ID', 'dev-s3-access-key'),
+      secretAccessKey: str('S3_SECRET_ACCESS_KEY', 'dev-s3-secret-key-change-me'),
+      /** Path-style URLs (http://host/bucket/key): what self-hosted S3 servers expect. */
+      forcePathStyle: bool('S3_FORCE_PATH_STYLE', true),
+      /** Connections to the store per process (the SDK's own default is 50). */
+      maxSockets: int('S3_MAX_SOCKETS', 200),
+      /** The embedded server's binary (else `versitygw` on PATH, else the cache, else built with Go). */
+      serverPath: optional('S3_SERVER_PATH'),
+      /** Port of the embedded server that `npm start` runs when S3_ENDPOINT is unset. */
+      serverPort: int('S3_SERVER_PORT', 7070),
+    },
+    uploads: {
+      /** Life of a presigned PUT URL. */
+      urlTtlSeconds: int('UPLOAD_URL_TTL_S', 900),
+      /** Life of an upl_ handle: after it, the handle answers 422 and the sweep removes its object. */
+      handleTtlSeconds: int('UPLOAD_HANDLE_TTL_S', 24 * 3600),
+      /** How often the expiry sweep runs (a Temporal Schedule). */
+      sweepIntervalSeconds: int('UPLOAD_SWEEP_INTERVAL_S', 3600),
+      /** Per-content-type caps on the declared size (spec 8 leaves them open; docs/media.md). */
+      maxBytes: {
+        image: int('UPLOAD_MAX_IMAGE_BYTES', 10 * 1024 ** 2),
+        document: int('UPLOAD_MAX_DOCUMENT_BYTES', 50 * 1024 ** 2),
+        text: int('UPLOAD_MAX_TEXT_BYTES', 10 * 1024 ** 2),
+        audio: int('UPLOAD_MAX_AUDIO_BYTES', 200 * 1024 ** 2),
+        video: int('UPLOAD_MAX_VIDEO_BYTES', 1024 ** 3),
+      },
+    },
+    media: {
+      /** spec 8: inline image about 3 MB decoded. */
+      inlineMaxBytes: int('MEDIA_INLINE_MAX_BYTES', 3 * 1024 ** 2),
+      /** spec 8: inline file on the agent transport, 25 MB decoded. */
+      mcpInlineMaxBytes: int('MCP_INLINE_MAX_BYTES', 25 * 1024 ** 2),
+      altChars: 1_000,
+      titleChars: 120,
+      fileNameChars: 200,
+      mimeTypeChars: 200,
+      listDefault: 50,
+      listMax: 200,
+      /** The network's per-post image limit (a multi-image post carries up to 20). */
+      maxImagesPerPost: int('NETWORK_MAX_IMAGES_PER_POST', 20),
+    },
+    /** Image generation jobs (docs/media.md): an OpenAI-compatible images API, else the built-in card renderer. */
+    images: {
+      baseUrl: optional('IMAGES_BASE_URL') ?? optional('LLM_BASE_URL'),
+      apiKey: optional('IMAGES_API_KEY') ?? optional('LLM_API_KEY'),
+      model: str('IMAGES_MODEL', 'gpt-image-1'),
+      size: str('IMAGES_SIZE', '1024x1024'),
+      timeoutMs: int('IMAGES_TIMEOUT_MS', 120_000),
+      /** Cost of one image from the API, in cents (charged to the AI budget and the daily cap). */
+      costCents: int('IMAGES_COST_CENTS', 4),
+      /** Cost charged for one built-in card, in cents. */
+      builtinCostCents: int('IMAGES_BUILTIN_COST_CENTS', 0),
+      estimatedCompletionMs: int('IMAGE_GENERATION_ESTIMATE_MS', 5_000),
+    },
+
     plans: {
       FREE: { apiAccess: false, dailySpendCapCents: 0, weeklyAiBudgetCents: 100, storageLimitBytes: 500 * 1024 ** 2, assetLimit: 50, features: { api: false, mcp: false, webhooks: false, aiGeneration: true } },
       STARTER: { apiAccess: false, dailySpendCapCents: 0, weeklyAiBudgetCents: 500, storageLimitBytes: 2 * 1024 ** 3, assetLimit: 500, features: { api: false, mcp: false, webhooks: false, aiGeneration: true } },

@@ -18,6 +18,7 @@ export const ID_PREFIX = {
   webhookEndpoint: 'whe',
   webhookDelivery: 'whd',
   upload: 'upl',
+  mediaAsset: 'med',
   apiKey: 'key',
   oauthToken: 'oat',
   oauthClient: 'cli',

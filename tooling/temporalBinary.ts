@@ -36,11 +36,11 @@ export function temporalCacheDir(): string {
   return path.join(base, 'content-scheduler', 'bin');
 }
 
-function binaryName(name: string): string {
+export function binaryName(name: string): string {
   return process.platform === 'win32' ? `${name}.exe` : name;
 }
 
-function isExecutableFile(file: string): boolean {
+export function isExecutableFile(file: string): boolean {
   try {
     if (!fs.statSync(file).isFile()) return false;
     fs.accessSync(file, fs.constants.X_OK);
@@ -60,7 +60,7 @@ export function findOnPath(name: string): string | null {
   return null;
 }
 
-function findGo(): string | null {
+export function findGo(): string | null {
   const onPath = findOnPath('go');
   if (onPath) return onPath;
   // Non-login shells (CI runners, IDE terminals) often lack the tarball install's bin dir.
@@ -127,7 +127,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Take the build lock, or wait for whoever holds it. Returns false when another process
  * finished the build while we waited, so there is nothing left to do.
  */
-async function acquireBuildLock(lockFile: string, target: string, log: LogFn): Promise<boolean> {
+export async function acquireBuildLock(lockFile: string, target: string, log: LogFn): Promise<boolean> {
   let announced = false;
   for (;;) {
     try {

@@ -8,6 +8,7 @@ import { closeTemporalClient, temporalClient, workflowIds } from '../lib/tempora
 import { webhookRelayWorkflow } from '../workflows/deliverWebhook';
 import { maintenanceWorkflow } from '../workflows/maintenance';
 import { ensureMetricsSync } from '../lib/analytics/workflow';
+import { ensureUploadSweepSchedule } from '../lib/media/sweepSchedule';
 import { createWorker, prebuiltBundlePath } from './worker';
 
 // The worker process: every workflow and activity on one task queue. Any number may run.
@@ -37,6 +38,8 @@ async function main() {
   }
   // Post analytics: one metrics-sync workflow for the deployment (docs/analytics.md).
   await ensureMetricsSync(await temporalClient());
+  // Upload expiry (docs/media.md): a Temporal Schedule, created once.
+  await ensureUploadSweepSchedule(await temporalClient());
   const stop = () => { log.info('worker stopping'); worker.shutdown(); };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

@@ -5,3 +5,5 @@ export { maintenanceWorkflow } from './maintenance';
 export { deliverWebhookWorkflow, deliveryStatusQuery, webhookRelayWorkflow } from './deliverWebhook';
 export { generatePostWorkflow, jobProgressQuery } from './generatePost';
 export { metricsSyncWorkflow } from './metricsSync';
+export { sweepUploadsWorkflow } from './sweepUploads';
+export { generateImageWorkflow } from './generateImage';

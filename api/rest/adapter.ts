@@ -5,6 +5,7 @@ import type { AuthContext } from '../auth/context';
 import type { AnyOperation } from '../operation';
 import { authenticateBearer, runOperation, type CallState } from '../pipeline/index';
 import type { RateLimitResult } from '../rateLimit';
+import { setRouteBodyLimit, type BodyLimit } from './body';
 
 // The REST door: a route is an operation plus where its input comes from. The steps are the
 // pipeline's (api/pipeline): this file only reads the request and writes the response.
@@ -73,6 +74,12 @@ export async function runRest(ctx: Context, op: AnyOperation): Promise<void> {
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
-export function route(router: Router, method: Method, path: string, op: AnyOperation): void {
+export interface RouteOptions {
+  /** This route's own request-body limit instead of the default (api/rest/body.ts). */
+  body?: BodyLimit;
+}
+
+export function route(router: Router, method: Method, path: string, op: AnyOperation, opts: RouteOptions = {}): void {
+  if (opts.body) setRouteBodyLimit(method, path, opts.body);
   router[method](op.name, path, (ctx) => runRest(ctx as unknown as Context, op));
 }

@@ -7,9 +7,36 @@ import { readBodyText } from '../body';
 
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
+/**
+ * A route's own body limit (route() option `body`). `bare`: a larger body is answered with a
+ * bare HTTP 413 (no JSON envelope) before anything is parsed, as spec 4.7 says of the inline
+ * image import ("rejected at the platform edge").
+ */
+export interface BodyLimit { maxBytes: number; tooLarge: 'bare' | 'envelope' }
+
+const routeLimits = new Map<string, BodyLimit>();
+
+/** Registers a limit for one literal path (no parameters) and method. */
+export function setRouteBodyLimit(method: string, path: string, limit: BodyLimit): void {
+  if (path.includes(':')) throw new Error(`per-route body limits take literal paths, not ${path}`);
+  routeLimits.set(`${method.toUpperCase()} ${path}`, limit);
+}
+
 export async function parseBody(ctx: Context, next: Next): Promise<void> {
   if (!['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method)) return next();
-  const text = await readBodyText(ctx, MAX_BODY_BYTES);
+  const limit = routeLimits.get(`${ctx.method} ${ctx.path}`);
+  let text: string;
+  try {
+    text = await readBodyText(ctx, limit?.maxBytes ?? MAX_BODY_BYTES);
+  } catch (err) {
+    if (!(limit?.tooLarge === 'bare' && err instanceof ApiError && err.status === 413)) throw err;
+    // The rest of the body is not read: the connection closes after this answer.
+    ctx.status = 413;
+    ctx.set('Connection', 'close');
+    ctx.body = 'Request Entity Too Large';
+    ctx.type = 'text/plain';
+    return;
+  }
   ctx.state.rawBody = text;
   if (text.trim() === '') {
     ctx.state.body = undefined;

@@ -16,6 +16,10 @@ import { createIdea, getIdea, listIdeas, updateIdea } from '../operations/ideas/
 import { listCalendar } from '../operations/calendar/calendar';
 import { getAnalyticsOverview, getCrossWorkspaceOverview, listPostAnalytics, searchViralPosts } from '../operations/analytics/analytics';
 import { listCompanyPages } from '../operations/companyPages/companyPages';
+import { getMedia, importMedia, IMPORT_BODY_LIMIT_BYTES, listMedia } from '../operations/media/media';
+import { createImageGeneration } from '../operations/media/generations';
+import { updatePostMedia } from '../operations/media/postMedia';
+import { createUpload } from '../operations/uploads/uploads';
 import { route } from './adapter';
 
 // The REST catalogue (spec 4.1). Each line is a path and the operation behind it.
@@ -42,6 +46,13 @@ export function restRouter(): Router {
   route(r, 'get', '/v1/jobs/:jobId', getJob);
   route(r, 'post', '/v1/jobs/:jobId/cancel', cancelJob);
   route(r, 'get', '/v1/usage', getUsage);
+  route(r, 'patch', '/v1/posts/:postId/media', updatePostMedia);
+  route(r, 'post', '/v1/uploads', createUpload);
+  // spec 4.7: an inline image body over the edge limit is a bare 413, before JSON parsing.
+  route(r, 'post', '/v1/media', importMedia, { body: { maxBytes: IMPORT_BODY_LIMIT_BYTES, tooLarge: 'bare' } });
+  route(r, 'get', '/v1/media', listMedia);
+  route(r, 'post', '/v1/media/generations', createImageGeneration);
+  route(r, 'get', '/v1/media/:mediaId', getMedia);
   route(r, 'get', '/v1/webhook-endpoints', listWebhookEndpoints);
   route(r, 'post', '/v1/webhook-endpoints', createWebhookEndpoint);
   route(r, 'get', '/v1/webhook-endpoints/:endpointId', getWebhookEndpoint);

@@ -15,9 +15,16 @@ export type { NetworkErrorKind, NetworkErrorCode, NetworkOperation } from './err
 
 export type Author = { type: 'person' | 'organization'; id: string };
 
+/** An image uploaded through the images API, referenced by a post. */
+export interface PostImageRef { imageUrn: string; altText: string }
+
 export interface NetworkClient {
   /** reference: client-generated idempotency reference; a retried call with the same reference returns the original post and creates nothing. */
-  createPost(input: { accessToken: string; author: Author; text: string; reference: string }): Promise<{ postUrn: string; created: boolean }>;
+  createPost(input: { accessToken: string; author: Author; text: string; reference: string; images?: PostImageRef[] }): Promise<{ postUrn: string; created: boolean }>;
+  /** Images API, step 1: registers an image owned by `owner` and returns where its bytes go. */
+  initializeImageUpload(accessToken: string, owner: Author): Promise<{ imageUrn: string; uploadUrl: string }>;
+  /** Images API, step 2: PUTs the bytes to the upload URL. Repeating it is harmless. */
+  uploadImage(accessToken: string, uploadUrl: string, bytes: Buffer, contentType: string): Promise<void>;
   /** Looks a post up by the reference it was created with: the check before a retry. */
   findPostByReference(accessToken: string, author: Author, reference: string): Promise<{ postUrn: string } | null>;
   refreshAccessToken(refreshToken: string): Promise<{ accessToken: string; expiresAt: Date; refreshToken: string | null; refreshTokenExpiresAt: Date | null }>;
@@ -58,6 +65,7 @@ const ACL_PAGE_SIZE = 100;
 const ACL_MAX_PAGES = 100;
 const ID_RE = /^[A-Za-z0-9_-]{1,100}$/;
 const POST_URN_RE = /^urn:li:(share|ugcPost):[0-9]{1,30}$/;
+const IMAGE_URN_RE = /^urn:li:image:[A-Za-z0-9_-]{1,200}$/;
 
 interface WireResponse {
   status: number;
@@ -68,8 +76,12 @@ interface WireResponse {
 
 type RequestSpec = {
   operation: NetworkOperation;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT';
   path: string;
+  /** An absolute URL the network handed out (an image upload URL), instead of `path`. */
+  url?: string;
+  /** Raw bytes with their content type, instead of `json` / `form`. */
+  raw?: { bytes: Buffer; contentType: string };
   query?: Record<string, string>;
   accessToken?: string;
   /** true for /rest/* calls, which the network refuses without a version header. */
@@ -203,12 +215,18 @@ export class HttpNetworkClient implements NetworkClient {
     this.timeoutMs = opts.timeoutMs;
   }
 
-  async createPost(input: { accessToken: string; author: Author; text: string; reference: string }): Promise<{ postUrn: string; created: boolean }> {
+  async createPost(input: { accessToken: string; author: Author; text: string; reference: string; images?: PostImageRef[] }): Promise<{ postUrn: string; created: boolean }> {
     const op = 'createPost';
     checkToken(op, input.accessToken);
     checkAuthor(op, input.author);
     checkReference(op, input.reference);
     if (typeof input.text !== 'string' || input.text.trim() === '') throw localError(op, 'text is empty');
+    const images = input.images ?? [];
+    for (const i of images) if (!IMAGE_URN_RE.test(i.imageUrn)) throw localError(op, `"${i.imageUrn}" is not an image URN`);
+    // One image is `content.media`; several are `content.multiImage` (docs/network-protocol.md).
+    const content = images.length === 0 ? undefined
+      : images.length === 1 ? { media: { id: images[0]!.imageUrn, altText: images[0]!.altText } }
+        : { multiImage: { images: images.map((i) => ({ id: i.imageUrn, altText: i.altText })) } };
     const res = await this.request({
       operation: op,
       method: 'POST',
@@ -223,6 +241,7 @@ export class HttpNetworkClient implements NetworkClient {
         distribution: { feedDistribution: 'MAIN_FEED', targetEntities: [], thirdPartyDistributionChannels: [] },
         lifecycleState: 'PUBLISHED',
         isReshareDisabledByAuthor: false,
+        ...(content ? { content } : {}),
       },
     });
     // 201: created now; 200: the network already had a post under this reference.
@@ -230,6 +249,33 @@ export class HttpNetworkClient implements NetworkClient {
     const id = res.headers.get('x-restli-id') ?? (res.body as { id?: unknown } | undefined)?.id;
     if (typeof id !== 'string' || !POST_URN_RE.test(id)) throw invalidResponse(op, res.status, 'no post URN in x-restli-id');
     return { postUrn: id, created: res.status === 201 };
+  }
+
+  async initializeImageUpload(accessToken: string, owner: Author): Promise<{ imageUrn: string; uploadUrl: string }> {
+    const op = 'initializeImageUpload';
+    checkToken(op, accessToken);
+    checkAuthor(op, owner);
+    const res = await this.request({
+      operation: op, method: 'POST', path: 'rest/images', query: { action: 'initializeUpload' }, accessToken, versioned: true,
+      json: { initializeUploadRequest: { owner: authorUrn(owner) } },
+    });
+    const v = (res.body as { value?: { uploadUrl?: unknown; image?: unknown } } | undefined)?.value;
+    if (typeof v?.image !== 'string' || !IMAGE_URN_RE.test(v.image)) throw invalidResponse(op, res.status, 'no image URN');
+    let uploadUrl: URL;
+    try {
+      uploadUrl = new URL(String(v.uploadUrl));
+    } catch {
+      throw invalidResponse(op, res.status, 'no upload URL');
+    }
+    if (uploadUrl.protocol !== 'https:' && uploadUrl.protocol !== 'http:') throw invalidResponse(op, res.status, 'upload URL is not http(s)');
+    return { imageUrn: v.image, uploadUrl: uploadUrl.toString() };
+  }
+
+  async uploadImage(accessToken: string, uploadUrl: string, bytes: Buffer, contentType: string): Promise<void> {
+    const op = 'uploadImage';
+    checkToken(op, accessToken);
+    if (bytes.length === 0) throw localError(op, 'the image is empty');
+    await this.request({ operation: op, method: 'PUT', path: '', url: uploadUrl, accessToken, raw: { bytes, contentType } });
   }
 
   async findPostByReference(accessToken: string, author: Author, reference: string): Promise<{ postUrn: string } | null> {
@@ -395,7 +441,7 @@ export class HttpNetworkClient implements NetworkClient {
 
   /** One HTTP exchange with timeout; non-2xx answers and transport failures become NetworkError. */
   private async request(spec: RequestSpec): Promise<WireResponse> {
-    const url = new URL(spec.path, this.baseUrl);
+    const url = spec.url !== undefined ? new URL(spec.url) : new URL(spec.path, this.baseUrl);
     for (const [k, v] of Object.entries(spec.query ?? {})) url.searchParams.set(k, v);
     const headers: Record<string, string> = { accept: 'application/json', ...spec.headers };
     if (spec.accessToken !== undefined) headers.authorization = `Bearer ${spec.accessToken}`;
@@ -403,8 +449,11 @@ export class HttpNetworkClient implements NetworkClient {
       headers['linkedin-version'] = this.apiVersion;
       headers['x-restli-protocol-version'] = RESTLI_PROTOCOL_VERSION;
     }
-    let body: string | undefined;
-    if (spec.json !== undefined) {
+    let body: string | Buffer | undefined;
+    if (spec.raw !== undefined) {
+      headers['content-type'] = spec.raw.contentType;
+      body = spec.raw.bytes;
+    } else if (spec.json !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(spec.json);
     } else if (spec.form !== undefined) {

@@ -10,6 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { composePost } from '../../lib/llm/builtin';
 import { parsePromptFields } from '../../lib/llm/prompts';
 import { LLM_STUB_FAILURES } from './control';
+import { renderQuoteCard } from '../../lib/media/render';
 
 export type LlmStubFailure =
   | 'rate_limited'
@@ -139,6 +140,10 @@ export async function startLlmStub(opts: LlmStubOptions = {}): Promise<LlmStub> 
       await chatCompletion(res, rawBody, body);
       return;
     }
+    if (path === '/v1/images/generations' && req.method === 'POST') {
+      await imageGeneration(res, body);
+      return;
+    }
     sendError(res, 404, 'invalid_request_error', 'unknown_url', `Unknown request URL: ${req.method} ${path}.`);
   }
 
@@ -165,6 +170,25 @@ export async function startLlmStub(opts: LlmStubOptions = {}): Promise<LlmStub> 
       return sendJson(res, 200, stub.state());
     }
     sendError(res, 404, 'invalid_request_error', 'unknown_url', `Unknown control URL: ${method} ${path}.`);
+  }
+
+  /**
+   * OpenAI images API (`POST /v1/images/generations`, `response_format: b64_json`): a
+   * deterministic PNG of the prompt (the service's own card renderer on a fixed palette), so a
+   * test can tell a stub image from the built-in renderer's by its bytes.
+   */
+  async function imageGeneration(res: ServerResponse, body: unknown): Promise<void> {
+    if (!isRecord(body) || typeof body.prompt !== 'string' || body.prompt.trim() === '') {
+      sendError(res, 400, 'invalid_request_error', 'missing_required_parameter', "Missing required parameter: 'prompt'.");
+      return;
+    }
+    if (body.response_format !== undefined && body.response_format !== 'b64_json') {
+      sendError(res, 400, 'invalid_request_error', 'invalid_value', 'Only response_format b64_json is supported by the stub.');
+      return;
+    }
+    const png = await renderQuoteCard({ text: body.prompt, projectId: 'llm-stub-images', caption: typeof body.model === 'string' ? body.model : undefined });
+    counter += 1;
+    sendJson(res, 200, { created: Math.floor(Date.now() / 1000), data: [{ b64_json: png.toString('base64'), revised_prompt: body.prompt }] });
   }
 
   async function chatCompletion(res: ServerResponse, rawBody: string, body: unknown): Promise<void> {

@@ -5,9 +5,9 @@
 // Deliberately free of config imports: the caller says which simulator it means.
 
 /** The protocol operations the simulator tells apart for faults, latency and call counts. */
-export type SimOperation = 'createPost' | 'findPost' | 'refresh' | 'introspect' | 'identity' | 'admins' | 'metrics' | 'search';
+export type SimOperation = 'createPost' | 'findPost' | 'refresh' | 'introspect' | 'identity' | 'admins' | 'metrics' | 'search' | 'initializeImageUpload' | 'uploadImage';
 export type SimOperationFilter = SimOperation | 'any';
-export const SIM_OPERATIONS: readonly SimOperation[] = ['createPost', 'findPost', 'refresh', 'introspect', 'identity', 'admins', 'metrics', 'search'];
+export const SIM_OPERATIONS: readonly SimOperation[] = ['createPost', 'findPost', 'refresh', 'introspect', 'identity', 'admins', 'metrics', 'search', 'initializeImageUpload', 'uploadImage'];
 
 export interface IssueTokenInput {
   personId: string;
@@ -97,6 +97,17 @@ export interface SimPost {
   /** Create calls that reached the post store with this author and reference (1 = never retried; 0 = seeded). */
   createCalls: number;
   metrics: SimPostMetrics;
+  /** Images the post references (`content.media` / `content.multiImage`), in order, with what was uploaded for each. */
+  images: SimPostImage[];
+}
+
+export interface SimPostImage {
+  imageUrn: string;
+  altText: string;
+  /** SHA-256 (hex), size and content type of the bytes PUT to the image's upload URL. */
+  sha256: string;
+  bytes: number;
+  contentType: string;
 }
 
 export interface ListPostsFilter {

@@ -13,7 +13,7 @@
 // with 10 posts or 100,000.
 
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { config } from '../../lib/config';
 import {
@@ -34,6 +34,7 @@ import {
   type SimOperation,
   type SimOperationFilter,
   type SimPost,
+  type SimPostImage,
   type SimPostMetrics,
   type SimulatorControl,
 } from './control';
@@ -61,6 +62,11 @@ const DEFAULT_REFRESH_TTL_S = 365 * DAY_S;
 const MAX_COMMENTARY_CHARS = 3_000;
 const MAX_REFERENCE_CHARS = 255;
 const MAX_BODY_BYTES = 1 << 20;
+/** Image uploads (PUT to the upload URL) may be larger than API calls. */
+const MAX_IMAGE_BYTES = 36 << 20;
+const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
+/** The network's multi-image post takes 2 to 20 images. */
+const MAX_POST_IMAGES = 20;
 const ACL_DEFAULT_COUNT = 100;
 const ACL_MAX_COUNT = 100;
 const CONTROL_LIST_DEFAULT_LIMIT = 1_000;
@@ -128,6 +134,18 @@ interface PostRecord {
   lastCallAt: number;
   createCalls: number;
   metrics: SimPostMetrics;
+  images: SimPostImage[];
+}
+
+/** An image registered by initializeUpload; `bytes` stays null until its upload URL received them. */
+interface ImageRecord {
+  urn: string;
+  owner: string;
+  uploadToken: string;
+  bytes: Buffer | null;
+  sha256: string | null;
+  contentType: string | null;
+  uploadCalls: number;
 }
 
 type FaultRecord = Fault;
@@ -153,6 +171,8 @@ class SimState {
   postsByAuthorRef = new Map<string, PostRecord>();
   postsByAuthor = new Map<string, PostRecord[]>();
   postsByReference = new Map<string, PostRecord[]>();
+  images = new Map<string, ImageRecord>();
+  imagesByUploadToken = new Map<string, ImageRecord>();
   faults: FaultRecord[] = [];
   latency = new Map<SimOperationFilter, number>();
   nextFaultId = 1;
@@ -220,6 +240,7 @@ function toSimPost(p: PostRecord): SimPost {
     lastCallAt: iso(p.lastCallAt),
     createCalls: p.createCalls,
     metrics: { ...p.metrics },
+    images: p.images.map((i) => ({ ...i })),
   };
 }
 
@@ -544,7 +565,7 @@ class Simulator {
     let first: PostRecord | null = null;
     let last: PostRecord | null = null;
     for (let i = 0; i < count; i++) {
-      last = this.recordPost({ author, createdBy, text, reference: prefix === undefined ? null : `${prefix}${i}`, visibility: 'PUBLIC', lifecycleState: 'PUBLISHED', now, createCalls: 0 });
+      last = this.recordPost({ author, createdBy, text, reference: prefix === undefined ? null : `${prefix}${i}`, visibility: 'PUBLIC', lifecycleState: 'PUBLISHED', now, createCalls: 0, images: [] });
       first ??= last;
     }
     return { created: count, firstPostUrn: first!.urn, lastPostUrn: last!.urn };
@@ -808,6 +829,8 @@ class Simulator {
         if (visibility !== 'PUBLIC' && visibility !== 'CONNECTIONS' && visibility !== 'LOGGED_IN') return restError(422, 'INVALID_VISIBILITY', 'visibility must be PUBLIC, CONNECTIONS or LOGGED_IN');
         const lifecycleState = body.lifecycleState ?? 'PUBLISHED';
         if (lifecycleState !== 'PUBLISHED') return restError(422, 'INVALID_LIFECYCLE_STATE', 'only PUBLISHED posts are supported');
+        const content = this.parseContent(body.content, `urn:li:${author.type}:${author.id}`);
+        if ('error' in content) return content.error;
         const refHeader = req.headers[REFERENCE_HEADER.toLowerCase()];
         let reference: string | null = null;
         if (refHeader !== undefined) {
@@ -844,11 +867,67 @@ class Simulator {
           lifecycleState,
           now,
           createCalls: 1,
+          images: content.images,
         });
         return {
           status: 201,
           headers: { 'x-restli-id': post.urn, location: `/rest/posts/${encodeURIComponent(post.urn)}`, 'x-idempotent-replayed': 'false' },
         };
+      },
+    },
+    // The images API: initializeUpload registers an image owned by an author and answers the URL
+    // its bytes go to; the post then references the image URN (docs/network-protocol.md).
+    'POST /rest/images': {
+      operation: 'initializeImageUpload',
+      style: 'rest',
+      handle: (req, url, rawBody) => {
+        const versionError = this.checkVersion(req);
+        if (versionError) return versionError;
+        const auth = this.authenticate(req);
+        if ('error' in auth) return auth.error;
+        if (url.searchParams.get('action') !== 'initializeUpload') return restError(400, 'ILLEGAL_ARGUMENT', 'only action=initializeUpload is supported');
+        let owner: { type: 'person' | 'organization'; id: string } | null = null;
+        try {
+          const parsed = JSON.parse(rawBody.toString('utf8')) as { initializeUploadRequest?: { owner?: unknown } };
+          const o = parsed?.initializeUploadRequest?.owner;
+          owner = typeof o === 'string' ? parseAuthorUrn(o) : null;
+        } catch {
+          return restError(400, 'INVALID_REQUEST_BODY', 'body must be a JSON object');
+        }
+        if (!owner) return restError(422, 'INVALID_OWNER', 'initializeUploadRequest.owner must be urn:li:person:<id> or urn:li:organization:<id>');
+        if (!this.mayActAs(auth.person.id, owner)) return restError(403, 'ACCESS_DENIED', `Not enough permissions to upload images for urn:li:${owner.type}:${owner.id}`);
+        const image: ImageRecord = {
+          urn: `urn:li:image:D${randomBytes(9).toString('hex')}`, owner: `urn:li:${owner.type}:${owner.id}`, uploadToken: randomBytes(18).toString('base64url'),
+          bytes: null, sha256: null, contentType: null, uploadCalls: 0,
+        };
+        this.state.images.set(image.urn, image);
+        this.state.imagesByUploadToken.set(image.uploadToken, image);
+        const host = req.headers.host ?? '127.0.0.1';
+        return {
+          status: 200,
+          body: { value: { uploadUrlExpiresAt: Date.now() + 24 * 3600_000, uploadUrl: `http://${host}/dms-uploads/${image.uploadToken}`, image: image.urn } },
+        };
+      },
+    },
+    'PUT /dms-uploads': {
+      operation: 'uploadImage',
+      style: 'rest',
+      handle: (req, _url, rawBody, param) => {
+        const auth = this.authenticate(req);
+        if ('error' in auth) return auth.error;
+        const image = param === null ? undefined : this.state.imagesByUploadToken.get(param);
+        if (!image) return restError(404, 'NOT_FOUND', 'no such upload');
+        const owner = parseAuthorUrn(image.owner)!;
+        if (!this.mayActAs(auth.person.id, owner)) return restError(403, 'ACCESS_DENIED', 'Not enough permissions to upload this image');
+        const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+        if (!IMAGE_TYPES.has(type)) return restError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type must be one of ${[...IMAGE_TYPES].join(', ')}`);
+        if (rawBody.length === 0) return restError(400, 'EMPTY_UPLOAD', 'the upload has no bytes');
+        // A repeated PUT replaces the bytes: uploading twice is harmless.
+        image.bytes = rawBody;
+        image.sha256 = createHash('sha256').update(rawBody).digest('hex');
+        image.contentType = type;
+        image.uploadCalls++;
+        return { status: 201 };
       },
     },
     'GET /rest/posts': {
@@ -932,6 +1011,31 @@ class Simulator {
     },
   };
 
+  /**
+   * `content.media` (one image) or `content.multiImage` (2 to 20): every image must exist, be
+   * owned by the post's author and have received its bytes, as the network requires.
+   */
+  private parseContent(content: unknown, authorUrn: string): { images: SimPostImage[] } | { error: SimResponse } {
+    if (content === undefined || content === null) return { images: [] };
+    if (typeof content !== 'object' || Array.isArray(content)) return { error: restError(422, 'INVALID_CONTENT', 'content must be an object') };
+    const c = content as { media?: { id?: unknown; altText?: unknown }; multiImage?: { images?: unknown } };
+    let refs: Array<{ id?: unknown; altText?: unknown }>;
+    if (c.media !== undefined) refs = [c.media];
+    else if (c.multiImage !== undefined && Array.isArray(c.multiImage.images)) {
+      refs = c.multiImage.images as Array<{ id?: unknown; altText?: unknown }>;
+      if (refs.length < 2 || refs.length > MAX_POST_IMAGES) return { error: restError(422, 'INVALID_CONTENT', `multiImage takes 2 to ${MAX_POST_IMAGES} images`) };
+    } else return { error: restError(422, 'INVALID_CONTENT', 'content must carry media or multiImage.images') };
+    const images: SimPostImage[] = [];
+    for (const r of refs) {
+      const image = typeof r?.id === 'string' ? this.state.images.get(r.id) : undefined;
+      if (!image) return { error: restError(422, 'INVALID_CONTENT', `unknown image ${String(r?.id)}`) };
+      if (image.owner !== authorUrn) return { error: restError(422, 'INVALID_CONTENT', `image ${image.urn} is not owned by ${authorUrn}`) };
+      if (!image.bytes) return { error: restError(422, 'INVALID_CONTENT', `image ${image.urn} has not been uploaded`) };
+      images.push({ imageUrn: image.urn, altText: typeof r.altText === 'string' ? r.altText : '', sha256: image.sha256!, bytes: image.bytes.length, contentType: image.contentType! });
+    }
+    return { images };
+  }
+
   /** Stores a post under every index a request may look it up by. */
   private recordPost(f: {
     author: { type: 'person' | 'organization'; id: string };
@@ -942,6 +1046,7 @@ class Simulator {
     lifecycleState: string;
     now: number;
     createCalls: number;
+    images: SimPostImage[];
   }): PostRecord {
     const s = this.state;
     const authorUrn = `urn:li:${f.author.type}:${f.author.id}`;
@@ -959,6 +1064,7 @@ class Simulator {
       lastCallAt: f.now,
       createCalls: f.createCalls,
       metrics: { impressions: 0, likes: 0, comments: 0, reshares: 0 },
+      images: f.images,
     };
     s.posts.push(post);
     s.postsByUrn.set(post.urn, post);
@@ -979,6 +1085,8 @@ class Simulator {
       lifecycleState: p.lifecycleState,
       distribution: { feedDistribution: 'MAIN_FEED', targetEntities: [], thirdPartyDistributionChannels: [] },
       isReshareDisabledByAuthor: false,
+      ...(p.images.length === 1 ? { content: { media: { id: p.images[0]!.imageUrn, altText: p.images[0]!.altText } } } : {}),
+      ...(p.images.length > 1 ? { content: { multiImage: { images: p.images.map((i) => ({ id: i.imageUrn, altText: i.altText })) } } } : {}),
       reference: p.reference,
       createdAt: p.receivedAt,
       publishedAt: p.receivedAt,
@@ -990,9 +1098,9 @@ class Simulator {
   resolve(method: string, pathname: string): { route: Route; param: string | null } | { status: number } {
     let base = pathname;
     let param: string | null = null;
-    const m = /^\/rest\/(posts|socialMetadata)\/([^/]+)$/.exec(pathname);
+    const m = /^\/rest\/(posts|socialMetadata)\/([^/]+)$/.exec(pathname) ?? /^\/(dms-uploads)\/([^/]+)$/.exec(pathname);
     if (m) {
-      base = `/rest/${m[1]}`;
+      base = m[1] === 'dms-uploads' ? '/dms-uploads' : `/rest/${m[1]}`;
       try {
         param = decodeURIComponent(m[2]!);
       } catch {
@@ -1014,9 +1122,10 @@ class Simulator {
       return;
     }
     const { route, param } = resolved;
-    const body = await readBody(req);
+    const limit = route.operation === 'uploadImage' ? MAX_IMAGE_BYTES : MAX_BODY_BYTES;
+    const body = await readBody(req, limit);
     if (body === null) {
-      send(res, restError(413, 'REQUEST_ENTITY_TOO_LARGE', `body larger than ${MAX_BODY_BYTES} bytes`));
+      send(res, restError(413, 'REQUEST_ENTITY_TOO_LARGE', `body larger than ${limit} bytes`));
       return;
     }
     this.state.counts.calls[route.operation]++;
@@ -1133,13 +1242,13 @@ function send(res: ServerResponse, r: SimResponse): void {
 }
 
 /** The whole request body, or null when it is larger than the limit. */
-async function readBody(req: IncomingMessage): Promise<Buffer | null> {
+async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
   let size = 0;
   let tooLarge = false;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) tooLarge = true;
+    if (size > limit) tooLarge = true;
     else chunks.push(chunk);
   }
   return tooLarge ? null : Buffer.concat(chunks);

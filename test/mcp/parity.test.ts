@@ -4,6 +4,7 @@ import { TOOLS } from '../../api/mcp/tools/index';
 import { createProject, issueApiKey } from '../../ops/provision';
 import { config } from '../../lib/config';
 import { workspaceWithKey } from '../support/factories';
+import { png } from '../media/images';
 import { connectedPersonalProject } from '../support/network';
 import { callTool, connect, GENERATION_SOURCE, rest, startMcpStack, TRANSPORTS, type McpStack } from './support';
 
@@ -22,6 +23,8 @@ interface Fixture {
   projectId: string; disconnectedPostId: string; noteId: string; postId: string; schedulePostId: string; jobId: string;
   otherProjectId: string;
   ideaId: string;
+  mediaId: string;
+  mediaBase64: string;
 }
 
 interface Row {
@@ -97,6 +100,21 @@ const TABLE: Row[] = [
   { tool: 'generate_post', args: (f) => ({ projectId: f.projectId, source: { type: 'text', text: 'x'.repeat(100_001) } }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'text', text: 'x'.repeat(100_001) } }], expect: 'payload_too_large' },
   { tool: 'generate_post', args: (f) => ({ projectId: f.projectId, source: { type: 'note', noteId: 'note_elsewhere' } }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'note', noteId: 'note_elsewhere' } }], expect: 'unprocessable' },
 
+  { tool: 'create_upload_url', args: () => ({ fileName: 'a.png', contentType: 'image/png', bytes: 100, purpose: 'media' }), rest: () => ['POST', '/v1/uploads', { fileName: 'a.png', contentType: 'image/png', bytes: 100, purpose: 'media' }], expect: 'ok', volatile: true },
+  { tool: 'create_upload_url', args: () => ({ fileName: 'a.png', contentType: 'image/png', bytes: 1e12, purpose: 'media' }), rest: () => ['POST', '/v1/uploads', { fileName: 'a.png', contentType: 'image/png', bytes: 1e12, purpose: 'media' }], expect: 'payload_too_large' },
+  { tool: 'import_media', args: (f) => ({ content_base64: f.mediaBase64, alt: 'parity' }), rest: (f) => ['POST', '/v1/media', { content_base64: f.mediaBase64, alt: 'parity' }], expect: 'ok' },
+  { tool: 'import_media', args: (f) => ({ content_base64: f.mediaBase64, sha256: '0'.repeat(64) }), rest: (f) => ['POST', '/v1/media', { content_base64: f.mediaBase64, sha256: '0'.repeat(64) }], expect: 'unprocessable' },
+  { tool: 'import_media', args: () => ({ uploadId: 'upl_missing' }), rest: () => ['POST', '/v1/media', { uploadId: 'upl_missing' }], expect: 'unprocessable' },
+  { tool: 'list_media', args: () => ({ limit: 1 }), rest: () => ['GET', `/v1/media${q({ limit: 1 })}`], expect: 'ok' },
+  { tool: 'list_media', args: () => ({ limit: 0 }), rest: () => ['GET', `/v1/media${q({ limit: 0 })}`], expect: 'bad_pagination' },
+  { tool: 'get_media', args: (f) => ({ mediaId: f.mediaId }), rest: (f) => ['GET', `/v1/media/${f.mediaId}`], expect: 'ok' },
+  { tool: 'get_media', args: () => ({ mediaId: 'med_missing' }), rest: () => ['GET', '/v1/media/med_missing'], expect: 'not_found' },
+  { tool: 'set_post_media', args: (f) => ({ postId: f.postId, images: [] }), rest: (f) => ['PATCH', `/v1/posts/${f.postId}/media`, { images: [] }], expect: 'ok', volatile: true },
+  { tool: 'set_post_media', args: (f) => ({ postId: f.postId, images: [{ key: 'org_x/media/none.png' }] }), rest: (f) => ['PATCH', `/v1/posts/${f.postId}/media`, { images: [{ key: 'org_x/media/none.png' }] }], expect: 'not_found' },
+
+  { tool: 'generate_image', args: (f) => ({ projectId: f.projectId, prompt: 'Parity card' }), rest: (f) => ['POST', '/v1/media/generations', { projectId: f.projectId, prompt: 'Parity card' }], expect: 'ok', volatile: true },
+  { tool: 'generate_image', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['POST', '/v1/media/generations', { projectId: f.projectId }], expect: 'unprocessable' },
+
   { tool: 'cancel_job', args: (f) => ({ jobId: f.jobId }), rest: (f) => ['POST', `/v1/jobs/${f.jobId}/cancel`], expect: 'ok' },
   { tool: 'cancel_job', args: () => ({ jobId: 'job_missing' }), rest: () => ['POST', '/v1/jobs/job_missing/cancel'], expect: 'not_found' },
 
@@ -151,11 +169,12 @@ const SCOPE_TABLE: Array<{ tool: string; args: (f: Fixture) => Record<string, un
   { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId, title: 'x' }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId, title: 'x' }] },
 ];
 
-const VOLATILE_ID = /^(post|note|job|slot|pst|req|evt|idea)_[A-Za-z0-9]+$/;
+const VOLATILE_ID = /^(post|note|job|slot|pst|req|evt|idea|upl)_[A-Za-z0-9]+$/;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 function mask(v: unknown, keep: Set<string>): unknown {
   if (typeof v === 'string') {
+    if (/[?&]X-Amz-Signature=/.test(v)) return '<presigned url>';
     if (VOLATILE_ID.test(v) && !keep.has(v)) return `<${v.split('_')[0]}>`;
     if (TIMESTAMP.test(v) && v !== far) return '<timestamp>';
     return v;
@@ -219,10 +238,13 @@ describe('REST and MCP parity', function () {
         const unlinked = await createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'Unlinked', connection: 'none' });
         const stuck = await call('POST', '/v1/posts', { projectId: unlinked.id, content: 'Cannot publish' });
         const idea = await call('POST', '/v1/ideas', { projectId: ws.project.id, title: 'Seed idea', hook: 'A hook' });
+        const mediaBase64 = png(12, 9).toString('base64');
+        const asset = await call('POST', '/v1/media', { content_base64: png(9, 12).toString('base64') });
         f = {
           projectId: ws.project.id, noteId: note.body.data.id, postId: post.body.data.id,
           schedulePostId: toSchedule.body.data.id, jobId: job.body.data.id, otherProjectId: other.project.id, disconnectedPostId: stuck.body.data.id,
           ideaId: idea.body.data.id,
+          mediaId: asset.body.data.id, mediaBase64,
         };
         const narrowKey = (await issueApiKey({ workspaceId: ws.workspace.id, scopes: ['workspace:read'] })).key;
         narrowCall = rest(stack.apiUrl, narrowKey);
@@ -234,7 +256,7 @@ describe('REST and MCP parity', function () {
       });
 
       for (const row of TABLE) {
-        it(`${row.tool} ${JSON.stringify(row.args({ projectId: 'P', noteId: 'N', postId: 'T', schedulePostId: 'U', jobId: 'J', otherProjectId: 'O', disconnectedPostId: 'D', ideaId: 'I' })).slice(0, 90)} → ${row.expect}`, async () => {
+        it(`${row.tool} ${JSON.stringify(row.args({ projectId: 'P', noteId: 'N', postId: 'T', schedulePostId: 'U', jobId: 'J', otherProjectId: 'O', disconnectedPostId: 'D', ideaId: 'I', mediaId: 'M', mediaBase64: 'B' })).slice(0, 90)} → ${row.expect}`, async () => {
           const [method, path, body] = row.rest(f);
           const viaRest = await call(method, path, body);
           const viaMcp = await callTool(client, row.tool, row.args(f));

@@ -109,8 +109,10 @@ describe('MCP transport', function () {
         const byName = new Map(tools.map((t) => [t.name, t]));
         const reads = ['get_workspace', 'list_workspaces', 'list_projects', 'get_project', 'list_notes', 'get_note', 'list_posts', 'get_post', 'list_post_statuses', 'list_jobs', 'get_job',
           // planning: ideas, calendar, company pages, analytics
-          'list_ideas', 'get_idea', 'list_calendar', 'list_company_pages', 'get_analytics_overview', 'list_post_analytics', 'search_viral_posts', 'get_cross_workspace_analytics'];
-        const writes = ['create_note', 'create_post_draft', 'update_post', 'schedule_post', 'cancel_job', 'generate_post', 'switch_workspace', 'create_idea', 'update_idea'];
+          'list_ideas', 'get_idea', 'list_calendar', 'list_company_pages', 'get_analytics_overview', 'list_post_analytics', 'search_viral_posts', 'get_cross_workspace_analytics',
+          // media
+          'list_media', 'get_media'];
+        const writes = ['create_note', 'create_post_draft', 'update_post', 'schedule_post', 'cancel_job', 'generate_post', 'switch_workspace', 'create_idea', 'update_idea', 'create_upload_url', 'import_media', 'set_post_media', 'generate_image'];
         assert.deepEqual([...byName.keys()].sort(), [...reads, ...writes, 'delete_post'].sort());
         for (const name of reads) assert.equal(byName.get(name)!.annotations?.readOnlyHint, true, name);
         for (const name of writes) {
@@ -119,7 +121,7 @@ describe('MCP transport', function () {
         }
         assert.equal(byName.get('delete_post')!.annotations?.destructiveHint, true);
         // Not built, so not listed (never stubbed).
-        for (const absent of ['get_source', 'create_source_text', 'create_upload_url', 'create_source_file', 'add_to_knowledge_base']) {
+        for (const absent of ['get_source', 'create_source_text', 'create_source_file', 'add_to_knowledge_base']) {
           assert.equal(byName.has(absent), false, absent);
         }
         // Default-project tools do not require projectId; API-facing schemas are strict.

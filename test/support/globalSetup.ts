@@ -43,6 +43,18 @@ if (ownTemporal) env.TEMPORAL_ADDRESS = `127.0.0.1:${temporalPort}`;
 const ownSimulator = !inherited && !env.NETWORK_API_URL;
 const simulatorPort = ownSimulator ? await freePort() : 0;
 if (ownSimulator) env.NETWORK_API_URL = `http://127.0.0.1:${simulatorPort}`;
+// The embedded S3-compatible store (tooling/objectStoreServer.ts) on a free port and a temp dir;
+// its address and keys are settled now, for the same reason as the ports above.
+const ownObjectStore = !inherited && !env.S3_ENDPOINT;
+const objectStorePort = ownObjectStore ? await freePort() : 0;
+if (ownObjectStore) {
+  Object.assign(env, {
+    S3_ENDPOINT: `http://127.0.0.1:${objectStorePort}`,
+    S3_ACCESS_KEY_ID: 'test-s3',
+    S3_SECRET_ACCESS_KEY: 'test-s3-secret-key',
+    S3_FORCE_PATH_STYLE: 'true',
+  });
+}
 
 function isAlive(pid: number): boolean {
   try { process.kill(pid, 0); return true; } catch { return false; }
@@ -71,6 +83,7 @@ async function resetDatabase(url: string) {
 }
 
 let stopTemporal = async () => {};
+let stopObjectStore = async () => {};
 let simulator: ChildProcess | null = null;
 
 export async function mochaGlobalSetup() {
@@ -93,6 +106,13 @@ export async function mochaGlobalSetup() {
       console.log(`Temporal dev server for the tests at ${server.address}`);
     })());
   }
+  if (ownObjectStore) {
+    services.push((async () => {
+      const { startObjectStore } = await import('../../tooling/objectStoreServer');
+      const store = await startObjectStore({ port: objectStorePort, accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY, log: () => {} });
+      stopObjectStore = () => store.stop();
+    })());
+  }
   if (ownSimulator) {
     // The network simulator runs as its own process, as under `npm start`; tests script it
     // through its control API (sim/network/control.ts).
@@ -111,5 +131,6 @@ export async function mochaGlobalTeardown() {
   sim?.removeAllListeners('exit');
   sim?.kill('SIGTERM');
   await stopTemporal();
+  await stopObjectStore();
   if (ownDatabase && !inherited) await withMaintenanceDb(env.DATABASE_URL!, (client, name) => client.query(`drop database if exists ${quote(name)} with (force)`)).catch(() => {});
 }

@@ -4,6 +4,7 @@ import { cancelJobTool, generatePostTool, getJobTool, listJobsTool } from './job
 import { getAnalyticsOverviewTool, getCrossWorkspaceAnalyticsTool, listPostAnalyticsTool, searchViralPostsTool } from './analytics';
 import { listCalendarTool, listCompanyPagesTool } from './calendar';
 import { createIdeaTool, getIdeaTool, listIdeasTool, updateIdeaTool } from './ideas';
+import { createUploadUrlTool, generateImageTool, getMediaTool, importMediaTool, listMediaTool, setPostMediaTool } from './media';
 import { createNoteTool, getNoteTool, listNotesTool } from './notes';
 import { createPostDraftTool, deletePostTool, getPostTool, listPostStatusesTool, listPostsTool, schedulePostTool, updatePostTool } from './posts';
 import { getProjectTool, listProjectsTool } from './projects';
@@ -11,7 +12,7 @@ import { getWorkspaceTool, listWorkspacesTool, switchWorkspaceTool } from './wor
 
 // The tool catalogue, in the order of the spec 4.9 table. Tools of that table whose REST twin
 // is not built here are absent rather than stubbed: get_source, create_source_text,
-// create_upload_url, create_source_file, add_to_knowledge_base.
+// create_source_file, add_to_knowledge_base. The planning and media tools after the table are additions.
 export const TOOLS: readonly ToolDefinition[] = [
   getWorkspaceTool,
   listWorkspacesTool,
@@ -43,6 +44,13 @@ export const TOOLS: readonly ToolDefinition[] = [
   listPostAnalyticsTool,
   searchViralPostsTool,
   getCrossWorkspaceAnalyticsTool,
+  // Media additions (spec 9.3), beside create_upload_url of the table.
+  createUploadUrlTool,
+  importMediaTool,
+  listMediaTool,
+  getMediaTool,
+  setPostMediaTool,
+  generateImageTool,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));

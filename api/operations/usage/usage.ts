@@ -1,32 +1,17 @@
 import { z } from 'zod';
-import { planLimits, type PlanLimits } from '../../../lib/config';
+import { planLimits } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import {
   apiSpendOf, budgetTargetOf, dayUsedCents, loadAiLimits, percentUsed, periodsAt, POOL_KEY, weekUsedCents, wouldRefuse, type BudgetTarget,
 } from '../../../lib/generation/spend';
+import { storageMeters, storageUsed } from '../../../lib/media/assets';
 import { defineOperation } from '../../operation';
 import { findProject, projectName } from '../projects/present';
 
 // spec 2.16 / 4.8 GET /v1/usage. Read from the same rows and the same rule (wouldRefuse) that
 // admit a generation, so `canGenerate` is false exactly when the next one would be refused.
 // Without `projectId` the answer is about a job charged to the workspace pool.
-
-/**
- * spec 2.16 storage. No media assets are stored by this service yet (the own-image import of
- * spec 4.7 is not built), so usage is truly zero; the limits are the plan's.
- */
-function storageUsage(plan: PlanLimits) {
-  const usedBytes = 0;
-  const usedAssets = 0;
-  return {
-    usedBytes,
-    limitBytes: plan.storageLimitBytes,
-    percentUsed: plan.storageLimitBytes ? Math.min(100, Math.floor((usedBytes * 100) / plan.storageLimitBytes)) : 0,
-    usedAssets,
-    assetLimit: plan.assetLimit,
-  };
-}
 
 export const getUsage = defineOperation({
   name: 'usage.get',
@@ -47,10 +32,12 @@ export const getUsage = defineOperation({
       loadAiLimits(db(), auth.workspaceId, target),
       target.key === POOL_KEY ? null : loadAiLimits(db(), auth.workspaceId, pool),
     ]);
-    const [poolUsed, targetUsed, dayUsed] = await Promise.all([
+    const [poolUsed, targetUsed, dayUsed, stored] = await Promise.all([
       weekUsedCents(db(), auth.workspaceId, POOL_KEY, periods.week),
       target.key === POOL_KEY ? null : weekUsedCents(db(), auth.workspaceId, target.key, periods.week),
       dayUsedCents(db(), auth.workspaceId, periods.day),
+      // spec 2.16 storage: sums over the media library (lib/media/assets.ts).
+      storageUsed(auth.workspaceId),
     ]);
     const governingUsed = targetUsed ?? poolUsed;
     const budget = limits.weeklyBudgetCents;
@@ -71,7 +58,7 @@ export const getUsage = defineOperation({
           project: project ? { id: project.id, name: projectName(project), percentUsed: percentUsed(governingUsed, budget), unlimited: budget === null } : null,
           workspacePool: { percentUsed: percentUsed(poolUsed, (poolLimits ?? limits).weeklyBudgetCents), unlimited: (poolLimits ?? limits).weeklyBudgetCents === null },
         },
-        storage: storageUsage(planLimits(limits.plan)),
+        storage: storageMeters(stored, planLimits(limits.plan)),
         apiSpend: apiSpendOf(periods.day, limits.dailyCapCents, dayUsed),
       },
     };

@@ -1,0 +1,147 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Knex } from 'knex';
+import { config } from '../lib/config';
+import { ApiError } from '../lib/errors';
+import { finishJob, progressNow, type JobStatus } from '../lib/generation/jobs';
+import { importAsset } from '../lib/media/assets';
+import { ImageApiError, type ImageGenerator, type ImageJobInput } from '../lib/media/imageGenerator';
+import { emitEvent } from '../lib/outbox';
+import { presentPost } from '../lib/posts/present';
+import { loadPostForUpdate } from '../lib/posts/write';
+import type { ObjectStore } from '../lib/storage/objectStore';
+
+// Activities of image generation jobs (docs/media.md "Image generation"; the job envelope of
+// spec 2.12 / 3.2 shared with post generation). Each row transition locks the job row and checks
+// its status first, so a retry after a lost answer finds its own work done; the image itself is
+// imported by content (SHA-256), so a retried render lands on the same asset.
+
+export interface ImageGenerationDeps {
+  db: Knex;
+  images: ImageGenerator;
+  store: () => ObjectStore;
+}
+export type ImageStartOutcome = { running: true } | { running: false; status: JobStatus | 'MISSING' };
+
+/** The opening line of a post: what a quote card of it shows. */
+export function hookOf(content: string): string {
+  return (
+    content
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l.length > 0) ?? ''
+  );
+}
+
+export function createImageGenerationActivities({ db, images, store }: ImageGenerationDeps) {
+  return {
+    async startImageJob(jobId: string): Promise<ImageStartOutcome> {
+      const [started] = await db('jobs')
+        .where({ id: jobId, status: 'QUEUED' })
+        .update({
+          status: 'RUNNING',
+          started_at: db.fn.now(),
+          updated_at: db.fn.now(),
+          progress: JSON.stringify(progressNow(0.1, 'Drawing the image')),
+        })
+        .returning('id');
+      if (started) return { running: true };
+      const row = await db('jobs').where({ id: jobId }).first('status');
+      if (!row) return { running: false, status: 'MISSING' };
+      if (row.status === 'RUNNING') return { running: true };
+      return { running: false, status: row.status };
+    },
+
+    /** Draws (or asks the images API for) the image and imports it into the library. */
+    async renderJobImage(jobId: string): Promise<{ assetId: string; key: string }> {
+      const { attempt } = Context.current().info;
+      const job = await db('jobs as j')
+        .leftJoin('projects as p', 'p.id', 'j.project_id')
+        .where('j.id', jobId)
+        .first('j.status', 'j.input', 'j.workspace_id', 'j.project_id', 'p.display_name', 'p.slug');
+      if (!job) throw ApplicationFailure.nonRetryable('The job no longer exists.', 'job_missing');
+      if (job.status !== 'RUNNING') throw ApplicationFailure.nonRetryable(`The job is ${job.status}, not RUNNING.`, 'job_not_running');
+      await db('jobs')
+        .where({ id: jobId })
+        .update({ attempt_count: attempt, updated_at: db.fn.now(), progress: JSON.stringify(progressNow(0.3, 'Drawing the image')) });
+      const input = job.input as ImageJobInput;
+      let text = input.prompt ?? '';
+      if (!text && input.postId) {
+        const post = await db('posts').where({ id: input.postId, workspace_id: job.workspace_id }).first('content');
+        text = post ? hookOf(post.content) : '';
+      }
+      let image;
+      try {
+        image = await images.generate(
+          { text, style: input.style, projectId: job.project_id, projectName: job.display_name || job.slug || null },
+          Context.current().cancellationSignal,
+        );
+      } catch (err) {
+        if (!(err instanceof ImageApiError)) throw err;
+        throw ApplicationFailure.create({
+          type: err.code,
+          message: err.message,
+          nonRetryable: !err.retryable || attempt >= 3,
+          details: [{ status: err.status }],
+        });
+      }
+      // Charged per attempt, as the provider bills each one (settled by finishJob).
+      if (image.costCents > 0) await db('jobs').where({ id: jobId }).increment('cost_cents', image.costCents);
+      await db('jobs')
+        .where({ id: jobId })
+        .update({ progress: JSON.stringify(progressNow(0.7, 'Saving the image to the media library')), updated_at: db.fn.now() });
+      try {
+        const { asset } = await importAsset(
+          {
+            workspaceId: job.workspace_id,
+            projectId: job.project_id,
+            bytes: image.bytes,
+            declaredType: null,
+            fileName: `generated-${jobId}.png`,
+            alt: text.slice(0, config.media.altChars),
+            title: 'Generated image',
+          },
+          store(),
+        );
+        return { assetId: asset.id, key: asset.key };
+      } catch (err) {
+        // A full library (402) or bytes that are no image cannot get better by retrying.
+        if (err instanceof ApiError) throw ApplicationFailure.nonRetryable(err.message, err.code);
+        throw err;
+      }
+    },
+
+    /** DONE with `{ assetId, key }`, attaching the image to the post when the job names one, in one transaction. */
+    async completeImageJob(input: { jobId: string; assetId: string; key: string }): Promise<{ status: JobStatus | 'MISSING' }> {
+      return db.transaction(async (trx) => {
+        const job = await trx('jobs').where({ id: input.jobId }).forUpdate().first();
+        if (!job) return { status: 'MISSING' };
+        if (job.status !== 'RUNNING') return { status: job.status };
+        const jobInput = job.input as ImageJobInput;
+        const result: Record<string, unknown> = { assetId: input.assetId, key: input.key };
+        if (jobInput.postId) {
+          const post = await loadPostForUpdate(trx, job.workspace_id, jobInput.postId, true);
+          const current = (post?.media as { images?: Array<{ key: string; alt: string; name: string }> } | null)?.images ?? [];
+          if (post && !current.some((i) => i.key === input.key) && current.length < config.media.maxImagesPerPost) {
+            const asset = await trx('media_assets').where({ id: input.assetId }).first('alt', 'title');
+            const images = [...current, { key: input.key, alt: asset?.alt ?? '', name: asset?.title ?? '' }];
+            await trx('posts')
+              .where({ id: post.id })
+              .update({ media: JSON.stringify({ kind: 'images', images }), updated_at: trx.fn.now() });
+            const updated = (await loadPostForUpdate(trx, job.workspace_id, post.id))!;
+            await emitEvent(trx, {
+              workspaceId: job.workspace_id,
+              projectId: updated.project_id,
+              type: 'post.updated',
+              data: { post: presentPost(updated) },
+            });
+            result.postId = post.id;
+          } else if (post && current.some((i) => i.key === input.key)) result.postId = post.id;
+        }
+        await finishJob(trx, job.id, { status: 'DONE', progress: progressNow(1, 'Done'), result });
+        return { status: 'DONE' };
+      });
+    },
+  };
+}
+
+export type ImageGenerationActivities = ReturnType<typeof createImageGenerationActivities>;

@@ -1,0 +1,160 @@
+import { config } from '../../../lib/config';
+import { db } from '../../../lib/db';
+import { ApiError, errors } from '../../../lib/errors';
+import { importAsset, presentAsset, sha256Hex, type AssetRow } from '../../../lib/media/assets';
+import { imageTypeFromFileName, isAcceptedImageType, normalizeContentType, ACCEPTED_IMAGE_TYPES } from '../../../lib/media/images';
+import { usableUpload } from '../../../lib/media/uploads';
+import { objectStore } from '../../../lib/storage/objectStore';
+import { scoped } from '../../auth/context';
+import { defineOperation } from '../../operation';
+import { keysetPage, parseLimit } from '../../pagination';
+import { projectOrDefault } from '../uploads/uploads';
+import { getMediaInput, importMediaInput, listMediaInput } from './schema';
+
+// spec 2.13 / 4.7: the media library. Import (POST /v1/media; the spec leaves the path open),
+// list and get. Reads need media:read; the import is a write on the library whose purpose is
+// posts, so it needs posts:write (docs/media.md, "The own-image import"). Client-role accounts are refused
+// everything here (spec 5.4: media reads and every write).
+
+/** Bytes of a base64 string, computed before decoding so an oversized body is never allocated. */
+function decodedLength(b64: string): number {
+  const pad = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
+  return Math.floor((b64.length * 3) / 4) - pad;
+}
+
+function decodeInline(b64: string): Buffer {
+  if (b64.startsWith('data:')) throw errors.unprocessable('`content_base64` is plain base64, without a `data:` prefix.');
+  if (b64.length % 4 !== 0) throw errors.unprocessable('`content_base64` is not valid base64.');
+  const size = decodedLength(b64);
+  // spec 8: inline image about 3 MB decoded.
+  if (size > config.media.inlineMaxBytes) {
+    throw errors.payloadTooLarge(
+      `The inline image is ${size} bytes; at most ${config.media.inlineMaxBytes} bytes are accepted inline. Use POST /v1/uploads and \`uploadId\` for larger files.`,
+      { limit: config.media.inlineMaxBytes, actual: size },
+    );
+  }
+  const bytes = Buffer.from(b64, 'base64');
+  // Node's decoder skips characters outside the alphabet; the canonical round trip refuses them
+  // (and base64url) at a fraction of a regular expression's cost on megabytes.
+  if (bytes.toString('base64') !== b64) throw errors.unprocessable('`content_base64` is not valid base64.');
+  return bytes;
+}
+
+/** The type the inline caller declares: `mimeType`, else what `fileName` implies (spec 4.7), else none. */
+function declaredInlineType(mimeType: string | undefined, fileName: string | undefined): string | null {
+  if (mimeType !== undefined) {
+    const t = normalizeContentType(mimeType);
+    if (!isAcceptedImageType(t))
+      throw errors.unprocessable(`\`mimeType\` ${t} is not an accepted image type (${ACCEPTED_IMAGE_TYPES.join(', ')}).`, { mimeType: t });
+    return t;
+  }
+  return fileName !== undefined ? imageTypeFromFileName(fileName) : null;
+}
+
+/**
+ * The request body edge of POST /v1/media (spec 4.7: larger bodies get a bare HTTP 413 before
+ * JSON parsing): the base64 of the inline maximum plus room for the other fields.
+ */
+export const IMPORT_BODY_LIMIT_BYTES = Math.ceil(config.media.inlineMaxBytes / 3) * 4 + 16 * 1024;
+
+export const importMedia = defineOperation({
+  name: 'media.import',
+  summary:
+    'Own-image import: inline base64 or a PUT upload becomes a media-library asset (an existing asset with the same bytes is returned).',
+  kind: 'write',
+  scopes: { allOf: ['posts:write'] },
+  clientRole: 'deny',
+  inputSource: 'body',
+  input: importMediaInput,
+  handler: async ({ auth }, input) => {
+    const projectId = await projectOrDefault(auth, input.projectId);
+    let bytes: Buffer;
+    let declaredType: string | null;
+    let fileName = input.fileName ?? null;
+    if (input.content_base64 !== undefined) {
+      declaredType = declaredInlineType(input.mimeType, input.fileName);
+      bytes = decodeInline(input.content_base64);
+      if (input.sha256 !== undefined) {
+        const actual = sha256Hex(bytes);
+        if (actual !== input.sha256.toLowerCase()) {
+          throw errors.unprocessable(
+            `sha256 mismatch: the request declares ${input.sha256.toLowerCase()} but the decoded bytes hash to ${actual}.`,
+            { declared: input.sha256.toLowerCase(), actual },
+          );
+        }
+      }
+    } else {
+      const { row } = await usableUpload(auth.workspaceId, input.uploadId!);
+      if (row.purpose !== 'media')
+        throw errors.unprocessable(`Upload ${row.id} was minted for purpose ${row.purpose}; import needs an upload with purpose media.`, {
+          uploadId: row.id,
+          purpose: row.purpose,
+        });
+      const got = await objectStore().get(row.object_key);
+      if (!got)
+        throw errors.unprocessable(`Upload ${row.id} has no object: PUT the bytes to its signed URL first.`, {
+          uploadId: row.id,
+          reason: 'upload_without_object',
+        });
+      bytes = got;
+      // spec 4.7: on the upload path the stored content type (bound into the signature) wins.
+      declaredType = row.content_type;
+      fileName ??= row.file_name;
+    }
+    const { asset } = await importAsset({
+      workspaceId: auth.workspaceId,
+      projectId,
+      bytes,
+      declaredType,
+      fileName,
+      alt: input.alt,
+      title: input.title,
+      uploadId: input.uploadId ?? null,
+    });
+    return { data: presentAsset(asset) };
+  },
+});
+
+export const listMedia = defineOperation({
+  name: 'media.list',
+  summary: 'The media library, newest first, cursor-paginated.',
+  kind: 'read',
+  scopes: { allOf: ['media:read'] },
+  clientRole: 'deny',
+  inputSource: 'query',
+  input: listMediaInput,
+  handler: async ({ auth }, input) => {
+    const limit = parseLimit(input.limit, config.media.listDefault, config.media.listMax);
+    const q = scoped(auth, 'media_assets');
+    if (input.projectId !== undefined) q.where('media_assets.project_id', input.projectId);
+    return keysetPage<AssetRow, ReturnType<typeof presentAsset>>(q, {
+      limit,
+      cursor: input.cursor,
+      filters: { projectId: input.projectId, list: 'media' },
+      table: 'media_assets',
+      present: presentAsset,
+    });
+  },
+});
+
+export const getMedia = defineOperation({
+  name: 'media.get',
+  summary: 'One media-library asset.',
+  kind: 'read',
+  scopes: { allOf: ['media:read'] },
+  clientRole: 'deny',
+  inputSource: 'query',
+  input: getMediaInput,
+  handler: async ({ auth }, input) => {
+    const row = (await scoped(auth, 'media_assets').where('media_assets.id', input.mediaId).first()) as AssetRow | undefined;
+    if (!row) throw new ApiError(404, 'not_found', 'No such media asset.');
+    return { data: presentAsset(row) };
+  },
+});
+
+/** Rows of the workspace's assets with these keys (others are simply absent: rule 1). */
+export async function assetsByKey(workspaceId: string, keys: string[]): Promise<Map<string, AssetRow>> {
+  if (keys.length === 0) return new Map();
+  const rows = (await db()('media_assets').where({ workspace_id: workspaceId }).whereIn('key', keys)) as AssetRow[];
+  return new Map(rows.map((r) => [r.key, r]));
+}

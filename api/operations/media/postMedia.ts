@@ -1,0 +1,76 @@
+import { config } from '../../../lib/config';
+import { db } from '../../../lib/db';
+import { ApiError, errors } from '../../../lib/errors';
+import { emitEvent } from '../../../lib/outbox';
+import { presentPost } from '../../../lib/posts/present';
+import { loadPostForUpdate } from '../../../lib/posts/write';
+import { defineOperation } from '../../operation';
+import { assetsByKey } from './media';
+import { postMediaInput } from './schema';
+
+// spec 4.4 PATCH /v1/posts/{postId}/media: needs posts:write AND media:read (both missing is a
+// multi-scope refusal: scope_missing without details, 7.2). The body (left open by the spec) is
+// `{ images: [{ key, alt?, name? }] }`, the full state of the post's images in order; an empty
+// list clears them. Emits post.updated (spec 6).
+
+export interface PostImage {
+  key: string;
+  alt: string;
+  name: string;
+}
+
+export const updatePostMedia = defineOperation({
+  name: 'posts.media.update',
+  summary: "Full-state write of a post's images (media-library keys, in order; empty clears).",
+  kind: 'write',
+  scopes: { allOf: ['posts:write', 'media:read'] },
+  clientRole: 'deny',
+  inputSource: 'body',
+  input: postMediaInput,
+  handler: async ({ auth }, input) => {
+    const max = config.media.maxImagesPerPost;
+    if (input.images.length > max)
+      throw errors.unprocessable(`A post carries at most ${max} images on the network (${input.images.length} given).`, {
+        limit: max,
+        actual: input.images.length,
+      });
+    const keys = input.images.map((i) => i.key);
+    const duplicate = keys.find((k, i) => keys.indexOf(k) !== i);
+    if (duplicate) throw errors.unprocessable(`Image ${duplicate} is listed twice.`, { key: duplicate });
+
+    // The post first: a foreign or deleted post is 404 whatever the body says.
+    const visible = db()('posts').where({ workspace_id: auth.workspaceId, id: input.postId }).whereNull('deleted_at');
+    if (auth.projectIds) visible.whereIn('project_id', [...auth.projectIds]);
+    if (!(await visible.first('id'))) throw errors.notFound('post');
+
+    const assets = await assetsByKey(auth.workspaceId, keys);
+    const missing = keys.find((k) => !assets.has(k));
+    // Rule 1: a key of another workspace's asset is simply not found.
+    if (missing) throw new ApiError(404, 'not_found', `No media asset with key ${missing} in this workspace.`, { key: missing });
+    // spec 4.7: the asset's alt text is carried onto the post at attach time unless given here.
+    const images: PostImage[] = input.images.map((i) => {
+      const a = assets.get(i.key)!;
+      return { key: a.key, alt: i.alt ?? a.alt, name: i.name ?? (a.title || a.file_name || '') };
+    });
+
+    const updated = await db().transaction(async (trx) => {
+      const post = await loadPostForUpdate(trx, auth.workspaceId, input.postId, true);
+      if (!post) throw errors.notFound('post');
+      await trx('posts')
+        .where({ id: post.id })
+        .update({
+          media: images.length ? JSON.stringify({ kind: 'images', images }) : null,
+          updated_at: trx.fn.now(),
+        });
+      const row = (await loadPostForUpdate(trx, auth.workspaceId, post.id))!;
+      await emitEvent(trx, {
+        workspaceId: auth.workspaceId,
+        projectId: row.project_id,
+        type: 'post.updated',
+        data: { post: presentPost(row) },
+      });
+      return row;
+    });
+    return { data: presentPost(updated) };
+  },
+});

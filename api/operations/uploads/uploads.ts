@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { config } from '../../../lib/config';
+import { errors } from '../../../lib/errors';
+import { mintUpload, UPLOAD_PURPOSES } from '../../../lib/media/uploads';
+import type { ScopeRule } from '../../../lib/scopes';
+import type { AuthContext } from '../../auth/context';
+import { defineOperation } from '../../operation';
+import { gate, type ApiVersion } from '../../versioning';
+import { findProject } from '../projects/present';
+
+// spec 4.5 POST /v1/uploads: mint a presigned PUT URL and an `upl_` handle.
+
+export const createUploadInput = z
+  .object({
+    fileName: z.string().min(1).max(config.media.fileNameChars),
+    contentType: z
+      .string()
+      .min(3)
+      .max(config.media.mimeTypeChars)
+      .regex(/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+$/, 'must be a media type such as image/png'),
+    bytes: z.number().int().min(1),
+    purpose: z.enum(UPLOAD_PURPOSES),
+    projectId: z.string().min(1).max(100).optional(),
+  })
+  .strict();
+
+/**
+ * spec 9.4 / 5.2 rule 1: from 2026-08-10 one of sources:write or knowledge:write (a
+ * group-alternative refusal carries no details, 7.2). On 2026-08-01 the earlier behaviour holds:
+ * any valid token of the workspace (docs/media.md, "Versioning").
+ */
+export function uploadScopes(version: ApiVersion): ScopeRule {
+  return gate(version, 'uploadsRequireSourceOrKnowledgeScope') ? { anyOf: ['sources:write', 'knowledge:write'] } : 'any';
+}
+
+export async function projectOrDefault(auth: AuthContext, projectId: string | undefined): Promise<string | null> {
+  if (projectId !== undefined) {
+    if (!(await findProject(auth, projectId))) throw errors.notFound('project');
+    return projectId;
+  }
+  // spec 4.7: optional for an OAuth principal with a pinned default project.
+  const pinned = auth.principal.type === 'oauth_token' ? auth.principal.defaultProjectId : null;
+  return pinned && (await findProject(auth, pinned)) ? pinned : null;
+}
+
+export const createUpload = defineOperation({
+  name: 'uploads.create',
+  summary: 'Mint a presigned PUT URL and an upl_ handle for a file referenced later by uploadId.',
+  kind: 'write',
+  scopes: uploadScopes,
+  clientRole: 'deny',
+  inputSource: 'body',
+  input: createUploadInput,
+  handler: async ({ auth }, input) => {
+    const projectId = await projectOrDefault(auth, input.projectId);
+    const upload = await mintUpload({
+      workspaceId: auth.workspaceId,
+      projectId,
+      purpose: input.purpose,
+      fileName: input.fileName,
+      contentType: input.contentType,
+      bytes: input.bytes,
+    });
+    return { data: upload };
+  },
+});

@@ -1,0 +1,212 @@
+// Bench: media imports and uploads against the embedded S3 store (docs/media.md).
+//
+//   npm run bench -- media              200 × 1 MB, 2 rounds
+//   npm run bench -- media --help       every option
+//
+// Per round, N distinct ~1 MB PNG images, each phase sent all at once:
+//   1. inline imports: N × POST /v1/media { content_base64 } (decode, sha256, sniff, dimensions,
+//      quota, PUT to the store, insert);
+//   2. presigned PUTs: N × POST /v1/uploads (timed apart), then N × PUT of the bytes to the
+//      signed URLs, straight to the store;
+//   3. imports from those uploads: N × POST /v1/media { uploadId } (GET from the store, then as 1);
+//   4. bare PUTs: the same bytes PUT N times to the store with the AWS SDK from this process, the
+//      floor the store itself sets in the same run.
+// Everything is the bench's own: Postgres database content_scheduler_bench_media (recreated),
+// Redis db 12 (flushed), the Versity gateway on a free port with a temp dir, the REST API in a
+// child process (bench/lib/serve-app.ts).
+
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import zlib from 'node:zlib';
+import { summarize, type LatencySummary } from './lib/load';
+import { flushRedis, recreateDatabase } from './lib/database';
+import { startServer } from './lib/servers';
+import { objectStoreEnv, startObjectStore } from '../tooling/objectStoreServer';
+
+const { values: opt } = parseArgs({
+  options: {
+    count: { type: 'string', default: '200' },
+    bytes: { type: 'string', default: String(1024 * 1024) },
+    rounds: { type: 'string', default: '2' },
+    help: { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+if (opt.help) {
+  console.log(`media: inline imports, presigned PUTs, upload imports and bare store PUTs, all at once.
+
+Options:
+  --count N    images per phase, sent at once (default 200)
+  --bytes N    approximate size of each PNG (default 1048576)
+  --rounds N   measured rounds (default 2), after one unmeasured warm-up of 10`);
+  process.exit(0);
+}
+const COUNT = Number(opt.count);
+const BYTES = Number(opt.bytes);
+const ROUNDS = Number(opt.rounds);
+
+const DATABASE_URL = process.env.BENCH_MEDIA_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_media';
+const REDIS_URL = process.env.BENCH_MEDIA_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
+const step = (text: string) => console.log(`• ${text}`);
+
+function png(side: number): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(zlib.crc32(body) >>> 0);
+    return Buffer.concat([len, body, crc]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(side, 0);
+  header.writeUInt32BE(side, 4);
+  header[8] = 8;
+  header[9] = 2;
+  const row = side * 3 + 1;
+  const raw = randomBytes(row * side);
+  for (let y = 0; y < side; y++) raw[y * row] = 0;
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', zlib.deflateSync(raw, { level: 0 })),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+const store = await startObjectStore({ log: () => {} });
+Object.assign(process.env, {
+  DATABASE_URL,
+  REDIS_URL,
+  ...objectStoreEnv(store),
+  // The bench measures the handlers, not the write bucket (60/min per workspace by default).
+  RATE_LIMIT_WRITE: '1000000',
+  RATE_LIMIT_READ: '1000000',
+  LOG_LEVEL: 'error',
+  NODE_ENV: 'production',
+});
+
+interface Phase {
+  name: string;
+  wallMs: number;
+  perSecond: number;
+  mbPerSecond: number;
+  ok: number;
+  errors: Record<string, number>;
+  latencyMs: LatencySummary;
+}
+
+async function burst(name: string, items: Buffer[], one: (b: Buffer, i: number) => Promise<number>): Promise<Phase> {
+  const latencies: number[] = [];
+  const errors: Record<string, number> = {};
+  let ok = 0;
+  const started = performance.now();
+  await Promise.all(
+    items.map(async (b, i) => {
+      const t0 = performance.now();
+      try {
+        const status = await one(b, i);
+        if (status >= 200 && status < 300) ok++;
+        else errors[String(status)] = (errors[String(status)] ?? 0) + 1;
+      } catch (err) {
+        const code = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+        errors[code] = (errors[code] ?? 0) + 1;
+      }
+      latencies.push(performance.now() - t0);
+    }),
+  );
+  const wallMs = performance.now() - started;
+  const bytes = items.reduce((n, b) => n + b.length, 0);
+  return {
+    name,
+    wallMs,
+    perSecond: (ok * 1000) / wallMs,
+    mbPerSecond: bytes / 1024 / 1024 / (wallMs / 1000),
+    ok,
+    errors,
+    latencyMs: summarize(latencies),
+  };
+}
+
+try {
+  step(`object store ${store.endpoint}; database ${DATABASE_URL}`);
+  await recreateDatabase(DATABASE_URL);
+  await flushRedis(REDIS_URL);
+  const { createWorkspace, issueApiKey } = await import('../ops/provision');
+  const { S3ObjectStore, s3OptionsFromConfig } = await import('../lib/storage/objectStore');
+  const { closeDb } = await import('../lib/db');
+  const bare = new S3ObjectStore(s3OptionsFromConfig());
+  await bare.ensureBucket();
+  const api = await startServer('api', 'bench/lib/serve-app.ts', process.env);
+  const side = Math.floor(Math.sqrt(BYTES / 3));
+  const results: Phase[][] = [];
+  try {
+    for (let round = 0; round <= ROUNDS; round++) {
+      const n = round === 0 ? 10 : COUNT;
+      // A fresh workspace per round: ENTERPRISE has no storage limits, and dedupe never hits.
+      const ws = await createWorkspace({ name: `Bench media ${round}`, plan: 'ENTERPRISE' });
+      const { key } = await issueApiKey({ workspaceId: ws.id, scopes: ['read', 'write'] });
+      const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+      const inlineImages = Array.from({ length: n }, () => png(side));
+      const uploadImages = Array.from({ length: n }, () => png(side));
+      const bodies = inlineImages.map((b) => JSON.stringify({ content_base64: b.toString('base64') }));
+
+      const inline = await burst('inline import (POST /v1/media, base64)', inlineImages, async (_b, i) => {
+        const r = await fetch(`${api.baseUrl}/v1/media`, { method: 'POST', headers: auth, body: bodies[i] });
+        await r.arrayBuffer();
+        return r.status;
+      });
+      const minted: Array<{ id: string; url: string; headers: Record<string, string> }> = [];
+      const mint = await burst('mint (POST /v1/uploads)', uploadImages, async (b, i) => {
+        const r = await fetch(`${api.baseUrl}/v1/uploads`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ fileName: `b${i}.png`, contentType: 'image/png', bytes: b.length, purpose: 'media' }),
+        });
+        minted[i] = ((await r.json()) as { data: { id: string; url: string; headers: Record<string, string> } }).data;
+        return r.status;
+      });
+      const presigned = await burst('presigned PUT to the store', uploadImages, async (b, i) => {
+        const r = await fetch(minted[i]!.url, { method: 'PUT', headers: minted[i]!.headers, body: b });
+        await r.arrayBuffer();
+        return r.status;
+      });
+      const fromUpload = await burst('import from upload (POST /v1/media, uploadId)', uploadImages, async (_b, i) => {
+        const r = await fetch(`${api.baseUrl}/v1/media`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ uploadId: minted[i]!.id }),
+        });
+        await r.arrayBuffer();
+        return r.status;
+      });
+      const barePut = await burst('bare PUT to the store (AWS SDK)', uploadImages, async (b, i) => {
+        await bare.put(`bench/${round}/${i}`, b, 'image/png');
+        return 200;
+      });
+      if (round === 0) continue;
+      results.push([inline, mint, presigned, fromUpload, barePut]);
+      console.log(`\nround ${round}: ${n} images of ${(inlineImages[0]!.length / 1024 / 1024).toFixed(2)} MiB, each phase sent at once`);
+      console.log('phase                                             ok    wall s   per s   MiB/s   p50 ms   p99 ms   max ms  errors');
+      for (const p of [inline, mint, presigned, fromUpload, barePut]) {
+        const l = p.latencyMs;
+        console.log(
+          `${p.name.padEnd(48)} ${String(p.ok).padStart(4)} ${(p.wallMs / 1000).toFixed(2).padStart(8)} ${p.perSecond.toFixed(1).padStart(7)} ${p.mbPerSecond.toFixed(1).padStart(7)} ${l.p50.toFixed(0).padStart(8)} ${l.p99.toFixed(0).padStart(8)} ${l.max.toFixed(0).padStart(8)}  ${JSON.stringify(p.errors)}`,
+        );
+      }
+    }
+    console.log(
+      `\nmachine: ${os.cpus().length} CPUs, load average ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}`,
+    );
+  } finally {
+    await api.stop();
+    await closeDb();
+  }
+} finally {
+  await store.stop();
+}
+process.exit(0);

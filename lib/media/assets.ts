@@ -1,0 +1,152 @@
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import { planLimits, type PlanLimits } from '../config';
+import { db } from '../db';
+import { ApiError, errors } from '../errors';
+import { newId } from '../ids';
+import { objectStore, type ObjectStore } from '../storage/objectStore';
+import { EXTENSION_OF, sniffImage, type ImageType } from './images';
+
+// The media library (spec 2.13, 4.7). Objects are keyed by workspace and SHA-256 of their bytes,
+// so the same image imported twice is one asset and a retried import lands on the same key;
+// (workspace_id, sha256) is unique in the table and settles concurrent imports of one image.
+
+export interface AssetRow {
+  id: string;
+  workspace_id: string;
+  project_id: string | null;
+  key: string;
+  sha256: string;
+  mime_type: string;
+  bytes: string | number;
+  width: number;
+  height: number;
+  alt: string;
+  title: string;
+  file_name: string | null;
+  upload_id: string | null;
+  created_at: Date;
+}
+
+export function presentAsset(a: AssetRow) {
+  return {
+    id: a.id,
+    key: a.key,
+    projectId: a.project_id,
+    mimeType: a.mime_type,
+    bytes: Number(a.bytes),
+    width: a.width,
+    height: a.height,
+    sha256: a.sha256.trim(),
+    alt: a.alt,
+    title: a.title,
+    fileName: a.file_name,
+    createdAt: a.created_at.toISOString(),
+  };
+}
+export type Asset = ReturnType<typeof presentAsset>;
+
+export function assetKey(workspaceId: string, sha256: string, type: ImageType): string {
+  return `${workspaceId}/media/${sha256}.${EXTENSION_OF[type]}`;
+}
+
+export function sha256Hex(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+export async function storageUsed(
+  workspaceId: string,
+  trx: Knex | Knex.Transaction = db(),
+): Promise<{ usedBytes: number; usedAssets: number }> {
+  const r = await trx('media_assets')
+    .where({ workspace_id: workspaceId })
+    .first(trx.raw('coalesce(sum(bytes), 0)::bigint as bytes'), trx.raw('count(*)::int as assets'));
+  return { usedBytes: Number(r?.bytes ?? 0), usedAssets: Number(r?.assets ?? 0) };
+}
+
+/** spec 2.16 storage meters, from the assets table and the plan's limits (null = unlimited). */
+export function storageMeters(used: { usedBytes: number; usedAssets: number }, plan: PlanLimits) {
+  return {
+    usedBytes: used.usedBytes,
+    limitBytes: plan.storageLimitBytes,
+    percentUsed: plan.storageLimitBytes ? Math.min(100, Math.floor((used.usedBytes * 100) / plan.storageLimitBytes)) : 0,
+    usedAssets: used.usedAssets,
+    assetLimit: plan.assetLimit,
+  };
+}
+
+/** docs/media.md "Storage limits": 402 usage_limit_exceeded, like the weekly AI budget. */
+function storageLimitError(meter: 'storage_bytes' | 'storage_assets', limit: number, used: number, requested: number): ApiError {
+  const what =
+    meter === 'storage_bytes'
+      ? `${requested} more bytes would exceed the plan's storage of ${limit} bytes (${used} used)`
+      : `one more asset would exceed the plan's ${limit} assets`;
+  return new ApiError(402, 'usage_limit_exceeded', `Storage limit reached: ${what}.`, { meter, limit, used, requested });
+}
+
+export interface ImportInput {
+  workspaceId: string;
+  projectId: string | null;
+  bytes: Buffer;
+  /** The type the caller declared (inline mimeType / fileName, or the upload's stored type); must agree with the sniffed one. */
+  declaredType: string | null;
+  fileName: string | null;
+  alt?: string;
+  title?: string;
+  uploadId?: string | null;
+}
+
+/**
+ * Imports bytes into the library: sniff (a real image of an accepted format), dedupe by SHA-256,
+ * check the plan's storage limits, store the object under its content key, insert the row.
+ * Returns the existing asset when the workspace already holds these bytes.
+ */
+export async function importAsset(input: ImportInput, store: ObjectStore = objectStore()): Promise<{ asset: AssetRow; created: boolean }> {
+  const sniffed = await sniffImage(input.bytes);
+  if (input.declaredType && input.declaredType !== sniffed.mimeType) {
+    throw errors.unprocessable(`The bytes are ${sniffed.mimeType}, not the declared ${input.declaredType}.`, {
+      declaredType: input.declaredType,
+      detectedType: sniffed.mimeType,
+    });
+  }
+  const sha256 = sha256Hex(input.bytes);
+  const existing = (await db()('media_assets').where({ workspace_id: input.workspaceId, sha256 }).first()) as AssetRow | undefined;
+  if (existing) return { asset: existing, created: false };
+
+  const workspace = await db()('workspaces').where({ id: input.workspaceId }).first('plan');
+  const plan = planLimits(workspace?.plan ?? 'FREE');
+  // Unlimited plans skip the sums. Concurrent imports may each pass the check and overshoot a
+  // limit by the images in flight; the next import is refused (docs/media.md, "Storage limits").
+  if (plan.assetLimit !== null || plan.storageLimitBytes !== null) {
+    const used = await storageUsed(input.workspaceId);
+    if (plan.assetLimit !== null && used.usedAssets + 1 > plan.assetLimit)
+      throw storageLimitError('storage_assets', plan.assetLimit, used.usedAssets, 1);
+    if (plan.storageLimitBytes !== null && used.usedBytes + input.bytes.length > plan.storageLimitBytes) {
+      throw storageLimitError('storage_bytes', plan.storageLimitBytes, used.usedBytes, input.bytes.length);
+    }
+  }
+
+  const key = assetKey(input.workspaceId, sha256, sniffed.mimeType);
+  // Content-addressed: writing the same bytes again (a retry, a concurrent import) is harmless.
+  await store.put(key, input.bytes, sniffed.mimeType);
+  const row = {
+    id: newId('mediaAsset'),
+    workspace_id: input.workspaceId,
+    project_id: input.projectId,
+    key,
+    sha256,
+    mime_type: sniffed.mimeType,
+    bytes: input.bytes.length,
+    width: sniffed.width,
+    height: sniffed.height,
+    alt: input.alt ?? '',
+    title: input.title ?? '',
+    file_name: input.fileName,
+    upload_id: input.uploadId ?? null,
+  };
+  const inserted = (await db()('media_assets').insert(row).onConflict(['workspace_id', 'sha256']).ignore().returning('*')) as AssetRow[];
+  if (inserted[0]) return { asset: inserted[0], created: true };
+  // A concurrent import of the same bytes won the insert.
+  const winner = (await db()('media_assets').where({ workspace_id: input.workspaceId, sha256 }).first()) as AssetRow;
+  return { asset: winner, created: false };
+}
