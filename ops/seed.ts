@@ -1,4 +1,5 @@
 import type { AuthContext } from '../api/auth/context';
+import { createApiDeps, type ApiDeps } from '../api/deps';
 import type { AnyOperation, OperationContext } from '../api/operation';
 import type { ApiVersion } from '../api/versioning';
 import { ALL_SCOPES } from '../lib/scopes';
@@ -27,8 +28,13 @@ async function operatorContext(workspaceId: string): Promise<OperationContext> {
     projectIds: null,
     reach: 'member',
   };
-  return { auth, requestId: `req_admin_${randomBase62(16)}`, apiVersion: config.apiVersions.current as ApiVersion };
+  return { auth, requestId: `req_admin_${randomBase62(16)}`, apiVersion: config.apiVersions.current as ApiVersion, deps: apiDeps() };
 }
+
+// The API's outside-world clients, built once per process like the app factories do: a post
+// scheduled here is verified against the network exactly as PATCH does it.
+let deps: ApiDeps | null = null;
+const apiDeps = (): ApiDeps => (deps ??= createApiDeps());
 
 /** Parses like the API does and turns its refusals into one operator-readable line. */
 async function call<T>(op: AnyOperation, ctx: OperationContext, raw: Record<string, unknown>): Promise<T> {

@@ -14,6 +14,8 @@ export type ProjectRow = ProjectColumns & {
 /** Projects the reader may see, joined with their connection. */
 export function projectQuery(reach: Reach, trx?: TransactionOrKnex) {
   return ProjectModel.visibleTo(reach, trx)
+    // spec 2.5: the API returns active projects; an archived (operator-deleted) one is not found.
+    .whereNot('projects.status', 'ARCHIVED')
     .leftJoin('network_connections as c', 'c.id', 'projects.connection_id')
     .select('projects.*', 'c.id as c_id', 'c.display_name as c_display_name', 'c.access_token_enc', 'c.access_token_expires_at',
       'c.connection_status', 'c.last_validated_at', 'c.consecutive_failures', 'c.revoked_at')
