@@ -32,9 +32,9 @@ export const layerRule = {
 
 /** Temporal names written as strings (see the rule's comment below). */
 const TEMPORAL_NAMES = [
-        {
+  {
     selector:
-      "CallExpression[callee.property.name=/^(start|execute|signalWithStart|signal|query)$/] > Literal.arguments:first-child[value=/^[a-z][A-Za-z0-9]*$/]",
+      'CallExpression[callee.property.name=/^(start|execute|signalWithStart|signal|query)$/] > Literal.arguments:first-child[value=/^[a-z][A-Za-z0-9]*$/]',
     message: 'Temporal name as a string: use the workflow, signal or query definition exported from workflows/.',
   },
   {
@@ -44,7 +44,7 @@ const TEMPORAL_NAMES = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'tools/typescript-api/', '.data/', 'bench/results/'] },
+  { ignores: ['node_modules/', 'tools/typescript-api/', '.data/', 'bench/results/', 'dist/'] },
   ...tseslint.configs.recommended.map((c) => ({ ...c, files: ['**/*.ts'] })),
   {
     files: ['**/*.ts'],

@@ -12,7 +12,10 @@ import { insertPost } from '../lib/posts/write';
 // activity is safe to run twice). Each row transition locks the job row and checks its status
 // first, so a retry after a lost answer sees its own earlier commit instead of acting again.
 
-export interface GenerationDeps { db: Knex; writer: PostWriter }
+export interface GenerationDeps {
+  db: Knex;
+  writer: PostWriter;
+}
 
 /** The progress message a QUEUED job shows while job processing is paused. */
 const PAUSED_MESSAGE = 'Waiting: job processing is paused';
@@ -20,7 +23,10 @@ const PAUSED_MESSAGE = 'Waiting: job processing is paused';
 /** Well inside the workflow's 20 s heartbeat timeout for writeGenerationDraft. */
 const HEARTBEAT_MS = 5_000;
 
-export interface Draft { content: string; title: string }
+export interface Draft {
+  content: string;
+  title: string;
+}
 export type StartOutcome = { running: true } | { running: false; status: JobStatus | 'MISSING' };
 export type CompleteOutcome = { status: JobStatus | 'MISSING'; postId?: string };
 
@@ -38,12 +44,20 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
       // (docs/generation.md "Pausing job processing").
       const pause = await jobProcessingState(db);
       if (pause.paused) {
-        await db('jobs').where({ id: jobId, status: 'QUEUED' }).whereRaw(`coalesce(progress->>'message', '') <> ?`, [PAUSED_MESSAGE])
+        await db('jobs')
+          .where({ id: jobId, status: 'QUEUED' })
+          .whereRaw(`coalesce(progress->>'message', '') <> ?`, [PAUSED_MESSAGE])
           .update({ progress: JSON.stringify(progressNow(0, PAUSED_MESSAGE)), updated_at: db.fn.now() });
         throw ApplicationFailure.retryable(`Job processing is paused${pause.reason ? `: ${pause.reason}` : ''}.`, PAUSED_ERROR_TYPE);
       }
-      const [started] = await db('jobs').where({ id: jobId, status: 'QUEUED' })
-        .update({ status: 'RUNNING', started_at: db.fn.now(), updated_at: db.fn.now(), progress: JSON.stringify(progressNow(0.1, 'Writing the post')) })
+      const [started] = await db('jobs')
+        .where({ id: jobId, status: 'QUEUED' })
+        .update({
+          status: 'RUNNING',
+          started_at: db.fn.now(),
+          updated_at: db.fn.now(),
+          progress: JSON.stringify(progressNow(0.1, 'Writing the post')),
+        })
         .returning('id');
       if (started) return { running: true };
       const row = await db('jobs').where({ id: jobId }).first('status');
@@ -60,21 +74,31 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
      */
     async writeGenerationDraft(jobId: string): Promise<Draft> {
       const { attempt } = Context.current().info;
-      const job = await db('jobs as j').leftJoin('projects as p', 'p.id', 'j.project_id').where('j.id', jobId)
+      const job = await db('jobs as j')
+        .leftJoin('projects as p', 'p.id', 'j.project_id')
+        .where('j.id', jobId)
         .first('j.status', 'j.input', 'p.display_name', 'p.slug');
       if (!job) throw ApplicationFailure.nonRetryable('The job no longer exists.', 'job_missing');
       if (job.status !== 'RUNNING') throw ApplicationFailure.nonRetryable(`The job is ${job.status}, not RUNNING.`, 'job_not_running');
-      await db('jobs').where({ id: jobId }).update({
-        attempt_count: attempt, updated_at: db.fn.now(),
-        progress: JSON.stringify(progressNow(0.1, attempt > 1 ? `Writing the post (attempt ${attempt})` : 'Writing the post')),
-      });
+      await db('jobs')
+        .where({ id: jobId })
+        .update({
+          attempt_count: attempt,
+          updated_at: db.fn.now(),
+          progress: JSON.stringify(progressNow(0.1, attempt > 1 ? `Writing the post (attempt ${attempt})` : 'Writing the post')),
+        });
       const input = job.input as GenerationJobInput;
       const ctx = Context.current();
       // The model may think for a minute without a word; the beat says the attempt is alive.
       const alive = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
       try {
         const result = await writer.write(
-          { sourceText: input.sourceText, language: input.language, contentType: input.contentType as ContentType, projectName: job.display_name || job.slug || undefined },
+          {
+            sourceText: input.sourceText,
+            language: input.language,
+            contentType: input.contentType as ContentType,
+            projectName: job.display_name || job.slug || undefined,
+          },
           { signal: ctx.cancellationSignal, onProgress: (fraction, message) => ctx.heartbeat({ fraction, message }) },
         );
         await addCost(jobId, result.costCents);
@@ -103,16 +127,28 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
         if (job.status !== 'RUNNING') return { status: job.status };
         const project = job.project_id ? await trx('projects').where({ id: job.project_id }).first('id') : undefined;
         if (!project) {
-          await finishJob(trx, job.id, { status: 'FAILED', progress: progressNow(job.progress?.progress ?? 0.9, 'Failed: the project was deleted'), errorCode: 'project_not_found', errorMessage: 'The project was deleted while the post was being written.' });
+          await finishJob(trx, job.id, {
+            status: 'FAILED',
+            progress: progressNow(job.progress?.progress ?? 0.9, 'Failed: the project was deleted'),
+            errorCode: 'project_not_found',
+            errorMessage: 'The project was deleted while the post was being written.',
+          });
           return { status: 'FAILED' };
         }
         const jobInput = job.input as GenerationJobInput;
-        const post = await insertPost(trx, { workspaceId: job.workspace_id, projectId: project.id, content: input.draft.content, title: input.draft.title, contentType: jobInput.contentType });
+        const post = await insertPost(trx, {
+          workspaceId: job.workspace_id,
+          projectId: project.id,
+          content: input.draft.content,
+          title: input.draft.title,
+          contentType: jobInput.contentType,
+        });
         // The service named it from the opening line, so it stays a service-given name (spec 4.4 PATCH title).
         await trx('posts').where({ id: post.id }).update({ generation_job_id: job.id, title_auto: true });
         // spec 4.4 idea source: the draft links to its idea, which moves to in_production, in
         // the same transaction as the draft (docs/ideas.md).
-        if (jobInput.source.type === 'idea' && jobInput.source.ideaId) await linkDraftToIdea(trx, job.workspace_id, jobInput.source.ideaId, post.id);
+        if (jobInput.source.type === 'idea' && jobInput.source.ideaId)
+          await linkDraftToIdea(trx, job.workspace_id, jobInput.source.ideaId, post.id);
         await finishJob(trx, job.id, { status: 'DONE', progress: progressNow(1, 'Done'), result: { postId: post.id } });
         return { status: 'DONE', postId: post.id };
       });
@@ -125,7 +161,10 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
         if (!job) return { status: 'MISSING' };
         if (job.status !== 'RUNNING' && job.status !== 'QUEUED') return { status: job.status };
         await finishJob(trx, job.id, {
-          status: 'FAILED', progress: progressNow(job.progress?.progress ?? 0.1, `Failed: ${input.errorCode}`), errorCode: input.errorCode, errorMessage: input.errorMessage,
+          status: 'FAILED',
+          progress: progressNow(job.progress?.progress ?? 0.1, `Failed: ${input.errorCode}`),
+          errorCode: input.errorCode,
+          errorMessage: input.errorMessage,
         });
         return { status: 'FAILED' };
       });
@@ -144,7 +183,12 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
           return { status: 'CANCELLED' };
         }
         if (job.status === 'RUNNING') {
-          await finishJob(trx, job.id, { status: 'FAILED', progress: progressNow(job.progress?.progress ?? 0.1, 'Failed: job_cancelled'), errorCode: 'job_cancelled', errorMessage: 'The job was stopped by an operator while running.' });
+          await finishJob(trx, job.id, {
+            status: 'FAILED',
+            progress: progressNow(job.progress?.progress ?? 0.1, 'Failed: job_cancelled'),
+            errorCode: 'job_cancelled',
+            errorMessage: 'The job was stopped by an operator while running.',
+          });
           return { status: 'FAILED' };
         }
         return { status: job.status };

@@ -16,7 +16,12 @@ import { objectStore, type ObjectStore } from '../lib/storage/objectStore';
 // Activities of scheduled publishing and connection health (ARCHITECTURE.md: every side effect
 // is an activity; every activity is safe to run twice).
 
-export interface PublishingDeps { db: Knex; network: NetworkClient; temporal: () => Promise<Client>; store?: () => ObjectStore }
+export interface PublishingDeps {
+  db: Knex;
+  network: NetworkClient;
+  temporal: () => Promise<Client>;
+  store?: () => ObjectStore;
+}
 
 export interface ScheduleSnapshot {
   status: string;
@@ -49,7 +54,8 @@ export function createPublishingActivities({ db, network, temporal, store = obje
    * Only network failures are outcomes; anything else is infrastructure, retried by Temporal.
    */
   const retry = async (trx: Knex.Transaction, post: PostRow, retryUntilMs: number, err: unknown): Promise<PublishOutcome> => {
-    if (!isNetworkError(err)) throw ApplicationFailure.retryable(err instanceof Error ? err.message : String(err), 'PublishInfrastructureError');
+    if (!isNetworkError(err))
+      throw ApplicationFailure.retryable(err instanceof Error ? err.message : String(err), 'PublishInfrastructureError');
     await commitChange(trx, post, retrying(post, { error: err.code, retryUntil: new Date(retryUntilMs) }, new Date()));
     return { outcome: 'transient', error: err.code, retryAfterMs: err.retryAfterMs ?? null };
   };
@@ -75,8 +81,11 @@ export function createPublishingActivities({ db, network, temporal, store = obje
       const p = await db('posts').where({ id: postId }).whereNull('deleted_at').first('status', 'schedule_version', 'scheduled_at');
       if (!p) return null;
       return {
-        status: p.status, version: p.schedule_version, scheduledAtMs: p.scheduled_at ? p.scheduled_at.getTime() : null,
-        delaySeconds: config.publish.delaySeconds, retryWindowSeconds: config.publish.retryWindowSeconds,
+        status: p.status,
+        version: p.schedule_version,
+        scheduledAtMs: p.scheduled_at ? p.scheduled_at.getTime() : null,
+        delaySeconds: config.publish.delaySeconds,
+        retryWindowSeconds: config.publish.retryWindowSeconds,
         retryBaseSeconds: config.publish.retryBaseSeconds,
       };
     },
@@ -96,7 +105,9 @@ export function createPublishingActivities({ db, network, temporal, store = obje
         if (!post || (post as { deleted_at?: Date | null }).deleted_at) return { outcome: 'stale' } as const;
         if (post.status === 'published') return { outcome: 'published', postUrn: post.network_post_urn ?? '', already: true } as const;
         if (post.status !== 'scheduled' || post.schedule_version !== input.version) return { outcome: 'stale' } as const;
-        const project = await trx('projects').where({ id: post.project_id }).first('id', 'type', 'connection_id', 'network_organization_id');
+        const project = await trx('projects')
+          .where({ id: post.project_id })
+          .first('id', 'type', 'connection_id', 'network_organization_id');
         if (!project?.connection_id) return fail(trx, post, 'not_linked', 'The project is not linked to a network account.');
         const connectionId: string = project.connection_id;
 
@@ -142,7 +153,9 @@ export function createPublishingActivities({ db, network, temporal, store = obje
      * nothing to check (no connection, no token, revoked); `failures` is the streak after this
      * check, null when the check did not move it (docs/publishing.md "The failure streak").
      */
-    async checkConnection(projectId: string): Promise<{ exists: boolean; ok: boolean | null; failures: number | null; intervalSeconds: number }> {
+    async checkConnection(
+      projectId: string,
+    ): Promise<{ exists: boolean; ok: boolean | null; failures: number | null; intervalSeconds: number }> {
       const intervalSeconds = config.network.healthCheckIntervalS;
       const project = await db('projects').where({ id: projectId }).first('id', 'type', 'connection_id', 'network_organization_id');
       if (!project) return { exists: false, ok: null, failures: 0, intervalSeconds };
@@ -160,7 +173,10 @@ export function createPublishingActivities({ db, network, temporal, store = obje
      */
     async reconcile(): Promise<{ synced: number; healthStarted: number }> {
       const client = await temporal();
-      const posts = await db('posts').whereRaw('workflow_synced_version < schedule_version').limit(500).select('id', 'workspace_id', 'project_id', 'schedule_version');
+      const posts = await db('posts')
+        .whereRaw('workflow_synced_version < schedule_version')
+        .limit(500)
+        .select('id', 'workspace_id', 'project_id', 'schedule_version');
       for (const p of posts) await syncPublishWorkflow(client, db, p);
       const projects = await db('projects').whereNotNull('connection_id').select('id', 'workspace_id');
       let healthStarted = 0;

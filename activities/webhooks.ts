@@ -18,7 +18,10 @@ import { SIGNATURE_HEADER, signatureHeader } from '../lib/webhooks/signature';
 // pair, attempt records are keyed by (delivery, attempt), and terminal states are written only
 // from a non-terminal row, so the failure streak is counted once per delivery.
 
-export interface WebhookDeps { db: Knex; temporal: () => Promise<Client> }
+export interface WebhookDeps {
+  db: Knex;
+  temporal: () => Promise<Client>;
+}
 
 export interface WebhookOptions {
   /** spec 6 rule 2 / spec 8: the receiver answers within this. */
@@ -60,26 +63,39 @@ export interface DeliverWebhookInput {
 }
 
 /** retry: the attempt failed and the workflow waits; failed: the delivery is permanently failed and recorded. */
-export type AttemptResult =
-  | { outcome: 'delivered' }
-  | { outcome: 'retry'; error: string }
-  | { outcome: 'failed'; reason: string };
+export type AttemptResult = { outcome: 'delivered' } | { outcome: 'retry'; error: string } | { outcome: 'failed'; reason: string };
 
 const USER_AGENT = 'ContentScheduler-Webhooks/1.0';
 const INSERT_CHUNK = 1000;
 
 interface DeliveryContext {
-  id: string; status: string; failure_reason: string | null; endpoint_id: string;
-  url: string; is_active: boolean; disabled_reason: string | null; deleted_at: Date | null;
-  secret_enc: string | null; previous_secret_enc: string | null; previous_secret_expires_at: Date | null;
-  e_id: string | null; e_workspace_id: string; e_project_id: string | null; e_type: string; e_data: Record<string, unknown>; e_created_at: Date;
+  id: string;
+  status: string;
+  failure_reason: string | null;
+  endpoint_id: string;
+  url: string;
+  is_active: boolean;
+  disabled_reason: string | null;
+  deleted_at: Date | null;
+  secret_enc: string | null;
+  previous_secret_enc: string | null;
+  previous_secret_expires_at: Date | null;
+  e_id: string | null;
+  e_workspace_id: string;
+  e_project_id: string | null;
+  e_type: string;
+  e_data: Record<string, unknown>;
+  e_created_at: Date;
 }
 
 /** Wakes the relay on `NOTIFY outbox_events` (migration 20261121000030), else after the poll interval. */
 async function outboxListener(db: Knex) {
   let pending = false;
   let wake: (() => void) | null = null;
-  const onNotify = () => { pending = true; wake?.(); };
+  const onNotify = () => {
+    pending = true;
+    wake?.();
+  };
   // A pooled connection held for the run: LISTEN belongs to the session that issued it.
   let conn: pg.Client | null = null;
   try {
@@ -88,14 +104,22 @@ async function outboxListener(db: Knex) {
     await conn.query('LISTEN outbox_events');
   } catch {
     // Polling alone is still correct, only slower.
-    if (conn) { conn.removeListener('notification', onNotify); db.client.releaseConnection(conn); }
+    if (conn) {
+      conn.removeListener('notification', onNotify);
+      db.client.releaseConnection(conn);
+    }
     conn = null;
   }
   return {
     async next(ms: number, signal: AbortSignal): Promise<void> {
       if (!pending) {
         await new Promise<void>((resolve) => {
-          const done = () => { clearTimeout(timer); signal.removeEventListener('abort', done); wake = null; resolve(); };
+          const done = () => {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', done);
+            wake = null;
+            resolve();
+          };
           const timer = setTimeout(done, ms);
           wake = done;
           signal.addEventListener('abort', done, { once: true });
@@ -125,31 +149,66 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
    */
   async function relayBatch(client: Client, taskQueue: string, heartbeat: () => void): Promise<{ events: number; started: number }> {
     return db.transaction(async (trx) => {
-      const events = (await trx('outbox_events').whereNull('dispatched_at').orderBy('seq').limit(opts.relayBatchSize)
-        .forUpdate().skipLocked().select('seq', 'id', 'workspace_id', 'project_id', 'type', 'created_at')) as Array<OutboxEventRow & { seq: number }>;
+      const events = (await trx('outbox_events')
+        .whereNull('dispatched_at')
+        .orderBy('seq')
+        .limit(opts.relayBatchSize)
+        .forUpdate()
+        .skipLocked()
+        .select('seq', 'id', 'workspace_id', 'project_id', 'type', 'created_at')) as Array<OutboxEventRow & { seq: number }>;
       if (events.length === 0) return { events: 0, started: 0 };
       const seqs = events.map((e) => e.seq);
       // spec 6: the workspace's endpoints subscribed to the type, narrowed to their project when
       // bound to one, and only those that existed when the event happened. Inactive endpoints
       // are matched too: spec 3.5 records their events as permanently failed.
-      const matches = (await db.raw(`
+      const matches = (
+        await db.raw(
+          `
         select ev.id as event_id, ev.workspace_id, ev.project_id, ev.type, ev.created_at, w.id as endpoint_id, w.is_active, w.disabled_reason
         from outbox_events ev
         join webhook_endpoints w on w.workspace_id = ev.workspace_id and w.deleted_at is null
           and ev.type = any(w.events) and (w.project_id is null or w.project_id = ev.project_id) and w.created_at <= ev.created_at
-        where ev.seq = any(?::bigint[])`, [seqs])).rows as Array<{ event_id: string; workspace_id: string; project_id: string | null; type: string; created_at: Date; endpoint_id: string; is_active: boolean; disabled_reason: string | null }>;
+        where ev.seq = any(?::bigint[])`,
+          [seqs],
+        )
+      ).rows as Array<{
+        event_id: string;
+        workspace_id: string;
+        project_id: string | null;
+        type: string;
+        created_at: Date;
+        endpoint_id: string;
+        is_active: boolean;
+        disabled_reason: string | null;
+      }>;
       let started = 0;
       if (matches.length) {
         const rows = matches.map((m) => ({
-          id: newId('webhookDelivery'), workspace_id: m.workspace_id, endpoint_id: m.endpoint_id, event_id: m.event_id, event_type: m.type,
-          event_created_at: m.created_at, status: m.is_active ? 'pending' : 'failed',
-          failure_reason: m.is_active ? null : inactiveReason(m.disabled_reason), failed_at: m.is_active ? null : new Date(),
+          id: newId('webhookDelivery'),
+          workspace_id: m.workspace_id,
+          endpoint_id: m.endpoint_id,
+          event_id: m.event_id,
+          event_type: m.type,
+          event_created_at: m.created_at,
+          status: m.is_active ? 'pending' : 'failed',
+          failure_reason: m.is_active ? null : inactiveReason(m.disabled_reason),
+          failed_at: m.is_active ? null : new Date(),
         }));
         for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-          await db('webhook_deliveries').insert(rows.slice(i, i + INSERT_CHUNK)).onConflict(['event_id', 'endpoint_id']).ignore();
+          await db('webhook_deliveries')
+            .insert(rows.slice(i, i + INSERT_CHUNK))
+            .onConflict(['event_id', 'endpoint_id'])
+            .ignore();
         }
-        const live = (await db('webhook_deliveries').whereIn('event_id', [...new Set(matches.map((m) => m.event_id))]).whereIn('status', ['pending', 'retrying'])
-          .select('id', 'event_id', 'endpoint_id', 'workspace_id')) as Array<{ id: string; event_id: string; endpoint_id: string; workspace_id: string }>;
+        const live = (await db('webhook_deliveries')
+          .whereIn('event_id', [...new Set(matches.map((m) => m.event_id))])
+          .whereIn('status', ['pending', 'retrying'])
+          .select('id', 'event_id', 'endpoint_id', 'workspace_id')) as Array<{
+          id: string;
+          event_id: string;
+          endpoint_id: string;
+          workspace_id: string;
+        }>;
         const projectOf = new Map(events.map((e) => [e.id, e.project_id]));
         const typeOf = new Map(events.map((e) => [e.id, e.type]));
         await pLimit(opts.startConcurrency).map(live, async (d) => {
@@ -158,7 +217,14 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
             await client.workflow.start(deliverWebhookWorkflow, {
               taskQueue,
               workflowId: workflowIds.webhookDelivery(d.event_id, d.endpoint_id),
-              args: [{ deliveryId: d.id, eventId: d.event_id, endpointId: d.endpoint_id, retry: { baseMs: opts.retryBaseMs, maxAttempts: opts.maxAttempts } } satisfies DeliverWebhookInput],
+              args: [
+                {
+                  deliveryId: d.id,
+                  eventId: d.event_id,
+                  endpointId: d.endpoint_id,
+                  retry: { baseMs: opts.retryBaseMs, maxAttempts: opts.maxAttempts },
+                } satisfies DeliverWebhookInput,
+              ],
               // A pair is delivered once, also after its first workflow has closed.
               workflowIdReusePolicy: 'REJECT_DUPLICATE',
               typedSearchAttributes: [
@@ -182,7 +248,9 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
 
   /** Permanently failed without an attempt: the endpoint went away or was disabled (spec 3.5). */
   async function closeDelivery(deliveryId: string, reason: string): Promise<AttemptResult> {
-    await db('webhook_deliveries').where({ id: deliveryId }).whereIn('status', ['pending', 'retrying'])
+    await db('webhook_deliveries')
+      .where({ id: deliveryId })
+      .whereIn('status', ['pending', 'retrying'])
       .update({ status: 'failed', failure_reason: reason, failed_at: db.fn.now(), next_attempt_at: null, updated_at: db.fn.now() });
     return { outcome: 'failed', reason };
   }
@@ -193,7 +261,13 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
    * round trip. Only a non-terminal delivery row moves, so a repeated activity run can neither
    * count a failure twice nor undo a terminal state.
    */
-  async function recordAttempt(d: DeliveryContext, attempt: number, startedAt: Date, r: SendResult, retryInMs: number | null): Promise<AttemptResult> {
+  async function recordAttempt(
+    d: DeliveryContext,
+    attempt: number,
+    startedAt: Date,
+    r: SendResult,
+    retryInMs: number | null,
+  ): Promise<AttemptResult> {
     const recordIt = `
       with attempt_row as (
         insert into webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, outcome, error, remote_address)
@@ -201,27 +275,42 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
         on conflict (delivery_id, attempt) do update set started_at = excluded.started_at, duration_ms = excluded.duration_ms,
           status_code = excluded.status_code, outcome = excluded.outcome, error = excluded.error, remote_address = excluded.remote_address
       )`;
-    const params = { id: d.id, attempt, startedAt, durationMs: r.durationMs, statusCode: r.statusCode, outcome: r.outcome, error: r.error, remoteAddress: r.remoteAddress };
+    const params = {
+      id: d.id,
+      attempt,
+      startedAt,
+      durationMs: r.durationMs,
+      statusCode: r.statusCode,
+      outcome: r.outcome,
+      error: r.error,
+      remoteAddress: r.remoteAddress,
+    };
     const open = `where id = :id and status in ('pending', 'retrying')`;
     if (r.outcome === 'delivered') {
       // spec 6 rule 3: a success ends the streak. Rows with nothing to change are skipped so
       // that busy endpoints do not serialise every delivery on their row lock.
-      await db.raw(`${recordIt},
+      await db.raw(
+        `${recordIt},
         moved as (
           update webhook_deliveries set status = 'delivered', attempt_count = :attempt, delivered_at = now(), next_attempt_at = null, updated_at = now()
           ${open} returning endpoint_id
         )
         update webhook_endpoints set consecutive_failures = 0, last_success_at = now()
         where id in (select endpoint_id from moved)
-          and (consecutive_failures > 0 or last_success_at is null or last_success_at < now() - interval '1 minute')`, params);
+          and (consecutive_failures > 0 or last_success_at is null or last_success_at < now() - interval '1 minute')`,
+        params,
+      );
       return { outcome: 'delivered' };
     }
     const error = r.error ?? 'unknown';
     if (retryInMs !== null) {
-      await db.raw(`${recordIt}
+      await db.raw(
+        `${recordIt}
         update webhook_deliveries set status = 'retrying', attempt_count = :attempt, last_error = :error,
           next_attempt_at = now() + make_interval(secs => :waitS), updated_at = now()
-        ${open}`, { ...params, error, waitS: retryInMs / 1000 });
+        ${open}`,
+        { ...params, error, waitS: retryInMs / 1000 },
+      );
       return { outcome: 'retry', error };
     }
     // spec 6 rule 3: the streak grows by one per permanently failed delivery, in the same
@@ -229,8 +318,12 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
     // the one reaching the threshold disables the endpoint. In SET every column reads its value
     // from before the update.
     const reason = `retries_exhausted: ${attempt} attempt${attempt === 1 ? '' : 's'} failed; last: ${error}`.slice(0, 1000);
-    const disabled = `repeated_failures: ${opts.disableAfterFailures} consecutive deliveries failed permanently; last: ${reason}`.slice(0, 1000);
-    await db.raw(`${recordIt},
+    const disabled = `repeated_failures: ${opts.disableAfterFailures} consecutive deliveries failed permanently; last: ${reason}`.slice(
+      0,
+      1000,
+    );
+    await db.raw(
+      `${recordIt},
       moved as (
         update webhook_deliveries set status = 'failed', attempt_count = :attempt, last_error = :error, failure_reason = :reason,
           failed_at = now(), next_attempt_at = null, updated_at = now()
@@ -243,7 +336,9 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
         disabled_at = case when is_active and consecutive_failures + 1 >= :threshold then now() else disabled_at end,
         updated_at = case when is_active and consecutive_failures + 1 >= :threshold then now() else updated_at end,
         is_active = case when is_active and consecutive_failures + 1 >= :threshold then false else is_active end
-      where id in (select endpoint_id from moved)`, { ...params, error, reason, disabled, threshold: opts.disableAfterFailures });
+      where id in (select endpoint_id from moved)`,
+      { ...params, error, reason, disabled, threshold: opts.disableAfterFailures },
+    );
     return { outcome: 'failed', reason };
   }
 
@@ -288,9 +383,25 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
         .join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
         .leftJoin('outbox_events as e', 'e.id', 'd.event_id')
         .where('d.id', input.deliveryId)
-        .first('d.id', 'd.status', 'd.failure_reason', 'd.endpoint_id', 'w.url', 'w.is_active', 'w.disabled_reason', 'w.deleted_at',
-          'w.secret_enc', 'w.previous_secret_enc', 'w.previous_secret_expires_at',
-          'e.id as e_id', 'e.workspace_id as e_workspace_id', 'e.project_id as e_project_id', 'e.type as e_type', 'e.data as e_data', 'e.created_at as e_created_at')) as DeliveryContext | undefined;
+        .first(
+          'd.id',
+          'd.status',
+          'd.failure_reason',
+          'd.endpoint_id',
+          'w.url',
+          'w.is_active',
+          'w.disabled_reason',
+          'w.deleted_at',
+          'w.secret_enc',
+          'w.previous_secret_enc',
+          'w.previous_secret_expires_at',
+          'e.id as e_id',
+          'e.workspace_id as e_workspace_id',
+          'e.project_id as e_project_id',
+          'e.type as e_type',
+          'e.data as e_data',
+          'e.created_at as e_created_at',
+        )) as DeliveryContext | undefined;
       if (!d) return { outcome: 'failed', reason: 'delivery_missing: no delivery record' };
       if (d.status === 'delivered') return { outcome: 'delivered' };
       if (d.status === 'failed') return { outcome: 'failed', reason: d.failure_reason ?? 'failed' };
@@ -298,9 +409,19 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
       if (!d.is_active) return closeDelivery(d.id, inactiveReason(d.disabled_reason));
       if (!d.e_id) return closeDelivery(d.id, 'event_missing: the event is no longer stored');
 
-      const body = JSON.stringify(webhookPayload({ id: d.e_id, workspace_id: d.e_workspace_id, project_id: d.e_project_id, type: d.e_type, data: d.e_data, created_at: d.e_created_at }));
+      const body = JSON.stringify(
+        webhookPayload({
+          id: d.e_id,
+          workspace_id: d.e_workspace_id,
+          project_id: d.e_project_id,
+          type: d.e_type,
+          data: d.e_data,
+          created_at: d.e_created_at,
+        }),
+      );
       const secrets = [decrypt(d.secret_enc)];
-      if (d.previous_secret_enc && d.previous_secret_expires_at && d.previous_secret_expires_at.getTime() > Date.now()) secrets.push(decrypt(d.previous_secret_enc));
+      if (d.previous_secret_enc && d.previous_secret_expires_at && d.previous_secret_expires_at.getTime() > Date.now())
+        secrets.push(decrypt(d.previous_secret_enc));
       const headers = {
         'Content-Type': 'application/json',
         'User-Agent': USER_AGENT,
@@ -309,7 +430,11 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
         'Webhook-Attempt': String(input.attempt),
       };
       const startedAt = new Date();
-      const result = await sendWebhook(d.url, body, headers, { timeoutMs: opts.timeoutMs, allowLoopback: opts.allowLoopback, resolve: opts.resolve });
+      const result = await sendWebhook(d.url, body, headers, {
+        timeoutMs: opts.timeoutMs,
+        allowLoopback: opts.allowLoopback,
+        resolve: opts.resolve,
+      });
       return recordAttempt(d, input.attempt, startedAt, result, input.retryInMs);
     },
   };

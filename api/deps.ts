@@ -13,8 +13,21 @@ export interface ApiDeps {
 
 /** A client that explains, on use, that no network is configured (the API still starts). */
 function unconfiguredNetwork(): NetworkClient {
-  const fail = async (): Promise<never> => { createNetworkClient(); throw new Error('NETWORK_API_URL is not set'); };
-  return { createPost: fail, findPostByReference: fail, refreshAccessToken: fail, getIdentity: fail, listOrganizationAdmins: fail, getPostMetrics: fail, searchViralPosts: fail, initializeImageUpload: fail, uploadImage: fail };
+  const fail = async (): Promise<never> => {
+    createNetworkClient();
+    throw new Error('NETWORK_API_URL is not set');
+  };
+  return {
+    createPost: fail,
+    findPostByReference: fail,
+    refreshAccessToken: fail,
+    getIdentity: fail,
+    listOrganizationAdmins: fail,
+    getPostMetrics: fail,
+    searchViralPosts: fail,
+    initializeImageUpload: fail,
+    uploadImage: fail,
+  };
 }
 
 declare module 'koa' {

@@ -13,10 +13,14 @@ const KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const LOCK_MS = 60_000;
 const WAIT_MS = 15_000;
 
-export interface StoredResponse { status: number; body: unknown }
+export interface StoredResponse {
+  status: number;
+  body: unknown;
+}
 
 export function validateIdempotencyKey(key: string): void {
-  if (!KEY_PATTERN.test(key)) throw errors.invalidRequest('Idempotency-Key must be 1 to 64 characters of A-Z, a-z, 0-9, "_" or "-".', { header: 'Idempotency-Key' });
+  if (!KEY_PATTERN.test(key))
+    throw errors.invalidRequest('Idempotency-Key must be 1 to 64 characters of A-Z, a-z, 0-9, "_" or "-".', { header: 'Idempotency-Key' });
 }
 
 export function requestHash(operation: string, input: unknown): string {
@@ -27,7 +31,11 @@ function stableJson(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
   const o = v as Record<string, unknown>;
-  return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`).join(',')}}`;
+  return `{${Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`)
+    .join(',')}}`;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -38,7 +46,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * retry can run again.
  */
 export async function withIdempotency(
-  workspaceId: string, key: string, operation: string, hash: string,
+  workspaceId: string,
+  key: string,
+  operation: string,
+  hash: string,
   execute: () => Promise<StoredResponse>,
   opts: { encryptBody?: boolean } = {},
 ): Promise<{ response: StoredResponse; replayed: boolean }> {
@@ -61,21 +72,31 @@ export async function withIdempotency(
         response = await execute();
       } catch (err) {
         if (err instanceof ApiError && err.status < 500 && err.status !== 429) {
-          response = { status: err.status, body: { __error: { status: err.status, code: err.code, message: err.message, details: err.details, headers: err.headers } } };
+          response = {
+            status: err.status,
+            body: { __error: { status: err.status, code: err.code, message: err.message, details: err.details, headers: err.headers } },
+          };
         } else {
           await db()('idempotency_keys').where({ workspace_id: workspaceId, key, state: 'in_progress' }).delete();
           throw err;
         }
       }
-      await db()('idempotency_keys').where({ workspace_id: workspaceId, key })
-        .update({ state: 'done', response_status: response.status, response_body: JSON.stringify(opts.encryptBody ? { __enc: encrypt(JSON.stringify(response.body)) } : response.body), locked_until: null });
+      await db()('idempotency_keys')
+        .where({ workspace_id: workspaceId, key })
+        .update({
+          state: 'done',
+          response_status: response.status,
+          response_body: JSON.stringify(opts.encryptBody ? { __enc: encrypt(JSON.stringify(response.body)) } : response.body),
+          locked_until: null,
+        });
       return { response, replayed: false };
     }
     const existing = await db()('idempotency_keys').where({ workspace_id: workspaceId, key }).first();
     if (!existing) continue;
     if (existing.operation !== operation || existing.request_hash !== hash) throw errors.idempotencyKeyConflict();
     if (existing.state === 'done') return { response: { status: existing.response_status, body: existing.response_body }, replayed: true };
-    if (Date.now() > deadline) throw errors.conflict('A request with this Idempotency-Key is still being processed; retry shortly.', { retryable: true });
+    if (Date.now() > deadline)
+      throw errors.conflict('A request with this Idempotency-Key is still being processed; retry shortly.', { retryable: true });
     await sleep(50);
   }
 }
@@ -83,11 +104,24 @@ export async function withIdempotency(
 /** Stored error answers are replayed as the same error; encrypted bodies are opened. */
 export function unwrapStored(res: StoredResponse): { status: number; body: unknown; error?: ApiError } {
   const sealed = res.body as { __enc?: string } | null;
-  if (sealed && typeof sealed === 'object' && typeof sealed.__enc === 'string') res = { status: res.status, body: JSON.parse(decrypt(sealed.__enc)) };
-  const b = res.body as { __error?: { status: number; code: ApiError['code']; message: string; details?: Record<string, unknown>; headers?: Record<string, string> } };
+  if (sealed && typeof sealed === 'object' && typeof sealed.__enc === 'string')
+    res = { status: res.status, body: JSON.parse(decrypt(sealed.__enc)) };
+  const b = res.body as {
+    __error?: {
+      status: number;
+      code: ApiError['code'];
+      message: string;
+      details?: Record<string, unknown>;
+      headers?: Record<string, string>;
+    };
+  };
   if (b && typeof b === 'object' && b.__error) {
     const e = b.__error;
-    return { status: res.status, body: null, error: new ApiError(e.status, e.code, e.message, e.details ?? undefined, e.headers ?? undefined) };
+    return {
+      status: res.status,
+      body: null,
+      error: new ApiError(e.status, e.code, e.message, e.details ?? undefined, e.headers ?? undefined),
+    };
   }
   return res;
 }

@@ -18,7 +18,9 @@ async function main() {
   const deps = createApiDeps();
   const server = createApp(deps).listen(config.port, () => log.info('api listening', { url: config.publicUrl, port: config.port }));
   server.keepAliveTimeout = 65_000;
-  const mcpServer = createMcpApp(deps).listen(config.mcpPort, () => log.info('mcp listening', { url: config.mcpPublicUrl, port: config.mcpPort }));
+  const mcpServer = createMcpApp(deps).listen(config.mcpPort, () =>
+    log.info('mcp listening', { url: config.mcpPublicUrl, port: config.mcpPort }),
+  );
   mcpServer.keepAliveTimeout = 65_000;
   // A taken MCP_PORT must not take the REST API down with it (`npm start` checks the port
   // before starting; a second API process started without its own MCP_PORT does not).
@@ -33,7 +35,10 @@ async function main() {
     await closeMcp();
     await Promise.all([
       new Promise<void>((resolve) => server.close(() => resolve())),
-      new Promise<void>((resolve) => { mcpServer.closeAllConnections(); mcpServer.close(() => resolve()); }),
+      new Promise<void>((resolve) => {
+        mcpServer.closeAllConnections();
+        mcpServer.close(() => resolve());
+      }),
     ]);
     closeAuthSubscriber();
     await Promise.allSettled([closeDb(), closeRedis()]);

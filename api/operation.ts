@@ -17,7 +17,7 @@ export interface OperationContext {
 
 /** The deps of a context; a door that forgot to pass them is a bug, not a client error. */
 export function depsOf(ctx: OperationContext): ApiDeps {
-  if (!ctx.deps) throw new Error('OperationContext.deps is missing: the door calling this operation must pass the app\'s ApiDeps');
+  if (!ctx.deps) throw new Error("OperationContext.deps is missing: the door calling this operation must pass the app's ApiDeps");
   return ctx.deps;
 }
 

@@ -13,7 +13,11 @@ export const paginationInput = {
   cursor: z.string().max(500).optional(),
 };
 
-export function parseLimit(raw: unknown, fallback: number = config.limits.postListDefault, max: number = config.limits.postListMax): number {
+export function parseLimit(
+  raw: unknown,
+  fallback: number = config.limits.postListDefault,
+  max: number = config.limits.postListMax,
+): number {
   if (raw === undefined || raw === '') return fallback;
   const s = typeof raw === 'number' ? String(raw) : typeof raw === 'string' ? raw.trim() : '';
   if (!/^-?\d+$/.test(s)) throw errors.badPagination();
@@ -35,7 +39,10 @@ export async function decodeCursor(cursor: string | undefined, filters: Record<s
   return pos;
 }
 
-export interface Page<T> { data: T[]; pagination: { next_cursor: string | null; has_more: boolean; total?: number } }
+export interface Page<T> {
+  data: T[];
+  pagination: { next_cursor: string | null; has_more: boolean; total?: number };
+}
 
 /**
  * Runs a keyset page over `source` (already filtered and scoped; a knex or an objection builder). `table` qualifies the
@@ -50,7 +57,12 @@ export async function keysetPage<Row extends { id: string; created_at: Date }, T
   const col = (c: string) => (opts.table ? `${opts.table}.${c}` : c);
   const pos = await decodeCursor(opts.cursor, opts.filters);
   if (pos) query.whereRaw(`(${col('created_at')}, ${col('id')}) < (?::timestamptz, ?)`, [pos.createdAt, pos.id]);
-  const rows = (await query.orderBy([{ column: col('created_at'), order: 'desc' }, { column: col('id'), order: 'desc' }]).limit(opts.limit + 1)) as Row[];
+  const rows = (await query
+    .orderBy([
+      { column: col('created_at'), order: 'desc' },
+      { column: col('id'), order: 'desc' },
+    ])
+    .limit(opts.limit + 1)) as Row[];
   const hasMore = rows.length > opts.limit;
   const page = hasMore ? rows.slice(0, opts.limit) : rows;
   const last = page[page.length - 1];

@@ -39,13 +39,24 @@ export interface RateLimitResult {
 export type Bucket = 'read' | 'write' | 'unauthenticated';
 
 export function bucketLimit(bucket: Bucket): number {
-  return bucket === 'read' ? config.rateLimit.readPerWindow : bucket === 'write' ? config.rateLimit.writePerWindow : config.rateLimit.unauthenticatedPerWindow;
+  return bucket === 'read'
+    ? config.rateLimit.readPerWindow
+    : bucket === 'write'
+      ? config.rateLimit.writePerWindow
+      : config.rateLimit.unauthenticatedPerWindow;
 }
 
 export async function consume(bucket: Bucket, subject: string): Promise<RateLimitResult> {
   const limit = bucketLimit(bucket);
   const member = randomBytes(8).toString('hex');
-  const [allowed, remaining, reset, now] = (await redis().eval(SCRIPT, 1, `rl:${bucket}:${subject}`, config.rateLimit.windowMs, limit, member)) as number[];
+  const [allowed, remaining, reset, now] = (await redis().eval(
+    SCRIPT,
+    1,
+    `rl:${bucket}:${subject}`,
+    config.rateLimit.windowMs,
+    limit,
+    member,
+  )) as number[];
   return {
     allowed: allowed === 1,
     limit,

@@ -7,7 +7,12 @@ import { ApiError, errors, type ErrorCode } from '../lib/errors';
 /** A string limit whose breach is 413 payload_too_large rather than 422 (spec 8). */
 export function boundedText(max: number, field: string) {
   return z.string().superRefine((s, ctx) => {
-    if (s.length > max) ctx.addIssue({ code: 'custom', message: `\`${field}\` is longer than ${max} characters (${s.length}).`, params: { apiCode: 'payload_too_large', limit: max, actual: s.length } });
+    if (s.length > max)
+      ctx.addIssue({
+        code: 'custom',
+        message: `\`${field}\` is longer than ${max} characters (${s.length}).`,
+        params: { apiCode: 'payload_too_large', limit: max, actual: s.length },
+      });
   });
 }
 
@@ -35,8 +40,11 @@ function isMissingNamedField(issue: z.core.$ZodIssue, raw: unknown): boolean {
 }
 
 export function validationError(issues: z.core.$ZodIssue[], source: 'query' | 'body', raw?: unknown): ApiError {
-  const codes = issues.map((i) => ((i as { params?: { apiCode?: ErrorCode } }).params?.apiCode)
-    ?? (source === 'query' || (raw !== undefined && isMissingNamedField(i, raw)) ? 'invalid_request' : 'unprocessable'));
+  const codes = issues.map(
+    (i) =>
+      (i as { params?: { apiCode?: ErrorCode } }).params?.apiCode ??
+      (source === 'query' || (raw !== undefined && isMissingNamedField(i, raw)) ? 'invalid_request' : 'unprocessable'),
+  );
   const code = PRIORITY.find((c) => codes.includes(c)) ?? codes[0] ?? 'unprocessable';
   const relevant = issues.filter((_, idx) => codes[idx] === code);
   const first = relevant[0];
@@ -44,11 +52,16 @@ export function validationError(issues: z.core.$ZodIssue[], source: 'query' | 'b
   const message = first ? `${where}${first.message}` : 'The request is not valid.';
   const details = { issues: relevant.map((i) => ({ path: i.path.join('.'), message: i.message })) };
   switch (code) {
-    case 'payload_too_large': return errors.payloadTooLarge(message, details);
-    case 'bad_pagination': return errors.badPagination(message);
-    case 'bad_cursor': return errors.badCursor(message);
-    case 'invalid_request': return errors.invalidRequest(message, details);
-    default: return errors.unprocessable(message, details);
+    case 'payload_too_large':
+      return errors.payloadTooLarge(message, details);
+    case 'bad_pagination':
+      return errors.badPagination(message);
+    case 'bad_cursor':
+      return errors.badCursor(message);
+    case 'invalid_request':
+      return errors.invalidRequest(message, details);
+    default:
+      return errors.unprocessable(message, details);
   }
 }
 
@@ -101,16 +114,25 @@ function isRealDate(year: number, month: number, day: number): boolean {
 const DATE_TIME_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))?$/i;
 
 /** ISO 8601 date-time, with or without offset; bare dates are refused (spec 4.4 PATCH). */
-export const isoDateTime = z.string()
+export const isoDateTime = z
+  .string()
   .regex(DATE_TIME_RE, 'must be an ISO 8601 date-time such as 2026-12-01T09:00:00Z (a bare date is not accepted)')
   .refine((s) => {
     const m = DATE_TIME_RE.exec(s);
     if (!m) return true; // the regex issue above already reports it
     const [, y, mo, d, h, mi, sec, oh, om] = m;
-    return isRealDate(Number(y), Number(mo), Number(d)) && Number(h) <= 23 && Number(mi) <= 59 && Number(sec ?? 0) <= 59
-      && Number(oh ?? 0) <= 23 && Number(om ?? 0) <= 59;
+    return (
+      isRealDate(Number(y), Number(mo), Number(d)) &&
+      Number(h) <= 23 &&
+      Number(mi) <= 59 &&
+      Number(sec ?? 0) <= 59 &&
+      Number(oh ?? 0) <= 23 &&
+      Number(om ?? 0) <= 59
+    );
   }, 'is not a real date-time');
-export const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date in YYYY-MM-DD form')
+export const isoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date in YYYY-MM-DD form')
   .refine((s) => isRealDate(Number(s.slice(0, 4)), Number(s.slice(5, 7)), Number(s.slice(8, 10))), 'is not a real date');
 
 export const CONTENT_TYPES = ['PERSONAL', 'BUSINESS_INTERNAL', 'BUSINESS_EXTERNAL', 'EDUCATIONAL', 'UNKNOWN'] as const;

@@ -82,7 +82,10 @@ async function main() {
   const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris' }).format(new Date());
   const from = new Date(Date.now() - (DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
   const server = await startServer('app', 'bench/lib/serve-app.ts', { ...process.env });
-  const target = { url: `${server.baseUrl}/v1/analytics/overview?projectId=${project.id}&from=${from}&to=${today}`, headers: { authorization: `Bearer ${key}` } };
+  const target = {
+    url: `${server.baseUrl}/v1/analytics/overview?projectId=${project.id}&from=${from}&to=${today}`,
+    headers: { authorization: `Bearer ${key}` },
+  };
   const probe = await fetch(target.url, { headers: target.headers });
   const body = (await probe.json()) as { data: { totals: { posts: number; impressions: number } } };
   if (probe.status !== 200) throw new Error(`overview answered ${probe.status}: ${JSON.stringify(body)}`);
@@ -96,23 +99,31 @@ async function main() {
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: CONNECTIONS });
   const bare = async () => {
     await Promise.all([
-      pool.query(`select count(*), sum(s.impressions), sum(s.reactions), sum(s.comments), sum(s.reshares)
+      pool.query(
+        `select count(*), sum(s.impressions), sum(s.reactions), sum(s.comments), sum(s.reshares)
                     from posts p left join post_metric_state s on s.post_id = p.id
-                   where p.workspace_id = $1 and p.project_id = $2 and p.status = 'published' and p.published_at >= $3 and p.published_at < $4`, [ws.id, project.id, start, end]),
-      pool.query(`select day, impressions, reactions, comments, reshares from post_metric_days where project_id = $1 and day >= $2::date and day <= $3::date`, [project.id, from, today]),
+                   where p.workspace_id = $1 and p.project_id = $2 and p.status = 'published' and p.published_at >= $3 and p.published_at < $4`,
+        [ws.id, project.id, start, end],
+      ),
+      pool.query(
+        `select day, impressions, reactions, comments, reshares from post_metric_days where project_id = $1 and day >= $2::date and day <= $3::date`,
+        [project.id, from, today],
+      ),
     ]);
   };
   const runBare = async (ms: number) => {
     const lat: number[] = [];
     const deadline = performance.now() + ms;
     const startedAt = performance.now();
-    await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-      while (performance.now() < deadline) {
-        const a = performance.now();
-        await bare();
-        lat.push(performance.now() - a);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (performance.now() < deadline) {
+          const a = performance.now();
+          await bare();
+          lat.push(performance.now() - a);
+        }
+      }),
+    );
     return { rps: lat.length / ((performance.now() - startedAt) / 1000), latency: summarize(lat) };
   };
   await runBare(Number(opt.warmup) * 1000);
@@ -120,8 +131,12 @@ async function main() {
   await pool.end();
 
   console.log(`\noverview, ${CONNECTIONS} connections, ${opt.duration} s:`);
-  console.log(`  API  GET /v1/analytics/overview  ${api.rps.toFixed(1)} req/s  p50 ${api.latencyMs.p50.toFixed(1)} ms  p99 ${api.latencyMs.p99.toFixed(1)} ms  errors ${api.errors}`);
-  console.log(`  bare SQL aggregate (same queries) ${sql.rps.toFixed(1)} q/s    p50 ${sql.latency.p50.toFixed(1)} ms  p99 ${sql.latency.p99.toFixed(1)} ms`);
+  console.log(
+    `  API  GET /v1/analytics/overview  ${api.rps.toFixed(1)} req/s  p50 ${api.latencyMs.p50.toFixed(1)} ms  p99 ${api.latencyMs.p99.toFixed(1)} ms  errors ${api.errors}`,
+  );
+  console.log(
+    `  bare SQL aggregate (same queries) ${sql.rps.toFixed(1)} q/s    p50 ${sql.latency.p50.toFixed(1)} ms  p99 ${sql.latency.p99.toFixed(1)} ms`,
+  );
   console.log(`  API / bare: ${((api.rps / sql.rps) * 100).toFixed(1)}%`);
 
   // ---- 2. metrics sync of SYNC_POSTS posts through the simulator ----
@@ -133,7 +148,15 @@ async function main() {
   const { syncDueMetrics } = await import('../lib/analytics/sync');
   const token = await sim.control.issueToken({ personId: 'benchperson', name: 'Bench Person', expiresInSeconds: 30 * 86_400 });
   const syncProject = await createProject({ workspaceId: ws.id, type: 'PERSONAL_BRAND', name: 'Sync person', connection: 'none' });
-  await storeConnectionTokens({ workspaceId: ws.id, projectId: syncProject.id, accessToken: token.accessToken, refreshToken: token.refreshToken, expiresAt: new Date(token.expiresAt), personId: 'benchperson', name: 'Bench Person' });
+  await storeConnectionTokens({
+    workspaceId: ws.id,
+    projectId: syncProject.id,
+    accessToken: token.accessToken,
+    refreshToken: token.refreshToken,
+    expiresAt: new Date(token.expiresAt),
+    personId: 'benchperson',
+    name: 'Bench Person',
+  });
   await sim.control.setMetricsGrowth({ enabled: true, timeScale: 60 });
   const seeded = await sim.control.seedPosts({ author: 'urn:li:person:benchperson', count: SYNC_POSTS, text: 'bench' });
   const firstUrn = BigInt(seeded.firstPostUrn.split(':').pop()!);
@@ -143,19 +166,30 @@ async function main() {
        from generate_series(0, ? - 1) i`,
     [ws.id, syncProject.id, firstUrn.toString(), SYNC_POSTS],
   );
-  const network = new HttpNetworkClient({ baseUrl: sim.url, apiVersion: config.network.apiVersion, clientId: config.network.clientId, clientSecret: config.network.clientSecret, timeoutMs: 15_000 });
+  const network = new HttpNetworkClient({
+    baseUrl: sim.url,
+    apiVersion: config.network.apiVersion,
+    clientId: config.network.clientId,
+    clientSecret: config.network.clientSecret,
+    timeoutMs: 15_000,
+  });
   const syncStart = performance.now();
   let synced = 0;
   let passes = 0;
   for (;;) {
-    const r = await syncDueMetrics({ db: db(), network }, { batch: config.analytics.syncBatch, concurrency: config.analytics.syncConcurrency });
+    const r = await syncDueMetrics(
+      { db: db(), network },
+      { batch: config.analytics.syncBatch, concurrency: config.analytics.syncConcurrency },
+    );
     passes++;
     synced += r.synced;
     if (r.claimed === 0) break;
     if (r.failed || r.blocked) throw new Error(`sync pass failed: ${JSON.stringify(r)}`);
   }
   const syncS = (performance.now() - syncStart) / 1000;
-  console.log(`\nmetrics sync: ${synced} posts in ${syncS.toFixed(1)} s = ${(synced / syncS).toFixed(0)} posts/s (${passes} passes of ${config.analytics.syncBatch}, ${config.analytics.syncConcurrency} calls in flight)`);
+  console.log(
+    `\nmetrics sync: ${synced} posts in ${syncS.toFixed(1)} s = ${(synced / syncS).toFixed(0)} posts/s (${passes} passes of ${config.analytics.syncBatch}, ${config.analytics.syncConcurrency} calls in flight)`,
+  );
   await sim.close();
   await Promise.allSettled([closeDb(), closeRedis()]);
 }

@@ -88,24 +88,38 @@ Object.assign(process.env, {
 // The built-in writer: the figures measure the service, not a model's latency.
 delete process.env.LLM_BASE_URL;
 
-
-
-interface WorkerChild { child: ChildProcess; tail: string[]; stop(): Promise<void> }
+interface WorkerChild {
+  child: ChildProcess;
+  tail: string[];
+  stop(): Promise<void>;
+}
 
 function startWorkerChild(): WorkerChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'workers', 'main.ts')], { cwd: REPO_ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'workers', 'main.ts')], {
+    cwd: REPO_ROOT,
+    env: process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const tail: string[] = [];
-  const keep = (d: Buffer) => { tail.push(d.toString()); if (tail.length > 40) tail.shift(); };
+  const keep = (d: Buffer) => {
+    tail.push(d.toString());
+    if (tail.length > 40) tail.shift();
+  };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   return {
-    child, tail,
-    stop: () => new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      child.once('exit', () => { clearTimeout(t); resolve(); });
-      child.kill('SIGTERM');
-    }),
+    child,
+    tail,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        child.once('exit', () => {
+          clearTimeout(t);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
   };
 }
 
@@ -120,7 +134,11 @@ async function waitWorkerReady(w: WorkerChild, timeoutMs = 180_000): Promise<voi
       if (w.child.exitCode !== null) throw new Error(`worker exited before it was ready:\n${w.tail.join('')}`);
       let seen = 0;
       for (const taskQueueType of [1, 2]) {
-        const r = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: TASK_QUEUE, kind: 1 }, taskQueueType });
+        const r = await connection.workflowService.describeTaskQueue({
+          namespace: 'default',
+          taskQueue: { name: TASK_QUEUE, kind: 1 },
+          taskQueueType,
+        });
         if ((r.pollers ?? []).some((p) => p.identity === identity)) seen++;
       }
       if (seen === 2) return;
@@ -132,27 +150,46 @@ async function waitWorkerReady(w: WorkerChild, timeoutMs = 180_000): Promise<voi
   }
 }
 
-interface Reply { status: number; body: any; sentAt: number; answeredAt: number }
+interface Reply {
+  status: number;
+  body: any;
+  sentAt: number;
+  answeredAt: number;
+}
 
 function request(agent: http.Agent, baseUrl: string, key: string, method: string, urlPath: string, body?: unknown): Promise<Reply> {
   const url = new URL(urlPath, baseUrl);
   const payload = body === undefined ? undefined : JSON.stringify(body);
   const sentAt = performance.now();
   return new Promise((resolve, reject) => {
-    const req = http.request({
-      agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method,
-      headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        let parsed: unknown = text;
-        try { parsed = JSON.parse(text); } catch { /* keep text */ }
-        resolve({ status: res.statusCode ?? 0, body: parsed, sentAt, answeredAt: performance.now() });
-      });
-      res.on('error', reject);
-    });
+    const req = http.request(
+      {
+        agent,
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            /* keep text */
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed, sentAt, answeredAt: performance.now() });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -184,12 +221,17 @@ interface RoundResult {
 async function round(agent: http.Agent, baseUrl: string, key: string, projectId: string, n: number, groups: Groups): Promise<RoundResult> {
   const cpuBefore = snapshot();
   const t0 = performance.now();
-  const replies = await Promise.all(Array.from({ length: n }, (_, i) =>
-    request(agent, baseUrl, key, 'POST', '/v1/posts/generations', { projectId, source: { type: 'text', text: `${SOURCE} (#${i})` } })));
+  const replies = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      request(agent, baseUrl, key, 'POST', '/v1/posts/generations', { projectId, source: { type: 'text', text: `${SOURCE} (#${i})` } }),
+    ),
+  );
   const burstMs = Math.max(...replies.map((r) => r.answeredAt)) - t0;
   const accepted = replies.filter((r) => r.status === 200);
   const refused: Record<string, number> = {};
-  for (const r of replies) if (r.status !== 200) refused[`${r.status} ${r.body?.error?.code ?? ''}`.trim()] = (refused[`${r.status} ${r.body?.error?.code ?? ''}`.trim()] ?? 0) + 1;
+  for (const r of replies)
+    if (r.status !== 200)
+      refused[`${r.status} ${r.body?.error?.code ?? ''}`.trim()] = (refused[`${r.status} ${r.body?.error?.code ?? ''}`.trim()] ?? 0) + 1;
   const ids = new Set(accepted.map((r) => r.body.data.id as string));
 
   // Poll the list endpoint (one call covers the round) until every accepted job is final.
@@ -199,13 +241,20 @@ async function round(agent: http.Agent, baseUrl: string, key: string, projectId:
     jobs = [];
     let cursor: string | null = null;
     do {
-      const page: Reply = await request(agent, baseUrl, key, 'GET', `/v1/jobs?projectId=${projectId}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const page: Reply = await request(
+        agent,
+        baseUrl,
+        key,
+        'GET',
+        `/v1/jobs?projectId=${projectId}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       if (page.status !== 200) throw new Error(`GET /v1/jobs answered ${page.status}: ${JSON.stringify(page.body)}`);
       jobs.push(...page.body.data.filter((j: any) => ids.has(j.id)));
       cursor = page.body.pagination.next_cursor;
     } while (cursor);
     if (jobs.length === ids.size && jobs.every((j) => ['DONE', 'FAILED', 'CANCELLED'].includes(j.status))) break;
-    if (Date.now() > deadline) throw new Error(`only ${jobs.filter((j) => j.status === 'DONE').length}/${ids.size} jobs done after ${TIMEOUT_MS / 1000} s`);
+    if (Date.now() > deadline)
+      throw new Error(`only ${jobs.filter((j) => j.status === 'DONE').length}/${ids.size} jobs done after ${TIMEOUT_MS / 1000} s`);
     await sleep(100);
   }
   const cpu = diff(cpuBefore, snapshot(), groups);
@@ -244,13 +293,20 @@ async function waitForQuiet(groups: Groups): Promise<number> {
 
 const f0 = (x: number) => Math.round(x).toLocaleString('en-US');
 function printRound(label: string, r: RoundResult) {
-  const refused = Object.entries(r.refused).map(([k, v]) => `${v}× ${k}`).join(', ') || 'none';
-  console.log(`  ${label}: ${r.accepted}/${r.requests} accepted in ${f0(r.burstMs)} ms → ${r.acceptedPerSecond.toFixed(0)} accepted/s` +
-    ` | answer p50 ${f0(r.acceptLatencyMs.p50)} ms, p99 ${f0(r.acceptLatencyMs.p99)} ms` +
-    ` | queue→done p50 ${f0(r.queueToDoneMs.p50)} ms, p99 ${f0(r.queueToDoneMs.p99)} ms, max ${f0(r.queueToDoneMs.max)} ms` +
-    ` | all done ${f0(r.lastDoneAfterMs)} ms after the first was queued | failed ${r.failed}, drafts ${r.drafts}, refused ${refused}`);
+  const refused =
+    Object.entries(r.refused)
+      .map(([k, v]) => `${v}× ${k}`)
+      .join(', ') || 'none';
+  console.log(
+    `  ${label}: ${r.accepted}/${r.requests} accepted in ${f0(r.burstMs)} ms → ${r.acceptedPerSecond.toFixed(0)} accepted/s` +
+      ` | answer p50 ${f0(r.acceptLatencyMs.p50)} ms, p99 ${f0(r.acceptLatencyMs.p99)} ms` +
+      ` | queue→done p50 ${f0(r.queueToDoneMs.p50)} ms, p99 ${f0(r.queueToDoneMs.p99)} ms, max ${f0(r.queueToDoneMs.max)} ms` +
+      ` | all done ${f0(r.lastDoneAfterMs)} ms after the first was queued | failed ${r.failed}, drafts ${r.drafts}, refused ${refused}`,
+  );
   if (r.cpu) {
-    const parts = Object.entries(r.cpu.cpuMs).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}`).join(', ');
+    const parts = Object.entries(r.cpu.cpuMs)
+      .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}`)
+      .join(', ');
     console.log(`    CPU seconds: ${parts} | machine busy ${(r.cpu.machineBusy * 100).toFixed(0)}% of ${CPUS} cores`);
   }
 }
@@ -269,9 +325,12 @@ async function main() {
   const { closeRedis } = await import('../lib/redis');
   const workspace = await createWorkspace({ name: 'Generation Bench Co', plan: 'BUSINESS' });
   // Caps high enough never to refuse, but set, so every request runs the conditional reservations.
-  await db()('workspaces').where({ id: workspace.id }).update({ daily_spend_cap_cents: 1_000_000_000, weekly_ai_budget_cents: 1_000_000_000 });
+  await db()('workspaces')
+    .where({ id: workspace.id })
+    .update({ daily_spend_cap_cents: 1_000_000_000, weekly_ai_budget_cents: 1_000_000_000 });
   const key = (await issueApiKey({ workspaceId: workspace.id, scopes: ['write'], name: 'generation bench' })).key;
-  const project = async (name: string) => (await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name, connection: 'none' })).id as string;
+  const project = async (name: string) =>
+    (await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name, connection: 'none' })).id as string;
 
   step('API (bench/lib/serve-app.ts) and worker (workers/main.ts) as child processes');
   const api = await startServer('api', 'bench/lib/serve-app.ts', process.env);
@@ -294,7 +353,8 @@ async function main() {
     for (let i = 1; i <= ROUNDS; i++) {
       if (QUIET_WAIT_MS > 0) {
         const share = await waitForQuiet(groups);
-        if (share >= 0.15) console.log(`  (other processes still use ${(share * 100).toFixed(0)}% of the machine; figures below are disturbed)`);
+        if (share >= 0.15)
+          console.log(`  (other processes still use ${(share * 100).toFixed(0)}% of the machine; figures below are disturbed)`);
       }
       step(`round ${i}: ${REQUESTS} requests at once`);
       const r = await round(agent, api.baseUrl, key, await project(`Round ${i}`), REQUESTS, groups);
@@ -319,16 +379,31 @@ async function main() {
     queueToDoneP50Ms: med((r) => r.queueToDoneMs.p50),
     queueToDoneP99Ms: med((r) => r.queueToDoneMs.p99),
   };
-  console.log(`\nmedian of ${results.length} rounds: ${summary.acceptedPerSecond.toFixed(0)} accepted/s, queue→done p50 ${f0(summary.queueToDoneP50Ms)} ms, p99 ${f0(summary.queueToDoneP99Ms)} ms`);
+  console.log(
+    `\nmedian of ${results.length} rounds: ${summary.acceptedPerSecond.toFixed(0)} accepted/s, queue→done p50 ${f0(summary.queueToDoneP50Ms)} ms, p99 ${f0(summary.queueToDoneP99Ms)} ms`,
+  );
   fs.mkdirSync(RESULTS_DIR, { recursive: true });
   const file = path.join(RESULTS_DIR, 'generation.json');
-  fs.writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), machine: machineInfo(), options: { requests: REQUESTS, rounds: ROUNDS, warmup: WARMUP }, summary, rounds: results }, null, 2));
+  fs.writeFileSync(
+    file,
+    JSON.stringify(
+      {
+        at: new Date().toISOString(),
+        machine: machineInfo(),
+        options: { requests: REQUESTS, rounds: ROUNDS, warmup: WARMUP },
+        summary,
+        rounds: results,
+      },
+      null,
+      2,
+    ),
+  );
   console.log(`results: ${path.relative(REPO_ROOT, file)}`);
   const bad = results.some((r) => r.failed > 0 || r.accepted !== r.requests || r.drafts !== r.accepted);
   process.exit(bad ? 1 : 0);
 }
 
 main().catch((err) => {
-  console.error(err instanceof Error ? err.stack ?? err.message : err);
+  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
   process.exit(1);
 });

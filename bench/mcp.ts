@@ -68,14 +68,16 @@ if (!['get_post', 'list_posts'].includes(TOOL)) throw new Error('--tool must be 
 
 // The app modules read these once, at import.
 Object.assign(process.env, {
-  NODE_ENV: 'production', DATABASE_URL, REDIS_URL, LOG_LEVEL: 'error',
+  NODE_ENV: 'production',
+  DATABASE_URL,
+  REDIS_URL,
+  LOG_LEVEL: 'error',
   // The limiter's script runs on every call as in production, but never refuses one.
-  RATE_LIMIT_READ: '10000000', RATE_LIMIT_WRITE: '10000000',
+  RATE_LIMIT_READ: '10000000',
+  RATE_LIMIT_WRITE: '10000000',
 });
 
 // ---------------------------------------------------------------------------------------------
-
-
 
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in ticks of 1/100 s. */
 const CLOCK_TICKS_PER_S = 100;
@@ -91,9 +93,12 @@ function cpuSeconds(pid: number): number | null {
   }
 }
 
-
 interface Round {
-  kind: 'rest' | 'streamable' | 'sse'; callsPerSecond: number; ok: number; errors: number; latencyMs: LatencySummary;
+  kind: 'rest' | 'streamable' | 'sse';
+  callsPerSecond: number;
+  ok: number;
+  errors: number;
+  latencyMs: LatencySummary;
   serverCpuUsPerCall: number | null;
   /** The load generator's own CPU per call (the SDK clients, or the plain HTTP client for REST). */
   clientCpuUsPerCall: number;
@@ -103,26 +108,35 @@ interface Round {
 /** Each worker loops `step` until the deadline; latencies of successful calls only. */
 async function closedLoop(workers: number, durationMs: number, step: (w: number) => Promise<boolean>, serverPid: number) {
   const latencies: number[] = [];
-  let ok = 0, errors = 0;
+  let ok = 0,
+    errors = 0;
   const cpu0 = cpuSeconds(serverPid);
   const own0 = process.cpuUsage();
   const started = performance.now();
   const deadline = started + durationMs;
-  await Promise.all(Array.from({ length: workers }, async (_, w) => {
-    while (performance.now() < deadline) {
-      const t0 = performance.now();
-      try {
-        if (await step(w)) { ok++; latencies.push(performance.now() - t0); } else errors++;
-      } catch {
-        errors++;
+  await Promise.all(
+    Array.from({ length: workers }, async (_, w) => {
+      while (performance.now() < deadline) {
+        const t0 = performance.now();
+        try {
+          if (await step(w)) {
+            ok++;
+            latencies.push(performance.now() - t0);
+          } else errors++;
+        } catch {
+          errors++;
+        }
       }
-    }
-  }));
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   const cpu1 = cpuSeconds(serverPid);
   const own = process.cpuUsage(own0);
   return {
-    callsPerSecond: ok / seconds, ok, errors, latencyMs: summarize(latencies),
+    callsPerSecond: ok / seconds,
+    ok,
+    errors,
+    latencyMs: summarize(latencies),
     serverCpuUsPerCall: cpu0 !== null && cpu1 !== null && ok ? ((cpu1 - cpu0) * 1e6) / ok : null,
     clientCpuUsPerCall: ok ? (own.user + own.system) / ok : 0,
   };
@@ -130,11 +144,14 @@ async function closedLoop(workers: number, durationMs: number, step: (w: number)
 
 function restGet(agent: http.Agent, url: URL, token: string): Promise<boolean> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ agent, host: url.hostname, port: url.port, path: url.pathname + url.search, headers: { authorization: `Bearer ${token}` } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode === 200));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      { agent, host: url.hostname, port: url.port, path: url.pathname + url.search, headers: { authorization: `Bearer ${token}` } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode === 200));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -151,13 +168,24 @@ async function main() {
   const { db } = await import('../lib/db');
   const { newId } = await import('../lib/ids');
   const workspace = await createWorkspace({ name: 'Bench MCP', plan: 'BUSINESS' });
-  const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench Person', username: 'bench-person', connection: 'connected' });
+  const project = await createProject({
+    workspaceId: workspace.id,
+    type: 'PERSONAL_BRAND',
+    name: 'Bench Person',
+    username: 'bench-person',
+    connection: 'connected',
+  });
   const { key } = await issueApiKey({ workspaceId: workspace.id, scopes: ['read'] });
   const now = Date.now();
   const posts = Array.from({ length: 200 }, (_, i) => ({
-    id: newId('post'), workspace_id: workspace.id, project_id: project.id, status: 'draft', title: `Post ${i}`,
+    id: newId('post'),
+    workspace_id: workspace.id,
+    project_id: project.id,
+    status: 'draft',
+    title: `Post ${i}`,
     content: `Line one of post ${i}.\n\nA paragraph of body text that reads like a real post, with a #hashtag and an emoji 🚀.`.repeat(3),
-    content_type: 'PERSONAL', created_at: new Date(now - i * 60_000),
+    content_type: 'PERSONAL',
+    created_at: new Date(now - i * 60_000),
   }));
   await db()('posts').insert(posts);
   const postId = posts[0]!.id;
@@ -170,11 +198,19 @@ async function main() {
   if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
   const profileArgs = opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
   const server: ChildProcess = spawn(process.execPath, [...profileArgs, '--import', 'tsx', 'api/main.ts'], {
-    cwd: ROOT, env: { ...process.env, PORT: String(port), MCP_PORT: String(mcpPort), PUBLIC_URL: apiUrl, MCP_PUBLIC_URL: mcpUrl }, stdio: ['ignore', 'ignore', 'inherit'],
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), MCP_PORT: String(mcpPort), PUBLIC_URL: apiUrl, MCP_PUBLIC_URL: mcpUrl },
+    stdio: ['ignore', 'ignore', 'inherit'],
   });
   try {
     for (const deadline = Date.now() + 60_000; ;) {
-      if (await fetch(`${mcpUrl}/.well-known/oauth-protected-resource`).then((r) => r.ok, () => false)) break;
+      if (
+        await fetch(`${mcpUrl}/.well-known/oauth-protected-resource`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        break;
       if (Date.now() > deadline || server.exitCode !== null) throw new Error('the API process did not start');
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -188,15 +224,19 @@ async function main() {
 
     async function openSessions(kind: 'streamable' | 'sse') {
       const connectMs: number[] = [];
-      const clients = await Promise.all(Array.from({ length: SESSIONS }, async () => {
-        const client = new Client({ name: 'bench', version: '1' });
-        const t0 = performance.now();
-        await client.connect(kind === 'streamable'
-          ? new StreamableHTTPClientTransport(new URL('/mcp', mcpUrl), { requestInit: { headers } })
-          : new SSEClientTransport(new URL('/sse', mcpUrl), { requestInit: { headers } }));
-        connectMs.push(performance.now() - t0);
-        return client;
-      }));
+      const clients = await Promise.all(
+        Array.from({ length: SESSIONS }, async () => {
+          const client = new Client({ name: 'bench', version: '1' });
+          const t0 = performance.now();
+          await client.connect(
+            kind === 'streamable'
+              ? new StreamableHTTPClientTransport(new URL('/mcp', mcpUrl), { requestInit: { headers } })
+              : new SSEClientTransport(new URL('/sse', mcpUrl), { requestInit: { headers } }),
+          );
+          connectMs.push(performance.now() - t0);
+          return client;
+        }),
+      );
       return { clients, connect: summarize(connectMs) };
     }
 
@@ -229,7 +269,9 @@ async function main() {
     for (const kind of [...kinds, ...[...kinds].reverse()]) {
       const result = await round(kind, DURATION_MS);
       rounds.push(result);
-      console.log(`  ${kind.padEnd(10)} ${result.callsPerSecond.toFixed(0).padStart(6)} calls/s  p50 ${result.latencyMs.p50.toFixed(1)} ms  p99 ${result.latencyMs.p99.toFixed(1)} ms  srv ${result.serverCpuUsPerCall?.toFixed(0) ?? '?'} µs/call  client ${result.clientCpuUsPerCall.toFixed(0)} µs/call  errors ${result.errors}`);
+      console.log(
+        `  ${kind.padEnd(10)} ${result.callsPerSecond.toFixed(0).padStart(6)} calls/s  p50 ${result.latencyMs.p50.toFixed(1)} ms  p99 ${result.latencyMs.p99.toFixed(1)} ms  srv ${result.serverCpuUsPerCall?.toFixed(0) ?? '?'} µs/call  client ${result.clientCpuUsPerCall.toFixed(0)} µs/call  errors ${result.errors}`,
+      );
     }
 
     const mean = (kind: Round['kind']) => {
@@ -251,12 +293,17 @@ async function main() {
     const rest = summary.find((s) => s.kind === 'rest')?.callsPerSecond ?? NaN;
     console.log('\n  transport    calls/s   p50 ms   p99 ms   max ms   srv CPU µs/call   client CPU µs/call   open p50 ms   vs REST');
     for (const s of summary) {
-      console.log(`  ${s.kind.padEnd(10)} ${s.callsPerSecond.toFixed(0).padStart(9)} ${s.p50Ms.toFixed(1).padStart(8)} ${s.p99Ms.toFixed(1).padStart(8)} ${s.maxMs.toFixed(1).padStart(8)} ${(s.serverCpuUsPerCall?.toFixed(0) ?? 'n/a').padStart(17)} ${s.clientCpuUsPerCall.toFixed(0).padStart(20)} ${(s.sessionOpenP50Ms?.toFixed(1) ?? '-').padStart(13)} ${((s.callsPerSecond / rest) * 100).toFixed(0).padStart(8)} %`);
+      console.log(
+        `  ${s.kind.padEnd(10)} ${s.callsPerSecond.toFixed(0).padStart(9)} ${s.p50Ms.toFixed(1).padStart(8)} ${s.p99Ms.toFixed(1).padStart(8)} ${s.maxMs.toFixed(1).padStart(8)} ${(s.serverCpuUsPerCall?.toFixed(0) ?? 'n/a').padStart(17)} ${s.clientCpuUsPerCall.toFixed(0).padStart(20)} ${(s.sessionOpenP50Ms?.toFixed(1) ?? '-').padStart(13)} ${((s.callsPerSecond / rest) * 100).toFixed(0).padStart(8)} %`,
+      );
     }
     const out = {
-      bench: 'mcp', at: new Date().toISOString(), machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
+      bench: 'mcp',
+      at: new Date().toISOString(),
+      machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
       options: { sessions: SESSIONS, durationS: DURATION_MS / 1000, warmupS: WARMUP_MS / 1000, tool: TOOL },
-      summary, rounds,
+      summary,
+      rounds,
     };
     fs.mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
     fs.writeFileSync(path.join(ROOT, 'bench', 'results', 'mcp.json'), JSON.stringify(out, null, 2));
@@ -267,11 +314,15 @@ async function main() {
   }
   if (opt.profile) {
     const { printProfile, summarizeProfile } = await import('./lib/profile');
-    for (const f of fs.readdirSync(PROFILE_DIR).filter((x) => x.endsWith('.cpuprofile'))) printProfile('server', summarizeProfile(path.join(PROFILE_DIR, f), ROOT, 25));
+    for (const f of fs.readdirSync(PROFILE_DIR).filter((x) => x.endsWith('.cpuprofile')))
+      printProfile('server', summarizeProfile(path.join(PROFILE_DIR, f), ROOT, 25));
   }
 }
 
-main().then(() => process.exit(0), (err) => {
-  console.error(err);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

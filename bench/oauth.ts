@@ -30,50 +30,76 @@ const DATABASE_URL = process.env.BENCH_OAUTH_DATABASE_URL ?? 'postgres://postgre
 const REDIS_URL = process.env.BENCH_OAUTH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
 const PASSWORD = 'bench password 123';
 
-
 // ---------------------------------------------------------------------------------------------
 
-
-interface Reply { status: number; body: string }
+interface Reply {
+  status: number;
+  body: string;
+}
 
 function request(agent: http.Agent, url: URL, method: 'GET' | 'POST', headers: Record<string, string>, body?: string): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers: { ...headers, ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      {
+        agent,
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method,
+        headers: { ...headers, ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
-interface LoopResult { rps: number; ok: number; errors: number; statuses: Record<string, number>; latencyMs: LatencySummary; durationS: number }
+interface LoopResult {
+  rps: number;
+  ok: number;
+  errors: number;
+  statuses: Record<string, number>;
+  latencyMs: LatencySummary;
+  durationS: number;
+}
 
 /** Closed loop: each worker sends its next request when the previous answer has been read. */
-async function closedLoop(connections: number, durationMs: number, step: (worker: number, agent: http.Agent) => Promise<Reply>): Promise<LoopResult> {
+async function closedLoop(
+  connections: number,
+  durationMs: number,
+  step: (worker: number, agent: http.Agent) => Promise<Reply>,
+): Promise<LoopResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections, scheduling: 'lifo' });
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
-  let ok = 0, errors = 0;
+  let ok = 0,
+    errors = 0;
   const started = performance.now();
   const deadline = started + durationMs;
-  await Promise.all(Array.from({ length: connections }, async (_, w) => {
-    while (performance.now() < deadline) {
-      const t0 = performance.now();
-      try {
-        const r = await step(w, agent);
-        latencies.push(performance.now() - t0);
-        statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-        if (r.status === 200) ok++; else errors++;
-      } catch (err) {
-        errors++;
-        const key = `error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`;
-        statuses[key] = (statuses[key] ?? 0) + 1;
+  await Promise.all(
+    Array.from({ length: connections }, async (_, w) => {
+      while (performance.now() < deadline) {
+        const t0 = performance.now();
+        try {
+          const r = await step(w, agent);
+          latencies.push(performance.now() - t0);
+          statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+          if (r.status === 200) ok++;
+          else errors++;
+        } catch (err) {
+          errors++;
+          const key = `error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`;
+          statuses[key] = (statuses[key] ?? 0) + 1;
+        }
       }
-    }
-  }));
+    }),
+  );
   const durationS = (performance.now() - started) / 1000;
   agent.destroy();
   return { rps: ok / durationS, ok, errors, statuses, latencyMs: summarize(latencies), durationS };
@@ -84,7 +110,8 @@ async function openLoop(rate: number, durationMs: number, step: (i: number, agen
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256, scheduling: 'lifo' });
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
-  let ok = 0, errors = 0;
+  let ok = 0,
+    errors = 0;
   const total = Math.round((durationMs / 1000) * rate);
   const interval = 1000 / rate;
   const start = performance.now() + 5;
@@ -96,10 +123,19 @@ async function openLoop(rate: number, durationMs: number, step: (i: number, agen
       while (next < total && start + next * interval <= now) {
         const i = next++;
         const scheduled = start + i * interval;
-        inflight.push(step(i, agent).then(
-          (r) => { latencies.push(performance.now() - scheduled); statuses[r.status] = (statuses[r.status] ?? 0) + 1; if (r.status === 200) ok++; else errors++; },
-          () => { errors++; },
-        ));
+        inflight.push(
+          step(i, agent).then(
+            (r) => {
+              latencies.push(performance.now() - scheduled);
+              statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+              if (r.status === 200) ok++;
+              else errors++;
+            },
+            () => {
+              errors++;
+            },
+          ),
+        );
       }
       if (next >= total) return resolve();
       setTimeout(tick, Math.max(0, start + next * interval - performance.now()));
@@ -115,8 +151,6 @@ async function openLoop(rate: number, durationMs: number, step: (i: number, agen
 // ---------------------------------------------------------------------------------------------
 // Setup
 
-
-
 /** A cookie-keeping client for the sign-in and consent pages (what a browser does, minus rendering). */
 class PageClient {
   private cookies = new Map<string, string>();
@@ -125,7 +159,12 @@ class PageClient {
     const headers: Record<string, string> = {};
     if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const res = await fetch(target.startsWith('http') ? target : this.base + target, { method, headers, body: form ? new URLSearchParams(form) : undefined, redirect: 'manual' });
+    const res = await fetch(target.startsWith('http') ? target : this.base + target, {
+      method,
+      headers,
+      body: form ? new URLSearchParams(form) : undefined,
+      redirect: 'manual',
+    });
     for (const line of res.headers.getSetCookie()) {
       const pair = line.split(';')[0]!;
       this.cookies.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
@@ -153,10 +192,22 @@ async function issueFamilies(base: string, clientId: string, email: string, n: n
   for (let i = 0; i < n; i++) {
     const verifier = randomBytes(32).toString('base64url');
     const challenge = createHash('sha256').update(verifier).digest('base64url');
-    const q = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: redirectUri, scope: 'read write offline_access', state: `s${i}`, code_challenge: challenge, code_challenge_method: 'S256' });
+    const q = new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      scope: 'read write offline_access',
+      state: `s${i}`,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
     let page = await browser.follow('GET', `/oauth/authorize?${q}`);
     if (page.html.includes('name="password"')) {
-      page = await browser.follow('POST', field(page.html, /action="(\/oauth\/interaction\/[^"]+\/login)"/), { csrf: field(page.html, /name="csrf" value="([^"]+)"/), email, password: PASSWORD });
+      page = await browser.follow('POST', field(page.html, /action="(\/oauth\/interaction\/[^"]+\/login)"/), {
+        csrf: field(page.html, /name="csrf" value="([^"]+)"/),
+        email,
+        password: PASSWORD,
+      });
     }
     const confirm = field(page.html, /action="(\/oauth\/interaction\/[^"]+\/confirm)"/);
     const form: Record<string, string> = { csrf: field(page.html, /name="csrf" value="([^"]+)"/), decision: 'approve' };
@@ -164,7 +215,17 @@ async function issueFamilies(base: string, clientId: string, email: string, n: n
     else Object.assign(form, { workspace: field(page.html, /name="workspace" value="([^"]+)"/), access: 'full' });
     const done = await browser.send('POST', confirm, form);
     const code = new URL(done.location!).searchParams.get('code')!;
-    const res = await fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'authorization_code', client_id: clientId, code, redirect_uri: redirectUri, code_verifier: verifier }) });
+    const res = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        client_id: clientId,
+        code,
+        redirect_uri: redirectUri,
+        code_verifier: verifier,
+      }),
+    });
     const tokens = (await res.json()) as { access_token: string; refresh_token: string };
     if (!tokens.refresh_token) throw new Error(`token exchange failed: ${JSON.stringify(tokens)}`);
     families.push({ access: tokens.access_token, refresh: tokens.refresh_token });
@@ -207,10 +268,18 @@ Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
   const base = `http://127.0.0.1:${port}`;
   // The app reads its configuration once, at import: everything is set before the first import.
   Object.assign(process.env, {
-    NODE_ENV: 'production', DATABASE_URL, REDIS_URL, PORT: String(port), PUBLIC_URL: base, LOG_LEVEL: 'error',
-    SECRET_KEY: 'bench-secret-key-0123456789abcdef', ENCRYPTION_KEY: 'bench-encryption-key',
+    NODE_ENV: 'production',
+    DATABASE_URL,
+    REDIS_URL,
+    PORT: String(port),
+    PUBLIC_URL: base,
+    LOG_LEVEL: 'error',
+    SECRET_KEY: 'bench-secret-key-0123456789abcdef',
+    ENCRYPTION_KEY: 'bench-encryption-key',
     // The limiter still runs its Redis script on every request, but never refuses one.
-    RATE_LIMIT_READ: '100000000', RATE_LIMIT_WRITE: '100000000', RATE_LIMIT_UNAUTHENTICATED: '100000000',
+    RATE_LIMIT_READ: '100000000',
+    RATE_LIMIT_WRITE: '100000000',
+    RATE_LIMIT_UNAUTHENTICATED: '100000000',
   });
 
   await recreateDatabase(DATABASE_URL);
@@ -227,14 +296,22 @@ Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
   await closeDb();
   await closeRedis();
 
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--serve'], { cwd: ROOT, env: process.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--serve'], {
+    cwd: ROOT,
+    env: process.env,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   await new Promise<void>((resolve, reject) => {
     child.once('message', () => resolve());
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
 
   try {
-    const reg = await fetch(`${base}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'Bench Client', redirect_uris: ['http://127.0.0.1/callback'] }) });
+    const reg = await fetch(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Bench Client', redirect_uris: ['http://127.0.0.1/callback'] }),
+    });
     const clientId = ((await reg.json()) as { client_id: string }).client_id;
     const families = await issueFamilies(base, clientId, user.email, connections);
 
@@ -242,7 +319,13 @@ Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
     const refreshStep = async (w: number, agent: http.Agent) => {
       const fam = families[w]!;
       const body = new URLSearchParams({ grant_type: 'refresh_token', client_id: clientId, refresh_token: fam.refresh }).toString();
-      const res = await request(agent, tokenUrl, 'POST', { 'content-type': 'application/x-www-form-urlencoded', connection: 'keep-alive' }, body);
+      const res = await request(
+        agent,
+        tokenUrl,
+        'POST',
+        { 'content-type': 'application/x-www-form-urlencoded', connection: 'keep-alive' },
+        body,
+      );
       if (res.status === 200) {
         const t = JSON.parse(res.body) as { access_token: string; refresh_token: string };
         fam.refresh = t.refresh_token;
@@ -251,13 +334,17 @@ Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
       return res;
     };
     const meUrl = new URL(`${base}/v1/workspaces/me`);
-    const meStep = (i: number, agent: http.Agent) => request(agent, meUrl, 'GET', { authorization: `Bearer ${families[i % families.length]!.access}`, connection: 'keep-alive' });
+    const meStep = (i: number, agent: http.Agent) =>
+      request(agent, meUrl, 'GET', { authorization: `Bearer ${families[i % families.length]!.access}`, connection: 'keep-alive' });
 
     const check = await meStep(0, new http.Agent());
     const principal = (JSON.parse(check.body) as { data?: { principal?: { type?: string } } }).data?.principal?.type;
-    if (check.status !== 200 || principal !== 'oauth_token') throw new Error(`GET /v1/workspaces/me answered ${check.status}: ${check.body.slice(0, 300)}`);
+    if (check.status !== 200 || principal !== 'oauth_token')
+      throw new Error(`GET /v1/workspaces/me answered ${check.status}: ${check.body.slice(0, 300)}`);
 
-    console.log(`oauth bench: ${connections} connections, ${durationMs / 1000} s per measurement, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'})`);
+    console.log(
+      `oauth bench: ${connections} connections, ${durationMs / 1000} s per measurement, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'})`,
+    );
     // Everything shares the machine (generator, server, Postgres, Redis): say how busy it was.
     const loadBefore = os.loadavg()[0]!;
     await closedLoop(connections, warmupMs, refreshStep);
@@ -267,22 +354,41 @@ Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
     const meFixed = await openLoop(rate, durationMs, meStep);
 
     const loadAfter = os.loadavg()[0]!;
-    const row = (name: string, x: LoopResult) => `${name.padEnd(46)} ${x.rps.toFixed(0).padStart(7)} ${x.latencyMs.p50.toFixed(1).padStart(7)} ${x.latencyMs.p99.toFixed(1).padStart(7)} ${x.latencyMs.max.toFixed(1).padStart(7)} ${String(x.errors).padStart(6)}`;
-    console.log(`\n${'measurement'.padEnd(46)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'max ms'.padStart(7)} ${'errors'.padStart(6)}`);
+    const row = (name: string, x: LoopResult) =>
+      `${name.padEnd(46)} ${x.rps.toFixed(0).padStart(7)} ${x.latencyMs.p50.toFixed(1).padStart(7)} ${x.latencyMs.p99.toFixed(1).padStart(7)} ${x.latencyMs.max.toFixed(1).padStart(7)} ${String(x.errors).padStart(6)}`;
+    console.log(
+      `\n${'measurement'.padEnd(46)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'max ms'.padStart(7)} ${'errors'.padStart(6)}`,
+    );
     console.log(row(`POST /oauth/token refresh (closed, ${connections} conn)`, refreshRun));
     console.log(row(`GET /v1/workspaces/me (closed, ${connections} conn)`, meRun));
     console.log(row(`GET /v1/workspaces/me (open, ${rate}/s)`, meFixed));
     console.log(`\n1-minute load average: ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after (${os.cpus().length} CPUs)`);
-    if (loadBefore > os.cpus().length * 0.5) console.log('NOTE: the machine was busy before the run; the figures are noisy, repeat on an idle machine.');
-    for (const [name, x] of [['refresh', refreshRun], ['me', meRun], ['me fixed rate', meFixed]] as const) {
+    if (loadBefore > os.cpus().length * 0.5)
+      console.log('NOTE: the machine was busy before the run; the figures are noisy, repeat on an idle machine.');
+    for (const [name, x] of [
+      ['refresh', refreshRun],
+      ['me', meRun],
+      ['me fixed rate', meFixed],
+    ] as const) {
       if (x.errors) console.log(`NOTE: ${name} had non-200 answers: ${JSON.stringify(x.statuses)}`);
     }
     const out = path.join(ROOT, 'bench', 'results');
     fs.mkdirSync(out, { recursive: true });
-    fs.writeFileSync(path.join(out, 'oauth.json'), JSON.stringify({
-      at: new Date().toISOString(), machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadBefore, loadAfter },
-      options: { connections, durationMs, warmupMs, rate }, refreshGrant: refreshRun, workspacesMe: meRun, workspacesMeFixedRate: meFixed,
-    }, null, 2));
+    fs.writeFileSync(
+      path.join(out, 'oauth.json'),
+      JSON.stringify(
+        {
+          at: new Date().toISOString(),
+          machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadBefore, loadAfter },
+          options: { connections, durationMs, warmupMs, rate },
+          refreshGrant: refreshRun,
+          workspacesMe: meRun,
+          workspacesMeFixedRate: meFixed,
+        },
+        null,
+        2,
+      ),
+    );
     console.log(`\nwritten to bench/results/oauth.json`);
   } finally {
     child.disconnect();

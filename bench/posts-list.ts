@@ -13,7 +13,14 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { closedLoop, getJson, openLoop, type OpenLoopResult, type RunResult, type Target } from './lib/load';
 import { diff, machineInfo, snapshot, type CpuBreakdown, type Groups } from './lib/proc';
-import { printAllocations, printProfile, summarizeHeapProfile, summarizeProfile, type AllocationSummary, type ProfileSummary } from './lib/profile';
+import {
+  printAllocations,
+  printProfile,
+  summarizeHeapProfile,
+  summarizeProfile,
+  type AllocationSummary,
+  type ProfileSummary,
+} from './lib/profile';
 import { REPO_ROOT, startServer, type ServerHandle } from './lib/servers';
 import { postContent, prng, titleOf } from './lib/content';
 import type { StageTiming } from './lib/stages';
@@ -114,8 +121,6 @@ const CPUS = machineInfo().cpus;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const step = (text: string) => console.log(`• ${text}`);
 
-
-
 /**
  * One posts-list run per database at a time: a second run would drop the database under the
  * first one's servers (and both would measure each other). The lock is a Postgres advisory
@@ -141,7 +146,14 @@ async function holdRunLock(): Promise<() => Promise<void>> {
   return () => client.end().catch(() => undefined);
 }
 
-interface Seed { workspaceId: string; projectId: string; apiKey: string; posts: number; deletedPosts: number; contentChars: { min: number; max: number; mean: number } }
+interface Seed {
+  workspaceId: string;
+  projectId: string;
+  apiKey: string;
+  posts: number;
+  deletedPosts: number;
+  contentChars: { min: number; max: number; mean: number };
+}
 
 async function seed(): Promise<Seed> {
   const { createWorkspace, createProject, issueApiKey } = await import('../ops/provision');
@@ -152,15 +164,25 @@ async function seed(): Promise<Seed> {
   // Through the operator provisioning code, so workspace, statuses, project, connection and
   // key are exactly what a real customer gets.
   const workspace = await createWorkspace({ name: 'Bench Co', plan: 'BUSINESS' });
-  const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench Person', username: 'bench-person', connection: 'connected' });
+  const project = await createProject({
+    workspaceId: workspace.id,
+    type: 'PERSONAL_BRAND',
+    name: 'Bench Person',
+    username: 'bench-person',
+    connection: 'connected',
+  });
   const key = await issueApiKey({ workspaceId: workspace.id, scopes: ['read'], name: 'bench' });
 
   const statuses = await db()('post_statuses').where({ workspace_id: workspace.id }).select('id', 'category');
   const statusId = (category: string) => statuses.find((s: { category: string }) => s.category === category)?.id ?? null;
   // A plausible board: mostly drafts and published posts, some scheduled, a few in review.
   const MIX: Array<[string, string, number]> = [
-    ['draft', 'draft', 0.4], ['published', 'published', 0.25], ['scheduled', 'scheduled', 0.15],
-    ['suggested', 'suggested', 0.1], ['waitingApproval', 'review', 0.06], ['failed_to_publish', 'scheduled', 0.04],
+    ['draft', 'draft', 0.4],
+    ['published', 'published', 0.25],
+    ['scheduled', 'scheduled', 0.15],
+    ['suggested', 'suggested', 0.1],
+    ['waitingApproval', 'review', 0.06],
+    ['failed_to_publish', 'scheduled', 0.04],
   ];
   const CONTENT_TYPES = ['PERSONAL', 'PERSONAL', 'PERSONAL', 'BUSINESS_EXTERNAL', 'EDUCATIONAL'];
   const rand = prng(20261121);
@@ -172,16 +194,29 @@ async function seed(): Promise<Seed> {
   const rows: Record<string, unknown>[] = [];
   const lengths: number[] = [];
   for (let i = 0; i < POSTS + deleted; i++) {
-    let u = rand(), acc = 0;
+    let u = rand(),
+      acc = 0;
     const [status, category] = (MIX.find(([, , p]) => (acc += p) >= u) ?? MIX[0]!).slice(0, 2) as [string, string];
     const createdAt = new Date(now - Math.floor(rand() * 2 * year));
     const content = postContent(rand);
     lengths.push(content.length);
     u = rand();
     rows.push({
-      id: newId('post'), workspace_id: workspace.id, project_id: project.id, status, status_id: statusId(category),
-      title: u < 0.7 ? titleOf(content) : '', title_auto: u < 0.7, content, content_type: CONTENT_TYPES[Math.floor(rand() * CONTENT_TYPES.length)],
-      scheduled_at: status === 'scheduled' || status === 'failed_to_publish' ? new Date(now + Math.floor(rand() * 60 * 86_400_000)) : status === 'published' ? new Date(createdAt.getTime() + 86_400_000) : null,
+      id: newId('post'),
+      workspace_id: workspace.id,
+      project_id: project.id,
+      status,
+      status_id: statusId(category),
+      title: u < 0.7 ? titleOf(content) : '',
+      title_auto: u < 0.7,
+      content,
+      content_type: CONTENT_TYPES[Math.floor(rand() * CONTENT_TYPES.length)],
+      scheduled_at:
+        status === 'scheduled' || status === 'failed_to_publish'
+          ? new Date(now + Math.floor(rand() * 60 * 86_400_000))
+          : status === 'published'
+            ? new Date(createdAt.getTime() + 86_400_000)
+            : null,
       published_at: status === 'published' ? new Date(createdAt.getTime() + 86_400_000) : null,
       created_at: createdAt,
       updated_at: rand() < 0.6 ? new Date(createdAt.getTime() + Math.floor(rand() * 7 * 86_400_000)) : null,
@@ -194,19 +229,41 @@ async function seed(): Promise<Seed> {
   await closeDb();
   await closeRedis();
   return {
-    workspaceId: workspace.id, projectId: project.id, apiKey: key.key, posts: POSTS, deletedPosts: deleted,
-    contentChars: { min: Math.min(...lengths), max: Math.max(...lengths), mean: Math.round(lengths.reduce((a, b) => a + b, 0) / lengths.length) },
+    workspaceId: workspace.id,
+    projectId: project.id,
+    apiKey: key.key,
+    posts: POSTS,
+    deletedPosts: deleted,
+    contentChars: {
+      min: Math.min(...lengths),
+      max: Math.max(...lengths),
+      mean: Math.round(lengths.reduce((a, b) => a + b, 0) / lengths.length),
+    },
   };
 }
 
-interface GcFigures { pauseUsPerReq: number; minorUsPerReq: number; majorUsPerReq: number; minorCount: number; majorCount: number; heapUsedMiB: number }
+interface GcFigures {
+  pauseUsPerReq: number;
+  minorUsPerReq: number;
+  majorUsPerReq: number;
+  minorCount: number;
+  majorCount: number;
+  heapUsedMiB: number;
+}
 interface Measured<R extends RunResult> {
-  result: R; serverCpuUsPerReq: number; gc: GcFigures; cpu: CpuBreakdown | null; cpuUsPerReq: Record<string, number> | null;
+  result: R;
+  serverCpuUsPerReq: number;
+  gc: GcFigures;
+  cpu: CpuBreakdown | null;
+  cpuUsPerReq: Record<string, number> | null;
   /** Postgres transactions (here: statements, all autocommit) in the bench database per request. */
   pgStatementsPerReq: number;
 }
 
-interface Probes { groups: () => Promise<Groups>; pgTransactions: () => Promise<number> }
+interface Probes {
+  groups: () => Promise<Groups>;
+  pgTransactions: () => Promise<number>;
+}
 
 async function measure<R extends RunResult>(server: ServerHandle, probes: Probes, run: () => Promise<R>): Promise<Measured<R>> {
   const x0 = await probes.pgTransactions();
@@ -221,7 +278,12 @@ async function measure<R extends RunResult>(server: ServerHandle, probes: Probes
   await sleep(10_500);
   const x1 = await probes.pgTransactions();
   const n = Math.max(1, result.ok);
-  const cpuUsPerReq = cpu && result.ok ? Object.fromEntries(Object.entries({ ...cpu.cpuMs, unaccounted: cpu.unaccountedMs }).map(([k, ms]) => [k, Math.round((ms * 1000) / n)])) : null;
+  const cpuUsPerReq =
+    cpu && result.ok
+      ? Object.fromEntries(
+          Object.entries({ ...cpu.cpuMs, unaccounted: cpu.unaccountedMs }).map(([k, ms]) => [k, Math.round((ms * 1000) / n)]),
+        )
+      : null;
   const d = (k: keyof typeof u0.gc) => u1.gc[k] - u0.gc[k];
   const gc: GcFigures = {
     pauseUsPerReq: Math.round(((d('minorMs') + d('majorMs') + d('otherMs')) * 1000) / n),
@@ -231,10 +293,20 @@ async function measure<R extends RunResult>(server: ServerHandle, probes: Probes
     majorCount: d('majorCount'),
     heapUsedMiB: Math.round((u1.heapUsedBytes / 1024 ** 2) * 10) / 10,
   };
-  return { result, serverCpuUsPerReq: Math.round((u1.cpuUs - u0.cpuUs) / n), gc, cpu, cpuUsPerReq, pgStatementsPerReq: Math.round(((x1 - x0) / n) * 100) / 100 };
+  return {
+    result,
+    serverCpuUsPerReq: Math.round((u1.cpuUs - u0.cpuUs) / n),
+    gc,
+    cpu,
+    cpuUsPerReq,
+    pgStatementsPerReq: Math.round(((x1 - x0) / n) * 100) / 100,
+  };
 }
 
-function checkResponse(name: string, r: Awaited<ReturnType<typeof getJson>>): { data: unknown[]; pagination: { next_cursor: string | null; has_more: boolean } } {
+function checkResponse(
+  name: string,
+  r: Awaited<ReturnType<typeof getJson>>,
+): { data: unknown[]; pagination: { next_cursor: string | null; has_more: boolean } } {
   const body = r.body as { data?: unknown[]; pagination?: { next_cursor: string | null; has_more: boolean } };
   if (r.status !== 200 || !Array.isArray(body?.data) || !body.pagination) {
     throw new Error(`${name} answered ${r.status}: ${JSON.stringify(r.body).slice(0, 500)}`);
@@ -280,7 +352,8 @@ async function waitForQuiet(groups: () => Promise<Groups>): Promise<void> {
       return;
     }
     if (Date.now() >= deadline) {
-      if (QUIET_WAIT_MS > 0) console.log(`    still busy after ${QUIET_WAIT_MS / 1000} s (other work ${(share * 100).toFixed(0)}%); measuring anyway`);
+      if (QUIET_WAIT_MS > 0)
+        console.log(`    still busy after ${QUIET_WAIT_MS / 1000} s (other work ${(share * 100).toFixed(0)}%); measuring anyway`);
       return;
     }
     if (!announced) console.log(`    waiting for the machine to quiet down: other work uses ${(share * 100).toFixed(0)}% of it`);
@@ -303,7 +376,9 @@ async function main() {
 
   step(`seeding: workspace + project + API key via ops/provision, ${POSTS.toLocaleString('en-US')} posts`);
   const s = await seed();
-  step(`seeded ${s.posts.toLocaleString('en-US')} live + ${s.deletedPosts} soft-deleted posts, content ${s.contentChars.min}-${s.contentChars.max} chars (mean ${s.contentChars.mean})`);
+  step(
+    `seeded ${s.posts.toLocaleString('en-US')} live + ${s.deletedPosts} soft-deleted posts, content ${s.contentChars.min}-${s.contentChars.max} chars (mean ${s.contentChars.mean})`,
+  );
 
   const env = { ...process.env, BENCH_WORKSPACE_ID: s.workspaceId };
   const [ours, bare] = await Promise.all([
@@ -321,7 +396,9 @@ async function main() {
     // The same request, credential included, goes to both: the bare server ignores it.
     const headers = { authorization: `Bearer ${s.apiKey}`, accept: 'application/json' };
     const target = (srv: ServerHandle): Target => ({ url: srv.baseUrl + requestPath, headers });
-    step(`servers: ours pid ${ours.pid} :${ours.port}, bare pid ${bare.pid} :${bare.port} — GET ${requestPath.replace(s.projectId, '<project>')}`);
+    step(
+      `servers: ours pid ${ours.pid} :${ours.port}, bare pid ${bare.pid} :${bare.port} — GET ${requestPath.replace(s.projectId, '<project>')}`,
+    );
     if (SERVER_NODE_ARGS.length) step(`server Node flags: ${SERVER_NODE_ARGS.join(' ')}`);
 
     // Both must serve the same page, or the comparison means nothing.
@@ -329,17 +406,22 @@ async function main() {
     const po = checkResponse('ours', ro);
     const pb = checkResponse('bare', rb);
     if (JSON.stringify(po.data) !== JSON.stringify(pb.data)) throw new Error('ours and bare return different data for the same page');
-    if (ro.headers['x-ratelimit-limit'] !== RATE_LIMIT_READ) throw new Error(`ours reports X-RateLimit-Limit ${ro.headers['x-ratelimit-limit']}, expected ${RATE_LIMIT_READ}`);
+    if (ro.headers['x-ratelimit-limit'] !== RATE_LIMIT_READ)
+      throw new Error(`ours reports X-RateLimit-Limit ${ro.headers['x-ratelimit-limit']}, expected ${RATE_LIMIT_READ}`);
     const bytes = { ours: JSON.stringify(ro.body).length, bare: JSON.stringify(rb.body).length };
     step(`both answer the same 50 posts (body ${f0(bytes.ours)} B ours / ${f0(bytes.bare)} B bare; ours' cursor is signed, so longer)`);
-    step(`rate limiter active with RATE_LIMIT_READ=${Number(RATE_LIMIT_READ).toLocaleString('en-US')}/min: every request runs its Redis script, none is refused`);
+    step(
+      `rate limiter active with RATE_LIMIT_READ=${Number(RATE_LIMIT_READ).toLocaleString('en-US')}/min: every request runs its Redis script, none is refused`,
+    );
 
     // Who is who among the machine's processes. Postgres is shared with whatever else runs
     // here (other databases' test suites, say): their backends count as "other", not as the
     // cost of our requests. Redis is one process and cannot be split; its share is small.
     let variantPid = -1;
     const groups = async (): Promise<Groups> => {
-      const { rows } = await pgAdmin.query<{ pid: number; datname: string | null; backend_type: string }>('select pid, datname, backend_type from pg_stat_activity');
+      const { rows } = await pgAdmin.query<{ pid: number; datname: string | null; backend_type: string }>(
+        'select pid, datname, backend_type from pg_stat_activity',
+      );
       const foreign = new Set(rows.filter((r) => r.backend_type === 'client backend' && r.datname !== BENCH_DB).map((r) => r.pid));
       return {
         ours: (p) => p.pid === ours.pid,
@@ -354,7 +436,10 @@ async function main() {
     // How many statements a request costs Postgres: per-database counters, so other users of
     // the same server do not count.
     const pgTransactions = async () => {
-      const { rows } = await pgAdmin.query<{ n: string }>('select xact_commit + xact_rollback as n from pg_stat_database where datname = $1', [BENCH_DB]);
+      const { rows } = await pgAdmin.query<{ n: string }>(
+        'select xact_commit + xact_rollback as n from pg_stat_database where datname = $1',
+        [BENCH_DB],
+      );
       return Number(rows[0]?.n ?? 0);
     };
     const probes: Probes = { groups, pgTransactions };
@@ -368,7 +453,8 @@ async function main() {
         const m = await measure(srv, probes, run);
         if (!best || otherShare(m) < otherShare(best)) best = m;
         if (otherShare(m) < QUIET_THRESHOLD) break;
-        if (attempt < RETRIES) console.log(`    discarded: other work took ${(otherShare(m) * 100).toFixed(0)}% of the machine (${f0(m.result.rps)} req/s)`);
+        if (attempt < RETRIES)
+          console.log(`    discarded: other work took ${(otherShare(m) * 100).toFixed(0)}% of the machine (${f0(m.result.rps)} req/s)`);
       }
       return best!;
     };
@@ -385,8 +471,11 @@ async function main() {
       const order = round % 2 === 0 ? [ours, bare] : [bare, ours];
       for (const srv of order) {
         if (opt.profile) await srv.profileStart();
-        const m = await measureClean(`round ${round + 1}/${ROUNDS} ${srv.name}: ${DURATION_MS / 1000} s closed loop, ${CONNECTIONS} connections${opt.profile ? ' (profiling)' : ''}`,
-          srv, () => closedLoop(target(srv), { connections: CONNECTIONS, durationMs: DURATION_MS }));
+        const m = await measureClean(
+          `round ${round + 1}/${ROUNDS} ${srv.name}: ${DURATION_MS / 1000} s closed loop, ${CONNECTIONS} connections${opt.profile ? ' (profiling)' : ''}`,
+          srv,
+          () => closedLoop(target(srv), { connections: CONNECTIONS, durationMs: DURATION_MS }),
+        );
         if (opt.profile) {
           const file = await srv.profileStop(path.join(RESULTS_DIR, 'profiles', `posts-list-${srv.name}.cpuprofile`));
           // Kept with the request count, so the summary can speak in µs per request.
@@ -397,7 +486,9 @@ async function main() {
           };
         }
         closed[srv.name as 'ours' | 'bare'].push(m);
-        console.log(`    ${f0(m.result.rps)} req/s, p50 ${f1(m.result.latencyMs.p50)} ms, p99 ${f1(m.result.latencyMs.p99)} ms, ${m.result.errors} errors, server CPU ${f0(m.serverCpuUsPerReq)} µs/req (GC ${f0(m.gc.pauseUsPerReq)}), ${m.pgStatementsPerReq} PG statements/req${noise(m)}`);
+        console.log(
+          `    ${f0(m.result.rps)} req/s, p50 ${f1(m.result.latencyMs.p50)} ms, p99 ${f1(m.result.latencyMs.p99)} ms, ${m.result.errors} errors, server CPU ${f0(m.serverCpuUsPerReq)} µs/req (GC ${f0(m.gc.pauseUsPerReq)}), ${m.pgStatementsPerReq} PG statements/req${noise(m)}`,
+        );
       }
     }
 
@@ -410,9 +501,14 @@ async function main() {
         variantPid = srv.pid;
         try {
           await closedLoop(target(srv), { connections: CONNECTIONS, durationMs: WARMUP_MS });
-          const m = await measureClean(`ablation bare+${variant}: ${DURATION_MS / 1000} s closed loop, ${CONNECTIONS} connections`,
-            srv, () => closedLoop(target(srv), { connections: CONNECTIONS, durationMs: DURATION_MS }));
-          console.log(`    ${f0(m.result.rps)} req/s, server CPU ${f0(m.serverCpuUsPerReq)} µs/req (GC ${f0(m.gc.pauseUsPerReq)}), ${m.pgStatementsPerReq} PG statements/req${noise(m)}`);
+          const m = await measureClean(
+            `ablation bare+${variant}: ${DURATION_MS / 1000} s closed loop, ${CONNECTIONS} connections`,
+            srv,
+            () => closedLoop(target(srv), { connections: CONNECTIONS, durationMs: DURATION_MS }),
+          );
+          console.log(
+            `    ${f0(m.result.rps)} req/s, server CPU ${f0(m.serverCpuUsPerReq)} µs/req (GC ${f0(m.gc.pauseUsPerReq)}), ${m.pgStatementsPerReq} PG statements/req${noise(m)}`,
+          );
           ablation.push({ variant, m });
         } finally {
           await srv.stop();
@@ -433,7 +529,9 @@ async function main() {
       await quiet();
       step(`warm-up ours: ${WARMUP_MS / 1000} s open loop at ${RATE} req/s`);
       await openLoop(target(ours), { rate: RATE, durationMs: WARMUP_MS });
-      fixed = await measureClean(`ours: ${RATE_DURATION_MS / 1000} s open loop at ${RATE} req/s`, ours, () => openLoop(target(ours), { rate: RATE, durationMs: RATE_DURATION_MS }));
+      fixed = await measureClean(`ours: ${RATE_DURATION_MS / 1000} s open loop at ${RATE} req/s`, ours, () =>
+        openLoop(target(ours), { rate: RATE, durationMs: RATE_DURATION_MS }),
+      );
     }
 
     let stages: StageTiming[] | null = null;
@@ -455,7 +553,9 @@ async function main() {
       pgStatementsPerReq: mean(ms.map((m) => m.pgStatementsPerReq)),
       machineBusy: ms[0]!.cpu ? mean(ms.map((m) => m.cpu!.machineBusy)) : null,
       otherProcessesShare: ms[0]!.cpu ? mean(ms.map(otherShare)) : null,
-      cpuUsPerReq: ms[0]!.cpuUsPerReq ? Object.fromEntries(Object.keys(ms[0]!.cpuUsPerReq!).map((k) => [k, Math.round(mean(ms.map((m) => m.cpuUsPerReq![k]!)))])) : null,
+      cpuUsPerReq: ms[0]!.cpuUsPerReq
+        ? Object.fromEntries(Object.keys(ms[0]!.cpuUsPerReq!).map((k) => [k, Math.round(mean(ms.map((m) => m.cpuUsPerReq![k]!)))]))
+        : null,
     });
     const A = agg(closed.ours);
     const B = agg(closed.bare);
@@ -464,54 +564,104 @@ async function main() {
     const p99Met = fixed ? fixed.result.latencyMs.p99 < TARGETS.maxP99MsAtRate : null;
 
     console.log(`\nGET /v1/posts?projectId=…&limit=50 — 50 posts/page, ~${f0(bytes.ours / 1024)} KiB/response`);
-    console.log(`closed loop: ${CONNECTIONS} keep-alive connections, ${DURATION_MS / 1000} s × ${ROUNDS} round(s) per server${opt.profile ? ', PROFILED (figures carry profiler overhead)' : ''}`);
-    console.log(`  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}${pad('errors', 8)}${pad('srv CPU µs/req', 16)}${pad('of it GC', 10)}${pad('PG stmts/req', 14)}`);
-    for (const [label, x] of [['ours (real app)', A], ['bare Koa + pg', B]] as const) {
-      console.log(`  ${label.padEnd(22)}${pad(f0(x.rps), 9)}${pad(f1(x.p50), 9)}${pad(f1(x.p99), 9)}${pad(f1(x.max), 9)}${pad(String(x.errors), 8)}${pad(f0(x.serverCpuUsPerReq), 16)}${pad(f0(x.gcUsPerReq), 10)}${pad(x.pgStatementsPerReq.toFixed(2), 14)}`);
+    console.log(
+      `closed loop: ${CONNECTIONS} keep-alive connections, ${DURATION_MS / 1000} s × ${ROUNDS} round(s) per server${opt.profile ? ', PROFILED (figures carry profiler overhead)' : ''}`,
+    );
+    console.log(
+      `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}${pad('errors', 8)}${pad('srv CPU µs/req', 16)}${pad('of it GC', 10)}${pad('PG stmts/req', 14)}`,
+    );
+    for (const [label, x] of [
+      ['ours (real app)', A],
+      ['bare Koa + pg', B],
+    ] as const) {
+      console.log(
+        `  ${label.padEnd(22)}${pad(f0(x.rps), 9)}${pad(f1(x.p50), 9)}${pad(f1(x.p99), 9)}${pad(f1(x.max), 9)}${pad(String(x.errors), 8)}${pad(f0(x.serverCpuUsPerReq), 16)}${pad(f0(x.gcUsPerReq), 10)}${pad(x.pgStatementsPerReq.toFixed(2), 14)}`,
+      );
     }
     console.log(`  ratio ours/bare: ${(ratio * 100).toFixed(1)}%   target ≥ ${TARGETS.minRatio * 100}%   ${ratioMet ? 'MET' : 'MISSED'}`);
     if (A.cpuUsPerReq && B.cpuUsPerReq) {
       const keys = ['ours', 'bare', 'postgres', 'redis', 'generator', 'other', 'unaccounted'];
-      console.log(`  CPU per request by process (µs), machine busy ${f0((A.machineBusy ?? 0) * 100)}% / ${f0((B.machineBusy ?? 0) * 100)}%:`);
+      console.log(
+        `  CPU per request by process (µs), machine busy ${f0((A.machineBusy ?? 0) * 100)}% / ${f0((B.machineBusy ?? 0) * 100)}%:`,
+      );
       console.log(`  ${''.padEnd(22)}${keys.map((k) => pad(k === 'unaccounted' ? 'unacct.' : k, 10)).join('')}${pad('total', 10)}`);
-      for (const [label, x] of [['ours run', A.cpuUsPerReq], ['bare run', B.cpuUsPerReq]] as const) {
-        console.log(`  ${label.padEnd(22)}${keys.map((k) => pad(f0(x[k] ?? 0), 10)).join('')}${pad(f0(Object.values(x).reduce((a, b) => a + b, 0)), 10)}`);
+      for (const [label, x] of [
+        ['ours run', A.cpuUsPerReq],
+        ['bare run', B.cpuUsPerReq],
+      ] as const) {
+        console.log(
+          `  ${label.padEnd(22)}${keys.map((k) => pad(f0(x[k] ?? 0), 10)).join('')}${pad(f0(Object.values(x).reduce((a, b) => a + b, 0)), 10)}`,
+        );
       }
     }
     if (ablation.length) {
       // Machine CPU per request that the request path itself causes: its server, Postgres and
       // Redis (the generator and unrelated processes left out).
-      const own = (m: Measured<RunResult>, server: string) => (m.cpuUsPerReq ? (m.cpuUsPerReq[server] ?? 0) + (m.cpuUsPerReq.postgres ?? 0) + (m.cpuUsPerReq.redis ?? 0) : 0);
+      const own = (m: Measured<RunResult>, server: string) =>
+        m.cpuUsPerReq ? (m.cpuUsPerReq[server] ?? 0) + (m.cpuUsPerReq.postgres ?? 0) + (m.cpuUsPerReq.redis ?? 0) : 0;
       const base = mean(closed.bare.map((m) => own(m, 'bare')));
       console.log(`\nablation: the baseline plus one piece of ours (1 round of ${DURATION_MS / 1000} s each)`);
-      console.log(`  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('vs bare', 9)}${pad('srv µs', 9)}${pad('pg µs', 8)}${pad('redis µs', 10)}${pad('path µs', 9)}${pad('Δ path', 8)}${pad('PG st', 7)}`);
+      console.log(
+        `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('vs bare', 9)}${pad('srv µs', 9)}${pad('pg µs', 8)}${pad('redis µs', 10)}${pad('path µs', 9)}${pad('Δ path', 8)}${pad('PG st', 7)}`,
+      );
       const row = (label: string, rps: number, srv: number, pgUs: number, redisUs: number, path: number, st: number) =>
-        console.log(`  ${label.padEnd(22)}${pad(f0(rps), 9)}${pad(`${((rps / B.rps) * 100).toFixed(0)}%`, 9)}${pad(f0(srv), 9)}${pad(f0(pgUs), 8)}${pad(f0(redisUs), 10)}${pad(f0(path), 9)}${pad(`${path - base >= 0 ? '+' : ''}${f0(path - base)}`, 8)}${pad(st.toFixed(2), 7)}`);
+        console.log(
+          `  ${label.padEnd(22)}${pad(f0(rps), 9)}${pad(`${((rps / B.rps) * 100).toFixed(0)}%`, 9)}${pad(f0(srv), 9)}${pad(f0(pgUs), 8)}${pad(f0(redisUs), 10)}${pad(f0(path), 9)}${pad(`${path - base >= 0 ? '+' : ''}${f0(path - base)}`, 8)}${pad(st.toFixed(2), 7)}`,
+        );
       const avg = (ms: Measured<RunResult>[], k: string) => mean(ms.map((m) => m.cpuUsPerReq?.[k] ?? 0));
       row('bare', B.rps, B.serverCpuUsPerReq, avg(closed.bare, 'postgres'), avg(closed.bare, 'redis'), base, B.pgStatementsPerReq);
       for (const { variant, m } of ablation) {
-        row(`bare+${variant}`, m.result.rps, m.serverCpuUsPerReq, m.cpuUsPerReq?.postgres ?? 0, m.cpuUsPerReq?.redis ?? 0, own(m, 'variant'), m.pgStatementsPerReq);
+        row(
+          `bare+${variant}`,
+          m.result.rps,
+          m.serverCpuUsPerReq,
+          m.cpuUsPerReq?.postgres ?? 0,
+          m.cpuUsPerReq?.redis ?? 0,
+          own(m, 'variant'),
+          m.pgStatementsPerReq,
+        );
       }
-      row('ours', A.rps, A.serverCpuUsPerReq, avg(closed.ours, 'postgres'), avg(closed.ours, 'redis'), mean(closed.ours.map((m) => own(m, 'ours'))), A.pgStatementsPerReq);
+      row(
+        'ours',
+        A.rps,
+        A.serverCpuUsPerReq,
+        avg(closed.ours, 'postgres'),
+        avg(closed.ours, 'redis'),
+        mean(closed.ours.map((m) => own(m, 'ours'))),
+        A.pgStatementsPerReq,
+      );
     }
     if (fixed) {
       const l = fixed.result.latencyMs;
       console.log(`\nopen loop against ours: ${RATE} req/s for ${RATE_DURATION_MS / 1000} s (latency from scheduled send time)`);
-      console.log(`  achieved ${f1(fixed.result.rps)} req/s, ${fixed.result.ok} ok, ${fixed.result.errors} errors; p50 ${f1(l.p50)} ms, p90 ${f1(l.p90)} ms, p99 ${f1(l.p99)} ms, max ${f1(l.max)} ms`);
-      console.log(`  generator send lag p99 ${f1(fixed.result.sendLagMs.p99)} ms; server CPU ${f0(fixed.serverCpuUsPerReq)} µs/req (GC ${f0(fixed.gc.pauseUsPerReq)}); machine busy ${f0((fixed.cpu?.machineBusy ?? 0) * 100)}%${noise(fixed)}`);
+      console.log(
+        `  achieved ${f1(fixed.result.rps)} req/s, ${fixed.result.ok} ok, ${fixed.result.errors} errors; p50 ${f1(l.p50)} ms, p90 ${f1(l.p90)} ms, p99 ${f1(l.p99)} ms, max ${f1(l.max)} ms`,
+      );
+      console.log(
+        `  generator send lag p99 ${f1(fixed.result.sendLagMs.p99)} ms; server CPU ${f0(fixed.serverCpuUsPerReq)} µs/req (GC ${f0(fixed.gc.pauseUsPerReq)}); machine busy ${f0((fixed.cpu?.machineBusy ?? 0) * 100)}%${noise(fixed)}`,
+      );
       console.log(`  p99 < ${TARGETS.maxP99MsAtRate} ms at ${RATE} req/s: ${p99Met ? 'MET' : 'MISSED'}`);
     }
     if (stages) {
       console.log('\nstages inside the app process (sequential, no load; wall includes waiting on Postgres/Redis):');
       console.log(`  ${'stage'.padEnd(56)}${pad('wall p50 µs', 13)}${pad('wall mean µs', 14)}${pad('CPU µs/call', 13)}`);
-      for (const t of stages) console.log(`  ${t.stage.padEnd(56)}${pad(f0(t.wallP50Us), 13)}${pad(f0(t.wallMeanUs), 14)}${pad(f0(t.cpuUsPerCall), 13)}`);
+      for (const t of stages)
+        console.log(`  ${t.stage.padEnd(56)}${pad(f0(t.wallP50Us), 13)}${pad(f0(t.wallMeanUs), 14)}${pad(f0(t.cpuUsPerCall), 13)}`);
     }
     for (const [name, p] of Object.entries(profiles)) {
       printProfile(`CPU profile, ${name} server`, p.summary, p.requests);
       printAllocations(`Allocation profile, ${name} server`, p.allocations, p.requests);
     }
 
-    const roundJson = (m: Measured<RunResult>) => ({ ...m.result, serverCpuUsPerReq: m.serverCpuUsPerReq, gc: m.gc, pgStatementsPerReq: m.pgStatementsPerReq, cpuUsPerReq: m.cpuUsPerReq, machineBusy: m.cpu?.machineBusy ?? null, otherProcessesShare: otherShare(m) });
+    const roundJson = (m: Measured<RunResult>) => ({
+      ...m.result,
+      serverCpuUsPerReq: m.serverCpuUsPerReq,
+      gc: m.gc,
+      pgStatementsPerReq: m.pgStatementsPerReq,
+      cpuUsPerReq: m.cpuUsPerReq,
+      machineBusy: m.cpu?.machineBusy ?? null,
+      otherProcessesShare: otherShare(m),
+    });
     const results = {
       bench: 'posts-list',
       finishedAt: new Date().toISOString(),
@@ -521,9 +671,16 @@ async function main() {
       request: { method: 'GET', path: '/v1/posts?projectId=<project>&limit=50', responseBytes: bytes },
       settings: {
         serverNodeOptions: SERVER_NODE_ARGS,
-        connections: CONNECTIONS, durationS: DURATION_MS / 1000, warmupS: WARMUP_MS / 1000, rounds: ROUNDS,
-        rate: RATE, rateDurationS: RATE_DURATION_MS / 1000, rateLimitRead: Number(RATE_LIMIT_READ),
-        authCacheMs: Number(process.env.AUTH_CACHE_MS ?? 4000), database: 'content_scheduler_bench', redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
+        connections: CONNECTIONS,
+        durationS: DURATION_MS / 1000,
+        warmupS: WARMUP_MS / 1000,
+        rounds: ROUNDS,
+        rate: RATE,
+        rateDurationS: RATE_DURATION_MS / 1000,
+        rateLimitRead: Number(RATE_LIMIT_READ),
+        authCacheMs: Number(process.env.AUTH_CACHE_MS ?? 4000),
+        database: 'content_scheduler_bench',
+        redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
       },
       seed: { posts: s.posts, deletedPosts: s.deletedPosts, contentChars: s.contentChars },
       throughput: {
@@ -531,7 +688,17 @@ async function main() {
         bare: { ...B, rounds: closed.bare.map(roundJson) },
         ratio,
       },
-      fixedRate: fixed ? { ...fixed.result, serverCpuUsPerReq: fixed.serverCpuUsPerReq, gc: fixed.gc, pgStatementsPerReq: fixed.pgStatementsPerReq, cpuUsPerReq: fixed.cpuUsPerReq, machineBusy: fixed.cpu?.machineBusy ?? null, otherProcessesShare: otherShare(fixed) } : null,
+      fixedRate: fixed
+        ? {
+            ...fixed.result,
+            serverCpuUsPerReq: fixed.serverCpuUsPerReq,
+            gc: fixed.gc,
+            pgStatementsPerReq: fixed.pgStatementsPerReq,
+            cpuUsPerReq: fixed.cpuUsPerReq,
+            machineBusy: fixed.cpu?.machineBusy ?? null,
+            otherProcessesShare: otherShare(fixed),
+          }
+        : null,
       targets: { ratio: { min: TARGETS.minRatio, met: ratioMet }, p99AtRate: { maxMs: TARGETS.maxP99MsAtRate, rate: RATE, met: p99Met } },
       ablation: ablation.length ? ablation.map(({ variant, m }) => ({ variant: `bare+${variant}`, ...roundJson(m) })) : null,
       stages,

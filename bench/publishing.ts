@@ -170,9 +170,10 @@ if (opt['workflow-concurrency']) process.env.WORKER_WORKFLOW_CONCURRENCY = Strin
 const WORKER_PROFILE = opt['worker-profile'];
 const WORKER_HEAP_MIB = opt['worker-heap'] ? num('worker-heap', { min: 256, integer: true }) : null;
 // The worker's environment: the bench's, plus a heap limit when asked (NODE_OPTIONS reaches only the worker).
-const workerEnv = (): NodeJS.ProcessEnv => (WORKER_HEAP_MIB
-  ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=${WORKER_HEAP_MIB}`.trim() }
-  : process.env);
+const workerEnv = (): NodeJS.ProcessEnv =>
+  WORKER_HEAP_MIB
+    ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=${WORKER_HEAP_MIB}`.trim() }
+    : process.env;
 // @temporalio/worker's default cache size (worker-options: reuseV8Context), from the worker's heap limit.
 const heapLimitMiB = WORKER_HEAP_MIB ?? v8.getHeapStatistics().heap_size_limit / 1024 / 1024;
 const MAX_CACHED_WORKFLOWS = Math.max(Math.floor((Math.max(heapLimitMiB - 200, 0) * 600) / 1024), 10);
@@ -183,7 +184,9 @@ const WORKFLOW_CONCURRENCY = Number(process.env.WORKER_WORKFLOW_CONCURRENCY ?? 1
 
 async function resetDatabase(url: string): Promise<void> {
   const { ensureDatabase, describeStartupError } = await import('../tooling/preflight');
-  await ensureDatabase(url).catch((err) => { throw new Error(describeStartupError(err)); });
+  await ensureDatabase(url).catch((err) => {
+    throw new Error(describeStartupError(err));
+  });
   const admin = new URL(url);
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString() });
@@ -200,14 +203,21 @@ async function resetDatabase(url: string): Promise<void> {
 
 async function flushRedis(url: string): Promise<void> {
   const { checkRedis, describeStartupError } = await import('../tooling/preflight');
-  await checkRedis(url).catch((err) => { throw new Error(describeStartupError(err)); });
+  await checkRedis(url).catch((err) => {
+    throw new Error(describeStartupError(err));
+  });
   const { Redis } = await import('ioredis');
   const r = new Redis(url);
   await r.flushdb();
   r.disconnect();
 }
 
-interface Seed { workspaceId: string; apiKey: string; projectIds: string[]; pilotProjectId: string }
+interface Seed {
+  workspaceId: string;
+  apiKey: string;
+  projectIds: string[];
+  pilotProjectId: string;
+}
 
 /** A BUSINESS workspace, PROJECTS personal-brand projects each connected with a real simulator token, a pilot project and a write key. */
 async function seed(sim: import('../sim/network/control').SimulatorControl): Promise<Seed> {
@@ -217,10 +227,21 @@ async function seed(sim: import('../sim/network/control').SimulatorControl): Pro
   const connected = async (i: number) => {
     const personId = `bench${i}`;
     const token = await sim.issueToken({ personId, name: `Bench Person ${i}`, vanityName: `bench-person-${i}` });
-    const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: `Bench Person ${i}`, connection: 'none' });
+    const project = await createProject({
+      workspaceId: workspace.id,
+      type: 'PERSONAL_BRAND',
+      name: `Bench Person ${i}`,
+      connection: 'none',
+    });
     await storeConnectionTokens({
-      workspaceId: workspace.id, projectId: project.id, accessToken: token.accessToken, refreshToken: token.refreshToken, expiresAt: new Date(token.expiresAt),
-      refreshExpiresAt: token.refreshTokenExpiresAt ? new Date(token.refreshTokenExpiresAt) : null, personId, name: `Bench Person ${i}`,
+      workspaceId: workspace.id,
+      projectId: project.id,
+      accessToken: token.accessToken,
+      refreshToken: token.refreshToken,
+      expiresAt: new Date(token.expiresAt),
+      refreshExpiresAt: token.refreshTokenExpiresAt ? new Date(token.refreshTokenExpiresAt) : null,
+      personId,
+      name: `Bench Person ${i}`,
     });
     return project.id as string;
   };
@@ -233,7 +254,13 @@ async function seed(sim: import('../sim/network/control').SimulatorControl): Pro
 
 // ── The API child and post creation ────────────────────────────────────────────────────────
 
-interface ApiChild { child: ChildProcess; pid: number; port: number; tail: string[]; stop(): Promise<void> }
+interface ApiChild {
+  child: ChildProcess;
+  pid: number;
+  port: number;
+  tail: string[];
+  stop(): Promise<void>;
+}
 
 /** Is our API answering on the port (and not some other process that took it meanwhile)? */
 function apiAnswers(port: number): Promise<boolean> {
@@ -249,9 +276,16 @@ function apiAnswers(port: number): Promise<boolean> {
 
 async function startApi(): Promise<ApiChild> {
   const apiPort = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'api', 'main.ts')], { cwd: ROOT, env: { ...process.env, PORT: String(apiPort) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'api', 'main.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(apiPort) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const tail: string[] = [];
-  const keep = (d: Buffer) => { tail.push(d.toString()); if (tail.length > 40) tail.shift(); };
+  const keep = (d: Buffer) => {
+    tail.push(d.toString());
+    if (tail.length > 40) tail.shift();
+  };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   const deadline = Date.now() + 60_000;
@@ -261,41 +295,71 @@ async function startApi(): Promise<ApiChild> {
     await sleep(200);
   }
   return {
-    child, pid: child.pid!, port: apiPort, tail,
-    stop: () => new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      child.once('exit', () => { clearTimeout(t); resolve(); });
-      child.kill('SIGTERM');
-    }),
+    child,
+    pid: child.pid!,
+    port: apiPort,
+    tail,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.once('exit', () => {
+          clearTimeout(t);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
   };
 }
 
-interface CreateItem { projectId: string; content: string; scheduledFor: Date }
-interface CreateResult { ids: (string | null)[]; latencyMs: LatencySummary; durationMs: number; rate: number; errors: number; errorSamples: string[] }
+interface CreateItem {
+  projectId: string;
+  content: string;
+  scheduledFor: Date;
+}
+interface CreateResult {
+  ids: (string | null)[];
+  latencyMs: LatencySummary;
+  durationMs: number;
+  rate: number;
+  errors: number;
+  errorSamples: string[];
+}
 
 type Creator = (item: CreateItem) => Promise<string>;
 
 function apiCreator(apiPort: number, apiKey: string): { create: Creator; close(): void } {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  const create: Creator = (item) => new Promise((resolve, reject) => {
-    const body = JSON.stringify({ projectId: item.projectId, content: item.content, scheduledFor: item.scheduledFor.toISOString() });
-    const req = http.request({
-      agent, host: '127.0.0.1', port: apiPort, path: '/v1/posts', method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        if (res.statusCode !== 200 && res.statusCode !== 201) return reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 300)}`));
-        try { resolve(JSON.parse(text).data.id); } catch (err) { reject(err); }
-      });
-      res.on('error', reject);
+  const create: Creator = (item) =>
+    new Promise((resolve, reject) => {
+      const body = JSON.stringify({ projectId: item.projectId, content: item.content, scheduledFor: item.scheduledFor.toISOString() });
+      const req = http.request(
+        {
+          agent,
+          host: '127.0.0.1',
+          port: apiPort,
+          path: '/v1/posts',
+          method: 'POST',
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString();
+            if (res.statusCode !== 200 && res.statusCode !== 201) return reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 300)}`));
+            try {
+              resolve(JSON.parse(text).data.id);
+            } catch (err) {
+              reject(err);
+            }
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
     });
-    req.on('error', reject);
-    req.end(body);
-  });
   return { create, close: () => agent.destroy() };
 }
 
@@ -307,7 +371,15 @@ async function inProcessCreator(workspaceId: string): Promise<{ create: Creator;
   const { afterScheduleCommitted } = await import('../api/operations/posts/scheduling');
   return {
     create: async (item) => {
-      const post = await db().transaction((trx) => insertPost(trx, { workspaceId, projectId: item.projectId, content: item.content, contentType: 'PERSONAL', scheduledAt: item.scheduledFor }));
+      const post = await db().transaction((trx) =>
+        insertPost(trx, {
+          workspaceId,
+          projectId: item.projectId,
+          content: item.content,
+          contentType: 'PERSONAL',
+          scheduledAt: item.scheduledFor,
+        }),
+      );
       await afterScheduleCommitted(post);
       return post.id;
     },
@@ -340,7 +412,13 @@ async function createAll(items: CreateItem[], create: Creator, onProgress?: (don
 
 // ── Measurement helpers ────────────────────────────────────────────────────────────────────
 
-interface ActivitySample { t: number; connections: number; active: number; idleInTx: number; lockWaits: number }
+interface ActivitySample {
+  t: number;
+  connections: number;
+  active: number;
+  idleInTx: number;
+  lockWaits: number;
+}
 
 function statsOf(xs: number[]) {
   if (!xs.length) return { mean: 0, max: 0 };
@@ -358,7 +436,15 @@ function pct(xs: (number | null)[], q: number): number | null {
 
 function lagSummary(lagsMs: number[]) {
   const s = summarize(lagsMs);
-  return { count: s.count, meanS: s.mean / 1000, p50S: s.p50 / 1000, p90S: s.p90 / 1000, p99S: s.p99 / 1000, p999S: s.p999 / 1000, maxS: s.max / 1000 };
+  return {
+    count: s.count,
+    meanS: s.mean / 1000,
+    p50S: s.p50 / 1000,
+    p90S: s.p90 / 1000,
+    p99S: s.p99 / 1000,
+    p999S: s.p999 / 1000,
+    maxS: s.max / 1000,
+  };
 }
 
 /** CPU of other processes (not this bench's) as a share of the machine, over one second. */
@@ -379,7 +465,8 @@ async function waitForQuiet(): Promise<number> {
   for (;;) {
     const share = await otherShareNow();
     if (share < 0.1 || Date.now() >= deadline) {
-      if (share >= 0.1 && QUIET_WAIT_MS > 0) console.log(`    still busy after ${QUIET_WAIT_MS / 1000} s (other processes ${(share * 100).toFixed(0)}%); running anyway`);
+      if (share >= 0.1 && QUIET_WAIT_MS > 0)
+        console.log(`    still busy after ${QUIET_WAIT_MS / 1000} s (other processes ${(share * 100).toFixed(0)}%); running anyway`);
       else if (announced) console.log(`    machine quiet (other processes ${(share * 100).toFixed(0)}%)`);
       return share;
     }
@@ -397,9 +484,13 @@ async function main() {
   const DB_POOL = (config as { dbPoolMax?: number }).dbPoolMax ?? 10;
   const machine = machineInfo();
   console.log(`publishing bench — ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}`);
-  console.log(`  ${f0(POSTS)} posts over ${PROJECTS} account(s), due ${SPREAD_MS ? `spread over ${SPREAD_MS / 1000} s from` : 'all at'} one hh:mm:00, PUBLISH_DELAY_SECONDS=0; ` +
-    `worker ${KILL ? `SIGKILLed at ${Math.round(KILL_AT * 100)}% published and restarted ${RESTART_DELAY_MS / 1000} s later` : 'never killed (baseline)'}`);
-  console.log(`  worker: WORKER_ACTIVITY_CONCURRENCY=${ACTIVITY_CONCURRENCY}, WORKER_WORKFLOW_CONCURRENCY=${WORKFLOW_CONCURRENCY}, DB pool max ${DB_POOL} per process (lib/db), workflow cache ≈ ${f0(MAX_CACHED_WORKFLOWS)} (SDK default for a ${f0(heapLimitMiB)} MiB heap${WORKER_HEAP_MIB ? ', --worker-heap' : ''}); network createPost latency ${NETWORK_LATENCY_MS} ms`);
+  console.log(
+    `  ${f0(POSTS)} posts over ${PROJECTS} account(s), due ${SPREAD_MS ? `spread over ${SPREAD_MS / 1000} s from` : 'all at'} one hh:mm:00, PUBLISH_DELAY_SECONDS=0; ` +
+      `worker ${KILL ? `SIGKILLed at ${Math.round(KILL_AT * 100)}% published and restarted ${RESTART_DELAY_MS / 1000} s later` : 'never killed (baseline)'}`,
+  );
+  console.log(
+    `  worker: WORKER_ACTIVITY_CONCURRENCY=${ACTIVITY_CONCURRENCY}, WORKER_WORKFLOW_CONCURRENCY=${WORKFLOW_CONCURRENCY}, DB pool max ${DB_POOL} per process (lib/db), workflow cache ≈ ${f0(MAX_CACHED_WORKFLOWS)} (SDK default for a ${f0(heapLimitMiB)} MiB heap${WORKER_HEAP_MIB ? ', --worker-heap' : ''}); network createPost latency ${NETWORK_LATENCY_MS} ms`,
+  );
 
   const cleanups: Array<() => Promise<unknown>> = [];
   const cleanup = async () => {
@@ -408,7 +499,9 @@ async function main() {
   };
   process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
   const children = new Set<ChildProcess>();
-  process.once('exit', () => { for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL'); });
+  process.once('exit', () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  });
 
   try {
     step(`database ${BENCH_DB} (reset + migrated), Redis ${REDIS_URL} (flushed)`);
@@ -445,7 +538,10 @@ async function main() {
       const index = workers.length + 1;
       const profDir = path.join(RESULTS_DIR, 'profiles', `publishing${opt.tag ? `-${opt.tag}` : ''}-worker-${index}`);
       if (WORKER_PROFILE) fs.rmSync(profDir, { recursive: true, force: true });
-      const w = startWorker(index, workerEnv(), { logDir: RESULTS_DIR, execArgv: WORKER_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [] });
+      const w = startWorker(index, workerEnv(), {
+        logDir: RESULTS_DIR,
+        execArgv: WORKER_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+      });
       workers.push(w);
       children.add(w.child);
       return w;
@@ -478,13 +574,23 @@ async function main() {
 
     const rand = prng(20261122);
     const pilotDue = new Date(Date.now() + 7 * 86_400_000);
-    const pilotItems: CreateItem[] = Array.from({ length: PILOT }, () => ({ projectId: s.pilotProjectId, content: postContent(rand), scheduledFor: pilotDue }));
+    const pilotItems: CreateItem[] = Array.from({ length: PILOT }, () => ({
+      projectId: s.pilotProjectId,
+      content: postContent(rand),
+      scheduledFor: pilotDue,
+    }));
     // Tasks waiting in the task queue (workflow + activity; a worker's sticky queue is not counted).
-    const longNum = (v: unknown) => (v && typeof v === 'object' && 'toNumber' in v ? (v as { toNumber(): number }).toNumber() : Number(v ?? 0));
+    const longNum = (v: unknown) =>
+      v && typeof v === 'object' && 'toNumber' in v ? (v as { toNumber(): number }).toNumber() : Number(v ?? 0);
     const backlog = async () => {
       let total = 0;
       for (const taskQueueType of [1, 2]) {
-        const r = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: TASK_QUEUE, kind: 1 }, taskQueueType, reportStats: true });
+        const r = await connection.workflowService.describeTaskQueue({
+          namespace: 'default',
+          taskQueue: { name: TASK_QUEUE, kind: 1 },
+          taskQueueType,
+          reportStats: true,
+        });
         total += longNum(r.stats?.approximateBacklogCount);
       }
       return total;
@@ -511,13 +617,20 @@ async function main() {
     const pilotIdle = await waitIdle(Date.now() + 180_000);
     const { timeline } = await import('./publishing/history');
     const { workflowIds } = await import('../lib/temporal');
-    const pilotChecked = await Promise.all(pilot.ids.filter((x): x is string => !!x).slice(0, 20).map((id) => timeline(tclient, workflowIds.publish(id), id, pilotDue.getTime()).catch(() => null)));
+    const pilotChecked = await Promise.all(
+      pilot.ids
+        .filter((x): x is string => !!x)
+        .slice(0, 20)
+        .map((id) => timeline(tclient, workflowIds.publish(id), id, pilotDue.getTime()).catch(() => null)),
+    );
     const pilotArmed = pilotChecked.filter((t) => t?.timerStarted != null).length;
     const readyRate = PILOT / (((pilotIdle ?? Date.now()) - pilotStart) / 1000);
     const estimateMs = (POSTS / Math.min(pilot.rate, readyRate)) * 1000;
     const earliest = Date.now() + estimateMs * 1.3 + MARGIN_MS;
     const dueMs = Math.ceil(earliest / 60_000) * 60_000;
-    step(`pilot: ${PILOT} posts (due in 7 days) created at ${f0(pilot.rate)} posts/s (p50 ${pilot.latencyMs.p50.toFixed(0)} ms), ready (timer set) at ${readyRate.toFixed(1)} posts/s${pilotIdle ? '' : ' (task queue never drained)'}, ${pilotArmed}/${pilotChecked.length} checked have their timer → ${f0(POSTS)} posts ≈ ${s1(estimateMs)} s; due minute ${new Date(dueMs).toISOString()} (in ${s1(dueMs - Date.now())} s)`);
+    step(
+      `pilot: ${PILOT} posts (due in 7 days) created at ${f0(pilot.rate)} posts/s (p50 ${pilot.latencyMs.p50.toFixed(0)} ms), ready (timer set) at ${readyRate.toFixed(1)} posts/s${pilotIdle ? '' : ' (task queue never drained)'}, ${pilotArmed}/${pilotChecked.length} checked have their timer → ${f0(POSTS)} posts ≈ ${s1(estimateMs)} s; due minute ${new Date(dueMs).toISOString()} (in ${s1(dueMs - Date.now())} s)`,
+    );
 
     const items: CreateItem[] = Array.from({ length: POSTS }, (_, i) => ({
       projectId: s.projectIds[i % PROJECTS]!,
@@ -525,32 +638,62 @@ async function main() {
       scheduledFor: new Date(dueMs + (SPREAD_MS ? Math.floor((i * SPREAD_MS) / POSTS) : 0)),
     }));
     const cpuCreate0 = snapshot();
-    const created = await createAll(items, creator.create, (n) => void backlog().then((b) => console.log(`    ${f0(n)} created, ${s1(dueMs - Date.now())} s before due, ${f0(b)} tasks queued`), () => undefined));
+    const created = await createAll(
+      items,
+      creator.create,
+      (n) =>
+        void backlog().then(
+          (b) => console.log(`    ${f0(n)} created, ${s1(dueMs - Date.now())} s before due, ${f0(b)} tasks queued`),
+          () => undefined,
+        ),
+    );
     const cpuCreate1 = snapshot();
     creator.close();
     const finishedBeforeDueMs = dueMs - Date.now();
-    step(`created ${f0(POSTS - created.errors)} posts in ${s1(created.durationMs)} s (${f0(created.rate)} posts/s, p50 ${created.latencyMs.p50.toFixed(0)} ms, p99 ${created.latencyMs.p99.toFixed(0)} ms, ${created.errors} errors), ${s1(finishedBeforeDueMs)} s before due`);
+    step(
+      `created ${f0(POSTS - created.errors)} posts in ${s1(created.durationMs)} s (${f0(created.rate)} posts/s, p50 ${created.latencyMs.p50.toFixed(0)} ms, p99 ${created.latencyMs.p99.toFixed(0)} ms, ${created.errors} errors), ${s1(finishedBeforeDueMs)} s before due`,
+    );
     if (created.errors) console.log(`    create errors: ${created.errorSamples.join(' | ')}`);
     if (finishedBeforeDueMs < 0) console.log('    NOTE: creation ran past the due time: raise --margin');
-    const unsynced = Number((await mon.query(`select count(*)::int as n from posts where project_id = any($1) and workflow_synced_version < schedule_version`, [s.projectIds])).rows[0].n);
-    if (unsynced) console.log(`    NOTE: ${unsynced} posts' signal-with-start failed; the reconciler (every 30 s) has to start their workflows`);
+    const unsynced = Number(
+      (
+        await mon.query(`select count(*)::int as n from posts where project_id = any($1) and workflow_synced_version < schedule_version`, [
+          s.projectIds,
+        ])
+      ).rows[0].n,
+    );
+    if (unsynced)
+      console.log(`    NOTE: ${unsynced} posts' signal-with-start failed; the reconciler (every 30 s) has to start their workflows`);
     const dueOf = new Map<string, number>();
-    items.forEach((it, i) => { if (created.ids[i]) dueOf.set(created.ids[i]!, it.scheduledFor.getTime()); });
+    items.forEach((it, i) => {
+      if (created.ids[i]) dueOf.set(created.ids[i]!, it.scheduledFor.getTime());
+    });
     // The API is idle from here on; stopping it leaves the worker alone on the database.
     if (api) await api.stop();
     const readyAt = await waitIdle(dueMs - 2_000);
     const backlogAtDue = readyAt ? 0 : await backlog();
-    if (readyAt) step(`every publish workflow has set its timer: task queue empty ${s1(readyAt - (dueMs - finishedBeforeDueMs))} s after the last create, ${s1(dueMs - readyAt)} s before due`);
-    else step(`NOTE: ${f0(backlogAtDue)} tasks still queued at the due time: some publish workflows have not set their timer yet (creation backlog spills into the due minute)`);
+    if (readyAt)
+      step(
+        `every publish workflow has set its timer: task queue empty ${s1(readyAt - (dueMs - finishedBeforeDueMs))} s after the last create, ${s1(dueMs - readyAt)} s before due`,
+      );
+    else
+      step(
+        `NOTE: ${f0(backlogAtDue)} tasks still queued at the due time: some publish workflows have not set their timer yet (creation backlog spills into the due minute)`,
+      );
 
     // ── Drain: due time → everything published (or the deadline) ──────────────────────────
     const expected = dueOf.size;
     const lastDue = dueMs + (SPREAD_MS ? SPREAD_MS : 0);
     const wait = dueMs - Date.now() - 3_000;
-    if (wait > 0) { step(`waiting ${s1(wait)} s for the due time`); await sleep(wait); }
+    if (wait > 0) {
+      step(`waiting ${s1(wait)} s for the due time`);
+      await sleep(wait);
+    }
 
     const pgGroups = async (): Promise<Groups> => {
-      const { rows } = await mon.query<{ pid: number; datname: string | null; backend_type: string }>('select pid, datname, backend_type from pg_stat_activity');
+      const { rows } = await mon.query<{ pid: number; datname: string | null; backend_type: string }>(
+        'select pid, datname, backend_type from pg_stat_activity',
+      );
       const foreign = new Set(rows.filter((r) => r.backend_type === 'client backend' && r.datname !== BENCH_DB).map((r) => r.pid));
       const workerPids = new Set(workers.map((w) => w.pid));
       return {
@@ -585,22 +728,43 @@ async function main() {
     step(`due at ${clock(dueMs)} — polling the posts table every 250 ms`);
     for (;;) {
       const now = Date.now();
-      if (!cpuStarted && now >= dueMs) { cpuDrain0 = snapshot(); cpuStarted = true; cpuSnaps.push({ wall: now, snap: cpuDrain0 }); }
+      if (!cpuStarted && now >= dueMs) {
+        cpuDrain0 = snapshot();
+        cpuStarted = true;
+        cpuSnaps.push({ wall: now, snap: cpuDrain0 });
+      }
       if (cpuStarted && now - cpuSnaps.at(-1)!.wall >= 1000) cpuSnaps.push({ wall: now, snap: snapshot() });
-      const r = (await mon.query(`select count(*) filter (where status = 'published')::int as published, count(*) filter (where status = 'failed_to_publish')::int as failed from posts where project_id = any($1)`, [s.projectIds])).rows[0];
+      const r = (
+        await mon.query(
+          `select count(*) filter (where status = 'published')::int as published, count(*) filter (where status = 'failed_to_publish')::int as failed from posts where project_id = any($1)`,
+          [s.projectIds],
+        )
+      ).rows[0];
       published = r.published;
       failed = r.failed;
       progress.push({ t: now, published });
       if (tick++ % 2 === 0) {
-        const a = (await mon.query<{ state: string | null; wait_event_type: string | null; n: number }>(
-          `select state, wait_event_type, count(*)::int as n from pg_stat_activity where datname = $1 and backend_type = 'client backend' and pid <> pg_backend_pid() group by 1, 2`, [BENCH_DB])).rows;
+        const a = (
+          await mon.query<{ state: string | null; wait_event_type: string | null; n: number }>(
+            `select state, wait_event_type, count(*)::int as n from pg_stat_activity where datname = $1 and backend_type = 'client backend' and pid <> pg_backend_pid() group by 1, 2`,
+            [BENCH_DB],
+          )
+        ).rows;
         const sum = (f: (x: (typeof a)[number]) => boolean) => a.filter(f).reduce((acc, x) => acc + x.n, 0);
-        activity.push({ t: now, connections: sum(() => true), active: sum((x) => x.state === 'active'), idleInTx: sum((x) => x.state === 'idle in transaction'), lockWaits: sum((x) => x.wait_event_type === 'Lock') });
+        activity.push({
+          t: now,
+          connections: sum(() => true),
+          active: sum((x) => x.state === 'active'),
+          idleInTx: sum((x) => x.state === 'idle in transaction'),
+          lockWaits: sum((x) => x.wait_event_type === 'Lock'),
+        });
       }
       if (now - lastPrint >= 5_000 && now >= dueMs - 1_000) {
         const w = workers[workers.length - 1]!;
         const rate = lastPrint ? ((published - lastPrintCount) * 1000) / (now - lastPrint) : 0;
-        console.log(`    t=${s1(now - dueMs).padStart(6)} s  published ${f0(published).padStart(6)}/${f0(expected)}  ${f0(rate).padStart(5)}/s  failed ${failed}  worker #${w.index} ${w.exit ? 'dead' : `RSS ${mib(w.samples.at(-1)?.rssKiB ?? 0)}`}`);
+        console.log(
+          `    t=${s1(now - dueMs).padStart(6)} s  published ${f0(published).padStart(6)}/${f0(expected)}  ${f0(rate).padStart(5)}/s  failed ${failed}  worker #${w.index} ${w.exit ? 'dead' : `RSS ${mib(w.samples.at(-1)?.rssKiB ?? 0)}`}`,
+        );
         lastPrint = now;
         lastPrintCount = published;
       }
@@ -613,17 +777,24 @@ async function main() {
         cpuSnaps.push(killSnap);
         await w1.kill('SIGKILL');
         publishedAtKill = published;
-        console.log(`    SIGKILL worker #1 at t=${s1(killedAt - dueMs)} s with ${f0(published)} published (${((published / expected) * 100).toFixed(1)}%); it was gone ${Date.now() - killedAt} ms later`);
+        console.log(
+          `    SIGKILL worker #1 at t=${s1(killedAt - dueMs)} s with ${f0(published)} published (${((published / expected) * 100).toFixed(1)}%); it was gone ${Date.now() - killedAt} ms later`,
+        );
         restart = (async () => {
           await sleep(RESTART_DELAY_MS);
           w2 = launch();
           await w2.waitReady(connection, TASK_QUEUE);
           console.log(`    worker #2 pid ${w2.pid} started at t=${s1(w2.startedAt - dueMs)} s, polling at t=${s1(w2.readyAt! - dueMs)} s`);
-        })().catch((err) => { restartError = err; });
+        })().catch((err) => {
+          restartError = err;
+        });
       }
       if (restartError) throw restartError;
       if (published + failed >= expected) break;
-      if (now > lastDue + DEADLINE_MS) { console.log(`    deadline reached: ${expected - published - failed} posts still scheduled`); break; }
+      if (now > lastDue + DEADLINE_MS) {
+        console.log(`    deadline reached: ${expected - published - failed} posts still scheduled`);
+        break;
+      }
       await sleep(250);
     }
     const cpuDrain1 = snapshot();
@@ -631,8 +802,12 @@ async function main() {
     if (restart) await restart;
 
     // ── Results ───────────────────────────────────────────────────────────────────────────
-    const rows = (await mon.query<{ id: string; published_at: Date | null; status: string; last_publish_error: string | null }>(
-      `select id, published_at, status, last_publish_error from posts where project_id = any($1)`, [s.projectIds])).rows;
+    const rows = (
+      await mon.query<{ id: string; published_at: Date | null; status: string; last_publish_error: string | null }>(
+        `select id, published_at, status, last_publish_error from posts where project_id = any($1)`,
+        [s.projectIds],
+      )
+    ).rows;
     const lags: number[] = [];
     const lagOf = new Map<string, number>();
     let lost = 0;
@@ -676,7 +851,11 @@ async function main() {
     const networkLags: number[] = [];
     for (const [id, due] of dueOf) {
       const e = perRef.get(id);
-      if (!e) { missingOnNetwork++; if (lagOf.has(id)) publishedNotOnNetwork++; continue; }
+      if (!e) {
+        missingOnNetwork++;
+        if (lagOf.has(id)) publishedNotOnNetwork++;
+        continue;
+      }
       if (e.n > 1) duplicated++;
       networkLags.push(e.receivedAt - due);
     }
@@ -685,11 +864,14 @@ async function main() {
 
     // Phases: before the kill, the gap, after the restart.
     const w2r = w2 as WorkerRun | null;
-    const pubTimes = rows.filter((r) => r.published_at && dueOf.has(r.id)).map((r) => r.published_at!.getTime()).sort((a, b) => a - b);
-    const firstAfterRestart = w2r ? pubTimes.find((t) => t >= w2r.startedAt) ?? null : null;
+    const pubTimes = rows
+      .filter((r) => r.published_at && dueOf.has(r.id))
+      .map((r) => r.published_at!.getTime())
+      .sort((a, b) => a - b);
+    const firstAfterRestart = w2r ? (pubTimes.find((t) => t >= w2r.startedAt) ?? null) : null;
     const beforeKill = killedAt ? pubTimes.filter((t) => t < killedAt!).length : pubTimes.length;
     const afterRestart = firstAfterRestart ? pubTimes.filter((t) => t >= firstAfterRestart).length : 0;
-    const lastBeforeKill = killedAt ? pubTimes.filter((t) => t < killedAt!).at(-1) ?? null : null;
+    const lastBeforeKill = killedAt ? (pubTimes.filter((t) => t < killedAt!).at(-1) ?? null) : null;
     // Where the time went: the publish workflow history of every post (or a random sample).
     const ids = [...lagOf.keys()];
     const sampleRand = prng(7);
@@ -709,7 +891,11 @@ async function main() {
     const slowestN = Math.max(1, Math.ceil(hist.ok.length / 100));
     const histSlow = [...hist.ok].sort((a, b) => lagOf.get(b.postId)! - lagOf.get(a.postId)!).slice(0, slowestN);
     const breakdown = (tl: PostTimeline[]) => {
-      const row = (f: (t: PostTimeline) => number | null) => ({ p50: median(tl.map(f)), p99: pct(tl.map(f), 0.99), max: pct(tl.map(f), 1) });
+      const row = (f: (t: PostTimeline) => number | null) => ({
+        p50: median(tl.map(f)),
+        p99: pct(tl.map(f), 0.99),
+        max: pct(tl.map(f), 1),
+      });
       return {
         workflows: tl.length,
         notReadyAtDue: tl.filter((t) => t.timerStarted === null || t.timerStarted > 0).length,
@@ -731,27 +917,43 @@ async function main() {
     const retried = new Set(hist.ok.filter((t) => t.activityAttempts > 1).map((t) => t.postId));
     // A few raw histories (the first, the median and the last published; one never published) for reading by eye.
     const byLag = [...sampleIds].sort((a, b) => lagOf.get(a)! - lagOf.get(b)!);
-    const dumpIds = [...new Set([byLag[0], byLag[Math.floor(byLag.length / 2)], byLag.at(-1), [...retried][0], ...byLag.filter((_, i) => i % 997 === 5)].filter((x): x is string => !!x))].slice(0, DUMP_HISTORIES);
+    const dumpIds = [
+      ...new Set(
+        [byLag[0], byLag[Math.floor(byLag.length / 2)], byLag.at(-1), [...retried][0], ...byLag.filter((_, i) => i % 997 === 5)].filter(
+          (x): x is string => !!x,
+        ),
+      ),
+    ].slice(0, DUMP_HISTORIES);
     if (lostIds.length && DUMP_HISTORIES) dumpIds.push(lostIds[0]!);
     const dumped: Record<string, unknown> = {};
     for (const id of dumpIds) {
-      dumped[id] = { lagS: lagOf.has(id) ? lagOf.get(id)! / 1000 : 'not published', events: await compactHistory(tclient, workflowIds.publish(id), dueOf.get(id)!).catch((err) => String(err)) };
+      dumped[id] = {
+        lagS: lagOf.has(id) ? lagOf.get(id)! / 1000 : 'not published',
+        events: await compactHistory(tclient, workflowIds.publish(id), dueOf.get(id)!).catch((err) => String(err)),
+      };
     }
 
     // A publish activity held by the killed worker is retried only when its start-to-close
     // timeout (2 min, no heartbeat) expires: those posts are "stranded".
     const pubOf = new Map(rows.filter((r) => r.published_at && dueOf.has(r.id)).map((r) => [r.id, r.published_at!.getTime()]));
     const strandedPublished = [...retried].map((id) => pubOf.get(id)).filter((t): t is number => t !== undefined);
-    const normalTimes = [...pubOf.entries()].filter(([id]) => !retried.has(id)).map(([, t]) => t).sort((a, b) => a - b);
+    const normalTimes = [...pubOf.entries()]
+      .filter(([id]) => !retried.has(id))
+      .map(([, t]) => t)
+      .sort((a, b) => a - b);
     const throughput = lastPub > 0 ? lags.length / ((lastPub - dueMs) / 1000) : 0;
     const rateBeforeKill = killedAt && lastBeforeKill && beforeKill > 1 ? beforeKill / ((lastBeforeKill - firstPub) / 1000) : null;
     const afterRestartTimes = firstAfterRestart ? normalTimes.filter((t) => t >= firstAfterRestart) : [];
-    const rateAfterRestart = afterRestartTimes.length > 1 ? afterRestartTimes.length / ((afterRestartTimes.at(-1)! - afterRestartTimes[0]!) / 1000) : null;
+    const rateAfterRestart =
+      afterRestartTimes.length > 1 ? afterRestartTimes.length / ((afterRestartTimes.at(-1)! - afterRestartTimes[0]!) / 1000) : null;
 
     const groupsNow = await pgGroups();
     const cpu = diff(cpuDrain0, cpuDrain1, groupsNow);
     cpuSnaps.push({ wall: drainEnd, snap: cpuDrain1 });
-    const snapAt = (wall: number) => (killSnap && wall === killSnap.wall ? killSnap : cpuSnaps.reduce((best, x) => (Math.abs(x.wall - wall) < Math.abs(best.wall - wall) ? x : best), cpuSnaps[0]!));
+    const snapAt = (wall: number) =>
+      killSnap && wall === killSnap.wall
+        ? killSnap
+        : cpuSnaps.reduce((best, x) => (Math.abs(x.wall - wall) < Math.abs(best.wall - wall) ? x : best), cpuSnaps[0]!);
     const windowCpu = (from: number, to: number) => {
       if (!cpuSnaps.length) return null;
       const a = snapAt(from);
@@ -763,16 +965,27 @@ async function main() {
       const posts = pubTimes.filter((t) => t >= a.wall && t < b.wall).length;
       const map = (f: (ms: number) => number) => Object.fromEntries(Object.entries(d.cpuMs).map(([k, v]) => [k, f(v)]));
       return {
-        fromS: (a.wall - dueMs) / 1000, toS: (b.wall - dueMs) / 1000, seconds: secs, posts, machineBusy: d.machineBusy,
-        otherShare: d.cpuMs.other! / (secs * 1000 * CPUS), cores: map((v) => v / 1000 / secs), usPerPost: map((v) => (posts ? Math.round((v * 1000) / posts) : 0)),
+        fromS: (a.wall - dueMs) / 1000,
+        toS: (b.wall - dueMs) / 1000,
+        seconds: secs,
+        posts,
+        machineBusy: d.machineBusy,
+        otherShare: d.cpuMs.other! / (secs * 1000 * CPUS),
+        cores: map((v) => v / 1000 / secs),
+        usPerPost: map((v) => (posts ? Math.round((v * 1000) / posts) : 0)),
       };
     };
     const bulkEnd = normalTimes.at(-1) ?? drainEnd;
     const cpuSteady = killedAt ? windowCpu(dueMs, killedAt) : null;
     const cpuBulk = windowCpu(dueMs, bulkEnd);
     const drainS = (drainEnd - dueMs) / 1000;
-    const cpuPerPost = cpu && lags.length ? Object.fromEntries(Object.entries(cpu.cpuMs).map(([k, ms]) => [k, Math.round((ms * 1000) / lags.length)])) : null;
-    const createCpuPerPost = createCpu ? Object.fromEntries(Object.entries(createCpu.cpuMs).map(([k, ms]) => [k, Math.round((ms * 1000) / Math.max(1, expected))])) : null;
+    const cpuPerPost =
+      cpu && lags.length
+        ? Object.fromEntries(Object.entries(cpu.cpuMs).map(([k, ms]) => [k, Math.round((ms * 1000) / lags.length)]))
+        : null;
+    const createCpuPerPost = createCpu
+      ? Object.fromEntries(Object.entries(createCpu.cpuMs).map(([k, ms]) => [k, Math.round((ms * 1000) / Math.max(1, expected))]))
+      : null;
     const drainActivity = activity.filter((a) => a.t >= dueMs);
     const act = {
       connections: statsOf(drainActivity.map((a) => a.connections)),
@@ -788,29 +1001,64 @@ async function main() {
     // ── Report ────────────────────────────────────────────────────────────────────────────
     const L = (label: string, value: string) => console.log(`  ${label.padEnd(44)}${value}`);
     const ms = (x: number | null) => (x === null ? '—' : x >= 10_000 ? `${s1(x)} s` : `${Math.round(x)} ms`);
-    console.log(`\n${f0(expected)} posts due at ${new Date(dueMs).toISOString()}${SPREAD_MS ? ` (+0…${SPREAD_MS / 1000} s)` : ''} over ${PROJECTS} account(s); created via ${CREATE === 'api' ? 'POST /v1/posts (API process)' : 'insertPost + afterScheduleCommitted in-process'}`);
-    L('creation', `${s1(created.durationMs)} s, ${f0(created.rate)} posts/s, p50 ${created.latencyMs.p50.toFixed(0)} ms / p99 ${created.latencyMs.p99.toFixed(0)} ms per create, ${created.errors} errors, done ${s1(finishedBeforeDueMs)} s before due`);
-    L('lag = published_at − due   p50 / p99 / max', `${lag.p50S.toFixed(1)} s / ${lag.p99S.toFixed(1)} s / ${lag.maxS.toFixed(1)} s   (p90 ${lag.p90S.toFixed(1)} s, mean ${lag.meanS.toFixed(1)} s)`);
+    console.log(
+      `\n${f0(expected)} posts due at ${new Date(dueMs).toISOString()}${SPREAD_MS ? ` (+0…${SPREAD_MS / 1000} s)` : ''} over ${PROJECTS} account(s); created via ${CREATE === 'api' ? 'POST /v1/posts (API process)' : 'insertPost + afterScheduleCommitted in-process'}`,
+    );
+    L(
+      'creation',
+      `${s1(created.durationMs)} s, ${f0(created.rate)} posts/s, p50 ${created.latencyMs.p50.toFixed(0)} ms / p99 ${created.latencyMs.p99.toFixed(0)} ms per create, ${created.errors} errors, done ${s1(finishedBeforeDueMs)} s before due`,
+    );
+    L(
+      'lag = published_at − due   p50 / p99 / max',
+      `${lag.p50S.toFixed(1)} s / ${lag.p99S.toFixed(1)} s / ${lag.maxS.toFixed(1)} s   (p90 ${lag.p90S.toFixed(1)} s, mean ${lag.meanS.toFixed(1)} s)`,
+    );
     const nl = lagSummary(networkLags);
     L('  same, on the network (simulator receivedAt)', `${nl.p50S.toFixed(1)} s / ${nl.p99S.toFixed(1)} s / ${nl.maxS.toFixed(1)} s`);
     L(`target p99 < ${TARGET_P99_S} s`, p99Met ? 'MET' : 'MISSED');
     L(`late (published > ${LATE_AFTER_MS / 1000} s after due)`, `${f0(late)}`);
-    L(`lost (not published ${DEADLINE_MS / 1000} s after due)`, `${lost}${lost ? `  ${JSON.stringify(errorsSeen)} (counted in the lag figures with ${DEADLINE_MS / 1000} s)` : ''}   ${lostMet ? 'OK' : 'FAIL'}`);
-    L('duplicated (>1 network post per post id)', `${duplicated}   ${dupMet ? 'OK' : 'FAIL'}  (idempotent replays ${counts.replays}, create calls ${f0(counts.createCalls)}, stray network posts ${stray}, published but not on network ${publishedNotOnNetwork})`);
+    L(
+      `lost (not published ${DEADLINE_MS / 1000} s after due)`,
+      `${lost}${lost ? `  ${JSON.stringify(errorsSeen)} (counted in the lag figures with ${DEADLINE_MS / 1000} s)` : ''}   ${lostMet ? 'OK' : 'FAIL'}`,
+    );
+    L(
+      'duplicated (>1 network post per post id)',
+      `${duplicated}   ${dupMet ? 'OK' : 'FAIL'}  (idempotent replays ${counts.replays}, create calls ${f0(counts.createCalls)}, stray network posts ${stray}, published but not on network ${publishedNotOnNetwork})`,
+    );
     L('throughput (published / (last − due))', `${throughput.toFixed(1)} posts/s; all published ${s1(lastPub - dueMs)} s after due`);
-    if (rateBeforeKill !== null) L('  before the kill / after the restart', `${rateBeforeKill.toFixed(1)} posts/s / ${rateAfterRestart?.toFixed(1) ?? '—'} posts/s`);
+    if (rateBeforeKill !== null)
+      L('  before the kill / after the restart', `${rateBeforeKill.toFixed(1)} posts/s / ${rateAfterRestart?.toFixed(1) ?? '—'} posts/s`);
     if (killedAt) {
       L('kill', `t=${s1(killedAt - dueMs)} s, ${f0(publishedAtKill)} published (${((publishedAtKill / expected) * 100).toFixed(1)}%)`);
-      if (w2r) L('restart', `started t=${s1(w2r.startedAt - dueMs)} s, polling t=${w2r.readyAt ? s1(w2r.readyAt - dueMs) : '—'} s (start-up ${w2r.readyAt ? s1(w2r.readyAt - w2r.startedAt) : '—'} s), first publish t=${firstAfterRestart ? s1(firstAfterRestart - dueMs) : '—'} s`);
-      L('  no publishes between', `t=${lastBeforeKill ? s1(lastBeforeKill - dueMs) : '—'} s and t=${firstAfterRestart ? s1(firstAfterRestart - dueMs) : '—'} s`);
-      if (hist.ok.length) L('  stranded by the kill', `${retried.size} posts whose publishPost ran again after its 2 min start-to-close timeout (attempt > 1)${strandedPublished.length ? `, published t=${s1(Math.min(...strandedPublished) - dueMs)}…${s1(Math.max(...strandedPublished) - dueMs)} s` : ''}`);
+      if (w2r)
+        L(
+          'restart',
+          `started t=${s1(w2r.startedAt - dueMs)} s, polling t=${w2r.readyAt ? s1(w2r.readyAt - dueMs) : '—'} s (start-up ${w2r.readyAt ? s1(w2r.readyAt - w2r.startedAt) : '—'} s), first publish t=${firstAfterRestart ? s1(firstAfterRestart - dueMs) : '—'} s`,
+        );
+      L(
+        '  no publishes between',
+        `t=${lastBeforeKill ? s1(lastBeforeKill - dueMs) : '—'} s and t=${firstAfterRestart ? s1(firstAfterRestart - dueMs) : '—'} s`,
+      );
+      if (hist.ok.length)
+        L(
+          '  stranded by the kill',
+          `${retried.size} posts whose publishPost ran again after its 2 min start-to-close timeout (attempt > 1)${strandedPublished.length ? `, published t=${s1(Math.min(...strandedPublished) - dueMs)}…${s1(Math.max(...strandedPublished) - dueMs)} s` : ''}`,
+        );
     }
-    for (const w of workers) L(`worker #${w.index} pid ${w.pid} peak RSS (VmHWM)`, `${mib(w.peakRssKiB)} (${mib(w.hwmKiB)}); ready ${w.readyAt ? s1(w.readyAt - w.startedAt) : '—'} s after spawn; ${w.exit ? `exit ${w.exit.signal ?? w.exit.code}` : 'running'}`);
+    for (const w of workers)
+      L(
+        `worker #${w.index} pid ${w.pid} peak RSS (VmHWM)`,
+        `${mib(w.peakRssKiB)} (${mib(w.hwmKiB)}); ready ${w.readyAt ? s1(w.readyAt - w.startedAt) : '—'} s after spawn; ${w.exit ? `exit ${w.exit.signal ?? w.exit.code}` : 'running'}`,
+      );
     if (bd.workflows) {
-      console.log(`  where the lag went — publish workflow histories of ${f0(bd.workflows)} posts | the slowest ${bdSlow.workflows}; p50 / p99 | p50 / max:`);
+      console.log(
+        `  where the lag went — publish workflow histories of ${f0(bd.workflows)} posts | the slowest ${bdSlow.workflows}; p50 / p99 | p50 / max:`,
+      );
       const B = (label: string, a: { p50: number | null; p99: number | null }, b: { p50: number | null; max: number | null }) =>
         L(`  ${label}`, `${ms(a.p50)} / ${ms(a.p99)}   | ${ms(b.p50)} / ${ms(b.max)}`);
-      L('  not ready at due (no timer set yet)', `${f0(bd.notReadyAtDue)} posts${bd.notReadyAtDue ? ` — their workflow's first task started p50 ${ms(bd.firstTaskStartedMs.p50)} / max ${ms(bd.firstTaskStartedMs.max)} relative to due` : ''}`);
+      L(
+        '  not ready at due (no timer set yet)',
+        `${f0(bd.notReadyAtDue)} posts${bd.notReadyAtDue ? ` — their workflow's first task started p50 ${ms(bd.firstTaskStartedMs.p50)} / max ${ms(bd.firstTaskStartedMs.max)} relative to due` : ''}`,
+      );
       B('timer fired (after due)', bd.timerFiredAfterDueMs, bdSlow.timerFiredAfterDueMs);
       B('→ workflow task started (queue wait)', bd.workflowTaskWaitMs, bdSlow.workflowTaskWaitMs);
       B('  workflow task run', bd.workflowTaskRunMs, bdSlow.workflowTaskRunMs);
@@ -818,29 +1066,66 @@ async function main() {
       B('→ publishPost started (last attempt)', bd.activityQueueMs, bdSlow.activityQueueMs);
       B('  publishPost run (pool + tx + call)', bd.activityRunMs, bdSlow.activityRunMs);
       B('→ workflow completed', bd.closeWaitMs, bdSlow.closeWaitMs);
-      L('  workflow task timed out after the timer', `${f0(bd.withStickyTimeout)} posts on a sticky queue (not picked up within the 10 s sticky schedule-to-start timeout), ${f0(bd.withStartToCloseTimeout)} held by a dead worker`);
+      L(
+        '  workflow task timed out after the timer',
+        `${f0(bd.withStickyTimeout)} posts on a sticky queue (not picked up within the 10 s sticky schedule-to-start timeout), ${f0(bd.withStartToCloseTimeout)} held by a dead worker`,
+      );
     }
-    L('bench DB backends during drain (mean / max)', `${act.connections.mean.toFixed(1)} / ${act.connections.max} connected, ${act.active.mean.toFixed(1)} / ${act.active.max} active, ${act.idleInTransaction.mean.toFixed(1)} / ${act.idleInTransaction.max} idle in transaction, ${act.lockWaits.mean.toFixed(1)} / ${act.lockWaits.max} waiting on a lock`);
-    for (const [label, w] of [['steady state: due → kill', cpuSteady], ['bulk: due → last non-stranded post', cpuBulk]] as const) {
+    L(
+      'bench DB backends during drain (mean / max)',
+      `${act.connections.mean.toFixed(1)} / ${act.connections.max} connected, ${act.active.mean.toFixed(1)} / ${act.active.max} active, ${act.idleInTransaction.mean.toFixed(1)} / ${act.idleInTransaction.max} idle in transaction, ${act.lockWaits.mean.toFixed(1)} / ${act.lockWaits.max} waiting on a lock`,
+    );
+    for (const [label, w] of [
+      ['steady state: due → kill', cpuSteady],
+      ['bulk: due → last non-stranded post', cpuBulk],
+    ] as const) {
       if (!w) continue;
-      L(`CPU, ${label}`, `t=${w.fromS.toFixed(1)}…${w.toS.toFixed(1)} s, ${f0(w.posts)} posts (${(w.posts / w.seconds).toFixed(1)}/s), machine busy ${(w.machineBusy * 100).toFixed(0)}%${w.otherShare >= 0.05 ? ` — NOTE: other processes took ${(w.otherShare * 100).toFixed(0)}% of the machine` : ''}`);
-      L('  cores used', Object.entries(w.cores).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', '));
-      L('  CPU µs per published post', Object.entries(w.usPerPost).map(([k, v]) => `${k} ${f0(v)}`).join(', '));
+      L(
+        `CPU, ${label}`,
+        `t=${w.fromS.toFixed(1)}…${w.toS.toFixed(1)} s, ${f0(w.posts)} posts (${(w.posts / w.seconds).toFixed(1)}/s), machine busy ${(w.machineBusy * 100).toFixed(0)}%${w.otherShare >= 0.05 ? ` — NOTE: other processes took ${(w.otherShare * 100).toFixed(0)}% of the machine` : ''}`,
+      );
+      L(
+        '  cores used',
+        Object.entries(w.cores)
+          .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+          .join(', '),
+      );
+      L(
+        '  CPU µs per published post',
+        Object.entries(w.usPerPost)
+          .map(([k, v]) => `${k} ${f0(v)}`)
+          .join(', '),
+      );
     }
     if (createCpu && createCpuPerPost) {
       const share = createCpu.cpuMs.other! / ((created.durationMs / 1000) * 1000 * CPUS);
-      L('CPU during creation, µs per post', Object.entries(createCpuPerPost).map(([k, v]) => `${k} ${f0(v)}`).join(', ') + (share >= 0.05 ? ` — NOTE: other processes took ${(share * 100).toFixed(0)}% of the machine` : ''));
+      L(
+        'CPU during creation, µs per post',
+        Object.entries(createCpuPerPost)
+          .map(([k, v]) => `${k} ${f0(v)}`)
+          .join(', ') + (share >= 0.05 ? ` — NOTE: other processes took ${(share * 100).toFixed(0)}% of the machine` : ''),
+      );
     }
 
     // The surviving worker's CPU profile, cut to the drain window it served.
-    let profiles: Array<{ thread: string; window: { fromS: number; toS: number; posts: number }; sampledMs: number; summary: ProfileSummary }> | null = null;
+    let profiles: Array<{
+      thread: string;
+      window: { fromS: number; toS: number; posts: number };
+      sampledMs: number;
+      summary: ProfileSummary;
+    }> | null = null;
     const last = workers.at(-1)!;
     if (WORKER_PROFILE && !last.exit) {
       const t = setTimeout(() => last.child.kill('SIGKILL'), 20_000);
       await last.kill('SIGTERM');
       clearTimeout(t);
       const dir = path.join(RESULTS_DIR, 'profiles', `publishing${opt.tag ? `-${opt.tag}` : ''}-worker-${last.index}`);
-      const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile') && !f.startsWith('drain-')).sort() : [];
+      const files = fs.existsSync(dir)
+        ? fs
+            .readdirSync(dir)
+            .filter((f) => f.endsWith('.cpuprofile') && !f.startsWith('drain-'))
+            .sort()
+        : [];
       const from = Math.max(dueMs, last.readyAt ?? dueMs);
       const to = bulkEnd;
       const posts = pubTimes.filter((x) => x >= from && x <= to).length;
@@ -855,7 +1140,11 @@ async function main() {
         const sampledMs = summary.totalMs;
         if (!sampledMs) continue;
         profiles.push({ thread, window: { fromS: (from - dueMs) / 1000, toS: (to - dueMs) / 1000, posts }, sampledMs, summary });
-        printProfile(`worker #${last.index} ${thread}, t=${s1(from - dueMs)}…${s1(to - dueMs)} s, ${f0(posts)} posts published (µs/req = µs per published post)`, summary, posts);
+        printProfile(
+          `worker #${last.index} ${thread}, t=${s1(from - dueMs)}…${s1(to - dueMs)} s, ${f0(posts)} posts published (µs/req = µs per published post)`,
+          summary,
+          posts,
+        );
       }
       if (!files.length) console.log(`  (no CPU profile found in ${path.relative(process.cwd(), dir)})`);
     }
@@ -866,14 +1155,46 @@ async function main() {
       wallSeconds: Math.round((Date.now() - startedAt) / 1000),
       machine,
       settings: {
-        posts: POSTS, projects: PROJECTS, create: CREATE, createConcurrency: CONCURRENCY, pilot: PILOT, marginS: MARGIN_MS / 1000, spreadS: SPREAD_MS / 1000,
-        dueAt: new Date(dueMs).toISOString(), kill: KILL, killAt: KILL_AT, killFallbackS: KILL_FALLBACK_MS / 1000, restartDelayS: RESTART_DELAY_MS / 1000,
-        deadlineS: DEADLINE_MS / 1000, networkLatencyMs: NETWORK_LATENCY_MS, workerActivityConcurrency: ACTIVITY_CONCURRENCY, workerWorkflowConcurrency: WORKFLOW_CONCURRENCY,
-        workerHeapMiB: Math.round(heapLimitMiB), maxCachedWorkflows: MAX_CACHED_WORKFLOWS,
-        dbPoolMax: DB_POOL, publishDelaySeconds: 0, temporal: 'dev server, in memory', database: BENCH_DB, redisDb: new URL(REDIS_URL).pathname.slice(1) || '0', taskQueue: TASK_QUEUE,
+        posts: POSTS,
+        projects: PROJECTS,
+        create: CREATE,
+        createConcurrency: CONCURRENCY,
+        pilot: PILOT,
+        marginS: MARGIN_MS / 1000,
+        spreadS: SPREAD_MS / 1000,
+        dueAt: new Date(dueMs).toISOString(),
+        kill: KILL,
+        killAt: KILL_AT,
+        killFallbackS: KILL_FALLBACK_MS / 1000,
+        restartDelayS: RESTART_DELAY_MS / 1000,
+        deadlineS: DEADLINE_MS / 1000,
+        networkLatencyMs: NETWORK_LATENCY_MS,
+        workerActivityConcurrency: ACTIVITY_CONCURRENCY,
+        workerWorkflowConcurrency: WORKFLOW_CONCURRENCY,
+        workerHeapMiB: Math.round(heapLimitMiB),
+        maxCachedWorkflows: MAX_CACHED_WORKFLOWS,
+        dbPoolMax: DB_POOL,
+        publishDelaySeconds: 0,
+        temporal: 'dev server, in memory',
+        database: BENCH_DB,
+        redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
+        taskQueue: TASK_QUEUE,
       },
-      creation: { pilot: { posts: PILOT, rate: pilot.rate, latencyMs: pilot.latencyMs }, estimateS: estimateMs / 1000, durationS: created.durationMs / 1000, rate: created.rate, latencyMs: created.latencyMs, errors: created.errors, errorSamples: created.errorSamples, finishedBeforeDueS: finishedBeforeDueMs / 1000, unsyncedWorkflows: unsynced,
-        pilotReadyRate: readyRate, allReadyBeforeDueS: readyAt ? (dueMs - readyAt) / 1000 : null, tasksQueuedAtDue: backlogAtDue, cpuUsPerPost: createCpuPerPost },
+      creation: {
+        pilot: { posts: PILOT, rate: pilot.rate, latencyMs: pilot.latencyMs },
+        estimateS: estimateMs / 1000,
+        durationS: created.durationMs / 1000,
+        rate: created.rate,
+        latencyMs: created.latencyMs,
+        errors: created.errors,
+        errorSamples: created.errorSamples,
+        finishedBeforeDueS: finishedBeforeDueMs / 1000,
+        unsyncedWorkflows: unsynced,
+        pilotReadyRate: readyRate,
+        allReadyBeforeDueS: readyAt ? (dueMs - readyAt) / 1000 : null,
+        tasksQueuedAtDue: backlogAtDue,
+        cpuUsPerPost: createCpuPerPost,
+      },
       lag,
       networkLag: nl,
       late,
@@ -882,34 +1203,82 @@ async function main() {
       lostErrors: errorsSeen,
       duplicated,
       network: { posts: onNetwork.total, stray, missingOnNetwork, publishedNotOnNetwork, counts },
-      throughput: { postsPerSecond: throughput, allPublishedAfterDueS: lastPub ? (lastPub - dueMs) / 1000 : null, beforeKill: rateBeforeKill, afterRestart: rateAfterRestart },
-      kill: killedAt ? {
-        atS: (killedAt - dueMs) / 1000, publishedAtKill, lastPublishBeforeKillS: lastBeforeKill ? (lastBeforeKill - dueMs) / 1000 : null,
-        restartStartedS: w2r ? (w2r.startedAt - dueMs) / 1000 : null, restartReadyS: w2r?.readyAt ? (w2r.readyAt - dueMs) / 1000 : null,
-        firstPublishAfterRestartS: firstAfterRestart ? (firstAfterRestart - dueMs) / 1000 : null, publishedBeforeKill: beforeKill, publishedAfterRestart: afterRestart,
-        strandedByKill: hist.ok.length ? retried.size : null,
-      } : null,
+      throughput: {
+        postsPerSecond: throughput,
+        allPublishedAfterDueS: lastPub ? (lastPub - dueMs) / 1000 : null,
+        beforeKill: rateBeforeKill,
+        afterRestart: rateAfterRestart,
+      },
+      kill: killedAt
+        ? {
+            atS: (killedAt - dueMs) / 1000,
+            publishedAtKill,
+            lastPublishBeforeKillS: lastBeforeKill ? (lastBeforeKill - dueMs) / 1000 : null,
+            restartStartedS: w2r ? (w2r.startedAt - dueMs) / 1000 : null,
+            restartReadyS: w2r?.readyAt ? (w2r.readyAt - dueMs) / 1000 : null,
+            firstPublishAfterRestartS: firstAfterRestart ? (firstAfterRestart - dueMs) / 1000 : null,
+            publishedBeforeKill: beforeKill,
+            publishedAfterRestart: afterRestart,
+            strandedByKill: hist.ok.length ? retried.size : null,
+          }
+        : null,
       workers: workers.map((w) => ({
-        index: w.index, pid: w.pid, readyAfterS: w.readyAt ? (w.readyAt - w.startedAt) / 1000 : null, peakRssMiB: w.peakRssKiB / 1024, vmHwmMiB: w.hwmKiB / 1024,
-        exit: w.exit, log: path.relative(ROOT, w.logFile),
-        rssMiBEverySecond: w.samples.filter((_, i) => i % 4 === 0).map((x) => ({ tS: Math.round((x.t - dueMs) / 100) / 10, mib: Math.round(x.rssKiB / 1024) })),
+        index: w.index,
+        pid: w.pid,
+        readyAfterS: w.readyAt ? (w.readyAt - w.startedAt) / 1000 : null,
+        peakRssMiB: w.peakRssKiB / 1024,
+        vmHwmMiB: w.hwmKiB / 1024,
+        exit: w.exit,
+        log: path.relative(ROOT, w.logFile),
+        rssMiBEverySecond: w.samples
+          .filter((_, i) => i % 4 === 0)
+          .map((x) => ({ tS: Math.round((x.t - dueMs) / 100) / 10, mib: Math.round(x.rssKiB / 1024) })),
       })),
       lagBreakdown: { all: bd, slowest: bdSlow, historyReadErrors: hist.errors },
-      workerProfiles: profiles ? profiles.map((p) => ({ thread: p.thread, window: p.window, sampledMs: p.sampledMs, usPerPost: p.window.posts ? (p.sampledMs * 1000) / p.window.posts : null, byGroup: p.summary.byGroup.slice(0, 20), topSelf: p.summary.topSelf, file: path.relative(ROOT, p.summary.file) })) : null,
+      workerProfiles: profiles
+        ? profiles.map((p) => ({
+            thread: p.thread,
+            window: p.window,
+            sampledMs: p.sampledMs,
+            usPerPost: p.window.posts ? (p.sampledMs * 1000) / p.window.posts : null,
+            byGroup: p.summary.byGroup.slice(0, 20),
+            topSelf: p.summary.topSelf,
+            file: path.relative(ROOT, p.summary.file),
+          }))
+        : null,
       dbActivityDuringDrain: act,
-      cpuDuringDrain: cpu ? { seconds: drainS, machineBusy: cpu.machineBusy, cpuMs: cpu.cpuMs, usPerPost: cpuPerPost, otherShare: cpu.cpuMs.other! / (drainS * 1000 * CPUS) } : null,
+      cpuDuringDrain: cpu
+        ? {
+            seconds: drainS,
+            machineBusy: cpu.machineBusy,
+            cpuMs: cpu.cpuMs,
+            usPerPost: cpuPerPost,
+            otherShare: cpu.cpuMs.other! / (drainS * 1000 * CPUS),
+          }
+        : null,
       cpuSteadyBeforeKill: cpuSteady,
       cpuBulk,
-      cpuDuringCreation: createCpu ? { machineBusy: createCpu.machineBusy, cpuMs: createCpu.cpuMs, usPerPost: createCpuPerPost, otherShare: createCpu.cpuMs.other! / ((created.durationMs / 1000) * 1000 * CPUS) } : null,
+      cpuDuringCreation: createCpu
+        ? {
+            machineBusy: createCpu.machineBusy,
+            cpuMs: createCpu.cpuMs,
+            usPerPost: createCpuPerPost,
+            otherShare: createCpu.cpuMs.other! / ((created.durationMs / 1000) * 1000 * CPUS),
+          }
+        : null,
       otherProcessesShareAtStart: otherAtStart,
-      progressEverySecond: progress.filter((_, i) => i % 4 === 0).map((p) => ({ tS: Math.round((p.t - dueMs) / 100) / 10, published: p.published })),
+      progressEverySecond: progress
+        .filter((_, i) => i % 4 === 0)
+        .map((p) => ({ tS: Math.round((p.t - dueMs) / 100) / 10, published: p.published })),
       targets: { p99LagS: { max: TARGET_P99_S, met: p99Met }, lost: { max: 0, met: lostMet }, duplicated: { max: 0, met: dupMet } },
     };
     fs.mkdirSync(RESULTS_DIR, { recursive: true });
     const out = path.join(RESULTS_DIR, opt.tag ? `publishing-${opt.tag}.json` : 'publishing.json');
     fs.writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
     if (dumpIds.length) fs.writeFileSync(out.replace(/\.json$/, '.histories.json'), JSON.stringify(dumped, null, 1) + '\n');
-    console.log(`\nresults: ${path.relative(process.cwd(), out)}; worker logs: ${workers.map((w) => path.relative(process.cwd(), w.logFile)).join(', ')}`);
+    console.log(
+      `\nresults: ${path.relative(process.cwd(), out)}; worker logs: ${workers.map((w) => path.relative(process.cwd(), w.logFile)).join(', ')}`,
+    );
     if (opt.strict && (!p99Met || !lostMet || !dupMet)) process.exitCode = 1;
   } finally {
     await cleanup();
@@ -919,7 +1288,9 @@ async function main() {
   }
 }
 
-main().then(() => process.exit(process.exitCode ?? 0)).catch((err) => {
-  console.error(`publishing: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
-  process.exit(1);
-});
+main()
+  .then(() => process.exit(process.exitCode ?? 0))
+  .catch((err) => {
+    console.error(`publishing: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exit(1);
+  });

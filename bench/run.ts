@@ -14,7 +14,8 @@ import path from 'node:path';
 const benchDir = import.meta.dirname;
 const root = path.resolve(benchDir, '..');
 
-const available = fs.readdirSync(benchDir)
+const available = fs
+  .readdirSync(benchDir)
   .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && f !== 'run.ts')
   .map((f) => f.slice(0, -3))
   .sort();
@@ -40,7 +41,11 @@ function runOne(name: string): Promise<number> {
   return new Promise((resolve) => {
     // tsx as an import hook in a plain node process (no tsx supervisor in between), so the
     // bench's own pid is the load generator's.
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(benchDir, `${name}.ts`), ...passThrough], { cwd: root, stdio: 'inherit', env: process.env });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(benchDir, `${name}.ts`), ...passThrough], {
+      cwd: root,
+      stdio: 'inherit',
+      env: process.env,
+    });
     // Ctrl-C reaches the child through the terminal's process group; just wait for it.
     process.on('SIGINT', () => undefined);
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));

@@ -29,7 +29,12 @@ const RECEIVER_CHILD = '--receivers-child';
 // The receivers (child process): N node:http servers that verify each signature independently
 // of the service's signer, answer 204, and report what they saw when asked.
 
-interface Receipt { endpoint: number; eventId: string; receivedAt: number; signatureOk: boolean }
+interface Receipt {
+  endpoint: number;
+  eventId: string;
+  receivedAt: number;
+  signatureOk: boolean;
+}
 
 function verify(body: Buffer, header: string | undefined, secret: string): boolean {
   if (!header) return false;
@@ -51,8 +56,17 @@ async function runReceivers(): Promise<void> {
         const receivedAt = Date.now();
         const body = Buffer.concat(chunks);
         let eventId = '';
-        try { eventId = JSON.parse(body.toString('utf8')).id; } catch { /* counted as unverifiable below */ }
-        receipts.push({ endpoint: i, eventId, receivedAt, signatureOk: verify(body, req.headers['webhook-signature'] as string | undefined, secrets[i]!) });
+        try {
+          eventId = JSON.parse(body.toString('utf8')).id;
+        } catch {
+          /* counted as unverifiable below */
+        }
+        receipts.push({
+          endpoint: i,
+          eventId,
+          receivedAt,
+          signatureOk: verify(body, req.headers['webhook-signature'] as string | undefined, secrets[i]!),
+        });
         res.writeHead(204).end();
       });
     });
@@ -110,14 +124,23 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
-
 function startReceivers(secrets: string[]): Promise<{ child: ChildProcess; ports: number[]; ask<T>(type: string): Promise<T> }> {
-  const child = fork(import.meta.filename, [RECEIVER_CHILD], { execArgv: ['--import', 'tsx'], env: { ...process.env, BENCH_RECEIVER_SECRETS: JSON.stringify(secrets) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const ask = <T>(type: string) => new Promise<T>((resolve) => {
-    const on = (m: { type: string }) => { if (m.type === type) { child.off('message', on); resolve(m as T); } };
-    child.on('message', on);
-    child.send({ type });
+  const child = fork(import.meta.filename, [RECEIVER_CHILD], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, BENCH_RECEIVER_SECRETS: JSON.stringify(secrets) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  const ask = <T>(type: string) =>
+    new Promise<T>((resolve) => {
+      const on = (m: { type: string }) => {
+        if (m.type === type) {
+          child.off('message', on);
+          resolve(m as T);
+        }
+      };
+      child.on('message', on);
+      child.send({ type });
+    });
   return new Promise((resolve, reject) => {
     child.once('message', (m: { type: string; ports: number[] }) => resolve({ child, ports: m.ports, ask }));
     child.once('exit', (code) => reject(new Error(`receivers exited (${code})`)));
@@ -125,8 +148,11 @@ function startReceivers(secrets: string[]): Promise<{ child: ChildProcess; ports
 }
 
 async function main() {
-  if (!Number.isInteger(EVENTS) || EVENTS < 1 || !Number.isInteger(ENDPOINTS) || ENDPOINTS < 1 || !(RATE >= 0)) throw new Error('--events and --endpoints must be positive integers, --rate ≥ 0');
-  console.log(`webhooks bench — ${EVENTS} events × ${ENDPOINTS} endpoints, ${RATE ? `${RATE} events/s` : 'one burst'}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);
+  if (!Number.isInteger(EVENTS) || EVENTS < 1 || !Number.isInteger(ENDPOINTS) || ENDPOINTS < 1 || !(RATE >= 0))
+    throw new Error('--events and --endpoints must be positive integers, --rate ≥ 0');
+  console.log(
+    `webhooks bench — ${EVENTS} events × ${ENDPOINTS} endpoints, ${RATE ? `${RATE} events/s` : 'one burst'}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+  );
 
   // Temporal first: lib/config reads TEMPORAL_ADDRESS (and everything else) once, at import.
   const { resolveTemporalBinary, startTemporalDevServer } = await import('../tooling/temporalBinary');
@@ -135,7 +161,11 @@ async function main() {
   const temporal = await startTemporalDevServer({ binary, port: await freePort(), uiPort: null, dbFile: null, log: () => {} });
   step(`Temporal dev server ${temporal.address} (in memory)`);
   Object.assign(process.env, {
-    DATABASE_URL, REDIS_URL, TEMPORAL_ADDRESS: temporal.address, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    DATABASE_URL,
+    REDIS_URL,
+    TEMPORAL_ADDRESS: temporal.address,
+    NODE_ENV: 'production',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     // The receivers are local processes: this is the explicit loopback allowance.
     WEBHOOK_ALLOW_LOOPBACK: '1',
     // The worker builds the publishing activities too; nothing here publishes.
@@ -160,29 +190,56 @@ async function main() {
     const { closeRedis } = await import('../lib/redis');
 
     const workspace = await createWorkspace({ name: 'Webhook bench', plan: 'BUSINESS' });
-    const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench person', connection: 'connected' });
+    const project = await createProject({
+      workspaceId: workspace.id,
+      type: 'PERSONAL_BRAND',
+      name: 'Bench person',
+      connection: 'connected',
+    });
 
     // Endpoints through the create operation itself (the REST door adds only auth and parsing).
     const auth = {
-      principal: { type: 'oauth_token' as const, id: 'oat_bench', clientId: 'cli_bench', actingUserId: 'usr_bench', scopes: ['webhooks:manage'], defaultProjectId: null },
-      workspaceId: workspace.id, gatingPlan: 'BUSINESS', scopes: new Set(['webhooks:manage']), role: 'admin' as const, projectIds: null, reach: 'member' as const,
+      principal: {
+        type: 'oauth_token' as const,
+        id: 'oat_bench',
+        clientId: 'cli_bench',
+        actingUserId: 'usr_bench',
+        scopes: ['webhooks:manage'],
+        defaultProjectId: null,
+      },
+      workspaceId: workspace.id,
+      gatingPlan: 'BUSINESS',
+      scopes: new Set(['webhooks:manage']),
+      role: 'admin' as const,
+      projectIds: null,
+      reach: 'member' as const,
     };
     const placeholders = Array.from({ length: ENDPOINTS }, (_, i) => `http://127.0.0.1:9/bench-${i}`);
     const endpoints = [] as Array<{ id: string; secret: string }>;
     for (const url of placeholders) {
       const input = parseInput(createWebhookEndpoint.input, { url, events: [...EVENT_TYPES] }, 'body');
-      const res = await createWebhookEndpoint.handler({ auth, requestId: 'req_bench', apiVersion: config.apiVersions.current as never }, input);
+      const res = await createWebhookEndpoint.handler(
+        { auth, requestId: 'req_bench', apiVersion: config.apiVersions.current as never },
+        input,
+      );
       endpoints.push({ id: res.data.id, secret: res.data.secret });
     }
     receivers = await startReceivers(endpoints.map((e) => e.secret));
-    for (let i = 0; i < ENDPOINTS; i++) await db()('webhook_endpoints').where({ id: endpoints[i]!.id }).update({ url: `http://127.0.0.1:${receivers.ports[i]}/hooks` });
+    for (let i = 0; i < ENDPOINTS; i++)
+      await db()('webhook_endpoints')
+        .where({ id: endpoints[i]!.id })
+        .update({ url: `http://127.0.0.1:${receivers.ports[i]}/hooks` });
     step(`${ENDPOINTS} endpoints (create operation) → receivers on 127.0.0.1:${receivers.ports.join(', ')} in pid ${receivers.child.pid}`);
 
     const { worker, connection } = await createWorker();
     const running = worker.run();
     const client = await temporalClient();
     const { webhookRelayWorkflow } = await import('../workflows/deliverWebhook');
-    await client.workflow.start(webhookRelayWorkflow, { taskQueue: config.temporalTaskQueue, workflowId: workflowIds.webhookRelay(), args: [{}] });
+    await client.workflow.start(webhookRelayWorkflow, {
+      taskQueue: config.temporalTaskQueue,
+      workflowId: workflowIds.webhookRelay(),
+      args: [{}],
+    });
     stopWorker = async () => {
       const relay = client.workflow.getHandle(workflowIds.webhookRelay());
       await relay.cancel().catch(() => undefined);
@@ -193,7 +250,9 @@ async function main() {
       await closeTemporalClient();
       await Promise.allSettled([closeDb(), closeRedis()]);
     };
-    step(`worker in this process (pid ${process.pid}), task queue ${config.temporalTaskQueue}; relay workflow ${workflowIds.webhookRelay()}`);
+    step(
+      `worker in this process (pid ${process.pid}), task queue ${config.temporalTaskQueue}; relay workflow ${workflowIds.webhookRelay()}`,
+    );
 
     // Warm-up: one event through every path (bundle, connections, JIT) before the clock starts.
     const warm = await emitEvent(db(), { workspaceId: workspace.id, projectId: project.id, type: 'post.updated', data: { warmup: true } });
@@ -230,8 +289,14 @@ async function main() {
         if (due > Date.now()) await sleep(due - Date.now());
       }
       // Like the API: each event committed on its own, in its own statement.
-      const emitting = emitEvent(db(), { workspaceId: workspace.id, projectId: project.id, type: types[i % types.length]!, data: { n: i, post: { id: `post_bench_${i}` } } });
-      if (RATE > 0) await emitting; else if (i % 50 === 49) await emitting;
+      const emitting = emitEvent(db(), {
+        workspaceId: workspace.id,
+        projectId: project.id,
+        type: types[i % types.length]!,
+        data: { n: i, post: { id: `post_bench_${i}` } },
+      });
+      if (RATE > 0) await emitting;
+      else if (i % 50 === 49) await emitting;
     }
     const emitEnd = Date.now();
     step(`emitted ${EVENTS} events in ${((emitEnd - emitStart) / 1000).toFixed(2)} s`);
@@ -257,7 +322,10 @@ async function main() {
     const latencies: number[] = [];
     for (const x of measured) {
       const key = `${x.eventId}/${x.endpoint}`;
-      if (pairs.has(key)) { duplicates++; continue; }
+      if (pairs.has(key)) {
+        duplicates++;
+        continue;
+      }
       pairs.add(key);
       if (!x.signatureOk) badSignatures++;
       const c = createdAt.get(x.eventId);
@@ -266,44 +334,99 @@ async function main() {
     latencies.sort((a, b) => a - b);
     // Where the time goes, per delivery: commit → the relay wrote the delivery row (claim and
     // fan-out), → the first attempt began (workflow start and dispatch), → the receiver read it.
-    const stages = (await db()('webhook_deliveries as d').join('webhook_delivery_attempts as a', function () { this.on('a.delivery_id', '=', 'd.id').andOnVal('a.attempt', '=', 1); })
-      .join('outbox_events as e', 'e.id', 'd.event_id').where('d.workspace_id', workspace.id).whereNot('d.event_id', warm)
-      .select('e.id as event_id', 'd.endpoint_id', 'e.created_at', 'd.created_at as delivery_at', 'a.started_at')) as Array<{ event_id: string; endpoint_id: string; created_at: Date; delivery_at: Date; started_at: Date }>;
+    const stages = (await db()('webhook_deliveries as d')
+      .join('webhook_delivery_attempts as a', function () {
+        this.on('a.delivery_id', '=', 'd.id').andOnVal('a.attempt', '=', 1);
+      })
+      .join('outbox_events as e', 'e.id', 'd.event_id')
+      .where('d.workspace_id', workspace.id)
+      .whereNot('d.event_id', warm)
+      .select('e.id as event_id', 'd.endpoint_id', 'e.created_at', 'd.created_at as delivery_at', 'a.started_at')) as Array<{
+      event_id: string;
+      endpoint_id: string;
+      created_at: Date;
+      delivery_at: Date;
+      started_at: Date;
+    }>;
     const endpointIndex = new Map(endpoints.map((e, i) => [e.id, i]));
     const receivedAt = new Map(measured.map((x) => [`${x.eventId}/${x.endpoint}`, x.receivedAt]));
-    const med = (xs: number[]) => percentile(xs.sort((a, b) => a - b), 50);
+    const med = (xs: number[]) =>
+      percentile(
+        xs.sort((a, b) => a - b),
+        50,
+      );
     const breakdown = {
       relayMs: med(stages.map((x) => x.delivery_at.getTime() - x.created_at.getTime())),
       startToAttemptMs: med(stages.map((x) => x.started_at.getTime() - x.delivery_at.getTime())),
-      attemptToReceiptMs: med(stages.map((x) => (receivedAt.get(`${x.event_id}/${endpointIndex.get(x.endpoint_id)}`) ?? NaN) - x.started_at.getTime()).filter((x) => !Number.isNaN(x))),
+      attemptToReceiptMs: med(
+        stages
+          .map((x) => (receivedAt.get(`${x.event_id}/${endpointIndex.get(x.endpoint_id)}`) ?? NaN) - x.started_at.getTime())
+          .filter((x) => !Number.isNaN(x)),
+      ),
     };
-    const statuses = (await db()('webhook_deliveries').where({ workspace_id: workspace.id }).whereNot({ event_id: warm }).groupBy('status').select('status').count({ n: '*' })) as Array<{ status: string; n: string | number }>;
+    const statuses = (await db()('webhook_deliveries')
+      .where({ workspace_id: workspace.id })
+      .whereNot({ event_id: warm })
+      .groupBy('status')
+      .select('status')
+      .count({ n: '*' })) as Array<{ status: string; n: string | number }>;
     const firstCreated = Math.min(...createdAt.values());
     const lastReceived = Math.max(...measured.map((x) => x.receivedAt));
     const spanS = (lastReceived - firstCreated) / 1000;
     const lost = expected - pairs.size;
 
     const result = {
-      bench: 'webhooks', at: new Date().toISOString(), machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
-      events: EVENTS, endpoints: ENDPOINTS, rate: RATE || 'burst', expected, delivered: pairs.size, lost, duplicates, badSignatures,
+      bench: 'webhooks',
+      at: new Date().toISOString(),
+      machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
+      events: EVENTS,
+      endpoints: ENDPOINTS,
+      rate: RATE || 'burst',
+      expected,
+      delivered: pairs.size,
+      lost,
+      duplicates,
+      badSignatures,
       deliveryRows: Object.fromEntries(statuses.map((s) => [s.status, Number(s.n)])),
-      emitSeconds: (emitEnd - emitStart) / 1000, spanSeconds: spanS, deliveredPerSecond: pairs.size / spanS,
-      cpuMsPerDelivery: cpu ? Object.fromEntries(Object.entries(cpu.cpuMs).map(([k, v]) => [k, Math.round((v / pairs.size) * 100) / 100])) : null,
+      emitSeconds: (emitEnd - emitStart) / 1000,
+      spanSeconds: spanS,
+      deliveredPerSecond: pairs.size / spanS,
+      cpuMsPerDelivery: cpu
+        ? Object.fromEntries(Object.entries(cpu.cpuMs).map(([k, v]) => [k, Math.round((v / pairs.size) * 100) / 100]))
+        : null,
       machineBusy: cpu ? Math.round(cpu.machineBusy * 100) / 100 : null,
       latencyBreakdownP50Ms: breakdown,
-      latencyMs: { p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), max: latencies[latencies.length - 1] ?? NaN, min: latencies[0] ?? NaN },
+      latencyMs: {
+        p50: percentile(latencies, 50),
+        p90: percentile(latencies, 90),
+        p99: percentile(latencies, 99),
+        max: latencies[latencies.length - 1] ?? NaN,
+        min: latencies[0] ?? NaN,
+      },
     };
     console.log('');
-    console.log(`  delivered        ${result.delivered} / ${expected}  (lost ${lost}, duplicates ${duplicates}, bad signatures ${badSignatures})`);
+    console.log(
+      `  delivered        ${result.delivered} / ${expected}  (lost ${lost}, duplicates ${duplicates}, bad signatures ${badSignatures})`,
+    );
     console.log(`  delivery rows    ${JSON.stringify(result.deliveryRows)}`);
-    console.log(`  throughput       ${result.deliveredPerSecond.toFixed(0)} deliveries/s  (first event → last delivery ${spanS.toFixed(2)} s; emission took ${result.emitSeconds.toFixed(2)} s)`);
-    console.log(`  latency          p50 ${result.latencyMs.p50} ms · p90 ${result.latencyMs.p90} ms · p99 ${result.latencyMs.p99} ms · max ${result.latencyMs.max} ms  (event committed → receiver read the request)`);
-    console.log(`  latency p50 by stage  relay ${breakdown.relayMs} ms → workflow start and dispatch ${breakdown.startToAttemptMs} ms → POST ${breakdown.attemptToReceiptMs} ms`);
+    console.log(
+      `  throughput       ${result.deliveredPerSecond.toFixed(0)} deliveries/s  (first event → last delivery ${spanS.toFixed(2)} s; emission took ${result.emitSeconds.toFixed(2)} s)`,
+    );
+    console.log(
+      `  latency          p50 ${result.latencyMs.p50} ms · p90 ${result.latencyMs.p90} ms · p99 ${result.latencyMs.p99} ms · max ${result.latencyMs.max} ms  (event committed → receiver read the request)`,
+    );
+    console.log(
+      `  latency p50 by stage  relay ${breakdown.relayMs} ms → workflow start and dispatch ${breakdown.startToAttemptMs} ms → POST ${breakdown.attemptToReceiptMs} ms`,
+    );
     if (result.cpuMsPerDelivery) {
       const c = result.cpuMsPerDelivery;
       const own = (c.worker ?? 0) + (c.temporal ?? 0) + (c.postgres ?? 0);
-      console.log(`  CPU per delivery worker ${c.worker} ms · Temporal ${c.temporal} ms · Postgres ${c.postgres} ms · receivers ${c.receivers} ms · other processes ${c.other} ms (machine ${Math.round((result.machineBusy ?? 0) * 100)}% busy)`);
-      console.log(`  capacity bound   ≈ ${Math.round((os.cpus().length * 1000) / own)} deliveries/s if worker, Temporal and Postgres had the ${os.cpus().length} cores to themselves`);
+      console.log(
+        `  CPU per delivery worker ${c.worker} ms · Temporal ${c.temporal} ms · Postgres ${c.postgres} ms · receivers ${c.receivers} ms · other processes ${c.other} ms (machine ${Math.round((result.machineBusy ?? 0) * 100)}% busy)`,
+      );
+      console.log(
+        `  capacity bound   ≈ ${Math.round((os.cpus().length * 1000) / own)} deliveries/s if worker, Temporal and Postgres had the ${os.cpus().length} cores to themselves`,
+      );
     }
     const out = path.join(import.meta.dirname, 'results', 'webhooks.json');
     fs.mkdirSync(path.dirname(out), { recursive: true });
@@ -318,7 +441,16 @@ async function main() {
 }
 
 if (process.argv.includes(RECEIVER_CHILD)) {
-  runReceivers().catch((err) => { console.error(err); process.exit(1); });
+  runReceivers().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
 } else {
-  main().then(() => process.exit(process.exitCode ?? 0), (err) => { console.error(err instanceof Error ? err.stack : err); process.exit(1); });
+  main().then(
+    () => process.exit(process.exitCode ?? 0),
+    (err) => {
+      console.error(err instanceof Error ? err.stack : err);
+      process.exit(1);
+    },
+  );
 }

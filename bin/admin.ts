@@ -74,16 +74,20 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-main(process.argv.slice(2)).catch(async (err) => {
-  if (err instanceof UsageError) {
-    fail(`${err.message}${err.hint ? ` (see ${err.hint})` : ''}`, 2);
-  } else {
-    const { describeError } = await import('./admin.d/runtime').catch(() => ({ describeError: (e: unknown) => String((e as Error)?.message ?? e) }));
-    fail(describeError(err), 1);
-    if (process.env.ADMIN_DEBUG) process.stderr.write(`${(err as Error)?.stack ?? err}\n`);
-  }
-}).finally(() => {
-  // Connections are closed above, so this normally exits at once; the unref'd timer only
-  // matters if a library leaves a handle open, which must not hang an operator's shell.
-  setTimeout(() => process.exit(), 2_000).unref();
-});
+main(process.argv.slice(2))
+  .catch(async (err) => {
+    if (err instanceof UsageError) {
+      fail(`${err.message}${err.hint ? ` (see ${err.hint})` : ''}`, 2);
+    } else {
+      const { describeError } = await import('./admin.d/runtime').catch(() => ({
+        describeError: (e: unknown) => String((e as Error)?.message ?? e),
+      }));
+      fail(describeError(err), 1);
+      if (process.env.ADMIN_DEBUG) process.stderr.write(`${(err as Error)?.stack ?? err}\n`);
+    }
+  })
+  .finally(() => {
+    // Connections are closed above, so this normally exits at once; the unref'd timer only
+    // matters if a library leaves a handle open, which must not hang an operator's shell.
+    setTimeout(() => process.exit(), 2_000).unref();
+  });

@@ -240,9 +240,19 @@ async function main(): Promise<void> {
     // The embedded object store (tooling/objectStoreServer.ts), data under DATA_DIR/s3.
     const { startObjectStore, objectStoreEnv } = await import('../tooling/objectStoreServer');
     try {
-      objectStoreServer = await startObjectStore({ dataDir: path.join(dataDir, 's3'), port: config.s3.serverPort, accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey, detached: true, log: (l) => process.stderr.write(`[s3] ${l}\n`) });
+      objectStoreServer = await startObjectStore({
+        dataDir: path.join(dataDir, 's3'),
+        port: config.s3.serverPort,
+        accessKeyId: config.s3.accessKeyId,
+        secretAccessKey: config.s3.secretAccessKey,
+        detached: true,
+        log: (l) => process.stderr.write(`[s3] ${l}\n`),
+      });
     } catch (err) {
-      return void (await shutdown(1, `S3_ENDPOINT is unset and the embedded object store did not start: ${(err as Error).message.split('\n')[0]}`));
+      return void (await shutdown(
+        1,
+        `S3_ENDPOINT is unset and the embedded object store did not start: ${(err as Error).message.split('\n')[0]}`,
+      ));
     }
     Object.assign(childEnv, objectStoreEnv(objectStoreServer));
   }
@@ -253,7 +263,10 @@ async function main(): Promise<void> {
     const port = config.network.simulatorPort;
     await refuseTakenPort(port, 'network simulator', 'set NETWORK_SIMULATOR_PORT, or NETWORK_API_URL to use a running one');
     // Local runs show analytics that move: published posts gain metrics over time (docs/analytics.md).
-    const sim = startChild('network-sim', 'sim/network/main.ts', { ...childEnv, NETWORK_SIM_METRICS_GROWTH: process.env.NETWORK_SIM_METRICS_GROWTH ?? '1' });
+    const sim = startChild('network-sim', 'sim/network/main.ts', {
+      ...childEnv,
+      NETWORK_SIM_METRICS_GROWTH: process.env.NETWORK_SIM_METRICS_GROWTH ?? '1',
+    });
     if (!(await waitForPort(sim, port, SIM_READY_TIMEOUT_MS))) {
       if (shuttingDown) return;
       await shutdown(1, `network-sim did not listen on port ${port} within ${SIM_READY_TIMEOUT_MS / 1000} s; stopping`);
@@ -282,7 +295,9 @@ async function main(): Promise<void> {
     `  MCP          ${config.mcpPublicUrl}/mcp${mcpUp ? '' : '  (not answering yet)'}`,
     temporalUi ? `  Temporal UI  ${temporalUi}` : `  Temporal     ${config.temporalAddress} (external)`,
     simUrl ? `  Network sim  ${simUrl}` : `  Network API  ${config.network.apiUrl}`,
-    objectStoreServer ? `  Object store ${objectStoreServer.endpoint} (embedded, data in ${path.join(dataDir, 's3')})` : `  Object store ${config.s3.endpoint}`,
+    objectStoreServer
+      ? `  Object store ${objectStoreServer.endpoint} (embedded, data in ${path.join(dataDir, 's3')})`
+      : `  Object store ${config.s3.endpoint}`,
     '  Ctrl-C stops everything.',
     '',
   ];

@@ -251,11 +251,46 @@ function loadConfig() {
     },
 
     plans: {
-      FREE: { apiAccess: false, dailySpendCapCents: 0, weeklyAiBudgetCents: 100, storageLimitBytes: 500 * 1024 ** 2, assetLimit: 50, features: { api: false, mcp: false, webhooks: false, aiGeneration: true } },
-      STARTER: { apiAccess: false, dailySpendCapCents: 0, weeklyAiBudgetCents: 500, storageLimitBytes: 2 * 1024 ** 3, assetLimit: 500, features: { api: false, mcp: false, webhooks: false, aiGeneration: true } },
-      ADVANCED: { apiAccess: true, dailySpendCapCents: int('SPEND_CAP_ADVANCED_CENTS', 500), weeklyAiBudgetCents: 2_000, storageLimitBytes: 10 * 1024 ** 3, assetLimit: 5_000, features: { api: true, mcp: true, webhooks: true, aiGeneration: true } },
-      BUSINESS: { apiAccess: true, dailySpendCapCents: int('SPEND_CAP_BUSINESS_CENTS', 2_000), weeklyAiBudgetCents: 10_000, storageLimitBytes: 100 * 1024 ** 3, assetLimit: 50_000, features: { api: true, mcp: true, webhooks: true, aiGeneration: true, reviewWorkflow: true } },
-      ENTERPRISE: { apiAccess: true, dailySpendCapCents: null, weeklyAiBudgetCents: null, storageLimitBytes: null, assetLimit: null, features: { api: true, mcp: true, webhooks: true, aiGeneration: true, reviewWorkflow: true, sso: true } },
+      FREE: {
+        apiAccess: false,
+        dailySpendCapCents: 0,
+        weeklyAiBudgetCents: 100,
+        storageLimitBytes: 500 * 1024 ** 2,
+        assetLimit: 50,
+        features: { api: false, mcp: false, webhooks: false, aiGeneration: true },
+      },
+      STARTER: {
+        apiAccess: false,
+        dailySpendCapCents: 0,
+        weeklyAiBudgetCents: 500,
+        storageLimitBytes: 2 * 1024 ** 3,
+        assetLimit: 500,
+        features: { api: false, mcp: false, webhooks: false, aiGeneration: true },
+      },
+      ADVANCED: {
+        apiAccess: true,
+        dailySpendCapCents: int('SPEND_CAP_ADVANCED_CENTS', 500),
+        weeklyAiBudgetCents: 2_000,
+        storageLimitBytes: 10 * 1024 ** 3,
+        assetLimit: 5_000,
+        features: { api: true, mcp: true, webhooks: true, aiGeneration: true },
+      },
+      BUSINESS: {
+        apiAccess: true,
+        dailySpendCapCents: int('SPEND_CAP_BUSINESS_CENTS', 2_000),
+        weeklyAiBudgetCents: 10_000,
+        storageLimitBytes: 100 * 1024 ** 3,
+        assetLimit: 50_000,
+        features: { api: true, mcp: true, webhooks: true, aiGeneration: true, reviewWorkflow: true },
+      },
+      ENTERPRISE: {
+        apiAccess: true,
+        dailySpendCapCents: null,
+        weeklyAiBudgetCents: null,
+        storageLimitBytes: null,
+        assetLimit: null,
+        features: { api: true, mcp: true, webhooks: true, aiGeneration: true, reviewWorkflow: true, sso: true },
+      },
     } satisfies Record<string, PlanLimits>,
   };
 }

@@ -6,7 +6,9 @@ let shared: Redis | undefined;
 export function redis(): Redis {
   if (!shared) {
     shared = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableAutoPipelining: true, lazyConnect: false });
-    shared.on('error', () => { /* reconnects on its own; callers see command errors */ });
+    shared.on('error', () => {
+      /* reconnects on its own; callers see command errors */
+    });
   }
   return shared;
 }

@@ -1,20 +1,44 @@
 // spec 5.2: the scope vocabulary and its implication rules, in one place.
 
 export const READ_SCOPES = [
-  'workspace:read', 'projects:read', 'notes:read', 'posts:read', 'sources:read',
-  'knowledge:read', 'jobs:read', 'analytics:read', 'media:read',
+  'workspace:read',
+  'projects:read',
+  'notes:read',
+  'posts:read',
+  'sources:read',
+  'knowledge:read',
+  'jobs:read',
+  'analytics:read',
+  'media:read',
 ] as const;
 export const WRITE_SCOPES = [
-  'notes:write', 'posts:write', 'posts:generate', 'sources:write', 'knowledge:write', 'ideas:write', 'jobs:cancel',
+  'notes:write',
+  'posts:write',
+  'posts:generate',
+  'sources:write',
+  'knowledge:write',
+  'ideas:write',
+  'jobs:cancel',
 ] as const;
 /** spec 5.2 rule 3: never implied by an alias or another scope; requested by name only. */
 export const NAMED_ONLY_SCOPES = ['posts:publish', 'settings:write'] as const;
-export const DESTROY_SCOPES = ['posts:destroy', 'notes:destroy', 'sources:destroy', 'knowledge:destroy', 'ideas:destroy', 'media:destroy'] as const;
+export const DESTROY_SCOPES = [
+  'posts:destroy',
+  'notes:destroy',
+  'sources:destroy',
+  'knowledge:destroy',
+  'ideas:destroy',
+  'media:destroy',
+] as const;
 /** spec 5.1: OAuth tokens only. */
 export const OAUTH_ONLY_SCOPES = ['webhooks:manage', 'offline_access'] as const;
 
 export const ALL_SCOPES: readonly string[] = [
-  ...READ_SCOPES, ...WRITE_SCOPES, ...NAMED_ONLY_SCOPES, ...DESTROY_SCOPES, ...OAUTH_ONLY_SCOPES,
+  ...READ_SCOPES,
+  ...WRITE_SCOPES,
+  ...NAMED_ONLY_SCOPES,
+  ...DESTROY_SCOPES,
+  ...OAUTH_ONLY_SCOPES,
 ];
 export const ALIASES = { read: [...READ_SCOPES], write: [...READ_SCOPES, ...WRITE_SCOPES] } as const;
 

@@ -17,7 +17,13 @@ export const SEARCH_ATTRIBUTE_KEYS: ReadonlyArray<SearchAttributeKey<SearchAttri
 
 /** The type names of the `temporal` CLI's `--search-attribute Name=Type` flag. */
 const CLI_TYPE_NAMES: Record<SearchAttributeType, string> = {
-  TEXT: 'Text', KEYWORD: 'Keyword', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList',
+  TEXT: 'Text',
+  KEYWORD: 'Keyword',
+  INT: 'Int',
+  DOUBLE: 'Double',
+  BOOL: 'Bool',
+  DATETIME: 'Datetime',
+  KEYWORD_LIST: 'KeywordList',
 };
 
 /** `Name=Type` for each declared key, the dev server's `--search-attribute` values. */
@@ -27,7 +33,13 @@ export function searchAttributeFlags(): string[] {
 
 /** The operator API's IndexedValueType numbers (temporal.api.enums.v1), for AddSearchAttributes. */
 const INDEXED_VALUE_TYPES: Record<SearchAttributeType, number> = {
-  TEXT: 1, KEYWORD: 2, INT: 3, DOUBLE: 4, BOOL: 5, DATETIME: 6, KEYWORD_LIST: 7,
+  TEXT: 1,
+  KEYWORD: 2,
+  INT: 3,
+  DOUBLE: 4,
+  BOOL: 5,
+  DATETIME: 6,
+  KEYWORD_LIST: 7,
 };
 
 /** `{ name: IndexedValueType }` for each declared key, the AddSearchAttributes request body. */

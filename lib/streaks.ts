@@ -12,15 +12,28 @@ import { db } from './db';
 // - longestStreak: the longest run of consecutive counted weeks ever (never below current).
 // - null for company pages (spec 2.4) and for projects with no published post yet.
 
-export interface Streak { currentStreak: number; longestStreak: number }
+export interface Streak {
+  currentStreak: number;
+  longestStreak: number;
+}
 
-export interface StreakProject { id: string; type: string; timezone: string }
+export interface StreakProject {
+  id: string;
+  type: string;
+  timezone: string;
+}
 
 const WEEK_MS = 7 * 86_400_000;
 
 /** Monday (YYYY-MM-DD) of the local week holding `at` in `timeZone`. */
 export function localWeekStart(at: Date, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', weekday: 'short' }).formatToParts(at);
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    weekday: 'short',
+  }).formatToParts(at);
   const get = (t: string) => parts.find((p) => p.type === t)?.value;
   const back = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].indexOf(get('weekday')!);
   return new Date(Date.UTC(Number(get('year')), Number(get('month')) - 1, Number(get('day')) - back)).toISOString().slice(0, 10);
@@ -46,14 +59,24 @@ export function streakFromWeeks(mondays: readonly string[], currentMonday: strin
 }
 
 /** Streaks of several projects in one query (GET /v1/workspaces/context shows up to 25). */
-export async function computeStreaks(projects: readonly StreakProject[], now = new Date(), trx: Knex | Knex.Transaction = db()): Promise<Map<string, Streak | null>> {
+export async function computeStreaks(
+  projects: readonly StreakProject[],
+  now = new Date(),
+  trx: Knex | Knex.Transaction = db(),
+): Promise<Map<string, Streak | null>> {
   const out = new Map<string, Streak | null>();
   const eligible = projects.filter((p) => p.type !== 'COMPANY_PAGE');
   for (const p of projects) out.set(p.id, null);
   if (eligible.length === 0) return out;
   // date_trunc('week') is the ISO week's Monday; the local wall time decides the week.
-  const rows = (await trx('posts as po').join('projects as pr', 'pr.id', 'po.project_id')
-    .whereIn('po.project_id', eligible.map((p) => p.id)).where('po.status', 'published').whereNotNull('po.published_at')
+  const rows = (await trx('posts as po')
+    .join('projects as pr', 'pr.id', 'po.project_id')
+    .whereIn(
+      'po.project_id',
+      eligible.map((p) => p.id),
+    )
+    .where('po.status', 'published')
+    .whereNotNull('po.published_at')
     .select('po.project_id', trx.raw(`to_char(date_trunc('week', po.published_at at time zone pr.timezone), 'YYYY-MM-DD') as monday`))
     .groupBy('po.project_id', 'monday')) as Array<{ project_id: string; monday: string }>;
   const byProject = new Map<string, string[]>();

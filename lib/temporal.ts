@@ -26,8 +26,12 @@ export function temporalAddress(): string {
 
 export function temporalClient(): Promise<Client> {
   if (!shared) {
-    shared = Connection.connect({ address: temporalAddress() }).then((connection) => new Client({ connection, namespace: config.temporalNamespace }));
-    shared.catch(() => { shared = undefined; });
+    shared = Connection.connect({ address: temporalAddress() }).then(
+      (connection) => new Client({ connection, namespace: config.temporalNamespace }),
+    );
+    shared.catch(() => {
+      shared = undefined;
+    });
   }
   return shared;
 }

@@ -227,7 +227,22 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const table of ['outbox_events', 'jobs', 'idempotency_keys', 'api_keys', 'calendar_slots', 'posts', 'notes', 'post_statuses', 'membership_projects', 'memberships', 'projects', 'network_connections', 'users', 'workspaces']) {
+  for (const table of [
+    'outbox_events',
+    'jobs',
+    'idempotency_keys',
+    'api_keys',
+    'calendar_slots',
+    'posts',
+    'notes',
+    'post_statuses',
+    'membership_projects',
+    'memberships',
+    'projects',
+    'network_connections',
+    'users',
+    'workspaces',
+  ]) {
     await knex.schema.dropTableIfExists(table);
   }
 }

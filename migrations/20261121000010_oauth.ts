@@ -122,12 +122,22 @@ export async function up(knex: Knex): Promise<void> {
     t.primary(['agency_workspace_id', 'user_id']);
     t.index(['user_id']);
   });
-  await knex.raw('create index if not exists workspaces_billing_workspace on workspaces (billing_workspace_id) where billing_workspace_id is not null');
+  await knex.raw(
+    'create index if not exists workspaces_billing_workspace on workspaces (billing_workspace_id) where billing_workspace_id is not null',
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw('drop index if exists workspaces_billing_workspace');
-  for (const table of ['agency_owners', 'oauth_refresh_tokens', 'oauth_access_tokens', 'oauth_token_families', 'oauth_codes', 'oauth_grants', 'oauth_clients']) {
+  for (const table of [
+    'agency_owners',
+    'oauth_refresh_tokens',
+    'oauth_access_tokens',
+    'oauth_token_families',
+    'oauth_codes',
+    'oauth_grants',
+    'oauth_clients',
+  ]) {
     await knex.schema.dropTableIfExists(table);
   }
 }

@@ -82,7 +82,9 @@ export async function up(knex: Knex): Promise<void> {
       perform pg_notify('outbox_events', '');
       return null;
     end $$`);
-  await knex.raw('create trigger outbox_events_notify after insert on outbox_events for each statement execute function outbox_events_notify()');
+  await knex.raw(
+    'create trigger outbox_events_notify after insert on outbox_events for each statement execute function outbox_events_notify()',
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {

@@ -28,7 +28,11 @@ export async function removeMember(input: { workspaceId: string; user: string })
   return { workspaceId: input.workspaceId, userId: user.id, email: user.email as string, role: removed.role, removed: true };
 }
 
-export interface RosterEntry { email: string; name?: string; role?: string }
+export interface RosterEntry {
+  email: string;
+  name?: string;
+  role?: string;
+}
 
 /** One roster line: `email[,role[,name]]`; blank lines and `#` comments are skipped. */
 export function parseRoster(text: string): RosterEntry[] {
@@ -54,7 +58,8 @@ export async function addMembers(input: { workspaceId: string; entries: RosterEn
   if (input.entries.length === 0) throw new AdminError('no members to add');
   const rows = input.entries.map((e) => {
     const role = roleSlug(e.role ?? input.defaultRole);
-    if (!role) throw new AdminError(`unknown role "${e.role ?? input.defaultRole}" for ${e.email}; use Admin, Member, Client or a legacy slug`);
+    if (!role)
+      throw new AdminError(`unknown role "${e.role ?? input.defaultRole}" for ${e.email}; use Admin, Member, Client or a legacy slug`);
     return { email: e.email.toLowerCase(), name: e.name ?? '', role };
   });
   const byEmail = new Map(rows.map((r) => [r.email, r]));
@@ -65,18 +70,33 @@ export async function addMembers(input: { workspaceId: string; entries: RosterEn
     await trx.raw('lock table users in share row exclusive mode');
     const existing = await trx('users').whereRaw('lower(email) = any(?)', [emails]).select('id', db().raw('lower(email) as email'));
     const known = new Map<string, string>(existing.map((u: { id: string; email: string }) => [u.email, u.id]));
-    const fresh = emails.filter((e) => !known.has(e)).map((email) => ({ id: newId('user'), email, name: byEmail.get(email)!.name, password_hash: null }));
+    const fresh = emails
+      .filter((e) => !known.has(e))
+      .map((email) => ({ id: newId('user'), email, name: byEmail.get(email)!.name, password_hash: null }));
     for (let i = 0; i < fresh.length; i += 1000) await trx('users').insert(fresh.slice(i, i + 1000));
     for (const u of fresh) known.set(u.email, u.id);
-    const memberships = rows.map((r) => ({ id: newId('membership'), workspace_id: input.workspaceId, user_id: known.get(r.email)!, role: r.role }));
+    const memberships = rows.map((r) => ({
+      id: newId('membership'),
+      workspace_id: input.workspaceId,
+      user_id: known.get(r.email)!,
+      role: r.role,
+    }));
     for (let i = 0; i < memberships.length; i += 1000) {
-      await trx('memberships').insert(memberships.slice(i, i + 1000)).onConflict(['workspace_id', 'user_id']).merge(['role']);
+      await trx('memberships')
+        .insert(memberships.slice(i, i + 1000))
+        .onConflict(['workspace_id', 'user_id'])
+        .merge(['role']);
     }
     return { createdUsers: fresh.length };
   });
   const members = await listMembers(input.workspaceId);
   const wanted = new Set(emails);
-  return { workspaceId: input.workspaceId, added: rows.length, createdUsers: result.createdUsers, members: members.filter((m) => wanted.has(m.email.toLowerCase())) };
+  return {
+    workspaceId: input.workspaceId,
+    added: rows.length,
+    createdUsers: result.createdUsers,
+    members: members.filter((m) => wanted.has(m.email.toLowerCase())),
+  };
 }
 
 // --- Projects ----------------------------------------------------------------------------------
@@ -91,7 +111,10 @@ export async function archiveProject(input: { workspaceId: string; projectId: st
     const p = await trx('projects').where({ id: input.projectId, workspace_id: input.workspaceId }).forUpdate().first('id', 'status');
     if (!p) throw new AdminError(`no project ${input.projectId} in workspace ${input.workspaceId}`);
     if (p.status === 'ARCHIVED') return { id: p.id as string, workspaceId: input.workspaceId, status: 'ARCHIVED', alreadyArchived: true };
-    const scheduled = await trx('posts').where({ project_id: p.id, status: 'scheduled' }).whereNull('deleted_at').count<{ n: string }[]>({ n: '*' });
+    const scheduled = await trx('posts')
+      .where({ project_id: p.id, status: 'scheduled' })
+      .whereNull('deleted_at')
+      .count<{ n: string }[]>({ n: '*' });
     const n = Number(scheduled[0]?.n ?? 0);
     if (n > 0) throw new AdminError(`project ${p.id} has ${n} scheduled post(s); unschedule or delete them first`);
     await trx('projects').where({ id: p.id }).update({ status: 'ARCHIVED', updated_at: trx.fn.now() });
@@ -106,7 +129,16 @@ async function connectionOfProject(workspaceId: string, projectId: string): Prom
   return p.connection_id as string;
 }
 
-const CONNECTION_COLUMNS = ['id', 'connection_status', 'consecutive_failures', 'access_token_expires_at', 'last_validated_at', 'last_failure_at', 'last_error', 'revoked_at'];
+const CONNECTION_COLUMNS = [
+  'id',
+  'connection_status',
+  'consecutive_failures',
+  'access_token_expires_at',
+  'last_validated_at',
+  'last_failure_at',
+  'last_error',
+  'revoked_at',
+];
 
 /**
  * `revoked`: the network withdrew the authorization (spec 2.6: state revoked, cannot publish
@@ -114,10 +146,13 @@ const CONNECTION_COLUMNS = ['id', 'connection_status', 'consecutive_failures', '
  */
 export async function setConnectionState(input: { workspaceId: string; projectId: string; state: 'revoked' | 'clear-tokens' }) {
   const id = await connectionOfProject(input.workspaceId, input.projectId);
-  const change = input.state === 'revoked'
-    ? { connection_status: 'REVOKED', revoked_at: db().fn.now(), last_error: 'revoked by an operator' }
-    : { access_token_enc: null, refresh_token_enc: null, access_token_expires_at: null, refresh_token_expires_at: null };
-  await db()('network_connections').where({ id }).update({ ...change, updated_at: db().fn.now() });
+  const change =
+    input.state === 'revoked'
+      ? { connection_status: 'REVOKED', revoked_at: db().fn.now(), last_error: 'revoked by an operator' }
+      : { access_token_enc: null, refresh_token_enc: null, access_token_expires_at: null, refresh_token_expires_at: null };
+  await db()('network_connections')
+    .where({ id })
+    .update({ ...change, updated_at: db().fn.now() });
   return db()('network_connections').where({ id }).first(CONNECTION_COLUMNS);
 }
 
@@ -128,9 +163,8 @@ export async function setConnectionState(input: { workspaceId: string; projectId
  */
 export async function checkConnectionNow(input: { workspaceId: string; projectId: string; timeoutMs: number }) {
   const id = await connectionOfProject(input.workspaceId, input.projectId);
-  const [{ temporalClient, workflowIds, SEARCH }, { config }, { lastCheckQuery, checkNowSignal, connectionHealthWorkflow }] = await Promise.all([
-    import('../lib/temporal'), import('../lib/config'), import('../workflows/connectionHealth'),
-  ]);
+  const [{ temporalClient, workflowIds, SEARCH }, { config }, { lastCheckQuery, checkNowSignal, connectionHealthWorkflow }] =
+    await Promise.all([import('../lib/temporal'), import('../lib/config'), import('../workflows/connectionHealth')]);
   const client = await temporalClient();
   const workflowId = workflowIds.connectionHealth(input.projectId);
   const startedAt = Date.now();
@@ -141,7 +175,10 @@ export async function checkConnectionNow(input: { workspaceId: string; projectId
     args: [{ projectId: input.projectId }],
     signal: checkNowSignal,
     signalArgs: [requestId],
-    typedSearchAttributes: [{ key: SEARCH.workspace, value: input.workspaceId }, { key: SEARCH.project, value: input.projectId }],
+    typedSearchAttributes: [
+      { key: SEARCH.workspace, value: input.workspaceId },
+      { key: SEARCH.project, value: input.projectId },
+    ],
     staticSummary: `Connection health of project ${input.projectId}`,
   });
   const handle = client.workflow.getHandle(workflowId);
@@ -149,7 +186,13 @@ export async function checkConnectionNow(input: { workspaceId: string; projectId
     const last = await handle.query(lastCheckQuery).catch(() => null);
     if (last?.requestId === requestId) {
       const connection = await db()('network_connections').where({ id }).first(CONNECTION_COLUMNS);
-      return { projectId: input.projectId, workflowId, result: last.ok === null ? 'skipped' : last.ok ? 'ok' : 'failed', ...last, connection };
+      return {
+        projectId: input.projectId,
+        workflowId,
+        result: last.ok === null ? 'skipped' : last.ok ? 'ok' : 'failed',
+        ...last,
+        connection,
+      };
     }
     if (Date.now() - startedAt > input.timeoutMs) {
       throw new AdminError(`no check result within ${input.timeoutMs} ms; is a worker running on task queue ${config.temporalTaskQueue}?`);
@@ -165,7 +208,8 @@ export async function setAiBudget(input: { workspaceId: string; weeklyBudgetCent
   const change: Record<string, unknown> = {};
   if (input.weeklyBudgetCents !== undefined) change.weekly_ai_budget_cents = input.weeklyBudgetCents;
   if (input.enforcement !== undefined) {
-    if (!(ENFORCEMENTS as readonly string[]).includes(input.enforcement)) throw new AdminError(`enforcement must be one of ${ENFORCEMENTS.join(', ')}`);
+    if (!(ENFORCEMENTS as readonly string[]).includes(input.enforcement))
+      throw new AdminError(`enforcement must be one of ${ENFORCEMENTS.join(', ')}`);
     change.ai_enforcement = input.enforcement as Enforcement;
   }
   return updateWorkspace(input.workspaceId, change);
@@ -182,13 +226,16 @@ export async function setTargetBudget(input: { workspaceId: string; projectId?: 
   if (input.projectId) {
     const p = await db()('projects').where({ id: input.projectId, workspace_id: input.workspaceId }).first('id', 'type');
     if (!p) throw new AdminError(`no project ${input.projectId} in workspace ${input.workspaceId}`);
-    if (p.type === 'COMPANY_PAGE') throw new AdminError('a company page has no budget of its own: it draws on the workspace pool (use --pool)');
+    if (p.type === 'COMPANY_PAGE')
+      throw new AdminError('a company page has no budget of its own: it draws on the workspace pool (use --pool)');
     key = p.id;
   }
   if (input.weeklyBudgetCents === null) await db()('ai_budgets').where({ workspace_id: input.workspaceId, budget_key: key }).delete();
   else {
-    await db()('ai_budgets').insert({ workspace_id: input.workspaceId, budget_key: key, weekly_budget_cents: input.weeklyBudgetCents, updated_at: db().fn.now() })
-      .onConflict(['workspace_id', 'budget_key']).merge();
+    await db()('ai_budgets')
+      .insert({ workspace_id: input.workspaceId, budget_key: key, weekly_budget_cents: input.weeklyBudgetCents, updated_at: db().fn.now() })
+      .onConflict(['workspace_id', 'budget_key'])
+      .merge();
   }
   return budgets(input.workspaceId);
 }
@@ -198,23 +245,41 @@ export async function budgets(workspaceId: string) {
   const { loadAiLimits, periodsAt, weekUsedCents } = await import('../lib/generation/spend');
   const w = await getWorkspace(workspaceId);
   const week = periodsAt(new Date()).week;
-  const projects = await db()('projects').where({ workspace_id: workspaceId }).whereNot('type', 'COMPANY_PAGE').whereNot('status', 'ARCHIVED')
-    .orderBy([{ column: 'created_at' }, { column: 'id' }]).select('id', 'display_name');
-  const own = new Map((await db()('ai_budgets').where({ workspace_id: workspaceId }).select('budget_key', 'weekly_budget_cents'))
-    .map((r: { budget_key: string; weekly_budget_cents: number }) => [r.budget_key, r.weekly_budget_cents]));
-  const targets = [{ key: POOL_KEY, scope: 'ai_workspace_pool' as const, name: 'workspace pool' }, ...projects.map((p: { id: string; display_name: string }) => ({ key: p.id, scope: 'ai_project' as const, name: p.display_name }))];
+  const projects = await db()('projects')
+    .where({ workspace_id: workspaceId })
+    .whereNot('type', 'COMPANY_PAGE')
+    .whereNot('status', 'ARCHIVED')
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .select('id', 'display_name');
+  const own = new Map(
+    (await db()('ai_budgets').where({ workspace_id: workspaceId }).select('budget_key', 'weekly_budget_cents')).map(
+      (r: { budget_key: string; weekly_budget_cents: number }) => [r.budget_key, r.weekly_budget_cents],
+    ),
+  );
+  const targets = [
+    { key: POOL_KEY, scope: 'ai_workspace_pool' as const, name: 'workspace pool' },
+    ...projects.map((p: { id: string; display_name: string }) => ({ key: p.id, scope: 'ai_project' as const, name: p.display_name })),
+  ];
   const rows = [];
   for (const t of targets) {
     const limits = await loadAiLimits(db(), workspaceId, t);
     rows.push({
-      target: t.key === POOL_KEY ? 'pool' : t.key, name: t.name, ownBudgetCents: own.get(t.key) ?? null,
-      weeklyBudgetCents: limits.weeklyBudgetCents, usedCents: await weekUsedCents(db(), workspaceId, t.key, week),
+      target: t.key === POOL_KEY ? 'pool' : t.key,
+      name: t.name,
+      ownBudgetCents: own.get(t.key) ?? null,
+      weeklyBudgetCents: limits.weeklyBudgetCents,
+      usedCents: await weekUsedCents(db(), workspaceId, t.key, week),
     });
   }
   const limits = await loadAiLimits(db(), workspaceId);
   return {
-    workspaceId, plan: limits.plan, enforcement: limits.enforcement, week,
-    workspaceWeeklyBudgetCents: (w.weekly_ai_budget_cents ?? null) as number | null, dailySpendCapCents: limits.dailyCapCents, targets: rows,
+    workspaceId,
+    plan: limits.plan,
+    enforcement: limits.enforcement,
+    week,
+    workspaceWeeklyBudgetCents: (w.weekly_ai_budget_cents ?? null) as number | null,
+    dailySpendCapCents: limits.dailyCapCents,
+    targets: rows,
   };
 }
 
@@ -227,7 +292,9 @@ export async function setReviewGate(input: { workspaceId: string; required: bool
 }
 
 async function updateWorkspace(workspaceId: string, change: Record<string, unknown>) {
-  const n = await db()('workspaces').where({ id: workspaceId }).update({ ...change, updated_at: db().fn.now() });
+  const n = await db()('workspaces')
+    .where({ id: workspaceId })
+    .update({ ...change, updated_at: db().fn.now() });
   if (!n) throw new AdminError(`no workspace ${workspaceId}`);
   return db()('workspaces').where({ id: workspaceId }).first();
 }
@@ -235,8 +302,17 @@ async function updateWorkspace(workspaceId: string, change: Record<string, unkno
 // --- OAuth -------------------------------------------------------------------------------------
 
 /** A ready access token for a user, client and scope set (spec 5.3 rows, without the browser). */
-export async function mintOAuthToken(input: { user: string; clientId: string; workspaceId?: string; projectId?: string; scopes: string[] }) {
-  const [{ ALL_SCOPES, expandScopes }, { mintAccessToken, OAuthAdminError }] = await Promise.all([import('../lib/scopes'), import('../lib/oauth/admin')]);
+export async function mintOAuthToken(input: {
+  user: string;
+  clientId: string;
+  workspaceId?: string;
+  projectId?: string;
+  scopes: string[];
+}) {
+  const [{ ALL_SCOPES, expandScopes }, { mintAccessToken, OAuthAdminError }] = await Promise.all([
+    import('../lib/scopes'),
+    import('../lib/oauth/admin'),
+  ]);
   const user = await findUser(input.user);
   const scopes = expandScopes(input.scopes);
   const unknown = scopes.filter((s) => !ALL_SCOPES.includes(s));
@@ -244,24 +320,37 @@ export async function mintOAuthToken(input: { user: string; clientId: string; wo
   if (!scopes.length) throw new AdminError('an access token needs at least one scope');
   let workspaceId = input.workspaceId;
   if (!workspaceId) {
-    const first = await db()('memberships').where({ user_id: user.id }).orderBy([{ column: 'created_at' }, { column: 'id' }]).first('workspace_id');
+    const first = await db()('memberships')
+      .where({ user_id: user.id })
+      .orderBy([{ column: 'created_at' }, { column: 'id' }])
+      .first('workspace_id');
     if (!first) throw new AdminError(`${user.email} is a member of no workspace; give --workspace`);
     workspaceId = first.workspace_id as string;
   }
   // spec 5.5: a member of the workspace, or an owner of the agency that pays for it.
-  const reach = await db()('workspaces as w').where('w.id', workspaceId).first(
-    db().raw('exists (select 1 from memberships m where m.workspace_id = w.id and m.user_id = ?) as member', [user.id]),
-    db().raw('exists (select 1 from agency_owners ao where ao.agency_workspace_id = w.billing_workspace_id and ao.user_id = ?) as owner', [user.id]),
-  );
+  const reach = await db()('workspaces as w')
+    .where('w.id', workspaceId)
+    .first(
+      db().raw('exists (select 1 from memberships m where m.workspace_id = w.id and m.user_id = ?) as member', [user.id]),
+      db().raw(
+        'exists (select 1 from agency_owners ao where ao.agency_workspace_id = w.billing_workspace_id and ao.user_id = ?) as owner',
+        [user.id],
+      ),
+    );
   if (!reach) throw new AdminError(`no workspace ${workspaceId}`);
-  if (!reach.member && !reach.owner) throw new AdminError(`${user.email} does not reach workspace ${workspaceId} (not a member, not an owner of its agency)`);
+  if (!reach.member && !reach.owner)
+    throw new AdminError(`${user.email} does not reach workspace ${workspaceId} (not a member, not an owner of its agency)`);
   if (input.projectId) {
     const p = await db()('projects').where({ id: input.projectId, workspace_id: workspaceId }).first('id');
     if (!p) throw new AdminError(`no project ${input.projectId} in workspace ${workspaceId}`);
   }
   try {
     const token = await mintAccessToken({
-      userId: user.id, clientId: input.clientId, workspaceId, defaultProjectId: input.projectId ?? null, scopes,
+      userId: user.id,
+      clientId: input.clientId,
+      workspaceId,
+      defaultProjectId: input.projectId ?? null,
+      scopes,
       accessLevel: scopes.every((s) => s.endsWith(':read')) ? 'read' : 'full',
     });
     return { ...token, userId: user.id as string, clientId: input.clientId, workspaceId, defaultProjectId: input.projectId ?? null };

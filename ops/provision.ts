@@ -18,14 +18,27 @@ import type { ConnectionPreset } from './presets';
 
 export class AdminError extends Error {}
 
-export async function createWorkspace(input: { name: string; plan: string; features?: Record<string, boolean>; requireReviewWorkflow?: boolean; billingWorkspaceId?: string | null; aiEnforcement?: string }) {
+export async function createWorkspace(input: {
+  name: string;
+  plan: string;
+  features?: Record<string, boolean>;
+  requireReviewWorkflow?: boolean;
+  billingWorkspaceId?: string | null;
+  aiEnforcement?: string;
+}) {
   const plan = input.plan.toUpperCase();
-  if (!(PLAN_NAMES as readonly string[]).includes(plan)) throw new AdminError(`unknown plan "${input.plan}"; one of ${PLAN_NAMES.join(', ')}`);
+  if (!(PLAN_NAMES as readonly string[]).includes(plan))
+    throw new AdminError(`unknown plan "${input.plan}"; one of ${PLAN_NAMES.join(', ')}`);
   const id = newId('workspace');
   await db().transaction(async (trx) => {
     await trx('workspaces').insert({
-      id, name: input.name, plan, feature_overrides: JSON.stringify(input.features ?? {}), require_review_workflow: input.requireReviewWorkflow ?? false,
-      billing_workspace_id: input.billingWorkspaceId ?? null, ai_enforcement: input.aiEnforcement ?? 'block',
+      id,
+      name: input.name,
+      plan,
+      feature_overrides: JSON.stringify(input.features ?? {}),
+      require_review_workflow: input.requireReviewWorkflow ?? false,
+      billing_workspace_id: input.billingWorkspaceId ?? null,
+      ai_enforcement: input.aiEnforcement ?? 'block',
     });
     await createDefaultStatuses(trx, id);
   });
@@ -34,7 +47,8 @@ export async function createWorkspace(input: { name: string; plan: string; featu
 
 export async function setWorkspacePlan(workspaceId: string, planName: string) {
   const plan = planName.toUpperCase();
-  if (!(PLAN_NAMES as readonly string[]).includes(plan)) throw new AdminError(`unknown plan "${planName}"; one of ${PLAN_NAMES.join(', ')}`);
+  if (!(PLAN_NAMES as readonly string[]).includes(plan))
+    throw new AdminError(`unknown plan "${planName}"; one of ${PLAN_NAMES.join(', ')}`);
   const n = await db()('workspaces').where({ id: workspaceId }).update({ plan, updated_at: db().fn.now() });
   if (!n) throw new AdminError(`no workspace ${workspaceId}`);
   await publishAuthInvalidation(`workspace:${workspaceId}`);
@@ -43,18 +57,27 @@ export async function setWorkspacePlan(workspaceId: string, planName: string) {
 
 export async function createUser(input: { email: string; name?: string; password?: string }) {
   const id = newId('user');
-  await db()('users').insert({ id, email: input.email.toLowerCase(), name: input.name ?? '', password_hash: input.password ? await hashPassword(input.password) : null });
+  await db()('users').insert({
+    id,
+    email: input.email.toLowerCase(),
+    name: input.name ?? '',
+    password_hash: input.password ? await hashPassword(input.password) : null,
+  });
   return db()('users').where({ id }).first('id', 'email', 'name', 'created_at');
 }
 
 export async function setUserPassword(userRef: string, password: string) {
   const user = await findUser(userRef);
-  await db()('users').where({ id: user.id }).update({ password_hash: await hashPassword(password), updated_at: db().fn.now() });
+  await db()('users')
+    .where({ id: user.id })
+    .update({ password_hash: await hashPassword(password), updated_at: db().fn.now() });
   return { id: user.id, email: user.email };
 }
 
 export async function findUser(ref: string) {
-  const user = ref.includes('@') ? await db()('users').whereRaw('lower(email) = ?', [ref.toLowerCase()]).first() : await db()('users').where({ id: ref }).first();
+  const user = ref.includes('@')
+    ? await db()('users').whereRaw('lower(email) = ?', [ref.toLowerCase()]).first()
+    : await db()('users').where({ id: ref }).first();
   if (!user) throw new AdminError(`no user ${ref}`);
   return user;
 }
@@ -65,8 +88,11 @@ export async function addMember(input: { workspaceId: string; user: string; role
   const user = await findUser(input.user);
   const id = newId('membership');
   await db().transaction(async (trx) => {
-    const [m] = await trx('memberships').insert({ id, workspace_id: input.workspaceId, user_id: user.id, role })
-      .onConflict(['workspace_id', 'user_id']).merge({ role }).returning('id');
+    const [m] = await trx('memberships')
+      .insert({ id, workspace_id: input.workspaceId, user_id: user.id, role })
+      .onConflict(['workspace_id', 'user_id'])
+      .merge({ role })
+      .returning('id');
     if (input.projectIds) {
       const projects = await trx('projects').where({ workspace_id: input.workspaceId }).whereIn('id', input.projectIds).pluck('id');
       const missing = input.projectIds.filter((p) => !projects.includes(p));
@@ -82,20 +108,49 @@ export { CONNECTION_PRESETS, type ConnectionPreset } from './presets';
 
 function presetColumns(preset: Exclude<ConnectionPreset, 'none'>, now = Date.now()) {
   const token = () => encrypt(`preset_${randomSecret(32)}`);
-  const base = { access_token_enc: token(), refresh_token_enc: token(), access_token_expires_at: new Date(now + 60 * 86_400_000), refresh_token_expires_at: new Date(now + 365 * 86_400_000), connection_status: 'CONNECTED', last_validated_at: new Date(now), consecutive_failures: 0, revoked_at: null as Date | null };
+  const base = {
+    access_token_enc: token(),
+    refresh_token_enc: token(),
+    access_token_expires_at: new Date(now + 60 * 86_400_000),
+    refresh_token_expires_at: new Date(now + 365 * 86_400_000),
+    connection_status: 'CONNECTED',
+    last_validated_at: new Date(now),
+    consecutive_failures: 0,
+    revoked_at: null as Date | null,
+  };
   switch (preset) {
-    case 'connected': return base;
-    case 'expiring_soon': return { ...base, access_token_expires_at: new Date(now + 5 * 86_400_000) };
-    case 'degraded': return { ...base, connection_status: 'DEGRADED', consecutive_failures: 2, last_failure_at: new Date(now) };
+    case 'connected':
+      return base;
+    case 'expiring_soon':
+      return { ...base, access_token_expires_at: new Date(now + 5 * 86_400_000) };
+    case 'degraded':
+      return { ...base, connection_status: 'DEGRADED', consecutive_failures: 2, last_failure_at: new Date(now) };
     // spec 2.6: an account holding no token still reads CONNECTED in the raw cache.
-    case 'disconnected': return { ...base, access_token_enc: null, refresh_token_enc: null, access_token_expires_at: null, refresh_token_expires_at: null, last_validated_at: null };
-    case 'revoked': return { ...base, connection_status: 'REVOKED', revoked_at: new Date(now) };
+    case 'disconnected':
+      return {
+        ...base,
+        access_token_enc: null,
+        refresh_token_enc: null,
+        access_token_expires_at: null,
+        refresh_token_expires_at: null,
+        last_validated_at: null,
+      };
+    case 'revoked':
+      return { ...base, connection_status: 'REVOKED', revoked_at: new Date(now) };
   }
 }
 
 export async function createProject(input: {
-  workspaceId: string; type: 'PERSONAL_BRAND' | 'COMPANY_PAGE' | 'AMPLIFIER'; name: string; username?: string | null; connection?: ConnectionPreset;
-  linkedProjectId?: string; timezone?: string; language?: string; organizationId?: string; personId?: string;
+  workspaceId: string;
+  type: 'PERSONAL_BRAND' | 'COMPANY_PAGE' | 'AMPLIFIER';
+  name: string;
+  username?: string | null;
+  connection?: ConnectionPreset;
+  linkedProjectId?: string;
+  timezone?: string;
+  language?: string;
+  organizationId?: string;
+  personId?: string;
 }) {
   const timezone = input.timezone ?? 'UTC';
   if (!isValidTimeZone(timezone)) throw new AdminError(`unknown timezone "${timezone}"`);
@@ -105,16 +160,25 @@ export async function createProject(input: {
     let connectionId: string | null = null;
     if (input.type === 'COMPANY_PAGE') {
       if (input.linkedProjectId) connectionId = await connectionOf(trx, input.workspaceId, input.linkedProjectId);
-      else if (preset !== 'none') connectionId = await insertConnection(trx, input.workspaceId, preset, `${input.name} admin`, input.personId);
+      else if (preset !== 'none')
+        connectionId = await insertConnection(trx, input.workspaceId, preset, `${input.name} admin`, input.personId);
     } else {
       connectionId = await insertConnection(trx, input.workspaceId, preset, input.name, input.personId);
     }
     await trx('projects').insert({
-      id: projectId, workspace_id: input.workspaceId, type: input.type, slug: slugify(input.name), display_name: input.name,
-      username: input.username ?? null, timezone, language: input.language ?? 'en', connection_id: connectionId,
+      id: projectId,
+      workspace_id: input.workspaceId,
+      type: input.type,
+      slug: slugify(input.name),
+      display_name: input.name,
+      username: input.username ?? null,
+      timezone,
+      language: input.language ?? 'en',
+      connection_id: connectionId,
       network_organization_id: input.type === 'COMPANY_PAGE' ? (input.organizationId ?? String(Math.floor(Math.random() * 1e9))) : null,
       // spec 2.4: no streak until the project has published; company pages never have one.
-      current_streak: null, longest_streak: null,
+      current_streak: null,
+      longest_streak: null,
     });
   });
   return db()('projects').where({ id: projectId }).first();
@@ -127,12 +191,25 @@ async function connectionOf(trx: Knex.Transaction, workspaceId: string, projectI
   return p.connection_id;
 }
 
-async function insertConnection(trx: Knex.Transaction, workspaceId: string, preset: ConnectionPreset, displayName: string, personId?: string): Promise<string> {
+async function insertConnection(
+  trx: Knex.Transaction,
+  workspaceId: string,
+  preset: ConnectionPreset,
+  displayName: string,
+  personId?: string,
+): Promise<string> {
   const id = newId('connection');
-  const cols = preset === 'none'
-    ? { connection_status: 'UNKNOWN' } // never connected
-    : presetColumns(preset);
-  await trx('network_connections').insert({ id, workspace_id: workspaceId, display_name: displayName, network_person_id: personId ?? null, ...cols });
+  const cols =
+    preset === 'none'
+      ? { connection_status: 'UNKNOWN' } // never connected
+      : presetColumns(preset);
+  await trx('network_connections').insert({
+    id,
+    workspace_id: workspaceId,
+    display_name: displayName,
+    network_person_id: personId ?? null,
+    ...cols,
+  });
   return id;
 }
 
@@ -141,13 +218,22 @@ export async function linkCompanyPage(workspaceId: string, companyProjectId: str
   await db().transaction(async (trx) => {
     const page = await trx('projects').where({ id: companyProjectId, workspace_id: workspaceId, type: 'COMPANY_PAGE' }).first('id');
     if (!page) throw new AdminError(`no company page ${companyProjectId} in workspace ${workspaceId}`);
-    await trx('projects').where({ id: companyProjectId }).update({ connection_id: await connectionOf(trx, workspaceId, adminProjectId), updated_at: trx.fn.now() });
+    await trx('projects')
+      .where({ id: companyProjectId })
+      .update({ connection_id: await connectionOf(trx, workspaceId, adminProjectId), updated_at: trx.fn.now() });
   });
   return db()('projects').where({ id: companyProjectId }).first();
 }
 
 function slugify(name: string): string {
-  return name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60) || 'project';
+  return (
+    name
+      .toLowerCase()
+      .normalize('NFKD')
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, 60) || 'project'
+  );
 }
 
 function validateKeyScopes(scopes: string[]): string[] {
@@ -160,10 +246,22 @@ function validateKeyScopes(scopes: string[]): string[] {
   return expanded;
 }
 
-export async function issueApiKey(input: { workspaceId: string; scopes: string[]; mode?: 'live' | 'test'; name?: string; expiresAt?: Date | null }) {
+export async function issueApiKey(input: {
+  workspaceId: string;
+  scopes: string[];
+  mode?: 'live' | 'test';
+  name?: string;
+  expiresAt?: Date | null;
+}) {
   const w = await db()('workspaces').where({ id: input.workspaceId }).first('id');
   if (!w) throw new AdminError(`no workspace ${input.workspaceId}`);
-  return createApiKey({ workspaceId: input.workspaceId, scopes: validateKeyScopes(input.scopes), mode: input.mode ?? 'live', name: input.name, expiresAt: input.expiresAt });
+  return createApiKey({
+    workspaceId: input.workspaceId,
+    scopes: validateKeyScopes(input.scopes),
+    mode: input.mode ?? 'live',
+    name: input.name,
+    expiresAt: input.expiresAt,
+  });
 }
 
 export async function setApiKeyScopes(keyId: string, scopes: string[]) {
@@ -191,43 +289,92 @@ export async function getWorkspace(workspaceId: string) {
 }
 
 export async function listWorkspaces() {
-  return db()('workspaces as w').orderBy([{ column: 'w.created_at' }, { column: 'w.id' }]).select(
-    'w.*',
-    db().raw('(select count(*)::int from projects p where p.workspace_id = w.id) as project_count'),
-    db().raw('(select count(*)::int from memberships m where m.workspace_id = w.id) as member_count'),
-    db().raw('(select count(*)::int from api_keys k where k.workspace_id = w.id and k.revoked_at is null) as active_key_count'),
-  );
+  return db()('workspaces as w')
+    .orderBy([{ column: 'w.created_at' }, { column: 'w.id' }])
+    .select(
+      'w.*',
+      db().raw('(select count(*)::int from projects p where p.workspace_id = w.id) as project_count'),
+      db().raw('(select count(*)::int from memberships m where m.workspace_id = w.id) as member_count'),
+      db().raw('(select count(*)::int from api_keys k where k.workspace_id = w.id and k.revoked_at is null) as active_key_count'),
+    );
 }
 
 export async function listUsers() {
-  const users = await db()('users').orderBy([{ column: 'created_at' }, { column: 'id' }])
+  const users = await db()('users')
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
     .select('id', 'email', 'name', 'created_at', db().raw('password_hash is not null as has_password'));
   const memberships = await db()('memberships').orderBy('created_at').select('user_id', 'workspace_id', 'role');
   return users.map((u: { id: string }) => ({ ...u, memberships: memberships.filter((m: { user_id: string }) => m.user_id === u.id) }));
 }
 
-export interface MemberRow { id: string; user_id: string; email: string; name: string; role: string; created_at: Date; project_ids: string[] }
+export interface MemberRow {
+  id: string;
+  user_id: string;
+  email: string;
+  name: string;
+  role: string;
+  created_at: Date;
+  project_ids: string[];
+}
 
 export async function listMembers(workspaceId: string): Promise<MemberRow[]> {
-  const rows = await db()('memberships as m').join('users as u', 'u.id', 'm.user_id').where('m.workspace_id', workspaceId)
+  const rows = await db()('memberships as m')
+    .join('users as u', 'u.id', 'm.user_id')
+    .where('m.workspace_id', workspaceId)
     .orderBy([{ column: 'm.created_at' }, { column: 'm.id' }])
     .select('m.id', 'm.user_id', 'u.email', 'u.name', 'm.role', 'm.created_at');
-  const assigned = await db()('membership_projects').whereIn('membership_id', rows.map((r: { id: string }) => r.id)).select('membership_id', 'project_id');
-  return rows.map((r: Omit<MemberRow, 'project_ids'>) => ({ ...r, project_ids: assigned.filter((a: { membership_id: string }) => a.membership_id === r.id).map((a: { project_id: string }) => a.project_id) }));
+  const assigned = await db()('membership_projects')
+    .whereIn(
+      'membership_id',
+      rows.map((r: { id: string }) => r.id),
+    )
+    .select('membership_id', 'project_id');
+  return rows.map((r: Omit<MemberRow, 'project_ids'>) => ({
+    ...r,
+    project_ids: assigned
+      .filter((a: { membership_id: string }) => a.membership_id === r.id)
+      .map((a: { project_id: string }) => a.project_id),
+  }));
 }
 
 /** Projects joined with their connection, in the shape the API's project presenter reads. */
 export async function listProjects(workspaceId: string) {
-  return db()('projects').leftJoin('network_connections as c', 'c.id', 'projects.connection_id')
-    .where('projects.workspace_id', workspaceId).orderBy([{ column: 'projects.created_at' }, { column: 'projects.id' }])
-    .select('projects.*', 'c.id as c_id', 'c.display_name as c_display_name', 'c.access_token_enc', 'c.access_token_expires_at',
-      'c.connection_status', 'c.last_validated_at', 'c.consecutive_failures', 'c.revoked_at');
+  return db()('projects')
+    .leftJoin('network_connections as c', 'c.id', 'projects.connection_id')
+    .where('projects.workspace_id', workspaceId)
+    .orderBy([{ column: 'projects.created_at' }, { column: 'projects.id' }])
+    .select(
+      'projects.*',
+      'c.id as c_id',
+      'c.display_name as c_display_name',
+      'c.access_token_enc',
+      'c.access_token_expires_at',
+      'c.connection_status',
+      'c.last_validated_at',
+      'c.consecutive_failures',
+      'c.revoked_at',
+    );
 }
 
-const API_KEY_COLUMNS = ['id', 'workspace_id', 'name', 'mode', 'last4', 'scopes', 'expires_at', 'revoked_at', 'last_used_at', 'created_at', 'updated_at'];
+const API_KEY_COLUMNS = [
+  'id',
+  'workspace_id',
+  'name',
+  'mode',
+  'last4',
+  'scopes',
+  'expires_at',
+  'revoked_at',
+  'last_used_at',
+  'created_at',
+  'updated_at',
+];
 
 export async function listApiKeys(workspaceId: string) {
-  return db()('api_keys').where({ workspace_id: workspaceId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).select(API_KEY_COLUMNS);
+  return db()('api_keys')
+    .where({ workspace_id: workspaceId })
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .select(API_KEY_COLUMNS);
 }
 
 export async function getApiKey(keyId: string) {
@@ -249,7 +396,9 @@ async function oauthAdmin<T>(run: () => Promise<T>): Promise<T> {
 /** Makes a user an owner of the agency that bills `clientWorkspaceId` (optionally billing it to `agencyWorkspaceId` first). */
 export async function makeAgencyOwner(input: { user: string; clientWorkspaceId: string; agencyWorkspaceId?: string }) {
   const user = await findUser(input.user);
-  return oauthAdmin(() => grantAgencyOwnership({ userId: user.id, clientWorkspaceId: input.clientWorkspaceId, agencyWorkspaceId: input.agencyWorkspaceId }));
+  return oauthAdmin(() =>
+    grantAgencyOwnership({ userId: user.id, clientWorkspaceId: input.clientWorkspaceId, agencyWorkspaceId: input.agencyWorkspaceId }),
+  );
 }
 
 export async function removeAgencyOwner(input: { user: string; agencyWorkspaceId: string }) {

@@ -66,10 +66,17 @@ export function demoText(i: number, kind: 'post' | 'note'): string {
 }
 
 export interface SeedPostsInput {
-  workspaceId: string; projectId: string; count: number; content?: string; title?: string; contentType?: string;
-  statusCategory?: string; statusId?: string;
+  workspaceId: string;
+  projectId: string;
+  count: number;
+  content?: string;
+  title?: string;
+  contentType?: string;
+  statusCategory?: string;
+  statusId?: string;
   /** First post's schedule (ISO 8601, offset-less = the project's zone); later ones follow `spacingMinutes` apart. */
-  scheduledFor?: string; spacingMinutes: number;
+  scheduledFor?: string;
+  spacingMinutes: number;
 }
 
 export async function seedPosts(input: SeedPostsInput) {
@@ -79,11 +86,20 @@ export async function seedPosts(input: SeedPostsInput) {
   const posts: unknown[] = [];
   for (let i = 0; i < input.count; i++) {
     const created = await call<{ data: { id: string } }>(createPost as AnyOperation, ctx, {
-      projectId: input.projectId, content: input.content ?? demoText(i, 'post'), title: input.title, contentType: input.contentType,
+      projectId: input.projectId,
+      content: input.content ?? demoText(i, 'post'),
+      title: input.title,
+      contentType: input.contentType,
     });
     let post: unknown = created.data;
     if (input.statusCategory !== undefined || input.statusId !== undefined) {
-      post = (await call<{ data: unknown }>(updatePost as AnyOperation, ctx, { postId: created.data.id, statusCategory: input.statusCategory, statusId: input.statusId })).data;
+      post = (
+        await call<{ data: unknown }>(updatePost as AnyOperation, ctx, {
+          postId: created.data.id,
+          statusCategory: input.statusCategory,
+          statusId: input.statusId,
+        })
+      ).data;
     }
     if (first) {
       // PATCH /v1/posts/{id} with scheduledFor: the connection check, the slot, post.scheduled
@@ -101,7 +117,15 @@ export async function seedPosts(input: SeedPostsInput) {
   return posts;
 }
 
-export interface SeedNotesInput { workspaceId: string; projectId: string; count: number; content?: string; contentType?: string; slotDate?: string; spacingMinutes: number }
+export interface SeedNotesInput {
+  workspaceId: string;
+  projectId: string;
+  count: number;
+  content?: string;
+  contentType?: string;
+  slotDate?: string;
+  spacingMinutes: number;
+}
 
 export async function seedNotes(input: SeedNotesInput) {
   const ctx = await operatorContext(input.workspaceId);
@@ -110,7 +134,9 @@ export async function seedNotes(input: SeedNotesInput) {
   const notes: unknown[] = [];
   for (let i = 0; i < input.count; i++) {
     const r = await call<{ data: unknown }>(createNote as AnyOperation, ctx, {
-      projectId: input.projectId, content: input.content ?? demoText(i, 'note'), contentType: input.contentType,
+      projectId: input.projectId,
+      content: input.content ?? demoText(i, 'note'),
+      contentType: input.contentType,
       slotDate: first ? first.shift(i * input.spacingMinutes) : undefined,
     });
     notes.push(r.data);
@@ -124,7 +150,8 @@ export async function seedNotes(input: SeedNotesInput) {
  */
 function scheduleStart(raw: string) {
   const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(:\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$/.exec(raw);
-  if (!m) throw new AdminError(`"${raw}" is not an ISO 8601 date-time (e.g. 2027-01-15T09:00:00Z, or 2027-01-15T09:00 in the project's zone)`);
+  if (!m)
+    throw new AdminError(`"${raw}" is not an ISO 8601 date-time (e.g. 2027-01-15T09:00:00Z, or 2027-01-15T09:00 in the project's zone)`);
   const offset = m[3];
   // Arithmetic on the wall-clock fields as if UTC, then written back in the same notation.
   const base = Date.parse(`${m[1]}${m[2] ?? ':00'}Z`);

@@ -24,6 +24,12 @@ if (process.argv[1] && import.meta.filename === path.resolve(process.argv[1])) {
     process.exit(2);
   }
   recordHistory(workflowId, name ?? workflowId)
-    .then((file) => { console.log(file); return closeTemporalClient(); })
-    .catch((err) => { console.error(err.message); process.exit(1); });
+    .then((file) => {
+      console.log(file);
+      return closeTemporalClient();
+    })
+    .catch((err) => {
+      console.error(err.message);
+      process.exit(1);
+    });
 }

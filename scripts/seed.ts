@@ -3,8 +3,18 @@
 // user (restoring what a previous session may have changed: plan, company-page link, password,
 // role) and issues one more key, because a key's plaintext cannot be shown a second time.
 import {
-  AdminError, addMember, createProject, createUser, createWorkspace, findUser, issueApiKey, linkCompanyPage, listProjects,
-  setUserPassword, setWorkspacePlan, type ConnectionPreset,
+  AdminError,
+  addMember,
+  createProject,
+  createUser,
+  createWorkspace,
+  findUser,
+  issueApiKey,
+  linkCompanyPage,
+  listProjects,
+  setUserPassword,
+  setWorkspacePlan,
+  type ConnectionPreset,
 } from '../ops/provision';
 import { storeConnectionTokens } from '../ops/connections';
 import { config } from '../lib/config';
@@ -23,10 +33,24 @@ const PROJECTS = {
   company: { type: 'COMPANY_PAGE', name: 'Demo Company', username: 'demo-company' },
 } as const;
 
-async function findOrCreateProject(workspaceId: string, spec: { type: 'PERSONAL_BRAND' | 'AMPLIFIER' | 'COMPANY_PAGE'; name: string; username: string; connection?: ConnectionPreset }, linkedProjectId?: string) {
-  const existing = await db()('projects').where({ workspace_id: workspaceId, type: spec.type, username: spec.username }).orderBy('created_at').first('id');
+async function findOrCreateProject(
+  workspaceId: string,
+  spec: { type: 'PERSONAL_BRAND' | 'AMPLIFIER' | 'COMPANY_PAGE'; name: string; username: string; connection?: ConnectionPreset },
+  linkedProjectId?: string,
+) {
+  const existing = await db()('projects')
+    .where({ workspace_id: workspaceId, type: spec.type, username: spec.username })
+    .orderBy('created_at')
+    .first('id');
   if (existing) return { id: existing.id as string, created: false };
-  const p = await createProject({ workspaceId, type: spec.type, name: spec.name, username: spec.username, connection: spec.connection, linkedProjectId });
+  const p = await createProject({
+    workspaceId,
+    type: spec.type,
+    name: spec.name,
+    username: spec.username,
+    connection: spec.connection,
+    linkedProjectId,
+  });
   return { id: p.id as string, created: true };
 }
 
@@ -52,9 +76,15 @@ async function main() {
     await sim.health();
     const issued = await sim.issueToken({ personId: 'dana-reed', name: PROJECTS.personal.name, vanityName: PROJECTS.personal.username });
     await storeConnectionTokens({
-      workspaceId: workspace.id, projectId: personal.id, accessToken: issued.accessToken, refreshToken: issued.refreshToken,
-      expiresAt: new Date(issued.expiresAt), refreshExpiresAt: issued.refreshTokenExpiresAt ? new Date(issued.refreshTokenExpiresAt) : null,
-      personId: 'dana-reed', name: PROJECTS.personal.name, vanityName: PROJECTS.personal.username,
+      workspaceId: workspace.id,
+      projectId: personal.id,
+      accessToken: issued.accessToken,
+      refreshToken: issued.refreshToken,
+      expiresAt: new Date(issued.expiresAt),
+      refreshExpiresAt: issued.refreshTokenExpiresAt ? new Date(issued.refreshTokenExpiresAt) : null,
+      personId: 'dana-reed',
+      name: PROJECTS.personal.name,
+      vanityName: PROJECTS.personal.username,
     });
     const org = await db()('projects').where({ id: company.id }).first('network_organization_id');
     await sim.setOrganizationAdmins(org.network_organization_id, ['dana-reed']);

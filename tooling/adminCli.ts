@@ -21,7 +21,20 @@ export const ENTRY = path.join(DIST, 'admin-cli.mjs');
 
 // Native, optional or never-used drivers knex and pg reference; Temporal's packages carry
 // native code and large generated tables better left to node_modules; tsx is loaded on demand.
-const EXTERNAL = ['pg-native', 'mysql', 'mysql2', 'sqlite3', 'better-sqlite3', 'tedious', 'oracledb', 'pg-query-stream', 'mariadb', '@temporalio/*', 'tsx', 'tsx/*'];
+const EXTERNAL = [
+  'pg-native',
+  'mysql',
+  'mysql2',
+  'sqlite3',
+  'better-sqlite3',
+  'tedious',
+  'oracledb',
+  'pg-query-stream',
+  'mariadb',
+  '@temporalio/*',
+  'tsx',
+  'tsx/*',
+];
 
 export async function buildAdminCli(): Promise<string> {
   // Built beside, then renamed into place file by file: chunks are content-hashed, so a call
@@ -41,7 +54,9 @@ export async function buildAdminCli(): Promise<string> {
       outExtension: { '.js': '.mjs' },
       external: EXTERNAL,
       // CommonJS dependencies call require(); an ES module has none of its own.
-      banner: { js: "import { createRequire as __adminCliRequire } from 'node:module'; const require = __adminCliRequire(import.meta.url);" },
+      banner: {
+        js: "import { createRequire as __adminCliRequire } from 'node:module'; const require = __adminCliRequire(import.meta.url);",
+      },
       define: { 'process.env.ADMIN_CLI_BUNDLED': '"1"' },
       logLevel: 'error',
     });
@@ -67,7 +82,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   try {
     await buildAdminCli();
   } catch (err) {
-    process.stderr.write(`bin/admin: could not build ${path.relative(process.cwd(), ENTRY)} (${(err as Error).message.split('\n')[0]}); running through tsx\n`);
+    process.stderr.write(
+      `bin/admin: could not build ${path.relative(process.cwd(), ENTRY)} (${(err as Error).message.split('\n')[0]}); running through tsx\n`,
+    );
     process.exit(1);
   }
 }

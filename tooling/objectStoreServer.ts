@@ -8,15 +8,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import {
-  acquireBuildLock,
-  binaryName,
-  findGo,
-  findOnPath,
-  isExecutableFile,
-  temporalCacheDir,
-  type LogFn,
-} from './temporalBinary';
+import { acquireBuildLock, binaryName, findGo, findOnPath, isExecutableFile, temporalCacheDir, type LogFn } from './temporalBinary';
 import { freePort, portAcceptsConnections } from './ports';
 
 export const S3_SERVER_MODULE = 'github.com/versity/versitygw/cmd/versitygw';

@@ -71,7 +71,10 @@ function postgresStartHint(): string {
   // Name the installed cluster version when there is one, so the command can be pasted as is.
   let version = '<version>';
   try {
-    const versions = fs.readdirSync('/etc/postgresql').filter((d) => /^\d+$/.test(d)).sort((a, b) => Number(b) - Number(a));
+    const versions = fs
+      .readdirSync('/etc/postgresql')
+      .filter((d) => /^\d+$/.test(d))
+      .sort((a, b) => Number(b) - Number(a));
     if (versions[0]) version = versions[0];
   } catch {
     /* not a Debian-style install */
@@ -81,20 +84,30 @@ function postgresStartHint(): string {
 
 const REDIS_START_HINT = 'Start it (e.g. redis-server --daemonize yes, or docker compose up -d redis) or set REDIS_URL.';
 
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'ENOENT', 'EPIPE']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+  'ENOENT',
+  'EPIPE',
+]);
 
 function postgresError(url: string, err: unknown): PreflightError {
   const code = errorCode(err);
   const where = hostPort(url, 5432);
   const text = errorText(err);
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-    return new PreflightError(`DATABASE_URL: cannot resolve the Postgres host in ${maskUrl(url)} (${code}). Fix the host or set DATABASE_URL.`, 'DATABASE_URL');
-  }
-  if ((code && UNREACHABLE.has(code)) || /timeout|terminated unexpectedly/i.test(text)) {
     return new PreflightError(
-      `DATABASE_URL: cannot reach Postgres at ${where} (${code ?? text}). ${postgresStartHint()}`,
+      `DATABASE_URL: cannot resolve the Postgres host in ${maskUrl(url)} (${code}). Fix the host or set DATABASE_URL.`,
       'DATABASE_URL',
     );
+  }
+  if ((code && UNREACHABLE.has(code)) || /timeout|terminated unexpectedly/i.test(text)) {
+    return new PreflightError(`DATABASE_URL: cannot reach Postgres at ${where} (${code ?? text}). ${postgresStartHint()}`, 'DATABASE_URL');
   }
   if (code === '28P01' || code === '28000') {
     return new PreflightError(
@@ -208,7 +221,10 @@ export async function checkRedis(url: string): Promise<void> {
     const code = errorCode(cause) ?? errorCode(err);
     const text = errorText(cause);
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-      throw new PreflightError(`REDIS_URL: cannot resolve the Redis host in ${maskUrl(url)} (${code}). Fix the host or set REDIS_URL.`, 'REDIS_URL');
+      throw new PreflightError(
+        `REDIS_URL: cannot resolve the Redis host in ${maskUrl(url)} (${code}). Fix the host or set REDIS_URL.`,
+        'REDIS_URL',
+      );
     }
     if ((code && UNREACHABLE.has(code)) || /connect|closed|timeout/i.test(text)) {
       throw new PreflightError(`REDIS_URL: cannot reach Redis at ${where} (${code ?? text}). ${REDIS_START_HINT}`, 'REDIS_URL');

@@ -30,9 +30,10 @@ export class TemporalBinaryNotFoundError extends Error {
 
 /** Where a built CLI is kept: outside the repo, so fresh clones and `npm ci` reuse it. */
 export function temporalCacheDir(): string {
-  const base = process.env.XDG_CACHE_HOME && path.isAbsolute(process.env.XDG_CACHE_HOME)
-    ? process.env.XDG_CACHE_HOME
-    : path.join(os.homedir(), '.cache');
+  const base =
+    process.env.XDG_CACHE_HOME && path.isAbsolute(process.env.XDG_CACHE_HOME)
+      ? process.env.XDG_CACHE_HOME
+      : path.join(os.homedir(), '.cache');
   return path.join(base, 'content-scheduler', 'bin');
 }
 
@@ -64,10 +65,7 @@ export function findGo(): string | null {
   const onPath = findOnPath('go');
   if (onPath) return onPath;
   // Non-login shells (CI runners, IDE terminals) often lack the tarball install's bin dir.
-  for (const candidate of [
-    process.env.GOROOT ? path.join(process.env.GOROOT, 'bin', binaryName('go')) : null,
-    '/usr/local/go/bin/go',
-  ]) {
+  for (const candidate of [process.env.GOROOT ? path.join(process.env.GOROOT, 'bin', binaryName('go')) : null, '/usr/local/go/bin/go']) {
     if (candidate && isExecutableFile(candidate)) return candidate;
   }
   return null;
@@ -86,9 +84,7 @@ export async function resolveTemporalBinary(opts: { log?: LogFn } = {}): Promise
     const abs = path.resolve(explicit);
     // An explicit setting that silently falls through to another binary would hide typos.
     if (!isExecutableFile(abs)) {
-      throw new TemporalBinaryNotFoundError(
-        `TEMPORAL_CLI_PATH: ${abs} does not exist or is not an executable file.`,
-      );
+      throw new TemporalBinaryNotFoundError(`TEMPORAL_CLI_PATH: ${abs} does not exist or is not an executable file.`);
     }
     return abs;
   }
@@ -143,7 +139,10 @@ export async function acquireBuildLock(lockFile: string, target: string, log: Lo
     if (!Number.isInteger(holder) || holder <= 0) {
       // The holder may be between creating and writing the file; only treat it as stale once
       // it has stayed empty for a while.
-      const age = await fsp.stat(lockFile).then((s) => Date.now() - s.mtimeMs).catch(() => 0);
+      const age = await fsp
+        .stat(lockFile)
+        .then((s) => Date.now() - s.mtimeMs)
+        .catch(() => 0);
       if (age > 10_000) await fsp.rm(lockFile, { force: true });
       else await sleep(500);
       continue;
@@ -347,9 +346,12 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
       namespace,
       timeoutMs: opts.readyTimeoutMs ?? 60_000,
       abort: Promise.race([
-        closed.then(({ code, signal }) => new Error(
-          `temporal server start-dev exited (${signal ?? `code ${code}`}) before it was ready. Last output:\n${tail.join('\n')}`,
-        )),
+        closed.then(
+          ({ code, signal }) =>
+            new Error(
+              `temporal server start-dev exited (${signal ?? `code ${code}`}) before it was ready. Last output:\n${tail.join('\n')}`,
+            ),
+        ),
         spawnError.then((err) => new Error(`cannot run ${opts.binary}: ${err.message}`)),
       ]),
     });

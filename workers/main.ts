@@ -19,7 +19,9 @@ async function main() {
   try {
     const client = await temporalClient();
     await client.workflow.start(maintenanceWorkflow, {
-      taskQueue: config.temporalTaskQueue, workflowId: workflowIds.maintenance(), args: [{ intervalSeconds: config.worker.reconcileIntervalSeconds }],
+      taskQueue: config.temporalTaskQueue,
+      workflowId: workflowIds.maintenance(),
+      args: [{ intervalSeconds: config.worker.reconcileIntervalSeconds }],
       staticSummary: 'Reconciles schedule changes with publish workflows; starts connection health checks',
     });
   } catch (err) {
@@ -30,7 +32,9 @@ async function main() {
     // delivery workflows (spec 6); any worker may run its activity.
     const client = await temporalClient();
     await client.workflow.start(webhookRelayWorkflow, {
-      taskQueue: config.temporalTaskQueue, workflowId: workflowIds.webhookRelay(), args: [{}],
+      taskQueue: config.temporalTaskQueue,
+      workflowId: workflowIds.webhookRelay(),
+      args: [{}],
       staticSummary: 'Relays outbox events to webhook delivery workflows',
     });
   } catch (err) {
@@ -40,10 +44,17 @@ async function main() {
   await ensureMetricsSync(await temporalClient());
   // Upload expiry (docs/media.md): a Temporal Schedule, created once.
   await ensureUploadSweepSchedule(await temporalClient());
-  const stop = () => { log.info('worker stopping'); worker.shutdown(); };
+  const stop = () => {
+    log.info('worker stopping');
+    worker.shutdown();
+  };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
-  log.info('worker running', { taskQueue: config.temporalTaskQueue, temporal: config.temporalAddress ?? '127.0.0.1:7233', workflowBundle: prebuiltBundlePath() ?? 'bundled from source at start' });
+  log.info('worker running', {
+    taskQueue: config.temporalTaskQueue,
+    temporal: config.temporalAddress ?? '127.0.0.1:7233',
+    workflowBundle: prebuiltBundlePath() ?? 'bundled from source at start',
+  });
   await worker.run();
   await connection.close();
   await closeTemporalClient();

@@ -1,7 +1,15 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleOption, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type WorkflowBundleOption,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { config } from '../lib/config';
 import { db } from '../lib/db';
@@ -24,7 +32,13 @@ export const PREBUILT_BUNDLE_PATH = fileURLToPath(new URL('../dist/workflow-bund
  * the source is bundled at start, so a bundle left over from an older build can never run old
  * workflow code in development or tests; WORKFLOW_BUNDLE_PATH names a bundle explicitly.
  */
-export function prebuiltBundlePath(opts: { env: string; explicit: string | undefined; builtPath: string } = { env: config.env, explicit: config.worker.workflowBundlePath, builtPath: PREBUILT_BUNDLE_PATH }): string | null {
+export function prebuiltBundlePath(
+  opts: { env: string; explicit: string | undefined; builtPath: string } = {
+    env: config.env,
+    explicit: config.worker.workflowBundlePath,
+    builtPath: PREBUILT_BUNDLE_PATH,
+  },
+): string | null {
   if (opts.explicit) {
     const abs = path.resolve(opts.explicit);
     if (!existsSync(abs)) throw new Error(`WORKFLOW_BUNDLE_PATH ${abs} does not exist; run \`npm run build\``);
@@ -43,17 +57,23 @@ export async function workerBundle(): Promise<WorkflowBundleOption> {
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 /** The workflow source bundled in this process (the build, replay tests and development use it). */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never });
+  bundle ??= bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never,
+  });
   return bundle;
 }
 
 /** Registers the search attributes on servers that do not have them (a dev server started elsewhere, a fresh cluster). */
-export async function ensureSearchAttributes(connection: NativeConnection | { operatorService: NativeConnection['operatorService'] }): Promise<void> {
+export async function ensureSearchAttributes(
+  connection: NativeConnection | { operatorService: NativeConnection['operatorService'] },
+): Promise<void> {
   const wanted = searchAttributeIndexedTypes();
   try {
     const existing = await connection.operatorService.listSearchAttributes({ namespace: config.temporalNamespace });
     const missing = Object.fromEntries(Object.entries(wanted).filter(([name]) => !(name in (existing.customAttributes ?? {}))));
-    if (Object.keys(missing).length) await connection.operatorService.addSearchAttributes({ namespace: config.temporalNamespace, searchAttributes: missing });
+    if (Object.keys(missing).length)
+      await connection.operatorService.addSearchAttributes({ namespace: config.temporalNamespace, searchAttributes: missing });
   } catch (err) {
     console.warn(`could not verify Temporal search attributes: ${(err as Error).message}`);
   }
@@ -68,7 +88,14 @@ export function installRuntime(): void {
 }
 
 /** `activities` replaces activities by name: tests inject factories built with their own options. `writer` is the generation jobs' post writer (tests point one at the LLM stub). */
-export async function createWorker(opts: { taskQueue?: string; connection?: NativeConnection; activities?: Record<string, (...args: any[]) => Promise<unknown>>; writer?: PostWriter } = {}) {
+export async function createWorker(
+  opts: {
+    taskQueue?: string;
+    connection?: NativeConnection;
+    activities?: Record<string, (...args: any[]) => Promise<unknown>>;
+    writer?: PostWriter;
+  } = {},
+) {
   installRuntime();
   const connection = opts.connection ?? (await NativeConnection.connect({ address: temporalAddress() }));
   await ensureSearchAttributes(connection);
@@ -77,7 +104,10 @@ export async function createWorker(opts: { taskQueue?: string; connection?: Nati
     namespace: config.temporalNamespace,
     taskQueue: opts.taskQueue ?? config.temporalTaskQueue,
     workflowBundle: await workerBundle(),
-    activities: { ...createActivities({ db: db(), network: createNetworkClient(), temporal: temporalClient, writer: opts.writer }), ...opts.activities },
+    activities: {
+      ...createActivities({ db: db(), network: createNetworkClient(), temporal: temporalClient, writer: opts.writer }),
+      ...opts.activities,
+    },
     maxConcurrentActivityTaskExecutions: config.worker.activityConcurrency,
     maxConcurrentWorkflowTaskExecutions: config.worker.workflowConcurrency,
     shutdownGraceTime: '10 seconds',

@@ -14,11 +14,21 @@ const { checkConnection } = proxyActivities<PublishingActivities>({
 export const checkNowSignal = defineSignal<[requestId?: string]>('checkNow');
 
 /** The outcome of the latest check of this run (null before the first); `bin/admin connection check` reads it. */
-export interface LastCheck { checkedAt: string; ok: boolean | null; failures: number; requestId: string | null }
+export interface LastCheck {
+  checkedAt: string;
+  ok: boolean | null;
+  failures: number;
+  requestId: string | null;
+}
 export const lastCheckQuery = defineQuery<LastCheck | null>('lastCheck');
 
 /** What this run has seen: checks made, the last result and the streak the row reported. */
-export interface HealthStatus { checks: number; lastOk: boolean | null; failures: number; nextCheckAtMs: number | null }
+export interface HealthStatus {
+  checks: number;
+  lastOk: boolean | null;
+  failures: number;
+  nextCheckAtMs: number | null;
+}
 export const healthStatusQuery = defineQuery<HealthStatus>('healthStatus');
 
 export async function connectionHealthWorkflow(input: { projectId: string }): Promise<void> {
@@ -49,6 +59,7 @@ export async function connectionHealthWorkflow(input: { projectId: string }): Pr
     status.nextCheckAtMs = Date.now() + r.intervalSeconds * 1000;
     await condition(() => wake, r.intervalSeconds * 1000);
     // Keep histories short: a new run well before the event limit.
-    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 1_000) await continueAsNew<typeof connectionHealthWorkflow>(input);
+    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 1_000)
+      await continueAsNew<typeof connectionHealthWorkflow>(input);
   }
 }

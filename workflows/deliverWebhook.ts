@@ -1,4 +1,12 @@
-import { ActivityCancellationType, continueAsNew, defineQuery, proxyActivities, proxyLocalActivities, setHandler, sleep } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  continueAsNew,
+  defineQuery,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  sleep,
+} from '@temporalio/workflow';
 import type { AttemptResult, DeliverWebhookInput, WebhookActivities } from '../activities/webhooks';
 import { retryDelayMs, withJitter } from '../lib/webhooks/schedule';
 
@@ -18,12 +26,15 @@ const { attemptWebhookDelivery } = proxyLocalActivities<WebhookActivities>({
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
-export type DeliverWebhookResult =
-  | { outcome: 'delivered'; attempts: number }
-  | { outcome: 'failed'; attempts: number; reason: string };
+export type DeliverWebhookResult = { outcome: 'delivered'; attempts: number } | { outcome: 'failed'; attempts: number; reason: string };
 
 /** Where the delivery stands: the attempt in flight or last made, and when the next one is due. */
-export interface DeliveryStatus { state: 'attempting' | 'waiting' | 'delivered' | 'failed'; attempt: number; nextAttemptAtMs: number | null; lastError: string | null }
+export interface DeliveryStatus {
+  state: 'attempting' | 'waiting' | 'delivered' | 'failed';
+  attempt: number;
+  nextAttemptAtMs: number | null;
+  lastError: string | null;
+}
 export const deliveryStatusQuery = defineQuery<DeliveryStatus>('deliveryStatus');
 
 export async function deliverWebhookWorkflow(input: DeliverWebhookInput): Promise<DeliverWebhookResult> {

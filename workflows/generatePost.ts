@@ -1,5 +1,12 @@
 import {
-  ActivityFailure, ApplicationFailure, CancellationScope, defineQuery, isCancellation, proxyActivities, setHandler, TimeoutFailure,
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  defineQuery,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  TimeoutFailure,
 } from '@temporalio/workflow';
 import type { Draft, GenerationActivities } from '../activities/generation';
 import type { JobProgress, JobStatus } from '../lib/generation/jobs';
@@ -31,21 +38,32 @@ const { writeGenerationDraft } = proxyActivities<GenerationActivities>({
 
 export const jobProgressQuery = defineQuery<JobProgress>('progress');
 
-export interface GenerationWorkflowInput { jobId: string; workspaceId: string; projectId: string }
-export interface GenerationOutcome { status: JobStatus | 'MISSING'; postId?: string; errorCode?: string }
+export interface GenerationWorkflowInput {
+  jobId: string;
+  workspaceId: string;
+  projectId: string;
+}
+export interface GenerationOutcome {
+  status: JobStatus | 'MISSING';
+  postId?: string;
+  errorCode?: string;
+}
 
 /** The error code a job shows when drafting gave up: the LlmError code when there is one. */
 function failureOf(err: unknown): { code: string; message: string } {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure && cause.type?.startsWith('llm_')) return { code: cause.type, message: cause.message };
   // Out of time while writing is the model's slowness; a missed heartbeat is a lost worker.
-  if (cause instanceof TimeoutFailure && cause.timeoutType === 'START_TO_CLOSE') return { code: 'llm_timeout', message: 'The writer did not finish in time.' };
+  if (cause instanceof TimeoutFailure && cause.timeoutType === 'START_TO_CLOSE')
+    return { code: 'llm_timeout', message: 'The writer did not finish in time.' };
   return { code: 'generation_failed', message: cause instanceof Error ? cause.message : String(cause) };
 }
 
 export async function generatePostWorkflow(input: GenerationWorkflowInput): Promise<GenerationOutcome> {
   let progress: JobProgress = { progress: 0, updatedAt: new Date().toISOString(), message: 'Waiting for a worker' };
-  const report = (fraction: number, message: string) => { progress = { progress: fraction, updatedAt: new Date().toISOString(), message }; };
+  const report = (fraction: number, message: string) => {
+    progress = { progress: fraction, updatedAt: new Date().toISOString(), message };
+  };
   setHandler(jobProgressQuery, () => progress);
 
   try {
@@ -62,7 +80,9 @@ export async function generatePostWorkflow(input: GenerationWorkflowInput): Prom
     } catch (err) {
       if (isCancellation(err)) throw err;
       const failure = failureOf(err);
-      const failed = await CancellationScope.nonCancellable(() => failGenerationJob({ jobId: input.jobId, errorCode: failure.code, errorMessage: failure.message }));
+      const failed = await CancellationScope.nonCancellable(() =>
+        failGenerationJob({ jobId: input.jobId, errorCode: failure.code, errorMessage: failure.message }),
+      );
       report(progress.progress, `Failed: ${failure.code}`);
       return { status: failed.status, errorCode: failure.code };
     }

@@ -11,7 +11,10 @@ const { syncPostMetrics } = proxyActivities<AnalyticsActivities>({
   retry: { initialInterval: '5 seconds', maximumInterval: '1 minute' },
 });
 
-export interface MetricsSyncInput { intervalSeconds: number; batch?: number }
+export interface MetricsSyncInput {
+  intervalSeconds: number;
+  batch?: number;
+}
 
 export async function metricsSyncWorkflow(input: MetricsSyncInput): Promise<void> {
   for (let i = 0; i < 200; i++) {

@@ -19,7 +19,13 @@ const { publishPost, markPublishFailed } = proxyActivities<PublishingActivities>
 });
 
 export const scheduleChangedSignal = defineSignal<[number]>('scheduleChanged');
-export interface PublishStatus { state: 'waiting' | 'publishing' | 'retrying' | 'done'; version: number | null; fireAtMs: number | null; attempts: number; lastError: string | null }
+export interface PublishStatus {
+  state: 'waiting' | 'publishing' | 'retrying' | 'done';
+  version: number | null;
+  fireAtMs: number | null;
+  attempts: number;
+  lastError: string | null;
+}
 export const publishStatusQuery = defineQuery<PublishStatus>('status');
 
 export type PublishResult = { outcome: 'published'; postUrn: string } | { outcome: 'not_scheduled' } | { outcome: 'failed'; error: string };
@@ -32,7 +38,9 @@ export async function publishPostWorkflow(input: { postId: string }): Promise<Pu
   let dirty = true;
   let schedule: ScheduleSnapshot | null = null;
   const status: PublishStatus = { state: 'waiting', version: null, fireAtMs: null, attempts: 0, lastError: null };
-  setHandler(scheduleChangedSignal, () => { dirty = true; });
+  setHandler(scheduleChangedSignal, () => {
+    dirty = true;
+  });
   setHandler(publishStatusQuery, () => status);
 
   for (;;) {

@@ -15,7 +15,6 @@ export { publishAuthInvalidation } from '../../lib/auth/invalidation';
 // most AUTH_CACHE_MS (below the 5 s revocation bound) and dropped at once when an operator
 // edits or revokes a key, through a Redis channel every API process listens on.
 
-
 interface KeyRecord {
   id: string;
   workspace_id: string;
@@ -77,7 +76,10 @@ export async function authenticateApiKey(token: string): Promise<AuthContext> {
   // Best effort and throttled: last use is for operators, not worth a write per request.
   if ((lastUsedWritten.get(key.id) ?? 0) < now - 60_000) {
     lastUsedWritten.set(key.id, now);
-    db()('api_keys').where({ id: key.id }).update({ last_used_at: new Date(now) }).catch(() => {});
+    db()('api_keys')
+      .where({ id: key.id })
+      .update({ last_used_at: new Date(now) })
+      .catch(() => {});
   }
   return {
     principal: { type: 'api_key', id: key.id, scopes: key.scopes },

@@ -5,7 +5,11 @@ import type { AuthContext } from './context';
 // spec 5.1: one bearer wire format, several credential kinds told apart by prefix. Other
 // credential kinds (OAuth access tokens) register a resolver for their prefix.
 
-export interface BearerRequest { token: string; targetWorkspaceId: string | undefined; resource: 'rest' | 'mcp' }
+export interface BearerRequest {
+  token: string;
+  targetWorkspaceId: string | undefined;
+  resource: 'rest' | 'mcp';
+}
 export type BearerResolver = (req: BearerRequest) => Promise<AuthContext>;
 
 const resolvers: Array<{ prefix: string; resolve: BearerResolver }> = [

@@ -27,7 +27,10 @@ async function cors(ctx: Context, next: Next): Promise<void> {
   ctx.set('Access-Control-Expose-Headers', 'Mcp-Session-Id, WWW-Authenticate, X-Request-Id');
   if (ctx.method === 'OPTIONS') {
     ctx.set('Access-Control-Allow-Methods', 'GET, POST, DELETE, OPTIONS');
-    ctx.set('Access-Control-Allow-Headers', 'Authorization, Content-Type, Accept, Last-Event-ID, Mcp-Session-Id, Mcp-Protocol-Version, Service-Workspace-Id, Service-Api-Version');
+    ctx.set(
+      'Access-Control-Allow-Headers',
+      'Authorization, Content-Type, Accept, Last-Event-ID, Mcp-Session-Id, Mcp-Protocol-Version, Service-Workspace-Id, Service-Api-Version',
+    );
     ctx.set('Access-Control-Max-Age', '600');
     ctx.status = 204;
     return;
@@ -50,7 +53,11 @@ export function createMcpApp(deps: ApiDeps = createApiDeps()): Koa {
   const base = () => config.mcpPublicUrl;
 
   // RFC 9728 3.1 inserts the resource's path; hosts probe /.well-known/oauth-protected-resource/mcp first.
-  for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource/sse']) {
+  for (const path of [
+    '/.well-known/oauth-protected-resource',
+    '/.well-known/oauth-protected-resource/mcp',
+    '/.well-known/oauth-protected-resource/sse',
+  ]) {
     at('get', path, serveResourceMetadata);
   }
   const mcp = streamableEndpoint(base);

@@ -58,8 +58,11 @@ export function bearerChallenge(opts: { error?: 'invalid_token'; scope: readonly
 }
 
 function withChallenge(err: ApiError, scope: readonly string[]): ApiError {
-  const error = err.code === 'unauthenticated' ? undefined : 'invalid_token' as const;
-  return new ApiError(err.status, err.code, err.message, err.details, { ...err.headers, 'WWW-Authenticate': bearerChallenge({ error, scope }) });
+  const error = err.code === 'unauthenticated' ? undefined : ('invalid_token' as const);
+  return new ApiError(err.status, err.code, err.message, err.details, {
+    ...err.headers,
+    'WWW-Authenticate': bearerChallenge({ error, scope }),
+  });
 }
 
 /**
@@ -67,10 +70,19 @@ function withChallenge(err: ApiError, scope: readonly string[]): ApiError {
  * active workspace, or Service-Workspace-Id when a session starts). A 401 is limited per client
  * address like REST's, and carries the challenge with the tools' scopes as the hint.
  */
-export async function authenticateMcpRequest(ctx: Context, targetWorkspaceId: string | undefined, scopeHint: readonly string[]): Promise<McpRequestAuth> {
+export async function authenticateMcpRequest(
+  ctx: Context,
+  targetWorkspaceId: string | undefined,
+  scopeHint: readonly string[],
+): Promise<McpRequestAuth> {
   const apiVersion = resolveVersion(ctx.get('service-api-version') || undefined);
   try {
-    const { auth, token } = await authenticateBearer({ authorization: ctx.get('authorization') || undefined, targetWorkspaceId, resource: 'mcp', clientAddress: ctx.ip });
+    const { auth, token } = await authenticateBearer({
+      authorization: ctx.get('authorization') || undefined,
+      targetWorkspaceId,
+      resource: 'mcp',
+      clientAddress: ctx.ip,
+    });
     return { auth, token, apiVersion, requestId: ctx.state.requestId };
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) throw withChallenge(err, scopeHint);
@@ -83,7 +95,11 @@ export async function authenticateMcpRequest(ctx: Context, targetWorkspaceId: st
  * of another subject gets the answer an unknown session gets (404), so the existence of
  * someone else's session is not disclosed.
  */
-export async function authenticateForSession(ctx: Context, record: Pick<SessionRecord, 'subject' | 'workspaceId'>, scopeHint: readonly string[]): Promise<McpRequestAuth> {
+export async function authenticateForSession(
+  ctx: Context,
+  record: Pick<SessionRecord, 'subject' | 'workspaceId'>,
+  scopeHint: readonly string[],
+): Promise<McpRequestAuth> {
   let request: McpRequestAuth;
   try {
     request = await authenticateMcpRequest(ctx, record.workspaceId, scopeHint);
@@ -111,7 +127,13 @@ export function subjectOf(auth: AuthContext): string {
 
 export function authInfoOf(r: McpRequestAuth): AuthInfo {
   const p = r.auth.principal;
-  return { token: r.token, clientId: p.type === 'oauth_token' ? p.clientId : p.id, scopes: [...r.auth.scopes], resource: new URL(mcpResource()), extra: { mcp: r } };
+  return {
+    token: r.token,
+    clientId: p.type === 'oauth_token' ? p.clientId : p.id,
+    scopes: [...r.auth.scopes],
+    resource: new URL(mcpResource()),
+    extra: { mcp: r },
+  };
 }
 
 export function requestAuthOf(info: AuthInfo | undefined): McpRequestAuth {

@@ -69,7 +69,13 @@ export function jsonRpcErrorBody(err: ApiError, requestId: string, id: string | 
     error: {
       code: err instanceof SessionNotFound ? SESSION_NOT_FOUND : err instanceof ParseError ? PARSE_ERROR : SERVER_ERROR,
       message: err.message,
-      data: { code: err.code, message: err.message, requestId, documentationUrl: err.docsUrl, ...(err.details ? { details: err.details } : {}) },
+      data: {
+        code: err.code,
+        message: err.message,
+        requestId,
+        documentationUrl: err.docsUrl,
+        ...(err.details ? { details: err.details } : {}),
+      },
     },
   };
 }

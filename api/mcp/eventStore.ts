@@ -43,7 +43,14 @@ export class RedisEventStore implements EventStore {
     // cursor. Nothing needs storing for it: its id is the stream's start, and a resume from
     // there replays the whole stream. This halves the Redis writes of a short tool call.
     if (Object.keys(message).length === 0) return `${streamId}.${START}`;
-    const entryId = (await redis().eval(APPEND, 1, this.key(streamId), String(MAX_EVENTS_PER_STREAM), JSON.stringify(message), String(EVENT_TTL_S))) as string;
+    const entryId = (await redis().eval(
+      APPEND,
+      1,
+      this.key(streamId),
+      String(MAX_EVENTS_PER_STREAM),
+      JSON.stringify(message),
+      String(EVENT_TTL_S),
+    )) as string;
     return `${streamId}.${entryId}`;
   }
 
@@ -54,7 +61,10 @@ export class RedisEventStore implements EventStore {
     return (await redis().exists(this.key(parsed.streamId))) ? parsed.streamId : undefined;
   }
 
-  async replayEventsAfter(lastEventId: EventId, { send }: { send: (eventId: EventId, message: JSONRPCMessage) => Promise<void> }): Promise<StreamId> {
+  async replayEventsAfter(
+    lastEventId: EventId,
+    { send }: { send: (eventId: EventId, message: JSONRPCMessage) => Promise<void> },
+  ): Promise<StreamId> {
     const parsed = this.parse(lastEventId);
     if (!parsed) return '';
     const entries = (await redis().xrange(this.key(parsed.streamId), `(${parsed.entryId}`, '+')) as Array<[string, string[]]>;

@@ -47,7 +47,9 @@ export function webRequestOf(ctx: Context, base: string): Request {
  */
 export async function sendWebResponse(res: ServerResponse, response: Response, extraHeaders: Record<string, string> = {}): Promise<void> {
   const headers: Record<string, string> = { ...extraHeaders };
-  response.headers.forEach((v, k) => { headers[k] = v; });
+  response.headers.forEach((v, k) => {
+    headers[k] = v;
+  });
   // spec 2.2: an authenticated answer is never stored by a cache (the SDK's SSE streams say
   // no-cache; its JSON answers say nothing).
   headers['cache-control'] = 'no-store';
@@ -57,7 +59,9 @@ export async function sendWebResponse(res: ServerResponse, response: Response, e
     return;
   }
   const reader = response.body.getReader();
-  const cancel = () => { reader.cancel().catch(() => {}); };
+  const cancel = () => {
+    reader.cancel().catch(() => {});
+  };
   res.once('close', cancel);
   // Headers leave with the first event when it is already there (one write instead of two);
   // a stream with nothing to say yet (the GET stream) gets its headers at once, so that the
@@ -75,7 +79,11 @@ export async function sendWebResponse(res: ServerResponse, response: Response, e
       res.cork();
       const flowing = res.write(value);
       setImmediate(() => res.uncork());
-      if (!flowing) await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+      if (!flowing)
+        await new Promise<void>((resolve) => {
+          res.once('drain', resolve);
+          res.once('close', resolve);
+        });
       if (res.destroyed) break;
     }
   } catch {

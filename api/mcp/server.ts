@@ -1,5 +1,11 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { ApiDeps } from '../deps';
 import { requestAuthOf } from './auth';
@@ -23,13 +29,23 @@ const INSTRUCTIONS = [
   'generate_post is asynchronous: pass a progressToken to follow the job to the end, or poll get_job.',
 ].join('\n');
 
-const LISTED_TOOLS = TOOLS.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: t.annotations }));
+const LISTED_TOOLS = TOOLS.map((t) => ({
+  name: t.name,
+  title: t.title,
+  description: t.description,
+  inputSchema: t.inputSchema,
+  annotations: t.annotations,
+}));
 
 // One validator for every session: the SDK would otherwise compile a new Ajv per Server.
 const validator = new AjvJsonSchemaValidator();
 
 export function createToolServer(session: SessionHandle, deps?: ApiDeps): Server {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: validator });
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false } },
+    instructions: INSTRUCTIONS,
+    jsonSchemaValidator: validator,
+  });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: LISTED_TOOLS }));
 
@@ -44,10 +60,15 @@ export function createToolServer(session: SessionHandle, deps?: ApiDeps): Server
       session,
       signal: extra.signal,
       deps,
-      progress: token === undefined ? null : progressReporter((progress, message) => extra.sendNotification({
-        method: 'notifications/progress',
-        params: { progressToken: token, progress, total: 1, ...(message ? { message } : {}) },
-      })),
+      progress:
+        token === undefined
+          ? null
+          : progressReporter((progress, message) =>
+              extra.sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken: token, progress, total: 1, ...(message ? { message } : {}) },
+              }),
+            ),
     };
     try {
       const { body, replayed } = await tool.call(ctx, request.params.arguments ?? {});

@@ -59,8 +59,12 @@ export async function deleteSession(id: string): Promise<void> {
 export function sessionHandle(record: SessionRecord): SessionHandle & { record: SessionRecord } {
   return {
     record,
-    get id() { return record.id; },
-    get workspaceId() { return record.workspaceId; },
+    get id() {
+      return record.id;
+    },
+    get workspaceId() {
+      return record.workspaceId;
+    },
     async switchWorkspace(workspaceId: string) {
       record.workspaceId = workspaceId;
       const current = await loadSession(record.id);

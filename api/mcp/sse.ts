@@ -24,9 +24,18 @@ import { MCP_SCOPES } from './tools/index';
 // PUBLISH nobody receives means the stream is gone: 404.
 
 /** `sealedToken`: the bearer credential, encrypted (lib/crypto) so that it never crosses Redis in clear. */
-interface Forwarded { message: unknown; sealedToken: string; apiVersion: McpRequestAuth['apiVersion']; requestId: string }
+interface Forwarded {
+  message: unknown;
+  sealedToken: string;
+  apiVersion: McpRequestAuth['apiVersion'];
+  requestId: string;
+}
 
-interface LiveSseSession { transport: SSEServerTransport; server: Server; handle: ReturnType<typeof sessionHandle> }
+interface LiveSseSession {
+  transport: SSEServerTransport;
+  server: Server;
+  handle: ReturnType<typeof sessionHandle>;
+}
 
 const live = new Map<string, LiveSseSession>();
 const channel = (id: string) => `mcp:sse:${id}`;
@@ -42,7 +51,10 @@ function subscriptions(): Redis {
   sub.on('message', (ch: string, payload: string) => {
     const id = ch.slice('mcp:sse:'.length);
     const session = live.get(id);
-    if (session) deliverForwarded(session, JSON.parse(payload) as Forwarded).catch((err) => log.error('mcp sse forward failed', { sessionId: id, err }));
+    if (session)
+      deliverForwarded(session, JSON.parse(payload) as Forwarded).catch((err) =>
+        log.error('mcp sse forward failed', { sessionId: id, err }),
+      );
   });
   subscriber = sub;
   return sub;
@@ -63,7 +75,8 @@ async function deliverForwarded(session: LiveSseSession, f: Forwarded): Promise<
   } catch (caught) {
     const err = asApiError(caught, { requestId: f.requestId });
     for (const m of messagesOf(f.message)) {
-      if (m.id !== undefined && m.method !== undefined) await session.transport.send(jsonRpcErrorBody(err, f.requestId, m.id as string | number) as unknown as JSONRPCMessage);
+      if (m.id !== undefined && m.method !== undefined)
+        await session.transport.send(jsonRpcErrorBody(err, f.requestId, m.id as string | number) as unknown as JSONRPCMessage);
     }
     return;
   }
@@ -77,7 +90,11 @@ export async function openSseStream(ctx: Context): Promise<void> {
   // The endpoint event names /message relative to this origin (the SDK client insists on the same origin).
   const transport = new SSEServerTransport('/message', ctx.res);
   const record: SessionRecord = {
-    id: transport.sessionId, transport: 'sse', subject: subjectOf(request.auth), workspaceId: request.auth.workspaceId, createdAt: new Date().toISOString(),
+    id: transport.sessionId,
+    transport: 'sse',
+    subject: subjectOf(request.auth),
+    workspaceId: request.auth.workspaceId,
+    createdAt: new Date().toISOString(),
   };
   await saveSession(record);
   const handle = sessionHandle(record);
@@ -111,7 +128,8 @@ export async function postMessage(ctx: Context): Promise<void> {
   }
   const request = await authenticateForSession(ctx, record, MCP_SCOPES);
   const message = ctx.state.message as unknown;
-  if (message === undefined || typeof message !== 'object' || Array.isArray(message)) throw errors.invalidRequest('The body must be one JSON-RPC message.');
+  if (message === undefined || typeof message !== 'object' || Array.isArray(message))
+    throw errors.invalidRequest('The body must be one JSON-RPC message.');
 
   const session = live.get(id);
   if (session) {
@@ -121,7 +139,12 @@ export async function postMessage(ctx: Context): Promise<void> {
       throw new ApiError(400, 'invalid_request', 'Invalid message: not a JSON-RPC message.');
     }
   } else {
-    const forwarded: Forwarded = { message, sealedToken: encrypt(request.token), apiVersion: request.apiVersion, requestId: request.requestId };
+    const forwarded: Forwarded = {
+      message,
+      sealedToken: encrypt(request.token),
+      apiVersion: request.apiVersion,
+      requestId: request.requestId,
+    };
     const receivers = await redis().publish(channel(id), JSON.stringify(forwarded));
     if (receivers === 0) {
       // The process holding the stream is gone without cleaning up.

@@ -56,11 +56,20 @@ function openTransport(record: SessionRecord, deps: ApiDeps | undefined): LiveSe
 async function revive(record: SessionRecord, base: string, deps: ApiDeps | undefined): Promise<LiveSession> {
   const session = openTransport(record, deps);
   await session.server.connect(session.transport);
-  const init = new Request(new URL('/mcp', base), { method: 'POST', headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json' } });
+  const init = new Request(new URL('/mcp', base), {
+    method: 'POST',
+    headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+  });
   const answer = await session.transport.handleRequest(init, {
     parsedBody: {
-      jsonrpc: '2.0', id: `revive-${record.id}`, method: 'initialize',
-      params: { protocolVersion: record.protocolVersion ?? '2025-03-26', capabilities: record.clientCapabilities ?? {}, clientInfo: record.clientInfo ?? { name: 'unknown', version: '0' } },
+      jsonrpc: '2.0',
+      id: `revive-${record.id}`,
+      method: 'initialize',
+      params: {
+        protocolVersion: record.protocolVersion ?? '2025-03-26',
+        capabilities: record.clientCapabilities ?? {},
+        clientInfo: record.clientInfo ?? { name: 'unknown', version: '0' },
+      },
     },
   });
   await answer.text();
@@ -80,7 +89,9 @@ async function startSession(ctx: Context, base: string): Promise<void> {
   if (ctx.method !== 'POST' || !messagesOf(body).some((m) => isInitializeRequest(m))) {
     throw errors.invalidRequest('Bad Request: Mcp-Session-Id header is required (start a session with an initialize request).');
   }
-  const init = messagesOf(body).find((m) => isInitializeRequest(m)) as { params: { protocolVersion: string; capabilities: Record<string, unknown>; clientInfo: { name: string; version: string } } };
+  const init = messagesOf(body).find((m) => isInitializeRequest(m)) as {
+    params: { protocolVersion: string; capabilities: Record<string, unknown>; clientInfo: { name: string; version: string } };
+  };
   const record: SessionRecord = {
     id: newSessionId(),
     transport: 'streamable',
@@ -118,10 +129,13 @@ export function streamableEndpoint(base: () => string) {
     }
     const request = await authenticateForSession(ctx, record, MCP_SCOPES);
 
-    const session = live.get(record.id) ?? await revive(record, base(), ctx.deps);
+    const session = live.get(record.id) ?? (await revive(record, base(), ctx.deps));
     Object.assign(session.handle.record, record);
     session.lastSeen = Date.now();
-    const response = await session.transport.handleRequest(webRequestOf(ctx, base()), { parsedBody: ctx.state.message, authInfo: authInfoOf(request) });
+    const response = await session.transport.handleRequest(webRequestOf(ctx, base()), {
+      parsedBody: ctx.state.message,
+      authInfo: authInfoOf(request),
+    });
     ctx.respond = false;
     await sendWebResponse(ctx.res, response, { 'X-Request-Id': ctx.state.requestId });
   };
@@ -132,7 +146,11 @@ let sweeper: NodeJS.Timeout | undefined;
 export function startIdleSweeper(): void {
   sweeper ??= setInterval(() => {
     const cutoff = Date.now() - IDLE_EVICTION_MS;
-    for (const [id, s] of live) if (s.lastSeen < cutoff) { live.delete(id); s.transport.close().catch(() => {}); }
+    for (const [id, s] of live)
+      if (s.lastSeen < cutoff) {
+        live.delete(id);
+        s.transport.close().catch(() => {});
+      }
   }, 60_000).unref();
 }
 

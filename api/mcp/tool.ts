@@ -40,7 +40,10 @@ export interface ToolCallContext {
   deps?: ApiDeps;
 }
 
-export interface ToolOutput { body: Record<string, unknown>; replayed?: boolean }
+export interface ToolOutput {
+  body: Record<string, unknown>;
+  replayed?: boolean;
+}
 
 export interface ToolDefinition {
   name: string;
@@ -65,8 +68,10 @@ export const READ: ToolAnnotations = { readOnlyHint: true, openWorldHint: false 
 export const WRITE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, openWorldHint: false };
 
 const IDEMPOTENCY_KEY_SCHEMA = {
-  type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$',
-  description: 'Optional (spec 8): the same key and arguments within 24 hours replay the first answer instead of acting twice; the same key with other arguments is refused with idempotency_key_conflict.',
+  type: 'string',
+  pattern: '^[A-Za-z0-9_-]{1,64}$',
+  description:
+    'Optional (spec 8): the same key and arguments within 24 hours replay the first answer instead of acting twice; the same key with other arguments is refused with idempotency_key_conflict.',
 };
 
 type JsonSchemaObject = Tool['inputSchema'] & { required?: string[]; properties?: Record<string, Record<string, unknown>> };
@@ -104,7 +109,10 @@ async function defaultProjectOf(auth: AuthContext): Promise<string> {
   // the consent workspace, so it never crosses workspaces.
   const pinned = p.type === 'oauth_token' ? p.defaultProjectId : null;
   if (!pinned || !(await findProject(auth, pinned))) {
-    throw errors.invalidRequest('`projectId` is required: this credential has no default project (none was pinned at consent, it is gone, or it belongs to another workspace).', { field: 'projectId' });
+    throw errors.invalidRequest(
+      '`projectId` is required: this credential has no default project (none was pinned at consent, it is gone, or it belongs to another workspace).',
+      { field: 'projectId' },
+    );
   }
   return pinned;
 }
@@ -134,7 +142,10 @@ export function operationTool(op: AnyOperation, spec: OperationToolSpec): ToolDe
   schema.properties ??= {};
   if (spec.defaultProject) {
     schema.required = (schema.required ?? []).filter((k) => k !== 'projectId');
-    schema.properties.projectId = { ...schema.properties.projectId, description: 'Defaults to the project pinned when access was granted; required for API keys.' };
+    schema.properties.projectId = {
+      ...schema.properties.projectId,
+      description: 'Defaults to the project pinned when access was granted; required for API keys.',
+    };
   }
   if (schema.properties.limit && Object.keys(schema.properties.limit).length === 0) {
     schema.properties.limit = { type: 'integer', minimum: 1, description: 'Page size; values above the maximum are clamped.' };
@@ -157,7 +168,9 @@ export function operationTool(op: AnyOperation, spec: OperationToolSpec): ToolDe
       const { auth, apiVersion, requestId } = ctx.request;
       const { idempotencyKey, ...raw } = args;
       if (idempotencyKey !== undefined && (!spec.idempotent || typeof idempotencyKey !== 'string')) {
-        throw errors.unprocessable(spec.idempotent ? '`idempotencyKey` must be a string.' : `\`idempotencyKey\` is not an argument of ${spec.name}.`);
+        throw errors.unprocessable(
+          spec.idempotent ? '`idempotencyKey` must be a string.' : `\`idempotencyKey\` is not an argument of ${spec.name}.`,
+        );
       }
       const result = await runOperation({
         op,
@@ -170,7 +183,9 @@ export function operationTool(op: AnyOperation, spec: OperationToolSpec): ToolDe
         idempotencyScope: { operation: `MCP ${spec.name}`, hashSubject: spec.name },
         doorScopes,
         prepare: spec.defaultProject
-          ? async (a, input) => { if (input.projectId === undefined) input.projectId = await defaultProjectOf(a); }
+          ? async (a, input) => {
+              if (input.projectId === undefined) input.projectId = await defaultProjectOf(a);
+            }
           : undefined,
       });
       let body = result.body as Record<string, unknown>;

@@ -74,7 +74,9 @@ export async function findReRegistration(input: NewClient): Promise<ClientRow | 
 
 export async function insertClient(input: NewClient): Promise<ClientRow> {
   const id = newId('oauthClient');
-  const [row] = await db()('oauth_clients').insert({ id, ...input, token_endpoint_auth_method: 'none' }).returning('*');
+  const [row] = await db()('oauth_clients')
+    .insert({ id, ...input, token_endpoint_auth_method: 'none' })
+    .returning('*');
   return row as ClientRow;
 }
 
@@ -101,7 +103,22 @@ export function presentClient(c: ClientRow) {
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const LOOPBACK_IPS = new Set(['127.0.0.1', '[::1]']);
 /** Schemes that would run code or read local data in the browser instead of reaching an app. */
-const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'about:', 'blob:', 'filesystem:', 'view-source:', 'ws:', 'wss:', 'ftp:', 'mailto:', 'chrome:', 'chrome-extension:']);
+const FORBIDDEN_SCHEMES = new Set([
+  'javascript:',
+  'data:',
+  'file:',
+  'vbscript:',
+  'about:',
+  'blob:',
+  'filesystem:',
+  'view-source:',
+  'ws:',
+  'wss:',
+  'ftp:',
+  'mailto:',
+  'chrome:',
+  'chrome-extension:',
+]);
 
 /**
  * spec 5.3.1: HTTPS, http on a loopback host for development (RFC 8252 7.3), or a private-use
@@ -112,10 +129,15 @@ export function redirectUriProblem(raw: string): string | null {
   if (raw.length > 2000) return 'is longer than 2000 characters';
   if (raw.includes('#')) return 'must not contain a fragment (RFC 6749 3.1.2)';
   let u: URL;
-  try { u = new URL(raw); } catch { return 'is not an absolute URI'; }
+  try {
+    u = new URL(raw);
+  } catch {
+    return 'is not an absolute URI';
+  }
   if (u.username || u.password) return 'must not carry user information';
   if (u.protocol === 'https:') return u.hostname ? null : 'has no host';
-  if (u.protocol === 'http:') return LOOPBACK_HOSTS.has(u.hostname) ? null : 'must use https (plain http is allowed only for localhost and loopback addresses)';
+  if (u.protocol === 'http:')
+    return LOOPBACK_HOSTS.has(u.hostname) ? null : 'must use https (plain http is allowed only for localhost and loopback addresses)';
   if (FORBIDDEN_SCHEMES.has(u.protocol)) return `uses the ${u.protocol} scheme, which cannot be a redirect target`;
   if (!/^[a-z][a-z0-9+.-]*:$/.test(u.protocol)) return 'has an invalid scheme';
   return null;
@@ -133,11 +155,19 @@ function withoutPort(u: URL): string {
 export function redirectUriMatches(registered: readonly string[], presented: string): boolean {
   if (registered.includes(presented)) return true;
   let p: URL;
-  try { p = new URL(presented); } catch { return false; }
+  try {
+    p = new URL(presented);
+  } catch {
+    return false;
+  }
   if (p.protocol !== 'http:' || !LOOPBACK_IPS.has(p.hostname) || p.username || p.password || presented.includes('#')) return false;
   return registered.some((r) => {
     let u: URL;
-    try { u = new URL(r); } catch { return false; }
+    try {
+      u = new URL(r);
+    } catch {
+      return false;
+    }
     return u.protocol === 'http:' && LOOPBACK_IPS.has(u.hostname) && withoutPort(u) === withoutPort(p);
   });
 }

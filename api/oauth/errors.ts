@@ -16,38 +16,54 @@ export class OAuthError extends ApiError {
 }
 
 export class InvalidRequest extends OAuthError {
-  constructor(description: string) { super(400, 'invalid_request', description); }
+  constructor(description: string) {
+    super(400, 'invalid_request', description);
+  }
 }
 
 /** RFC 6749 5.2: unknown client or a client authentication the server does not accept; 401. */
 export class InvalidClient extends OAuthError {
-  constructor(description = 'The client is unknown or its authentication is not accepted.', headers?: Record<string, string>) { super(401, 'invalid_client', description, 'invalid_client', headers); }
+  constructor(description = 'The client is unknown or its authentication is not accepted.', headers?: Record<string, string>) {
+    super(401, 'invalid_client', description, 'invalid_client', headers);
+  }
 }
 
 export class InvalidClientMetadata extends OAuthError {
-  constructor(description: string) { super(400, 'invalid_client_metadata', description); }
+  constructor(description: string) {
+    super(400, 'invalid_client_metadata', description);
+  }
 }
 
 /** Code expired or used, refresh token reused or revoked, redirect or PKCE mismatch (spec 7.3). */
 export class InvalidGrant extends OAuthError {
-  constructor(description = 'The authorization grant is invalid, expired, already used or revoked.') { super(400, 'invalid_grant', description); }
+  constructor(description = 'The authorization grant is invalid, expired, already used or revoked.') {
+    super(400, 'invalid_grant', description);
+  }
 }
 
 export class UnauthorizedClient extends OAuthError {
-  constructor(description: string) { super(400, 'unauthorized_client', description); }
+  constructor(description: string) {
+    super(400, 'unauthorized_client', description);
+  }
 }
 
 export class UnsupportedGrantType extends OAuthError {
-  constructor(description: string) { super(400, 'unsupported_grant_type', description); }
+  constructor(description: string) {
+    super(400, 'unsupported_grant_type', description);
+  }
 }
 
 /** RFC 6749 4.1.2.1: only ever sent on the redirect leg, so the envelope falls back to invalid_request. */
 export class UnsupportedResponseType extends OAuthError {
-  constructor(description: string) { super(400, 'invalid_request', description, 'unsupported_response_type'); }
+  constructor(description: string) {
+    super(400, 'invalid_request', description, 'unsupported_response_type');
+  }
 }
 
 export class InvalidScope extends OAuthError {
-  constructor(description: string) { super(400, 'invalid_scope', description); }
+  constructor(description: string) {
+    super(400, 'invalid_scope', description);
+  }
 }
 
 /**
@@ -56,15 +72,21 @@ export class InvalidScope extends OAuthError {
  * does not cover).
  */
 export class InvalidTarget extends OAuthError {
-  constructor(description: string) { super(400, 'invalid_target', description); }
+  constructor(description: string) {
+    super(400, 'invalid_target', description);
+  }
 }
 
 export class AccessDenied extends OAuthError {
-  constructor(description = 'The user declined the authorization request.') { super(403, 'access_denied', description); }
+  constructor(description = 'The user declined the authorization request.') {
+    super(403, 'access_denied', description);
+  }
 }
 
 export class TemporarilyUnavailable extends OAuthError {
-  constructor(description = 'The authorization server is briefly unavailable; retry with backoff.') { super(503, 'temporarily_unavailable', description, 'temporarily_unavailable', { 'Retry-After': '5' }); }
+  constructor(description = 'The authorization server is briefly unavailable; retry with backoff.') {
+    super(503, 'temporarily_unavailable', description, 'temporarily_unavailable', { 'Retry-After': '5' });
+  }
 }
 
 /**

@@ -36,14 +36,18 @@ export function sendPage(ctx: Context, status: number, title: string, body: stri
   const formAction = opts.formTarget ? `'self' ${opts.formTarget}` : "'none'";
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
-  ctx.set('Content-Security-Policy', `default-src 'none'; style-src 'nonce-${nonce}'; img-src https: data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`);
+  ctx.set(
+    'Content-Security-Policy',
+    `default-src 'none'; style-src 'nonce-${nonce}'; img-src https: data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+  );
   ctx.set('X-Frame-Options', 'DENY');
   ctx.set('Cache-Control', 'no-store');
   ctx.set('Pragma', 'no-cache');
   ctx.set('Referrer-Policy', 'no-referrer');
   ctx.set('X-Content-Type-Options', 'nosniff');
-  ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">`
-    + `<title>${esc(title)}</title><style nonce="${nonce}">${CSS}</style></head><body><main>${body}</main></body></html>`;
+  ctx.body =
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+    `<title>${esc(title)}</title><style nonce="${nonce}">${CSS}</style></head><body><main>${body}</main></body></html>`;
 }
 
 /** A CSP source expression for the redirect target: its origin, or its scheme for a native app. */
@@ -53,7 +57,12 @@ export function cspSourceFor(uri: string): string {
 }
 
 export function errorPage(ctx: Context, title: string, message: string): void {
-  sendPage(ctx, 400, title, `<h1>${esc(title)}</h1><p>${esc(message)}</p><p class="muted">You can close this window and start again from the application.</p>`);
+  sendPage(
+    ctx,
+    400,
+    title,
+    `<h1>${esc(title)}</h1><p>${esc(message)}</p><p class="muted">You can close this window and start again from the application.</p>`,
+  );
 }
 
 const SCOPE_LABELS: Record<string, string> = {
@@ -90,39 +99,61 @@ function scopeList(scopes: readonly string[]): string {
   return `<ul>${scopes.map((s) => `<li>${esc(scopeLabel(s))} <span class="muted">(${esc(s)})</span></li>`).join('')}</ul>`;
 }
 
-export interface ClientView { client: ClientRow; redirectHost: string }
+export interface ClientView {
+  client: ClientRow;
+  redirectHost: string;
+}
 
 function clientHeader(v: ClientView): string {
   const c = v.client;
   const name = c.client_name || 'An unnamed application';
   const logo = c.logo_uri && c.logo_uri.startsWith('https://') ? `<img src="${esc(c.logo_uri)}" alt="">` : '';
-  const badge = c.trusted ? '<span class="badge verified">Verified</span>' : '<span class="badge unverified" title="Registered dynamically; the service has not reviewed this application">Unverified</span>';
+  const badge = c.trusted
+    ? '<span class="badge verified">Verified</span>'
+    : '<span class="badge unverified" title="Registered dynamically; the service has not reviewed this application">Unverified</span>';
   const site = c.client_uri ? ` &middot; <span class="muted">${esc(c.client_uri)}</span>` : '';
-  return `<div class="client">${logo}<div><h1>${esc(name)}${badge}</h1>`
-    + `<div class="muted">Will return you to <strong>${esc(v.redirectHost)}</strong>${site}</div></div></div>`;
+  return (
+    `<div class="client">${logo}<div><h1>${esc(name)}${badge}</h1>` +
+    `<div class="muted">Will return you to <strong>${esc(v.redirectHost)}</strong>${site}</div></div></div>`
+  );
 }
 
 export function loginPage(v: ClientView & { action: string; csrf: string; email?: string; error?: string }): string {
-  return `${clientHeader(v)}<p>Sign in to let ${esc(v.client.client_name || 'this application')} use your workspace.</p>`
-    + (v.error ? `<p class="error" role="alert">${esc(v.error)}</p>` : '')
-    + `<form method="post" action="${esc(v.action)}"><input type="hidden" name="csrf" value="${esc(v.csrf)}">`
-    + `<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${esc(v.email ?? '')}">`
-    + `<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>`
-    + `<div class="actions"><button class="primary" type="submit">Sign in</button></div></form>`;
+  return (
+    `${clientHeader(v)}<p>Sign in to let ${esc(v.client.client_name || 'this application')} use your workspace.</p>` +
+    (v.error ? `<p class="error" role="alert">${esc(v.error)}</p>` : '') +
+    `<form method="post" action="${esc(v.action)}"><input type="hidden" name="csrf" value="${esc(v.csrf)}">` +
+    `<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${esc(v.email ?? '')}">` +
+    `<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>` +
+    `<div class="actions"><button class="primary" type="submit">Sign in</button></div></form>`
+  );
 }
 
-export interface WorkspaceOption { id: string; name: string; reach: string; apiAccess: boolean }
+export interface WorkspaceOption {
+  id: string;
+  name: string;
+  reach: string;
+  apiAccess: boolean;
+}
 
 export interface ConsentView extends ClientView {
-  uid: string; csrf: string; userEmail: string; requested: string[];
-  workspaces: WorkspaceOption[]; workspaceId: string | null;
-  projects: Array<{ id: string; name: string }>; projectId: string | null;
-  accessLevel: 'read' | 'full'; error?: string;
+  uid: string;
+  csrf: string;
+  userEmail: string;
+  requested: string[];
+  workspaces: WorkspaceOption[];
+  workspaceId: string | null;
+  projects: Array<{ id: string; name: string }>;
+  projectId: string | null;
+  accessLevel: 'read' | 'full';
+  error?: string;
 }
 
 function signOutForm(uid: string, csrf: string, email: string): string {
-  return `<form method="post" action="/oauth/interaction/${esc(uid)}/logout" class="muted">Signed in as <strong>${esc(email)}</strong>. `
-    + `<input type="hidden" name="csrf" value="${esc(csrf)}"><button class="link" type="submit">Not you? Sign out</button></form>`;
+  return (
+    `<form method="post" action="/oauth/interaction/${esc(uid)}/logout" class="muted">Signed in as <strong>${esc(email)}</strong>. ` +
+    `<input type="hidden" name="csrf" value="${esc(csrf)}"><button class="link" type="submit">Not you? Sign out</button></form>`
+  );
 }
 
 export function consentPage(v: ConsentView): string {
@@ -133,57 +164,78 @@ export function consentPage(v: ConsentView): string {
   if (v.error) html += `<p class="error" role="alert">${esc(v.error)}</p>`;
 
   if (v.workspaces.length === 0) {
-    return html + `<p>Your account does not belong to any workspace, so there is nothing to share.</p>`
-      + `<form method="post" action="${base}/confirm"><input type="hidden" name="csrf" value="${esc(v.csrf)}">`
-      + `<div class="actions"><button type="submit" name="decision" value="deny">Cancel</button></div></form>`;
+    return (
+      html +
+      `<p>Your account does not belong to any workspace, so there is nothing to share.</p>` +
+      `<form method="post" action="${base}/confirm"><input type="hidden" name="csrf" value="${esc(v.csrf)}">` +
+      `<div class="actions"><button type="submit" name="decision" value="deny">Cancel</button></div></form>`
+    );
   }
 
-  const wsOptions = v.workspaces.map((w) => `<option value="${esc(w.id)}"${w.id === v.workspaceId ? ' selected' : ''}>${esc(w.name || w.id)}`
-    + `${w.reach === 'agency_owner' ? ' (agency client)' : ''}${w.apiAccess ? '' : ' (plan without API access)'}</option>`).join('');
+  const wsOptions = v.workspaces
+    .map(
+      (w) =>
+        `<option value="${esc(w.id)}"${w.id === v.workspaceId ? ' selected' : ''}>${esc(w.name || w.id)}` +
+        `${w.reach === 'agency_owner' ? ' (agency client)' : ''}${w.apiAccess ? '' : ' (plan without API access)'}</option>`,
+    )
+    .join('');
   // Picking another workspace reloads the page with its projects (a GET that changes nothing).
   if (v.workspaces.length > 1) {
-    html += `<form method="get" action="${base}"><label for="ws">Workspace</label><div class="row"><select id="ws" name="workspace">${wsOptions}</select>`
-      + `<button class="small" type="submit">Show projects</button></div></form>`;
+    html +=
+      `<form method="get" action="${base}"><label for="ws">Workspace</label><div class="row"><select id="ws" name="workspace">${wsOptions}</select>` +
+      `<button class="small" type="submit">Show projects</button></div></form>`;
   } else {
     html += `<p>Workspace: <strong>${esc(v.workspaces[0]!.name || v.workspaces[0]!.id)}</strong></p>`;
   }
 
-  html += `<form method="post" action="${base}/confirm"><input type="hidden" name="csrf" value="${esc(v.csrf)}">`
-    + `<input type="hidden" name="workspace" value="${esc(v.workspaceId ?? '')}">`;
+  html +=
+    `<form method="post" action="${base}/confirm"><input type="hidden" name="csrf" value="${esc(v.csrf)}">` +
+    `<input type="hidden" name="workspace" value="${esc(v.workspaceId ?? '')}">`;
   if (v.projects.length > 1) {
-    html += `<label for="project">Default project</label><select id="project" name="project">`
-      + v.projects.map((p) => `<option value="${esc(p.id)}"${p.id === v.projectId ? ' selected' : ''}>${esc(p.name)}</option>`).join('')
-      + `<option value=""${v.projectId === null ? ' selected' : ''}>No default project</option></select>`;
+    html +=
+      `<label for="project">Default project</label><select id="project" name="project">` +
+      v.projects.map((p) => `<option value="${esc(p.id)}"${p.id === v.projectId ? ' selected' : ''}>${esc(p.name)}</option>`).join('') +
+      `<option value=""${v.projectId === null ? ' selected' : ''}>No default project</option></select>`;
   } else if (v.projects.length === 1) {
     html += `<p>Default project: <strong>${esc(v.projects[0]!.name)}</strong></p>`;
   }
 
-  html += `<fieldset><legend>Access</legend>`
-    + `<label><input type="radio" name="access" value="read"${v.accessLevel === 'read' || locked ? ' checked' : ''}> Read-only</label>${scopeList(readScopes)}`
-    + (locked
+  html +=
+    `<fieldset><legend>Access</legend>` +
+    `<label><input type="radio" name="access" value="read"${v.accessLevel === 'read' || locked ? ' checked' : ''}> Read-only</label>${scopeList(readScopes)}` +
+    (locked
       ? `<p class="muted">This application asks for nothing beyond reading, so only Read-only can be granted.</p>`
-      : `<label><input type="radio" name="access" value="full"${v.accessLevel === 'full' ? ' checked' : ''}> Full access</label>${scopeList(v.requested)}`)
-    + `</fieldset>`
-    + `<div class="actions"><button type="submit" name="decision" value="deny">Deny</button>`
-    + `<button class="primary" type="submit" name="decision" value="approve">Allow</button></div></form>`;
+      : `<label><input type="radio" name="access" value="full"${v.accessLevel === 'full' ? ' checked' : ''}> Full access</label>${scopeList(v.requested)}`) +
+    `</fieldset>` +
+    `<div class="actions"><button type="submit" name="decision" value="deny">Deny</button>` +
+    `<button class="primary" type="submit" name="decision" value="approve">Allow</button></div></form>`;
   return html;
 }
 
 export interface WelcomeBackView extends ClientView {
-  uid: string; csrf: string; userEmail: string; userName: string;
-  workspaceName: string; projectName: string | null; accessLevel: 'read' | 'full'; scopes: string[];
+  uid: string;
+  csrf: string;
+  userEmail: string;
+  userName: string;
+  workspaceName: string;
+  projectName: string | null;
+  accessLevel: 'read' | 'full';
+  scopes: string[];
 }
 
 /** spec 5.3.2: a visible page, never a silent redirect; continuing is still a POST with a CSRF token. */
 export function welcomeBackPage(v: WelcomeBackView): string {
   const base = `/oauth/interaction/${esc(v.uid)}`;
-  return clientHeader(v) + signOutForm(v.uid, v.csrf, v.userEmail)
-    + `<h1>Welcome back${v.userName ? `, ${esc(v.userName)}` : ''}</h1>`
-    + `<p>You already allowed ${esc(v.client.client_name || 'this application')} <strong>${v.accessLevel === 'full' ? 'Full access' : 'Read-only'}</strong> access to `
-    + `<strong>${esc(v.workspaceName)}</strong>${v.projectName ? `, default project <strong>${esc(v.projectName)}</strong>` : ''}.</p>`
-    + scopeList(v.scopes)
-    + `<form method="post" action="${base}/confirm"><input type="hidden" name="csrf" value="${esc(v.csrf)}"><input type="hidden" name="mode" value="welcome_back">`
-    + `<div class="actions"><button type="submit" name="decision" value="deny">Deny</button>`
-    + `<button class="primary" type="submit" name="decision" value="approve">Continue</button></div></form>`
-    + `<p class="muted"><a href="${base}?review=1">Review the choices instead</a></p>`;
+  return (
+    clientHeader(v) +
+    signOutForm(v.uid, v.csrf, v.userEmail) +
+    `<h1>Welcome back${v.userName ? `, ${esc(v.userName)}` : ''}</h1>` +
+    `<p>You already allowed ${esc(v.client.client_name || 'this application')} <strong>${v.accessLevel === 'full' ? 'Full access' : 'Read-only'}</strong> access to ` +
+    `<strong>${esc(v.workspaceName)}</strong>${v.projectName ? `, default project <strong>${esc(v.projectName)}</strong>` : ''}.</p>` +
+    scopeList(v.scopes) +
+    `<form method="post" action="${base}/confirm"><input type="hidden" name="csrf" value="${esc(v.csrf)}"><input type="hidden" name="mode" value="welcome_back">` +
+    `<div class="actions"><button type="submit" name="decision" value="deny">Deny</button>` +
+    `<button class="primary" type="submit" name="decision" value="approve">Continue</button></div></form>` +
+    `<p class="muted"><a href="${base}?review=1">Review the choices instead</a></p>`
+  );
 }

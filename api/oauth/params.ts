@@ -7,7 +7,10 @@ import { InvalidRequest } from './errors';
 export type Params = Record<string, string>;
 
 /** A request's parameters, with the `resource` indicators apart: RFC 8707 2 lets them repeat. */
-export interface ParsedParams { params: Params; resources: string[] }
+export interface ParsedParams {
+  params: Params;
+  resources: string[];
+}
 
 const REPEATABLE = 'resource';
 
@@ -43,7 +46,8 @@ export function bodyParams(ctx: Context): ParsedParams {
   if (ctx.is('application/x-www-form-urlencoded')) return collect(new URLSearchParams(String(ctx.state.rawBody ?? '')).entries());
   const body = ctx.state.body as unknown;
   if (body === undefined) return { params: {}, resources: [] };
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidRequest('The request body must be form-encoded or a JSON object.');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new InvalidRequest('The request body must be form-encoded or a JSON object.');
   const entries: Array<[string, string]> = [];
   for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
     if (v === null || v === undefined) continue;

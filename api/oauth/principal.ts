@@ -14,7 +14,9 @@ const pinnedWorkspace = new WeakMap<AuthContext, string>();
 
 function invalidToken(req: BearerRequest, message = 'The access token is unknown, expired or revoked.'): ApiError {
   // RFC 6750 3 / RFC 9728 5.1: tell the client where to find the authorization server.
-  return new ApiError(401, 'invalid_token', message, undefined, { 'WWW-Authenticate': bearerChallenge(resourceOf(req.resource), 'invalid_token') });
+  return new ApiError(401, 'invalid_token', message, undefined, {
+    'WWW-Authenticate': bearerChallenge(resourceOf(req.resource), 'invalid_token'),
+  });
 }
 
 export async function authenticateOAuthToken(req: BearerRequest): Promise<AuthContext> {
@@ -39,7 +41,10 @@ export async function authenticateOAuthToken(req: BearerRequest): Promise<AuthCo
 
   const auth: AuthContext = {
     principal: {
-      type: 'oauth_token', id: token.id, clientId: token.client_id, actingUserId: token.user_id,
+      type: 'oauth_token',
+      id: token.id,
+      clientId: token.client_id,
+      actingUserId: token.user_id,
       // The list stored at issuance, never re-expanded (spec 5.2 rule 3).
       scopes: token.scopes,
       // spec 4.9: the default project does not cross workspaces.

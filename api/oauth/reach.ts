@@ -27,7 +27,9 @@ export interface WorkspaceAccess {
   projectIds: ReadonlySet<string> | null;
 }
 
-const ADMIN_SLUGS = Object.entries(ROLE_LABELS).filter(([, label]) => label === 'Admin').map(([slug]) => slug);
+const ADMIN_SLUGS = Object.entries(ROLE_LABELS)
+  .filter(([, label]) => label === 'Admin')
+  .map(([slug]) => slug);
 
 const accessCache = new Map<string, { value: WorkspaceAccess | null; at: number }>();
 const planCache = new Map<string, { plan: string | null; at: number }>();
@@ -44,7 +46,9 @@ async function loadAccess(userId: string, workspaceId: string): Promise<Workspac
     .leftJoin('memberships as m', (j) => j.on('m.workspace_id', 'w.id').andOn('m.user_id', db().raw('?', [userId])))
     .where('w.id', workspaceId)
     .first(
-      'w.id', 'm.id as membership_id', 'm.role',
+      'w.id',
+      'm.id as membership_id',
+      'm.role',
       db().raw(
         `exists (select 1 from agency_owners ao join memberships am on am.workspace_id = ao.agency_workspace_id and am.user_id = ao.user_id
            where ao.agency_workspace_id = w.billing_workspace_id and ao.user_id = ? and am.role = any(?)) as agency_owner`,
@@ -77,15 +81,22 @@ export async function effectivePlanOf(workspaceId: string): Promise<string | nul
   const now = Date.now();
   const hit = planCache.get(workspaceId);
   if (hit && now - hit.at < config.authCacheMs) return hit.plan;
-  const row = await db()('workspaces as w').leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
-    .where('w.id', workspaceId).first('w.plan', 'b.plan as billing_plan');
+  const row = await db()('workspaces as w')
+    .leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
+    .where('w.id', workspaceId)
+    .first('w.plan', 'b.plan as billing_plan');
   const plan = row ? ((row.billing_plan as string | null) ?? (row.plan as string)) : null;
   planCache.set(workspaceId, { plan, at: now });
   if (planCache.size > 100_000) planCache.delete(planCache.keys().next().value as string);
   return plan;
 }
 
-export interface ReachableWorkspace { id: string; name: string; plan: string; reach: 'member' | 'agency_owner' }
+export interface ReachableWorkspace {
+  id: string;
+  name: string;
+  plan: string;
+  reach: 'member' | 'agency_owner';
+}
 
 /**
  * spec 2.15 / 4.2: every organisation the user belongs to plus the client workspaces billed to
@@ -93,8 +104,9 @@ export interface ReachableWorkspace { id: string; name: string; plan: string; re
  * backs the consent page and GET /v1/workspaces, which are not hot paths.
  */
 export async function reachableWorkspaces(userId: string): Promise<ReachableWorkspace[]> {
-  const rows = (await db().raw(
-    `select w.id, w.name, coalesce(b.plan, w.plan) as plan, 'member' as reach
+  const rows = (
+    await db().raw(
+      `select w.id, w.name, coalesce(b.plan, w.plan) as plan, 'member' as reach
        from memberships m join workspaces w on w.id = m.workspace_id left join workspaces b on b.id = w.billing_workspace_id
       where m.user_id = ?
      union all
@@ -104,8 +116,9 @@ export async function reachableWorkspaces(userId: string): Promise<ReachableWork
        join workspaces w on w.billing_workspace_id = ao.agency_workspace_id
        left join workspaces b on b.id = w.billing_workspace_id
       where ao.user_id = ?`,
-    [userId, ADMIN_SLUGS, userId],
-  )).rows as ReachableWorkspace[];
+      [userId, ADMIN_SLUGS, userId],
+    )
+  ).rows as ReachableWorkspace[];
   const byId = new Map<string, ReachableWorkspace>();
   for (const r of rows) {
     const seen = byId.get(r.id);
@@ -116,9 +129,13 @@ export async function reachableWorkspaces(userId: string): Promise<ReachableWork
 
 /** The projects a user may pick as the default on the consent page (spec 5.3.2), newest first. */
 export async function pickableProjects(access: WorkspaceAccess, workspaceId: string): Promise<Array<{ id: string; name: string }>> {
-  const q = db()('projects as p').leftJoin('network_connections as c', 'c.id', 'p.connection_id')
+  const q = db()('projects as p')
+    .leftJoin('network_connections as c', 'c.id', 'p.connection_id')
     .where('p.workspace_id', workspaceId)
-    .orderBy([{ column: 'p.created_at', order: 'desc' }, { column: 'p.id', order: 'desc' }])
+    .orderBy([
+      { column: 'p.created_at', order: 'desc' },
+      { column: 'p.id', order: 'desc' },
+    ])
     .select('p.id', 'p.type', 'p.display_name', 'p.slug', 'c.display_name as c_display_name');
   if (access.projectIds) q.whereIn('p.id', [...access.projectIds]);
   const rows = (await q) as Array<Pick<ProjectRow, 'id' | 'type' | 'display_name' | 'slug' | 'c_display_name'>>;

@@ -59,8 +59,13 @@ function shown(value: string): string {
 export function canonicalResource(value: string): string {
   // RFC 8707 2: an absolute URI (RFC 3986 4.3), which has no fragment.
   let url: URL | undefined;
-  try { url = new URL(value); } catch { /* below */ }
-  if (!url || value.includes('#')) throw new InvalidTarget(`The resource "${shown(value)}" is not an absolute URI without a fragment (RFC 8707).`);
+  try {
+    url = new URL(value);
+  } catch {
+    /* below */
+  }
+  if (!url || value.includes('#'))
+    throw new InvalidTarget(`The resource "${shown(value)}" is not an absolute URI without a fragment (RFC 8707).`);
   if (!url.username && !url.password) {
     const key = comparable(url);
     const rest = restResource();
@@ -69,7 +74,9 @@ export function canonicalResource(value: string): string {
     if (key === comparable(new URL(mcp))) return mcp;
     if (MCP_ENDPOINT_PATHS.some((path) => key === comparable(new URL(mcp + path)))) return mcp;
   }
-  throw new InvalidTarget(`The resource "${shown(value)}" is not protected by this authorization server; use ${restResource()} (REST API) or ${mcpResource()} (MCP).`);
+  throw new InvalidTarget(
+    `The resource "${shown(value)}" is not protected by this authorization server; use ${restResource()} (REST API) or ${mcpResource()} (MCP).`,
+  );
 }
 
 /**

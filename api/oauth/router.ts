@@ -31,8 +31,17 @@ export function oauthRouter(): Router {
   post('/oauth/introspect', allowAnyOrigin, noStore, ...introspectEndpoint);
   post('/oauth/revoke', allowAnyOrigin, noStore, ...revokeEndpoint);
 
-  r.options(['/oauth/register', '/oauth/token', '/oauth/introspect', '/oauth/revoke', '/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource'],
-    corsPreflight as unknown as RouterMiddleware);
+  r.options(
+    [
+      '/oauth/register',
+      '/oauth/token',
+      '/oauth/introspect',
+      '/oauth/revoke',
+      '/.well-known/oauth-authorization-server',
+      '/.well-known/oauth-protected-resource',
+    ],
+    corsPreflight as unknown as RouterMiddleware,
+  );
   return r;
 }
 

@@ -20,7 +20,10 @@ const SIGNED_IN_TTL_S = 8 * 3600;
 /** Long enough to read the consent page, short enough that an abandoned request goes away. */
 export const INTERACTION_TTL_S = 15 * 60;
 
-export interface Session { sid: string; userId: string | null }
+export interface Session {
+  sid: string;
+  userId: string | null;
+}
 
 export interface Interaction {
   uid: string;

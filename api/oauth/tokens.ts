@@ -5,14 +5,34 @@ import { db } from '../../lib/db';
 import { newId, randomBase62 } from '../../lib/ids';
 import { log } from '../../lib/logger';
 import { newRedisConnection } from '../../lib/redis';
-import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, tokenHash, type AccessTokenRow, type FamilyRow, type RefreshTokenRow, type ResourceBinding } from '../../lib/oauth/tokens';
+import {
+  ACCESS_TOKEN_PREFIX,
+  REFRESH_TOKEN_PREFIX,
+  tokenHash,
+  type AccessTokenRow,
+  type FamilyRow,
+  type RefreshTokenRow,
+  type ResourceBinding,
+} from '../../lib/oauth/tokens';
 import { scopeString } from './scopes';
 
 // Token storage (spec 5.3.4-5.3.8) is in lib/oauth/tokens.ts, which the operator tools use
 // too; this module adds rotation, the token response and authentication with its cache.
 export {
-  ACCESS_TOKEN_PREFIX, createFamily, insertAccessToken, insertRefreshToken, looksLikeToken, randomToken, REFRESH_TOKEN_PREFIX, revokeFamilies, tokenHash,
-  type AccessTokenRow, type FamilyRow, type FamilySeed, type RefreshTokenRow, type RevokeReason,
+  ACCESS_TOKEN_PREFIX,
+  createFamily,
+  insertAccessToken,
+  insertRefreshToken,
+  looksLikeToken,
+  randomToken,
+  REFRESH_TOKEN_PREFIX,
+  revokeFamilies,
+  tokenHash,
+  type AccessTokenRow,
+  type FamilyRow,
+  type FamilySeed,
+  type RefreshTokenRow,
+  type RevokeReason,
 } from '../../lib/oauth/tokens';
 export { publishTokenInvalidation } from '../../lib/auth/invalidation';
 
@@ -74,7 +94,11 @@ export function clearAccessTokenCache(): void {
 }
 
 export async function findAccessTokenRow(plaintext: string): Promise<AccessTokenRow | null> {
-  return ((await db()('oauth_access_tokens').where({ token_hash: tokenHash(plaintext) }).first()) as AccessTokenRow | undefined) ?? null;
+  return (
+    ((await db()('oauth_access_tokens')
+      .where({ token_hash: tokenHash(plaintext) })
+      .first()) as AccessTokenRow | undefined) ?? null
+  );
 }
 
 /** The live record of a presented access token, or null (unknown, revoked or expired). */
@@ -84,7 +108,10 @@ export async function activeAccessToken(plaintext: string): Promise<AccessTokenR
   const now = Date.now();
   let entry = accessCache.get(hash);
   if (!entry || now - entry.at > config.authCacheMs) {
-    entry = { row: ((await db()('oauth_access_tokens').where({ token_hash: hash }).first()) as AccessTokenRow | undefined) ?? null, at: now };
+    entry = {
+      row: ((await db()('oauth_access_tokens').where({ token_hash: hash }).first()) as AccessTokenRow | undefined) ?? null,
+      at: now,
+    };
     accessCache.set(hash, entry);
     if (accessCache.size > 50_000) accessCache.delete(accessCache.keys().next().value as string);
   }
@@ -94,12 +121,16 @@ export async function activeAccessToken(plaintext: string): Promise<AccessTokenR
 }
 
 export async function findRefreshToken(plaintext: string): Promise<(RefreshTokenRow & { family: FamilyRow }) | null> {
-  const row = await db()('oauth_refresh_tokens as r').join('oauth_token_families as f', 'f.id', 'r.family_id')
+  const row = await db()('oauth_refresh_tokens as r')
+    .join('oauth_token_families as f', 'f.id', 'r.family_id')
     .where('r.token_hash', tokenHash(plaintext))
     .first('r.*', db().raw('row_to_json(f.*) as family'));
   if (!row) return null;
   const family = row.family as FamilyRow & { revoked_at: string | null; created_at: string };
-  return { ...row, family: { ...family, revoked_at: family.revoked_at ? new Date(family.revoked_at) : null, created_at: new Date(family.created_at) } };
+  return {
+    ...row,
+    family: { ...family, revoked_at: family.revoked_at ? new Date(family.revoked_at) : null, created_at: new Date(family.created_at) },
+  };
 }
 
 /**
@@ -108,7 +139,12 @@ export async function findRefreshToken(plaintext: string): Promise<(RefreshToken
  * access token and the new refresh token. Returns null when the token was already rotated or
  * revoked, i.e. when another request won.
  */
-export async function rotateRefreshToken(presented: RefreshTokenRow & { family: FamilyRow }, next: { access: string; refresh: string }, scopes: string[], resource: ResourceBinding): Promise<AccessTokenRow | null> {
+export async function rotateRefreshToken(
+  presented: RefreshTokenRow & { family: FamilyRow },
+  next: { access: string; refresh: string },
+  scopes: string[],
+  resource: ResourceBinding,
+): Promise<AccessTokenRow | null> {
   const f = presented.family;
   const accessId = newId('oauthToken');
   const refreshId = `ort_${randomBase62(24)}`;
@@ -128,8 +164,18 @@ export async function rotateRefreshToken(presented: RefreshTokenRow & { family: 
        returning id)
      select access.* from access, refresh`,
     {
-      refreshId, accessId, presentedId: presented.id, familyId: f.id, clientId: f.client_id, userId: f.user_id, workspaceId: f.workspace_id,
-      defaultProjectId: f.default_project_id, scopes, resource, accessHash: tokenHash(next.access), refreshHash: tokenHash(next.refresh),
+      refreshId,
+      accessId,
+      presentedId: presented.id,
+      familyId: f.id,
+      clientId: f.client_id,
+      userId: f.user_id,
+      workspaceId: f.workspace_id,
+      defaultProjectId: f.default_project_id,
+      scopes,
+      resource,
+      accessHash: tokenHash(next.access),
+      refreshHash: tokenHash(next.refresh),
       accessTtl: config.oauth.accessTokenTtlS,
       // Sliding lifetime: each rotation starts a fresh one (the absolute lifetime is not set by spec 5.3.5).
       refreshExpires: new Date(now + config.oauth.refreshTokenTtlS * 1000),

@@ -49,7 +49,11 @@ export interface OperationCall {
   deps?: ApiDeps;
 }
 
-export interface CallResult { status: number; body: unknown; replayed: boolean }
+export interface CallResult {
+  status: number;
+  body: unknown;
+  replayed: boolean;
+}
 
 /** The state the steps hand to each other. */
 export interface CallState extends OperationCall {
@@ -120,7 +124,12 @@ export async function limitWorkspace(kind: AnyOperation['kind'], workspaceId: st
  * against the per-address `unauthenticated` bucket so that guessing keys is slow; once that is
  * spent, the answer is 429 instead of 401.
  */
-export async function authenticateBearer(req: { authorization: string | undefined; targetWorkspaceId: string | undefined; resource: BearerRequest['resource']; clientAddress: string }): Promise<{ auth: AuthContext; token: string }> {
+export async function authenticateBearer(req: {
+  authorization: string | undefined;
+  targetWorkspaceId: string | undefined;
+  resource: BearerRequest['resource'];
+  clientAddress: string;
+}): Promise<{ auth: AuthContext; token: string }> {
   try {
     const token = bearerToken(req.authorization);
     return { auth: await authenticate({ token, targetWorkspaceId: req.targetWorkspaceId, resource: req.resource }), token };
@@ -136,11 +145,26 @@ export async function authenticateBearer(req: { authorization: string | undefine
 // ---------------------------------------------------------------------------------------------
 // The steps
 
-const version: Step = { name: 'version', run: (s) => { s.version = s.apiVersion ?? resolveVersion(s.versionHeader); } };
+const version: Step = {
+  name: 'version',
+  run: (s) => {
+    s.version = s.apiVersion ?? resolveVersion(s.versionHeader);
+  },
+};
 
-const authenticateStep: Step = { name: 'authenticate', run: async (s) => { s.auth = await s.authenticate(); } };
+const authenticateStep: Step = {
+  name: 'authenticate',
+  run: async (s) => {
+    s.auth = await s.authenticate();
+  },
+};
 
-const rateLimit: Step = { name: 'rate limit', run: async (s) => { s.rateLimit = await limitWorkspace(s.op.kind, need(s.auth).workspaceId); } };
+const rateLimit: Step = {
+  name: 'rate limit',
+  run: async (s) => {
+    s.rateLimit = await limitWorkspace(s.op.kind, need(s.auth).workspaceId);
+  },
+};
 
 // spec 1 rule 2 (plan) is part of authentication, which knows which plan gates the principal
 // (spec 5.5); the client-role view of spec 5.4 is checked here.
@@ -174,7 +198,10 @@ const idempotency: Step = {
   run: async (s) => {
     if (s.op.kind !== 'write' || s.idempotencyKey === undefined) return;
     const { response, replayed } = await withIdempotency(
-      need(s.auth).workspaceId, s.idempotencyKey, s.idempotencyScope.operation, requestHash(s.idempotencyScope.hashSubject, s.parsed),
+      need(s.auth).workspaceId,
+      s.idempotencyKey,
+      s.idempotencyScope.operation,
+      requestHash(s.idempotencyScope.hashSubject, s.parsed),
       async () => ({ status: 200, body: await invoke(s) }),
       { encryptBody: s.op.secretResponse },
     );
@@ -198,13 +225,16 @@ const handler: Step = {
 export const OPERATION_STEPS: readonly Step[] = [version, authenticateStep, rateLimit, planAndRole, scopes, validate, idempotency, handler];
 
 /** /v1/health: no credential, no workspace, no input. */
-const PUBLIC_STEPS: readonly Step[] = [version, {
-  name: 'handler',
-  run: async (s) => {
-    const ctx = { auth: undefined as unknown as AuthContext, requestId: s.requestId, apiVersion: need(s.version), deps: s.deps };
-    s.result = { status: 200, body: await s.op.handler(ctx, {}), replayed: false };
+const PUBLIC_STEPS: readonly Step[] = [
+  version,
+  {
+    name: 'handler',
+    run: async (s) => {
+      const ctx = { auth: undefined as unknown as AuthContext, requestId: s.requestId, apiVersion: need(s.version), deps: s.deps };
+      s.result = { status: 200, body: await s.op.handler(ctx, {}), replayed: false };
+    },
   },
-}];
+];
 
 /**
  * Runs one operation call through the steps. The state is returned even when a step throws

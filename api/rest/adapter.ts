@@ -49,16 +49,21 @@ export async function runRest(ctx: Context, op: AnyOperation): Promise<void> {
   ctx.state.handled = true;
   let state: CallState | undefined;
   try {
-    const { status, body } = await runOperation({
-      op,
-      requestId: ctx.state.requestId,
-      versionHeader: ctx.get('service-api-version') || undefined,
-      authenticate: () => authenticateRequest(ctx),
-      deps: ctx.deps,
-      input: () => rawInput(ctx, op),
-      idempotencyKey: op.kind === 'write' ? idempotencyKeyOf(ctx) : undefined,
-      idempotencyScope: { operation: `${ctx.method} ${ctx.routerPath ?? ctx.path}`, hashSubject: ctx.path },
-    }, (s) => { state = s; });
+    const { status, body } = await runOperation(
+      {
+        op,
+        requestId: ctx.state.requestId,
+        versionHeader: ctx.get('service-api-version') || undefined,
+        authenticate: () => authenticateRequest(ctx),
+        deps: ctx.deps,
+        input: () => rawInput(ctx, op),
+        idempotencyKey: op.kind === 'write' ? idempotencyKeyOf(ctx) : undefined,
+        idempotencyScope: { operation: `${ctx.method} ${ctx.routerPath ?? ctx.path}`, hashSubject: ctx.path },
+      },
+      (s) => {
+        state = s;
+      },
+    );
     ctx.status = status;
     ctx.body = body;
   } finally {

@@ -12,7 +12,10 @@ const MAX_BODY_BYTES = 2 * 1024 * 1024;
  * bare HTTP 413 (no JSON envelope) before anything is parsed, as spec 4.7 says of the inline
  * image import ("rejected at the platform edge").
  */
-export interface BodyLimit { maxBytes: number; tooLarge: 'bare' | 'envelope' }
+export interface BodyLimit {
+  maxBytes: number;
+  tooLarge: 'bare' | 'envelope';
+}
 
 const routeLimits = new Map<string, BodyLimit>();
 

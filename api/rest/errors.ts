@@ -36,7 +36,9 @@ export async function requestContext(ctx: Context, next: Next): Promise<void> {
     if (ctx.body === undefined && !ctx.state.handled) {
       if (ctx.status === 404) throw errors.notFound('route');
       if (ctx.status === 405 || ctx.status === 501) {
-        throw new ApiError(405, 'method_not_allowed', `${ctx.method} is not accepted on this path; see the Allow header.`, undefined, { Allow: ctx.response.get('Allow') });
+        throw new ApiError(405, 'method_not_allowed', `${ctx.method} is not accepted on this path; see the Allow header.`, undefined, {
+          Allow: ctx.response.get('Allow'),
+        });
       }
     }
   } catch (err) {
@@ -50,7 +52,13 @@ export async function requestContext(ctx: Context, next: Next): Promise<void> {
     }
   } finally {
     if (ctx.status >= 500 || config.logRequests) {
-      log.info('request', { requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) });
+      log.info('request', {
+        requestId,
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        ms: Math.round(performance.now() - started),
+      });
     }
   }
 }

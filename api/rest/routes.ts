@@ -7,7 +7,13 @@ import { getProject, listProjects } from '../operations/projects/projects';
 import { listTeam } from '../operations/team/team';
 import { getCurrentWorkspace, getWorkspaceContext, listWorkspaces } from '../operations/workspaces/workspaces';
 import {
-  createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, listWebhookDeliveries, listWebhookEndpoints, rotateWebhookSecret, updateWebhookEndpoint,
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  getWebhookEndpoint,
+  listWebhookDeliveries,
+  listWebhookEndpoints,
+  rotateWebhookSecret,
+  updateWebhookEndpoint,
 } from '../operations/webhooks/endpoints';
 import { createGeneration } from '../operations/generations/generations';
 import { cancelJob, getJob, listJobs } from '../operations/jobs/jobs';

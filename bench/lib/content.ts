@@ -60,7 +60,18 @@ const CLOSERS = [
   'I would love to hear what worked for you.',
 ];
 
-const TAGS = ['#leadership', '#startups', '#productmanagement', '#saas', '#careers', '#engineering', '#growth', '#marketing', '#hiring', '#remotework'];
+const TAGS = [
+  '#leadership',
+  '#startups',
+  '#productmanagement',
+  '#saas',
+  '#careers',
+  '#engineering',
+  '#growth',
+  '#marketing',
+  '#hiring',
+  '#remotework',
+];
 
 /** One post body whose length falls between min and max characters. */
 export function postContent(rand: () => number, min = 300, max = 1500): string {

@@ -7,7 +7,9 @@ import pg from 'pg';
 export async function recreateDatabase(url: string): Promise<void> {
   const { ensureDatabase, describeStartupError } = await import('../../tooling/preflight');
   // ensureDatabase gives the one-line "cannot reach Postgres at … start it with …" message.
-  await ensureDatabase(url).catch((err) => { throw new Error(describeStartupError(err)); });
+  await ensureDatabase(url).catch((err) => {
+    throw new Error(describeStartupError(err));
+  });
   const name = decodeURIComponent(new URL(url).pathname.slice(1));
   const admin = new URL(url);
   admin.pathname = '/postgres';
@@ -29,7 +31,9 @@ export async function recreateDatabase(url: string): Promise<void> {
 /** Empties the bench's Redis database (rate-limit windows, caches of an earlier run). */
 export async function flushRedis(url: string): Promise<void> {
   const { checkRedis, describeStartupError } = await import('../../tooling/preflight');
-  await checkRedis(url).catch((err) => { throw new Error(describeStartupError(err)); });
+  await checkRedis(url).catch((err) => {
+    throw new Error(describeStartupError(err));
+  });
   const { Redis } = await import('ioredis');
   const r = new Redis(url);
   await r.flushdb();

@@ -50,21 +50,28 @@ export function summarize(values: ArrayLike<number>): LatencySummary {
   return { count: n, mean: n ? sum / n : 0, p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: n ? sorted[n - 1]! : 0 };
 }
 
-interface Reply { status: number; bytes: number; body?: Buffer }
+interface Reply {
+  status: number;
+  bytes: number;
+  body?: Buffer;
+}
 
 function send(agent: http.Agent, target: URL, headers: Record<string, string>, keepBody: boolean): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ agent, host: target.hostname, port: target.port, path: target.pathname + target.search, method: 'GET', headers }, (res) => {
-      let bytes = 0;
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => {
-        bytes += c.length;
-        if (keepBody) chunks.push(c);
-      });
-      // Latency ends when the whole body has arrived: a list endpoint is not done at its headers.
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, body: keepBody ? Buffer.concat(chunks) : undefined }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      { agent, host: target.hostname, port: target.port, path: target.pathname + target.search, method: 'GET', headers },
+      (res) => {
+        let bytes = 0;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => {
+          bytes += c.length;
+          if (keepBody) chunks.push(c);
+        });
+        // Latency ends when the whole body has arrived: a list endpoint is not done at its headers.
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, body: keepBody ? Buffer.concat(chunks) : undefined }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -80,17 +87,24 @@ function newAgent(maxSockets: number): http.Agent {
 export async function getJson(t: Target): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: unknown }> {
   const url = new URL(t.url);
   return new Promise((resolve, reject) => {
-    const req = http.get({ host: url.hostname, port: url.port, path: url.pathname + url.search, headers: t.headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown = text;
-        try { body = JSON.parse(text); } catch { /* keep the text for the error message */ }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-      });
-      res.on('error', reject);
-    });
+    const req = http.get(
+      { host: url.hostname, port: url.port, path: url.pathname + url.search, headers: t.headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown = text;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            /* keep the text for the error message */
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
   });
 }
@@ -105,7 +119,9 @@ export async function closedLoop(t: Target, opts: { connections: number; duratio
   const agent = newAgent(opts.connections);
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
-  let ok = 0, errors = 0, bytes = 0;
+  let ok = 0,
+    errors = 0,
+    bytes = 0;
   const started = performance.now();
   const deadline = started + opts.durationMs;
 
@@ -116,7 +132,10 @@ export async function closedLoop(t: Target, opts: { connections: number; duratio
         const r = await send(agent, url, headers, false);
         latencies.push(performance.now() - t0);
         tally(statuses, String(r.status));
-        if (r.status === 200) { ok++; bytes += r.bytes; } else errors++;
+        if (r.status === 200) {
+          ok++;
+          bytes += r.bytes;
+        } else errors++;
       } catch (err) {
         errors++;
         tally(statuses, `error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`);
@@ -127,8 +146,14 @@ export async function closedLoop(t: Target, opts: { connections: number; duratio
   const elapsed = (performance.now() - started) / 1000;
   agent.destroy();
   return {
-    durationS: elapsed, requests: ok + errors, ok, errors, statuses,
-    rps: ok / elapsed, bytesPerResponse: ok ? bytes / ok : 0, latencyMs: summarize(latencies),
+    durationS: elapsed,
+    requests: ok + errors,
+    ok,
+    errors,
+    statuses,
+    rps: ok / elapsed,
+    bytesPerResponse: ok ? bytes / ok : 0,
+    latencyMs: summarize(latencies),
   };
 }
 
@@ -143,7 +168,9 @@ export async function openLoop(t: Target, opts: { rate: number; durationMs: numb
   const latencies: number[] = [];
   const lags: number[] = [];
   const statuses: Record<string, number> = {};
-  let ok = 0, errors = 0, bytes = 0;
+  let ok = 0,
+    errors = 0,
+    bytes = 0;
   const inflight: Promise<void>[] = [];
   const start = performance.now() + 5;
 
@@ -154,7 +181,10 @@ export async function openLoop(t: Target, opts: { rate: number; durationMs: numb
       (r) => {
         latencies.push(performance.now() - scheduled);
         tally(statuses, String(r.status));
-        if (r.status === 200) { ok++; bytes += r.bytes; } else errors++;
+        if (r.status === 200) {
+          ok++;
+          bytes += r.bytes;
+        } else errors++;
       },
       (err) => {
         errors++;
@@ -178,8 +208,15 @@ export async function openLoop(t: Target, opts: { rate: number; durationMs: numb
   const elapsed = (performance.now() - start) / 1000;
   agent.destroy();
   return {
-    durationS: elapsed, requests: ok + errors, ok, errors, statuses,
-    rps: ok / elapsed, bytesPerResponse: ok ? bytes / ok : 0, latencyMs: summarize(latencies),
-    targetRate: opts.rate, sendLagMs: summarize(lags),
+    durationS: elapsed,
+    requests: ok + errors,
+    ok,
+    errors,
+    statuses,
+    rps: ok / elapsed,
+    bytesPerResponse: ok ? bytes / ok : 0,
+    latencyMs: summarize(latencies),
+    targetRate: opts.rate,
+    sendLagMs: summarize(lags),
   };
 }

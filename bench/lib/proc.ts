@@ -8,7 +8,11 @@ import os from 'node:os';
 
 const CLK_TCK = 100; // USER_HZ: 100 on every mainstream Linux build.
 
-interface ProcTicks { pid: number; comm: string; ticks: number }
+interface ProcTicks {
+  pid: number;
+  comm: string;
+  ticks: number;
+}
 
 function readAll(): ProcTicks[] {
   let entries: string[];
@@ -37,7 +41,12 @@ function readAll(): ProcTicks[] {
 
 export type Groups = Record<string, (p: { pid: number; comm: string }) => boolean>;
 
-export interface CpuSnapshot { at: number; byPid: Map<number, ProcTicks>; totalBusy: number; totalAll: number }
+export interface CpuSnapshot {
+  at: number;
+  byPid: Map<number, ProcTicks>;
+  totalBusy: number;
+  totalAll: number;
+}
 
 function systemTicks(): { busy: number; all: number } {
   try {

@@ -8,9 +8,23 @@ import path from 'node:path';
 // the function that sent the command), so per-package self time is the honest attribution;
 // inclusive time is given for synchronous subtrees only.
 
-interface CallFrame { functionName: string; url: string; lineNumber: number }
-interface ProfileNode { id: number; callFrame: CallFrame; children?: number[] }
-interface CpuProfile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
 
 export interface ProfileSummary {
   file: string;
@@ -32,7 +46,8 @@ function groupOf(frame: CallFrame, root: string): string {
     if (functionName === '(root)') return '(root)';
     return `(native) ${functionName || 'anonymous'}`;
   }
-  if (url.startsWith('node:')) return url.startsWith('node:internal/') ? `node: ${url.slice('node:internal/'.length).split('/')[0]}` : `node: ${url.slice(5)}`;
+  if (url.startsWith('node:'))
+    return url.startsWith('node:internal/') ? `node: ${url.slice('node:internal/'.length).split('/')[0]}` : `node: ${url.slice(5)}`;
   const p = url.startsWith('file://') ? decodeURIComponent(new URL(url).pathname) : url;
   const nm = p.lastIndexOf('/node_modules/');
   if (nm >= 0) {
@@ -86,7 +101,8 @@ export function summarizeProfile(file: string, root: string, top = 20): ProfileS
   }
   const rank = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n);
   return {
-    file, totalMs: total,
+    file,
+    totalMs: total,
     byGroup: rank(groups, 40).map(([group, ms]) => ({ group, ms, share: ms / total })),
     topSelf: rank(self, top).map(([fn, ms]) => ({ fn, ms, share: ms / total })),
     topInclusive: rank(incl, top).map(([fn, ms]) => ({ fn, ms, share: ms / total })),
@@ -105,7 +121,12 @@ export function printProfile(title: string, s: ProfileSummary, perRequestDivisor
   for (const f of s.topInclusive) console.log(`    ${pct(f.share)}${per(f.ms)}  ${f.fn}`);
 }
 
-interface HeapNode { callFrame: CallFrame; selfSize: number; id: number; children?: HeapNode[] }
+interface HeapNode {
+  callFrame: CallFrame;
+  selfSize: number;
+  id: number;
+  children?: HeapNode[];
+}
 
 export interface AllocationSummary {
   file: string;
@@ -139,7 +160,8 @@ export function summarizeHeapProfile(file: string, root: string, top = 15): Allo
   walk(prof.head, []);
   const rank = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n);
   return {
-    file, totalBytes: total,
+    file,
+    totalBytes: total,
     byGroup: rank(groups, 30).map(([group, bytes]) => ({ group, bytes, share: bytes / total })),
     topSelf: rank(self, top).map(([fn, bytes]) => ({ fn, bytes, share: bytes / total })),
     topInclusive: rank(incl, top).map(([fn, bytes]) => ({ fn, bytes, share: bytes / total })),
@@ -149,7 +171,9 @@ export function summarizeHeapProfile(file: string, root: string, top = 15): Allo
 export function printAllocations(title: string, s: AllocationSummary, requests: number): void {
   const pct = (x: number) => `${(x * 100).toFixed(1).padStart(5)}%`;
   const kb = (b: number) => `${(b / requests / 1024).toFixed(1).padStart(6)} KiB/req`;
-  console.log(`\n${title} — ${(s.totalBytes / 1024 ** 2).toFixed(0)} MiB allocated, ${kb(s.totalBytes).trim()}  [${path.relative(process.cwd(), s.file)}]`);
+  console.log(
+    `\n${title} — ${(s.totalBytes / 1024 ** 2).toFixed(0)} MiB allocated, ${kb(s.totalBytes).trim()}  [${path.relative(process.cwd(), s.file)}]`,
+  );
   console.log('  allocated by package / file:');
   for (const g of s.byGroup.filter((x) => x.share >= 0.01)) console.log(`    ${pct(g.share)}  ${kb(g.bytes)}  ${g.group}`);
   console.log('  top allocating functions (self):');

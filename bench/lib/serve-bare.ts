@@ -21,7 +21,12 @@ import { serveUnderParent } from './serverChild';
 
 const workspaceId = process.env.BENCH_WORKSPACE_ID;
 if (!workspaceId) throw new Error('BENCH_WORKSPACE_ID is not set');
-const add = new Set((process.env.BENCH_BARE_ADD ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+const add = new Set(
+  (process.env.BENCH_BARE_ADD ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 for (const a of add) if (!['ratelimit', 'project', 'knex', 'handler'].includes(a)) throw new Error(`BENCH_BARE_ADD: unknown piece "${a}"`);
 
 // Same pool size as lib/db's knex pool (max 10), so neither side gets more database sessions.
@@ -33,8 +38,15 @@ const SQL = `select id, project_id, status, content_type, title, content, schedu
   order by created_at desc, id desc limit $3`;
 
 interface Row {
-  id: string; project_id: string | null; status: string; content_type: string; title: string; content: string;
-  scheduled_at: Date | null; created_at: Date; updated_at: Date | null;
+  id: string;
+  project_id: string | null;
+  status: string;
+  content_type: string;
+  title: string;
+  content: string;
+  scheduled_at: Date | null;
+  created_at: Date;
+  updated_at: Date | null;
 }
 
 const consume = add.has('ratelimit') ? (await import('../../api/rateLimit')).consume : null;
@@ -47,7 +59,12 @@ async function projectLookup(projectId: string): Promise<void> {
   let q = projectSql.get(projectId);
   if (!q) {
     const { projectQuery } = await import('../../api/operations/projects/present');
-    const native = projectQuery(adminAuth as never, appDb!.db()).where('projects.id', projectId).first().toKnexQuery().toSQL().toNative();
+    const native = projectQuery(adminAuth as never, appDb!.db())
+      .where('projects.id', projectId)
+      .first()
+      .toKnexQuery()
+      .toSQL()
+      .toNative();
     q = { sql: native.sql, bindings: [...native.bindings] };
     projectSql.set(projectId, q);
   }
@@ -58,17 +75,43 @@ async function projectLookup(projectId: string): Promise<void> {
 async function postsViaKnex(projectId: string, limit: number): Promise<Row[]> {
   const { scoped } = await import('../../api/auth/context');
   // The query chain of listPosts/keysetPage, clause for clause.
-  return (await scoped(adminAuth as never, 'posts').whereNull('posts.deleted_at').where('posts.project_id', projectId)
-    .select('posts.id', 'posts.project_id', 'posts.status', 'posts.content_type', 'posts.title', 'posts.content', 'posts.scheduled_at', 'posts.created_at', 'posts.updated_at')
-    .orderBy([{ column: 'posts.created_at', order: 'desc' }, { column: 'posts.id', order: 'desc' }]).limit(limit + 1)) as Row[];
+  return (await scoped(adminAuth as never, 'posts')
+    .whereNull('posts.deleted_at')
+    .where('posts.project_id', projectId)
+    .select(
+      'posts.id',
+      'posts.project_id',
+      'posts.status',
+      'posts.content_type',
+      'posts.title',
+      'posts.content',
+      'posts.scheduled_at',
+      'posts.created_at',
+      'posts.updated_at',
+    )
+    .orderBy([
+      { column: 'posts.created_at', order: 'desc' },
+      { column: 'posts.id', order: 'desc' },
+    ])
+    .limit(limit + 1)) as Row[];
 }
 
 const handler = add.has('handler')
   ? await (async () => {
       const { listPosts } = await import('../../api/operations/posts/posts');
       const { parseInput } = await import('../../api/validation');
-      const auth = { ...adminAuth, principal: { type: 'api_key', id: 'key_bench', scopes: ['posts:read'] }, gatingPlan: 'BUSINESS', scopes: new Set(['posts:read']), reach: 'member' };
-      return (query: Record<string, unknown>) => listPosts.handler({ auth: auth as never, requestId: 'req_bench', apiVersion: '2026-08-10' }, parseInput(listPosts.input, query, 'query'));
+      const auth = {
+        ...adminAuth,
+        principal: { type: 'api_key', id: 'key_bench', scopes: ['posts:read'] },
+        gatingPlan: 'BUSINESS',
+        scopes: new Set(['posts:read']),
+        reach: 'member',
+      };
+      return (query: Record<string, unknown>) =>
+        listPosts.handler(
+          { auth: auth as never, requestId: 'req_bench', apiVersion: '2026-08-10' },
+          parseInput(listPosts.input, query, 'query'),
+        );
     })()
   : null;
 
@@ -86,7 +129,9 @@ app.use(async (ctx) => {
   const projectId = String(ctx.query.projectId ?? '');
   const limit = Math.min(200, Math.max(1, Number.parseInt(String(ctx.query.limit ?? '50'), 10) || 50));
   if (add.has('project')) await projectLookup(projectId);
-  const rows = add.has('knex') ? await postsViaKnex(projectId, limit) : (await pool.query<Row>(SQL, [workspaceId, projectId, limit + 1])).rows;
+  const rows = add.has('knex')
+    ? await postsViaKnex(projectId, limit)
+    : (await pool.query<Row>(SQL, [workspaceId, projectId, limit + 1])).rows;
   const hasMore = rows.length > limit;
   const page = hasMore ? rows.slice(0, limit) : rows;
   const last = page[page.length - 1];
@@ -107,7 +152,8 @@ app.use(async (ctx) => {
     pagination: {
       // Same position the real cursor carries, but unsigned and not bound to filters: the
       // baseline does the least work that still yields a usable cursor.
-      next_cursor: hasMore && last ? Buffer.from(JSON.stringify({ c: last.created_at.toISOString(), i: last.id })).toString('base64url') : null,
+      next_cursor:
+        hasMore && last ? Buffer.from(JSON.stringify({ c: last.created_at.toISOString(), i: last.id })).toString('base64url') : null,
       has_more: hasMore,
     },
   };

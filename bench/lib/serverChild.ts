@@ -25,7 +25,14 @@ export type ChildMessage =
   | { type: 'called'; name: string; result?: unknown; error?: string };
 
 /** Cumulative garbage-collection pauses of this process, by kind. */
-export interface GcStats { minorCount: number; minorMs: number; majorCount: number; majorMs: number; otherCount: number; otherMs: number }
+export interface GcStats {
+  minorCount: number;
+  minorMs: number;
+  majorCount: number;
+  majorMs: number;
+  otherCount: number;
+  otherMs: number;
+}
 
 // GC is often the largest single line in a server's CPU profile and grows with what a request
 // allocates and how long it holds it; counting pauses by kind says which of the two it is.
@@ -33,9 +40,16 @@ const gc: GcStats = { minorCount: 0, minorMs: 0, majorCount: 0, majorMs: 0, othe
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) {
     const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind;
-    if (kind === perf.NODE_PERFORMANCE_GC_MINOR) { gc.minorCount++; gc.minorMs += e.duration; }
-    else if (kind === perf.NODE_PERFORMANCE_GC_MAJOR) { gc.majorCount++; gc.majorMs += e.duration; }
-    else { gc.otherCount++; gc.otherMs += e.duration; }
+    if (kind === perf.NODE_PERFORMANCE_GC_MINOR) {
+      gc.minorCount++;
+      gc.minorMs += e.duration;
+    } else if (kind === perf.NODE_PERFORMANCE_GC_MAJOR) {
+      gc.majorCount++;
+      gc.majorMs += e.duration;
+    } else {
+      gc.otherCount++;
+      gc.otherMs += e.duration;
+    }
   }
 }).observe({ entryTypes: ['gc'] });
 
@@ -43,7 +57,10 @@ function post(session: inspector.Session, method: string, params?: object): Prom
   return new Promise((resolve, reject) => session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
 }
 
-export function serveUnderParent(server: Server, opts: { onStop?: () => Promise<void>; calls?: Record<string, (args: unknown) => Promise<unknown>> } = {}): void {
+export function serveUnderParent(
+  server: Server,
+  opts: { onStop?: () => Promise<void>; calls?: Record<string, (args: unknown) => Promise<unknown>> } = {},
+): void {
   if (!process.send) throw new Error('bench servers run as forked children of a bench (bench/run.ts)');
   const send = (m: ChildMessage) => process.send!(m);
   let session: inspector.Session | null = null;
@@ -72,7 +89,11 @@ export function serveUnderParent(server: Server, opts: { onStop?: () => Promise<
         // profile cannot say who that is. Collected objects are kept in the profile, so it
         // shows everything allocated in the window, not only what survived it.
         await post(session, 'HeapProfiler.enable');
-        await post(session, 'HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+        await post(session, 'HeapProfiler.startSampling', {
+          samplingInterval: 16_384,
+          includeObjectsCollectedByMajorGC: true,
+          includeObjectsCollectedByMinorGC: true,
+        });
         send({ type: 'profile-started' });
         break;
       case 'profile-stop': {
@@ -92,7 +113,7 @@ export function serveUnderParent(server: Server, opts: { onStop?: () => Promise<
           if (!fn) throw new Error(`no call "${m.name}" in this server`);
           send({ type: 'called', name: m.name, result: await fn(m.args) });
         } catch (err) {
-          send({ type: 'called', name: m.name, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+          send({ type: 'called', name: m.name, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
         }
         break;
       }

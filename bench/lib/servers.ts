@@ -20,9 +20,17 @@ export interface ServerHandle {
   stop(): Promise<void>;
 }
 
-function request<T extends ChildMessage['type']>(child: ChildProcess, msg: ParentMessage, reply: T, timeoutMs = 120_000): Promise<Extract<ChildMessage, { type: T }>> {
+function request<T extends ChildMessage['type']>(
+  child: ChildProcess,
+  msg: ParentMessage,
+  reply: T,
+  timeoutMs = 120_000,
+): Promise<Extract<ChildMessage, { type: T }>> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { child.off('message', onMessage); reject(new Error(`no "${reply}" from the server within ${timeoutMs} ms`)); }, timeoutMs);
+    const timer = setTimeout(() => {
+      child.off('message', onMessage);
+      reject(new Error(`no "${reply}" from the server within ${timeoutMs} ms`));
+    }, timeoutMs);
     const onMessage = (m: ChildMessage) => {
       if (m.type !== reply) return;
       clearTimeout(timer);
@@ -63,7 +71,9 @@ export async function startServer(name: string, entry: string, env: NodeJS.Proce
       const m = await request(child, { type: 'cpu' }, 'cpu');
       return { cpuUs: m.userUs + m.systemUs, gc: m.gc, heapUsedBytes: m.heapUsedBytes };
     },
-    profileStart: async (intervalUs) => { await request(child, { type: 'profile-start', intervalUs }, 'profile-started'); },
+    profileStart: async (intervalUs) => {
+      await request(child, { type: 'profile-start', intervalUs }, 'profile-started');
+    },
     profileStop: async (file) => (await request(child, { type: 'profile-stop', file }, 'profile-stopped')).file,
     call: async <T>(callName: string, args?: unknown) => {
       const m = await request(child, { type: 'call', name: callName, args }, 'called', 600_000);

@@ -18,7 +18,13 @@ import { presentPostSummary, type PostRow } from '../../lib/posts/present';
 // includes waiting on Postgres or Redis); CPU time says what it costs this Node process, which
 // is what bounds throughput when the process is the bottleneck.
 
-export interface StageTiming { stage: string; iterations: number; wallP50Us: number; wallMeanUs: number; cpuUsPerCall: number }
+export interface StageTiming {
+  stage: string;
+  iterations: number;
+  wallP50Us: number;
+  wallMeanUs: number;
+  cpuUsPerCall: number;
+}
 
 const POSTS_SQL = `select id, project_id, status, content_type, title, content, scheduled_at, created_at, updated_at from posts
   where workspace_id = ? and project_id = ? and deleted_at is null order by created_at desc, id desc limit 51`;
@@ -37,7 +43,8 @@ async function time(stage: string, iterations: number, fn: () => unknown): Promi
   walls.sort();
   const mean = walls.reduce((a, b) => a + b, 0) / iterations;
   return {
-    stage, iterations,
+    stage,
+    iterations,
     wallP50Us: Math.round(walls[Math.floor(iterations / 2)]! * 1000),
     wallMeanUs: Math.round(mean * 1000),
     cpuUsPerCall: Math.round((cpu.user + cpu.system) / iterations),
@@ -46,12 +53,14 @@ async function time(stage: string, iterations: number, fn: () => unknown): Promi
 
 function httpGet(agent: http.Agent, port: number, path: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
-    http.get({ agent, host: '127.0.0.1', port, path, headers }, (res) => {
-      let n = 0;
-      res.on('data', (c: Buffer) => (n += c.length));
-      res.on('end', () => resolve(n));
-      res.on('error', reject);
-    }).on('error', reject);
+    http
+      .get({ agent, host: '127.0.0.1', port, path, headers }, (res) => {
+        let n = 0;
+        res.on('data', (c: Buffer) => (n += c.length));
+        res.on('end', () => resolve(n));
+        res.on('error', reject);
+      })
+      .on('error', reject);
   });
 }
 
@@ -70,15 +79,43 @@ export async function timeStages(args: { token: string; projectId: string; port:
   // The whole request over HTTP on a kept-alive connection: the unloaded latency floor.
   out.push(await time('HTTP GET /v1/posts (whole request, unloaded)', n, () => httpGet(agent, args.port, path, headers)));
   // The steps runRest takes, in order.
-  out.push(await time('authenticate (API key, cache hit)', n, () => authenticate({ token: args.token, targetWorkspaceId: undefined, resource: 'rest' })));
+  out.push(
+    await time('authenticate (API key, cache hit)', n, () =>
+      authenticate({ token: args.token, targetWorkspaceId: undefined, resource: 'rest' }),
+    ),
+  );
   out.push(await time('rate limit: consume() Redis EVAL', n, () => consume('read', auth.workspaceId)));
-  out.push(await time('validate query (zod parseInput)', n, () => parseInput(listPosts.input, { projectId: args.projectId, limit: '50' }, 'query')));
+  out.push(
+    await time('validate query (zod parseInput)', n, () =>
+      parseInput(listPosts.input, { projectId: args.projectId, limit: '50' }, 'query'),
+    ),
+  );
   out.push(await time('handler: listPosts.handler (its queries + page)', n, () => listPosts.handler(opCtx, input)));
   // The parts a list request can consist of.
   out.push(await time('  project lookup: findProject (projects ⋈ connections)', n, () => findProject(auth, args.projectId)));
-  out.push(await time('  posts query via knex builder', n, () => scoped(auth, 'posts').whereNull('posts.deleted_at').where('posts.project_id', args.projectId)
-    .select('posts.id', 'posts.project_id', 'posts.status', 'posts.content_type', 'posts.title', 'posts.content', 'posts.scheduled_at', 'posts.created_at', 'posts.updated_at')
-    .orderBy([{ column: 'posts.created_at', order: 'desc' }, { column: 'posts.id', order: 'desc' }]).limit(51)));
+  out.push(
+    await time('  posts query via knex builder', n, () =>
+      scoped(auth, 'posts')
+        .whereNull('posts.deleted_at')
+        .where('posts.project_id', args.projectId)
+        .select(
+          'posts.id',
+          'posts.project_id',
+          'posts.status',
+          'posts.content_type',
+          'posts.title',
+          'posts.content',
+          'posts.scheduled_at',
+          'posts.created_at',
+          'posts.updated_at',
+        )
+        .orderBy([
+          { column: 'posts.created_at', order: 'desc' },
+          { column: 'posts.id', order: 'desc' },
+        ])
+        .limit(51),
+    ),
+  );
   out.push(await time('  posts query via knex.raw (same SQL)', n, () => db().raw(POSTS_SQL, [auth.workspaceId, args.projectId])));
   // The same SQL straight through pg: what knex adds around the driver (pool, events, response
   // processing) is the difference to the line above.
@@ -86,11 +123,36 @@ export async function timeStages(args: { token: string; projectId: string; port:
   const PG_SQL = POSTS_SQL.replace('?', '$1').replace('?', '$2');
   out.push(await time('  posts query via pg Pool directly (same SQL)', n, () => direct.query(PG_SQL, [auth.workspaceId, args.projectId])));
   await direct.end();
-  out.push(await time('  knex builder → SQL only (no I/O)', n, () => scoped(auth, 'posts').whereNull('posts.deleted_at').where('posts.project_id', args.projectId)
-    .select('posts.id', 'posts.project_id', 'posts.status', 'posts.content_type', 'posts.title', 'posts.content', 'posts.scheduled_at', 'posts.created_at', 'posts.updated_at')
-    .orderBy([{ column: 'posts.created_at', order: 'desc' }, { column: 'posts.id', order: 'desc' }]).limit(51).toSQL()));
+  out.push(
+    await time('  knex builder → SQL only (no I/O)', n, () =>
+      scoped(auth, 'posts')
+        .whereNull('posts.deleted_at')
+        .where('posts.project_id', args.projectId)
+        .select(
+          'posts.id',
+          'posts.project_id',
+          'posts.status',
+          'posts.content_type',
+          'posts.title',
+          'posts.content',
+          'posts.scheduled_at',
+          'posts.created_at',
+          'posts.updated_at',
+        )
+        .orderBy([
+          { column: 'posts.created_at', order: 'desc' },
+          { column: 'posts.id', order: 'desc' },
+        ])
+        .limit(51)
+        .toSQL(),
+    ),
+  );
   out.push(await time('  present 50 rows (presentPostSummary)', n, () => rows.slice(0, 50).map(presentPostSummary)));
-  out.push(await time('  next_cursor (encodeCursor, 2 HMACs)', n, () => encodeCursor({ createdAt: rows[49]!.created_at.toISOString(), id: rows[49]!.id }, { projectId: args.projectId, role: 'admin' })));
+  out.push(
+    await time('  next_cursor (encodeCursor, 2 HMACs)', n, () =>
+      encodeCursor({ createdAt: rows[49]!.created_at.toISOString(), id: rows[49]!.id }, { projectId: args.projectId, role: 'admin' }),
+    ),
+  );
   out.push(await time('serialize body (JSON.stringify)', n, () => JSON.stringify(body)));
   out.push(await time('request id (newId, requestContext)', n, () => newId('request')));
   agent.destroy();

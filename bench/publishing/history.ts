@@ -44,8 +44,20 @@ export async function timeline(client: Client, workflowId: string, postId: strin
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   const events = history.events ?? [];
   const out: PostTimeline = {
-    postId, firstTaskStarted: null, timerStarted: null, timerFired: null, wfTaskWait: null, wfTaskRun: null, stickyTimeouts: 0, startToCloseTimeouts: 0,
-    activityScheduled: null, activityQueue: null, activityRun: null, activityAttempts: 0, closeWait: null, workflowClosed: null,
+    postId,
+    firstTaskStarted: null,
+    timerStarted: null,
+    timerFired: null,
+    wfTaskWait: null,
+    wfTaskRun: null,
+    stickyTimeouts: 0,
+    startToCloseTimeouts: 0,
+    activityScheduled: null,
+    activityQueue: null,
+    activityRun: null,
+    activityAttempts: 0,
+    closeWait: null,
+    workflowClosed: null,
   };
   const rel = (ms: number | null) => (ms === null ? null : ms - dueMs);
   let firedAt: number | null = null;
@@ -73,7 +85,8 @@ export async function timeline(client: Client, workflowId: string, postId: strin
         wfStarted = at;
         out.wfTaskWait = at - firedAt;
       }
-      if (e.workflowTaskCompletedEventAttributes && wfStarted !== null && out.wfTaskRun === null && at !== null) out.wfTaskRun = at - wfStarted;
+      if (e.workflowTaskCompletedEventAttributes && wfStarted !== null && out.wfTaskRun === null && at !== null)
+        out.wfTaskRun = at - wfStarted;
     }
     const sched = e.activityTaskScheduledEventAttributes;
     if (sched && sched.activityType?.name === 'publishPost') {
@@ -88,7 +101,13 @@ export async function timeline(client: Client, workflowId: string, postId: strin
       if (publishScheduledAt !== null && at !== null) out.activityQueue = at - publishScheduledAt;
     }
     const done = e.activityTaskCompletedEventAttributes;
-    if (done && publishScheduledId !== null && String(done.scheduledEventId) === publishScheduledId && publishStartedAt !== null && at !== null) {
+    if (
+      done &&
+      publishScheduledId !== null &&
+      String(done.scheduledEventId) === publishScheduledId &&
+      publishStartedAt !== null &&
+      at !== null
+    ) {
       out.activityRun = at - publishStartedAt;
       publishDoneAt = at;
     }
@@ -101,7 +120,11 @@ export async function timeline(client: Client, workflowId: string, postId: strin
 }
 
 /** A compact history for a report: event name, milliseconds after the due time, attempt. */
-export async function compactHistory(client: Client, workflowId: string, dueMs: number): Promise<Array<{ id: number; event: string; atMs: number | null; attempt?: number; detail?: string }>> {
+export async function compactHistory(
+  client: Client,
+  workflowId: string,
+  dueMs: number,
+): Promise<Array<{ id: number; event: string; atMs: number | null; attempt?: number; detail?: string }>> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   return (history.events ?? []).map((e) => {
     const key = Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k]) ?? 'unknown';
@@ -112,13 +135,23 @@ export async function compactHistory(client: Client, workflowId: string, dueMs: 
       event: key.replace(/EventAttributes$/, ''),
       atMs: at === null ? null : Math.round(at - dueMs),
       ...(attrs.attempt ? { attempt: attrs.attempt } : {}),
-      ...(attrs.activityType?.name ? { detail: attrs.activityType.name } : attrs.signalName ? { detail: attrs.signalName } : attrs.identity ? { detail: attrs.identity } : {}),
+      ...(attrs.activityType?.name
+        ? { detail: attrs.activityType.name }
+        : attrs.signalName
+          ? { detail: attrs.signalName }
+          : attrs.identity
+            ? { detail: attrs.identity }
+            : {}),
     };
   });
 }
 
 /** Timelines of many workflows, a few fetches at a time. */
-export async function timelines(client: Client, items: Array<{ workflowId: string; postId: string; dueMs: number }>, concurrency = 16): Promise<{ ok: PostTimeline[]; errors: number }> {
+export async function timelines(
+  client: Client,
+  items: Array<{ workflowId: string; postId: string; dueMs: number }>,
+  concurrency = 16,
+): Promise<{ ok: PostTimeline[]; errors: number }> {
   const ok: PostTimeline[] = [];
   let errors = 0;
   await pLimit(concurrency).map(items, async (it) => {

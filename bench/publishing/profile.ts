@@ -5,7 +5,13 @@ import fs from 'node:fs';
 // V8 stamps samples on a monotonic clock; the profile ends when the process exits, which
 // anchors it to the wall clock.
 
-interface CpuProfile { nodes: unknown[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
+interface CpuProfile {
+  nodes: unknown[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
 
 /** Writes `out` with only the samples taken between `fromMs` and `toMs` (wall clock); returns the milliseconds they cover (idle included). */
 export function cutProfile(file: string, out: string, exitedAtMs: number, fromMs: number, toMs: number): number {

@@ -10,7 +10,10 @@ import type { Connection } from '@temporalio/client';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
-export interface RssSample { t: number; rssKiB: number }
+export interface RssSample {
+  t: number;
+  rssKiB: number;
+}
 
 export interface WorkerRun {
   index: number;
@@ -45,12 +48,20 @@ function readStatus(pid: number): { rss: number; hwm: number } | null {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function startWorker(index: number, env: NodeJS.ProcessEnv, opts: { logDir: string; sampleMs?: number; execArgv?: string[] }): WorkerRun {
+export function startWorker(
+  index: number,
+  env: NodeJS.ProcessEnv,
+  opts: { logDir: string; sampleMs?: number; execArgv?: string[] },
+): WorkerRun {
   const sampleMs = opts.sampleMs ?? 250;
   fs.mkdirSync(opts.logDir, { recursive: true });
   const logFile = path.join(opts.logDir, `publishing-worker-${index}.log`);
   const log = fs.createWriteStream(logFile);
-  const child = spawn(process.execPath, [...(opts.execArgv ?? []), '--import', 'tsx', path.join(ROOT, 'workers', 'main.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...(opts.execArgv ?? []), '--import', 'tsx', path.join(ROOT, 'workers', 'main.ts')], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const run: WorkerRun = {
     index,
     pid: child.pid!,
@@ -70,10 +81,15 @@ export function startWorker(index: number, env: NodeJS.ProcessEnv, opts: { logDi
       const identity = `${run.pid}@${os.hostname()}`;
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {
-        if (run.exit) throw new Error(`worker ${index} exited (${run.exit.signal ?? run.exit.code}) before it was ready:\n${run.tail.join('')}`);
+        if (run.exit)
+          throw new Error(`worker ${index} exited (${run.exit.signal ?? run.exit.code}) before it was ready:\n${run.tail.join('')}`);
         let seen = 0;
         for (const taskQueueType of [1, 2]) {
-          const r = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue, kind: 1 }, taskQueueType });
+          const r = await connection.workflowService.describeTaskQueue({
+            namespace: 'default',
+            taskQueue: { name: taskQueue, kind: 1 },
+            taskQueueType,
+          });
           if ((r.pollers ?? []).some((p) => p.identity === identity)) seen++;
         }
         if (seen === 2) {

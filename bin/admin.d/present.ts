@@ -14,7 +14,14 @@ function iso(d: Date | null | undefined): string | null {
 
 /** `billingPlan` is the plan of the paying agency workspace, when there is one (spec 5.5). */
 export function workspaceView(w: Row, billingPlan: string | null = null) {
-  const api = presentWorkspace({ id: w.id, name: w.name, plan: w.plan, feature_overrides: w.feature_overrides ?? {}, require_review_workflow: w.require_review_workflow, billing_plan: billingPlan });
+  const api = presentWorkspace({
+    id: w.id,
+    name: w.name,
+    plan: w.plan,
+    feature_overrides: w.feature_overrides ?? {},
+    require_review_workflow: w.require_review_workflow,
+    billing_plan: billingPlan,
+  });
   return {
     id: w.id as string,
     name: w.name as string,
@@ -80,6 +87,14 @@ export function userView(u: Row) {
     name: u.name as string,
     hasPassword: Boolean(u.has_password),
     createdAt: iso(u.created_at),
-    ...(u.memberships ? { workspaces: (u.memberships as Row[]).map((m) => ({ workspaceId: m.workspace_id as string, role: m.role as string, roleLabel: roleLabel(m.role) })) } : {}),
+    ...(u.memberships
+      ? {
+          workspaces: (u.memberships as Row[]).map((m) => ({
+            workspaceId: m.workspace_id as string,
+            role: m.role as string,
+            roleLabel: roleLabel(m.role),
+          })),
+        }
+      : {}),
   };
 }

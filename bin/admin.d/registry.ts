@@ -124,7 +124,10 @@ export class Args {
     const v = this.values[name];
     if (v === undefined) return [];
     const all = (Array.isArray(v) ? v : [v]).filter((x): x is string => typeof x === 'string');
-    return all.flatMap((x) => x.split(',')).map((x) => x.trim()).filter((x) => x !== '');
+    return all
+      .flatMap((x) => x.split(','))
+      .map((x) => x.trim())
+      .filter((x) => x !== '');
   }
 
   /** A whole number flag (default when absent), refused as a usage error otherwise. */
@@ -267,7 +270,9 @@ export function buildProgram(nouns: Noun[], runner: Runner): Command {
   const silence = (cmd: Command) => cmd.exitOverride().configureOutput({ outputError: () => {} });
   silence(program);
   for (const noun of nouns) {
-    const nounCmd = new Command(noun.name).description(noun.summary).usage('<verb> [--flag value ...]')
+    const nounCmd = new Command(noun.name)
+      .description(noun.summary)
+      .usage('<verb> [--flag value ...]')
       .helpCommand('help', `show the verbs of ${noun.name}`);
     nounCmd.configureHelp({ formatHelp: () => nounHelp(noun) });
     silence(nounCmd);

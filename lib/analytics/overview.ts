@@ -10,20 +10,44 @@ import { parseInZone } from '../time';
 
 const DAY_MS = 86_400_000;
 export const addDays = (ymd: string, n: number) => new Date(Date.parse(`${ymd}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
-export const daysBetween = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS) + 1;
+export const daysBetween = (from: string, to: string) =>
+  Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS) + 1;
 
 export function localDate(at: Date, timeZone: string): string {
   return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
 }
 
-export interface Totals { posts: number; impressions: number; reactions: number; comments: number; reshares: number; engagements: number; engagementRate: number }
+export interface Totals {
+  posts: number;
+  impressions: number;
+  reactions: number;
+  comments: number;
+  reshares: number;
+  engagements: number;
+  engagementRate: number;
+}
 
-const rate = (engagements: number, impressions: number) => (impressions > 0 ? Math.round((engagements / impressions) * 10_000) / 10_000 : 0);
+const rate = (engagements: number, impressions: number) =>
+  impressions > 0 ? Math.round((engagements / impressions) * 10_000) / 10_000 : 0;
 
-export function totalsOf(r: { posts: number | string; impressions: number | string | null; reactions: number | string | null; comments: number | string | null; reshares: number | string | null }): Totals {
+export function totalsOf(r: {
+  posts: number | string;
+  impressions: number | string | null;
+  reactions: number | string | null;
+  comments: number | string | null;
+  reshares: number | string | null;
+}): Totals {
   const n = (v: number | string | null) => Number(v ?? 0);
   const engagements = n(r.reactions) + n(r.comments) + n(r.reshares);
-  return { posts: n(r.posts), impressions: n(r.impressions), reactions: n(r.reactions), comments: n(r.comments), reshares: n(r.reshares), engagements, engagementRate: rate(engagements, n(r.impressions)) };
+  return {
+    posts: n(r.posts),
+    impressions: n(r.impressions),
+    reactions: n(r.reactions),
+    comments: n(r.comments),
+    reshares: n(r.reshares),
+    engagements,
+    engagementRate: rate(engagements, n(r.impressions)),
+  };
 }
 
 const change = (now: number, before: number) => (before === 0 ? null : Math.round(((now - before) / before) * 10_000) / 10_000);
@@ -34,10 +58,20 @@ export function periodBounds(from: string, to: string, timeZone: string): { star
 }
 
 async function periodTotals(k: Knex, workspaceId: string, projectIds: readonly string[], start: Date, end: Date): Promise<Totals> {
-  const row = await k('posts as p').leftJoin('post_metric_state as s', 's.post_id', 'p.id')
-    .where('p.workspace_id', workspaceId).whereIn('p.project_id', projectIds).where('p.status', 'published')
-    .where('p.published_at', '>=', start).where('p.published_at', '<', end)
-    .first(k.raw('count(*) as posts'), k.raw('sum(s.impressions) as impressions'), k.raw('sum(s.reactions) as reactions'), k.raw('sum(s.comments) as comments'), k.raw('sum(s.reshares) as reshares'));
+  const row = await k('posts as p')
+    .leftJoin('post_metric_state as s', 's.post_id', 'p.id')
+    .where('p.workspace_id', workspaceId)
+    .whereIn('p.project_id', projectIds)
+    .where('p.status', 'published')
+    .where('p.published_at', '>=', start)
+    .where('p.published_at', '<', end)
+    .first(
+      k.raw('count(*) as posts'),
+      k.raw('sum(s.impressions) as impressions'),
+      k.raw('sum(s.reactions) as reactions'),
+      k.raw('sum(s.comments) as comments'),
+      k.raw('sum(s.reshares) as reshares'),
+    );
   return totalsOf(row);
 }
 
@@ -45,7 +79,12 @@ export { periodTotals };
 
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 
-export async function projectOverview(project: { id: string; workspace_id: string; timezone: string }, from: string, to: string, k: Knex = db()) {
+export async function projectOverview(
+  project: { id: string; workspace_id: string; timezone: string },
+  from: string,
+  to: string,
+  k: Knex = db(),
+) {
   const tz = project.timezone;
   const { start, end } = periodBounds(from, to, tz);
   const days = daysBetween(from, to);
@@ -54,35 +93,79 @@ export async function projectOverview(project: { id: string; workspace_id: strin
 
   const [[current, previous], series, published, best, times, sync] = await Promise.all([
     // Both periods in one pass over the project's posts.
-    k('posts as p').leftJoin('post_metric_state as s', 's.post_id', 'p.id')
-      .where('p.workspace_id', project.workspace_id).whereIn('p.project_id', ids).where('p.status', 'published')
-      .where('p.published_at', '>=', prev.start).where('p.published_at', '<', end)
-      .first(...['cur', 'prev'].flatMap((name) => {
-        const f = name === 'cur' ? 'p.published_at >= ?' : 'p.published_at < ?';
-        const b = name === 'cur' ? start : prev.end;
-        return [k.raw(`count(*) filter (where ${f}) as ${name}_posts`, [b]), ...['impressions', 'reactions', 'comments', 'reshares'].map((m) => k.raw(`sum(s.${m}) filter (where ${f}) as ${name}_${m}`, [b]))];
-      }))
-      .then((r: Record<string, number | string | null>) => (['cur', 'prev'] as const).map((n) => totalsOf({ posts: r[`${n}_posts`] ?? 0, impressions: r[`${n}_impressions`] ?? null, reactions: r[`${n}_reactions`] ?? null, comments: r[`${n}_comments`] ?? null, reshares: r[`${n}_reshares`] ?? null }))),
+    k('posts as p')
+      .leftJoin('post_metric_state as s', 's.post_id', 'p.id')
+      .where('p.workspace_id', project.workspace_id)
+      .whereIn('p.project_id', ids)
+      .where('p.status', 'published')
+      .where('p.published_at', '>=', prev.start)
+      .where('p.published_at', '<', end)
+      .first(
+        ...['cur', 'prev'].flatMap((name) => {
+          const f = name === 'cur' ? 'p.published_at >= ?' : 'p.published_at < ?';
+          const b = name === 'cur' ? start : prev.end;
+          return [
+            k.raw(`count(*) filter (where ${f}) as ${name}_posts`, [b]),
+            ...['impressions', 'reactions', 'comments', 'reshares'].map((m) =>
+              k.raw(`sum(s.${m}) filter (where ${f}) as ${name}_${m}`, [b]),
+            ),
+          ];
+        }),
+      )
+      .then((r: Record<string, number | string | null>) =>
+        (['cur', 'prev'] as const).map((n) =>
+          totalsOf({
+            posts: r[`${n}_posts`] ?? 0,
+            impressions: r[`${n}_impressions`] ?? null,
+            reactions: r[`${n}_reactions`] ?? null,
+            comments: r[`${n}_comments`] ?? null,
+            reshares: r[`${n}_reshares`] ?? null,
+          }),
+        ),
+      ),
     // Daily gains, maintained by the sync as it writes samples (lib/analytics/sync.ts).
-    k('post_metric_days').where({ project_id: project.id }).where('day', '>=', from).where('day', '<=', to)
+    k('post_metric_days')
+      .where({ project_id: project.id })
+      .where('day', '>=', from)
+      .where('day', '<=', to)
       .select(k.raw(`to_char(day, 'YYYY-MM-DD') as day`), 'impressions', 'reactions', 'comments', 'reshares'),
-    k('posts').where({ workspace_id: project.workspace_id, project_id: project.id, status: 'published' })
-      .where('published_at', '>=', start).where('published_at', '<', end)
-      .select(k.raw(`to_char((published_at at time zone ?)::date, 'YYYY-MM-DD') as day`, [tz]), k.raw('count(*) as posts')).groupBy('day'),
-    k('posts as p').join('post_metric_state as s', 's.post_id', 'p.id')
-      .where('p.workspace_id', project.workspace_id).where('p.project_id', project.id).where('p.status', 'published')
-      .where('p.published_at', '>=', start).where('p.published_at', '<', end)
+    k('posts')
+      .where({ workspace_id: project.workspace_id, project_id: project.id, status: 'published' })
+      .where('published_at', '>=', start)
+      .where('published_at', '<', end)
+      .select(k.raw(`to_char((published_at at time zone ?)::date, 'YYYY-MM-DD') as day`, [tz]), k.raw('count(*) as posts'))
+      .groupBy('day'),
+    k('posts as p')
+      .join('post_metric_state as s', 's.post_id', 'p.id')
+      .where('p.workspace_id', project.workspace_id)
+      .where('p.project_id', project.id)
+      .where('p.status', 'published')
+      .where('p.published_at', '>=', start)
+      .where('p.published_at', '<', end)
       .select('p.id', 'p.title', 'p.published_at', 's.impressions', 's.reactions', 's.comments', 's.reshares')
-      .orderByRaw('(s.reactions + s.comments + s.reshares) desc, s.impressions desc, p.id').limit(5),
+      .orderByRaw('(s.reactions + s.comments + s.reshares) desc, s.impressions desc, p.id')
+      .limit(5),
     // Best times: the project's whole history of synced posts, by local weekday and hour.
-    k('post_metric_state as s').where('s.project_id', project.id).where('s.samples', '>', 0).where('s.impressions', '>', 0)
-      .select(k.raw(`extract(dow from s.published_at at time zone ?)::int as dow`, [tz]), k.raw(`extract(hour from s.published_at at time zone ?)::int as hour`, [tz]),
-        k.raw('count(*)::int as posts'), k.raw('avg((s.reactions + s.comments + s.reshares)::float8 / s.impressions) as rate'))
+    k('post_metric_state as s')
+      .where('s.project_id', project.id)
+      .where('s.samples', '>', 0)
+      .where('s.impressions', '>', 0)
+      .select(
+        k.raw(`extract(dow from s.published_at at time zone ?)::int as dow`, [tz]),
+        k.raw(`extract(hour from s.published_at at time zone ?)::int as hour`, [tz]),
+        k.raw('count(*)::int as posts'),
+        k.raw('avg((s.reactions + s.comments + s.reshares)::float8 / s.impressions) as rate'),
+      )
       .groupBy('dow', 'hour'),
-    k('post_metric_state').where({ project_id: project.id })
-      .first(k.raw('max(last_synced_at) as last_synced_at'), k.raw(`count(*) filter (where sync_state = 'pending')::int as pending`),
-        k.raw(`count(*) filter (where sync_state = 'blocked')::int as blocked`), k.raw(`count(*) filter (where sync_state = 'failed')::int as failed`),
-        k.raw(`(array_agg(last_error order by last_synced_at desc nulls last) filter (where sync_state = 'blocked'))[1] as blocked_reason`)),
+    k('post_metric_state')
+      .where({ project_id: project.id })
+      .first(
+        k.raw('max(last_synced_at) as last_synced_at'),
+        k.raw(`count(*) filter (where sync_state = 'pending')::int as pending`),
+        k.raw(`count(*) filter (where sync_state = 'blocked')::int as blocked`),
+        k.raw(`count(*) filter (where sync_state = 'failed')::int as failed`),
+        k.raw(`(array_agg(last_error order by last_synced_at desc nulls last) filter (where sync_state = 'blocked'))[1] as blocked_reason`),
+      ),
   ]);
 
   const gainsByDay = new Map<string, any>((series as any[]).map((r) => [r.day, r]));
@@ -91,7 +174,14 @@ export async function projectOverview(project: { id: string; workspace_id: strin
   for (let i = 0; i < days; i++) {
     const day = addDays(from, i);
     const g = gainsByDay.get(day);
-    daily.push({ date: day, posts: postsByDay.get(day) ?? 0, impressions: Number(g?.impressions ?? 0), reactions: Number(g?.reactions ?? 0), comments: Number(g?.comments ?? 0), reshares: Number(g?.reshares ?? 0) });
+    daily.push({
+      date: day,
+      posts: postsByDay.get(day) ?? 0,
+      impressions: Number(g?.impressions ?? 0),
+      reactions: Number(g?.reactions ?? 0),
+      comments: Number(g?.comments ?? 0),
+      reshares: Number(g?.reshares ?? 0),
+    });
   }
   const weeks = days / 7;
   const activeWeeks = new Set(daily.filter((d) => d.posts > 0).map((d) => Math.floor(daysBetween(from, d.date) / 7))).size;
@@ -99,33 +189,68 @@ export async function projectOverview(project: { id: string; workspace_id: strin
   const minimum = config.analytics.bestTimesMinPosts;
 
   return {
-    projectId: project.id, from, to, timezone: tz,
+    projectId: project.id,
+    from,
+    to,
+    timezone: tz,
     totals: current,
     previousPeriod: { from: addDays(from, -days), to: addDays(from, -1), totals: previous },
     trends: {
-      posts: change(current.posts, previous.posts), impressions: change(current.impressions, previous.impressions), reactions: change(current.reactions, previous.reactions),
-      comments: change(current.comments, previous.comments), reshares: change(current.reshares, previous.reshares), engagements: change(current.engagements, previous.engagements),
+      posts: change(current.posts, previous.posts),
+      impressions: change(current.impressions, previous.impressions),
+      reactions: change(current.reactions, previous.reactions),
+      comments: change(current.comments, previous.comments),
+      reshares: change(current.reshares, previous.reshares),
+      engagements: change(current.engagements, previous.engagements),
       // A rate's trend is its difference in points, not a ratio of ratios.
       engagementRate: Math.round((current.engagementRate - previous.engagementRate) * 10_000) / 10_000,
     },
     daily,
     bestPosts: (best as any[]).map((r) => {
       const t = totalsOf({ posts: 1, ...r });
-      return { postId: r.id, title: r.title, publishedAt: r.published_at.toISOString(), impressions: t.impressions, reactions: t.reactions, comments: t.comments, reshares: t.reshares, engagements: t.engagements, engagementRate: t.engagementRate };
+      return {
+        postId: r.id,
+        title: r.title,
+        publishedAt: r.published_at.toISOString(),
+        impressions: t.impressions,
+        reactions: t.reactions,
+        comments: t.comments,
+        reshares: t.reshares,
+        engagements: t.engagements,
+        engagementRate: t.engagementRate,
+      };
     }),
     cadence: { posts: current.posts, postsPerWeek: Math.round((current.posts / weeks) * 100) / 100, activeWeeks, weeks: Math.ceil(weeks) },
     bestTimes: {
       minimumSample: minimum,
       sampleSize: sample,
-      slots: sample < minimum ? null : (times as any[])
-        .map((r) => ({ weekday: WEEKDAYS[r.dow]!, hour: r.hour, posts: r.posts, averageEngagementRate: Math.round(r.rate * 10_000) / 10_000 }))
-        .sort((a, b) => b.averageEngagementRate - a.averageEngagementRate || b.posts - a.posts || a.weekday.localeCompare(b.weekday) || a.hour - b.hour)
-        .slice(0, 3),
+      slots:
+        sample < minimum
+          ? null
+          : (times as any[])
+              .map((r) => ({
+                weekday: WEEKDAYS[r.dow]!,
+                hour: r.hour,
+                posts: r.posts,
+                averageEngagementRate: Math.round(r.rate * 10_000) / 10_000,
+              }))
+              .sort(
+                (a, b) =>
+                  b.averageEngagementRate - a.averageEngagementRate ||
+                  b.posts - a.posts ||
+                  a.weekday.localeCompare(b.weekday) ||
+                  a.hour - b.hour,
+              )
+              .slice(0, 3),
     },
     sync: {
       lastSyncedAt: sync?.last_synced_at ? new Date(sync.last_synced_at).toISOString() : null,
-      pendingPosts: sync?.pending ?? 0, blockedPosts: sync?.blocked ?? 0, failedPosts: sync?.failed ?? 0,
-      detail: sync?.blocked ? `Metrics of ${sync.blocked} post(s) cannot be synced: ${sync.blocked_reason ?? 'the connection cannot be used'}` : null,
+      pendingPosts: sync?.pending ?? 0,
+      blockedPosts: sync?.blocked ?? 0,
+      failedPosts: sync?.failed ?? 0,
+      detail: sync?.blocked
+        ? `Metrics of ${sync.blocked} post(s) cannot be synced: ${sync.blocked_reason ?? 'the connection cannot be used'}`
+        : null,
     },
   };
 }

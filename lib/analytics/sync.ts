@@ -27,15 +27,34 @@ export function nextSyncAt(publishedAt: Date, now: Date, divisor = config.analyt
   return step ? new Date(now.getTime() + step.everyMs / divisor) : null;
 }
 
-export interface SyncResult { claimed: number; synced: number; blocked: number; failed: number; deferred: number; discovered: number }
-
-interface DueRow {
-  post_id: string; workspace_id: string; project_id: string; network_post_urn: string; published_at: Date; connection_id: string | null;
-  connection_status: string | null; revoked_at: Date | null; has_token: boolean; timezone: string;
-  impressions: number; reactions: number; comments: number; reshares: number;
+export interface SyncResult {
+  claimed: number;
+  synced: number;
+  blocked: number;
+  failed: number;
+  deferred: number;
+  discovered: number;
 }
 
-const localDay = (at: Date, timeZone: string) => new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
+interface DueRow {
+  post_id: string;
+  workspace_id: string;
+  project_id: string;
+  network_post_urn: string;
+  published_at: Date;
+  connection_id: string | null;
+  connection_status: string | null;
+  revoked_at: Date | null;
+  has_token: boolean;
+  timezone: string;
+  impressions: number;
+  reactions: number;
+  comments: number;
+  reshares: number;
+}
+
+const localDay = (at: Date, timeZone: string) =>
+  new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
 
 /**
  * Rebuilds a project's daily gains from its samples (after a bulk import, or when its timezone
@@ -80,9 +99,11 @@ export async function discoverPublished(db: Knex, now = new Date(), projectIds?:
 
 async function mapLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 /**
@@ -109,24 +130,46 @@ export async function syncDueMetrics(
   // the same post; a pass that dies leaves them due again after the lease.
   const lease = new Date(now.getTime() + 10 * 60_000);
   const only = opts.projectIds ? 'and project_id = any(?)' : '';
-  const claimed = (await db.raw(
-    `with due as (
+  const claimed = (
+    await db.raw(
+      `with due as (
        select post_id from post_metric_state where next_sync_at <= ? ${only} order by next_sync_at limit ? for update skip locked)
      update post_metric_state s set next_sync_at = ? from due where s.post_id = due.post_id
      returning s.post_id`,
-    opts.projectIds ? [now, [...opts.projectIds], batch, lease] : [now, batch, lease],
-  )).rows as Array<{ post_id: string }>;
+      opts.projectIds ? [now, [...opts.projectIds], batch, lease] : [now, batch, lease],
+    )
+  ).rows as Array<{ post_id: string }>;
   const result: SyncResult = { claimed: claimed.length, synced: 0, blocked: 0, failed: 0, deferred: 0, discovered };
   if (claimed.length === 0) return result;
 
-  const rows = (await db('post_metric_state as s').join('projects as p', 'p.id', 's.project_id')
+  const rows = (await db('post_metric_state as s')
+    .join('projects as p', 'p.id', 's.project_id')
     .leftJoin('network_connections as c', 'c.id', 'p.connection_id')
-    .whereIn('s.post_id', claimed.map((c) => c.post_id))
-    .select('s.post_id', 's.workspace_id', 's.project_id', 's.network_post_urn', 's.published_at', 'p.connection_id', 'c.connection_status', 'c.revoked_at',
-      'p.timezone', 's.impressions', 's.reactions', 's.comments', 's.reshares',
-      db.raw('c.access_token_enc is not null as has_token'))) as DueRow[];
+    .whereIn(
+      's.post_id',
+      claimed.map((c) => c.post_id),
+    )
+    .select(
+      's.post_id',
+      's.workspace_id',
+      's.project_id',
+      's.network_post_urn',
+      's.published_at',
+      'p.connection_id',
+      'c.connection_status',
+      'c.revoked_at',
+      'p.timezone',
+      's.impressions',
+      's.reactions',
+      's.comments',
+      's.reshares',
+      db.raw('c.access_token_enc is not null as has_token'),
+    )) as DueRow[];
   // Gains per project and local day, added to post_metric_days with this pass's samples.
-  const gains = new Map<string, { project_id: string; day: string; workspace_id: string; impressions: number; reactions: number; comments: number; reshares: number }>();
+  const gains = new Map<
+    string,
+    { project_id: string; day: string; workspace_id: string; impressions: number; reactions: number; comments: number; reshares: number }
+  >();
   const byConnection = new Map<string, DueRow[]>();
   for (const r of rows) byConnection.set(r.connection_id ?? '', [...(byConnection.get(r.connection_id ?? '') ?? []), r]);
 
@@ -135,84 +178,147 @@ export async function syncDueMetrics(
     if (postIds.length) await db('post_metric_state').whereIn('post_id', postIds).update(patch);
   };
 
-  await mapLimit([...byConnection.entries()], Math.max(1, Math.ceil((opts.concurrency ?? config.analytics.syncConcurrency) / 2)), async ([connectionId, posts]) => {
-    const block = async (reason: string) => {
-      result.blocked += posts.length;
-      await setState(posts.map((p) => p.post_id), { sync_state: 'blocked', last_error: reason.slice(0, 500), next_sync_at: new Date(now.getTime() + BLOCKED_RECHECK_MS / config.analytics.cadenceDivisor) });
-    };
-    if (!connectionId) return block('The project has no network connection.');
-    let token: string;
-    try {
-      token = await db.transaction(async (trx) => (await usableAccessToken(trx, network, connectionId)).token);
-    } catch (err) {
-      if (err instanceof TokenUnavailable) return block(err.message);
-      if (isNetworkError(err) && err.kind === 'transient') {
-        result.deferred += posts.length;
-        return setState(posts.map((p) => p.post_id), { next_sync_at: new Date(now.getTime() + (err.retryAfterMs ?? 60_000)) });
-      }
-      throw err;
-    }
-
-    let stopped: { kind: 'auth' | 'transient'; message: string; retryAfterMs: number | null } | null = null;
-    let anySuccess = false;
-    const pending = [...posts];
-    await mapLimit(posts, Math.max(1, opts.concurrency ?? config.analytics.syncConcurrency), async (post) => {
-      if (stopped) return;
+  await mapLimit(
+    [...byConnection.entries()],
+    Math.max(1, Math.ceil((opts.concurrency ?? config.analytics.syncConcurrency) / 2)),
+    async ([connectionId, posts]) => {
+      const block = async (reason: string) => {
+        result.blocked += posts.length;
+        await setState(
+          posts.map((p) => p.post_id),
+          {
+            sync_state: 'blocked',
+            last_error: reason.slice(0, 500),
+            next_sync_at: new Date(now.getTime() + BLOCKED_RECHECK_MS / config.analytics.cadenceDivisor),
+          },
+        );
+      };
+      if (!connectionId) return block('The project has no network connection.');
+      let token: string;
       try {
-        const m = await network.getPostMetrics(token, post.network_post_urn);
-        if (stopped) return;
-        anySuccess = true;
-        pending.splice(pending.indexOf(post), 1);
-        const at = new Date();
-        samples.push({ post_id: post.post_id, workspace_id: post.workspace_id, project_id: post.project_id, sampled_at: at, impressions: m.impressions, reactions: m.likes, comments: m.comments, reshares: m.reshares });
-        const day = localDay(at, post.timezone);
-        const g = gains.get(`${post.project_id}|${day}`) ?? { project_id: post.project_id, day, workspace_id: post.workspace_id, impressions: 0, reactions: 0, comments: 0, reshares: 0 };
-        // A counter the network lowers (a removed reaction) gains nothing rather than a negative.
-        g.impressions += Math.max(0, m.impressions - Number(post.impressions));
-        g.reactions += Math.max(0, m.likes - Number(post.reactions));
-        g.comments += Math.max(0, m.comments - Number(post.comments));
-        g.reshares += Math.max(0, m.reshares - Number(post.reshares));
-        gains.set(`${post.project_id}|${day}`, g);
-        const next = nextSyncAt(post.published_at, at);
-        await db('post_metric_state').where({ post_id: post.post_id }).update({
-          impressions: m.impressions, reactions: m.likes, comments: m.comments, reshares: m.reshares, samples: db.raw('samples + 1'),
-          last_synced_at: at, next_sync_at: next, sync_state: next ? 'ok' : 'done', last_error: null,
-        });
-        result.synced++;
+        token = await db.transaction(async (trx) => (await usableAccessToken(trx, network, connectionId)).token);
       } catch (err) {
-        if (!isNetworkError(err)) throw err;
-        if (err.kind === 'permanent') {
-          pending.splice(pending.indexOf(post), 1);
-          result.failed++;
-          await setState([post.post_id], { sync_state: 'failed', last_error: `${err.code}: ${err.message}`.slice(0, 500), next_sync_at: null });
-          return;
+        if (err instanceof TokenUnavailable) return block(err.message);
+        if (isNetworkError(err) && err.kind === 'transient') {
+          result.deferred += posts.length;
+          return setState(
+            posts.map((p) => p.post_id),
+            { next_sync_at: new Date(now.getTime() + (err.retryAfterMs ?? 60_000)) },
+          );
         }
-        stopped ??= { kind: err.kind, message: `${err.code}: ${err.message}`, retryAfterMs: err.retryAfterMs };
+        throw err;
       }
-    });
 
-    if (stopped) {
-      const s = stopped as { kind: 'auth' | 'transient'; message: string; retryAfterMs: number | null };
-      if (s.kind === 'auth') {
-        // One failure per connection per pass, however many posts it stopped.
-        await recordConnectionFailure(db, connectionId, `metrics sync: ${s.message}`);
-        result.blocked += pending.length;
-        await setState(pending.map((p) => p.post_id), { sync_state: 'blocked', last_error: s.message.slice(0, 500), next_sync_at: new Date(now.getTime() + BLOCKED_RECHECK_MS / config.analytics.cadenceDivisor) });
-      } else {
-        result.deferred += pending.length;
-        await setState(pending.map((p) => p.post_id), { next_sync_at: new Date(Date.now() + (s.retryAfterMs ?? 60_000)) });
+      let stopped: { kind: 'auth' | 'transient'; message: string; retryAfterMs: number | null } | null = null;
+      let anySuccess = false;
+      const pending = [...posts];
+      await mapLimit(posts, Math.max(1, opts.concurrency ?? config.analytics.syncConcurrency), async (post) => {
+        if (stopped) return;
+        try {
+          const m = await network.getPostMetrics(token, post.network_post_urn);
+          if (stopped) return;
+          anySuccess = true;
+          pending.splice(pending.indexOf(post), 1);
+          const at = new Date();
+          samples.push({
+            post_id: post.post_id,
+            workspace_id: post.workspace_id,
+            project_id: post.project_id,
+            sampled_at: at,
+            impressions: m.impressions,
+            reactions: m.likes,
+            comments: m.comments,
+            reshares: m.reshares,
+          });
+          const day = localDay(at, post.timezone);
+          const g = gains.get(`${post.project_id}|${day}`) ?? {
+            project_id: post.project_id,
+            day,
+            workspace_id: post.workspace_id,
+            impressions: 0,
+            reactions: 0,
+            comments: 0,
+            reshares: 0,
+          };
+          // A counter the network lowers (a removed reaction) gains nothing rather than a negative.
+          g.impressions += Math.max(0, m.impressions - Number(post.impressions));
+          g.reactions += Math.max(0, m.likes - Number(post.reactions));
+          g.comments += Math.max(0, m.comments - Number(post.comments));
+          g.reshares += Math.max(0, m.reshares - Number(post.reshares));
+          gains.set(`${post.project_id}|${day}`, g);
+          const next = nextSyncAt(post.published_at, at);
+          await db('post_metric_state')
+            .where({ post_id: post.post_id })
+            .update({
+              impressions: m.impressions,
+              reactions: m.likes,
+              comments: m.comments,
+              reshares: m.reshares,
+              samples: db.raw('samples + 1'),
+              last_synced_at: at,
+              next_sync_at: next,
+              sync_state: next ? 'ok' : 'done',
+              last_error: null,
+            });
+          result.synced++;
+        } catch (err) {
+          if (!isNetworkError(err)) throw err;
+          if (err.kind === 'permanent') {
+            pending.splice(pending.indexOf(post), 1);
+            result.failed++;
+            await setState([post.post_id], {
+              sync_state: 'failed',
+              last_error: `${err.code}: ${err.message}`.slice(0, 500),
+              next_sync_at: null,
+            });
+            return;
+          }
+          stopped ??= { kind: err.kind, message: `${err.code}: ${err.message}`, retryAfterMs: err.retryAfterMs };
+        }
+      });
+
+      if (stopped) {
+        const s = stopped as { kind: 'auth' | 'transient'; message: string; retryAfterMs: number | null };
+        if (s.kind === 'auth') {
+          // One failure per connection per pass, however many posts it stopped.
+          await recordConnectionFailure(db, connectionId, `metrics sync: ${s.message}`);
+          result.blocked += pending.length;
+          await setState(
+            pending.map((p) => p.post_id),
+            {
+              sync_state: 'blocked',
+              last_error: s.message.slice(0, 500),
+              next_sync_at: new Date(now.getTime() + BLOCKED_RECHECK_MS / config.analytics.cadenceDivisor),
+            },
+          );
+        } else {
+          result.deferred += pending.length;
+          await setState(
+            pending.map((p) => p.post_id),
+            { next_sync_at: new Date(Date.now() + (s.retryAfterMs ?? 60_000)) },
+          );
+        }
       }
-    }
-    if (anySuccess && !stopped) await recordConnectionSuccess(db, connectionId);
-  });
+      if (anySuccess && !stopped) await recordConnectionSuccess(db, connectionId);
+    },
+  );
 
   await db.transaction(async (trx) => {
-    for (let i = 0; i < samples.length; i += 1000) await trx('post_metric_samples').insert(samples.slice(i, i + 1000)).onConflict(['post_id', 'sampled_at']).ignore();
+    for (let i = 0; i < samples.length; i += 1000)
+      await trx('post_metric_samples')
+        .insert(samples.slice(i, i + 1000))
+        .onConflict(['post_id', 'sampled_at'])
+        .ignore();
     if (gains.size) {
-      await trx('post_metric_days').insert([...gains.values()]).onConflict(['project_id', 'day']).merge({
-        impressions: trx.raw('post_metric_days.impressions + excluded.impressions'), reactions: trx.raw('post_metric_days.reactions + excluded.reactions'),
-        comments: trx.raw('post_metric_days.comments + excluded.comments'), reshares: trx.raw('post_metric_days.reshares + excluded.reshares'),
-      });
+      await trx('post_metric_days')
+        .insert([...gains.values()])
+        .onConflict(['project_id', 'day'])
+        .merge({
+          impressions: trx.raw('post_metric_days.impressions + excluded.impressions'),
+          reactions: trx.raw('post_metric_days.reactions + excluded.reactions'),
+          comments: trx.raw('post_metric_days.comments + excluded.comments'),
+          reshares: trx.raw('post_metric_days.reshares + excluded.reshares'),
+        });
     }
   });
   return result;

@@ -6,11 +6,17 @@ import { config } from '../config';
 export const METRICS_SYNC_WORKFLOW_ID = 'metrics-sync';
 
 /** Starts the metrics-sync workflow unless it is already running; true when this call started it. */
-export async function ensureMetricsSync(client: Client, opts: { intervalSeconds?: number; batch?: number; workflowId?: string; taskQueue?: string } = {}): Promise<boolean> {
+export async function ensureMetricsSync(
+  client: Client,
+  opts: { intervalSeconds?: number; batch?: number; workflowId?: string; taskQueue?: string } = {},
+): Promise<boolean> {
   try {
     await client.workflow.start(metricsSyncWorkflow, {
-      taskQueue: opts.taskQueue ?? config.temporalTaskQueue, workflowId: opts.workflowId ?? METRICS_SYNC_WORKFLOW_ID,
-      args: [{ intervalSeconds: opts.intervalSeconds ?? config.analytics.syncIntervalSeconds, batch: opts.batch ?? config.analytics.syncBatch }],
+      taskQueue: opts.taskQueue ?? config.temporalTaskQueue,
+      workflowId: opts.workflowId ?? METRICS_SYNC_WORKFLOW_ID,
+      args: [
+        { intervalSeconds: opts.intervalSeconds ?? config.analytics.syncIntervalSeconds, batch: opts.batch ?? config.analytics.syncBatch },
+      ],
       staticSummary: 'Syncs metrics of published posts from the network on a decaying cadence',
     });
     return true;

@@ -15,13 +15,25 @@ export function planAllowsApi(plan: string): boolean {
 }
 
 /** `scopes` may be empty: such a key authenticates and is refused every scoped call (spec 5.1). */
-export async function createApiKey(input: { workspaceId: string; scopes: string[]; mode: 'live' | 'test'; name?: string; expiresAt?: Date | null }) {
+export async function createApiKey(input: {
+  workspaceId: string;
+  scopes: string[];
+  mode: 'live' | 'test';
+  name?: string;
+  expiresAt?: Date | null;
+}) {
   const plaintext = API_KEY_PREFIXES[input.mode] + randomSecret(40);
   const id = newId('apiKey');
   const scopes = expandScopes(input.scopes);
   await db()('api_keys').insert({
-    id, workspace_id: input.workspaceId, name: input.name ?? '', mode: input.mode,
-    key_hash: keyedHash(plaintext), last4: plaintext.slice(-4), scopes, expires_at: input.expiresAt ?? null,
+    id,
+    workspace_id: input.workspaceId,
+    name: input.name ?? '',
+    mode: input.mode,
+    key_hash: keyedHash(plaintext),
+    last4: plaintext.slice(-4),
+    scopes,
+    expires_at: input.expiresAt ?? null,
   });
   return { id, key: plaintext, scopes, mode: input.mode, last4: plaintext.slice(-4) };
 }

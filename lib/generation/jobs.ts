@@ -22,7 +22,11 @@ export const JOB_TYPES = ['POST_GENERATION', 'IMAGE_GENERATION'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 /** spec 2.12 `progress`; also the answer of the generation workflow's `progress` query. */
-export interface JobProgress { progress: number; updatedAt: string; message: string }
+export interface JobProgress {
+  progress: number;
+  updatedAt: string;
+  message: string;
+}
 
 /** What the job row keeps of the request (the API's copy; the workflow reads it by job id). */
 export interface GenerationJobInput {
@@ -35,16 +39,40 @@ export interface GenerationJobInput {
 }
 
 export interface JobRow {
-  id: string; workspace_id: string; project_id: string | null; type: JobType; status: JobStatus;
-  progress: JobProgress | null; result: Record<string, unknown> | null; error_code: string | null; error_message: string | null;
-  attempt_count: number; estimated_completion_ms: number; started_at: Date | null; completed_at: Date | null;
-  created_at: Date; updated_at: Date;
+  id: string;
+  workspace_id: string;
+  project_id: string | null;
+  type: JobType;
+  status: JobStatus;
+  progress: JobProgress | null;
+  result: Record<string, unknown> | null;
+  error_code: string | null;
+  error_message: string | null;
+  attempt_count: number;
+  estimated_completion_ms: number;
+  started_at: Date | null;
+  completed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
 }
 
 /** Every column the Job resource needs; `input` (up to 100,000 characters of source) stays out of lists. */
 export const JOB_COLUMNS = [
-  'id', 'workspace_id', 'project_id', 'type', 'status', 'progress', 'result', 'error_code', 'error_message',
-  'attempt_count', 'estimated_completion_ms', 'started_at', 'completed_at', 'created_at', 'updated_at',
+  'id',
+  'workspace_id',
+  'project_id',
+  'type',
+  'status',
+  'progress',
+  'result',
+  'error_code',
+  'error_message',
+  'attempt_count',
+  'estimated_completion_ms',
+  'started_at',
+  'completed_at',
+  'created_at',
+  'updated_at',
 ].map((c) => `jobs.${c}`);
 
 export function progressNow(progress: number, message: string, at: Date = new Date()): JobProgress {
@@ -85,16 +113,19 @@ export interface FinalState {
  * the caller's transaction: the event exists exactly when the final state was committed (spec 6).
  */
 export async function finishJob(trx: Knex.Transaction, jobId: string, final: FinalState): Promise<JobRow> {
-  const [row] = await trx('jobs').where({ id: jobId }).update({
-    status: final.status,
-    progress: JSON.stringify(final.progress),
-    result: final.result ? JSON.stringify(final.result) : null,
-    error_code: final.errorCode ?? null,
-    // Provider prose can be long and is shown to API clients; a paragraph is enough.
-    error_message: final.errorMessage?.slice(0, 1000) ?? null,
-    completed_at: trx.fn.now(),
-    updated_at: trx.fn.now(),
-  }).returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
+  const [row] = await trx('jobs')
+    .where({ id: jobId })
+    .update({
+      status: final.status,
+      progress: JSON.stringify(final.progress),
+      result: final.result ? JSON.stringify(final.result) : null,
+      error_code: final.errorCode ?? null,
+      // Provider prose can be long and is shown to API clients; a paragraph is enough.
+      error_message: final.errorMessage?.slice(0, 1000) ?? null,
+      completed_at: trx.fn.now(),
+      updated_at: trx.fn.now(),
+    })
+    .returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
   await settleJobSpend(trx, jobId);
   const job = row as JobRow;
   await emitEvent(trx, { workspaceId: job.workspace_id, projectId: job.project_id, type: 'job.completed', data: { job: presentJob(job) } });

@@ -10,7 +10,11 @@ import type { Knex } from 'knex';
 
 const KEY = 'jobs_paused';
 
-export interface PauseState { paused: boolean; reason: string | null; since: string | null }
+export interface PauseState {
+  paused: boolean;
+  reason: string | null;
+  since: string | null;
+}
 
 export const PAUSED_ERROR_TYPE = 'jobs_paused';
 
@@ -21,7 +25,9 @@ export async function jobProcessingState(db: Knex | Knex.Transaction): Promise<P
 }
 
 export async function setJobProcessingPaused(db: Knex, paused: boolean, reason: string | null = null): Promise<PauseState> {
-  await db('service_flags').insert({ key: KEY, value: JSON.stringify({ paused, reason: paused ? reason : null }), updated_at: db.fn.now() })
-    .onConflict('key').merge();
+  await db('service_flags')
+    .insert({ key: KEY, value: JSON.stringify({ paused, reason: paused ? reason : null }), updated_at: db.fn.now() })
+    .onConflict('key')
+    .merge();
   return jobProcessingState(db);
 }

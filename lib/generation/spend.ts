@@ -36,7 +36,10 @@ export interface AiLimits {
   dailyCapCents: number | null;
 }
 
-export interface BudgetTarget { key: string; scope: BudgetScope }
+export interface BudgetTarget {
+  key: string;
+  scope: BudgetScope;
+}
 
 export interface Periods {
   /** UTC day of the spend bucket, YYYY-MM-DD. */
@@ -47,7 +50,12 @@ export interface Periods {
   weekResetsAt: string;
 }
 
-export interface ApiSpend { bucketDate: string; capCents: number | null; spentCents: number; remainingCents: number | null }
+export interface ApiSpend {
+  bucketDate: string;
+  capCents: number | null;
+  spentCents: number;
+  remainingCents: number | null;
+}
 
 const ymd = (d: Date) => d.toISOString().slice(0, 10);
 
@@ -66,10 +74,18 @@ export function budgetTargetOf(project: { id: string; type: string }): BudgetTar
  * operator-set `ai_budgets` row for the project or the pool, else the workspace's, else the plan's.
  */
 export async function loadAiLimits(q: Knex | Knex.Transaction, workspaceId: string, target?: BudgetTarget): Promise<AiLimits> {
-  const w = await q('workspaces as w').leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
+  const w = await q('workspaces as w')
+    .leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
     .leftJoin('ai_budgets as ab', (j) => j.on('ab.workspace_id', 'w.id').andOn('ab.budget_key', q.raw('?', [target?.key ?? ''])))
     .where('w.id', workspaceId)
-    .first('w.plan', 'b.plan as billing_plan', 'w.ai_enforcement', 'w.weekly_ai_budget_cents', 'w.daily_spend_cap_cents', 'ab.weekly_budget_cents as target_budget_cents');
+    .first(
+      'w.plan',
+      'b.plan as billing_plan',
+      'w.ai_enforcement',
+      'w.weekly_ai_budget_cents',
+      'w.daily_spend_cap_cents',
+      'ab.weekly_budget_cents as target_budget_cents',
+    );
   if (!w) throw new Error(`workspace ${workspaceId} does not exist`);
   const plan: string = w.billing_plan ?? w.plan;
   const limits = planLimits(plan);
@@ -101,15 +117,23 @@ export function apiSpendOf(day: string, capCents: number | null, usedCents: numb
  * is the more useful reason to give. reserveGenerationSpend applies the same two conditions in
  * SQL, where they must hold under concurrency; a change here changes both.
  */
-export function wouldRefuse(limits: AiLimits, weekUsed: number, dayUsed: number, estimateCents = config.llm.reserveCents): BlockedBy | null {
-  if (limits.enforcement === 'block' && limits.weeklyBudgetCents !== null && weekUsed >= limits.weeklyBudgetCents) return 'weekly_ai_budget';
+export function wouldRefuse(
+  limits: AiLimits,
+  weekUsed: number,
+  dayUsed: number,
+  estimateCents = config.llm.reserveCents,
+): BlockedBy | null {
+  if (limits.enforcement === 'block' && limits.weeklyBudgetCents !== null && weekUsed >= limits.weeklyBudgetCents)
+    return 'weekly_ai_budget';
   if (limits.dailyCapCents !== null && dayUsed + estimateCents > limits.dailyCapCents) return 'daily_api_spend_cap';
   return null;
 }
 
 /** Settled cost plus open reservations of one weekly budget. */
 export async function weekUsedCents(q: Knex | Knex.Transaction, workspaceId: string, key: string, week: string): Promise<number> {
-  const row = await q('ai_budget_weeks').where({ workspace_id: workspaceId, budget_key: key, week_start: week }).first('spent_cents', 'reserved_cents');
+  const row = await q('ai_budget_weeks')
+    .where({ workspace_id: workspaceId, budget_key: key, week_start: week })
+    .first('spent_cents', 'reserved_cents');
   return row ? row.spent_cents + row.reserved_cents : 0;
 }
 
@@ -119,23 +143,40 @@ export async function dayUsedCents(q: Knex | Knex.Transaction, workspaceId: stri
   return row ? row.spent_cents + row.reserved_cents : 0;
 }
 
-export function usageLimitExceeded(target: BudgetTarget, projectId: string | null, used: number, limits: AiLimits, periods: Periods): ApiError {
+export function usageLimitExceeded(
+  target: BudgetTarget,
+  projectId: string | null,
+  used: number,
+  limits: AiLimits,
+  periods: Periods,
+): ApiError {
   const pct = percentUsed(used, limits.weeklyBudgetCents);
   const whose = target.scope === 'ai_project' ? 'this project' : "the workspace's shared pool";
   // 402 like spend_cap_exceeded: both say "the AI money for this period is used up", and a
   // generic 429 handler would retry for days (docs/generation.md).
-  return new ApiError(402, 'usage_limit_exceeded',
+  return new ApiError(
+    402,
+    'usage_limit_exceeded',
     `The weekly AI budget of ${whose} is used up (${pct} %); it resets at ${periods.weekResetsAt}.`,
-    { scope: target.scope, percentUsed: pct, resetsAt: periods.weekResetsAt, ...(projectId ? { projectId } : {}) });
+    { scope: target.scope, percentUsed: pct, resetsAt: periods.weekResetsAt, ...(projectId ? { projectId } : {}) },
+  );
 }
 
 export function spendCapExceeded(spend: ApiSpend, estimateCents: number): ApiError {
-  return new ApiError(402, 'spend_cap_exceeded',
+  return new ApiError(
+    402,
+    'spend_cap_exceeded',
     `The daily API AI-spend cap of ${spend.capCents} cents is reached (${spend.spentCents} spent or reserved; a generation reserves ${estimateCents}). It resets at 00:00 UTC.`,
-    { ...spend, estimateCents });
+    { ...spend, estimateCents },
+  );
 }
 
-export interface Reservation { reservedCents: number; spendDay: string; budgetKey: string; budgetWeek: string }
+export interface Reservation {
+  reservedCents: number;
+  spendDay: string;
+  budgetKey: string;
+  budgetWeek: string;
+}
 
 /** Where a generation accepted now would reserve: the caller stores this on the job row. */
 export function reservationFor(target: BudgetTarget, now: Date): Reservation {
@@ -164,7 +205,13 @@ export async function reserveGenerationSpend(
   const enforce = limits.enforcement === 'block' && limits.weeklyBudgetCents !== null;
   const cap = limits.dailyCapCents;
   const refuseWeek = async () => {
-    throw usageLimitExceeded(target, target.scope === 'ai_project' ? input.projectId : null, await weekUsedCents(trx, workspaceId, target.key, reservation.budgetWeek), limits, periods);
+    throw usageLimitExceeded(
+      target,
+      target.scope === 'ai_project' ? input.projectId : null,
+      await weekUsedCents(trx, workspaceId, target.key, reservation.budgetWeek),
+      limits,
+      periods,
+    );
   };
   const refuseDay = async () => {
     throw spendCapExceeded(apiSpendOf(reservation.spendDay, cap, await dayUsedCents(trx, workspaceId, reservation.spendDay)), estimate);
@@ -189,8 +236,20 @@ export async function reserveGenerationSpend(
        returning 1
      )
      select (select used_before from week) as week_used_before, exists (select 1 from day) as reserved`,
-    [workspaceId, target.key, reservation.budgetWeek, estimate, enforce, limits.weeklyBudgetCents ?? 0, estimate,
-      workspaceId, reservation.spendDay, estimate, cap, cap],
+    [
+      workspaceId,
+      target.key,
+      reservation.budgetWeek,
+      estimate,
+      enforce,
+      limits.weeklyBudgetCents ?? 0,
+      estimate,
+      workspaceId,
+      reservation.spendDay,
+      estimate,
+      cap,
+      cap,
+    ],
   );
   const { week_used_before: weekUsedBefore, reserved } = r.rows[0] as { week_used_before: number | null; reserved: boolean };
   if (weekUsedBefore === null) return refuseWeek();
@@ -198,7 +257,11 @@ export async function reserveGenerationSpend(
   if (!enforce && limits.enforcement !== 'off' && limits.weeklyBudgetCents !== null && weekUsedBefore >= limits.weeklyBudgetCents) {
     // shadow and warn never refuse (spec 8); they only tell operators what block would have done.
     (limits.enforcement === 'warn' ? log.warn : log.info)('weekly AI budget exhausted; not refused under this enforcement', {
-      workspaceId, budgetKey: target.key, enforcement: limits.enforcement, usedCents: weekUsedBefore, budgetCents: limits.weeklyBudgetCents,
+      workspaceId,
+      budgetKey: target.key,
+      enforcement: limits.enforcement,
+      usedCents: weekUsedBefore,
+      budgetCents: limits.weeklyBudgetCents,
     });
   }
 }

@@ -11,20 +11,22 @@ export async function startGenerationWorkflow(job: { id: string; workspace_id: s
   const client = await temporalClient();
   // Bounded so an unreachable Temporal turns into a prompt 503 rather than a hung request; a
   // start that did land after the deadline finds its job withdrawn and ends at once.
-  await client.withDeadline(Date.now() + 10_000, () => client.workflow.start(generatePostWorkflow, {
-    taskQueue: config.temporalTaskQueue,
-    workflowId: workflowIds.generation(job.id),
-    // The job id is fresh, so a duplicate can only be this same request's retry.
-    workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    args: [{ jobId: job.id, workspaceId: job.workspace_id, projectId: job.project_id }],
-    typedSearchAttributes: [
-      { key: SEARCH.workspace, value: job.workspace_id },
-      { key: SEARCH.project, value: job.project_id },
-      { key: SEARCH.job, value: job.id },
-    ],
-    staticSummary: `Generate a draft post for project ${job.project_id}`,
-    staticDetails: `Job ${job.id} of workspace ${job.workspace_id}. QUEUED → RUNNING → DONE writes one draft (never scheduled); the job row in Postgres is the API's view.`,
-  }));
+  await client.withDeadline(Date.now() + 10_000, () =>
+    client.workflow.start(generatePostWorkflow, {
+      taskQueue: config.temporalTaskQueue,
+      workflowId: workflowIds.generation(job.id),
+      // The job id is fresh, so a duplicate can only be this same request's retry.
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      args: [{ jobId: job.id, workspaceId: job.workspace_id, projectId: job.project_id }],
+      typedSearchAttributes: [
+        { key: SEARCH.workspace, value: job.workspace_id },
+        { key: SEARCH.project, value: job.project_id },
+        { key: SEARCH.job, value: job.id },
+      ],
+      staticSummary: `Generate a draft post for project ${job.project_id}`,
+      staticDetails: `Job ${job.id} of workspace ${job.workspace_id}. QUEUED → RUNNING → DONE writes one draft (never scheduled); the job row in Postgres is the API's view.`,
+    }),
+  );
 }
 
 function isProgress(v: unknown): v is JobProgress {
@@ -39,8 +41,9 @@ function isProgress(v: unknown): v is JobProgress {
 export async function queryJobProgress(jobId: string): Promise<JobProgress | null> {
   try {
     const client = await temporalClient();
-    const answer = await client.withDeadline(Date.now() + config.generation.progressQueryTimeoutMs,
-      () => client.workflow.getHandle(workflowIds.generation(jobId)).query(jobProgressQuery));
+    const answer = await client.withDeadline(Date.now() + config.generation.progressQueryTimeoutMs, () =>
+      client.workflow.getHandle(workflowIds.generation(jobId)).query(jobProgressQuery),
+    );
     return isProgress(answer) ? answer : null;
   } catch {
     return null;

@@ -34,19 +34,37 @@ export const DERIVED_STATUS_SQL = `case
   else ideas.status end`;
 
 export interface IdeaRow {
-  id: string; workspace_id: string; project_id: string; title: string; content: string;
-  pillar: string | null; post_type: string | null; asset_format: string | null; hook: string | null; topic: string | null;
-  scheduled_for_text: string | null; status: string; derived_status: IdeaStatus; linked_post_id: string | null;
-  linked_category: string | null; created_at: Date; updated_at: Date;
+  id: string;
+  workspace_id: string;
+  project_id: string;
+  title: string;
+  content: string;
+  pillar: string | null;
+  post_type: string | null;
+  asset_format: string | null;
+  hook: string | null;
+  topic: string | null;
+  scheduled_for_text: string | null;
+  status: string;
+  derived_status: IdeaStatus;
+  linked_post_id: string | null;
+  linked_category: string | null;
+  created_at: Date;
+  updated_at: Date;
 }
 
 /** Ideas of one workspace joined with their linked post (a removed post does not count as linked). */
 export function ideaQuery(workspaceId: string, trx: Knex | Knex.Transaction = db()): Knex.QueryBuilder {
-  return trx('ideas').where('ideas.workspace_id', workspaceId)
+  return trx('ideas')
+    .where('ideas.workspace_id', workspaceId)
     .leftJoin('posts as lp', (j) => j.on('lp.id', 'ideas.linked_post_id').andOnNull('lp.deleted_at'))
     .leftJoin('post_statuses as ls', 'ls.id', 'lp.status_id')
-    .select('ideas.*', trx.raw(`to_char(ideas.scheduled_for, 'YYYY-MM-DD') as scheduled_for_text`),
-      trx.raw(`(${DERIVED_STATUS_SQL}) as derived_status`), trx.raw(`(${LINKED_CATEGORY_SQL}) as linked_category`));
+    .select(
+      'ideas.*',
+      trx.raw(`to_char(ideas.scheduled_for, 'YYYY-MM-DD') as scheduled_for_text`),
+      trx.raw(`(${DERIVED_STATUS_SQL}) as derived_status`),
+      trx.raw(`(${LINKED_CATEGORY_SQL}) as linked_category`),
+    );
 }
 
 export function presentIdea(r: IdeaRow) {
@@ -76,9 +94,18 @@ export type Idea = ReturnType<typeof presentIdea>;
  * including no pillar, leaves the project's default (docs/ideas.md has the table).
  */
 export const PILLAR_CONTENT_TYPES: ReadonlyArray<{ keywords: readonly string[]; contentType: string }> = [
-  { keywords: ['educat', 'how-to', 'how to', 'tutorial', 'tips', 'lesson', 'guide', 'learn', 'expert', 'thought leadership'], contentType: 'EDUCATIONAL' },
-  { keywords: ['culture', 'team', 'hiring', 'internal', 'behind the scenes', 'employee', 'company news'], contentType: 'BUSINESS_INTERNAL' },
-  { keywords: ['product', 'customer', 'sales', 'launch', 'case study', 'promo', 'offer', 'business', 'marketing'], contentType: 'BUSINESS_EXTERNAL' },
+  {
+    keywords: ['educat', 'how-to', 'how to', 'tutorial', 'tips', 'lesson', 'guide', 'learn', 'expert', 'thought leadership'],
+    contentType: 'EDUCATIONAL',
+  },
+  {
+    keywords: ['culture', 'team', 'hiring', 'internal', 'behind the scenes', 'employee', 'company news'],
+    contentType: 'BUSINESS_INTERNAL',
+  },
+  {
+    keywords: ['product', 'customer', 'sales', 'launch', 'case study', 'promo', 'offer', 'business', 'marketing'],
+    contentType: 'BUSINESS_EXTERNAL',
+  },
   { keywords: ['personal', 'story', 'journey', 'life', 'opinion', 'founder'], contentType: 'PERSONAL' },
 ];
 
@@ -109,6 +136,7 @@ export function ideaBriefText(r: Pick<IdeaRow, 'title' | 'content' | 'pillar' | 
  * idea source). Runs inside the transaction that inserts the draft, so both land or neither.
  */
 export async function linkDraftToIdea(trx: Knex.Transaction, workspaceId: string, ideaId: string, postId: string): Promise<void> {
-  await trx('ideas').where({ workspace_id: workspaceId, id: ideaId })
+  await trx('ideas')
+    .where({ workspace_id: workspaceId, id: ideaId })
     .update({ linked_post_id: postId, status: 'in_production', updated_at: trx.fn.now() });
 }

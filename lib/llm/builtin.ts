@@ -71,9 +71,23 @@ const CLOSINGS: Record<ClosingLanguage, Record<ContentType, string>> = {
 
 // Older clients send language names rather than tags.
 const LANGUAGE_NAMES: Record<string, ClosingLanguage> = {
-  english: 'en', french: 'fr', français: 'fr', francais: 'fr', german: 'de', deutsch: 'de',
-  spanish: 'es', español: 'es', espanol: 'es', castellano: 'es', dutch: 'nl', nederlands: 'nl',
-  portuguese: 'pt', português: 'pt', portugues: 'pt', italian: 'it', italiano: 'it',
+  english: 'en',
+  french: 'fr',
+  français: 'fr',
+  francais: 'fr',
+  german: 'de',
+  deutsch: 'de',
+  spanish: 'es',
+  español: 'es',
+  espanol: 'es',
+  castellano: 'es',
+  dutch: 'nl',
+  nederlands: 'nl',
+  portuguese: 'pt',
+  português: 'pt',
+  portugues: 'pt',
+  italian: 'it',
+  italiano: 'it',
 };
 
 /** The closing-line language for a requested language; English when we have no translation. */
@@ -109,7 +123,7 @@ const STOP_WORDS = new Set(
     'the and for are but not you your yours with this that these those there their they them then than have has had ' +
     'was were will would can could should shall may might must our ours out who whom what when where which while why how ' +
     'all any each few more most other some such into from about over under again once only own same very just also ' +
-    'its it\'s been being did does doing too off yet because until between through during before after above below ' +
+    "its it's been being did does doing too off yet because until between through during before after above below " +
     'les des une est pas pour par sur dans avec qui que quoi ces ses son sont nous vous ils elles mais ont été être ' +
     'aux leur leurs plus comme tout tous cette cet sans chez très aussi ' +
     'der die das und ist nicht ein eine einen dem den des mit auf für von sich auch wie wir sie ihr sind war ' +
@@ -153,13 +167,23 @@ export function composePost(input: GenerationInput): string {
   const hook = pool[0]!;
   const chosen = pickKeySentences(pool, hook, BODY_SENTENCES[input.contentType] ?? BODY_SENTENCES.UNKNOWN);
 
-  const blocks = [shorten(hook.text, HOOK_MAX_CHARS), ...arrangeBody(chosen.map((s) => s.text), input.contentType), closing];
+  const blocks = [
+    shorten(hook.text, HOOK_MAX_CHARS),
+    ...arrangeBody(
+      chosen.map((s) => s.text),
+      input.contentType,
+    ),
+    closing,
+  ];
   return clampPost(blocks.join('\n\n'), MAX_POST_CHARS);
 }
 
 function splitSentences(source: string): Sentence[] {
   const out: Sentence[] = [];
-  const lines = source.replace(/\r\n?/g, '\n').replace(/[\u0000-\u0008\u000B-\u001F\u007F]/g, ' ').split('\n');
+  const lines = source
+    .replace(/\r\n?/g, '\n')
+    .replace(/[\u0000-\u0008\u000B-\u001F\u007F]/g, ' ')
+    .split('\n');
   for (const rawLine of lines) {
     const line = rawLine
       .replace(LIST_MARKER, '')
@@ -256,7 +280,10 @@ function shorten(text: string, max: number): string {
 }
 
 function normalizeForCompare(text: string): string {
-  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 }
 
 export class BuiltinWriter implements PostWriter {

@@ -129,7 +129,14 @@ export function readProviderError(body: unknown): ProviderError | null {
 const CONTENT_FILTERED = new Set(['content_filter', 'content_filtered', 'content_policy_violation', 'responsible_ai_policy_violation']);
 const QUOTA_EXHAUSTED = new Set(['insufficient_quota', 'billing_hard_limit_reached', 'quota_exceeded']);
 const RATE_LIMITED = new Set(['rate_limit_exceeded', 'rate_limit_error', 'too_many_requests', 'requests', 'tokens']);
-const AUTH_FAILED = new Set(['invalid_api_key', 'authentication_error', 'invalid_authentication', 'permission_error', 'permission_denied', 'unauthorized']);
+const AUTH_FAILED = new Set([
+  'invalid_api_key',
+  'authentication_error',
+  'invalid_authentication',
+  'permission_error',
+  'permission_denied',
+  'unauthorized',
+]);
 const TIMED_OUT = new Set(['timeout', 'request_timeout']);
 const UNAVAILABLE = new Set(['server_error', 'api_error', 'overloaded_error', 'engine_overloaded', 'service_unavailable']);
 
@@ -138,11 +145,7 @@ const UNAVAILABLE = new Set(['server_error', 'api_error', 'overloaded_error', 'e
  * inside a 2xx body, as some gateways do); `body` is the parsed JSON body, or undefined when it
  * was not JSON.
  */
-export function classifyProviderFailure(
-  status: number | null,
-  body: unknown,
-  retryAfterMs: number | null = null,
-): LlmError {
+export function classifyProviderFailure(status: number | null, body: unknown, retryAfterMs: number | null = null): LlmError {
   const p = readProviderError(body);
   const effectiveStatus = status !== null && status >= 400 ? status : (p?.numericCode ?? status);
   const tags = [p?.code, p?.type].filter((t): t is string => !!t).map((t) => t.toLowerCase());

@@ -33,7 +33,7 @@ export const PROJECT_TAG = 'project_name';
 
 const CONTENT_TYPE_GUIDANCE: Record<ContentType, string> = {
   PERSONAL:
-    'A personal-brand post. First person singular, in the author\'s own voice: their experience, ' +
+    "A personal-brand post. First person singular, in the author's own voice: their experience, " +
     'what they learned, what they think. Conversational and genuine; no corporate language.',
   BUSINESS_INTERNAL:
     'A post about the organization for its own people and close circle: team news, milestones, ' +
@@ -140,7 +140,11 @@ export function describeLanguage(language: string): string {
       // Not a well-formed tag after all; treat it as a name below.
     }
   }
-  const name = raw.replace(/[^\p{L}\p{M} -]/gu, '').replace(/\s+/g, ' ').trim().slice(0, 16);
+  const name = raw
+    .replace(/[^\p{L}\p{M} -]/gu, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 16);
   return name || 'English (en)';
 }
 
@@ -160,7 +164,10 @@ export function normalizePostText(raw: string): string {
   t = t.replace(/(^|[^\p{L}\p{N}*])\*(?=\S)([^*\n]*?\S)\*(?![\p{L}\p{N}*])/gmu, '$1$2');
   t = t.replace(/\[([^\]\n]+)\]\((https?:\/\/[^)\s]+)\)/g, (_m, text: string, url: string) => (text === url ? url : `${text} (${url})`));
   t = t.replace(/`([^`\n]+)`/g, '$1');
-  t = t.replace(/[ \t]+$/gm, '').replace(/\n{3,}/g, '\n\n').trim();
+  t = t
+    .replace(/[ \t]+$/gm, '')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
   const quoted = /^["“]([\s\S]*)["”]$/.exec(t);
   if (quoted && !/["“”]/.test(quoted[1]!)) t = quoted[1]!.trim();
   return clampPost(t, MAX_POST_CHARS);

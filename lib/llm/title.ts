@@ -14,7 +14,10 @@ const TRAILING_JOINERS = /[\s,;:\-–—(\[{/]+$/u;
 export function deriveTitle(content: string): string {
   const line = content.split(/\r\n|\r|\n/).find((l) => l.replace(INVISIBLE, '') !== '');
   if (line === undefined) return '';
-  const clean = line.replace(/[\u200B-\u200D\u2060\uFEFF]/g, '').replace(/\s+/g, ' ').trim();
+  const clean = line
+    .replace(/[\u200B-\u200D\u2060\uFEFF]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   // Count code points so that an emoji is never split into a lone surrogate.
   const chars = Array.from(clean);
   if (chars.length <= TITLE_MAX_CHARS) return clean;

@@ -16,18 +16,29 @@ export type { NetworkErrorKind, NetworkErrorCode, NetworkOperation } from './err
 export type Author = { type: 'person' | 'organization'; id: string };
 
 /** An image uploaded through the images API, referenced by a post. */
-export interface PostImageRef { imageUrn: string; altText: string }
+export interface PostImageRef {
+  imageUrn: string;
+  altText: string;
+}
 
 export interface NetworkClient {
   /** reference: client-generated idempotency reference; a retried call with the same reference returns the original post and creates nothing. */
-  createPost(input: { accessToken: string; author: Author; text: string; reference: string; images?: PostImageRef[] }): Promise<{ postUrn: string; created: boolean }>;
+  createPost(input: {
+    accessToken: string;
+    author: Author;
+    text: string;
+    reference: string;
+    images?: PostImageRef[];
+  }): Promise<{ postUrn: string; created: boolean }>;
   /** Images API, step 1: registers an image owned by `owner` and returns where its bytes go. */
   initializeImageUpload(accessToken: string, owner: Author): Promise<{ imageUrn: string; uploadUrl: string }>;
   /** Images API, step 2: PUTs the bytes to the upload URL. Repeating it is harmless. */
   uploadImage(accessToken: string, uploadUrl: string, bytes: Buffer, contentType: string): Promise<void>;
   /** Looks a post up by the reference it was created with: the check before a retry. */
   findPostByReference(accessToken: string, author: Author, reference: string): Promise<{ postUrn: string } | null>;
-  refreshAccessToken(refreshToken: string): Promise<{ accessToken: string; expiresAt: Date; refreshToken: string | null; refreshTokenExpiresAt: Date | null }>;
+  refreshAccessToken(
+    refreshToken: string,
+  ): Promise<{ accessToken: string; expiresAt: Date; refreshToken: string | null; refreshTokenExpiresAt: Date | null }>;
   getIdentity(accessToken: string): Promise<{ personId: string; name: string; vanityName: string | null; pictureUrl: string | null }>;
   listOrganizationAdmins(accessToken: string, organizationId: string): Promise<string[]>; // person ids
   getPostMetrics(accessToken: string, postUrn: string): Promise<{ impressions: number; likes: number; comments: number; reshares: number }>;
@@ -37,14 +48,32 @@ export interface NetworkClient {
 
 // ----- planning: viral post search (docs/network-protocol.md `GET /rest/viralPosts`) -----
 
-export interface ViralSearchQuery { keywords: string; publishedAfter?: Date; publishedBefore?: Date; minEngagement?: number; start?: number; count?: number }
-
-export interface ViralPost {
-  postUrn: string; authorName: string; authorVanityName: string | null; text: string; publishedAt: Date;
-  impressions: number; likes: number; comments: number; reshares: number; engagement: number;
+export interface ViralSearchQuery {
+  keywords: string;
+  publishedAfter?: Date;
+  publishedBefore?: Date;
+  minEngagement?: number;
+  start?: number;
+  count?: number;
 }
 
-export interface ViralSearchResult { posts: ViralPost[]; total: number }
+export interface ViralPost {
+  postUrn: string;
+  authorName: string;
+  authorVanityName: string | null;
+  text: string;
+  publishedAt: Date;
+  impressions: number;
+  likes: number;
+  comments: number;
+  reshares: number;
+  engagement: number;
+}
+
+export interface ViralSearchResult {
+  posts: ViralPost[];
+  total: number;
+}
 
 export interface HttpNetworkClientOptions {
   baseUrl: string;
@@ -102,7 +131,8 @@ function localError(operation: NetworkOperation, message: string): NetworkError 
 }
 
 function checkAuthor(operation: NetworkOperation, author: Author): void {
-  if (author?.type !== 'person' && author?.type !== 'organization') throw localError(operation, 'author.type must be person or organization');
+  if (author?.type !== 'person' && author?.type !== 'organization')
+    throw localError(operation, 'author.type must be person or organization');
   if (!ID_RE.test(author.id)) throw localError(operation, 'author.id is not a valid network id');
 }
 
@@ -147,7 +177,11 @@ function serverMessageOf(body: unknown): string | null {
  * Status and server code to a verdict. Messages are never read: they are for humans and change
  * without notice.
  */
-function classify(operation: NetworkOperation, status: number, serverCode: string | null): { kind: NetworkErrorKind; code: NetworkErrorCode } {
+function classify(
+  operation: NetworkOperation,
+  status: number,
+  serverCode: string | null,
+): { kind: NetworkErrorKind; code: NetworkErrorCode } {
   if (operation === 'refreshAccessToken') {
     // RFC 6749 5.2: invalid_grant covers an unknown, expired or revoked refresh token alike;
     // the user has to reconnect. invalid_client is our own misconfiguration, not the user's,
@@ -182,7 +216,13 @@ function classify(operation: NetworkOperation, status: number, serverCode: strin
 function invalidResponse(operation: NetworkOperation, status: number, detail: string): NetworkError {
   // Transient on purpose: every call here is safe to repeat (createPost through its reference),
   // and a garbled answer is more often a proxy hiccup than a lasting protocol change.
-  return new NetworkError({ kind: 'transient', code: 'invalid_response', status, operation, message: `${operation}: unexpected response: ${detail}` });
+  return new NetworkError({
+    kind: 'transient',
+    code: 'invalid_response',
+    status,
+    operation,
+    message: `${operation}: unexpected response: ${detail}`,
+  });
 }
 
 function nonNegativeInt(v: unknown): number {
@@ -215,7 +255,13 @@ export class HttpNetworkClient implements NetworkClient {
     this.timeoutMs = opts.timeoutMs;
   }
 
-  async createPost(input: { accessToken: string; author: Author; text: string; reference: string; images?: PostImageRef[] }): Promise<{ postUrn: string; created: boolean }> {
+  async createPost(input: {
+    accessToken: string;
+    author: Author;
+    text: string;
+    reference: string;
+    images?: PostImageRef[];
+  }): Promise<{ postUrn: string; created: boolean }> {
     const op = 'createPost';
     checkToken(op, input.accessToken);
     checkAuthor(op, input.author);
@@ -224,9 +270,12 @@ export class HttpNetworkClient implements NetworkClient {
     const images = input.images ?? [];
     for (const i of images) if (!IMAGE_URN_RE.test(i.imageUrn)) throw localError(op, `"${i.imageUrn}" is not an image URN`);
     // One image is `content.media`; several are `content.multiImage` (docs/network-protocol.md).
-    const content = images.length === 0 ? undefined
-      : images.length === 1 ? { media: { id: images[0]!.imageUrn, altText: images[0]!.altText } }
-        : { multiImage: { images: images.map((i) => ({ id: i.imageUrn, altText: i.altText })) } };
+    const content =
+      images.length === 0
+        ? undefined
+        : images.length === 1
+          ? { media: { id: images[0]!.imageUrn, altText: images[0]!.altText } }
+          : { multiImage: { images: images.map((i) => ({ id: i.imageUrn, altText: i.altText })) } };
     const res = await this.request({
       operation: op,
       method: 'POST',
@@ -256,7 +305,12 @@ export class HttpNetworkClient implements NetworkClient {
     checkToken(op, accessToken);
     checkAuthor(op, owner);
     const res = await this.request({
-      operation: op, method: 'POST', path: 'rest/images', query: { action: 'initializeUpload' }, accessToken, versioned: true,
+      operation: op,
+      method: 'POST',
+      path: 'rest/images',
+      query: { action: 'initializeUpload' },
+      accessToken,
+      versioned: true,
       json: { initializeUploadRequest: { owner: authorUrn(owner) } },
     });
     const v = (res.body as { value?: { uploadUrl?: unknown; image?: unknown } } | undefined)?.value;
@@ -267,7 +321,8 @@ export class HttpNetworkClient implements NetworkClient {
     } catch {
       throw invalidResponse(op, res.status, 'no upload URL');
     }
-    if (uploadUrl.protocol !== 'https:' && uploadUrl.protocol !== 'http:') throw invalidResponse(op, res.status, 'upload URL is not http(s)');
+    if (uploadUrl.protocol !== 'https:' && uploadUrl.protocol !== 'http:')
+      throw invalidResponse(op, res.status, 'upload URL is not http(s)');
     return { imageUrn: v.image, uploadUrl: uploadUrl.toString() };
   }
 
@@ -299,7 +354,9 @@ export class HttpNetworkClient implements NetworkClient {
     return { postUrn: id };
   }
 
-  async refreshAccessToken(refreshToken: string): Promise<{ accessToken: string; expiresAt: Date; refreshToken: string | null; refreshTokenExpiresAt: Date | null }> {
+  async refreshAccessToken(
+    refreshToken: string,
+  ): Promise<{ accessToken: string; expiresAt: Date; refreshToken: string | null; refreshTokenExpiresAt: Date | null }> {
     const op = 'refreshAccessToken';
     checkToken(op, refreshToken);
     // Lifetimes count from before the request, so the stored expiry is never later than the real one.
@@ -317,7 +374,8 @@ export class HttpNetworkClient implements NetworkClient {
     // The network may not return a refresh token on every refresh; null tells the caller to
     // keep the one it has.
     const newRefresh = typeof b.refresh_token === 'string' && b.refresh_token !== '' ? b.refresh_token : null;
-    const refreshTtl = typeof b.refresh_token_expires_in === 'number' && b.refresh_token_expires_in >= 0 ? b.refresh_token_expires_in : null;
+    const refreshTtl =
+      typeof b.refresh_token_expires_in === 'number' && b.refresh_token_expires_in >= 0 ? b.refresh_token_expires_in : null;
     return {
       accessToken: b.access_token,
       expiresAt: new Date(startedAt + b.expires_in * 1000),
@@ -326,7 +384,9 @@ export class HttpNetworkClient implements NetworkClient {
     };
   }
 
-  async getIdentity(accessToken: string): Promise<{ personId: string; name: string; vanityName: string | null; pictureUrl: string | null }> {
+  async getIdentity(
+    accessToken: string,
+  ): Promise<{ personId: string; name: string; vanityName: string | null; pictureUrl: string | null }> {
     const op = 'getIdentity';
     checkToken(op, accessToken);
     const res = await this.request({ operation: op, method: 'GET', path: 'v2/userinfo', accessToken });
@@ -389,8 +449,14 @@ export class HttpNetworkClient implements NetworkClient {
   async searchViralPosts(accessToken: string, query: ViralSearchQuery): Promise<ViralSearchResult> {
     const op = 'searchViralPosts';
     checkToken(op, accessToken);
-    if (typeof query.keywords !== 'string' || query.keywords.trim() === '' || query.keywords.length > 200) throw localError(op, 'keywords must be 1 to 200 characters');
-    const params: Record<string, string> = { q: 'search', keywords: query.keywords.trim(), start: String(query.start ?? 0), count: String(query.count ?? 20) };
+    if (typeof query.keywords !== 'string' || query.keywords.trim() === '' || query.keywords.length > 200)
+      throw localError(op, 'keywords must be 1 to 200 characters');
+    const params: Record<string, string> = {
+      q: 'search',
+      keywords: query.keywords.trim(),
+      start: String(query.start ?? 0),
+      count: String(query.count ?? 20),
+    };
     if (query.publishedAfter) params.publishedAfter = String(query.publishedAfter.getTime());
     if (query.publishedBefore) params.publishedBefore = String(query.publishedBefore.getTime());
     if (query.minEngagement !== undefined) params.minEngagement = String(query.minEngagement);
@@ -406,19 +472,35 @@ export class HttpNetworkClient implements NetworkClient {
       const comments = nonNegativeInt(m.comments);
       const reshares = nonNegativeInt(m.reshares);
       posts.push({
-        postUrn: raw.id, authorName: typeof raw.author?.name === 'string' ? raw.author.name : '', authorVanityName: typeof raw.author?.vanityName === 'string' ? raw.author.vanityName : null,
-        text: typeof raw.commentary === 'string' ? raw.commentary : '', publishedAt: new Date(nonNegativeInt(raw.publishedAt)),
-        impressions: nonNegativeInt(m.impressions), likes, comments, reshares, engagement: likes + comments + reshares,
+        postUrn: raw.id,
+        authorName: typeof raw.author?.name === 'string' ? raw.author.name : '',
+        authorVanityName: typeof raw.author?.vanityName === 'string' ? raw.author.vanityName : null,
+        text: typeof raw.commentary === 'string' ? raw.commentary : '',
+        publishedAt: new Date(nonNegativeInt(raw.publishedAt)),
+        impressions: nonNegativeInt(m.impressions),
+        likes,
+        comments,
+        reshares,
+        engagement: likes + comments + reshares,
       });
     }
     return { posts, total: nonNegativeInt(b.paging?.total) };
   }
 
-  async getPostMetrics(accessToken: string, postUrn: string): Promise<{ impressions: number; likes: number; comments: number; reshares: number }> {
+  async getPostMetrics(
+    accessToken: string,
+    postUrn: string,
+  ): Promise<{ impressions: number; likes: number; comments: number; reshares: number }> {
     const op = 'getPostMetrics';
     checkToken(op, accessToken);
     if (!POST_URN_RE.test(postUrn)) throw localError(op, `"${postUrn}" is not a post URN`);
-    const res = await this.request({ operation: op, method: 'GET', path: `rest/socialMetadata/${encodeURIComponent(postUrn)}`, accessToken, versioned: true });
+    const res = await this.request({
+      operation: op,
+      method: 'GET',
+      path: `rest/socialMetadata/${encodeURIComponent(postUrn)}`,
+      accessToken,
+      versioned: true,
+    });
     type SocialMetadata = {
       reactionSummaries?: Record<string, { count?: unknown } | null> | null;
       commentSummary?: { count?: unknown } | null;
@@ -476,12 +558,26 @@ export class HttpNetworkClient implements NetworkClient {
     } catch (err) {
       const name = (err as { name?: string })?.name;
       if (name === 'TimeoutError' || name === 'AbortError' || signal.aborted) {
-        throw new NetworkError({ kind: 'transient', code: 'timeout', status: null, operation: op, message: `${op}: no complete answer within ${this.timeoutMs} ms`, cause: err });
+        throw new NetworkError({
+          kind: 'transient',
+          code: 'timeout',
+          status: null,
+          operation: op,
+          message: `${op}: no complete answer within ${this.timeoutMs} ms`,
+          cause: err,
+        });
       }
       // fetch rejects with TypeError for refused, reset and half-answered connections.
       const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
       const detail = cause?.code ?? cause?.message ?? (err as Error)?.message ?? String(err);
-      throw new NetworkError({ kind: 'transient', code: 'connection_error', status: null, operation: op, message: `${op}: connection failed (${detail})`, cause: err });
+      throw new NetworkError({
+        kind: 'transient',
+        code: 'connection_error',
+        status: null,
+        operation: op,
+        message: `${op}: connection failed (${detail})`,
+        cause: err,
+      });
     }
 
     let parsed: unknown;
@@ -518,5 +614,11 @@ export function createNetworkClient(): NetworkClient {
       `NETWORK_API_URL is not set: point it at the social network's API, or at the local simulator (npx tsx sim/network/main.ts, then NETWORK_API_URL=http://127.0.0.1:${n.simulatorPort}).`,
     );
   }
-  return new HttpNetworkClient({ baseUrl: n.apiUrl, apiVersion: n.apiVersion, clientId: n.clientId, clientSecret: n.clientSecret, timeoutMs: n.timeoutMs });
+  return new HttpNetworkClient({
+    baseUrl: n.apiUrl,
+    apiVersion: n.apiVersion,
+    clientId: n.clientId,
+    clientSecret: n.clientSecret,
+    timeoutMs: n.timeoutMs,
+  });
 }

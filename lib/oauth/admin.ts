@@ -14,7 +14,9 @@ const forgetClient = (clientId: string) => invalidateLocally('client', clientId)
 
 export class OAuthAdminError extends Error {}
 
-const ADMIN_SLUGS = Object.entries(ROLE_LABELS).filter(([, label]) => label === 'Admin').map(([slug]) => slug);
+const ADMIN_SLUGS = Object.entries(ROLE_LABELS)
+  .filter(([, label]) => label === 'Admin')
+  .map(([slug]) => slug);
 
 /**
  * spec 5.5 agency-owner grant: `userId` owns the agency that pays for `clientWorkspaceId`.
@@ -41,7 +43,10 @@ export async function grantAgencyOwnership(input: { userId: string; clientWorksp
     if (!membership) {
       await trx('memberships').insert({ id: newId('membership'), workspace_id: agencyId, user_id: input.userId, role: 'admin' });
     }
-    await trx('agency_owners').insert({ agency_workspace_id: agencyId, user_id: input.userId }).onConflict(['agency_workspace_id', 'user_id']).ignore();
+    await trx('agency_owners')
+      .insert({ agency_workspace_id: agencyId, user_id: input.userId })
+      .onConflict(['agency_workspace_id', 'user_id'])
+      .ignore();
     const clients = await trx('workspaces').where({ billing_workspace_id: agencyId }).orderBy('name').select('id', 'name');
     clearReachCache();
     return { userId: input.userId, agencyWorkspaceId: agencyId, clientWorkspaces: clients as Array<{ id: string; name: string }> };
@@ -91,10 +96,18 @@ export async function revokeGrants(input: { userId: string; grantId?: string; cl
 }
 
 export async function listClients() {
-  const rows = await db()('oauth_clients').orderBy('created_at', 'desc').select('id', 'client_name', 'redirect_uris', 'scope', 'software_id', 'software_version', 'trusted', 'created_at');
+  const rows = await db()('oauth_clients')
+    .orderBy('created_at', 'desc')
+    .select('id', 'client_name', 'redirect_uris', 'scope', 'software_id', 'software_version', 'trusted', 'created_at');
   return rows.map((c: Record<string, any>) => ({
-    id: c.id, name: c.client_name, redirectUris: c.redirect_uris, scope: c.scope, softwareId: c.software_id, softwareVersion: c.software_version,
-    trusted: c.trusted, createdAt: iso(c.created_at),
+    id: c.id,
+    name: c.client_name,
+    redirectUris: c.redirect_uris,
+    scope: c.scope,
+    softwareId: c.software_id,
+    softwareVersion: c.software_version,
+    trusted: c.trusted,
+    createdAt: iso(c.created_at),
   }));
 }
 
@@ -109,7 +122,10 @@ export async function setClientTrust(clientId: string, trusted: boolean) {
 /** Revokes a grant and every token issued under it. Returns false when there was no live grant. */
 export async function revokeGrant(grantId: string): Promise<boolean> {
   const revoked = await db().transaction(async (trx) => {
-    const n = await trx('oauth_grants').where({ id: grantId }).whereNull('revoked_at').update({ revoked_at: new Date(), remembered: false });
+    const n = await trx('oauth_grants')
+      .where({ id: grantId })
+      .whereNull('revoked_at')
+      .update({ revoked_at: new Date(), remembered: false });
     const families = await trx('oauth_token_families').where({ grant_id: grantId }).pluck('id');
     await revokeFamilies(trx, families as string[], 'grant_revoked');
     return n > 0;
@@ -119,11 +135,19 @@ export async function revokeGrant(grantId: string): Promise<boolean> {
 }
 
 export async function userGrants(userId: string) {
-  return db()('oauth_grants as g').join('oauth_clients as c', 'c.id', 'g.client_id').leftJoin('workspaces as w', 'w.id', 'g.workspace_id')
-    .where('g.user_id', userId).orderBy('g.created_at', 'desc')
-    .select('g.*', 'c.client_name', 'w.name as workspace_name',
-      db().raw(`(select count(*) from oauth_access_tokens t where t.family_id in (select id from oauth_token_families f where f.grant_id = g.id)
-                  and t.revoked_at is null and t.expires_at > now())::int as active_access_tokens`));
+  return db()('oauth_grants as g')
+    .join('oauth_clients as c', 'c.id', 'g.client_id')
+    .leftJoin('workspaces as w', 'w.id', 'g.workspace_id')
+    .where('g.user_id', userId)
+    .orderBy('g.created_at', 'desc')
+    .select(
+      'g.*',
+      'c.client_name',
+      'w.name as workspace_name',
+      db()
+        .raw(`(select count(*) from oauth_access_tokens t where t.family_id in (select id from oauth_token_families f where f.grant_id = g.id)
+                  and t.revoked_at is null and t.expires_at > now())::int as active_access_tokens`),
+    );
 }
 
 /**
@@ -132,23 +156,56 @@ export async function userGrants(userId: string) {
  * token), so revoking the grant or the family kills it like any other. No refresh token.
  * The caller checks that the user reaches the workspace and that the scopes are known.
  */
-export async function mintAccessToken(input: { userId: string; clientId: string; workspaceId: string; defaultProjectId: string | null; scopes: string[]; accessLevel: 'read' | 'full' }) {
+export async function mintAccessToken(input: {
+  userId: string;
+  clientId: string;
+  workspaceId: string;
+  defaultProjectId: string | null;
+  scopes: string[];
+  accessLevel: 'read' | 'full';
+}) {
   const client = await db()('oauth_clients').where({ id: input.clientId }).first('id');
   if (!client) throw new OAuthAdminError(`no OAuth client ${input.clientId}`);
   const plaintext = randomToken(ACCESS_TOKEN_PREFIX);
   const row = await db().transaction(async (trx) => {
-    let grant = await trx('oauth_grants').where({ user_id: input.userId, client_id: input.clientId }).whereNull('revoked_at').forUpdate().first('id');
+    let grant = await trx('oauth_grants')
+      .where({ user_id: input.userId, client_id: input.clientId })
+      .whereNull('revoked_at')
+      .forUpdate()
+      .first('id');
     if (!grant) {
-      [grant] = await trx('oauth_grants').insert({
-        id: newId('oauthGrant'), user_id: input.userId, client_id: input.clientId, workspace_id: input.workspaceId, default_project_id: input.defaultProjectId,
-        access_level: input.accessLevel, requested_scopes: input.scopes, scopes: input.scopes, remembered: true,
-      }).returning('id');
+      [grant] = await trx('oauth_grants')
+        .insert({
+          id: newId('oauthGrant'),
+          user_id: input.userId,
+          client_id: input.clientId,
+          workspace_id: input.workspaceId,
+          default_project_id: input.defaultProjectId,
+          access_level: input.accessLevel,
+          requested_scopes: input.scopes,
+          scopes: input.scopes,
+          remembered: true,
+        })
+        .returning('id');
     }
     const family = await createFamily(trx, {
-      grantId: grant.id, clientId: input.clientId, userId: input.userId, workspaceId: input.workspaceId, defaultProjectId: input.defaultProjectId,
-      scopes: input.scopes, codeHash: null, resource: null,
+      grantId: grant.id,
+      clientId: input.clientId,
+      userId: input.userId,
+      workspaceId: input.workspaceId,
+      defaultProjectId: input.defaultProjectId,
+      scopes: input.scopes,
+      codeHash: null,
+      resource: null,
     });
     return insertAccessToken(trx, family, plaintext, input.scopes);
   });
-  return { access_token: plaintext, token_type: 'Bearer' as const, scope: input.scopes.join(' '), expiresAt: iso(row.expires_at), id: row.id, familyId: row.family_id };
+  return {
+    access_token: plaintext,
+    token_type: 'Bearer' as const,
+    scope: input.scopes.join(' '),
+    expiresAt: iso(row.expires_at),
+    id: row.id,
+    familyId: row.family_id,
+  };
 }

@@ -17,7 +17,12 @@ import { CATEGORY_TO_LEGACY } from './statuses';
 
 /** spec 2.7 `Post.delivery`. */
 export type DeliveryState = 'not_scheduled' | 'scheduled' | 'retrying' | 'published' | 'failed';
-export interface Delivery { state: DeliveryState; willRetry: boolean; retryUntil: string | null; detail: string | null }
+export interface Delivery {
+  state: DeliveryState;
+  willRetry: boolean;
+  retryUntil: string | null;
+  detail: string | null;
+}
 
 export function delivery(state: DeliveryState, more: Partial<Omit<Delivery, 'state'>> = {}): Delivery {
   return { state, willRetry: more.willRetry ?? false, retryUntil: more.retryUntil ?? null, detail: more.detail ?? null };
@@ -25,11 +30,23 @@ export function delivery(state: DeliveryState, more: Partial<Omit<Delivery, 'sta
 
 /** The columns of `posts` a change may set. */
 export type PostColumns = Partial<
-  Omit<PostRow, 'id' | 'workspace_id' | 'project_id' | 'created_at' | 'delivery' | 'review' | 'media' | 'status_title' | 'status_category' | 'require_review_workflow'>
-  & { delivery: Delivery; deleted_at: Date }
+  Omit<
+    PostRow,
+    | 'id'
+    | 'workspace_id'
+    | 'project_id'
+    | 'created_at'
+    | 'delivery'
+    | 'review'
+    | 'media'
+    | 'status_title'
+    | 'status_category'
+    | 'require_review_workflow'
+  > & { delivery: Delivery; deleted_at: Date }
 >;
 
-export type PostEventType = 'post.updated' | 'post.scheduled' | 'post.unscheduled' | 'post.published' | 'post.publish_failed' | 'post.deleted';
+export type PostEventType =
+  'post.updated' | 'post.scheduled' | 'post.unscheduled' | 'post.published' | 'post.publish_failed' | 'post.deleted';
 
 /** One row change. Empty `set`, no board move and no slot change means "nothing happens". */
 export interface PostChange {
@@ -73,8 +90,12 @@ export function scheduled(post: LifecycleRow, at: Date, now: Date): PostChange {
   if (post.status === 'published') throw alreadyPublished();
   return {
     set: {
-      status: 'scheduled', scheduled_at: at, schedule_version: post.schedule_version + 1,
-      delivery: delivery('scheduled'), last_publish_error: null, updated_at: now,
+      status: 'scheduled',
+      scheduled_at: at,
+      schedule_version: post.schedule_version + 1,
+      delivery: delivery('scheduled'),
+      last_publish_error: null,
+      updated_at: now,
     },
     board: 'scheduled',
     slot: { at },
@@ -92,8 +113,11 @@ export function unscheduled(post: LifecycleRow, now: Date, to: StatusCategory = 
   if (!onSchedule(post)) return NO_CHANGE;
   return {
     set: {
-      status: CATEGORY_TO_LEGACY[to] ?? 'draft', scheduled_at: null, schedule_version: post.schedule_version + 1,
-      delivery: delivery('not_scheduled'), updated_at: now,
+      status: CATEGORY_TO_LEGACY[to] ?? 'draft',
+      scheduled_at: null,
+      schedule_version: post.schedule_version + 1,
+      delivery: delivery('not_scheduled'),
+      updated_at: now,
     },
     board: to,
     slot: 'clear',
@@ -106,9 +130,12 @@ export function unscheduled(post: LifecycleRow, now: Date, to: StatusCategory = 
 export function retrying(_post: LifecycleRow, input: { error: string; retryUntil: Date }, now: Date): PostChange {
   return {
     set: {
-      last_publish_attempt_at: now, last_publish_error: input.error,
+      last_publish_attempt_at: now,
+      last_publish_error: input.error,
       delivery: delivery('retrying', {
-        willRetry: true, retryUntil: input.retryUntil.toISOString(), detail: `The network did not accept the post yet (${input.error}); retrying.`,
+        willRetry: true,
+        retryUntil: input.retryUntil.toISOString(),
+        detail: `The network did not accept the post yet (${input.error}); retrying.`,
       }),
     },
     events: [],
@@ -120,8 +147,13 @@ export function retrying(_post: LifecycleRow, input: { error: string; retryUntil
 export function published(_post: LifecycleRow, input: { postUrn: string }, now: Date): PostChange {
   return {
     set: {
-      status: 'published', published_at: now, network_post_urn: input.postUrn, last_publish_attempt_at: now, last_publish_error: null,
-      delivery: delivery('published'), updated_at: now,
+      status: 'published',
+      published_at: now,
+      network_post_urn: input.postUrn,
+      last_publish_attempt_at: now,
+      last_publish_error: null,
+      delivery: delivery('published'),
+      updated_at: now,
     },
     board: 'published',
     events: ['post.published'],
@@ -133,7 +165,10 @@ export function published(_post: LifecycleRow, input: { postUrn: string }, now: 
 export function failed(_post: LifecycleRow, input: { error: string; detail: string }, now: Date): PostChange {
   return {
     set: {
-      status: 'failed_to_publish', last_publish_error: input.error, last_publish_attempt_at: now, updated_at: now,
+      status: 'failed_to_publish',
+      last_publish_error: input.error,
+      last_publish_attempt_at: now,
+      updated_at: now,
       delivery: delivery('failed', { detail: input.detail }),
     },
     events: ['post.publish_failed'],
@@ -203,25 +238,35 @@ export function planSchedule(post: LifecycleRow, input: { scheduledFor?: Date | 
   const { scheduledFor, board } = input;
   if (post.status === 'published') {
     if (board !== undefined && board !== 'published') {
-      throw errors.conflict('This post is published; it stays in a published status. Create a new post to publish again.', { reason: 'already_published', retryable: false });
+      throw errors.conflict('This post is published; it stays in a published status. Create a new post to publish again.', {
+        reason: 'already_published',
+        retryable: false,
+      });
     }
     if (scheduledFor !== undefined) throw alreadyPublished();
     return { kind: 'none' };
   }
   if (board === 'published') {
-    throw errors.conflict('Only the scheduler moves a post to published, when the network accepts it; schedule the post instead.',
-      { reason: 'not_published_by_service', retryable: false });
+    throw errors.conflict('Only the scheduler moves a post to published, when the network accepts it; schedule the post instead.', {
+      reason: 'not_published_by_service',
+      retryable: false,
+    });
   }
   if (board === 'scheduled') {
     if (scheduledFor instanceof Date) return { kind: 'schedule', at: scheduledFor };
     if (scheduledFor === undefined && post.status === 'scheduled') return { kind: 'none' };
-    if (scheduledFor === undefined && post.scheduled_at && post.scheduled_at.getTime() > now.getTime()) return { kind: 'schedule', at: post.scheduled_at };
-    throw errors.unprocessable('A post moves to a scheduled status only with a future `scheduledFor` (in this request or already on the post).', { reason: 'schedule_required' });
+    if (scheduledFor === undefined && post.scheduled_at && post.scheduled_at.getTime() > now.getTime())
+      return { kind: 'schedule', at: post.scheduled_at };
+    throw errors.unprocessable(
+      'A post moves to a scheduled status only with a future `scheduledFor` (in this request or already on the post).',
+      { reason: 'schedule_required' },
+    );
   }
   if (scheduledFor instanceof Date) {
     if (board !== undefined) {
-      throw errors.unprocessable(`\`scheduledFor\` schedules the post, which contradicts the \`${board}\` status; send one or the other.`,
-        { reason: 'status_contradicts_schedule' });
+      throw errors.unprocessable(`\`scheduledFor\` schedules the post, which contradicts the \`${board}\` status; send one or the other.`, {
+        reason: 'status_contradicts_schedule',
+      });
     }
     return { kind: 'schedule', at: scheduledFor };
   }

@@ -6,13 +6,33 @@ import { delivery, type Delivery } from './lifecycle';
 export const PLATFORM = 'LINKEDIN';
 
 export interface PostRow {
-  id: string; workspace_id: string; project_id: string | null; status: string; status_id: string | null; title: string; title_auto: boolean;
-  content: string; content_type: string; scheduled_at: Date | null; schedule_version: number; published_at: Date | null; network_post_urn: string | null;
-  funnel_stage: string | null; last_publish_error: string | null; last_publish_attempt_at: Date | null;
-  delivery: Partial<Delivery> | null; review: Record<string, unknown> | null; media: Record<string, unknown> | null;
-  auto_like: boolean; auto_comment: boolean; created_at: Date; updated_at: Date | null;
+  id: string;
+  workspace_id: string;
+  project_id: string | null;
+  status: string;
+  status_id: string | null;
+  title: string;
+  title_auto: boolean;
+  content: string;
+  content_type: string;
+  scheduled_at: Date | null;
+  schedule_version: number;
+  published_at: Date | null;
+  network_post_urn: string | null;
+  funnel_stage: string | null;
+  last_publish_error: string | null;
+  last_publish_attempt_at: Date | null;
+  delivery: Partial<Delivery> | null;
+  review: Record<string, unknown> | null;
+  media: Record<string, unknown> | null;
+  auto_like: boolean;
+  auto_comment: boolean;
+  created_at: Date;
+  updated_at: Date | null;
   // joined
-  status_title?: string | null; status_category?: string | null; require_review_workflow?: boolean;
+  status_title?: string | null;
+  status_category?: string | null;
+  require_review_workflow?: boolean;
 }
 
 export function presentPostSummary(p: PostRow) {
@@ -33,9 +53,15 @@ export function presentPostSummary(p: PostRow) {
 /** The stored delivery block (./lifecycle.ts writes it with every status change), with the status as the last word. */
 export function deliveryOf(p: PostRow): Delivery {
   const stored = p.delivery ?? {};
-  if (p.status === 'published') return delivery('published', { detail: p.network_post_urn ? `Live on the network as ${p.network_post_urn}.` : null });
-  if (p.status === 'scheduled') return delivery(stored.state ?? 'scheduled', { ...stored, detail: stored.detail ?? 'Publishes about 2 minutes after the scheduled time.' });
-  if (p.status === 'failed_to_publish') return delivery(stored.state ?? 'failed', { ...stored, detail: stored.detail ?? p.last_publish_error });
+  if (p.status === 'published')
+    return delivery('published', { detail: p.network_post_urn ? `Live on the network as ${p.network_post_urn}.` : null });
+  if (p.status === 'scheduled')
+    return delivery(stored.state ?? 'scheduled', {
+      ...stored,
+      detail: stored.detail ?? 'Publishes about 2 minutes after the scheduled time.',
+    });
+  if (p.status === 'failed_to_publish')
+    return delivery(stored.state ?? 'failed', { ...stored, detail: stored.detail ?? p.last_publish_error });
   return delivery('not_scheduled');
 }
 
@@ -53,7 +79,14 @@ export function presentPost(p: PostRow) {
     lastPublishAttemptAt: p.last_publish_attempt_at?.toISOString() ?? null,
     delivery: deliveryOf(p),
     review: {
-      state: 'not_requested', awaitingDecision: false, reviewerUserId: null, deadline: null, overdue: false, decidedAt: null, notes: null, detail: null,
+      state: 'not_requested',
+      awaitingDecision: false,
+      reviewerUserId: null,
+      deadline: null,
+      overdue: false,
+      decidedAt: null,
+      notes: null,
+      detail: null,
       ...review,
       requiredByWorkspace: p.require_review_workflow ?? false,
     },

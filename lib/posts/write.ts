@@ -10,33 +10,64 @@ import { defaultStatus, type BoardStatus } from './statuses';
 // Writes shared by every door that creates or changes posts (REST, MCP, generation jobs).
 
 export interface NewPost {
-  workspaceId: string; projectId: string; content: string; title?: string; contentType: string;
-  scheduledAt?: Date | null; status?: 'draft' | 'scheduled';
+  workspaceId: string;
+  projectId: string;
+  content: string;
+  title?: string;
+  contentType: string;
+  scheduledAt?: Date | null;
+  status?: 'draft' | 'scheduled';
 }
 
 export async function insertPost(trx: Knex.Transaction, p: NewPost): Promise<PostRow> {
   const scheduled = !!p.scheduledAt;
   const status = await defaultStatus(trx, p.workspaceId, scheduled ? 'scheduled' : 'draft');
   const id = newId('post');
-  const [row] = await trx('posts').insert({
-    id, workspace_id: p.workspaceId, project_id: p.projectId,
-    status: scheduled ? 'scheduled' : (p.status ?? 'draft'), status_id: status?.id ?? null,
-    title: p.title ?? '', title_auto: !p.title,
-    content: p.content, content_type: p.contentType,
-    scheduled_at: p.scheduledAt ?? null, schedule_version: scheduled ? 1 : 0,
-    delivery: JSON.stringify(delivery(scheduled ? 'scheduled' : 'not_scheduled')),
-  }).returning('*');
+  const [row] = await trx('posts')
+    .insert({
+      id,
+      workspace_id: p.workspaceId,
+      project_id: p.projectId,
+      status: scheduled ? 'scheduled' : (p.status ?? 'draft'),
+      status_id: status?.id ?? null,
+      title: p.title ?? '',
+      title_auto: !p.title,
+      content: p.content,
+      content_type: p.contentType,
+      scheduled_at: p.scheduledAt ?? null,
+      schedule_version: scheduled ? 1 : 0,
+      delivery: JSON.stringify(delivery(scheduled ? 'scheduled' : 'not_scheduled')),
+    })
+    .returning('*');
   if (scheduled) await upsertSlot(trx, row as PostRow, p.scheduledAt!);
   const post = await loadPostForUpdate(trx, p.workspaceId, id);
   await emitEvent(trx, { workspaceId: p.workspaceId, projectId: p.projectId, type: 'post.created', data: { post: presentPost(post!) } });
-  if (scheduled) await emitEvent(trx, { workspaceId: p.workspaceId, projectId: p.projectId, type: 'post.scheduled', data: { post: presentPost(post!) } });
+  if (scheduled)
+    await emitEvent(trx, {
+      workspaceId: p.workspaceId,
+      projectId: p.projectId,
+      type: 'post.scheduled',
+      data: { post: presentPost(post!) },
+    });
   return post!;
 }
 
-export async function upsertSlot(trx: Knex.Transaction, post: Pick<PostRow, 'id' | 'workspace_id' | 'project_id' | 'content_type'>, date: Date): Promise<void> {
-  await trx('calendar_slots').insert({
-    id: newId('slot'), workspace_id: post.workspace_id, project_id: post.project_id, date, content_type: post.content_type, post_id: post.id,
-  }).onConflict('post_id').merge({ date, content_type: post.content_type });
+export async function upsertSlot(
+  trx: Knex.Transaction,
+  post: Pick<PostRow, 'id' | 'workspace_id' | 'project_id' | 'content_type'>,
+  date: Date,
+): Promise<void> {
+  await trx('calendar_slots')
+    .insert({
+      id: newId('slot'),
+      workspace_id: post.workspace_id,
+      project_id: post.project_id,
+      date,
+      content_type: post.content_type,
+      post_id: post.id,
+    })
+    .onConflict('post_id')
+    .merge({ date, content_type: post.content_type });
 }
 
 export async function clearSlot(trx: Knex.Transaction, postId: string): Promise<void> {
@@ -45,7 +76,11 @@ export async function clearSlot(trx: Knex.Transaction, postId: string): Promise<
 
 /** The post with its status label, locked for the rest of the transaction when asked. */
 export async function loadPostForUpdate(
-  trx: Knex | Knex.Transaction, workspaceId: string, postId: string, lock = false, opts: { includeDeleted?: boolean } = {},
+  trx: Knex | Knex.Transaction,
+  workspaceId: string,
+  postId: string,
+  lock = false,
+  opts: { includeDeleted?: boolean } = {},
 ): Promise<PostRow | undefined> {
   const q = trx('posts as p')
     .leftJoin('post_statuses as s', 's.id', 'p.status_id')
@@ -57,7 +92,11 @@ export async function loadPostForUpdate(
   return q as Promise<PostRow | undefined>;
 }
 
-export interface Committed { post: PostRow; changed: boolean; scheduleChanged: boolean }
+export interface Committed {
+  post: PostRow;
+  changed: boolean;
+  scheduleChanged: boolean;
+}
 
 /**
  * Writes one lifecycle change (./lifecycle.ts) to a post the caller holds in `trx`: the row
@@ -85,13 +124,21 @@ export async function commitChange(
   if (Object.keys(row).length) await trx('posts').where({ id: post.id }).update(row);
   if (change.slot === 'clear') await clearSlot(trx, post.id);
   else if (change.slot) await upsertSlot(trx, { ...post, content_type: change.set.content_type ?? post.content_type }, change.slot.at);
-  const updated = (await loadPostForUpdate(trx, post.workspace_id, post.id, false, { includeDeleted: change.set.deleted_at !== undefined }))!;
+  const updated = (await loadPostForUpdate(trx, post.workspace_id, post.id, false, {
+    includeDeleted: change.set.deleted_at !== undefined,
+  }))!;
   const data = { post: presentPost(updated), ...eventData(updated) };
   for (const type of change.events) await emitEvent(trx, { workspaceId: post.workspace_id, projectId: updated.project_id, type, data });
   return { post: updated, changed: true, scheduleChanged: change.scheduleChanged };
 }
 
-export interface PostEdits { content?: string; title?: string; contentType?: string; autoLike?: boolean; autoComment?: boolean }
+export interface PostEdits {
+  content?: string;
+  title?: string;
+  contentType?: string;
+  autoLike?: boolean;
+  autoComment?: boolean;
+}
 
 /**
  * spec 4.4 PATCH fields that do not touch the lifecycle. Title: omit to keep a name; an empty
@@ -108,7 +155,8 @@ export function edited(post: Pick<PostRow, 'title' | 'title_auto' | 'content'>, 
     set.title = e.title;
     set.title_auto = e.title === '';
   }
-  if ((set.title_auto ?? post.title_auto) && (set.title ?? post.title) === '' && e.content !== undefined) set.title = deriveTitle(e.content);
+  if ((set.title_auto ?? post.title_auto) && (set.title ?? post.title) === '' && e.content !== undefined)
+    set.title = deriveTitle(e.content);
   if (Object.keys(set).length === 0) return NO_CHANGE;
   return { set: { ...set, updated_at: now }, events: [], scheduleChanged: false };
 }
@@ -128,18 +176,36 @@ export interface PostUpdate {
  * change (./lifecycle.ts planSchedule decides what the status and schedule request means),
  * written with `post.updated` and, when the schedule moves, `post.scheduled` / `post.unscheduled`.
  */
-export async function updatePost(trx: Knex.Transaction, workspaceId: string, postId: string, u: PostUpdate, now = new Date()): Promise<Committed> {
+export async function updatePost(
+  trx: Knex.Transaction,
+  workspaceId: string,
+  postId: string,
+  u: PostUpdate,
+  now = new Date(),
+): Promise<Committed> {
   const post = await loadPostForUpdate(trx, workspaceId, postId, true);
   if (!post) throw errors.notFound('post');
   const intent = planSchedule(post, { scheduledFor: u.scheduledFor, board: u.status?.category }, now);
   // The post moved between the check and the lock so that it now needs a verification it did not get.
   if (intent.kind === 'schedule' && !u.verified) {
-    throw errors.conflict('The post changed while it was being updated; send the request again.', { reason: 'post_changed', retryable: true });
+    throw errors.conflict('The post changed while it was being updated; send the request again.', {
+      reason: 'post_changed',
+      retryable: true,
+    });
   }
-  const lifecycle = intent.kind === 'schedule' ? scheduled(post, intent.at, now)
-    : intent.kind === 'unschedule' ? unscheduled(post, now, u.status?.category)
-      : u.status ? boardMoved(post, u.status.category, u.status.id, now) : NO_CHANGE;
-  const change = combine(edited(post, u.edits, now), lifecycle, u.status ? { set: { status_id: u.status.id }, events: [], scheduleChanged: false } : NO_CHANGE);
+  const lifecycle =
+    intent.kind === 'schedule'
+      ? scheduled(post, intent.at, now)
+      : intent.kind === 'unschedule'
+        ? unscheduled(post, now, u.status?.category)
+        : u.status
+          ? boardMoved(post, u.status.category, u.status.id, now)
+          : NO_CHANGE;
+  const change = combine(
+    edited(post, u.edits, now),
+    lifecycle,
+    u.status ? { set: { status_id: u.status.id }, events: [], scheduleChanged: false } : NO_CHANGE,
+  );
   if (isNoChange(change)) return { post, changed: false, scheduleChanged: false };
   change.events = ['post.updated', ...change.events];
   return commitChange(trx, post, change);

@@ -14,14 +14,13 @@ export type CallKind = 'refresh' | 'probe' | 'publish';
 
 /** What the streak does with one call. */
 export type StreakEffect =
-  | { effect: 'reset' }
-  | { effect: 'count'; error: string }
-  | { effect: 'revoke'; error: string }
-  | { effect: 'none' };
+  { effect: 'reset' } | { effect: 'count'; error: string } | { effect: 'revoke'; error: string } | { effect: 'none' };
 
 /** An answer that is a success on the wire but says the connection cannot publish. */
 export class EmptyAdminSet extends Error {
-  constructor() { super('The company page has no administrator left on the network.'); }
+  constructor() {
+    super('The company page has no administrator left on the network.');
+  }
 }
 
 /**
@@ -57,10 +56,18 @@ export function streakEffect(kind: CallKind, outcome: 'ok' | unknown): StreakEff
   return kind === 'probe' ? { effect: 'count', error: outcome.code } : { effect: 'none' };
 }
 
-export interface StreakAfter { failures: number | null; revoked: boolean }
+export interface StreakAfter {
+  failures: number | null;
+  revoked: boolean;
+}
 
 /** Applies the rule to the connection row (atomic under concurrency, see ./tokens.ts). */
-export async function recordCall(trx: Knex | Knex.Transaction, connectionId: string, kind: CallKind, outcome: 'ok' | unknown): Promise<StreakAfter> {
+export async function recordCall(
+  trx: Knex | Knex.Transaction,
+  connectionId: string,
+  kind: CallKind,
+  outcome: 'ok' | unknown,
+): Promise<StreakAfter> {
   const e = streakEffect(kind, outcome);
   switch (e.effect) {
     case 'reset':
@@ -75,8 +82,7 @@ export async function recordCall(trx: Knex | Knex.Transaction, connectionId: str
 }
 
 export type TokenStep =
-  | { ok: true; token: string; personId: string | null }
-  | { ok: false; failure: TokenUnavailable | NetworkError; after: StreakAfter };
+  { ok: true; token: string; personId: string | null } | { ok: false; failure: TokenUnavailable | NetworkError; after: StreakAfter };
 
 /**
  * The first step of every door: a usable access token (refreshed when it lapses within five
@@ -93,20 +99,24 @@ export async function connectionToken(trx: Knex.Transaction, network: NetworkCli
   }
 }
 
-export interface ProbeTarget { connectionId: string; type: string; organizationId: string | null }
+export interface ProbeTarget {
+  connectionId: string;
+  type: string;
+  organizationId: string | null;
+}
 
 export type ProbeResult =
   | { ok: true; token: string }
   | {
-    ok: false;
-    /** `no_token`, `revoked`, `expired`, `token_refresh_failed`, `no_admins` or the network's error code. */
-    reason: 'no_token' | 'revoked' | 'expired' | 'token_refresh_failed' | 'no_admins' | NetworkErrorCode;
-    /** A transient failure: nothing is known about the account (rule 4). */
-    transient: boolean;
-    /** The streak after this probe; null when it did not move. */
-    failures: number | null;
-    revoked: boolean;
-  };
+      ok: false;
+      /** `no_token`, `revoked`, `expired`, `token_refresh_failed`, `no_admins` or the network's error code. */
+      reason: 'no_token' | 'revoked' | 'expired' | 'token_refresh_failed' | 'no_admins' | NetworkErrorCode;
+      /** A transient failure: nothing is known about the account (rule 4). */
+      transient: boolean;
+      /** The streak after this probe; null when it did not move. */
+      failures: number | null;
+      revoked: boolean;
+    };
 
 /**
  * One live check of a connection inside `trx` (which then holds the connection row lock if a
@@ -118,7 +128,8 @@ export async function probeConnection(trx: Knex.Transaction, network: NetworkCli
   const step = await connectionToken(trx, network, target.connectionId);
   if (!step.ok) {
     const { failure: err, after } = step;
-    if (err instanceof TokenUnavailable) return { ok: false, reason: err.reason === 'refresh_failed' ? 'token_refresh_failed' : err.reason, transient: false, ...after };
+    if (err instanceof TokenUnavailable)
+      return { ok: false, reason: err.reason === 'refresh_failed' ? 'token_refresh_failed' : err.reason, transient: false, ...after };
     return { ok: false, reason: err.code, transient: err.kind === 'transient', ...after };
   }
   const { token } = step;

@@ -10,25 +10,43 @@ import { config } from '../config';
 const REFRESH_MARGIN_MS = 5 * 60_000;
 
 export interface ConnectionRow {
-  id: string; workspace_id: string; network_person_id: string | null; access_token_enc: string | null; refresh_token_enc: string | null;
-  access_token_expires_at: Date | null; connection_status: string; consecutive_failures: number; revoked_at: Date | null;
+  id: string;
+  workspace_id: string;
+  network_person_id: string | null;
+  access_token_enc: string | null;
+  refresh_token_enc: string | null;
+  access_token_expires_at: Date | null;
+  connection_status: string;
+  consecutive_failures: number;
+  revoked_at: Date | null;
 }
 
 export class TokenUnavailable extends Error {
-  constructor(readonly reason: 'no_token' | 'revoked' | 'refresh_failed' | 'expired', message: string) { super(message); }
+  constructor(
+    readonly reason: 'no_token' | 'revoked' | 'refresh_failed' | 'expired',
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /**
  * A usable access token for the connection, refreshing it first when it lapses within five
  * minutes (or `force`). Runs inside `trx`, which holds the connection row lock until commit.
  */
-export async function usableAccessToken(trx: Knex.Transaction, network: NetworkClient, connectionId: string, opts: { force?: boolean } = {}): Promise<{ token: string; connection: ConnectionRow }> {
+export async function usableAccessToken(
+  trx: Knex.Transaction,
+  network: NetworkClient,
+  connectionId: string,
+  opts: { force?: boolean } = {},
+): Promise<{ token: string; connection: ConnectionRow }> {
   // The common case reads without a lock: many posts of one account publish at once.
   let conn = (await trx('network_connections').where({ id: connectionId }).first()) as ConnectionRow | undefined;
   const lapsing = (c: ConnectionRow) => !c.access_token_expires_at || c.access_token_expires_at.getTime() - Date.now() < REFRESH_MARGIN_MS;
   const check = (c: ConnectionRow | undefined): ConnectionRow => {
     if (!c || !c.access_token_enc) throw new TokenUnavailable('no_token', 'No network token is on file for this account.');
-    if (c.connection_status === 'REVOKED' || c.revoked_at) throw new TokenUnavailable('revoked', 'The network authorization for this account was withdrawn.');
+    if (c.connection_status === 'REVOKED' || c.revoked_at)
+      throw new TokenUnavailable('revoked', 'The network authorization for this account was withdrawn.');
     return c;
   };
   conn = check(conn);
@@ -36,17 +54,22 @@ export async function usableAccessToken(trx: Knex.Transaction, network: NetworkC
   // A refresh spends the (rotating) refresh token: take the row lock, then look again, since
   // another process may have refreshed while we waited.
   const locked = check((await trx('network_connections').where({ id: connectionId }).forUpdate().first()) as ConnectionRow | undefined);
-  if (!lapsing(locked) && (!opts.force || locked.access_token_enc !== conn.access_token_enc)) return { token: decrypt(locked.access_token_enc!), connection: locked };
+  if (!lapsing(locked) && (!opts.force || locked.access_token_enc !== conn.access_token_enc))
+    return { token: decrypt(locked.access_token_enc!), connection: locked };
   conn = locked;
   if (!conn.refresh_token_enc) {
-    if (!opts.force && conn.access_token_expires_at && conn.access_token_expires_at.getTime() > Date.now()) return { token: decrypt(conn.access_token_enc!), connection: conn };
+    if (!opts.force && conn.access_token_expires_at && conn.access_token_expires_at.getTime() > Date.now())
+      return { token: decrypt(conn.access_token_enc!), connection: conn };
     throw new TokenUnavailable('expired', 'The network access token expired and no refresh token is on file.');
   }
   try {
     const fresh = await network.refreshAccessToken(decrypt(conn.refresh_token_enc));
     const patch = {
-      access_token_enc: encrypt(fresh.accessToken), access_token_expires_at: fresh.expiresAt,
-      ...(fresh.refreshToken ? { refresh_token_enc: encrypt(fresh.refreshToken), refresh_token_expires_at: fresh.refreshTokenExpiresAt } : {}),
+      access_token_enc: encrypt(fresh.accessToken),
+      access_token_expires_at: fresh.expiresAt,
+      ...(fresh.refreshToken
+        ? { refresh_token_enc: encrypt(fresh.refreshToken), refresh_token_expires_at: fresh.refreshTokenExpiresAt }
+        : {}),
       updated_at: trx.fn.now(),
     };
     await trx('network_connections').where({ id: conn.id }).update(patch);
@@ -63,13 +86,32 @@ export async function usableAccessToken(trx: Knex.Transaction, network: NetworkC
 export async function recordConnectionSuccess(trx: Knex | Knex.Transaction, connectionId: string): Promise<void> {
   // Only rows with something to change are written (and locked): a burst of posts of one
   // account must not queue on its connection row.
-  await trx('network_connections').where({ id: connectionId }).whereNot('connection_status', 'REVOKED')
-    .andWhere((q) => q.where('consecutive_failures', '>', 0).orWhereNot('connection_status', 'CONNECTED').orWhereNull('last_validated_at').orWhereRaw(`last_validated_at < now() - interval '1 minute'`))
-    .update({ consecutive_failures: 0, connection_status: 'CONNECTED', last_validated_at: trx.fn.now(), last_error: null, updated_at: trx.fn.now() });
+  await trx('network_connections')
+    .where({ id: connectionId })
+    .whereNot('connection_status', 'REVOKED')
+    .andWhere((q) =>
+      q
+        .where('consecutive_failures', '>', 0)
+        .orWhereNot('connection_status', 'CONNECTED')
+        .orWhereNull('last_validated_at')
+        .orWhereRaw(`last_validated_at < now() - interval '1 minute'`),
+    )
+    .update({
+      consecutive_failures: 0,
+      connection_status: 'CONNECTED',
+      last_validated_at: trx.fn.now(),
+      last_error: null,
+      updated_at: trx.fn.now(),
+    });
 }
 
 /** spec 3.4: failures count; the third consecutive one revokes the connection. Atomic under concurrency. */
-export async function recordConnectionFailure(trx: Knex | Knex.Transaction, connectionId: string, error: string, opts: { revokeNow?: boolean } = {}): Promise<{ failures: number; revoked: boolean }> {
+export async function recordConnectionFailure(
+  trx: Knex | Knex.Transaction,
+  connectionId: string,
+  error: string,
+  opts: { revokeNow?: boolean } = {},
+): Promise<{ failures: number; revoked: boolean }> {
   const threshold = config.network.revokeAfterFailures;
   const rows = await trx.raw(
     `update network_connections set

@@ -12,7 +12,11 @@ import { SEARCH, workflowIds } from '../temporal';
  * Tells the post's one publish workflow that its schedule changed, starting it if needed
  * (signal-with-start: never a second workflow), then records the version it now knows about.
  */
-export async function syncPublishWorkflow(client: Client, db: Knex, post: { id: string; workspace_id: string; project_id: string | null; schedule_version: number }): Promise<void> {
+export async function syncPublishWorkflow(
+  client: Client,
+  db: Knex,
+  post: { id: string; workspace_id: string; project_id: string | null; schedule_version: number },
+): Promise<void> {
   await client.workflow.signalWithStart(publishPostWorkflow, {
     taskQueue: config.temporalTaskQueue,
     workflowId: workflowIds.publish(post.id),
@@ -27,7 +31,10 @@ export async function syncPublishWorkflow(client: Client, db: Knex, post: { id: 
     staticSummary: `Publish post ${post.id}`,
     staticDetails: `Workspace ${post.workspace_id}, project ${post.project_id}. Waits for the scheduled time plus the publish delay, then publishes once.`,
   });
-  await db('posts').where({ id: post.id }).andWhere('workflow_synced_version', '<', post.schedule_version).update({ workflow_synced_version: post.schedule_version });
+  await db('posts')
+    .where({ id: post.id })
+    .andWhere('workflow_synced_version', '<', post.schedule_version)
+    .update({ workflow_synced_version: post.schedule_version });
 }
 
 /** Starts the project's long-lived health workflow unless it already runs. */
@@ -37,7 +44,10 @@ export async function ensureHealthWorkflow(client: Client, project: { id: string
       taskQueue: config.temporalTaskQueue,
       workflowId: workflowIds.connectionHealth(project.id),
       args: [{ projectId: project.id }],
-      typedSearchAttributes: [{ key: SEARCH.workspace, value: project.workspace_id }, { key: SEARCH.project, value: project.id }],
+      typedSearchAttributes: [
+        { key: SEARCH.workspace, value: project.workspace_id },
+        { key: SEARCH.project, value: project.id },
+      ],
       staticSummary: `Connection health of project ${project.id}`,
     });
     return true;

@@ -23,7 +23,14 @@ export interface WebhookPayload {
 }
 
 export function webhookPayload(e: OutboxEventRow): WebhookPayload {
-  return { id: e.id, type: e.type, createdAt: e.created_at.toISOString(), workspaceId: e.workspace_id, projectId: e.project_id, data: e.data };
+  return {
+    id: e.id,
+    type: e.type,
+    createdAt: e.created_at.toISOString(),
+    workspaceId: e.workspace_id,
+    projectId: e.project_id,
+    data: e.data,
+  };
 }
 
 /** Names an endpoint may subscribe to: every event the service emits (spec 6 plus post.published / post.publish_failed). */

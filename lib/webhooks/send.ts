@@ -10,7 +10,10 @@ import { refusedClass } from './addresses';
 // changes between check and connect cannot redirect the request; TLS still verifies the
 // hostname), never follow redirects, and count only a 2xx answer within the deadline.
 
-export interface ResolvedAddress { address: string; family: 4 | 6 }
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
 export const systemResolver: Resolver = async (hostname) =>
@@ -38,8 +41,12 @@ class Deadline extends Error {}
 
 function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Deadline()), Math.max(0, ms)); })])
-    .finally(() => clearTimeout(timer));
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Deadline()), Math.max(0, ms));
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 export async function sendWebhook(rawUrl: string, body: string, headers: Record<string, string>, opts: SendOptions): Promise<SendResult> {
@@ -64,7 +71,13 @@ export async function sendWebhook(rawUrl: string, body: string, headers: Record<
     try {
       candidates = await withDeadline(opts.resolve(host), remaining());
     } catch (err) {
-      if (err instanceof Deadline) return result({ outcome: 'failed', statusCode: null, error: `timeout: DNS for ${host} did not answer within ${opts.timeoutMs} ms`, remoteAddress: null });
+      if (err instanceof Deadline)
+        return result({
+          outcome: 'failed',
+          statusCode: null,
+          error: `timeout: DNS for ${host} did not answer within ${opts.timeoutMs} ms`,
+          remoteAddress: null,
+        });
       return refused(`dns_failed: ${host} did not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }
     if (candidates.length === 0) return refused(`dns_failed: ${host} has no addresses`);
@@ -97,21 +110,30 @@ export async function sendWebhook(rawUrl: string, body: string, headers: Record<
       // A fresh connection per attempt: a pooled socket could have been opened to another address.
       agent: false,
     });
-    const timer = setTimeout(() => {
-      settle({ outcome: 'failed', statusCode: null, error: `timeout: no response within ${opts.timeoutMs} ms` });
-      req.destroy();
-    }, Math.max(0, remaining()));
+    const timer = setTimeout(
+      () => {
+        settle({ outcome: 'failed', statusCode: null, error: `timeout: no response within ${opts.timeoutMs} ms` });
+        req.destroy();
+      },
+      Math.max(0, remaining()),
+    );
     req.on('socket', (socket) => {
-      socket.once('connect', () => { remoteAddress = socket.remoteAddress ?? null; });
+      socket.once('connect', () => {
+        remoteAddress = socket.remoteAddress ?? null;
+      });
     });
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
       if (status >= 200 && status < 300) settle({ outcome: 'delivered', statusCode: status, error: null });
-      else if (status >= 300 && status < 400) settle({ outcome: 'failed', statusCode: status, error: `redirect_not_followed: HTTP ${status}` });
+      else if (status >= 300 && status < 400)
+        settle({ outcome: 'failed', statusCode: status, error: `redirect_not_followed: HTTP ${status}` });
       else settle({ outcome: 'failed', statusCode: status, error: `http_status: HTTP ${status}` });
       // The answer is in; the body is drained (and cut at the deadline) only to free the socket.
       res.resume();
-      res.once('end', () => { clearTimeout(timer); req.destroy(); });
+      res.once('end', () => {
+        clearTimeout(timer);
+        req.destroy();
+      });
     });
     req.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);

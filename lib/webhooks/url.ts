@@ -7,7 +7,10 @@ import { refusedClass } from './addresses';
 
 export const MAX_URL_LENGTH = 2048;
 
-export interface UrlPolicy { allowHttp: boolean; allowLoopback: boolean }
+export interface UrlPolicy {
+  allowHttp: boolean;
+  allowLoopback: boolean;
+}
 
 /** null when acceptable, else a sentence saying what is wrong. */
 export function receiverUrlProblem(raw: string, policy: UrlPolicy): string | null {
@@ -31,7 +34,8 @@ export function receiverUrlProblem(raw: string, policy: UrlPolicy): string | nul
   } else {
     const name = host.toLowerCase().replace(/\.$/, '');
     if (!name.includes('.') && name !== 'localhost') return 'must name a fully qualified host.';
-    if ((name === 'localhost' || name.endsWith('.localhost')) && !policy.allowLoopback) return 'points at the local host, which webhooks never reach.';
+    if ((name === 'localhost' || name.endsWith('.localhost')) && !policy.allowLoopback)
+      return 'points at the local host, which webhooks never reach.';
   }
   return null;
 }

@@ -154,14 +154,26 @@ export async function startLlmStub(opts: LlmStubOptions = {}): Promise<LlmStub> 
     if (method === 'GET' && path === '/__sim/state') return sendJson(res, 200, stub.state());
     if (method === 'POST' && path === '/__sim/faults') {
       const times = b.times ?? 1;
-      if (!(LLM_STUB_FAILURES as readonly unknown[]).includes(b.kind) || !Number.isInteger(times) || (times as number) < 1 || (times as number) > 10_000) {
-        return sendError(res, 400, 'invalid_request_error', null, `kind must be one of ${LLM_STUB_FAILURES.join(', ')}; times a whole number from 1 to 10000`);
+      if (
+        !(LLM_STUB_FAILURES as readonly unknown[]).includes(b.kind) ||
+        !Number.isInteger(times) ||
+        (times as number) < 1 ||
+        (times as number) > 10_000
+      ) {
+        return sendError(
+          res,
+          400,
+          'invalid_request_error',
+          null,
+          `kind must be one of ${LLM_STUB_FAILURES.join(', ')}; times a whole number from 1 to 10000`,
+        );
       }
       stub.failNext(times as number, b.kind as LlmStubFailure);
       return sendJson(res, 200, stub.state());
     }
     if (method === 'POST' && path === '/__sim/latency') {
-      if (!Number.isInteger(b.ms) || (b.ms as number) < 0 || (b.ms as number) > 600_000) return sendError(res, 400, 'invalid_request_error', null, 'ms must be a whole number from 0 to 600000');
+      if (!Number.isInteger(b.ms) || (b.ms as number) < 0 || (b.ms as number) > 600_000)
+        return sendError(res, 400, 'invalid_request_error', null, 'ms must be a whole number from 0 to 600000');
       stub.setLatency(b.ms as number);
       return sendJson(res, 200, stub.state());
     }
@@ -186,9 +198,16 @@ export async function startLlmStub(opts: LlmStubOptions = {}): Promise<LlmStub> 
       sendError(res, 400, 'invalid_request_error', 'invalid_value', 'Only response_format b64_json is supported by the stub.');
       return;
     }
-    const png = await renderQuoteCard({ text: body.prompt, projectId: 'llm-stub-images', caption: typeof body.model === 'string' ? body.model : undefined });
+    const png = await renderQuoteCard({
+      text: body.prompt,
+      projectId: 'llm-stub-images',
+      caption: typeof body.model === 'string' ? body.model : undefined,
+    });
     counter += 1;
-    sendJson(res, 200, { created: Math.floor(Date.now() / 1000), data: [{ b64_json: png.toString('base64'), revised_prompt: body.prompt }] });
+    sendJson(res, 200, {
+      created: Math.floor(Date.now() / 1000),
+      data: [{ b64_json: png.toString('base64'), revised_prompt: body.prompt }],
+    });
   }
 
   async function chatCompletion(res: ServerResponse, rawBody: string, body: unknown): Promise<void> {
@@ -234,7 +253,13 @@ export async function startLlmStub(opts: LlmStubOptions = {}): Promise<LlmStub> 
     }
 
     if (!isRecord(body)) {
-      sendError(res, 400, 'invalid_request_error', null, rawBody ? 'We could not parse the JSON body of your request.' : 'Missing request body.');
+      sendError(
+        res,
+        400,
+        'invalid_request_error',
+        null,
+        rawBody ? 'We could not parse the JSON body of your request.' : 'Missing request body.',
+      );
       return;
     }
     const model = body.model;

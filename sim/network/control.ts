@@ -5,9 +5,30 @@
 // Deliberately free of config imports: the caller says which simulator it means.
 
 /** The protocol operations the simulator tells apart for faults, latency and call counts. */
-export type SimOperation = 'createPost' | 'findPost' | 'refresh' | 'introspect' | 'identity' | 'admins' | 'metrics' | 'search' | 'initializeImageUpload' | 'uploadImage';
+export type SimOperation =
+  | 'createPost'
+  | 'findPost'
+  | 'refresh'
+  | 'introspect'
+  | 'identity'
+  | 'admins'
+  | 'metrics'
+  | 'search'
+  | 'initializeImageUpload'
+  | 'uploadImage';
 export type SimOperationFilter = SimOperation | 'any';
-export const SIM_OPERATIONS: readonly SimOperation[] = ['createPost', 'findPost', 'refresh', 'introspect', 'identity', 'admins', 'metrics', 'search', 'initializeImageUpload', 'uploadImage'];
+export const SIM_OPERATIONS: readonly SimOperation[] = [
+  'createPost',
+  'findPost',
+  'refresh',
+  'introspect',
+  'identity',
+  'admins',
+  'metrics',
+  'search',
+  'initializeImageUpload',
+  'uploadImage',
+];
 
 export interface IssueTokenInput {
   personId: string;
@@ -178,8 +199,14 @@ export interface SimulatorControl {
 
 // ----- planning: organic metrics growth and the viral-post corpus -----
 
-export interface MetricsGrowthInput { enabled: boolean; timeScale?: number }
-export interface MetricsGrowthSettings { enabled: boolean; timeScale: number }
+export interface MetricsGrowthInput {
+  enabled: boolean;
+  timeScale?: number;
+}
+export interface MetricsGrowthSettings {
+  enabled: boolean;
+  timeScale: number;
+}
 
 export interface ViralPostInput {
   authorName: string;
@@ -230,7 +257,11 @@ export class HttpSimulatorControl implements SimulatorControl {
     try {
       parsed = text === '' ? undefined : JSON.parse(text);
     } catch {
-      throw new SimulatorControlError(res.status, 'invalid_response', `${method} ${path}: answer is not JSON (is ${this.baseUrl} the network simulator?)`);
+      throw new SimulatorControlError(
+        res.status,
+        'invalid_response',
+        `${method} ${path}: answer is not JSON (is ${this.baseUrl} the network simulator?)`,
+      );
     }
     if (!res.ok) {
       const e = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
@@ -252,10 +283,17 @@ export class HttpSimulatorControl implements SimulatorControl {
     return this.call<{ expired: Array<'access' | 'refresh'> }>('POST', '/__sim/tokens/expire', input);
   }
   setOrganizationAdmins(organizationId: string, personIds: string[]) {
-    return this.call<{ organizationId: string; personIds: string[] }>('PUT', `/__sim/organizations/${encodeURIComponent(organizationId)}/admins`, { personIds });
+    return this.call<{ organizationId: string; personIds: string[] }>(
+      'PUT',
+      `/__sim/organizations/${encodeURIComponent(organizationId)}/admins`,
+      { personIds },
+    );
   }
   getOrganizationAdmins(organizationId: string) {
-    return this.call<{ organizationId: string; personIds: string[] }>('GET', `/__sim/organizations/${encodeURIComponent(organizationId)}/admins`);
+    return this.call<{ organizationId: string; personIds: string[] }>(
+      'GET',
+      `/__sim/organizations/${encodeURIComponent(organizationId)}/admins`,
+    );
   }
   addFault(input: FaultInput) {
     return this.call<Fault>('POST', '/__sim/faults', input);

@@ -10,7 +10,9 @@ async function main(): Promise<void> {
   try {
     sim = await startNetworkSimulator({ port: config.network.simulatorPort, host: config.network.simulatorHost });
   } catch (err) {
-    process.stderr.write(`network simulator could not start on ${config.network.simulatorHost}:${config.network.simulatorPort}: ${(err as Error).message}\n`);
+    process.stderr.write(
+      `network simulator could not start on ${config.network.simulatorHost}:${config.network.simulatorPort}: ${(err as Error).message}\n`,
+    );
     process.exit(1);
   }
   // Supervisors (bin/start, tests) wait for exactly this line.

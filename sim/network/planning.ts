@@ -29,7 +29,8 @@ export class MetricsGrowth {
   set(input: MetricsGrowthInput): MetricsGrowthSettings {
     if (typeof input !== 'object' || input === null || typeof input.enabled !== 'boolean') throw new Error('enabled must be a boolean');
     const scale = input.timeScale ?? 1;
-    if (typeof scale !== 'number' || !Number.isFinite(scale) || scale <= 0 || scale > 1e7) throw new Error('timeScale must be a positive number');
+    if (typeof scale !== 'number' || !Number.isFinite(scale) || scale <= 0 || scale > 1e7)
+      throw new Error('timeScale must be a positive number');
     this.settings = { enabled: input.enabled, timeScale: scale };
     return { ...this.settings };
   }
@@ -58,19 +59,82 @@ export class MetricsGrowth {
 }
 
 export interface ViralRecord {
-  urn: string; authorName: string; authorVanityName: string | null; text: string; publishedAt: number;
-  impressions: number; likes: number; comments: number; reshares: number;
+  urn: string;
+  authorName: string;
+  authorVanityName: string | null;
+  text: string;
+  publishedAt: number;
+  impressions: number;
+  likes: number;
+  comments: number;
+  reshares: number;
 }
 
 const TOPICS: ReadonlyArray<{ words: string; lines: readonly string[] }> = [
-  { words: 'hiring recruiting interviews', lines: ['We rewrote our hiring process from scratch.', 'The best interview question I know takes two minutes.', 'Stop asking candidates for unpaid take-home work.'] },
-  { words: 'leadership management teams', lines: ['Leadership is mostly about removing obstacles.', 'My worst management mistake taught me the most.', 'Your team does not need more meetings.'] },
-  { words: 'ai machine learning automation', lines: ['AI will not replace you; a person using AI might.', 'We automated our reporting with machine learning and saved a day a week.', 'The AI tools our team actually uses every day.'] },
-  { words: 'remote work productivity', lines: ['Three years of remote work: what stuck.', 'Productivity is not hours at a desk.', 'Async first changed how our remote team works.'] },
-  { words: 'sales customers pipeline', lines: ['The cold email that booked 40 meetings.', 'Customers buy outcomes, not features.', 'How we doubled our sales pipeline in a quarter.'] },
-  { words: 'startup founder fundraising', lines: ['What I wish I knew before founding a startup.', 'We were rejected by 60 investors before our round closed.', 'Founder burnout is real; here is how I recovered.'] },
-  { words: 'career growth learning', lines: ['The career advice I would give my younger self.', 'Learning in public grew my career faster than any course.', 'You do not need permission to grow.'] },
-  { words: 'marketing content brand', lines: ['Our best-performing content was the simplest.', 'Brand is what people say when you leave the room.', 'Marketing that teaches beats marketing that shouts.'] },
+  {
+    words: 'hiring recruiting interviews',
+    lines: [
+      'We rewrote our hiring process from scratch.',
+      'The best interview question I know takes two minutes.',
+      'Stop asking candidates for unpaid take-home work.',
+    ],
+  },
+  {
+    words: 'leadership management teams',
+    lines: [
+      'Leadership is mostly about removing obstacles.',
+      'My worst management mistake taught me the most.',
+      'Your team does not need more meetings.',
+    ],
+  },
+  {
+    words: 'ai machine learning automation',
+    lines: [
+      'AI will not replace you; a person using AI might.',
+      'We automated our reporting with machine learning and saved a day a week.',
+      'The AI tools our team actually uses every day.',
+    ],
+  },
+  {
+    words: 'remote work productivity',
+    lines: [
+      'Three years of remote work: what stuck.',
+      'Productivity is not hours at a desk.',
+      'Async first changed how our remote team works.',
+    ],
+  },
+  {
+    words: 'sales customers pipeline',
+    lines: [
+      'The cold email that booked 40 meetings.',
+      'Customers buy outcomes, not features.',
+      'How we doubled our sales pipeline in a quarter.',
+    ],
+  },
+  {
+    words: 'startup founder fundraising',
+    lines: [
+      'What I wish I knew before founding a startup.',
+      'We were rejected by 60 investors before our round closed.',
+      'Founder burnout is real; here is how I recovered.',
+    ],
+  },
+  {
+    words: 'career growth learning',
+    lines: [
+      'The career advice I would give my younger self.',
+      'Learning in public grew my career faster than any course.',
+      'You do not need permission to grow.',
+    ],
+  },
+  {
+    words: 'marketing content brand',
+    lines: [
+      'Our best-performing content was the simplest.',
+      'Brand is what people say when you leave the room.',
+      'Marketing that teaches beats marketing that shouts.',
+    ],
+  },
 ];
 
 /** A deterministic PRNG so the seeded corpus is the same in every run. */
@@ -103,9 +167,15 @@ export class ViralCorpus {
       const likes = Math.floor(impressions * (0.01 + rand() * 0.05));
       const name = names[Math.floor(rand() * names.length)]!;
       this.posts.push({
-        urn: `urn:li:ugcPost:${++viralSeq}`, authorName: name, authorVanityName: name.toLowerCase().replace(/[^a-z]+/g, '-'),
-        text: `${line}\n\nThoughts on ${topic.words}.`, publishedAt: now - Math.floor(rand() * 180 * DAY_MS),
-        impressions, likes, comments: Math.floor(likes * (0.05 + rand() * 0.2)), reshares: Math.floor(likes * rand() * 0.1),
+        urn: `urn:li:ugcPost:${++viralSeq}`,
+        authorName: name,
+        authorVanityName: name.toLowerCase().replace(/[^a-z]+/g, '-'),
+        text: `${line}\n\nThoughts on ${topic.words}.`,
+        publishedAt: now - Math.floor(rand() * 180 * DAY_MS),
+        impressions,
+        likes,
+        comments: Math.floor(likes * (0.05 + rand() * 0.2)),
+        reshares: Math.floor(likes * rand() * 0.1),
       });
     }
   }
@@ -116,30 +186,60 @@ export class ViralCorpus {
     for (const p of inputs) {
       const at = Date.parse(p?.publishedAt);
       const counts = [p?.impressions, p?.likes, p?.comments, p?.reshares];
-      if (typeof p?.authorName !== 'string' || typeof p.text !== 'string' || Number.isNaN(at) || counts.some((c) => !Number.isInteger(c) || (c as number) < 0)) {
+      if (
+        typeof p?.authorName !== 'string' ||
+        typeof p.text !== 'string' ||
+        Number.isNaN(at) ||
+        counts.some((c) => !Number.isInteger(c) || (c as number) < 0)
+      ) {
         throw new Error('each post needs authorName, text, publishedAt and non-negative integer impressions, likes, comments, reshares');
       }
-      this.posts.push({ urn: `urn:li:ugcPost:${++viralSeq}`, authorName: p.authorName, authorVanityName: null, text: p.text, publishedAt: at, impressions: p.impressions, likes: p.likes, comments: p.comments, reshares: p.reshares });
+      this.posts.push({
+        urn: `urn:li:ugcPost:${++viralSeq}`,
+        authorName: p.authorName,
+        authorVanityName: null,
+        text: p.text,
+        publishedAt: at,
+        impressions: p.impressions,
+        likes: p.likes,
+        comments: p.comments,
+        reshares: p.reshares,
+      });
     }
     return { total: this.posts.length };
   }
 
   /** Every keyword must appear (case-insensitive); ranked by engagement, then recency, then URN. */
-  search(q: { keywords: string; publishedAfter: number | null; publishedBefore: number | null; minEngagement: number; start: number; count: number }) {
+  search(q: {
+    keywords: string;
+    publishedAfter: number | null;
+    publishedBefore: number | null;
+    minEngagement: number;
+    start: number;
+    count: number;
+  }) {
     this.seed(Date.now());
     const words = q.keywords.toLowerCase().split(/\s+/).filter(Boolean);
     const hits = this.posts.filter((p) => {
       const text = `${p.text} ${p.authorName}`.toLowerCase();
       const engagement = p.likes + p.comments + p.reshares;
-      return words.every((w) => text.includes(w)) && engagement >= q.minEngagement
-        && (q.publishedAfter === null || p.publishedAt >= q.publishedAfter) && (q.publishedBefore === null || p.publishedAt < q.publishedBefore);
+      return (
+        words.every((w) => text.includes(w)) &&
+        engagement >= q.minEngagement &&
+        (q.publishedAfter === null || p.publishedAt >= q.publishedAfter) &&
+        (q.publishedBefore === null || p.publishedAt < q.publishedBefore)
+      );
     });
     const eng = (p: ViralRecord) => p.likes + p.comments + p.reshares;
     hits.sort((a, b) => eng(b) - eng(a) || b.publishedAt - a.publishedAt || (a.urn < b.urn ? -1 : 1));
     return {
       elements: hits.slice(q.start, q.start + q.count).map((p) => ({
-        id: p.urn, author: { name: p.authorName, vanityName: p.authorVanityName }, commentary: p.text, publishedAt: p.publishedAt,
-        metrics: { impressions: p.impressions, likes: p.likes, comments: p.comments, reshares: p.reshares }, engagement: eng(p),
+        id: p.urn,
+        author: { name: p.authorName, vanityName: p.authorVanityName },
+        commentary: p.text,
+        publishedAt: p.publishedAt,
+        metrics: { impressions: p.impressions, likes: p.likes, comments: p.comments, reshares: p.reshares },
+        engagement: eng(p),
       })),
       paging: { start: q.start, count: q.count, total: hits.length },
     };

@@ -40,16 +40,7 @@ import {
 } from './control';
 import { MetricsGrowth, ViralCorpus } from './planning';
 
-export type {
-  SimulatorControl,
-  SimOperation,
-  SimOperationFilter,
-  SimPost,
-  SimCounts,
-  Fault,
-  FaultInput,
-  IssuedToken,
-} from './control';
+export type { SimulatorControl, SimOperation, SimOperationFilter, SimPost, SimCounts, Fault, FaultInput, IssuedToken } from './control';
 
 /** The header carrying the client's post reference on `POST /rest/posts`. */
 export const REFERENCE_HEADER = 'X-Idempotency-Key';
@@ -361,10 +352,18 @@ class Simulator {
       },
       // planning
       setMetricsGrowth: async (input) => {
-        try { return this.growth.set(input); } catch (err) { throw invalid((err as Error).message); }
+        try {
+          return this.growth.set(input);
+        } catch (err) {
+          throw invalid((err as Error).message);
+        }
       },
       addViralPosts: async (posts) => {
-        try { return this.viral.add(posts); } catch (err) { throw invalid((err as Error).message); }
+        try {
+          return this.viral.add(posts);
+        } catch (err) {
+          throw invalid((err as Error).message);
+        }
       },
     };
   }
@@ -372,14 +371,21 @@ class Simulator {
   private issueToken(input: IssueTokenInput): IssuedToken {
     if (typeof input !== 'object' || input === null) throw invalid('body must be an object');
     const personId = checkId(input.personId, 'personId');
-    if (input.name !== undefined && (typeof input.name !== 'string' || input.name.trim() === '')) throw invalid('name must be a non-empty string');
-    if (input.vanityName !== undefined && input.vanityName !== null && (typeof input.vanityName !== 'string' || !ID_RE.test(input.vanityName))) {
+    if (input.name !== undefined && (typeof input.name !== 'string' || input.name.trim() === ''))
+      throw invalid('name must be a non-empty string');
+    if (
+      input.vanityName !== undefined &&
+      input.vanityName !== null &&
+      (typeof input.vanityName !== 'string' || !ID_RE.test(input.vanityName))
+    ) {
       throw invalid('vanityName must be a slug (letters, digits, - and _) or null');
     }
-    if (input.pictureUrl !== undefined && input.pictureUrl !== null && typeof input.pictureUrl !== 'string') throw invalid('pictureUrl must be a string or null');
+    if (input.pictureUrl !== undefined && input.pictureUrl !== null && typeof input.pictureUrl !== 'string')
+      throw invalid('pictureUrl must be a string or null');
     const ttl = optInt(input.expiresInSeconds, 'expiresInSeconds', 0, 10 * 365 * DAY_S) ?? DEFAULT_ACCESS_TTL_S;
     const refreshTtl = optInt(input.refreshExpiresInSeconds, 'refreshExpiresInSeconds', 0, 10 * 365 * DAY_S) ?? DEFAULT_REFRESH_TTL_S;
-    if (input.withRefreshToken !== undefined && typeof input.withRefreshToken !== 'boolean') throw invalid('withRefreshToken must be a boolean');
+    if (input.withRefreshToken !== undefined && typeof input.withRefreshToken !== 'boolean')
+      throw invalid('withRefreshToken must be a boolean');
 
     const s = this.state;
     const person = s.persons.get(personId) ?? { id: personId, name: `Person ${personId}`, vanityName: null, pictureUrl: null };
@@ -484,7 +490,8 @@ class Simulator {
   private addFault(input: FaultInput): Fault {
     if (typeof input !== 'object' || input === null) throw invalid('body must be an object');
     const kind = input.kind;
-    if (kind !== 'transient' && kind !== 'permanent' && kind !== 'lost_response') throw invalid('kind must be transient, permanent or lost_response');
+    if (kind !== 'transient' && kind !== 'permanent' && kind !== 'lost_response')
+      throw invalid('kind must be transient, permanent or lost_response');
     const times = optInt(input.times, 'times', 1, 1_000_000) ?? 1;
     const fault: FaultRecord = {
       id: `flt_${this.state.nextFaultId++}`,
@@ -549,13 +556,15 @@ class Simulator {
     const count = optInt(input.count, 'count', 1, 1_000_000);
     if (count === undefined) throw invalid('count is required');
     const prefix = input.referencePrefix;
-    if (prefix !== undefined && (typeof prefix !== 'string' || prefix === '' || prefix.length > MAX_REFERENCE_CHARS - 8)) throw invalid('referencePrefix must be a short non-empty string');
+    if (prefix !== undefined && (typeof prefix !== 'string' || prefix === '' || prefix.length > MAX_REFERENCE_CHARS - 8))
+      throw invalid('referencePrefix must be a short non-empty string');
     const text = input.text ?? 'Seeded post';
     if (typeof text !== 'string' || text === '') throw invalid('text must be a non-empty string');
     const authorUrn = `urn:li:${author.type}:${author.id}`;
     if (prefix !== undefined) {
       for (let i = 0; i < count; i++) {
-        if (this.state.postsByAuthorRef.has(`${authorUrn}\n${prefix}${i}`)) throw invalid(`reference ${prefix}${i} is already used by ${authorUrn}`);
+        if (this.state.postsByAuthorRef.has(`${authorUrn}\n${prefix}${i}`))
+          throw invalid(`reference ${prefix}${i} is already used by ${authorUrn}`);
       }
     }
     // Seeded posts were never the subject of a create call: createCalls starts at 0.
@@ -565,7 +574,17 @@ class Simulator {
     let first: PostRecord | null = null;
     let last: PostRecord | null = null;
     for (let i = 0; i < count; i++) {
-      last = this.recordPost({ author, createdBy, text, reference: prefix === undefined ? null : `${prefix}${i}`, visibility: 'PUBLIC', lifecycleState: 'PUBLISHED', now, createCalls: 0, images: [] });
+      last = this.recordPost({
+        author,
+        createdBy,
+        text,
+        reference: prefix === undefined ? null : `${prefix}${i}`,
+        visibility: 'PUBLIC',
+        lifecycleState: 'PUBLISHED',
+        now,
+        createCalls: 0,
+        images: [],
+      });
       first ??= last;
     }
     return { created: count, firstPostUrn: first!.urn, lastPostUrn: last!.urn };
@@ -641,10 +660,16 @@ class Simulator {
   /** Version header check shared by every /rest call: the network refuses unversioned calls. */
   private checkVersion(req: IncomingMessage): SimResponse | null {
     const v = req.headers['linkedin-version'];
-    if (typeof v !== 'string' || v === '') return restError(400, 'VERSION_MISSING', 'A version must be present. Please specify a version by adding the LinkedIn-Version header.');
+    if (typeof v !== 'string' || v === '')
+      return restError(
+        400,
+        'VERSION_MISSING',
+        'A version must be present. Please specify a version by adding the LinkedIn-Version header.',
+      );
     if (!VERSION_RE.test(v)) return restError(426, 'NONEXISTENT_VERSION', `Requested version ${v} is not active`);
     const restli = req.headers['x-restli-protocol-version'];
-    if (restli !== undefined && restli !== '2.0.0') return restError(400, 'INVALID_RESTLI_PROTOCOL_VERSION', 'X-Restli-Protocol-Version must be 2.0.0');
+    if (restli !== undefined && restli !== '2.0.0')
+      return restError(400, 'INVALID_RESTLI_PROTOCOL_VERSION', 'X-Restli-Protocol-Version must be 2.0.0');
     return null;
   }
 
@@ -656,8 +681,10 @@ class Simulator {
     if (!m) return { error: restError(401, 'INVALID_ACCESS_TOKEN', 'Unknown authentication scheme', bearer) };
     const rec = this.state.accessTokens.get(m[1]!);
     if (!rec) return { error: restError(401, 'INVALID_ACCESS_TOKEN', 'Invalid access token', bearer) };
-    if (rec.grant.revoked) return { error: restError(401, 'REVOKED_ACCESS_TOKEN', 'The token used in the request has been revoked by the user', bearer) };
-    if (Date.now() >= rec.expiresAt) return { error: restError(401, 'EXPIRED_ACCESS_TOKEN', 'The token used in the request has expired', bearer) };
+    if (rec.grant.revoked)
+      return { error: restError(401, 'REVOKED_ACCESS_TOKEN', 'The token used in the request has been revoked by the user', bearer) };
+    if (Date.now() >= rec.expiresAt)
+      return { error: restError(401, 'EXPIRED_ACCESS_TOKEN', 'The token used in the request has expired', bearer) };
     const person = this.state.persons.get(rec.grant.personId)!;
     return { person };
   }
@@ -690,7 +717,8 @@ class Simulator {
         if (!form) return oauthError(400, 'invalid_request', 'Content-Type must be application/x-www-form-urlencoded');
         const grantType = form.get('grant_type');
         if (grantType === null) return oauthError(400, 'invalid_request', 'grant_type is required');
-        if (grantType !== 'refresh_token') return oauthError(400, 'unsupported_grant_type', `grant_type ${grantType} is not supported here`);
+        if (grantType !== 'refresh_token')
+          return oauthError(400, 'unsupported_grant_type', `grant_type ${grantType} is not supported here`);
         const clientError = this.checkClient(form);
         if (clientError) return clientError;
         const refreshToken = form.get('refresh_token');
@@ -787,7 +815,10 @@ class Simulator {
         // Only approved administrators are modelled: any other role or state filter matches nobody.
         const role = q.get('role');
         const state = q.get('state');
-        const all = (role === null || role === 'ADMINISTRATOR') && (state === null || state === 'APPROVED') ? (this.state.orgAdmins.get(org.id)?.list ?? []) : [];
+        const all =
+          (role === null || role === 'ADMINISTRATOR') && (state === null || state === 'APPROVED')
+            ? (this.state.orgAdmins.get(org.id)?.list ?? [])
+            : [];
         const orgUrn = `urn:li:organization:${org.id}`;
         return {
           status: 200,
@@ -823,10 +854,13 @@ class Simulator {
         }
         const author = typeof body.author === 'string' ? parseAuthorUrn(body.author) : null;
         if (!author) return restError(422, 'INVALID_AUTHOR', 'author must be urn:li:person:<id> or urn:li:organization:<id>');
-        if (typeof body.commentary !== 'string' || body.commentary.trim() === '') return restError(422, 'INVALID_COMMENTARY', 'commentary must be a non-empty string');
-        if (body.commentary.length > MAX_COMMENTARY_CHARS) return restError(422, 'COMMENTARY_TOO_LONG', `commentary is longer than ${MAX_COMMENTARY_CHARS} characters`);
+        if (typeof body.commentary !== 'string' || body.commentary.trim() === '')
+          return restError(422, 'INVALID_COMMENTARY', 'commentary must be a non-empty string');
+        if (body.commentary.length > MAX_COMMENTARY_CHARS)
+          return restError(422, 'COMMENTARY_TOO_LONG', `commentary is longer than ${MAX_COMMENTARY_CHARS} characters`);
         const visibility = body.visibility ?? 'PUBLIC';
-        if (visibility !== 'PUBLIC' && visibility !== 'CONNECTIONS' && visibility !== 'LOGGED_IN') return restError(422, 'INVALID_VISIBILITY', 'visibility must be PUBLIC, CONNECTIONS or LOGGED_IN');
+        if (visibility !== 'PUBLIC' && visibility !== 'CONNECTIONS' && visibility !== 'LOGGED_IN')
+          return restError(422, 'INVALID_VISIBILITY', 'visibility must be PUBLIC, CONNECTIONS or LOGGED_IN');
         const lifecycleState = body.lifecycleState ?? 'PUBLISHED';
         if (lifecycleState !== 'PUBLISHED') return restError(422, 'INVALID_LIFECYCLE_STATE', 'only PUBLISHED posts are supported');
         const content = this.parseContent(body.content, `urn:li:${author.type}:${author.id}`);
@@ -885,7 +919,8 @@ class Simulator {
         if (versionError) return versionError;
         const auth = this.authenticate(req);
         if ('error' in auth) return auth.error;
-        if (url.searchParams.get('action') !== 'initializeUpload') return restError(400, 'ILLEGAL_ARGUMENT', 'only action=initializeUpload is supported');
+        if (url.searchParams.get('action') !== 'initializeUpload')
+          return restError(400, 'ILLEGAL_ARGUMENT', 'only action=initializeUpload is supported');
         let owner: { type: 'person' | 'organization'; id: string } | null = null;
         try {
           const parsed = JSON.parse(rawBody.toString('utf8')) as { initializeUploadRequest?: { owner?: unknown } };
@@ -894,18 +929,31 @@ class Simulator {
         } catch {
           return restError(400, 'INVALID_REQUEST_BODY', 'body must be a JSON object');
         }
-        if (!owner) return restError(422, 'INVALID_OWNER', 'initializeUploadRequest.owner must be urn:li:person:<id> or urn:li:organization:<id>');
-        if (!this.mayActAs(auth.person.id, owner)) return restError(403, 'ACCESS_DENIED', `Not enough permissions to upload images for urn:li:${owner.type}:${owner.id}`);
+        if (!owner)
+          return restError(422, 'INVALID_OWNER', 'initializeUploadRequest.owner must be urn:li:person:<id> or urn:li:organization:<id>');
+        if (!this.mayActAs(auth.person.id, owner))
+          return restError(403, 'ACCESS_DENIED', `Not enough permissions to upload images for urn:li:${owner.type}:${owner.id}`);
         const image: ImageRecord = {
-          urn: `urn:li:image:D${randomBytes(9).toString('hex')}`, owner: `urn:li:${owner.type}:${owner.id}`, uploadToken: randomBytes(18).toString('base64url'),
-          bytes: null, sha256: null, contentType: null, uploadCalls: 0,
+          urn: `urn:li:image:D${randomBytes(9).toString('hex')}`,
+          owner: `urn:li:${owner.type}:${owner.id}`,
+          uploadToken: randomBytes(18).toString('base64url'),
+          bytes: null,
+          sha256: null,
+          contentType: null,
+          uploadCalls: 0,
         };
         this.state.images.set(image.urn, image);
         this.state.imagesByUploadToken.set(image.uploadToken, image);
         const host = req.headers.host ?? '127.0.0.1';
         return {
           status: 200,
-          body: { value: { uploadUrlExpiresAt: Date.now() + 24 * 3600_000, uploadUrl: `http://${host}/dms-uploads/${image.uploadToken}`, image: image.urn } },
+          body: {
+            value: {
+              uploadUrlExpiresAt: Date.now() + 24 * 3600_000,
+              uploadUrl: `http://${host}/dms-uploads/${image.uploadToken}`,
+              image: image.urn,
+            },
+          },
         };
       },
     },
@@ -920,7 +968,8 @@ class Simulator {
         const owner = parseAuthorUrn(image.owner)!;
         if (!this.mayActAs(auth.person.id, owner)) return restError(403, 'ACCESS_DENIED', 'Not enough permissions to upload this image');
         const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-        if (!IMAGE_TYPES.has(type)) return restError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type must be one of ${[...IMAGE_TYPES].join(', ')}`);
+        if (!IMAGE_TYPES.has(type))
+          return restError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type must be one of ${[...IMAGE_TYPES].join(', ')}`);
         if (rawBody.length === 0) return restError(400, 'EMPTY_UPLOAD', 'the upload has no bytes');
         // A repeated PUT replaces the bytes: uploading twice is harmless.
         image.bytes = rawBody;
@@ -941,7 +990,8 @@ class Simulator {
         if (param !== null) {
           const post = this.state.postsByUrn.get(param);
           if (!post) return restError(404, 'NOT_FOUND', `no post ${param}`);
-          if (!this.mayActAs(auth.person.id, { type: post.authorType, id: post.authorId })) return restError(403, 'ACCESS_DENIED', 'Not enough permissions to read this post');
+          if (!this.mayActAs(auth.person.id, { type: post.authorType, id: post.authorId }))
+            return restError(403, 'ACCESS_DENIED', 'Not enough permissions to read this post');
           return { status: 200, body: this.postView(post) };
         }
         const q = url.searchParams;
@@ -950,7 +1000,8 @@ class Simulator {
         const reference = q.get('reference');
         if (!author) return restError(400, 'ILLEGAL_ARGUMENT', 'author must be urn:li:person:<id> or urn:li:organization:<id>');
         if (!reference) return restError(400, 'ILLEGAL_ARGUMENT', 'reference is required');
-        if (!this.mayActAs(auth.person.id, author)) return restError(403, 'ACCESS_DENIED', `Not enough permissions to read posts of urn:li:${author.type}:${author.id}`);
+        if (!this.mayActAs(auth.person.id, author))
+          return restError(403, 'ACCESS_DENIED', `Not enough permissions to read posts of urn:li:${author.type}:${author.id}`);
         const post = this.state.postsByAuthorRef.get(`urn:li:${author.type}:${author.id}\n${reference}`);
         const elements = post ? [this.postView(post)] : [];
         return { status: 200, body: { elements, paging: { start: 0, count: 1, total: elements.length, links: [] } } };
@@ -967,7 +1018,8 @@ class Simulator {
         if (param === null) return restError(400, 'ILLEGAL_ARGUMENT', 'a post URN is required: /rest/socialMetadata/{postUrn}');
         const post = this.state.postsByUrn.get(param);
         if (!post) return restError(404, 'NOT_FOUND', `no post ${param}`);
-        if (!this.mayActAs(auth.person.id, { type: post.authorType, id: post.authorId })) return restError(403, 'ACCESS_DENIED', 'Not enough permissions to read metrics of this post');
+        if (!this.mayActAs(auth.person.id, { type: post.authorType, id: post.authorId }))
+          return restError(403, 'ACCESS_DENIED', 'Not enough permissions to read metrics of this post');
         const m = this.growth.apply(post.urn, post.receivedAt, post.metrics);
         return {
           status: 200,
@@ -1005,8 +1057,23 @@ class Simulator {
         const minEngagement = num('minEngagement', 0, Number.MAX_SAFE_INTEGER, 0);
         const after = num('publishedAfter', 0, Number.MAX_SAFE_INTEGER, null);
         const before = num('publishedBefore', 0, Number.MAX_SAFE_INTEGER, null);
-        if ([start, count, minEngagement, after, before].includes(undefined)) return restError(400, 'ILLEGAL_ARGUMENT', 'start, count, minEngagement, publishedAfter and publishedBefore must be integers in range');
-        return { status: 200, body: this.viral.search({ keywords, start: start!, count: count!, minEngagement: minEngagement!, publishedAfter: after ?? null, publishedBefore: before ?? null }) };
+        if ([start, count, minEngagement, after, before].includes(undefined))
+          return restError(
+            400,
+            'ILLEGAL_ARGUMENT',
+            'start, count, minEngagement, publishedAfter and publishedBefore must be integers in range',
+          );
+        return {
+          status: 200,
+          body: this.viral.search({
+            keywords,
+            start: start!,
+            count: count!,
+            minEngagement: minEngagement!,
+            publishedAfter: after ?? null,
+            publishedBefore: before ?? null,
+          }),
+        };
       },
     },
   };
@@ -1017,13 +1084,15 @@ class Simulator {
    */
   private parseContent(content: unknown, authorUrn: string): { images: SimPostImage[] } | { error: SimResponse } {
     if (content === undefined || content === null) return { images: [] };
-    if (typeof content !== 'object' || Array.isArray(content)) return { error: restError(422, 'INVALID_CONTENT', 'content must be an object') };
+    if (typeof content !== 'object' || Array.isArray(content))
+      return { error: restError(422, 'INVALID_CONTENT', 'content must be an object') };
     const c = content as { media?: { id?: unknown; altText?: unknown }; multiImage?: { images?: unknown } };
     let refs: Array<{ id?: unknown; altText?: unknown }>;
     if (c.media !== undefined) refs = [c.media];
     else if (c.multiImage !== undefined && Array.isArray(c.multiImage.images)) {
       refs = c.multiImage.images as Array<{ id?: unknown; altText?: unknown }>;
-      if (refs.length < 2 || refs.length > MAX_POST_IMAGES) return { error: restError(422, 'INVALID_CONTENT', `multiImage takes 2 to ${MAX_POST_IMAGES} images`) };
+      if (refs.length < 2 || refs.length > MAX_POST_IMAGES)
+        return { error: restError(422, 'INVALID_CONTENT', `multiImage takes 2 to ${MAX_POST_IMAGES} images`) };
     } else return { error: restError(422, 'INVALID_CONTENT', 'content must carry media or multiImage.images') };
     const images: SimPostImage[] = [];
     for (const r of refs) {
@@ -1031,7 +1100,13 @@ class Simulator {
       if (!image) return { error: restError(422, 'INVALID_CONTENT', `unknown image ${String(r?.id)}`) };
       if (image.owner !== authorUrn) return { error: restError(422, 'INVALID_CONTENT', `image ${image.urn} is not owned by ${authorUrn}`) };
       if (!image.bytes) return { error: restError(422, 'INVALID_CONTENT', `image ${image.urn} has not been uploaded`) };
-      images.push({ imageUrn: image.urn, altText: typeof r.altText === 'string' ? r.altText : '', sha256: image.sha256!, bytes: image.bytes.length, contentType: image.contentType! });
+      images.push({
+        imageUrn: image.urn,
+        altText: typeof r.altText === 'string' ? r.altText : '',
+        sha256: image.sha256!,
+        bytes: image.bytes.length,
+        contentType: image.contentType!,
+      });
     }
     return { images };
   }
@@ -1086,7 +1161,9 @@ class Simulator {
       distribution: { feedDistribution: 'MAIN_FEED', targetEntities: [], thirdPartyDistributionChannels: [] },
       isReshareDisabledByAuthor: false,
       ...(p.images.length === 1 ? { content: { media: { id: p.images[0]!.imageUrn, altText: p.images[0]!.altText } } } : {}),
-      ...(p.images.length > 1 ? { content: { multiImage: { images: p.images.map((i) => ({ id: i.imageUrn, altText: i.altText })) } } } : {}),
+      ...(p.images.length > 1
+        ? { content: { multiImage: { images: p.images.map((i) => ({ id: i.imageUrn, altText: i.altText })) } } }
+        : {}),
       reference: p.reference,
       createdAt: p.receivedAt,
       publishedAt: p.receivedAt,
@@ -1169,7 +1246,8 @@ class Simulator {
       } catch {
         return sendControlError(res, invalid('body must be JSON'));
       }
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) return sendControlError(res, invalid('body must be a JSON object'));
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        return sendControlError(res, invalid('body must be a JSON object'));
     }
     const c = this.control;
     const q = url.searchParams;
@@ -1189,7 +1267,10 @@ class Simulator {
       else if (path === '/tokens/expire' && method === 'POST') result = await c.expireToken(body as ExpireTokenInput);
       else if ((m = /^\/organizations\/([^/]+)\/admins$/.exec(path)) && (method === 'GET' || method === 'PUT')) {
         const orgId = decodeURIComponent(m[1]!);
-        result = method === 'GET' ? await c.getOrganizationAdmins(orgId) : await c.setOrganizationAdmins(orgId, (body as { personIds?: string[] }).personIds as string[]);
+        result =
+          method === 'GET'
+            ? await c.getOrganizationAdmins(orgId)
+            : await c.setOrganizationAdmins(orgId, (body as { personIds?: string[] }).personIds as string[]);
       } else if (path === '/faults' && method === 'GET') result = { faults: await c.listFaults() };
       else if (path === '/faults' && method === 'POST') result = await c.addFault(body as FaultInput);
       else if (path === '/faults' && method === 'DELETE') {
@@ -1266,7 +1347,10 @@ export async function startNetworkSimulator(opts: NetworkSimulatorOptions = {}):
       send(res, restError(400, 'ILLEGAL_ARGUMENT', 'malformed request target'));
       return;
     }
-    const work = url.pathname === '/__sim' || url.pathname.startsWith('/__sim/') ? sim.handleControl(req, res, url) : sim.handleProtocol(req, res, url);
+    const work =
+      url.pathname === '/__sim' || url.pathname.startsWith('/__sim/')
+        ? sim.handleControl(req, res, url)
+        : sim.handleProtocol(req, res, url);
     work.catch((err: unknown) => {
       // A simulator bug must show up as a 500 in the test that hit it, not crash the process.
       send(res, restError(500, 'INTERNAL_SERVER_ERROR', `simulator error: ${(err as Error)?.message ?? String(err)}`));

@@ -16,14 +16,33 @@ describe('operator CLI (bin/admin)', function () {
   this.timeout(300_000);
 
   let api: TestServer;
-  before(async () => { api = await startApi(); });
-  after(async () => { await api.close(); });
+  before(async () => {
+    api = await startApi();
+  });
+  after(async () => {
+    await api.close();
+  });
 
   describe('usage', () => {
     it('prints help for the whole CLI and for one noun, and usage errors exit 2', async () => {
       const all = await admin(['help']);
       assert.equal(all.code, 0);
-      for (const cmd of ['workspace create', 'workspace set-plan', 'workspace list', 'workspace show', 'user create', 'user list', 'member add', 'project create', 'project link', 'project list', 'key create', 'key scopes', 'key revoke', 'key list']) {
+      for (const cmd of [
+        'workspace create',
+        'workspace set-plan',
+        'workspace list',
+        'workspace show',
+        'user create',
+        'user list',
+        'member add',
+        'project create',
+        'project link',
+        'project list',
+        'key create',
+        'key scopes',
+        'key revoke',
+        'key list',
+      ]) {
         assert.ok(all.stdout.includes(cmd), `help lists ${cmd}`);
       }
       const key = await admin(['key', 'help']);
@@ -47,21 +66,50 @@ describe('operator CLI (bin/admin)', function () {
       await fails(['key', 'create', '--workspace', 'org_x'], 2, /missing --scopes/, { env });
       await fails(['member', 'add', '--workspace', 'org_x', '--role', 'Admin'], 2, /missing --user/, { env });
       await fails(['workspace', 'list', '--bogus', '1'], 2, /Unknown option '--bogus'/, { env });
-      await fails(['project', 'create', '--workspace', 'org_x', '--type', 'PAGE', '--name', 'x'], 2, /--type must be one of PERSONAL_BRAND, COMPANY_PAGE, AMPLIFIER/, { env });
-      await fails(['key', 'create', '--workspace', 'org_x', '--scopes', 'read', '--expires-at', 'soon'], 2, /not an ISO 8601 date-time/, { env });
-      await fails(['workspace', 'create', '--name', 'A', '--plan', 'BUSINESS', '--feature', 'api=maybe'], 2, /--feature api must be true or false/, { env });
+      await fails(
+        ['project', 'create', '--workspace', 'org_x', '--type', 'PAGE', '--name', 'x'],
+        2,
+        /--type must be one of PERSONAL_BRAND, COMPANY_PAGE, AMPLIFIER/,
+        { env },
+      );
+      await fails(['key', 'create', '--workspace', 'org_x', '--scopes', 'read', '--expires-at', 'soon'], 2, /not an ISO 8601 date-time/, {
+        env,
+      });
+      await fails(
+        ['workspace', 'create', '--name', 'A', '--plan', 'BUSINESS', '--feature', 'api=maybe'],
+        2,
+        /--feature api must be true or false/,
+        { env },
+      );
     });
 
     it('reports an unreachable Postgres in one line and exits 1', async () => {
-      await fails(['workspace', 'list'], 1, /^DATABASE_URL: cannot reach Postgres at 127\.0\.0\.1:1/, { env: { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' } });
+      await fails(['workspace', 'list'], 1, /^DATABASE_URL: cannot reach Postgres at 127\.0\.0\.1:1/, {
+        env: { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' },
+      });
     });
   });
 
   describe('provisioning', () => {
     it('creates, re-plans, lists and shows workspaces', async () => {
       const agency = await ok(['workspace', 'create', '--name', 'Agency', '--plan', 'ENTERPRISE']);
-      const w = await ok(['workspace', 'create', '--name', 'Acme', '--plan', 'business', '--feature', 'webhooks=false', '--feature', 'beta=true',
-        '--require-review', '--billing-workspace', agency.id, '--ai-enforcement', 'warn']);
+      const w = await ok([
+        'workspace',
+        'create',
+        '--name',
+        'Acme',
+        '--plan',
+        'business',
+        '--feature',
+        'webhooks=false',
+        '--feature',
+        'beta=true',
+        '--require-review',
+        '--billing-workspace',
+        agency.id,
+        '--ai-enforcement',
+        'warn',
+      ]);
       assert.match(w.id, /^org_/);
       assert.equal(w.plan, 'BUSINESS');
       assert.equal(w.effectivePlan, 'ENTERPRISE');
@@ -97,7 +145,9 @@ describe('operator CLI (bin/admin)', function () {
       assert.ok(!created.stdout.includes(password) && !created.stderr.includes(password));
 
       const fromStdin = `stdin-${randomBase62(16)}`;
-      const piped = await admin(['user', 'create', '--email', `bob.${unique()}@example.com`, '--password-stdin'], { input: `${fromStdin}\n` });
+      const piped = await admin(['user', 'create', '--email', `bob.${unique()}@example.com`, '--password-stdin'], {
+        input: `${fromStdin}\n`,
+      });
       assert.equal(piped.code, 0, piped.stderr);
       assert.ok(!piped.stdout.includes(fromStdin));
 
@@ -118,8 +168,22 @@ describe('operator CLI (bin/admin)', function () {
 
     it('creates projects with connection presets, links a company page, adds members', async () => {
       const w = await ok(['workspace', 'create', '--name', 'Projects', '--plan', 'BUSINESS']);
-      const person = await ok(['project', 'create', '--workspace', w.id, '--type', 'PERSONAL_BRAND', '--name', 'Ann Lee', '--username', 'ann-lee',
-        '--timezone', 'Europe/Paris', '--language', 'fr']);
+      const person = await ok([
+        'project',
+        'create',
+        '--workspace',
+        w.id,
+        '--type',
+        'PERSONAL_BRAND',
+        '--name',
+        'Ann Lee',
+        '--username',
+        'ann-lee',
+        '--timezone',
+        'Europe/Paris',
+        '--language',
+        'fr',
+      ]);
       assert.match(person.id, /^proj_/);
       assert.equal(person.typeLabel, 'Network Account');
       assert.equal(person.username, 'ann-lee');
@@ -127,29 +191,101 @@ describe('operator CLI (bin/admin)', function () {
       assert.equal(person.language, 'fr');
       assert.equal(person.network.state, 'connected');
 
-      const amp = await ok(['project', 'create', '--workspace', w.id, '--type', 'AMPLIFIER', '--name', 'Sam', '--connection', 'expiring_soon']);
+      const amp = await ok([
+        'project',
+        'create',
+        '--workspace',
+        w.id,
+        '--type',
+        'AMPLIFIER',
+        '--name',
+        'Sam',
+        '--connection',
+        'expiring_soon',
+      ]);
       assert.equal(amp.network.state, 'expiring_soon');
-      const revoked = await ok(['project', 'create', '--workspace', w.id, '--type', 'PERSONAL_BRAND', '--name', 'Rev', '--connection', 'revoked']);
+      const revoked = await ok([
+        'project',
+        'create',
+        '--workspace',
+        w.id,
+        '--type',
+        'PERSONAL_BRAND',
+        '--name',
+        'Rev',
+        '--connection',
+        'revoked',
+      ]);
       assert.deepEqual([revoked.network.state, revoked.network.canPublish], ['revoked', false]);
 
-      const linked = await ok(['project', 'create', '--workspace', w.id, '--type', 'COMPANY_PAGE', '--name', 'Acme Inc', '--linked-project', person.id]);
+      const linked = await ok([
+        'project',
+        'create',
+        '--workspace',
+        w.id,
+        '--type',
+        'COMPANY_PAGE',
+        '--name',
+        'Acme Inc',
+        '--linked-project',
+        person.id,
+      ]);
       assert.equal(linked.connectionId, person.connectionId);
-      const page = await ok(['project', 'create', '--workspace', w.id, '--type', 'COMPANY_PAGE', '--name', 'Other Inc', '--connection', 'none']);
+      const page = await ok([
+        'project',
+        'create',
+        '--workspace',
+        w.id,
+        '--type',
+        'COMPANY_PAGE',
+        '--name',
+        'Other Inc',
+        '--connection',
+        'none',
+      ]);
       assert.equal(page.network, null);
       const relinked = await ok(['project', 'link', '--workspace', w.id, '--project', page.id, '--admin-project', amp.id]);
       assert.equal(relinked.network.state, 'expiring_soon');
 
       const list = await ok(['project', 'list', '--workspace', w.id]);
-      assert.deepEqual(list.map((p: any) => p.id), [person.id, amp.id, revoked.id, linked.id, page.id]);
+      assert.deepEqual(
+        list.map((p: any) => p.id),
+        [person.id, amp.id, revoked.id, linked.id, page.id],
+      );
 
-      await fails(['project', 'create', '--workspace', w.id, '--type', 'PERSONAL_BRAND', '--name', 'X', '--timezone', 'Mars/Olympus'], 1, /unknown timezone/);
-      await fails(['project', 'create', '--workspace', 'org_missing', '--type', 'PERSONAL_BRAND', '--name', 'X'], 1, /no workspace org_missing/);
-      await fails(['project', 'create', '--workspace', w.id, '--type', 'AMPLIFIER', '--name', 'X', '--linked-project', person.id], 2, /COMPANY_PAGE only/);
+      await fails(
+        ['project', 'create', '--workspace', w.id, '--type', 'PERSONAL_BRAND', '--name', 'X', '--timezone', 'Mars/Olympus'],
+        1,
+        /unknown timezone/,
+      );
+      await fails(
+        ['project', 'create', '--workspace', 'org_missing', '--type', 'PERSONAL_BRAND', '--name', 'X'],
+        1,
+        /no workspace org_missing/,
+      );
+      await fails(
+        ['project', 'create', '--workspace', w.id, '--type', 'AMPLIFIER', '--name', 'X', '--linked-project', person.id],
+        2,
+        /COMPANY_PAGE only/,
+      );
       await fails(['project', 'link', '--workspace', w.id, '--project', person.id, '--admin-project', amp.id], 1, /no company page/);
 
       const email = `member.${unique()}@example.com`;
       const user = await ok(['user', 'create', '--email', email]);
-      const m = await ok(['member', 'add', '--workspace', w.id, '--user', email, '--role', 'Member', '--project', person.id, '--project', amp.id]);
+      const m = await ok([
+        'member',
+        'add',
+        '--workspace',
+        w.id,
+        '--user',
+        email,
+        '--role',
+        'Member',
+        '--project',
+        person.id,
+        '--project',
+        amp.id,
+      ]);
       assert.deepEqual([m.userId, m.role, m.roleLabel], [user.id, 'personal_brand', 'Member']);
       assert.deepEqual([...m.projectIds].sort(), [person.id, amp.id].sort());
       const legacy = await ok(['member', 'add', '--workspace', w.id, '--user', user.id, '--role', 'team_manager']);
@@ -159,8 +295,16 @@ describe('operator CLI (bin/admin)', function () {
       assert.equal(shown.projects.length, 5);
 
       await fails(['member', 'add', '--workspace', w.id, '--user', email, '--role', 'Owner'], 1, /unknown role "Owner"/);
-      await fails(['member', 'add', '--workspace', w.id, '--user', 'nobody@example.com', '--role', 'Admin'], 1, /no user nobody@example.com/);
-      await fails(['member', 'add', '--workspace', w.id, '--user', email, '--role', 'Admin', '--project', 'proj_missing'], 1, /projects not in workspace: proj_missing/);
+      await fails(
+        ['member', 'add', '--workspace', w.id, '--user', 'nobody@example.com', '--role', 'Admin'],
+        1,
+        /no user nobody@example.com/,
+      );
+      await fails(
+        ['member', 'add', '--workspace', w.id, '--user', email, '--role', 'Admin', '--project', 'proj_missing'],
+        1,
+        /projects not in workspace: proj_missing/,
+      );
     });
   });
 
@@ -214,7 +358,20 @@ describe('operator CLI (bin/admin)', function () {
     it('issues test-mode keys with named-only scopes and an expiry', async () => {
       const w = await ok(['workspace', 'create', '--name', 'Keys2', '--plan', 'ADVANCED']);
       const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
-      const k = await ok(['key', 'create', '--workspace', w.id, '--scopes', 'posts:read', '--scopes', 'posts:publish posts:destroy', '--mode', 'test', '--expires-at', expiresAt]);
+      const k = await ok([
+        'key',
+        'create',
+        '--workspace',
+        w.id,
+        '--scopes',
+        'posts:read',
+        '--scopes',
+        'posts:publish posts:destroy',
+        '--mode',
+        'test',
+        '--expires-at',
+        expiresAt,
+      ]);
       assert.match(k.key, /^svc_sk_test_/);
       assert.deepEqual(k.scopes, ['posts:read', 'posts:publish', 'posts:destroy']);
       assert.equal(k.expiresAt, expiresAt);
@@ -254,7 +411,9 @@ describe('operator CLI (bin/admin)', function () {
   });
 
   it('runs through the bin/admin wrapper from any directory', async () => {
-    const r = await run(path.join(root, 'bin', 'admin'), ['workspace', 'create', '--name', 'Wrapper', '--plan', 'STARTER'], { cwd: os.tmpdir() });
+    const r = await run(path.join(root, 'bin', 'admin'), ['workspace', 'create', '--name', 'Wrapper', '--plan', 'STARTER'], {
+      cwd: os.tmpdir(),
+    });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.json.plan, 'STARTER');
     const help = await run(path.join(root, 'bin', 'admin'), ['workspace', 'help'], { cwd: os.tmpdir() });

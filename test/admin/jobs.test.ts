@@ -12,13 +12,17 @@ import { fails, ok } from './support';
 describe('operator commands for generation (bin/admin jobs, llm)', function () {
   this.timeout(300_000);
   let h: Harness;
-  before(async () => { h = await startHarness(); });
+  before(async () => {
+    h = await startHarness();
+  });
   afterEach(async () => {
     h.stub.reset();
     // The switch is service-wide: never leave it on for the suites that run after this one.
     await db()('service_flags').where({ key: 'jobs_paused' }).delete();
   });
-  after(async () => { await h.close(); });
+  after(async () => {
+    await h.close();
+  });
 
   async function fresh() {
     const ws = await workspaceWithKey();

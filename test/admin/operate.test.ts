@@ -18,8 +18,12 @@ describe('operator commands (bin/admin, issue 12)', function () {
   this.timeout(300_000);
 
   let api: TestServer;
-  before(async () => { api = await startApi(); });
-  after(async () => { await api.close(); });
+  before(async () => {
+    api = await startApi();
+  });
+  after(async () => {
+    await api.close();
+  });
 
   async function workspaceWithKey(plan = 'BUSINESS') {
     const w = await ok(['workspace', 'create', '--name', `Ops ${unique()}`, '--plan', plan]);
@@ -30,9 +34,26 @@ describe('operator commands (bin/admin, issue 12)', function () {
   it('help lists every new command', async () => {
     const all = await admin(['help']);
     assert.equal(all.code, 0);
-    for (const cmd of ['member remove', 'member add-many', 'project archive', 'connection revoke', 'connection clear-tokens', 'connection check',
-      'workspace set-ai-budget', 'workspace set-spend-cap', 'workspace set-review', 'budget set', 'budget show', 'oauth token',
-      'jobs pause', 'jobs resume', 'llm fail', 'llm latency', 'note create', 'post create']) {
+    for (const cmd of [
+      'member remove',
+      'member add-many',
+      'project archive',
+      'connection revoke',
+      'connection clear-tokens',
+      'connection check',
+      'workspace set-ai-budget',
+      'workspace set-spend-cap',
+      'workspace set-review',
+      'budget set',
+      'budget show',
+      'oauth token',
+      'jobs pause',
+      'jobs resume',
+      'llm fail',
+      'llm latency',
+      'note create',
+      'post create',
+    ]) {
       assert.ok(all.stdout.includes(cmd), `help lists ${cmd}`);
     }
     assert.match((await admin(['key', 'create', '--help'])).stdout, /--empty-scopes/);
@@ -150,8 +171,12 @@ describe('operator commands (bin/admin, issue 12)', function () {
       // A project whose workflow is not running, started on a queue no worker serves: a clear
       // failure instead of a hang.
       const other = await connectedPersonalProject(w.id);
-      await fails(['connection', 'check', '--workspace', w.id, '--project', other.project.id, '--timeout-ms', '1500'], 1, /no check result within 1500 ms/,
-        { env: { TEMPORAL_TASK_QUEUE: `nobody-${randomBase62(6)}` } });
+      await fails(
+        ['connection', 'check', '--workspace', w.id, '--project', other.project.id, '--timeout-ms', '1500'],
+        1,
+        /no check result within 1500 ms/,
+        { env: { TEMPORAL_TASK_QUEUE: `nobody-${randomBase62(6)}` } },
+      );
     });
   });
 
@@ -184,7 +209,11 @@ describe('operator commands (bin/admin, issue 12)', function () {
     assert.equal((await call('GET', '/v1/workspaces/context')).body.data.requireReviewWorkflow, false);
 
     await fails(['workspace', 'set-ai-budget', '--workspace', w.id], 2, /give --weekly-cents, --plan-default or --enforcement/);
-    await fails(['workspace', 'set-ai-budget', '--workspace', w.id, '--enforcement', 'loud'], 2, /--enforcement must be one of off, shadow, warn, block/);
+    await fails(
+      ['workspace', 'set-ai-budget', '--workspace', w.id, '--enforcement', 'loud'],
+      2,
+      /--enforcement must be one of off, shadow, warn, block/,
+    );
     await fails(['workspace', 'set-spend-cap', '--workspace', w.id, '--daily-cents', '-5'], 2, /--daily-cents must be a whole number/);
     await fails(['workspace', 'set-review', '--workspace', w.id, '--required', 'maybe'], 2, /--required must be one of on, off/);
     await fails(['workspace', 'set-spend-cap', '--workspace', 'org_missing', '--daily-cents', '5'], 1, /no workspace org_missing/);
@@ -195,7 +224,18 @@ describe('operator commands (bin/admin, issue 12)', function () {
     await ok(['workspace', 'set-ai-budget', '--workspace', w.id, '--enforcement', 'block']);
     const p1 = await ok(['project', 'create', '--workspace', w.id, '--type', 'PERSONAL_BRAND', '--name', 'Budgeted']);
     const p2 = await ok(['project', 'create', '--workspace', w.id, '--type', 'AMPLIFIER', '--name', 'Free']);
-    const page = await ok(['project', 'create', '--workspace', w.id, '--type', 'COMPANY_PAGE', '--name', 'Page', '--linked-project', p1.id]);
+    const page = await ok([
+      'project',
+      'create',
+      '--workspace',
+      w.id,
+      '--type',
+      'COMPANY_PAGE',
+      '--name',
+      'Page',
+      '--linked-project',
+      p1.id,
+    ]);
     const set = await ok(['budget', 'set', '--workspace', w.id, '--project', p1.id, '--weekly-cents', '0']);
     const byTarget = new Map(set.targets.map((t: any) => [t.target, t]));
     assert.deepEqual([(byTarget.get(p1.id) as any).ownBudgetCents, (byTarget.get(p1.id) as any).weeklyBudgetCents], [0, 0]);
@@ -240,7 +280,11 @@ describe('operator commands (bin/admin, issue 12)', function () {
     const context = await call('GET', '/v1/workspaces/context');
     assert.equal(context.status, 403, JSON.stringify(context.body));
     assert.equal(context.body.error.code, 'scope_missing');
-    await fails(['key', 'create', '--workspace', w.id, '--empty-scopes', '--scopes', 'read'], 2, /give --scopes or --empty-scopes, not both/);
+    await fails(
+      ['key', 'create', '--workspace', w.id, '--empty-scopes', '--scopes', 'read'],
+      2,
+      /give --scopes or --empty-scopes, not both/,
+    );
   });
 
   it('mints an OAuth access token for a user, client and scope set', async () => {
@@ -249,7 +293,8 @@ describe('operator commands (bin/admin, issue 12)', function () {
     await ok(['user', 'create', '--email', email]);
     await ok(['member', 'add', '--workspace', w.id, '--user', email, '--role', 'Admin']);
     const reg = await fetch(`${api.url}/oauth/register`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ client_name: 'Admin CLI test', redirect_uris: ['http://127.0.0.1:9/callback'] }),
     });
     assert.equal(reg.status, 201);
@@ -275,7 +320,11 @@ describe('operator commands (bin/admin, issue 12)', function () {
 
     const outsider = `out.${unique()}@example.com`;
     await ok(['user', 'create', '--email', outsider]);
-    await fails(['oauth', 'token', '--user', outsider, '--client', clientId, '--scopes', 'read', '--workspace', w.id], 1, /does not reach workspace/);
+    await fails(
+      ['oauth', 'token', '--user', outsider, '--client', clientId, '--scopes', 'read', '--workspace', w.id],
+      1,
+      /does not reach workspace/,
+    );
     await fails(['oauth', 'token', '--user', email, '--client', 'cli_missing', '--scopes', 'read'], 1, /no OAuth client cli_missing/);
     await fails(['oauth', 'token', '--user', email, '--client', clientId, '--scopes', 'posts:reed'], 1, /unknown scopes: posts:reed/);
   });

@@ -31,27 +31,79 @@ describe('demo data (bin/admin note create, post create)', function () {
   it('creates notes with calendar slots, as the API does', async () => {
     const ws = await workspaceWithKey();
     const call = client(api.url, ws.key);
-    const notes = await ok(['note', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--count', '3', '--content-type', 'EDUCATIONAL']);
+    const notes = await ok([
+      'note',
+      'create',
+      '--workspace',
+      ws.workspace.id,
+      '--project',
+      ws.project.id,
+      '--count',
+      '3',
+      '--content-type',
+      'EDUCATIONAL',
+    ]);
     assert.equal(notes.length, 3);
-    assert.ok(notes.every((n: any) => /^note_/.test(n.id) && n.slot?.contentType === 'EDUCATIONAL'), JSON.stringify(notes));
+    assert.ok(
+      notes.every((n: any) => /^note_/.test(n.id) && n.slot?.contentType === 'EDUCATIONAL'),
+      JSON.stringify(notes),
+    );
     assert.equal(new Set(notes.map((n: any) => n.content)).size, 3, 'demo texts differ');
     const listed = await call('GET', `/v1/notes?projectId=${ws.project.id}`);
     assert.equal(listed.status, 200, JSON.stringify(listed.body));
     assert.deepEqual(listed.body.data.map((n: any) => n.id).sort(), notes.map((n: any) => n.id).sort());
 
-    const slotted = await ok(['note', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--content', 'Talk about hiring',
-      '--slot-date', '2027-03-01T09:00:00Z', '--count', '2', '--spacing-minutes', '1440']);
-    assert.deepEqual(slotted.map((n: any) => n.content), ['Talk about hiring', 'Talk about hiring']);
-    assert.deepEqual(slotted.map((n: any) => n.slot.date), ['2027-03-01T09:00:00.000Z', '2027-03-02T09:00:00.000Z']);
+    const slotted = await ok([
+      'note',
+      'create',
+      '--workspace',
+      ws.workspace.id,
+      '--project',
+      ws.project.id,
+      '--content',
+      'Talk about hiring',
+      '--slot-date',
+      '2027-03-01T09:00:00Z',
+      '--count',
+      '2',
+      '--spacing-minutes',
+      '1440',
+    ]);
+    assert.deepEqual(
+      slotted.map((n: any) => n.content),
+      ['Talk about hiring', 'Talk about hiring'],
+    );
+    assert.deepEqual(
+      slotted.map((n: any) => n.slot.date),
+      ['2027-03-01T09:00:00.000Z', '2027-03-02T09:00:00.000Z'],
+    );
 
     await fails(['note', 'create', '--workspace', ws.workspace.id, '--project', 'proj_missing'], 1, /notes\.create refused \(not_found\)/);
-    await fails(['note', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--count', '0'], 2, /--count must be at least 1/);
+    await fails(
+      ['note', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--count', '0'],
+      2,
+      /--count must be at least 1/,
+    );
   });
 
   it('creates drafts with a board status and content type', async () => {
     const ws = await workspaceWithKey();
-    const posts = await ok(['post', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--count', '2', '--status-category', 'review',
-      '--content-type', 'BUSINESS_EXTERNAL', '--title', 'Demo']);
+    const posts = await ok([
+      'post',
+      'create',
+      '--workspace',
+      ws.workspace.id,
+      '--project',
+      ws.project.id,
+      '--count',
+      '2',
+      '--status-category',
+      'review',
+      '--content-type',
+      'BUSINESS_EXTERNAL',
+      '--title',
+      'Demo',
+    ]);
     assert.equal(posts.length, 2);
     for (const p of posts) {
       assert.equal(p.contentType, 'BUSINESS_EXTERNAL');
@@ -62,16 +114,38 @@ describe('demo data (bin/admin note create, post create)', function () {
     const read = await client(api.url, ws.key)('GET', `/v1/posts/${posts[0].id}`);
     assert.equal(read.body.data.status, 'waitingApproval', JSON.stringify(read.body));
     await fails(['post', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--content-type', 'POEM'], 1, /contentType/);
-    await fails(['post', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--scheduled-for', 'tomorrow'], 1, /not an ISO 8601 date-time/);
+    await fails(
+      ['post', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--scheduled-for', 'tomorrow'],
+      1,
+      /not an ISO 8601 date-time/,
+    );
   });
 
   it('schedules through the API scheduling path: the post is published by the worker', async () => {
     const ws = await workspaceWithKey({ projects: 0 });
     const { project } = await connectedPersonalProject(ws.workspace.id);
     const at = new Date(Date.now() + 3_000).toISOString();
-    const [post] = await ok(['post', 'create', '--workspace', ws.workspace.id, '--project', project.id, '--content', 'Seeded and published', '--scheduled-for', at]);
+    const [post] = await ok([
+      'post',
+      'create',
+      '--workspace',
+      ws.workspace.id,
+      '--project',
+      project.id,
+      '--content',
+      'Seeded and published',
+      '--scheduled-for',
+      at,
+    ]);
     assert.equal(post.status, 'scheduled');
-    const row = await waitFor(async () => { const r = await db()('posts').where({ id: post.id }).first(); return r.status === 'published' && r; }, 60_000, 'published');
+    const row = await waitFor(
+      async () => {
+        const r = await db()('posts').where({ id: post.id }).first();
+        return r.status === 'published' && r;
+      },
+      60_000,
+      'published',
+    );
     assert.ok(row.published_at);
     const { posts } = await simulator().listPosts({ reference: post.id });
     assert.equal(posts.length, 1);
@@ -79,8 +153,24 @@ describe('demo data (bin/admin note create, post create)', function () {
 
     // The same verification as PATCH: a project whose connection is revoked cannot be scheduled.
     await ok(['connection', 'revoke', '--workspace', ws.workspace.id, '--project', project.id]);
-    await fails(['post', 'create', '--workspace', ws.workspace.id, '--project', project.id, '--scheduled-for', new Date(Date.now() + 3_600_000).toISOString()], 1,
-      /posts\.update refused/);
-    await fails(['post', 'create', '--workspace', ws.workspace.id, '--project', project.id, '--scheduled-for', '2001-01-01T00:00:00Z'], 1, /posts\.update refused/);
+    await fails(
+      [
+        'post',
+        'create',
+        '--workspace',
+        ws.workspace.id,
+        '--project',
+        project.id,
+        '--scheduled-for',
+        new Date(Date.now() + 3_600_000).toISOString(),
+      ],
+      1,
+      /posts\.update refused/,
+    );
+    await fails(
+      ['post', 'create', '--workspace', ws.workspace.id, '--project', project.id, '--scheduled-for', '2001-01-01T00:00:00Z'],
+      1,
+      /posts\.update refused/,
+    );
   });
 });

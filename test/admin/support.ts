@@ -8,7 +8,12 @@ import { randomBase62 } from '../../lib/ids';
 
 export const root = path.resolve(import.meta.dirname, '..', '..');
 
-export interface Run { code: number; stdout: string; stderr: string; json: any }
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: any;
+}
 
 export function run(command: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string }): Promise<Run> {
   return new Promise((resolve, reject) => {
@@ -20,7 +25,11 @@ export function run(command: string, args: string[], opts: { cwd?: string; env?:
     child.on('error', reject);
     child.on('close', (code, signal) => {
       let json: unknown;
-      try { json = JSON.parse(stdout); } catch { json = undefined; }
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        json = undefined;
+      }
       resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr, json });
     });
     child.stdin.end(opts.input ?? '');
@@ -48,7 +57,10 @@ export async function fails(args: string[], code: 1 | 2, message: RegExp, opts: 
   assert.equal(r.code, code, `bin/admin ${args.join(' ')}: expected exit ${code}, got ${r.code} (${r.stderr})`);
   assert.equal(r.stdout, '');
   // A migration another change adds while the suite runs is applied and reported on its own line.
-  const lines = r.stderr.trimEnd().split('\n').filter((l) => !/^bin\/admin: applied \d+ migration/.test(l));
+  const lines = r.stderr
+    .trimEnd()
+    .split('\n')
+    .filter((l) => !/^bin\/admin: applied \d+ migration/.test(l));
   assert.equal(lines.length, 1, `more than one line on stderr: ${r.stderr}`);
   assert.match(lines[0]!, message);
   return r;

@@ -25,14 +25,28 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
 /** Posts the simulator holds for `personId`, and matching published rows in Postgres. */
-async function publishedOnNetwork(ws: { id: string }, project: { id: string }, personId: string, ages: number[], opts: { metrics?: Array<{ impressions: number; likes: number; comments: number; reshares: number }> } = {}) {
+async function publishedOnNetwork(
+  ws: { id: string },
+  project: { id: string },
+  personId: string,
+  ages: number[],
+  opts: { metrics?: Array<{ impressions: number; likes: number; comments: number; reshares: number }> } = {},
+) {
   const sim = simulator();
   const seeded = await sim.seedPosts({ author: `urn:li:person:${personId}`, count: ages.length, text: 'seeded' });
   const first = Number(seeded.firstPostUrn.split(':').pop());
   const urns = ages.map((_, i) => `urn:li:share:${first + i}`);
   const rows = ages.map((age, i) => ({
-    id: newId('post'), workspace_id: ws.id, project_id: project.id, status: 'published', title: `Post ${i}`, content: 'x', content_type: 'PERSONAL',
-    network_post_urn: urns[i], published_at: new Date(Date.now() - age), created_at: new Date(Date.now() - age - HOUR),
+    id: newId('post'),
+    workspace_id: ws.id,
+    project_id: project.id,
+    status: 'published',
+    title: `Post ${i}`,
+    content: 'x',
+    content_type: 'PERSONAL',
+    network_post_urn: urns[i],
+    published_at: new Date(Date.now() - age),
+    created_at: new Date(Date.now() - age - HOUR),
   }));
   await db()('posts').insert(rows);
   if (opts.metrics) for (let i = 0; i < urns.length; i++) await sim.setPostMetrics(urns[i]!, opts.metrics[i]!);
@@ -43,7 +57,9 @@ describe('analytics', function () {
   this.timeout(120_000);
   let api: Awaited<ReturnType<typeof startOAuthApi>>;
   const saved = { ...config.analytics };
-  before(async () => { api = await startOAuthApi(); });
+  before(async () => {
+    api = await startOAuthApi();
+  });
   after(async () => {
     Object.assign(config.analytics, saved);
     await simulator().setMetricsGrowth({ enabled: false });
@@ -51,7 +67,7 @@ describe('analytics', function () {
     await api.close();
   });
 
-  it('decays the cadence with the post\'s age', () => {
+  it("decays the cadence with the post's age", () => {
     const now = new Date('2031-01-10T00:00:00Z');
     const at = (ageH: number) => nextSyncAt(new Date(now.getTime() - ageH * HOUR), now, 1);
     assert.equal(at(1)!.getTime() - now.getTime(), HOUR);
@@ -80,7 +96,12 @@ describe('analytics', function () {
     after(async () => {
       // The run so far (several passes and their sleeps) is the replay suite's history.
       await maybeRecordHistory(workflowId, 'metricsSync-passes');
-      await (await temporalClient()).workflow.getHandle(workflowId).terminate('test over').catch(() => {});
+      await (
+        await temporalClient()
+      ).workflow
+        .getHandle(workflowId)
+        .terminate('test over')
+        .catch(() => {});
       worker.shutdown();
       await running;
       await connection.close();
@@ -94,13 +115,24 @@ describe('analytics', function () {
       // Published moments ago: with time compressed 3600-fold they are hours old in a few seconds.
       const posts = await publishedOnNetwork(ws.workspace, project, personId, [0, 1_000, 2_000]);
       // Each post is sampled at least three times, and its counters only go up.
-      await waitFor(async () => {
-        const counts = await db()('post_metric_samples').whereIn('post_id', posts.map((p) => p.id)).groupBy('post_id').select('post_id', db().raw('count(*)::int as n'));
-        return counts.length === 3 && counts.every((c: { n: number }) => c.n >= 3);
-      }, 60_000, 'three samples per post');
+      await waitFor(
+        async () => {
+          const counts = await db()('post_metric_samples')
+            .whereIn(
+              'post_id',
+              posts.map((p) => p.id),
+            )
+            .groupBy('post_id')
+            .select('post_id', db().raw('count(*)::int as n'));
+          return counts.length === 3 && counts.every((c: { n: number }) => c.n >= 3);
+        },
+        60_000,
+        'three samples per post',
+      );
       for (const p of posts) {
         const series = await db()('post_metric_samples').where({ post_id: p.id }).orderBy('sampled_at');
-        for (let i = 1; i < series.length; i++) assert.ok(series[i].impressions >= series[i - 1].impressions, 'cumulative counters never go down');
+        for (let i = 1; i < series.length; i++)
+          assert.ok(series[i].impressions >= series[i - 1].impressions, 'cumulative counters never go down');
         assert.ok(series[series.length - 1].impressions > series[0].impressions, `${p.urn} grew between samples`);
         const state = await db()('post_metric_state').where({ post_id: p.id }).first();
         assert.equal(state.sync_state, 'ok');
@@ -112,7 +144,10 @@ describe('analytics', function () {
       assert.equal(list.status, 200, JSON.stringify(list.body));
       assert.equal(list.body.data.length, 3);
       const impressions = list.body.data.map((r: { impressions: number }) => r.impressions);
-      assert.deepEqual(impressions, [...impressions].sort((a, b) => b - a));
+      assert.deepEqual(
+        impressions,
+        [...impressions].sort((a, b) => b - a),
+      );
       for (const row of list.body.data) {
         const state = await db()('post_metric_state').where({ post_id: row.postId }).first();
         assert.equal(row.impressions, state.impressions);
@@ -126,7 +161,10 @@ describe('analytics', function () {
       assert.equal(overview.status, 200, JSON.stringify(overview.body));
       const o = overview.body.data;
       assert.equal(o.totals.posts, 3);
-      assert.equal(o.totals.impressions, list.body.data.reduce((n: number, r: { impressions: number }) => n + r.impressions, 0));
+      assert.equal(
+        o.totals.impressions,
+        list.body.data.reduce((n: number, r: { impressions: number }) => n + r.impressions, 0),
+      );
       assert.equal(o.daily.length, 30);
       // Daily gains add up to what was gained inside the period (every sample is in it).
       const gained = o.daily.reduce((n: number, d: { impressions: number }) => n + d.impressions, 0);
@@ -135,7 +173,10 @@ describe('analytics', function () {
       const added = await db()('post_metric_days').where({ project_id: project.id }).orderBy('day');
       await rebuildDailyGains(db(), project.id);
       const rebuilt = await db()('post_metric_days').where({ project_id: project.id }).orderBy('day');
-      assert.deepEqual(rebuilt.map((r: { impressions: number }) => r.impressions), added.map((r: { impressions: number }) => r.impressions));
+      assert.deepEqual(
+        rebuilt.map((r: { impressions: number }) => r.impressions),
+        added.map((r: { impressions: number }) => r.impressions),
+      );
       assert.equal(o.bestPosts.length, 3);
       assert.ok(o.bestPosts[0].engagements >= o.bestPosts[2].engagements);
       assert.deepEqual(o.streak, { currentStreak: 1, longestStreak: 1 });
@@ -145,7 +186,9 @@ describe('analytics', function () {
   });
 
   describe('failures of the network (sync passes run directly)', () => {
-    beforeEach(() => { Object.assign(config.analytics, { cadenceDivisor: 1 }); });
+    beforeEach(() => {
+      Object.assign(config.analytics, { cadenceDivisor: 1 });
+    });
 
     it('a revoked connection: one failure per pass against it, posts blocked and visible', async () => {
       const ws = await workspaceWithKey();
@@ -154,10 +197,19 @@ describe('analytics', function () {
       await simulator().revokeToken({ token: token.accessToken });
       const network = createNetworkClient();
       await syncDueMetrics({ db: db(), network }, { batch: 10_000, projectIds: [project.id] });
-      const conn = await db()('projects as p').join('network_connections as c', 'c.id', 'p.connection_id').where('p.id', project.id).first('c.consecutive_failures', 'c.connection_status');
+      const conn = await db()('projects as p')
+        .join('network_connections as c', 'c.id', 'p.connection_id')
+        .where('p.id', project.id)
+        .first('c.consecutive_failures', 'c.connection_status');
       assert.equal(conn.consecutive_failures, 1, 'three posts, one failure counted');
-      const states = await db()('post_metric_state').whereIn('post_id', posts.map((p) => p.id));
-      assert.deepEqual(states.map((s: { sync_state: string }) => s.sync_state), ['blocked', 'blocked', 'blocked']);
+      const states = await db()('post_metric_state').whereIn(
+        'post_id',
+        posts.map((p) => p.id),
+      );
+      assert.deepEqual(
+        states.map((s: { sync_state: string }) => s.sync_state),
+        ['blocked', 'blocked', 'blocked'],
+      );
       const call = client(api.url, ws.key);
       const o = (await call('GET', `/v1/analytics/overview?projectId=${project.id}`)).body.data;
       assert.equal(o.sync.blockedPosts, 3);
@@ -166,8 +218,15 @@ describe('analytics', function () {
       assert.ok(list.every((r: { sync: { state: string; detail: string } }) => r.sync.state === 'blocked' && r.sync.detail));
 
       // Once revoked, the connection is not called at all.
-      await db()('network_connections').where({ id: (await db()('projects').where({ id: project.id }).first('connection_id')).connection_id }).update({ connection_status: 'REVOKED', revoked_at: new Date() });
-      await db()('post_metric_state').whereIn('post_id', posts.map((p) => p.id)).update({ next_sync_at: new Date(Date.now() - 1000) });
+      await db()('network_connections')
+        .where({ id: (await db()('projects').where({ id: project.id }).first('connection_id')).connection_id })
+        .update({ connection_status: 'REVOKED', revoked_at: new Date() });
+      await db()('post_metric_state')
+        .whereIn(
+          'post_id',
+          posts.map((p) => p.id),
+        )
+        .update({ next_sync_at: new Date(Date.now() - 1000) });
       const before = (await simulator().counts()).calls.metrics;
       await syncDueMetrics({ db: db(), network }, { batch: 10_000, projectIds: [project.id] });
       assert.equal((await simulator().counts()).calls.metrics, before);
@@ -176,21 +235,39 @@ describe('analytics', function () {
     it('rate limiting defers the posts without counting against the connection; a post gone from the network stops', async () => {
       const ws = await workspaceWithKey();
       const { project, personId } = await connectedPersonalProject(ws.workspace.id);
-      const posts = await publishedOnNetwork(ws.workspace, project, personId, [HOUR, 2 * HOUR], { metrics: [{ impressions: 100, likes: 5, comments: 1, reshares: 0 }, { impressions: 300, likes: 9, comments: 2, reshares: 1 }] });
+      const posts = await publishedOnNetwork(ws.workspace, project, personId, [HOUR, 2 * HOUR], {
+        metrics: [
+          { impressions: 100, likes: 5, comments: 1, reshares: 0 },
+          { impressions: 300, likes: 9, comments: 2, reshares: 1 },
+        ],
+      });
       const sim = simulator();
       await sim.addFault({ kind: 'transient', status: 429, retryAfterSeconds: 30, operation: 'metrics', times: 1 });
       const network = createNetworkClient();
       const r1 = await syncDueMetrics({ db: db(), network }, { batch: 10_000, concurrency: 1, projectIds: [project.id] });
       assert.ok(r1.deferred >= 1, JSON.stringify(r1));
-      const conn = await db()('projects as p').join('network_connections as c', 'c.id', 'p.connection_id').where('p.id', project.id).first('c.consecutive_failures');
+      const conn = await db()('projects as p')
+        .join('network_connections as c', 'c.id', 'p.connection_id')
+        .where('p.id', project.id)
+        .first('c.consecutive_failures');
       assert.equal(conn.consecutive_failures, 0);
-      const deferred = await db()('post_metric_state').whereIn('post_id', posts.map((p) => p.id)).whereNull('last_synced_at');
+      const deferred = await db()('post_metric_state')
+        .whereIn(
+          'post_id',
+          posts.map((p) => p.id),
+        )
+        .whereNull('last_synced_at');
       for (const d of deferred) assert.ok(d.next_sync_at.getTime() > Date.now() + 20_000, 'Retry-After is honoured');
 
       // A post the network no longer has: failed, never asked again.
       await db()('posts').where({ id: posts[0]!.id }).update({ network_post_urn: 'urn:li:share:1' });
       await db()('post_metric_state').where({ post_id: posts[0]!.id }).update({ network_post_urn: 'urn:li:share:1' });
-      await db()('post_metric_state').whereIn('post_id', posts.map((p) => p.id)).update({ next_sync_at: new Date(Date.now() - 1000) });
+      await db()('post_metric_state')
+        .whereIn(
+          'post_id',
+          posts.map((p) => p.id),
+        )
+        .update({ next_sync_at: new Date(Date.now() - 1000) });
       await syncDueMetrics({ db: db(), network }, { batch: 10_000, projectIds: [project.id] });
       const gone = await db()('post_metric_state').where({ post_id: posts[0]!.id }).first();
       assert.equal(gone.sync_state, 'failed');
@@ -204,16 +281,52 @@ describe('analytics', function () {
 
   describe('reading analytics', () => {
     /** Posts with metrics written straight into the state table (the sync is tested above). */
-    async function withMetrics(rows: Array<{ at: Date; impressions: number; reactions: number; comments?: number; reshares?: number }>, timezone = 'UTC') {
+    async function withMetrics(
+      rows: Array<{ at: Date; impressions: number; reactions: number; comments?: number; reshares?: number }>,
+      timezone = 'UTC',
+    ) {
       const ws = await workspaceWithKey({ timezone });
       const project = ws.project;
       const ids: string[] = [];
       for (const r of rows) {
         const id = newId('post');
         ids.push(id);
-        await db()('posts').insert({ id, workspace_id: ws.workspace.id, project_id: project.id, status: 'published', title: `at ${r.at.toISOString()}`, content: 'x', content_type: 'PERSONAL', network_post_urn: `urn:li:share:${Math.floor(Math.random() * 1e12)}`, published_at: r.at });
-        await db()('post_metric_state').insert({ post_id: id, workspace_id: ws.workspace.id, project_id: project.id, network_post_urn: 'urn:li:share:1', published_at: r.at, impressions: r.impressions, reactions: r.reactions, comments: r.comments ?? 0, reshares: r.reshares ?? 0, samples: 1, sync_state: 'ok', last_synced_at: new Date(), next_sync_at: null });
-        await db()('post_metric_samples').insert({ post_id: id, workspace_id: ws.workspace.id, project_id: project.id, sampled_at: new Date(r.at.getTime() + HOUR), impressions: r.impressions, reactions: r.reactions, comments: r.comments ?? 0, reshares: r.reshares ?? 0 });
+        await db()('posts').insert({
+          id,
+          workspace_id: ws.workspace.id,
+          project_id: project.id,
+          status: 'published',
+          title: `at ${r.at.toISOString()}`,
+          content: 'x',
+          content_type: 'PERSONAL',
+          network_post_urn: `urn:li:share:${Math.floor(Math.random() * 1e12)}`,
+          published_at: r.at,
+        });
+        await db()('post_metric_state').insert({
+          post_id: id,
+          workspace_id: ws.workspace.id,
+          project_id: project.id,
+          network_post_urn: 'urn:li:share:1',
+          published_at: r.at,
+          impressions: r.impressions,
+          reactions: r.reactions,
+          comments: r.comments ?? 0,
+          reshares: r.reshares ?? 0,
+          samples: 1,
+          sync_state: 'ok',
+          last_synced_at: new Date(),
+          next_sync_at: null,
+        });
+        await db()('post_metric_samples').insert({
+          post_id: id,
+          workspace_id: ws.workspace.id,
+          project_id: project.id,
+          sampled_at: new Date(r.at.getTime() + HOUR),
+          impressions: r.impressions,
+          reactions: r.reactions,
+          comments: r.comments ?? 0,
+          reshares: r.reshares ?? 0,
+        });
       }
       await rebuildDailyGains(db(), project.id);
       return { ...ws, ids, call: client(api.url, ws.key) };
@@ -232,12 +345,27 @@ describe('analytics', function () {
       const res = await w.call('GET', `/v1/analytics/overview?projectId=${w.project.id}&from=2031-03-01&to=2031-03-14`);
       assert.equal(res.status, 200, JSON.stringify(res.body));
       const o = res.body.data;
-      assert.deepEqual(o.totals, { posts: 10, impressions: 11000, reactions: 320, comments: 50, reshares: 10, engagements: 380, engagementRate: 0.0345 });
-      assert.deepEqual(o.previousPeriod, { from: '2031-02-15', to: '2031-02-28', totals: { posts: 2, impressions: 1000, reactions: 10, comments: 0, reshares: 0, engagements: 10, engagementRate: 0.01 } });
+      assert.deepEqual(o.totals, {
+        posts: 10,
+        impressions: 11000,
+        reactions: 320,
+        comments: 50,
+        reshares: 10,
+        engagements: 380,
+        engagementRate: 0.0345,
+      });
+      assert.deepEqual(o.previousPeriod, {
+        from: '2031-02-15',
+        to: '2031-02-28',
+        totals: { posts: 2, impressions: 1000, reactions: 10, comments: 0, reshares: 0, engagements: 10, engagementRate: 0.01 },
+      });
       assert.equal(o.trends.posts, 4);
       assert.equal(o.trends.impressions, 10);
       assert.equal(o.trends.engagementRate, 0.0245);
-      assert.deepEqual(o.bestPosts.map((p: { postId: string }) => p.postId), [w.ids[9], w.ids[8], ...o.bestPosts.slice(2).map((p: { postId: string }) => p.postId)]);
+      assert.deepEqual(
+        o.bestPosts.map((p: { postId: string }) => p.postId),
+        [w.ids[9], w.ids[8], ...o.bestPosts.slice(2).map((p: { postId: string }) => p.postId)],
+      );
       assert.equal(o.bestPosts.length, 5);
       assert.deepEqual(o.cadence, { posts: 10, postsPerWeek: 5, activeWeeks: 2, weeks: 2 });
       assert.equal(o.daily.length, 14);
@@ -260,8 +388,16 @@ describe('analytics', function () {
       assert.deepEqual(s.bestTimes, { minimumSample: 10, sampleSize: 1, slots: null });
       assert.equal(s.trends.impressions, null, 'no previous period to compare with');
 
-      assertError(await w.call('GET', `/v1/analytics/overview?projectId=${w.project.id}&from=2030-01-01&to=2031-03-01`), 400, 'invalid_request');
-      assertError(await w.call('GET', `/v1/analytics/overview?projectId=${w.project.id}&from=2031-03-05&to=2031-03-01`), 400, 'invalid_request');
+      assertError(
+        await w.call('GET', `/v1/analytics/overview?projectId=${w.project.id}&from=2030-01-01&to=2031-03-01`),
+        400,
+        'invalid_request',
+      );
+      assertError(
+        await w.call('GET', `/v1/analytics/overview?projectId=${w.project.id}&from=2031-03-05&to=2031-03-01`),
+        400,
+        'invalid_request',
+      );
       assertError(await w.call('GET', '/v1/analytics/overview'), 400, 'invalid_request');
       const foreign = await workspaceWithKey();
       assertError(await w.call('GET', `/v1/analytics/overview?projectId=${foreign.project.id}`), 404, 'not_found');
@@ -269,12 +405,21 @@ describe('analytics', function () {
 
     it('post analytics: sortable by each metric, cursor-paginated, filters bound to the cursor', async () => {
       const base = Date.parse('2031-04-01T10:00:00Z');
-      const w = await withMetrics(Array.from({ length: 7 }, (_, i) => ({ at: new Date(base + i * DAY), impressions: [500, 100, 900, 300, 700, 200, 800][i]!, reactions: [15, 50, 9, 6, 70, 1, 32][i]! })));
+      const w = await withMetrics(
+        Array.from({ length: 7 }, (_, i) => ({
+          at: new Date(base + i * DAY),
+          impressions: [500, 100, 900, 300, 700, 200, 800][i]!,
+          reactions: [15, 50, 9, 6, 70, 1, 32][i]!,
+        })),
+      );
       const all = async (sort: string, order?: string) => {
         const ids: string[] = [];
         let cursor: string | null = null;
         do {
-          const res: { status: number; body: any } = await w.call('GET', `/v1/analytics/posts?projectId=${w.project.id}&sort=${sort}${order ? `&order=${order}` : ''}&limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+          const res: { status: number; body: any } = await w.call(
+            'GET',
+            `/v1/analytics/posts?projectId=${w.project.id}&sort=${sort}${order ? `&order=${order}` : ''}&limit=3${cursor ? `&cursor=${cursor}` : ''}`,
+          );
           assert.equal(res.status, 200, JSON.stringify(res.body));
           ids.push(...res.body.data.map((r: { postId: string }) => r.postId));
           cursor = res.body.pagination.next_cursor;
@@ -288,19 +433,49 @@ describe('analytics', function () {
       assert.deepEqual(await all('engagementRate'), [i[1], i[4], i[6], i[0], i[3], i[2], i[5]]);
       assert.deepEqual(await all('publishedAt'), [...i].reverse());
       const first = await w.call('GET', `/v1/analytics/posts?projectId=${w.project.id}&sort=impressions&limit=2`);
-      assertError(await w.call('GET', `/v1/analytics/posts?projectId=${w.project.id}&sort=reactions&limit=2&cursor=${first.body.pagination.next_cursor}`), 400, 'bad_cursor');
+      assertError(
+        await w.call(
+          'GET',
+          `/v1/analytics/posts?projectId=${w.project.id}&sort=reactions&limit=2&cursor=${first.body.pagination.next_cursor}`,
+        ),
+        400,
+        'bad_cursor',
+      );
       assertError(await w.call('GET', `/v1/analytics/posts?projectId=${w.project.id}&sort=loudness`), 400, 'invalid_request');
       assertError(await w.call('GET', `/v1/analytics/posts?projectId=${w.project.id}&limit=0`), 400, 'bad_pagination');
       const ranged = await w.call('GET', `/v1/analytics/posts?projectId=${w.project.id}&from=2031-04-02&to=2031-04-03`);
-      assert.deepEqual(ranged.body.data.map((r: { postId: string }) => r.postId), [i[2], i[1]]);
+      assert.deepEqual(
+        ranged.body.data.map((r: { postId: string }) => r.postId),
+        [i[2], i[1]],
+      );
       const row = ranged.body.data[1];
-      assert.deepEqual({ ...row, lastSyncedAt: null }, { postId: i[1], title: row.title, publishedAt: '2031-04-02T10:00:00.000Z', networkPostUrn: row.networkPostUrn, impressions: 100, reactions: 50, comments: 0, reshares: 0, engagements: 50, engagementRate: 0.5, samples: 1, lastSyncedAt: null, sync: { state: 'ok', detail: null } });
+      assert.deepEqual(
+        { ...row, lastSyncedAt: null },
+        {
+          postId: i[1],
+          title: row.title,
+          publishedAt: '2031-04-02T10:00:00.000Z',
+          networkPostUrn: row.networkPostUrn,
+          impressions: 100,
+          reactions: 50,
+          comments: 0,
+          reshares: 0,
+          engagements: 50,
+          engagementRate: 0.5,
+          samples: 1,
+          lastSyncedAt: null,
+          sync: { state: 'ok', detail: null },
+        },
+      );
     });
 
     it('scope analytics:read; client role reads analytics but not viral posts', async () => {
       const w = await withMetrics([{ at: new Date('2031-03-02T09:00:00Z'), impressions: 10, reactions: 1 }]);
       const noAnalytics = client(api.url, (await issueApiKey({ workspaceId: w.workspace.id, scopes: ['posts:read'] })).key);
-      assert.deepEqual(assertError(await noAnalytics('GET', `/v1/analytics/overview?projectId=${w.project.id}`), 403, 'scope_missing').details, { required_scope: 'analytics:read' });
+      assert.deepEqual(
+        assertError(await noAnalytics('GET', `/v1/analytics/overview?projectId=${w.project.id}`), 403, 'scope_missing').details,
+        { required_scope: 'analytics:read' },
+      );
       assertError(await noAnalytics('GET', `/v1/analytics/posts?projectId=${w.project.id}`), 403, 'scope_missing');
       assertError(await noAnalytics('GET', '/v1/viral-posts?query=ai'), 403, 'scope_missing');
       assertError(await noAnalytics('GET', '/v1/analytics/cross-workspace/overview'), 403, 'scope_missing');
@@ -308,7 +483,17 @@ describe('analytics', function () {
       const redirectUri = 'https://client.example.com/cb';
       const clientId = (await register(api.url, { client_name: 'Analytics client', redirect_uris: [redirectUri] })).body.client_id;
       const user = await member(w.workspace.id, 'Client', [w.project.id]);
-      const access = (await tokenFor(api.url, { clientId, redirectUri, email: user.email, scope: 'read', access: 'read', workspace: w.workspace.id, project: w.project.id })).access_token;
+      const access = (
+        await tokenFor(api.url, {
+          clientId,
+          redirectUri,
+          email: user.email,
+          scope: 'read',
+          access: 'read',
+          workspace: w.workspace.id,
+          project: w.project.id,
+        })
+      ).access_token;
       const asClient = client(api.url, access);
       const o = await asClient('GET', '/v1/analytics/overview?from=2031-03-01&to=2031-03-07');
       assert.equal(o.status, 200, JSON.stringify(o.body));
@@ -326,8 +511,30 @@ describe('analytics', function () {
         const p = await createProject({ workspaceId: ws.id, type: 'PERSONAL_BRAND', name: `Client person ${n}` });
         const id = newId('post');
         const at = new Date(Date.now() - 2 * DAY);
-        await db()('posts').insert({ id, workspace_id: ws.id, project_id: p.id, status: 'published', title: '', content: 'x', content_type: 'PERSONAL', network_post_urn: 'urn:li:share:5', published_at: at });
-        await db()('post_metric_state').insert({ post_id: id, workspace_id: ws.id, project_id: p.id, network_post_urn: 'urn:li:share:5', published_at: at, impressions: 1000 * n, reactions: 10 * n, comments: n, reshares: 0, samples: 1, sync_state: 'ok' });
+        await db()('posts').insert({
+          id,
+          workspace_id: ws.id,
+          project_id: p.id,
+          status: 'published',
+          title: '',
+          content: 'x',
+          content_type: 'PERSONAL',
+          network_post_urn: 'urn:li:share:5',
+          published_at: at,
+        });
+        await db()('post_metric_state').insert({
+          post_id: id,
+          workspace_id: ws.id,
+          project_id: p.id,
+          network_post_urn: 'urn:li:share:5',
+          published_at: at,
+          impressions: 1000 * n,
+          reactions: 10 * n,
+          comments: n,
+          reshares: 0,
+          samples: 1,
+          sync_state: 'ok',
+        });
         clients.push(ws);
       }
       // A workspace the owner belongs to whose own plan has no API access is left out.
@@ -337,25 +544,49 @@ describe('analytics', function () {
       for (const c of clients) await makeAgencyOwner({ user: owner.email, clientWorkspaceId: c.id });
       const redirectUri = 'https://client.example.com/cb';
       const clientId = (await register(api.url, { client_name: 'Agency dashboard', redirect_uris: [redirectUri] })).body.client_id;
-      const access = (await tokenFor(api.url, { clientId, redirectUri, email: owner.email, scope: 'read', access: 'read', workspace: agency.id })).access_token;
+      const access = (
+        await tokenFor(api.url, { clientId, redirectUri, email: owner.email, scope: 'read', access: 'read', workspace: agency.id })
+      ).access_token;
       const res = await client(api.url, access)('GET', '/v1/analytics/cross-workspace/overview');
       assert.equal(res.status, 200, JSON.stringify(res.body));
       const byId = Object.fromEntries(res.body.data.workspaces.map((r: { workspaceId: string }) => [r.workspaceId, r]));
       assert.deepEqual(Object.keys(byId).sort(), [agency.id, ...clients.map((c) => c.id)].sort(), 'the FREE workspace is not listed');
       assert.equal(byId[agency.id].reach, 'member');
       assert.equal(byId[agency.id].posts, 0);
-      assert.deepEqual({ ...byId[clients[1]!.id], name: undefined }, { workspaceId: clients[1]!.id, name: undefined, reach: 'agency_owner', projects: 1, posts: 1, impressions: 2000, reactions: 20, comments: 2, reshares: 0, engagements: 22, engagementRate: 0.011 });
+      assert.deepEqual(
+        { ...byId[clients[1]!.id], name: undefined },
+        {
+          workspaceId: clients[1]!.id,
+          name: undefined,
+          reach: 'agency_owner',
+          projects: 1,
+          posts: 1,
+          impressions: 2000,
+          reactions: 20,
+          comments: 2,
+          reshares: 0,
+          engagements: 22,
+          engagementRate: 0.011,
+        },
+      );
       assert.equal(res.body.data.totals.impressions, 3000);
       assert.equal(res.body.data.totals.posts, 2);
 
       const key = (await issueApiKey({ workspaceId: clients[0]!.id, scopes: ['analytics:read'] })).key;
       const own = await client(api.url, key)('GET', '/v1/analytics/cross-workspace/overview');
       // FREE plans have no API access of their own (spec 1 rule 2).
-      if (own.status === 200) assert.deepEqual(own.body.data.workspaces.map((r: { workspaceId: string }) => r.workspaceId), [clients[0]!.id]);
+      if (own.status === 200)
+        assert.deepEqual(
+          own.body.data.workspaces.map((r: { workspaceId: string }) => r.workspaceId),
+          [clients[0]!.id],
+        );
       else assertError(own, 403, 'plan_not_eligible');
       const ws = await workspaceWithKey({ scopes: ['analytics:read'] });
       const single = await client(api.url, ws.key)('GET', '/v1/analytics/cross-workspace/overview');
-      assert.deepEqual(single.body.data.workspaces.map((r: { workspaceId: string; reach: string }) => [r.workspaceId, r.reach]), [[ws.workspace.id, 'member']]);
+      assert.deepEqual(
+        single.body.data.workspaces.map((r: { workspaceId: string; reach: string }) => [r.workspaceId, r.reach]),
+        [[ws.workspace.id, 'member']],
+      );
     });
 
     it('viral posts: keyword search ranked by engagement, with period and minimum-engagement filters', async () => {
@@ -372,21 +603,40 @@ describe('analytics', function () {
       const call = client(api.url, ws.key);
       const res = await call('GET', `/v1/viral-posts?query=${word}`);
       assert.equal(res.status, 200, JSON.stringify(res.body));
-      assert.deepEqual(res.body.data.map((p: { author: { name: string } }) => p.author.name), ['High', 'Mid', 'Low']);
-      assert.deepEqual(res.body.data.map((p: { engagements: number }) => p.engagements), [1000, 325, 11]);
+      assert.deepEqual(
+        res.body.data.map((p: { author: { name: string } }) => p.author.name),
+        ['High', 'Mid', 'Low'],
+      );
+      assert.deepEqual(
+        res.body.data.map((p: { engagements: number }) => p.engagements),
+        [1000, 325, 11],
+      );
       assert.equal(res.body.data[0].engagementRate, 0.0111);
       assert.equal(res.body.meta.total, 3);
       const recentOnly = await call('GET', `/v1/viral-posts?query=${word}&from=${recent.slice(0, 10)}`);
-      assert.deepEqual(recentOnly.body.data.map((p: { author: { name: string } }) => p.author.name), ['High', 'Low']);
+      assert.deepEqual(
+        recentOnly.body.data.map((p: { author: { name: string } }) => p.author.name),
+        ['High', 'Low'],
+      );
       const popular = await call('GET', `/v1/viral-posts?query=${word}&minEngagement=300`);
-      assert.deepEqual(popular.body.data.map((p: { author: { name: string } }) => p.author.name), ['High', 'Mid']);
+      assert.deepEqual(
+        popular.body.data.map((p: { author: { name: string } }) => p.author.name),
+        ['High', 'Mid'],
+      );
       const two = await call('GET', `/v1/viral-posts?query=${encodeURIComponent(`${word} high`)}`);
-      assert.deepEqual(two.body.data.map((p: { author: { name: string } }) => p.author.name), ['High'], 'every word must match');
+      assert.deepEqual(
+        two.body.data.map((p: { author: { name: string } }) => p.author.name),
+        ['High'],
+        'every word must match',
+      );
       // The seeded corpus answers common topics, ranked.
       const seeded = await call('GET', '/v1/viral-posts?query=hiring&limit=10');
       assert.equal(seeded.body.data.length, 10);
       const e = seeded.body.data.map((p: { engagements: number }) => p.engagements);
-      assert.deepEqual(e, [...e].sort((a: number, b: number) => b - a));
+      assert.deepEqual(
+        e,
+        [...e].sort((a: number, b: number) => b - a),
+      );
       assertError(await call('GET', '/v1/viral-posts'), 400, 'invalid_request');
       assertError(await call('GET', '/v1/viral-posts?query=ai&limit=0'), 400, 'bad_pagination');
 

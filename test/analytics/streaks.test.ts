@@ -13,8 +13,12 @@ const DAY = 86_400_000;
 
 describe('streaks (spec 2.4)', () => {
   let api: TestServer;
-  before(async () => { api = await startApi(); });
-  after(async () => { await api.close(); });
+  before(async () => {
+    api = await startApi();
+  });
+  after(async () => {
+    await api.close();
+  });
 
   it('counts runs of consecutive weeks; the current week may still be empty', () => {
     const cur = '2031-03-10';
@@ -22,7 +26,10 @@ describe('streaks (spec 2.4)', () => {
     assert.deepEqual(streakFromWeeks(['2031-03-10'], cur), { currentStreak: 1, longestStreak: 1 });
     assert.deepEqual(streakFromWeeks(['2031-03-03', '2031-02-24'], cur), { currentStreak: 2, longestStreak: 2 }, 'last week still counts');
     assert.deepEqual(streakFromWeeks(['2031-02-24', '2031-02-17'], cur), { currentStreak: 0, longestStreak: 2 }, 'a whole week missed');
-    assert.deepEqual(streakFromWeeks(['2031-03-10', '2031-03-03', '2031-02-17', '2031-02-10', '2031-02-03', '2031-03-03'], cur), { currentStreak: 2, longestStreak: 3 });
+    assert.deepEqual(streakFromWeeks(['2031-03-10', '2031-03-03', '2031-02-17', '2031-02-10', '2031-02-03', '2031-03-03'], cur), {
+      currentStreak: 2,
+      longestStreak: 3,
+    });
     // Across a year boundary (2030-12-30 is the Monday of ISO week 1 of 2031).
     assert.deepEqual(streakFromWeeks(['2030-12-23', '2030-12-30', '2031-01-06'], '2031-01-06'), { currentStreak: 3, longestStreak: 3 });
     assert.equal(localWeekStart(new Date('2031-03-09T23:30:00Z'), 'UTC'), '2031-03-03');
@@ -35,7 +42,12 @@ describe('streaks (spec 2.4)', () => {
     const tokyo = await createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'Tokyo', timezone: 'Asia/Tokyo' });
     const utc = await createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'UTC twin', timezone: 'UTC' });
     const page = await createProject({ workspaceId: ws.workspace.id, type: 'COMPANY_PAGE', name: 'Page', connection: 'none' });
-    const lapsed = await createProject({ workspaceId: ws.workspace.id, type: 'AMPLIFIER', name: 'Lapsed', timezone: 'America/Los_Angeles' });
+    const lapsed = await createProject({
+      workspaceId: ws.workspace.id,
+      type: 'AMPLIFIER',
+      name: 'Lapsed',
+      timezone: 'America/Los_Angeles',
+    });
     const draftsOnly = await createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'Drafts only' });
 
     // Monday 00:30 Tokyo of this Tokyo week is Sunday 15:30 UTC: the previous UTC week.
@@ -46,15 +58,28 @@ describe('streaks (spec 2.4)', () => {
       new Date(tokyoMonday - 7 * DAY - 30 * 60_000), // the Tokyo week before
     ];
     const published = (projectId: string, at: Date, status = 'published') => ({
-      id: newId('post'), workspace_id: ws.workspace.id, project_id: projectId, status, title: '', content: 'x', content_type: 'PERSONAL', published_at: status === 'published' ? at : null,
+      id: newId('post'),
+      workspace_id: ws.workspace.id,
+      project_id: projectId,
+      status,
+      title: '',
+      content: 'x',
+      content_type: 'PERSONAL',
+      published_at: status === 'published' ? at : null,
     });
     await db()('posts').insert([
       ...instants.map((at) => published(tokyo.id, at)),
       ...instants.map((at) => published(utc.id, at)),
       ...instants.map((at) => published(page.id, at)),
       // Los Angeles: three weeks in a row, ending three weeks ago.
-      ...[3, 4, 5].map((k) => published(lapsed.id, new Date(Date.parse(`${localWeekStart(new Date(), 'America/Los_Angeles')}T12:00:00Z`) + 8 * 3_600_000 - k * 7 * DAY))),
-      published(draftsOnly.id, new Date(), 'draft'), published(draftsOnly.id, new Date(), 'scheduled'),
+      ...[3, 4, 5].map((k) =>
+        published(
+          lapsed.id,
+          new Date(Date.parse(`${localWeekStart(new Date(), 'America/Los_Angeles')}T12:00:00Z`) + 8 * 3_600_000 - k * 7 * DAY),
+        ),
+      ),
+      published(draftsOnly.id, new Date(), 'draft'),
+      published(draftsOnly.id, new Date(), 'scheduled'),
     ]);
     const key = (await issueApiKey({ workspaceId: ws.workspace.id, scopes: ['workspace:read'] })).key;
     const res = await client(api.url, key)('GET', '/v1/workspaces/context');

@@ -11,8 +11,12 @@ import { assertError, eventually, startApiProcess, type ApiProcess } from '../su
 
 describe('authentication (spec 5.1)', () => {
   let api: TestServer;
-  before(async () => { api = await startApi(); });
-  after(async () => { await api.close(); });
+  before(async () => {
+    api = await startApi();
+  });
+  after(async () => {
+    await api.close();
+  });
 
   it('answers a request without Authorization with 401 unauthenticated', async () => {
     assertError(await client(api.url)('GET', '/v1/workspaces/me'), 401, 'unauthenticated');
@@ -81,10 +85,14 @@ describe('authentication (spec 5.1)', () => {
     await db()('api_keys').where({ id: keyId }).update({ revoked_at: new Date() });
     const revokedAfter = Date.now();
     let last: Awaited<ReturnType<typeof call>> | undefined;
-    const elapsed = await eventually(async () => {
-      last = await call('GET', '/v1/workspaces/me');
-      return last.status === 401;
-    }, 5_000, 200);
+    const elapsed = await eventually(
+      async () => {
+        last = await call('GET', '/v1/workspaces/me');
+        return last.status === 401;
+      },
+      5_000,
+      200,
+    );
     assert.ok(elapsed !== null, `still ${last?.status} 5 s after the revocation`);
     assert.ok(Date.now() - revokedAfter <= 5_200, `took ${Date.now() - revokedAfter} ms`);
     assertError(last!, 401, 'key_revoked');
@@ -136,8 +144,12 @@ describe('credential changes across API processes (spec 5.1)', function () {
   let proc: ApiProcess;
   // The second process caches key records for 10 minutes, so only the Redis invalidation can
   // make it see an edit within the bound; the cache lifetime cannot be what passes the test.
-  before(async () => { proc = await startApiProcess({ AUTH_CACHE_MS: '600000' }); });
-  after(async () => { await proc?.close(); });
+  before(async () => {
+    proc = await startApiProcess({ AUTH_CACHE_MS: '600000' });
+  });
+  after(async () => {
+    await proc?.close();
+  });
 
   it('sees revokeApiKey within 5 s through the Redis invalidation', async () => {
     const { key, keyId } = await workspaceWithKey();
@@ -145,10 +157,14 @@ describe('credential changes across API processes (spec 5.1)', function () {
     assert.equal((await call('GET', '/v1/workspaces/me')).status, 200);
     await revokeApiKey(keyId);
     let last: Awaited<ReturnType<typeof call>> | undefined;
-    const elapsed = await eventually(async () => {
-      last = await call('GET', '/v1/workspaces/me');
-      return last.status === 401;
-    }, 5_000, 100);
+    const elapsed = await eventually(
+      async () => {
+        last = await call('GET', '/v1/workspaces/me');
+        return last.status === 401;
+      },
+      5_000,
+      100,
+    );
     assert.ok(elapsed !== null, `the other process still answered ${last?.status} after 5 s`);
     assertError(last!, 401, 'key_revoked');
   });
@@ -161,10 +177,14 @@ describe('credential changes across API processes (spec 5.1)', function () {
     // Delivery of the Redis message and the next HTTP request race inside the other process,
     // so allow the few milliseconds pub/sub takes, far below any cache lifetime.
     let last: Awaited<ReturnType<typeof call>> | undefined;
-    const elapsed = await eventually(async () => {
-      last = await call('GET', `/v1/posts?projectId=${project.id}`);
-      return last.status === 403;
-    }, 1_000, 50);
+    const elapsed = await eventually(
+      async () => {
+        last = await call('GET', `/v1/posts?projectId=${project.id}`);
+        return last.status === 403;
+      },
+      1_000,
+      50,
+    );
     assert.ok(elapsed !== null, `scope edit not seen: ${last?.status}`);
     assert.equal(assertError(last!, 403, 'scope_missing').details?.required_scope, 'posts:read');
   });

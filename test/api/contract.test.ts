@@ -14,17 +14,28 @@ async function count(table: string, where: Record<string, string>): Promise<numb
 
 describe('contract rules of the pipeline', () => {
   let api: TestServer;
-  before(async () => { api = await startApi(); });
-  after(async () => { await api.close(); });
+  before(async () => {
+    api = await startApi();
+  });
+  after(async () => {
+    await api.close();
+  });
 
   describe('spec 7.2: missing projectId or source fields are 400 invalid_request; bad shapes stay 422', () => {
     it('POST /v1/posts {} and POST /v1/notes without projectId answer 400 naming the field', async () => {
       const { key, project } = await workspaceWithKey();
       const call = client(api.url, key);
-      for (const [path, body] of [['/v1/posts', {}], ['/v1/posts', { content: 'x' }], ['/v1/notes', { content: 'x' }]] as const) {
+      for (const [path, body] of [
+        ['/v1/posts', {}],
+        ['/v1/posts', { content: 'x' }],
+        ['/v1/notes', { content: 'x' }],
+      ] as const) {
         const err = assertError(await call('POST', path, { body }), 400, 'invalid_request');
         assert.match(err.message, /projectId/, `${path} ${JSON.stringify(body)}`);
-        assert.deepEqual(err.details?.issues.map((i: { path: string }) => i.path), ['projectId']);
+        assert.deepEqual(
+          err.details?.issues.map((i: { path: string }) => i.path),
+          ['projectId'],
+        );
       }
       // Bad shapes and enums beside a present projectId stay 422.
       assertError(await call('POST', '/v1/posts', { body: { projectId: project.id, contentType: 'SHOUTING' } }), 422, 'unprocessable');
@@ -36,10 +47,18 @@ describe('contract rules of the pipeline', () => {
     it('generation without projectId or source, or without source.text, answers 400', async () => {
       const { key, project } = await workspaceWithKey();
       const call = client(api.url, key);
-      for (const body of [{ source: { type: 'text', text: 'x' } }, { projectId: project.id }, { projectId: project.id, source: { type: 'text' } }]) {
+      for (const body of [
+        { source: { type: 'text', text: 'x' } },
+        { projectId: project.id },
+        { projectId: project.id, source: { type: 'text' } },
+      ]) {
         assertError(await call('POST', '/v1/posts/generations', { body }), 400, 'invalid_request');
       }
-      assertError(await call('POST', '/v1/posts/generations', { body: { projectId: project.id, source: { type: 'video' } } }), 422, 'unprocessable');
+      assertError(
+        await call('POST', '/v1/posts/generations', { body: { projectId: project.id, source: { type: 'video' } } }),
+        422,
+        'unprocessable',
+      );
       assert.equal(await count('jobs', { project_id: project.id }), 0);
     });
   });
@@ -49,10 +68,17 @@ describe('contract rules of the pipeline', () => {
       const { key, project } = await workspaceWithKey();
       const call = client(api.url, key);
       for (const bad of ['', ' ', 'k'.repeat(65), 'semi;colon']) {
-        const post = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'once' }, headers: { 'Idempotency-Key': bad } });
+        const post = await call('POST', '/v1/posts', {
+          body: { projectId: project.id, content: 'once' },
+          headers: { 'Idempotency-Key': bad },
+        });
         const err = assertError(post, 400, 'invalid_request');
         assert.deepEqual(err.details, { header: 'Idempotency-Key' }, JSON.stringify(bad));
-        assertError(await call('POST', '/v1/notes', { body: { projectId: project.id, content: 'once' }, headers: { 'Idempotency-Key': bad } }), 400, 'invalid_request');
+        assertError(
+          await call('POST', '/v1/notes', { body: { projectId: project.id, content: 'once' }, headers: { 'Idempotency-Key': bad } }),
+          400,
+          'invalid_request',
+        );
       }
       assert.equal(await count('posts', { project_id: project.id }), 0);
       assert.equal(await count('notes', { project_id: project.id }), 0);
@@ -68,7 +94,12 @@ describe('contract rules of the pipeline', () => {
       const me = await call('GET', '/v1/workspaces/me');
       assert.equal(me.status, 200);
       assert.equal(me.headers.get('cache-control'), 'no-store');
-      for (const [method, path, body] of [['GET', '/v1/projects'], ['GET', `/v1/posts?projectId=${project.id}`], ['GET', '/v1/team'], ['POST', '/v1/posts', { projectId: project.id }]] as const) {
+      for (const [method, path, body] of [
+        ['GET', '/v1/projects'],
+        ['GET', `/v1/posts?projectId=${project.id}`],
+        ['GET', '/v1/team'],
+        ['POST', '/v1/posts', { projectId: project.id }],
+      ] as const) {
         const res = await call(method, path, { body });
         assert.equal(res.status, 200, `${method} ${path}`);
         assert.equal(res.headers.get('cache-control'), 'no-store', `${method} ${path}`);

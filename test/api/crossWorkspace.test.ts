@@ -24,7 +24,9 @@ describe('workspace isolation (spec 1 rule 1)', () => {
     assert.equal(note.status, 200, JSON.stringify(note.body));
     bNote = note.body.data.id;
   });
-  after(async () => { await api.close(); });
+  after(async () => {
+    await api.close();
+  });
 
   it('hides another workspace’s post, project and note behind 404', async () => {
     const callA = client(api.url, a.key);
@@ -50,6 +52,9 @@ describe('workspace isolation (spec 1 rule 1)', () => {
   it('lists only the caller’s own projects', async () => {
     const res = await client(api.url, a.key)('GET', '/v1/projects');
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body.data.map((p: { id: string }) => p.id), [a.project.id]);
+    assert.deepEqual(
+      res.body.data.map((p: { id: string }) => p.id),
+      [a.project.id],
+    );
   });
 });

@@ -15,9 +15,16 @@ const SECRET_DETAIL = 'db password is hunter2';
 // A test-only route through the production adapter: the unexpected-exception path has no
 // reliable trigger among the real routes, and it must never leak the thrown message.
 const boom = defineOperation({
-  name: 'test.boom', summary: 'throws', kind: 'read', scopes: 'any', clientRole: 'allow', inputSource: 'query',
+  name: 'test.boom',
+  summary: 'throws',
+  kind: 'read',
+  scopes: 'any',
+  clientRole: 'allow',
+  inputSource: 'query',
   input: z.object({}).strict(),
-  handler: async () => { throw new Error(SECRET_DETAIL); },
+  handler: async () => {
+    throw new Error(SECRET_DETAIL);
+  },
 });
 
 describe('error envelope (spec 7.1)', () => {
@@ -34,7 +41,9 @@ describe('error envelope (spec 7.1)', () => {
     key = ws.key;
     projectId = ws.project.id;
   });
-  after(async () => { await api.close(); });
+  after(async () => {
+    await api.close();
+  });
 
   it('answers an unknown route with 404 not_found', async () => {
     const res = await client(api.url, key)('GET', '/v1/no-such-thing');

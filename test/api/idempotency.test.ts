@@ -15,8 +15,12 @@ async function postCount(projectId: string): Promise<number> {
 
 describe('Idempotency-Key (spec 8)', () => {
   let api: TestServer;
-  before(async () => { api = await startApi(); });
-  after(async () => { await api.close(); });
+  before(async () => {
+    api = await startApi();
+  });
+  after(async () => {
+    await api.close();
+  });
 
   it('refuses a malformed key with 400 invalid_request before doing anything', async () => {
     const { key, project } = await workspaceWithKey();
@@ -43,7 +47,10 @@ describe('Idempotency-Key (spec 8)', () => {
     assert.equal(first.headers.get('idempotent-replayed'), 'false');
 
     // Same body with its keys in another order is the same request.
-    const again = await call('POST', '/v1/posts', { body: { title: 'T', content: 'Replay me', projectId: project.id }, headers: { 'Idempotency-Key': k } });
+    const again = await call('POST', '/v1/posts', {
+      body: { title: 'T', content: 'Replay me', projectId: project.id },
+      headers: { 'Idempotency-Key': k },
+    });
     assert.equal(again.status, first.status);
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
     assert.deepEqual(again.body, first.body);
@@ -54,10 +61,21 @@ describe('Idempotency-Key (spec 8)', () => {
     const { key, project } = await workspaceWithKey();
     const call = client(api.url, key);
     const k = uniqueKey();
-    assert.equal((await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'one' }, headers: { 'Idempotency-Key': k } })).status, 200);
-    assertError(await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'two' }, headers: { 'Idempotency-Key': k } }), 409, 'idempotency_key_conflict');
+    assert.equal(
+      (await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'one' }, headers: { 'Idempotency-Key': k } })).status,
+      200,
+    );
+    assertError(
+      await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'two' }, headers: { 'Idempotency-Key': k } }),
+      409,
+      'idempotency_key_conflict',
+    );
     // The same key on another operation is a different request as well.
-    assertError(await call('POST', '/v1/notes', { body: { projectId: project.id, content: 'one' }, headers: { 'Idempotency-Key': k } }), 409, 'idempotency_key_conflict');
+    assertError(
+      await call('POST', '/v1/notes', { body: { projectId: project.id, content: 'one' }, headers: { 'Idempotency-Key': k } }),
+      409,
+      'idempotency_key_conflict',
+    );
     assert.equal(await postCount(project.id), 1);
   });
 
@@ -77,7 +95,9 @@ describe('Idempotency-Key (spec 8)', () => {
     const { key, project } = await workspaceWithKey();
     const k = uniqueKey();
     const body = { projectId: project.id, content: 'Only once' };
-    const results = await Promise.all(Array.from({ length: 10 }, () => client(api.url, key)('POST', '/v1/posts', { body, headers: { 'Idempotency-Key': k } })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => client(api.url, key)('POST', '/v1/posts', { body, headers: { 'Idempotency-Key': k } })),
+    );
     for (const r of results) assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(new Set(results.map((r) => r.body.data.id)).size, 1);
     assert.equal(results.filter((r) => r.headers.get('idempotent-replayed') === 'false').length, 1);

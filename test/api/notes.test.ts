@@ -11,20 +11,33 @@ import { assertError } from '../support/foundation';
 const TZ = 'America/New_York';
 
 function wallClock(iso: string, timeZone: string) {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', weekday: 'short', hour: '2-digit', minute: '2-digit', second: '2-digit' }).formatToParts(new Date(iso));
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    weekday: 'short',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).formatToParts(new Date(iso));
   const get = (t: string) => parts.find((p) => p.type === t)?.value;
   return { weekday: get('weekday'), time: `${get('hour')}:${get('minute')}:${get('second')}` };
 }
 
 describe('notes (spec 2.8, 4.3)', () => {
   let api: TestServer;
-  before(async () => { api = await startApi(); });
-  after(async () => { await api.close(); });
+  before(async () => {
+    api = await startApi();
+  });
+  after(async () => {
+    await api.close();
+  });
 
   it('creates a note with an explicit slot date and reads it back', async () => {
     const { key, project } = await workspaceWithKey();
     const call = client(api.url, key);
-    const res = await call('POST', '/v1/notes', { body: { projectId: project.id, content: 'Idea: a thread on hiring', slotDate: '2031-03-04T10:30:00Z' } });
+    const res = await call('POST', '/v1/notes', {
+      body: { projectId: project.id, content: 'Idea: a thread on hiring', slotDate: '2031-03-04T10:30:00Z' },
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.headers.get('idempotent-replayed'), 'false');
     const n = res.body.data;
@@ -44,7 +57,9 @@ describe('notes (spec 2.8, 4.3)', () => {
   it('reads an offset-less slotDate in the project timezone', async () => {
     const { key, workspace } = await workspaceWithKey();
     const ny = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'NY', timezone: TZ });
-    const res = await client(api.url, key)('POST', '/v1/notes', { body: { projectId: ny.id, content: 'x', slotDate: '2031-07-01T09:00:00', contentType: 'EDUCATIONAL' } });
+    const res = await client(api.url, key)('POST', '/v1/notes', {
+      body: { projectId: ny.id, content: 'x', slotDate: '2031-07-01T09:00:00', contentType: 'EDUCATIONAL' },
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.deepEqual(res.body.data.slot, { date: '2031-07-01T13:00:00.000Z', contentType: 'EDUCATIONAL' });
   });
@@ -66,7 +81,10 @@ describe('notes (spec 2.8, 4.3)', () => {
     }
     assert.ok(Date.parse(slots[0]!) > Date.now(), 'the first slot is in the future');
     assert.ok(Date.parse(slots[0]!) < Date.now() + 5 * 86_400_000, 'and within the next few days');
-    assert.ok(Date.parse(slots[1]!) > Date.parse(slots[0]!) && Date.parse(slots[2]!) > Date.parse(slots[1]!), 'each queued note takes a later slot');
+    assert.ok(
+      Date.parse(slots[1]!) > Date.parse(slots[0]!) && Date.parse(slots[2]!) > Date.parse(slots[1]!),
+      'each queued note takes a later slot',
+    );
   });
 
   it('queues after the project’s last slot: same day when 09:00 is still ahead, skipping weekends, across DST', async () => {
@@ -114,7 +132,8 @@ describe('notes (spec 2.8, 4.3)', () => {
   it('lists notes of a project filtered by slot date', async () => {
     const { key, project } = await workspaceWithKey();
     const call = client(api.url, key);
-    const make = async (slotDate: string) => (await call('POST', '/v1/notes', { body: { projectId: project.id, content: slotDate, slotDate } })).body.data.id as string;
+    const make = async (slotDate: string) =>
+      (await call('POST', '/v1/notes', { body: { projectId: project.id, content: slotDate, slotDate } })).body.data.id as string;
     const march4 = await make('2031-03-04T10:00:00Z');
     const march10 = await make('2031-03-10T23:30:00Z');
     const march11 = await make('2031-03-11T00:00:00Z');
@@ -131,10 +150,20 @@ describe('notes (spec 2.8, 4.3)', () => {
     const paged = await call('GET', `/v1/notes?projectId=${project.id}&limit=2`);
     assert.equal(paged.body.data.length, 2);
     assert.equal(paged.body.pagination.has_more, true);
-    const rest = await call('GET', `/v1/notes?projectId=${project.id}&limit=2&cursor=${encodeURIComponent(paged.body.pagination.next_cursor)}`);
+    const rest = await call(
+      'GET',
+      `/v1/notes?projectId=${project.id}&limit=2&cursor=${encodeURIComponent(paged.body.pagination.next_cursor)}`,
+    );
     assert.equal(rest.body.data.length, 1);
     assert.equal(rest.body.pagination.has_more, false);
-    assertError(await call('GET', `/v1/notes?projectId=${project.id}&limit=2&dateFrom=2031-01-01&cursor=${encodeURIComponent(paged.body.pagination.next_cursor)}`), 400, 'bad_cursor');
+    assertError(
+      await call(
+        'GET',
+        `/v1/notes?projectId=${project.id}&limit=2&dateFrom=2031-01-01&cursor=${encodeURIComponent(paged.body.pagination.next_cursor)}`,
+      ),
+      400,
+      'bad_cursor',
+    );
     assertError(await call('GET', '/v1/notes'), 400, 'invalid_request');
     assertError(await call('GET', `/v1/notes?projectId=${project.id}&dateFrom=2031-02-30`), 400, 'invalid_request');
   });
@@ -142,13 +171,25 @@ describe('notes (spec 2.8, 4.3)', () => {
   it('refuses oversized, empty and malformed notes', async () => {
     const { key, project } = await workspaceWithKey();
     const call = client(api.url, key);
-    assertError(await call('POST', '/v1/notes', { body: { projectId: project.id, content: 'x'.repeat(100_001) } }), 413, 'payload_too_large');
+    assertError(
+      await call('POST', '/v1/notes', { body: { projectId: project.id, content: 'x'.repeat(100_001) } }),
+      413,
+      'payload_too_large',
+    );
     assertError(await call('POST', '/v1/notes', { body: { projectId: project.id, content: '   ' } }), 422, 'unprocessable');
     assertError(await call('POST', '/v1/notes', { body: { projectId: project.id } }), 422, 'unprocessable');
-    assertError(await call('POST', '/v1/notes', { body: { projectId: project.id, content: 'x', slotDate: '2031-03-04' } }), 422, 'unprocessable');
+    assertError(
+      await call('POST', '/v1/notes', { body: { projectId: project.id, content: 'x', slotDate: '2031-03-04' } }),
+      422,
+      'unprocessable',
+    );
     assertError(await call('POST', '/v1/notes', { body: { projectId: `proj_${'0'.repeat(24)}`, content: 'x' } }), 404, 'not_found');
     // A folder id longer than the stored column is refused up front, not by the database.
-    assertError(await call('POST', '/v1/notes', { body: { projectId: project.id, content: 'x', folderId: 'f'.repeat(41) } }), 422, 'unprocessable');
+    assertError(
+      await call('POST', '/v1/notes', { body: { projectId: project.id, content: 'x', folderId: 'f'.repeat(41) } }),
+      422,
+      'unprocessable',
+    );
     const inFolder = await call('POST', '/v1/notes', { body: { projectId: project.id, content: 'x', folderId: 'f'.repeat(40) } });
     assert.equal(inFolder.status, 200, JSON.stringify(inFolder.body));
     assert.equal(inFolder.body.data.folderId, 'f'.repeat(40));

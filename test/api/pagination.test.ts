@@ -9,7 +9,11 @@ import { assertError, insertPosts } from '../support/foundation';
 
 type Call = ReturnType<typeof client>;
 
-async function walk(call: Call, query: string, limit: number): Promise<{ ids: string[]; pages: number; rows: Array<{ id: string; createdAt: string }> }> {
+async function walk(
+  call: Call,
+  query: string,
+  limit: number,
+): Promise<{ ids: string[]; pages: number; rows: Array<{ id: string; createdAt: string }> }> {
   const rows: Array<{ id: string; createdAt: string }> = [];
   let cursor: string | null = null;
   let pages = 0;
@@ -34,8 +38,12 @@ async function walk(call: Call, query: string, limit: number): Promise<{ ids: st
 describe('post list pagination (spec 4.4)', function () {
   this.timeout(30_000);
   let api: TestServer;
-  before(async () => { api = await startApi(); });
-  after(async () => { await api.close(); });
+  before(async () => {
+    api = await startApi();
+  });
+  after(async () => {
+    await api.close();
+  });
 
   it('returns every post exactly once in createdAt desc, id desc order, across ties', async () => {
     const { key, workspace, project } = await workspaceWithKey();
@@ -49,7 +57,13 @@ describe('post list pagination (spec 4.4)', function () {
     ];
     const ids = await insertPosts({ workspaceId: workspace.id, projectId: project.id, rows });
     const call = client(api.url, key);
-    const expected: string[] = await db()('posts').where({ project_id: project.id }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).pluck('id');
+    const expected: string[] = await db()('posts')
+      .where({ project_id: project.id })
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .pluck('id');
     assert.equal(expected.length, ids.length);
 
     for (const limit of [1, 4, 7, 26, 200]) {
@@ -62,7 +76,10 @@ describe('post list pagination (spec 4.4)', function () {
         const prev = got.rows[i - 1]!;
         const cur = got.rows[i]!;
         const dt = Date.parse(prev.createdAt) - Date.parse(cur.createdAt);
-        assert.ok(dt > 0 || (dt === 0 && Buffer.compare(Buffer.from(prev.id), Buffer.from(cur.id)) > 0), `rows ${i - 1} and ${i} out of order`);
+        assert.ok(
+          dt > 0 || (dt === 0 && Buffer.compare(Buffer.from(prev.id), Buffer.from(cur.id)) > 0),
+          `rows ${i - 1} and ${i} out of order`,
+        );
       }
     }
   });
@@ -70,7 +87,11 @@ describe('post list pagination (spec 4.4)', function () {
   it('defaults limit to 50 and clamps values above 200', async () => {
     const { key, workspace, project } = await workspaceWithKey();
     const base = Date.now() - 3600_000;
-    await insertPosts({ workspaceId: workspace.id, projectId: project.id, rows: Array.from({ length: 205 }, (_, i) => ({ createdAt: new Date(base + i) })) });
+    await insertPosts({
+      workspaceId: workspace.id,
+      projectId: project.id,
+      rows: Array.from({ length: 205 }, (_, i) => ({ createdAt: new Date(base + i) })),
+    });
     const call = client(api.url, key);
     const def = await call('GET', `/v1/posts?projectId=${project.id}`);
     assert.equal(def.body.data.length, 50);
@@ -79,7 +100,10 @@ describe('post list pagination (spec 4.4)', function () {
     assert.equal(big.status, 200);
     assert.equal(big.body.data.length, 200);
     assert.equal(big.body.pagination.has_more, true);
-    const last = await call('GET', `/v1/posts?projectId=${project.id}&limit=200&cursor=${encodeURIComponent(big.body.pagination.next_cursor)}`);
+    const last = await call(
+      'GET',
+      `/v1/posts?projectId=${project.id}&limit=200&cursor=${encodeURIComponent(big.body.pagination.next_cursor)}`,
+    );
     assert.equal(last.body.data.length, 5);
     assert.equal(last.body.pagination.has_more, false);
     assert.equal(last.body.pagination.next_cursor, null);
@@ -98,7 +122,11 @@ describe('post list pagination (spec 4.4)', function () {
 
   it('answers a cursor reused under other filters, or tampered with, with 400 bad_cursor', async () => {
     const { key, workspace, project, projects } = await workspaceWithKey({ projects: 2 });
-    await insertPosts({ workspaceId: workspace.id, projectId: project.id, rows: Array.from({ length: 5 }, (_, i) => ({ createdAt: new Date(Date.now() - i * 1000), status: 'draft' })) });
+    await insertPosts({
+      workspaceId: workspace.id,
+      projectId: project.id,
+      rows: Array.from({ length: 5 }, (_, i) => ({ createdAt: new Date(Date.now() - i * 1000), status: 'draft' })),
+    });
     const call = client(api.url, key);
     const first = await call('GET', `/v1/posts?projectId=${project.id}&status=draft,scheduled&limit=2`);
     assert.equal(first.status, 200);
@@ -110,7 +138,10 @@ describe('post list pagination (spec 4.4)', function () {
     const next = await call('GET', `/v1/posts?projectId=${project.id}&status=draft,scheduled&limit=3&cursor=${encodeURIComponent(cursor)}`);
     assert.equal(next.status, 200);
     assert.equal(next.body.data.length, 3);
-    assert.equal((await call('GET', `/v1/posts?projectId=${project.id}&status=scheduled,draft&limit=2&cursor=${encodeURIComponent(cursor)}`)).status, 200);
+    assert.equal(
+      (await call('GET', `/v1/posts?projectId=${project.id}&status=scheduled,draft&limit=2&cursor=${encodeURIComponent(cursor)}`)).status,
+      200,
+    );
 
     const changed = [
       `projectId=${project.id}&limit=2`,
@@ -137,7 +168,12 @@ describe('post list pagination (spec 4.4)', function () {
       `${b64({ alg: 'none', typ: 'cursor' })}.${body}.`,
       `${b64({ alg: 'HS256', typ: 'post-delete-confirmation' })}.${body}.${mac}`,
     ];
-    for (const t of tampered) assertError(await call('GET', `/v1/posts?projectId=${project.id}&status=draft,scheduled&limit=2&cursor=${encodeURIComponent(t)}`), 400, 'bad_cursor');
+    for (const t of tampered)
+      assertError(
+        await call('GET', `/v1/posts?projectId=${project.id}&status=draft,scheduled&limit=2&cursor=${encodeURIComponent(t)}`),
+        400,
+        'bad_cursor',
+      );
   });
 
   it('answers a missing projectId or an unknown status with 400 invalid_request', async () => {
@@ -153,11 +189,24 @@ describe('post list pagination (spec 4.4)', function () {
 
   it('filters by status and by createdAt date (inclusive, UTC days)', async () => {
     const { key, workspace, project } = await workspaceWithKey();
-    const [d1] = await insertPosts({ workspaceId: workspace.id, projectId: project.id, rows: [{ createdAt: new Date('2026-02-01T00:00:00.000Z'), status: 'draft' }] });
-    const [d2] = await insertPosts({ workspaceId: workspace.id, projectId: project.id, rows: [{ createdAt: new Date('2026-02-02T23:59:59.999Z'), status: 'scheduled' }] });
-    const [d3] = await insertPosts({ workspaceId: workspace.id, projectId: project.id, rows: [{ createdAt: new Date('2026-02-03T00:00:00.000Z'), status: 'published' }] });
+    const [d1] = await insertPosts({
+      workspaceId: workspace.id,
+      projectId: project.id,
+      rows: [{ createdAt: new Date('2026-02-01T00:00:00.000Z'), status: 'draft' }],
+    });
+    const [d2] = await insertPosts({
+      workspaceId: workspace.id,
+      projectId: project.id,
+      rows: [{ createdAt: new Date('2026-02-02T23:59:59.999Z'), status: 'scheduled' }],
+    });
+    const [d3] = await insertPosts({
+      workspaceId: workspace.id,
+      projectId: project.id,
+      rows: [{ createdAt: new Date('2026-02-03T00:00:00.000Z'), status: 'published' }],
+    });
     const call = client(api.url, key);
-    const ids = async (q: string) => (await call('GET', `/v1/posts?projectId=${project.id}&${q}`)).body.data.map((p: { id: string }) => p.id);
+    const ids = async (q: string) =>
+      (await call('GET', `/v1/posts?projectId=${project.id}&${q}`)).body.data.map((p: { id: string }) => p.id);
     assert.deepEqual(await ids('dateFrom=2026-02-01&dateTo=2026-02-02'), [d2, d1]);
     assert.deepEqual(await ids('dateFrom=2026-02-02'), [d3, d2]);
     assert.deepEqual(await ids('dateTo=2026-02-01'), [d1]);

@@ -24,8 +24,12 @@ async function slotOf(postId: string) {
 describe('posts (spec 4.4)', function () {
   this.timeout(30_000);
   let api: TestServer;
-  before(async () => { api = await startApi(); });
-  after(async () => { await api.close(); });
+  before(async () => {
+    api = await startApi();
+  });
+  after(async () => {
+    await api.close();
+  });
 
   describe('POST /v1/posts', () => {
     it('creates a draft with the documented defaults', async () => {
@@ -60,9 +64,15 @@ describe('posts (spec 4.4)', function () {
     it('enforces 100,000 characters of content and 500 of title with 413 payload_too_large', async () => {
       const { key, project } = await workspaceWithKey();
       const call = client(api.url, key);
-      assertError(await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'x'.repeat(100_001) } }), 413, 'payload_too_large');
+      assertError(
+        await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'x'.repeat(100_001) } }),
+        413,
+        'payload_too_large',
+      );
       assertError(await call('POST', '/v1/posts', { body: { projectId: project.id, title: 't'.repeat(501) } }), 413, 'payload_too_large');
-      const atLimit = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'x'.repeat(100_000), title: 't'.repeat(500) } });
+      const atLimit = await call('POST', '/v1/posts', {
+        body: { projectId: project.id, content: 'x'.repeat(100_000), title: 't'.repeat(500) },
+      });
       assert.equal(atLimit.status, 200, JSON.stringify(atLimit.body).slice(0, 300));
       assert.equal(atLimit.body.data.content.length, 100_000);
     });
@@ -90,7 +100,9 @@ describe('posts (spec 4.4)', function () {
     it('schedules a post with a future scheduledFor and creates its calendar slot', async () => {
       const { key, project } = await workspaceWithKey();
       const when = future(10);
-      const res = await client(api.url, key)('POST', '/v1/posts', { body: { projectId: project.id, content: 'Soon', scheduledFor: when, contentType: 'EDUCATIONAL' } });
+      const res = await client(api.url, key)('POST', '/v1/posts', {
+        body: { projectId: project.id, content: 'Soon', scheduledFor: when, contentType: 'EDUCATIONAL' },
+      });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.equal(res.body.data.status, 'scheduled');
       assert.equal(res.body.data.statusCategory, 'scheduled');
@@ -113,7 +125,12 @@ describe('posts (spec 4.4)', function () {
 
     it('reads an offset-less scheduledFor in the project timezone, across DST', async () => {
       const { key, workspace } = await workspaceWithKey();
-      const ny = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'New Yorker', timezone: 'America/New_York' });
+      const ny = await createProject({
+        workspaceId: workspace.id,
+        type: 'PERSONAL_BRAND',
+        name: 'New Yorker',
+        timezone: 'America/New_York',
+      });
       const call = client(api.url, key);
       const year = new Date().getUTCFullYear() + 2;
       const cases: Array<[string, string]> = [
@@ -163,7 +180,8 @@ describe('posts (spec 4.4)', function () {
     it('derives the name from new content sent together with an empty title', async () => {
       const { key, project } = await workspaceWithKey();
       const call = client(api.url, key);
-      const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, title: 'Manual', content: 'Old opening' } })).body.data.id;
+      const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, title: 'Manual', content: 'Old opening' } })).body.data
+        .id;
       const res = await call('PATCH', `/v1/posts/${id}`, { body: { title: '', content: 'Fresh opening line\nbody' } });
       assert.equal(res.status, 200);
       assert.equal(res.body.data.title, 'Fresh opening line');
@@ -172,7 +190,8 @@ describe('posts (spec 4.4)', function () {
     it('clears the name on an empty title, so the next content edit names the post again', async () => {
       const { key, project } = await workspaceWithKey();
       const call = client(api.url, key);
-      const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, title: 'Manual', content: 'Old opening\nbody' } })).body.data.id;
+      const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, title: 'Manual', content: 'Old opening\nbody' } })).body
+        .data.id;
       const cleared = await call('PATCH', `/v1/posts/${id}`, { body: { title: '' } });
       assert.equal(cleared.status, 200);
       // spec 4.4: "send an empty string to clear the name so the service may name it again".
@@ -186,7 +205,10 @@ describe('posts (spec 4.4)', function () {
       const call = client(api.url, key);
       const id = (await call('POST', '/v1/posts', { body: { projectId: project.id } })).body.data.id;
       const defaults: Record<string, string> = Object.fromEntries(
-        (await db()('post_statuses').where({ workspace_id: workspace.id, is_default: true }).select('category', 'id')).map((r) => [r.category, r.id]),
+        (await db()('post_statuses').where({ workspace_id: workspace.id, is_default: true }).select('category', 'id')).map((r) => [
+          r.category,
+          r.id,
+        ]),
       );
       const inProgress = await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'inProgress' } });
       assert.equal(inProgress.status, 200, JSON.stringify(inProgress.body));
@@ -214,7 +236,11 @@ describe('posts (spec 4.4)', function () {
       const id = (await call('POST', '/v1/posts', { body: { projectId: project.id } })).body.data.id;
       const statuses = (await call('GET', '/v1/post-statuses')).body.data;
       const foreign = (await client(api.url, other.key)('GET', '/v1/post-statuses')).body.data[0].id;
-      assertError(await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'draft', statusId: statuses[0].id } }), 422, 'unprocessable');
+      assertError(
+        await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'draft', statusId: statuses[0].id } }),
+        422,
+        'unprocessable',
+      );
       assertError(await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'archived' } }), 422, 'unprocessable');
       assertError(await call('PATCH', `/v1/posts/${id}`, { body: { statusId: foreign } }), 422, 'unprocessable');
       const after = await call('PATCH', `/v1/posts/${id}`, { body: {} });
@@ -228,7 +254,11 @@ describe('posts (spec 4.4)', function () {
       assertError(await call('PATCH', `/v1/posts/${id}`, { body: { content: 'x'.repeat(100_001) } }), 413, 'payload_too_large');
       assertError(await call('PATCH', `/v1/posts/${id}`, { body: { title: 't'.repeat(501) } }), 413, 'payload_too_large');
       assertError(await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: '2099-01-01' } }), 422, 'unprocessable');
-      assertError(await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: new Date(Date.now() - DAY).toISOString() } }), 422, 'unprocessable');
+      assertError(
+        await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: new Date(Date.now() - DAY).toISOString() } }),
+        422,
+        'unprocessable',
+      );
       assertError(await call('PATCH', `/v1/posts/${id}`, { body: { contentType: 'BUSINESS' } }), 422, 'unprocessable');
       assertError(await call('PATCH', `/v1/posts/post_${'0'.repeat(24)}`, { body: { content: 'x' } }), 404, 'not_found');
     });
@@ -260,8 +290,14 @@ describe('posts (spec 4.4)', function () {
       assert.equal(res.body.data.scheduledAt, when);
       assert.equal(res.body.data.autoLike, true);
       assert.equal((await slotOf(id)).date.toISOString(), when);
-      const events = await db()('outbox_events').whereRaw("data->'post'->>'id' = ?", [id]).orderBy('seq').select('type', 'workspace_id', 'project_id', 'data');
-      assert.deepEqual(events.map((e) => e.type), ['post.created', 'post.scheduled', 'post.updated']);
+      const events = await db()('outbox_events')
+        .whereRaw("data->'post'->>'id' = ?", [id])
+        .orderBy('seq')
+        .select('type', 'workspace_id', 'project_id', 'data');
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['post.created', 'post.scheduled', 'post.updated'],
+      );
       const updated = events[2]!;
       assert.equal(updated.project_id, project.id);
       assert.equal(updated.data.post.content, 'Edited');
@@ -274,7 +310,10 @@ describe('posts (spec 4.4)', function () {
       /** The fields of one post that must tell the same story. */
       async function assertAgrees(id: string, call: ReturnType<typeof client>) {
         const r = await call('GET', `/v1/posts/${id}`);
-        const row = await db()('posts as p').leftJoin('post_statuses as s', 's.id', 'p.status_id').where('p.id', id).first('p.status', 'p.scheduled_at', 'p.delivery', 's.category');
+        const row = await db()('posts as p')
+          .leftJoin('post_statuses as s', 's.id', 'p.status_id')
+          .where('p.id', id)
+          .first('p.status', 'p.scheduled_at', 'p.delivery', 's.category');
         const slot = await slotOf(id);
         assert.equal(r.body.data.status, row.status);
         if (row.status === 'scheduled') {
@@ -298,7 +337,14 @@ describe('posts (spec 4.4)', function () {
         assert.deepEqual(await outboxTypes(id), events, 'no event for a refused change');
       }
       /** A new draft in the project, refused `body` with `status code details.reason`, unchanged afterwards. */
-      async function refusedOnDraft(call: ReturnType<typeof client>, projectId: string, body: Record<string, unknown>, status: number, code: string, reason: string) {
+      async function refusedOnDraft(
+        call: ReturnType<typeof client>,
+        projectId: string,
+        body: Record<string, unknown>,
+        status: number,
+        code: string,
+        reason: string,
+      ) {
         const id = (await call('POST', '/v1/posts', { body: { projectId } })).body.data.id;
         const before = (await call('GET', `/v1/posts/${id}`)).body.data;
         assert.equal(assertError(await call('PATCH', `/v1/posts/${id}`, { body }), status, code).details?.reason, reason);
@@ -315,8 +361,15 @@ describe('posts (spec 4.4)', function () {
           const err = assertError(await call('PATCH', `/v1/posts/${id}`, { body }), 422, 'unprocessable');
           assert.equal(err.details?.reason, 'schedule_required');
         }
-        const scheduledStatus = (await call('GET', '/v1/post-statuses')).body.data.find((x: { category: string }) => x.category === 'scheduled');
-        assert.equal(assertError(await call('PATCH', `/v1/posts/${id}`, { body: { statusId: scheduledStatus.id } }), 422, 'unprocessable').details?.reason, 'schedule_required', 'a statusId of that category too');
+        const scheduledStatus = (await call('GET', '/v1/post-statuses')).body.data.find(
+          (x: { category: string }) => x.category === 'scheduled',
+        );
+        assert.equal(
+          assertError(await call('PATCH', `/v1/posts/${id}`, { body: { statusId: scheduledStatus.id } }), 422, 'unprocessable').details
+            ?.reason,
+          'schedule_required',
+          'a statusId of that category too',
+        );
         await unchanged(id, call, before, ['post.created']);
         await assertAgrees(id, call);
       });
@@ -334,7 +387,14 @@ describe('posts (spec 4.4)', function () {
         assert.equal(res.body.data.scheduledAt, when);
         assert.equal(res.body.data.delivery.state, 'scheduled');
         assert.deepEqual(await outboxTypes(id), ['post.created', 'post.updated', 'post.scheduled']);
-        assert.ok((await db()('network_connections').where({ id: (await db()('projects').where({ id: project.id }).first()).connection_id }).first()).last_validated_at, 'verified live');
+        assert.ok(
+          (
+            await db()('network_connections')
+              .where({ id: (await db()('projects').where({ id: project.id }).first()).connection_id })
+              .first()
+          ).last_validated_at,
+          'verified live',
+        );
         await assertAgrees(id, call);
 
         // Already scheduled: the board move alone changes no schedule and emits no schedule event.
@@ -348,7 +408,12 @@ describe('posts (spec 4.4)', function () {
       it('scheduled on a connection that cannot publish is the scheduling 409 and changes nothing', async () => {
         const { key, workspace } = await workspaceWithKey({ projects: 0 });
         const call = client(api.url, key);
-        const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'No token', connection: 'disconnected' });
+        const project = await createProject({
+          workspaceId: workspace.id,
+          type: 'PERSONAL_BRAND',
+          name: 'No token',
+          connection: 'disconnected',
+        });
         await refusedOnDraft(call, project.id, { statusCategory: 'scheduled', scheduledFor: future(2) }, 409, 'conflict', 'no_token');
       });
 
@@ -373,7 +438,11 @@ describe('posts (spec 4.4)', function () {
       it('another category unschedules a scheduled post through the lifecycle', async () => {
         const { key, project } = await workspaceWithKey();
         const call = client(api.url, key);
-        for (const [category, legacy] of [['draft', 'draft'], ['review', 'waitingApproval'], ['inProgress', 'draft']] as const) {
+        for (const [category, legacy] of [
+          ['draft', 'draft'],
+          ['review', 'waitingApproval'],
+          ['inProgress', 'draft'],
+        ] as const) {
           const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, scheduledFor: future(6) } })).body.data.id;
           const res = await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: category } });
           assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -391,20 +460,40 @@ describe('posts (spec 4.4)', function () {
       it('a future scheduledFor with a non-scheduled category contradicts itself: 422 status_contradicts_schedule', async () => {
         const { key, project } = await workspaceWithKey();
         const call = client(api.url, key);
-        await refusedOnDraft(call, project.id, { statusCategory: 'draft', scheduledFor: future(2) }, 422, 'unprocessable', 'status_contradicts_schedule');
+        await refusedOnDraft(
+          call,
+          project.id,
+          { statusCategory: 'draft', scheduledFor: future(2) },
+          422,
+          'unprocessable',
+          'status_contradicts_schedule',
+        );
       });
 
       it('a published post stays published: 409 already_published for another category, 422 for schedule changes', async () => {
         const { key, project, workspace } = await workspaceWithKey();
         const call = client(api.url, key);
         const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, scheduledFor: future(1) } })).body.data.id;
-        const publishedStatus = await db()('post_statuses').where({ workspace_id: workspace.id, category: 'published', is_default: true }).first('id');
-        await db()('posts').where({ id }).update({ status: 'published', status_id: publishedStatus.id, published_at: new Date(), network_post_urn: 'urn:li:share:1' });
+        const publishedStatus = await db()('post_statuses')
+          .where({ workspace_id: workspace.id, category: 'published', is_default: true })
+          .first('id');
+        await db()('posts')
+          .where({ id })
+          .update({ status: 'published', status_id: publishedStatus.id, published_at: new Date(), network_post_urn: 'urn:li:share:1' });
         const before = (await call('GET', `/v1/posts/${id}`)).body.data;
         const events = await outboxTypes(id);
-        assert.equal(assertError(await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'draft' } }), 409, 'conflict').details?.reason, 'already_published');
-        assert.equal(assertError(await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: null } }), 422, 'unprocessable').details?.reason, 'already_published');
-        assert.equal(assertError(await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: future(2) } }), 422, 'unprocessable').details?.reason, 'already_published');
+        assert.equal(
+          assertError(await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'draft' } }), 409, 'conflict').details?.reason,
+          'already_published',
+        );
+        assert.equal(
+          assertError(await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: null } }), 422, 'unprocessable').details?.reason,
+          'already_published',
+        );
+        assert.equal(
+          assertError(await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: future(2) } }), 422, 'unprocessable').details?.reason,
+          'already_published',
+        );
         await unchanged(id, call, before, events);
         const same = await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'published' } });
         assert.equal(same.status, 200, 'a published post may move between published statuses');
@@ -422,10 +511,17 @@ describe('posts (spec 4.4)', function () {
       for (const c of cases) {
         it(`answers 409 conflict and leaves the post unchanged: ${c.label}`, async () => {
           const { key, workspace } = await workspaceWithKey();
-          const project = await createProject({ workspaceId: workspace.id, type: c.type, name: `P ${c.connection}`, connection: c.connection });
+          const project = await createProject({
+            workspaceId: workspace.id,
+            type: c.type,
+            name: `P ${c.connection}`,
+            connection: c.connection,
+          });
           const call = client(api.url, key);
           const before = (await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Original' } })).body.data;
-          const res = await call('PATCH', `/v1/posts/${before.id}`, { body: { scheduledFor: future(2), content: 'Changed', title: 'Changed' } });
+          const res = await call('PATCH', `/v1/posts/${before.id}`, {
+            body: { scheduledFor: future(2), content: 'Changed', title: 'Changed' },
+          });
           const err = assertError(res, 409, 'conflict');
           assert.equal(err.details?.reason, c.reason);
           assert.equal(err.details?.retryable, false);

@@ -14,10 +14,21 @@ const NETWORK_FIELDS = ['accessTokenExpiresAt', 'canPublish', 'connectionStatus'
 
 describe('projects (spec 2.5, 2.6, 4.3)', () => {
   let api: TestServer;
-  before(async () => { api = await startApi(); });
-  after(async () => { await api.close(); });
+  before(async () => {
+    api = await startApi();
+  });
+  after(async () => {
+    await api.close();
+  });
 
-  const expectations: Array<{ preset: Exclude<ConnectionPreset, 'none'>; state: string; canPublish: boolean; connectionStatus: string; validated: boolean; expires: boolean }> = [
+  const expectations: Array<{
+    preset: Exclude<ConnectionPreset, 'none'>;
+    state: string;
+    canPublish: boolean;
+    connectionStatus: string;
+    validated: boolean;
+    expires: boolean;
+  }> = [
     { preset: 'connected', state: 'connected', canPublish: true, connectionStatus: 'CONNECTED', validated: true, expires: true },
     { preset: 'expiring_soon', state: 'expiring_soon', canPublish: true, connectionStatus: 'CONNECTED', validated: true, expires: true },
     { preset: 'degraded', state: 'degraded', canPublish: true, connectionStatus: 'DEGRADED', validated: true, expires: true },
@@ -29,7 +40,13 @@ describe('projects (spec 2.5, 2.6, 4.3)', () => {
   for (const e of expectations) {
     it(`derives the network block of a ${e.preset} personal project`, async () => {
       const { key, workspace } = await workspaceWithKey({ projects: 0 });
-      const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: `Ann ${e.preset}`, username: 'ann', connection: e.preset });
+      const project = await createProject({
+        workspaceId: workspace.id,
+        type: 'PERSONAL_BRAND',
+        name: `Ann ${e.preset}`,
+        username: 'ann',
+        connection: e.preset,
+      });
       const res = await client(api.url, key)('GET', `/v1/projects/${project.id}`);
       assert.equal(res.status, 200, JSON.stringify(res.body));
       const p = res.body.data;
@@ -70,7 +87,12 @@ describe('projects (spec 2.5, 2.6, 4.3)', () => {
 
   it('shows a linked company page the block of the personal account it publishes through', async () => {
     const { key, workspace } = await workspaceWithKey({ projects: 0 });
-    const admin = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Page Admin', connection: 'expiring_soon' });
+    const admin = await createProject({
+      workspaceId: workspace.id,
+      type: 'PERSONAL_BRAND',
+      name: 'Page Admin',
+      connection: 'expiring_soon',
+    });
     const page = await createProject({ workspaceId: workspace.id, type: 'COMPANY_PAGE', name: 'Linked Co', linkedProjectId: admin.id });
     const call = client(api.url, key);
     const own = (await call('GET', `/v1/projects/${admin.id}`)).body.data.network;
@@ -103,16 +125,36 @@ describe('projects (spec 2.5, 2.6, 4.3)', () => {
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) {
       const type = i % 3 === 0 ? 'COMPANY_PAGE' : 'PERSONAL_BRAND';
-      ids.push((await createProject({ workspaceId: workspace.id, type, name: `P${i}`, connection: type === 'COMPANY_PAGE' ? 'none' : 'connected' })).id);
+      ids.push(
+        (
+          await createProject({
+            workspaceId: workspace.id,
+            type,
+            name: `P${i}`,
+            connection: type === 'COMPANY_PAGE' ? 'none' : 'connected',
+          })
+        ).id,
+      );
     }
     // Two projects share a creation instant, to exercise the id tie-break.
-    await db()('projects').whereIn('id', [ids[2], ids[3]]).update({ created_at: new Date('2026-05-01T00:00:00.000Z') });
-    const expected: string[] = await db()('projects').where({ workspace_id: workspace.id }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).pluck('id');
+    await db()('projects')
+      .whereIn('id', [ids[2], ids[3]])
+      .update({ created_at: new Date('2026-05-01T00:00:00.000Z') });
+    const expected: string[] = await db()('projects')
+      .where({ workspace_id: workspace.id })
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .pluck('id');
 
     const call = client(api.url, key);
     const all = await call('GET', '/v1/projects');
     assert.equal(all.status, 200);
-    assert.deepEqual(all.body.data.map((p: { id: string }) => p.id), expected);
+    assert.deepEqual(
+      all.body.data.map((p: { id: string }) => p.id),
+      expected,
+    );
     assert.deepEqual(all.body.pagination, { next_cursor: null, has_more: false });
 
     const seen: string[] = [];
@@ -130,7 +172,11 @@ describe('projects (spec 2.5, 2.6, 4.3)', () => {
     const pages = await call('GET', '/v1/projects?type=COMPANY_PAGE&limit=1');
     assert.equal(pages.body.data[0].type, 'COMPANY_PAGE');
     assert.equal(pages.body.pagination.has_more, true);
-    assertError(await call('GET', `/v1/projects?limit=1&cursor=${encodeURIComponent(pages.body.pagination.next_cursor)}`), 400, 'bad_cursor');
+    assertError(
+      await call('GET', `/v1/projects?limit=1&cursor=${encodeURIComponent(pages.body.pagination.next_cursor)}`),
+      400,
+      'bad_cursor',
+    );
     assertError(await call('GET', '/v1/projects?limit=0'), 400, 'bad_pagination');
     assertError(await call('GET', '/v1/projects?type=PAGE'), 400, 'invalid_request');
   });

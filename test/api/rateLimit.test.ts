@@ -56,7 +56,11 @@ describe('read rate limit (spec 8)', function () {
       assertRateHeaders(res);
     }
     const remainders = rest.map((r) => Number(r.headers.get('x-ratelimit-remaining'))).sort((x, y) => x - y);
-    assert.deepEqual(remainders, Array.from({ length: LIMIT - 1 }, (_, i) => i), 'each admitted read takes one unit');
+    assert.deepEqual(
+      remainders,
+      Array.from({ length: LIMIT - 1 }, (_, i) => i),
+      'each admitted read takes one unit',
+    );
 
     const over = await client(a.url, key)('GET', '/v1/projects');
     assertError(over, 429, 'rate_limited');
@@ -79,20 +83,30 @@ describe('read rate limit (spec 8)', function () {
   it('shares one budget across two API servers', async () => {
     const { key } = await workspaceWithKey();
     const results = await burst([a.url, b.url], key, LIMIT);
-    assert.ok(results.every((r) => r.status === 200), `statuses: ${[...new Set(results.map((r) => r.status))]}`);
+    assert.ok(
+      results.every((r) => r.status === 200),
+      `statuses: ${[...new Set(results.map((r) => r.status))]}`,
+    );
     assertError(await client(a.url, key)('GET', '/v1/health/auth'), 429, 'rate_limited');
     assertError(await client(b.url, key)('GET', '/v1/health/auth'), 429, 'rate_limited');
   });
 
   describe('with a second API process', () => {
     let proc: ApiProcess;
-    before(async () => { proc = await startApiProcess(); });
-    after(async () => { await proc?.close(); });
+    before(async () => {
+      proc = await startApiProcess();
+    });
+    after(async () => {
+      await proc?.close();
+    });
 
     it('spends the same budget as the in-process servers', async () => {
       const { key } = await workspaceWithKey();
       const results = await burst([a.url, proc.url], key, LIMIT);
-      assert.ok(results.every((r) => r.status === 200), `statuses: ${[...new Set(results.map((r) => r.status))]}`);
+      assert.ok(
+        results.every((r) => r.status === 200),
+        `statuses: ${[...new Set(results.map((r) => r.status))]}`,
+      );
       assertError(await client(proc.url, key)('GET', '/v1/health/auth'), 429, 'rate_limited');
       assertError(await client(b.url, key)('GET', '/v1/health/auth'), 429, 'rate_limited');
     });

@@ -14,10 +14,24 @@ import { assertError, startApiWith } from '../support/foundation';
 
 const ok = async () => ({ data: { ok: true } });
 const needsTwo = defineOperation({
-  name: 'test.allOf', summary: 'two scopes', kind: 'read', scopes: { allOf: ['notes:read', 'knowledge:read'] }, clientRole: 'allow', inputSource: 'query', input: z.object({}).strict(), handler: ok,
+  name: 'test.allOf',
+  summary: 'two scopes',
+  kind: 'read',
+  scopes: { allOf: ['notes:read', 'knowledge:read'] },
+  clientRole: 'allow',
+  inputSource: 'query',
+  input: z.object({}).strict(),
+  handler: ok,
 });
 const needsEither = defineOperation({
-  name: 'test.anyOf', summary: 'alternatives', kind: 'read', scopes: { anyOf: ['sources:write', 'knowledge:write'] }, clientRole: 'allow', inputSource: 'query', input: z.object({}).strict(), handler: ok,
+  name: 'test.anyOf',
+  summary: 'alternatives',
+  kind: 'read',
+  scopes: { anyOf: ['sources:write', 'knowledge:write'] },
+  clientRole: 'allow',
+  inputSource: 'query',
+  input: z.object({}).strict(),
+  handler: ok,
 });
 
 describe('scopes over HTTP (spec 5.2)', () => {
@@ -30,7 +44,9 @@ describe('scopes over HTTP (spec 5.2)', () => {
       app.use(r.routes());
     });
   });
-  after(async () => { await api.close(); });
+  after(async () => {
+    await api.close();
+  });
 
   it('lets posts:write read posts', async () => {
     const { key, project } = await workspaceWithKey({ scopes: ['posts:write'] });
@@ -93,7 +109,8 @@ describe('scopes over HTTP (spec 5.2)', () => {
     const scopes: string[] = (await client(api.url, rw.key)('GET', '/v1/workspaces/me')).body.data.principal.scopes;
     assert.deepEqual(scopes, [...READ_SCOPES, ...WRITE_SCOPES]);
     assert.equal(new Set(scopes).size, scopes.length);
-    for (const never of ['posts:publish', 'settings:write', 'posts:destroy', 'read', 'write']) assert.ok(!(scopes as string[]).includes(never), never);
+    for (const never of ['posts:publish', 'settings:write', 'posts:destroy', 'read', 'write'])
+      assert.ok(!(scopes as string[]).includes(never), never);
   });
 
   it('requires workspace:read for /v1/workspaces/context and /v1/team but no scope for /v1/workspaces/me', async () => {

@@ -4,8 +4,12 @@ import { workspaceWithKey } from '../support/factories';
 
 describe('REST foundation smoke', () => {
   let api: TestServer;
-  before(async () => { api = await startApi(); });
-  after(async () => { await api.close(); });
+  before(async () => {
+    api = await startApi();
+  });
+  after(async () => {
+    await api.close();
+  });
 
   it('creates, lists and reads a post', async () => {
     const { key, project } = await workspaceWithKey();

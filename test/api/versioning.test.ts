@@ -14,7 +14,9 @@ describe('Service-Api-Version (spec 9)', () => {
     api = await startApi();
     key = (await workspaceWithKey()).key;
   });
-  after(async () => { await api.close(); });
+  after(async () => {
+    await api.close();
+  });
 
   it('applies and echoes the current version when the header is omitted', async () => {
     const res = await client(api.url, key)('GET', '/v1/workspaces/me');
@@ -39,6 +41,10 @@ describe('Service-Api-Version (spec 9)', () => {
   });
 
   it('checks the version before the credential', async () => {
-    assertError(await client(api.url)('GET', '/v1/projects', { headers: { 'Service-Api-Version': '1999-01-01' } }), 400, 'version_unsupported');
+    assertError(
+      await client(api.url)('GET', '/v1/projects', { headers: { 'Service-Api-Version': '1999-01-01' } }),
+      400,
+      'version_unsupported',
+    );
   });
 });

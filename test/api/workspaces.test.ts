@@ -13,8 +13,12 @@ import { assertError, insertMembers } from '../support/foundation';
 describe('workspaces and team (spec 2.2-2.4, 2.15, 4.2)', function () {
   this.timeout(30_000);
   let api: TestServer;
-  before(async () => { api = await startApi(); });
-  after(async () => { await api.close(); });
+  before(async () => {
+    api = await startApi();
+  });
+  after(async () => {
+    await api.close();
+  });
 
   it('/v1/workspaces/me returns the workspace, the api_key principal and the features', async () => {
     const { key, keyId, workspace } = await workspaceWithKey({ scopes: ['posts:read', 'workspace:read'] });
@@ -49,7 +53,14 @@ describe('workspaces and team (spec 2.2-2.4, 2.15, 4.2)', function () {
     const monday = Date.parse(`${localWeekStart(new Date(), 'UTC')}T00:00:00Z`);
     const weekAt = (k: number) => new Date(monday - k * 7 * 86_400_000 + 3_600_000);
     const history = [0, 1, 2, 3, 20, 21, 22, 23, 24, 25, 26, 27, 28].map((k) => ({
-      id: newId('post'), workspace_id: ws.id, project_id: personal.id, status: 'published', title: '', content: 'x', content_type: 'PERSONAL', published_at: weekAt(k),
+      id: newId('post'),
+      workspace_id: ws.id,
+      project_id: personal.id,
+      status: 'published',
+      title: '',
+      content: 'x',
+      content_type: 'PERSONAL',
+      published_at: weekAt(k),
     }));
     await db()('posts').insert(history);
     const page = await createProject({ workspaceId: ws.id, type: 'COMPANY_PAGE', name: 'Page', connection: 'none' });
@@ -84,8 +95,18 @@ describe('workspaces and team (spec 2.2-2.4, 2.15, 4.2)', function () {
     assert.equal(res.body.data.projects.length, 25);
     assert.equal(res.body.data.projectsTruncated, true);
     assert.equal(res.body.data.requireReviewWorkflow, false);
-    const newest: string[] = await db()('projects').where({ workspace_id: ws.id }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(25).pluck('id');
-    assert.deepEqual(res.body.data.projects.map((p: { id: string }) => p.id), newest);
+    const newest: string[] = await db()('projects')
+      .where({ workspace_id: ws.id })
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(25)
+      .pluck('id');
+    assert.deepEqual(
+      res.body.data.projects.map((p: { id: string }) => p.id),
+      newest,
+    );
 
     // Exactly 25 is not truncated.
     const oldest = await db()('projects').where({ workspace_id: ws.id }).orderBy('created_at', 'asc').first('id');
@@ -108,16 +129,27 @@ describe('workspaces and team (spec 2.2-2.4, 2.15, 4.2)', function () {
     assert.equal(data.projectsTruncated, false);
     const labels = Object.fromEntries(data.members.map((m: { role: string; roleLabel: string }) => [m.role, m.roleLabel]));
     assert.deepEqual(labels, {
-      admin: 'Admin', personal_brand: 'Member', client: 'Client',
-      team_manager: 'Admin', content_assistant: 'Admin', personal_brand_team_insights: 'Member',
+      admin: 'Admin',
+      personal_brand: 'Member',
+      client: 'Client',
+      team_manager: 'Admin',
+      content_assistant: 'Admin',
+      personal_brand_team_insights: 'Member',
     });
-    assert.deepEqual(data.members.map((m: { userId: string }) => m.userId), members.map((m) => m.userId), 'ordered by join date');
+    assert.deepEqual(
+      data.members.map((m: { userId: string }) => m.userId),
+      members.map((m) => m.userId),
+      'ordered by join date',
+    );
     assert.ok(data.members.every((m: { projects: unknown[] }) => Array.isArray(m.projects)));
   });
 
   it('/v1/team returns one page of 100 members with truncated and totalCount', async () => {
     const { key, workspace } = await workspaceWithKey();
-    await insertMembers(workspace.id, Array.from({ length: 105 }, () => 'personal_brand'));
+    await insertMembers(
+      workspace.id,
+      Array.from({ length: 105 }, () => 'personal_brand'),
+    );
     const res = await client(api.url, key)('GET', '/v1/team');
     assert.equal(res.status, 200);
     assert.equal(res.body.data.members.length, 100);
@@ -128,7 +160,8 @@ describe('workspaces and team (spec 2.2-2.4, 2.15, 4.2)', function () {
   it('/v1/team caps project references at 25 distinct projects', async () => {
     const { key, workspace } = await workspaceWithKey({ projects: 0 });
     const projectIds: string[] = [];
-    for (let i = 0; i < 26; i++) projectIds.push((await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: `T${i}` })).id);
+    for (let i = 0; i < 26; i++)
+      projectIds.push((await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: `T${i}` })).id);
     const [a, b] = await insertMembers(workspace.id, ['personal_brand', 'personal_brand']);
     // Two members share part of the set: references are counted by distinct project.
     await db()('membership_projects').insert([
@@ -157,7 +190,10 @@ describe('workspaces and team (spec 2.2-2.4, 2.15, 4.2)', function () {
     assert.equal(team.body.data.totalCount, 0);
     assert.deepEqual(team.body.data.members, []);
     const ctx = await client(api.url, a.key)('GET', '/v1/workspaces/context');
-    assert.deepEqual(ctx.body.data.projects.map((p: { id: string }) => p.id), [a.project.id]);
+    assert.deepEqual(
+      ctx.body.data.projects.map((p: { id: string }) => p.id),
+      [a.project.id],
+    );
   });
 
   it('refuses /v1/workspaces/me for a workspace without API access', async () => {

@@ -20,7 +20,10 @@ describe('calendar and company pages', () => {
     api = await startOAuthApi();
     clientId = (await register(api.url, { client_name: 'Calendar client', redirect_uris: [redirectUri] })).body.client_id;
   });
-  after(async () => { api.restore(); await api.close(); });
+  after(async () => {
+    api.restore();
+    await api.close();
+  });
 
   const oauth = async (email: string, workspace: string, project: string) =>
     (await tokenFor(api.url, { clientId, redirectUri, email, scope: 'read write', access: 'full', workspace, project })).access_token;
@@ -44,19 +47,35 @@ describe('calendar and company pages', () => {
       sundayNight: await post(ny.id, '2031-03-03T04:00:00Z'), // 2031-03-02 23:00 New York: outside
       failed: await post(ny.id, '2031-03-04T15:00:00Z'),
       published: await post(ny.id, '2031-03-04T14:00:00Z'),
-      draft: (await call('POST', '/v1/posts', { body: { projectId: ny.id, content: 'planned draft', title: 'Planned' } })).body.data.id as string,
+      draft: (await call('POST', '/v1/posts', { body: { projectId: ny.id, content: 'planned draft', title: 'Planned' } })).body.data
+        .id as string,
       inReview: (await call('POST', '/v1/posts', { body: { projectId: ny.id, content: 'in review' } })).body.data.id as string,
       unslotted: (await call('POST', '/v1/posts', { body: { projectId: ny.id, content: 'no slot' } })).body.data.id as string,
-      note: (await call('POST', '/v1/notes', { body: { projectId: ny.id, content: 'Note on Tuesday', slotDate: '2031-03-04T09:00:00' } })).body.data.id as string,
-      idea: (await call('POST', '/v1/ideas', { body: { projectId: ny.id, title: 'Idea for Tuesday', scheduledFor: '2031-03-04' } })).body.data.id as string,
-      ideaLater: (await call('POST', '/v1/ideas', { body: { projectId: ny.id, title: 'Later idea', scheduledFor: '2031-03-05' } })).body.data.id as string,
+      note: (await call('POST', '/v1/notes', { body: { projectId: ny.id, content: 'Note on Tuesday', slotDate: '2031-03-04T09:00:00' } }))
+        .body.data.id as string,
+      idea: (await call('POST', '/v1/ideas', { body: { projectId: ny.id, title: 'Idea for Tuesday', scheduledFor: '2031-03-04' } })).body
+        .data.id as string,
+      ideaLater: (await call('POST', '/v1/ideas', { body: { projectId: ny.id, title: 'Later idea', scheduledFor: '2031-03-05' } })).body
+        .data.id as string,
       utcPost: await post(utc.id, '2031-03-04T04:30:00Z'),
     };
     await db()('posts').where({ id: ids.failed }).update({ status: 'failed_to_publish' });
-    await db()('posts').where({ id: ids.published }).update({ status: 'published', published_at: new Date('2031-03-04T14:02:00Z') });
+    await db()('posts')
+      .where({ id: ids.published })
+      .update({ status: 'published', published_at: new Date('2031-03-04T14:02:00Z') });
     await db()('posts').where({ id: ids.inReview }).update({ status: 'waitingApproval' });
-    for (const [postId, date] of [[ids.draft, '2031-03-04T13:00:00Z'], [ids.inReview, '2031-03-03T17:00:00Z']] as const) {
-      await db()('calendar_slots').insert({ id: newId('slot'), workspace_id: ws.workspace.id, project_id: ny.id, date, content_type: 'EDUCATIONAL', post_id: postId });
+    for (const [postId, date] of [
+      [ids.draft, '2031-03-04T13:00:00Z'],
+      [ids.inReview, '2031-03-03T17:00:00Z'],
+    ] as const) {
+      await db()('calendar_slots').insert({
+        id: newId('slot'),
+        workspace_id: ws.workspace.id,
+        project_id: ny.id,
+        date,
+        content_type: 'EDUCATIONAL',
+        post_id: postId,
+      });
     }
     return { ...ws, call, ny, utc, ids };
   }
@@ -71,18 +90,33 @@ describe('calendar and company pages', () => {
     assert.deepEqual(d.projects, [{ id: w.ny.id, name: 'New York', type: 'PERSONAL_BRAND', timezone: NY }]);
     assert.equal(d.truncated, false);
     const summary = d.entries.map((e: any) => [e.type, e.id, e.date, e.time ?? null]);
-    assert.deepEqual(summary, [
-      ['draft', w.ids.inReview, '2031-03-03', '12:00'],
-      ['post', w.ids.lateMonday, '2031-03-03', '23:30'],
-      ['note', w.ids.note, '2031-03-04', '09:00'],
-      ['draft', w.ids.draft, '2031-03-04', '08:00'],
-      ['post', w.ids.published, '2031-03-04', '09:02'],
-      ['post', w.ids.failed, '2031-03-04', '10:00'],
-      ['post', w.ids.tuesdayEvening, '2031-03-04', '22:00'],
-      ['idea', w.ids.idea, '2031-03-04', null],
-    ].sort((a, b) => (a[2]! < b[2]! ? -1 : a[2]! > b[2]! ? 1 : 0) || (a[0] === 'idea' ? 1 : b[0] === 'idea' ? -1 : (a[3]! < b[3]! ? -1 : 1))));
+    assert.deepEqual(
+      summary,
+      [
+        ['draft', w.ids.inReview, '2031-03-03', '12:00'],
+        ['post', w.ids.lateMonday, '2031-03-03', '23:30'],
+        ['note', w.ids.note, '2031-03-04', '09:00'],
+        ['draft', w.ids.draft, '2031-03-04', '08:00'],
+        ['post', w.ids.published, '2031-03-04', '09:02'],
+        ['post', w.ids.failed, '2031-03-04', '10:00'],
+        ['post', w.ids.tuesdayEvening, '2031-03-04', '22:00'],
+        ['idea', w.ids.idea, '2031-03-04', null],
+      ].sort(
+        (a, b) => (a[2]! < b[2]! ? -1 : a[2]! > b[2]! ? 1 : 0) || (a[0] === 'idea' ? 1 : b[0] === 'idea' ? -1 : a[3]! < b[3]! ? -1 : 1),
+      ),
+    );
     const late = d.entries.find((e: any) => e.id === w.ids.lateMonday);
-    assert.deepEqual(late, { type: 'post', id: w.ids.lateMonday, projectId: w.ny.id, at: '2031-03-04T04:30:00.000Z', date: '2031-03-03', time: '23:30', status: 'scheduled', title: late.title, contentType: 'PERSONAL' });
+    assert.deepEqual(late, {
+      type: 'post',
+      id: w.ids.lateMonday,
+      projectId: w.ny.id,
+      at: '2031-03-04T04:30:00.000Z',
+      date: '2031-03-03',
+      time: '23:30',
+      status: 'scheduled',
+      title: late.title,
+      contentType: 'PERSONAL',
+    });
     const draft = d.entries.find((e: any) => e.id === w.ids.draft);
     assert.equal(draft.status, 'draft');
     assert.equal(draft.title, 'Planned');
@@ -90,9 +124,20 @@ describe('calendar and company pages', () => {
     assert.match(draft.slotId, /^slot_/);
     const note = d.entries.find((e: any) => e.type === 'note');
     assert.equal(note.content, 'Note on Tuesday');
-    assert.deepEqual(d.entries.find((e: any) => e.type === 'idea'), { type: 'idea', id: w.ids.idea, projectId: w.ny.id, date: '2031-03-04', title: 'Idea for Tuesday', status: 'inbox' });
-    assert.equal(d.entries.find((e: any) => e.id === w.ids.published).at, '2031-03-04T14:02:00.000Z', 'published posts sit at their publish time');
-    assert.ok(!d.entries.some((e: any) => [w.ids.unslotted, w.ids.wednesdayNight, w.ids.sundayNight, w.ids.ideaLater, w.ids.utcPost].includes(e.id)));
+    assert.deepEqual(
+      d.entries.find((e: any) => e.type === 'idea'),
+      { type: 'idea', id: w.ids.idea, projectId: w.ny.id, date: '2031-03-04', title: 'Idea for Tuesday', status: 'inbox' },
+    );
+    assert.equal(
+      d.entries.find((e: any) => e.id === w.ids.published).at,
+      '2031-03-04T14:02:00.000Z',
+      'published posts sit at their publish time',
+    );
+    assert.ok(
+      !d.entries.some((e: any) =>
+        [w.ids.unslotted, w.ids.wednesdayNight, w.ids.sundayNight, w.ids.ideaLater, w.ids.utcPost].includes(e.id),
+      ),
+    );
   });
 
   it('reads every visible project when projectId is omitted, each in its own timezone', async () => {
@@ -112,7 +157,11 @@ describe('calendar and company pages', () => {
     const w = await plannedWorkspace();
     const ok = await w.call('GET', `/v1/calendar?projectId=${w.ny.id}&from=2031-01-01&to=2031-03-03`);
     assert.equal(ok.status, 200, '62 days');
-    const tooLong = assertError(await w.call('GET', `/v1/calendar?projectId=${w.ny.id}&from=2031-01-01&to=2031-03-04`), 400, 'invalid_request');
+    const tooLong = assertError(
+      await w.call('GET', `/v1/calendar?projectId=${w.ny.id}&from=2031-01-01&to=2031-03-04`),
+      400,
+      'invalid_request',
+    );
     assert.equal(tooLong.details?.maxDays, 62);
     assertError(await w.call('GET', `/v1/calendar?projectId=${w.ny.id}&from=2031-03-05&to=2031-03-04`), 400, 'invalid_request');
     assertError(await w.call('GET', `/v1/calendar?projectId=${w.ny.id}&from=2031-02-30`), 400, 'invalid_request');
@@ -143,23 +192,42 @@ describe('calendar and company pages', () => {
     const call = client(api.url, await oauth(user.email, w.workspace.id, w.ny.id));
     const res = await call('GET', '/v1/calendar?from=2031-03-03&to=2031-03-04');
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.deepEqual(res.body.data.projects.map((p: any) => p.id), [w.ny.id], 'only assigned projects');
-    assert.deepEqual(res.body.data.entries.map((e: any) => e.id).sort(), [w.ids.inReview, w.ids.lateMonday, w.ids.published, w.ids.tuesdayEvening].sort());
+    assert.deepEqual(
+      res.body.data.projects.map((p: any) => p.id),
+      [w.ny.id],
+      'only assigned projects',
+    );
+    assert.deepEqual(
+      res.body.data.entries.map((e: any) => e.id).sort(),
+      [w.ids.inReview, w.ids.lateMonday, w.ids.published, w.ids.tuesdayEvening].sort(),
+    );
     // An admin's OAuth token sees everything, like the API key.
     const admin = await member(w.workspace.id, 'Admin');
-    const full = await client(api.url, await oauth(admin.email, w.workspace.id, w.ny.id))('GET', `/v1/calendar?projectId=${w.ny.id}&from=2031-03-03&to=2031-03-04`);
+    const full = await client(api.url, await oauth(admin.email, w.workspace.id, w.ny.id))(
+      'GET',
+      `/v1/calendar?projectId=${w.ny.id}&from=2031-03-03&to=2031-03-04`,
+    );
     assert.equal(full.body.data.entries.length, 8);
   });
 
   it('GET /v1/company-pages: linked personal account, canPublish, cursor-paginated', async () => {
     const ws = await workspaceWithKey();
     const call = client(api.url, ws.key);
-    const linked = await createProject({ workspaceId: ws.workspace.id, type: 'COMPANY_PAGE', name: 'Acme Inc', username: 'acme', linkedProjectId: ws.project.id });
+    const linked = await createProject({
+      workspaceId: ws.workspace.id,
+      type: 'COMPANY_PAGE',
+      name: 'Acme Inc',
+      username: 'acme',
+      linkedProjectId: ws.project.id,
+    });
     const unlinked = await createProject({ workspaceId: ws.workspace.id, type: 'COMPANY_PAGE', name: 'Orphan Ltd', connection: 'none' });
     const revoked = await createProject({ workspaceId: ws.workspace.id, type: 'COMPANY_PAGE', name: 'Gone GmbH', connection: 'revoked' });
     const all = await call('GET', '/v1/company-pages');
     assert.equal(all.status, 200, JSON.stringify(all.body));
-    assert.deepEqual(all.body.data.map((p: any) => p.id), [revoked.id, unlinked.id, linked.id]);
+    assert.deepEqual(
+      all.body.data.map((p: any) => p.id),
+      [revoked.id, unlinked.id, linked.id],
+    );
     const [r, u, l] = all.body.data;
     assert.equal(l.type, 'COMPANY_PAGE');
     assert.equal(l.name, 'Acme Inc');
@@ -176,7 +244,10 @@ describe('calendar and company pages', () => {
     const page1 = await call('GET', '/v1/company-pages?limit=2');
     assert.equal(page1.body.pagination.has_more, true);
     const page2 = await call('GET', `/v1/company-pages?limit=2&cursor=${page1.body.pagination.next_cursor}`);
-    assert.deepEqual([...page1.body.data, ...page2.body.data].map((p: any) => p.id), all.body.data.map((p: any) => p.id));
+    assert.deepEqual(
+      [...page1.body.data, ...page2.body.data].map((p: any) => p.id),
+      all.body.data.map((p: any) => p.id),
+    );
     assert.equal(page2.body.pagination.has_more, false);
     assertError(await call('GET', '/v1/company-pages?limit=0'), 400, 'bad_pagination');
     assertError(await call('GET', '/v1/company-pages?cursor=forged'), 400, 'bad_cursor');
@@ -185,7 +256,10 @@ describe('calendar and company pages', () => {
     const user = await member(ws.workspace.id, 'Client', [linked.id]);
     const asClient = await client(api.url, await oauth(user.email, ws.workspace.id, linked.id))('GET', '/v1/company-pages');
     assert.equal(asClient.status, 200, JSON.stringify(asClient.body));
-    assert.deepEqual(asClient.body.data.map((p: any) => p.id), [linked.id]);
+    assert.deepEqual(
+      asClient.body.data.map((p: any) => p.id),
+      [linked.id],
+    );
     assert.equal(asClient.body.data[0].linkedAccount.projectId, null, 'the personal project is not assigned to this account');
   });
 });

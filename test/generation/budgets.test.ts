@@ -19,11 +19,18 @@ describe('AI budgets, spend cap and GET /v1/usage', function () {
   this.timeout(90_000);
   let h: Harness;
 
-  before(async () => { h = await startHarness(); });
+  before(async () => {
+    h = await startHarness();
+  });
   afterEach(() => h.stub.reset());
-  after(async () => { await h.close(); });
+  after(async () => {
+    await h.close();
+  });
 
-  async function fresh(settings: { weekly_ai_budget_cents?: number | null; daily_spend_cap_cents?: number | null; ai_enforcement?: string } = {}, plan = 'BUSINESS') {
+  async function fresh(
+    settings: { weekly_ai_budget_cents?: number | null; daily_spend_cap_cents?: number | null; ai_enforcement?: string } = {},
+    plan = 'BUSINESS',
+  ) {
     const ws = await workspaceWithKey({ plan });
     if (Object.keys(settings).length) await db()('workspaces').where({ id: ws.workspace.id }).update(settings);
     return { ...ws, call: client(h.api.url, ws.key) };
@@ -45,9 +52,14 @@ describe('AI budgets, spend cap and GET /v1/usage', function () {
       canGenerate: true,
       blockedBy: null,
       ai: {
-        scope: 'ai_workspace_pool', percentUsed: 0, unlimited: false, enforcement: 'block', weekStart,
+        scope: 'ai_workspace_pool',
+        percentUsed: 0,
+        unlimited: false,
+        enforcement: 'block',
+        weekStart,
         resetsAt: new Date(Date.parse(`${weekStart}T00:00:00Z`) + 7 * 86_400_000).toISOString(),
-        project: null, workspacePool: { percentUsed: 0, unlimited: false },
+        project: null,
+        workspacePool: { percentUsed: 0, unlimited: false },
       },
       storage: { usedBytes: 0, limitBytes: business.storageLimitBytes, percentUsed: 0, usedAssets: 0, assetLimit: business.assetLimit },
       apiSpend: { bucketDate: today, capCents: business.dailySpendCapCents, spentCents: 0, remainingCents: business.dailySpendCapCents },
@@ -97,7 +109,11 @@ describe('AI budgets, spend cap and GET /v1/usage', function () {
       assert.equal(u.ai.workspacePool.percentUsed, 0, 'a personal project does not draw from the pool');
 
       const jobsBefore = await db()('jobs').where({ workspace_id: workspace.id }).count('* as n').first();
-      const err = assertError(await call('POST', '/v1/posts/generations', { body: generationBody(project.id) }), 402, 'usage_limit_exceeded');
+      const err = assertError(
+        await call('POST', '/v1/posts/generations', { body: generationBody(project.id) }),
+        402,
+        'usage_limit_exceeded',
+      );
       assert.deepEqual(err.details, { scope: 'ai_project', percentUsed: 100, resetsAt: u.ai.resetsAt, projectId: project.id });
       const jobsAfter = await db()('jobs').where({ workspace_id: workspace.id }).count('* as n').first();
       assert.equal(Number(jobsAfter!.n), Number(jobsBefore!.n), 'a refusal queues nothing');
@@ -156,7 +172,12 @@ describe('AI budgets, spend cap and GET /v1/usage', function () {
       h.stub.setUsage(THREE_CENTS);
       const before = await usage(call, project.id);
       assert.equal(before.canGenerate, true);
-      assert.deepEqual(before.apiSpend, { bucketDate: new Date().toISOString().slice(0, 10), capCents: 7, spentCents: 0, remainingCents: 7 });
+      assert.deepEqual(before.apiSpend, {
+        bucketDate: new Date().toISOString().slice(0, 10),
+        capCents: 7,
+        spentCents: 0,
+        remainingCents: 7,
+      });
 
       const done = await call('POST', '/v1/posts/generations', { body: generationBody(project.id, { wait_for_completion_ms: 20_000 }) });
       assert.equal(done.body.data.status, 'DONE');
@@ -174,7 +195,9 @@ describe('AI budgets, spend cap and GET /v1/usage', function () {
       const { call, project, workspace } = await fresh({ daily_spend_cap_cents: 12 });
       // The jobs stay in flight during the burst, so only reservations count.
       h.stub.setLatency(3_000);
-      const answers = await Promise.all(Array.from({ length: 8 }, () => call('POST', '/v1/posts/generations', { body: generationBody(project.id) })));
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () => call('POST', '/v1/posts/generations', { body: generationBody(project.id) })),
+      );
       const accepted = answers.filter((a) => a.status === 200);
       const refused = answers.filter((a) => a.status === 402);
       assert.equal(accepted.length, 2, answers.map((a) => a.status).join(','));

@@ -13,9 +13,13 @@ describe('generation job cancellation', function () {
   this.timeout(180_000);
   let h: Harness;
 
-  before(async () => { h = await startHarness({ worker: false }); });
+  before(async () => {
+    h = await startHarness({ worker: false });
+  });
   afterEach(() => h.stub.reset());
-  after(async () => { await h.close(); });
+  after(async () => {
+    await h.close();
+  });
 
   async function fresh() {
     const ws = await workspaceWithKey();
@@ -23,7 +27,9 @@ describe('generation job cancellation', function () {
   }
 
   describe('while no worker polls the task queue', () => {
-    before(async () => { await h.stopWorker(); });
+    before(async () => {
+      await h.stopWorker();
+    });
 
     it('cancels a QUEUED job, answers a second cancel with the same job, releases the spend, and the workflow ends without a draft', async () => {
       const { call, project, workspace } = await fresh();
@@ -49,7 +55,9 @@ describe('generation job cancellation', function () {
 
       const released = await db()('ai_spend_days').where({ workspace_id: workspace.id }).first();
       assert.deepEqual({ spent: released.spent_cents, reserved: released.reserved_cents }, { spent: 0, reserved: 0 });
-      const events = await db()('outbox_events').where({ workspace_id: workspace.id, type: 'job.completed' }).andWhereRaw(`data->'job'->>'id' = ?`, [id]);
+      const events = await db()('outbox_events')
+        .where({ workspace_id: workspace.id, type: 'job.completed' })
+        .andWhereRaw(`data->'job'->>'id' = ?`, [id]);
       assert.equal(events.length, 1);
       assert.equal(events[0].data.job.status, 'CANCELLED');
 
@@ -81,12 +89,14 @@ describe('generation job cancellation', function () {
       }
     });
 
-    it('shows the row\'s progress when the workflow cannot answer its progress query', async () => {
+    it("shows the row's progress when the workflow cannot answer its progress query", async () => {
       const { call, project } = await fresh();
       const id = (await call('POST', '/v1/posts/generations', { body: generationBody(project.id) })).body.data.id;
       const recorded = progressNow(0.1, 'Writing the post (attempt 2)');
       // As a worker that died mid-job leaves it: RUNNING, with nobody to answer the query.
-      await db()('jobs').where({ id }).update({ status: 'RUNNING', progress: JSON.stringify(recorded) });
+      await db()('jobs')
+        .where({ id })
+        .update({ status: 'RUNNING', progress: JSON.stringify(recorded) });
       const started = Date.now();
       const r = await call('GET', `/v1/jobs/${id}`);
       assert.equal(r.status, 200);
@@ -109,8 +119,12 @@ describe('generation job cancellation', function () {
   });
 
   describe('with a worker', () => {
-    before(async () => { await h.startWorker(); });
-    after(async () => { await h.stopWorker(); });
+    before(async () => {
+      await h.startWorker();
+    });
+    after(async () => {
+      await h.stopWorker();
+    });
 
     it('answers 409 conflict with details.status for a RUNNING or finished job and leaves it alone', async () => {
       const { call, project } = await fresh();
@@ -142,15 +156,17 @@ describe('generation job cancellation', function () {
       const outcomes: Array<{ id: string; cancel: number; projectId: string }> = [];
       for (const ws of workspaces) {
         // 15 jobs per workspace keeps each within the write bucket (60 per minute) with their cancels.
-        const batch = await Promise.all(Array.from({ length: 15 }, async (_, i) => {
-          const created = await ws.call('POST', '/v1/posts/generations', { body: generationBody(ws.project.id) });
-          assert.equal(created.status, 200, JSON.stringify(created.body));
-          await sleep(delays[i % delays.length]!);
-          const cancel = await ws.call('POST', `/v1/jobs/${created.body.data.id}/cancel`);
-          assert.ok(cancel.status === 200 || cancel.status === 409, JSON.stringify(cancel.body));
-          if (cancel.status === 200) assert.equal(cancel.body.data.status, 'CANCELLED');
-          return { id: created.body.data.id as string, cancel: cancel.status, projectId: ws.project.id };
-        }));
+        const batch = await Promise.all(
+          Array.from({ length: 15 }, async (_, i) => {
+            const created = await ws.call('POST', '/v1/posts/generations', { body: generationBody(ws.project.id) });
+            assert.equal(created.status, 200, JSON.stringify(created.body));
+            await sleep(delays[i % delays.length]!);
+            const cancel = await ws.call('POST', `/v1/jobs/${created.body.data.id}/cancel`);
+            assert.ok(cancel.status === 200 || cancel.status === 409, JSON.stringify(cancel.body));
+            if (cancel.status === 200) assert.equal(cancel.body.data.status, 'CANCELLED');
+            return { id: created.body.data.id as string, cancel: cancel.status, projectId: ws.project.id };
+          }),
+        );
         outcomes.push(...batch);
       }
 

@@ -15,9 +15,13 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
   this.timeout(90_000);
   let h: Harness;
 
-  before(async () => { h = await startHarness(); });
+  before(async () => {
+    h = await startHarness();
+  });
   afterEach(() => h.stub.reset());
-  after(async () => { await h.close(); });
+  after(async () => {
+    await h.close();
+  });
 
   // A fresh workspace per test: the write bucket allows 60 calls a minute per workspace.
   async function fresh(opts: Parameters<typeof workspaceWithKey>[0] = {}) {
@@ -28,7 +32,9 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
   describe('lifecycle', () => {
     it('queues a job, runs it to DONE and leaves one unscheduled draft named by result.postId', async () => {
       const { call, project, workspace } = await fresh();
-      const created = await call('POST', '/v1/posts/generations', { body: generationBody(project.id, { scheduledFor: new Date(Date.now() + 86_400_000).toISOString() }) });
+      const created = await call('POST', '/v1/posts/generations', {
+        body: generationBody(project.id, { scheduledFor: new Date(Date.now() + 86_400_000).toISOString() }),
+      });
       assert.equal(created.status, 200, JSON.stringify(created.body));
       assert.equal(created.headers.get('idempotent-replayed'), 'false');
       const job = created.body.data;
@@ -41,7 +47,25 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
       assert.equal(job.attemptCount, 0);
       assert.ok(Number.isInteger(job.estimatedCompletionMs) && job.estimatedCompletionMs > 0);
       assert.equal(job.progress.progress, 0);
-      assert.deepEqual(Object.keys(job).sort(), ['attemptCount', 'completedAt', 'createdAt', 'errorCode', 'errorMessage', 'estimatedCompletionMs', 'id', 'progress', 'projectId', 'result', 'startedAt', 'status', 'type', 'updatedAt'].sort());
+      assert.deepEqual(
+        Object.keys(job).sort(),
+        [
+          'attemptCount',
+          'completedAt',
+          'createdAt',
+          'errorCode',
+          'errorMessage',
+          'estimatedCompletionMs',
+          'id',
+          'progress',
+          'projectId',
+          'result',
+          'startedAt',
+          'status',
+          'type',
+          'updatedAt',
+        ].sort(),
+      );
 
       await waitForJob(job.id);
       const got = await call('GET', `/v1/jobs/${job.id}`);
@@ -51,7 +75,10 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
       assert.equal(done.attemptCount, 1);
       assert.ok(done.startedAt && done.completedAt);
       assert.ok(Date.parse(done.completedAt) >= Date.parse(done.startedAt));
-      assert.deepEqual(done.progress && { progress: done.progress.progress, message: done.progress.message }, { progress: 1, message: 'Done' });
+      assert.deepEqual(done.progress && { progress: done.progress.progress, message: done.progress.message }, {
+        progress: 1,
+        message: 'Done',
+      });
       assert.match(done.result.postId, /^post_/);
 
       const post = await call('GET', `/v1/posts/${done.result.postId}`);
@@ -62,11 +89,16 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
       assert.equal(post.body.data.contentType, 'PERSONAL');
       assert.match(post.body.data.content, /checklist/i);
       assert.ok(post.body.data.title.length > 0);
-      assert.deepEqual((await draftsOf(job.id)).map((p) => p.id), [done.result.postId]);
+      assert.deepEqual(
+        (await draftsOf(job.id)).map((p) => p.id),
+        [done.result.postId],
+      );
       assert.equal(await db()('calendar_slots').where({ post_id: done.result.postId }).first(), undefined);
 
       // spec 6: job.completed went through the outbox with the final job.
-      const events = await db()('outbox_events').where({ workspace_id: workspace.id, type: 'job.completed' }).andWhereRaw(`data->'job'->>'id' = ?`, [job.id]);
+      const events = await db()('outbox_events')
+        .where({ workspace_id: workspace.id, type: 'job.completed' })
+        .andWhereRaw(`data->'job'->>'id' = ?`, [job.id]);
       assert.equal(events.length, 1);
       assert.equal(events[0].data.job.status, 'DONE');
       assert.equal(events[0].data.job.result.postId, done.result.postId);
@@ -111,7 +143,7 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
       assert.equal((await waitForJob(r.body.data.id)).status, 'DONE');
     });
 
-    it('shows the running workflow\'s progress on GET /v1/jobs/{id}', async () => {
+    it("shows the running workflow's progress on GET /v1/jobs/{id}", async () => {
       const { call, project } = await fresh();
       h.stub.setLatency(2_500);
       const r = await call('POST', '/v1/posts/generations', { body: generationBody(project.id) });
@@ -119,7 +151,9 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
       await waitForJob(id, (s) => s === 'RUNNING');
       // Make the row's copy older than, and different from, the workflow's answer.
       const stale = { progress: 0.05, updatedAt: new Date(Date.now() - 60_000).toISOString(), message: 'row copy' };
-      await db()('jobs').where({ id }).update({ progress: JSON.stringify(stale) });
+      await db()('jobs')
+        .where({ id })
+        .update({ progress: JSON.stringify(stale) });
       const running = await call('GET', `/v1/jobs/${id}`);
       assert.equal(running.body.data.status, 'RUNNING');
       assert.equal(running.body.data.progress.progress, 0.1);
@@ -127,17 +161,27 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
       assert.ok(Date.parse(running.body.data.progress.updatedAt) > Date.parse(stale.updatedAt));
       // A newer row (an activity's own report) wins over the workflow's stage.
       const fresher = { progress: 0.2, updatedAt: new Date(Date.now() + 1_000).toISOString(), message: 'row is newer' };
-      await db()('jobs').where({ id }).update({ progress: JSON.stringify(fresher) });
+      await db()('jobs')
+        .where({ id })
+        .update({ progress: JSON.stringify(fresher) });
       assert.deepEqual((await call('GET', `/v1/jobs/${id}`)).body.data.progress, fresher);
       assert.equal((await waitForJob(id)).status, 'DONE');
     });
 
-    it('generates from a note of the same project, in the project\'s language by default', async () => {
+    it("generates from a note of the same project, in the project's language by default", async () => {
       const { call, workspace } = await fresh();
       const fr = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Claire', language: 'fr' });
-      const note = await call('POST', '/v1/notes', { body: { projectId: fr.id, content: 'Nous avons ouvert un bureau à Lyon. Toute l\'équipe a participé au choix des locaux. Le café est excellent.', contentType: 'EDUCATIONAL' } });
+      const note = await call('POST', '/v1/notes', {
+        body: {
+          projectId: fr.id,
+          content: "Nous avons ouvert un bureau à Lyon. Toute l'équipe a participé au choix des locaux. Le café est excellent.",
+          contentType: 'EDUCATIONAL',
+        },
+      });
       assert.equal(note.status, 200, JSON.stringify(note.body));
-      const r = await call('POST', '/v1/posts/generations', { body: { projectId: fr.id, source: { type: 'note', noteId: note.body.data.id }, wait_for_completion_ms: 20_000 } });
+      const r = await call('POST', '/v1/posts/generations', {
+        body: { projectId: fr.id, source: { type: 'note', noteId: note.body.data.id }, wait_for_completion_ms: 20_000 },
+      });
       assert.equal(r.body.data.status, 'DONE', JSON.stringify(r.body));
       const [draft] = await draftsOf(r.body.data.id);
       assert.match(draft!.content, /Lyon/);
@@ -149,7 +193,9 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
 
     it('takes options.language and options.contentType over the defaults', async () => {
       const { call, project } = await fresh();
-      const r = await call('POST', '/v1/posts/generations', { body: generationBody(project.id, { options: { language: 'de', contentType: 'BUSINESS_INTERNAL' }, wait_for_completion_ms: 20_000 }) });
+      const r = await call('POST', '/v1/posts/generations', {
+        body: generationBody(project.id, { options: { language: 'de', contentType: 'BUSINESS_INTERNAL' }, wait_for_completion_ms: 20_000 }),
+      });
       assert.equal(r.body.data.status, 'DONE');
       assert.equal((await draftsOf(r.body.data.id))[0]!.content_type, 'BUSINESS_INTERNAL');
       assert.match(JSON.stringify(h.stub.requests.at(-1)!.body), /German \(de\)/);
@@ -176,7 +222,9 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
       assert.equal(job.result, null);
       assert.equal(h.stub.requests.length, 1);
       assert.deepEqual(await draftsOf(job.id), []);
-      const events = await db()('outbox_events').where({ workspace_id: workspace.id, type: 'job.completed' }).andWhereRaw(`data->'job'->>'id' = ?`, [job.id]);
+      const events = await db()('outbox_events')
+        .where({ workspace_id: workspace.id, type: 'job.completed' })
+        .andWhereRaw(`data->'job'->>'id' = ?`, [job.id]);
       assert.equal(events[0].data.job.status, 'FAILED');
       assert.equal(events[0].data.job.errorCode, 'llm_auth_failed');
       await recordIfAsked(job.id, 'failed-not-retryable');
@@ -197,7 +245,7 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
       await recordIfAsked(job.id, 'retried-then-done');
     });
 
-    it('gives up after the bounded attempts with the provider\'s last code', async () => {
+    it("gives up after the bounded attempts with the provider's last code", async () => {
       const { job } = await failWith('rate_limited', 4);
       assert.equal(job.status, 'FAILED');
       assert.equal(job.errorCode, 'llm_rate_limited');
@@ -216,7 +264,9 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
 
   describe('validation (spec 4.4, 7.2)', () => {
     let ctx: Awaited<ReturnType<typeof fresh>>;
-    before(async () => { ctx = await fresh({ projects: 2 }); });
+    before(async () => {
+      ctx = await fresh({ projects: 2 });
+    });
     const post = (body: unknown) => ctx.call('POST', '/v1/posts/generations', { body });
 
     it('answers 400 invalid_request for a missing projectId or source field', async () => {
@@ -228,7 +278,11 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
     });
 
     it('answers 413 for source.text over 100,000 characters and accepts exactly 100,000', async () => {
-      const err = assertError(await post({ projectId: ctx.project.id, source: { type: 'text', text: 'a'.repeat(100_001) } }), 413, 'payload_too_large');
+      const err = assertError(
+        await post({ projectId: ctx.project.id, source: { type: 'text', text: 'a'.repeat(100_001) } }),
+        413,
+        'payload_too_large',
+      );
       assert.match(err.message, /source\.text/);
       const ok = await post({ projectId: ctx.project.id, source: { type: 'text', text: `${'word '.repeat(19_999)}done.` } });
       assert.equal(ok.status, 200, JSON.stringify(ok.body).slice(0, 300));
@@ -245,10 +299,18 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
       assert.match(err.message, /idea/i);
       const other = await ctx.call('POST', '/v1/ideas', { body: { projectId: ctx.projects[1]!.id, title: 'Elsewhere' } });
       assert.equal(other.status, 200, JSON.stringify(other.body));
-      const cross = assertError(await post({ projectId: ctx.project.id, source: { type: 'idea', ideaId: other.body.data.id } }), 422, 'unprocessable');
+      const cross = assertError(
+        await post({ projectId: ctx.project.id, source: { type: 'idea', ideaId: other.body.data.id } }),
+        422,
+        'unprocessable',
+      );
       assert.match(cross.message, /same project/);
       assertError(await post({ projectId: ctx.project.id, source: { type: 'idea' } }), 400, 'invalid_request');
-      assertError(await post({ projectId: ctx.project.id, source: { type: 'idea', ideaId: other.body.data.id, text: 'x' } }), 422, 'unprocessable');
+      assertError(
+        await post({ projectId: ctx.project.id, source: { type: 'idea', ideaId: other.body.data.id, text: 'x' } }),
+        422,
+        'unprocessable',
+      );
     });
 
     it('answers 422 for bad shapes: unknown source type, stray fields, bad enum, long language, past or bare-date scheduledFor, non-integer wait', async () => {
@@ -259,11 +321,18 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
       assertError(await post({ projectId: p, source: text, tone: 'upbeat' }), 422, 'unprocessable');
       assertError(await post({ projectId: p, source: text, options: { contentType: 'NEWS' } }), 422, 'unprocessable');
       assertError(await post({ projectId: p, source: text, options: { language: 'x'.repeat(17) } }), 422, 'unprocessable');
-      assertError(await post({ projectId: p, source: text, scheduledFor: new Date(Date.now() - 60_000).toISOString() }), 422, 'unprocessable');
+      assertError(
+        await post({ projectId: p, source: text, scheduledFor: new Date(Date.now() - 60_000).toISOString() }),
+        422,
+        'unprocessable',
+      );
       assertError(await post({ projectId: p, source: text, scheduledFor: '2030-01-01' }), 422, 'unprocessable');
       assertError(await post({ projectId: p, source: text, wait_for_completion_ms: 1.5 }), 422, 'unprocessable');
       assertError(await post({ projectId: p, source: { type: 'text', text: '   ' } }), 422, 'unprocessable');
-      assert.equal(await db()('jobs').where({ project_id: p, status: 'QUEUED' }).whereRaw(`input->>'sourceText' = ?`, [text.text]).first(), undefined);
+      assert.equal(
+        await db()('jobs').where({ project_id: p, status: 'QUEUED' }).whereRaw(`input->>'sourceText' = ?`, [text.text]).first(),
+        undefined,
+      );
     });
 
     it('answers 404 for a project of another workspace', async () => {
@@ -279,18 +348,26 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
   });
 
   describe('scopes (spec 4.1 "posts:write (see 4.4)", 4.9 generate_post)', () => {
-    it('REST needs posts:write alone: posts:generate (the agent tool\'s scope) and a read-only key are refused naming posts:write', async () => {
+    it("REST needs posts:write alone: posts:generate (the agent tool's scope) and a read-only key are refused naming posts:write", async () => {
       const { workspace, project } = await fresh();
       const writer = await issueApiKey({ workspaceId: workspace.id, scopes: ['posts:write'] });
       const r = await client(h.api.url, writer.key)('POST', '/v1/posts/generations', { body: generationBody(project.id) });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       for (const scopes of [['posts:generate'], ['posts:read', 'workspace:read']]) {
         const key = await issueApiKey({ workspaceId: workspace.id, scopes });
-        const err = assertError(await client(h.api.url, key.key)('POST', '/v1/posts/generations', { body: generationBody(project.id) }), 403, 'scope_missing');
+        const err = assertError(
+          await client(h.api.url, key.key)('POST', '/v1/posts/generations', { body: generationBody(project.id) }),
+          403,
+          'scope_missing',
+        );
         // spec 7.2: a single named scope is missing, so details.required_scope names it.
         assert.deepEqual(err.details, { required_scope: 'posts:write' }, String(scopes));
       }
-      assert.equal(Number((await db()('jobs').where({ workspace_id: workspace.id }).count<{ n: string }[]>({ n: '*' }))[0]!.n), 1, 'only the posts:write call queued a job');
+      assert.equal(
+        Number((await db()('jobs').where({ workspace_id: workspace.id }).count<{ n: string }[]>({ n: '*' }))[0]!.n),
+        1,
+        'only the posts:write call queued a job',
+      );
     });
   });
 
@@ -305,10 +382,20 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
       assert.equal(second.status, 200);
       assert.equal(second.headers.get('idempotent-replayed'), 'true');
       assert.equal(second.body.data.id, first.body.data.id);
-      assert.equal(await db()('jobs').where({ workspace_id: workspace.id }).count('* as n').first().then((r) => Number(r!.n)), 1);
+      assert.equal(
+        await db()('jobs')
+          .where({ workspace_id: workspace.id })
+          .count('* as n')
+          .first()
+          .then((r) => Number(r!.n)),
+        1,
+      );
       const day = await db()('ai_spend_days').where({ workspace_id: workspace.id }).first();
       assert.equal(day.spent_cents + day.reserved_cents <= 5, true, 'one reservation at most');
-      const conflict = await call('POST', '/v1/posts/generations', { body: { ...body, options: { language: 'fr' } }, headers: { 'Idempotency-Key': key } });
+      const conflict = await call('POST', '/v1/posts/generations', {
+        body: { ...body, options: { language: 'fr' } },
+        headers: { 'Idempotency-Key': key },
+      });
       assertError(conflict, 409, 'idempotency_key_conflict');
       await waitForJob(first.body.data.id);
       assert.equal((await draftsOf(first.body.data.id)).length, 1);

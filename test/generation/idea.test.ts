@@ -12,9 +12,13 @@ import { startHarness, waitForJob, type Harness } from './support';
 describe('post generation from an idea (spec 4.4)', function () {
   this.timeout(90_000);
   let h: Harness;
-  before(async () => { h = await startHarness(); });
+  before(async () => {
+    h = await startHarness();
+  });
   afterEach(() => h.stub.reset());
-  after(async () => { await h.close(); });
+  after(async () => {
+    await h.close();
+  });
 
   it('maps pillars to content types as documented', () => {
     assert.equal(contentTypeForPillar('Education'), 'EDUCATIONAL');
@@ -30,12 +34,22 @@ describe('post generation from an idea (spec 4.4)', function () {
   it('writes a draft from the brief, typed by the pillar, linked to the idea, which moves to in_production', async () => {
     const ws = await workspaceWithKey();
     const call = client(h.api.url, ws.key);
-    const idea = (await call('POST', '/v1/ideas', { body: {
-      projectId: ws.project.id, title: 'Rollbacks halved', pillar: 'Education', hook: 'Twelve checks, zero surprises.', topic: 'release checklists',
-      content: 'We moved our release checklist into the pipeline this quarter and rollbacks dropped by half.',
-    } })).body.data;
+    const idea = (
+      await call('POST', '/v1/ideas', {
+        body: {
+          projectId: ws.project.id,
+          title: 'Rollbacks halved',
+          pillar: 'Education',
+          hook: 'Twelve checks, zero surprises.',
+          topic: 'release checklists',
+          content: 'We moved our release checklist into the pipeline this quarter and rollbacks dropped by half.',
+        },
+      })
+    ).body.data;
     assert.equal(idea.status, 'inbox');
-    const created = await call('POST', '/v1/posts/generations', { body: { projectId: ws.project.id, source: { type: 'idea', ideaId: idea.id } } });
+    const created = await call('POST', '/v1/posts/generations', {
+      body: { projectId: ws.project.id, source: { type: 'idea', ideaId: idea.id } },
+    });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     const job = await waitForJob(created.body.data.id);
     assert.equal(job.status, 'DONE', JSON.stringify(job));
@@ -46,7 +60,8 @@ describe('post generation from an idea (spec 4.4)', function () {
     assert.equal(post.status, 'draft');
     assert.equal(post.contentType, 'EDUCATIONAL', 'the pillar decides when options.contentType is omitted');
     const prompt = JSON.stringify(h.stub.requests.map((r) => r.body));
-    for (const part of ['Twelve checks, zero surprises.', 'release checklists', 'Rollbacks halved', 'rollbacks dropped by half']) assert.ok(prompt.includes(part), `the writer got ${part}`);
+    for (const part of ['Twelve checks, zero surprises.', 'release checklists', 'Rollbacks halved', 'rollbacks dropped by half'])
+      assert.ok(prompt.includes(part), `the writer got ${part}`);
 
     const after = (await call('GET', `/v1/ideas/${idea.id}`)).body.data;
     assert.equal(after.status, 'in_production');
@@ -56,27 +71,43 @@ describe('post generation from an idea (spec 4.4)', function () {
   it('options.contentType wins over the pillar; an idea without a pillar writes PERSONAL', async () => {
     const ws = await workspaceWithKey();
     const call = client(h.api.url, ws.key);
-    const product = (await call('POST', '/v1/ideas', { body: { projectId: ws.project.id, title: 'Launch day', pillar: 'Product' } })).body.data;
-    const bare = (await call('POST', '/v1/ideas', { body: { projectId: ws.project.id, title: 'A thought', status: 'in_production' } })).body.data;
-    const jobA = (await call('POST', '/v1/posts/generations', { body: { projectId: ws.project.id, source: { type: 'idea', ideaId: product.id }, options: { contentType: 'PERSONAL' } } })).body.data;
-    const jobB = (await call('POST', '/v1/posts/generations', { body: { projectId: ws.project.id, source: { type: 'idea', ideaId: bare.id } } })).body.data;
+    const product = (await call('POST', '/v1/ideas', { body: { projectId: ws.project.id, title: 'Launch day', pillar: 'Product' } })).body
+      .data;
+    const bare = (await call('POST', '/v1/ideas', { body: { projectId: ws.project.id, title: 'A thought', status: 'in_production' } })).body
+      .data;
+    const jobA = (
+      await call('POST', '/v1/posts/generations', {
+        body: { projectId: ws.project.id, source: { type: 'idea', ideaId: product.id }, options: { contentType: 'PERSONAL' } },
+      })
+    ).body.data;
+    const jobB = (
+      await call('POST', '/v1/posts/generations', { body: { projectId: ws.project.id, source: { type: 'idea', ideaId: bare.id } } })
+    ).body.data;
     const [a, b] = [await waitForJob(jobA.id), await waitForJob(jobB.id)];
     assert.equal((await call('GET', `/v1/posts/${a.result.postId}`)).body.data.contentType, 'PERSONAL');
     assert.equal((await call('GET', `/v1/posts/${b.result.postId}`)).body.data.contentType, 'PERSONAL');
     // Product pillar without an override would have been BUSINESS_EXTERNAL.
-    const jobC = (await call('POST', '/v1/posts/generations', { body: { projectId: ws.project.id, source: { type: 'idea', ideaId: product.id } } })).body.data;
+    const jobC = (
+      await call('POST', '/v1/posts/generations', { body: { projectId: ws.project.id, source: { type: 'idea', ideaId: product.id } } })
+    ).body.data;
     const c = await waitForJob(jobC.id);
     assert.equal((await call('GET', `/v1/posts/${c.result.postId}`)).body.data.contentType, 'BUSINESS_EXTERNAL');
     // A second generation re-links the idea to the newest draft.
     assert.equal((await call('GET', `/v1/ideas/${product.id}`)).body.data.linkedPost.id, c.result.postId);
   });
 
-  it('a company page\'s idea without a matching pillar keeps the page default, BUSINESS_EXTERNAL', async () => {
+  it("a company page's idea without a matching pillar keeps the page default, BUSINESS_EXTERNAL", async () => {
     const ws = await workspaceWithKey();
-    const page = await createProject({ workspaceId: ws.workspace.id, type: 'COMPANY_PAGE', name: 'Acme page', linkedProjectId: ws.project.id });
+    const page = await createProject({
+      workspaceId: ws.workspace.id,
+      type: 'COMPANY_PAGE',
+      name: 'Acme page',
+      linkedProjectId: ws.project.id,
+    });
     const call = client(h.api.url, ws.key);
     const idea = (await call('POST', '/v1/ideas', { body: { projectId: page.id, title: 'Our week', pillar: 'Memes' } })).body.data;
-    const job = (await call('POST', '/v1/posts/generations', { body: { projectId: page.id, source: { type: 'idea', ideaId: idea.id } } })).body.data;
+    const job = (await call('POST', '/v1/posts/generations', { body: { projectId: page.id, source: { type: 'idea', ideaId: idea.id } } }))
+      .body.data;
     const done = await waitForJob(job.id);
     assert.equal(done.status, 'DONE', JSON.stringify(done));
     assert.equal((await call('GET', `/v1/posts/${done.result.postId}`)).body.data.contentType, 'BUSINESS_EXTERNAL');

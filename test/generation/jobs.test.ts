@@ -29,7 +29,8 @@ describe('GET /v1/jobs', function () {
         ids.cancelled.push(r.body.data.id);
       } else ids.queued.push(r.body.data.id);
     }
-    for (let i = 0; i < 2; i++) ids.second.push((await call('POST', '/v1/posts/generations', { body: generationBody(second.id) })).body.data.id);
+    for (let i = 0; i < 2; i++)
+      ids.second.push((await call('POST', '/v1/posts/generations', { body: generationBody(second.id) })).body.data.id);
   });
   after(async () => {
     // Leave nothing queued for a later suite's worker.
@@ -81,7 +82,11 @@ describe('GET /v1/jobs', function () {
     const other = await workspaceWithKey();
     assertError(await call('GET', `/v1/jobs?projectId=${other.project.id}`), 404, 'not_found');
     const page = await call('GET', '/v1/jobs?limit=2&status=QUEUED');
-    assertError(await call('GET', `/v1/jobs?limit=2&status=CANCELLED&cursor=${encodeURIComponent(page.body.pagination.next_cursor)}`), 400, 'bad_cursor');
+    assertError(
+      await call('GET', `/v1/jobs?limit=2&status=CANCELLED&cursor=${encodeURIComponent(page.body.pagination.next_cursor)}`),
+      400,
+      'bad_cursor',
+    );
     // Another workspace sees none of these.
     const theirs = await client(h.api.url, other.key)('GET', '/v1/jobs');
     assert.deepEqual(theirs.body.data, []);

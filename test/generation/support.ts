@@ -28,8 +28,11 @@ export async function startHarness(opts: { worker?: boolean } = {}): Promise<Har
   const api = await startApi();
   const stub = await startLlmStub();
   const writer = new ChatCompletionsWriter({
-    baseUrl: stub.url, model: 'stub-model', timeoutMs: 10_000,
-    priceInputPer1kTokens: config.llm.priceInputPer1kTokens, priceOutputPer1kTokens: config.llm.priceOutputPer1kTokens,
+    baseUrl: stub.url,
+    model: 'stub-model',
+    timeoutMs: 10_000,
+    priceInputPer1kTokens: config.llm.priceInputPer1kTokens,
+    priceOutputPer1kTokens: config.llm.priceOutputPer1kTokens,
   });
   let current: { worker: Worker; connection: NativeConnection; running: Promise<void> } | null = null;
   const harness: Harness = {
@@ -59,7 +62,11 @@ export async function startHarness(opts: { worker?: boolean } = {}): Promise<Har
 }
 
 /** Polls the job row (not the API: the read bucket allows 120 calls a minute) until `done` holds. */
-export async function waitForJob(jobId: string, done: (status: JobStatus) => boolean = (s) => TERMINAL_STATUSES.includes(s), timeoutMs = 30_000) {
+export async function waitForJob(
+  jobId: string,
+  done: (status: JobStatus) => boolean = (s) => TERMINAL_STATUSES.includes(s),
+  timeoutMs = 30_000,
+) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const row = await db()('jobs').where({ id: jobId }).first();
@@ -81,7 +88,9 @@ export async function workflowClosed(jobId: string, timeoutMs = 30_000): Promise
   }
 }
 
-export async function draftsOf(jobId: string): Promise<Array<{ id: string; status: string; scheduled_at: Date | null; content: string; content_type: string; title: string }>> {
+export async function draftsOf(
+  jobId: string,
+): Promise<Array<{ id: string; status: string; scheduled_at: Date | null; content: string; content_type: string; title: string }>> {
   return db()('posts').where({ generation_job_id: jobId }).select('id', 'status', 'scheduled_at', 'content', 'content_type', 'title');
 }
 

@@ -11,7 +11,11 @@ const root = path.resolve(import.meta.dirname, '..', '..');
 
 function admin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args], {
+      cwd: root,
+      env: process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
@@ -24,12 +28,29 @@ function admin(args: string[]): Promise<{ code: number; stdout: string; stderr: 
 describe('operator CLI: ideas', function () {
   this.timeout(60_000);
   let api: TestServer;
-  before(async () => { api = await startApi(); });
-  after(async () => { await api.close(); });
+  before(async () => {
+    api = await startApi();
+  });
+  after(async () => {
+    await api.close();
+  });
 
   it('idea create and seed ideas write ideas the API serves', async () => {
     const ws = await workspaceWithKey();
-    const created = await admin(['idea', 'create', '--project', ws.project.id, '--title', 'From the CLI', '--pillar', 'Education', '--scheduled-for', '2031-02-03', '--status', 'in_production']);
+    const created = await admin([
+      'idea',
+      'create',
+      '--project',
+      ws.project.id,
+      '--title',
+      'From the CLI',
+      '--pillar',
+      'Education',
+      '--scheduled-for',
+      '2031-02-03',
+      '--status',
+      'in_production',
+    ]);
     assert.equal(created.code, 0, created.stderr);
     const idea = JSON.parse(created.stdout);
     assert.match(idea.id, /^idea_/);

@@ -18,10 +18,23 @@ describe('ideas (spec 2.9, 3.3, 4.6)', () => {
     api = await startOAuthApi();
     clientId = (await register(api.url, { client_name: 'Idea board client', redirect_uris: [redirectUri] })).body.client_id;
   });
-  after(async () => { api.restore(); await api.close(); });
+  after(async () => {
+    api.restore();
+    await api.close();
+  });
 
   const oauth = async (email: string, opts: { workspace?: string; project?: string; scope?: string } = {}) =>
-    (await tokenFor(api.url, { clientId, redirectUri, email, scope: opts.scope ?? 'read write', access: 'full', workspace: opts.workspace, project: opts.project })).access_token;
+    (
+      await tokenFor(api.url, {
+        clientId,
+        redirectUri,
+        email,
+        scope: opts.scope ?? 'read write',
+        access: 'full',
+        workspace: opts.workspace,
+        project: opts.project,
+      })
+    ).access_token;
 
   async function board() {
     const ws = await workspaceWithKey({ projects: 2 });
@@ -32,19 +45,43 @@ describe('ideas (spec 2.9, 3.3, 4.6)', () => {
       return res.body.data;
     };
     // spec 4.6: an API key has no default project, so a PATCH names the idea's project.
-    const patch = (id: string, body: Record<string, unknown>) => call('PATCH', `/v1/ideas/${id}`, { body: { projectId: ws.project.id, ...body } });
+    const patch = (id: string, body: Record<string, unknown>) =>
+      call('PATCH', `/v1/ideas/${id}`, { body: { projectId: ws.project.id, ...body } });
     return { ...ws, call, create, patch };
   }
 
   it('creates an idea and reads it back with every field of 2.9', async () => {
     const b = await board();
-    const idea = await b.create({ title: 'Why we ship on Fridays', content: 'Long form', pillar: 'Education', postType: 'carousel', assetFormat: 'pdf', hook: 'Everybody says never.', topic: 'release process', scheduledFor: '2031-05-06' });
-    assert.match(idea.id, /^idea_[A-Za-z0-9]{24}$/);
-    assert.deepEqual({ ...idea, createdAt: 'x', updatedAt: 'x' }, {
-      id: idea.id, projectId: b.project.id, title: 'Why we ship on Fridays', content: 'Long form', status: 'inbox',
-      pillar: 'Education', postType: 'carousel', assetFormat: 'pdf', hook: 'Everybody says never.', topic: 'release process',
-      scheduledFor: '2031-05-06', linkedPost: null, createdAt: 'x', updatedAt: 'x',
+    const idea = await b.create({
+      title: 'Why we ship on Fridays',
+      content: 'Long form',
+      pillar: 'Education',
+      postType: 'carousel',
+      assetFormat: 'pdf',
+      hook: 'Everybody says never.',
+      topic: 'release process',
+      scheduledFor: '2031-05-06',
     });
+    assert.match(idea.id, /^idea_[A-Za-z0-9]{24}$/);
+    assert.deepEqual(
+      { ...idea, createdAt: 'x', updatedAt: 'x' },
+      {
+        id: idea.id,
+        projectId: b.project.id,
+        title: 'Why we ship on Fridays',
+        content: 'Long form',
+        status: 'inbox',
+        pillar: 'Education',
+        postType: 'carousel',
+        assetFormat: 'pdf',
+        hook: 'Everybody says never.',
+        topic: 'release process',
+        scheduledFor: '2031-05-06',
+        linkedPost: null,
+        createdAt: 'x',
+        updatedAt: 'x',
+      },
+    );
     const got = await b.call('GET', `/v1/ideas/${idea.id}`);
     assert.equal(got.status, 200);
     assert.deepEqual(got.body.data, idea);
@@ -52,13 +89,26 @@ describe('ideas (spec 2.9, 3.3, 4.6)', () => {
     assertError(await b.call('POST', '/v1/ideas', { body: { projectId: b.project.id, title: ' ' } }), 422, 'unprocessable');
     assertError(await b.call('POST', '/v1/ideas', { body: { projectId: b.project.id, title: 't'.repeat(501) } }), 413, 'payload_too_large');
     assertError(await b.call('POST', '/v1/ideas', { body: { projectId: b.project.id, title: 'x', status: 'done' } }), 422, 'unprocessable');
-    assertError(await b.call('POST', '/v1/ideas', { body: { projectId: b.project.id, title: 'x', scheduledFor: '2031-02-30' } }), 422, 'unprocessable');
+    assertError(
+      await b.call('POST', '/v1/ideas', { body: { projectId: b.project.id, title: 'x', scheduledFor: '2031-02-30' } }),
+      422,
+      'unprocessable',
+    );
   });
 
   describe('PATCH /v1/ideas/{ideaId} (spec 4.6)', () => {
     it('changes only the fields sent; null clears a brief field; an empty string is a value', async () => {
       const b = await board();
-      const idea = await b.create({ title: 'T', content: 'C', pillar: 'P', postType: 'PT', assetFormat: 'AF', hook: 'H', topic: 'TO', scheduledFor: '2031-01-02' });
+      const idea = await b.create({
+        title: 'T',
+        content: 'C',
+        pillar: 'P',
+        postType: 'PT',
+        assetFormat: 'AF',
+        hook: 'H',
+        topic: 'TO',
+        scheduledFor: '2031-01-02',
+      });
       const res = await b.patch(idea.id, { hook: null, topic: 'New topic' });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.equal(res.headers.get('idempotent-replayed'), 'false');
@@ -131,7 +181,9 @@ describe('ideas (spec 2.9, 3.3, 4.6)', () => {
       assert.deepEqual(got.linkedPost, { id: post.id, statusCategory: 'inProgress' });
 
       // Published: done, whatever is stored.
-      const published = await db()('post_statuses').where({ workspace_id: b.workspace.id, category: 'published', is_default: true }).first('id');
+      const published = await db()('post_statuses')
+        .where({ workspace_id: b.workspace.id, category: 'published', is_default: true })
+        .first('id');
       await db()('posts').where({ id: post.id }).update({ status: 'published', status_id: published.id, published_at: new Date() });
       got = (await b.call('GET', `/v1/ideas/${idea.id}`)).body.data;
       assert.equal(got.status, 'done');
@@ -160,7 +212,7 @@ describe('ideas (spec 2.9, 3.3, 4.6)', () => {
       assert.equal(unlinked.body.data.status, 'in_production');
     });
 
-    it('projectId: names the idea\'s project, defaults to the pinned project of an OAuth token, else invalid_request', async () => {
+    it("projectId: names the idea's project, defaults to the pinned project of an OAuth token, else invalid_request", async () => {
       const b = await board();
       const idea = await b.create({ title: 'T' });
       // API key: no default project.
@@ -171,7 +223,11 @@ describe('ideas (spec 2.9, 3.3, 4.6)', () => {
       assertError(await b.patch(idea.id, { projectId: b.projects[1]!.id, title: 'x' }), 404, 'not_found');
       const foreign = await workspaceWithKey();
       assertError(await b.patch(idea.id, { projectId: foreign.project.id, title: 'x' }), 404, 'not_found');
-      assertError(await client(api.url, foreign.key)('PATCH', `/v1/ideas/${idea.id}`, { body: { projectId: foreign.project.id, title: 'x' } }), 404, 'not_found');
+      assertError(
+        await client(api.url, foreign.key)('PATCH', `/v1/ideas/${idea.id}`, { body: { projectId: foreign.project.id, title: 'x' } }),
+        404,
+        'not_found',
+      );
 
       const admin = await member(b.workspace.id, 'Admin');
       const pinned = await oauth(admin.email, { workspace: b.workspace.id, project: b.project.id });
@@ -180,9 +236,13 @@ describe('ideas (spec 2.9, 3.3, 4.6)', () => {
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.equal(res.body.data.title, 'by default project');
       assert.equal((await viaOauth('GET', '/v1/ideas')).body.data.length, 1, 'list defaults to the pinned project too');
-      const elsewhere = (await viaOauth('POST', '/v1/ideas', { body: { projectId: b.projects[1]!.id, title: 'second project' } })).body.data;
+      const elsewhere = (await viaOauth('POST', '/v1/ideas', { body: { projectId: b.projects[1]!.id, title: 'second project' } })).body
+        .data;
       assertError(await viaOauth('PATCH', `/v1/ideas/${elsewhere.id}`, { body: { title: 'x' } }), 404, 'not_found');
-      assert.equal((await viaOauth('PATCH', `/v1/ideas/${elsewhere.id}`, { body: { projectId: b.projects[1]!.id, title: 'x' } })).status, 200);
+      assert.equal(
+        (await viaOauth('PATCH', `/v1/ideas/${elsewhere.id}`, { body: { projectId: b.projects[1]!.id, title: 'x' } })).status,
+        200,
+      );
     });
   });
 
@@ -209,7 +269,8 @@ describe('ideas (spec 2.9, 3.3, 4.6)', () => {
     } while (cursor);
     assert.deepEqual(seen, [...ids].reverse());
 
-    const byStatus = async (s: string) => (await b.call('GET', `/v1/ideas?projectId=${b.project.id}&status=${s}`)).body.data.map((i: { id: string }) => i.id);
+    const byStatus = async (s: string) =>
+      (await b.call('GET', `/v1/ideas?projectId=${b.project.id}&status=${s}`)).body.data.map((i: { id: string }) => i.id);
     assert.deepEqual(await byStatus('done'), [ids[3]]);
     assert.deepEqual(await byStatus('in_production'), [ids[1]]);
     assert.deepEqual(await byStatus('inbox'), [ids[4], ids[2], ids[0]]);
@@ -217,7 +278,11 @@ describe('ideas (spec 2.9, 3.3, 4.6)', () => {
     assert.deepEqual(await byStatus('review'), []);
     assertError(await b.call('GET', `/v1/ideas?projectId=${b.project.id}&status=lost`), 400, 'invalid_request');
     const first = await b.call('GET', `/v1/ideas?projectId=${b.project.id}&limit=1`);
-    assertError(await b.call('GET', `/v1/ideas?projectId=${b.project.id}&status=inbox&cursor=${first.body.pagination.next_cursor}`), 400, 'bad_cursor');
+    assertError(
+      await b.call('GET', `/v1/ideas?projectId=${b.project.id}&status=inbox&cursor=${first.body.pagination.next_cursor}`),
+      400,
+      'bad_cursor',
+    );
     assertError(await b.call('GET', `/v1/ideas?projectId=${b.project.id}&limit=0`), 400, 'bad_pagination');
     assertError(await b.call('GET', '/v1/ideas'), 400, 'invalid_request');
     const foreign = await workspaceWithKey();
@@ -229,8 +294,10 @@ describe('ideas (spec 2.9, 3.3, 4.6)', () => {
     const idea = await b.create({ title: 'T' });
     const readOnly = client(api.url, (await issueApiKey({ workspaceId: b.workspace.id, scopes: ['read'] })).key);
     for (const [method, path, body] of [
-      ['GET', `/v1/ideas?projectId=${b.project.id}`], ['GET', `/v1/ideas/${idea.id}`],
-      ['POST', '/v1/ideas', { projectId: b.project.id, title: 'x' }], ['PATCH', `/v1/ideas/${idea.id}`, { projectId: b.project.id, title: 'x' }],
+      ['GET', `/v1/ideas?projectId=${b.project.id}`],
+      ['GET', `/v1/ideas/${idea.id}`],
+      ['POST', '/v1/ideas', { projectId: b.project.id, title: 'x' }],
+      ['PATCH', `/v1/ideas/${idea.id}`, { projectId: b.project.id, title: 'x' }],
     ] as const) {
       const err = assertError(await readOnly(method, path, { body }), 403, 'scope_missing');
       assert.deepEqual(err.details, { required_scope: 'ideas:write' });
@@ -246,8 +313,10 @@ describe('ideas (spec 2.9, 3.3, 4.6)', () => {
     const clientUser = await member(b.workspace.id, 'Client', [b.project.id]);
     const access = client(api.url, await oauth(clientUser.email, { workspace: b.workspace.id, project: b.project.id }));
     for (const [method, path, body] of [
-      ['GET', `/v1/ideas?projectId=${b.project.id}`], ['GET', `/v1/ideas/${idea.id}`],
-      ['POST', '/v1/ideas', { projectId: b.project.id, title: 'x' }], ['PATCH', `/v1/ideas/${idea.id}`, { title: 'x' }],
+      ['GET', `/v1/ideas?projectId=${b.project.id}`],
+      ['GET', `/v1/ideas/${idea.id}`],
+      ['POST', '/v1/ideas', { projectId: b.project.id, title: 'x' }],
+      ['PATCH', `/v1/ideas/${idea.id}`, { title: 'x' }],
     ] as const) {
       const err = assertError(await access(method, path, { body }), 403, 'forbidden_project');
       assert.deepEqual(err.details, { reason: 'client_role' });

@@ -12,7 +12,14 @@ import {
   type WriteResult,
 } from '../../lib/llm/client';
 import { classifyProviderFailure, errorFromHttpResponse, LlmError, parseRetryAfter, shouldRetry } from '../../lib/llm/errors';
-import { buildMessages, describeLanguage, dropUnfinishedTail, MAX_POST_CHARS, normalizePostText, parsePromptFields } from '../../lib/llm/prompts';
+import {
+  buildMessages,
+  describeLanguage,
+  dropUnfinishedTail,
+  MAX_POST_CHARS,
+  normalizePostText,
+  parsePromptFields,
+} from '../../lib/llm/prompts';
 import { deriveTitle, TITLE_MAX_CHARS } from '../../lib/llm/title';
 import { startLlmStub, type LlmStub, type LlmStubFailure } from '../../sim/llm/server';
 
@@ -212,7 +219,7 @@ describe('ChatCompletionsWriter against the LLM stub', () => {
     assert.equal(err.code, 'llm_timeout');
   });
 
-  it('rejects with the caller\'s abort reason, not an LlmError', async () => {
+  it("rejects with the caller's abort reason, not an LlmError", async () => {
     stub.failNext(1, 'hang');
     const controller = new AbortController();
     const reason = new Error('job cancelled');
@@ -318,8 +325,14 @@ describe('computeCostCents', () => {
   });
   it('rounds up to whole cents and is exact on boundaries', () => {
     // 100,000 hundredths-of-a-cent units per cent.
-    assert.equal(computeCostCents({ promptTokens: 100_000, completionTokens: 0 }, { priceInputPer1kTokens: 100, priceOutputPer1kTokens: 0 }), 100);
-    assert.equal(computeCostCents({ promptTokens: 0, completionTokens: 100_001 }, { priceInputPer1kTokens: 0, priceOutputPer1kTokens: 1 }), 2);
+    assert.equal(
+      computeCostCents({ promptTokens: 100_000, completionTokens: 0 }, { priceInputPer1kTokens: 100, priceOutputPer1kTokens: 0 }),
+      100,
+    );
+    assert.equal(
+      computeCostCents({ promptTokens: 0, completionTokens: 100_001 }, { priceInputPer1kTokens: 0, priceOutputPer1kTokens: 1 }),
+      2,
+    );
     assert.equal(computeCostCents({ promptTokens: 2_000, completionTokens: 1_000 }, prices), 1);
   });
 });
@@ -468,7 +481,10 @@ describe('prompts', () => {
     assert.equal(normalizePostText('Line one<br>Line two'), 'Line one\nLine two');
     assert.equal(normalizePostText('#hashtag stays'), '#hashtag stays');
     assert.equal(normalizePostText('2 * 3 * 4 = 24'), '2 * 3 * 4 = 24');
-    assert.equal(dropUnfinishedTail('First sentence. Second one is also complete! And the third was cut off mid'), 'First sentence. Second one is also complete!');
+    assert.equal(
+      dropUnfinishedTail('First sentence. Second one is also complete! And the third was cut off mid'),
+      'First sentence. Second one is also complete!',
+    );
     assert.equal(dropUnfinishedTail('Short and cut off mid'), 'Short and cut off mid…');
     const noBreaks = 'word '.repeat(1_000);
     const clamped = normalizePostText(noBreaks);

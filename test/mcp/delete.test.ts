@@ -15,12 +15,15 @@ import { waitFor } from '../support/wait';
 
 const DESTROY = ['read', 'write', 'posts:destroy'];
 
-
 describe('MCP delete_post', function () {
   this.timeout(90_000);
   let stack: McpStack;
-  before(async () => { stack = await startMcpStack(); });
-  after(async () => { await stack.close(); });
+  before(async () => {
+    stack = await startMcpStack();
+  });
+  after(async () => {
+    await stack.close();
+  });
 
   for (const kind of TRANSPORTS) {
     it(`previews, then deletes with the confirmation token (${kind})`, async () => {
@@ -40,9 +43,18 @@ describe('MCP delete_post', function () {
       assert.equal((await ok(client, 'get_post', { postId: post.id })).data.id, post.id);
 
       const deleted = (await ok(client, 'delete_post', { postId: post.id, confirmationToken: preview.confirmationToken })).data;
-      assert.deepEqual({ ...deleted, deletedAt: undefined }, {
-        id: post.id, deleted: true, deletedAt: undefined, statusAtDeletion: 'draft', cancelsScheduledPublish: false, networkCopy: 'none', analyticsHistoryKept: false,
-      });
+      assert.deepEqual(
+        { ...deleted, deletedAt: undefined },
+        {
+          id: post.id,
+          deleted: true,
+          deletedAt: undefined,
+          statusAtDeletion: 'draft',
+          cancelsScheduledPublish: false,
+          networkCopy: 'none',
+          analyticsHistoryKept: false,
+        },
+      );
       await fails(client, 'get_post', { postId: post.id }, 'not_found');
       assert.equal((await ok(client, 'list_posts', { projectId: ws.project.id })).data.length, 0);
       assert.equal((await rest(stack.apiUrl, ws.key)('GET', `/v1/posts/${post.id}`)).status, 404);
@@ -68,20 +80,39 @@ describe('MCP delete_post', function () {
     const b = (await ok(client, 'create_post_draft', { projectId: ws.project.id, content: 'B' })).data;
     const token = (await ok(client, 'delete_post', { postId: a.id })).data.confirmationToken as string;
 
-    assert.equal((await fails(client, 'delete_post', { postId: b.id, confirmationToken: token }, 'unprocessable')).details.reason, 'confirmation_invalid');
-    assert.equal((await fails(client, 'delete_post', { postId: a.id, confirmationToken: `${token}x` }, 'unprocessable')).details.reason, 'confirmation_invalid');
-    const sameWorkspace = await connect('streamable', stack.mcpUrl, (await issueApiKey({ workspaceId: ws.workspace.id, scopes: DESTROY })).key);
-    assert.equal((await fails(sameWorkspace, 'delete_post', { postId: a.id, confirmationToken: token }, 'unprocessable')).details.reason, 'confirmation_invalid');
+    assert.equal(
+      (await fails(client, 'delete_post', { postId: b.id, confirmationToken: token }, 'unprocessable')).details.reason,
+      'confirmation_invalid',
+    );
+    assert.equal(
+      (await fails(client, 'delete_post', { postId: a.id, confirmationToken: `${token}x` }, 'unprocessable')).details.reason,
+      'confirmation_invalid',
+    );
+    const sameWorkspace = await connect(
+      'streamable',
+      stack.mcpUrl,
+      (await issueApiKey({ workspaceId: ws.workspace.id, scopes: DESTROY })).key,
+    );
+    assert.equal(
+      (await fails(sameWorkspace, 'delete_post', { postId: a.id, confirmationToken: token }, 'unprocessable')).details.reason,
+      'confirmation_invalid',
+    );
     await sameWorkspace.close();
 
     // Expired: the same claims, re-signed with an expiry in the past.
     const { expiresAt: _, ...claims } = (await readDeleteConfirmation(token))!;
     const { token: expired } = await mintDeleteConfirmation(claims, -2000);
-    assert.equal((await fails(client, 'delete_post', { postId: a.id, confirmationToken: expired }, 'unprocessable')).details.reason, 'confirmation_expired');
+    assert.equal(
+      (await fails(client, 'delete_post', { postId: a.id, confirmationToken: expired }, 'unprocessable')).details.reason,
+      'confirmation_expired',
+    );
 
     // The post changed since the preview: the preview no longer says what would happen.
     // (Only the scheduler publishes: the board move to published is refused, issue 12 item 11.)
-    assert.equal((await fails(client, 'update_post', { postId: a.id, statusCategory: 'published' }, 'conflict')).details.reason, 'not_published_by_service');
+    assert.equal(
+      (await fails(client, 'update_post', { postId: a.id, statusCategory: 'published' }, 'conflict')).details.reason,
+      'not_published_by_service',
+    );
     await ok(client, 'update_post', { postId: a.id, statusCategory: 'inProgress' });
     await db()('posts').where({ id: a.id }).update({ status: 'published' });
     const changed = await fails(client, 'delete_post', { postId: a.id, confirmationToken: token }, 'conflict');
@@ -134,9 +165,17 @@ describe('MCP delete_post', function () {
       assert.deepEqual(result, { outcome: 'not_scheduled' });
       // The control post publishes at that time; the deleted one is not on the network.
       const sim = simulator();
-      await waitFor(async () => (await db()('posts').where({ id: control.id }).first()).status === 'published', 30_000, 'control published');
+      await waitFor(
+        async () => (await db()('posts').where({ id: control.id }).first()).status === 'published',
+        30_000,
+        'control published',
+      );
       assert.equal((await sim.listPosts({ reference: doomed.id })).posts.length, 0);
-      assert.equal((await db()('posts').where({ id: doomed.id }).first()).status, 'scheduled', 'the row was left as it was, only marked deleted');
+      assert.equal(
+        (await db()('posts').where({ id: doomed.id }).first()).status,
+        'scheduled',
+        'the row was left as it was, only marked deleted',
+      );
       assert.equal(await db()('calendar_slots').where({ post_id: doomed.id }).first(), undefined);
 
       // Deleting the published control post removes only the service's copy.

@@ -7,7 +7,17 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import { createProject } from '../../ops/provision';
 import { member, workspaceWithKey } from '../support/factories';
 import {
-  connect, consent, fails, oauthToken, ok, rerouting, sessionIdOf, startApiProcess, startMcpStack, TRANSPORTS, type McpStack,
+  connect,
+  consent,
+  fails,
+  oauthToken,
+  ok,
+  rerouting,
+  sessionIdOf,
+  startApiProcess,
+  startMcpStack,
+  TRANSPORTS,
+  type McpStack,
 } from './support';
 
 // OAuth on the agent transport: the MCP SDK client's own auth() flow against our
@@ -24,28 +34,52 @@ class HostProvider implements OAuthClientProvider {
   private saved?: OAuthTokens;
   private verifier?: string;
   constructor(private readonly opts: { keepRefreshTokens?: boolean } = {}) {}
-  get redirectUrl() { return REDIRECT; }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'SDK test host', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+  get redirectUrl() {
+    return REDIRECT;
   }
-  clientInformation() { return this.client; }
-  saveClientInformation(info: OAuthClientInformationMixed) { this.client = info; }
-  tokens() { return this.saved; }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'SDK test host',
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.client = info;
+  }
+  tokens() {
+    return this.saved;
+  }
   saveTokens(tokens: OAuthTokens) {
     this.saved = this.opts.keepRefreshTokens === false ? { ...tokens, refresh_token: undefined } : tokens;
   }
-  redirectToAuthorization(url: URL) { this.authorizationUrls.push(url); }
-  saveCodeVerifier(v: string) { this.verifier = v; }
-  codeVerifier() { return this.verifier!; }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrls.push(url);
+  }
+  saveCodeVerifier(v: string) {
+    this.verifier = v;
+  }
+  codeVerifier() {
+    return this.verifier!;
+  }
 }
 
 describe('MCP with OAuth', function () {
   this.timeout(90_000);
   let stack: McpStack;
-  before(async () => { stack = await startMcpStack(); });
-  after(async () => { await stack.close(); });
+  before(async () => {
+    stack = await startMcpStack();
+  });
+  after(async () => {
+    await stack.close();
+  });
 
-  it('the SDK client\'s auth(): discovery, registration, PKCE, consent, token exchange, then tools on both transports', async () => {
+  it("the SDK client's auth(): discovery, registration, PKCE, consent, token exchange, then tools on both transports", async () => {
     const ws = await workspaceWithKey({ projects: 2, name: 'Agent Workspace' });
     const user = await member(ws.workspace.id, 'Admin');
     const pinned = ws.projects[1]!;
@@ -63,7 +97,8 @@ describe('MCP with OAuth', function () {
     assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
     assert.equal(url.searchParams.get('resource'), stack.mcpUrl);
     const requested = url.searchParams.get('scope')!.split(' ');
-    for (const s of ['posts:read', 'posts:write', 'posts:destroy', 'posts:generate', 'jobs:read', 'offline_access']) assert.ok(requested.includes(s), s);
+    for (const s of ['posts:read', 'posts:write', 'posts:destroy', 'posts:generate', 'jobs:read', 'offline_access'])
+      assert.ok(requested.includes(s), s);
 
     // The user signs in and consents on the server's pages (HTML forms, cookies).
     const back = await consent(url, { email: user.email, project: pinned.id, access: 'full' });
@@ -74,9 +109,11 @@ describe('MCP with OAuth', function () {
 
     for (const kind of TRANSPORTS) {
       const client = new Client({ name: 'host', version: '1' });
-      await client.connect(kind === 'streamable'
-        ? new StreamableHTTPClientTransport(new URL('/mcp', stack.mcpUrl), { authProvider: provider })
-        : new SSEClientTransport(new URL('/sse', stack.mcpUrl), { authProvider: provider }));
+      await client.connect(
+        kind === 'streamable'
+          ? new StreamableHTTPClientTransport(new URL('/mcp', stack.mcpUrl), { authProvider: provider })
+          : new SSEClientTransport(new URL('/sse', stack.mcpUrl), { authProvider: provider }),
+      );
       const me = await ok(client, 'get_workspace');
       assert.equal(me.data.workspace.id, ws.workspace.id);
       assert.equal(me.data.principal.type, 'oauth_token');
@@ -111,8 +148,18 @@ describe('MCP with OAuth', function () {
     const client = await connect('streamable', stack.mcpUrl, token.access_token);
     const res = await fetch(`${stack.mcpUrl}/mcp`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${token.access_token}`, 'Mcp-Session-Id': sessionIdOf(client), 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'delete_post', arguments: { postId: 'post_x' } } }),
+      headers: {
+        Authorization: `Bearer ${token.access_token}`,
+        'Mcp-Session-Id': sessionIdOf(client),
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'tools/call',
+        params: { name: 'delete_post', arguments: { postId: 'post_x' } },
+      }),
     });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('www-authenticate'), null);
@@ -127,14 +174,16 @@ describe('MCP with OAuth', function () {
     await client.close();
   });
 
-  it('with the SDK\'s auth provider, a missing scope is a tool result (no re-authorization); a wider grant then goes through', async () => {
+  it("with the SDK's auth provider, a missing scope is a tool result (no re-authorization); a wider grant then goes through", async () => {
     const ws = await workspaceWithKey();
     const user = await member(ws.workspace.id, 'Admin');
     const provider = new HostProvider({ keepRefreshTokens: false });
     const first = new StreamableHTTPClientTransport(new URL('/mcp', stack.mcpUrl), { authProvider: provider });
     await assert.rejects(new Client({ name: 'host', version: '1' }).connect(first), UnauthorizedError);
     // The user grants read-only access.
-    await first.finishAuth((await consent(provider.authorizationUrls[0]!, { email: user.email, access: 'read' })).searchParams.get('code')!);
+    await first.finishAuth(
+      (await consent(provider.authorizationUrls[0]!, { email: user.email, access: 'read' })).searchParams.get('code')!,
+    );
 
     const client = new Client({ name: 'host', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.mcpUrl), { authProvider: provider }));
@@ -164,7 +213,14 @@ describe('MCP with OAuth', function () {
       await member(other.workspace.id, 'Admin').then(() => undefined);
       const { addMember } = await import('../../ops/provision');
       await addMember({ workspaceId: other.workspace.id, user: user.id, role: 'admin' });
-      token = (await oauthToken(stack.apiUrl, { email: user.email, scope: 'read write posts:destroy', workspace: ws.workspace.id, project: ws.projects[1]!.id })).access_token;
+      token = (
+        await oauthToken(stack.apiUrl, {
+          email: user.email,
+          scope: 'read write posts:destroy',
+          workspace: ws.workspace.id,
+          project: ws.projects[1]!.id,
+        })
+      ).access_token;
     });
 
     for (const kind of TRANSPORTS) {
@@ -180,15 +236,30 @@ describe('MCP with OAuth', function () {
         assert.equal(explicit.data.projectId, ws.projects[0]!.id, 'an explicit projectId wins');
 
         const before = await ok(client, 'list_workspaces');
-        assert.deepEqual(before.data.map((w: any) => [w.id, w.isDefault, w.isActive]).sort(), [[ws.workspace.id, true, true], [other.workspace.id, false, false]].sort());
+        assert.deepEqual(
+          before.data.map((w: any) => [w.id, w.isDefault, w.isActive]).sort(),
+          [
+            [ws.workspace.id, true, true],
+            [other.workspace.id, false, false],
+          ].sort(),
+        );
 
         const switched = await ok(client, 'switch_workspace', { workspaceId: other.workspace.id });
         assert.equal(switched.data.workspace.id, other.workspace.id);
         assert.equal(switched.data.principal.defaultProject, null, 'the default project does not cross workspaces');
         assert.equal((await ok(client, 'get_workspace')).data.workspace.id, other.workspace.id);
         const after = await ok(client, 'list_workspaces');
-        assert.deepEqual(after.data.map((w: any) => [w.id, w.isDefault, w.isActive]).sort(), [[ws.workspace.id, true, false], [other.workspace.id, false, true]].sort());
-        assert.deepEqual((await ok(client, 'list_projects')).data.map((p: any) => p.id), [other.project.id]);
+        assert.deepEqual(
+          after.data.map((w: any) => [w.id, w.isDefault, w.isActive]).sort(),
+          [
+            [ws.workspace.id, true, false],
+            [other.workspace.id, false, true],
+          ].sort(),
+        );
+        assert.deepEqual(
+          (await ok(client, 'list_projects')).data.map((p: any) => p.id),
+          [other.project.id],
+        );
         await fails(client, 'list_posts', {}, 'invalid_request');
         await fails(client, 'get_post', { postId: draft.data.id }, 'not_found');
         assert.equal((await ok(client, 'list_posts', { projectId: other.project.id })).data.length, 0);
@@ -219,7 +290,11 @@ describe('MCP with OAuth', function () {
         // initialize here; switch_workspace in the other process; then read here.
         let route = true;
         const client = await connect('streamable', stack.mcpUrl, token, {
-          fetch: rerouting(stack.mcpUrl, second.mcpUrl, (_url, init) => route && typeof init?.body === 'string' && init.body.includes('switch_workspace')),
+          fetch: rerouting(
+            stack.mcpUrl,
+            second.mcpUrl,
+            (_url, init) => route && typeof init?.body === 'string' && init.body.includes('switch_workspace'),
+          ),
         });
         await ok(client, 'switch_workspace', { workspaceId: other.workspace.id });
         route = false;
@@ -233,7 +308,12 @@ describe('MCP with OAuth', function () {
 
   it('a client-role user gets forbidden_project with details.reason client_role for everything outside the client view', async () => {
     const ws = await workspaceWithKey();
-    const extra = await createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'Client brand', connection: 'connected' });
+    const extra = await createProject({
+      workspaceId: ws.workspace.id,
+      type: 'PERSONAL_BRAND',
+      name: 'Client brand',
+      connection: 'connected',
+    });
     const user = await member(ws.workspace.id, 'Client', [extra.id]);
     const token = await oauthToken(stack.apiUrl, { email: user.email, scope: 'read write posts:destroy' });
     const client = await connect('streamable', stack.mcpUrl, token.access_token);

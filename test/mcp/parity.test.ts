@@ -20,7 +20,12 @@ import { callTool, connect, GENERATION_SOURCE, rest, startMcpStack, TRANSPORTS, 
 // the comparison drops.
 
 interface Fixture {
-  projectId: string; disconnectedPostId: string; noteId: string; postId: string; schedulePostId: string; jobId: string;
+  projectId: string;
+  disconnectedPostId: string;
+  noteId: string;
+  postId: string;
+  schedulePostId: string;
+  jobId: string;
   otherProjectId: string;
   ideaId: string;
   mediaId: string;
@@ -39,7 +44,8 @@ interface Row {
 }
 
 const far = new Date(Date.now() + 7 * 86_400_000).toISOString();
-const q = (params: Record<string, string | number>) => `?${new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]))}`;
+const q = (params: Record<string, string | number>) =>
+  `?${new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]))}`;
 
 const TABLE: Row[] = [
   { tool: 'get_workspace', args: () => ({}), rest: () => ['GET', '/v1/workspaces/me'], expect: 'ok' },
@@ -47,109 +53,481 @@ const TABLE: Row[] = [
 
   { tool: 'list_projects', args: () => ({ limit: 1 }), rest: () => ['GET', `/v1/projects${q({ limit: 1 })}`], expect: 'ok' },
   { tool: 'list_projects', args: () => ({ limit: 0 }), rest: () => ['GET', `/v1/projects${q({ limit: 0 })}`], expect: 'bad_pagination' },
-  { tool: 'list_projects', args: () => ({ cursor: 'forged' }), rest: () => ['GET', `/v1/projects${q({ cursor: 'forged' })}`], expect: 'bad_cursor' },
-  { tool: 'list_projects', args: () => ({ type: 'BLOG' }), rest: () => ['GET', `/v1/projects${q({ type: 'BLOG' })}`], expect: 'invalid_request' },
+  {
+    tool: 'list_projects',
+    args: () => ({ cursor: 'forged' }),
+    rest: () => ['GET', `/v1/projects${q({ cursor: 'forged' })}`],
+    expect: 'bad_cursor',
+  },
+  {
+    tool: 'list_projects',
+    args: () => ({ type: 'BLOG' }),
+    rest: () => ['GET', `/v1/projects${q({ type: 'BLOG' })}`],
+    expect: 'invalid_request',
+  },
   { tool: 'get_project', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/projects/${f.projectId}`], expect: 'ok' },
-  { tool: 'get_project', args: (f) => ({ projectId: f.otherProjectId }), rest: (f) => ['GET', `/v1/projects/${f.otherProjectId}`], expect: 'not_found' },
+  {
+    tool: 'get_project',
+    args: (f) => ({ projectId: f.otherProjectId }),
+    rest: (f) => ['GET', `/v1/projects/${f.otherProjectId}`],
+    expect: 'not_found',
+  },
 
-  { tool: 'list_notes', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/notes${q({ projectId: f.projectId })}`], expect: 'ok' },
-  { tool: 'list_notes', args: (f) => ({ projectId: f.projectId, dateFrom: '2026-13-01' }), rest: (f) => ['GET', `/v1/notes${q({ projectId: f.projectId, dateFrom: '2026-13-01' })}`], expect: 'invalid_request' },
-  { tool: 'list_notes', args: (f) => ({ projectId: f.otherProjectId }), rest: (f) => ['GET', `/v1/notes${q({ projectId: f.otherProjectId })}`], expect: 'not_found' },
+  {
+    tool: 'list_notes',
+    args: (f) => ({ projectId: f.projectId }),
+    rest: (f) => ['GET', `/v1/notes${q({ projectId: f.projectId })}`],
+    expect: 'ok',
+  },
+  {
+    tool: 'list_notes',
+    args: (f) => ({ projectId: f.projectId, dateFrom: '2026-13-01' }),
+    rest: (f) => ['GET', `/v1/notes${q({ projectId: f.projectId, dateFrom: '2026-13-01' })}`],
+    expect: 'invalid_request',
+  },
+  {
+    tool: 'list_notes',
+    args: (f) => ({ projectId: f.otherProjectId }),
+    rest: (f) => ['GET', `/v1/notes${q({ projectId: f.otherProjectId })}`],
+    expect: 'not_found',
+  },
   { tool: 'get_note', args: (f) => ({ noteId: f.noteId }), rest: (f) => ['GET', `/v1/notes/${f.noteId}`], expect: 'ok' },
   { tool: 'get_note', args: () => ({ noteId: 'note_missing' }), rest: () => ['GET', '/v1/notes/note_missing'], expect: 'not_found' },
 
-  { tool: 'list_posts', args: (f) => ({ projectId: f.projectId, status: 'draft,scheduled' }), rest: (f) => ['GET', `/v1/posts${q({ projectId: f.projectId, status: 'draft,scheduled' })}`], expect: 'ok' },
-  { tool: 'list_posts', args: (f) => ({ projectId: f.projectId, limit: 1 }), rest: (f) => ['GET', `/v1/posts${q({ projectId: f.projectId, limit: 1 })}`], expect: 'ok' },
-  { tool: 'list_posts', args: (f) => ({ projectId: f.projectId, status: 'lost' }), rest: (f) => ['GET', `/v1/posts${q({ projectId: f.projectId, status: 'lost' })}`], expect: 'invalid_request' },
-  { tool: 'list_posts', args: (f) => ({ projectId: f.projectId, limit: -2 }), rest: (f) => ['GET', `/v1/posts${q({ projectId: f.projectId, limit: -2 })}`], expect: 'bad_pagination' },
-  { tool: 'list_posts', args: (f) => ({ projectId: f.otherProjectId }), rest: (f) => ['GET', `/v1/posts${q({ projectId: f.otherProjectId })}`], expect: 'not_found' },
+  {
+    tool: 'list_posts',
+    args: (f) => ({ projectId: f.projectId, status: 'draft,scheduled' }),
+    rest: (f) => ['GET', `/v1/posts${q({ projectId: f.projectId, status: 'draft,scheduled' })}`],
+    expect: 'ok',
+  },
+  {
+    tool: 'list_posts',
+    args: (f) => ({ projectId: f.projectId, limit: 1 }),
+    rest: (f) => ['GET', `/v1/posts${q({ projectId: f.projectId, limit: 1 })}`],
+    expect: 'ok',
+  },
+  {
+    tool: 'list_posts',
+    args: (f) => ({ projectId: f.projectId, status: 'lost' }),
+    rest: (f) => ['GET', `/v1/posts${q({ projectId: f.projectId, status: 'lost' })}`],
+    expect: 'invalid_request',
+  },
+  {
+    tool: 'list_posts',
+    args: (f) => ({ projectId: f.projectId, limit: -2 }),
+    rest: (f) => ['GET', `/v1/posts${q({ projectId: f.projectId, limit: -2 })}`],
+    expect: 'bad_pagination',
+  },
+  {
+    tool: 'list_posts',
+    args: (f) => ({ projectId: f.otherProjectId }),
+    rest: (f) => ['GET', `/v1/posts${q({ projectId: f.otherProjectId })}`],
+    expect: 'not_found',
+  },
   { tool: 'get_post', args: (f) => ({ postId: f.postId }), rest: (f) => ['GET', `/v1/posts/${f.postId}`], expect: 'ok' },
   { tool: 'get_post', args: () => ({ postId: 'post_missing' }), rest: () => ['GET', '/v1/posts/post_missing'], expect: 'not_found' },
   { tool: 'list_post_statuses', args: () => ({}), rest: () => ['GET', '/v1/post-statuses'], expect: 'ok' },
 
-  { tool: 'list_jobs', args: () => ({ status: 'QUEUED,CANCELLED' }), rest: () => ['GET', `/v1/jobs${q({ status: 'QUEUED,CANCELLED' })}`], expect: 'ok' },
-  { tool: 'list_jobs', args: () => ({ status: 'LOST' }), rest: () => ['GET', `/v1/jobs${q({ status: 'LOST' })}`], expect: 'invalid_request' },
+  {
+    tool: 'list_jobs',
+    args: () => ({ status: 'QUEUED,CANCELLED' }),
+    rest: () => ['GET', `/v1/jobs${q({ status: 'QUEUED,CANCELLED' })}`],
+    expect: 'ok',
+  },
+  {
+    tool: 'list_jobs',
+    args: () => ({ status: 'LOST' }),
+    rest: () => ['GET', `/v1/jobs${q({ status: 'LOST' })}`],
+    expect: 'invalid_request',
+  },
   { tool: 'get_job', args: (f) => ({ jobId: f.jobId }), rest: (f) => ['GET', `/v1/jobs/${f.jobId}`], expect: 'ok' },
   { tool: 'get_job', args: () => ({ jobId: 'job_missing' }), rest: () => ['GET', '/v1/jobs/job_missing'], expect: 'not_found' },
 
-  { tool: 'create_note', args: (f) => ({ projectId: f.projectId, content: 'Parity note', slotDate: far }), rest: (f) => ['POST', '/v1/notes', { projectId: f.projectId, content: 'Parity note', slotDate: far }], expect: 'ok', volatile: true },
-  { tool: 'create_note', args: (f) => ({ projectId: f.projectId, content: ' ' }), rest: (f) => ['POST', '/v1/notes', { projectId: f.projectId, content: ' ' }], expect: 'unprocessable' },
-  { tool: 'create_note', args: (f) => ({ projectId: f.projectId, content: 'x'.repeat(100_001) }), rest: (f) => ['POST', '/v1/notes', { projectId: f.projectId, content: 'x'.repeat(100_001) }], expect: 'payload_too_large' },
-  { tool: 'create_note', args: (f) => ({ projectId: f.otherProjectId, content: 'x' }), rest: (f) => ['POST', '/v1/notes', { projectId: f.otherProjectId, content: 'x' }], expect: 'not_found' },
+  {
+    tool: 'create_note',
+    args: (f) => ({ projectId: f.projectId, content: 'Parity note', slotDate: far }),
+    rest: (f) => ['POST', '/v1/notes', { projectId: f.projectId, content: 'Parity note', slotDate: far }],
+    expect: 'ok',
+    volatile: true,
+  },
+  {
+    tool: 'create_note',
+    args: (f) => ({ projectId: f.projectId, content: ' ' }),
+    rest: (f) => ['POST', '/v1/notes', { projectId: f.projectId, content: ' ' }],
+    expect: 'unprocessable',
+  },
+  {
+    tool: 'create_note',
+    args: (f) => ({ projectId: f.projectId, content: 'x'.repeat(100_001) }),
+    rest: (f) => ['POST', '/v1/notes', { projectId: f.projectId, content: 'x'.repeat(100_001) }],
+    expect: 'payload_too_large',
+  },
+  {
+    tool: 'create_note',
+    args: (f) => ({ projectId: f.otherProjectId, content: 'x' }),
+    rest: (f) => ['POST', '/v1/notes', { projectId: f.otherProjectId, content: 'x' }],
+    expect: 'not_found',
+  },
 
-  { tool: 'create_post_draft', args: (f) => ({ projectId: f.projectId, content: 'Parity\nsecond line', contentType: 'EDUCATIONAL' }), rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, content: 'Parity\nsecond line', contentType: 'EDUCATIONAL' }], expect: 'ok', volatile: true },
-  { tool: 'create_post_draft', args: (f) => ({ projectId: f.projectId, content: 'Later', scheduledFor: far }), rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, content: 'Later', scheduledFor: far }], expect: 'ok', volatile: true },
-  { tool: 'create_post_draft', args: (f) => ({ projectId: f.projectId, scheduledFor: '2020-01-01T00:00:00Z' }), rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, scheduledFor: '2020-01-01T00:00:00Z' }], expect: 'unprocessable' },
-  { tool: 'create_post_draft', args: (f) => ({ projectId: f.projectId, contentType: 'LOUD' }), rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, contentType: 'LOUD' }], expect: 'unprocessable' },
-  { tool: 'create_post_draft', args: (f) => ({ projectId: f.projectId, title: 't'.repeat(501) }), rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, title: 't'.repeat(501) }], expect: 'payload_too_large' },
-  { tool: 'create_post_draft', args: (f) => ({ projectId: f.projectId, tone: 'witty' }), rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, tone: 'witty' }], expect: 'unprocessable' },
-  { tool: 'create_post_draft', args: (f) => ({ projectId: f.otherProjectId }), rest: (f) => ['POST', '/v1/posts', { projectId: f.otherProjectId }], expect: 'not_found' },
+  {
+    tool: 'create_post_draft',
+    args: (f) => ({ projectId: f.projectId, content: 'Parity\nsecond line', contentType: 'EDUCATIONAL' }),
+    rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, content: 'Parity\nsecond line', contentType: 'EDUCATIONAL' }],
+    expect: 'ok',
+    volatile: true,
+  },
+  {
+    tool: 'create_post_draft',
+    args: (f) => ({ projectId: f.projectId, content: 'Later', scheduledFor: far }),
+    rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, content: 'Later', scheduledFor: far }],
+    expect: 'ok',
+    volatile: true,
+  },
+  {
+    tool: 'create_post_draft',
+    args: (f) => ({ projectId: f.projectId, scheduledFor: '2020-01-01T00:00:00Z' }),
+    rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, scheduledFor: '2020-01-01T00:00:00Z' }],
+    expect: 'unprocessable',
+  },
+  {
+    tool: 'create_post_draft',
+    args: (f) => ({ projectId: f.projectId, contentType: 'LOUD' }),
+    rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, contentType: 'LOUD' }],
+    expect: 'unprocessable',
+  },
+  {
+    tool: 'create_post_draft',
+    args: (f) => ({ projectId: f.projectId, title: 't'.repeat(501) }),
+    rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, title: 't'.repeat(501) }],
+    expect: 'payload_too_large',
+  },
+  {
+    tool: 'create_post_draft',
+    args: (f) => ({ projectId: f.projectId, tone: 'witty' }),
+    rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId, tone: 'witty' }],
+    expect: 'unprocessable',
+  },
+  {
+    tool: 'create_post_draft',
+    args: (f) => ({ projectId: f.otherProjectId }),
+    rest: (f) => ['POST', '/v1/posts', { projectId: f.otherProjectId }],
+    expect: 'not_found',
+  },
 
-  { tool: 'update_post', args: (f) => ({ postId: f.postId, content: 'Edited the same way', autoLike: true }), rest: (f) => ['PATCH', `/v1/posts/${f.postId}`, { content: 'Edited the same way', autoLike: true }], expect: 'ok', volatile: true },
-  { tool: 'update_post', args: (f) => ({ postId: f.postId, statusCategory: 'draft', statusId: 'pst_x' }), rest: (f) => ['PATCH', `/v1/posts/${f.postId}`, { statusCategory: 'draft', statusId: 'pst_x' }], expect: 'unprocessable' },
-  { tool: 'update_post', args: (f) => ({ postId: f.postId, scheduledFor: '2026-12-01' }), rest: (f) => ['PATCH', `/v1/posts/${f.postId}`, { scheduledFor: '2026-12-01' }], expect: 'unprocessable' },
-  { tool: 'update_post', args: () => ({ postId: 'post_missing', content: 'x' }), rest: () => ['PATCH', '/v1/posts/post_missing', { content: 'x' }], expect: 'not_found' },
+  {
+    tool: 'update_post',
+    args: (f) => ({ postId: f.postId, content: 'Edited the same way', autoLike: true }),
+    rest: (f) => ['PATCH', `/v1/posts/${f.postId}`, { content: 'Edited the same way', autoLike: true }],
+    expect: 'ok',
+    volatile: true,
+  },
+  {
+    tool: 'update_post',
+    args: (f) => ({ postId: f.postId, statusCategory: 'draft', statusId: 'pst_x' }),
+    rest: (f) => ['PATCH', `/v1/posts/${f.postId}`, { statusCategory: 'draft', statusId: 'pst_x' }],
+    expect: 'unprocessable',
+  },
+  {
+    tool: 'update_post',
+    args: (f) => ({ postId: f.postId, scheduledFor: '2026-12-01' }),
+    rest: (f) => ['PATCH', `/v1/posts/${f.postId}`, { scheduledFor: '2026-12-01' }],
+    expect: 'unprocessable',
+  },
+  {
+    tool: 'update_post',
+    args: () => ({ postId: 'post_missing', content: 'x' }),
+    rest: () => ['PATCH', '/v1/posts/post_missing', { content: 'x' }],
+    expect: 'not_found',
+  },
 
-  { tool: 'schedule_post', args: (f) => ({ postId: f.schedulePostId, scheduledFor: far }), rest: (f) => ['PATCH', `/v1/posts/${f.schedulePostId}`, { scheduledFor: far }], expect: 'ok', volatile: true },
-  { tool: 'schedule_post', args: (f) => ({ postId: f.disconnectedPostId, scheduledFor: far }), rest: (f) => ['PATCH', `/v1/posts/${f.disconnectedPostId}`, { scheduledFor: far }], expect: 'conflict' },
-  { tool: 'schedule_post', args: (f) => ({ postId: f.schedulePostId, scheduledFor: '2020-01-01T00:00:00Z' }), rest: (f) => ['PATCH', `/v1/posts/${f.schedulePostId}`, { scheduledFor: '2020-01-01T00:00:00Z' }], expect: 'unprocessable' },
-  { tool: 'schedule_post', args: () => ({ postId: 'post_missing', scheduledFor: far }), rest: () => ['PATCH', '/v1/posts/post_missing', { scheduledFor: far }], expect: 'not_found' },
+  {
+    tool: 'schedule_post',
+    args: (f) => ({ postId: f.schedulePostId, scheduledFor: far }),
+    rest: (f) => ['PATCH', `/v1/posts/${f.schedulePostId}`, { scheduledFor: far }],
+    expect: 'ok',
+    volatile: true,
+  },
+  {
+    tool: 'schedule_post',
+    args: (f) => ({ postId: f.disconnectedPostId, scheduledFor: far }),
+    rest: (f) => ['PATCH', `/v1/posts/${f.disconnectedPostId}`, { scheduledFor: far }],
+    expect: 'conflict',
+  },
+  {
+    tool: 'schedule_post',
+    args: (f) => ({ postId: f.schedulePostId, scheduledFor: '2020-01-01T00:00:00Z' }),
+    rest: (f) => ['PATCH', `/v1/posts/${f.schedulePostId}`, { scheduledFor: '2020-01-01T00:00:00Z' }],
+    expect: 'unprocessable',
+  },
+  {
+    tool: 'schedule_post',
+    args: () => ({ postId: 'post_missing', scheduledFor: far }),
+    rest: () => ['PATCH', '/v1/posts/post_missing', { scheduledFor: far }],
+    expect: 'not_found',
+  },
 
-  { tool: 'generate_post', args: (f) => ({ projectId: f.projectId, source: GENERATION_SOURCE }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: GENERATION_SOURCE }], expect: 'ok', volatile: true },
-  { tool: 'generate_post', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId }], expect: 'invalid_request' },
-  { tool: 'generate_post', args: (f) => ({ projectId: f.projectId, source: { type: 'text', text: 'x'.repeat(100_001) } }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'text', text: 'x'.repeat(100_001) } }], expect: 'payload_too_large' },
-  { tool: 'generate_post', args: (f) => ({ projectId: f.projectId, source: { type: 'note', noteId: 'note_elsewhere' } }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'note', noteId: 'note_elsewhere' } }], expect: 'unprocessable' },
+  {
+    tool: 'generate_post',
+    args: (f) => ({ projectId: f.projectId, source: GENERATION_SOURCE }),
+    rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: GENERATION_SOURCE }],
+    expect: 'ok',
+    volatile: true,
+  },
+  {
+    tool: 'generate_post',
+    args: (f) => ({ projectId: f.projectId }),
+    rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId }],
+    expect: 'invalid_request',
+  },
+  {
+    tool: 'generate_post',
+    args: (f) => ({ projectId: f.projectId, source: { type: 'text', text: 'x'.repeat(100_001) } }),
+    rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'text', text: 'x'.repeat(100_001) } }],
+    expect: 'payload_too_large',
+  },
+  {
+    tool: 'generate_post',
+    args: (f) => ({ projectId: f.projectId, source: { type: 'note', noteId: 'note_elsewhere' } }),
+    rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'note', noteId: 'note_elsewhere' } }],
+    expect: 'unprocessable',
+  },
 
-  { tool: 'create_upload_url', args: () => ({ fileName: 'a.png', contentType: 'image/png', bytes: 100, purpose: 'media' }), rest: () => ['POST', '/v1/uploads', { fileName: 'a.png', contentType: 'image/png', bytes: 100, purpose: 'media' }], expect: 'ok', volatile: true },
-  { tool: 'create_upload_url', args: () => ({ fileName: 'a.png', contentType: 'image/png', bytes: 1e12, purpose: 'media' }), rest: () => ['POST', '/v1/uploads', { fileName: 'a.png', contentType: 'image/png', bytes: 1e12, purpose: 'media' }], expect: 'payload_too_large' },
-  { tool: 'import_media', args: (f) => ({ content_base64: f.mediaBase64, alt: 'parity' }), rest: (f) => ['POST', '/v1/media', { content_base64: f.mediaBase64, alt: 'parity' }], expect: 'ok' },
-  { tool: 'import_media', args: (f) => ({ content_base64: f.mediaBase64, sha256: '0'.repeat(64) }), rest: (f) => ['POST', '/v1/media', { content_base64: f.mediaBase64, sha256: '0'.repeat(64) }], expect: 'unprocessable' },
-  { tool: 'import_media', args: () => ({ uploadId: 'upl_missing' }), rest: () => ['POST', '/v1/media', { uploadId: 'upl_missing' }], expect: 'unprocessable' },
+  {
+    tool: 'create_upload_url',
+    args: () => ({ fileName: 'a.png', contentType: 'image/png', bytes: 100, purpose: 'media' }),
+    rest: () => ['POST', '/v1/uploads', { fileName: 'a.png', contentType: 'image/png', bytes: 100, purpose: 'media' }],
+    expect: 'ok',
+    volatile: true,
+  },
+  {
+    tool: 'create_upload_url',
+    args: () => ({ fileName: 'a.png', contentType: 'image/png', bytes: 1e12, purpose: 'media' }),
+    rest: () => ['POST', '/v1/uploads', { fileName: 'a.png', contentType: 'image/png', bytes: 1e12, purpose: 'media' }],
+    expect: 'payload_too_large',
+  },
+  {
+    tool: 'import_media',
+    args: (f) => ({ content_base64: f.mediaBase64, alt: 'parity' }),
+    rest: (f) => ['POST', '/v1/media', { content_base64: f.mediaBase64, alt: 'parity' }],
+    expect: 'ok',
+  },
+  {
+    tool: 'import_media',
+    args: (f) => ({ content_base64: f.mediaBase64, sha256: '0'.repeat(64) }),
+    rest: (f) => ['POST', '/v1/media', { content_base64: f.mediaBase64, sha256: '0'.repeat(64) }],
+    expect: 'unprocessable',
+  },
+  {
+    tool: 'import_media',
+    args: () => ({ uploadId: 'upl_missing' }),
+    rest: () => ['POST', '/v1/media', { uploadId: 'upl_missing' }],
+    expect: 'unprocessable',
+  },
   { tool: 'list_media', args: () => ({ limit: 1 }), rest: () => ['GET', `/v1/media${q({ limit: 1 })}`], expect: 'ok' },
   { tool: 'list_media', args: () => ({ limit: 0 }), rest: () => ['GET', `/v1/media${q({ limit: 0 })}`], expect: 'bad_pagination' },
   { tool: 'get_media', args: (f) => ({ mediaId: f.mediaId }), rest: (f) => ['GET', `/v1/media/${f.mediaId}`], expect: 'ok' },
   { tool: 'get_media', args: () => ({ mediaId: 'med_missing' }), rest: () => ['GET', '/v1/media/med_missing'], expect: 'not_found' },
-  { tool: 'set_post_media', args: (f) => ({ postId: f.postId, images: [] }), rest: (f) => ['PATCH', `/v1/posts/${f.postId}/media`, { images: [] }], expect: 'ok', volatile: true },
-  { tool: 'set_post_media', args: (f) => ({ postId: f.postId, images: [{ key: 'org_x/media/none.png' }] }), rest: (f) => ['PATCH', `/v1/posts/${f.postId}/media`, { images: [{ key: 'org_x/media/none.png' }] }], expect: 'not_found' },
+  {
+    tool: 'set_post_media',
+    args: (f) => ({ postId: f.postId, images: [] }),
+    rest: (f) => ['PATCH', `/v1/posts/${f.postId}/media`, { images: [] }],
+    expect: 'ok',
+    volatile: true,
+  },
+  {
+    tool: 'set_post_media',
+    args: (f) => ({ postId: f.postId, images: [{ key: 'org_x/media/none.png' }] }),
+    rest: (f) => ['PATCH', `/v1/posts/${f.postId}/media`, { images: [{ key: 'org_x/media/none.png' }] }],
+    expect: 'not_found',
+  },
 
-  { tool: 'generate_image', args: (f) => ({ projectId: f.projectId, prompt: 'Parity card' }), rest: (f) => ['POST', '/v1/media/generations', { projectId: f.projectId, prompt: 'Parity card' }], expect: 'ok', volatile: true },
-  { tool: 'generate_image', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['POST', '/v1/media/generations', { projectId: f.projectId }], expect: 'unprocessable' },
+  {
+    tool: 'generate_image',
+    args: (f) => ({ projectId: f.projectId, prompt: 'Parity card' }),
+    rest: (f) => ['POST', '/v1/media/generations', { projectId: f.projectId, prompt: 'Parity card' }],
+    expect: 'ok',
+    volatile: true,
+  },
+  {
+    tool: 'generate_image',
+    args: (f) => ({ projectId: f.projectId }),
+    rest: (f) => ['POST', '/v1/media/generations', { projectId: f.projectId }],
+    expect: 'unprocessable',
+  },
 
   { tool: 'cancel_job', args: (f) => ({ jobId: f.jobId }), rest: (f) => ['POST', `/v1/jobs/${f.jobId}/cancel`], expect: 'ok' },
   { tool: 'cancel_job', args: () => ({ jobId: 'job_missing' }), rest: () => ['POST', '/v1/jobs/job_missing/cancel'], expect: 'not_found' },
 
   // Planning: the idea board (spec 4.6 and its 9.3 additions).
-  { tool: 'list_ideas', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/ideas${q({ projectId: f.projectId })}`], expect: 'ok' },
-  { tool: 'list_ideas', args: (f) => ({ projectId: f.projectId, status: 'inbox,done' }), rest: (f) => ['GET', `/v1/ideas${q({ projectId: f.projectId, status: 'inbox,done' })}`], expect: 'ok' },
-  { tool: 'list_ideas', args: (f) => ({ projectId: f.projectId, status: 'archived' }), rest: (f) => ['GET', `/v1/ideas${q({ projectId: f.projectId, status: 'archived' })}`], expect: 'invalid_request' },
+  {
+    tool: 'list_ideas',
+    args: (f) => ({ projectId: f.projectId }),
+    rest: (f) => ['GET', `/v1/ideas${q({ projectId: f.projectId })}`],
+    expect: 'ok',
+  },
+  {
+    tool: 'list_ideas',
+    args: (f) => ({ projectId: f.projectId, status: 'inbox,done' }),
+    rest: (f) => ['GET', `/v1/ideas${q({ projectId: f.projectId, status: 'inbox,done' })}`],
+    expect: 'ok',
+  },
+  {
+    tool: 'list_ideas',
+    args: (f) => ({ projectId: f.projectId, status: 'archived' }),
+    rest: (f) => ['GET', `/v1/ideas${q({ projectId: f.projectId, status: 'archived' })}`],
+    expect: 'invalid_request',
+  },
   { tool: 'list_ideas', args: () => ({}), rest: () => ['GET', '/v1/ideas'], expect: 'invalid_request' },
-  { tool: 'list_ideas', args: (f) => ({ projectId: f.otherProjectId }), rest: (f) => ['GET', `/v1/ideas${q({ projectId: f.otherProjectId })}`], expect: 'not_found' },
+  {
+    tool: 'list_ideas',
+    args: (f) => ({ projectId: f.otherProjectId }),
+    rest: (f) => ['GET', `/v1/ideas${q({ projectId: f.otherProjectId })}`],
+    expect: 'not_found',
+  },
   { tool: 'get_idea', args: (f) => ({ ideaId: f.ideaId }), rest: (f) => ['GET', `/v1/ideas/${f.ideaId}`], expect: 'ok' },
   { tool: 'get_idea', args: () => ({ ideaId: 'idea_missing' }), rest: () => ['GET', '/v1/ideas/idea_missing'], expect: 'not_found' },
-  { tool: 'create_idea', args: (f) => ({ projectId: f.projectId, title: 'Parity idea', pillar: 'Education', scheduledFor: '2031-01-02' }), rest: (f) => ['POST', '/v1/ideas', { projectId: f.projectId, title: 'Parity idea', pillar: 'Education', scheduledFor: '2031-01-02' }], expect: 'ok', volatile: true },
-  { tool: 'create_idea', args: (f) => ({ projectId: f.projectId, title: 'x', status: 'done' }), rest: (f) => ['POST', '/v1/ideas', { projectId: f.projectId, title: 'x', status: 'done' }], expect: 'unprocessable' },
-  { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId, hook: null, topic: 'Parity topic' }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId, hook: null, topic: 'Parity topic' }], expect: 'ok', volatile: true },
-  { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId }], expect: 'unprocessable' },
-  { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId, status: 'review' }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId, status: 'review' }], expect: 'unprocessable' },
-  { tool: 'generate_post', args: (f) => ({ projectId: f.projectId, source: { type: 'idea', ideaId: f.ideaId } }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'idea', ideaId: f.ideaId } }], expect: 'ok', volatile: true },
-  { tool: 'generate_post', args: (f) => ({ projectId: f.projectId, source: { type: 'idea', ideaId: 'idea_elsewhere' } }), rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'idea', ideaId: 'idea_elsewhere' } }], expect: 'unprocessable' },
-  { tool: 'list_calendar', args: (f) => ({ projectId: f.projectId, from: far.slice(0, 10), to: far.slice(0, 10) }), rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.projectId, from: far.slice(0, 10), to: far.slice(0, 10) })}`], expect: 'ok' },
-  { tool: 'list_calendar', args: () => ({ from: '2031-01-01', to: '2031-01-31' }), rest: () => ['GET', `/v1/calendar${q({ from: '2031-01-01', to: '2031-01-31' })}`], expect: 'ok' },
-  { tool: 'list_calendar', args: (f) => ({ projectId: f.projectId, from: '2031-01-01', to: '2031-06-01' }), rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.projectId, from: '2031-01-01', to: '2031-06-01' })}`], expect: 'invalid_request' },
-  { tool: 'list_calendar', args: (f) => ({ projectId: f.otherProjectId }), rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.otherProjectId })}`], expect: 'not_found' },
+  {
+    tool: 'create_idea',
+    args: (f) => ({ projectId: f.projectId, title: 'Parity idea', pillar: 'Education', scheduledFor: '2031-01-02' }),
+    rest: (f) => ['POST', '/v1/ideas', { projectId: f.projectId, title: 'Parity idea', pillar: 'Education', scheduledFor: '2031-01-02' }],
+    expect: 'ok',
+    volatile: true,
+  },
+  {
+    tool: 'create_idea',
+    args: (f) => ({ projectId: f.projectId, title: 'x', status: 'done' }),
+    rest: (f) => ['POST', '/v1/ideas', { projectId: f.projectId, title: 'x', status: 'done' }],
+    expect: 'unprocessable',
+  },
+  {
+    tool: 'update_idea',
+    args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId, hook: null, topic: 'Parity topic' }),
+    rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId, hook: null, topic: 'Parity topic' }],
+    expect: 'ok',
+    volatile: true,
+  },
+  {
+    tool: 'update_idea',
+    args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId }),
+    rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId }],
+    expect: 'unprocessable',
+  },
+  {
+    tool: 'update_idea',
+    args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId, status: 'review' }),
+    rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId, status: 'review' }],
+    expect: 'unprocessable',
+  },
+  {
+    tool: 'generate_post',
+    args: (f) => ({ projectId: f.projectId, source: { type: 'idea', ideaId: f.ideaId } }),
+    rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'idea', ideaId: f.ideaId } }],
+    expect: 'ok',
+    volatile: true,
+  },
+  {
+    tool: 'generate_post',
+    args: (f) => ({ projectId: f.projectId, source: { type: 'idea', ideaId: 'idea_elsewhere' } }),
+    rest: (f) => ['POST', '/v1/posts/generations', { projectId: f.projectId, source: { type: 'idea', ideaId: 'idea_elsewhere' } }],
+    expect: 'unprocessable',
+  },
+  {
+    tool: 'list_calendar',
+    args: (f) => ({ projectId: f.projectId, from: far.slice(0, 10), to: far.slice(0, 10) }),
+    rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.projectId, from: far.slice(0, 10), to: far.slice(0, 10) })}`],
+    expect: 'ok',
+  },
+  {
+    tool: 'list_calendar',
+    args: () => ({ from: '2031-01-01', to: '2031-01-31' }),
+    rest: () => ['GET', `/v1/calendar${q({ from: '2031-01-01', to: '2031-01-31' })}`],
+    expect: 'ok',
+  },
+  {
+    tool: 'list_calendar',
+    args: (f) => ({ projectId: f.projectId, from: '2031-01-01', to: '2031-06-01' }),
+    rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.projectId, from: '2031-01-01', to: '2031-06-01' })}`],
+    expect: 'invalid_request',
+  },
+  {
+    tool: 'list_calendar',
+    args: (f) => ({ projectId: f.otherProjectId }),
+    rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.otherProjectId })}`],
+    expect: 'not_found',
+  },
   { tool: 'list_company_pages', args: () => ({ limit: 5 }), rest: () => ['GET', `/v1/company-pages${q({ limit: 5 })}`], expect: 'ok' },
-  { tool: 'list_company_pages', args: () => ({ cursor: 'forged' }), rest: () => ['GET', `/v1/company-pages${q({ cursor: 'forged' })}`], expect: 'bad_cursor' },
-  { tool: 'get_analytics_overview', args: (f) => ({ projectId: f.projectId, from: '2031-01-01', to: '2031-01-31' }), rest: (f) => ['GET', `/v1/analytics/overview${q({ projectId: f.projectId, from: '2031-01-01', to: '2031-01-31' })}`], expect: 'ok' },
-  { tool: 'get_analytics_overview', args: (f) => ({ projectId: f.projectId, from: '2029-01-01', to: '2031-01-31' }), rest: (f) => ['GET', `/v1/analytics/overview${q({ projectId: f.projectId, from: '2029-01-01', to: '2031-01-31' })}`], expect: 'invalid_request' },
-  { tool: 'get_analytics_overview', args: (f) => ({ projectId: f.otherProjectId }), rest: (f) => ['GET', `/v1/analytics/overview${q({ projectId: f.otherProjectId })}`], expect: 'not_found' },
-  { tool: 'list_post_analytics', args: (f) => ({ projectId: f.projectId, sort: 'engagementRate' }), rest: (f) => ['GET', `/v1/analytics/posts${q({ projectId: f.projectId, sort: 'engagementRate' })}`], expect: 'ok' },
-  { tool: 'list_post_analytics', args: (f) => ({ projectId: f.projectId, sort: 'loudness' }), rest: (f) => ['GET', `/v1/analytics/posts${q({ projectId: f.projectId, sort: 'loudness' })}`], expect: 'invalid_request' },
-  { tool: 'list_post_analytics', args: (f) => ({ projectId: f.projectId, cursor: 'forged' }), rest: (f) => ['GET', `/v1/analytics/posts${q({ projectId: f.projectId, cursor: 'forged' })}`], expect: 'bad_cursor' },
-  { tool: 'search_viral_posts', args: () => ({ query: 'hiring', limit: 5 }), rest: () => ['GET', `/v1/viral-posts${q({ query: 'hiring', limit: 5 })}`], expect: 'ok' },
-  { tool: 'search_viral_posts', args: () => ({ query: '' }), rest: () => ['GET', `/v1/viral-posts${q({ query: '' })}`], expect: 'invalid_request' },
-  { tool: 'get_cross_workspace_analytics', args: () => ({ from: '2031-01-01', to: '2031-01-31' }), rest: () => ['GET', `/v1/analytics/cross-workspace/overview${q({ from: '2031-01-01', to: '2031-01-31' })}`], expect: 'ok' },
-  { tool: 'get_cross_workspace_analytics', args: () => ({ from: '2031-13-01' }), rest: () => ['GET', `/v1/analytics/cross-workspace/overview${q({ from: '2031-13-01' })}`], expect: 'invalid_request' },
-  { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, title: 'x' }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { title: 'x' }], expect: 'invalid_request' },
+  {
+    tool: 'list_company_pages',
+    args: () => ({ cursor: 'forged' }),
+    rest: () => ['GET', `/v1/company-pages${q({ cursor: 'forged' })}`],
+    expect: 'bad_cursor',
+  },
+  {
+    tool: 'get_analytics_overview',
+    args: (f) => ({ projectId: f.projectId, from: '2031-01-01', to: '2031-01-31' }),
+    rest: (f) => ['GET', `/v1/analytics/overview${q({ projectId: f.projectId, from: '2031-01-01', to: '2031-01-31' })}`],
+    expect: 'ok',
+  },
+  {
+    tool: 'get_analytics_overview',
+    args: (f) => ({ projectId: f.projectId, from: '2029-01-01', to: '2031-01-31' }),
+    rest: (f) => ['GET', `/v1/analytics/overview${q({ projectId: f.projectId, from: '2029-01-01', to: '2031-01-31' })}`],
+    expect: 'invalid_request',
+  },
+  {
+    tool: 'get_analytics_overview',
+    args: (f) => ({ projectId: f.otherProjectId }),
+    rest: (f) => ['GET', `/v1/analytics/overview${q({ projectId: f.otherProjectId })}`],
+    expect: 'not_found',
+  },
+  {
+    tool: 'list_post_analytics',
+    args: (f) => ({ projectId: f.projectId, sort: 'engagementRate' }),
+    rest: (f) => ['GET', `/v1/analytics/posts${q({ projectId: f.projectId, sort: 'engagementRate' })}`],
+    expect: 'ok',
+  },
+  {
+    tool: 'list_post_analytics',
+    args: (f) => ({ projectId: f.projectId, sort: 'loudness' }),
+    rest: (f) => ['GET', `/v1/analytics/posts${q({ projectId: f.projectId, sort: 'loudness' })}`],
+    expect: 'invalid_request',
+  },
+  {
+    tool: 'list_post_analytics',
+    args: (f) => ({ projectId: f.projectId, cursor: 'forged' }),
+    rest: (f) => ['GET', `/v1/analytics/posts${q({ projectId: f.projectId, cursor: 'forged' })}`],
+    expect: 'bad_cursor',
+  },
+  {
+    tool: 'search_viral_posts',
+    args: () => ({ query: 'hiring', limit: 5 }),
+    rest: () => ['GET', `/v1/viral-posts${q({ query: 'hiring', limit: 5 })}`],
+    expect: 'ok',
+  },
+  {
+    tool: 'search_viral_posts',
+    args: () => ({ query: '' }),
+    rest: () => ['GET', `/v1/viral-posts${q({ query: '' })}`],
+    expect: 'invalid_request',
+  },
+  {
+    tool: 'get_cross_workspace_analytics',
+    args: () => ({ from: '2031-01-01', to: '2031-01-31' }),
+    rest: () => ['GET', `/v1/analytics/cross-workspace/overview${q({ from: '2031-01-01', to: '2031-01-31' })}`],
+    expect: 'ok',
+  },
+  {
+    tool: 'get_cross_workspace_analytics',
+    args: () => ({ from: '2031-13-01' }),
+    rest: () => ['GET', `/v1/analytics/cross-workspace/overview${q({ from: '2031-13-01' })}`],
+    expect: 'invalid_request',
+  },
+  {
+    tool: 'update_idea',
+    args: (f) => ({ ideaId: f.ideaId, title: 'x' }),
+    rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { title: 'x' }],
+    expect: 'invalid_request',
+  },
 ];
 
 /** No REST twin exists for these (spec 4.4: no REST delete; the session is the agent transport's). */
@@ -158,15 +536,35 @@ const MCP_ONLY = new Set(['switch_workspace', 'delete_post']);
 /** Same answers for the same credential and input; the key lacks a scope both doors require. */
 const SCOPE_TABLE: Array<{ tool: string; args: (f: Fixture) => Record<string, unknown>; rest: Row['rest'] }> = [
   { tool: 'create_post_draft', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['POST', '/v1/posts', { projectId: f.projectId }] },
-  { tool: 'update_post', args: (f) => ({ postId: f.postId, content: 'x' }), rest: (f) => ['PATCH', `/v1/posts/${f.postId}`, { content: 'x' }] },
-  { tool: 'create_note', args: (f) => ({ projectId: f.projectId, content: 'x' }), rest: (f) => ['POST', '/v1/notes', { projectId: f.projectId, content: 'x' }] },
+  {
+    tool: 'update_post',
+    args: (f) => ({ postId: f.postId, content: 'x' }),
+    rest: (f) => ['PATCH', `/v1/posts/${f.postId}`, { content: 'x' }],
+  },
+  {
+    tool: 'create_note',
+    args: (f) => ({ projectId: f.projectId, content: 'x' }),
+    rest: (f) => ['POST', '/v1/notes', { projectId: f.projectId, content: 'x' }],
+  },
   { tool: 'list_posts', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/posts${q({ projectId: f.projectId })}`] },
   { tool: 'get_note', args: (f) => ({ noteId: f.noteId }), rest: (f) => ['GET', `/v1/notes/${f.noteId}`] },
   { tool: 'list_ideas', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/ideas${q({ projectId: f.projectId })}`] },
-  { tool: 'list_calendar', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.projectId })}`] },
-  { tool: 'get_analytics_overview', args: (f) => ({ projectId: f.projectId }), rest: (f) => ['GET', `/v1/analytics/overview${q({ projectId: f.projectId })}`] },
+  {
+    tool: 'list_calendar',
+    args: (f) => ({ projectId: f.projectId }),
+    rest: (f) => ['GET', `/v1/calendar${q({ projectId: f.projectId })}`],
+  },
+  {
+    tool: 'get_analytics_overview',
+    args: (f) => ({ projectId: f.projectId }),
+    rest: (f) => ['GET', `/v1/analytics/overview${q({ projectId: f.projectId })}`],
+  },
   { tool: 'search_viral_posts', args: () => ({ query: 'ai' }), rest: () => ['GET', `/v1/viral-posts${q({ query: 'ai' })}`] },
-  { tool: 'update_idea', args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId, title: 'x' }), rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId, title: 'x' }] },
+  {
+    tool: 'update_idea',
+    args: (f) => ({ ideaId: f.ideaId, projectId: f.projectId, title: 'x' }),
+    rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { projectId: f.projectId, title: 'x' }],
+  },
 ];
 
 const VOLATILE_ID = /^(post|note|job|slot|pst|req|evt|idea|upl)_[A-Za-z0-9]+$/;
@@ -186,7 +584,13 @@ function mask(v: unknown, keep: Set<string>): unknown {
 
 /** spec 4.9: list_post_statuses "gives statusId": the tool adds it beside `id`, equal to it. */
 function dropStatusId(body: any) {
-  return { ...body, data: body.data.map(({ statusId, ...s }: any) => { assert.equal(statusId, s.id); return s; }) };
+  return {
+    ...body,
+    data: body.data.map(({ statusId, ...s }: any) => {
+      assert.equal(statusId, s.id);
+      return s;
+    }),
+  };
 }
 
 function dropIsActive(body: any) {
@@ -209,10 +613,22 @@ describe('REST and MCP parity', function () {
 
   it('covers every tool of the catalogue', () => {
     const covered = new Set([...TABLE.map((r) => r.tool), ...MCP_ONLY]);
-    assert.deepEqual(TOOLS.map((t) => t.name).filter((n) => !covered.has(n)), []);
+    assert.deepEqual(
+      TOOLS.map((t) => t.name).filter((n) => !covered.has(n)),
+      [],
+    );
     for (const name of TOOLS.map((t) => t.name).filter((n) => !MCP_ONLY.has(n))) {
-      assert.ok(TABLE.some((r) => r.tool === name && r.expect === 'ok'), `${name} has a happy row`);
-      assert.ok(TABLE.some((r) => r.tool === name && r.expect !== 'ok') || name === 'get_workspace' || name === 'list_workspaces' || name === 'list_post_statuses', `${name} has an error row`);
+      assert.ok(
+        TABLE.some((r) => r.tool === name && r.expect === 'ok'),
+        `${name} has a happy row`,
+      );
+      assert.ok(
+        TABLE.some((r) => r.tool === name && r.expect !== 'ok') ||
+          name === 'get_workspace' ||
+          name === 'list_workspaces' ||
+          name === 'list_post_statuses',
+        `${name} has an error row`,
+      );
     }
   });
 
@@ -235,16 +651,27 @@ describe('REST and MCP parity', function () {
         const toSchedule = await call('POST', '/v1/posts', { projectId: connected.id, content: 'To schedule' });
         const job = await call('POST', '/v1/posts/generations', { projectId: ws.project.id, source: GENERATION_SOURCE });
         // A post in this workspace whose project cannot publish: schedule_post answers conflict.
-        const unlinked = await createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'Unlinked', connection: 'none' });
+        const unlinked = await createProject({
+          workspaceId: ws.workspace.id,
+          type: 'PERSONAL_BRAND',
+          name: 'Unlinked',
+          connection: 'none',
+        });
         const stuck = await call('POST', '/v1/posts', { projectId: unlinked.id, content: 'Cannot publish' });
         const idea = await call('POST', '/v1/ideas', { projectId: ws.project.id, title: 'Seed idea', hook: 'A hook' });
         const mediaBase64 = png(12, 9).toString('base64');
         const asset = await call('POST', '/v1/media', { content_base64: png(9, 12).toString('base64') });
         f = {
-          projectId: ws.project.id, noteId: note.body.data.id, postId: post.body.data.id,
-          schedulePostId: toSchedule.body.data.id, jobId: job.body.data.id, otherProjectId: other.project.id, disconnectedPostId: stuck.body.data.id,
+          projectId: ws.project.id,
+          noteId: note.body.data.id,
+          postId: post.body.data.id,
+          schedulePostId: toSchedule.body.data.id,
+          jobId: job.body.data.id,
+          otherProjectId: other.project.id,
+          disconnectedPostId: stuck.body.data.id,
           ideaId: idea.body.data.id,
-          mediaId: asset.body.data.id, mediaBase64,
+          mediaId: asset.body.data.id,
+          mediaBase64,
         };
         const narrowKey = (await issueApiKey({ workspaceId: ws.workspace.id, scopes: ['workspace:read'] })).key;
         narrowCall = rest(stack.apiUrl, narrowKey);

@@ -5,7 +5,17 @@ import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/t
 import { db } from '../../lib/db';
 import { workspaceWithKey } from '../support/factories';
 import {
-  connect, GENERATION_SOURCE, ok, rerouting, sessionIdOf, startApiProcess, startGenerationWorker, startMcpStack, TRANSPORTS, type GenerationWorker, type McpStack,
+  connect,
+  GENERATION_SOURCE,
+  ok,
+  rerouting,
+  sessionIdOf,
+  startApiProcess,
+  startGenerationWorker,
+  startMcpStack,
+  TRANSPORTS,
+  type GenerationWorker,
+  type McpStack,
 } from './support';
 
 // spec 4.9 Progress: generate_post with a progressToken sends notifications/progress (0 first,
@@ -55,7 +65,10 @@ describe('MCP progress and resumable streams', function () {
       assert.equal(progress.at(-1)!.progress, 1);
       for (let i = 1; i < progress.length; i++) assert.ok(progress[i]!.progress > progress[i - 1]!.progress, 'progress increases');
       for (const p of progress) assert.equal(p.total, 1);
-      assert.ok(progress.some((p) => p.progress > 0 && p.progress < 1 && p.message), 'an intermediate step with its message');
+      assert.ok(
+        progress.some((p) => p.progress > 0 && p.progress < 1 && p.message),
+        'an intermediate step with its message',
+      );
       assert.equal(events.at(-1)!.kind, 'result', 'the result follows the last notification');
       await client.close();
     });
@@ -78,12 +91,21 @@ describe('MCP progress and resumable streams', function () {
       const sessionId = sessionIdOf(first);
       const cursors: string[] = [];
       let sawProgress!: () => void;
-      const progressed = new Promise<void>((r) => { sawProgress = r; });
-      const call = first.request(
-        { method: 'tools/call', params: { name: 'generate_post', arguments: { projectId: ws.project.id, source: GENERATION_SOURCE } } },
-        CallToolResultSchema,
-        { onprogress: () => sawProgress(), onresumptiontoken: (t) => { cursors.push(t); } },
-      ).catch((err: Error) => err);
+      const progressed = new Promise<void>((r) => {
+        sawProgress = r;
+      });
+      const call = first
+        .request(
+          { method: 'tools/call', params: { name: 'generate_post', arguments: { projectId: ws.project.id, source: GENERATION_SOURCE } } },
+          CallToolResultSchema,
+          {
+            onprogress: () => sawProgress(),
+            onresumptiontoken: (t) => {
+              cursors.push(t);
+            },
+          },
+        )
+        .catch((err: Error) => err);
       await progressed;
       // The first cursor is the stream's start (the SDK's priming event); resuming from it
       // replays everything the stream carried.
@@ -106,11 +128,13 @@ describe('MCP progress and resumable streams', function () {
 
       // The host reconnects to the same session through another process and resumes.
       const resumed = new Client({ name: 'mcp-test-agent', version: '1.0.0' });
-      await resumed.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.mcpUrl), {
-        sessionId,
-        requestInit: { headers: { Authorization: `Bearer ${ws.key}` } },
-        fetch: rerouting(stack.mcpUrl, second.mcpUrl, () => true),
-      }));
+      await resumed.connect(
+        new StreamableHTTPClientTransport(new URL('/mcp', stack.mcpUrl), {
+          sessionId,
+          requestInit: { headers: { Authorization: `Bearer ${ws.key}` } },
+          fetch: rerouting(stack.mcpUrl, second.mcpUrl, () => true),
+        }),
+      );
       const result = await resumed.request(
         { method: 'tools/call', params: { name: 'generate_post', arguments: {} } },
         CallToolResultSchema,

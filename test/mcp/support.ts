@@ -24,10 +24,16 @@ import { freePort } from '../../tooling/ports';
 const root = path.resolve(import.meta.dirname, '..', '..');
 export const PASSWORD = 'correct horse battery staple';
 
-export interface McpStack { apiUrl: string; mcpUrl: string; close(): Promise<void> }
+export interface McpStack {
+  apiUrl: string;
+  mcpUrl: string;
+  close(): Promise<void>;
+}
 
 async function listen(app: { listen: (port: number, host: string, cb: () => void) => Server }): Promise<{ server: Server; url: string }> {
-  const server: Server = await new Promise((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s)); });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
@@ -36,7 +42,11 @@ export async function startMcpStack(): Promise<McpStack> {
   const mcp = await listen(createMcpApp());
   const previous = { publicUrl: config.publicUrl, mcpPublicUrl: config.mcpPublicUrl };
   Object.assign(config, { publicUrl: api.url, mcpPublicUrl: mcp.url });
-  const stop = (s: Server) => new Promise<void>((resolve) => { s.closeAllConnections(); s.close(() => resolve()); });
+  const stop = (s: Server) =>
+    new Promise<void>((resolve) => {
+      s.closeAllConnections();
+      s.close(() => resolve());
+    });
   return {
     apiUrl: api.url,
     mcpUrl: mcp.url,
@@ -61,9 +71,10 @@ export interface ConnectOptions {
 export async function connect(kind: TransportName, mcpUrl: string, token: string, opts: ConnectOptions = {}): Promise<Client> {
   const headers = { Authorization: `Bearer ${token}`, ...opts.headers };
   const client = new Client({ name: 'mcp-test-agent', version: '1.0.0' });
-  const transport = kind === 'streamable'
-    ? new StreamableHTTPClientTransport(new URL('/mcp', mcpUrl), { requestInit: { headers }, fetch: opts.fetch })
-    : new SSEClientTransport(new URL('/sse', mcpUrl), { requestInit: { headers }, fetch: opts.fetch });
+  const transport =
+    kind === 'streamable'
+      ? new StreamableHTTPClientTransport(new URL('/mcp', mcpUrl), { requestInit: { headers }, fetch: opts.fetch })
+      : new SSEClientTransport(new URL('/sse', mcpUrl), { requestInit: { headers }, fetch: opts.fetch });
   await client.connect(transport);
   return client;
 }
@@ -88,7 +99,12 @@ export async function ok<T = any>(client: Client, name: string, args: Record<str
 }
 
 /** Asserts an isError result with spec 4.9's structured content and returns it. */
-export async function fails(client: Client, name: string, args: Record<string, unknown>, code: string): Promise<{ code: string; message: string; requestId: string; documentationUrl: string; details?: any }> {
+export async function fails(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  code: string,
+): Promise<{ code: string; message: string; requestId: string; documentationUrl: string; details?: any }> {
   const r = await callTool(client, name, args);
   assert.equal(r.isError, true, `${name} should fail with ${code}: ${JSON.stringify(r.structuredContent)}`);
   const s = r.structuredContent as { code: string; message: string; requestId: string; documentationUrl: string };
@@ -103,7 +119,12 @@ export function rest(apiUrl: string, token: string, defaults: Record<string, str
   return async function call(method: string, p: string, body?: unknown, headers: Record<string, string> = {}) {
     const res = await fetch(apiUrl + p, {
       method,
-      headers: { Authorization: `Bearer ${token}`, ...defaults, ...headers, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      headers: {
+        Authorization: `Bearer ${token}`,
+        ...defaults,
+        ...headers,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -153,16 +174,27 @@ function field(html: string, re: RegExp, what: string): string {
  * Completes an authorization request like a user would: sign in if asked, then approve on
  * the consent (or welcome-back) page. Answers the URL the server redirected back to.
  */
-export async function consent(authorizationUrl: URL, o: { email: string; access?: 'read' | 'full'; project?: string; workspace?: string; browser?: CookieBrowser }): Promise<URL> {
+export async function consent(
+  authorizationUrl: URL,
+  o: { email: string; access?: 'read' | 'full'; project?: string; workspace?: string; browser?: CookieBrowser },
+): Promise<URL> {
   const browser = o.browser ?? new CookieBrowser();
   const origin = authorizationUrl.origin;
   let page = await browser.follow('GET', authorizationUrl.href, origin);
   if (page.html.includes('name="password"')) {
     const action = field(page.html, /action="(\/oauth\/interaction\/[^"]+\/login)"/, 'login form');
-    page = await browser.follow('POST', origin + action, origin, { csrf: field(page.html, /name="csrf" value="([^"]+)"/, 'csrf'), email: o.email, password: PASSWORD });
+    page = await browser.follow('POST', origin + action, origin, {
+      csrf: field(page.html, /name="csrf" value="([^"]+)"/, 'csrf'),
+      email: o.email,
+      password: PASSWORD,
+    });
   }
   assert.equal(page.status, 200, page.html.slice(0, 400));
-  const form: Record<string, string> = { csrf: field(page.html, /name="csrf" value="([^"]+)"/, 'csrf'), decision: 'approve', access: o.access ?? 'full' };
+  const form: Record<string, string> = {
+    csrf: field(page.html, /name="csrf" value="([^"]+)"/, 'csrf'),
+    decision: 'approve',
+    access: o.access ?? 'full',
+  };
   if (page.html.includes('name="mode" value="welcome_back"')) form.mode = 'welcome_back';
   else {
     form.workspace = o.workspace ?? field(page.html, /name="workspace" value="([^"]*)"/, 'workspace');
@@ -175,26 +207,49 @@ export async function consent(authorizationUrl: URL, o: { email: string; access?
 }
 
 /** A token through registration, authorize, consent and code exchange. */
-export async function oauthToken(apiUrl: string, o: { email: string; scope: string; access?: 'read' | 'full'; project?: string; workspace?: string }) {
+export async function oauthToken(
+  apiUrl: string,
+  o: { email: string; scope: string; access?: 'read' | 'full'; project?: string; workspace?: string },
+) {
   const redirectUri = 'http://127.0.0.1:9/callback';
   const reg = await fetch(`${apiUrl}/oauth/register`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ client_name: 'MCP test agent', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], scope: o.scope }),
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      client_name: 'MCP test agent',
+      redirect_uris: [redirectUri],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      scope: o.scope,
+    }),
   });
   assert.equal(reg.status, 201, await reg.clone().text());
   const clientId = ((await reg.json()) as { client_id: string }).client_id;
   const verifier = randomBytes(32).toString('base64url');
   const url = new URL(`${apiUrl}/oauth/authorize`);
   url.search = new URLSearchParams({
-    response_type: 'code', client_id: clientId, redirect_uri: redirectUri, scope: o.scope, state: 's1',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    scope: o.scope,
+    state: 's1',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
   }).toString();
   const back = await consent(url, o);
   const code = back.searchParams.get('code');
   assert.ok(code, `no code in ${back}`);
   const res = await fetch(`${apiUrl}/oauth/token`, {
-    method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: clientId, code_verifier: verifier }),
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri,
+      client_id: clientId,
+      code_verifier: verifier,
+    }),
   });
   const body = (await res.json()) as { access_token: string; scope: string; refresh_token?: string };
   assert.equal(res.status, 200, JSON.stringify(body));
@@ -204,8 +259,12 @@ export async function oauthToken(apiUrl: string, o: { email: string; scope: stri
 // ---------------------------------------------------------------------------------------------
 // A second API process (api/main.ts) on its own ports, against the same Postgres and Redis.
 
-
-export interface ApiProcess { apiUrl: string; mcpUrl: string; child: ChildProcess; stop(): Promise<void> }
+export interface ApiProcess {
+  apiUrl: string;
+  mcpUrl: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
 
 export async function startApiProcess(env: Record<string, string> = {}): Promise<ApiProcess> {
   const [port, mcpPort] = [await freePort(), await freePort()];
@@ -213,27 +272,49 @@ export async function startApiProcess(env: Record<string, string> = {}): Promise
   const mcpUrl = `http://127.0.0.1:${mcpPort}`;
   const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), MCP_PORT: String(mcpPort), PUBLIC_URL: apiUrl, MCP_PUBLIC_URL: mcpUrl, LOG_LEVEL: 'error', ...env },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      MCP_PORT: String(mcpPort),
+      PUBLIC_URL: apiUrl,
+      MCP_PUBLIC_URL: mcpUrl,
+      LOG_LEVEL: 'error',
+      ...env,
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   let exited = false;
-  child.once('exit', () => { exited = true; });
+  child.once('exit', () => {
+    exited = true;
+  });
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (exited) throw new Error('the API process exited during start-up');
-    const up = await fetch(`${mcpUrl}/.well-known/oauth-protected-resource`).then((r) => r.ok, () => false);
+    const up = await fetch(`${mcpUrl}/.well-known/oauth-protected-resource`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (up) break;
-    if (Date.now() > deadline) { child.kill('SIGKILL'); throw new Error('the API process did not start within 30 s'); }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error('the API process did not start within 30 s');
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
-    apiUrl, mcpUrl, child,
-    stop: () => new Promise((resolve) => {
-      if (exited) return resolve();
-      const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      child.once('exit', () => { clearTimeout(force); resolve(); });
-      child.kill('SIGTERM');
-    }),
+    apiUrl,
+    mcpUrl,
+    child,
+    stop: () =>
+      new Promise((resolve) => {
+        if (exited) return resolve();
+        const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        child.once('exit', () => {
+          clearTimeout(force);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
   };
 }
 
@@ -252,13 +333,19 @@ export function rerouting(from: string, to: string, when: (url: URL, init?: Requ
 // ---------------------------------------------------------------------------------------------
 // A worker for generation jobs, writing through the LLM stub (a real HTTP server).
 
-export interface GenerationWorker { stub: LlmStub; stop(): Promise<void> }
+export interface GenerationWorker {
+  stub: LlmStub;
+  stop(): Promise<void>;
+}
 
 export async function startGenerationWorker(): Promise<GenerationWorker> {
   const stub = await startLlmStub();
   const writer = new ChatCompletionsWriter({
-    baseUrl: stub.url, model: 'stub-model', timeoutMs: 20_000,
-    priceInputPer1kTokens: config.llm.priceInputPer1kTokens, priceOutputPer1kTokens: config.llm.priceOutputPer1kTokens,
+    baseUrl: stub.url,
+    model: 'stub-model',
+    timeoutMs: 20_000,
+    priceInputPer1kTokens: config.llm.priceInputPer1kTokens,
+    priceOutputPer1kTokens: config.llm.priceOutputPer1kTokens,
   });
   const { worker, connection } = await createWorker({ writer });
   const running = worker.run();

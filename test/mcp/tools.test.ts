@@ -15,21 +15,28 @@ const future = (minutes = 90) => new Date(Date.now() + minutes * 60_000).toISOSt
 describe('MCP tools', function () {
   this.timeout(60_000);
   let stack: McpStack;
-  before(async () => { stack = await startMcpStack(); });
-  after(async () => { await stack.close(); });
+  before(async () => {
+    stack = await startMcpStack();
+  });
+  after(async () => {
+    await stack.close();
+  });
 
   for (const kind of TRANSPORTS) {
     describe(`over ${kind}`, () => {
       let ws: Awaited<ReturnType<typeof workspaceWithKey>>;
       let client: Client;
       /** A client whose key holds `scopes` only. */
-      const narrow = async (scopes: string[]) => connect(kind, stack.mcpUrl, (await issueApiKey({ workspaceId: ws.workspace.id, scopes })).key);
+      const narrow = async (scopes: string[]) =>
+        connect(kind, stack.mcpUrl, (await issueApiKey({ workspaceId: ws.workspace.id, scopes })).key);
 
       beforeEach(async () => {
         ws = await workspaceWithKey({ projects: 2 });
         client = await connect(kind, stack.mcpUrl, ws.key);
       });
-      afterEach(async () => { await client.close(); });
+      afterEach(async () => {
+        await client.close();
+      });
 
       it('get_workspace, list_workspaces', async () => {
         const me = await ok(client, 'get_workspace');
@@ -71,13 +78,24 @@ describe('MCP tools', function () {
       });
 
       it('create_note, list_notes, get_note', async () => {
-        const created = await ok(client, 'create_note', { projectId: ws.project.id, content: 'An idea for Monday', clientId: 'agent-note-1' });
+        const created = await ok(client, 'create_note', {
+          projectId: ws.project.id,
+          content: 'An idea for Monday',
+          clientId: 'agent-note-1',
+        });
         assert.match(created.data.id, /^note_/);
         assert.ok(created.data.slot.date);
-        const again = await ok(client, 'create_note', { projectId: ws.project.id, content: 'An idea for Monday', clientId: 'agent-note-1' });
+        const again = await ok(client, 'create_note', {
+          projectId: ws.project.id,
+          content: 'An idea for Monday',
+          clientId: 'agent-note-1',
+        });
         assert.equal(again.data.id, created.data.id, 'clientId de-duplicates');
         const list = await ok(client, 'list_notes', { projectId: ws.project.id });
-        assert.deepEqual(list.data.map((n: any) => n.id), [created.data.id]);
+        assert.deepEqual(
+          list.data.map((n: any) => n.id),
+          [created.data.id],
+        );
         assert.equal((await ok(client, 'get_note', { noteId: created.data.id })).data.content, 'An idea for Monday');
 
         await fails(client, 'get_note', { noteId: 'note_missing' }, 'not_found');
@@ -87,24 +105,37 @@ describe('MCP tools', function () {
         await fails(client, 'create_note', { content: 'no project' }, 'invalid_request');
         await fails(client, 'list_notes', {}, 'invalid_request');
         const readOnly = await narrow(['read']);
-        assert.equal((await fails(readOnly, 'create_note', { projectId: ws.project.id, content: 'x' }, 'scope_missing')).details.required_scope, 'notes:write');
+        assert.equal(
+          (await fails(readOnly, 'create_note', { projectId: ws.project.id, content: 'x' }, 'scope_missing')).details.required_scope,
+          'notes:write',
+        );
         await readOnly.close();
       });
 
       it('create_post_draft, list_posts, get_post, list_post_statuses', async () => {
-        const draft = await ok(client, 'create_post_draft', { projectId: ws.project.id, content: 'First line\nSecond line', title: 'Launch' });
+        const draft = await ok(client, 'create_post_draft', {
+          projectId: ws.project.id,
+          content: 'First line\nSecond line',
+          title: 'Launch',
+        });
         assert.equal(draft.data.status, 'draft');
         assert.equal(draft.data.statusCategory, 'draft');
         const scheduled = await ok(client, 'create_post_draft', { projectId: ws.project.id, content: 'Later', scheduledFor: future() });
         assert.equal(scheduled.data.status, 'scheduled');
         const list = await ok(client, 'list_posts', { projectId: ws.project.id, status: 'draft' });
-        assert.deepEqual(list.data.map((p: any) => p.id), [draft.data.id]);
+        assert.deepEqual(
+          list.data.map((p: any) => p.id),
+          [draft.data.id],
+        );
         assert.equal((await ok(client, 'get_post', { postId: draft.data.id })).data.title, 'Launch');
         const statuses = await ok(client, 'list_post_statuses');
         assert.ok(statuses.data.some((s: any) => s.category === 'scheduled' && s.postCount === 1));
         // spec 4.9: the tool gives statusId (the id update_post takes), and keeps id.
         for (const s of statuses.data) assert.ok(s.statusId && s.statusId === s.id, JSON.stringify(s));
-        const moved = await ok(client, 'update_post', { postId: draft.data.id, statusId: statuses.data.find((s: any) => s.category === 'draft').statusId });
+        const moved = await ok(client, 'update_post', {
+          postId: draft.data.id,
+          statusId: statuses.data.find((s: any) => s.category === 'draft').statusId,
+        });
         assert.equal(moved.data.statusCategory, 'draft');
 
         await fails(client, 'create_post_draft', { projectId: ws.project.id, scheduledFor: '2020-01-01T00:00:00Z' }, 'unprocessable');
@@ -126,7 +157,14 @@ describe('MCP tools', function () {
         assert.equal((second.structuredContent as any).data.id, (first.structuredContent as any).data.id);
         assert.equal(first._meta?.idempotentReplayed, false);
         assert.equal(second._meta?.idempotentReplayed, true);
-        assert.equal(await db()('posts').where({ workspace_id: ws.workspace.id }).count({ n: '*' }).first().then((r) => Number(r!.n)), 1);
+        assert.equal(
+          await db()('posts')
+            .where({ workspace_id: ws.workspace.id })
+            .count({ n: '*' })
+            .first()
+            .then((r) => Number(r!.n)),
+          1,
+        );
         await fails(client, 'create_post_draft', { ...args, content: 'Something else' }, 'idempotency_key_conflict');
         await fails(client, 'create_post_draft', { ...args, idempotencyKey: 'not a key!' }, 'invalid_request');
         await fails(client, 'get_post', { postId: 'post_x', idempotencyKey: 'k' }, 'unprocessable');
@@ -135,7 +173,14 @@ describe('MCP tools', function () {
           const refused = await fails(client, 'create_post_draft', { ...args, content: 'Never', idempotencyKey: bad }, 'invalid_request');
           assert.deepEqual(refused.details, { header: 'Idempotency-Key' });
         }
-        assert.equal(await db()('posts').where({ workspace_id: ws.workspace.id }).count({ n: '*' }).first().then((r) => Number(r!.n)), 1);
+        assert.equal(
+          await db()('posts')
+            .where({ workspace_id: ws.workspace.id })
+            .count({ n: '*' })
+            .first()
+            .then((r) => Number(r!.n)),
+          1,
+        );
       });
 
       it('update_post, schedule_post', async () => {
@@ -174,22 +219,39 @@ describe('MCP tools', function () {
         assert.equal(queued.data.type, 'POST_GENERATION');
         assert.equal(queued.data.status, 'QUEUED');
         const jobs = await ok(client, 'list_jobs', { status: 'QUEUED' });
-        assert.deepEqual(jobs.data.map((j: any) => j.id), [queued.data.id]);
+        assert.deepEqual(
+          jobs.data.map((j: any) => j.id),
+          [queued.data.id],
+        );
         assert.equal((await ok(client, 'get_job', { jobId: queued.data.id })).data.status, 'QUEUED');
         const cancelled = await ok(client, 'cancel_job', { jobId: queued.data.id });
         assert.equal(cancelled.data.status, 'CANCELLED');
         assert.equal((await ok(client, 'cancel_job', { jobId: queued.data.id })).data.status, 'CANCELLED', 'cancelling twice is safe');
 
         await fails(client, 'generate_post', { projectId: ws.project.id }, 'invalid_request');
-        await fails(client, 'generate_post', { projectId: ws.project.id, source: { type: 'text', text: 'x'.repeat(100_001) } }, 'payload_too_large');
-        await fails(client, 'generate_post', { projectId: ws.project.id, source: { type: 'note', noteId: 'note_missing' } }, 'unprocessable');
+        await fails(
+          client,
+          'generate_post',
+          { projectId: ws.project.id, source: { type: 'text', text: 'x'.repeat(100_001) } },
+          'payload_too_large',
+        );
+        await fails(
+          client,
+          'generate_post',
+          { projectId: ws.project.id, source: { type: 'note', noteId: 'note_missing' } },
+          'unprocessable',
+        );
         await fails(client, 'get_job', { jobId: 'job_missing' }, 'not_found');
         await fails(client, 'cancel_job', { jobId: 'job_missing' }, 'not_found');
         await fails(client, 'list_jobs', { status: 'LOST' }, 'invalid_request');
 
         // spec 4.9: jobs:read, jobs:cancel and posts:generate on the agent transport.
         const writer = await narrow(['posts:write']);
-        assert.equal((await fails(writer, 'generate_post', { projectId: ws.project.id, source: GENERATION_SOURCE }, 'scope_missing')).details.required_scope, 'posts:generate');
+        assert.equal(
+          (await fails(writer, 'generate_post', { projectId: ws.project.id, source: GENERATION_SOURCE }, 'scope_missing')).details
+            .required_scope,
+          'posts:generate',
+        );
         assert.equal((await fails(writer, 'list_jobs', {}, 'scope_missing')).details.required_scope, 'jobs:read');
         assert.equal((await fails(writer, 'cancel_job', { jobId: queued.data.id }, 'scope_missing')).details.required_scope, 'jobs:cancel');
         await writer.close();
@@ -200,16 +262,23 @@ describe('MCP tools', function () {
       });
 
       it('list_ideas, get_idea, create_idea, update_idea (planning additions, spec 9.3)', async () => {
-        const created = (await ok(client, 'create_idea', { projectId: ws.project.id, title: 'Agent idea', pillar: 'Product', hook: 'Hook' })).data;
+        const created = (
+          await ok(client, 'create_idea', { projectId: ws.project.id, title: 'Agent idea', pillar: 'Product', hook: 'Hook' })
+        ).data;
         assert.match(created.id, /^idea_/);
         assert.equal(created.status, 'inbox');
         assert.deepEqual((await ok(client, 'get_idea', { ideaId: created.id })).data, created);
-        const updated = (await ok(client, 'update_idea', { ideaId: created.id, projectId: ws.project.id, hook: null, status: 'in_production' })).data;
+        const updated = (
+          await ok(client, 'update_idea', { ideaId: created.id, projectId: ws.project.id, hook: null, status: 'in_production' })
+        ).data;
         assert.equal(updated.hook, null);
         assert.equal(updated.pillar, 'Product');
         assert.equal(updated.status, 'in_production');
         const listed = await ok(client, 'list_ideas', { projectId: ws.project.id, status: 'in_production' });
-        assert.deepEqual(listed.data.map((i: { id: string }) => i.id), [created.id]);
+        assert.deepEqual(
+          listed.data.map((i: { id: string }) => i.id),
+          [created.id],
+        );
         await fails(client, 'update_idea', { ideaId: created.id, projectId: ws.project.id, status: 'done' }, 'unprocessable');
         // An API key has no default project (spec 4.9).
         assert.equal((await fails(client, 'list_ideas', {}, 'invalid_request')).details.field, 'projectId');
@@ -220,9 +289,13 @@ describe('MCP tools', function () {
 
       it('list_calendar, list_company_pages (spec 4.9; company pages a 9.3 addition)', async () => {
         const at = future(24 * 60);
-        const post = (await ok(client, 'create_post_draft', { projectId: ws.project.id, content: 'On the calendar', scheduledFor: at })).data;
+        const post = (await ok(client, 'create_post_draft', { projectId: ws.project.id, content: 'On the calendar', scheduledFor: at }))
+          .data;
         const cal = (await ok(client, 'list_calendar', { projectId: ws.project.id, from: at.slice(0, 10), to: at.slice(0, 10) })).data;
-        assert.deepEqual(cal.entries.map((e: { type: string; id: string }) => [e.type, e.id]), [['post', post.id]]);
+        assert.deepEqual(
+          cal.entries.map((e: { type: string; id: string }) => [e.type, e.id]),
+          [['post', post.id]],
+        );
         assert.equal(cal.entries[0].at, new Date(at).toISOString());
         await fails(client, 'list_calendar', { projectId: ws.project.id, from: '2031-01-01', to: '2031-12-31' }, 'invalid_request');
         const pages = await ok(client, 'list_company_pages', {});
@@ -242,13 +315,19 @@ describe('MCP tools', function () {
         const list = await ok(client, 'list_post_analytics', { projectId: ws.project.id, sort: 'impressions' });
         assert.deepEqual(list.data, []);
         const cross = (await ok(client, 'get_cross_workspace_analytics', {})).data;
-        assert.deepEqual(cross.workspaces.map((w: { workspaceId: string }) => w.workspaceId), [ws.workspace.id]);
+        assert.deepEqual(
+          cross.workspaces.map((w: { workspaceId: string }) => w.workspaceId),
+          [ws.workspace.id],
+        );
         await connectedPersonalProject(ws.workspace.id);
         const viral = await ok(client, 'search_viral_posts', { query: 'leadership', limit: 3 });
         assert.equal(viral.data.length, 3);
         assert.equal((await fails(client, 'get_analytics_overview', {}, 'invalid_request')).details.field, 'projectId');
         const postsOnly = await narrow(['posts:read']);
-        assert.equal((await fails(postsOnly, 'search_viral_posts', { query: 'ai' }, 'scope_missing')).details.required_scope, 'analytics:read');
+        assert.equal(
+          (await fails(postsOnly, 'search_viral_posts', { query: 'ai' }, 'scope_missing')).details.required_scope,
+          'analytics:read',
+        );
         await postsOnly.close();
       });
 

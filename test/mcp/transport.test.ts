@@ -5,13 +5,26 @@ import { toolScopeRules } from '../../api/mcp/tool';
 import { TOOLS } from '../../api/mcp/tools/index';
 import { redis } from '../../lib/redis';
 import { workspaceWithKey } from '../support/factories';
-import { callTool, connect, ok, rerouting, sessionIdOf, startApiProcess, startMcpStack, TRANSPORTS, type ApiProcess, type McpStack } from './support';
+import {
+  callTool,
+  connect,
+  ok,
+  rerouting,
+  sessionIdOf,
+  startApiProcess,
+  startMcpStack,
+  TRANSPORTS,
+  type ApiProcess,
+  type McpStack,
+} from './support';
 
 // spec 4.9 transport: both endpoints, the bearer challenge, discovery, sessions bound to their
 // credential, and sessions that work across API processes (Redis).
 
 const INIT = {
-  jsonrpc: '2.0', id: 1, method: 'initialize',
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 };
 const MCP_HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
@@ -20,7 +33,11 @@ async function rawMcp(mcpUrl: string, body: unknown, headers: Record<string, str
   const res = await fetch(`${mcpUrl}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
   const text = await res.text();
   let json: any = null;
-  try { json = JSON.parse(text); } catch { /* an SSE body */ }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    /* an SSE body */
+  }
   return { status: res.status, headers: res.headers, text, json };
 }
 
@@ -33,8 +50,12 @@ function challengeParams(header: string | null): Record<string, string> {
 describe('MCP transport', function () {
   this.timeout(60_000);
   let stack: McpStack;
-  before(async () => { stack = await startMcpStack(); });
-  after(async () => { await stack.close(); });
+  before(async () => {
+    stack = await startMcpStack();
+  });
+  after(async () => {
+    await stack.close();
+  });
 
   describe('discovery and the bearer challenge', () => {
     it('serves RFC 9728 metadata for {mcp_url} pointing at the API authorization server', async () => {
@@ -45,7 +66,8 @@ describe('MCP transport', function () {
         assert.equal(md.resource, stack.mcpUrl);
         assert.deepEqual(md.authorization_servers, [stack.apiUrl]);
         assert.deepEqual(md.bearer_methods_supported, ['header']);
-        for (const s of ['posts:read', 'posts:write', 'posts:generate', 'posts:destroy', 'jobs:cancel', 'offline_access']) assert.ok(md.scopes_supported.includes(s), s);
+        for (const s of ['posts:read', 'posts:write', 'posts:generate', 'posts:destroy', 'jobs:cancel', 'offline_access'])
+          assert.ok(md.scopes_supported.includes(s), s);
         assert.ok(!md.scopes_supported.includes('webhooks:manage'), 'no tool needs webhooks:manage');
       }
       // The authorization server it names answers RFC 8414 discovery.
@@ -53,14 +75,27 @@ describe('MCP transport', function () {
       assert.equal(((await as.json()) as any).issuer, stack.apiUrl);
     });
 
-    it('scopes_supported lists every scope a registered tool needs, its own and its operation\'s (derived from the registry)', async () => {
+    it("scopes_supported lists every scope a registered tool needs, its own and its operation's (derived from the registry)", async () => {
       const md = (await (await fetch(`${stack.mcpUrl}/.well-known/oauth-protected-resource`)).json()) as Record<string, any>;
       const needed = new Set<string>();
       for (const tool of TOOLS) {
-        for (const rule of toolScopeRules(tool)) if (rule !== 'any') ('allOf' in rule ? rule.allOf : rule.anyOf).forEach((x) => needed.add(x));
+        for (const rule of toolScopeRules(tool))
+          if (rule !== 'any') ('allOf' in rule ? rule.allOf : rule.anyOf).forEach((x) => needed.add(x));
       }
       // Rules the tools state only through their operation count too (notes, posts).
-      for (const s of ['notes:read', 'notes:write', 'posts:read', 'posts:write', 'posts:destroy', 'workspace:read', 'projects:read', 'jobs:read', 'jobs:cancel', 'posts:generate']) assert.ok(needed.has(s), s);
+      for (const s of [
+        'notes:read',
+        'notes:write',
+        'posts:read',
+        'posts:write',
+        'posts:destroy',
+        'workspace:read',
+        'projects:read',
+        'jobs:read',
+        'jobs:cancel',
+        'posts:generate',
+      ])
+        assert.ok(needed.has(s), s);
       for (const s of needed) assert.ok(md.scopes_supported.includes(s), `${s} is needed by a tool`);
       assert.deepEqual([...md.scopes_supported].sort(), [...needed, 'offline_access'].sort(), 'and nothing no tool needs');
       // The 401 challenge hints the same list.
@@ -71,7 +106,11 @@ describe('MCP transport', function () {
     it('answers 401 with resource_metadata and a scope hint when no credential is sent, on every endpoint', async () => {
       const post = await rawMcp(stack.mcpUrl, INIT);
       const sse = await fetch(`${stack.mcpUrl}/sse`, { headers: { Accept: 'text/event-stream' } });
-      const message = await fetch(`${stack.mcpUrl}/message?sessionId=x`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+      const message = await fetch(`${stack.mcpUrl}/message?sessionId=x`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{}',
+      });
       for (const res of [post, sse, message]) {
         assert.equal(res.status, 401);
         const p = challengeParams(res.headers.get('www-authenticate'));
@@ -107,12 +146,46 @@ describe('MCP transport', function () {
         const client = await connect(kind, stack.mcpUrl, ws.key);
         const { tools } = await client.listTools();
         const byName = new Map(tools.map((t) => [t.name, t]));
-        const reads = ['get_workspace', 'list_workspaces', 'list_projects', 'get_project', 'list_notes', 'get_note', 'list_posts', 'get_post', 'list_post_statuses', 'list_jobs', 'get_job',
+        const reads = [
+          'get_workspace',
+          'list_workspaces',
+          'list_projects',
+          'get_project',
+          'list_notes',
+          'get_note',
+          'list_posts',
+          'get_post',
+          'list_post_statuses',
+          'list_jobs',
+          'get_job',
           // planning: ideas, calendar, company pages, analytics
-          'list_ideas', 'get_idea', 'list_calendar', 'list_company_pages', 'get_analytics_overview', 'list_post_analytics', 'search_viral_posts', 'get_cross_workspace_analytics',
+          'list_ideas',
+          'get_idea',
+          'list_calendar',
+          'list_company_pages',
+          'get_analytics_overview',
+          'list_post_analytics',
+          'search_viral_posts',
+          'get_cross_workspace_analytics',
           // media
-          'list_media', 'get_media'];
-        const writes = ['create_note', 'create_post_draft', 'update_post', 'schedule_post', 'cancel_job', 'generate_post', 'switch_workspace', 'create_idea', 'update_idea', 'create_upload_url', 'import_media', 'set_post_media', 'generate_image'];
+          'list_media',
+          'get_media',
+        ];
+        const writes = [
+          'create_note',
+          'create_post_draft',
+          'update_post',
+          'schedule_post',
+          'cancel_job',
+          'generate_post',
+          'switch_workspace',
+          'create_idea',
+          'update_idea',
+          'create_upload_url',
+          'import_media',
+          'set_post_media',
+          'generate_image',
+        ];
         assert.deepEqual([...byName.keys()].sort(), [...reads, ...writes, 'delete_post'].sort());
         for (const name of reads) assert.equal(byName.get(name)!.annotations?.readOnlyHint, true, name);
         for (const name of writes) {
@@ -140,11 +213,18 @@ describe('MCP transport', function () {
         await ok(client, 'get_workspace');
         const sessionId = sessionIdOf(client);
         for (const token of [sameWorkspaceOtherKey, other.key]) {
-          const res = kind === 'streamable'
-            ? await rawMcp(stack.mcpUrl, { jsonrpc: '2.0', id: 7, method: 'tools/list' }, { Authorization: `Bearer ${token}`, 'Mcp-Session-Id': sessionId })
-            : await fetch(`${stack.mcpUrl}/message?sessionId=${encodeURIComponent(sessionId)}`, {
-              method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
-            }).then(async (r) => ({ status: r.status, json: await r.json() as any }));
+          const res =
+            kind === 'streamable'
+              ? await rawMcp(
+                  stack.mcpUrl,
+                  { jsonrpc: '2.0', id: 7, method: 'tools/list' },
+                  { Authorization: `Bearer ${token}`, 'Mcp-Session-Id': sessionId },
+                )
+              : await fetch(`${stack.mcpUrl}/message?sessionId=${encodeURIComponent(sessionId)}`, {
+                  method: 'POST',
+                  headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+                  body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
+                }).then(async (r) => ({ status: r.status, json: (await r.json()) as any }));
           assert.equal(res.status, 404);
           assert.equal(res.json.error.code, -32001);
         }
@@ -153,7 +233,7 @@ describe('MCP transport', function () {
         await client.close();
       });
 
-      it('ends a session\'s calls as soon as its credential is revoked', async () => {
+      it("ends a session's calls as soon as its credential is revoked", async () => {
         const ws = await workspaceWithKey();
         const client = await connect(kind, stack.mcpUrl, ws.key);
         await ok(client, 'get_workspace');
@@ -166,12 +246,20 @@ describe('MCP transport', function () {
 
   it('answers 404 for an unknown session and 400 for a request without one', async () => {
     const ws = await workspaceWithKey();
-    const unknown = await rawMcp(stack.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { Authorization: `Bearer ${ws.key}`, 'Mcp-Session-Id': 'nope' });
+    const unknown = await rawMcp(
+      stack.mcpUrl,
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { Authorization: `Bearer ${ws.key}`, 'Mcp-Session-Id': 'nope' },
+    );
     assert.equal(unknown.status, 404);
     assert.equal(unknown.json.error.code, -32001);
     const missing = await rawMcp(stack.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { Authorization: `Bearer ${ws.key}` });
     assert.equal(missing.status, 400);
-    const garbled = await fetch(`${stack.mcpUrl}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, Authorization: `Bearer ${ws.key}` }, body: '{"jsonrpc":' });
+    const garbled = await fetch(`${stack.mcpUrl}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, Authorization: `Bearer ${ws.key}` },
+      body: '{"jsonrpc":',
+    });
     assert.equal(garbled.status, 400);
     assert.equal(((await garbled.json()) as any).error.code, -32700);
   });
@@ -183,7 +271,11 @@ describe('MCP transport', function () {
     const sessionId = transport.sessionId!;
     await transport.terminateSession();
     assert.equal(await redis().exists(`mcp:session:${sessionId}`), 0);
-    const after = await rawMcp(stack.mcpUrl, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, { Authorization: `Bearer ${ws.key}`, 'Mcp-Session-Id': sessionId });
+    const after = await rawMcp(
+      stack.mcpUrl,
+      { jsonrpc: '2.0', id: 3, method: 'tools/list' },
+      { Authorization: `Bearer ${ws.key}`, 'Mcp-Session-Id': sessionId },
+    );
     assert.equal(after.status, 404);
     await client.close();
   });
@@ -201,8 +293,12 @@ describe('MCP transport', function () {
 
   describe('with two API processes', () => {
     let second: ApiProcess;
-    before(async () => { second = await startApiProcess(); });
-    after(async () => { await second?.stop(); });
+    before(async () => {
+      second = await startApiProcess();
+    });
+    after(async () => {
+      await second?.stop();
+    });
 
     it('SSE: a /message POST reaching the process that does not hold the stream gets through (Redis)', async () => {
       const ws = await workspaceWithKey();
@@ -221,16 +317,20 @@ describe('MCP transport', function () {
       const otherKey = (await issueApiKey({ workspaceId: ws.workspace.id, scopes: ['read'] })).key;
       const sessionId = sessionIdOf(client);
       const res = await fetch(`${second.mcpUrl}/message?sessionId=${encodeURIComponent(sessionId)}`, {
-        method: 'POST', headers: { Authorization: `Bearer ${otherKey}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+        method: 'POST',
+        headers: { Authorization: `Bearer ${otherKey}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
       });
       assert.equal(res.status, 404);
 
       await client.close();
       // The stream's end ends the session everywhere.
       const deadline = Date.now() + 5_000;
-      while (await redis().exists(`mcp:session:${sessionId}`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      while ((await redis().exists(`mcp:session:${sessionId}`)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       const gone = await fetch(`${second.mcpUrl}/message?sessionId=${encodeURIComponent(sessionId)}`, {
-        method: 'POST', headers: { Authorization: `Bearer ${ws.key}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/list' }),
+        method: 'POST',
+        headers: { Authorization: `Bearer ${ws.key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/list' }),
       });
       assert.equal(gone.status, 404);
     });
@@ -238,7 +338,11 @@ describe('MCP transport', function () {
     it('streamable HTTP: a session started in one process continues in another', async () => {
       const ws = await workspaceWithKey();
       // initialize reaches this process; everything after it the other one.
-      const afterInit = rerouting(stack.mcpUrl, second.mcpUrl, (url, init) => typeof init?.body === 'string' && !init.body.includes('"initialize"'));
+      const afterInit = rerouting(
+        stack.mcpUrl,
+        second.mcpUrl,
+        (url, init) => typeof init?.body === 'string' && !init.body.includes('"initialize"'),
+      );
       const client = await connect('streamable', stack.mcpUrl, ws.key, { fetch: afterInit });
       const me = await ok(client, 'get_workspace');
       assert.equal(me.data.workspace.id, ws.workspace.id);
@@ -247,12 +351,20 @@ describe('MCP transport', function () {
       assert.equal(got.data.content, 'Across processes');
       // And back again: this process revives nothing, it still holds the session.
       const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!;
-      const here = await rawMcp(stack.mcpUrl, { jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'get_workspace', arguments: {} } }, { Authorization: `Bearer ${ws.key}`, 'Mcp-Session-Id': sessionId });
+      const here = await rawMcp(
+        stack.mcpUrl,
+        { jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'get_workspace', arguments: {} } },
+        { Authorization: `Bearer ${ws.key}`, 'Mcp-Session-Id': sessionId },
+      );
       assert.equal(here.status, 200);
       assert.match(here.text, new RegExp(ws.workspace.id));
       // The other process applies the credential binding too.
       const otherKey = (await issueApiKey({ workspaceId: ws.workspace.id, scopes: ['read'] })).key;
-      const refused = await rawMcp(second.mcpUrl, { jsonrpc: '2.0', id: 12, method: 'tools/list' }, { Authorization: `Bearer ${otherKey}`, 'Mcp-Session-Id': sessionId });
+      const refused = await rawMcp(
+        second.mcpUrl,
+        { jsonrpc: '2.0', id: 12, method: 'tools/list' },
+        { Authorization: `Bearer ${otherKey}`, 'Mcp-Session-Id': sessionId },
+      );
       assert.equal(refused.status, 404);
       await client.close();
     });

@@ -19,7 +19,10 @@ function makeClient(sim: NetworkSimulator, timeoutMs = 5_000): HttpNetworkClient
 }
 
 /** Asserts that `promise` rejects with a NetworkError matching `expected`, and returns it. */
-async function rejectsWith(promise: Promise<unknown>, expected: Partial<Pick<NetworkError, 'kind' | 'code' | 'status' | 'retryable'>>): Promise<NetworkError> {
+async function rejectsWith(
+  promise: Promise<unknown>,
+  expected: Partial<Pick<NetworkError, 'kind' | 'code' | 'status' | 'retryable'>>,
+): Promise<NetworkError> {
   let caught: unknown;
   try {
     await promise;
@@ -96,10 +99,16 @@ describe('network client against the network simulator', function () {
       assert.equal(post?.authorType, 'organization');
       assert.equal(post?.createdBy, 'ada');
 
-      await rejectsWith(client.createPost({ accessToken: bobToken, author: acme, text: 'Not mine', reference: 'post_3:v1' }), { kind: 'permanent', code: 'forbidden' });
+      await rejectsWith(client.createPost({ accessToken: bobToken, author: acme, text: 'Not mine', reference: 'post_3:v1' }), {
+        kind: 'permanent',
+        code: 'forbidden',
+      });
       // Losing the admin role takes effect on the next call.
       await sim.control.setOrganizationAdmins('1001', []);
-      await rejectsWith(client.createPost({ accessToken: adaToken, author: acme, text: 'Again', reference: 'post_4:v1' }), { kind: 'permanent', code: 'forbidden' });
+      await rejectsWith(client.createPost({ accessToken: adaToken, author: acme, text: 'Again', reference: 'post_4:v1' }), {
+        kind: 'permanent',
+        code: 'forbidden',
+      });
       assert.equal((await sim.control.counts()).posts, 1);
     });
 
@@ -132,9 +141,20 @@ describe('network client against the network simulator', function () {
 
     it('rejects text the network would refuse as permanent, before or at the network', async () => {
       const { accessToken } = await sim.control.issueToken({ personId: 'ada' });
-      await rejectsWith(client.createPost({ accessToken, author: ada, text: '   ', reference: 'r' }), { kind: 'permanent', code: 'invalid_request', status: null });
-      await rejectsWith(client.createPost({ accessToken, author: ada, text: 'x'.repeat(3001), reference: 'r' }), { kind: 'permanent', code: 'unprocessable', status: 422 });
-      await rejectsWith(client.createPost({ accessToken, author: ada, text: 'ok', reference: '' }), { kind: 'permanent', code: 'invalid_request' });
+      await rejectsWith(client.createPost({ accessToken, author: ada, text: '   ', reference: 'r' }), {
+        kind: 'permanent',
+        code: 'invalid_request',
+        status: null,
+      });
+      await rejectsWith(client.createPost({ accessToken, author: ada, text: 'x'.repeat(3001), reference: 'r' }), {
+        kind: 'permanent',
+        code: 'unprocessable',
+        status: 422,
+      });
+      await rejectsWith(client.createPost({ accessToken, author: ada, text: 'ok', reference: '' }), {
+        kind: 'permanent',
+        code: 'invalid_request',
+      });
       assert.equal((await sim.control.counts()).posts, 0);
     });
   });
@@ -165,7 +185,11 @@ describe('network client against the network simulator', function () {
     it('a 503 after the post was recorded is transient, and the post is there', async () => {
       const { accessToken } = await sim.control.issueToken({ personId: 'ada' });
       await sim.control.addFault({ kind: 'lost_response', lostAs: '503' });
-      await rejectsWith(client.createPost({ accessToken, author: ada, text: 'Half', reference: 'post_8:v1' }), { kind: 'transient', code: 'unavailable', status: 503 });
+      await rejectsWith(client.createPost({ accessToken, author: ada, text: 'Half', reference: 'post_8:v1' }), {
+        kind: 'transient',
+        code: 'unavailable',
+        status: 503,
+      });
       assert.ok(await client.findPostByReference(accessToken, ada, 'post_8:v1'));
       assert.equal((await sim.control.counts()).posts, 1);
     });
@@ -186,7 +210,11 @@ describe('network client against the network simulator', function () {
       const { accessToken } = await sim.control.issueToken({ personId: 'ada' });
       await sim.control.setLatency({ operation: 'createPost', ms: 400 });
       const impatient = makeClient(sim, 100);
-      await rejectsWith(impatient.createPost({ accessToken, author: ada, text: 'slow', reference: 'post_9:v1' }), { kind: 'transient', code: 'timeout', status: null });
+      await rejectsWith(impatient.createPost({ accessToken, author: ada, text: 'slow', reference: 'post_9:v1' }), {
+        kind: 'transient',
+        code: 'timeout',
+        status: null,
+      });
       await sim.control.setLatency({ operation: 'createPost', ms: 0 });
 
       let found: { postUrn: string } | null = null;
@@ -217,7 +245,12 @@ describe('network client against the network simulator', function () {
     it('refresh after revocation or refresh-token expiry is auth / refresh_token_invalid', async () => {
       const a = await sim.control.issueToken({ personId: 'ada' });
       await sim.control.revokeToken({ token: a.accessToken });
-      await rejectsWith(client.refreshAccessToken(a.refreshToken!), { kind: 'auth', code: 'refresh_token_invalid', status: 400, retryable: false });
+      await rejectsWith(client.refreshAccessToken(a.refreshToken!), {
+        kind: 'auth',
+        code: 'refresh_token_invalid',
+        status: 400,
+        retryable: false,
+      });
 
       const b = await sim.control.issueToken({ personId: 'ada' });
       assert.deepEqual(await sim.control.expireToken({ token: b.refreshToken! }), { expired: ['refresh'] });
@@ -228,20 +261,37 @@ describe('network client against the network simulator', function () {
 
     it('wrong client credentials on refresh are permanent, not a user authorization problem', async () => {
       const a = await sim.control.issueToken({ personId: 'ada' });
-      const misconfigured = new HttpNetworkClient({ baseUrl: sim.url, apiVersion: API_VERSION, clientId: CLIENT_ID, clientSecret: 'wrong', timeoutMs: 5_000 });
+      const misconfigured = new HttpNetworkClient({
+        baseUrl: sim.url,
+        apiVersion: API_VERSION,
+        clientId: CLIENT_ID,
+        clientSecret: 'wrong',
+        timeoutMs: 5_000,
+      });
       await rejectsWith(misconfigured.refreshAccessToken(a.refreshToken!), { kind: 'permanent', code: 'invalid_client', status: 401 });
     });
 
     it('revoked, expired and unknown access tokens are auth errors with distinct codes', async () => {
       const revoked = await sim.control.issueToken({ personId: 'ada' });
       assert.deepEqual(await sim.control.revokeToken({ token: revoked.refreshToken! }), { revokedGrants: 1 });
-      const e1 = await rejectsWith(client.getIdentity(revoked.accessToken), { kind: 'auth', code: 'token_revoked', status: 401, retryable: false });
+      const e1 = await rejectsWith(client.getIdentity(revoked.accessToken), {
+        kind: 'auth',
+        code: 'token_revoked',
+        status: 401,
+        retryable: false,
+      });
       assert.equal(e1.serverCode, 'REVOKED_ACCESS_TOKEN');
-      await rejectsWith(client.createPost({ accessToken: revoked.accessToken, author: ada, text: 'x', reference: 'r1' }), { kind: 'auth', code: 'token_revoked' });
+      await rejectsWith(client.createPost({ accessToken: revoked.accessToken, author: ada, text: 'x', reference: 'r1' }), {
+        kind: 'auth',
+        code: 'token_revoked',
+      });
 
       const expired = await sim.control.issueToken({ personId: 'ada' });
       await sim.control.expireToken({ token: expired.accessToken });
-      await rejectsWith(client.createPost({ accessToken: expired.accessToken, author: ada, text: 'x', reference: 'r2' }), { kind: 'auth', code: 'token_expired' });
+      await rejectsWith(client.createPost({ accessToken: expired.accessToken, author: ada, text: 'x', reference: 'r2' }), {
+        kind: 'auth',
+        code: 'token_expired',
+      });
       // Expiring the access token alone leaves the refresh path open.
       const renewed = await client.refreshAccessToken(expired.refreshToken!);
       assert.equal((await client.getIdentity(renewed.accessToken)).personId, 'ada');
@@ -264,10 +314,25 @@ describe('network client against the network simulator', function () {
     });
 
     it('getIdentity returns the profile given when the token was issued', async () => {
-      const { accessToken } = await sim.control.issueToken({ personId: 'ada', name: 'Ada Lovelace', vanityName: 'ada-lovelace', pictureUrl: 'https://media.example/ada.jpg' });
-      assert.deepEqual(await client.getIdentity(accessToken), { personId: 'ada', name: 'Ada Lovelace', vanityName: 'ada-lovelace', pictureUrl: 'https://media.example/ada.jpg' });
+      const { accessToken } = await sim.control.issueToken({
+        personId: 'ada',
+        name: 'Ada Lovelace',
+        vanityName: 'ada-lovelace',
+        pictureUrl: 'https://media.example/ada.jpg',
+      });
+      assert.deepEqual(await client.getIdentity(accessToken), {
+        personId: 'ada',
+        name: 'Ada Lovelace',
+        vanityName: 'ada-lovelace',
+        pictureUrl: 'https://media.example/ada.jpg',
+      });
       const plain = await sim.control.issueToken({ personId: 'bob' });
-      assert.deepEqual(await client.getIdentity(plain.accessToken), { personId: 'bob', name: 'Person bob', vanityName: null, pictureUrl: null });
+      assert.deepEqual(await client.getIdentity(plain.accessToken), {
+        personId: 'bob',
+        name: 'Person bob',
+        vanityName: null,
+        pictureUrl: null,
+      });
     });
   });
 
@@ -278,7 +343,12 @@ describe('network client against the network simulator', function () {
       // Another operation is not affected by a createPost fault.
       assert.equal((await client.getIdentity(accessToken)).personId, 'ada');
       for (let i = 0; i < 2; i++) {
-        await rejectsWith(client.createPost({ accessToken, author: ada, text: 'x', reference: 'post_10:v1' }), { kind: 'transient', code: 'unavailable', status: 503, retryable: true });
+        await rejectsWith(client.createPost({ accessToken, author: ada, text: 'x', reference: 'post_10:v1' }), {
+          kind: 'transient',
+          code: 'unavailable',
+          status: 503,
+          retryable: true,
+        });
       }
       assert.equal((await sim.control.counts()).posts, 0, 'a fault answered before processing creates nothing');
       const ok = await client.createPost({ accessToken, author: ada, text: 'x', reference: 'post_10:v1' });
@@ -292,7 +362,11 @@ describe('network client against the network simulator', function () {
     it('429 carries Retry-After through to the error', async () => {
       const { accessToken } = await sim.control.issueToken({ personId: 'ada' });
       await sim.control.addFault({ kind: 'transient', status: 429, retryAfterSeconds: 7, operation: 'metrics' });
-      const err = await rejectsWith(client.getPostMetrics(accessToken, 'urn:li:share:1'), { kind: 'transient', code: 'rate_limited', status: 429 });
+      const err = await rejectsWith(client.getPostMetrics(accessToken, 'urn:li:share:1'), {
+        kind: 'transient',
+        code: 'rate_limited',
+        status: 429,
+      });
       assert.equal(err.retryAfterMs, 7_000);
       assert.ok((parseRetryAfter(new Date(Date.now() + 10_000).toUTCString()) ?? 0) > 8_000, 'an HTTP-date Retry-After counts too');
     });
@@ -310,7 +384,12 @@ describe('network client against the network simulator', function () {
       const { accessToken } = await sim.control.issueToken({ personId: 'ada' });
       await sim.control.addFault({ kind: 'permanent', operation: 'createPost', status: 400 });
       await sim.control.addFault({ kind: 'permanent', operation: 'any', status: 403 });
-      await rejectsWith(client.createPost({ accessToken, author: ada, text: 'x', reference: 'r' }), { kind: 'permanent', code: 'invalid_request', status: 400, retryable: false });
+      await rejectsWith(client.createPost({ accessToken, author: ada, text: 'x', reference: 'r' }), {
+        kind: 'permanent',
+        code: 'invalid_request',
+        status: 400,
+        retryable: false,
+      });
       await rejectsWith(client.getIdentity(accessToken), { kind: 'permanent', code: 'forbidden', status: 403, retryable: false });
       assert.equal((await client.getIdentity(accessToken)).personId, 'ada');
     });
@@ -332,7 +411,13 @@ describe('network client against the network simulator', function () {
       const dead = await startNetworkSimulator({ port: 0 });
       const url = dead.url;
       await dead.close();
-      const orphan = new HttpNetworkClient({ baseUrl: url, apiVersion: API_VERSION, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, timeoutMs: 2_000 });
+      const orphan = new HttpNetworkClient({
+        baseUrl: url,
+        apiVersion: API_VERSION,
+        clientId: CLIENT_ID,
+        clientSecret: CLIENT_SECRET,
+        timeoutMs: 2_000,
+      });
       await rejectsWith(orphan.getIdentity('AQV-anything'), { kind: 'transient', code: 'connection_error', status: null });
     });
   });
@@ -373,9 +458,12 @@ describe('network client against the network simulator', function () {
   describe('protocol details', () => {
     it('refuses /rest calls without LinkedIn-Version', async () => {
       const { accessToken } = await sim.control.issueToken({ personId: 'ada' });
-      const res = await fetch(`${sim.url}/rest/organizationAcls?q=organization&organization=${encodeURIComponent('urn:li:organization:1')}`, {
-        headers: { authorization: `Bearer ${accessToken}` },
-      });
+      const res = await fetch(
+        `${sim.url}/rest/organizationAcls?q=organization&organization=${encodeURIComponent('urn:li:organization:1')}`,
+        {
+          headers: { authorization: `Bearer ${accessToken}` },
+        },
+      );
       assert.equal(res.status, 400);
       assert.equal(((await res.json()) as { code: string }).code, 'VERSION_MISSING');
     });
@@ -416,7 +504,12 @@ describe('network client against the network simulator', function () {
       assert.deepEqual(await remote.health(), { ok: true });
       const issued = await remote.issueToken({ personId: 'ada', name: 'Ada Lovelace' });
       await remote.setOrganizationAdmins('1001', ['ada']);
-      const { postUrn } = await client.createPost({ accessToken: issued.accessToken, author: acme, text: 'via HTTP', reference: 'post_12:v1' });
+      const { postUrn } = await client.createPost({
+        accessToken: issued.accessToken,
+        author: acme,
+        text: 'via HTTP',
+        reference: 'post_12:v1',
+      });
       const viaHttp = await remote.listPosts({ author: 'urn:li:organization:1001' });
       const inProcess = await sim.control.listPosts({ author: 'urn:li:organization:1001' });
       assert.deepEqual(viaHttp, inProcess);

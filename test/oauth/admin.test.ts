@@ -24,8 +24,13 @@ async function admin(...args: string[]) {
 describe('bin/admin: agency owners and OAuth grants', function () {
   this.timeout(60_000);
   let api: Awaited<ReturnType<typeof startOAuthApi>>;
-  before(async () => { api = await startOAuthApi(); });
-  after(async () => { api.restore(); await api.close(); });
+  before(async () => {
+    api = await startOAuthApi();
+  });
+  after(async () => {
+    api.restore();
+    await api.close();
+  });
 
   it('agency add-owner, grant list, grant revoke', async () => {
     const agency = await createWorkspace({ name: 'CLI Agency', plan: 'BUSINESS' });
@@ -34,11 +39,21 @@ describe('bin/admin: agency owners and OAuth grants', function () {
 
     const owner = await admin('agency', 'add-owner', '--user', user.email, '--workspace', clientWs.id, '--agency', agency.id);
     assert.equal(owner.code, 0, owner.stderr);
-    assert.deepEqual(owner.json.clientWorkspaces.map((w: { id: string }) => w.id), [clientWs.id]);
+    assert.deepEqual(
+      owner.json.clientWorkspaces.map((w: { id: string }) => w.id),
+      [clientWs.id],
+    );
 
     const redirectUri = 'https://cli.example.com/cb';
     const clientId = (await register(api.url, { client_name: 'CLI Client App', redirect_uris: [redirectUri] })).body.client_id;
-    const tokens = await tokenFor(api.url, { clientId, redirectUri, email: user.email, scope: 'read offline_access', access: 'read', workspace: clientWs.id });
+    const tokens = await tokenFor(api.url, {
+      clientId,
+      redirectUri,
+      email: user.email,
+      scope: 'read offline_access',
+      access: 'read',
+      workspace: clientWs.id,
+    });
     assert.equal((await apiGet(api.url, '/v1/workspaces/me', tokens.access_token)).body.data.workspace.id, clientWs.id);
 
     const listed = await admin('grant', 'list', '--user', user.email);

@@ -20,7 +20,11 @@ import { PASSWORD, startOAuthApi } from './support';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const insecure = { [oauth.allowInsecureRequests]: true } as const; // the test server is plain http on loopback
 
-interface Callback { server: Server; port: number; next(): Promise<URL> }
+interface Callback {
+  server: Server;
+  port: number;
+  next(): Promise<URL>;
+}
 
 /** The native app's loopback listener: records each redirect it receives. */
 async function startCallbackListener(): Promise<Callback> {
@@ -41,13 +45,19 @@ async function startCallbackListener(): Promise<Callback> {
     res.writeHead(200, { 'Content-Type': 'text/html' });
     res.end('<!doctype html><p>Signed in. You can close this window.</p>');
     const w = waiting.shift();
-    if (w) w(url); else received.push(url);
+    if (w) w(url);
+    else received.push(url);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     server,
     port: (server.address() as AddressInfo).port,
-    next: () => new Promise<URL>((resolve) => { const r = received.shift(); if (r) resolve(r); else waiting.push(resolve); }),
+    next: () =>
+      new Promise<URL>((resolve) => {
+        const r = received.shift();
+        if (r) resolve(r);
+        else waiting.push(resolve);
+      }),
   };
 }
 
@@ -59,14 +69,24 @@ describe('OAuth end to end: oauth4webapi client + headless Chromium', function (
   let profileDir: string;
 
   before(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`No browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH.`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(`No browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH.`);
     api = await startOAuthApi();
     callback = await startCallbackListener();
     profileDir = await mkdtemp(path.join(tmpdir(), 'oauth-e2e-chromium-'));
     context = await chromium.launchPersistentContext(profileDir, {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   after(async () => {
@@ -90,10 +110,20 @@ describe('OAuth end to end: oauth4webapi client + headless Chromium', function (
     assert.deepEqual(rs.authorization_servers, [as.issuer]);
 
     // Dynamic registration (RFC 7591): a public native client with a loopback redirect.
-    const registered = await oauth.processDynamicClientRegistrationResponse(await oauth.dynamicClientRegistrationRequest(as, {
-      client_name: 'E2E Desktop Agent', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none',
-      grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], scope: 'read write offline_access',
-    }, insecure));
+    const registered = await oauth.processDynamicClientRegistrationResponse(
+      await oauth.dynamicClientRegistrationRequest(
+        as,
+        {
+          client_name: 'E2E Desktop Agent',
+          redirect_uris: ['http://127.0.0.1/callback'],
+          token_endpoint_auth_method: 'none',
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+          scope: 'read write offline_access',
+        },
+        insecure,
+      ),
+    );
     const client: oauth.Client = { client_id: registered.client_id, token_endpoint_auth_method: 'none' };
     const redirectUri = `http://127.0.0.1:${callback.port}/callback`;
 
@@ -102,8 +132,13 @@ describe('OAuth end to end: oauth4webapi client + headless Chromium', function (
       const state = oauth.generateRandomState();
       const url = new URL(as.authorization_endpoint!);
       url.search = new URLSearchParams({
-        response_type: 'code', client_id: client.client_id, redirect_uri: redirectUri, scope: 'read write offline_access', state,
-        code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: redirectUri,
+        scope: 'read write offline_access',
+        state,
+        code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
       }).toString();
       const first = await page.goto(url.href);
       assert.equal(first!.status(), 200);
@@ -138,15 +173,25 @@ describe('OAuth end to end: oauth4webapi client + headless Chromium', function (
     const first = await authorize(page, { expectLogin: true, expectWelcomeBack: false });
 
     // Code exchange with PKCE.
-    const tokens = await oauth.processAuthorizationCodeResponse(as, client,
-      await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), first.params, redirectUri, first.verifier, insecure));
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), first.params, redirectUri, first.verifier, insecure),
+    );
     assert.match(tokens.access_token, /^svc_oat_/);
     assert.equal(tokens.token_type, 'bearer');
     assert.ok(tokens.refresh_token);
     assert.ok(tokens.scope!.split(' ').includes('posts:write'));
 
     // The API sees the oauth_token principal.
-    const meRes = await oauth.protectedResourceRequest(tokens.access_token, 'GET', new URL(`${api.url}/v1/workspaces/me`), undefined, undefined, insecure);
+    const meRes = await oauth.protectedResourceRequest(
+      tokens.access_token,
+      'GET',
+      new URL(`${api.url}/v1/workspaces/me`),
+      undefined,
+      undefined,
+      insecure,
+    );
     assert.equal(meRes.status, 200);
     const me = (await meRes.json()) as any;
     assert.equal(me.data.workspace.id, ws.workspace.id);
@@ -156,7 +201,11 @@ describe('OAuth end to end: oauth4webapi client + headless Chromium', function (
     assert.equal(me.data.principal.defaultProject.id, pinned.id);
 
     // Introspection of the live token.
-    const live = await oauth.processIntrospectionResponse(as, client, await oauth.introspectionRequest(as, client, oauth.None(), tokens.access_token, insecure));
+    const live = await oauth.processIntrospectionResponse(
+      as,
+      client,
+      await oauth.introspectionRequest(as, client, oauth.None(), tokens.access_token, insecure),
+    );
     assert.equal(live.active, true);
     assert.equal(live.client_id, client.client_id);
     assert.equal(live.sub, user.id);
@@ -170,34 +219,57 @@ describe('OAuth end to end: oauth4webapi client + headless Chromium', function (
     assert.equal(replayed.refresh_token, rotated.refresh_token);
 
     // Past the window, presenting the old token again is reuse: the family dies.
-    await db()('oauth_refresh_tokens').where({ token_hash: sha256Hex(tokens.refresh_token!) }).update({ rotated_at: new Date(Date.now() - 60_000) });
+    await db()('oauth_refresh_tokens')
+      .where({ token_hash: sha256Hex(tokens.refresh_token!) })
+      .update({ rotated_at: new Date(Date.now() - 60_000) });
     const reuse = await refresh(tokens.refresh_token!);
     const reuseBody = (await reuse.clone().json()) as any;
     assert.equal(reuse.status, 400);
     assert.equal(reuseBody.error.code, 'invalid_grant');
     await assert.rejects(oauth.processRefreshTokenResponse(as, client, reuse));
-    const dead = await oauth.processIntrospectionResponse(as, client, await oauth.introspectionRequest(as, client, oauth.None(), rotated.access_token, insecure));
+    const dead = await oauth.processIntrospectionResponse(
+      as,
+      client,
+      await oauth.introspectionRequest(as, client, oauth.None(), rotated.access_token, insecure),
+    );
     assert.deepEqual(dead, { active: false });
     // A 401 with an RFC 6750 challenge, which oauth4webapi surfaces as an error.
     await assert.rejects(
       oauth.protectedResourceRequest(rotated.access_token, 'GET', new URL(`${api.url}/v1/workspaces/me`), undefined, undefined, insecure),
-      (err: unknown) => err instanceof oauth.WWWAuthenticateChallengeError && err.cause[0]!.parameters.error === 'invalid_token' && err.response.status === 401,
+      (err: unknown) =>
+        err instanceof oauth.WWWAuthenticateChallengeError &&
+        err.cause[0]!.parameters.error === 'invalid_token' &&
+        err.response.status === 401,
     );
 
     // Re-consent is forced (no welcome back), still signed in; the next round gets welcome back.
     const second = await authorize(page, { expectLogin: false, expectWelcomeBack: false });
-    const again = await oauth.processAuthorizationCodeResponse(as, client,
-      await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), second.params, redirectUri, second.verifier, insecure));
+    const again = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), second.params, redirectUri, second.verifier, insecure),
+    );
     const third = await authorize(page, { expectLogin: false, expectWelcomeBack: true });
-    const thirdTokens = await oauth.processAuthorizationCodeResponse(as, client,
-      await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), third.params, redirectUri, third.verifier, insecure));
+    const thirdTokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), third.params, redirectUri, third.verifier, insecure),
+    );
     assert.match(thirdTokens.access_token, /^svc_oat_/);
 
     // Revocation (RFC 7009) of the refresh token kills its family.
     await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, oauth.None(), again.refresh_token!, insecure));
-    const revoked = await oauth.processIntrospectionResponse(as, client, await oauth.introspectionRequest(as, client, oauth.None(), again.access_token, insecure));
+    const revoked = await oauth.processIntrospectionResponse(
+      as,
+      client,
+      await oauth.introspectionRequest(as, client, oauth.None(), again.access_token, insecure),
+    );
     assert.equal(revoked.active, false);
-    const stillAlive = await oauth.processIntrospectionResponse(as, client, await oauth.introspectionRequest(as, client, oauth.None(), thirdTokens.access_token, insecure));
+    const stillAlive = await oauth.processIntrospectionResponse(
+      as,
+      client,
+      await oauth.introspectionRequest(as, client, oauth.None(), thirdTokens.access_token, insecure),
+    );
     assert.equal(stillAlive.active, true, 'another authorization of the same client is untouched');
   });
 
@@ -205,7 +277,9 @@ describe('OAuth end to end: oauth4webapi client + headless Chromium', function (
     const page = await context.newPage();
     const consentUrl = `${api.url}/oauth/authorize?client_id=cli_x`; // any page of the authorization endpoint
     let blocked = false;
-    page.on('console', (msg) => { if (/frame-ancestors|X-Frame-Options|refused to (display|frame)/i.test(msg.text())) blocked = true; });
+    page.on('console', (msg) => {
+      if (/frame-ancestors|X-Frame-Options|refused to (display|frame)/i.test(msg.text())) blocked = true;
+    });
     const frameResponse = page.waitForResponse((r) => r.url().startsWith(`${api.url}/oauth/authorize`));
     await page.goto(`http://127.0.0.1:${callback.port}/frame?src=${encodeURIComponent(consentUrl)}`);
     const res = await frameResponse;

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { clearReachCache } from '../../api/oauth/reach';
-import { addMember, createProject, createWorkspace, listUserGrants, makeAgencyOwner, removeAgencyOwner, revokeUserGrants, setWorkspacePlan } from '../../ops/provision';
+import {
+  addMember,
+  createProject,
+  createWorkspace,
+  listUserGrants,
+  makeAgencyOwner,
+  removeAgencyOwner,
+  revokeUserGrants,
+  setWorkspacePlan,
+} from '../../ops/provision';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { client } from '../support/app';
@@ -17,10 +26,23 @@ describe('OAuth principals in the REST API', () => {
     api = await startOAuthApi();
     clientId = (await register(api.url, { client_name: 'Principal Client', redirect_uris: [redirectUri] })).body.client_id;
   });
-  after(async () => { api.restore(); await api.close(); });
+  after(async () => {
+    api.restore();
+    await api.close();
+  });
 
   const token = async (email: string, opts: { scope?: string; access?: 'read' | 'full'; workspace?: string; project?: string } = {}) =>
-    (await tokenFor(api.url, { clientId, redirectUri, email, scope: opts.scope ?? 'read write', access: opts.access ?? 'full', workspace: opts.workspace, project: opts.project })).access_token;
+    (
+      await tokenFor(api.url, {
+        clientId,
+        redirectUri,
+        email,
+        scope: opts.scope ?? 'read write',
+        access: opts.access ?? 'full',
+        workspace: opts.workspace,
+        project: opts.project,
+      })
+    ).access_token;
 
   function expectError(res: { status: number; body: any }, status: number, code: string) {
     assert.equal(res.status, status, JSON.stringify(res.body));
@@ -64,7 +86,11 @@ describe('OAuth principals in the REST API', () => {
       const ws = await workspaceWithKey();
       const user = await member(ws.workspace.id, 'Admin');
       const readOnly = await token(user.email, { access: 'read' });
-      expectError(await client(api.url, readOnly)('POST', '/v1/posts', { body: { projectId: ws.project.id, content: 'x' } }), 403, 'scope_missing');
+      expectError(
+        await client(api.url, readOnly)('POST', '/v1/posts', { body: { projectId: ws.project.id, content: 'x' } }),
+        403,
+        'scope_missing',
+      );
       const writer = await token(user.email, { scope: 'posts:write' });
       // posts:write satisfies posts:read (rule 2); nothing else was granted.
       assert.equal((await apiGet(api.url, `/v1/posts?projectId=${ws.project.id}`, writer)).status, 200);
@@ -77,10 +103,22 @@ describe('OAuth principals in the REST API', () => {
       const user = await member(ws.workspace.id, 'Admin');
       const access = await token(user.email, { scope: 'read', access: 'read' });
       const stored = await db()('oauth_grants').where({ user_id: user.id }).first();
-      assert.deepEqual(stored.scopes, ['workspace:read', 'projects:read', 'notes:read', 'posts:read', 'sources:read', 'knowledge:read', 'jobs:read', 'analytics:read', 'media:read']);
+      assert.deepEqual(stored.scopes, [
+        'workspace:read',
+        'projects:read',
+        'notes:read',
+        'posts:read',
+        'sources:read',
+        'knowledge:read',
+        'jobs:read',
+        'analytics:read',
+        'media:read',
+      ]);
       assert.ok(!stored.scopes.includes('read'), 'no alias is stored');
       // A scope that did not exist at consent: simulate a consent made before media:read existed.
-      await db()('oauth_access_tokens').where({ user_id: user.id }).update({ scopes: stored.scopes.filter((s: string) => s !== 'media:read') });
+      await db()('oauth_access_tokens')
+        .where({ user_id: user.id })
+        .update({ scopes: stored.scopes.filter((s: string) => s !== 'media:read') });
       const { clearAccessTokenCache } = await import('../../api/oauth/tokens');
       clearAccessTokenCache();
       const me = await apiGet(api.url, '/v1/workspaces/me', access);
@@ -110,7 +148,10 @@ describe('OAuth principals in the REST API', () => {
       assert.equal(inB.body.data.principal.defaultProject, null, 'the default project does not cross workspaces');
       // A plain member sees only assigned projects.
       const projects = await apiGet(api.url, '/v1/projects', access, { 'Service-Workspace-Id': b.workspace.id });
-      assert.deepEqual(projects.body.data.map((p: { id: string }) => p.id), [b.projects[2]!.id]);
+      assert.deepEqual(
+        projects.body.data.map((p: { id: string }) => p.id),
+        [b.projects[2]!.id],
+      );
 
       const foreign = await apiGet(api.url, '/v1/workspaces/me', access, { 'Service-Workspace-Id': stranger.workspace.id });
       const missing = await apiGet(api.url, '/v1/workspaces/me', access, { 'Service-Workspace-Id': 'org_doesnotexist000000000000' });
@@ -122,10 +163,13 @@ describe('OAuth principals in the REST API', () => {
       const list = await apiGet(api.url, '/v1/workspaces', access);
       assert.equal(list.status, 200);
       const entries = list.body.data.map((w: any) => ({ id: w.id, reach: w.reach, isDefault: w.isDefault }));
-      assert.deepEqual(entries.sort((x: any, y: any) => x.id.localeCompare(y.id)), [
-        { id: a.workspace.id, reach: 'member', isDefault: true },
-        { id: b.workspace.id, reach: 'member', isDefault: false },
-      ].sort((x, y) => x.id.localeCompare(y.id)));
+      assert.deepEqual(
+        entries.sort((x: any, y: any) => x.id.localeCompare(y.id)),
+        [
+          { id: a.workspace.id, reach: 'member', isDefault: true },
+          { id: b.workspace.id, reach: 'member', isDefault: false },
+        ].sort((x, y) => x.id.localeCompare(y.id)),
+      );
     });
 
     it('membership is read live, cached at most membershipCacheMs', async () => {
@@ -158,7 +202,10 @@ describe('OAuth principals in the REST API', () => {
       const access = await token(user.email, { workspace: agency.id });
       const list = await apiGet(api.url, '/v1/workspaces', access);
       const entry = list.body.data.find((w: { id: string }) => w.id === clientWs.id);
-      assert.deepEqual({ reach: entry.reach, isDefault: entry.isDefault, name: entry.name }, { reach: 'agency_owner', isDefault: false, name: 'Client Co' });
+      assert.deepEqual(
+        { reach: entry.reach, isDefault: entry.isDefault, name: entry.name },
+        { reach: 'agency_owner', isDefault: false, name: 'Client Co' },
+      );
 
       const h = { 'Service-Workspace-Id': clientWs.id };
       const me = await apiGet(api.url, '/v1/workspaces/me', access, h);
@@ -179,14 +226,17 @@ describe('OAuth principals in the REST API', () => {
       const clientWs = await createWorkspace({ name: 'Pinned Client', plan: 'STARTER' });
       const user = await member(agency.id, 'Admin');
       const owned = await makeAgencyOwner({ user: user.id, clientWorkspaceId: clientWs.id, agencyWorkspaceId: agency.id });
-      assert.deepEqual(owned.clientWorkspaces.map((w) => w.id), [clientWs.id]);
+      assert.deepEqual(
+        owned.clientWorkspaces.map((w) => w.id),
+        [clientWs.id],
+      );
       const access = await token(user.email, { workspace: clientWs.id });
       const me = await apiGet(api.url, '/v1/workspaces/me', access);
       assert.equal(me.body.data.workspace.id, clientWs.id);
       assert.equal(me.body.data.workspace.plan, 'BUSINESS');
     });
 
-    it('plan gating follows the default workspace\'s plan (spec 5.5), not the targeted one\'s', async () => {
+    it("plan gating follows the default workspace's plan (spec 5.5), not the targeted one's", async () => {
       const a = await workspaceWithKey();
       const free = await createWorkspace({ name: 'Free Co', plan: 'FREE' });
       await createProject({ workspaceId: free.id, type: 'PERSONAL_BRAND', name: 'Free Person' });
@@ -206,7 +256,7 @@ describe('OAuth principals in the REST API', () => {
       expectError(await apiGet(api.url, '/v1/workspaces/me', access, { 'Service-Workspace-Id': free.id }), 403, 'plan_not_eligible');
     });
 
-    it('an agency-paid default workspace carries the agency\'s plan into a member workspace without API access', async () => {
+    it("an agency-paid default workspace carries the agency's plan into a member workspace without API access", async () => {
       const agency = await createWorkspace({ name: 'Paying Agency', plan: 'BUSINESS' });
       const paid = await createWorkspace({ name: 'Paid Client', plan: 'FREE', billingWorkspaceId: agency.id });
       const starter = await createWorkspace({ name: 'Starter Co', plan: 'STARTER' });
@@ -229,8 +279,12 @@ describe('OAuth principals in the REST API', () => {
       const access = await token(plain.email, { workspace: ws.workspace.id });
       const team = await apiGet(api.url, '/v1/team', access);
       assert.equal(team.status, 200, JSON.stringify(team.body));
-      const refs = (userId: string, body: any) => body.data.members.find((m: { userId: string }) => m.userId === userId).projects.map((p: { id: string }) => p.id).sort();
-      assert.deepEqual(refs(colleague.id, team.body), [mine], 'the colleague\'s other projects are not shown');
+      const refs = (userId: string, body: any) =>
+        body.data.members
+          .find((m: { userId: string }) => m.userId === userId)
+          .projects.map((p: { id: string }) => p.id)
+          .sort();
+      assert.deepEqual(refs(colleague.id, team.body), [mine], "the colleague's other projects are not shown");
       assert.deepEqual(refs(plain.id, team.body), [mine]);
       assert.equal(team.body.data.members.length, 2, 'every member is still listed');
       // An admin credential (the API key) sees every assignment.
@@ -293,7 +347,7 @@ describe('OAuth principals in the REST API', () => {
   });
 
   describe('operator actions', () => {
-    it('lists a user\'s grants and revoking one kills its tokens at once', async () => {
+    it("lists a user's grants and revoking one kills its tokens at once", async () => {
       const ws = await workspaceWithKey();
       const user = await member(ws.workspace.id, 'Admin');
       const first = await tokenFor(api.url, { clientId, redirectUri, email: user.email, scope: 'read offline_access', access: 'read' });
@@ -305,7 +359,11 @@ describe('OAuth principals in the REST API', () => {
       const revoked = await revokeUserGrants({ user: user.email, grantId: listed.grants[0]!.id });
       assert.deepEqual(revoked.revoked, [listed.grants[0]!.id]);
       assert.equal((await apiGet(api.url, '/v1/workspaces/me', first.access_token)).status, 401);
-      const res = await fetch(`${api.url}/oauth/token`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'refresh_token', client_id: clientId, refresh_token: first.refresh_token! }) });
+      const res = await fetch(`${api.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'refresh_token', client_id: clientId, refresh_token: first.refresh_token! }),
+      });
       assert.equal(res.status, 400);
       assert.equal((await listUserGrants(user.id)).grants[0]!.status, 'revoked');
     });

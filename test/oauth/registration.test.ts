@@ -5,14 +5,19 @@ import { register, startOAuthApi } from './support';
 
 describe('OAuth discovery and registration (spec 5.3, 5.3.1)', () => {
   let api: Awaited<ReturnType<typeof startOAuthApi>>;
-  before(async () => { api = await startOAuthApi(); });
-  after(async () => { api.restore(); await api.close(); });
+  before(async () => {
+    api = await startOAuthApi();
+  });
+  after(async () => {
+    api.restore();
+    await api.close();
+  });
 
   it('serves RFC 8414 metadata, unauthenticated and cacheable', async () => {
     const res = await fetch(`${api.url}/.well-known/oauth-authorization-server`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('cache-control') ?? '', /public, max-age=\d+/);
-    const m = await res.json() as any;
+    const m = (await res.json()) as any;
     assert.equal(m.issuer, api.url);
     assert.equal(m.authorization_endpoint, `${api.url}/oauth/authorize`);
     assert.equal(m.token_endpoint, `${api.url}/oauth/token`);
@@ -31,7 +36,7 @@ describe('OAuth discovery and registration (spec 5.3, 5.3.1)', () => {
     const res = await fetch(`${api.url}/.well-known/oauth-protected-resource`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('cache-control') ?? '', /public/);
-    const m = await res.json() as any;
+    const m = (await res.json()) as any;
     assert.equal(m.resource, api.url);
     assert.deepEqual(m.authorization_servers, [api.url]);
     assert.deepEqual(m.bearer_methods_supported, ['header']);
@@ -43,9 +48,15 @@ describe('OAuth discovery and registration (spec 5.3, 5.3.1)', () => {
 
   it('registers a public client: 201, client_id, issued-at, metadata, no secret', async () => {
     const res = await register(api.url, {
-      client_name: 'Example Agent', client_uri: 'https://agent.example.com', logo_uri: 'https://agent.example.com/logo.png',
-      redirect_uris: ['https://agent.example.com/cb'], scope: 'read posts:write', token_endpoint_auth_method: 'none',
-      grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], contacts: ['ignored@example.com'],
+      client_name: 'Example Agent',
+      client_uri: 'https://agent.example.com',
+      logo_uri: 'https://agent.example.com/logo.png',
+      redirect_uris: ['https://agent.example.com/cb'],
+      scope: 'read posts:write',
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      contacts: ['ignored@example.com'],
     });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     assert.match(res.body.client_id, /^cli_/);
@@ -68,7 +79,15 @@ describe('OAuth discovery and registration (spec 5.3, 5.3.1)', () => {
   });
 
   it('accepts https, loopback http and private-use schemes', async () => {
-    const res = await register(api.url, { redirect_uris: ['https://app.example.com/cb', 'http://127.0.0.1/cb', 'http://[::1]:9000/cb', 'http://localhost/cb', 'com.example.app:/oauth2redirect'] });
+    const res = await register(api.url, {
+      redirect_uris: [
+        'https://app.example.com/cb',
+        'http://127.0.0.1/cb',
+        'http://[::1]:9000/cb',
+        'http://localhost/cb',
+        'com.example.app:/oauth2redirect',
+      ],
+    });
     assert.equal(res.status, 201, JSON.stringify(res.body));
   });
 
@@ -103,7 +122,12 @@ describe('OAuth discovery and registration (spec 5.3, 5.3.1)', () => {
   });
 
   it('returns the existing client_id for the same software_id, software_version and redirect_uris', async () => {
-    const meta = { client_name: 'Desktop', redirect_uris: ['http://127.0.0.1/cb', 'https://d.example.com/cb'], software_id: `sw-${Date.now()}`, software_version: '1.2.3' };
+    const meta = {
+      client_name: 'Desktop',
+      redirect_uris: ['http://127.0.0.1/cb', 'https://d.example.com/cb'],
+      software_id: `sw-${Date.now()}`,
+      software_version: '1.2.3',
+    };
     const first = await register(api.url, meta);
     const again = await register(api.url, { ...meta, redirect_uris: [...meta.redirect_uris].reverse(), client_name: 'Renamed' });
     assert.equal(again.status, 201);

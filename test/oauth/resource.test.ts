@@ -15,7 +15,9 @@ import { authorizeCode, authorizePath, Browser, pkce, register, resetOAuthRateLi
 
 const REDIRECT = 'https://client.example.com/cb';
 const INIT = {
-  jsonrpc: '2.0', id: 1, method: 'initialize',
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 };
 
@@ -42,11 +44,20 @@ describe('OAuth resource indicators (RFC 8707)', function () {
     assert.equal(reg.status, 201);
     clientId = reg.body.client_id;
   });
-  after(async () => { await stack.close(); });
+  after(async () => {
+    await stack.close();
+  });
 
   async function codeFor(resources: string[]) {
     const { verifier, challenge } = pkce();
-    const { redirect } = await authorizeCode(stack.apiUrl, { clientId, redirectUri: REDIRECT, challenge, email: user.email, scope: 'read offline_access', resources });
+    const { redirect } = await authorizeCode(stack.apiUrl, {
+      clientId,
+      redirectUri: REDIRECT,
+      challenge,
+      email: user.email,
+      scope: 'read offline_access',
+      resources,
+    });
     const code = redirect.searchParams.get('code');
     assert.ok(code, `no code in ${redirect}`);
     return { code, verifier };
@@ -55,14 +66,19 @@ describe('OAuth resource indicators (RFC 8707)', function () {
   async function tokenRequest(params: Record<string, string>, resources: string[] = []) {
     const body = new URLSearchParams({ client_id: clientId, ...params });
     for (const r of resources) body.append('resource', r);
-    const res = await fetch(`${stack.apiUrl}/oauth/token`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body });
+    const res = await fetch(`${stack.apiUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body,
+    });
     return { status: res.status, body: (await res.json()) as any };
   }
 
   const exchange = (c: { code: string; verifier: string }, resources: string[] = []) =>
     tokenRequest({ grant_type: 'authorization_code', code: c.code, redirect_uri: REDIRECT, code_verifier: c.verifier }, resources);
 
-  const refresh = (refreshToken: string, resources: string[] = []) => tokenRequest({ grant_type: 'refresh_token', refresh_token: refreshToken }, resources);
+  const refresh = (refreshToken: string, resources: string[] = []) =>
+    tokenRequest({ grant_type: 'refresh_token', refresh_token: refreshToken }, resources);
 
   async function tokensFor(authorizeResources: string[], tokenResources: string[] = authorizeResources) {
     const res = await exchange(await codeFor(authorizeResources), tokenResources);
@@ -92,7 +108,8 @@ describe('OAuth resource indicators (RFC 8707)', function () {
     }
 
     const mcp = await fetch(`${stack.mcpUrl}/mcp`, {
-      method: 'POST', body: JSON.stringify(INIT),
+      method: 'POST',
+      body: JSON.stringify(INIT),
       headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
     });
     const mcpText = await mcp.text();
@@ -102,7 +119,7 @@ describe('OAuth resource indicators (RFC 8707)', function () {
       const p = challengeParams(mcp.headers.get('www-authenticate'));
       assert.equal(p.resource_metadata, `${stack.mcpUrl}/.well-known/oauth-protected-resource`);
       assert.equal(p.error, 'invalid_token');
-      assert.ok(p.scope!.split(' ').includes('posts:read'), 'the tools\' scope hint');
+      assert.ok(p.scope!.split(' ').includes('posts:read'), "the tools' scope hint");
       assert.equal(JSON.parse(mcpText).error.data.code, 'invalid_token');
       // The legacy SSE endpoint refuses it the same way.
       const sse = await fetch(`${stack.mcpUrl}/sse`, { headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' } });
@@ -114,7 +131,11 @@ describe('OAuth resource indicators (RFC 8707)', function () {
   }
 
   async function introspect(token: string) {
-    const res = await fetch(`${stack.apiUrl}/oauth/introspect`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token }) });
+    const res = await fetch(`${stack.apiUrl}/oauth/introspect`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token }),
+    });
     return (await res.json()) as Record<string, unknown>;
   }
 
@@ -125,7 +146,9 @@ describe('OAuth resource indicators (RFC 8707)', function () {
       const info = await introspect(t.access_token);
       assert.equal(info.active, true);
       assert.equal(info.aud, stack.mcpUrl);
-      const row = await db()('oauth_access_tokens').where({ token_hash: sha256Hex(t.access_token) }).first('resource', 'family_id');
+      const row = await db()('oauth_access_tokens')
+        .where({ token_hash: sha256Hex(t.access_token) })
+        .first('resource', 'family_id');
       assert.equal(row.resource, stack.mcpUrl);
       assert.equal((await db()('oauth_token_families').where({ id: row.family_id }).first('resource')).resource, stack.mcpUrl);
     });
@@ -159,11 +182,20 @@ describe('OAuth resource indicators (RFC 8707)', function () {
 
     it('an unknown or malformed resource is invalid_target on the redirect, with state and iss', async () => {
       for (const resources of [
-        ['https://evil.example.com'], [`${stack.mcpUrl}/other`], [`${stack.apiUrl}/v1`], ['/mcp'], ['not a uri'],
-        [`${stack.mcpUrl}#frag`], [stack.mcpUrl.replace('http://', 'http://user@')], [stack.mcpUrl, 'https://evil.example.com'],
+        ['https://evil.example.com'],
+        [`${stack.mcpUrl}/other`],
+        [`${stack.apiUrl}/v1`],
+        ['/mcp'],
+        ['not a uri'],
+        [`${stack.mcpUrl}#frag`],
+        [stack.mcpUrl.replace('http://', 'http://user@')],
+        [stack.mcpUrl, 'https://evil.example.com'],
       ]) {
         const { challenge } = pkce();
-        const res = await new Browser(stack.apiUrl).request('GET', authorizePath({ clientId, redirectUri: REDIRECT, challenge, method: 'S256', scope: 'read', resources }));
+        const res = await new Browser(stack.apiUrl).request(
+          'GET',
+          authorizePath({ clientId, redirectUri: REDIRECT, challenge, method: 'S256', scope: 'read', resources }),
+        );
         assert.equal(res.status, 303, JSON.stringify(resources));
         const loc = new URL(res.location!);
         assert.equal(`${loc.origin}${loc.pathname}`, REDIRECT);
@@ -177,7 +209,16 @@ describe('OAuth resource indicators (RFC 8707)', function () {
 
     it('an unknown resource with an untrusted redirect URI is an error page, never a redirect', async () => {
       const { challenge } = pkce();
-      const res = await new Browser(stack.apiUrl).request('GET', authorizePath({ clientId, redirectUri: 'https://evil.example.com/cb', challenge, method: 'S256', resources: ['https://evil.example.com'] }));
+      const res = await new Browser(stack.apiUrl).request(
+        'GET',
+        authorizePath({
+          clientId,
+          redirectUri: 'https://evil.example.com/cb',
+          challenge,
+          method: 'S256',
+          resources: ['https://evil.example.com'],
+        }),
+      );
       assert.equal(res.status, 400);
       assert.equal(res.location, null);
       assert.match(res.headers.get('content-type') ?? '', /text\/html/);
@@ -199,8 +240,16 @@ describe('OAuth resource indicators (RFC 8707)', function () {
       assert.deepEqual(await usableAt(t.access_token), { rest: false, mcp: true });
       const c = await codeFor([]);
       const res = await fetch(`${stack.apiUrl}/oauth/token`, {
-        method: 'POST', headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ grant_type: 'authorization_code', client_id: clientId, code: c.code, redirect_uri: REDIRECT, code_verifier: c.verifier, resource: [stack.apiUrl] }),
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          grant_type: 'authorization_code',
+          client_id: clientId,
+          code: c.code,
+          redirect_uri: REDIRECT,
+          code_verifier: c.verifier,
+          resource: [stack.apiUrl],
+        }),
       });
       const body = (await res.json()) as any;
       assert.equal(res.status, 200, JSON.stringify(body));
@@ -214,7 +263,7 @@ describe('OAuth resource indicators (RFC 8707)', function () {
       expectInvalidTarget(await refresh(t.refresh_token, [stack.apiUrl]));
       const plain = await refresh(t.refresh_token);
       assert.equal(plain.status, 200, JSON.stringify(plain.body));
-      assert.deepEqual(await usableAt(plain.body.access_token), { rest: false, mcp: true }, 'keeps the grant\'s resource');
+      assert.deepEqual(await usableAt(plain.body.access_token), { rest: false, mcp: true }, "keeps the grant's resource");
       const named = await refresh(plain.body.refresh_token, [stack.mcpUrl]);
       assert.equal(named.status, 200, JSON.stringify(named.body));
       assert.deepEqual(await usableAt(named.body.access_token), { rest: false, mcp: true });
@@ -244,21 +293,43 @@ describe('OAuth resource indicators (RFC 8707)', function () {
       constructor(serverUrlAsResource = false) {
         if (serverUrlAsResource) (this as OAuthClientProvider).validateResourceURL = async (serverUrl) => new URL(serverUrl);
       }
-      get redirectUrl() { return 'http://127.0.0.1:9/callback'; }
-      get clientMetadata(): OAuthClientMetadata {
-        return { client_name: 'Resource host', redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+      get redirectUrl() {
+        return 'http://127.0.0.1:9/callback';
       }
-      clientInformation() { return this.client; }
-      saveClientInformation(info: OAuthClientInformationMixed) { this.client = info; }
-      tokens() { return this.saved; }
-      saveTokens(tokens: OAuthTokens) { this.saved = tokens; }
-      redirectToAuthorization(url: URL) { this.authorizationUrls.push(url); }
-      saveCodeVerifier(v: string) { this.verifier = v; }
-      codeVerifier() { return this.verifier!; }
+      get clientMetadata(): OAuthClientMetadata {
+        return {
+          client_name: 'Resource host',
+          redirect_uris: [this.redirectUrl],
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'none',
+        };
+      }
+      clientInformation() {
+        return this.client;
+      }
+      saveClientInformation(info: OAuthClientInformationMixed) {
+        this.client = info;
+      }
+      tokens() {
+        return this.saved;
+      }
+      saveTokens(tokens: OAuthTokens) {
+        this.saved = tokens;
+      }
+      redirectToAuthorization(url: URL) {
+        this.authorizationUrls.push(url);
+      }
+      saveCodeVerifier(v: string) {
+        this.verifier = v;
+      }
+      codeVerifier() {
+        return this.verifier!;
+      }
     }
 
     for (const [label, serverUrlAsResource, expected] of [
-      ['sends the metadata\'s resource', false, () => stack.mcpUrl],
+      ["sends the metadata's resource", false, () => stack.mcpUrl],
       ['names the server URL as the resource', true, () => `${stack.mcpUrl}/mcp`],
     ] as const) {
       it(`auth() ${label}: the token is bound to {mcp_url}, works through the SDK, and its refresh stays there`, async () => {

@@ -22,7 +22,12 @@ export async function startOAuthApi(): Promise<TestServer & { restore(): void }>
   const api = await startApi();
   const previous = config.publicUrl;
   (config as { publicUrl: string }).publicUrl = api.url;
-  return { ...api, restore: () => { (config as { publicUrl: string }).publicUrl = previous; } };
+  return {
+    ...api,
+    restore: () => {
+      (config as { publicUrl: string }).publicUrl = previous;
+    },
+  };
 }
 
 export function pkce() {
@@ -31,16 +36,33 @@ export function pkce() {
 }
 
 export async function register(baseUrl: string, metadata: Record<string, unknown>) {
-  const res = await fetch(`${baseUrl}/oauth/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(metadata) });
-  return { status: res.status, body: await res.json() as any, headers: res.headers };
+  const res = await fetch(`${baseUrl}/oauth/register`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(metadata),
+  });
+  return { status: res.status, body: (await res.json()) as any, headers: res.headers };
 }
 
-export async function form(baseUrl: string, path: string, params: Record<string, string | undefined>, headers: Record<string, string> = {}) {
+export async function form(
+  baseUrl: string,
+  path: string,
+  params: Record<string, string | undefined>,
+  headers: Record<string, string> = {},
+) {
   const body = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined));
-  const res = await fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers }, body });
+  const res = await fetch(`${baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+    body,
+  });
   const text = await res.text();
   let parsed: any = text;
-  try { parsed = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    /* not JSON */
+  }
   return { status: res.status, body: parsed, text, headers: res.headers };
 }
 
@@ -77,7 +99,12 @@ export class Browser {
   /** Follows same-origin redirects; stops at the first redirect leaving the server (the client's redirect URI). */
   async follow(method: 'GET' | 'POST', path: string, formBody?: Record<string, string>) {
     let res = await this.request(method, path, formBody);
-    while (res.status >= 300 && res.status < 400 && res.location && (res.location.startsWith('/') || res.location.startsWith(this.baseUrl))) {
+    while (
+      res.status >= 300 &&
+      res.status < 400 &&
+      res.location &&
+      (res.location.startsWith('/') || res.location.startsWith(this.baseUrl))
+    ) {
       res = await this.request('GET', res.location);
     }
     return res;
@@ -109,7 +136,13 @@ export interface AuthorizeOptions {
 }
 
 export function authorizePath(o: AuthorizeOptions): string {
-  const q = new URLSearchParams({ response_type: 'code', client_id: o.clientId, redirect_uri: o.redirectUri, state: o.state ?? 'st-123', ...o.extra });
+  const q = new URLSearchParams({
+    response_type: 'code',
+    client_id: o.clientId,
+    redirect_uri: o.redirectUri,
+    state: o.state ?? 'st-123',
+    ...o.extra,
+  });
   if (o.scope !== undefined) q.set('scope', o.scope);
   if (o.challenge !== undefined) q.set('code_challenge', o.challenge);
   if (o.method !== undefined) q.set('code_challenge_method', o.method);
@@ -126,7 +159,10 @@ export async function signIn(browser: Browser, page: { html: string }, email: st
  * The whole browser leg over plain HTTP: authorize → sign in → consent → redirect. Returns
  * the redirect URL the server sent the browser to.
  */
-export async function authorizeCode(baseUrl: string, o: AuthorizeOptions & { email: string; access?: 'read' | 'full'; workspace?: string; project?: string; browser?: Browser }) {
+export async function authorizeCode(
+  baseUrl: string,
+  o: AuthorizeOptions & { email: string; access?: 'read' | 'full'; workspace?: string; project?: string; browser?: Browser },
+) {
   const browser = o.browser ?? new Browser(baseUrl);
   let page = await browser.follow('GET', authorizePath({ method: 'S256', ...o }));
   if (page.html.includes('name="password"')) page = await signIn(browser, page, o.email);
@@ -143,11 +179,22 @@ export async function authorizeCode(baseUrl: string, o: AuthorizeOptions & { ema
 }
 
 export async function exchangeCode(baseUrl: string, p: { clientId: string; code: string; redirectUri: string; verifier: string }) {
-  return form(baseUrl, '/oauth/token', { grant_type: 'authorization_code', client_id: p.clientId, code: p.code, redirect_uri: p.redirectUri, code_verifier: p.verifier });
+  return form(baseUrl, '/oauth/token', {
+    grant_type: 'authorization_code',
+    client_id: p.clientId,
+    code: p.code,
+    redirect_uri: p.redirectUri,
+    code_verifier: p.verifier,
+  });
 }
 
 export async function refresh(baseUrl: string, p: { clientId: string; refreshToken: string; scope?: string }) {
-  return form(baseUrl, '/oauth/token', { grant_type: 'refresh_token', client_id: p.clientId, refresh_token: p.refreshToken, scope: p.scope });
+  return form(baseUrl, '/oauth/token', {
+    grant_type: 'refresh_token',
+    client_id: p.clientId,
+    refresh_token: p.refreshToken,
+    scope: p.scope,
+  });
 }
 
 export async function apiGet(baseUrl: string, path: string, token: string, headers: Record<string, string> = {}) {
@@ -157,7 +204,18 @@ export async function apiGet(baseUrl: string, path: string, token: string, heade
 }
 
 /** One signed-in user's token for a client, through the real flow. */
-export async function tokenFor(baseUrl: string, o: { clientId: string; redirectUri: string; email: string; scope?: string; access?: 'read' | 'full'; workspace?: string; project?: string }) {
+export async function tokenFor(
+  baseUrl: string,
+  o: {
+    clientId: string;
+    redirectUri: string;
+    email: string;
+    scope?: string;
+    access?: 'read' | 'full';
+    workspace?: string;
+    project?: string;
+  },
+) {
   const { verifier, challenge } = pkce();
   const { redirect } = await authorizeCode(baseUrl, { ...o, challenge, scope: o.scope ?? 'read write offline_access' });
   const code = redirect.searchParams.get('code');

@@ -3,28 +3,54 @@ import { sha256Hex } from '../../lib/crypto';
 import { db } from '../../lib/db';
 import { member, workspaceWithKey } from '../support/factories';
 import {
-  apiGet, authorizeCode, authorizePath, Browser, exchangeCode, form, pkce, refresh, register, startOAuthApi, tokenFor,
+  apiGet,
+  authorizeCode,
+  authorizePath,
+  Browser,
+  exchangeCode,
+  form,
+  pkce,
+  refresh,
+  register,
+  startOAuthApi,
+  tokenFor,
 } from './support';
 
 // POST /oauth/token, /oauth/introspect, /oauth/revoke (spec 5.3.4-5.3.8, 7.3).
 
 describe('OAuth token, introspection and revocation endpoints', () => {
   let api: Awaited<ReturnType<typeof startOAuthApi>>;
-  before(async () => { api = await startOAuthApi(); });
-  after(async () => { api.restore(); await api.close(); });
+  before(async () => {
+    api = await startOAuthApi();
+  });
+  after(async () => {
+    api.restore();
+    await api.close();
+  });
 
   const redirectUri = 'https://client.example.com/cb';
 
   async function setup(opts: { grantTypes?: string[] } = {}) {
     const ws = await workspaceWithKey({ projects: 1 });
     const user = await member(ws.workspace.id, 'Admin');
-    const reg = await register(api.url, { client_name: 'Token Client', redirect_uris: [redirectUri], ...(opts.grantTypes ? { grant_types: opts.grantTypes } : {}) });
+    const reg = await register(api.url, {
+      client_name: 'Token Client',
+      redirect_uris: [redirectUri],
+      ...(opts.grantTypes ? { grant_types: opts.grantTypes } : {}),
+    });
     return { ...ws, user, clientId: reg.body.client_id as string };
   }
 
   async function codeFor(s: { clientId: string; user: { email: string } }, scope = 'read write offline_access', browser?: Browser) {
     const { verifier, challenge } = pkce();
-    const { redirect } = await authorizeCode(api.url, { clientId: s.clientId, redirectUri, challenge, email: s.user.email, scope, browser });
+    const { redirect } = await authorizeCode(api.url, {
+      clientId: s.clientId,
+      redirectUri,
+      challenge,
+      email: s.user.email,
+      scope,
+      browser,
+    });
     return { code: redirect.searchParams.get('code')!, verifier };
   }
 
@@ -49,8 +75,13 @@ describe('OAuth token, introspection and revocation endpoints', () => {
       assert.equal(res.body.token_type, 'Bearer');
       assert.ok(res.body.expires_in > 3590 && res.body.expires_in <= 3600);
       // Aliases expanded and de-duplicated (spec 5.2 rule 4).
-      assert.equal(res.body.scope, 'workspace:read projects:read notes:read posts:read sources:read knowledge:read jobs:read analytics:read media:read offline_access');
-      const row = await db()('oauth_access_tokens').where({ token_hash: sha256Hex(res.body.access_token) }).first();
+      assert.equal(
+        res.body.scope,
+        'workspace:read projects:read notes:read posts:read sources:read knowledge:read jobs:read analytics:read media:read offline_access',
+      );
+      const row = await db()('oauth_access_tokens')
+        .where({ token_hash: sha256Hex(res.body.access_token) })
+        .first();
       assert.match(row.id, /^oat_/);
       const dump = JSON.stringify([
         await db()('oauth_access_tokens').where({ client_id: s.clientId }),
@@ -72,8 +103,15 @@ describe('OAuth token, introspection and revocation endpoints', () => {
       const s = await setup();
       const { code, verifier } = await codeFor(s, 'read');
       const res = await fetch(`${api.url}/oauth/token`, {
-        method: 'POST', headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ grant_type: 'authorization_code', client_id: s.clientId, code, redirect_uri: redirectUri, code_verifier: verifier }),
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          grant_type: 'authorization_code',
+          client_id: s.clientId,
+          code,
+          redirect_uri: redirectUri,
+          code_verifier: verifier,
+        }),
       });
       assert.equal(res.status, 200);
       assert.match(((await res.json()) as any).access_token, /^svc_oat_/);
@@ -96,7 +134,9 @@ describe('OAuth token, introspection and revocation endpoints', () => {
     it('concurrent exchanges of one code: exactly one wins, and its tokens are revoked', async () => {
       const s = await setup();
       const { code, verifier } = await codeFor(s);
-      const results = await Promise.all(Array.from({ length: 5 }, () => exchangeCode(api.url, { clientId: s.clientId, code, redirectUri, verifier })));
+      const results = await Promise.all(
+        Array.from({ length: 5 }, () => exchangeCode(api.url, { clientId: s.clientId, code, redirectUri, verifier })),
+      );
       const ok = results.filter((r) => r.status === 200);
       assert.equal(ok.length, 1, results.map((r) => r.status).join(','));
       for (const r of results.filter((x) => x.status !== 200)) assert.equal(r.body.error.code, 'invalid_grant');
@@ -106,14 +146,18 @@ describe('OAuth token, introspection and revocation endpoints', () => {
     it('an expired code gives invalid_grant', async () => {
       const s = await setup();
       const { code, verifier } = await codeFor(s);
-      await db()('oauth_codes').where({ code_hash: sha256Hex(code) }).update({ expires_at: new Date(Date.now() - 1000) });
+      await db()('oauth_codes')
+        .where({ code_hash: sha256Hex(code) })
+        .update({ expires_at: new Date(Date.now() - 1000) });
       expectOAuthError(await exchangeCode(api.url, { clientId: s.clientId, code, redirectUri, verifier }), 400, 'invalid_grant');
     });
 
     it('codes live 10 minutes', async () => {
       const s = await setup();
       const { code } = await codeFor(s);
-      const row = await db()('oauth_codes').where({ code_hash: sha256Hex(code) }).first();
+      const row = await db()('oauth_codes')
+        .where({ code_hash: sha256Hex(code) })
+        .first();
       const life = row.expires_at.getTime() - row.created_at.getTime();
       assert.ok(Math.abs(life - 600_000) < 2000, String(life));
     });
@@ -121,8 +165,16 @@ describe('OAuth token, introspection and revocation endpoints', () => {
     it('PKCE: a missing verifier is invalid_request, a wrong one invalid_grant (and the code survives for its holder)', async () => {
       const s = await setup();
       const { code, verifier } = await codeFor(s);
-      expectOAuthError(await form(api.url, '/oauth/token', { grant_type: 'authorization_code', client_id: s.clientId, code, redirect_uri: redirectUri }), 400, 'invalid_request');
-      expectOAuthError(await exchangeCode(api.url, { clientId: s.clientId, code, redirectUri, verifier: pkce().verifier }), 400, 'invalid_grant');
+      expectOAuthError(
+        await form(api.url, '/oauth/token', { grant_type: 'authorization_code', client_id: s.clientId, code, redirect_uri: redirectUri }),
+        400,
+        'invalid_request',
+      );
+      expectOAuthError(
+        await exchangeCode(api.url, { clientId: s.clientId, code, redirectUri, verifier: pkce().verifier }),
+        400,
+        'invalid_grant',
+      );
       expectOAuthError(await exchangeCode(api.url, { clientId: s.clientId, code, redirectUri, verifier: 'short' }), 400, 'invalid_grant');
       assert.equal((await exchangeCode(api.url, { clientId: s.clientId, code, redirectUri, verifier })).status, 200);
     });
@@ -132,19 +184,56 @@ describe('OAuth token, introspection and revocation endpoints', () => {
       const other = await register(api.url, { redirect_uris: [redirectUri] });
       const { code, verifier } = await codeFor(s);
       expectOAuthError(await exchangeCode(api.url, { clientId: other.body.client_id, code, redirectUri, verifier }), 400, 'invalid_grant');
-      expectOAuthError(await exchangeCode(api.url, { clientId: s.clientId, code, redirectUri: 'https://client.example.com/other', verifier }), 400, 'invalid_grant');
-      expectOAuthError(await exchangeCode(api.url, { clientId: s.clientId, code: 'not-a-code', redirectUri, verifier }), 400, 'invalid_grant');
+      expectOAuthError(
+        await exchangeCode(api.url, { clientId: s.clientId, code, redirectUri: 'https://client.example.com/other', verifier }),
+        400,
+        'invalid_grant',
+      );
+      expectOAuthError(
+        await exchangeCode(api.url, { clientId: s.clientId, code: 'not-a-code', redirectUri, verifier }),
+        400,
+        'invalid_grant',
+      );
     });
 
     it('client and request errors: invalid_request, invalid_client (401), unsupported_grant_type, unauthorized_client', async () => {
       const s = await setup();
-      expectOAuthError(await form(api.url, '/oauth/token', { grant_type: 'authorization_code', code: 'x', redirect_uri: redirectUri, code_verifier: 'y' }), 400, 'invalid_request');
-      expectOAuthError(await form(api.url, '/oauth/token', { grant_type: 'authorization_code', client_id: 'cli_unknown', code: 'x' }), 401, 'invalid_client');
-      expectOAuthError(await form(api.url, '/oauth/token', { grant_type: 'authorization_code', client_id: s.clientId, client_secret: 's3cret', code: 'x' }), 401, 'invalid_client');
+      expectOAuthError(
+        await form(api.url, '/oauth/token', { grant_type: 'authorization_code', code: 'x', redirect_uri: redirectUri, code_verifier: 'y' }),
+        400,
+        'invalid_request',
+      );
+      expectOAuthError(
+        await form(api.url, '/oauth/token', { grant_type: 'authorization_code', client_id: 'cli_unknown', code: 'x' }),
+        401,
+        'invalid_client',
+      );
+      expectOAuthError(
+        await form(api.url, '/oauth/token', {
+          grant_type: 'authorization_code',
+          client_id: s.clientId,
+          client_secret: 's3cret',
+          code: 'x',
+        }),
+        401,
+        'invalid_client',
+      );
       expectOAuthError(await form(api.url, '/oauth/token', { client_id: s.clientId }), 400, 'invalid_request');
-      expectOAuthError(await form(api.url, '/oauth/token', { grant_type: 'password', client_id: s.clientId, username: 'a', password: 'b' }), 400, 'unsupported_grant_type');
-      expectOAuthError(await form(api.url, '/oauth/token', { grant_type: 'client_credentials', client_id: s.clientId }), 400, 'unsupported_grant_type');
-      const dup = await fetch(`${api.url}/oauth/token`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `grant_type=refresh_token&client_id=${s.clientId}&client_id=${s.clientId}` });
+      expectOAuthError(
+        await form(api.url, '/oauth/token', { grant_type: 'password', client_id: s.clientId, username: 'a', password: 'b' }),
+        400,
+        'unsupported_grant_type',
+      );
+      expectOAuthError(
+        await form(api.url, '/oauth/token', { grant_type: 'client_credentials', client_id: s.clientId }),
+        400,
+        'unsupported_grant_type',
+      );
+      const dup = await fetch(`${api.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: `grant_type=refresh_token&client_id=${s.clientId}&client_id=${s.clientId}`,
+      });
       assert.equal(dup.status, 400);
       assert.equal(((await dup.json()) as any).error.code, 'invalid_request');
 
@@ -184,16 +273,36 @@ describe('OAuth token, introspection and revocation endpoints', () => {
       assert.equal(replay.body.scope, r1.body.scope);
 
       // The welcome-back page is offered before the reuse...
-      const before = await browser.follow('GET', authorizePath({ clientId: s.clientId, redirectUri, challenge: pkce().challenge, method: 'S256', scope: 'read write offline_access' }));
+      const before = await browser.follow(
+        'GET',
+        authorizePath({
+          clientId: s.clientId,
+          redirectUri,
+          challenge: pkce().challenge,
+          method: 'S256',
+          scope: 'read write offline_access',
+        }),
+      );
       assert.match(before.html, /Welcome back/);
 
       // ...15 seconds later the same presentation is reuse.
-      await db()('oauth_refresh_tokens').where({ token_hash: sha256Hex(t0.refresh_token) }).update({ rotated_at: new Date(Date.now() - 16_000) });
+      await db()('oauth_refresh_tokens')
+        .where({ token_hash: sha256Hex(t0.refresh_token) })
+        .update({ rotated_at: new Date(Date.now() - 16_000) });
       expectOAuthError(await refresh(api.url, { clientId: s.clientId, refreshToken: t0.refresh_token }), 400, 'invalid_grant');
       assert.equal((await apiGet(api.url, '/v1/workspaces/me', r1.body.access_token)).status, 401, 'the family is revoked');
       assert.equal((await apiGet(api.url, '/v1/workspaces/me', t0.access_token)).status, 401);
       expectOAuthError(await refresh(api.url, { clientId: s.clientId, refreshToken: r1.body.refresh_token }), 400, 'invalid_grant');
-      const after = await browser.follow('GET', authorizePath({ clientId: s.clientId, redirectUri, challenge: pkce().challenge, method: 'S256', scope: 'read write offline_access' }));
+      const after = await browser.follow(
+        'GET',
+        authorizePath({
+          clientId: s.clientId,
+          redirectUri,
+          challenge: pkce().challenge,
+          method: 'S256',
+          scope: 'read write offline_access',
+        }),
+      );
       assert.doesNotMatch(after.html, /Welcome back/, 'the remembered approval is dropped');
       assert.match(after.html, /name="access"/);
     });
@@ -211,7 +320,9 @@ describe('OAuth token, introspection and revocation endpoints', () => {
     it('concurrent refreshes with one token all get the same pair', async () => {
       const s = await setup();
       const t0 = await tokenFor(api.url, { clientId: s.clientId, redirectUri, email: s.user.email });
-      const results = await Promise.all(Array.from({ length: 4 }, () => refresh(api.url, { clientId: s.clientId, refreshToken: t0.refresh_token! })));
+      const results = await Promise.all(
+        Array.from({ length: 4 }, () => refresh(api.url, { clientId: s.clientId, refreshToken: t0.refresh_token! })),
+      );
       for (const r of results) assert.equal(r.status, 200, JSON.stringify(r.body));
       assert.equal(new Set(results.map((r) => r.body.refresh_token)).size, 1);
       assert.equal(new Set(results.map((r) => r.body.access_token)).size, 1);
@@ -219,7 +330,12 @@ describe('OAuth token, introspection and revocation endpoints', () => {
 
     it('narrows scope on request; wider or unknown scope is invalid_scope; the refresh token keeps the granted scope', async () => {
       const s = await setup();
-      const t0 = await tokenFor(api.url, { clientId: s.clientId, redirectUri, email: s.user.email, scope: 'read posts:write offline_access' });
+      const t0 = await tokenFor(api.url, {
+        clientId: s.clientId,
+        redirectUri,
+        email: s.user.email,
+        scope: 'read posts:write offline_access',
+      });
       const narrow = await refresh(api.url, { clientId: s.clientId, refreshToken: t0.refresh_token!, scope: 'posts:read projects:read' });
       assert.equal(narrow.status, 200, JSON.stringify(narrow.body));
       assert.equal(narrow.body.scope, 'projects:read posts:read');
@@ -230,9 +346,21 @@ describe('OAuth token, introspection and revocation endpoints', () => {
       // Aliases are expanded before the comparison: `read` is within the grant.
       const alias = await refresh(api.url, { clientId: s.clientId, refreshToken: narrow.body.refresh_token, scope: 'read' });
       assert.equal(alias.status, 200);
-      expectOAuthError(await refresh(api.url, { clientId: s.clientId, refreshToken: alias.body.refresh_token, scope: 'posts:read posts:publish' }), 400, 'invalid_scope');
-      expectOAuthError(await refresh(api.url, { clientId: s.clientId, refreshToken: alias.body.refresh_token, scope: 'write' }), 400, 'invalid_scope');
-      expectOAuthError(await refresh(api.url, { clientId: s.clientId, refreshToken: alias.body.refresh_token, scope: 'posts:fly' }), 400, 'invalid_scope');
+      expectOAuthError(
+        await refresh(api.url, { clientId: s.clientId, refreshToken: alias.body.refresh_token, scope: 'posts:read posts:publish' }),
+        400,
+        'invalid_scope',
+      );
+      expectOAuthError(
+        await refresh(api.url, { clientId: s.clientId, refreshToken: alias.body.refresh_token, scope: 'write' }),
+        400,
+        'invalid_scope',
+      );
+      expectOAuthError(
+        await refresh(api.url, { clientId: s.clientId, refreshToken: alias.body.refresh_token, scope: 'posts:fly' }),
+        400,
+        'invalid_scope',
+      );
       // Refused requests do not consume the token; without scope the full grant comes back.
       const full = await refresh(api.url, { clientId: s.clientId, refreshToken: alias.body.refresh_token });
       assert.equal(full.status, 200);
@@ -246,7 +374,9 @@ describe('OAuth token, introspection and revocation endpoints', () => {
       expectOAuthError(await refresh(api.url, { clientId: other.body.client_id, refreshToken: t0.refresh_token! }), 400, 'invalid_grant');
       expectOAuthError(await refresh(api.url, { clientId: s.clientId, refreshToken: 'svc_ort_' + 'a'.repeat(43) }), 400, 'invalid_grant');
       expectOAuthError(await form(api.url, '/oauth/token', { grant_type: 'refresh_token', client_id: s.clientId }), 400, 'invalid_request');
-      await db()('oauth_refresh_tokens').where({ token_hash: sha256Hex(t0.refresh_token!) }).update({ expires_at: new Date(Date.now() - 1000) });
+      await db()('oauth_refresh_tokens')
+        .where({ token_hash: sha256Hex(t0.refresh_token!) })
+        .update({ expires_at: new Date(Date.now() - 1000) });
       expectOAuthError(await refresh(api.url, { clientId: s.clientId, refreshToken: t0.refresh_token! }), 400, 'invalid_grant');
     });
   });
@@ -274,7 +404,9 @@ describe('OAuth token, introspection and revocation endpoints', () => {
         assert.equal(res.status, 200);
         assert.deepEqual(res.body, { active: false });
       }
-      await db()('oauth_access_tokens').where({ token_hash: sha256Hex(t0.access_token) }).update({ expires_at: new Date(Date.now() - 1000) });
+      await db()('oauth_access_tokens')
+        .where({ token_hash: sha256Hex(t0.access_token) })
+        .update({ expires_at: new Date(Date.now() - 1000) });
       assert.deepEqual((await form(api.url, '/oauth/introspect', { token: t0.access_token })).body, { active: false });
       expectOAuthError(await form(api.url, '/oauth/introspect', {}), 400, 'invalid_request');
     });
@@ -294,7 +426,11 @@ describe('OAuth token, introspection and revocation endpoints', () => {
       assert.equal(res.text, '');
       assert.equal((await apiGet(api.url, '/v1/workspaces/me', t0.access_token)).status, 401);
       assert.deepEqual((await form(api.url, '/oauth/introspect', { token: t0.access_token })).body, { active: false });
-      assert.equal((await refresh(api.url, { clientId: s.clientId, refreshToken: t0.refresh_token! })).status, 200, 'the refresh token survives');
+      assert.equal(
+        (await refresh(api.url, { clientId: s.clientId, refreshToken: t0.refresh_token! })).status,
+        200,
+        'the refresh token survives',
+      );
     });
 
     it('revoking a refresh token kills the whole family', async () => {
@@ -304,7 +440,8 @@ describe('OAuth token, introspection and revocation endpoints', () => {
       const res = await form(api.url, '/oauth/revoke', { token: r1.body.refresh_token, client_id: s.clientId });
       assert.equal(res.status, 200);
       assert.equal(res.text, '');
-      for (const token of [t0.access_token, r1.body.access_token]) assert.equal((await apiGet(api.url, '/v1/workspaces/me', token)).status, 401);
+      for (const token of [t0.access_token, r1.body.access_token])
+        assert.equal((await apiGet(api.url, '/v1/workspaces/me', token)).status, 401);
       expectOAuthError(await refresh(api.url, { clientId: s.clientId, refreshToken: r1.body.refresh_token }), 400, 'invalid_grant');
     });
 
@@ -332,7 +469,9 @@ describe('OAuth token, introspection and revocation endpoints', () => {
       assert.equal(r1.status, 200, JSON.stringify(r1.body));
       assert.equal(r1.body.expires_in, 3600);
       for (const token of [t0.access_token, r1.body.access_token]) {
-        const row = await db()('oauth_access_tokens').where({ token_hash: sha256Hex(token) }).first();
+        const row = await db()('oauth_access_tokens')
+          .where({ token_hash: sha256Hex(token) })
+          .first();
         assert.equal(row.expires_at.getTime() - row.created_at.getTime(), 3600_000, 'the row agrees with expires_in');
         const seen = await form(api.url, '/oauth/introspect', { token });
         assert.equal(seen.body.active, true);

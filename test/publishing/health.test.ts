@@ -25,7 +25,14 @@ async function connectionOf(projectId: string) {
 async function checkNowAndWait(projectId: string, predicate: (c: any) => boolean) {
   const handle = (await temporalClient()).workflow.getHandle(workflowIds.connectionHealth(projectId));
   // Signal only a waiting workflow (not one mid-check), so each signal makes exactly one check.
-  const idle = await waitFor(async () => { const s = await handle.query(healthStatusQuery); return s.nextCheckAtMs !== null && s; }, 20_000, 'the health workflow to wait');
+  const idle = await waitFor(
+    async () => {
+      const s = await handle.query(healthStatusQuery);
+      return s.nextCheckAtMs !== null && s;
+    },
+    20_000,
+    'the health workflow to wait',
+  );
   const before = idle.checks;
   await handle.signal(checkNowSignal);
   const deadline = Date.now() + 20_000;
@@ -61,7 +68,9 @@ describe('connection health workflow', function () {
   it('stamps lastValidatedAt on success and revokes after three consecutive failures', async () => {
     const ws = await workspaceWithKey({ projects: 0 });
     const { project, token } = await connectedPersonalProject(ws.workspace.id);
-    await db()('network_connections').where({ id: (await connectionOf(project.id)).id }).update({ last_validated_at: null, consecutive_failures: 2, connection_status: 'DEGRADED' });
+    await db()('network_connections')
+      .where({ id: (await connectionOf(project.id)).id })
+      .update({ last_validated_at: null, consecutive_failures: 2, connection_status: 'DEGRADED' });
     assert.equal(await ensureHealthWorkflow(await temporalClient(), project), true);
     assert.equal(await ensureHealthWorkflow(await temporalClient(), project), false, 'one workflow per project');
     const ok = await checkNowAndWait(project.id, (c) => c.last_validated_at !== null);

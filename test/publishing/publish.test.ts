@@ -28,7 +28,9 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     ws = await workspaceWithKey({ projects: 0 });
     call = client(api.url, ws.key);
   });
-  afterEach(async () => { await sim.clearFaults(); });
+  afterEach(async () => {
+    await sim.clearFaults();
+  });
   after(async () => {
     worker.shutdown();
     await running;
@@ -41,18 +43,30 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
 
   it('publishes a post scheduled a few seconds ahead exactly once', async () => {
     const { project, personId } = await connectedPersonalProject(ws.workspace.id);
-    const created = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Monday thoughts', scheduledFor: inSeconds(2) } });
+    const created = await call('POST', '/v1/posts', {
+      body: { projectId: project.id, content: 'Monday thoughts', scheduledFor: inSeconds(2) },
+    });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     assert.equal(created.body.data.status, 'scheduled');
     const id = created.body.data.id;
-    const row = await waitFor(async () => { const r = await postStatus(id); return r.status === 'published' && r; }, 30_000, 'published');
+    const row = await waitFor(
+      async () => {
+        const r = await postStatus(id);
+        return r.status === 'published' && r;
+      },
+      30_000,
+      'published',
+    );
     assert.ok(row.published_at.getTime() >= Date.parse(created.body.data.scheduledAt));
     const { posts } = await sim.listPosts({ reference: id });
     assert.equal(posts.length, 1);
     assert.equal(posts[0]!.createCalls, 1);
     assert.equal(posts[0]!.authorId, personId);
     assert.equal(posts[0]!.text, 'Monday thoughts');
-    const events = await db()('outbox_events').where({ workspace_id: ws.workspace.id }).andWhereRaw(`data->'post'->>'id' = ?`, [id]).pluck('type');
+    const events = await db()('outbox_events')
+      .where({ workspace_id: ws.workspace.id })
+      .andWhereRaw(`data->'post'->>'id' = ?`, [id])
+      .pluck('type');
     assert.ok(events.includes('post.published'));
     await maybeRecordHistory(workflowIds.publish(id), 'publishPost-published');
   });
@@ -78,7 +92,14 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     // old one (test/workflows/publishPost.test.ts proves that nothing fires at the old time).
     const handle = (await temporalClient()).workflow.getHandle(workflowIds.publish(id));
     const newFireAt = Date.parse(patched.body.data.scheduledAt);
-    const moved = await waitFor(async () => { const s = await handle.query(publishStatusQuery); return s.fireAtMs === newFireAt && s; }, 20_000, 'the timer to move');
+    const moved = await waitFor(
+      async () => {
+        const s = await handle.query(publishStatusQuery);
+        return s.fireAtMs === newFireAt && s;
+      },
+      20_000,
+      'the timer to move',
+    );
     assert.equal(moved.state, 'waiting');
     assert.equal(moved.fireAtMs, Date.parse(later));
     assert.equal((await postStatus(id)).status, 'scheduled', 'must not fire at the old time');
@@ -109,9 +130,18 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
   it('retries transient network failures and still publishes once', async () => {
     const { project } = await connectedPersonalProject(ws.workspace.id);
     await sim.addFault({ kind: 'transient', operation: 'createPost', times: 2 });
-    const created = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Flaky network', scheduledFor: inSeconds(1) } });
+    const created = await call('POST', '/v1/posts', {
+      body: { projectId: project.id, content: 'Flaky network', scheduledFor: inSeconds(1) },
+    });
     const id = created.body.data.id;
-    const retrying = await waitFor(async () => { const r = await postStatus(id); return r.delivery?.state === 'retrying' && r; }, 20_000, 'retrying');
+    const retrying = await waitFor(
+      async () => {
+        const r = await postStatus(id);
+        return r.delivery?.state === 'retrying' && r;
+      },
+      20_000,
+      'retrying',
+    );
     assert.equal(retrying.delivery.willRetry, true);
     assert.ok(Date.parse(retrying.delivery.retryUntil) > Date.now());
     await waitFor(async () => (await postStatus(id)).status === 'published', 40_000, 'published');
@@ -122,7 +152,9 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
   it('recognises a post whose creation answer was lost, without posting twice', async () => {
     const { project } = await connectedPersonalProject(ws.workspace.id);
     await sim.addFault({ kind: 'lost_response', operation: 'createPost', times: 1, lostAs: 'socket' });
-    const created = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Lost answer', scheduledFor: inSeconds(1) } });
+    const created = await call('POST', '/v1/posts', {
+      body: { projectId: project.id, content: 'Lost answer', scheduledFor: inSeconds(1) },
+    });
     const id = created.body.data.id;
     await waitFor(async () => (await postStatus(id)).status === 'published', 40_000, 'published');
     const { posts } = await sim.listPosts({ reference: id });
@@ -132,11 +164,20 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
   it('ends in failed_to_publish with a truthful delivery block when the token refresh fails', async () => {
     const { project, token } = await connectedPersonalProject(ws.workspace.id);
     // The stored token lapses (forcing a refresh) and the network has withdrawn the grant.
-    await db()('network_connections').where({ id: (await db()('projects').where({ id: project.id }).first()).connection_id }).update({ access_token_expires_at: new Date(Date.now() - 1000) });
+    await db()('network_connections')
+      .where({ id: (await db()('projects').where({ id: project.id }).first()).connection_id })
+      .update({ access_token_expires_at: new Date(Date.now() - 1000) });
     await sim.revokeToken({ token: token.accessToken });
     const created = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Revoked', scheduledFor: inSeconds(1) } });
     const id = created.body.data.id;
-    const row = await waitFor(async () => { const r = await postStatus(id); return r.status === 'failed_to_publish' && r; }, 30_000, 'failed_to_publish');
+    const row = await waitFor(
+      async () => {
+        const r = await postStatus(id);
+        return r.status === 'failed_to_publish' && r;
+      },
+      30_000,
+      'failed_to_publish',
+    );
     assert.equal(row.delivery.state, 'failed');
     assert.equal(row.delivery.willRetry, false);
     assert.ok(row.last_publish_error);
@@ -179,7 +220,9 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     });
 
     it('refuses without a token at once', async () => {
-      const p = await (await import('../../ops/provision')).createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'No token', connection: 'disconnected' });
+      const p = await (
+        await import('../../ops/provision')
+      ).createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'No token', connection: 'disconnected' });
       const callsBefore = (await sim.counts()).calls.identity;
       await expectConflict(p.id, 'no_token');
       assert.equal((await sim.counts()).calls.identity, callsBefore, 'no network call for a missing token');
@@ -193,7 +236,12 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
 
     it('refuses a company page never linked, and one with no admins left', async () => {
       const provision = await import('../../ops/provision');
-      const unlinked = await provision.createProject({ workspaceId: ws.workspace.id, type: 'COMPANY_PAGE', name: 'Unlinked', connection: 'none' });
+      const unlinked = await provision.createProject({
+        workspaceId: ws.workspace.id,
+        type: 'COMPANY_PAGE',
+        name: 'Unlinked',
+        connection: 'none',
+      });
       await expectConflict(unlinked.id, 'not_linked');
       const { page } = await connectedCompanyPage(ws.workspace.id, 'none');
       await expectConflict(page.id, 'no_admins');
@@ -201,7 +249,12 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
 
     it('refuses a stored revoked connection', async () => {
       const provision = await import('../../ops/provision');
-      const p = await provision.createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'Revoked', connection: 'revoked' });
+      const p = await provision.createProject({
+        workspaceId: ws.workspace.id,
+        type: 'PERSONAL_BRAND',
+        name: 'Revoked',
+        connection: 'revoked',
+      });
       await expectConflict(p.id, 'revoked');
     });
   });

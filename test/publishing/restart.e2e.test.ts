@@ -29,11 +29,27 @@ describe('publishing survives killing every process (end to end)', function () {
   let binary: string;
 
   async function startTemporal() {
-    temporal = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: path.join(dir, 'temporal.db'), log: () => {} });
+    temporal = await startTemporalDevServer({
+      binary,
+      port: temporalPort,
+      uiPort: null,
+      dbFile: path.join(dir, 'temporal.db'),
+      log: () => {},
+    });
   }
-  const env = () => ({ TEMPORAL_ADDRESS: temporal.address, PORT: String(apiPort), MCP_PORT: String(mcpPort), TEMPORAL_TASK_QUEUE: 'restart-e2e', RECONCILE_INTERVAL_SECONDS: '2' });
-  async function startApi() { api = await spawnService('api/main.ts', env(), /api listening/); }
-  async function startWorker() { worker = await spawnService('workers/main.ts', env(), /worker running/); }
+  const env = () => ({
+    TEMPORAL_ADDRESS: temporal.address,
+    PORT: String(apiPort),
+    MCP_PORT: String(mcpPort),
+    TEMPORAL_TASK_QUEUE: 'restart-e2e',
+    RECONCILE_INTERVAL_SECONDS: '2',
+  });
+  async function startApi() {
+    api = await spawnService('api/main.ts', env(), /api listening/);
+  }
+  async function startWorker() {
+    worker = await spawnService('workers/main.ts', env(), /worker running/);
+  }
 
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'publish-e2e-'));
@@ -41,10 +57,13 @@ describe('publishing survives killing every process (end to end)', function () {
     temporalPort = await freePort();
     await startTemporal();
     apiPort = await freePort();
-    do mcpPort = await freePort(); while (mcpPort === apiPort);
+    do mcpPort = await freePort();
+    while (mcpPort === apiPort);
     await Promise.all([startApi(), startWorker()]);
   });
-  afterEach(async () => { await sim.clearFaults(); });
+  afterEach(async () => {
+    await sim.clearFaults();
+  });
   after(async () => {
     await api?.kill('SIGTERM');
     await worker?.kill('SIGTERM');
@@ -57,7 +76,13 @@ describe('publishing survives killing every process (end to end)', function () {
     for (;;) {
       const rows = await db()('posts').whereIn('id', ids).select('id', 'status');
       if (rows.every((r) => r.status !== 'scheduled')) return rows;
-      if (Date.now() > deadline) throw new Error(`still scheduled: ${rows.filter((r) => r.status === 'scheduled').map((r) => r.id).join(', ')}\nworker: ${worker?.output.join('').slice(-1500)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `still scheduled: ${rows
+            .filter((r) => r.status === 'scheduled')
+            .map((r) => r.id)
+            .join(', ')}\nworker: ${worker?.output.join('').slice(-1500)}`,
+        );
       await sleep(300);
     }
   }
@@ -68,7 +93,9 @@ describe('publishing survives killing every process (end to end)', function () {
     const call = client(`http://127.0.0.1:${apiPort}`, ws.key);
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) {
-      const r = await call('POST', '/v1/posts', { body: { projectId: project.id, content: `restart ${i}`, scheduledFor: inSeconds(5 + i) } });
+      const r = await call('POST', '/v1/posts', {
+        body: { projectId: project.id, content: `restart ${i}`, scheduledFor: inSeconds(5 + i) },
+      });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       ids.push(r.body.data.id);
     }
@@ -84,7 +111,10 @@ describe('publishing survives killing every process (end to end)', function () {
     await Promise.all([startApi(), startWorker()]);
 
     const rows = await waitAllSettled(ids.slice(1), 90_000);
-    assert.ok(rows.every((r) => r.status === 'published'), JSON.stringify(rows));
+    assert.ok(
+      rows.every((r) => r.status === 'published'),
+      JSON.stringify(rows),
+    );
     assert.equal((await db()('posts').where({ id: ids[0] }).first()).status, 'draft');
     for (const id of ids) {
       const { posts } = await sim.listPosts({ reference: id });
@@ -99,13 +129,20 @@ describe('publishing survives killing every process (end to end)', function () {
     await sim.addFault({ kind: 'transient', operation: 'createPost', times: 4 });
     await sim.addFault({ kind: 'lost_response', operation: 'createPost', times: 1, lostAs: 'socket' });
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await call('POST', '/v1/posts', { body: { projectId: project.id, content: `flaky ${i}`, scheduledFor: inSeconds(2) } })).body.data.id);
+    for (let i = 0; i < 3; i++)
+      ids.push(
+        (await call('POST', '/v1/posts', { body: { projectId: project.id, content: `flaky ${i}`, scheduledFor: inSeconds(2) } })).body.data
+          .id,
+      );
     await sleep(3_500);
     await worker!.kill();
     await sleep(1_000);
     await startWorker();
     const rows = await waitAllSettled(ids, 90_000);
-    assert.ok(rows.every((r) => r.status === 'published'), JSON.stringify(rows));
+    assert.ok(
+      rows.every((r) => r.status === 'published'),
+      JSON.stringify(rows),
+    );
     for (const id of ids) assert.equal((await sim.listPosts({ reference: id })).posts.length, 1);
   });
 
@@ -121,13 +158,18 @@ describe('publishing survives killing every process (end to end)', function () {
     // Fire the changes around the due time, spread over ±300 ms.
     const due = Date.parse((await db()('posts').where({ id: cases[0]!.id }).first()).scheduled_at);
     await sleep(Math.max(0, due - Date.now() - 300));
-    const answers = await Promise.all(cases.map(async (c, i) => {
-      await sleep(i * 60);
-      const body = c.action === 'unschedule' ? { scheduledFor: null } : { scheduledFor: inSeconds(4) };
-      return call('PATCH', `/v1/posts/${c.id}`, { body });
-    }));
+    const answers = await Promise.all(
+      cases.map(async (c, i) => {
+        await sleep(i * 60);
+        const body = c.action === 'unschedule' ? { scheduledFor: null } : { scheduledFor: inSeconds(4) };
+        return call('PATCH', `/v1/posts/${c.id}`, { body });
+      }),
+    );
     await sleep(6_000);
-    await waitAllSettled(cases.map((c) => c.id), 60_000);
+    await waitAllSettled(
+      cases.map((c) => c.id),
+      60_000,
+    );
     for (const [i, c] of cases.entries()) {
       const row = await db()('posts').where({ id: c.id }).first();
       const onNetwork = (await sim.listPosts({ reference: c.id })).posts.length;

@@ -23,7 +23,13 @@ describe('the connection failure streak (one rule for every door)', function () 
   this.timeout(60_000);
   const sim = simulator();
   const n = config.network;
-  const network = new HttpNetworkClient({ baseUrl: n.apiUrl!, apiVersion: n.apiVersion, clientId: n.clientId, clientSecret: n.clientSecret, timeoutMs: TIMEOUT_MS });
+  const network = new HttpNetworkClient({
+    baseUrl: n.apiUrl!,
+    apiVersion: n.apiVersion,
+    clientId: n.clientId,
+    clientSecret: n.clientSecret,
+    timeoutMs: TIMEOUT_MS,
+  });
   const activities = createPublishingActivities({ db: db(), network, temporal: temporalClient });
   let api: TestServer;
   let ws: Awaited<ReturnType<typeof workspaceWithKey>>;
@@ -41,7 +47,9 @@ describe('the connection failure streak (one rule for every door)', function () 
     await sim.setLatency({ ms: 0, operation: 'identity' });
     await sim.setLatency({ ms: 0, operation: 'createPost' });
   });
-  after(async () => { await api.close(); });
+  after(async () => {
+    await api.close();
+  });
 
   async function connectionOf(projectId: string) {
     const p = await db()('projects').where({ id: projectId }).first('connection_id');
@@ -49,7 +57,9 @@ describe('the connection failure streak (one rule for every door)', function () 
   }
   async function setStreak(projectId: string, failures: number) {
     const c = await connectionOf(projectId);
-    await db()('network_connections').where({ id: c.id }).update({ consecutive_failures: failures, connection_status: failures ? 'DEGRADED' : 'CONNECTED' });
+    await db()('network_connections')
+      .where({ id: c.id })
+      .update({ consecutive_failures: failures, connection_status: failures ? 'DEGRADED' : 'CONNECTED' });
   }
   async function draftIn(projectId: string) {
     return (await call('POST', '/v1/posts', { body: { projectId, content: 'Draft' } })).body.data.id as string;
@@ -57,9 +67,15 @@ describe('the connection failure streak (one rule for every door)', function () 
   const future = () => new Date(Date.now() + 3_600_000).toISOString();
   /** A post scheduled for tomorrow, written directly (no workflow), for the publish activity to fire now. */
   async function scheduledPost(projectId: string) {
-    const post = await db().transaction((trx) => insertPost(trx, {
-      workspaceId: ws.workspace.id, projectId, content: `Post ${Math.random()}`, contentType: 'PERSONAL', scheduledAt: new Date(Date.now() + 86_400_000),
-    }));
+    const post = await db().transaction((trx) =>
+      insertPost(trx, {
+        workspaceId: ws.workspace.id,
+        projectId,
+        content: `Post ${Math.random()}`,
+        contentType: 'PERSONAL',
+        scheduledAt: new Date(Date.now() + 86_400_000),
+      }),
+    );
     return { postId: post.id, version: post.schedule_version, attempt: 1, retryUntilMs: Date.now() + 60_000 };
   }
 
@@ -174,7 +190,9 @@ describe('the connection failure streak (one rule for every door)', function () 
         const { project, token } = await connectedPersonalProject(ws.workspace.id);
         const c0 = await connectionOf(project.id);
         // The stored token lapses (a refresh is due) and the network has withdrawn the grant.
-        await db()('network_connections').where({ id: c0.id }).update({ access_token_expires_at: new Date(Date.now() - 1000) });
+        await db()('network_connections')
+          .where({ id: c0.id })
+          .update({ access_token_expires_at: new Date(Date.now() - 1000) });
         await sim.revokeToken({ token: token.accessToken });
         if (door === 'patch') {
           const r = await call('PATCH', `/v1/posts/${await draftIn(project.id)}`, { body: { scheduledFor: future() } });
@@ -206,7 +224,9 @@ describe('the connection failure streak (one rule for every door)', function () 
       const { project } = await connectedPersonalProject(ws.workspace.id);
       await setStreak(project.id, 1);
       const c0 = await connectionOf(project.id);
-      await db()('network_connections').where({ id: c0.id }).update({ access_token_expires_at: new Date(Date.now() - 1000), refresh_token_enc: null });
+      await db()('network_connections')
+        .where({ id: c0.id })
+        .update({ access_token_expires_at: new Date(Date.now() - 1000), refresh_token_enc: null });
       const callsBefore = (await sim.counts()).calls;
       const r = await activities.checkConnection(project.id);
       assert.deepEqual({ ok: r.ok, failures: r.failures }, { ok: false, failures: null });

@@ -7,7 +7,9 @@ import { workflowBundle } from '../../workers/worker';
 // Every recorded history under histories/ must replay against the current workflow code
 // (CONVENTIONS.md habit 8): a change that breaks determinism fails here, in CI.
 const dir = path.join(import.meta.dirname, 'histories');
-const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 describe('workflow replay over recorded histories', function () {
   this.timeout(120_000);

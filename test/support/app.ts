@@ -4,7 +4,10 @@ import { createApp } from '../../api/app';
 import type { ApiDeps } from '../../api/deps';
 
 // The real Koa app over real HTTP on an ephemeral port.
-export interface TestServer { url: string; close(): Promise<void> }
+export interface TestServer {
+  url: string;
+  close(): Promise<void>;
+}
 
 /** `deps`: the app's outside-world clients (api/deps.ts); the configured ones when omitted. */
 export async function startApi(deps?: ApiDeps): Promise<TestServer> {
@@ -14,16 +17,29 @@ export async function startApi(deps?: ApiDeps): Promise<TestServer> {
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
-export interface CallResult<T = any> { status: number; body: T; headers: Headers }
+export interface CallResult<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
 
 export function client(baseUrl: string, token?: string, defaults: Record<string, string> = {}) {
-  return async function call<T = any>(method: string, path: string, opts: { body?: unknown; headers?: Record<string, string>; raw?: string } = {}): Promise<CallResult<T>> {
+  return async function call<T = any>(
+    method: string,
+    path: string,
+    opts: { body?: unknown; headers?: Record<string, string>; raw?: string } = {},
+  ): Promise<CallResult<T>> {
     const headers: Record<string, string> = { ...defaults, ...opts.headers };
-    if (token && !('authorization' in Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])))) headers.Authorization = `Bearer ${token}`;
+    if (token && !('authorization' in Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]))))
+      headers.Authorization = `Bearer ${token}`;
     let body: string | undefined = opts.raw;
     if (opts.body !== undefined) {
       body = JSON.stringify(opts.body);
@@ -32,7 +48,11 @@ export function client(baseUrl: string, token?: string, defaults: Record<string,
     const res = await fetch(baseUrl + path, { method, headers, body });
     const text = await res.text();
     let parsed: unknown = text;
-    try { parsed = text ? JSON.parse(text) : null; } catch { /* leave as text */ }
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      /* leave as text */
+    }
     return { status: res.status, body: parsed as T, headers: res.headers };
   };
 }

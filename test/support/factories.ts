@@ -2,18 +2,33 @@ import { addMember, createProject, createUser, createWorkspace, issueApiKey, typ
 import { randomBase62 } from '../../lib/ids';
 
 // Fixtures made through the same provisioning code the operator CLI uses.
-export async function workspaceWithKey(opts: { plan?: string; scopes?: string[]; name?: string; projects?: number; connection?: ConnectionPreset; timezone?: string } = {}) {
+export async function workspaceWithKey(
+  opts: { plan?: string; scopes?: string[]; name?: string; projects?: number; connection?: ConnectionPreset; timezone?: string } = {},
+) {
   const workspace = await createWorkspace({ name: opts.name ?? `Acme ${randomBase62(6)}`, plan: opts.plan ?? 'BUSINESS' });
   const projects = [];
   for (let i = 0; i < (opts.projects ?? 1); i++) {
-    projects.push(await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: `Person ${i} ${randomBase62(4)}`, username: `person-${i}`, connection: opts.connection ?? 'connected', timezone: opts.timezone }));
+    projects.push(
+      await createProject({
+        workspaceId: workspace.id,
+        type: 'PERSONAL_BRAND',
+        name: `Person ${i} ${randomBase62(4)}`,
+        username: `person-${i}`,
+        connection: opts.connection ?? 'connected',
+        timezone: opts.timezone,
+      }),
+    );
   }
   const key = await issueApiKey({ workspaceId: workspace.id, scopes: opts.scopes ?? ['read', 'write'] });
   return { workspace, projects, project: projects[0]!, key: key.key, keyId: key.id };
 }
 
 export async function member(workspaceId: string, role: string, projectIds?: string[]) {
-  const user = await createUser({ email: `u-${randomBase62(10)}@example.com`, name: `User ${randomBase62(4)}`, password: 'correct horse battery staple' });
+  const user = await createUser({
+    email: `u-${randomBase62(10)}@example.com`,
+    name: `User ${randomBase62(4)}`,
+    password: 'correct horse battery staple',
+  });
   await addMember({ workspaceId, user: user.id, role, projectIds });
   return user;
 }

@@ -29,12 +29,17 @@ export async function startApiWith(configure: (app: Koa) => void): Promise<TestS
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
-
-export interface ApiProcess extends TestServer { child: ChildProcess }
+export interface ApiProcess extends TestServer {
+  child: ChildProcess;
+}
 
 /**
  * `api/main.ts` as a separate OS process against the same Postgres and Redis. In-process
@@ -47,19 +52,30 @@ export async function startApiProcess(env: Record<string, string> = {}): Promise
   while (mcpPort === port) mcpPort = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), MCP_PORT: String(mcpPort), PUBLIC_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'error', ...env },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      MCP_PORT: String(mcpPort),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      LOG_LEVEL: 'error',
+      ...env,
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
   let exited = false;
-  child.once('exit', () => { exited = true; });
+  child.once('exit', () => {
+    exited = true;
+  });
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (exited) throw new Error('the API process exited during start-up');
     try {
       const res = await fetch(`${url}/v1/health`);
       if (res.ok) break;
-    } catch { /* not listening yet */ }
+    } catch {
+      /* not listening yet */
+    }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error('the API process did not start within 30 s');
@@ -69,33 +85,59 @@ export async function startApiProcess(env: Record<string, string> = {}): Promise
   return {
     url,
     child,
-    close: () => new Promise((resolve) => {
-      if (exited) return resolve();
-      // A graceful stop first; a process that hangs on shutdown must not hang the suite.
-      const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      child.once('exit', () => { clearTimeout(force); resolve(); });
-      child.kill('SIGTERM');
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        if (exited) return resolve();
+        // A graceful stop first; a process that hangs on shutdown must not hang the suite.
+        const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        child.once('exit', () => {
+          clearTimeout(force);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
   };
 }
 
 /** Inserts posts directly; `createdAt` may repeat to exercise the id tie-break of the keyset. */
-export async function insertPosts(input: { workspaceId: string; projectId: string; rows: Array<{ createdAt: Date; status?: string; title?: string }> }): Promise<string[]> {
+export async function insertPosts(input: {
+  workspaceId: string;
+  projectId: string;
+  rows: Array<{ createdAt: Date; status?: string; title?: string }>;
+}): Promise<string[]> {
   const rows = input.rows.map((r) => ({
-    id: newId('post'), workspace_id: input.workspaceId, project_id: input.projectId, status: r.status ?? 'draft',
-    title: r.title ?? '', content: 'Inserted for a pagination test', content_type: 'PERSONAL', created_at: r.createdAt,
+    id: newId('post'),
+    workspace_id: input.workspaceId,
+    project_id: input.projectId,
+    status: r.status ?? 'draft',
+    title: r.title ?? '',
+    content: 'Inserted for a pagination test',
+    content_type: 'PERSONAL',
+    created_at: r.createdAt,
   }));
   for (let i = 0; i < rows.length; i += 500) await db()('posts').insert(rows.slice(i, i + 500));
   return rows.map((r) => r.id);
 }
 
 /** Users with memberships of `workspaceId`, in bulk (the roster bound is 100 members). */
-export async function insertMembers(workspaceId: string, roles: string[], createdAt?: (i: number) => Date): Promise<Array<{ userId: string; membershipId: string; role: string }>> {
+export async function insertMembers(
+  workspaceId: string,
+  roles: string[],
+  createdAt?: (i: number) => Date,
+): Promise<Array<{ userId: string; membershipId: string; role: string }>> {
   const out = roles.map((role) => ({ userId: newId('user'), membershipId: newId('membership'), role }));
-  await db()('users').insert(out.map((m) => ({ id: m.userId, email: `m-${randomBase62(12)}@example.com`, name: `Member ${randomBase62(4)}` })));
-  await db()('memberships').insert(out.map((m, i) => ({
-    id: m.membershipId, workspace_id: workspaceId, user_id: m.userId, role: m.role, ...(createdAt ? { created_at: createdAt(i) } : {}),
-  })));
+  await db()('users').insert(
+    out.map((m) => ({ id: m.userId, email: `m-${randomBase62(12)}@example.com`, name: `Member ${randomBase62(4)}` })),
+  );
+  await db()('memberships').insert(
+    out.map((m, i) => ({
+      id: m.membershipId,
+      workspace_id: workspaceId,
+      user_id: m.userId,
+      role: m.role,
+      ...(createdAt ? { created_at: createdAt(i) } : {}),
+    })),
+  );
   return out;
 }
 
@@ -129,4 +171,10 @@ export function assertError(res: CallResult, status: number, code: string): ApiE
   return err;
 }
 
-export interface ApiErrorBody { code: string; message: string; request_id: string; docs_url: string; details?: Record<string, any> }
+export interface ApiErrorBody {
+  code: string;
+  message: string;
+  request_id: string;
+  docs_url: string;
+  details?: Record<string, any>;
+}

@@ -57,7 +57,12 @@ if (ownObjectStore) {
 }
 
 function isAlive(pid: number): boolean {
-  try { process.kill(pid, 0); return true; } catch { return false; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function withMaintenanceDb<T>(url: string, fn: (c: pg.Client, name: string) => Promise<T>): Promise<T> {
@@ -66,7 +71,11 @@ async function withMaintenanceDb<T>(url: string, fn: (c: pg.Client, name: string
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString() });
   await client.connect();
-  try { return await fn(client, name); } finally { await client.end(); }
+  try {
+    return await fn(client, name);
+  } finally {
+    await client.end();
+  }
 }
 
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
@@ -75,7 +84,8 @@ async function resetDatabase(url: string) {
   await withMaintenanceDb(url, async (client, name) => {
     const stale = await client.query(`select datname from pg_database where datname ~ '^content_scheduler_test_[0-9]+$'`);
     for (const { datname } of stale.rows) {
-      if (datname !== name && !isAlive(Number(datname.split('_').pop()))) await client.query(`drop database if exists ${quote(datname)} with (force)`);
+      if (datname !== name && !isAlive(Number(datname.split('_').pop())))
+        await client.query(`drop database if exists ${quote(datname)} with (force)`);
     }
     await client.query(`drop database if exists ${quote(name)} with (force)`);
     await client.query(`create database ${quote(name)}`);
@@ -98,30 +108,47 @@ export async function mochaGlobalSetup() {
 
   const services: Array<Promise<void>> = [];
   if (ownTemporal) {
-    services.push((async () => {
-      const { resolveTemporalBinary, startTemporalDevServer } = await import('../../tooling/temporalBinary');
-      const binary = await resolveTemporalBinary({ log: (l) => console.log(`[temporal] ${l}`) });
-      const server = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
-      stopTemporal = () => server.stop();
-      console.log(`Temporal dev server for the tests at ${server.address}`);
-    })());
+    services.push(
+      (async () => {
+        const { resolveTemporalBinary, startTemporalDevServer } = await import('../../tooling/temporalBinary');
+        const binary = await resolveTemporalBinary({ log: (l) => console.log(`[temporal] ${l}`) });
+        const server = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
+        stopTemporal = () => server.stop();
+        console.log(`Temporal dev server for the tests at ${server.address}`);
+      })(),
+    );
   }
   if (ownObjectStore) {
-    services.push((async () => {
-      const { startObjectStore } = await import('../../tooling/objectStoreServer');
-      const store = await startObjectStore({ port: objectStorePort, accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY, log: () => {} });
-      stopObjectStore = () => store.stop();
-    })());
+    services.push(
+      (async () => {
+        const { startObjectStore } = await import('../../tooling/objectStoreServer');
+        const store = await startObjectStore({
+          port: objectStorePort,
+          accessKeyId: env.S3_ACCESS_KEY_ID,
+          secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+          log: () => {},
+        });
+        stopObjectStore = () => store.stop();
+      })(),
+    );
   }
   if (ownSimulator) {
     // The network simulator runs as its own process, as under `npm start`; tests script it
     // through its control API (sim/network/control.ts).
-    services.push(new Promise<void>((resolve, reject) => {
-      const sim = spawn(process.execPath, ['--import', 'tsx', 'sim/network/main.ts'], { cwd: root, env: { ...env, NETWORK_SIMULATOR_PORT: String(simulatorPort) }, stdio: ['ignore', 'pipe', 'inherit'] });
-      simulator = sim;
-      sim.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('listening')) resolve(); });
-      sim.once('exit', (c) => reject(new Error(`network simulator exited (${c})`)));
-    }));
+    services.push(
+      new Promise<void>((resolve, reject) => {
+        const sim = spawn(process.execPath, ['--import', 'tsx', 'sim/network/main.ts'], {
+          cwd: root,
+          env: { ...env, NETWORK_SIMULATOR_PORT: String(simulatorPort) },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        simulator = sim;
+        sim.stdout!.on('data', (d: Buffer) => {
+          if (d.toString().includes('listening')) resolve();
+        });
+        sim.once('exit', (c) => reject(new Error(`network simulator exited (${c})`)));
+      }),
+    );
   }
   await Promise.all(services);
 }
@@ -132,5 +159,8 @@ export async function mochaGlobalTeardown() {
   sim?.kill('SIGTERM');
   await stopTemporal();
   await stopObjectStore();
-  if (ownDatabase && !inherited) await withMaintenanceDb(env.DATABASE_URL!, (client, name) => client.query(`drop database if exists ${quote(name)} with (force)`)).catch(() => {});
+  if (ownDatabase && !inherited)
+    await withMaintenanceDb(env.DATABASE_URL!, (client, name) => client.query(`drop database if exists ${quote(name)} with (force)`)).catch(
+      () => {},
+    );
 }

@@ -14,11 +14,28 @@ export function simulator(): SimulatorControl {
 export async function connectedPersonalProject(workspaceId: string, opts: { expiresInSeconds?: number; timezone?: string } = {}) {
   const sim = simulator();
   const personId = `p${randomBase62(10)}`;
-  const token = await sim.issueToken({ personId, name: `Ann ${personId}`, vanityName: `ann-${personId}`, expiresInSeconds: opts.expiresInSeconds });
-  const project = await createProject({ workspaceId, type: 'PERSONAL_BRAND', name: `Ann ${personId}`, connection: 'none', timezone: opts.timezone });
+  const token = await sim.issueToken({
+    personId,
+    name: `Ann ${personId}`,
+    vanityName: `ann-${personId}`,
+    expiresInSeconds: opts.expiresInSeconds,
+  });
+  const project = await createProject({
+    workspaceId,
+    type: 'PERSONAL_BRAND',
+    name: `Ann ${personId}`,
+    connection: 'none',
+    timezone: opts.timezone,
+  });
   await storeConnectionTokens({
-    workspaceId, projectId: project.id, accessToken: token.accessToken, refreshToken: token.refreshToken, expiresAt: new Date(token.expiresAt),
-    refreshExpiresAt: token.refreshTokenExpiresAt ? new Date(token.refreshTokenExpiresAt) : null, personId, name: `Ann ${personId}`,
+    workspaceId,
+    projectId: project.id,
+    accessToken: token.accessToken,
+    refreshToken: token.refreshToken,
+    expiresAt: new Date(token.expiresAt),
+    refreshExpiresAt: token.refreshTokenExpiresAt ? new Date(token.refreshTokenExpiresAt) : null,
+    personId,
+    name: `Ann ${personId}`,
   });
   return { project, personId, token };
 }
@@ -27,7 +44,13 @@ export async function connectedPersonalProject(workspaceId: string, opts: { expi
 export async function connectedCompanyPage(workspaceId: string, admins: 'self' | 'none' = 'self') {
   const personal = await connectedPersonalProject(workspaceId);
   const organizationId = String(Math.floor(Math.random() * 1e9));
-  const page = await createProject({ workspaceId, type: 'COMPANY_PAGE', name: `Org ${organizationId}`, linkedProjectId: personal.project.id, organizationId });
+  const page = await createProject({
+    workspaceId,
+    type: 'COMPANY_PAGE',
+    name: `Org ${organizationId}`,
+    linkedProjectId: personal.project.id,
+    organizationId,
+  });
   await simulator().setOrganizationAdmins(organizationId, admins === 'self' ? [personal.personId] : []);
   return { page, organizationId, personal };
 }

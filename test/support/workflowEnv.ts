@@ -22,7 +22,11 @@ export function workflowEnv(): Promise<TestWorkflowEnvironment> {
     installRuntime();
     const path = await resolveTemporalBinary({ log: () => {} });
     return TestWorkflowEnvironment.createLocal({
-      server: { executable: { type: 'existing-path', path }, searchAttributes: [...SEARCH_ATTRIBUTE_KEYS], extraArgs: ['--log-level', 'error'] },
+      server: {
+        executable: { type: 'existing-path', path },
+        searchAttributes: [...SEARCH_ATTRIBUTE_KEYS],
+        extraArgs: ['--log-level', 'error'],
+      },
     });
   })();
   return shared;
@@ -34,7 +38,11 @@ export async function closeWorkflowEnv(): Promise<void> {
   await env?.teardown();
 }
 
-export interface WorkflowTestContext { env: TestWorkflowEnvironment; client: TestWorkflowEnvironment['client']; taskQueue: string }
+export interface WorkflowTestContext {
+  env: TestWorkflowEnvironment;
+  client: TestWorkflowEnvironment['client'];
+  taskQueue: string;
+}
 
 /**
  * Runs `fn` while a worker polls a fresh task queue with `activities` (stubs by activity name);
@@ -47,13 +55,21 @@ export async function withWorker<T>(
 ): Promise<T> {
   const env = await workflowEnv();
   const taskQueue = `workflow-test-${randomBase62(10)}`;
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities, ...options });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities,
+    ...options,
+  });
   return worker.runUntil(fn({ env, client: env.client, taskQueue }));
 }
 
 /** A promise with its resolve function, for stubs that hold an activity until the test lets go. */
 export function gate<T = void>(): { promise: Promise<T>; open(value: T): void } {
   let open!: (value: T) => void;
-  const promise = new Promise<T>((resolve) => { open = resolve; });
+  const promise = new Promise<T>((resolve) => {
+    open = resolve;
+  });
   return { promise, open };
 }

@@ -8,8 +8,13 @@ import { canPublish, deriveState, networkBlock, reconnectUrl, type StoredConnect
 const NOW = new Date('2026-06-01T12:00:00.000Z');
 const DAY = 86_400_000;
 const healthy = (over: Partial<StoredConnection> = {}): StoredConnection => ({
-  access_token_enc: 'v1.sealed', access_token_expires_at: new Date(NOW.getTime() + 60 * DAY), connection_status: 'CONNECTED',
-  last_validated_at: new Date(NOW.getTime() - 3600_000), consecutive_failures: 0, revoked_at: null, ...over,
+  access_token_enc: 'v1.sealed',
+  access_token_expires_at: new Date(NOW.getTime() + 60 * DAY),
+  connection_status: 'CONNECTED',
+  last_validated_at: new Date(NOW.getTime() - 3600_000),
+  consecutive_failures: 0,
+  revoked_at: null,
+  ...over,
 });
 
 describe('lib/connectionState', () => {
@@ -23,16 +28,27 @@ describe('lib/connectionState', () => {
       const days = config.network.expiringSoonDays;
       assert.equal(days, 14);
       assert.equal(deriveState(healthy({ access_token_expires_at: new Date(NOW.getTime() + 5 * DAY) }), NOW), 'expiring_soon');
-      assert.equal(deriveState(healthy({ access_token_expires_at: new Date(NOW.getTime() + 14 * DAY) }), NOW), 'expiring_soon', 'the boundary is inside');
+      assert.equal(
+        deriveState(healthy({ access_token_expires_at: new Date(NOW.getTime() + 14 * DAY) }), NOW),
+        'expiring_soon',
+        'the boundary is inside',
+      );
       assert.equal(deriveState(healthy({ access_token_expires_at: new Date(NOW.getTime() + 14 * DAY + 1000) }), NOW), 'connected');
-      assert.equal(deriveState(healthy({ access_token_expires_at: new Date(NOW.getTime() - DAY) }), NOW), 'expiring_soon', 'lapsed, not renewed');
+      assert.equal(
+        deriveState(healthy({ access_token_expires_at: new Date(NOW.getTime() - DAY) }), NOW),
+        'expiring_soon',
+        'lapsed, not renewed',
+      );
     });
 
     it('is degraded after recent failures or when the cache says so', () => {
       assert.equal(deriveState(healthy({ consecutive_failures: 1 }), NOW), 'degraded');
       assert.equal(deriveState(healthy({ connection_status: 'DEGRADED' }), NOW), 'degraded');
       // One state holds: degraded wins over an approaching expiry.
-      assert.equal(deriveState(healthy({ consecutive_failures: 2, access_token_expires_at: new Date(NOW.getTime() + DAY) }), NOW), 'degraded');
+      assert.equal(
+        deriveState(healthy({ consecutive_failures: 2, access_token_expires_at: new Date(NOW.getTime() + DAY) }), NOW),
+        'degraded',
+      );
     });
 
     it('is revoked when authorization was withdrawn', () => {
@@ -68,9 +84,13 @@ describe('lib/connectionState', () => {
     it('has no detail and no reconnectUrl exactly when connected', () => {
       const ok = networkBlock(healthy(), ids, NOW);
       assert.deepEqual(ok, {
-        state: 'connected', canPublish: true, connectionStatus: 'CONNECTED',
-        lastValidatedAt: new Date(NOW.getTime() - 3600_000).toISOString(), accessTokenExpiresAt: new Date(NOW.getTime() + 60 * DAY).toISOString(),
-        detail: null, reconnectUrl: null,
+        state: 'connected',
+        canPublish: true,
+        connectionStatus: 'CONNECTED',
+        lastValidatedAt: new Date(NOW.getTime() - 3600_000).toISOString(),
+        accessTokenExpiresAt: new Date(NOW.getTime() + 60 * DAY).toISOString(),
+        detail: null,
+        reconnectUrl: null,
       });
       const variants: StoredConnection[] = [
         healthy({ access_token_expires_at: new Date(NOW.getTime() + DAY) }),

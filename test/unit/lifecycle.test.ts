@@ -1,7 +1,18 @@
 import assert from 'node:assert/strict';
 import { ApiError } from '../../lib/errors';
 import {
-  boardMoved, combine, deleted, delivery, failed, isNoChange, planSchedule, published, retrying, scheduled, unscheduled, type LifecycleRow,
+  boardMoved,
+  combine,
+  deleted,
+  delivery,
+  failed,
+  isNoChange,
+  planSchedule,
+  published,
+  retrying,
+  scheduled,
+  unscheduled,
+  type LifecycleRow,
 } from '../../lib/posts/lifecycle';
 
 // spec 3.1 / 2.7: the post lifecycle's pure transitions. Each test pins what one transition
@@ -30,12 +41,24 @@ function refusal(fn: () => unknown, status: number, code: string, reason: string
 describe('lib/posts/lifecycle', () => {
   it('delivery() fills the spec 2.7 block', () => {
     assert.deepEqual(delivery('not_scheduled'), { state: 'not_scheduled', willRetry: false, retryUntil: null, detail: null });
-    assert.deepEqual(delivery('retrying', { willRetry: true, retryUntil: 'x', detail: 'y' }), { state: 'retrying', willRetry: true, retryUntil: 'x', detail: 'y' });
+    assert.deepEqual(delivery('retrying', { willRetry: true, retryUntil: 'x', detail: 'y' }), {
+      state: 'retrying',
+      willRetry: true,
+      retryUntil: 'x',
+      detail: 'y',
+    });
   });
 
   it('scheduled: status scheduled at the time, version bumped, delivery scheduled, slot set, post.scheduled, workflow told', () => {
     const c = scheduled(onTheSchedule, LATER, NOW);
-    assert.deepEqual(c.set, { status: 'scheduled', scheduled_at: LATER, schedule_version: 4, delivery: delivery('scheduled'), last_publish_error: null, updated_at: NOW });
+    assert.deepEqual(c.set, {
+      status: 'scheduled',
+      scheduled_at: LATER,
+      schedule_version: 4,
+      delivery: delivery('scheduled'),
+      last_publish_error: null,
+      updated_at: NOW,
+    });
     assert.equal(c.board, 'scheduled');
     assert.deepEqual(c.slot, { at: LATER });
     assert.deepEqual(c.events, ['post.scheduled']);
@@ -45,9 +68,15 @@ describe('lib/posts/lifecycle', () => {
     refusal(() => scheduled(livePost, LATER, NOW), 422, 'unprocessable', 'already_published');
   });
 
-  it('unscheduled: back to draft (or the board category\'s status), version bumped, slot cleared, post.unscheduled; nothing for a post off the schedule', () => {
+  it("unscheduled: back to draft (or the board category's status), version bumped, slot cleared, post.unscheduled; nothing for a post off the schedule", () => {
     const c = unscheduled(onTheSchedule, NOW);
-    assert.deepEqual(c.set, { status: 'draft', scheduled_at: null, schedule_version: 4, delivery: delivery('not_scheduled'), updated_at: NOW });
+    assert.deepEqual(c.set, {
+      status: 'draft',
+      scheduled_at: null,
+      schedule_version: 4,
+      delivery: delivery('not_scheduled'),
+      updated_at: NOW,
+    });
     assert.equal(c.board, 'draft');
     assert.equal(c.slot, 'clear');
     assert.deepEqual(c.events, ['post.unscheduled']);
@@ -66,7 +95,10 @@ describe('lib/posts/lifecycle', () => {
     assert.equal(c.set.last_publish_error, 'timeout');
     assert.equal(c.set.status, undefined, 'still scheduled');
     assert.equal(c.set.schedule_version, undefined, 'the workflow retrying must not find its own version stale');
-    assert.deepEqual({ ...c.set.delivery, detail: undefined }, { state: 'retrying', willRetry: true, retryUntil: LATER.toISOString(), detail: undefined });
+    assert.deepEqual(
+      { ...c.set.delivery, detail: undefined },
+      { state: 'retrying', willRetry: true, retryUntil: LATER.toISOString(), detail: undefined },
+    );
     assert.match(c.set.delivery!.detail!, /timeout/);
     assert.deepEqual(c.events, []);
     assert.equal(c.scheduleChanged, false);
@@ -75,8 +107,13 @@ describe('lib/posts/lifecycle', () => {
   it('published: status published with time and URN, error cleared, board published, delivery published, post.published', () => {
     const c = published(onTheSchedule, { postUrn: 'urn:li:share:1' }, NOW);
     assert.deepEqual(c.set, {
-      status: 'published', published_at: NOW, network_post_urn: 'urn:li:share:1', last_publish_attempt_at: NOW, last_publish_error: null,
-      delivery: delivery('published'), updated_at: NOW,
+      status: 'published',
+      published_at: NOW,
+      network_post_urn: 'urn:li:share:1',
+      last_publish_attempt_at: NOW,
+      last_publish_error: null,
+      delivery: delivery('published'),
+      updated_at: NOW,
     });
     assert.equal(c.board, 'published');
     assert.deepEqual(c.events, ['post.published']);
@@ -87,7 +124,10 @@ describe('lib/posts/lifecycle', () => {
   it('failed: failed_to_publish with the error, delivery failed and not retrying, post.publish_failed', () => {
     const c = failed(onTheSchedule, { error: 'token_refresh_failed', detail: 'Refused.' }, NOW);
     assert.deepEqual(c.set, {
-      status: 'failed_to_publish', last_publish_error: 'token_refresh_failed', last_publish_attempt_at: NOW, updated_at: NOW,
+      status: 'failed_to_publish',
+      last_publish_error: 'token_refresh_failed',
+      last_publish_attempt_at: NOW,
+      updated_at: NOW,
       delivery: delivery('failed', { detail: 'Refused.' }),
     });
     assert.deepEqual(c.events, ['post.publish_failed']);
@@ -108,7 +148,11 @@ describe('lib/posts/lifecycle', () => {
 
   it('boardMoved: the legacy status follows a category that has one; scheduled and published keep theirs', () => {
     assert.deepEqual(boardMoved(draft, 'review', 'st_1', NOW).set, { status_id: 'st_1', status: 'waitingApproval', updated_at: NOW });
-    assert.deepEqual(boardMoved(draft, 'inProgress', 'st_2', NOW).set, { status_id: 'st_2', updated_at: NOW }, 'inProgress reads draft, already so');
+    assert.deepEqual(
+      boardMoved(draft, 'inProgress', 'st_2', NOW).set,
+      { status_id: 'st_2', updated_at: NOW },
+      'inProgress reads draft, already so',
+    );
     assert.deepEqual(boardMoved(onTheSchedule, 'scheduled', 'st_3', NOW).set, { status_id: 'st_3', updated_at: NOW });
   });
 
@@ -140,14 +184,18 @@ describe('lib/posts/lifecycle', () => {
     it('board scheduled needs a future time from the request or the post, else 422 schedule_required', () => {
       assert.deepEqual(plan(draft, { board: 'scheduled', scheduledFor: LATER }), { kind: 'schedule', at: LATER });
       assert.deepEqual(plan(onTheSchedule, { board: 'scheduled' }), { kind: 'none' }, 'already scheduled: only the board moves');
-      assert.deepEqual(plan({ status: 'draft', scheduled_at: LATER, schedule_version: 1 }, { board: 'scheduled' }), { kind: 'schedule', at: LATER });
+      assert.deepEqual(plan({ status: 'draft', scheduled_at: LATER, schedule_version: 1 }, { board: 'scheduled' }), {
+        kind: 'schedule',
+        at: LATER,
+      });
       refusal(() => plan(draft, { board: 'scheduled' }), 422, 'unprocessable', 'schedule_required');
       refusal(() => plan(failedPost, { board: 'scheduled' }), 422, 'unprocessable', 'schedule_required');
       refusal(() => plan(onTheSchedule, { board: 'scheduled', scheduledFor: null }), 422, 'unprocessable', 'schedule_required');
     });
 
-    it('board published is the scheduler\'s: 409 not_published_by_service', () => {
-      for (const post of [draft, onTheSchedule, failedPost]) refusal(() => plan(post, { board: 'published' }), 409, 'conflict', 'not_published_by_service');
+    it("board published is the scheduler's: 409 not_published_by_service", () => {
+      for (const post of [draft, onTheSchedule, failedPost])
+        refusal(() => plan(post, { board: 'published' }), 409, 'conflict', 'not_published_by_service');
     });
 
     it('a published post stays published: other boards 409 already_published; schedule changes 422 already_published', () => {

@@ -10,23 +10,39 @@ import { randomBase62 } from '../../lib/ids';
 // a door may add to or put in place of an operation's own.
 
 const op = defineOperation({
-  name: 'test.write', summary: 'test', kind: 'write', scopes: { allOf: ['posts:write'] }, clientRole: 'deny', inputSource: 'body',
+  name: 'test.write',
+  summary: 'test',
+  kind: 'write',
+  scopes: { allOf: ['posts:write'] },
+  clientRole: 'deny',
+  inputSource: 'body',
   input: z.object({ projectId: z.string() }).strict(),
   handler: async (_ctx, input) => ({ data: input }),
 });
 
 function auth(over: Partial<AuthContext> = {}): AuthContext {
   return {
-    principal: { type: 'api_key', id: 'key_x', scopes: [] }, workspaceId: `org_${randomBase62(12)}`, gatingPlan: 'BUSINESS',
-    scopes: new Set(['posts:write']), role: 'admin', projectIds: null, reach: 'member', ...over,
+    principal: { type: 'api_key', id: 'key_x', scopes: [] },
+    workspaceId: `org_${randomBase62(12)}`,
+    gatingPlan: 'BUSINESS',
+    scopes: new Set(['posts:write']),
+    role: 'admin',
+    projectIds: null,
+    reach: 'member',
+    ...over,
   };
 }
 
 function call(a: AuthContext, over: Partial<OperationCall> = {}): OperationCall & { inputRead: () => boolean } {
   let read = false;
   return {
-    op, requestId: 'req_x', authenticate: async () => a,
-    input: () => { read = true; return { projectId: 'proj_1' }; },
+    op,
+    requestId: 'req_x',
+    authenticate: async () => a,
+    input: () => {
+      read = true;
+      return { projectId: 'proj_1' };
+    },
     idempotencyScope: { operation: 'TEST', hashSubject: 'test' },
     inputRead: () => read,
     ...over,
@@ -45,7 +61,10 @@ async function refusal(c: OperationCall): Promise<string> {
 
 describe('the operation pipeline', () => {
   it('runs the named steps in the order of ARCHITECTURE.md', () => {
-    assert.deepEqual(OPERATION_STEPS.map((s) => s.name), ['version', 'authenticate', 'rate limit', 'plan/role', 'scopes', 'validate', 'idempotency', 'handler']);
+    assert.deepEqual(
+      OPERATION_STEPS.map((s) => s.name),
+      ['version', 'authenticate', 'rate limit', 'plan/role', 'scopes', 'validate', 'idempotency', 'handler'],
+    );
   });
 
   it('answers through the handler and reports the version and the bucket it used', async () => {
@@ -66,12 +85,21 @@ describe('the operation pipeline', () => {
       assert.equal(c.inputRead(), false, expected);
     }
     let ran = false;
-    const empty = call(auth(), { idempotencyKey: '', op: { ...op, handler: async () => { ran = true; return {}; } } });
+    const empty = call(auth(), {
+      idempotencyKey: '',
+      op: {
+        ...op,
+        handler: async () => {
+          ran = true;
+          return {};
+        },
+      },
+    });
     assert.equal(await refusal(empty), '400 invalid_request');
     assert.equal(ran, false);
   });
 
-  it('a door adds its scope to the operation\'s rule, or replaces it', () => {
+  it("a door adds its scope to the operation's rule, or replaces it", () => {
     const v = '2026-01-01' as never;
     assert.deepEqual(scopeRules(op, v), [{ allOf: ['posts:write'] }]);
     assert.deepEqual(scopeRules(op, v, { rule: { allOf: ['jobs:read'] } }), [{ allOf: ['posts:write'] }, { allOf: ['jobs:read'] }]);

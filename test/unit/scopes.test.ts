@@ -1,5 +1,15 @@
 import assert from 'node:assert/strict';
-import { ALIASES, checkScopes, DESTROY_SCOPES, expandScopes, holds, isKnownScope, isNamedOnly, READ_SCOPES, WRITE_SCOPES } from '../../lib/scopes';
+import {
+  ALIASES,
+  checkScopes,
+  DESTROY_SCOPES,
+  expandScopes,
+  holds,
+  isKnownScope,
+  isNamedOnly,
+  READ_SCOPES,
+  WRITE_SCOPES,
+} from '../../lib/scopes';
 
 // spec 5.2: implication rules and alias expansion, checked as pure functions.
 
@@ -20,7 +30,8 @@ describe('lib/scopes', () => {
 
     it('never adds posts:publish, settings:write or a destroy scope through an alias', () => {
       const all = expandScopes(['read', 'write']);
-      for (const s of ['posts:publish', 'settings:write', ...DESTROY_SCOPES, 'webhooks:manage', 'offline_access']) assert.ok(!all.includes(s), s);
+      for (const s of ['posts:publish', 'settings:write', ...DESTROY_SCOPES, 'webhooks:manage', 'offline_access'])
+        assert.ok(!all.includes(s), s);
       assert.ok(!all.includes('read') && !all.includes('write'), 'aliases themselves are not kept');
     });
 
@@ -93,8 +104,14 @@ describe('lib/scopes', () => {
 
     it('names the scope when exactly one of allOf is missing', () => {
       assert.deepEqual(checkScopes(set('notes:read'), { allOf: ['posts:write'] }), { ok: false, requiredScope: 'posts:write' });
-      assert.deepEqual(checkScopes(set('notes:read'), { allOf: ['notes:read', 'posts:write'] }), { ok: false, requiredScope: 'posts:write' });
-      assert.deepEqual(checkScopes(set('posts:write'), { allOf: ['posts:write', 'media:read'] }), { ok: false, requiredScope: 'media:read' });
+      assert.deepEqual(checkScopes(set('notes:read'), { allOf: ['notes:read', 'posts:write'] }), {
+        ok: false,
+        requiredScope: 'posts:write',
+      });
+      assert.deepEqual(checkScopes(set('posts:write'), { allOf: ['posts:write', 'media:read'] }), {
+        ok: false,
+        requiredScope: 'media:read',
+      });
     });
 
     it('names nothing when several are missing', () => {

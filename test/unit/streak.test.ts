@@ -29,7 +29,10 @@ describe('lib/publishing/probe streakEffect (the failure-streak rule)', () => {
   it('3. a token refresh the network refuses permanently revokes at once', () => {
     const refused = new TokenUnavailable('refresh_failed', 'The network refused to refresh the access token (refresh_token_invalid).');
     assert.deepEqual(streakEffect('refresh', refused), { effect: 'revoke', error: refused.message });
-    assert.deepEqual(streakEffect('refresh', netErr('auth', 'refresh_token_invalid')), { effect: 'revoke', error: 'refresh_token_invalid' });
+    assert.deepEqual(streakEffect('refresh', netErr('auth', 'refresh_token_invalid')), {
+      effect: 'revoke',
+      error: 'refresh_token_invalid',
+    });
   });
 
   it('4. transient failures — timeouts included — neither count nor reset', () => {
@@ -50,7 +53,7 @@ describe('lib/publishing/probe streakEffect (the failure-streak rule)', () => {
     }
   });
 
-  it('anything that is not a network outcome is not the connection\'s', () => {
+  it("anything that is not a network outcome is not the connection's", () => {
     assert.deepEqual(streakEffect('probe', new Error('database down')), { effect: 'none' });
   });
 });

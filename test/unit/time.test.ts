@@ -52,7 +52,15 @@ describe('lib/time', () => {
     });
 
     it('round-trips every hour of a DST day through the zone’s own formatting', () => {
-      const fmt = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Berlin', hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit' });
+      const fmt = new Intl.DateTimeFormat('en-CA', {
+        timeZone: 'Europe/Berlin',
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+      });
       for (let h = 0; h < 24; h++) {
         if (h === 2) continue; // skipped on 2026-03-29 in Berlin
         const wall = `2026-03-29T${String(h).padStart(2, '0')}:15`;

@@ -144,8 +144,20 @@ describe('webhook receiver URL checks at write time', () => {
   });
 
   it('refuses literal addresses of every refused class, whatever their spelling', () => {
-    for (const u of ['https://127.0.0.1/', 'https://[::1]/', 'https://169.254.169.254/latest', 'https://[::ffff:169.254.169.254]/', 'https://10.0.0.1/',
-      'https://0.0.0.0/', 'https://[fd00::1]/', 'https://[fe80::1]/', 'https://100.64.1.1/', 'https://2130706433/', 'https://0x7f.0.0.1/', 'https://localhost/']) {
+    for (const u of [
+      'https://127.0.0.1/',
+      'https://[::1]/',
+      'https://169.254.169.254/latest',
+      'https://[::ffff:169.254.169.254]/',
+      'https://10.0.0.1/',
+      'https://0.0.0.0/',
+      'https://[fd00::1]/',
+      'https://[fe80::1]/',
+      'https://100.64.1.1/',
+      'https://2130706433/',
+      'https://0x7f.0.0.1/',
+      'https://localhost/',
+    ]) {
       assert.ok(receiverUrlProblem(u, strict), u);
     }
     assert.equal(receiverUrlProblem('http://127.0.0.1:4000/hook', dev), null);

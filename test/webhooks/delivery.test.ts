@@ -7,7 +7,20 @@ import { recordHistory } from '../../scripts/record-history';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { startOAuthApi } from '../oauth/support';
-import { answer, deliveriesOf, emit, endpointRow, oauthToken, receiver, sleep, startWebhookWorker, stopRelay, waitFor, type Receiver, type WebhookWorker } from './support';
+import {
+  answer,
+  deliveriesOf,
+  emit,
+  endpointRow,
+  oauthToken,
+  receiver,
+  sleep,
+  startWebhookWorker,
+  stopRelay,
+  waitFor,
+  type Receiver,
+  type WebhookWorker,
+} from './support';
 import { verifyWebhookSignature } from './verifier';
 
 // spec 6 end to end: committed outbox events → relay workflow → one delivery workflow per
@@ -60,10 +73,14 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
   }
 
   async function terminal(endpointId: string, count: number, timeoutMs = 30_000) {
-    return waitFor(async () => {
-      const rows = await deliveriesOf(endpointId);
-      return rows.length >= count && rows.every((d: { status: string }) => d.status === 'delivered' || d.status === 'failed') && rows;
-    }, timeoutMs, `${count} finished deliveries to ${endpointId}`);
+    return waitFor(
+      async () => {
+        const rows = await deliveriesOf(endpointId);
+        return rows.length >= count && rows.every((d: { status: string }) => d.status === 'delivered' || d.status === 'failed') && rows;
+      },
+      timeoutMs,
+      `${count} finished deliveries to ${endpointId}`,
+    );
   }
 
   it('delivers a real post.updated, signed so that an independent verifier accepts it', async () => {
@@ -115,15 +132,23 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
 
   it('retries a failing receiver on the backoff schedule, then succeeds', async () => {
     const { w, endpoint, manage } = await workspace();
-    const r = await rx((_req, res, n) => { res.writeHead(n === 1 ? 500 : n === 2 ? 503 : 204).end(); });
+    const r = await rx((_req, res, n) => {
+      res.writeHead(n === 1 ? 500 : n === 2 ? 503 : 204).end();
+    });
     const e = await endpoint({ url: r.url, events: ['job.completed'] });
     const eventId = await emit(w.workspace.id, 'job.completed', { job: { id: 'job_x', status: 'DONE' } }, w.project.id);
     const [delivery] = await terminal(e.id, 1);
     assert.equal(delivery.status, 'delivered');
     assert.equal(delivery.attempt_count, 3);
     assert.equal(r.received.length, 3);
-    assert.deepEqual(r.received.map((x) => x.headers['webhook-attempt']), ['1', '2', '3']);
-    assert.ok(r.received.every((x) => x.body === r.received[0]!.body), 'every attempt sends the same bytes');
+    assert.deepEqual(
+      r.received.map((x) => x.headers['webhook-attempt']),
+      ['1', '2', '3'],
+    );
+    assert.ok(
+      r.received.every((x) => x.body === r.received[0]!.body),
+      'every attempt sends the same bytes',
+    );
     assert.ok(r.received.every((x) => verifyWebhookSignature(x.body, x.headers['webhook-signature'] as string, e.secret).ok));
     // Waits of base × 1 and base × 6, ±10 %.
     const gap1 = r.received[1]!.at - r.received[0]!.at;
@@ -131,8 +156,14 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     assert.ok(gap1 >= 170 && gap1 < 1_500, `first wait ${gap1} ms`);
     assert.ok(gap2 >= 1_050 && gap2 < 3_000, `second wait ${gap2} ms`);
     const attempts = (await manage('GET', `/v1/webhook-endpoints/${e.id}/deliveries?eventId=${eventId}`)).body.data[0].attempts;
-    assert.deepEqual(attempts.map((a: { statusCode: number }) => a.statusCode), [500, 503, 204]);
-    assert.deepEqual(attempts.map((a: { outcome: string }) => a.outcome), ['failed', 'failed', 'delivered']);
+    assert.deepEqual(
+      attempts.map((a: { statusCode: number }) => a.statusCode),
+      [500, 503, 204],
+    );
+    assert.deepEqual(
+      attempts.map((a: { outcome: string }) => a.outcome),
+      ['failed', 'failed', 'delivered'],
+    );
     assert.equal(attempts[0].error, 'http_status: HTTP 500');
     assert.equal((await endpointRow(e.id)).consecutive_failures, 0);
     await record(workflowIds.webhookDelivery(eventId, e.id), 'deliverWebhook-retried-then-delivered');
@@ -152,7 +183,10 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     await terminal(bound.id, 1);
     await sleep(500);
     assert.deepEqual(a.received.map((x) => x.json.data.post.id).sort(), ['p1', 'p2', 'p3']);
-    assert.deepEqual(b.received.map((x) => x.json.data.post.id), ['p2']);
+    assert.deepEqual(
+      b.received.map((x) => x.json.data.post.id),
+      ['p2'],
+    );
     assert.equal(c.received.length, 0);
     assert.equal((await deliveriesOf(other.id)).length, 0);
   });
@@ -181,13 +215,25 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     // spec 3.5: events for the inactive endpoint are recorded as permanently failed, never sent.
     const seen = r.received.length;
     const late = await emit(w.workspace.id, 'post.updated', { late: true });
-    const lateDelivery = await waitFor(async () => (await db()('webhook_deliveries').where({ event_id: late, endpoint_id: e.id }).first()) ?? false, 20_000, 'the late delivery row');
+    const lateDelivery = await waitFor(
+      async () => (await db()('webhook_deliveries').where({ event_id: late, endpoint_id: e.id }).first()) ?? false,
+      20_000,
+      'the late delivery row',
+    );
     assert.equal(lateDelivery.status, 'failed');
     assert.match(lateDelivery.failure_reason, /^endpoint_inactive: repeated_failures/);
     assert.equal(lateDelivery.attempt_count, 0);
     // The relay decided in the transaction that wrote the row: no delivery workflow was started,
     // so nothing can send it later (instead of waiting a while to see nothing arrive).
-    const never = await (await temporalClient()).workflow.getHandle(workflowIds.webhookDelivery(late, e.id)).describe().then(() => null, (err: unknown) => err);
+    const never = await (
+      await temporalClient()
+    ).workflow
+      .getHandle(workflowIds.webhookDelivery(late, e.id))
+      .describe()
+      .then(
+        () => null,
+        (err: unknown) => err,
+      );
     assert.ok(never instanceof WorkflowNotFoundError, `a delivery workflow exists for the inactive endpoint: ${String(never)}`);
     assert.equal(r.received.length, seen);
 
@@ -198,10 +244,20 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     assert.equal(on.body.data.disabledReason, null);
     assert.equal(on.body.data.consecutiveFailures, 0);
     const fresh = await emit(w.workspace.id, 'post.updated', { fresh: true });
-    const ok = await waitFor(async () => { const d = await db()('webhook_deliveries').where({ event_id: fresh, endpoint_id: e.id }).first(); return d?.status === 'delivered' && d; }, 20_000, 'delivery after recovery');
+    const ok = await waitFor(
+      async () => {
+        const d = await db()('webhook_deliveries').where({ event_id: fresh, endpoint_id: e.id }).first();
+        return d?.status === 'delivered' && d;
+      },
+      20_000,
+      'delivery after recovery',
+    );
     assert.equal(ok.attempt_count, 1);
     const closedByDisable = inactive[0] ?? exhausted[0];
-    await record(workflowIds.webhookDelivery(closedByDisable.event_id, e.id), inactive.length ? 'deliverWebhook-closed-endpoint-inactive' : 'deliverWebhook-retries-exhausted');
+    await record(
+      workflowIds.webhookDelivery(closedByDisable.event_id, e.id),
+      inactive.length ? 'deliverWebhook-closed-endpoint-inactive' : 'deliverWebhook-retries-exhausted',
+    );
   });
 
   it('resets the streak on a success', async () => {
@@ -230,7 +286,9 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
 
   it('records a receiver that hangs past the timeout as a timed-out attempt', async () => {
     const { w, endpoint, manage } = await workspace();
-    const r = await rx(() => { /* never answers */ });
+    const r = await rx(() => {
+      /* never answers */
+    });
     const e = await endpoint({ url: r.url, events: ['post.published'] });
     await emit(w.workspace.id, 'post.published', {});
     const [d] = await terminal(e.id, 1, 30_000);
@@ -251,26 +309,39 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     const eb = await endpoint({ url: b.url, events: ['post.updated'] });
     const temporal = await temporalClient();
     const extra = [`${worker.relayId}-2`, `${worker.relayId}-3`];
-    for (const id of extra) await temporal.workflow.start(webhookRelayWorkflow, { taskQueue: worker.taskQueue, workflowId: id, args: [{ runMs: 5_000 }] });
+    for (const id of extra)
+      await temporal.workflow.start(webhookRelayWorkflow, { taskQueue: worker.taskQueue, workflowId: id, args: [{ runMs: 5_000 }] });
     try {
       const N = 150;
-      for (let i = 0; i < N; i += 25) await Promise.all(Array.from({ length: 25 }, (_, j) => emit(w.workspace.id, 'post.updated', { n: i + j })));
+      for (let i = 0; i < N; i += 25)
+        await Promise.all(Array.from({ length: 25 }, (_, j) => emit(w.workspace.id, 'post.updated', { n: i + j })));
       await terminal(ea.id, N, 60_000);
       await terminal(eb.id, N, 60_000);
       await sleep(1_000);
-      for (const [r, e] of [[a, ea], [b, eb]] as const) {
+      for (const [r, e] of [
+        [a, ea],
+        [b, eb],
+      ] as const) {
         const ids = r.received.map((x) => x.json.id);
         assert.equal(new Set(ids).size, N, 'no event lost');
         // Competing relays never start a pair twice: a second POST of an event can only be the
         // retry of an attempt that did not get through in time (at-least-once delivery, deduped
         // by receivers on the event id), which happens only on a starved machine.
-        const retried = await db()('webhook_delivery_attempts as t').join('webhook_deliveries as d', 'd.id', 't.delivery_id')
-          .where('d.endpoint_id', e.id).whereNot('t.outcome', 'delivered').count({ n: '*' }).first();
+        const retried = await db()('webhook_delivery_attempts as t')
+          .join('webhook_deliveries as d', 'd.id', 't.delivery_id')
+          .where('d.endpoint_id', e.id)
+          .whereNot('t.outcome', 'delivered')
+          .count({ n: '*' })
+          .first();
         assert.ok(ids.length - N <= Number(retried!.n), `${ids.length - N} duplicate POSTs but only ${retried!.n} failed attempts`);
         const starts = await db()('webhook_deliveries').where({ endpoint_id: e.id }).count({ n: '*' }).first();
         assert.equal(Number(starts!.n), N, 'one delivery per (event, endpoint)');
       }
-      const undispatched = await db()('outbox_events').where({ workspace_id: w.workspace.id }).whereNull('dispatched_at').count({ n: '*' }).first();
+      const undispatched = await db()('outbox_events')
+        .where({ workspace_id: w.workspace.id })
+        .whereNull('dispatched_at')
+        .count({ n: '*' })
+        .first();
       assert.equal(Number(undispatched!.n), 0);
     } finally {
       for (const id of extra) await stopRelay(id);
@@ -299,7 +370,10 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
       assert.match(d.failure_reason, /^retries_exhausted: 2 attempts failed; last: address_refused: 127\.0\.0\.1/);
       assert.equal(r.received.length, 0, 'nothing reached the receiver');
       const attempts = (await manage('GET', `/v1/webhook-endpoints/${e.id}/deliveries`)).body.data[0].attempts;
-      assert.deepEqual(attempts.map((a: { outcome: string }) => a.outcome), ['refused', 'refused']);
+      assert.deepEqual(
+        attempts.map((a: { outcome: string }) => a.outcome),
+        ['refused', 'refused'],
+      );
       assert.equal((await endpointRow(e.id)).consecutive_failures, 1, 'spec 6 rule 3: a failed SSRF check counts');
       await record(workflowIds.webhookDelivery(eventId, e.id), 'deliverWebhook-refused-retries-exhausted');
     });

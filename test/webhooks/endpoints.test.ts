@@ -33,9 +33,12 @@ describe('webhook endpoints API (spec 4.8)', function () {
     const k = client(api.url, key);
     const fake = newId('webhookEndpoint');
     const calls: Array<[string, string, unknown?]> = [
-      ['GET', '/v1/webhook-endpoints'], ['POST', '/v1/webhook-endpoints', { url: 'https://hooks.example.com/x', events: ['post.updated'] }],
-      ['GET', `/v1/webhook-endpoints/${fake}`], ['PATCH', `/v1/webhook-endpoints/${fake}`, { isActive: true }],
-      ['DELETE', `/v1/webhook-endpoints/${fake}`], ['POST', `/v1/webhook-endpoints/${fake}/rotate-secret`, {}],
+      ['GET', '/v1/webhook-endpoints'],
+      ['POST', '/v1/webhook-endpoints', { url: 'https://hooks.example.com/x', events: ['post.updated'] }],
+      ['GET', `/v1/webhook-endpoints/${fake}`],
+      ['PATCH', `/v1/webhook-endpoints/${fake}`, { isActive: true }],
+      ['DELETE', `/v1/webhook-endpoints/${fake}`],
+      ['POST', `/v1/webhook-endpoints/${fake}/rotate-secret`, {}],
       ['GET', `/v1/webhook-endpoints/${fake}/deliveries`],
     ];
     for (const [method, path, body] of calls) {
@@ -54,11 +57,19 @@ describe('webhook endpoints API (spec 4.8)', function () {
     const c = client(api.url, await oauthToken(api.url, ws.workspace.id, { role: 'Client' }));
     const err = assertError(await c('GET', '/v1/webhook-endpoints'), 403, 'forbidden_project');
     assert.equal(err.details?.reason, 'client_role');
-    assertError(await c('POST', '/v1/webhook-endpoints', { body: { url: 'https://hooks.example.com/x', events: ['post.updated'] } }), 403, 'forbidden_project');
+    assertError(
+      await c('POST', '/v1/webhook-endpoints', { body: { url: 'https://hooks.example.com/x', events: ['post.updated'] } }),
+      403,
+      'forbidden_project',
+    );
   });
 
   it('creates an endpoint and shows its secret once; get and list show only secretLast4', async () => {
-    const res = await create({ url: 'https://hooks.example.com/in', events: ['post.updated', 'post.scheduled', 'post.updated'], name: 'CRM sync' });
+    const res = await create({
+      url: 'https://hooks.example.com/in',
+      events: ['post.updated', 'post.scheduled', 'post.updated'],
+      name: 'CRM sync',
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const e = res.body.data;
     assert.match(e.id, /^whe_[A-Za-z0-9]{24}$/);
@@ -102,7 +113,11 @@ describe('webhook endpoints API (spec 4.8)', function () {
     await bad({ events: ['post.updated'] }, /url/);
     assertError(await create({ url: 'https://hooks.example.com/x', events: ['post.updated'], projectId: 'proj_nope' }), 404, 'not_found');
     const other = await workspaceWithKey();
-    assertError(await create({ url: 'https://hooks.example.com/x', events: ['post.updated'], projectId: other.project.id }), 404, 'not_found');
+    assertError(
+      await create({ url: 'https://hooks.example.com/x', events: ['post.updated'], projectId: other.project.id }),
+      404,
+      'not_found',
+    );
   });
 
   it('binds an endpoint to one project', async () => {
@@ -135,8 +150,14 @@ describe('webhook endpoints API (spec 4.8)', function () {
       // Direct rows: 205 endpoints exceed the creation limit, and equal timestamps exercise the id tie-break.
       const base = Date.now() - 1_000_000;
       const rows = Array.from({ length: 205 }, (_, i) => ({
-        id: newId('webhookEndpoint'), workspace_id: lw.workspace.id, url: `https://hooks.example.com/${i}`, name: `e${i}`, events: ['post.updated'],
-        secret_enc: 'v1.x.x.x', secret_last4: 'abcd', created_at: new Date(base + Math.floor(i / 2) * 1000),
+        id: newId('webhookEndpoint'),
+        workspace_id: lw.workspace.id,
+        url: `https://hooks.example.com/${i}`,
+        name: `e${i}`,
+        events: ['post.updated'],
+        secret_enc: 'v1.x.x.x',
+        secret_last4: 'abcd',
+        created_at: new Date(base + Math.floor(i / 2) * 1000),
       }));
       await db()('webhook_endpoints').insert(rows);
       ids = rows.sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? 1 : -1)).map((r) => r.id);
@@ -146,7 +167,10 @@ describe('webhook endpoints API (spec 4.8)', function () {
       const res = await lc('GET', '/v1/webhook-endpoints');
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.equal(res.body.data.length, 50);
-      assert.deepEqual(res.body.data.map((e: { id: string }) => e.id), ids.slice(0, 50));
+      assert.deepEqual(
+        res.body.data.map((e: { id: string }) => e.id),
+        ids.slice(0, 50),
+      );
       assert.equal(res.body.pagination.total, 205);
       assert.equal(res.body.pagination.has_more, true);
       assert.equal(typeof res.body.pagination.next_cursor, 'string');
@@ -161,11 +185,15 @@ describe('webhook endpoints API (spec 4.8)', function () {
       assert.equal(second.body.pagination.has_more, false);
       assert.equal(second.body.pagination.next_cursor, null);
       assert.equal(second.body.pagination.total, 205);
-      assert.deepEqual([...first.body.data, ...second.body.data].map((e: { id: string }) => e.id), ids);
+      assert.deepEqual(
+        [...first.body.data, ...second.body.data].map((e: { id: string }) => e.id),
+        ids,
+      );
     });
 
     it('answers 400 bad_pagination for a non-integer or a limit below 1, and bad_cursor for a forged cursor', async () => {
-      for (const v of ['0', '-3', 'abc', '2.5', '1e2']) assertError(await lc('GET', `/v1/webhook-endpoints?limit=${v}`), 400, 'bad_pagination');
+      for (const v of ['0', '-3', 'abc', '2.5', '1e2'])
+        assertError(await lc('GET', `/v1/webhook-endpoints?limit=${v}`), 400, 'bad_pagination');
       assertError(await lc('GET', '/v1/webhook-endpoints?cursor=forged.value'), 400, 'bad_cursor');
     });
   });
@@ -173,13 +201,17 @@ describe('webhook endpoints API (spec 4.8)', function () {
   it('updates fields, disables and re-enables through PATCH (spec 3.5)', async () => {
     const e = (await create({ url: 'https://hooks.example.com/a', events: ['post.updated'] })).body.data;
     await db()('webhook_endpoints').where({ id: e.id }).update({ consecutive_failures: 3 });
-    const off = await call('PATCH', `/v1/webhook-endpoints/${e.id}`, { body: { isActive: false, name: 'paused', events: ['post.deleted', 'post.published'] } });
+    const off = await call('PATCH', `/v1/webhook-endpoints/${e.id}`, {
+      body: { isActive: false, name: 'paused', events: ['post.deleted', 'post.published'] },
+    });
     assert.equal(off.status, 200, JSON.stringify(off.body));
     assert.equal(off.body.data.isActive, false);
     assert.equal(typeof off.body.data.disabledReason, 'string');
     assert.equal(off.body.data.name, 'paused');
     assert.deepEqual(off.body.data.events, ['post.deleted', 'post.published']);
-    const on = await call('PATCH', `/v1/webhook-endpoints/${e.id}`, { body: { isActive: true, url: 'https://hooks2.example.com/b', projectId: ws.project.id } });
+    const on = await call('PATCH', `/v1/webhook-endpoints/${e.id}`, {
+      body: { isActive: true, url: 'https://hooks2.example.com/b', projectId: ws.project.id },
+    });
     assert.equal(on.body.data.isActive, true);
     assert.equal(on.body.data.disabledReason, null);
     assert.equal(on.body.data.consecutiveFailures, 0, 're-enabling resets the streak');
@@ -189,7 +221,11 @@ describe('webhook endpoints API (spec 4.8)', function () {
     assert.equal(unbound.body.data.projectId, null);
     assertError(await call('PATCH', `/v1/webhook-endpoints/${e.id}`, { body: {} }), 422, 'unprocessable');
     assertError(await call('PATCH', `/v1/webhook-endpoints/${e.id}`, { body: { isActive: 'yes' } }), 422, 'unprocessable');
-    assertError(await call('PATCH', `/v1/webhook-endpoints/${e.id}`, { body: { url: 'https://127.0.0.1.nip.io.invalid@10.0.0.1/' } }), 422, 'unprocessable');
+    assertError(
+      await call('PATCH', `/v1/webhook-endpoints/${e.id}`, { body: { url: 'https://127.0.0.1.nip.io.invalid@10.0.0.1/' } }),
+      422,
+      'unprocessable',
+    );
     assertError(await call('PATCH', `/v1/webhook-endpoints/${e.id}`, { body: { secretLast4: 'abcd' } }), 422, 'unprocessable');
   });
 
@@ -210,7 +246,11 @@ describe('webhook endpoints API (spec 4.8)', function () {
     row = await db()('webhook_endpoints').where({ id: created.id }).first();
     assert.equal(decrypt(row.secret_enc), r2.body.data.secret);
     assert.equal(decrypt(row.previous_secret_enc), r1.body.data.secret);
-    assertError(await call('POST', `/v1/webhook-endpoints/${created.id}/rotate-secret`, { body: { previousSecretExpiresInSeconds: 10 ** 9 } }), 422, 'unprocessable');
+    assertError(
+      await call('POST', `/v1/webhook-endpoints/${created.id}/rotate-secret`, { body: { previousSecretExpiresInSeconds: 10 ** 9 } }),
+      422,
+      'unprocessable',
+    );
     const got = await call('GET', `/v1/webhook-endpoints/${created.id}`);
     assert.equal(got.body.data.secret, undefined);
   });

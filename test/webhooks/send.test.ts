@@ -28,8 +28,12 @@ const v6 = (address: string): ResolvedAddress[] => [{ address, family: 6 }];
 describe('webhook attempt over HTTP (lib/webhooks/send)', function () {
   this.timeout(30_000);
   let rx: Receiver;
-  beforeEach(async () => { rx = await receiver(); });
-  afterEach(async () => { await rx.close(); });
+  beforeEach(async () => {
+    rx = await receiver();
+  });
+  afterEach(async () => {
+    await rx.close();
+  });
 
   const open = { timeoutMs: 2_000, allowLoopback: true, resolve: resolverOf(v4('127.0.0.1')) };
   const closed = { timeoutMs: 2_000, allowLoopback: false };
@@ -53,7 +57,10 @@ describe('webhook attempt over HTTP (lib/webhooks/send)', function () {
     assert.equal(verifyWebhookSignature(body.replace('"n":1', '"n":2'), header, secret).ok, false);
     assert.equal(verifyWebhookSignature(body, header, `${secret}x`).ok, false);
     assert.equal(verifyWebhookSignature(body, header.replace(`t=${t}`, `t=${t + 1}`), secret).ok, false);
-    assert.deepEqual(verifyWebhookSignature(body, signatureHeader([secret], t - 3600, body), secret), { ok: false, reason: 'timestamp outside tolerance' });
+    assert.deepEqual(verifyWebhookSignature(body, signatureHeader([secret], t - 3600, body), secret), {
+      ok: false,
+      reason: 'timestamp outside tolerance',
+    });
     // A rotation overlap signs with both secrets; either verifies.
     const both = signatureHeader(['whsec_new', 'whsec_old'], t, body);
     assert.equal(both.split(',').length, 3);
@@ -64,7 +71,9 @@ describe('webhook attempt over HTTP (lib/webhooks/send)', function () {
   it('counts a non-2xx answer as failed and never follows a redirect', async () => {
     const target = await receiver();
     try {
-      rx.behave((_req, res) => { res.writeHead(302, { Location: target.url }).end(); });
+      rx.behave((_req, res) => {
+        res.writeHead(302, { Location: target.url }).end();
+      });
       const r = await sendWebhook(rx.url, body, headers, open);
       assert.equal(r.outcome, 'failed');
       assert.equal(r.statusCode, 302);
@@ -80,7 +89,9 @@ describe('webhook attempt over HTTP (lib/webhooks/send)', function () {
   });
 
   it('gives up on a receiver that does not answer within the timeout', async () => {
-    rx.behave(() => { /* never answers */ });
+    rx.behave(() => {
+      /* never answers */
+    });
     const r = await sendWebhook(rx.url, body, headers, { ...open, timeoutMs: 1_000 });
     assert.equal(r.outcome, 'failed');
     assert.match(r.error!, /^timeout/);
@@ -92,7 +103,9 @@ describe('webhook attempt over HTTP (lib/webhooks/send)', function () {
     const defaults = webhookOptionsFromConfig();
     assert.equal(defaults.timeoutMs, 10_000);
     assert.equal(config.webhooks.timeoutMs, 10_000);
-    rx.behave(() => { /* never answers */ });
+    rx.behave(() => {
+      /* never answers */
+    });
     const r = await sendWebhook(rx.url, body, headers, { ...open, timeoutMs: defaults.timeoutMs });
     assert.equal(r.outcome, 'failed');
     assert.match(r.error!, /^timeout: no response within 10000 ms/);
@@ -100,7 +113,9 @@ describe('webhook attempt over HTTP (lib/webhooks/send)', function () {
   });
 
   it('counts a DNS failure as a refused attempt', async () => {
-    const failing: Resolver = async () => { throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }); };
+    const failing: Resolver = async () => {
+      throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
+    };
     const r = await sendWebhook('https://no-such-host.example/hook', body, headers, { ...closed, resolve: failing });
     assert.equal(r.outcome, 'refused');
     assert.match(r.error!, /^dns_failed: no-such-host\.example did not resolve \(ENOTFOUND\)/);
@@ -136,7 +151,13 @@ describe('webhook attempt over HTTP (lib/webhooks/send)', function () {
 
     it('refuses literal addresses in the URL without resolving', async () => {
       const resolve = resolverOf(v4('8.8.8.8'));
-      for (const url of [`http://127.0.0.1:${rx.port}/hooks`, `http://[::ffff:127.0.0.1]:${rx.port}/hooks`, 'http://169.254.169.254/latest/meta-data', 'http://[fd00::1]/', 'http://0.0.0.0/']) {
+      for (const url of [
+        `http://127.0.0.1:${rx.port}/hooks`,
+        `http://[::ffff:127.0.0.1]:${rx.port}/hooks`,
+        'http://169.254.169.254/latest/meta-data',
+        'http://[fd00::1]/',
+        'http://0.0.0.0/',
+      ]) {
         const r = await sendWebhook(url, body, headers, { ...closed, resolve });
         assert.equal(r.outcome, 'refused', url);
         assert.match(r.error!, /^address_refused/);
@@ -146,10 +167,16 @@ describe('webhook attempt over HTTP (lib/webhooks/send)', function () {
     });
 
     it('refuses when every answer is refused, and connects only to an allowed one', async () => {
-      const r = await sendWebhook(`http://multi.example:${rx.port}/hooks`, body, headers, { ...closed, resolve: resolverOf([...v4('10.0.0.1'), ...v6('fe80::1')]) });
+      const r = await sendWebhook(`http://multi.example:${rx.port}/hooks`, body, headers, {
+        ...closed,
+        resolve: resolverOf([...v4('10.0.0.1'), ...v6('fe80::1')]),
+      });
       assert.equal(r.outcome, 'refused');
       // With loopback allowed, the one allowed answer among refused ones is the one used.
-      const mixed = await sendWebhook(`http://multi.example:${rx.port}/hooks`, body, headers, { ...open, resolve: resolverOf([...v4('169.254.169.254'), ...v4('127.0.0.1')]) });
+      const mixed = await sendWebhook(`http://multi.example:${rx.port}/hooks`, body, headers, {
+        ...open,
+        resolve: resolverOf([...v4('169.254.169.254'), ...v4('127.0.0.1')]),
+      });
       assert.equal(mixed.outcome, 'delivered');
       assert.equal(mixed.remoteAddress, '127.0.0.1');
     });

@@ -15,9 +15,13 @@ export { sleep, waitFor } from '../support/wait';
 // Fixtures of the webhook suites: real receivers on 127.0.0.1, an in-process worker with its
 // own task queue and outbox relay, OAuth tokens through the real authorization flow.
 
-
-
-export interface Received { body: string; json: any; headers: IncomingHttpHeaders; at: number; remotePort: number | undefined }
+export interface Received {
+  body: string;
+  json: any;
+  headers: IncomingHttpHeaders;
+  at: number;
+  remotePort: number | undefined;
+}
 
 export type Behaviour = (req: IncomingMessage, res: ServerResponse, n: number) => void;
 
@@ -30,7 +34,11 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export const answer = (status: number): Behaviour => (_req, res) => { res.writeHead(status, { 'Content-Type': 'text/plain' }).end(String(status)); };
+export const answer =
+  (status: number): Behaviour =>
+  (_req, res) => {
+    res.writeHead(status, { 'Content-Type': 'text/plain' }).end(String(status));
+  };
 
 /** A real node:http receiver on 127.0.0.1 that records every request it reads in full. */
 export async function receiver(behaviour: Behaviour = answer(200), host = '127.0.0.1'): Promise<Receiver> {
@@ -43,7 +51,11 @@ export async function receiver(behaviour: Behaviour = answer(200), host = '127.0
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       let json: unknown = null;
-      try { json = JSON.parse(body); } catch { /* recorded as text */ }
+      try {
+        json = JSON.parse(body);
+      } catch {
+        /* recorded as text */
+      }
       received.push({ body, json, headers: req.headers, at: Date.now(), remotePort: req.socket.remotePort });
       b(req, res, ++n);
     });
@@ -54,12 +66,23 @@ export async function receiver(behaviour: Behaviour = answer(200), host = '127.0
     url: `http://${host}:${port}/hooks`,
     port,
     received,
-    behave(next) { b = next; },
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    behave(next) {
+      b = next;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
-export interface WebhookWorker { worker: Worker; taskQueue: string; relayId: string; stop(): Promise<void> }
+export interface WebhookWorker {
+  worker: Worker;
+  taskQueue: string;
+  relayId: string;
+  stop(): Promise<void>;
+}
 
 /**
  * An in-process worker on a fresh task queue whose webhook activities use `options`, with an
@@ -67,13 +90,18 @@ export interface WebhookWorker { worker: Worker; taskQueue: string; relayId: str
  */
 export async function startWebhookWorker(options: Partial<WebhookOptions> = {}): Promise<WebhookWorker> {
   const taskQueue = `webhooks-${randomBase62(10)}`;
-  const { worker, connection } = await createWorker({ taskQueue, activities: createWebhookActivities({ db: db(), temporal: temporalClient }, options) });
+  const { worker, connection } = await createWorker({
+    taskQueue,
+    activities: createWebhookActivities({ db: db(), temporal: temporalClient }, options),
+  });
   const running = worker.run();
   const client = await temporalClient();
   const relayId = `webhook-outbox-relay-${taskQueue}`;
   await client.workflow.start(webhookRelayWorkflow, { taskQueue, workflowId: relayId, args: [{ runMs: 5_000 }] });
   return {
-    worker, taskQueue, relayId,
+    worker,
+    taskQueue,
+    relayId,
     async stop() {
       await stopRelay(relayId);
       worker.shutdown();
@@ -94,13 +122,29 @@ export async function stopRelay(workflowId: string): Promise<void> {
 export async function oauthToken(apiUrl: string, workspaceId: string, opts: { role?: string; scope?: string } = {}): Promise<string> {
   const user = await member(workspaceId, opts.role ?? 'Admin');
   const redirectUri = 'http://localhost:8765/callback';
-  const reg = await register(apiUrl, { client_name: `Webhook test client ${randomBase62(4)}`, redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' });
+  const reg = await register(apiUrl, {
+    client_name: `Webhook test client ${randomBase62(4)}`,
+    redirect_uris: [redirectUri],
+    token_endpoint_auth_method: 'none',
+  });
   if (reg.status !== 200 && reg.status !== 201) throw new Error(`client registration failed: ${reg.status} ${JSON.stringify(reg.body)}`);
-  const token = await tokenFor(apiUrl, { clientId: reg.body.client_id, redirectUri, email: user.email, scope: opts.scope ?? 'read write webhooks:manage', access: 'full', workspace: workspaceId });
+  const token = await tokenFor(apiUrl, {
+    clientId: reg.body.client_id,
+    redirectUri,
+    email: user.email,
+    scope: opts.scope ?? 'read write webhooks:manage',
+    access: 'full',
+    workspace: workspaceId,
+  });
   return token.access_token;
 }
 
-export async function emit(workspaceId: string, type: EventType, data: Record<string, unknown> = {}, projectId: string | null = null): Promise<string> {
+export async function emit(
+  workspaceId: string,
+  type: EventType,
+  data: Record<string, unknown> = {},
+  projectId: string | null = null,
+): Promise<string> {
   return emitEvent(db(), { workspaceId, projectId, type, data });
 }
 

@@ -7,7 +7,13 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export type Verification = { ok: true; timestamp: number } | { ok: false; reason: string };
 
-export function verifyWebhookSignature(rawBody: string | Buffer, header: string | undefined, secret: string, toleranceSeconds = 300, nowSeconds = Date.now() / 1000): Verification {
+export function verifyWebhookSignature(
+  rawBody: string | Buffer,
+  header: string | undefined,
+  secret: string,
+  toleranceSeconds = 300,
+  nowSeconds = Date.now() / 1000,
+): Verification {
   if (!header) return { ok: false, reason: 'missing header' };
   let timestamp = NaN;
   const candidates: string[] = [];

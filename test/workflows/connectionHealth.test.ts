@@ -25,10 +25,27 @@ describe('connection health workflow (workflow tier: stubbed check, own task que
       { exists: false, ok: null, failures: 0, intervalSeconds: 3600 },
     ];
     let calls = 0;
-    const activities = { async checkConnection(): Promise<Check> { return answers[Math.min(calls++, answers.length - 1)]!; } };
+    const activities = {
+      async checkConnection(): Promise<Check> {
+        return answers[Math.min(calls++, answers.length - 1)]!;
+      },
+    };
     await withWorker(activities, async (ctx) => {
-      const handle = await ctx.client.workflow.start(connectionHealthWorkflow, { taskQueue: ctx.taskQueue, workflowId: `connection-health-${ctx.taskQueue}`, args: [{ projectId: 'proj_1' }] });
-      const after = (checks: number) => waitFor(async () => { const s = await handle.query(healthStatusQuery); return s.checks === checks && s.nextCheckAtMs !== null && s; }, 20_000, `check ${checks}`, 50);
+      const handle = await ctx.client.workflow.start(connectionHealthWorkflow, {
+        taskQueue: ctx.taskQueue,
+        workflowId: `connection-health-${ctx.taskQueue}`,
+        args: [{ projectId: 'proj_1' }],
+      });
+      const after = (checks: number) =>
+        waitFor(
+          async () => {
+            const s = await handle.query(healthStatusQuery);
+            return s.checks === checks && s.nextCheckAtMs !== null && s;
+          },
+          20_000,
+          `check ${checks}`,
+          50,
+        );
       const first: HealthStatus = await after(1);
       assert.deepEqual([first.lastOk, first.failures], [true, 0]);
       assert.ok(first.nextCheckAtMs! - Date.now() > 3_000_000, 'the next check is an interval away');

@@ -13,7 +13,12 @@ describe('Temporal contract: search attributes declared once', () => {
     const args = devServerArgs({ port: 7233, uiPort: null, dbFile: null });
     const flags = args.flatMap((a, i) => (a === '--search-attribute' ? [args[i + 1]] : []));
     assert.deepEqual(flags, searchAttributeFlags());
-    assert.deepEqual(flags.map((f) => f!.split('=')[0]).sort(), Object.values(SEARCH).map((k) => k.name).sort());
+    assert.deepEqual(
+      flags.map((f) => f!.split('=')[0]).sort(),
+      Object.values(SEARCH)
+        .map((k) => k.name)
+        .sort(),
+    );
     assert.ok(flags.every((f) => f!.endsWith('=Keyword')));
   });
 

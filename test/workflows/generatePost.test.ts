@@ -12,22 +12,43 @@ import { gate, withWorker, type WorkflowTestContext } from '../support/workflowE
 // stub, and the answers are read through the workflow's own progress query, the one the API's
 // GET /v1/jobs/{id} asks (lib/generation/workflowClient.ts).
 
-interface Calls { start: number; write: number; complete: Draft[]; fail: Array<{ errorCode: string }>; abandon: number }
+interface Calls {
+  start: number;
+  write: number;
+  complete: Draft[];
+  fail: Array<{ errorCode: string }>;
+  abandon: number;
+}
 
-function activities(over: Partial<{
-  start: () => Promise<StartOutcome>;
-  write: () => Promise<Draft>;
-  complete: () => Promise<CompleteOutcome>;
-}>, calls: Calls) {
+function activities(
+  over: Partial<{
+    start: () => Promise<StartOutcome>;
+    write: () => Promise<Draft>;
+    complete: () => Promise<CompleteOutcome>;
+  }>,
+  calls: Calls,
+) {
   return {
-    async startGenerationJob(): Promise<StartOutcome> { calls.start++; return over.start ? over.start() : { running: true }; },
-    async writeGenerationDraft(): Promise<Draft> { calls.write++; return over.write ? over.write() : { content: 'A post', title: 'Title' }; },
+    async startGenerationJob(): Promise<StartOutcome> {
+      calls.start++;
+      return over.start ? over.start() : { running: true };
+    },
+    async writeGenerationDraft(): Promise<Draft> {
+      calls.write++;
+      return over.write ? over.write() : { content: 'A post', title: 'Title' };
+    },
     async completeGenerationJob(input: { jobId: string; draft: Draft }): Promise<CompleteOutcome> {
       calls.complete.push(input.draft);
       return over.complete ? over.complete() : { status: 'DONE', postId: 'post_generated' };
     },
-    async failGenerationJob(input: { jobId: string; errorCode: string }): Promise<{ status: JobStatus }> { calls.fail.push({ errorCode: input.errorCode }); return { status: 'FAILED' }; },
-    async abandonGenerationJob(): Promise<{ status: JobStatus }> { calls.abandon++; return { status: 'CANCELLED' }; },
+    async failGenerationJob(input: { jobId: string; errorCode: string }): Promise<{ status: JobStatus }> {
+      calls.fail.push({ errorCode: input.errorCode });
+      return { status: 'FAILED' };
+    },
+    async abandonGenerationJob(): Promise<{ status: JobStatus }> {
+      calls.abandon++;
+      return { status: 'CANCELLED' };
+    },
   };
 }
 
@@ -35,7 +56,9 @@ const newCalls = (): Calls => ({ start: 0, write: 0, complete: [], fail: [], aba
 
 function start(ctx: WorkflowTestContext, jobId: string) {
   return ctx.client.workflow.start(generatePostWorkflow, {
-    taskQueue: ctx.taskQueue, workflowId: `${jobId}-${ctx.taskQueue}`, args: [{ jobId, workspaceId: 'ws_1', projectId: 'proj_1' }],
+    taskQueue: ctx.taskQueue,
+    workflowId: `${jobId}-${ctx.taskQueue}`,
+    args: [{ jobId, workspaceId: 'ws_1', projectId: 'proj_1' }],
   });
 }
 
@@ -47,7 +70,15 @@ describe('generation workflow (workflow tier: stubbed activities, own task queue
     const writing = gate<Draft>();
     await withWorker(activities({ write: () => writing.promise }, calls), async (ctx) => {
       const handle = await start(ctx, 'job_progress');
-      const during = await waitFor(async () => { const p = await handle.query(jobProgressQuery); return p.progress === 0.1 && p; }, 20_000, 'writing', 50);
+      const during = await waitFor(
+        async () => {
+          const p = await handle.query(jobProgressQuery);
+          return p.progress === 0.1 && p;
+        },
+        20_000,
+        'writing',
+        50,
+      );
       assert.equal(during.message, 'Writing the post');
       assert.ok(!Number.isNaN(Date.parse(during.updatedAt)));
       writing.open({ content: 'Drafted', title: 'T' });
@@ -66,7 +97,10 @@ describe('generation workflow (workflow tier: stubbed activities, own task queue
       const handle = await start(ctx, 'job_cancel_queued');
       await waitFor(async () => calls.start === 1, 20_000, 'the start activity', 50);
       await handle.cancel();
-      const err = await handle.result().then(() => null, (e: unknown) => e);
+      const err = await handle.result().then(
+        () => null,
+        (e: unknown) => e,
+      );
       assert.ok(err instanceof WorkflowFailedError, String(err));
       assert.ok(err.cause instanceof CancelledFailure, String(err.cause));
       assert.equal(calls.abandon, 1, 'settles the row even though the cancel came from Temporal');
@@ -89,7 +123,9 @@ describe('generation workflow (workflow tier: stubbed activities, own task queue
 
   it('a writer failure another try cannot fix fails the job at once with its code', async () => {
     const calls = newCalls();
-    const write = async (): Promise<Draft> => { throw ApplicationFailure.nonRetryable('the model refused', 'llm_invalid_request'); };
+    const write = async (): Promise<Draft> => {
+      throw ApplicationFailure.nonRetryable('the model refused', 'llm_invalid_request');
+    };
     await withWorker(activities({ write }, calls), async (ctx) => {
       const handle = await start(ctx, 'job_not_retryable');
       assert.deepEqual(await handle.result(), { status: 'FAILED', errorCode: 'llm_invalid_request' });
@@ -101,7 +137,9 @@ describe('generation workflow (workflow tier: stubbed activities, own task queue
 
   it('a retryable writer failure is retried a bounded number of times, then fails the job', async () => {
     const calls = newCalls();
-    const write = async (): Promise<Draft> => { throw ApplicationFailure.retryable('upstream 503', 'llm_unavailable'); };
+    const write = async (): Promise<Draft> => {
+      throw ApplicationFailure.retryable('upstream 503', 'llm_unavailable');
+    };
     await withWorker(activities({ write }, calls), async (ctx) => {
       const handle = await start(ctx, 'job_retries');
       assert.deepEqual(await handle.result(), { status: 'FAILED', errorCode: 'llm_unavailable' });

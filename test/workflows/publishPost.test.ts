@@ -35,22 +35,43 @@ function stubActivities(stub: Stub) {
 }
 
 const scheduled = (atMs: number, version: number, extra: Partial<ScheduleSnapshot> = {}): ScheduleSnapshot => ({
-  status: 'scheduled', version, scheduledAtMs: atMs, delaySeconds: 0, retryWindowSeconds: 60, retryBaseSeconds: 1, ...extra,
+  status: 'scheduled',
+  version,
+  scheduledAtMs: atMs,
+  delaySeconds: 0,
+  retryWindowSeconds: 60,
+  retryBaseSeconds: 1,
+  ...extra,
 });
 
-function newStub(schedule: ScheduleSnapshot | null, publish: Stub['publish'] = () => ({ outcome: 'published', postUrn: 'urn:li:share:1', already: false })): Stub {
+function newStub(
+  schedule: ScheduleSnapshot | null,
+  publish: Stub['publish'] = () => ({ outcome: 'published', postUrn: 'urn:li:share:1', already: false }),
+): Stub {
   return { schedule, publish, calls: [], failed: [], loads: 0 };
 }
 
 async function start(ctx: WorkflowTestContext, postId: string) {
-  return ctx.client.workflow.start(publishPostWorkflow, { taskQueue: ctx.taskQueue, workflowId: `publish-${postId}-${ctx.taskQueue}`, args: [{ postId }] });
+  return ctx.client.workflow.start(publishPostWorkflow, {
+    taskQueue: ctx.taskQueue,
+    workflowId: `publish-${postId}-${ctx.taskQueue}`,
+    args: [{ postId }],
+  });
 }
 
 type Handle = Awaited<ReturnType<typeof start>>;
 
 /** Polls the workflow's own status query until `ok` holds. */
 function statusWhere(handle: Handle, ok: (s: PublishStatus) => boolean, what: string): Promise<PublishStatus> {
-  return waitFor(async () => { const s = await handle.query(publishStatusQuery); return ok(s) && s; }, 20_000, what, 50);
+  return waitFor(
+    async () => {
+      const s = await handle.query(publishStatusQuery);
+      return ok(s) && s;
+    },
+    20_000,
+    what,
+    50,
+  );
 }
 
 describe('publish workflow (workflow tier: stubbed activities, own task queue)', function () {
@@ -129,7 +150,11 @@ describe('publish workflow (workflow tier: stubbed activities, own task queue)',
   it('a transient failure retries with backoff until the retry window closes, then records the failure', async () => {
     const at = Date.now() + 300;
     // Window 6 s, base 1 s: attempts at +0, +1 s, +3 s; the next (+7 s) would fall outside.
-    const stub = newStub(scheduled(at, 1, { retryWindowSeconds: 6, retryBaseSeconds: 1 }), () => ({ outcome: 'transient', error: 'network_unavailable', retryAfterMs: null }));
+    const stub = newStub(scheduled(at, 1, { retryWindowSeconds: 6, retryBaseSeconds: 1 }), () => ({
+      outcome: 'transient',
+      error: 'network_unavailable',
+      retryAfterMs: null,
+    }));
     await withWorker(stubActivities(stub), async (ctx) => {
       const handle = await start(ctx, 'post_transient');
       const retrying = await statusWhere(handle, (s) => s.state === 'retrying', 'retrying');
@@ -154,9 +179,11 @@ describe('publish workflow (workflow tier: stubbed activities, own task queue)',
 
   it('a transient failure followed by success publishes once, on the retry', async () => {
     const at = Date.now() + 200;
-    const stub = newStub(scheduled(at, 1), (attempt) => (attempt === 1
-      ? { outcome: 'transient', error: 'rate_limited', retryAfterMs: 1_500 }
-      : { outcome: 'published', postUrn: 'urn:li:share:2', already: false }));
+    const stub = newStub(scheduled(at, 1), (attempt) =>
+      attempt === 1
+        ? { outcome: 'transient', error: 'rate_limited', retryAfterMs: 1_500 }
+        : { outcome: 'published', postUrn: 'urn:li:share:2', already: false },
+    );
     await withWorker(stubActivities(stub), async (ctx) => {
       const handle = await start(ctx, 'post_retry_ok');
       assert.deepEqual(await handle.result(), { outcome: 'published', postUrn: 'urn:li:share:2' });

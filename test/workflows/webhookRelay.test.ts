@@ -26,20 +26,32 @@ describe('webhook outbox relay workflow (workflow tier: stubbed relay, own task 
         run.finishedAt = Date.now();
       },
     };
-    await withWorker(activities, async (ctx) => {
-      const handle = await ctx.client.workflow.start(webhookRelayWorkflow, { taskQueue: ctx.taskQueue, workflowId: `relay-${ctx.taskQueue}`, args: [{ runMs: 5_000 }] });
-      await waitFor(async () => runs.length === 1, 20_000, 'the relay activity', 50);
-      assert.equal(runs[0]!.maxRunMs, 5_000);
-      await handle.cancel();
-      const err = await handle.result().then(() => null, (e: unknown) => e);
-      const closedAt = Date.now();
-      assert.ok(err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure, String(err));
-      assert.ok(runs[0]!.finishedAt !== undefined && runs[0]!.finishedAt <= closedAt, 'closed only after the batch finished');
-      assert.equal(runs.length, 1, 'no new batch after the cancel');
-    }, {
-      // The cancel reaches the activity with its next heartbeat, which the SDK otherwise
-      // throttles to 80 % of the 20 s heartbeat timeout.
-      maxHeartbeatThrottleInterval: '100ms', defaultHeartbeatThrottleInterval: '100ms',
-    });
+    await withWorker(
+      activities,
+      async (ctx) => {
+        const handle = await ctx.client.workflow.start(webhookRelayWorkflow, {
+          taskQueue: ctx.taskQueue,
+          workflowId: `relay-${ctx.taskQueue}`,
+          args: [{ runMs: 5_000 }],
+        });
+        await waitFor(async () => runs.length === 1, 20_000, 'the relay activity', 50);
+        assert.equal(runs[0]!.maxRunMs, 5_000);
+        await handle.cancel();
+        const err = await handle.result().then(
+          () => null,
+          (e: unknown) => e,
+        );
+        const closedAt = Date.now();
+        assert.ok(err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure, String(err));
+        assert.ok(runs[0]!.finishedAt !== undefined && runs[0]!.finishedAt <= closedAt, 'closed only after the batch finished');
+        assert.equal(runs.length, 1, 'no new batch after the cancel');
+      },
+      {
+        // The cancel reaches the activity with its next heartbeat, which the SDK otherwise
+        // throttles to 80 % of the 20 s heartbeat timeout.
+        maxHeartbeatThrottleInterval: '100ms',
+        defaultHeartbeatThrottleInterval: '100ms',
+      },
+    );
   });
 });

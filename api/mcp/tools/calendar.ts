@@ -8,7 +8,8 @@ import { operationTool, READ } from '../tool';
 export const listCalendarTool = operationTool(listCalendar, {
   name: 'list_calendar',
   title: 'List the calendar',
-  description: 'Calendar of one project (projectId) or of every project you can see (omit projectId), from..to (YYYY-MM-DD, at most 62 days, default the next 7 days) in each project\'s timezone: scheduled and published posts at their times, drafts holding a slot, notes with their slots, ideas on their dates. Each entry has a type (post, draft, note, idea) and an id. Requires posts:read; notes need notes:read, ideas ideas:write.',
+  description:
+    "Calendar of one project (projectId) or of every project you can see (omit projectId), from..to (YYYY-MM-DD, at most 62 days, default the next 7 days) in each project's timezone: scheduled and published posts at their times, drafts holding a slot, notes with their slots, ideas on their dates. Each entry has a type (post, draft, note, idea) and an id. Requires posts:read; notes need notes:read, ideas ideas:write.",
   scopes: { allOf: ['posts:read'] },
   annotations: { ...READ, idempotentHint: true },
 });
@@ -16,7 +17,8 @@ export const listCalendarTool = operationTool(listCalendar, {
 export const listCompanyPagesTool = operationTool(listCompanyPages, {
   name: 'list_company_pages',
   title: 'List company pages',
-  description: 'Company-page projects, each with the personal account it publishes through (linkedAccount) and canPublish. Cursor-paginated.',
+  description:
+    'Company-page projects, each with the personal account it publishes through (linkedAccount) and canPublish. Cursor-paginated.',
   scopes: 'any',
   annotations: { ...READ, idempotentHint: true },
 });

@@ -10,7 +10,8 @@ const PROJECT_NOTE = 'Defaults to the project pinned when access was granted; re
 export const listIdeasTool = operationTool(listIdeas, {
   name: 'list_ideas',
   title: 'List ideas',
-  description: 'Ideas on a project\'s board, newest first, each with its derived status (inbox, in_production, review, done) and linked post. status filters on the derived status (comma-separated). Cursor-paginated. Requires ideas:write.',
+  description:
+    "Ideas on a project's board, newest first, each with its derived status (inbox, in_production, review, done) and linked post. status filters on the derived status (comma-separated). Cursor-paginated. Requires ideas:write.",
   scopes: { allOf: ['ideas:write'] },
   annotations: { ...READ, idempotentHint: true },
   argumentNotes: { projectId: PROJECT_NOTE },
@@ -27,7 +28,8 @@ export const getIdeaTool = operationTool(getIdea, {
 export const createIdeaTool = operationTool(createIdea, {
   name: 'create_idea',
   title: 'Create an idea',
-  description: 'Adds an idea (title, body, brief fields pillar/postType/assetFormat/hook/topic, a scheduledFor date) to a project\'s board. Requires ideas:write.',
+  description:
+    "Adds an idea (title, body, brief fields pillar/postType/assetFormat/hook/topic, a scheduledFor date) to a project's board. Requires ideas:write.",
   scopes: { allOf: ['ideas:write'] },
   annotations: WRITE,
   idempotent: true,
@@ -37,7 +39,8 @@ export const createIdeaTool = operationTool(createIdea, {
 export const updateIdeaTool = operationTool(updateIdea, {
   name: 'update_idea',
   title: 'Update an idea',
-  description: 'Edits an idea: only the fields given change, null clears a brief field; status can be written as inbox or in_production only (review and done follow the linked post). Requires ideas:write.',
+  description:
+    'Edits an idea: only the fields given change, null clears a brief field; status can be written as inbox or in_production only (review and done follow the linked post). Requires ideas:write.',
   scopes: { allOf: ['ideas:write'] },
   annotations: WRITE,
   idempotent: true,

@@ -6,7 +6,15 @@ import { listCalendarTool, listCompanyPagesTool } from './calendar';
 import { createIdeaTool, getIdeaTool, listIdeasTool, updateIdeaTool } from './ideas';
 import { createUploadUrlTool, generateImageTool, getMediaTool, importMediaTool, listMediaTool, setPostMediaTool } from './media';
 import { createNoteTool, getNoteTool, listNotesTool } from './notes';
-import { createPostDraftTool, deletePostTool, getPostTool, listPostStatusesTool, listPostsTool, schedulePostTool, updatePostTool } from './posts';
+import {
+  createPostDraftTool,
+  deletePostTool,
+  getPostTool,
+  listPostStatusesTool,
+  listPostsTool,
+  schedulePostTool,
+  updatePostTool,
+} from './posts';
 import { getProjectTool, listProjectsTool } from './projects';
 import { getWorkspaceTool, listWorkspacesTool, switchWorkspaceTool } from './workspaces';
 

@@ -13,7 +13,8 @@ const PUBLISHES = { ...WRITE, openWorldHint: true };
 export const listPostsTool = operationTool(listPosts, {
   name: 'list_posts',
   title: 'List posts',
-  description: 'Posts of a project, newest first. status filters on a comma-separated list of waitingProcessing, draft, waitingApproval, approved, rejected, scheduled, published, suggested, failed_to_publish; dateFrom/dateTo (YYYY-MM-DD) on creation. Cursor-paginated: keep the filters unchanged while following next_cursor. Requires posts:read.',
+  description:
+    'Posts of a project, newest first. status filters on a comma-separated list of waitingProcessing, draft, waitingApproval, approved, rejected, scheduled, published, suggested, failed_to_publish; dateFrom/dateTo (YYYY-MM-DD) on creation. Cursor-paginated: keep the filters unchanged while following next_cursor. Requires posts:read.',
   annotations: { ...READ, idempotentHint: true },
   defaultProject: true,
 });
@@ -28,7 +29,8 @@ export const getPostTool = operationTool(getPost, {
 export const listPostStatusesTool = operationTool(listPostStatuses, {
   name: 'list_post_statuses',
   title: 'List post statuses',
-  description: 'The workspace\'s custom post statuses: statusId (what update_post takes; also as id), title, category and post count. Requires posts:read.',
+  description:
+    "The workspace's custom post statuses: statusId (what update_post takes; also as id), title, category and post count. Requires posts:read.",
   annotations: { ...READ, idempotentHint: true },
   // spec 4.9: the tool "gives statusId and category"; `id` stays for the REST twin's shape.
   finish: async (_ctx, body) => ({
@@ -40,7 +42,8 @@ export const listPostStatusesTool = operationTool(listPostStatuses, {
 export const createPostDraftTool = operationTool(createPost, {
   name: 'create_post_draft',
   title: 'Create a post draft',
-  description: 'Creates a draft; with a future scheduledFor (ISO 8601) the post is scheduled instead and publishes about 2 minutes after that time. The network connection is not checked at create time. Requires posts:write.',
+  description:
+    'Creates a draft; with a future scheduledFor (ISO 8601) the post is scheduled instead and publishes about 2 minutes after that time. The network connection is not checked at create time. Requires posts:write.',
   annotations: PUBLISHES,
   defaultProject: true,
   idempotent: true,
@@ -49,7 +52,8 @@ export const createPostDraftTool = operationTool(createPost, {
 export const updatePostTool = operationTool(updatePost, {
   name: 'update_post',
   title: 'Update a post',
-  description: 'Partial update: content, title (empty string lets the service name it), contentType, statusCategory or statusId (scheduled needs a future scheduledFor, here or already on the post; published is set only by the scheduler; another category unschedules), scheduledFor (future time schedules, null unschedules; checks the network connection first and answers conflict when it cannot publish), autoLike, autoComment. Requires posts:write.',
+  description:
+    'Partial update: content, title (empty string lets the service name it), contentType, statusCategory or statusId (scheduled needs a future scheduledFor, here or already on the post; published is set only by the scheduler; another category unschedules), scheduledFor (future time schedules, null unschedules; checks the network connection first and answers conflict when it cannot publish), autoLike, autoComment. Requires posts:write.',
   annotations: PUBLISHES,
   idempotent: true,
 });
@@ -57,7 +61,8 @@ export const updatePostTool = operationTool(updatePost, {
 export const schedulePostTool = operationTool(schedulePost, {
   name: 'schedule_post',
   title: 'Schedule a post',
-  description: 'Schedules or reschedules a post for a future time (ISO 8601; without an offset, the project\'s timezone). The network connection is verified first: an unusable one answers conflict with details.reason and details.reconnectUrl, and the post is left unchanged. Requires posts:write.',
+  description:
+    "Schedules or reschedules a post for a future time (ISO 8601; without an offset, the project's timezone). The network connection is verified first: an unusable one answers conflict with details.reason and details.reconnectUrl, and the post is left unchanged. Requires posts:write.",
   annotations: { ...PUBLISHES, idempotentHint: true },
   idempotent: true,
 });
@@ -65,7 +70,8 @@ export const schedulePostTool = operationTool(schedulePost, {
 export const deletePostTool = operationTool(deletePost, {
   name: 'delete_post',
   title: 'Delete a post',
-  description: 'Two-phase delete. Call it first without confirmationToken: nothing changes, and the answer shows the post, what deleting it would do (a scheduled post never publishes; a published post stays live on the network and keeps its analytics, only the service\'s copy goes) and a confirmationToken valid for 5 minutes for this post and this credential. Confirm with the user, then call again with the token to delete. Requires posts:destroy, which is never implied by posts:write.',
+  description:
+    "Two-phase delete. Call it first without confirmationToken: nothing changes, and the answer shows the post, what deleting it would do (a scheduled post never publishes; a published post stays live on the network and keeps its analytics, only the service's copy goes) and a confirmationToken valid for 5 minutes for this post and this credential. Confirm with the user, then call again with the token to delete. Requires posts:destroy, which is never implied by posts:write.",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   argumentNotes: { confirmationToken: 'The token from the first call; omit it to get the preview and a token.' },
 });

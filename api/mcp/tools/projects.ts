@@ -6,7 +6,8 @@ import { operationTool, READ } from '../tool';
 export const listProjectsTool = operationTool(listProjects, {
   name: 'list_projects',
   title: 'List projects',
-  description: 'Projects of the active workspace, newest first (personal brands, company pages, amplifiers), each with its network connection block: branch on network.canPublish before scheduling. Cursor-paginated: pass pagination.next_cursor back as `cursor` until has_more is false. Requires projects:read.',
+  description:
+    'Projects of the active workspace, newest first (personal brands, company pages, amplifiers), each with its network connection block: branch on network.canPublish before scheduling. Cursor-paginated: pass pagination.next_cursor back as `cursor` until has_more is false. Requires projects:read.',
   scopes: { allOf: ['projects:read'] },
   annotations: { ...READ, idempotentHint: true },
 });

@@ -10,14 +10,16 @@ import { operationTool, rateLimitTool, READ, type ToolDefinition } from '../tool
 export const getWorkspaceTool = operationTool(getCurrentWorkspace, {
   name: 'get_workspace',
   title: 'Get the active workspace',
-  description: 'The active workspace of this session (id, name, plan, features), the calling principal with its scopes and, for an OAuth grant, the default project pinned at consent.',
+  description:
+    'The active workspace of this session (id, name, plan, features), the calling principal with its scopes and, for an OAuth grant, the default project pinned at consent.',
   annotations: { ...READ, idempotentHint: true },
 });
 
 export const listWorkspacesTool = operationTool(listWorkspaces, {
   name: 'list_workspaces',
   title: 'List reachable workspaces',
-  description: 'Workspaces this credential can reach: id, name, isDefault (the one pinned at consent), reach (member or agency_owner) and isActive (the one this session works in; move it with switch_workspace). Requires workspace:read.',
+  description:
+    'Workspaces this credential can reach: id, name, isDefault (the one pinned at consent), reach (member or agency_owner) and isActive (the one this session works in; move it with switch_workspace). Requires workspace:read.',
   scopes: { allOf: ['workspace:read'] },
   annotations: { ...READ, idempotentHint: true },
   // The one field the REST twin cannot have: which entry this session is working in.
@@ -32,9 +34,16 @@ const switchWorkspaceInput = z.object({ workspaceId: z.string().min(1).max(100) 
 export const switchWorkspaceTool: ToolDefinition = {
   name: 'switch_workspace',
   title: 'Switch the active workspace',
-  description: 'Moves this session to another workspace the credential reaches (the rules of the Service-Workspace-Id header: any workspace of the consenting user or a client workspace of an agency they own; an API key only its own). Every later call of the session works there. Answers like get_workspace. The default project never follows into another workspace.',
+  description:
+    'Moves this session to another workspace the credential reaches (the rules of the Service-Workspace-Id header: any workspace of the consenting user or a client workspace of an agency they own; an API key only its own). Every later call of the session works there. Answers like get_workspace. The default project never follows into another workspace.',
   scopes: 'any',
-  annotations: { title: 'Switch the active workspace', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  annotations: {
+    title: 'Switch the active workspace',
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
   inputSchema: {
     type: 'object',
     properties: { workspaceId: { type: 'string', minLength: 1, maxLength: 100, description: 'An org_ id from list_workspaces.' } },

@@ -28,7 +28,13 @@ async function identifyClient(ctx: Context, next: Next) {
   const st = oauthState(ctx);
   const clientId = st.params.client_id;
   const client = clientId ? await findClient(clientId) : undefined;
-  if (!client) throw new AuthorizationPageError('Unknown application', clientId ? 'The application that sent you here is not registered with this service.' : 'The request does not say which application sent you here (client_id is missing).');
+  if (!client)
+    throw new AuthorizationPageError(
+      'Unknown application',
+      clientId
+        ? 'The application that sent you here is not registered with this service.'
+        : 'The request does not say which application sent you here (client_id is missing).',
+    );
   st.client = client;
   await next();
 }
@@ -37,9 +43,16 @@ async function identifyClient(ctx: Context, next: Next) {
 async function checkRedirectUri(ctx: Context, next: Next) {
   const st = oauthState(ctx);
   const uri = st.params.redirect_uri;
-  if (!uri) throw new AuthorizationPageError('Invalid authorization request', 'The request does not say where to return (redirect_uri is missing).');
+  if (!uri)
+    throw new AuthorizationPageError(
+      'Invalid authorization request',
+      'The request does not say where to return (redirect_uri is missing).',
+    );
   if (!redirectUriMatches(st.client!.redirect_uris, uri)) {
-    throw new AuthorizationPageError('Invalid redirect address', 'The application asked to return to an address it has not registered, so you were not sent there.');
+    throw new AuthorizationPageError(
+      'Invalid redirect address',
+      'The application asked to return to an address it has not registered, so you were not sent there.',
+    );
   }
   st.redirect = { uri, state: st.params.state ?? null };
   await next();
@@ -56,7 +69,10 @@ async function checkResponseType(ctx: Context, next: Next) {
 async function checkPkce(ctx: Context, next: Next) {
   const { code_challenge: challenge, code_challenge_method: method } = oauthState(ctx).params;
   if (!challenge) throw new InvalidRequest('code_challenge is required (PKCE with S256).');
-  if (method !== 'S256') throw new InvalidRequest(method ? `code_challenge_method "${method}" is not supported; use S256.` : 'code_challenge_method=S256 is required.');
+  if (method !== 'S256')
+    throw new InvalidRequest(
+      method ? `code_challenge_method "${method}" is not supported; use S256.` : 'code_challenge_method=S256 is required.',
+    );
   // RFC 7636 4.2: BASE64URL(SHA256(verifier)) is 43 characters.
   if (!/^[A-Za-z0-9_-]{43}$/.test(challenge)) throw new InvalidRequest('code_challenge is not a base64url SHA-256 digest.');
   await next();
@@ -103,4 +119,14 @@ async function startInteraction(ctx: Context) {
   ctx.redirect(`/oauth/interaction/${ix.uid}`);
 }
 
-export const authorizeEndpoint = [browserErrors, readParams, identifyClient, checkRedirectUri, checkResponseType, checkPkce, checkScope, checkResource, startInteraction];
+export const authorizeEndpoint = [
+  browserErrors,
+  readParams,
+  identifyClient,
+  checkRedirectUri,
+  checkResponseType,
+  checkPkce,
+  checkScope,
+  checkResource,
+  startInteraction,
+];

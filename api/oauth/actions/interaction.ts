@@ -9,7 +9,16 @@ import { issueCode, liveGrant, saveConsent, type GrantRow } from '../grants';
 import { consentPage, cspSourceFor, loginPage, sendPage, welcomeBackPage, type ConsentView } from '../pages';
 import { pickableProjects, reachableWorkspaces, workspaceAccess, type ReachableWorkspace } from '../reach';
 import { grantedScopes, hasWriteSide, sameScopeSet, type AccessLevel } from '../scopes';
-import { csrfToken, csrfValid, currentSession, finishInteraction, loadInteraction, switchUser, type Interaction, type Session } from '../session';
+import {
+  csrfToken,
+  csrfValid,
+  currentSession,
+  finishInteraction,
+  loadInteraction,
+  switchUser,
+  type Interaction,
+  type Session,
+} from '../session';
 import { browserErrors, redirectError, redirectToClient } from './respond';
 
 // The pages behind /oauth/authorize (spec 5.3.2): sign in, consent or welcome back, then the
@@ -21,11 +30,23 @@ import { browserErrors, redirectError, redirectToClient } from './respond';
 //   POST /oauth/interaction/:uid/logout   "Not you?"
 //   POST /oauth/interaction/:uid/confirm  approve (consent or welcome back) or deny
 
-interface User { id: string; email: string; name: string }
-interface InteractionState { ix: Interaction; session: Session; client: ClientRow; user?: User }
+interface User {
+  id: string;
+  email: string;
+  name: string;
+}
+interface InteractionState {
+  ix: Interaction;
+  session: Session;
+  client: ClientRow;
+  user?: User;
+}
 const it = (ctx: Context) => ctx.state.interaction as InteractionState;
 
-const EXPIRED = new AuthorizationPageError('This sign-in request has expired', 'Authorization requests are valid for 15 minutes and only in the browser that started them.');
+const EXPIRED = new AuthorizationPageError(
+  'This sign-in request has expired',
+  'Authorization requests are valid for 15 minutes and only in the browser that started them.',
+);
 
 function form(ctx: Context): Record<string, string> {
   const body = ctx.state.body as Record<string, unknown> | undefined;
@@ -49,7 +70,10 @@ async function loadRequest(ctx: Context, next: Next) {
 async function checkCsrf(ctx: Context, next: Next) {
   const { session, ix } = it(ctx);
   if (!csrfValid(session, ix.uid, form(ctx).csrf)) {
-    throw new AuthorizationPageError('This form has expired', 'The page was open too long or was sent from somewhere else. Go back to the application and start again.');
+    throw new AuthorizationPageError(
+      'This form has expired',
+      'The page was open too long or was sent from somewhere else. Go back to the application and start again.',
+    );
   }
   await next();
 }
@@ -78,7 +102,17 @@ function clientView(state: InteractionState) {
 
 function renderLogin(ctx: Context, status: number, extra: { email?: string; error?: string } = {}) {
   const state = it(ctx);
-  page(ctx, status, 'Sign in', loginPage({ ...clientView(state), action: `/oauth/interaction/${state.ix.uid}/login`, csrf: csrfToken(state.session, state.ix.uid), ...extra }));
+  page(
+    ctx,
+    status,
+    'Sign in',
+    loginPage({
+      ...clientView(state),
+      action: `/oauth/interaction/${state.ix.uid}/login`,
+      csrf: csrfToken(state.session, state.ix.uid),
+      ...extra,
+    }),
+  );
 }
 
 function rememberedGrant(grant: GrantRow | undefined, ix: Interaction, workspaces: ReachableWorkspace[]): GrantRow | undefined {
@@ -87,7 +121,11 @@ function rememberedGrant(grant: GrantRow | undefined, ix: Interaction, workspace
   return workspaces.some((w) => w.id === grant.workspace_id) ? grant : undefined;
 }
 
-async function renderConsent(ctx: Context, status: number, picks: { workspaceId?: string; projectId?: string | null; accessLevel?: AccessLevel; error?: string }) {
+async function renderConsent(
+  ctx: Context,
+  status: number,
+  picks: { workspaceId?: string; projectId?: string | null; accessLevel?: AccessLevel; error?: string },
+) {
   const state = it(ctx);
   const user = requireUser(ctx);
   const workspaces = await reachableWorkspaces(user.id);
@@ -96,12 +134,21 @@ async function renderConsent(ctx: Context, status: number, picks: { workspaceId?
   const workspaceId = reachable(picks.workspaceId) ?? reachable(grant?.workspace_id) ?? workspaces[0]?.id ?? null;
   const access = workspaceId ? await workspaceAccess(user.id, workspaceId) : null;
   const projects = access && workspaceId ? await pickableProjects(access, workspaceId) : [];
-  const preferred = picks.projectId !== undefined ? picks.projectId : grant?.workspace_id === workspaceId ? grant?.default_project_id : undefined;
-  const projectId = preferred === null ? null : projects.find((p) => p.id === preferred)?.id ?? projects[0]?.id ?? null;
+  const preferred =
+    picks.projectId !== undefined ? picks.projectId : grant?.workspace_id === workspaceId ? grant?.default_project_id : undefined;
+  const projectId = preferred === null ? null : (projects.find((p) => p.id === preferred)?.id ?? projects[0]?.id ?? null);
   const view: ConsentView = {
-    ...clientView(state), uid: state.ix.uid, csrf: csrfToken(state.session, state.ix.uid), userEmail: user.email, requested: state.ix.requestedScopes,
+    ...clientView(state),
+    uid: state.ix.uid,
+    csrf: csrfToken(state.session, state.ix.uid),
+    userEmail: user.email,
+    requested: state.ix.requestedScopes,
     workspaces: workspaces.map((w) => ({ id: w.id, name: w.name, reach: w.reach, apiAccess: planLimits(w.plan).apiAccess })),
-    workspaceId, projects, projectId, accessLevel: picks.accessLevel ?? grant?.access_level ?? 'read', error: picks.error,
+    workspaceId,
+    projects,
+    projectId,
+    accessLevel: picks.accessLevel ?? grant?.access_level ?? 'read',
+    error: picks.error,
   };
   page(ctx, status, 'Authorize access', consentPage(view));
 }
@@ -119,11 +166,25 @@ async function showPage(ctx: Context) {
     if (grant) {
       const workspace = workspaces.find((w) => w.id === grant.workspace_id)!;
       const access = await workspaceAccess(state.user.id, grant.workspace_id);
-      const project = access ? (await pickableProjects(access, grant.workspace_id)).find((p) => p.id === grant.default_project_id) : undefined;
-      return page(ctx, 200, 'Welcome back', welcomeBackPage({
-        ...clientView(state), uid: state.ix.uid, csrf: csrfToken(state.session, state.ix.uid), userEmail: state.user.email, userName: state.user.name,
-        workspaceName: workspace.name || workspace.id, projectName: project?.name ?? null, accessLevel: grant.access_level, scopes: grant.scopes,
-      }));
+      const project = access
+        ? (await pickableProjects(access, grant.workspace_id)).find((p) => p.id === grant.default_project_id)
+        : undefined;
+      return page(
+        ctx,
+        200,
+        'Welcome back',
+        welcomeBackPage({
+          ...clientView(state),
+          uid: state.ix.uid,
+          csrf: csrfToken(state.session, state.ix.uid),
+          userEmail: state.user.email,
+          userName: state.user.name,
+          workspaceName: workspace.name || workspace.id,
+          projectName: project?.name ?? null,
+          accessLevel: grant.access_level,
+          scopes: grant.scopes,
+        }),
+      );
     }
   }
   await renderConsent(ctx, 200, { workspaceId: typeof query.workspace === 'string' ? query.workspace : undefined });
@@ -144,11 +205,13 @@ async function signIn(ctx: Context) {
     consume('unauthenticated', `oauth-login:${ctx.ip}`),
     consume('unauthenticated', `oauth-login-email:${email.toLowerCase()}`),
   ]);
-  if (!byIp.allowed || !byEmail.allowed) return renderLogin(ctx, 429, { email, error: 'Too many sign-in attempts. Wait a minute and try again.' });
+  if (!byIp.allowed || !byEmail.allowed)
+    return renderLogin(ctx, 429, { email, error: 'Too many sign-in attempts. Wait a minute and try again.' });
   const user = email ? await db()('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).first('id', 'password_hash') : undefined;
   // Unknown accounts cost the same scrypt run as wrong passwords, so timing does not tell them apart.
-  const ok = await verifyPassword(password, user?.password_hash ?? await (dummyHash ??= hashPassword('not-a-password')));
-  if (!user || !user.password_hash || !ok) return renderLogin(ctx, 401, { email, error: 'That email and password do not match an account.' });
+  const ok = await verifyPassword(password, user?.password_hash ?? (await (dummyHash ??= hashPassword('not-a-password'))));
+  if (!user || !user.password_hash || !ok)
+    return renderLogin(ctx, 401, { email, error: 'That email and password do not match an account.' });
   await switchUser(ctx, state.session, user.id, state.ix);
   ctx.status = 303;
   ctx.redirect(`/oauth/interaction/${state.ix.uid}`);
@@ -184,7 +247,11 @@ async function decide(ctx: Context, next: Next) {
   await next();
 }
 
-interface Approval { workspaceId: string; projectId: string | null; accessLevel: AccessLevel }
+interface Approval {
+  workspaceId: string;
+  projectId: string | null;
+  accessLevel: AccessLevel;
+}
 
 /** The welcome-back page approves the remembered choices again, if they still hold. */
 async function welcomeBackChoices(ctx: Context, user: User): Promise<Approval | null> {
@@ -222,13 +289,20 @@ async function approve(ctx: Context) {
   const choices = form(ctx).mode === 'welcome_back' ? await welcomeBackChoices(ctx, user) : await formChoices(ctx, user);
   if (!choices) {
     // The remembered approval no longer holds (revoked, forgotten, workspace gone): ask again.
-    if (ctx.body === undefined) await renderConsent(ctx, 409, { error: 'Your earlier approval no longer applies; review the choices below.' });
+    if (ctx.body === undefined)
+      await renderConsent(ctx, 409, { error: 'Your earlier approval no longer applies; review the choices below.' });
     return;
   }
-  if (!(await finishInteraction(ix.uid))) throw new AuthorizationPageError('Already answered', 'This request was already approved or denied. Return to the application.');
+  if (!(await finishInteraction(ix.uid)))
+    throw new AuthorizationPageError('Already answered', 'This request was already approved or denied. Return to the application.');
   const grant = await saveConsent({
-    userId: user.id, clientId: client.id, workspaceId: choices.workspaceId, defaultProjectId: choices.projectId,
-    accessLevel: choices.accessLevel, requestedScopes: ix.requestedScopes, scopes: grantedScopes(ix.requestedScopes, choices.accessLevel),
+    userId: user.id,
+    clientId: client.id,
+    workspaceId: choices.workspaceId,
+    defaultProjectId: choices.projectId,
+    accessLevel: choices.accessLevel,
+    requestedScopes: ix.requestedScopes,
+    scopes: grantedScopes(ix.requestedScopes, choices.accessLevel),
   });
   const code = await issueCode(grant, ix.redirectUri, ix.codeChallenge, ix.resource ?? null);
   redirectToClient(ctx, ix.redirectUri, { code, state: ix.state });

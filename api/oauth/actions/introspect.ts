@@ -23,8 +23,16 @@ async function describeAccessToken(token: string) {
   const row = await findAccessTokenRow(token);
   if (!row || row.revoked_at || row.expires_at.getTime() <= Date.now()) return INACTIVE;
   return {
-    active: true, scope: scopeString(row.scopes), client_id: row.client_id, sub: row.user_id, token_type: 'Bearer',
-    exp: seconds(row.expires_at), iat: seconds(row.created_at), iss: issuer(), jti: row.id, workspace_id: row.workspace_id,
+    active: true,
+    scope: scopeString(row.scopes),
+    client_id: row.client_id,
+    sub: row.user_id,
+    token_type: 'Bearer',
+    exp: seconds(row.expires_at),
+    iat: seconds(row.created_at),
+    iss: issuer(),
+    jti: row.id,
+    workspace_id: row.workspace_id,
     ...(row.resource ? { aud: row.resource } : {}),
   };
 }
@@ -33,8 +41,15 @@ async function describeRefreshToken(token: string) {
   const row = await findRefreshToken(token);
   if (!row || row.revoked_at || row.rotated_at || row.family.revoked_at || row.expires_at.getTime() <= Date.now()) return INACTIVE;
   return {
-    active: true, scope: scopeString(row.family.scopes), client_id: row.family.client_id, sub: row.family.user_id, token_type: 'refresh_token',
-    exp: seconds(row.expires_at), iat: seconds(row.created_at), iss: issuer(), workspace_id: row.family.workspace_id,
+    active: true,
+    scope: scopeString(row.family.scopes),
+    client_id: row.family.client_id,
+    sub: row.family.user_id,
+    token_type: 'refresh_token',
+    exp: seconds(row.expires_at),
+    iat: seconds(row.created_at),
+    iss: issuer(),
+    workspace_id: row.family.workspace_id,
   };
 }
 

@@ -15,21 +15,26 @@ const ALLOWED_GRANT_TYPES = ['authorization_code', 'refresh_token'];
 const optionalText = (max: number) => z.string().max(max).nullish();
 
 // RFC 7591 2: metadata the server does not understand is ignored, hence loose().
-const metadataSchema = z.object({
-  redirect_uris: z.array(z.string()).min(1).max(20),
-  client_name: optionalText(200),
-  client_uri: optionalText(2000),
-  logo_uri: optionalText(2000),
-  scope: optionalText(2000),
-  token_endpoint_auth_method: z.string().nullish(),
-  grant_types: z.array(z.string()).min(1).max(5).nullish(),
-  response_types: z.array(z.string()).min(1).max(5).nullish(),
-  software_id: optionalText(200),
-  software_version: optionalText(200),
-}).loose();
+const metadataSchema = z
+  .object({
+    redirect_uris: z.array(z.string()).min(1).max(20),
+    client_name: optionalText(200),
+    client_uri: optionalText(2000),
+    logo_uri: optionalText(2000),
+    scope: optionalText(2000),
+    token_endpoint_auth_method: z.string().nullish(),
+    grant_types: z.array(z.string()).min(1).max(5).nullish(),
+    response_types: z.array(z.string()).min(1).max(5).nullish(),
+    software_id: optionalText(200),
+    software_version: optionalText(200),
+  })
+  .loose();
 type Metadata = z.infer<typeof metadataSchema>;
 
-interface RegisterState { metadata: Metadata; client: NewClient }
+interface RegisterState {
+  metadata: Metadata;
+  client: NewClient;
+}
 const reg = (ctx: Context) => ctx.state.register as RegisterState;
 
 /** Registration writes a row per call and needs no credential, so it is limited per address. */
@@ -41,7 +46,8 @@ async function throttleRegistration(ctx: Context, next: Next) {
 
 async function parseMetadata(ctx: Context, next: Next) {
   const body = ctx.state.body as unknown;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidClientMetadata('The registration request must be a JSON object (RFC 7591 3.1).');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new InvalidClientMetadata('The registration request must be a JSON object (RFC 7591 3.1).');
   const parsed = metadataSchema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -54,7 +60,8 @@ async function parseMetadata(ctx: Context, next: Next) {
 /** spec 5.3.1: public clients only; no client_secret is ever issued. */
 async function checkAuthMethod(ctx: Context, next: Next) {
   const method = reg(ctx).metadata.token_endpoint_auth_method ?? 'none';
-  if (method !== 'none') throw new InvalidClientMetadata(`token_endpoint_auth_method "${method}" is not supported; only "none" (public clients, PKCE) is.`);
+  if (method !== 'none')
+    throw new InvalidClientMetadata(`token_endpoint_auth_method "${method}" is not supported; only "none" (public clients, PKCE) is.`);
   await next();
 }
 
@@ -77,10 +84,12 @@ async function checkGrantAndResponseTypes(ctx: Context, next: Next) {
   const { metadata, client } = reg(ctx);
   const grantTypes = [...new Set(metadata.grant_types ?? ALLOWED_GRANT_TYPES)];
   const unsupported = grantTypes.filter((g) => !ALLOWED_GRANT_TYPES.includes(g));
-  if (unsupported.length) throw new InvalidClientMetadata(`grant_types ${unsupported.join(', ')} not supported; use authorization_code and refresh_token.`);
+  if (unsupported.length)
+    throw new InvalidClientMetadata(`grant_types ${unsupported.join(', ')} not supported; use authorization_code and refresh_token.`);
   if (!grantTypes.includes('authorization_code')) throw new InvalidClientMetadata('grant_types must include authorization_code.');
   const responseTypes = [...new Set(metadata.response_types ?? ['code'])];
-  if (responseTypes.some((r) => r !== 'code')) throw new InvalidClientMetadata('response_types must be ["code"]: only the authorization-code flow is supported.');
+  if (responseTypes.some((r) => r !== 'code'))
+    throw new InvalidClientMetadata('response_types must be ["code"]: only the authorization-code flow is supported.');
   client.grant_types = grantTypes;
   client.response_types = responseTypes;
   await next();
@@ -95,7 +104,11 @@ async function checkScope(ctx: Context, next: Next) {
 
 function displayUriProblem(uri: string): string | null {
   let u: URL;
-  try { u = new URL(uri); } catch { return 'is not an absolute URL'; }
+  try {
+    u = new URL(uri);
+  } catch {
+    return 'is not an absolute URL';
+  }
   if (u.protocol === 'https:') return null;
   if (u.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname)) return null;
   return 'must be an https URL';
@@ -120,7 +133,16 @@ async function registerClient(ctx: Context) {
   const { client } = reg(ctx);
   const existing = await findReRegistration(client);
   ctx.status = 201;
-  ctx.body = presentClient(existing ?? await insertClient(client));
+  ctx.body = presentClient(existing ?? (await insertClient(client)));
 }
 
-export const registerEndpoint = [throttleRegistration, parseMetadata, checkAuthMethod, checkRedirectUris, checkGrantAndResponseTypes, checkScope, checkDisplayMetadata, registerClient];
+export const registerEndpoint = [
+  throttleRegistration,
+  parseMetadata,
+  checkAuthMethod,
+  checkRedirectUris,
+  checkGrantAndResponseTypes,
+  checkScope,
+  checkDisplayMetadata,
+  registerClient,
+];

@@ -3,7 +3,15 @@ import { db } from '../../../lib/db';
 import { findClient } from '../clients';
 import { InvalidClient, InvalidRequest } from '../errors';
 import { oauthState } from '../http';
-import { findAccessTokenRow, findRefreshToken, looksLikeToken, publishTokenInvalidation, revokeFamilies, ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX } from '../tokens';
+import {
+  findAccessTokenRow,
+  findRefreshToken,
+  looksLikeToken,
+  publishTokenInvalidation,
+  revokeFamilies,
+  ACCESS_TOKEN_PREFIX,
+  REFRESH_TOKEN_PREFIX,
+} from '../tokens';
 import { readBodyParams } from './token';
 
 // POST /oauth/revoke (spec 5.3.8; RFC 7009). client_id is required (400 invalid_request

@@ -31,7 +31,10 @@ export async function identifyPublicClient(ctx: Context, next: Next) {
   if (authorization || st.params.client_secret || st.params.client_assertion) {
     // RFC 6749 5.2: an attempt through the Authorization header is answered with its scheme's challenge.
     const scheme = authorization.split(' ')[0];
-    throw new InvalidClient('Clients of this server are public and do not authenticate; send client_id only.', scheme ? { 'WWW-Authenticate': `${scheme} realm="oauth"` } : undefined);
+    throw new InvalidClient(
+      'Clients of this server are public and do not authenticate; send client_id only.',
+      scheme ? { 'WWW-Authenticate': `${scheme} realm="oauth"` } : undefined,
+    );
   }
   const clientId = st.params.client_id;
   if (!clientId) throw new InvalidRequest('client_id is required.');

@@ -7,7 +7,18 @@ import type { CodeRow } from '../grants';
 import { oauthState } from '../http';
 import { required } from '../params';
 import { narrowBinding } from '../resources';
-import { createFamily, insertAccessToken, insertRefreshToken, publishTokenInvalidation, randomToken, revokeFamilies, tokenHash, tokenResponse, ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX } from '../tokens';
+import {
+  createFamily,
+  insertAccessToken,
+  insertRefreshToken,
+  publishTokenInvalidation,
+  randomToken,
+  revokeFamilies,
+  tokenHash,
+  tokenResponse,
+  ACCESS_TOKEN_PREFIX,
+  REFRESH_TOKEN_PREFIX,
+} from '../tokens';
 
 // grant_type=authorization_code (spec 5.3.4; RFC 6749 4.1.3; RFC 7636 4.5-4.6; RFC 8707 2.2).
 //
@@ -52,18 +63,29 @@ export async function authorizationCodeGrant(ctx: Context): Promise<void> {
   if (row.expires_at.getTime() <= Date.now()) throw new InvalidGrant('The authorization code has expired.');
   // RFC 6749 4.1.3: identical to the redirect_uri of the authorization request.
   if (row.redirect_uri !== redirectUri) throw new InvalidGrant('redirect_uri does not match the authorization request.');
-  if (!VERIFIER.test(verifier) || !constantTimeEqual(s256(verifier), row.code_challenge)) throw new InvalidGrant('PKCE verification failed: code_verifier does not match code_challenge.');
+  if (!VERIFIER.test(verifier) || !constantTimeEqual(s256(verifier), row.code_challenge))
+    throw new InvalidGrant('PKCE verification failed: code_verifier does not match code_challenge.');
   // Still on the plain read: a request for the wrong resource leaves the code usable.
   const resource = narrowBinding(row.resource, resources);
 
   const issued = await db().transaction(async (trx) => {
-    const consumed = await trx('oauth_codes').where({ code_hash: codeHash }).whereNull('consumed_at').update({ consumed_at: trx.fn.now() }).returning('code_hash');
+    const consumed = await trx('oauth_codes')
+      .where({ code_hash: codeHash })
+      .whereNull('consumed_at')
+      .update({ consumed_at: trx.fn.now() })
+      .returning('code_hash');
     if (consumed.length === 0) return null;
     const grant = await trx('oauth_grants').where({ id: row.grant_id }).whereNull('revoked_at').first('id');
     if (!grant) return 'grant_revoked' as const;
     const family = await createFamily(trx, {
-      grantId: row.grant_id, clientId: row.client_id, userId: row.user_id, workspaceId: row.workspace_id,
-      defaultProjectId: row.default_project_id, scopes: row.scopes, codeHash, resource: row.resource,
+      grantId: row.grant_id,
+      clientId: row.client_id,
+      userId: row.user_id,
+      workspaceId: row.workspace_id,
+      defaultProjectId: row.default_project_id,
+      scopes: row.scopes,
+      codeHash,
+      resource: row.resource,
     });
     const access = randomToken(ACCESS_TOKEN_PREFIX);
     const accessRow = await insertAccessToken(trx, family, access, row.scopes, resource);

@@ -9,8 +9,18 @@ import { required } from '../params';
 import { narrowBinding, type ResourceBinding } from '../resources';
 import { expandScopes, isSubset, parseScope } from '../scopes';
 import {
-  findRefreshToken, looksLikeToken, publishTokenInvalidation, revokeFamilies, rotatedPair, rotateRefreshToken, tokenHash,
-  tokenResponse, REFRESH_TOKEN_PREFIX, type AccessTokenRow, type FamilyRow, type RefreshTokenRow,
+  findRefreshToken,
+  looksLikeToken,
+  publishTokenInvalidation,
+  revokeFamilies,
+  rotatedPair,
+  rotateRefreshToken,
+  tokenHash,
+  tokenResponse,
+  REFRESH_TOKEN_PREFIX,
+  type AccessTokenRow,
+  type FamilyRow,
+  type RefreshTokenRow,
 } from '../tokens';
 
 // grant_type=refresh_token (spec 5.3.5; RFC 6749 6; OAuth 2.1 4.3.1 rotation for public clients).
@@ -35,7 +45,8 @@ function accessScopes(family: FamilyRow, scopeParam: string | undefined): string
   if (scopeParam === undefined) return family.scopes;
   const asked = expandScopes(parseScope(scopeParam));
   // spec 5.3.6: never wider than what was granted; widening needs a new /authorize round.
-  if (!isSubset(asked, family.scopes)) throw new InvalidScope('The requested scope exceeds the scope granted; widening needs a new authorization.');
+  if (!isSubset(asked, family.scopes))
+    throw new InvalidScope('The requested scope exceeds the scope granted; widening needs a new authorization.');
   return family.scopes.filter((s) => asked.includes(s));
 }
 
@@ -57,7 +68,8 @@ async function graceReplay(presentedId: string, plaintext: string) {
   const access = (await db()('oauth_access_tokens').where({ id: child.access_token_id }).first()) as AccessTokenRow | undefined;
   if (!access || access.revoked_at) return null;
   const pair = rotatedPair(plaintext);
-  if (!constantTimeEqual(tokenHash(pair.refresh), child.token_hash) || !constantTimeEqual(tokenHash(pair.access), access.token_hash)) return null;
+  if (!constantTimeEqual(tokenHash(pair.refresh), child.token_hash) || !constantTimeEqual(tokenHash(pair.access), access.token_hash))
+    return null;
   return tokenResponse({ plaintext: pair.access, row: access }, pair.refresh);
 }
 
@@ -65,7 +77,9 @@ async function punishReuse(family: FamilyRow): Promise<never> {
   await db().transaction((trx) => revokeFamilies(trx, [family.id], 'refresh_reuse'));
   await forgetConsent(family.grant_id);
   await publishTokenInvalidation(`refresh-reuse:${family.id}`);
-  throw new InvalidGrant('The refresh token was already used. Every token of this authorization is revoked; the user must authorize again.');
+  throw new InvalidGrant(
+    'The refresh token was already used. Every token of this authorization is revoked; the user must authorize again.',
+  );
 }
 
 export async function refreshTokenGrant(ctx: Context): Promise<void> {

@@ -31,7 +31,12 @@ function period(input: { from?: string; to?: string }, timeZone: string): { from
   const from = input.from ?? addDays(to, -(DEFAULT_DAYS - 1));
   if (to < from) throw errors.invalidRequest('`to` must not be before `from`.', { from, to });
   const days = daysBetween(from, to);
-  if (days > MAX_DAYS) throw errors.invalidRequest(`The period covers ${days} days; at most ${MAX_DAYS} can be read at once.`, { from, to, maxDays: MAX_DAYS });
+  if (days > MAX_DAYS)
+    throw errors.invalidRequest(`The period covers ${days} days; at most ${MAX_DAYS} can be read at once.`, {
+      from,
+      to,
+      maxDays: MAX_DAYS,
+    });
   return { from, to };
 }
 
@@ -83,29 +88,48 @@ function decodeAnalyticsCursor(cursor: string, filters: string): { v: unknown; i
 
 export const listPostAnalytics = defineOperation({
   name: 'analytics.posts',
-  summary: 'Per-post metrics of a project\'s published posts, sortable by each metric, cursor-paginated.',
+  summary: "Per-post metrics of a project's published posts, sortable by each metric, cursor-paginated.",
   kind: 'read',
   scopes: SCOPE,
   clientRole: 'allow',
   inputSource: 'query',
-  input: z.object({
-    projectId: z.string().min(1).max(100).optional(),
-    sort: z.enum(Object.keys(SORTS) as [SortKey, ...SortKey[]]).optional(),
-    order: z.enum(['asc', 'desc']).optional(),
-    from: isoDate.optional(),
-    to: isoDate.optional(),
-    ...paginationInput,
-  }).strict(),
+  input: z
+    .object({
+      projectId: z.string().min(1).max(100).optional(),
+      sort: z.enum(Object.keys(SORTS) as [SortKey, ...SortKey[]]).optional(),
+      order: z.enum(['asc', 'desc']).optional(),
+      from: isoDate.optional(),
+      to: isoDate.optional(),
+      ...paginationInput,
+    })
+    .strict(),
   handler: async ({ auth }, input) => {
     const project = await resolveProjectOrDefault(auth, input.projectId);
     const limit = parseLimit(input.limit);
     const sort: SortKey = input.sort ?? 'publishedAt';
     const order = input.order ?? 'desc';
     const expr = SORTS[sort];
-    const q = db()('posts as p').leftJoin('post_metric_state as s', 's.post_id', 'p.id')
-      .where('p.workspace_id', auth.workspaceId).where('p.project_id', project.id).where('p.status', 'published').whereNotNull('p.published_at')
-      .select('p.id', 'p.title', 'p.published_at', 'p.network_post_urn', 's.impressions', 's.reactions', 's.comments', 's.reshares', 's.samples', 's.sync_state', 's.last_synced_at', 's.last_error',
-        db().raw(`${expr} as sort_value`));
+    const q = db()('posts as p')
+      .leftJoin('post_metric_state as s', 's.post_id', 'p.id')
+      .where('p.workspace_id', auth.workspaceId)
+      .where('p.project_id', project.id)
+      .where('p.status', 'published')
+      .whereNotNull('p.published_at')
+      .select(
+        'p.id',
+        'p.title',
+        'p.published_at',
+        'p.network_post_urn',
+        's.impressions',
+        's.reactions',
+        's.comments',
+        's.reshares',
+        's.samples',
+        's.sync_state',
+        's.last_synced_at',
+        's.last_error',
+        db().raw(`${expr} as sort_value`),
+      );
     if (input.from) q.where('p.published_at', '>=', periodBounds(input.from, input.from, project.timezone).start);
     if (input.to) q.where('p.published_at', '<', periodBounds(input.to, input.to, project.timezone).end);
     const filters = JSON.stringify([project.id, sort, order, input.from ?? null, input.to ?? null]);
@@ -122,14 +146,26 @@ export const listPostAnalytics = defineOperation({
       data: page.map((r) => {
         const t = totalsOf({ posts: 1, ...r });
         return {
-          postId: r.id, title: r.title, publishedAt: r.published_at.toISOString(), networkPostUrn: r.network_post_urn,
-          impressions: t.impressions, reactions: t.reactions, comments: t.comments, reshares: t.reshares, engagements: t.engagements, engagementRate: t.engagementRate,
-          samples: r.samples ?? 0, lastSyncedAt: r.last_synced_at ? r.last_synced_at.toISOString() : null,
+          postId: r.id,
+          title: r.title,
+          publishedAt: r.published_at.toISOString(),
+          networkPostUrn: r.network_post_urn,
+          impressions: t.impressions,
+          reactions: t.reactions,
+          comments: t.comments,
+          reshares: t.reshares,
+          engagements: t.engagements,
+          engagementRate: t.engagementRate,
+          samples: r.samples ?? 0,
+          lastSyncedAt: r.last_synced_at ? r.last_synced_at.toISOString() : null,
           sync: { state: r.sync_state ?? 'pending', detail: r.sync_state === 'blocked' || r.sync_state === 'failed' ? r.last_error : null },
         };
       }),
       pagination: {
-        next_cursor: rows.length > limit && last ? encodeAnalyticsCursor(sort === 'publishedAt' ? last.published_at.toISOString() : Number(last.sort_value), last.id, filters) : null,
+        next_cursor:
+          rows.length > limit && last
+            ? encodeAnalyticsCursor(sort === 'publishedAt' ? last.published_at.toISOString() : Number(last.sort_value), last.id, filters)
+            : null,
         has_more: rows.length > limit,
       },
     };
@@ -138,13 +174,34 @@ export const listPostAnalytics = defineOperation({
 
 // ---- across workspaces (spec 5.5) ----
 
-async function workspaceRow(workspaceId: string, name: string, reach: string, projectIds: ReadonlySet<string> | null, start: Date, end: Date) {
+async function workspaceRow(
+  workspaceId: string,
+  name: string,
+  reach: string,
+  projectIds: ReadonlySet<string> | null,
+  start: Date,
+  end: Date,
+) {
   const projects = db()('projects').where('workspace_id', workspaceId);
   if (projectIds) projects.whereIn('id', [...projectIds]);
   const ids = (await projects.pluck('id')) as string[];
-  const row = ids.length === 0 ? { posts: 0, impressions: 0, reactions: 0, comments: 0, reshares: 0 } : await db()('posts as p').leftJoin('post_metric_state as s', 's.post_id', 'p.id')
-    .where('p.workspace_id', workspaceId).whereIn('p.project_id', ids).where('p.status', 'published').where('p.published_at', '>=', start).where('p.published_at', '<', end)
-    .first(db().raw('count(*) as posts'), db().raw('sum(s.impressions) as impressions'), db().raw('sum(s.reactions) as reactions'), db().raw('sum(s.comments) as comments'), db().raw('sum(s.reshares) as reshares'));
+  const row =
+    ids.length === 0
+      ? { posts: 0, impressions: 0, reactions: 0, comments: 0, reshares: 0 }
+      : await db()('posts as p')
+          .leftJoin('post_metric_state as s', 's.post_id', 'p.id')
+          .where('p.workspace_id', workspaceId)
+          .whereIn('p.project_id', ids)
+          .where('p.status', 'published')
+          .where('p.published_at', '>=', start)
+          .where('p.published_at', '<', end)
+          .first(
+            db().raw('count(*) as posts'),
+            db().raw('sum(s.impressions) as impressions'),
+            db().raw('sum(s.reactions) as reactions'),
+            db().raw('sum(s.comments) as comments'),
+            db().raw('sum(s.reshares) as reshares'),
+          );
   return { workspaceId, name, reach, projects: ids.length, ...totalsOf(row) };
 }
 
@@ -178,7 +235,18 @@ export const getCrossWorkspaceOverview = defineOperation({
       const w = await db()('workspaces').where({ id: auth.workspaceId }).first('id', 'name');
       rows = [await workspaceRow(w.id, w.name, 'member', auth.projectIds, start, end)];
     }
-    const sum = totalsOf(rows.reduce((a, r) => ({ posts: a.posts + r.posts, impressions: a.impressions + r.impressions, reactions: a.reactions + r.reactions, comments: a.comments + r.comments, reshares: a.reshares + r.reshares }), { posts: 0, impressions: 0, reactions: 0, comments: 0, reshares: 0 }));
+    const sum = totalsOf(
+      rows.reduce(
+        (a, r) => ({
+          posts: a.posts + r.posts,
+          impressions: a.impressions + r.impressions,
+          reactions: a.reactions + r.reactions,
+          comments: a.comments + r.comments,
+          reshares: a.reshares + r.reshares,
+        }),
+        { posts: 0, impressions: 0, reactions: 0, comments: 0, reshares: 0 },
+      ),
+    );
     return { data: { from, to, workspaces: rows, totals: sum } };
   },
 });
@@ -195,14 +263,16 @@ export const searchViralPosts = defineOperation({
   scopes: SCOPE,
   clientRole: 'deny',
   inputSource: 'query',
-  input: z.object({
-    query: z.string({ error: '`query` is required.' }).trim().min(1, '`query` must not be empty.').max(200),
-    projectId: z.string().min(1).max(100).optional(),
-    from: isoDate.optional(),
-    to: isoDate.optional(),
-    minEngagement: z.coerce.number().int().min(0).optional(),
-    limit: z.any().optional(),
-  }).strict(),
+  input: z
+    .object({
+      query: z.string({ error: '`query` is required.' }).trim().min(1, '`query` must not be empty.').max(200),
+      projectId: z.string().min(1).max(100).optional(),
+      from: isoDate.optional(),
+      to: isoDate.optional(),
+      minEngagement: z.coerce.number().int().min(0).optional(),
+      limit: z.any().optional(),
+    })
+    .strict(),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit, 20, 50);
     if (input.from && input.to && input.to < input.from) throw errors.invalidRequest('`to` must not be before `from`.');
@@ -221,13 +291,23 @@ export const searchViralPosts = defineOperation({
       }
       try {
         const r = await networkClient().searchViralPosts(token, {
-          keywords: input.query, count: limit, minEngagement: input.minEngagement,
-          publishedAfter: input.from ? new Date(`${input.from}T00:00:00Z`) : undefined, publishedBefore: input.to ? new Date(Date.parse(`${input.to}T00:00:00Z`) + 86_400_000) : undefined,
+          keywords: input.query,
+          count: limit,
+          minEngagement: input.minEngagement,
+          publishedAfter: input.from ? new Date(`${input.from}T00:00:00Z`) : undefined,
+          publishedBefore: input.to ? new Date(Date.parse(`${input.to}T00:00:00Z`) + 86_400_000) : undefined,
         });
         return {
           data: r.posts.map((p) => ({
-            postUrn: p.postUrn, author: { name: p.authorName, username: p.authorVanityName }, text: p.text, publishedAt: p.publishedAt.toISOString(),
-            impressions: p.impressions, reactions: p.likes, comments: p.comments, reshares: p.reshares, engagements: p.engagement,
+            postUrn: p.postUrn,
+            author: { name: p.authorName, username: p.authorVanityName },
+            text: p.text,
+            publishedAt: p.publishedAt.toISOString(),
+            impressions: p.impressions,
+            reactions: p.likes,
+            comments: p.comments,
+            reshares: p.reshares,
+            engagements: p.engagement,
             engagementRate: p.impressions > 0 ? Math.round((p.engagement / p.impressions) * 10_000) / 10_000 : 0,
           })),
           meta: { query: input.query, total: r.total, searchedAs: project.id },
@@ -238,17 +318,32 @@ export const searchViralPosts = defineOperation({
           await recordConnectionFailure(db(), project.connection_id, `viral search: ${err.code}`);
           continue;
         }
-        if (err.kind === 'transient') throw new ApiError(503, 'temporarily_unavailable', 'The network did not answer the search; retry shortly.', undefined, { 'Retry-After': String(Math.ceil((err.retryAfterMs ?? 5_000) / 1000)) });
+        if (err.kind === 'transient')
+          throw new ApiError(503, 'temporarily_unavailable', 'The network did not answer the search; retry shortly.', undefined, {
+            'Retry-After': String(Math.ceil((err.retryAfterMs ?? 5_000) / 1000)),
+          });
         throw errors.unprocessable(`The network refused the search: ${err.message}`);
       }
     }
-    throw errors.conflict('No connected account of this workspace can be used to search the network; reconnect one in the dashboard.', { reason: 'no_usable_connection', reconnectUrl: null, retryable: false });
+    throw errors.conflict('No connected account of this workspace can be used to search the network; reconnect one in the dashboard.', {
+      reason: 'no_usable_connection',
+      reconnectUrl: null,
+      retryable: false,
+    });
   },
 });
 
 async function usableProjects(auth: AuthContext) {
-  const rows = await visibleProjects(auth).join('network_connections as c', 'c.id', 'projects.connection_id')
-    .whereNotNull('c.access_token_enc').whereNull('c.revoked_at').whereNot('c.connection_status', 'REVOKED')
-    .orderBy([{ column: 'projects.created_at', order: 'asc' }, { column: 'projects.id', order: 'asc' }]).limit(5).select('projects.id', 'projects.connection_id');
+  const rows = await visibleProjects(auth)
+    .join('network_connections as c', 'c.id', 'projects.connection_id')
+    .whereNotNull('c.access_token_enc')
+    .whereNull('c.revoked_at')
+    .whereNot('c.connection_status', 'REVOKED')
+    .orderBy([
+      { column: 'projects.created_at', order: 'asc' },
+      { column: 'projects.id', order: 'asc' },
+    ])
+    .limit(5)
+    .select('projects.id', 'projects.connection_id');
   return rows as Array<{ id: string; connection_id: string | null }>;
 }

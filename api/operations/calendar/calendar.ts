@@ -26,7 +26,15 @@ const MAX_ENTRIES = 5_000;
 const addDays = (ymd: string, n: number) => new Date(Date.parse(`${ymd}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
 
 function localParts(at: Date, timeZone: string) {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit' }).formatToParts(at);
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+  }).formatToParts(at);
   const get = (t: string) => parts.find((p) => p.type === t)?.value;
   return { date: `${get('year')}-${get('month')}-${get('day')}`, time: `${get('hour')}:${get('minute')}` };
 }
@@ -35,12 +43,50 @@ function todayIn(timeZone: string): string {
   return localParts(new Date(), timeZone).date;
 }
 
-interface CalendarProject { id: string; name: string; type: string; timezone: string; start: Date; end: Date }
+interface CalendarProject {
+  id: string;
+  name: string;
+  type: string;
+  timezone: string;
+  start: Date;
+  end: Date;
+}
 
 export type CalendarEntry =
-  | { type: 'post'; id: string; projectId: string; at: string; date: string; time: string; status: string; title: string; contentType: string }
-  | { type: 'draft'; id: string; projectId: string; at: string; date: string; time: string; status: string; title: string; contentType: string; slotId: string }
-  | { type: 'note'; id: string; projectId: string; at: string; date: string; time: string; contentType: string; content: string; slotId: string }
+  | {
+      type: 'post';
+      id: string;
+      projectId: string;
+      at: string;
+      date: string;
+      time: string;
+      status: string;
+      title: string;
+      contentType: string;
+    }
+  | {
+      type: 'draft';
+      id: string;
+      projectId: string;
+      at: string;
+      date: string;
+      time: string;
+      status: string;
+      title: string;
+      contentType: string;
+      slotId: string;
+    }
+  | {
+      type: 'note';
+      id: string;
+      projectId: string;
+      at: string;
+      date: string;
+      time: string;
+      contentType: string;
+      content: string;
+      slotId: string;
+    }
   | { type: 'idea'; id: string; projectId: string; date: string; title: string; status: string };
 
 const TYPE_ORDER = { post: 0, draft: 1, note: 2, idea: 3 } as const;
@@ -52,17 +98,37 @@ export const listCalendar = defineOperation({
   scopes: { allOf: ['posts:read'] },
   clientRole: 'narrow',
   inputSource: 'query',
-  input: z.object({
-    projectId: z.string().min(1).max(100).optional(),
-    from: isoDate.optional(),
-    to: isoDate.optional(),
-  }).strict(),
+  input: z
+    .object({
+      projectId: z.string().min(1).max(100).optional(),
+      from: isoDate.optional(),
+      to: isoDate.optional(),
+    })
+    .strict(),
   handler: async ({ auth }, input) => {
-    const q = visibleProjects(auth).leftJoin('network_connections as c', 'c.id', 'projects.connection_id')
-      .select('projects.id', 'projects.type', 'projects.display_name', 'projects.slug', 'projects.timezone', 'c.display_name as c_display_name')
-      .orderBy([{ column: 'projects.created_at', order: 'desc' }, { column: 'projects.id', order: 'desc' }]);
+    const q = visibleProjects(auth)
+      .leftJoin('network_connections as c', 'c.id', 'projects.connection_id')
+      .select(
+        'projects.id',
+        'projects.type',
+        'projects.display_name',
+        'projects.slug',
+        'projects.timezone',
+        'c.display_name as c_display_name',
+      )
+      .orderBy([
+        { column: 'projects.created_at', order: 'desc' },
+        { column: 'projects.id', order: 'desc' },
+      ]);
     if (input.projectId !== undefined) q.where('projects.id', input.projectId);
-    const rows = (await q) as Array<{ id: string; type: 'PERSONAL_BRAND' | 'COMPANY_PAGE' | 'AMPLIFIER'; display_name: string | null; slug: string; timezone: string; c_display_name: string | null }>;
+    const rows = (await q) as Array<{
+      id: string;
+      type: 'PERSONAL_BRAND' | 'COMPANY_PAGE' | 'AMPLIFIER';
+      display_name: string | null;
+      slug: string;
+      timezone: string;
+      c_display_name: string | null;
+    }>;
     if (input.projectId !== undefined && rows.length === 0) throw errors.notFound('project');
 
     // Defaults: from today (in the first project's zone, or UTC) for 7 days.
@@ -70,14 +136,32 @@ export const listCalendar = defineOperation({
     const to = input.to ?? addDays(from, 6);
     if (to < from) throw errors.invalidRequest('`to` must not be before `from`.', { from, to });
     const days = Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS) + 1;
-    if (days > CALENDAR_MAX_DAYS) throw errors.invalidRequest(`The range covers ${days} days; at most ${CALENDAR_MAX_DAYS} can be read at once.`, { from, to, maxDays: CALENDAR_MAX_DAYS });
+    if (days > CALENDAR_MAX_DAYS)
+      throw errors.invalidRequest(`The range covers ${days} days; at most ${CALENDAR_MAX_DAYS} can be read at once.`, {
+        from,
+        to,
+        maxDays: CALENDAR_MAX_DAYS,
+      });
 
     // Each project's range is its own calendar days: [from 00:00, to+1 00:00) in its timezone.
     const projects: CalendarProject[] = rows.map((r) => ({
-      id: r.id, type: r.type, timezone: r.timezone, name: projectName(r),
-      start: parseInZone(`${from}T00:00:00`, r.timezone), end: parseInZone(`${addDays(to, 1)}T00:00:00`, r.timezone),
+      id: r.id,
+      type: r.type,
+      timezone: r.timezone,
+      name: projectName(r),
+      start: parseInZone(`${from}T00:00:00`, r.timezone),
+      end: parseInZone(`${addDays(to, 1)}T00:00:00`, r.timezone),
     }));
-    const body = { data: { from, to, maxDays: CALENDAR_MAX_DAYS, projects: projects.map((p) => ({ id: p.id, name: p.name, type: p.type, timezone: p.timezone })), entries: [] as CalendarEntry[], truncated: false } };
+    const body = {
+      data: {
+        from,
+        to,
+        maxDays: CALENDAR_MAX_DAYS,
+        projects: projects.map((p) => ({ id: p.id, name: p.name, type: p.type, timezone: p.timezone })),
+        entries: [] as CalendarEntry[],
+        truncated: false,
+      },
+    };
     if (projects.length === 0) return body;
     const byId = new Map(projects.map((p) => [p.id, p]));
     const ids = projects.map((p) => p.id);
@@ -92,47 +176,125 @@ export const listCalendar = defineOperation({
     const entries: CalendarEntry[] = [];
 
     // Scheduled (and failed) posts at their scheduled time, published posts at their publish time.
-    const posts = db()('posts').where('posts.workspace_id', auth.workspaceId).whereIn('posts.project_id', ids).whereNull('posts.deleted_at')
+    const posts = db()('posts')
+      .where('posts.workspace_id', auth.workspaceId)
+      .whereIn('posts.project_id', ids)
+      .whereNull('posts.deleted_at')
       .whereIn('posts.status', client ? ['scheduled', 'published'] : ['scheduled', 'published', 'failed_to_publish'])
-      .whereRaw(`(case when posts.status = 'published' then coalesce(posts.published_at, posts.scheduled_at) else posts.scheduled_at end) >= ?`, [lo])
-      .whereRaw(`(case when posts.status = 'published' then coalesce(posts.published_at, posts.scheduled_at) else posts.scheduled_at end) < ?`, [hi])
-      .select('posts.id', 'posts.project_id', 'posts.status', 'posts.title', 'posts.content_type', db().raw(`case when posts.status = 'published' then coalesce(posts.published_at, posts.scheduled_at) else posts.scheduled_at end as at`))
+      .whereRaw(
+        `(case when posts.status = 'published' then coalesce(posts.published_at, posts.scheduled_at) else posts.scheduled_at end) >= ?`,
+        [lo],
+      )
+      .whereRaw(
+        `(case when posts.status = 'published' then coalesce(posts.published_at, posts.scheduled_at) else posts.scheduled_at end) < ?`,
+        [hi],
+      )
+      .select(
+        'posts.id',
+        'posts.project_id',
+        'posts.status',
+        'posts.title',
+        'posts.content_type',
+        db().raw(
+          `case when posts.status = 'published' then coalesce(posts.published_at, posts.scheduled_at) else posts.scheduled_at end as at`,
+        ),
+      )
       .limit(MAX_ENTRIES + 1);
     // Posts not on the schedule that hold a calendar slot (a planned draft).
-    const drafts = db()('calendar_slots as s').join('posts', 'posts.id', 's.post_id')
-      .where('s.workspace_id', auth.workspaceId).whereIn('s.project_id', ids).whereNull('posts.deleted_at')
+    const drafts = db()('calendar_slots as s')
+      .join('posts', 'posts.id', 's.post_id')
+      .where('s.workspace_id', auth.workspaceId)
+      .whereIn('s.project_id', ids)
+      .whereNull('posts.deleted_at')
       .whereNotIn('posts.status', ['scheduled', 'published', 'failed_to_publish'])
-      .where('s.date', '>=', lo).where('s.date', '<', hi)
+      .where('s.date', '>=', lo)
+      .where('s.date', '<', hi)
       .select('posts.id', 's.id as slot_id', 's.project_id', 'posts.status', 'posts.title', 's.content_type', 's.date as at')
       .limit(MAX_ENTRIES + 1);
     // spec 5.4: a client sees only posts in review, scheduled or published.
     if (client) drafts.whereIn('posts.status', CLIENT_VISIBLE_STATUSES);
     const [postRows, draftRows] = await Promise.all([posts, drafts]);
-    for (const r of postRows) if (inWindow(r.project_id, r.at)) entries.push({ type: 'post', id: r.id, projectId: r.project_id, ...timed(r.project_id, r.at), status: r.status, title: r.title, contentType: r.content_type });
-    for (const r of draftRows) if (inWindow(r.project_id, r.at)) entries.push({ type: 'draft', id: r.id, slotId: r.slot_id, projectId: r.project_id, ...timed(r.project_id, r.at), status: r.status, title: r.title, contentType: r.content_type });
+    for (const r of postRows)
+      if (inWindow(r.project_id, r.at))
+        entries.push({
+          type: 'post',
+          id: r.id,
+          projectId: r.project_id,
+          ...timed(r.project_id, r.at),
+          status: r.status,
+          title: r.title,
+          contentType: r.content_type,
+        });
+    for (const r of draftRows)
+      if (inWindow(r.project_id, r.at))
+        entries.push({
+          type: 'draft',
+          id: r.id,
+          slotId: r.slot_id,
+          projectId: r.project_id,
+          ...timed(r.project_id, r.at),
+          status: r.status,
+          title: r.title,
+          contentType: r.content_type,
+        });
 
     // spec 5.4: notes and ideas are left out of the client view.
     if (!client && holds(auth.scopes, 'notes:read')) {
-      const notes = await db()('calendar_slots as s').join('notes', 'notes.id', 's.note_id')
-        .where('s.workspace_id', auth.workspaceId).whereIn('s.project_id', ids).where('s.date', '>=', lo).where('s.date', '<', hi)
-        .select('notes.id', 's.id as slot_id', 's.project_id', 's.content_type', 's.date as at', db().raw('left(notes.content, 280) as content'))
+      const notes = await db()('calendar_slots as s')
+        .join('notes', 'notes.id', 's.note_id')
+        .where('s.workspace_id', auth.workspaceId)
+        .whereIn('s.project_id', ids)
+        .where('s.date', '>=', lo)
+        .where('s.date', '<', hi)
+        .select(
+          'notes.id',
+          's.id as slot_id',
+          's.project_id',
+          's.content_type',
+          's.date as at',
+          db().raw('left(notes.content, 280) as content'),
+        )
         .limit(MAX_ENTRIES + 1);
-      for (const r of notes) if (inWindow(r.project_id, r.at)) entries.push({ type: 'note', id: r.id, slotId: r.slot_id, projectId: r.project_id, ...timed(r.project_id, r.at), contentType: r.content_type, content: r.content });
+      for (const r of notes)
+        if (inWindow(r.project_id, r.at))
+          entries.push({
+            type: 'note',
+            id: r.id,
+            slotId: r.slot_id,
+            projectId: r.project_id,
+            ...timed(r.project_id, r.at),
+            contentType: r.content_type,
+            content: r.content,
+          });
     }
     if (!client && holds(auth.scopes, 'ideas:write')) {
-      const ideas = await db()('ideas').where('ideas.workspace_id', auth.workspaceId).whereIn('ideas.project_id', ids)
+      const ideas = await db()('ideas')
+        .where('ideas.workspace_id', auth.workspaceId)
+        .whereIn('ideas.project_id', ids)
         .leftJoin('posts as lp', (j) => j.on('lp.id', 'ideas.linked_post_id').andOnNull('lp.deleted_at'))
         .leftJoin('post_statuses as ls', 'ls.id', 'lp.status_id')
-        .where('ideas.scheduled_for', '>=', from).where('ideas.scheduled_for', '<=', to)
-        .select('ideas.id', 'ideas.project_id', 'ideas.title', db().raw(`to_char(ideas.scheduled_for, 'YYYY-MM-DD') as date`), db().raw(`(${DERIVED_STATUS_SQL}) as status`))
+        .where('ideas.scheduled_for', '>=', from)
+        .where('ideas.scheduled_for', '<=', to)
+        .select(
+          'ideas.id',
+          'ideas.project_id',
+          'ideas.title',
+          db().raw(`to_char(ideas.scheduled_for, 'YYYY-MM-DD') as date`),
+          db().raw(`(${DERIVED_STATUS_SQL}) as status`),
+        )
         .limit(MAX_ENTRIES + 1);
-      for (const r of ideas) entries.push({ type: 'idea', id: r.id, projectId: r.project_id, date: r.date, title: r.title, status: r.status });
+      for (const r of ideas)
+        entries.push({ type: 'idea', id: r.id, projectId: r.project_id, date: r.date, title: r.title, status: r.status });
     }
 
     // Day by day; within a day timed entries by instant, then date-only ideas; ties by type and id.
-    entries.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0)
-      || ('at' in a ? ('at' in b ? Date.parse(a.at) - Date.parse(b.at) : -1) : ('at' in b ? 1 : 0))
-      || TYPE_ORDER[a.type] - TYPE_ORDER[b.type] || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    entries.sort(
+      (a, b) =>
+        (a.date < b.date ? -1 : a.date > b.date ? 1 : 0) ||
+        ('at' in a ? ('at' in b ? Date.parse(a.at) - Date.parse(b.at) : -1) : 'at' in b ? 1 : 0) ||
+        TYPE_ORDER[a.type] - TYPE_ORDER[b.type] ||
+        (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+    );
     body.data.truncated = entries.length > MAX_ENTRIES;
     body.data.entries = entries.slice(0, MAX_ENTRIES);
     return body;

@@ -11,7 +11,8 @@ import { presentProject, projectQuery, type ProjectRow } from '../projects/prese
 // with the same access: any valid token, client-role accounts read it normally (spec 5.4).
 
 interface CompanyPageRow extends ProjectRow {
-  linked_project_id: string | null; linked_username: string | null;
+  linked_project_id: string | null;
+  linked_username: string | null;
 }
 
 function present(row: CompanyPageRow) {
@@ -39,16 +40,23 @@ export const listCompanyPages = defineOperation({
     // The personal-brand (or amplifier) project holding the same connection, oldest first.
     const linked = visibleLinked(auth);
     q.select(linked.id, linked.username);
-    return keysetPage<CompanyPageRow, ReturnType<typeof present>>(q, { limit, cursor: input.cursor, filters: { resource: 'company-pages' }, table: 'projects', present });
+    return keysetPage<CompanyPageRow, ReturnType<typeof present>>(q, {
+      limit,
+      cursor: input.cursor,
+      filters: { resource: 'company-pages' },
+      table: 'projects',
+      present,
+    });
   },
 });
 
 function visibleLinked(auth: AuthContext) {
   const assigned = auth.projectIds ? ` and lp.id = any(array[${[...auth.projectIds].map(() => '?').join(',') || 'null'}]::text[])` : '';
   const bindings = auth.projectIds ? [...auth.projectIds] : [];
-  const sub = (col: string) => db().raw(
-    `(select lp.${col} from projects lp where lp.workspace_id = projects.workspace_id and lp.connection_id = projects.connection_id and lp.type <> 'COMPANY_PAGE'${assigned} order by lp.created_at, lp.id limit 1) as linked_${col === 'id' ? 'project_id' : col}`,
-    bindings,
-  );
+  const sub = (col: string) =>
+    db().raw(
+      `(select lp.${col} from projects lp where lp.workspace_id = projects.workspace_id and lp.connection_id = projects.connection_id and lp.type <> 'COMPANY_PAGE'${assigned} order by lp.created_at, lp.id limit 1) as linked_${col === 'id' ? 'project_id' : col}`,
+      bindings,
+    );
   return { id: sub('id'), username: sub('username') };
 }

@@ -2,7 +2,13 @@ import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
 import {
-  estimateCompletionMs, JOB_COLUMNS, presentJob, progressNow, TERMINAL_STATUSES, type GenerationJobInput, type JobRow,
+  estimateCompletionMs,
+  JOB_COLUMNS,
+  presentJob,
+  progressNow,
+  TERMINAL_STATUSES,
+  type GenerationJobInput,
+  type JobRow,
 } from '../../../lib/generation/jobs';
 import { budgetTargetOf, loadAiLimits, reservationFor, reserveGenerationSpend, settleJobSpend } from '../../../lib/generation/spend';
 import { startGenerationWorkflow } from '../../../lib/generation/workflowClient';
@@ -21,22 +27,49 @@ import { createGenerationInput, type CreateGenerationInput } from './schema';
 
 type ContentType = NonNullable<NonNullable<CreateGenerationInput['options']>['contentType']>;
 
-interface ResolvedSource { source: GenerationJobInput['source']; text: string; slotContentType: ContentType | null }
+interface ResolvedSource {
+  source: GenerationJobInput['source'];
+  text: string;
+  slotContentType: ContentType | null;
+}
 
-async function resolveSource(auth: AuthContext, project: ProjectRow, source: NonNullable<CreateGenerationInput['source']>): Promise<ResolvedSource> {
+async function resolveSource(
+  auth: AuthContext,
+  project: ProjectRow,
+  source: NonNullable<CreateGenerationInput['source']>,
+): Promise<ResolvedSource> {
   if (source.type === 'text') return { source: { type: 'text' }, text: source.text!, slotContentType: null };
   if (source.type === 'idea') {
-    const idea = await scoped(auth, 'ideas').where('ideas.id', source.ideaId!)
-      .first('ideas.project_id', 'ideas.title', 'ideas.content', 'ideas.pillar', 'ideas.post_type', 'ideas.asset_format', 'ideas.hook', 'ideas.topic');
+    const idea = await scoped(auth, 'ideas')
+      .where('ideas.id', source.ideaId!)
+      .first(
+        'ideas.project_id',
+        'ideas.title',
+        'ideas.content',
+        'ideas.pillar',
+        'ideas.post_type',
+        'ideas.asset_format',
+        'ideas.hook',
+        'ideas.topic',
+      );
     // Like a note (spec 4.4): an idea of another project, or none, is 422 — the body is at fault.
     if (!idea || idea.project_id !== project.id) {
-      throw errors.unprocessable('`source.ideaId` must name an idea of the same project.', { ideaId: source.ideaId, projectId: project.id });
+      throw errors.unprocessable('`source.ideaId` must name an idea of the same project.', {
+        ideaId: source.ideaId,
+        projectId: project.id,
+      });
     }
     // spec 4.4: an idea source fills options.contentType from the idea's pillar (docs/ideas.md).
-    return { source: { type: 'idea', ideaId: source.ideaId }, text: ideaBriefText(idea), slotContentType: contentTypeForPillar(idea.pillar) as ContentType | null };
+    return {
+      source: { type: 'idea', ideaId: source.ideaId },
+      text: ideaBriefText(idea),
+      slotContentType: contentTypeForPillar(idea.pillar) as ContentType | null,
+    };
   }
-  const note = await scoped(auth, 'notes').leftJoin('calendar_slots as s', 's.note_id', 'notes.id')
-    .where('notes.id', source.noteId!).first('notes.project_id', 'notes.content', 's.content_type as slot_content_type');
+  const note = await scoped(auth, 'notes')
+    .leftJoin('calendar_slots as s', 's.note_id', 'notes.id')
+    .where('notes.id', source.noteId!)
+    .first('notes.project_id', 'notes.content', 's.content_type as slot_content_type');
   // spec 4.4: a note of another project (or none at all) is 422, not 404: the body is at fault.
   if (!note || note.project_id !== project.id) {
     throw errors.unprocessable('`source.noteId` must name a note of the same project.', { noteId: source.noteId, projectId: project.id });
@@ -121,12 +154,23 @@ export const createGeneration = defineOperation({
     const limits = await loadAiLimits(db(), auth.workspaceId, target);
     const reservation = reservationFor(target, now);
     const job = await db().transaction(async (trx) => {
-      const [row] = await trx('jobs').insert({
-        id: jobId, workspace_id: auth.workspaceId, project_id: project.id, type: 'POST_GENERATION', status: 'QUEUED',
-        input: JSON.stringify(jobInput), progress: JSON.stringify(progressNow(0, 'Waiting for a worker', now)),
-        estimated_completion_ms: estimatedMs, created_by: auth.principal.id,
-        reserved_cents: reservation.reservedCents, spend_day: reservation.spendDay, budget_key: reservation.budgetKey, budget_week: reservation.budgetWeek,
-      }).returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
+      const [row] = await trx('jobs')
+        .insert({
+          id: jobId,
+          workspace_id: auth.workspaceId,
+          project_id: project.id,
+          type: 'POST_GENERATION',
+          status: 'QUEUED',
+          input: JSON.stringify(jobInput),
+          progress: JSON.stringify(progressNow(0, 'Waiting for a worker', now)),
+          estimated_completion_ms: estimatedMs,
+          created_by: auth.principal.id,
+          reserved_cents: reservation.reservedCents,
+          spend_day: reservation.spendDay,
+          budget_key: reservation.budgetKey,
+          budget_week: reservation.budgetWeek,
+        })
+        .returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
       // Last before COMMIT, so the workspace's hot meter rows are held as briefly as possible. A
       // refusal throws and rolls the job back with it: nothing queued, nothing reserved.
       await reserveGenerationSpend(trx, { workspaceId: auth.workspaceId, target, projectId: project.id, limits, reservation, now });
@@ -138,7 +182,13 @@ export const createGeneration = defineOperation({
     } catch (err) {
       if (await withdrawUnstartedJob(job.id)) {
         log.error('generation workflow could not be started; job withdrawn', { jobId: job.id, err });
-        throw new ApiError(503, 'temporarily_unavailable', 'The job queue is unreachable right now; nothing was queued and no spend was reserved. Retry shortly.', undefined, { 'Retry-After': '5' });
+        throw new ApiError(
+          503,
+          'temporarily_unavailable',
+          'The job queue is unreachable right now; nothing was queued and no spend was reserved. Retry shortly.',
+          undefined,
+          { 'Retry-After': '5' },
+        );
       }
     }
 

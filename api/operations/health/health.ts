@@ -21,5 +21,7 @@ export const healthAuth = defineOperation({
   clientRole: 'allow',
   inputSource: 'query',
   input: z.object({}).strict(),
-  handler: async ({ auth }) => ({ data: { status: 'ok', workspaceId: auth.workspaceId, principal: { type: auth.principal.type, id: auth.principal.id } } }),
+  handler: async ({ auth }) => ({
+    data: { status: 'ok', workspaceId: auth.workspaceId, principal: { type: auth.principal.type, id: auth.principal.id } },
+  }),
 });

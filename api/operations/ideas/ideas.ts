@@ -47,32 +47,44 @@ async function loadIdea(auth: AuthContext, id: string): Promise<IdeaRow | undefi
 /** A post of the same project that may be linked to an idea (spec 2.9 linkedPost). */
 async function requireLinkablePost(auth: AuthContext, projectId: string, postId: string): Promise<void> {
   const post = await db()('posts').where({ workspace_id: auth.workspaceId, id: postId }).whereNull('deleted_at').first('project_id');
-  if (!post || post.project_id !== projectId) throw errors.unprocessable('`linkedPostId` must name a post of the idea\'s project.', { linkedPostId: postId });
+  if (!post || post.project_id !== projectId)
+    throw errors.unprocessable("`linkedPostId` must name a post of the idea's project.", { linkedPostId: postId });
 }
 
 export const createIdea = defineOperation({
   name: 'ideas.create',
-  summary: 'Add an idea to a project\'s board (status inbox unless in_production is given).',
+  summary: "Add an idea to a project's board (status inbox unless in_production is given).",
   kind: 'write',
   scopes: IDEA_SCOPE,
   clientRole: 'deny',
   inputSource: 'body',
-  input: z.object({
-    projectId: projectIdInput,
-    title: boundedText(config.limits.titleChars, 'title').refine((s) => s.trim().length > 0, '`title` must not be empty.'),
-    content: boundedText(config.limits.contentChars, 'content').optional(),
-    ...brief,
-    scheduledFor: isoDate.nullable().optional(),
-    status: z.enum(WRITABLE_IDEA_STATUSES, { error: '`status` can be written as `inbox` or `in_production` only; `review` and `done` follow the linked post.' }).optional(),
-    linkedPostId: z.string().min(1).max(100).nullable().optional(),
-  }).strict(),
+  input: z
+    .object({
+      projectId: projectIdInput,
+      title: boundedText(config.limits.titleChars, 'title').refine((s) => s.trim().length > 0, '`title` must not be empty.'),
+      content: boundedText(config.limits.contentChars, 'content').optional(),
+      ...brief,
+      scheduledFor: isoDate.nullable().optional(),
+      status: z
+        .enum(WRITABLE_IDEA_STATUSES, {
+          error: '`status` can be written as `inbox` or `in_production` only; `review` and `done` follow the linked post.',
+        })
+        .optional(),
+      linkedPostId: z.string().min(1).max(100).nullable().optional(),
+    })
+    .strict(),
   handler: async ({ auth }, input) => {
     const project = await resolveProject(auth, input.projectId);
     if (input.linkedPostId) await requireLinkablePost(auth, project.id, input.linkedPostId);
     const id = newId('idea');
     const row: Record<string, unknown> = {
-      id, workspace_id: auth.workspaceId, project_id: project.id, title: input.title, content: input.content ?? '',
-      scheduled_for: input.scheduledFor ?? null, linked_post_id: input.linkedPostId ?? null,
+      id,
+      workspace_id: auth.workspaceId,
+      project_id: project.id,
+      title: input.title,
+      content: input.content ?? '',
+      scheduled_for: input.scheduledFor ?? null,
+      linked_post_id: input.linkedPostId ?? null,
       // Linking a post means work has started on it.
       status: input.status ?? (input.linkedPostId ? 'in_production' : 'inbox'),
     };
@@ -89,12 +101,20 @@ export const listIdeas = defineOperation({
   scopes: IDEA_SCOPE,
   clientRole: 'deny',
   inputSource: 'query',
-  input: z.object({
-    projectId: projectIdInput,
-    status: z.string().max(200).refine((s) => s.split(',').every((x) => (IDEA_STATUSES as readonly string[]).includes(x.trim())),
-      `must be a comma-separated list of ${IDEA_STATUSES.join(', ')}`).optional(),
-    ...paginationInput,
-  }).strict(),
+  input: z
+    .object({
+      projectId: projectIdInput,
+      status: z
+        .string()
+        .max(200)
+        .refine(
+          (s) => s.split(',').every((x) => (IDEA_STATUSES as readonly string[]).includes(x.trim())),
+          `must be a comma-separated list of ${IDEA_STATUSES.join(', ')}`,
+        )
+        .optional(),
+      ...paginationInput,
+    })
+    .strict(),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit);
     const project = await resolveProject(auth, input.projectId);
@@ -103,7 +123,13 @@ export const listIdeas = defineOperation({
     // The filter is on the derived status, so "done" finds ideas whose post went live.
     if (statuses) q.whereRaw(`(${DERIVED_STATUS_SQL}) = any(?)`, [statuses]);
     const filters = { projectId: project.id, status: statuses?.slice().sort().join(',') };
-    return keysetPage<IdeaRow, ReturnType<typeof presentIdea>>(q, { limit, cursor: input.cursor, filters, table: 'ideas', present: presentIdea });
+    return keysetPage<IdeaRow, ReturnType<typeof presentIdea>>(q, {
+      limit,
+      cursor: input.cursor,
+      filters,
+      table: 'ideas',
+      present: presentIdea,
+    });
   },
 });
 
@@ -122,7 +148,18 @@ export const getIdea = defineOperation({
   },
 });
 
-const UPDATABLE = ['title', 'content', 'pillar', 'postType', 'assetFormat', 'hook', 'topic', 'status', 'scheduledFor', 'linkedPostId'] as const;
+const UPDATABLE = [
+  'title',
+  'content',
+  'pillar',
+  'postType',
+  'assetFormat',
+  'hook',
+  'topic',
+  'status',
+  'scheduledFor',
+  'linkedPostId',
+] as const;
 
 export const updateIdea = defineOperation({
   name: 'ideas.update',
@@ -131,18 +168,25 @@ export const updateIdea = defineOperation({
   scopes: IDEA_SCOPE,
   clientRole: 'deny',
   inputSource: 'body',
-  input: z.object({
-    ideaId: z.string().min(1).max(100),
-    projectId: projectIdInput,
-    title: boundedText(config.limits.titleChars, 'title').optional(),
-    content: boundedText(config.limits.contentChars, 'content').optional(),
-    ...brief,
-    scheduledFor: isoDate.nullable().optional(),
-    status: z.enum(WRITABLE_IDEA_STATUSES, { error: '`status` can be written as `inbox` or `in_production` only; `review` and `done` follow the linked post.' }).optional(),
-    linkedPostId: z.string().min(1).max(100).nullable().optional(),
-  }).strict().refine((b) => UPDATABLE.some((k) => b[k] !== undefined), {
-    message: `at least one updatable field is required (${UPDATABLE.join(', ')})`,
-  }),
+  input: z
+    .object({
+      ideaId: z.string().min(1).max(100),
+      projectId: projectIdInput,
+      title: boundedText(config.limits.titleChars, 'title').optional(),
+      content: boundedText(config.limits.contentChars, 'content').optional(),
+      ...brief,
+      scheduledFor: isoDate.nullable().optional(),
+      status: z
+        .enum(WRITABLE_IDEA_STATUSES, {
+          error: '`status` can be written as `inbox` or `in_production` only; `review` and `done` follow the linked post.',
+        })
+        .optional(),
+      linkedPostId: z.string().min(1).max(100).nullable().optional(),
+    })
+    .strict()
+    .refine((b) => UPDATABLE.some((k) => b[k] !== undefined), {
+      message: `at least one updatable field is required (${UPDATABLE.join(', ')})`,
+    }),
   handler: async ({ auth }, input) => {
     const project = await resolveProject(auth, input.projectId);
     const existing = await loadIdea(auth, input.ideaId);

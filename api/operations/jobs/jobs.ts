@@ -16,15 +16,26 @@ import { findJob, jobsOf, presentLiveJob } from './present';
 
 const id = z.string().min(1).max(100);
 
-export const listJobsInput = z.object({
-  status: z.string().max(200).optional().refine(
-    (s) => s === undefined || s.split(',').every((v) => (JOB_STATUSES as readonly string[]).includes(v.trim())),
-    { message: `unknown status; use a comma-separated list of ${JOB_STATUSES.join(', ')}` },
-  ),
-  type: z.string().max(40).optional().refine((t) => t === undefined || (JOB_TYPES as readonly string[]).includes(t), { message: `unknown type; one of ${JOB_TYPES.join(', ')}` }),
-  projectId: id.optional(),
-  ...paginationInput,
-}).strict();
+export const listJobsInput = z
+  .object({
+    status: z
+      .string()
+      .max(200)
+      .optional()
+      .refine((s) => s === undefined || s.split(',').every((v) => (JOB_STATUSES as readonly string[]).includes(v.trim())), {
+        message: `unknown status; use a comma-separated list of ${JOB_STATUSES.join(', ')}`,
+      }),
+    type: z
+      .string()
+      .max(40)
+      .optional()
+      .refine((t) => t === undefined || (JOB_TYPES as readonly string[]).includes(t), {
+        message: `unknown type; one of ${JOB_TYPES.join(', ')}`,
+      }),
+    projectId: id.optional(),
+    ...paginationInput,
+  })
+  .strict();
 
 export const listJobs = defineOperation({
   name: 'jobs.list',
@@ -89,6 +100,10 @@ export const cancelJob = defineOperation({
     // Cancelling twice is safe (spec 3.2): the cancelled job is answered again, unchanged.
     if (current.status === 'CANCELLED') return { data: presentJob(current) };
     // A running or finished job is not cancelled, and a 200 would read as if it had been.
-    throw errors.conflict(`Only a QUEUED job can be cancelled; this job is ${current.status}.`, { reason: 'job_not_cancellable', status: current.status, retryable: false });
+    throw errors.conflict(`Only a QUEUED job can be cancelled; this job is ${current.status}.`, {
+      reason: 'job_not_cancellable',
+      status: current.status,
+      retryable: false,
+    });
   },
 });

@@ -17,9 +17,13 @@ import { findProject } from '../projects/present';
 
 function presentNote(n: Note) {
   return {
-    id: n.id, projectId: n.project_id, content: n.content, createdAt: n.created_at.toISOString(),
+    id: n.id,
+    projectId: n.project_id,
+    content: n.content,
+    createdAt: n.created_at.toISOString(),
     slot: n.slot ? { date: n.slot.date.toISOString(), contentType: n.slot.content_type ?? 'PERSONAL' } : null,
-    folderId: n.folder_id, updatedAt: n.updated_at.toISOString(),
+    folderId: n.folder_id,
+    updatedAt: n.updated_at.toISOString(),
   };
 }
 
@@ -35,14 +39,27 @@ export const listNotes = defineOperation({
   scopes: { allOf: ['notes:read'] },
   clientRole: 'deny',
   inputSource: 'query',
-  input: z.object({ projectId: z.string({ error: '`projectId` is required.' }).min(1).max(100), dateFrom: isoDate.optional(), dateTo: isoDate.optional(), ...paginationInput }).strict(),
+  input: z
+    .object({
+      projectId: z.string({ error: '`projectId` is required.' }).min(1).max(100),
+      dateFrom: isoDate.optional(),
+      dateTo: isoDate.optional(),
+      ...paginationInput,
+    })
+    .strict(),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit);
     if (!(await findProject(auth, input.projectId))) throw errors.notFound('project');
     const q = notesOf(auth).where('notes.project_id', input.projectId);
     if (input.dateFrom) q.where('slot.date', '>=', `${input.dateFrom}T00:00:00Z`);
     if (input.dateTo) q.where('slot.date', '<', new Date(Date.parse(`${input.dateTo}T00:00:00Z`) + 86_400_000));
-    return keysetPage<Note, ReturnType<typeof presentNote>>(q, { limit, cursor: input.cursor, filters: { projectId: input.projectId, dateFrom: input.dateFrom, dateTo: input.dateTo }, table: 'notes', present: presentNote });
+    return keysetPage<Note, ReturnType<typeof presentNote>>(q, {
+      limit,
+      cursor: input.cursor,
+      filters: { projectId: input.projectId, dateFrom: input.dateFrom, dateTo: input.dateTo },
+      table: 'notes',
+      present: presentNote,
+    });
   },
 });
 
@@ -75,16 +92,18 @@ export const createNote = defineOperation({
   scopes: { allOf: ['notes:write'] },
   clientRole: 'deny',
   inputSource: 'body',
-  input: z.object({
-    projectId: z.string().min(1).max(100),
-    content: boundedText(config.limits.contentChars, 'content').refine((s) => s.trim().length > 0, '`content` must not be empty.'),
-    slotDate: isoDateTime.optional(),
-    contentType: z.enum(CONTENT_TYPES).optional(),
-    // notes.folder_id is varchar(40): a longer value would fail the insert as a 500.
-    folderId: z.string().max(40).optional(),
-    // Agent clients send a stable id so a retried create lands on the same note (spec 4.3).
-    clientId: z.string().min(1).max(200).optional(),
-  }).strict(),
+  input: z
+    .object({
+      projectId: z.string().min(1).max(100),
+      content: boundedText(config.limits.contentChars, 'content').refine((s) => s.trim().length > 0, '`content` must not be empty.'),
+      slotDate: isoDateTime.optional(),
+      contentType: z.enum(CONTENT_TYPES).optional(),
+      // notes.folder_id is varchar(40): a longer value would fail the insert as a 500.
+      folderId: z.string().max(40).optional(),
+      // Agent clients send a stable id so a retried create lands on the same note (spec 4.3).
+      clientId: z.string().min(1).max(200).optional(),
+    })
+    .strict(),
   handler: async ({ auth }, input) => {
     const project = await findProject(auth, input.projectId);
     if (!project) throw errors.notFound('project');
@@ -95,22 +114,41 @@ export const createNote = defineOperation({
     }
     const id = await db().transaction(async (trx) => {
       if (input.clientId) {
-        const existing = await Note.forWorkspace(auth.workspaceId, trx).where({ project_id: project.id, client_id: input.clientId }).first().select('id');
+        const existing = await Note.forWorkspace(auth.workspaceId, trx)
+          .where({ project_id: project.id, client_id: input.clientId })
+          .first()
+          .select('id');
         if (existing) return existing.id;
       }
       const noteId = newId('note');
-      const inserted = await trx('notes').insert({
-        id: noteId, workspace_id: auth.workspaceId, project_id: project.id, content: input.content, folder_id: input.folderId ?? null, client_id: input.clientId ?? null,
-      }).onConflict(trx.raw('(workspace_id, project_id, client_id) where client_id is not null')).ignore().returning('id');
+      const inserted = await trx('notes')
+        .insert({
+          id: noteId,
+          workspace_id: auth.workspaceId,
+          project_id: project.id,
+          content: input.content,
+          folder_id: input.folderId ?? null,
+          client_id: input.clientId ?? null,
+        })
+        .onConflict(trx.raw('(workspace_id, project_id, client_id) where client_id is not null'))
+        .ignore()
+        .returning('id');
       if (inserted.length === 0) {
         // A concurrent create with the same clientId won the insert: answer its note.
-        const winner = await Note.forWorkspace(auth.workspaceId, trx).where({ project_id: project.id, client_id: input.clientId! }).first().select('id');
+        const winner = await Note.forWorkspace(auth.workspaceId, trx)
+          .where({ project_id: project.id, client_id: input.clientId! })
+          .first()
+          .select('id');
         if (!winner) throw new Error('note insert conflicted, but no note holds the clientId');
         return winner.id;
       }
       await trx('calendar_slots').insert({
-        id: newId('slot'), workspace_id: auth.workspaceId, project_id: project.id,
-        date: slotDate ?? (await nextQueueSlot(trx, project.id, project.timezone)), content_type: input.contentType ?? 'PERSONAL', note_id: noteId,
+        id: newId('slot'),
+        workspace_id: auth.workspaceId,
+        project_id: project.id,
+        date: slotDate ?? (await nextQueueSlot(trx, project.id, project.timezone)),
+        content_type: input.contentType ?? 'PERSONAL',
+        note_id: noteId,
       });
       return noteId;
     });

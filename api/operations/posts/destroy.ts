@@ -30,10 +30,12 @@ import { afterScheduleCommitted } from './scheduling';
 
 export const CONFIRMATION_TTL_MS = 5 * 60_000;
 
-export const deletePostInput = z.object({
-  postId: z.string().min(1).max(100),
-  confirmationToken: z.string().min(1).max(1000).optional(),
-}).strict();
+export const deletePostInput = z
+  .object({
+    postId: z.string().min(1).max(100),
+    confirmationToken: z.string().min(1).max(1000).optional(),
+  })
+  .strict();
 
 /** The post as its owner sees it, deleted or not (a retried phase 2 must find its own delete). */
 function visiblePost(auth: AuthContext, postId: string, trx: Knex | Knex.Transaction = db()) {
@@ -51,7 +53,7 @@ function effectsOf(p: PostRow) {
   return {
     cancelsScheduledPublish: !published && onSchedule(p),
     // spec 3.1: the network post stays live; only the service's copy is removed.
-    networkCopy: published ? 'stays_live' as const : 'none' as const,
+    networkCopy: published ? ('stays_live' as const) : ('none' as const),
     analyticsHistoryKept: published,
   };
 }
@@ -75,9 +77,16 @@ export const deletePost = defineOperation({
 
     if (input.confirmationToken === undefined) {
       if (post.deleted_at) throw errors.notFound('post');
-      const { token: confirmationToken, expiresAt } = await mintDeleteConfirmation({
-        postId: post.id, workspaceId: auth.workspaceId, principalId: auth.principal.id, status: post.status, scheduleVersion: post.schedule_version,
-      }, CONFIRMATION_TTL_MS);
+      const { token: confirmationToken, expiresAt } = await mintDeleteConfirmation(
+        {
+          postId: post.id,
+          workspaceId: auth.workspaceId,
+          principalId: auth.principal.id,
+          status: post.status,
+          scheduleVersion: post.schedule_version,
+        },
+        CONFIRMATION_TTL_MS,
+      );
       return {
         data: {
           post: presentPost(post),
@@ -91,24 +100,35 @@ export const deletePost = defineOperation({
 
     const claims = await readDeleteConfirmation(input.confirmationToken);
     if (!claims || claims.postId !== post.id || claims.workspaceId !== auth.workspaceId || claims.principalId !== auth.principal.id) {
-      throw errors.unprocessable('`confirmationToken` is not a confirmation for this post and credential; call delete_post without it first.', { reason: 'confirmation_invalid' });
+      throw errors.unprocessable(
+        '`confirmationToken` is not a confirmation for this post and credential; call delete_post without it first.',
+        { reason: 'confirmation_invalid' },
+      );
     }
     // A retry of a phase 2 that already went through answers the same delete again.
     if (post.deleted_at) return { data: deletionResult(post) };
     if (claims.expiresAt <= Date.now()) {
-      throw errors.unprocessable('The confirmation has expired; call delete_post without a token to get a new one.', { reason: 'confirmation_expired' });
+      throw errors.unprocessable('The confirmation has expired; call delete_post without a token to get a new one.', {
+        reason: 'confirmation_expired',
+      });
     }
 
     const outcome = await db().transaction(async (trx) => {
-      const locked = (await trx('posts').where({ id: post.id, workspace_id: auth.workspaceId }).forUpdate().first()) as (PostRow & { deleted_at: Date | null }) | undefined;
+      const locked = (await trx('posts').where({ id: post.id, workspace_id: auth.workspaceId }).forUpdate().first()) as
+        (PostRow & { deleted_at: Date | null }) | undefined;
       if (!locked) throw errors.notFound('post');
       if (locked.deleted_at) return { row: { ...post, deleted_at: locked.deleted_at }, scheduleChanged: false };
       if (locked.status !== claims.status || locked.schedule_version !== claims.scheduleVersion) {
-        throw errors.conflict('The post changed since the confirmation was issued; call delete_post without a token to see what a delete would do now.', { reason: 'post_changed', retryable: true });
+        throw errors.conflict(
+          'The post changed since the confirmation was issued; call delete_post without a token to see what a delete would do now.',
+          { reason: 'post_changed', retryable: true },
+        );
       }
       // spec 3.1: the lifecycle's `deleted` (slot cleared, a scheduled post's version bumped so its
       // workflow finds it gone) with post.deleted in the outbox.
-      const done = await commitChange(trx, locked, deleted(locked, new Date()), (row) => deletionResult(row as PostRow & { deleted_at: Date }));
+      const done = await commitChange(trx, locked, deleted(locked, new Date()), (row) =>
+        deletionResult(row as PostRow & { deleted_at: Date }),
+      );
       return { row: done.post as PostRow & { deleted_at: Date | null }, scheduleChanged: done.scheduleChanged };
     });
     if (outcome.scheduleChanged) await afterScheduleCommitted(outcome.row);

@@ -48,16 +48,40 @@ export const listPosts = defineOperation({
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit);
     const statuses = input.status?.split(',').map((s) => s.trim());
-    const q = postsOf(auth).where('posts.project_id', input.projectId)
-      .select('posts.id', 'posts.project_id', 'posts.status', 'posts.content_type', 'posts.title', 'posts.content', 'posts.scheduled_at', 'posts.created_at', 'posts.updated_at');
+    const q = postsOf(auth)
+      .where('posts.project_id', input.projectId)
+      .select(
+        'posts.id',
+        'posts.project_id',
+        'posts.status',
+        'posts.content_type',
+        'posts.title',
+        'posts.content',
+        'posts.scheduled_at',
+        'posts.created_at',
+        'posts.updated_at',
+      );
     if (statuses) q.whereIn('posts.status', statuses);
     if (input.dateFrom) q.where('posts.created_at', '>=', `${input.dateFrom}T00:00:00Z`);
     if (input.dateTo) q.where('posts.created_at', '<', new Date(Date.parse(`${input.dateTo}T00:00:00Z`) + 86_400_000));
-    const filters = { projectId: input.projectId, status: statuses?.slice().sort().join(','), dateFrom: input.dateFrom, dateTo: input.dateTo, role: auth.role };
-    const page = await keysetPage<PostRow, ReturnType<typeof presentPostSummary>>(q, { limit, cursor: input.cursor, filters, table: 'posts', present: presentPostSummary });
+    const filters = {
+      projectId: input.projectId,
+      status: statuses?.slice().sort().join(','),
+      dateFrom: input.dateFrom,
+      dateTo: input.dateTo,
+      role: auth.role,
+    };
+    const page = await keysetPage<PostRow, ReturnType<typeof presentPostSummary>>(q, {
+      limit,
+      cursor: input.cursor,
+      filters,
+      table: 'posts',
+      present: presentPostSummary,
+    });
     // Rows prove the project is the caller's (the query is scoped); only an empty page needs
     // the lookup that tells "no posts" from "no such project" (404) — one query saved per page.
-    if (page.data.length === 0 && !(await visibleProjects(auth).where('projects.id', input.projectId).first('projects.id'))) throw errors.notFound('project');
+    if (page.data.length === 0 && !(await visibleProjects(auth).where('projects.id', input.projectId).first('projects.id')))
+      throw errors.notFound('project');
     return page;
   },
 });
@@ -89,10 +113,16 @@ export const createPost = defineOperation({
     const project = await requireProject(auth, input.projectId);
     // spec 3.1: the network token is not checked at create time.
     const scheduledAt = input.scheduledFor !== undefined ? futureInstant(input.scheduledFor, project) : null;
-    const post = await db().transaction((trx) => insertPost(trx, {
-      workspaceId: auth.workspaceId, projectId: project.id,
-      content: input.content ?? ' ', title: input.title, contentType: input.contentType ?? 'PERSONAL', scheduledAt,
-    }));
+    const post = await db().transaction((trx) =>
+      insertPost(trx, {
+        workspaceId: auth.workspaceId,
+        projectId: project.id,
+        content: input.content ?? ' ',
+        title: input.title,
+        contentType: input.contentType ?? 'PERSONAL',
+        scheduledAt,
+      }),
+    );
     if (scheduledAt) await afterScheduleCommitted(post);
     return { data: presentPost(post) };
   },
@@ -108,7 +138,8 @@ export const updatePost = defineOperation({
   input: updatePostInput,
   handler: async (ctx, input) => {
     const { auth } = ctx;
-    const existing = (await postsOf(auth).where('posts.id', input.postId)
+    const existing = (await postsOf(auth)
+      .where('posts.id', input.postId)
       .first('posts.id', 'posts.project_id', 'posts.status', 'posts.scheduled_at', 'posts.schedule_version')) as PostRow | undefined;
     if (!existing) throw errors.notFound('post');
     const project = existing.project_id ? await findProject(auth, existing.project_id) : undefined;
@@ -126,9 +157,14 @@ export const updatePost = defineOperation({
       await verifyConnectionForScheduling(depsOf(ctx).network, project);
     }
     const { contentType, content, title, autoLike, autoComment } = input;
-    const result = await db().transaction((trx) => writePostUpdate(trx, auth.workspaceId, input.postId, {
-      edits: { content, title, contentType, autoLike, autoComment }, status, scheduledFor, verified: intent.kind === 'schedule',
-    }));
+    const result = await db().transaction((trx) =>
+      writePostUpdate(trx, auth.workspaceId, input.postId, {
+        edits: { content, title, contentType, autoLike, autoComment },
+        status,
+        scheduledFor,
+        verified: intent.kind === 'schedule',
+      }),
+    );
     if (result.scheduleChanged) await afterScheduleCommitted(result.post);
     return { data: presentPost(result.post) };
   },

@@ -8,10 +8,12 @@ import { updatePost } from './posts';
 // the same connection check, 409 conflict, slot, events and publish-workflow signal. Unlike the
 // PATCH, `scheduledFor` is required and cannot be null (unscheduling is update_post's job).
 
-export const schedulePostInput = z.object({
-  postId: z.string().min(1).max(100),
-  scheduledFor: isoDateTime,
-}).strict();
+export const schedulePostInput = z
+  .object({
+    postId: z.string().min(1).max(100),
+    scheduledFor: isoDateTime,
+  })
+  .strict();
 
 export const schedulePost = defineOperation({
   name: 'posts.schedule',

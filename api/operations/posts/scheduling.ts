@@ -28,12 +28,17 @@ const REASONS: Record<string, string> = {
 };
 
 export async function verifyConnectionForScheduling(network: NetworkClient, project: ProjectRow): Promise<void> {
-  if (!project.c_id) throw schedulingConflict(project, 'not_linked', 'This company page is not linked to a network account, so nothing can publish for it.');
+  if (!project.c_id)
+    throw schedulingConflict(project, 'not_linked', 'This company page is not linked to a network account, so nothing can publish for it.');
   // No token on file is refused at once, without a network call.
   if (!project.access_token_enc) throw schedulingConflict(project, 'no_token', REASONS.no_token!);
   const state = deriveState({
-    access_token_enc: project.access_token_enc, access_token_expires_at: project.access_token_expires_at, connection_status: project.connection_status ?? 'UNKNOWN',
-    last_validated_at: project.last_validated_at, consecutive_failures: project.consecutive_failures ?? 0, revoked_at: project.revoked_at,
+    access_token_enc: project.access_token_enc,
+    access_token_expires_at: project.access_token_expires_at,
+    connection_status: project.connection_status ?? 'UNKNOWN',
+    last_validated_at: project.last_validated_at,
+    consecutive_failures: project.consecutive_failures ?? 0,
+    revoked_at: project.revoked_at,
   });
   if (state === 'revoked' || state === 'disconnected') throw schedulingConflict(project, state, REASONS[state]!);
 
@@ -44,10 +49,20 @@ export async function verifyConnectionForScheduling(network: NetworkClient, proj
   const result = await db().transaction((trx) => probeConnection(trx, network, { connectionId, type: project.type, organizationId }));
   if (result.ok) return;
   if (result.transient) {
-    throw new ApiError(503, 'temporarily_unavailable', 'The network could not be reached to verify the connection; retry shortly.', { retryable: true }, { 'Retry-After': '5' });
+    throw new ApiError(
+      503,
+      'temporarily_unavailable',
+      'The network could not be reached to verify the connection; retry shortly.',
+      { retryable: true },
+      { 'Retry-After': '5' },
+    );
   }
   const reason = result.reason === 'token_revoked' ? 'revoked' : result.reason;
-  throw schedulingConflict(project, reason, REASONS[reason] ?? `The network refused the account's credentials (${reason}); reconnect it in the dashboard.`);
+  throw schedulingConflict(
+    project,
+    reason,
+    REASONS[reason] ?? `The network refused the account's credentials (${reason}); reconnect it in the dashboard.`,
+  );
 }
 
 /**

@@ -3,23 +3,44 @@ import { networkBlock, type NetworkBlock } from '../../../lib/connectionState';
 import { Project as ProjectModel, type ProjectColumns, type ProjectType, type Reach } from '../../../lib/models';
 
 export type { ProjectType };
-export const PROJECT_TYPE_LABELS: Record<ProjectType, string> = { PERSONAL_BRAND: 'Network Account', COMPANY_PAGE: 'Company Page', AMPLIFIER: 'Amplifier Account' };
+export const PROJECT_TYPE_LABELS: Record<ProjectType, string> = {
+  PERSONAL_BRAND: 'Network Account',
+  COMPANY_PAGE: 'Company Page',
+  AMPLIFIER: 'Amplifier Account',
+};
 
 /** A project with the columns of its connection that every project read needs (c_*: null when unlinked). */
 export type ProjectRow = ProjectColumns & {
-  c_id: string | null; c_display_name: string | null; access_token_enc: string | null; access_token_expires_at: Date | null;
-  connection_status: string | null; last_validated_at: Date | null; consecutive_failures: number | null; revoked_at: Date | null;
+  c_id: string | null;
+  c_display_name: string | null;
+  access_token_enc: string | null;
+  access_token_expires_at: Date | null;
+  connection_status: string | null;
+  last_validated_at: Date | null;
+  consecutive_failures: number | null;
+  revoked_at: Date | null;
 };
 
 /** Projects the reader may see, joined with their connection. */
 export function projectQuery(reach: Reach, trx?: TransactionOrKnex) {
-  return ProjectModel.visibleTo(reach, trx)
-    // spec 2.5: the API returns active projects; an archived (operator-deleted) one is not found.
-    .whereNot('projects.status', 'ARCHIVED')
-    .leftJoin('network_connections as c', 'c.id', 'projects.connection_id')
-    .select('projects.*', 'c.id as c_id', 'c.display_name as c_display_name', 'c.access_token_enc', 'c.access_token_expires_at',
-      'c.connection_status', 'c.last_validated_at', 'c.consecutive_failures', 'c.revoked_at')
-    .castTo<ProjectRow[]>();
+  return (
+    ProjectModel.visibleTo(reach, trx)
+      // spec 2.5: the API returns active projects; an archived (operator-deleted) one is not found.
+      .whereNot('projects.status', 'ARCHIVED')
+      .leftJoin('network_connections as c', 'c.id', 'projects.connection_id')
+      .select(
+        'projects.*',
+        'c.id as c_id',
+        'c.display_name as c_display_name',
+        'c.access_token_enc',
+        'c.access_token_expires_at',
+        'c.connection_status',
+        'c.last_validated_at',
+        'c.consecutive_failures',
+        'c.revoked_at',
+      )
+      .castTo<ProjectRow[]>()
+  );
 }
 
 export function projectName(row: Pick<ProjectRow, 'type' | 'display_name' | 'slug' | 'c_display_name'>): string {
@@ -29,8 +50,16 @@ export function projectName(row: Pick<ProjectRow, 'type' | 'display_name' | 'slu
 }
 
 export interface Project {
-  id: string; name: string; type: ProjectType; typeLabel: string; status: string; username: string | null;
-  avatarUrl: string | null; isActive: boolean; createdAt: string; network: NetworkBlock | null;
+  id: string;
+  name: string;
+  type: ProjectType;
+  typeLabel: string;
+  status: string;
+  username: string | null;
+  avatarUrl: string | null;
+  isActive: boolean;
+  createdAt: string;
+  network: NetworkBlock | null;
 }
 
 export function presentProject(row: ProjectRow, now = new Date()): Project {
@@ -46,11 +75,18 @@ export function presentProject(row: ProjectRow, now = new Date()): Project {
     isActive: row.status !== 'INACTIVE' && row.status !== 'ARCHIVED',
     createdAt: row.created_at.toISOString(),
     network: row.c_id
-      ? networkBlock({
-          access_token_enc: row.access_token_enc, access_token_expires_at: row.access_token_expires_at,
-          connection_status: row.connection_status ?? 'UNKNOWN', last_validated_at: row.last_validated_at,
-          consecutive_failures: row.consecutive_failures ?? 0, revoked_at: row.revoked_at,
-        }, { workspaceId: row.workspace_id, projectId: row.id }, now)
+      ? networkBlock(
+          {
+            access_token_enc: row.access_token_enc,
+            access_token_expires_at: row.access_token_expires_at,
+            connection_status: row.connection_status ?? 'UNKNOWN',
+            last_validated_at: row.last_validated_at,
+            consecutive_failures: row.consecutive_failures ?? 0,
+            revoked_at: row.revoked_at,
+          },
+          { workspaceId: row.workspace_id, projectId: row.id },
+          now,
+        )
       : null,
   };
 }

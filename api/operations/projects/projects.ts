@@ -17,7 +17,13 @@ export const listProjects = defineOperation({
     const limit = parseLimit(input.limit);
     const q = projectQuery(auth);
     if (input.type) q.where('projects.type', input.type);
-    return keysetPage<ProjectRow, ReturnType<typeof presentProject>>(q, { limit, cursor: input.cursor, filters: { type: input.type }, table: 'projects', present: (r) => presentProject(r) });
+    return keysetPage<ProjectRow, ReturnType<typeof presentProject>>(q, {
+      limit,
+      cursor: input.cursor,
+      filters: { type: input.type },
+      table: 'projects',
+      present: (r) => presentProject(r),
+    });
   },
 });
 

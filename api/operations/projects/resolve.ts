@@ -16,7 +16,10 @@ export async function resolveProjectOrDefault(auth: AuthContext, projectId: stri
   const pinned = auth.principal.type === 'oauth_token' ? auth.principal.defaultProjectId : null;
   const project = pinned ? await findProject(auth, pinned) : undefined;
   if (!project) {
-    throw errors.invalidRequest('`projectId` is required: this credential has no default project (none was pinned at consent, it is gone, or it belongs to another workspace).', { field: 'projectId' });
+    throw errors.invalidRequest(
+      '`projectId` is required: this credential has no default project (none was pinned at consent, it is gone, or it belongs to another workspace).',
+      { field: 'projectId' },
+    );
   }
   return project;
 }

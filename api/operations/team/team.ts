@@ -17,16 +17,27 @@ export const listTeam = defineOperation({
   handler: async ({ auth }) => {
     const maxMembers = config.limits.teamMembers;
     const [{ count }] = await db()('memberships').where({ workspace_id: auth.workspaceId }).count<{ count: string }[]>({ count: '*' });
-    const members = await db()('memberships as m').join('users as u', 'u.id', 'm.user_id')
+    const members = await db()('memberships as m')
+      .join('users as u', 'u.id', 'm.user_id')
       .where('m.workspace_id', auth.workspaceId)
-      .orderBy([{ column: 'm.created_at', order: 'asc' }, { column: 'm.id', order: 'asc' }]).limit(maxMembers)
+      .orderBy([
+        { column: 'm.created_at', order: 'asc' },
+        { column: 'm.id', order: 'asc' },
+      ])
+      .limit(maxMembers)
       .select('m.id as membership_id', 'm.role', 'm.created_at', 'u.id as user_id', 'u.name', 'u.email', 'u.avatar_url');
     const assignments = members.length
-      ? await db()('membership_projects as mp').join('projects as p', 'p.id', 'mp.project_id')
+      ? await db()('membership_projects as mp')
+          .join('projects as p', 'p.id', 'mp.project_id')
           .leftJoin('network_connections as c', 'c.id', 'p.connection_id')
-          .whereIn('mp.membership_id', members.map((m) => m.membership_id))
+          .whereIn(
+            'mp.membership_id',
+            members.map((m) => m.membership_id),
+          )
           // spec 5.5: a plain member sees only the projects assigned to it, here as everywhere.
-          .modify((q) => { if (auth.projectIds) q.whereIn('mp.project_id', [...auth.projectIds]); })
+          .modify((q) => {
+            if (auth.projectIds) q.whereIn('mp.project_id', [...auth.projectIds]);
+          })
           .orderBy('p.created_at', 'desc')
           .select('mp.membership_id', 'p.id', 'p.type', 'p.display_name', 'p.slug', 'c.display_name as c_display_name')
       : [];
@@ -48,8 +59,14 @@ export const listTeam = defineOperation({
     return {
       data: {
         members: members.map((m) => ({
-          userId: m.user_id, name: m.name, email: m.email, role: m.role, roleLabel: roleLabel(m.role),
-          avatarUrl: m.avatar_url ?? null, joinedAt: m.created_at.toISOString(), projects: byMember.get(m.membership_id) ?? [],
+          userId: m.user_id,
+          name: m.name,
+          email: m.email,
+          role: m.role,
+          roleLabel: roleLabel(m.role),
+          avatarUrl: m.avatar_url ?? null,
+          joinedAt: m.created_at.toISOString(),
+          projects: byMember.get(m.membership_id) ?? [],
         })),
         truncated: totalCount > members.length,
         totalCount,

@@ -3,7 +3,16 @@ import { planLimits } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import {
-  apiSpendOf, budgetTargetOf, dayUsedCents, loadAiLimits, percentUsed, periodsAt, POOL_KEY, weekUsedCents, wouldRefuse, type BudgetTarget,
+  apiSpendOf,
+  budgetTargetOf,
+  dayUsedCents,
+  loadAiLimits,
+  percentUsed,
+  periodsAt,
+  POOL_KEY,
+  weekUsedCents,
+  wouldRefuse,
+  type BudgetTarget,
 } from '../../../lib/generation/spend';
 import { storageMeters, storageUsed } from '../../../lib/media/assets';
 import { defineOperation } from '../../operation';
@@ -15,7 +24,7 @@ import { findProject, projectName } from '../projects/present';
 
 export const getUsage = defineOperation({
   name: 'usage.get',
-  summary: 'AI budget, daily API AI-spend and storage meters; with projectId, that project\'s budget.',
+  summary: "AI budget, daily API AI-spend and storage meters; with projectId, that project's budget.",
   kind: 'read',
   scopes: { allOf: ['workspace:read'] },
   clientRole: 'deny',
@@ -55,8 +64,13 @@ export const getUsage = defineOperation({
           weekStart: periods.week,
           resetsAt: periods.weekResetsAt,
           // A company page has no budget of its own: its figures are the pool's.
-          project: project ? { id: project.id, name: projectName(project), percentUsed: percentUsed(governingUsed, budget), unlimited: budget === null } : null,
-          workspacePool: { percentUsed: percentUsed(poolUsed, (poolLimits ?? limits).weeklyBudgetCents), unlimited: (poolLimits ?? limits).weeklyBudgetCents === null },
+          project: project
+            ? { id: project.id, name: projectName(project), percentUsed: percentUsed(governingUsed, budget), unlimited: budget === null }
+            : null,
+          workspacePool: {
+            percentUsed: percentUsed(poolUsed, (poolLimits ?? limits).weeklyBudgetCents),
+            unlimited: (poolLimits ?? limits).weeklyBudgetCents === null,
+          },
         },
         storage: storageMeters(stored, planLimits(limits.plan)),
         apiSpend: apiSpendOf(periods.day, limits.dailyCapCents, dayUsed),

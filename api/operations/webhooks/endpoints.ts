@@ -9,9 +9,24 @@ import { scoped } from '../../auth/context';
 import { defineOperation } from '../../operation';
 import { keysetPage, parseLimit } from '../../pagination';
 import { findProject } from '../projects/present';
-import { endpointsOf, findEndpoint, presentDelivery, presentEndpoint, selectEndpoints, type AttemptRow, type DeliveryRow, type EndpointRow } from './present';
 import {
-  createEndpointInput, deleteEndpointInput, getEndpointInput, listDeliveriesInput, listEndpointsInput, rotateSecretInput, updateEndpointInput,
+  endpointsOf,
+  findEndpoint,
+  presentDelivery,
+  presentEndpoint,
+  selectEndpoints,
+  type AttemptRow,
+  type DeliveryRow,
+  type EndpointRow,
+} from './present';
+import {
+  createEndpointInput,
+  deleteEndpointInput,
+  getEndpointInput,
+  listDeliveriesInput,
+  listEndpointsInput,
+  rotateSecretInput,
+  updateEndpointInput,
 } from './schema';
 
 // spec 4.8 webhook endpoints. Every operation needs `webhooks:manage`, a scope only OAuth tokens
@@ -29,7 +44,10 @@ async function requireEndpoint(auth: AuthContext, id: string): Promise<EndpointR
 /** A project binding the caller may make; null (workspace-wide) needs sight of every project. */
 async function checkBinding(auth: AuthContext, projectId: string | null): Promise<void> {
   if (projectId === null) {
-    if (auth.projectIds) throw errors.forbiddenProject('A workspace-wide endpoint receives the events of every project; bind it to one of your projects with `projectId`.');
+    if (auth.projectIds)
+      throw errors.forbiddenProject(
+        'A workspace-wide endpoint receives the events of every project; bind it to one of your projects with `projectId`.',
+      );
     return;
   }
   if (!(await findProject(auth, projectId))) throw errors.notFound('project');
@@ -47,7 +65,13 @@ export const listWebhookEndpoints = defineOperation({
     // spec 4.8 / spec 8: default 50, values above 200 clamped silently, bad values 400 bad_pagination.
     const limit = parseLimit(input.limit, config.limits.webhookListDefault, config.limits.webhookListMax);
     const [page, counted] = await Promise.all([
-      keysetPage<EndpointRow, ReturnType<typeof presentEndpoint>>(selectEndpoints(auth), { limit, cursor: input.cursor, filters: { resource: 'webhook_endpoints' }, table: 'webhook_endpoints', present: presentEndpoint }),
+      keysetPage<EndpointRow, ReturnType<typeof presentEndpoint>>(selectEndpoints(auth), {
+        limit,
+        cursor: input.cursor,
+        filters: { resource: 'webhook_endpoints' },
+        table: 'webhook_endpoints',
+        present: presentEndpoint,
+      }),
       endpointsOf(auth).count({ n: '*' }).first(),
     ]);
     return { data: page.data, pagination: { ...page.pagination, total: Number((counted as { n: number | string }).n) } };
@@ -79,12 +103,20 @@ export const createWebhookEndpoint = defineOperation({
     await checkBinding(auth, projectId);
     const max = config.webhooks.maxEndpointsPerWorkspace;
     const existing = await scoped(auth, 'webhook_endpoints').whereNull('deleted_at').count({ n: '*' }).first();
-    if (Number((existing as { n: number | string }).n) >= max) throw errors.unprocessable(`A workspace can have at most ${max} webhook endpoints; delete one first.`, { limit: max });
+    if (Number((existing as { n: number | string }).n) >= max)
+      throw errors.unprocessable(`A workspace can have at most ${max} webhook endpoints; delete one first.`, { limit: max });
     const secret = newSigningSecret();
     const id = newId('webhookEndpoint');
     await db()('webhook_endpoints').insert({
-      id, workspace_id: auth.workspaceId, project_id: projectId, url: input.url, name: input.name ?? '', events: input.events,
-      secret_enc: encrypt(secret), secret_last4: secret.slice(-4), created_by: auth.principal.id,
+      id,
+      workspace_id: auth.workspaceId,
+      project_id: projectId,
+      url: input.url,
+      name: input.name ?? '',
+      events: input.events,
+      secret_enc: encrypt(secret),
+      secret_last4: secret.slice(-4),
+      created_by: auth.principal.id,
     });
     return { data: { ...presentEndpoint(await requireEndpoint(auth, id)), secret } };
   },
@@ -132,14 +164,23 @@ export const rotateWebhookSecret = defineOperation({
     const keepSeconds = input.previousSecretExpiresInSeconds ?? 0;
     const previousExpiresAt = keepSeconds > 0 ? new Date(Date.now() + keepSeconds * 1000) : null;
     const secret = newSigningSecret();
-    await endpointsOf(auth).where('webhook_endpoints.id', current.id).update({
-      secret_enc: encrypt(secret), secret_last4: secret.slice(-4),
-      // In SET, `secret_enc` still reads the secret being replaced.
-      previous_secret_enc: previousExpiresAt ? db().raw('secret_enc') : null,
-      previous_secret_expires_at: previousExpiresAt,
-      updated_at: new Date(),
-    });
-    return { data: { ...presentEndpoint(await requireEndpoint(auth, current.id)), secret, previousSecretExpiresAt: previousExpiresAt?.toISOString() ?? null } };
+    await endpointsOf(auth)
+      .where('webhook_endpoints.id', current.id)
+      .update({
+        secret_enc: encrypt(secret),
+        secret_last4: secret.slice(-4),
+        // In SET, `secret_enc` still reads the secret being replaced.
+        previous_secret_enc: previousExpiresAt ? db().raw('secret_enc') : null,
+        previous_secret_expires_at: previousExpiresAt,
+        updated_at: new Date(),
+      });
+    return {
+      data: {
+        ...presentEndpoint(await requireEndpoint(auth, current.id)),
+        secret,
+        previousSecretExpiresAt: previousExpiresAt?.toISOString() ?? null,
+      },
+    };
   },
 });
 
@@ -155,7 +196,13 @@ export const deleteWebhookEndpoint = defineOperation({
     const current = await requireEndpoint(auth, input.endpointId);
     // Soft: in-flight deliveries still find the row and end recorded; the secret is wiped now.
     await endpointsOf(auth).where('webhook_endpoints.id', current.id).update({
-      deleted_at: new Date(), is_active: false, disabled_reason: 'deleted', secret_enc: null, previous_secret_enc: null, previous_secret_expires_at: null, updated_at: new Date(),
+      deleted_at: new Date(),
+      is_active: false,
+      disabled_reason: 'deleted',
+      secret_enc: null,
+      previous_secret_enc: null,
+      previous_secret_expires_at: null,
+      updated_at: new Date(),
     });
     return { data: { id: current.id, deleted: true } };
   },
@@ -176,14 +223,22 @@ export const listWebhookDeliveries = defineOperation({
     if (input.status) q.where('webhook_deliveries.status', input.status);
     if (input.eventId) q.where('webhook_deliveries.event_id', input.eventId);
     const page = await keysetPage<DeliveryRow, DeliveryRow>(q, {
-      limit, cursor: input.cursor, filters: { endpointId: endpoint.id, status: input.status, eventId: input.eventId }, table: 'webhook_deliveries', present: (r) => r,
+      limit,
+      cursor: input.cursor,
+      filters: { endpointId: endpoint.id, status: input.status, eventId: input.eventId },
+      table: 'webhook_deliveries',
+      present: (r) => r,
     });
     const attempts = page.data.length
-      ? ((await db()('webhook_delivery_attempts').whereIn('delivery_id', page.data.map((d) => d.id)).orderBy([{ column: 'delivery_id' }, { column: 'attempt' }])) as AttemptRow[])
+      ? ((await db()('webhook_delivery_attempts')
+          .whereIn(
+            'delivery_id',
+            page.data.map((d) => d.id),
+          )
+          .orderBy([{ column: 'delivery_id' }, { column: 'attempt' }])) as AttemptRow[])
       : [];
     const byDelivery = new Map<string, AttemptRow[]>();
     for (const a of attempts) byDelivery.set(a.delivery_id, [...(byDelivery.get(a.delivery_id) ?? []), a]);
     return { data: page.data.map((d) => presentDelivery(d, byDelivery.get(d.id) ?? [])), pagination: page.pagination };
   },
 });
-

@@ -7,10 +7,22 @@ import { scoped } from '../../auth/context';
 // create and rotate answers add it, once.
 
 export interface EndpointRow {
-  id: string; workspace_id: string; project_id: string | null; url: string; name: string; events: string[];
-  is_active: boolean; disabled_reason: string | null; disabled_at: Date | null; secret_last4: string;
-  previous_secret_expires_at: Date | null; consecutive_failures: number; last_success_at: Date | null; last_failure_at: Date | null;
-  created_at: Date; updated_at: Date;
+  id: string;
+  workspace_id: string;
+  project_id: string | null;
+  url: string;
+  name: string;
+  events: string[];
+  is_active: boolean;
+  disabled_reason: string | null;
+  disabled_at: Date | null;
+  secret_last4: string;
+  previous_secret_expires_at: Date | null;
+  consecutive_failures: number;
+  last_success_at: Date | null;
+  last_failure_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -38,8 +50,24 @@ export function presentEndpoint(r: EndpointRow) {
 
 export type WebhookEndpoint = ReturnType<typeof presentEndpoint>;
 
-const COLUMNS = ['id', 'workspace_id', 'project_id', 'url', 'name', 'events', 'is_active', 'disabled_reason', 'disabled_at', 'secret_last4',
-  'previous_secret_expires_at', 'consecutive_failures', 'last_success_at', 'last_failure_at', 'created_at', 'updated_at'].map((c) => `webhook_endpoints.${c}`);
+const COLUMNS = [
+  'id',
+  'workspace_id',
+  'project_id',
+  'url',
+  'name',
+  'events',
+  'is_active',
+  'disabled_reason',
+  'disabled_at',
+  'secret_last4',
+  'previous_secret_expires_at',
+  'consecutive_failures',
+  'last_success_at',
+  'last_failure_at',
+  'created_at',
+  'updated_at',
+].map((c) => `webhook_endpoints.${c}`);
 
 /**
  * The endpoints the caller may manage: the workspace's live ones; a member restricted to some
@@ -61,17 +89,43 @@ export async function findEndpoint(auth: AuthContext, id: string, trx?: Knex | K
 }
 
 export interface DeliveryRow {
-  id: string; endpoint_id: string; event_id: string; event_type: string; event_created_at: Date; status: string; attempt_count: number;
-  last_error: string | null; failure_reason: string | null; next_attempt_at: Date | null; delivered_at: Date | null; failed_at: Date | null;
-  created_at: Date; updated_at: Date;
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  event_created_at: Date;
+  status: string;
+  attempt_count: number;
+  last_error: string | null;
+  failure_reason: string | null;
+  next_attempt_at: Date | null;
+  delivered_at: Date | null;
+  failed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
 }
 
 export interface AttemptRow {
-  delivery_id: string; attempt: number; started_at: Date; duration_ms: number; status_code: number | null; outcome: string; error: string | null; remote_address: string | null;
+  delivery_id: string;
+  attempt: number;
+  started_at: Date;
+  duration_ms: number;
+  status_code: number | null;
+  outcome: string;
+  error: string | null;
+  remote_address: string | null;
 }
 
 export function presentAttempt(a: AttemptRow) {
-  return { attempt: a.attempt, at: a.started_at.toISOString(), outcome: a.outcome, statusCode: a.status_code, durationMs: a.duration_ms, error: a.error, remoteAddress: a.remote_address };
+  return {
+    attempt: a.attempt,
+    at: a.started_at.toISOString(),
+    outcome: a.outcome,
+    statusCode: a.status_code,
+    durationMs: a.duration_ms,
+    error: a.error,
+    remoteAddress: a.remote_address,
+  };
 }
 
 export function presentDelivery(d: DeliveryRow, attempts: AttemptRow[]) {

@@ -15,11 +15,17 @@ const url = z.string().superRefine((s, ctx) => {
   if (problem) ctx.addIssue({ code: 'custom', message: `\`url\` ${problem}` });
 });
 
-const events = z.array(z.string().max(100)).min(1, '`events` must name at least one event.').max(50)
+const events = z
+  .array(z.string().max(100))
+  .min(1, '`events` must name at least one event.')
+  .max(50)
   .superRefine((names, ctx) => {
     const unknown = names.filter((n) => !SUBSCRIBABLE_EVENTS.includes(n));
     if (unknown.length) {
-      ctx.addIssue({ code: 'custom', message: `unknown event name ${unknown.map((n) => JSON.stringify(n)).join(', ')}; subscribable events: ${SUBSCRIBABLE_EVENTS.join(', ')}.` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `unknown event name ${unknown.map((n) => JSON.stringify(n)).join(', ')}; subscribable events: ${SUBSCRIBABLE_EVENTS.join(', ')}.`,
+      });
     }
   })
   .transform((names) => [...new Set(names)]);
@@ -30,43 +36,52 @@ export const listEndpointsInput = z.object({ ...paginationInput }).strict();
 
 export const getEndpointInput = z.object({ endpointId }).strict();
 
-export const createEndpointInput = z.object({
-  url,
-  events,
-  name: name.optional(),
-  /** Bind the endpoint to one project: it then receives only that project's events. */
-  projectId: projectId.optional(),
-}).strict();
+export const createEndpointInput = z
+  .object({
+    url,
+    events,
+    name: name.optional(),
+    /** Bind the endpoint to one project: it then receives only that project's events. */
+    projectId: projectId.optional(),
+  })
+  .strict();
 
-export const updateEndpointInput = z.object({
-  endpointId,
-  url: url.optional(),
-  events: events.optional(),
-  name: name.optional(),
-  projectId: projectId.nullable().optional(),
-  isActive: z.boolean().optional(),
-}).strict().refine((b) => ['url', 'events', 'name', 'projectId', 'isActive'].some((k) => (b as Record<string, unknown>)[k] !== undefined), {
-  message: 'send at least one of url, events, name, projectId, isActive.',
-});
+export const updateEndpointInput = z
+  .object({
+    endpointId,
+    url: url.optional(),
+    events: events.optional(),
+    name: name.optional(),
+    projectId: projectId.nullable().optional(),
+    isActive: z.boolean().optional(),
+  })
+  .strict()
+  .refine((b) => ['url', 'events', 'name', 'projectId', 'isActive'].some((k) => (b as Record<string, unknown>)[k] !== undefined), {
+    message: 'send at least one of url, events, name, projectId, isActive.',
+  });
 
 export const MAX_PREVIOUS_SECRET_SECONDS = 7 * 24 * 3600;
 
-export const rotateSecretInput = z.object({
-  endpointId,
-  /**
-   * Keep signing with the old secret too for this long (a second `v1` in the header), so
-   * receivers can switch without rejecting deliveries. Default 0: the old secret dies now.
-   */
-  previousSecretExpiresInSeconds: z.number().int().min(0).max(MAX_PREVIOUS_SECRET_SECONDS).optional(),
-}).strict();
+export const rotateSecretInput = z
+  .object({
+    endpointId,
+    /**
+     * Keep signing with the old secret too for this long (a second `v1` in the header), so
+     * receivers can switch without rejecting deliveries. Default 0: the old secret dies now.
+     */
+    previousSecretExpiresInSeconds: z.number().int().min(0).max(MAX_PREVIOUS_SECRET_SECONDS).optional(),
+  })
+  .strict();
 
 export const deleteEndpointInput = z.object({ endpointId }).strict();
 
 export const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed'] as const;
 
-export const listDeliveriesInput = z.object({
-  endpointId,
-  status: z.enum(DELIVERY_STATUSES).optional(),
-  eventId: z.string().min(1).max(100).optional(),
-  ...paginationInput,
-}).strict();
+export const listDeliveriesInput = z
+  .object({
+    endpointId,
+    status: z.enum(DELIVERY_STATUSES).optional(),
+    eventId: z.string().min(1).max(100).optional(),
+    ...paginationInput,
+  })
+  .strict();

@@ -3,12 +3,21 @@ import { db } from '../../../lib/db';
 import type { AuthContext } from '../../auth/context';
 import { findProject, projectName } from '../projects/present';
 
-export interface WorkspaceRow { id: string; name: string; plan: string; feature_overrides: Record<string, boolean>; require_review_workflow: boolean; billing_plan: string | null }
+export interface WorkspaceRow {
+  id: string;
+  name: string;
+  plan: string;
+  feature_overrides: Record<string, boolean>;
+  require_review_workflow: boolean;
+  billing_plan: string | null;
+}
 
 /** Live read (spec 2.2: /workspaces/me is not cacheable and reflects live plan state). */
 export async function loadWorkspace(workspaceId: string): Promise<WorkspaceRow | undefined> {
-  return db()('workspaces as w').leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
-    .where('w.id', workspaceId).first('w.id', 'w.name', 'w.plan', 'w.feature_overrides', 'w.require_review_workflow', 'b.plan as billing_plan');
+  return db()('workspaces as w')
+    .leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
+    .where('w.id', workspaceId)
+    .first('w.id', 'w.name', 'w.plan', 'w.feature_overrides', 'w.require_review_workflow', 'b.plan as billing_plan');
 }
 
 export function effectivePlan(w: Pick<WorkspaceRow, 'plan' | 'billing_plan'>): string {

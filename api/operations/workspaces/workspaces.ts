@@ -30,9 +30,13 @@ export const getCurrentWorkspace = defineOperation({
 });
 
 /** Listing reach (spec 2.15, 4.2). OAuth principals extend this through `workspaceReach`. */
-export type ReachLister = (auth: AuthContext) => Promise<Array<{ id: string; name: string; reach: 'member' | 'agency_owner'; isDefault: boolean }>>;
+export type ReachLister = (
+  auth: AuthContext,
+) => Promise<Array<{ id: string; name: string; reach: 'member' | 'agency_owner'; isDefault: boolean }>>;
 let reachLister: ReachLister | null = null;
-export function registerReachLister(fn: ReachLister) { reachLister = fn; }
+export function registerReachLister(fn: ReachLister) {
+  reachLister = fn;
+}
 
 export const listWorkspaces = defineOperation({
   name: 'workspaces.list',
@@ -65,7 +69,12 @@ export const getWorkspaceContext = defineOperation({
   handler: async ({ auth }) => {
     const { w, workspace, principal } = await workspaceAndPrincipal(auth);
     const cap = config.limits.contextProjects;
-    const rows = (await projectQuery(auth).orderBy([{ column: 'projects.created_at', order: 'desc' }, { column: 'projects.id', order: 'desc' }]).limit(cap + 1)) as ProjectRow[];
+    const rows = (await projectQuery(auth)
+      .orderBy([
+        { column: 'projects.created_at', order: 'desc' },
+        { column: 'projects.id', order: 'desc' },
+      ])
+      .limit(cap + 1)) as ProjectRow[];
     const now = new Date();
     const shown = rows.slice(0, cap);
     // spec 2.4: streaks come from the publish history (lib/streaks.ts), one query for the page.

@@ -16,11 +16,15 @@ export default defineNoun('agency', 'Agency ownership: who reaches the client wo
     examples: ['--user ann@agency.example --workspace org_client --agency org_agency'],
     async run(args) {
       const { makeAgencyOwner } = await provision();
-      return makeAgencyOwner({ user: args.need('user'), clientWorkspaceId: args.need('workspace'), agencyWorkspaceId: args.string('agency') });
+      return makeAgencyOwner({
+        user: args.need('user'),
+        clientWorkspaceId: args.need('workspace'),
+        agencyWorkspaceId: args.string('agency'),
+      });
     },
   },
   'remove-owner': {
-    summary: 'End a user\'s ownership of an agency (their reach into its client workspaces ends within a minute).',
+    summary: "End a user's ownership of an agency (their reach into its client workspaces ends within a minute).",
     flags: {
       user: { required: true, value: 'EMAIL|usr_x', help: 'the user' },
       agency: { required: true, value: 'org_x', help: 'the agency workspace' },

@@ -6,7 +6,7 @@ import { defineNoun } from '../registry';
 
 export default defineNoun('budget', 'Weekly AI budgets of projects and of the workspace pool.', {
   set: {
-    summary: "Set (or with --clear remove) the weekly AI budget of one project or of the workspace pool.",
+    summary: 'Set (or with --clear remove) the weekly AI budget of one project or of the workspace pool.',
     flags: {
       workspace: { required: true, value: 'org_x', help: 'workspace id' },
       project: { value: 'proj_x', help: 'a personal-brand or amplifier project' },
@@ -23,12 +23,14 @@ export default defineNoun('budget', 'Weekly AI budgets of projects and of the wo
     async run(args) {
       const { setTargetBudget } = await import('../../../ops/operate');
       return setTargetBudget({
-        workspaceId: args.need('workspace'), projectId: args.string('project'), weeklyBudgetCents: args.bool('clear') ? null : args.int('weekly-cents', 0),
+        workspaceId: args.need('workspace'),
+        projectId: args.string('project'),
+        weeklyBudgetCents: args.bool('clear') ? null : args.int('weekly-cents', 0),
       });
     },
   },
   show: {
-    summary: 'The budget settings of a workspace and, per target, the budget in force and this week\'s use.',
+    summary: "The budget settings of a workspace and, per target, the budget in force and this week's use.",
     flags: { workspace: { required: true, value: 'org_x', help: 'workspace id' } },
     async run(args) {
       const { budgets } = await import('../../../ops/operate');

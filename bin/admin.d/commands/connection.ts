@@ -28,10 +28,16 @@ export default defineNoun('connection', 'Network connections of projects (tokens
       'expires-at': { value: 'ISO_8601', help: 'access-token expiry' },
       'person-id': { value: 'ID', help: 'network person id of the account' },
       name: { value: 'NAME', help: 'display name of the account' },
-      'from-simulator': { type: 'boolean', help: `issue fresh tokens from the network simulator at NETWORK_API_URL (default http://127.0.0.1:${config.network.simulatorPort})` },
+      'from-simulator': {
+        type: 'boolean',
+        help: `issue fresh tokens from the network simulator at NETWORK_API_URL (default http://127.0.0.1:${config.network.simulatorPort})`,
+      },
       'expires-in': { value: 'SECONDS', help: 'with --from-simulator: access-token lifetime' },
     },
-    examples: ['--workspace org_x --project proj_x --from-simulator --name "Ann Lee"', '--workspace org_x --project proj_x --access-token AQX... --refresh-token AQW... --expires-at 2027-01-20T00:00:00Z --person-id abc123'],
+    examples: [
+      '--workspace org_x --project proj_x --from-simulator --name "Ann Lee"',
+      '--workspace org_x --project proj_x --access-token AQX... --refresh-token AQW... --expires-at 2027-01-20T00:00:00Z --person-id abc123',
+    ],
     check(args) {
       if (!args.bool('from-simulator') && (!args.has('access-token') || !args.has('expires-at') || !args.has('person-id'))) {
         throw args.usage('give --access-token, --expires-at and --person-id, or --from-simulator');
@@ -40,22 +46,40 @@ export default defineNoun('connection', 'Network connections of projects (tokens
     },
     async run(args) {
       const [{ storeConnectionTokens }, { getWorkspace }, { randomBase62 }, { createSimulatorControl }] = await Promise.all([
-        import('../../../ops/connections'), import('../../../ops/provision'), import('../../../lib/ids'), import('../../../sim/network/control'),
+        import('../../../ops/connections'),
+        import('../../../ops/provision'),
+        import('../../../lib/ids'),
+        import('../../../sim/network/control'),
       ]);
       const workspace = await getWorkspace(args.need('workspace'));
       if (args.bool('from-simulator')) {
         const sim = createSimulatorControl(config.network.apiUrl ?? `http://127.0.0.1:${config.network.simulatorPort}`);
         const personId = args.string('person-id') ?? `p${randomBase62(10)}`;
         const expiresIn = args.string('expires-in');
-        const issued = await sim.issueToken({ personId, name: args.string('name'), expiresInSeconds: expiresIn ? Number(expiresIn) : undefined });
+        const issued = await sim.issueToken({
+          personId,
+          name: args.string('name'),
+          expiresInSeconds: expiresIn ? Number(expiresIn) : undefined,
+        });
         return storeConnectionTokens({
-          workspaceId: workspace.id, projectId: args.need('project'), accessToken: issued.accessToken, refreshToken: issued.refreshToken,
-          expiresAt: new Date(issued.expiresAt), refreshExpiresAt: issued.refreshTokenExpiresAt ? new Date(issued.refreshTokenExpiresAt) : null, personId, name: args.string('name'),
+          workspaceId: workspace.id,
+          projectId: args.need('project'),
+          accessToken: issued.accessToken,
+          refreshToken: issued.refreshToken,
+          expiresAt: new Date(issued.expiresAt),
+          refreshExpiresAt: issued.refreshTokenExpiresAt ? new Date(issued.refreshTokenExpiresAt) : null,
+          personId,
+          name: args.string('name'),
         });
       }
       return storeConnectionTokens({
-        workspaceId: workspace.id, projectId: args.need('project'), accessToken: args.need('access-token'), refreshToken: args.string('refresh-token') ?? null,
-        expiresAt: dateArg(args, 'expires-at')!, personId: args.need('person-id'), name: args.string('name'),
+        workspaceId: workspace.id,
+        projectId: args.need('project'),
+        accessToken: args.need('access-token'),
+        refreshToken: args.string('refresh-token') ?? null,
+        expiresAt: dateArg(args, 'expires-at')!,
+        personId: args.need('person-id'),
+        name: args.string('name'),
       });
     },
   },
@@ -78,11 +102,17 @@ export default defineNoun('connection', 'Network connections of projects (tokens
   check: {
     summary: "Run a project's connection health check now (signals its health workflow) and print the outcome.",
     flags: { ...projectFlags, 'timeout-ms': { value: 'MS', help: 'how long to wait for the result (default 30000)' } },
-    check: (args) => { args.int('timeout-ms', 30_000, { min: 1 }); },
+    check: (args) => {
+      args.int('timeout-ms', 30_000, { min: 1 });
+    },
     async run(args) {
       const { checkConnectionNow } = await import('../../../ops/operate');
       try {
-        return await checkConnectionNow({ workspaceId: args.need('workspace'), projectId: args.need('project'), timeoutMs: args.int('timeout-ms', 30_000) });
+        return await checkConnectionNow({
+          workspaceId: args.need('workspace'),
+          projectId: args.need('project'),
+          timeoutMs: args.int('timeout-ms', 30_000),
+        });
       } finally {
         const { closeTemporalClient } = await import('../../../lib/temporal');
         await closeTemporalClient();

@@ -6,7 +6,7 @@ const provision = () => import('../../../ops/provision');
 
 export default defineNoun('grant', 'OAuth consents of users (revoking one kills its tokens).', {
   list: {
-    summary: 'List a user\'s OAuth consents with their workspace, access level, scopes and live tokens.',
+    summary: "List a user's OAuth consents with their workspace, access level, scopes and live tokens.",
     flags: { user: { required: true, value: 'EMAIL|usr_x', help: 'the user' } },
     async run(args) {
       const { listUserGrants } = await provision();
@@ -15,7 +15,7 @@ export default defineNoun('grant', 'OAuth consents of users (revoking one kills 
   },
   revoke: {
     redis: true,
-    summary: 'Revoke a user\'s OAuth consents and every token issued under them (one grant, one client\'s, or --all).',
+    summary: "Revoke a user's OAuth consents and every token issued under them (one grant, one client's, or --all).",
     flags: {
       user: { required: true, value: 'EMAIL|usr_x', help: 'the user' },
       grant: { value: 'grt_x', help: 'one grant' },

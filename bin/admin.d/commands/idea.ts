@@ -3,14 +3,14 @@ import { defineNoun } from '../registry';
 // Operator commands for the idea board (spec 2.9): `idea create` and `idea seed`. The
 // library is imported lazily, as in every command module, so help works without a database.
 
-export default defineNoun('idea', 'Ideas on a project\'s board.', {
+export default defineNoun('idea', "Ideas on a project's board.", {
   create: {
-    summary: 'Add an idea to a project\'s board.',
+    summary: "Add an idea to a project's board.",
     flags: {
       project: { required: true, value: 'proj_x', help: 'project id' },
       title: { required: true, value: 'TITLE', help: 'idea title' },
       content: { value: 'TEXT', help: 'idea body' },
-      pillar: { value: 'PILLAR', help: 'content pillar (also decides the generated post\'s content type, docs/ideas.md)' },
+      pillar: { value: 'PILLAR', help: "content pillar (also decides the generated post's content type, docs/ideas.md)" },
       'post-type': { value: 'TYPE', help: 'post type' },
       'asset-format': { value: 'FORMAT', help: 'asset format' },
       hook: { value: 'TEXT', help: 'opening hook' },
@@ -26,14 +26,21 @@ export default defineNoun('idea', 'Ideas on a project\'s board.', {
     async run(args) {
       const { createIdeaAsOperator } = await import('../../../lib/ideas/admin');
       return createIdeaAsOperator({
-        projectId: args.need('project'), title: args.need('title'), content: args.string('content'), pillar: args.string('pillar'),
-        postType: args.string('post-type'), assetFormat: args.string('asset-format'), hook: args.string('hook'), topic: args.string('topic'),
-        scheduledFor: args.string('scheduled-for'), status: args.string('status'),
+        projectId: args.need('project'),
+        title: args.need('title'),
+        content: args.string('content'),
+        pillar: args.string('pillar'),
+        postType: args.string('post-type'),
+        assetFormat: args.string('asset-format'),
+        hook: args.string('hook'),
+        topic: args.string('topic'),
+        scheduledFor: args.string('scheduled-for'),
+        status: args.string('status'),
       });
     },
   },
   seed: {
-    summary: 'Fill a project\'s idea board with sample ideas (some dated, some in production).',
+    summary: "Fill a project's idea board with sample ideas (some dated, some in production).",
     flags: {
       project: { required: true, value: 'proj_x', help: 'project id' },
       count: { value: 'N', help: 'how many ideas (default 8, at most 200)' },
@@ -41,7 +48,8 @@ export default defineNoun('idea', 'Ideas on a project\'s board.', {
     examples: ['--project proj_x --count 12'],
     check(args) {
       const count = args.string('count');
-      if (count !== undefined && (!/^\d+$/.test(count) || Number(count) < 1 || Number(count) > 200)) throw args.usage('--count must be an integer from 1 to 200');
+      if (count !== undefined && (!/^\d+$/.test(count) || Number(count) < 1 || Number(count) > 200))
+        throw args.usage('--count must be an integer from 1 to 200');
     },
     async run(args) {
       const { seedIdeas } = await import('../../../lib/ideas/admin');

@@ -5,7 +5,10 @@ import { defineNoun } from '../registry';
 
 async function state() {
   const [{ jobProcessingState }, { db }] = await Promise.all([import('../../../lib/generation/pause'), import('../../../lib/db')]);
-  const counts = await db()('jobs').whereIn('status', ['QUEUED', 'RUNNING']).groupBy('status').select('status', db().raw('count(*)::int as n'));
+  const counts = await db()('jobs')
+    .whereIn('status', ['QUEUED', 'RUNNING'])
+    .groupBy('status')
+    .select('status', db().raw('count(*)::int as n'));
   const by = Object.fromEntries(counts.map((c: { status: string; n: number }) => [c.status, c.n]));
   return { ...(await jobProcessingState(db())), queued: by.QUEUED ?? 0, running: by.RUNNING ?? 0 };
 }

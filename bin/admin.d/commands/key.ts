@@ -6,7 +6,10 @@ const present = () => import('../present');
 const SCOPES_HELP = 'comma- or space-separated: aliases read, write, or named scopes such as posts:publish (webhooks:manage is OAuth-only)';
 
 function scopesArg(args: Args): string[] {
-  const scopes = args.list('scopes').flatMap((s) => s.split(/\s+/)).filter((s) => s !== '');
+  const scopes = args
+    .list('scopes')
+    .flatMap((s) => s.split(/\s+/))
+    .filter((s) => s !== '');
   if (!scopes.length) throw args.usage('--scopes needs at least one scope');
   return scopes;
 }
@@ -35,7 +38,10 @@ export default defineNoun('key', 'Workspace API keys (spec 5.1).', {
     flags: {
       workspace: { required: true, value: 'org_x', help: 'workspace id' },
       scopes: { multiple: true, value: 'SCOPES', help: `${SCOPES_HELP}; required unless --empty-scopes` },
-      'empty-scopes': { type: 'boolean', help: 'a key with no scope at all: it authenticates, and every scoped call answers 403 scope_missing' },
+      'empty-scopes': {
+        type: 'boolean',
+        help: 'a key with no scope at all: it authenticates, and every scoped call answers 403 scope_missing',
+      },
       mode: { choices: ['live', 'test'], help: 'key prefix svc_sk_live_ or svc_sk_test_ (default live)' },
       name: { value: 'NAME', help: 'label for operators' },
       'expires-at': { value: 'ISO_8601', help: 'expiry date-time with offset, e.g. 2027-01-01T00:00:00Z' },
@@ -50,15 +56,29 @@ export default defineNoun('key', 'Workspace API keys (spec 5.1).', {
       const scopes = createScopes(args);
       const expiresAt = expiryArg(args);
       const [{ getApiKey, getWorkspace, issueApiKey }, { keyView }, { planAllowsApi }, { db }] = await Promise.all([
-        provision(), present(), import('../../../lib/auth/apiKeys'), import('../../../lib/db'),
+        provision(),
+        present(),
+        import('../../../lib/auth/apiKeys'),
+        import('../../../lib/db'),
       ]);
       const workspace = await getWorkspace(args.need('workspace'));
-      const issued = await issueApiKey({ workspaceId: workspace.id, scopes, mode: (args.string('mode') ?? 'live') as 'live' | 'test', name: args.string('name'), expiresAt });
-      const billing = workspace.billing_workspace_id ? await db()('workspaces').where({ id: workspace.billing_workspace_id }).first('plan') : undefined;
+      const issued = await issueApiKey({
+        workspaceId: workspace.id,
+        scopes,
+        mode: (args.string('mode') ?? 'live') as 'live' | 'test',
+        name: args.string('name'),
+        expiresAt,
+      });
+      const billing = workspace.billing_workspace_id
+        ? await db()('workspaces').where({ id: workspace.billing_workspace_id }).first('plan')
+        : undefined;
       const plan = billing?.plan ?? workspace.plan;
       // The key is valid either way; say why it will not work yet instead of leaving the
       // operator to discover plan_not_eligible from a client.
-      if (!planAllowsApi(plan)) process.stderr.write(`${PROGRAM}: warning: plan ${plan} has no API access; requests with this key answer 403 plan_not_eligible until the plan changes\n`);
+      if (!planAllowsApi(plan))
+        process.stderr.write(
+          `${PROGRAM}: warning: plan ${plan} has no API access; requests with this key answer 403 plan_not_eligible until the plan changes\n`,
+        );
       return { key: issued.key, ...keyView(await getApiKey(issued.id)) };
     },
   },

@@ -5,11 +5,17 @@ import { defineNoun, type Args } from '../registry';
 // the counterpart of `network fail` for generation. The workers must be using the simulator
 // (LLM_BASE_URL pointing at it); the built-in offline writer makes no call to fail.
 
-const urlFlag = { url: { value: 'URL', help: 'the simulator (default: LLM_SIMULATOR_URL, else LLM_BASE_URL, else http://127.0.0.1:3901)' } };
+const urlFlag = {
+  url: { value: 'URL', help: 'the simulator (default: LLM_SIMULATOR_URL, else LLM_BASE_URL, else http://127.0.0.1:3901)' },
+};
 
 async function sim(args: Args) {
-  const [{ createLlmSimulatorControl }, { config }] = await Promise.all([import('../../../sim/llm/control'), import('../../../lib/config')]);
-  const url = args.string('url') ?? process.env.LLM_SIMULATOR_URL ?? config.llm.baseUrl ?? `http://127.0.0.1:${process.env.LLM_STUB_PORT || 3901}`;
+  const [{ createLlmSimulatorControl }, { config }] = await Promise.all([
+    import('../../../sim/llm/control'),
+    import('../../../lib/config'),
+  ]);
+  const url =
+    args.string('url') ?? process.env.LLM_SIMULATOR_URL ?? config.llm.baseUrl ?? `http://127.0.0.1:${process.env.LLM_STUB_PORT || 3901}`;
   return createLlmSimulatorControl(url);
 }
 
@@ -23,14 +29,19 @@ export default defineNoun('llm', 'Fault injection on the LLM simulator (generati
       ...urlFlag,
     },
     examples: ['--times 3', '--kind rate_limited --times 2'],
-    check: (args) => { args.int('times', 1, { min: 1, max: 10_000 }); },
-    run: async (args) => (await sim(args)).fail((args.string('kind') ?? 'server_error') as (typeof LLM_STUB_FAILURES)[number], args.int('times', 1)),
+    check: (args) => {
+      args.int('times', 1, { min: 1, max: 10_000 });
+    },
+    run: async (args) =>
+      (await sim(args)).fail((args.string('kind') ?? 'server_error') as (typeof LLM_STUB_FAILURES)[number], args.int('times', 1)),
   },
   latency: {
     summary: 'Add latency to every writer call (0 removes it).',
     database: false,
     flags: { ms: { required: true, value: 'MS', help: 'milliseconds before each answer' }, ...urlFlag },
-    check: (args) => { args.int('ms', 0, { max: 600_000 }); },
+    check: (args) => {
+      args.int('ms', 0, { max: 600_000 });
+    },
     run: async (args) => (await sim(args)).setLatency(args.int('ms', 0)),
   },
   'clear-faults': {

@@ -29,7 +29,12 @@ export default defineNoun('member', 'Workspace membership and roles.', {
       // Checked here so a typo reads "no workspace org_…" rather than a foreign-key violation.
       await getWorkspace(workspaceId);
       const projectIds = args.list('project');
-      const added = await addMember({ workspaceId, user: args.need('user'), role: args.need('role'), projectIds: projectIds.length ? projectIds : undefined });
+      const added = await addMember({
+        workspaceId,
+        user: args.need('user'),
+        role: args.need('role'),
+        projectIds: projectIds.length ? projectIds : undefined,
+      });
       const member = (await listMembers(workspaceId)).find((m) => m.user_id === added.userId)!;
       return { workspaceId, ...memberView(member) };
     },
@@ -67,13 +72,19 @@ export default defineNoun('member', 'Workspace membership and roles.', {
         const { randomBase62 } = await import('../../../lib/ids');
         const batch = randomBase62(6).toLowerCase();
         const domain = args.string('domain') ?? 'example.com';
-        entries = Array.from({ length: args.int('count', 0) }, (_, i) => ({ email: `member-${i + 1}-${batch}@${domain}`, name: `Member ${i + 1}` }));
+        entries = Array.from({ length: args.int('count', 0) }, (_, i) => ({
+          email: `member-${i + 1}-${batch}@${domain}`,
+          name: `Member ${i + 1}`,
+        }));
       } else {
         const fs = await import('node:fs/promises');
         const file = args.need('file');
-        const text = file === '-' ? await readAll(process.stdin) : await fs.readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-          throw args.usage(`cannot read --file ${file}: ${err.code ?? err.message}`);
-        });
+        const text =
+          file === '-'
+            ? await readAll(process.stdin)
+            : await fs.readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+                throw args.usage(`cannot read --file ${file}: ${err.code ?? err.message}`);
+              });
         entries = parseRoster(text);
       }
       const { memberView } = await import('../present');

@@ -23,34 +23,61 @@ export default defineNoun('network', 'Fault injection on the local network simul
       times: { value: 'N', help: 'how many calls (default 1)' },
       operation: { choices: OPS, help: 'only this operation (default any)' },
     },
-    check: (args) => { count(args, 'times', 1); },
-    run: (args) => sim().addFault({ kind: args.need('kind') as 'transient', times: count(args, 'times', 1), operation: (args.string('operation') ?? 'any') as SimOperationFilter }),
+    check: (args) => {
+      count(args, 'times', 1);
+    },
+    run: (args) =>
+      sim().addFault({
+        kind: args.need('kind') as 'transient',
+        times: count(args, 'times', 1),
+        operation: (args.string('operation') ?? 'any') as SimOperationFilter,
+      }),
   },
-  'clear-faults': { summary: 'Remove every scripted fault.', database: false, run: async () => { await sim().clearFaults(); return { cleared: true }; } },
+  'clear-faults': {
+    summary: 'Remove every scripted fault.',
+    database: false,
+    run: async () => {
+      await sim().clearFaults();
+      return { cleared: true };
+    },
+  },
   latency: {
     summary: 'Add latency to simulator calls (0 removes it).',
     database: false,
-    flags: { ms: { required: true, value: 'MS', help: 'milliseconds' }, operation: { choices: OPS, help: 'only this operation (default any)' } },
-    check: (args) => { count(args, 'ms', 0); },
+    flags: {
+      ms: { required: true, value: 'MS', help: 'milliseconds' },
+      operation: { choices: OPS, help: 'only this operation (default any)' },
+    },
+    check: (args) => {
+      count(args, 'ms', 0);
+    },
     run: (args) => sim().setLatency({ ms: count(args, 'ms', 0), operation: (args.string('operation') ?? 'any') as SimOperationFilter }),
   },
   'revoke-token': {
     summary: "Withdraw a person's grant (every token issued to them) on the simulator.",
     database: false,
     flags: { 'person-id': { value: 'ID', help: 'network person id' }, token: { value: 'TOKEN', help: 'one access or refresh token' } },
-    check: (args) => { if (!args.has('person-id') && !args.has('token')) throw args.usage('give --person-id or --token'); },
+    check: (args) => {
+      if (!args.has('person-id') && !args.has('token')) throw args.usage('give --person-id or --token');
+    },
     run: (args) => sim().revokeToken(args.has('token') ? { token: args.need('token') } : { personId: args.need('person-id') }),
   },
   'expire-token': {
     summary: 'Make an access token (and optionally its refresh token) lapse now.',
     database: false,
-    flags: { token: { required: true, value: 'TOKEN', help: 'access token' }, 'include-refresh': { type: 'boolean', help: 'expire its refresh token too' } },
+    flags: {
+      token: { required: true, value: 'TOKEN', help: 'access token' },
+      'include-refresh': { type: 'boolean', help: 'expire its refresh token too' },
+    },
     run: (args) => sim().expireToken({ token: args.need('token'), includeRefresh: args.bool('include-refresh') }),
   },
   admins: {
     summary: "Replace an organization's admin set on the simulator (no --person-id empties it).",
     database: false,
-    flags: { organization: { required: true, value: 'ORG_ID', help: 'network organization id' }, 'person-id': { multiple: true, value: 'ID', help: 'admin person id (repeatable)' } },
+    flags: {
+      organization: { required: true, value: 'ORG_ID', help: 'network organization id' },
+      'person-id': { multiple: true, value: 'ID', help: 'admin person id (repeatable)' },
+    },
     run: (args) => sim().setOrganizationAdmins(args.need('organization'), args.list('person-id')),
   },
   posts: {

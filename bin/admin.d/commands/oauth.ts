@@ -4,7 +4,8 @@ import { defineNoun } from '../registry';
 
 export default defineNoun('oauth', 'OAuth access tokens issued by an operator.', {
   token: {
-    summary: 'Mint an OAuth access token for a user, client and scope set (a grant and token family like a code exchange; no refresh token).',
+    summary:
+      'Mint an OAuth access token for a user, client and scope set (a grant and token family like a code exchange; no refresh token).',
     flags: {
       user: { required: true, value: 'EMAIL|usr_x', help: 'the user the token acts for' },
       client: { required: true, value: 'cli_x', help: 'a registered OAuth client' },
@@ -16,8 +17,14 @@ export default defineNoun('oauth', 'OAuth access tokens issued by an operator.',
     async run(args) {
       const { mintOAuthToken } = await import('../../../ops/operate');
       return mintOAuthToken({
-        user: args.need('user'), clientId: args.need('client'), workspaceId: args.string('workspace'), projectId: args.string('project'),
-        scopes: args.list('scopes').flatMap((s) => s.split(/\s+/)).filter(Boolean),
+        user: args.need('user'),
+        clientId: args.need('client'),
+        workspaceId: args.string('workspace'),
+        projectId: args.string('project'),
+        scopes: args
+          .list('scopes')
+          .flatMap((s) => s.split(/\s+/))
+          .filter(Boolean),
       });
     },
   },

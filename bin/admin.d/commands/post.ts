@@ -16,7 +16,10 @@ export default defineNoun('post', 'Posts for demos and support (made through the
       'content-type': { value: 'TYPE', help: 'PERSONAL, BUSINESS_INTERNAL, BUSINESS_EXTERNAL, EDUCATIONAL or UNKNOWN (default PERSONAL)' },
       'status-category': { choices: STATUS_CATEGORIES, help: "board status: the workspace's default status of that category" },
       'status-id': { value: 'pst_x', help: 'board status by id (GET /v1/post-statuses)' },
-      'scheduled-for': { value: 'ISO_8601', help: "schedule the first post (offset-less = the project's timezone); the connection is verified as for PATCH" },
+      'scheduled-for': {
+        value: 'ISO_8601',
+        help: "schedule the first post (offset-less = the project's timezone); the connection is verified as for PATCH",
+      },
       'spacing-minutes': { value: 'M', help: 'with --count and --scheduled-for: minutes between posts (default 60)' },
     },
     examples: [
@@ -32,9 +35,16 @@ export default defineNoun('post', 'Posts for demos and support (made through the
       const { seedPosts } = await import('../../../ops/seed');
       try {
         return await seedPosts({
-          workspaceId: args.need('workspace'), projectId: args.need('project'), count: args.int('count', 1), content: args.string('content'),
-          title: args.string('title'), contentType: args.string('content-type'), statusCategory: args.string('status-category'),
-          statusId: args.string('status-id'), scheduledFor: args.string('scheduled-for'), spacingMinutes: args.int('spacing-minutes', 60),
+          workspaceId: args.need('workspace'),
+          projectId: args.need('project'),
+          count: args.int('count', 1),
+          content: args.string('content'),
+          title: args.string('title'),
+          contentType: args.string('content-type'),
+          statusCategory: args.string('status-category'),
+          statusId: args.string('status-id'),
+          scheduledFor: args.string('scheduled-for'),
+          spacingMinutes: args.int('spacing-minutes', 60),
         });
       } finally {
         // A scheduled post signalled its publish workflow through a Temporal client.

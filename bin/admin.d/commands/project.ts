@@ -37,7 +37,8 @@ export default defineNoun('project', 'Projects (network accounts, company pages,
       const linked = args.string('linked-project');
       if (linked && args.string('type') !== 'COMPANY_PAGE') throw args.usage('--linked-project applies to --type COMPANY_PAGE only');
       // A linked page borrows the admin's connection, so a preset for it would be silently ignored.
-      if (linked && args.has('connection')) throw args.usage('a linked company page uses the connection of --linked-project; drop --connection');
+      if (linked && args.has('connection'))
+        throw args.usage('a linked company page uses the connection of --linked-project; drop --connection');
       const language = args.string('language');
       if (language !== undefined && (language.length === 0 || language.length > config.limits.languageChars)) {
         throw args.usage(`--language must be 1 to ${config.limits.languageChars} characters`);
@@ -52,9 +53,14 @@ export default defineNoun('project', 'Projects (network accounts, company pages,
       // Checked here so a typo reads "no workspace org_…" rather than a foreign-key violation.
       await getWorkspace(workspaceId);
       const p = await createProject({
-        workspaceId, type, name: args.need('name'), username: args.string('username') ?? null,
+        workspaceId,
+        type,
+        name: args.need('name'),
+        username: args.string('username') ?? null,
         connection: args.string('connection') as (typeof CONNECTION_PRESETS)[number] | undefined,
-        linkedProjectId: linked, timezone: args.string('timezone'), language,
+        linkedProjectId: linked,
+        timezone: args.string('timezone'),
+        language,
       });
       return projectById(workspaceId, p.id);
     },

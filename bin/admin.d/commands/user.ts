@@ -52,7 +52,11 @@ export default defineNoun('user', 'People who sign in (members of workspaces, OA
     async run(args) {
       const email = args.need('email').trim();
       const password = await passwordFrom(args, false);
-      const [{ AdminError, createUser }, { db }, { userView }] = await Promise.all([provision(), import('../../../lib/db'), import('../present')]);
+      const [{ AdminError, createUser }, { db }, { userView }] = await Promise.all([
+        provision(),
+        import('../../../lib/db'),
+        import('../present'),
+      ]);
       const existing = await db()('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).first('id');
       if (existing) throw new AdminError(`a user with email ${email.toLowerCase()} already exists (${existing.id})`);
       const user = await createUser({ email, name: args.string('name'), password });

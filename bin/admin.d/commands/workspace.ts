@@ -47,8 +47,12 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
       // Checked here so a typo reads "no workspace org_…" rather than a foreign-key violation.
       if (billing) await getWorkspace(billing);
       const w = await createWorkspace({
-        name: args.need('name'), plan: args.need('plan'), features, requireReviewWorkflow: args.bool('require-review'),
-        billingWorkspaceId: billing ?? null, aiEnforcement: args.string('ai-enforcement'),
+        name: args.need('name'),
+        plan: args.need('plan'),
+        features,
+        requireReviewWorkflow: args.bool('require-review'),
+        billingWorkspaceId: billing ?? null,
+        aiEnforcement: args.string('ai-enforcement'),
       });
       return workspaceView(w, await billingPlanOf(w));
     },
@@ -84,7 +88,8 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
     summary: 'One workspace with its members, projects and API keys (never key secrets).',
     flags: { workspace: { required: true, value: 'org_x', help: 'workspace id' } },
     async run(args) {
-      const [{ getWorkspace, listApiKeys, listMembers, listProjects }, { keyView, memberView, projectView, workspaceView }] = await Promise.all([provision(), present()]);
+      const [{ getWorkspace, listApiKeys, listMembers, listProjects }, { keyView, memberView, projectView, workspaceView }] =
+        await Promise.all([provision(), present()]);
       const w = await getWorkspace(args.need('workspace'));
       const [members, projects, keys] = await Promise.all([listMembers(w.id), listProjects(w.id), listApiKeys(w.id)]);
       return {
@@ -96,7 +101,8 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
     },
   },
   'set-ai-budget': {
-    summary: 'Set the workspace-wide weekly AI budget (each project and the pool, unless set with budget set) and its enforcement (spec 2.16).',
+    summary:
+      'Set the workspace-wide weekly AI budget (each project and the pool, unless set with budget set) and its enforcement (spec 2.16).',
     flags: {
       workspace: { required: true, value: 'org_x', help: 'workspace id' },
       'weekly-cents': { value: 'CENTS', help: 'weekly budget in cents, per project and for the workspace pool' },
@@ -106,13 +112,15 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
     examples: ['--workspace org_x --weekly-cents 500 --enforcement block'],
     check(args) {
       if (args.has('weekly-cents') && args.bool('plan-default')) throw args.usage('give --weekly-cents or --plan-default, not both');
-      if (!args.has('weekly-cents') && !args.bool('plan-default') && !args.has('enforcement')) throw args.usage('give --weekly-cents, --plan-default or --enforcement');
+      if (!args.has('weekly-cents') && !args.bool('plan-default') && !args.has('enforcement'))
+        throw args.usage('give --weekly-cents, --plan-default or --enforcement');
       args.int('weekly-cents', 0, { max: 2_000_000_000 });
     },
     async run(args) {
       const [{ setAiBudget }, { workspaceView }] = await Promise.all([import('../../../ops/operate'), present()]);
       const w = await setAiBudget({
-        workspaceId: args.need('workspace'), enforcement: args.string('enforcement'),
+        workspaceId: args.need('workspace'),
+        enforcement: args.string('enforcement'),
         weeklyBudgetCents: args.bool('plan-default') ? null : args.has('weekly-cents') ? args.int('weekly-cents', 0) : undefined,
       });
       return { ...workspaceView(w, await billingPlanOf(w)), weeklyAiBudgetCents: w.weekly_ai_budget_cents as number | null };
@@ -131,7 +139,10 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
     },
     async run(args) {
       const [{ setSpendCap }, { workspaceView }] = await Promise.all([import('../../../ops/operate'), present()]);
-      const w = await setSpendCap({ workspaceId: args.need('workspace'), dailyCapCents: args.bool('plan-default') ? null : args.int('daily-cents', 0) });
+      const w = await setSpendCap({
+        workspaceId: args.need('workspace'),
+        dailyCapCents: args.bool('plan-default') ? null : args.int('daily-cents', 0),
+      });
       return { ...workspaceView(w, await billingPlanOf(w)), dailySpendCapCents: w.daily_spend_cap_cents as number | null };
     },
   },
