@@ -7,6 +7,7 @@ import { isLlmError, shouldRetry } from '../lib/llm/errors';
 import type { ContentType } from '../lib/llm/prompts';
 import { linkDraftToIdea } from '../lib/ideas/ideas';
 import { insertPost } from '../lib/posts/write';
+import { loadRunningJob, startQueuedJob, type StartOutcome } from './jobRows';
 
 // Activities of AI post generation (ARCHITECTURE.md: every side effect is an activity; every
 // activity is safe to run twice). Each row transition locks the job row and checks its status
@@ -27,7 +28,7 @@ export interface Draft {
   content: string;
   title: string;
 }
-export type StartOutcome = { running: true } | { running: false; status: JobStatus | 'MISSING' };
+export type { StartOutcome };
 export type CompleteOutcome = { status: JobStatus | 'MISSING'; postId?: string };
 
 export function createGenerationActivities({ db, writer }: GenerationDeps) {
@@ -50,22 +51,7 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
           .update({ progress: JSON.stringify(progressNow(0, PAUSED_MESSAGE)), updated_at: db.fn.now() });
         throw ApplicationFailure.retryable(`Job processing is paused${pause.reason ? `: ${pause.reason}` : ''}.`, PAUSED_ERROR_TYPE);
       }
-      const [started] = await db('jobs')
-        .where({ id: jobId, status: 'QUEUED' })
-        .update({
-          status: 'RUNNING',
-          started_at: db.fn.now(),
-          updated_at: db.fn.now(),
-          progress: JSON.stringify(progressNow(0.1, 'Writing the post')),
-        })
-        .returning('id');
-      if (started) return { running: true };
-      const row = await db('jobs').where({ id: jobId }).first('status');
-      if (!row) return { running: false, status: 'MISSING' };
-      // Only this workflow moves a job to RUNNING: seeing it means an earlier attempt of this
-      // activity committed and its answer was lost.
-      if (row.status === 'RUNNING') return { running: true };
-      return { running: false, status: row.status };
+      return startQueuedJob(db, jobId, 0.1, 'Writing the post');
     },
 
     /**
@@ -74,12 +60,7 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
      */
     async writeGenerationDraft(jobId: string): Promise<Draft> {
       const { attempt } = Context.current().info;
-      const job = await db('jobs as j')
-        .leftJoin('projects as p', 'p.id', 'j.project_id')
-        .where('j.id', jobId)
-        .first('j.status', 'j.input', 'p.display_name', 'p.slug');
-      if (!job) throw ApplicationFailure.nonRetryable('The job no longer exists.', 'job_missing');
-      if (job.status !== 'RUNNING') throw ApplicationFailure.nonRetryable(`The job is ${job.status}, not RUNNING.`, 'job_not_running');
+      const job = await loadRunningJob(db, jobId, []);
       await db('jobs')
         .where({ id: jobId })
         .update({

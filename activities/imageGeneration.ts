@@ -9,6 +9,7 @@ import { emitEvent } from '../lib/outbox';
 import { presentPost } from '../lib/posts/present';
 import { loadPostForUpdate } from '../lib/posts/write';
 import type { ObjectStore } from '../lib/storage/objectStore';
+import { loadRunningJob, startQueuedJob, type StartOutcome } from './jobRows';
 
 // Activities of image generation jobs (docs/media.md "Image generation"; the job envelope of
 // spec 2.12 / 3.2 shared with post generation). Each row transition locks the job row and checks
@@ -20,7 +21,7 @@ export interface ImageGenerationDeps {
   images: ImageGenerator;
   store: () => ObjectStore;
 }
-export type ImageStartOutcome = { running: true } | { running: false; status: JobStatus | 'MISSING' };
+export type ImageStartOutcome = StartOutcome;
 
 /** The opening line of a post: what a quote card of it shows. */
 export function hookOf(content: string): string {
@@ -35,31 +36,13 @@ export function hookOf(content: string): string {
 export function createImageGenerationActivities({ db, images, store }: ImageGenerationDeps) {
   return {
     async startImageJob(jobId: string): Promise<ImageStartOutcome> {
-      const [started] = await db('jobs')
-        .where({ id: jobId, status: 'QUEUED' })
-        .update({
-          status: 'RUNNING',
-          started_at: db.fn.now(),
-          updated_at: db.fn.now(),
-          progress: JSON.stringify(progressNow(0.1, 'Drawing the image')),
-        })
-        .returning('id');
-      if (started) return { running: true };
-      const row = await db('jobs').where({ id: jobId }).first('status');
-      if (!row) return { running: false, status: 'MISSING' };
-      if (row.status === 'RUNNING') return { running: true };
-      return { running: false, status: row.status };
+      return startQueuedJob(db, jobId, 0.1, 'Drawing the image');
     },
 
     /** Draws (or asks the images API for) the image and imports it into the library. */
     async renderJobImage(jobId: string): Promise<{ assetId: string; key: string }> {
       const { attempt } = Context.current().info;
-      const job = await db('jobs as j')
-        .leftJoin('projects as p', 'p.id', 'j.project_id')
-        .where('j.id', jobId)
-        .first('j.status', 'j.input', 'j.workspace_id', 'j.project_id', 'p.display_name', 'p.slug');
-      if (!job) throw ApplicationFailure.nonRetryable('The job no longer exists.', 'job_missing');
-      if (job.status !== 'RUNNING') throw ApplicationFailure.nonRetryable(`The job is ${job.status}, not RUNNING.`, 'job_not_running');
+      const job = await loadRunningJob(db, jobId, ['j.workspace_id', 'j.project_id']);
       await db('jobs')
         .where({ id: jobId })
         .update({ attempt_count: attempt, updated_at: db.fn.now(), progress: JSON.stringify(progressNow(0.3, 'Drawing the image')) });

@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { ImageGenerationActivities } from '../activities/imageGeneration';
 import type { JobProgress, JobStatus } from '../lib/generation/jobs';
-import { ROW_TRANSITION, runJobSteps } from './jobSteps';
+import { ROW_TRANSITION, runJobSteps, type JobWorkflowInput } from './jobSteps';
 
 // One workflow per image generation job (id = job id, docs/media.md "Image generation"), the
 // same envelope as post generation: QUEUED → RUNNING → DONE with `{ assetId, key }`, a
@@ -20,11 +20,7 @@ const { renderJobImage } = proxyActivities<ImageGenerationActivities>({
 
 export const imageJobProgressQuery = defineQuery<JobProgress>('progress');
 
-export interface ImageWorkflowInput {
-  jobId: string;
-  workspaceId: string;
-  projectId: string;
-}
+export type ImageWorkflowInput = JobWorkflowInput;
 
 function failureOf(err: unknown): { code: string; message: string } {
   const cause = err instanceof ActivityFailure ? err.cause : err;

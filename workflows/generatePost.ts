@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { Draft, GenerationActivities } from '../activities/generation';
 import type { JobProgress, JobStatus } from '../lib/generation/jobs';
-import { ROW_TRANSITION, runJobSteps } from './jobSteps';
+import { ROW_TRANSITION, runJobSteps, type JobWorkflowInput } from './jobSteps';
 
 // One workflow per generation job (id = job id, spec 2.12 / 3.2): start the job, have the
 // writer draft the post, then write the draft and DONE together, in the job envelope of
@@ -22,11 +22,7 @@ const { writeGenerationDraft } = proxyActivities<GenerationActivities>({
 
 export const jobProgressQuery = defineQuery<JobProgress>('progress');
 
-export interface GenerationWorkflowInput {
-  jobId: string;
-  workspaceId: string;
-  projectId: string;
-}
+export type GenerationWorkflowInput = JobWorkflowInput;
 export interface GenerationOutcome {
   status: JobStatus | 'MISSING';
   postId?: string;

@@ -28,6 +28,13 @@ export const ROW_TRANSITION: ActivityOptions = {
 
 const { failGenerationJob, abandonGenerationJob } = proxyActivities<GenerationActivities>(ROW_TRANSITION);
 
+/** The input every job workflow takes; the workflow id is the job id. */
+export interface JobWorkflowInput {
+  jobId: string;
+  workspaceId: string;
+  projectId: string;
+}
+
 export type JobOutcomeStatus = JobStatus | 'MISSING';
 export interface JobFailure {
   code: string;

@@ -1,5 +1,6 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { generatePostWorkflow, jobProgressQuery } from '../../workflows/generatePost';
+import type { JobWorkflowInput } from '../../workflows/jobSteps';
 import { config } from '../config';
 import { log } from '../logger';
 import { SEARCH, temporalClient, workflowIds } from '../temporal';
@@ -7,12 +8,19 @@ import type { JobProgress } from './jobs';
 
 // The API's side of the generation workflow: start it, ask it for progress, ask it to stop.
 
-export async function startGenerationWorkflow(job: { id: string; workspace_id: string; project_id: string }): Promise<void> {
+type JobRef = { id: string; workspace_id: string; project_id: string };
+
+/** Starts a job's workflow under the job's id, so progress queries and cancel reach any job type the same way. */
+export async function startJobWorkflow(
+  workflow: (input: JobWorkflowInput) => Promise<unknown>,
+  job: JobRef,
+  text: { summary: string; details?: string },
+): Promise<void> {
   const client = await temporalClient();
   // Bounded so an unreachable Temporal turns into a prompt 503 rather than a hung request; a
   // start that did land after the deadline finds its job withdrawn and ends at once.
   await client.withDeadline(Date.now() + 10_000, () =>
-    client.workflow.start(generatePostWorkflow, {
+    client.workflow.start(workflow, {
       taskQueue: config.temporalTaskQueue,
       workflowId: workflowIds.generation(job.id),
       // The job id is fresh, so a duplicate can only be this same request's retry.
@@ -23,10 +31,17 @@ export async function startGenerationWorkflow(job: { id: string; workspace_id: s
         { key: SEARCH.project, value: job.project_id },
         { key: SEARCH.job, value: job.id },
       ],
-      staticSummary: `Generate a draft post for project ${job.project_id}`,
-      staticDetails: `Job ${job.id} of workspace ${job.workspace_id}. QUEUED → RUNNING → DONE writes one draft (never scheduled); the job row in Postgres is the API's view.`,
+      staticSummary: text.summary,
+      ...(text.details !== undefined ? { staticDetails: text.details } : {}),
     }),
   );
+}
+
+export async function startGenerationWorkflow(job: JobRef): Promise<void> {
+  await startJobWorkflow(generatePostWorkflow, job, {
+    summary: `Generate a draft post for project ${job.project_id}`,
+    details: `Job ${job.id} of workspace ${job.workspace_id}. QUEUED → RUNNING → DONE writes one draft (never scheduled); the job row in Postgres is the API's view.`,
+  });
 }
 
 function isProgress(v: unknown): v is JobProgress {

@@ -1,20 +1,10 @@
-import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
-import { ApiError, errors } from '../../../lib/errors';
-import {
-  estimateCompletionMs,
-  JOB_COLUMNS,
-  presentJob,
-  progressNow,
-  TERMINAL_STATUSES,
-  type GenerationJobInput,
-  type JobRow,
-} from '../../../lib/generation/jobs';
-import { budgetTargetOf, loadAiLimits, reservationFor, reserveGenerationSpend, settleJobSpend } from '../../../lib/generation/spend';
+import { errors } from '../../../lib/errors';
+import { estimateCompletionMs, presentJob, type GenerationJobInput } from '../../../lib/generation/jobs';
+import { insertQueuedJob, startOrWithdraw, waitForJob } from '../../../lib/generation/queue';
+import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
 import { startGenerationWorkflow } from '../../../lib/generation/workflowClient';
 import { contentTypeForPillar, ideaBriefText } from '../../../lib/ideas/ideas';
-import { newId } from '../../../lib/ids';
-import { log } from '../../../lib/logger';
 import { parseInZone } from '../../../lib/time';
 import type { AuthContext } from '../../auth/context';
 import { scoped } from '../../auth/context';
@@ -23,7 +13,8 @@ import { findProject, type ProjectRow } from '../projects/present';
 import { createGenerationInput, type CreateGenerationInput } from './schema';
 
 // spec 4.4 POST /v1/posts/generations: validate, reserve AI spend and the weekly budget, record
-// a QUEUED job, start its workflow, and optionally wait for it. Always answers { data: Job }.
+// a QUEUED job, start its workflow, and optionally wait for it (lib/generation/queue.ts). Always
+// answers { data: Job }.
 
 type ContentType = NonNullable<NonNullable<CreateGenerationInput['options']>['contentType']>;
 
@@ -90,40 +81,6 @@ function defaultContentType(project: ProjectRow): ContentType {
   return project.type === 'COMPANY_PAGE' ? 'BUSINESS_EXTERNAL' : 'PERSONAL';
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * spec 4.4 wait_for_completion_ms: polls the job row (the API's view) until a final status or
- * the deadline. The row answers the same whether or not a worker is up, which a wait inside the
- * workflow (update-with-start) would not.
- */
-async function waitForFinalState(jobId: string, waitMs: number): Promise<JobRow> {
-  const deadline = Date.now() + waitMs;
-  let delay = 50;
-  for (;;) {
-    const row = (await db()('jobs').where({ id: jobId }).first(JOB_COLUMNS)) as JobRow;
-    const left = deadline - Date.now();
-    if (TERMINAL_STATUSES.includes(row.status) || left <= 0) return row;
-    await sleep(Math.min(delay, left));
-    delay = Math.min(delay * 1.5, 500);
-  }
-}
-
-/**
- * The workflow could not be started. A job that is still QUEUED is removed together with its
- * reservation, so the caller's retry (5xx releases the Idempotency-Key) starts clean; one that
- * already left QUEUED did start (only the answer was lost) and is returned as usual.
- */
-async function withdrawUnstartedJob(jobId: string): Promise<boolean> {
-  return db().transaction(async (trx) => {
-    const row = await trx('jobs').where({ id: jobId, status: 'QUEUED' }).forUpdate().first('id');
-    if (!row) return false;
-    await settleJobSpend(trx, jobId);
-    await trx('jobs').where({ id: jobId }).delete();
-    return true;
-  });
-}
-
 export const createGeneration = defineOperation({
   name: 'posts.generate',
   summary: 'Queue an AI post generation job that writes one draft; optionally wait for it.',
@@ -146,54 +103,20 @@ export const createGeneration = defineOperation({
       contentType: input.options?.contentType ?? resolved.slotContentType ?? defaultContentType(project),
       ...(scheduledFor ? { scheduledFor } : {}),
     };
-    const estimatedMs = await estimateCompletionMs();
-
-    const jobId = newId('job');
-    const now = new Date();
-    const target = budgetTargetOf(project);
-    const limits = await loadAiLimits(db(), auth.workspaceId, target);
-    const reservation = reservationFor(target, now);
-    const job = await db().transaction(async (trx) => {
-      const [row] = await trx('jobs')
-        .insert({
-          id: jobId,
-          workspace_id: auth.workspaceId,
-          project_id: project.id,
-          type: 'POST_GENERATION',
-          status: 'QUEUED',
-          input: JSON.stringify(jobInput),
-          progress: JSON.stringify(progressNow(0, 'Waiting for a worker', now)),
-          estimated_completion_ms: estimatedMs,
-          created_by: auth.principal.id,
-          reserved_cents: reservation.reservedCents,
-          spend_day: reservation.spendDay,
-          budget_key: reservation.budgetKey,
-          budget_week: reservation.budgetWeek,
-        })
-        .returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
-      // Last before COMMIT, so the workspace's hot meter rows are held as briefly as possible. A
-      // refusal throws and rolls the job back with it: nothing queued, nothing reserved.
-      await reserveGenerationSpend(trx, { workspaceId: auth.workspaceId, target, projectId: project.id, limits, reservation, now });
-      return row as JobRow;
+    const job = await insertQueuedJob({
+      workspaceId: auth.workspaceId,
+      createdBy: auth.principal.id,
+      project,
+      type: 'POST_GENERATION',
+      input: jobInput,
+      estimatedMs: await estimateCompletionMs(),
+      limits: await loadAiLimits(db(), auth.workspaceId, budgetTargetOf(project)),
     });
-
-    try {
-      await startGenerationWorkflow({ id: job.id, workspace_id: job.workspace_id, project_id: project.id });
-    } catch (err) {
-      if (await withdrawUnstartedJob(job.id)) {
-        log.error('generation workflow could not be started; job withdrawn', { jobId: job.id, err });
-        throw new ApiError(
-          503,
-          'temporarily_unavailable',
-          'The job queue is unreachable right now; nothing was queued and no spend was reserved. Retry shortly.',
-          undefined,
-          { 'Retry-After': '5' },
-        );
-      }
-    }
-
-    const waitMs = Math.min(Math.max(input.wait_for_completion_ms ?? 0, 0), config.limits.waitForCompletionMaxMs);
-    // The row's progress, not a workflow query: the answer must not outlast the caller's hint.
-    return { data: presentJob(waitMs === 0 ? job : await waitForFinalState(job.id, waitMs)) };
+    await startOrWithdraw(
+      job,
+      () => startGenerationWorkflow({ id: job.id, workspace_id: job.workspace_id, project_id: project.id }),
+      'generation',
+    );
+    return { data: presentJob(await waitForJob(job, input.wait_for_completion_ms)) };
   },
 });

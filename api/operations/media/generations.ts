@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
-import { ApiError, errors } from '../../../lib/errors';
-import { JOB_COLUMNS, presentJob, progressNow, TERMINAL_STATUSES, type JobRow } from '../../../lib/generation/jobs';
-import { budgetTargetOf, loadAiLimits, reservationFor, reserveGenerationSpend, settleJobSpend } from '../../../lib/generation/spend';
-import { newId } from '../../../lib/ids';
-import { log } from '../../../lib/logger';
+import { errors } from '../../../lib/errors';
+import { presentJob } from '../../../lib/generation/jobs';
+import { insertQueuedJob, startOrWithdraw, waitForJob } from '../../../lib/generation/queue';
+import { loadAiLimits } from '../../../lib/generation/spend';
 import { IMAGE_STYLES, type ImageJobInput } from '../../../lib/media/imageGenerator';
 import { startImageWorkflow } from '../../../lib/media/imageJobs';
 import { defineOperation } from '../../operation';
@@ -30,8 +29,6 @@ export const createImageGenerationInput = z
     message: 'send `prompt`, `postId` (its opening line is drawn), or both.',
     path: ['prompt'],
   });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export const createImageGeneration = defineOperation({
   name: 'media.generate',
@@ -60,60 +57,20 @@ export const createImageGeneration = defineOperation({
       ...(input.postId ? { postId: input.postId } : {}),
       ...(input.prompt ? { prompt: input.prompt } : {}),
     };
-    const now = new Date();
-    const target = budgetTargetOf(project);
-    const limits = await loadAiLimits(db(), auth.workspaceId);
-    const reservation = reservationFor(target, now);
-    const job = await db().transaction(async (trx) => {
-      const [row] = await trx('jobs')
-        .insert({
-          id: newId('job'),
-          workspace_id: auth.workspaceId,
-          project_id: project.id,
-          type: 'IMAGE_GENERATION',
-          status: 'QUEUED',
-          input: JSON.stringify(jobInput),
-          progress: JSON.stringify(progressNow(0, 'Waiting for a worker', now)),
-          estimated_completion_ms: config.images.estimatedCompletionMs,
-          created_by: auth.principal.id,
-          reserved_cents: reservation.reservedCents,
-          spend_day: reservation.spendDay,
-          budget_key: reservation.budgetKey,
-          budget_week: reservation.budgetWeek,
-        })
-        .returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
-      await reserveGenerationSpend(trx, { workspaceId: auth.workspaceId, target, projectId: project.id, limits, reservation, now });
-      return row as JobRow;
+    const job = await insertQueuedJob({
+      workspaceId: auth.workspaceId,
+      createdBy: auth.principal.id,
+      project,
+      type: 'IMAGE_GENERATION',
+      input: jobInput,
+      estimatedMs: config.images.estimatedCompletionMs,
+      limits: await loadAiLimits(db(), auth.workspaceId),
     });
-    try {
-      await startImageWorkflow({ id: job.id, workspace_id: job.workspace_id, project_id: project.id });
-    } catch (err) {
-      // Not started: withdraw a still-QUEUED job and its reservation so a retry starts clean.
-      const withdrawn = await db().transaction(async (trx) => {
-        const row = await trx('jobs').where({ id: job.id, status: 'QUEUED' }).forUpdate().first('id');
-        if (!row) return false;
-        await settleJobSpend(trx, job.id);
-        await trx('jobs').where({ id: job.id }).delete();
-        return true;
-      });
-      if (withdrawn) {
-        log.error('image generation workflow could not be started; job withdrawn', { jobId: job.id, err });
-        throw new ApiError(
-          503,
-          'temporarily_unavailable',
-          'The job queue is unreachable right now; nothing was queued and no spend was reserved. Retry shortly.',
-          undefined,
-          { 'Retry-After': '5' },
-        );
-      }
-    }
-    const waitMs = Math.min(Math.max(input.wait_for_completion_ms ?? 0, 0), config.limits.waitForCompletionMaxMs);
-    let current = job;
-    const deadline = Date.now() + waitMs;
-    while (waitMs > 0 && !TERMINAL_STATUSES.includes(current.status) && Date.now() < deadline) {
-      await sleep(Math.min(200, Math.max(0, deadline - Date.now())));
-      current = (await db()('jobs').where({ id: job.id }).first(JOB_COLUMNS)) as JobRow;
-    }
-    return { data: presentJob(current) };
+    await startOrWithdraw(
+      job,
+      () => startImageWorkflow({ id: job.id, workspace_id: job.workspace_id, project_id: project.id }),
+      'image generation',
+    );
+    return { data: presentJob(await waitForJob(job, input.wait_for_completion_ms)) };
   },
 });

@@ -1,0 +1,43 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Knex } from 'knex';
+import { progressNow, type JobStatus } from '../lib/generation/jobs';
+
+// Row steps every generation job's activities share (the job envelope of spec 2.12 / 3.2;
+// activities/generation.ts, activities/imageGeneration.ts). Each is guarded by the job's status,
+// so a retry after a lost answer sees its own earlier commit instead of acting again.
+
+export type StartOutcome = { running: true } | { running: false; status: JobStatus | 'MISSING' };
+
+/** QUEUED → RUNNING showing `message`, or the reason it cannot start (a cancel won the race, the job is gone). */
+export async function startQueuedJob(db: Knex, jobId: string, progress: number, message: string): Promise<StartOutcome> {
+  const [started] = await db('jobs')
+    .where({ id: jobId, status: 'QUEUED' })
+    .update({
+      status: 'RUNNING',
+      started_at: db.fn.now(),
+      updated_at: db.fn.now(),
+      progress: JSON.stringify(progressNow(progress, message)),
+    })
+    .returning('id');
+  if (started) return { running: true };
+  const row = await db('jobs').where({ id: jobId }).first('status');
+  if (!row) return { running: false, status: 'MISSING' };
+  // Only the job's own workflow moves it to RUNNING: seeing it means an earlier attempt of this
+  // activity committed and its answer was lost.
+  if (row.status === 'RUNNING') return { running: true };
+  return { running: false, status: row.status };
+}
+
+/**
+ * The job (with its project's names) that a costly step works on. The step runs only for a
+ * RUNNING job; anything else cannot get better by retrying.
+ */
+export async function loadRunningJob(db: Knex, jobId: string, columns: string[]) {
+  const job = await db('jobs as j')
+    .leftJoin('projects as p', 'p.id', 'j.project_id')
+    .where('j.id', jobId)
+    .first('j.status', 'j.input', ...columns, 'p.display_name', 'p.slug');
+  if (!job) throw ApplicationFailure.nonRetryable('The job no longer exists.', 'job_missing');
+  if (job.status !== 'RUNNING') throw ApplicationFailure.nonRetryable(`The job is ${job.status}, not RUNNING.`, 'job_not_running');
+  return job;
+}

@@ -1,0 +1,113 @@
+import { config } from '../config';
+import { db } from '../db';
+import { ApiError } from '../errors';
+import { newId } from '../ids';
+import { log } from '../logger';
+import { JOB_COLUMNS, progressNow, TERMINAL_STATUSES, type JobRow, type JobType } from './jobs';
+import { budgetTargetOf, reservationFor, reserveGenerationSpend, settleJobSpend, type AiLimits } from './spend';
+
+// The API's side of the job envelope every generation job shares (spec 2.12, 3.2, 4.4; image
+// jobs: docs/media.md "Image generation"): record a QUEUED job with its spend reservation,
+// start its workflow (or withdraw the job when that fails), and optionally wait for it.
+
+export interface QueueJob {
+  workspaceId: string;
+  createdBy: string;
+  project: { id: string; type: string };
+  type: JobType;
+  input: object;
+  estimatedMs: number;
+  limits: AiLimits;
+}
+
+/** Inserts the QUEUED job and reserves its spend in one transaction: a refusal leaves nothing queued. */
+export async function insertQueuedJob(job: QueueJob): Promise<JobRow> {
+  const now = new Date();
+  const target = budgetTargetOf(job.project);
+  const reservation = reservationFor(target, now);
+  return db().transaction(async (trx) => {
+    const [row] = await trx('jobs')
+      .insert({
+        id: newId('job'),
+        workspace_id: job.workspaceId,
+        project_id: job.project.id,
+        type: job.type,
+        status: 'QUEUED',
+        input: JSON.stringify(job.input),
+        progress: JSON.stringify(progressNow(0, 'Waiting for a worker', now)),
+        estimated_completion_ms: job.estimatedMs,
+        created_by: job.createdBy,
+        reserved_cents: reservation.reservedCents,
+        spend_day: reservation.spendDay,
+        budget_key: reservation.budgetKey,
+        budget_week: reservation.budgetWeek,
+      })
+      .returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
+    // Last before COMMIT, so the workspace's hot meter rows are held as briefly as possible. A
+    // refusal throws and rolls the job back with it: nothing queued, nothing reserved.
+    await reserveGenerationSpend(trx, {
+      workspaceId: job.workspaceId,
+      target,
+      projectId: job.project.id,
+      limits: job.limits,
+      reservation,
+      now,
+    });
+    return row as JobRow;
+  });
+}
+
+/**
+ * The workflow could not be started. A job that is still QUEUED is removed together with its
+ * reservation, so the caller's retry (5xx releases the Idempotency-Key) starts clean; one that
+ * already left QUEUED did start (only the answer was lost) and is returned as usual.
+ */
+async function withdrawUnstartedJob(jobId: string): Promise<boolean> {
+  return db().transaction(async (trx) => {
+    const row = await trx('jobs').where({ id: jobId, status: 'QUEUED' }).forUpdate().first('id');
+    if (!row) return false;
+    await settleJobSpend(trx, jobId);
+    await trx('jobs').where({ id: jobId }).delete();
+    return true;
+  });
+}
+
+/** Starts the job's workflow; when that fails and the job never left QUEUED, withdraws it and answers 503. */
+export async function startOrWithdraw(job: JobRow, start: () => Promise<void>, workflowName: string): Promise<void> {
+  try {
+    await start();
+  } catch (err) {
+    if (await withdrawUnstartedJob(job.id)) {
+      log.error(`${workflowName} workflow could not be started; job withdrawn`, { jobId: job.id, err });
+      throw new ApiError(
+        503,
+        'temporarily_unavailable',
+        'The job queue is unreachable right now; nothing was queued and no spend was reserved. Retry shortly.',
+        undefined,
+        { 'Retry-After': '5' },
+      );
+    }
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * spec 4.4 wait_for_completion_ms (clamped to the configured maximum): polls the job row (the
+ * API's view) until a final status or the deadline. The row answers the same whether or not a
+ * worker is up, which a wait inside the workflow (update-with-start) would not; and it is the
+ * row's progress, not a workflow query, so the answer does not outlast the caller's hint.
+ */
+export async function waitForJob(job: JobRow, waitForCompletionMs: number | undefined): Promise<JobRow> {
+  const waitMs = Math.min(Math.max(waitForCompletionMs ?? 0, 0), config.limits.waitForCompletionMaxMs);
+  if (waitMs === 0) return job;
+  const deadline = Date.now() + waitMs;
+  let delay = 50;
+  for (;;) {
+    const row = (await db()('jobs').where({ id: job.id }).first(JOB_COLUMNS)) as JobRow;
+    const left = deadline - Date.now();
+    if (TERMINAL_STATUSES.includes(row.status) || left <= 0) return row;
+    await sleep(Math.min(delay, left));
+    delay = Math.min(delay * 1.5, 500);
+  }
+}
