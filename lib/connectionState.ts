@@ -14,6 +14,22 @@ export interface StoredConnection {
   revoked_at: Date | null;
 }
 
+/**
+ * The columns a project read joins from its connection (`network_connections as c`), in the
+ * shape the project presenter and networkBlock read: `projects.*` plus these.
+ */
+export const PROJECT_CONNECTION_COLUMNS = [
+  'projects.*',
+  'c.id as c_id',
+  'c.display_name as c_display_name',
+  'c.access_token_enc',
+  'c.access_token_expires_at',
+  'c.connection_status',
+  'c.last_validated_at',
+  'c.consecutive_failures',
+  'c.revoked_at',
+];
+
 export interface NetworkBlock {
   state: ConnectionState;
   canPublish: boolean;

@@ -3,6 +3,7 @@ import { createApiKey } from '../lib/auth/apiKeys';
 import { publishAuthInvalidation } from '../lib/auth/invalidation';
 import { grantAgencyOwnership, listGrants, OAuthAdminError, revokeAgencyOwnership, revokeGrants } from '../lib/oauth/admin';
 import { PLAN_NAMES } from '../lib/config';
+import { PROJECT_CONNECTION_COLUMNS } from '../lib/connectionState';
 import { encrypt, randomSecret } from '../lib/crypto';
 import { db } from '../lib/db';
 import { newId } from '../lib/ids';
@@ -343,17 +344,7 @@ export async function listProjects(workspaceId: string) {
     .leftJoin('network_connections as c', 'c.id', 'projects.connection_id')
     .where('projects.workspace_id', workspaceId)
     .orderBy([{ column: 'projects.created_at' }, { column: 'projects.id' }])
-    .select(
-      'projects.*',
-      'c.id as c_id',
-      'c.display_name as c_display_name',
-      'c.access_token_enc',
-      'c.access_token_expires_at',
-      'c.connection_status',
-      'c.last_validated_at',
-      'c.consecutive_failures',
-      'c.revoked_at',
-    );
+    .select(PROJECT_CONNECTION_COLUMNS);
 }
 
 const API_KEY_COLUMNS = [

@@ -1,5 +1,5 @@
 import type { TransactionOrKnex } from 'objection';
-import { networkBlock, type NetworkBlock } from '../../../lib/connectionState';
+import { networkBlock, PROJECT_CONNECTION_COLUMNS, type NetworkBlock } from '../../../lib/connectionState';
 import { Project as ProjectModel, type ProjectColumns, type ProjectType, type Reach } from '../../../lib/models';
 
 export type { ProjectType };
@@ -28,17 +28,7 @@ export function projectQuery(reach: Reach, trx?: TransactionOrKnex) {
       // spec 2.5: the API returns active projects; an archived (operator-deleted) one is not found.
       .whereNot('projects.status', 'ARCHIVED')
       .leftJoin('network_connections as c', 'c.id', 'projects.connection_id')
-      .select(
-        'projects.*',
-        'c.id as c_id',
-        'c.display_name as c_display_name',
-        'c.access_token_enc',
-        'c.access_token_expires_at',
-        'c.connection_status',
-        'c.last_validated_at',
-        'c.consecutive_failures',
-        'c.revoked_at',
-      )
+      .select(...PROJECT_CONNECTION_COLUMNS)
       .castTo<ProjectRow[]>()
   );
 }
