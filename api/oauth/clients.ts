@@ -4,18 +4,10 @@ import { newId } from '../../lib/ids';
 
 // Registered clients (RFC 7591) and the redirect-URI rules of spec 5.3.1 and RFC 8252.
 
-export interface ClientRow {
+/** A registered client: what it registered with (NewClient, below) plus what the server set. */
+export interface ClientRow extends NewClient {
   id: string;
-  client_name: string;
-  client_uri: string | null;
-  logo_uri: string | null;
-  redirect_uris: string[];
-  scope: string | null;
-  grant_types: string[];
-  response_types: string[];
   token_endpoint_auth_method: string;
-  software_id: string | null;
-  software_version: string | null;
   trusted: boolean;
   created_at: Date;
 }

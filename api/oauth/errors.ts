@@ -15,11 +15,16 @@ export class OAuthError extends ApiError {
   }
 }
 
-export class InvalidRequest extends OAuthError {
-  constructor(description: string) {
-    super(400, 'invalid_request', description);
-  }
+/** A 400 whose RFC name is its envelope code; each named error below is its own class. */
+function BadRequest(code: ErrorCode) {
+  return class extends OAuthError {
+    constructor(description: string) {
+      super(400, code, description);
+    }
+  };
 }
+
+export class InvalidRequest extends BadRequest('invalid_request') {}
 
 /** RFC 6749 5.2: unknown client or a client authentication the server does not accept; 401. */
 export class InvalidClient extends OAuthError {
@@ -28,11 +33,7 @@ export class InvalidClient extends OAuthError {
   }
 }
 
-export class InvalidClientMetadata extends OAuthError {
-  constructor(description: string) {
-    super(400, 'invalid_client_metadata', description);
-  }
-}
+export class InvalidClientMetadata extends BadRequest('invalid_client_metadata') {}
 
 /** Code expired or used, refresh token reused or revoked, redirect or PKCE mismatch (spec 7.3). */
 export class InvalidGrant extends OAuthError {
@@ -41,17 +42,9 @@ export class InvalidGrant extends OAuthError {
   }
 }
 
-export class UnauthorizedClient extends OAuthError {
-  constructor(description: string) {
-    super(400, 'unauthorized_client', description);
-  }
-}
+export class UnauthorizedClient extends BadRequest('unauthorized_client') {}
 
-export class UnsupportedGrantType extends OAuthError {
-  constructor(description: string) {
-    super(400, 'unsupported_grant_type', description);
-  }
-}
+export class UnsupportedGrantType extends BadRequest('unsupported_grant_type') {}
 
 /** RFC 6749 4.1.2.1: only ever sent on the redirect leg, so the envelope falls back to invalid_request. */
 export class UnsupportedResponseType extends OAuthError {
@@ -60,22 +53,14 @@ export class UnsupportedResponseType extends OAuthError {
   }
 }
 
-export class InvalidScope extends OAuthError {
-  constructor(description: string) {
-    super(400, 'invalid_scope', description);
-  }
-}
+export class InvalidScope extends BadRequest('invalid_scope') {}
 
 /**
  * RFC 8707 2: "the requested resource is invalid, missing, unknown, or malformed". Used on the
  * redirect leg of /oauth/authorize and, as 400, by the token endpoint (a resource the grant
  * does not cover).
  */
-export class InvalidTarget extends OAuthError {
-  constructor(description: string) {
-    super(400, 'invalid_target', description);
-  }
-}
+export class InvalidTarget extends BadRequest('invalid_target') {}
 
 export class AccessDenied extends OAuthError {
   constructor(description = 'The user declined the authorization request.') {
