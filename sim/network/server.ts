@@ -689,6 +689,13 @@ class Simulator {
     return { person };
   }
 
+  /** The checks every versioned REST call makes, in the network's order: version headers, then the token. */
+  private restCaller(req: IncomingMessage): { person: Person } | { error: SimResponse } {
+    const versionError = this.checkVersion(req);
+    if (versionError) return { error: versionError };
+    return this.authenticate(req);
+  }
+
   /** May `personId` act as `authorUrn`? Itself, or an organization it administers. */
   private mayActAs(personId: string, author: { type: 'person' | 'organization'; id: string }): boolean {
     if (author.type === 'person') return author.id === personId;
@@ -799,9 +806,7 @@ class Simulator {
       operation: 'admins',
       style: 'rest',
       handle: (req, url) => {
-        const versionError = this.checkVersion(req);
-        if (versionError) return versionError;
-        const auth = this.authenticate(req);
+        const auth = this.restCaller(req);
         if ('error' in auth) return auth.error;
         const q = url.searchParams;
         if (q.get('q') !== 'organization') return restError(400, 'ILLEGAL_ARGUMENT', 'only the q=organization finder is supported');
@@ -838,9 +843,7 @@ class Simulator {
       operation: 'createPost',
       style: 'rest',
       handle: (req, _url, rawBody) => {
-        const versionError = this.checkVersion(req);
-        if (versionError) return versionError;
-        const auth = this.authenticate(req);
+        const auth = this.restCaller(req);
         if ('error' in auth) return auth.error;
         const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
         if (type !== 'application/json') return restError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
@@ -915,9 +918,7 @@ class Simulator {
       operation: 'initializeImageUpload',
       style: 'rest',
       handle: (req, url, rawBody) => {
-        const versionError = this.checkVersion(req);
-        if (versionError) return versionError;
-        const auth = this.authenticate(req);
+        const auth = this.restCaller(req);
         if ('error' in auth) return auth.error;
         if (url.searchParams.get('action') !== 'initializeUpload')
           return restError(400, 'ILLEGAL_ARGUMENT', 'only action=initializeUpload is supported');
@@ -983,9 +984,7 @@ class Simulator {
       operation: 'findPost',
       style: 'rest',
       handle: (req, url, _body, param) => {
-        const versionError = this.checkVersion(req);
-        if (versionError) return versionError;
-        const auth = this.authenticate(req);
+        const auth = this.restCaller(req);
         if ('error' in auth) return auth.error;
         if (param !== null) {
           const post = this.state.postsByUrn.get(param);
@@ -1011,9 +1010,7 @@ class Simulator {
       operation: 'metrics',
       style: 'rest',
       handle: (req, _url, _body, param) => {
-        const versionError = this.checkVersion(req);
-        if (versionError) return versionError;
-        const auth = this.authenticate(req);
+        const auth = this.restCaller(req);
         if ('error' in auth) return auth.error;
         if (param === null) return restError(400, 'ILLEGAL_ARGUMENT', 'a post URN is required: /rest/socialMetadata/{postUrn}');
         const post = this.state.postsByUrn.get(param);
@@ -1038,9 +1035,7 @@ class Simulator {
       operation: 'search',
       style: 'rest',
       handle: (req, url) => {
-        const versionError = this.checkVersion(req);
-        if (versionError) return versionError;
-        const auth = this.authenticate(req);
+        const auth = this.restCaller(req);
         if ('error' in auth) return auth.error;
         const q = url.searchParams;
         if (q.get('q') !== 'search') return restError(400, 'ILLEGAL_ARGUMENT', 'q=search is required');
