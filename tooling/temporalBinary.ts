@@ -205,15 +205,12 @@ export interface SdkDevServer {
  * when resolveTemporalBinary finds nothing, because it needs internet access and the testing
  * package (a dev dependency), and its output cannot be prefixed like a child we spawn.
  */
-export async function startDownloadedDevServer(opts: {
-  port: number;
-  uiPort?: number | null;
-  dbFile?: string | null;
-  namespace?: string;
-  ip?: string;
-  /** For tests of this path: run a given binary through the same SDK machinery. */
-  existingPath?: string;
-}): Promise<SdkDevServer> {
+export async function startDownloadedDevServer(
+  opts: Pick<DevServerOptions, 'port' | 'uiPort' | 'dbFile' | 'namespace' | 'ip'> & {
+    /** For tests of this path: run a given binary through the same SDK machinery. */
+    existingPath?: string;
+  },
+): Promise<SdkDevServer> {
   const { TestWorkflowEnvironment } = await import('@temporalio/testing');
   const ip = opts.ip ?? '127.0.0.1';
   if (opts.dbFile) await fsp.mkdir(path.dirname(path.resolve(opts.dbFile)), { recursive: true });
