@@ -7,7 +7,7 @@ import { isLlmError, shouldRetry } from '../lib/llm/errors';
 import type { ContentType } from '../lib/llm/prompts';
 import { linkDraftToIdea } from '../lib/ideas/ideas';
 import { insertPost } from '../lib/posts/write';
-import { loadRunningJob, startQueuedJob, type StartOutcome } from './jobRows';
+import { failLockedJob, loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
 
 // Activities of AI post generation (ARCHITECTURE.md: every side effect is an activity; every
 // activity is safe to run twice). Each row transition locks the job row and checks its status
@@ -32,8 +32,6 @@ export type { StartOutcome };
 export type CompleteOutcome = { status: JobStatus | 'MISSING'; postId?: string };
 
 export function createGenerationActivities({ db, writer }: GenerationDeps) {
-  const lockJob = (trx: Knex.Transaction, jobId: string) => trx('jobs').where({ id: jobId }).forUpdate().first();
-
   async function addCost(jobId: string, cents: number) {
     if (cents > 0) await db('jobs').where({ id: jobId }).increment('cost_cents', cents);
   }
@@ -141,12 +139,7 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
         const job = await lockJob(trx, input.jobId);
         if (!job) return { status: 'MISSING' };
         if (job.status !== 'RUNNING' && job.status !== 'QUEUED') return { status: job.status };
-        await finishJob(trx, job.id, {
-          status: 'FAILED',
-          progress: progressNow(job.progress?.progress ?? 0.1, `Failed: ${input.errorCode}`),
-          errorCode: input.errorCode,
-          errorMessage: input.errorMessage,
-        });
+        await failLockedJob(trx, job, { code: input.errorCode, message: input.errorMessage });
         return { status: 'FAILED' };
       });
     },
@@ -164,12 +157,7 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
           return { status: 'CANCELLED' };
         }
         if (job.status === 'RUNNING') {
-          await finishJob(trx, job.id, {
-            status: 'FAILED',
-            progress: progressNow(job.progress?.progress ?? 0.1, 'Failed: job_cancelled'),
-            errorCode: 'job_cancelled',
-            errorMessage: 'The job was stopped by an operator while running.',
-          });
+          await failLockedJob(trx, job, { code: 'job_cancelled', message: 'The job was stopped by an operator while running.' });
           return { status: 'FAILED' };
         }
         return { status: job.status };

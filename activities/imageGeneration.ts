@@ -9,7 +9,7 @@ import { emitEvent } from '../lib/outbox';
 import { presentPost } from '../lib/posts/present';
 import { loadPostForUpdate } from '../lib/posts/write';
 import type { ObjectStore } from '../lib/storage/objectStore';
-import { loadRunningJob, startQueuedJob, type StartOutcome } from './jobRows';
+import { loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
 
 // Activities of image generation jobs (docs/media.md "Image generation"; the job envelope of
 // spec 2.12 / 3.2 shared with post generation). Each row transition locks the job row and checks
@@ -96,7 +96,7 @@ export function createImageGenerationActivities({ db, images, store }: ImageGene
     /** DONE with `{ assetId, key }`, attaching the image to the post when the job names one, in one transaction. */
     async completeImageJob(input: { jobId: string; assetId: string; key: string }): Promise<{ status: JobStatus | 'MISSING' }> {
       return db.transaction(async (trx) => {
-        const job = await trx('jobs').where({ id: input.jobId }).forUpdate().first();
+        const job = await lockJob(trx, input.jobId);
         if (!job) return { status: 'MISSING' };
         if (job.status !== 'RUNNING') return { status: job.status };
         const jobInput = job.input as ImageJobInput;

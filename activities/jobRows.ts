@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
-import { progressNow, type JobStatus } from '../lib/generation/jobs';
+import { finishJob, progressNow, type JobProgress, type JobStatus } from '../lib/generation/jobs';
 
 // Row steps every generation job's activities share (the job envelope of spec 2.12 / 3.2;
 // activities/generation.ts, activities/imageGeneration.ts). Each is guarded by the job's status,
@@ -40,4 +40,23 @@ export async function loadRunningJob(db: Knex, jobId: string, columns: string[])
   if (!job) throw ApplicationFailure.nonRetryable('The job no longer exists.', 'job_missing');
   if (job.status !== 'RUNNING') throw ApplicationFailure.nonRetryable(`The job is ${job.status}, not RUNNING.`, 'job_not_running');
   return job;
+}
+
+/** The job row, locked for the rest of the transaction: every transition checks its status first. */
+export function lockJob(trx: Knex.Transaction, jobId: string) {
+  return trx('jobs').where({ id: jobId }).forUpdate().first();
+}
+
+/** A locked RUNNING (or QUEUED) job → FAILED with `code`, its progress kept where it stopped. */
+export async function failLockedJob(
+  trx: Knex.Transaction,
+  job: { id: string; progress: JobProgress | null },
+  error: { code: string; message: string },
+): Promise<void> {
+  await finishJob(trx, job.id, {
+    status: 'FAILED',
+    progress: progressNow(job.progress?.progress ?? 0.1, `Failed: ${error.code}`),
+    errorCode: error.code,
+    errorMessage: error.message,
+  });
 }
