@@ -157,6 +157,11 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
           const key = slot.at(-1)!;
           if (key === 'workspaceId') continue;
           for (const caller of callers) {
+            // The probe means something only if the caller's own id is found (reads; a write would consume it).
+            if (r.method === 'GET') {
+              const own = await send(caller.token, r.method, r.path, r.op, base, r.params);
+              assert.notEqual(own.status, 404, `${caller.name}: its own ${slot.join('.')} is not found`);
+            }
             const victimBefore = await workspaceRows(b.workspace.id);
             const foreign = await send(caller.token, r.method, r.path, r.op, withAt(base, slot, fb[key]!), r.params);
             const missing = await send(caller.token, r.method, r.path, r.op, withAt(base, slot, neverExisted(fb[key]!)), r.params);
