@@ -23,14 +23,21 @@ const OPERATIONS_DIR = path.resolve(import.meta.dirname, '..', '..', 'api', 'ope
 function isOperation(v: unknown): v is AnyOperation {
   if (!v || typeof v !== 'object') return false;
   const o = v as Record<string, unknown>;
-  return typeof o.name === 'string' && typeof o.handler === 'function' && o.input instanceof z.ZodType && (o.kind === 'read' || o.kind === 'write');
+  return (
+    typeof o.name === 'string' &&
+    typeof o.handler === 'function' &&
+    o.input instanceof z.ZodType &&
+    (o.kind === 'read' || o.kind === 'write')
+  );
 }
 
 /** Every operation exported under api/operations, by name. */
 async function operationsByName(): Promise<Map<string, AnyOperation>> {
   const out = new Map<string, AnyOperation>();
-  const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? walk(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []);
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+    );
   for (const file of walk(OPERATIONS_DIR)) {
     const mod = (await import(file)) as Record<string, unknown>;
     for (const v of Object.values(mod)) if (isOperation(v)) out.set(v.name, v);
@@ -86,9 +93,26 @@ export interface JsonSchema {
  * endpoints' and never an operation's). 405/415 are the transport's own refusals (spec 7.1).
  */
 export const CLIENT_ERROR_CODES: ReadonlySet<string> = new Set([
-  'invalid_request', 'bad_cursor', 'bad_pagination', 'version_unsupported',
-  'unauthenticated', 'invalid_token', 'key_revoked', 'key_expired', 'spend_cap_exceeded',
-  'scope_missing', 'plan_not_eligible', 'forbidden_project', 'not_found', 'method_not_allowed',
-  'conflict', 'idempotency_key_conflict', 'payload_too_large', 'unsupported_media_type', 'unprocessable',
-  'rate_limited', 'workspace_unavailable', 'usage_limit_exceeded',
+  'invalid_request',
+  'bad_cursor',
+  'bad_pagination',
+  'version_unsupported',
+  'unauthenticated',
+  'invalid_token',
+  'key_revoked',
+  'key_expired',
+  'spend_cap_exceeded',
+  'scope_missing',
+  'plan_not_eligible',
+  'forbidden_project',
+  'not_found',
+  'method_not_allowed',
+  'conflict',
+  'idempotency_key_conflict',
+  'payload_too_large',
+  'unsupported_media_type',
+  'unprocessable',
+  'rate_limited',
+  'workspace_unavailable',
+  'usage_limit_exceeded',
 ]);

@@ -29,7 +29,10 @@ function seeds(f: Fixtures): Record<string, unknown[]> {
   return {
     url: ['https://hooks.example.com/in'],
     events: [['post.created']],
-    source: [{ type: 'note', noteId: f.noteId }, { type: 'idea', ideaId: f.ideaId }],
+    source: [
+      { type: 'note', noteId: f.noteId },
+      { type: 'idea', ideaId: f.ideaId },
+    ],
     content: ['Cross-workspace probe'],
     title: ['Probe'],
   };
@@ -49,7 +52,13 @@ function baseInputs(op: AnyOperation, f: Fixtures): Record<string, unknown>[] {
       if (f[k] !== undefined) fixed[k] = f[k];
       else if (s[k] && (schema.required ?? []).includes(k)) fixed[k] = s[k]![0];
     }
-    const candidates = [fixed, ...fc.sample(valueOf(schema, f).map((o) => ({ ...(o as object), ...fixed })), { numRuns: 200, seed: 7 })];
+    const candidates = [
+      fixed,
+      ...fc.sample(
+        valueOf(schema, f).map((o) => ({ ...(o as object), ...fixed })),
+        { numRuns: 200, seed: 7 },
+      ),
+    ];
     const good = candidates.find((c) => op.input.safeParse(c).success);
     if (good) out.push(good as Record<string, unknown>);
   }
@@ -59,8 +68,7 @@ function baseInputs(op: AnyOperation, f: Fixtures): Record<string, unknown>[] {
 /** Every (path, B's id) in an input where A's fixture id sits. */
 function idSlots(input: unknown, a: Fixtures, path: string[] = []): string[][] {
   if (!input || typeof input !== 'object') return [];
-  return Object.entries(input).flatMap(([k, v]) =>
-    typeof v === 'string' && a[k] === v ? [[...path, k]] : idSlots(v, a, [...path, k]));
+  return Object.entries(input).flatMap(([k, v]) => (typeof v === 'string' && a[k] === v ? [[...path, k]] : idSlots(v, a, [...path, k])));
 }
 
 function withAt(input: Record<string, unknown>, path: string[], value: string): Record<string, unknown> {
@@ -90,8 +98,12 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
 
   async function fixturesOf(ws: Ws, token: string, f: Fixtures) {
     const call = async (method: string, path: string, body: unknown) => {
-      const res = await fetch(api.url + path, { method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-      const json = await res.json() as any;
+      const res = await fetch(api.url + path, {
+        method,
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const json = (await res.json()) as any;
       assert.equal(res.status, 200, `${path}: ${JSON.stringify(json)}`);
       return json.data;
     };
@@ -101,8 +113,13 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
     f.noteId = (await call('POST', '/v1/notes', { projectId: ws.project.id, content: 'My note' })).id;
     f.ideaId = (await call('POST', '/v1/ideas', { projectId: ws.project.id, title: 'My idea' })).id;
     f.endpointId = (await call('POST', '/v1/webhook-endpoints', { url: 'https://hooks.example.com/mine', events: ['post.created'] })).id;
-    f.jobId = (await call('POST', '/v1/posts/generations', { projectId: ws.project.id, source: { type: 'text', text: 'A source text long enough to write about.' } })).jobId
-      ?? (await db()('jobs').where({ workspace_id: ws.workspace.id }).first()).id;
+    f.jobId =
+      (
+        await call('POST', '/v1/posts/generations', {
+          projectId: ws.project.id,
+          source: { type: 'text', text: 'A source text long enough to write about.' },
+        })
+      ).jobId ?? (await db()('jobs').where({ workspace_id: ws.workspace.id }).first()).id;
     f.statusId = (await db()('post_statuses').where({ workspace_id: ws.workspace.id }).first())?.id;
   }
 
@@ -120,8 +137,19 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
     callers.push({ name: 'API key', token: a.key }, { name: 'OAuth token', token: aToken });
     const { tokenFor, register } = await import('../oauth/support');
     const redirectUri = 'http://localhost:8765/callback';
-    const reg = await register(api.url, { client_name: 'Two-workspace user', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' });
-    const t = await tokenFor(api.url, { clientId: reg.body.client_id, redirectUri, email: both.email, scope: 'read write webhooks:manage', access: 'full', workspace: a.workspace.id });
+    const reg = await register(api.url, {
+      client_name: 'Two-workspace user',
+      redirect_uris: [redirectUri],
+      token_endpoint_auth_method: 'none',
+    });
+    const t = await tokenFor(api.url, {
+      clientId: reg.body.client_id,
+      redirectUri,
+      email: both.email,
+      scope: 'read write webhooks:manage',
+      access: 'full',
+      workspace: a.workspace.id,
+    });
     callers.push({ name: 'OAuth token of a Client member of B', token: t.access_token });
   });
   after(async () => {
@@ -134,17 +162,20 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
   async function send(token: string, method: string, path: string, op: AnyOperation, input: Record<string, unknown>, params: string[]) {
     let p = path;
     const rest = { ...input };
-    for (const name of params) { p = p.replace(`:${name}`, encodeURIComponent(String(rest[name]))); delete rest[name]; }
+    for (const name of params) {
+      p = p.replace(`:${name}`, encodeURIComponent(String(rest[name])));
+      delete rest[name];
+    }
     const init: RequestInit = { method, headers: { Authorization: `Bearer ${token}` } };
     if (op.inputSource === 'query') {
       const q = new URLSearchParams(Object.entries(rest).map(([k, v]): [string, string] => [k, String(v)])).toString();
       if (q) p += `?${q}`;
     } else {
-      init.headers = { ...init.headers as Record<string, string>, 'Content-Type': 'application/json' };
+      init.headers = { ...(init.headers as Record<string, string>), 'Content-Type': 'application/json' };
       init.body = JSON.stringify(rest);
     }
     const res = await fetch(api.url + p, init);
-    const body = await res.json().catch(() => null) as any;
+    const body = (await res.json().catch(() => null)) as any;
     return { status: res.status, code: body?.error?.code as string | undefined };
   }
 
@@ -168,7 +199,11 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
             probes += 2;
             const what = `${caller.name}: ${slot.join('.')} of another workspace`;
             assert.ok(foreign.status >= 400, `${what} answered ${foreign.status}`);
-            assert.deepEqual(foreign, missing, `${what} answers ${JSON.stringify(foreign)}, a never-existing id ${JSON.stringify(missing)}`);
+            assert.deepEqual(
+              foreign,
+              missing,
+              `${what} answers ${JSON.stringify(foreign)}, a never-existing id ${JSON.stringify(missing)}`,
+            );
             assert.deepEqual(await workspaceRows(b.workspace.id), victimBefore, `${what} changed the other workspace`);
           }
         }
@@ -183,7 +218,10 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
       stack = await startMcpStack();
       client = await connect('streamable', stack.mcpUrl, a.key);
     });
-    after(async () => { await client?.close(); await stack?.close(); });
+    after(async () => {
+      await client?.close();
+      await stack?.close();
+    });
 
     const outcome = async (name: string, args: Record<string, unknown>) => {
       const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
@@ -203,7 +241,11 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
             const missing = await outcome(tool.name, withAt(base, slot, neverExisted(fb[key]!)));
             probes += 2;
             assert.notEqual(foreign, 'ok', `${tool.name}: ${slot.join('.')} of another workspace succeeded`);
-            assert.equal(foreign, missing, `${tool.name}: ${slot.join('.')} of another workspace answers ${foreign}, a never-existing id ${missing}`);
+            assert.equal(
+              foreign,
+              missing,
+              `${tool.name}: ${slot.join('.')} of another workspace answers ${foreign}, a never-existing id ${missing}`,
+            );
             assert.deepEqual(await workspaceRows(b.workspace.id), victimBefore);
           }
         }

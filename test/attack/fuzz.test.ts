@@ -27,14 +27,25 @@ async function check<T>(prop: fc.IAsyncProperty<T>): Promise<void> {
   throw new Error(`${err.slice(0, 1500)}\n(replay: FUZZ_SEED=${FUZZ_SEED} FUZZ_RUNS=${FUZZ_RUNS}, path ${out.counterexamplePath})`);
 }
 
-interface Answer { status: number; text: string; headers: Headers }
+interface Answer {
+  status: number;
+  text: string;
+  headers: Headers;
+}
 
 function assertEnvelope(a: Answer, what: string): void {
   assert.ok(a.status < 500, `${what}: ${a.status} ${a.text.slice(0, 300)}`);
   if (a.status < 400) return;
   let body: any;
-  try { body = JSON.parse(a.text); } catch { assert.fail(`${what}: a ${a.status} without a JSON body: ${a.text.slice(0, 200)}`); }
-  assert.ok(body && typeof body === 'object' && body.error && typeof body.error === 'object', `${what}: no error envelope: ${a.text.slice(0, 200)}`);
+  try {
+    body = JSON.parse(a.text);
+  } catch {
+    assert.fail(`${what}: a ${a.status} without a JSON body: ${a.text.slice(0, 200)}`);
+  }
+  assert.ok(
+    body && typeof body === 'object' && body.error && typeof body.error === 'object',
+    `${what}: no error envelope: ${a.text.slice(0, 200)}`,
+  );
   const e = body.error;
   assert.ok(CLIENT_ERROR_CODES.has(e.code), `${what}: code ${e.code} is not a 7.2 client error`);
   assert.equal(typeof e.message, 'string', what);
@@ -59,8 +70,12 @@ describe('fuzzing every operation (spec 7.1, 7.2)', function () {
     ws = await workspaceWithKey({ name: 'Fuzz target' });
     token = await oauthToken(api.url, ws.workspace.id);
     const call = async (method: string, path: string, body: unknown) => {
-      const res = await fetch(api.url + path, { method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-      const json = await res.json() as any;
+      const res = await fetch(api.url + path, {
+        method,
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const json = (await res.json()) as any;
       assert.equal(res.status, 200, `${path}: ${JSON.stringify(json)}`);
       return json.data;
     };
@@ -68,7 +83,9 @@ describe('fuzzing every operation (spec 7.1, 7.2)', function () {
     fixtures.postId = (await call('POST', '/v1/posts', { projectId: ws.project.id, content: 'Fuzz fixture' })).id;
     fixtures.noteId = (await call('POST', '/v1/notes', { projectId: ws.project.id, content: 'Fuzz note' })).id;
     fixtures.ideaId = (await call('POST', '/v1/ideas', { projectId: ws.project.id, title: 'Fuzz idea' })).id;
-    fixtures.endpointId = (await call('POST', '/v1/webhook-endpoints', { url: 'https://hooks.example.com/in', events: ['post.created'] })).id;
+    fixtures.endpointId = (
+      await call('POST', '/v1/webhook-endpoints', { url: 'https://hooks.example.com/in', events: ['post.created'] })
+    ).id;
     console.log(`      fuzz: FUZZ_SEED=${FUZZ_SEED} FUZZ_RUNS=${FUZZ_RUNS}`);
   });
   after(async () => {
@@ -88,7 +105,8 @@ describe('fuzzing every operation (spec 7.1, 7.2)', function () {
     const before = await workspaceRows(ws.workspace.id);
     const a = await send(method, path, headers, body);
     assertEnvelope(a, what);
-    if (a.status >= 400) assert.deepEqual(await workspaceRows(ws.workspace.id), before, `${what}: refused with ${a.status} but rows changed`);
+    if (a.status >= 400)
+      assert.deepEqual(await workspaceRows(ws.workspace.id), before, `${what}: refused with ${a.status} but rows changed`);
     counts.rest = (counts.rest ?? 0) + 1;
     counts[`rest ${a.status}`] = (counts[`rest ${a.status}`] ?? 0) + 1;
   }
@@ -102,24 +120,45 @@ describe('fuzzing every operation (spec 7.1, 7.2)', function () {
     it(`${r.method} ${r.path}: generated and mutated inputs`, async () => {
       const schema = inputJsonSchema(r.op);
       const segments = fc.tuple(...r.params.map((p) => segmentOf(fixtures[p])));
-      await check(fc.asyncProperty(inputOf(schema, fixtures), r.params.length ? segments : fc.constant([] as string[]), async ({ mutation, input }, segs) => {
-        const body = { ...input };
-        for (const p of r.params) delete body[p];
-        const path = pathOf(r, segs);
-        if (r.op.inputSource === 'query') {
-          const q = queryOf(body);
-          await probe(`${mutation} ${r.method} ${path}?${q.slice(0, 200)}`, r.method, q ? `${path}?${q}` : path, {});
-        } else {
-          await probe(`${mutation} ${r.method} ${path} ${JSON.stringify(body).slice(0, 200)}`, r.method, path, { 'Content-Type': 'application/json' }, JSON.stringify(body));
-        }
-      }));
+      await check(
+        fc.asyncProperty(
+          inputOf(schema, fixtures),
+          r.params.length ? segments : fc.constant([] as string[]),
+          async ({ mutation, input }, segs) => {
+            const body = { ...input };
+            for (const p of r.params) delete body[p];
+            const path = pathOf(r, segs);
+            if (r.op.inputSource === 'query') {
+              const q = queryOf(body);
+              await probe(`${mutation} ${r.method} ${path}?${q.slice(0, 200)}`, r.method, q ? `${path}?${q}` : path, {});
+            } else {
+              await probe(
+                `${mutation} ${r.method} ${path} ${JSON.stringify(body).slice(0, 200)}`,
+                r.method,
+                path,
+                { 'Content-Type': 'application/json' },
+                JSON.stringify(body),
+              );
+            }
+          },
+        ),
+      );
     });
 
     if (r.op.inputSource === 'body') {
       it(`${r.method} ${r.path}: malformed bodies and wrong content types`, async () => {
-        const path = pathOf(r, r.params.map((p) => fixtures[p] ?? 'missing'));
+        const path = pathOf(
+          r,
+          r.params.map((p) => fixtures[p] ?? 'missing'),
+        );
         for (const raw of RAW_BODIES) {
-          await probe(`${raw.name} ${r.method} ${path}`, r.method, path, raw.contentType ? { 'Content-Type': raw.contentType } : {}, raw.body);
+          await probe(
+            `${raw.name} ${r.method} ${path}`,
+            r.method,
+            path,
+            raw.contentType ? { 'Content-Type': raw.contentType } : {},
+            raw.body,
+          );
         }
       });
     }
@@ -132,25 +171,30 @@ describe('fuzzing every operation (spec 7.1, 7.2)', function () {
       stack = await startMcpStack();
       client = await connect('streamable', stack.mcpUrl, ws.key);
     });
-    after(async () => { await client?.close(); await stack?.close(); });
+    after(async () => {
+      await client?.close();
+      await stack?.close();
+    });
 
     for (const tool of mcpTools) {
       it(`${tool.name}: generated and mutated arguments`, async () => {
         const schema = tool.operation ? inputJsonSchema(tool.operation) : (tool.inputSchema as never);
-        await check(fc.asyncProperty(inputOf(schema, fixtures), async ({ mutation, input }) => {
-          const what = `${mutation} ${tool.name} ${JSON.stringify(input).slice(0, 200)}`;
-          const before = await workspaceRows(ws.workspace.id);
-          const r = (await client.callTool({ name: tool.name, arguments: input })) as CallToolResult;
-          counts.mcp = (counts.mcp ?? 0) + 1;
-          const outcome = r.isError ? `mcp ${(r.structuredContent as { code: string }).code}` : 'mcp ok';
-          counts[outcome] = (counts[outcome] ?? 0) + 1;
-          if (!r.isError) return;
-          const s = r.structuredContent as { code: string; message: string; requestId: string; documentationUrl: string };
-          assert.ok(CLIENT_ERROR_CODES.has(s.code), `${what}: code ${s.code}: ${s.message}`);
-          assert.match(s.requestId, /^req_/, what);
-          assert.equal(typeof s.documentationUrl, 'string', what);
-          assert.deepEqual(await workspaceRows(ws.workspace.id), before, `${what}: refused with ${s.code} but rows changed`);
-        }));
+        await check(
+          fc.asyncProperty(inputOf(schema, fixtures), async ({ mutation, input }) => {
+            const what = `${mutation} ${tool.name} ${JSON.stringify(input).slice(0, 200)}`;
+            const before = await workspaceRows(ws.workspace.id);
+            const r = (await client.callTool({ name: tool.name, arguments: input })) as CallToolResult;
+            counts.mcp = (counts.mcp ?? 0) + 1;
+            const outcome = r.isError ? `mcp ${(r.structuredContent as { code: string }).code}` : 'mcp ok';
+            counts[outcome] = (counts[outcome] ?? 0) + 1;
+            if (!r.isError) return;
+            const s = r.structuredContent as { code: string; message: string; requestId: string; documentationUrl: string };
+            assert.ok(CLIENT_ERROR_CODES.has(s.code), `${what}: code ${s.code}: ${s.message}`);
+            assert.match(s.requestId, /^req_/, what);
+            assert.equal(typeof s.documentationUrl, 'string', what);
+            assert.deepEqual(await workspaceRows(ws.workspace.id), before, `${what}: refused with ${s.code} but rows changed`);
+          }),
+        );
       });
     }
   });

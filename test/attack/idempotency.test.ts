@@ -41,7 +41,9 @@ describe('Idempotency-Key under contention (spec 8)', function () {
   /** N requests at once, alternating between this process and the other one. */
   function storm(key: string, apiKey: string, body: (i: number) => unknown): Promise<CallResult[]> {
     const doors = [client(here.url, apiKey), client(other.url, apiKey)];
-    return Promise.all(Array.from({ length: N }, (_, i) => doors[i % 2]!('POST', '/v1/posts', { body: body(i), headers: { 'Idempotency-Key': key } })));
+    return Promise.all(
+      Array.from({ length: N }, (_, i) => doors[i % 2]!('POST', '/v1/posts', { body: body(i), headers: { 'Idempotency-Key': key } })),
+    );
   }
 
   it(`runs ${N} concurrent identical requests on two processes once; the rest replay its answer`, async () => {
@@ -68,7 +70,11 @@ describe('Idempotency-Key under contention (spec 8)', function () {
     const { key, project } = await workspaceWithKey();
     for (const url of [here.url, other.url]) {
       for (const bad of ['', ' ', 'x'.repeat(65), 'y'.repeat(10_000)]) {
-        assertError(await client(url, key)('POST', '/v1/posts', { body: { projectId: project.id }, headers: { 'Idempotency-Key': bad } }), 400, 'invalid_request');
+        assertError(
+          await client(url, key)('POST', '/v1/posts', { body: { projectId: project.id }, headers: { 'Idempotency-Key': bad } }),
+          400,
+          'invalid_request',
+        );
       }
     }
     assert.deepEqual(await rows(project.id), { posts: 0, events: 0 });
@@ -77,7 +83,10 @@ describe('Idempotency-Key under contention (spec 8)', function () {
   describe('through MCP', () => {
     let stack: McpStack;
     let agents: Client[] = [];
-    after(async () => { await Promise.all(agents.map((c) => c.close())); await stack?.close(); });
+    after(async () => {
+      await Promise.all(agents.map((c) => c.close()));
+      await stack?.close();
+    });
 
     it('runs 20 concurrent identical create_post_draft calls on two processes once, and refuses an empty or long key', async () => {
       stack = await startMcpStack();
@@ -87,14 +96,25 @@ describe('Idempotency-Key under contention (spec 8)', function () {
       agents = [await connect('streamable', stack.mcpUrl, key), await connect('streamable', second.mcpUrl, key)];
       try {
         const k = uniqueKey();
-        const results = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-          agents[i % 2]!.callTool({ name: 'create_post_draft', arguments: { projectId: project.id, content: 'Agent once', idempotencyKey: k } }) as Promise<CallToolResult>));
+        const results = await Promise.all(
+          Array.from(
+            { length: 20 },
+            (_, i) =>
+              agents[i % 2]!.callTool({
+                name: 'create_post_draft',
+                arguments: { projectId: project.id, content: 'Agent once', idempotencyKey: k },
+              }) as Promise<CallToolResult>,
+          ),
+        );
         for (const r of results) assert.notEqual(r.isError, true, JSON.stringify(r.structuredContent));
         assert.equal(new Set(results.map((r) => (r.structuredContent as any).id ?? (r.structuredContent as any).data?.id)).size, 1);
         assert.equal(results.filter((r) => r._meta?.idempotentReplayed === false).length, 1);
         assert.deepEqual(await rows(project.id), { posts: 1, events: 1 });
         for (const bad of ['', 'x'.repeat(65)]) {
-          const r = (await agents[0]!.callTool({ name: 'create_post_draft', arguments: { projectId: project.id, idempotencyKey: bad } })) as CallToolResult;
+          const r = (await agents[0]!.callTool({
+            name: 'create_post_draft',
+            arguments: { projectId: project.id, idempotencyKey: bad },
+          })) as CallToolResult;
           assert.equal(r.isError, true);
           assert.equal((r.structuredContent as { code: string }).code, 'invalid_request');
         }
