@@ -169,10 +169,16 @@ describe('fuzzing every operation (spec 7.1, 7.2)', function () {
     let client: Client;
     before(async () => {
       stack = await startMcpStack();
+    });
+    // A session per tool: the SDK client's transport adds an abort listener per request to one
+    // signal, and thousands of calls on one client trip Node's listener-leak warning.
+    beforeEach(async () => {
       client = await connect('streamable', stack.mcpUrl, ws.key);
     });
-    after(async () => {
+    afterEach(async () => {
       await client?.close();
+    });
+    after(async () => {
       await stack?.close();
     });
 
