@@ -27,6 +27,9 @@ async function check<T>(prop: fc.IAsyncProperty<T>): Promise<void> {
   throw new Error(`${err.slice(0, 1500)}\n(replay: FUZZ_SEED=${FUZZ_SEED} FUZZ_RUNS=${FUZZ_RUNS}, path ${out.counterexamplePath})`);
 }
 
+/** Every supported Service-Api-Version (an operation's scopes may depend on it), none, and junk. */
+const VERSIONS = fc.constantFrom<string | undefined>(undefined, ...config.apiVersions.supported, '1999-01-01', 'latest', '');
+
 interface Answer {
   status: number;
   text: string;
@@ -124,19 +127,21 @@ describe('fuzzing every operation (spec 7.1, 7.2)', function () {
         fc.asyncProperty(
           inputOf(schema, fixtures),
           r.params.length ? segments : fc.constant([] as string[]),
-          async ({ mutation, input }, segs) => {
+          VERSIONS,
+          async ({ mutation, input }, segs, version) => {
             const body = { ...input };
             for (const p of r.params) delete body[p];
             const path = pathOf(r, segs);
+            const v: Record<string, string> = version === undefined ? {} : { 'Service-Api-Version': version };
             if (r.op.inputSource === 'query') {
               const q = queryOf(body);
-              await probe(`${mutation} ${r.method} ${path}?${q.slice(0, 200)}`, r.method, q ? `${path}?${q}` : path, {});
+              await probe(`${mutation} ${version ?? ''} ${r.method} ${path}?${q.slice(0, 200)}`, r.method, q ? `${path}?${q}` : path, v);
             } else {
               await probe(
-                `${mutation} ${r.method} ${path} ${JSON.stringify(body).slice(0, 200)}`,
+                `${mutation} ${version ?? ''} ${r.method} ${path} ${JSON.stringify(body).slice(0, 200)}`,
                 r.method,
                 path,
-                { 'Content-Type': 'application/json' },
+                { 'Content-Type': 'application/json', ...v },
                 JSON.stringify(body),
               );
             }
