@@ -88,7 +88,7 @@ describe('Idempotency-Key under contention (spec 8)', function () {
       await stack?.close();
     });
 
-    it('runs 20 concurrent identical create_post_draft calls on two processes once, and refuses an empty or long key', async () => {
+    it('runs 20 concurrent identical create_post_draft calls on two processes once, refuses an empty or long key, and keeps one key apart between the doors', async () => {
       stack = await startMcpStack();
       const { key, project } = await workspaceWithKey();
       // A second API process with its own MCP door (the MCP harness's process knows its MCP URL).
@@ -119,6 +119,32 @@ describe('Idempotency-Key under contention (spec 8)', function () {
           assert.equal((r.structuredContent as { code: string }).code, 'invalid_request');
         }
         assert.deepEqual(await rows(project.id), { posts: 1, events: 1 });
+
+        // One key on both doors at once: a key used on REST never replays a tool's answer (nor
+        // the reverse), so one door's first call runs, its twins replay it, the other door's are
+        // conflicts; still one post.
+        const shared = uniqueKey();
+        const content = 'One key, two doors';
+        const mixed = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            i % 2
+              ? client(here.url, key)('POST', '/v1/posts', {
+                  body: { projectId: project.id, content },
+                  headers: { 'Idempotency-Key': shared },
+                }).then((r) => ({ door: 'rest', ok: r.status === 200, code: r.body?.error?.code as string | undefined, status: r.status }))
+              : (
+                  agents[i % 4 === 0 ? 0 : 1]!.callTool({
+                    name: 'create_post_draft',
+                    arguments: { projectId: project.id, content, idempotencyKey: shared },
+                  }) as Promise<CallToolResult>
+                ).then((r) => ({ door: 'mcp', ok: r.isError !== true, code: (r.structuredContent as { code?: string }).code, status: 0 })),
+          ),
+        );
+        const winners = new Set(mixed.filter((m) => m.ok).map((m) => m.door));
+        assert.equal(winners.size, 1, JSON.stringify(mixed));
+        for (const m of mixed.filter((x) => !x.ok)) assert.equal(m.code, 'idempotency_key_conflict', JSON.stringify(m));
+        assert.equal(mixed.filter((m) => m.ok).length, 10, 'every call of the winning door got the answer');
+        assert.deepEqual(await rows(project.id), { posts: 2, events: 2 });
       } finally {
         await second.stop();
       }
