@@ -18,7 +18,7 @@ import { valueOf, workspaceRows, type Fixtures } from './fuzzing';
 // tool whose input names an id (path parameter or field), the id of another workspace's object
 // answers exactly like an id that never existed (same status, same code), through an API key,
 // an OAuth token, and an OAuth token of a user who is also a Client member of the other
-// workspace; and the other workspace's rows stay as they were.
+// workspace (tools: the key and that token); and the other workspace's rows stay as they were.
 
 const routes = await restRoutes();
 
@@ -213,17 +213,19 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
 
   describe('MCP tools', () => {
     let stack: McpStack;
-    let client: Client;
+    const agents: { name: string; client: Client }[] = [];
     before(async () => {
       stack = await startMcpStack();
-      client = await connect('streamable', stack.mcpUrl, a.key);
+      // The API key, and the OAuth token of A's user who is also a Client member of B.
+      for (const caller of [callers[0]!, callers[2]!])
+        agents.push({ name: caller.name, client: await connect('streamable', stack.mcpUrl, caller.token) });
     });
     after(async () => {
-      await client?.close();
+      await Promise.all(agents.map((x) => x.client.close()));
       await stack?.close();
     });
 
-    const outcome = async (name: string, args: Record<string, unknown>) => {
+    const outcome = async (client: Client, name: string, args: Record<string, unknown>) => {
       const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
       return r.isError ? (r.structuredContent as { code: string }).code : 'ok';
     };
@@ -233,20 +235,29 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
         const op = tool.operation;
         const bases = op ? baseInputs(op, fa) : [{ workspaceId: fa.workspaceId }];
         if (!bases.some((base) => idSlots(base, fa).length)) this.skip();
-        for (const base of bases) {
-          for (const slot of idSlots(base, fa)) {
-            const key = slot.at(-1)!;
-            const victimBefore = await workspaceRows(b.workspace.id);
-            const foreign = await outcome(tool.name, withAt(base, slot, fb[key]!));
-            const missing = await outcome(tool.name, withAt(base, slot, neverExisted(fb[key]!)));
-            probes += 2;
-            assert.notEqual(foreign, 'ok', `${tool.name}: ${slot.join('.')} of another workspace succeeded`);
-            assert.equal(
-              foreign,
-              missing,
-              `${tool.name}: ${slot.join('.')} of another workspace answers ${foreign}, a never-existing id ${missing}`,
-            );
-            assert.deepEqual(await workspaceRows(b.workspace.id), victimBefore);
+        for (const { name, client } of agents) {
+          for (const base of bases) {
+            for (const slot of idSlots(base, fa)) {
+              const key = slot.at(-1)!;
+              // B is a workspace this user belongs to: switching there is the user's right.
+              if (key === 'workspaceId' && name !== 'API key') continue;
+              // As on REST: the probe means something only if the caller's own id is found (reads).
+              if (tool.annotations.readOnlyHint) {
+                const own = await outcome(client, tool.name, base);
+                assert.ok(
+                  own !== 'not_found' && own !== 'invalid_request',
+                  `${name}: ${tool.name} with its own ${slot.join('.')} answers ${own}`,
+                );
+              }
+              const victimBefore = await workspaceRows(b.workspace.id);
+              const foreign = await outcome(client, tool.name, withAt(base, slot, fb[key]!));
+              const missing = await outcome(client, tool.name, withAt(base, slot, neverExisted(fb[key]!)));
+              probes += 2;
+              const what = `${name}: ${tool.name} ${slot.join('.')} of another workspace`;
+              assert.notEqual(foreign, 'ok', `${what} succeeded`);
+              assert.equal(foreign, missing, `${what} answers ${foreign}, a never-existing id ${missing}`);
+              assert.deepEqual(await workspaceRows(b.workspace.id), victimBefore, `${what} changed the other workspace`);
+            }
           }
         }
       });
