@@ -12,7 +12,7 @@ import { oauthToken } from '../webhooks/support';
 import type { TestServer } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
 import { inputJsonSchema, mcpTools, restRoutes } from './catalogue';
-import { valueOf, workspaceRows, type Fixtures } from './fuzzing';
+import { terminateGenerationJobs, valueOf, workspaceRows, type Fixtures } from './fuzzing';
 
 // spec 1 rule 1, generated from the route table and the tool registry: for every route and
 // tool whose input names an id (path parameter or field), the id of another workspace's object
@@ -153,6 +153,7 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
     callers.push({ name: 'OAuth token of a Client member of B', token: t.access_token });
   });
   after(async () => {
+    await terminateGenerationJobs([a.workspace.id, b.workspace.id]);
     Object.assign(config.rateLimit, previousLimits);
     api.restore();
     await api.close();

@@ -9,7 +9,17 @@ import { oauthToken } from '../webhooks/support';
 import type { TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { CLIENT_ERROR_CODES, inputJsonSchema, mcpTools, restRoutes, type RestRoute } from './catalogue';
-import { FUZZ_RUNS, FUZZ_SEED, inputOf, queryOf, RAW_BODIES, segmentOf, workspaceRows, type Fixtures } from './fuzzing';
+import {
+  FUZZ_RUNS,
+  FUZZ_SEED,
+  inputOf,
+  queryOf,
+  RAW_BODIES,
+  segmentOf,
+  terminateGenerationJobs,
+  workspaceRows,
+  type Fixtures,
+} from './fuzzing';
 
 // spec 7.1 / 7.2 under hostile input: every REST route of the route table and every MCP tool
 // of the registry is called with plausible and mutated inputs generated from its own zod schema
@@ -92,6 +102,7 @@ describe('fuzzing every operation (spec 7.1, 7.2)', function () {
     console.log(`      fuzz: FUZZ_SEED=${FUZZ_SEED} FUZZ_RUNS=${FUZZ_RUNS}`);
   });
   after(async () => {
+    await terminateGenerationJobs([ws.workspace.id]);
     Object.assign(config.rateLimit, previousLimits);
     api.restore();
     await api.close();

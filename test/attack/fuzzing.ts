@@ -286,3 +286,21 @@ export async function workspaceRows(workspaceId: string): Promise<Record<string,
   const rows = (await db().raw(countSql, { w: workspaceId })).rows as { t: string; n: number }[];
   return Object.fromEntries(rows.map((r) => [r.t, r.n]));
 }
+
+/**
+ * Generation jobs the suites' plausible inputs queued have no worker here; terminated, they
+ * cannot run later in another suite's worker on the run's task queue.
+ */
+export async function terminateGenerationJobs(workspaceIds: string[]): Promise<void> {
+  const { temporalClient, workflowIds } = await import('../../lib/temporal');
+  const client = await temporalClient();
+  const jobs = (await db()('jobs').whereIn('workspace_id', workspaceIds).select('id')) as { id: string }[];
+  await Promise.all(
+    jobs.map((j) =>
+      client.workflow
+        .getHandle(workflowIds.generation(j.id))
+        .terminate('attack suite cleanup')
+        .catch(() => undefined),
+    ),
+  );
+}
