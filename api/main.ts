@@ -5,6 +5,7 @@ import { preflightOrExit } from '../tooling/preflight';
 import { closeRedis } from '../lib/redis';
 import { createApp } from './app';
 import { createApiDeps } from './deps';
+import { answerParserErrorsWithEnvelope } from './rest/clientError';
 import { closeAuthSubscriber } from './auth/apiKeys';
 import { closeMcp, createMcpApp } from './mcp/app';
 
@@ -18,6 +19,7 @@ async function main() {
   const deps = createApiDeps();
   const server = createApp(deps).listen(config.port, () => log.info('api listening', { url: config.publicUrl, port: config.port }));
   server.keepAliveTimeout = 65_000;
+  answerParserErrorsWithEnvelope(server);
   const mcpServer = createMcpApp(deps).listen(config.mcpPort, () =>
     log.info('mcp listening', { url: config.mcpPublicUrl, port: config.mcpPort }),
   );

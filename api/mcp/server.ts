@@ -1,12 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  type CallToolResult,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { z } from 'zod';
 import type { ApiDeps } from '../deps';
 import { requestAuthOf } from './auth';
 import { asApiError, toolError } from './errors';
@@ -40,6 +35,16 @@ const LISTED_TOOLS = TOOLS.map((t) => ({
 // One validator for every session: the SDK would otherwise compile a new Ajv per Server.
 const validator = new AjvJsonSchemaValidator();
 
+/**
+ * tools/call as the handler is registered. The SDK's Server validates tools/call params itself
+ * and answers a malformed request (arguments not an object, name not a string) with JSON-RPC
+ * -32602 Invalid params; but its Protocol first parses the request with the schema it was
+ * registered under, and a failure there escapes as -32603 Internal error, a server fault for a
+ * client's mistake. Registered under this method-only schema, the Server's own check is the one
+ * that answers.
+ */
+const ToolsCallMethod = z.object({ method: z.literal('tools/call') }).passthrough();
+
 export function createToolServer(session: SessionHandle, deps?: ApiDeps): Server {
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: { listChanged: false } },
@@ -49,7 +54,9 @@ export function createToolServer(session: SessionHandle, deps?: ApiDeps): Server
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: LISTED_TOOLS }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler(ToolsCallMethod, async (raw, extra): Promise<CallToolResult> => {
+    // The Server's wrapper has validated the request against CallToolRequestSchema by now.
+    const request = raw as unknown as CallToolRequest;
     const tool = findTool(request.params.name);
     // MCP tools/call: an unknown tool is a protocol error, not a tool result.
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { connect as tcpConnect } from 'node:net';
+import { workspaceWithKey } from '../support/factories';
+import { startApiProcess, type ApiProcess } from '../support/foundation';
+
+// spec 7.1 for requests Node's HTTP parser refuses before the application runs: the API process
+// (api/main.ts) answers them with the envelope and 400 invalid_request, not a bare status line.
+
+function raw(url: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = tcpConnect(Number(port), hostname, () => socket.write(request));
+    const chunks: Buffer[] = [];
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.on('error', reject);
+    socket.setTimeout(10_000, () => {
+      socket.destroy();
+      reject(new Error('no answer'));
+    });
+  });
+}
+
+function assertEnvelope(response: string, what: string) {
+  const [head, body] = [response.slice(0, response.indexOf('\r\n\r\n')), response.slice(response.indexOf('\r\n\r\n') + 4)];
+  assert.match(head, /^HTTP\/1\.1 400 /, `${what}: ${head}`);
+  assert.match(head, /content-type: application\/json/i, what);
+  const parsed = JSON.parse(body);
+  assert.equal(parsed.error.code, 'invalid_request', what);
+  assert.match(parsed.error.request_id, /^req_/, what);
+  assert.equal(typeof parsed.error.docs_url, 'string', what);
+}
+
+describe('requests refused by the HTTP parser still get the envelope (spec 7.1)', function () {
+  this.timeout(60_000);
+  let api: ApiProcess;
+  let key: string;
+  before(async () => {
+    api = await startApiProcess();
+    key = (await workspaceWithKey()).key;
+  });
+  after(async () => {
+    await api?.close();
+  });
+
+  it('a request head over 16 KB: a long URL, or a long header', async () => {
+    const longUrl = await fetch(`${api.url}/v1/posts?projectId=${'x'.repeat(20_000)}`, { headers: { Authorization: `Bearer ${key}` } });
+    assert.equal(longUrl.status, 400);
+    const body = (await longUrl.json()) as any;
+    assert.equal(body.error.code, 'invalid_request');
+    assert.match(body.error.message, /16 KB/);
+    assertEnvelope(await raw(api.url, `GET /v1/posts HTTP/1.1\r\nHost: x\r\nX-Pad: ${'y'.repeat(20_000)}\r\n\r\n`), 'long header');
+  });
+
+  it('malformed HTTP: a bad request line, a bad header, a bad chunk', async () => {
+    assertEnvelope(await raw(api.url, 'GARBAGE\r\n\r\n'), 'request line');
+    assertEnvelope(await raw(api.url, 'GET /v1/health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'), 'header without colon');
+    assertEnvelope(await raw(api.url, 'POST /v1/posts HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'), 'chunk size');
+    assertEnvelope(
+      await raw(api.url, 'GET /v1/health HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n'),
+      'two Content-Length values',
+    );
+  });
+
+  it('keeps serving well-formed requests afterwards', async () => {
+    assert.equal((await fetch(`${api.url}/v1/health`)).status, 200);
+  });
+});
