@@ -5,6 +5,7 @@ import type { NetworkClient } from '../lib/network/client';
 import { createAnalyticsActivities } from './analytics';
 import { createGenerationActivities } from './generation';
 import { createPublishingActivities } from './publishing';
+import { createReviewActivities } from './review';
 import { createWebhookActivities } from './webhooks';
 
 // Activities are built by factories that receive their dependencies; workers/ wires them.
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createWebhookActivities(deps),
     ...createGenerationActivities({ db: deps.db, writer: deps.writer ?? createPostWriter() }),
     ...createAnalyticsActivities({ db: deps.db, network: deps.network }),
+    ...createReviewActivities({ db: deps.db }),
   };
 }
 

@@ -6,6 +6,7 @@ import type { Author, NetworkClient } from '../lib/network/client';
 import { isNetworkError } from '../lib/network/errors';
 import { failed, published, retrying } from '../lib/posts/lifecycle';
 import type { PostRow } from '../lib/posts/present';
+import { heldForReview, reviewBlocker } from '../lib/posts/review';
 import { commitChange } from '../lib/posts/write';
 import { connectionToken, probeConnection, recordCall } from '../lib/publishing/probe';
 import { TokenUnavailable } from '../lib/publishing/tokens';
@@ -34,6 +35,20 @@ export type PublishOutcome =
 function authorOf(post: { type: string; network_organization_id: string | null }, personId: string | null): Author {
   if (post.type === 'COMPANY_PAGE') return { type: 'organization', id: post.network_organization_id! };
   return { type: 'person', id: personId! };
+}
+
+/**
+ * The publish step's review re-check (docs/review.md "Withdrawn before publish time"): a post
+ * whose review does not allow publishing goes back to review, off the schedule, and is not
+ * published. Its schedule version moves, so the workflow re-reads it and ends.
+ */
+async function heldForReviewAtPublish(trx: Knex.Transaction, post: PostRow): Promise<boolean> {
+  const w = await trx('workspaces').where({ id: post.workspace_id }).first('require_review_workflow');
+  const reason = reviewBlocker(post, !!w?.require_review_workflow);
+  if (!reason) return false;
+  const committed = await commitChange(trx, post, heldForReview(post, reason, new Date()));
+  await trx('posts').where({ id: post.id }).update({ workflow_synced_version: committed.post.schedule_version });
+  return true;
 }
 
 export function createPublishingActivities({ db, network, temporal }: PublishingDeps) {
@@ -91,6 +106,8 @@ export function createPublishingActivities({ db, network, temporal }: Publishing
         if (!post || (post as { deleted_at?: Date | null }).deleted_at) return { outcome: 'stale' } as const;
         if (post.status === 'published') return { outcome: 'published', postUrn: post.network_post_urn ?? '', already: true } as const;
         if (post.status !== 'scheduled' || post.schedule_version !== input.version) return { outcome: 'stale' } as const;
+        // docs/review.md: the approval is re-checked here as the version is; a withdrawn one holds the post.
+        if (await heldForReviewAtPublish(trx, post)) return { outcome: 'stale' } as const;
         const project = await trx('projects').where({ id: post.project_id }).first('id', 'type', 'connection_id', 'network_organization_id');
         if (!project?.connection_id) return fail(trx, post, 'not_linked', 'The project is not linked to a network account.');
         const connectionId: string = project.connection_id;

@@ -16,6 +16,8 @@ export const workflowIds = {
   /** One per (event, endpoint): a second start for the pair is rejected, so each is delivered once. */
   webhookDelivery: (eventId: string, endpointId: string) => `webhook-${eventId}-${endpointId}`,
   webhookRelay: () => 'webhook-outbox-relay',
+  /** docs/review.md: one workflow per review round of a post. */
+  review: (postId: string, round: number) => `review-${postId}-${round}`,
 };
 
 let shared: Promise<Client> | undefined;

@@ -226,6 +226,15 @@ export async function setReviewGate(input: { workspaceId: string; required: bool
   return updateWorkspace(input.workspaceId, { require_review_workflow: input.required });
 }
 
+/** docs/review.md: the member who reviews posts moved to the review category (null: any admin decides). */
+export async function setDefaultReviewer(input: { workspaceId: string; userId: string | null }) {
+  if (input.userId !== null) {
+    const m = await db()('memberships').where({ workspace_id: input.workspaceId, user_id: input.userId }).first('id');
+    if (!m) throw new AdminError(`user ${input.userId} is not a member of workspace ${input.workspaceId}`);
+  }
+  return updateWorkspace(input.workspaceId, { default_reviewer_user_id: input.userId });
+}
+
 async function updateWorkspace(workspaceId: string, change: Record<string, unknown>) {
   const n = await db()('workspaces').where({ id: workspaceId }).update({ ...change, updated_at: db().fn.now() });
   if (!n) throw new AdminError(`no workspace ${workspaceId}`);

@@ -5,3 +5,4 @@ export { maintenanceWorkflow } from './maintenance';
 export { deliverWebhookWorkflow, deliveryStatusQuery, webhookRelayWorkflow } from './deliverWebhook';
 export { generatePostWorkflow, jobProgressQuery } from './generatePost';
 export { metricsSyncWorkflow } from './metricsSync';
+export { reviewPostWorkflow, reviewDecidedSignal, reviewStatusQuery } from './reviewPost';

@@ -16,6 +16,7 @@ import { createIdea, getIdea, listIdeas, updateIdea } from '../operations/ideas/
 import { listCalendar } from '../operations/calendar/calendar';
 import { getAnalyticsOverview, getCrossWorkspaceOverview, listPostAnalytics, searchViralPosts } from '../operations/analytics/analytics';
 import { listCompanyPages } from '../operations/companyPages/companyPages';
+import { approveReview, listAwaitingReview, rejectReview, requestReview } from '../operations/reviews/reviews';
 import { route } from './adapter';
 
 // The REST catalogue (spec 4.1). Each line is a path and the operation behind it.
@@ -60,5 +61,10 @@ export function restRouter(): Router {
   route(r, 'get', '/v1/analytics/posts', listPostAnalytics);
   route(r, 'get', '/v1/analytics/cross-workspace/overview', getCrossWorkspaceOverview);
   route(r, 'get', '/v1/viral-posts', searchViralPosts);
+  // Review before publishing (docs/review.md; spec 9.3 additions).
+  route(r, 'post', '/v1/posts/:postId/review', requestReview);
+  route(r, 'post', '/v1/posts/:postId/review/approve', approveReview);
+  route(r, 'post', '/v1/posts/:postId/review/reject', rejectReview);
+  route(r, 'get', '/v1/reviews/awaiting', listAwaitingReview);
   return r;
 }

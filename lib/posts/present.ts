@@ -11,8 +11,10 @@ export interface PostRow {
   funnel_stage: string | null; last_publish_error: string | null; last_publish_attempt_at: Date | null;
   delivery: Partial<Delivery> | null; review: Record<string, unknown> | null; media: Record<string, unknown> | null;
   auto_like: boolean; auto_comment: boolean; created_at: Date; updated_at: Date | null;
+  /** The current review round (0: none requested; docs/review.md). */
+  review_round?: number;
   // joined
-  status_title?: string | null; status_category?: string | null; require_review_workflow?: boolean;
+  status_title?: string | null; status_category?: string | null; require_review_workflow?: boolean; default_reviewer_user_id?: string | null;
 }
 
 export function presentPostSummary(p: PostRow) {

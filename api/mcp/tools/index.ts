@@ -7,6 +7,7 @@ import { createIdeaTool, getIdeaTool, listIdeasTool, updateIdeaTool } from './id
 import { createNoteTool, getNoteTool, listNotesTool } from './notes';
 import { createPostDraftTool, deletePostTool, getPostTool, listPostStatusesTool, listPostsTool, schedulePostTool, updatePostTool } from './posts';
 import { getProjectTool, listProjectsTool } from './projects';
+import { approvePostTool, listAwaitingReviewTool, rejectPostTool, requestReviewTool } from './reviews';
 import { getWorkspaceTool, listWorkspacesTool, switchWorkspaceTool } from './workspaces';
 
 // The tool catalogue, in the order of the spec 4.9 table. Tools of that table whose REST twin
@@ -43,6 +44,11 @@ export const TOOLS: readonly ToolDefinition[] = [
   listPostAnalyticsTool,
   searchViralPostsTool,
   getCrossWorkspaceAnalyticsTool,
+  // Review before publishing (docs/review.md; spec 9.3).
+  requestReviewTool,
+  approvePostTool,
+  rejectPostTool,
+  listAwaitingReviewTool,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
