@@ -109,8 +109,11 @@ describe('MCP transport', function () {
         const byName = new Map(tools.map((t) => [t.name, t]));
         const reads = ['get_workspace', 'list_workspaces', 'list_projects', 'get_project', 'list_notes', 'get_note', 'list_posts', 'get_post', 'list_post_statuses', 'list_jobs', 'get_job',
           // planning: ideas, calendar, company pages, analytics
-          'list_ideas', 'get_idea', 'list_calendar', 'list_company_pages', 'get_analytics_overview', 'list_post_analytics', 'search_viral_posts', 'get_cross_workspace_analytics'];
-        const writes = ['create_note', 'create_post_draft', 'update_post', 'schedule_post', 'cancel_job', 'generate_post', 'switch_workspace', 'create_idea', 'update_idea'];
+          'list_ideas', 'get_idea', 'list_calendar', 'list_company_pages', 'get_analytics_overview', 'list_post_analytics', 'search_viral_posts', 'get_cross_workspace_analytics',
+          // review before publishing (docs/review.md)
+          'list_posts_awaiting_review'];
+        const writes = ['create_note', 'create_post_draft', 'update_post', 'schedule_post', 'cancel_job', 'generate_post', 'switch_workspace', 'create_idea', 'update_idea',
+          'request_post_review', 'approve_post', 'reject_post'];
         assert.deepEqual([...byName.keys()].sort(), [...reads, ...writes, 'delete_post'].sort());
         for (const name of reads) assert.equal(byName.get(name)!.annotations?.readOnlyHint, true, name);
         for (const name of writes) {
