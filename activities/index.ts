@@ -6,6 +6,7 @@ import { createAnalyticsActivities } from './analytics';
 import { createGenerationActivities } from './generation';
 import { createPublishingActivities } from './publishing';
 import { createReviewActivities } from './review';
+import { createEngagementActivities } from './engagement';
 import { createWebhookActivities } from './webhooks';
 
 // Activities are built by factories that receive their dependencies; workers/ wires them.
@@ -24,6 +25,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createGenerationActivities({ db: deps.db, writer: deps.writer ?? createPostWriter() }),
     ...createAnalyticsActivities({ db: deps.db, network: deps.network }),
     ...createReviewActivities({ db: deps.db }),
+    ...createEngagementActivities({ db: deps.db, network: deps.network }),
   };
 }
 

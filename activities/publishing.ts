@@ -27,7 +27,7 @@ export interface ScheduleSnapshot {
 }
 
 export type PublishOutcome =
-  | { outcome: 'published'; postUrn: string; already: boolean }
+  | { outcome: 'published'; postUrn: string; already: boolean; engage?: boolean }
   | { outcome: 'stale' }
   | { outcome: 'transient'; error: string; retryAfterMs: number | null }
   | { outcome: 'failed'; error: string };
@@ -134,7 +134,8 @@ export function createPublishingActivities({ db, network, temporal }: Publishing
 
         // 4. Published, with post.published in the outbox.
         await commitChange(trx, post, published(post, { postUrn }, new Date()));
-        return { outcome: 'published', postUrn, already: false } as const;
+        // docs/engagement.md: the workflow continues with the engagement when a flag is on.
+        return { outcome: 'published', postUrn, already: false, engage: post.auto_like || post.auto_comment } as const;
       });
     },
 

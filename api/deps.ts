@@ -14,7 +14,7 @@ export interface ApiDeps {
 /** A client that explains, on use, that no network is configured (the API still starts). */
 function unconfiguredNetwork(): NetworkClient {
   const fail = async (): Promise<never> => { createNetworkClient(); throw new Error('NETWORK_API_URL is not set'); };
-  return { createPost: fail, findPostByReference: fail, refreshAccessToken: fail, getIdentity: fail, listOrganizationAdmins: fail, getPostMetrics: fail, searchViralPosts: fail };
+  return { createPost: fail, findPostByReference: fail, refreshAccessToken: fail, getIdentity: fail, listOrganizationAdmins: fail, getPostMetrics: fail, searchViralPosts: fail, likePost: fail, commentOnPost: fail };
 }
 
 declare module 'koa' {

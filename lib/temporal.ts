@@ -18,6 +18,8 @@ export const workflowIds = {
   webhookRelay: () => 'webhook-outbox-relay',
   /** docs/review.md: one workflow per review round of a post. */
   review: (postId: string, round: number) => `review-${postId}-${round}`,
+  /** docs/engagement.md: the engagement after a post's publish (a child of publish-<postId>). */
+  engagement: (postId: string) => `engage-${postId}`,
 };
 
 let shared: Promise<Client> | undefined;

@@ -6,3 +6,4 @@ export { deliverWebhookWorkflow, deliveryStatusQuery, webhookRelayWorkflow } fro
 export { generatePostWorkflow, jobProgressQuery } from './generatePost';
 export { metricsSyncWorkflow } from './metricsSync';
 export { reviewPostWorkflow, reviewDecidedSignal, reviewStatusQuery } from './reviewPost';
+export { engagePostWorkflow, engagementStatusQuery } from './engagePost';

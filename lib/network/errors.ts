@@ -12,7 +12,9 @@ export type NetworkOperation =
   | 'getIdentity'
   | 'listOrganizationAdmins'
   | 'getPostMetrics'
-  | 'searchViralPosts';
+  | 'searchViralPosts'
+  | 'likePost'
+  | 'commentOnPost';
 
 /**
  * Normalised codes. The server's own code (for example `REVOKED_ACCESS_TOKEN`) is kept in

@@ -5,9 +5,9 @@
 // Deliberately free of config imports: the caller says which simulator it means.
 
 /** The protocol operations the simulator tells apart for faults, latency and call counts. */
-export type SimOperation = 'createPost' | 'findPost' | 'refresh' | 'introspect' | 'identity' | 'admins' | 'metrics' | 'search';
+export type SimOperation = 'createPost' | 'findPost' | 'refresh' | 'introspect' | 'identity' | 'admins' | 'metrics' | 'search' | 'like' | 'comment';
 export type SimOperationFilter = SimOperation | 'any';
-export const SIM_OPERATIONS: readonly SimOperation[] = ['createPost', 'findPost', 'refresh', 'introspect', 'identity', 'admins', 'metrics', 'search'];
+export const SIM_OPERATIONS: readonly SimOperation[] = ['createPost', 'findPost', 'refresh', 'introspect', 'identity', 'admins', 'metrics', 'search', 'like', 'comment'];
 
 export interface IssueTokenInput {
   personId: string;
@@ -163,6 +163,15 @@ export interface SimulatorControl {
   setMetricsGrowth(input: MetricsGrowthInput): Promise<MetricsGrowthSettings>;
   /** Adds posts to the viral-post corpus served by `GET /rest/viralPosts` (on top of the seeded corpus). */
   addViralPosts(posts: ViralPostInput[]): Promise<{ total: number }>;
+  // ----- engagement: the likes and comments a post received (docs/engagement.md) -----
+  listEngagement(postUrn: string): Promise<SimEngagement>;
+}
+
+/** What the simulator recorded for one post: one like per actor, comments with their call counts. */
+export interface SimEngagement {
+  postUrn: string;
+  likes: Array<{ actor: string; at: string; calls: number }>;
+  comments: Array<{ urn: string; actor: string; text: string; reference: string | null; at: string; calls: number }>;
 }
 
 // ----- planning: organic metrics growth and the viral-post corpus -----
@@ -296,6 +305,9 @@ export class HttpSimulatorControl implements SimulatorControl {
   }
   addViralPosts(posts: ViralPostInput[]) {
     return this.call<{ total: number }>('POST', '/__sim/viral-posts', { posts });
+  }
+  listEngagement(postUrn: string) {
+    return this.call<SimEngagement>('GET', `/__sim/engagement/${encodeURIComponent(postUrn)}`);
   }
 }
 
