@@ -235,6 +235,15 @@ export async function setDefaultReviewer(input: { workspaceId: string; userId: s
   return updateWorkspace(input.workspaceId, { default_reviewer_user_id: input.userId });
 }
 
+/** docs/engagement.md: the comments amplifiers post (null: the built-in list). */
+export async function setEngagementComments(input: { workspaceId: string; comments: string[] | null }) {
+  if (input.comments) {
+    if (input.comments.length > 50) throw new AdminError('at most 50 engagement comments');
+    for (const c of input.comments) if (!c.trim() || c.length > 1_000) throw new AdminError('each engagement comment must be 1 to 1,000 characters');
+  }
+  return updateWorkspace(input.workspaceId, { engagement_comments: input.comments === null ? null : JSON.stringify(input.comments) });
+}
+
 async function updateWorkspace(workspaceId: string, change: Record<string, unknown>) {
   const n = await db()('workspaces').where({ id: workspaceId }).update({ ...change, updated_at: db().fn.now() });
   if (!n) throw new AdminError(`no workspace ${workspaceId}`);

@@ -281,5 +281,10 @@ describe('review before publishing (real HTTP, Temporal, simulator)', function (
     assert.equal(moved.body.data.review.state, 'pending');
     assert.equal(moved.body.data.review.reviewerUserId, reviewer.id);
     assert.deepEqual(await eventsOf(id), ['post.created', 'post.updated', 'post.review_requested']);
+    // funnelStage follows the content type (docs/engagement.md); a pending round is not an approval to lose.
+    const retyped = await w.call('PATCH', `/v1/posts/${id}`, { body: { contentType: 'BUSINESS_EXTERNAL' } });
+    assert.equal(retyped.body.data.funnelStage, 'CONVERT');
+    assert.equal(retyped.body.data.review.state, 'pending');
+    assert.equal(moved.body.data.funnelStage, 'REACH');
   });
 });

@@ -119,3 +119,15 @@ describe('review transitions (docs/review.md)', () => {
     assert.equal(held.scheduleChanged, true);
   });
 });
+
+describe('funnelStage (docs/engagement.md)', () => {
+  it('follows the content type; a stored value wins', async () => {
+    const { funnelStageOf } = await import('../../lib/posts/present');
+    assert.deepEqual(
+      ['PERSONAL', 'UNKNOWN', 'INSPIRATIONAL', 'NEWS', 'EDUCATIONAL', 'BUSINESS_INTERNAL', 'BUSINESS_EXTERNAL', 'BUSINESS'].map(
+        funnelStageOf,
+      ),
+      ['REACH', 'REACH', 'REACH', 'REACH', 'TRUST', 'TRUST', 'CONVERT', 'CONVERT'],
+    );
+  });
+});
