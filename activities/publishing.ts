@@ -11,6 +11,7 @@ import { commitChange } from '../lib/posts/write';
 import { connectionToken, probeConnection, recordCall } from '../lib/publishing/probe';
 import { TokenUnavailable } from '../lib/publishing/tokens';
 import { syncPublishWorkflow, ensureHealthWorkflow } from '../lib/publishing/workflows';
+import { reconcileReviews } from '../lib/publishing/review';
 
 // Activities of scheduled publishing and connection health (ARCHITECTURE.md: every side effect
 // is an activity; every activity is safe to run twice).
@@ -171,14 +172,16 @@ export function createPublishingActivities({ db, network, temporal }: Publishing
      * Catches up schedule changes whose workflow signal was lost (API crashed between commit and
      * signal, Temporal down), and makes sure every linked project has its health workflow.
      */
-    async reconcile(): Promise<{ synced: number; healthStarted: number }> {
+    async reconcile(): Promise<{ synced: number; healthStarted: number; reviewsStarted?: number }> {
       const client = await temporal();
       const posts = await db('posts').whereRaw('workflow_synced_version < schedule_version').limit(500).select('id', 'workspace_id', 'project_id', 'schedule_version');
       for (const p of posts) await syncPublishWorkflow(client, db, p);
       const projects = await db('projects').whereNotNull('connection_id').select('id', 'workspace_id');
       let healthStarted = 0;
       for (const p of projects) if (await ensureHealthWorkflow(client, p)) healthStarted++;
-      return { synced: posts.length, healthStarted };
+      // docs/review.md: review rounds whose workflow start was lost (API died, Temporal down).
+      const reviewsStarted = await reconcileReviews(client, db);
+      return { synced: posts.length, healthStarted, reviewsStarted };
     },
   };
 }

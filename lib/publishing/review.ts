@@ -1,6 +1,8 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import type { Knex } from 'knex';
 import { config } from '../config';
+import { db } from '../db';
 import { log } from '../logger';
 import { reviewOf } from '../posts/review';
 import type { PostRow } from '../posts/present';
@@ -9,8 +11,11 @@ import { SEARCH, temporalClient, workflowIds } from '../temporal';
 
 // Client side of the review workflow (workflows/reviewPost.ts, docs/review.md), for the API.
 
-/** Starts the round's deadline workflow; a second start for the same round is a no-op. */
-export async function startReviewWorkflow(client: Client, post: PostRow): Promise<void> {
+/**
+ * Starts the round's deadline workflow (a second start for the same round is a no-op), then
+ * records the round as started; a round whose start was lost is started by the reconciler.
+ */
+export async function startReviewWorkflow(client: Client, post: PostRow, db?: Knex): Promise<void> {
   const round = post.review_round ?? 0;
   const review = reviewOf(post);
   try {
@@ -29,6 +34,14 @@ export async function startReviewWorkflow(client: Client, post: PostRow): Promis
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
+  if (db) await db('posts').where({ id: post.id }).andWhere('review_synced_round', '<', round).update({ review_synced_round: round });
+}
+
+/** The reconciler's part (docs/review.md): pending rounds whose workflow start was lost. */
+export async function reconcileReviews(client: Client, db: Knex): Promise<number> {
+  const rows = (await db('posts').whereRaw('review_synced_round < review_round').whereRaw(`review->>'state' = 'pending'`).whereNull('deleted_at').limit(500)) as PostRow[];
+  for (const p of rows) await startReviewWorkflow(client, p, db);
+  return rows.length;
 }
 
 /** Tells the round's workflow that it was decided (the decision is already committed). */
@@ -48,7 +61,7 @@ export async function signalReviewDecided(client: Client, postId: string, round:
  */
 export async function afterReviewStarted(post: PostRow): Promise<void> {
   try {
-    await startReviewWorkflow(await temporalClient(), post);
+    await startReviewWorkflow(await temporalClient(), post, db());
   } catch (err) {
     log.warn('review workflow start failed', { postId: post.id, err });
   }

@@ -270,6 +270,41 @@ describe('review before publishing (real HTTP, Temporal, simulator)', function (
     await maybeRecordHistory(workflowIds.publish(id), 'publishPost-held-for-review');
   });
 
+  it('a round whose workflow start was lost is started by the reconciler, and its deadline still fires', async () => {
+    const w = await gatedWorkspace();
+    const id = await w.draft();
+    // As if the API died between the commit and the workflow start.
+    const deadline = inSeconds(1);
+    await db()('posts')
+      .where({ id })
+      .update({
+        status: 'waitingApproval',
+        review_round: 1,
+        review_synced_round: 0,
+        review: JSON.stringify({
+          state: 'pending',
+          awaitingDecision: true,
+          reviewerUserId: null,
+          deadline,
+          overdue: false,
+          decidedAt: null,
+          notes: null,
+          detail: null,
+        }),
+      });
+    const { createPublishingActivities } = await import('../../activities/publishing');
+    const { createNetworkClient } = await import('../../lib/network/client');
+    const reconciled = await createPublishingActivities({ db: db(), network: createNetworkClient(), temporal: temporalClient }).reconcile();
+    assert.ok((reconciled.reviewsStarted ?? 0) >= 1);
+    assert.equal((await db()('posts').where({ id }).first('review_synced_round')).review_synced_round, 1);
+    await waitFor(
+      async () => (await db()('posts').where({ id }).first('review')).review.overdue === true,
+      20_000,
+      'overdue after reconcile',
+    );
+    assert.ok((await eventsOf(id)).includes('post.review_overdue'));
+  });
+
   it('moving a post to the review category starts a round with the default reviewer', async () => {
     const w = await gatedWorkspace();
     const reviewer = await member(w.workspace.id, 'Member', [w.project.id]);
