@@ -39,7 +39,11 @@ export async function startReviewWorkflow(client: Client, post: PostRow, db?: Kn
 
 /** The reconciler's part (docs/review.md): pending rounds whose workflow start was lost. */
 export async function reconcileReviews(client: Client, db: Knex): Promise<number> {
-  const rows = (await db('posts').whereRaw('review_synced_round < review_round').whereRaw(`review->>'state' = 'pending'`).whereNull('deleted_at').limit(500)) as PostRow[];
+  const rows = (await db('posts')
+    .whereRaw('review_synced_round < review_round')
+    .whereRaw(`review->>'state' = 'pending'`)
+    .whereNull('deleted_at')
+    .limit(500)) as PostRow[];
   for (const p of rows) await startReviewWorkflow(client, p, db);
   return rows.length;
 }
