@@ -9,6 +9,8 @@ import { createUploadActivities } from './uploads';
 import { createImageGenerationActivities } from './imageGeneration';
 import { createImageGenerator, type ImageGenerator } from '../lib/media/imageGenerator';
 import { objectStore, type ObjectStore } from '../lib/storage/objectStore';
+import { createReviewActivities } from './review';
+import { createEngagementActivities } from './engagement';
 import { createWebhookActivities } from './webhooks';
 
 // Activities are built by factories that receive their dependencies; workers/ wires them.
@@ -32,6 +34,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createImageGenerationActivities({ db: deps.db, images: deps.images ?? createImageGenerator(), store: deps.store ?? objectStore }),
     ...createGenerationActivities({ db: deps.db, writer: deps.writer ?? createPostWriter() }),
     ...createAnalyticsActivities({ db: deps.db, network: deps.network }),
+    ...createReviewActivities({ db: deps.db }),
+    ...createEngagementActivities({ db: deps.db, network: deps.network }),
   };
 }
 

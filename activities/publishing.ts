@@ -6,12 +6,14 @@ import type { Author, NetworkClient } from '../lib/network/client';
 import { isNetworkError } from '../lib/network/errors';
 import { failed, published, retrying } from '../lib/posts/lifecycle';
 import type { PostRow } from '../lib/posts/present';
+import { heldForReview, reviewBlocker } from '../lib/posts/review';
 import { commitChange } from '../lib/posts/write';
 import { connectionToken, probeConnection, recordCall } from '../lib/publishing/probe';
 import { TokenUnavailable } from '../lib/publishing/tokens';
 import { syncPublishWorkflow, ensureHealthWorkflow } from '../lib/publishing/workflows';
 import { uploadPostImages } from '../lib/publishing/postImages';
 import { objectStore, type ObjectStore } from '../lib/storage/objectStore';
+import { reconcileReviews } from '../lib/publishing/review';
 
 // Activities of scheduled publishing and connection health (ARCHITECTURE.md: every side effect
 // is an activity; every activity is safe to run twice).
@@ -33,7 +35,7 @@ export interface ScheduleSnapshot {
 }
 
 export type PublishOutcome =
-  | { outcome: 'published'; postUrn: string; already: boolean }
+  | { outcome: 'published'; postUrn: string; already: boolean; engage?: boolean }
   | { outcome: 'stale' }
   | { outcome: 'transient'; error: string; retryAfterMs: number | null }
   | { outcome: 'failed'; error: string };
@@ -41,6 +43,20 @@ export type PublishOutcome =
 function authorOf(post: { type: string; network_organization_id: string | null }, personId: string | null): Author {
   if (post.type === 'COMPANY_PAGE') return { type: 'organization', id: post.network_organization_id! };
   return { type: 'person', id: personId! };
+}
+
+/**
+ * The publish step's review re-check (docs/review.md "Withdrawn before publish time"): a post
+ * whose review does not allow publishing goes back to review, off the schedule, and is not
+ * published. Its schedule version moves, so the workflow re-reads it and ends.
+ */
+async function heldForReviewAtPublish(trx: Knex.Transaction, post: PostRow): Promise<boolean> {
+  const w = await trx('workspaces').where({ id: post.workspace_id }).first('require_review_workflow');
+  const reason = reviewBlocker(post, !!w?.require_review_workflow);
+  if (!reason) return false;
+  const committed = await commitChange(trx, post, heldForReview(post, reason, new Date()));
+  await trx('posts').where({ id: post.id }).update({ workflow_synced_version: committed.post.schedule_version });
+  return true;
 }
 
 export function createPublishingActivities({ db, network, temporal, store = objectStore }: PublishingDeps) {
@@ -105,6 +121,8 @@ export function createPublishingActivities({ db, network, temporal, store = obje
         if (!post || (post as { deleted_at?: Date | null }).deleted_at) return { outcome: 'stale' } as const;
         if (post.status === 'published') return { outcome: 'published', postUrn: post.network_post_urn ?? '', already: true } as const;
         if (post.status !== 'scheduled' || post.schedule_version !== input.version) return { outcome: 'stale' } as const;
+        // docs/review.md: the approval is re-checked here as the version is; a withdrawn one holds the post.
+        if (await heldForReviewAtPublish(trx, post)) return { outcome: 'stale' } as const;
         const project = await trx('projects')
           .where({ id: post.project_id })
           .first('id', 'type', 'connection_id', 'network_organization_id');
@@ -133,7 +151,8 @@ export function createPublishingActivities({ db, network, temporal, store = obje
 
         // 4. Published, with post.published in the outbox.
         await commitChange(trx, post, published(post, { postUrn }, new Date()));
-        return { outcome: 'published', postUrn, already: false } as const;
+        // docs/engagement.md: the workflow continues with the engagement when a flag is on.
+        return { outcome: 'published', postUrn, already: false, engage: post.auto_like || post.auto_comment } as const;
       });
     },
 
@@ -171,7 +190,7 @@ export function createPublishingActivities({ db, network, temporal, store = obje
      * Catches up schedule changes whose workflow signal was lost (API crashed between commit and
      * signal, Temporal down), and makes sure every linked project has its health workflow.
      */
-    async reconcile(): Promise<{ synced: number; healthStarted: number }> {
+    async reconcile(): Promise<{ synced: number; healthStarted: number; reviewsStarted?: number }> {
       const client = await temporal();
       const posts = await db('posts')
         .whereRaw('workflow_synced_version < schedule_version')
@@ -181,7 +200,9 @@ export function createPublishingActivities({ db, network, temporal, store = obje
       const projects = await db('projects').whereNotNull('connection_id').select('id', 'workspace_id');
       let healthStarted = 0;
       for (const p of projects) if (await ensureHealthWorkflow(client, p)) healthStarted++;
-      return { synced: posts.length, healthStarted };
+      // docs/review.md: review rounds whose workflow start was lost (API died, Temporal down).
+      const reviewsStarted = await reconcileReviews(client, db);
+      return { synced: posts.length, healthStarted, reviewsStarted };
     },
   };
 }

@@ -27,6 +27,8 @@ function unconfiguredNetwork(): NetworkClient {
     searchViralPosts: fail,
     initializeImageUpload: fail,
     uploadImage: fail,
+    likePost: fail,
+    commentOnPost: fail,
   };
 }
 

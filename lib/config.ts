@@ -136,6 +136,12 @@ function loadConfig() {
       retryBaseSeconds: int('PUBLISH_RETRY_BASE_SECONDS', 5),
     },
 
+    /** Engagement after publish (docs/engagement.md): each account's like/comment waits a jittered delay in this range. */
+    engagement: {
+      minDelaySeconds: int('ENGAGEMENT_MIN_DELAY_SECONDS', 60),
+      maxDelaySeconds: int('ENGAGEMENT_MAX_DELAY_SECONDS', 900),
+    },
+
     llm: {
       baseUrl: optional('LLM_BASE_URL'),
       apiKey: optional('LLM_API_KEY'),

@@ -24,6 +24,7 @@ export const ID_PREFIX = {
   oauthClient: 'cli',
   oauthGrant: 'grt',
   event: 'evt',
+  engagement: 'eng',
   request: 'req',
 } as const;
 

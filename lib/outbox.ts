@@ -12,7 +12,11 @@ export type EventType =
   | 'post.published'
   | 'post.publish_failed'
   | 'post.deleted'
-  | 'job.completed';
+  | 'job.completed'
+  | 'post.review_requested'
+  | 'post.approved'
+  | 'post.rejected'
+  | 'post.review_overdue';
 
 export const EVENT_TYPES: readonly EventType[] = [
   'post.created',
@@ -23,6 +27,11 @@ export const EVENT_TYPES: readonly EventType[] = [
   'post.publish_failed',
   'post.deleted',
   'job.completed',
+  // Review before publishing (docs/review.md).
+  'post.review_requested',
+  'post.approved',
+  'post.rejected',
+  'post.review_overdue',
 ];
 
 export async function emitEvent(

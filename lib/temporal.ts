@@ -16,6 +16,10 @@ export const workflowIds = {
   /** One per (event, endpoint): a second start for the pair is rejected, so each is delivered once. */
   webhookDelivery: (eventId: string, endpointId: string) => `webhook-${eventId}-${endpointId}`,
   webhookRelay: () => 'webhook-outbox-relay',
+  /** docs/review.md: one workflow per review round of a post. */
+  review: (postId: string, round: number) => `review-${postId}-${round}`,
+  /** docs/engagement.md: the engagement after a post's publish (a child of publish-<postId>). */
+  engagement: (postId: string) => `engage-${postId}`,
 };
 
 let shared: Promise<Client> | undefined;

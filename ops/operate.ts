@@ -291,6 +291,25 @@ export async function setReviewGate(input: { workspaceId: string; required: bool
   return updateWorkspace(input.workspaceId, { require_review_workflow: input.required });
 }
 
+/** docs/review.md: the member who reviews posts moved to the review category (null: any admin decides). */
+export async function setDefaultReviewer(input: { workspaceId: string; userId: string | null }) {
+  if (input.userId !== null) {
+    const m = await db()('memberships').where({ workspace_id: input.workspaceId, user_id: input.userId }).first('id');
+    if (!m) throw new AdminError(`user ${input.userId} is not a member of workspace ${input.workspaceId}`);
+  }
+  return updateWorkspace(input.workspaceId, { default_reviewer_user_id: input.userId });
+}
+
+/** docs/engagement.md: the comments amplifiers post (null: the built-in list). */
+export async function setEngagementComments(input: { workspaceId: string; comments: string[] | null }) {
+  if (input.comments) {
+    if (input.comments.length > 50) throw new AdminError('at most 50 engagement comments');
+    for (const c of input.comments)
+      if (!c.trim() || c.length > 1_000) throw new AdminError('each engagement comment must be 1 to 1,000 characters');
+  }
+  return updateWorkspace(input.workspaceId, { engagement_comments: input.comments === null ? null : JSON.stringify(input.comments) });
+}
+
 async function updateWorkspace(workspaceId: string, change: Record<string, unknown>) {
   const n = await db()('workspaces')
     .where({ id: workspaceId })

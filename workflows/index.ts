@@ -7,3 +7,5 @@ export { generatePostWorkflow, jobProgressQuery } from './generatePost';
 export { metricsSyncWorkflow } from './metricsSync';
 export { sweepUploadsWorkflow } from './sweepUploads';
 export { generateImageWorkflow } from './generateImage';
+export { reviewPostWorkflow, reviewDecidedSignal, reviewStatusQuery } from './reviewPost';
+export { engagePostWorkflow, engagementStatusQuery } from './engagePost';

@@ -1,4 +1,17 @@
-import { condition, defineQuery, defineSignal, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  condition,
+  defineQuery,
+  defineSignal,
+  log,
+  ParentClosePolicy,
+  patched,
+  proxyActivities,
+  setHandler,
+  startChild,
+  workflowInfo,
+  WorkflowIdReusePolicy,
+} from '@temporalio/workflow';
+import { engagePostWorkflow } from './engagePost';
 import type { PublishingActivities, ScheduleSnapshot } from '../activities/publishing';
 
 // One workflow per post (id `publish-<postId>`): a durable timer to scheduledAt + the publish
@@ -34,6 +47,22 @@ function backoffMs(attempt: number, baseSeconds: number): number {
   return Math.min(5 * 60_000, baseSeconds * 1000 * 2 ** Math.min(attempt - 1, 10));
 }
 
+async function startEngagement(postId: string): Promise<void> {
+  try {
+    await startChild(engagePostWorkflow, {
+      workflowId: `engage-${postId}`,
+      args: [{ postId }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      // Once per post: a second publish run for the same post finds the engagement already begun.
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      typedSearchAttributes: workflowInfo().typedSearchAttributes,
+      staticSummary: `Engagement after publish of post ${postId}`,
+    });
+  } catch (err) {
+    log.info('engagement not started again', { postId, err: String(err) });
+  }
+}
+
 export async function publishPostWorkflow(input: { postId: string }): Promise<PublishResult> {
   let dirty = true;
   let schedule: ScheduleSnapshot | null = null;
@@ -67,6 +96,8 @@ export async function publishPostWorkflow(input: { postId: string }): Promise<Pu
     switch (result.outcome) {
       case 'published':
         status.state = 'done';
+        // docs/engagement.md: the engagement runs as an abandoned child, found in the UI by the post id.
+        if (result.engage && patched('engagement-after-publish')) await startEngagement(input.postId);
         return { outcome: 'published', postUrn: result.postUrn };
       case 'failed':
         status.state = 'done';

@@ -26,6 +26,7 @@ import { getMedia, importMedia, IMPORT_BODY_LIMIT_BYTES, listMedia } from '../op
 import { createImageGeneration } from '../operations/media/generations';
 import { updatePostMedia } from '../operations/media/postMedia';
 import { createUpload } from '../operations/uploads/uploads';
+import { approveReview, listAwaitingReview, rejectReview, requestReview } from '../operations/reviews/reviews';
 import { route } from './adapter';
 
 // The REST catalogue (spec 4.1). Each line is a path and the operation behind it.
@@ -77,5 +78,10 @@ export function restRouter(): Router {
   route(r, 'get', '/v1/analytics/posts', listPostAnalytics);
   route(r, 'get', '/v1/analytics/cross-workspace/overview', getCrossWorkspaceOverview);
   route(r, 'get', '/v1/viral-posts', searchViralPosts);
+  // Review before publishing (docs/review.md; spec 9.3 additions).
+  route(r, 'post', '/v1/posts/:postId/review', requestReview);
+  route(r, 'post', '/v1/posts/:postId/review/approve', approveReview);
+  route(r, 'post', '/v1/posts/:postId/review/reject', rejectReview);
+  route(r, 'get', '/v1/reviews/awaiting', listAwaitingReview);
   return r;
 }

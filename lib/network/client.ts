@@ -44,9 +44,21 @@ export interface NetworkClient {
   getPostMetrics(accessToken: string, postUrn: string): Promise<{ impressions: number; likes: number; comments: number; reshares: number }>;
   /** Keyword search over high-performing public posts, ranked by engagement (docs/analytics.md, viral posts). */
   searchViralPosts(accessToken: string, query: ViralSearchQuery): Promise<ViralSearchResult>;
+  // Engagement after publish (docs/engagement.md): an amplifier account likes or comments on a
+  // published post; `reference` makes each exactly-once on the network.
+  likePost(input: EngagementInput): Promise<{ created: boolean }>;
+  commentOnPost(input: EngagementInput & { text: string }): Promise<{ commentUrn: string; created: boolean }>;
 }
 
 // ----- planning: viral post search (docs/network-protocol.md `GET /rest/viralPosts`) -----
+
+/** Who engages (`actor`, a person the token acts for), with which post, under which idempotency reference. */
+export interface EngagementInput {
+  accessToken: string;
+  actor: Author;
+  postUrn: string;
+  reference: string;
+}
 
 export interface ViralSearchQuery {
   keywords: string;
@@ -603,6 +615,52 @@ export class HttpNetworkClient implements NetworkClient {
       retryAfterMs: parseRetryAfter(resHeaders.get('retry-after')),
       message: `${op}: HTTP ${status}${serverCode ? ` ${serverCode}` : ''}${serverMessage ? `: ${serverMessage}` : ''}`,
     });
+  }
+
+  // ----- engagement after publish (docs/engagement.md) -----
+
+  /** A like (reaction LIKE) by `actor` on `postUrn`; the network keeps one reaction per actor and post. */
+  async likePost(input: EngagementInput): Promise<{ created: boolean }> {
+    const op = 'likePost';
+    checkToken(op, input.accessToken);
+    checkAuthor(op, input.actor);
+    checkReference(op, input.reference);
+    if (!POST_URN_RE.test(input.postUrn)) throw localError(op, 'postUrn is not a post URN');
+    const res = await this.request({
+      operation: op,
+      method: 'POST',
+      path: 'rest/reactions',
+      query: { actor: authorUrn(input.actor) },
+      accessToken: input.accessToken,
+      versioned: true,
+      headers: { [POST_REFERENCE_HEADER]: input.reference },
+      json: { root: input.postUrn, reactionType: 'LIKE' },
+    });
+    if (res.status !== 201 && res.status !== 200) throw invalidResponse(op, res.status, `status ${res.status}`);
+    return { created: res.status === 201 };
+  }
+
+  /** A comment by `actor` on `postUrn`; a retry under the same reference returns the first comment. */
+  async commentOnPost(input: EngagementInput & { text: string }): Promise<{ commentUrn: string; created: boolean }> {
+    const op = 'commentOnPost';
+    checkToken(op, input.accessToken);
+    checkAuthor(op, input.actor);
+    checkReference(op, input.reference);
+    if (!POST_URN_RE.test(input.postUrn)) throw localError(op, 'postUrn is not a post URN');
+    if (typeof input.text !== 'string' || input.text.trim() === '') throw localError(op, 'text is empty');
+    const res = await this.request({
+      operation: op,
+      method: 'POST',
+      path: 'rest/comments',
+      accessToken: input.accessToken,
+      versioned: true,
+      headers: { [POST_REFERENCE_HEADER]: input.reference },
+      json: { actor: authorUrn(input.actor), object: input.postUrn, message: { text: input.text } },
+    });
+    if (res.status !== 201 && res.status !== 200) throw invalidResponse(op, res.status, `status ${res.status}`);
+    const id = res.headers.get('x-restli-id');
+    if (typeof id !== 'string' || !id.startsWith('urn:li:comment:')) throw invalidResponse(op, res.status, 'no comment URN in x-restli-id');
+    return { commentUrn: id, created: res.status === 201 };
   }
 }
 

@@ -14,7 +14,9 @@ export type NetworkOperation =
   | 'getPostMetrics'
   | 'searchViralPosts'
   | 'initializeImageUpload'
-  | 'uploadImage';
+  | 'uploadImage'
+  | 'likePost'
+  | 'commentOnPost';
 
 /**
  * Normalised codes. The server's own code (for example `REVOKED_ACCESS_TOKEN`) is kept in

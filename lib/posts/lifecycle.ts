@@ -2,6 +2,7 @@ import { ApiError, errors } from '../errors';
 import type { PostRow } from './present';
 import type { StatusCategory } from './statuses';
 import { CATEGORY_TO_LEGACY } from './statuses';
+import type { ReviewBlock } from './review';
 
 // The post lifecycle of spec 3.1 in one place: pure functions from the post as it is to the row
 // change a transition makes. They read no database and no clock (the caller passes `now`), so
@@ -42,11 +43,20 @@ export type PostColumns = Partial<
     | 'status_title'
     | 'status_category'
     | 'require_review_workflow'
-  > & { delivery: Delivery; deleted_at: Date }
+  > & { delivery: Delivery; deleted_at: Date; review: ReviewBlock; review_round: number }
 >;
 
 export type PostEventType =
-  'post.updated' | 'post.scheduled' | 'post.unscheduled' | 'post.published' | 'post.publish_failed' | 'post.deleted';
+  | 'post.updated'
+  | 'post.scheduled'
+  | 'post.unscheduled'
+  | 'post.published'
+  | 'post.publish_failed'
+  | 'post.deleted'
+  | 'post.review_requested'
+  | 'post.approved'
+  | 'post.rejected'
+  | 'post.review_overdue';
 
 /** One row change. Empty `set`, no board move and no slot change means "nothing happens". */
 export interface PostChange {

@@ -29,10 +29,13 @@ export interface PostRow {
   auto_comment: boolean;
   created_at: Date;
   updated_at: Date | null;
+  /** The current review round (0: none requested; docs/review.md). */
+  review_round?: number;
   // joined
   status_title?: string | null;
   status_category?: string | null;
   require_review_workflow?: boolean;
+  default_reviewer_user_id?: string | null;
 }
 
 export function presentPostSummary(p: PostRow) {
@@ -65,6 +68,24 @@ export function deliveryOf(p: PostRow): Delivery {
   return delivery('not_scheduled');
 }
 
+/**
+ * spec 2.7 `funnelStage` (docs/engagement.md "funnelStage"): what a post is for follows from its
+ * content type, the one thing about its purpose the API takes. A value stored on the row (legacy
+ * imports) wins. Values: REACH (audience growth), TRUST (expertise, the team), CONVERT (offers).
+ */
+export function funnelStageOf(contentType: string): 'REACH' | 'TRUST' | 'CONVERT' {
+  switch (contentType) {
+    case 'EDUCATIONAL':
+    case 'BUSINESS_INTERNAL':
+      return 'TRUST';
+    case 'BUSINESS_EXTERNAL':
+    case 'BUSINESS':
+      return 'CONVERT';
+    default:
+      return 'REACH';
+  }
+}
+
 export function presentPost(p: PostRow) {
   const review = (p.review ?? {}) as Record<string, unknown>;
   return {
@@ -74,7 +95,7 @@ export function presentPost(p: PostRow) {
     statusTitle: p.status_title ?? null,
     contentTruncated: false,
     publishedAt: p.published_at?.toISOString() ?? null,
-    funnelStage: p.funnel_stage ?? 'REACH',
+    funnelStage: p.funnel_stage ?? funnelStageOf(p.content_type),
     lastPublishError: p.last_publish_error,
     lastPublishAttemptAt: p.last_publish_attempt_at?.toISOString() ?? null,
     delivery: deliveryOf(p),

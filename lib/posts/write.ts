@@ -5,6 +5,7 @@ import { emitEvent } from '../outbox';
 import { errors } from '../errors';
 import { boardMoved, combine, delivery, isNoChange, NO_CHANGE, planSchedule, scheduled, unscheduled, type PostChange } from './lifecycle';
 import { presentPost, type PostRow } from './present';
+import { approvalLost, assertReviewAllowsScheduling, reviewOf, reviewRequested } from './review';
 import { defaultStatus, type BoardStatus } from './statuses';
 
 // Writes shared by every door that creates or changes posts (REST, MCP, generation jobs).
@@ -86,7 +87,7 @@ export async function loadPostForUpdate(
     .leftJoin('post_statuses as s', 's.id', 'p.status_id')
     .join('workspaces as w', 'w.id', 'p.workspace_id')
     .where({ 'p.id': postId, 'p.workspace_id': workspaceId })
-    .first('p.*', 's.title as status_title', 's.category as status_category', 'w.require_review_workflow');
+    .first('p.*', 's.title as status_title', 's.category as status_category', 'w.require_review_workflow', 'w.default_reviewer_user_id');
   if (!opts.includeDeleted) q.whereNull('p.deleted_at');
   if (lock) q.forUpdate('p');
   return q as Promise<PostRow | undefined>;
@@ -96,6 +97,8 @@ export interface Committed {
   post: PostRow;
   changed: boolean;
   scheduleChanged: boolean;
+  /** A review round started (docs/review.md): after the commit its workflow must be started. */
+  reviewStarted?: boolean;
 }
 
 /**
@@ -117,6 +120,7 @@ export async function commitChange(
   }
   const row: Record<string, unknown> = { ...change.set };
   if (change.set.delivery) row.delivery = JSON.stringify(change.set.delivery);
+  if (change.set.review) row.review = JSON.stringify(change.set.review);
   if (change.board !== undefined && change.set.status_id === undefined) {
     const status = await defaultStatus(trx, post.workspace_id, change.board);
     if (status) row.status_id = status.id;
@@ -129,7 +133,12 @@ export async function commitChange(
   }))!;
   const data = { post: presentPost(updated), ...eventData(updated) };
   for (const type of change.events) await emitEvent(trx, { workspaceId: post.workspace_id, projectId: updated.project_id, type, data });
-  return { post: updated, changed: true, scheduleChanged: change.scheduleChanged };
+  return {
+    post: updated,
+    changed: true,
+    scheduleChanged: change.scheduleChanged,
+    reviewStarted: change.events.includes('post.review_requested'),
+  };
 }
 
 export interface PostEdits {
@@ -193,6 +202,12 @@ export async function updatePost(
       retryable: true,
     });
   }
+  // docs/review.md: an edit of what was approved loses the approval when the workspace requires
+  // review; the gate then judges the post as the edit leaves it.
+  const required = post.require_review_workflow ?? false;
+  const touchesApproved = u.edits.content !== undefined || u.edits.title !== undefined || u.edits.contentType !== undefined;
+  const lost = touchesApproved ? approvalLost(post, required, now) : NO_CHANGE;
+  if (intent.kind === 'schedule') assertReviewAllowsScheduling(lost.set.review ? { review: lost.set.review } : post, required);
   const lifecycle =
     intent.kind === 'schedule'
       ? scheduled(post, intent.at, now)
@@ -201,9 +216,20 @@ export async function updatePost(
         : u.status
           ? boardMoved(post, u.status.category, u.status.id, now)
           : NO_CHANGE;
+  // Moving to the review category starts a round when the workspace names a default reviewer.
+  const toReview =
+    u.status?.category === 'review' && post.default_reviewer_user_id && lost === NO_CHANGE && reviewOf(post).state !== 'pending'
+      ? reviewRequested(
+          { ...post, status: 'waitingApproval', scheduled_at: lifecycle.set.scheduled_at === null ? null : post.scheduled_at },
+          { reviewerUserId: post.default_reviewer_user_id, deadline: null, notes: null },
+          now,
+        )
+      : NO_CHANGE;
   const change = combine(
     edited(post, u.edits, now),
     lifecycle,
+    lost,
+    toReview,
     u.status ? { set: { status_id: u.status.id }, events: [], scheduleChanged: false } : NO_CHANGE,
   );
   if (isNoChange(change)) return { post, changed: false, scheduleChanged: false };

@@ -15,7 +15,9 @@ export type SimOperation =
   | 'metrics'
   | 'search'
   | 'initializeImageUpload'
-  | 'uploadImage';
+  | 'uploadImage'
+  | 'like'
+  | 'comment';
 export type SimOperationFilter = SimOperation | 'any';
 export const SIM_OPERATIONS: readonly SimOperation[] = [
   'createPost',
@@ -28,6 +30,8 @@ export const SIM_OPERATIONS: readonly SimOperation[] = [
   'search',
   'initializeImageUpload',
   'uploadImage',
+  'like',
+  'comment',
 ];
 
 export interface IssueTokenInput {
@@ -195,6 +199,15 @@ export interface SimulatorControl {
   setMetricsGrowth(input: MetricsGrowthInput): Promise<MetricsGrowthSettings>;
   /** Adds posts to the viral-post corpus served by `GET /rest/viralPosts` (on top of the seeded corpus). */
   addViralPosts(posts: ViralPostInput[]): Promise<{ total: number }>;
+  // ----- engagement: the likes and comments a post received (docs/engagement.md) -----
+  listEngagement(postUrn: string): Promise<SimEngagement>;
+}
+
+/** What the simulator recorded for one post: one like per actor, comments with their call counts. */
+export interface SimEngagement {
+  postUrn: string;
+  likes: Array<{ actor: string; at: string; calls: number }>;
+  comments: Array<{ urn: string; actor: string; text: string; reference: string | null; at: string; calls: number }>;
 }
 
 // ----- planning: organic metrics growth and the viral-post corpus -----
@@ -345,6 +358,9 @@ export class HttpSimulatorControl implements SimulatorControl {
   }
   addViralPosts(posts: ViralPostInput[]) {
     return this.call<{ total: number }>('POST', '/__sim/viral-posts', { posts });
+  }
+  listEngagement(postUrn: string) {
+    return this.call<SimEngagement>('GET', `/__sim/engagement/${encodeURIComponent(postUrn)}`);
   }
 }
 

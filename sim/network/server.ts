@@ -39,6 +39,7 @@ import {
   type SimulatorControl,
 } from './control';
 import { MetricsGrowth, ViralCorpus } from './planning';
+import { EngagementStore } from './engagement';
 
 export type { SimulatorControl, SimOperation, SimOperationFilter, SimPost, SimCounts, Fault, FaultInput, IssuedToken } from './control';
 
@@ -176,6 +177,8 @@ class SimState {
     lostResponses: 0,
     calls: emptyCalls(),
   };
+  /** Likes and comments (sim/network/engagement.ts). */
+  engagement = new EngagementStore();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -365,6 +368,8 @@ class Simulator {
           throw invalid((err as Error).message);
         }
       },
+      // engagement
+      listEngagement: async (postUrn) => this.state.engagement.of(postUrn),
     };
   }
 
@@ -1030,6 +1035,17 @@ class Simulator {
         };
       },
     },
+    // ----- engagement after publish (sim/network/engagement.ts) -----
+    'POST /rest/reactions': {
+      operation: 'like',
+      style: 'rest',
+      handle: (req, url, rawBody) => this.engage(req, rawBody, url.searchParams.get('actor'), 'like'),
+    },
+    'POST /rest/comments': {
+      operation: 'comment',
+      style: 'rest',
+      handle: (req, _url, rawBody) => this.engage(req, rawBody, null, 'comment'),
+    },
     // ----- planning: keyword search over the viral-post corpus (sim/network/planning.ts) -----
     'GET /rest/viralPosts': {
       operation: 'search',
@@ -1104,6 +1120,42 @@ class Simulator {
       });
     }
     return { images };
+  }
+
+  /** A like or a comment on a post the network holds, by a person the token acts for (docs/engagement.md). */
+  private engage(req: IncomingMessage, rawBody: Buffer, actorParam: string | null, kind: 'like' | 'comment'): SimResponse {
+    const versionError = this.checkVersion(req);
+    if (versionError) return versionError;
+    const auth = this.authenticate(req);
+    if ('error' in auth) return auth.error;
+    let body: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(rawBody.toString('utf8'));
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
+      body = parsed as Record<string, unknown>;
+    } catch {
+      return restError(400, 'INVALID_REQUEST_BODY', 'body must be a JSON object');
+    }
+    const actor = parseAuthorUrn(kind === 'like' ? (actorParam ?? '') : String(body.actor ?? ''));
+    if (!actor) return restError(422, 'INVALID_ACTOR', 'actor must be urn:li:person:<id> or urn:li:organization:<id>');
+    if (!this.mayActAs(auth.person.id, actor))
+      return restError(403, 'ACCESS_DENIED', `Not enough permissions to act as urn:li:${actor.type}:${actor.id}`);
+    const postUrn = String(kind === 'like' ? body.root : body.object);
+    if (!this.state.postsByUrn.has(postUrn)) return restError(404, 'NOT_FOUND', `no post ${postUrn}`);
+    const actorUrn = `urn:li:${actor.type}:${actor.id}`;
+    const ref = req.headers[REFERENCE_HEADER.toLowerCase()];
+    const reference = typeof ref === 'string' && ref !== '' ? ref : null;
+    let answer;
+    if (kind === 'like') {
+      if (body.reactionType !== 'LIKE') return restError(422, 'INVALID_REACTION', 'only LIKE reactions are supported');
+      answer = this.state.engagement.like(postUrn, actorUrn, Date.now());
+    } else {
+      const text = (body.message as { text?: unknown } | undefined)?.text;
+      if (typeof text !== 'string' || text.trim() === '')
+        return restError(422, 'INVALID_MESSAGE', 'message.text must be a non-empty string');
+      answer = this.state.engagement.comment(postUrn, actorUrn, text, reference, Date.now());
+    }
+    return { status: answer.status, headers: { 'x-restli-id': answer.id } };
   }
 
   /** Stores a post under every index a request may look it up by. */
@@ -1291,6 +1343,8 @@ class Simulator {
       // planning: metrics growth and the viral-post corpus
       else if (path === '/metrics-growth' && method === 'PUT') result = await c.setMetricsGrowth(body as never);
       else if (path === '/viral-posts' && method === 'POST') result = await c.addViralPosts((body as { posts?: never })?.posts as never);
+      // engagement
+      else if ((m = /^\/engagement\/([^/]+)$/.exec(path)) && method === 'GET') result = await c.listEngagement(decodeURIComponent(m[1]!));
       else if (path === '/reset' && method === 'POST') {
         await c.reset();
         result = { ok: true };

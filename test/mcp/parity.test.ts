@@ -30,6 +30,9 @@ interface Fixture {
   ideaId: string;
   mediaId: string;
   mediaBase64: string;
+  /** Two drafts alike, one per door, for the review request (docs/review.md): it changes the post. */
+  reviewRestPostId: string;
+  reviewMcpPostId: string;
 }
 
 interface Row {
@@ -528,7 +531,68 @@ const TABLE: Row[] = [
     rest: (f) => ['PATCH', `/v1/ideas/${f.ideaId}`, { title: 'x' }],
     expect: 'invalid_request',
   },
+
+  // Review before publishing (docs/review.md). A decision needs a person (an OAuth reviewer): its
+  // happy path through both doors is test/review/mcp.test.ts; here an API key is refused alike.
+  {
+    tool: 'request_post_review',
+    args: (f) => ({ postId: f.reviewMcpPostId, notes: 'Please check' }),
+    rest: (f) => ['POST', `/v1/posts/${f.reviewRestPostId}/review`, { notes: 'Please check' }],
+    expect: 'ok',
+    volatile: true,
+  },
+  {
+    tool: 'request_post_review',
+    args: (f) => ({ postId: f.postId, reviewerUserId: 'user_nobody' }),
+    rest: (f) => ['POST', `/v1/posts/${f.postId}/review`, { reviewerUserId: 'user_nobody' }],
+    expect: 'unprocessable',
+  },
+  {
+    tool: 'request_post_review',
+    args: () => ({ postId: 'post_missing' }),
+    rest: () => ['POST', '/v1/posts/post_missing/review', {}],
+    expect: 'not_found',
+  },
+  {
+    tool: 'approve_post',
+    args: (f) => ({ postId: f.postId }),
+    rest: (f) => ['POST', `/v1/posts/${f.postId}/review/approve`, {}],
+    expect: 'conflict',
+  },
+  {
+    tool: 'approve_post',
+    args: () => ({ postId: 'post_missing' }),
+    rest: () => ['POST', '/v1/posts/post_missing/review/approve', {}],
+    expect: 'not_found',
+  },
+  {
+    tool: 'reject_post',
+    args: (f) => ({ postId: f.postId, notes: 'no' }),
+    rest: (f) => ['POST', `/v1/posts/${f.postId}/review/reject`, { notes: 'no' }],
+    expect: 'conflict',
+  },
+  {
+    tool: 'reject_post',
+    args: (f) => ({ postId: f.reviewRestPostId }),
+    rest: (f) => ['POST', `/v1/posts/${f.reviewRestPostId}/review/reject`, {}],
+    expect: 'forbidden_project',
+  },
+  {
+    tool: 'list_posts_awaiting_review',
+    args: (f) => ({ projectId: f.projectId }),
+    rest: (f) => ['GET', `/v1/reviews/awaiting${q({ projectId: f.projectId })}`],
+    expect: 'ok',
+  },
+  {
+    tool: 'list_posts_awaiting_review',
+    args: () => ({ projectId: '' }),
+    rest: () => ['GET', `/v1/reviews/awaiting${q({ projectId: '' })}`],
+    expect: 'invalid_request',
+  },
 ];
+
+/** Tools whose success needs a person (an OAuth reviewer), proved in test/review/mcp.test.ts. */
+const DECIDED_BY_A_PERSON = new Set(['approve_post', 'reject_post']);
 
 /** No REST twin exists for these (spec 4.4: no REST delete; the session is the agent transport's). */
 const MCP_ONLY = new Set(['switch_workspace', 'delete_post']);
@@ -618,10 +682,7 @@ describe('REST and MCP parity', function () {
       [],
     );
     for (const name of TOOLS.map((t) => t.name).filter((n) => !MCP_ONLY.has(n))) {
-      assert.ok(
-        TABLE.some((r) => r.tool === name && r.expect === 'ok'),
-        `${name} has a happy row`,
-      );
+      assert.ok(TABLE.some((r) => r.tool === name && r.expect === 'ok') || DECIDED_BY_A_PERSON.has(name), `${name} has a happy row`);
       assert.ok(
         TABLE.some((r) => r.tool === name && r.expect !== 'ok') ||
           name === 'get_workspace' ||
@@ -661,6 +722,8 @@ describe('REST and MCP parity', function () {
         const idea = await call('POST', '/v1/ideas', { projectId: ws.project.id, title: 'Seed idea', hook: 'A hook' });
         const mediaBase64 = png(12, 9).toString('base64');
         const asset = await call('POST', '/v1/media', { content_base64: png(9, 12).toString('base64') });
+        const reviewRest = await call('POST', '/v1/posts', { projectId: ws.project.id, content: 'For review' });
+        const reviewMcp = await call('POST', '/v1/posts', { projectId: ws.project.id, content: 'For review' });
         f = {
           projectId: ws.project.id,
           noteId: note.body.data.id,
@@ -672,6 +735,8 @@ describe('REST and MCP parity', function () {
           ideaId: idea.body.data.id,
           mediaId: asset.body.data.id,
           mediaBase64,
+          reviewRestPostId: reviewRest.body.data.id,
+          reviewMcpPostId: reviewMcp.body.data.id,
         };
         const narrowKey = (await issueApiKey({ workspaceId: ws.workspace.id, scopes: ['workspace:read'] })).key;
         narrowCall = rest(stack.apiUrl, narrowKey);
@@ -683,14 +748,19 @@ describe('REST and MCP parity', function () {
       });
 
       for (const row of TABLE) {
-        it(`${row.tool} ${JSON.stringify(row.args({ projectId: 'P', noteId: 'N', postId: 'T', schedulePostId: 'U', jobId: 'J', otherProjectId: 'O', disconnectedPostId: 'D', ideaId: 'I', mediaId: 'M', mediaBase64: 'B' })).slice(0, 90)} → ${row.expect}`, async () => {
+        it(`${row.tool} ${JSON.stringify(row.args({ projectId: 'P', noteId: 'N', postId: 'T', schedulePostId: 'U', jobId: 'J', otherProjectId: 'O', disconnectedPostId: 'D', ideaId: 'I', mediaId: 'M', mediaBase64: 'B', reviewRestPostId: 'RR', reviewMcpPostId: 'RM' })).slice(0, 90)} → ${row.expect}`, async () => {
           const [method, path, body] = row.rest(f);
           const viaRest = await call(method, path, body);
           const viaMcp = await callTool(client, row.tool, row.args(f));
           if (row.expect === 'ok') {
             assert.equal(viaRest.status, 200, JSON.stringify(viaRest.body));
             assert.notEqual(viaMcp.isError, true, JSON.stringify(viaMcp.structuredContent));
-            const keep = new Set(Object.values(f));
+            // The per-door review posts differ by design: masked like new ids.
+            const keep = new Set(
+              Object.entries(f)
+                .filter(([k]) => k !== 'reviewRestPostId' && k !== 'reviewMcpPostId')
+                .map(([, v]) => v),
+            );
             const a = row.volatile ? mask(viaRest.body, keep) : viaRest.body;
             const b = row.volatile ? mask(viaMcp.structuredContent, keep) : viaMcp.structuredContent;
             assert.deepEqual(row.tool === 'list_workspaces' ? dropIsActive(b) : row.tool === 'list_post_statuses' ? dropStatusId(b) : b, a);

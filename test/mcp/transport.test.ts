@@ -170,6 +170,8 @@ describe('MCP transport', function () {
           // media
           'list_media',
           'get_media',
+          // review before publishing (docs/review.md)
+          'list_posts_awaiting_review',
         ];
         const writes = [
           'create_note',
@@ -185,6 +187,9 @@ describe('MCP transport', function () {
           'import_media',
           'set_post_media',
           'generate_image',
+          'request_post_review',
+          'approve_post',
+          'reject_post',
         ];
         assert.deepEqual([...byName.keys()].sort(), [...reads, ...writes, 'delete_post'].sort());
         for (const name of reads) assert.equal(byName.get(name)!.annotations?.readOnlyHint, true, name);

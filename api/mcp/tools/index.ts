@@ -16,6 +16,7 @@ import {
   updatePostTool,
 } from './posts';
 import { getProjectTool, listProjectsTool } from './projects';
+import { approvePostTool, listAwaitingReviewTool, rejectPostTool, requestReviewTool } from './reviews';
 import { getWorkspaceTool, listWorkspacesTool, switchWorkspaceTool } from './workspaces';
 
 // The tool catalogue, in the order of the spec 4.9 table. Tools of that table whose REST twin
@@ -59,6 +60,11 @@ export const TOOLS: readonly ToolDefinition[] = [
   getMediaTool,
   setPostMediaTool,
   generateImageTool,
+  // Review before publishing (docs/review.md; spec 9.3).
+  requestReviewTool,
+  approvePostTool,
+  rejectPostTool,
+  listAwaitingReviewTool,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));

@@ -12,11 +12,23 @@ import { keysetPage, parseLimit } from '../../pagination';
 import { findProject, type ProjectRow } from '../projects/present';
 import { createPostInput, getPostInput, listPostsInput, updatePostInput } from './schema';
 import { afterScheduleCommitted, verifyConnectionForScheduling } from './scheduling';
+import { assertReviewAllowsScheduling } from '../../../lib/posts/review';
+import { afterReviewStarted } from '../../../lib/publishing/review';
 
-/** spec 5.4: a client-role account sees only posts in review, scheduled or published. */
-export const CLIENT_VISIBLE_STATUSES = ['waitingApproval', 'scheduled', 'published'];
+/** spec 2.4 requireReviewWorkflow, read live. */
+async function requiresReview(workspaceId: string): Promise<boolean> {
+  const w = await db()('workspaces').where({ id: workspaceId }).first('require_review_workflow');
+  return !!w?.require_review_workflow;
+}
 
-function postsOf(auth: AuthContext) {
+/**
+ * spec 5.4: a client-role account sees only posts in review, scheduled or published. "In review"
+ * includes the outcome of a review round (`approved`, `rejected`, docs/review.md), so a client
+ * reviewer still sees the post it just decided.
+ */
+export const CLIENT_VISIBLE_STATUSES = ['waitingApproval', 'approved', 'rejected', 'scheduled', 'published'];
+
+export function postsOf(auth: AuthContext) {
   const q = scoped(auth, 'posts').whereNull('posts.deleted_at');
   if (auth.projectIds) q.whereIn('posts.project_id', [...auth.projectIds]);
   if (auth.role === 'client') q.whereIn('posts.status', CLIENT_VISIBLE_STATUSES);
@@ -113,6 +125,8 @@ export const createPost = defineOperation({
     const project = await requireProject(auth, input.projectId);
     // spec 3.1: the network token is not checked at create time.
     const scheduledAt = input.scheduledFor !== undefined ? futureInstant(input.scheduledFor, project) : null;
+    // docs/review.md: a new post has no approval, so the review gate refuses to schedule it.
+    if (scheduledAt) assertReviewAllowsScheduling({ review: null }, await requiresReview(auth.workspaceId));
     const post = await db().transaction((trx) =>
       insertPost(trx, {
         workspaceId: auth.workspaceId,
@@ -140,7 +154,8 @@ export const updatePost = defineOperation({
     const { auth } = ctx;
     const existing = (await postsOf(auth)
       .where('posts.id', input.postId)
-      .first('posts.id', 'posts.project_id', 'posts.status', 'posts.scheduled_at', 'posts.schedule_version')) as PostRow | undefined;
+      .first('posts.id', 'posts.project_id', 'posts.status', 'posts.scheduled_at', 'posts.schedule_version', 'posts.review')) as
+      PostRow | undefined;
     if (!existing) throw errors.notFound('post');
     const project = existing.project_id ? await findProject(auth, existing.project_id) : undefined;
     const status = await resolveStatus(db(), auth.workspaceId, input);
@@ -154,6 +169,9 @@ export const updatePost = defineOperation({
     const intent = planSchedule(existing, { scheduledFor, board: status?.category }, new Date());
     if (intent.kind === 'schedule') {
       if (!project) throw errors.unprocessable('This post has no project to publish to.');
+      // docs/review.md: the review gate refuses before the live connection check (and again under the lock).
+      const touchesApproved = input.content !== undefined || input.title !== undefined || input.contentType !== undefined;
+      if (!touchesApproved) assertReviewAllowsScheduling(existing, await requiresReview(auth.workspaceId));
       await verifyConnectionForScheduling(depsOf(ctx).network, project);
     }
     const { contentType, content, title, autoLike, autoComment } = input;
@@ -166,6 +184,7 @@ export const updatePost = defineOperation({
       }),
     );
     if (result.scheduleChanged) await afterScheduleCommitted(result.post);
+    if (result.reviewStarted) await afterReviewStarted(result.post);
     return { data: presentPost(result.post) };
   },
 });

@@ -158,4 +158,47 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
       return workspaceView(w, await billingPlanOf(w));
     },
   },
+  set: {
+    summary: 'Change review settings: the review gate (requireReviewWorkflow) and the default reviewer (docs/review.md).',
+    flags: {
+      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      'require-review': { choices: ['true', 'false'], help: 'true: posts need an approved review before they can be scheduled' },
+      'default-reviewer': { value: 'user_x|none', help: 'member who reviews posts moved to the review category; none clears it' },
+      'engagement-comment': {
+        multiple: true,
+        value: 'TEXT',
+        help: 'a comment amplifiers may post (repeatable; replaces the list; "-" alone restores the built-in list)',
+      },
+    },
+    examples: [
+      '--workspace org_x --require-review true',
+      '--workspace org_x --default-reviewer user_x',
+      '--workspace org_x --engagement-comment "Well said." --engagement-comment "Worth a read."',
+    ],
+    check(args) {
+      if (!args.has('require-review') && !args.has('default-reviewer') && !args.list('engagement-comment').length) {
+        throw args.usage('give --require-review, --default-reviewer and/or --engagement-comment');
+      }
+    },
+    async run(args) {
+      const [{ setReviewGate, setDefaultReviewer }, { workspaceView }] = await Promise.all([import('../../../ops/operate'), present()]);
+      const workspaceId = args.need('workspace');
+      let w: Record<string, any> | undefined;
+      if (args.has('require-review')) w = await setReviewGate({ workspaceId, required: args.string('require-review') === 'true' });
+      if (args.has('default-reviewer')) {
+        const reviewer = args.string('default-reviewer')!;
+        w = await setDefaultReviewer({ workspaceId, userId: reviewer === 'none' ? null : reviewer });
+      }
+      const comments = args.list('engagement-comment');
+      if (comments.length) {
+        const { setEngagementComments } = await import('../../../ops/operate');
+        w = await setEngagementComments({ workspaceId, comments: comments.length === 1 && comments[0] === '-' ? null : comments });
+      }
+      return {
+        ...workspaceView(w!, await billingPlanOf(w!)),
+        defaultReviewerUserId: (w!.default_reviewer_user_id as string | null) ?? null,
+        engagementComments: (w!.engagement_comments as string[] | null) ?? null,
+      };
+    },
+  },
 });

@@ -1,0 +1,150 @@
+import { db } from '../../../lib/db';
+import { errors } from '../../../lib/errors';
+import { log } from '../../../lib/logger';
+import { presentPost, presentPostSummary, type PostRow } from '../../../lib/posts/present';
+import { reviewDecided, reviewOf, reviewRequested } from '../../../lib/posts/review';
+import { commitChange, loadPostForUpdate, type Committed } from '../../../lib/posts/write';
+import { afterReviewStarted, signalReviewDecided } from '../../../lib/publishing/review';
+import { temporalClient } from '../../../lib/temporal';
+import type { AuthContext } from '../../auth/context';
+import { defineOperation } from '../../operation';
+import { postsOf } from '../posts/posts';
+import { decideReviewInput, listAwaitingReviewInput, requestReviewInput } from './schema';
+
+// Review before publishing (docs/review.md; spec 2.4, 2.7 `review`, 3.1, 5.4, 6). The
+// transitions are lib/posts/review.ts; each operation locks the post, commits one change with
+// its event, and then tells the round's workflow (workflows/reviewPost.ts).
+
+/** The post as the caller may see it (workspace, assigned projects, the client view), locked. */
+async function lockVisible(auth: AuthContext, postId: string, trx: Parameters<typeof loadPostForUpdate>[0]): Promise<PostRow> {
+  const visible = await postsOf(auth).where('posts.id', postId).first('posts.id');
+  if (!visible) throw errors.notFound('post');
+  const post = await loadPostForUpdate(trx, auth.workspaceId, postId, true);
+  if (!post) throw errors.notFound('post');
+  return post;
+}
+
+async function afterCommit(what: string, fn: () => Promise<void>, postId: string): Promise<void> {
+  // The change is durable; a Temporal outage only delays the deadline timer or the workflow's end.
+  try {
+    await fn();
+  } catch (err) {
+    log.warn(`review workflow ${what} failed`, { postId, err });
+  }
+}
+
+export const requestReview = defineOperation({
+  name: 'reviews.request',
+  summary: 'Send a post to review: a reviewer (a workspace member, Client role included), an optional deadline and notes.',
+  kind: 'write',
+  scopes: { allOf: ['posts:write'] },
+  clientRole: 'deny',
+  inputSource: 'body',
+  input: requestReviewInput,
+  handler: async ({ auth }, input) => {
+    const deadline = input.deadline !== undefined ? new Date(input.deadline) : null;
+    if (deadline && (Number.isNaN(deadline.getTime()) || deadline.getTime() <= Date.now())) {
+      throw errors.unprocessable('`deadline` must be a future date-time.', { deadline: input.deadline });
+    }
+    const result = await db().transaction(async (trx) => {
+      const post = await lockVisible(auth, input.postId, trx);
+      const reviewerUserId = input.reviewerUserId ?? post.default_reviewer_user_id ?? null;
+      if (reviewerUserId !== null) {
+        const member = await trx('memberships').where({ workspace_id: auth.workspaceId, user_id: reviewerUserId }).first('id');
+        if (!member)
+          throw errors.unprocessable('`reviewerUserId` is not a member of this workspace (GET /v1/team lists them).', {
+            reason: 'reviewer_not_member',
+            reviewerUserId,
+          });
+      }
+      const change = reviewRequested(post, { reviewerUserId, deadline, notes: input.notes ?? null }, new Date());
+      return commitChange(trx, post, change);
+    });
+    await afterReviewStarted(result.post);
+    return { data: presentPost(result.post) };
+  },
+});
+
+/**
+ * Who may decide (docs/review.md "Deciding"): the named reviewer, acting through an OAuth token
+ * (an API key acts for no person); without a named reviewer, a workspace admin.
+ */
+function assertDecider(auth: AuthContext, post: PostRow): void {
+  const { reviewerUserId } = reviewOf(post);
+  const p = auth.principal;
+  const userId = p.type === 'oauth_token' ? p.actingUserId : null;
+  if (reviewerUserId !== null ? userId === reviewerUserId : userId !== null && auth.role === 'admin') return;
+  throw errors.forbiddenProject(
+    reviewerUserId !== null
+      ? 'Only the reviewer named on this review round can decide it.'
+      : 'This review round names no reviewer; a workspace admin decides it.',
+    { reason: 'not_reviewer' },
+  );
+}
+
+function decide(decision: 'approved' | 'rejected') {
+  return async ({ auth }: { auth: AuthContext }, input: { postId: string; notes?: string }) => {
+    const result: Committed = await db().transaction(async (trx) => {
+      const post = await lockVisible(auth, input.postId, trx);
+      // The round is checked before the caller, so a decided round answers the same to everyone.
+      const change = reviewDecided(post, decision, input.notes ?? null, new Date());
+      assertDecider(auth, post);
+      return commitChange(trx, post, change, () => ({ round: post.review_round ?? 0 }));
+    });
+    const round = result.post.review_round ?? 0;
+    await afterCommit('signal', async () => signalReviewDecided(await temporalClient(), result.post.id, round), result.post.id);
+    return { data: presentPost(result.post) };
+  };
+}
+
+export const approveReview = defineOperation({
+  name: 'reviews.approve',
+  summary: "Approve the post's review round (the reviewer only; final for the round).",
+  kind: 'write',
+  scopes: { allOf: ['posts:write'] },
+  // spec 5.4: the one write a Client-role reviewer may make (docs/review.md); the handler checks the reviewer.
+  clientRole: 'narrow',
+  inputSource: 'body',
+  input: decideReviewInput,
+  handler: decide('approved'),
+});
+
+export const rejectReview = defineOperation({
+  name: 'reviews.reject',
+  summary: "Reject the post's review round (the reviewer only; final for the round).",
+  kind: 'write',
+  scopes: { allOf: ['posts:write'] },
+  clientRole: 'narrow',
+  inputSource: 'body',
+  input: decideReviewInput,
+  handler: decide('rejected'),
+});
+
+export const listAwaitingReview = defineOperation({
+  name: 'reviews.awaiting',
+  summary: "Posts whose review round awaits the caller's decision (every pending round for an API key).",
+  kind: 'read',
+  scopes: { allOf: ['posts:read'] },
+  clientRole: 'narrow',
+  inputSource: 'query',
+  input: listAwaitingReviewInput,
+  handler: async ({ auth }, input) => {
+    const q = postsOf(auth)
+      .whereRaw(`posts.review->>'state' = 'pending'`)
+      .orderBy([
+        { column: 'posts.created_at', order: 'desc' },
+        { column: 'posts.id', order: 'desc' },
+      ])
+      .limit(200);
+    if (input.projectId) q.where('posts.project_id', input.projectId);
+    const p = auth.principal;
+    if (p.type === 'oauth_token') {
+      q.where((w) => {
+        w.whereRaw(`posts.review->>'reviewerUserId' = ?`, [p.actingUserId]);
+        if (auth.role === 'admin') w.orWhereRaw(`posts.review->>'reviewerUserId' is null`);
+      });
+    }
+    const rows = (await q.select('posts.*')) as PostRow[];
+    return { data: rows.map((r) => ({ ...presentPostSummary(r), review: { ...reviewOf(r) } })) };
+  },
+});

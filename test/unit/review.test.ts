@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { ApiError } from '../../lib/errors';
+import {
+  approvalLost,
+  heldForReview,
+  reviewBlocker,
+  reviewDecided,
+  reviewOverdue,
+  reviewRequested,
+  type ReviewRow,
+} from '../../lib/posts/review';
+
+// The review transitions of docs/review.md, one rule at a time (lib/posts/review.ts).
+
+const NOW = new Date('2026-11-25T12:00:00Z');
+const draft: ReviewRow = { status: 'draft', scheduled_at: null, schedule_version: 0, review: null, review_round: 0 };
+const scheduledPost: ReviewRow = {
+  status: 'scheduled',
+  scheduled_at: new Date('2026-12-01T09:00:00Z'),
+  schedule_version: 3,
+  review: null,
+  review_round: 0,
+};
+const request = { reviewerUserId: 'user_r', deadline: new Date('2026-11-26T12:00:00Z'), notes: 'check' };
+
+function reasonOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof ApiError);
+    return (err.details as { reason?: string } | undefined)?.reason;
+  }
+  assert.fail('expected a refusal');
+}
+
+describe('review transitions (docs/review.md)', () => {
+  it('a request opens a round: waitingApproval in the review board off the schedule, the schedule kept on it', () => {
+    const off = reviewRequested(draft, request, NOW);
+    assert.equal(off.set.status, 'waitingApproval');
+    assert.equal(off.board, 'review');
+    assert.equal(off.set.review_round, 1);
+    assert.deepEqual(off.events, ['post.review_requested']);
+    assert.equal(off.set.review!.state, 'pending');
+    assert.equal(off.set.review!.awaitingDecision, true);
+    assert.equal(off.set.review!.deadline, request.deadline.toISOString());
+    const on = reviewRequested(scheduledPost, request, NOW);
+    assert.equal(on.set.status, undefined);
+    assert.equal(on.board, undefined);
+    assert.equal(on.scheduleChanged, false);
+  });
+
+  it('refuses a second request while pending, and any request on a published post', () => {
+    const pending = { ...draft, review: reviewRequested(draft, request, NOW).set.review!, review_round: 1 };
+    assert.equal(
+      reasonOf(() => reviewRequested(pending, request, NOW)),
+      'review_pending',
+    );
+    assert.equal(
+      reasonOf(() => reviewRequested({ ...draft, status: 'published' }, request, NOW)),
+      'already_published',
+    );
+  });
+
+  it('a decision is final for its round', () => {
+    const pending = { ...draft, status: 'waitingApproval', review: reviewRequested(draft, request, NOW).set.review!, review_round: 1 };
+    const approved = reviewDecided(pending, 'approved', 'ok', NOW);
+    assert.equal(approved.set.status, 'approved');
+    assert.equal(approved.set.review!.state, 'approved');
+    assert.equal(approved.set.review!.decidedAt, NOW.toISOString());
+    assert.equal(approved.set.review!.notes, 'ok');
+    assert.deepEqual(approved.events, ['post.approved']);
+    const after = { ...pending, status: 'approved', review: approved.set.review! };
+    assert.equal(
+      reasonOf(() => reviewDecided(after, 'rejected', null, NOW)),
+      'no_review_pending',
+    );
+    assert.equal(
+      reasonOf(() => reviewDecided(draft, 'approved', null, NOW)),
+      'no_review_pending',
+    );
+    assert.equal(reviewDecided(pending, 'rejected', null, NOW).set.review!.notes, 'check', 'the request notes stay without decision notes');
+  });
+
+  it('overdue once, only for the current pending round, never deciding', () => {
+    const pending = { ...draft, review: reviewRequested(draft, request, NOW).set.review!, review_round: 2 };
+    const overdue = reviewOverdue(pending, 2, NOW);
+    assert.equal(overdue.set.review!.overdue, true);
+    assert.equal(overdue.set.review!.state, 'pending');
+    assert.deepEqual(overdue.events, ['post.review_overdue']);
+    assert.deepEqual(reviewOverdue(pending, 1, NOW).events, []);
+    assert.deepEqual(reviewOverdue({ ...pending, review: overdue.set.review! }, 2, NOW).events, []);
+  });
+
+  it('an approval is lost by an edit only when the workspace requires review', () => {
+    const approved = { ...draft, status: 'approved', review: { state: 'approved', reviewerUserId: 'user_r' }, review_round: 1 };
+    assert.deepEqual(approvalLost(approved, false, NOW).events, []);
+    const lost = approvalLost(approved, true, NOW);
+    assert.equal(lost.set.review!.state, 'pending');
+    assert.equal(lost.set.review!.reviewerUserId, 'user_r');
+    assert.equal(lost.set.review_round, 2);
+    assert.equal(lost.set.status, 'waitingApproval');
+  });
+
+  it('one blocker rule for scheduling and publishing', () => {
+    assert.equal(reviewBlocker({ review: null }, false), null);
+    assert.equal(reviewBlocker({ review: null }, true), 'review_required');
+    assert.equal(reviewBlocker({ review: { state: 'pending' } }, false), 'review_pending');
+    assert.equal(reviewBlocker({ review: { state: 'rejected' } }, false), 'review_rejected');
+    assert.equal(reviewBlocker({ review: { state: 'approved' } }, true), null);
+  });
+
+  it('held at publish time: back to review, off the schedule, the version moved', () => {
+    const held = heldForReview(scheduledPost, 'review_pending', NOW);
+    assert.equal(held.set.status, 'waitingApproval');
+    assert.equal(held.set.scheduled_at, null);
+    assert.equal(held.set.schedule_version, 4);
+    assert.equal(held.slot, 'clear');
+    assert.deepEqual(held.events, ['post.unscheduled']);
+    assert.equal(held.scheduleChanged, true);
+  });
+});
+
+describe('funnelStage (docs/engagement.md)', () => {
+  it('follows the content type; a stored value wins', async () => {
+    const { funnelStageOf } = await import('../../lib/posts/present');
+    assert.deepEqual(
+      ['PERSONAL', 'UNKNOWN', 'INSPIRATIONAL', 'NEWS', 'EDUCATIONAL', 'BUSINESS_INTERNAL', 'BUSINESS_EXTERNAL', 'BUSINESS'].map(
+        funnelStageOf,
+      ),
+      ['REACH', 'REACH', 'REACH', 'REACH', 'TRUST', 'TRUST', 'CONVERT', 'CONVERT'],
+    );
+  });
+});
