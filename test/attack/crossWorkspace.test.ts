@@ -11,6 +11,7 @@ import { startOAuthApi } from '../oauth/support';
 import { oauthToken } from '../webhooks/support';
 import type { TestServer } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
+import { png } from '../media/images';
 import { inputJsonSchema, mcpTools, restRoutes } from './catalogue';
 import { terminateGenerationJobs, valueOf, workspaceRows, type Fixtures } from './fuzzing';
 
@@ -120,6 +121,17 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
           source: { type: 'text', text: 'A source text long enough to write about.' },
         })
       ).jobId ?? (await db()('jobs').where({ workspace_id: ws.workspace.id }).first()).id;
+    // Media ids (spec 4.7): an asset of the library, and an upload handle (4.5).
+    f.mediaId = (await call('POST', '/v1/media', { projectId: ws.project.id, content_base64: png(7, 5).toString('base64') })).id;
+    f.uploadId = (
+      await call('POST', '/v1/uploads', {
+        projectId: ws.project.id,
+        fileName: 'a.png',
+        contentType: 'image/png',
+        bytes: 100,
+        purpose: 'media',
+      })
+    ).id;
     f.statusId = (await db()('post_statuses').where({ workspace_id: ws.workspace.id }).first())?.id;
   }
 

@@ -8,6 +8,7 @@ import { objectStore } from '../../../lib/storage/objectStore';
 import { scoped } from '../../auth/context';
 import { defineOperation } from '../../operation';
 import { keysetPage, parseLimit } from '../../pagination';
+import { findProject } from '../projects/present';
 import { projectOrDefault } from '../uploads/uploads';
 import { getMediaInput, importMediaInput, listMediaInput } from './schema';
 
@@ -125,6 +126,8 @@ export const listMedia = defineOperation({
   input: listMediaInput,
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit, config.media.listDefault, config.media.listMax);
+    // spec 1 rule 1: a project of another workspace is not found, never an empty page.
+    if (input.projectId !== undefined && !(await findProject(auth, input.projectId))) throw errors.notFound('project');
     const q = scoped(auth, 'media_assets');
     if (input.projectId !== undefined) q.where('media_assets.project_id', input.projectId);
     return keysetPage<AssetRow, ReturnType<typeof presentAsset>>(q, {

@@ -9,6 +9,7 @@ import { temporalClient } from '../../../lib/temporal';
 import type { AuthContext } from '../../auth/context';
 import { defineOperation } from '../../operation';
 import { postsOf } from '../posts/posts';
+import { findProject } from '../projects/present';
 import { decideReviewInput, listAwaitingReviewInput, requestReviewInput } from './schema';
 
 // Review before publishing (docs/review.md; spec 2.4, 2.7 `review`, 3.1, 5.4, 6). The
@@ -129,6 +130,8 @@ export const listAwaitingReview = defineOperation({
   inputSource: 'query',
   input: listAwaitingReviewInput,
   handler: async ({ auth }, input) => {
+    // spec 1 rule 1: a project of another workspace is not found, never an empty list.
+    if (input.projectId && !(await findProject(auth, input.projectId))) throw errors.notFound('project');
     const q = postsOf(auth)
       .whereRaw(`posts.review->>'state' = 'pending'`)
       .orderBy([
