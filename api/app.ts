@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import { config } from '../lib/config';
 import { createApiDeps, type ApiDeps } from './deps';
+import { openApiRouter } from './openapi/router';
 import { oauthRouter, registerOAuthPrincipals } from './oauth/router';
 import { parseBody } from './rest/body';
 import { requestContext } from './rest/errors';
@@ -17,6 +18,10 @@ export function createApp(deps: ApiDeps = createApiDeps()): Koa {
   app.use(parseBody);
   app.use(router.routes());
   app.use(router.allowedMethods());
+  // The published contract (api/openapi): generated from the route table above.
+  const contract = openApiRouter();
+  app.use(contract.routes());
+  app.use(contract.allowedMethods());
   // spec 5.3: the authorization server shares the API origin; its tokens are REST principals.
   registerOAuthPrincipals();
   const oauth = oauthRouter();

@@ -5,6 +5,7 @@ import { errors } from '../../../lib/errors';
 import {
   apiSpendOf, budgetTargetOf, dayUsedCents, loadAiLimits, percentUsed, periodsAt, POOL_KEY, weekUsedCents, wouldRefuse, type BudgetTarget,
 } from '../../../lib/generation/spend';
+import { single, usageSchema } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 import { findProject, projectName } from '../projects/present';
 
@@ -36,6 +37,7 @@ export const getUsage = defineOperation({
   clientRole: 'deny',
   inputSource: 'query',
   input: z.object({ projectId: z.string().min(1).max(100).optional() }).strict(),
+  output: single(usageSchema),
   handler: async ({ auth }, input) => {
     const project = input.projectId !== undefined ? await findProject(auth, input.projectId) : undefined;
     if (input.projectId !== undefined && !project) throw errors.notFound('project');
