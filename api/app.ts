@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import { config } from '../lib/config';
 import { createApiDeps, type ApiDeps } from './deps';
+import { docsRouter } from './openapi/docs';
 import { openApiRouter } from './openapi/router';
 import { oauthRouter, registerOAuthPrincipals } from './oauth/router';
 import { parseBody } from './rest/body';
@@ -22,6 +23,8 @@ export function createApp(deps: ApiDeps = createApiDeps()): Koa {
   const contract = openApiRouter();
   app.use(contract.routes());
   app.use(contract.allowedMethods());
+  const docs = docsRouter();
+  app.use(docs.routes());
   // spec 5.3: the authorization server shares the API origin; its tokens are REST principals.
   registerOAuthPrincipals();
   const oauth = oauthRouter();
