@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import { config } from '../lib/config';
 import { createApiDeps, type ApiDeps } from './deps';
+import { readinessRouter } from './health/ready';
 import { docsRouter } from './openapi/docs';
 import { openApiRouter } from './openapi/router';
 import { oauthRouter, registerOAuthPrincipals } from './oauth/router';
@@ -25,6 +26,7 @@ export function createApp(deps: ApiDeps = createApiDeps()): Koa {
   app.use(contract.allowedMethods());
   const docs = docsRouter();
   app.use(docs.routes());
+  app.use(readinessRouter().routes());
   // spec 5.3: the authorization server shares the API origin; its tokens are REST principals.
   registerOAuthPrincipals();
   const oauth = oauthRouter();

@@ -222,6 +222,50 @@ export function buildOpenApiDocument(opts: { version?: ApiVersion; routes?: read
     },
   };
 
+  const check = {
+    type: 'object',
+    properties: { status: { enum: ['ok', 'unavailable'] }, ms: { type: 'integer' }, error: { type: 'string' } },
+    required: ['status', 'ms'],
+    additionalProperties: false,
+  };
+  const readiness = {
+    type: 'object',
+    properties: {
+      data: {
+        type: 'object',
+        properties: {
+          status: { enum: ['ready', 'unready'] },
+          checks: {
+            type: 'object',
+            properties: { postgres: check, redis: check, temporal: check },
+            required: ['postgres', 'redis', 'temporal'],
+            additionalProperties: false,
+          },
+        },
+        required: ['status', 'checks'],
+        additionalProperties: false,
+      },
+    },
+    required: ['data'],
+    additionalProperties: false,
+  };
+  paths['/v1/health/ready'] = {
+    get: {
+      operationId: 'health.ready',
+      summary: 'Readiness: Postgres, Redis and Temporal reachable.',
+      tags: ['health'],
+      security: [],
+      description: 'For load balancers and readiness probes; `/v1/health` is liveness. Unauthenticated, never cached.',
+      responses: {
+        200: { description: 'Every dependency answered.', content: { 'application/json': { schema: readiness } } },
+        503: {
+          description: 'At least one dependency did not answer within 2 s; `checks` names it.',
+          content: { 'application/json': { schema: readiness } },
+        },
+      },
+    },
+  };
+
   const tags = [...new Set(Object.values(paths).flatMap((ops) => Object.values(ops).flatMap((o) => (o.tags as string[]) ?? [])))].map(
     (name) => ({ name }),
   );
