@@ -73,6 +73,9 @@ function loadConfig() {
     trustProxy: bool('TRUST_PROXY', false),
     /** Log every request (not only 5xx). */
     logRequests: bool('LOG_REQUESTS', false),
+    /** Prometheus /metrics of the API and of the worker, each on its own port, never the public one; 0 = any free port. */
+    metricsPort: int('METRICS_PORT', 9464),
+    workerMetricsPort: int('WORKER_METRICS_PORT', 9465),
     dataDir: str('DATA_DIR', '.data'),
     logLevel: str('LOG_LEVEL', 'info'),
 

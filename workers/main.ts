@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { config } from '../lib/config';
 import { closeDb, db, migrateLatest } from '../lib/db';
 import { log } from '../lib/logger';
+import { knexPool, observeDbPool, serveMetrics } from '../lib/metrics';
 import { preflightOrExit } from '../tooling/preflight';
 import { closeRedis } from '../lib/redis';
 import { closeTemporalClient, temporalClient, workflowIds } from '../lib/temporal';
@@ -37,11 +38,15 @@ async function main() {
   }
   // Post analytics: one metrics-sync workflow for the deployment (docs/analytics.md).
   await ensureMetricsSync(await temporalClient());
+  // Prometheus /metrics on WORKER_METRICS_PORT (lib/metrics.ts, docs/operations.md).
+  observeDbPool(() => knexPool(db() as never));
+  const metricsServer = await serveMetrics(config.workerMetricsPort, 'worker');
   const stop = () => { log.info('worker stopping'); worker.shutdown(); };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   log.info('worker running', { taskQueue: config.temporalTaskQueue, temporal: config.temporalAddress ?? '127.0.0.1:7233', workflowBundle: prebuiltBundlePath() ?? 'bundled from source at start' });
   await worker.run();
+  metricsServer?.close();
   await connection.close();
   await closeTemporalClient();
   await Promise.allSettled([closeDb(), closeRedis()]);

@@ -90,9 +90,8 @@ function operationObject(
   if (!op.public) parameters.push(headerParam('ServiceWorkspaceId'));
   if (op.kind === 'write') parameters.push(headerParam('IdempotencyKey'));
 
-  const paginated = 'cursor' in properties;
   const referencesAResource = params.length > 0 || Object.keys(properties).some((k) => /Id$/.test(k));
-  const codes = operationErrorCodes(op, { hasPathParams: referencesAResource, paginated });
+  const codes = operationErrorCodes(op, { hasPathParams: referencesAResource, cursor: 'cursor' in properties, limit: 'limit' in properties });
 
   const successHeaders: Json = {
     'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },

@@ -87,7 +87,7 @@ export function statusOfCode(code: ErrorCode): number {
 }
 
 /** The codes an operation can answer through the REST door (spec 7.2), in catalogue order. */
-export function operationErrorCodes(op: AnyOperation, opts: { hasPathParams: boolean; paginated: boolean }): ErrorCode[] {
+export function operationErrorCodes(op: AnyOperation, opts: { hasPathParams: boolean; cursor: boolean; limit: boolean }): ErrorCode[] {
   const codes = new Set<ErrorCode>(['internal_error', 'version_unsupported']);
   if (!op.public) {
     for (const c of [
@@ -104,10 +104,8 @@ export function operationErrorCodes(op: AnyOperation, opts: { hasPathParams: boo
     if (op.clientRole === 'deny') codes.add('forbidden_project');
     if (op.inputSource === 'query') codes.add('invalid_request');
     else for (const c of ['invalid_request', 'unprocessable', 'payload_too_large'] as const) codes.add(c);
-    if (opts.paginated) {
-      codes.add('bad_cursor');
-      codes.add('bad_pagination');
-    }
+    if (opts.cursor) codes.add('bad_cursor');
+    if (opts.limit) codes.add('bad_pagination');
     if (opts.hasPathParams) codes.add('not_found');
     if (op.kind === 'write') {
       codes.add('invalid_request');

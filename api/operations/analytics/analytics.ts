@@ -203,6 +203,7 @@ export const searchViralPosts = defineOperation({
     minEngagement: z.coerce.number().int().min(0).optional(),
     limit: z.any().optional(),
   }).strict(),
+  errors: ['conflict', 'temporarily_unavailable'],
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit, 20, 50);
     if (input.from && input.to && input.to < input.from) throw errors.invalidRequest('`to` must not be before `from`.');

@@ -75,6 +75,8 @@ export const cancelJob = defineOperation({
   inputSource: 'body',
   input: z.object({ jobId: id }).strict(),
   output: single(jobSchema),
+  // Cancelling a job that already runs or ended (spec 4.8: only QUEUED jobs cancel).
+  errors: ['conflict'],
   handler: async ({ auth }, input) => {
     if (!(await findJob(auth, input.jobId))) throw errors.notFound('job');
     // spec 3.2: only QUEUED → CANCELLED, as a compare-and-set under the row lock; the worker's
