@@ -91,7 +91,11 @@ function operationObject(
   if (op.kind === 'write') parameters.push(headerParam('IdempotencyKey'));
 
   const referencesAResource = params.length > 0 || Object.keys(properties).some((k) => /Id$/.test(k));
-  const codes = operationErrorCodes(op, { hasPathParams: referencesAResource, cursor: 'cursor' in properties, limit: 'limit' in properties });
+  const codes = operationErrorCodes(op, {
+    hasPathParams: referencesAResource,
+    cursor: 'cursor' in properties,
+    limit: 'limit' in properties,
+  });
 
   const successHeaders: Json = {
     'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
