@@ -5,7 +5,9 @@ import path from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 
 // The headless browser of the browser tests (OAuth consent, /docs). A system Chromium is
-// preferred when one is installed (CHROMIUM_PATH, else /usr/bin/chromium).
+// preferred when one is installed (CHROMIUM_PATH, else /usr/bin/chromium); otherwise the
+// headless Chromium shipped inside the @sparticuz/chromium npm package, unpacked into a
+// temporary directory on first use, so `npm ci && npm test` needs no system package.
 
 const ARGS = [
   '--headless',
@@ -20,8 +22,9 @@ const ARGS = [
 
 export async function browserExecutable(): Promise<{ executablePath: string; args: string[] }> {
   const system = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-  if (existsSync(system)) return { executablePath: system, args: ARGS };
-  throw new Error(`No browser at ${system}: install Chromium or set CHROMIUM_PATH.`);
+  if (existsSync(system) && process.env.TEST_BROWSER !== 'npm') return { executablePath: system, args: ARGS };
+  const { default: packaged } = await import('@sparticuz/chromium');
+  return { executablePath: await packaged.executablePath(), args: [...packaged.args, '--no-first-run', '--disable-quic'] };
 }
 
 export interface TestBrowser {
