@@ -76,6 +76,8 @@ function loadConfig() {
     /** Prometheus /metrics of the API and of the worker, each on its own port, never the public one; 0 = any free port. */
     metricsPort: int('METRICS_PORT', 9464),
     workerMetricsPort: int('WORKER_METRICS_PORT', 9465),
+    /** The Temporal SDK's own worker metrics (Prometheus, served by the SDK core); unset = off. */
+    temporalSdkMetricsPort: optional('TEMPORAL_SDK_METRICS_PORT') === undefined ? undefined : int('TEMPORAL_SDK_METRICS_PORT', 0),
     dataDir: str('DATA_DIR', '.data'),
     logLevel: str('LOG_LEVEL', 'info'),
 

@@ -7,7 +7,7 @@ import { spawnService } from '../support/processes';
 import { waitFor } from '../support/wait';
 
 // issue 17: `npm start` (bin/start.ts) stops cleanly. After SIGINT the API, the MCP transport,
-// both metrics listeners, the worker, the network simulator and the embedded Temporal dev
+// the metrics listeners (API, worker, Temporal SDK), the worker, the network simulator and the embedded Temporal dev
 // server (frontend and UI) are all gone: no port stays held.
 
 describe('npm start stops cleanly on SIGINT', function () {
@@ -29,6 +29,7 @@ describe('npm start stops cleanly on SIGINT', function () {
       'NETWORK_SIMULATOR_PORT',
       'METRICS_PORT',
       'WORKER_METRICS_PORT',
+      'TEMPORAL_SDK_METRICS_PORT',
     ] as const;
     const ports: Record<string, number> = {};
     for (const n of names) ports[n] = await freePort();
@@ -49,6 +50,19 @@ describe('npm start stops cleanly on SIGINT', function () {
       for (const n of names) await waitFor(() => portAcceptsConnections(ports[n]!), 120_000, `${n} ${ports[n]} to open`);
       const metrics = await fetch(`http://127.0.0.1:${ports.METRICS_PORT}/metrics`);
       assert.match(await metrics.text(), /http_requests_total/);
+      // The worker's own metrics, and the Temporal SDK's (its runtime's Prometheus exporter).
+      const worker = await (await fetch(`http://127.0.0.1:${ports.WORKER_METRICS_PORT}/metrics`)).text();
+      assert.match(worker, /db_pool_connections\{state="max"\}/);
+      assert.match(worker, /# TYPE publish_attempts_total counter/);
+      const sdk = await waitFor(
+        async () => {
+          const text = await (await fetch(`http://127.0.0.1:${ports.TEMPORAL_SDK_METRICS_PORT}/metrics`)).text();
+          return /temporal_/.test(text) && text;
+        },
+        60_000,
+        'Temporal SDK metrics',
+      );
+      assert.match(sdk, /temporal_worker_task_slots_available|temporal_num_pollers|temporal_request/);
     } finally {
       const exited = new Promise<number | null>((resolve) => service.child.once('exit', (code) => resolve(code)));
       service.child.kill('SIGINT');
