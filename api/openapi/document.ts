@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { config } from '../../lib/config';
 import type { ErrorCode } from '../../lib/errors';
+import { ALL_SCOPES } from '../../lib/scopes';
 import { operationScopes } from '../pipeline/index';
 import type { AnyOperation } from '../operation';
 import { routeTable, type RouteEntry } from '../rest/adapter';
@@ -17,6 +18,13 @@ import { NAMED_RESOURCES } from './resources';
 // requirement, and the codes of spec 7.2 it can answer its error responses.
 
 type Json = Record<string, unknown>;
+
+const SCOPE_TEXT: Record<string, string> = {
+  read: 'alias: every read scope',
+  write: 'alias: every read and write scope (not posts:publish, settings:write or the destroy scopes)',
+  offline_access: 'a refresh token (OAuth only)',
+  'webhooks:manage': 'manage webhook endpoints (OAuth only)',
+};
 
 const SCHEMA_URI = (id: string) => `#/components/schemas/${id}`;
 
@@ -39,16 +47,14 @@ function inputJsonSchema(op: AnyOperation): Json {
   return strip(z.toJSONSchema(op.input, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Json);
 }
 
-const errorRef = (code: string) => `${code}`;
-
 function securityOf(op: AnyOperation, version: ApiVersion): Json[] | undefined {
   if (op.public) return [];
   const rule = operationScopes(op, version);
-  if (rule === 'any') return [{ bearerAuth: [] }];
-  // OpenAPI 3.1 4.8.30: requirements in one object must all hold (allOf); alternatives are
-  // separate objects (anyOf).
-  if ('allOf' in rule) return [{ bearerAuth: [...rule.allOf] }];
-  return rule.anyOf.map((s) => ({ bearerAuth: [s] }));
+  // OpenAPI 3.1 4.8.30: the scopes in one requirement object must all hold (allOf);
+  // alternatives are separate objects (anyOf). Each holds for an API key (bearerAuth) or an
+  // OAuth access token (oauth2), the same scope names for both (spec 5.2).
+  const sets = rule === 'any' ? [[]] : 'allOf' in rule ? [[...rule.allOf]] : rule.anyOf.map((s) => [s]);
+  return sets.flatMap((scopes) => [{ bearerAuth: scopes }, { oauth2: scopes }]);
 }
 
 function scopeText(op: AnyOperation, version: ApiVersion): string {
@@ -121,7 +127,7 @@ function operationObject(
     if (status === 429) headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' };
     if (status === 401) headers['WWW-Authenticate'] = { description: 'RFC 6750 challenge.', schema: { type: 'string' } };
     responses[status] = {
-      description: list.map(errorRef).join(', '),
+      description: list.join(', '),
       headers,
       content: {
         'application/json': {
@@ -293,6 +299,20 @@ export function buildOpenApiDocument(opts: { version?: ApiVersion; routes?: read
           type: 'http',
           scheme: 'bearer',
           description: 'An API key (`sk_…`) or an OAuth 2.1 access token (spec 5.1). Scopes: spec 5.2.',
+        },
+        oauth2: {
+          type: 'oauth2',
+          description: 'spec 5.3: authorization code with PKCE, public clients registered dynamically (RFC 7591).',
+          flows: {
+            authorizationCode: {
+              authorizationUrl: `${config.publicUrl}/oauth/authorize`,
+              tokenUrl: `${config.publicUrl}/oauth/token`,
+              refreshUrl: `${config.publicUrl}/oauth/token`,
+              scopes: Object.fromEntries(
+                ['read', 'write', ...ALL_SCOPES].map((s) => [s, SCOPE_TEXT[s] ?? `the \`${s}\` scope (spec 5.2)`]),
+              ),
+            },
+          },
         },
       },
       parameters: {

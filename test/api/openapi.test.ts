@@ -49,7 +49,7 @@ describe('GET /v1/openapi.json', () => {
       }
     }
     const list = doc.paths['/v1/posts'].get;
-    assert.deepEqual(list.security, [{ bearerAuth: ['posts:read'] }]);
+    assert.deepEqual(list.security, [{ bearerAuth: ['posts:read'] }, { oauth2: ['posts:read'] }]);
     assert.deepEqual(list.responses['400']['x-error-codes'], ['invalid_request', 'bad_cursor', 'bad_pagination', 'version_unsupported']);
     assert.equal(list.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/posts.list.response');
     assert.ok(
