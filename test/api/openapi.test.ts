@@ -83,5 +83,13 @@ describe('GET /v1/openapi.json', () => {
       error: { code: 'conflict', message: 'x', request_id: 'req_1', docs_url: 'https://x/y' },
     });
     assert.match(code.join(), /not documented/);
+    // An operation without an output schema is held to the envelopes: any 7.2 code, but the 7.1 shape.
+    const envelope = { error: { code: 'conflict', message: 'x', request_id: 'req_1', docs_url: 'https://x/y' } };
+    assert.deepEqual(checkResponse('GET', `${api.url}/v1/calendar`, 409, 'application/json', envelope), []);
+    assert.match(
+      checkResponse('GET', `${api.url}/v1/calendar`, 409, 'application/json', { error: { code: 'conflict' } }).join(),
+      /required property/,
+    );
+    assert.match(checkResponse('GET', `${api.url}/v1/calendar`, 200, 'application/json', { items: [] }).join(), /data/);
   });
 });

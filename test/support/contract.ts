@@ -6,7 +6,8 @@ import { buildOpenApiDocument } from '../../api/openapi/document';
 // (test/support/app.ts) receives is checked against the OpenAPI document the service
 // publishes, so a field added to a response but not to its operation's `output` schema, an
 // undocumented status or an error code an operation is not documented to answer fails the
-// suite. CONTRACT_CHECK=off skips the check, =warn reports without failing; the default is
+// suite. Operations without an `output` schema are held to the envelopes only (spec 2.1 `{ data }`
+// and the 7.1 error envelope with any 7.2 code). CONTRACT_CHECK=off skips the check, =warn reports without failing; the default is
 // strict.
 
 type Json = Record<string, any>;
@@ -22,6 +23,8 @@ interface Compiled {
   template: string;
   pattern: RegExp;
   responses: Map<string, { validate: ValidateFunction; codes?: string[] }>;
+  /** The operation declares an `output` schema; without one only the envelopes are checked. */
+  described: boolean;
 }
 
 let compiled: Compiled[] | undefined;
@@ -34,18 +37,24 @@ function compile(): Compiled[] {
   const base = 'https://contract.test/openapi.json';
   // The document itself is the schema resource the responses' $refs point into.
   ajv.addSchema({ $id: base, components: doc.components } as Json);
+  const errorEnvelope = ajv.compile({ $ref: `${base}#/components/schemas/Error` });
   const rebase = (schema: unknown) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', `"${base}#/components/`));
   const out: Compiled[] = [];
   for (const [template, ops] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
     const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
     for (const [method, op] of Object.entries(ops)) {
       const responses = new Map<string, { validate: ValidateFunction; codes?: string[] }>();
+      const described = op.responses['200']?.content?.['application/json']?.schema?.$ref !== '#/components/schemas/DataEnvelope';
       for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
         const schema = response.content?.['application/json']?.schema;
         if (!schema) continue;
-        responses.set(status, { validate: ajv.compile(rebase(schema)), codes: response['x-error-codes'] });
+        // An operation not yet described (no `output`): its errors are held to the 7.1
+        // envelope with any code of 7.2, not to the derived per-operation list.
+        if (!described && status !== '200') responses.set(status, { validate: errorEnvelope });
+        else responses.set(status, { validate: ajv.compile(rebase(schema)), codes: response['x-error-codes'] });
       }
-      out.push({ method: method.toUpperCase(), template, pattern, responses });
+      if (!described) responses.set('default', { validate: errorEnvelope });
+      out.push({ method: method.toUpperCase(), template, pattern, responses, described });
     }
   }
   // Literal paths first, so /v1/posts/generations is not taken for /v1/posts/{postId}.
@@ -61,7 +70,7 @@ export function checkResponse(method: string, url: string, status: number, conte
   if (status === 304 || status === 499) return [];
   const where = `${method.toUpperCase()} ${op.template} → ${status}`;
   if (!contentType?.includes('application/json')) return [`${where}: answered ${contentType ?? 'no content type'}, not JSON`];
-  const expected = op.responses.get(String(status));
+  const expected = op.responses.get(String(status)) ?? (status >= 400 ? op.responses.get('default') : undefined);
   if (!expected) return [`${where}: status not documented for this operation (body ${JSON.stringify(body).slice(0, 300)})`];
   const problems: string[] = [];
   if (!expected.validate(body)) {
