@@ -61,6 +61,41 @@ export const workspaceListEntrySchema = z
   })
   .strict();
 
+/** spec 2.15: one page of at most 100 members, project references capped at 25. */
+export const teamSchema = z
+  .object({
+    members: z.array(
+      z
+        .object({
+          userId: z.string(),
+          name: z.string(),
+          email: z.string(),
+          role: z.string(),
+          roleLabel: z.enum(['Admin', 'Member', 'Client']),
+          avatarUrl: z.string().nullable(),
+          joinedAt: dateTime,
+          projects: z.array(z.object({ id: z.string(), name: z.string() }).strict()),
+        })
+        .strict(),
+    ),
+    truncated: z.boolean(),
+    totalCount: z.number().int(),
+    projectsTruncated: z.boolean(),
+  })
+  .strict();
+
+/** The workspace's custom post statuses (GET /v1/post-statuses). */
+export const postStatusSchema = z
+  .object({
+    id: z.string(),
+    title: z.string(),
+    category: z.string(),
+    isDefault: z.boolean(),
+    position: z.number().int(),
+    postCount: z.number().int(),
+  })
+  .strict();
+
 // ---- 2.5 / 2.6 project ---------------------------------------------------------------------------
 
 export const networkBlockSchema = z
@@ -320,4 +355,6 @@ export const NAMED_RESOURCES: Record<string, z.ZodType> = {
   WebhookEndpointRotated: webhookEndpointRotatedSchema,
   WebhookDelivery: webhookDeliverySchema,
   Usage: usageSchema,
+  Team: teamSchema,
+  PostStatus: postStatusSchema,
 };
