@@ -195,6 +195,29 @@ export const noteSchema = z
   })
   .strict();
 
+// ---- 2.9 idea ------------------------------------------------------------------------------------
+
+const clearable = z.string().nullable();
+
+export const ideaSchema = z
+  .object({
+    id: z.string().describe('idea_*'),
+    projectId: z.string(),
+    title: z.string(),
+    content: z.string(),
+    status: z.string().describe('Derived: inbox, in_production, review, done.'),
+    pillar: clearable,
+    postType: clearable,
+    assetFormat: clearable,
+    hook: clearable,
+    topic: clearable,
+    scheduledFor: z.string().nullable().describe('Date-level calendar placement.'),
+    linkedPost: z.object({ id: z.string(), statusCategory: z.string() }).strict().nullable(),
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  })
+  .strict();
+
 // ---- 2.12 job ------------------------------------------------------------------------------------
 
 export const jobSchema = z
@@ -356,5 +379,6 @@ export const NAMED_RESOURCES: Record<string, z.ZodType> = {
   WebhookDelivery: webhookDeliverySchema,
   Usage: usageSchema,
   Team: teamSchema,
+  Idea: ideaSchema,
   PostStatus: postStatusSchema,
 };

@@ -5,6 +5,7 @@ import { errors } from '../../../lib/errors';
 import { newId } from '../../../lib/ids';
 import { DERIVED_STATUS_SQL, IDEA_STATUSES, ideaQuery, presentIdea, WRITABLE_IDEA_STATUSES, type IdeaRow } from '../../../lib/ideas/ideas';
 import type { AuthContext } from '../../auth/context';
+import { ideaSchema, page, single } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
 import { boundedText, isoDate } from '../../validation';
@@ -66,6 +67,7 @@ export const createIdea = defineOperation({
     status: z.enum(WRITABLE_IDEA_STATUSES, { error: '`status` can be written as `inbox` or `in_production` only; `review` and `done` follow the linked post.' }).optional(),
     linkedPostId: z.string().min(1).max(100).nullable().optional(),
   }).strict(),
+  output: single(ideaSchema),
   handler: async ({ auth }, input) => {
     const project = await resolveProject(auth, input.projectId);
     if (input.linkedPostId) await requireLinkablePost(auth, project.id, input.linkedPostId);
@@ -95,6 +97,7 @@ export const listIdeas = defineOperation({
       `must be a comma-separated list of ${IDEA_STATUSES.join(', ')}`).optional(),
     ...paginationInput,
   }).strict(),
+  output: page(ideaSchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit);
     const project = await resolveProject(auth, input.projectId);
@@ -115,6 +118,7 @@ export const getIdea = defineOperation({
   clientRole: 'deny',
   inputSource: 'query',
   input: z.object({ ideaId: z.string().min(1).max(100) }).strict(),
+  output: single(ideaSchema),
   handler: async ({ auth }, input) => {
     const row = await loadIdea(auth, input.ideaId);
     if (!row) throw errors.notFound('idea');
@@ -143,6 +147,7 @@ export const updateIdea = defineOperation({
   }).strict().refine((b) => UPDATABLE.some((k) => b[k] !== undefined), {
     message: `at least one updatable field is required (${UPDATABLE.join(', ')})`,
   }),
+  output: single(ideaSchema),
   handler: async ({ auth }, input) => {
     const project = await resolveProject(auth, input.projectId);
     const existing = await loadIdea(auth, input.ideaId);
