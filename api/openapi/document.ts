@@ -124,7 +124,10 @@ function operationObject(
   for (const code of codes) byStatus.set(statusOfCode(code), [...(byStatus.get(statusOfCode(code)) ?? []), code]);
   for (const [status, list] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) {
     const headers: Json = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
-    if (status === 429) headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' };
+    if (status === 429) {
+      for (const h of ['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])
+        headers[h] = { $ref: `#/components/headers/${h}` };
+    }
     if (status === 401) headers['WWW-Authenticate'] = { description: 'RFC 6750 challenge.', schema: { type: 'string' } };
     responses[status] = {
       description: list.join(', '),
