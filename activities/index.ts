@@ -4,6 +4,7 @@ import { createPostWriter, type PostWriter } from '../lib/llm/client';
 import type { NetworkClient } from '../lib/network/client';
 import { createAnalyticsActivities } from './analytics';
 import { createGenerationActivities } from './generation';
+import { instrumentDelivery, instrumentPublish } from './instrument';
 import { createPublishingActivities } from './publishing';
 import { createUploadActivities } from './uploads';
 import { createImageGenerationActivities } from './imageGeneration';
@@ -27,9 +28,14 @@ export interface ActivityDeps {
 }
 
 export function createActivities(deps: ActivityDeps) {
+  const publishing = createPublishingActivities(deps);
+  const webhooks = createWebhookActivities(deps);
   return {
-    ...createPublishingActivities(deps),
-    ...createWebhookActivities(deps),
+    ...publishing,
+    // Metrics of publish outcomes and lag, webhook delivery outcomes (./instrument.ts).
+    publishPost: instrumentPublish(deps.db, publishing.publishPost),
+    ...webhooks,
+    attemptWebhookDelivery: instrumentDelivery(webhooks.attemptWebhookDelivery),
     ...createUploadActivities({ db: deps.db, store: deps.store ?? objectStore }),
     ...createImageGenerationActivities({ db: deps.db, images: deps.images ?? createImageGenerator(), store: deps.store ?? objectStore }),
     ...createGenerationActivities({ db: deps.db, writer: deps.writer ?? createPostWriter() }),

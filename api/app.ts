@@ -1,6 +1,9 @@
 import Koa from 'koa';
 import { config } from '../lib/config';
 import { createApiDeps, type ApiDeps } from './deps';
+import { readinessRouter } from './health/ready';
+import { docsRouter } from './openapi/docs';
+import { openApiRouter } from './openapi/router';
 import { oauthRouter, registerOAuthPrincipals } from './oauth/router';
 import { parseBody } from './rest/body';
 import { requestContext } from './rest/errors';
@@ -17,6 +20,13 @@ export function createApp(deps: ApiDeps = createApiDeps()): Koa {
   app.use(parseBody);
   app.use(router.routes());
   app.use(router.allowedMethods());
+  // The published contract (api/openapi): generated from the route table above.
+  const contract = openApiRouter();
+  app.use(contract.routes());
+  app.use(contract.allowedMethods());
+  const docs = docsRouter();
+  app.use(docs.routes());
+  app.use(readinessRouter().routes());
   // spec 5.3: the authorization server shares the API origin; its tokens are REST principals.
   registerOAuthPrincipals();
   const oauth = oauthRouter();

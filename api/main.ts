@@ -1,6 +1,7 @@
 import { config } from '../lib/config';
 import { closeDb, db, migrateLatest } from '../lib/db';
 import { log } from '../lib/logger';
+import { knexPool, observeDbPool, serveMetrics } from '../lib/metrics';
 import { preflightOrExit } from '../tooling/preflight';
 import { closeRedis } from '../lib/redis';
 import { createApp } from './app';
@@ -27,6 +28,9 @@ async function main() {
   // A taken MCP_PORT must not take the REST API down with it (`npm start` checks the port
   // before starting; a second API process started without its own MCP_PORT does not).
   mcpServer.on('error', (err) => log.error('mcp listener failed; this process serves no agent transport', { port: config.mcpPort, err }));
+  // Prometheus /metrics on METRICS_PORT (lib/metrics.ts, docs/operations.md).
+  observeDbPool(() => knexPool(db() as never));
+  const metricsServer = await serveMetrics(config.metricsPort, 'api');
 
   let stopping = false;
   const stop = async () => {
@@ -43,6 +47,7 @@ async function main() {
       }),
     ]);
     closeAuthSubscriber();
+    metricsServer?.close();
     await Promise.allSettled([closeDb(), closeRedis()]);
     process.exit(0);
   };

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ErrorCode } from '../lib/errors';
 import type { ScopeRule } from '../lib/scopes';
 import type { AuthContext } from './auth/context';
 import type { ApiDeps } from './deps';
@@ -36,6 +37,17 @@ export interface Operation<Schema extends z.ZodType = z.ZodType, Output = unknow
   /** Where validation failures of this input land: query strings answer 400, bodies 422 (spec 7.2). */
   inputSource: 'query' | 'body';
   input: Schema;
+  /**
+   * The success body's shape (spec 2), published in the OpenAPI document (api/openapi) and
+   * checked against every response the test suite receives. Optional: an operation without one
+   * is documented with the bare `{ data }` envelope.
+   */
+  output?: z.ZodType;
+  /**
+   * Error codes this operation answers beyond the ones its kind, input and scopes imply
+   * (spec 7.2; api/openapi/errors.ts derives those), e.g. 409 conflict when scheduling.
+   */
+  errors?: readonly ErrorCode[];
   /**
    * The answer carries a secret shown once (webhook signing secrets): its Idempotency-Key
    * record is stored encrypted, so the replay returns it but the database never holds it in clear.

@@ -67,7 +67,9 @@ export async function keysetPage<Row extends { id: string; created_at: Date }, T
   const page = hasMore ? rows.slice(0, opts.limit) : rows;
   const last = page[page.length - 1];
   return {
-    data: page.map(opts.present),
+    // One argument only: a presenter with an optional second parameter (presentJob's live
+    // progress) must not receive the array index.
+    data: page.map((row) => opts.present(row)),
     pagination: {
       next_cursor: hasMore && last ? await encodeCursor({ createdAt: last.created_at.toISOString(), id: last.id }, opts.filters) : null,
       has_more: hasMore,

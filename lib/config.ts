@@ -37,16 +37,18 @@ export interface PlanLimits {
 function loadConfig() {
   const port = int('PORT', 3000);
   const mcpPort = int('MCP_PORT', 3001);
+  const publicUrl = str('PUBLIC_URL', `http://localhost:${port}`);
   return {
     env: str('NODE_ENV', 'development'),
     port,
     mcpPort,
     /** Public origin of the REST API and the authorization server ({base_url} = {auth_url}). */
-    publicUrl: str('PUBLIC_URL', `http://localhost:${port}`),
+    publicUrl,
     /** Public origin of the MCP transport ({mcp_url}). */
     mcpPublicUrl: str('MCP_PUBLIC_URL', `http://localhost:${mcpPort}`),
     dashboardUrl: str('DASHBOARD_URL', 'https://app.example.com'),
-    docsUrl: str('DOCS_URL', 'https://docs.example.com/api/v1/errors'),
+    /** spec 7.1 docs_url: the service's own errors page (api/openapi/docs.ts), one anchor per code. */
+    docsUrl: str('DOCS_URL', `${publicUrl}/docs/errors`),
     databaseUrl: str('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/content_scheduler'),
     /** Postgres connections per process; a worker's publish transactions each hold one across a network call. */
     dbPoolMax: int('DB_POOL_MAX', 20),
@@ -71,6 +73,11 @@ function loadConfig() {
     trustProxy: bool('TRUST_PROXY', false),
     /** Log every request (not only 5xx). */
     logRequests: bool('LOG_REQUESTS', false),
+    /** Prometheus /metrics of the API and of the worker, each on its own port, never the public one; 0 = any free port. */
+    metricsPort: int('METRICS_PORT', 9464),
+    workerMetricsPort: int('WORKER_METRICS_PORT', 9465),
+    /** The Temporal SDK's own worker metrics (Prometheus, served by the SDK core); unset = off. */
+    temporalSdkMetricsPort: optional('TEMPORAL_SDK_METRICS_PORT') === undefined ? undefined : int('TEMPORAL_SDK_METRICS_PORT', 0),
     dataDir: str('DATA_DIR', '.data'),
     logLevel: str('LOG_LEVEL', 'info'),
 

@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { config } from '../lib/config';
 import { closeDb, db, migrateLatest } from '../lib/db';
 import { log } from '../lib/logger';
+import { knexPool, observeDbPool, serveMetrics } from '../lib/metrics';
 import { preflightOrExit } from '../tooling/preflight';
 import { closeRedis } from '../lib/redis';
 import { closeTemporalClient, temporalClient, workflowIds } from '../lib/temporal';
@@ -44,6 +45,9 @@ async function main() {
   await ensureMetricsSync(await temporalClient());
   // Upload expiry (docs/media.md): a Temporal Schedule, created once.
   await ensureUploadSweepSchedule(await temporalClient());
+  // Prometheus /metrics on WORKER_METRICS_PORT (lib/metrics.ts, docs/operations.md).
+  observeDbPool(() => knexPool(db() as never));
+  const metricsServer = await serveMetrics(config.workerMetricsPort, 'worker');
   const stop = () => {
     log.info('worker stopping');
     worker.shutdown();
@@ -56,6 +60,7 @@ async function main() {
     workflowBundle: prebuiltBundlePath() ?? 'bundled from source at start',
   });
   await worker.run();
+  metricsServer?.close();
   await connection.close();
   await closeTemporalClient();
   await Promise.allSettled([closeDb(), closeRedis()]);

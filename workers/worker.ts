@@ -84,7 +84,14 @@ export function installRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   const level = ({ debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' } as const)[config.logLevel as 'info'] ?? 'INFO';
-  Runtime.install({ logger: new DefaultLogger(level) });
+  // The SDK's own worker metrics (task slots, poll latency, workflow and activity execution),
+  // served by the SDK core's Prometheus exporter when TEMPORAL_SDK_METRICS_PORT is set
+  // (docs/operations.md); off by default so concurrent test workers never contend for a port.
+  const sdkPort = config.temporalSdkMetricsPort;
+  Runtime.install({
+    logger: new DefaultLogger(level),
+    ...(sdkPort !== undefined ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `0.0.0.0:${sdkPort}` } } } } : {}),
+  });
 }
 
 /** `activities` replaces activities by name: tests inject factories built with their own options. `writer` is the generation jobs' post writer (tests point one at the LLM stub). */

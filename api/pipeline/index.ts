@@ -5,6 +5,7 @@ import type { AuthContext } from '../auth/context';
 import { requestHash, unwrapStored, validateIdempotencyKey, withIdempotency } from '../idempotency';
 import type { ApiDeps } from '../deps';
 import type { AnyOperation, OperationContext } from '../operation';
+import { idempotentReplays, rateLimitRefusals } from '../../lib/metrics';
 import { consume, type RateLimitResult } from '../rateLimit';
 import { parseInput } from '../validation';
 import { resolveVersion, type ApiVersion } from '../versioning';
@@ -115,7 +116,10 @@ export function authorize(op: AnyOperation, auth: AuthContext, version: ApiVersi
 /** spec 8: the workspace's sliding-window bucket; both doors share it. */
 export async function limitWorkspace(kind: AnyOperation['kind'], workspaceId: string): Promise<RateLimitResult> {
   const rl = await consume(kind, workspaceId);
-  if (!rl.allowed) throw errors.rateLimited(rl);
+  if (!rl.allowed) {
+    rateLimitRefusals.inc({ bucket: kind });
+    throw errors.rateLimited(rl);
+  }
   return rl;
 }
 
@@ -136,7 +140,10 @@ export async function authenticateBearer(req: {
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) {
       const rl = await consume('unauthenticated', req.clientAddress);
-      if (!rl.allowed) throw errors.rateLimited(rl, `Too many failed credentials; retry in ${rl.retryAfter} s.`);
+      if (!rl.allowed) {
+        rateLimitRefusals.inc({ bucket: 'unauthenticated' });
+        throw errors.rateLimited(rl, `Too many failed credentials; retry in ${rl.retryAfter} s.`);
+      }
     }
     throw err;
   }
@@ -206,6 +213,7 @@ const idempotency: Step = {
       { encryptBody: s.op.secretResponse },
     );
     s.replayed = replayed;
+    if (replayed) idempotentReplays.inc({ operation: s.op.name });
     const unwrapped = unwrapStored(response);
     if (unwrapped.error) throw unwrapped.error;
     s.result = { status: unwrapped.status, body: unwrapped.body, replayed };

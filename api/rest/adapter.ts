@@ -84,7 +84,25 @@ export interface RouteOptions {
   body?: BodyLimit;
 }
 
+export interface RouteEntry {
+  method: Method;
+  path: string;
+  op: AnyOperation;
+}
+
+// The routes each router was given, in order: the OpenAPI document (api/openapi) is generated
+// from this table, so a route added with route() is documented without further work.
+const tables = new WeakMap<Router, RouteEntry[]>();
+
 export function route(router: Router, method: Method, path: string, op: AnyOperation, opts: RouteOptions = {}): void {
   if (opts.body) setRouteBodyLimit(method, path, opts.body);
   router[method](op.name, path, (ctx) => runRest(ctx as unknown as Context, op));
+  const table = tables.get(router) ?? [];
+  table.push({ method, path, op });
+  tables.set(router, table);
+}
+
+/** The routes registered on `router` through route(). */
+export function routeTable(router: Router): readonly RouteEntry[] {
+  return tables.get(router) ?? [];
 }

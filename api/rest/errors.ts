@@ -3,6 +3,7 @@ import { config } from '../../lib/config';
 import { ApiError, errors } from '../../lib/errors';
 import { newId } from '../../lib/ids';
 import { log, withLogContext } from '../../lib/logger';
+import { httpDuration, httpRequests } from '../../lib/metrics';
 
 // spec 7.1: the one place a thrown error becomes the REST envelope. Unexpected errors are
 // logged with their stack under the request id and answered with a generic 500.
@@ -51,6 +52,16 @@ export async function requestContext(ctx: Context, next: Next): Promise<void> {
       sendError(ctx, errors.internal());
     }
   } finally {
+    // issue 17 metrics: the operation is the route's name (the operation name for route()),
+    // else its path pattern, else `unmatched`, so label values stay a bounded set.
+    const c = ctx as Context & { _matchedRouteName?: string; _matchedRoute?: string };
+    const labels = {
+      operation: c._matchedRouteName ?? (typeof c._matchedRoute === 'string' ? c._matchedRoute : 'unmatched'),
+      method: ctx.method,
+      status: String(ctx.status),
+    };
+    httpRequests.inc(labels);
+    httpDuration.observe(labels, (performance.now() - started) / 1000);
     if (ctx.status >= 500 || config.logRequests) {
       log.info('request', {
         requestId,

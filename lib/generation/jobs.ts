@@ -3,6 +3,7 @@ import { config } from '../config';
 import { db } from '../db';
 import { emitEvent } from '../outbox';
 import { settleJobSpend } from './spend';
+import { jobDuration } from '../metrics';
 
 // spec 2.12 / 3.2: the job row is the API's view of a generation workflow (ARCHITECTURE.md:
 // lists and pagination need no Temporal visibility query). Every status change is a
@@ -128,6 +129,11 @@ export async function finishJob(trx: Knex.Transaction, jobId: string, final: Fin
     .returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
   await settleJobSpend(trx, jobId);
   const job = row as JobRow;
+  if (job.completed_at)
+    jobDuration.observe(
+      { type: job.type, status: job.status },
+      Math.max(0, (job.completed_at.getTime() - job.created_at.getTime()) / 1000),
+    );
   await emitEvent(trx, { workspaceId: job.workspace_id, projectId: job.project_id, type: 'job.completed', data: { job: presentJob(job) } });
   return job;
 }

@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import * as oauth from 'oauth4webapi';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { sha256Hex } from '../../lib/crypto';
 import { db } from '../../lib/db';
+import { launchBrowser, type TestBrowser } from '../support/browser';
 import { member, workspaceWithKey } from '../support/factories';
 import { PASSWORD, startOAuthApi } from './support';
 
@@ -17,7 +14,6 @@ import { PASSWORD, startOAuthApi } from './support';
 // revocation; a loopback redirect listener on an ephemeral port (RFC 8252 7.3); and a real
 // browser (headless Chromium) for sign-in and consent.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const insecure = { [oauth.allowInsecureRequests]: true } as const; // the test server is plain http on loopback
 
 interface Callback {
@@ -66,32 +62,17 @@ describe('OAuth end to end: oauth4webapi client + headless Chromium', function (
   let api: Awaited<ReturnType<typeof startOAuthApi>>;
   let callback: Callback;
   let context: BrowserContext;
-  let profileDir: string;
+  let browser: TestBrowser;
 
   before(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`No browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH.`);
     api = await startOAuthApi();
     callback = await startCallbackListener();
-    profileDir = await mkdtemp(path.join(tmpdir(), 'oauth-e2e-chromium-'));
-    context = await chromium.launchPersistentContext(profileDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    // A system Chromium when installed, else the one shipped by npm (test/support/browser.ts).
+    browser = await launchBrowser();
+    context = browser.context;
   });
   after(async () => {
-    await context?.close();
-    if (profileDir) await rm(profileDir, { recursive: true, force: true });
+    await browser?.close();
     callback?.server.close();
     api?.restore();
     await api?.close();

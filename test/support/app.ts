@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApp } from '../../api/app';
 import type { ApiDeps } from '../../api/deps';
+import { enforceContract } from './contract';
 
 // The real Koa app over real HTTP on an ephemeral port.
 export interface TestServer {
@@ -53,6 +54,8 @@ export function client(baseUrl: string, token?: string, defaults: Record<string,
     } catch {
       /* leave as text */
     }
+    // Every response is checked against the published OpenAPI document (./contract.ts).
+    enforceContract(method, baseUrl + path, res.status, res.headers.get('content-type'), parsed);
     return { status: res.status, body: parsed as T, headers: res.headers };
   };
 }

@@ -32,6 +32,9 @@ env.RECONCILE_INTERVAL_SECONDS ??= '2';
 env.PUBLISH_RETRY_BASE_SECONDS ??= '1';
 env.SECRET_KEY ??= 'test-secret-key-0123456789abcdef';
 env.ENCRYPTION_KEY ??= 'test-encryption-key';
+// Processes the tests spawn expose /metrics on a free port each, so concurrent runs never collide.
+env.METRICS_PORT ??= '0';
+env.WORKER_METRICS_PORT ??= '0';
 // Workers in the tests never poll the production queue name (even when a developer's shell sets
 // TEMPORAL_TASK_QUEUE): the API starts workflows on this run's own queue, and the workflow tier
 // (test/workflows) uses a queue per test on top.

@@ -273,6 +273,7 @@ export const searchViralPosts = defineOperation({
       limit: z.any().optional(),
     })
     .strict(),
+  errors: ['conflict', 'temporarily_unavailable'],
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit, 20, 50);
     if (input.from && input.to && input.to < input.from) throw errors.invalidRequest('`to` must not be before `from`.');

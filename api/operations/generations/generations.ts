@@ -8,6 +8,7 @@ import { contentTypeForPillar, ideaBriefText } from '../../../lib/ideas/ideas';
 import { parseInZone } from '../../../lib/time';
 import type { AuthContext } from '../../auth/context';
 import { scoped } from '../../auth/context';
+import { jobSchema, single } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 import { findProject, type ProjectRow } from '../projects/present';
 import { createGenerationInput, type CreateGenerationInput } from './schema';
@@ -91,6 +92,8 @@ export const createGeneration = defineOperation({
   clientRole: 'deny',
   inputSource: 'body',
   input: createGenerationInput,
+  output: single(jobSchema),
+  errors: ['spend_cap_exceeded', 'usage_limit_exceeded', 'temporarily_unavailable'],
   handler: async ({ auth }, input) => {
     const project = await findProject(auth, input.projectId!);
     if (!project) throw errors.notFound('project');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { healthAuthSchema, healthSchema, single } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 
 export const health = defineOperation({
@@ -10,6 +11,7 @@ export const health = defineOperation({
   inputSource: 'query',
   public: true,
   input: z.object({}),
+  output: single(healthSchema),
   handler: async () => ({ data: { status: 'ok', time: new Date().toISOString() } }),
 });
 
@@ -21,6 +23,7 @@ export const healthAuth = defineOperation({
   clientRole: 'allow',
   inputSource: 'query',
   input: z.object({}).strict(),
+  output: single(healthAuthSchema),
   handler: async ({ auth }) => ({
     data: { status: 'ok', workspaceId: auth.workspaceId, principal: { type: auth.principal.type, id: auth.principal.id } },
   }),

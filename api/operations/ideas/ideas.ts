@@ -5,6 +5,7 @@ import { errors } from '../../../lib/errors';
 import { newId } from '../../../lib/ids';
 import { DERIVED_STATUS_SQL, IDEA_STATUSES, ideaQuery, presentIdea, WRITABLE_IDEA_STATUSES, type IdeaRow } from '../../../lib/ideas/ideas';
 import type { AuthContext } from '../../auth/context';
+import { ideaSchema, page, single } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
 import { boundedText, isoDate } from '../../validation';
@@ -73,6 +74,7 @@ export const createIdea = defineOperation({
       linkedPostId: z.string().min(1).max(100).nullable().optional(),
     })
     .strict(),
+  output: single(ideaSchema),
   handler: async ({ auth }, input) => {
     const project = await resolveProject(auth, input.projectId);
     if (input.linkedPostId) await requireLinkablePost(auth, project.id, input.linkedPostId);
@@ -115,6 +117,7 @@ export const listIdeas = defineOperation({
       ...paginationInput,
     })
     .strict(),
+  output: page(ideaSchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit);
     const project = await resolveProject(auth, input.projectId);
@@ -141,6 +144,7 @@ export const getIdea = defineOperation({
   clientRole: 'deny',
   inputSource: 'query',
   input: z.object({ ideaId: z.string().min(1).max(100) }).strict(),
+  output: single(ideaSchema),
   handler: async ({ auth }, input) => {
     const row = await loadIdea(auth, input.ideaId);
     if (!row) throw errors.notFound('idea');
@@ -187,6 +191,7 @@ export const updateIdea = defineOperation({
     .refine((b) => UPDATABLE.some((k) => b[k] !== undefined), {
       message: `at least one updatable field is required (${UPDATABLE.join(', ')})`,
     }),
+  output: single(ideaSchema),
   handler: async ({ auth }, input) => {
     const project = await resolveProject(auth, input.projectId);
     const existing = await loadIdea(auth, input.ideaId);

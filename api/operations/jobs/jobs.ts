@@ -5,6 +5,7 @@ import { errors } from '../../../lib/errors';
 import { finishJob, JOB_STATUSES, JOB_TYPES, presentJob, progressNow, type Job, type JobRow } from '../../../lib/generation/jobs';
 import { cancelGenerationWorkflow } from '../../../lib/generation/workflowClient';
 import { Job as JobModel } from '../../../lib/models';
+import { jobSchema, page, single } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
 import { findProject } from '../projects/present';
@@ -45,6 +46,7 @@ export const listJobs = defineOperation({
   clientRole: 'deny',
   inputSource: 'query',
   input: listJobsInput,
+  output: page(jobSchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit, config.generation.jobListDefault, config.generation.jobListMax);
     if (input.projectId !== undefined && !(await findProject(auth, input.projectId))) throw errors.notFound('project');
@@ -67,6 +69,7 @@ export const getJob = defineOperation({
   clientRole: 'deny',
   inputSource: 'query',
   input: z.object({ jobId: id }).strict(),
+  output: single(jobSchema),
   handler: async ({ auth }, input) => {
     const row = await findJob(auth, input.jobId);
     if (!row) throw errors.notFound('job');
@@ -82,6 +85,9 @@ export const cancelJob = defineOperation({
   clientRole: 'deny',
   inputSource: 'body',
   input: z.object({ jobId: id }).strict(),
+  output: single(jobSchema),
+  // Cancelling a job that already runs or ended (spec 4.8: only QUEUED jobs cancel).
+  errors: ['conflict'],
   handler: async ({ auth }, input) => {
     if (!(await findJob(auth, input.jobId))) throw errors.notFound('job');
     // spec 3.2: only QUEUED → CANCELLED, as a compare-and-set under the row lock; the worker's

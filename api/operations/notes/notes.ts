@@ -7,6 +7,7 @@ import { errors } from '../../../lib/errors';
 import { newId } from '../../../lib/ids';
 import { nextWeekdayAt, parseInZone } from '../../../lib/time';
 import { Note, type Reach } from '../../../lib/models';
+import { noteSchema, page, single } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
 import { boundedText, CONTENT_TYPES, isoDate, isoDateTime } from '../../validation';
@@ -47,6 +48,7 @@ export const listNotes = defineOperation({
       ...paginationInput,
     })
     .strict(),
+  output: page(noteSchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit);
     if (!(await findProject(auth, input.projectId))) throw errors.notFound('project');
@@ -71,6 +73,7 @@ export const getNote = defineOperation({
   clientRole: 'deny',
   inputSource: 'query',
   input: z.object({ noteId: z.string().min(1).max(100) }).strict(),
+  output: single(noteSchema),
   handler: async ({ auth }, input) => {
     const row = await notesOf(auth).where('notes.id', input.noteId).first();
     if (!row) throw errors.notFound('note');
@@ -104,6 +107,7 @@ export const createNote = defineOperation({
       clientId: z.string().min(1).max(200).optional(),
     })
     .strict(),
+  output: single(noteSchema),
   handler: async ({ auth }, input) => {
     const project = await findProject(auth, input.projectId);
     if (!project) throw errors.notFound('project');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { db } from '../../../lib/db';
+import { page, postStatusSchema } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 import { CLIENT_VISIBLE_STATUSES } from './posts';
 
@@ -11,6 +12,7 @@ export const listPostStatuses = defineOperation({
   clientRole: 'narrow',
   inputSource: 'query',
   input: z.object({}).strict(),
+  output: page(postStatusSchema),
   handler: async ({ auth }) => {
     const counts = db()('posts')
       .where('workspace_id', auth.workspaceId)

@@ -7,6 +7,7 @@ import { insertPost, updatePost as writePostUpdate } from '../../../lib/posts/wr
 import { parseInZone } from '../../../lib/time';
 import type { AuthContext } from '../../auth/context';
 import { scoped, visibleProjects } from '../../auth/context';
+import { page, postSchema, postSummarySchema, single } from '../../openapi/resources';
 import { defineOperation, depsOf } from '../../operation';
 import { keysetPage, parseLimit } from '../../pagination';
 import { findProject, type ProjectRow } from '../projects/present';
@@ -57,6 +58,7 @@ export const listPosts = defineOperation({
   clientRole: 'narrow',
   inputSource: 'query',
   input: listPostsInput,
+  output: page(postSummarySchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit);
     const statuses = input.status?.split(',').map((s) => s.trim());
@@ -106,6 +108,7 @@ export const getPost = defineOperation({
   clientRole: 'narrow',
   inputSource: 'query',
   input: getPostInput,
+  output: single(postSummarySchema),
   handler: async ({ auth }, input) => {
     const row = (await postsOf(auth).where('posts.id', input.postId).first()) as PostRow | undefined;
     if (!row) throw errors.notFound('post');
@@ -121,6 +124,8 @@ export const createPost = defineOperation({
   clientRole: 'deny',
   inputSource: 'body',
   input: createPostInput,
+  output: single(postSchema),
+  errors: ['conflict', 'temporarily_unavailable'],
   handler: async ({ auth }, input) => {
     const project = await requireProject(auth, input.projectId);
     // spec 3.1: the network token is not checked at create time.
@@ -150,6 +155,8 @@ export const updatePost = defineOperation({
   clientRole: 'deny',
   inputSource: 'body',
   input: updatePostInput,
+  output: single(postSchema),
+  errors: ['conflict', 'temporarily_unavailable'],
   handler: async (ctx, input) => {
     const { auth } = ctx;
     const existing = (await postsOf(auth)

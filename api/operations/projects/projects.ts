@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { errors } from '../../../lib/errors';
 import { PROJECT_TYPES } from '../../../lib/models';
+import { page, projectSchema, single } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
 import { findProject, presentProject, projectQuery, type ProjectRow } from './present';
@@ -13,6 +14,7 @@ export const listProjects = defineOperation({
   clientRole: 'allow',
   inputSource: 'query',
   input: z.object({ ...paginationInput, type: z.enum(PROJECT_TYPES).optional() }).strict(),
+  output: page(projectSchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit);
     const q = projectQuery(auth);
@@ -35,6 +37,7 @@ export const getProject = defineOperation({
   clientRole: 'allow',
   inputSource: 'query',
   input: z.object({ projectId: z.string().max(100) }).strict(),
+  output: single(projectSchema),
   handler: async ({ auth }, input) => {
     const row = await findProject(auth, input.projectId);
     if (!row) throw errors.notFound('project');

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { roleLabel } from '../../../lib/roles';
+import { single, teamSchema } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 import { projectName } from '../projects/present';
 
@@ -14,6 +15,7 @@ export const listTeam = defineOperation({
   clientRole: 'deny',
   inputSource: 'query',
   input: z.object({}).strict(),
+  output: single(teamSchema),
   handler: async ({ auth }) => {
     const maxMembers = config.limits.teamMembers;
     const [{ count }] = await db()('memberships').where({ workspace_id: auth.workspaceId }).count<{ count: string }[]>({ count: '*' });

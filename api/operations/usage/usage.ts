@@ -15,6 +15,7 @@ import {
   type BudgetTarget,
 } from '../../../lib/generation/spend';
 import { storageMeters, storageUsed } from '../../../lib/media/assets';
+import { single, usageSchema } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 import { findProject, projectName } from '../projects/present';
 
@@ -30,6 +31,7 @@ export const getUsage = defineOperation({
   clientRole: 'deny',
   inputSource: 'query',
   input: z.object({ projectId: z.string().min(1).max(100).optional() }).strict(),
+  output: single(usageSchema),
   handler: async ({ auth }, input) => {
     const project = input.projectId !== undefined ? await findProject(auth, input.projectId) : undefined;
     if (input.projectId !== undefined && !project) throw errors.notFound('project');

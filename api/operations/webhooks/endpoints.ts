@@ -6,6 +6,15 @@ import { newId } from '../../../lib/ids';
 import { newSigningSecret } from '../../../lib/webhooks/signature';
 import type { AuthContext } from '../../auth/context';
 import { scoped } from '../../auth/context';
+import {
+  page,
+  single,
+  webhookDeliverySchema,
+  webhookEndpointDeletedSchema,
+  webhookEndpointRotatedSchema,
+  webhookEndpointSchema,
+  webhookEndpointWithSecretSchema,
+} from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 import { keysetPage, parseLimit } from '../../pagination';
 import { findProject } from '../projects/present';
@@ -61,6 +70,7 @@ export const listWebhookEndpoints = defineOperation({
   clientRole: 'deny',
   inputSource: 'query',
   input: listEndpointsInput,
+  output: page(webhookEndpointSchema, { withTotal: true }),
   handler: async ({ auth }, input) => {
     // spec 4.8 / spec 8: default 50, values above 200 clamped silently, bad values 400 bad_pagination.
     const limit = parseLimit(input.limit, config.limits.webhookListDefault, config.limits.webhookListMax);
@@ -86,6 +96,7 @@ export const getWebhookEndpoint = defineOperation({
   clientRole: 'deny',
   inputSource: 'query',
   input: getEndpointInput,
+  output: single(webhookEndpointSchema),
   handler: async ({ auth }, input) => ({ data: presentEndpoint(await requireEndpoint(auth, input.endpointId)) }),
 });
 
@@ -98,6 +109,7 @@ export const createWebhookEndpoint = defineOperation({
   clientRole: 'deny',
   inputSource: 'body',
   input: createEndpointInput,
+  output: single(webhookEndpointWithSecretSchema),
   handler: async ({ auth }, input) => {
     const projectId = input.projectId ?? null;
     await checkBinding(auth, projectId);
@@ -130,6 +142,7 @@ export const updateWebhookEndpoint = defineOperation({
   clientRole: 'deny',
   inputSource: 'body',
   input: updateEndpointInput,
+  output: single(webhookEndpointSchema),
   handler: async ({ auth }, input) => {
     const current = await requireEndpoint(auth, input.endpointId);
     if (input.projectId !== undefined) await checkBinding(auth, input.projectId);
@@ -159,6 +172,7 @@ export const rotateWebhookSecret = defineOperation({
   clientRole: 'deny',
   inputSource: 'body',
   input: rotateSecretInput,
+  output: single(webhookEndpointRotatedSchema),
   handler: async ({ auth }, input) => {
     const current = await requireEndpoint(auth, input.endpointId);
     const keepSeconds = input.previousSecretExpiresInSeconds ?? 0;
@@ -192,6 +206,7 @@ export const deleteWebhookEndpoint = defineOperation({
   clientRole: 'deny',
   inputSource: 'body',
   input: deleteEndpointInput,
+  output: single(webhookEndpointDeletedSchema),
   handler: async ({ auth }, input) => {
     const current = await requireEndpoint(auth, input.endpointId);
     // Soft: in-flight deliveries still find the row and end recorded; the secret is wiped now.
@@ -216,6 +231,7 @@ export const listWebhookDeliveries = defineOperation({
   clientRole: 'deny',
   inputSource: 'query',
   input: listDeliveriesInput,
+  output: page(webhookDeliverySchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit, config.limits.webhookListDefault, config.limits.webhookListMax);
     const endpoint = await requireEndpoint(auth, input.endpointId);

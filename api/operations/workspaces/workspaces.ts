@@ -3,6 +3,7 @@ import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import type { AuthContext } from '../../auth/context';
+import { page, single, workspaceContextSchema, workspaceListEntrySchema, workspaceMeSchema } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 import { computeStreaks } from '../../../lib/streaks';
 import { presentProject, projectQuery, type ProjectRow } from '../projects/present';
@@ -23,6 +24,7 @@ export const getCurrentWorkspace = defineOperation({
   clientRole: 'allow',
   inputSource: 'query',
   input: z.object({}).strict(),
+  output: single(workspaceMeSchema),
   handler: async ({ auth }) => {
     const { workspace, principal } = await workspaceAndPrincipal(auth);
     return { data: { workspace, principal, features: workspace.features } };
@@ -46,6 +48,7 @@ export const listWorkspaces = defineOperation({
   clientRole: 'allow',
   inputSource: 'query',
   input: z.object({}).strict(),
+  output: page(workspaceListEntrySchema),
   handler: async ({ auth }) => {
     let data;
     if (auth.principal.type === 'oauth_token' && reachLister) {
@@ -66,6 +69,7 @@ export const getWorkspaceContext = defineOperation({
   clientRole: 'allow',
   inputSource: 'query',
   input: z.object({}).strict(),
+  output: single(workspaceContextSchema),
   handler: async ({ auth }) => {
     const { w, workspace, principal } = await workspaceAndPrincipal(auth);
     const cap = config.limits.contextProjects;

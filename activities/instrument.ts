@@ -1,0 +1,43 @@
+import type { Knex } from 'knex';
+import { publishLag, publishOutcomes, webhookDeliveries } from '../lib/metrics';
+import type { PublishOutcome } from './publishing';
+
+// Worker metrics (lib/metrics.ts) around the activities whose outcomes operators alert on:
+// publishing (outcome, and lag after the scheduled time) and webhook delivery attempts.
+// Wrapping keeps the activities themselves free of instrumentation; an exception (our own
+// infrastructure failing, retried by Temporal) counts as `error`.
+
+export function instrumentPublish<I extends { postId: string }>(db: Knex, publish: (input: I) => Promise<PublishOutcome>) {
+  return async (input: I): Promise<PublishOutcome> => {
+    let result: PublishOutcome;
+    try {
+      result = await publish(input);
+    } catch (err) {
+      publishOutcomes.inc({ outcome: 'error' });
+      throw err;
+    }
+    publishOutcomes.inc({ outcome: result.outcome === 'published' && result.already ? 'already_published' : result.outcome });
+    if (result.outcome === 'published' && !result.already) {
+      const row = await db('posts')
+        .where({ id: input.postId })
+        .first('scheduled_at', 'published_at')
+        .catch(() => undefined);
+      if (row?.scheduled_at && row.published_at)
+        publishLag.observe(Math.max(0, (row.published_at.getTime() - row.scheduled_at.getTime()) / 1000));
+    }
+    return result;
+  };
+}
+
+export function instrumentDelivery<I, R extends { outcome: string }>(attempt: (input: I) => Promise<R>) {
+  return async (input: I): Promise<R> => {
+    try {
+      const result = await attempt(input);
+      webhookDeliveries.inc({ outcome: result.outcome });
+      return result;
+    } catch (err) {
+      webhookDeliveries.inc({ outcome: 'error' });
+      throw err;
+    }
+  };
+}

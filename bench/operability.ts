@@ -1,0 +1,114 @@
+// Bench: what the operability additions cost on GET /v1/posts?limit=50 (issue 17), in one run.
+//
+//   npm run bench -- operability [--requests 3000] [--rounds 3]
+//
+// The real app in this process answers a 50-post page over real HTTP (sequential keep-alive
+// requests, so each figure is one request's latency). Per round it measures, interleaved:
+//   plain      — the request as served (metrics on: they cannot be switched off);
+//   validated  — the same plus the test suite's response check (test/support/contract.ts);
+// and, in the same process, the cost of the metrics calls one request makes (a counter inc and
+// a histogram observe with its labels), timed in a tight loop and expressed against the mean
+// request. The pieces that are switchable are measured on vs off; the metrics as their calls.
+
+import { parseArgs } from 'node:util';
+import type { AddressInfo } from 'node:net';
+import { recreateDatabase, flushRedis } from './lib/database';
+
+const { values: opt } = parseArgs({ options: { requests: { type: 'string', default: '3000' }, rounds: { type: 'string', default: '3' } } });
+const REQUESTS = Number(opt.requests);
+const ROUNDS = Number(opt.rounds);
+const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_ops';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
+Object.assign(process.env, {
+  DATABASE_URL,
+  REDIS_URL,
+  RATE_LIMIT_READ: '10000000',
+  LOG_LEVEL: 'warn',
+  NODE_ENV: 'production',
+  CONTRACT_CHECK: 'strict',
+});
+
+await recreateDatabase(DATABASE_URL);
+await flushRedis(REDIS_URL);
+const { db, migrateLatest, closeDb } = await import('../lib/db');
+await migrateLatest(db());
+const { workspaceWithKey } = await import('../test/support/factories');
+const { createApp } = await import('../api/app');
+const { checkResponse } = await import('../test/support/contract');
+const { httpDuration, httpRequests } = await import('../lib/metrics');
+const { closeRedis } = await import('../lib/redis');
+
+const ws = await workspaceWithKey();
+for (let i = 0; i < 60; i++) {
+  const res = await db()('posts')
+    .insert({
+      id: `post_bench${String(i).padStart(6, '0')}`,
+      workspace_id: ws.workspace.id,
+      project_id: ws.project.id,
+      status: 'draft',
+      title: `Post ${i}`,
+      content: 'A post of ordinary length, with a couple of sentences. '.repeat(8),
+      content_type: 'PERSONAL',
+      created_at: new Date(Date.now() - i * 60_000),
+    })
+    .catch((e: Error) => e);
+  if (res instanceof Error) throw res;
+}
+const server = createApp().listen(0, '127.0.0.1');
+await new Promise((r) => server.once('listening', r));
+const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/posts?projectId=${ws.project.id}&limit=50`;
+const headers = { Authorization: `Bearer ${ws.key}` };
+
+async function run(validate: boolean): Promise<number> {
+  const started = performance.now();
+  for (let i = 0; i < REQUESTS; i++) {
+    const res = await fetch(url, { headers });
+    const body = await res.json();
+    if (res.status !== 200) throw new Error(`status ${res.status}`);
+    if (validate) {
+      const problems = checkResponse('GET', url, res.status, res.headers.get('content-type'), body);
+      if (problems.length) throw new Error(problems.join('; '));
+    }
+  }
+  return (performance.now() - started) / REQUESTS;
+}
+
+await run(true); // warm-up (also compiles the contract validators)
+const plain: number[] = [];
+const validated: number[] = [];
+for (let r = 0; r < ROUNDS; r++) {
+  plain.push(await run(false));
+  validated.push(await run(true));
+}
+const labels = { operation: 'posts.list', method: 'GET', status: '200' };
+const N = 200_000;
+const t0 = performance.now();
+for (let i = 0; i < N; i++) {
+  httpRequests.inc(labels);
+  httpDuration.observe(labels, 0.004);
+}
+const metricsMs = (performance.now() - t0) / N;
+const sampleRes = await fetch(url, { headers });
+const sampleBody = await sampleRes.json();
+const M = 5_000;
+const t1 = performance.now();
+for (let i = 0; i < M; i++) checkResponse('GET', url, 200, 'application/json', sampleBody);
+const validateMs = (performance.now() - t1) / M;
+const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
+const p = mean(plain);
+const v = mean(validated);
+console.log(`GET /v1/posts?limit=50, ${REQUESTS} sequential requests x ${ROUNDS} rounds (interleaved)`);
+console.log(
+  `  plain (metrics on)            ${(p * 1000).toFixed(0)} µs/request  rounds: ${plain.map((x) => (x * 1000).toFixed(0)).join(', ')}`,
+);
+console.log(
+  `  + response validation         ${(v * 1000).toFixed(0)} µs/request  rounds: ${validated.map((x) => (x * 1000).toFixed(0)).join(', ')}  (+${(((v - p) / p) * 100).toFixed(1)} %)`,
+);
+console.log(
+  `  validation of one 50-post page ${(validateMs * 1000).toFixed(0)} µs  (${((validateMs / p) * 100).toFixed(1)} % of a request; test side only)`,
+);
+console.log(`  metrics calls of one request  ${(metricsMs * 1000).toFixed(2)} µs  (${((metricsMs / p) * 100).toFixed(2)} % of a request)`);
+server.close();
+await closeDb();
+await closeRedis();
+process.exit(0);

@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freePort, portAcceptsConnections } from '../../tooling/ports';
+import { spawnService } from '../support/processes';
+import { waitFor } from '../support/wait';
+
+// issue 17: `npm start` (bin/start.ts) stops cleanly. After SIGINT the API, the MCP transport,
+// the metrics listeners (API, worker, Temporal SDK), the worker, the network simulator and the embedded Temporal dev
+// server (frontend and UI) are all gone: no port stays held.
+
+describe('npm start stops cleanly on SIGINT', function () {
+  this.timeout(240_000);
+  let dataDir: string;
+  before(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'start-test-'));
+  });
+  after(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('frees every port it opened', async () => {
+    const names = [
+      'PORT',
+      'MCP_PORT',
+      'TEMPORAL_PORT',
+      'TEMPORAL_UI_PORT',
+      'NETWORK_SIMULATOR_PORT',
+      'METRICS_PORT',
+      'WORKER_METRICS_PORT',
+      'TEMPORAL_SDK_METRICS_PORT',
+    ] as const;
+    const ports: Record<string, number> = {};
+    for (const n of names) ports[n] = await freePort();
+    const env: Record<string, string> = {
+      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+      PUBLIC_URL: `http://127.0.0.1:${ports.PORT}`,
+      DATA_DIR: dataDir,
+      // Its own Temporal and simulator (not the test run's), and a queue no test worker polls.
+      TEMPORAL_ADDRESS: '',
+      NETWORK_API_URL: '',
+      TEMPORAL_TASK_QUEUE: `start-test-${process.pid}`,
+    };
+    const service = await spawnService('bin/start.ts', env, /Content Scheduling Service is running/, 180_000);
+    try {
+      const ready = await fetch(`http://127.0.0.1:${ports.PORT}/v1/health/ready`);
+      assert.equal(ready.status, 200, await ready.text());
+      // The worker opens its metrics port once its workflow bundle is built, after the banner.
+      for (const n of names) await waitFor(() => portAcceptsConnections(ports[n]!), 120_000, `${n} ${ports[n]} to open`);
+      const metrics = await fetch(`http://127.0.0.1:${ports.METRICS_PORT}/metrics`);
+      assert.match(await metrics.text(), /http_requests_total/);
+      // The worker's own metrics, and the Temporal SDK's (its runtime's Prometheus exporter).
+      const worker = await (await fetch(`http://127.0.0.1:${ports.WORKER_METRICS_PORT}/metrics`)).text();
+      assert.match(worker, /db_pool_connections\{state="max"\}/);
+      assert.match(worker, /# TYPE publish_attempts_total counter/);
+      const sdk = await waitFor(
+        async () => {
+          const text = await (await fetch(`http://127.0.0.1:${ports.TEMPORAL_SDK_METRICS_PORT}/metrics`)).text();
+          return /temporal_/.test(text) && text;
+        },
+        60_000,
+        'Temporal SDK metrics',
+      );
+      assert.match(sdk, /temporal_worker_task_slots_available|temporal_num_pollers|temporal_request/);
+    } finally {
+      const exited = new Promise<number | null>((resolve) => service.child.once('exit', (code) => resolve(code)));
+      service.child.kill('SIGINT');
+      const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 60_000))]);
+      if (code === 'timeout') await service.kill('SIGKILL');
+      assert.equal(code, 0, service.output.join('').slice(-3000));
+    }
+    for (const n of names) assert.equal(await portAcceptsConnections(ports[n]!), false, `${n} ${ports[n]} is released after SIGINT`);
+  });
+});

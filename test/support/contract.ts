@@ -1,0 +1,96 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { buildOpenApiDocument } from '../../api/openapi/document';
+
+// The test-side half of the contract (issue 17): every JSON response the HTTP helper
+// (test/support/app.ts) receives is checked against the OpenAPI document the service
+// publishes, so a field added to a response but not to its operation's `output` schema, an
+// undocumented status or an error code an operation is not documented to answer fails the
+// suite. Operations without an `output` schema are held to the envelopes only (spec 2.1 `{ data }`
+// and the 7.1 error envelope with any 7.2 code). CONTRACT_CHECK=off skips the check, =warn reports without failing; the default is
+// strict.
+
+type Json = Record<string, any>;
+
+export type ContractMode = 'strict' | 'warn' | 'off';
+export const contractMode = (): ContractMode => {
+  const v = process.env.CONTRACT_CHECK;
+  return v === 'off' || v === 'warn' ? v : 'strict';
+};
+
+interface Compiled {
+  method: string;
+  template: string;
+  pattern: RegExp;
+  responses: Map<string, { validate: ValidateFunction; codes?: string[] }>;
+  /** The operation declares an `output` schema; without one only the envelopes are checked. */
+  described: boolean;
+}
+
+let compiled: Compiled[] | undefined;
+export const violations: string[] = [];
+
+function compile(): Compiled[] {
+  const doc = buildOpenApiDocument() as Json;
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+  const base = 'https://contract.test/openapi.json';
+  // The document itself is the schema resource the responses' $refs point into.
+  ajv.addSchema({ $id: base, components: doc.components } as Json);
+  const errorEnvelope = ajv.compile({ $ref: `${base}#/components/schemas/Error` });
+  const rebase = (schema: unknown) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', `"${base}#/components/`));
+  const out: Compiled[] = [];
+  for (const [template, ops] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
+    const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+    for (const [method, op] of Object.entries(ops)) {
+      const responses = new Map<string, { validate: ValidateFunction; codes?: string[] }>();
+      const described = op.responses['200']?.content?.['application/json']?.schema?.$ref !== '#/components/schemas/DataEnvelope';
+      for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
+        const schema = response.content?.['application/json']?.schema;
+        if (!schema) continue;
+        // An operation not yet described (no `output`): its errors are held to the 7.1
+        // envelope with any code of 7.2, not to the derived per-operation list.
+        if (!described && status !== '200') responses.set(status, { validate: errorEnvelope });
+        else responses.set(status, { validate: ajv.compile(rebase(schema)), codes: response['x-error-codes'] });
+      }
+      if (!described) responses.set('default', { validate: errorEnvelope });
+      out.push({ method: method.toUpperCase(), template, pattern, responses, described });
+    }
+  }
+  // Literal paths first, so /v1/posts/generations is not taken for /v1/posts/{postId}.
+  return out.sort((a, b) => (a.template.match(/\{/g)?.length ?? 0) - (b.template.match(/\{/g)?.length ?? 0));
+}
+
+/** The violations of one response; [] when it conforms or is outside the document (OAuth, MCP). */
+export function checkResponse(method: string, url: string, status: number, contentType: string | null, body: unknown): string[] {
+  compiled ??= compile();
+  const path = new URL(url).pathname;
+  const op = compiled.find((c) => c.method === method.toUpperCase() && c.pattern.test(path));
+  if (!op) return [];
+  if (status === 304 || status === 499) return [];
+  const where = `${method.toUpperCase()} ${op.template} → ${status}`;
+  if (!contentType?.includes('application/json')) return [`${where}: answered ${contentType ?? 'no content type'}, not JSON`];
+  const expected = op.responses.get(String(status)) ?? (status >= 400 ? op.responses.get('default') : undefined);
+  if (!expected) return [`${where}: status not documented for this operation (body ${JSON.stringify(body).slice(0, 300)})`];
+  const problems: string[] = [];
+  if (!expected.validate(body)) {
+    problems.push(
+      `${where}: ${(expected.validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${(e.params as Json).additionalProperty})` : ''}`).join('; ')}`,
+    );
+  }
+  if (expected.codes && !expected.codes.includes((body as Json)?.error?.code)) {
+    problems.push(`${where}: error code ${(body as Json)?.error?.code} is not among the documented ${expected.codes.join(', ')}`);
+  }
+  return problems;
+}
+
+/** Called by the HTTP helper on each response. */
+export function enforceContract(method: string, url: string, status: number, contentType: string | null, body: unknown): void {
+  const mode = contractMode();
+  if (mode === 'off') return;
+  const problems = checkResponse(method, url, status, contentType, body);
+  if (problems.length === 0) return;
+  violations.push(...problems);
+  if (mode === 'strict') throw new Error(`OpenAPI contract violation (CONTRACT_CHECK=warn to report only):\n  ${problems.join('\n  ')}`);
+  for (const p of problems) console.warn(`[contract] ${p}`);
+}
