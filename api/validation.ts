@@ -66,19 +66,34 @@ export function validationError(issues: z.core.$ZodIssue[], source: 'query' | 'b
 }
 
 /** Path of the first string (or key) holding U+0000, or null. */
-function nulPath(v: unknown, path: string[] = []): string | null {
-  if (typeof v === 'string') return v.includes('\u0000') ? path.join('.') : null;
+/** A lone UTF-16 surrogate: a string that is not well-formed Unicode. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** What Postgres cannot store in a string, or null. */
+function badText(s: string): string | null {
+  if (s.includes('\u0000')) return 'must not contain the NUL character (U+0000).';
+  if (LONE_SURROGATE.test(s)) return 'must be well-formed Unicode (no lone surrogate).';
+  return null;
+}
+
+/** The first string (value or key) Postgres could not store, with its path. */
+function badTextPath(v: unknown, path: string[] = []): { path: string; message: string } | null {
+  if (typeof v === 'string') {
+    const message = badText(v);
+    return message ? { path: path.join('.'), message } : null;
+  }
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
-      const hit = nulPath(v[i], [...path, String(i)]);
+      const hit = badTextPath(v[i], [...path, String(i)]);
       if (hit !== null) return hit;
     }
     return null;
   }
   if (v !== null && typeof v === 'object') {
     for (const [k, x] of Object.entries(v)) {
-      if (k.includes('\u0000')) return [...path, k].join('.');
-      const hit = nulPath(x, [...path, k]);
+      const keyMessage = badText(k);
+      if (keyMessage) return { path: [...path, k].join('.'), message: keyMessage };
+      const hit = badTextPath(x, [...path, k]);
       if (hit !== null) return hit;
     }
   }
@@ -86,12 +101,13 @@ function nulPath(v: unknown, path: string[] = []): string | null {
 }
 
 export function parseInput<S extends z.ZodType>(schema: S, raw: unknown, source: 'query' | 'body'): z.infer<S> {
-  // Postgres text cannot hold U+0000: such a value would fail deep in a query as a 500, so
-  // it is refused here as the client's input error it is, on every field of every operation.
-  const nul = nulPath(raw);
-  if (nul !== null) {
-    const message = `${nul ? `\`${nul}\`: ` : ''}must not contain the NUL character (U+0000).`;
-    const details = { issues: [{ path: nul, message: 'must not contain the NUL character (U+0000).' }] };
+  // Postgres text cannot hold U+0000 and its JSON types refuse a lone surrogate: such a value
+  // would fail deep in a query as a 500, so it is refused here as the client's input error it
+  // is, on every field of every operation.
+  const bad = badTextPath(raw);
+  if (bad !== null) {
+    const message = `${bad.path ? `\`${bad.path}\`: ` : ''}${bad.message}`;
+    const details = { issues: [{ path: bad.path, message: bad.message }] };
     throw source === 'query' ? errors.invalidRequest(message, details) : errors.unprocessable(message, details);
   }
   const result = schema.safeParse(raw);
