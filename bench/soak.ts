@@ -56,7 +56,8 @@ Options:
   --duration S           due times spread over S seconds after creation (default 120; full 600)
   --reschedule-share F   share of posts rescheduled later before they are due (default 0.15)
   --unschedule-share F   share of posts unscheduled before they are due (default 0.1)
-  --fault-every S        mean seconds between injected faults (default 12)
+  --fault-every S        mean seconds between injected faults (default 12); each kind comes once
+                         (in a seeded order) before kinds are drawn at random
   --faults K,K           fault kinds to draw from (default all): worker_kill, api_kill, net_transient,
                          net_lost_response, net_timeout, receiver_outage, temporal_kill
   --drain S              after the last due time, wait at most S seconds for publishing and webhooks (default 240)
@@ -454,8 +455,15 @@ async function main(): Promise<number> {
     const kinds = opt.faults === 'all' ? allKinds : opt.faults!.split(',');
     const unknownKinds = kinds.filter((k) => !allKinds.includes(k));
     if (unknownKinds.length) throw new Error(`unknown fault kind(s): ${unknownKinds.join(', ')}`);
+    // Every kind once, in a seeded order, before kinds are drawn at random: a short run still
+    // meets each fault (when it has room for as many faults as there are kinds).
+    const firstRound = [...kinds];
+    for (let i = firstRound.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      [firstRound[i], firstRound[j]] = [firstRound[j]!, firstRound[i]!];
+    }
     for (let at = start + between(3_000, FAULT_EVERY_MS); at < start + DURATION_MS; at += between(0.5, 1.5) * FAULT_EVERY_MS)
-      faultTimes.push({ at, kind: pick(kinds), arg: rand() });
+      faultTimes.push({ at, kind: firstRound[faultTimes.length] ?? pick(kinds), arg: rand() });
 
     // Creation, before the faults start (a create that failed would be a setup error, not a finding).
     const { default: pLimit } = await import('p-limit');
