@@ -125,7 +125,8 @@ Object.assign(process.env, {
 // ── The webhook receiver: verifies signatures, records every request, fails during outages ──
 
 interface Receipt {
-  workspace: number;
+  /** The receiver path the endpoint points at: `/hooks/<workspace>` or `/hooks/<workspace>/dead`. */
+  endpoint: string;
   eventId: string;
   webhookId: string;
   type: string;
@@ -145,12 +146,12 @@ function verify(body: Buffer, header: string | undefined, secret: string): boole
 
 const receipts: Receipt[] = [];
 let receiverDownUntil = 0;
-const secrets: string[] = [];
+const secrets = new Map<string, string>();
 const receiver = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
-    const ws = Number(/\/hooks\/(\d+)/.exec(req.url ?? '')?.[1] ?? -1);
+    const endpoint = (req.url ?? '').split('?')[0]!;
     const body = Buffer.concat(chunks);
     let parsed: { id?: string; type?: string; data?: { post?: { id?: string }; id?: string } } = {};
     try {
@@ -158,15 +159,17 @@ const receiver = createServer((req, res) => {
     } catch {
       /* recorded with an empty id: a violation */
     }
-    const answered = Date.now() < receiverDownUntil ? 503 : 204;
+    // The dead endpoint never recovers: its deliveries must end permanently failed, and the
+    // endpoint disabled after five of them (spec 3.5, 6 rules 3 and 4).
+    const answered = endpoint.endsWith('/dead') || Date.now() < receiverDownUntil ? 503 : 204;
     receipts.push({
-      workspace: ws,
+      endpoint,
       eventId: parsed.id ?? '',
       webhookId: String(req.headers['webhook-id'] ?? ''),
       type: parsed.type ?? '',
       postId: parsed.data?.post?.id ?? null,
       at: Date.now(),
-      signatureOk: verify(body, req.headers['webhook-signature'] as string | undefined, secrets[ws] ?? ''),
+      signatureOk: verify(body, req.headers['webhook-signature'] as string | undefined, secrets.get(endpoint) ?? ''),
       answered,
     });
     res.writeHead(answered).end();
@@ -327,6 +330,7 @@ async function main(): Promise<number> {
     const { db, closeDb } = await import('../lib/db');
     cleanups.push(() => closeDb());
     const workspaces: Array<{ id: string; apiKey: string; projects: string[] }> = [];
+    const endpointPath = new Map<string, string>();
     for (let w = 0; w < WORKSPACES; w++) {
       const ws = await createWorkspace({ name: `Soak ${w}`, plan: 'BUSINESS' });
       const key = await issueApiKey({ workspaceId: ws.id, scopes: ['write'], name: 'soak' });
@@ -347,16 +351,20 @@ async function main(): Promise<number> {
         reach: 'member' as const,
       };
       const postEvents = EVENT_TYPES.filter((e: string) => e.startsWith('post.'));
-      const input = parseInput(
-        createWebhookEndpoint.input,
-        { url: `http://127.0.0.1:${receiverPort}/hooks/${w}`, events: postEvents },
-        'body',
-      );
-      const ep = await createWebhookEndpoint.handler(
-        { auth, requestId: 'req_soak', apiVersion: config.apiVersions.current as never },
-        input,
-      );
-      secrets[w] = ep.data.secret;
+      // Workspace 0 also has an endpoint whose receiver never answers 2xx.
+      for (const hookPath of w === 0 ? [`/hooks/${w}`, `/hooks/${w}/dead`] : [`/hooks/${w}`]) {
+        const input = parseInput(
+          createWebhookEndpoint.input,
+          { url: `http://127.0.0.1:${receiverPort}${hookPath}`, events: postEvents },
+          'body',
+        );
+        const ep = await createWebhookEndpoint.handler(
+          { auth, requestId: 'req_soak', apiVersion: config.apiVersions.current as never },
+          input,
+        );
+        secrets.set(hookPath, ep.data.secret);
+        endpointPath.set(ep.data.id, hookPath);
+      }
       workspaces.push({ id: ws.id, apiKey: key.key, projects: [] });
     }
     for (let a = 0; a < ACCOUNTS; a++) {
@@ -381,7 +389,9 @@ async function main(): Promise<number> {
       });
       workspaces[w]!.projects.push(project.id);
     }
-    log(`seeded ${WORKSPACES} workspaces, ${ACCOUNTS} connected accounts, ${WORKSPACES} webhook endpoints (every post.* event)`);
+    log(
+      `seeded ${WORKSPACES} workspaces, ${ACCOUNTS} connected accounts, ${WORKSPACES + 1} webhook endpoints (every post.* event; one of them dead)`,
+    );
 
     // Processes: the worker and two APIs.
     const workers: WorkerRun[] = [];
@@ -733,45 +743,76 @@ async function main(): Promise<number> {
       .whereIn('workspace_id', wsIds)
       .where('type', 'like', 'post.%')
       .select('id', 'type', 'workspace_id');
-    const deliveries = await db()('webhook_deliveries')
+    const deliveries = (await db()('webhook_deliveries')
       .whereIn('workspace_id', wsIds)
-      .select('event_id', 'status', 'attempt_count', 'failure_reason');
-    const deliveryOf = new Map(deliveries.map((d: any) => [d.event_id, d]));
-    const byEvent = new Map<string, Receipt[]>();
-    for (const r of receipts) byEvent.set(r.eventId, [...(byEvent.get(r.eventId) ?? []), r]);
+      .select('event_id', 'endpoint_id', 'status', 'attempt_count', 'failure_reason')) as Array<{
+      event_id: string;
+      endpoint_id: string;
+      status: string;
+      attempt_count: number;
+      failure_reason: string | null;
+    }>;
+    const endpointsOf = new Map<string, string[]>();
+    for (const e of (await db()('webhook_endpoints').whereIn('workspace_id', wsIds).select('id', 'workspace_id')) as Array<{
+      id: string;
+      workspace_id: string;
+    }>)
+      endpointsOf.set(e.workspace_id, [...(endpointsOf.get(e.workspace_id) ?? []), e.id]);
+    const deliveryOf = new Map(deliveries.map((d) => [`${d.event_id}/${d.endpoint_id}`, d]));
+    const byPair = new Map<string, Receipt[]>();
+    for (const r of receipts) byPair.set(`${r.eventId}${r.endpoint}`, [...(byPair.get(`${r.eventId}${r.endpoint}`) ?? []), r]);
     const eventIds = new Set(events.map((e: any) => e.id));
+    let whPairs = 0;
     let whDelivered = 0;
     let whFailed = 0;
+    let whDeadFailed = 0;
+    const failureReasons: Record<string, number> = {};
     let whOpen = 0;
     let whDroppedSilently = 0;
     let whDuplicated = 0;
     let whBadSignature = 0;
-    for (const e of events as Array<{ id: string; type: string }>) {
-      const d: any = deliveryOf.get(e.id);
-      const got = byEvent.get(e.id) ?? [];
-      const ok = got.filter((r) => r.answered < 300);
-      if (!d) {
-        whDroppedSilently++;
-        violate(`event ${e.id} (${e.type}) has no delivery record`);
-        continue;
-      }
-      if (d.status === 'delivered') {
-        whDelivered++;
-        if (!ok.length) {
+    for (const e of events as Array<{ id: string; type: string; workspace_id: string }>) {
+      for (const endpointId of endpointsOf.get(e.workspace_id) ?? []) {
+        whPairs++;
+        const hookPath = endpointPath.get(endpointId)!;
+        const d = deliveryOf.get(`${e.id}/${endpointId}`);
+        const got = byPair.get(`${e.id}${hookPath}`) ?? [];
+        const ok = got.filter((r) => r.answered < 300);
+        if (!d) {
           whDroppedSilently++;
-          violate(`event ${e.id} recorded delivered but the receiver never answered it 2xx (${got.length} requests)`);
+          violate(`event ${e.id} (${e.type}) has no delivery record for ${hookPath}`);
+          continue;
         }
-      } else if (d.status === 'failed') {
-        whFailed++;
-      } else {
-        whOpen++;
-        violate(`event ${e.id} (${e.type}) delivery still ${d.status} after the drain (${d.attempt_count} attempts)`);
+        if (d.status === 'delivered') {
+          whDelivered++;
+          if (!ok.length) {
+            whDroppedSilently++;
+            violate(`event ${e.id} recorded delivered to ${hookPath} but the receiver never answered it 2xx (${got.length} requests)`);
+          }
+        } else if (d.status === 'failed') {
+          whFailed++;
+          if (hookPath.endsWith('/dead')) whDeadFailed++;
+          const reason = (d.failure_reason ?? 'none').split(/[:(]/)[0]!.trim().slice(0, 40);
+          failureReasons[reason] = (failureReasons[reason] ?? 0) + 1;
+          if (ok.length) violate(`event ${e.id} recorded permanently failed for ${hookPath} but the receiver answered it 2xx`);
+        } else {
+          whOpen++;
+          violate(`event ${e.id} (${e.type}) delivery to ${hookPath} still ${d.status} after the drain (${d.attempt_count} attempts)`);
+        }
+        if (ok.length > 1) whDuplicated++;
+        if (new Set(got.map((r) => r.webhookId)).size > 1 || got.some((r) => r.webhookId !== e.id))
+          violate(`event ${e.id}: Webhook-Id varies or differs across its ${got.length} requests to ${hookPath}`);
+        whBadSignature += got.filter((r) => !r.signatureOk).length;
       }
-      if (ok.length > 1) whDuplicated++;
-      if (new Set(got.map((r) => r.webhookId)).size > 1 || got.some((r) => r.webhookId !== e.id))
-        violate(`event ${e.id}: Webhook-Id varies or differs across its ${got.length} requests`);
-      whBadSignature += got.filter((r) => !r.signatureOk).length;
     }
+    const deadEndpoint = (await db()('webhook_endpoints')
+      .whereIn('workspace_id', wsIds)
+      .where('url', 'like', '%/dead')
+      .first('is_active', 'disabled_reason')) as { is_active: boolean; disabled_reason: string | null } | undefined;
+    if (deadEndpoint && (deadEndpoint.is_active || !deadEndpoint.disabled_reason?.startsWith('repeated_failures')))
+      violate(
+        `the dead endpoint is not disabled with repeated_failures (isActive ${deadEndpoint?.is_active}, reason ${deadEndpoint?.disabled_reason})`,
+      );
     if (whBadSignature) violate(`${whBadSignature} webhook requests with a signature that does not verify`);
     const unknownEvents = receipts.filter((r) => !eventIds.has(r.eventId)).length;
     if (unknownEvents) violate(`${unknownEvents} webhook requests for events not in the outbox`);
@@ -801,11 +842,15 @@ async function main(): Promise<number> {
     L('network createPost calls / replays / lost answers', `${counts.calls.createPost} / ${counts.replays} / ${counts.lostResponses}`);
     L(
       'webhook events (post.*)',
-      `${events.length}: ${whDelivered} delivered, ${whFailed} permanently failed, ${whOpen} not terminal, ${whDroppedSilently} silently dropped`,
+      `${events.length} events × their workspace's endpoints = ${whPairs} deliveries: ${whDelivered} delivered, ${whFailed} permanently failed (${whDeadFailed} of them to the dead endpoint; reasons ${JSON.stringify(failureReasons)}), ${whOpen} not terminal, ${whDroppedSilently} silently dropped`,
+    );
+    L(
+      'dead endpoint',
+      deadEndpoint ? `isActive ${deadEndpoint.is_active}, disabledReason ${JSON.stringify(deadEndpoint.disabled_reason)}` : 'none',
     );
     L(
       'webhook requests',
-      `${receipts.length} (${receipts.filter((r) => r.answered >= 300).length} answered 503 in outages), ${whDuplicated} events delivered 2xx more than once (same Webhook-Id)`,
+      `${receipts.length} (${receipts.filter((r) => r.answered >= 300).length} answered 503: outages and the dead endpoint), ${whDuplicated} events delivered 2xx more than once (same Webhook-Id)`,
     );
     console.log(
       `\n${violations.length ? `FAIL: ${violations.length} violation(s)` : 'PASS: no violation'} — seed ${SEED} (replay: npm run bench -- soak --seed ${SEED}${process.argv
