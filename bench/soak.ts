@@ -635,7 +635,7 @@ async function main(): Promise<number> {
       n = restarts.length;
       await Promise.all(restarts);
     }
-    await sim.clearFaults();
+    // Injected network faults are left in place: one injected just now still fires on the next calls.
     await sim.setLatency({ ms: 0, operation: 'createPost' });
     log(`faults over: ${JSON.stringify(stats.faults)}; waiting for publishing and webhooks to settle`);
 
@@ -839,7 +839,10 @@ async function main(): Promise<number> {
     L('published before the due time', String(early));
     L('state or delivery block untruthful', String(untruthful));
     L('publish lag (network) p50 / p99 / max', `${q(0.5).toFixed(1)} s / ${q(0.99).toFixed(1)} s / ${q(1).toFixed(1)} s`);
-    L('network createPost calls / replays / lost answers', `${counts.calls.createPost} / ${counts.replays} / ${counts.lostResponses}`);
+    L(
+      'network createPost calls / replays / lost answers',
+      `${counts.calls.createPost} / ${counts.replays} / ${counts.lostResponses} (${counts.faultsTriggered} calls hit by an injected fault)`,
+    );
     L(
       'webhook events (post.*)',
       `${events.length} events × their workspace's endpoints = ${whPairs} deliveries: ${whDelivered} delivered, ${whFailed} permanently failed (${whDeadFailed} of them to the dead endpoint; reasons ${JSON.stringify(failureReasons)}), ${whOpen} not terminal, ${whDroppedSilently} silently dropped`,
