@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { config } from '../lib/config';
+import { log } from '../lib/logger';
+import { rateLimitUnavailable } from '../lib/metrics';
 import { redis } from '../lib/redis';
 
 // spec 8: sliding 60-second window per workspace and bucket. One Lua script does the
@@ -46,17 +48,36 @@ export function bucketLimit(bucket: Bucket): number {
       : config.rateLimit.unauthenticatedPerWindow;
 }
 
+/**
+ * While Redis is unreachable, requests are admitted without counting (fail open), and Redis is
+ * not asked again for a few seconds. ARCHITECTURE.md: Redis holds only what may be lost; a rate
+ * limit protects the service, it is not part of any answer's correctness, so an outage of the
+ * limiter's store must not turn every authenticated request into a 500 (docs/reliability.md).
+ */
+const REDIS_RETRY_AFTER_MS = 5_000;
+let redisDownUntil = 0;
+
+function admittedUncounted(limit: number): RateLimitResult {
+  return { allowed: true, limit, remaining: limit, resetAt: Math.ceil((Date.now() + config.rateLimit.windowMs) / 1000), retryAfter: 1 };
+}
+
 export async function consume(bucket: Bucket, subject: string): Promise<RateLimitResult> {
   const limit = bucketLimit(bucket);
+  if (Date.now() < redisDownUntil) {
+    rateLimitUnavailable.inc({ bucket });
+    return admittedUncounted(limit);
+  }
   const member = randomBytes(8).toString('hex');
-  const [allowed, remaining, reset, now] = (await redis().eval(
-    SCRIPT,
-    1,
-    `rl:${bucket}:${subject}`,
-    config.rateLimit.windowMs,
-    limit,
-    member,
-  )) as number[];
+  let answer: number[];
+  try {
+    answer = (await redis().eval(SCRIPT, 1, `rl:${bucket}:${subject}`, config.rateLimit.windowMs, limit, member)) as number[];
+  } catch (err) {
+    redisDownUntil = Date.now() + REDIS_RETRY_AFTER_MS;
+    rateLimitUnavailable.inc({ bucket });
+    log.warn('rate limiter unavailable: admitting requests uncounted', { bucket, error: err instanceof Error ? err.message : String(err) });
+    return admittedUncounted(limit);
+  }
+  const [allowed, remaining, reset, now] = answer;
   return {
     allowed: allowed === 1,
     limit,

@@ -32,6 +32,13 @@ export const rateLimitRefusals = new client.Counter({
   registers: [registry],
 });
 
+export const rateLimitUnavailable = new client.Counter({
+  name: 'rate_limit_unavailable_total',
+  help: "Requests admitted uncounted because the rate limiter's Redis was unreachable (fail open), by bucket.",
+  labelNames: ['bucket'] as const,
+  registers: [registry],
+});
+
 export const idempotentReplays = new client.Counter({
   name: 'idempotent_replays_total',
   help: 'Writes answered from a stored Idempotency-Key record (spec 8), by operation.',
