@@ -53,6 +53,15 @@ const q = (params: Record<string, string | number>) =>
 const TABLE: Row[] = [
   { tool: 'get_workspace', args: () => ({}), rest: () => ['GET', '/v1/workspaces/me'], expect: 'ok' },
   { tool: 'list_workspaces', args: () => ({}), rest: () => ['GET', '/v1/workspaces'], expect: 'ok' },
+  { tool: 'get_workspace_context', args: () => ({}), rest: () => ['GET', '/v1/workspaces/context'], expect: 'ok' },
+  { tool: 'list_team', args: () => ({}), rest: () => ['GET', '/v1/team'], expect: 'ok' },
+  { tool: 'get_usage', args: () => ({}), rest: () => ['GET', '/v1/usage'], expect: 'ok' },
+  {
+    tool: 'get_usage',
+    args: () => ({ projectId: 'proj_missing' }),
+    rest: () => ['GET', `/v1/usage${q({ projectId: 'proj_missing' })}`],
+    expect: 'not_found',
+  },
 
   { tool: 'list_projects', args: () => ({ limit: 1 }), rest: () => ['GET', `/v1/projects${q({ limit: 1 })}`], expect: 'ok' },
   { tool: 'list_projects', args: () => ({ limit: 0 }), rest: () => ['GET', `/v1/projects${q({ limit: 0 })}`], expect: 'bad_pagination' },
@@ -687,7 +696,10 @@ describe('REST and MCP parity', function () {
         TABLE.some((r) => r.tool === name && r.expect !== 'ok') ||
           name === 'get_workspace' ||
           name === 'list_workspaces' ||
-          name === 'list_post_statuses',
+          name === 'list_post_statuses' ||
+          // Argument-less reads like the three above: no input can make them fail.
+          name === 'get_workspace_context' ||
+          name === 'list_team',
         `${name} has an error row`,
       );
     }

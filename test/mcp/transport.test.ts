@@ -148,6 +148,9 @@ describe('MCP transport', function () {
         const byName = new Map(tools.map((t) => [t.name, t]));
         const reads = [
           'get_workspace',
+          'get_workspace_context',
+          'list_team',
+          'get_usage',
           'list_workspaces',
           'list_projects',
           'get_project',

@@ -17,7 +17,14 @@ import {
 } from './posts';
 import { getProjectTool, listProjectsTool } from './projects';
 import { approvePostTool, listAwaitingReviewTool, rejectPostTool, requestReviewTool } from './reviews';
-import { getWorkspaceTool, listWorkspacesTool, switchWorkspaceTool } from './workspaces';
+import {
+  getUsageTool,
+  getWorkspaceContextTool,
+  getWorkspaceTool,
+  listTeamTool,
+  listWorkspacesTool,
+  switchWorkspaceTool,
+} from './workspaces';
 
 // The tool catalogue, in the order of the spec 4.9 table. Tools of that table whose REST twin
 // is not built here are absent rather than stubbed: get_source, create_source_text,
@@ -42,6 +49,10 @@ export const TOOLS: readonly ToolDefinition[] = [
   deletePostTool,
   cancelJobTool,
   generatePostTool,
+  // Workspace reads that REST has (spec 9.3 additions).
+  getWorkspaceContextTool,
+  listTeamTool,
+  getUsageTool,
   // Planning additions (spec 9.3).
   listIdeasTool,
   getIdeaTool,

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { authenticate } from '../../auth/authenticate';
-import { getCurrentWorkspace, listWorkspaces } from '../../operations/workspaces/workspaces';
+import { listTeam } from '../../operations/team/team';
+import { getUsage } from '../../operations/usage/usage';
+import { getCurrentWorkspace, getWorkspaceContext, listWorkspaces } from '../../operations/workspaces/workspaces';
 import { parseInput } from '../../validation';
 import { operationTool, rateLimitTool, READ, type ToolDefinition } from '../tool';
 
@@ -12,6 +14,31 @@ export const getWorkspaceTool = operationTool(getCurrentWorkspace, {
   title: 'Get the active workspace',
   description:
     'The active workspace of this session (id, name, plan, features), the calling principal with its scopes and, for an OAuth grant, the default project pinned at consent.',
+  annotations: { ...READ, idempotentHint: true },
+});
+
+// Additions (spec 9.3): the REST reads that had no tool, so an agent sees what a script sees.
+export const getWorkspaceContextTool = operationTool(getWorkspaceContext, {
+  name: 'get_workspace_context',
+  title: 'Get the workspace overview',
+  description:
+    'One-call overview (spec 2.4): the workspace, the principal, the review gate (requireReviewWorkflow) and up to 25 projects with their streaks (projectsTruncated when there are more). Requires workspace:read.',
+  annotations: { ...READ, idempotentHint: true },
+});
+
+export const listTeamTool = operationTool(listTeam, {
+  name: 'list_team',
+  title: 'List the team',
+  description:
+    'Members of the active workspace with their role, roleLabel (Admin, Member, Client) and assigned projects; one page of 100 (truncated, totalCount, projectsTruncated). Requires workspace:read.',
+  annotations: { ...READ, idempotentHint: true },
+});
+
+export const getUsageTool = operationTool(getUsage, {
+  name: 'get_usage',
+  title: 'Get usage meters',
+  description:
+    'Usage meters (spec 2.16): whether the next AI job would be refused (canGenerate, blockedBy), the weekly AI budget of the project (projectId) or the workspace pool, storage and the daily API spend cap. Requires workspace:read.',
   annotations: { ...READ, idempotentHint: true },
 });
 
