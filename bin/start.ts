@@ -276,6 +276,22 @@ async function main(): Promise<void> {
   }
   if (shuttingDown) return;
 
+  // File sources transcribe audio and video (docs/sources.md): the local simulator unless
+  // TRANSCRIPTION_URL names a real API.
+  let transcriptionUrl: string | null = null;
+  if (!config.transcription.url) {
+    const port = config.transcription.simulatorPort;
+    await refuseTakenPort(port, 'transcription simulator', 'set TRANSCRIPTION_SIMULATOR_PORT, or TRANSCRIPTION_URL to use a real API');
+    const sim = startChild('transcription-sim', 'sim/transcription/main.ts', { ...childEnv, TRANSCRIPTION_SIMULATOR_PORT: String(port) });
+    if (!(await waitForPort(sim, port, SIM_READY_TIMEOUT_MS))) {
+      if (shuttingDown) return;
+      await shutdown(1, `transcription-sim did not listen on port ${port} within ${SIM_READY_TIMEOUT_MS / 1000} s; stopping`);
+    }
+    transcriptionUrl = `http://127.0.0.1:${port}/v1`;
+    childEnv.TRANSCRIPTION_URL = transcriptionUrl;
+  }
+  if (shuttingDown) return;
+
   await refuseTakenPort(config.port, 'PORT', 'set PORT');
   await refuseTakenPort(config.mcpPort, 'MCP_PORT', 'set MCP_PORT');
   const api = startChild('api', 'api/main.ts', childEnv);
@@ -295,6 +311,7 @@ async function main(): Promise<void> {
     `  MCP          ${config.mcpPublicUrl}/mcp${mcpUp ? '' : '  (not answering yet)'}`,
     temporalUi ? `  Temporal UI  ${temporalUi}` : `  Temporal     ${config.temporalAddress} (external)`,
     simUrl ? `  Network sim  ${simUrl}` : `  Network API  ${config.network.apiUrl}`,
+    transcriptionUrl ? `  Transcription sim ${transcriptionUrl}` : `  Transcription ${config.transcription.url}`,
     objectStoreServer
       ? `  Object store ${objectStoreServer.endpoint} (embedded, data in ${path.join(dataDir, 's3')})`
       : `  Object store ${config.s3.endpoint}`,

@@ -249,6 +249,33 @@ function loadConfig() {
       /** The network's per-post image limit (a multi-image post carries up to 20). */
       maxImagesPerPost: int('NETWORK_MAX_IMAGES_PER_POST', 20),
     },
+    /**
+     * Audio and video transcription for file sources (docs/sources.md): an OpenAI-compatible
+     * `POST /v1/audio/transcriptions`. `npm start` runs the local simulator when the URL is unset.
+     */
+    transcription: {
+      /** Base URL including the version path, e.g. https://api.openai.com/v1. */
+      url: optional('TRANSCRIPTION_URL'),
+      apiKey: optional('TRANSCRIPTION_API_KEY'),
+      model: str('TRANSCRIPTION_MODEL', 'whisper-1'),
+      timeoutMs: int('TRANSCRIPTION_TIMEOUT_MS', 300_000),
+      /** Port of the simulator `npm start` runs when TRANSCRIPTION_URL is unset. */
+      simulatorPort: int('TRANSCRIPTION_SIMULATOR_PORT', 3902),
+    },
+    /** Sources (spec 2.11, 4.5; docs/sources.md). */
+    sources: {
+      /** Characters of the text shown as `preview` (the full text is never returned). */
+      previewChars: int('SOURCE_PREVIEW_CHARS', 2_000),
+      /** spec 8: `source.text` is at most 100,000 characters; the same bound holds for text sources. */
+      textMaxChars: 100_000,
+      nameChars: 200,
+      /** Extracted text kept per source; longer documents are cut here. */
+      storedTextMaxChars: int('SOURCE_STORED_TEXT_MAX_CHARS', 1_000_000),
+      estimatedCompletionMs: int('SOURCE_INGEST_ESTIMATE_MS', 10_000),
+      /** Topics and hooks kept per source. */
+      maxTopics: 8,
+      maxHooks: 5,
+    },
     /** Image generation jobs (docs/media.md): an OpenAI-compatible images API, else the built-in card renderer. */
     images: {
       baseUrl: optional('IMAGES_BASE_URL') ?? optional('LLM_BASE_URL'),

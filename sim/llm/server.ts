@@ -8,6 +8,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { composePost } from '../../lib/llm/builtin';
+import { builtinInsights, INSIGHTS_PROMPT_MARKER } from '../../lib/llm/insights';
 import { parsePromptFields } from '../../lib/llm/prompts';
 import { LLM_STUB_FAILURES } from './control';
 import { renderQuoteCard } from '../../lib/media/render';
@@ -357,6 +358,13 @@ export async function startLlmStub(opts: LlmStubOptions = {}): Promise<LlmStub> 
 
 /** A post derived from the last user message, so different sources get different answers. */
 function defaultReply(messages: unknown[]): string {
+  // Topics and hooks of a source (lib/llm/insights.ts): the built-in extractor's JSON.
+  const system = messages.find((m) => isRecord(m) && m.role === 'system');
+  if (isRecord(system) && textOf(system.content).includes(INSIGHTS_PROMPT_MARKER)) {
+    const userText = [...messages].reverse().find((m) => isRecord(m) && m.role === 'user');
+    const source = isRecord(userText) ? textOf(userText.content).replace(/^[\s\S]*?\nSource:\n/, '') : '';
+    return JSON.stringify(builtinInsights(source));
+  }
   const user = [...messages].reverse().find((m) => isRecord(m) && m.role === 'user');
   const text = isRecord(user) ? textOf(user.content) : '';
   const fields = parsePromptFields(text);

@@ -59,6 +59,12 @@ if (ownObjectStore) {
   });
 }
 
+// The transcription simulator (sim/transcription) for file sources, unless TRANSCRIPTION_URL
+// names an API of the caller's own; it runs in this process and is reached over HTTP.
+const ownTranscription = !inherited && !env.TRANSCRIPTION_URL;
+const transcriptionPort = ownTranscription ? await freePort() : 0;
+if (ownTranscription) env.TRANSCRIPTION_URL = `http://127.0.0.1:${transcriptionPort}/v1`;
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -98,6 +104,7 @@ async function resetDatabase(url: string) {
 let stopTemporal = async () => {};
 let stopObjectStore = async () => {};
 let simulator: ChildProcess | null = null;
+let stopTranscription = async () => {};
 
 export async function mochaGlobalSetup() {
   const { preflightOrExit } = await import('../../tooling/preflight');
@@ -153,6 +160,15 @@ export async function mochaGlobalSetup() {
       }),
     );
   }
+  if (ownTranscription) {
+    services.push(
+      (async () => {
+        const { startTranscriptionSim } = await import('../../sim/transcription/server');
+        const sim = await startTranscriptionSim({ port: transcriptionPort });
+        stopTranscription = () => sim.close();
+      })(),
+    );
+  }
   await Promise.all(services);
 }
 
@@ -162,6 +178,7 @@ export async function mochaGlobalTeardown() {
   sim?.kill('SIGTERM');
   await stopTemporal();
   await stopObjectStore();
+  await stopTranscription();
   if (ownDatabase && !inherited)
     await withMaintenanceDb(env.DATABASE_URL!, (client, name) => client.query(`drop database if exists ${quote(name)} with (force)`)).catch(
       () => {},
