@@ -13,6 +13,9 @@ import { objectStore, type ObjectStore } from '../lib/storage/objectStore';
 import { createReviewActivities } from './review';
 import { createEngagementActivities } from './engagement';
 import { createWebhookActivities } from './webhooks';
+import { createSourceIngestActivities } from './sourceIngest';
+import { createTranscriber, type Transcriber } from '../lib/ingest/transcription';
+import { createInsightExtractor, type InsightExtractor } from '../lib/llm/insights';
 
 // Activities are built by factories that receive their dependencies; workers/ wires them.
 export interface ActivityDeps {
@@ -25,6 +28,10 @@ export interface ActivityDeps {
   store?: () => ObjectStore;
   /** Image generation jobs' source of images; the configured images API (or the built-in renderer) when omitted. */
   images?: ImageGenerator;
+  /** Audio and video transcription for file sources; the configured API (TRANSCRIPTION_URL) when omitted. */
+  transcriber?: Transcriber;
+  /** Topics and hooks of sources; the configured LLM (or the built-in extractor) when omitted. */
+  insights?: InsightExtractor;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -42,6 +49,12 @@ export function createActivities(deps: ActivityDeps) {
     ...createAnalyticsActivities({ db: deps.db, network: deps.network }),
     ...createReviewActivities({ db: deps.db }),
     ...createEngagementActivities({ db: deps.db, network: deps.network }),
+    ...createSourceIngestActivities({
+      db: deps.db,
+      store: deps.store ?? objectStore,
+      transcriber: deps.transcriber ?? createTranscriber(),
+      insights: deps.insights ?? createInsightExtractor(),
+    }),
   };
 }
 

@@ -9,3 +9,4 @@ export { sweepUploadsWorkflow } from './sweepUploads';
 export { generateImageWorkflow } from './generateImage';
 export { reviewPostWorkflow, reviewDecidedSignal, reviewStatusQuery } from './reviewPost';
 export { engagePostWorkflow, engagementStatusQuery } from './engagePost';
+export { ingestSourceWorkflow } from './ingestSource';

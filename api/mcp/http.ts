@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
+import { config } from '../../lib/config';
 import { readBodyText } from '../body';
 import { ParseError } from './errors';
 
@@ -7,8 +8,12 @@ import { ParseError } from './errors';
 // HTTP) or write to the Node response themselves (legacy SSE); Koa steps aside for both with
 // ctx.respond = false once a request has been authenticated.
 
-/** The SDK's own bound for a message body (4 MiB). */
-export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/**
+ * The bound for a message body: the SDK's own 4 MiB, or what an inline file of spec 8's 25 MB
+ * (decoded) takes as base64 plus room for the rest of the call, whichever is larger (spec 4.9:
+ * create_source_file and add_to_knowledge_base take files inline).
+ */
+export const MAX_MESSAGE_BYTES = Math.max(4 * 1024 * 1024, Math.ceil(config.media.mcpInlineMaxBytes / 3) * 4 + 64 * 1024);
 
 /** Reads a JSON body into ctx.state.message (undefined when empty); malformed JSON is a 400. */
 export async function readJsonBody(ctx: Context, next: Next): Promise<void> {

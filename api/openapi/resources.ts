@@ -242,6 +242,32 @@ export const jobSchema = z
   })
   .strict();
 
+// ---- 2.11 source (docs/sources.md) ---------------------------------------------------------------
+
+export const sourceSchema = z
+  .object({
+    id: z.string().describe('src_*'),
+    projectId: z.string(),
+    type: z.enum(['text', 'file']),
+    name: z.string(),
+    fileName: z.string().nullable(),
+    mimeType: z.string().nullable(),
+    bytes: z.number().int().nullable(),
+    status: z.enum(['Processing', 'Success', 'Failed']),
+    preview: z.string().describe('the first 2,000 characters of the text; the full text is never returned'),
+    previewTruncated: z.boolean(),
+    textLength: z.number().int().describe('characters of the whole text'),
+    language: z.string().nullable(),
+    durationSeconds: z.number().nullable().describe('recordings only'),
+    topics: z.array(z.string()).optional().describe('present once status is Success'),
+    hooks: z.array(z.string()).optional().describe('present once status is Success'),
+    jobId: z.string().nullable().describe('the latest SOURCE_INGEST job of a file source'),
+    errorCode: z.string().nullable(),
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  })
+  .strict();
+
 // ---- 2.14 webhook endpoint -----------------------------------------------------------------------
 
 const endpointShape = {
@@ -373,6 +399,7 @@ export const NAMED_RESOURCES: Record<string, z.ZodType> = {
   Post: postSchema,
   Note: noteSchema,
   Job: jobSchema,
+  Source: sourceSchema,
   WebhookEndpoint: webhookEndpointSchema,
   WebhookEndpointWithSecret: webhookEndpointWithSecretSchema,
   WebhookEndpointRotated: webhookEndpointRotatedSchema,

@@ -27,6 +27,7 @@ import { createImageGeneration } from '../operations/media/generations';
 import { updatePostMedia } from '../operations/media/postMedia';
 import { createUpload } from '../operations/uploads/uploads';
 import { approveReview, listAwaitingReview, rejectReview, requestReview } from '../operations/reviews/reviews';
+import { createSource, getSource, SOURCE_BODY_LIMIT_BYTES } from '../operations/sources/sources';
 import { route } from './adapter';
 
 // The REST catalogue (spec 4.1). Each line is a path and the operation behind it.
@@ -55,6 +56,9 @@ export function restRouter(): Router {
   route(r, 'get', '/v1/usage', getUsage);
   route(r, 'patch', '/v1/posts/:postId/media', updatePostMedia);
   route(r, 'post', '/v1/uploads', createUpload);
+  // spec 4.5 sources; an inline file (spec 4.9) of 25 MB decoded fits the body limit.
+  route(r, 'post', '/v1/sources', createSource, { body: { maxBytes: SOURCE_BODY_LIMIT_BYTES, tooLarge: 'envelope' } });
+  route(r, 'get', '/v1/sources/:sourceId', getSource);
   // spec 4.7: an inline image body over the edge limit is a bare 413, before JSON parsing.
   route(r, 'post', '/v1/media', importMedia, { body: { maxBytes: IMPORT_BODY_LIMIT_BYTES, tooLarge: 'bare' } });
   route(r, 'get', '/v1/media', listMedia);

@@ -73,11 +73,17 @@ async function withdrawUnstartedJob(jobId: string): Promise<boolean> {
 }
 
 /** Starts the job's workflow; when that fails and the job never left QUEUED, withdraws it and answers 503. */
-export async function startOrWithdraw(job: JobRow, start: () => Promise<void>, workflowName: string): Promise<void> {
+export async function startOrWithdraw(
+  job: JobRow,
+  start: () => Promise<void>,
+  workflowName: string,
+  /** Removes the still-QUEUED job and what it made (default: the job and its reservation); true when it did. */
+  withdraw: () => Promise<boolean> = () => withdrawUnstartedJob(job.id),
+): Promise<void> {
   try {
     await start();
   } catch (err) {
-    if (await withdrawUnstartedJob(job.id)) {
+    if (await withdraw()) {
       log.error(`${workflowName} workflow could not be started; job withdrawn`, { jobId: job.id, err });
       throw new ApiError(
         503,

@@ -14,7 +14,12 @@ const MARKERS: Record<string, string> = {
 const SETS = Object.fromEntries(Object.entries(MARKERS).map(([l, w]) => [l, new Set(w.split(' '))]));
 
 export function guessLanguage(text: string): string | null {
-  const words = (text.slice(0, 20_000).toLowerCase().match(/\p{L}+/gu) ?? []).slice(0, 3_000);
+  const words = (
+    text
+      .slice(0, 20_000)
+      .toLowerCase()
+      .match(/\p{L}+/gu) ?? []
+  ).slice(0, 3_000);
   if (words.length < 5) return null;
   let best: string | null = null;
   let bestScore = 0;

@@ -66,7 +66,8 @@ function statusFailure(status: number, body: string): IngestError {
   const detail = body.slice(0, 300);
   if (status === 401 || status === 403)
     return new IngestError('transcription_auth_failed', `The transcription API refused the credential (HTTP ${status}).`, { status });
-  if (status === 429) return new IngestError('transcription_rate_limited', 'The transcription API is rate limiting this service.', { status });
+  if (status === 429)
+    return new IngestError('transcription_rate_limited', 'The transcription API is rate limiting this service.', { status });
   if (status === 408) return new IngestError('transcription_timeout', 'The transcription API timed out.', { status });
   if (status >= 500) return new IngestError('transcription_unavailable', `The transcription API failed (HTTP ${status}).`, { status });
   // 400, 413, 415, 422: the file or the request; another try sends the same thing.
@@ -122,9 +123,13 @@ export class HttpTranscriber implements Transcriber {
       clearTimeout(timer);
     }
     if (res.status >= 300 && res.status < 400)
-      throw new IngestError('transcription_rejected', `The transcription API redirected (HTTP ${res.status}); point TRANSCRIPTION_URL at the final address.`, {
-        status: res.status,
-      });
+      throw new IngestError(
+        'transcription_rejected',
+        `The transcription API redirected (HTTP ${res.status}); point TRANSCRIPTION_URL at the final address.`,
+        {
+          status: res.status,
+        },
+      );
     if (!res.ok) throw statusFailure(res.status, text);
     let json: unknown;
     try {

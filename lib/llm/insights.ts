@@ -39,12 +39,20 @@ function sentencesOf(text: string): string[] {
   return text
     .replace(/\r\n?/g, '\n')
     .split(/\n+|(?<=[.!?…])\s+/u)
-    .map((s) => s.replace(/^\s*(?:[-*•]|\d{1,2}[.)]|#{1,6})\s+/u, '').replace(/\s+/g, ' ').trim())
+    .map((s) =>
+      s
+        .replace(/^\s*(?:[-*•]|\d{1,2}[.)]|#{1,6})\s+/u, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    )
     .filter((s) => /[\p{L}]/u.test(s));
 }
 
 /** Pure and synchronous: the built-in extractor, also what the LLM simulator answers. */
-export function builtinInsights(text: string, limits = { topics: config.sources.maxTopics, hooks: config.sources.maxHooks }): SourceInsights {
+export function builtinInsights(
+  text: string,
+  limits = { topics: config.sources.maxTopics, hooks: config.sources.maxHooks },
+): SourceInsights {
   const counts = new Map<string, { n: number; first: number; shown: string }>();
   let i = 0;
   for (const m of text.slice(0, 200_000).matchAll(WORD)) {
@@ -111,7 +119,8 @@ export function parseInsights(content: string): SourceInsights {
   }
   const o = (json ?? {}) as { topics?: unknown; hooks?: unknown };
   const result = { topics: strings(o.topics, config.sources.maxTopics, 80), hooks: strings(o.hooks, config.sources.maxHooks, 300) };
-  if (result.topics.length === 0 && result.hooks.length === 0) throw new LlmError('llm_empty_output', 'The model found no topics or hooks.');
+  if (result.topics.length === 0 && result.hooks.length === 0)
+    throw new LlmError('llm_empty_output', 'The model found no topics or hooks.');
   return result;
 }
 
@@ -160,7 +169,8 @@ export class ChatInsightExtractor implements InsightExtractor {
     } catch (err) {
       throw new LlmError('llm_invalid_response', 'LLM answered with a body that is not JSON.', { status: res.status, cause: err });
     }
-    if (typeof content !== 'string') throw new LlmError('llm_invalid_response', 'LLM answer has no message content.', { status: res.status });
+    if (typeof content !== 'string')
+      throw new LlmError('llm_invalid_response', 'LLM answer has no message content.', { status: res.status });
     return parseInsights(content);
   }
 }

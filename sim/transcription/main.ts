@@ -5,7 +5,8 @@ import { startTranscriptionSim } from './server';
 
 const raw = process.env.TRANSCRIPTION_SIMULATOR_PORT;
 const port = raw === undefined || raw === '' ? 3902 : Number(raw);
-if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`TRANSCRIPTION_SIMULATOR_PORT must be a port number, got "${raw}"`);
+if (!Number.isInteger(port) || port < 0 || port > 65535)
+  throw new Error(`TRANSCRIPTION_SIMULATOR_PORT must be a port number, got "${raw}"`);
 
 const sim = await startTranscriptionSim({ port, host: process.env.TRANSCRIPTION_SIM_HOST || '127.0.0.1' });
 console.log(`transcription simulator listening on ${sim.url} (TRANSCRIPTION_URL=${sim.url})`);

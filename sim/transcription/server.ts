@@ -53,7 +53,10 @@ export function simulatedTranscript(bytes: Buffer): { text: string; language: st
   if (at >= 0) {
     let end = bytes.indexOf(0, at);
     if (end < 0) end = bytes.length;
-    let text = bytes.subarray(at + MARKER.length, end).toString('utf8').trim();
+    let text = bytes
+      .subarray(at + MARKER.length, end)
+      .toString('utf8')
+      .trim();
     let language = 'english';
     const lang = /^LANG:([a-z]{2});/.exec(text);
     if (lang) {
@@ -126,7 +129,11 @@ export async function startTranscriptionSim(opts: { port?: number; host?: string
       if (fault === 'server_error') return send(res, 500, { error: { message: 'The server had an error', type: 'server_error' } });
       if (fault === 'bad_request') return send(res, 400, { error: { message: 'Invalid file format', type: 'invalid_request_error' } });
 
-      const form = await new Request('http://sim/', { method: 'POST', headers: req.headers as Record<string, string>, body: raw }).formData();
+      const form = await new Request('http://sim/', {
+        method: 'POST',
+        headers: req.headers as Record<string, string>,
+        body: raw,
+      }).formData();
       const file = form.get('file');
       const model = form.get('model');
       const format = form.get('response_format');

@@ -16,6 +16,7 @@ import {
   updatePostTool,
 } from './posts';
 import { getProjectTool, listProjectsTool } from './projects';
+import { createSourceFileTool, createSourceTextTool, getSourceTool } from './sources';
 import { approvePostTool, listAwaitingReviewTool, rejectPostTool, requestReviewTool } from './reviews';
 import {
   getUsageTool,
@@ -27,8 +28,8 @@ import {
 } from './workspaces';
 
 // The tool catalogue, in the order of the spec 4.9 table. Tools of that table whose REST twin
-// is not built here are absent rather than stubbed: get_source, create_source_text,
-// create_source_file, add_to_knowledge_base. The planning and media tools after the table are additions.
+// is not built here are absent rather than stubbed: add_to_knowledge_base. The planning and
+// media tools after the table are additions.
 export const TOOLS: readonly ToolDefinition[] = [
   getWorkspaceTool,
   listWorkspacesTool,
@@ -40,6 +41,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   listPostsTool,
   getPostTool,
   listPostStatusesTool,
+  getSourceTool,
   listJobsTool,
   getJobTool,
   createNoteTool,
@@ -47,6 +49,8 @@ export const TOOLS: readonly ToolDefinition[] = [
   updatePostTool,
   schedulePostTool,
   deletePostTool,
+  createSourceTextTool,
+  createSourceFileTool,
   cancelJobTool,
   generatePostTool,
   // Workspace reads that REST has (spec 9.3 additions).

@@ -1,0 +1,80 @@
+import type { Knex } from 'knex';
+import { config } from '../config';
+
+// spec 2.11 Source (docs/sources.md "Fields"). The record the API returns is a preview of the
+// text; `topics` and `hooks` appear once the status is `Success`.
+
+export const SOURCE_STATUSES = ['Processing', 'Success', 'Failed'] as const;
+export type SourceStatus = (typeof SOURCE_STATUSES)[number];
+export const SOURCE_TYPES = ['text', 'file'] as const;
+export type SourceType = (typeof SOURCE_TYPES)[number];
+
+export interface SourceRow {
+  id: string;
+  workspace_id: string;
+  project_id: string;
+  type: SourceType;
+  name: string;
+  file_name: string | null;
+  mime_type: string | null;
+  bytes: string | number | null;
+  status: SourceStatus;
+  text: string | null;
+  language: string | null;
+  duration_seconds: number | null;
+  topics: string[] | null;
+  hooks: string[] | null;
+  upload_id: string | null;
+  job_id: string | null;
+  error_code: string | null;
+  created_by: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The job input of a SOURCE_INGEST job: which source to fill from which upload. */
+export interface SourceIngestInput {
+  sourceId: string;
+  uploadId: string;
+}
+
+export function previewOf(text: string | null): { preview: string; previewTruncated: boolean } {
+  const t = text ?? '';
+  const max = config.sources.previewChars;
+  if (t.length <= max) return { preview: t, previewTruncated: false };
+  // Never split a surrogate pair: the preview stays valid UTF-16 (and UTF-8 on the wire).
+  let cut = max;
+  const code = t.charCodeAt(cut - 1);
+  if (code >= 0xd800 && code <= 0xdbff) cut--;
+  return { preview: t.slice(0, cut), previewTruncated: true };
+}
+
+export function presentSource(row: SourceRow) {
+  const { preview, previewTruncated } = previewOf(row.text);
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    type: row.type,
+    name: row.name,
+    fileName: row.file_name,
+    mimeType: row.mime_type,
+    bytes: row.bytes === null ? null : Number(row.bytes),
+    status: row.status,
+    preview,
+    previewTruncated,
+    textLength: row.text?.length ?? 0,
+    language: row.language,
+    durationSeconds: row.duration_seconds,
+    ...(row.status === 'Success' ? { topics: row.topics ?? [], hooks: row.hooks ?? [] } : {}),
+    jobId: row.job_id,
+    errorCode: row.error_code,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+export type Source = ReturnType<typeof presentSource>;
+
+/** The source, in its workspace only (rule 1: another workspace's id is simply not found). */
+export async function loadSource(q: Knex | Knex.Transaction, workspaceId: string, sourceId: string): Promise<SourceRow | undefined> {
+  return (await q('sources').where({ workspace_id: workspaceId, id: sourceId }).first()) as SourceRow | undefined;
+}
