@@ -18,7 +18,8 @@ type SizeClass = keyof typeof config.uploads.maxBytes;
 /** Which kinds of file each purpose takes (docs/media.md, "Uploads"). */
 const PURPOSE_CLASSES: Record<UploadPurpose, readonly SizeClass[]> = {
   media: ['image'],
-  source: ['audio', 'video'],
+  // Sources read documents and text as well as recordings (docs/sources.md).
+  source: ['audio', 'video', 'document', 'text'],
   knowledge: ['document', 'text'],
 };
 const DOCUMENT_TYPES = new Set([
