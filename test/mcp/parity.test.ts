@@ -30,6 +30,9 @@ interface Fixture {
   ideaId: string;
   mediaId: string;
   mediaBase64: string;
+  sourceId: string;
+  /** A small text file, base64: the same inline file through both doors is one source (spec 4.9). */
+  sourceFileBase64: string;
   /** Two drafts alike, one per door, for the review request (docs/review.md): it changes the post. */
   reviewRestPostId: string;
   reviewMcpPostId: string;
@@ -367,6 +370,54 @@ const TABLE: Row[] = [
     expect: 'unprocessable',
   },
 
+  // Sources (spec 2.11, 4.5, 4.9; docs/sources.md).
+  { tool: 'get_source', args: (f) => ({ sourceId: f.sourceId }), rest: (f) => ['GET', `/v1/sources/${f.sourceId}`], expect: 'ok' },
+  { tool: 'get_source', args: () => ({ sourceId: 'src_missing' }), rest: () => ['GET', '/v1/sources/src_missing'], expect: 'not_found' },
+  {
+    tool: 'create_source_text',
+    args: (f) => ({ projectId: f.projectId, type: 'text', text: 'Parity text source about planning and planning well.' }),
+    rest: (f) => [
+      'POST',
+      '/v1/sources',
+      { projectId: f.projectId, type: 'text', text: 'Parity text source about planning and planning well.' },
+    ],
+    expect: 'ok',
+    volatile: true,
+  },
+  {
+    tool: 'create_source_text',
+    args: (f) => ({ projectId: f.projectId, type: 'text' }),
+    rest: (f) => ['POST', '/v1/sources', { projectId: f.projectId, type: 'text' }],
+    expect: 'invalid_request',
+  },
+  {
+    tool: 'create_source_file',
+    args: (f) => ({ projectId: f.projectId, type: 'file', content_base64: f.sourceFileBase64, mimeType: 'text/plain', filename: 'p.txt' }),
+    rest: (f) => [
+      'POST',
+      '/v1/sources',
+      { projectId: f.projectId, type: 'file', content_base64: f.sourceFileBase64, mimeType: 'text/plain', filename: 'p.txt' },
+    ],
+    expect: 'ok',
+    volatile: true,
+  },
+  {
+    tool: 'create_source_file',
+    args: (f) => ({ projectId: f.projectId, type: 'file', content_base64: 'not base64!', mimeType: 'text/plain', filename: 'p.txt' }),
+    rest: (f) => [
+      'POST',
+      '/v1/sources',
+      { projectId: f.projectId, type: 'file', content_base64: 'not base64!', mimeType: 'text/plain', filename: 'p.txt' },
+    ],
+    expect: 'invalid_request',
+  },
+  {
+    tool: 'create_source_file',
+    args: (f) => ({ projectId: f.projectId, type: 'file', uploadId: 'upl_missing' }),
+    rest: (f) => ['POST', '/v1/sources', { projectId: f.projectId, type: 'file', uploadId: 'upl_missing' }],
+    expect: 'unprocessable',
+  },
+
   { tool: 'cancel_job', args: (f) => ({ jobId: f.jobId }), rest: (f) => ['POST', `/v1/jobs/${f.jobId}/cancel`], expect: 'ok' },
   { tool: 'cancel_job', args: () => ({ jobId: 'job_missing' }), rest: () => ['POST', '/v1/jobs/job_missing/cancel'], expect: 'not_found' },
 
@@ -640,7 +691,7 @@ const SCOPE_TABLE: Array<{ tool: string; args: (f: Fixture) => Record<string, un
   },
 ];
 
-const VOLATILE_ID = /^(post|note|job|slot|pst|req|evt|idea|upl)_[A-Za-z0-9]+$/;
+const VOLATILE_ID = /^(post|note|job|slot|pst|req|evt|idea|upl|src)_[A-Za-z0-9]+$/;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 function mask(v: unknown, keep: Set<string>): unknown {
@@ -734,6 +785,7 @@ describe('REST and MCP parity', function () {
         const idea = await call('POST', '/v1/ideas', { projectId: ws.project.id, title: 'Seed idea', hook: 'A hook' });
         const mediaBase64 = png(12, 9).toString('base64');
         const asset = await call('POST', '/v1/media', { content_base64: png(9, 12).toString('base64') });
+        const source = await call('POST', '/v1/sources', { projectId: ws.project.id, type: 'text', text: 'Seed source on hiring.' });
         const reviewRest = await call('POST', '/v1/posts', { projectId: ws.project.id, content: 'For review' });
         const reviewMcp = await call('POST', '/v1/posts', { projectId: ws.project.id, content: 'For review' });
         f = {
@@ -747,6 +799,8 @@ describe('REST and MCP parity', function () {
           ideaId: idea.body.data.id,
           mediaId: asset.body.data.id,
           mediaBase64,
+          sourceId: source.body.data.id,
+          sourceFileBase64: Buffer.from(`Parity file ${kind}: notes on shipping and shipping often.`).toString('base64'),
           reviewRestPostId: reviewRest.body.data.id,
           reviewMcpPostId: reviewMcp.body.data.id,
         };
@@ -760,7 +814,7 @@ describe('REST and MCP parity', function () {
       });
 
       for (const row of TABLE) {
-        it(`${row.tool} ${JSON.stringify(row.args({ projectId: 'P', noteId: 'N', postId: 'T', schedulePostId: 'U', jobId: 'J', otherProjectId: 'O', disconnectedPostId: 'D', ideaId: 'I', mediaId: 'M', mediaBase64: 'B', reviewRestPostId: 'RR', reviewMcpPostId: 'RM' })).slice(0, 90)} → ${row.expect}`, async () => {
+        it(`${row.tool} ${JSON.stringify(row.args({ projectId: 'P', noteId: 'N', postId: 'T', schedulePostId: 'U', jobId: 'J', otherProjectId: 'O', disconnectedPostId: 'D', ideaId: 'I', mediaId: 'M', mediaBase64: 'B', sourceId: 'S', sourceFileBase64: 'F', reviewRestPostId: 'RR', reviewMcpPostId: 'RM' })).slice(0, 90)} → ${row.expect}`, async () => {
           const [method, path, body] = row.rest(f);
           const viaRest = await call(method, path, body);
           const viaMcp = await callTool(client, row.tool, row.args(f));

@@ -161,6 +161,7 @@ describe('MCP transport', function () {
           'list_post_statuses',
           'list_jobs',
           'get_job',
+          'get_source',
           // planning: ideas, calendar, company pages, analytics
           'list_ideas',
           'get_idea',
@@ -190,6 +191,8 @@ describe('MCP transport', function () {
           'import_media',
           'set_post_media',
           'generate_image',
+          'create_source_text',
+          'create_source_file',
           'request_post_review',
           'approve_post',
           'reject_post',
@@ -202,7 +205,7 @@ describe('MCP transport', function () {
         }
         assert.equal(byName.get('delete_post')!.annotations?.destructiveHint, true);
         // Not built, so not listed (never stubbed).
-        for (const absent of ['get_source', 'create_source_text', 'create_source_file', 'add_to_knowledge_base']) {
+        for (const absent of ['add_to_knowledge_base']) {
           assert.equal(byName.has(absent), false, absent);
         }
         // Default-project tools do not require projectId; API-facing schemas are strict.
