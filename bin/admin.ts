@@ -27,6 +27,7 @@ const NOUNS: Record<string, () => Promise<{ default: Noun }>> = {
   'oauth-client': () => import('./admin.d/commands/oauth-client'),
   post: () => import('./admin.d/commands/post'),
   project: () => import('./admin.d/commands/project'),
+  sources: () => import('./admin.d/commands/sources'),
   user: () => import('./admin.d/commands/user'),
   workspace: () => import('./admin.d/commands/workspace'),
 };
