@@ -70,7 +70,15 @@ export function builtinInsights(
   const topics = (recurring.length > 0 ? recurring : ranked).slice(0, limits.topics).map(([, c]) => c.shown);
 
   const topicSet = new Set(topics);
+  // A sentence said twice is one hook.
+  const seen = new Set<string>();
   const scored = sentencesOf(text)
+    .filter((s) => {
+      const key = s.toLowerCase();
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    })
     .map((s, index) => {
       const words = (s.toLowerCase().match(WORD) ?? []) as string[];
       let score = new Set(words.filter((w) => topicSet.has(w))).size;

@@ -39,12 +39,18 @@ function seeds(f: Fixtures): Record<string, unknown[]> {
   };
 }
 
+/** Discriminators a schema alone does not suggest (a `type` that is a free string until refined). */
+const VARIANTS: Record<string, Record<string, unknown>[]> = {
+  // POST /v1/sources: the file variant carries the ids (projectId, uploadId).
+  'sources.create': [{ type: 'file' }],
+};
+
 /** Valid inputs of an operation built on `f`'s objects: one per seed of `source`, else one. */
 function baseInputs(op: AnyOperation, f: Fixtures): Record<string, unknown>[] {
   const schema = inputJsonSchema(op);
   const props = schema.properties ?? {};
   const s = seeds(f);
-  const variants = 'source' in props ? s.source!.map((v) => ({ source: v })) : [{}];
+  const variants = 'source' in props ? s.source!.map((v) => ({ source: v })) : (VARIANTS[op.name] ?? [{}]);
   const out: Record<string, unknown>[] = [];
   for (const variant of variants) {
     const fixed: Record<string, unknown> = { ...variant };
@@ -132,6 +138,8 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
         purpose: 'media',
       })
     ).id;
+    // Sources (spec 2.11): a text source.
+    f.sourceId = (await call('POST', '/v1/sources', { projectId: ws.project.id, type: 'text', text: 'My source' })).id;
     f.statusId = (await db()('post_statuses').where({ workspace_id: ws.workspace.id }).first())?.id;
   }
 

@@ -126,6 +126,9 @@ describe('ingest: topics, hooks, language, preview', () => {
     assert.ok(a.topics.includes('customers'));
     assert.ok(a.hooks.includes('What did customers think of the new pricing?'));
     assert.ok(a.hooks.length <= 5 && a.topics.length <= 8);
+    // A sentence repeated is one hook.
+    const repeated = builtinInsights('We ship weekly and we ship well. '.repeat(10));
+    assert.deepEqual(repeated.hooks, ['We ship weekly and we ship well.']);
   });
 
   it('parses a model answer, fenced or bare, and refuses one without JSON', () => {
