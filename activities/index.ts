@@ -13,6 +13,10 @@ import { objectStore, type ObjectStore } from '../lib/storage/objectStore';
 import { createReviewActivities } from './review';
 import { createEngagementActivities } from './engagement';
 import { createWebhookActivities } from './webhooks';
+import { createKnowledgeActivities } from './knowledge';
+import { config } from '../lib/config';
+import { createTranscriptClient, type TranscriptClient } from '../lib/knowledge/youtube';
+import { systemResolver, type Resolver } from '../lib/net/resolve';
 
 // Activities are built by factories that receive their dependencies; workers/ wires them.
 export interface ActivityDeps {
@@ -25,6 +29,10 @@ export interface ActivityDeps {
   store?: () => ObjectStore;
   /** Image generation jobs' source of images; the configured images API (or the built-in renderer) when omitted. */
   images?: ImageGenerator;
+  /** YouTube ingest's transcript service; the configured one (or the local simulator) when omitted. */
+  transcripts?: TranscriptClient;
+  /** DNS for URL ingest; the system resolver when omitted (tests pass a fake). */
+  resolve?: Resolver;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -39,6 +47,18 @@ export function createActivities(deps: ActivityDeps) {
     ...createUploadActivities({ db: deps.db, store: deps.store ?? objectStore }),
     ...createImageGenerationActivities({ db: deps.db, images: deps.images ?? createImageGenerator(), store: deps.store ?? objectStore }),
     ...createGenerationActivities({ db: deps.db, writer: deps.writer ?? createPostWriter() }),
+    ...createKnowledgeActivities({
+      db: deps.db,
+      store: deps.store ?? objectStore,
+      transcripts:
+        deps.transcripts ??
+        createTranscriptClient({
+          baseUrl: config.knowledge.youtubeTranscriptUrl,
+          port: config.knowledge.youtubeSimulatorPort,
+          timeoutMs: config.knowledge.youtubeTimeoutMs,
+        }),
+      resolve: deps.resolve ?? systemResolver,
+    }),
     ...createAnalyticsActivities({ db: deps.db, network: deps.network }),
     ...createReviewActivities({ db: deps.db }),
     ...createEngagementActivities({ db: deps.db, network: deps.network }),

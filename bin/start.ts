@@ -276,6 +276,25 @@ async function main(): Promise<void> {
   }
   if (shuttingDown) return;
 
+  // The video-transcript simulator behind YouTube knowledge ingest (docs/knowledge.md).
+  let youtubeUrl: string | null = null;
+  if (!config.knowledge.youtubeTranscriptUrl) {
+    const port = config.knowledge.youtubeSimulatorPort;
+    await refuseTakenPort(
+      port,
+      'YouTube transcript simulator',
+      'set YOUTUBE_SIMULATOR_PORT, or YOUTUBE_TRANSCRIPT_URL to use a transcript service',
+    );
+    const yt = startChild('youtube-sim', 'sim/youtube/main.ts', { ...childEnv, YOUTUBE_SIMULATOR_PORT: String(port) });
+    if (!(await waitForPort(yt, port, SIM_READY_TIMEOUT_MS))) {
+      if (shuttingDown) return;
+      await shutdown(1, `youtube-sim did not listen on port ${port} within ${SIM_READY_TIMEOUT_MS / 1000} s; stopping`);
+    }
+    youtubeUrl = `http://127.0.0.1:${port}`;
+    childEnv.YOUTUBE_TRANSCRIPT_URL = youtubeUrl;
+  }
+  if (shuttingDown) return;
+
   await refuseTakenPort(config.port, 'PORT', 'set PORT');
   await refuseTakenPort(config.mcpPort, 'MCP_PORT', 'set MCP_PORT');
   const api = startChild('api', 'api/main.ts', childEnv);
@@ -295,6 +314,7 @@ async function main(): Promise<void> {
     `  MCP          ${config.mcpPublicUrl}/mcp${mcpUp ? '' : '  (not answering yet)'}`,
     temporalUi ? `  Temporal UI  ${temporalUi}` : `  Temporal     ${config.temporalAddress} (external)`,
     simUrl ? `  Network sim  ${simUrl}` : `  Network API  ${config.network.apiUrl}`,
+    youtubeUrl ? `  YouTube sim  ${youtubeUrl}` : `  Transcripts  ${config.knowledge.youtubeTranscriptUrl}`,
     objectStoreServer
       ? `  Object store ${objectStoreServer.endpoint} (embedded, data in ${path.join(dataDir, 's3')})`
       : `  Object store ${config.s3.endpoint}`,

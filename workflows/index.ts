@@ -9,3 +9,5 @@ export { sweepUploadsWorkflow } from './sweepUploads';
 export { generateImageWorkflow } from './generateImage';
 export { reviewPostWorkflow, reviewDecidedSignal, reviewStatusQuery } from './reviewPost';
 export { engagePostWorkflow, engagementStatusQuery } from './engagePost';
+export { ingestKnowledgeWorkflow } from './ingestKnowledge';
+export { resyncKnowledgeWorkflow } from './resyncKnowledge';

@@ -19,7 +19,7 @@ import { jobDuration } from '../metrics';
 export const JOB_STATUSES = ['QUEUED', 'RUNNING', 'DONE', 'FAILED', 'CANCELLED'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly JobStatus[] = ['DONE', 'FAILED', 'CANCELLED'];
-export const JOB_TYPES = ['POST_GENERATION', 'IMAGE_GENERATION'] as const;
+export const JOB_TYPES = ['POST_GENERATION', 'IMAGE_GENERATION', 'KNOWLEDGE_INGEST'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 /** spec 2.12 `progress`; also the answer of the generation workflow's `progress` query. */

@@ -46,6 +46,10 @@ if (ownTemporal) env.TEMPORAL_ADDRESS = `127.0.0.1:${temporalPort}`;
 const ownSimulator = !inherited && !env.NETWORK_API_URL;
 const simulatorPort = ownSimulator ? await freePort() : 0;
 if (ownSimulator) env.NETWORK_API_URL = `http://127.0.0.1:${simulatorPort}`;
+// The video-transcript simulator (sim/youtube), as for the network simulator.
+const ownYoutubeSim = !inherited && !env.YOUTUBE_TRANSCRIPT_URL;
+const youtubeSimPort = ownYoutubeSim ? await freePort() : 0;
+if (ownYoutubeSim) env.YOUTUBE_TRANSCRIPT_URL = `http://127.0.0.1:${youtubeSimPort}`;
 // The embedded S3-compatible store (tooling/objectStoreServer.ts) on a free port and a temp dir;
 // its address and keys are settled now, for the same reason as the ports above.
 const ownObjectStore = !inherited && !env.S3_ENDPOINT;
@@ -98,6 +102,7 @@ async function resetDatabase(url: string) {
 let stopTemporal = async () => {};
 let stopObjectStore = async () => {};
 let simulator: ChildProcess | null = null;
+let youtubeSim: ChildProcess | null = null;
 
 export async function mochaGlobalSetup() {
   const { preflightOrExit } = await import('../../tooling/preflight');
@@ -153,6 +158,22 @@ export async function mochaGlobalSetup() {
       }),
     );
   }
+  if (ownYoutubeSim) {
+    services.push(
+      new Promise<void>((resolve, reject) => {
+        const sim = spawn(process.execPath, ['--import', 'tsx', 'sim/youtube/main.ts'], {
+          cwd: root,
+          env: { ...env, YOUTUBE_SIMULATOR_PORT: String(youtubeSimPort) },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        youtubeSim = sim;
+        sim.stdout!.on('data', (d: Buffer) => {
+          if (d.toString().includes('listening')) resolve();
+        });
+        sim.once('exit', (c) => reject(new Error(`YouTube transcript simulator exited (${c})`)));
+      }),
+    );
+  }
   await Promise.all(services);
 }
 
@@ -160,6 +181,9 @@ export async function mochaGlobalTeardown() {
   const sim = simulator as ChildProcess | null;
   sim?.removeAllListeners('exit');
   sim?.kill('SIGTERM');
+  const yt = youtubeSim as ChildProcess | null;
+  yt?.removeAllListeners('exit');
+  yt?.kill('SIGTERM');
   await stopTemporal();
   await stopObjectStore();
   if (ownDatabase && !inherited)
