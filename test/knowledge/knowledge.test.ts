@@ -23,7 +23,12 @@ import { startPageServer, type PageServer } from './support';
 const qs = (path: string, params: Record<string, string>) => `${path}?${new URLSearchParams(params)}`;
 const youtubeUrl = () => process.env.YOUTUBE_TRANSCRIPT_URL!;
 
-async function addVideo(video: { videoId: string; title: string; language: string; segments: Array<{ start: number; duration: number; text: string }> }) {
+async function addVideo(video: {
+  videoId: string;
+  title: string;
+  language: string;
+  segments: Array<{ start: number; duration: number; text: string }>;
+}) {
   const res = await fetch(`${youtubeUrl()}/__sim/videos`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -126,7 +131,8 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
   });
 
   it('the preview stops at 2,000 characters; the full body is indexed and never returned', async () => {
-    const para = (i: number) => `Paragraph ${i} talks about distributed tracing and sampling budgets in production systems. `.repeat(5).trim();
+    const para = (i: number) =>
+      `Paragraph ${i} talks about distributed tracing and sampling budgets in production systems. `.repeat(5).trim();
     const text = Array.from({ length: 20 }, (_, i) => para(i)).join('\n\n') + '\n\nThe final zebracorn clause.';
     assert.ok(text.length > 8_000);
     const doc = await ingestDone({ type: 'text', projectId: ws.project.id, text });
@@ -145,16 +151,40 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
   });
 
   it('validates type-specific fields with 422, a missing project with 400, text over 100,000 with 413; nothing is queued', async () => {
-    const before = await db()('jobs').where({ workspace_id: ws.workspace.id, type: 'KNOWLEDGE_INGEST' }).count<{ count: string }[]>('* as count');
+    const before = await db()('jobs')
+      .where({ workspace_id: ws.workspace.id, type: 'KNOWLEDGE_INGEST' })
+      .count<{ count: string }[]>('* as count');
     assertError(await call('POST', '/v1/knowledge', { body: { type: 'text', projectId: ws.project.id } }), 422, 'unprocessable');
-    assertError(await call('POST', '/v1/knowledge', { body: { type: 'url', projectId: ws.project.id, url: 'ftp://x.example/a' } }), 422, 'unprocessable');
-    assertError(await call('POST', '/v1/knowledge', { body: { type: 'youtube', projectId: ws.project.id, videoId: 'nope' } }), 422, 'unprocessable');
+    assertError(
+      await call('POST', '/v1/knowledge', { body: { type: 'url', projectId: ws.project.id, url: 'ftp://x.example/a' } }),
+      422,
+      'unprocessable',
+    );
+    assertError(
+      await call('POST', '/v1/knowledge', { body: { type: 'youtube', projectId: ws.project.id, videoId: 'nope' } }),
+      422,
+      'unprocessable',
+    );
     assertError(await call('POST', '/v1/knowledge', { body: { type: 'podcast', projectId: ws.project.id } }), 422, 'unprocessable');
-    assertError(await call('POST', '/v1/knowledge', { body: { type: 'file', projectId: ws.project.id, uploadId: 'upl_missing' } }), 422, 'unprocessable');
+    assertError(
+      await call('POST', '/v1/knowledge', { body: { type: 'file', projectId: ws.project.id, uploadId: 'upl_missing' } }),
+      422,
+      'unprocessable',
+    );
     assertError(await call('POST', '/v1/knowledge', { body: { type: 'text', text: 'Hello there' } }), 400, 'invalid_request');
-    assertError(await call('POST', '/v1/knowledge', { body: { type: 'text', projectId: ws.project.id, text: 'x'.repeat(100_001) } }), 413, 'payload_too_large');
-    assertError(await call('POST', '/v1/knowledge', { body: { type: 'text', projectId: 'proj_nope', text: 'Hello there' } }), 404, 'not_found');
-    const after = await db()('jobs').where({ workspace_id: ws.workspace.id, type: 'KNOWLEDGE_INGEST' }).count<{ count: string }[]>('* as count');
+    assertError(
+      await call('POST', '/v1/knowledge', { body: { type: 'text', projectId: ws.project.id, text: 'x'.repeat(100_001) } }),
+      413,
+      'payload_too_large',
+    );
+    assertError(
+      await call('POST', '/v1/knowledge', { body: { type: 'text', projectId: 'proj_nope', text: 'Hello there' } }),
+      404,
+      'not_found',
+    );
+    const after = await db()('jobs')
+      .where({ workspace_id: ws.workspace.id, type: 'KNOWLEDGE_INGEST' })
+      .count<{ count: string }[]>('* as count');
     assert.equal(after[0]!.count, before[0]!.count);
   });
 
@@ -166,7 +196,11 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
     });
     assert.equal(up.status, 200, JSON.stringify(up.body));
     // Not PUT yet: 422, nothing queued.
-    assertError(await call('POST', '/v1/knowledge', { body: { type: 'file', projectId: ws.project.id, uploadId: up.body.data.id } }), 422, 'unprocessable');
+    assertError(
+      await call('POST', '/v1/knowledge', { body: { type: 'file', projectId: ws.project.id, uploadId: up.body.data.id } }),
+      422,
+      'unprocessable',
+    );
     assert.equal((await fetch(up.body.data.url, { method: 'PUT', headers: up.body.data.headers, body: bytes })).status, 200);
     const doc = await ingestDone({ type: 'file', projectId: ws.project.id, uploadId: up.body.data.id });
     assert.equal(doc.type, 'file');
@@ -197,7 +231,14 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
       fakeDns.set('intranet.example', '10.1.2.3');
       fakeDns.set('rebind.example', '169.254.169.254');
       fakeDns.set('public.example', '127.0.0.1'); // resolves to loopback: refused while loopback is not allowed
-      for (const url of ['http://10.0.0.8/x', 'http://192.168.1.1/', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]/', 'http://intranet.example/a', 'http://rebind.example/']) {
+      for (const url of [
+        'http://10.0.0.8/x',
+        'http://192.168.1.1/',
+        'http://169.254.169.254/latest/meta-data/',
+        'http://[::1]/',
+        'http://intranet.example/a',
+        'http://rebind.example/',
+      ]) {
         const j = await finished((await ingest({ type: 'url', projectId: ws.project.id, url })).id);
         assert.equal(j.status, 'FAILED', url);
         assert.equal(j.errorCode, 'url_refused', `${url}: ${j.errorMessage}`);
@@ -271,9 +312,19 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
     const b = await call('POST', '/v1/knowledge', { body, headers: { 'Idempotency-Key': key } });
     assert.equal(b.headers.get('idempotent-replayed'), 'true');
     assert.equal(a.body.data.id, b.body.data.id);
-    assertError(await call('POST', '/v1/knowledge', { body: { ...body, text: 'Other' }, headers: { 'Idempotency-Key': key } }), 409, 'idempotency_key_conflict');
+    assertError(
+      await call('POST', '/v1/knowledge', { body: { ...body, text: 'Other' }, headers: { 'Idempotency-Key': key } }),
+      409,
+      'idempotency_key_conflict',
+    );
     assert.equal((await finished(a.body.data.id)).status, 'DONE');
-    assert.equal(await db()('knowledge_documents').where({ job_id: a.body.data.id }).count<{ count: string }[]>('* as count').then((r) => Number(r[0]!.count)), 1);
+    assert.equal(
+      await db()('knowledge_documents')
+        .where({ job_id: a.body.data.id })
+        .count<{ count: string }[]>('* as count')
+        .then((r) => Number(r[0]!.count)),
+      1,
+    );
   });
 
   it('cancel while QUEUED: the job ends CANCELLED and no document is written', async () => {
@@ -302,7 +353,11 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
       assert.equal(j.status, 'DONE');
       return j.result.documentId as string;
     };
-    const strong = await add(fresh.projects[0]!.id, 'Kayak safety: kayak checks, kayak paddles, kayak drills and kayak rescue practice every kayak season.', 'Kayaks');
+    const strong = await add(
+      fresh.projects[0]!.id,
+      'Kayak safety: kayak checks, kayak paddles, kayak drills and kayak rescue practice every kayak season.',
+      'Kayaks',
+    );
     const weak = await add(fresh.projects[0]!.id, 'Our offsite had hiking, a boat tour and one kayak.', 'Offsite');
     const other = await add(fresh.projects[1]!.id, 'Kayak rentals near the harbour, kayak prices.', 'Rentals');
     await add(fresh.projects[0]!.id, 'Nothing about boats here, only spreadsheets.', 'Finance');
@@ -351,7 +406,8 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
     assert.equal(shown.projectId, null);
 
     const user = await member(fresh.workspace.id, 'Member', [fresh.projects[0]!.id]);
-    const token = (await consentToken(api.url, { email: user.email, scope: 'read write', access: 'full', workspace: fresh.workspace.id })).access_token;
+    const token = (await consentToken(api.url, { email: user.email, scope: 'read write', access: 'full', workspace: fresh.workspace.id }))
+      .access_token;
     const m = client(api.url, token);
     assert.equal((await m('GET', `/v1/knowledge/${mine}`)).status, 200);
     assert.equal((await m('GET', `/v1/knowledge/${shared}`)).status, 200);
@@ -386,7 +442,11 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
     const ro = await workspaceWithKey({ scopes: ['knowledge:read'] });
     const c = client(api.url, ro.key);
     assert.equal((await c('GET', '/v1/knowledge')).status, 200);
-    const err = assertError(await c('POST', '/v1/knowledge', { body: { type: 'text', projectId: ro.project.id, text: 'x' } }), 403, 'scope_missing');
+    const err = assertError(
+      await c('POST', '/v1/knowledge', { body: { type: 'text', projectId: ro.project.id, text: 'x' } }),
+      403,
+      'scope_missing',
+    );
     assert.equal(err.details?.required_scope, 'knowledge:write');
     const none = await workspaceWithKey({ scopes: ['posts:read'] });
     assertError(await client(api.url, none.key)('GET', '/v1/knowledge'), 403, 'scope_missing');
