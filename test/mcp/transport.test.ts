@@ -175,6 +175,9 @@ describe('MCP transport', function () {
           'get_media',
           // review before publishing (docs/review.md)
           'list_posts_awaiting_review',
+          // knowledge (docs/knowledge.md)
+          'get_knowledge_document',
+          'search_knowledge_base',
         ];
         const writes = [
           'create_note',
@@ -193,6 +196,7 @@ describe('MCP transport', function () {
           'request_post_review',
           'approve_post',
           'reject_post',
+          'add_to_knowledge_base',
         ];
         assert.deepEqual([...byName.keys()].sort(), [...reads, ...writes, 'delete_post'].sort());
         for (const name of reads) assert.equal(byName.get(name)!.annotations?.readOnlyHint, true, name);
@@ -202,7 +206,7 @@ describe('MCP transport', function () {
         }
         assert.equal(byName.get('delete_post')!.annotations?.destructiveHint, true);
         // Not built, so not listed (never stubbed).
-        for (const absent of ['get_source', 'create_source_text', 'create_source_file', 'add_to_knowledge_base']) {
+        for (const absent of ['get_source', 'create_source_text', 'create_source_file']) {
           assert.equal(byName.has(absent), false, absent);
         }
         // Default-project tools do not require projectId; API-facing schemas are strict.
