@@ -7,6 +7,8 @@ import { isLlmError, shouldRetry } from '../lib/llm/errors';
 import type { ContentType } from '../lib/llm/prompts';
 import { linkDraftToIdea } from '../lib/ideas/ideas';
 import { insertPost } from '../lib/posts/write';
+import { config } from '../lib/config';
+import { retrieveKnowledge } from '../lib/knowledge/documents';
 import { failLockedJob, loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
 
 // Activities of AI post generation (ARCHITECTURE.md: every side effect is an activity; every
@@ -27,6 +29,8 @@ const HEARTBEAT_MS = 5_000;
 export interface Draft {
   content: string;
   title: string;
+  /** The knowledge documents handed to the writer (docs/knowledge.md "Grounding"); absent when none. */
+  knowledgeDocumentIds?: string[];
 }
 export type { StartOutcome };
 export type CompleteOutcome = { status: JobStatus | 'MISSING'; postId?: string };
@@ -58,7 +62,7 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
      */
     async writeGenerationDraft(jobId: string): Promise<Draft> {
       const { attempt } = Context.current().info;
-      const job = await loadRunningJob(db, jobId, []);
+      const job = await loadRunningJob(db, jobId, ['j.workspace_id', 'j.project_id']);
       await db('jobs')
         .where({ id: jobId })
         .update({
@@ -68,6 +72,14 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
         });
       const input = job.input as GenerationJobInput;
       const ctx = Context.current();
+      // Grounding: the most relevant passages of the project's and workspace's knowledge, within
+      // the token budget. Done here, in the activity, so the workflow stays deterministic.
+      const grounding = await retrieveKnowledge(db, {
+        workspaceId: job.workspace_id,
+        projectId: job.project_id,
+        text: input.sourceText,
+        tokenBudget: config.knowledge.groundingTokenBudget,
+      });
       // The model may think for a minute without a word; the beat says the attempt is alive.
       const alive = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
       try {
@@ -77,11 +89,16 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
             language: input.language,
             contentType: input.contentType as ContentType,
             projectName: job.display_name || job.slug || undefined,
+            ...(grounding.blocks.length ? { knowledge: grounding.blocks.map((b) => ({ title: b.title, text: b.text })) } : {}),
           },
           { signal: ctx.cancellationSignal, onProgress: (fraction, message) => ctx.heartbeat({ fraction, message }) },
         );
         await addCost(jobId, result.costCents);
-        return { content: result.content, title: result.title };
+        return {
+          content: result.content,
+          title: result.title,
+          ...(grounding.documentIds.length ? { knowledgeDocumentIds: grounding.documentIds } : {}),
+        };
       } catch (err) {
         if (!isLlmError(err)) throw err;
         await addCost(jobId, err.costCents);
@@ -128,7 +145,9 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
         // the same transaction as the draft (docs/ideas.md).
         if (jobInput.source.type === 'idea' && jobInput.source.ideaId)
           await linkDraftToIdea(trx, job.workspace_id, jobInput.source.ideaId, post.id);
-        await finishJob(trx, job.id, { status: 'DONE', progress: progressNow(1, 'Done'), result: { postId: post.id } });
+        const result: Record<string, unknown> = { postId: post.id };
+        if (input.draft.knowledgeDocumentIds?.length) result.knowledgeDocumentIds = input.draft.knowledgeDocumentIds;
+        await finishJob(trx, job.id, { status: 'DONE', progress: progressNow(1, 'Done'), result });
         return { status: 'DONE', postId: post.id };
       });
     },

@@ -16,6 +16,10 @@ import { createWebhookActivities } from './webhooks';
 import { createSourceIngestActivities } from './sourceIngest';
 import { createTranscriber, type Transcriber } from '../lib/ingest/transcription';
 import { createInsightExtractor, type InsightExtractor } from '../lib/llm/insights';
+import { createKnowledgeActivities } from './knowledge';
+import { config } from '../lib/config';
+import { createTranscriptClient, type TranscriptClient } from '../lib/knowledge/youtube';
+import { systemResolver, type Resolver } from '../lib/net/resolve';
 
 // Activities are built by factories that receive their dependencies; workers/ wires them.
 export interface ActivityDeps {
@@ -32,6 +36,10 @@ export interface ActivityDeps {
   transcriber?: Transcriber;
   /** Topics and hooks of sources; the configured LLM (or the built-in extractor) when omitted. */
   insights?: InsightExtractor;
+  /** YouTube ingest's transcript service; the configured one (or the local simulator) when omitted. */
+  transcripts?: TranscriptClient;
+  /** DNS for URL ingest; the system resolver when omitted (tests pass a fake). */
+  resolve?: Resolver;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -46,6 +54,18 @@ export function createActivities(deps: ActivityDeps) {
     ...createUploadActivities({ db: deps.db, store: deps.store ?? objectStore }),
     ...createImageGenerationActivities({ db: deps.db, images: deps.images ?? createImageGenerator(), store: deps.store ?? objectStore }),
     ...createGenerationActivities({ db: deps.db, writer: deps.writer ?? createPostWriter() }),
+    ...createKnowledgeActivities({
+      db: deps.db,
+      store: deps.store ?? objectStore,
+      transcripts:
+        deps.transcripts ??
+        createTranscriptClient({
+          baseUrl: config.knowledge.youtubeTranscriptUrl,
+          port: config.knowledge.youtubeSimulatorPort,
+          timeoutMs: config.knowledge.youtubeTimeoutMs,
+        }),
+      resolve: deps.resolve ?? systemResolver,
+    }),
     ...createAnalyticsActivities({ db: deps.db, network: deps.network }),
     ...createReviewActivities({ db: deps.db }),
     ...createEngagementActivities({ db: deps.db, network: deps.network }),

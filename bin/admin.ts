@@ -19,6 +19,7 @@ const NOUNS: Record<string, () => Promise<{ default: Noun }>> = {
   idea: () => import('./admin.d/commands/idea'),
   jobs: () => import('./admin.d/commands/jobs'),
   key: () => import('./admin.d/commands/key'),
+  knowledge: () => import('./admin.d/commands/knowledge'),
   llm: () => import('./admin.d/commands/llm'),
   member: () => import('./admin.d/commands/member'),
   network: () => import('./admin.d/commands/network'),

@@ -209,6 +209,34 @@ async function startTemporal(dataDir: string): Promise<string> {
   }
 }
 
+/**
+ * Starts one local simulator child (when its real service's address is unset), waits for its
+ * port and hands its address to the API and worker through `urlEnv`. Null when shutting down.
+ */
+async function startSimulator(
+  childEnv: NodeJS.ProcessEnv,
+  sim: {
+  name: string;
+  script: string;
+  port: number;
+  what: string;
+  escape: string;
+  env: NodeJS.ProcessEnv;
+  urlEnv: string;
+    path?: string;
+  },
+): Promise<string | null> {
+  await refuseTakenPort(sim.port, sim.what, sim.escape);
+  const child = startChild(sim.name, sim.script, { ...childEnv, ...sim.env });
+  if (!(await waitForPort(child, sim.port, SIM_READY_TIMEOUT_MS))) {
+    if (shuttingDown) return null;
+    await shutdown(1, `${sim.name} did not listen on port ${sim.port} within ${SIM_READY_TIMEOUT_MS / 1000} s; stopping`);
+  }
+  const url = `http://127.0.0.1:${sim.port}${sim.path ?? ''}`;
+  childEnv[sim.urlEnv] = url;
+  return url;
+}
+
 async function main(): Promise<void> {
   await preflightOrExit({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl });
 
@@ -258,38 +286,48 @@ async function main(): Promise<void> {
   }
   if (shuttingDown) return;
 
-  let simUrl: string | null = null;
-  if (!config.network.apiUrl) {
-    const port = config.network.simulatorPort;
-    await refuseTakenPort(port, 'network simulator', 'set NETWORK_SIMULATOR_PORT, or NETWORK_API_URL to use a running one');
-    // Local runs show analytics that move: published posts gain metrics over time (docs/analytics.md).
-    const sim = startChild('network-sim', 'sim/network/main.ts', {
-      ...childEnv,
-      NETWORK_SIM_METRICS_GROWTH: process.env.NETWORK_SIM_METRICS_GROWTH ?? '1',
-    });
-    if (!(await waitForPort(sim, port, SIM_READY_TIMEOUT_MS))) {
-      if (shuttingDown) return;
-      await shutdown(1, `network-sim did not listen on port ${port} within ${SIM_READY_TIMEOUT_MS / 1000} s; stopping`);
-    }
-    simUrl = `http://127.0.0.1:${port}`;
-    childEnv.NETWORK_API_URL = simUrl;
-  }
+  const simUrl = config.network.apiUrl
+    ? null
+    : await startSimulator(childEnv, {
+        name: 'network-sim',
+        script: 'sim/network/main.ts',
+        port: config.network.simulatorPort,
+        what: 'network simulator',
+        escape: 'set NETWORK_SIMULATOR_PORT, or NETWORK_API_URL to use a running one',
+        // Local runs show analytics that move: published posts gain metrics over time (docs/analytics.md).
+        env: { NETWORK_SIM_METRICS_GROWTH: process.env.NETWORK_SIM_METRICS_GROWTH ?? '1' },
+        urlEnv: 'NETWORK_API_URL',
+      });
   if (shuttingDown) return;
 
   // File sources transcribe audio and video (docs/sources.md): the local simulator unless
   // TRANSCRIPTION_URL names a real API.
-  let transcriptionUrl: string | null = null;
-  if (!config.transcription.url) {
-    const port = config.transcription.simulatorPort;
-    await refuseTakenPort(port, 'transcription simulator', 'set TRANSCRIPTION_SIMULATOR_PORT, or TRANSCRIPTION_URL to use a real API');
-    const sim = startChild('transcription-sim', 'sim/transcription/main.ts', { ...childEnv, TRANSCRIPTION_SIMULATOR_PORT: String(port) });
-    if (!(await waitForPort(sim, port, SIM_READY_TIMEOUT_MS))) {
-      if (shuttingDown) return;
-      await shutdown(1, `transcription-sim did not listen on port ${port} within ${SIM_READY_TIMEOUT_MS / 1000} s; stopping`);
-    }
-    transcriptionUrl = `http://127.0.0.1:${port}/v1`;
-    childEnv.TRANSCRIPTION_URL = transcriptionUrl;
-  }
+  const transcriptionUrl = config.transcription.url
+    ? null
+    : await startSimulator(childEnv, {
+        name: 'transcription-sim',
+        script: 'sim/transcription/main.ts',
+        port: config.transcription.simulatorPort,
+        what: 'transcription simulator',
+        escape: 'set TRANSCRIPTION_SIMULATOR_PORT, or TRANSCRIPTION_URL to use a real API',
+        env: { TRANSCRIPTION_SIMULATOR_PORT: String(config.transcription.simulatorPort) },
+        urlEnv: 'TRANSCRIPTION_URL',
+        path: '/v1',
+      });
+  if (shuttingDown) return;
+
+  // The video-transcript simulator behind YouTube knowledge ingest (docs/knowledge.md).
+  const youtubeUrl = config.knowledge.youtubeTranscriptUrl
+    ? null
+    : await startSimulator(childEnv, {
+        name: 'youtube-sim',
+        script: 'sim/youtube/main.ts',
+        port: config.knowledge.youtubeSimulatorPort,
+        what: 'YouTube transcript simulator',
+        escape: 'set YOUTUBE_SIMULATOR_PORT, or YOUTUBE_TRANSCRIPT_URL to use a transcript service',
+        env: { YOUTUBE_SIMULATOR_PORT: String(config.knowledge.youtubeSimulatorPort) },
+        urlEnv: 'YOUTUBE_TRANSCRIPT_URL',
+      });
   if (shuttingDown) return;
 
   await refuseTakenPort(config.port, 'PORT', 'set PORT');
@@ -312,6 +350,7 @@ async function main(): Promise<void> {
     temporalUi ? `  Temporal UI  ${temporalUi}` : `  Temporal     ${config.temporalAddress} (external)`,
     simUrl ? `  Network sim  ${simUrl}` : `  Network API  ${config.network.apiUrl}`,
     transcriptionUrl ? `  Transcription sim ${transcriptionUrl}` : `  Transcription ${config.transcription.url}`,
+    youtubeUrl ? `  YouTube sim  ${youtubeUrl}` : `  Transcripts  ${config.knowledge.youtubeTranscriptUrl}`,
     objectStoreServer
       ? `  Object store ${objectStoreServer.endpoint} (embedded, data in ${path.join(dataDir, 's3')})`
       : `  Object store ${config.s3.endpoint}`,

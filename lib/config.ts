@@ -277,6 +277,35 @@ function loadConfig() {
       maxHooks: 5,
     },
     /** Image generation jobs (docs/media.md): an OpenAI-compatible images API, else the built-in card renderer. */
+    /** Knowledge base (docs/knowledge.md): ingest, URL fetches, search and grounding. */
+    knowledge: {
+      /** URL ingest may reach loopback addresses (tests, local development); defaults to the webhook setting. */
+      allowLoopback: bool('KNOWLEDGE_ALLOW_LOOPBACK', bool('WEBHOOK_ALLOW_LOOPBACK', false)),
+      /** Plain-http URLs for URL ingest; defaults to the loopback allowance. */
+      allowHttp: bool('KNOWLEDGE_ALLOW_HTTP', true),
+      /** Whole URL fetch (DNS, redirects, body) must finish within this. */
+      fetchTimeoutMs: int('KNOWLEDGE_FETCH_TIMEOUT_MS', 15_000),
+      /** Largest page body read for URL ingest. */
+      fetchMaxBytes: int('KNOWLEDGE_FETCH_MAX_BYTES', 5 * 1024 ** 2),
+      /** Redirects followed (each re-checked against the address policy). */
+      maxRedirects: int('KNOWLEDGE_FETCH_MAX_REDIRECTS', 5),
+      /** Transcript service for YouTube ingest; the local simulator when unset (npm start, tests). */
+      youtubeTranscriptUrl: optional('YOUTUBE_TRANSCRIPT_URL'),
+      youtubeSimulatorPort: int('YOUTUBE_SIMULATOR_PORT', 3904),
+      youtubeTimeoutMs: int('YOUTUBE_TIMEOUT_MS', 15_000),
+      /** Characters per indexed chunk (cut at paragraph or sentence ends). */
+      chunkChars: int('KNOWLEDGE_CHUNK_CHARS', 1_200),
+      /** Longest text a document keeps (text bodies, extracted files, pages, transcripts). */
+      maxTextChars: int('KNOWLEDGE_MAX_TEXT_CHARS', 2_000_000),
+      /** How often URL documents are re-fetched (a Temporal Schedule). */
+      resyncIntervalSeconds: int('KNOWLEDGE_RESYNC_INTERVAL_S', 6 * 3600),
+      /** Tokens of knowledge handed to the writer per generation (about 4 characters a token). */
+      groundingTokenBudget: int('KNOWLEDGE_GROUNDING_TOKENS', 600),
+      estimatedCompletionMs: int('KNOWLEDGE_INGEST_ESTIMATE_MS', 5_000),
+      listDefault: 20,
+      listMax: 100,
+    },
+
     images: {
       baseUrl: optional('IMAGES_BASE_URL') ?? optional('LLM_BASE_URL'),
       apiKey: optional('IMAGES_API_KEY') ?? optional('LLM_API_KEY'),

@@ -10,6 +10,7 @@ import { webhookRelayWorkflow } from '../workflows/deliverWebhook';
 import { maintenanceWorkflow } from '../workflows/maintenance';
 import { ensureMetricsSync } from '../lib/analytics/workflow';
 import { ensureUploadSweepSchedule } from '../lib/media/sweepSchedule';
+import { ensureKnowledgeResyncSchedule } from '../lib/knowledge/resyncSchedule';
 import { createWorker, prebuiltBundlePath } from './worker';
 
 // The worker process: every workflow and activity on one task queue. Any number may run.
@@ -45,6 +46,7 @@ async function main() {
   await ensureMetricsSync(await temporalClient());
   // Upload expiry (docs/media.md): a Temporal Schedule, created once.
   await ensureUploadSweepSchedule(await temporalClient());
+  await ensureKnowledgeResyncSchedule(await temporalClient());
   // Prometheus /metrics on WORKER_METRICS_PORT (lib/metrics.ts, docs/operations.md).
   observeDbPool(() => knexPool(db() as never));
   const metricsServer = await serveMetrics(config.workerMetricsPort, 'worker');

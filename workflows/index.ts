@@ -10,3 +10,5 @@ export { generateImageWorkflow } from './generateImage';
 export { reviewPostWorkflow, reviewDecidedSignal, reviewStatusQuery } from './reviewPost';
 export { engagePostWorkflow, engagementStatusQuery } from './engagePost';
 export { ingestSourceWorkflow } from './ingestSource';
+export { ingestKnowledgeWorkflow } from './ingestKnowledge';
+export { resyncKnowledgeWorkflow } from './resyncKnowledge';

@@ -387,6 +387,32 @@ export const healthAuthSchema = z
   .strict();
 
 /** The named schemas of the document's components (each referenced from the operations that return it). */
+// ---- 2.10 knowledge document (docs/knowledge.md) -------------------------------------------------
+export const knowledgeDocumentSchema = z
+  .object({
+    id: z.string().describe('kb_*'),
+    scope: z.enum(['PROJECT', 'WORKSPACE']),
+    name: z.string(),
+    status: z.string(),
+    tags: z.array(z.string()),
+    createdAt: dateTime,
+    chunkCount: z.number().int(),
+    textPreview: z.string().max(2000),
+    textPreviewTruncated: z.boolean(),
+    hasFullText: z.boolean(),
+    projectId: z.string().nullable(),
+    type: z.enum(['text', 'file', 'url', 'youtube']),
+    sourceName: z.string().nullable(),
+    sourceUrl: z.string().nullable(),
+    language: z.string().nullable(),
+    folderId: z.string().nullable(),
+    lastSyncedAt: nullableDateTime,
+  })
+  .strict();
+
+/** A search hit: the document, its rank and the best passage with matches between `**`. */
+export const knowledgeHitSchema = knowledgeDocumentSchema.extend({ rank: z.number().optional(), snippet: z.string().optional() }).strict();
+
 export const NAMED_RESOURCES: Record<string, z.ZodType> = {
   Workspace: workspaceSchema,
   Principal: principalSchema,
@@ -408,4 +434,5 @@ export const NAMED_RESOURCES: Record<string, z.ZodType> = {
   Team: teamSchema,
   Idea: ideaSchema,
   PostStatus: postStatusSchema,
+  KnowledgeDocument: knowledgeDocumentSchema,
 };

@@ -28,6 +28,7 @@ import { updatePostMedia } from '../operations/media/postMedia';
 import { createUpload } from '../operations/uploads/uploads';
 import { approveReview, listAwaitingReview, rejectReview, requestReview } from '../operations/reviews/reviews';
 import { createSource, getSource, SOURCE_BODY_LIMIT_BYTES } from '../operations/sources/sources';
+import { createKnowledge, getKnowledge, listKnowledge } from '../operations/knowledge/knowledge';
 import { route } from './adapter';
 
 // The REST catalogue (spec 4.1). Each line is a path and the operation behind it.
@@ -64,6 +65,10 @@ export function restRouter(): Router {
   route(r, 'get', '/v1/media', listMedia);
   route(r, 'post', '/v1/media/generations', createImageGeneration);
   route(r, 'get', '/v1/media/:mediaId', getMedia);
+  // Knowledge base (spec 4.5; the list and search are 9.3 additions; docs/knowledge.md).
+  route(r, 'post', '/v1/knowledge', createKnowledge);
+  route(r, 'get', '/v1/knowledge', listKnowledge);
+  route(r, 'get', '/v1/knowledge/:documentId', getKnowledge);
   route(r, 'get', '/v1/webhook-endpoints', listWebhookEndpoints);
   route(r, 'post', '/v1/webhook-endpoints', createWebhookEndpoint);
   route(r, 'get', '/v1/webhook-endpoints/:endpointId', getWebhookEndpoint);

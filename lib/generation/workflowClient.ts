@@ -8,7 +8,8 @@ import type { JobProgress } from './jobs';
 
 // The API's side of the generation workflow: start it, ask it for progress, ask it to stop.
 
-type JobRef = { id: string; workspace_id: string; project_id: string };
+/** A job's ids; a workspace-wide job (a WORKSPACE knowledge document) has no project. */
+type JobRef = { id: string; workspace_id: string; project_id: string | null };
 
 /** Starts a job's workflow under the job's id, so progress queries and cancel reach any job type the same way. */
 export async function startJobWorkflow(
@@ -25,10 +26,10 @@ export async function startJobWorkflow(
       workflowId: workflowIds.generation(job.id),
       // The job id is fresh, so a duplicate can only be this same request's retry.
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      args: [{ jobId: job.id, workspaceId: job.workspace_id, projectId: job.project_id }],
+      args: [{ jobId: job.id, workspaceId: job.workspace_id, projectId: job.project_id ?? '' }],
       typedSearchAttributes: [
         { key: SEARCH.workspace, value: job.workspace_id },
-        { key: SEARCH.project, value: job.project_id },
+        ...(job.project_id !== null ? [{ key: SEARCH.project, value: job.project_id }] : []),
         { key: SEARCH.job, value: job.id },
       ],
       staticSummary: text.summary,
@@ -37,7 +38,7 @@ export async function startJobWorkflow(
   );
 }
 
-export async function startGenerationWorkflow(job: JobRef): Promise<void> {
+export async function startGenerationWorkflow(job: JobRef & { project_id: string }): Promise<void> {
   await startJobWorkflow(generatePostWorkflow, job, {
     summary: `Generate a draft post for project ${job.project_id}`,
     details: `Job ${job.id} of workspace ${job.workspace_id}. QUEUED → RUNNING → DONE writes one draft (never scheduled); the job row in Postgres is the API's view.`,

@@ -167,15 +167,38 @@ export function composePost(input: GenerationInput): string {
   const hook = pool[0]!;
   const chosen = pickKeySentences(pool, hook, BODY_SENTENCES[input.contentType] ?? BODY_SENTENCES.UNKNOWN);
 
+  const fact = knowledgeFact(input.knowledge, pool);
   const blocks = [
     shorten(hook.text, HOOK_MAX_CHARS),
     ...arrangeBody(
       chosen.map((s) => s.text),
       input.contentType,
     ),
+    ...(fact ? [fact] : []),
     closing,
   ];
   return clampPost(blocks.join('\n\n'), MAX_POST_CHARS);
+}
+
+/**
+ * Grounding (docs/knowledge.md): the knowledge sentence that shares the most content words with
+ * the source (ties: the earlier passage, then the earlier sentence), quoted as its own paragraph
+ * so a reader (and a test) can see the post drew on the knowledge base. Null without knowledge
+ * or without any sentence that shares a word.
+ */
+function knowledgeFact(knowledge: GenerationInput['knowledge'], pool: Sentence[]): string | null {
+  if (!knowledge?.length) return null;
+  const sourceTerms = new Set(pool.flatMap((s) => s.terms));
+  let best: { text: string; score: number } | null = null;
+  for (const passage of knowledge) {
+    for (const s of splitSentences(passage.text)) {
+      if (s.wordCount < 4 || s.instruction) continue;
+      const score = s.terms.filter((t) => sourceTerms.has(t)).length;
+      if (score > 0 && (!best || score > best.score)) best = { text: s.text, score };
+    }
+  }
+  if (!best) return null;
+  return shorten(best.text, SENTENCE_MAX_CHARS);
 }
 
 function splitSentences(source: string): Sentence[] {

@@ -1,23 +1,16 @@
-import { promises as dns } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
-import { refusedClass } from './addresses';
+import { isIP } from 'node:net';
+import { pinnedLookup, vetAddresses, type ResolvedAddress, type Resolver } from '../net/resolve';
 
 // One delivery attempt over HTTP (spec 6 rules 2-3, ARCHITECTURE.md "The outside world"):
 // resolve the receiver's host now, refuse any answer outside the address policy, connect to the
 // very address that was checked (the socket's lookup is pinned to it, so a DNS answer that
 // changes between check and connect cannot redirect the request; TLS still verifies the
 // hostname), never follow redirects, and count only a 2xx answer within the deadline.
+// Resolution and vetting are shared with URL knowledge ingest (lib/net/resolve.ts).
 
-export interface ResolvedAddress {
-  address: string;
-  family: 4 | 6;
-}
-export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
-
-export const systemResolver: Resolver = async (hostname) =>
-  (await dns.lookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+export { systemResolver, type ResolvedAddress, type Resolver } from '../net/resolve';
 
 export interface SendOptions {
   /** The whole attempt, DNS included, must end within this (spec 6 rule 2: 10 s). */
@@ -80,19 +73,10 @@ export async function sendWebhook(rawUrl: string, body: string, headers: Record<
         });
       return refused(`dns_failed: ${host} did not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }
-    if (candidates.length === 0) return refused(`dns_failed: ${host} has no addresses`);
   }
-  const policy = { allowLoopback: opts.allowLoopback };
-  const vetted = candidates.find((c) => refusedClass(c.address, policy) === null);
-  if (!vetted) {
-    const first = candidates[0]!;
-    return refused(`address_refused: ${host} resolves to ${first.address}, a ${refusedClass(first.address, policy)} address`);
-  }
-
-  const pinned: LookupFunction = (_hostname, options, callback) => {
-    if (options.all) (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, [vetted]);
-    else callback(null, vetted.address, vetted.family);
-  };
+  const verdict = vetAddresses(host, candidates, { allowLoopback: opts.allowLoopback });
+  if (!verdict.ok) return refused(verdict.reason);
+  const pinned = pinnedLookup(verdict.address);
 
   return new Promise<SendResult>((resolve) => {
     let settled = false;

@@ -369,7 +369,12 @@ function defaultReply(messages: unknown[]): string {
   const text = isRecord(user) ? textOf(user.content) : '';
   const fields = parsePromptFields(text);
   const sourceText = fields.sourceText?.trim() ? fields.sourceText : text.trim() || 'Nothing to say yet.';
-  return composePost({ sourceText, language: fields.language ?? 'en', contentType: fields.contentType ?? 'UNKNOWN' });
+  return composePost({
+    sourceText,
+    language: fields.language ?? 'en',
+    contentType: fields.contentType ?? 'UNKNOWN',
+    ...(fields.knowledge.length ? { knowledge: fields.knowledge } : {}),
+  });
 }
 
 function textOf(content: unknown): string {

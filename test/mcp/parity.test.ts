@@ -3,6 +3,9 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { TOOLS } from '../../api/mcp/tools/index';
 import { createProject, issueApiKey } from '../../ops/provision';
 import { config } from '../../lib/config';
+import { db } from '../../lib/db';
+import { newId } from '../../lib/ids';
+import { storeDocument } from '../../lib/knowledge/ingest';
 import { workspaceWithKey } from '../support/factories';
 import { png } from '../media/images';
 import { connectedPersonalProject } from '../support/network';
@@ -33,6 +36,7 @@ interface Fixture {
   sourceId: string;
   /** A small text file, base64: the same inline file through both doors is one source (spec 4.9). */
   sourceFileBase64: string;
+  knowledgeId: string;
   /** Two drafts alike, one per door, for the review request (docs/review.md): it changes the post. */
   reviewRestPostId: string;
   reviewMcpPostId: string;
@@ -417,6 +421,50 @@ const TABLE: Row[] = [
     rest: (f) => ['POST', '/v1/sources', { projectId: f.projectId, type: 'file', uploadId: 'upl_missing' }],
     expect: 'unprocessable',
   },
+  // Knowledge base (docs/knowledge.md).
+  {
+    tool: 'add_to_knowledge_base',
+    args: (f) => ({ type: 'text', projectId: f.projectId, text: 'Parity knowledge about otters.' }),
+    rest: (f) => ['POST', '/v1/knowledge', { type: 'text', projectId: f.projectId, text: 'Parity knowledge about otters.' }],
+    expect: 'ok',
+    volatile: true,
+  },
+  {
+    tool: 'add_to_knowledge_base',
+    args: (f) => ({ type: 'url', projectId: f.projectId, url: 'ftp://example.com/x' }),
+    rest: (f) => ['POST', '/v1/knowledge', { type: 'url', projectId: f.projectId, url: 'ftp://example.com/x' }],
+    expect: 'unprocessable',
+  },
+  {
+    tool: 'add_to_knowledge_base',
+    args: (f) => ({ type: 'text', projectId: f.projectId, text: 'x'.repeat(100_001) }),
+    rest: (f) => ['POST', '/v1/knowledge', { type: 'text', projectId: f.projectId, text: 'x'.repeat(100_001) }],
+    expect: 'payload_too_large',
+  },
+  {
+    tool: 'get_knowledge_document',
+    args: (f) => ({ documentId: f.knowledgeId }),
+    rest: (f) => ['GET', `/v1/knowledge/${f.knowledgeId}`],
+    expect: 'ok',
+  },
+  {
+    tool: 'get_knowledge_document',
+    args: () => ({ documentId: 'kb_missing' }),
+    rest: () => ['GET', '/v1/knowledge/kb_missing'],
+    expect: 'not_found',
+  },
+  {
+    tool: 'search_knowledge_base',
+    args: () => ({ query: 'otters' }),
+    rest: () => ['GET', `/v1/knowledge${q({ query: 'otters' })}`],
+    expect: 'ok',
+  },
+  {
+    tool: 'search_knowledge_base',
+    args: () => ({ limit: 0 }),
+    rest: () => ['GET', `/v1/knowledge${q({ limit: 0 })}`],
+    expect: 'bad_pagination',
+  },
 
   { tool: 'cancel_job', args: (f) => ({ jobId: f.jobId }), rest: (f) => ['POST', `/v1/jobs/${f.jobId}/cancel`], expect: 'ok' },
   { tool: 'cancel_job', args: () => ({ jobId: 'job_missing' }), rest: () => ['POST', '/v1/jobs/job_missing/cancel'], expect: 'not_found' },
@@ -788,6 +836,27 @@ describe('REST and MCP parity', function () {
         const source = await call('POST', '/v1/sources', { projectId: ws.project.id, type: 'text', text: 'Seed source on hiring.' });
         const reviewRest = await call('POST', '/v1/posts', { projectId: ws.project.id, content: 'For review' });
         const reviewMcp = await call('POST', '/v1/posts', { projectId: ws.project.id, content: 'For review' });
+        // A stored knowledge document (its ingest job is covered in test/knowledge).
+        const kbJob = newId('job');
+        await db()('jobs').insert({
+          id: kbJob,
+          workspace_id: ws.workspace.id,
+          project_id: ws.project.id,
+          type: 'KNOWLEDGE_INGEST',
+          status: 'DONE',
+        });
+        const kb = await storeDocument(
+          db(),
+          { id: kbJob, workspace_id: ws.workspace.id },
+          { type: 'text', scope: 'PROJECT', projectId: ws.project.id, tags: ['parity'] },
+          {
+            text: 'Parity knowledge: otters hold hands while they sleep.',
+            name: 'Otters',
+            sourceName: null,
+            sourceUrl: null,
+            language: 'en',
+          },
+        );
         f = {
           projectId: ws.project.id,
           noteId: note.body.data.id,
@@ -803,6 +872,7 @@ describe('REST and MCP parity', function () {
           sourceFileBase64: Buffer.from(`Parity file ${kind}: notes on shipping and shipping often.`).toString('base64'),
           reviewRestPostId: reviewRest.body.data.id,
           reviewMcpPostId: reviewMcp.body.data.id,
+          knowledgeId: kb.documentId,
         };
         const narrowKey = (await issueApiKey({ workspaceId: ws.workspace.id, scopes: ['workspace:read'] })).key;
         narrowCall = rest(stack.apiUrl, narrowKey);
@@ -814,7 +884,7 @@ describe('REST and MCP parity', function () {
       });
 
       for (const row of TABLE) {
-        it(`${row.tool} ${JSON.stringify(row.args({ projectId: 'P', noteId: 'N', postId: 'T', schedulePostId: 'U', jobId: 'J', otherProjectId: 'O', disconnectedPostId: 'D', ideaId: 'I', mediaId: 'M', mediaBase64: 'B', sourceId: 'S', sourceFileBase64: 'F', reviewRestPostId: 'RR', reviewMcpPostId: 'RM' })).slice(0, 90)} → ${row.expect}`, async () => {
+        it(`${row.tool} ${JSON.stringify(row.args({ projectId: 'P', noteId: 'N', postId: 'T', schedulePostId: 'U', jobId: 'J', otherProjectId: 'O', disconnectedPostId: 'D', ideaId: 'I', mediaId: 'M', mediaBase64: 'B', sourceId: 'S', sourceFileBase64: 'F', reviewRestPostId: 'RR', reviewMcpPostId: 'RM', knowledgeId: 'K' })).slice(0, 90)} → ${row.expect}`, async () => {
           const [method, path, body] = row.rest(f);
           const viaRest = await call(method, path, body);
           const viaMcp = await callTool(client, row.tool, row.args(f));

@@ -176,6 +176,9 @@ describe('MCP transport', function () {
           'get_media',
           // review before publishing (docs/review.md)
           'list_posts_awaiting_review',
+          // knowledge (docs/knowledge.md)
+          'get_knowledge_document',
+          'search_knowledge_base',
         ];
         const writes = [
           'create_note',
@@ -196,6 +199,7 @@ describe('MCP transport', function () {
           'request_post_review',
           'approve_post',
           'reject_post',
+          'add_to_knowledge_base',
         ];
         assert.deepEqual([...byName.keys()].sort(), [...reads, ...writes, 'delete_post'].sort());
         for (const name of reads) assert.equal(byName.get(name)!.annotations?.readOnlyHint, true, name);
@@ -204,10 +208,6 @@ describe('MCP transport', function () {
           assert.equal(byName.get(name)!.annotations?.destructiveHint, false, name);
         }
         assert.equal(byName.get('delete_post')!.annotations?.destructiveHint, true);
-        // Not built, so not listed (never stubbed).
-        for (const absent of ['add_to_knowledge_base']) {
-          assert.equal(byName.has(absent), false, absent);
-        }
         // Default-project tools do not require projectId; API-facing schemas are strict.
         assert.ok(!(byName.get('list_posts')!.inputSchema.required ?? []).includes('projectId'));
         assert.deepEqual(byName.get('get_post')!.inputSchema.required, ['postId']);

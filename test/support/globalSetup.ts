@@ -46,6 +46,10 @@ if (ownTemporal) env.TEMPORAL_ADDRESS = `127.0.0.1:${temporalPort}`;
 const ownSimulator = !inherited && !env.NETWORK_API_URL;
 const simulatorPort = ownSimulator ? await freePort() : 0;
 if (ownSimulator) env.NETWORK_API_URL = `http://127.0.0.1:${simulatorPort}`;
+// The video-transcript simulator (sim/youtube), as for the network simulator.
+const ownYoutubeSim = !inherited && !env.YOUTUBE_TRANSCRIPT_URL;
+const youtubeSimPort = ownYoutubeSim ? await freePort() : 0;
+if (ownYoutubeSim) env.YOUTUBE_TRANSCRIPT_URL = `http://127.0.0.1:${youtubeSimPort}`;
 // The embedded S3-compatible store (tooling/objectStoreServer.ts) on a free port and a temp dir;
 // its address and keys are settled now, for the same reason as the ports above.
 const ownObjectStore = !inherited && !env.S3_ENDPOINT;
@@ -105,6 +109,7 @@ let stopTemporal = async () => {};
 let stopObjectStore = async () => {};
 let simulator: ChildProcess | null = null;
 let stopTranscription = async () => {};
+let stopYoutube = async () => {};
 
 export async function mochaGlobalSetup() {
   const { preflightOrExit } = await import('../../tooling/preflight');
@@ -169,6 +174,15 @@ export async function mochaGlobalSetup() {
       })(),
     );
   }
+  if (ownYoutubeSim) {
+    services.push(
+      (async () => {
+        const { startYoutubeSim } = await import('../../sim/youtube/server');
+        const sim = await startYoutubeSim({ port: youtubeSimPort });
+        stopYoutube = () => sim.close();
+      })(),
+    );
+  }
   await Promise.all(services);
 }
 
@@ -179,6 +193,7 @@ export async function mochaGlobalTeardown() {
   await stopTemporal();
   await stopObjectStore();
   await stopTranscription();
+  await stopYoutube();
   if (ownDatabase && !inherited)
     await withMaintenanceDb(env.DATABASE_URL!, (client, name) => client.query(`drop database if exists ${quote(name)} with (force)`)).catch(
       () => {},

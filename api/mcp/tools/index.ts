@@ -6,6 +6,7 @@ import { listCalendarTool, listCompanyPagesTool } from './calendar';
 import { createIdeaTool, getIdeaTool, listIdeasTool, updateIdeaTool } from './ideas';
 import { createUploadUrlTool, generateImageTool, getMediaTool, importMediaTool, listMediaTool, setPostMediaTool } from './media';
 import { createNoteTool, getNoteTool, listNotesTool } from './notes';
+import { addToKnowledgeBaseTool, getKnowledgeDocumentTool, searchKnowledgeBaseTool } from './knowledge';
 import {
   createPostDraftTool,
   deletePostTool,
@@ -28,8 +29,8 @@ import {
 } from './workspaces';
 
 // The tool catalogue, in the order of the spec 4.9 table. Tools of that table whose REST twin
-// is not built here are absent rather than stubbed: add_to_knowledge_base. The planning and
-// media tools after the table are additions.
+// is not built here would be absent rather than stubbed; today every row is here. The planning,
+// media and knowledge reads after the table are additions.
 export const TOOLS: readonly ToolDefinition[] = [
   getWorkspaceTool,
   listWorkspacesTool,
@@ -51,6 +52,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   deletePostTool,
   createSourceTextTool,
   createSourceFileTool,
+  addToKnowledgeBaseTool,
   cancelJobTool,
   generatePostTool,
   // Workspace reads that REST has (spec 9.3 additions).
@@ -75,6 +77,9 @@ export const TOOLS: readonly ToolDefinition[] = [
   getMediaTool,
   setPostMediaTool,
   generateImageTool,
+  // Knowledge reads (spec 9.3 additions; docs/knowledge.md).
+  getKnowledgeDocumentTool,
+  searchKnowledgeBaseTool,
   // Review before publishing (docs/review.md; spec 9.3).
   requestReviewTool,
   approvePostTool,

@@ -1,0 +1,156 @@
+import { config } from '../../../lib/config';
+import { db } from '../../../lib/db';
+import { errors } from '../../../lib/errors';
+import { newId } from '../../../lib/ids';
+import { JOB_COLUMNS, presentJob, progressNow, type JobRow } from '../../../lib/generation/jobs';
+import { startOrWithdraw, waitForJob } from '../../../lib/generation/queue';
+import { startJobWorkflow } from '../../../lib/generation/workflowClient';
+import {
+  DOCUMENT_SELECT,
+  presentDocument,
+  searchDocuments,
+  visibleDocuments,
+  type DocumentRow,
+  type KnowledgeScope,
+} from '../../../lib/knowledge/documents';
+import type { KnowledgeJobInput } from '../../../lib/knowledge/ingest';
+import { videoIdOf } from '../../../lib/knowledge/youtube';
+import { usableUpload } from '../../../lib/media/uploads';
+import { ingestKnowledgeWorkflow } from '../../../workflows/ingestKnowledge';
+import { jobSchema, knowledgeDocumentSchema, knowledgeHitSchema, page, single } from '../../openapi/resources';
+import { defineOperation } from '../../operation';
+import { keysetPage, parseLimit, decodeCursor, encodeCursor } from '../../pagination';
+import { findProject } from '../projects/present';
+import { projectOrDefault } from '../uploads/uploads';
+import { createKnowledgeInput, getKnowledgeInput, listKnowledgeInput } from './schema';
+
+// spec 4.5 POST /v1/knowledge and GET /v1/knowledge/{documentId}; the list and search
+// (GET /v1/knowledge?projectId&query) are 9.3 additions. docs/knowledge.md.
+
+export const createKnowledge = defineOperation({
+  name: 'knowledge.create',
+  summary: 'Queue the ingest of a text, file (uploadId), URL or YouTube video into the knowledge base; answers a KNOWLEDGE_INGEST job.',
+  kind: 'write',
+  scopes: { allOf: ['knowledge:write'] },
+  clientRole: 'deny',
+  inputSource: 'body',
+  input: createKnowledgeInput,
+  output: single(jobSchema),
+  handler: async ({ auth }, input) => {
+    const scope: KnowledgeScope = input.scope ?? 'PROJECT';
+    let projectId: string | null = null;
+    if (scope === 'PROJECT') {
+      projectId = await projectOrDefault(auth, input.projectId);
+      if (!projectId) throw errors.invalidRequest('`projectId` is required for a PROJECT document (no default project is pinned).');
+    } else {
+      if (input.projectId !== undefined) throw errors.unprocessable('A WORKSPACE document belongs to no project: leave `projectId` out.');
+      // Workspace-wide knowledge reaches every project's generations: not for members narrowed to some projects.
+      if (auth.projectIds) throw errors.forbiddenProject('Only workspace admins add workspace-wide knowledge.');
+    }
+    if (input.type === 'file') {
+      const { row } = await usableUpload(auth.workspaceId, input.uploadId!);
+      if (row.purpose !== 'knowledge')
+        throw errors.unprocessable(`Upload ${row.id} was minted for purpose ${row.purpose}; the knowledge base takes purpose knowledge.`, {
+          uploadId: row.id,
+          reason: 'wrong_purpose',
+        });
+    }
+    const jobInput: KnowledgeJobInput = {
+      type: input.type,
+      scope,
+      projectId,
+      tags: input.tags ?? [],
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.folderId !== undefined ? { folderId: input.folderId } : {}),
+      ...(input.language !== undefined ? { language: input.language } : {}),
+      ...(input.type === 'text' ? { text: input.text! } : {}),
+      ...(input.type === 'file' ? { uploadId: input.uploadId! } : {}),
+      ...(input.type === 'url' ? { url: input.url! } : {}),
+      ...(input.type === 'youtube' ? { videoId: videoIdOf(input.videoId ?? input.url!)! } : {}),
+    };
+    // Ingest spends no AI budget: the job is recorded without a spend reservation.
+    const [row] = await db()('jobs')
+      .insert({
+        id: newId('job'),
+        workspace_id: auth.workspaceId,
+        project_id: projectId,
+        type: 'KNOWLEDGE_INGEST',
+        status: 'QUEUED',
+        input: JSON.stringify(jobInput),
+        progress: JSON.stringify(progressNow(0, 'Waiting for a worker')),
+        estimated_completion_ms: config.knowledge.estimatedCompletionMs,
+        created_by: auth.principal.id,
+      })
+      .returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
+    const job = row as JobRow;
+    await startOrWithdraw(
+      job,
+      () =>
+        startJobWorkflow(ingestKnowledgeWorkflow, job, {
+          summary: `Ingest ${input.type} knowledge ${projectId ? `for project ${projectId}` : 'for the workspace'}`,
+        }),
+      'knowledge ingest',
+    );
+    return { data: presentJob(await waitForJob(job, input.wait_for_completion_ms)) };
+  },
+});
+
+export const getKnowledge = defineOperation({
+  name: 'knowledge.get',
+  summary: 'One knowledge document: its preview (at most 2,000 characters), never the full body.',
+  kind: 'read',
+  scopes: { allOf: ['knowledge:read'] },
+  clientRole: 'deny',
+  inputSource: 'query',
+  input: getKnowledgeInput,
+  output: single(knowledgeDocumentSchema),
+  handler: async ({ auth }, input) => {
+    if (input.projectId !== undefined && !(await findProject(auth, input.projectId))) throw errors.notFound('project');
+    const q = visibleDocuments(db(), auth).where('d.id', input.documentId);
+    // With a projectId, the document must be that project's or workspace-wide.
+    if (input.projectId !== undefined) q.where((w) => w.where('d.scope', 'WORKSPACE').orWhere('d.project_id', input.projectId!));
+    const row = (await q.first(DOCUMENT_SELECT(db()))) as DocumentRow | undefined;
+    if (!row) throw errors.notFound('knowledge document');
+    return { data: presentDocument(row) };
+  },
+});
+
+export const listKnowledge = defineOperation({
+  name: 'knowledge.list',
+  summary:
+    'Knowledge documents, newest first; with `query`, a full-text search ranked by relevance, each with the matching passage (`snippet`). Cursor-paginated.',
+  kind: 'read',
+  scopes: { allOf: ['knowledge:read'] },
+  clientRole: 'deny',
+  inputSource: 'query',
+  input: listKnowledgeInput,
+  output: page(knowledgeHitSchema),
+  handler: async ({ auth }, input) => {
+    const limit = parseLimit(input.limit, config.knowledge.listDefault, config.knowledge.listMax);
+    if (input.projectId !== undefined && !(await findProject(auth, input.projectId))) throw errors.notFound('project');
+    const filters = { list: 'knowledge', projectId: input.projectId, query: input.query };
+    if (input.query !== undefined) {
+      // Ranked results page by position; the cursor is bound to the query like any filter.
+      const pos = await decodeCursor(input.cursor, filters);
+      const offset = pos ? Number(pos.id) : 0;
+      if (!Number.isInteger(offset) || offset < 0) throw errors.badCursor();
+      const { hits, hasMore } = await searchDocuments(db(), auth, { query: input.query, projectId: input.projectId, limit, offset });
+      return {
+        data: hits.map((h) => ({ ...h.document, rank: h.rank, snippet: h.snippet })),
+        pagination: {
+          next_cursor: hasMore ? await encodeCursor({ createdAt: new Date(0).toISOString(), id: String(offset + limit) }, filters) : null,
+          has_more: hasMore,
+        },
+      };
+    }
+    const q = visibleDocuments(db(), auth).select(DOCUMENT_SELECT(db()));
+    if (input.projectId !== undefined) q.where((w) => w.where('d.scope', 'WORKSPACE').orWhere('d.project_id', input.projectId!));
+    return keysetPage<DocumentRow, ReturnType<typeof presentDocument>>(q, {
+      limit,
+      cursor: input.cursor,
+      filters,
+      table: 'd',
+      present: presentDocument,
+    });
+  },
+});

@@ -1,0 +1,291 @@
+// Bench: the knowledge base (docs/knowledge.md "Performance").
+//
+//   npm run bench -- knowledge             200 × 20 KB ingests, then search over 10,000 chunks
+//   npm run bench -- knowledge --help      every option
+//
+// 1. Ingest: N text documents of about 20 KB, POST /v1/knowledge all at once; each becomes a
+//    KNOWLEDGE_INGEST job on Temporal run by a worker process (workers/main.ts). Reported: the
+//    throughput (documents per second from the first queued to the last done) and the job
+//    latency (created → completed, from the job rows).
+// 2. Search: the workspace is topped up to 10,000 chunks (the same storeDocument path), then
+//    GET /v1/knowledge?query=… runs in a closed loop, and beside it the bare SQL query on the
+//    same GIN index (ranked chunks, websearch_to_tsquery, no API) with the same concurrency.
+// Everything is the bench's own: database content_scheduler_bench_knowledge (recreated), Redis
+// db 10 (flushed), a Temporal dev server on a free port, the API in a child process.
+
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { prng } from './lib/content';
+import { flushRedis, recreateDatabase } from './lib/database';
+import { closedLoop, summarize, type LatencySummary } from './lib/load';
+import { REPO_ROOT, startServer } from './lib/servers';
+import { freePort } from '../tooling/ports';
+import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
+
+const { values: opt } = parseArgs({
+  options: {
+    documents: { type: 'string', default: '200' },
+    bytes: { type: 'string', default: String(20 * 1024) },
+    chunks: { type: 'string', default: '10000' },
+    connections: { type: 'string', default: '8' },
+    duration: { type: 'string', default: '15' },
+    help: { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+if (opt.help) {
+  console.log(`knowledge: ingest throughput and job latency, then search over a chunk corpus beside bare SQL.
+
+Options:
+  --documents N    documents ingested at once (default 200)
+  --bytes N        size of each document (default 20480)
+  --chunks N       chunks in the workspace for the search phase (default 10000)
+  --connections N  concurrent searchers (default 8)
+  --duration S     seconds per search run (default 15)`);
+  process.exit(0);
+}
+const DOCS = Number(opt.documents);
+const BYTES = Number(opt.bytes);
+const CHUNKS = Number(opt.chunks);
+const CONNECTIONS = Number(opt.connections);
+const DURATION_MS = Number(opt.duration) * 1000;
+
+const DATABASE_URL = process.env.BENCH_KB_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_knowledge';
+const REDIS_URL = process.env.BENCH_KB_REDIS_URL ?? 'redis://127.0.0.1:6379/10';
+const TASK_QUEUE = 'bench-knowledge';
+const step = (text: string) => console.log(`• ${text}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const temporalPort = await freePort();
+Object.assign(process.env, {
+  DATABASE_URL,
+  REDIS_URL,
+  TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
+  TEMPORAL_TASK_QUEUE: TASK_QUEUE,
+  NETWORK_API_URL: 'http://127.0.0.1:9',
+  YOUTUBE_TRANSCRIPT_URL: 'http://127.0.0.1:9',
+  RATE_LIMIT_WRITE: '10000000',
+  RATE_LIMIT_READ: '10000000',
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  NODE_ENV: 'production',
+});
+
+// A vocabulary with a long tail, so queries match some chunks and not others, as real ones do.
+const rand = prng(42);
+const COMMON = 'team customers release product launch pricing support process design meeting feedback growth hiring'.split(' ');
+const RARE = Array.from({ length: 3000 }, (_, i) => `term${i.toString(36)}`);
+const FILLER = 'the and of to in that it for with this we our is are was on as at by from'.split(' ');
+function sentence(): string {
+  const words: string[] = [];
+  const n = 10 + Math.floor(rand() * 12);
+  for (let i = 0; i < n; i++) {
+    const r = rand();
+    words.push(
+      r < 0.45
+        ? FILLER[Math.floor(rand() * FILLER.length)]!
+        : r < 0.8
+          ? COMMON[Math.floor(rand() * COMMON.length)]!
+          : RARE[Math.floor(rand() * RARE.length)]!,
+    );
+  }
+  const s = words.join(' ');
+  return `${s[0]!.toUpperCase()}${s.slice(1)}.`;
+}
+function documentText(bytes: number): string {
+  const paras: string[] = [];
+  let size = 0;
+  while (size < bytes) {
+    const p = Array.from({ length: 4 + Math.floor(rand() * 4) }, sentence).join(' ');
+    paras.push(p);
+    size += p.length + 2;
+  }
+  return paras.join('\n\n').slice(0, bytes);
+}
+const QUERIES = Array.from({ length: 64 }, (_, i) =>
+  i % 3 === 0
+    ? `${COMMON[i % COMMON.length]} ${RARE[i * 37]}`
+    : i % 3 === 1
+      ? RARE[i * 41]!
+      : `"${COMMON[i % COMMON.length]} ${COMMON[(i + 1) % COMMON.length]}"`,
+);
+
+function startWorker() {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'workers', 'main.ts')], {
+    cwd: REPO_ROOT,
+    env: process.env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  return {
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        child.once('exit', () => {
+          clearTimeout(t);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** A closed loop over a function (the bare SQL side). */
+async function closedLoopFn(fn: (i: number) => Promise<void>, connections: number, durationMs: number) {
+  const latencies: number[] = [];
+  let n = 0;
+  const started = performance.now();
+  const deadline = started + durationMs;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < deadline) {
+        const t0 = performance.now();
+        await fn(n++);
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const s = (performance.now() - started) / 1000;
+  return { rps: latencies.length / s, latencyMs: summarize(latencies) };
+}
+
+const fmt = (l: LatencySummary) => `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms, max ${l.max.toFixed(1)} ms`;
+
+step(`database ${DATABASE_URL} (recreated), Redis ${REDIS_URL} (flushed)`);
+await recreateDatabase(DATABASE_URL);
+await flushRedis(REDIS_URL);
+step('Temporal dev server');
+const binary = await resolveTemporalBinary({ log: (l) => console.log(`  [temporal] ${l}`) });
+const temporal = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
+const { createWorkspace, createProject, issueApiKey } = await import('../ops/provision');
+const { db, closeDb } = await import('../lib/db');
+const { closeRedis } = await import('../lib/redis');
+const { storeDocument } = await import('../lib/knowledge/ingest');
+const { newId } = await import('../lib/ids');
+step('API (bench/lib/serve-app.ts) and worker (workers/main.ts) as child processes');
+const api = await startServer('api', 'bench/lib/serve-app.ts', process.env);
+const worker = startWorker();
+const bare = new pg.Pool({ connectionString: DATABASE_URL, max: CONNECTIONS });
+try {
+  const workspace = await createWorkspace({ name: 'Knowledge Bench Co', plan: 'BUSINESS' });
+  const project = (await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench person', connection: 'none' }))
+    .id as string;
+  const key = (await issueApiKey({ workspaceId: workspace.id, scopes: ['read', 'write'], name: 'knowledge bench' })).key;
+  const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+  const ingest = async (text: string) => {
+    const r = await fetch(`${api.baseUrl}/v1/knowledge`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ type: 'text', projectId: project, text }),
+    });
+    const body = (await r.json()) as { data?: { id: string } };
+    if (r.status !== 200 || !body.data) throw new Error(`ingest refused: ${r.status} ${JSON.stringify(body)}`);
+    return body.data.id;
+  };
+  const waitAll = async (ids: string[], timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const open = await db()('jobs').whereIn('id', ids).whereIn('status', ['QUEUED', 'RUNNING']).count<{ n: string }[]>('* as n');
+      if (Number(open[0]!.n) === 0) return;
+      if (Date.now() > deadline) throw new Error('ingest jobs did not finish in time');
+      await sleep(100);
+    }
+  };
+
+  step('warm-up: 5 documents (worker start, workflow bundle)');
+  await waitAll(await Promise.all(Array.from({ length: 5 }, () => ingest(documentText(2_000)))), 180_000);
+
+  step(`ingest: ${DOCS} documents of ${BYTES} bytes, sent at once`);
+  const texts = Array.from({ length: DOCS }, () => documentText(BYTES));
+  const sent = performance.now();
+  const ids = await Promise.all(texts.map(ingest));
+  const acceptedMs = performance.now() - sent;
+  await waitAll(ids, 600_000);
+  const rows = await db()('jobs').whereIn('id', ids).select('status', 'created_at', 'completed_at');
+  const done = rows.filter((r) => r.status === 'DONE');
+  const latencies = done.map((r) => r.completed_at.getTime() - r.created_at.getTime());
+  const first = Math.min(...rows.map((r) => r.created_at.getTime()));
+  const last = Math.max(...done.map((r) => r.completed_at.getTime()));
+  const ingestChunks = Number(
+    (await db()('knowledge_chunks').where({ workspace_id: workspace.id }).count<{ n: string }[]>('* as n'))[0]!.n,
+  );
+
+  step(`search corpus: topping the workspace up to ${CHUNKS} chunks`);
+  let total = ingestChunks;
+  while (total < CHUNKS) {
+    const jobId = newId('job');
+    await db()('jobs').insert({ id: jobId, workspace_id: workspace.id, project_id: project, type: 'KNOWLEDGE_INGEST', status: 'DONE' });
+    const r = await storeDocument(
+      db(),
+      { id: jobId, workspace_id: workspace.id },
+      { type: 'text', scope: 'PROJECT', projectId: project, tags: [], language: 'en' },
+      { text: documentText(BYTES), name: 'seed', sourceName: null, sourceUrl: null, language: 'en' },
+    );
+    total += r.chunkCount;
+  }
+  await db().raw('analyze knowledge_chunks');
+  await db().raw('analyze knowledge_documents');
+
+  step(`search: GET /v1/knowledge?query=… (${CONNECTIONS} connections, ${DURATION_MS / 1000} s) and bare SQL on the same index`);
+  let qi = 0;
+  const apiRun = await (async () => {
+    // One target per query would need a generator per URL; rotate by running the loop per query slice.
+    const per = Math.max(1000, Math.floor(DURATION_MS / 8));
+    const runs = [];
+    for (let i = 0; i < 8; i++) {
+      const q = QUERIES[qi++ % QUERIES.length]!;
+      runs.push(
+        await closedLoop(
+          { url: `${api.baseUrl}/v1/knowledge?${new URLSearchParams({ query: q, projectId: project })}`, headers },
+          { connections: CONNECTIONS, durationMs: per },
+        ),
+      );
+    }
+    const lat = runs.flatMap((r) => [r.latencyMs]);
+    return {
+      rps: runs.reduce((n, r) => n + r.ok, 0) / runs.reduce((n, r) => n + r.durationS, 0),
+      errors: runs.reduce((n, r) => n + r.errors, 0),
+      p50: Math.max(...lat.map((l) => l.p50)),
+      p99: Math.max(...lat.map((l) => l.p99)),
+    };
+  })();
+  const bareRun = await closedLoopFn(
+    async (i) => {
+      await bare.query(
+        `select document_id, ts_rank_cd(tsv, q) as rank
+           from knowledge_chunks, websearch_to_tsquery('english', $2) q
+          where workspace_id = $1 and tsv @@ q
+          order by rank desc limit 20`,
+        [workspace.id, QUERIES[i % 8]!],
+      );
+    },
+    CONNECTIONS,
+    DURATION_MS,
+  );
+
+  console.log(
+    `\nresults (${os.cpus().length} CPUs, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')})`,
+  );
+  console.log(
+    `  ingest: ${done.length}/${DOCS} DONE (${rows.length - done.length} not) · accepted in ${acceptedMs.toFixed(0)} ms · ` +
+      `${((done.length * 1000) / (last - first)).toFixed(1)} documents/s (${((done.length * BYTES) / 1024 / ((last - first) / 1000)).toFixed(0)} KB/s) · ` +
+      `job latency ${fmt(summarize(latencies))} · ${ingestChunks} chunks`,
+  );
+  console.log(
+    `  search over ${total} chunks via API: ${apiRun.rps.toFixed(0)} queries/s, p50 ${apiRun.p50.toFixed(1)} ms, p99 ${apiRun.p99.toFixed(1)} ms (worst of 8 queries), errors ${apiRun.errors}`,
+  );
+  console.log(`  bare SQL on the same index: ${bareRun.rps.toFixed(0)} queries/s, ${fmt(bareRun.latencyMs)}`);
+} finally {
+  await bare.end();
+  await worker.stop();
+  await api.stop();
+  await closeDb();
+  await closeRedis();
+  await temporal.stop();
+}

@@ -1,0 +1,242 @@
+import type { Knex } from 'knex';
+import { config } from '../config';
+import type { Reach } from '../models/scoped';
+import { SEARCH_CONFIGS } from './language';
+import { chunkText, previewOf } from './text';
+
+// Knowledge documents in Postgres (spec 2.10; docs/knowledge.md): rows, chunks with their
+// tsvector, visibility, presentation, ranked search and grounding retrieval.
+
+export const KNOWLEDGE_TYPES = ['text', 'file', 'url', 'youtube'] as const;
+export type KnowledgeType = (typeof KNOWLEDGE_TYPES)[number];
+export const KNOWLEDGE_SCOPES = ['PROJECT', 'WORKSPACE'] as const;
+export type KnowledgeScope = (typeof KNOWLEDGE_SCOPES)[number];
+
+export interface DocumentRow {
+  id: string;
+  workspace_id: string;
+  project_id: string | null;
+  scope: KnowledgeScope;
+  type: KnowledgeType;
+  name: string;
+  status: string;
+  tags: string[];
+  source_name: string | null;
+  source_url: string | null;
+  language: string | null;
+  regconfig: string;
+  folder_id: string | null;
+  chunk_count: number;
+  ephemeral: boolean;
+  last_synced_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  /** left(body, 2001): enough for the preview, never the whole body. */
+  head: string;
+  body_chars: number;
+}
+
+/** Every column a KnowledgeDocument needs; the body itself never leaves the database whole. */
+export const DOCUMENT_COLUMNS = [
+  'd.id',
+  'd.workspace_id',
+  'd.project_id',
+  'd.scope',
+  'd.type',
+  'd.name',
+  'd.status',
+  'd.tags',
+  'd.source_name',
+  'd.source_url',
+  'd.language',
+  'd.regconfig',
+  'd.folder_id',
+  'd.chunk_count',
+  'd.ephemeral',
+  'd.last_synced_at',
+  'd.created_at',
+  'd.updated_at',
+];
+export const DOCUMENT_SELECT = (k: Knex) => [
+  ...DOCUMENT_COLUMNS,
+  k.raw('left(d.body, 2001) as head'),
+  k.raw('char_length(d.body) as body_chars'),
+];
+
+/** spec 2.10. */
+export function presentDocument(row: DocumentRow) {
+  const { textPreview, textPreviewTruncated } = previewOf(row.head);
+  return {
+    id: row.id,
+    scope: row.scope,
+    name: row.name,
+    status: row.status,
+    tags: row.tags ?? [],
+    createdAt: row.created_at.toISOString(),
+    chunkCount: row.chunk_count,
+    textPreview,
+    textPreviewTruncated,
+    hasFullText: Number(row.body_chars) > 0,
+    projectId: row.project_id,
+    type: row.type,
+    sourceName: row.source_name,
+    sourceUrl: row.source_url,
+    language: row.language,
+    folderId: row.folder_id,
+    lastSyncedAt: row.last_synced_at?.toISOString() ?? null,
+  };
+}
+export type KnowledgeDocument = ReturnType<typeof presentDocument>;
+
+/**
+ * The documents a reader may see (spec 4.5): its workspace's, without ephemeral chat uploads;
+ * a plain member sees workspace-wide documents and those of its assigned projects.
+ */
+export function visibleDocuments(k: Knex, reach: Reach): Knex.QueryBuilder {
+  const q = k('knowledge_documents as d').where('d.workspace_id', reach.workspaceId).where('d.ephemeral', false);
+  const assigned = reach.projectIds;
+  if (assigned) q.where((w) => w.where('d.scope', 'WORKSPACE').orWhereIn('d.project_id', [...assigned]));
+  return q;
+}
+
+/** (Re)writes a document's chunks and their tsvectors in its configuration; answers the chunk count. */
+export async function writeChunks(
+  trx: Knex | Knex.Transaction,
+  doc: { id: string; workspace_id: string; regconfig: string },
+  body: string,
+): Promise<number> {
+  await trx('knowledge_chunks').where({ document_id: doc.id }).delete();
+  const chunks = chunkText(body, config.knowledge.chunkChars);
+  if (chunks.length === 0) return 0;
+  await trx.raw(
+    `insert into knowledge_chunks (document_id, workspace_id, ordinal, content, tsv)
+     select ?, ?, u.o, u.c, to_tsvector(?::regconfig, u.c) from unnest(?::int[], ?::text[]) as u(o, c)`,
+    [doc.id, doc.workspace_id, doc.regconfig, chunks.map((_, i) => i), chunks],
+  );
+  return chunks.length;
+}
+
+/**
+ * The tsquery of a search, parsed in every configuration a chunk can be indexed in and OR-ed, so
+ * one constant expression matches English stems, French stems and plain words alike (and can
+ * use the GIN index). `or` joins the words of `terms` instead of requiring them all.
+ */
+export function tsqueryExpr(k: Knex, text: string): Knex.Raw {
+  return k.raw(
+    SEARCH_CONFIGS.map(() => 'websearch_to_tsquery(?::regconfig, ?)').join(' || '),
+    SEARCH_CONFIGS.flatMap((c) => [c, text]),
+  );
+}
+
+export interface SearchHit {
+  document: KnowledgeDocument;
+  rank: number;
+  snippet: string;
+}
+
+/**
+ * Documents ranked by their best-matching chunk (ts_rank_cd), with that chunk's highlighted
+ * passage (ts_headline). `projectId` narrows to that project's and workspace-wide documents.
+ */
+export async function searchDocuments(
+  k: Knex,
+  reach: Reach,
+  opts: { query: string; projectId?: string; limit: number; offset: number },
+): Promise<{ hits: SearchHit[]; hasMore: boolean }> {
+  const visible = visibleDocuments(k, reach).select('d.id');
+  if (opts.projectId !== undefined) visible.where((w) => w.where('d.scope', 'WORKSPACE').orWhere('d.project_id', opts.projectId!));
+  const tsq = tsqueryExpr(k, opts.query);
+  const rows = await k.raw(
+    `with q as (select (${tsq.toSQL().sql}) as tsq),
+          hits as (
+            select c.document_id, c.content, ts_rank_cd(c.tsv, q.tsq) as rank,
+                   row_number() over (partition by c.document_id order by ts_rank_cd(c.tsv, q.tsq) desc, c.ordinal) as rn
+              from knowledge_chunks c, q
+             where c.workspace_id = ? and c.tsv @@ q.tsq and c.document_id in (${visible.toSQL().sql})
+          )
+     select ${DOCUMENT_COLUMNS.join(', ')}, left(d.body, 2001) as head, char_length(d.body) as body_chars, h.rank,
+            ts_headline(d.regconfig::regconfig, h.content, q.tsq, 'StartSel=**, StopSel=**, MaxWords=40, MinWords=15, MaxFragments=2, FragmentDelimiter=" … "') as snippet
+       from hits h join knowledge_documents d on d.id = h.document_id, q
+      where h.rn = 1
+      order by h.rank desc, d.created_at desc, d.id desc
+      limit ? offset ?`,
+    [...tsq.toSQL().bindings, reach.workspaceId, ...visible.toSQL().bindings, opts.limit + 1, opts.offset],
+  );
+  const all = rows.rows as Array<DocumentRow & { rank: number; snippet: string }>;
+  const page = all.slice(0, opts.limit);
+  return {
+    hits: page.map((r) => ({ document: presentDocument(r), rank: Number(r.rank), snippet: r.snippet })),
+    hasMore: all.length > opts.limit,
+  };
+}
+
+/** A passage handed to the writer: a knowledge chunk, or an extra block such as a named source. */
+export interface KnowledgeBlock {
+  documentId: string | null;
+  title: string;
+  text: string;
+}
+
+const GROUNDING_STOP = new Set(
+  'about above after again also been before being below between both could does doing down during each from further have having here into itself just more most once only other over same should some such than that their them then there these they this those through under until very were what when where which while will with would your yours write post posts please make tone keep'.split(
+    ' ',
+  ),
+);
+
+/** Up to `max` distinctive words of a text, most frequent first (ties by first appearance). */
+export function queryTerms(text: string, max = 24): string[] {
+  const counts = new Map<string, number>();
+  for (const w of text
+    .slice(0, 50_000)
+    .toLowerCase()
+    .match(/[\p{L}\p{N}]{4,}/gu) ?? []) {
+    if (GROUNDING_STOP.has(w)) continue;
+    counts.set(w, (counts.get(w) ?? 0) + 1);
+  }
+  return [...counts.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, max)
+    .map(([w]) => w);
+}
+
+/**
+ * Grounding (docs/knowledge.md "Grounding"): the chunks of a project's and its workspace's
+ * knowledge most relevant to `text`, best first, packed into a token budget (about four
+ * characters a token). `extra` blocks (a named source, for instance) come first and count
+ * against the same budget. Deterministic: ties break on document and chunk order.
+ */
+export async function retrieveKnowledge(
+  k: Knex,
+  opts: { workspaceId: string; projectId: string | null; text: string; tokenBudget: number; extra?: KnowledgeBlock[]; maxChunks?: number },
+): Promise<{ blocks: KnowledgeBlock[]; documentIds: string[] }> {
+  let budget = Math.max(0, opts.tokenBudget) * 4;
+  const blocks: KnowledgeBlock[] = [];
+  for (const b of opts.extra ?? []) {
+    if (budget <= 0) break;
+    const text = b.text.slice(0, budget);
+    blocks.push({ ...b, text });
+    budget -= text.length;
+  }
+  const terms = queryTerms(opts.text);
+  if (terms.length > 0 && budget > 0) {
+    const tsq = tsqueryExpr(k, terms.join(' or '));
+    const rows = await k.raw(
+      `with q as (select (${tsq.toSQL().sql}) as tsq)
+       select c.document_id, c.ordinal, c.content, d.name, ts_rank_cd(c.tsv, q.tsq) as rank
+         from knowledge_chunks c join knowledge_documents d on d.id = c.document_id, q
+        where c.workspace_id = ? and c.tsv @@ q.tsq and d.ephemeral = false
+          and (d.scope = 'WORKSPACE' or d.project_id = ?)
+        order by rank desc, c.document_id, c.ordinal
+        limit ?`,
+      [...tsq.toSQL().bindings, opts.workspaceId, opts.projectId, opts.maxChunks ?? 12],
+    );
+    for (const r of rows.rows as Array<{ document_id: string; content: string; name: string }>) {
+      if (budget < 80) break;
+      const text = r.content.length <= budget ? r.content : `${r.content.slice(0, budget).replace(/\s+\S*$/, '')}…`;
+      blocks.push({ documentId: r.document_id, title: r.name, text });
+      budget -= text.length;
+    }
+  }
+  const documentIds = [...new Set(blocks.map((b) => b.documentId).filter((id): id is string => id !== null))];
+  return { blocks, documentIds };
+}

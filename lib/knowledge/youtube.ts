@@ -1,0 +1,100 @@
+// The client of the video-transcript service behind YouTube ingest (docs/knowledge.md "YouTube
+// ingest"; config YOUTUBE_TRANSCRIPT_URL, the local simulator sim/youtube when unset). One HTTP
+// call per ingest attempt; retries belong to the activity's retry policy.
+
+export const VIDEO_ID = /^[A-Za-z0-9_-]{11}$/;
+
+/** The 11-character id of a YouTube URL or bare id, or null. */
+export function videoIdOf(input: string): string | null {
+  const s = input.trim();
+  if (VIDEO_ID.test(s)) return s;
+  let url: URL;
+  try {
+    url = new URL(s);
+  } catch {
+    return null;
+  }
+  const host = url.hostname.toLowerCase().replace(/^(www\.|m\.|music\.)/, '');
+  let id: string | null = null;
+  if (host === 'youtu.be') id = url.pathname.slice(1).split('/')[0] ?? null;
+  else if (host === 'youtube.com' || host === 'youtube-nocookie.com') {
+    id = url.searchParams.get('v');
+    const m = /^\/(?:embed|shorts|live|v)\/([^/?#]+)/.exec(url.pathname);
+    if (!id && m) id = m[1]!;
+  }
+  return id && VIDEO_ID.test(id) ? id : null;
+}
+
+export interface Transcript {
+  videoId: string;
+  title: string;
+  channel: string | null;
+  language: string | null;
+  text: string;
+  durationSeconds: number;
+}
+
+export class TranscriptError extends Error {
+  constructor(
+    readonly code: 'video_not_found' | 'transcript_unavailable' | 'transcript_timeout',
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+  }
+}
+
+export interface TranscriptClient {
+  fetch(videoId: string, signal?: AbortSignal): Promise<Transcript>;
+}
+
+export class HttpTranscriptClient implements TranscriptClient {
+  constructor(private readonly opts: { baseUrl: string; timeoutMs: number }) {}
+
+  async fetch(videoId: string, signal?: AbortSignal): Promise<Transcript> {
+    const url = new URL(
+      `v1/transcripts/${encodeURIComponent(videoId)}`,
+      this.opts.baseUrl.endsWith('/') ? this.opts.baseUrl : `${this.opts.baseUrl}/`,
+    );
+    const timeout = AbortSignal.timeout(this.opts.timeoutMs);
+    let res: Response;
+    try {
+      res = await fetch(url, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout, headers: { accept: 'application/json' } });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      if (timeout.aborted)
+        throw new TranscriptError('transcript_timeout', `The transcript service did not answer within ${this.opts.timeoutMs} ms.`, true);
+      throw new TranscriptError('transcript_unavailable', `The transcript service is unreachable (${(err as Error).message}).`, true);
+    }
+    if (res.status === 404) throw new TranscriptError('video_not_found', `No transcript exists for video ${videoId}.`, false);
+    if (!res.ok)
+      throw new TranscriptError(
+        'transcript_unavailable',
+        `The transcript service answered HTTP ${res.status}.`,
+        res.status >= 500 || res.status === 429,
+      );
+    const body = (await res.json().catch(() => null)) as {
+      title?: string;
+      channel?: string;
+      language?: string;
+      segments?: Array<{ start?: number; duration?: number; text?: string }>;
+    } | null;
+    if (!body || !Array.isArray(body.segments))
+      throw new TranscriptError('transcript_unavailable', 'The transcript service answered without segments.', true);
+    const segments = body.segments.filter((s) => typeof s.text === 'string' && s.text.trim());
+    const last = segments[segments.length - 1];
+    return {
+      videoId,
+      title: body.title?.trim() || `YouTube video ${videoId}`,
+      channel: body.channel ?? null,
+      language: body.language ?? null,
+      text: segments.map((s) => s.text!.trim()).join('\n'),
+      durationSeconds: last ? Math.round((last.start ?? 0) + (last.duration ?? 0)) : 0,
+    };
+  }
+}
+
+/** The configured transcript service, or the local simulator's address (npm start and the tests start it). */
+export function createTranscriptClient(opts: { baseUrl?: string; port: number; timeoutMs: number }): TranscriptClient {
+  return new HttpTranscriptClient({ baseUrl: opts.baseUrl ?? `http://127.0.0.1:${opts.port}`, timeoutMs: opts.timeoutMs });
+}
