@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { finishJob, progressNow, type JobStatus } from '../lib/generation/jobs';
 import { FetchError } from '../lib/net/guardedFetch';
 import type { Resolver } from '../lib/net/resolve';
-import { UnsupportedFileError } from '../lib/knowledge/fileText';
+import { IngestError as ExtractError } from '../lib/ingest/errors';
 import { IngestError, readSource, resyncUrlDocument, storeDocument, type KnowledgeJobInput } from '../lib/knowledge/ingest';
 import { TranscriptError, type TranscriptClient } from '../lib/knowledge/youtube';
 import type { ObjectStore } from '../lib/storage/objectStore';
@@ -22,9 +22,8 @@ export interface KnowledgeDeps {
 
 /** Every reading failure as the job's errorCode; permanent ones are not retried. */
 function asFailure(err: unknown, attempt: number): unknown {
-  if (err instanceof FetchError || err instanceof TranscriptError || err instanceof IngestError)
+  if (err instanceof FetchError || err instanceof TranscriptError || err instanceof IngestError || err instanceof ExtractError)
     return ApplicationFailure.create({ type: err.code, message: err.message, nonRetryable: !err.retryable || attempt >= 3 });
-  if (err instanceof UnsupportedFileError) return ApplicationFailure.nonRetryable(err.message, 'unsupported_file_type');
   return err;
 }
 

@@ -216,13 +216,13 @@ async function startTemporal(dataDir: string): Promise<string> {
 async function startSimulator(
   childEnv: NodeJS.ProcessEnv,
   sim: {
-  name: string;
-  script: string;
-  port: number;
-  what: string;
-  escape: string;
-  env: NodeJS.ProcessEnv;
-  urlEnv: string;
+    name: string;
+    script: string;
+    port: number;
+    what: string;
+    escape: string;
+    env: NodeJS.ProcessEnv;
+    urlEnv: string;
     path?: string;
   },
 ): Promise<string | null> {

@@ -1,3 +1,4 @@
+import { storeInlineFile } from '../../../lib/ingest/inlineUpload';
 import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
@@ -47,8 +48,21 @@ export const createKnowledge = defineOperation({
       // Workspace-wide knowledge reaches every project's generations: not for members narrowed to some projects.
       if (auth.projectIds) throw errors.forbiddenProject('Only workspace admins add workspace-wide knowledge.');
     }
-    if (input.type === 'file') {
-      const { row } = await usableUpload(auth.workspaceId, input.uploadId!);
+    // The inline variant stores the bytes as an upload keyed by their SHA-256 (spec 4.9).
+    const uploadId =
+      input.type !== 'file'
+        ? undefined
+        : (input.uploadId ??
+          (await storeInlineFile({
+            workspaceId: auth.workspaceId,
+            projectId,
+            purpose: 'knowledge',
+            content_base64: input.content_base64!,
+            mimeType: input.mimeType!,
+            filename: input.filename!,
+          })));
+    if (uploadId !== undefined) {
+      const { row } = await usableUpload(auth.workspaceId, uploadId);
       if (row.purpose !== 'knowledge')
         throw errors.unprocessable(`Upload ${row.id} was minted for purpose ${row.purpose}; the knowledge base takes purpose knowledge.`, {
           uploadId: row.id,
@@ -64,7 +78,7 @@ export const createKnowledge = defineOperation({
       ...(input.folderId !== undefined ? { folderId: input.folderId } : {}),
       ...(input.language !== undefined ? { language: input.language } : {}),
       ...(input.type === 'text' ? { text: input.text! } : {}),
-      ...(input.type === 'file' ? { uploadId: input.uploadId! } : {}),
+      ...(uploadId !== undefined ? { uploadId } : {}),
       ...(input.type === 'url' ? { url: input.url! } : {}),
       ...(input.type === 'youtube' ? { videoId: videoIdOf(input.videoId ?? input.url!)! } : {}),
     };

@@ -3,6 +3,7 @@ import { config } from '../../../lib/config';
 import { KNOWLEDGE_SCOPES, KNOWLEDGE_TYPES } from '../../../lib/knowledge/documents';
 import { videoIdOf } from '../../../lib/knowledge/youtube';
 import { paginationInput } from '../../pagination';
+import { INLINE_FIELDS, inlineFileFields, refineFileInput } from '../sources/schema';
 import { boundedText } from '../../validation';
 
 // Inputs of the knowledge operations (spec 4.5; docs/knowledge.md "Requests").
@@ -25,19 +26,21 @@ export const createKnowledgeInput = z
       .optional(),
     text: boundedText(KNOWLEDGE_TEXT_CHARS, 'text').optional(),
     uploadId: z.string().min(1).max(100).optional(),
+    ...inlineFileFields,
     url: z.string().min(1).max(2048).optional(),
     videoId: z.string().min(1).max(2048).optional(),
     wait_for_completion_ms: z.number().int().optional(),
   })
   .strict()
   .superRefine((b, ctx) => {
-    const need = (field: 'text' | 'uploadId' | 'url' | 'videoId') => {
+    const need = (field: 'text' | 'url' | 'videoId') => {
       if (b[field] === undefined || (field === 'text' && b.text!.trim() === ''))
         ctx.addIssue({ code: 'custom', path: [field], message: `\`${field}\` is required for type ${b.type}.` });
     };
     const only: Record<string, string> = { text: 'text', file: 'uploadId', url: 'url', youtube: 'videoId' };
-    for (const f of ['text', 'uploadId', 'url', 'videoId'] as const) {
-      if (f !== only[b.type] && !(b.type === 'youtube' && f === 'url') && b[f] !== undefined)
+    for (const f of ['text', 'uploadId', 'url', 'videoId', ...INLINE_FIELDS] as const) {
+      const fileField = f === 'uploadId' || (INLINE_FIELDS as readonly string[]).includes(f);
+      if (f !== only[b.type] && !(b.type === 'file' && fileField) && !(b.type === 'youtube' && f === 'url') && b[f] !== undefined)
         ctx.addIssue({ code: 'custom', path: [f], message: `\`${f}\` does not apply to type ${b.type}.` });
     }
     if (b.type === 'youtube') {
@@ -48,7 +51,8 @@ export const createKnowledgeInput = z
         ctx.addIssue({ code: 'custom', path: ['videoId'], message: 'must be a YouTube video id (11 characters) or a YouTube URL.' });
       return;
     }
-    need(only[b.type] as 'text' | 'uploadId' | 'url' | 'videoId');
+    if (b.type === 'file') return refineFileInput(b, ctx);
+    need(only[b.type] as 'text' | 'url' | 'videoId');
     if (b.type === 'url' && b.url !== undefined) {
       let url: URL | null = null;
       try {

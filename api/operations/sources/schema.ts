@@ -15,7 +15,39 @@ const required = (path: (string | number)[], message: string) => ({
 });
 
 const TYPES = ['text', 'file'] as const;
-const INLINE_FIELDS = ['content_base64', 'mimeType', 'filename'] as const;
+export const INLINE_FIELDS = ['content_base64', 'mimeType', 'filename'] as const;
+
+/** The inline file of spec 4.9 (`content_base64` + `mimeType` + `filename`), shared by sources and knowledge. */
+export const inlineFileFields = {
+  content_base64: z.string().optional(),
+  mimeType: boundedText(config.media.mimeTypeChars, 'mimeType')
+    .pipe(z.string().regex(/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(;.*)?$/, 'must be a media type such as audio/wav'))
+    .optional(),
+  filename: boundedText(config.media.fileNameChars, 'filename').pipe(z.string().min(1)).optional(),
+};
+
+/**
+ * A `type: file` body names its file once: `uploadId`, or all three inline fields (spec 4.9).
+ * Missing fields answer 400 invalid_request (spec 7.2).
+ */
+export function refineFileInput(
+  b: { uploadId?: string | undefined } & Partial<Record<(typeof INLINE_FIELDS)[number], string | undefined>>,
+  ctx: z.RefinementCtx,
+): void {
+  const inline = INLINE_FIELDS.filter((k) => b[k] !== undefined);
+  if (b.uploadId !== undefined && inline.length > 0) {
+    ctx.addIssue({ code: 'custom', path: [inline[0]!], message: 'send either `uploadId` or the inline file fields, not both.' });
+    return;
+  }
+  if (b.uploadId === undefined && inline.length === 0) {
+    ctx.addIssue(
+      required(['uploadId'], '`uploadId` is required when `type` is `file` (or, inline, `content_base64` with `mimeType` and `filename`).'),
+    );
+    return;
+  }
+  for (const k of INLINE_FIELDS)
+    if (inline.length > 0 && b[k] === undefined) ctx.addIssue(required([k], `\`${k}\` is required with an inline file.`));
+}
 
 export const createSourceInput = z
   .object({
@@ -24,11 +56,7 @@ export const createSourceInput = z
     name: boundedText(config.sources.nameChars, 'name').pipe(z.string().trim().min(1)).optional(),
     text: boundedText(config.sources.textMaxChars, 'text').optional(),
     uploadId: z.string().min(1).max(100).optional(),
-    content_base64: z.string().optional(),
-    mimeType: boundedText(config.media.mimeTypeChars, 'mimeType')
-      .pipe(z.string().regex(/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(;.*)?$/, 'must be a media type such as audio/wav'))
-      .optional(),
-    filename: boundedText(config.media.fileNameChars, 'filename').pipe(z.string().min(1)).optional(),
+    ...inlineFileFields,
     // Clamped to 0..25,000 by the handler (spec 8); only a non-integer is refused.
     wait_for_completion_ms: z.number().int().optional(),
   })
@@ -52,23 +80,7 @@ export const createSourceInput = z
       return;
     }
     if (present('text')) ctx.addIssue({ code: 'custom', path: ['text'], message: 'is not a field of a `file` source; use `type: text`.' });
-    const inline = INLINE_FIELDS.filter(present);
-    if (b.uploadId !== undefined && inline.length > 0) {
-      ctx.addIssue({ code: 'custom', path: [inline[0]!], message: 'send either `uploadId` or the inline file fields, not both.' });
-      return;
-    }
-    if (b.uploadId === undefined && inline.length === 0) {
-      ctx.addIssue(
-        required(
-          ['uploadId'],
-          '`uploadId` is required when `type` is `file` (or, inline, `content_base64` with `mimeType` and `filename`).',
-        ),
-      );
-      return;
-    }
-    // spec 4.9: the three inline fields are all required.
-    for (const k of INLINE_FIELDS)
-      if (inline.length > 0 && !present(k)) ctx.addIssue(required([k], `\`${k}\` is required with an inline file.`));
+    refineFileInput(b, ctx);
   });
 
 export type CreateSourceInput = z.infer<typeof createSourceInput>;
