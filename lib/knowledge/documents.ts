@@ -117,15 +117,26 @@ export async function writeChunks(
 }
 
 /**
- * The tsquery of a search, parsed in every configuration a chunk can be indexed in and OR-ed, so
- * one constant expression matches English stems, French stems and plain words alike (and can
- * use the GIN index). `or` joins the words of `terms` instead of requiring them all.
+ * The tsquery of a search, parsed in each text-search configuration the workspace's documents
+ * are indexed in and OR-ed, so one constant expression matches English stems, French stems and
+ * plain words alike (and can use the GIN index). With `terms`, the words are OR-ed instead of
+ * all required (websearch syntax `a or b`).
  */
-export function tsqueryExpr(k: Knex, text: string): Knex.Raw {
+export function tsqueryExpr(k: Knex, text: string, configs: readonly string[]): Knex.Raw {
+  const list = configs.length ? configs : ['simple'];
   return k.raw(
-    SEARCH_CONFIGS.map(() => 'websearch_to_tsquery(?::regconfig, ?)').join(' || '),
-    SEARCH_CONFIGS.flatMap((c) => [c, text]),
+    list.map(() => 'websearch_to_tsquery(?::regconfig, ?)').join(' || '),
+    list.flatMap((c) => [c, text]),
   );
+}
+
+/** The configurations a workspace's documents are indexed in (usually one or two). */
+export async function workspaceConfigs(k: Knex, workspaceId: string): Promise<string[]> {
+  const rows = await k('knowledge_documents').where({ workspace_id: workspaceId }).distinct('regconfig');
+  return rows
+    .map((r) => r.regconfig as string)
+    .filter((c) => SEARCH_CONFIGS.includes(c))
+    .sort();
 }
 
 export interface SearchHit {
@@ -136,31 +147,40 @@ export interface SearchHit {
 
 /**
  * Documents ranked by their best-matching chunk (ts_rank_cd), with that chunk's highlighted
- * passage (ts_headline). `projectId` narrows to that project's and workspace-wide documents.
+ * passage (ts_headline, computed for the page only). `projectId` narrows to that project's and
+ * workspace-wide documents.
  */
 export async function searchDocuments(
   k: Knex,
   reach: Reach,
   opts: { query: string; projectId?: string; limit: number; offset: number },
 ): Promise<{ hits: SearchHit[]; hasMore: boolean }> {
+  const configs = await workspaceConfigs(k, reach.workspaceId);
+  if (configs.length === 0) return { hits: [], hasMore: false };
   const visible = visibleDocuments(k, reach).select('d.id');
   if (opts.projectId !== undefined) visible.where((w) => w.where('d.scope', 'WORKSPACE').orWhere('d.project_id', opts.projectId!));
-  const tsq = tsqueryExpr(k, opts.query);
+  const tsq = tsqueryExpr(k, opts.query, configs).toSQL();
+  const vis = visible.toSQL();
   const rows = await k.raw(
-    `with q as (select (${tsq.toSQL().sql}) as tsq),
+    `with q as materialized (select (${tsq.sql}) as tsq),
           hits as (
-            select c.document_id, c.content, ts_rank_cd(c.tsv, q.tsq) as rank,
-                   row_number() over (partition by c.document_id order by ts_rank_cd(c.tsv, q.tsq) desc, c.ordinal) as rn
+            select c.document_id, max(ts_rank_cd(c.tsv, q.tsq)) as rank
               from knowledge_chunks c, q
-             where c.workspace_id = ? and c.tsv @@ q.tsq and c.document_id in (${visible.toSQL().sql})
+             where c.workspace_id = ? and c.tsv @@ q.tsq and c.document_id in (${vis.sql})
+             group by c.document_id
+             order by rank desc, c.document_id desc
+             limit ? offset ?
           )
      select ${DOCUMENT_COLUMNS.join(', ')}, left(d.body, 2001) as head, char_length(d.body) as body_chars, h.rank,
-            ts_headline(d.regconfig::regconfig, h.content, q.tsq, 'StartSel=**, StopSel=**, MaxWords=40, MinWords=15, MaxFragments=2, FragmentDelimiter=" … "') as snippet
+            (select ts_headline(d.regconfig::regconfig, c.content, q.tsq,
+                                'StartSel=**, StopSel=**, MaxWords=40, MinWords=15, MaxFragments=2, FragmentDelimiter=" … "')
+               from knowledge_chunks c
+              where c.document_id = h.document_id and c.tsv @@ q.tsq
+              order by ts_rank_cd(c.tsv, q.tsq) desc, c.ordinal
+              limit 1) as snippet
        from hits h join knowledge_documents d on d.id = h.document_id, q
-      where h.rn = 1
-      order by h.rank desc, d.created_at desc, d.id desc
-      limit ? offset ?`,
-    [...tsq.toSQL().bindings, reach.workspaceId, ...visible.toSQL().bindings, opts.limit + 1, opts.offset],
+      order by h.rank desc, d.id desc`,
+    [...tsq.bindings, reach.workspaceId, ...vis.bindings, opts.limit + 1, opts.offset],
   );
   const all = rows.rows as Array<DocumentRow & { rank: number; snippet: string }>;
   const page = all.slice(0, opts.limit);
@@ -218,8 +238,9 @@ export async function retrieveKnowledge(
     budget -= text.length;
   }
   const terms = queryTerms(opts.text);
-  if (terms.length > 0 && budget > 0) {
-    const tsq = tsqueryExpr(k, terms.join(' or '));
+  const configs = terms.length > 0 && budget > 0 ? await workspaceConfigs(k, opts.workspaceId) : [];
+  if (configs.length > 0) {
+    const tsq = tsqueryExpr(k, terms.join(' or '), configs);
     const rows = await k.raw(
       `with q as (select (${tsq.toSQL().sql}) as tsq)
        select c.document_id, c.ordinal, c.content, d.name, ts_rank_cd(c.tsv, q.tsq) as rank

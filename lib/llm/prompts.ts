@@ -111,7 +111,8 @@ export function parsePromptFields(userMessage: string): {
   sourceText: string | null;
   language: string | null;
   contentType: ContentType | null;
-  knowledge: Array<{ title: string; text: string }>;
+  /** Present only when the message carries a knowledge block. */
+  knowledge?: Array<{ title: string; text: string }>;
 } {
   const kOpen = `<${KNOWLEDGE_TAG}>\n`;
   const kStart = userMessage.indexOf(kOpen);
@@ -138,7 +139,7 @@ export function parsePromptFields(userMessage: string): {
     sourceText,
     language: lang ? lang[1]!.trim() : null,
     contentType: ct && (CONTENT_TYPES as readonly string[]).includes(ct) ? (ct as ContentType) : null,
-    knowledge,
+    ...(knowledge.length ? { knowledge } : {}),
   };
 }
 

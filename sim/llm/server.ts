@@ -373,7 +373,7 @@ function defaultReply(messages: unknown[]): string {
     sourceText,
     language: fields.language ?? 'en',
     contentType: fields.contentType ?? 'UNKNOWN',
-    ...(fields.knowledge.length ? { knowledge: fields.knowledge } : {}),
+    ...(fields.knowledge ? { knowledge: fields.knowledge } : {}),
   });
 }
 

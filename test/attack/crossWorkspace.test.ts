@@ -12,6 +12,8 @@ import { oauthToken } from '../webhooks/support';
 import type { TestServer } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
 import { png } from '../media/images';
+import { newId } from '../../lib/ids';
+import { storeDocument } from '../../lib/knowledge/ingest';
 import { inputJsonSchema, mcpTools, restRoutes } from './catalogue';
 import { terminateGenerationJobs, valueOf, workspaceRows, type Fixtures } from './fuzzing';
 
@@ -141,6 +143,23 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
     // Sources (spec 2.11): a text source.
     f.sourceId = (await call('POST', '/v1/sources', { projectId: ws.project.id, type: 'text', text: 'My source' })).id;
     f.statusId = (await db()('post_statuses').where({ workspace_id: ws.workspace.id }).first())?.id;
+    // A knowledge document (docs/knowledge.md), stored as its ingest job would store it.
+    const kbJob = newId('job');
+    await db()('jobs').insert({
+      id: kbJob,
+      workspace_id: ws.workspace.id,
+      project_id: ws.project.id,
+      type: 'KNOWLEDGE_INGEST',
+      status: 'DONE',
+    });
+    f.documentId = (
+      await storeDocument(
+        db(),
+        { id: kbJob, workspace_id: ws.workspace.id },
+        { type: 'text', scope: 'PROJECT', projectId: ws.project.id, tags: [] },
+        { text: 'Only mine: knowledge about herons.', name: 'Herons', sourceName: null, sourceUrl: null, language: 'en' },
+      )
+    ).documentId;
   }
 
   before(async () => {
