@@ -191,7 +191,8 @@ function plainReadCall(ctx: Context): PlainCall | null {
   if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return null;
   const params = m.params;
   if (!isPlainObject(params) || !onlyKeys(params, ['name', 'arguments', '_meta']) || typeof params.name !== 'string') return null;
-  const args = params.arguments ?? {};
+  // Absent is {}; anything else but an object (null included) is the SDK's -32602.
+  const args = params.arguments === undefined ? {} : params.arguments;
   if (!isPlainObject(args)) return null;
   const meta = params._meta;
   if (meta !== undefined && (!isPlainObject(meta) || 'progressToken' in meta)) return null;
