@@ -1,8 +1,15 @@
-// Bench: the agent transport (spec 4.9). Concurrent MCP sessions, each an official MCP SDK
-// client, call one read tool in a closed loop (each session sends its next call when the
-// previous answer has arrived), over streamable HTTP (/mcp) and legacy SSE (/sse + /message).
-// The same read through REST (GET /v1/posts/{postId}, keep-alive connections, the same
-// concurrency) runs alongside as the baseline: the difference is what the MCP layer costs.
+// Bench: the agent transport (spec 4.9). Concurrent MCP sessions call one read tool in a closed
+// loop (each session sends its next call when the previous answer has arrived), over streamable
+// HTTP (/mcp) and legacy SSE (/sse + /message). The same read through REST (GET /v1/posts/{postId},
+// keep-alive connections, the same concurrency) runs alongside as the baseline: the difference
+// is what the MCP layer costs.
+//
+// Kinds: `rest` (plain HTTP client), `plain` (streamable HTTP spoken by the same plain HTTP
+// client: initialize, notifications/initialized, then tools/call), `streamable` and `sse` (the
+// official MCP SDK client). The load generator shares the machine with the server, and the SDK
+// client costs several times the CPU per call of a plain client, so only `plain` vs `rest`
+// compares the two doors of the server at equal client cost: that ratio is the target
+// (≥ 0.8×, `--strict` exits 1 on a miss); the SDK kinds show what an SDK host sees.
 //
 //   npm run bench -- mcp                                  full run (≈ 1.5 min)
 //   npm run bench -- mcp --sessions 32 --duration 20 --tool list_posts
@@ -12,7 +19,7 @@
 // Redis db 12 (flushed), seeds through ops/provision, and runs the API process
 // (api/main.ts: REST on PORT, MCP on MCP_PORT) as a child, so that the load generator and the
 // server do not share an event loop. After a warm-up of every kind, rounds run in the order
-// REST, streamable, SSE, SSE, streamable, REST and each figure is the mean of its two rounds. Results: a table on stdout,
+// REST, plain, streamable, SSE, SSE, streamable, plain, REST and each figure is the mean of its two rounds. Results: a table on stdout,
 // JSON in bench/results/mcp.json.
 
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -29,6 +36,9 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const DATABASE_URL = process.env.BENCH_MCP_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_mcp';
 const REDIS_URL = process.env.BENCH_MCP_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
 
+type Kind = 'rest' | 'plain' | 'streamable' | 'sse';
+const KINDS: readonly Kind[] = ['rest', 'plain', 'streamable', 'sse'];
+
 const { values: opt } = parseArgs({
   options: {
     sessions: { type: 'string', default: '16' },
@@ -36,6 +46,7 @@ const { values: opt } = parseArgs({
     warmup: { type: 'string', default: '5' },
     tool: { type: 'string', default: 'get_post' },
     only: { type: 'string' },
+    strict: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -49,7 +60,8 @@ Options:
   --duration S   seconds per measured round (default 12)
   --warmup S     seconds of warm-up per kind before the measured rounds (default 5)
   --tool NAME    get_post (default) or list_posts (first page of 20 posts)
-  --only KIND    run the rounds of one kind only: rest, streamable or sse
+  --only KIND    run the rounds of one kind only: rest, plain, streamable or sse
+  --strict       exit 1 when streamable HTTP (plain client) misses 0.8× REST's calls/s
   --profile      run the server with the V8 CPU profiler and print where its time went
                  (use with --only: the profile covers the whole run)
 
@@ -61,8 +73,10 @@ const SESSIONS = Number(opt.sessions);
 const DURATION_MS = Number(opt.duration) * 1000;
 const WARMUP_MS = Number(opt.warmup) * 1000;
 const TOOL = opt.tool!;
-const ONLY = opt.only as 'rest' | 'streamable' | 'sse' | undefined;
-if (ONLY && !['rest', 'streamable', 'sse'].includes(ONLY)) throw new Error('--only must be rest, streamable or sse');
+const ONLY = opt.only as Kind | undefined;
+if (ONLY && !KINDS.includes(ONLY)) throw new Error('--only must be rest, plain, streamable or sse');
+/** streamable HTTP through a plain HTTP client (the target's figure) ≥ this × REST's calls/s. */
+const TARGET_RATIO = 0.8;
 const PROFILE_DIR = path.join(ROOT, 'bench', 'results', 'profiles', 'mcp');
 if (!['get_post', 'list_posts'].includes(TOOL)) throw new Error('--tool must be get_post or list_posts');
 
@@ -94,7 +108,7 @@ function cpuSeconds(pid: number): number | null {
 }
 
 interface Round {
-  kind: 'rest' | 'streamable' | 'sse';
+  kind: Kind;
   callsPerSecond: number;
   ok: number;
   errors: number;
@@ -156,6 +170,110 @@ function restGet(agent: http.Agent, url: URL, token: string): Promise<boolean> {
     req.end();
   });
 }
+
+/** One HTTP exchange on a keep-alive agent: status, headers and the whole body as text. */
+function exchange(
+  agent: http.Agent,
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ agent, method, host: url.hostname, port: url.port, path: url.pathname + url.search, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** The JSON-RPC answer to request `id` in a body that is JSON or an SSE stream. */
+function answerOf(text: string, contentType: string | undefined): { result?: { isError?: boolean }; error?: unknown } | null {
+  if (contentType?.startsWith('application/json')) return JSON.parse(text);
+  for (const line of text.split('\n').reverse()) {
+    if (!line.startsWith('data: ')) continue;
+    const msg = JSON.parse(line.slice(6));
+    if ('result' in msg || 'error' in msg) return msg;
+  }
+  return null;
+}
+
+/**
+ * A streamable HTTP session spoken by a plain keep-alive HTTP client (what a host at scale
+ * does with a lean client), so that its CPU per call is the REST client's and the ratio to
+ * REST measures the server's door, not the SDK client's web streams and zod.
+ */
+class PlainSession {
+  private sessionId = '';
+  private protocolVersion = '2025-06-18';
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  private nextId = 1;
+  constructor(
+    private readonly url: URL,
+    private readonly token: string,
+  ) {}
+
+  private headers(): Record<string, string> {
+    return {
+      authorization: `Bearer ${this.token}`,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      ...(this.sessionId ? { 'mcp-session-id': this.sessionId, 'mcp-protocol-version': this.protocolVersion } : {}),
+    };
+  }
+
+  async open(): Promise<void> {
+    const init = await exchange(
+      this.agent,
+      this.url,
+      'POST',
+      this.headers(),
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: this.protocolVersion, capabilities: {}, clientInfo: { name: 'bench-plain', version: '1' } },
+      }),
+    );
+    const sid = init.headers['mcp-session-id'];
+    if (init.status !== 200 || typeof sid !== 'string') throw new Error(`initialize answered ${init.status}`);
+    this.sessionId = sid;
+    const answer = answerOf(init.text, init.headers['content-type']) as { result?: { protocolVersion?: string } } | null;
+    if (answer?.result?.protocolVersion) this.protocolVersion = answer.result.protocolVersion;
+    const ack = await exchange(
+      this.agent,
+      this.url,
+      'POST',
+      this.headers(),
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    );
+    if (ack.status !== 202) throw new Error(`notifications/initialized answered ${ack.status}`);
+  }
+
+  async callTool(name: string, args: Record<string, unknown>): Promise<boolean> {
+    const res = await exchange(
+      this.agent,
+      this.url,
+      'POST',
+      this.headers(),
+      JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method: 'tools/call', params: { name, arguments: args } }),
+    );
+    if (res.status !== 200) return false;
+    const answer = answerOf(res.text, res.headers['content-type']);
+    return !!answer?.result && answer.result.isError !== true;
+  }
+
+  async close(): Promise<void> {
+    await exchange(this.agent, this.url, 'DELETE', this.headers()).catch(() => undefined);
+    this.agent.destroy();
+  }
+}
+
+let exitCode = 0;
 
 async function main() {
   console.log(`mcp bench: ${SESSIONS} sessions, ${opt.duration} s per round, tool ${TOOL}`);
@@ -249,6 +367,17 @@ async function main() {
         agent.destroy();
         return { kind, ...result };
       }
+      if (kind === 'plain') {
+        const t0 = performance.now();
+        const sessions = Array.from({ length: SESSIONS }, () => new PlainSession(new URL('/mcp', mcpUrl), key));
+        await Promise.all(sessions.map((x) => x.open()));
+        const openMs = (performance.now() - t0) / SESSIONS;
+        const plainStep = (w: number) => sessions[w]!.callTool(TOOL, args);
+        await closedLoop(SESSIONS, Math.min(WARMUP_MS, 2_000), plainStep, server.pid!);
+        const result = await closedLoop(SESSIONS, durationMs, plainStep, server.pid!);
+        await Promise.all(sessions.map((x) => x.close()));
+        return { kind, ...result, connectMs: summarize([openMs]) };
+      }
       const opened = await openSessions(kind);
       const step = async (w: number) => {
         const r = await opened.clients[w]!.callTool({ name: TOOL, arguments: args });
@@ -260,7 +389,7 @@ async function main() {
       return { kind, ...result, connectMs: opened.connect };
     }
 
-    const kinds = (['rest', 'streamable', 'sse'] as const).filter((k) => !ONLY || k === ONLY);
+    const kinds = KINDS.filter((k) => !ONLY || k === ONLY);
     // Both processes' code paths are JIT-compiled before anything is measured.
     console.log(`  warming up (${opt.warmup} s per kind)`);
     for (const kind of kinds) await round(kind, WARMUP_MS);
@@ -289,7 +418,7 @@ async function main() {
         sessionOpenP50Ms: rs[0]!.connectMs ? avg((r) => r.connectMs!.p50) : null,
       };
     };
-    const summary = (['streamable', 'sse', 'rest'] as const).filter((k) => rounds.some((r) => r.kind === k)).map(mean);
+    const summary = (['plain', 'streamable', 'sse', 'rest'] as const).filter((k) => rounds.some((r) => r.kind === k)).map(mean);
     const rest = summary.find((s) => s.kind === 'rest')?.callsPerSecond ?? NaN;
     console.log('\n  transport    calls/s   p50 ms   p99 ms   max ms   srv CPU µs/call   client CPU µs/call   open p50 ms   vs REST');
     for (const s of summary) {
@@ -297,8 +426,21 @@ async function main() {
         `  ${s.kind.padEnd(10)} ${s.callsPerSecond.toFixed(0).padStart(9)} ${s.p50Ms.toFixed(1).padStart(8)} ${s.p99Ms.toFixed(1).padStart(8)} ${s.maxMs.toFixed(1).padStart(8)} ${(s.serverCpuUsPerCall?.toFixed(0) ?? 'n/a').padStart(17)} ${s.clientCpuUsPerCall.toFixed(0).padStart(20)} ${(s.sessionOpenP50Ms?.toFixed(1) ?? '-').padStart(13)} ${((s.callsPerSecond / rest) * 100).toFixed(0).padStart(8)} %`,
       );
     }
+    const plain = summary.find((s) => s.kind === 'plain');
+    const restRow = summary.find((s) => s.kind === 'rest');
+    const target = plain && restRow ? { ratio: plain.callsPerSecond / restRow.callsPerSecond, min: TARGET_RATIO } : null;
+    if (target) {
+      const cpuRatio =
+        plain!.serverCpuUsPerCall && restRow!.serverCpuUsPerCall ? restRow!.serverCpuUsPerCall / plain!.serverCpuUsPerCall : null;
+      console.log(
+        `\n  baseline REST ${restRow!.callsPerSecond.toFixed(0)} calls/s; streamable HTTP (plain client) ${plain!.callsPerSecond.toFixed(0)} calls/s = ${target.ratio.toFixed(2)}× (target ≥ ${TARGET_RATIO}×): ${target.ratio >= TARGET_RATIO ? 'met' : 'MISSED'}` +
+          (cpuRatio !== null ? `; server CPU per call REST/MCP ${cpuRatio.toFixed(2)}` : ''),
+      );
+      if (opt.strict && target.ratio < TARGET_RATIO) exitCode = 1;
+    }
     const out = {
       bench: 'mcp',
+      target,
       at: new Date().toISOString(),
       machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
       options: { sessions: SESSIONS, durationS: DURATION_MS / 1000, warmupS: WARMUP_MS / 1000, tool: TOOL },
@@ -320,7 +462,7 @@ async function main() {
 }
 
 main().then(
-  () => process.exit(0),
+  () => process.exit(exitCode),
   (err) => {
     console.error(err);
     process.exit(1);

@@ -1,5 +1,5 @@
-import { createHash, hkdfSync } from 'node:crypto';
-import { errors as jose, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import { createHash, createHmac, hkdfSync } from 'node:crypto';
+import { errors as jose, jwtVerify, type JWTPayload } from 'jose';
 import { config } from './config';
 
 // Every token the service mints and later takes back (pagination cursors, delete confirmations;
@@ -22,8 +22,27 @@ function keyFor(purpose: TokenPurpose): Uint8Array {
   return key;
 }
 
+const b64url = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
+const protectedHeaders = new Map<TokenPurpose, string>();
+
+/**
+ * The compact JWS jose's SignJWT makes (the same header, claims and HS256 signature), signed
+ * with node:crypto's HMAC in one synchronous call: jose signs through WebCrypto, which imports
+ * the key and hops through a promise per token, and a page of a list mints one cursor per
+ * request (docs/operations.md "posts-list"). Tokens are still read with jose.
+ */
+function signCompact(purpose: TokenPurpose, claims: JWTPayload): string {
+  let header = protectedHeaders.get(purpose);
+  if (!header) {
+    header = b64url(JSON.stringify({ alg: ALG, typ: purpose }));
+    protectedHeaders.set(purpose, header);
+  }
+  const input = `${header}.${b64url(JSON.stringify(claims))}`;
+  return `${input}.${createHmac('sha256', keyFor(purpose)).update(input).digest('base64url')}`;
+}
+
 async function mint(purpose: TokenPurpose, claims: JWTPayload): Promise<string> {
-  return new SignJWT(claims).setProtectedHeader({ alg: ALG, typ: purpose }).sign(keyFor(purpose));
+  return signCompact(purpose, claims);
 }
 
 /**

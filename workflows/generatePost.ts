@@ -1,13 +1,29 @@
-import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  defineQuery,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  TimeoutFailure,
+} from '@temporalio/workflow';
 import type { Draft, GenerationActivities } from '../activities/generation';
 import type { JobProgress, JobStatus } from '../lib/generation/jobs';
-import { ROW_TRANSITION, runJobSteps, type JobWorkflowInput } from './jobSteps';
+import { LOCAL_ROW_TRANSITION, localFirst, ROW_TRANSITION, runJobSteps, type JobWorkflowInput } from './jobSteps';
 
 // One workflow per generation job (id = job id, spec 2.12 / 3.2): start the job, have the
 // writer draft the post, then write the draft and DONE together, in the job envelope of
 // workflows/jobSteps.ts.
 
-const { startGenerationJob, completeGenerationJob } = proxyActivities<GenerationActivities>(ROW_TRANSITION);
+const queued = proxyActivities<GenerationActivities>(ROW_TRANSITION);
+const local = proxyLocalActivities<GenerationActivities>(LOCAL_ROW_TRANSITION);
+
+/**
+ * Histories before it scheduled every row transition as an activity of its own (4 workflow
+ * tasks and 3 activity tasks per job); with it they run as local activities (2 workflow tasks
+ * and 1 activity task: the writer's), falling back to the queued activity when they keep failing.
+ */
+export const LOCAL_ROW_STEPS_PATCH = 'generation-local-row-steps';
 
 // The model call costs money on every attempt, so attempts are bounded, backed off, and the
 // activity marks a failure non-retryable when lib/llm says another try cannot help
@@ -40,14 +56,24 @@ function failureOf(err: unknown): { code: string; message: string } {
 }
 
 export async function generatePostWorkflow(input: GenerationWorkflowInput): Promise<GenerationOutcome> {
+  const rowStepsLocal = patched(LOCAL_ROW_STEPS_PATCH);
   return runJobSteps({
     jobId: input.jobId,
     progressQuery: jobProgressQuery,
-    start: startGenerationJob,
+    start: rowStepsLocal ? (jobId) => localFirst(local.startGenerationJob, queued.startGenerationJob, jobId) : queued.startGenerationJob,
     working: { progress: 0.1, message: 'Writing the post' },
     work: (jobId): Promise<Draft> => writeGenerationDraft(jobId),
     failureOf,
     saving: 'Saving the draft',
-    complete: (draft) => completeGenerationJob({ jobId: input.jobId, draft }),
+    complete: (draft) =>
+      rowStepsLocal
+        ? localFirst(local.completeGenerationJob, queued.completeGenerationJob, { jobId: input.jobId, draft })
+        : queued.completeGenerationJob({ jobId: input.jobId, draft }),
+    ...(rowStepsLocal
+      ? {
+          fail: (args) => localFirst(local.failGenerationJob, queued.failGenerationJob, args),
+          abandon: (jobId) => localFirst(local.abandonGenerationJob, queued.abandonGenerationJob, jobId),
+        }
+      : {}),
   });
 }

@@ -4,6 +4,7 @@ import {
   proxyActivities,
   setHandler,
   type ActivityOptions,
+  type LocalActivityOptions,
   type QueryDefinition,
 } from '@temporalio/workflow';
 import type { GenerationActivities } from '../activities/generation';
@@ -27,6 +28,29 @@ export const ROW_TRANSITION: ActivityOptions = {
 };
 
 const { failGenerationJob, abandonGenerationJob } = proxyActivities<GenerationActivities>(ROW_TRANSITION);
+
+/**
+ * A row transition run as a local activity: inside the workflow task that reaches it, with no
+ * activity task and no second workflow task to hand its result back (docs/generation.md
+ * "Latency"). Only a few quick attempts: a transition that keeps failing (job processing paused,
+ * Postgres away) falls back to the same activity scheduled on the queue, with ROW_TRANSITION's
+ * unbounded retries, so a long wait is a scheduled retry on the server, not a workflow task
+ * kept open on a worker.
+ */
+export const LOCAL_ROW_TRANSITION: LocalActivityOptions = {
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '1 second', maximumAttempts: 3 },
+};
+
+/** Runs `local` (a local activity), and the queued `remote` with the same argument if it fails. */
+export async function localFirst<A, R>(local: (arg: A) => Promise<R>, remote: (arg: A) => Promise<R>, arg: A): Promise<R> {
+  try {
+    return await local(arg);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return remote(arg);
+  }
+}
 
 /** The input every job workflow takes; the workflow id is the job id. */
 export interface JobWorkflowInput {
@@ -55,12 +79,17 @@ export interface JobSteps<W, O extends { status: JobOutcomeStatus }> {
   saving: string;
   /** RUNNING → DONE with the step's result; run even if a cancel arrives meanwhile. */
   complete(result: W): Promise<O>;
+  /** The failure and cancellation transitions; the queued activities when not given. */
+  fail?: GenerationActivities['failGenerationJob'];
+  abandon?: GenerationActivities['abandonGenerationJob'];
 }
 
 export async function runJobSteps<W, O extends { status: JobOutcomeStatus }>(
   steps: JobSteps<W, O>,
 ): Promise<O | { status: JobOutcomeStatus; errorCode?: string }> {
   const { jobId } = steps;
+  const fail = steps.fail ?? failGenerationJob;
+  const abandon = steps.abandon ?? abandonGenerationJob;
   let progress: JobProgress = { progress: 0, updatedAt: new Date().toISOString(), message: 'Waiting for a worker' };
   const report = (fraction: number, message: string) => {
     progress = { progress: fraction, updatedAt: new Date().toISOString(), message };
@@ -81,9 +110,7 @@ export async function runJobSteps<W, O extends { status: JobOutcomeStatus }>(
     } catch (err) {
       if (isCancellation(err)) throw err;
       const failure = steps.failureOf(err);
-      const failed = await CancellationScope.nonCancellable(() =>
-        failGenerationJob({ jobId, errorCode: failure.code, errorMessage: failure.message }),
-      );
+      const failed = await CancellationScope.nonCancellable(() => fail({ jobId, errorCode: failure.code, errorMessage: failure.message }));
       report(progress.progress, `Failed: ${failure.code}`);
       return { status: failed.status, errorCode: failure.code };
     }
@@ -98,7 +125,7 @@ export async function runJobSteps<W, O extends { status: JobOutcomeStatus }>(
     if (isCancellation(err)) {
       // The API asks Temporal to cancel only after its own QUEUED→CANCELLED commit, so this is
       // normally a no-op; a cancel from the Temporal UI still leaves the row truthful.
-      const settled = await CancellationScope.nonCancellable(() => abandonGenerationJob(jobId));
+      const settled = await CancellationScope.nonCancellable(() => abandon(jobId));
       report(progress.progress, `Cancelled; the job is ${settled.status}`);
     }
     throw err;

@@ -26,7 +26,14 @@ interface KeyRecord {
 }
 
 const cache = new Map<string, { record: KeyRecord | null; at: number }>();
-onLocalInvalidation('apiKeys', () => cache.clear());
+
+/** Drops every cached record and the reads in flight (their answers may predate the change). */
+function invalidate(): void {
+  generation++;
+  cache.clear();
+  loading.clear();
+}
+onLocalInvalidation('apiKeys', invalidate);
 let subscriber: ReturnType<typeof newRedisConnection> | null = null;
 
 function subscribeOnce() {
@@ -34,7 +41,7 @@ function subscribeOnce() {
   const sub = (subscriber = newRedisConnection());
   sub.subscribe(AUTH_INVALIDATION_CHANNEL).catch((err) => log.warn('auth invalidation subscribe failed', { err }));
   // Any message clears the whole cache: edits are rare, and a full clear cannot miss an entry.
-  sub.on('message', () => cache.clear());
+  sub.on('message', invalidate);
 }
 
 export function closeAuthSubscriber(): void {
@@ -43,7 +50,7 @@ export function closeAuthSubscriber(): void {
 }
 
 export function clearAuthCache(): void {
-  cache.clear();
+  invalidate();
 }
 
 async function loadKey(hash: string): Promise<KeyRecord | null> {
@@ -55,6 +62,37 @@ async function loadKey(hash: string): Promise<KeyRecord | null> {
   return (row as KeyRecord | undefined) ?? null;
 }
 
+/**
+ * One read per key at a time: when an entry expires under load, every request in flight for
+ * that key would otherwise send the same query at once (32 connections, 32 queries every
+ * AUTH_CACHE_MS). They wait for the one read instead. An invalidation (cache.clear()) while it
+ * runs drops its result, so a read that began before an edit never repopulates the cache.
+ */
+const loading = new Map<string, Promise<{ record: KeyRecord | null; at: number }>>();
+let generation = 0;
+
+function reload(hash: string, now: number): Promise<{ record: KeyRecord | null; at: number }> {
+  let pending = loading.get(hash);
+  if (!pending) {
+    const startedIn = generation;
+    const read: Promise<{ record: KeyRecord | null; at: number }> = loadKey(hash)
+      .then((record) => {
+        const entry = { record, at: now };
+        if (startedIn === generation) {
+          cache.set(hash, entry);
+          if (cache.size > 50_000) cache.delete(cache.keys().next().value as string);
+        }
+        return entry;
+      })
+      .finally(() => {
+        if (loading.get(hash) === read) loading.delete(hash);
+      });
+    loading.set(hash, read);
+    pending = read;
+  }
+  return pending;
+}
+
 const lastUsedWritten = new Map<string, number>();
 
 export async function authenticateApiKey(token: string): Promise<AuthContext> {
@@ -63,11 +101,7 @@ export async function authenticateApiKey(token: string): Promise<AuthContext> {
   const hash = keyedHash(token);
   const now = Date.now();
   let entry = cache.get(hash);
-  if (!entry || now - entry.at > config.authCacheMs) {
-    entry = { record: await loadKey(hash), at: now };
-    cache.set(hash, entry);
-    if (cache.size > 50_000) cache.delete(cache.keys().next().value as string);
-  }
+  if (!entry || now - entry.at > config.authCacheMs) entry = await reload(hash, now);
   const key = entry.record;
   if (!key) throw errors.invalidToken();
   if (key.revoked_at) throw errors.keyRevoked();

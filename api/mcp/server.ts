@@ -6,7 +6,7 @@ import type { ApiDeps } from '../deps';
 import { requestAuthOf } from './auth';
 import { asApiError, toolError } from './errors';
 import { progressReporter } from './progress';
-import type { SessionHandle, ToolCallContext } from './tool';
+import type { SessionHandle, ToolCallContext, ToolDefinition } from './tool';
 import { findTool, TOOLS } from './tools/index';
 
 // One MCP Server per session, whatever the transport. The low-level Server is used rather than
@@ -60,13 +60,14 @@ export function createToolServer(session: SessionHandle, deps?: ApiDeps): Server
     const tool = findTool(request.params.name);
     // MCP tools/call: an unknown tool is a protocol error, not a tool result.
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-    const auth = requestAuthOf(extra.authInfo);
     const token = extra._meta?.progressToken;
-    const ctx: ToolCallContext = {
-      request: auth,
+    return runToolCall({
+      tool,
+      args: request.params.arguments ?? {},
+      request: requestAuthOf(extra.authInfo),
       session,
-      signal: extra.signal,
       deps,
+      signal: extra.signal,
       progress:
         token === undefined
           ? null
@@ -76,18 +77,29 @@ export function createToolServer(session: SessionHandle, deps?: ApiDeps): Server
                 params: { progressToken: token, progress, total: 1, ...(message ? { message } : {}) },
               }),
             ),
-    };
-    try {
-      const { body, replayed } = await tool.call(ctx, request.params.arguments ?? {});
-      return {
-        content: [{ type: 'text', text: JSON.stringify(body) }],
-        structuredContent: body,
-        _meta: { requestId: auth.requestId, ...(replayed !== undefined ? { idempotentReplayed: replayed } : {}) },
-      };
-    } catch (err) {
-      return toolError(asApiError(err, { requestId: auth.requestId, tool: tool.name, sessionId: session.id }), auth.requestId);
-    }
+    });
   });
 
   return server;
+}
+
+/**
+ * One tools/call of a known tool, answered as the CallToolResult the Server sends: the body as
+ * text and structured content, or the spec 4.9 error result. Shared by the Server's handler
+ * and the direct answer of plain read calls (streamable.ts), so both give the same result.
+ */
+export async function runToolCall(
+  call: ToolCallContext & { tool: ToolDefinition; args: Record<string, unknown> },
+): Promise<CallToolResult> {
+  const { tool, request: auth } = call;
+  try {
+    const { body, replayed } = await tool.call(call, call.args);
+    return {
+      content: [{ type: 'text', text: JSON.stringify(body) }],
+      structuredContent: body,
+      _meta: { requestId: auth.requestId, ...(replayed !== undefined ? { idempotentReplayed: replayed } : {}) },
+    };
+  } catch (err) {
+    return toolError(asApiError(err, { requestId: auth.requestId, tool: tool.name, sessionId: call.session.id }), auth.requestId);
+  }
 }

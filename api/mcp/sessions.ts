@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { redis } from '../../lib/redis';
+import { log } from '../../lib/logger';
+import { newRedisConnection, redis } from '../../lib/redis';
 import type { SessionHandle } from './tool';
 
 // Session records shared by every API process (ARCHITECTURE.md: Redis holds only what may be
@@ -50,6 +51,43 @@ export async function touchSession(id: string): Promise<void> {
 
 export async function deleteSession(id: string): Promise<void> {
   await redis().del(key(id));
+  await announceChange(id);
+}
+
+/**
+ * A process that holds a session in memory trusts its copy of the record for a short while
+ * instead of reading Redis on every request (streamable.ts). Whatever changes a record
+ * elsewhere (its end, a workspace switch) is announced on this channel, so the holders read it
+ * again at their next request; a lost announcement costs at most RECORD_RECHECK_MS of staleness.
+ */
+export const SESSION_CHANGED_CHANNEL = 'mcp:session:changed';
+
+async function announceChange(id: string): Promise<void> {
+  await redis()
+    .publish(SESSION_CHANGED_CHANNEL, id)
+    .catch((err: Error) => log.debug('mcp session change not announced', { sessionId: id, err: err.message }));
+}
+
+let subscriber: ReturnType<typeof newRedisConnection> | null = null;
+const changeListeners = new Set<(id: string) => void>();
+
+/** Calls `listener` with the id of every session record changed or ended by any process. */
+export function onSessionChange(listener: (id: string) => void): () => void {
+  changeListeners.add(listener);
+  if (!subscriber) {
+    const sub = (subscriber = newRedisConnection());
+    sub.subscribe(SESSION_CHANGED_CHANNEL).catch((err: Error) => log.warn('mcp session channel subscribe failed', { err: err.message }));
+    sub.on('message', (_channel: string, id: string) => {
+      for (const l of changeListeners) l(id);
+    });
+  }
+  return () => {
+    changeListeners.delete(listener);
+    if (changeListeners.size === 0 && subscriber) {
+      subscriber.disconnect();
+      subscriber = null;
+    }
+  };
 }
 
 /**
@@ -69,6 +107,7 @@ export function sessionHandle(record: SessionRecord): SessionHandle & { record: 
       record.workspaceId = workspaceId;
       const current = await loadSession(record.id);
       await saveSession({ ...(current ?? record), workspaceId });
+      await announceChange(record.id);
     },
   };
 }

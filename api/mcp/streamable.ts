@@ -1,17 +1,18 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Context } from 'koa';
 import { errors } from '../../lib/errors';
 import { log } from '../../lib/logger';
 import type { ApiDeps } from '../deps';
-import { authenticateForSession, authenticateMcpRequest, authInfoOf, subjectOf } from './auth';
+import { authenticateForSession, authenticateMcpRequest, authInfoOf, subjectOf, type McpRequestAuth } from './auth';
 import { SessionNotFound } from './errors';
 import { RedisEventStore } from './eventStore';
 import { messagesOf, sendWebResponse, webRequestOf } from './http';
-import { createToolServer } from './server';
-import { deleteSession, loadSession, newSessionId, saveSession, sessionHandle, type SessionRecord } from './sessions';
-import { MCP_SCOPES } from './tools/index';
+import { createToolServer, runToolCall } from './server';
+import { deleteSession, loadSession, newSessionId, onSessionChange, saveSession, sessionHandle, type SessionRecord } from './sessions';
+import type { ToolDefinition } from './tool';
+import { findTool, MCP_SCOPES } from './tools/index';
 
 // /mcp: the streamable HTTP transport (spec 4.9, preferred), stateful, with resumable streams.
 //
@@ -28,12 +29,23 @@ interface LiveSession {
   server: Server;
   handle: ReturnType<typeof sessionHandle>;
   lastSeen: number;
+  /** When the record was last read from Redis (which also slid its lifetime); 0 = read it again. */
+  checkedAt: number;
 }
 
 const live = new Map<string, LiveSession>();
 
 /** A session nobody has used for this long leaves this process's memory (its record stays in Redis). */
 export const IDLE_EVICTION_MS = 30 * 60_000;
+
+/**
+ * How long a process trusts its copy of a session record it holds instead of reading Redis on
+ * each request (one round trip per call saved). Changes made elsewhere are announced at once
+ * (sessions.ts onSessionChange); this bounds the staleness when an announcement is lost.
+ */
+export const RECORD_RECHECK_MS = 2_000;
+
+let stopListening: (() => void) | undefined;
 
 function openTransport(record: SessionRecord, deps: ApiDeps | undefined): LiveSession {
   const handle = sessionHandle(record);
@@ -44,7 +56,7 @@ function openTransport(record: SessionRecord, deps: ApiDeps | undefined): LiveSe
     onsessionclosed: (id) => deleteSession(id),
   });
   const server = createToolServer(handle, deps);
-  const session: LiveSession = { transport, server, handle, lastSeen: Date.now() };
+  const session: LiveSession = { transport, server, handle, lastSeen: Date.now(), checkedAt: Date.now() };
   transport.onclose = () => {
     if (live.get(record.id) === session) live.delete(record.id);
   };
@@ -119,7 +131,10 @@ export function streamableEndpoint(base: () => string) {
     const sessionId = ctx.get('mcp-session-id');
     if (!sessionId) return startSession(ctx, base());
 
-    const record = await loadSession(sessionId);
+    const held = live.get(sessionId);
+    const now = Date.now();
+    const fresh = held && now - held.checkedAt < RECORD_RECHECK_MS ? held.handle.record : null;
+    const record = fresh ?? (await loadSession(sessionId));
     if (!record || record.transport !== 'streamable') {
       // Ended elsewhere (DELETE reached another process) or expired: drop the local copy too.
       await live.get(sessionId)?.transport.close();
@@ -130,8 +145,13 @@ export function streamableEndpoint(base: () => string) {
     const request = await authenticateForSession(ctx, record, MCP_SCOPES);
 
     const session = live.get(record.id) ?? (await revive(record, base(), ctx.deps));
-    Object.assign(session.handle.record, record);
-    session.lastSeen = Date.now();
+    if (!fresh) {
+      Object.assign(session.handle.record, record);
+      session.checkedAt = now;
+    }
+    session.lastSeen = now;
+    const plain = plainReadCall(ctx);
+    if (plain) return answerDirectly(ctx, session, plain, request);
     const response = await session.transport.handleRequest(webRequestOf(ctx, base()), {
       parsedBody: ctx.state.message,
       authInfo: authInfoOf(request),
@@ -141,9 +161,89 @@ export function streamableEndpoint(base: () => string) {
   };
 }
 
+/** A tools/call the direct answer below may serve: one request, a read tool, nothing to stream. */
+interface PlainCall {
+  id: string | number;
+  tool: ToolDefinition;
+  args: Record<string, unknown>;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+const onlyKeys = (o: Record<string, unknown>, allowed: readonly string[]) => Object.keys(o).every((k) => allowed.includes(k));
+
+/**
+ * The SDK's transport answers every request with an SSE stream whose events go through the
+ * event store (one Redis write), after parsing the message with its zod schemas and building a
+ * web Request and Response around it: about as much CPU again as the operation itself (docs/mcp.md
+ * "Benchmark"). A read-only tool call that asks for no progress has nothing to stream and
+ * nothing worth resuming (calling it again reads the same thing), so it is answered here as
+ * one application/json body — a form every streamable HTTP client accepts (MCP: the server
+ * answers a POST with either). Anything else, and anything this check is not sure of (a
+ * batch, unknown fields, an unknown tool, odd headers), goes to the SDK, which answers it
+ * exactly as before, its errors included.
+ */
+function plainReadCall(ctx: Context): PlainCall | null {
+  const m = ctx.state.message as unknown;
+  if (ctx.method !== 'POST' || !isPlainObject(m) || !onlyKeys(m, ['jsonrpc', 'id', 'method', 'params'])) return null;
+  if (m.jsonrpc !== '2.0' || m.method !== 'tools/call') return null;
+  const id = m.id;
+  if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return null;
+  const params = m.params;
+  if (!isPlainObject(params) || !onlyKeys(params, ['name', 'arguments', '_meta']) || typeof params.name !== 'string') return null;
+  // Absent is {}; anything else but an object (null included) is the SDK's -32602.
+  const args = params.arguments === undefined ? {} : params.arguments;
+  if (!isPlainObject(args)) return null;
+  const meta = params._meta;
+  if (meta !== undefined && (!isPlainObject(meta) || 'progressToken' in meta)) return null;
+  const tool = findTool(params.name);
+  if (!tool || tool.annotations.readOnlyHint !== true) return null;
+  // The transport's own header checks (406, 415, 400 unsupported version) stay the SDK's.
+  const accept = ctx.get('accept');
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return null;
+  if (ctx.get('content-type') !== 'application/json') return null;
+  const version = ctx.get('mcp-protocol-version');
+  if (version !== '' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return null;
+  return { id, tool, args };
+}
+
+async function answerDirectly(ctx: Context, session: LiveSession, call: PlainCall, request: McpRequestAuth): Promise<void> {
+  const aborted = new AbortController();
+  const onClose = () => aborted.abort();
+  ctx.res.once('close', onClose);
+  try {
+    const result = await runToolCall({
+      tool: call.tool,
+      args: call.args,
+      request,
+      session: session.handle,
+      deps: ctx.deps,
+      signal: aborted.signal,
+      progress: null,
+    });
+    const body = JSON.stringify({ result, jsonrpc: '2.0', id: call.id });
+    ctx.respond = false;
+    ctx.res.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      'mcp-session-id': session.handle.id,
+      // spec 2.2: an authenticated answer is never stored by a cache.
+      'cache-control': 'no-store',
+      'X-Request-Id': ctx.state.requestId,
+    });
+    ctx.res.end(body);
+  } finally {
+    ctx.res.off('close', onClose);
+  }
+}
+
 let sweeper: NodeJS.Timeout | undefined;
 
 export function startIdleSweeper(): void {
+  stopListening ??= onSessionChange((id) => {
+    const held = live.get(id);
+    if (held) held.checkedAt = 0;
+  });
   sweeper ??= setInterval(() => {
     const cutoff = Date.now() - IDLE_EVICTION_MS;
     for (const [id, s] of live)
@@ -157,6 +257,8 @@ export function startIdleSweeper(): void {
 export async function closeStreamableSessions(): Promise<void> {
   if (sweeper) clearInterval(sweeper);
   sweeper = undefined;
+  stopListening?.();
+  stopListening = undefined;
   const sessions = [...live.values()];
   live.clear();
   await Promise.allSettled(sessions.map((s) => s.transport.close()));

@@ -54,7 +54,7 @@ function activities(
 
 const newCalls = (): Calls => ({ start: 0, write: 0, complete: [], fail: [], abandon: 0 });
 
-function start(ctx: WorkflowTestContext, jobId: string) {
+function startJob(ctx: WorkflowTestContext, jobId: string) {
   return ctx.client.workflow.start(generatePostWorkflow, {
     taskQueue: ctx.taskQueue,
     workflowId: `${jobId}-${ctx.taskQueue}`,
@@ -69,7 +69,7 @@ describe('generation workflow (workflow tier: stubbed activities, own task queue
     const calls = newCalls();
     const writing = gate<Draft>();
     await withWorker(activities({ write: () => writing.promise }, calls), async (ctx) => {
-      const handle = await start(ctx, 'job_progress');
+      const handle = await startJob(ctx, 'job_progress');
       const during = await waitFor(
         async () => {
           const p = await handle.query(jobProgressQuery);
@@ -86,7 +86,7 @@ describe('generation workflow (workflow tier: stubbed activities, own task queue
       const after = await handle.query(jobProgressQuery);
       assert.deepEqual([after.progress, after.message], [1, 'Done']);
       assert.deepEqual(calls.complete, [{ content: 'Drafted', title: 'T' }]);
-      await maybeRecordTierHistory(ctx, handle.workflowId, 'generatePost-progress-done');
+      await maybeRecordTierHistory(ctx, handle.workflowId, 'generatePost-progress-done-local-rows');
     });
   });
 
@@ -94,7 +94,7 @@ describe('generation workflow (workflow tier: stubbed activities, own task queue
     const calls = newCalls();
     const queued = gate<StartOutcome>();
     await withWorker(activities({ start: () => queued.promise }, calls), async (ctx) => {
-      const handle = await start(ctx, 'job_cancel_queued');
+      const handle = await startJob(ctx, 'job_cancel_queued');
       await waitFor(async () => calls.start === 1, 20_000, 'the start activity', 50);
       await handle.cancel();
       const err = await handle.result().then(
@@ -107,14 +107,14 @@ describe('generation workflow (workflow tier: stubbed activities, own task queue
       assert.equal(calls.write, 0, 'the writer never ran');
       assert.equal((await handle.query(jobProgressQuery)).message, 'Cancelled; the job is CANCELLED');
       queued.open({ running: false, status: 'CANCELLED' });
-      await maybeRecordTierHistory(ctx, handle.workflowId, 'generatePost-cancelled-in-start');
+      await maybeRecordTierHistory(ctx, handle.workflowId, 'generatePost-cancelled-in-start-local-rows');
     });
   });
 
   it('a job the API already cancelled ends at its first step', async () => {
     const calls = newCalls();
     await withWorker(activities({ start: async () => ({ running: false, status: 'CANCELLED' }) }, calls), async (ctx) => {
-      const handle = await start(ctx, 'job_row_cancelled');
+      const handle = await startJob(ctx, 'job_row_cancelled');
       assert.deepEqual(await handle.result(), { status: 'CANCELLED' });
       assert.equal((await handle.query(jobProgressQuery)).message, 'Cancelled');
       assert.equal(calls.write, 0);
@@ -127,11 +127,29 @@ describe('generation workflow (workflow tier: stubbed activities, own task queue
       throw ApplicationFailure.nonRetryable('the model refused', 'llm_invalid_request');
     };
     await withWorker(activities({ write }, calls), async (ctx) => {
-      const handle = await start(ctx, 'job_not_retryable');
+      const handle = await startJob(ctx, 'job_not_retryable');
       assert.deepEqual(await handle.result(), { status: 'FAILED', errorCode: 'llm_invalid_request' });
       assert.equal(calls.write, 1, 'not retried');
       assert.deepEqual(calls.fail, [{ errorCode: 'llm_invalid_request' }]);
       assert.equal((await handle.query(jobProgressQuery)).message, 'Failed: llm_invalid_request');
+      await maybeRecordTierHistory(ctx, handle.workflowId, 'generatePost-failed-not-retryable-local-rows');
+    });
+  });
+
+  it('a row transition that keeps failing as a local activity is retried as a queued activity (job processing paused)', async () => {
+    const calls = newCalls();
+    let failures = 0;
+    const start = async (): Promise<StartOutcome> => {
+      // Paused for the local attempts (3) and the first queued one; then resumed.
+      if (++failures <= 4) throw ApplicationFailure.retryable('Job processing is paused.', 'jobs_paused');
+      return { running: true };
+    };
+    await withWorker(activities({ start }, calls), async (ctx) => {
+      const handle = await startJob(ctx, 'job_paused_then_resumed');
+      assert.deepEqual(await handle.result(), { status: 'DONE', postId: 'post_generated' });
+      assert.equal(calls.start, 5, 'three local attempts, then the queued activity until it succeeds');
+      assert.equal(calls.write, 1);
+      await maybeRecordTierHistory(ctx, handle.workflowId, 'generatePost-start-fell-back-to-queued-local-rows');
     });
   });
 
@@ -141,7 +159,7 @@ describe('generation workflow (workflow tier: stubbed activities, own task queue
       throw ApplicationFailure.retryable('upstream 503', 'llm_unavailable');
     };
     await withWorker(activities({ write }, calls), async (ctx) => {
-      const handle = await start(ctx, 'job_retries');
+      const handle = await startJob(ctx, 'job_retries');
       assert.deepEqual(await handle.result(), { status: 'FAILED', errorCode: 'llm_unavailable' });
       assert.equal(calls.write, 4, 'maximumAttempts 4: each attempt costs money');
       assert.deepEqual(calls.fail, [{ errorCode: 'llm_unavailable' }]);
