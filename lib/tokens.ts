@@ -1,5 +1,5 @@
-import { createHash, createHmac, hkdfSync } from 'node:crypto';
-import { errors as jose, jwtVerify, type JWTPayload } from 'jose';
+import { createHash, hkdfSync } from 'node:crypto';
+import { errors as jose, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { config } from './config';
 
 // Every token the service mints and later takes back (pagination cursors, delete confirmations;
@@ -11,38 +11,25 @@ import { config } from './config';
 export type TokenPurpose = 'cursor' | 'post-delete-confirmation';
 
 const ALG = 'HS256';
-const keys = new Map<TokenPurpose, Uint8Array>();
+const keys = new Map<TokenPurpose, Promise<CryptoKey>>();
 
-function keyFor(purpose: TokenPurpose): Uint8Array {
+/**
+ * The purpose's HMAC key, imported into WebCrypto once: jose signs and verifies through
+ * WebCrypto, and handing it raw bytes would import the key again for every token (a page of a
+ * list mints one cursor per request; bench/posts-list.ts).
+ */
+function keyFor(purpose: TokenPurpose): Promise<CryptoKey> {
   let key = keys.get(purpose);
   if (!key) {
-    key = new Uint8Array(hkdfSync('sha256', config.secretKey, 'content-scheduler signed tokens', purpose, 32));
+    const raw = new Uint8Array(hkdfSync('sha256', config.secretKey, 'content-scheduler signed tokens', purpose, 32));
+    key = crypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
     keys.set(purpose, key);
   }
   return key;
 }
 
-const b64url = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
-const protectedHeaders = new Map<TokenPurpose, string>();
-
-/**
- * The compact JWS jose's SignJWT makes (the same header, claims and HS256 signature), signed
- * with node:crypto's HMAC in one synchronous call: jose signs through WebCrypto, which imports
- * the key and hops through a promise per token, and a page of a list mints one cursor per
- * request (docs/operations.md "posts-list"). Tokens are still read with jose.
- */
-function signCompact(purpose: TokenPurpose, claims: JWTPayload): string {
-  let header = protectedHeaders.get(purpose);
-  if (!header) {
-    header = b64url(JSON.stringify({ alg: ALG, typ: purpose }));
-    protectedHeaders.set(purpose, header);
-  }
-  const input = `${header}.${b64url(JSON.stringify(claims))}`;
-  return `${input}.${createHmac('sha256', keyFor(purpose)).update(input).digest('base64url')}`;
-}
-
 async function mint(purpose: TokenPurpose, claims: JWTPayload): Promise<string> {
-  return signCompact(purpose, claims);
+  return new SignJWT(claims).setProtectedHeader({ alg: ALG, typ: purpose }).sign(await keyFor(purpose));
 }
 
 /**
@@ -51,7 +38,7 @@ async function mint(purpose: TokenPurpose, claims: JWTPayload): Promise<string> 
  */
 async function read(purpose: TokenPurpose, token: string): Promise<{ claims: JWTPayload; expired: boolean } | null> {
   try {
-    const { payload } = await jwtVerify(token, keyFor(purpose), { algorithms: [ALG], typ: purpose });
+    const { payload } = await jwtVerify(token, await keyFor(purpose), { algorithms: [ALG], typ: purpose });
     return { claims: payload, expired: false };
   } catch (err) {
     // jose checks the signature before the claims: a JWTExpired token is authentic.
