@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import type { Client } from '@temporalio/client';
 import { config } from '../lib/config';
@@ -14,6 +14,17 @@ import { syncPublishWorkflow, ensureHealthWorkflow } from '../lib/publishing/wor
 import { uploadPostImages } from '../lib/publishing/postImages';
 import { objectStore, type ObjectStore } from '../lib/storage/objectStore';
 import { reconcileReviews } from '../lib/publishing/review';
+import { scheduleSnapshot, type ScheduleSnapshot } from '../lib/publishing/schedule';
+
+/** Tells Temporal the publish step is alive (a regular activity; a local one has no heartbeat). */
+function heartbeat(): void {
+  try {
+    const ctx = Context.current();
+    if (!ctx.info.isLocal) ctx.heartbeat();
+  } catch {
+    // Called outside an activity (a unit test calling the function directly).
+  }
+}
 
 // Activities of scheduled publishing and connection health (ARCHITECTURE.md: every side effect
 // is an activity; every activity is safe to run twice).
@@ -25,14 +36,7 @@ export interface PublishingDeps {
   store?: () => ObjectStore;
 }
 
-export interface ScheduleSnapshot {
-  status: string;
-  version: number;
-  scheduledAtMs: number | null;
-  delaySeconds: number;
-  retryWindowSeconds: number;
-  retryBaseSeconds: number;
-}
+export type { ScheduleSnapshot } from '../lib/publishing/schedule';
 
 export type PublishOutcome =
   | { outcome: 'published'; postUrn: string; already: boolean; engage?: boolean }
@@ -91,19 +95,39 @@ export function createPublishingActivities({ db, network, temporal, store = obje
     return (await network.createPost({ accessToken: token, author, text: post.content, reference: post.id, images })).postUrn;
   };
 
+  // The reconciler's place in the linked projects, per process: the database time of the previous
+  // pass (projects changed since then are looked at again) and the last id of the rolling sweep.
+  const health = { since: null as Date | null, sweepAfter: '' };
+  const healthCandidates = async (): Promise<Array<{ id: string; workspace_id: string }>> => {
+    const { rows } = await db.raw('select now() as now');
+    const now: Date = rows[0].now;
+    // A project linked in a transaction that began before this pass commits after it: look back
+    // a minute so its updated_at (the transaction's start) is still seen by the next pass.
+    const since = health.since ?? new Date(now.getTime() - 10 * 60_000);
+    const changed = await db('projects')
+      .whereNotNull('connection_id')
+      .where('updated_at', '>=', since)
+      .orderBy('updated_at')
+      .limit(5000)
+      .select('id', 'workspace_id');
+    const page = config.worker.healthSweepPage;
+    const sweep = await db('projects')
+      .whereNotNull('connection_id')
+      .where('id', '>', health.sweepAfter)
+      .orderBy('id')
+      .limit(page)
+      .select('id', 'workspace_id');
+    health.sweepAfter = sweep.length < page ? '' : sweep[sweep.length - 1].id;
+    health.since = new Date(now.getTime() - 60_000);
+    const seen = new Set<string>();
+    return [...changed, ...sweep].filter((p) => !seen.has(p.id) && seen.add(p.id));
+  };
+
   return {
     /** A read: what the workflow should wait for now. */
     async loadSchedule(postId: string): Promise<ScheduleSnapshot | null> {
       const p = await db('posts').where({ id: postId }).whereNull('deleted_at').first('status', 'schedule_version', 'scheduled_at');
-      if (!p) return null;
-      return {
-        status: p.status,
-        version: p.schedule_version,
-        scheduledAtMs: p.scheduled_at ? p.scheduled_at.getTime() : null,
-        delaySeconds: config.publish.delaySeconds,
-        retryWindowSeconds: config.publish.retryWindowSeconds,
-        retryBaseSeconds: config.publish.retryBaseSeconds,
-      };
+      return p ? scheduleSnapshot(p) : null;
     },
 
     /**
@@ -138,6 +162,7 @@ export function createPublishingActivities({ db, network, temporal, store = obje
         }
 
         // 3. The post on the network.
+        heartbeat();
         let postUrn: string;
         try {
           postUrn = await createOnNetwork(trx, post, t.token, authorOf(project, t.personId));
@@ -189,20 +214,23 @@ export function createPublishingActivities({ db, network, temporal, store = obje
     /**
      * Catches up schedule changes whose workflow signal was lost (API crashed between commit and
      * signal, Temporal down), and makes sure every linked project has its health workflow.
+     * Incremental (docs/publishing.md "The reconciler"): a pass touches the posts whose version
+     * moved past the one their workflow knows, the projects linked or changed since the previous
+     * pass, and one page of a rolling sweep over all linked projects, never every project.
      */
-    async reconcile(): Promise<{ synced: number; healthStarted: number; reviewsStarted?: number }> {
+    async reconcile(): Promise<{ synced: number; healthStarted: number; healthChecked?: number; reviewsStarted?: number }> {
       const client = await temporal();
       const posts = await db('posts')
         .whereRaw('workflow_synced_version < schedule_version')
         .limit(500)
-        .select('id', 'workspace_id', 'project_id', 'schedule_version');
+        .select('id', 'workspace_id', 'project_id', 'schedule_version', 'status', 'scheduled_at', 'deleted_at');
       for (const p of posts) await syncPublishWorkflow(client, db, p);
-      const projects = await db('projects').whereNotNull('connection_id').select('id', 'workspace_id');
+      const projects = await healthCandidates();
       let healthStarted = 0;
       for (const p of projects) if (await ensureHealthWorkflow(client, p)) healthStarted++;
       // docs/review.md: review rounds whose workflow start was lost (API died, Temporal down).
       const reviewsStarted = await reconcileReviews(client, db);
-      return { synced: posts.length, healthStarted, reviewsStarted };
+      return { synced: posts.length, healthStarted, healthChecked: projects.length, reviewsStarted };
     },
   };
 }

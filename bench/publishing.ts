@@ -24,13 +24,24 @@ import { compactHistory, timelines, type PostTimeline } from './publishing/histo
 import { cutProfile } from './publishing/profile';
 import { printProfile, summarizeProfile, type ProfileSummary } from './lib/profile';
 import { startWorker, type WorkerRun } from './publishing/worker';
+import { runBaseline, type BaselineResult } from './publishing/baseline';
 import { freePort, portAcceptsConnections } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../tooling/temporalBinary';
 
 const TARGET_P99_S = 30;
+// Issue 19's targets, as ratios to the bare baselines measured in the same run.
+const TARGET_DRAIN_VS_TIMER_ACTIVITY = 0.8;
+const AIM_DRAIN_VS_BARE_TIMER = 0.6;
+const TARGET_P99_VS_BASELINE = 1.5;
+const TARGET_PEAK_RSS_MIB = 600;
+const TARGET_STEADY_P99_S = 2;
 
 const { values: opt } = parseArgs({
   options: {
+    mode: { type: 'string', default: 'burst' },
+    rate: { type: 'string', default: '1000' },
+    minutes: { type: 'string', default: '10' },
+    'no-baseline': { type: 'boolean', default: false },
     posts: { type: 'string', default: '10000' },
     projects: { type: 'string', default: '100' },
     create: { type: 'string', default: 'api' },
@@ -47,6 +58,7 @@ const { values: opt } = parseArgs({
     'activity-concurrency': { type: 'string' },
     'workflow-concurrency': { type: 'string' },
     'worker-heap': { type: 'string' },
+    'max-cached': { type: 'string' },
     'db-pool': { type: 'string' },
     'worker-profile': { type: 'boolean', default: false },
     'history-sample': { type: 'string', default: 'all' },
@@ -64,6 +76,14 @@ if (opt.help) {
   console.log(`publishing: N posts due in the same minute, the worker SIGKILLed and restarted mid-run.
 
 Options:
+  --mode burst|steady       burst (default): every post due the same instant, the worker killed,
+                            after the two bare baselines (below). steady: --rate posts a minute
+                            evenly spread over --minutes, no kill, no baseline
+  --rate N                  steady: posts a minute (default 1000)
+  --minutes N               steady: minutes of due times (default 10)
+  --no-baseline             burst: skip the bare baselines (one durable timer per workflow; one
+                            timer + one activity doing one UPDATE), run first on the same dev
+                            server with the same worker settings, --posts workflows each
   --posts N                 posts due in the one minute (default 10000)
   --projects N              connected accounts (personal-brand projects) they are spread over,
                             round robin (default 100; 1 = every post on one account)
@@ -88,8 +108,9 @@ Options:
   --activity-concurrency N  WORKER_ACTIVITY_CONCURRENCY for the worker (app default 100)
   --workflow-concurrency N  WORKER_WORKFLOW_CONCURRENCY for the worker (app default 100)
   --db-pool N               DB_POOL_MAX for the worker and the API (Postgres connections per process)
-  --worker-heap MiB         run the worker with --max-old-space-size=MiB; the SDK sizes its workflow
-                            cache from the heap limit (maxCachedWorkflows ≈ (heap − 200) × 600 / 1024)
+  --max-cached N            WORKER_MAX_CACHED_WORKFLOWS for the worker (app default 300: the sticky
+                            cache of workflows, about 1 MiB each)
+  --worker-heap MiB         run the worker with --max-old-space-size=MiB
   --worker-profile          run the worker(s) with --cpu-prof; the profile of the worker that is
                             still running at the end is cut to the drain and summarized (µs/post)
   --history-sample N|all    publish workflows whose history is read for the lag breakdown (default all)
@@ -98,7 +119,10 @@ Options:
                             bench/results/publishing[-NAME].histories.json (default 5)
   --quiet-wait S            before starting, wait up to S seconds for other processes to use
                             < 10% of the machine (default 300; 0 = do not wait)
-  --strict                  exit 1 when the target (p99 lag < ${TARGET_P99_S} s, 0 lost, 0 duplicated) is missed
+  --strict                  exit 1 when a target is missed: 0 lost, 0 duplicated, and in burst mode
+                            drain ≥ ${TARGET_DRAIN_VS_TIMER_ACTIVITY}× the timer+activity baseline, p99 lag ≤ ${TARGET_P99_VS_BASELINE}× its p99 (without
+                            a baseline: p99 < ${TARGET_P99_S} s), worker peak RSS ≤ ${TARGET_PEAK_RSS_MIB} MiB; in steady mode
+                            p99 lag ≤ ${TARGET_STEADY_P99_S} s and worker RSS flat
 
 Environment: BENCH_PUB_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_pub),
              BENCH_PUB_REDIS_URL (default redis://127.0.0.1:6379/13; the database is flushed).`);
@@ -110,18 +134,23 @@ const num = (name: keyof typeof opt, { min = 0, integer = false } = {}) => {
   if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) throw new Error(`--${name} must be a number ≥ ${min}`);
   return n;
 };
-const POSTS = num('posts', { min: 1, integer: true });
+const MODE = opt.mode as 'burst' | 'steady';
+if (MODE !== 'burst' && MODE !== 'steady') throw new Error('--mode must be burst or steady');
+const STEADY = MODE === 'steady';
+const STEADY_MINUTES = num('minutes', { min: 0.1 });
+const POSTS = STEADY ? Math.round(num('rate', { min: 1 }) * STEADY_MINUTES) : num('posts', { min: 1, integer: true });
+const BASELINE = !STEADY && !opt['no-baseline'];
 const PROJECTS = num('projects', { min: 1, integer: true });
 const CREATE = opt.create as 'api' | 'in-process';
 if (CREATE !== 'api' && CREATE !== 'in-process') throw new Error('--create must be api or in-process');
 const CONCURRENCY = num('concurrency', { min: 1, integer: true });
 const PILOT = num('pilot', { min: 10, integer: true });
 const MARGIN_MS = num('margin') * 1000;
-const SPREAD_MS = num('spread') * 1000;
+const SPREAD_MS = STEADY ? STEADY_MINUTES * 60_000 : num('spread') * 1000;
 const KILL_AT = num('kill-at');
 const KILL_FALLBACK_MS = num('kill-fallback') * 1000;
 const RESTART_DELAY_MS = num('restart-delay') * 1000;
-const KILL = !opt['no-kill'];
+const KILL = !STEADY && !opt['no-kill'];
 const DEADLINE_MS = num('deadline', { min: 1 }) * 1000;
 const NETWORK_LATENCY_MS = num('network-latency', { integer: true });
 const HISTORY_SAMPLE = opt['history-sample'] === 'all' ? Infinity : num('history-sample', { integer: true });
@@ -174,9 +203,10 @@ const workerEnv = (): NodeJS.ProcessEnv =>
   WORKER_HEAP_MIB
     ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=${WORKER_HEAP_MIB}`.trim() }
     : process.env;
-// @temporalio/worker's default cache size (worker-options: reuseV8Context), from the worker's heap limit.
 const heapLimitMiB = WORKER_HEAP_MIB ?? v8.getHeapStatistics().heap_size_limit / 1024 / 1024;
-const MAX_CACHED_WORKFLOWS = Math.max(Math.floor((Math.max(heapLimitMiB - 200, 0) * 600) / 1024), 10);
+if (opt['max-cached']) process.env.WORKER_MAX_CACHED_WORKFLOWS = String(num('max-cached', { min: 0, integer: true }));
+// The worker's sticky cache (lib/config worker.maxCachedWorkflows, WORKER_MAX_CACHED_WORKFLOWS).
+const MAX_CACHED_WORKFLOWS = Number(process.env.WORKER_MAX_CACHED_WORKFLOWS || 300);
 const ACTIVITY_CONCURRENCY = Number(process.env.WORKER_ACTIVITY_CONCURRENCY ?? 100);
 const WORKFLOW_CONCURRENCY = Number(process.env.WORKER_WORKFLOW_CONCURRENCY ?? 100);
 
@@ -489,7 +519,7 @@ async function main() {
       `worker ${KILL ? `SIGKILLed at ${Math.round(KILL_AT * 100)}% published and restarted ${RESTART_DELAY_MS / 1000} s later` : 'never killed (baseline)'}`,
   );
   console.log(
-    `  worker: WORKER_ACTIVITY_CONCURRENCY=${ACTIVITY_CONCURRENCY}, WORKER_WORKFLOW_CONCURRENCY=${WORKFLOW_CONCURRENCY}, DB pool max ${DB_POOL} per process (lib/db), workflow cache ≈ ${f0(MAX_CACHED_WORKFLOWS)} (SDK default for a ${f0(heapLimitMiB)} MiB heap${WORKER_HEAP_MIB ? ', --worker-heap' : ''}); network createPost latency ${NETWORK_LATENCY_MS} ms`,
+    `  worker: WORKER_ACTIVITY_CONCURRENCY=${ACTIVITY_CONCURRENCY}, WORKER_WORKFLOW_CONCURRENCY=${WORKFLOW_CONCURRENCY}, DB pool max ${DB_POOL} per process (lib/db), workflow cache ${f0(MAX_CACHED_WORKFLOWS)} (WORKER_MAX_CACHED_WORKFLOWS), heap limit ${f0(heapLimitMiB)} MiB${WORKER_HEAP_MIB ? ' (--worker-heap)' : ''}; network createPost latency ${NETWORK_LATENCY_MS} ms`,
   );
 
   const cleanups: Array<() => Promise<unknown>> = [];
@@ -531,6 +561,30 @@ async function main() {
     const mon = new pg.Client({ connectionString: DATABASE_URL });
     await mon.connect();
     cleanups.push(() => mon.end());
+
+    // ── Bare baselines, same dev server, same worker settings ───────────────────────────────
+    const baselines: BaselineResult[] = [];
+    if (BASELINE) {
+      for (const kind of ['bare-timer', 'timer+activity'] as const) {
+        const b = await runBaseline({
+          kind,
+          n: POSTS,
+          concurrency: CONCURRENCY,
+          client: tclient,
+          connection,
+          mon,
+          env: workerEnv(),
+          logDir: RESULTS_DIR,
+          marginMs: 15_000,
+          deadlineMs: DEADLINE_MS,
+          log: (line) => console.log(line.startsWith(' ') ? line : `• ${line}`),
+        });
+        baselines.push(b);
+        step(
+          `baseline ${kind}: ${f0(b.completed)}/${f0(b.workflows)} done, drain ${b.drainPerS.toFixed(1)} workflows/s (last ${s1(b.lastAfterDueS * 1000)} s after due), lag p50 ${b.lag.p50S.toFixed(1)} s / p99 ${b.lag.p99S.toFixed(1)} s, worker peak RSS ${b.workerPeakRssMiB.toFixed(0)} MiB`,
+        );
+      }
+    }
 
     // ── Worker #1 ─────────────────────────────────────────────────────────────────────────
     const workers: WorkerRun[] = [];
@@ -994,9 +1048,29 @@ async function main() {
       lockWaits: statsOf(drainActivity.map((a) => a.lockWaits)),
     };
 
-    const p99Met = lag.p99S < TARGET_P99_S;
     const lostMet = lost === 0;
     const dupMet = duplicated === 0;
+    // Targets (issue 19): ratios to the baselines of this very run.
+    const bare = baselines.find((b) => b.kind === 'bare-timer') ?? null;
+    const timerActivity = baselines.find((b) => b.kind === 'timer+activity') ?? null;
+    const peakRssMiB = Math.max(0, ...workers.map((w) => w.peakRssKiB / 1024));
+    const drainVsTimerActivity = timerActivity ? throughput / timerActivity.drainPerS : null;
+    const drainVsBare = bare ? throughput / bare.drainPerS : null;
+    const p99VsBaseline = timerActivity && timerActivity.lag.p99S > 0 ? lag.p99S / timerActivity.lag.p99S : null;
+    // Steady state: RSS flat = the last third of the drain peaks no more than 10 % above the first third.
+    const rssWindow = (from: number, to: number) =>
+      Math.max(0, ...workers.flatMap((w) => w.samples.filter((x) => x.t >= from && x.t < to).map((x) => x.rssKiB / 1024)));
+    const third = (lastDue - dueMs) / 3;
+    const rssFirstThirdMiB = rssWindow(dueMs, dueMs + third);
+    const rssLastThirdMiB = rssWindow(dueMs + 2 * third, lastDue + 1);
+    const rssFlat = rssFirstThirdMiB > 0 && rssLastThirdMiB <= rssFirstThirdMiB * 1.1;
+    const p99Met = STEADY
+      ? lag.p99S <= TARGET_STEADY_P99_S
+      : p99VsBaseline !== null
+        ? p99VsBaseline <= TARGET_P99_VS_BASELINE
+        : lag.p99S < TARGET_P99_S;
+    const drainMet = drainVsTimerActivity === null || drainVsTimerActivity >= TARGET_DRAIN_VS_TIMER_ACTIVITY;
+    const rssMet = STEADY ? rssFlat : peakRssMiB <= TARGET_PEAK_RSS_MIB;
 
     // ── Report ────────────────────────────────────────────────────────────────────────────
     const L = (label: string, value: string) => console.log(`  ${label.padEnd(44)}${value}`);
@@ -1014,7 +1088,8 @@ async function main() {
     );
     const nl = lagSummary(networkLags);
     L('  same, on the network (simulator receivedAt)', `${nl.p50S.toFixed(1)} s / ${nl.p99S.toFixed(1)} s / ${nl.maxS.toFixed(1)} s`);
-    L(`target p99 < ${TARGET_P99_S} s`, p99Met ? 'MET' : 'MISSED');
+    if (STEADY) L(`target p99 ≤ ${TARGET_STEADY_P99_S} s`, p99Met ? 'MET' : 'MISSED');
+    else if (p99VsBaseline === null) L(`target p99 < ${TARGET_P99_S} s`, p99Met ? 'MET' : 'MISSED');
     L(`late (published > ${LATE_AFTER_MS / 1000} s after due)`, `${f0(late)}`);
     L(
       `lost (not published ${DEADLINE_MS / 1000} s after due)`,
@@ -1044,6 +1119,35 @@ async function main() {
           `${retried.size} posts whose publishPost ran again after its 2 min start-to-close timeout (attempt > 1)${strandedPublished.length ? `, published t=${s1(Math.min(...strandedPublished) - dueMs)}…${s1(Math.max(...strandedPublished) - dueMs)} s` : ''}`,
         );
     }
+    if (baselines.length) {
+      console.log('  against the bare baselines of this run (same dev server, same worker settings, no kill):');
+      for (const b of baselines)
+        L(
+          `  ${b.kind}`,
+          `${b.drainPerS.toFixed(1)} workflows/s, lag p50 ${b.lag.p50S.toFixed(1)} s / p99 ${b.lag.p99S.toFixed(1)} s, worker peak RSS ${b.workerPeakRssMiB.toFixed(0)} MiB`,
+        );
+      if (drainVsTimerActivity !== null)
+        L(
+          '  drain ÷ timer+activity drain',
+          `${drainVsTimerActivity.toFixed(2)}×   target ≥ ${TARGET_DRAIN_VS_TIMER_ACTIVITY}×  ${drainMet ? 'MET' : 'MISSED'}`,
+        );
+      if (drainVsBare !== null)
+        L(
+          '  drain ÷ bare-timer drain',
+          `${drainVsBare.toFixed(2)}×   aim ≥ ${AIM_DRAIN_VS_BARE_TIMER}×  ${drainVsBare >= AIM_DRAIN_VS_BARE_TIMER ? 'MET' : 'MISSED'}`,
+        );
+      if (p99VsBaseline !== null)
+        L(
+          '  lag p99 ÷ timer+activity p99',
+          `${p99VsBaseline.toFixed(2)}×   target ≤ ${TARGET_P99_VS_BASELINE}×  ${p99Met ? 'MET' : 'MISSED'}`,
+        );
+    }
+    if (STEADY)
+      L(
+        'worker RSS flat (last third ≤ 1.1 × first third)',
+        `${rssFirstThirdMiB.toFixed(0)} MiB → ${rssLastThirdMiB.toFixed(0)} MiB   ${rssMet ? 'MET' : 'MISSED'}`,
+      );
+    else L(`worker peak RSS ≤ ${TARGET_PEAK_RSS_MIB} MiB`, `${peakRssMiB.toFixed(0)} MiB   ${rssMet ? 'MET' : 'MISSED'}`);
     for (const w of workers)
       L(
         `worker #${w.index} pid ${w.pid} peak RSS (VmHWM)`,
@@ -1270,7 +1374,22 @@ async function main() {
       progressEverySecond: progress
         .filter((_, i) => i % 4 === 0)
         .map((p) => ({ tS: Math.round((p.t - dueMs) / 100) / 10, published: p.published })),
-      targets: { p99LagS: { max: TARGET_P99_S, met: p99Met }, lost: { max: 0, met: lostMet }, duplicated: { max: 0, met: dupMet } },
+      mode: MODE,
+      baselines,
+      ratios: { drainVsTimerActivity, drainVsBareTimer: drainVsBare, p99VsTimerActivity: p99VsBaseline },
+      rss: { peakMiB: peakRssMiB, firstThirdMiB: rssFirstThirdMiB, lastThirdMiB: rssLastThirdMiB, flat: rssFlat },
+      targets: {
+        p99Lag: STEADY
+          ? { maxS: TARGET_STEADY_P99_S, met: p99Met }
+          : p99VsBaseline !== null
+            ? { maxRatioToBaseline: TARGET_P99_VS_BASELINE, met: p99Met }
+            : { maxS: TARGET_P99_S, met: p99Met },
+        drainVsTimerActivity: { min: TARGET_DRAIN_VS_TIMER_ACTIVITY, met: drainMet },
+        drainVsBareTimer: { aim: AIM_DRAIN_VS_BARE_TIMER, met: drainVsBare === null ? null : drainVsBare >= AIM_DRAIN_VS_BARE_TIMER },
+        workerRss: STEADY ? { flat: true, met: rssMet } : { maxMiB: TARGET_PEAK_RSS_MIB, met: rssMet },
+        lost: { max: 0, met: lostMet },
+        duplicated: { max: 0, met: dupMet },
+      },
     };
     fs.mkdirSync(RESULTS_DIR, { recursive: true });
     const out = path.join(RESULTS_DIR, opt.tag ? `publishing-${opt.tag}.json` : 'publishing.json');
@@ -1279,7 +1398,7 @@ async function main() {
     console.log(
       `\nresults: ${path.relative(process.cwd(), out)}; worker logs: ${workers.map((w) => path.relative(process.cwd(), w.logFile)).join(', ')}`,
     );
-    if (opt.strict && (!p99Met || !lostMet || !dupMet)) process.exitCode = 1;
+    if (opt.strict && (!p99Met || !lostMet || !dupMet || !drainMet || !rssMet)) process.exitCode = 1;
   } finally {
     await cleanup();
     const { closeDb } = await import('../lib/db');

@@ -66,6 +66,15 @@ function loadConfig() {
       workflowConcurrency: int('WORKER_WORKFLOW_CONCURRENCY', 100),
       /** How often the reconciler catches up schedule changes whose signal was lost. */
       reconcileIntervalSeconds: int('RECONCILE_INTERVAL_SECONDS', 30),
+      /** Linked projects whose health workflow one reconciler pass re-ensures in its rolling sweep. */
+      healthSweepPage: int('RECONCILE_HEALTH_SWEEP_PAGE', 200),
+      /** Workflows kept in the worker's sticky cache (bounds its memory; evicted ones replay from history). */
+      maxCachedWorkflows: int('WORKER_MAX_CACHED_WORKFLOWS', 300),
+      /** Concurrent long polls on the workflow and on the activity task queue. */
+      workflowTaskPollers: int('WORKER_WORKFLOW_POLLERS', 10),
+      activityTaskPollers: int('WORKER_ACTIVITY_POLLERS', 10),
+      /** Local activities (the publish step) one worker runs at once. */
+      localActivityConcurrency: int('WORKER_LOCAL_ACTIVITY_CONCURRENCY', 100),
       /** A pre-built workflow bundle (`npm run build`) to load instead of bundling the source at start. */
       workflowBundlePath: optional('WORKFLOW_BUNDLE_PATH'),
     },

@@ -94,6 +94,30 @@ export function installRuntime(): void {
   });
 }
 
+/**
+ * The slots, pollers and sticky cache of a worker (README configuration, docs/publishing.md
+ * "Capacity"). The cache is bounded: the SDK's default sizes it from the heap (≈ 2,300 workflows,
+ * about 1 MiB each, for a 4 GiB heap), so a worker holding thousands of waiting publish workflows
+ * grew past a gigabyte; a workflow evicted from the cache replays its short history when its
+ * timer fires. The publishing bench's baseline worker uses the same settings.
+ */
+export function workerTuning() {
+  return {
+    maxConcurrentActivityTaskExecutions: config.worker.activityConcurrency,
+    maxConcurrentWorkflowTaskExecutions: config.worker.workflowConcurrency,
+    maxConcurrentLocalActivityExecutions: config.worker.localActivityConcurrency,
+    maxCachedWorkflows: config.worker.maxCachedWorkflows,
+    workflowTaskPollerBehavior: {
+      type: 'simple-maximum' as const,
+      maximum: Math.max(2, Math.min(config.worker.workflowTaskPollers, config.worker.workflowConcurrency)),
+    },
+    activityTaskPollerBehavior: {
+      type: 'simple-maximum' as const,
+      maximum: Math.max(1, Math.min(config.worker.activityTaskPollers, config.worker.activityConcurrency)),
+    },
+  };
+}
+
 /** `activities` replaces activities by name: tests inject factories built with their own options. `writer` is the generation jobs' post writer (tests point one at the LLM stub). */
 export async function createWorker(
   opts: {
@@ -115,8 +139,7 @@ export async function createWorker(
       ...createActivities({ db: db(), network: createNetworkClient(), temporal: temporalClient, writer: opts.writer }),
       ...opts.activities,
     },
-    maxConcurrentActivityTaskExecutions: config.worker.activityConcurrency,
-    maxConcurrentWorkflowTaskExecutions: config.worker.workflowConcurrency,
+    ...workerTuning(),
     shutdownGraceTime: '10 seconds',
   });
   return { worker, connection };

@@ -6,17 +6,27 @@ import {
   ParentClosePolicy,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   startChild,
   workflowInfo,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import { engagePostWorkflow } from './engagePost';
-import type { PublishingActivities, ScheduleSnapshot } from '../activities/publishing';
+import type { PublishingActivities } from '../activities/publishing';
+import type { ScheduleSnapshot } from '../lib/publishing/schedule';
 
 // One workflow per post (id `publish-<postId>`): a durable timer to scheduledAt + the publish
-// delay. A schedule change is a signal that makes it re-read the post; the post row, not the
-// signal, is the truth, so signals may be repeated or arrive late without harm.
+// delay. A schedule change is a signal; the post row, not the signal, is the truth, so signals
+// may be repeated or arrive late without harm.
+//
+// Since the patch PATCH_CARRIED (docs/publishing.md "Temporal actions per post"), the schedule
+// arrives with the start input and with each `scheduleChanged` signal, so the workflow arms its
+// timer in its first task without a `loadSchedule` activity, and the publish step runs as a
+// local activity inside the workflow task the timer wakes: a post costs the tasks of a bare
+// timer. A signal without a snapshot, or a publish step that finds the version moved (`stale`),
+// still reads the row. Histories recorded before the patch keep their old path.
+export const PATCH_CARRIED = 'publish-carried-schedule-local-step';
 
 const { loadSchedule } = proxyActivities<PublishingActivities>({
   // A read: retry freely.
@@ -26,12 +36,27 @@ const { loadSchedule } = proxyActivities<PublishingActivities>({
 
 const { publishPost, markPublishFailed } = proxyActivities<PublishingActivities>({
   // Idempotent by post id (network reference + version check under a row lock), so crashes and
-  // timeouts may retry it; network failures come back as outcomes, not exceptions.
+  // timeouts may retry it; network failures come back as outcomes, not exceptions. It
+  // heartbeats, so a worker killed mid-publish hands it on after the heartbeat timeout rather
+  // than the start-to-close timeout.
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '2 seconds', maximumInterval: '1 minute' },
 });
 
-export const scheduleChangedSignal = defineSignal<[number]>('scheduleChanged');
+const local = proxyLocalActivities<PublishingActivities>({
+  // The same step inside the workflow task: a worker killed mid-publish loses the workflow task,
+  // which times out (10 s) and runs again on another worker, publish step included.
+  startToCloseTimeout: '1 minute',
+  localRetryThreshold: '10 seconds',
+  retry: { initialInterval: '2 seconds', maximumInterval: '1 minute' },
+});
+
+/** The second signal argument: the schedule as committed (null: the post is gone). */
+export interface CarriedSchedule {
+  schedule: ScheduleSnapshot | null;
+}
+export const scheduleChangedSignal = defineSignal<[number, CarriedSchedule?]>('scheduleChanged');
 export interface PublishStatus {
   state: 'waiting' | 'publishing' | 'retrying' | 'done';
   version: number | null;
@@ -63,11 +88,36 @@ async function startEngagement(postId: string): Promise<void> {
   }
 }
 
-export async function publishPostWorkflow(input: { postId: string }): Promise<PublishResult> {
+export interface PublishInput {
+  postId: string;
+  /** The schedule as committed when the workflow was started; absent: read the row. */
+  schedule?: ScheduleSnapshot | null;
+}
+
+export async function publishPostWorkflow(input: PublishInput): Promise<PublishResult> {
+  const carriedPath = patched(PATCH_CARRIED);
   let dirty = true;
   let schedule: ScheduleSnapshot | null = null;
+  // The newest snapshot handed in and not yet taken up; undefined: read the row.
+  let carried: ScheduleSnapshot | null | undefined = carriedPath ? input.schedule : undefined;
+  let knownVersion = carried ? carried.version : -1;
   const status: PublishStatus = { state: 'waiting', version: null, fireAtMs: null, attempts: 0, lastError: null };
-  setHandler(scheduleChangedSignal, () => {
+  setHandler(scheduleChangedSignal, (_version, payload) => {
+    if (!carriedPath) {
+      dirty = true;
+      return;
+    }
+    if (payload && payload.schedule === null) {
+      carried = null;
+    } else if (payload && payload.schedule) {
+      // A snapshot older than one already seen (signals from two API processes crossing) is dropped.
+      if (payload.schedule.version < knownVersion) return;
+      carried = payload.schedule;
+      knownVersion = payload.schedule.version;
+    } else {
+      // A signal with the version only (an older API process): read the row.
+      carried = undefined;
+    }
     dirty = true;
   });
   setHandler(publishStatusQuery, () => status);
@@ -75,7 +125,13 @@ export async function publishPostWorkflow(input: { postId: string }): Promise<Pu
   for (;;) {
     if (dirty) {
       dirty = false;
-      schedule = await loadSchedule(input.postId);
+      if (carried !== undefined) {
+        schedule = carried;
+        carried = undefined;
+      } else {
+        schedule = await loadSchedule(input.postId);
+      }
+      if (schedule && schedule.version > knownVersion) knownVersion = schedule.version;
       status.attempts = 0;
     }
     if (!schedule || schedule.status !== 'scheduled' || schedule.scheduledAtMs === null) {
@@ -92,7 +148,8 @@ export async function publishPostWorkflow(input: { postId: string }): Promise<Pu
 
     status.state = 'publishing';
     status.attempts++;
-    const result = await publishPost({ postId: input.postId, version: schedule.version, attempt: status.attempts, retryUntilMs });
+    const step = { postId: input.postId, version: schedule.version, attempt: status.attempts, retryUntilMs };
+    const result = carriedPath ? await local.publishPost(step) : await publishPost(step);
     switch (result.outcome) {
       case 'published':
         status.state = 'done';
@@ -103,7 +160,9 @@ export async function publishPostWorkflow(input: { postId: string }): Promise<Pu
         status.state = 'done';
         return { outcome: 'failed', error: result.error };
       case 'stale':
+        // The row moved on: read it (a snapshot handed in meanwhile may be older than the row).
         dirty = true;
+        carried = undefined;
         continue;
       case 'transient': {
         status.lastError = result.error;

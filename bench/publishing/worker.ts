@@ -51,13 +51,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function startWorker(
   index: number,
   env: NodeJS.ProcessEnv,
-  opts: { logDir: string; sampleMs?: number; execArgv?: string[] },
+  opts: { logDir: string; sampleMs?: number; execArgv?: string[]; script?: string; logName?: string },
 ): WorkerRun {
   const sampleMs = opts.sampleMs ?? 250;
   fs.mkdirSync(opts.logDir, { recursive: true });
-  const logFile = path.join(opts.logDir, `publishing-worker-${index}.log`);
+  const logFile = path.join(opts.logDir, opts.logName ?? `publishing-worker-${index}.log`);
   const log = fs.createWriteStream(logFile);
-  const child = spawn(process.execPath, [...(opts.execArgv ?? []), '--import', 'tsx', path.join(ROOT, 'workers', 'main.ts')], {
+  const script = opts.script ?? path.join(ROOT, 'workers', 'main.ts');
+  const child = spawn(process.execPath, [...(opts.execArgv ?? []), '--import', 'tsx', script], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

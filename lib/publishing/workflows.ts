@@ -4,6 +4,7 @@ import { config } from '../config';
 import { connectionHealthWorkflow } from '../../workflows/connectionHealth';
 import { publishPostWorkflow, scheduleChangedSignal } from '../../workflows/publishPost';
 import { SEARCH, workflowIds } from '../temporal';
+import { hasScheduleColumns, scheduleSnapshot, type ScheduleRow } from './schedule';
 
 // Client-side of the publish and health workflows, shared by the API and the reconciler. The
 // workflow, signal and argument types come from the workflow files themselves.
@@ -11,18 +12,21 @@ import { SEARCH, workflowIds } from '../temporal';
 /**
  * Tells the post's one publish workflow that its schedule changed, starting it if needed
  * (signal-with-start: never a second workflow), then records the version it now knows about.
+ * A row with its schedule columns travels as a snapshot in the start input and the signal, so
+ * the workflow arms its timer without reading the row (workflows/publishPost.ts).
  */
 export async function syncPublishWorkflow(
   client: Client,
   db: Knex,
-  post: { id: string; workspace_id: string; project_id: string | null; schedule_version: number },
+  post: { id: string; workspace_id: string; project_id: string | null; schedule_version: number } & Partial<ScheduleRow>,
 ): Promise<void> {
+  const schedule = hasScheduleColumns(post) ? scheduleSnapshot(post) : undefined;
   await client.workflow.signalWithStart(publishPostWorkflow, {
     taskQueue: config.temporalTaskQueue,
     workflowId: workflowIds.publish(post.id),
-    args: [{ postId: post.id }],
+    args: [schedule === undefined ? { postId: post.id } : { postId: post.id, schedule }],
     signal: scheduleChangedSignal,
-    signalArgs: [post.schedule_version],
+    signalArgs: schedule === undefined ? [post.schedule_version] : [post.schedule_version, { schedule }],
     typedSearchAttributes: [
       { key: SEARCH.workspace, value: post.workspace_id },
       { key: SEARCH.project, value: post.project_id ?? '' },

@@ -117,6 +117,53 @@ describe('publish workflow (workflow tier: stubbed activities, own task queue)',
     });
   });
 
+  it('the schedule carried in the start input and the signal arms the timer without reading the row; an older snapshot is dropped', async () => {
+    const oldAt = Date.now() + 60 * 60_000;
+    // The row read would say "gone": any read ends the workflow without publishing.
+    const stub = newStub(null);
+    await withWorker(stubActivities(stub), async (ctx) => {
+      const handle = await ctx.client.workflow.start(publishPostWorkflow, {
+        taskQueue: ctx.taskQueue,
+        workflowId: `publish-post_carried-${ctx.taskQueue}`,
+        args: [{ postId: 'post_carried', schedule: scheduled(oldAt, 1) }],
+      });
+      const before = await statusWhere(handle, (s) => s.state === 'waiting' && s.version === 1, 'waiting on version 1');
+      assert.equal(before.fireAtMs, oldAt);
+      const newAt = Date.now() + 3_000;
+      // A reschedule, then a snapshot of an older version arriving late (two API processes crossing).
+      await handle.signal(scheduleChangedSignal, 3, { schedule: scheduled(newAt, 3) });
+      await handle.signal(scheduleChangedSignal, 2, { schedule: scheduled(oldAt, 2) });
+      assert.deepEqual(await handle.result(), { outcome: 'published', postUrn: 'urn:li:share:1' });
+      assert.equal(stub.loads, 0, 'never read the row');
+      assert.equal(stub.calls.length, 1, 'published exactly once');
+      assert.equal(stub.calls[0]!.version, 3, 'the newest snapshot wins');
+      assert.ok(stub.calls[0]!.at >= newAt, 'not before the new time');
+      await maybeRecordTierHistory(ctx, handle.workflowId, 'publishPost-carried-rescheduled');
+    });
+  });
+
+  it('a carried snapshot of a deleted post ends the workflow; a stale publish step reads the row', async () => {
+    const stub = newStub(scheduled(Date.now() + 60 * 60_000, 5));
+    stub.publish = () => ({ outcome: 'stale' });
+    await withWorker(stubActivities(stub), async (ctx) => {
+      // Carried version 4 is due now, but the row has moved on to version 5, an hour away.
+      const handle = await ctx.client.workflow.start(publishPostWorkflow, {
+        taskQueue: ctx.taskQueue,
+        workflowId: `publish-post_stale-${ctx.taskQueue}`,
+        args: [{ postId: 'post_stale', schedule: scheduled(Date.now(), 4) }],
+      });
+      const reread = await statusWhere(handle, (s) => s.state === 'waiting' && s.version === 5, 'the row read after stale');
+      assert.equal(stub.calls.length, 1);
+      assert.equal(stub.calls[0]!.version, 4);
+      assert.equal(stub.loads, 1, 'read the row once, after the stale step');
+      assert.ok(reread.fireAtMs! > Date.now() + 30 * 60_000);
+      await handle.signal(scheduleChangedSignal, 6, { schedule: null });
+      assert.deepEqual(await handle.result(), { outcome: 'not_scheduled' });
+      assert.equal(stub.loads, 1, 'the deletion came with the signal');
+      await maybeRecordTierHistory(ctx, handle.workflowId, 'publishPost-carried-stale-then-deleted');
+    });
+  });
+
   it('unscheduling ends the workflow at once, without publishing', async () => {
     const stub = newStub(scheduled(Date.now() + 60 * 60_000, 1));
     await withWorker(stubActivities(stub), async (ctx) => {

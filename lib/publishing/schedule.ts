@@ -1,0 +1,40 @@
+import { config } from '../config';
+
+// What a publish workflow waits for: the post's schedule as of one version. The API builds it
+// from the row it has just committed and hands it to the workflow in the start input and in the
+// `scheduleChanged` signal, so the workflow arms its timer without reading the database; the
+// row stays the truth (the publish step re-checks the version under the row lock).
+
+export interface ScheduleSnapshot {
+  status: string;
+  version: number;
+  scheduledAtMs: number | null;
+  delaySeconds: number;
+  retryWindowSeconds: number;
+  retryBaseSeconds: number;
+}
+
+export interface ScheduleRow {
+  status: string;
+  schedule_version: number;
+  scheduled_at: Date | null;
+  deleted_at?: Date | null;
+}
+
+/** The snapshot of a row as read or just committed; null for a deleted post (nothing to wait for). */
+export function scheduleSnapshot(row: ScheduleRow): ScheduleSnapshot | null {
+  if (row.deleted_at) return null;
+  return {
+    status: row.status,
+    version: row.schedule_version,
+    scheduledAtMs: row.scheduled_at ? new Date(row.scheduled_at).getTime() : null,
+    delaySeconds: config.publish.delaySeconds,
+    retryWindowSeconds: config.publish.retryWindowSeconds,
+    retryBaseSeconds: config.publish.retryBaseSeconds,
+  };
+}
+
+/** True when the row carries the columns a snapshot is built from (the reconciler's rows do, a bare id does not). */
+export function hasScheduleColumns(row: object): row is ScheduleRow {
+  return 'status' in row && 'scheduled_at' in row && 'schedule_version' in row;
+}
