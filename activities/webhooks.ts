@@ -59,7 +59,7 @@ export function webhookOptionsFromConfig(): WebhookOptions {
     relayPollMs: config.webhooks.relayPollMs,
     relayBatchSize: 200,
     startConcurrency: 64,
-    endpointConcurrency: 10,
+    endpointConcurrency: Math.max(1, config.webhooks.endpointConcurrency),
     passSize: 100,
     passBudgetMs: 5_000,
   };
