@@ -4,7 +4,7 @@ import { createPostWriter, type PostWriter } from '../lib/llm/client';
 import type { NetworkClient } from '../lib/network/client';
 import { createAnalyticsActivities } from './analytics';
 import { createGenerationActivities } from './generation';
-import { instrumentDelivery, instrumentPublish } from './instrument';
+import { instrumentDeliveryPass, instrumentPublish } from './instrument';
 import { createPublishingActivities } from './publishing';
 import { createUploadActivities } from './uploads';
 import { createImageGenerationActivities } from './imageGeneration';
@@ -50,7 +50,7 @@ export function createActivities(deps: ActivityDeps) {
     // Metrics of publish outcomes and lag, webhook delivery outcomes (./instrument.ts).
     publishPost: instrumentPublish(deps.db, publishing.publishPost),
     ...webhooks,
-    attemptWebhookDelivery: instrumentDelivery(webhooks.attemptWebhookDelivery),
+    deliverDueWebhooks: instrumentDeliveryPass(webhooks.deliverDueWebhooks),
     ...createUploadActivities({ db: deps.db, store: deps.store ?? objectStore }),
     ...createImageGenerationActivities({ db: deps.db, images: deps.images ?? createImageGenerator(), store: deps.store ?? objectStore }),
     ...createGenerationActivities({ db: deps.db, writer: deps.writer ?? createPostWriter() }),

@@ -29,15 +29,21 @@ export function instrumentPublish<I extends { postId: string }>(db: Knex, publis
   };
 }
 
-export function instrumentDelivery<I, R extends { outcome: string }>(attempt: (input: I) => Promise<R>) {
+/** The webhook delivery pass (one per endpoint wake-up): its attempts counted by outcome. */
+export function instrumentDeliveryPass<I, R extends { delivered: number; retrying: number; failed: number }>(
+  pass: (input: I) => Promise<R>,
+) {
   return async (input: I): Promise<R> => {
+    let r: R;
     try {
-      const result = await attempt(input);
-      webhookDeliveries.inc({ outcome: result.outcome });
-      return result;
+      r = await pass(input);
     } catch (err) {
       webhookDeliveries.inc({ outcome: 'error' });
       throw err;
     }
+    if (r.delivered) webhookDeliveries.inc({ outcome: 'delivered' }, r.delivered);
+    if (r.retrying) webhookDeliveries.inc({ outcome: 'retry' }, r.retrying);
+    if (r.failed) webhookDeliveries.inc({ outcome: 'failed' }, r.failed);
+    return r;
   };
 }

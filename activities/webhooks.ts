@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import pLimit from 'p-limit';
 import type pg from 'pg';
@@ -7,16 +7,18 @@ import { config } from '../lib/config';
 import { decrypt } from '../lib/crypto';
 import { newId } from '../lib/ids';
 import { SEARCH, workflowIds } from '../lib/temporal';
-import { deliverWebhookWorkflow } from '../workflows/deliverWebhook';
+import { webhookDeliveriesReadySignal, webhookEndpointWorkflow } from '../workflows/deliverWebhook';
 import { webhookPayload, type OutboxEventRow } from '../lib/webhooks/payload';
+import { retryDelayMs, withJitter } from '../lib/webhooks/schedule';
 import { sendWebhook, systemResolver, type Resolver, type SendResult } from '../lib/webhooks/send';
 import { SIGNATURE_HEADER, signatureHeader } from '../lib/webhooks/signature';
 
-// Outbound webhooks (spec 6, ARCHITECTURE.md "webhook delivery"): the outbox relay that turns
-// committed events into one delivery workflow per (event, endpoint), and the delivery attempt.
-// Every activity here is safe to run twice: claims use SKIP LOCKED and the workflow id of the
-// pair, attempt records are keyed by (delivery, attempt), and terminal states are written only
-// from a non-terminal row, so the failure streak is counted once per delivery.
+// Outbound webhooks (spec 6, ARCHITECTURE.md "webhook delivery", docs/webhooks.md): the outbox
+// relay that turns committed events into delivery rows and wakes one delivery workflow per
+// endpoint, and that workflow's delivery pass. Every activity here is safe to run twice: claims
+// use SKIP LOCKED, delivery rows are unique per (event, endpoint), attempt records are keyed by
+// (delivery, attempt), and terminal states are written only from a non-terminal row, so the
+// failure streak is counted once per delivery.
 
 export interface WebhookDeps {
   db: Knex;
@@ -36,8 +38,14 @@ export interface WebhookOptions {
   disableAfterFailures: number;
   relayPollMs: number;
   relayBatchSize: number;
-  /** Workflow starts in flight at once while relaying a batch. */
+  /** Workflow signals in flight at once while relaying a batch. */
   startConcurrency: number;
+  /** Attempts in flight at once to one endpoint (its pass starts them in event order). */
+  endpointConcurrency: number;
+  /** Due deliveries one pass takes; more are taken by the next pass at once. */
+  passSize: number;
+  /** A pass starts no new attempt after this, so a workflow task never waits long on it. */
+  passBudgetMs: number;
 }
 
 export function webhookOptionsFromConfig(): WebhookOptions {
@@ -51,6 +59,9 @@ export function webhookOptionsFromConfig(): WebhookOptions {
     relayPollMs: config.webhooks.relayPollMs,
     relayBatchSize: 200,
     startConcurrency: 64,
+    endpointConcurrency: Math.max(1, config.webhooks.endpointConcurrency),
+    passSize: 100,
+    passBudgetMs: 5_000,
   };
 }
 
@@ -62,17 +73,34 @@ export interface DeliverWebhookInput {
   retry: { baseMs: number; maxAttempts: number };
 }
 
+export interface WebhookEndpointInput {
+  endpointId: string;
+  /** Tests only: close when idle this long (default 60 s) / continue as new past this history length (default 2,000). */
+  idleCloseMs?: number;
+  historyLimit?: number;
+}
+
+/** One pass of an endpoint's delivery workflow: what it did, and when it should run again. */
+export interface DeliveryPassResult {
+  attempted: number;
+  delivered: number;
+  retrying: number;
+  failed: number;
+  /** Closed without an attempt: endpoint deleted or inactive, event missing. */
+  closed: number;
+  /** Due deliveries are left (a full pass, the time budget, or the endpoint was disabled meanwhile): run again now. */
+  more: boolean;
+  /** When the earliest open delivery is due (epoch ms, by the database's clock), or null when none is open. */
+  nextDueAtMs: number | null;
+}
+
 /** retry: the attempt failed and the workflow waits; failed: the delivery is permanently failed and recorded. */
 export type AttemptResult = { outcome: 'delivered' } | { outcome: 'retry'; error: string } | { outcome: 'failed'; reason: string };
 
 const USER_AGENT = 'ContentScheduler-Webhooks/1.0';
 const INSERT_CHUNK = 1000;
 
-interface DeliveryContext {
-  id: string;
-  status: string;
-  failure_reason: string | null;
-  endpoint_id: string;
+interface EndpointContext {
   url: string;
   is_active: boolean;
   disabled_reason: string | null;
@@ -80,6 +108,11 @@ interface DeliveryContext {
   secret_enc: string | null;
   previous_secret_enc: string | null;
   previous_secret_expires_at: Date | null;
+}
+
+interface DueDelivery {
+  id: string;
+  attempt_count: number;
   e_id: string | null;
   e_workspace_id: string;
   e_project_id: string | null;
@@ -200,44 +233,14 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
             .onConflict(['event_id', 'endpoint_id'])
             .ignore();
         }
-        const live = (await db('webhook_deliveries')
-          .whereIn('event_id', [...new Set(matches.map((m) => m.event_id))])
-          .whereIn('status', ['pending', 'retrying'])
-          .select('id', 'event_id', 'endpoint_id', 'workspace_id')) as Array<{
-          id: string;
-          event_id: string;
-          endpoint_id: string;
-          workspace_id: string;
-        }>;
-        const projectOf = new Map(events.map((e) => [e.id, e.project_id]));
-        const typeOf = new Map(events.map((e) => [e.id, e.type]));
-        await pLimit(opts.startConcurrency).map(live, async (d) => {
-          const project = projectOf.get(d.event_id);
-          try {
-            await client.workflow.start(deliverWebhookWorkflow, {
-              taskQueue,
-              workflowId: workflowIds.webhookDelivery(d.event_id, d.endpoint_id),
-              args: [
-                {
-                  deliveryId: d.id,
-                  eventId: d.event_id,
-                  endpointId: d.endpoint_id,
-                  retry: { baseMs: opts.retryBaseMs, maxAttempts: opts.maxAttempts },
-                } satisfies DeliverWebhookInput,
-              ],
-              // A pair is delivered once, also after its first workflow has closed.
-              workflowIdReusePolicy: 'REJECT_DUPLICATE',
-              typedSearchAttributes: [
-                { key: SEARCH.workspace, value: d.workspace_id },
-                { key: SEARCH.endpoint, value: d.endpoint_id },
-                ...(project ? [{ key: SEARCH.project, value: project }] : []),
-              ],
-              staticSummary: `Deliver ${typeOf.get(d.event_id)} ${d.event_id} to ${d.endpoint_id}`,
-            });
-            started++;
-          } catch (err) {
-            if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-          }
+        // One wake-up per endpoint and batch, whatever the number of its new deliveries. The rows
+        // are committed above, so the pass the signal triggers sees them. A batch claimed again
+        // after a crash signals again: harmless.
+        const wake = new Map<string, string>();
+        for (const m of matches) if (m.is_active) wake.set(m.endpoint_id, m.workspace_id);
+        await pLimit(opts.startConcurrency).map([...wake], async ([endpointId, workspaceId]) => {
+          await wakeEndpoint(client, taskQueue, endpointId, workspaceId);
+          started++;
           heartbeat();
         });
       }
@@ -246,13 +249,32 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
     });
   }
 
-  /** Permanently failed without an attempt: the endpoint went away or was disabled (spec 3.5). */
-  async function closeDelivery(deliveryId: string, reason: string): Promise<AttemptResult> {
-    await db('webhook_deliveries')
-      .where({ id: deliveryId })
+  /**
+   * Signal-with-start of the endpoint's delivery workflow: starts it when no run is open, else
+   * only wakes it. Either way the next pass reads the endpoint's open deliveries from the table.
+   */
+  async function wakeEndpoint(client: Client, taskQueue: string, endpointId: string, workspaceId: string): Promise<void> {
+    await client.workflow.signalWithStart(webhookEndpointWorkflow, {
+      taskQueue,
+      workflowId: workflowIds.webhookEndpoint(endpointId),
+      args: [{ endpointId } satisfies WebhookEndpointInput],
+      signal: webhookDeliveriesReadySignal,
+      signalArgs: [],
+      typedSearchAttributes: [
+        { key: SEARCH.workspace, value: workspaceId },
+        { key: SEARCH.endpoint, value: endpointId },
+      ],
+      staticSummary: `Deliver webhooks to ${endpointId}`,
+    });
+  }
+
+  /** Permanently failed without an attempt, several at once (the pass of a deleted or inactive endpoint). */
+  async function closeDeliveries(ids: string[], reason: string): Promise<number> {
+    if (!ids.length) return 0;
+    return db('webhook_deliveries')
+      .whereIn('id', ids)
       .whereIn('status', ['pending', 'retrying'])
       .update({ status: 'failed', failure_reason: reason, failed_at: db.fn.now(), next_attempt_at: null, updated_at: db.fn.now() });
-    return { outcome: 'failed', reason };
   }
 
   /**
@@ -262,12 +284,12 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
    * count a failure twice nor undo a terminal state.
    */
   async function recordAttempt(
-    d: DeliveryContext,
+    deliveryId: string,
     attempt: number,
     startedAt: Date,
     r: SendResult,
     retryInMs: number | null,
-  ): Promise<AttemptResult> {
+  ): Promise<AttemptResult & { endpointDisabled?: boolean }> {
     const recordIt = `
       with attempt_row as (
         insert into webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, outcome, error, remote_address)
@@ -276,7 +298,7 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
           status_code = excluded.status_code, outcome = excluded.outcome, error = excluded.error, remote_address = excluded.remote_address
       )`;
     const params = {
-      id: d.id,
+      id: deliveryId,
       attempt,
       startedAt,
       durationMs: r.durationMs,
@@ -322,7 +344,7 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
       0,
       1000,
     );
-    await db.raw(
+    const moved = await db.raw(
       `${recordIt},
       moved as (
         update webhook_deliveries set status = 'failed', attempt_count = :attempt, last_error = :error, failure_reason = :reason,
@@ -336,10 +358,11 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
         disabled_at = case when is_active and consecutive_failures + 1 >= :threshold then now() else disabled_at end,
         updated_at = case when is_active and consecutive_failures + 1 >= :threshold then now() else updated_at end,
         is_active = case when is_active and consecutive_failures + 1 >= :threshold then false else is_active end
-      where id in (select endpoint_id from moved)`,
+      where id in (select endpoint_id from moved)
+      returning is_active`,
       { ...params, error, reason, disabled, threshold: opts.disableAfterFailures },
     );
-    return { outcome: 'failed', reason };
+    return { outcome: 'failed', reason, endpointDisabled: (moved.rows as Array<{ is_active: boolean }>)[0]?.is_active === false };
   }
 
   return {
@@ -373,69 +396,130 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
     },
 
     /**
-     * One attempt of one delivery. `retryInMs` is the wait the workflow will take after a
-     * failure, or null on the last attempt, where a failure becomes permanent and counts
-     * toward the endpoint's streak. Receiver and network failures are outcomes; an exception
-     * means our own infrastructure failed and the activity is retried.
+     * One pass of an endpoint's delivery workflow: every delivery of the endpoint that is due
+     * (new, or its retry wait over), oldest event first, at most `passSize`; attempts start in
+     * that order, `endpointConcurrency` at a time. The endpoint is read once per pass, so a
+     * disable, delete, URL change or secret rotation applies from the next pass (a pass lasts at
+     * most `passBudgetMs` plus one receiver timeout). Receiver and network failures are recorded
+     * outcomes; an exception means our own infrastructure failed and the pass is retried.
+     */
+    async deliverDueWebhooks(input: WebhookEndpointInput): Promise<DeliveryPassResult> {
+      const pass: DeliveryPassResult = { attempted: 0, delivered: 0, retrying: 0, failed: 0, closed: 0, more: false, nextDueAtMs: null };
+      const ep = (await db('webhook_endpoints')
+        .where({ id: input.endpointId })
+        .first('url', 'is_active', 'disabled_reason', 'deleted_at', 'secret_enc', 'previous_secret_enc', 'previous_secret_expires_at')) as
+        EndpointContext | undefined;
+      const due = (
+        await db.raw(
+          `
+        select d.id, d.attempt_count, e.id as e_id, e.workspace_id as e_workspace_id, e.project_id as e_project_id,
+          e.type as e_type, e.data as e_data, e.created_at as e_created_at
+        from webhook_deliveries d
+        left join outbox_events e on e.id = d.event_id
+        where d.endpoint_id = ? and d.status in ('pending', 'retrying') and (d.next_attempt_at is null or d.next_attempt_at <= now())
+        order by d.event_created_at, d.id
+        limit ?`,
+          [input.endpointId, opts.passSize],
+        )
+      ).rows as DueDelivery[];
+      if (due.length === opts.passSize) pass.more = true;
+
+      const closeReason =
+        !ep || ep.deleted_at || !ep.secret_enc
+          ? 'endpoint_deleted: the endpoint was deleted before delivery'
+          : !ep.is_active
+            ? inactiveReason(ep.disabled_reason)
+            : null;
+      if (closeReason || !ep?.secret_enc) {
+        pass.closed += await closeDeliveries(
+          due.map((d) => d.id),
+          closeReason ?? 'endpoint_deleted',
+        );
+      } else {
+        pass.closed += await closeDeliveries(
+          due.filter((d) => !d.e_id).map((d) => d.id),
+          'event_missing: the event is no longer stored',
+        );
+        const secrets = [decrypt(ep.secret_enc)];
+        if (ep.previous_secret_enc && ep.previous_secret_expires_at && ep.previous_secret_expires_at.getTime() > Date.now())
+          secrets.push(decrypt(ep.previous_secret_enc));
+        const began = Date.now();
+        let stop = false;
+        await pLimit(opts.endpointConcurrency).map(
+          due.filter((d) => d.e_id),
+          async (d) => {
+            // Disabled by a permanent failure of this pass, or out of time: the rest stays due.
+            if (stop || Date.now() - began > opts.passBudgetMs) {
+              pass.more = true;
+              return;
+            }
+            const attempt = d.attempt_count + 1;
+            // Math.random is fine here: the wait is recorded in the row, never replayed.
+            const retryInMs = attempt < opts.maxAttempts ? withJitter(retryDelayMs(attempt, opts.retryBaseMs), Math.random()) : null;
+            const body = JSON.stringify(
+              webhookPayload({
+                id: d.e_id!,
+                workspace_id: d.e_workspace_id,
+                project_id: d.e_project_id,
+                type: d.e_type,
+                data: d.e_data,
+                created_at: d.e_created_at,
+              }),
+            );
+            const headers = {
+              'Content-Type': 'application/json',
+              'User-Agent': USER_AGENT,
+              [SIGNATURE_HEADER]: signatureHeader(secrets, Math.floor(Date.now() / 1000), body),
+              'Webhook-Id': d.e_id!,
+              'Webhook-Attempt': String(attempt),
+            };
+            const startedAt = new Date();
+            const sent = await sendWebhook(ep.url, body, headers, {
+              timeoutMs: opts.timeoutMs,
+              allowLoopback: opts.allowLoopback,
+              resolve: opts.resolve,
+            });
+            const r = await recordAttempt(d.id, attempt, startedAt, sent, retryInMs);
+            pass.attempted++;
+            if (r.outcome === 'delivered') pass.delivered++;
+            else if (r.outcome === 'retry') pass.retrying++;
+            else pass.failed++;
+            if (r.endpointDisabled) {
+              stop = true;
+              pass.more = true;
+            }
+          },
+        );
+      }
+      if (!pass.more) {
+        const next = (
+          await db.raw(
+            `select min(coalesce(next_attempt_at, now())) as next from webhook_deliveries where endpoint_id = ? and status in ('pending', 'retrying')`,
+            [input.endpointId],
+          )
+        ).rows[0]?.next as Date | null | undefined;
+        pass.nextDueAtMs = next ? next.getTime() : null;
+      }
+      return pass;
+    },
+
+    /**
+     * The attempt of a delivery workflow started before the endpoint workflow existed
+     * (deliverWebhookWorkflow, kept registered so that its open runs replay). It no longer
+     * sends: it wakes the endpoint's workflow, which delivers the row when it is due (now, since
+     * this attempt was due), and ends the old run with a reason saying so. A delivery already
+     * finished answers as before.
      */
     async attemptWebhookDelivery(input: { deliveryId: string; attempt: number; retryInMs: number | null }): Promise<AttemptResult> {
-      const d = (await db('webhook_deliveries as d')
-        .join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
-        .leftJoin('outbox_events as e', 'e.id', 'd.event_id')
-        .where('d.id', input.deliveryId)
-        .first(
-          'd.id',
-          'd.status',
-          'd.failure_reason',
-          'd.endpoint_id',
-          'w.url',
-          'w.is_active',
-          'w.disabled_reason',
-          'w.deleted_at',
-          'w.secret_enc',
-          'w.previous_secret_enc',
-          'w.previous_secret_expires_at',
-          'e.id as e_id',
-          'e.workspace_id as e_workspace_id',
-          'e.project_id as e_project_id',
-          'e.type as e_type',
-          'e.data as e_data',
-          'e.created_at as e_created_at',
-        )) as DeliveryContext | undefined;
+      const d = (await db('webhook_deliveries')
+        .where({ id: input.deliveryId })
+        .first('status', 'failure_reason', 'endpoint_id', 'workspace_id')) as
+        { status: string; failure_reason: string | null; endpoint_id: string; workspace_id: string } | undefined;
       if (!d) return { outcome: 'failed', reason: 'delivery_missing: no delivery record' };
       if (d.status === 'delivered') return { outcome: 'delivered' };
       if (d.status === 'failed') return { outcome: 'failed', reason: d.failure_reason ?? 'failed' };
-      if (d.deleted_at || !d.secret_enc) return closeDelivery(d.id, 'endpoint_deleted: the endpoint was deleted before delivery');
-      if (!d.is_active) return closeDelivery(d.id, inactiveReason(d.disabled_reason));
-      if (!d.e_id) return closeDelivery(d.id, 'event_missing: the event is no longer stored');
-
-      const body = JSON.stringify(
-        webhookPayload({
-          id: d.e_id,
-          workspace_id: d.e_workspace_id,
-          project_id: d.e_project_id,
-          type: d.e_type,
-          data: d.e_data,
-          created_at: d.e_created_at,
-        }),
-      );
-      const secrets = [decrypt(d.secret_enc)];
-      if (d.previous_secret_enc && d.previous_secret_expires_at && d.previous_secret_expires_at.getTime() > Date.now())
-        secrets.push(decrypt(d.previous_secret_enc));
-      const headers = {
-        'Content-Type': 'application/json',
-        'User-Agent': USER_AGENT,
-        [SIGNATURE_HEADER]: signatureHeader(secrets, Math.floor(Date.now() / 1000), body),
-        'Webhook-Id': d.e_id,
-        'Webhook-Attempt': String(input.attempt),
-      };
-      const startedAt = new Date();
-      const result = await sendWebhook(d.url, body, headers, {
-        timeoutMs: opts.timeoutMs,
-        allowLoopback: opts.allowLoopback,
-        resolve: opts.resolve,
-      });
-      return recordAttempt(d, input.attempt, startedAt, result, input.retryInMs);
+      await wakeEndpoint(await temporal(), Context.current().info.taskQueue, d.endpoint_id, d.workspace_id);
+      return { outcome: 'failed', reason: `handed_over: ${workflowIds.webhookEndpoint(d.endpoint_id)} delivers it` };
     },
   };
 }

@@ -4,6 +4,12 @@
 //   npm run bench -- webhooks                      1,000 events × 5 receivers, in one burst
 //   npm run bench -- webhooks --rate 10            the same events paced at 10/s (50 deliveries/s)
 //   npm run bench -- webhooks --help               every option
+//   npm run bench -- webhooks --strict             exit non-zero when a target is missed
+//
+// Targets (issue 19): a burst drains at ≥ 0.8× the baseline measured in the same run on the
+// same Temporal dev server (one workflow per delivery whose one regular activity POSTs the
+// signed request: bench/lib/webhookBaselineWorkflow.ts); paced at 20 events/s, p99
+// event-to-receiver ≤ 1 s. In every run: none lost, none duplicated, every signature valid.
 //
 // Measures deliveries per second and event-to-delivery latency (outbox row committed → the
 // receiver has read the whole request), and checks that no (event, endpoint) pair is lost or
@@ -24,6 +30,10 @@ import { diff, snapshot, type Groups } from './lib/proc';
 import { flushRedis, recreateDatabase } from './lib/database';
 
 const RECEIVER_CHILD = '--receivers-child';
+/** Burst drain rate of the service over the baseline's, at least. */
+const BURST_TARGET = 0.8;
+/** Paced (issue 19: at 20 events/s), event committed → receiver, p99 at most. */
+const PACED_P99_TARGET_MS = 1_000;
 
 // ---------------------------------------------------------------------------------------------
 // The receivers (child process): N node:http servers that verify each signature independently
@@ -89,6 +99,8 @@ const { values: opt } = parseArgs({
     endpoints: { type: 'string', default: '5' },
     rate: { type: 'string', default: '0' },
     timeout: { type: 'string', default: '180' },
+    'skip-baseline': { type: 'boolean', default: false },
+    strict: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
     'receivers-child': { type: 'boolean', default: false },
   },
@@ -103,6 +115,8 @@ Options:
   --endpoints N   receivers, each an endpoint subscribed to every event (default 5)
   --rate R        events per second; 0 emits them all at once (default 0)
   --timeout S     give up waiting for deliveries after S seconds (default 180)
+  --skip-baseline do not measure the baseline before a burst (it runs by default when --rate is 0)
+  --strict        exit 1 when a target is missed (burst ≥ ${BURST_TARGET}× the baseline; paced p99 ≤ ${PACED_P99_TARGET_MS} ms)
 
 Environment: BENCH_WH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_wh,
              dropped and recreated), BENCH_WH_REDIS_URL (default redis://127.0.0.1:6379/13, flushed),
@@ -263,6 +277,79 @@ async function main() {
     }
     step(`warm-up event ${warm} delivered to all ${ENDPOINTS}`);
 
+    // The baseline, same dev server, same worker settings, before the service's burst: one
+    // workflow per delivery, its one regular activity POSTs the signed request to the same receivers.
+    let baseline: { deliveries: number; perSecond: number; spanSeconds: number; latencyMs: { p50: number; p99: number } } | null = null;
+    if (RATE === 0 && !opt['skip-baseline']) {
+      const { Worker } = await import('@temporalio/worker');
+      const { NativeConnection } = await import('@temporalio/worker');
+      const { signatureHeader, SIGNATURE_HEADER } = await import('../lib/webhooks/signature');
+      const baseConnection = await NativeConnection.connect({ address: temporal.address });
+      const baseQueue = 'webhook-bench-baseline';
+      const baseWorker = await Worker.create({
+        connection: baseConnection,
+        namespace: config.temporalNamespace,
+        taskQueue: baseQueue,
+        workflowsPath: path.join(import.meta.dirname, 'lib', 'webhookBaselineWorkflow.ts'),
+        activities: {
+          async postBaselineWebhook(d: { url: string; body: string; headers: Record<string, string> }) {
+            const res = await fetch(d.url, { method: 'POST', body: d.body, headers: d.headers, redirect: 'manual' });
+            await res.arrayBuffer();
+            if (res.status < 200 || res.status > 299) throw new Error(`HTTP ${res.status}`);
+          },
+        },
+        maxConcurrentActivityTaskExecutions: config.worker.activityConcurrency,
+        maxConcurrentWorkflowTaskExecutions: config.worker.workflowConcurrency,
+      });
+      const baseRunning = baseWorker.run();
+      const { baselineWebhookWorkflow } = await import('./lib/webhookBaselineWorkflow');
+      const pLimit = (await import('p-limit')).default;
+      const before = (await receivers.ask<{ n: number }>('count')).n;
+      const n = EVENTS * ENDPOINTS;
+      const startedAt = new Map<string, number>();
+      const t0 = Date.now();
+      await pLimit(64).map(
+        Array.from({ length: n }, (_, i) => i),
+        async (i) => {
+          const ep = i % ENDPOINTS;
+          const id = `evt_baseline_${Math.floor(i / ENDPOINTS)}`;
+          const body = JSON.stringify({ id, type: 'post.updated', createdAt: new Date().toISOString(), data: { n: i } });
+          const headers = {
+            'Content-Type': 'application/json',
+            [SIGNATURE_HEADER]: signatureHeader([endpoints[ep]!.secret], Math.floor(Date.now() / 1000), body),
+            'Webhook-Id': id,
+          };
+          startedAt.set(`${id}/${ep}`, Date.now());
+          await client.workflow.start(baselineWebhookWorkflow, {
+            taskQueue: baseQueue,
+            workflowId: `baseline-${id}-${ep}`,
+            args: [{ url: `http://127.0.0.1:${receivers!.ports[ep]}/hooks`, body, headers }],
+          });
+        },
+      );
+      const deadline = Date.now() + TIMEOUT_MS;
+      while ((await receivers.ask<{ n: number }>('count')).n < before + n && Date.now() < deadline) await sleep(100);
+      const got = (await receivers.ask<{ receipts: Receipt[] }>('report')).receipts.filter((x) => x.eventId.startsWith('evt_baseline_'));
+      const lat = got
+        .map((x) => x.receivedAt - (startedAt.get(`${x.eventId}/${x.endpoint}`) ?? NaN))
+        .filter((x) => !Number.isNaN(x))
+        .sort((a, b) => a - b);
+      const span = (Math.max(...got.map((x) => x.receivedAt)) - t0) / 1000;
+      baseline = {
+        deliveries: got.length,
+        perSecond: got.length / span,
+        spanSeconds: span,
+        latencyMs: { p50: percentile(lat, 50), p99: percentile(lat, 99) },
+      };
+      baseWorker.shutdown();
+      await baseRunning;
+      await baseConnection.close();
+      step(
+        `baseline (one workflow + one POST activity per delivery): ${got.length}/${n} in ${span.toFixed(2)} s = ${baseline.perSecond.toFixed(0)} deliveries/s, p50 ${baseline.latencyMs.p50} ms, p99 ${baseline.latencyMs.p99} ms`,
+      );
+      if (got.length < n) throw new Error(`baseline delivered ${got.length} of ${n} within the timeout`);
+    }
+
     // Who burned the cores: on a shared machine the throughput depends on the neighbours, CPU
     // time per delivery much less. Postgres backends are ours when connected to our database.
     const pgAdmin = new pg.Client({ connectionString: DATABASE_URL });
@@ -304,7 +391,7 @@ async function main() {
     const deadline = Date.now() + TIMEOUT_MS;
     let seen = 0;
     for (;;) {
-      seen = (await receivers.ask<{ n: number }>('count')).n - ENDPOINTS;
+      seen = (await receivers.ask<{ n: number }>('count')).n - ENDPOINTS - (baseline?.deliveries ?? 0);
       if (seen >= expected || Date.now() > deadline) break;
       await sleep(100);
     }
@@ -312,7 +399,7 @@ async function main() {
     await pgAdmin.end();
     await sleep(1_000); // anything delivered twice arrives now
     const { receipts } = await receivers.ask<{ receipts: Receipt[] }>('report');
-    const measured = receipts.filter((x) => x.eventId !== warm);
+    const measured = receipts.filter((x) => x.eventId !== warm && !x.eventId.startsWith('evt_baseline_'));
 
     const events = await db()('outbox_events').where({ workspace_id: workspace.id }).whereNot({ id: warm }).select('id', 'created_at');
     const createdAt = new Map(events.map((e: { id: string; created_at: Date }) => [e.id, e.created_at.getTime()]));
@@ -396,6 +483,8 @@ async function main() {
         : null,
       machineBusy: cpu ? Math.round(cpu.machineBusy * 100) / 100 : null,
       latencyBreakdownP50Ms: breakdown,
+      baseline,
+      ratioToBaseline: baseline ? pairs.size / spanS / baseline.perSecond : null,
       latencyMs: {
         p50: percentile(latencies, 50),
         p90: percentile(latencies, 90),
@@ -428,11 +517,30 @@ async function main() {
         `  capacity bound   ≈ ${Math.round((os.cpus().length * 1000) / own)} deliveries/s if worker, Temporal and Postgres had the ${os.cpus().length} cores to themselves`,
       );
     }
+    const misses: string[] = [];
+    if (baseline && result.ratioToBaseline !== null) {
+      const ok = result.ratioToBaseline >= BURST_TARGET;
+      if (!ok) misses.push('burst ratio');
+      console.log(
+        `  vs baseline      ${result.deliveredPerSecond.toFixed(0)} / ${baseline.perSecond.toFixed(0)} deliveries/s = ${result.ratioToBaseline.toFixed(2)}× (target ≥ ${BURST_TARGET}×: ${ok ? 'met' : 'MISSED'}); baseline p99 ${baseline.latencyMs.p99} ms`,
+      );
+    }
+    if (RATE > 0) {
+      const ok = result.latencyMs.p99 <= PACED_P99_TARGET_MS;
+      if (!ok) misses.push('paced p99');
+      console.log(
+        `  paced target     p99 ${result.latencyMs.p99} ms (target ≤ ${PACED_P99_TARGET_MS} ms at 20 events/s; this run ${RATE}/s: ${ok ? 'met' : 'MISSED'})`,
+      );
+    }
     const out = path.join(import.meta.dirname, 'results', 'webhooks.json');
     fs.mkdirSync(path.dirname(out), { recursive: true });
     fs.writeFileSync(out, JSON.stringify(result, null, 2));
     console.log(`  written to ${path.relative(process.cwd(), out)}`);
     if (lost || duplicates || badSignatures) process.exitCode = 1;
+    if (opt.strict && misses.length) {
+      console.log(`  --strict: missed ${misses.join(', ')}`);
+      process.exitCode = 1;
+    }
   } finally {
     await stopWorker().catch((err) => console.error(`stopping the worker: ${err.message}`));
     receivers?.child.kill('SIGTERM');

@@ -15,6 +15,8 @@ export const workflowIds = {
   generation: (jobId: string) => jobId,
   /** One per (event, endpoint): a second start for the pair is rejected, so each is delivered once. */
   webhookDelivery: (eventId: string, endpointId: string) => `webhook-${eventId}-${endpointId}`,
+  /** docs/webhooks.md: the one delivery workflow of an endpoint (replaces one per pair for new events). */
+  webhookEndpoint: (endpointId: string) => `webhook-endpoint-${endpointId}`,
   webhookRelay: () => 'webhook-outbox-relay',
   /** docs/review.md: one workflow per review round of a post. */
   review: (postId: string, round: number) => `review-${postId}-${round}`,

@@ -1,18 +1,35 @@
 import {
   ActivityCancellationType,
+  condition,
   continueAsNew,
   defineQuery,
+  defineSignal,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
   sleep,
+  workflowInfo,
 } from '@temporalio/workflow';
-import type { AttemptResult, DeliverWebhookInput, WebhookActivities } from '../activities/webhooks';
+import type {
+  AttemptResult,
+  DeliverWebhookInput,
+  DeliveryPassResult,
+  WebhookActivities,
+  WebhookEndpointInput,
+} from '../activities/webhooks';
 import { retryDelayMs, withJitter } from '../lib/webhooks/schedule';
 
-// One workflow per (event, endpoint), id `webhook-<eventId>-<endpointId>` (ARCHITECTURE.md,
-// Temporal table): signed attempts on the retry schedule of lib/webhooks/schedule.ts, durable
-// timers in between, ending delivered or recorded as permanently failed with a reason (spec 6).
+// Two delivery workflow types (docs/webhooks.md, "How it runs"):
+//
+// - webhookEndpointWorkflow, id `webhook-endpoint-<endpointId>`: the one that delivers. One per
+//   endpoint with work to do; the relay wakes it with a signal (signal-with-start) once per
+//   relayed batch, and each pass of a local activity sends every delivery of the endpoint that
+//   is due, in event order, records the attempts and tells when the next retry is due. The
+//   delivery rows are the truth, so a pass after a crash or a continue-as-new simply carries on.
+// - deliverWebhookWorkflow, id `webhook-<eventId>-<endpointId>`: the former one workflow per
+//   (event, endpoint). Kept registered, unchanged, so that runs started before the endpoint
+//   workflow existed replay; their next attempt hands the delivery over to the endpoint
+//   workflow (activities/webhooks.ts) and they close. Remove once none is open.
 
 const { attemptWebhookDelivery } = proxyLocalActivities<WebhookActivities>({
   // Local: an attempt is short (the POST is bounded by the 10 s receiver timeout, DNS included,
@@ -64,6 +81,64 @@ export async function deliverWebhookWorkflow(input: DeliverWebhookInput): Promis
   }
 }
 
+const { deliverDueWebhooks } = proxyLocalActivities<WebhookActivities>({
+  // Local: a pass is short (bounded attempts of at most the receiver timeout each) and running
+  // it inside the workflow task spares a round of activity tasks through the server. Receiver
+  // failures are recorded outcomes; an exception is our own infrastructure (database down) and
+  // the pass is retried for as long as it takes. A pass repeated after a crash may repeat a POST
+  // that had landed: at-least-once, same Webhook-Id (docs/webhooks.md).
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
+/** The relay's wake-up call: new deliveries for this endpoint are written (the rows say which). */
+export const webhookDeliveriesReadySignal = defineSignal('webhookDeliveriesReady');
+
+/** What the endpoint workflow last did, for operators (a query adds nothing to the history). */
+export interface EndpointDeliveryStatus {
+  passes: number;
+  lastPass: DeliveryPassResult | null;
+  nextDueAtMs: number | null;
+}
+export const endpointDeliveryStatusQuery = defineQuery<EndpointDeliveryStatus>('endpointDeliveryStatus');
+
+/** An idle endpoint workflow closes after this; the next event's signal-with-start opens a new run. */
+const IDLE_CLOSE_MS = 60_000;
+/** Continue as new past this many history events (the server also suggests it). */
+const HISTORY_LIMIT = 2_000;
+
+export async function webhookEndpointWorkflow(input: WebhookEndpointInput): Promise<void> {
+  let woken = false;
+  const status: EndpointDeliveryStatus = { passes: 0, lastPass: null, nextDueAtMs: null };
+  setHandler(webhookDeliveriesReadySignal, () => {
+    woken = true;
+  });
+  setHandler(endpointDeliveryStatusQuery, () => status);
+  for (;;) {
+    // Anything signalled before this line is covered by the pass: the rows were committed first.
+    woken = false;
+    const r = await deliverDueWebhooks({ endpointId: input.endpointId });
+    status.passes++;
+    status.lastPass = r;
+    status.nextDueAtMs = r.nextDueAtMs;
+    const info = workflowInfo();
+    if (info.continueAsNewSuggested || info.historyLength >= (input.historyLimit ?? HISTORY_LIMIT)) {
+      // The next run starts with a pass, which reads every open delivery from the table: a
+      // signal that arrives meanwhile loses nothing.
+      await continueAsNew<typeof webhookEndpointWorkflow>(input);
+    }
+    if (r.more) continue;
+    if (r.nextDueAtMs === null) {
+      // Nothing open. Closing while a signal is on its way is safe: the server refuses to close a
+      // workflow with an unhandled signal, and after the close a signal-with-start opens a new run.
+      if (!(await condition(() => woken, input.idleCloseMs ?? IDLE_CLOSE_MS))) return;
+    } else {
+      const waitMs = r.nextDueAtMs - Date.now();
+      if (waitMs > 0) await condition(() => woken, waitMs);
+    }
+  }
+}
+
 const { relayOutbox } = proxyActivities<WebhookActivities>({
   // A long poll loop: its heartbeat shows it alive, so when a worker dies the relay resumes on
   // another one within the heartbeat timeout. Relaying is idempotent (SKIP LOCKED claims,
@@ -76,8 +151,8 @@ const { relayOutbox } = proxyActivities<WebhookActivities>({
 });
 
 /**
- * The outbox relay (id `webhook-outbox-relay`), started by the worker process. Each activity
- * run relays for `runMs`; the history stays short by continuing as new every 50 runs.
+ * The outbox relay (id `webhook-outbox-relay`), started by the worker process. It wakes the
+ * endpoint workflows of the deliveries it writes. Each activity run relays for `runMs`; the history stays short by continuing as new every 50 runs.
  */
 export async function webhookRelayWorkflow(input: { runMs?: number } = {}): Promise<void> {
   for (let i = 0; i < 50; i++) await relayOutbox({ maxRunMs: input.runMs ?? 60_000 });

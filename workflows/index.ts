@@ -2,7 +2,14 @@
 export { publishPostWorkflow, scheduleChangedSignal, publishStatusQuery } from './publishPost';
 export { connectionHealthWorkflow, checkNowSignal, healthStatusQuery } from './connectionHealth';
 export { maintenanceWorkflow } from './maintenance';
-export { deliverWebhookWorkflow, deliveryStatusQuery, webhookRelayWorkflow } from './deliverWebhook';
+export {
+  deliverWebhookWorkflow,
+  deliveryStatusQuery,
+  endpointDeliveryStatusQuery,
+  webhookDeliveriesReadySignal,
+  webhookEndpointWorkflow,
+  webhookRelayWorkflow,
+} from './deliverWebhook';
 export { generatePostWorkflow, jobProgressQuery } from './generatePost';
 export { metricsSyncWorkflow } from './metricsSync';
 export { sweepUploadsWorkflow } from './sweepUploads';

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { db } from '../../lib/db';
 import { temporalClient, workflowIds } from '../../lib/temporal';
-import { webhookRelayWorkflow } from '../../workflows/deliverWebhook';
+import { newId } from '../../lib/ids';
+import { deliverWebhookWorkflow, endpointDeliveryStatusQuery, webhookRelayWorkflow } from '../../workflows/deliverWebhook';
 import { recordHistory } from '../../scripts/record-history';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
@@ -24,7 +25,7 @@ import {
 import { verifyWebhookSignature } from './verifier';
 
 // spec 6 end to end: committed outbox events → relay workflow → one delivery workflow per
-// (event, endpoint) on the real Temporal dev server → real node:http receivers on 127.0.0.1.
+// endpoint on the real Temporal dev server → real node:http receivers on 127.0.0.1.
 // Loopback receivers are allowed by the worker's explicit options here; the refusal path with
 // the allowance off is the last block of this file and test/webhooks/send.test.ts.
 //
@@ -189,6 +190,87 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     );
     assert.equal(c.received.length, 0);
     assert.equal((await deliveriesOf(other.id)).length, 0);
+  });
+
+  it('delivers through one workflow per endpoint, first attempts started in event order', async () => {
+    const { w, endpoint } = await workspace();
+    const [a, b] = [await rx(), await rx()];
+    const ea = await endpoint({ url: a.url, events: ['post.updated'] });
+    const eb = await endpoint({ url: b.url, events: ['post.updated'] });
+    const N = 40;
+    const ids: string[] = [];
+    for (let i = 0; i < N; i++) ids.push(await emit(w.workspace.id, 'post.updated', { n: i }));
+    await terminal(ea.id, N);
+    await terminal(eb.id, N);
+    const temporal = await temporalClient();
+    for (const e of [ea, eb]) {
+      const handle = temporal.workflow.getHandle(workflowIds.webhookEndpoint(e.id));
+      assert.equal((await handle.describe()).type, 'webhookEndpointWorkflow');
+      const status = await handle.query(endpointDeliveryStatusQuery);
+      assert.ok(status.passes >= 1 && status.passes <= N, `${status.passes} passes for ${N} deliveries`);
+      const perPair = await temporal.workflow
+        .getHandle(workflowIds.webhookDelivery(ids[0]!, e.id))
+        .describe()
+        .then(
+          () => null,
+          (err: unknown) => err,
+        );
+      assert.ok(perPair instanceof WorkflowNotFoundError, 'no workflow per (event, endpoint)');
+      const rows = (await db()('webhook_delivery_attempts as t')
+        .join('webhook_deliveries as d', 'd.id', 't.delivery_id')
+        .where({ 'd.endpoint_id': e.id, 't.attempt': 1 })
+        .select('d.event_id', 't.started_at')) as Array<{ event_id: string; started_at: Date }>;
+      const startedAt = new Map(rows.map((x) => [x.event_id, x.started_at.getTime()]));
+      assert.equal(startedAt.size, N);
+      for (let i = 1; i < N; i++)
+        assert.ok(startedAt.get(ids[i]!)! >= startedAt.get(ids[i - 1]!)!, `event ${i} was first attempted before event ${i - 1}`);
+    }
+    assert.deepEqual(new Set(a.received.map((x) => x.json.id)), new Set(ids));
+    assert.equal(a.received.length, N);
+  });
+
+  it('drains a per-delivery workflow of the former design: its next attempt hands the delivery to the endpoint workflow', async () => {
+    const { w, endpoint } = await workspace();
+    const r = await rx();
+    const e = await endpoint({ url: r.url, events: ['post.updated'] });
+    // As the former relay left them: the event dispatched, its delivery row pending, owned by a
+    // workflow of its own that is about to make its first attempt.
+    const eventId = newId('event');
+    await db()('outbox_events').insert({
+      id: eventId,
+      workspace_id: w.workspace.id,
+      project_id: null,
+      type: 'post.updated',
+      data: JSON.stringify({ legacy: true }),
+      dispatched_at: new Date(),
+    });
+    const event = await db()('outbox_events').where({ id: eventId }).first();
+    const deliveryId = newId('webhookDelivery');
+    await db()('webhook_deliveries').insert({
+      id: deliveryId,
+      workspace_id: w.workspace.id,
+      endpoint_id: e.id,
+      event_id: eventId,
+      event_type: 'post.updated',
+      event_created_at: event.created_at,
+      status: 'pending',
+    });
+    const temporal = await temporalClient();
+    const old = await temporal.workflow.start(deliverWebhookWorkflow, {
+      taskQueue: worker.taskQueue,
+      workflowId: workflowIds.webhookDelivery(eventId, e.id),
+      args: [{ deliveryId, eventId, endpointId: e.id, retry: { baseMs: 200, maxAttempts: 3 } }],
+    });
+    const result = await old.result();
+    assert.equal(result.outcome, 'failed');
+    assert.match((result as { reason: string }).reason, /^handed_over: webhook-endpoint-/);
+    const [d] = await terminal(e.id, 1);
+    assert.equal(d.status, 'delivered');
+    assert.equal(d.attempt_count, 1);
+    await sleep(300);
+    assert.equal(r.received.length, 1, 'sent once, by the endpoint workflow');
+    assert.equal(r.received[0]!.headers['webhook-id'], eventId);
+    assert.equal(r.received[0]!.headers['webhook-attempt'], '1');
   });
 
   it('disables an endpoint after five permanently failed deliveries, counted across concurrent events; PATCH recovers it', async () => {
