@@ -1,4 +1,4 @@
-import { createHash, hkdfSync } from 'node:crypto';
+import { createHash, hkdfSync, webcrypto } from 'node:crypto';
 import { errors as jose, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { config } from './config';
 
@@ -11,18 +11,18 @@ import { config } from './config';
 export type TokenPurpose = 'cursor' | 'post-delete-confirmation';
 
 const ALG = 'HS256';
-const keys = new Map<TokenPurpose, Promise<CryptoKey>>();
+const keys = new Map<TokenPurpose, Promise<webcrypto.CryptoKey>>();
 
 /**
  * The purpose's HMAC key, imported into WebCrypto once: jose signs and verifies through
  * WebCrypto, and handing it raw bytes would import the key again for every token (a page of a
  * list mints one cursor per request; bench/posts-list.ts).
  */
-function keyFor(purpose: TokenPurpose): Promise<CryptoKey> {
+function keyFor(purpose: TokenPurpose): Promise<webcrypto.CryptoKey> {
   let key = keys.get(purpose);
   if (!key) {
     const raw = new Uint8Array(hkdfSync('sha256', config.secretKey, 'content-scheduler signed tokens', purpose, 32));
-    key = crypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    key = webcrypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
     keys.set(purpose, key);
   }
   return key;
