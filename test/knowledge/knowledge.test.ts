@@ -14,6 +14,7 @@ import { oauthToken as consentToken } from '../mcp/support';
 import { oauthToken } from '../webhooks/support';
 import { waitFor } from '../support/wait';
 import { startPageServer, type PageServer } from './support';
+import { pdfFixture, wavWithTranscript } from '../sources/files';
 
 // The knowledge base (docs/knowledge.md; spec 2.10, 4.5, 5.4): KNOWLEDGE_INGEST jobs for text,
 // file, url and youtube on Temporal, the document and its preview, visibility by assignment,
@@ -207,6 +208,41 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
     assert.equal(doc.name, 'pricing.md');
     assert.equal(doc.sourceName, 'pricing.md');
     assert.equal(doc.textPreview, md.trim());
+  });
+
+  it('file, inline: a PDF and a recording through the shared extraction; an unreadable file fails with its code', async () => {
+    const inline = (bytes: Buffer, filename: string, mimeType: string) => ({
+      type: 'file',
+      projectId: ws.project.id,
+      content_base64: bytes.toString('base64'),
+      mimeType,
+      filename,
+    });
+    const pdf = await ingestDone(inline(pdfFixture(), 'notes.pdf', 'application/pdf'));
+    assert.equal(pdf.type, 'file');
+    assert.equal(pdf.sourceName, 'notes.pdf');
+    assert.match(pdf.textPreview, /shipping weekly beats shipping monthly/);
+    const spoken = 'Our support team answers every ticket within four hours on weekdays.';
+    const talk = await ingestDone(inline(wavWithTranscript(spoken, 2), 'talk.wav', 'audio/wav'));
+    assert.match(talk.textPreview, /within four hours on weekdays/);
+    // Bytes that are no readable kind, whatever the declared type: FAILED, not retried, no document.
+    const before = await db()('knowledge_documents').where({ workspace_id: ws.workspace.id }).count<{ count: string }[]>({ count: '*' });
+    const bad = await finished(
+      (await ingest(inline(Buffer.from([0x00, 0x01, 0x02, 0xff, 0xfe, 0x00, 0x10]), 'blob.txt', 'text/plain'))).id,
+    );
+    assert.equal(bad.status, 'FAILED', JSON.stringify(bad));
+    assert.equal(bad.errorCode, 'unsupported_media_type');
+    assert.equal(bad.attemptCount, 1);
+    const after = await db()('knowledge_documents').where({ workspace_id: ws.workspace.id }).count<{ count: string }[]>({ count: '*' });
+    assert.equal(after[0]!.count, before[0]!.count);
+    // Inline fields are all required; bad base64 is refused before anything is stored or queued.
+    assertError(
+      await call('POST', '/v1/knowledge', { body: { type: 'file', projectId: ws.project.id, content_base64: 'aGk=', filename: 'x.txt' } }),
+      400,
+      'invalid_request',
+    );
+    const badBase64 = { ...inline(Buffer.from('x'), 'x.txt', 'text/plain'), content_base64: 'not base64!' };
+    assertError(await call('POST', '/v1/knowledge', { body: badBase64 }), 400, 'invalid_request');
   });
 
   it('url: the readable article of a page on a local server (loopback allowed by configuration)', async () => {
