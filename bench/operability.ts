@@ -6,6 +6,12 @@
 // requests, so each figure is one request's latency). Per round it measures, interleaved:
 //   plain      — the request as served (metrics on: they cannot be switched off);
 //   validated  — the same plus the test suite's response check (test/support/contract.ts);
+//   traced     — tracing on (lib/telemetry.ts: the request span, the Postgres and Redis
+//                instrumentations), spans batched to an exporter that drops them, so the
+//                figure is the cost in this process and not a collector's network;
+//   untraced   — tracing off again, as a process without OTEL_* variables runs: the app built
+//                without the request span, no instrumentation registered (what "off" costs
+//                is the difference to plain, which is the same code path);
 // and, in the same process, the cost of the metrics calls one request makes (a counter inc and
 // a histogram observe with its labels), timed in a tight loop and expressed against the mean
 // request. The pieces that are switchable are measured on vs off; the metrics as their calls.
@@ -37,6 +43,9 @@ const { createApp } = await import('../api/app');
 const { checkResponse } = await import('../test/support/contract');
 const { httpDuration, httpRequests } = await import('../lib/metrics');
 const { closeRedis } = await import('../lib/redis');
+const { startTracing, stopTracing } = await import('../lib/telemetry');
+const { BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+const { tracingMiddleware } = await import('../api/tracing');
 
 const ws = await workspaceWithKey();
 for (let i = 0; i < 60; i++) {
@@ -54,15 +63,27 @@ for (let i = 0; i < 60; i++) {
     .catch((e: Error) => e);
   if (res instanceof Error) throw res;
 }
-const server = createApp().listen(0, '127.0.0.1');
-await new Promise((r) => server.once('listening', r));
-const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/posts?projectId=${ws.project.id}&limit=50`;
+async function listen(app: ReturnType<typeof createApp>) {
+  const s = app.listen(0, '127.0.0.1');
+  await new Promise((r) => s.once('listening', r));
+  return { server: s, url: `http://127.0.0.1:${(s.address() as AddressInfo).port}/v1/posts?projectId=${ws.project.id}&limit=50` };
+}
+const { server, url } = await listen(createApp());
+// The traced app: the same app with the request span mounted first (createApp does this when
+// tracing is on at its start); tracing itself is switched on and off around its rounds.
+const tracedApp = createApp();
+tracedApp.middleware.unshift(tracingMiddleware('rest'));
+const traced = await listen(tracedApp);
+const discard = {
+  export: (_spans: unknown[], done: (r: { code: number }) => void) => done({ code: 0 }),
+  shutdown: async () => {},
+};
 const headers = { Authorization: `Bearer ${ws.key}` };
 
-async function run(validate: boolean): Promise<number> {
+async function run(validate: boolean, target = url): Promise<number> {
   const started = performance.now();
   for (let i = 0; i < REQUESTS; i++) {
-    const res = await fetch(url, { headers });
+    const res = await fetch(target, { headers });
     const body = await res.json();
     if (res.status !== 200) throw new Error(`status ${res.status}`);
     if (validate) {
@@ -74,11 +95,20 @@ async function run(validate: boolean): Promise<number> {
 }
 
 await run(true); // warm-up (also compiles the contract validators)
+await startTracing({ serviceName: 'bench', spanProcessor: new BatchSpanProcessor(discard as never) });
+await run(false, traced.url); // warm-up of the traced path
+await stopTracing();
 const plain: number[] = [];
 const validated: number[] = [];
+const tracedRuns: number[] = [];
+const untraced: number[] = [];
 for (let r = 0; r < ROUNDS; r++) {
   plain.push(await run(false));
   validated.push(await run(true));
+  await startTracing({ serviceName: 'bench', spanProcessor: new BatchSpanProcessor(discard as never) });
+  tracedRuns.push(await run(false, traced.url));
+  await stopTracing();
+  untraced.push(await run(false));
 }
 const labels = { operation: 'posts.list', method: 'GET', status: '200' };
 const N = 200_000;
@@ -97,6 +127,8 @@ const validateMs = (performance.now() - t1) / M;
 const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
 const p = mean(plain);
 const v = mean(validated);
+const t = mean(tracedRuns);
+const u = mean(untraced);
 console.log(`GET /v1/posts?limit=50, ${REQUESTS} sequential requests x ${ROUNDS} rounds (interleaved)`);
 console.log(
   `  plain (metrics on)            ${(p * 1000).toFixed(0)} µs/request  rounds: ${plain.map((x) => (x * 1000).toFixed(0)).join(', ')}`,
@@ -105,10 +137,17 @@ console.log(
   `  + response validation         ${(v * 1000).toFixed(0)} µs/request  rounds: ${validated.map((x) => (x * 1000).toFixed(0)).join(', ')}  (+${(((v - p) / p) * 100).toFixed(1)} %)`,
 );
 console.log(
+  `  + tracing on                  ${(t * 1000).toFixed(0)} µs/request  rounds: ${tracedRuns.map((x) => (x * 1000).toFixed(0)).join(', ')}  (+${(((t - p) / p) * 100).toFixed(1)} %)`,
+);
+console.log(
+  `  tracing off (after it ran)    ${(u * 1000).toFixed(0)} µs/request  rounds: ${untraced.map((x) => (x * 1000).toFixed(0)).join(', ')}  (${u >= p ? '+' : ''}${(((u - p) / p) * 100).toFixed(1)} %)`,
+);
+console.log(
   `  validation of one 50-post page ${(validateMs * 1000).toFixed(0)} µs  (${((validateMs / p) * 100).toFixed(1)} % of a request; test side only)`,
 );
 console.log(`  metrics calls of one request  ${(metricsMs * 1000).toFixed(2)} µs  (${((metricsMs / p) * 100).toFixed(2)} % of a request)`);
 server.close();
+traced.server.close();
 await closeDb();
 await closeRedis();
 process.exit(0);
