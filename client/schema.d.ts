@@ -1242,6 +1242,97 @@ export interface components {
             position: number;
             postCount: number;
         };
+        CompanyPage: {
+            /** @description proj_* */
+            id: string;
+            name: string;
+            /** @description PERSONAL_BRAND, COMPANY_PAGE or AMPLIFIER */
+            type: string;
+            typeLabel: string;
+            status: string;
+            username: string | null;
+            avatarUrl: string | null;
+            isActive: boolean;
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+            network: components["schemas"]["NetworkConnection"] | null;
+            /** @description the personal account the page publishes through; null when never linked */
+            linkedAccount: {
+                /** @description the linked personal account's project here, when the caller can see one */
+                projectId: string | null;
+                name: string | null;
+                username: string | null;
+            } | null;
+            canPublish: boolean;
+        };
+        Calendar: {
+            /** @description YYYY-MM-DD, in the project's timezone */
+            from: string;
+            /** @description YYYY-MM-DD, in the project's timezone */
+            to: string;
+            maxDays: number;
+            projects: {
+                id: string;
+                name: string;
+                type: string;
+                timezone: string;
+            }[];
+            entries: ({
+                /** @constant */
+                type: "post";
+                id: string;
+                projectId: string;
+                /** @description ISO 8601 date-time, UTC */
+                at: string;
+                /** @description YYYY-MM-DD, in the project's timezone */
+                date: string;
+                /** @description HH:MM, in the project's timezone */
+                time: string;
+                status: string;
+                title: string;
+                contentType: string;
+            } | {
+                /** @constant */
+                type: "draft";
+                id: string;
+                projectId: string;
+                /** @description ISO 8601 date-time, UTC */
+                at: string;
+                /** @description YYYY-MM-DD, in the project's timezone */
+                date: string;
+                /** @description HH:MM, in the project's timezone */
+                time: string;
+                status: string;
+                title: string;
+                contentType: string;
+                slotId: string;
+            } | {
+                /** @constant */
+                type: "note";
+                id: string;
+                projectId: string;
+                /** @description ISO 8601 date-time, UTC */
+                at: string;
+                /** @description YYYY-MM-DD, in the project's timezone */
+                date: string;
+                /** @description HH:MM, in the project's timezone */
+                time: string;
+                contentType: string;
+                content: string;
+                slotId: string;
+            } | {
+                /** @constant */
+                type: "idea";
+                id: string;
+                projectId: string;
+                /** @description YYYY-MM-DD, in the project's timezone */
+                date: string;
+                title: string;
+                status: string;
+            })[];
+            /** @description more entries than one answer holds (5,000); narrow the range */
+            truncated: boolean;
+        };
         "health.get.response": {
             data: {
                 /** @constant */
@@ -1401,6 +1492,17 @@ export interface components {
         };
         "ideas.update.response": {
             data: components["schemas"]["Idea"];
+        };
+        "calendar.list.response": {
+            data: components["schemas"]["Calendar"];
+        };
+        "companyPages.list.response": {
+            data: components["schemas"]["CompanyPage"][];
+            pagination: {
+                /** @description Pass as `cursor` for the next page; null on the last page. */
+                next_cursor: string | null;
+                has_more: boolean;
+            };
         };
         /** @description spec 7.1: every REST error. Branch on `code`; `message` is prose and not contractual. */
         Error: {
@@ -7148,7 +7250,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": components["schemas"]["calendar.list.response"];
                 };
             };
             /** @description invalid_request, version_unsupported */
@@ -7278,7 +7380,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": components["schemas"]["companyPages.list.response"];
                 };
             };
             /** @description invalid_request, bad_cursor, bad_pagination, version_unsupported */

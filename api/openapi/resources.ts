@@ -361,6 +361,71 @@ export const healthAuthSchema = z
   .strict();
 
 /** The named schemas of the document's components (each referenced from the operations that return it). */
+// ---- company pages (GET /v1/company-pages) ------------------------------------------------------
+
+export const companyPageSchema = z
+  .object({
+    ...projectShape,
+    linkedAccount: z
+      .object({
+        projectId: z.string().nullable().describe("the linked personal account's project here, when the caller can see one"),
+        name: z.string().nullable(),
+        username: z.string().nullable(),
+      })
+      .strict()
+      .nullable()
+      .describe('the personal account the page publishes through; null when never linked'),
+    canPublish: z.boolean(),
+  })
+  .strict();
+
+// ---- calendar (GET /v1/calendar, docs/calendar.md) ----------------------------------------------
+
+const calendarDate = z.string().describe("YYYY-MM-DD, in the project's timezone");
+const calendarTimed = {
+  id: z.string(),
+  projectId: z.string(),
+  at: dateTime,
+  date: calendarDate,
+  time: z.string().describe("HH:MM, in the project's timezone"),
+};
+
+export const calendarSchema = z
+  .object({
+    from: calendarDate,
+    to: calendarDate,
+    maxDays: z.number().int(),
+    projects: z.array(z.object({ id: z.string(), name: z.string(), type: z.string(), timezone: z.string() }).strict()),
+    entries: z.array(
+      z.discriminatedUnion('type', [
+        z.object({ type: z.literal('post'), ...calendarTimed, status: z.string(), title: z.string(), contentType: z.string() }).strict(),
+        z
+          .object({
+            type: z.literal('draft'),
+            ...calendarTimed,
+            status: z.string(),
+            title: z.string(),
+            contentType: z.string(),
+            slotId: z.string(),
+          })
+          .strict(),
+        z.object({ type: z.literal('note'), ...calendarTimed, contentType: z.string(), content: z.string(), slotId: z.string() }).strict(),
+        z
+          .object({
+            type: z.literal('idea'),
+            id: z.string(),
+            projectId: z.string(),
+            date: calendarDate,
+            title: z.string(),
+            status: z.string(),
+          })
+          .strict(),
+      ]),
+    ),
+    truncated: z.boolean().describe('more entries than one answer holds (5,000); narrow the range'),
+  })
+  .strict();
+
 export const NAMED_RESOURCES: Record<string, z.ZodType> = {
   Workspace: workspaceSchema,
   Principal: principalSchema,
@@ -381,4 +446,6 @@ export const NAMED_RESOURCES: Record<string, z.ZodType> = {
   Team: teamSchema,
   Idea: ideaSchema,
   PostStatus: postStatusSchema,
+  CompanyPage: companyPageSchema,
+  Calendar: calendarSchema,
 };
