@@ -81,8 +81,13 @@ const discard = {
 };
 const headers = { Authorization: `Bearer ${ws.key}` };
 
-async function run(validate: boolean, target = url): Promise<number> {
+// CPU time of this process (the server and the client both run here) per request, beside the
+// wall time: on a shared machine the wall time swings with other load, the CPU spent per
+// request much less, so the tracing figures below are read from it.
+const cpu: Record<'plain' | 'traced' | 'untraced', number[]> = { plain: [], traced: [], untraced: [] };
+async function run(validate: boolean, target = url, cpuInto?: number[]): Promise<number> {
   const started = performance.now();
+  const cpuStart = process.cpuUsage();
   for (let i = 0; i < REQUESTS; i++) {
     const res = await fetch(target, { headers });
     const body = await res.json();
@@ -92,6 +97,8 @@ async function run(validate: boolean, target = url): Promise<number> {
       if (problems.length) throw new Error(problems.join('; '));
     }
   }
+  const used = process.cpuUsage(cpuStart);
+  cpuInto?.push((used.user + used.system) / 1000 / REQUESTS);
   return (performance.now() - started) / REQUESTS;
 }
 
@@ -104,12 +111,12 @@ const validated: number[] = [];
 const tracedRuns: number[] = [];
 const untraced: number[] = [];
 for (let r = 0; r < ROUNDS; r++) {
-  plain.push(await run(false));
+  plain.push(await run(false, url, cpu.plain));
   validated.push(await run(true));
   await startTracing({ serviceName: 'bench', spanProcessor: new BatchSpanProcessor(discard as never) });
-  tracedRuns.push(await run(false, traced.url));
+  tracedRuns.push(await run(false, traced.url, cpu.traced));
   await stopTracing();
-  untraced.push(await run(false));
+  untraced.push(await run(false, url, cpu.untraced));
 }
 const labels = { operation: 'posts.list', method: 'GET', status: '200' };
 const N = 200_000;
@@ -150,6 +157,12 @@ console.log(
 );
 console.log(
   `  validation of one 50-post page ${(validateMs * 1000).toFixed(0)} µs  (${((validateMs / p) * 100).toFixed(1)} % of a request; test side only)`,
+);
+const cp = mean(cpu.plain);
+const ct = mean(cpu.traced);
+const cu = mean(cpu.untraced);
+console.log(
+  `  CPU per request: plain ${(cp * 1000).toFixed(0)} µs, tracing on ${(ct * 1000).toFixed(0)} µs (+${(((ct - cp) / cp) * 100).toFixed(1)} %), tracing off after it ran ${(cu * 1000).toFixed(0)} µs (${cu >= cp ? '+' : ''}${(((cu - cp) / cp) * 100).toFixed(1)} %)`,
 );
 console.log(`  metrics calls of one request  ${(metricsMs * 1000).toFixed(2)} µs  (${((metricsMs / p) * 100).toFixed(2)} % of a request)`);
 server.close();

@@ -1333,6 +1333,26 @@ export interface components {
             /** @description more entries than one answer holds (5,000); narrow the range */
             truncated: boolean;
         };
+        PostAwaitingReview: {
+            /** @description post_* */
+            id: string;
+            projectId: string | null;
+            /** @description Legacy status enum (spec 3.1). */
+            status: string;
+            platform: string;
+            contentType: string;
+            title: string;
+            content: string;
+            scheduledAt: string | null;
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+            updatedAt: string | null;
+            review: {
+                state: string;
+            } & {
+                [key: string]: unknown;
+            };
+        };
         "health.get.response": {
             data: {
                 /** @constant */
@@ -1503,6 +1523,18 @@ export interface components {
                 next_cursor: string | null;
                 has_more: boolean;
             };
+        };
+        "reviews.request.response": {
+            data: components["schemas"]["Post"];
+        };
+        "reviews.approve.response": {
+            data: components["schemas"]["Post"];
+        };
+        "reviews.reject.response": {
+            data: components["schemas"]["Post"];
+        };
+        "reviews.awaiting.response": {
+            data: components["schemas"]["PostAwaitingReview"][];
         };
         /** @description spec 7.1: every REST error. Branch on `code`; `message` is prose and not contractual. */
         Error: {
@@ -8050,7 +8082,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": components["schemas"]["reviews.request.response"];
                 };
             };
             /** @description invalid_request, version_unsupported */
@@ -8115,7 +8147,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_conflict */
+            /** @description conflict, idempotency_key_conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8125,7 +8157,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "idempotency_key_conflict";
+                            code?: "conflict" | "idempotency_key_conflict";
                         };
                     };
                 };
@@ -8233,7 +8265,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": components["schemas"]["reviews.approve.response"];
                 };
             };
             /** @description invalid_request, version_unsupported */
@@ -8268,7 +8300,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description scope_missing, plan_not_eligible, workspace_unavailable */
+            /** @description scope_missing, plan_not_eligible, forbidden_project, workspace_unavailable */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8278,7 +8310,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "scope_missing" | "plan_not_eligible" | "workspace_unavailable";
+                            code?: "scope_missing" | "plan_not_eligible" | "forbidden_project" | "workspace_unavailable";
                         };
                     };
                 };
@@ -8298,7 +8330,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_conflict */
+            /** @description conflict, idempotency_key_conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8308,7 +8340,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "idempotency_key_conflict";
+                            code?: "conflict" | "idempotency_key_conflict";
                         };
                     };
                 };
@@ -8416,7 +8448,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": components["schemas"]["reviews.reject.response"];
                 };
             };
             /** @description invalid_request, version_unsupported */
@@ -8451,7 +8483,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description scope_missing, plan_not_eligible, workspace_unavailable */
+            /** @description scope_missing, plan_not_eligible, forbidden_project, workspace_unavailable */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8461,7 +8493,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "scope_missing" | "plan_not_eligible" | "workspace_unavailable";
+                            code?: "scope_missing" | "plan_not_eligible" | "forbidden_project" | "workspace_unavailable";
                         };
                     };
                 };
@@ -8481,7 +8513,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_conflict */
+            /** @description conflict, idempotency_key_conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8491,7 +8523,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "idempotency_key_conflict";
+                            code?: "conflict" | "idempotency_key_conflict";
                         };
                     };
                 };
@@ -8590,7 +8622,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": components["schemas"]["reviews.awaiting.response"];
                 };
             };
             /** @description invalid_request, version_unsupported */

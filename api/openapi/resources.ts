@@ -426,6 +426,19 @@ export const calendarSchema = z
   })
   .strict();
 
+// ---- reviews (GET /v1/reviews/awaiting, docs/review.md) ------------------------------------------
+
+/** A post summary with its review block (open: the review round is a block still growing). */
+export const postAwaitingReviewSchema = z
+  .object({
+    ...postSummaryShape,
+    review: z.looseObject({ state: z.string() }),
+  })
+  .strict();
+
+/** The awaiting-review list: at most 200 posts, newest first, no cursor. */
+export const awaitingReviewListSchema = z.object({ data: z.array(postAwaitingReviewSchema) }).strict();
+
 export const NAMED_RESOURCES: Record<string, z.ZodType> = {
   Workspace: workspaceSchema,
   Principal: principalSchema,
@@ -448,4 +461,5 @@ export const NAMED_RESOURCES: Record<string, z.ZodType> = {
   PostStatus: postStatusSchema,
   CompanyPage: companyPageSchema,
   Calendar: calendarSchema,
+  PostAwaitingReview: postAwaitingReviewSchema,
 };
