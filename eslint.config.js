@@ -44,7 +44,17 @@ const TEMPORAL_NAMES = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'tools/typescript-api/', '.data/', 'bench/results/', 'dist/'] },
+  {
+    ignores: [
+      'node_modules/',
+      'tools/typescript-api/',
+      'tools/openapi-typescript/',
+      'client/schema.d.ts',
+      '.data/',
+      'bench/results/',
+      'dist/',
+    ],
+  },
   ...tseslint.configs.recommended.map((c) => ({ ...c, files: ['**/*.ts'] })),
   {
     files: ['**/*.ts'],

@@ -8,6 +8,8 @@ import { oauthRouter, registerOAuthPrincipals } from './oauth/router';
 import { parseBody } from './rest/body';
 import { requestContext } from './rest/errors';
 import { restRouter } from './rest/routes';
+import { tracingMiddleware } from './tracing';
+import { tracingActive } from '../lib/telemetry';
 
 // The API origin: REST under /v1 (and, with the OAuth module, /oauth and /.well-known). `deps`
 // (the network client) are built here once unless the caller shares its own; the REST door hands
@@ -16,6 +18,8 @@ export function createApp(deps: ApiDeps = createApiDeps()): Koa {
   const app = new Koa({ proxy: config.trustProxy });
   app.context.deps = deps;
   const router = restRouter();
+  // The request's trace span, outermost (api/tracing.ts); only when tracing is on.
+  if (tracingActive()) app.use(tracingMiddleware('rest'));
   app.use(requestContext);
   app.use(parseBody);
   app.use(router.routes());

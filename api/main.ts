@@ -9,10 +9,13 @@ import { createApiDeps } from './deps';
 import { answerParserErrorsWithEnvelope } from './rest/clientError';
 import { closeAuthSubscriber } from './auth/apiKeys';
 import { closeMcp, createMcpApp } from './mcp/app';
+import { startTracingFromEnv, stopTracing } from '../lib/telemetry';
 
 // The API process: REST + OAuth origin on PORT, the MCP transport ({mcp_url}, spec 4.9) on
 // MCP_PORT. Migrates on start so a fresh database works.
 async function main() {
+  // OpenTelemetry traces when the OTEL_* variables ask for them (lib/telemetry.ts), before any client is built.
+  if (await startTracingFromEnv('content-scheduler-api')) log.info('tracing on (OTLP)');
   await preflightOrExit({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl });
   const applied = await migrateLatest(db());
   if (applied.length) log.info('migrations applied', { applied });
@@ -48,7 +51,7 @@ async function main() {
     ]);
     closeAuthSubscriber();
     metricsServer?.close();
-    await Promise.allSettled([closeDb(), closeRedis()]);
+    await Promise.allSettled([closeDb(), closeRedis(), stopTracing()]);
     process.exit(0);
   };
   process.on('SIGTERM', stop);

@@ -6,6 +6,12 @@
 // requests, so each figure is one request's latency). Per round it measures, interleaved:
 //   plain      — the request as served (metrics on: they cannot be switched off);
 //   validated  — the same plus the test suite's response check (test/support/contract.ts);
+//   traced     — tracing on (lib/telemetry.ts: the request span, the Postgres and Redis
+//                instrumentations), spans batched to an exporter that drops them, so the
+//                figure is the cost in this process and not a collector's network;
+//   untraced   — tracing off again, as a process without OTEL_* variables runs: the app built
+//                without the request span, no instrumentation registered (what "off" costs
+//                is the difference to plain, which is the same code path);
 // and, in the same process, the cost of the metrics calls one request makes (a counter inc and
 // a histogram observe with its labels), timed in a tight loop and expressed against the mean
 // request. The pieces that are switchable are measured on vs off; the metrics as their calls.
@@ -37,6 +43,10 @@ const { createApp } = await import('../api/app');
 const { checkResponse } = await import('../test/support/contract');
 const { httpDuration, httpRequests } = await import('../lib/metrics');
 const { closeRedis } = await import('../lib/redis');
+const { startTracing, stopTracing } = await import('../lib/telemetry');
+const { BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+const { tracingMiddleware } = await import('../api/tracing');
+const { apiClient } = await import('../client');
 
 const ws = await workspaceWithKey();
 for (let i = 0; i < 60; i++) {
@@ -54,15 +64,32 @@ for (let i = 0; i < 60; i++) {
     .catch((e: Error) => e);
   if (res instanceof Error) throw res;
 }
-const server = createApp().listen(0, '127.0.0.1');
-await new Promise((r) => server.once('listening', r));
-const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/posts?projectId=${ws.project.id}&limit=50`;
+async function listen(app: ReturnType<typeof createApp>) {
+  const s = app.listen(0, '127.0.0.1');
+  await new Promise((r) => s.once('listening', r));
+  return { server: s, url: `http://127.0.0.1:${(s.address() as AddressInfo).port}/v1/posts?projectId=${ws.project.id}&limit=50` };
+}
+const { server, url } = await listen(createApp());
+// The traced app: the same app with the request span mounted first (createApp does this when
+// tracing is on at its start); tracing itself is switched on and off around its rounds.
+const tracedApp = createApp();
+tracedApp.middleware.unshift(tracingMiddleware('rest'));
+const traced = await listen(tracedApp);
+const discard = {
+  export: (_spans: unknown[], done: (r: { code: number }) => void) => done({ code: 0 }),
+  shutdown: async () => {},
+};
 const headers = { Authorization: `Bearer ${ws.key}` };
 
-async function run(validate: boolean): Promise<number> {
+// CPU time of this process (the server and the client both run here) per request, beside the
+// wall time: on a shared machine the wall time swings with other load, the CPU spent per
+// request much less, so the tracing figures below are read from it.
+const cpu: Record<'plain' | 'traced' | 'untraced', number[]> = { plain: [], traced: [], untraced: [] };
+async function run(validate: boolean, target = url, cpuInto?: number[]): Promise<number> {
   const started = performance.now();
+  const cpuStart = process.cpuUsage();
   for (let i = 0; i < REQUESTS; i++) {
-    const res = await fetch(url, { headers });
+    const res = await fetch(target, { headers });
     const body = await res.json();
     if (res.status !== 200) throw new Error(`status ${res.status}`);
     if (validate) {
@@ -70,15 +97,26 @@ async function run(validate: boolean): Promise<number> {
       if (problems.length) throw new Error(problems.join('; '));
     }
   }
+  const used = process.cpuUsage(cpuStart);
+  cpuInto?.push((used.user + used.system) / 1000 / REQUESTS);
   return (performance.now() - started) / REQUESTS;
 }
 
 await run(true); // warm-up (also compiles the contract validators)
+await startTracing({ serviceName: 'bench', spanProcessor: new BatchSpanProcessor(discard as never) });
+await run(false, traced.url); // warm-up of the traced path
+await stopTracing();
 const plain: number[] = [];
 const validated: number[] = [];
+const tracedRuns: number[] = [];
+const untraced: number[] = [];
 for (let r = 0; r < ROUNDS; r++) {
-  plain.push(await run(false));
+  plain.push(await run(false, url, cpu.plain));
   validated.push(await run(true));
+  await startTracing({ serviceName: 'bench', spanProcessor: new BatchSpanProcessor(discard as never) });
+  tracedRuns.push(await run(false, traced.url, cpu.traced));
+  await stopTracing();
+  untraced.push(await run(false, url, cpu.untraced));
 }
 const labels = { operation: 'posts.list', method: 'GET', status: '200' };
 const N = 200_000;
@@ -88,8 +126,13 @@ for (let i = 0; i < N; i++) {
   httpDuration.observe(labels, 0.004);
 }
 const metricsMs = (performance.now() - t0) / N;
-const sampleRes = await fetch(url, { headers });
-const sampleBody = await sampleRes.json();
+// The page the validation is timed on, fetched with the typed client (client/, generated from
+// the OpenAPI document), as a caller of the API would.
+const typed = apiClient(new URL(url).origin, ws.key);
+const { data: sampleBody, error: sampleError } = await typed.GET('/v1/posts', {
+  params: { query: { projectId: ws.project.id, limit: 50 } },
+});
+if (!sampleBody || sampleBody.data.length !== 50) throw new Error(`typed client: ${JSON.stringify(sampleError)}`);
 const M = 5_000;
 const t1 = performance.now();
 for (let i = 0; i < M; i++) checkResponse('GET', url, 200, 'application/json', sampleBody);
@@ -97,6 +140,8 @@ const validateMs = (performance.now() - t1) / M;
 const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
 const p = mean(plain);
 const v = mean(validated);
+const t = mean(tracedRuns);
+const u = mean(untraced);
 console.log(`GET /v1/posts?limit=50, ${REQUESTS} sequential requests x ${ROUNDS} rounds (interleaved)`);
 console.log(
   `  plain (metrics on)            ${(p * 1000).toFixed(0)} µs/request  rounds: ${plain.map((x) => (x * 1000).toFixed(0)).join(', ')}`,
@@ -105,10 +150,23 @@ console.log(
   `  + response validation         ${(v * 1000).toFixed(0)} µs/request  rounds: ${validated.map((x) => (x * 1000).toFixed(0)).join(', ')}  (+${(((v - p) / p) * 100).toFixed(1)} %)`,
 );
 console.log(
+  `  + tracing on                  ${(t * 1000).toFixed(0)} µs/request  rounds: ${tracedRuns.map((x) => (x * 1000).toFixed(0)).join(', ')}  (+${(((t - p) / p) * 100).toFixed(1)} %)`,
+);
+console.log(
+  `  tracing off (after it ran)    ${(u * 1000).toFixed(0)} µs/request  rounds: ${untraced.map((x) => (x * 1000).toFixed(0)).join(', ')}  (${u >= p ? '+' : ''}${(((u - p) / p) * 100).toFixed(1)} %)`,
+);
+console.log(
   `  validation of one 50-post page ${(validateMs * 1000).toFixed(0)} µs  (${((validateMs / p) * 100).toFixed(1)} % of a request; test side only)`,
+);
+const cp = mean(cpu.plain);
+const ct = mean(cpu.traced);
+const cu = mean(cpu.untraced);
+console.log(
+  `  CPU per request: plain ${(cp * 1000).toFixed(0)} µs, tracing on ${(ct * 1000).toFixed(0)} µs (+${(((ct - cp) / cp) * 100).toFixed(1)} %), tracing off after it ran ${(cu * 1000).toFixed(0)} µs (${cu >= cp ? '+' : ''}${(((cu - cp) / cp) * 100).toFixed(1)} %)`,
 );
 console.log(`  metrics calls of one request  ${(metricsMs * 1000).toFixed(2)} µs  (${((metricsMs / p) * 100).toFixed(2)} % of a request)`);
 server.close();
+traced.server.close();
 await closeDb();
 await closeRedis();
 process.exit(0);

@@ -1,5 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
 import { config } from './config';
+import { tracingActive } from './telemetry';
 
 // The Temporal side shared by the API (starts, signals, queries) and the worker.
 
@@ -33,13 +35,21 @@ export function temporalAddress(): string {
 export function temporalClient(): Promise<Client> {
   if (!shared) {
     shared = Connection.connect({ address: temporalAddress() }).then(
-      (connection) => new Client({ connection, namespace: config.temporalNamespace }),
+      (connection) => new Client({ connection, namespace: config.temporalNamespace, interceptors: clientInterceptors() }),
     );
     shared.catch(() => {
       shared = undefined;
     });
   }
   return shared;
+}
+
+/**
+ * With tracing on (lib/telemetry.ts), every start, signal and query carries the caller's trace
+ * context in its Temporal headers, where the workflow and activity interceptors pick it up.
+ */
+export function clientInterceptors(): { workflow: OpenTelemetryWorkflowClientInterceptor[] } | undefined {
+  return tracingActive() ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
 }
 
 export async function closeTemporalClient(): Promise<void> {

@@ -4,10 +4,16 @@
 // start (workers/worker.ts, prebuiltBundlePath).
 import { writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { PREBUILT_BUNDLE_PATH, workflowBundle } from '../workers/worker';
+import { PREBUILT_BUNDLE_PATH, PREBUILT_TRACED_BUNDLE_PATH, workflowBundle } from '../workers/worker';
 
-const out = PREBUILT_BUNDLE_PATH;
-const { code } = await workflowBundle();
-await mkdir(path.dirname(out), { recursive: true });
-await writeFile(out, code);
-console.log(`workflow bundle: ${out} (${Math.round(code.length / 1024)} KiB)`);
+// Two bundles: the plain one, and the one with the OpenTelemetry workflow interceptors that a
+// worker with tracing on loads (workers/worker.ts).
+for (const [out, traced] of [
+  [PREBUILT_BUNDLE_PATH, false],
+  [PREBUILT_TRACED_BUNDLE_PATH, true],
+] as const) {
+  const { code } = await workflowBundle({ traced });
+  await mkdir(path.dirname(out), { recursive: true });
+  await writeFile(out, code);
+  console.log(`workflow bundle: ${out} (${Math.round(code.length / 1024)} KiB)`);
+}

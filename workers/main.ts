@@ -11,10 +11,14 @@ import { maintenanceWorkflow } from '../workflows/maintenance';
 import { ensureMetricsSync } from '../lib/analytics/workflow';
 import { ensureUploadSweepSchedule } from '../lib/media/sweepSchedule';
 import { ensureKnowledgeResyncSchedule } from '../lib/knowledge/resyncSchedule';
+import { startTracingFromEnv, stopTracing } from '../lib/telemetry';
 import { createWorker, prebuiltBundlePath } from './worker';
 
 // The worker process: every workflow and activity on one task queue. Any number may run.
 async function main() {
+  // OpenTelemetry traces when the OTEL_* variables ask for them (lib/telemetry.ts), before the
+  // worker and its clients are built: they pick their interceptors and bundle from it.
+  const tracing = await startTracingFromEnv('content-scheduler-worker');
   await preflightOrExit({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl });
   await migrateLatest(db());
   const { worker, connection } = await createWorker();
@@ -60,12 +64,13 @@ async function main() {
     taskQueue: config.temporalTaskQueue,
     temporal: config.temporalAddress ?? '127.0.0.1:7233',
     workflowBundle: prebuiltBundlePath() ?? 'bundled from source at start',
+    tracing,
   });
   await worker.run();
   metricsServer?.close();
   await connection.close();
   await closeTemporalClient();
-  await Promise.allSettled([closeDb(), closeRedis()]);
+  await Promise.allSettled([closeDb(), closeRedis(), stopTracing()]);
   process.exit(0);
 }
 

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import {
   bundleWorkflowCode,
@@ -9,14 +10,21 @@ import {
   Worker,
   type WorkflowBundleOption,
   type WorkflowBundleWithSourceMap,
+  type WorkerOptions,
 } from '@temporalio/worker';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry/lib/worker';
 import { createActivities } from '../activities';
 import { config } from '../lib/config';
 import { db } from '../lib/db';
 import type { PostWriter } from '../lib/llm/client';
 import { createNetworkClient } from '../lib/network/client';
 import { searchAttributeIndexedTypes } from '../lib/searchAttributes';
-import { temporalAddress, temporalClient } from '../lib/temporal';
+import { tracingActive, tracingPipeline } from '../lib/telemetry';
+import { clientInterceptors, temporalAddress, temporalClient } from '../lib/temporal';
 
 // Builds the worker for the one task queue. The workflow bundle is built once per process
 // (webpack takes seconds) and reused by every worker created after.
@@ -24,6 +32,17 @@ import { temporalAddress, temporalClient } from '../lib/temporal';
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 /** Where `npm run build` writes the workflow bundle (scripts/bundle-workflows.ts). */
 export const PREBUILT_BUNDLE_PATH = fileURLToPath(new URL('../dist/workflow-bundle.js', import.meta.url));
+/** The same workflows with the OpenTelemetry workflow interceptors, for workers that trace. */
+export const PREBUILT_TRACED_BUNDLE_PATH = fileURLToPath(new URL('../dist/workflow-bundle-traced.js', import.meta.url));
+/**
+ * The Temporal OpenTelemetry workflow interceptors (a span per workflow run, signal and activity
+ * start, continuing the trace the starter's headers carry). They run inside the workflow
+ * sandbox, so they are bundled with the workflows: only into the traced bundle, so a worker
+ * without tracing runs no interceptor at all.
+ */
+export const WORKFLOW_TRACING_INTERCEPTORS = createRequire(import.meta.url).resolve(
+  '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors',
+);
 
 /**
  * The pre-built bundle a worker loads, or null to bundle the source at start. Production
@@ -36,7 +55,7 @@ export function prebuiltBundlePath(
   opts: { env: string; explicit: string | undefined; builtPath: string } = {
     env: config.env,
     explicit: config.worker.workflowBundlePath,
-    builtPath: PREBUILT_BUNDLE_PATH,
+    builtPath: tracingActive() ? PREBUILT_TRACED_BUNDLE_PATH : PREBUILT_BUNDLE_PATH,
   },
 ): string | null {
   if (opts.explicit) {
@@ -51,17 +70,49 @@ export function prebuiltBundlePath(
 /** The worker's bundle option: the pre-built file when there is one, else the source bundled now. */
 export async function workerBundle(): Promise<WorkflowBundleOption> {
   const codePath = prebuiltBundlePath();
-  return codePath ? { codePath } : workflowBundle();
+  return codePath ? { codePath } : workflowBundle({ traced: tracingActive() });
 }
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-/** The workflow source bundled in this process (the build, replay tests and development use it). */
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never,
-  });
+const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
+/**
+ * The workflow source bundled in this process (the build, replay tests and development use it);
+ * `traced` adds the OpenTelemetry workflow interceptors (WORKFLOW_TRACING_INTERCEPTORS).
+ */
+export function workflowBundle(opts: { traced?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
+  const traced = opts.traced ?? false;
+  let bundle = bundles.get(traced);
+  if (!bundle) {
+    bundle = bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      workflowInterceptorModules: traced ? [WORKFLOW_TRACING_INTERCEPTORS] : [],
+      logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never,
+    });
+    bundles.set(traced, bundle);
+  }
   return bundle;
+}
+
+/**
+ * With tracing on (lib/telemetry.ts): the activity interceptors (a span per activity run, a
+ * child of the workflow's StartActivity span), the client interceptor for the worker's own
+ * client calls, and the sink through which the workflow sandbox hands its spans to this
+ * process's span processor.
+ */
+function tracingOptions(): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
+  const pipeline = tracingPipeline();
+  if (!pipeline) return {};
+  return {
+    interceptors: {
+      client: clientInterceptors(),
+      activity: [
+        (ctx) => ({
+          inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+          outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+        }),
+      ],
+    },
+    sinks: { exporter: makeWorkflowExporter(pipeline.spanProcessor, pipeline.resource) },
+  };
 }
 
 /** Registers the search attributes on servers that do not have them (a dev server started elsewhere, a fresh cluster). */
@@ -141,6 +192,7 @@ export async function createWorker(
     },
     ...workerTuning(),
     shutdownGraceTime: '10 seconds',
+    ...tracingOptions(),
   });
   return { worker, connection };
 }

@@ -9,6 +9,8 @@ import { readJsonBody } from './http';
 import { closeSseSessions, openSseStream, postMessage } from './sse';
 import { closeStreamableSessions, startIdleSweeper, streamableEndpoint } from './streamable';
 import { MCP_SCOPES } from './tools/index';
+import { tracingActive } from '../../lib/telemetry';
+import { tracingMiddleware } from '../tracing';
 
 // The {mcp_url} origin (spec 4.9), a Koa app of its own on MCP_PORT in the API process:
 //
@@ -70,6 +72,8 @@ export function createMcpApp(deps: ApiDeps = createApiDeps()): Koa {
   // OAuth access tokens are principals here as on REST.
   registerOAuthPrincipals();
   startIdleSweeper();
+  // The request's trace span (api/tracing.ts); only when tracing is on.
+  if (tracingActive()) app.use(tracingMiddleware('mcp'));
   app.use(mcpRequestContext);
   app.use(cors);
   app.use(router.routes());

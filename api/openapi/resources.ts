@@ -412,6 +412,83 @@ export const knowledgeDocumentSchema = z
 
 /** A search hit: the document, its rank and the best passage with matches between `**`. */
 export const knowledgeHitSchema = knowledgeDocumentSchema.extend({ rank: z.number().optional(), snippet: z.string().optional() }).strict();
+// ---- company pages (GET /v1/company-pages) ------------------------------------------------------
+
+export const companyPageSchema = z
+  .object({
+    ...projectShape,
+    linkedAccount: z
+      .object({
+        projectId: z.string().nullable().describe("the linked personal account's project here, when the caller can see one"),
+        name: z.string().nullable(),
+        username: z.string().nullable(),
+      })
+      .strict()
+      .nullable()
+      .describe('the personal account the page publishes through; null when never linked'),
+    canPublish: z.boolean(),
+  })
+  .strict();
+
+// ---- calendar (GET /v1/calendar, docs/calendar.md) ----------------------------------------------
+
+const calendarDate = z.string().describe("YYYY-MM-DD, in the project's timezone");
+const calendarTimed = {
+  id: z.string(),
+  projectId: z.string(),
+  at: dateTime,
+  date: calendarDate,
+  time: z.string().describe("HH:MM, in the project's timezone"),
+};
+
+export const calendarSchema = z
+  .object({
+    from: calendarDate,
+    to: calendarDate,
+    maxDays: z.number().int(),
+    projects: z.array(z.object({ id: z.string(), name: z.string(), type: z.string(), timezone: z.string() }).strict()),
+    entries: z.array(
+      z.discriminatedUnion('type', [
+        z.object({ type: z.literal('post'), ...calendarTimed, status: z.string(), title: z.string(), contentType: z.string() }).strict(),
+        z
+          .object({
+            type: z.literal('draft'),
+            ...calendarTimed,
+            status: z.string(),
+            title: z.string(),
+            contentType: z.string(),
+            slotId: z.string(),
+          })
+          .strict(),
+        z.object({ type: z.literal('note'), ...calendarTimed, contentType: z.string(), content: z.string(), slotId: z.string() }).strict(),
+        z
+          .object({
+            type: z.literal('idea'),
+            id: z.string(),
+            projectId: z.string(),
+            date: calendarDate,
+            title: z.string(),
+            status: z.string(),
+          })
+          .strict(),
+      ]),
+    ),
+    truncated: z.boolean().describe('more entries than one answer holds (5,000); narrow the range'),
+  })
+  .strict();
+
+// ---- reviews (GET /v1/reviews/awaiting, docs/review.md) ------------------------------------------
+
+/** A post summary with its review block (open: the review round is a block still growing). */
+export const postAwaitingReviewSchema = z
+  .object({
+    ...postSummaryShape,
+    review: z.looseObject({ state: z.string() }),
+  })
+  .strict();
+
+/** The awaiting-review list: at most 200 posts, newest first, no cursor. */
+export const awaitingReviewListSchema = z.object({ data: z.array(postAwaitingReviewSchema) }).strict();
 
 export const NAMED_RESOURCES: Record<string, z.ZodType> = {
   Workspace: workspaceSchema,
@@ -435,4 +512,7 @@ export const NAMED_RESOURCES: Record<string, z.ZodType> = {
   Idea: ideaSchema,
   PostStatus: postStatusSchema,
   KnowledgeDocument: knowledgeDocumentSchema,
+  CompanyPage: companyPageSchema,
+  Calendar: calendarSchema,
+  PostAwaitingReview: postAwaitingReviewSchema,
 };

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { db } from '../../lib/db';
 import { freePort } from '../../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../../tooling/temporalBinary';
-import { client } from '../support/app';
+import { typedClient } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';
 import { spawnService, type ServiceProcess } from '../support/processes';
@@ -13,6 +13,7 @@ import { spawnService, type ServiceProcess } from '../support/processes';
 import { sleep } from '../support/wait';
 const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 
+// Driven through the typed client generated from the OpenAPI document (client/), as a caller would.
 // spec 3.1 + the exactly-once promise: with timers pending, every process (API, worker and the
 // Temporal server itself) is killed and restarted; each post is published exactly once, an
 // unscheduled post never.
@@ -90,18 +91,22 @@ describe('publishing survives killing every process (end to end)', function () {
   it('publishes each post exactly once after the API, the worker and Temporal were all killed with timers pending', async () => {
     const ws = await workspaceWithKey({ projects: 0 });
     const { project } = await connectedPersonalProject(ws.workspace.id);
-    const call = client(`http://127.0.0.1:${apiPort}`, ws.key);
+    const rest = typedClient(`http://127.0.0.1:${apiPort}`, ws.key);
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) {
-      const r = await call('POST', '/v1/posts', {
+      const r = await rest.POST('/v1/posts', {
         body: { projectId: project.id, content: `restart ${i}`, scheduledFor: inSeconds(5 + i) },
       });
-      assert.equal(r.status, 200, JSON.stringify(r.body));
-      ids.push(r.body.data.id);
+      assert.equal(r.response.status, 200, JSON.stringify(r.error));
+      ids.push(r.data!.data.id);
     }
     // One is unscheduled, one rescheduled, before the crash.
-    assert.equal((await call('PATCH', `/v1/posts/${ids[0]}`, { body: { scheduledFor: null } })).status, 200);
-    assert.equal((await call('PATCH', `/v1/posts/${ids[1]}`, { body: { scheduledFor: inSeconds(12) } })).status, 200);
+    const patch = (postId: string, scheduledFor: string | null) =>
+      rest.PATCH('/v1/posts/{postId}', { params: { path: { postId } }, body: { scheduledFor } });
+    assert.equal((await patch(ids[0]!, null)).response.status, 200);
+    const moved = await patch(ids[1]!, inSeconds(12));
+    assert.equal(moved.response.status, 200, JSON.stringify(moved.error));
+    assert.equal(moved.data?.data.status, 'scheduled');
     await sleep(500);
 
     await Promise.all([api!.kill(), worker!.kill()]);
@@ -125,13 +130,13 @@ describe('publishing survives killing every process (end to end)', function () {
   it('publishes exactly once when the network fails transiently and the worker crashes mid-retry', async () => {
     const ws = await workspaceWithKey({ projects: 0 });
     const { project } = await connectedPersonalProject(ws.workspace.id);
-    const call = client(`http://127.0.0.1:${apiPort}`, ws.key);
+    const rest = typedClient(`http://127.0.0.1:${apiPort}`, ws.key);
     await sim.addFault({ kind: 'transient', operation: 'createPost', times: 4 });
     await sim.addFault({ kind: 'lost_response', operation: 'createPost', times: 1, lostAs: 'socket' });
     const ids: string[] = [];
     for (let i = 0; i < 3; i++)
       ids.push(
-        (await call('POST', '/v1/posts', { body: { projectId: project.id, content: `flaky ${i}`, scheduledFor: inSeconds(2) } })).body.data
+        (await rest.POST('/v1/posts', { body: { projectId: project.id, content: `flaky ${i}`, scheduledFor: inSeconds(2) } })).data!.data
           .id,
       );
     await sleep(3_500);
@@ -149,11 +154,11 @@ describe('publishing survives killing every process (end to end)', function () {
   it('races reschedules and unschedules against the firing timer without double or stray posts', async () => {
     const ws = await workspaceWithKey({ projects: 0 });
     const { project } = await connectedPersonalProject(ws.workspace.id);
-    const call = client(`http://127.0.0.1:${apiPort}`, ws.key);
+    const rest = typedClient(`http://127.0.0.1:${apiPort}`, ws.key);
     const cases: Array<{ id: string; action: 'unschedule' | 'reschedule' }> = [];
     for (let i = 0; i < 10; i++) {
-      const r = await call('POST', '/v1/posts', { body: { projectId: project.id, content: `race ${i}`, scheduledFor: inSeconds(3) } });
-      cases.push({ id: r.body.data.id, action: i % 2 ? 'unschedule' : 'reschedule' });
+      const r = await rest.POST('/v1/posts', { body: { projectId: project.id, content: `race ${i}`, scheduledFor: inSeconds(3) } });
+      cases.push({ id: r.data!.data.id, action: i % 2 ? 'unschedule' : 'reschedule' });
     }
     // Fire the changes around the due time, spread over ±300 ms.
     const due = Date.parse((await db()('posts').where({ id: cases[0]!.id }).first()).scheduled_at);
@@ -162,7 +167,7 @@ describe('publishing survives killing every process (end to end)', function () {
       cases.map(async (c, i) => {
         await sleep(i * 60);
         const body = c.action === 'unschedule' ? { scheduledFor: null } : { scheduledFor: inSeconds(4) };
-        return call('PATCH', `/v1/posts/${c.id}`, { body });
+        return rest.PATCH('/v1/posts/{postId}', { params: { path: { postId: c.id } }, body });
       }),
     );
     await sleep(6_000);
@@ -174,7 +179,7 @@ describe('publishing survives killing every process (end to end)', function () {
       const row = await db()('posts').where({ id: c.id }).first();
       const onNetwork = (await sim.listPosts({ reference: c.id })).posts.length;
       const answer = answers[i]!;
-      if (answer.status === 200) {
+      if (answer.response.status === 200) {
         // The change won the race: an unscheduled post never goes out; a rescheduled one goes out once.
         if (c.action === 'unschedule') {
           assert.equal(row.status, 'draft');
@@ -185,7 +190,8 @@ describe('publishing survives killing every process (end to end)', function () {
         }
       } else {
         // The publish won: the change is refused and the post is out exactly once.
-        assert.equal(answer.status, 422, JSON.stringify(answer.body));
+        assert.equal(answer.response.status, 422, JSON.stringify(answer.error));
+        assert.equal(answer.error?.error.code, 'unprocessable');
         assert.equal(row.status, 'published');
         assert.equal(onNetwork, 1);
       }

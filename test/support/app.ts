@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApp } from '../../api/app';
 import type { ApiDeps } from '../../api/deps';
+import { apiClient, type ApiClient } from '../../client';
 import { enforceContract } from './contract';
 
 // The real Koa app over real HTTP on an ephemeral port.
@@ -58,4 +59,26 @@ export function client(baseUrl: string, token?: string, defaults: Record<string,
     enforceContract(method, baseUrl + path, res.status, res.headers.get('content-type'), parsed);
     return { status: res.status, body: parsed as T, headers: res.headers };
   };
+}
+
+/**
+ * The typed client (client/index.ts, generated from the OpenAPI document) as a caller uses it,
+ * with the same contract check as `client` on every response it receives.
+ */
+export function typedClient(baseUrl: string, token?: string): ApiClient {
+  const api = apiClient(baseUrl, token);
+  api.use({
+    async onResponse({ request, response }) {
+      const text = await response.clone().text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        /* leave as text */
+      }
+      enforceContract(request.method, request.url, response.status, response.headers.get('content-type'), parsed);
+      return undefined;
+    },
+  });
+  return api;
 }

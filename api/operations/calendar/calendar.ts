@@ -6,6 +6,7 @@ import { holds } from '../../../lib/scopes';
 import { parseInZone } from '../../../lib/time';
 import { visibleProjects } from '../../auth/context';
 import { defineOperation } from '../../operation';
+import { calendarSchema, single } from '../../openapi/resources';
 import { isoDate } from '../../validation';
 import { projectName } from '../projects/present';
 import { CLIENT_VISIBLE_STATUSES } from '../posts/posts';
@@ -105,6 +106,7 @@ export const listCalendar = defineOperation({
       to: isoDate.optional(),
     })
     .strict(),
+  output: single(calendarSchema),
   handler: async ({ auth }, input) => {
     const q = visibleProjects(auth)
       .leftJoin('network_connections as c', 'c.id', 'projects.connection_id')

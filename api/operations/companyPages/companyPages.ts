@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { db } from '../../../lib/db';
 import type { AuthContext } from '../../auth/context';
 import { defineOperation } from '../../operation';
+import { companyPageSchema, page } from '../../openapi/resources';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
 import { presentProject, projectQuery, type ProjectRow } from '../projects/present';
 
@@ -34,6 +35,7 @@ export const listCompanyPages = defineOperation({
   clientRole: 'allow',
   inputSource: 'query',
   input: z.object({ ...paginationInput }).strict(),
+  output: page(companyPageSchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit);
     const q = projectQuery(auth).where('projects.type', 'COMPANY_PAGE');

@@ -8,6 +8,7 @@ import { afterReviewStarted, signalReviewDecided } from '../../../lib/publishing
 import { temporalClient } from '../../../lib/temporal';
 import type { AuthContext } from '../../auth/context';
 import { defineOperation } from '../../operation';
+import { awaitingReviewListSchema, postSchema, single } from '../../openapi/resources';
 import { postsOf } from '../posts/posts';
 import { findProject } from '../projects/present';
 import { decideReviewInput, listAwaitingReviewInput, requestReviewInput } from './schema';
@@ -42,6 +43,9 @@ export const requestReview = defineOperation({
   clientRole: 'deny',
   inputSource: 'body',
   input: requestReviewInput,
+  output: single(postSchema),
+  // A post in the wrong state for the step (409); the approve/reject caller who is not the reviewer (403).
+  errors: ['conflict', 'forbidden_project'],
   handler: async ({ auth }, input) => {
     const deadline = input.deadline !== undefined ? new Date(input.deadline) : null;
     if (deadline && (Number.isNaN(deadline.getTime()) || deadline.getTime() <= Date.now())) {
@@ -107,6 +111,9 @@ export const approveReview = defineOperation({
   clientRole: 'narrow',
   inputSource: 'body',
   input: decideReviewInput,
+  output: single(postSchema),
+  // A post in the wrong state for the step (409); the approve/reject caller who is not the reviewer (403).
+  errors: ['conflict', 'forbidden_project'],
   handler: decide('approved'),
 });
 
@@ -118,6 +125,9 @@ export const rejectReview = defineOperation({
   clientRole: 'narrow',
   inputSource: 'body',
   input: decideReviewInput,
+  output: single(postSchema),
+  // A post in the wrong state for the step (409); the approve/reject caller who is not the reviewer (403).
+  errors: ['conflict', 'forbidden_project'],
   handler: decide('rejected'),
 });
 
@@ -129,6 +139,7 @@ export const listAwaitingReview = defineOperation({
   clientRole: 'narrow',
   inputSource: 'query',
   input: listAwaitingReviewInput,
+  output: awaitingReviewListSchema,
   handler: async ({ auth }, input) => {
     // spec 1 rule 1: a project of another workspace is not found, never an empty list.
     if (input.projectId && !(await findProject(auth, input.projectId))) throw errors.notFound('project');
