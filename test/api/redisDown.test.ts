@@ -142,6 +142,8 @@ describe('MCP sessions with Redis down (503, then recovery)', function () {
     await new Promise((r) => setTimeout(r, 200));
     assertUnavailable(await mcp(ws.key, INIT), 'initialize with Redis down');
     assertUnavailable(await mcp(ws.key, listTools(3), sessionId), 'a call in an existing session with Redis down');
+    const sse = await fetch(`${api.mcpUrl}/sse`, { headers: { Accept: 'text/event-stream', authorization: `Bearer ${ws.key}` } });
+    assertUnavailable({ status: sse.status, headers: sse.headers, json: await sse.json() }, 'opening an SSE session with Redis down');
 
     redisProcess = startRedis(port, dir);
     await waitFor(() => portAcceptsConnections(port), 10_000, 'the test Redis again', 100);
