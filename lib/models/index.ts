@@ -7,3 +7,4 @@ export { Connection } from './Connection';
 export { Post } from './Post';
 export { CalendarSlot, Note } from './Note';
 export { Job } from './Job';
+export { WebhookEndpoint } from './WebhookEndpoint';

@@ -1,9 +1,11 @@
+import type { PartialModelObject } from 'objection';
 import { config } from '../../../lib/config';
 import { encrypt } from '../../../lib/crypto';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { newId } from '../../../lib/ids';
 import { newSigningSecret } from '../../../lib/webhooks/signature';
+import { WebhookEndpoint } from '../../../lib/models';
 import type { AuthContext } from '../../auth/context';
 import { scoped } from '../../auth/context';
 import {
@@ -82,9 +84,9 @@ export const listWebhookEndpoints = defineOperation({
         table: 'webhook_endpoints',
         present: presentEndpoint,
       }),
-      endpointsOf(auth).count({ n: '*' }).first(),
+      endpointsOf(auth).resultSize(),
     ]);
-    return { data: page.data, pagination: { ...page.pagination, total: Number((counted as { n: number | string }).n) } };
+    return { data: page.data, pagination: { ...page.pagination, total: counted } };
   },
 });
 
@@ -114,12 +116,12 @@ export const createWebhookEndpoint = defineOperation({
     const projectId = input.projectId ?? null;
     await checkBinding(auth, projectId);
     const max = config.webhooks.maxEndpointsPerWorkspace;
-    const existing = await scoped(auth, 'webhook_endpoints').whereNull('deleted_at').count({ n: '*' }).first();
-    if (Number((existing as { n: number | string }).n) >= max)
+    const existing = await WebhookEndpoint.forWorkspace(auth.workspaceId).whereNull('deleted_at').resultSize();
+    if (existing >= max)
       throw errors.unprocessable(`A workspace can have at most ${max} webhook endpoints; delete one first.`, { limit: max });
     const secret = newSigningSecret();
     const id = newId('webhookEndpoint');
-    await db()('webhook_endpoints').insert({
+    await WebhookEndpoint.query().insert({
       id,
       workspace_id: auth.workspaceId,
       project_id: projectId,
@@ -147,7 +149,7 @@ export const updateWebhookEndpoint = defineOperation({
     const current = await requireEndpoint(auth, input.endpointId);
     if (input.projectId !== undefined) await checkBinding(auth, input.projectId);
     const now = new Date();
-    const patch: Record<string, unknown> = { updated_at: now };
+    const patch: PartialModelObject<WebhookEndpoint> = { updated_at: now };
     if (input.url !== undefined) patch.url = input.url;
     if (input.events !== undefined) patch.events = input.events;
     if (input.name !== undefined) patch.name = input.name;
@@ -158,7 +160,7 @@ export const updateWebhookEndpoint = defineOperation({
     } else if (input.isActive === false && current.is_active) {
       Object.assign(patch, { is_active: false, disabled_reason: 'Disabled through the API.', disabled_at: now });
     }
-    await endpointsOf(auth).where('webhook_endpoints.id', current.id).update(patch);
+    await endpointsOf(auth).findById(current.id).patch(patch);
     return { data: presentEndpoint(await requireEndpoint(auth, current.id)) };
   },
 });
@@ -179,8 +181,8 @@ export const rotateWebhookSecret = defineOperation({
     const previousExpiresAt = keepSeconds > 0 ? new Date(Date.now() + keepSeconds * 1000) : null;
     const secret = newSigningSecret();
     await endpointsOf(auth)
-      .where('webhook_endpoints.id', current.id)
-      .update({
+      .findById(current.id)
+      .patch({
         secret_enc: encrypt(secret),
         secret_last4: secret.slice(-4),
         // In SET, `secret_enc` still reads the secret being replaced.
@@ -210,7 +212,7 @@ export const deleteWebhookEndpoint = defineOperation({
   handler: async ({ auth }, input) => {
     const current = await requireEndpoint(auth, input.endpointId);
     // Soft: in-flight deliveries still find the row and end recorded; the secret is wiped now.
-    await endpointsOf(auth).where('webhook_endpoints.id', current.id).update({
+    await endpointsOf(auth).findById(current.id).patch({
       deleted_at: new Date(),
       is_active: false,
       disabled_reason: 'deleted',
