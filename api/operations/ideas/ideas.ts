@@ -17,7 +17,8 @@ import { BRIEF_COLUMNS, createIdeaInput, getIdeaInput, listIdeasInput, updateIde
 // read-only consent never sees it), and spec 5.2 rule 2 would let `ideas:write` satisfy an
 // `ideas:read` anyway. Client-role accounts are refused on every idea operation (spec 5.4).
 
-const IDEA_SCOPE = { allOf: ['ideas:write'] } as const;
+/** Every idea operation: `ideas:write` (see above), and no client-role accounts (spec 5.4). */
+const IDEA_ACCESS = { scopes: { allOf: ['ideas:write'] }, clientRole: 'deny' } as const;
 
 const resolveProject = resolveProjectOrDefault;
 
@@ -42,8 +43,7 @@ export const createIdea = defineOperation({
   name: 'ideas.create',
   summary: "Add an idea to a project's board (status inbox unless in_production is given).",
   kind: 'write',
-  scopes: IDEA_SCOPE,
-  clientRole: 'deny',
+  ...IDEA_ACCESS,
   inputSource: 'body',
   input: createIdeaInput,
   output: single(ideaSchema),
@@ -72,8 +72,7 @@ export const listIdeas = defineOperation({
   name: 'ideas.list',
   summary: 'The ideas of a project, newest first; status filters on the derived status.',
   kind: 'read',
-  scopes: IDEA_SCOPE,
-  clientRole: 'deny',
+  ...IDEA_ACCESS,
   inputSource: 'query',
   input: listIdeasInput,
   output: page(ideaSchema),
@@ -99,8 +98,7 @@ export const getIdea = defineOperation({
   name: 'ideas.get',
   summary: 'One idea with its derived status and linked post.',
   kind: 'read',
-  scopes: IDEA_SCOPE,
-  clientRole: 'deny',
+  ...IDEA_ACCESS,
   inputSource: 'query',
   input: getIdeaInput,
   output: single(ideaSchema),
@@ -115,8 +113,7 @@ export const updateIdea = defineOperation({
   name: 'ideas.update',
   summary: 'Edit an idea: only the fields sent change; null clears a brief field.',
   kind: 'write',
-  scopes: IDEA_SCOPE,
-  clientRole: 'deny',
+  ...IDEA_ACCESS,
   inputSource: 'body',
   input: updateIdeaInput,
   output: single(ideaSchema),

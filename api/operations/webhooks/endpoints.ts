@@ -44,7 +44,8 @@ import {
 // can hold (spec 5.1), so an API key always gets 403 scope_missing; client-role accounts are
 // refused (spec 5.4). Ids of another workspace are simply not found (spec 1 rule 1).
 
-const MANAGE = { allOf: ['webhooks:manage'] } as const;
+/** What every webhook-endpoint operation shares: the `webhooks:manage` scope, and no client-role accounts. */
+const MANAGED = { scopes: { allOf: ['webhooks:manage'] }, clientRole: 'deny' } as const;
 
 async function requireEndpoint(auth: AuthContext, id: string): Promise<EndpointRow> {
   const row = await findEndpoint(auth, id);
@@ -68,8 +69,7 @@ export const listWebhookEndpoints = defineOperation({
   name: 'webhookEndpoints.list',
   summary: 'List the webhook endpoints of the workspace, newest first, with the total count.',
   kind: 'read',
-  scopes: MANAGE,
-  clientRole: 'deny',
+  ...MANAGED,
   inputSource: 'query',
   input: listEndpointsInput,
   output: page(webhookEndpointSchema, { withTotal: true }),
@@ -94,8 +94,7 @@ export const getWebhookEndpoint = defineOperation({
   name: 'webhookEndpoints.get',
   summary: 'One webhook endpoint (never its secret).',
   kind: 'read',
-  scopes: MANAGE,
-  clientRole: 'deny',
+  ...MANAGED,
   inputSource: 'query',
   input: getEndpointInput,
   output: single(webhookEndpointSchema),
@@ -107,8 +106,7 @@ export const createWebhookEndpoint = defineOperation({
   secretResponse: true,
   summary: 'Register a webhook endpoint; the answer shows its signing secret, once.',
   kind: 'write',
-  scopes: MANAGE,
-  clientRole: 'deny',
+  ...MANAGED,
   inputSource: 'body',
   input: createEndpointInput,
   output: single(webhookEndpointWithSecretSchema),
@@ -140,8 +138,7 @@ export const updateWebhookEndpoint = defineOperation({
   name: 'webhookEndpoints.update',
   summary: 'Change url, events, name, project binding or isActive; isActive true re-enables and clears the failure streak.',
   kind: 'write',
-  scopes: MANAGE,
-  clientRole: 'deny',
+  ...MANAGED,
   inputSource: 'body',
   input: updateEndpointInput,
   output: single(webhookEndpointSchema),
@@ -170,8 +167,7 @@ export const rotateWebhookSecret = defineOperation({
   secretResponse: true,
   summary: 'Issue a new signing secret, shown once; optionally keep signing with the old one for a while.',
   kind: 'write',
-  scopes: MANAGE,
-  clientRole: 'deny',
+  ...MANAGED,
   inputSource: 'body',
   input: rotateSecretInput,
   output: single(webhookEndpointRotatedSchema),
@@ -204,8 +200,7 @@ export const deleteWebhookEndpoint = defineOperation({
   name: 'webhookEndpoints.delete',
   summary: 'Delete a webhook endpoint; deliveries still pending end as failed with reason endpoint_deleted.',
   kind: 'write',
-  scopes: MANAGE,
-  clientRole: 'deny',
+  ...MANAGED,
   inputSource: 'body',
   input: deleteEndpointInput,
   output: single(webhookEndpointDeletedSchema),
@@ -229,8 +224,7 @@ export const listWebhookDeliveries = defineOperation({
   name: 'webhookEndpoints.deliveries',
   summary: 'Deliveries to one endpoint, newest first, each with its attempts (time, status, latency, error).',
   kind: 'read',
-  scopes: MANAGE,
-  clientRole: 'deny',
+  ...MANAGED,
   inputSource: 'query',
   input: listDeliveriesInput,
   output: page(webhookDeliverySchema),
