@@ -126,6 +126,8 @@ Object.assign(process.env, {
   WEBHOOK_TIMEOUT_MS: '3000',
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
   NODE_ENV: 'production',
+  // Four processes share the machine's Postgres (with everyone else's): small pools.
+  DB_POOL_MAX: process.env.DB_POOL_MAX ?? '5',
 });
 
 // ── The webhook receiver: verifies signatures, records every request, fails during outages ──
@@ -238,6 +240,20 @@ async function startApi(slot: number): Promise<Api> {
   return api;
 }
 
+/** As a supervisor would: an API that fails to start (Postgres out of connections, say) is started again. */
+async function startApiSupervised(slot: number): Promise<Api> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startApi(slot);
+    } catch (err) {
+      if (attempt >= 30) throw err;
+      stats.apiStartFailures++;
+      console.log(`API #${slot} failed to start (attempt ${attempt}): ${String(err).split('\n').slice(0, 2).join(' ')}; again in 2 s`);
+      await sleep(2_000);
+    }
+  }
+}
+
 const apis: Api[] = [];
 let rr = 0;
 interface Answer {
@@ -303,6 +319,7 @@ interface PlannedPost {
 
 const stats = {
   apiRetries: 0,
+  apiStartFailures: 0,
   generations: { accepted: 0, refused: {} as Record<string, number>, noAnswer: 0 },
   apiRestarts: 0,
   workerRestarts: 0,
@@ -456,14 +473,17 @@ async function main(): Promise<number> {
       for (const w of workers) if (!w.exit) await w.kill('SIGTERM');
     });
     await launchWorker();
-    apis.push(await startApi(0), await startApi(1));
+    apis.push(await startApiSupervised(0), await startApiSupervised(1));
     cleanups.push(async () => {
       for (const a of apis) if (a.up) a.child.kill('SIGTERM');
     });
     log(`worker pid ${workers[0]!.pid}, APIs on :${apis[0]!.port} and :${apis[1]!.port}`);
 
     // The plan, all from the seed.
-    const start = Date.now() + 20_000;
+    // Creation runs first, in order of due time, so it only has to stay ahead of the due times:
+    // 20 s plus 60 ms a post of lead (a 2-core machine shared with other work creates 3 to 30
+    // posts a second; the due times come at POSTS / duration a second).
+    const start = Date.now() + 20_000 + POSTS * 60;
     const plan: PlannedPost[] = [];
     for (let i = 0; i < POSTS; i++) {
       const workspace = Math.floor(rand() * WORKSPACES);
@@ -513,15 +533,18 @@ async function main(): Promise<number> {
 
     // Creation, before the faults start (a create that failed would be a setup error, not a finding).
     const { default: pLimit } = await import('p-limit');
-    await pLimit(8).map(plan, async (p) => {
-      const a = await call('POST', '/v1/posts', workspaces[p.workspace]!.apiKey, {
-        projectId: p.projectId,
-        content: `Soak post ${p.i} (seed ${SEED})`,
-        scheduledFor: new Date(p.due).toISOString(),
-      });
-      if (!a || a.status !== 200) throw new Error(`create ${p.i}: ${a ? `${a.status} ${JSON.stringify(a.body)}` : 'no answer'}`);
-      p.id = a.body.data.id;
-    });
+    await pLimit(8).map(
+      [...plan].sort((x, y) => x.due - y.due),
+      async (p) => {
+        const a = await call('POST', '/v1/posts', workspaces[p.workspace]!.apiKey, {
+          projectId: p.projectId,
+          content: `Soak post ${p.i} (seed ${SEED})`,
+          scheduledFor: new Date(p.due).toISOString(),
+        });
+        if (!a || a.status !== 200) throw new Error(`create ${p.i}: ${a ? `${a.status} ${JSON.stringify(a.body)}` : 'no answer'}`);
+        p.id = a.body.data.id;
+      },
+    );
     log(
       `created ${POSTS} scheduled posts (due ${new Date(start + 10_000).toISOString().slice(11, 19)}…${new Date(start + DURATION_MS).toISOString().slice(11, 19)} UTC)`,
     );
@@ -587,8 +610,11 @@ async function main(): Promise<number> {
 
     // Faults.
     const faultsDone = (async () => {
+      // A creation that overran the plan's start shifts the whole fault schedule, rather than
+      // firing the faults it missed at once.
+      const shift = Math.max(0, Date.now() - start);
       for (const f of faultTimes) {
-        await sleep(Math.max(0, f.at - Date.now()));
+        await sleep(Math.max(0, f.at + shift - Date.now()));
         switch (f.kind) {
           case 'worker_kill': {
             const w = workers.at(-1)!;
@@ -619,7 +645,7 @@ async function main(): Promise<number> {
             log(`SIGKILL API #${victim.slot} (:${victim.port}); restart in ${(delay / 1000).toFixed(1)} s`);
             restarts.push(
               sleep(delay)
-                .then(() => startApi(victim.slot))
+                .then(() => startApiSupervised(victim.slot))
                 .then((na) => {
                   apis[victim.slot] = na;
                   stats.apiRestarts++;
@@ -929,7 +955,7 @@ async function main(): Promise<number> {
     L('faults injected', JSON.stringify(stats.faults));
     L(
       'restarts',
-      `worker ${stats.workerRestarts} after a kill + ${stats.workerSelfExits} after exiting on its own; API ${stats.apiRestarts}; ${stats.apiRetries} client retries on a dead API`,
+      `worker ${stats.workerRestarts} after a kill + ${stats.workerSelfExits} after exiting on its own; API ${stats.apiRestarts} (${stats.apiStartFailures} failed starts retried); ${stats.apiRetries} client retries on a dead API`,
     );
     L(
       'generation jobs',
