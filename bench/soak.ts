@@ -64,7 +64,8 @@ Options:
                          (in a seeded order) before kinds are drawn at random
   --faults K,K           fault kinds to draw from (default all): worker_kill, api_kill, net_transient,
                          net_lost_response, net_timeout, receiver_outage, temporal_kill, redis_restart
-  --drain S              after the last due time, wait at most S seconds for publishing and webhooks (default 240)
+  --drain S              after the faults and the last due time, wait for publishing, webhooks and jobs
+                         until S seconds pass without progress (default 240)
 
 Environment: BENCH_SOAK_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_soak).
              Redis is a redis-server of the soak's own on a free port (restarted by redis_restart).`);
@@ -738,9 +739,11 @@ async function main(): Promise<number> {
     await sim.setLatency({ ms: 0, operation: 'createPost' });
     log(`faults over: ${JSON.stringify(stats.faults)}; waiting for publishing and webhooks to settle`);
 
-    // Drain: every expected post published, every delivery terminal (or the drain deadline).
+    // Drain: every expected post published, every delivery terminal, every job terminal; or
+    // --drain seconds without progress (a backlog that still moves is waited for).
     const lastDue = Math.max(...plan.map((p) => p.finalDue));
-    const drainUntil = Math.max(lastDue, Date.now()) + DRAIN_MS;
+    let drainUntil = Math.max(lastDue, Date.now()) + DRAIN_MS;
+    let progress = '';
     const expectedIds = plan.filter((p) => p.expect === 'published').map((p) => p.id!);
     for (;;) {
       const [{ n: published }] = (await db()('posts')
@@ -757,6 +760,12 @@ async function main(): Promise<number> {
         )
         .whereNotIn('status', ['DONE', 'FAILED', 'CANCELLED'])
         .count({ n: '*' })) as Array<{ n: string }>;
+      const [{ n: fannedOut }] = (await db()('webhook_deliveries').count({ n: '*' })) as Array<{ n: string }>;
+      const now = `${published}/${open}/${running}/${fannedOut}`;
+      if (now !== progress) {
+        progress = now;
+        drainUntil = Math.max(drainUntil, Date.now() + DRAIN_MS);
+      }
       if (
         (Number(published) === expectedIds.length && Number(open) === 0 && Number(running) === 0 && Date.now() > lastDue + 5_000) ||
         Date.now() > drainUntil
