@@ -9,7 +9,8 @@
 //   npm run bench -- soak --help                   every option
 //
 // Everything is the soak's own: Postgres database content_scheduler_bench_soak (dropped and
-// recreated), Redis db 12 (flushed), a Temporal dev server (in memory), the network simulator
+// recreated), a redis-server on a free port (never the machine's shared Redis: the soak restarts
+// it), a Temporal dev server (file-backed), the network simulator
 // and the webhook receiver in this process; the worker (workers/main.ts, which also starts the
 // webhook relay and the reconciler) and the two API processes (api/main.ts) are children,
 // exactly as production runs them. Not part of `npm test`. See docs/reliability.md.
@@ -23,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { prng } from './lib/content';
-import { flushRedis, recreateDatabase } from './lib/database';
+import { recreateDatabase } from './lib/database';
 import { startWorker, type WorkerRun } from './publishing/worker';
 import { freePort, portAcceptsConnections } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
@@ -35,6 +36,7 @@ const { values: opt } = parseArgs({
     accounts: { type: 'string', default: '10' },
     workspaces: { type: 'string', default: '3' },
     duration: { type: 'string', default: '120' },
+    generations: { type: 'string' },
     'reschedule-share': { type: 'string', default: '0.15' },
     'unschedule-share': { type: 'string', default: '0.1' },
     'fault-every': { type: 'string', default: '12' },
@@ -56,14 +58,17 @@ Options:
   --duration S           due times spread over S seconds after creation (default 120; full 600)
   --reschedule-share F   share of posts rescheduled later before they are due (default 0.15)
   --unschedule-share F   share of posts unscheduled before they are due (default 0.1)
+  --generations N        AI post generations (built-in writer) requested at random times during
+                         the run; every job must end terminal (default: posts / 10)
   --fault-every S        mean seconds between injected faults (default 12); each kind comes once
                          (in a seeded order) before kinds are drawn at random
   --faults K,K           fault kinds to draw from (default all): worker_kill, api_kill, net_transient,
-                         net_lost_response, net_timeout, receiver_outage, temporal_kill
-  --drain S              after the last due time, wait at most S seconds for publishing and webhooks (default 240)
+                         net_lost_response, net_timeout, receiver_outage, temporal_kill, redis_restart
+  --drain S              after the faults and the last due time, wait for publishing, webhooks and jobs
+                         until S seconds pass without progress (default 240)
 
-Environment: BENCH_SOAK_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_soak),
-             BENCH_SOAK_REDIS_URL (default redis://127.0.0.1:6379/12; flushed).`);
+Environment: BENCH_SOAK_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_soak).
+             Redis is a redis-server of the soak's own on a free port (restarted by redis_restart).`);
   process.exit(0);
 }
 
@@ -81,9 +86,9 @@ const RESCHEDULE_SHARE = num('reschedule-share');
 const UNSCHEDULE_SHARE = num('unschedule-share');
 const FAULT_EVERY_MS = num('fault-every', 1) * 1000;
 const DRAIN_MS = num('drain', 10) * 1000;
+const GENERATIONS = opt.generations !== undefined ? Math.floor(num('generations')) : Math.round(POSTS / 10);
 
 const DATABASE_URL = process.env.BENCH_SOAK_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_soak';
-const REDIS_URL = process.env.BENCH_SOAK_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const TASK_QUEUE = 'bench-soak';
@@ -101,6 +106,8 @@ const log = (text: string) => console.log(`${ts()}  ${text}`);
 // ── Environment (lib/config reads it once, at import; the children inherit it) ──────────────
 const temporalPort = await freePort();
 const simPort = await freePort();
+const redisPort = await freePort();
+const REDIS_URL = `redis://127.0.0.1:${redisPort}`;
 Object.assign(process.env, {
   DATABASE_URL,
   REDIS_URL,
@@ -120,6 +127,8 @@ Object.assign(process.env, {
   WEBHOOK_TIMEOUT_MS: '3000',
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
   NODE_ENV: 'production',
+  // Four processes share the machine's Postgres (with everyone else's): small pools.
+  DB_POOL_MAX: process.env.DB_POOL_MAX ?? '5',
 });
 
 // ── The webhook receiver: verifies signatures, records every request, fails during outages ──
@@ -191,6 +200,23 @@ process.once('exit', () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
 
+// Redis: a server of the soak's own, without persistence, so a restart loses everything it held
+// (rate-limit windows, MCP sessions, key-cache invalidations): the harshest Redis failure.
+let redisProcess: ChildProcess | null = null;
+async function startRedis(): Promise<void> {
+  const child = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
+  children.add(child);
+  redisProcess = child;
+  const deadline = Date.now() + 10_000;
+  while (!(await portAcceptsConnections(redisPort))) {
+    if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode} (port ${redisPort})`);
+    if (Date.now() > deadline) throw new Error(`redis-server not listening on ${redisPort} after 10 s`);
+    await sleep(50);
+  }
+}
+
 async function startApi(slot: number): Promise<Api> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'api', 'main.ts')], {
@@ -213,6 +239,20 @@ async function startApi(slot: number): Promise<Api> {
   const api: Api = { slot, child, port, up: true };
   child.once('exit', () => (api.up = false));
   return api;
+}
+
+/** As a supervisor would: an API that fails to start (Postgres out of connections, say) is started again. */
+async function startApiSupervised(slot: number): Promise<Api> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startApi(slot);
+    } catch (err) {
+      if (attempt >= 30) throw err;
+      stats.apiStartFailures++;
+      console.log(`API #${slot} failed to start (attempt ${attempt}): ${String(err).split('\n').slice(0, 2).join(' ')}; again in 2 s`);
+      await sleep(2_000);
+    }
+  }
 }
 
 const apis: Api[] = [];
@@ -280,6 +320,8 @@ interface PlannedPost {
 
 const stats = {
   apiRetries: 0,
+  apiStartFailures: 0,
+  generations: { accepted: 0, refused: {} as Record<string, number>, noAnswer: 0 },
   apiRestarts: 0,
   workerRestarts: 0,
   workerSelfExits: 0,
@@ -301,8 +343,11 @@ async function main(): Promise<number> {
   };
   try {
     await recreateDatabase(DATABASE_URL);
-    await flushRedis(REDIS_URL);
-    log(`database ${new URL(DATABASE_URL).pathname.slice(1)} recreated, Redis ${REDIS_URL} flushed`);
+    await startRedis();
+    cleanups.push(async () => {
+      redisProcess?.kill('SIGKILL');
+    });
+    log(`database ${new URL(DATABASE_URL).pathname.slice(1)} recreated, Redis of its own on ${REDIS_URL}`);
 
     const binary = await resolveTemporalBinary();
     // File-backed, so a SIGKILLed dev server restarts with its workflows, timers and histories.
@@ -429,14 +474,17 @@ async function main(): Promise<number> {
       for (const w of workers) if (!w.exit) await w.kill('SIGTERM');
     });
     await launchWorker();
-    apis.push(await startApi(0), await startApi(1));
+    apis.push(await startApiSupervised(0), await startApiSupervised(1));
     cleanups.push(async () => {
       for (const a of apis) if (a.up) a.child.kill('SIGTERM');
     });
     log(`worker pid ${workers[0]!.pid}, APIs on :${apis[0]!.port} and :${apis[1]!.port}`);
 
     // The plan, all from the seed.
-    const start = Date.now() + 20_000;
+    // Creation runs first, in order of due time, so it only has to stay ahead of the due times:
+    // 20 s plus 60 ms a post of lead (a 2-core machine shared with other work creates 3 to 30
+    // posts a second; the due times come at POSTS / duration a second).
+    const start = Date.now() + 20_000 + POSTS * 60;
     const plan: PlannedPost[] = [];
     for (let i = 0; i < POSTS; i++) {
       const workspace = Math.floor(rand() * WORKSPACES);
@@ -461,7 +509,16 @@ async function main(): Promise<number> {
       });
     }
     const faultTimes: Array<{ at: number; kind: string; arg: number }> = [];
-    const allKinds = ['worker_kill', 'api_kill', 'net_transient', 'net_lost_response', 'net_timeout', 'receiver_outage', 'temporal_kill'];
+    const allKinds = [
+      'worker_kill',
+      'api_kill',
+      'net_transient',
+      'net_lost_response',
+      'net_timeout',
+      'receiver_outage',
+      'temporal_kill',
+      'redis_restart',
+    ];
     const kinds = opt.faults === 'all' ? allKinds : opt.faults!.split(',');
     const unknownKinds = kinds.filter((k) => !allKinds.includes(k));
     if (unknownKinds.length) throw new Error(`unknown fault kind(s): ${unknownKinds.join(', ')}`);
@@ -477,15 +534,18 @@ async function main(): Promise<number> {
 
     // Creation, before the faults start (a create that failed would be a setup error, not a finding).
     const { default: pLimit } = await import('p-limit');
-    await pLimit(8).map(plan, async (p) => {
-      const a = await call('POST', '/v1/posts', workspaces[p.workspace]!.apiKey, {
-        projectId: p.projectId,
-        content: `Soak post ${p.i} (seed ${SEED})`,
-        scheduledFor: new Date(p.due).toISOString(),
-      });
-      if (!a || a.status !== 200) throw new Error(`create ${p.i}: ${a ? `${a.status} ${JSON.stringify(a.body)}` : 'no answer'}`);
-      p.id = a.body.data.id;
-    });
+    await pLimit(8).map(
+      [...plan].sort((x, y) => x.due - y.due),
+      async (p) => {
+        const a = await call('POST', '/v1/posts', workspaces[p.workspace]!.apiKey, {
+          projectId: p.projectId,
+          content: `Soak post ${p.i} (seed ${SEED})`,
+          scheduledFor: new Date(p.due).toISOString(),
+        });
+        if (!a || a.status !== 200) throw new Error(`create ${p.i}: ${a ? `${a.status} ${JSON.stringify(a.body)}` : 'no answer'}`);
+        p.id = a.body.data.id;
+      },
+    );
     log(
       `created ${POSTS} scheduled posts (due ${new Date(start + 10_000).toISOString().slice(11, 19)}…${new Date(start + DURATION_MS).toISOString().slice(11, 19)} UTC)`,
     );
@@ -530,10 +590,32 @@ async function main(): Promise<number> {
         }),
     );
 
+    // Generation jobs at random moments of the run, in random workspaces (built-in writer).
+    const generationsDone = Promise.all(
+      Array.from({ length: GENERATIONS }, async (_, g) => {
+        const w = Math.floor(rand() * WORKSPACES);
+        const projectId = pick(workspaces[w]!.projects);
+        await sleep(Math.max(0, start + rand() * DURATION_MS - Date.now()));
+        const a = await call('POST', '/v1/posts/generations', workspaces[w]!.apiKey, {
+          projectId,
+          source: { type: 'text', text: `Soak generation ${g} (seed ${SEED}): what a week of scheduled posts taught us about retries.` },
+        });
+        if (!a) stats.generations.noAnswer++;
+        else if (a.status === 200) stats.generations.accepted++;
+        else {
+          const k = `${a.status} ${a.body?.error?.code ?? ''}`.trim();
+          stats.generations.refused[k] = (stats.generations.refused[k] ?? 0) + 1;
+        }
+      }),
+    );
+
     // Faults.
     const faultsDone = (async () => {
+      // A creation that overran the plan's start shifts the whole fault schedule, rather than
+      // firing the faults it missed at once.
+      const shift = Math.max(0, Date.now() - start);
       for (const f of faultTimes) {
-        await sleep(Math.max(0, f.at - Date.now()));
+        await sleep(Math.max(0, f.at + shift - Date.now()));
         switch (f.kind) {
           case 'worker_kill': {
             const w = workers.at(-1)!;
@@ -564,7 +646,7 @@ async function main(): Promise<number> {
             log(`SIGKILL API #${victim.slot} (:${victim.port}); restart in ${(delay / 1000).toFixed(1)} s`);
             restarts.push(
               sleep(delay)
-                .then(() => startApi(victim.slot))
+                .then(() => startApiSupervised(victim.slot))
                 .then((na) => {
                   apis[victim.slot] = na;
                   stats.apiRestarts++;
@@ -618,6 +700,24 @@ async function main(): Promise<number> {
             );
             break;
           }
+          case 'redis_restart': {
+            if (!redisProcess || redisProcess.exitCode !== null || redisProcess.signalCode !== null) break;
+            const delay = 1_000 + f.arg * 7_000;
+            const dead = redisProcess;
+            redisProcess = null;
+            await new Promise<void>((resolve) => {
+              dead.once('exit', () => resolve());
+              dead.kill('SIGKILL');
+            });
+            countFault('Redis restart');
+            log(`SIGKILL Redis (everything it held is lost); restart in ${(delay / 1000).toFixed(1)} s`);
+            restarts.push(
+              sleep(delay)
+                .then(startRedis)
+                .then(() => log('Redis restarted (empty)')),
+            );
+            break;
+          }
           case 'receiver_outage': {
             const ms = 3_000 + f.arg * 12_000;
             receiverDownUntil = Date.now() + ms;
@@ -629,7 +729,7 @@ async function main(): Promise<number> {
       }
     })();
 
-    await Promise.all([opsDone, faultsDone]);
+    await Promise.all([opsDone, faultsDone, generationsDone]);
     // Restarts may queue further restarts (a worker that exits on its own): wait until none is added.
     for (let n = -1; n !== restarts.length;) {
       n = restarts.length;
@@ -639,9 +739,11 @@ async function main(): Promise<number> {
     await sim.setLatency({ ms: 0, operation: 'createPost' });
     log(`faults over: ${JSON.stringify(stats.faults)}; waiting for publishing and webhooks to settle`);
 
-    // Drain: every expected post published, every delivery terminal (or the drain deadline).
+    // Drain: every expected post published, every delivery terminal, every job terminal; or
+    // --drain seconds without progress (a backlog that still moves is waited for).
     const lastDue = Math.max(...plan.map((p) => p.finalDue));
-    const drainUntil = Math.max(lastDue, Date.now()) + DRAIN_MS;
+    let drainUntil = Math.max(lastDue, Date.now()) + DRAIN_MS;
+    let progress = '';
     const expectedIds = plan.filter((p) => p.expect === 'published').map((p) => p.id!);
     for (;;) {
       const [{ n: published }] = (await db()('posts')
@@ -651,7 +753,23 @@ async function main(): Promise<number> {
       const [{ n: open }] = (await db()('webhook_deliveries').whereNotIn('status', ['delivered', 'failed']).count({ n: '*' })) as Array<{
         n: string;
       }>;
-      if ((Number(published) === expectedIds.length && Number(open) === 0 && Date.now() > lastDue + 5_000) || Date.now() > drainUntil)
+      const [{ n: running }] = (await db()('jobs')
+        .whereIn(
+          'workspace_id',
+          workspaces.map((w) => w.id),
+        )
+        .whereNotIn('status', ['DONE', 'FAILED', 'CANCELLED'])
+        .count({ n: '*' })) as Array<{ n: string }>;
+      const [{ n: fannedOut }] = (await db()('webhook_deliveries').count({ n: '*' })) as Array<{ n: string }>;
+      const now = `${published}/${open}/${running}/${fannedOut}`;
+      if (now !== progress) {
+        progress = now;
+        drainUntil = Math.max(drainUntil, Date.now() + DRAIN_MS);
+      }
+      if (
+        (Number(published) === expectedIds.length && Number(open) === 0 && Number(running) === 0 && Date.now() > lastDue + 5_000) ||
+        Date.now() > drainUntil
+      )
         break;
       await sleep(2_000);
     }
@@ -817,6 +935,21 @@ async function main(): Promise<number> {
     const unknownEvents = receipts.filter((r) => !eventIds.has(r.eventId)).length;
     if (unknownEvents) violate(`${unknownEvents} webhook requests for events not in the outbox`);
 
+    // Generation jobs: every job of the soak's workspaces terminal.
+    const jobRows = (await db()('jobs').whereIn('workspace_id', wsIds).select('id', 'type', 'status', 'error_code')) as Array<{
+      id: string;
+      type: string;
+      status: string;
+      error_code: string | null;
+    }>;
+    const jobsByStatus: Record<string, number> = {};
+    for (const j of jobRows) {
+      jobsByStatus[j.status] = (jobsByStatus[j.status] ?? 0) + 1;
+      if (!['DONE', 'FAILED', 'CANCELLED'].includes(j.status)) violate(`job ${j.id} (${j.type}) still ${j.status} after the drain`);
+    }
+    if (jobRows.length < stats.generations.accepted)
+      violate(`${stats.generations.accepted} generations accepted but only ${jobRows.length} job rows`);
+
     const sorted = lags.sort((a, b) => a - b);
     const q = (x: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(x * sorted.length) - 1)]! / 1000 : NaN);
     const counts = await sim.counts();
@@ -831,7 +964,11 @@ async function main(): Promise<number> {
     L('faults injected', JSON.stringify(stats.faults));
     L(
       'restarts',
-      `worker ${stats.workerRestarts} after a kill + ${stats.workerSelfExits} after exiting on its own; API ${stats.apiRestarts}; ${stats.apiRetries} client retries on a dead API`,
+      `worker ${stats.workerRestarts} after a kill + ${stats.workerSelfExits} after exiting on its own; API ${stats.apiRestarts} (${stats.apiStartFailures} failed starts retried); ${stats.apiRetries} client retries on a dead API`,
+    );
+    L(
+      'generation jobs',
+      `${GENERATIONS} requested: ${stats.generations.accepted} accepted, refused ${JSON.stringify(stats.generations.refused)}, ${stats.generations.noAnswer} without answer; rows by status ${JSON.stringify(jobsByStatus)}`,
     );
     L('lost', String(lost));
     L('duplicated', String(duplicated));

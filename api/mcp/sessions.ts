@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { ApiError } from '../../lib/errors';
 import { log } from '../../lib/logger';
 import { newRedisConnection, redis } from '../../lib/redis';
 import type { SessionHandle } from './tool';
@@ -28,29 +29,54 @@ export interface SessionRecord {
 
 const key = (id: string) => `mcp:session:${id}`;
 
+/** Seconds a caller is told to wait when the session store cannot be reached. */
+export const SESSION_STORE_RETRY_AFTER_S = 5;
+
+/**
+ * Sessions fail closed (docs/reliability.md "When Redis is down"): without its record a
+ * session cannot be authenticated, so a request that needs the store while Redis is unreachable
+ * is refused as 503 `temporarily_unavailable` with Retry-After, never answered as a 500 or
+ * served unauthenticated. Nothing is lost: records written before the outage are there again
+ * when Redis is back, and the shared client reconnects by itself.
+ */
+async function store<T>(operation: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    log.warn('mcp session store unavailable', { operation, err: err instanceof Error ? err.message : String(err) });
+    throw new ApiError(
+      503,
+      'temporarily_unavailable',
+      'The session store is unavailable; retry shortly.',
+      { retryAfterSeconds: SESSION_STORE_RETRY_AFTER_S },
+      { 'Retry-After': String(SESSION_STORE_RETRY_AFTER_S) },
+    );
+  }
+}
+
 /** 192 random bits; visible ASCII only (MCP streamable HTTP, session management). */
 export function newSessionId(): string {
   return randomBytes(24).toString('base64url');
 }
 
 export async function saveSession(record: SessionRecord): Promise<void> {
-  await redis().set(key(record.id), JSON.stringify(record), 'EX', SESSION_TTL_S);
+  await store('save', () => redis().set(key(record.id), JSON.stringify(record), 'EX', SESSION_TTL_S));
 }
 
 /** Reads the record and slides its lifetime in one round trip. */
 export async function loadSession(id: string): Promise<SessionRecord | null> {
   if (!id || id.length > 200) return null;
-  const raw = await redis().getex(key(id), 'EX', SESSION_TTL_S);
+  const raw = await store('load', () => redis().getex(key(id), 'EX', SESSION_TTL_S));
   return raw ? (JSON.parse(raw) as SessionRecord) : null;
 }
 
 /** Slides the lifetime of a session that is in use without requests (an open SSE stream). */
 export async function touchSession(id: string): Promise<void> {
-  await redis().expire(key(id), SESSION_TTL_S);
+  await store('touch', () => redis().expire(key(id), SESSION_TTL_S));
 }
 
 export async function deleteSession(id: string): Promise<void> {
-  await redis().del(key(id));
+  await store('delete', () => redis().del(key(id)));
   await announceChange(id);
 }
 

@@ -85,8 +85,6 @@ async function deliverForwarded(session: LiveSseSession, f: Forwarded): Promise<
 
 export async function openSseStream(ctx: Context): Promise<void> {
   const request = await authenticateMcpRequest(ctx, ctx.get('service-workspace-id') || undefined, MCP_SCOPES);
-  ctx.respond = false;
-  ctx.res.setHeader('X-Request-Id', ctx.state.requestId);
   // The endpoint event names /message relative to this origin (the SDK client insists on the same origin).
   const transport = new SSEServerTransport('/message', ctx.res);
   const record: SessionRecord = {
@@ -96,7 +94,10 @@ export async function openSseStream(ctx: Context): Promise<void> {
     workspaceId: request.auth.workspaceId,
     createdAt: new Date().toISOString(),
   };
+  // Before the stream starts, so a session store that is down is answered 503 (sessions.ts).
   await saveSession(record);
+  ctx.respond = false;
+  ctx.res.setHeader('X-Request-Id', ctx.state.requestId);
   const handle = sessionHandle(record);
   const server = createToolServer(handle, ctx.deps);
   const session: LiveSseSession = { transport, server, handle };

@@ -118,8 +118,12 @@ async function startSession(ctx: Context, base: string): Promise<void> {
   await session.server.connect(session.transport);
   const response = await session.transport.handleRequest(webRequestOf(ctx, base), { parsedBody: body, authInfo: authInfoOf(request) });
   if (response.ok && session.transport.sessionId) {
-    // Saved before the answer (and so the session id) reaches the client.
-    await saveSession(record);
+    // Saved before the answer (and so the session id) reaches the client. If the store is
+    // down the client hears 503 (sessions.ts) and this half-open session is dropped.
+    await saveSession(record).catch(async (err: unknown) => {
+      await session.transport.close().catch(() => {});
+      throw err;
+    });
     live.set(record.id, session);
   }
   ctx.respond = false;

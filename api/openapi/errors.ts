@@ -12,73 +12,42 @@ export interface ErrorEntry {
   when: string;
 }
 
-export const ERROR_CATALOGUE: readonly ErrorEntry[] = [
-  {
-    code: 'invalid_request',
-    status: 400,
-    when: 'A malformed query, header or body: a bad `status` filter, a missing `projectId`, an invalid Idempotency-Key, a body that is not JSON.',
-  },
-  {
-    code: 'bad_cursor',
-    status: 400,
-    when: 'The cursor is unusable, most likely because the filters changed since it was issued. Restart the listing without a cursor.',
-  },
-  { code: 'bad_pagination', status: 400, when: '`limit` is not an integer or is below 1.' },
-  {
-    code: 'version_unsupported',
-    status: 400,
-    when: 'The Service-Api-Version header names a version this service does not support; `details.supported` lists the ones it does.',
-  },
-  { code: 'unauthenticated', status: 401, when: 'No bearer credential was sent.' },
-  { code: 'invalid_token', status: 401, when: 'The bearer credential is malformed, unknown or expired.' },
-  { code: 'key_revoked', status: 401, when: 'The API key has been revoked.' },
-  { code: 'key_expired', status: 401, when: 'The API key has expired.' },
-  { code: 'spend_cap_exceeded', status: 402, when: 'The daily API AI-spend cap is reached; `details` carries the cap.' },
-  { code: 'usage_limit_exceeded', status: 402, when: 'The weekly AI budget refused the job (enforcement `block` at 100 %).' },
-  {
-    code: 'scope_missing',
-    status: 403,
-    when: 'The credential lacks a required scope; `details.required_scope` names it when exactly one named scope is missing.',
-  },
-  { code: 'plan_not_eligible', status: 403, when: 'The workspace plan does not include API access.' },
-  { code: 'forbidden_project', status: 403, when: 'The project is not reachable; client-role refusals add `details.reason: client_role`.' },
-  {
-    code: 'workspace_unavailable',
-    status: 403,
-    when: 'Service-Workspace-Id names a workspace the caller cannot reach (also for an API key of another workspace).',
-  },
-  { code: 'not_found', status: 404, when: 'The resource is absent or belongs to another workspace.' },
-  { code: 'method_not_allowed', status: 405, when: 'The path exists but not with this method; see the Allow header.' },
-  {
-    code: 'conflict',
-    status: 409,
-    when: 'Scheduling was refused because the network connection is unusable; `details.reason`, `details.reconnectUrl`, `details.retryable`.',
-  },
-  { code: 'idempotency_key_conflict', status: 409, when: 'The Idempotency-Key was already used with a different request body.' },
-  {
-    code: 'payload_too_large',
-    status: 413,
-    when: 'A text is over its limit (`content` 100,000 characters, `title` 500, `source.text` 100,000) or the body is too large.',
-  },
-  { code: 'unsupported_media_type', status: 415, when: 'The body is not in a media type this endpoint accepts.' },
-  {
-    code: 'unprocessable',
-    status: 422,
-    when: 'The body has a bad shape or enum value, a past `scheduledFor`, a note of another project, an upload handle without its object.',
-  },
-  {
-    code: 'rate_limited',
-    status: 429,
-    when: 'The workspace sliding-window limit is reached; wait Retry-After seconds (headers of spec 8).',
-  },
-  { code: 'endpoint_disabled', status: 409, when: 'Registered but never emitted.' },
-  { code: 'internal_error', status: 500, when: 'Something went wrong on the service side; quote `request_id` to support.' },
-  {
-    code: 'temporarily_unavailable',
-    status: 503,
-    when: 'A dependency (the network, the job queue) did not answer; retry after Retry-After seconds.',
-  },
-];
+// One line per code, in the order of the answers' documentation: status, code, when.
+const TABLE = `
+400 invalid_request          A malformed query, header or body: a bad \`status\` filter, a missing \`projectId\`, an invalid Idempotency-Key, a body that is not JSON.
+400 bad_cursor               The cursor is unusable, most likely because the filters changed since it was issued. Restart the listing without a cursor.
+400 bad_pagination           \`limit\` is not an integer or is below 1.
+400 version_unsupported      The Service-Api-Version header names a version this service does not support; \`details.supported\` lists the ones it does.
+401 unauthenticated          No bearer credential was sent.
+401 invalid_token            The bearer credential is malformed, unknown or expired.
+401 key_revoked              The API key has been revoked.
+401 key_expired              The API key has expired.
+402 spend_cap_exceeded       The daily API AI-spend cap is reached; \`details\` carries the cap.
+402 usage_limit_exceeded     The weekly AI budget refused the job (enforcement \`block\` at 100 %).
+403 scope_missing            The credential lacks a required scope; \`details.required_scope\` names it when exactly one named scope is missing.
+403 plan_not_eligible        The workspace plan does not include API access.
+403 forbidden_project        The project is not reachable; client-role refusals add \`details.reason: client_role\`.
+403 workspace_unavailable    Service-Workspace-Id names a workspace the caller cannot reach (also for an API key of another workspace).
+404 not_found                The resource is absent or belongs to another workspace.
+405 method_not_allowed       The path exists but not with this method; see the Allow header.
+409 conflict                 Scheduling was refused because the network connection is unusable; \`details.reason\`, \`details.reconnectUrl\`, \`details.retryable\`.
+409 idempotency_key_conflict The Idempotency-Key was already used with a different request body.
+413 payload_too_large        A text is over its limit (\`content\` 100,000 characters, \`title\` 500, \`source.text\` 100,000) or the body is too large.
+415 unsupported_media_type   The body is not in a media type this endpoint accepts.
+422 unprocessable            The body has a bad shape or enum value, a past \`scheduledFor\`, a note of another project, an upload handle without its object.
+429 rate_limited             The workspace sliding-window limit is reached; wait Retry-After seconds (headers of spec 8).
+409 endpoint_disabled        Registered but never emitted.
+500 internal_error           Something went wrong on the service side; quote \`request_id\` to support.
+503 temporarily_unavailable  A dependency (the network, the job queue) did not answer; retry after Retry-After seconds.
+`;
+
+export const ERROR_CATALOGUE: readonly ErrorEntry[] = TABLE.trim()
+  .split('\n')
+  .map((line) => {
+    const [, status, code, when] = /^(\d{3}) ([a-z_]+) +(\S.*)$/.exec(line) ?? [];
+    if (!when) throw new Error(`api/openapi/errors.ts: malformed catalogue line: ${line}`);
+    return { code: code as ErrorCode, status: Number(status), when };
+  });
 
 const STATUS_OF = new Map(ERROR_CATALOGUE.map((e) => [e.code, e.status]));
 

@@ -50,6 +50,22 @@ export function totalsOf(r: {
   };
 }
 
+export interface PostRowFigures {
+  id: string;
+  title: string;
+  published_at: Date;
+  impressions: number | string | null;
+  reactions: number | string | null;
+  comments: number | string | null;
+  reshares: number | string | null;
+}
+
+/** One published post's figures as the analytics answers show them (overview's best posts, the post list). */
+export function postFigures(r: PostRowFigures) {
+  const { posts: _one, ...t } = totalsOf({ posts: 1, ...r });
+  return { postId: r.id, title: r.title, publishedAt: r.published_at.toISOString(), ...t };
+}
+
 const change = (now: number, before: number) => (before === 0 ? null : Math.round(((now - before) / before) * 10_000) / 10_000);
 
 /** The instants bounding calendar days [from, to] in `timeZone`. */
@@ -206,20 +222,7 @@ export async function projectOverview(
       engagementRate: Math.round((current.engagementRate - previous.engagementRate) * 10_000) / 10_000,
     },
     daily,
-    bestPosts: (best as any[]).map((r) => {
-      const t = totalsOf({ posts: 1, ...r });
-      return {
-        postId: r.id,
-        title: r.title,
-        publishedAt: r.published_at.toISOString(),
-        impressions: t.impressions,
-        reactions: t.reactions,
-        comments: t.comments,
-        reshares: t.reshares,
-        engagements: t.engagements,
-        engagementRate: t.engagementRate,
-      };
-    }),
+    bestPosts: (best as PostRowFigures[]).map(postFigures),
     cadence: { posts: current.posts, postsPerWeek: Math.round((current.posts / weeks) * 100) / 100, activeWeeks, weeks: Math.ceil(weeks) },
     bestTimes: {
       minimumSample: minimum,

@@ -8,3 +8,4 @@ export { Post } from './Post';
 export { CalendarSlot, Note } from './Note';
 export { Job } from './Job';
 export { Source } from './Source';
+export { WebhookEndpoint } from './WebhookEndpoint';

@@ -263,6 +263,16 @@ function restError(status: number, code: string, message: string, headers?: Reco
 }
 
 /** RFC 6749 section 5.2 error body, used by the /oauth/v2 endpoints. */
+/** A request body that is one JSON object, or null (malformed JSON, or another JSON value). */
+function jsonObjectOf(rawBody: Buffer): Record<string, unknown> | null {
+  try {
+    const parsed: unknown = JSON.parse(rawBody.toString('utf8'));
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
 function oauthError(status: number, error: string, description: string, headers?: Record<string, string>): SimResponse {
   return { status, headers, body: { error, error_description: description } };
 }
@@ -701,6 +711,16 @@ class Simulator {
     return this.authenticate(req);
   }
 
+  /** A versioned REST route's handler: the caller's version headers and token are checked first (restCaller). */
+  private versioned(
+    handle: (caller: Person, req: IncomingMessage, url: URL, body: Buffer, pathParam: string | null) => SimResponse,
+  ): Route['handle'] {
+    return (req, url, body, pathParam) => {
+      const auth = this.restCaller(req);
+      return 'error' in auth ? auth.error : handle(auth.person, req, url, body, pathParam);
+    };
+  }
+
   /** May `personId` act as `authorUrn`? Itself, or an organization it administers. */
   private mayActAs(personId: string, author: { type: 'person' | 'organization'; id: string }): boolean {
     if (author.type === 'person') return author.id === personId;
@@ -810,9 +830,7 @@ class Simulator {
     'GET /rest/organizationAcls': {
       operation: 'admins',
       style: 'rest',
-      handle: (req, url) => {
-        const auth = this.restCaller(req);
-        if ('error' in auth) return auth.error;
+      handle: this.versioned((caller, req, url) => {
         const q = url.searchParams;
         if (q.get('q') !== 'organization') return restError(400, 'ILLEGAL_ARGUMENT', 'only the q=organization finder is supported');
         const org = parseAuthorUrn(q.get('organization') ?? '');
@@ -842,24 +860,16 @@ class Simulator {
             paging: { start, count, total: all.length, links: [] },
           },
         };
-      },
+      }),
     },
     'POST /rest/posts': {
       operation: 'createPost',
       style: 'rest',
-      handle: (req, _url, rawBody) => {
-        const auth = this.restCaller(req);
-        if ('error' in auth) return auth.error;
+      handle: this.versioned((caller, req, _url, rawBody) => {
         const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
         if (type !== 'application/json') return restError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
-        let body: Record<string, unknown>;
-        try {
-          const parsed: unknown = JSON.parse(rawBody.toString('utf8'));
-          if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
-          body = parsed as Record<string, unknown>;
-        } catch {
-          return restError(400, 'INVALID_REQUEST_BODY', 'body must be a JSON object');
-        }
+        const body = jsonObjectOf(rawBody);
+        if (!body) return restError(400, 'INVALID_REQUEST_BODY', 'body must be a JSON object');
         const author = typeof body.author === 'string' ? parseAuthorUrn(body.author) : null;
         if (!author) return restError(422, 'INVALID_AUTHOR', 'author must be urn:li:person:<id> or urn:li:organization:<id>');
         if (typeof body.commentary !== 'string' || body.commentary.trim() === '')
@@ -883,7 +893,7 @@ class Simulator {
         }
         // Authorization before the replay lookup: a revoked admin must not learn, or be told
         // "success" about, a post it may no longer write.
-        if (!this.mayActAs(auth.person.id, author)) {
+        if (!this.mayActAs(caller.id, author)) {
           return restError(403, 'ACCESS_DENIED', `Not enough permissions to post as urn:li:${author.type}:${author.id}`);
         }
         const s = this.state;
@@ -902,7 +912,7 @@ class Simulator {
         }
         const post = this.recordPost({
           author,
-          createdBy: auth.person.id,
+          createdBy: caller.id,
           text: body.commentary,
           reference,
           visibility,
@@ -915,16 +925,14 @@ class Simulator {
           status: 201,
           headers: { 'x-restli-id': post.urn, location: `/rest/posts/${encodeURIComponent(post.urn)}`, 'x-idempotent-replayed': 'false' },
         };
-      },
+      }),
     },
     // The images API: initializeUpload registers an image owned by an author and answers the URL
     // its bytes go to; the post then references the image URN (docs/network-protocol.md).
     'POST /rest/images': {
       operation: 'initializeImageUpload',
       style: 'rest',
-      handle: (req, url, rawBody) => {
-        const auth = this.restCaller(req);
-        if ('error' in auth) return auth.error;
+      handle: this.versioned((caller, req, url, rawBody) => {
         if (url.searchParams.get('action') !== 'initializeUpload')
           return restError(400, 'ILLEGAL_ARGUMENT', 'only action=initializeUpload is supported');
         let owner: { type: 'person' | 'organization'; id: string } | null = null;
@@ -937,7 +945,7 @@ class Simulator {
         }
         if (!owner)
           return restError(422, 'INVALID_OWNER', 'initializeUploadRequest.owner must be urn:li:person:<id> or urn:li:organization:<id>');
-        if (!this.mayActAs(auth.person.id, owner))
+        if (!this.mayActAs(caller.id, owner))
           return restError(403, 'ACCESS_DENIED', `Not enough permissions to upload images for urn:li:${owner.type}:${owner.id}`);
         const image: ImageRecord = {
           urn: `urn:li:image:D${randomBytes(9).toString('hex')}`,
@@ -961,7 +969,7 @@ class Simulator {
             },
           },
         };
-      },
+      }),
     },
     'PUT /dms-uploads': {
       operation: 'uploadImage',
@@ -988,13 +996,11 @@ class Simulator {
     'GET /rest/posts': {
       operation: 'findPost',
       style: 'rest',
-      handle: (req, url, _body, param) => {
-        const auth = this.restCaller(req);
-        if ('error' in auth) return auth.error;
+      handle: this.versioned((caller, req, url, _body, param) => {
         if (param !== null) {
           const post = this.state.postsByUrn.get(param);
           if (!post) return restError(404, 'NOT_FOUND', `no post ${param}`);
-          if (!this.mayActAs(auth.person.id, { type: post.authorType, id: post.authorId }))
+          if (!this.mayActAs(caller.id, { type: post.authorType, id: post.authorId }))
             return restError(403, 'ACCESS_DENIED', 'Not enough permissions to read this post');
           return { status: 200, body: this.postView(post) };
         }
@@ -1004,23 +1010,21 @@ class Simulator {
         const reference = q.get('reference');
         if (!author) return restError(400, 'ILLEGAL_ARGUMENT', 'author must be urn:li:person:<id> or urn:li:organization:<id>');
         if (!reference) return restError(400, 'ILLEGAL_ARGUMENT', 'reference is required');
-        if (!this.mayActAs(auth.person.id, author))
+        if (!this.mayActAs(caller.id, author))
           return restError(403, 'ACCESS_DENIED', `Not enough permissions to read posts of urn:li:${author.type}:${author.id}`);
         const post = this.state.postsByAuthorRef.get(`urn:li:${author.type}:${author.id}\n${reference}`);
         const elements = post ? [this.postView(post)] : [];
         return { status: 200, body: { elements, paging: { start: 0, count: 1, total: elements.length, links: [] } } };
-      },
+      }),
     },
     'GET /rest/socialMetadata': {
       operation: 'metrics',
       style: 'rest',
-      handle: (req, _url, _body, param) => {
-        const auth = this.restCaller(req);
-        if ('error' in auth) return auth.error;
+      handle: this.versioned((caller, req, _url, _body, param) => {
         if (param === null) return restError(400, 'ILLEGAL_ARGUMENT', 'a post URN is required: /rest/socialMetadata/{postUrn}');
         const post = this.state.postsByUrn.get(param);
         if (!post) return restError(404, 'NOT_FOUND', `no post ${param}`);
-        if (!this.mayActAs(auth.person.id, { type: post.authorType, id: post.authorId }))
+        if (!this.mayActAs(caller.id, { type: post.authorType, id: post.authorId }))
           return restError(403, 'ACCESS_DENIED', 'Not enough permissions to read metrics of this post');
         const m = this.growth.apply(post.urn, post.receivedAt, post.metrics);
         return {
@@ -1033,7 +1037,7 @@ class Simulator {
             commentsState: 'OPEN',
           },
         };
-      },
+      }),
     },
     // ----- engagement after publish (sim/network/engagement.ts) -----
     'POST /rest/reactions': {
@@ -1050,9 +1054,7 @@ class Simulator {
     'GET /rest/viralPosts': {
       operation: 'search',
       style: 'rest',
-      handle: (req, url) => {
-        const auth = this.restCaller(req);
-        if ('error' in auth) return auth.error;
+      handle: this.versioned((caller, req, url) => {
         const q = url.searchParams;
         if (q.get('q') !== 'search') return restError(400, 'ILLEGAL_ARGUMENT', 'q=search is required');
         const keywords = (q.get('keywords') ?? '').trim();
@@ -1085,7 +1087,7 @@ class Simulator {
             publishedBefore: before ?? null,
           }),
         };
-      },
+      }),
     },
   };
 
@@ -1128,14 +1130,8 @@ class Simulator {
     if (versionError) return versionError;
     const auth = this.authenticate(req);
     if ('error' in auth) return auth.error;
-    let body: Record<string, unknown>;
-    try {
-      const parsed: unknown = JSON.parse(rawBody.toString('utf8'));
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
-      body = parsed as Record<string, unknown>;
-    } catch {
-      return restError(400, 'INVALID_REQUEST_BODY', 'body must be a JSON object');
-    }
+    const body = jsonObjectOf(rawBody);
+    if (!body) return restError(400, 'INVALID_REQUEST_BODY', 'body must be a JSON object');
     const actor = parseAuthorUrn(kind === 'like' ? (actorParam ?? '') : String(body.actor ?? ''));
     if (!actor) return restError(422, 'INVALID_ACTOR', 'actor must be urn:li:person:<id> or urn:li:organization:<id>');
     if (!this.mayActAs(auth.person.id, actor))

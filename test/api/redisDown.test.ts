@@ -1,18 +1,24 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { startApiProcess, type ApiProcess } from '../support/foundation';
 import { waitFor } from '../support/wait';
 import { freePort, portAcceptsConnections } from '../../tooling/ports';
+import { startApiProcess as startApiAndMcpProcess, type ApiProcess as ApiAndMcpProcess } from '../mcp/support';
 
 // docs/reliability.md "Redis down": the rate limiter's store is Redis, which holds only what may
 // be lost (ARCHITECTURE.md). When it is unreachable the limiter admits requests uncounted (fail
 // open) instead of turning every authenticated request into a 500, and counts again once
 // Redis is back. An API process of its own runs against a Redis server of its own, stopped here.
 
-function startRedis(port: number): ChildProcess {
-  return spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+/** Without `dir`, nothing persists; with it, every write is in an append-only file that survives a SIGKILL. */
+function startRedis(port: number, dir?: string): ChildProcess {
+  const persistence = dir ? ['--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+  return spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], { stdio: 'ignore' });
 }
 
 describe('rate limiting with Redis down (fail open)', function () {
@@ -60,5 +66,99 @@ describe('rate limiting with Redis down (fail open)', function () {
       500,
     );
     assert.equal(counted.status, 200);
+  });
+});
+
+// docs/reliability.md "Redis down", MCP sessions: they fail closed. A session's record is what
+// authenticates its requests, so without Redis the transport answers 503
+// temporarily_unavailable with Retry-After (never a 500), and recovers by itself when Redis is
+// back; a session opened before the outage is usable again (its record was persisted here).
+describe('MCP sessions with Redis down (503, then recovery)', function () {
+  this.timeout(90_000);
+  const MCP_HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+  const INIT = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'redis-down', version: '1' } },
+  };
+  let redisProcess: ChildProcess;
+  let api: ApiAndMcpProcess;
+  let port: number;
+  let dir: string;
+
+  before(async () => {
+    port = await freePort();
+    dir = await mkdtemp(path.join(tmpdir(), 'redis-down-'));
+    redisProcess = startRedis(port, dir);
+    await waitFor(() => portAcceptsConnections(port), 10_000, 'the test Redis', 100);
+    api = await startApiAndMcpProcess({ REDIS_URL: `redis://127.0.0.1:${port}` });
+  });
+  after(async () => {
+    await api?.stop();
+    redisProcess?.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function mcp(key: string, body: unknown, sessionId?: string) {
+    const res = await fetch(`${api.mcpUrl}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${key}`, ...(sessionId ? { 'mcp-session-id': sessionId } : {}) },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    // A JSON answer, or the data line of a one-event SSE answer.
+    const data = text.startsWith('{')
+      ? text
+      : (text
+          .split('\n')
+          .find((l) => l.startsWith('data: {'))
+          ?.slice(6) ?? 'null');
+    return { status: res.status, headers: res.headers, json: JSON.parse(data) as any };
+  }
+  const listTools = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list', params: {} });
+  const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+
+  function assertUnavailable(res: { status: number; headers: Headers; json: any }, what: string) {
+    assert.equal(res.status, 503, `${what}: ${JSON.stringify(res.json)}`);
+    assert.equal(res.headers.get('retry-after'), '5', what);
+    assert.equal(res.json.error.data.code, 'temporarily_unavailable', what);
+    assert.equal(res.json.error.data.details.retryAfterSeconds, 5, what);
+    assert.match(res.json.error.data.requestId, /^req_/, what);
+  }
+
+  it('answers 503 temporarily_unavailable with Retry-After while Redis is stopped, and serves again once it is back', async () => {
+    const ws = await workspaceWithKey();
+    const opened = await mcp(ws.key, INIT);
+    assert.equal(opened.status, 200);
+    const sessionId = opened.headers.get('mcp-session-id');
+    assert.ok(sessionId, 'a session id while Redis is up');
+    await mcp(ws.key, initialized, sessionId);
+    const listed = await mcp(ws.key, listTools(2), sessionId);
+    assert.equal(listed.status, 200);
+    assert.ok(listed.json.result.tools.length > 0);
+
+    redisProcess.kill('SIGKILL');
+    await new Promise((r) => setTimeout(r, 200));
+    assertUnavailable(await mcp(ws.key, INIT), 'initialize with Redis down');
+    assertUnavailable(await mcp(ws.key, listTools(3), sessionId), 'a call in an existing session with Redis down');
+    const sse = await fetch(`${api.mcpUrl}/sse`, { headers: { Accept: 'text/event-stream', authorization: `Bearer ${ws.key}` } });
+    assertUnavailable({ status: sse.status, headers: sse.headers, json: await sse.json() }, 'opening an SSE session with Redis down');
+
+    redisProcess = startRedis(port, dir);
+    await waitFor(() => portAcceptsConnections(port), 10_000, 'the test Redis again', 100);
+    const again = await waitFor(
+      async () => {
+        const res = await mcp(ws.key, listTools(4), sessionId);
+        return res.status === 200 ? res : false;
+      },
+      30_000,
+      'the session serving again',
+      250,
+    );
+    assert.ok(again.json.result.tools.length > 0, 'the session opened before the outage works after it');
+    const fresh = await mcp(ws.key, INIT);
+    assert.equal(fresh.status, 200, 'a new session can be opened');
+    assert.ok(fresh.headers.get('mcp-session-id'));
   });
 });

@@ -1,9 +1,6 @@
 import assert from 'node:assert/strict';
-import type { Worker } from '@temporalio/worker';
 import { db } from '../../lib/db';
-import { createWorker } from '../../workers/worker';
-import { client, startApi, type TestServer } from '../support/app';
-import { workspaceWithKey } from '../support/factories';
+import { apiAndWorker } from '../support/stack';
 import { connectedCompanyPage, connectedPersonalProject, simulator } from '../support/network';
 import { waitFor } from '../support/wait';
 import { png, sha256 } from './images';
@@ -16,48 +13,27 @@ const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 
 describe('publishing posts with images (worker in-process, real Temporal, simulator, embedded store)', function () {
   this.timeout(90_000);
-  let api: TestServer;
-  let worker: Worker;
-  let running: Promise<void>;
-  let ws: Awaited<ReturnType<typeof workspaceWithKey>>;
-  let call: ReturnType<typeof client>;
+  const stack = apiAndWorker();
   const sim = simulator();
 
-  before(async () => {
-    api = await startApi();
-    ({ worker } = await createWorker());
-    running = worker.run();
-    ws = await workspaceWithKey({ projects: 0 });
-    call = client(api.url, ws.key);
-  });
-  afterEach(async () => {
-    await sim.clearFaults();
-    await sim.setLatency({ ms: 0 });
-  });
-  after(async () => {
-    worker.shutdown();
-    await running;
-    await api.close();
-  });
-
   async function uploadAndImport(image: Buffer, alt: string) {
-    const minted = await call('POST', '/v1/uploads', {
+    const minted = await stack.call('POST', '/v1/uploads', {
       body: { fileName: 'photo.png', contentType: 'image/png', bytes: image.length, purpose: 'media' },
     });
     assert.equal(minted.status, 200, JSON.stringify(minted.body));
     const put = await fetch(minted.body.data.url, { method: 'PUT', headers: minted.body.data.headers, body: image });
     assert.equal(put.status, 200);
-    const imported = await call('POST', '/v1/media', { body: { uploadId: minted.body.data.id, alt } });
+    const imported = await stack.call('POST', '/v1/media', { body: { uploadId: minted.body.data.id, alt } });
     assert.equal(imported.status, 200, JSON.stringify(imported.body));
     return imported.body.data as { key: string; sha256: string };
   }
 
   async function scheduleWithImages(projectId: string, content: string, images: Array<{ key: string; alt?: string }>) {
-    const created = await call('POST', '/v1/posts', { body: { projectId, content } });
+    const created = await stack.call('POST', '/v1/posts', { body: { projectId, content } });
     const id = created.body.data.id as string;
-    const attached = await call('PATCH', `/v1/posts/${id}/media`, { body: { images } });
+    const attached = await stack.call('PATCH', `/v1/posts/${id}/media`, { body: { images } });
     assert.equal(attached.status, 200, JSON.stringify(attached.body));
-    const scheduled = await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: inSeconds(1) } });
+    const scheduled = await stack.call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: inSeconds(1) } });
     assert.equal(scheduled.status, 200, JSON.stringify(scheduled.body));
     return id;
   }
@@ -66,7 +42,7 @@ describe('publishing posts with images (worker in-process, real Temporal, simula
     waitFor(async () => (await db()('posts').where({ id }).first()).status === 'published', 40_000, `post ${id} published`);
 
   it('mint → PUT → import → attach → schedule: the network receives the post with its image, once', async () => {
-    const { project } = await connectedPersonalProject(ws.workspace.id);
+    const { project } = await connectedPersonalProject(stack.ws.workspace.id);
     const image = png(120, 80);
     const asset = await uploadAndImport(image, 'A chart of the quarter');
     const before = (await sim.counts()).calls;
@@ -82,16 +58,16 @@ describe('publishing posts with images (worker in-process, real Temporal, simula
     const after = (await sim.counts()).calls;
     assert.equal(after.initializeImageUpload - before.initializeImageUpload, 1);
     assert.equal(after.uploadImage - before.uploadImage, 1);
-    const read = await call('GET', `/v1/posts/${id}`);
+    const read = await stack.call('GET', `/v1/posts/${id}`);
     assert.equal(read.status, 200);
   });
 
   it('several images go out as one multi-image post in their order, for a company page too', async () => {
-    const { page } = await connectedCompanyPage(ws.workspace.id);
+    const { page } = await connectedCompanyPage(stack.ws.workspace.id);
     const a = png(30, 30);
     const b = png(31, 30);
-    const first = (await call('POST', '/v1/media', { body: { content_base64: a.toString('base64'), alt: 'first' } })).body.data;
-    const second = (await call('POST', '/v1/media', { body: { content_base64: b.toString('base64'), alt: 'second' } })).body.data;
+    const first = (await stack.call('POST', '/v1/media', { body: { content_base64: a.toString('base64'), alt: 'first' } })).body.data;
+    const second = (await stack.call('POST', '/v1/media', { body: { content_base64: b.toString('base64'), alt: 'second' } })).body.data;
     const id = await scheduleWithImages(page.id, 'Two pictures', [{ key: second.key }, { key: first.key, alt: 'first, edited' }]);
     await published(id);
     const { posts } = await sim.listPosts({ reference: id });
@@ -106,7 +82,7 @@ describe('publishing posts with images (worker in-process, real Temporal, simula
   });
 
   it('a failure after the images went up retries the uploads and still creates the post once', async () => {
-    const { project } = await connectedPersonalProject(ws.workspace.id);
+    const { project } = await connectedPersonalProject(stack.ws.workspace.id);
     const image = png(50, 40);
     const asset = await uploadAndImport(image, 'retry');
     await sim.addFault({ kind: 'transient', operation: 'createPost', times: 2 });
@@ -121,7 +97,7 @@ describe('publishing posts with images (worker in-process, real Temporal, simula
   });
 
   it('a lost answer to the post call is recognised by its reference: one post, images not uploaded again', async () => {
-    const { project } = await connectedPersonalProject(ws.workspace.id);
+    const { project } = await connectedPersonalProject(stack.ws.workspace.id);
     const asset = await uploadAndImport(png(20, 60), 'lost');
     await sim.addFault({ kind: 'lost_response', operation: 'createPost', times: 1, lostAs: 'socket' });
     const before = (await sim.counts()).calls;

@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
-import type { Worker } from '@temporalio/worker';
 import { db } from '../../lib/db';
 import { temporalClient, workflowIds } from '../../lib/temporal';
-import { createWorker } from '../../workers/worker';
 import { publishStatusQuery } from '../../workflows/publishPost';
 import { maybeRecordHistory } from '../support/histories';
-import { client, startApi, type TestServer } from '../support/app';
-import { workspaceWithKey } from '../support/factories';
+import { apiAndWorker } from '../support/stack';
 import { connectedCompanyPage, connectedPersonalProject, simulator } from '../support/network';
 import { waitFor } from '../support/wait';
 
@@ -14,36 +11,16 @@ const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 
 describe('scheduled publishing (worker in-process, real Temporal and simulator)', function () {
   this.timeout(90_000);
-  let api: TestServer;
-  let worker: Worker;
-  let running: Promise<void>;
-  let ws: Awaited<ReturnType<typeof workspaceWithKey>>;
-  let call: ReturnType<typeof client>;
+  const stack = apiAndWorker();
   const sim = simulator();
-
-  before(async () => {
-    api = await startApi();
-    ({ worker } = await createWorker());
-    running = worker.run();
-    ws = await workspaceWithKey({ projects: 0 });
-    call = client(api.url, ws.key);
-  });
-  afterEach(async () => {
-    await sim.clearFaults();
-  });
-  after(async () => {
-    worker.shutdown();
-    await running;
-    await api.close();
-  });
 
   async function postStatus(id: string) {
     return db()('posts').where({ id }).first();
   }
 
   it('publishes a post scheduled a few seconds ahead exactly once', async () => {
-    const { project, personId } = await connectedPersonalProject(ws.workspace.id);
-    const created = await call('POST', '/v1/posts', {
+    const { project, personId } = await connectedPersonalProject(stack.ws.workspace.id);
+    const created = await stack.call('POST', '/v1/posts', {
       body: { projectId: project.id, content: 'Monday thoughts', scheduledFor: inSeconds(2) },
     });
     assert.equal(created.status, 200, JSON.stringify(created.body));
@@ -64,7 +41,7 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     assert.equal(posts[0]!.authorId, personId);
     assert.equal(posts[0]!.text, 'Monday thoughts');
     const events = await db()('outbox_events')
-      .where({ workspace_id: ws.workspace.id })
+      .where({ workspace_id: stack.ws.workspace.id })
       .andWhereRaw(`data->'post'->>'id' = ?`, [id])
       .pluck('type');
     assert.ok(events.includes('post.published'));
@@ -72,8 +49,10 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
   });
 
   it('publishes as the organization for a company page', async () => {
-    const { page, organizationId } = await connectedCompanyPage(ws.workspace.id);
-    const created = await call('POST', '/v1/posts', { body: { projectId: page.id, content: 'Company news', scheduledFor: inSeconds(1) } });
+    const { page, organizationId } = await connectedCompanyPage(stack.ws.workspace.id);
+    const created = await stack.call('POST', '/v1/posts', {
+      body: { projectId: page.id, content: 'Company news', scheduledFor: inSeconds(1) },
+    });
     const id = created.body.data.id;
     await waitFor(async () => (await postStatus(id)).status === 'published', 30_000, 'published');
     const { posts } = await sim.listPosts({ reference: id });
@@ -82,11 +61,13 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
   });
 
   it('reschedules through the same workflow and publishes once at the new time', async () => {
-    const { project } = await connectedPersonalProject(ws.workspace.id);
-    const created = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Moved', scheduledFor: inSeconds(3) } });
+    const { project } = await connectedPersonalProject(stack.ws.workspace.id);
+    const created = await stack.call('POST', '/v1/posts', {
+      body: { projectId: project.id, content: 'Moved', scheduledFor: inSeconds(3) },
+    });
     const id = created.body.data.id;
     const later = inSeconds(6);
-    const patched = await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: later } });
+    const patched = await stack.call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: later } });
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
     // The workflow's own answer that its timer moved to the new time, instead of waiting out the
     // old one (test/workflows/publishPost.test.ts proves that nothing fires at the old time).
@@ -110,10 +91,12 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
   });
 
   it('never publishes an unscheduled post', async () => {
-    const { project } = await connectedPersonalProject(ws.workspace.id);
-    const created = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Not today', scheduledFor: inSeconds(2) } });
+    const { project } = await connectedPersonalProject(stack.ws.workspace.id);
+    const created = await stack.call('POST', '/v1/posts', {
+      body: { projectId: project.id, content: 'Not today', scheduledFor: inSeconds(2) },
+    });
     const id = created.body.data.id;
-    const patched = await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: null } });
+    const patched = await stack.call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: null } });
     assert.equal(patched.body.data.status, 'draft');
     assert.equal(patched.body.data.scheduledAt, null);
     // The workflow has ended without publishing, so nothing can publish later: no need to wait
@@ -128,9 +111,9 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
   });
 
   it('retries transient network failures and still publishes once', async () => {
-    const { project } = await connectedPersonalProject(ws.workspace.id);
+    const { project } = await connectedPersonalProject(stack.ws.workspace.id);
     await sim.addFault({ kind: 'transient', operation: 'createPost', times: 2 });
-    const created = await call('POST', '/v1/posts', {
+    const created = await stack.call('POST', '/v1/posts', {
       body: { projectId: project.id, content: 'Flaky network', scheduledFor: inSeconds(1) },
     });
     const id = created.body.data.id;
@@ -150,9 +133,9 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
   });
 
   it('recognises a post whose creation answer was lost, without posting twice', async () => {
-    const { project } = await connectedPersonalProject(ws.workspace.id);
+    const { project } = await connectedPersonalProject(stack.ws.workspace.id);
     await sim.addFault({ kind: 'lost_response', operation: 'createPost', times: 1, lostAs: 'socket' });
-    const created = await call('POST', '/v1/posts', {
+    const created = await stack.call('POST', '/v1/posts', {
       body: { projectId: project.id, content: 'Lost answer', scheduledFor: inSeconds(1) },
     });
     const id = created.body.data.id;
@@ -162,13 +145,15 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
   });
 
   it('ends in failed_to_publish with a truthful delivery block when the token refresh fails', async () => {
-    const { project, token } = await connectedPersonalProject(ws.workspace.id);
+    const { project, token } = await connectedPersonalProject(stack.ws.workspace.id);
     // The stored token lapses (forcing a refresh) and the network has withdrawn the grant.
     await db()('network_connections')
       .where({ id: (await db()('projects').where({ id: project.id }).first()).connection_id })
       .update({ access_token_expires_at: new Date(Date.now() - 1000) });
     await sim.revokeToken({ token: token.accessToken });
-    const created = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Revoked', scheduledFor: inSeconds(1) } });
+    const created = await stack.call('POST', '/v1/posts', {
+      body: { projectId: project.id, content: 'Revoked', scheduledFor: inSeconds(1) },
+    });
     const id = created.body.data.id;
     const row = await waitFor(
       async () => {
@@ -184,20 +169,20 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     assert.ok(row.last_publish_attempt_at);
     assert.equal((await sim.listPosts({ reference: id })).posts.length, 0);
     await maybeRecordHistory(workflowIds.publish(id), 'publishPost-failed');
-    const proj = await call('GET', `/v1/projects/${project.id}`);
+    const proj = await stack.call('GET', `/v1/projects/${project.id}`);
     assert.equal(proj.body.data.network.state, 'revoked');
     assert.equal(proj.body.data.network.canPublish, false);
   });
 
   describe('PATCH scheduling verifies the connection (spec 3.1)', () => {
     async function draftIn(projectId: string) {
-      const r = await call('POST', '/v1/posts', { body: { projectId, content: 'Draft' } });
+      const r = await stack.call('POST', '/v1/posts', { body: { projectId, content: 'Draft' } });
       return r.body.data.id as string;
     }
     async function expectConflict(projectId: string, reason: string) {
       const id = await draftIn(projectId);
       const before = await postStatus(id);
-      const r = await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: inSeconds(3600), content: 'changed' } });
+      const r = await stack.call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: inSeconds(3600), content: 'changed' } });
       assert.equal(r.status, 409, JSON.stringify(r.body));
       assert.equal(r.body.error.code, 'conflict');
       assert.equal(r.body.error.details.reason, reason);
@@ -208,10 +193,10 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     }
 
     it('accepts a live-verified personal account and refreshes a lapsing token', async () => {
-      const { project } = await connectedPersonalProject(ws.workspace.id, { expiresInSeconds: 60 });
+      const { project } = await connectedPersonalProject(stack.ws.workspace.id, { expiresInSeconds: 60 });
       const id = await draftIn(project.id);
       const refreshesBefore = (await sim.counts()).refreshes;
-      const r = await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: inSeconds(3600) } });
+      const r = await stack.call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: inSeconds(3600) } });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       assert.equal(r.body.data.status, 'scheduled');
       assert.equal((await sim.counts()).refreshes, refreshesBefore + 1);
@@ -222,14 +207,14 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     it('refuses without a token at once', async () => {
       const p = await (
         await import('../../ops/provision')
-      ).createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'No token', connection: 'disconnected' });
+      ).createProject({ workspaceId: stack.ws.workspace.id, type: 'PERSONAL_BRAND', name: 'No token', connection: 'disconnected' });
       const callsBefore = (await sim.counts()).calls.identity;
       await expectConflict(p.id, 'no_token');
       assert.equal((await sim.counts()).calls.identity, callsBefore, 'no network call for a missing token');
     });
 
     it('refuses a token the network revoked', async () => {
-      const { project, token } = await connectedPersonalProject(ws.workspace.id);
+      const { project, token } = await connectedPersonalProject(stack.ws.workspace.id);
       await sim.revokeToken({ token: token.accessToken });
       await expectConflict(project.id, 'revoked');
     });
@@ -237,20 +222,20 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     it('refuses a company page never linked, and one with no admins left', async () => {
       const provision = await import('../../ops/provision');
       const unlinked = await provision.createProject({
-        workspaceId: ws.workspace.id,
+        workspaceId: stack.ws.workspace.id,
         type: 'COMPANY_PAGE',
         name: 'Unlinked',
         connection: 'none',
       });
       await expectConflict(unlinked.id, 'not_linked');
-      const { page } = await connectedCompanyPage(ws.workspace.id, 'none');
+      const { page } = await connectedCompanyPage(stack.ws.workspace.id, 'none');
       await expectConflict(page.id, 'no_admins');
     });
 
     it('refuses a stored revoked connection', async () => {
       const provision = await import('../../ops/provision');
       const p = await provision.createProject({
-        workspaceId: ws.workspace.id,
+        workspaceId: stack.ws.workspace.id,
         type: 'PERSONAL_BRAND',
         name: 'Revoked',
         connection: 'revoked',

@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { addDays, daysBetween, localDate, periodBounds, projectOverview, totalsOf } from '../../../lib/analytics/overview';
+import {
+  addDays,
+  daysBetween,
+  localDate,
+  periodBounds,
+  periodTotals,
+  postFigures,
+  projectOverview,
+  totalsOf,
+} from '../../../lib/analytics/overview';
 import { sign } from '../../../lib/crypto';
 import { db } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
@@ -143,24 +152,13 @@ export const listPostAnalytics = defineOperation({
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
-      data: page.map((r) => {
-        const t = totalsOf({ posts: 1, ...r });
-        return {
-          postId: r.id,
-          title: r.title,
-          publishedAt: r.published_at.toISOString(),
-          networkPostUrn: r.network_post_urn,
-          impressions: t.impressions,
-          reactions: t.reactions,
-          comments: t.comments,
-          reshares: t.reshares,
-          engagements: t.engagements,
-          engagementRate: t.engagementRate,
-          samples: r.samples ?? 0,
-          lastSyncedAt: r.last_synced_at ? r.last_synced_at.toISOString() : null,
-          sync: { state: r.sync_state ?? 'pending', detail: r.sync_state === 'blocked' || r.sync_state === 'failed' ? r.last_error : null },
-        };
-      }),
+      data: page.map((r) => ({
+        ...postFigures(r),
+        networkPostUrn: r.network_post_urn,
+        samples: r.samples ?? 0,
+        lastSyncedAt: r.last_synced_at ? r.last_synced_at.toISOString() : null,
+        sync: { state: r.sync_state ?? 'pending', detail: r.sync_state === 'blocked' || r.sync_state === 'failed' ? r.last_error : null },
+      })),
       pagination: {
         next_cursor:
           rows.length > limit && last
@@ -185,24 +183,11 @@ async function workspaceRow(
   const projects = db()('projects').where('workspace_id', workspaceId);
   if (projectIds) projects.whereIn('id', [...projectIds]);
   const ids = (await projects.pluck('id')) as string[];
-  const row =
+  const totals =
     ids.length === 0
-      ? { posts: 0, impressions: 0, reactions: 0, comments: 0, reshares: 0 }
-      : await db()('posts as p')
-          .leftJoin('post_metric_state as s', 's.post_id', 'p.id')
-          .where('p.workspace_id', workspaceId)
-          .whereIn('p.project_id', ids)
-          .where('p.status', 'published')
-          .where('p.published_at', '>=', start)
-          .where('p.published_at', '<', end)
-          .first(
-            db().raw('count(*) as posts'),
-            db().raw('sum(s.impressions) as impressions'),
-            db().raw('sum(s.reactions) as reactions'),
-            db().raw('sum(s.comments) as comments'),
-            db().raw('sum(s.reshares) as reshares'),
-          );
-  return { workspaceId, name, reach, projects: ids.length, ...totalsOf(row) };
+      ? totalsOf({ posts: 0, impressions: 0, reactions: 0, comments: 0, reshares: 0 })
+      : await periodTotals(db(), workspaceId, ids, start, end);
+  return { workspaceId, name, reach, projects: ids.length, ...totals };
 }
 
 export const getCrossWorkspaceOverview = defineOperation({

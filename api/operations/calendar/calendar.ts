@@ -53,42 +53,24 @@ interface CalendarProject {
   end: Date;
 }
 
+/** What every entry with an instant carries: the instant, and its local date and time in the project's zone. */
+interface TimedEntry {
+  id: string;
+  projectId: string;
+  at: string;
+  date: string;
+  time: string;
+  contentType: string;
+}
+
 export type CalendarEntry =
-  | {
-      type: 'post';
-      id: string;
-      projectId: string;
-      at: string;
-      date: string;
-      time: string;
-      status: string;
-      title: string;
-      contentType: string;
-    }
-  | {
-      type: 'draft';
-      id: string;
-      projectId: string;
-      at: string;
-      date: string;
-      time: string;
-      status: string;
-      title: string;
-      contentType: string;
-      slotId: string;
-    }
-  | {
-      type: 'note';
-      id: string;
-      projectId: string;
-      at: string;
-      date: string;
-      time: string;
-      contentType: string;
-      content: string;
-      slotId: string;
-    }
+  | (TimedEntry & { type: 'post'; status: string; title: string })
+  | (TimedEntry & { type: 'draft'; status: string; title: string; slotId: string })
+  | (TimedEntry & { type: 'note'; content: string; slotId: string })
   | { type: 'idea'; id: string; projectId: string; date: string; title: string; status: string };
+
+/** A post's calendar instant: its publish time once published, else its scheduled time. */
+const POST_AT_SQL = `case when posts.status = 'published' then coalesce(posts.published_at, posts.scheduled_at) else posts.scheduled_at end`;
 
 const TYPE_ORDER = { post: 0, draft: 1, note: 2, idea: 3 } as const;
 
@@ -173,7 +155,13 @@ export const listCalendar = defineOperation({
       const p = byId.get(projectId)!;
       return at >= p.start && at < p.end;
     };
-    const timed = (projectId: string, at: Date) => ({ at: at.toISOString(), ...localParts(at, byId.get(projectId)!.timezone) });
+    const timed = (r: { id: string; project_id: string; at: Date; content_type: string }): TimedEntry => ({
+      id: r.id,
+      projectId: r.project_id,
+      at: r.at.toISOString(),
+      ...localParts(r.at, byId.get(r.project_id)!.timezone),
+      contentType: r.content_type,
+    });
     const client = auth.role === 'client';
     const entries: CalendarEntry[] = [];
 
@@ -183,71 +171,35 @@ export const listCalendar = defineOperation({
       .whereIn('posts.project_id', ids)
       .whereNull('posts.deleted_at')
       .whereIn('posts.status', client ? ['scheduled', 'published'] : ['scheduled', 'published', 'failed_to_publish'])
-      .whereRaw(
-        `(case when posts.status = 'published' then coalesce(posts.published_at, posts.scheduled_at) else posts.scheduled_at end) >= ?`,
-        [lo],
-      )
-      .whereRaw(
-        `(case when posts.status = 'published' then coalesce(posts.published_at, posts.scheduled_at) else posts.scheduled_at end) < ?`,
-        [hi],
-      )
-      .select(
-        'posts.id',
-        'posts.project_id',
-        'posts.status',
-        'posts.title',
-        'posts.content_type',
-        db().raw(
-          `case when posts.status = 'published' then coalesce(posts.published_at, posts.scheduled_at) else posts.scheduled_at end as at`,
-        ),
-      )
+      .whereRaw(`(${POST_AT_SQL}) >= ?`, [lo])
+      .whereRaw(`(${POST_AT_SQL}) < ?`, [hi])
+      .select('posts.id', 'posts.project_id', 'posts.status', 'posts.title', 'posts.content_type', db().raw(`${POST_AT_SQL} as at`))
       .limit(MAX_ENTRIES + 1);
     // Posts not on the schedule that hold a calendar slot (a planned draft).
-    const drafts = db()('calendar_slots as s')
-      .join('posts', 'posts.id', 's.post_id')
-      .where('s.workspace_id', auth.workspaceId)
-      .whereIn('s.project_id', ids)
+    // Calendar slots of the projects within [lo, hi), joined to what they plan (`posts` or `notes`).
+    const slots = (table: 'posts' | 'notes') =>
+      db()('calendar_slots as s')
+        .join(table, `${table}.id`, table === 'posts' ? 's.post_id' : 's.note_id')
+        .where('s.workspace_id', auth.workspaceId)
+        .whereIn('s.project_id', ids)
+        .where('s.date', '>=', lo)
+        .where('s.date', '<', hi);
+    const drafts = slots('posts')
       .whereNull('posts.deleted_at')
       .whereNotIn('posts.status', ['scheduled', 'published', 'failed_to_publish'])
-      .where('s.date', '>=', lo)
-      .where('s.date', '<', hi)
       .select('posts.id', 's.id as slot_id', 's.project_id', 'posts.status', 'posts.title', 's.content_type', 's.date as at')
       .limit(MAX_ENTRIES + 1);
     // spec 5.4: a client sees only posts in review, scheduled or published.
     if (client) drafts.whereIn('posts.status', CLIENT_VISIBLE_STATUSES);
     const [postRows, draftRows] = await Promise.all([posts, drafts]);
     for (const r of postRows)
-      if (inWindow(r.project_id, r.at))
-        entries.push({
-          type: 'post',
-          id: r.id,
-          projectId: r.project_id,
-          ...timed(r.project_id, r.at),
-          status: r.status,
-          title: r.title,
-          contentType: r.content_type,
-        });
+      if (inWindow(r.project_id, r.at)) entries.push({ type: 'post', ...timed(r), status: r.status, title: r.title });
     for (const r of draftRows)
-      if (inWindow(r.project_id, r.at))
-        entries.push({
-          type: 'draft',
-          id: r.id,
-          slotId: r.slot_id,
-          projectId: r.project_id,
-          ...timed(r.project_id, r.at),
-          status: r.status,
-          title: r.title,
-          contentType: r.content_type,
-        });
+      if (inWindow(r.project_id, r.at)) entries.push({ type: 'draft', ...timed(r), slotId: r.slot_id, status: r.status, title: r.title });
 
     // spec 5.4: notes and ideas are left out of the client view.
     if (!client && holds(auth.scopes, 'notes:read')) {
-      const notes = await db()('calendar_slots as s')
-        .join('notes', 'notes.id', 's.note_id')
-        .where('s.workspace_id', auth.workspaceId)
-        .whereIn('s.project_id', ids)
-        .where('s.date', '>=', lo)
-        .where('s.date', '<', hi)
+      const notes = await slots('notes')
         .select(
           'notes.id',
           's.id as slot_id',
@@ -258,16 +210,7 @@ export const listCalendar = defineOperation({
         )
         .limit(MAX_ENTRIES + 1);
       for (const r of notes)
-        if (inWindow(r.project_id, r.at))
-          entries.push({
-            type: 'note',
-            id: r.id,
-            slotId: r.slot_id,
-            projectId: r.project_id,
-            ...timed(r.project_id, r.at),
-            contentType: r.content_type,
-            content: r.content,
-          });
+        if (inWindow(r.project_id, r.at)) entries.push({ type: 'note', ...timed(r), slotId: r.slot_id, content: r.content });
     }
     if (!client && holds(auth.scopes, 'ideas:write')) {
       const ideas = await db()('ideas')

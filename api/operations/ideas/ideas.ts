@@ -1,15 +1,13 @@
-import { z } from 'zod';
-import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { newId } from '../../../lib/ids';
-import { DERIVED_STATUS_SQL, IDEA_STATUSES, ideaQuery, presentIdea, WRITABLE_IDEA_STATUSES, type IdeaRow } from '../../../lib/ideas/ideas';
+import { DERIVED_STATUS_SQL, ideaQuery, presentIdea, type IdeaRow } from '../../../lib/ideas/ideas';
 import type { AuthContext } from '../../auth/context';
 import { ideaSchema, page, single } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
-import { keysetPage, paginationInput, parseLimit } from '../../pagination';
-import { boundedText, isoDate } from '../../validation';
+import { keysetPage, parseLimit } from '../../pagination';
 import { resolveProjectOrDefault } from '../projects/resolve';
+import { BRIEF_COLUMNS, createIdeaInput, getIdeaInput, listIdeasInput, updateIdeaInput } from './schema';
 
 // The idea board (spec 2.9, 3.3, 4.6). PATCH is the spec's; create, list and get are the
 // additions 9.3 allows so that the board is usable through the API. docs/ideas.md has the rules.
@@ -19,19 +17,8 @@ import { resolveProjectOrDefault } from '../projects/resolve';
 // read-only consent never sees it), and spec 5.2 rule 2 would let `ideas:write` satisfy an
 // `ideas:read` anyway. Client-role accounts are refused on every idea operation (spec 5.4).
 
-const IDEA_SCOPE = { allOf: ['ideas:write'] } as const;
-
-const briefField = (max: number) => z.string().max(max).nullable().optional();
-const brief = {
-  pillar: briefField(200),
-  postType: briefField(200),
-  assetFormat: briefField(200),
-  hook: briefField(1000),
-  topic: briefField(500),
-};
-const projectIdInput = z.string().min(1).max(100).optional();
-
-const BRIEF_COLUMNS = { pillar: 'pillar', postType: 'post_type', assetFormat: 'asset_format', hook: 'hook', topic: 'topic' } as const;
+/** Every idea operation: `ideas:write` (see above), and no client-role accounts (spec 5.4). */
+const IDEA_ACCESS = { scopes: { allOf: ['ideas:write'] }, clientRole: 'deny' } as const;
 
 const resolveProject = resolveProjectOrDefault;
 
@@ -56,24 +43,9 @@ export const createIdea = defineOperation({
   name: 'ideas.create',
   summary: "Add an idea to a project's board (status inbox unless in_production is given).",
   kind: 'write',
-  scopes: IDEA_SCOPE,
-  clientRole: 'deny',
+  ...IDEA_ACCESS,
   inputSource: 'body',
-  input: z
-    .object({
-      projectId: projectIdInput,
-      title: boundedText(config.limits.titleChars, 'title').refine((s) => s.trim().length > 0, '`title` must not be empty.'),
-      content: boundedText(config.limits.contentChars, 'content').optional(),
-      ...brief,
-      scheduledFor: isoDate.nullable().optional(),
-      status: z
-        .enum(WRITABLE_IDEA_STATUSES, {
-          error: '`status` can be written as `inbox` or `in_production` only; `review` and `done` follow the linked post.',
-        })
-        .optional(),
-      linkedPostId: z.string().min(1).max(100).nullable().optional(),
-    })
-    .strict(),
+  input: createIdeaInput,
   output: single(ideaSchema),
   handler: async ({ auth }, input) => {
     const project = await resolveProject(auth, input.projectId);
@@ -100,23 +72,9 @@ export const listIdeas = defineOperation({
   name: 'ideas.list',
   summary: 'The ideas of a project, newest first; status filters on the derived status.',
   kind: 'read',
-  scopes: IDEA_SCOPE,
-  clientRole: 'deny',
+  ...IDEA_ACCESS,
   inputSource: 'query',
-  input: z
-    .object({
-      projectId: projectIdInput,
-      status: z
-        .string()
-        .max(200)
-        .refine(
-          (s) => s.split(',').every((x) => (IDEA_STATUSES as readonly string[]).includes(x.trim())),
-          `must be a comma-separated list of ${IDEA_STATUSES.join(', ')}`,
-        )
-        .optional(),
-      ...paginationInput,
-    })
-    .strict(),
+  input: listIdeasInput,
   output: page(ideaSchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit);
@@ -140,10 +98,9 @@ export const getIdea = defineOperation({
   name: 'ideas.get',
   summary: 'One idea with its derived status and linked post.',
   kind: 'read',
-  scopes: IDEA_SCOPE,
-  clientRole: 'deny',
+  ...IDEA_ACCESS,
   inputSource: 'query',
-  input: z.object({ ideaId: z.string().min(1).max(100) }).strict(),
+  input: getIdeaInput,
   output: single(ideaSchema),
   handler: async ({ auth }, input) => {
     const row = await loadIdea(auth, input.ideaId);
@@ -152,45 +109,13 @@ export const getIdea = defineOperation({
   },
 });
 
-const UPDATABLE = [
-  'title',
-  'content',
-  'pillar',
-  'postType',
-  'assetFormat',
-  'hook',
-  'topic',
-  'status',
-  'scheduledFor',
-  'linkedPostId',
-] as const;
-
 export const updateIdea = defineOperation({
   name: 'ideas.update',
   summary: 'Edit an idea: only the fields sent change; null clears a brief field.',
   kind: 'write',
-  scopes: IDEA_SCOPE,
-  clientRole: 'deny',
+  ...IDEA_ACCESS,
   inputSource: 'body',
-  input: z
-    .object({
-      ideaId: z.string().min(1).max(100),
-      projectId: projectIdInput,
-      title: boundedText(config.limits.titleChars, 'title').optional(),
-      content: boundedText(config.limits.contentChars, 'content').optional(),
-      ...brief,
-      scheduledFor: isoDate.nullable().optional(),
-      status: z
-        .enum(WRITABLE_IDEA_STATUSES, {
-          error: '`status` can be written as `inbox` or `in_production` only; `review` and `done` follow the linked post.',
-        })
-        .optional(),
-      linkedPostId: z.string().min(1).max(100).nullable().optional(),
-    })
-    .strict()
-    .refine((b) => UPDATABLE.some((k) => b[k] !== undefined), {
-      message: `at least one updatable field is required (${UPDATABLE.join(', ')})`,
-    }),
+  input: updateIdeaInput,
   output: single(ideaSchema),
   handler: async ({ auth }, input) => {
     const project = await resolveProject(auth, input.projectId);

@@ -1,9 +1,11 @@
+import type { PartialModelObject } from 'objection';
 import { config } from '../../../lib/config';
 import { encrypt } from '../../../lib/crypto';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { newId } from '../../../lib/ids';
 import { newSigningSecret } from '../../../lib/webhooks/signature';
+import { WebhookEndpoint } from '../../../lib/models';
 import type { AuthContext } from '../../auth/context';
 import { scoped } from '../../auth/context';
 import {
@@ -42,7 +44,8 @@ import {
 // can hold (spec 5.1), so an API key always gets 403 scope_missing; client-role accounts are
 // refused (spec 5.4). Ids of another workspace are simply not found (spec 1 rule 1).
 
-const MANAGE = { allOf: ['webhooks:manage'] } as const;
+/** What every webhook-endpoint operation shares: the `webhooks:manage` scope, and no client-role accounts. */
+const MANAGED = { scopes: { allOf: ['webhooks:manage'] }, clientRole: 'deny' } as const;
 
 async function requireEndpoint(auth: AuthContext, id: string): Promise<EndpointRow> {
   const row = await findEndpoint(auth, id);
@@ -66,8 +69,7 @@ export const listWebhookEndpoints = defineOperation({
   name: 'webhookEndpoints.list',
   summary: 'List the webhook endpoints of the workspace, newest first, with the total count.',
   kind: 'read',
-  scopes: MANAGE,
-  clientRole: 'deny',
+  ...MANAGED,
   inputSource: 'query',
   input: listEndpointsInput,
   output: page(webhookEndpointSchema, { withTotal: true }),
@@ -82,9 +84,9 @@ export const listWebhookEndpoints = defineOperation({
         table: 'webhook_endpoints',
         present: presentEndpoint,
       }),
-      endpointsOf(auth).count({ n: '*' }).first(),
+      endpointsOf(auth).resultSize(),
     ]);
-    return { data: page.data, pagination: { ...page.pagination, total: Number((counted as { n: number | string }).n) } };
+    return { data: page.data, pagination: { ...page.pagination, total: counted } };
   },
 });
 
@@ -92,8 +94,7 @@ export const getWebhookEndpoint = defineOperation({
   name: 'webhookEndpoints.get',
   summary: 'One webhook endpoint (never its secret).',
   kind: 'read',
-  scopes: MANAGE,
-  clientRole: 'deny',
+  ...MANAGED,
   inputSource: 'query',
   input: getEndpointInput,
   output: single(webhookEndpointSchema),
@@ -105,8 +106,7 @@ export const createWebhookEndpoint = defineOperation({
   secretResponse: true,
   summary: 'Register a webhook endpoint; the answer shows its signing secret, once.',
   kind: 'write',
-  scopes: MANAGE,
-  clientRole: 'deny',
+  ...MANAGED,
   inputSource: 'body',
   input: createEndpointInput,
   output: single(webhookEndpointWithSecretSchema),
@@ -114,12 +114,12 @@ export const createWebhookEndpoint = defineOperation({
     const projectId = input.projectId ?? null;
     await checkBinding(auth, projectId);
     const max = config.webhooks.maxEndpointsPerWorkspace;
-    const existing = await scoped(auth, 'webhook_endpoints').whereNull('deleted_at').count({ n: '*' }).first();
-    if (Number((existing as { n: number | string }).n) >= max)
+    const existing = await WebhookEndpoint.forWorkspace(auth.workspaceId).whereNull('deleted_at').resultSize();
+    if (existing >= max)
       throw errors.unprocessable(`A workspace can have at most ${max} webhook endpoints; delete one first.`, { limit: max });
     const secret = newSigningSecret();
     const id = newId('webhookEndpoint');
-    await db()('webhook_endpoints').insert({
+    await WebhookEndpoint.query().insert({
       id,
       workspace_id: auth.workspaceId,
       project_id: projectId,
@@ -138,8 +138,7 @@ export const updateWebhookEndpoint = defineOperation({
   name: 'webhookEndpoints.update',
   summary: 'Change url, events, name, project binding or isActive; isActive true re-enables and clears the failure streak.',
   kind: 'write',
-  scopes: MANAGE,
-  clientRole: 'deny',
+  ...MANAGED,
   inputSource: 'body',
   input: updateEndpointInput,
   output: single(webhookEndpointSchema),
@@ -147,7 +146,7 @@ export const updateWebhookEndpoint = defineOperation({
     const current = await requireEndpoint(auth, input.endpointId);
     if (input.projectId !== undefined) await checkBinding(auth, input.projectId);
     const now = new Date();
-    const patch: Record<string, unknown> = { updated_at: now };
+    const patch: PartialModelObject<WebhookEndpoint> = { updated_at: now };
     if (input.url !== undefined) patch.url = input.url;
     if (input.events !== undefined) patch.events = input.events;
     if (input.name !== undefined) patch.name = input.name;
@@ -158,7 +157,7 @@ export const updateWebhookEndpoint = defineOperation({
     } else if (input.isActive === false && current.is_active) {
       Object.assign(patch, { is_active: false, disabled_reason: 'Disabled through the API.', disabled_at: now });
     }
-    await endpointsOf(auth).where('webhook_endpoints.id', current.id).update(patch);
+    await endpointsOf(auth).findById(current.id).patch(patch);
     return { data: presentEndpoint(await requireEndpoint(auth, current.id)) };
   },
 });
@@ -168,8 +167,7 @@ export const rotateWebhookSecret = defineOperation({
   secretResponse: true,
   summary: 'Issue a new signing secret, shown once; optionally keep signing with the old one for a while.',
   kind: 'write',
-  scopes: MANAGE,
-  clientRole: 'deny',
+  ...MANAGED,
   inputSource: 'body',
   input: rotateSecretInput,
   output: single(webhookEndpointRotatedSchema),
@@ -179,8 +177,8 @@ export const rotateWebhookSecret = defineOperation({
     const previousExpiresAt = keepSeconds > 0 ? new Date(Date.now() + keepSeconds * 1000) : null;
     const secret = newSigningSecret();
     await endpointsOf(auth)
-      .where('webhook_endpoints.id', current.id)
-      .update({
+      .findById(current.id)
+      .patch({
         secret_enc: encrypt(secret),
         secret_last4: secret.slice(-4),
         // In SET, `secret_enc` still reads the secret being replaced.
@@ -202,15 +200,14 @@ export const deleteWebhookEndpoint = defineOperation({
   name: 'webhookEndpoints.delete',
   summary: 'Delete a webhook endpoint; deliveries still pending end as failed with reason endpoint_deleted.',
   kind: 'write',
-  scopes: MANAGE,
-  clientRole: 'deny',
+  ...MANAGED,
   inputSource: 'body',
   input: deleteEndpointInput,
   output: single(webhookEndpointDeletedSchema),
   handler: async ({ auth }, input) => {
     const current = await requireEndpoint(auth, input.endpointId);
     // Soft: in-flight deliveries still find the row and end recorded; the secret is wiped now.
-    await endpointsOf(auth).where('webhook_endpoints.id', current.id).update({
+    await endpointsOf(auth).findById(current.id).patch({
       deleted_at: new Date(),
       is_active: false,
       disabled_reason: 'deleted',
@@ -227,8 +224,7 @@ export const listWebhookDeliveries = defineOperation({
   name: 'webhookEndpoints.deliveries',
   summary: 'Deliveries to one endpoint, newest first, each with its attempts (time, status, latency, error).',
   kind: 'read',
-  scopes: MANAGE,
-  clientRole: 'deny',
+  ...MANAGED,
   inputSource: 'query',
   input: listDeliveriesInput,
   output: page(webhookDeliverySchema),

@@ -1,7 +1,6 @@
-import type { Knex } from 'knex';
-import { db } from '../../../lib/db';
+import type { TransactionOrKnex } from 'objection';
+import { WebhookEndpoint as WebhookEndpointModel } from '../../../lib/models';
 import type { AuthContext } from '../../auth/context';
-import { scoped } from '../../auth/context';
 
 // spec 2.14: the webhook endpoint as the API shows it. The secret never appears here; only the
 // create and rotate answers add it, once.
@@ -69,23 +68,17 @@ const COLUMNS = [
   'updated_at',
 ].map((c) => `webhook_endpoints.${c}`);
 
-/**
- * The endpoints the caller may manage: the workspace's live ones; a member restricted to some
- * projects (spec 5.5) sees only endpoints bound to those projects, since a workspace-wide
- * endpoint carries every project's events.
- */
-export function endpointsOf(auth: AuthContext, trx: Knex | Knex.Transaction = db()): Knex.QueryBuilder {
-  const q = scoped(auth, 'webhook_endpoints', trx).whereNull('webhook_endpoints.deleted_at');
-  if (auth.projectIds) q.whereIn('webhook_endpoints.project_id', [...auth.projectIds]);
-  return q;
+/** The endpoints the caller may manage (lib/models WebhookEndpoint.manageableBy). */
+export function endpointsOf(auth: AuthContext, trx?: TransactionOrKnex) {
+  return WebhookEndpointModel.manageableBy(auth, trx);
 }
 
-export function selectEndpoints(auth: AuthContext, trx?: Knex | Knex.Transaction): Knex.QueryBuilder {
+export function selectEndpoints(auth: AuthContext, trx?: TransactionOrKnex) {
   return endpointsOf(auth, trx).select(COLUMNS);
 }
 
-export async function findEndpoint(auth: AuthContext, id: string, trx?: Knex | Knex.Transaction): Promise<EndpointRow | undefined> {
-  return (await selectEndpoints(auth, trx).where('webhook_endpoints.id', id).first()) as EndpointRow | undefined;
+export async function findEndpoint(auth: AuthContext, id: string, trx?: TransactionOrKnex): Promise<EndpointRow | undefined> {
+  return selectEndpoints(auth, trx).findById(id);
 }
 
 export interface DeliveryRow {
