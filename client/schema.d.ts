@@ -414,6 +414,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a source: `type: text` answers the Source at once; `type: file` (uploadId, or inline content_base64 + mimeType + filename) answers a SOURCE_INGEST job whose result is { sourceId }.
+         * @description Scopes: `sources:write`. Idempotent with an Idempotency-Key (spec 8).
+         */
+        post: operations["sources.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sources/{sourceId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One source: a preview of its text (at most 2,000 characters); topics and hooks once its status is Success.
+         * @description Scopes: `notes:read`.
+         */
+        get: operations["sources.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/media": {
         parameters: {
             query?: never;
@@ -470,6 +510,50 @@ export interface paths {
          * @description Scopes: `media:read`.
          */
         get: operations["media.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/knowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Knowledge documents, newest first; with `query`, a full-text search ranked by relevance, each with the matching passage (`snippet`). Cursor-paginated.
+         * @description Scopes: `knowledge:read`.
+         */
+        get: operations["knowledge.list"];
+        put?: never;
+        /**
+         * Queue the ingest of a text, file (uploadId), URL or YouTube video into the knowledge base; answers a KNOWLEDGE_INGEST job.
+         * @description Scopes: `knowledge:write`. Idempotent with an Idempotency-Key (spec 8).
+         */
+        post: operations["knowledge.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/knowledge/{documentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One knowledge document: its preview (at most 2,000 characters), never the full body.
+         * @description Scopes: `knowledge:read`.
+         */
+        get: operations["knowledge.get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1059,6 +1143,38 @@ export interface components {
             /** @description ISO 8601 date-time, UTC */
             updatedAt: string;
         };
+        Source: {
+            /** @description src_* */
+            id: string;
+            projectId: string;
+            /** @enum {string} */
+            type: "text" | "file";
+            name: string;
+            fileName: string | null;
+            mimeType: string | null;
+            bytes: number | null;
+            /** @enum {string} */
+            status: "Processing" | "Success" | "Failed";
+            /** @description the first 2,000 characters of the text; the full text is never returned */
+            preview: string;
+            previewTruncated: boolean;
+            /** @description characters of the whole text */
+            textLength: number;
+            language: string | null;
+            /** @description recordings only */
+            durationSeconds: number | null;
+            /** @description present once status is Success */
+            topics?: string[];
+            /** @description present once status is Success */
+            hooks?: string[];
+            /** @description the latest SOURCE_INGEST job of a file source */
+            jobId: string | null;
+            errorCode: string | null;
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+            /** @description ISO 8601 date-time, UTC */
+            updatedAt: string;
+        };
         WebhookEndpoint: {
             /** @description whe_* */
             id: string;
@@ -1241,6 +1357,29 @@ export interface components {
             isDefault: boolean;
             position: number;
             postCount: number;
+        };
+        KnowledgeDocument: {
+            /** @description kb_* */
+            id: string;
+            /** @enum {string} */
+            scope: "PROJECT" | "WORKSPACE";
+            name: string;
+            status: string;
+            tags: string[];
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+            chunkCount: number;
+            textPreview: string;
+            textPreviewTruncated: boolean;
+            hasFullText: boolean;
+            projectId: string | null;
+            /** @enum {string} */
+            type: "text" | "file" | "url" | "youtube";
+            sourceName: string | null;
+            sourceUrl: string | null;
+            language: string | null;
+            folderId: string | null;
+            lastSyncedAt: string | null;
         };
         CompanyPage: {
             /** @description proj_* */
@@ -1459,6 +1598,50 @@ export interface components {
         };
         "usage.get.response": {
             data: components["schemas"]["Usage"];
+        };
+        "sources.create.response": {
+            data: components["schemas"]["Source"] | components["schemas"]["Job"];
+        };
+        "sources.get.response": {
+            data: components["schemas"]["Source"];
+        };
+        "knowledge.create.response": {
+            data: components["schemas"]["Job"];
+        };
+        "knowledge.list.response": {
+            data: {
+                /** @description kb_* */
+                id: string;
+                /** @enum {string} */
+                scope: "PROJECT" | "WORKSPACE";
+                name: string;
+                status: string;
+                tags: string[];
+                /** @description ISO 8601 date-time, UTC */
+                createdAt: string;
+                chunkCount: number;
+                textPreview: string;
+                textPreviewTruncated: boolean;
+                hasFullText: boolean;
+                projectId: string | null;
+                /** @enum {string} */
+                type: "text" | "file" | "url" | "youtube";
+                sourceName: string | null;
+                sourceUrl: string | null;
+                language: string | null;
+                folderId: string | null;
+                lastSyncedAt: string | null;
+                rank?: number;
+                snippet?: string;
+            }[];
+            pagination: {
+                /** @description Pass as `cursor` for the next page; null on the last page. */
+                next_cursor: string | null;
+                has_more: boolean;
+            };
+        };
+        "knowledge.get.response": {
+            data: components["schemas"]["KnowledgeDocument"];
         };
         "webhookEndpoints.list.response": {
             data: components["schemas"]["WebhookEndpoint"][];
@@ -4858,6 +5041,324 @@ export interface operations {
             };
         };
     };
+    "sources.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description spec 9: dated version; the rolling default applies when omitted. */
+                "Service-Api-Version"?: components["parameters"]["ServiceApiVersion"];
+                /** @description spec 5.5: act in another reachable workspace (OAuth tokens). */
+                "Service-Workspace-Id"?: components["parameters"]["ServiceWorkspaceId"];
+                /** @description spec 8: 1 to 64 characters of A-Za-z0-9_-; the same key and body within 24 hours replays the first answer. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    projectId?: string;
+                    type?: string;
+                    name?: string;
+                    text?: string;
+                    uploadId?: string;
+                    content_base64?: string;
+                    mimeType?: string;
+                    filename?: string;
+                    wait_for_completion_ms?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Create a source: `type: text` answers the Source at once; `type: file` (uploadId, or inline content_base64 + mimeType + filename) answers a SOURCE_INGEST job whose result is { sourceId }. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Service-Api-Version": components["headers"]["Service-Api-Version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["sources.create.response"];
+                };
+            };
+            /** @description invalid_request, version_unsupported */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request" | "version_unsupported";
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated, invalid_token, key_revoked, key_expired */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description RFC 6750 challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthenticated" | "invalid_token" | "key_revoked" | "key_expired";
+                        };
+                    };
+                };
+            };
+            /** @description scope_missing, plan_not_eligible, forbidden_project, workspace_unavailable */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "scope_missing" | "plan_not_eligible" | "forbidden_project" | "workspace_unavailable";
+                        };
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+            };
+            /** @description idempotency_key_conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "idempotency_key_conflict";
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "payload_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description unprocessable */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unprocessable";
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "sources.get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description spec 9: dated version; the rolling default applies when omitted. */
+                "Service-Api-Version"?: components["parameters"]["ServiceApiVersion"];
+                /** @description spec 5.5: act in another reachable workspace (OAuth tokens). */
+                "Service-Workspace-Id"?: components["parameters"]["ServiceWorkspaceId"];
+            };
+            path: {
+                sourceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One source: a preview of its text (at most 2,000 characters); topics and hooks once its status is Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Service-Api-Version": components["headers"]["Service-Api-Version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["sources.get.response"];
+                };
+            };
+            /** @description invalid_request, version_unsupported */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request" | "version_unsupported";
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated, invalid_token, key_revoked, key_expired */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description RFC 6750 challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthenticated" | "invalid_token" | "key_revoked" | "key_expired";
+                        };
+                    };
+                };
+            };
+            /** @description scope_missing, plan_not_eligible, forbidden_project, workspace_unavailable */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "scope_missing" | "plan_not_eligible" | "forbidden_project" | "workspace_unavailable";
+                        };
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+    };
     "media.list": {
         parameters: {
             query?: {
@@ -5392,6 +5893,466 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DataEnvelope"];
+                };
+            };
+            /** @description invalid_request, version_unsupported */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request" | "version_unsupported";
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated, invalid_token, key_revoked, key_expired */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description RFC 6750 challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthenticated" | "invalid_token" | "key_revoked" | "key_expired";
+                        };
+                    };
+                };
+            };
+            /** @description scope_missing, plan_not_eligible, forbidden_project, workspace_unavailable */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "scope_missing" | "plan_not_eligible" | "forbidden_project" | "workspace_unavailable";
+                        };
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "knowledge.list": {
+        parameters: {
+            query?: {
+                projectId?: string;
+                query?: string;
+                limit?: unknown;
+                cursor?: string;
+            };
+            header?: {
+                /** @description spec 9: dated version; the rolling default applies when omitted. */
+                "Service-Api-Version"?: components["parameters"]["ServiceApiVersion"];
+                /** @description spec 5.5: act in another reachable workspace (OAuth tokens). */
+                "Service-Workspace-Id"?: components["parameters"]["ServiceWorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Knowledge documents, newest first; with `query`, a full-text search ranked by relevance, each with the matching passage (`snippet`). Cursor-paginated. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Service-Api-Version": components["headers"]["Service-Api-Version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["knowledge.list.response"];
+                };
+            };
+            /** @description invalid_request, bad_cursor, bad_pagination, version_unsupported */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request" | "bad_cursor" | "bad_pagination" | "version_unsupported";
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated, invalid_token, key_revoked, key_expired */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description RFC 6750 challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthenticated" | "invalid_token" | "key_revoked" | "key_expired";
+                        };
+                    };
+                };
+            };
+            /** @description scope_missing, plan_not_eligible, forbidden_project, workspace_unavailable */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "scope_missing" | "plan_not_eligible" | "forbidden_project" | "workspace_unavailable";
+                        };
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "knowledge.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description spec 9: dated version; the rolling default applies when omitted. */
+                "Service-Api-Version"?: components["parameters"]["ServiceApiVersion"];
+                /** @description spec 5.5: act in another reachable workspace (OAuth tokens). */
+                "Service-Workspace-Id"?: components["parameters"]["ServiceWorkspaceId"];
+                /** @description spec 8: 1 to 64 characters of A-Za-z0-9_-; the same key and body within 24 hours replays the first answer. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "text" | "file" | "url" | "youtube";
+                    projectId?: string;
+                    /** @enum {string} */
+                    scope?: "PROJECT" | "WORKSPACE";
+                    name?: string;
+                    tags?: string[];
+                    folderId?: string;
+                    language?: string;
+                    text?: string;
+                    uploadId?: string;
+                    content_base64?: string;
+                    mimeType?: string;
+                    filename?: string;
+                    url?: string;
+                    videoId?: string;
+                    wait_for_completion_ms?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Queue the ingest of a text, file (uploadId), URL or YouTube video into the knowledge base; answers a KNOWLEDGE_INGEST job. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Service-Api-Version": components["headers"]["Service-Api-Version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["knowledge.create.response"];
+                };
+            };
+            /** @description invalid_request, version_unsupported */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request" | "version_unsupported";
+                        };
+                    };
+                };
+            };
+            /** @description unauthenticated, invalid_token, key_revoked, key_expired */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description RFC 6750 challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthenticated" | "invalid_token" | "key_revoked" | "key_expired";
+                        };
+                    };
+                };
+            };
+            /** @description scope_missing, plan_not_eligible, forbidden_project, workspace_unavailable */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "scope_missing" | "plan_not_eligible" | "forbidden_project" | "workspace_unavailable";
+                        };
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+            };
+            /** @description idempotency_key_conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "idempotency_key_conflict";
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "payload_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description unprocessable */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unprocessable";
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "knowledge.get": {
+        parameters: {
+            query?: {
+                projectId?: string;
+            };
+            header?: {
+                /** @description spec 9: dated version; the rolling default applies when omitted. */
+                "Service-Api-Version"?: components["parameters"]["ServiceApiVersion"];
+                /** @description spec 5.5: act in another reachable workspace (OAuth tokens). */
+                "Service-Workspace-Id"?: components["parameters"]["ServiceWorkspaceId"];
+            };
+            path: {
+                documentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One knowledge document: its preview (at most 2,000 characters), never the full body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Service-Api-Version": components["headers"]["Service-Api-Version"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["knowledge.get.response"];
                 };
             };
             /** @description invalid_request, version_unsupported */
@@ -6755,7 +7716,6 @@ export interface operations {
             content: {
                 "application/json": {
                     projectId?: string;
-                    title: string;
                     content?: string;
                     pillar?: string | null;
                     postType?: string | null;
@@ -6766,6 +7726,7 @@ export interface operations {
                     /** @enum {string} */
                     status?: "inbox" | "in_production";
                     linkedPostId?: string | null;
+                    title: string;
                 };
             };
         };
@@ -7078,7 +8039,6 @@ export interface operations {
             content: {
                 "application/json": {
                     projectId?: string;
-                    title?: string;
                     content?: string;
                     pillar?: string | null;
                     postType?: string | null;
@@ -7089,6 +8049,7 @@ export interface operations {
                     /** @enum {string} */
                     status?: "inbox" | "in_production";
                     linkedPostId?: string | null;
+                    title?: string;
                 };
             };
         };
