@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
 import { config } from './config';
 import { tracingActive } from './telemetry';
 

@@ -16,7 +16,7 @@ import {
   makeWorkflowExporter,
   OpenTelemetryActivityInboundInterceptor,
   OpenTelemetryActivityOutboundInterceptor,
-} from '@temporalio/interceptors-opentelemetry/lib/worker';
+} from '@temporalio/interceptors-opentelemetry/lib/worker/index.js';
 import { createActivities } from '../activities';
 import { config } from '../lib/config';
 import { db } from '../lib/db';
