@@ -1,5 +1,6 @@
 import type { EventId, EventStore, StreamId } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { log } from '../../lib/logger';
 import { redis } from '../../lib/redis';
 
 // Resumable streams of the streamable HTTP transport (MCP: "Resumability and Redelivery").
@@ -43,15 +44,23 @@ export class RedisEventStore implements EventStore {
     // cursor. Nothing needs storing for it: its id is the stream's start, and a resume from
     // there replays the whole stream. This halves the Redis writes of a short tool call.
     if (Object.keys(message).length === 0) return `${streamId}.${START}`;
-    const entryId = (await redis().eval(
-      APPEND,
-      1,
-      this.key(streamId),
-      String(MAX_EVENTS_PER_STREAM),
-      JSON.stringify(message),
-      String(EVENT_TTL_S),
-    )) as string;
-    return `${streamId}.${entryId}`;
+    try {
+      const entryId = (await redis().eval(
+        APPEND,
+        1,
+        this.key(streamId),
+        String(MAX_EVENTS_PER_STREAM),
+        JSON.stringify(message),
+        String(EVENT_TTL_S),
+      )) as string;
+      return `${streamId}.${entryId}`;
+    } catch (err) {
+      // Redis unreachable (docs/reliability.md "When Redis is down"): the message is still sent
+      // on the open stream; only a later resume cannot replay it. Throwing here would leave the
+      // stream open with nothing on it, a request that never ends.
+      log.warn('mcp event not stored for resumption', { sessionId: this.sessionId, err: err instanceof Error ? err.message : String(err) });
+      return `${streamId}.${START}`;
+    }
   }
 
   async getStreamIdForEventId(eventId: EventId): Promise<StreamId | undefined> {
