@@ -23,6 +23,8 @@ interface Compiled {
   template: string;
   pattern: RegExp;
   responses: Map<string, { validate: ValidateFunction; codes?: string[] }>;
+  /** Statuses documented without a JSON body (a redirect, an HTML page, an empty 200). */
+  bodiless: Set<string>;
   /** The operation declares an `output` schema; without one only the envelopes are checked. */
   described: boolean;
 }
@@ -44,24 +46,28 @@ function compile(): Compiled[] {
     const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
     for (const [method, op] of Object.entries(ops)) {
       const responses = new Map<string, { validate: ValidateFunction; codes?: string[] }>();
+      const bodiless = new Set<string>();
       const described = op.responses['200']?.content?.['application/json']?.schema?.$ref !== '#/components/schemas/DataEnvelope';
       for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
         const schema = response.content?.['application/json']?.schema;
-        if (!schema) continue;
+        if (!schema) {
+          bodiless.add(status);
+          continue;
+        }
         // An operation not yet described (no `output`): its errors are held to the 7.1
         // envelope with any code of 7.2, not to the derived per-operation list.
         if (!described && status !== '200') responses.set(status, { validate: errorEnvelope });
         else responses.set(status, { validate: ajv.compile(rebase(schema)), codes: response['x-error-codes'] });
       }
       if (!described) responses.set('default', { validate: errorEnvelope });
-      out.push({ method: method.toUpperCase(), template, pattern, responses, described });
+      out.push({ method: method.toUpperCase(), template, pattern, responses, bodiless, described });
     }
   }
   // Literal paths first, so /v1/posts/generations is not taken for /v1/posts/{postId}.
   return out.sort((a, b) => (a.template.match(/\{/g)?.length ?? 0) - (b.template.match(/\{/g)?.length ?? 0));
 }
 
-/** The violations of one response; [] when it conforms or is outside the document (OAuth, MCP). */
+/** The violations of one response; [] when it conforms or is outside the document (MCP, the sign-in pages). */
 export function checkResponse(method: string, url: string, status: number, contentType: string | null, body: unknown): string[] {
   compiled ??= compile();
   const path = new URL(url).pathname;
@@ -69,6 +75,10 @@ export function checkResponse(method: string, url: string, status: number, conte
   if (!op) return [];
   if (status === 304 || status === 499) return [];
   const where = `${method.toUpperCase()} ${op.template} → ${status}`;
+  // A status documented without a JSON body (the authorize redirect or its HTML page, the
+  // revocation's empty 200) must not carry one.
+  if (op.bodiless.has(String(status)))
+    return contentType?.includes('application/json') ? [`${where}: answered JSON, documented without`] : [];
   if (!contentType?.includes('application/json')) return [`${where}: answered ${contentType ?? 'no content type'}, not JSON`];
   const expected = op.responses.get(String(status)) ?? (status >= 400 ? op.responses.get('default') : undefined);
   if (!expected) return [`${where}: status not documented for this operation (body ${JSON.stringify(body).slice(0, 300)})`];
