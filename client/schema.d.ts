@@ -919,6 +919,137 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-authorization-server": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Authorization server metadata (RFC 8414). */
+        get: operations["oauth.metadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Protected resource metadata of the REST API (RFC 9728); `resource` is the indicator REST tokens are bound to. */
+        get: operations["oauth.protectedResource"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Authorization request (RFC 6749 4.1.1): authorization code with PKCE S256 (spec 5.3.2).
+         * @description Redirects to sign-in and consent, then to `redirect_uri` with `code`, `state` and `iss` (RFC 9207); errors after the client and redirect URI are validated go back as `error`, `error_description` query parameters (spec 7.3). A request that cannot be trusted to redirect (unknown client, unregistered redirect URI) is answered with an HTML page, never redirected.
+         */
+        get: operations["oauth.authorize"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Token request (RFC 6749 4.1.3, 6): exchange a code (with its PKCE verifier) or rotate a refresh token.
+         * @description Public clients: `client_id` only, no client authentication. Answers are `no-store`.
+         */
+        post: operations["oauth.token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Token revocation (RFC 7009): a refresh token takes its whole family, an access token only itself.
+         * @description Once the client is known the answer is 200 with an empty body, whatever the token (RFC 7009 2.2).
+         */
+        post: operations["oauth.revoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/introspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Token introspection (RFC 7662): `{ active: false }` and nothing else for an unusable token. */
+        post: operations["oauth.introspect"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dynamic client registration (RFC 7591) of public clients (spec 5.3.1).
+         * @description The same metadata again returns the existing client. Limited per address (429 rate_limited).
+         */
+        post: operations["oauth.register"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/health/ready": {
         parameters: {
             query?: never;
@@ -1492,6 +1623,284 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        MediaAsset: {
+            /** @description med_* */
+            id: string;
+            /** @description the key a post references in its images */
+            key: string;
+            projectId: string | null;
+            mimeType: string;
+            bytes: number;
+            width: number | null;
+            height: number | null;
+            /** @description hex SHA-256 of the bytes; an import of the same bytes returns the existing asset */
+            sha256: string;
+            alt: string | null;
+            title: string | null;
+            fileName: string | null;
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+        };
+        Upload: {
+            /** @description upl_* */
+            id: string;
+            purpose: string;
+            fileName: string;
+            contentType: string;
+            bytes: number;
+            projectId: string | null;
+            /** @constant */
+            method: "PUT";
+            /** @description the presigned URL; PUT the bytes with exactly `headers` */
+            url: string;
+            headers: {
+                [key: string]: string;
+            };
+            /** @description ISO 8601 date-time, UTC */
+            urlExpiresAt: string;
+            /** @description when the handle can no longer be referenced */
+            expiresAt: string;
+        };
+        AnalyticsOverview: {
+            projectId: string;
+            /** @description YYYY-MM-DD */
+            from: string;
+            /** @description YYYY-MM-DD */
+            to: string;
+            timezone: string;
+            totals: {
+                posts: number;
+                impressions: number;
+                reactions: number;
+                comments: number;
+                reshares: number;
+                engagements: number;
+                /** @description engagements / impressions, 4 decimals; 0 without impressions */
+                engagementRate: number;
+            };
+            previousPeriod: {
+                /** @description YYYY-MM-DD */
+                from: string;
+                /** @description YYYY-MM-DD */
+                to: string;
+                totals: {
+                    posts: number;
+                    impressions: number;
+                    reactions: number;
+                    comments: number;
+                    reshares: number;
+                    engagements: number;
+                    /** @description engagements / impressions, 4 decimals; 0 without impressions */
+                    engagementRate: number;
+                };
+            };
+            trends: {
+                /** @description relative change against the previous period; null when it had none */
+                posts: number | null;
+                /** @description relative change against the previous period; null when it had none */
+                impressions: number | null;
+                /** @description relative change against the previous period; null when it had none */
+                reactions: number | null;
+                /** @description relative change against the previous period; null when it had none */
+                comments: number | null;
+                /** @description relative change against the previous period; null when it had none */
+                reshares: number | null;
+                /** @description relative change against the previous period; null when it had none */
+                engagements: number | null;
+                /** @description difference in points */
+                engagementRate: number;
+            };
+            daily: {
+                /** @description YYYY-MM-DD */
+                date: string;
+                posts: number;
+                impressions: number;
+                reactions: number;
+                comments: number;
+                reshares: number;
+            }[];
+            bestPosts: {
+                postId: string;
+                title: string;
+                /** @description ISO 8601 date-time, UTC */
+                publishedAt: string;
+                impressions: number;
+                reactions: number;
+                comments: number;
+                reshares: number;
+                engagements: number;
+                /** @description engagements / impressions, 4 decimals; 0 without impressions */
+                engagementRate: number;
+            }[];
+            cadence: {
+                posts: number;
+                postsPerWeek: number;
+                activeWeeks: number;
+                weeks: number;
+            };
+            bestTimes: {
+                minimumSample: number;
+                sampleSize: number;
+                /** @description null below the minimum sample */
+                slots: {
+                    /** @enum {string} */
+                    weekday: "Sun" | "Mon" | "Tue" | "Wed" | "Thu" | "Fri" | "Sat";
+                    hour: number;
+                    posts: number;
+                    averageEngagementRate: number;
+                }[] | null;
+            };
+            sync: {
+                lastSyncedAt: string | null;
+                pendingPosts: number;
+                blockedPosts: number;
+                failedPosts: number;
+                detail: string | null;
+            };
+            streak: {
+                currentStreak: number;
+                longestStreak: number;
+            } | null;
+        };
+        PostAnalytics: {
+            postId: string;
+            title: string;
+            /** @description ISO 8601 date-time, UTC */
+            publishedAt: string;
+            impressions: number;
+            reactions: number;
+            comments: number;
+            reshares: number;
+            engagements: number;
+            /** @description engagements / impressions, 4 decimals; 0 without impressions */
+            engagementRate: number;
+            networkPostUrn: string | null;
+            samples: number;
+            lastSyncedAt: string | null;
+            sync: {
+                state: string;
+                detail: string | null;
+            };
+        };
+        CrossWorkspaceOverview: {
+            /** @description YYYY-MM-DD */
+            from: string;
+            /** @description YYYY-MM-DD */
+            to: string;
+            workspaces: {
+                workspaceId: string;
+                name: string;
+                reach: string;
+                projects: number;
+                posts: number;
+                impressions: number;
+                reactions: number;
+                comments: number;
+                reshares: number;
+                engagements: number;
+                /** @description engagements / impressions, 4 decimals; 0 without impressions */
+                engagementRate: number;
+            }[];
+            totals: {
+                posts: number;
+                impressions: number;
+                reactions: number;
+                comments: number;
+                reshares: number;
+                engagements: number;
+                /** @description engagements / impressions, 4 decimals; 0 without impressions */
+                engagementRate: number;
+            };
+        };
+        ViralPost: {
+            postUrn: string;
+            author: {
+                name: string | null;
+                username: string | null;
+            };
+            text: string;
+            /** @description ISO 8601 date-time, UTC */
+            publishedAt: string;
+            impressions: number;
+            reactions: number;
+            comments: number;
+            reshares: number;
+            engagements: number;
+            engagementRate: number;
+        };
+        OAuthTokenResponse: {
+            /** @description oat_*; lives 1 hour (spec 8) */
+            access_token: string;
+            /** @constant */
+            token_type: "Bearer";
+            /** @description seconds */
+            expires_in: number;
+            /** @description space-separated granted scopes */
+            scope: string;
+            /** @description with offline_access; rotated on every use (spec 5.3.6) */
+            refresh_token?: string;
+        };
+        OAuthIntrospection: {
+            /** @constant */
+            active: false;
+        } | {
+            /** @constant */
+            active: true;
+            scope: string;
+            client_id: string;
+            /** @description the acting user */
+            sub: string;
+            /** @enum {string} */
+            token_type: "Bearer" | "refresh_token";
+            exp: number;
+            iat: number;
+            iss: string;
+            /** @description access tokens only */
+            jti?: string;
+            workspace_id: string;
+            /** @description the resource an access token is bound to (RFC 8707), when bound to one */
+            aud?: string;
+        };
+        OAuthClient: {
+            client_id: string;
+            client_id_issued_at: number;
+            client_name?: string;
+            client_uri?: string;
+            logo_uri?: string;
+            redirect_uris: string[];
+            scope?: string;
+            grant_types: string[];
+            response_types: string[];
+            /** @constant */
+            token_endpoint_auth_method: "none";
+            software_id?: string;
+            software_version?: string;
+        };
+        AuthorizationServerMetadata: {
+            issuer: string;
+            authorization_endpoint: string;
+            token_endpoint: string;
+            registration_endpoint: string;
+            revocation_endpoint: string;
+            introspection_endpoint: string;
+            scopes_supported: string[];
+            response_types_supported: string[];
+            response_modes_supported: string[];
+            grant_types_supported: string[];
+            token_endpoint_auth_methods_supported: string[];
+            revocation_endpoint_auth_methods_supported: string[];
+            introspection_endpoint_auth_methods_supported: string[];
+            code_challenge_methods_supported: string[];
+            authorization_response_iss_parameter_supported: boolean;
+            service_documentation: string;
+        };
+        ProtectedResourceMetadata: {
+            resource: string;
+            authorization_servers: string[];
+            scopes_supported: string[];
+            bearer_methods_supported: string[];
+            resource_documentation: string;
+        };
         "health.get.response": {
             data: {
                 /** @constant */
@@ -1599,11 +2008,34 @@ export interface components {
         "usage.get.response": {
             data: components["schemas"]["Usage"];
         };
+        "posts.media.update.response": {
+            data: components["schemas"]["Post"];
+        };
+        "uploads.create.response": {
+            data: components["schemas"]["Upload"];
+        };
         "sources.create.response": {
             data: components["schemas"]["Source"] | components["schemas"]["Job"];
         };
         "sources.get.response": {
             data: components["schemas"]["Source"];
+        };
+        "media.import.response": {
+            data: components["schemas"]["MediaAsset"];
+        };
+        "media.list.response": {
+            data: components["schemas"]["MediaAsset"][];
+            pagination: {
+                /** @description Pass as `cursor` for the next page; null on the last page. */
+                next_cursor: string | null;
+                has_more: boolean;
+            };
+        };
+        "media.generate.response": {
+            data: components["schemas"]["Job"];
+        };
+        "media.get.response": {
+            data: components["schemas"]["MediaAsset"];
         };
         "knowledge.create.response": {
             data: components["schemas"]["Job"];
@@ -1707,6 +2139,28 @@ export interface components {
                 has_more: boolean;
             };
         };
+        "analytics.overview.response": {
+            data: components["schemas"]["AnalyticsOverview"];
+        };
+        "analytics.posts.response": {
+            data: components["schemas"]["PostAnalytics"][];
+            pagination: {
+                /** @description Pass as `cursor` for the next page; null on the last page. */
+                next_cursor: string | null;
+                has_more: boolean;
+            };
+        };
+        "analytics.crossWorkspace.response": {
+            data: components["schemas"]["CrossWorkspaceOverview"];
+        };
+        "analytics.viralPosts.response": {
+            data: components["schemas"]["ViralPost"][];
+            meta: {
+                query: string;
+                total: number;
+                searchedAs: string;
+            };
+        };
         "reviews.request.response": {
             data: components["schemas"]["Post"];
         };
@@ -1732,6 +2186,18 @@ export interface components {
                 /** Format: uri */
                 docs_url: string;
                 /** @description Varies by code. */
+                details?: Record<string, never>;
+            };
+        };
+        /** @description spec 7.3: the standard envelope with the OAuth error name in `error.code`. */
+        OAuthError: {
+            error: {
+                /** @enum {string} */
+                code: "invalid_request" | "invalid_client" | "invalid_client_metadata" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "invalid_target" | "access_denied" | "temporarily_unavailable" | "rate_limited" | "payload_too_large" | "unsupported_media_type" | "internal_error";
+                message: string;
+                request_id: string;
+                /** Format: uri */
+                docs_url: string;
                 details?: Record<string, never>;
             };
         };
@@ -4709,7 +5175,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": components["schemas"]["posts.media.update.response"];
                 };
             };
             /** @description invalid_request, version_unsupported */
@@ -4895,7 +5361,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": components["schemas"]["uploads.create.response"];
                 };
             };
             /** @description invalid_request, version_unsupported */
@@ -5389,7 +5855,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": components["schemas"]["media.list.response"];
                 };
             };
             /** @description invalid_request, bad_cursor, bad_pagination, version_unsupported */
@@ -5532,7 +5998,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": components["schemas"]["media.import.response"];
                 };
             };
             /** @description invalid_request, version_unsupported */
@@ -5563,6 +6029,21 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unauthenticated" | "invalid_token" | "key_revoked" | "key_expired";
+                        };
+                    };
+                };
+            };
+            /** @description usage_limit_exceeded */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "usage_limit_exceeded";
                         };
                     };
                 };
@@ -5718,7 +6199,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": components["schemas"]["media.generate.response"];
                 };
             };
             /** @description invalid_request, version_unsupported */
@@ -5749,6 +6230,21 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unauthenticated" | "invalid_token" | "key_revoked" | "key_expired";
+                        };
+                    };
+                };
+            };
+            /** @description spend_cap_exceeded, usage_limit_exceeded */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "spend_cap_exceeded" | "usage_limit_exceeded";
                         };
                     };
                 };
@@ -5862,6 +6358,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description temporarily_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "temporarily_unavailable";
+                        };
+                    };
+                };
+            };
         };
     };
     "media.get": {
@@ -5892,7 +6403,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": components["schemas"]["media.get.response"];
                 };
             };
             /** @description invalid_request, version_unsupported */
@@ -8489,7 +9000,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": components["schemas"]["analytics.overview.response"];
                 };
             };
             /** @description invalid_request, version_unsupported */
@@ -8624,7 +9135,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": components["schemas"]["analytics.posts.response"];
                 };
             };
             /** @description invalid_request, bad_cursor, bad_pagination, version_unsupported */
@@ -8754,7 +9265,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": components["schemas"]["analytics.crossWorkspace.response"];
                 };
             };
             /** @description invalid_request, version_unsupported */
@@ -8873,7 +9384,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": components["schemas"]["analytics.viralPosts.response"];
                 };
             };
             /** @description invalid_request, bad_pagination, version_unsupported */
@@ -9703,6 +10214,530 @@ export interface operations {
                 };
                 content: {
                     "application/json": Record<string, never>;
+                };
+            };
+        };
+    };
+    "oauth.metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata; cacheable, any origin. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizationServerMetadata"];
+                };
+            };
+        };
+    };
+    "oauth.protectedResource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata; cacheable, any origin. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
+                };
+            };
+        };
+    };
+    "oauth.authorize": {
+        parameters: {
+            query: {
+                response_type: string;
+                client_id: string;
+                redirect_uri: string;
+                code_challenge: string;
+                code_challenge_method: string;
+                scope?: string;
+                state?: string;
+                resource?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the sign-in or consent page, or back to `redirect_uri` with `code` or `error`. */
+            303: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request cannot be trusted to redirect: an HTML page explains. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+        };
+    };
+    "oauth.token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @enum {unknown} */
+                    grant_type: "authorization_code" | "refresh_token";
+                    /** @description the registered client */
+                    client_id: string;
+                    /** @description authorization_code: the code */
+                    code?: string;
+                    /** @description authorization_code: as in the authorization request */
+                    redirect_uri?: string;
+                    /** @description authorization_code: the PKCE verifier */
+                    code_verifier?: string;
+                    /** @description refresh_token: the current refresh token */
+                    refresh_token?: string;
+                    /** @description refresh_token: a subset of the granted scopes */
+                    scope?: string;
+                    /** @description RFC 8707 resource indicator; repeatable */
+                    resource?: string | string[];
+                };
+                "application/json": {
+                    /** @enum {unknown} */
+                    grant_type: "authorization_code" | "refresh_token";
+                    /** @description the registered client */
+                    client_id: string;
+                    /** @description authorization_code: the code */
+                    code?: string;
+                    /** @description authorization_code: as in the authorization request */
+                    redirect_uri?: string;
+                    /** @description authorization_code: the PKCE verifier */
+                    code_verifier?: string;
+                    /** @description refresh_token: the current refresh token */
+                    refresh_token?: string;
+                    /** @description refresh_token: a subset of the granted scopes */
+                    scope?: string;
+                    /** @description RFC 8707 resource indicator; repeatable */
+                    resource?: string | string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The tokens (RFC 6749 5.1). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthTokenResponse"];
+                };
+            };
+            /** @description invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, invalid_target */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "invalid_target";
+                        };
+                    };
+                };
+            };
+            /** @description invalid_client */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_client";
+                        };
+                    };
+                };
+            };
+            /** @description unsupported_media_type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unsupported_media_type";
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description temporarily_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "temporarily_unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "oauth.revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description the access or refresh token */
+                    token?: string;
+                    /** @description ignored */
+                    token_type_hint?: string;
+                    /** @description the client that holds the token */
+                    client_id: string;
+                };
+                "application/json": {
+                    /** @description the access or refresh token */
+                    token?: string;
+                    /** @description ignored */
+                    token_type_hint?: string;
+                    /** @description the client that holds the token */
+                    client_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Revoked, or nothing to revoke; empty body. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description invalid_client */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_client";
+                        };
+                    };
+                };
+            };
+            /** @description unsupported_media_type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unsupported_media_type";
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description temporarily_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "temporarily_unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "oauth.introspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description the access or refresh token */
+                    token: string;
+                    /** @description ignored */
+                    token_type_hint?: string;
+                };
+                "application/json": {
+                    /** @description the access or refresh token */
+                    token: string;
+                    /** @description ignored */
+                    token_type_hint?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The token state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthIntrospection"];
+                };
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description unsupported_media_type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unsupported_media_type";
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description temporarily_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "temporarily_unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "oauth.register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    redirect_uris: string[];
+                    client_name?: string;
+                    client_uri?: string;
+                    logo_uri?: string;
+                    scope?: string;
+                    /** @constant */
+                    token_endpoint_auth_method?: "none";
+                    grant_types?: ("authorization_code" | "refresh_token")[];
+                    response_types?: "code"[];
+                    software_id?: string;
+                    software_version?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The registered client (RFC 7591 3.2.1). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthClient"];
+                };
+            };
+            /** @description invalid_request, invalid_client_metadata, invalid_scope */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request" | "invalid_client_metadata" | "invalid_scope";
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "payload_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description unsupported_media_type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unsupported_media_type";
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description temporarily_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "temporarily_unavailable";
+                        };
+                    };
                 };
             };
         };

@@ -9,6 +9,7 @@ import { routeTable, type RouteEntry } from '../rest/adapter';
 import { restRouter } from '../rest/routes';
 import type { ApiVersion } from '../versioning';
 import { ERROR_CATALOGUE, operationErrorCodes, statusOfCode } from './errors';
+import { OAUTH_SCHEMAS, oauthErrorEnvelope, oauthPaths } from './oauth';
 import { NAMED_RESOURCES } from './resources';
 
 // The OpenAPI 3.1 document of the REST door, generated from the route table (api/rest/routes.ts)
@@ -186,7 +187,7 @@ export function buildOpenApiDocument(opts: { version?: ApiVersion; routes?: read
   const version = opts.version ?? (config.apiVersions.current as ApiVersion);
   const routes = opts.routes ?? routeTable(restRouter());
   const registry = z.registry<{ id: string }>();
-  for (const [id, schema] of Object.entries(NAMED_RESOURCES)) registry.add(schema, { id });
+  for (const [id, schema] of Object.entries({ ...NAMED_RESOURCES, ...OAUTH_SCHEMAS })) registry.add(schema, { id });
   const outputIds = new Map<AnyOperation, string>();
   for (const { op } of routes) {
     if (!op.output || outputIds.has(op)) continue;
@@ -201,6 +202,7 @@ export function buildOpenApiDocument(opts: { version?: ApiVersion; routes?: read
       .map(([k, v]) => [k, strip(v as Json)]),
   );
   schemas.Error = errorEnvelope;
+  schemas.OAuthError = oauthErrorEnvelope;
   schemas.DataEnvelope = {
     type: 'object',
     description: 'spec 2.1: `{ data }`, or a list with `pagination`.',
@@ -233,6 +235,8 @@ export function buildOpenApiDocument(opts: { version?: ApiVersion; routes?: read
       },
     },
   };
+
+  Object.assign(paths, oauthPaths());
 
   const check = {
     type: 'object',

@@ -490,6 +490,178 @@ export const postAwaitingReviewSchema = z
 /** The awaiting-review list: at most 200 posts, newest first, no cursor. */
 export const awaitingReviewListSchema = z.object({ data: z.array(postAwaitingReviewSchema) }).strict();
 
+// ---- 2.13 media asset, uploads (spec 4.5 / 4.7, docs/media.md) -----------------------------------
+
+export const mediaAssetSchema = z
+  .object({
+    id: z.string().describe('med_*'),
+    key: z.string().describe('the key a post references in its images'),
+    projectId: z.string().nullable(),
+    mimeType: z.string(),
+    bytes: z.number().int(),
+    width: z.number().int().nullable(),
+    height: z.number().int().nullable(),
+    sha256: z.string().describe('hex SHA-256 of the bytes; an import of the same bytes returns the existing asset'),
+    alt: z.string().nullable(),
+    title: z.string().nullable(),
+    fileName: z.string().nullable(),
+    createdAt: dateTime,
+  })
+  .strict();
+
+/** spec 4.5: the presigned PUT and the upl_ handle a later request references by `uploadId`. */
+export const uploadSchema = z
+  .object({
+    id: z.string().describe('upl_*'),
+    purpose: z.string(),
+    fileName: z.string(),
+    contentType: z.string(),
+    bytes: z.number().int(),
+    projectId: z.string().nullable(),
+    method: z.literal('PUT'),
+    url: z.string().describe('the presigned URL; PUT the bytes with exactly `headers`'),
+    headers: z.record(z.string(), z.string()),
+    urlExpiresAt: dateTime,
+    expiresAt: dateTime.describe('when the handle can no longer be referenced'),
+  })
+  .strict();
+
+// ---- analytics (spec 4.9, 5.5, docs/analytics.md) ------------------------------------------------
+
+const totalsShape = {
+  impressions: z.number().int(),
+  reactions: z.number().int(),
+  comments: z.number().int(),
+  reshares: z.number().int(),
+  engagements: z.number().int(),
+  engagementRate: z.number().describe('engagements / impressions, 4 decimals; 0 without impressions'),
+};
+const totalsSchema = z.object({ posts: z.number().int(), ...totalsShape }).strict();
+const analyticsDate = z.string().describe('YYYY-MM-DD');
+const trend = z.number().nullable().describe('relative change against the previous period; null when it had none');
+
+const postFiguresShape = { postId: z.string(), title: z.string(), publishedAt: dateTime, ...totalsShape };
+
+export const analyticsOverviewSchema = z
+  .object({
+    projectId: z.string(),
+    from: analyticsDate,
+    to: analyticsDate,
+    timezone: z.string(),
+    totals: totalsSchema,
+    previousPeriod: z.object({ from: analyticsDate, to: analyticsDate, totals: totalsSchema }).strict(),
+    trends: z
+      .object({
+        posts: trend,
+        impressions: trend,
+        reactions: trend,
+        comments: trend,
+        reshares: trend,
+        engagements: trend,
+        engagementRate: z.number().describe('difference in points'),
+      })
+      .strict(),
+    daily: z.array(
+      z
+        .object({
+          date: analyticsDate,
+          posts: z.number().int(),
+          impressions: z.number().int(),
+          reactions: z.number().int(),
+          comments: z.number().int(),
+          reshares: z.number().int(),
+        })
+        .strict(),
+    ),
+    bestPosts: z.array(z.object(postFiguresShape).strict()),
+    cadence: z
+      .object({ posts: z.number().int(), postsPerWeek: z.number(), activeWeeks: z.number().int(), weeks: z.number().int() })
+      .strict(),
+    bestTimes: z
+      .object({
+        minimumSample: z.number().int(),
+        sampleSize: z.number().int(),
+        slots: z
+          .array(
+            z
+              .object({
+                weekday: z.enum(['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat']),
+                hour: z.number().int().min(0).max(23),
+                posts: z.number().int(),
+                averageEngagementRate: z.number(),
+              })
+              .strict(),
+          )
+          .nullable()
+          .describe('null below the minimum sample'),
+      })
+      .strict(),
+    sync: z
+      .object({
+        lastSyncedAt: nullableDateTime,
+        pendingPosts: z.number().int(),
+        blockedPosts: z.number().int(),
+        failedPosts: z.number().int(),
+        detail: z.string().nullable(),
+      })
+      .strict(),
+    streak: streakSchema.nullable(),
+  })
+  .strict();
+
+export const postAnalyticsSchema = z
+  .object({
+    ...postFiguresShape,
+    networkPostUrn: z.string().nullable(),
+    samples: z.number().int(),
+    lastSyncedAt: nullableDateTime,
+    sync: z.object({ state: z.string(), detail: z.string().nullable() }).strict(),
+  })
+  .strict();
+
+export const crossWorkspaceOverviewSchema = z
+  .object({
+    from: analyticsDate,
+    to: analyticsDate,
+    workspaces: z.array(
+      z
+        .object({
+          workspaceId: z.string(),
+          name: z.string(),
+          reach: z.string(),
+          projects: z.number().int(),
+          posts: z.number().int(),
+          ...totalsShape,
+        })
+        .strict(),
+    ),
+    totals: totalsSchema,
+  })
+  .strict();
+
+export const viralPostSchema = z
+  .object({
+    postUrn: z.string(),
+    author: z.object({ name: z.string().nullable(), username: z.string().nullable() }).strict(),
+    text: z.string(),
+    publishedAt: dateTime,
+    impressions: z.number().int(),
+    reactions: z.number().int(),
+    comments: z.number().int(),
+    reshares: z.number().int(),
+    engagements: z.number().int(),
+    engagementRate: z.number(),
+  })
+  .strict();
+
+/** The viral search answer: the posts and what was searched, through which project's account. */
+export const viralPostsListSchema = z
+  .object({
+    data: z.array(viralPostSchema),
+    meta: z.object({ query: z.string(), total: z.number().int(), searchedAs: z.string() }).strict(),
+  })
+  .strict();
+
 export const NAMED_RESOURCES: Record<string, z.ZodType> = {
   Workspace: workspaceSchema,
   Principal: principalSchema,
@@ -515,4 +687,10 @@ export const NAMED_RESOURCES: Record<string, z.ZodType> = {
   CompanyPage: companyPageSchema,
   Calendar: calendarSchema,
   PostAwaitingReview: postAwaitingReviewSchema,
+  MediaAsset: mediaAssetSchema,
+  Upload: uploadSchema,
+  AnalyticsOverview: analyticsOverviewSchema,
+  PostAnalytics: postAnalyticsSchema,
+  CrossWorkspaceOverview: crossWorkspaceOverviewSchema,
+  ViralPost: viralPostSchema,
 };

@@ -83,13 +83,43 @@ describe('GET /v1/openapi.json', () => {
       error: { code: 'conflict', message: 'x', request_id: 'req_1', docs_url: 'https://x/y' },
     });
     assert.match(code.join(), /not documented/);
-    // An operation without an output schema is held to the envelopes: any 7.2 code, but the 7.1 shape.
-    const envelope = { error: { code: 'conflict', message: 'x', request_id: 'req_1', docs_url: 'https://x/y' } };
-    assert.deepEqual(checkResponse('GET', `${api.url}/v1/calendar`, 409, 'application/json', envelope), []);
-    assert.match(
-      checkResponse('GET', `${api.url}/v1/calendar`, 409, 'application/json', { error: { code: 'conflict' } }).join(),
-      /required property/,
-    );
+    // Every operation of the REST door describes its answer (issue 17): none is left to the envelope check.
+    const doc = (await call('GET', '/v1/openapi.json')).body as any;
+    const undescribed = Object.entries(doc.paths as Record<string, Record<string, any>>)
+      .filter(([path]) => path.startsWith('/v1/'))
+      .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op] as const))
+      .filter(([, op]) => op.responses['200']?.content?.['application/json']?.schema?.$ref === '#/components/schemas/DataEnvelope')
+      .map(([name]) => name);
+    assert.deepEqual(undescribed, []);
     assert.match(checkResponse('GET', `${api.url}/v1/calendar`, 200, 'application/json', { items: [] }).join(), /data/);
+  });
+
+  it('describes the authorization server: form-encoded bodies, the RFC answers and the 7.3 envelope', async () => {
+    const doc = (await client(api.url)('GET', '/v1/openapi.json')).body as any;
+    const token = doc.paths['/oauth/token'].post;
+    assert.ok(token.requestBody.content['application/x-www-form-urlencoded'].schema.required.includes('grant_type'));
+    assert.equal(token.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/OAuthTokenResponse');
+    assert.deepEqual(token.responses['401']['x-error-codes'], ['invalid_client']);
+    for (const path of ['/oauth/authorize', '/oauth/revoke', '/oauth/introspect', '/oauth/register'])
+      assert.ok(doc.paths[path], `${path} is described`);
+    assert.ok(doc.paths['/.well-known/oauth-authorization-server'].get);
+    assert.ok(doc.paths['/.well-known/oauth-protected-resource'].get);
+    const url = `${api.url}/oauth/token`;
+    const issued = { access_token: 'oat_x', token_type: 'Bearer', expires_in: 3600, scope: 'posts:read' };
+    assert.deepEqual(checkResponse('POST', url, 200, 'application/json', issued), []);
+    assert.match(checkResponse('POST', url, 200, 'application/json', { ...issued, id_token: 'x' }).join(), /id_token/);
+    assert.match(checkResponse('POST', url, 200, 'application/json', { ...issued, token_type: 'bearer' }).join(), /token_type/);
+    const envelope = (code: string) => ({ error: { code, message: 'x', request_id: 'req_1', docs_url: 'https://x/y' } });
+    assert.deepEqual(checkResponse('POST', url, 400, 'application/json', envelope('invalid_grant')), []);
+    // A REST-only code, an RFC error body instead of the envelope, or a code of another status fail.
+    assert.match(checkResponse('POST', url, 400, 'application/json', envelope('bad_cursor')).join(), /bad_cursor|allowed values/);
+    assert.match(checkResponse('POST', url, 400, 'application/json', { error: 'invalid_grant' }).join(), /must be object/);
+    assert.match(checkResponse('POST', url, 401, 'application/json', envelope('invalid_grant')).join(), /invalid_grant/);
+    // The revocation's 200 and the authorize redirect carry no JSON body.
+    assert.deepEqual(checkResponse('POST', `${api.url}/oauth/revoke`, 200, 'text/plain; charset=utf-8', ''), []);
+    assert.match(checkResponse('POST', `${api.url}/oauth/revoke`, 200, 'application/json', {}).join(), /documented without/);
+    assert.deepEqual(checkResponse('GET', `${api.url}/oauth/authorize?client_id=x`, 303, 'text/html', 'Redirecting'), []);
+    assert.deepEqual(checkResponse('POST', `${api.url}/oauth/introspect`, 200, 'application/json', { active: false }), []);
+    assert.match(checkResponse('POST', `${api.url}/oauth/introspect`, 200, 'application/json', { active: false, sub: 'u' }).join(), /./);
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { ALL_SCOPES } from '../../lib/scopes';
 import { protectedResourceMetadata } from '../../api/oauth/router';
-import { register, startOAuthApi } from './support';
+import { getJson, register, startOAuthApi } from './support';
 
 describe('OAuth discovery and registration (spec 5.3, 5.3.1)', () => {
   let api: Awaited<ReturnType<typeof startOAuthApi>>;
@@ -14,10 +14,10 @@ describe('OAuth discovery and registration (spec 5.3, 5.3.1)', () => {
   });
 
   it('serves RFC 8414 metadata, unauthenticated and cacheable', async () => {
-    const res = await fetch(`${api.url}/.well-known/oauth-authorization-server`);
+    const res = await getJson(`${api.url}/.well-known/oauth-authorization-server`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('cache-control') ?? '', /public, max-age=\d+/);
-    const m = (await res.json()) as any;
+    const m = res.body;
     assert.equal(m.issuer, api.url);
     assert.equal(m.authorization_endpoint, `${api.url}/oauth/authorize`);
     assert.equal(m.token_endpoint, `${api.url}/oauth/token`);
@@ -33,10 +33,10 @@ describe('OAuth discovery and registration (spec 5.3, 5.3.1)', () => {
   });
 
   it('serves RFC 9728 metadata for the REST resource, and builds it for any resource', async () => {
-    const res = await fetch(`${api.url}/.well-known/oauth-protected-resource`);
+    const res = await getJson(`${api.url}/.well-known/oauth-protected-resource`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('cache-control') ?? '', /public/);
-    const m = (await res.json()) as any;
+    const m = res.body;
     assert.equal(m.resource, api.url);
     assert.deepEqual(m.authorization_servers, [api.url]);
     assert.deepEqual(m.bearer_methods_supported, ['header']);

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { config } from '../../lib/config';
 import { redis } from '../../lib/redis';
 import { startApi, type TestServer } from '../support/app';
+import { enforceContract } from '../support/contract';
 
 // Helpers for the OAuth tests: the real app over HTTP, with the issuer set to the address the
 // test server listens on (config is read once at import, so the test points it at itself).
@@ -41,7 +42,19 @@ export async function register(baseUrl: string, metadata: Record<string, unknown
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify(metadata),
   });
-  return { status: res.status, body: (await res.json()) as any, headers: res.headers };
+  const body = (await res.json()) as any;
+  // The OAuth answers are held to the OpenAPI document like the REST ones (test/support/contract.ts).
+  enforceContract('POST', res.url, res.status, res.headers.get('content-type'), body);
+  return { status: res.status, body, headers: res.headers };
+}
+
+/** A discovery document (or any unauthenticated GET), checked against the OpenAPI document. */
+export async function getJson(url: string) {
+  const res = await fetch(url);
+  const text = await res.text();
+  const body = text ? (JSON.parse(text) as any) : null;
+  enforceContract('GET', url, res.status, res.headers.get('content-type'), body);
+  return { status: res.status, body, headers: res.headers };
 }
 
 export async function form(
@@ -63,6 +76,7 @@ export async function form(
   } catch {
     /* not JSON */
   }
+  enforceContract('POST', res.url, res.status, res.headers.get('content-type'), parsed);
   return { status: res.status, body: parsed, text, headers: res.headers };
 }
 
@@ -93,7 +107,10 @@ export class Browser {
     }
     const res = await fetch(url, { method, headers, body, redirect: 'manual' });
     this.remember(res);
-    return { status: res.status, location: res.headers.get('location'), html: await res.text(), headers: res.headers };
+    const html = await res.text();
+    const contentType = res.headers.get('content-type');
+    enforceContract(method, url, res.status, contentType, contentType?.includes('application/json') ? JSON.parse(html) : html);
+    return { status: res.status, location: res.headers.get('location'), html, headers: res.headers };
   }
 
   /** Follows same-origin redirects; stops at the first redirect leaving the server (the client's redirect URI). */

@@ -6,7 +6,8 @@ import { buildOpenApiDocument } from '../../api/openapi/document';
 // (test/support/app.ts) receives is checked against the OpenAPI document the service
 // publishes, so a field added to a response but not to its operation's `output` schema, an
 // undocumented status or an error code an operation is not documented to answer fails the
-// suite. Operations without an `output` schema are held to the envelopes only (spec 2.1 `{ data }`
+// suite. The OAuth endpoints are in the document too (api/openapi/oauth.ts); the OAuth test
+// helpers (test/oauth/support.ts) call this on their answers. Operations without an `output` schema are held to the envelopes only (spec 2.1 `{ data }`
 // and the 7.1 error envelope with any 7.2 code). CONTRACT_CHECK=off skips the check, =warn reports without failing; the default is
 // strict.
 
@@ -23,6 +24,8 @@ interface Compiled {
   template: string;
   pattern: RegExp;
   responses: Map<string, { validate: ValidateFunction; codes?: string[] }>;
+  /** Statuses documented without a JSON body (a redirect, an HTML page, an empty 200). */
+  bodiless: Set<string>;
   /** The operation declares an `output` schema; without one only the envelopes are checked. */
   described: boolean;
 }
@@ -44,31 +47,40 @@ function compile(): Compiled[] {
     const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
     for (const [method, op] of Object.entries(ops)) {
       const responses = new Map<string, { validate: ValidateFunction; codes?: string[] }>();
+      const bodiless = new Set<string>();
       const described = op.responses['200']?.content?.['application/json']?.schema?.$ref !== '#/components/schemas/DataEnvelope';
       for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
         const schema = response.content?.['application/json']?.schema;
-        if (!schema) continue;
+        if (!schema) {
+          bodiless.add(status);
+          continue;
+        }
         // An operation not yet described (no `output`): its errors are held to the 7.1
         // envelope with any code of 7.2, not to the derived per-operation list.
         if (!described && status !== '200') responses.set(status, { validate: errorEnvelope });
         else responses.set(status, { validate: ajv.compile(rebase(schema)), codes: response['x-error-codes'] });
       }
       if (!described) responses.set('default', { validate: errorEnvelope });
-      out.push({ method: method.toUpperCase(), template, pattern, responses, described });
+      out.push({ method: method.toUpperCase(), template, pattern, responses, bodiless, described });
     }
   }
   // Literal paths first, so /v1/posts/generations is not taken for /v1/posts/{postId}.
   return out.sort((a, b) => (a.template.match(/\{/g)?.length ?? 0) - (b.template.match(/\{/g)?.length ?? 0));
 }
 
-/** The violations of one response; [] when it conforms or is outside the document (OAuth, MCP). */
+/** The violations of one response; [] when it conforms or is outside the document (MCP, the sign-in pages). */
 export function checkResponse(method: string, url: string, status: number, contentType: string | null, body: unknown): string[] {
   compiled ??= compile();
   const path = new URL(url).pathname;
   const op = compiled.find((c) => c.method === method.toUpperCase() && c.pattern.test(path));
   if (!op) return [];
-  if (status === 304 || status === 499) return [];
+  // 431 is Node's HTTP parser refusing an oversized URL or header before the service sees the request.
+  if (status === 304 || status === 431 || status === 499) return [];
   const where = `${method.toUpperCase()} ${op.template} → ${status}`;
+  // A status documented without a JSON body (the authorize redirect or its HTML page, the
+  // revocation's empty 200) must not carry one.
+  if (op.bodiless.has(String(status)))
+    return contentType?.includes('application/json') ? [`${where}: answered JSON, documented without`] : [];
   if (!contentType?.includes('application/json')) return [`${where}: answered ${contentType ?? 'no content type'}, not JSON`];
   const expected = op.responses.get(String(status)) ?? (status >= 400 ? op.responses.get('default') : undefined);
   if (!expected) return [`${where}: status not documented for this operation (body ${JSON.stringify(body).slice(0, 300)})`];

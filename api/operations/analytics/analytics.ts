@@ -21,6 +21,14 @@ import { reachableWorkspaces, workspaceAccess } from '../../oauth/reach';
 import type { AuthContext } from '../../auth/context';
 import { visibleProjects } from '../../auth/context';
 import { defineOperation } from '../../operation';
+import {
+  analyticsOverviewSchema,
+  crossWorkspaceOverviewSchema,
+  page,
+  postAnalyticsSchema,
+  single,
+  viralPostsListSchema,
+} from '../../openapi/resources';
 import { paginationInput, parseLimit } from '../../pagination';
 import { isoDate } from '../../validation';
 import { findProject } from '../projects/present';
@@ -57,6 +65,7 @@ export const getAnalyticsOverview = defineOperation({
   clientRole: 'allow',
   inputSource: 'query',
   input: z.object({ projectId: z.string().min(1).max(100).optional(), from: isoDate.optional(), to: isoDate.optional() }).strict(),
+  output: single(analyticsOverviewSchema),
   handler: async ({ auth }, input) => {
     const project = await resolveProjectOrDefault(auth, input.projectId);
     const { from, to } = period(input, project.timezone);
@@ -112,6 +121,7 @@ export const listPostAnalytics = defineOperation({
       ...paginationInput,
     })
     .strict(),
+  output: page(postAnalyticsSchema),
   handler: async ({ auth }, input) => {
     const project = await resolveProjectOrDefault(auth, input.projectId);
     const limit = parseLimit(input.limit);
@@ -198,6 +208,7 @@ export const getCrossWorkspaceOverview = defineOperation({
   clientRole: 'allow',
   inputSource: 'query',
   input: z.object({ from: isoDate.optional(), to: isoDate.optional() }).strict(),
+  output: single(crossWorkspaceOverviewSchema),
   handler: async ({ auth }, input) => {
     // Workspaces span timezones: the period is read in UTC days.
     const { from, to } = period(input, 'UTC');
@@ -259,6 +270,7 @@ export const searchViralPosts = defineOperation({
     })
     .strict(),
   errors: ['conflict', 'temporarily_unavailable'],
+  output: viralPostsListSchema,
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit, 20, 50);
     if (input.from && input.to && input.to < input.from) throw errors.invalidRequest('`to` must not be before `from`.');

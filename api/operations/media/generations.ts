@@ -8,6 +8,7 @@ import { loadAiLimits } from '../../../lib/generation/spend';
 import { IMAGE_STYLES, type ImageJobInput } from '../../../lib/media/imageGenerator';
 import { startImageWorkflow } from '../../../lib/media/imageJobs';
 import { defineOperation } from '../../operation';
+import { jobSchema, single } from '../../openapi/resources';
 import { boundedText } from '../../validation';
 import { findProject } from '../projects/present';
 
@@ -39,6 +40,8 @@ export const createImageGeneration = defineOperation({
   clientRole: 'deny',
   inputSource: 'body',
   input: createImageGenerationInput,
+  output: single(jobSchema),
+  errors: ['spend_cap_exceeded', 'usage_limit_exceeded', 'temporarily_unavailable'],
   handler: async ({ auth }, input) => {
     const project = await findProject(auth, input.projectId);
     if (!project) throw errors.notFound('project');

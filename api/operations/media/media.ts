@@ -7,6 +7,7 @@ import { usableUpload } from '../../../lib/media/uploads';
 import { objectStore } from '../../../lib/storage/objectStore';
 import { scoped } from '../../auth/context';
 import { defineOperation } from '../../operation';
+import { mediaAssetSchema, page, single } from '../../openapi/resources';
 import { keysetPage, parseLimit } from '../../pagination';
 import { findProject } from '../projects/present';
 import { projectOrDefault } from '../uploads/uploads';
@@ -67,6 +68,9 @@ export const importMedia = defineOperation({
   clientRole: 'deny',
   inputSource: 'body',
   input: importMediaInput,
+  output: single(mediaAssetSchema),
+  // docs/media.md "Storage limits": 402 like the weekly AI budget.
+  errors: ['usage_limit_exceeded'],
   handler: async ({ auth }, input) => {
     const projectId = await projectOrDefault(auth, input.projectId);
     let bytes: Buffer;
@@ -124,6 +128,7 @@ export const listMedia = defineOperation({
   clientRole: 'deny',
   inputSource: 'query',
   input: listMediaInput,
+  output: page(mediaAssetSchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit, config.media.listDefault, config.media.listMax);
     // spec 1 rule 1: a project of another workspace is not found, never an empty page.
@@ -148,6 +153,7 @@ export const getMedia = defineOperation({
   clientRole: 'deny',
   inputSource: 'query',
   input: getMediaInput,
+  output: single(mediaAssetSchema),
   handler: async ({ auth }, input) => {
     const row = (await scoped(auth, 'media_assets').where('media_assets.id', input.mediaId).first()) as AssetRow | undefined;
     if (!row) throw new ApiError(404, 'not_found', 'No such media asset.');

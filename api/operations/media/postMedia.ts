@@ -5,6 +5,7 @@ import { emitEvent } from '../../../lib/outbox';
 import { presentPost } from '../../../lib/posts/present';
 import { loadPostForUpdate } from '../../../lib/posts/write';
 import { defineOperation } from '../../operation';
+import { postSchema, single } from '../../openapi/resources';
 import { assetsByKey } from './media';
 import { postMediaInput } from './schema';
 
@@ -27,6 +28,7 @@ export const updatePostMedia = defineOperation({
   clientRole: 'deny',
   inputSource: 'body',
   input: postMediaInput,
+  output: single(postSchema),
   handler: async ({ auth }, input) => {
     const max = config.media.maxImagesPerPost;
     if (input.images.length > max)

@@ -5,6 +5,7 @@ import { mintUpload, UPLOAD_PURPOSES } from '../../../lib/media/uploads';
 import type { ScopeRule } from '../../../lib/scopes';
 import type { AuthContext } from '../../auth/context';
 import { defineOperation } from '../../operation';
+import { single, uploadSchema } from '../../openapi/resources';
 import { gate, type ApiVersion } from '../../versioning';
 import { findProject } from '../projects/present';
 
@@ -51,6 +52,7 @@ export const createUpload = defineOperation({
   clientRole: 'deny',
   inputSource: 'body',
   input: createUploadInput,
+  output: single(uploadSchema),
   handler: async ({ auth }, input) => {
     const projectId = await projectOrDefault(auth, input.projectId);
     const upload = await mintUpload({

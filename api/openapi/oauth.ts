@@ -1,0 +1,336 @@
+import { z } from 'zod';
+import type { ErrorCode } from '../../lib/errors';
+
+// The authorization server's endpoints (spec 5.3, api/oauth) in the OpenAPI document. They are
+// not operations of the pipeline, so they are described here by hand: form-encoded request
+// bodies (RFC 6749 4.1.3; a JSON object of strings is accepted too, spec 5.3.4), the RFC
+// response shapes, and errors in the standard envelope with the OAuth name as `code` (spec 7.3).
+// The test suite holds the responses the OAuth tests receive to these descriptions
+// (test/support/contract.ts).
+
+type Json = Record<string, unknown>;
+
+const SCHEMA_URI = (id: string) => `#/components/schemas/${id}`;
+
+/** spec 7.3 plus the REST codes the endpoints' shared machinery can answer. */
+export const OAUTH_ERROR_CODES = [
+  'invalid_request',
+  'invalid_client',
+  'invalid_client_metadata',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'invalid_target',
+  'access_denied',
+  'temporarily_unavailable',
+  'rate_limited',
+  'payload_too_large',
+  'unsupported_media_type',
+  'internal_error',
+] as const satisfies readonly ErrorCode[];
+
+/** RFC 6749 5.1. */
+export const oauthTokenResponseSchema = z
+  .object({
+    access_token: z.string().describe('oat_*; lives 1 hour (spec 8)'),
+    token_type: z.literal('Bearer'),
+    expires_in: z.number().int().describe('seconds'),
+    scope: z.string().describe('space-separated granted scopes'),
+    refresh_token: z.string().optional().describe('with offline_access; rotated on every use (spec 5.3.6)'),
+  })
+  .strict();
+
+/** RFC 7662 2.2: an inactive token says nothing else. */
+export const oauthIntrospectionSchema = z.union([
+  z.object({ active: z.literal(false) }).strict(),
+  z
+    .object({
+      active: z.literal(true),
+      scope: z.string(),
+      client_id: z.string(),
+      sub: z.string().describe('the acting user'),
+      token_type: z.enum(['Bearer', 'refresh_token']),
+      exp: z.number().int(),
+      iat: z.number().int(),
+      iss: z.string(),
+      jti: z.string().optional().describe('access tokens only'),
+      workspace_id: z.string(),
+      aud: z.string().optional().describe('the resource an access token is bound to (RFC 8707), when bound to one'),
+    })
+    .strict(),
+]);
+
+/** RFC 7591 3.2.1: the registered client (public: no secret is ever issued). */
+export const oauthClientSchema = z
+  .object({
+    client_id: z.string(),
+    client_id_issued_at: z.number().int(),
+    client_name: z.string().optional(),
+    client_uri: z.string().optional(),
+    logo_uri: z.string().optional(),
+    redirect_uris: z.array(z.string()),
+    scope: z.string().optional(),
+    grant_types: z.array(z.string()),
+    response_types: z.array(z.string()),
+    token_endpoint_auth_method: z.literal('none'),
+    software_id: z.string().optional(),
+    software_version: z.string().optional(),
+  })
+  .strict();
+
+/** RFC 8414 2. */
+export const authorizationServerMetadataSchema = z
+  .object({
+    issuer: z.string(),
+    authorization_endpoint: z.string(),
+    token_endpoint: z.string(),
+    registration_endpoint: z.string(),
+    revocation_endpoint: z.string(),
+    introspection_endpoint: z.string(),
+    scopes_supported: z.array(z.string()),
+    response_types_supported: z.array(z.string()),
+    response_modes_supported: z.array(z.string()),
+    grant_types_supported: z.array(z.string()),
+    token_endpoint_auth_methods_supported: z.array(z.string()),
+    revocation_endpoint_auth_methods_supported: z.array(z.string()),
+    introspection_endpoint_auth_methods_supported: z.array(z.string()),
+    code_challenge_methods_supported: z.array(z.string()),
+    authorization_response_iss_parameter_supported: z.boolean(),
+    service_documentation: z.string(),
+  })
+  .strict();
+
+/** RFC 9728 2. */
+export const protectedResourceMetadataSchema = z
+  .object({
+    resource: z.string(),
+    authorization_servers: z.array(z.string()),
+    scopes_supported: z.array(z.string()),
+    bearer_methods_supported: z.array(z.string()),
+    resource_documentation: z.string(),
+  })
+  .strict();
+
+export const OAUTH_SCHEMAS: Record<string, z.ZodType> = {
+  OAuthTokenResponse: oauthTokenResponseSchema,
+  OAuthIntrospection: oauthIntrospectionSchema,
+  OAuthClient: oauthClientSchema,
+  AuthorizationServerMetadata: authorizationServerMetadataSchema,
+  ProtectedResourceMetadata: protectedResourceMetadataSchema,
+};
+
+/** The 7.1 envelope with the OAuth names of 7.3 (and the REST codes above) as `code`. */
+export const oauthErrorEnvelope: Json = {
+  type: 'object',
+  description: 'spec 7.3: the standard envelope with the OAuth error name in `error.code`.',
+  properties: {
+    error: {
+      type: 'object',
+      properties: {
+        code: { type: 'string', enum: [...OAUTH_ERROR_CODES] },
+        message: { type: 'string' },
+        request_id: { type: 'string', pattern: '^req_' },
+        docs_url: { type: 'string', format: 'uri' },
+        details: { type: 'object' },
+      },
+      required: ['code', 'message', 'request_id', 'docs_url'],
+      additionalProperties: false,
+    },
+  },
+  required: ['error'],
+  additionalProperties: false,
+};
+
+const json = (schema: Json) => ({ 'application/json': { schema } });
+const ref = (id: string) => ({ $ref: SCHEMA_URI(id) });
+
+function errors(byStatus: Record<number, ErrorCode[]>): Json {
+  return Object.fromEntries(
+    Object.entries(byStatus).map(([status, list]) => [
+      status,
+      {
+        description: list.join(', '),
+        content: json({
+          allOf: [ref('OAuthError'), { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: list } } } } }],
+        }),
+        'x-error-codes': list,
+      },
+    ]),
+  );
+}
+
+const str = (description: string): Json => ({ type: 'string', description });
+
+/** A form-encoded body; the same parameters as a JSON object of strings are accepted too. */
+function formBody(properties: Record<string, Json>, required: string[]): Json {
+  const schema = { type: 'object', properties, required };
+  return {
+    required: true,
+    content: { 'application/x-www-form-urlencoded': { schema }, 'application/json': { schema } },
+  };
+}
+
+const resourceParam: Json = {
+  oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
+  description: 'RFC 8707 resource indicator; repeatable',
+};
+
+/** The paths of the authorization server. */
+export function oauthPaths(): Record<string, Record<string, Json>> {
+  const tags = ['oauth'];
+  const common = { 500: ['internal_error'] as ErrorCode[], 503: ['temporarily_unavailable'] as ErrorCode[] };
+  return {
+    '/.well-known/oauth-authorization-server': {
+      get: {
+        operationId: 'oauth.metadata',
+        summary: 'Authorization server metadata (RFC 8414).',
+        tags,
+        security: [],
+        responses: { 200: { description: 'The metadata; cacheable, any origin.', content: json(ref('AuthorizationServerMetadata')) } },
+      },
+    },
+    '/.well-known/oauth-protected-resource': {
+      get: {
+        operationId: 'oauth.protectedResource',
+        summary: 'Protected resource metadata of the REST API (RFC 9728); `resource` is the indicator REST tokens are bound to.',
+        tags,
+        security: [],
+        responses: { 200: { description: 'The metadata; cacheable, any origin.', content: json(ref('ProtectedResourceMetadata')) } },
+      },
+    },
+    '/oauth/authorize': {
+      get: {
+        operationId: 'oauth.authorize',
+        summary: 'Authorization request (RFC 6749 4.1.1): authorization code with PKCE S256 (spec 5.3.2).',
+        description:
+          'Redirects to sign-in and consent, then to `redirect_uri` with `code`, `state` and `iss` (RFC 9207); errors after the ' +
+          'client and redirect URI are validated go back as `error`, `error_description` query parameters (spec 7.3). A request ' +
+          'that cannot be trusted to redirect (unknown client, unregistered redirect URI) is answered with an HTML page, never redirected.',
+        tags,
+        security: [],
+        parameters: [
+          ['response_type', true, 'code'],
+          ['client_id', true, 'the registered client'],
+          ['redirect_uri', true, 'exactly as registered'],
+          ['code_challenge', true, 'BASE64URL(SHA-256(code_verifier))'],
+          ['code_challenge_method', true, 'S256'],
+          ['scope', false, 'space-separated (spec 5.2)'],
+          ['state', false, 'returned unchanged'],
+          ['resource', false, 'RFC 8707 resource indicator'],
+        ].map(([name, required, description]) => ({ name, in: 'query', required, schema: str(description as string) })),
+        responses: {
+          303: {
+            description: 'To the sign-in or consent page, or back to `redirect_uri` with `code` or `error`.',
+            headers: { Location: { schema: { type: 'string' } } },
+          },
+          400: { description: 'The request cannot be trusted to redirect: an HTML page explains.', content: { 'text/html': {} } },
+        },
+      },
+    },
+    '/oauth/token': {
+      post: {
+        operationId: 'oauth.token',
+        summary: 'Token request (RFC 6749 4.1.3, 6): exchange a code (with its PKCE verifier) or rotate a refresh token.',
+        description: 'Public clients: `client_id` only, no client authentication. Answers are `no-store`.',
+        tags,
+        security: [],
+        requestBody: formBody(
+          {
+            grant_type: { enum: ['authorization_code', 'refresh_token'] },
+            client_id: str('the registered client'),
+            code: str('authorization_code: the code'),
+            redirect_uri: str('authorization_code: as in the authorization request'),
+            code_verifier: str('authorization_code: the PKCE verifier'),
+            refresh_token: str('refresh_token: the current refresh token'),
+            scope: str('refresh_token: a subset of the granted scopes'),
+            resource: resourceParam,
+          },
+          ['grant_type', 'client_id'],
+        ),
+        responses: {
+          200: { description: 'The tokens (RFC 6749 5.1).', content: json(ref('OAuthTokenResponse')) },
+          ...errors({
+            400: ['invalid_request', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'invalid_target'],
+            401: ['invalid_client'],
+            415: ['unsupported_media_type'],
+            ...common,
+          }),
+        },
+      },
+    },
+    '/oauth/revoke': {
+      post: {
+        operationId: 'oauth.revoke',
+        summary: 'Token revocation (RFC 7009): a refresh token takes its whole family, an access token only itself.',
+        description: 'Once the client is known the answer is 200 with an empty body, whatever the token (RFC 7009 2.2).',
+        tags,
+        security: [],
+        requestBody: formBody(
+          { token: str('the access or refresh token'), token_type_hint: str('ignored'), client_id: str('the client that holds the token') },
+          ['client_id'],
+        ),
+        responses: {
+          200: { description: 'Revoked, or nothing to revoke; empty body.' },
+          ...errors({ 400: ['invalid_request'], 401: ['invalid_client'], 415: ['unsupported_media_type'], ...common }),
+        },
+      },
+    },
+    '/oauth/introspect': {
+      post: {
+        operationId: 'oauth.introspect',
+        summary: 'Token introspection (RFC 7662): `{ active: false }` and nothing else for an unusable token.',
+        tags,
+        security: [],
+        requestBody: formBody({ token: str('the access or refresh token'), token_type_hint: str('ignored') }, ['token']),
+        responses: {
+          200: { description: 'The token state.', content: json(ref('OAuthIntrospection')) },
+          ...errors({ 400: ['invalid_request'], 415: ['unsupported_media_type'], ...common }),
+        },
+      },
+    },
+    '/oauth/register': {
+      post: {
+        operationId: 'oauth.register',
+        summary: 'Dynamic client registration (RFC 7591) of public clients (spec 5.3.1).',
+        description: 'The same metadata again returns the existing client. Limited per address (429 rate_limited).',
+        tags,
+        security: [],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                properties: {
+                  redirect_uris: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 20 },
+                  client_name: { type: 'string', maxLength: 200 },
+                  client_uri: { type: 'string', maxLength: 2000 },
+                  logo_uri: { type: 'string', maxLength: 2000 },
+                  scope: { type: 'string', maxLength: 2000 },
+                  token_endpoint_auth_method: { const: 'none' },
+                  grant_types: { type: 'array', items: { enum: ['authorization_code', 'refresh_token'] } },
+                  response_types: { type: 'array', items: { const: 'code' } },
+                  software_id: { type: 'string', maxLength: 200 },
+                  software_version: { type: 'string', maxLength: 200 },
+                },
+                required: ['redirect_uris'],
+                description: 'Metadata the server does not understand is ignored (RFC 7591 2).',
+              },
+            },
+          },
+        },
+        responses: {
+          201: { description: 'The registered client (RFC 7591 3.2.1).', content: json(ref('OAuthClient')) },
+          ...errors({
+            400: ['invalid_request', 'invalid_client_metadata', 'invalid_scope'],
+            413: ['payload_too_large'],
+            415: ['unsupported_media_type'],
+            429: ['rate_limited'],
+            ...common,
+          }),
+        },
+      },
+    },
+  };
+}
