@@ -14,6 +14,7 @@ import { syncPublishWorkflow, ensureHealthWorkflow } from '../lib/publishing/wor
 import { uploadPostImages } from '../lib/publishing/postImages';
 import { objectStore, type ObjectStore } from '../lib/storage/objectStore';
 import { reconcileReviews } from '../lib/publishing/review';
+import { reconcileQueuedJobs } from '../lib/generation/reconcile';
 import { scheduleSnapshot, type ScheduleSnapshot } from '../lib/publishing/schedule';
 
 /** Tells Temporal the publish step is alive (a regular activity; a local one has no heartbeat). */
@@ -218,7 +219,13 @@ export function createPublishingActivities({ db, network, temporal, store = obje
      * moved past the one their workflow knows, the projects linked or changed since the previous
      * pass, and one page of a rolling sweep over all linked projects, never every project.
      */
-    async reconcile(): Promise<{ synced: number; healthStarted: number; healthChecked?: number; reviewsStarted?: number }> {
+    async reconcile(): Promise<{
+      synced: number;
+      healthStarted: number;
+      healthChecked?: number;
+      reviewsStarted?: number;
+      jobsStarted?: number;
+    }> {
       const client = await temporal();
       const posts = await db('posts')
         .whereRaw('workflow_synced_version < schedule_version')
@@ -230,7 +237,9 @@ export function createPublishingActivities({ db, network, temporal, store = obje
       for (const p of projects) if (await ensureHealthWorkflow(client, p)) healthStarted++;
       // docs/review.md: review rounds whose workflow start was lost (API died, Temporal down).
       const reviewsStarted = await reconcileReviews(client, db);
-      return { synced: posts.length, healthStarted, healthChecked: projects.length, reviewsStarted };
+      // docs/generation.md: jobs whose workflow start was lost (the API died in between).
+      const jobsStarted = await reconcileQueuedJobs(db);
+      return { synced: posts.length, healthStarted, healthChecked: projects.length, reviewsStarted, jobsStarted };
     },
   };
 }

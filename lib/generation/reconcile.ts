@@ -1,0 +1,48 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { Knex } from 'knex';
+import { ingestKnowledgeWorkflow } from '../../workflows/ingestKnowledge';
+import { log } from '../logger';
+import { startImageWorkflow } from '../media/imageJobs';
+import { startSourceWorkflow } from '../sources/ingest';
+import type { JobType } from './jobs';
+import { startGenerationWorkflow, startJobWorkflow } from './workflowClient';
+
+// A job row is written before its workflow is started (lib/generation/queue.ts). A process that
+// dies between the two leaves a QUEUED job no workflow will ever run, and no answer reached the
+// caller, whose retry makes a new job. The reconciler (activities/publishing.ts) starts the
+// workflow of every job still QUEUED a while after its creation; the workflow id is the job's, so
+// a job whose workflow exists (running, or waiting out paused job processing) is left alone.
+
+type QueuedJob = { id: string; type: JobType; workspace_id: string; project_id: string | null };
+
+const STARTERS: Record<JobType, (job: QueuedJob) => Promise<void>> = {
+  POST_GENERATION: (job) => startGenerationWorkflow({ ...job, project_id: job.project_id ?? '' }),
+  IMAGE_GENERATION: (job) => startImageWorkflow({ ...job, project_id: job.project_id ?? '' }),
+  SOURCE_INGEST: (job) => startSourceWorkflow({ ...job, project_id: job.project_id ?? '' }),
+  KNOWLEDGE_INGEST: (job) =>
+    startJobWorkflow(ingestKnowledgeWorkflow, job, {
+      summary: `Ingest knowledge ${job.project_id ? `for project ${job.project_id}` : 'for the workspace'} (started by the reconciler)`,
+    }),
+};
+
+/** Starts the missing workflows of jobs QUEUED for longer than `olderThanSeconds`; answers how many it started. */
+export async function reconcileQueuedJobs(db: Knex, olderThanSeconds = 60): Promise<number> {
+  const rows: QueuedJob[] = await db('jobs')
+    .where({ status: 'QUEUED' })
+    .whereRaw('created_at < now() - make_interval(secs => ?)', [olderThanSeconds])
+    .orderBy('created_at')
+    .limit(200)
+    .select('id', 'type', 'workspace_id', 'project_id');
+  let started = 0;
+  for (const job of rows) {
+    try {
+      await STARTERS[job.type](job);
+      started++;
+      log.warn('job workflow started by the reconciler (its start was lost)', { jobId: job.id, type: job.type });
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) continue;
+      log.warn('job workflow not started by the reconciler', { jobId: job.id, err: err instanceof Error ? err.message : String(err) });
+    }
+  }
+  return started;
+}
