@@ -143,6 +143,9 @@ describe('engagement after publish (real HTTP, Temporal, simulator)', function (
   it('only likes with autoLike alone, and nothing at all with both flags off', async () => {
     const t = await team();
     const liked = await publish(t, { autoLike: true });
+    // The row says published inside the publish step; the workflow starts the engagement child
+    // when that step's workflow task completes, so wait for the publish workflow first.
+    await (await temporalClient()).workflow.getHandle(workflowIds.publish(liked.id)).result();
     const status = await (await temporalClient()).workflow.getHandle(workflowIds.engagement(liked.id)).result();
     assert.deepEqual(status, { planned: 2, done: 2, skipped: 0, failed: 0 });
     assert.equal((await sim.listEngagement(liked.urn)).comments.length, 0);
