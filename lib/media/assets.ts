@@ -84,6 +84,14 @@ function storageLimitError(meter: 'storage_bytes' | 'storage_assets', limit: num
   return new ApiError(402, 'usage_limit_exceeded', `Storage limit reached: ${what}.`, { meter, limit, used, requested });
 }
 
+/** Refuses an import of `bytes` more that would exceed the plan's asset or byte limit. */
+function checkStorageLimits(plan: PlanLimits, used: { usedBytes: number; usedAssets: number }, bytes: number): void {
+  if (plan.assetLimit !== null && used.usedAssets + 1 > plan.assetLimit)
+    throw storageLimitError('storage_assets', plan.assetLimit, used.usedAssets, 1);
+  if (plan.storageLimitBytes !== null && used.usedBytes + bytes > plan.storageLimitBytes)
+    throw storageLimitError('storage_bytes', plan.storageLimitBytes, used.usedBytes, bytes);
+}
+
 export interface ImportInput {
   workspaceId: string;
   projectId: string | null;
@@ -115,16 +123,9 @@ export async function importAsset(input: ImportInput, store: ObjectStore = objec
 
   const workspace = await db()('workspaces').where({ id: input.workspaceId }).first('plan');
   const plan = planLimits(workspace?.plan ?? 'FREE');
-  // Unlimited plans skip the sums. Concurrent imports may each pass the check and overshoot a
-  // limit by the images in flight; the next import is refused (docs/media.md, "Storage limits").
-  if (plan.assetLimit !== null || plan.storageLimitBytes !== null) {
-    const used = await storageUsed(input.workspaceId);
-    if (plan.assetLimit !== null && used.usedAssets + 1 > plan.assetLimit)
-      throw storageLimitError('storage_assets', plan.assetLimit, used.usedAssets, 1);
-    if (plan.storageLimitBytes !== null && used.usedBytes + input.bytes.length > plan.storageLimitBytes) {
-      throw storageLimitError('storage_bytes', plan.storageLimitBytes, used.usedBytes, input.bytes.length);
-    }
-  }
+  const limited = plan.assetLimit !== null || plan.storageLimitBytes !== null;
+  // A first, unlocked look refuses an import over the limit before its bytes are stored.
+  if (limited) checkStorageLimits(plan, await storageUsed(input.workspaceId), input.bytes.length);
 
   const key = assetKey(input.workspaceId, sha256, sniffed.mimeType);
   // Content-addressed: writing the same bytes again (a retry, a concurrent import) is harmless.
@@ -144,7 +145,17 @@ export async function importAsset(input: ImportInput, store: ObjectStore = objec
     file_name: input.fileName,
     upload_id: input.uploadId ?? null,
   };
-  const inserted = (await db()('media_assets').insert(row).onConflict(['workspace_id', 'sha256']).ignore().returning('*')) as AssetRow[];
+  const inserted = await db().transaction(async (trx) => {
+    if (limited) {
+      // docs/media.md "Storage limits": the check that counts runs under a per-workspace lock, so
+      // imports at the same moment are checked one after another and never overshoot the plan.
+      await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`media-storage:${input.workspaceId}`]);
+      const held = (await trx('media_assets').where({ workspace_id: input.workspaceId, sha256 }).first()) as AssetRow | undefined;
+      if (held) return [] as AssetRow[];
+      checkStorageLimits(plan, await storageUsed(input.workspaceId, trx), input.bytes.length);
+    }
+    return (await trx('media_assets').insert(row).onConflict(['workspace_id', 'sha256']).ignore().returning('*')) as AssetRow[];
+  });
   if (inserted[0]) return { asset: inserted[0], created: true };
   // A concurrent import of the same bytes won the insert.
   const winner = (await db()('media_assets').where({ workspace_id: input.workspaceId, sha256 }).first()) as AssetRow;

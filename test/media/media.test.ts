@@ -301,6 +301,24 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
         Object.assign(plans.ADVANCED!, saved);
       }
     });
+    it('imports arriving at the same moment never overshoot the plan: exactly the limit is admitted', async () => {
+      const own = await workspaceWithKey({ projects: 0, plan: 'ADVANCED' });
+      const c = client(api.url, own.key);
+      const plans = config.plans as Record<string, { assetLimit: number | null; storageLimitBytes: number | null }>;
+      const saved = { ...plans.ADVANCED! };
+      try {
+        plans.ADVANCED!.assetLimit = 3;
+        const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => inline(png(20 + i, 20 + i), {}, c)));
+        const admitted = answers.filter((r) => r.status === 200);
+        assert.equal(admitted.length, 3, JSON.stringify(answers.map((r) => r.status)));
+        for (const r of answers.filter((r) => r.status !== 200))
+          assert.equal(assertError(r, 402, 'usage_limit_exceeded').details?.meter, 'storage_assets');
+        const rows = await db()('media_assets').where({ workspace_id: own.workspace.id }).count<{ n: string }[]>('* as n');
+        assert.equal(Number(rows[0]!.n), 3);
+      } finally {
+        Object.assign(plans.ADVANCED!, saved);
+      }
+    });
   });
 
   describe('PATCH /v1/posts/{postId}/media (spec 4.4)', () => {
