@@ -164,6 +164,18 @@ describe('AI budgets, spend cap and GET /v1/usage', function () {
       // Personal projects keep their own budgets.
       assert.equal((await usage(call, project.id)).canGenerate, true);
     });
+    it('an operator-set project budget refuses image generation as it refuses post generation', async () => {
+      const { call, project, workspace } = await fresh();
+      await db()('ai_budgets').insert({ workspace_id: workspace.id, budget_key: project.id, weekly_budget_cents: 0 });
+      const body = { projectId: project.id, prompt: 'A quote card' };
+      const jobsBefore = await db()('jobs').where({ workspace_id: workspace.id }).count('* as n').first();
+      const err = assertError(await call('POST', '/v1/media/generations', { body }), 402, 'usage_limit_exceeded');
+      assert.equal(err.details!.scope, 'ai_project');
+      assert.equal(err.details!.projectId, project.id);
+      assertError(await call('POST', '/v1/posts/generations', { body: generationBody(project.id) }), 402, 'usage_limit_exceeded');
+      const jobsAfter = await db()('jobs').where({ workspace_id: workspace.id }).count('* as n').first();
+      assert.equal(Number(jobsAfter!.n), Number(jobsBefore!.n), 'a refusal queues nothing');
+    });
   });
 
   describe('daily API AI-spend cap', () => {

@@ -4,7 +4,7 @@ import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { presentJob } from '../../../lib/generation/jobs';
 import { insertQueuedJob, startOrWithdraw, waitForJob } from '../../../lib/generation/queue';
-import { loadAiLimits } from '../../../lib/generation/spend';
+import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
 import { IMAGE_STYLES, type ImageJobInput } from '../../../lib/media/imageGenerator';
 import { startImageWorkflow } from '../../../lib/media/imageJobs';
 import { defineOperation } from '../../operation';
@@ -67,7 +67,8 @@ export const createImageGeneration = defineOperation({
       type: 'IMAGE_GENERATION',
       input: jobInput,
       estimatedMs: config.images.estimatedCompletionMs,
-      limits: await loadAiLimits(db(), auth.workspaceId),
+      // The budget the reservation is charged to (the project's, or the pool for a company page).
+      limits: await loadAiLimits(db(), auth.workspaceId, budgetTargetOf(project)),
     });
     await startOrWithdraw(
       job,
