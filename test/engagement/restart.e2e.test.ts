@@ -4,11 +4,10 @@ import { randomBase62 } from '../../lib/ids';
 import { temporalClient, workflowIds } from '../../lib/temporal';
 import { storeConnectionTokens } from '../../ops/connections';
 import { createProject } from '../../ops/provision';
-import { freePort } from '../../tooling/ports';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';
-import { spawnService, type ServiceProcess } from '../support/processes';
+import { IsolatedStack } from '../support/processes';
 import { waitFor } from '../support/wait';
 
 // docs/engagement.md "Exactly once": the worker is killed (SIGKILL) while the engagement's
@@ -17,30 +16,12 @@ import { waitFor } from '../support/wait';
 describe('engagement survives a killed worker (end to end)', function () {
   this.timeout(180_000);
   const sim = simulator();
-  const queue = `engage-e2e-${randomBase62(6)}`;
-  let api: ServiceProcess | undefined;
-  let worker: ServiceProcess | undefined;
-  let apiPort: number;
-  const env = (extra: Record<string, string> = {}) => ({
-    TEMPORAL_TASK_QUEUE: queue,
-    PORT: String(apiPort),
-    ENGAGEMENT_MIN_DELAY_SECONDS: '4',
-    ENGAGEMENT_MAX_DELAY_SECONDS: '6',
-    ...extra,
+  const stack = new IsolatedStack(`engage-e2e-${randomBase62(6)}`, {
+    env: { ENGAGEMENT_MIN_DELAY_SECONDS: '4', ENGAGEMENT_MAX_DELAY_SECONDS: '6' },
   });
 
-  before(async () => {
-    apiPort = await freePort();
-    let mcpPort: number;
-    do mcpPort = await freePort();
-    while (mcpPort === apiPort);
-    api = await spawnService('api/main.ts', env({ MCP_PORT: String(mcpPort) }), /api listening/);
-    worker = await spawnService('workers/main.ts', env(), /worker running/);
-  });
-  after(async () => {
-    await api?.kill('SIGTERM');
-    await worker?.kill('SIGTERM');
-  });
+  before(() => stack.start());
+  after(() => stack.stop());
 
   it('each amplifier likes once although the worker died with the timers pending', async () => {
     const ws = await workspaceWithKey({ projects: 0 });
@@ -60,7 +41,7 @@ describe('engagement survives a killed worker (end to end)', function () {
       });
       amps.push(`urn:li:person:${personId}`);
     }
-    const call = client(`http://127.0.0.1:${apiPort}`, ws.key);
+    const call = client(stack.apiUrl, ws.key);
     const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Killed worker launch' } })).body.data.id;
     const res = await call('PATCH', `/v1/posts/${id}`, {
       body: { autoLike: true, scheduledFor: new Date(Date.now() + 2_000).toISOString() },
@@ -78,8 +59,8 @@ describe('engagement survives a killed worker (end to end)', function () {
     await waitFor(async () => (await handle.describe().catch(() => null))?.status.name === 'RUNNING', 20_000, 'engagement running');
     assert.equal((await sim.listEngagement(row.network_post_urn)).likes.length, 0, 'still waiting its jittered delays');
 
-    await worker!.kill('SIGKILL');
-    worker = await spawnService('workers/main.ts', env(), /worker running/);
+    await stack.worker!.kill('SIGKILL');
+    await stack.startWorker();
     const status = await handle.result();
     assert.deepEqual(status, { planned: 3, done: 3, skipped: 0, failed: 0 });
     const likes = (await sim.listEngagement(row.network_post_urn)).likes;

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
-import { freePort } from '../../tooling/ports';
 import { newId } from '../../lib/ids';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';
-import { spawnService, type ServiceProcess } from '../support/processes';
+import { IsolatedStack } from '../support/processes';
 import { waitFor } from '../support/wait';
 import { png, sha256 } from './images';
 
@@ -16,36 +15,18 @@ import { png, sha256 } from './images';
 describe('publishing with an image survives a worker killed between image upload and post creation (end to end)', function () {
   this.timeout(300_000);
   const sim = simulator();
-  let api: ServiceProcess | undefined;
-  let worker: ServiceProcess | undefined;
-  let env: Record<string, string>;
+  const stack = new IsolatedStack(`media-crash-${newId('request')}`);
 
-  before(async () => {
-    const apiPort = await freePort();
-    let mcpPort: number;
-    do mcpPort = await freePort();
-    while (mcpPort === apiPort);
-    env = {
-      PORT: String(apiPort),
-      MCP_PORT: String(mcpPort),
-      TEMPORAL_TASK_QUEUE: `media-crash-${newId('request')}`,
-      RECONCILE_INTERVAL_SECONDS: '2',
-    };
-    [api, worker] = await Promise.all([
-      spawnService('api/main.ts', env, /api listening/),
-      spawnService('workers/main.ts', env, /worker running/),
-    ]);
-  });
+  before(() => stack.start());
   after(async () => {
     await sim.setLatency({ ms: 0 });
-    await api?.kill('SIGTERM');
-    await worker?.kill('SIGTERM');
+    await stack.stop();
   });
 
   it('publishes the post exactly once, with its image', async () => {
     const ws = await workspaceWithKey({ projects: 0 });
     const { project } = await connectedPersonalProject(ws.workspace.id);
-    const call = client(`http://127.0.0.1:${env.PORT}`, ws.key);
+    const call = client(stack.apiUrl, ws.key);
     const image = png(90, 60);
     const asset = (await call('POST', '/v1/media', { body: { content_base64: image.toString('base64'), alt: 'survives' } })).body.data;
     const created = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Crash between image and post' } });
@@ -65,12 +46,12 @@ describe('publishing with an image survives a worker killed between image upload
       'the image upload to reach the network',
       20,
     );
-    await worker!.kill('SIGKILL');
+    await stack.worker!.kill('SIGKILL');
     const atKill = (await sim.counts()).calls;
     assert.equal(atKill.createPost, before.createPost, 'no post call was made before the crash');
 
     await sim.setLatency({ ms: 0, operation: 'uploadImage' });
-    worker = await spawnService('workers/main.ts', env, /worker running/);
+    await stack.startWorker();
     await waitFor(
       async () => (await db()('posts').where({ id }).first()).status === 'published',
       200_000,

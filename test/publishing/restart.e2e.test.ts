@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { db } from '../../lib/db';
-import { freePort } from '../../tooling/ports';
-import { resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../../tooling/temporalBinary';
 import { typedClient } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';
-import { spawnService, type ServiceProcess } from '../support/processes';
+import { IsolatedStack } from '../support/processes';
 
 import { sleep } from '../support/wait';
 const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
@@ -20,57 +15,13 @@ const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 describe('publishing survives killing every process (end to end)', function () {
   this.timeout(240_000);
   const sim = simulator();
-  let dir: string;
-  let temporal: DevServer;
-  let temporalPort: number;
-  let api: ServiceProcess | undefined;
-  let worker: ServiceProcess | undefined;
-  let apiPort: number;
-  let mcpPort: number;
-  let binary: string;
+  const stack = new IsolatedStack('restart-e2e', { ownTemporal: true });
 
-  async function startTemporal() {
-    temporal = await startTemporalDevServer({
-      binary,
-      port: temporalPort,
-      uiPort: null,
-      dbFile: path.join(dir, 'temporal.db'),
-      log: () => {},
-    });
-  }
-  const env = () => ({
-    TEMPORAL_ADDRESS: temporal.address,
-    PORT: String(apiPort),
-    MCP_PORT: String(mcpPort),
-    TEMPORAL_TASK_QUEUE: 'restart-e2e',
-    RECONCILE_INTERVAL_SECONDS: '2',
-  });
-  async function startApi() {
-    api = await spawnService('api/main.ts', env(), /api listening/);
-  }
-  async function startWorker() {
-    worker = await spawnService('workers/main.ts', env(), /worker running/);
-  }
-
-  before(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'publish-e2e-'));
-    binary = await resolveTemporalBinary();
-    temporalPort = await freePort();
-    await startTemporal();
-    apiPort = await freePort();
-    do mcpPort = await freePort();
-    while (mcpPort === apiPort);
-    await Promise.all([startApi(), startWorker()]);
-  });
+  before(() => stack.start());
   afterEach(async () => {
     await sim.clearFaults();
   });
-  after(async () => {
-    await api?.kill('SIGTERM');
-    await worker?.kill('SIGTERM');
-    await temporal?.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  after(() => stack.stop());
 
   async function waitAllSettled(ids: string[], timeoutMs: number) {
     const deadline = Date.now() + timeoutMs;
@@ -82,7 +33,7 @@ describe('publishing survives killing every process (end to end)', function () {
           `still scheduled: ${rows
             .filter((r) => r.status === 'scheduled')
             .map((r) => r.id)
-            .join(', ')}\nworker: ${worker?.output.join('').slice(-1500)}`,
+            .join(', ')}\nworker: ${stack.worker?.output.join('').slice(-1500)}`,
         );
       await sleep(300);
     }
@@ -91,7 +42,7 @@ describe('publishing survives killing every process (end to end)', function () {
   it('publishes each post exactly once after the API, the worker and Temporal were all killed with timers pending', async () => {
     const ws = await workspaceWithKey({ projects: 0 });
     const { project } = await connectedPersonalProject(ws.workspace.id);
-    const rest = typedClient(`http://127.0.0.1:${apiPort}`, ws.key);
+    const rest = typedClient(stack.apiUrl, ws.key);
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) {
       const r = await rest.POST('/v1/posts', {
@@ -109,11 +60,11 @@ describe('publishing survives killing every process (end to end)', function () {
     assert.equal(moved.data?.data.status, 'scheduled');
     await sleep(500);
 
-    await Promise.all([api!.kill(), worker!.kill()]);
-    await temporal.stop();
+    await Promise.all([stack.api!.kill(), stack.worker!.kill()]);
+    await stack.temporal.stop();
     await sleep(8_000); // several posts fall due while nothing runs
-    await startTemporal();
-    await Promise.all([startApi(), startWorker()]);
+    await stack.startTemporal();
+    await Promise.all([stack.startApi(), stack.startWorker()]);
 
     const rows = await waitAllSettled(ids.slice(1), 90_000);
     assert.ok(
@@ -130,7 +81,7 @@ describe('publishing survives killing every process (end to end)', function () {
   it('publishes exactly once when the network fails transiently and the worker crashes mid-retry', async () => {
     const ws = await workspaceWithKey({ projects: 0 });
     const { project } = await connectedPersonalProject(ws.workspace.id);
-    const rest = typedClient(`http://127.0.0.1:${apiPort}`, ws.key);
+    const rest = typedClient(stack.apiUrl, ws.key);
     await sim.addFault({ kind: 'transient', operation: 'createPost', times: 4 });
     await sim.addFault({ kind: 'lost_response', operation: 'createPost', times: 1, lostAs: 'socket' });
     const ids: string[] = [];
@@ -140,9 +91,9 @@ describe('publishing survives killing every process (end to end)', function () {
           .id,
       );
     await sleep(3_500);
-    await worker!.kill();
+    await stack.worker!.kill();
     await sleep(1_000);
-    await startWorker();
+    await stack.startWorker();
     const rows = await waitAllSettled(ids, 90_000);
     assert.ok(
       rows.every((r) => r.status === 'published'),
@@ -154,7 +105,7 @@ describe('publishing survives killing every process (end to end)', function () {
   it('races reschedules and unschedules against the firing timer without double or stray posts', async () => {
     const ws = await workspaceWithKey({ projects: 0 });
     const { project } = await connectedPersonalProject(ws.workspace.id);
-    const rest = typedClient(`http://127.0.0.1:${apiPort}`, ws.key);
+    const rest = typedClient(stack.apiUrl, ws.key);
     const cases: Array<{ id: string; action: 'unschedule' | 'reschedule' }> = [];
     for (let i = 0; i < 10; i++) {
       const r = await rest.POST('/v1/posts', { body: { projectId: project.id, content: `race ${i}`, scheduledFor: inSeconds(3) } });

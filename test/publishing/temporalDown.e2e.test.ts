@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { db } from '../../lib/db';
-import { freePort } from '../../tooling/ports';
-import { resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../../tooling/temporalBinary';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';
-import { spawnService, type ServiceProcess } from '../support/processes';
+import { IsolatedStack } from '../support/processes';
 import { sleep, waitFor } from '../support/wait';
 
 // docs/reliability.md "When Temporal is down": a scheduling write still succeeds (the row is
@@ -19,65 +14,23 @@ import { sleep, waitFor } from '../support/wait';
 describe('scheduling while Temporal is down (end to end)', function () {
   this.timeout(240_000);
   const sim = simulator();
-  let dir: string;
-  let binary: string;
-  let temporal: DevServer;
-  let temporalPort: number;
-  let apiPort: number;
-  let mcpPort: number;
-  let api: ServiceProcess | undefined;
-  let worker: ServiceProcess | undefined;
+  const stack = new IsolatedStack('temporal-down-e2e', { ownTemporal: true });
 
-  const startTemporal = async () => {
-    temporal = await startTemporalDevServer({
-      binary,
-      port: temporalPort,
-      uiPort: null,
-      dbFile: path.join(dir, 'temporal.db'),
-      log: () => {},
-    });
-  };
-  const env = () => ({
-    TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
-    PORT: String(apiPort),
-    MCP_PORT: String(mcpPort),
-    TEMPORAL_TASK_QUEUE: 'temporal-down-e2e',
-    RECONCILE_INTERVAL_SECONDS: '2',
-  });
-  const workerAlive = () => worker !== undefined && worker.child.exitCode === null && worker.child.signalCode === null;
-
-  before(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'temporal-down-e2e-'));
-    binary = await resolveTemporalBinary();
-    temporalPort = await freePort();
-    apiPort = await freePort();
-    do mcpPort = await freePort();
-    while (mcpPort === apiPort);
-    await startTemporal();
-    [api, worker] = await Promise.all([
-      spawnService('api/main.ts', env(), /api listening/),
-      spawnService('workers/main.ts', env(), /worker running/),
-    ]);
-  });
-  after(async () => {
-    await api?.kill('SIGTERM');
-    await worker?.kill('SIGTERM');
-    await temporal?.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  before(() => stack.start());
+  after(() => stack.stop());
 
   it('PATCH-schedules with 200 while Temporal is down, readiness is 503, and the post publishes exactly once after it is back', async () => {
     const ws = await workspaceWithKey({ projects: 0 });
     const { project } = await connectedPersonalProject(ws.workspace.id);
-    const call = client(`http://127.0.0.1:${apiPort}`, ws.key);
+    const call = client(stack.apiUrl, ws.key);
     const created = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'scheduled while Temporal is down' } });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     const id: string = created.body.data.id;
 
-    temporal.child.kill('SIGKILL');
-    await temporal.exited;
+    stack.temporal.child.kill('SIGKILL');
+    await stack.temporal.exited;
 
-    const ready = await fetch(`http://127.0.0.1:${apiPort}/v1/health/ready`);
+    const ready = await fetch(`${stack.apiUrl}/v1/health/ready`);
     assert.equal(ready.status, 503);
     const readyBody = (await ready.json()) as { data: { checks: Record<string, { status: string }> } };
     assert.equal(readyBody.data.checks.temporal!.status, 'unavailable');
@@ -93,15 +46,10 @@ describe('scheduling while Temporal is down (end to end)', function () {
     assert.ok(row.workflow_synced_version < row.schedule_version, 'the workflow sync is left to the reconciler');
 
     await sleep(2_000);
-    await startTemporal();
+    await stack.startTemporal();
     // A worker that gave up on the lost Temporal is restarted, as its supervisor would.
-    if (!workerAlive()) worker = await spawnService('workers/main.ts', env(), /worker running/);
-    await waitFor(
-      async () => (await fetch(`http://127.0.0.1:${apiPort}/v1/health/ready`)).status === 200,
-      30_000,
-      'readiness 200 again',
-      250,
-    );
+    if (!stack.workerAlive()) await stack.startWorker();
+    await waitFor(async () => (await fetch(`${stack.apiUrl}/v1/health/ready`)).status === 200, 30_000, 'readiness 200 again', 250);
 
     // The reconciler syncs the workflow well before the post is due.
     await waitFor(

@@ -1,5 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { freePort } from '../../tooling/ports';
+import { resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../../tooling/temporalBinary';
 
 // Real service processes for end-to-end tests that kill and restart them. Node runs the entry
 // itself (tsx as a loader, not its CLI wrapper), so SIGKILL reaches the process that serves.
@@ -50,4 +54,84 @@ export async function spawnService(
         child.kill(signal);
       }),
   };
+}
+
+/**
+ * An API and a worker of a test's own (end-to-end tests that kill and restart them), on the
+ * suite's Temporal server or, with `ownTemporal`, on a file-backed dev server of their own that
+ * can be killed and restarted on the same port and file.
+ */
+export class IsolatedStack {
+  /** Only with `ownTemporal`. */
+  temporal!: DevServer;
+  api: ServiceProcess | undefined;
+  worker: ServiceProcess | undefined;
+  apiPort = 0;
+  private mcpPort = 0;
+  private temporalPort = 0;
+  private dir = '';
+  private binary = '';
+
+  constructor(
+    private readonly name: string,
+    private readonly options: { ownTemporal?: boolean; env?: Record<string, string> } = {},
+  ) {}
+
+  get apiUrl(): string {
+    return `http://127.0.0.1:${this.apiPort}`;
+  }
+
+  env(): Record<string, string> {
+    return {
+      ...(this.options.ownTemporal ? { TEMPORAL_ADDRESS: `127.0.0.1:${this.temporalPort}` } : {}),
+      PORT: String(this.apiPort),
+      MCP_PORT: String(this.mcpPort),
+      TEMPORAL_TASK_QUEUE: this.name,
+      RECONCILE_INTERVAL_SECONDS: '2',
+      ...this.options.env,
+    };
+  }
+
+  async start(): Promise<void> {
+    this.apiPort = await freePort();
+    do this.mcpPort = await freePort();
+    while (this.mcpPort === this.apiPort);
+    if (this.options.ownTemporal) {
+      this.dir = await mkdtemp(path.join(os.tmpdir(), `${this.name}-`));
+      this.binary = await resolveTemporalBinary();
+      do this.temporalPort = await freePort();
+      while (this.temporalPort === this.apiPort || this.temporalPort === this.mcpPort);
+      await this.startTemporal();
+    }
+    await Promise.all([this.startApi(), this.startWorker()]);
+  }
+
+  async startTemporal(): Promise<void> {
+    this.temporal = await startTemporalDevServer({
+      binary: this.binary,
+      port: this.temporalPort,
+      uiPort: null,
+      dbFile: path.join(this.dir, 'temporal.db'),
+      log: () => {},
+    });
+  }
+
+  async startApi(): Promise<void> {
+    this.api = await spawnService('api/main.ts', this.env(), /api listening/);
+  }
+
+  async startWorker(): Promise<void> {
+    this.worker = await spawnService('workers/main.ts', this.env(), /worker running/);
+  }
+
+  workerAlive(): boolean {
+    return this.worker !== undefined && this.worker.child.exitCode === null && this.worker.child.signalCode === null;
+  }
+
+  async stop(): Promise<void> {
+    await this.api?.kill('SIGTERM');
+    await this.worker?.kill('SIGTERM');
+    if (this.options.ownTemporal) await this.temporal?.stop();
+    if (this.dir) await rm(this.dir, { recursive: true, force: true });
+  }
 }
