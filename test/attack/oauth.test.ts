@@ -13,7 +13,7 @@ import {
   refresh,
   register,
   signIn,
-  startOAuthApi,
+  useOAuthApi,
   tokenFor,
 } from '../oauth/support';
 import { member, workspaceWithKey } from '../support/factories';
@@ -56,14 +56,9 @@ const TAMPERED: [string, string][] = [
 
 describe('OAuth attack table (RFC 6749 10, RFC 7636, RFC 9700)', function () {
   this.timeout(120_000);
-  let api: Awaited<ReturnType<typeof startOAuthApi>>;
+  const api = useOAuthApi();
   let cases = 0;
-  before(async () => {
-    api = await startOAuthApi();
-  });
   after(async () => {
-    api.restore();
-    await api.close();
     console.log(`      OAuth attack cases: ${cases}`);
   });
 

@@ -4,23 +4,18 @@ import { db } from '../../lib/db';
 import { client } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
-import { register, startOAuthApi, tokenFor } from '../oauth/support';
+import { register, useOAuthApi, tokenFor } from '../oauth/support';
 
 // The idea board (spec 2.9, 3.3, 4.6; create/list/get are 9.3 additions): every PATCH rule,
 // the derived review/done statuses, the read/write scope rule, the client role and the
 // default project of an OAuth principal. docs/ideas.md states the rules tested here.
 
 describe('ideas (spec 2.9, 3.3, 4.6)', () => {
-  let api: Awaited<ReturnType<typeof startOAuthApi>>;
+  const api = useOAuthApi();
   let clientId: string;
   const redirectUri = 'https://client.example.com/cb';
   before(async () => {
-    api = await startOAuthApi();
     clientId = (await register(api.url, { client_name: 'Idea board client', redirect_uris: [redirectUri] })).body.client_id;
-  });
-  after(async () => {
-    api.restore();
-    await api.close();
   });
 
   const oauth = async (email: string, opts: { workspace?: string; project?: string; scope?: string } = {}) =>

@@ -4,7 +4,7 @@ import { db } from '../../lib/db';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
-import { startOAuthApi } from '../oauth/support';
+import { useOAuthApi } from '../oauth/support';
 import { oauthToken } from '../webhooks/support';
 import { png, sha256 } from './images';
 
@@ -14,18 +14,13 @@ import { png, sha256 } from './images';
 
 describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)', function () {
   this.timeout(60_000);
-  let api: Awaited<ReturnType<typeof startOAuthApi>>;
+  const api = useOAuthApi();
   let ws: Awaited<ReturnType<typeof workspaceWithKey>>;
   let call: ReturnType<typeof client>;
 
   before(async () => {
-    api = await startOAuthApi();
     ws = await workspaceWithKey({ projects: 1 });
     call = client(api.url, ws.key);
-  });
-  after(async () => {
-    api.restore();
-    await api.close();
   });
 
   const mint = (body: Record<string, unknown>, headers: Record<string, string> = {}, c = call) =>

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { createWorkspace } from '../../ops/provision';
 import { member, workspaceWithKey } from '../support/factories';
-import { apiGet, register, startOAuthApi, tokenFor } from './support';
+import { apiGet, register, useOAuthApi, tokenFor } from './support';
 
 // The operator commands of the OAuth module, run as an operator would: bin/admin in a child process.
 
@@ -23,14 +23,7 @@ async function admin(...args: string[]) {
 
 describe('bin/admin: agency owners and OAuth grants', function () {
   this.timeout(60_000);
-  let api: Awaited<ReturnType<typeof startOAuthApi>>;
-  before(async () => {
-    api = await startOAuthApi();
-  });
-  after(async () => {
-    api.restore();
-    await api.close();
-  });
+  const api = useOAuthApi();
 
   it('agency add-owner, grant list, grant revoke', async () => {
     const agency = await createWorkspace({ name: 'CLI Agency', plan: 'BUSINESS' });

@@ -11,21 +11,14 @@ import {
   pkce,
   register,
   signIn,
-  startOAuthApi,
+  useOAuthApi,
   tokenFor,
 } from './support';
 
 // GET /oauth/authorize and the pages behind it (spec 5.3.2, 5.3.3; RFC 6749 4.1, RFC 7636, RFC 8252, RFC 9207).
 
 describe('OAuth authorization endpoint and consent pages', () => {
-  let api: Awaited<ReturnType<typeof startOAuthApi>>;
-  before(async () => {
-    api = await startOAuthApi();
-  });
-  after(async () => {
-    api.restore();
-    await api.close();
-  });
+  const api = useOAuthApi();
 
   async function setup(opts: { projects?: number; scope?: string; redirectUris?: string[]; clientName?: string } = {}) {
     const ws = await workspaceWithKey({ projects: opts.projects ?? 1 });

@@ -14,21 +14,16 @@ import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { client } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
-import { apiGet, register, startOAuthApi, tokenFor } from './support';
+import { apiGet, register, useOAuthApi, tokenFor } from './support';
 
 // OAuth tokens as API principals: spec 2.3, 4.2, 5.2, 5.4, 5.5.
 
 describe('OAuth principals in the REST API', () => {
-  let api: Awaited<ReturnType<typeof startOAuthApi>>;
+  const api = useOAuthApi();
   let clientId: string;
   const redirectUri = 'https://client.example.com/cb';
   before(async () => {
-    api = await startOAuthApi();
     clientId = (await register(api.url, { client_name: 'Principal Client', redirect_uris: [redirectUri] })).body.client_id;
-  });
-  after(async () => {
-    api.restore();
-    await api.close();
   });
 
   const token = async (email: string, opts: { scope?: string; access?: 'read' | 'full'; workspace?: string; project?: string } = {}) =>

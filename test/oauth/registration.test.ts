@@ -1,17 +1,10 @@
 import assert from 'node:assert/strict';
 import { ALL_SCOPES } from '../../lib/scopes';
 import { protectedResourceMetadata } from '../../api/oauth/router';
-import { getJson, register, startOAuthApi } from './support';
+import { getJson, register, useOAuthApi } from './support';
 
 describe('OAuth discovery and registration (spec 5.3, 5.3.1)', () => {
-  let api: Awaited<ReturnType<typeof startOAuthApi>>;
-  before(async () => {
-    api = await startOAuthApi();
-  });
-  after(async () => {
-    api.restore();
-    await api.close();
-  });
+  const api = useOAuthApi();
 
   it('serves RFC 8414 metadata, unauthenticated and cacheable', async () => {
     const res = await getJson(`${api.url}/.well-known/oauth-authorization-server`);

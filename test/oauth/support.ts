@@ -31,6 +31,22 @@ export async function startOAuthApi(): Promise<TestServer & { restore(): void }>
   };
 }
 
+/**
+ * The OAuth-enabled API for the enclosing `describe` block: started in its `before` hook,
+ * stopped (and the public URL restored) in its `after` hook.
+ */
+export function useOAuthApi(): TestServer & { restore(): void } {
+  const api = {} as TestServer & { restore(): void };
+  before(async () => {
+    Object.assign(api, await startOAuthApi());
+  });
+  after(async () => {
+    api.restore();
+    await api.close();
+  });
+  return api;
+}
+
 export function pkce() {
   const verifier = randomBytes(32).toString('base64url');
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };

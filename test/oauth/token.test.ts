@@ -12,21 +12,14 @@ import {
   pkce,
   refresh,
   register,
-  startOAuthApi,
+  useOAuthApi,
   tokenFor,
 } from './support';
 
 // POST /oauth/token, /oauth/introspect, /oauth/revoke (spec 5.3.4-5.3.8, 7.3).
 
 describe('OAuth token, introspection and revocation endpoints', () => {
-  let api: Awaited<ReturnType<typeof startOAuthApi>>;
-  before(async () => {
-    api = await startOAuthApi();
-  });
-  after(async () => {
-    api.restore();
-    await api.close();
-  });
+  const api = useOAuthApi();
 
   const redirectUri = 'https://client.example.com/cb';
 

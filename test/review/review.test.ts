@@ -11,7 +11,7 @@ import { assertError } from '../support/foundation';
 import { maybeRecordHistory } from '../support/histories';
 import { connectedPersonalProject, simulator } from '../support/network';
 import { waitFor } from '../support/wait';
-import { register, startOAuthApi, tokenFor } from '../oauth/support';
+import { register, useOAuthApi, tokenFor } from '../oauth/support';
 
 // Review before publishing (docs/review.md; spec 2.4, 2.7 `review`, 3.1, 5.4, 6) over real HTTP,
 // Postgres, Temporal (worker in-process) and the network simulator.
@@ -20,7 +20,7 @@ const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 
 describe('review before publishing (real HTTP, Temporal, simulator)', function () {
   this.timeout(120_000);
-  let api: Awaited<ReturnType<typeof startOAuthApi>>;
+  const api = useOAuthApi();
   let worker: Worker;
   let running: Promise<void>;
   let clientId: string;
@@ -28,7 +28,6 @@ describe('review before publishing (real HTTP, Temporal, simulator)', function (
   const sim = simulator();
 
   before(async () => {
-    api = await startOAuthApi();
     clientId = (await register(api.url, { client_name: 'Review client', redirect_uris: [redirectUri] })).body.client_id;
     ({ worker } = await createWorker());
     running = worker.run();
@@ -36,8 +35,6 @@ describe('review before publishing (real HTTP, Temporal, simulator)', function (
   after(async () => {
     worker.shutdown();
     await running;
-    api.restore();
-    await api.close();
   });
 
   const oauth = async (email: string, workspace: string, project: string) =>
