@@ -102,34 +102,25 @@ function decide(decision: 'approved' | 'rejected') {
   };
 }
 
-export const approveReview = defineOperation({
-  name: 'reviews.approve',
-  summary: "Approve the post's review round (the reviewer only; final for the round).",
-  kind: 'write',
-  scopes: { allOf: ['posts:write'] },
-  // spec 5.4: the one write a Client-role reviewer may make (docs/review.md); the handler checks the reviewer.
-  clientRole: 'narrow',
-  inputSource: 'body',
-  input: decideReviewInput,
-  output: single(postSchema),
-  // A post in the wrong state for the step (409); the approve/reject caller who is not the reviewer (403).
-  errors: ['conflict', 'forbidden_project'],
-  handler: decide('approved'),
-});
+/** The reviewer's decision on the round: approve and reject differ only in the decision. */
+const decisionOperation = (decision: 'approved' | 'rejected', verb: 'approve' | 'reject') =>
+  defineOperation({
+    name: `reviews.${verb}`,
+    summary: `${verb[0]!.toUpperCase()}${verb.slice(1)} the post's review round (the reviewer only; final for the round).`,
+    kind: 'write',
+    scopes: { allOf: ['posts:write'] },
+    // spec 5.4: the one write a Client-role reviewer may make (docs/review.md); the handler checks the reviewer.
+    clientRole: 'narrow',
+    inputSource: 'body',
+    input: decideReviewInput,
+    output: single(postSchema),
+    // A post in the wrong state for the step (409); the caller who is not the reviewer (403).
+    errors: ['conflict', 'forbidden_project'],
+    handler: decide(decision),
+  });
 
-export const rejectReview = defineOperation({
-  name: 'reviews.reject',
-  summary: "Reject the post's review round (the reviewer only; final for the round).",
-  kind: 'write',
-  scopes: { allOf: ['posts:write'] },
-  clientRole: 'narrow',
-  inputSource: 'body',
-  input: decideReviewInput,
-  output: single(postSchema),
-  // A post in the wrong state for the step (409); the approve/reject caller who is not the reviewer (403).
-  errors: ['conflict', 'forbidden_project'],
-  handler: decide('rejected'),
-});
+export const approveReview = decisionOperation('approved', 'approve');
+export const rejectReview = decisionOperation('rejected', 'reject');
 
 export const listAwaitingReview = defineOperation({
   name: 'reviews.awaiting',
