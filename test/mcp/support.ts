@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -14,14 +13,13 @@ import { config } from '../../lib/config';
 import { ChatCompletionsWriter } from '../../lib/llm/client';
 import { startLlmStub, type LlmStub } from '../../sim/llm/server';
 import { createWorker } from '../../workers/worker';
-import { freePort } from '../../tooling/ports';
+import { startApiProcess as startApiProcessOnBothDoors } from '../support/foundation';
 
 // The MCP suites' harness: the REST/OAuth app and the MCP app, each a real HTTP server on an
 // ephemeral port in this process (config's public URLs pointed at them, as the OAuth tests do),
 // real MCP SDK clients over both transports, and a second API *process* for the cross-process
 // cases. OAuth tokens come from the real authorization server through its HTML forms.
 
-const root = path.resolve(import.meta.dirname, '..', '..');
 export const PASSWORD = 'correct horse battery staple';
 
 export interface McpStack {
@@ -267,55 +265,8 @@ export interface ApiProcess {
 }
 
 export async function startApiProcess(env: Record<string, string> = {}): Promise<ApiProcess> {
-  const [port, mcpPort] = [await freePort(), await freePort()];
-  const apiUrl = `http://127.0.0.1:${port}`;
-  const mcpUrl = `http://127.0.0.1:${mcpPort}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      MCP_PORT: String(mcpPort),
-      PUBLIC_URL: apiUrl,
-      MCP_PUBLIC_URL: mcpUrl,
-      LOG_LEVEL: 'error',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  let exited = false;
-  child.once('exit', () => {
-    exited = true;
-  });
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (exited) throw new Error('the API process exited during start-up');
-    const up = await fetch(`${mcpUrl}/.well-known/oauth-protected-resource`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (up) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error('the API process did not start within 30 s');
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    apiUrl,
-    mcpUrl,
-    child,
-    stop: () =>
-      new Promise((resolve) => {
-        if (exited) return resolve();
-        const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
-        child.once('exit', () => {
-          clearTimeout(force);
-          resolve();
-        });
-        child.kill('SIGTERM');
-      }),
-  };
+  const p = await startApiProcessOnBothDoors(env);
+  return { apiUrl: p.url, mcpUrl: p.mcpUrl, child: p.child, stop: p.close };
 }
 
 /** A fetch that sends requests for `from`'s origin to `to` instead (a load balancer's choice). */

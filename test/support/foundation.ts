@@ -38,6 +38,8 @@ export async function startApiWith(configure: (app: Koa) => void): Promise<TestS
 }
 
 export interface ApiProcess extends TestServer {
+  /** The process's MCP transport. */
+  mcpUrl: string;
   child: ChildProcess;
 }
 
@@ -57,12 +59,14 @@ export async function startApiProcess(env: Record<string, string> = {}): Promise
       PORT: String(port),
       MCP_PORT: String(mcpPort),
       PUBLIC_URL: `http://127.0.0.1:${port}`,
+      MCP_PUBLIC_URL: `http://127.0.0.1:${mcpPort}`,
       LOG_LEVEL: 'error',
       ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
+  const mcpUrl = `http://127.0.0.1:${mcpPort}`;
   let exited = false;
   child.once('exit', () => {
     exited = true;
@@ -70,12 +74,13 @@ export async function startApiProcess(env: Record<string, string> = {}): Promise
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (exited) throw new Error('the API process exited during start-up');
-    try {
-      const res = await fetch(`${url}/v1/health`);
-      if (res.ok) break;
-    } catch {
-      /* not listening yet */
-    }
+    // Up when both doors answer (the REST and the MCP listener start one after the other).
+    const answers = (u: string) =>
+      fetch(u).then(
+        (r) => r.ok,
+        () => false,
+      );
+    if ((await answers(`${url}/v1/health`)) && (await answers(`${mcpUrl}/.well-known/oauth-protected-resource`))) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error('the API process did not start within 30 s');
@@ -84,6 +89,7 @@ export async function startApiProcess(env: Record<string, string> = {}): Promise
   }
   return {
     url,
+    mcpUrl,
     child,
     close: () =>
       new Promise((resolve) => {
