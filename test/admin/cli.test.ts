@@ -8,20 +8,14 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBase62 } from '../../lib/ids';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { admin, fails, ok, root, run, unique } from './support';
 
 describe('operator CLI (bin/admin)', function () {
   // Each command is a fresh Node process; on a loaded machine that is seconds, not milliseconds.
   this.timeout(300_000);
 
-  let api: TestServer;
-  before(async () => {
-    api = await startApi();
-  });
-  after(async () => {
-    await api.close();
-  });
+  const api = useApi();
 
   describe('usage', () => {
     it('prints help for the whole CLI and for one noun, and usage errors exit 2', async () => {

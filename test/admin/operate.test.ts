@@ -9,7 +9,7 @@ import type { Worker } from '@temporalio/worker';
 import { randomBase62 } from '../../lib/ids';
 import { workflowIds } from '../../lib/temporal';
 import { createWorker } from '../../workers/worker';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { maybeRecordHistory } from '../support/histories';
 import { connectedPersonalProject, simulator } from '../support/network';
 import { admin, fails, ok, unique } from './support';
@@ -17,13 +17,7 @@ import { admin, fails, ok, unique } from './support';
 describe('operator commands (bin/admin, issue 12)', function () {
   this.timeout(300_000);
 
-  let api: TestServer;
-  before(async () => {
-    api = await startApi();
-  });
-  after(async () => {
-    await api.close();
-  });
+  const api = useApi();
 
   async function workspaceWithKey(plan = 'BUSINESS') {
     const w = await ok(['workspace', 'create', '--name', `Ops ${unique()}`, '--plan', plan]);

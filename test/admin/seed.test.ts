@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { Worker } from '@temporalio/worker';
 import { db } from '../../lib/db';
 import { createWorker } from '../../workers/worker';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';
 import { waitFor } from '../support/wait';
@@ -13,19 +13,17 @@ import { fails, ok } from './support';
 
 describe('demo data (bin/admin note create, post create)', function () {
   this.timeout(300_000);
-  let api: TestServer;
+  const api = useApi();
   let worker: Worker;
   let running: Promise<void>;
 
   before(async () => {
-    api = await startApi();
     ({ worker } = await createWorker());
     running = worker.run();
   });
   after(async () => {
     worker.shutdown();
     await running;
-    await api.close();
   });
 
   it('creates notes with calendar slots, as the API does', async () => {

@@ -3,7 +3,7 @@ import { createProject, issueApiKey } from '../../ops/provision';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { localWeekStart, streakFromWeeks } from '../../lib/streaks';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 
 // spec 2.4 streaks from the publish history: consecutive ISO weeks in the project's calendar
@@ -12,13 +12,7 @@ import { workspaceWithKey } from '../support/factories';
 const DAY = 86_400_000;
 
 describe('streaks (spec 2.4)', () => {
-  let api: TestServer;
-  before(async () => {
-    api = await startApi();
-  });
-  after(async () => {
-    await api.close();
-  });
+  const api = useApi();
 
   it('counts runs of consecutive weeks; the current week may still be empty', () => {
     const cur = '2031-03-10';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createWorkspace, issueApiKey, revokeApiKey, setApiKeyScopes, setWorkspacePlan } from '../../ops/provision';
 import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError, eventually, startApiProcess, type ApiProcess } from '../support/foundation';
 
@@ -10,13 +10,7 @@ import { assertError, eventually, startApiProcess, type ApiProcess } from '../su
 // envelope; revocation reaches every process within 5 s, scope edits on the next request.
 
 describe('authentication (spec 5.1)', () => {
-  let api: TestServer;
-  before(async () => {
-    api = await startApi();
-  });
-  after(async () => {
-    await api.close();
-  });
+  const api = useApi();
 
   it('answers a request without Authorization with 401 unauthenticated', async () => {
     assertError(await client(api.url)('GET', '/v1/workspaces/me'), 401, 'unauthenticated');

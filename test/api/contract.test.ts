@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
 
@@ -13,13 +13,7 @@ async function count(table: string, where: Record<string, string>): Promise<numb
 }
 
 describe('contract rules of the pipeline', () => {
-  let api: TestServer;
-  before(async () => {
-    api = await startApi();
-  });
-  after(async () => {
-    await api.close();
-  });
+  const api = useApi();
 
   describe('spec 7.2: missing projectId or source fields are 400 invalid_request; bad shapes stay 422', () => {
     it('POST /v1/posts {} and POST /v1/notes without projectId answer 400 naming the field', async () => {

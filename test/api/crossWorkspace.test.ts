@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
 
@@ -7,13 +7,12 @@ import { assertError } from '../support/foundation';
 // every read and write that takes one.
 
 describe('workspace isolation (spec 1 rule 1)', () => {
-  let api: TestServer;
+  const api = useApi();
   let a: Awaited<ReturnType<typeof workspaceWithKey>>;
   let b: Awaited<ReturnType<typeof workspaceWithKey>>;
   let bPost: string;
   let bNote: string;
   before(async () => {
-    api = await startApi();
     a = await workspaceWithKey();
     b = await workspaceWithKey();
     const callB = client(api.url, b.key);
@@ -23,9 +22,6 @@ describe('workspace isolation (spec 1 rule 1)', () => {
     const note = await callB('POST', '/v1/notes', { body: { projectId: b.project.id, content: 'B note' } });
     assert.equal(note.status, 200, JSON.stringify(note.body));
     bNote = note.body.data.id;
-  });
-  after(async () => {
-    await api.close();
   });
 
   it('hides another workspace’s post, project and note behind 404', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { uniqueKey, workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
 
@@ -14,13 +14,7 @@ async function postCount(projectId: string): Promise<number> {
 }
 
 describe('Idempotency-Key (spec 8)', () => {
-  let api: TestServer;
-  before(async () => {
-    api = await startApi();
-  });
-  after(async () => {
-    await api.close();
-  });
+  const api = useApi();
 
   it('refuses a malformed key with 400 invalid_request before doing anything', async () => {
     const { key, project } = await workspaceWithKey();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createProject } from '../../ops/provision';
 import { db } from '../../lib/db';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
 
@@ -24,13 +24,7 @@ function wallClock(iso: string, timeZone: string) {
 }
 
 describe('notes (spec 2.8, 4.3)', () => {
-  let api: TestServer;
-  before(async () => {
-    api = await startApi();
-  });
-  after(async () => {
-    await api.close();
-  });
+  const api = useApi();
 
   it('creates a note with an explicit slot date and reads it back', async () => {
     const { key, project } = await workspaceWithKey();

@@ -3,7 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { routeTable } from '../../api/rest/adapter';
 import { restRouter } from '../../api/rest/routes';
 import { openApiPath } from '../../api/openapi/document';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { checkResponse } from '../support/contract';
 import { workspaceWithKey } from '../support/factories';
 
@@ -11,13 +11,7 @@ import { workspaceWithKey } from '../support/factories';
 // served unauthenticated and cacheable, and valid by a maintained validator.
 
 describe('GET /v1/openapi.json', () => {
-  let api: TestServer;
-  before(async () => {
-    api = await startApi();
-  });
-  after(async () => {
-    await api.close();
-  });
+  const api = useApi();
 
   it('is a valid OpenAPI 3.1 document, served without a credential and cacheable', async () => {
     const res = await fetch(`${api.url}/v1/openapi.json`);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
-import { client, startApi, type CallResult, type TestServer } from '../support/app';
+import { client, type CallResult, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError, insertPosts } from '../support/foundation';
 
@@ -37,13 +37,7 @@ async function walk(
 
 describe('post list pagination (spec 4.4)', function () {
   this.timeout(30_000);
-  let api: TestServer;
-  before(async () => {
-    api = await startApi();
-  });
-  after(async () => {
-    await api.close();
-  });
+  const api = useApi();
 
   it('returns every post exactly once in createdAt desc, id desc order, across ties', async () => {
     const { key, workspace, project } = await workspaceWithKey();

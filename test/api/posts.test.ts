@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createProject, type ConnectionPreset } from '../../ops/provision';
 import { db } from '../../lib/db';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
 import { connectedPersonalProject } from '../support/network';
@@ -23,13 +23,7 @@ async function slotOf(postId: string) {
 
 describe('posts (spec 4.4)', function () {
   this.timeout(30_000);
-  let api: TestServer;
-  before(async () => {
-    api = await startApi();
-  });
-  after(async () => {
-    await api.close();
-  });
+  const api = useApi();
 
   describe('POST /v1/posts', () => {
     it('creates a draft with the documented defaults', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createProject, linkCompanyPage, type ConnectionPreset } from '../../ops/provision';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
-import { client, startApi, type CallResult, type TestServer } from '../support/app';
+import { client, type CallResult, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
 
@@ -13,13 +13,7 @@ const PROJECT_FIELDS = ['avatarUrl', 'createdAt', 'id', 'isActive', 'name', 'net
 const NETWORK_FIELDS = ['accessTokenExpiresAt', 'canPublish', 'connectionStatus', 'detail', 'lastValidatedAt', 'reconnectUrl', 'state'];
 
 describe('projects (spec 2.5, 2.6, 4.3)', () => {
-  let api: TestServer;
-  before(async () => {
-    api = await startApi();
-  });
-  after(async () => {
-    await api.close();
-  });
+  const api = useApi();
 
   const expectations: Array<{
     preset: Exclude<ConnectionPreset, 'none'>;

@@ -5,7 +5,7 @@ import Koa from 'koa';
 import { probesFor, readinessRouter } from '../../api/health/ready';
 import { config } from '../../lib/config';
 import { temporalAddress } from '../../lib/temporal';
-import { startApi, type TestServer } from '../support/app';
+import { useApi } from '../support/app';
 
 // issue 17: GET /v1/health/ready, unauthenticated, 200 while Postgres, Redis and Temporal
 // answer and 503 naming the one that does not; /v1/health stays liveness.
@@ -30,13 +30,7 @@ async function deadPort(): Promise<number> {
 }
 
 describe('GET /v1/health/ready', () => {
-  let api: TestServer;
-  before(async () => {
-    api = await startApi();
-  });
-  after(async () => {
-    await api.close();
-  });
+  const api = useApi();
 
   it('is 200 without a credential, with each dependency ok, and never cached', async () => {
     const res = await fetch(`${api.url}/v1/health/ready`);

@@ -1,15 +1,9 @@
 import assert from 'node:assert/strict';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 
 describe('REST foundation smoke', () => {
-  let api: TestServer;
-  before(async () => {
-    api = await startApi();
-  });
-  after(async () => {
-    await api.close();
-  });
+  const api = useApi();
 
   it('creates, lists and reads a post', async () => {
     const { key, project } = await workspaceWithKey();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { config } from '../../lib/config';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
 
@@ -8,14 +8,10 @@ import { assertError } from '../support/foundation';
 // supported version is honoured, anything else is 400 version_unsupported.
 
 describe('Service-Api-Version (spec 9)', () => {
-  let api: TestServer;
+  const api = useApi();
   let key: string;
   before(async () => {
-    api = await startApi();
     key = (await workspaceWithKey()).key;
-  });
-  after(async () => {
-    await api.close();
   });
 
   it('applies and echoes the current version when the header is omitted', async () => {

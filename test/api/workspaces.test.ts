@@ -3,7 +3,7 @@ import { newId } from '../../lib/ids';
 import { localWeekStart } from '../../lib/streaks';
 import { createProject, createWorkspace, issueApiKey } from '../../ops/provision';
 import { db } from '../../lib/db';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError, insertMembers } from '../support/foundation';
 
@@ -12,13 +12,7 @@ import { assertError, insertMembers } from '../support/foundation';
 
 describe('workspaces and team (spec 2.2-2.4, 2.15, 4.2)', function () {
   this.timeout(30_000);
-  let api: TestServer;
-  before(async () => {
-    api = await startApi();
-  });
-  after(async () => {
-    await api.close();
-  });
+  const api = useApi();
 
   it('/v1/workspaces/me returns the workspace, the api_key principal and the features', async () => {
     const { key, keyId, workspace } = await workspaceWithKey({ scopes: ['posts:read', 'workspace:read'] });

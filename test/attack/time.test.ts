@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { periodsAt, POOL_KEY } from '../../lib/generation/spend';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 
 // Time (spec 4.4 scheduledFor, spec 8 AI budgets), end to end: an offset-less `scheduledFor`
@@ -48,15 +48,13 @@ const CASES: [zone: string, local: string, utc: string, what: string][] = [
 
 describe('time: offset-less scheduledFor in project timezones, and the AI budget resets', function () {
   this.timeout(60_000);
-  let api: TestServer;
+  const api = useApi();
   const previousLimits = { ...config.rateLimit };
   before(async () => {
     Object.assign(config.rateLimit, { writePerWindow: 1_000_000, readPerWindow: 1_000_000 });
-    api = await startApi();
   });
   after(async () => {
     Object.assign(config.rateLimit, previousLimits);
-    await api.close();
   });
 
   for (const zone of [...new Set(CASES.map((c) => c[0]))]) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { config } from '../../lib/config';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 
 // spec 1 rule 1, "same timing class": an id of another workspace must not answer measurably
@@ -39,7 +39,7 @@ function neverExisted(id: string): string {
 
 describe('cross-workspace ids answer in the same timing class as ids that never existed (spec 1 rule 1)', function () {
   this.timeout(120_000);
-  let api: TestServer;
+  const api = useApi();
   let a: Ws;
   let b: Ws;
   const foreign: Record<string, string> = {};
@@ -47,7 +47,6 @@ describe('cross-workspace ids answer in the same timing class as ids that never 
 
   before(async () => {
     Object.assign(config.rateLimit, { readPerWindow: 1_000_000, writePerWindow: 1_000_000 });
-    api = await startApi();
     a = await workspaceWithKey({ name: 'Timing caller' });
     b = await workspaceWithKey({ name: 'Timing victim' });
     const callB = client(api.url, b.key);
@@ -59,7 +58,6 @@ describe('cross-workspace ids answer in the same timing class as ids that never 
   });
   after(async () => {
     Object.assign(config.rateLimit, previousLimits);
-    await api.close();
   });
 
   const cases: Array<{ name: string; kind: string; request: (id: string) => [string, string, { body?: unknown }?] }> = [

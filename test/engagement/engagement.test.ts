@@ -9,7 +9,7 @@ import { createProject } from '../../ops/provision';
 import { createWorker } from '../../workers/worker';
 import { engagementStatusQuery } from '../../workflows/engagePost';
 import { DEFAULT_ENGAGEMENT_COMMENTS } from '../../activities/engagement';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { maybeRecordHistory } from '../support/histories';
 import { connectedPersonalProject, simulator } from '../support/network';
@@ -22,7 +22,7 @@ const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 
 describe('engagement after publish (real HTTP, Temporal, simulator)', function () {
   this.timeout(120_000);
-  let api: TestServer;
+  const api = useApi();
   let worker: Worker;
   let running: Promise<void>;
   const sim = simulator();
@@ -35,7 +35,6 @@ describe('engagement after publish (real HTTP, Temporal, simulator)', function (
   before(async () => {
     // Short jittered delays (the defaults are minutes).
     Object.assign(config.engagement, { minDelaySeconds: 1, maxDelaySeconds: 3 });
-    api = await startApi();
     await startWorker();
   });
   afterEach(async () => {
@@ -44,7 +43,6 @@ describe('engagement after publish (real HTTP, Temporal, simulator)', function (
   after(async () => {
     worker.shutdown();
     await running;
-    await api.close();
     Object.assign(config.engagement, delays);
   });
 

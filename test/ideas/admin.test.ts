@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 
 // bin/admin `idea create` and `seed ideas` as an operator runs them (a separate process on the
@@ -27,13 +27,7 @@ function admin(args: string[]): Promise<{ code: number; stdout: string; stderr: 
 
 describe('operator CLI: ideas', function () {
   this.timeout(60_000);
-  let api: TestServer;
-  before(async () => {
-    api = await startApi();
-  });
-  after(async () => {
-    await api.close();
-  });
+  const api = useApi();
 
   it('idea create and seed ideas write ideas the API serves', async () => {
     const ws = await workspaceWithKey();

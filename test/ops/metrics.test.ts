@@ -5,7 +5,7 @@ import type { Worker } from '@temporalio/worker';
 import { db } from '../../lib/db';
 import { knexPool, observeDbPool, startMetricsServer } from '../../lib/metrics';
 import { createWorker } from '../../workers/worker';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject } from '../support/network';
 import { waitFor } from '../support/wait';
@@ -25,14 +25,13 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 
 describe('Prometheus /metrics', function () {
   this.timeout(90_000);
-  let api: TestServer;
+  const api = useApi();
   let worker: Worker;
   let running: Promise<void>;
   let metrics: Server;
   let metricsUrl: string;
 
   before(async () => {
-    api = await startApi();
     ({ worker } = await createWorker());
     running = worker.run();
     observeDbPool(() => knexPool(db() as never));
@@ -43,7 +42,6 @@ describe('Prometheus /metrics', function () {
     worker.shutdown();
     await running;
     metrics.close();
-    await api.close();
   });
 
   const scrape = async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
-import { client, startApi, type TestServer } from '../support/app';
+import { client, useApi } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject } from '../support/network';
 import { fails, ok } from '../admin/support';
@@ -10,13 +10,7 @@ import { fails, ok } from '../admin/support';
 
 describe('bin/admin workspace set (review gate, default reviewer, engagement comments)', function () {
   this.timeout(120_000);
-  let api: TestServer;
-  before(async () => {
-    api = await startApi();
-  });
-  after(async () => {
-    await api.close();
-  });
+  const api = useApi();
 
   it('--require-review true refuses to schedule an unapproved post; false lets it through', async () => {
     const ws = await workspaceWithKey({ projects: 0 });

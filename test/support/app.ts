@@ -11,6 +11,21 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/**
+ * The in-process API for the enclosing `describe` block: started in its `before` hook and closed
+ * in its `after` hook (registered where this is called, so later hooks can use it).
+ */
+export function useApi(deps?: ApiDeps): TestServer {
+  const api = {} as TestServer;
+  before(async () => {
+    Object.assign(api, await startApi(deps));
+  });
+  after(async () => {
+    await api.close();
+  });
+  return api;
+}
+
 /** `deps`: the app's outside-world clients (api/deps.ts); the configured ones when omitted. */
 export async function startApi(deps?: ApiDeps): Promise<TestServer> {
   const server: Server = await new Promise((resolve) => {
