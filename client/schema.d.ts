@@ -4359,6 +4359,7 @@ export interface operations {
                         text?: string;
                         noteId?: string;
                         ideaId?: string;
+                        sourceId?: string;
                     } & {
                         [key: string]: unknown;
                     };
