@@ -4354,6 +4354,7 @@ export interface operations {
             content: {
                 "application/json": {
                     projectId?: string;
+                    /** @description spec 4.4: one of four variants — `{ type: "text", text }`, `{ type: "note", noteId }`, `{ type: "idea", ideaId }`, `{ type: "source", sourceId }` (a source of the same project whose status is Success; docs/generation.md "Sources"). */
                     source?: {
                         type?: string;
                         text?: string;

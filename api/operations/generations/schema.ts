@@ -27,7 +27,10 @@ const sourceInput = z
     ideaId: z.string().min(1).max(100).optional(),
     sourceId: z.string().min(1).max(100).optional(),
   })
-  .loose();
+  .loose()
+  .describe(
+    'spec 4.4: one of four variants — `{ type: "text", text }`, `{ type: "note", noteId }`, `{ type: "idea", ideaId }`, `{ type: "source", sourceId }` (a source of the same project whose status is Success; docs/generation.md "Sources").',
+  );
 
 export const createGenerationInput = z
   .object({
