@@ -70,13 +70,15 @@ describe('generation from a named source (source.type = source)', function () {
     const ws = await workspaceWithKey();
     const call = client(mcp.stack.apiUrl, ws.key);
     const filler = Array.from({ length: 200 }, (_, i) => `Paragraph ${i} describes parcel routing in some detail.`).join(' ');
-    const sourceId = await textSource(call, ws.project.id, `${FACT} ${filler} The very last sentence mentions zeppelins.`);
+    const text = `${FACT} ${filler} The very last sentence mentions zeppelins.`;
+    const sourceId = await textSource(call, ws.project.id, text);
     const gen = await call('POST', '/v1/posts/generations', { body: { projectId: ws.project.id, source: { type: 'source', sourceId } } });
     assert.equal(gen.status, 200, JSON.stringify(gen.body));
     const { input } = await db()('jobs').where({ id: gen.body.data.id }).first('input');
     const budget = config.knowledge.groundingTokenBudget * 4;
     assert.ok(input.sourceText.length <= budget && input.sourceText.length > budget * 0.8, String(input.sourceText.length));
-    assert.ok(input.sourceText.startsWith(FACT));
+    assert.ok(text.startsWith(input.sourceText), 'the head of the text');
+    assert.match(text.slice(input.sourceText.length), /^\s/, 'cut at a word end');
     assert.doesNotMatch(input.sourceText, /zeppelins/);
     assert.equal((await finishedJob(call, gen.body.data.id)).status, 'DONE');
   });

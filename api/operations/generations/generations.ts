@@ -86,7 +86,8 @@ async function resolveNamedSource(auth: AuthContext, project: ProjectRow, source
       'sources.project_id',
       'sources.status',
       'jobs.status as job_status',
-      db().raw('left(sources.text, ?) as head', [groundingChars()]),
+      // One character more than the budget, so that headOf knows the text goes on and cuts at a word end.
+      db().raw('left(sources.text, ?) as head', [groundingChars() + 1]),
     );
   if (!row || row.project_id !== project.id) {
     throw errors.unprocessable('`source.sourceId` must name a source of the same project.', { sourceId, projectId: project.id });
