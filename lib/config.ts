@@ -28,7 +28,9 @@ function bool(name: string, fallback: boolean): boolean {
  * configuration error rather than an allowance wider or narrower than intended.
  */
 function origins(name: string): string[] {
-  const v = process.env[name];
+  return parseOrigins(name, process.env[name]);
+}
+export function parseOrigins(name: string, v: string | undefined): string[] {
   if (v === undefined || v.trim() === '') return [];
   return v.split(',').map((raw) => {
     const o = raw.trim();

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { parseOrigins } from '../../lib/config';
 import { FetchError, guardedFetch, type GuardedFetchOptions } from '../../lib/net/guardedFetch';
 import { onAllowedOrigin, type Resolver } from '../../lib/net/resolve';
 
@@ -106,6 +107,23 @@ describe('guarded fetch: exact allowed origins while loopback is refused', funct
     const page = await guardedFetch(`${allowed.origin}/bounce`, opts({ allowLoopback: true, allowOrigins: [] }));
     assert.equal(page.body.toString(), 'other');
     other.hits = 0;
+  });
+
+  it('KNOWLEDGE_FETCH_ALLOW_ORIGINS takes canonical origins only', () => {
+    const parse = (v: string | undefined) => parseOrigins('KNOWLEDGE_FETCH_ALLOW_ORIGINS', v);
+    assert.deepEqual(parse(undefined), []);
+    assert.deepEqual(parse(' '), []);
+    assert.deepEqual(parse('http://127.0.0.1:8080, http://localhost:3000/'), ['http://127.0.0.1:8080', 'http://localhost:3000']);
+    for (const bad of [
+      '127.0.0.1:8080',
+      'http://127.0.0.1:8080/path',
+      'http://127.1:8080',
+      'http://127.0.0.1:80',
+      'nonsense',
+      'http://u@127.0.0.1:1',
+    ]) {
+      assert.throws(() => parse(bad), /KNOWLEDGE_FETCH_ALLOW_ORIGINS/, bad);
+    }
   });
 
   it('onAllowedOrigin compares the origin as written', () => {
