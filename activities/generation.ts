@@ -146,6 +146,8 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
         if (jobInput.source.type === 'idea' && jobInput.source.ideaId)
           await linkDraftToIdea(trx, job.workspace_id, jobInput.source.ideaId, post.id);
         const result: Record<string, unknown> = { postId: post.id };
+        // A named source (docs/generation.md "Sources"): the result says which one the draft was written from.
+        if (jobInput.source.type === 'source' && jobInput.source.sourceId) result.sourceId = jobInput.source.sourceId;
         if (input.draft.knowledgeDocumentIds?.length) result.knowledgeDocumentIds = input.draft.knowledgeDocumentIds;
         await finishJob(trx, job.id, { status: 'DONE', progress: progressNow(1, 'Done'), result });
         return { status: 'DONE', postId: post.id };

@@ -10,15 +10,14 @@
 // API in a child process (bench/lib/serve-app.ts) and the worker as `workers/main.ts` in another,
 // as production runs it. See bench/README.md.
 
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { summarize, type LatencySummary } from './lib/load';
 import { diff, machineInfo, snapshot, type CpuBreakdown, type Groups } from './lib/proc';
 import { REPO_ROOT, startServer } from './lib/servers';
+import { startWorkerChild, waitWorkerReady } from './lib/worker';
 import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
 import { flushRedis, recreateDatabase } from './lib/database';
@@ -90,68 +89,6 @@ Object.assign(process.env, {
 });
 // The built-in writer: the figures measure the service, not a model's latency.
 delete process.env.LLM_BASE_URL;
-
-interface WorkerChild {
-  child: ChildProcess;
-  tail: string[];
-  stop(): Promise<void>;
-}
-
-function startWorkerChild(): WorkerChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'workers', 'main.ts')], {
-    cwd: REPO_ROOT,
-    env: process.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const tail: string[] = [];
-  const keep = (d: Buffer) => {
-    tail.push(d.toString());
-    if (tail.length > 40) tail.shift();
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  return {
-    child,
-    tail,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
-        child.once('exit', () => {
-          clearTimeout(t);
-          resolve();
-        });
-        child.kill('SIGTERM');
-      }),
-  };
-}
-
-/** Ready once the Temporal server has seen the worker process poll both halves of the queue. */
-async function waitWorkerReady(w: WorkerChild, timeoutMs = 180_000): Promise<void> {
-  const { Connection } = await import('@temporalio/client');
-  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
-  const identity = `${w.child.pid}@${os.hostname()}`;
-  const deadline = Date.now() + timeoutMs;
-  try {
-    for (;;) {
-      if (w.child.exitCode !== null) throw new Error(`worker exited before it was ready:\n${w.tail.join('')}`);
-      let seen = 0;
-      for (const taskQueueType of [1, 2]) {
-        const r = await connection.workflowService.describeTaskQueue({
-          namespace: 'default',
-          taskQueue: { name: TASK_QUEUE, kind: 1 },
-          taskQueueType,
-        });
-        if ((r.pollers ?? []).some((p) => p.identity === identity)) seen++;
-      }
-      if (seen === 2) return;
-      if (Date.now() > deadline) throw new Error(`worker did not poll ${TASK_QUEUE} within ${timeoutMs / 1000} s:\n${w.tail.join('')}`);
-      await sleep(100);
-    }
-  } finally {
-    await connection.close();
-  }
-}
 
 interface Reply {
   status: number;
@@ -348,7 +285,7 @@ async function main() {
     bench: (p) => p.pid === process.pid,
   };
   try {
-    await waitWorkerReady(worker);
+    await waitWorkerReady(worker, TASK_QUEUE);
     if (WARMUP > 0) {
       step(`warm-up: ${WARMUP} requests`);
       printRound('warm-up', await round(agent, api.baseUrl, key, await project('Warm-up'), WARMUP, groups));

@@ -4354,11 +4354,13 @@ export interface operations {
             content: {
                 "application/json": {
                     projectId?: string;
+                    /** @description spec 4.4: one of four variants — `{ type: "text", text }`, `{ type: "note", noteId }`, `{ type: "idea", ideaId }`, `{ type: "source", sourceId }` (a source of the same project whose status is Success; docs/generation.md "Sources"). */
                     source?: {
                         type?: string;
                         text?: string;
                         noteId?: string;
                         ideaId?: string;
+                        sourceId?: string;
                     } & {
                         [key: string]: unknown;
                     };

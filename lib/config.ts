@@ -22,6 +22,29 @@ function bool(name: string, fallback: boolean): boolean {
   if (v === undefined || v === '') return fallback;
   return v === '1' || v.toLowerCase() === 'true' || v.toLowerCase() === 'yes';
 }
+/**
+ * A comma-separated list of origins (`scheme://host:port`), each spelled as the URL standard
+ * writes it (`new URL(o).origin`): a path, credentials or a non-canonical spelling is a
+ * configuration error rather than an allowance wider or narrower than intended.
+ */
+function origins(name: string): string[] {
+  return parseOrigins(name, process.env[name]);
+}
+export function parseOrigins(name: string, v: string | undefined): string[] {
+  if (v === undefined || v.trim() === '') return [];
+  return v.split(',').map((raw) => {
+    const o = raw.trim();
+    let origin: string;
+    try {
+      origin = new URL(o).origin;
+    } catch {
+      throw new Error(`${name}: "${o}" is not an origin such as http://127.0.0.1:8080`);
+    }
+    if (origin === 'null' || origin !== o.replace(/\/$/, '').toLowerCase())
+      throw new Error(`${name}: "${o}" must be an origin spelled as ${origin === 'null' ? 'scheme://host:port' : origin}`);
+    return origin;
+  });
+}
 
 export interface PlanLimits {
   apiAccess: boolean;
@@ -292,6 +315,11 @@ function loadConfig() {
     knowledge: {
       /** URL ingest may reach loopback addresses (tests, local development); defaults to the webhook setting. */
       allowLoopback: bool('KNOWLEDGE_ALLOW_LOOPBACK', bool('WEBHOOK_ALLOW_LOOPBACK', false)),
+      /**
+       * Origins URL ingest may reach on loopback although loopback is not allowed (a local test
+       * server, a sidecar): exact scheme, host and port; a redirect elsewhere on loopback is refused.
+       */
+      fetchAllowOrigins: origins('KNOWLEDGE_FETCH_ALLOW_ORIGINS'),
       /** Plain-http URLs for URL ingest; defaults to the loopback allowance. */
       allowHttp: bool('KNOWLEDGE_ALLOW_HTTP', true),
       /** Whole URL fetch (DNS, redirects, body) must finish within this. */

@@ -32,7 +32,7 @@ export interface JobProgress {
 
 /** What the job row keeps of the request (the API's copy; the workflow reads it by job id). */
 export interface GenerationJobInput {
-  source: { type: 'text' | 'note' | 'idea'; noteId?: string; ideaId?: string };
+  source: { type: 'text' | 'note' | 'idea' | 'source'; noteId?: string; ideaId?: string; sourceId?: string };
   sourceText: string;
   language: string;
   contentType: string;

@@ -57,6 +57,7 @@ export interface IngestDeps {
 export function urlFetchOptions(resolve: Resolver): GuardedFetchOptions {
   return {
     allowLoopback: config.knowledge.allowLoopback,
+    allowOrigins: config.knowledge.fetchAllowOrigins,
     allowHttp: config.knowledge.allowHttp,
     timeoutMs: config.knowledge.fetchTimeoutMs,
     maxBytes: config.knowledge.fetchMaxBytes,

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { literalAddress, pinnedLookup, vetAddresses, type ResolvedAddress, type Resolver } from './resolve';
+import { literalAddress, onAllowedOrigin, pinnedLookup, vetAddresses, type ResolvedAddress, type Resolver } from './resolve';
 
 // A GET of a user-given URL (URL knowledge ingest, docs/knowledge.md "URL ingest"), under the
 // same guard as webhook delivery (ARCHITECTURE.md "The outside world"): every hop resolves its
@@ -10,6 +10,12 @@ import { literalAddress, pinnedLookup, vetAddresses, type ResolvedAddress, type 
 
 export interface GuardedFetchOptions {
   allowLoopback: boolean;
+  /**
+   * Origins (`http://127.0.0.1:8080`) that may be on loopback while `allowLoopback` is off:
+   * exact scheme, host and port as written, so a redirect from one to another port, to
+   * `localhost`, `127.1` or `[::1]` is still refused. Private and metadata ranges stay refused.
+   */
+  allowOrigins?: readonly string[];
   allowHttp: boolean;
   timeoutMs: number;
   maxBytes: number;
@@ -61,7 +67,7 @@ function checkUrl(raw: string, allowHttp: boolean): URL {
   return url;
 }
 
-async function vetted(url: URL, opts: GuardedFetchOptions, left: number): Promise<ResolvedAddress> {
+async function vetted(url: URL, opts: GuardedFetchOptions, left: number, allowedOrigin: boolean): Promise<ResolvedAddress> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let candidates: ResolvedAddress[];
   const literal = literalAddress(host);
@@ -86,7 +92,7 @@ async function vetted(url: URL, opts: GuardedFetchOptions, left: number): Promis
       clearTimeout(timer);
     }
   }
-  const verdict = vetAddresses(host, candidates, { allowLoopback: opts.allowLoopback });
+  const verdict = vetAddresses(host, candidates, { allowLoopback: opts.allowLoopback || allowedOrigin });
   if (!verdict.ok) {
     if (verdict.reason.startsWith('dns_failed')) throw new FetchError('url_dns_failed', verdict.reason, true);
     throw new FetchError('url_refused', verdict.reason, false);
@@ -172,15 +178,17 @@ export async function guardedFetch(rawUrl: string, opts: GuardedFetchOptions): P
     if (ms <= 0) throw new FetchError('url_timeout', `The page did not arrive within ${opts.timeoutMs} ms.`, true);
     return ms;
   };
-  let url = checkUrl(rawUrl, opts.allowHttp);
+  let raw = rawUrl;
+  let url = checkUrl(raw, opts.allowHttp);
   for (let hop = 0; ; hop++) {
-    const address = await vetted(url, opts, left());
+    const address = await vetted(url, opts, left(), onAllowedOrigin(raw, url, opts.allowOrigins ?? []));
     const answer = await requestOnce(url, address, opts, left());
     if (answer.status >= 300 && answer.status < 400) {
       if (!answer.location) throw new FetchError('url_http_status', `HTTP ${answer.status} without a Location.`, false, answer.status);
       if (hop >= opts.maxRedirects)
         throw new FetchError('url_too_many_redirects', `More than ${opts.maxRedirects} redirects.`, false, answer.status);
       // Each hop is a new user-given URL: scheme, credentials and address are checked again.
+      raw = answer.location;
       url = checkUrl(new URL(answer.location, url).toString(), opts.allowHttp);
       continue;
     }

@@ -41,3 +41,22 @@ export function pinnedLookup(vetted: ResolvedAddress): LookupFunction {
     else callback(null, vetted.address, vetted.family);
   };
 }
+
+/**
+ * Whether a URL is on one of the exactly allowed origins (KNOWLEDGE_FETCH_ALLOW_ORIGINS,
+ * docs/knowledge.md "URL ingest"). `raw` is the URL as given (the request, or a redirect's
+ * Location). The URL standard rewrites `127.1`, `0x7f.1`, `2130706433` and `http:\\h` to the
+ * canonical form, so an absolute or scheme-relative URL must also be *written* as the allowed
+ * origin to match: an allowance for one spelling is not one for every spelling that reaches the
+ * same socket. A path-relative Location stays on the origin that answered it.
+ */
+export function onAllowedOrigin(raw: string, url: URL, allowed: readonly string[]): boolean {
+  if (allowed.length === 0 || !allowed.includes(url.origin)) return false;
+  // What the URL parser ignores: tabs and newlines anywhere, C0 controls and spaces around.
+  const written = raw.replace(/[\t\n\r]/g, '').replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '');
+  const spelled = (s: string) =>
+    s.slice(0, url.origin.length).toLowerCase() === url.origin && '/?#\\'.includes(s.charAt(url.origin.length));
+  if (/^[a-z][a-z0-9+.-]*:/i.test(written)) return spelled(written);
+  if (/^[\\/]{2}/.test(written)) return spelled(`${url.protocol}${written}`);
+  return true;
+}

@@ -14,6 +14,9 @@ import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connect, ok, startMcpStack, type McpStack } from '../mcp/support';
 import { waitFor } from '../support/wait';
+import { maybeRecordHistory } from '../support/histories';
+import { temporalClient } from '../../lib/temporal';
+import { resyncKnowledgeWorkflow } from '../../workflows/resyncKnowledge';
 import { startPageServer, type PageServer } from './support';
 import { config } from '../../lib/config';
 
@@ -187,6 +190,34 @@ describe('knowledge: grounding, re-sync, MCP tools', function () {
     // The schedule's batch: a document synced just now is not due.
     assert.ok(!(await acts.dueUrlDocuments({ olderThanSeconds: 3600, limit: 50 })).includes(id));
     assert.ok((await acts.dueUrlDocuments({ olderThanSeconds: 0, limit: 10_000 })).includes(id));
+  });
+
+  it('the re-sync workflow re-fetches the due URL documents and re-indexes the changed one', async () => {
+    const ws = await workspaceWithKey();
+    const call = client(stack.apiUrl, ws.key);
+    let body = 'The first edition of the field guide says owls hunt at dusk along the hedges.';
+    pages.set('/field-guide', (_req, res) => res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end(body));
+    const r = await call('POST', '/v1/knowledge', { body: { type: 'url', projectId: ws.project.id, url: `${pages.url}/field-guide` } });
+    const j = await finishedJob(call, r.body.data.id);
+    assert.equal(j.status, 'DONE', JSON.stringify(j));
+    const id = j.result.documentId as string;
+    // Synced "long ago", so that this run's batch is exactly this document (others in the
+    // database were synced during this test run).
+    const longAgo = new Date('2001-01-01T00:00:00Z');
+    await db()('knowledge_documents').where({ id }).update({ last_synced_at: longAgo });
+    body = 'The second edition of the field guide says owls hunt at night over open meadows.';
+    const temporal = await temporalClient();
+    const workflowId = `knowledge-resync-test-${id}`;
+    const outcome = await temporal.workflow.execute(resyncKnowledgeWorkflow, {
+      taskQueue: config.temporalTaskQueue,
+      workflowId,
+      args: [{ olderThanSeconds: Math.floor((Date.now() - longAgo.getTime()) / 1000) - 86_400 }],
+    });
+    assert.deepEqual(outcome, { checked: 1, changed: 1, failed: 0 });
+    const doc = (await call('GET', `/v1/knowledge/${id}`)).body.data;
+    assert.match(doc.textPreview, /second edition/);
+    assert.ok(new Date(doc.lastSyncedAt) > longAgo);
+    await maybeRecordHistory(workflowId, 'resyncKnowledge-one-changed');
   });
 
   it('MCP: add_to_knowledge_base follows its job with progress; get and search answer what REST answers', async () => {

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
-import type { NativeConnection, Worker } from '@temporalio/worker';
 import { createKnowledgeActivities } from '../../activities/knowledge';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { createTranscriptClient } from '../../lib/knowledge/youtube';
 import type { Resolver } from '../../lib/net/resolve';
 import { objectStore } from '../../lib/storage/objectStore';
-import { createWorker } from '../../workers/worker';
 import { client, startApi, type TestServer } from '../support/app';
 import { member, uniqueKey, workspaceWithKey } from '../support/factories';
+import { testWorker } from '../support/worker';
 import { assertError } from '../support/foundation';
+import { maybeRecordHistory } from '../support/histories';
 import { oauthToken as consentToken } from '../mcp/support';
 import { oauthToken } from '../webhooks/support';
 import { waitFor } from '../support/wait';
@@ -44,7 +44,7 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
   let pages: PageServer;
   let ws: Awaited<ReturnType<typeof workspaceWithKey>>;
   let call: ReturnType<typeof client>;
-  let current: { worker: Worker; connection: NativeConnection; running: Promise<void> } | null = null;
+  const worker = testWorker();
   /** Names the tests resolve themselves; everything else goes to the system resolver. */
   const fakeDns = new Map<string, string>();
   const resolve: Resolver = async (host) => {
@@ -61,17 +61,9 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
       transcripts: createTranscriptClient({ baseUrl: youtubeUrl(), port: 0, timeoutMs: 5_000 }),
       resolve,
     });
-    const { worker, connection } = await createWorker({ activities });
-    current = { worker, connection, running: worker.run() };
+    await worker.start(activities);
   }
-  async function stopWorker() {
-    if (!current) return;
-    const c = current;
-    current = null;
-    c.worker.shutdown();
-    await c.running;
-    await c.connection.close();
-  }
+  const stopWorker = () => worker.stop();
 
   before(async () => {
     api = await startApi();
@@ -129,6 +121,8 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
     assert.equal(doc.hasFullText, true);
     assert.equal(doc.lastSyncedAt, null);
     assert.equal('body' in doc || 'text' in doc, false);
+    // The ingest workflow's id is the job id (docs/knowledge.md).
+    await maybeRecordHistory(done.id, 'ingestKnowledge-done');
   });
 
   it('the preview stops at 2,000 characters; the full body is indexed and never returned', async () => {
@@ -300,6 +294,41 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
     }
   });
 
+  it('url: with loopback refused, an exactly allowed origin is fetched and a redirect from it back into loopback fails the job', async () => {
+    // KNOWLEDGE_FETCH_ALLOW_ORIGINS (docs/knowledge.md "URL ingest"): the page server's origin
+    // only; another loopback port, `localhost`, `127.1` and `[::1]` stay refused.
+    const elsewhere = await startPageServer();
+    elsewhere.html('/secret', 'Internal admin', ['This page must never be ingested from a redirect.']);
+    const port = new URL(pages.url).port;
+    Object.assign(config.knowledge, { allowLoopback: false, fetchAllowOrigins: [pages.url] });
+    fakeDns.set('localhost', '127.0.0.1');
+    try {
+      const doc = await ingestDone({ type: 'url', projectId: ws.project.id, url: `${pages.url}/article` });
+      assert.equal(doc.name, 'How we plan launches');
+      for (const target of [
+        `${elsewhere.url}/secret`,
+        `http://localhost:${port}/article`,
+        `http://127.1:${port}/article`,
+        `http://[::1]:${port}/article`,
+      ]) {
+        pages.set('/bounce', (_req, res) => res.writeHead(302, { location: target }).end());
+        const j = await finished((await ingest({ type: 'url', projectId: ws.project.id, url: `${pages.url}/bounce` })).id);
+        assert.equal(j.status, 'FAILED', target);
+        assert.equal(j.errorCode, 'url_refused', `${target}: ${j.errorMessage}`);
+        assert.match(j.errorMessage, /loopback/);
+        if (target.includes('127.1')) await maybeRecordHistory(j.id, 'ingestKnowledge-failed-url-refused');
+      }
+      assert.equal(elsewhere.hits.get('/secret') ?? 0, 0, 'nothing was sent to the other port');
+      // Directly, too: the other port is not allowed.
+      const direct = await finished((await ingest({ type: 'url', projectId: ws.project.id, url: `${elsewhere.url}/secret` })).id);
+      assert.equal(direct.errorCode, 'url_refused');
+    } finally {
+      Object.assign(config.knowledge, { allowLoopback: true, fetchAllowOrigins: [] });
+      fakeDns.clear();
+      await elsewhere.close();
+    }
+  });
+
   it('url: a redirect chain is followed within the bound; too many redirects and 404 fail with their codes', async () => {
     pages.set('/r1', (_q, res) => res.writeHead(301, { location: '/r2' }).end());
     pages.set('/r2', (_q, res) => res.writeHead(302, { location: '/article' }).end());
@@ -376,7 +405,7 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
       assert.equal((await job(queued.id)).status, 'CANCELLED');
       assert.equal((await db()('knowledge_documents').where({ job_id: queued.id })).length, 0);
     } finally {
-      if (!current) await startWorker();
+      if (!worker.started) await startWorker();
     }
   });
 

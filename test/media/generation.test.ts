@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import type { NativeConnection, Worker } from '@temporalio/worker';
 import { createImageGenerationActivities } from '../../activities/imageGeneration';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
@@ -7,9 +6,9 @@ import { OpenAiImageGenerator } from '../../lib/media/imageGenerator';
 import { renderQuoteCard } from '../../lib/media/render';
 import { objectStore } from '../../lib/storage/objectStore';
 import { startLlmStub, type LlmStub } from '../../sim/llm/server';
-import { createWorker } from '../../workers/worker';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
+import { testWorker, type TestActivities } from '../support/worker';
 import { assertError } from '../support/foundation';
 import { connectedPersonalProject, simulator } from '../support/network';
 import { waitFor } from '../support/wait';
@@ -26,21 +25,10 @@ describe('image generation jobs (POST /v1/media/generations)', function () {
   let stub: LlmStub;
   let ws: Awaited<ReturnType<typeof workspaceWithKey>>;
   let call: ReturnType<typeof client>;
-  let current: { worker: Worker; connection: NativeConnection; running: Promise<void> } | null = null;
+  const worker = testWorker();
   const sim = simulator();
-
-  async function startWorker(activities?: Record<string, (...args: any[]) => Promise<unknown>>) {
-    const { worker, connection } = await createWorker({ activities });
-    current = { worker, connection, running: worker.run() };
-  }
-  async function stopWorker() {
-    if (!current) return;
-    const c = current;
-    current = null;
-    c.worker.shutdown();
-    await c.running;
-    await c.connection.close();
-  }
+  const startWorker = (activities?: TestActivities) => worker.start(activities);
+  const stopWorker = () => worker.stop();
 
   before(async () => {
     api = await startApi();
@@ -175,7 +163,7 @@ describe('image generation jobs (POST /v1/media/generations)', function () {
       costCents: 4,
     });
     const overrides = createImageGenerationActivities({ db: db(), images, store: objectStore });
-    await startWorker(overrides as unknown as Record<string, (...args: any[]) => Promise<unknown>>);
+    await startWorker(overrides as unknown as TestActivities);
     const created = await call('POST', '/v1/media/generations', {
       body: { projectId: ws.projects[0]!.id, prompt: 'A calm desk at dawn', style: 'photo', wait_for_completion_ms: 20_000 },
     });

@@ -6,6 +6,7 @@ import { createWorker } from '../../workers/worker';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
+import { maybeRecordHistory } from '../support/histories';
 import { waitFor } from '../support/wait';
 import { oauthToken } from '../webhooks/support';
 import { docxFixture, pdfFixture, pngBytes, wavWithTranscript } from './files';
@@ -219,6 +220,8 @@ describe('sources (POST /v1/sources, GET /v1/sources/{id})', function () {
       assert.equal(s.language, 'en');
       assert.ok(s.topics.includes('shipping'), JSON.stringify(s.topics));
       assert.ok(s.hooks.length >= 1);
+      // The ingest workflow's id is the job id (docs/sources.md "The ingest job").
+      await maybeRecordHistory(done.id, 'ingestSource-done');
     });
 
     it('a DOCX: extracted with mammoth (the declared type is not trusted)', async () => {
@@ -257,6 +260,7 @@ describe('sources (POST /v1/sources, GET /v1/sources/{id})', function () {
       const got = (await call('GET', `/v1/sources/${s.id}`)).body.data;
       assert.equal(got.status, 'Failed');
       assert.equal(got.errorCode, 'unsupported_media_type');
+      await maybeRecordHistory(failed.id, 'ingestSource-failed-not-retryable');
     });
 
     it('the same upload submitted twice is ingested once (de-duplication by uploadId)', async () => {

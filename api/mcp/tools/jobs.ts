@@ -39,7 +39,7 @@ export const generatePostTool = operationTool(createGeneration, {
   name: 'generate_post',
   title: 'Generate a post with AI',
   description:
-    'Queues an AI generation that writes one draft from source text ({type:"text", text}), a note ({type:"note", noteId}) or an idea ({type:"idea", ideaId}: the brief is the source, contentType defaults from its pillar, and the draft is linked to the idea, which moves to in_production); it never schedules. Answers the job. When the request carries a progressToken, the call follows the job: notifications/progress (0 first, about every 750 ms, 1.0 at the end) and then the finished job, whose result.postId names the draft; otherwise poll get_job. Uses the AI budget and the daily spend cap. Requires posts:generate.',
+    'Queues an AI generation that writes one draft from source text ({type:"text", text}), a note ({type:"note", noteId}), an idea ({type:"idea", ideaId}: the brief is the source, contentType defaults from its pillar, and the draft is linked to the idea, which moves to in_production) or a source of the project whose status is Success ({type:"source", sourceId}: its text is the material, result.sourceId names it); it never schedules. Answers the job. When the request carries a progressToken, the call follows the job: notifications/progress (0 first, about every 750 ms, 1.0 at the end) and then the finished job, whose result.postId names the draft; otherwise poll get_job. Uses the AI budget and the daily spend cap. Requires posts:generate.',
   // spec 4.9 names posts:generate for the tool where REST's catalogue (4.1) needs posts:write.
   scopes: { allOf: ['posts:generate'] },
   scopesReplaceOperation: true,

@@ -1,3 +1,4 @@
+import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { estimateCompletionMs, presentJob, type GenerationJobInput } from '../../../lib/generation/jobs';
@@ -58,6 +59,7 @@ async function resolveSource(
       slotContentType: contentTypeForPillar(idea.pillar) as ContentType | null,
     };
   }
+  if (source.type === 'source') return resolveNamedSource(auth, project, source.sourceId!);
   const note = await scoped(auth, 'notes')
     .leftJoin('calendar_slots as s', 's.note_id', 'notes.id')
     .where('notes.id', source.noteId!)
@@ -67,6 +69,55 @@ async function resolveSource(
     throw errors.unprocessable('`source.noteId` must name a note of the same project.', { noteId: source.noteId, projectId: project.id });
   }
   return { source: { type: 'note', noteId: source.noteId }, text: note.content, slotContentType: note.slot_content_type ?? null };
+}
+
+/**
+ * A named source (docs/generation.md "Sources"): a source of the same project whose text is
+ * ready. Like a note (spec 4.4), one of another project, or none, is 422: the body is at fault;
+ * one of another workspace reads exactly as none (spec 1 rule 1: nothing tells it exists). The
+ * writer's material is the head of the source's text within the grounding token budget, copied
+ * into the job as a note's content is, so the job does not depend on the source afterwards.
+ */
+async function resolveNamedSource(auth: AuthContext, project: ProjectRow, sourceId: string): Promise<ResolvedSource> {
+  const row = await scoped(auth, 'sources')
+    .leftJoin('jobs', 'jobs.id', 'sources.job_id')
+    .where('sources.id', sourceId)
+    .first(
+      'sources.project_id',
+      'sources.status',
+      'jobs.status as job_status',
+      // One character more than the budget, so that headOf knows the text goes on and cuts at a word end.
+      db().raw('left(sources.text, ?) as head', [groundingChars() + 1]),
+    );
+  if (!row || row.project_id !== project.id) {
+    throw errors.unprocessable('`source.sourceId` must name a source of the same project.', { sourceId, projectId: project.id });
+  }
+  // As GET /v1/sources reads it (docs/sources.md): a file source whose job failed or was cancelled is Failed.
+  const status: string = row.status === 'Processing' && ['FAILED', 'CANCELLED'].includes(row.job_status) ? 'Failed' : row.status;
+  // spec 2.11: only a `Success` source has its text; a Processing or Failed one cannot ground a post.
+  if (status !== 'Success' || !row.head?.trim()) {
+    throw errors.unprocessable(
+      status === 'Failed'
+        ? '`source.sourceId` names a source whose ingest failed; submit it again.'
+        : '`source.sourceId` names a source that is still being processed; retry once its status is `Success`.',
+      { sourceId, status, reason: status === 'Failed' ? 'source_failed' : 'source_not_ready' },
+    );
+  }
+  return { source: { type: 'source', sourceId }, text: headOf(row.head as string, groundingChars()), slotContentType: null };
+}
+
+/** The grounding token budget in characters (about four a token, as lib/knowledge/documents.ts counts). */
+const groundingChars = () => Math.max(1, config.knowledge.groundingTokenBudget) * 4;
+
+/** The text cut to `max` characters at a word boundary when one is near, never inside a surrogate pair. */
+function headOf(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let cut = max;
+  const code = text.charCodeAt(cut - 1);
+  if (code >= 0xd800 && code <= 0xdbff) cut--;
+  const head = text.slice(0, cut);
+  const space = head.search(/\s\S*$/);
+  return space > max * 0.8 ? head.slice(0, space) : head;
 }
 
 /** spec 4.4 scheduledFor: must parse and be in the future; an offset-less value is project-local. */

@@ -12,7 +12,10 @@ const required = (path: (string | number)[], message: string) => ({
   params: { apiCode: 'invalid_request' },
 });
 
-export const SOURCE_TYPES = ['text', 'note', 'idea'] as const;
+export const SOURCE_TYPES = ['text', 'note', 'idea', 'source'] as const;
+
+/** The one field each variant carries besides `type`. */
+const VARIANT_FIELD = { text: 'text', note: 'noteId', idea: 'ideaId', source: 'sourceId' } as const;
 
 // Variant fields are checked below rather than by a strict union, so that a missing field of
 // the named variant answers invalid_request (spec 7.2) rather than a union mismatch.
@@ -22,8 +25,12 @@ const sourceInput = z
     text: boundedText(config.limits.sourceTextChars, 'source.text').optional(),
     noteId: z.string().min(1).max(100).optional(),
     ideaId: z.string().min(1).max(100).optional(),
+    sourceId: z.string().min(1).max(100).optional(),
   })
-  .loose();
+  .loose()
+  .describe(
+    'spec 4.4: one of four variants — `{ type: "text", text }`, `{ type: "note", noteId }`, `{ type: "idea", ideaId }`, `{ type: "source", sourceId }` (a source of the same project whose status is Success; docs/generation.md "Sources").',
+  );
 
 export const createGenerationInput = z
   .object({
@@ -53,20 +60,20 @@ export const createGenerationInput = z
       ctx.addIssue(
         required(
           ['source'],
-          '`source` is required: `{ "type": "text", "text": "..." }`, `{ "type": "note", "noteId": "note_..." }` or `{ "type": "idea", "ideaId": "idea_..." }`.',
+          '`source` is required: `{ "type": "text", "text": "..." }`, `{ "type": "note", "noteId": "note_..." }`, `{ "type": "idea", "ideaId": "idea_..." }` or `{ "type": "source", "sourceId": "src_..." }`.',
         ),
       );
       return;
     }
     if (source.type === undefined) {
-      ctx.addIssue(required(['source', 'type'], '`source.type` is required: `text`, `note` or `idea`.'));
+      ctx.addIssue(required(['source', 'type'], '`source.type` is required: `text`, `note`, `idea` or `source`.'));
       return;
     }
     if (!(SOURCE_TYPES as readonly string[]).includes(source.type)) {
       ctx.addIssue({ code: 'custom', path: ['source', 'type'], message: `must be one of ${SOURCE_TYPES.join(', ')}.` });
       return;
     }
-    const allowed = source.type === 'text' ? ['type', 'text'] : source.type === 'note' ? ['type', 'noteId'] : ['type', 'ideaId'];
+    const allowed = ['type', VARIANT_FIELD[source.type as (typeof SOURCE_TYPES)[number]]];
     const extra = Object.keys(source).filter((k) => !allowed.includes(k));
     if (extra.length)
       ctx.addIssue({ code: 'custom', path: ['source', extra[0]!], message: `is not a field of a \`${source.type}\` source.` });
@@ -79,6 +86,9 @@ export const createGenerationInput = z
     // The idea variant (docs/ideas.md): `{ type: 'idea', ideaId }`.
     if (source.type === 'idea' && source.ideaId === undefined)
       ctx.addIssue(required(['source', 'ideaId'], '`source.ideaId` is required when `source.type` is `idea`.'));
+    // A named source (spec 2.11; docs/generation.md "Sources"): `{ type: 'source', sourceId }`.
+    if (source.type === 'source' && source.sourceId === undefined)
+      ctx.addIssue(required(['source', 'sourceId'], '`source.sourceId` is required when `source.type` is `source`.'));
   });
 
 export type CreateGenerationInput = z.infer<typeof createGenerationInput>;

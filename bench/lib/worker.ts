@@ -1,0 +1,72 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { REPO_ROOT } from './servers';
+
+// The worker process of the job benches (workers/main.ts as a child, with the environment the
+// bench set): its last output kept for an error message, a SIGTERM stop that drains (SIGKILL
+// after 15 s), and readiness as the Temporal server sees it.
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface WorkerChild {
+  child: ChildProcess;
+  tail: string[];
+  stop(): Promise<void>;
+}
+
+export function startWorkerChild(): WorkerChild {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'workers', 'main.ts')], {
+    cwd: REPO_ROOT,
+    env: process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const tail: string[] = [];
+  const keep = (d: Buffer) => {
+    tail.push(d.toString());
+    if (tail.length > 40) tail.shift();
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  return {
+    child,
+    tail,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        child.once('exit', () => {
+          clearTimeout(t);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** Ready once the Temporal server has seen the worker process poll both halves of the queue. */
+export async function waitWorkerReady(w: WorkerChild, taskQueue: string, timeoutMs = 180_000): Promise<void> {
+  const { Connection } = await import('@temporalio/client');
+  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
+  const identity = `${w.child.pid}@${os.hostname()}`;
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      if (w.child.exitCode !== null) throw new Error(`worker exited before it was ready:\n${w.tail.join('')}`);
+      let seen = 0;
+      for (const taskQueueType of [1, 2]) {
+        const r = await connection.workflowService.describeTaskQueue({
+          namespace: 'default',
+          taskQueue: { name: taskQueue, kind: 1 },
+          taskQueueType,
+        });
+        if ((r.pollers ?? []).some((p) => p.identity === identity)) seen++;
+      }
+      if (seen === 2) return;
+      if (Date.now() > deadline) throw new Error(`worker did not poll ${taskQueue} within ${timeoutMs / 1000} s:\n${w.tail.join('')}`);
+      await sleep(100);
+    }
+  } finally {
+    await connection.close();
+  }
+}
