@@ -1163,7 +1163,7 @@ async function main() {
         '  not ready at due (no timer set yet)',
         `${f0(bd.notReadyAtDue)} posts${bd.notReadyAtDue ? ` — their workflow's first task started p50 ${ms(bd.firstTaskStartedMs.p50)} / max ${ms(bd.firstTaskStartedMs.max)} relative to due` : ''}`,
       );
-      B('timer fired (after due)', bd.timerFiredAfterDueMs, bdSlow.timerFiredAfterDueMs);
+      B('timer / start delay fired (after due)', bd.timerFiredAfterDueMs, bdSlow.timerFiredAfterDueMs);
       B('→ workflow task started (queue wait)', bd.workflowTaskWaitMs, bdSlow.workflowTaskWaitMs);
       B('  workflow task run', bd.workflowTaskRunMs, bdSlow.workflowTaskRunMs);
       B('publishPost scheduled (after due)', bd.activityScheduledAfterDueMs, bdSlow.activityScheduledAfterDueMs);
