@@ -683,7 +683,7 @@ async function main() {
     const earliest = Date.now() + estimateMs * 1.3 + MARGIN_MS;
     const dueMs = Math.ceil(earliest / 60_000) * 60_000;
     step(
-      `pilot: ${PILOT} posts (due in 7 days) created at ${f0(pilot.rate)} posts/s (p50 ${pilot.latencyMs.p50.toFixed(0)} ms), ready (timer set) at ${readyRate.toFixed(1)} posts/s${pilotIdle ? '' : ' (task queue never drained)'}, ${pilotArmed}/${pilotChecked.length} checked have their timer → ${f0(POSTS)} posts ≈ ${s1(estimateMs)} s; due minute ${new Date(dueMs).toISOString()} (in ${s1(dueMs - Date.now())} s)`,
+      `pilot: ${PILOT} posts (due in 7 days) created at ${f0(pilot.rate)} posts/s (p50 ${pilot.latencyMs.p50.toFixed(0)} ms), ready (start delay or timer set) at ${readyRate.toFixed(1)} posts/s${pilotIdle ? '' : ' (task queue never drained)'}, ${pilotArmed}/${pilotChecked.length} checked are armed (start delay or timer) → ${f0(POSTS)} posts ≈ ${s1(estimateMs)} s; due minute ${new Date(dueMs).toISOString()} (in ${s1(dueMs - Date.now())} s)`,
     );
 
     const items: CreateItem[] = Array.from({ length: POSTS }, (_, i) => ({
@@ -728,7 +728,7 @@ async function main() {
     const backlogAtDue = readyAt ? 0 : await backlog();
     if (readyAt)
       step(
-        `every publish workflow has set its timer: task queue empty ${s1(readyAt - (dueMs - finishedBeforeDueMs))} s after the last create, ${s1(dueMs - readyAt)} s before due`,
+        `every publish workflow is armed (start delay or timer): task queue empty ${s1(readyAt - (dueMs - finishedBeforeDueMs))} s after the last create, ${s1(dueMs - readyAt)} s before due`,
       );
     else
       step(
@@ -1160,10 +1160,10 @@ async function main() {
       const B = (label: string, a: { p50: number | null; p99: number | null }, b: { p50: number | null; max: number | null }) =>
         L(`  ${label}`, `${ms(a.p50)} / ${ms(a.p99)}   | ${ms(b.p50)} / ${ms(b.max)}`);
       L(
-        '  not ready at due (no timer set yet)',
+        '  not ready at due (not armed yet)',
         `${f0(bd.notReadyAtDue)} posts${bd.notReadyAtDue ? ` — their workflow's first task started p50 ${ms(bd.firstTaskStartedMs.p50)} / max ${ms(bd.firstTaskStartedMs.max)} relative to due` : ''}`,
       );
-      B('timer fired (after due)', bd.timerFiredAfterDueMs, bdSlow.timerFiredAfterDueMs);
+      B('timer / start delay fired (after due)', bd.timerFiredAfterDueMs, bdSlow.timerFiredAfterDueMs);
       B('→ workflow task started (queue wait)', bd.workflowTaskWaitMs, bdSlow.workflowTaskWaitMs);
       B('  workflow task run', bd.workflowTaskRunMs, bdSlow.workflowTaskRunMs);
       B('publishPost scheduled (after due)', bd.activityScheduledAfterDueMs, bdSlow.activityScheduledAfterDueMs);

@@ -66,13 +66,31 @@ export async function timeline(client: Client, workflowId: string, postId: strin
   let publishScheduledAt: number | null = null;
   let publishStartedAt: number | null = null;
   let publishDoneAt: number | null = null;
+  // A workflow started with a start delay to its fire time (lib/publishing/workflows.ts) has no
+  // timer: the server holds its first workflow task until then. Its start counts as the timer
+  // set and its first workflow task scheduled as the timer fired; a timer armed later (after a
+  // signal ended the delay early) takes their place.
+  let delayed = false;
   for (const e of events) {
     const at = tsMs(e.eventTime as Ts);
+    const startedAttrs = e.workflowExecutionStartedEventAttributes;
+    if (startedAttrs && (tsMs(startedAttrs.firstWorkflowTaskBackoff as Ts) ?? 0) > 0) {
+      delayed = true;
+      out.timerStarted = rel(at);
+    }
+    if (delayed && e.workflowTaskScheduledEventAttributes && firedAt === null) {
+      firedAt = at;
+      out.timerFired = rel(at);
+      continue;
+    }
     if (e.workflowTaskStartedEventAttributes && out.firstTaskStarted === null) out.firstTaskStarted = rel(at);
     if (e.timerStartedEventAttributes) out.timerStarted = rel(at);
     if (e.timerFiredEventAttributes) {
       firedAt = at;
       out.timerFired = rel(at);
+      wfStarted = null;
+      out.wfTaskWait = null;
+      out.wfTaskRun = null;
       continue;
     }
     if (firedAt !== null) {

@@ -4,7 +4,7 @@ import { config } from '../config';
 import { connectionHealthWorkflow } from '../../workflows/connectionHealth';
 import { publishPostWorkflow, scheduleChangedSignal } from '../../workflows/publishPost';
 import { SEARCH, workflowIds } from '../temporal';
-import { hasScheduleColumns, scheduleSnapshot, type ScheduleRow } from './schedule';
+import { hasScheduleColumns, scheduleSnapshot, type ScheduleRow, type ScheduleSnapshot } from './schedule';
 
 // Client-side of the publish and health workflows, shared by the API and the reconciler. The
 // workflow, signal and argument types come from the workflow files themselves.
@@ -14,6 +14,15 @@ import { hasScheduleColumns, scheduleSnapshot, type ScheduleRow } from './schedu
  * (signal-with-start: never a second workflow), then records the version it now knows about.
  * A row with its schedule columns travels as a snapshot in the start input and the signal, so
  * the workflow arms its timer without reading the row (workflows/publishPost.ts).
+ *
+ * A new workflow for a post due later is started with a start delay to its fire time
+ * (docs/publishing.md "The publish workflow"): the server holds it, durably, without any workflow
+ * task, and its first task runs at the fire time and publishes at once. That is one workflow task
+ * per post instead of two, no waiting workflow in any worker's cache, and a wake-up the server
+ * times from the fire time itself (a timer armed inside a workflow task starts when that task
+ * completes, so it fires late by the task's run time). A signal-with-start to a workflow still in its delay
+ * (a reschedule, an unschedule) makes the server run its first task at once (Temporal skips the
+ * rest of the delay), and the workflow arms a timer from the snapshot as before.
  */
 export async function syncPublishWorkflow(
   client: Client,
@@ -21,8 +30,10 @@ export async function syncPublishWorkflow(
   post: { id: string; workspace_id: string; project_id: string | null; schedule_version: number } & Partial<ScheduleRow>,
 ): Promise<void> {
   const schedule = hasScheduleColumns(post) ? scheduleSnapshot(post) : undefined;
+  const startDelayMs = publishStartDelayMs(schedule);
   await client.workflow.signalWithStart(publishPostWorkflow, {
     taskQueue: config.temporalTaskQueue,
+    ...(startDelayMs > 0 ? { startDelay: startDelayMs } : {}),
     workflowId: workflowIds.publish(post.id),
     args: [schedule === undefined ? { postId: post.id } : { postId: post.id, schedule }],
     signal: scheduleChangedSignal,
@@ -39,6 +50,17 @@ export async function syncPublishWorkflow(
     .where({ id: post.id })
     .andWhere('workflow_synced_version', '<', post.schedule_version)
     .update({ workflow_synced_version: post.schedule_version });
+}
+
+/**
+ * How long a new publish workflow is held before its first task: until the fire time (scheduled
+ * time + publish delay), rounded up to the millisecond so that the task, stamped by the server's
+ * clock when it starts, never sees a time before it. 0 (start at once) when the snapshot is
+ * missing, not scheduled, or already due.
+ */
+export function publishStartDelayMs(schedule: ScheduleSnapshot | null | undefined, nowMs = Date.now()): number {
+  if (!schedule || schedule.status !== 'scheduled' || schedule.scheduledAtMs === null) return 0;
+  return Math.max(0, Math.ceil(schedule.scheduledAtMs + schedule.delaySeconds * 1000 - nowMs));
 }
 
 /** Starts the project's long-lived health workflow unless it already runs. */

@@ -48,6 +48,33 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     await maybeRecordHistory(workflowIds.publish(id), 'publishPost-published');
   });
 
+  it("holds a new post's workflow in a start delay to its fire time: no task before it, one task that publishes", async () => {
+    const { project } = await connectedPersonalProject(stack.ws.workspace.id);
+    const created = await stack.call('POST', '/v1/posts', {
+      body: { projectId: project.id, content: 'Held until due', scheduledFor: inSeconds(3) },
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const id = created.body.data.id;
+    const fireAt = Date.parse(created.body.data.scheduledAt); // PUBLISH_DELAY_SECONDS=0 in the suite
+    const handle = (await temporalClient()).workflow.getHandle(workflowIds.publish(id));
+    const early = (await handle.fetchHistory()).events ?? [];
+    const start = early[0]!.workflowExecutionStartedEventAttributes!;
+    assert.ok(Number(start.firstWorkflowTaskBackoff?.seconds ?? 0) > 0, 'started with a start delay');
+    assert.ok(!early.some((e) => e.workflowTaskScheduledEventAttributes), 'no workflow task before the fire time');
+    assert.ok((await handle.describe()).executionTime!.getTime() >= fireAt, 'the server holds it until the fire time');
+    await waitFor(async () => (await postStatus(id)).status === 'published', 30_000, 'published');
+    assert.ok((await postStatus(id)).published_at.getTime() >= fireAt, 'not before the fire time');
+    assert.deepEqual(await handle.result(), { outcome: 'published', postUrn: (await postStatus(id)).network_post_urn });
+    const events = (await handle.fetchHistory()).events ?? [];
+    const ms = (t: unknown) => Number((t as { seconds: unknown }).seconds) * 1000 + ((t as { nanos?: number }).nanos ?? 0) / 1e6;
+    const firstTask = events.find((e) => e.workflowTaskScheduledEventAttributes)!;
+    assert.ok(ms(firstTask.eventTime) >= fireAt, 'the first workflow task is scheduled at the fire time');
+    assert.equal(events.filter((e) => e.timerStartedEventAttributes).length, 0, 'no timer');
+    assert.equal(events.filter((e) => e.workflowTaskCompletedEventAttributes).length, 1, 'one workflow task publishes');
+    assert.equal((await sim.listPosts({ reference: id })).posts.length, 1);
+    await maybeRecordHistory(workflowIds.publish(id), 'publishPost-delayed-start');
+  });
+
   it('publishes as the organization for a company page', async () => {
     const { page, organizationId } = await connectedCompanyPage(stack.ws.workspace.id);
     const created = await stack.call('POST', '/v1/posts', {
