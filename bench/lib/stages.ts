@@ -84,7 +84,7 @@ export async function timeStages(args: { token: string; projectId: string; port:
       authenticate({ token: args.token, targetWorkspaceId: undefined, resource: 'rest' }),
     ),
   );
-  out.push(await time('rate limit: consume() Redis EVAL', n, () => consume('read', auth.workspaceId)));
+  out.push(await time('rate limit: consume() Redis EVALSHA', n, () => consume('read', auth.workspaceId)));
   out.push(
     await time('validate query (zod parseInput)', n, () =>
       parseInput(listPosts.input, { projectId: args.projectId, limit: '50' }, 'query'),
