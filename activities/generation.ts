@@ -147,9 +147,10 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
           content: input.draft.content,
           title: input.draft.title,
           contentType: jobInput.contentType,
+          // The service named it from the opening line, so it stays a service-given name (spec 4.4 PATCH title).
+          titleAuto: true,
+          generationJobId: job.id,
         });
-        // The service named it from the opening line, so it stays a service-given name (spec 4.4 PATCH title).
-        await trx('posts').where({ id: post.id }).update({ generation_job_id: job.id, title_auto: true });
         // spec 4.4 idea source: the draft links to its idea, which moves to in_production, in
         // the same transaction as the draft (docs/ideas.md).
         if (jobInput.source.type === 'idea' && jobInput.source.ideaId)
