@@ -149,7 +149,7 @@ export async function timeStages(args: { token: string; projectId: string; port:
   );
   out.push(await time('  present 50 rows (presentPostSummary)', n, () => rows.slice(0, 50).map(presentPostSummary)));
   out.push(
-    await time('  next_cursor (encodeCursor, 2 HMACs)', n, () =>
+    await time('  next_cursor (encodeCursor, sync HMAC)', n, () =>
       encodeCursor({ createdAt: rows[49]!.created_at.toISOString(), id: rows[49]!.id }, { projectId: args.projectId, role: 'admin' }),
     ),
   );
