@@ -1,7 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { finishJob, progressNow, type GenerationJobInput, type JobStatus } from '../lib/generation/jobs';
-import { jobProcessingState, PAUSED_ERROR_TYPE } from '../lib/generation/pause';
+import { jobProcessingState, notPausedSql, PAUSED_ERROR_TYPE } from '../lib/generation/pause';
 import type { PostWriter } from '../lib/llm/client';
 import { isLlmError, shouldRetry } from '../lib/llm/errors';
 import type { ContentType } from '../lib/llm/prompts';
@@ -43,6 +43,10 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
   return {
     /** QUEUED → RUNNING, or the reason it cannot start (a cancel won the race, the job is gone). */
     async startGenerationJob(jobId: string): Promise<StartOutcome> {
+      // The start's UPDATE itself checks the job-processing switch: one statement for a job
+      // that starts; only one that stayed QUEUED reads the switch to learn why.
+      const started = await startQueuedJob(db, jobId, 0.1, 'Writing the post', notPausedSql());
+      if (started.running || started.status !== 'QUEUED') return started;
       // An operator paused job processing: stay QUEUED, and let Temporal retry this start
       // (docs/generation.md "Pausing job processing").
       const pause = await jobProcessingState(db);
@@ -53,6 +57,7 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
           .update({ progress: JSON.stringify(progressNow(0, PAUSED_MESSAGE)), updated_at: db.fn.now() });
         throw ApplicationFailure.retryable(`Job processing is paused${pause.reason ? `: ${pause.reason}` : ''}.`, PAUSED_ERROR_TYPE);
       }
+      // Resumed between the two reads.
       return startQueuedJob(db, jobId, 0.1, 'Writing the post');
     },
 
@@ -62,14 +67,18 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
      */
     async writeGenerationDraft(jobId: string): Promise<Draft> {
       const { attempt } = Context.current().info;
-      const job = await loadRunningJob(db, jobId, ['j.workspace_id', 'j.project_id']);
-      await db('jobs')
-        .where({ id: jobId })
-        .update({
-          attempt_count: attempt,
-          updated_at: db.fn.now(),
-          progress: JSON.stringify(progressNow(0.1, attempt > 1 ? `Writing the post (attempt ${attempt})` : 'Writing the post')),
-        });
+      // The attempt is counted and shown, and the job read, in one statement that requires RUNNING.
+      const progress = JSON.stringify(progressNow(0.1, attempt > 1 ? `Writing the post (attempt ${attempt})` : 'Writing the post'));
+      const counted = await db.raw(
+        `with j as (
+           update jobs set attempt_count = ?, updated_at = now(), progress = ?::jsonb
+            where id = ? and status = 'RUNNING'
+           returning input, workspace_id, project_id)
+         select j.input, j.workspace_id, j.project_id, p.display_name, p.slug from j left join projects p on p.id = j.project_id`,
+        [attempt, progress, jobId],
+      );
+      // Not RUNNING (or gone): loadRunningJob answers why, as a non-retryable failure.
+      const job = (counted.rows[0] as Awaited<ReturnType<typeof loadRunningJob>> | undefined) ?? (await loadRunningJob(db, jobId, []));
       const input = job.input as GenerationJobInput;
       const ctx = Context.current();
       // Grounding: the most relevant passages of the project's and workspace's knowledge, within
@@ -138,9 +147,10 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
           content: input.draft.content,
           title: input.draft.title,
           contentType: jobInput.contentType,
+          // The service named it from the opening line, so it stays a service-given name (spec 4.4 PATCH title).
+          titleAuto: true,
+          generationJobId: job.id,
         });
-        // The service named it from the opening line, so it stays a service-given name (spec 4.4 PATCH title).
-        await trx('posts').where({ id: post.id }).update({ generation_job_id: job.id, title_auto: true });
         // spec 4.4 idea source: the draft links to its idea, which moves to in_production, in
         // the same transaction as the draft (docs/ideas.md).
         if (jobInput.source.type === 'idea' && jobInput.source.ideaId)

@@ -9,9 +9,17 @@ import { finishJob, progressNow, type JobProgress, type JobStatus } from '../lib
 export type StartOutcome = { running: true } | { running: false; status: JobStatus | 'MISSING' };
 
 /** QUEUED → RUNNING showing `message`, or the reason it cannot start (a cancel won the race, the job is gone). */
-export async function startQueuedJob(db: Knex, jobId: string, progress: number, message: string): Promise<StartOutcome> {
-  const [started] = await db('jobs')
-    .where({ id: jobId, status: 'QUEUED' })
+export async function startQueuedJob(
+  db: Knex,
+  jobId: string,
+  progress: number,
+  message: string,
+  /** An extra condition the start must meet (the job-processing switch); a job held back by it answers QUEUED. */
+  also?: { sql: string; bindings: readonly string[] },
+): Promise<StartOutcome> {
+  const q = db('jobs').where({ id: jobId, status: 'QUEUED' });
+  if (also) q.whereRaw(also.sql, [...also.bindings]);
+  const [started] = await q
     .update({
       status: 'RUNNING',
       started_at: db.fn.now(),

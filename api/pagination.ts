@@ -27,7 +27,7 @@ export function parseLimit(
 }
 
 /** The cursor for the row after `pos`, under `filters` (lib/tokens.ts: a signed token). */
-export function encodeCursor(pos: CursorPosition, filters: Record<string, unknown>): Promise<string> {
+export function encodeCursor(pos: CursorPosition, filters: Record<string, unknown>): string {
   return mintCursor(pos, filters);
 }
 
@@ -71,7 +71,7 @@ export async function keysetPage<Row extends { id: string; created_at: Date }, T
     // progress) must not receive the array index.
     data: page.map((row) => opts.present(row)),
     pagination: {
-      next_cursor: hasMore && last ? await encodeCursor({ createdAt: last.created_at.toISOString(), id: last.id }, opts.filters) : null,
+      next_cursor: hasMore && last ? encodeCursor({ createdAt: last.created_at.toISOString(), id: last.id }, opts.filters) : null,
       has_more: hasMore,
     },
   };

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { config } from '../lib/config';
 import { log } from '../lib/logger';
 import { rateLimitUnavailable } from '../lib/metrics';
@@ -27,6 +27,20 @@ local reset = now + window
 if oldest[2] then reset = tonumber(oldest[2]) + window end
 return { allowed, limit - count, reset, now }
 `;
+
+// Sent by its SHA-1 (EVALSHA): the script's 700 bytes are not written, nor hashed again by
+// Redis, on every request. A Redis that does not know it yet (restarted, flushed, SCRIPT FLUSH)
+// answers NOSCRIPT once and gets the text (EVAL, which also caches it).
+const SCRIPT_SHA = createHash('sha1').update(SCRIPT).digest('hex');
+
+async function runScript(key: string, windowMs: number, limit: number, member: string): Promise<number[]> {
+  try {
+    return (await redis().evalsha(SCRIPT_SHA, 1, key, windowMs, limit, member)) as number[];
+  } catch (err) {
+    if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+    return (await redis().eval(SCRIPT, 1, key, windowMs, limit, member)) as number[];
+  }
+}
 
 export interface RateLimitResult {
   allowed: boolean;
@@ -70,7 +84,7 @@ export async function consume(bucket: Bucket, subject: string): Promise<RateLimi
   const member = randomBytes(8).toString('hex');
   let answer: number[];
   try {
-    answer = (await redis().eval(SCRIPT, 1, `rl:${bucket}:${subject}`, config.rateLimit.windowMs, limit, member)) as number[];
+    answer = await runScript(`rl:${bucket}:${subject}`, config.rateLimit.windowMs, limit, member);
   } catch (err) {
     redisDownUntil = Date.now() + REDIS_RETRY_AFTER_MS;
     rateLimitUnavailable.inc({ bucket });

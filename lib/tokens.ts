@@ -1,4 +1,4 @@
-import { createHash, hkdfSync, webcrypto } from 'node:crypto';
+import { createHash, createHmac, hkdfSync, webcrypto } from 'node:crypto';
 import { errors as jose, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { config } from './config';
 
@@ -21,9 +21,22 @@ const keys = new Map<TokenPurpose, Promise<webcrypto.CryptoKey>>();
 function keyFor(purpose: TokenPurpose): Promise<webcrypto.CryptoKey> {
   let key = keys.get(purpose);
   if (!key) {
-    const raw = new Uint8Array(hkdfSync('sha256', config.secretKey, 'content-scheduler signed tokens', purpose, 32));
-    key = webcrypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    key = webcrypto.subtle.importKey('raw', new Uint8Array(rawKeyFor(purpose)), { name: 'HMAC', hash: 'SHA-256' }, false, [
+      'sign',
+      'verify',
+    ]);
     keys.set(purpose, key);
+  }
+  return key;
+}
+
+const rawKeys = new Map<TokenPurpose, Buffer>();
+
+function rawKeyFor(purpose: TokenPurpose): Buffer {
+  let key = rawKeys.get(purpose);
+  if (!key) {
+    key = Buffer.from(hkdfSync('sha256', config.secretKey, 'content-scheduler signed tokens', purpose, 32));
+    rawKeys.set(purpose, key);
   }
   return key;
 }
@@ -31,6 +44,21 @@ function keyFor(purpose: TokenPurpose): Promise<webcrypto.CryptoKey> {
 async function mint(purpose: TokenPurpose, claims: JWTPayload): Promise<string> {
   return new SignJWT(claims).setProtectedHeader({ alg: ALG, typ: purpose }).sign(await keyFor(purpose));
 }
+
+/**
+ * The compact JWS jose's SignJWT makes for `claims` (RFC 7515 7.1: the base64url protected
+ * header and payload, then the HS256 MAC over both), byte for byte (test/unit/tokens.test.ts),
+ * computed synchronously with node:crypto. For the token of every list page: WebCrypto's
+ * asynchronous HMAC behind jose cost about 60 µs of CPU and an extra turn of the event loop per
+ * page (bench/README.md, posts-list profile of 26 November 2026); this costs a few µs. Tokens
+ * are read back by jose (`read`), which checks header, algorithm and claims.
+ */
+function mintSync(purpose: TokenPurpose, claims: JWTPayload): string {
+  const signingInput = `${b64url(JSON.stringify({ alg: ALG, typ: purpose }))}.${b64url(JSON.stringify(claims))}`;
+  return `${signingInput}.${createHmac('sha256', rawKeyFor(purpose)).update(signingInput).digest('base64url')}`;
+}
+
+const b64url = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
 
 /**
  * The claims of a token of `purpose` whose signature holds, or null. An expired token still
@@ -63,8 +91,8 @@ function filterDigest(filters: Record<string, unknown>): string {
   return createHash('sha256').update(canonical).digest().subarray(0, 16).toString('base64url');
 }
 
-export function mintCursor(pos: CursorPosition, filters: Record<string, unknown>): Promise<string> {
-  return mint('cursor', { c: pos.createdAt, i: pos.id, f: filterDigest(filters) });
+export function mintCursor(pos: CursorPosition, filters: Record<string, unknown>): string {
+  return mintSync('cursor', { c: pos.createdAt, i: pos.id, f: filterDigest(filters) });
 }
 
 /** The position of a cursor minted under exactly these filters, else null. */

@@ -101,6 +101,11 @@ export function devServerArgs(opts: Pick<DevServerOptions, 'port' | 'uiPort' | '
   args.push('--namespace', opts.namespace ?? 'default');
   // The custom search attributes, from their one declaration (lib/searchAttributes.ts).
   for (const flag of searchAttributeFlags()) args.push('--search-attribute', flag);
+  // Eager activity dispatch: a workflow task that schedules an activity on its own task queue
+  // gets the activity task back in the same answer when the worker has a free slot, instead of
+  // a second trip through matching and a poll (the generation writer, the publish step).
+  // Production clusters set the same dynamic config key (docs/operations.md).
+  args.push('--dynamic-config-value', 'system.enableActivityEagerExecution=true');
   args.push('--log-level', 'warn');
   return args;
 }

@@ -252,6 +252,11 @@ const PUBLIC_STEPS: readonly Step[] = [
 export async function runOperation(call: OperationCall, onState?: (s: CallState) => void): Promise<CallResult & { state: CallState }> {
   const state: CallState = { ...call };
   onState?.(state);
-  for (const step of call.op.public ? PUBLIC_STEPS : OPERATION_STEPS) await step.run(state);
+  // A synchronous step (version, plan/role, scopes) is not awaited: an await costs a promise and
+  // a microtask turn per step, on the hottest path of both doors (bench/posts-list.ts).
+  for (const step of call.op.public ? PUBLIC_STEPS : OPERATION_STEPS) {
+    const pending = step.run(state);
+    if (pending instanceof Promise) await pending;
+  }
   return { ...need(state.result), state };
 }

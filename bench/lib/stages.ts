@@ -84,7 +84,7 @@ export async function timeStages(args: { token: string; projectId: string; port:
       authenticate({ token: args.token, targetWorkspaceId: undefined, resource: 'rest' }),
     ),
   );
-  out.push(await time('rate limit: consume() Redis EVAL', n, () => consume('read', auth.workspaceId)));
+  out.push(await time('rate limit: consume() Redis EVALSHA', n, () => consume('read', auth.workspaceId)));
   out.push(
     await time('validate query (zod parseInput)', n, () =>
       parseInput(listPosts.input, { projectId: args.projectId, limit: '50' }, 'query'),
@@ -149,7 +149,7 @@ export async function timeStages(args: { token: string; projectId: string; port:
   );
   out.push(await time('  present 50 rows (presentPostSummary)', n, () => rows.slice(0, 50).map(presentPostSummary)));
   out.push(
-    await time('  next_cursor (encodeCursor, 2 HMACs)', n, () =>
+    await time('  next_cursor (encodeCursor, sync HMAC)', n, () =>
       encodeCursor({ createdAt: rows[49]!.created_at.toISOString(), id: rows[49]!.id }, { projectId: args.projectId, role: 'admin' }),
     ),
   );

@@ -128,7 +128,6 @@ export async function finishJob(trx: Knex.Transaction, jobId: string, final: Fin
       updated_at: trx.fn.now(),
     })
     .returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
-  await settleJobSpend(trx, jobId);
   const job = row as JobRow;
   if (job.completed_at)
     jobDuration.observe(
@@ -136,6 +135,10 @@ export async function finishJob(trx: Knex.Transaction, jobId: string, final: Fin
       Math.max(0, (job.completed_at.getTime() - job.created_at.getTime()) / 1000),
     );
   await emitEvent(trx, { workspaceId: job.workspace_id, projectId: job.project_id, type: 'job.completed', data: { job: presentJob(job) } });
+  // Last, as the reservation is at insert (./queue.ts): the settlement locks the workspace's hot
+  // meter rows (ai_spend_days, ai_budget_weeks), which every finishing job of the workspace
+  // needs, so they are held from here to COMMIT only, not across the event's insert.
+  await settleJobSpend(trx, jobId);
   return job;
 }
 

@@ -24,6 +24,14 @@ export async function jobProcessingState(db: Knex | Knex.Transaction): Promise<P
   return { paused: v.paused === true, reason: v.reason ?? null, since: v.paused && row ? (row.updated_at as Date).toISOString() : null };
 }
 
+/**
+ * The same switch as a condition of a statement, for a start that checks it in the UPDATE that
+ * starts the job (one statement instead of two on every start: activities/generation.ts).
+ */
+export function notPausedSql(): { sql: string; bindings: string[] } {
+  return { sql: `not exists (select 1 from service_flags where key = ? and value->'paused' = 'true'::jsonb)`, bindings: [KEY] };
+}
+
 export async function setJobProcessingPaused(db: Knex, paused: boolean, reason: string | null = null): Promise<PauseState> {
   await db('service_flags')
     .insert({ key: KEY, value: JSON.stringify({ paused, reason: paused ? reason : null }), updated_at: db.fn.now() })

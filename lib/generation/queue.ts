@@ -93,6 +93,22 @@ export async function startOrWithdraw(
         { 'Retry-After': '5' },
       );
     }
+    return;
+  }
+  await markWorkflowStarted([job.id]);
+}
+
+/**
+ * Records that these jobs' workflows exist, so the reconciler's pass skips them without asking
+ * Temporal (lib/generation/reconcile.ts). Best effort: a mark that is lost only costs the
+ * reconciler one start attempt, answered "already started".
+ */
+export async function markWorkflowStarted(jobIds: readonly string[]): Promise<void> {
+  if (jobIds.length === 0) return;
+  try {
+    await db()('jobs').whereIn('id', jobIds).whereNull('workflow_started_at').update({ workflow_started_at: db().fn.now() });
+  } catch (err) {
+    log.warn('could not record job workflow starts', { jobIds: jobIds.length, err: err instanceof Error ? err.message : String(err) });
   }
 }
 

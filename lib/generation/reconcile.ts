@@ -10,8 +10,9 @@ import { startGenerationWorkflow, startJobWorkflow } from './workflowClient';
 // A job row is written before its workflow is started (lib/generation/queue.ts). A process that
 // dies between the two leaves a QUEUED job no workflow will ever run, and no answer reached the
 // caller, whose retry makes a new job. The reconciler (activities/publishing.ts) starts the
-// workflow of every job still QUEUED a while after its creation; the workflow id is the job's, so
-// a job whose workflow exists (running, or waiting out paused job processing) is left alone.
+// workflow of every job still QUEUED a while after its creation and not marked as started
+// (`workflow_started_at`); the workflow id is the job's, so a job whose workflow exists but whose
+// mark was lost is only confirmed, never run twice.
 
 type QueuedJob = { id: string; type: JobType; workspace_id: string; project_id: string | null };
 
@@ -25,24 +26,37 @@ const STARTERS: Record<JobType, (job: QueuedJob) => Promise<void>> = {
     }),
 };
 
-/** Starts the missing workflows of jobs QUEUED for longer than `olderThanSeconds`; answers how many it started. */
+/**
+ * Starts the missing workflows of jobs QUEUED for longer than `olderThanSeconds` whose start was
+ * never confirmed (`workflow_started_at` null); answers how many it started. A job whose workflow
+ * started (by the API, or by an earlier pass) is not read at all, so a pass over a backlog of
+ * waiting jobs is one indexed query and no Temporal call (jobs_queued_unstarted).
+ */
 export async function reconcileQueuedJobs(db: Knex, olderThanSeconds = 60): Promise<number> {
   const rows: QueuedJob[] = await db('jobs')
     .where({ status: 'QUEUED' })
+    .whereNull('workflow_started_at')
     .whereRaw('created_at < now() - make_interval(secs => ?)', [olderThanSeconds])
     .orderBy('created_at')
     .limit(200)
     .select('id', 'type', 'workspace_id', 'project_id');
   let started = 0;
+  const confirmed: string[] = [];
   for (const job of rows) {
     try {
       await STARTERS[job.type](job);
       started++;
+      confirmed.push(job.id);
       log.warn('job workflow started by the reconciler (its start was lost)', { jobId: job.id, type: job.type });
     } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) continue;
+      // Only the mark was lost (or the API died after the start): the workflow is there.
+      if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        confirmed.push(job.id);
+        continue;
+      }
       log.warn('job workflow not started by the reconciler', { jobId: job.id, err: err instanceof Error ? err.message : String(err) });
     }
   }
+  if (confirmed.length) await db('jobs').whereIn('id', confirmed).update({ workflow_started_at: db.fn.now() });
   return started;
 }

@@ -18,6 +18,10 @@ export interface NewPost {
   contentType: string;
   scheduledAt?: Date | null;
   status?: 'draft' | 'scheduled';
+  /** A service-given title (spec 4.4 PATCH title) even though `title` is set: a generated draft's. */
+  titleAuto?: boolean;
+  /** The generation job that wrote it (unique: one draft per job). */
+  generationJobId?: string;
 }
 
 export async function insertPost(trx: Knex.Transaction, p: NewPost): Promise<PostRow> {
@@ -32,7 +36,8 @@ export async function insertPost(trx: Knex.Transaction, p: NewPost): Promise<Pos
       status: scheduled ? 'scheduled' : (p.status ?? 'draft'),
       status_id: status?.id ?? null,
       title: p.title ?? '',
-      title_auto: !p.title,
+      title_auto: p.titleAuto ?? !p.title,
+      ...(p.generationJobId ? { generation_job_id: p.generationJobId } : {}),
       content: p.content,
       content_type: p.contentType,
       scheduled_at: p.scheduledAt ?? null,

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { client, startApi, type CallResult, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError, startApiProcess, type ApiProcess } from '../support/foundation';
+import { redis } from '../../lib/redis';
 
 // spec 8: reads share one sliding 60 s bucket of 120 per workspace, enforced in Redis so that
 // every API server (and process) spends the same budget. Headers ride on every answer.
@@ -78,6 +79,14 @@ describe('read rate limit (spec 8)', function () {
     const res = await client(a.url, quiet.key)('GET', '/v1/health/auth');
     assert.equal(res.status, 200);
     assertRateHeaders(res, { remaining: LIMIT - 1 });
+  });
+
+  it('still counts after Redis forgot the limiter script (sent by SHA, resent on NOSCRIPT)', async () => {
+    const { key } = await workspaceWithKey();
+    assertRateHeaders(await client(a.url, key)('GET', '/v1/health/auth'), { remaining: LIMIT - 1 });
+    await redis().script('FLUSH');
+    assertRateHeaders(await client(a.url, key)('GET', '/v1/health/auth'), { remaining: LIMIT - 2 });
+    assertRateHeaders(await client(a.url, key)('GET', '/v1/health/auth'), { remaining: LIMIT - 3 });
   });
 
   it('shares one budget across two API servers', async () => {

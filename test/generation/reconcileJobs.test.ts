@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { createPublishingActivities } from '../../activities/publishing';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
+import { startOrWithdraw } from '../../lib/generation/queue';
+import type { JobRow } from '../../lib/generation/jobs';
 import { createNetworkClient } from '../../lib/network/client';
 import { temporalClient, workflowIds } from '../../lib/temporal';
 import { workspaceWithKey } from '../support/factories';
@@ -13,7 +15,7 @@ describe('the reconciler and jobs whose workflow start was lost', function () {
   this.timeout(60_000);
   const reconcile = () => createPublishingActivities({ db: db(), network: createNetworkClient(), temporal: temporalClient }).reconcile();
 
-  async function queuedJob(workspaceId: string, projectId: string, ageSeconds: number): Promise<string> {
+  async function queuedJob(workspaceId: string, projectId: string, ageSeconds: number, startedMark = false): Promise<string> {
     const id = newId('job');
     await db()('jobs').insert({
       id,
@@ -25,6 +27,7 @@ describe('the reconciler and jobs whose workflow start was lost', function () {
       progress: JSON.stringify({ progress: 0, updatedAt: new Date().toISOString(), message: 'Waiting for a worker' }),
       estimated_completion_ms: 1000,
       created_at: db().raw(`now() - make_interval(secs => ?)`, [ageSeconds]),
+      ...(startedMark ? { workflow_started_at: db().fn.now() } : {}),
     });
     return id;
   }
@@ -44,6 +47,8 @@ describe('the reconciler and jobs whose workflow start was lost', function () {
 
     const first = await reconcile();
     assert.ok((first.jobsStarted ?? 0) >= 1, JSON.stringify(first));
+    assert.ok((await startedMark(orphan)) instanceof Date, 'the pass records the start');
+    assert.equal(await startedMark(fresh), null);
     const run = await describeRun(orphan);
     assert.ok(run, 'the orphaned job has its workflow');
     assert.equal(run.workflowId, workflowIds.generation(orphan));
@@ -54,4 +59,49 @@ describe('the reconciler and jobs whose workflow start was lost', function () {
     assert.equal((await describeRun(orphan))!.runId, run.runId);
     await db()('jobs').whereIn('id', [orphan, fresh]).update({ status: 'CANCELLED' });
   });
+
+  it('skips a QUEUED job whose workflow start was recorded, and confirms one whose mark was lost', async () => {
+    const { workspace, project } = await workspaceWithKey();
+    // Recorded as started (the API's mark) but, here, with no workflow behind it: a pass that
+    // asked Temporal would start one; the pass must not even look.
+    const marked = await queuedJob(workspace.id, project.id, 120, true);
+    // A workflow that exists while its mark was lost: the pass confirms it without a second run.
+    const unmarked = await queuedJob(workspace.id, project.id, 120);
+    await reconcile();
+    const run = await describeRun(unmarked);
+    assert.ok(run);
+    await db()('jobs').where({ id: unmarked }).update({ workflow_started_at: null });
+    await reconcile();
+    assert.equal((await describeRun(unmarked))!.runId, run.runId, 'not started twice');
+    assert.ok((await startedMark(unmarked)) instanceof Date, 'an already-started workflow is recorded');
+    assert.equal(await describeRun(marked), null, 'a recorded start is not sent to Temporal again');
+    await db()('jobs').whereIn('id', [marked, unmarked]).update({ status: 'CANCELLED' });
+  });
+
+  it('the API records a successful start, and not a failed one', async () => {
+    const { workspace, project } = await workspaceWithKey();
+    const ok = await queuedJob(workspace.id, project.id, 0);
+    const okRow = (await db()('jobs').where({ id: ok }).first()) as JobRow;
+    await startOrWithdraw(okRow, async () => undefined, 'test');
+    assert.ok((await startedMark(ok)) instanceof Date);
+    // A start that fails after the job left QUEUED (only the answer was lost) returns quietly and
+    // marks nothing; the job is no longer the reconciler's concern.
+    const gone = await queuedJob(workspace.id, project.id, 0);
+    await db()('jobs').where({ id: gone }).update({ status: 'RUNNING' });
+    const goneRow = (await db()('jobs').where({ id: gone }).first()) as JobRow;
+    await startOrWithdraw(
+      goneRow,
+      async () => {
+        throw new Error('unreachable');
+      },
+      'test',
+    );
+    assert.equal(await startedMark(gone), null);
+    await db()('jobs').whereIn('id', [ok, gone]).update({ status: 'CANCELLED' });
+  });
+
+  async function startedMark(jobId: string): Promise<Date | null> {
+    const row = await db()('jobs').where({ id: jobId }).first('workflow_started_at');
+    return (row?.workflow_started_at as Date | null) ?? null;
+  }
 });

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { hkdfSync } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { config } from '../../lib/config';
 import { mintCursor, mintDeleteConfirmation, readCursor, readDeleteConfirmation } from '../../lib/tokens';
 
 // lib/tokens.ts: the service's signed tokens (JWS, HS256, a key and `typ` per purpose).
@@ -9,14 +12,22 @@ const confirmation = { postId: 'post_a', workspaceId: 'ws_a', principalId: 'key_
 describe('lib/tokens', () => {
   it('a cursor reads back only under the filters it was minted under', async () => {
     const pos = { createdAt: '2026-01-01T00:00:00.000Z', id: 'post_a' };
-    const cursor = await mintCursor(pos, { projectId: 'p', status: ['draft'] });
+    const cursor = mintCursor(pos, { projectId: 'p', status: ['draft'] });
     assert.deepEqual(await readCursor(cursor, { status: ['draft'], projectId: 'p', dateTo: null }), pos);
     assert.equal(await readCursor(cursor, { projectId: 'p' }), null);
     assert.equal(await readCursor(cursor, { projectId: 'p', status: ['scheduled'] }), null);
   });
 
+  it('a cursor is the very JWS jose signs for the same header and claims (minted without WebCrypto)', async () => {
+    const cursor = mintCursor({ createdAt: '2026-01-01T00:00:00.000Z', id: 'post_é🙂' }, { projectId: 'p' });
+    const claims = JSON.parse(Buffer.from(cursor.split('.')[1]!, 'base64url').toString('utf8'));
+    const key = new Uint8Array(hkdfSync('sha256', config.secretKey, 'content-scheduler signed tokens', 'cursor', 32));
+    assert.equal(cursor, await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'cursor' }).sign(key));
+    assert.equal(claims.i, 'post_é🙂');
+  });
+
   it('refuses unsigned tokens, altered payloads and tokens of another purpose', async () => {
-    const cursor = await mintCursor({ createdAt: '2026-01-01T00:00:00.000Z', id: 'post_a' }, {});
+    const cursor = mintCursor({ createdAt: '2026-01-01T00:00:00.000Z', id: 'post_a' }, {});
     const [header, body, mac] = cursor.split('.');
     assert.equal(await readCursor(`${b64({ alg: 'none', typ: 'cursor' })}.${body}.`, {}), null);
     assert.equal(

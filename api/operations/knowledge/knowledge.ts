@@ -152,7 +152,7 @@ export const listKnowledge = defineOperation({
       return {
         data: hits.map((h) => ({ ...h.document, rank: h.rank, snippet: h.snippet })),
         pagination: {
-          next_cursor: hasMore ? await encodeCursor({ createdAt: new Date(0).toISOString(), id: String(offset + limit) }, filters) : null,
+          next_cursor: hasMore ? encodeCursor({ createdAt: new Date(0).toISOString(), id: String(offset + limit) }, filters) : null,
           has_more: hasMore,
         },
       };
