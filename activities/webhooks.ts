@@ -121,6 +121,25 @@ interface DueDelivery {
   e_created_at: Date;
 }
 
+/**
+ * A pass's due deliveries of one endpoint, oldest event first (bindings: endpoint id, limit).
+ * Events committed by one transaction share their `created_at`; among them the outbox `seq` is
+ * the order they were written in (a create that also schedules emits `post.created` first).
+ * Served by the partial index webhook_deliveries_due_idx (migration 20261127300000), which holds
+ * open rows only, so the pass never reads the endpoint's delivered history.
+ */
+export const DUE_DELIVERIES_SQL = `
+  select d.id, d.attempt_count, e.id as e_id, e.workspace_id as e_workspace_id, e.project_id as e_project_id,
+    e.type as e_type, e.data as e_data, e.created_at as e_created_at
+  from webhook_deliveries d
+  left join outbox_events e on e.id = d.event_id
+  where d.endpoint_id = ? and d.status in ('pending', 'retrying') and (d.next_attempt_at is null or d.next_attempt_at <= now())
+  order by d.event_created_at, e.seq, d.id
+  limit ?`;
+
+/** When the endpoint's earliest open delivery is due (binding: endpoint id); the same partial index. */
+export const NEXT_DUE_SQL = `select min(coalesce(next_attempt_at, now())) as next from webhook_deliveries where endpoint_id = ? and status in ('pending', 'retrying')`;
+
 /** Wakes the relay on `NOTIFY outbox_events` (migration 20261121000030), else after the poll interval. */
 async function outboxListener(db: Knex) {
   let pending = false;
@@ -409,19 +428,7 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
         .where({ id: input.endpointId })
         .first('url', 'is_active', 'disabled_reason', 'deleted_at', 'secret_enc', 'previous_secret_enc', 'previous_secret_expires_at')) as
         EndpointContext | undefined;
-      const due = (
-        await db.raw(
-          `
-        select d.id, d.attempt_count, e.id as e_id, e.workspace_id as e_workspace_id, e.project_id as e_project_id,
-          e.type as e_type, e.data as e_data, e.created_at as e_created_at
-        from webhook_deliveries d
-        left join outbox_events e on e.id = d.event_id
-        where d.endpoint_id = ? and d.status in ('pending', 'retrying') and (d.next_attempt_at is null or d.next_attempt_at <= now())
-        order by d.event_created_at, d.id
-        limit ?`,
-          [input.endpointId, opts.passSize],
-        )
-      ).rows as DueDelivery[];
+      const due = (await db.raw(DUE_DELIVERIES_SQL, [input.endpointId, opts.passSize])).rows as DueDelivery[];
       if (due.length === opts.passSize) pass.more = true;
 
       const closeReason =
@@ -492,12 +499,7 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
         );
       }
       if (!pass.more) {
-        const next = (
-          await db.raw(
-            `select min(coalesce(next_attempt_at, now())) as next from webhook_deliveries where endpoint_id = ? and status in ('pending', 'retrying')`,
-            [input.endpointId],
-          )
-        ).rows[0]?.next as Date | null | undefined;
+        const next = (await db.raw(NEXT_DUE_SQL, [input.endpointId])).rows[0]?.next as Date | null | undefined;
         pass.nextDueAtMs = next ? next.getTime() : null;
       }
       return pass;
