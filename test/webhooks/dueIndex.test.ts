@@ -42,12 +42,12 @@ describe('webhook due-deliveries index', function () {
           [workspace.id, endpointId, OPEN],
         );
         await trx.raw('analyze webhook_deliveries');
-        const explain = async (sql: string, bindings: Array<string | number>) =>
+        const explain = async (sql: string, bindings: Array<string | number | string[]>) =>
           ((await trx.raw(`explain ${sql}`, bindings)).rows as Array<{ 'QUERY PLAN': string }>).map((r) => r['QUERY PLAN']).join('\n');
-        plans.due = await explain(DUE_DELIVERIES_SQL, [endpointId, 100]);
+        plans.due = await explain(DUE_DELIVERIES_SQL, [endpointId, [], 100]);
         plans.next = await explain(NEXT_DUE_SQL, [endpointId]);
         // The pass's answer is unchanged: the open rows, in event order.
-        const due = (await trx.raw(DUE_DELIVERIES_SQL, [endpointId, 100])).rows as Array<{ id: string }>;
+        const due = (await trx.raw(DUE_DELIVERIES_SQL, [endpointId, [], 100])).rows as Array<{ id: string }>;
         assert.equal(due.length, OPEN);
         throw rollback;
       })
