@@ -46,6 +46,8 @@ export interface WebhookOptions {
   passSize: number;
   /** A pass starts no new attempt after this, so a workflow task never waits long on it. */
   passBudgetMs: number;
+  /** A pass whose queue ran dry waits this long for newly relayed deliveries before it ends (0: it ends at once). */
+  passLingerMs: number;
 }
 
 export function webhookOptionsFromConfig(): WebhookOptions {
@@ -62,6 +64,7 @@ export function webhookOptionsFromConfig(): WebhookOptions {
     endpointConcurrency: Math.max(1, config.webhooks.endpointConcurrency),
     passSize: 100,
     passBudgetMs: 5_000,
+    passLingerMs: 500,
   };
 }
 
@@ -121,6 +124,27 @@ interface DueDelivery {
   e_created_at: Date;
 }
 
+/**
+ * A pass's due deliveries of one endpoint, oldest event first (bindings: endpoint id, the ids
+ * the pass has in flight, limit).
+ * Events committed by one transaction share their `created_at`; among them the outbox `seq` is
+ * the order they were written in (a create that also schedules emits `post.created` first).
+ * Served by the partial index webhook_deliveries_due_idx (migration 20261127300000), which holds
+ * open rows only, so the pass never reads the endpoint's delivered history.
+ */
+export const DUE_DELIVERIES_SQL = `
+  select d.id, d.attempt_count, e.id as e_id, e.workspace_id as e_workspace_id, e.project_id as e_project_id,
+    e.type as e_type, e.data as e_data, e.created_at as e_created_at
+  from webhook_deliveries d
+  left join outbox_events e on e.id = d.event_id
+  where d.endpoint_id = ? and d.status in ('pending', 'retrying') and (d.next_attempt_at is null or d.next_attempt_at <= now())
+    and d.id <> all(?::text[])
+  order by d.event_created_at, e.seq, d.id
+  limit ?`;
+
+/** When the endpoint's earliest open delivery is due (binding: endpoint id); the same partial index. */
+export const NEXT_DUE_SQL = `select min(coalesce(next_attempt_at, now())) as next from webhook_deliveries where endpoint_id = ? and status in ('pending', 'retrying')`;
+
 /** Wakes the relay on `NOTIFY outbox_events` (migration 20261121000030), else after the poll interval. */
 async function outboxListener(db: Knex) {
   let pending = false;
@@ -170,8 +194,110 @@ async function outboxListener(db: Knex) {
   };
 }
 
+/** A pass's wake-ups: `NOTIFY webhook_deliveries, '<endpointId>'` from the relay (relayBatch). */
+interface DeliveryWake {
+  /** Forgets a wake-up that arrived before now (call before asking the table). */
+  take(): void;
+  /** Resolves true on a wake-up (or one that arrived since `take`), false after `ms`. */
+  next(ms: number): Promise<boolean>;
+  close(): void;
+}
+
+/**
+ * One LISTEN connection per worker process, shared by the passes that are waiting for new
+ * deliveries of their endpoint, held from the pool only while one is subscribed. Without it
+ * (LISTEN failed) a pass simply ends when its queue runs dry, as the workflow's signal still
+ * brings the next pass.
+ */
+function deliveryWakeListener(db: Knex) {
+  const waiters = new Map<string, Set<() => void>>();
+  let conn: pg.Client | null = null;
+  let opening: Promise<void> | null = null;
+  let users = 0;
+  const onNotify = (msg: pg.Notification) => {
+    for (const w of waiters.get(msg.payload ?? '') ?? []) w();
+  };
+  const open = async () => {
+    if (conn) return;
+    opening ??= (async () => {
+      const c = (await db.client.acquireConnection()) as pg.Client;
+      c.on('notification', onNotify);
+      try {
+        await c.query('LISTEN webhook_deliveries');
+      } catch (err) {
+        c.removeListener('notification', onNotify);
+        db.client.releaseConnection(c);
+        throw err;
+      }
+      conn = c;
+    })().finally(() => {
+      opening = null;
+    });
+    await opening;
+  };
+  const release = async () => {
+    if (users > 0 || !conn) return;
+    const c = conn;
+    conn = null;
+    c.removeListener('notification', onNotify);
+    await c.query('UNLISTEN webhook_deliveries').catch(() => undefined);
+    db.client.releaseConnection(c);
+  };
+  return {
+    async subscribe(endpointId: string): Promise<DeliveryWake | null> {
+      let pending = false;
+      let wakeUp: (() => void) | null = null;
+      const fn = () => {
+        pending = true;
+        wakeUp?.();
+      };
+      users++;
+      const set = waiters.get(endpointId) ?? new Set();
+      set.add(fn);
+      waiters.set(endpointId, set);
+      const close = () => {
+        set.delete(fn);
+        if (!set.size && waiters.get(endpointId) === set) waiters.delete(endpointId);
+        users--;
+        void release();
+      };
+      try {
+        await open();
+      } catch {
+        close();
+        return null;
+      }
+      return {
+        take() {
+          pending = false;
+        },
+        next(ms: number) {
+          if (pending) {
+            pending = false;
+            return Promise.resolve(true);
+          }
+          return new Promise<boolean>((resolve) => {
+            const timer = setTimeout(() => {
+              wakeUp = null;
+              resolve(false);
+            }, ms);
+            wakeUp = () => {
+              clearTimeout(timer);
+              wakeUp = null;
+              pending = false;
+              resolve(true);
+            };
+          });
+        },
+        close,
+      };
+    },
+  };
+}
+
 export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides: Partial<WebhookOptions> = {}) {
   const opts: WebhookOptions = { ...webhookOptionsFromConfig(), ...overrides };
+  const deliveryWakes = deliveryWakeListener(db);
 
   /**
    * Claims the oldest undispatched outbox rows (SKIP LOCKED: concurrent relays take disjoint
@@ -238,6 +364,9 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
         // after a crash signals again: harmless.
         const wake = new Map<string, string>();
         for (const m of matches) if (m.is_active) wake.set(m.endpoint_id, m.workspace_id);
+        // A pass already running for the endpoint takes the new rows at once on this NOTIFY
+        // (deliverDueWebhooks); the signal below covers a workflow that is waiting or closed.
+        if (wake.size) await db.raw(`select pg_notify('webhook_deliveries', x) from unnest(?::text[]) x`, [[...wake.keys()]]);
         await pLimit(opts.startConcurrency).map([...wake], async ([endpointId, workspaceId]) => {
           await wakeEndpoint(client, taskQueue, endpointId, workspaceId);
           started++;
@@ -398,107 +527,185 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
     /**
      * One pass of an endpoint's delivery workflow: every delivery of the endpoint that is due
      * (new, or its retry wait over), oldest event first, at most `passSize`; attempts start in
-     * that order, `endpointConcurrency` at a time. The endpoint is read once per pass, so a
-     * disable, delete, URL change or secret rotation applies from the next pass (a pass lasts at
-     * most `passBudgetMs` plus one receiver timeout). Receiver and network failures are recorded
-     * outcomes; an exception means our own infrastructure failed and the pass is retried.
+     * that order, `endpointConcurrency` at a time. While a slot is free the pass takes newly
+     * due deliveries too: when its queue runs dry it asks the table again, and when that finds
+     * nothing it waits up to `passLingerMs` for the relay's `NOTIFY webhook_deliveries` naming
+     * this endpoint, so an endpoint receiving a steady stream is served by one pass after
+     * another without a signal and a workflow task per event. No attempt starts after
+     * `passBudgetMs`. The endpoint is read at the start and again at every refill, so a disable,
+     * delete, URL change or secret rotation applies to the attempts started after it. Receiver
+     * and network failures are recorded outcomes; an exception means our own infrastructure
+     * failed and the pass is retried.
      */
     async deliverDueWebhooks(input: WebhookEndpointInput): Promise<DeliveryPassResult> {
       const pass: DeliveryPassResult = { attempted: 0, delivered: 0, retrying: 0, failed: 0, closed: 0, more: false, nextDueAtMs: null };
-      const ep = (await db('webhook_endpoints')
-        .where({ id: input.endpointId })
-        .first('url', 'is_active', 'disabled_reason', 'deleted_at', 'secret_enc', 'previous_secret_enc', 'previous_secret_expires_at')) as
-        EndpointContext | undefined;
-      const due = (
-        await db.raw(
-          `
-        select d.id, d.attempt_count, e.id as e_id, e.workspace_id as e_workspace_id, e.project_id as e_project_id,
-          e.type as e_type, e.data as e_data, e.created_at as e_created_at
-        from webhook_deliveries d
-        left join outbox_events e on e.id = d.event_id
-        where d.endpoint_id = ? and d.status in ('pending', 'retrying') and (d.next_attempt_at is null or d.next_attempt_at <= now())
-        order by d.event_created_at, d.id
-        limit ?`,
-          [input.endpointId, opts.passSize],
-        )
-      ).rows as DueDelivery[];
-      if (due.length === opts.passSize) pass.more = true;
-
-      const closeReason =
-        !ep || ep.deleted_at || !ep.secret_enc
+      const began = Date.now();
+      const readEndpoint = async () =>
+        (await db('webhook_endpoints')
+          .where({ id: input.endpointId })
+          .first(
+            'url',
+            'is_active',
+            'disabled_reason',
+            'deleted_at',
+            'secret_enc',
+            'previous_secret_enc',
+            'previous_secret_expires_at',
+          )) as EndpointContext | undefined;
+      const closeReasonOf = (e: EndpointContext | undefined) =>
+        !e || e.deleted_at || !e.secret_enc
           ? 'endpoint_deleted: the endpoint was deleted before delivery'
-          : !ep.is_active
-            ? inactiveReason(ep.disabled_reason)
+          : !e.is_active
+            ? inactiveReason(e.disabled_reason)
             : null;
-      if (closeReason || !ep?.secret_enc) {
+      const secretsOf = (e: EndpointContext) => {
+        const secrets = [decrypt(e.secret_enc!)];
+        if (e.previous_secret_enc && e.previous_secret_expires_at && e.previous_secret_expires_at.getTime() > Date.now())
+          secrets.push(decrypt(e.previous_secret_enc));
+        return secrets;
+      };
+      const inFlight = new Set<string>();
+      const dueNow = async (limit: number) =>
+        (await db.raw(DUE_DELIVERIES_SQL, [input.endpointId, [...inFlight], limit])).rows as DueDelivery[];
+
+      let ep = await readEndpoint();
+      const first = await dueNow(opts.passSize);
+      const closeReason = closeReasonOf(ep);
+      if (closeReason) {
         pass.closed += await closeDeliveries(
-          due.map((d) => d.id),
-          closeReason ?? 'endpoint_deleted',
+          first.map((d) => d.id),
+          closeReason,
         );
+        if (first.length === opts.passSize) pass.more = true;
       } else {
-        pass.closed += await closeDeliveries(
-          due.filter((d) => !d.e_id).map((d) => d.id),
-          'event_missing: the event is no longer stored',
-        );
-        const secrets = [decrypt(ep.secret_enc)];
-        if (ep.previous_secret_enc && ep.previous_secret_expires_at && ep.previous_secret_expires_at.getTime() > Date.now())
-          secrets.push(decrypt(ep.previous_secret_enc));
-        const began = Date.now();
+        let secrets = secretsOf(ep!);
+        const queue: DueDelivery[] = [];
+        let taken = 0;
         let stop = false;
-        await pLimit(opts.endpointConcurrency).map(
-          due.filter((d) => d.e_id),
-          async (d) => {
-            // Disabled by a permanent failure of this pass, or out of time: the rest stays due.
-            if (stop || Date.now() - began > opts.passBudgetMs) {
-              pass.more = true;
-              return;
-            }
-            const attempt = d.attempt_count + 1;
-            // Math.random is fine here: the wait is recorded in the row, never replayed.
-            const retryInMs = attempt < opts.maxAttempts ? withJitter(retryDelayMs(attempt, opts.retryBaseMs), Math.random()) : null;
-            const body = JSON.stringify(
-              webhookPayload({
-                id: d.e_id!,
-                workspace_id: d.e_workspace_id,
-                project_id: d.e_project_id,
-                type: d.e_type,
-                data: d.e_data,
-                created_at: d.e_created_at,
-              }),
-            );
-            const headers = {
-              'Content-Type': 'application/json',
-              'User-Agent': USER_AGENT,
-              [SIGNATURE_HEADER]: signatureHeader(secrets, Math.floor(Date.now() / 1000), body),
-              'Webhook-Id': d.e_id!,
-              'Webhook-Attempt': String(attempt),
-            };
-            const startedAt = new Date();
-            const sent = await sendWebhook(ep.url, body, headers, {
-              timeoutMs: opts.timeoutMs,
-              allowLoopback: opts.allowLoopback,
-              resolve: opts.resolve,
-            });
-            const r = await recordAttempt(d.id, attempt, startedAt, sent, retryInMs);
-            pass.attempted++;
-            if (r.outcome === 'delivered') pass.delivered++;
-            else if (r.outcome === 'retry') pass.retrying++;
-            else pass.failed++;
-            if (r.endpointDisabled) {
+        const enqueue = async (rows: DueDelivery[]) => {
+          const missing = rows.filter((d) => !d.e_id);
+          pass.closed += await closeDeliveries(
+            missing.map((d) => d.id),
+            'event_missing: the event is no longer stored',
+          );
+          for (const d of rows) if (d.e_id) queue.push(d);
+          taken += rows.length;
+        };
+        await enqueue(first);
+        if (first.length === opts.passSize) pass.more = true;
+
+        const wake = opts.passLingerMs > 0 && !pass.more ? await deliveryWakes.subscribe(input.endpointId) : null;
+        // One refill at a time; the slots that find the queue empty wait for the same one. A refill
+        // that finds nothing waits for the relay's NOTIFY, or for a retry of this pass falling
+        // due, and gives up after `passLingerMs` without either (then the workflow waits).
+        let nextRetryAt = Infinity;
+        let refilling: Promise<boolean> | null = null;
+        const refill = async (): Promise<boolean> => {
+          const idleSince = Date.now();
+          for (;;) {
+            const now = Date.now();
+            if (stop || taken >= opts.passSize || now - began > opts.passBudgetMs || now - idleSince >= opts.passLingerMs) return false;
+            // Cleared before the query: a NOTIFY arriving after it is kept for the wait below.
+            wake!.take();
+            ep = await readEndpoint();
+            if (closeReasonOf(ep)) {
+              // Deleted or disabled meanwhile: the next pass closes what is left.
               stop = true;
               pass.more = true;
+              return false;
             }
-          },
-        );
+            secrets = secretsOf(ep!);
+            const rows = await dueNow(opts.passSize - taken);
+            if (rows.length) {
+              await enqueue(rows);
+              if (queue.length) return true;
+              continue;
+            }
+            const waitMs = Math.min(
+              idleSince + opts.passLingerMs - Date.now(),
+              began + opts.passBudgetMs - Date.now(),
+              Math.max(20, nextRetryAt - Date.now()),
+            );
+            if (waitMs > 0) await wake!.next(waitMs);
+          }
+        };
+        const next = async (): Promise<DueDelivery | null> => {
+          for (;;) {
+            // Disabled by a permanent failure of this pass, or out of time: the rest stays due.
+            if (stop || Date.now() - began > opts.passBudgetMs) {
+              if (queue.length) pass.more = true;
+              return null;
+            }
+            const d = queue.shift();
+            if (d) return d;
+            if (!wake) return null;
+            refilling ??= refill().finally(() => {
+              refilling = null;
+            });
+            if (!(await refilling) && !queue.length) return null;
+          }
+        };
+        const attempt = async (d: DueDelivery) => {
+          const current = ep!;
+          const n = d.attempt_count + 1;
+          // Math.random is fine here: the wait is recorded in the row, never replayed.
+          const retryInMs = n < opts.maxAttempts ? withJitter(retryDelayMs(n, opts.retryBaseMs), Math.random()) : null;
+          const body = JSON.stringify(
+            webhookPayload({
+              id: d.e_id!,
+              workspace_id: d.e_workspace_id,
+              project_id: d.e_project_id,
+              type: d.e_type,
+              data: d.e_data,
+              created_at: d.e_created_at,
+            }),
+          );
+          const headers = {
+            'Content-Type': 'application/json',
+            'User-Agent': USER_AGENT,
+            [SIGNATURE_HEADER]: signatureHeader(secrets, Math.floor(Date.now() / 1000), body),
+            'Webhook-Id': d.e_id!,
+            'Webhook-Attempt': String(n),
+          };
+          const startedAt = new Date();
+          const sent = await sendWebhook(current.url, body, headers, {
+            timeoutMs: opts.timeoutMs,
+            allowLoopback: opts.allowLoopback,
+            resolve: opts.resolve,
+          });
+          const r = await recordAttempt(d.id, n, startedAt, sent, retryInMs);
+          pass.attempted++;
+          if (r.outcome === 'delivered') pass.delivered++;
+          else if (r.outcome === 'retry') {
+            pass.retrying++;
+            nextRetryAt = Math.min(nextRetryAt, startedAt.getTime() + sent.durationMs + retryInMs!);
+          } else pass.failed++;
+          if (r.endpointDisabled) {
+            stop = true;
+            pass.more = true;
+          }
+        };
+        try {
+          // `endpointConcurrency` slots, each taking the next delivery in event order when free.
+          await Promise.all(
+            Array.from({ length: Math.max(1, opts.endpointConcurrency) }, async () => {
+              for (let d = await next(); d; d = await next()) {
+                inFlight.add(d.id);
+                try {
+                  await attempt(d);
+                } finally {
+                  inFlight.delete(d.id);
+                }
+              }
+            }),
+          );
+        } finally {
+          wake?.close();
+        }
       }
       if (!pass.more) {
-        const next = (
-          await db.raw(
-            `select min(coalesce(next_attempt_at, now())) as next from webhook_deliveries where endpoint_id = ? and status in ('pending', 'retrying')`,
-            [input.endpointId],
-          )
-        ).rows[0]?.next as Date | null | undefined;
-        pass.nextDueAtMs = next ? next.getTime() : null;
+        const nextDue = (await db.raw(NEXT_DUE_SQL, [input.endpointId])).rows[0]?.next as Date | null | undefined;
+        pass.nextDueAtMs = nextDue ? nextDue.getTime() : null;
       }
       return pass;
     },

@@ -451,6 +451,19 @@ async function main() {
           .filter((x) => !Number.isNaN(x)),
       ),
     };
+    // The same stages finer, from the endpoint workflows' histories (every run of each): the row
+    // written → the relay's signal recorded by the server → the workflow task that took it
+    // started on the worker → the pass began the attempt. A row picked up by a pass that was
+    // already running has no signal or task of its own: those stages count as 0 for it.
+    const fine: Awaited<ReturnType<typeof workflowStages>> = await workflowStages(
+      client,
+      endpoints.map((e) => e.id),
+      (id) => workflowIds.webhookEndpoint(id),
+      stages.map((x) => ({ ...x, received_at: receivedAt.get(`${x.event_id}/${endpointIndex.get(x.endpoint_id)}`) })),
+    ).catch((err: Error) => {
+      console.log(`  (stage breakdown from the histories unavailable: ${err.message})`);
+      return {};
+    });
     const statuses = (await db()('webhook_deliveries')
       .where({ workspace_id: workspace.id })
       .whereNot({ event_id: warm })
@@ -483,6 +496,7 @@ async function main() {
         : null,
       machineBusy: cpu ? Math.round(cpu.machineBusy * 100) / 100 : null,
       latencyBreakdownP50Ms: breakdown,
+      stagesMs: fine,
       baseline,
       ratioToBaseline: baseline ? pairs.size / spanS / baseline.perSecond : null,
       latencyMs: {
@@ -507,6 +521,10 @@ async function main() {
     console.log(
       `  latency p50 by stage  relay ${breakdown.relayMs} ms → workflow start and dispatch ${breakdown.startToAttemptMs} ms → POST ${breakdown.attemptToReceiptMs} ms`,
     );
+    for (const [name, v] of Object.entries(fine))
+      console.log(
+        `    ${name.padEnd(28)} p50 ${String(v.p50).padStart(6)} ms · p99 ${String(v.p99).padStart(6)} ms · max ${String(v.max).padStart(6)} ms`,
+      );
     if (result.cpuMsPerDelivery) {
       const c = result.cpuMsPerDelivery;
       const own = (c.worker ?? 0) + (c.temporal ?? 0) + (c.postgres ?? 0);
@@ -546,6 +564,71 @@ async function main() {
     receivers?.child.kill('SIGTERM');
     await temporal.stop();
   }
+}
+
+/**
+ * Per-delivery stage times from the endpoint workflows' histories: relay row → signal recorded,
+ * signal → workflow task started, task started → attempt started (p50, p99, max in ms).
+ */
+async function workflowStages(
+  client: import('@temporalio/client').Client,
+  endpointIds: string[],
+  workflowIdOf: (endpointId: string) => string,
+  deliveries: Array<{ endpoint_id: string; created_at: Date; delivery_at: Date; started_at: Date; received_at?: number }>,
+): Promise<Record<string, { p50: number; p99: number; max: number }>> {
+  const { tsToMs } = await import('@temporalio/common/lib/time');
+  // temporal.api.enums.v1.EventType values (the proto package's namespace object is not a named ESM export).
+  const T = { EVENT_TYPE_WORKFLOW_EXECUTION_STARTED: 1, EVENT_TYPE_WORKFLOW_TASK_STARTED: 6, EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED: 26 };
+  const signals = new Map<string, number[]>();
+  const tasks = new Map<string, number[]>();
+  for (const id of endpointIds) {
+    const s: number[] = [];
+    const t: number[] = [];
+    for await (const run of client.workflow.list({ query: `WorkflowId = '${workflowIdOf(id)}'` })) {
+      const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+      for (const e of history.events ?? []) {
+        if (e.eventType === T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED || e.eventType === T.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED)
+          s.push(tsToMs(e.eventTime));
+        if (e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_STARTED) t.push(tsToMs(e.eventTime));
+      }
+    }
+    signals.set(
+      id,
+      s.sort((a, b) => a - b),
+    );
+    tasks.set(
+      id,
+      t.sort((a, b) => a - b),
+    );
+  }
+  const firstAtOrAfter = (xs: number[], at: number) => xs.find((x) => x >= at);
+  const commitToRow: number[] = [];
+  const attemptToReceipt: number[] = [];
+  const rowToSignal: number[] = [];
+  const signalToTask: number[] = [];
+  const taskToAttempt: number[] = [];
+  for (const d of deliveries) {
+    const row = d.delivery_at.getTime();
+    const attempt = d.started_at.getTime();
+    const signal = Math.min(firstAtOrAfter(signals.get(d.endpoint_id) ?? [], row) ?? attempt, attempt);
+    const task = Math.min(firstAtOrAfter(tasks.get(d.endpoint_id) ?? [], signal) ?? attempt, attempt);
+    commitToRow.push(row - d.created_at.getTime());
+    if (d.received_at !== undefined) attemptToReceipt.push(d.received_at - attempt);
+    rowToSignal.push(signal - row);
+    signalToTask.push(task - signal);
+    taskToAttempt.push(attempt - task);
+  }
+  const sum = (xs: number[]) => {
+    const sorted = xs.sort((a, b) => a - b);
+    return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN };
+  };
+  return {
+    'commit → relay row': sum(commitToRow),
+    'row → signal recorded': sum(rowToSignal),
+    'signal → workflow task': sum(signalToTask),
+    'workflow task → attempt': sum(taskToAttempt),
+    'attempt → receiver': sum(attemptToReceipt),
+  };
 }
 
 if (process.argv.includes(RECEIVER_CHILD)) {

@@ -229,6 +229,28 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     assert.equal(a.received.length, N);
   });
 
+  it('takes events relayed while its pass runs into that same pass (NOTIFY), not one pass per event', async () => {
+    const { w, endpoint } = await workspace();
+    const a = await rx();
+    const e = await endpoint({ url: a.url, events: ['post.updated'] });
+    const N = 20;
+    const ids: string[] = [];
+    // A steady stream, 100 ms apart: without the pass taking new rows itself, each event would
+    // be its own signal, workflow task and pass.
+    for (let i = 0; i < N; i++) {
+      ids.push(await emit(w.workspace.id, 'post.updated', { n: i }));
+      await sleep(100);
+    }
+    await terminal(e.id, N);
+    const status = await (await temporalClient()).workflow.getHandle(workflowIds.webhookEndpoint(e.id)).query(endpointDeliveryStatusQuery);
+    assert.ok(status.passes <= N / 4, `${status.passes} passes for ${N} events relayed one by one`);
+    assert.deepEqual(
+      a.received.map((x) => x.json.id),
+      ids,
+      'each event once, in event order',
+    );
+  });
+
   it('drains a per-delivery workflow of the former design: its next attempt hands the delivery to the endpoint workflow', async () => {
     const { w, endpoint } = await workspace();
     const r = await rx();
