@@ -4,7 +4,7 @@ import { db } from '../../lib/db';
 import { temporalClient, workflowIds } from '../../lib/temporal';
 import { newId } from '../../lib/ids';
 import { deliverWebhookWorkflow, endpointDeliveryStatusQuery, webhookRelayWorkflow } from '../../workflows/deliverWebhook';
-import { recordHistory } from '../../scripts/record-history';
+import { maybeRecordHistory } from '../support/histories';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { startOAuthApi } from '../oauth/support';
@@ -29,13 +29,12 @@ import { verifyWebhookSignature } from './verifier';
 // Loopback receivers are allowed by the worker's explicit options here; the refusal path with
 // the allowance off is the last block of this file and test/webhooks/send.test.ts.
 //
-// RECORD_WEBHOOK_HISTORIES=1 saves the histories of these runs under test/replay/histories/.
+// RECORD_HISTORIES=1 saves the histories of these runs under test/replay/histories/ (the
+// endpoint workflows' and the relay's; test/support/histories.ts).
 
 const RETRY = { retryBaseMs: 200, maxAttempts: 3, timeoutMs: 1_000, allowLoopback: true };
 
-async function record(workflowId: string, name: string) {
-  if (process.env.RECORD_WEBHOOK_HISTORIES) await recordHistory(workflowId, name);
-}
+const record = maybeRecordHistory;
 
 describe('webhook delivery (real Temporal, real receivers)', function () {
   this.timeout(120_000);
@@ -128,7 +127,7 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     assert.equal(d.attempts[0].statusCode, 200);
     assert.equal(d.attempts[0].remoteAddress, '127.0.0.1');
     assert.equal(typeof d.attempts[0].durationMs, 'number');
-    await record(workflowIds.webhookDelivery(event.id, e.id), 'deliverWebhook-delivered-first-attempt');
+    await record(workflowIds.webhookEndpoint(e.id), 'webhookEndpoint-delivered-first-attempt');
   });
 
   it('retries a failing receiver on the backoff schedule, then succeeds', async () => {
@@ -167,7 +166,7 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     );
     assert.equal(attempts[0].error, 'http_status: HTTP 500');
     assert.equal((await endpointRow(e.id)).consecutive_failures, 0);
-    await record(workflowIds.webhookDelivery(eventId, e.id), 'deliverWebhook-retried-then-delivered');
+    await record(workflowIds.webhookEndpoint(e.id), 'webhookEndpoint-retried-then-delivered');
   });
 
   it('fans out to every subscribed endpoint, honouring project binding and event names', async () => {
@@ -227,6 +226,7 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     }
     assert.deepEqual(new Set(a.received.map((x) => x.json.id)), new Set(ids));
     assert.equal(a.received.length, N);
+    await record(workflowIds.webhookEndpoint(ea.id), 'webhookEndpoint-delivered-in-order');
   });
 
   it('takes events relayed while its pass runs into that same pass (NOTIFY), not one pass per event', async () => {
@@ -357,11 +357,7 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
       'delivery after recovery',
     );
     assert.equal(ok.attempt_count, 1);
-    const closedByDisable = inactive[0] ?? exhausted[0];
-    await record(
-      workflowIds.webhookDelivery(closedByDisable.event_id, e.id),
-      inactive.length ? 'deliverWebhook-closed-endpoint-inactive' : 'deliverWebhook-retries-exhausted',
-    );
+    await record(workflowIds.webhookEndpoint(e.id), 'webhookEndpoint-disabled-then-recovered');
   });
 
   it('resets the streak on a success', async () => {
@@ -385,7 +381,7 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     assert.equal(d.status, 'failed');
     assert.match(d.failure_reason, /^endpoint_deleted/);
     assert.equal(r.received.length, 1);
-    await record(workflowIds.webhookDelivery(eventId, e.id), 'deliverWebhook-closed-endpoint-deleted');
+    await record(workflowIds.webhookEndpoint(e.id), 'webhookEndpoint-endpoint-deleted');
   });
 
   it('records a receiver that hangs past the timeout as a timed-out attempt', async () => {
@@ -479,7 +475,7 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
         ['refused', 'refused'],
       );
       assert.equal((await endpointRow(e.id)).consecutive_failures, 1, 'spec 6 rule 3: a failed SSRF check counts');
-      await record(workflowIds.webhookDelivery(eventId, e.id), 'deliverWebhook-refused-retries-exhausted');
+      await record(workflowIds.webhookEndpoint(e.id), 'webhookEndpoint-refused-loopback');
     });
   });
 });
