@@ -374,7 +374,7 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     const { w, endpoint, manage } = await workspace();
     const r = await rx(answer(500));
     const e = await endpoint({ url: r.url, events: ['post.unscheduled'] });
-    const eventId = await emit(w.workspace.id, 'post.unscheduled', {});
+    await emit(w.workspace.id, 'post.unscheduled', {});
     await waitFor(async () => r.received.length >= 1, 20_000, 'first attempt');
     assert.equal((await manage('DELETE', `/v1/webhook-endpoints/${e.id}`)).status, 200);
     const [d] = await terminal(e.id, 1);
@@ -464,7 +464,7 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
       const { w, endpoint, manage } = await workspace();
       const r = await rx();
       const e = await endpoint({ url: r.url, events: ['post.updated'] });
-      const eventId = await emit(w.workspace.id, 'post.updated', {});
+      await emit(w.workspace.id, 'post.updated', {});
       const [d] = await terminal(e.id, 1);
       assert.equal(d.status, 'failed');
       assert.match(d.failure_reason, /^retries_exhausted: 2 attempts failed; last: address_refused: 127\.0\.0\.1/);
