@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import pLimit from 'p-limit';
 import pg from 'pg';
 import { summarize, type LatencySummary } from './lib/load';
-import { diff, machineInfo, snapshot, type CpuSnapshot, type Groups } from './lib/proc';
+import { diff, machineInfo, snapshot, stopChild, type CpuSnapshot, type Groups } from './lib/proc';
 import { postContent, prng } from './lib/content';
 import { compactHistory, timelines, type PostTimeline } from './publishing/history';
 import { cutProfile } from './publishing/profile';
@@ -329,16 +329,7 @@ async function startApi(): Promise<ApiChild> {
     pid: child.pid!,
     port: apiPort,
     tail,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
-        child.once('exit', () => {
-          clearTimeout(t);
-          resolve();
-        });
-        child.kill('SIGTERM');
-      }),
+    stop: () => stopChild(child, 10_000),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 
@@ -106,4 +107,17 @@ export function machineInfo() {
     platform: `${os.platform()} ${os.release()}`,
     node: process.version,
   };
+}
+
+/** A SIGTERM that lets a bench child drain, then SIGKILL after `graceMs`; resolves once it exited. */
+export function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
 }

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
+import { stopChild } from './proc';
 import { REPO_ROOT } from './servers';
 
 // The worker process of the job benches (workers/main.ts as a child, with the environment the
@@ -31,17 +32,28 @@ export function startWorkerChild(): WorkerChild {
   return {
     child,
     tail,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
-        child.once('exit', () => {
-          clearTimeout(t);
-          resolve();
-        });
-        child.kill('SIGTERM');
-      }),
+    stop: () => stopChild(child, 15_000),
   };
+}
+
+/**
+ * Whether the Temporal server has seen the worker `identity` (by default `<pid>@<hostname>`)
+ * poll both halves of the task queue, workflow tasks and activity tasks.
+ */
+export async function pollsBothHalves(
+  connection: import('@temporalio/client').Connection,
+  taskQueue: string,
+  identity: string,
+): Promise<boolean> {
+  for (const taskQueueType of [1, 2]) {
+    const r = await connection.workflowService.describeTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: taskQueue, kind: 1 },
+      taskQueueType,
+    });
+    if (!(r.pollers ?? []).some((p) => p.identity === identity)) return false;
+  }
+  return true;
 }
 
 /** Ready once the Temporal server has seen the worker process poll both halves of the queue. */
@@ -53,16 +65,7 @@ export async function waitWorkerReady(w: WorkerChild, taskQueue: string, timeout
   try {
     for (;;) {
       if (w.child.exitCode !== null) throw new Error(`worker exited before it was ready:\n${w.tail.join('')}`);
-      let seen = 0;
-      for (const taskQueueType of [1, 2]) {
-        const r = await connection.workflowService.describeTaskQueue({
-          namespace: 'default',
-          taskQueue: { name: taskQueue, kind: 1 },
-          taskQueueType,
-        });
-        if ((r.pollers ?? []).some((p) => p.identity === identity)) seen++;
-      }
-      if (seen === 2) return;
+      if (await pollsBothHalves(connection, taskQueue, identity)) return;
       if (Date.now() > deadline) throw new Error(`worker did not poll ${taskQueue} within ${timeoutMs / 1000} s:\n${w.tail.join('')}`);
       await sleep(100);
     }

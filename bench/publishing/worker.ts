@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Connection } from '@temporalio/client';
+import { pollsBothHalves } from '../lib/worker';
 
 // The worker of the publishing bench: `node --import tsx workers/main.ts` as a child process
 // (no tsx supervisor in between, so SIGKILL reaches the process that runs the worker and its
@@ -84,16 +85,7 @@ export function startWorker(
       while (Date.now() < deadline) {
         if (run.exit)
           throw new Error(`worker ${index} exited (${run.exit.signal ?? run.exit.code}) before it was ready:\n${run.tail.join('')}`);
-        let seen = 0;
-        for (const taskQueueType of [1, 2]) {
-          const r = await connection.workflowService.describeTaskQueue({
-            namespace: 'default',
-            taskQueue: { name: taskQueue, kind: 1 },
-            taskQueueType,
-          });
-          if ((r.pollers ?? []).some((p) => p.identity === identity)) seen++;
-        }
-        if (seen === 2) {
+        if (await pollsBothHalves(connection, taskQueue, identity)) {
           run.readyAt ??= Date.now();
           return run.readyAt;
         }

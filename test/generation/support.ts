@@ -1,4 +1,3 @@
-import type { NativeConnection, Worker } from '@temporalio/worker';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { TERMINAL_STATUSES, type JobStatus } from '../../lib/generation/jobs';
@@ -6,7 +5,7 @@ import { ChatCompletionsWriter } from '../../lib/llm/client';
 import { temporalClient } from '../../lib/temporal';
 import { recordHistory } from '../../scripts/record-history';
 import { startLlmStub, type LlmStub } from '../../sim/llm/server';
-import { createWorker } from '../../workers/worker';
+import { testWorker } from '../support/worker';
 import { startApi, type TestServer } from '../support/app';
 
 // The generation suites' harness: the real API over HTTP, the LLM stub as a real HTTP server,
@@ -34,23 +33,14 @@ export async function startHarness(opts: { worker?: boolean } = {}): Promise<Har
     priceInputPer1kTokens: config.llm.priceInputPer1kTokens,
     priceOutputPer1kTokens: config.llm.priceOutputPer1kTokens,
   });
-  let current: { worker: Worker; connection: NativeConnection; running: Promise<void> } | null = null;
+  const worker = testWorker({ writer });
   const harness: Harness = {
     api,
     stub,
     async startWorker() {
-      if (current) return;
-      const { worker, connection } = await createWorker({ writer });
-      current = { worker, connection, running: worker.run() };
+      if (!worker.started) await worker.start();
     },
-    async stopWorker() {
-      if (!current) return;
-      const c = current;
-      current = null;
-      c.worker.shutdown();
-      await c.running;
-      await c.connection.close();
-    },
+    stopWorker: () => worker.stop(),
     async close() {
       await harness.stopWorker();
       await stub.close();

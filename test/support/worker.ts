@@ -1,4 +1,5 @@
 import type { NativeConnection, Worker } from '@temporalio/worker';
+import type { PostWriter } from '../../lib/llm/client';
 import { createWorker } from '../../workers/worker';
 
 // One in-process Temporal worker a suite starts and stops, possibly several times (to change its
@@ -13,12 +14,13 @@ export interface TestWorker {
   readonly started: boolean;
 }
 
-export function testWorker(): TestWorker {
+/** `writer`: the post writer the generation activities use (the configured one when omitted). */
+export function testWorker(opts: { writer?: PostWriter } = {}): TestWorker {
   let current: { worker: Worker; connection: NativeConnection; running: Promise<void> } | null = null;
   return {
     async start(activities) {
       if (current) throw new Error('the test worker is already running');
-      const { worker, connection } = await createWorker({ activities });
+      const { worker, connection } = await createWorker({ activities, ...opts });
       current = { worker, connection, running: worker.run() };
     },
     async stop() {
