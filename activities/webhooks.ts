@@ -209,13 +209,25 @@ interface DeliveryWake {
  * (LISTEN failed) a pass simply ends when its queue runs dry, as the workflow's signal still
  * brings the next pass.
  */
-function deliveryWakeListener(db: Knex) {
+export function deliveryWakeListener(db: Knex) {
   const waiters = new Map<string, Set<() => void>>();
   let conn: pg.Client | null = null;
   let opening: Promise<void> | null = null;
   let users = 0;
   const onNotify = (msg: pg.Notification) => {
     for (const w of waiters.get(msg.payload ?? '') ?? []) w();
+  };
+  // A connection lost while listening (Postgres restarted) is given back to the pool, which
+  // discards it, and the next subscriber listens on a fresh one; until then passes fall back to
+  // ending when their queue runs dry.
+  const onLost = () => {
+    const c = conn;
+    if (!c) return;
+    conn = null;
+    c.removeListener('notification', onNotify);
+    c.removeListener('error', onLost);
+    c.removeListener('end', onLost);
+    db.client.releaseConnection(c);
   };
   const open = async () => {
     if (conn) return;
@@ -229,6 +241,8 @@ function deliveryWakeListener(db: Knex) {
         db.client.releaseConnection(c);
         throw err;
       }
+      c.once('error', onLost);
+      c.once('end', onLost);
       conn = c;
     })().finally(() => {
       opening = null;
@@ -240,6 +254,8 @@ function deliveryWakeListener(db: Knex) {
     const c = conn;
     conn = null;
     c.removeListener('notification', onNotify);
+    c.removeListener('error', onLost);
+    c.removeListener('end', onLost);
     await c.query('UNLISTEN webhook_deliveries').catch(() => undefined);
     db.client.releaseConnection(c);
   };
