@@ -9,7 +9,7 @@
 // simulator on free ports. The worker is `workers/main.ts` as a child process, exactly as
 // production runs it. See bench/publishing/README.md for what the figures mean.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import pLimit from 'p-limit';
 import pg from 'pg';
 import { summarize, type LatencySummary } from './lib/load';
-import { diff, machineInfo, snapshot, stopChild, type CpuSnapshot, type Groups } from './lib/proc';
+import { diff, machineInfo, snapshot, spawnTsxChild, stopChild, type CpuSnapshot, type Groups } from './lib/proc';
 import { postContent, prng } from './lib/content';
 import { compactHistory, timelines, type PostTimeline } from './publishing/history';
 import { cutProfile } from './publishing/profile';
@@ -306,18 +306,7 @@ function apiAnswers(port: number): Promise<boolean> {
 
 async function startApi(): Promise<ApiChild> {
   const apiPort = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'api', 'main.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: String(apiPort) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const tail: string[] = [];
-  const keep = (d: Buffer) => {
-    tail.push(d.toString());
-    if (tail.length > 40) tail.shift();
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  const { child, tail } = spawnTsxChild(path.join(ROOT, 'api', 'main.ts'), ROOT, { ...process.env, PORT: String(apiPort) });
   const deadline = Date.now() + 60_000;
   while (!(await portAcceptsConnections(apiPort)) || !(await apiAnswers(apiPort))) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`API exited before listening:\n${tail.join('')}`);

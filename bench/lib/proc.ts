@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 
@@ -120,4 +120,20 @@ export function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
     });
     child.kill('SIGTERM');
   });
+}
+
+/**
+ * A TypeScript entry of the repository as a child process (tsx as a loader), its last 40 chunks
+ * of output kept for an error message.
+ */
+export function spawnTsxChild(entry: string, cwd: string, env: NodeJS.ProcessEnv): { child: ChildProcess; tail: string[] } {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const tail: string[] = [];
+  const keep = (d: Buffer) => {
+    tail.push(d.toString());
+    if (tail.length > 40) tail.shift();
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  return { child, tail };
 }

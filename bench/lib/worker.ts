@@ -1,7 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { stopChild } from './proc';
+import { spawnTsxChild, stopChild } from './proc';
 import { REPO_ROOT } from './servers';
 
 // The worker process of the job benches (workers/main.ts as a child, with the environment the
@@ -17,18 +17,7 @@ export interface WorkerChild {
 }
 
 export function startWorkerChild(): WorkerChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'workers', 'main.ts')], {
-    cwd: REPO_ROOT,
-    env: process.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const tail: string[] = [];
-  const keep = (d: Buffer) => {
-    tail.push(d.toString());
-    if (tail.length > 40) tail.shift();
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  const { child, tail } = spawnTsxChild(path.join(REPO_ROOT, 'workers', 'main.ts'), REPO_ROOT, process.env);
   return {
     child,
     tail,
