@@ -404,6 +404,7 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
       await new Promise((r) => setTimeout(r, 1_500));
       assert.equal((await job(queued.id)).status, 'CANCELLED');
       assert.equal((await db()('knowledge_documents').where({ job_id: queued.id })).length, 0);
+      await maybeRecordHistory(queued.id, 'ingestKnowledge-cancelled-while-queued');
     } finally {
       if (!worker.started) await startWorker();
     }
