@@ -2,7 +2,6 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApp } from '../../api/app';
 import type { ApiDeps } from '../../api/deps';
-import { answerParserErrorsWithEnvelope } from '../../api/rest/clientError';
 import { apiClient, type ApiClient } from '../../client';
 import { enforceContract } from './contract';
 
@@ -32,8 +31,6 @@ export async function startApi(deps?: ApiDeps): Promise<TestServer> {
   const server: Server = await new Promise((resolve) => {
     const s = createApp(deps).listen(0, '127.0.0.1', () => resolve(s));
   });
-  // As api/main.ts serves: a request the HTTP parser refuses (a head over 16 KB) gets the envelope.
-  answerParserErrorsWithEnvelope(server);
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
