@@ -145,7 +145,7 @@ describe('fuzzing every operation (spec 7.1, 7.2)', function () {
             const path = pathOf(r, segs);
             const v: Record<string, string> = version === undefined ? {} : { 'Service-Api-Version': version };
             if (r.op.inputSource === 'query') {
-              const q = queryOf(body);
+              const q = queryOf(body, path.length);
               await probe(`${mutation} ${version ?? ''} ${r.method} ${path}?${q.slice(0, 200)}`, r.method, q ? `${path}?${q}` : path, v);
             } else {
               await probe(

@@ -209,15 +209,22 @@ function encodeQ(s: string): string {
 }
 
 /**
- * Node's HTTP parser answers a request line over 16 KB itself (431, before any application
- * code), so query values are cut to 2,000 characters and the query to 12,000: huge strings reach the operations through
- * bodies and path segments instead.
+ * Node's HTTP parser answers a request head over 16 KB itself (431, before any application
+ * code; test/attack/transport.test.ts covers that answer on a real API process), so query values
+ * are cut to 2,000 characters and the query to 12,000, and the whole request target (path and
+ * query) to 15,200 characters, which leaves room for the headers: huge strings reach the
+ * operations through bodies and path segments instead.
  */
 const QUERY_VALUE_MAX = 2_000;
 const QUERY_MAX = 12_000;
+const REQUEST_TARGET_MAX = 15_200;
 
-/** The query string of an input object: strings as sent, arrays as repeated parameters, objects bracketed. */
-export function queryOf(input: Record<string, unknown>): string {
+/**
+ * The query string of an input object: strings as sent, arrays as repeated parameters, objects
+ * bracketed; whole parameters are dropped from the end until it fits beside a path of `pathLength`.
+ */
+export function queryOf(input: Record<string, unknown>, pathLength = 0): string {
+  const max = Math.min(QUERY_MAX, REQUEST_TARGET_MAX - pathLength - 1);
   const parts: string[] = [];
   const add = (k: string, v: unknown) => {
     if (v === undefined) return;
@@ -232,7 +239,7 @@ export function queryOf(input: Record<string, unknown>): string {
     parts.push(`${encodeQ(k)}=${encodeQ(String(v).slice(0, QUERY_VALUE_MAX))}`);
   };
   for (const [k, v] of Object.entries(input)) add(k, v);
-  while (parts.join('&').length > QUERY_MAX) parts.pop();
+  while (parts.length && parts.join('&').length > max) parts.pop();
   return parts.join('&');
 }
 
