@@ -219,6 +219,11 @@ export function queryTerms(text: string, max = 24): string[] {
     .map(([w]) => w);
 }
 
+/** The characters a token budget buys for the writer (about four a token). */
+export function charsForTokens(tokens: number): number {
+  return Math.max(0, tokens) * 4;
+}
+
 /**
  * Grounding (docs/knowledge.md "Grounding"): the chunks of a project's and its workspace's
  * knowledge most relevant to `text`, best first, packed into a token budget (about four
@@ -229,7 +234,7 @@ export async function retrieveKnowledge(
   k: Knex,
   opts: { workspaceId: string; projectId: string | null; text: string; tokenBudget: number; extra?: KnowledgeBlock[]; maxChunks?: number },
 ): Promise<{ blocks: KnowledgeBlock[]; documentIds: string[] }> {
-  let budget = Math.max(0, opts.tokenBudget) * 4;
+  let budget = charsForTokens(opts.tokenBudget);
   const blocks: KnowledgeBlock[] = [];
   for (const b of opts.extra ?? []) {
     if (budget <= 0) break;

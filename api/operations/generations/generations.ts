@@ -1,5 +1,6 @@
 import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
+import { charsForTokens } from '../../../lib/knowledge/documents';
 import { errors } from '../../../lib/errors';
 import { estimateCompletionMs, presentJob, type GenerationJobInput } from '../../../lib/generation/jobs';
 import { insertQueuedJob, startOrWithdraw, waitForJob } from '../../../lib/generation/queue';
@@ -107,7 +108,7 @@ async function resolveNamedSource(auth: AuthContext, project: ProjectRow, source
 }
 
 /** The grounding token budget in characters (about four a token, as lib/knowledge/documents.ts counts). */
-const groundingChars = () => Math.max(1, config.knowledge.groundingTokenBudget) * 4;
+const groundingChars = () => Math.max(4, charsForTokens(config.knowledge.groundingTokenBudget));
 
 /** The text cut to `max` characters at a word boundary when one is near, never inside a surrogate pair. */
 function headOf(text: string, max: number): string {
