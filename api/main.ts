@@ -6,7 +6,7 @@ import { preflightOrExit } from '../tooling/preflight';
 import { closeRedis } from '../lib/redis';
 import { createApp } from './app';
 import { createApiDeps } from './deps';
-import { answerParserErrorsWithEnvelope } from './rest/clientError';
+import { listen } from './listen';
 import { closeAuthSubscriber } from './auth/apiKeys';
 import { closeMcp, createMcpApp } from './mcp/app';
 import { startTracingFromEnv, stopTracing } from '../lib/telemetry';
@@ -21,16 +21,20 @@ async function main() {
   if (applied.length) log.info('migrations applied', { applied });
   // One set of outside-world clients for both origins.
   const deps = createApiDeps();
-  const server = createApp(deps).listen(config.port, () => log.info('api listening', { url: config.publicUrl, port: config.port }));
-  server.keepAliveTimeout = 65_000;
-  answerParserErrorsWithEnvelope(server);
-  const mcpServer = createMcpApp(deps).listen(config.mcpPort, () =>
-    log.info('mcp listening', { url: config.mcpPublicUrl, port: config.mcpPort }),
-  );
-  mcpServer.keepAliveTimeout = 65_000;
-  // A taken MCP_PORT must not take the REST API down with it (`npm start` checks the port
-  // before starting; a second API process started without its own MCP_PORT does not).
-  mcpServer.on('error', (err) => log.error('mcp listener failed; this process serves no agent transport', { port: config.mcpPort, err }));
+  // Both listeners are set up as every server of the API is (api/listen.ts): timeouts, the
+  // request-head limit, and the door's error body for requests the HTTP parser refuses. Both are
+  // listening before "api listening" is logged (the test harness waits for that line).
+  const [server, mcpServer] = await Promise.all([
+    listen(createApp(deps), { door: 'rest', port: config.port }),
+    // A taken MCP_PORT must not take the REST API down with it (`npm start` checks the port
+    // before starting; a second API process started without its own MCP_PORT does not).
+    listen(createMcpApp(deps), { door: 'mcp', port: config.mcpPort }).catch((err: unknown) => {
+      log.error('mcp listener failed; this process serves no agent transport', { port: config.mcpPort, err });
+      return undefined;
+    }),
+  ]);
+  log.info('api listening', { url: config.publicUrl, port: config.port });
+  if (mcpServer) log.info('mcp listening', { url: config.mcpPublicUrl, port: config.mcpPort });
   // Prometheus /metrics on METRICS_PORT (lib/metrics.ts, docs/operations.md).
   observeDbPool(() => knexPool(db() as never));
   const metricsServer = await serveMetrics(config.metricsPort, 'api');
@@ -45,6 +49,7 @@ async function main() {
     await Promise.all([
       new Promise<void>((resolve) => server.close(() => resolve())),
       new Promise<void>((resolve) => {
+        if (!mcpServer) return resolve();
         mcpServer.closeAllConnections();
         mcpServer.close(() => resolve());
       }),

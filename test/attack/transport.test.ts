@@ -4,7 +4,9 @@ import { workspaceWithKey } from '../support/factories';
 import { startApiProcess, type ApiProcess } from '../support/foundation';
 
 // spec 7.1 for requests Node's HTTP parser refuses before the application runs: the API process
-// (api/main.ts) answers them with the envelope and 400 invalid_request, not a bare status line.
+// (api/main.ts, listeners of api/listen.ts) answers them with 400 invalid_request, not a bare
+// status line: the envelope on the REST origin, the MCP door's JSON-RPC error (spec 4.9: `data`
+// carries code, requestId, documentationUrl) on the MCP transport.
 
 function raw(url: string, request: string): Promise<string> {
   const { hostname, port } = new URL(url);
@@ -29,6 +31,20 @@ function assertEnvelope(response: string, what: string) {
   assert.equal(parsed.error.code, 'invalid_request', what);
   assert.match(parsed.error.request_id, /^req_/, what);
   assert.equal(typeof parsed.error.docs_url, 'string', what);
+}
+
+function assertMcpRefusal(response: string, what: string) {
+  const [head, body] = [response.slice(0, response.indexOf('\r\n\r\n')), response.slice(response.indexOf('\r\n\r\n') + 4)];
+  assert.match(head, /^HTTP\/1\.1 400 /, `${what}: ${head}`);
+  assert.match(head, /content-type: application\/json/i, what);
+  const requestId = /x-request-id: (\S+)/i.exec(head)?.[1];
+  const parsed = JSON.parse(body);
+  assert.equal(parsed.jsonrpc, '2.0', what);
+  assert.equal(parsed.id, null, what);
+  assert.equal(parsed.error.data.code, 'invalid_request', what);
+  assert.equal(parsed.error.data.requestId, requestId, what);
+  assert.match(parsed.error.data.requestId, /^req_/, what);
+  assert.equal(typeof parsed.error.data.documentationUrl, 'string', what);
 }
 
 describe('requests refused by the HTTP parser still get the envelope (spec 7.1)', function () {
@@ -62,7 +78,23 @@ describe('requests refused by the HTTP parser still get the envelope (spec 7.1)'
     );
   });
 
-  it('keeps serving well-formed requests afterwards', async () => {
+  it('the MCP transport: a 17 KB request head, a bad request line, a bad header, all 400 invalid_request', async () => {
+    const longUrl = await fetch(`${api.mcpUrl}/mcp?x=${'x'.repeat(17 * 1024)}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    assert.equal(longUrl.status, 400);
+    const body = (await longUrl.json()) as any;
+    assert.equal(body.error.data.code, 'invalid_request');
+    assert.match(body.error.data.message, /16 KB/);
+    assertMcpRefusal(await raw(api.mcpUrl, `POST /mcp HTTP/1.1\r\nHost: x\r\nX-Pad: ${'y'.repeat(17 * 1024)}\r\n\r\n`), 'long header');
+    assertMcpRefusal(await raw(api.mcpUrl, 'GARBAGE\r\n\r\n'), 'request line');
+    assertMcpRefusal(await raw(api.mcpUrl, 'GET /sse HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'), 'header without colon');
+  });
+
+  it('keeps serving well-formed requests afterwards, on both doors', async () => {
     assert.equal((await fetch(`${api.url}/v1/health`)).status, 200);
+    assert.equal((await fetch(`${api.mcpUrl}/.well-known/oauth-protected-resource`)).status, 200);
   });
 });
