@@ -2267,7 +2267,7 @@ export interface operations {
                     "application/json": components["schemas"]["health.get.response"];
                 };
             };
-            /** @description version_unsupported */
+            /** @description invalid_request, version_unsupported */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2277,7 +2277,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "version_unsupported";
+                            code?: "invalid_request" | "version_unsupported";
                         };
                     };
                 };
@@ -10218,6 +10218,21 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            /** @description invalid_request: the request was refused before routing (a head over 16 KB, malformed HTTP). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
         };
     };
     "oauth.metadata": {
@@ -10238,6 +10253,21 @@ export interface operations {
                     "application/json": components["schemas"]["AuthorizationServerMetadata"];
                 };
             };
+            /** @description invalid_request: the request was refused before routing (a head over 16 KB, malformed HTTP). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
         };
     };
     "oauth.protectedResource": {
@@ -10256,6 +10286,21 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProtectedResourceMetadata"];
+                };
+            };
+            /** @description invalid_request: the request was refused before routing (a head over 16 KB, malformed HTTP). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
                 };
             };
         };
@@ -10286,13 +10331,20 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request cannot be trusted to redirect: an HTML page explains. */
+            /** @description The request cannot be trusted to redirect: an HTML page explains. A request refused before routing (a head over 16 KB, malformed HTTP) is answered with the JSON envelope and `invalid_request` instead. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": unknown;
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
                 };
             };
         };
@@ -10783,6 +10835,21 @@ export interface operations {
                                     error?: string;
                                 };
                             };
+                        };
+                    };
+                };
+            };
+            /** @description invalid_request: the request was refused before routing (a head over 16 KB, malformed HTTP). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
                         };
                     };
                 };

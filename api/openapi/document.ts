@@ -8,7 +8,7 @@ import type { AnyOperation } from '../operation';
 import { routeTable, type RouteEntry } from '../rest/adapter';
 import { restRouter } from '../rest/routes';
 import type { ApiVersion } from '../versioning';
-import { ERROR_CATALOGUE, operationErrorCodes, statusOfCode } from './errors';
+import { ERROR_CATALOGUE, operationErrorCodes, parserRefusalResponse, statusOfCode } from './errors';
 import { OAUTH_SCHEMAS, oauthErrorEnvelope, oauthPaths } from './oauth';
 import { NAMED_RESOURCES } from './resources';
 
@@ -232,6 +232,7 @@ export function buildOpenApiDocument(opts: { version?: ApiVersion; routes?: read
           description: 'The OpenAPI 3.1 document of the pinned (or current) version.',
           content: { 'application/json': { schema: { type: 'object' } } },
         },
+        400: parserRefusalResponse('Error'),
       },
     },
   };
@@ -274,6 +275,7 @@ export function buildOpenApiDocument(opts: { version?: ApiVersion; routes?: read
       description: 'For load balancers and readiness probes; `/v1/health` is liveness. Unauthenticated, never cached.',
       responses: {
         200: { description: 'Every dependency answered.', content: { 'application/json': { schema: readiness } } },
+        400: parserRefusalResponse('Error'),
         503: {
           description: 'At least one dependency did not answer within 2 s; `checks` names it.',
           content: { 'application/json': { schema: readiness } },

@@ -57,7 +57,9 @@ export function statusOfCode(code: ErrorCode): number {
 
 /** The codes an operation can answer through the REST door (spec 7.2), in catalogue order. */
 export function operationErrorCodes(op: AnyOperation, opts: { hasPathParams: boolean; cursor: boolean; limit: boolean }): ErrorCode[] {
-  const codes = new Set<ErrorCode>(['internal_error', 'version_unsupported']);
+  // invalid_request on every route, public ones included: a request the HTTP parser refuses (a
+  // head over 16 KB, malformed HTTP) is answered with it before any route is known (api/listen.ts).
+  const codes = new Set<ErrorCode>(['internal_error', 'version_unsupported', 'invalid_request']);
   if (!op.public) {
     for (const c of [
       'unauthenticated',
@@ -71,16 +73,37 @@ export function operationErrorCodes(op: AnyOperation, opts: { hasPathParams: boo
       codes.add(c);
     if (op.scopes !== 'any') codes.add('scope_missing');
     if (op.clientRole === 'deny') codes.add('forbidden_project');
-    if (op.inputSource === 'query') codes.add('invalid_request');
-    else for (const c of ['invalid_request', 'unprocessable', 'payload_too_large'] as const) codes.add(c);
+    if (op.inputSource !== 'query') for (const c of ['unprocessable', 'payload_too_large'] as const) codes.add(c);
     if (opts.cursor) codes.add('bad_cursor');
     if (opts.limit) codes.add('bad_pagination');
     if (opts.hasPathParams) codes.add('not_found');
-    if (op.kind === 'write') {
-      codes.add('invalid_request');
-      codes.add('idempotency_key_conflict');
-    }
+    if (op.kind === 'write') codes.add('idempotency_key_conflict');
   }
   for (const c of op.errors ?? []) codes.add(c);
   return ERROR_CATALOGUE.map((e) => e.code).filter((c) => codes.has(c));
+}
+
+/**
+ * The 400 a path answers when the listener refuses the request before any route is known (a head
+ * over 16 KB, malformed HTTP; api/listen.ts): the 7.1 envelope with `invalid_request`. For the
+ * paths written by hand (the operations of the route table get it from operationErrorCodes);
+ * `envelope` names the error schema of the path's family (`Error`, or `OAuthError` on the
+ * authorization server, which carries the same fields).
+ */
+export function parserRefusalResponse(envelope: 'Error' | 'OAuthError'): Record<string, unknown> {
+  return {
+    description: 'invalid_request: the request was refused before routing (a head over 16 KB, malformed HTTP).',
+    headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+    content: { 'application/json': { schema: parserRefusalSchema(envelope) } },
+    'x-error-codes': ['invalid_request'],
+  };
+}
+
+export function parserRefusalSchema(envelope: 'Error' | 'OAuthError'): Record<string, unknown> {
+  return {
+    allOf: [
+      { $ref: `#/components/schemas/${envelope}` },
+      { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: ['invalid_request'] } } } } },
+    ],
+  };
 }

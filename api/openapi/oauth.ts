@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../../lib/errors';
+import { parserRefusalResponse, parserRefusalSchema } from './errors';
 
 // The authorization server's endpoints (spec 5.3, api/oauth) in the OpenAPI document. They are
 // not operations of the pipeline, so they are described here by hand: form-encoded request
@@ -187,7 +188,10 @@ export function oauthPaths(): Record<string, Record<string, Json>> {
         summary: 'Authorization server metadata (RFC 8414).',
         tags,
         security: [],
-        responses: { 200: { description: 'The metadata; cacheable, any origin.', content: json(ref('AuthorizationServerMetadata')) } },
+        responses: {
+          200: { description: 'The metadata; cacheable, any origin.', content: json(ref('AuthorizationServerMetadata')) },
+          400: parserRefusalResponse('OAuthError'),
+        },
       },
     },
     '/.well-known/oauth-protected-resource': {
@@ -196,7 +200,10 @@ export function oauthPaths(): Record<string, Record<string, Json>> {
         summary: 'Protected resource metadata of the REST API (RFC 9728); `resource` is the indicator REST tokens are bound to.',
         tags,
         security: [],
-        responses: { 200: { description: 'The metadata; cacheable, any origin.', content: json(ref('ProtectedResourceMetadata')) } },
+        responses: {
+          200: { description: 'The metadata; cacheable, any origin.', content: json(ref('ProtectedResourceMetadata')) },
+          400: parserRefusalResponse('OAuthError'),
+        },
       },
     },
     '/oauth/authorize': {
@@ -224,7 +231,17 @@ export function oauthPaths(): Record<string, Record<string, Json>> {
             description: 'To the sign-in or consent page, or back to `redirect_uri` with `code` or `error`.',
             headers: { Location: { schema: { type: 'string' } } },
           },
-          400: { description: 'The request cannot be trusted to redirect: an HTML page explains.', content: { 'text/html': {} } },
+          // spec 7.3 keeps the envelope for the JSON endpoints; this one answers a browser. The JSON
+          // answer is the listener's, for a request refused before routing (a head over 16 KB, which a
+          // long query string makes; malformed HTTP): no route, and so no HTML page, is known yet.
+          400: {
+            description:
+              'The request cannot be trusted to redirect: an HTML page explains. A request refused before routing ' +
+              '(a head over 16 KB, malformed HTTP) is answered with the JSON envelope and `invalid_request` instead.',
+            headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+            content: { 'text/html': {}, 'application/json': { schema: parserRefusalSchema('OAuthError') } },
+            'x-error-codes': ['invalid_request'],
+          },
         },
       },
     },

@@ -88,6 +88,17 @@ describe('GET /v1/openapi.json', () => {
     assert.match(checkResponse('GET', `${api.url}/v1/calendar`, 200, 'application/json', { items: [] }).join(), /data/);
   });
 
+  it('declares on every path the 400 invalid_request the listener answers before routing (api/listen.ts)', async () => {
+    const doc = (await client(api.url)('GET', '/v1/openapi.json')).body as any;
+    for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const refusal = op.responses['400'];
+        assert.ok(refusal?.content?.['application/json'], `${method} ${path}: a JSON 400`);
+        assert.ok(refusal['x-error-codes'].includes('invalid_request'), `${method} ${path}: invalid_request`);
+      }
+    }
+  });
+
   it('describes the authorization server: form-encoded bodies, the RFC answers and the 7.3 envelope', async () => {
     const doc = (await client(api.url)('GET', '/v1/openapi.json')).body as any;
     const token = doc.paths['/oauth/token'].post;
@@ -113,6 +124,11 @@ describe('GET /v1/openapi.json', () => {
     assert.deepEqual(checkResponse('POST', `${api.url}/oauth/revoke`, 200, 'text/plain; charset=utf-8', ''), []);
     assert.match(checkResponse('POST', `${api.url}/oauth/revoke`, 200, 'application/json', {}).join(), /documented without/);
     assert.deepEqual(checkResponse('GET', `${api.url}/oauth/authorize?client_id=x`, 303, 'text/html', 'Redirecting'), []);
+    // The authorize 400 is its HTML page, or the listener's envelope for a request refused before routing.
+    const authorize = `${api.url}/oauth/authorize?client_id=x`;
+    assert.deepEqual(checkResponse('GET', authorize, 400, 'text/html; charset=utf-8', '<p>Unknown client</p>'), []);
+    assert.deepEqual(checkResponse('GET', authorize, 400, 'application/json', envelope('invalid_request')), []);
+    assert.match(checkResponse('GET', authorize, 400, 'application/json', envelope('invalid_grant')).join(), /invalid_grant/);
     assert.deepEqual(checkResponse('POST', `${api.url}/oauth/introspect`, 200, 'application/json', { active: false }), []);
     assert.match(checkResponse('POST', `${api.url}/oauth/introspect`, 200, 'application/json', { active: false, sub: 'u' }).join(), /./);
   });

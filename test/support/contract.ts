@@ -24,7 +24,7 @@ interface Compiled {
   template: string;
   pattern: RegExp;
   responses: Map<string, { validate: ValidateFunction; codes?: string[] }>;
-  /** Statuses documented without a JSON body (a redirect, an HTML page, an empty 200). */
+  /** Statuses documented without a body or with a body other than JSON (a redirect, an HTML page, an empty 200). */
   bodiless: Set<string>;
   /** The operation declares an `output` schema; without one only the envelopes are checked. */
   described: boolean;
@@ -50,11 +50,12 @@ function compile(): Compiled[] {
       const bodiless = new Set<string>();
       const described = op.responses['200']?.content?.['application/json']?.schema?.$ref !== '#/components/schemas/DataEnvelope';
       for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
-        const schema = response.content?.['application/json']?.schema;
-        if (!schema) {
-          bodiless.add(status);
-          continue;
-        }
+        const content = (response.content ?? {}) as Record<string, Json>;
+        const schema = content['application/json']?.schema;
+        // A status may be documented with an HTML page and a JSON envelope both (/oauth/authorize's
+        // 400: the page, or the listener's refusal before routing): either answer conforms.
+        if (!schema || Object.keys(content).some((type) => type !== 'application/json')) bodiless.add(status);
+        if (!schema) continue;
         // An operation not yet described (no `output`): its errors are held to the 7.1
         // envelope with any code of 7.2, not to the derived per-operation list.
         if (!described && status !== '200') responses.set(status, { validate: errorEnvelope });
@@ -77,13 +78,17 @@ export function checkResponse(method: string, url: string, status: number, conte
   // 431 is Node's HTTP parser refusing an oversized URL or header before the service sees the request.
   if (status === 304 || status === 431 || status === 499) return [];
   const where = `${method.toUpperCase()} ${op.template} → ${status}`;
+  const json = contentType?.includes('application/json') ?? false;
   // A status documented without a JSON body (the authorize redirect or its HTML page, the
-  // revocation's empty 200) must not carry one.
-  if (op.bodiless.has(String(status)))
-    return contentType?.includes('application/json') ? [`${where}: answered JSON, documented without`] : [];
-  if (!contentType?.includes('application/json')) return [`${where}: answered ${contentType ?? 'no content type'}, not JSON`];
-  const expected = op.responses.get(String(status)) ?? (status >= 400 ? op.responses.get('default') : undefined);
-  if (!expected) return [`${where}: status not documented for this operation (body ${JSON.stringify(body).slice(0, 300)})`];
+  // revocation's empty 200) conforms with any other body, and must not carry JSON unless it is
+  // documented with JSON too.
+  if (!json) return op.bodiless.has(String(status)) ? [] : [`${where}: answered ${contentType ?? 'no content type'}, not JSON`];
+  const expected =
+    op.responses.get(String(status)) ?? (status >= 400 && !op.bodiless.has(String(status)) ? op.responses.get('default') : undefined);
+  if (!expected)
+    return op.bodiless.has(String(status))
+      ? [`${where}: answered JSON, documented without`]
+      : [`${where}: status not documented for this operation (body ${JSON.stringify(body).slice(0, 300)})`];
   const problems: string[] = [];
   if (!expected.validate(body)) {
     problems.push(
