@@ -401,8 +401,9 @@ Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
 
 async function serve() {
   const { createApp } = await import('../api/app');
-  const server = createApp().listen(Number(process.env.PORT), '127.0.0.1', () => process.send!('ready'));
-  server.keepAliveTimeout = 65_000;
+  const { listen } = await import('../api/listen');
+  await listen(createApp(), { door: 'rest', port: Number(process.env.PORT), host: '127.0.0.1' });
+  process.send!('ready');
   process.on('disconnect', () => process.exit(0));
 }
 

@@ -40,6 +40,7 @@ const { db, migrateLatest, closeDb } = await import('../lib/db');
 await migrateLatest(db());
 const { workspaceWithKey } = await import('../test/support/factories');
 const { createApp } = await import('../api/app');
+const { listen } = await import('../api/listen');
 const { checkResponse } = await import('../test/support/contract');
 const { httpDuration, httpRequests } = await import('../lib/metrics');
 const { closeRedis } = await import('../lib/redis');
@@ -64,17 +65,16 @@ for (let i = 0; i < 60; i++) {
     .catch((e: Error) => e);
   if (res instanceof Error) throw res;
 }
-async function listen(app: ReturnType<typeof createApp>) {
-  const s = app.listen(0, '127.0.0.1');
-  await new Promise((r) => s.once('listening', r));
+async function serve(app: ReturnType<typeof createApp>) {
+  const s = await listen(app, { door: 'rest', port: 0, host: '127.0.0.1' });
   return { server: s, url: `http://127.0.0.1:${(s.address() as AddressInfo).port}/v1/posts?projectId=${ws.project.id}&limit=50` };
 }
-const { server, url } = await listen(createApp());
+const { server, url } = await serve(createApp());
 // The traced app: the same app with the request span mounted first (createApp does this when
 // tracing is on at its start); tracing itself is switched on and off around its rounds.
 const tracedApp = createApp();
 tracedApp.middleware.unshift(tracingMiddleware('rest'));
-const traced = await listen(tracedApp);
+const traced = await serve(tracedApp);
 const discard = {
   export: (_spans: unknown[], done: (r: { code: number }) => void) => done({ code: 0 }),
   shutdown: async () => {},

@@ -1,16 +1,16 @@
-import http from 'node:http';
 import { createApp } from '../../api/app';
+import { createDoorServer } from '../../api/listen';
 import { closeAuthSubscriber } from '../../api/auth/apiKeys';
 import { closeDb } from '../../lib/db';
 import { closeRedis } from '../../lib/redis';
 import { serveUnderParent } from './serverChild';
 
 // Server (a) of the posts-list bench: the real API exactly as api/main.ts builds it — same
-// middleware, router, auth, rate limiter, knex pool and Redis client. The parent has set
-// DATABASE_URL, REDIS_URL and RATE_LIMIT_READ in this process's environment before forking,
-// so lib/config reads the bench values at import.
+// listener set-up (api/listen.ts), middleware, router, auth, rate limiter, knex pool and Redis
+// client. The parent has set DATABASE_URL, REDIS_URL and RATE_LIMIT_READ in this process's
+// environment before forking, so lib/config reads the bench values at import.
 
-const server = http.createServer(createApp().callback());
+const server = createDoorServer(createApp(), 'rest');
 serveUnderParent(server, {
   onStop: async () => {
     closeAuthSubscriber();

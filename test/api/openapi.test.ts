@@ -129,6 +129,7 @@ describe('GET /v1/openapi.json', () => {
     assert.deepEqual(checkResponse('GET', authorize, 400, 'text/html; charset=utf-8', '<p>Unknown client</p>'), []);
     assert.deepEqual(checkResponse('GET', authorize, 400, 'application/json', envelope('invalid_request')), []);
     assert.match(checkResponse('GET', authorize, 400, 'application/json', envelope('invalid_grant')).join(), /invalid_grant/);
+    assert.match(checkResponse('GET', authorize, 431, 'text/plain', '').join(), /not JSON/);
     assert.deepEqual(checkResponse('POST', `${api.url}/oauth/introspect`, 200, 'application/json', { active: false }), []);
     assert.match(checkResponse('POST', `${api.url}/oauth/introspect`, 200, 'application/json', { active: false, sub: 'u' }).join(), /./);
   });

@@ -5,18 +5,15 @@ import Koa from 'koa';
 import { probesFor, readinessRouter } from '../../api/health/ready';
 import { config } from '../../lib/config';
 import { temporalAddress } from '../../lib/temporal';
-import { useApi } from '../support/app';
+import { serveOnEphemeralPort, useApi } from '../support/app';
 
 // issue 17: GET /v1/health/ready, unauthenticated, 200 while Postgres, Redis and Temporal
 // answer and 503 naming the one that does not; /v1/health stays liveness.
 
-async function serve(router: ReturnType<typeof readinessRouter>): Promise<{ url: string; close(): Promise<void> }> {
+function serve(router: ReturnType<typeof readinessRouter>): Promise<{ url: string; close(): Promise<void> }> {
   const app = new Koa();
   app.use(router.routes());
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(() => r())) };
+  return serveOnEphemeralPort(app);
 }
 
 /** A port nothing listens on: one we bound and released. */

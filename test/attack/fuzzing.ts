@@ -209,11 +209,11 @@ function encodeQ(s: string): string {
 }
 
 /**
- * Node's HTTP parser answers a request head over 16 KB itself (431, before any application
- * code; test/attack/transport.test.ts covers that answer on a real API process), so query values
- * are cut to 2,000 characters and the query to 12,000, and the whole request target (path and
- * query) to 15,200 characters, which leaves room for the headers: huge strings reach the
- * operations through bodies and path segments instead.
+ * A request head over 16 KB is refused by the listener before any route is known (400
+ * invalid_request from api/listen.ts; test/attack/transport.test.ts covers that answer), which
+ * says nothing about the operation, so query values are cut to 2,000 characters and the query to
+ * 12,000, and the whole request target (path and query) to 15,200 characters, which leaves room
+ * for the headers: huge strings reach the operations through bodies and path segments instead.
  */
 const QUERY_VALUE_MAX = 2_000;
 const QUERY_MAX = 12_000;

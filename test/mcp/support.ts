@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -14,6 +12,7 @@ import { ChatCompletionsWriter } from '../../lib/llm/client';
 import { startLlmStub, type LlmStub } from '../../sim/llm/server';
 import { createWorker } from '../../workers/worker';
 import { startApiProcess as startApiProcessOnBothDoors } from '../support/foundation';
+import { serveOnEphemeralPort } from '../support/app';
 
 // The MCP suites' harness: the REST/OAuth app and the MCP app, each a real HTTP server on an
 // ephemeral port in this process (config's public URLs pointed at them, as the OAuth tests do),
@@ -28,29 +27,17 @@ export interface McpStack {
   close(): Promise<void>;
 }
 
-async function listen(app: { listen: (port: number, host: string, cb: () => void) => Server }): Promise<{ server: Server; url: string }> {
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
 export async function startMcpStack(): Promise<McpStack> {
-  const api = await listen(createApp());
-  const mcp = await listen(createMcpApp());
+  const api = await serveOnEphemeralPort(createApp());
+  const mcp = await serveOnEphemeralPort(createMcpApp(), 'mcp');
   const previous = { publicUrl: config.publicUrl, mcpPublicUrl: config.mcpPublicUrl };
   Object.assign(config, { publicUrl: api.url, mcpPublicUrl: mcp.url });
-  const stop = (s: Server) =>
-    new Promise<void>((resolve) => {
-      s.closeAllConnections();
-      s.close(() => resolve());
-    });
   return {
     apiUrl: api.url,
     mcpUrl: mcp.url,
     async close() {
       await closeMcp();
-      await Promise.all([stop(api.server), stop(mcp.server)]);
+      await Promise.all([api.close(), mcp.close()]);
       Object.assign(config, previous);
     },
   };

@@ -1,7 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import type Koa from 'koa';
 import { createApp } from '../../api/app';
 import type { ApiDeps } from '../../api/deps';
+import { listen, type Door } from '../../api/listen';
 import { apiClient, type ApiClient } from '../../client';
 import { enforceContract } from './contract';
 
@@ -27,13 +29,20 @@ export function useApi(deps?: ApiDeps): TestServer {
 }
 
 /** `deps`: the app's outside-world clients (api/deps.ts); the configured ones when omitted. */
-export async function startApi(deps?: ApiDeps): Promise<TestServer> {
-  const server: Server = await new Promise((resolve) => {
-    const s = createApp(deps).listen(0, '127.0.0.1', () => resolve(s));
-  });
+export function startApi(deps?: ApiDeps): Promise<TestServer> {
+  return serveOnEphemeralPort(createApp(deps));
+}
+
+/**
+ * A Koa app of the API on an ephemeral loopback port, set up as api/main.ts sets up its
+ * listeners (api/listen.ts): the same timeouts, request-head limit and parser-refusal answer.
+ */
+export async function serveOnEphemeralPort(app: Koa, door: Door = 'rest'): Promise<TestServer & { server: Server }> {
+  const server = await listen(app, { door, port: 0, host: '127.0.0.1' });
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    server,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

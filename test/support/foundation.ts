@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type Koa from 'koa';
 import { createApp } from '../../api/app';
 import { db } from '../../lib/db';
 import { newId, randomBase62 } from '../../lib/ids';
-import type { CallResult, TestServer } from './app';
+import { serveOnEphemeralPort, type CallResult, type TestServer } from './app';
 import { freePort } from '../../tooling/ports';
 
 // Helpers for the foundation suites (test/api/*.test.ts): servers with extra test-only routes,
@@ -23,18 +21,7 @@ const root = path.resolve(import.meta.dirname, '..', '..');
 export async function startApiWith(configure: (app: Koa) => void): Promise<TestServer> {
   const app = createApp();
   configure(app);
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return serveOnEphemeralPort(app);
 }
 
 export interface ApiProcess extends TestServer {
