@@ -14,7 +14,7 @@ import { member, workspaceWithKey } from '../support/factories';
 import { png } from '../media/images';
 import { newId } from '../../lib/ids';
 import { storeDocument } from '../../lib/knowledge/ingest';
-import { inputJsonSchema, mcpTools, restRoutes } from './catalogue';
+import { inputJsonSchema, mcpTools, restRoutes, type JsonSchema, type RestRoute } from './catalogue';
 import { terminateGenerationJobs, valueOf, workspaceRows, type Fixtures } from './fuzzing';
 
 // spec 1 rule 1, generated from the route table and the tool registry: for every route and
@@ -23,7 +23,29 @@ import { terminateGenerationJobs, valueOf, workspaceRows, type Fixtures } from '
 // an OAuth token, and an OAuth token of a user who is also a Client member of the other
 // workspace (tools: the key and that token); and the other workspace's rows stay as they were.
 
-const routes = await restRoutes();
+/** Every field name of a JSON Schema, at any depth and in every branch of a union. */
+function fieldNames(s: JsonSchema | undefined): string[] {
+  if (!s || typeof s !== 'object') return [];
+  return [
+    ...Object.entries(s.properties ?? {}).flatMap(([k, v]) => [k, ...fieldNames(v)]),
+    ...[...(s.anyOf ?? []), ...(s.oneOf ?? []), ...(s.allOf ?? [])].flatMap(fieldNames),
+    ...fieldNames(s.items),
+    ...(typeof s.additionalProperties === 'object' ? fieldNames(s.additionalProperties) : []),
+  ];
+}
+
+/** The inputs of a route or tool that name something by id: path parameters and `…Id` fields. */
+function idInputs(schema: JsonSchema, params: readonly string[] = []): string[] {
+  return [...new Set([...params, ...fieldNames(schema).filter((n) => /Id$/.test(n))])];
+}
+
+const routeSchema = (r: RestRoute) => inputJsonSchema(r.op);
+const toolSchema = (t: (typeof mcpTools)[number]) => t.inputSchema as JsonSchema;
+const allRoutes = await restRoutes();
+// Only what takes an id is probed; the split itself is asserted below, so a route or tool that
+// takes an id cannot fall on the wrong side unnoticed.
+const routes = allRoutes.filter((r) => idInputs(routeSchema(r), r.params).length > 0);
+const tools = mcpTools.filter((t) => idInputs(toolSchema(t)).length > 0);
 
 type Ws = Awaited<ReturnType<typeof workspaceWithKey>>;
 
@@ -41,10 +63,14 @@ function seeds(f: Fixtures): Record<string, unknown[]> {
   };
 }
 
-/** Discriminators a schema alone does not suggest (a `type` that is a free string until refined). */
+/** Discriminators and values a schema alone does not suggest (a `type` that is a free string until refined). */
 const VARIANTS: Record<string, Record<string, unknown>[]> = {
   // POST /v1/sources: the file variant carries the ids (projectId, uploadId).
   'sources.create': [{ type: 'file' }],
+  // POST /v1/knowledge, add_to_knowledge_base: the same, for a document.
+  'knowledge.create': [{ type: 'file' }],
+  // POST /v1/uploads, create_upload_url: a media type the pattern accepts and a size.
+  'uploads.create': [{ fileName: 'a.png', contentType: 'image/png', bytes: 100 }],
 };
 
 /** Valid inputs of an operation built on `f`'s objects: one per seed of `source`, else one. */
@@ -219,10 +245,74 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
     return { status: res.status, code: body?.error?.code as string | undefined };
   }
 
+  it('probes every route and tool that takes an id, and only those', () => {
+    const split = <T>(all: readonly T[], probed: readonly T[], name: (x: T) => string) => ({
+      withIds: probed.length,
+      withoutIds: all.filter((x) => !probed.includes(x)).map(name),
+    });
+    assert.deepEqual(
+      {
+        routes: split(allRoutes, routes, (r) => `${r.method} ${r.path}`),
+        tools: split(mcpTools, tools, (t) => t.name),
+      },
+      {
+        routes: {
+          withIds: 42,
+          withoutIds: [
+            'GET /v1/health',
+            'GET /v1/health/auth',
+            'GET /v1/workspaces/me',
+            'GET /v1/workspaces/context',
+            'GET /v1/workspaces',
+            'GET /v1/team',
+            'GET /v1/projects',
+            'GET /v1/post-statuses',
+            'GET /v1/webhook-endpoints',
+            'GET /v1/company-pages',
+            'GET /v1/analytics/cross-workspace/overview',
+          ],
+        },
+        tools: {
+          withIds: 40,
+          withoutIds: [
+            'get_workspace',
+            'list_workspaces',
+            'list_projects',
+            'list_post_statuses',
+            'get_workspace_context',
+            'list_team',
+            'list_company_pages',
+            'get_cross_workspace_analytics',
+          ],
+        },
+      },
+    );
+    // Those left out take nothing that could name an object: no path parameter, and no field
+    // spelled like an id in any case (`id`, `…Id`, `…_id`, `…Ids`), at any depth.
+    const idLike = /ids?$/i;
+    for (const r of allRoutes.filter((x) => !routes.includes(x))) {
+      assert.deepEqual(r.params, [], `${r.method} ${r.path}`);
+      assert.deepEqual(
+        fieldNames(routeSchema(r)).filter((n) => idLike.test(n)),
+        [],
+        `${r.method} ${r.path}`,
+      );
+    }
+    for (const t of mcpTools.filter((x) => !tools.includes(x)))
+      assert.deepEqual(
+        fieldNames(toolSchema(t)).filter((n) => idLike.test(n)),
+        [],
+        t.name,
+      );
+  });
+
   for (const r of routes) {
-    it(`${r.method} ${r.path}`, async function () {
+    it(`${r.method} ${r.path}`, async () => {
       const bases = baseInputs(r.op, fa);
-      if (!bases.some((base) => idSlots(base, fa).length)) this.skip();
+      assert.ok(
+        bases.some((base) => idSlots(base, fa).length),
+        `no valid input of ${r.op.name} carries a fixture id (of ${idInputs(routeSchema(r), r.params).join(', ')}): add a seed, variant or fixture`,
+      );
       for (const base of bases) {
         for (const slot of idSlots(base, fa)) {
           const key = slot.at(-1)!;
@@ -270,11 +360,14 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
       return r.isError ? (r.structuredContent as { code: string }).code : 'ok';
     };
 
-    for (const tool of mcpTools) {
-      it(tool.name, async function () {
+    for (const tool of tools) {
+      it(tool.name, async () => {
         const op = tool.operation;
         const bases = op ? baseInputs(op, fa) : [{ workspaceId: fa.workspaceId }];
-        if (!bases.some((base) => idSlots(base, fa).length)) this.skip();
+        assert.ok(
+          bases.some((base) => idSlots(base, fa).length),
+          `no valid input of ${tool.name} carries a fixture id (of ${idInputs(toolSchema(tool)).join(', ')}): add a seed, variant or fixture`,
+        );
         for (const { name, client } of agents) {
           for (const base of bases) {
             for (const slot of idSlots(base, fa)) {
