@@ -23,7 +23,7 @@ const REFUSAL_BODY: Record<Door, (err: ApiError, requestId: string) => unknown> 
   // spec 7.1: the envelope.
   rest: errorBody,
   // spec 4.9: a request refused before any tool runs gets a JSON-RPC error carrying the same fields.
-  mcp: (err, requestId) => jsonRpcErrorBody(err, requestId),
+  mcp: jsonRpcErrorBody,
 };
 
 const PARSER_MESSAGES: Record<string, string> = {
