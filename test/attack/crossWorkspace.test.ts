@@ -34,6 +34,17 @@ function fieldNames(s: JsonSchema | undefined): string[] {
   ];
 }
 
+/**
+ * `…Id` fields that name no object of a workspace, so there is nothing to probe across
+ * workspaces; every other id input must have a fixture (asserted below).
+ */
+const NOT_OBJECT_IDS: Record<string, string> = {
+  clientId: "notes.create: the caller's own retry key for the note it creates (spec 4.3)",
+  folderId: 'notes and knowledge documents: a free-form folder label; no folder object exists',
+  videoId: 'knowledge.create: a YouTube video',
+  eventId: "webhook deliveries: a filter within the endpoint's own deliveries (the endpoint id is probed)",
+};
+
 /** The inputs of a route or tool that name something by id: path parameters and `…Id` fields. */
 function idInputs(schema: JsonSchema, params: readonly string[] = []): string[] {
   return [...new Set([...params, ...fieldNames(schema).filter((n) => /Id$/.test(n))])];
@@ -169,6 +180,9 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
     // Sources (spec 2.11): a text source.
     f.sourceId = (await call('POST', '/v1/sources', { projectId: ws.project.id, type: 'text', text: 'My source' })).id;
     f.statusId = (await db()('post_statuses').where({ workspace_id: ws.workspace.id }).first())?.id;
+    // Ids in fields named after their role: a post an idea links to, a member asked to review.
+    f.linkedPostId = f.postId;
+    f.reviewerUserId = (await member(ws.workspace.id, 'Member')).id;
     // A knowledge document (docs/knowledge.md), stored as its ingest job would store it.
     const kbJob = newId('job');
     await db()('jobs').insert({
@@ -304,6 +318,15 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
         [],
         t.name,
       );
+    // And every id the probed ones take is probed: it has a fixture, or names no workspace object.
+    const unprobed = [
+      ...routes.flatMap((r) => idInputs(routeSchema(r), r.params).map((id) => `${r.method} ${r.path} ${id}`)),
+      ...tools.flatMap((t) => idInputs(toolSchema(t)).map((id) => `${t.name} ${id}`)),
+    ].filter((where) => {
+      const id = where.split(' ').at(-1)!;
+      return fa[id] === undefined && !(id in NOT_OBJECT_IDS);
+    });
+    assert.deepEqual(unprobed, []);
   });
 
   for (const r of routes) {
