@@ -59,6 +59,7 @@ const { values: opt } = parseArgs({
     'workflow-concurrency': { type: 'string' },
     'worker-heap': { type: 'string' },
     'max-cached': { type: 'string' },
+    'worker-bundle': { type: 'string', default: 'prebuilt' },
     'db-pool': { type: 'string' },
     'worker-profile': { type: 'boolean', default: false },
     'history-sample': { type: 'string', default: 'all' },
@@ -110,7 +111,13 @@ Options:
   --db-pool N               DB_POOL_MAX for the worker and the API (Postgres connections per process)
   --max-cached N            WORKER_MAX_CACHED_WORKFLOWS for the worker (app default 300: the sticky
                             cache of workflows, about 1 MiB each)
-  --worker-heap MiB         run the worker with --max-old-space-size=MiB
+  --worker-heap MiB         run the worker with --max-old-space-size=MiB (default: WORKER_HEAP_MIB,
+                            1024, as npm run start:worker does; 0 = Node's own limit)
+  --worker-bundle prebuilt|source
+                            prebuilt (default): the workers load a workflow bundle the bench builds
+                            before they start, as production workers load the build's
+                            (WORKFLOW_BUNDLE_PATH, Dockerfile); source: each worker bundles the
+                            workflow source with webpack at start-up, as in development
   --worker-profile          run the worker(s) with --cpu-prof; the profile of the worker that is
                             still running at the end is cut to the drain and summarized (µs/post)
   --history-sample N|all    publish workflows whose history is read for the lag breakdown (default all)
@@ -197,13 +204,48 @@ if (opt['activity-concurrency']) process.env.WORKER_ACTIVITY_CONCURRENCY = Strin
 if (opt['db-pool']) process.env.DB_POOL_MAX = String(num('db-pool', { min: 1, integer: true }));
 if (opt['workflow-concurrency']) process.env.WORKER_WORKFLOW_CONCURRENCY = String(num('workflow-concurrency', { min: 2, integer: true }));
 const WORKER_PROFILE = opt['worker-profile'];
-const WORKER_HEAP_MIB = opt['worker-heap'] ? num('worker-heap', { min: 256, integer: true }) : null;
-// The worker's environment: the bench's, plus a heap limit when asked (NODE_OPTIONS reaches only the worker).
-const workerEnv = (): NodeJS.ProcessEnv =>
-  WORKER_HEAP_MIB
-    ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=${WORKER_HEAP_MIB}`.trim() }
-    : process.env;
-const heapLimitMiB = WORKER_HEAP_MIB ?? v8.getHeapStatistics().heap_size_limit / 1024 / 1024;
+if (opt['worker-heap']) {
+  const heap = num('worker-heap', { integer: true });
+  if (heap !== 0 && heap < 256) throw new Error('--worker-heap must be 0 or a number ≥ 256');
+  process.env.WORKER_HEAP_MIB = String(heap);
+}
+// The worker's heap limit as `npm run start:worker` sets it (lib/config worker.heapMiB,
+// WORKER_HEAP_MIB; 0 = Node's own limit).
+const WORKER_HEAP_MIB = Number(process.env.WORKER_HEAP_MIB || 1024);
+const WORKER_BUNDLE = opt['worker-bundle'];
+if (WORKER_BUNDLE !== 'prebuilt' && WORKER_BUNDLE !== 'source') {
+  console.error(`--worker-bundle must be prebuilt or source, not ${WORKER_BUNDLE}`);
+  process.exit(2);
+}
+// The workflow bundles the workers load when --worker-bundle is prebuilt (buildWorkerBundles).
+let bundlePaths: { service: string; baseline: string } | null = null;
+// The worker's environment: the bench's, plus a heap limit when asked (NODE_OPTIONS reaches only
+// the worker) and the pre-built bundles.
+const workerEnv = (): NodeJS.ProcessEnv => ({
+  ...process.env,
+  ...(WORKER_HEAP_MIB > 0 ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=${WORKER_HEAP_MIB}`.trim() } : {}),
+  ...(bundlePaths ? { WORKFLOW_BUNDLE_PATH: bundlePaths.service, BENCH_BASELINE_BUNDLE_PATH: bundlePaths.baseline } : {}),
+});
+
+/**
+ * Builds the service's and the baselines' workflow bundles in this process, once, so the workers
+ * load them the way production workers load the build's (Dockerfile, WORKFLOW_BUNDLE_PATH) rather
+ * than each running webpack at start-up: webpack's allocations would otherwise sit in the
+ * measured worker's heap, and the restarted worker would spend its first seconds bundling.
+ */
+async function buildWorkerBundles(): Promise<{ service: string; baseline: string }> {
+  const { workflowBundle } = await import('../workers/worker');
+  const { bundleWorkflowCode } = await import('@temporalio/worker');
+  const quiet = { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never;
+  const service = path.join(RESULTS_DIR, 'publishing-workflow-bundle.js');
+  const baseline = path.join(RESULTS_DIR, 'publishing-baseline-bundle.js');
+  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+  fs.writeFileSync(service, (await workflowBundle({ traced: false })).code);
+  const base = await bundleWorkflowCode({ workflowsPath: path.join(ROOT, 'bench', 'publishing', 'baselineWorkflows.ts'), logger: quiet });
+  fs.writeFileSync(baseline, base.code);
+  return { service, baseline };
+}
+const heapLimitMiB = WORKER_HEAP_MIB || v8.getHeapStatistics().heap_size_limit / 1024 / 1024;
 if (opt['max-cached']) process.env.WORKER_MAX_CACHED_WORKFLOWS = String(num('max-cached', { min: 0, integer: true }));
 // The worker's sticky cache (lib/config worker.maxCachedWorkflows, WORKER_MAX_CACHED_WORKFLOWS).
 const MAX_CACHED_WORKFLOWS = Number(process.env.WORKER_MAX_CACHED_WORKFLOWS || 300);
@@ -499,7 +541,7 @@ async function main() {
       `worker ${KILL ? `SIGKILLed at ${Math.round(KILL_AT * 100)}% published and restarted ${RESTART_DELAY_MS / 1000} s later` : 'never killed (baseline)'}`,
   );
   console.log(
-    `  worker: WORKER_ACTIVITY_CONCURRENCY=${ACTIVITY_CONCURRENCY}, WORKER_WORKFLOW_CONCURRENCY=${WORKFLOW_CONCURRENCY}, DB pool max ${DB_POOL} per process (lib/db), workflow cache ${f0(MAX_CACHED_WORKFLOWS)} (WORKER_MAX_CACHED_WORKFLOWS), heap limit ${f0(heapLimitMiB)} MiB${WORKER_HEAP_MIB ? ' (--worker-heap)' : ''}; network createPost latency ${NETWORK_LATENCY_MS} ms`,
+    `  worker: WORKER_ACTIVITY_CONCURRENCY=${ACTIVITY_CONCURRENCY}, WORKER_WORKFLOW_CONCURRENCY=${WORKFLOW_CONCURRENCY}, DB pool max ${DB_POOL} per process (lib/db), workflow cache ${f0(MAX_CACHED_WORKFLOWS)} (WORKER_MAX_CACHED_WORKFLOWS), heap limit ${f0(heapLimitMiB)} MiB${WORKER_HEAP_MIB ? ' (WORKER_HEAP_MIB, --worker-heap)' : " (Node's)"}, workflow bundle ${WORKER_BUNDLE === 'prebuilt' ? 'pre-built by the bench' : 'bundled by each worker at start-up'}; network createPost latency ${NETWORK_LATENCY_MS} ms`,
   );
 
   const cleanups: Array<() => Promise<unknown>> = [];
@@ -541,6 +583,12 @@ async function main() {
     const mon = new pg.Client({ connectionString: DATABASE_URL });
     await mon.connect();
     cleanups.push(() => mon.end());
+
+    if (WORKER_BUNDLE === 'prebuilt') {
+      const t0 = Date.now();
+      bundlePaths = await buildWorkerBundles();
+      step(`workflow bundles built in ${s1(Date.now() - t0)} s; the workers load them (--worker-bundle prebuilt)`);
+    }
 
     // ── Bare baselines, same dev server, same worker settings ───────────────────────────────
     const baselines: BaselineResult[] = [];
@@ -590,7 +638,7 @@ async function main() {
     });
     const w1 = launch();
     await w1.waitReady(connection, TASK_QUEUE);
-    step(`worker #1 pid ${w1.pid} polling after ${s1(w1.readyAt! - w1.startedAt)} s (workflow bundle built at start-up)`);
+    step(`worker #1 pid ${w1.pid} polling after ${s1(w1.readyAt! - w1.startedAt)} s (${WORKER_BUNDLE === 'prebuilt' ? 'pre-built workflow bundle loaded' : 'workflow bundle built at start-up'})`);
 
     // ── Creation ──────────────────────────────────────────────────────────────────────────
     let api: ApiChild | null = null;
@@ -1256,6 +1304,7 @@ async function main() {
         workerActivityConcurrency: ACTIVITY_CONCURRENCY,
         workerWorkflowConcurrency: WORKFLOW_CONCURRENCY,
         workerHeapMiB: Math.round(heapLimitMiB),
+        workerBundle: WORKER_BUNDLE,
         maxCachedWorkflows: MAX_CACHED_WORKFLOWS,
         dbPoolMax: DB_POOL,
         publishDelaySeconds: 0,

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { config } from '../lib/config';
+import { config, workerNodeArgs } from '../lib/config';
 import { exitWithOneLine, preflightOrExit } from '../tooling/preflight';
 import { portAcceptsConnections } from '../tooling/ports';
 import {
@@ -63,8 +63,8 @@ function prefixLines(stream: NodeJS.ReadableStream | null, prefix: string, out: 
   createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => out.write(`${prefix} ${line}\n`));
 }
 
-function startChild(name: string, script: string, env: NodeJS.ProcessEnv): Managed {
-  const child = spawn(process.execPath, ['--import', tsxLoader, path.join(root, script)], {
+function startChild(name: string, script: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Managed {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', tsxLoader, path.join(root, script)], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
     // Own process group: a terminal's Ctrl-C then reaches only this process, which stops the
@@ -338,7 +338,8 @@ async function main(): Promise<void> {
   const apiUp = await waitForPort(api, config.port, API_READY_TIMEOUT_MS);
   if (shuttingDown) return;
   if (!apiUp) say(`api is not listening on port ${config.port} after ${API_READY_TIMEOUT_MS / 1000} s; starting the worker anyway`);
-  startChild('worker', 'workers/main.ts', childEnv);
+  // The worker's heap limit (WORKER_HEAP_MIB), as `npm run start:worker` sets it.
+  startChild('worker', 'workers/main.ts', childEnv, workerNodeArgs());
   const mcpUp = await waitForPort(api, config.mcpPort, 10_000);
   if (shuttingDown) return;
 

@@ -91,6 +91,12 @@ function loadConfig() {
       reconcileIntervalSeconds: int('RECONCILE_INTERVAL_SECONDS', 30),
       /** Linked projects whose health workflow one reconciler pass re-ensures in its rolling sweep. */
       healthSweepPage: int('RECONCILE_HEALTH_SWEEP_PAGE', 200),
+      /**
+       * V8 heap limit of the worker process in MiB (`--max-old-space-size`), applied by `npm start`
+       * and `npm run start:worker` (docs/publishing.md "Capacity"); 0 = Node's own limit, about a
+       * sixth of the machine's memory up to 4 GiB, which a worker grows towards in a burst.
+       */
+      heapMiB: int('WORKER_HEAP_MIB', 1024),
       /** Workflows kept in the worker's sticky cache (bounds its memory; evicted ones replay from history). */
       maxCachedWorkflows: int('WORKER_MAX_CACHED_WORKFLOWS', 300),
       /** Concurrent long polls on the workflow and on the activity task queue. */
@@ -408,6 +414,11 @@ export type PlanName = keyof Config['plans'];
 export const PLAN_NAMES = ['FREE', 'STARTER', 'ADVANCED', 'BUSINESS', 'ENTERPRISE'] as const;
 
 export const config: Config = loadConfig();
+
+/** Node options a worker process starts with (`npm start`, `npm run start:worker`): its heap limit. */
+export function workerNodeArgs(heapMiB: number = config.worker.heapMiB): string[] {
+  return [`--max-old-space-size=${heapMiB}`];
+}
 
 export function planLimits(plan: string): PlanLimits {
   return (config.plans as Record<string, PlanLimits>)[plan] ?? config.plans.FREE;

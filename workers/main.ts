@@ -1,3 +1,4 @@
+import v8 from 'node:v8';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { config } from '../lib/config';
 import { closeDb, db, migrateLatest } from '../lib/db';
@@ -60,12 +61,21 @@ async function main() {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  const heapLimitMiB = Math.round(v8.getHeapStatistics().heap_size_limit / 1024 ** 2);
   log.info('worker running', {
     taskQueue: config.temporalTaskQueue,
     temporal: config.temporalAddress ?? '127.0.0.1:7233',
     workflowBundle: prebuiltBundlePath() ?? 'bundled from source at start',
+    heapLimitMiB,
     tracing,
   });
+  // The heap limit can only be set when Node starts (`npm run start:worker` passes it); a worker
+  // started some other way keeps Node's, which it grows towards in a burst (docs/publishing.md).
+  if (config.worker.heapMiB > 0 && heapLimitMiB > config.worker.heapMiB * 1.25)
+    log.warn('worker heap limit is not WORKER_HEAP_MIB; start the worker with `npm run start:worker` or node --max-old-space-size', {
+      heapLimitMiB,
+      workerHeapMiB: config.worker.heapMiB,
+    });
   await worker.run();
   metricsServer?.close();
   await connection.close();

@@ -20,7 +20,11 @@ const worker = await Worker.create({
   connection,
   namespace: config.temporalNamespace,
   taskQueue,
-  workflowsPath: fileURLToPath(new URL('./baselineWorkflows.ts', import.meta.url)),
+  // The bench's pre-built bundle when it made one (--worker-bundle prebuilt), as the service's
+  // worker loads WORKFLOW_BUNDLE_PATH; else webpack bundles the source at start-up.
+  ...(process.env.BENCH_BASELINE_BUNDLE_PATH
+    ? { workflowBundle: { codePath: process.env.BENCH_BASELINE_BUNDLE_PATH } }
+    : { workflowsPath: fileURLToPath(new URL('./baselineWorkflows.ts', import.meta.url)) }),
   activities: {
     async touchBaselineRow(id: string): Promise<void> {
       await db()('bench_baseline').where({ id }).update({ done_at: db().fn.now() });

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { workerNodeArgs } from '../../lib/config';
 import { freePort } from '../../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../../tooling/temporalBinary';
 
@@ -20,8 +21,9 @@ export async function spawnService(
   env: Record<string, string>,
   readyPattern: RegExp,
   timeoutMs = 60_000,
+  nodeArgs: string[] = [],
 ): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -121,7 +123,8 @@ export class IsolatedStack {
   }
 
   async startWorker(): Promise<void> {
-    this.worker = await spawnService('workers/main.ts', this.env(), /worker running/);
+    // Started as `npm run start:worker` starts it, heap limit included.
+    this.worker = await spawnService('workers/main.ts', this.env(), /worker running/, 60_000, workerNodeArgs());
   }
 
   workerAlive(): boolean {
