@@ -638,7 +638,9 @@ async function main() {
     });
     const w1 = launch();
     await w1.waitReady(connection, TASK_QUEUE);
-    step(`worker #1 pid ${w1.pid} polling after ${s1(w1.readyAt! - w1.startedAt)} s (${WORKER_BUNDLE === 'prebuilt' ? 'pre-built workflow bundle loaded' : 'workflow bundle built at start-up'})`);
+    step(
+      `worker #1 pid ${w1.pid} polling after ${s1(w1.readyAt! - w1.startedAt)} s (${WORKER_BUNDLE === 'prebuilt' ? 'pre-built workflow bundle loaded' : 'workflow bundle built at start-up'})`,
+    );
 
     // ── Creation ──────────────────────────────────────────────────────────────────────────
     let api: ApiChild | null = null;
