@@ -208,7 +208,10 @@ async function refusal(q: Knex, input: ReservationRequest, blockedBy: BlockedBy)
       periodsAt(input.now),
     );
   const cap = limits.dailyCapCents;
-  return spendCapExceeded(apiSpendOf(reservation.spendDay, cap, await dayUsedCents(q, workspaceId, reservation.spendDay)), reservation.reservedCents);
+  return spendCapExceeded(
+    apiSpendOf(reservation.spendDay, cap, await dayUsedCents(q, workspaceId, reservation.spendDay)),
+    reservation.reservedCents,
+  );
 }
 
 /**
@@ -243,7 +246,16 @@ export async function reserveGenerationSpend<T extends { week_used_before: numbe
   try {
     row = await run({
       sql: 'reserve_ai_spend(?, ?, ?::date, ?::date, ?::int, ?::boolean, ?::int, ?::int)',
-      bindings: [workspaceId, target.key, reservation.budgetWeek, reservation.spendDay, estimate, enforce, limits.weeklyBudgetCents ?? 0, cap],
+      bindings: [
+        workspaceId,
+        target.key,
+        reservation.budgetWeek,
+        reservation.spendDay,
+        estimate,
+        enforce,
+        limits.weeklyBudgetCents ?? 0,
+        cap,
+      ],
     });
   } catch (err) {
     const e = err as { code?: string; message?: string };
