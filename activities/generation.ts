@@ -1,6 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
-import { finishJob, progressNow, type GenerationJobInput, type JobStatus } from '../lib/generation/jobs';
+import { finishingJob, finishJob, progressNow, type GenerationJobInput, type JobStatus } from '../lib/generation/jobs';
 import { jobProcessingState, notPausedSql, PAUSED_ERROR_TYPE } from '../lib/generation/pause';
 import type { PostWriter } from '../lib/llm/client';
 import { isLlmError, shouldRetry } from '../lib/llm/errors';
@@ -125,7 +125,7 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
 
     /** The draft and DONE in one transaction that requires RUNNING (spec 3.1: generation never schedules). */
     async completeGenerationJob(input: { jobId: string; draft: Draft }): Promise<CompleteOutcome> {
-      return db.transaction(async (trx) => {
+      return finishingJob(db, input.jobId, async (trx) => {
         const job = await lockJob(trx, input.jobId);
         if (!job) return { status: 'MISSING' };
         if (job.status === 'DONE') return { status: 'DONE', postId: job.result?.postId };
@@ -166,7 +166,7 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
 
     /** The writer gave up: RUNNING (or, per spec 3.2, QUEUED) → FAILED with the writer's code. */
     async failGenerationJob(input: { jobId: string; errorCode: string; errorMessage: string }): Promise<{ status: JobStatus | 'MISSING' }> {
-      return db.transaction(async (trx) => {
+      return finishingJob(db, input.jobId, async (trx) => {
         const job = await lockJob(trx, input.jobId);
         if (!job) return { status: 'MISSING' };
         if (job.status !== 'RUNNING' && job.status !== 'QUEUED') return { status: job.status };
@@ -180,7 +180,7 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
      * cannot be cancelled (spec 3.2), so it ends FAILED rather than lingering as RUNNING forever.
      */
     async abandonGenerationJob(jobId: string): Promise<{ status: JobStatus | 'MISSING' }> {
-      return db.transaction(async (trx) => {
+      return finishingJob(db, jobId, async (trx) => {
         const job = await lockJob(trx, jobId);
         if (!job) return { status: 'MISSING' };
         if (job.status === 'QUEUED') {

@@ -2,7 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { config } from '../lib/config';
 import { ApiError } from '../lib/errors';
-import { finishJob, progressNow, type JobStatus } from '../lib/generation/jobs';
+import { finishingJob, finishJob, progressNow, type JobStatus } from '../lib/generation/jobs';
 import { importAsset } from '../lib/media/assets';
 import { ImageApiError, type ImageGenerator, type ImageJobInput } from '../lib/media/imageGenerator';
 import { emitEvent } from '../lib/outbox';
@@ -67,7 +67,7 @@ export function createImageGenerationActivities({ db, images, store }: ImageGene
           details: [{ status: err.status }],
         });
       }
-      // Charged per attempt, as the provider bills each one (settled by finishJob).
+      // Charged per attempt, as the provider bills each one (settled once the job is final: finishingJob).
       if (image.costCents > 0) await db('jobs').where({ id: jobId }).increment('cost_cents', image.costCents);
       await db('jobs')
         .where({ id: jobId })
@@ -95,7 +95,7 @@ export function createImageGenerationActivities({ db, images, store }: ImageGene
 
     /** DONE with `{ assetId, key }`, attaching the image to the post when the job names one, in one transaction. */
     async completeImageJob(input: { jobId: string; assetId: string; key: string }): Promise<{ status: JobStatus | 'MISSING' }> {
-      return db.transaction(async (trx) => {
+      return finishingJob(db, input.jobId, async (trx) => {
         const job = await lockJob(trx, input.jobId);
         if (!job) return { status: 'MISSING' };
         if (job.status !== 'RUNNING') return { status: job.status };

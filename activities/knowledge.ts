@@ -1,6 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
-import { finishJob, progressNow, type JobStatus } from '../lib/generation/jobs';
+import { finishingJob, finishJob, progressNow, type JobStatus } from '../lib/generation/jobs';
 import { FetchError } from '../lib/net/guardedFetch';
 import type { Resolver } from '../lib/net/resolve';
 import { IngestError as ExtractError } from '../lib/ingest/errors';
@@ -58,7 +58,7 @@ export function createKnowledgeActivities({ db, store, transcripts, resolve }: K
       documentId: string;
       chunkCount: number;
     }): Promise<{ status: JobStatus | 'MISSING' }> {
-      return db.transaction(async (trx) => {
+      return finishingJob(db, input.jobId, async (trx) => {
         const job = await lockJob(trx, input.jobId);
         if (!job) return { status: 'MISSING' };
         if (job.status !== 'RUNNING') return { status: job.status };

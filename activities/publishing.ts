@@ -15,6 +15,7 @@ import { uploadPostImages } from '../lib/publishing/postImages';
 import { objectStore, type ObjectStore } from '../lib/storage/objectStore';
 import { reconcileReviews } from '../lib/publishing/review';
 import { reconcileQueuedJobs } from '../lib/generation/reconcile';
+import { settleUnsettledJobs } from '../lib/generation/spend';
 import { scheduleSnapshot, type ScheduleSnapshot } from '../lib/publishing/schedule';
 
 /** Tells Temporal the publish step is alive (a regular activity; a local one has no heartbeat). */
@@ -225,6 +226,7 @@ export function createPublishingActivities({ db, network, temporal, store = obje
       healthChecked?: number;
       reviewsStarted?: number;
       jobsStarted?: number;
+      jobsSettled?: number;
     }> {
       const client = await temporal();
       const posts = await db('posts')
@@ -239,7 +241,9 @@ export function createPublishingActivities({ db, network, temporal, store = obje
       const reviewsStarted = await reconcileReviews(client, db);
       // docs/generation.md: jobs whose workflow start was lost (the API died in between).
       const jobsStarted = await reconcileQueuedJobs(db);
-      return { synced: posts.length, healthStarted, healthChecked: projects.length, reviewsStarted, jobsStarted };
+      // docs/generation.md "Spend and budgets": final jobs whose settlement did not follow.
+      const jobsSettled = await settleUnsettledJobs(db);
+      return { synced: posts.length, healthStarted, healthChecked: projects.length, reviewsStarted, jobsStarted, jobsSettled };
     },
   };
 }

@@ -1,7 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { config } from '../lib/config';
-import { finishJob, progressNow, type JobStatus } from '../lib/generation/jobs';
+import { finishingJob, finishJob, progressNow, type JobStatus } from '../lib/generation/jobs';
 import { IngestError } from '../lib/ingest/errors';
 import { extractText } from '../lib/ingest/extract';
 import type { Transcriber } from '../lib/ingest/transcription';
@@ -83,7 +83,7 @@ export function createSourceIngestActivities({ db, store, transcriber, insights 
 
     /** DONE with `{ sourceId }` and the source `Success`, in one transaction. */
     async completeSourceJob(input: { jobId: string; sourceId: string }): Promise<{ status: JobStatus | 'MISSING' }> {
-      return db.transaction(async (trx) => {
+      return finishingJob(db, input.jobId, async (trx) => {
         const job = await lockJob(trx, input.jobId);
         if (!job) return { status: 'MISSING' };
         if (job.status !== 'RUNNING') return { status: job.status };

@@ -30,6 +30,7 @@ const { values: opt } = parseArgs({
     timeout: { type: 'string', default: '120' },
     'quiet-wait': { type: 'string', default: '120' },
     strict: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -46,6 +47,9 @@ Options:
   --quiet-wait S before each round, wait up to S seconds for other processes to use < 15%
                  of the machine (default 120; 0 = do not wait)
   --strict       exit 1 when the median queue→done p50 misses the target (≤ 1,000 ms, issue 19)
+  --profile      run the API and the worker with the V8 CPU profiler and print where their time
+                 went (the profiles cover each process's whole life: start, warm-up and rounds);
+                 files in bench/results/profiles/generation
 
 Environment: BENCH_GEN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_gen),
              BENCH_GEN_REDIS_URL (default redis://127.0.0.1:6379/11; the database is flushed).`);
@@ -68,6 +72,7 @@ const DATABASE_URL = process.env.BENCH_GEN_DATABASE_URL ?? 'postgres://postgres@
 const REDIS_URL = process.env.BENCH_GEN_REDIS_URL ?? 'redis://127.0.0.1:6379/11';
 const TASK_QUEUE = 'bench-generation';
 const RESULTS_DIR = path.join(REPO_ROOT, 'bench', 'results');
+const PROFILE_DIR = path.join(RESULTS_DIR, 'profiles', 'generation');
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const step = (text: string) => console.log(`• ${text}`);
@@ -273,8 +278,12 @@ async function main() {
     (await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name, connection: 'none' })).id as string;
 
   step('API (bench/lib/serve-app.ts) and worker (workers/main.ts) as child processes');
-  const api = await startServer('api', 'bench/lib/serve-app.ts', process.env);
-  const worker = startWorkerChild();
+  if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
+  // One folder per process: tsx's module loader runs on a thread of its own, which writes a
+  // profile of its own next to the main thread's.
+  const profileArgs = (name: string) => (opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, name)}`] : []);
+  const api = await startServer('api', 'bench/lib/serve-app.ts', process.env, profileArgs('api'));
+  const worker = startWorkerChild(profileArgs('worker'));
   const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(REQUESTS, WARMUP, 1) });
   const results: RoundResult[] = [];
   const groups: Groups = {
@@ -338,6 +347,20 @@ async function main() {
       2,
     ),
   );
+  if (opt.profile) {
+    const { printProfile, summarizeProfile } = await import('./lib/profile');
+    const jobs = WARMUP + REQUESTS * ROUNDS;
+    for (const name of ['api', 'worker']) {
+      const dir = path.join(PROFILE_DIR, name);
+      // The main thread's profile is the largest (the loader thread's only covers imports).
+      const [file] = (fs.existsSync(dir) ? fs.readdirSync(dir) : [])
+        .filter((f) => f.endsWith('.cpuprofile'))
+        .map((f) => path.join(dir, f))
+        .sort((a, b) => fs.statSync(b).size - fs.statSync(a).size);
+      if (file) printProfile(`${name} (per job: ${jobs} jobs)`, summarizeProfile(file, REPO_ROOT, 25), jobs);
+      else console.log(`no profile of the ${name} in ${dir}`);
+    }
+  }
   // No bare baseline here: the target is absolute (issue 19), queue→DONE p50 of the burst.
   const targetMet = summary.queueToDoneP50Ms <= TARGET_P50_MS;
   console.log(`target: queue→done p50 ≤ ${f0(TARGET_P50_MS)} ms: ${targetMet ? 'met' : 'MISSED'} (${f0(summary.queueToDoneP50Ms)} ms)`);

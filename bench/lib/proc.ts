@@ -126,8 +126,13 @@ export function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
  * A TypeScript entry of the repository as a child process (tsx as a loader), its last 40 chunks
  * of output kept for an error message.
  */
-export function spawnTsxChild(entry: string, cwd: string, env: NodeJS.ProcessEnv): { child: ChildProcess; tail: string[] } {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnTsxChild(
+  entry: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  nodeArgs: string[] = [],
+): { child: ChildProcess; tail: string[] } {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const tail: string[] = [];
   const keep = (d: Buffer) => {
     tail.push(d.toString());

@@ -16,8 +16,9 @@ export interface WorkerChild {
   stop(): Promise<void>;
 }
 
-export function startWorkerChild(): WorkerChild {
-  const { child, tail } = spawnTsxChild(path.join(REPO_ROOT, 'workers', 'main.ts'), REPO_ROOT, process.env);
+/** `nodeArgs` go to node before the entry (`--cpu-prof` for a bench's profile). */
+export function startWorkerChild(nodeArgs: string[] = []): WorkerChild {
+  const { child, tail } = spawnTsxChild(path.join(REPO_ROOT, 'workers', 'main.ts'), REPO_ROOT, process.env, nodeArgs);
   return {
     child,
     tail,

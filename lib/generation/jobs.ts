@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import { config } from '../config';
 import { db } from '../db';
 import { emitEvent } from '../outbox';
-import { settleJobSpend } from './spend';
 import { jobDuration } from '../metrics';
+import { settleJobSpend } from './spend';
 
 // spec 2.12 / 3.2: the job row is the API's view of a generation workflow (ARCHITECTURE.md:
 // lists and pagination need no Temporal visibility query). Every status change is a
@@ -111,8 +111,11 @@ export interface FinalState {
 }
 
 /**
- * Moves a locked job row to its final state, settles its spend and emits `job.completed`, all in
- * the caller's transaction: the event exists exactly when the final state was committed (spec 6).
+ * Moves a locked job row to its final state and emits `job.completed`, both in the caller's
+ * transaction: the event exists exactly when the final state was committed (spec 6). The
+ * caller settles the job's spend after its COMMIT (settleJobSpend): the settlement takes the
+ * workspace's meter rows, which every job of the workspace needs, so it is a statement of its
+ * own rather than held through this transaction.
  */
 export async function finishJob(trx: Knex.Transaction, jobId: string, final: FinalState): Promise<JobRow> {
   const [row] = await trx('jobs')
@@ -135,11 +138,19 @@ export async function finishJob(trx: Knex.Transaction, jobId: string, final: Fin
       Math.max(0, (job.completed_at.getTime() - job.created_at.getTime()) / 1000),
     );
   await emitEvent(trx, { workspaceId: job.workspace_id, projectId: job.project_id, type: 'job.completed', data: { job: presentJob(job) } });
-  // Last, as the reservation is at insert (./queue.ts): the settlement locks the workspace's hot
-  // meter rows (ai_spend_days, ai_budget_weeks), which every finishing job of the workspace
-  // needs, so they are held from here to COMMIT only, not across the event's insert.
-  await settleJobSpend(trx, jobId);
   return job;
+}
+
+/**
+ * Runs `fn`, a transaction that may move job `jobId` to a final state (finishJob), then settles
+ * the job's spend in a statement of its own once that transaction has committed. A retry that
+ * finds the job already final settles it too, so a settlement lost with its process is made
+ * good by the next attempt (and otherwise by the reconciler); the claim makes it happen once.
+ */
+export async function finishingJob<T>(db: Knex, jobId: string, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  const out = await db.transaction(fn);
+  await settleJobSpend(db, jobId);
+  return out;
 }
 
 let estimate: { value: number; at: number } | undefined;

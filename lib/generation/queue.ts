@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { config } from '../config';
 import { db } from '../db';
 import { ApiError } from '../errors';
@@ -20,41 +21,46 @@ export interface QueueJob {
   limits: AiLimits;
 }
 
-/** Inserts the QUEUED job and reserves its spend in one transaction: a refusal leaves nothing queued. */
+/**
+ * Inserts the QUEUED job and reserves its spend in one statement (committed on its own): a
+ * refusal rolls the insert back with it, so nothing is queued and nothing reserved.
+ */
 export async function insertQueuedJob(job: QueueJob): Promise<JobRow> {
   const now = new Date();
   const target = budgetTargetOf(job.project);
   const reservation = reservationFor(target, now);
-  return db().transaction(async (trx) => {
-    const [row] = await trx('jobs')
-      .insert({
-        id: newId('job'),
-        workspace_id: job.workspaceId,
-        project_id: job.project.id,
-        type: job.type,
-        status: 'QUEUED',
-        input: JSON.stringify(job.input),
-        progress: JSON.stringify(progressNow(0, 'Waiting for a worker', now)),
-        estimated_completion_ms: job.estimatedMs,
-        created_by: job.createdBy,
-        reserved_cents: reservation.reservedCents,
-        spend_day: reservation.spendDay,
-        budget_key: reservation.budgetKey,
-        budget_week: reservation.budgetWeek,
-      })
-      .returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
-    // Last before COMMIT, so the workspace's hot meter rows are held as briefly as possible. A
-    // refusal throws and rolls the job back with it: nothing queued, nothing reserved.
-    await reserveGenerationSpend(trx, {
-      workspaceId: job.workspaceId,
-      target,
-      projectId: job.project.id,
-      limits: job.limits,
-      reservation,
-      now,
-    });
-    return row as JobRow;
-  });
+  const insert = db()('jobs')
+    .insert({
+      id: newId('job'),
+      workspace_id: job.workspaceId,
+      project_id: job.project.id,
+      type: job.type,
+      status: 'QUEUED',
+      input: JSON.stringify(job.input),
+      progress: JSON.stringify(progressNow(0, 'Waiting for a worker', now)),
+      estimated_completion_ms: job.estimatedMs,
+      created_by: job.createdBy,
+      reserved_cents: reservation.reservedCents,
+      spend_day: reservation.spendDay,
+      budget_key: reservation.budgetKey,
+      budget_week: reservation.budgetWeek,
+    })
+    .returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)))
+    .toSQL();
+  const { week_used_before: _, ...row } = await reserveGenerationSpend(
+    db(),
+    { workspaceId: job.workspaceId, target, projectId: job.project.id, limits: job.limits, reservation, now },
+    // The reservation runs once the job row is inserted, as the statement's last step: the
+    // workspace's meter rows are held from there to the statement's COMMIT only.
+    async (call) =>
+      (
+        await db().raw(`with job as (${insert.sql}) select job.*, ${call.sql} as week_used_before from job`, [
+          ...insert.bindings,
+          ...call.bindings,
+        ] as readonly Knex.RawBinding[])
+      ).rows[0] as JobRow & { week_used_before: number },
+  );
+  return row as JobRow;
 }
 
 /**
@@ -66,7 +72,7 @@ async function withdrawUnstartedJob(jobId: string): Promise<boolean> {
   return db().transaction(async (trx) => {
     const row = await trx('jobs').where({ id: jobId, status: 'QUEUED' }).forUpdate().first('id');
     if (!row) return false;
-    await settleJobSpend(trx, jobId);
+    await settleJobSpend(trx, jobId, { anyStatus: true });
     await trx('jobs').where({ id: jobId }).delete();
     return true;
   });

@@ -184,76 +184,85 @@ export function reservationFor(target: BudgetTarget, now: Date): Reservation {
   return { reservedCents: config.llm.reserveCents, spendDay: periods.day, budgetKey: target.key, budgetWeek: periods.week };
 }
 
-/**
- * Reserves the estimate against both meters inside the caller's transaction (the one that
- * inserts the job, so a reservation never exists without its job), or throws the refusal and
- * the caller's transaction rolls everything back.
- *
- * One statement does both conditional upserts: Postgres re-evaluates each ON CONFLICT ... WHERE
- * against the newest row after waiting for a concurrent reservation's lock, so simultaneous
- * requests cannot both take the last cents; and as the last statement before COMMIT it holds
- * the two hot rows for one round trip rather than several (bench/generation.ts). The week row
- * is always locked before the day row, here and in settlement, so the two never deadlock.
- */
-export async function reserveGenerationSpend(
-  trx: Knex.Transaction,
-  input: { workspaceId: string; target: BudgetTarget; projectId: string; limits: AiLimits; reservation: Reservation; now: Date },
-): Promise<void> {
+/** SQLSTATE of a refused reservation (migrations/20261128100000_ai_spend_statements.ts); the message names the meter. */
+export const SPEND_REFUSED_SQLSTATE = 'AI402';
+
+export interface ReservationRequest {
+  workspaceId: string;
+  target: BudgetTarget;
+  projectId: string;
+  limits: AiLimits;
+  reservation: Reservation;
+  now: Date;
+}
+
+/** The refusal of `blockedBy`, with the meter's usage as it reads now. */
+async function refusal(q: Knex, input: ReservationRequest, blockedBy: BlockedBy): Promise<ApiError> {
   const { workspaceId, target, limits, reservation } = input;
-  const periods = periodsAt(input.now);
+  if (blockedBy === 'weekly_ai_budget')
+    return usageLimitExceeded(
+      target,
+      target.scope === 'ai_project' ? input.projectId : null,
+      await weekUsedCents(q, workspaceId, target.key, reservation.budgetWeek),
+      limits,
+      periodsAt(input.now),
+    );
+  const cap = limits.dailyCapCents;
+  return spendCapExceeded(
+    apiSpendOf(reservation.spendDay, cap, await dayUsedCents(q, workspaceId, reservation.spendDay)),
+    reservation.reservedCents,
+  );
+}
+
+/**
+ * Reserves the estimate against both meters in the statement that records the job: `run` gets
+ * the SQL call `reserve_ai_spend(...)` (with its bindings) to place in that statement, and
+ * answers the row it returned with the call's value as `week_used_before`. A refusal raises
+ * inside the statement, so the job's insert rolls back with it (a reservation never exists
+ * without its job, and a refused request leaves nothing queued); it is thrown here as the 402.
+ *
+ * The statement commits on its own: the workspace's meter rows, which every reservation and
+ * settlement of the workspace needs, are held from the function's upsert to that COMMIT with
+ * no client round trip in between (bench/generation.ts). The function upserts the week row
+ * before the day row, as settlement updates them, so the two never deadlock; each upsert's
+ * condition is re-checked by Postgres against the newest row after waiting for a concurrent
+ * lock, so simultaneous requests cannot both take the last cents.
+ */
+export async function reserveGenerationSpend<T extends { week_used_before: number }>(
+  q: Knex,
+  input: ReservationRequest,
+  run: (call: { sql: string; bindings: readonly unknown[] }) => Promise<T>,
+): Promise<T> {
+  const { workspaceId, target, limits, reservation } = input;
   const estimate = reservation.reservedCents;
   const enforce = limits.enforcement === 'block' && limits.weeklyBudgetCents !== null;
   const cap = limits.dailyCapCents;
-  const refuseWeek = async () => {
-    throw usageLimitExceeded(
-      target,
-      target.scope === 'ai_project' ? input.projectId : null,
-      await weekUsedCents(trx, workspaceId, target.key, reservation.budgetWeek),
-      limits,
-      periods,
-    );
-  };
-  const refuseDay = async () => {
-    throw spendCapExceeded(apiSpendOf(reservation.spendDay, cap, await dayUsedCents(trx, workspaceId, reservation.spendDay)), estimate);
-  };
-  // The upserts below apply their conditions only to rows that already exist; a bucket's first
+  // The function applies its conditions only to rows that already exist; a bucket's first
   // reservation meets the same rule here, with nothing used yet.
-  if (enforce && limits.weeklyBudgetCents! <= 0) return refuseWeek();
-  if (cap !== null && estimate > cap) return refuseDay();
+  if (enforce && limits.weeklyBudgetCents! <= 0) throw await refusal(q, input, 'weekly_ai_budget');
+  if (cap !== null && estimate > cap) throw await refusal(q, input, 'daily_api_spend_cap');
 
-  const r = await trx.raw(
-    `with week as (
-       insert into ai_budget_weeks as b (workspace_id, budget_key, week_start, reserved_cents) values (?, ?, ?, ?)
-       on conflict (workspace_id, budget_key, week_start) do update
-         set reserved_cents = b.reserved_cents + excluded.reserved_cents, updated_at = now()
-         where not ?::boolean or b.spent_cents + b.reserved_cents < ?::int
-       returning b.spent_cents + b.reserved_cents - ?::int as used_before
-     ), day as (
-       insert into ai_spend_days as d (workspace_id, bucket_date, reserved_cents) select ?, ?, ? where exists (select 1 from week)
-       on conflict (workspace_id, bucket_date) do update
-         set reserved_cents = d.reserved_cents + excluded.reserved_cents, updated_at = now()
-         where ?::int is null or d.spent_cents + d.reserved_cents + excluded.reserved_cents <= ?::int
-       returning 1
-     )
-     select (select used_before from week) as week_used_before, exists (select 1 from day) as reserved`,
-    [
-      workspaceId,
-      target.key,
-      reservation.budgetWeek,
-      estimate,
-      enforce,
-      limits.weeklyBudgetCents ?? 0,
-      estimate,
-      workspaceId,
-      reservation.spendDay,
-      estimate,
-      cap,
-      cap,
-    ],
-  );
-  const { week_used_before: weekUsedBefore, reserved } = r.rows[0] as { week_used_before: number | null; reserved: boolean };
-  if (weekUsedBefore === null) return refuseWeek();
-  if (!reserved) return refuseDay();
+  let row: T;
+  try {
+    row = await run({
+      sql: 'reserve_ai_spend(?, ?, ?::date, ?::date, ?::int, ?::boolean, ?::int, ?::int)',
+      bindings: [
+        workspaceId,
+        target.key,
+        reservation.budgetWeek,
+        reservation.spendDay,
+        estimate,
+        enforce,
+        limits.weeklyBudgetCents ?? 0,
+        cap,
+      ],
+    });
+  } catch (err) {
+    const e = err as { code?: string; message?: string };
+    if (e.code !== SPEND_REFUSED_SQLSTATE) throw err;
+    throw await refusal(q, input, e.message?.includes('weekly_ai_budget') ? 'weekly_ai_budget' : 'daily_api_spend_cap');
+  }
+  const weekUsedBefore = row.week_used_before;
   if (!enforce && limits.enforcement !== 'off' && limits.weeklyBudgetCents !== null && weekUsedBefore >= limits.weeklyBudgetCents) {
     // shadow and warn never refuse (spec 8); they only tell operators what block would have done.
     (limits.enforcement === 'warn' ? log.warn : log.info)('weekly AI budget exhausted; not refused under this enforcement', {
@@ -264,31 +273,64 @@ export async function reserveGenerationSpend(
       budgetCents: limits.weeklyBudgetCents,
     });
   }
+  return row;
 }
 
 /**
- * Replaces a finished job's reservation with what it really cost, in the transaction that
- * records the job's final state. Idempotent: `spend_settled_at` is set by the same statement
- * that claims the settlement, so a retried activity or a second cancel settles nothing twice.
- * The cost lands in the buckets the job reserved in (the day and week it was accepted).
+ * Replaces a job's reservation with what it really cost, once, in one statement committed on
+ * its own: the claim (`spend_settled_at`, set only while null), then the week row, then the day
+ * row, so the workspace's meter rows are held for that statement's COMMIT only. Called right
+ * after the COMMIT of the job's final state (the final state and the settlement are not one
+ * transaction); the reconciler's pass settles a job a crash left in between
+ * (settleUnsettledJobs). Until then the job's reservation still counts against the meters. The
+ * cost lands in the buckets the job reserved in (the day and week it was accepted).
+ *
+ * Only a job in a final state is settled, unless `anyStatus` (a QUEUED job withdrawn together
+ * with its reservation, in the caller's transaction).
  */
-export async function settleJobSpend(trx: Knex.Transaction, jobId: string): Promise<void> {
-  const claimed = await trx.raw(
-    `update jobs set spend_settled_at = now()
-      where id = ? and spend_settled_at is null and reserved_cents is not null
-      returning workspace_id, to_char(spend_day, 'YYYY-MM-DD') as spend_day, budget_key, to_char(budget_week, 'YYYY-MM-DD') as budget_week, reserved_cents, cost_cents`,
+export async function settleJobSpend(q: Knex | Knex.Transaction, jobId: string, opts: { anyStatus?: boolean } = {}): Promise<boolean> {
+  const r = await q.raw(
+    `with claimed as (
+       update jobs set spend_settled_at = now()
+        where id = ? and spend_settled_at is null and reserved_cents is not null
+          ${opts.anyStatus ? '' : `and status in ('DONE', 'FAILED', 'CANCELLED')`}
+       returning workspace_id, spend_day, budget_key, budget_week, reserved_cents, cost_cents
+     ), week as (
+       update ai_budget_weeks b
+          set reserved_cents = greatest(0, b.reserved_cents - c.reserved_cents), spent_cents = b.spent_cents + c.cost_cents, updated_at = now()
+         from claimed c
+        where b.workspace_id = c.workspace_id and b.budget_key = c.budget_key and b.week_start = c.budget_week
+       returning 1
+     ), day as (
+       update ai_spend_days d
+          set reserved_cents = greatest(0, d.reserved_cents - c.reserved_cents), spent_cents = d.spent_cents + c.cost_cents, updated_at = now()
+         from claimed c
+        where d.workspace_id = c.workspace_id and d.bucket_date = c.spend_day
+          and (select count(*) from week) >= 0 -- the week row first, as the reservation takes them
+       returning 1
+     )
+     select (select count(*) from claimed)::int as claimed, (select count(*) from day)::int as days`,
     [jobId],
   );
-  const j = claimed.rows[0];
-  if (!j) return;
-  await trx.raw(
-    `update ai_budget_weeks set reserved_cents = greatest(0, reserved_cents - ?), spent_cents = spent_cents + ?, updated_at = now()
-      where workspace_id = ? and budget_key = ? and week_start = ?`,
-    [j.reserved_cents, j.cost_cents, j.workspace_id, j.budget_key, j.budget_week],
-  );
-  await trx.raw(
-    `update ai_spend_days set reserved_cents = greatest(0, reserved_cents - ?), spent_cents = spent_cents + ?, updated_at = now()
-      where workspace_id = ? and bucket_date = ?`,
-    [j.reserved_cents, j.cost_cents, j.workspace_id, j.spend_day],
-  );
+  return (r.rows[0] as { claimed: number }).claimed > 0;
+}
+
+/**
+ * The reconciler's part of settlement: jobs whose final state committed but whose settlement
+ * did not follow (the process died in between, Postgres refused the second statement). Each is
+ * settled as its own finisher would have; the claim makes a concurrent settlement harmless.
+ */
+export async function settleUnsettledJobs(q: Knex, olderThanSeconds = 30): Promise<number> {
+  const rows: Array<{ id: string }> = await q('jobs')
+    .whereNull('spend_settled_at')
+    .whereNotNull('reserved_cents')
+    .whereIn('status', ['DONE', 'FAILED', 'CANCELLED'])
+    .whereRaw('completed_at < now() - make_interval(secs => ?)', [olderThanSeconds])
+    .orderBy('completed_at')
+    .limit(500)
+    .select('id');
+  let settled = 0;
+  for (const { id } of rows) if (await settleJobSpend(q, id)) settled++;
+  if (settled) log.warn('job spend settled by the reconciler (its settlement did not follow the final state)', { jobs: settled });
+  return settled;
 }

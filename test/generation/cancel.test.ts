@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
 import { finishJob, progressNow } from '../../lib/generation/jobs';
+import { settleJobSpend, settleUnsettledJobs } from '../../lib/generation/spend';
 import { client } from '../support/app';
 import { uniqueKey, workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
@@ -29,6 +30,31 @@ describe('generation job cancellation', function () {
   describe('while no worker polls the task queue', () => {
     before(async () => {
       await h.stopWorker();
+    });
+
+    it('settles a final job whose settlement did not follow its COMMIT through the reconciler, once', async () => {
+      const { call, project, workspace } = await fresh();
+      const id = (await call('POST', '/v1/posts/generations', { body: generationBody(project.id) })).body.data.id;
+      // The final state committed and the process died before the settlement statement.
+      await db().transaction((trx) => finishJob(trx, id, { status: 'CANCELLED', progress: progressNow(0, 'Cancelled') }));
+      const meters = async () => {
+        const day = await db()('ai_spend_days').where({ workspace_id: workspace.id }).first();
+        const week = await db()('ai_budget_weeks').where({ workspace_id: workspace.id, budget_key: project.id }).first();
+        return { day: [day.spent_cents, day.reserved_cents], week: [week.spent_cents, week.reserved_cents] };
+      };
+      // Until it is settled, the reservation still counts.
+      assert.deepEqual(await meters(), { day: [0, 5], week: [0, 5] });
+      // A pass leaves a job alone right after its final state (its own finisher settles it).
+      assert.equal(await settleUnsettledJobs(db(), 30), 0);
+      await db()('jobs')
+        .where({ id })
+        .update({ completed_at: db().raw(`now() - interval '1 minute'`) });
+      assert.equal(await settleUnsettledJobs(db(), 30), 1);
+      assert.deepEqual(await meters(), { day: [0, 0], week: [0, 0] });
+      // The claim settles once: a second pass, and the finisher's own late attempt, change nothing.
+      assert.equal(await settleUnsettledJobs(db(), 30), 0);
+      assert.equal(await settleJobSpend(db(), id), false);
+      assert.deepEqual(await meters(), { day: [0, 0], week: [0, 0] });
     });
 
     it('cancels a QUEUED job, answers a second cancel with the same job, releases the spend, and the workflow ends without a draft', async () => {

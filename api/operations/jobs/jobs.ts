@@ -3,7 +3,9 @@ import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { finishJob, JOB_STATUSES, JOB_TYPES, presentJob, progressNow, type Job, type JobRow } from '../../../lib/generation/jobs';
+import { settleJobSpend } from '../../../lib/generation/spend';
 import { cancelGenerationWorkflow } from '../../../lib/generation/workflowClient';
+import { log } from '../../../lib/logger';
 import { Job as JobModel } from '../../../lib/models';
 import { jobSchema, page, single } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
@@ -98,6 +100,10 @@ export const cancelJob = defineOperation({
       return finishJob(trx, input.jobId, { status: 'CANCELLED', progress: progressNow(0, 'Cancelled') });
     });
     if (cancelled) {
+      // The reservation is released (cost 0) right after the cancel's COMMIT (docs/generation.md).
+      await settleJobSpend(db(), input.jobId).catch((err) =>
+        log.warn('cancelled job not settled; the reconciler settles it', { jobId: input.jobId, err: (err as Error).message }),
+      );
       await cancelGenerationWorkflow(input.jobId);
       return { data: presentJob(cancelled) };
     }
