@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import type { AnyQueryBuilder } from 'objection';
 import { config } from '../lib/config';
+import { isoOf } from '../lib/db';
 import { errors } from '../lib/errors';
 import { mintCursor, readCursor, type CursorPosition } from '../lib/tokens';
 
@@ -48,7 +49,7 @@ export interface Page<T> {
  * Runs a keyset page over `source` (already filtered and scoped; a knex or an objection builder). `table` qualifies the
  * created_at/id columns when the query joins.
  */
-export async function keysetPage<Row extends { id: string; created_at: Date }, T>(
+export async function keysetPage<Row extends { id: string; created_at: Date | string }, T>(
   source: Knex.QueryBuilder | AnyQueryBuilder,
   opts: { limit: number; cursor?: string; filters: Record<string, unknown>; table?: string; present: (row: Row) => T },
 ): Promise<Page<T>> {
@@ -71,7 +72,7 @@ export async function keysetPage<Row extends { id: string; created_at: Date }, T
     // progress) must not receive the array index.
     data: page.map((row) => opts.present(row)),
     pagination: {
-      next_cursor: hasMore && last ? encodeCursor({ createdAt: last.created_at.toISOString(), id: last.id }, opts.filters) : null,
+      next_cursor: hasMore && last ? encodeCursor({ createdAt: isoOf(last.created_at), id: last.id }, opts.filters) : null,
       has_more: hasMore,
     },
   };

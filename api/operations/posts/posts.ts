@@ -1,6 +1,6 @@
-import { db } from '../../../lib/db';
+import { db, TIMESTAMPS_AS_ISO } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
-import { presentPost, presentPostSummary, type PostRow } from '../../../lib/posts/present';
+import { presentPost, presentPostSummary, type PostRow, type PostSummaryRow } from '../../../lib/posts/present';
 import { planSchedule } from '../../../lib/posts/lifecycle';
 import { resolveStatus } from '../../../lib/posts/statuses';
 import { insertPost, updatePost as writePostUpdate } from '../../../lib/posts/write';
@@ -74,7 +74,9 @@ export const listPosts = defineOperation({
         'posts.scheduled_at',
         'posts.created_at',
         'posts.updated_at',
-      );
+      )
+      // The page's instants are written as ISO strings: cut from Postgres' text, not parsed into Dates and formatted back.
+      .options({ types: TIMESTAMPS_AS_ISO });
     if (statuses) q.whereIn('posts.status', statuses);
     if (input.dateFrom) q.where('posts.created_at', '>=', `${input.dateFrom}T00:00:00Z`);
     if (input.dateTo) q.where('posts.created_at', '<', new Date(Date.parse(`${input.dateTo}T00:00:00Z`) + 86_400_000));
@@ -85,7 +87,7 @@ export const listPosts = defineOperation({
       dateTo: input.dateTo,
       role: auth.role,
     };
-    const page = await keysetPage<PostRow, ReturnType<typeof presentPostSummary>>(q, {
+    const page = await keysetPage<PostSummaryRow, ReturnType<typeof presentPostSummary>>(q, {
       limit,
       cursor: input.cursor,
       filters,
