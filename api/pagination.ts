@@ -51,19 +51,28 @@ export interface Page<T> {
  */
 export async function keysetPage<Row extends { id: string; created_at: Date | string }, T>(
   source: Knex.QueryBuilder | AnyQueryBuilder,
-  opts: { limit: number; cursor?: string; filters: Record<string, unknown>; table?: string; present: (row: Row) => T },
+  opts: {
+    limit: number;
+    cursor?: string;
+    filters: Record<string, unknown>;
+    table?: string;
+    present: (row: Row) => T;
+    /** How the finished query is run (lib/db readPrepared); by default through knex. */
+    read?: (query: Knex.QueryBuilder) => Promise<Row[]>;
+  },
 ): Promise<Page<T>> {
   // An objection query builder (lib/models) takes the same whereRaw/orderBy/limit calls.
   const query = source as Knex.QueryBuilder;
   const col = (c: string) => (opts.table ? `${opts.table}.${c}` : c);
   const pos = await decodeCursor(opts.cursor, opts.filters);
   if (pos) query.whereRaw(`(${col('created_at')}, ${col('id')}) < (?::timestamptz, ?)`, [pos.createdAt, pos.id]);
-  const rows = (await query
+  query
     .orderBy([
       { column: col('created_at'), order: 'desc' },
       { column: col('id'), order: 'desc' },
     ])
-    .limit(opts.limit + 1)) as Row[];
+    .limit(opts.limit + 1);
+  const rows = opts.read ? await opts.read(query) : ((await query) as Row[]);
   const hasMore = rows.length > opts.limit;
   const page = hasMore ? rows.slice(0, opts.limit) : rows;
   const last = page[page.length - 1];
