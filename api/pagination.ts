@@ -64,7 +64,7 @@ export async function keysetPage<Row extends { id: string; created_at: Date | st
   // An objection query builder (lib/models) takes the same whereRaw/orderBy/limit calls.
   const query = source as Knex.QueryBuilder;
   const col = (c: string) => (opts.table ? `${opts.table}.${c}` : c);
-  const pos = await decodeCursor(opts.cursor, opts.filters);
+  const pos = opts.cursor ? await decodeCursor(opts.cursor, opts.filters) : null;
   if (pos) query.whereRaw(`(${col('created_at')}, ${col('id')}) < (?::timestamptz, ?)`, [pos.createdAt, pos.id]);
   query
     .orderBy([
