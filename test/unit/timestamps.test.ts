@@ -11,7 +11,10 @@ describe('lib/db timestamptz as ISO strings', () => {
   it('matches the Date pg parses, formatted with toISOString, for every millisecond and sub-millisecond digits', () => {
     for (let us = 0; us < 1_000_000; us += 997) {
       const fraction = String(us).padStart(6, '0').replace(/0+$/, '');
-      for (const text of [`2026-11-26 09:44:58${fraction ? `.${fraction}` : ''}+00`, `0050-02-28 23:59:59${fraction ? `.${fraction}` : ''}+00`]) {
+      for (const text of [
+        `2026-11-26 09:44:58${fraction ? `.${fraction}` : ''}+00`,
+        `0050-02-28 23:59:59${fraction ? `.${fraction}` : ''}+00`,
+      ]) {
         assert.equal(timestamptzAsIso(text), (parseAsPg(text) as Date).toISOString(), text);
       }
     }
@@ -22,7 +25,12 @@ describe('lib/db timestamptz as ISO strings', () => {
   });
 
   it('leaves other shapes to pg: an offset, BC, a five-digit year, infinity', () => {
-    for (const text of ['2026-11-26 15:14:58.123+05:30', '2026-11-26 04:44:58-05', '0044-03-15 12:00:00+00 BC', '10000-01-01 00:00:00+00']) {
+    for (const text of [
+      '2026-11-26 15:14:58.123+05:30',
+      '2026-11-26 04:44:58-05',
+      '0044-03-15 12:00:00+00 BC',
+      '10000-01-01 00:00:00+00',
+    ]) {
       const cut = timestamptzAsIso(text);
       assert.ok(cut instanceof Date, text);
       assert.equal(isoOf(cut), (parseAsPg(text) as Date).toISOString(), text);
