@@ -45,20 +45,6 @@ function idempotencyKeyOf(ctx: Context): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
-/**
- * A JSON body as its UTF-8 bytes, the header and bytes Koa would send for the object. Koa hands
- * Node the JSON string, which Node joins to the response head and encodes when it writes: a
- * second copy of a list page (62 KiB of text, 124 KiB as a JS string with an emoji in it) on the
- * young heap of every request, and garbage collection was a large part of a list request's cost
- * (bench/posts-list.ts). Bytes live outside the JS heap and are written as they are.
- */
-function jsonBytes(body: unknown): Buffer | undefined {
-  if (typeof body !== 'object' || body === null) return undefined;
-  const proto = Object.getPrototypeOf(body) as unknown;
-  if (proto !== Object.prototype && proto !== Array.prototype) return undefined;
-  return Buffer.from(JSON.stringify(body));
-}
-
 export async function runRest(ctx: Context, op: AnyOperation): Promise<void> {
   ctx.state.handled = true;
   let state: CallState | undefined;
@@ -79,14 +65,7 @@ export async function runRest(ctx: Context, op: AnyOperation): Promise<void> {
       },
     );
     ctx.status = status;
-    const bytes = jsonBytes(body);
-    if (bytes) {
-      // Koa's rule for an object body: its JSON type unless a JSON type is already set.
-      if (!ctx.type || !/\bjson\b/i.test(ctx.type)) ctx.type = 'json';
-      ctx.body = bytes;
-    } else {
-      ctx.body = body;
-    }
+    ctx.body = body;
   } finally {
     if (state?.version) ctx.set('Service-Api-Version', state.version);
     if (state?.rateLimit) setRateHeaders(ctx, state.rateLimit);
