@@ -95,8 +95,13 @@ function statementName(sql: string): string {
  * on one of the pool's connections: Postgres parses and plans the text once per connection, and
  * the request skips knex's runner. For the hottest reads (the post list, bench/posts-list.ts);
  * `types` are per-query pg type parsers (TIMESTAMPS_AS_ISO). Not for a transaction's queries.
+ * A pooler in front of Postgres in transaction mode must keep named statements (PgBouncer 1.21+
+ * with `max_prepared_statements`; docs/publishing.md "Capacity" places one at larger sizes).
  */
 export async function readPrepared<Row>(query: Knex.QueryBuilder, opts: { types?: typeof TIMESTAMPS_AS_ISO } = {}): Promise<Row[]> {
+  // A transaction's builder would silently run outside its transaction here.
+  if ((query as unknown as { client?: { transacting?: boolean } }).client?.transacting)
+    throw new Error('readPrepared runs on the pool, not in a transaction');
   const { sql, bindings } = query.toSQL().toNative();
   const client = db().client;
   const connection = (await client.acquireConnection()) as pg.Client;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { db, isoOf, TIMESTAMPS_AS_ISO, timestamptzAsIso } from '../../lib/db';
+import { db, isoOf, readPrepared, TIMESTAMPS_AS_ISO, timestamptzAsIso } from '../../lib/db';
 
 // lib/db.ts TIMESTAMPS_AS_ISO: a timestamptz cut from Postgres' text must be the very string
 // toISOString() makes of the Date pg parses from the same text (the post list's instants).
@@ -53,6 +53,15 @@ describe('lib/db timestamptz as ISO strings', () => {
         );
         if (zone === 'UTC') assert.ok(asText.every((r) => typeof r.v === 'string'));
       }
+    });
+  });
+
+  it('readPrepared: a knex read as a named statement, twice on the pool; refused inside a transaction', async () => {
+    const query = () => db().select(db().raw(`'2026-11-26T09:44:58.12Z'::timestamptz as v`));
+    for (let i = 0; i < 2; i++)
+      assert.deepEqual(await readPrepared(query(), { types: TIMESTAMPS_AS_ISO }), [{ v: '2026-11-26T09:44:58.120Z' }]);
+    await db().transaction(async (trx) => {
+      await assert.rejects(readPrepared(trx.select(trx.raw('1 as one'))), /not in a transaction/);
     });
   });
 });
