@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import type { AnyQueryBuilder } from 'objection';
 import { config } from '../lib/config';
+import { isoOf } from '../lib/db';
 import { errors } from '../lib/errors';
 import { mintCursor, readCursor, type CursorPosition } from '../lib/tokens';
 
@@ -48,21 +49,30 @@ export interface Page<T> {
  * Runs a keyset page over `source` (already filtered and scoped; a knex or an objection builder). `table` qualifies the
  * created_at/id columns when the query joins.
  */
-export async function keysetPage<Row extends { id: string; created_at: Date }, T>(
+export async function keysetPage<Row extends { id: string; created_at: Date | string }, T>(
   source: Knex.QueryBuilder | AnyQueryBuilder,
-  opts: { limit: number; cursor?: string; filters: Record<string, unknown>; table?: string; present: (row: Row) => T },
+  opts: {
+    limit: number;
+    cursor?: string;
+    filters: Record<string, unknown>;
+    table?: string;
+    present: (row: Row) => T;
+    /** How the finished query is run (lib/db readPrepared); by default through knex. */
+    read?: (query: Knex.QueryBuilder) => Promise<Row[]>;
+  },
 ): Promise<Page<T>> {
   // An objection query builder (lib/models) takes the same whereRaw/orderBy/limit calls.
   const query = source as Knex.QueryBuilder;
   const col = (c: string) => (opts.table ? `${opts.table}.${c}` : c);
-  const pos = await decodeCursor(opts.cursor, opts.filters);
+  const pos = opts.cursor ? await decodeCursor(opts.cursor, opts.filters) : null;
   if (pos) query.whereRaw(`(${col('created_at')}, ${col('id')}) < (?::timestamptz, ?)`, [pos.createdAt, pos.id]);
-  const rows = (await query
+  query
     .orderBy([
       { column: col('created_at'), order: 'desc' },
       { column: col('id'), order: 'desc' },
     ])
-    .limit(opts.limit + 1)) as Row[];
+    .limit(opts.limit + 1);
+  const rows = opts.read ? await opts.read(query) : ((await query) as Row[]);
   const hasMore = rows.length > opts.limit;
   const page = hasMore ? rows.slice(0, opts.limit) : rows;
   const last = page[page.length - 1];
@@ -71,7 +81,7 @@ export async function keysetPage<Row extends { id: string; created_at: Date }, T
     // progress) must not receive the array index.
     data: page.map((row) => opts.present(row)),
     pagination: {
-      next_cursor: hasMore && last ? encodeCursor({ createdAt: last.created_at.toISOString(), id: last.id }, opts.filters) : null,
+      next_cursor: hasMore && last ? encodeCursor({ createdAt: isoOf(last.created_at), id: last.id }, opts.filters) : null,
       has_more: hasMore,
     },
   };

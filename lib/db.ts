@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
 import { Model } from 'objection';
 import pg from 'pg';
@@ -5,6 +6,40 @@ import { config } from './config';
 
 // Postgres `timestamptz` comes back as Date; bigint counters as numbers (they stay far below 2^53).
 pg.types.setTypeParser(20, (v: string) => Number(v));
+
+const TIMESTAMPTZ = 1184;
+const parseTimestamptz = pg.types.getTypeParser(TIMESTAMPTZ, 'text') as (text: string) => Date;
+
+/**
+ * A `timestamptz` as the ISO string `toISOString()` makes of the Date pg would parse from it,
+ * cut from Postgres' text instead of going through a Date: `2026-11-26 09:44:58.12+00` →
+ * `2026-11-26T09:44:58.120Z` (digits past the third are dropped, as the Date drops them).
+ * Only the UTC session's shape (4-digit year, `+00`) is cut; anything else (another TimeZone
+ * setting, BC, infinity) is parsed as pg parses it and left to the caller (see `isoOf`).
+ * bench/posts-list.ts: parsing and re-formatting the timestamps of a 50-post page was one of
+ * the larger costs of the list request.
+ */
+export function timestamptzAsIso(text: string): string | Date {
+  const n = text.length;
+  if (n < 22 || n > 29 || text.charCodeAt(4) !== 45 || text.charCodeAt(10) !== 32 || !text.endsWith('+00')) return parseTimestamptz(text);
+  const day = text.slice(0, 10);
+  const time = text.slice(11, 19);
+  if (n === 22) return `${day}T${time}.000Z`;
+  if (text.charCodeAt(19) !== 46) return parseTimestamptz(text);
+  const digits = text.slice(20, n - 3);
+  return `${day}T${time}.${digits.length >= 3 ? digits.slice(0, 3) : digits.padEnd(3, '0')}Z`;
+}
+
+/** Per-query pg type parsers (`query.options({ types: TIMESTAMPS_AS_ISO })`): timestamptz columns as ISO strings. */
+export const TIMESTAMPS_AS_ISO = {
+  getTypeParser: (oid: number, format?: 'text' | 'binary'): ((value: string) => unknown) =>
+    oid === TIMESTAMPTZ ? timestamptzAsIso : (pg.types.getTypeParser(oid, format ?? 'text') as (value: string) => unknown),
+};
+
+/** An instant read as a Date, or as an ISO string through TIMESTAMPS_AS_ISO, in ISO form. */
+export function isoOf(value: Date | string): string {
+  return typeof value === 'string' ? value : value.toISOString();
+}
 
 export function createKnex(url = config.databaseUrl, pool: { min?: number; max?: number } = {}): Knex {
   return knexFactory({
@@ -38,4 +73,42 @@ export async function closeDb(): Promise<void> {
 export async function migrateLatest(k: Knex = db()): Promise<string[]> {
   const [, applied] = await k.migrate.latest();
   return applied as string[];
+}
+
+const statementNames = new Map<string, string>();
+
+/** A prepared statement's name, one per SQL text (pg keeps them per connection, by name). */
+function statementName(sql: string): string {
+  let name = statementNames.get(sql);
+  if (name === undefined) {
+    // A bound on the texts remembered here, not on Postgres' side: a connection keeps the
+    // statements it prepared until it closes.
+    if (statementNames.size >= 1000) statementNames.clear();
+    name = `q_${createHash('sha1').update(sql).digest('hex').slice(0, 32)}`;
+    statementNames.set(sql, name);
+  }
+  return name;
+}
+
+/**
+ * The rows of a read built with knex on the shared pool, sent as a named (prepared) statement
+ * on one of the pool's connections: Postgres parses and plans the text once per connection, and
+ * the request skips knex's runner. For the hottest reads (the post list, bench/posts-list.ts);
+ * `types` are per-query pg type parsers (TIMESTAMPS_AS_ISO). Not for a transaction's queries.
+ * A pooler in front of Postgres in transaction mode must keep named statements (PgBouncer 1.21+
+ * with `max_prepared_statements`; docs/publishing.md "Capacity" places one at larger sizes).
+ */
+export async function readPrepared<Row>(query: Knex.QueryBuilder, opts: { types?: typeof TIMESTAMPS_AS_ISO } = {}): Promise<Row[]> {
+  // A transaction's builder would silently run outside its transaction here.
+  if ((query as unknown as { client?: { transacting?: boolean } }).client?.transacting)
+    throw new Error('readPrepared runs on the pool, not in a transaction');
+  const { sql, bindings } = query.toSQL().toNative();
+  const client = db().client;
+  const connection = (await client.acquireConnection()) as pg.Client;
+  try {
+    const result = await connection.query({ name: statementName(sql), text: sql, values: bindings as unknown[], types: opts.types });
+    return result.rows as Row[];
+  } finally {
+    client.releaseConnection(connection);
+  }
 }

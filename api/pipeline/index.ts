@@ -182,16 +182,21 @@ const planAndRole: Step = {
 
 const scopes: Step = { name: 'scopes', run: (s) => requireScopes(need(s.auth).scopes, scopeRules(s.op, need(s.version), s.doorScopes)) };
 
+function parseRaw(s: CallState, raw: Record<string, unknown>): void {
+  s.raw = raw;
+  s.parsed = parseInput(s.op.input, raw, s.op.inputSource);
+}
+
+// Asynchronous only when the door prepares the input (runOperation awaits only promises).
 const validate: Step = {
   name: 'validate',
-  run: async (s) => {
+  run: (s) => {
     // spec 8: a key that is sent is 1 to 64 characters of A-Za-z0-9_-, an empty one included;
     // refused before anything runs.
     if (s.idempotencyKey !== undefined && s.op.kind === 'write') validateIdempotencyKey(s.idempotencyKey);
     const raw = s.input();
-    if (s.prepare) await s.prepare(need(s.auth), raw);
-    s.raw = raw;
-    s.parsed = parseInput(s.op.input, raw, s.op.inputSource);
+    if (s.prepare) return s.prepare(need(s.auth), raw).then(() => parseRaw(s, raw));
+    parseRaw(s, raw);
   },
 };
 
@@ -200,25 +205,27 @@ function invoke(s: CallState): Promise<unknown> {
   return s.op.handler(ctx, s.parsed);
 }
 
+// Reads and keyless writes pass without a promise (runOperation awaits only promises).
 const idempotency: Step = {
   name: 'idempotency',
-  run: async (s) => {
-    if (s.op.kind !== 'write' || s.idempotencyKey === undefined) return;
-    const { response, replayed } = await withIdempotency(
-      need(s.auth).workspaceId,
-      s.idempotencyKey,
-      s.idempotencyScope.operation,
-      requestHash(s.idempotencyScope.hashSubject, s.parsed),
-      async () => ({ status: 200, body: await invoke(s) }),
-      { encryptBody: s.op.secretResponse },
-    );
-    s.replayed = replayed;
-    if (replayed) idempotentReplays.inc({ operation: s.op.name });
-    const unwrapped = unwrapStored(response);
-    if (unwrapped.error) throw unwrapped.error;
-    s.result = { status: unwrapped.status, body: unwrapped.body, replayed };
-  },
+  run: (s) => (s.op.kind === 'write' && s.idempotencyKey !== undefined ? runIdempotent(s, s.idempotencyKey) : undefined),
 };
+
+async function runIdempotent(s: CallState, key: string): Promise<void> {
+  const { response, replayed } = await withIdempotency(
+    need(s.auth).workspaceId,
+    key,
+    s.idempotencyScope.operation,
+    requestHash(s.idempotencyScope.hashSubject, s.parsed),
+    async () => ({ status: 200, body: await invoke(s) }),
+    { encryptBody: s.op.secretResponse },
+  );
+  s.replayed = replayed;
+  if (replayed) idempotentReplays.inc({ operation: s.op.name });
+  const unwrapped = unwrapStored(response);
+  if (unwrapped.error) throw unwrapped.error;
+  s.result = { status: unwrapped.status, body: unwrapped.body, replayed };
+}
 
 const handler: Step = {
   name: 'handler',

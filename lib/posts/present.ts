@@ -1,3 +1,4 @@
+import { isoOf } from '../db';
 import { delivery, type Delivery } from './lifecycle';
 
 // spec 2.7: the Post resource. Read endpoints return the fields marked R; create and update
@@ -38,7 +39,14 @@ export interface PostRow {
   default_reviewer_user_id?: string | null;
 }
 
-export function presentPostSummary(p: PostRow) {
+/** The summary's row: its instants as Dates, or as ISO strings when read through lib/db TIMESTAMPS_AS_ISO (the post list). */
+export type PostSummaryRow = Omit<PostRow, 'scheduled_at' | 'created_at' | 'updated_at'> & {
+  scheduled_at: Date | string | null;
+  created_at: Date | string;
+  updated_at: Date | string | null;
+};
+
+export function presentPostSummary(p: PostSummaryRow) {
   return {
     id: p.id,
     projectId: p.project_id,
@@ -47,9 +55,9 @@ export function presentPostSummary(p: PostRow) {
     contentType: p.content_type,
     title: p.title,
     content: p.content,
-    scheduledAt: p.scheduled_at?.toISOString() ?? null,
-    createdAt: p.created_at.toISOString(),
-    updatedAt: p.updated_at?.toISOString() ?? null,
+    scheduledAt: p.scheduled_at ? isoOf(p.scheduled_at) : null,
+    createdAt: isoOf(p.created_at),
+    updatedAt: p.updated_at ? isoOf(p.updated_at) : null,
   };
 }
 

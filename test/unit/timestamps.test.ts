@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { db, isoOf, readPrepared, TIMESTAMPS_AS_ISO, timestamptzAsIso } from '../../lib/db';
+
+// lib/db.ts TIMESTAMPS_AS_ISO: a timestamptz cut from Postgres' text must be the very string
+// toISOString() makes of the Date pg parses from the same text (the post list's instants).
+
+const parseAsPg = pg.types.getTypeParser(1184, 'text') as (text: string) => Date | number;
+
+describe('lib/db timestamptz as ISO strings', () => {
+  it('matches the Date pg parses, formatted with toISOString, for every millisecond and sub-millisecond digits', () => {
+    for (let us = 0; us < 1_000_000; us += 997) {
+      const fraction = String(us).padStart(6, '0').replace(/0+$/, '');
+      for (const text of [
+        `2026-11-26 09:44:58${fraction ? `.${fraction}` : ''}+00`,
+        `0050-02-28 23:59:59${fraction ? `.${fraction}` : ''}+00`,
+      ]) {
+        assert.equal(timestamptzAsIso(text), (parseAsPg(text) as Date).toISOString(), text);
+      }
+    }
+    for (let ms = 0; ms < 1000; ms++) {
+      const text = `1999-12-31 23:59:59.${String(ms).padStart(3, '0').replace(/0+$/, '') || '0'}+00`;
+      assert.equal(timestamptzAsIso(text), (parseAsPg(text) as Date).toISOString(), text);
+    }
+  });
+
+  it('leaves other shapes to pg: an offset, BC, a five-digit year, infinity', () => {
+    for (const text of [
+      '2026-11-26 15:14:58.123+05:30',
+      '2026-11-26 04:44:58-05',
+      '0044-03-15 12:00:00+00 BC',
+      '10000-01-01 00:00:00+00',
+    ]) {
+      const cut = timestamptzAsIso(text);
+      assert.ok(cut instanceof Date, text);
+      assert.equal(isoOf(cut), (parseAsPg(text) as Date).toISOString(), text);
+    }
+    assert.equal(timestamptzAsIso('infinity'), Infinity);
+  });
+
+  it('reads the same instants from Postgres as the Date path, in UTC and in another session time zone', async () => {
+    const sql = `select v from (values ('2026-11-26T09:44:58.12Z'::timestamptz), ('2026-11-26T09:44:58Z'), ('2026-03-29T01:30:00.999Z'),
+      ('0050-01-01T00:00:00.5Z'), ('1969-12-31T23:59:59.001Z'), ('2026-11-26T09:44:58.123456Z')) as t(v)`;
+    await db().transaction(async (trx) => {
+      for (const zone of ['UTC', 'Asia/Kolkata', 'America/St_Johns']) {
+        await trx.raw(`set local time zone '${zone}'`);
+        const asDates = (await trx.raw(sql)).rows as Array<{ v: Date }>;
+        const asText = (await trx.raw(sql).options({ types: TIMESTAMPS_AS_ISO })).rows as Array<{ v: Date | string }>;
+        assert.deepEqual(
+          asText.map((r) => isoOf(r.v)),
+          asDates.map((r) => r.v.toISOString()),
+          zone,
+        );
+        if (zone === 'UTC') assert.ok(asText.every((r) => typeof r.v === 'string'));
+      }
+    });
+  });
+
+  it('readPrepared: a knex read as a named statement, twice on the pool; refused inside a transaction', async () => {
+    const query = () => db().select(db().raw(`'2026-11-26T09:44:58.12Z'::timestamptz as v`));
+    for (let i = 0; i < 2; i++)
+      assert.deepEqual(await readPrepared(query(), { types: TIMESTAMPS_AS_ISO }), [{ v: '2026-11-26T09:44:58.120Z' }]);
+    await db().transaction(async (trx) => {
+      await assert.rejects(readPrepared(trx.select(trx.raw('1 as one'))), /not in a transaction/);
+    });
+  });
+});
