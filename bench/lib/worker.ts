@@ -16,9 +16,14 @@ export interface WorkerChild {
   stop(): Promise<void>;
 }
 
-/** `nodeArgs` go to node before the entry (`--cpu-prof` for a bench's profile). */
+/**
+ * The worker as `npm run start:worker` starts it, heap limit included (WORKER_HEAP_MIB, read here
+ * rather than through lib/config, which a bench loads only after setting its environment);
+ * `nodeArgs` go to node before the entry (`--cpu-prof` for a bench's profile).
+ */
 export function startWorkerChild(nodeArgs: string[] = []): WorkerChild {
-  const { child, tail } = spawnTsxChild(path.join(REPO_ROOT, 'workers', 'main.ts'), REPO_ROOT, process.env, nodeArgs);
+  const heap = `--max-old-space-size=${process.env.WORKER_HEAP_MIB || 1024}`;
+  const { child, tail } = spawnTsxChild(path.join(REPO_ROOT, 'workers', 'main.ts'), REPO_ROOT, process.env, [heap, ...nodeArgs]);
   return {
     child,
     tail,
