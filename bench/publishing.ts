@@ -27,6 +27,7 @@ import { startWorker, type WorkerRun } from './publishing/worker';
 import { runBaseline, type BaselineResult } from './publishing/baseline';
 import { freePort, portAcceptsConnections } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../tooling/temporalBinary';
+import { DEFAULT_WORKER_HEAP_MIB, workerHeapArg } from '../lib/workerHeap';
 
 const TARGET_P99_S = 30;
 // Issue 19's targets, as ratios to the bare baselines measured in the same run.
@@ -211,7 +212,7 @@ if (opt['worker-heap']) {
 }
 // The worker's heap limit as `npm run start:worker` sets it (lib/config worker.heapMiB,
 // WORKER_HEAP_MIB; 0 = Node's own limit).
-const WORKER_HEAP_MIB = Number(process.env.WORKER_HEAP_MIB || 1024);
+const WORKER_HEAP_MIB = Number(process.env.WORKER_HEAP_MIB || DEFAULT_WORKER_HEAP_MIB);
 const WORKER_BUNDLE = opt['worker-bundle'];
 if (WORKER_BUNDLE !== 'prebuilt' && WORKER_BUNDLE !== 'source') {
   console.error(`--worker-bundle must be prebuilt or source, not ${WORKER_BUNDLE}`);
@@ -223,7 +224,7 @@ let bundlePaths: { service: string; baseline: string } | null = null;
 // the worker) and the pre-built bundles.
 const workerEnv = (): NodeJS.ProcessEnv => ({
   ...process.env,
-  ...(WORKER_HEAP_MIB > 0 ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=${WORKER_HEAP_MIB}`.trim() } : {}),
+  ...(WORKER_HEAP_MIB > 0 ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${workerHeapArg(WORKER_HEAP_MIB)}`.trim() } : {}),
   ...(bundlePaths ? { WORKFLOW_BUNDLE_PATH: bundlePaths.service, BENCH_BASELINE_BUNDLE_PATH: bundlePaths.baseline } : {}),
 });
 

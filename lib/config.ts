@@ -1,6 +1,7 @@
 // One typed view of the environment, read once. Every limit and timing of spec section 8
 // is a value here whose default is the spec's number (ARCHITECTURE.md, Configuration).
 // The README's configuration table lists every variable below.
+import { DEFAULT_WORKER_HEAP_MIB, workerHeapArg } from './workerHeap';
 
 function str(name: string, fallback: string): string {
   const v = process.env[name];
@@ -96,7 +97,7 @@ function loadConfig() {
        * and `npm run start:worker` (docs/publishing.md "Capacity"); 0 = Node's own limit, about a
        * sixth of the machine's memory up to 4 GiB, which a worker grows towards in a burst.
        */
-      heapMiB: int('WORKER_HEAP_MIB', 1024),
+      heapMiB: int('WORKER_HEAP_MIB', DEFAULT_WORKER_HEAP_MIB),
       /** Workflows kept in the worker's sticky cache (bounds its memory; evicted ones replay from history). */
       maxCachedWorkflows: int('WORKER_MAX_CACHED_WORKFLOWS', 300),
       /** Concurrent long polls on the workflow and on the activity task queue. */
@@ -417,7 +418,7 @@ export const config: Config = loadConfig();
 
 /** Node options a worker process starts with (`npm start`, `npm run start:worker`): its heap limit. */
 export function workerNodeArgs(heapMiB: number = config.worker.heapMiB): string[] {
-  return [`--max-old-space-size=${heapMiB}`];
+  return [workerHeapArg(heapMiB)];
 }
 
 export function planLimits(plan: string): PlanLimits {

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnTsxChild, stopChild } from './proc';
 import { REPO_ROOT } from './servers';
+import { workerHeapArg } from '../../lib/workerHeap';
 
 // The worker process of the job benches (workers/main.ts as a child, with the environment the
 // bench set): its last output kept for an error message, a SIGTERM stop that drains (SIGKILL
@@ -22,8 +23,7 @@ export interface WorkerChild {
  * `nodeArgs` go to node before the entry (`--cpu-prof` for a bench's profile).
  */
 export function startWorkerChild(nodeArgs: string[] = []): WorkerChild {
-  const heap = `--max-old-space-size=${process.env.WORKER_HEAP_MIB || 1024}`;
-  const { child, tail } = spawnTsxChild(path.join(REPO_ROOT, 'workers', 'main.ts'), REPO_ROOT, process.env, [heap, ...nodeArgs]);
+  const { child, tail } = spawnTsxChild(path.join(REPO_ROOT, 'workers', 'main.ts'), REPO_ROOT, process.env, [workerHeapArg(), ...nodeArgs]);
   return {
     child,
     tail,
