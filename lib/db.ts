@@ -106,8 +106,17 @@ export async function readPrepared<Row>(query: Knex.QueryBuilder, opts: { types?
   const client = db().client;
   const connection = (await client.acquireConnection()) as pg.Client;
   try {
-    const result = await connection.query({ name: statementName(sql), text: sql, values: bindings as unknown[], types: opts.types });
-    return result.rows as Row[];
+    // Callback form, as knex's runner calls pg. With pg's promise form (a query built without a
+    // callback) each page's rows stayed reachable past the request: under load they survived two
+    // young-generation collections and were promoted (8 concurrent reads of a 50-post page:
+    // 3.7 MB promoted per scavenge against under 20 KB in this form, GC a fifth of the CPU, and
+    // 2.6× fewer reads per second). Which reference inside pg holds them was not pinned down.
+    return await new Promise<Row[]>((resolve, reject) =>
+      connection.query(
+        { name: statementName(sql), text: sql, values: bindings as unknown[], types: opts.types },
+        (err: Error | null, result: pg.QueryResult) => (err ? reject(err) : resolve(result.rows as Row[])),
+      ),
+    );
   } finally {
     client.releaseConnection(connection);
   }

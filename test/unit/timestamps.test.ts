@@ -64,4 +64,15 @@ describe('lib/db timestamptz as ISO strings', () => {
       await assert.rejects(readPrepared(trx.select(trx.raw('1 as one'))), /not in a transaction/);
     });
   });
+
+  it("readPrepared: Postgres' error reaches the caller and the connection goes back to the pool", async () => {
+    const pool = (db().client as unknown as { pool: { numUsed(): number } }).pool;
+    const usedBefore = pool.numUsed();
+    // More failures than the pool has connections: a connection kept by a failed read would
+    // leave the last ones waiting for the acquire timeout instead of failing at once.
+    for (let i = 0; i < 12; i++)
+      await assert.rejects(readPrepared(db().select(db().raw('1 / 0 as v'))), (err: { code?: string }) => err.code === '22012');
+    assert.equal(pool.numUsed(), usedBefore);
+    assert.deepEqual(await readPrepared(db().select(db().raw('1 as one'))), [{ one: 1 }]);
+  });
 });
