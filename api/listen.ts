@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
 import { errors, type ApiError } from '../lib/errors';
 import { newId } from '../lib/ids';
+import { MCP_CORS_HEADERS } from './mcp/cors';
 import { jsonRpcErrorBody } from './mcp/errors';
 import { errorBody } from './rest/errors';
 
@@ -24,6 +25,16 @@ const REFUSAL_BODY: Record<Door, (err: ApiError, requestId: string) => unknown> 
   rest: errorBody,
   // spec 4.9: a request refused before any tool runs gets a JSON-RPC error carrying the same fields.
   mcp: jsonRpcErrorBody,
+};
+
+/**
+ * Headers the door's app sets on every answer and the refusal must carry too: on the MCP door,
+ * CORS, without which a browser agent cannot read the 400 (api/mcp/cors.ts). The REST door
+ * answers CORS on its OAuth and OpenAPI routes only, which a refused request never reached.
+ */
+const REFUSAL_HEADERS: Record<Door, Readonly<Record<string, string>>> = {
+  rest: {},
+  mcp: MCP_CORS_HEADERS,
 };
 
 const PARSER_MESSAGES: Record<string, string> = {
@@ -54,6 +65,7 @@ function answerParserErrors(server: Server, door: Door): void {
         `Content-Length: ${Buffer.byteLength(body)}`,
         'Cache-Control: no-store',
         `X-Request-Id: ${requestId}`,
+        ...Object.entries(REFUSAL_HEADERS[door]).map(([name, value]) => `${name}: ${value}`),
         'Connection: close',
         '',
         body,

@@ -283,6 +283,45 @@ export async function budgets(workspaceId: string) {
   };
 }
 
+// --- Job spend settlement ----------------------------------------------------------------------
+
+/**
+ * docs/generation.md "Spend and budgets": final jobs whose reservation has not yet been replaced
+ * by their cost (the process that finished them died before the settlement statement). The
+ * reconciler settles them after 30 s; until then each still holds its reservation on the meters.
+ */
+export async function unsettledJobs(input: { workspaceId?: string; limit: number }) {
+  if (input.workspaceId !== undefined) await getWorkspace(input.workspaceId);
+  const { listUnsettledJobs } = await import('../lib/generation/spend');
+  return listUnsettledJobs(db(), { workspaceId: input.workspaceId, limit: input.limit });
+}
+
+/** Rows settled per pass, as the reconciler's pass takes them. */
+const SETTLE_BATCH = 500;
+
+/**
+ * Settles now, through the reconciler's own pass (settleUnsettledJobs) without its 30 s grace,
+ * the unsettled final jobs (of one workspace, at most `limit`). Idempotent: each settlement is
+ * a claim on the job row, so a job settled meanwhile by its finisher or the reconciler is
+ * skipped, and a second run settles nothing.
+ */
+export async function settleUnsettledSpend(input: { workspaceId?: string; limit?: number }) {
+  if (input.workspaceId !== undefined) await getWorkspace(input.workspaceId);
+  const { listUnsettledJobs, settleUnsettledJobs } = await import('../lib/generation/spend');
+  let settled = 0;
+  for (;;) {
+    const want = Math.min(SETTLE_BATCH, (input.limit ?? Infinity) - settled);
+    if (want <= 0) break;
+    const n = await settleUnsettledJobs(db(), 0, { workspaceId: input.workspaceId, limit: want, by: 'operator' });
+    settled += n;
+    // A short pass found no more (or lost some to a concurrent settlement, which the next run or
+    // the reconciler sees).
+    if (n < want) break;
+  }
+  const left = await listUnsettledJobs(db(), { workspaceId: input.workspaceId, limit: 0 });
+  return { workspaceId: input.workspaceId ?? null, settled, remaining: left.total, remainingReservedCents: left.reservedCents };
+}
+
 export async function setSpendCap(input: { workspaceId: string; dailyCapCents: number | null }) {
   return updateWorkspace(input.workspaceId, { daily_spend_cap_cents: input.dailyCapCents });
 }

@@ -4,6 +4,7 @@ import { config } from '../../lib/config';
 import { createApiDeps, type ApiDeps } from '../deps';
 import { registerOAuthPrincipals } from '../oauth/router';
 import { mcpResourceMetadata } from './auth';
+import { cors } from './cors';
 import { mcpRequestContext } from './errors';
 import { readJsonBody } from './http';
 import { closeSseSessions, openSseStream, postMessage } from './sse';
@@ -22,23 +23,6 @@ import { tracingMiddleware } from '../tracing';
 // (ctx.respond = false). Each chain reads left to right.
 
 type Step = (ctx: Context, next: Next) => unknown;
-
-/** Bearer credentials, no cookies: any origin may call, as with the REST API. */
-async function cors(ctx: Context, next: Next): Promise<void> {
-  ctx.set('Access-Control-Allow-Origin', '*');
-  ctx.set('Access-Control-Expose-Headers', 'Mcp-Session-Id, WWW-Authenticate, X-Request-Id');
-  if (ctx.method === 'OPTIONS') {
-    ctx.set('Access-Control-Allow-Methods', 'GET, POST, DELETE, OPTIONS');
-    ctx.set(
-      'Access-Control-Allow-Headers',
-      'Authorization, Content-Type, Accept, Last-Event-ID, Mcp-Session-Id, Mcp-Protocol-Version, Service-Workspace-Id, Service-Api-Version',
-    );
-    ctx.set('Access-Control-Max-Age', '600');
-    ctx.status = 204;
-    return;
-  }
-  await next();
-}
 
 async function serveResourceMetadata(ctx: Context): Promise<void> {
   // spec 5.3: discovery is unauthenticated and cacheable.

@@ -98,3 +98,19 @@ export function userView(u: Row) {
       : {}),
   };
 }
+
+/** A final generation job whose spend is not settled yet (lib/generation/spend.ts UnsettledJob). */
+export function unsettledJobView(j: Row) {
+  return {
+    id: j.id as string,
+    workspaceId: j.workspace_id as string,
+    type: j.type as string,
+    status: j.status as string,
+    completedAt: iso(j.completed_at),
+    // Still counted against the day's cap and the week's budget until settled.
+    reservedCents: j.reserved_cents as number,
+    // What replaces the reservation on the meters once settled.
+    costCents: j.cost_cents as number,
+    ageSeconds: j.age_seconds as number,
+  };
+}

@@ -315,22 +315,90 @@ export async function settleJobSpend(q: Knex | Knex.Transaction, jobId: string, 
   return (r.rows[0] as { claimed: number }).claimed > 0;
 }
 
+/** Which unsettled final jobs a pass or a listing takes. */
+export interface UnsettledFilter {
+  /** Only jobs whose final state is at least this old (their own finisher settles them first). */
+  olderThanSeconds?: number;
+  workspaceId?: string;
+  limit?: number;
+}
+
+/** Final jobs whose spend is not settled, oldest first: the rows of the partial index `jobs_unsettled`. */
+function unsettled(q: Knex, filter: UnsettledFilter) {
+  const query = q('jobs')
+    .whereNull('spend_settled_at')
+    .whereNotNull('reserved_cents')
+    .whereIn('status', ['DONE', 'FAILED', 'CANCELLED'])
+    .whereRaw('completed_at < now() - make_interval(secs => ?)', [filter.olderThanSeconds ?? 0]);
+  if (filter.workspaceId !== undefined) query.where('workspace_id', filter.workspaceId);
+  return query;
+}
+
+export interface UnsettledJob {
+  id: string;
+  workspace_id: string;
+  type: string;
+  status: string;
+  completed_at: Date;
+  reserved_cents: number;
+  cost_cents: number;
+  age_seconds: number;
+}
+
+/**
+ * What settlement has yet to do (`bin/admin jobs unsettled`): the oldest `limit` unsettled final
+ * jobs, with how many there are in all and the reservations they still hold on the meters.
+ */
+export async function listUnsettledJobs(
+  q: Knex,
+  filter: UnsettledFilter = {},
+): Promise<{ total: number; reservedCents: number; jobs: UnsettledJob[] }> {
+  const limit = filter.limit ?? 50;
+  const [totals, jobs] = await Promise.all([
+    unsettled(q, filter).first(q.raw('count(*)::int as total'), q.raw('coalesce(sum(reserved_cents), 0)::int as reserved')),
+    limit === 0
+      ? []
+      : unsettled(q, filter)
+          .orderBy([{ column: 'completed_at' }, { column: 'id' }])
+          .limit(limit)
+          .select(
+            'id',
+            'workspace_id',
+            'type',
+            'status',
+            'completed_at',
+            'reserved_cents',
+            'cost_cents',
+            q.raw('floor(extract(epoch from now() - completed_at))::int as age_seconds'),
+          ),
+  ]);
+  const t = totals as { total: number; reserved: number };
+  return { total: t.total, reservedCents: t.reserved, jobs: jobs as UnsettledJob[] };
+}
+
 /**
  * The reconciler's part of settlement: jobs whose final state committed but whose settlement
  * did not follow (the process died in between, Postgres refused the second statement). Each is
  * settled as its own finisher would have; the claim makes a concurrent settlement harmless.
+ * Operators run the same pass with `bin/admin jobs settle-spend` (`by: 'operator'`: no grace,
+ * optionally one workspace; the command prints the count, so the line is info, not a warning).
  */
-export async function settleUnsettledJobs(q: Knex, olderThanSeconds = 30): Promise<number> {
-  const rows: Array<{ id: string }> = await q('jobs')
-    .whereNull('spend_settled_at')
-    .whereNotNull('reserved_cents')
-    .whereIn('status', ['DONE', 'FAILED', 'CANCELLED'])
-    .whereRaw('completed_at < now() - make_interval(secs => ?)', [olderThanSeconds])
+export async function settleUnsettledJobs(
+  q: Knex,
+  olderThanSeconds = 30,
+  opts: { workspaceId?: string; limit?: number; by?: 'reconciler' | 'operator' } = {},
+): Promise<number> {
+  const rows: Array<{ id: string }> = await unsettled(q, { workspaceId: opts.workspaceId, olderThanSeconds })
     .orderBy('completed_at')
-    .limit(500)
+    .limit(opts.limit ?? 500)
     .select('id');
   let settled = 0;
   for (const { id } of rows) if (await settleJobSpend(q, id)) settled++;
-  if (settled) log.warn('job spend settled by the reconciler (its settlement did not follow the final state)', { jobs: settled });
+  const by = opts.by ?? 'reconciler';
+  if (settled)
+    (by === 'reconciler' ? log.warn : log.info)(`job spend settled by the ${by} (its settlement did not follow the final state)`, {
+      jobs: settled,
+      ...(opts.workspaceId ? { workspaceId: opts.workspaceId } : {}),
+    });
   return settled;
 }

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { connect as tcpConnect } from 'node:net';
+import { MCP_CORS_HEADERS } from '../../api/mcp/cors';
 import { workspaceWithKey } from '../support/factories';
 import { startApiProcess, type ApiProcess } from '../support/foundation';
 
 // spec 7.1 for requests Node's HTTP parser refuses before the application runs: the API process
 // (api/main.ts, listeners of api/listen.ts) answers them with 400 invalid_request, not a bare
 // status line: the envelope on the REST origin, the MCP door's JSON-RPC error (spec 4.9: `data`
-// carries code, requestId, documentationUrl) on the MCP transport.
+// carries code, requestId, documentationUrl) on the MCP transport, with the CORS headers of every
+// MCP answer, so a browser agent can read it.
 
 function raw(url: string, request: string): Promise<string> {
   const { hostname, port } = new URL(url);
@@ -33,10 +35,25 @@ function assertEnvelope(response: string, what: string) {
   assert.equal(typeof parsed.error.docs_url, 'string', what);
 }
 
+/** The head's header lines by lower-case name. */
+function headersOf(head: string): Map<string, string> {
+  return new Map(
+    head
+      .split('\r\n')
+      .slice(1)
+      .map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()] as const),
+  );
+}
+
+/** The CORS headers of an answer of the MCP app itself, which a refusal must match. */
+let mcpAppCors: Record<string, string>;
+
 function assertMcpRefusal(response: string, what: string) {
   const [head, body] = [response.slice(0, response.indexOf('\r\n\r\n')), response.slice(response.indexOf('\r\n\r\n') + 4)];
   assert.match(head, /^HTTP\/1\.1 400 /, `${what}: ${head}`);
   assert.match(head, /content-type: application\/json/i, what);
+  const headers = headersOf(head);
+  for (const name of Object.keys(mcpAppCors)) assert.equal(headers.get(name), mcpAppCors[name], `${what}: ${name}`);
   const requestId = /x-request-id: (\S+)/i.exec(head)?.[1];
   const parsed = JSON.parse(body);
   assert.equal(parsed.jsonrpc, '2.0', what);
@@ -54,6 +71,10 @@ describe('requests refused by the HTTP parser still get the envelope (spec 7.1)'
   before(async () => {
     api = await startApiProcess();
     key = (await workspaceWithKey()).key;
+    const answer = await fetch(`${api.mcpUrl}/.well-known/oauth-protected-resource`);
+    mcpAppCors = Object.fromEntries(Object.keys(MCP_CORS_HEADERS).map((n) => [n.toLowerCase(), answer.headers.get(n) ?? '(absent)']));
+    assert.equal(mcpAppCors['access-control-allow-origin'], '*');
+    assert.match(mcpAppCors['access-control-expose-headers']!, /X-Request-Id/);
   });
   after(async () => {
     await api?.close();
@@ -78,13 +99,15 @@ describe('requests refused by the HTTP parser still get the envelope (spec 7.1)'
     );
   });
 
-  it('the MCP transport: a 17 KB request head, a bad request line, a bad header, all 400 invalid_request', async () => {
+  it('the MCP transport: a 17 KB request head, a bad request line, a bad header, all 400 invalid_request with the CORS headers', async () => {
     const longUrl = await fetch(`${api.mcpUrl}/mcp?x=${'x'.repeat(17 * 1024)}`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     assert.equal(longUrl.status, 400);
+    // What a browser needs to let the page read the refusal and its request id.
+    for (const name of Object.keys(mcpAppCors)) assert.equal(longUrl.headers.get(name), mcpAppCors[name], name);
     const body = (await longUrl.json()) as any;
     assert.equal(body.error.data.code, 'invalid_request');
     assert.match(body.error.data.message, /16 KB/);
