@@ -1,9 +1,10 @@
 // Bench: a burst of AI post generations — N × POST /v1/posts/generations sent at once with the
 // built-in writer — measured through the API: how fast the API accepts them, and how long each
 // job takes from QUEUED to DONE (createdAt → completedAt of GET /v1/jobs). Before the service's
-// rounds, the same bursts go to a bare baseline on the same Temporal dev server (one INSERT and
-// one workflow start per request; one activity doing one UPDATE per workflow), so the figures
-// also read as ratios to the least Temporal can do on this machine in this run.
+// rounds (or interleaved with them), the same bursts go to a bare baseline on the same Temporal
+// dev server (one INSERT and one workflow start per request; one activity doing one UPDATE per
+// workflow), so the figures also read as ratios to the least Temporal can do on this machine in
+// this run.
 //
 //   npm run bench -- generation              baseline, then the service: 200 requests × 3 rounds each (≈ 2–4 min)
 //   npm run bench -- generation --help       every option
@@ -45,6 +46,7 @@ const { values: opt } = parseArgs({
     strict: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     'no-baseline': { type: 'boolean', default: false },
+    'baseline-order': { type: 'string', default: 'before' },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -52,7 +54,7 @@ const { values: opt } = parseArgs({
 
 if (opt.help) {
   console.log(`generation: N generation requests at once, built-in writer, worker as a child process;
-before them the same bursts at a bare baseline on the same Temporal dev server.
+before them (or interleaved) the same bursts at a bare baseline on the same Temporal dev server.
 
 Options:
   --requests N   requests sent at once per round (default 200)
@@ -64,15 +66,21 @@ Options:
   --no-baseline  skip the bare baseline: a bare accept server (Koa + pg + Temporal client;
                  POST /jobs = one INSERT and one workflow start) and a worker with the service
                  worker's settings and heap limit running one activity (one UPDATE) per workflow,
-                 both child processes, its rounds before the service's. With it the bench prints
-                 baseline p50 / service p50 and the service's accepted/s and drain rate as
-                 fractions of the baseline's
+                 both child processes. With it the bench prints baseline p50 / service p50
+                 and the service's accepted/s and drain rate as fractions of the baseline's
+  --baseline-order before|interleaved
+                 before (default): the baseline's warm-up and rounds, then its processes stop
+                 and the service's start; interleaved: both sides up for the whole run, baseline
+                 round i just before service round i (a neighbour's load that comes and goes
+                 falls on both alike), at twice the database connections (both sides' pools)
   --strict       exit 1 when the median queue→done p50 misses the target (≤ 1,000 ms, issue 19;
                  absolute, whatever the baseline)
   --profile      run the API and the worker with the V8 CPU profiler and print where their time
                  went (the profiles cover each process's whole life: start, warm-up and rounds);
                  files in bench/results/profiles/generation
 
+CPU seconds per round by process: api and worker are the round's side (in a baseline round the
+bare server and the baseline worker); interleaved, idle is the other side's processes.
 Both workers load workflow bundles the bench builds before starting them (as production workers
 load the build's), not webpack at start-up.
 
@@ -93,6 +101,11 @@ const TIMEOUT_MS = num('timeout') * 1000;
 const QUIET_WAIT_MS = num('quiet-wait') * 1000;
 const TARGET_P50_MS = 1_000;
 const BASELINE = !opt['no-baseline'];
+const ORDER = opt['baseline-order'];
+if (ORDER !== 'before' && ORDER !== 'interleaved') {
+  console.error(`--baseline-order must be before or interleaved, not ${ORDER}`);
+  process.exit(2);
+}
 
 const DATABASE_URL = process.env.BENCH_GEN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_gen';
 const REDIS_URL = process.env.BENCH_GEN_REDIS_URL ?? 'redis://127.0.0.1:6379/11';
@@ -260,33 +273,7 @@ async function main() {
     const baselineBundle = BASELINE ? await buildBaselineBundle(path.join(RESULTS_DIR, 'generation-baseline-bundle.js')) : null;
     step(`workflow bundles built in ${((Date.now() - tb) / 1000).toFixed(1)} s; the workers load them`);
 
-    // ── The bare baseline, same dev server, same worker settings ─────────────────────────────
-    if (BASELINE) {
-      step(
-        'bare baseline: accept server (bench/generation/serve-bare.ts) and worker (bench/generation/baselineWorker.ts) as child processes',
-      );
-      const bare = await startBareBaseline({ env: process.env, logDir: RESULTS_DIR, bundlePath: baselineBundle });
-      const agent = newAgent();
-      const groups: Groups = { api: (p) => p.pid === bare.server.pid, worker: (p) => p.pid === bare.worker.pid, ...common };
-      try {
-        if (WARMUP > 0) {
-          step(`baseline warm-up: ${WARMUP} requests`);
-          printRound('baseline warm-up', await baselineRound(bare, agent, WARMUP, groups));
-        }
-        for (let i = 1; i <= ROUNDS; i++) {
-          await quiet(groups);
-          step(`baseline round ${i}: ${REQUESTS} requests at once`);
-          const r = await baselineRound(bare, agent, REQUESTS, groups);
-          printRound(`baseline round ${i}`, r);
-          baselineResults.push(r);
-        }
-      } finally {
-        agent.destroy();
-        await bare.stop();
-      }
-    }
-
-    // ── The service ──────────────────────────────────────────────────────────────────────
+    // ── The service and the bare baseline, same dev server, same worker settings ────────────
     const { createWorkspace, createProject, issueApiKey } = await import('../ops/provision');
     const workspace = await createWorkspace({ name: 'Generation Bench Co', plan: 'BUSINESS' });
     // Caps high enough never to refuse, but set, so every request runs the conditional reservations.
@@ -297,32 +284,87 @@ async function main() {
     const project = async (name: string) =>
       (await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name, connection: 'none' })).id as string;
 
-    step('API (bench/lib/serve-app.ts) and worker (workers/main.ts) as child processes');
-    if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
-    // One folder per process: tsx's module loader runs on a thread of its own, which writes a
-    // profile of its own next to the main thread's.
-    const profileArgs = (name: string) => (opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, name)}`] : []);
-    const api = await startServer('api', 'bench/lib/serve-app.ts', process.env, profileArgs('api'));
-    const worker = startWorkerChild(profileArgs('worker'));
-    const agent = newAgent();
-    const groups: Groups = { api: (p) => p.pid === api.pid, worker: (p) => p.pid === worker.child.pid, ...common };
+    if (BASELINE)
+      step(
+        'bare baseline: accept server (bench/generation/serve-bare.ts) and worker (bench/generation/baselineWorker.ts) as child processes',
+      );
+    let bare = BASELINE ? await startBareBaseline({ env: process.env, logDir: RESULTS_DIR, bundlePath: baselineBundle }) : null;
+    const bareAgent = newAgent();
+    // During an interleaved round the other side's processes stay up, idle: their CPU shows as "idle".
+    let servicePids: number[] = [];
+    const barePids = bare ? [bare.server.pid, bare.worker.pid] : [];
+    const bareGroups: Groups | null = bare && {
+      api: (p) => p.pid === barePids[0],
+      worker: (p) => p.pid === barePids[1],
+      ...common,
+      ...(ORDER === 'interleaved' ? { idle: (p: { pid: number }) => servicePids.includes(p.pid) } : {}),
+    };
+    const baselineRoundN = async (i: number) => {
+      await quiet(bareGroups!);
+      step(`baseline round ${i}: ${REQUESTS} requests at once`);
+      const b = await baselineRound(bare!, bareAgent, REQUESTS, bareGroups!);
+      printRound(`baseline round ${i}`, b);
+      baselineResults.push(b);
+    };
+    const baselineWarmup = async () => {
+      if (WARMUP <= 0) return;
+      step(`baseline warm-up: ${WARMUP} requests`);
+      printRound('baseline warm-up', await baselineRound(bare!, bareAgent, WARMUP, bareGroups!));
+    };
+    const stopBare = async () => {
+      const b = bare;
+      bare = null;
+      await b?.stop();
+    };
     try {
-      await waitWorkerReady(worker, TASK_QUEUE);
-      if (WARMUP > 0) {
-        step(`warm-up: ${WARMUP} requests`);
-        printRound('warm-up', await round(agent, api.baseUrl, key, await project('Warm-up'), WARMUP, groups));
+      // Before: every baseline round first, and the baseline's processes (and their database
+      // connections) gone before the service's start.
+      if (bare && ORDER === 'before') {
+        await baselineWarmup();
+        for (let i = 1; i <= ROUNDS; i++) await baselineRoundN(i);
+        await stopBare();
       }
-      for (let i = 1; i <= ROUNDS; i++) {
-        await quiet(groups);
-        step(`round ${i}: ${REQUESTS} requests at once`);
-        const r = await round(agent, api.baseUrl, key, await project(`Round ${i}`), REQUESTS, groups);
-        printRound(`round ${i}`, r);
-        results.push(r);
+
+      step('API (bench/lib/serve-app.ts) and worker (workers/main.ts) as child processes');
+      if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
+      // One folder per process: tsx's module loader runs on a thread of its own, which writes a
+      // profile of its own next to the main thread's.
+      const profileArgs = (name: string) => (opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, name)}`] : []);
+      const api = await startServer('api', 'bench/lib/serve-app.ts', process.env, profileArgs('api'));
+      const worker = startWorkerChild(profileArgs('worker'));
+      servicePids = [api.pid, worker.child.pid!];
+      const agent = newAgent();
+      const groups: Groups = {
+        api: (p) => p.pid === api.pid,
+        worker: (p) => p.pid === worker.child.pid,
+        ...common,
+        ...(bare ? { idle: (p: { pid: number }) => barePids.includes(p.pid) } : {}),
+      };
+      try {
+        await waitWorkerReady(worker, TASK_QUEUE);
+        if (bare) await baselineWarmup();
+        if (WARMUP > 0) {
+          step(`warm-up: ${WARMUP} requests`);
+          printRound('warm-up', await round(agent, api.baseUrl, key, await project('Warm-up'), WARMUP, groups));
+        }
+        // Interleaved: baseline round i, then service round i, so a neighbour's load that comes
+        // and goes during the run falls on both sides alike.
+        for (let i = 1; i <= ROUNDS; i++) {
+          if (bare) await baselineRoundN(i);
+          await quiet(groups);
+          step(`round ${i}: ${REQUESTS} requests at once`);
+          const r = await round(agent, api.baseUrl, key, await project(`Round ${i}`), REQUESTS, groups);
+          printRound(`round ${i}`, r);
+          results.push(r);
+        }
+      } finally {
+        agent.destroy();
+        await worker.stop();
+        await api.stop();
       }
     } finally {
-      agent.destroy();
-      await worker.stop();
-      await api.stop();
+      bareAgent.destroy();
+      await stopBare();
     }
   } finally {
     await closeDb();
@@ -352,7 +394,7 @@ async function main() {
       {
         at: new Date().toISOString(),
         machine: machineInfo(),
-        options: { requests: REQUESTS, rounds: ROUNDS, warmup: WARMUP, baseline: BASELINE },
+        options: { requests: REQUESTS, rounds: ROUNDS, warmup: WARMUP, baseline: BASELINE, baselineOrder: ORDER },
         summary,
         rounds: results,
         baseline: baselineSummary ? { summary: baselineSummary, rounds: baselineResults } : null,
