@@ -1,26 +1,40 @@
 // Bench: a burst of AI post generations — N × POST /v1/posts/generations sent at once with the
 // built-in writer — measured through the API: how fast the API accepts them, and how long each
-// job takes from QUEUED to DONE (createdAt → completedAt of GET /v1/jobs).
+// job takes from QUEUED to DONE (createdAt → completedAt of GET /v1/jobs). Before the service's
+// rounds (or interleaved with them), the same bursts go to a bare baseline on the same Temporal
+// dev server (one INSERT and one workflow start per request; one activity doing one UPDATE per
+// workflow), so the figures also read as ratios to the least Temporal can do on this machine in
+// this run.
 //
-//   npm run bench -- generation              200 requests × 3 rounds (≈ 1 min)
+//   npm run bench -- generation              baseline, then the service: 200 requests × 3 rounds each (≈ 2–4 min)
 //   npm run bench -- generation --help       every option
 //
 // Everything is the bench's own: Postgres database content_scheduler_bench_gen (dropped and
 // recreated), Redis db 11 (flushed), a Temporal dev server (in memory) on a free port, the REST
 // API in a child process (bench/lib/serve-app.ts) and the worker as `workers/main.ts` in another,
-// as production runs it. See bench/README.md.
+// as production runs it; the baseline's server (bench/generation/serve-bare.ts) and worker
+// (bench/generation/baselineWorker.ts) likewise. See bench/README.md.
 
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { summarize, type LatencySummary } from './lib/load';
-import { diff, machineInfo, snapshot, type CpuBreakdown, type Groups } from './lib/proc';
+import { diff, machineInfo, snapshot, type Groups } from './lib/proc';
 import { REPO_ROOT, startServer } from './lib/servers';
 import { startWorkerChild, waitWorkerReady } from './lib/worker';
 import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
 import { flushRedis, recreateDatabase } from './lib/database';
+import { bareRound, buildBaselineBundle, startBareBaseline } from './generation/baseline';
+import {
+  compareToBaseline,
+  request,
+  roundFigures,
+  summarizeRounds,
+  type Reply,
+  type RoundResult,
+  type Summary,
+} from './generation/figures';
 
 const { values: opt } = parseArgs({
   options: {
@@ -31,25 +45,44 @@ const { values: opt } = parseArgs({
     'quiet-wait': { type: 'string', default: '120' },
     strict: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    'no-baseline': { type: 'boolean', default: false },
+    'baseline-order': { type: 'string', default: 'before' },
     help: { type: 'boolean', default: false },
   },
   strict: true,
 });
 
 if (opt.help) {
-  console.log(`generation: N generation requests at once, built-in writer, worker as a child process.
+  console.log(`generation: N generation requests at once, built-in writer, worker as a child process;
+before them (or interleaved) the same bursts at a bare baseline on the same Temporal dev server.
 
 Options:
   --requests N   requests sent at once per round (default 200)
-  --rounds N     measured rounds, each on a fresh project (default 3)
-  --warmup N     requests of an unmeasured first burst (default 20)
+  --rounds N     measured rounds, each on a fresh project (default 3); the baseline runs as many
+  --warmup N     requests of an unmeasured first burst (default 20), for the baseline too
   --timeout S    seconds a round may take to reach DONE for every job (default 120)
   --quiet-wait S before each round, wait up to S seconds for other processes to use < 15%
                  of the machine (default 120; 0 = do not wait)
-  --strict       exit 1 when the median queue→done p50 misses the target (≤ 1,000 ms, issue 19)
+  --no-baseline  skip the bare baseline: a bare accept server (Koa + pg + Temporal client;
+                 POST /jobs = one INSERT and one workflow start) and a worker with the service
+                 worker's settings and heap limit running one activity (one UPDATE) per workflow,
+                 both child processes. With it the bench prints baseline p50 / service p50
+                 and the service's accepted/s and drain rate as fractions of the baseline's
+  --baseline-order before|interleaved
+                 before (default): the baseline's warm-up and rounds, then its processes stop
+                 and the service's start; interleaved: both sides up for the whole run, baseline
+                 round i just before service round i (a neighbour's load that comes and goes
+                 falls on both alike), at twice the database connections (both sides' pools)
+  --strict       exit 1 when the median queue→done p50 misses the target (≤ 1,000 ms, issue 19;
+                 absolute, whatever the baseline)
   --profile      run the API and the worker with the V8 CPU profiler and print where their time
                  went (the profiles cover each process's whole life: start, warm-up and rounds);
                  files in bench/results/profiles/generation
+
+CPU seconds per round by process: api and worker are the round's side (in a baseline round the
+bare server and the baseline worker); interleaved, idle is the other side's processes.
+Both workers load workflow bundles the bench builds before starting them (as production workers
+load the build's), not webpack at start-up.
 
 Environment: BENCH_GEN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_gen),
              BENCH_GEN_REDIS_URL (default redis://127.0.0.1:6379/11; the database is flushed).`);
@@ -67,6 +100,12 @@ const WARMUP = num('warmup');
 const TIMEOUT_MS = num('timeout') * 1000;
 const QUIET_WAIT_MS = num('quiet-wait') * 1000;
 const TARGET_P50_MS = 1_000;
+const BASELINE = !opt['no-baseline'];
+const ORDER = opt['baseline-order'];
+if (ORDER !== 'before' && ORDER !== 'interleaved') {
+  console.error(`--baseline-order must be before or interleaved, not ${ORDER}`);
+  process.exit(2);
+}
 
 const DATABASE_URL = process.env.BENCH_GEN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_gen';
 const REDIS_URL = process.env.BENCH_GEN_REDIS_URL ?? 'redis://127.0.0.1:6379/11';
@@ -95,51 +134,6 @@ Object.assign(process.env, {
 // The built-in writer: the figures measure the service, not a model's latency.
 delete process.env.LLM_BASE_URL;
 
-interface Reply {
-  status: number;
-  body: any;
-  sentAt: number;
-  answeredAt: number;
-}
-
-function request(agent: http.Agent, baseUrl: string, key: string, method: string, urlPath: string, body?: unknown): Promise<Reply> {
-  const url = new URL(urlPath, baseUrl);
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  const sentAt = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        agent,
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname + url.search,
-        method,
-        headers: {
-          authorization: `Bearer ${key}`,
-          ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            /* keep text */
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed, sentAt, answeredAt: performance.now() });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
 const SOURCE = [
   'We moved our release checklist into the deployment pipeline this quarter.',
   'Every deploy now runs the same twelve checks, from schema drift to feature-flag hygiene.',
@@ -148,36 +142,13 @@ const SOURCE = [
   'Next we want the same discipline for incident reviews.',
 ].join(' ');
 
-interface RoundResult {
-  requests: number;
-  accepted: number;
-  refused: Record<string, number>;
-  burstMs: number;
-  acceptedPerSecond: number;
-  acceptLatencyMs: LatencySummary;
-  queueToDoneMs: LatencySummary;
-  lastDoneAfterMs: number;
-  failed: number;
-  drafts: number;
-  /** Who used the CPU during the round (ms), and how busy the whole machine was. */
-  cpu: CpuBreakdown | null;
-}
-
 async function round(agent: http.Agent, baseUrl: string, key: string, projectId: string, n: number, groups: Groups): Promise<RoundResult> {
   const cpuBefore = snapshot();
   const t0 = performance.now();
   const replies = await Promise.all(
-    Array.from({ length: n }, (_, i) =>
-      request(agent, baseUrl, key, 'POST', '/v1/posts/generations', { projectId, source: { type: 'text', text: `${SOURCE} (#${i})` } }),
-    ),
+    Array.from({ length: n }, (_, i) => request(agent, baseUrl, key, 'POST', '/v1/posts/generations', { projectId, ...body(i) })),
   );
-  const burstMs = Math.max(...replies.map((r) => r.answeredAt)) - t0;
-  const accepted = replies.filter((r) => r.status === 200);
-  const refused: Record<string, number> = {};
-  for (const r of replies)
-    if (r.status !== 200)
-      refused[`${r.status} ${r.body?.error?.code ?? ''}`.trim()] = (refused[`${r.status} ${r.body?.error?.code ?? ''}`.trim()] ?? 0) + 1;
-  const ids = new Set(accepted.map((r) => r.body.data.id as string));
+  const ids = new Set(replies.filter((r) => r.status === 200).map((r) => r.body.data.id as string));
 
   // Poll the list endpoint (one call covers the round) until every accepted job is final.
   const deadline = Date.now() + TIMEOUT_MS;
@@ -203,23 +174,30 @@ async function round(agent: http.Agent, baseUrl: string, key: string, projectId:
     await sleep(100);
   }
   const cpu = diff(cpuBefore, snapshot(), groups);
-  const done = jobs.filter((j) => j.status === 'DONE');
-  const firstCreated = Math.min(...jobs.map((j) => Date.parse(j.createdAt)));
   const { db } = await import('../lib/db');
   const drafts = Number((await db()('posts').where({ project_id: projectId }).count('* as n').first())!.n);
-  return {
+  return roundFigures({
     requests: n,
-    accepted: accepted.length,
-    refused,
-    burstMs,
-    acceptedPerSecond: accepted.length / (burstMs / 1000),
-    acceptLatencyMs: summarize(accepted.map((r) => r.answeredAt - r.sentAt)),
-    queueToDoneMs: summarize(done.map((j) => Date.parse(j.completedAt) - Date.parse(j.createdAt))),
-    lastDoneAfterMs: Math.max(...done.map((j) => Date.parse(j.completedAt))) - firstCreated,
-    failed: jobs.length - done.length,
+    replies,
+    t0,
+    jobs: jobs.map((j) => ({ createdAt: Date.parse(j.createdAt), completedAt: j.status === 'DONE' ? Date.parse(j.completedAt) : null })),
     drafts,
     cpu,
-  };
+  });
+}
+
+const body = (i: number) => ({ source: { type: 'text', text: `${SOURCE} (#${i})` } });
+
+/** One burst at the bare baseline, the same bodies as the service's (less the project id). */
+async function baselineRound(
+  b: Awaited<ReturnType<typeof startBareBaseline>>,
+  agent: http.Agent,
+  n: number,
+  groups: Groups,
+): Promise<RoundResult> {
+  const cpuBefore = snapshot();
+  const { replies, t0, jobs } = await bareRound(b, agent, DATABASE_URL, n, body, TIMEOUT_MS);
+  return roundFigures({ requests: n, replies, t0, jobs, drafts: null, cpu: diff(cpuBefore, snapshot(), groups) });
 }
 
 const CPUS = machineInfo().cpus;
@@ -246,7 +224,8 @@ function printRound(label: string, r: RoundResult) {
     `  ${label}: ${r.accepted}/${r.requests} accepted in ${f0(r.burstMs)} ms → ${r.acceptedPerSecond.toFixed(0)} accepted/s` +
       ` | answer p50 ${f0(r.acceptLatencyMs.p50)} ms, p99 ${f0(r.acceptLatencyMs.p99)} ms` +
       ` | queue→done p50 ${f0(r.queueToDoneMs.p50)} ms, p99 ${f0(r.queueToDoneMs.p99)} ms, max ${f0(r.queueToDoneMs.max)} ms` +
-      ` | all done ${f0(r.lastDoneAfterMs)} ms after the first was queued | failed ${r.failed}, drafts ${r.drafts}, refused ${refused}`,
+      ` | all done ${f0(r.lastDoneAfterMs)} ms after the first was queued (${r.drainPerSecond.toFixed(1)} jobs/s)` +
+      ` | failed ${r.failed}${r.drafts === null ? '' : `, drafts ${r.drafts}`}, refused ${refused}`,
   );
   if (r.cpu) {
     const parts = Object.entries(r.cpu.cpuMs)
@@ -265,73 +244,149 @@ async function main() {
   const binary = await resolveTemporalBinary({ log: (l) => console.log(`  [temporal] ${l}`) });
   const temporal = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
 
-  const { createWorkspace, createProject, issueApiKey } = await import('../ops/provision');
   const { db, closeDb } = await import('../lib/db');
   const { closeRedis } = await import('../lib/redis');
-  const workspace = await createWorkspace({ name: 'Generation Bench Co', plan: 'BUSINESS' });
-  // Caps high enough never to refuse, but set, so every request runs the conditional reservations.
-  await db()('workspaces')
-    .where({ id: workspace.id })
-    .update({ daily_spend_cap_cents: 1_000_000_000, weekly_ai_budget_cents: 1_000_000_000 });
-  const key = (await issueApiKey({ workspaceId: workspace.id, scopes: ['write'], name: 'generation bench' })).key;
-  const project = async (name: string) =>
-    (await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name, connection: 'none' })).id as string;
-
-  step('API (bench/lib/serve-app.ts) and worker (workers/main.ts) as child processes');
-  if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
-  // One folder per process: tsx's module loader runs on a thread of its own, which writes a
-  // profile of its own next to the main thread's.
-  const profileArgs = (name: string) => (opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, name)}`] : []);
-  const api = await startServer('api', 'bench/lib/serve-app.ts', process.env, profileArgs('api'));
-  const worker = startWorkerChild(profileArgs('worker'));
-  const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(REQUESTS, WARMUP, 1) });
-  const results: RoundResult[] = [];
-  const groups: Groups = {
-    api: (p) => p.pid === api.pid,
-    worker: (p) => p.pid === worker.child.pid,
+  // Same agent settings for the baseline's bursts and the service's.
+  const newAgent = () => new http.Agent({ keepAlive: true, maxSockets: Math.max(REQUESTS, WARMUP, 1) });
+  const common: Groups = {
     temporal: (p) => p.pid === temporal.child.pid,
     postgres: (p) => p.comm.startsWith('postgres'),
     bench: (p) => p.pid === process.pid,
   };
+  const quiet = async (groups: Groups) => {
+    if (QUIET_WAIT_MS <= 0) return;
+    const share = await waitForQuiet(groups);
+    if (share >= 0.15)
+      console.log(`  (other processes still use ${(share * 100).toFixed(0)}% of the machine; figures below are disturbed)`);
+  };
+  const results: RoundResult[] = [];
+  const baselineResults: RoundResult[] = [];
   try {
-    await waitWorkerReady(worker, TASK_QUEUE);
-    if (WARMUP > 0) {
-      step(`warm-up: ${WARMUP} requests`);
-      printRound('warm-up', await round(agent, api.baseUrl, key, await project('Warm-up'), WARMUP, groups));
-    }
-    for (let i = 1; i <= ROUNDS; i++) {
-      if (QUIET_WAIT_MS > 0) {
-        const share = await waitForQuiet(groups);
-        if (share >= 0.15)
-          console.log(`  (other processes still use ${(share * 100).toFixed(0)}% of the machine; figures below are disturbed)`);
+    // Both workers load a bundle built here once, as production workers load the build's
+    // (WORKFLOW_BUNDLE_PATH), rather than running webpack at start-up in their own heap.
+    const tb = Date.now();
+    fs.mkdirSync(RESULTS_DIR, { recursive: true });
+    const { workflowBundle } = await import('../workers/worker');
+    const serviceBundle = path.join(RESULTS_DIR, 'generation-workflow-bundle.js');
+    fs.writeFileSync(serviceBundle, (await workflowBundle({ traced: false })).code);
+    process.env.WORKFLOW_BUNDLE_PATH = serviceBundle;
+    const baselineBundle = BASELINE ? await buildBaselineBundle(path.join(RESULTS_DIR, 'generation-baseline-bundle.js')) : null;
+    step(`workflow bundles built in ${((Date.now() - tb) / 1000).toFixed(1)} s; the workers load them`);
+
+    // ── The service and the bare baseline, same dev server, same worker settings ────────────
+    const { createWorkspace, createProject, issueApiKey } = await import('../ops/provision');
+    const workspace = await createWorkspace({ name: 'Generation Bench Co', plan: 'BUSINESS' });
+    // Caps high enough never to refuse, but set, so every request runs the conditional reservations.
+    await db()('workspaces')
+      .where({ id: workspace.id })
+      .update({ daily_spend_cap_cents: 1_000_000_000, weekly_ai_budget_cents: 1_000_000_000 });
+    const key = (await issueApiKey({ workspaceId: workspace.id, scopes: ['write'], name: 'generation bench' })).key;
+    const project = async (name: string) =>
+      (await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name, connection: 'none' })).id as string;
+
+    if (BASELINE)
+      step(
+        'bare baseline: accept server (bench/generation/serve-bare.ts) and worker (bench/generation/baselineWorker.ts) as child processes',
+      );
+    let bare = BASELINE ? await startBareBaseline({ env: process.env, logDir: RESULTS_DIR, bundlePath: baselineBundle }) : null;
+    const bareAgent = newAgent();
+    // During an interleaved round the other side's processes stay up, idle: their CPU shows as "idle".
+    let servicePids: number[] = [];
+    const barePids = bare ? [bare.server.pid, bare.worker.pid] : [];
+    const bareGroups: Groups | null = bare && {
+      api: (p) => p.pid === barePids[0],
+      worker: (p) => p.pid === barePids[1],
+      ...common,
+      ...(ORDER === 'interleaved' ? { idle: (p: { pid: number }) => servicePids.includes(p.pid) } : {}),
+    };
+    const baselineRoundN = async (i: number) => {
+      await quiet(bareGroups!);
+      step(`baseline round ${i}: ${REQUESTS} requests at once`);
+      const b = await baselineRound(bare!, bareAgent, REQUESTS, bareGroups!);
+      printRound(`baseline round ${i}`, b);
+      baselineResults.push(b);
+    };
+    const baselineWarmup = async () => {
+      if (WARMUP <= 0) return;
+      step(`baseline warm-up: ${WARMUP} requests`);
+      printRound('baseline warm-up', await baselineRound(bare!, bareAgent, WARMUP, bareGroups!));
+    };
+    const stopBare = async () => {
+      const b = bare;
+      bare = null;
+      await b?.stop();
+    };
+    try {
+      // Before: every baseline round first, and the baseline's processes (and their database
+      // connections) gone before the service's start.
+      if (bare && ORDER === 'before') {
+        await baselineWarmup();
+        for (let i = 1; i <= ROUNDS; i++) await baselineRoundN(i);
+        await stopBare();
       }
-      step(`round ${i}: ${REQUESTS} requests at once`);
-      const r = await round(agent, api.baseUrl, key, await project(`Round ${i}`), REQUESTS, groups);
-      printRound(`round ${i}`, r);
-      results.push(r);
+
+      step('API (bench/lib/serve-app.ts) and worker (workers/main.ts) as child processes');
+      if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
+      // One folder per process: tsx's module loader runs on a thread of its own, which writes a
+      // profile of its own next to the main thread's.
+      const profileArgs = (name: string) => (opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, name)}`] : []);
+      const api = await startServer('api', 'bench/lib/serve-app.ts', process.env, profileArgs('api'));
+      const worker = startWorkerChild(profileArgs('worker'));
+      servicePids = [api.pid, worker.child.pid!];
+      const agent = newAgent();
+      const groups: Groups = {
+        api: (p) => p.pid === api.pid,
+        worker: (p) => p.pid === worker.child.pid,
+        ...common,
+        ...(bare ? { idle: (p: { pid: number }) => barePids.includes(p.pid) } : {}),
+      };
+      try {
+        await waitWorkerReady(worker, TASK_QUEUE);
+        if (bare) await baselineWarmup();
+        if (WARMUP > 0) {
+          step(`warm-up: ${WARMUP} requests`);
+          printRound('warm-up', await round(agent, api.baseUrl, key, await project('Warm-up'), WARMUP, groups));
+        }
+        // Interleaved: baseline round i, then service round i, so a neighbour's load that comes
+        // and goes during the run falls on both sides alike.
+        for (let i = 1; i <= ROUNDS; i++) {
+          if (bare) await baselineRoundN(i);
+          await quiet(groups);
+          step(`round ${i}: ${REQUESTS} requests at once`);
+          const r = await round(agent, api.baseUrl, key, await project(`Round ${i}`), REQUESTS, groups);
+          printRound(`round ${i}`, r);
+          results.push(r);
+        }
+      } finally {
+        agent.destroy();
+        await worker.stop();
+        await api.stop();
+      }
+    } finally {
+      bareAgent.destroy();
+      await stopBare();
     }
   } finally {
-    agent.destroy();
-    await worker.stop();
-    await api.stop();
     await closeDb();
     await closeRedis();
     await temporal.stop();
   }
 
-  const med = (f: (r: RoundResult) => number) => {
-    const v = results.map(f).sort((a, b) => a - b);
-    return v[Math.floor((v.length - 1) / 2)] ?? 0;
-  };
-  const summary = {
-    acceptedPerSecond: med((r) => r.acceptedPerSecond),
-    queueToDoneP50Ms: med((r) => r.queueToDoneMs.p50),
-    queueToDoneP99Ms: med((r) => r.queueToDoneMs.p99),
-  };
-  console.log(
-    `\nmedian of ${results.length} rounds: ${summary.acceptedPerSecond.toFixed(0)} accepted/s, queue→done p50 ${f0(summary.queueToDoneP50Ms)} ms, p99 ${f0(summary.queueToDoneP99Ms)} ms`,
-  );
-  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+  const summary = summarizeRounds(results);
+  const baselineSummary: Summary | null = BASELINE ? summarizeRounds(baselineResults) : null;
+  const versus = baselineSummary ? compareToBaseline(summary, baselineSummary) : null;
+  const line = (s: Summary) =>
+    `${s.acceptedPerSecond.toFixed(0)} accepted/s, answer p50 ${f0(s.answerP50Ms)} ms, queue→done p50 ${f0(s.queueToDoneP50Ms)} ms, p99 ${f0(s.queueToDoneP99Ms)} ms, drain ${s.drainPerSecond.toFixed(1)} jobs/s`;
+  console.log(`\nmedian of ${results.length} rounds: ${line(summary)}`);
+  if (baselineSummary && versus) {
+    const pct = (x: number | null) => (x === null ? 'n/a' : `${(x * 100).toFixed(0)}%`);
+    console.log(`bare baseline, median of ${baselineResults.length} rounds: ${line(baselineSummary)}`);
+    console.log(
+      `vs the bare baseline of this run: queue→done p50 ${f0(summary.queueToDoneP50Ms)} ms (service) vs ${f0(baselineSummary.queueToDoneP50Ms)} ms (baseline),` +
+        ` ratio baseline/service ${versus.queueToDoneP50Ratio === null ? 'n/a' : versus.queueToDoneP50Ratio.toFixed(2)}` +
+        ` | accepted/s ${pct(versus.acceptedPerSecondShare)} of the baseline's | drain ${pct(versus.drainShare)} of the baseline's`,
+    );
+  }
   const file = path.join(RESULTS_DIR, 'generation.json');
   fs.writeFileSync(
     file,
@@ -339,9 +394,11 @@ async function main() {
       {
         at: new Date().toISOString(),
         machine: machineInfo(),
-        options: { requests: REQUESTS, rounds: ROUNDS, warmup: WARMUP },
+        options: { requests: REQUESTS, rounds: ROUNDS, warmup: WARMUP, baseline: BASELINE, baselineOrder: ORDER },
         summary,
         rounds: results,
+        baseline: baselineSummary ? { summary: baselineSummary, rounds: baselineResults } : null,
+        vsBaseline: versus,
       },
       null,
       2,
@@ -361,11 +418,14 @@ async function main() {
       else console.log(`no profile of the ${name} in ${dir}`);
     }
   }
-  // No bare baseline here: the target is absolute (issue 19), queue→DONE p50 of the burst.
+  // The target stays absolute (issue 19), queue→DONE p50 of the burst; the baseline ratio is
+  // printed beside it, and --strict still fails on the absolute miss only.
   const targetMet = summary.queueToDoneP50Ms <= TARGET_P50_MS;
   console.log(`target: queue→done p50 ≤ ${f0(TARGET_P50_MS)} ms: ${targetMet ? 'met' : 'MISSED'} (${f0(summary.queueToDoneP50Ms)} ms)`);
   console.log(`results: ${path.relative(REPO_ROOT, file)}`);
-  const bad = results.some((r) => r.failed > 0 || r.accepted !== r.requests || r.drafts !== r.accepted);
+  const bad = [...results, ...baselineResults].some(
+    (r) => r.failed > 0 || r.accepted !== r.requests || (r.drafts !== null && r.drafts !== r.accepted),
+  );
   process.exit(bad || (opt.strict && !targetMet) ? 1 : 0);
 }
 
