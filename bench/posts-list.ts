@@ -42,6 +42,7 @@ const { values: opt } = parseArgs({
     posts: { type: 'string', default: '5000' },
     profile: { type: 'boolean', default: false },
     ablation: { type: 'boolean', default: false },
+    'profile-survivors': { type: 'boolean', default: false },
     stages: { type: 'boolean', default: false },
     strict: { type: 'boolean', default: false },
     'quiet-wait': { type: 'string', default: '120' },
@@ -65,6 +66,8 @@ Options:
   --posts N           posts seeded in the benchmarked project (default 5000)
   --profile           profile both servers during one closed-loop run each (figures carry
                       profiler overhead; written to posts-list.profile.json) + stage timings
+  --profile-survivors with --profile: the allocation profile keeps only what survived
+                      young-generation collections (copied or promoted by scavenges), by site
   --ablation          also measure the bare server with one piece of the real path added at a
                       time (rate limiter, project lookup, knex, the listPosts handler)
   --stages            time each step of the request inside the app process, unloaded
@@ -470,7 +473,7 @@ async function main() {
       // ABBA order: neither server always runs first (thermal state, autovacuum, page cache).
       const order = round % 2 === 0 ? [ours, bare] : [bare, ours];
       for (const srv of order) {
-        if (opt.profile) await srv.profileStart();
+        if (opt.profile) await srv.profileStart(undefined, { survivorsOnly: opt['profile-survivors'] });
         const m = await measureClean(
           `round ${round + 1}/${ROUNDS} ${srv.name}: ${DURATION_MS / 1000} s closed loop, ${CONNECTIONS} connections${opt.profile ? ' (profiling)' : ''}`,
           srv,
@@ -650,7 +653,11 @@ async function main() {
     }
     for (const [name, p] of Object.entries(profiles)) {
       printProfile(`CPU profile, ${name} server`, p.summary, p.requests);
-      printAllocations(`Allocation profile, ${name} server`, p.allocations, p.requests);
+      printAllocations(
+        `${opt['profile-survivors'] ? 'Survivors of young-generation collections' : 'Allocation profile'}, ${name} server`,
+        p.allocations,
+        p.requests,
+      );
     }
 
     const roundJson = (m: Measured<RunResult>) => ({

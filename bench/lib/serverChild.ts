@@ -12,7 +12,7 @@ import { PerformanceObserver, constants as perf } from 'node:perf_hooks';
 
 export type ParentMessage =
   | { type: 'cpu' }
-  | { type: 'profile-start'; intervalUs?: number }
+  | { type: 'profile-start'; intervalUs?: number; survivorsOnly?: boolean }
   | { type: 'profile-stop'; file: string }
   | { type: 'call'; name: string; args?: unknown }
   | { type: 'stop' };
@@ -87,12 +87,15 @@ export function serveUnderParent(
         await post(session, 'Profiler.start');
         // Allocation sampling alongside: GC time is paid for by whoever allocates, and the CPU
         // profile cannot say who that is. Collected objects are kept in the profile, so it
-        // shows everything allocated in the window, not only what survived it.
+        // shows everything allocated in the window, not only what survived it. With
+        // survivorsOnly, objects a young-generation collection freed are dropped: what is left
+        // is what scavenges had to copy and promote, the part of GC time that grows with how
+        // long a request holds what it allocated.
         await post(session, 'HeapProfiler.enable');
         await post(session, 'HeapProfiler.startSampling', {
           samplingInterval: 16_384,
           includeObjectsCollectedByMajorGC: true,
-          includeObjectsCollectedByMinorGC: true,
+          includeObjectsCollectedByMinorGC: !m.survivorsOnly,
         });
         send({ type: 'profile-started' });
         break;

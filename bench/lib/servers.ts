@@ -14,7 +14,7 @@ export interface ServerHandle {
   baseUrl: string;
   /** CPU time (µs) and GC pauses the server process has had so far, and its live heap now. */
   usage(): Promise<{ cpuUs: number; gc: GcStats; heapUsedBytes: number }>;
-  profileStart(intervalUs?: number): Promise<void>;
+  profileStart(intervalUs?: number, opts?: { survivorsOnly?: boolean }): Promise<void>;
   profileStop(file: string): Promise<string>;
   call<T>(name: string, args?: unknown): Promise<T>;
   stop(): Promise<void>;
@@ -71,8 +71,8 @@ export async function startServer(name: string, entry: string, env: NodeJS.Proce
       const m = await request(child, { type: 'cpu' }, 'cpu');
       return { cpuUs: m.userUs + m.systemUs, gc: m.gc, heapUsedBytes: m.heapUsedBytes };
     },
-    profileStart: async (intervalUs) => {
-      await request(child, { type: 'profile-start', intervalUs }, 'profile-started');
+    profileStart: async (intervalUs, opts) => {
+      await request(child, { type: 'profile-start', intervalUs, survivorsOnly: opts?.survivorsOnly }, 'profile-started');
     },
     profileStop: async (file) => (await request(child, { type: 'profile-stop', file }, 'profile-stopped')).file,
     call: async <T>(callName: string, args?: unknown) => {
