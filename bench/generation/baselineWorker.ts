@@ -1,15 +1,10 @@
-// The baseline worker of the generation bench: a child process like the service's worker, with
-// the same worker settings (workers/worker.ts workerTuning, from the same environment), running
-// only bareJobWorkflow (baselineWorkflows.ts) on its own task queue.
+// The baseline worker of the generation bench (bench/lib/baselineWorker.ts): only
+// bareJobWorkflow (baselineWorkflows.ts), on its own task queue.
 //
-//   BENCH_GEN_BASELINE_TASK_QUEUE=… node --import tsx bench/generation/baselineWorker.ts
+//   BENCH_GEN_BASELINE_TASK_QUEUE=… BENCH_GEN_BASELINE_TABLE=… node --import tsx bench/generation/baselineWorker.ts
 
-import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { config } from '../../lib/config';
-import { closeDb, db } from '../../lib/db';
-import { temporalAddress } from '../../lib/temporal';
-import { installRuntime, workerTuning } from '../../workers/worker';
+import { db } from '../../lib/db';
+import { runBaselineWorker } from '../lib/baselineWorker';
 import type { BareJobActivities } from './baselineWorkflows';
 
 const taskQueue = process.env.BENCH_GEN_BASELINE_TASK_QUEUE;
@@ -22,24 +17,9 @@ const activities: BareJobActivities = {
   },
 };
 
-installRuntime();
-const connection = await NativeConnection.connect({ address: temporalAddress() });
-const worker = await Worker.create({
-  connection,
-  namespace: config.temporalNamespace,
+await runBaselineWorker({
   taskQueue,
-  // The bench's pre-built bundle when it made one, as the service's worker loads
-  // WORKFLOW_BUNDLE_PATH; else webpack bundles the source at start-up.
-  ...(process.env.BENCH_GEN_BASELINE_BUNDLE_PATH
-    ? { workflowBundle: { codePath: process.env.BENCH_GEN_BASELINE_BUNDLE_PATH } }
-    : { workflowsPath: fileURLToPath(new URL('./baselineWorkflows.ts', import.meta.url)) }),
+  bundlePath: process.env.BENCH_GEN_BASELINE_BUNDLE_PATH,
+  workflowsUrl: new URL('./baselineWorkflows.ts', import.meta.url),
   activities,
-  ...workerTuning(),
-  shutdownGraceTime: '5 seconds',
 });
-process.once('SIGTERM', () => worker.shutdown());
-process.once('SIGINT', () => worker.shutdown());
-await worker.run();
-await connection.close();
-await closeDb();
-process.exit(0);
