@@ -26,36 +26,57 @@ export interface NewPost {
 
 export async function insertPost(trx: Knex.Transaction, p: NewPost): Promise<PostRow> {
   const scheduled = !!p.scheduledAt;
-  const status = await defaultStatus(trx, p.workspaceId, scheduled ? 'scheduled' : 'draft');
   const id = newId('post');
-  const [row] = await trx('posts')
-    .insert({
-      id,
-      workspace_id: p.workspaceId,
-      project_id: p.projectId,
-      status: scheduled ? 'scheduled' : (p.status ?? 'draft'),
-      status_id: status?.id ?? null,
-      title: p.title ?? '',
-      title_auto: p.titleAuto ?? !p.title,
-      ...(p.generationJobId ? { generation_job_id: p.generationJobId } : {}),
-      content: p.content,
-      content_type: p.contentType,
-      scheduled_at: p.scheduledAt ?? null,
-      schedule_version: scheduled ? 1 : 0,
-      delivery: JSON.stringify(delivery(scheduled ? 'scheduled' : 'not_scheduled')),
-    })
-    .returning('*');
-  if (scheduled) await upsertSlot(trx, row as PostRow, p.scheduledAt!);
-  const post = await loadPostForUpdate(trx, p.workspaceId, id);
-  await emitEvent(trx, { workspaceId: p.workspaceId, projectId: p.projectId, type: 'post.created', data: { post: presentPost(post!) } });
+  // One statement: the workspace's default board status of the post's category, the insert, and
+  // the row as loadPostForUpdate reads it (status label, the workspace's review settings).
+  const post = (await trx
+    .with('st', (q) =>
+      q
+        .from('post_statuses')
+        .where({ workspace_id: p.workspaceId, category: scheduled ? 'scheduled' : 'draft', is_default: true })
+        .select('id', 'title', 'category')
+        .limit(1),
+    )
+    .with(
+      'ins',
+      trx('posts')
+        .insert({
+          id,
+          workspace_id: p.workspaceId,
+          project_id: p.projectId,
+          status: scheduled ? 'scheduled' : (p.status ?? 'draft'),
+          status_id: trx.raw('(select id from st)'),
+          title: p.title ?? '',
+          title_auto: p.titleAuto ?? !p.title,
+          ...(p.generationJobId ? { generation_job_id: p.generationJobId } : {}),
+          content: p.content,
+          content_type: p.contentType,
+          scheduled_at: p.scheduledAt ?? null,
+          schedule_version: scheduled ? 1 : 0,
+          delivery: JSON.stringify(delivery(scheduled ? 'scheduled' : 'not_scheduled')),
+        })
+        .returning('*'),
+    )
+    .from('ins')
+    .join('workspaces as w', 'w.id', 'ins.workspace_id')
+    .leftJoin('st', 'st.id', 'ins.status_id')
+    .first(
+      'ins.*',
+      'st.title as status_title',
+      'st.category as status_category',
+      'w.require_review_workflow',
+      'w.default_reviewer_user_id',
+    )) as PostRow;
+  if (scheduled) await upsertSlot(trx, post, p.scheduledAt!);
+  await emitEvent(trx, { workspaceId: p.workspaceId, projectId: p.projectId, type: 'post.created', data: { post: presentPost(post) } });
   if (scheduled)
     await emitEvent(trx, {
       workspaceId: p.workspaceId,
       projectId: p.projectId,
       type: 'post.scheduled',
-      data: { post: presentPost(post!) },
+      data: { post: presentPost(post) },
     });
-  return post!;
+  return post;
 }
 
 export async function upsertSlot(
