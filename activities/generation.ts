@@ -9,7 +9,7 @@ import { linkDraftToIdea } from '../lib/ideas/ideas';
 import { insertPost } from '../lib/posts/write';
 import { config } from '../lib/config';
 import { retrieveKnowledge } from '../lib/knowledge/documents';
-import { failLockedJob, loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
+import { failLockedJob, loadRunningJob, lockJob, lockJobWithProject, startQueuedJob, type StartOutcome } from './jobRows';
 
 // Activities of AI post generation (ARCHITECTURE.md: every side effect is an activity; every
 // activity is safe to run twice). Each row transition locks the job row and checks its status
@@ -126,12 +126,12 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
     /** The draft and DONE in one transaction that requires RUNNING (spec 3.1: generation never schedules). */
     async completeGenerationJob(input: { jobId: string; draft: Draft }): Promise<CompleteOutcome> {
       return finishingJob(db, input.jobId, async (trx) => {
-        const job = await lockJob(trx, input.jobId);
+        const job = await lockJobWithProject(trx, input.jobId);
         if (!job) return { status: 'MISSING' };
         if (job.status === 'DONE') return { status: 'DONE', postId: job.result?.postId };
         if (job.status !== 'RUNNING') return { status: job.status };
-        const project = job.project_id ? await trx('projects').where({ id: job.project_id }).first('id') : undefined;
-        if (!project) {
+        const projectId: string | null = job.live_project_id;
+        if (!projectId) {
           await finishJob(trx, job.id, {
             status: 'FAILED',
             progress: progressNow(job.progress?.progress ?? 0.9, 'Failed: the project was deleted'),
@@ -143,7 +143,7 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
         const jobInput = job.input as GenerationJobInput;
         const post = await insertPost(trx, {
           workspaceId: job.workspace_id,
-          projectId: project.id,
+          projectId,
           content: input.draft.content,
           title: input.draft.title,
           contentType: jobInput.contentType,

@@ -55,6 +55,18 @@ export function lockJob(trx: Knex.Transaction, jobId: string) {
   return trx('jobs').where({ id: jobId }).forUpdate().first();
 }
 
+/**
+ * lockJob, with whether the job's project still exists (`live_project_id`, null when it was
+ * deleted or the job has none) read in the same statement: the project row is not locked.
+ */
+export function lockJobWithProject(trx: Knex.Transaction, jobId: string) {
+  return trx('jobs as j')
+    .leftJoin('projects as p', 'p.id', 'j.project_id')
+    .where('j.id', jobId)
+    .forUpdate('j')
+    .first('j.*', 'p.id as live_project_id');
+}
+
 /** A locked RUNNING (or QUEUED) job → FAILED with `code`, its progress kept where it stopped. */
 export async function failLockedJob(
   trx: Knex.Transaction,

@@ -1,0 +1,75 @@
+// The completion step of a generation job (activities/generation.ts completeGenerationJob): the
+// draft and DONE in one transaction that locks the job and reads whether its project still
+// exists in the same statement; a project deleted while the post was written fails the job.
+
+import assert from 'node:assert/strict';
+import { startQueuedJob } from '../../activities/jobRows';
+import { createGenerationActivities } from '../../activities/generation';
+import { db } from '../../lib/db';
+import { insertQueuedJob } from '../../lib/generation/queue';
+import { loadAiLimits, settleJobSpend } from '../../lib/generation/spend';
+import { workspaceWithKey } from '../support/factories';
+
+async function runningJob(ws: { workspace: { id: string }; project: { id: string; type: string }; keyId: string }) {
+  const job = await insertQueuedJob({
+    workspaceId: ws.workspace.id,
+    createdBy: ws.keyId,
+    project: ws.project,
+    type: 'POST_GENERATION',
+    input: { sourceText: 'x', contentType: 'text', source: { type: 'text' } },
+    estimatedMs: 1000,
+    limits: await loadAiLimits(db(), ws.workspace.id),
+  });
+  assert.equal((await startQueuedJob(db(), job.id, 0.1, 'Writing the post')).running, true);
+  return job.id as string;
+}
+
+describe('generation completion step', function () {
+  this.timeout(60_000);
+  const activities = createGenerationActivities({ db: db(), writer: null as never });
+  const jobs: string[] = [];
+  after(async () => {
+    for (const id of jobs) await settleJobSpend(db(), id);
+  });
+
+  it('writes the draft with its default board status and the job DONE; a second call answers the same post', async () => {
+    const ws = await workspaceWithKey();
+    const jobId = await runningJob(ws);
+    jobs.push(jobId);
+    const draft = { content: 'A post about checklists.', title: 'Checklists' };
+    const done = await activities.completeGenerationJob({ jobId, draft });
+    assert.equal(done.status, 'DONE');
+    const post = await db()('posts as p')
+      .join('post_statuses as s', 's.id', 'p.status_id')
+      .where('p.id', done.postId!)
+      .first('p.project_id', 'p.generation_job_id', 'p.status', 'p.content', 's.category', 's.is_default', 's.title');
+    const { title: statusTitle, ...rest } = post;
+    assert.deepEqual(rest, {
+      project_id: ws.project.id,
+      generation_job_id: jobId,
+      status: 'draft',
+      content: draft.content,
+      category: 'draft',
+      is_default: true,
+    });
+    const event = await db()('outbox_events').where({ workspace_id: ws.workspace.id, type: 'post.created' }).first('data');
+    assert.equal(event.data.post.id, done.postId);
+    // The event's post carries the status label read in the insert's own statement.
+    assert.equal(event.data.post.statusTitle, statusTitle);
+    assert.equal(event.data.post.statusCategory, 'draft');
+    assert.deepEqual(await activities.completeGenerationJob({ jobId, draft }), { status: 'DONE', postId: done.postId });
+  });
+
+  it('fails the job with project_not_found when its project was deleted while the post was written', async () => {
+    const ws = await workspaceWithKey();
+    const jobId = await runningJob(ws);
+    jobs.push(jobId);
+    await db()('projects').where({ id: ws.project.id }).delete();
+    assert.deepEqual(await activities.completeGenerationJob({ jobId, draft: { content: 'Orphan.', title: 'Orphan' } }), {
+      status: 'FAILED',
+    });
+    const job = await db()('jobs').where({ id: jobId }).first('status', 'error_code');
+    assert.deepEqual(job, { status: 'FAILED', error_code: 'project_not_found' });
+    assert.equal(Number((await db()('posts').where({ generation_job_id: jobId }).count('* as n').first())!.n), 0);
+  });
+});
