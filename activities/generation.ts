@@ -8,7 +8,7 @@ import type { ContentType } from '../lib/llm/prompts';
 import { linkDraftToIdea } from '../lib/ideas/ideas';
 import { insertPost } from '../lib/posts/write';
 import { config } from '../lib/config';
-import { retrieveKnowledge } from '../lib/knowledge/documents';
+import { retrieveKnowledge, workspaceRegconfigsSql } from '../lib/knowledge/documents';
 import { failLockedJob, loadRunningJob, lockJob, lockJobWithProject, startQueuedJob, type StartOutcome } from './jobRows';
 
 // Activities of AI post generation (ARCHITECTURE.md: every side effect is an activity; every
@@ -74,7 +74,8 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
            update jobs set attempt_count = ?, updated_at = now(), progress = ?::jsonb
             where id = ? and status = 'RUNNING'
            returning input, workspace_id, project_id)
-         select j.input, j.workspace_id, j.project_id, p.display_name, p.slug from j left join projects p on p.id = j.project_id`,
+         select j.input, j.workspace_id, j.project_id, p.display_name, p.slug, ${workspaceRegconfigsSql('j.workspace_id')} as regconfigs
+           from j left join projects p on p.id = j.project_id`,
         [attempt, progress, jobId],
       );
       // Not RUNNING (or gone): loadRunningJob answers why, as a non-retryable failure.
@@ -88,6 +89,8 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
         projectId: job.project_id,
         text: input.sourceText,
         tokenBudget: config.knowledge.groundingTokenBudget,
+        // Read with the attempt's count above; a job loaded by loadRunningJob reads them itself.
+        ...(counted.rows[0] ? { regconfigs: (counted.rows[0] as { regconfigs: string[] }).regconfigs } : {}),
       });
       // The model may think for a minute without a word; the beat says the attempt is alive.
       const alive = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);

@@ -133,10 +133,22 @@ export function tsqueryExpr(k: Knex, text: string, configs: readonly string[]): 
 /** The configurations a workspace's documents are indexed in (usually one or two). */
 export async function workspaceConfigs(k: Knex, workspaceId: string): Promise<string[]> {
   const rows = await k('knowledge_documents').where({ workspace_id: workspaceId }).distinct('regconfig');
-  return rows
-    .map((r) => r.regconfig as string)
-    .filter((c) => SEARCH_CONFIGS.includes(c))
-    .sort();
+  return searchConfigsOf(rows.map((r) => r.regconfig as string));
+}
+
+/** The text-search configurations among a workspace's documents' `regconfig` values, in order. */
+export function searchConfigsOf(regconfigs: readonly string[]): string[] {
+  return [...new Set(regconfigs)].filter((c) => SEARCH_CONFIGS.includes(c)).sort();
+}
+
+/**
+ * The SQL of an expression answering the workspace's documents' distinct `regconfig` values as
+ * a text array (`regconfigs`), for a caller that reads them in a statement it runs anyway;
+ * `workspaceIdSql` names the workspace id in that statement. retrieveKnowledge takes the
+ * result as `regconfigs` and skips its own read.
+ */
+export function workspaceRegconfigsSql(workspaceIdSql: string): string {
+  return `array(select distinct d.regconfig from knowledge_documents d where d.workspace_id = ${workspaceIdSql})`;
 }
 
 export interface SearchHit {
@@ -232,7 +244,16 @@ export function charsForTokens(tokens: number): number {
  */
 export async function retrieveKnowledge(
   k: Knex,
-  opts: { workspaceId: string; projectId: string | null; text: string; tokenBudget: number; extra?: KnowledgeBlock[]; maxChunks?: number },
+  opts: {
+    workspaceId: string;
+    projectId: string | null;
+    text: string;
+    tokenBudget: number;
+    extra?: KnowledgeBlock[];
+    maxChunks?: number;
+    /** The workspace's documents' regconfig values when the caller read them (workspaceRegconfigsSql). */
+    regconfigs?: readonly string[];
+  },
 ): Promise<{ blocks: KnowledgeBlock[]; documentIds: string[] }> {
   let budget = charsForTokens(opts.tokenBudget);
   const blocks: KnowledgeBlock[] = [];
@@ -243,7 +264,12 @@ export async function retrieveKnowledge(
     budget -= text.length;
   }
   const terms = queryTerms(opts.text);
-  const configs = terms.length > 0 && budget > 0 ? await workspaceConfigs(k, opts.workspaceId) : [];
+  const configs =
+    terms.length === 0 || budget <= 0
+      ? []
+      : opts.regconfigs
+        ? searchConfigsOf(opts.regconfigs)
+        : await workspaceConfigs(k, opts.workspaceId);
   if (configs.length > 0) {
     const tsq = tsqueryExpr(k, terms.join(' or '), configs);
     const rows = await k.raw(
