@@ -110,7 +110,8 @@ export async function readPrepared<Row>(query: Knex.QueryBuilder, opts: { types?
     // callback) each page's rows stayed reachable past the request: under load they survived two
     // young-generation collections and were promoted (8 concurrent reads of a 50-post page:
     // 3.7 MB promoted per scavenge against under 20 KB in this form, GC a fifth of the CPU, and
-    // 2.6× fewer reads per second). Which reference inside pg holds them was not pinned down.
+    // 1.5–3.6× fewer reads per second over several runs). Which reference inside pg holds them was
+    // not pinned down.
     return await new Promise<Row[]>((resolve, reject) =>
       connection.query(
         { name: statementName(sql), text: sql, values: bindings as unknown[], types: opts.types },
