@@ -1,3 +1,4 @@
+import { API_NODE_ARGS } from '../lib/apiRuntime';
 import { config } from '../lib/config';
 import { closeDb, db, migrateLatest } from '../lib/db';
 import { log } from '../lib/logger';
@@ -16,6 +17,9 @@ import { startTracingFromEnv, stopTracing } from '../lib/telemetry';
 async function main() {
   // OpenTelemetry traces when the OTEL_* variables ask for them (lib/telemetry.ts), before any client is built.
   if (await startTracingFromEnv('content-scheduler-api')) log.info('tracing on (OTLP)');
+  const missing = API_NODE_ARGS.filter((arg) => !process.execArgv.includes(arg));
+  if (missing.length)
+    log.warn('api started without its Node options (lib/apiRuntime.ts); start it with `npm run start:api` or pass them', { missing });
   await preflightOrExit({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl });
   const applied = await migrateLatest(db());
   if (applied.length) log.info('migrations applied', { applied });

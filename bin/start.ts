@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { API_NODE_ARGS } from '../lib/apiRuntime';
 import { config, workerNodeArgs } from '../lib/config';
 import { exitWithOneLine, preflightOrExit } from '../tooling/preflight';
 import { portAcceptsConnections } from '../tooling/ports';
@@ -332,7 +333,8 @@ async function main(): Promise<void> {
 
   await refuseTakenPort(config.port, 'PORT', 'set PORT');
   await refuseTakenPort(config.mcpPort, 'MCP_PORT', 'set MCP_PORT');
-  const api = startChild('api', 'api/main.ts', childEnv);
+  // The API's Node options (lib/apiRuntime.ts), as `npm run start:api` sets them.
+  const api = startChild('api', 'api/main.ts', childEnv, [...API_NODE_ARGS]);
   // The worker starts once the API listens, i.e. after the API has run the migrations, so its
   // activities never meet a schema that is still being created.
   const apiUp = await waitForPort(api, config.port, API_READY_TIMEOUT_MS);

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { API_NODE_ARGS } from '../../lib/apiRuntime';
 import path from 'node:path';
 import type { ChildMessage, GcStats, ParentMessage } from './serverChild';
 
@@ -42,13 +43,18 @@ function request<T extends ChildMessage['type']>(
   });
 }
 
+/** The real API's server (serve-app.ts): started with the API process's Node options, as in production. */
+export const REAL_API_ENTRY = 'bench/lib/serve-app.ts';
+
 export async function startServer(name: string, entry: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<ServerHandle> {
   const child = fork(path.join(REPO_ROOT, entry), [], {
     cwd: REPO_ROOT,
     env,
     // tsx as an import hook: the child runs TypeScript directly, with no tsx supervisor
-    // process in between (which would blur the per-process CPU accounting).
-    execArgv: [...nodeArgs, '--import', 'tsx'],
+    // process in between (which would blur the per-process CPU accounting). The real API gets
+    // the options every launcher of api/main.ts gives it (lib/apiRuntime.ts); the bare servers
+    // run with Node's defaults.
+    execArgv: [...(entry === REAL_API_ENTRY ? API_NODE_ARGS : []), ...nodeArgs, '--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const port = await new Promise<number>((resolve, reject) => {

@@ -1,0 +1,18 @@
+// The API process's Node options (docs/operations.md "Processes"), as a module that reads no
+// configuration at import, for every launcher of api/main.ts: bin/start.ts (`npm start`), the
+// benches' API server, and package.json's `start:api` (which spells them out: a shell line cannot
+// import this).
+//
+// --no-allocation-site-pretenuring: V8 decides per allocation site, from how many of its objects
+// survived young collections so far, to allocate that site's objects straight in the old
+// generation. In the API process some sites shared by long-lived start-up objects and by
+// per-request objects got that decision early; from then on each request's short-lived objects
+// sat in the old generation until the next full collection and kept the strings they point at
+// (a page's row values) alive through every young collection, so those were promoted too. A
+// process made the decision or not for its whole life: of 18 runs of the post-list bench, 14
+// promoted 1.6–2.7 MB per scavenge (GC 158–252 µs per request) and 4 promoted 0.3–0.5 MB (GC
+// 58–138). With the option, every run is in the second group (bench/README.md "Fourth pass").
+// Objects that do live long are copied once more on their way to the old generation; for a
+// process whose allocations are nearly all per request that costs less than it saves.
+
+export const API_NODE_ARGS: readonly string[] = ['--no-allocation-site-pretenuring'];
