@@ -5,14 +5,15 @@
 //
 // --no-allocation-site-pretenuring: V8 decides per allocation site, from how many of its objects
 // survived young collections so far, to allocate that site's objects straight in the old
-// generation. In the API process some sites shared by long-lived start-up objects and by
-// per-request objects got that decision early; from then on each request's short-lived objects
-// sat in the old generation until the next full collection and kept the strings they point at
-// (a page's row values) alive through every young collection, so those were promoted too. A
-// process made the decision or not for its whole life: of 18 runs of the post-list bench, 14
-// promoted 1.6–2.7 MB per scavenge (GC 158–252 µs per request) and 4 promoted 0.3–0.5 MB (GC
-// 58–138). With the option, every run is in the second group (bench/README.md "Fourth pass").
-// Objects that do live long are copied once more on their way to the old generation; for a
-// process whose allocations are nearly all per request that costs less than it saves.
+// generation. In the API process that decision fell on many sites (31 in one traced run, the
+// first before any load, against 1 in a bare Koa + pg server), per-request ones among them: their
+// short-lived objects then sat in the old generation until the next full collection and kept the
+// strings they point at (a page's row values) alive through every young collection, so those
+// were promoted too. A process made the decision or not for its whole life: of 18 runs of the
+// post-list bench, 14 promoted 1.6–2.7 MB per scavenge (GC 158–252 µs per request) and 4 promoted
+// 0.3–0.5 MB (GC 58–138). With the option, each of 4 runs was in the second group (bench/README.md
+// "Fourth pass"). Objects that do live long are copied once more on their way to the old
+// generation; for a process whose allocations are nearly all per request that costs less than
+// it saves.
 
 export const API_NODE_ARGS: readonly string[] = ['--no-allocation-site-pretenuring'];
