@@ -22,6 +22,7 @@
 // REST, plain, streamable, SSE, SSE, streamable, plain, REST and each figure is the mean of its two rounds. Results: a table on stdout,
 // JSON in bench/results/mcp.json.
 
+import { API_NODE_ARGS } from '../lib/apiRuntime';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -315,7 +316,7 @@ async function main() {
   const mcpUrl = `http://127.0.0.1:${mcpPort}`;
   if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
   const profileArgs = opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
-  const server: ChildProcess = spawn(process.execPath, [...profileArgs, '--import', 'tsx', 'api/main.ts'], {
+  const server: ChildProcess = spawn(process.execPath, [...API_NODE_ARGS, ...profileArgs, '--import', 'tsx', 'api/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), MCP_PORT: String(mcpPort), PUBLIC_URL: apiUrl, MCP_PUBLIC_URL: mcpUrl },
     stdio: ['ignore', 'ignore', 'inherit'],
