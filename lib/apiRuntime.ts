@@ -11,7 +11,7 @@
 // strings they point at (a page's row values) alive through every young collection, so those
 // were promoted too. A process made the decision or not for its whole life: of 18 runs of the
 // post-list bench, 14 promoted 1.6–2.7 MB per scavenge (GC 158–252 µs per request) and 4 promoted
-// 0.3–0.5 MB (GC 58–138). With the option, each of 4 runs was in the second group (bench/README.md
+// 0.3–0.5 MB (GC 65–138). With the option, each of 4 runs was in the second group (bench/README.md
 // "Fourth pass"). Objects that do live long are copied once more on their way to the old
 // generation; for a process whose allocations are nearly all per request that costs less than
 // it saves.
