@@ -132,8 +132,8 @@ export function tsqueryExpr(k: Knex, text: string, configs: readonly string[]): 
 
 /** The configurations a workspace's documents are indexed in (usually one or two). */
 export async function workspaceConfigs(k: Knex, workspaceId: string): Promise<string[]> {
-  const rows = await k('knowledge_documents').where({ workspace_id: workspaceId }).distinct('regconfig');
-  return searchConfigsOf(rows.map((r) => r.regconfig as string));
+  const { rows } = await k.raw(`select ${workspaceRegconfigsSql('?')} as regconfigs`, [workspaceId]);
+  return searchConfigsOf((rows[0] as { regconfigs: string[] }).regconfigs);
 }
 
 /** The text-search configurations among a workspace's documents' `regconfig` values, in order. */
