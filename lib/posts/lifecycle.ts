@@ -1,8 +1,7 @@
 import { ApiError, errors } from '../errors';
 import type { PostRow } from './present';
-import type { StatusCategory } from './statuses';
-import { CATEGORY_TO_LEGACY } from './statuses';
 import type { ReviewBlock } from './review';
+import type { StatusCategory } from './statuses';
 
 // The post lifecycle of spec 3.1 in one place: pure functions from the post as it is to the row
 // change a transition makes. They read no database and no clock (the caller passes `now`), so
@@ -15,6 +14,12 @@ import type { ReviewBlock } from './review';
 //     the row on every version it hears of (docs/publishing.md).
 //   - `delivery` (spec 2.7, one `Delivery` type built by `delivery()`) is written by the same
 //     change that moves `status`, so the two never disagree.
+//
+// The board status (`statusId` / `statusCategory`) is the workspace's label, not part of the
+// lifecycle: spec 3.1 moves it "any → the workspace's default status in that category" with no
+// condition, so a board move (`boardMoved`) never schedules, unschedules or publishes. The
+// transitions below still move the board on the service's own steps (`board`), as the
+// dashboard does (docs/publishing.md, "Board status and lifecycle").
 
 /** spec 2.7 `Post.delivery`. */
 export type DeliveryState = 'not_scheduled' | 'scheduled' | 'retrying' | 'published' | 'failed';
@@ -114,22 +119,19 @@ export function scheduled(post: LifecycleRow, at: Date, now: Date): PostChange {
   };
 }
 
-/**
- * spec 3.1: off the schedule, to `draft` (or the legacy status of the board category it moves
- * to). A post that is not on the schedule does not change.
- */
-export function unscheduled(post: LifecycleRow, now: Date, to: StatusCategory = 'draft'): PostChange {
+/** spec 3.1: off the schedule, back to `draft`. A post that is not on the schedule does not change. */
+export function unscheduled(post: LifecycleRow, now: Date): PostChange {
   if (post.status === 'published') throw alreadyPublished();
   if (!onSchedule(post)) return NO_CHANGE;
   return {
     set: {
-      status: CATEGORY_TO_LEGACY[to] ?? 'draft',
+      status: 'draft',
       scheduled_at: null,
       schedule_version: post.schedule_version + 1,
       delivery: delivery('not_scheduled'),
       updated_at: now,
     },
-    board: to,
+    board: 'draft',
     slot: 'clear',
     events: ['post.unscheduled'],
     scheduleChanged: true,
@@ -200,14 +202,13 @@ export function deleted(post: LifecycleRow, now: Date): PostChange {
   };
 }
 
-/** A board move that does not touch the schedule: the legacy status follows the category. */
-export function boardMoved(post: LifecycleRow, to: StatusCategory, statusId: string, now: Date): PostChange {
-  const legacy = CATEGORY_TO_LEGACY[to];
-  return {
-    set: { status_id: statusId, ...(legacy && legacy !== post.status ? { status: legacy } : {}), updated_at: now },
-    events: [],
-    scheduleChanged: false,
-  };
+/**
+ * spec 3.1 "PATCH with statusCategory / statusId": the label moves to `statusId` and nothing
+ * else does. `status`, `scheduledAt`, `delivery`, the slot and the publish workflow belong to
+ * the lifecycle, which only `scheduledFor`, the scheduler, review decisions and delete move.
+ */
+export function boardMoved(statusId: string, now: Date): PostChange {
+  return { set: { status_id: statusId, updated_at: now }, events: [], scheduleChanged: false };
 }
 
 /** Two changes made by one request: later columns win, events in order without repeats. */
@@ -223,63 +224,21 @@ export function combine(...changes: PostChange[]): PostChange {
   return out;
 }
 
-// --- PATCH /v1/posts/{id}: what a status and schedule request means (spec 3.1, 4.4) -----------
+// --- PATCH /v1/posts/{id}: what the request does to the schedule (spec 3.1, 4.4) ---------------
 
 export type ScheduleIntent = { kind: 'schedule'; at: Date } | { kind: 'unschedule' } | { kind: 'none' };
 
 /**
- * Decides what a PATCH does to the schedule so that `status`, `statusCategory`, `scheduledAt`,
- * `delivery` and the slot always agree (docs/publishing.md, "Status and schedule together"):
- *
- *   - board `published` is the scheduler's to set: refused (409, `not_published_by_service`)
- *     unless the post is published; a published post stays in `published` (409 `already_published`)
- *     and cannot be rescheduled or unscheduled (422 `already_published`);
- *   - board `scheduled` needs a future time, from `scheduledFor` or the post's own
- *     `scheduledAt`, and then goes through the verified scheduling path; otherwise 422
- *     `schedule_required`;
- *   - a future `scheduledFor` with another board category contradicts itself: 422
- *     `status_contradicts_schedule`;
- *   - any other board category unschedules a post that is on the schedule;
- *   - `scheduledFor: null` unschedules; a future `scheduledFor` alone schedules.
+ * Only `scheduledFor` touches the schedule (spec 3.1, 4.4): a future instant schedules or
+ * reschedules (through the verified path), `null` takes a post on the schedule off it, and
+ * omitted leaves the schedule untouched, whatever board status the same request names. A
+ * published post cannot be rescheduled or unscheduled (422 `already_published`).
  *
  * `scheduledFor` has been parsed (a Date in the future, null, or undefined when omitted).
  */
-export function planSchedule(post: LifecycleRow, input: { scheduledFor?: Date | null; board?: StatusCategory }, now: Date): ScheduleIntent {
-  const { scheduledFor, board } = input;
-  if (post.status === 'published') {
-    if (board !== undefined && board !== 'published') {
-      throw errors.conflict('This post is published; it stays in a published status. Create a new post to publish again.', {
-        reason: 'already_published',
-        retryable: false,
-      });
-    }
-    if (scheduledFor !== undefined) throw alreadyPublished();
-    return { kind: 'none' };
-  }
-  if (board === 'published') {
-    throw errors.conflict('Only the scheduler moves a post to published, when the network accepts it; schedule the post instead.', {
-      reason: 'not_published_by_service',
-      retryable: false,
-    });
-  }
-  if (board === 'scheduled') {
-    if (scheduledFor instanceof Date) return { kind: 'schedule', at: scheduledFor };
-    if (scheduledFor === undefined && post.status === 'scheduled') return { kind: 'none' };
-    if (scheduledFor === undefined && post.scheduled_at && post.scheduled_at.getTime() > now.getTime())
-      return { kind: 'schedule', at: post.scheduled_at };
-    throw errors.unprocessable(
-      'A post moves to a scheduled status only with a future `scheduledFor` (in this request or already on the post).',
-      { reason: 'schedule_required' },
-    );
-  }
-  if (scheduledFor instanceof Date) {
-    if (board !== undefined) {
-      throw errors.unprocessable(`\`scheduledFor\` schedules the post, which contradicts the \`${board}\` status; send one or the other.`, {
-        reason: 'status_contradicts_schedule',
-      });
-    }
-    return { kind: 'schedule', at: scheduledFor };
-  }
-  if (scheduledFor === null || board !== undefined) return onSchedule(post) ? { kind: 'unschedule' } : { kind: 'none' };
-  return { kind: 'none' };
+export function planSchedule(post: LifecycleRow, scheduledFor: Date | null | undefined): ScheduleIntent {
+  if (scheduledFor === undefined) return { kind: 'none' };
+  if (post.status === 'published') throw alreadyPublished();
+  if (scheduledFor === null) return onSchedule(post) ? { kind: 'unschedule' } : { kind: 'none' };
+  return { kind: 'schedule', at: scheduledFor };
 }

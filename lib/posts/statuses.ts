@@ -60,14 +60,6 @@ export async function resolveStatus(
   return { id: status.id, category: status.category as StatusCategory };
 }
 
-/** The legacy `status` (spec 3.1) follows the board only while the post is not on the schedule. */
-export const CATEGORY_TO_LEGACY: Partial<Record<StatusCategory, string>> = {
-  suggested: 'suggested',
-  draft: 'draft',
-  inProgress: 'draft',
-  review: 'waitingApproval',
-};
-
 export const LEGACY_STATUSES = [
   'waitingProcessing',
   'draft',

@@ -207,9 +207,11 @@ export interface PostUpdate {
 }
 
 /**
- * spec 4.4 PATCH under the post's row lock: edits, board status and schedule as one lifecycle
- * change (./lifecycle.ts planSchedule decides what the status and schedule request means),
+ * spec 4.4 PATCH under the post's row lock: edits, board status and schedule as one change,
  * written with `post.updated` and, when the schedule moves, `post.scheduled` / `post.unscheduled`.
+ * Only `scheduledFor` moves the schedule (./lifecycle.ts planSchedule); the board status the
+ * request names is a label that moves alone (`boardMoved`) and wins over the board move of the
+ * schedule change it comes with (spec 3.1: "the workspace's default status in that category").
  */
 export async function updatePost(
   trx: Knex.Transaction,
@@ -220,7 +222,7 @@ export async function updatePost(
 ): Promise<Committed> {
   const post = await loadPostForUpdate(trx, workspaceId, postId, true);
   if (!post) throw errors.notFound('post');
-  const intent = planSchedule(post, { scheduledFor: u.scheduledFor, board: u.status?.category }, now);
+  const intent = planSchedule(post, u.scheduledFor);
   // The post moved between the check and the lock so that it now needs a verification it did not get.
   if (intent.kind === 'schedule' && !u.verified) {
     throw errors.conflict('The post changed while it was being updated; send the request again.', {
@@ -235,29 +237,18 @@ export async function updatePost(
   const lost = touchesApproved ? approvalLost(post, required, now) : NO_CHANGE;
   if (intent.kind === 'schedule') assertReviewAllowsScheduling(lost.set.review ? { review: lost.set.review } : post, required);
   const lifecycle =
-    intent.kind === 'schedule'
-      ? scheduled(post, intent.at, now)
-      : intent.kind === 'unschedule'
-        ? unscheduled(post, now, u.status?.category)
-        : u.status
-          ? boardMoved(post, u.status.category, u.status.id, now)
-          : NO_CHANGE;
-  // Moving to the review category starts a round when the workspace names a default reviewer.
+    intent.kind === 'schedule' ? scheduled(post, intent.at, now) : intent.kind === 'unschedule' ? unscheduled(post, now) : NO_CHANGE;
+  // Moving to the review category starts a round when the workspace names a default reviewer
+  // (docs/review.md); a published post has nothing left to review, so there the label moves alone.
   const toReview =
-    u.status?.category === 'review' && post.default_reviewer_user_id && lost === NO_CHANGE && reviewOf(post).state !== 'pending'
-      ? reviewRequested(
-          { ...post, status: 'waitingApproval', scheduled_at: lifecycle.set.scheduled_at === null ? null : post.scheduled_at },
-          { reviewerUserId: post.default_reviewer_user_id, deadline: null, notes: null },
-          now,
-        )
+    u.status?.category === 'review' &&
+    post.default_reviewer_user_id &&
+    post.status !== 'published' &&
+    lost === NO_CHANGE &&
+    reviewOf(post).state !== 'pending'
+      ? reviewRequested({ ...post, ...lifecycle.set }, { reviewerUserId: post.default_reviewer_user_id, deadline: null, notes: null }, now)
       : NO_CHANGE;
-  const change = combine(
-    edited(post, u.edits, now),
-    lifecycle,
-    lost,
-    toReview,
-    u.status ? { set: { status_id: u.status.id }, events: [], scheduleChanged: false } : NO_CHANGE,
-  );
+  const change = combine(edited(post, u.edits, now), lifecycle, lost, toReview, u.status ? boardMoved(u.status.id, now) : NO_CHANGE);
   if (isNoChange(change)) return { post, changed: false, scheduleChanged: false };
   change.events = ['post.updated', ...change.events];
   return commitChange(trx, post, change);

@@ -108,9 +108,11 @@ describe('demo data (bin/admin note create, post create)', function () {
       assert.equal(p.statusCategory, 'review');
       assert.equal(p.title, 'Demo');
     }
-    // The legacy status follows the board status (spec 3.1), as for a PATCH by a client.
+    // The board status is a label (spec 3.1, docs/publishing.md): the legacy status stays the
+    // lifecycle's, as for a PATCH by a client.
     const read = await client(api.url, ws.key)('GET', `/v1/posts/${posts[0].id}`);
-    assert.equal(read.body.data.status, 'waitingApproval', JSON.stringify(read.body));
+    assert.equal(read.body.data.status, 'draft', JSON.stringify(read.body));
+    assert.equal(read.body.data.scheduledAt, null);
     await fails(['post', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--content-type', 'POEM'], 1, /contentType/);
     await fails(
       ['post', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--scheduled-for', 'tomorrow'],

@@ -210,7 +210,8 @@ describe('posts (spec 4.4)', function () {
       assert.equal(inProgress.body.data.statusId, defaults.inProgress);
       const review = await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'review' } });
       assert.equal(review.body.data.statusId, defaults.review);
-      assert.equal(review.body.data.status, 'waitingApproval');
+      // spec 3.1 / issue 29 item 1: the board status is a label; the legacy status is the lifecycle's.
+      assert.equal(review.body.data.status, 'draft');
 
       const statuses = await call('GET', '/v1/post-statuses');
       assert.equal(statuses.status, 200);
@@ -297,78 +298,112 @@ describe('posts (spec 4.4)', function () {
       assert.equal(updated.data.post.content, 'Edited');
     });
 
-    // Issue 12 item 11 / docs/publishing.md "Status and schedule together": a board move to
-    // scheduled or published can never leave status, statusCategory, scheduledAt, delivery and
-    // the calendar slot disagreeing.
-    describe('statusCategory scheduled / published keeps every field of the post agreeing', () => {
-      /** The fields of one post that must tell the same story. */
-      async function assertAgrees(id: string, call: ReturnType<typeof client>) {
-        const r = await call('GET', `/v1/posts/${id}`);
-        const row = await db()('posts as p')
-          .leftJoin('post_statuses as s', 's.id', 'p.status_id')
-          .where('p.id', id)
-          .first('p.status', 'p.scheduled_at', 'p.delivery', 's.category');
+    // spec 3.1 / issue 29 item 1 / docs/publishing.md "Board status and lifecycle": a board move
+    // (statusCategory, statusId) is the workspace's label, moved freely for every category on
+    // any post; only scheduledFor moves the lifecycle (status, scheduledAt, delivery, slot).
+    describe('board moves are labels; only scheduledFor moves the schedule', () => {
+      /** The lifecycle of one post as the API and the database read it. */
+      async function lifecycleOf(id: string, call: ReturnType<typeof client>) {
+        const r = (await call('GET', `/v1/posts/${id}`)).body.data;
+        const row = await db()('posts').where({ id }).first('status', 'scheduled_at', 'schedule_version', 'delivery');
         const slot = await slotOf(id);
-        assert.equal(r.body.data.status, row.status);
-        if (row.status === 'scheduled') {
-          assert.equal(row.category, 'scheduled');
-          assert.ok(row.scheduled_at, 'a scheduled post has a time');
-          assert.equal(row.delivery.state, 'scheduled');
-          assert.equal(slot?.date.toISOString(), row.scheduled_at.toISOString());
-        } else if (row.status === 'published') {
-          assert.equal(row.category, 'published');
-        } else {
-          assert.notEqual(row.category, 'scheduled');
-          assert.notEqual(row.category, 'published');
-          assert.equal(row.scheduled_at, null);
-          assert.ok(row.delivery === null || row.delivery.state === 'not_scheduled', JSON.stringify(row.delivery));
-          assert.equal(slot, undefined);
-        }
-        return r.body.data;
+        return {
+          status: r.status,
+          scheduledAt: r.scheduledAt,
+          dbStatus: row.status,
+          version: row.schedule_version,
+          delivery: row.delivery?.state ?? null,
+          slot: slot ? slot.date.toISOString() : null,
+        };
       }
-      async function unchanged(id: string, call: ReturnType<typeof client>, before: unknown, events: string[]) {
-        assert.deepEqual((await call('GET', `/v1/posts/${id}`)).body.data, before);
-        assert.deepEqual(await outboxTypes(id), events, 'no event for a refused change');
+      async function defaults(workspaceId: string): Promise<Record<string, string>> {
+        const rows = await db()('post_statuses').where({ workspace_id: workspaceId, is_default: true }).select('category', 'id');
+        return Object.fromEntries(rows.map((r) => [r.category, r.id]));
       }
-      /** A new draft in the project, refused `body` with `status code details.reason`, unchanged afterwards. */
-      async function refusedOnDraft(
-        call: ReturnType<typeof client>,
-        projectId: string,
-        body: Record<string, unknown>,
-        status: number,
-        code: string,
-        reason: string,
-      ) {
-        const id = (await call('POST', '/v1/posts', { body: { projectId } })).body.data.id;
-        const before = (await call('GET', `/v1/posts/${id}`)).body.data;
-        assert.equal(assertError(await call('PATCH', `/v1/posts/${id}`, { body }), status, code).details?.reason, reason);
-        await unchanged(id, call, before, ['post.created']);
-        return id as string;
-      }
+      const CATEGORIES = ['suggested', 'draft', 'inProgress', 'review', 'scheduled', 'published'] as const;
 
-      it('scheduled without a time (none on the post, or null) is 422 schedule_required and changes nothing', async () => {
-        const { key, project } = await workspaceWithKey();
+      it('a draft moves to every category, by statusCategory or statusId: 200, post.updated, lifecycle untouched', async () => {
+        const { key, project, workspace } = await workspaceWithKey();
         const call = client(api.url, key);
+        const ids = await defaults(workspace.id);
         const id = (await call('POST', '/v1/posts', { body: { projectId: project.id } })).body.data.id;
-        const before = (await call('GET', `/v1/posts/${id}`)).body.data;
-        for (const body of [{ statusCategory: 'scheduled' }, { statusCategory: 'scheduled', scheduledFor: null }]) {
-          const err = assertError(await call('PATCH', `/v1/posts/${id}`, { body }), 422, 'unprocessable');
-          assert.equal(err.details?.reason, 'schedule_required');
+        const before = await lifecycleOf(id, call);
+        assert.deepEqual(before, {
+          status: 'draft',
+          scheduledAt: null,
+          dbStatus: 'draft',
+          version: 0,
+          delivery: 'not_scheduled',
+          slot: null,
+        });
+        const expected = ['post.created'];
+        for (const category of CATEGORIES) {
+          for (const body of [{ statusCategory: category }, { statusId: ids[category] }]) {
+            const res = await call('PATCH', `/v1/posts/${id}`, { body });
+            assert.equal(res.status, 200, `${JSON.stringify(body)}: ${JSON.stringify(res.body)}`);
+            assert.equal(res.body.data.statusCategory, category);
+            assert.equal(res.body.data.statusId, ids[category]);
+            assert.deepEqual(await lifecycleOf(id, call), before, `${JSON.stringify(body)} leaves the lifecycle alone`);
+            expected.push('post.updated');
+          }
         }
-        const scheduledStatus = (await call('GET', '/v1/post-statuses')).body.data.find(
-          (x: { category: string }) => x.category === 'scheduled',
-        );
-        assert.equal(
-          assertError(await call('PATCH', `/v1/posts/${id}`, { body: { statusId: scheduledStatus.id } }), 422, 'unprocessable').details
-            ?.reason,
-          'schedule_required',
-          'a statusId of that category too',
-        );
-        await unchanged(id, call, before, ['post.created']);
-        await assertAgrees(id, call);
+        assert.deepEqual(await outboxTypes(id), expected, 'post.updated only: never scheduled, unscheduled or published');
       });
 
-      it('scheduled with a future scheduledFor goes through the verified scheduling path', async () => {
+      it('a scheduled post moved to another category stays on the schedule: same time, slot and version', async () => {
+        const { key, project, workspace } = await workspaceWithKey();
+        const call = client(api.url, key);
+        const ids = await defaults(workspace.id);
+        const when = future(6);
+        const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, scheduledFor: when } })).body.data.id;
+        const before = await lifecycleOf(id, call);
+        assert.deepEqual(before, {
+          status: 'scheduled',
+          scheduledAt: when,
+          dbStatus: 'scheduled',
+          version: 1,
+          delivery: 'scheduled',
+          slot: when,
+        });
+        for (const category of ['draft', 'review', 'inProgress', 'suggested', 'published', 'scheduled'] as const) {
+          const res = await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: category } });
+          assert.equal(res.status, 200, JSON.stringify(res.body));
+          assert.equal(res.body.data.statusId, ids[category]);
+          assert.deepEqual(await lifecycleOf(id, call), before, `${category} is a label`);
+        }
+        assert.deepEqual(await outboxTypes(id), ['post.created', 'post.scheduled', ...Array(6).fill('post.updated')]);
+      });
+
+      it('a published post moves between any categories and stays published; scheduledFor stays 422 already_published', async () => {
+        const { key, project, workspace } = await workspaceWithKey();
+        const call = client(api.url, key);
+        const ids = await defaults(workspace.id);
+        const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, scheduledFor: future(1) } })).body.data.id;
+        await db()('posts')
+          .where({ id })
+          .update({ status: 'published', status_id: ids.published, published_at: new Date(), network_post_urn: 'urn:li:share:1' });
+        const before = await lifecycleOf(id, call);
+        for (const category of ['draft', 'review', 'published'] as const) {
+          const res = await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: category } });
+          assert.equal(res.status, 200, JSON.stringify(res.body));
+          assert.equal(res.body.data.statusCategory, category);
+          assert.equal(res.body.data.status, 'published');
+          assert.deepEqual(await lifecycleOf(id, call), before);
+        }
+        const events = await outboxTypes(id);
+        const shown = (await call('GET', `/v1/posts/${id}`)).body.data;
+        for (const scheduledFor of [null, future(2)]) {
+          assert.equal(
+            assertError(await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'draft', scheduledFor } }), 422, 'unprocessable')
+              .details?.reason,
+            'already_published',
+          );
+        }
+        assert.deepEqual((await call('GET', `/v1/posts/${id}`)).body.data, shown, 'a refused request changes nothing');
+        assert.deepEqual(await outboxTypes(id), events);
+      });
+
+      it('statusCategory scheduled with a future scheduledFor goes through the verified scheduling path', async () => {
         const { key, workspace } = await workspaceWithKey({ projects: 0 });
         const call = client(api.url, key);
         const { project } = await connectedPersonalProject(workspace.id);
@@ -380,6 +415,7 @@ describe('posts (spec 4.4)', function () {
         assert.equal(res.body.data.statusCategory, 'scheduled');
         assert.equal(res.body.data.scheduledAt, when);
         assert.equal(res.body.data.delivery.state, 'scheduled');
+        assert.equal((await slotOf(id))?.date.toISOString(), when);
         assert.deepEqual(await outboxTypes(id), ['post.created', 'post.updated', 'post.scheduled']);
         assert.ok(
           (
@@ -389,17 +425,9 @@ describe('posts (spec 4.4)', function () {
           ).last_validated_at,
           'verified live',
         );
-        await assertAgrees(id, call);
-
-        // Already scheduled: the board move alone changes no schedule and emits no schedule event.
-        const again = await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'scheduled' } });
-        assert.equal(again.status, 200);
-        assert.equal(again.body.data.scheduledAt, when);
-        assert.deepEqual(await outboxTypes(id), ['post.created', 'post.updated', 'post.scheduled', 'post.updated']);
-        await assertAgrees(id, call);
       });
 
-      it('scheduled on a connection that cannot publish is the scheduling 409 and changes nothing', async () => {
+      it('statusCategory scheduled with a future scheduledFor on a connection that cannot publish is the scheduling 409', async () => {
         const { key, workspace } = await workspaceWithKey({ projects: 0 });
         const call = client(api.url, key);
         const project = await createProject({
@@ -408,91 +436,35 @@ describe('posts (spec 4.4)', function () {
           name: 'No token',
           connection: 'disconnected',
         });
-        await refusedOnDraft(call, project.id, { statusCategory: 'scheduled', scheduledFor: future(2) }, 409, 'conflict', 'no_token');
-      });
-
-      it('published is refused with 409 conflict not_published_by_service, by category or by statusId', async () => {
-        const { key, project } = await workspaceWithKey();
-        const call = client(api.url, key);
-        const published = (await call('GET', '/v1/post-statuses')).body.data.find((x: { category: string }) => x.category === 'published');
-        for (const scheduledFor of [undefined, future(4)]) {
-          const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, scheduledFor } })).body.data.id;
-          const before = (await call('GET', `/v1/posts/${id}`)).body.data;
-          const events = await outboxTypes(id);
-          for (const body of [{ statusCategory: 'published' }, { statusId: published.id }, { statusCategory: 'published', content: 'x' }]) {
-            const err = assertError(await call('PATCH', `/v1/posts/${id}`, { body }), 409, 'conflict');
-            assert.equal(err.details?.reason, 'not_published_by_service');
-            assert.equal(err.details?.retryable, false);
-          }
-          await unchanged(id, call, before, events);
-          await assertAgrees(id, call);
-        }
-      });
-
-      it('another category unschedules a scheduled post through the lifecycle', async () => {
-        const { key, project } = await workspaceWithKey();
-        const call = client(api.url, key);
-        for (const [category, legacy] of [
-          ['draft', 'draft'],
-          ['review', 'waitingApproval'],
-          ['inProgress', 'draft'],
-        ] as const) {
-          const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, scheduledFor: future(6) } })).body.data.id;
-          const res = await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: category } });
-          assert.equal(res.status, 200, JSON.stringify(res.body));
-          assert.equal(res.body.data.status, legacy);
-          assert.equal(res.body.data.statusCategory, category);
-          assert.equal(res.body.data.scheduledAt, null);
-          assert.equal(res.body.data.delivery.state, 'not_scheduled');
-          assert.deepEqual(await outboxTypes(id), ['post.created', 'post.scheduled', 'post.updated', 'post.unscheduled']);
-          const row = await db()('posts').where({ id }).first('schedule_version');
-          assert.equal(row.schedule_version, 2, 'the publish workflow hears of it');
-          await assertAgrees(id, call);
-        }
-      });
-
-      it('a future scheduledFor with a non-scheduled category contradicts itself: 422 status_contradicts_schedule', async () => {
-        const { key, project } = await workspaceWithKey();
-        const call = client(api.url, key);
-        await refusedOnDraft(
-          call,
-          project.id,
-          { statusCategory: 'draft', scheduledFor: future(2) },
-          422,
-          'unprocessable',
-          'status_contradicts_schedule',
+        const id = (await call('POST', '/v1/posts', { body: { projectId: project.id } })).body.data.id;
+        const before = (await call('GET', `/v1/posts/${id}`)).body.data;
+        const err = assertError(
+          await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'scheduled', scheduledFor: future(2) } }),
+          409,
+          'conflict',
         );
+        assert.equal(err.details?.reason, 'no_token');
+        assert.deepEqual((await call('GET', `/v1/posts/${id}`)).body.data, before, 'the board did not move either');
+        assert.deepEqual(await outboxTypes(id), ['post.created']);
       });
 
-      it('a published post stays published: 409 already_published for another category, 422 for schedule changes', async () => {
+      it('scheduledFor null with a category unschedules, and the post ends in the category the request named', async () => {
         const { key, project, workspace } = await workspaceWithKey();
         const call = client(api.url, key);
-        const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, scheduledFor: future(1) } })).body.data.id;
-        const publishedStatus = await db()('post_statuses')
-          .where({ workspace_id: workspace.id, category: 'published', is_default: true })
-          .first('id');
-        await db()('posts')
-          .where({ id })
-          .update({ status: 'published', status_id: publishedStatus.id, published_at: new Date(), network_post_urn: 'urn:li:share:1' });
-        const before = (await call('GET', `/v1/posts/${id}`)).body.data;
-        const events = await outboxTypes(id);
-        assert.equal(
-          assertError(await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'draft' } }), 409, 'conflict').details?.reason,
-          'already_published',
-        );
-        assert.equal(
-          assertError(await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: null } }), 422, 'unprocessable').details?.reason,
-          'already_published',
-        );
-        assert.equal(
-          assertError(await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: future(2) } }), 422, 'unprocessable').details?.reason,
-          'already_published',
-        );
-        await unchanged(id, call, before, events);
-        const same = await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'published' } });
-        assert.equal(same.status, 200, 'a published post may move between published statuses');
-        assert.equal(same.body.data.status, 'published');
-        await assertAgrees(id, call);
+        const ids = await defaults(workspace.id);
+        const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, scheduledFor: future(4) } })).body.data.id;
+        const res = await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'inProgress', scheduledFor: null } });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        assert.equal(res.body.data.statusId, ids.inProgress);
+        assert.deepEqual(await lifecycleOf(id, call), {
+          status: 'draft',
+          scheduledAt: null,
+          dbStatus: 'draft',
+          version: 2,
+          delivery: 'not_scheduled',
+          slot: null,
+        });
+        assert.deepEqual(await outboxTypes(id), ['post.created', 'post.scheduled', 'post.updated', 'post.unscheduled']);
       });
     });
 

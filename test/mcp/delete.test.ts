@@ -108,11 +108,11 @@ describe('MCP delete_post', function () {
     );
 
     // The post changed since the preview: the preview no longer says what would happen.
-    // (Only the scheduler publishes: the board move to published is refused, issue 12 item 11.)
-    assert.equal(
-      (await fails(client, 'update_post', { postId: a.id, statusCategory: 'published' }, 'conflict')).details.reason,
-      'not_published_by_service',
-    );
+    // (A board move is a label, spec 3.1: even to published it leaves `status` alone, and only
+    // the scheduler publishes.)
+    const relabelled = await ok(client, 'update_post', { postId: a.id, statusCategory: 'published' });
+    assert.equal(relabelled.data.statusCategory, 'published');
+    assert.equal(relabelled.data.status, 'draft');
     await ok(client, 'update_post', { postId: a.id, statusCategory: 'inProgress' });
     await db()('posts').where({ id: a.id }).update({ status: 'published' });
     const changed = await fails(client, 'delete_post', { postId: a.id, confirmationToken: token }, 'conflict');

@@ -68,7 +68,7 @@ describe('lib/posts/lifecycle', () => {
     refusal(() => scheduled(livePost, LATER, NOW), 422, 'unprocessable', 'already_published');
   });
 
-  it("unscheduled: back to draft (or the board category's status), version bumped, slot cleared, post.unscheduled; nothing for a post off the schedule", () => {
+  it('unscheduled: back to draft, version bumped, slot cleared, post.unscheduled; nothing for a post off the schedule', () => {
     const c = unscheduled(onTheSchedule, NOW);
     assert.deepEqual(c.set, {
       status: 'draft',
@@ -81,8 +81,6 @@ describe('lib/posts/lifecycle', () => {
     assert.equal(c.slot, 'clear');
     assert.deepEqual(c.events, ['post.unscheduled']);
     assert.equal(c.scheduleChanged, true);
-    assert.equal(unscheduled(onTheSchedule, NOW, 'review').set.status, 'waitingApproval');
-    assert.equal(unscheduled(onTheSchedule, NOW, 'review').board, 'review');
     assert.equal(unscheduled(failedPost, NOW).set.status, 'draft', 'a failed post leaves the schedule too');
     assert.ok(isNoChange(unscheduled(draft, NOW)));
     assert.equal(unscheduled(draft, NOW).scheduleChanged, false);
@@ -146,14 +144,13 @@ describe('lib/posts/lifecycle', () => {
     assert.equal(deleted(failedPost, NOW).scheduleChanged, true);
   });
 
-  it('boardMoved: the legacy status follows a category that has one; scheduled and published keep theirs', () => {
-    assert.deepEqual(boardMoved(draft, 'review', 'st_1', NOW).set, { status_id: 'st_1', status: 'waitingApproval', updated_at: NOW });
-    assert.deepEqual(
-      boardMoved(draft, 'inProgress', 'st_2', NOW).set,
-      { status_id: 'st_2', updated_at: NOW },
-      'inProgress reads draft, already so',
-    );
-    assert.deepEqual(boardMoved(onTheSchedule, 'scheduled', 'st_3', NOW).set, { status_id: 'st_3', updated_at: NOW });
+  it('boardMoved: the label alone, on any post; no lifecycle column, no event, no workflow signal (spec 3.1)', () => {
+    const c = boardMoved('st_1', NOW);
+    assert.deepEqual(c.set, { status_id: 'st_1', updated_at: NOW });
+    assert.equal(c.board, undefined);
+    assert.equal(c.slot, undefined);
+    assert.deepEqual(c.events, []);
+    assert.equal(c.scheduleChanged, false);
   });
 
   it('combine: later columns win, events in order without repeats, scheduleChanged if any', () => {
@@ -170,47 +167,20 @@ describe('lib/posts/lifecycle', () => {
     assert.equal(c.scheduleChanged, true);
   });
 
-  describe('planSchedule (PATCH status and schedule, issue 12 item 11)', () => {
-    const plan = (post: LifecycleRow, input: Parameters<typeof planSchedule>[1]) => planSchedule(post, input, NOW);
-
-    it('a future scheduledFor alone schedules; null unschedules a post on the schedule; omitted leaves it', () => {
-      assert.deepEqual(plan(draft, { scheduledFor: LATER }), { kind: 'schedule', at: LATER });
-      assert.deepEqual(plan(onTheSchedule, { scheduledFor: null }), { kind: 'unschedule' });
-      assert.deepEqual(plan(failedPost, { scheduledFor: null }), { kind: 'unschedule' });
-      assert.deepEqual(plan(draft, { scheduledFor: null }), { kind: 'none' });
-      assert.deepEqual(plan(onTheSchedule, {}), { kind: 'none' });
+  describe('planSchedule (PATCH: only scheduledFor moves the schedule, spec 3.1)', () => {
+    it('a future scheduledFor schedules; null unschedules a post on the schedule; omitted leaves it', () => {
+      assert.deepEqual(planSchedule(draft, LATER), { kind: 'schedule', at: LATER });
+      assert.deepEqual(planSchedule(onTheSchedule, LATER), { kind: 'schedule', at: LATER });
+      assert.deepEqual(planSchedule(failedPost, LATER), { kind: 'schedule', at: LATER });
+      assert.deepEqual(planSchedule(onTheSchedule, null), { kind: 'unschedule' });
+      assert.deepEqual(planSchedule(failedPost, null), { kind: 'unschedule' });
+      assert.deepEqual(planSchedule(draft, null), { kind: 'none' });
+      for (const post of [draft, onTheSchedule, failedPost, livePost]) assert.deepEqual(planSchedule(post, undefined), { kind: 'none' });
     });
 
-    it('board scheduled needs a future time from the request or the post, else 422 schedule_required', () => {
-      assert.deepEqual(plan(draft, { board: 'scheduled', scheduledFor: LATER }), { kind: 'schedule', at: LATER });
-      assert.deepEqual(plan(onTheSchedule, { board: 'scheduled' }), { kind: 'none' }, 'already scheduled: only the board moves');
-      assert.deepEqual(plan({ status: 'draft', scheduled_at: LATER, schedule_version: 1 }, { board: 'scheduled' }), {
-        kind: 'schedule',
-        at: LATER,
-      });
-      refusal(() => plan(draft, { board: 'scheduled' }), 422, 'unprocessable', 'schedule_required');
-      refusal(() => plan(failedPost, { board: 'scheduled' }), 422, 'unprocessable', 'schedule_required');
-      refusal(() => plan(onTheSchedule, { board: 'scheduled', scheduledFor: null }), 422, 'unprocessable', 'schedule_required');
-    });
-
-    it("board published is the scheduler's: 409 not_published_by_service", () => {
-      for (const post of [draft, onTheSchedule, failedPost])
-        refusal(() => plan(post, { board: 'published' }), 409, 'conflict', 'not_published_by_service');
-    });
-
-    it('a published post stays published: other boards 409 already_published; schedule changes 422 already_published', () => {
-      assert.deepEqual(plan(livePost, { board: 'published' }), { kind: 'none' });
-      assert.deepEqual(plan(livePost, {}), { kind: 'none' });
-      refusal(() => plan(livePost, { board: 'draft' }), 409, 'conflict', 'already_published');
-      refusal(() => plan(livePost, { scheduledFor: LATER }), 422, 'unprocessable', 'already_published');
-      refusal(() => plan(livePost, { scheduledFor: null }), 422, 'unprocessable', 'already_published');
-    });
-
-    it('another board unschedules a post on the schedule; with a future scheduledFor it contradicts itself (422)', () => {
-      assert.deepEqual(plan(onTheSchedule, { board: 'draft' }), { kind: 'unschedule' });
-      assert.deepEqual(plan(failedPost, { board: 'review' }), { kind: 'unschedule' });
-      assert.deepEqual(plan(draft, { board: 'review' }), { kind: 'none' });
-      refusal(() => plan(draft, { board: 'draft', scheduledFor: LATER }), 422, 'unprocessable', 'status_contradicts_schedule');
+    it('a published post cannot be rescheduled or unscheduled: 422 already_published', () => {
+      refusal(() => planSchedule(livePost, LATER), 422, 'unprocessable', 'already_published');
+      refusal(() => planSchedule(livePost, null), 422, 'unprocessable', 'already_published');
     });
   });
 });

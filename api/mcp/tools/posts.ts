@@ -53,7 +53,7 @@ export const updatePostTool = operationTool(updatePost, {
   name: 'update_post',
   title: 'Update a post',
   description:
-    'Partial update: content, title (empty string lets the service name it), contentType, statusCategory or statusId (scheduled needs a future scheduledFor, here or already on the post; published is set only by the scheduler; another category unschedules), scheduledFor (future time schedules, null unschedules; checks the network connection first and answers conflict when it cannot publish), autoLike, autoComment. Requires posts:write.',
+    'Partial update: content, title (empty string lets the service name it), contentType, statusCategory or statusId (the workspace board label only: it never schedules, unschedules or publishes; read status and scheduledAt for that), scheduledFor (the only argument that moves the schedule: a future time schedules, null unschedules; checks the network connection first and answers conflict when it cannot publish), autoLike, autoComment. Requires posts:write.',
   annotations: PUBLISHES,
   idempotent: true,
 });

@@ -174,9 +174,9 @@ export const updatePost = defineOperation({
       if (!project) throw errors.unprocessable('This post has no project to publish to.');
       scheduledFor = futureInstant(input.scheduledFor, project);
     }
-    // spec 3.1: what the request does to the schedule is decided first; scheduling verifies the
-    // connection before anything changes, so a refusal leaves the post untouched.
-    const intent = planSchedule(existing, { scheduledFor, board: status?.category }, new Date());
+    // spec 3.1: only `scheduledFor` touches the schedule (a board status is a label); scheduling
+    // verifies the connection before anything changes, so a refusal leaves the post untouched.
+    const intent = planSchedule(existing, scheduledFor);
     if (intent.kind === 'schedule') {
       if (!project) throw errors.unprocessable('This post has no project to publish to.');
       // docs/review.md: the review gate refuses before the live connection check (and again under the lock).
