@@ -1,5 +1,5 @@
 import { errors } from '../errors';
-import { combine, delivery, NO_CHANGE, onSchedule, alreadyPublished, type LifecycleRow, type PostChange } from './lifecycle';
+import { combine, delivery, NO_CHANGE, onSchedule, alreadyPublished, unscheduled, type LifecycleRow, type PostChange } from './lifecycle';
 
 // Review before publishing (docs/review.md; spec 2.4 requireReviewWorkflow, 2.7 `review`,
 // 3.1 waitingApproval / approved / rejected, whose transitions the spec leaves open). Pure
@@ -83,8 +83,10 @@ export function reviewRequested(post: ReviewRow, input: ReviewRequest, now: Date
 /**
  * The reviewer's decision: final for the round (a second decision is 409 `no_review_pending`).
  * A post off the schedule takes the legacy status `approved` / `rejected` (spec 3.1) and stays
- * in its board status; a scheduled post stays scheduled (an approval lets it publish, a
- * rejection holds it at publish time).
+ * in its board status. An approval of a scheduled post lets it publish. A rejection of a post
+ * on the schedule takes it off at once through the lifecycle (`unscheduled`: slot cleared,
+ * version moved, `post.unscheduled`), so `status`, `scheduledAt` and the calendar say it will
+ * not publish, rather than holding it until publish time (docs/review.md "Deciding").
  */
 export function reviewDecided(post: ReviewRow, decision: 'approved' | 'rejected', notes: string | null, now: Date): PostChange {
   const current = reviewOf(post);
@@ -106,11 +108,21 @@ export function reviewDecided(post: ReviewRow, decision: 'approved' | 'rejected'
       decision === 'approved' ? 'Approved; the post may be scheduled and published.' : 'Rejected; edit the post and request a new review.',
   };
   const offSchedule = !onSchedule(post);
-  return {
+  const decided: PostChange = {
     set: { review, updated_at: now, ...(offSchedule && post.status === 'waitingApproval' ? { status: decision } : {}) },
     events: [decision === 'approved' ? 'post.approved' : 'post.rejected'],
     scheduleChanged: false,
   };
+  if (decision === 'approved' || offSchedule || post.status === 'published') return decided;
+  return combine(decided, unscheduled(post, now), {
+    set: {
+      status: 'rejected',
+      delivery: delivery('not_scheduled', { detail: 'Not published: rejected in review; edit the post and request a new review.' }),
+    },
+    board: 'review',
+    events: [],
+    scheduleChanged: false,
+  });
 }
 
 /** The round's deadline passed without a decision: `overdue`, and a reminder event. Never approves. */

@@ -81,6 +81,34 @@ describe('review transitions (docs/review.md)', () => {
     assert.equal(reviewDecided(pending, 'rejected', null, NOW).set.review!.notes, 'check', 'the request notes stay without decision notes');
   });
 
+  it('a rejection takes a post on the schedule off it at once; an approval keeps it (issue 29 item 8)', () => {
+    const round = reviewRequested(scheduledPost, request, NOW).set.review!;
+    const pendingOnSchedule = { ...scheduledPost, review: round, review_round: 1 };
+    const rejected = reviewDecided(pendingOnSchedule, 'rejected', 'no', NOW);
+    assert.equal(rejected.set.status, 'rejected');
+    assert.equal(rejected.set.scheduled_at, null);
+    assert.equal(rejected.set.schedule_version, 4, 'the publish workflow hears of it');
+    assert.equal(rejected.set.delivery!.state, 'not_scheduled');
+    assert.equal(rejected.set.review!.state, 'rejected');
+    assert.equal(rejected.slot, 'clear');
+    assert.equal(rejected.board, 'review');
+    assert.deepEqual(rejected.events, ['post.rejected', 'post.unscheduled']);
+    assert.equal(rejected.scheduleChanged, true);
+
+    const failedWithSlot = { ...pendingOnSchedule, status: 'failed_to_publish' };
+    assert.equal(reviewDecided(failedWithSlot, 'rejected', null, NOW).set.scheduled_at, null, 'a failed post holding its slot too');
+
+    const approved = reviewDecided(pendingOnSchedule, 'approved', null, NOW);
+    assert.equal(approved.set.status, undefined, 'still scheduled');
+    assert.equal(approved.set.schedule_version, undefined);
+    assert.equal(approved.scheduleChanged, false);
+    assert.deepEqual(approved.events, ['post.approved']);
+
+    const offSchedule = reviewDecided({ ...draft, status: 'waitingApproval', review: round, review_round: 1 }, 'rejected', null, NOW);
+    assert.equal(offSchedule.scheduleChanged, false);
+    assert.deepEqual(offSchedule.events, ['post.rejected']);
+  });
+
   it('overdue once, only for the current pending round, never deciding', () => {
     const pending = { ...draft, review: reviewRequested(draft, request, NOW).set.review!, review_round: 2 };
     const overdue = reviewOverdue(pending, 2, NOW);

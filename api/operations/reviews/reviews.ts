@@ -10,6 +10,7 @@ import type { AuthContext } from '../../auth/context';
 import { defineOperation } from '../../operation';
 import { awaitingReviewListSchema, postSchema, single } from '../../openapi/resources';
 import { postsOf } from '../posts/posts';
+import { afterScheduleCommitted } from '../posts/scheduling';
 import { findProject } from '../projects/present';
 import { decideReviewInput, listAwaitingReviewInput, requestReviewInput } from './schema';
 
@@ -97,6 +98,8 @@ function decide(decision: 'approved' | 'rejected') {
       return commitChange(trx, post, change, () => ({ round: post.review_round ?? 0 }));
     });
     const round = result.post.review_round ?? 0;
+    // A rejection took a scheduled post off the schedule: its publish workflow hears of it.
+    if (result.scheduleChanged) await afterScheduleCommitted(result.post);
     await afterCommit('signal', async () => signalReviewDecided(await temporalClient(), result.post.id, round), result.post.id);
     return { data: presentPost(result.post) };
   };
