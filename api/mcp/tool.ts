@@ -6,7 +6,7 @@ import type { ScopeRule } from '../../lib/scopes';
 import type { AuthContext } from '../auth/context';
 import type { ApiDeps } from '../deps';
 import type { AnyOperation } from '../operation';
-import { findProject } from '../operations/projects/present';
+import { defaultProject } from '../operations/projects/resolve';
 import { limitWorkspace, operationScopes, runOperation } from '../pipeline/index';
 import type { ApiVersion } from '../versioning';
 import type { McpRequestAuth } from './auth';
@@ -103,20 +103,6 @@ export interface OperationToolSpec {
   finish?: (ctx: ToolCallContext, body: Record<string, unknown>) => Promise<Record<string, unknown>>;
 }
 
-async function defaultProjectOf(auth: AuthContext): Promise<string> {
-  const p = auth.principal;
-  // spec 4.9: API keys carry no default project; the OAuth resolver already drops it outside
-  // the consent workspace, so it never crosses workspaces.
-  const pinned = p.type === 'oauth_token' ? p.defaultProjectId : null;
-  if (!pinned || !(await findProject(auth, pinned))) {
-    throw errors.invalidRequest(
-      '`projectId` is required: this credential has no default project (none was pinned at consent, it is gone, or it belongs to another workspace).',
-      { field: 'projectId' },
-    );
-  }
-  return pinned;
-}
-
 /** spec 8: the same workspace buckets as REST, so an agent and a script share one budget. */
 export async function rateLimitTool(kind: AnyOperation['kind'], auth: AuthContext): Promise<void> {
   await limitWorkspace(kind, auth.workspaceId);
@@ -184,7 +170,7 @@ export function operationTool(op: AnyOperation, spec: OperationToolSpec): ToolDe
         doorScopes,
         prepare: spec.defaultProject
           ? async (a, input) => {
-              if (input.projectId === undefined) input.projectId = await defaultProjectOf(a);
+              if (input.projectId === undefined) input.projectId = (await defaultProject(a)).id;
             }
           : undefined,
       });

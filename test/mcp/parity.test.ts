@@ -326,20 +326,20 @@ const TABLE: Row[] = [
   },
   {
     tool: 'import_media',
-    args: (f) => ({ content_base64: f.mediaBase64, alt: 'parity' }),
-    rest: (f) => ['POST', '/v1/media', { content_base64: f.mediaBase64, alt: 'parity' }],
+    args: (f) => ({ projectId: f.projectId, content_base64: f.mediaBase64, alt: 'parity' }),
+    rest: (f) => ['POST', '/v1/media', { projectId: f.projectId, content_base64: f.mediaBase64, alt: 'parity' }],
     expect: 'ok',
   },
   {
     tool: 'import_media',
-    args: (f) => ({ content_base64: f.mediaBase64, sha256: '0'.repeat(64) }),
-    rest: (f) => ['POST', '/v1/media', { content_base64: f.mediaBase64, sha256: '0'.repeat(64) }],
+    args: (f) => ({ projectId: f.projectId, content_base64: f.mediaBase64, sha256: '0'.repeat(64) }),
+    rest: (f) => ['POST', '/v1/media', { projectId: f.projectId, content_base64: f.mediaBase64, sha256: '0'.repeat(64) }],
     expect: 'unprocessable',
   },
   {
     tool: 'import_media',
-    args: () => ({ uploadId: 'upl_missing' }),
-    rest: () => ['POST', '/v1/media', { uploadId: 'upl_missing' }],
+    args: (f) => ({ projectId: f.projectId, uploadId: 'upl_missing' }),
+    rest: (f) => ['POST', '/v1/media', { projectId: f.projectId, uploadId: 'upl_missing' }],
     expect: 'unprocessable',
   },
   { tool: 'list_media', args: () => ({ limit: 1 }), rest: () => ['GET', `/v1/media${q({ limit: 1 })}`], expect: 'ok' },
@@ -832,7 +832,7 @@ describe('REST and MCP parity', function () {
         const stuck = await call('POST', '/v1/posts', { projectId: unlinked.id, content: 'Cannot publish' });
         const idea = await call('POST', '/v1/ideas', { projectId: ws.project.id, title: 'Seed idea', hook: 'A hook' });
         const mediaBase64 = png(12, 9).toString('base64');
-        const asset = await call('POST', '/v1/media', { content_base64: png(9, 12).toString('base64') });
+        const asset = await call('POST', '/v1/media', { projectId: ws.project.id, content_base64: png(9, 12).toString('base64') });
         const source = await call('POST', '/v1/sources', { projectId: ws.project.id, type: 'text', text: 'Seed source on hiring.' });
         const reviewRest = await call('POST', '/v1/posts', { projectId: ws.project.id, content: 'For review' });
         const reviewMcp = await call('POST', '/v1/posts', { projectId: ws.project.id, content: 'For review' });

@@ -28,7 +28,9 @@ describe('publishing with an image survives a worker killed between image upload
     const { project } = await connectedPersonalProject(ws.workspace.id);
     const call = client(stack.apiUrl, ws.key);
     const image = png(90, 60);
-    const asset = (await call('POST', '/v1/media', { body: { content_base64: image.toString('base64'), alt: 'survives' } })).body.data;
+    const asset = (
+      await call('POST', '/v1/media', { body: { projectId: project.id, content_base64: image.toString('base64'), alt: 'survives' } })
+    ).body.data;
     const created = await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Crash between image and post' } });
     const id = created.body.data.id as string;
     assert.equal((await call('PATCH', `/v1/posts/${id}/media`, { body: { images: [{ key: asset.key }] } })).status, 200);

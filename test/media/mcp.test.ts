@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { ok } from '../mcp/support';
+import { fails, ok } from '../mcp/support';
 import { callFollowingJob, useMcpWithWorker } from '../support/mcp';
 import { png } from './images';
 
@@ -17,7 +17,10 @@ describe('media tools over MCP', function () {
       await ok(client, 'create_upload_url', { fileName: 'x.png', contentType: 'image/png', bytes: image.length, purpose: 'media' })
     ).data;
     assert.equal((await fetch(upload.url, { method: 'PUT', headers: upload.headers, body: image })).status, 200);
-    const asset = (await ok(client, 'import_media', { uploadId: upload.id, alt: 'from an agent' })).data;
+    // spec 4.7 / 4.9: an API key has no default project, so import_media without projectId is invalid_request.
+    assert.equal((await fails(client, 'import_media', { uploadId: upload.id }, 'invalid_request')).details.field, 'projectId');
+    assert.equal((await ok(client, 'list_media', {})).data.length, 0, 'nothing imported');
+    const asset = (await ok(client, 'import_media', { projectId: ws.project.id, uploadId: upload.id, alt: 'from an agent' })).data;
     assert.equal(asset.width, 33);
     const post = (await ok(client, 'create_post_draft', { projectId: ws.project.id, content: 'Agent post' })).data;
     const updated = (await ok(client, 'set_post_media', { postId: post.id, images: [{ key: asset.key }] })).data;

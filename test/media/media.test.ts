@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { client } from '../support/app';
-import { workspaceWithKey } from '../support/factories';
+import { member, workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
-import { useOAuthApi } from '../oauth/support';
+import { register, tokenFor, useOAuthApi } from '../oauth/support';
 import { oauthToken } from '../webhooks/support';
 import { png, sha256 } from './images';
 
@@ -27,8 +27,9 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
     c('POST', '/v1/uploads', { body, headers });
   const put = (u: { url: string; headers: Record<string, string> }, bytes: Buffer, headers: Record<string, string> = u.headers) =>
     fetch(u.url, { method: 'PUT', headers, body: bytes });
-  const inline = (bytes: Buffer, extra: Record<string, unknown> = {}, c = call) =>
-    c('POST', '/v1/media', { body: { content_base64: bytes.toString('base64'), ...extra } });
+  // spec 4.7: an API key names the project (only an OAuth token may lean on a pinned default).
+  const inline = (bytes: Buffer, extra: Record<string, unknown> = {}, c = call, projectId = ws.projects[0]!.id) =>
+    c('POST', '/v1/media', { body: { projectId, content_base64: bytes.toString('base64'), ...extra } });
 
   describe('POST /v1/uploads', () => {
     it('mints a presigned PUT; the bytes PUT there import as an asset whose type is the stored one', async () => {
@@ -44,7 +45,9 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
       assert.ok(Date.parse(u.expiresAt) > Date.now());
       assert.equal((await put(u, image)).status, 200);
 
-      const imported = await call('POST', '/v1/media', { body: { uploadId: u.id, alt: 'A bar chart', title: 'Q3' } });
+      const imported = await call('POST', '/v1/media', {
+        body: { projectId: ws.projects[0]!.id, uploadId: u.id, alt: 'A bar chart', title: 'Q3' },
+      });
       assert.equal(imported.status, 200, JSON.stringify(imported.body));
       const a = imported.body.data;
       assert.match(a.id, /^med_/);
@@ -66,7 +69,11 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
       assert.equal(refused.status, 403);
       assert.match(await refused.text(), /SignatureDoesNotMatch/);
       // And nothing was stored: the handle still has no object.
-      const err = assertError(await call('POST', '/v1/media', { body: { uploadId: u.id } }), 422, 'unprocessable');
+      const err = assertError(
+        await call('POST', '/v1/media', { body: { projectId: ws.projects[0]!.id, uploadId: u.id } }),
+        422,
+        'unprocessable',
+      );
       assert.equal(err.details?.reason, 'upload_without_object');
     });
 
@@ -81,7 +88,8 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
       const image = png(9, 9);
       const never = (await mint({ fileName: 'a.png', contentType: 'image/png', bytes: image.length, purpose: 'media' })).body.data;
       assert.equal(
-        assertError(await call('POST', '/v1/media', { body: { uploadId: never.id } }), 422, 'unprocessable').details?.reason,
+        assertError(await call('POST', '/v1/media', { body: { projectId: ws.projects[0]!.id, uploadId: never.id } }), 422, 'unprocessable')
+          .details?.reason,
         'upload_without_object',
       );
 
@@ -91,18 +99,30 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
         .where({ id: expired.id })
         .update({ expires_at: new Date(Date.now() - 1000) });
       assert.equal(
-        assertError(await call('POST', '/v1/media', { body: { uploadId: expired.id } }), 422, 'unprocessable').details?.reason,
+        assertError(
+          await call('POST', '/v1/media', { body: { projectId: ws.projects[0]!.id, uploadId: expired.id } }),
+          422,
+          'unprocessable',
+        ).details?.reason,
         'upload_expired',
       );
 
-      assertError(await call('POST', '/v1/media', { body: { uploadId: 'upl_doesnotexist000000000000' } }), 422, 'unprocessable');
+      assertError(
+        await call('POST', '/v1/media', { body: { projectId: ws.projects[0]!.id, uploadId: 'upl_doesnotexist000000000000' } }),
+        422,
+        'unprocessable',
+      );
       const other = await workspaceWithKey({ projects: 0 });
       const foreign = (
         await mint({ fileName: 'c.png', contentType: 'image/png', bytes: image.length, purpose: 'media' }, {}, client(api.url, other.key))
       ).body.data;
       assert.equal((await put(foreign, image)).status, 200);
       assert.equal(
-        assertError(await call('POST', '/v1/media', { body: { uploadId: foreign.id } }), 422, 'unprocessable').details?.reason,
+        assertError(
+          await call('POST', '/v1/media', { body: { projectId: ws.projects[0]!.id, uploadId: foreign.id } }),
+          422,
+          'unprocessable',
+        ).details?.reason,
         'unknown_upload',
       );
     });
@@ -164,6 +184,42 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
       );
     });
 
+    it('projectId (spec 4.7): an API key must name it (400 invalid_request, nothing stored); an OAuth token may lean on its pinned project', async () => {
+      const own = await workspaceWithKey({ projects: 2 });
+      const keyed = client(api.url, own.key);
+      const image = png(13, 7);
+      const refused = assertError(
+        await keyed('POST', '/v1/media', { body: { content_base64: image.toString('base64') } }),
+        400,
+        'invalid_request',
+      );
+      assert.equal(refused.details?.field, 'projectId');
+      assert.equal(
+        Number((await db()('media_assets').where({ workspace_id: own.workspace.id }).count('* as n').first())!.n),
+        0,
+        'nothing stored',
+      );
+
+      const pinned = own.projects[1]!;
+      const user = await member(own.workspace.id, 'Admin');
+      const redirectUri = 'http://localhost:8765/callback';
+      const reg = await register(api.url, { client_name: 'Media default project', redirect_uris: [redirectUri] });
+      const token = await tokenFor(api.url, {
+        clientId: reg.body.client_id,
+        redirectUri,
+        email: user.email,
+        scope: 'read write',
+        access: 'full',
+        workspace: own.workspace.id,
+        project: pinned.id,
+      });
+      const viaOAuth = await client(api.url, token.access_token)('POST', '/v1/media', {
+        body: { content_base64: image.toString('base64') },
+      });
+      assert.equal(viaOAuth.status, 200, JSON.stringify(viaOAuth.body));
+      assert.equal(viaOAuth.body.data.projectId, pinned.id);
+    });
+
     it('refuses a sha256 mismatch naming both digests', async () => {
       const image = png(5, 5);
       const wrong = 'a'.repeat(64);
@@ -180,12 +236,8 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
       assert.equal(err.details?.detectedType, 'image/png');
       assertError(await inline(image, { fileName: 'photo.jpg' }), 422, 'unprocessable');
       assertError(await inline(image, { mimeType: 'application/pdf' }), 422, 'unprocessable');
-      assertError(await call('POST', '/v1/media', { body: { content_base64: 'not base64!' } }), 422, 'unprocessable');
-      assertError(
-        await call('POST', '/v1/media', { body: { content_base64: `data:image/png;base64,${image.toString('base64')}` } }),
-        422,
-        'unprocessable',
-      );
+      assertError(await inline(Buffer.alloc(0), { content_base64: 'not base64!' }), 422, 'unprocessable');
+      assertError(await inline(image, { content_base64: `data:image/png;base64,${image.toString('base64')}` }), 422, 'unprocessable');
     });
 
     it('takes exactly one of content_base64 or uploadId; sha256 and mimeType only inline (spec 4.7)', async () => {
@@ -243,10 +295,10 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
 
   describe('the library', () => {
     it("lists newest first with a cursor, gets one, and answers 404 for another workspace's asset", async () => {
-      const own = await workspaceWithKey({ projects: 0 });
+      const own = await workspaceWithKey({ projects: 1 });
       const c = client(api.url, own.key);
       const ids: string[] = [];
-      for (let i = 0; i < 5; i++) ids.push((await inline(png(3 + i, 3), {}, c)).body.data.id);
+      for (let i = 0; i < 5; i++) ids.push((await inline(png(3 + i, 3), {}, c, own.projects[0]!.id)).body.data.id);
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
@@ -266,12 +318,12 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
     });
 
     it('storage meters are real sums of the library, and an import over the plan limit is 402 usage_limit_exceeded', async () => {
-      const own = await workspaceWithKey({ projects: 0, plan: 'ADVANCED' });
+      const own = await workspaceWithKey({ projects: 1, plan: 'ADVANCED' });
       const c = client(api.url, own.key);
       const a = png(10, 10);
       const b = png(11, 11);
-      await inline(a, {}, c);
-      await inline(b, {}, c);
+      await inline(a, {}, c, own.projects[0]!.id);
+      await inline(b, {}, c, own.projects[0]!.id);
       const usage = await c('GET', '/v1/usage');
       assert.equal(usage.status, 200, JSON.stringify(usage.body));
       const s = usage.body.data.storage;
@@ -283,13 +335,16 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
       const saved = { ...plans.ADVANCED! };
       try {
         plans.ADVANCED!.assetLimit = 2;
-        const err = assertError(await inline(png(12, 12), {}, c), 402, 'usage_limit_exceeded');
+        const err = assertError(await inline(png(12, 12), {}, c, own.projects[0]!.id), 402, 'usage_limit_exceeded');
         assert.equal(err.details?.meter, 'storage_assets');
         // The same bytes again are not a new asset: still fine at the limit.
-        assert.equal((await inline(a, {}, c)).status, 200);
+        assert.equal((await inline(a, {}, c, own.projects[0]!.id)).status, 200);
         plans.ADVANCED!.assetLimit = null;
         plans.ADVANCED!.storageLimitBytes = a.length + b.length + 10;
-        assert.equal(assertError(await inline(png(12, 12), {}, c), 402, 'usage_limit_exceeded').details?.meter, 'storage_bytes');
+        assert.equal(
+          assertError(await inline(png(12, 12), {}, c, own.projects[0]!.id), 402, 'usage_limit_exceeded').details?.meter,
+          'storage_bytes',
+        );
         const used = a.length + b.length;
         assert.equal((await c('GET', '/v1/usage')).body.data.storage.percentUsed, Math.floor((used * 100) / (used + 10)));
       } finally {
@@ -297,13 +352,13 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
       }
     });
     it('imports arriving at the same moment never overshoot the plan: exactly the limit is admitted', async () => {
-      const own = await workspaceWithKey({ projects: 0, plan: 'ADVANCED' });
+      const own = await workspaceWithKey({ projects: 1, plan: 'ADVANCED' });
       const c = client(api.url, own.key);
       const plans = config.plans as Record<string, { assetLimit: number | null; storageLimitBytes: number | null }>;
       const saved = { ...plans.ADVANCED! };
       try {
         plans.ADVANCED!.assetLimit = 3;
-        const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => inline(png(20 + i, 20 + i), {}, c)));
+        const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => inline(png(20 + i, 20 + i), {}, c, own.projects[0]!.id)));
         const admitted = answers.filter((r) => r.status === 200);
         assert.equal(admitted.length, 3, JSON.stringify(answers.map((r) => r.status)));
         for (const r of answers.filter((r) => r.status !== 200))
@@ -352,8 +407,8 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
 
     it('refuses unknown and foreign keys (404), duplicates and more than the network takes (422)', async () => {
       const postId = await draft();
-      const other = await workspaceWithKey({ projects: 0 });
-      const foreign = (await inline(png(7, 7), {}, client(api.url, other.key))).body.data;
+      const other = await workspaceWithKey({ projects: 1 });
+      const foreign = (await inline(png(7, 7), {}, client(api.url, other.key), other.projects[0]!.id)).body.data;
       const err = assertError(
         await call('PATCH', `/v1/posts/${postId}/media`, { body: { images: [{ key: foreign.key }] } }),
         404,

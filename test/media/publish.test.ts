@@ -16,14 +16,14 @@ describe('publishing posts with images (worker in-process, real Temporal, simula
   const stack = apiAndWorker();
   const sim = simulator();
 
-  async function uploadAndImport(image: Buffer, alt: string) {
+  async function uploadAndImport(projectId: string, image: Buffer, alt: string) {
     const minted = await stack.call('POST', '/v1/uploads', {
       body: { fileName: 'photo.png', contentType: 'image/png', bytes: image.length, purpose: 'media' },
     });
     assert.equal(minted.status, 200, JSON.stringify(minted.body));
     const put = await fetch(minted.body.data.url, { method: 'PUT', headers: minted.body.data.headers, body: image });
     assert.equal(put.status, 200);
-    const imported = await stack.call('POST', '/v1/media', { body: { uploadId: minted.body.data.id, alt } });
+    const imported = await stack.call('POST', '/v1/media', { body: { projectId, uploadId: minted.body.data.id, alt } });
     assert.equal(imported.status, 200, JSON.stringify(imported.body));
     return imported.body.data as { key: string; sha256: string };
   }
@@ -44,7 +44,7 @@ describe('publishing posts with images (worker in-process, real Temporal, simula
   it('mint → PUT → import → attach → schedule: the network receives the post with its image, once', async () => {
     const { project } = await connectedPersonalProject(stack.ws.workspace.id);
     const image = png(120, 80);
-    const asset = await uploadAndImport(image, 'A chart of the quarter');
+    const asset = await uploadAndImport(project.id, image, 'A chart of the quarter');
     const before = (await sim.counts()).calls;
     const id = await scheduleWithImages(project.id, 'Our quarter in one chart', [{ key: asset.key }]);
     await published(id);
@@ -66,8 +66,12 @@ describe('publishing posts with images (worker in-process, real Temporal, simula
     const { page } = await connectedCompanyPage(stack.ws.workspace.id);
     const a = png(30, 30);
     const b = png(31, 30);
-    const first = (await stack.call('POST', '/v1/media', { body: { content_base64: a.toString('base64'), alt: 'first' } })).body.data;
-    const second = (await stack.call('POST', '/v1/media', { body: { content_base64: b.toString('base64'), alt: 'second' } })).body.data;
+    const first = (
+      await stack.call('POST', '/v1/media', { body: { projectId: page.id, content_base64: a.toString('base64'), alt: 'first' } })
+    ).body.data;
+    const second = (
+      await stack.call('POST', '/v1/media', { body: { projectId: page.id, content_base64: b.toString('base64'), alt: 'second' } })
+    ).body.data;
     const id = await scheduleWithImages(page.id, 'Two pictures', [{ key: second.key }, { key: first.key, alt: 'first, edited' }]);
     await published(id);
     const { posts } = await sim.listPosts({ reference: id });
@@ -84,7 +88,7 @@ describe('publishing posts with images (worker in-process, real Temporal, simula
   it('a failure after the images went up retries the uploads and still creates the post once', async () => {
     const { project } = await connectedPersonalProject(stack.ws.workspace.id);
     const image = png(50, 40);
-    const asset = await uploadAndImport(image, 'retry');
+    const asset = await uploadAndImport(project.id, image, 'retry');
     await sim.addFault({ kind: 'transient', operation: 'createPost', times: 2 });
     const before = (await sim.counts()).calls;
     const id = await scheduleWithImages(project.id, 'Flaky with image', [{ key: asset.key }]);
@@ -98,7 +102,7 @@ describe('publishing posts with images (worker in-process, real Temporal, simula
 
   it('a lost answer to the post call is recognised by its reference: one post, images not uploaded again', async () => {
     const { project } = await connectedPersonalProject(stack.ws.workspace.id);
-    const asset = await uploadAndImport(png(20, 60), 'lost');
+    const asset = await uploadAndImport(project.id, png(20, 60), 'lost');
     await sim.addFault({ kind: 'lost_response', operation: 'createPost', times: 1, lostAs: 'socket' });
     const before = (await sim.counts()).calls;
     const id = await scheduleWithImages(project.id, 'Lost answer with image', [{ key: asset.key }]);

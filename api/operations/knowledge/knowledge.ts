@@ -22,7 +22,7 @@ import { jobSchema, knowledgeDocumentSchema, knowledgeHitSchema, page, single } 
 import { defineOperation } from '../../operation';
 import { keysetPage, parseLimit, decodeCursor, encodeCursor } from '../../pagination';
 import { findProject } from '../projects/present';
-import { projectOrDefault } from '../uploads/uploads';
+import { resolveProjectOrDefault } from '../projects/resolve';
 import { createKnowledgeInput, getKnowledgeInput, listKnowledgeInput } from './schema';
 
 // spec 4.5 POST /v1/knowledge and GET /v1/knowledge/{documentId}; the list and search
@@ -41,8 +41,7 @@ export const createKnowledge = defineOperation({
     const scope: KnowledgeScope = input.scope ?? 'PROJECT';
     let projectId: string | null = null;
     if (scope === 'PROJECT') {
-      projectId = await projectOrDefault(auth, input.projectId);
-      if (!projectId) throw errors.invalidRequest('`projectId` is required for a PROJECT document (no default project is pinned).');
+      projectId = (await resolveProjectOrDefault(auth, input.projectId)).id;
     } else {
       if (input.projectId !== undefined) throw errors.unprocessable('A WORKSPACE document belongs to no project: leave `projectId` out.');
       // Workspace-wide knowledge reaches every project's generations: not for members narrowed to some projects.

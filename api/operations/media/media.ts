@@ -10,7 +10,7 @@ import { defineOperation } from '../../operation';
 import { mediaAssetSchema, page, single } from '../../openapi/resources';
 import { keysetPage, parseLimit } from '../../pagination';
 import { findProject } from '../projects/present';
-import { projectOrDefault } from '../uploads/uploads';
+import { resolveProjectOrDefault } from '../projects/resolve';
 import { getMediaInput, importMediaInput, listMediaInput } from './schema';
 
 // spec 2.13 / 4.7: the media library. Import (POST /v1/media; the spec leaves the path open),
@@ -72,7 +72,8 @@ export const importMedia = defineOperation({
   // docs/media.md "Storage limits": 402 like the weekly AI budget.
   errors: ['usage_limit_exceeded'],
   handler: async ({ auth }, input) => {
-    const projectId = await projectOrDefault(auth, input.projectId);
+    // spec 4.7: `projectId` is optional only for an OAuth principal with a pinned default project.
+    const projectId = (await resolveProjectOrDefault(auth, input.projectId)).id;
     let bytes: Buffer;
     let declaredType: string | null;
     let fileName = input.fileName ?? null;

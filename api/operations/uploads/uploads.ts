@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { config } from '../../../lib/config';
-import { errors } from '../../../lib/errors';
 import { mintUpload, UPLOAD_PURPOSES } from '../../../lib/media/uploads';
 import type { ScopeRule } from '../../../lib/scopes';
-import type { AuthContext } from '../../auth/context';
 import { defineOperation } from '../../operation';
 import { single, uploadSchema } from '../../openapi/resources';
 import { gate, type ApiVersion } from '../../versioning';
-import { findProject } from '../projects/present';
+import { projectOrDefault } from '../projects/resolve';
 
 // spec 4.5 POST /v1/uploads: mint a presigned PUT URL and an `upl_` handle.
 
@@ -32,16 +30,6 @@ export const createUploadInput = z
  */
 export function uploadScopes(version: ApiVersion): ScopeRule {
   return gate(version, 'uploadsRequireSourceOrKnowledgeScope') ? { anyOf: ['sources:write', 'knowledge:write'] } : 'any';
-}
-
-export async function projectOrDefault(auth: AuthContext, projectId: string | undefined): Promise<string | null> {
-  if (projectId !== undefined) {
-    if (!(await findProject(auth, projectId))) throw errors.notFound('project');
-    return projectId;
-  }
-  // spec 4.7: optional for an OAuth principal with a pinned default project.
-  const pinned = auth.principal.type === 'oauth_token' ? auth.principal.defaultProjectId : null;
-  return pinned && (await findProject(auth, pinned)) ? pinned : null;
 }
 
 export const createUpload = defineOperation({
