@@ -152,11 +152,12 @@ export function operationTool(op: AnyOperation, spec: OperationToolSpec): ToolDe
     operation: op,
     async call(ctx, args) {
       const { auth, apiVersion, requestId } = ctx.request;
-      const { idempotencyKey, ...raw } = args;
-      if (idempotencyKey !== undefined && (!spec.idempotent || typeof idempotencyKey !== 'string')) {
-        throw errors.unprocessable(
-          spec.idempotent ? '`idempotencyKey` must be a string.' : `\`idempotencyKey\` is not an argument of ${spec.name}.`,
-        );
+      // A tool without idempotency has no such argument: it reaches the operation's strict schema
+      // like any unknown argument, and is refused with the same code (api/pipeline validate).
+      const { idempotencyKey, ...rest } = args;
+      const raw = spec.idempotent ? rest : args;
+      if (spec.idempotent && idempotencyKey !== undefined && typeof idempotencyKey !== 'string') {
+        throw errors.unprocessable('`idempotencyKey` must be a string.');
       }
       const result = await runOperation({
         op,
@@ -165,7 +166,7 @@ export function operationTool(op: AnyOperation, spec: OperationToolSpec): ToolDe
         authenticate: async () => auth,
         deps: ctx.deps,
         input: () => raw,
-        idempotencyKey: idempotencyKey as string | undefined,
+        idempotencyKey: spec.idempotent ? (idempotencyKey as string | undefined) : undefined,
         idempotencyScope: { operation: `MCP ${spec.name}`, hashSubject: spec.name },
         doorScopes,
         prepare: spec.defaultProject

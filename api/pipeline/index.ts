@@ -187,6 +187,12 @@ function parseRaw(s: CallState, raw: Record<string, unknown>): void {
   s.parsed = parseInput(s.op.input, raw, s.op.inputSource);
 }
 
+// spec 7.2, one rule for both doors: an input that does not parse (an unknown argument included)
+// is refused by where the operation's input comes from on REST, whichever door it came in by:
+// a query-string operation (every read) answers 400 invalid_request, a body operation (every
+// write) 422 unprocessable; `apiCode` issues (413, bad_pagination) and a missing `projectId` or
+// source (400) are the spec's named exceptions (api/validation.ts). So an MCP tool answers what
+// its REST twin answers for the same input.
 // Asynchronous only when the door prepares the input (runOperation awaits only promises).
 const validate: Step = {
   name: 'validate',

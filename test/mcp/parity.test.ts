@@ -143,6 +143,27 @@ const TABLE: Row[] = [
     rest: (f) => ['GET', `/v1/posts${q({ projectId: f.otherProjectId })}`],
     expect: 'not_found',
   },
+  // spec 7.2, one rule in the pipeline (docs/mcp.md "Tools"): an unknown argument answers what
+  // the REST twin answers for the same input, by its input source: a read (query string)
+  // invalid_request, a write (body) unprocessable; a read tool's idempotencyKey is one such.
+  {
+    tool: 'list_posts',
+    args: (f) => ({ projectId: f.projectId, colour: 'blue' }),
+    rest: (f) => ['GET', `/v1/posts${q({ projectId: f.projectId, colour: 'blue' })}`],
+    expect: 'invalid_request',
+  },
+  {
+    tool: 'get_post',
+    args: (f) => ({ postId: f.postId, idempotencyKey: 'k1' }),
+    rest: (f) => ['GET', `/v1/posts/${f.postId}${q({ idempotencyKey: 'k1' })}`],
+    expect: 'invalid_request',
+  },
+  {
+    tool: 'update_post',
+    args: (f) => ({ postId: f.postId, colour: 'blue' }),
+    rest: (f) => ['PATCH', `/v1/posts/${f.postId}`, { colour: 'blue' }],
+    expect: 'unprocessable',
+  },
   { tool: 'get_post', args: (f) => ({ postId: f.postId }), rest: (f) => ['GET', `/v1/posts/${f.postId}`], expect: 'ok' },
   { tool: 'get_post', args: () => ({ postId: 'post_missing' }), rest: () => ['GET', '/v1/posts/post_missing'], expect: 'not_found' },
   { tool: 'list_post_statuses', args: () => ({}), rest: () => ['GET', '/v1/post-statuses'], expect: 'ok' },

@@ -167,7 +167,8 @@ describe('MCP tools', function () {
         );
         await fails(client, 'create_post_draft', { ...args, content: 'Something else' }, 'idempotency_key_conflict');
         await fails(client, 'create_post_draft', { ...args, idempotencyKey: 'not a key!' }, 'invalid_request');
-        await fails(client, 'get_post', { postId: 'post_x', idempotencyKey: 'k' }, 'unprocessable');
+        // A read tool has no idempotencyKey: an unknown argument of a read, invalid_request as on REST (spec 7.2).
+        await fails(client, 'get_post', { postId: 'post_x', idempotencyKey: 'k' }, 'invalid_request');
         // spec 8: empty and over-long keys are refused like on REST, and nothing is written.
         for (const bad of ['', 'k'.repeat(65)]) {
           const refused = await fails(client, 'create_post_draft', { ...args, content: 'Never', idempotencyKey: bad }, 'invalid_request');
