@@ -366,6 +366,7 @@ export async function mintOAuthToken(input: {
   workspaceId?: string;
   projectId?: string;
   scopes: string[];
+  expiresInSeconds?: number;
 }) {
   const [{ ALL_SCOPES, expandScopes }, { mintAccessToken, OAuthAdminError }] = await Promise.all([
     import('../lib/scopes'),
@@ -410,6 +411,7 @@ export async function mintOAuthToken(input: {
       defaultProjectId: input.projectId ?? null,
       scopes,
       accessLevel: scopes.every((s) => s.endsWith(':read')) ? 'read' : 'full',
+      expiresInSeconds: input.expiresInSeconds,
     });
     return { ...token, userId: user.id as string, clientId: input.clientId, workspaceId, defaultProjectId: input.projectId ?? null };
   } catch (err) {
