@@ -30,6 +30,7 @@ const NOUNS: Record<string, () => Promise<{ default: Noun }>> = {
   project: () => import('./admin.d/commands/project'),
   sources: () => import('./admin.d/commands/sources'),
   user: () => import('./admin.d/commands/user'),
+  webhook: () => import('./admin.d/commands/webhook'),
   workspace: () => import('./admin.d/commands/workspace'),
 };
 
