@@ -1,7 +1,7 @@
 import type { AnyOperation } from '../api/operation';
 import { config } from '../lib/config';
 import { db } from '../lib/db';
-import { AdminError } from './provision';
+import { AdminError, getWorkspace } from './provision';
 import { callOperation, operate, operatorContext } from './operations';
 
 // Support tasks that would otherwise need a dashboard (issue 29 item 7), each through the API's
@@ -9,8 +9,8 @@ import { callOperation, operate, operatorContext } from './operations';
 // record by its id; the workspace it belongs to is looked up here, and the operation then runs
 // scoped to that workspace as for any client.
 
-async function workspaceOf(table: string, id: string, what: string): Promise<{ workspace_id: string; project_id: string | null }> {
-  const row = await db()(table).where({ id }).first('workspace_id', 'project_id');
+async function workspaceOf(table: string, id: string, what: string): Promise<{ workspace_id: string; project_id?: string | null }> {
+  const row = await db()(table).where({ id }).first();
   if (!row) throw new AdminError(`no ${what} ${id}`);
   return row;
 }
@@ -160,4 +160,44 @@ export async function addKnowledgeDocument(input: KnowledgeDocumentInput) {
   } finally {
     await closeTemporalClient();
   }
+}
+
+// --- Post statuses (spec 2.7 statusId, GET /v1/post-statuses) ---------------------------------
+
+/** The workspace's statuses as GET /v1/post-statuses shows them (with post counts). */
+export async function listPostStatuses(workspaceId: string) {
+  const { listPostStatuses: op } = await import('../api/operations/posts/postStatuses');
+  return operate<Array<{ id: string }>>(workspaceId, op as AnyOperation, {});
+}
+
+/** A status change by lib/posts/statuses.ts, answered with the status as the list shows it. */
+async function changeStatus(workspaceId: string, change: () => Promise<{ id: string }>) {
+  const { ApiError } = await import('../lib/errors');
+  let id: string;
+  try {
+    id = (await change()).id;
+  } catch (err) {
+    throw err instanceof ApiError ? new AdminError(err.message) : err;
+  }
+  return (await listPostStatuses(workspaceId)).find((s) => s.id === id);
+}
+
+export async function createPostStatus(input: { workspaceId: string; category: string; title: string; makeDefault: boolean }) {
+  const { createStatus } = await import('../lib/posts/statuses');
+  await getWorkspace(input.workspaceId);
+  return changeStatus(input.workspaceId, () =>
+    createStatus(db(), input.workspaceId, { category: input.category as never, title: input.title, makeDefault: input.makeDefault }),
+  );
+}
+
+export async function renamePostStatus(input: { statusId: string; title: string }) {
+  const { renameStatus } = await import('../lib/posts/statuses');
+  const { workspace_id } = await workspaceOf('post_statuses', input.statusId, 'post status');
+  return changeStatus(workspace_id, () => renameStatus(db(), workspace_id, input.statusId, input.title));
+}
+
+export async function setDefaultPostStatus(input: { statusId: string }) {
+  const { setDefaultStatus } = await import('../lib/posts/statuses');
+  const { workspace_id } = await workspaceOf('post_statuses', input.statusId, 'post status');
+  return changeStatus(workspace_id, () => setDefaultStatus(db(), workspace_id, input.statusId));
 }
