@@ -27,9 +27,12 @@ const NOUNS: Record<string, () => Promise<{ default: Noun }>> = {
   oauth: () => import('./admin.d/commands/oauth'),
   'oauth-client': () => import('./admin.d/commands/oauth-client'),
   post: () => import('./admin.d/commands/post'),
+  'post-status': () => import('./admin.d/commands/post-status'),
   project: () => import('./admin.d/commands/project'),
   sources: () => import('./admin.d/commands/sources'),
+  usage: () => import('./admin.d/commands/usage'),
   user: () => import('./admin.d/commands/user'),
+  webhook: () => import('./admin.d/commands/webhook'),
   workspace: () => import('./admin.d/commands/workspace'),
 };
 

@@ -1,5 +1,6 @@
 import { ENFORCEMENTS, POOL_KEY, type Enforcement } from '../lib/generation/spend';
 import { db } from '../lib/db';
+import { presentOverride, storedOverride, type LimitOverride } from '../lib/limits';
 import { newId, randomBase62 } from '../lib/ids';
 import { roleSlug } from '../lib/roles';
 import { AdminError, findUser, getWorkspace, listMembers } from './provision';
@@ -203,10 +204,10 @@ export async function checkConnectionNow(input: { workspaceId: string; projectId
 
 // --- Workspace settings ------------------------------------------------------------------------
 
-/** `weeklyBudgetCents`: a number, null for the plan's budget, undefined to leave it. */
-export async function setAiBudget(input: { workspaceId: string; weeklyBudgetCents?: number | null; enforcement?: string }) {
+/** `weeklyBudgetCents`: a number, 'unlimited', null for the plan's budget, undefined to leave it. */
+export async function setAiBudget(input: { workspaceId: string; weeklyBudgetCents?: LimitOverride; enforcement?: string }) {
   const change: Record<string, unknown> = {};
-  if (input.weeklyBudgetCents !== undefined) change.weekly_ai_budget_cents = input.weeklyBudgetCents;
+  if (input.weeklyBudgetCents !== undefined) change.weekly_ai_budget_cents = storedOverride(input.weeklyBudgetCents);
   if (input.enforcement !== undefined) {
     if (!(ENFORCEMENTS as readonly string[]).includes(input.enforcement))
       throw new AdminError(`enforcement must be one of ${ENFORCEMENTS.join(', ')}`);
@@ -220,7 +221,7 @@ export async function setAiBudget(input: { workspaceId: string; weeklyBudgetCent
  * workspace pool company pages draw on. `weeklyBudgetCents` null removes the target's own budget
  * (it then has the workspace's, else the plan's).
  */
-export async function setTargetBudget(input: { workspaceId: string; projectId?: string; weeklyBudgetCents: number | null }) {
+export async function setTargetBudget(input: { workspaceId: string; projectId?: string; weeklyBudgetCents: LimitOverride }) {
   await getWorkspace(input.workspaceId);
   let key = POOL_KEY;
   if (input.projectId) {
@@ -233,7 +234,12 @@ export async function setTargetBudget(input: { workspaceId: string; projectId?: 
   if (input.weeklyBudgetCents === null) await db()('ai_budgets').where({ workspace_id: input.workspaceId, budget_key: key }).delete();
   else {
     await db()('ai_budgets')
-      .insert({ workspace_id: input.workspaceId, budget_key: key, weekly_budget_cents: input.weeklyBudgetCents, updated_at: db().fn.now() })
+      .insert({
+        workspace_id: input.workspaceId,
+        budget_key: key,
+        weekly_budget_cents: storedOverride(input.weeklyBudgetCents),
+        updated_at: db().fn.now(),
+      })
       .onConflict(['workspace_id', 'budget_key'])
       .merge();
   }
@@ -266,7 +272,7 @@ export async function budgets(workspaceId: string) {
     rows.push({
       target: t.key === POOL_KEY ? 'pool' : t.key,
       name: t.name,
-      ownBudgetCents: own.get(t.key) ?? null,
+      ownBudgetCents: presentOverride(own.get(t.key)),
       weeklyBudgetCents: limits.weeklyBudgetCents,
       usedCents: await weekUsedCents(db(), workspaceId, t.key, week),
     });
@@ -277,7 +283,7 @@ export async function budgets(workspaceId: string) {
     plan: limits.plan,
     enforcement: limits.enforcement,
     week,
-    workspaceWeeklyBudgetCents: (w.weekly_ai_budget_cents ?? null) as number | null,
+    workspaceWeeklyBudgetCents: presentOverride(w.weekly_ai_budget_cents),
     dailySpendCapCents: limits.dailyCapCents,
     targets: rows,
   };
@@ -322,8 +328,28 @@ export async function settleUnsettledSpend(input: { workspaceId?: string; limit?
   return { workspaceId: input.workspaceId ?? null, settled, remaining: left.total, remainingReservedCents: left.reservedCents };
 }
 
-export async function setSpendCap(input: { workspaceId: string; dailyCapCents: number | null }) {
-  return updateWorkspace(input.workspaceId, { daily_spend_cap_cents: input.dailyCapCents });
+export async function setSpendCap(input: { workspaceId: string; dailyCapCents: LimitOverride }) {
+  return updateWorkspace(input.workspaceId, { daily_spend_cap_cents: storedOverride(input.dailyCapCents) });
+}
+
+/**
+ * Overrides the plan's storage limits of one workspace (spec 2.16 storage meters; imports beyond
+ * them are refused, docs/media.md "Storage limits"). Each: a number, 'unlimited', null for the
+ * plan's again, undefined to leave it.
+ */
+export async function setStorageLimits(input: { workspaceId: string; bytes?: LimitOverride; assets?: LimitOverride }) {
+  const change: Record<string, unknown> = {};
+  if (input.bytes !== undefined) change.storage_limit_bytes = storedOverride(input.bytes);
+  if (input.assets !== undefined) change.asset_limit = storedOverride(input.assets);
+  const w = await updateWorkspace(input.workspaceId, change);
+  const { storageMeters, storageUsed, workspaceStorageLimits } = await import('../lib/media/assets');
+  return {
+    workspaceId: input.workspaceId,
+    storageLimitBytes: presentOverride(w.storage_limit_bytes),
+    assetLimit: presentOverride(w.asset_limit),
+    // What GET /v1/usage now shows (null = unlimited).
+    storage: storageMeters(await storageUsed(input.workspaceId), await workspaceStorageLimits(input.workspaceId)),
+  };
 }
 
 export async function setReviewGate(input: { workspaceId: string; required: boolean }) {
@@ -366,6 +392,7 @@ export async function mintOAuthToken(input: {
   workspaceId?: string;
   projectId?: string;
   scopes: string[];
+  expiresInSeconds?: number;
 }) {
   const [{ ALL_SCOPES, expandScopes }, { mintAccessToken, OAuthAdminError }] = await Promise.all([
     import('../lib/scopes'),
@@ -410,6 +437,7 @@ export async function mintOAuthToken(input: {
       defaultProjectId: input.projectId ?? null,
       scopes,
       accessLevel: scopes.every((s) => s.endsWith(':read')) ? 'read' : 'full',
+      expiresInSeconds: input.expiresInSeconds,
     });
     return { ...token, userId: user.id as string, clientId: input.clientId, workspaceId, defaultProjectId: input.projectId ?? null };
   } catch (err) {

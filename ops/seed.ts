@@ -1,55 +1,11 @@
-import type { AuthContext } from '../api/auth/context';
-import { createApiDeps, type ApiDeps } from '../api/deps';
-import type { AnyOperation, OperationContext } from '../api/operation';
-import type { ApiVersion } from '../api/versioning';
-import { ALL_SCOPES } from '../lib/scopes';
-import { config } from '../lib/config';
-import { db } from '../lib/db';
-import { ApiError } from '../lib/errors';
-import { randomBase62 } from '../lib/ids';
-import { AdminError, getWorkspace } from './provision';
+import type { AnyOperation } from '../api/operation';
+import { AdminError } from './provision';
+import { callOperation as call, operatorContext } from './operations';
 
 // Demo and support data made through the API's own operations (notes.create, posts.create,
-// posts.update), not by writing rows: a seeded post is validated, named, slotted and, when it
-// has a schedule, verified and handed to its publish workflow exactly as a client's would be,
-// so it really publishes. The caller acts as an admin of the workspace holding every scope.
-
-/** The operator, seen by an operation: an admin of the workspace with every scope. */
-async function operatorContext(workspaceId: string): Promise<OperationContext> {
-  const w = await getWorkspace(workspaceId);
-  const billing = w.billing_workspace_id ? await db()('workspaces').where({ id: w.billing_workspace_id }).first('plan') : undefined;
-  const auth: AuthContext = {
-    // Not a stored key: the id marks rows the operator created (created_by and the like).
-    principal: { type: 'api_key', id: 'operator', scopes: [...ALL_SCOPES] },
-    workspaceId: w.id,
-    gatingPlan: billing?.plan ?? w.plan,
-    scopes: new Set(ALL_SCOPES),
-    role: 'admin',
-    projectIds: null,
-    reach: 'member',
-  };
-  return { auth, requestId: `req_admin_${randomBase62(16)}`, apiVersion: config.apiVersions.current as ApiVersion, deps: apiDeps() };
-}
-
-// The API's outside-world clients, built once per process like the app factories do: a post
-// scheduled here is verified against the network exactly as PATCH does it.
-let deps: ApiDeps | null = null;
-const apiDeps = (): ApiDeps => (deps ??= createApiDeps());
-
-/** Parses like the API does and turns its refusals into one operator-readable line. */
-async function call<T>(op: AnyOperation, ctx: OperationContext, raw: Record<string, unknown>): Promise<T> {
-  const parsed = op.input.safeParse(raw);
-  if (!parsed.success) throw new AdminError(parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; '));
-  try {
-    return (await op.handler(ctx, parsed.data)) as T;
-  } catch (err) {
-    if (err instanceof ApiError) {
-      const reason = (err.details as { reason?: string } | undefined)?.reason;
-      throw new AdminError(`${op.name} refused (${err.code}${reason ? `, ${reason}` : ''}): ${err.message}`);
-    }
-    throw err;
-  }
-}
+// posts.update; ops/operations.ts), not by writing rows: a seeded post is validated, named,
+// slotted and, when it has a schedule, verified and handed to its publish workflow exactly as a
+// client's would be, so it really publishes.
 
 const DEMO_LINES = [
   'Three things we learned shipping every week for a year.',

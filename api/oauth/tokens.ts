@@ -23,6 +23,7 @@ export {
   createFamily,
   insertAccessToken,
   insertRefreshToken,
+  issuesRefreshToken,
   looksLikeToken,
   randomToken,
   REFRESH_TOKEN_PREFIX,

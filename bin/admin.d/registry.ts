@@ -141,6 +141,15 @@ export class Args {
     return n;
   }
 
+  /** A limit: a whole number (within `range`), or "unlimited" (lib/limits.ts LimitOverride). */
+  limit(name: string, range: { max?: number } = {}): number | 'unlimited' | undefined {
+    const raw = this.string(name);
+    if (raw === undefined) return undefined;
+    if (raw.toLowerCase() === 'unlimited') return 'unlimited';
+    if (!/^\d+$/.test(raw)) throw this.usage(`--${name} must be a whole number or "unlimited"`);
+    return this.int(name, 0, range);
+  }
+
   usage(message: string): UsageError {
     return new UsageError(message, `${PROGRAM} ${this.command} --help`);
   }

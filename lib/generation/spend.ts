@@ -3,6 +3,7 @@ import { config, planLimits } from '../config';
 import { ApiError } from '../errors';
 import { log } from '../logger';
 import { dayStartUtc, weekStartUtc } from '../time';
+import { effectiveLimit } from '../limits';
 
 // The two meters in front of every AI job (spec 2.16, 7.2, 8), in Postgres because they guard
 // money: Redis "holds only what may be lost" (ARCHITECTURE.md).
@@ -94,9 +95,10 @@ export async function loadAiLimits(q: Knex | Knex.Transaction, workspaceId: stri
   return {
     plan,
     enforcement,
-    // Workspace columns override the plan; null there means "the plan's value", not "unlimited".
-    weeklyBudgetCents: w.target_budget_cents ?? w.weekly_ai_budget_cents ?? limits.weeklyAiBudgetCents,
-    dailyCapCents: w.daily_spend_cap_cents ?? limits.dailySpendCapCents,
+    // A target's own budget, else the workspace's, overrides the plan (lib/limits.ts: null there
+    // means "the plan's value", UNLIMITED_OVERRIDE "unlimited").
+    weeklyBudgetCents: effectiveLimit(w.target_budget_cents ?? w.weekly_ai_budget_cents, limits.weeklyAiBudgetCents),
+    dailyCapCents: effectiveLimit(w.daily_spend_cap_cents, limits.dailySpendCapCents),
   };
 }
 

@@ -4,6 +4,7 @@ import { planLimits, type PlanLimits } from '../config';
 import { db } from '../db';
 import { ApiError, errors } from '../errors';
 import { newId } from '../ids';
+import { effectiveLimit } from '../limits';
 import { objectStore, type ObjectStore } from '../storage/objectStore';
 import { EXTENSION_OF, sniffImage, type ImageType } from './images';
 
@@ -64,8 +65,28 @@ export async function storageUsed(
   return { usedBytes: Number(r?.bytes ?? 0), usedAssets: Number(r?.assets ?? 0) };
 }
 
-/** spec 2.16 storage meters, from the assets table and the plan's limits (null = unlimited). */
-export function storageMeters(used: { usedBytes: number; usedAssets: number }, plan: PlanLimits) {
+export type StorageLimits = Pick<PlanLimits, 'storageLimitBytes' | 'assetLimit'>;
+
+/**
+ * The storage limits in force for a workspace: those of the plan that gates it (an agency's
+ * plan pays for the workspaces it bills, spec 5.5, as for the AI limits), unless an operator
+ * overrode them (workspaces.storage_limit_bytes / asset_limit, lib/limits.ts). GET /v1/usage
+ * shows these, and imports are refused beyond them.
+ */
+export async function workspaceStorageLimits(workspaceId: string, trx: Knex | Knex.Transaction = db()): Promise<StorageLimits> {
+  const w = await trx('workspaces as w')
+    .leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
+    .where('w.id', workspaceId)
+    .first('w.plan', 'b.plan as billing_plan', 'w.storage_limit_bytes', 'w.asset_limit');
+  const plan = planLimits(w?.billing_plan ?? w?.plan ?? 'FREE');
+  return {
+    storageLimitBytes: effectiveLimit(w?.storage_limit_bytes, plan.storageLimitBytes),
+    assetLimit: effectiveLimit(w?.asset_limit, plan.assetLimit),
+  };
+}
+
+/** spec 2.16 storage meters, from the assets table and the limits in force (null = unlimited). */
+export function storageMeters(used: { usedBytes: number; usedAssets: number }, plan: StorageLimits) {
   return {
     usedBytes: used.usedBytes,
     limitBytes: plan.storageLimitBytes,
@@ -84,8 +105,8 @@ function storageLimitError(meter: 'storage_bytes' | 'storage_assets', limit: num
   return new ApiError(402, 'usage_limit_exceeded', `Storage limit reached: ${what}.`, { meter, limit, used, requested });
 }
 
-/** Refuses an import of `bytes` more that would exceed the plan's asset or byte limit. */
-function checkStorageLimits(plan: PlanLimits, used: { usedBytes: number; usedAssets: number }, bytes: number): void {
+/** Refuses an import of `bytes` more that would exceed the workspace's asset or byte limit. */
+function checkStorageLimits(plan: StorageLimits, used: { usedBytes: number; usedAssets: number }, bytes: number): void {
   if (plan.assetLimit !== null && used.usedAssets + 1 > plan.assetLimit)
     throw storageLimitError('storage_assets', plan.assetLimit, used.usedAssets, 1);
   if (plan.storageLimitBytes !== null && used.usedBytes + bytes > plan.storageLimitBytes)
@@ -121,8 +142,7 @@ export async function importAsset(input: ImportInput, store: ObjectStore = objec
   const existing = (await db()('media_assets').where({ workspace_id: input.workspaceId, sha256 }).first()) as AssetRow | undefined;
   if (existing) return { asset: existing, created: false };
 
-  const workspace = await db()('workspaces').where({ id: input.workspaceId }).first('plan');
-  const plan = planLimits(workspace?.plan ?? 'FREE');
+  const plan = await workspaceStorageLimits(input.workspaceId);
   const limited = plan.assetLimit !== null || plan.storageLimitBytes !== null;
   // A first, unlocked look refuses an import over the limit before its bytes are stored.
   if (limited) checkStorageLimits(plan, await storageUsed(input.workspaceId), input.bytes.length);

@@ -2,7 +2,16 @@ import { invalidateLocally, publishTokenInvalidation } from '../auth/invalidatio
 import { db } from '../db';
 import { newId } from '../ids';
 import { ROLE_LABELS } from '../roles';
-import { ACCESS_TOKEN_PREFIX, createFamily, insertAccessToken, randomToken, revokeFamilies } from './tokens';
+import {
+  ACCESS_TOKEN_PREFIX,
+  createFamily,
+  insertAccessToken,
+  insertRefreshToken,
+  issuesRefreshToken,
+  randomToken,
+  REFRESH_TOKEN_PREFIX,
+  revokeFamilies,
+} from './tokens';
 
 // Administration of OAuth data: grants (consents), agency ownership and clients. Used by the
 // authorization server (api/oauth) and by the operator tools (bin/admin through
@@ -156,6 +165,12 @@ export async function userGrants(userId: string) {
  * token), so revoking the grant or the family kills it like any other. No refresh token.
  * The caller checks that the user reaches the workspace and that the scopes are known.
  */
+/**
+ * An access token without the browser flow. `expiresInSeconds` shortens (or lengthens) its life
+ * so that client authors can exercise their refresh handling; with `offline_access` a client
+ * registered for the refresh_token grant also gets a refresh token, by the code exchange's rule
+ * (spec 5.3.4), and its refreshes are ordinary ones (tokens of the configured life).
+ */
 export async function mintAccessToken(input: {
   userId: string;
   clientId: string;
@@ -163,10 +178,12 @@ export async function mintAccessToken(input: {
   defaultProjectId: string | null;
   scopes: string[];
   accessLevel: 'read' | 'full';
+  expiresInSeconds?: number;
 }) {
-  const client = await db()('oauth_clients').where({ id: input.clientId }).first('id');
+  const client = await db()('oauth_clients').where({ id: input.clientId }).first('id', 'grant_types');
   if (!client) throw new OAuthAdminError(`no OAuth client ${input.clientId}`);
   const plaintext = randomToken(ACCESS_TOKEN_PREFIX);
+  const refresh = issuesRefreshToken(input.scopes, client.grant_types ?? []) ? randomToken(REFRESH_TOKEN_PREFIX) : null;
   const row = await db().transaction(async (trx) => {
     let grant = await trx('oauth_grants')
       .where({ user_id: input.userId, client_id: input.clientId })
@@ -198,12 +215,16 @@ export async function mintAccessToken(input: {
       codeHash: null,
       resource: null,
     });
-    return insertAccessToken(trx, family, plaintext, input.scopes);
+    const access = await insertAccessToken(trx, family, plaintext, input.scopes, family.resource, input.expiresInSeconds);
+    if (refresh) await insertRefreshToken(trx, family.id, refresh, access.id, null);
+    return access;
   });
   return {
     access_token: plaintext,
     token_type: 'Bearer' as const,
+    expires_in: Math.max(0, Math.round((row.expires_at.getTime() - row.created_at.getTime()) / 1000)),
     scope: input.scopes.join(' '),
+    ...(refresh ? { refresh_token: refresh } : {}),
     expiresAt: iso(row.expires_at),
     id: row.id,
     familyId: row.family_id,

@@ -29,6 +29,11 @@ export function randomToken(prefix: string): string {
   return prefix + randomBytes(32).toString('base64url');
 }
 
+/** spec 5.3.4: a refresh token only with `offline_access`, to a client registered for the refresh_token grant. */
+export function issuesRefreshToken(scopes: readonly string[], clientGrantTypes: readonly string[]): boolean {
+  return scopes.includes('offline_access') && clientGrantTypes.includes('refresh_token');
+}
+
 export function tokenHash(value: string): string {
   return sha256Hex(value);
 }
@@ -106,13 +111,17 @@ export async function createFamily(trx: Knex.Transaction, seed: FamilySeed): Pro
   return row as FamilyRow;
 }
 
-/** `resource` may be narrower than the family's (RFC 8707 2.2), never wider. */
+/**
+ * `resource` may be narrower than the family's (RFC 8707 2.2), never wider. `ttlS` is the
+ * configured lifetime (spec 8: 1 hour) except for operator-minted tokens (`oauth token --expires-in`).
+ */
 export async function insertAccessToken(
   trx: Knex.Transaction,
   family: FamilyRow,
   plaintext: string,
   scopes: string[],
   resource: ResourceBinding = family.resource,
+  ttlS: number = config.oauth.accessTokenTtlS,
 ): Promise<AccessTokenRow> {
   const [row] = await trx('oauth_access_tokens')
     .insert({
@@ -126,7 +135,7 @@ export async function insertAccessToken(
       scopes,
       resource,
       // On the database's clock, like created_at: the stored lifetime is exactly the one announced.
-      expires_at: trx.raw('now() + make_interval(secs => ?)', [config.oauth.accessTokenTtlS]),
+      expires_at: trx.raw('now() + make_interval(secs => ?)', [ttlS]),
     })
     .returning('*');
   return row as AccessTokenRow;

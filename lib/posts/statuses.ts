@@ -71,3 +71,85 @@ export const LEGACY_STATUSES = [
   'suggested',
   'failed_to_publish',
 ] as const;
+
+// Custom statuses (spec 2.7 statusId; bin/admin `status ...`): the workspace's board columns
+// beyond the six defaults. Each lives in one category, which decides what a post in it is
+// (CATEGORY_TO_LEGACY); the category's default is where `statusCategory` moves a post.
+
+export const STATUS_TITLE_CHARS = 120;
+
+export interface StatusRow {
+  id: string;
+  workspace_id: string;
+  category: StatusCategory;
+  title: string;
+  is_default: boolean;
+  position: number;
+}
+
+async function checkTitle(trx: Knex | Knex.Transaction, workspaceId: string, title: string, exceptId?: string): Promise<string> {
+  const t = title.trim();
+  if (!t || t.length > STATUS_TITLE_CHARS) throw errors.unprocessable(`A status title is 1 to ${STATUS_TITLE_CHARS} characters.`);
+  const clash = trx('post_statuses').where({ workspace_id: workspaceId }).whereRaw('lower(title) = lower(?)', [t]).first('id');
+  if (exceptId) clash.whereNot({ id: exceptId });
+  if (await clash) throw errors.unprocessable(`The workspace already has a status titled "${t}".`, { title: t });
+  return t;
+}
+
+async function lockStatuses(trx: Knex.Transaction, workspaceId: string): Promise<void> {
+  // Title uniqueness and the one default per category are checked, then written, under this lock.
+  await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`post-statuses:${workspaceId}`]);
+}
+
+/** A new status in `category`, listed with that category's statuses; `makeDefault` moves the default to it. */
+export async function createStatus(
+  db: Knex,
+  workspaceId: string,
+  input: { category: StatusCategory; title: string; makeDefault?: boolean },
+): Promise<StatusRow> {
+  if (!(STATUS_CATEGORIES as readonly string[]).includes(input.category))
+    throw errors.unprocessable(`A status category is one of ${STATUS_CATEGORIES.join(', ')}.`);
+  return db.transaction(async (trx) => {
+    await lockStatuses(trx, workspaceId);
+    const title = await checkTitle(trx, workspaceId, input.title);
+    if (input.makeDefault)
+      await trx('post_statuses').where({ workspace_id: workspaceId, category: input.category }).update({ is_default: false });
+    const [row] = await trx('post_statuses')
+      .insert({
+        id: newId('postStatus'),
+        workspace_id: workspaceId,
+        category: input.category,
+        title,
+        is_default: input.makeDefault ?? false,
+        // The list orders by position: the category's place among the six keeps its statuses together.
+        position: STATUS_CATEGORIES.indexOf(input.category),
+      })
+      .returning('*');
+    return row as StatusRow;
+  });
+}
+
+export async function renameStatus(db: Knex, workspaceId: string, statusId: string, title: string): Promise<StatusRow> {
+  return db.transaction(async (trx) => {
+    await lockStatuses(trx, workspaceId);
+    const t = await checkTitle(trx, workspaceId, title, statusId);
+    const [row] = await trx('post_statuses').where({ workspace_id: workspaceId, id: statusId }).update({ title: t }).returning('*');
+    if (!row) throw errors.notFound('post status');
+    return row as StatusRow;
+  });
+}
+
+/** Makes the status its category's default (the one `statusCategory` moves posts to); posts keep their status. */
+export async function setDefaultStatus(db: Knex, workspaceId: string, statusId: string): Promise<StatusRow> {
+  return db.transaction(async (trx) => {
+    await lockStatuses(trx, workspaceId);
+    const s = await trx('post_statuses').where({ workspace_id: workspaceId, id: statusId }).first('id', 'category');
+    if (!s) throw errors.notFound('post status');
+    await trx('post_statuses')
+      .where({ workspace_id: workspaceId, category: s.category })
+      .whereNot({ id: s.id })
+      .update({ is_default: false });
+    const [row] = await trx('post_statuses').where({ id: s.id }).update({ is_default: true }).returning('*');
+    return row as StatusRow;
+  });
+}

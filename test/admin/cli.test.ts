@@ -36,6 +36,20 @@ describe('operator CLI (bin/admin)', function () {
         'key scopes',
         'key revoke',
         'key list',
+        'webhook create',
+        'webhook list',
+        'webhook show',
+        'webhook redeliver',
+        'webhook enable',
+        'webhook disable',
+        'post-status list',
+        'post-status create',
+        'post-status rename',
+        'post-status set-default',
+        'workspace set-storage-limit',
+        'usage show',
+        'knowledge add',
+        'idea link',
       ]) {
         assert.ok(all.stdout.includes(cmd), `help lists ${cmd}`);
       }

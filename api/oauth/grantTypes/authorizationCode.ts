@@ -11,6 +11,7 @@ import {
   createFamily,
   insertAccessToken,
   insertRefreshToken,
+  issuesRefreshToken,
   publishTokenInvalidation,
   randomToken,
   revokeFamilies,
@@ -89,9 +90,8 @@ export async function authorizationCodeGrant(ctx: Context): Promise<void> {
     });
     const access = randomToken(ACCESS_TOKEN_PREFIX);
     const accessRow = await insertAccessToken(trx, family, access, row.scopes, resource);
-    // spec 5.3.4: a refresh token only with offline_access (and a client registered for the grant).
     let refresh: string | null = null;
-    if (row.scopes.includes('offline_access') && client!.grant_types.includes('refresh_token')) {
+    if (issuesRefreshToken(row.scopes, client!.grant_types)) {
       refresh = randomToken(REFRESH_TOKEN_PREFIX);
       await insertRefreshToken(trx, family.id, refresh, accessRow.id, null);
     }

@@ -25,8 +25,11 @@ export const listPostStatuses = defineOperation({
     const q = db()('post_statuses as s')
       .where('s.workspace_id', auth.workspaceId)
       .leftJoin(counts.as('c'), 'c.status_id', 's.id')
+      // Board order: by category (position), then the order statuses were made in, so a custom
+      // status (bin/admin post-status create) follows its category's built-in one.
       .orderBy([
         { column: 's.position', order: 'asc' },
+        { column: 's.created_at', order: 'asc' },
         { column: 's.id', order: 'asc' },
       ])
       .select('s.id', 's.title', 's.category', 's.is_default', 's.position', 'c.n');

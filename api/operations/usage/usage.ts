@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { planLimits } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import {
@@ -14,7 +13,7 @@ import {
   wouldRefuse,
   type BudgetTarget,
 } from '../../../lib/generation/spend';
-import { storageMeters, storageUsed } from '../../../lib/media/assets';
+import { storageMeters, storageUsed, workspaceStorageLimits } from '../../../lib/media/assets';
 import { single, usageSchema } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 import { findProject, projectName } from '../projects/present';
@@ -43,12 +42,13 @@ export const getUsage = defineOperation({
       loadAiLimits(db(), auth.workspaceId, target),
       target.key === POOL_KEY ? null : loadAiLimits(db(), auth.workspaceId, pool),
     ]);
-    const [poolUsed, targetUsed, dayUsed, stored] = await Promise.all([
+    const [poolUsed, targetUsed, dayUsed, stored, storageLimits] = await Promise.all([
       weekUsedCents(db(), auth.workspaceId, POOL_KEY, periods.week),
       target.key === POOL_KEY ? null : weekUsedCents(db(), auth.workspaceId, target.key, periods.week),
       dayUsedCents(db(), auth.workspaceId, periods.day),
-      // spec 2.16 storage: sums over the media library (lib/media/assets.ts).
+      // spec 2.16 storage: sums over the media library and the limits in force (lib/media/assets.ts).
       storageUsed(auth.workspaceId),
+      workspaceStorageLimits(auth.workspaceId),
     ]);
     const governingUsed = targetUsed ?? poolUsed;
     const budget = limits.weeklyBudgetCents;
@@ -74,7 +74,7 @@ export const getUsage = defineOperation({
             unlimited: (poolLimits ?? limits).weeklyBudgetCents === null,
           },
         },
-        storage: storageMeters(stored, planLimits(limits.plan)),
+        storage: storageMeters(stored, storageLimits),
         apiSpend: apiSpendOf(periods.day, limits.dailyCapCents, dayUsed),
       },
     };

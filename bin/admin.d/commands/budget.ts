@@ -11,21 +11,21 @@ export default defineNoun('budget', 'Weekly AI budgets of projects and of the wo
       workspace: { required: true, value: 'org_x', help: 'workspace id' },
       project: { value: 'proj_x', help: 'a personal-brand or amplifier project' },
       pool: { type: 'boolean', help: 'the workspace pool (company pages)' },
-      'weekly-cents': { value: 'CENTS', help: 'budget per week (Monday 00:00 UTC) in cents' },
+      'weekly-cents': { value: 'CENTS|unlimited', help: 'budget per week (Monday 00:00 UTC) in cents' },
       clear: { type: 'boolean', help: "remove the target's own budget: it has the workspace's (or the plan's) again" },
     },
     examples: ['--workspace org_x --project proj_x --weekly-cents 300', '--workspace org_x --pool --weekly-cents 1000'],
     check(args) {
       if (args.has('project') === args.bool('pool')) throw args.usage('give --project proj_x or --pool');
       if (args.has('weekly-cents') === args.bool('clear')) throw args.usage('give --weekly-cents CENTS or --clear');
-      args.int('weekly-cents', 0, { max: 2_000_000_000 });
+      args.limit('weekly-cents', { max: 2_000_000_000 });
     },
     async run(args) {
       const { setTargetBudget } = await import('../../../ops/operate');
       return setTargetBudget({
         workspaceId: args.need('workspace'),
         projectId: args.string('project'),
-        weeklyBudgetCents: args.bool('clear') ? null : args.int('weekly-cents', 0),
+        weeklyBudgetCents: args.bool('clear') ? null : args.limit('weekly-cents')!,
       });
     },
   },

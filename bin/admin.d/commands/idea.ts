@@ -1,6 +1,6 @@
 import { defineNoun } from '../registry';
 
-// Operator commands for the idea board (spec 2.9): `idea create` and `idea seed`. The
+// Operator commands for the idea board (spec 2.9): `idea create`, `idea seed` and `idea link`. The
 // library is imported lazily, as in every command module, so help works without a database.
 
 export default defineNoun('idea', "Ideas on a project's board.", {
@@ -55,6 +55,23 @@ export default defineNoun('idea', "Ideas on a project's board.", {
       const { seedIdeas } = await import('../../../lib/ideas/admin');
       const ideas = await seedIdeas(args.need('project'), Number(args.string('count') ?? 8));
       return { count: ideas.length, ideas };
+    },
+  },
+  link: {
+    summary: 'Link an idea to a post (PATCH /v1/ideas/{id} linkedPostId): an inbox idea moves to in_production; --unlink clears it.',
+    synopsis: '--idea idea_x (--post post_x | --unlink)',
+    flags: {
+      idea: { required: true, value: 'idea_x', help: 'idea id' },
+      post: { value: 'post_x', help: "a post of the idea's project" },
+      unlink: { type: 'boolean', help: 'remove the link' },
+    },
+    examples: ['--idea idea_x --post post_x', '--idea idea_x --unlink'],
+    check(args) {
+      if (args.has('post') === args.bool('unlink')) throw args.usage('give --post post_x or --unlink');
+    },
+    async run(args) {
+      const { linkIdea } = await import('../../../ops/support');
+      return linkIdea({ ideaId: args.need('idea'), postId: args.bool('unlink') ? null : args.need('post') });
     },
   },
 });

@@ -1,9 +1,83 @@
 import { defineNoun } from '../registry';
 
-// Operator commands for the knowledge base (docs/knowledge.md "Operating"): list, inspect,
-// reindex (rewrite chunks from the stored body), resync (re-fetch a URL document now), delete.
+// Operator commands for the knowledge base (docs/knowledge.md "Operating"): add (through the
+// API's knowledge.create), list, inspect, reindex (rewrite chunks from the stored body), resync
+// (re-fetch a URL document now), delete.
+
+const SOURCES = ['text', 'file', 'url', 'youtube'] as const;
+
+/** Types a document file is read as when --mime-type is not given (the extraction sniffs it again). */
+const MIME_BY_EXTENSION: Record<string, string> = {
+  '.txt': 'text/plain',
+  '.md': 'text/markdown',
+  '.markdown': 'text/markdown',
+  '.pdf': 'application/pdf',
+  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  '.doc': 'application/msword',
+  '.rtf': 'application/rtf',
+};
 
 export default defineNoun('knowledge', 'Knowledge-base documents.', {
+  add: {
+    summary: 'Add a document (text, file, URL or YouTube video) to a project or the whole workspace: a KNOWLEDGE_INGEST job.',
+    synopsis:
+      '--workspace org_x (--project proj_x | --scope WORKSPACE) (--text TEXT | --file PATH | --url URL | --youtube ID|URL) [--name NAME] [--tag TAG ...] [--language LANG] [--mime-type TYPE]',
+    flags: {
+      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      project: { value: 'proj_x', help: 'the project the document belongs to (scope PROJECT)' },
+      scope: { choices: ['PROJECT', 'WORKSPACE'], help: 'WORKSPACE: every project of the workspace draws on it (default PROJECT)' },
+      text: { value: 'TEXT', help: 'the document text' },
+      file: { value: 'PATH', help: 'a text, Markdown, PDF or Word file' },
+      'mime-type': { value: 'TYPE', help: 'with --file: its media type (default: from the extension)' },
+      url: { value: 'URL', help: 'a web page (fetched through the URL guard, re-synced later)' },
+      youtube: { value: 'ID|URL', help: 'a YouTube video id or URL (its transcript)' },
+      name: { value: 'NAME', help: 'document name' },
+      tag: { multiple: true, value: 'TAG', help: 'a tag' },
+      language: { value: 'LANG', help: 'language tag, e.g. en or pt-BR (default: detected)' },
+    },
+    examples: [
+      '--workspace org_x --project proj_x --text "We ship every Tuesday." --name "Release policy"',
+      '--workspace org_x --scope WORKSPACE --file ./brand-guide.pdf --tag brand',
+      '--workspace org_x --project proj_x --youtube https://www.youtube.com/watch?v=dQw4w9WgXcQ',
+    ],
+    check(args) {
+      const given = SOURCES.filter((s) => args.has(s));
+      if (given.length !== 1) throw args.usage('give one of --text, --file, --url, --youtube');
+      if (args.has('mime-type') && !args.has('file')) throw args.usage('--mime-type goes with --file');
+      const scope = args.string('scope') ?? 'PROJECT';
+      if (scope === 'PROJECT' && !args.has('project')) throw args.usage('give --project proj_x, or --scope WORKSPACE');
+      if (scope === 'WORKSPACE' && args.has('project')) throw args.usage('a WORKSPACE document belongs to no project: leave --project out');
+    },
+    async run(args) {
+      const [{ addKnowledgeDocument }, fs, path] = await Promise.all([
+        import('../../../ops/support'),
+        import('node:fs/promises'),
+        import('node:path'),
+      ]);
+      let file: { bytes: Buffer; mimeType: string; filename: string } | undefined;
+      if (args.has('file')) {
+        const filePath = args.need('file');
+        const mimeType = args.string('mime-type') ?? MIME_BY_EXTENSION[path.extname(filePath).toLowerCase()];
+        if (!mimeType) throw args.usage(`cannot tell the type of ${path.basename(filePath)}; give --mime-type`);
+        const bytes = await fs.readFile(filePath).catch((err: NodeJS.ErrnoException) => {
+          throw new Error(`cannot read ${filePath}: ${err.code ?? err.message}`);
+        });
+        file = { bytes, mimeType, filename: path.basename(filePath) };
+      }
+      return addKnowledgeDocument({
+        workspaceId: args.need('workspace'),
+        projectId: args.string('project'),
+        scope: (args.string('scope') ?? 'PROJECT') as 'PROJECT' | 'WORKSPACE',
+        name: args.string('name'),
+        tags: args.list('tag'),
+        language: args.string('language'),
+        text: args.string('text'),
+        file,
+        url: args.string('url'),
+        youtube: args.string('youtube'),
+      });
+    },
+  },
   list: {
     summary: "A workspace's knowledge documents, newest first.",
     flags: {

@@ -105,7 +105,7 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
       'Set the workspace-wide weekly AI budget (each project and the pool, unless set with budget set) and its enforcement (spec 2.16).',
     flags: {
       workspace: { required: true, value: 'org_x', help: 'workspace id' },
-      'weekly-cents': { value: 'CENTS', help: 'weekly budget in cents, per project and for the workspace pool' },
+      'weekly-cents': { value: 'CENTS|unlimited', help: 'weekly budget in cents, per project and for the workspace pool' },
       'plan-default': { type: 'boolean', help: "use the plan's weekly budget again" },
       enforcement: { choices: AI_ENFORCEMENT, help: 'off, shadow (log only), warn (events), block (refuse at 100 %)' },
     },
@@ -114,36 +114,69 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
       if (args.has('weekly-cents') && args.bool('plan-default')) throw args.usage('give --weekly-cents or --plan-default, not both');
       if (!args.has('weekly-cents') && !args.bool('plan-default') && !args.has('enforcement'))
         throw args.usage('give --weekly-cents, --plan-default or --enforcement');
-      args.int('weekly-cents', 0, { max: 2_000_000_000 });
+      args.limit('weekly-cents', { max: 2_000_000_000 });
     },
     async run(args) {
-      const [{ setAiBudget }, { workspaceView }] = await Promise.all([import('../../../ops/operate'), present()]);
+      const [{ setAiBudget }, { workspaceView }, { presentOverride }] = await Promise.all([
+        import('../../../ops/operate'),
+        present(),
+        import('../../../lib/limits'),
+      ]);
       const w = await setAiBudget({
         workspaceId: args.need('workspace'),
         enforcement: args.string('enforcement'),
-        weeklyBudgetCents: args.bool('plan-default') ? null : args.has('weekly-cents') ? args.int('weekly-cents', 0) : undefined,
+        weeklyBudgetCents: args.bool('plan-default') ? null : args.limit('weekly-cents'),
       });
-      return { ...workspaceView(w, await billingPlanOf(w)), weeklyAiBudgetCents: w.weekly_ai_budget_cents as number | null };
+      return { ...workspaceView(w, await billingPlanOf(w)), weeklyAiBudgetCents: presentOverride(w.weekly_ai_budget_cents) };
     },
   },
   'set-spend-cap': {
     summary: "Set the workspace's daily API AI-spend cap (spec 2.16, 402 spend_cap_exceeded beyond it).",
     flags: {
       workspace: { required: true, value: 'org_x', help: 'workspace id' },
-      'daily-cents': { value: 'CENTS', help: 'cap per UTC day in cents (0 refuses every generation)' },
+      'daily-cents': { value: 'CENTS|unlimited', help: 'cap per UTC day in cents (0 refuses every generation)' },
       'plan-default': { type: 'boolean', help: "use the plan's cap again" },
     },
     check(args) {
       if (args.has('daily-cents') === args.bool('plan-default')) throw args.usage('give --daily-cents or --plan-default');
-      args.int('daily-cents', 0, { max: 2_000_000_000 });
+      args.limit('daily-cents', { max: 2_000_000_000 });
     },
     async run(args) {
-      const [{ setSpendCap }, { workspaceView }] = await Promise.all([import('../../../ops/operate'), present()]);
+      const [{ setSpendCap }, { workspaceView }, { presentOverride }] = await Promise.all([
+        import('../../../ops/operate'),
+        present(),
+        import('../../../lib/limits'),
+      ]);
       const w = await setSpendCap({
         workspaceId: args.need('workspace'),
-        dailyCapCents: args.bool('plan-default') ? null : args.int('daily-cents', 0),
+        dailyCapCents: args.bool('plan-default') ? null : args.limit('daily-cents')!,
       });
-      return { ...workspaceView(w, await billingPlanOf(w)), dailySpendCapCents: w.daily_spend_cap_cents as number | null };
+      return { ...workspaceView(w, await billingPlanOf(w)), dailySpendCapCents: presentOverride(w.daily_spend_cap_cents) };
+    },
+  },
+  'set-storage-limit': {
+    summary: "Override the workspace's storage limits (bytes, asset count) or lift them; --plan-default restores the plan's.",
+    flags: {
+      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      bytes: { value: 'BYTES|unlimited', help: 'total bytes of the media library' },
+      assets: { value: 'N|unlimited', help: 'number of assets in the media library' },
+      'plan-default': { type: 'boolean', help: "the plan's limits again (both)" },
+    },
+    examples: ['--workspace org_x --bytes 21474836480 --assets unlimited', '--workspace org_x --plan-default'],
+    check(args) {
+      const given = args.has('bytes') || args.has('assets');
+      if (given === args.bool('plan-default')) throw args.usage('give --bytes and/or --assets, or --plan-default');
+      args.limit('bytes', { max: Number.MAX_SAFE_INTEGER });
+      args.limit('assets', { max: 2_000_000_000 });
+    },
+    async run(args) {
+      const { setStorageLimits } = await import('../../../ops/operate');
+      const reset = args.bool('plan-default');
+      return setStorageLimits({
+        workspaceId: args.need('workspace'),
+        bytes: reset ? null : args.limit('bytes', { max: Number.MAX_SAFE_INTEGER }),
+        assets: reset ? null : args.limit('assets', { max: 2_000_000_000 }),
+      });
     },
   },
   'set-review': {
