@@ -21,7 +21,8 @@ export interface QueueJob {
   type: JobType;
   input: object;
   estimatedMs: number;
-  limits: AiLimits;
+  /** The limits the reservation is checked against; null for a job that calls no paid model (it reserves nothing). */
+  limits: AiLimits | null;
 }
 
 /**
@@ -33,30 +34,36 @@ export interface QueueJob {
  */
 export async function insertQueuedJob(job: QueueJob, trx?: Knex.Transaction): Promise<JobRow> {
   const now = new Date();
+  const q = trx ?? db();
+  const returning = JOB_COLUMNS.map((c) => c.slice('jobs.'.length));
+  const values = {
+    id: newId('job'),
+    workspace_id: job.workspaceId,
+    project_id: job.project?.id ?? null,
+    type: job.type,
+    status: 'QUEUED',
+    input: JSON.stringify(job.input),
+    progress: JSON.stringify(progressNow(0, 'Waiting for a worker', now)),
+    estimated_completion_ms: job.estimatedMs,
+    created_by: job.createdBy,
+  };
+  if (job.limits === null) return ((await q('jobs').insert(values).returning(returning)) as JobRow[])[0]!;
+  const limits = job.limits;
   const target = budgetTargetOf(job.project);
   const reservation = reservationFor(target, now, job.type);
-  const q = trx ?? db();
   const insert = q('jobs')
     .insert({
-      id: newId('job'),
-      workspace_id: job.workspaceId,
-      project_id: job.project?.id ?? null,
-      type: job.type,
-      status: 'QUEUED',
-      input: JSON.stringify(job.input),
-      progress: JSON.stringify(progressNow(0, 'Waiting for a worker', now)),
-      estimated_completion_ms: job.estimatedMs,
-      created_by: job.createdBy,
+      ...values,
       reserved_cents: reservation.reservedCents,
       spend_day: reservation.spendDay,
       budget_key: reservation.budgetKey,
       budget_week: reservation.budgetWeek,
     })
-    .returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)))
+    .returning(returning)
     .toSQL();
   const { week_used_before: _, ...row } = await reserveGenerationSpend(
     db(),
-    { workspaceId: job.workspaceId, target, projectId: job.project?.id ?? null, limits: job.limits, reservation, now },
+    { workspaceId: job.workspaceId, target, projectId: job.project?.id ?? null, limits, reservation, now },
     // The reservation runs once the job row is inserted, as the statement's last step: the
     // workspace's meter rows are held from there to the statement's COMMIT only.
     async (call) =>

@@ -11,8 +11,8 @@ import { waitFor } from '../support/wait';
 import { wavWithTranscript } from './files';
 
 // AI spend of the jobs that call a paid model besides post generation (docs/generation.md
-// "Spend and budgets"): a file source's ingest (transcription, topics and hooks) and an image
-// generation reserve their kind's estimate through the one reservation of post generation, are
+// "Spend and budgets"): a file source's ingest (transcription, topics and hooks), a file
+// knowledge document's (transcription) and an image generation reserve their kind's estimate through the one reservation of post generation, are
 // refused at the daily cap (402 spend_cap_exceeded, spec 7.2) or an exhausted weekly budget
 // with nothing recorded, and settle their real cost when they end.
 
@@ -36,8 +36,8 @@ describe('AI spend of source ingest and image generation', function () {
   }
   type Fresh = Awaited<ReturnType<typeof fresh>>;
 
-  async function upload(call: Fresh['call'], bytes: Buffer, fileName: string, contentType: string): Promise<string> {
-    const minted = await call('POST', '/v1/uploads', { body: { fileName, contentType, bytes: bytes.length, purpose: 'source' } });
+  async function upload(call: Fresh['call'], bytes: Buffer, fileName: string, contentType: string, purpose = 'source'): Promise<string> {
+    const minted = await call('POST', '/v1/uploads', { body: { fileName, contentType, bytes: bytes.length, purpose } });
     assert.equal(minted.status, 200, JSON.stringify(minted.body));
     const put = await fetch(minted.body.data.url, { method: 'PUT', headers: minted.body.data.headers, body: bytes });
     assert.equal(put.status, 200);
@@ -81,6 +81,21 @@ describe('AI spend of source ingest and image generation', function () {
     await ws.call('POST', `/v1/jobs/${accepted.body.data.id}/cancel`);
   });
 
+  it('at the daily cap a file knowledge document is refused; text knowledge, which calls no model, is not', async () => {
+    const ws = await fresh({ daily_spend_cap_cents: 20 });
+    await db()('ai_spend_days').insert({ workspace_id: ws.workspace.id, bucket_date: periodsAt(new Date()).day, spent_cents: 17 });
+    // A recording declared as text: the bytes decide, so it would be transcribed.
+    const uploadId = await upload(ws.call, wavWithTranscript('A recorded talk.', 2), 'talk.txt', 'text/plain', 'knowledge');
+    const refused = await ws.call('POST', '/v1/knowledge', { body: { projectId: ws.project.id, type: 'file', uploadId } });
+    assertError(refused, 402, 'spend_cap_exceeded');
+    assert.equal(refused.body.error.details.estimateCents, config.knowledge.reserveCents);
+    assert.equal(await count('jobs', ws.workspace.id), 0, 'no job');
+    const text = await ws.call('POST', '/v1/knowledge', { body: { projectId: ws.project.id, type: 'text', text: 'Free to index.' } });
+    assert.equal(text.status, 200, JSON.stringify(text.body));
+    assert.equal((await db()('jobs').where({ id: text.body.data.id }).first('reserved_cents')).reserved_cents, null, 'reserves nothing');
+    await ws.call('POST', `/v1/jobs/${text.body.data.id}/cancel`);
+  });
+
   it('an exhausted weekly budget under block refuses a file source with usage_limit_exceeded', async () => {
     const ws = await fresh({ weekly_ai_budget_cents: 10, ai_enforcement: 'block' });
     await db()('ai_budget_weeks').insert({
@@ -111,7 +126,7 @@ describe('AI spend of source ingest and image generation', function () {
     assert.equal((await apiSpend(ws.call)).spentCents, 0, 'nothing was spent; the reservation is gone');
   });
 
-  it('a completed audio ingest settles its transcription cost; nothing is left unsettled', async () => {
+  it('completed audio ingests (a source, a knowledge document) settle their transcription cost; nothing is left unsettled', async () => {
     const ws = await fresh();
     await worker.start();
     const uploadId = await upload(
@@ -135,6 +150,27 @@ describe('AI spend of source ingest and image generation', function () {
     assert.equal((await apiSpend(ws.call)).spentCents, 1, 'the reservation was replaced by the cost');
     const week = await db()('ai_budget_weeks').where({ workspace_id: ws.workspace.id, budget_key: ws.project.id }).first();
     assert.deepEqual([week.spent_cents, week.reserved_cents], [1, 0]);
+
+    // A recording added to the knowledge base is transcribed too (the bytes decide, not the
+    // declared type: docs/sources.md "Extraction"), and settled the same way.
+    const kUpload = await upload(
+      ws.call,
+      wavWithTranscript('Hiring slowly, and what it taught us about teams.', 2),
+      'k.txt',
+      'text/plain',
+      'knowledge',
+    );
+    const kCreated = await ws.call('POST', '/v1/knowledge', { body: { projectId: ws.project.id, type: 'file', uploadId: kUpload } });
+    assert.equal(kCreated.status, 200, JSON.stringify(kCreated.body));
+    const kDone = await waitFor(async () => {
+      const j = (await ws.call('GET', `/v1/jobs/${kCreated.body.data.id}`)).body.data;
+      return ['DONE', 'FAILED', 'CANCELLED'].includes(j.status) && j;
+    }, 60_000);
+    assert.equal(kDone.status, 'DONE', JSON.stringify(kDone));
+    await waitFor(async () => (await db()('jobs').where({ id: kDone.id }).first('spend_settled_at')).spend_settled_at, 10_000);
+    assert.equal((await db()('jobs').where({ id: kDone.id }).first('cost_cents')).cost_cents, 1);
+    assert.equal((await apiSpend(ws.call)).spentCents, 2);
+
     const unsettled = await ok(['jobs', 'unsettled', '--workspace', ws.workspace.id]);
     assert.deepEqual([unsettled.total, unsettled.reservedCents, unsettled.jobs], [0, 0, []]);
   });
