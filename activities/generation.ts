@@ -9,7 +9,7 @@ import { linkDraftToIdea } from '../lib/ideas/ideas';
 import { insertPost } from '../lib/posts/write';
 import { config } from '../lib/config';
 import { retrieveKnowledge, workspaceRegconfigsSql } from '../lib/knowledge/documents';
-import { failLockedJob, loadRunningJob, lockJob, lockJobWithProject, startQueuedJob, type StartOutcome } from './jobRows';
+import { chargeJob, failLockedJob, loadRunningJob, lockJob, lockJobWithProject, startQueuedJob, type StartOutcome } from './jobRows';
 
 // Activities of AI post generation (ARCHITECTURE.md: every side effect is an activity; every
 // activity is safe to run twice). Each row transition locks the job row and checks its status
@@ -36,10 +36,6 @@ export type { StartOutcome };
 export type CompleteOutcome = { status: JobStatus | 'MISSING'; postId?: string };
 
 export function createGenerationActivities({ db, writer }: GenerationDeps) {
-  async function addCost(jobId: string, cents: number) {
-    if (cents > 0) await db('jobs').where({ id: jobId }).increment('cost_cents', cents);
-  }
-
   return {
     /** QUEUED → RUNNING, or the reason it cannot start (a cancel won the race, the job is gone). */
     async startGenerationJob(jobId: string): Promise<StartOutcome> {
@@ -105,7 +101,7 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
           },
           { signal: ctx.cancellationSignal, onProgress: (fraction, message) => ctx.heartbeat({ fraction, message }) },
         );
-        await addCost(jobId, result.costCents);
+        await chargeJob(db, jobId, result.costCents);
         return {
           content: result.content,
           title: result.title,
@@ -113,7 +109,7 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
         };
       } catch (err) {
         if (!isLlmError(err)) throw err;
-        await addCost(jobId, err.costCents);
+        await chargeJob(db, jobId, err.costCents);
         throw ApplicationFailure.create({
           type: err.code,
           message: err.message,

@@ -9,7 +9,7 @@ import { emitEvent } from '../lib/outbox';
 import { presentPost } from '../lib/posts/present';
 import { loadPostForUpdate } from '../lib/posts/write';
 import type { ObjectStore } from '../lib/storage/objectStore';
-import { loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
+import { chargeJob, loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
 
 // Activities of image generation jobs (docs/media.md "Image generation"; the job envelope of
 // spec 2.12 / 3.2 shared with post generation). Each row transition locks the job row and checks
@@ -68,7 +68,7 @@ export function createImageGenerationActivities({ db, images, store }: ImageGene
         });
       }
       // Charged per attempt, as the provider bills each one (settled once the job is final: finishingJob).
-      if (image.costCents > 0) await db('jobs').where({ id: jobId }).increment('cost_cents', image.costCents);
+      await chargeJob(db, jobId, image.costCents);
       await db('jobs')
         .where({ id: jobId })
         .update({ progress: JSON.stringify(progressNow(0.7, 'Saving the image to the media library')), updated_at: db.fn.now() });

@@ -2,8 +2,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { finishJob, progressNow, type JobProgress, type JobStatus } from '../lib/generation/jobs';
 
-// Row steps every generation job's activities share (the job envelope of spec 2.12 / 3.2;
-// activities/generation.ts, activities/imageGeneration.ts). Each is guarded by the job's status,
+// Row steps every job's activities share (the job envelope of spec 2.12 / 3.2;
+// activities/generation.ts, imageGeneration.ts, sourceIngest.ts, knowledge.ts). Each is guarded by the job's status,
 // so a retry after a lost answer sees its own earlier commit instead of acting again.
 
 export type StartOutcome = { running: true } | { running: false; status: JobStatus | 'MISSING' };
@@ -48,6 +48,14 @@ export async function loadRunningJob(db: Knex, jobId: string, columns: string[])
   if (!job) throw ApplicationFailure.nonRetryable('The job no longer exists.', 'job_missing');
   if (job.status !== 'RUNNING') throw ApplicationFailure.nonRetryable(`The job is ${job.status}, not RUNNING.`, 'job_not_running');
   return job;
+}
+
+/**
+ * Adds what one paid call cost to the job, whether or not the step succeeded: settlement
+ * (settleJobSpend) charges the meters what the provider billed for every attempt, retries included.
+ */
+export async function chargeJob(db: Knex, jobId: string, cents: number): Promise<void> {
+  if (cents > 0) await db('jobs').where({ id: jobId }).increment('cost_cents', cents);
 }
 
 /** The job row, locked for the rest of the transaction: every transition checks its status first. */

@@ -7,7 +7,7 @@ import { IngestError as ExtractError } from '../lib/ingest/errors';
 import { IngestError, readSource, resyncUrlDocument, storeDocument, type KnowledgeJobInput } from '../lib/knowledge/ingest';
 import { TranscriptError, type TranscriptClient } from '../lib/knowledge/youtube';
 import type { ObjectStore } from '../lib/storage/objectStore';
-import { loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
+import { chargeJob, loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
 
 // Activities of KNOWLEDGE_INGEST jobs (docs/knowledge.md; the job envelope of spec 2.12 / 3.2
 // shared with generation jobs) and of the URL re-sync schedule. The document is keyed by its
@@ -43,11 +43,15 @@ export function createKnowledgeActivities({ db, store, transcripts, resolve }: K
       const input = job.input as KnowledgeJobInput;
       try {
         const source = await readSource(db, job.workspace_id, input, { store, transcripts, resolve }, Context.current().cancellationSignal);
+        // Charged per attempt, settled when the job ends (finishingJob), as generation's calls are.
+        await chargeJob(db, jobId, source.costCents ?? 0);
         await db('jobs')
           .where({ id: jobId })
           .update({ progress: JSON.stringify(progressNow(0.7, 'Indexing the document')), updated_at: db.fn.now() });
         return await storeDocument(db, { id: jobId, workspace_id: job.workspace_id }, input, source);
       } catch (err) {
+        // A recording transcribed to silence was billed all the same.
+        if (err instanceof ExtractError) await chargeJob(db, jobId, err.costCents);
         throw asFailure(err, attempt);
       }
     },

@@ -10,12 +10,13 @@ import type { InsightExtractor } from '../lib/llm/insights';
 import type { UploadRow } from '../lib/media/uploads';
 import type { SourceIngestInput } from '../lib/sources/sources';
 import type { ObjectStore } from '../lib/storage/objectStore';
-import { loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
+import { chargeJob, loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
 
 // Activities of SOURCE_INGEST jobs (docs/sources.md "The ingest job"; the job envelope of spec
 // 2.12 / 3.2). Row transitions lock the job row and check its status first, so a retry after a
 // lost answer finds its own work done; the costly step writes only its source's fields, so a
-// retried step overwrites them with the same values.
+// retried step overwrites them with the same values. What the paid calls cost is added to the
+// job row per attempt and settled against the AI meters when the job ends (finishingJob).
 
 export interface SourceIngestDeps {
   db: Knex;
@@ -62,9 +63,12 @@ export function createSourceIngestActivities({ db, store, transcriber, insights 
       const signal = Context.current().cancellationSignal;
       try {
         const extracted = await extractText({ bytes, mimeType: upload.content_type, filename: upload.file_name }, { transcriber });
+        // Each paid call is charged as soon as it answered, so a later failure does not lose it.
+        await chargeJob(db, jobId, extracted.costCents);
         const text = extracted.text.slice(0, config.sources.storedTextMaxChars);
         await progress(jobId, 0.7, 'Finding topics and hooks');
         const found = await insights.extract({ text, language: extracted.language }, { signal });
+        await chargeJob(db, jobId, found.costCents);
         await db('sources')
           .where({ id: input.sourceId, workspace_id: job.workspace_id })
           .update({
@@ -76,6 +80,8 @@ export function createSourceIngestActivities({ db, store, transcriber, insights 
             updated_at: db.fn.now(),
           });
       } catch (err) {
+        // A call the provider billed although it failed (silence transcribed, an unusable answer).
+        if (err instanceof IngestError || err instanceof LlmError) await chargeJob(db, jobId, err.costCents);
         throw asActivityFailure(err, attempt);
       }
       return { sourceId: input.sourceId };

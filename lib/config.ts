@@ -193,7 +193,7 @@ function loadConfig() {
       apiKey: optional('LLM_API_KEY'),
       model: str('LLM_MODEL', 'gpt-4o-mini'),
       timeoutMs: int('LLM_TIMEOUT_MS', 60_000),
-      /** Cents reserved against the daily cap per generation call (spec 8: about 5 cents). */
+      /** Cents a post generation reserves against the AI meters (spec 4.4, 8: about 5 cents). */
       reserveCents: int('AI_RESERVE_CENTS', 5),
       /** Price of the configured model, in hundredths of a cent per 1,000 tokens. */
       priceInputPer1kTokens: int('LLM_PRICE_INPUT_PER_1K', 15),
@@ -300,6 +300,8 @@ function loadConfig() {
       apiKey: optional('TRANSCRIPTION_API_KEY'),
       model: str('TRANSCRIPTION_MODEL', 'whisper-1'),
       timeoutMs: int('TRANSCRIPTION_TIMEOUT_MS', 300_000),
+      /** Price of the configured model, in hundredths of a cent per minute of audio (whisper-1: $0.006). */
+      pricePerMinute: int('TRANSCRIPTION_PRICE_PER_MINUTE', 60),
       /** Port of the simulator `npm start` runs when TRANSCRIPTION_URL is unset. */
       simulatorPort: int('TRANSCRIPTION_SIMULATOR_PORT', 3902),
     },
@@ -313,6 +315,8 @@ function loadConfig() {
       /** Extracted text kept per source; longer documents are cut here. */
       storedTextMaxChars: int('SOURCE_STORED_TEXT_MAX_CHARS', 1_000_000),
       estimatedCompletionMs: int('SOURCE_INGEST_ESTIMATE_MS', 10_000),
+      /** Cents a file source's ingest (transcription, topics and hooks) reserves against the AI meters. */
+      reserveCents: int('SOURCE_INGEST_RESERVE_CENTS', 5),
       /** Topics and hooks kept per source. */
       maxTopics: 8,
       maxHooks: 5,
@@ -348,6 +352,8 @@ function loadConfig() {
       /** Tokens of knowledge handed to the writer per generation (about 4 characters a token). */
       groundingTokenBudget: int('KNOWLEDGE_GROUNDING_TOKENS', 600),
       estimatedCompletionMs: int('KNOWLEDGE_INGEST_ESTIMATE_MS', 5_000),
+      /** Cents a file document's ingest (audio and video are transcribed) reserves against the AI meters. */
+      reserveCents: int('KNOWLEDGE_INGEST_RESERVE_CENTS', 5),
       listDefault: 20,
       listMax: 100,
     },
@@ -362,6 +368,8 @@ function loadConfig() {
       costCents: int('IMAGES_COST_CENTS', 4),
       /** Cost charged for one built-in card, in cents. */
       builtinCostCents: int('IMAGES_BUILTIN_COST_CENTS', 0),
+      /** Cents an image generation reserves against the AI meters until its cost is known. */
+      reserveCents: int('IMAGES_RESERVE_CENTS', 5),
       estimatedCompletionMs: int('IMAGE_GENERATION_ESTIMATE_MS', 5_000),
     },
 

@@ -12,6 +12,9 @@ export interface StoredConnection {
   last_validated_at: Date | null;
   consecutive_failures: number;
   revoked_at: Date | null;
+  /** The latest failure's code and time (lib/publishing/probe.ts); absent where a reader does not need `detail`. */
+  last_error?: string | null;
+  last_failure_at?: Date | null;
 }
 
 /**
@@ -28,6 +31,8 @@ export const PROJECT_CONNECTION_COLUMNS = [
   'c.last_validated_at',
   'c.consecutive_failures',
   'c.revoked_at',
+  'c.last_error as c_last_error',
+  'c.last_failure_at as c_last_failure_at',
 ];
 
 export interface NetworkBlock {
@@ -46,6 +51,28 @@ const DETAIL: Record<Exclude<ConnectionState, 'connected'>, string> = {
   disconnected: 'No usable network token is on file; connect the account in the dashboard.',
   revoked: 'The network authorization was withdrawn; reconnect the account in the dashboard.',
 };
+
+/**
+ * spec 2.6 `degraded` after transient failures only (lib/publishing/probe.ts rule 4: the streak is
+ * at 0): the outage named, by the code the network client gave it. Reconnecting cannot fix it.
+ */
+const OUTAGE: Record<string, string> = {
+  timeout: 'did not answer in time',
+  connection_error: 'could not be reached',
+  rate_limited: 'asked us to slow down (rate limited)',
+  unavailable: 'answered that it is unavailable',
+  server_error: 'answered with a server error',
+  invalid_response: 'sent an answer that could not be read',
+};
+
+function outageDetail(conn: StoredConnection): string {
+  const what = OUTAGE[conn.last_error ?? ''] ?? 'failed to answer';
+  const when = conn.last_failure_at ? ` at ${conn.last_failure_at.toISOString()}` : '';
+  return `The network ${what}${when}; the account itself is fine, and the next successful call clears this.`;
+}
+
+/** Degraded by transient failures alone: nothing for a human to reconnect. */
+const isOutage = (conn: StoredConnection, state: ConnectionState) => state === 'degraded' && conn.consecutive_failures === 0;
 
 export function deriveState(conn: StoredConnection, now: Date = new Date()): ConnectionState {
   if (!conn.access_token_enc) return 'disconnected';
@@ -73,7 +100,8 @@ export function networkBlock(conn: StoredConnection, ids: { workspaceId: string;
     connectionStatus: conn.connection_status,
     lastValidatedAt: conn.last_validated_at?.toISOString() ?? null,
     accessTokenExpiresAt: conn.access_token_expires_at?.toISOString() ?? null,
-    detail: state === 'connected' ? null : DETAIL[state],
-    reconnectUrl: state === 'connected' ? null : reconnectUrl(ids.workspaceId, ids.projectId),
+    detail: state === 'connected' ? null : isOutage(conn, state) ? outageDetail(conn) : DETAIL[state],
+    // spec 2.6: `null` when nothing needs fixing; an outage is not fixed by reconnecting.
+    reconnectUrl: state === 'connected' || isOutage(conn, state) ? null : reconnectUrl(ids.workspaceId, ids.projectId),
   };
 }

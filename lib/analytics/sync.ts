@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
 import type { NetworkClient } from '../network/client';
-import { isNetworkError } from '../network/errors';
-import { recordConnectionFailure, recordConnectionSuccess, TokenUnavailable, usableAccessToken } from '../publishing/tokens';
+import { isNetworkError, type NetworkError } from '../network/errors';
+import { connectionToken, recordCall } from '../publishing/probe';
 
 // The metrics sync (docs/analytics.md "Sync"): claims published posts whose next sample is due,
 // reads their metrics from the network through the shared client, and writes one sample plus
@@ -107,13 +107,15 @@ async function mapLimit<T>(items: readonly T[], limit: number, fn: (item: T) => 
 }
 
 /**
- * One sync pass over at most `batch` due posts. Failure rules (docs/analytics.md):
- * - a connection without a usable token (none, revoked, refresh refused) is not called at all:
- *   its posts read `blocked` and are looked at again later; nothing is counted against it;
+ * One sync pass over at most `batch` due posts. Failure rules (docs/analytics.md); every call's
+ * outcome goes to the connection's streak through the one rule (lib/publishing/probe.ts):
+ * - a connection without a usable token (none, revoked, refresh refused) gets no metrics call:
+ *   its posts read `blocked` and are looked at again later; a refused refresh revokes (rule 3);
  * - an auth failure of the network counts once per connection per pass (spec 3.4: three
  *   consecutive failures revoke) and stops that connection's posts for the pass (`blocked`);
  * - a transient failure (429, 5xx, timeout) stops that connection for the pass and leaves its
- *   posts due (after Retry-After when given); it is not counted: the network asked us to wait;
+ *   posts due (after Retry-After when given); it is not counted (the network asked us to wait)
+ *   but shows the connection `degraded` until its next success (rule 4);
  * - a post the network no longer serves (404/403) stops being synced (`failed`).
  */
 export async function syncDueMetrics(
@@ -194,22 +196,21 @@ export async function syncDueMetrics(
         );
       };
       if (!connectionId) return block('The project has no network connection.');
-      let token: string;
-      try {
-        token = await db.transaction(async (trx) => (await usableAccessToken(trx, network, connectionId)).token);
-      } catch (err) {
-        if (err instanceof TokenUnavailable) return block(err.message);
-        if (isNetworkError(err) && err.kind === 'transient') {
+      const step = await db.transaction((trx) => connectionToken(trx, network, connectionId));
+      if (!step.ok) {
+        const { failure } = step;
+        if (isNetworkError(failure) && failure.kind === 'transient') {
           result.deferred += posts.length;
           return setState(
             posts.map((p) => p.post_id),
-            { next_sync_at: new Date(now.getTime() + (err.retryAfterMs ?? 60_000)) },
+            { next_sync_at: new Date(now.getTime() + (failure.retryAfterMs ?? 60_000)) },
           );
         }
-        throw err;
+        return block(failure.message);
       }
+      const { token } = step;
 
-      let stopped: { kind: 'auth' | 'transient'; message: string; retryAfterMs: number | null } | null = null;
+      let stopped: NetworkError | null = null;
       let anySuccess = false;
       const pending = [...posts];
       await mapLimit(posts, Math.max(1, opts.concurrency ?? config.analytics.syncConcurrency), async (post) => {
@@ -273,21 +274,21 @@ export async function syncDueMetrics(
             });
             return;
           }
-          stopped ??= { kind: err.kind, message: `${err.code}: ${err.message}`, retryAfterMs: err.retryAfterMs };
+          stopped ??= err;
         }
       });
 
       if (stopped) {
-        const s = stopped as { kind: 'auth' | 'transient'; message: string; retryAfterMs: number | null };
+        const s = stopped as NetworkError;
+        // One outcome per connection per pass, however many posts it stopped.
+        await recordCall(db, connectionId, 'read', s);
         if (s.kind === 'auth') {
-          // One failure per connection per pass, however many posts it stopped.
-          await recordConnectionFailure(db, connectionId, `metrics sync: ${s.message}`);
           result.blocked += pending.length;
           await setState(
             pending.map((p) => p.post_id),
             {
               sync_state: 'blocked',
-              last_error: s.message.slice(0, 500),
+              last_error: `${s.code}: ${s.message}`.slice(0, 500),
               next_sync_at: new Date(now.getTime() + BLOCKED_RECHECK_MS / config.analytics.cadenceDivisor),
             },
           );
@@ -299,7 +300,7 @@ export async function syncDueMetrics(
           );
         }
       }
-      if (anySuccess && !stopped) await recordConnectionSuccess(db, connectionId);
+      if (anySuccess && !stopped) await recordCall(db, connectionId, 'read', 'ok');
     },
   );
 

@@ -7,54 +7,68 @@ import { log } from '../logger';
 import { JOB_COLUMNS, progressNow, TERMINAL_STATUSES, type JobRow, type JobType } from './jobs';
 import { budgetTargetOf, reservationFor, reserveGenerationSpend, settleJobSpend, type AiLimits } from './spend';
 
-// The API's side of the job envelope every generation job shares (spec 2.12, 3.2, 4.4; image
-// jobs: docs/media.md "Image generation"): record a QUEUED job with its spend reservation,
+// The API's side of the job envelope every job that calls a paid model shares (spec 2.12, 3.2,
+// 4.4; image jobs: docs/media.md "Image generation"; file sources: docs/sources.md; file
+// knowledge documents: docs/knowledge.md): record a QUEUED job with its spend reservation,
 // start its workflow (or withdraw the job when that fails), and optionally wait for it.
 
 export interface QueueJob {
   workspaceId: string;
-  createdBy: string;
-  project: { id: string; type: string };
+  /** null when an operator queued it (bin/admin). */
+  createdBy: string | null;
+  /** null for work of no project (a workspace-wide knowledge document): it draws on the pool. */
+  project: { id: string; type: string } | null;
   type: JobType;
   input: object;
   estimatedMs: number;
-  limits: AiLimits;
+  /** The limits the reservation is checked against; null for a job that calls no paid model (it reserves nothing). */
+  limits: AiLimits | null;
 }
 
 /**
- * Inserts the QUEUED job and reserves its spend in one statement (committed on its own): a
- * refusal rolls the insert back with it, so nothing is queued and nothing reserved.
+ * Inserts the QUEUED job and reserves its kind's estimate (reserveCentsOf) in one statement: a
+ * refusal rolls the insert back with it, so nothing is queued and nothing reserved. Without
+ * `trx` the statement commits on its own. With `trx` it is a statement of the caller's
+ * transaction (a file source recorded with its job), which a refusal aborts as a whole; the
+ * caller keeps what follows it short, since the workspace's meter rows stay locked to its COMMIT.
  */
-export async function insertQueuedJob(job: QueueJob): Promise<JobRow> {
+export async function insertQueuedJob(job: QueueJob, trx?: Knex.Transaction): Promise<JobRow> {
   const now = new Date();
+  const q = trx ?? db();
+  const returning = JOB_COLUMNS.map((c) => c.slice('jobs.'.length));
+  const values = {
+    id: newId('job'),
+    workspace_id: job.workspaceId,
+    project_id: job.project?.id ?? null,
+    type: job.type,
+    status: 'QUEUED',
+    input: JSON.stringify(job.input),
+    progress: JSON.stringify(progressNow(0, 'Waiting for a worker', now)),
+    estimated_completion_ms: job.estimatedMs,
+    created_by: job.createdBy,
+  };
+  if (job.limits === null) return ((await q('jobs').insert(values).returning(returning)) as JobRow[])[0]!;
+  const limits = job.limits;
   const target = budgetTargetOf(job.project);
-  const reservation = reservationFor(target, now);
-  const insert = db()('jobs')
+  const reservation = reservationFor(target, now, job.type);
+  const insert = q('jobs')
     .insert({
-      id: newId('job'),
-      workspace_id: job.workspaceId,
-      project_id: job.project.id,
-      type: job.type,
-      status: 'QUEUED',
-      input: JSON.stringify(job.input),
-      progress: JSON.stringify(progressNow(0, 'Waiting for a worker', now)),
-      estimated_completion_ms: job.estimatedMs,
-      created_by: job.createdBy,
+      ...values,
       reserved_cents: reservation.reservedCents,
       spend_day: reservation.spendDay,
       budget_key: reservation.budgetKey,
       budget_week: reservation.budgetWeek,
     })
-    .returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)))
+    .returning(returning)
     .toSQL();
   const { week_used_before: _, ...row } = await reserveGenerationSpend(
     db(),
-    { workspaceId: job.workspaceId, target, projectId: job.project.id, limits: job.limits, reservation, now },
+    { workspaceId: job.workspaceId, target, projectId: job.project?.id ?? null, limits, reservation, now },
     // The reservation runs once the job row is inserted, as the statement's last step: the
     // workspace's meter rows are held from there to the statement's COMMIT only.
     async (call) =>
       (
-        await db().raw(`with job as (${insert.sql}) select job.*, ${call.sql} as week_used_before from job`, [
+        await q.raw(`with job as (${insert.sql}) select job.*, ${call.sql} as week_used_before from job`, [
           ...insert.bindings,
           ...call.bindings,
         ] as readonly Knex.RawBinding[])
@@ -65,14 +79,16 @@ export async function insertQueuedJob(job: QueueJob): Promise<JobRow> {
 
 /**
  * The workflow could not be started. A job that is still QUEUED is removed together with its
- * reservation, so the caller's retry (5xx releases the Idempotency-Key) starts clean; one that
- * already left QUEUED did start (only the answer was lost) and is returned as usual.
+ * reservation (and, through `undo`, what the caller made with it), so the caller's retry (5xx
+ * releases the Idempotency-Key) starts clean; one that already left QUEUED did start (only the
+ * answer was lost) and is returned as usual.
  */
-async function withdrawUnstartedJob(jobId: string): Promise<boolean> {
+export async function withdrawUnstartedJob(jobId: string, undo?: (trx: Knex.Transaction) => Promise<void>): Promise<boolean> {
   return db().transaction(async (trx) => {
     const row = await trx('jobs').where({ id: jobId, status: 'QUEUED' }).forUpdate().first('id');
     if (!row) return false;
     await settleJobSpend(trx, jobId, { anyStatus: true });
+    if (undo) await undo(trx);
     await trx('jobs').where({ id: jobId }).delete();
     return true;
   });

@@ -4,12 +4,14 @@ import { ApiError } from '../errors';
 import { log } from '../logger';
 import { dayStartUtc, weekStartUtc } from '../time';
 import { effectiveLimit } from '../limits';
+import type { JobType } from './jobs';
 
 // The two meters in front of every AI job (spec 2.16, 7.2, 8), in Postgres because they guard
 // money: Redis "holds only what may be lost" (ARCHITECTURE.md).
 //
-// - Daily API AI-spend cap: per workspace and UTC day. Each generation reserves
-//   config.llm.reserveCents before it is queued; the job's real cost replaces the reservation
+// - Daily API AI-spend cap: per workspace and UTC day. Every job that calls a paid model (post
+//   and image generation, file source ingest, file knowledge ingest) reserves its kind's
+//   estimate (reserveCentsOf) before it is queued; the job's real cost replaces the reservation
 //   when it finishes. Refused (402 spend_cap_exceeded) when spent + reserved + estimate > cap.
 // - Weekly AI budget: per project (personal brands, amplifiers) or per workspace pool (company
 //   pages), week starting Monday 00:00 UTC. Metered the same way; refused (402
@@ -65,9 +67,14 @@ export function periodsAt(now: Date): Periods {
   return { day: ymd(dayStartUtc(now)), week: ymd(week), weekResetsAt: new Date(week.getTime() + 7 * 86_400_000).toISOString() };
 }
 
-/** Company pages have no budget of their own: they draw from the workspace pool (spec 4.8 usage). */
-export function budgetTargetOf(project: { id: string; type: string }): BudgetTarget {
-  return project.type === 'COMPANY_PAGE' ? { key: POOL_KEY, scope: 'ai_workspace_pool' } : { key: project.id, scope: 'ai_project' };
+/**
+ * Company pages have no budget of their own: they draw from the workspace pool (spec 4.8 usage),
+ * as does work of no project (a workspace-wide knowledge document).
+ */
+export function budgetTargetOf(project: { id: string; type: string } | null): BudgetTarget {
+  return !project || project.type === 'COMPANY_PAGE'
+    ? { key: POOL_KEY, scope: 'ai_workspace_pool' }
+    : { key: project.id, scope: 'ai_project' };
 }
 
 /**
@@ -168,7 +175,7 @@ export function spendCapExceeded(spend: ApiSpend, estimateCents: number): ApiErr
   return new ApiError(
     402,
     'spend_cap_exceeded',
-    `The daily API AI-spend cap of ${spend.capCents} cents is reached (${spend.spentCents} spent or reserved; a generation reserves ${estimateCents}). It resets at 00:00 UTC.`,
+    `The daily API AI-spend cap of ${spend.capCents} cents is reached (${spend.spentCents} spent or reserved; this job reserves ${estimateCents}). It resets at 00:00 UTC.`,
     { ...spend, estimateCents },
   );
 }
@@ -180,10 +187,28 @@ export interface Reservation {
   budgetWeek: string;
 }
 
-/** Where a generation accepted now would reserve: the caller stores this on the job row. */
-export function reservationFor(target: BudgetTarget, now: Date): Reservation {
+/**
+ * What a job of `type` reserves until its real cost is known: one config value per kind (spec
+ * 4.4 and 8: about 5 cents for a post generation). Every kind is metered alike, so the daily cap
+ * and the weekly budget hold whatever the money was spent on (docs/generation.md "Spend and budgets").
+ */
+export function reserveCentsOf(type: JobType): number {
+  switch (type) {
+    case 'POST_GENERATION':
+      return config.llm.reserveCents;
+    case 'IMAGE_GENERATION':
+      return config.images.reserveCents;
+    case 'SOURCE_INGEST':
+      return config.sources.reserveCents;
+    case 'KNOWLEDGE_INGEST':
+      return config.knowledge.reserveCents;
+  }
+}
+
+/** Where a job of `type` accepted now would reserve: the caller stores this on the job row. */
+export function reservationFor(target: BudgetTarget, now: Date, type: JobType): Reservation {
   const periods = periodsAt(now);
-  return { reservedCents: config.llm.reserveCents, spendDay: periods.day, budgetKey: target.key, budgetWeek: periods.week };
+  return { reservedCents: reserveCentsOf(type), spendDay: periods.day, budgetKey: target.key, budgetWeek: periods.week };
 }
 
 /** SQLSTATE of a refused reservation (migrations/20261128100000_ai_spend_statements.ts); the message names the meter. */
@@ -192,7 +217,7 @@ export const SPEND_REFUSED_SQLSTATE = 'AI402';
 export interface ReservationRequest {
   workspaceId: string;
   target: BudgetTarget;
-  projectId: string;
+  projectId: string | null;
   limits: AiLimits;
   reservation: Reservation;
   now: Date;

@@ -32,12 +32,19 @@ export class IngestError extends Error {
   readonly code: IngestErrorCode;
   readonly retryable: boolean;
   readonly status: number | null;
+  /** What a paid call made before the failure cost (a recording transcribed to silence), as LlmError's. */
+  readonly costCents: number;
 
-  constructor(code: IngestErrorCode, message: string, opts: { status?: number | null; retryable?: boolean; cause?: unknown } = {}) {
+  constructor(
+    code: IngestErrorCode,
+    message: string,
+    opts: { status?: number | null; retryable?: boolean; cause?: unknown; costCents?: number } = {},
+  ) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'IngestError';
     this.code = code;
     this.status = opts.status ?? null;
     this.retryable = opts.retryable ?? RETRYABLE[code];
+    this.costCents = opts.costCents ?? 0;
   }
 }

@@ -19,6 +19,8 @@ export interface Extracted {
   text: string;
   language: string | null;
   durationSeconds?: number;
+  /** What the transcription cost, in cents; 0 for a document read here. */
+  costCents: number;
 }
 
 export type FileKind = 'text' | 'pdf' | 'docx' | 'audio' | 'video';
@@ -97,6 +99,7 @@ export async function extractText(input: ExtractInput, deps: { transcriber: Tran
   let text: string;
   let language: string | null = null;
   let durationSeconds: number | undefined;
+  let costCents = 0;
   switch (found.kind) {
     case 'text':
       text = new TextDecoder('utf-8').decode(input.bytes);
@@ -113,6 +116,7 @@ export async function extractText(input: ExtractInput, deps: { transcriber: Tran
       text = t.text;
       language = t.language;
       durationSeconds = t.durationSeconds;
+      costCents = t.costCents;
       break;
     }
   }
@@ -121,7 +125,8 @@ export async function extractText(input: ExtractInput, deps: { transcriber: Tran
     throw new IngestError(
       'empty_document',
       found.kind === 'audio' || found.kind === 'video' ? 'No speech was found in the recording.' : 'The document holds no text.',
+      { costCents },
     );
   }
-  return { text, language: language ?? guessLanguage(text), ...(durationSeconds !== undefined ? { durationSeconds } : {}) };
+  return { text, language: language ?? guessLanguage(text), ...(durationSeconds !== undefined ? { durationSeconds } : {}), costCents };
 }

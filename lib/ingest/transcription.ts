@@ -12,6 +12,8 @@ export interface Transcript {
   /** ISO 639-1 when the provider names one (verbose_json says "english" or "en"). */
   language: string | null;
   durationSeconds?: number;
+  /** What the provider billed for the call, in whole cents (settled on the job: docs/generation.md "Spend and budgets"). */
+  costCents: number;
 }
 
 export interface TranscribeInput {
@@ -30,6 +32,18 @@ export interface HttpTranscriberOptions {
   apiKey?: string;
   model: string;
   timeoutMs: number;
+  /** Hundredths of a cent per minute of audio. */
+  pricePerMinute: number;
+}
+
+/**
+ * Whole cents, rounded up as computeCostCents does for tokens: any billed call costs at least a
+ * cent. Without the duration, the transcript's length stands in for it (about 900 characters a
+ * spoken minute), so the charge never reads zero because the provider left it out.
+ */
+export function transcriptionCostCents(durationSeconds: number | undefined, text: string, pricePerMinute: number): number {
+  const minutes = durationSeconds !== undefined ? durationSeconds / 60 : text.length / 900;
+  return Math.max(1, Math.ceil((minutes * pricePerMinute) / 100));
 }
 
 // verbose_json names the language in English words; the service speaks ISO 639-1.
@@ -148,6 +162,7 @@ export class HttpTranscriber implements Transcriber {
       text: body.text,
       language: normalizeLanguage(body.language),
       ...(duration !== undefined ? { durationSeconds: Math.round(duration * 100) / 100 } : {}),
+      costCents: transcriptionCostCents(duration, body.text, this.opts.pricePerMinute),
     };
   }
 }
@@ -170,5 +185,6 @@ export function createTranscriber(): Transcriber {
     apiKey: config.transcription.apiKey,
     model: config.transcription.model,
     timeoutMs: config.transcription.timeoutMs,
+    pricePerMinute: config.transcription.pricePerMinute,
   });
 }

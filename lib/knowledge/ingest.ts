@@ -46,6 +46,8 @@ export interface SourceText {
   sourceName: string | null;
   sourceUrl: string | null;
   language: string | null;
+  /** What reading it cost (a recording's transcription), in cents; absent when no paid model ran. */
+  costCents?: number;
 }
 
 export interface IngestDeps {
@@ -104,6 +106,7 @@ export async function readSource(
         sourceName: upload.file_name,
         sourceUrl: null,
         language: extracted.language,
+        costCents: extracted.costCents,
       };
     }
     case 'url':

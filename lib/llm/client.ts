@@ -222,7 +222,8 @@ function readAnswer(status: number, json: unknown): Answer {
   return { text, truncated: finish === 'length', model: typeof json.model === 'string' && json.model ? json.model : null };
 }
 
-function readUsage(json: unknown): TokenUsage | null {
+/** The provider's token counts, when it reported them. */
+export function readUsage(json: unknown): TokenUsage | null {
   if (!isRecord(json) || !isRecord(json.usage)) return null;
   const p = json.usage.prompt_tokens;
   const c = json.usage.completion_tokens;
@@ -232,7 +233,7 @@ function readUsage(json: unknown): TokenUsage | null {
 
 // About four characters per token in English. Crude, and used only when the provider leaves
 // usage out, where a rough charge is better than none.
-function estimateTokens(text: string): number {
+export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 

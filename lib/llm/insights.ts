@@ -2,9 +2,11 @@
 // docs/sources.md). Through the configured OpenAI-compatible chat-completions endpoint when
 // there is one, else the built-in extractor, which needs no key and is deterministic (same text,
 // same answer) so tests and replays can compare outputs. One provider call per `extract`;
-// retries belong to the ingest activity, so failures are LlmErrors carrying `retryable`.
+// retries belong to the ingest activity, so failures are LlmErrors carrying `retryable` (and,
+// when the provider billed the call anyway, its cost).
 
 import { config } from '../config';
+import { computeCostCents, estimateTokens, readUsage, type Prices } from './client';
 import { errorFromHttpResponse, LlmError } from './errors';
 
 export interface SourceInsights {
@@ -12,8 +14,13 @@ export interface SourceInsights {
   hooks: string[];
 }
 
+/** The insights with what the call cost, in cents, as the post writer reports it (settled on the job). */
+export interface PricedInsights extends SourceInsights {
+  costCents: number;
+}
+
 export interface InsightExtractor {
-  extract(input: { text: string; language: string | null }, opts?: { signal?: AbortSignal }): Promise<SourceInsights>;
+  extract(input: { text: string; language: string | null }, opts?: { signal?: AbortSignal }): Promise<PricedInsights>;
 }
 
 /** Marks the request so the LLM simulator (sim/llm) answers it with the built-in insights. */
@@ -101,9 +108,10 @@ export function builtinInsights(
 }
 
 export class BuiltinInsightExtractor implements InsightExtractor {
-  async extract(input: { text: string }, opts: { signal?: AbortSignal } = {}): Promise<SourceInsights> {
+  async extract(input: { text: string }, opts: { signal?: AbortSignal } = {}): Promise<PricedInsights> {
     opts.signal?.throwIfAborted();
-    return builtinInsights(input.text);
+    // No model ran, so nothing was billed.
+    return { ...builtinInsights(input.text), costCents: 0 };
   }
 }
 
@@ -134,11 +142,14 @@ export function parseInsights(content: string): SourceInsights {
 
 export class ChatInsightExtractor implements InsightExtractor {
   private readonly endpoint: string;
-  constructor(private readonly opts: { baseUrl: string; apiKey?: string; model: string; timeoutMs: number }) {
+  constructor(private readonly opts: { baseUrl: string; apiKey?: string; model: string; timeoutMs: number; prices: Prices }) {
     this.endpoint = `${opts.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   }
 
-  async extract(input: { text: string; language: string | null }, { signal: callerSignal }: { signal?: AbortSignal } = {}) {
+  async extract(
+    input: { text: string; language: string | null },
+    { signal: callerSignal }: { signal?: AbortSignal } = {},
+  ): Promise<PricedInsights> {
     const messages = [
       {
         role: 'system',
@@ -171,15 +182,28 @@ export class ChatInsightExtractor implements InsightExtractor {
       throw new LlmError('llm_unavailable', 'Could not reach the LLM endpoint.', { cause: err });
     }
     if (!res.ok) throw errorFromHttpResponse(res.status, text, res.headers);
-    let content: unknown;
+    let json: unknown;
     try {
-      content = (JSON.parse(text) as { choices?: Array<{ message?: { content?: unknown } }> }).choices?.[0]?.message?.content;
+      json = JSON.parse(text);
     } catch (err) {
       throw new LlmError('llm_invalid_response', 'LLM answered with a body that is not JSON.', { status: res.status, cause: err });
     }
-    if (typeof content !== 'string')
-      throw new LlmError('llm_invalid_response', 'LLM answer has no message content.', { status: res.status });
-    return parseInsights(content);
+    const content = (json as { choices?: Array<{ message?: { content?: unknown } }> } | null)?.choices?.[0]?.message?.content;
+    // Billing must never read zero because a provider left usage out; estimated as the writer does.
+    const usage = readUsage(json) ?? {
+      promptTokens: estimateTokens(messages.map((m) => m.content).join('\n')),
+      completionTokens: estimateTokens(typeof content === 'string' ? content : ''),
+    };
+    const costCents = computeCostCents(usage, this.opts.prices);
+    try {
+      if (typeof content !== 'string')
+        throw new LlmError('llm_invalid_response', 'LLM answer has no message content.', { status: res.status });
+      return { ...parseInsights(content), costCents };
+    } catch (err) {
+      // The provider answered, so it billed the call even though no insights came out.
+      if (err instanceof LlmError) throw err.withCost(costCents);
+      throw err;
+    }
   }
 }
 
@@ -191,5 +215,6 @@ export function createInsightExtractor(): InsightExtractor {
     apiKey: config.llm.apiKey,
     model: config.llm.model,
     timeoutMs: config.llm.timeoutMs,
+    prices: { priceInputPer1kTokens: config.llm.priceInputPer1kTokens, priceOutputPer1kTokens: config.llm.priceOutputPer1kTokens },
   });
 }

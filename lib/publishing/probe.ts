@@ -1,20 +1,32 @@
 import type { Knex } from 'knex';
 import type { NetworkClient } from '../network/client';
+import { config } from '../config';
 import { isNetworkError, type NetworkError, type NetworkErrorCode } from '../network/errors';
-import { recordConnectionFailure, recordConnectionSuccess, TokenUnavailable, usableAccessToken } from './tokens';
+import { TokenUnavailable, usableAccessToken } from './tokens';
 
 // The connection probe and the one failure-streak rule (spec 2.6 "degraded: recent network
 // calls failed (3 consecutive failures revoke the connection)", spec 3.4). Every door that talks
 // to the network on a connection's behalf reports the call here: PATCH scheduling verification
 // (api/operations/posts/scheduling.ts), the health workflow's check and the publish activity
-// (activities/publishing.ts). docs/publishing.md "The failure streak" states the rule and why.
+// (activities/publishing.ts), engagement (activities/engagement.ts), the metrics sync
+// (lib/analytics/sync.ts) and the viral search (api/operations/analytics/analytics.ts). The
+// writers of the streak are private to this module, so no door can go around the rule.
+// docs/publishing.md "The failure streak" states the rule and why.
 
-/** Which call the outcome is of: the rule reads a refusal differently for each. */
-export type CallKind = 'refresh' | 'probe' | 'publish';
+/**
+ * Which call the outcome is of: the rule reads a refusal differently for each. `read` is a call
+ * that reads for the account (post metrics, viral search): like a publish, a permanent refusal
+ * of what was asked (a post gone, 404) says nothing about the connection.
+ */
+export type CallKind = 'refresh' | 'probe' | 'publish' | 'read';
 
-/** What the streak does with one call. */
+/** What the streak does with one call. `outage` leaves the streak alone but shows the failure. */
 export type StreakEffect =
-  { effect: 'reset' } | { effect: 'count'; error: string } | { effect: 'revoke'; error: string } | { effect: 'none' };
+  | { effect: 'reset' }
+  | { effect: 'count'; error: string }
+  | { effect: 'revoke'; error: string }
+  | { effect: 'outage'; error: NetworkErrorCode }
+  | { effect: 'none' };
 
 /** An answer that is a success on the wire but says the connection cannot publish. */
 export class EmptyAdminSet extends Error {
@@ -33,10 +45,12 @@ export class EmptyAdminSet extends Error {
  *    and a company page whose admin set is empty; the third consecutive count revokes;
  * 3. a token refresh the network refuses permanently → revoke at once: the access token has
  *    lapsed and the grant that would renew it is gone, so no later call can succeed;
- * 4. transient failures (timeout, connection error, 429, 5xx, an unreadable answer) → none:
- *    they say nothing about this account, and counting them would let one network outage revoke
- *    every connection at once, which reconnecting cannot fix (retries and the publish retry
- *    window handle them);
+ * 4. transient failures (timeout, connection error, 429, 5xx, an unreadable answer) → outage:
+ *    the streak neither counts nor resets, since they say nothing about this account, and
+ *    counting them would let one network outage revoke every connection at once, which
+ *    reconnecting cannot fix (retries and the publish retry window handle them); but spec 2.6
+ *    `degraded` means "recent network calls failed", so the connection reads `degraded`, naming
+ *    the outage, until the next success;
  * 5. the network refusing the post itself (createPost: too long, duplicate, forbidden content)
  *    → none: the request was wrong, not the connection;
  * 6. no call made (no token on file, stored revoked, lapsed without a refresh token) → none.
@@ -50,7 +64,7 @@ export function streakEffect(kind: CallKind, outcome: 'ok' | unknown): StreakEff
     return outcome.reason === 'refresh_failed' ? { effect: 'revoke', error: outcome.message } : { effect: 'none' };
   }
   if (!isNetworkError(outcome)) return { effect: 'none' };
-  if (outcome.kind === 'transient') return { effect: 'none' };
+  if (outcome.kind === 'transient') return { effect: 'outage', error: outcome.code };
   if (kind === 'refresh') return { effect: 'revoke', error: outcome.code };
   if (outcome.kind === 'auth') return { effect: 'count', error: outcome.code };
   return kind === 'probe' ? { effect: 'count', error: outcome.code } : { effect: 'none' };
@@ -76,9 +90,78 @@ export async function recordCall(
     case 'count':
     case 'revoke':
       return recordConnectionFailure(trx, connectionId, e.error, { revokeNow: e.effect === 'revoke' });
+    case 'outage':
+      await recordConnectionOutage(trx, connectionId, e.error);
+      return { failures: null, revoked: false };
     case 'none':
       return { failures: null, revoked: false };
   }
+}
+
+// The three writers of the streak. Only recordCall calls them: the rule decides which applies.
+
+/** Rule 1: the streak goes to 0, `CONNECTED`, `lastValidatedAt` stamped; an outage shown is cleared. */
+async function recordConnectionSuccess(trx: Knex | Knex.Transaction, connectionId: string): Promise<void> {
+  // Only rows with something to change are written (and locked): a burst of posts of one
+  // account must not queue on its connection row.
+  await trx('network_connections')
+    .where({ id: connectionId })
+    .whereNot('connection_status', 'REVOKED')
+    .andWhere((q) =>
+      q
+        .where('consecutive_failures', '>', 0)
+        .orWhereNot('connection_status', 'CONNECTED')
+        .orWhereNull('last_validated_at')
+        .orWhereRaw(`last_validated_at < now() - interval '1 minute'`),
+    )
+    .update({
+      consecutive_failures: 0,
+      connection_status: 'CONNECTED',
+      last_validated_at: trx.fn.now(),
+      last_error: null,
+      updated_at: trx.fn.now(),
+    });
+}
+
+/** Rules 2 and 3: one more consecutive failure; the third (or `revokeNow`) revokes. Atomic under concurrency. */
+async function recordConnectionFailure(
+  trx: Knex | Knex.Transaction,
+  connectionId: string,
+  error: string,
+  opts: { revokeNow?: boolean } = {},
+): Promise<{ failures: number; revoked: boolean }> {
+  const threshold = config.network.revokeAfterFailures;
+  const rows = await trx.raw(
+    `update network_connections set
+       consecutive_failures = consecutive_failures + 1,
+       last_failure_at = now(), last_error = ?, updated_at = now(),
+       connection_status = case when ? or consecutive_failures + 1 >= ? then 'REVOKED' else 'DEGRADED' end,
+       revoked_at = case when ? or consecutive_failures + 1 >= ? then coalesce(revoked_at, now()) else revoked_at end
+     where id = ? returning consecutive_failures, connection_status`,
+    [error.slice(0, 500), !!opts.revokeNow, threshold, !!opts.revokeNow, threshold, connectionId],
+  );
+  const r = rows.rows[0];
+  return { failures: r?.consecutive_failures ?? 0, revoked: r?.connection_status === 'REVOKED' };
+}
+
+/**
+ * Rule 4: `DEGRADED` with the outage's code in `last_error` (lib/connectionState.ts turns it into
+ * the block's `detail`), the streak untouched. A revoked row stays revoked. Like a success, it
+ * writes only when something changes, so an outage does not queue every publish on the row.
+ */
+async function recordConnectionOutage(trx: Knex | Knex.Transaction, connectionId: string, code: NetworkErrorCode): Promise<void> {
+  await trx('network_connections')
+    .where({ id: connectionId })
+    .whereNot('connection_status', 'REVOKED')
+    .whereNull('revoked_at')
+    .andWhere((q) =>
+      q
+        .whereNot('connection_status', 'DEGRADED')
+        .orWhereRaw('last_error is distinct from ?', [code])
+        .orWhereNull('last_failure_at')
+        .orWhereRaw(`last_failure_at < now() - interval '1 minute'`),
+    )
+    .update({ connection_status: 'DEGRADED', last_error: code, last_failure_at: trx.fn.now(), updated_at: trx.fn.now() });
 }
 
 export type TokenStep =

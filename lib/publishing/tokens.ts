@@ -2,7 +2,6 @@ import type { Knex } from 'knex';
 import { decrypt, encrypt } from '../crypto';
 import type { NetworkClient } from '../network/client';
 import { isNetworkError } from '../network/errors';
-import { config } from '../config';
 
 // Network access tokens: refreshed under a row lock on the connection, so two processes
 // never spend the same (rotating) refresh token twice.
@@ -80,48 +79,4 @@ export async function usableAccessToken(
     }
     throw err;
   }
-}
-
-/** spec 2.6 / 3.4: a success resets the streak and stamps lastValidatedAt. Doors report calls through lib/publishing/probe.ts recordCall, which applies the one rule. */
-export async function recordConnectionSuccess(trx: Knex | Knex.Transaction, connectionId: string): Promise<void> {
-  // Only rows with something to change are written (and locked): a burst of posts of one
-  // account must not queue on its connection row.
-  await trx('network_connections')
-    .where({ id: connectionId })
-    .whereNot('connection_status', 'REVOKED')
-    .andWhere((q) =>
-      q
-        .where('consecutive_failures', '>', 0)
-        .orWhereNot('connection_status', 'CONNECTED')
-        .orWhereNull('last_validated_at')
-        .orWhereRaw(`last_validated_at < now() - interval '1 minute'`),
-    )
-    .update({
-      consecutive_failures: 0,
-      connection_status: 'CONNECTED',
-      last_validated_at: trx.fn.now(),
-      last_error: null,
-      updated_at: trx.fn.now(),
-    });
-}
-
-/** spec 3.4: failures count; the third consecutive one revokes the connection. Atomic under concurrency. */
-export async function recordConnectionFailure(
-  trx: Knex | Knex.Transaction,
-  connectionId: string,
-  error: string,
-  opts: { revokeNow?: boolean } = {},
-): Promise<{ failures: number; revoked: boolean }> {
-  const threshold = config.network.revokeAfterFailures;
-  const rows = await trx.raw(
-    `update network_connections set
-       consecutive_failures = consecutive_failures + 1,
-       last_failure_at = now(), last_error = ?, updated_at = now(),
-       connection_status = case when ? or consecutive_failures + 1 >= ? then 'REVOKED' else 'DEGRADED' end,
-       revoked_at = case when ? or consecutive_failures + 1 >= ? then coalesce(revoked_at, now()) else revoked_at end
-     where id = ? returning consecutive_failures, connection_status`,
-    [error.slice(0, 500), !!opts.revokeNow, threshold, !!opts.revokeNow, threshold, connectionId],
-  );
-  const r = rows.rows[0];
-  return { failures: r?.consecutive_failures ?? 0, revoked: r?.connection_status === 'REVOKED' };
 }

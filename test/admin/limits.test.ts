@@ -17,7 +17,7 @@ describe('operator CLI: storage limits, unlimited AI limits, usage show', functi
     const call = client(api.url, ws.key);
     const w = ws.workspace.id;
     const image = png(10, 10);
-    const imported = await call('POST', '/v1/media', { body: { content_base64: image.toString('base64') } });
+    const imported = await call('POST', '/v1/media', { body: { projectId: ws.project.id, content_base64: image.toString('base64') } });
     assert.equal(imported.status, 200, JSON.stringify(imported.body));
 
     const shown = await ok(['usage', 'show', '--workspace', w]);
@@ -45,20 +45,23 @@ describe('operator CLI: storage limits, unlimited AI limits, usage show', functi
       [usage.limitBytes, usage.assetLimit, usage.percentUsed],
       [image.length + 10, null, Math.floor((image.length * 100) / (image.length + 10))],
     );
-    const refused = await call('POST', '/v1/media', { body: { content_base64: png(12, 12).toString('base64') } });
+    const refused = await call('POST', '/v1/media', { body: { projectId: ws.project.id, content_base64: png(12, 12).toString('base64') } });
     assert.equal(refused.status, 402, JSON.stringify(refused.body));
     assert.deepEqual([refused.body.error.code, refused.body.error.details.meter], ['usage_limit_exceeded', 'storage_bytes']);
 
     const assets = await ok(['workspace', 'set-storage-limit', '--workspace', w, '--bytes', 'unlimited', '--assets', '1']);
     assert.deepEqual([assets.storage.limitBytes, assets.storage.assetLimit], [null, 1]);
-    const byCount = await call('POST', '/v1/media', { body: { content_base64: png(12, 12).toString('base64') } });
+    const byCount = await call('POST', '/v1/media', { body: { projectId: ws.project.id, content_base64: png(12, 12).toString('base64') } });
     assert.equal(byCount.status, 402, JSON.stringify(byCount.body));
     assert.equal(byCount.body.error.details.meter, 'storage_assets');
 
     const restored = await ok(['workspace', 'set-storage-limit', '--workspace', w, '--plan-default']);
     assert.deepEqual([restored.storageLimitBytes, restored.assetLimit], [null, null]);
     assert.equal(restored.storage.limitBytes, config.plans.ADVANCED.storageLimitBytes);
-    assert.equal((await call('POST', '/v1/media', { body: { content_base64: png(12, 12).toString('base64') } })).status, 200);
+    assert.equal(
+      (await call('POST', '/v1/media', { body: { projectId: ws.project.id, content_base64: png(12, 12).toString('base64') } })).status,
+      200,
+    );
 
     await fails(['workspace', 'set-storage-limit', '--workspace', w], 2, /give --bytes and\/or --assets, or --plan-default/);
     await fails(

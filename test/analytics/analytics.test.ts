@@ -232,6 +232,76 @@ describe('analytics', function () {
       assert.equal((await simulator().counts()).calls.metrics, before);
     });
 
+    /** The connection row of a project. */
+    async function connectionOf(projectId: string) {
+      return db()('projects as p')
+        .join('network_connections as c', 'c.id', 'p.connection_id')
+        .where('p.id', projectId)
+        .first('c.id', 'c.consecutive_failures', 'c.connection_status', 'c.revoked_at');
+    }
+    async function dueAgain(posts: Array<{ id: string }>) {
+      await db()('post_metric_state')
+        .whereIn(
+          'post_id',
+          posts.map((p) => p.id),
+        )
+        .update({ next_sync_at: new Date(Date.now() - 1000) });
+    }
+
+    it('docs/publishing.md "The failure streak": three refused calls from the analytics path revoke like any others', async () => {
+      const ws = await workspaceWithKey({ projects: 0 });
+      const { project, personId, token } = await connectedPersonalProject(ws.workspace.id);
+      const posts = await publishedOnNetwork(ws.workspace, project, personId, [HOUR]);
+      await simulator().revokeToken({ token: token.accessToken });
+      const network = createNetworkClient();
+      const streak = async () => {
+        const c = await connectionOf(project.id);
+        return [c.consecutive_failures, c.connection_status];
+      };
+      await syncDueMetrics({ db: db(), network }, { batch: 10_000, projectIds: [project.id] });
+      assert.deepEqual(await streak(), [1, 'DEGRADED']);
+      await dueAgain(posts);
+      await syncDueMetrics({ db: db(), network }, { batch: 10_000, projectIds: [project.id] });
+      assert.deepEqual(await streak(), [2, 'DEGRADED']);
+      // The third: a viral search through the same account, over HTTP.
+      const call = client(api.url, ws.key);
+      const refused = assertError(await call('GET', `/v1/viral-posts?query=ai&projectId=${project.id}`), 409, 'conflict');
+      assert.equal(refused.details?.reason, 'no_usable_connection');
+      const c = await connectionOf(project.id);
+      assert.deepEqual([c.consecutive_failures, c.connection_status], [3, 'REVOKED']);
+      assert.ok(c.revoked_at);
+      assert.equal((await call('GET', `/v1/projects/${project.id}`)).body.data.network.state, 'revoked');
+    });
+
+    it('a token refresh the network refuses during a sync revokes at once (rule 3), posts blocked', async () => {
+      const ws = await workspaceWithKey({ projects: 0 });
+      const { project, personId, token } = await connectedPersonalProject(ws.workspace.id);
+      const posts = await publishedOnNetwork(ws.workspace, project, personId, [HOUR, 2 * HOUR]);
+      // The stored token lapses (a refresh is due) and the network has withdrawn the grant.
+      await db()('network_connections')
+        .where({ id: (await connectionOf(project.id)).id })
+        .update({ access_token_expires_at: new Date(Date.now() - 1000) });
+      await simulator().revokeToken({ token: token.accessToken });
+      const before = (await simulator().counts()).calls.metrics;
+      const r = await syncDueMetrics({ db: db(), network: createNetworkClient() }, { batch: 10_000, projectIds: [project.id] });
+      assert.equal(r.blocked, posts.length, JSON.stringify(r));
+      assert.equal((await simulator().counts()).calls.metrics, before, 'no metrics call without a token');
+      const c = await connectionOf(project.id);
+      assert.deepEqual([c.consecutive_failures, c.connection_status], [1, 'REVOKED']);
+    });
+
+    it('a viral search the network refuses for a lapsed grant revokes at once too', async () => {
+      const ws = await workspaceWithKey({ projects: 0 });
+      const { project, token } = await connectedPersonalProject(ws.workspace.id);
+      await db()('network_connections')
+        .where({ id: (await connectionOf(project.id)).id })
+        .update({ access_token_expires_at: new Date(Date.now() - 1000) });
+      await simulator().revokeToken({ token: token.accessToken });
+      assertError(await client(api.url, ws.key)('GET', `/v1/viral-posts?query=ai&projectId=${project.id}`), 409, 'conflict');
+      const c = await connectionOf(project.id);
+      assert.deepEqual([c.consecutive_failures, c.connection_status], [1, 'REVOKED']);
+    });
+
     it('rate limiting defers the posts without counting against the connection; a post gone from the network stops', async () => {
       const ws = await workspaceWithKey();
       const { project, personId } = await connectedPersonalProject(ws.workspace.id);
@@ -251,6 +321,13 @@ describe('analytics', function () {
         .where('p.id', project.id)
         .first('c.consecutive_failures');
       assert.equal(conn.consecutive_failures, 0);
+      // spec 2.6: the outage shows (degraded, still able to publish) without counting.
+      const call = client(api.url, ws.key);
+      const degraded = (await call('GET', `/v1/projects/${project.id}`)).body.data.network;
+      assert.equal(degraded.state, 'degraded');
+      assert.equal(degraded.canPublish, true);
+      assert.match(degraded.detail, /rate limited/);
+      assert.equal(degraded.reconnectUrl, null);
       const deferred = await db()('post_metric_state')
         .whereIn(
           'post_id',
@@ -276,6 +353,9 @@ describe('analytics', function () {
       assert.equal(kept.sync_state, 'ok');
       assert.equal(Number(kept.impressions), 300);
       assert.equal(Number(kept.reactions), 9);
+      // The next successful pass clears the outage.
+      const recovered = (await call('GET', `/v1/projects/${project.id}`)).body.data.network;
+      assert.deepEqual([recovered.state, recovered.detail], ['connected', null]);
     });
   });
 

@@ -82,7 +82,7 @@ describe('image generation jobs (POST /v1/media/generations)', function () {
     assert.equal(replay.headers.get('idempotent-replayed'), 'true');
     assert.equal(replay.body.data.id, j.id);
     const row = await db()('jobs').where({ id: j.id }).first();
-    assert.equal(row.reserved_cents, config.llm.reserveCents);
+    assert.equal(row.reserved_cents, config.images.reserveCents);
     const cancelled = await call('POST', `/v1/jobs/${j.id}/cancel`);
     assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
     assert.equal(cancelled.body.data.status, 'CANCELLED');

@@ -127,6 +127,32 @@ describe('the connection failure streak (one rule for every door)', function () 
     });
   });
 
+  describe('4. a transient failure shows: degraded, naming the outage, until the next success', () => {
+    it('a 503 on PATCH verification, then a timed-out publish; a success returns the connection to connected', async () => {
+      const { project } = await connectedPersonalProject(ws.workspace.id);
+      const block = async () => (await call('GET', `/v1/projects/${project.id}`)).body.data.network;
+      const id = await draftIn(project.id);
+      await sim.addFault({ kind: 'transient', operation: 'identity', times: 1, status: 503 });
+      assert.equal((await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: future() } })).status, 503);
+      let b = await block();
+      assert.deepEqual([b.state, b.canPublish, b.connectionStatus, b.reconnectUrl], ['degraded', true, 'DEGRADED', null]);
+      assert.match(b.detail, /unavailable/);
+      assert.equal((await connectionOf(project.id)).consecutive_failures, 0, 'not counted');
+
+      await sim.setLatency({ ms: SLOW_MS, operation: 'createPost' });
+      assert.equal((await activities.publishPost(await scheduledPost(project.id))).outcome, 'transient');
+      b = await block();
+      assert.equal(b.state, 'degraded');
+      assert.match(b.detail, /did not answer in time/, 'the latest outage is the one named');
+      await sim.setLatency({ ms: 0, operation: 'createPost' });
+
+      const ok = await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: future() } });
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      b = await block();
+      assert.deepEqual([b.state, b.detail, b.reconnectUrl, b.connectionStatus], ['connected', null, null, 'CONNECTED']);
+    });
+  });
+
   describe('2. a refused credential counts, across doors, and the third consecutive one revokes', () => {
     it('PATCH, then the health check, then a publish: 1, 2, 3 → REVOKED', async () => {
       const { project, token } = await connectedPersonalProject(ws.workspace.id);

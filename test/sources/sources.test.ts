@@ -286,7 +286,12 @@ describe('sources (POST /v1/sources, GET /v1/sources/{id})', function () {
       const ownSim = await startTranscriptionSim();
       try {
         const { HttpTranscriber } = await import('../../lib/ingest/transcription');
-        const t = new HttpTranscriber({ baseUrl: ownSim.url, model: 'whisper-1', timeoutMs: 2_000 });
+        const t = new HttpTranscriber({
+          baseUrl: ownSim.url,
+          model: 'whisper-1',
+          timeoutMs: 2_000,
+          pricePerMinute: config.transcription.pricePerMinute,
+        });
         ownSim.failNext(1, 'server_error');
         await assert.rejects(t.transcribe({ bytes: wavWithTranscript('x'), mimeType: 'audio/wav', filename: 'a.wav' }), (e: any) => {
           assert.equal(e.code, 'transcription_unavailable');
@@ -305,7 +310,8 @@ describe('sources (POST /v1/sources, GET /v1/sources/{id})', function () {
           return true;
         });
         const ok = await t.transcribe({ bytes: wavWithTranscript('Hello world', 1), mimeType: 'audio/wav', filename: 'a.wav' });
-        assert.deepEqual(ok, { text: 'Hello world', language: 'en', durationSeconds: 1 });
+        // A second of audio at whisper-1's price is a fraction of a cent: a billed call costs at least one.
+        assert.deepEqual(ok, { text: 'Hello world', language: 'en', durationSeconds: 1, costCents: 1 });
         const last = ownSim.requests.at(-1)!;
         assert.equal(last.model, 'whisper-1');
         assert.equal(last.responseFormat, 'verbose_json');

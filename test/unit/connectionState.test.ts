@@ -81,7 +81,7 @@ describe('lib/connectionState', () => {
   describe('networkBlock', () => {
     const ids = { workspaceId: 'org_w', projectId: 'proj_p' };
 
-    it('has no detail and no reconnectUrl exactly when connected', () => {
+    it('has no detail exactly when connected, and no reconnectUrl when connected', () => {
       const ok = networkBlock(healthy(), ids, NOW);
       assert.deepEqual(ok, {
         state: 'connected',
@@ -113,6 +113,23 @@ describe('lib/connectionState', () => {
       assert.equal(b.connectionStatus, 'CONNECTED');
       assert.equal(b.lastValidatedAt, null);
       assert.equal(b.accessTokenExpiresAt, null);
+    });
+
+    it('names a transient outage: degraded, can publish, nothing to reconnect (streak at 0)', () => {
+      const at = new Date(NOW.getTime() - 60_000);
+      const b = networkBlock(healthy({ connection_status: 'DEGRADED', last_error: 'timeout', last_failure_at: at }), ids, NOW);
+      assert.equal(b.state, 'degraded');
+      assert.equal(b.canPublish, true);
+      assert.match(b.detail!, /did not answer in time/);
+      assert.ok(b.detail!.includes(at.toISOString()));
+      assert.equal(b.reconnectUrl, null);
+      const refused = networkBlock(
+        healthy({ connection_status: 'DEGRADED', consecutive_failures: 1, last_error: 'timeout', last_failure_at: at }),
+        ids,
+        NOW,
+      );
+      assert.doesNotMatch(refused.detail!, /did not answer/, 'a counted refusal is not an outage');
+      assert.equal(refused.reconnectUrl, reconnectUrl(ids.workspaceId, ids.projectId));
     });
 
     it('points reconnectUrl at the dashboard page of the project', () => {

@@ -4,7 +4,7 @@ import { IngestError } from '../../lib/ingest/errors';
 import { extractText } from '../../lib/ingest/extract';
 import { decodeInlineFile, inlineObjectKey, inlineUploadId } from '../../lib/ingest/inlineUpload';
 import { guessLanguage } from '../../lib/ingest/language';
-import { normalizeLanguage, type Transcriber } from '../../lib/ingest/transcription';
+import { normalizeLanguage, transcriptionCostCents, type Transcriber } from '../../lib/ingest/transcription';
 import { builtinInsights, parseInsights } from '../../lib/llm/insights';
 import { LlmError } from '../../lib/llm/errors';
 import { previewOf } from '../../lib/sources/sources';
@@ -66,15 +66,40 @@ describe('ingest: extraction', () => {
     const t: Transcriber = {
       async transcribe(input) {
         seen.push(input.mimeType);
-        return { text: 'Heard it.', language: 'de', durationSeconds: 4 };
+        return { text: 'Heard it.', language: 'de', durationSeconds: 4, costCents: 2 };
       },
     };
     const out = await extractText(
       { bytes: wavWithTranscript('x'), mimeType: 'application/octet-stream', filename: 'a.bin' },
       { transcriber: t },
     );
-    assert.deepEqual(out, { text: 'Heard it.', language: 'de', durationSeconds: 4 });
+    assert.deepEqual(out, { text: 'Heard it.', language: 'de', durationSeconds: 4, costCents: 2 });
     assert.match(seen[0]!, /^audio\//);
+  });
+
+  it('prices a transcription by its minutes, rounded up to whole cents, never zero (docs/sources.md "Spend")', async () => {
+    // 60 hundredths of a cent a minute (whisper-1's $0.006).
+    assert.equal(transcriptionCostCents(1, 'x', 60), 1);
+    assert.equal(transcriptionCostCents(600, 'x', 60), 6);
+    assert.equal(transcriptionCostCents(601, 'x', 60), 7);
+    // Without a duration, the transcript's length stands in (about 900 characters a minute).
+    assert.equal(transcriptionCostCents(undefined, 'x'.repeat(9_000), 60), 6);
+    assert.equal(transcriptionCostCents(undefined, '', 60), 1);
+    // Silence still cost the call: the refusal carries it, so the job is charged.
+    const silent: Transcriber = {
+      async transcribe() {
+        return { text: ' ', language: null, durationSeconds: 600, costCents: 6 };
+      },
+    };
+    await assert.rejects(
+      extractText({ bytes: wavWithTranscript('x'), mimeType: 'audio/wav', filename: 'a.wav' }, { transcriber: silent }),
+      (e: unknown) => {
+        assert.ok(e instanceof IngestError);
+        assert.equal(e.code, 'empty_document');
+        assert.equal(e.costCents, 6);
+        return true;
+      },
+    );
   });
 
   it('the transcription simulator hears the embedded marker and reads the WAV duration', () => {

@@ -7,17 +7,18 @@ import { TokenUnavailable } from '../../lib/publishing/tokens';
 // to a network call made for a connection. One case per clause of the rule.
 
 const netErr = (kind: NetworkErrorKind, code: NetworkErrorCode) => new NetworkError({ kind, code, status: null, message: code });
-const KINDS: CallKind[] = ['refresh', 'probe', 'publish'];
+const KINDS: CallKind[] = ['refresh', 'probe', 'publish', 'read'];
 
 describe('lib/publishing/probe streakEffect (the failure-streak rule)', () => {
   it('1. a success resets the streak, whatever the call', () => {
     for (const k of KINDS) assert.deepEqual(streakEffect(k, 'ok'), { effect: 'reset' });
   });
 
-  it('2. a refused credential counts one failure on a probe and on a publish', () => {
+  it('2. a refused credential counts one failure on a probe, a publish and a read', () => {
     for (const code of ['token_revoked', 'token_expired', 'invalid_token'] as const) {
       assert.deepEqual(streakEffect('probe', netErr('auth', code)), { effect: 'count', error: code });
       assert.deepEqual(streakEffect('publish', netErr('auth', code)), { effect: 'count', error: code });
+      assert.deepEqual(streakEffect('read', netErr('auth', code)), { effect: 'count', error: code });
     }
   });
 
@@ -35,15 +36,22 @@ describe('lib/publishing/probe streakEffect (the failure-streak rule)', () => {
     });
   });
 
-  it('4. transient failures — timeouts included — neither count nor reset', () => {
+  it('4. transient failures — timeouts included — neither count nor reset, but show the outage', () => {
     for (const code of ['timeout', 'connection_error', 'rate_limited', 'unavailable', 'server_error', 'invalid_response'] as const) {
-      for (const k of KINDS) assert.deepEqual(streakEffect(k, netErr('transient', code)), { effect: 'none' }, `${k} ${code}`);
+      for (const k of KINDS)
+        assert.deepEqual(streakEffect(k, netErr('transient', code)), { effect: 'outage', error: code }, `${k} ${code}`);
     }
   });
 
   it('5. the network refusing the post itself does not count', () => {
     for (const code of ['unprocessable', 'invalid_request', 'conflict', 'forbidden'] as const) {
       assert.deepEqual(streakEffect('publish', netErr('permanent', code)), { effect: 'none' }, code);
+    }
+  });
+
+  it('5. a read refused for what it asked (a post gone or hidden) does not count', () => {
+    for (const code of ['not_found', 'forbidden', 'invalid_request'] as const) {
+      assert.deepEqual(streakEffect('read', netErr('permanent', code)), { effect: 'none' }, code);
     }
   });
 

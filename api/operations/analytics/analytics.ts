@@ -14,7 +14,7 @@ import { db } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
 import { createNetworkClient, type NetworkClient } from '../../../lib/network/client';
 import { isNetworkError } from '../../../lib/network/errors';
-import { recordConnectionFailure, TokenUnavailable, usableAccessToken } from '../../../lib/publishing/tokens';
+import { connectionToken, recordCall } from '../../../lib/publishing/probe';
 import { computeStreaks } from '../../../lib/streaks';
 import { planAllowsApi } from '../../auth/apiKeys';
 import { reachableWorkspaces, workspaceAccess } from '../../oauth/reach';
@@ -280,13 +280,13 @@ export const searchViralPosts = defineOperation({
     if (input.projectId !== undefined && !candidates[0]) throw errors.notFound('project');
     for (const project of candidates) {
       if (!project?.connection_id) continue;
-      let token: string;
-      try {
-        token = await db().transaction(async (trx) => (await usableAccessToken(trx, networkClient(), project.connection_id!)).token);
-      } catch (err) {
-        if (err instanceof TokenUnavailable || (isNetworkError(err) && err.kind !== 'transient')) continue;
-        throw err;
+      // Every call for the connection reports to its streak through the one rule (lib/publishing/probe.ts).
+      const step = await db().transaction((trx) => connectionToken(trx, networkClient(), project.connection_id!));
+      if (!step.ok) {
+        if (isNetworkError(step.failure) && step.failure.kind === 'transient') throw searchUnavailable(step.failure.retryAfterMs);
+        continue;
       }
+      const { token } = step;
       try {
         const r = await networkClient().searchViralPosts(token, {
           keywords: input.query,
@@ -295,6 +295,7 @@ export const searchViralPosts = defineOperation({
           publishedAfter: input.from ? new Date(`${input.from}T00:00:00Z`) : undefined,
           publishedBefore: input.to ? new Date(Date.parse(`${input.to}T00:00:00Z`) + 86_400_000) : undefined,
         });
+        await recordCall(db(), project.connection_id, 'read', 'ok');
         return {
           data: r.posts.map((p) => ({
             postUrn: p.postUrn,
@@ -312,14 +313,9 @@ export const searchViralPosts = defineOperation({
         };
       } catch (err) {
         if (!isNetworkError(err)) throw err;
-        if (err.kind === 'auth') {
-          await recordConnectionFailure(db(), project.connection_id, `viral search: ${err.code}`);
-          continue;
-        }
-        if (err.kind === 'transient')
-          throw new ApiError(503, 'temporarily_unavailable', 'The network did not answer the search; retry shortly.', undefined, {
-            'Retry-After': String(Math.ceil((err.retryAfterMs ?? 5_000) / 1000)),
-          });
+        await recordCall(db(), project.connection_id, 'read', err);
+        if (err.kind === 'auth') continue;
+        if (err.kind === 'transient') throw searchUnavailable(err.retryAfterMs);
         throw errors.unprocessable(`The network refused the search: ${err.message}`);
       }
     }
@@ -330,6 +326,12 @@ export const searchViralPosts = defineOperation({
     });
   },
 });
+
+function searchUnavailable(retryAfterMs: number | null): ApiError {
+  return new ApiError(503, 'temporarily_unavailable', 'The network did not answer the search; retry shortly.', undefined, {
+    'Retry-After': String(Math.ceil((retryAfterMs ?? 5_000) / 1000)),
+  });
+}
 
 async function usableProjects(auth: AuthContext) {
   const rows = await visibleProjects(auth)

@@ -2,9 +2,10 @@ import { storeInlineFile } from '../../../lib/ingest/inlineUpload';
 import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
-import { newId } from '../../../lib/ids';
-import { JOB_COLUMNS, presentJob, progressNow, type JobRow } from '../../../lib/generation/jobs';
-import { startOrWithdraw, waitForJob } from '../../../lib/generation/queue';
+import { presentJob } from '../../../lib/generation/jobs';
+import { insertQueuedJob, startOrWithdraw, waitForJob } from '../../../lib/generation/queue';
+import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
+import { Project } from '../../../lib/models';
 import { startJobWorkflow } from '../../../lib/generation/workflowClient';
 import {
   DOCUMENT_SELECT,
@@ -37,6 +38,8 @@ export const createKnowledge = defineOperation({
   inputSource: 'body',
   input: createKnowledgeInput,
   output: single(jobSchema),
+  // A file ingest reserves AI spend as generation does (docs/knowledge.md "Spend").
+  errors: ['spend_cap_exceeded', 'usage_limit_exceeded'],
   handler: async ({ auth }, input) => {
     const scope: KnowledgeScope = input.scope ?? 'PROJECT';
     let projectId: string | null = null;
@@ -81,21 +84,20 @@ export const createKnowledge = defineOperation({
       ...(input.type === 'url' ? { url: input.url! } : {}),
       ...(input.type === 'youtube' ? { videoId: videoIdOf(input.videoId ?? input.url!)! } : {}),
     };
-    // Ingest spends no AI budget: the job is recorded without a spend reservation.
-    const [row] = await db()('jobs')
-      .insert({
-        id: newId('job'),
-        workspace_id: auth.workspaceId,
-        project_id: projectId,
-        type: 'KNOWLEDGE_INGEST',
-        status: 'QUEUED',
-        input: JSON.stringify(jobInput),
-        progress: JSON.stringify(progressNow(0, 'Waiting for a worker')),
-        estimated_completion_ms: config.knowledge.estimatedCompletionMs,
-        created_by: auth.principal.id,
-      })
-      .returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
-    const job = row as JobRow;
+    const project = projectId ? await Project.forWorkspace(auth.workspaceId).findById(projectId).select('id', 'type') : null;
+    if (project === undefined) throw errors.notFound('project');
+    // A file may be a recording, which is transcribed (a paid model): it reserves and settles AI
+    // spend as generation does (spec 4.4, 7.2). Text, pages and video transcripts call no model.
+    const paid = input.type === 'file';
+    const job = await insertQueuedJob({
+      workspaceId: auth.workspaceId,
+      createdBy: auth.principal.id,
+      project,
+      type: 'KNOWLEDGE_INGEST',
+      input: jobInput,
+      estimatedMs: config.knowledge.estimatedCompletionMs,
+      limits: paid ? await loadAiLimits(db(), auth.workspaceId, budgetTargetOf(project)) : null,
+    });
     await startOrWithdraw(
       job,
       () =>

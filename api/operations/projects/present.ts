@@ -19,6 +19,8 @@ export type ProjectRow = ProjectColumns & {
   last_validated_at: Date | null;
   consecutive_failures: number | null;
   revoked_at: Date | null;
+  c_last_error: string | null;
+  c_last_failure_at: Date | null;
 };
 
 /** Projects the reader may see, joined with their connection. */
@@ -73,6 +75,8 @@ export function presentProject(row: ProjectRow, now = new Date()): Project {
             last_validated_at: row.last_validated_at,
             consecutive_failures: row.consecutive_failures ?? 0,
             revoked_at: row.revoked_at,
+            last_error: row.c_last_error,
+            last_failure_at: row.c_last_failure_at,
           },
           { workspaceId: row.workspace_id, projectId: row.id },
           now,

@@ -50,7 +50,8 @@ export const createSource = defineOperation({
   inputSource: 'body',
   input: createSourceInput,
   output: single(sourceSchema.or(jobSchema)),
-  errors: ['payload_too_large'],
+  // A file source's ingest reserves AI spend as generation does (spec 4.4, 7.2; docs/sources.md "Spend").
+  errors: ['payload_too_large', 'spend_cap_exceeded', 'usage_limit_exceeded'],
   handler: async ({ auth }, input) => {
     const project = await findProject(auth, input.projectId!);
     if (!project) throw errors.notFound('project');
