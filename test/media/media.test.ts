@@ -370,7 +370,7 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
       }
     });
     it('20 imports at the byte limit at the same moment: the library never goes over it', async () => {
-      const own = await workspaceWithKey({ projects: 0, plan: 'ADVANCED' });
+      const own = await workspaceWithKey({ projects: 1, plan: 'ADVANCED' });
       const c = client(api.url, own.key);
       const plans = config.plans as Record<string, { assetLimit: number | null; storageLimitBytes: number | null }>;
       const saved = { ...plans.ADVANCED! };
@@ -378,17 +378,17 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
         Number((await db()('media_assets').where({ workspace_id: own.workspace.id }).sum<{ s: string }[]>('bytes as s'))[0]!.s ?? 0);
       const images = Array.from({ length: 20 }, (_, i) => png(30 + i, 30 + i));
       try {
-        assert.equal((await inline(png(29, 29), {}, c)).status, 200);
+        assert.equal((await inline(png(29, 29), {}, c, own.projects[0]!.id)).status, 200);
         // At the limit exactly: none of the 20 fits.
         plans.ADVANCED!.storageLimitBytes = await usedBytes();
-        const full = await Promise.all(images.map((b) => inline(b, {}, c)));
+        const full = await Promise.all(images.map((b) => inline(b, {}, c, own.projects[0]!.id)));
         for (const r of full) assert.equal(assertError(r, 402, 'usage_limit_exceeded').details?.meter, 'storage_bytes');
         assert.equal(await usedBytes(), plans.ADVANCED!.storageLimitBytes);
         // Room for a few of them: whichever are admitted, the sum stays within the limit.
         const room = [...images.map((b) => b.length)].sort((a, b) => a - b).slice(0, 4);
         const limit = (await usedBytes()) + room.reduce((a, b) => a + b, 0);
         plans.ADVANCED!.storageLimitBytes = limit;
-        const answers = await Promise.all(images.map((b) => inline(b, {}, c)));
+        const answers = await Promise.all(images.map((b) => inline(b, {}, c, own.projects[0]!.id)));
         const admitted = answers.filter((r) => r.status === 200);
         assert.ok(admitted.length >= 1 && admitted.length <= 4, JSON.stringify(answers.map((r) => r.status)));
         for (const r of answers.filter((r) => r.status !== 200))
