@@ -4,7 +4,7 @@
 // same answer) so tests and replays can compare outputs. One provider call per `extract`;
 // retries belong to the ingest activity, so failures are LlmErrors carrying `retryable`.
 
-import { config } from '../config';
+import { config, serviceAddresses } from '../config';
 import { errorFromHttpResponse, LlmError } from './errors';
 
 export interface SourceInsights {
@@ -183,11 +183,12 @@ export class ChatInsightExtractor implements InsightExtractor {
   }
 }
 
-/** The extractor for this process: the configured LLM endpoint, or the built-in one without it. */
+/** The extractor for this process: the LLM endpoint the writer uses, or the built-in one when LLM_WRITER=builtin. */
 export function createInsightExtractor(): InsightExtractor {
-  if (!config.llm.baseUrl) return new BuiltinInsightExtractor();
+  const llm = serviceAddresses().llm;
+  if (!llm) return new BuiltinInsightExtractor();
   return new ChatInsightExtractor({
-    baseUrl: config.llm.baseUrl,
+    baseUrl: llm.address,
     apiKey: config.llm.apiKey,
     model: config.llm.model,
     timeoutMs: config.llm.timeoutMs,
