@@ -10,8 +10,8 @@ import type { ProgressReporter, ToolCallContext } from './tool';
 // An update goes out on every tick, also while the job's figure stands still (a writer that
 // takes seconds): a host shows the call as alive, and the message says what it waits on. MCP
 // requires each notification's progress to increase, so a tick without news edges the figure
-// up by a thousandth of what is left below 0.99 (heartbeatProgress): the job's own figure to
-// the third decimal, and never near "done" before the job is.
+// up by a thousandth of what is left before 1 (heartbeatProgress): within half a percent of the
+// job's own figure over the seconds a step takes, and never 1 before the job is final.
 
 export const PROGRESS_INTERVAL_MS = 750;
 /** A call that follows a job gives up after this long and answers the job as it stands. */
@@ -25,16 +25,16 @@ export const FOLLOW_LIMIT_MS = 15 * 60_000;
  */
 const SETTLE_MS = 25;
 
-/** Highest figure before the terminal state: 1.0 means "done" to a host. */
+/** Highest job figure shown before the terminal state: 1.0 means "done" to a host. */
 const BELOW_DONE = 0.99;
-/** Share of the distance to BELOW_DONE that a tick without news adds. */
+/** Share of the distance to 1 that a tick without news adds. */
 const HEARTBEAT_STEP = 0.001;
 
 /** The figure of the next update: the job's own when it rose past the last one sent, else the last edged up. */
 export function heartbeatProgress(last: number, jobProgress: number): number {
   const job = Math.min(Math.max(jobProgress, 0), BELOW_DONE);
   if (job > last) return job;
-  return last + (BELOW_DONE - last) * HEARTBEAT_STEP;
+  return last + (1 - last) * HEARTBEAT_STEP;
 }
 
 /** What a tick says: the job's step and how long it has been on it ("Writing the post, 3 s"). */
