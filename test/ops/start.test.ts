@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, portAcceptsConnections } from '../../tooling/ports';
 import { spawnCommand, spawnService } from '../support/processes';
-import { waitFor } from '../support/wait';
+import { sleep, waitFor } from '../support/wait';
 import { ok as adminOk } from '../admin/support';
 
 // issue 17: `npm start` (bin/start.ts) stops cleanly. After SIGINT the API, the MCP transport,
@@ -118,6 +118,9 @@ describe('npm start stops cleanly on SIGINT', function () {
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
         service.child.once('exit', (code, signal) => resolve({ code, signal })),
       );
+      process.kill(group, 'SIGINT');
+      // The echo: the copy a wrapper forwards (npm, the tsx CLI's relay) arrives moments later.
+      await sleep(50);
       process.kill(group, 'SIGINT');
       ended = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 90_000))]);
       if (ended === 'timeout') process.kill(group, 'SIGKILL');
