@@ -1,4 +1,3 @@
-import { config } from '../lib/config';
 import { createNetworkClient, type NetworkClient } from '../lib/network/client';
 
 // What the API's operations use from the outside world, built once per process by the app
@@ -11,27 +10,6 @@ export interface ApiDeps {
   network: NetworkClient;
 }
 
-/** A client that explains, on use, that no network is configured (the API still starts). */
-function unconfiguredNetwork(): NetworkClient {
-  const fail = async (): Promise<never> => {
-    createNetworkClient();
-    throw new Error('NETWORK_API_URL is not set');
-  };
-  return {
-    createPost: fail,
-    findPostByReference: fail,
-    refreshAccessToken: fail,
-    getIdentity: fail,
-    listOrganizationAdmins: fail,
-    getPostMetrics: fail,
-    searchViralPosts: fail,
-    initializeImageUpload: fail,
-    uploadImage: fail,
-    likePost: fail,
-    commentOnPost: fail,
-  };
-}
-
 declare module 'koa' {
   interface DefaultContext {
     /** Set once on app.context by createApp / createMcpApp. */
@@ -40,5 +18,5 @@ declare module 'koa' {
 }
 
 export function createApiDeps(overrides: Partial<ApiDeps> = {}): ApiDeps {
-  return { network: overrides.network ?? (config.network.apiUrl ? createNetworkClient() : unconfiguredNetwork()) };
+  return { network: overrides.network ?? createNetworkClient() };
 }

@@ -132,7 +132,7 @@ Object.assign(process.env, {
   NODE_ENV: 'production',
 });
 // The built-in writer: the figures measure the service, not a model's latency.
-delete process.env.LLM_BASE_URL;
+process.env.LLM_WRITER = 'builtin';
 
 const SOURCE = [
   'We moved our release checklist into the deployment pipeline this quarter.',

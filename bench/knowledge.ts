@@ -66,6 +66,8 @@ Object.assign(process.env, {
   TEMPORAL_TASK_QUEUE: TASK_QUEUE,
   NETWORK_API_URL: 'http://127.0.0.1:9',
   YOUTUBE_TRANSCRIPT_URL: 'http://127.0.0.1:9',
+  // Built-in writer and insight extractor: no LLM runs beside the bench.
+  LLM_WRITER: 'builtin',
   RATE_LIMIT_WRITE: '10000000',
   RATE_LIMIT_READ: '10000000',
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',

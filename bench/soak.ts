@@ -116,6 +116,8 @@ Object.assign(process.env, {
   NETWORK_API_URL: `http://127.0.0.1:${simPort}`,
   NETWORK_TIMEOUT_MS: String(NETWORK_TIMEOUT_MS),
   PUBLISH_DELAY_SECONDS: '0',
+  // The built-in writer: the soak measures the service, not a model (no LLM simulator runs here).
+  LLM_WRITER: 'builtin',
   RATE_LIMIT_WRITE: '10000000',
   RATE_LIMIT_READ: '10000000',
   // The receiver is in this process, on loopback: the explicit development allowance.

@@ -1,6 +1,8 @@
 // `npm start`: the whole service on one machine (ARCHITECTURE.md, Processes). Postgres and Redis
-// are expected to be running; Temporal and the network simulator are started here unless
-// TEMPORAL_ADDRESS / NETWORK_API_URL point elsewhere.
+// are expected to be running; Temporal, the object store and the simulators (network, LLM,
+// transcription, YouTube transcripts) are started here unless their address variables point
+// elsewhere. Which is which, and on what port, is lib/config.ts serviceAddresses, the same
+// derivation the API, the worker and bin/admin use.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -9,7 +11,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { API_NODE_ARGS } from '../lib/apiRuntime';
-import { config, workerNodeArgs } from '../lib/config';
+import { config, serviceAddresses, serviceEnv, workerNodeArgs } from '../lib/config';
 import { exitWithOneLine, preflightOrExit } from '../tooling/preflight';
 import { portAcceptsConnections } from '../tooling/ports';
 import {
@@ -34,14 +36,6 @@ const CHILD_STOP_GRACE_MS = 15_000;
 const SIM_READY_TIMEOUT_MS = 30_000;
 // The API migrates the database before it listens.
 const API_READY_TIMEOUT_MS = 120_000;
-
-function envPort(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0 || n > 65_535) exitWithOneLine(`${name} must be a TCP port, got "${raw}"`);
-  return n;
-}
 
 function say(line: string): void {
   process.stderr.write(`[start] ${line}\n`);
@@ -115,6 +109,8 @@ async function stopChild(m: Managed): Promise<void> {
   }, CHILD_STOP_GRACE_MS);
   await m.exited;
   clearTimeout(timer);
+  const { exitCode, signalCode } = m.child;
+  say(exitCode === 0 ? `${m.name} stopped` : `${m.name} ended with ${signalCode ?? `code ${exitCode}`}`);
 }
 
 async function shutdown(code: number, reason?: string): Promise<never> {
@@ -125,8 +121,16 @@ async function shutdown(code: number, reason?: string): Promise<never> {
   await Promise.all(children.map(stopChild));
   // Temporal goes last so the worker can finish or hand back its tasks cleanly.
   if (temporalStarting) await temporalStarting.catch(() => undefined);
-  if (objectStoreServer) await objectStoreServer.stop().catch(() => undefined);
-  if (temporal) await temporal.stop().catch((err) => say(`stopping Temporal: ${(err as Error).message}`));
+  if (objectStoreServer)
+    await objectStoreServer.stop().then(
+      () => say('object store stopped'),
+      () => undefined,
+    );
+  if (temporal)
+    await temporal.stop().then(
+      () => say('temporal stopped'),
+      (err) => say(`stopping Temporal: ${(err as Error).message}`),
+    );
   process.exit(code);
 }
 
@@ -135,15 +139,21 @@ process.on('exit', () => {
   for (const m of children) if (isRunning(m.child)) killGroup(m.child, 'SIGKILL');
 });
 
-let interrupts = 0;
+// A terminal's Ctrl-C signals the whole foreground group: npm gets it as well as this process,
+// and npm forwards its copy, so one press arrives two or more times within milliseconds. Only
+// an interrupt well after the first is a second press.
+const REPEAT_AFTER_MS = 1_000;
+let firstInterruptAt: number | null = null;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
-    interrupts += 1;
-    if (interrupts > 1) {
-      say('second interrupt: killing everything now');
-      process.exit(1); // the 'exit' hooks kill the children and the Temporal server
+    if (firstInterruptAt === null) {
+      firstInterruptAt = Date.now();
+      void shutdown(0);
+      return;
     }
-    void shutdown(0);
+    if (Date.now() - firstInterruptAt < REPEAT_AFTER_MS) return;
+    say('second interrupt: killing everything now');
+    process.exit(1); // the 'exit' hooks kill the children and the Temporal server
   });
 }
 process.on('uncaughtException', (err) => {
@@ -172,8 +182,7 @@ async function refuseTakenPort(port: number, what: string, escape: string): Prom
   }
 }
 
-async function startTemporal(dataDir: string): Promise<string> {
-  const port = envPort('TEMPORAL_PORT', 7233);
+async function startTemporal(dataDir: string, port: number): Promise<string> {
   const uiPort = config.temporalUiPort;
   const dbFile = path.join(dataDir, 'temporal.db');
   const log = (line: string) => process.stderr.write(`[temporal] ${line}\n`);
@@ -244,34 +253,37 @@ async function main(): Promise<void> {
   const dataDir = path.resolve(config.dataDir);
   fs.mkdirSync(dataDir, { recursive: true });
 
-  const childEnv: NodeJS.ProcessEnv = { ...process.env };
+  const services = serviceAddresses();
+  // Every address the children need, the local ones included; each is set again below from the
+  // server as it started.
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...serviceEnv() };
 
   let temporalUi: string | null = null;
-  if (config.temporalAddress) {
+  if (!services.temporal.local) {
     // Same reasoning as the Postgres and Redis preflight: one line now beats a gRPC deadline
     // stack trace from the worker later.
     try {
-      await waitForFrontend({ address: config.temporalAddress, namespace: config.temporalNamespace, timeoutMs: 15_000 });
+      await waitForFrontend({ address: services.temporal.address, namespace: config.temporalNamespace, timeoutMs: 15_000 });
     } catch (err) {
       exitWithOneLine(
-        `TEMPORAL_ADDRESS: cannot reach Temporal namespace "${config.temporalNamespace}" at ${config.temporalAddress} ` +
+        `TEMPORAL_ADDRESS: cannot reach Temporal namespace "${config.temporalNamespace}" at ${services.temporal.address} ` +
           `(${err instanceof Error ? err.message.split('\n')[0] : String(err)}). Start it, or unset TEMPORAL_ADDRESS to run the embedded dev server.`,
       );
     }
-    say(`using Temporal at ${config.temporalAddress}`);
+    say(`using Temporal at ${services.temporal.address}`);
   } else {
-    childEnv.TEMPORAL_ADDRESS = await startTemporal(dataDir);
+    childEnv.TEMPORAL_ADDRESS = await startTemporal(dataDir, services.temporal.port);
     temporalUi = `http://localhost:${config.temporalUiPort}`;
   }
   if (shuttingDown) return;
 
-  if (!config.s3.endpoint) {
+  if (services.objectStore.local) {
     // The embedded object store (tooling/objectStoreServer.ts), data under DATA_DIR/s3.
     const { startObjectStore, objectStoreEnv } = await import('../tooling/objectStoreServer');
     try {
       objectStoreServer = await startObjectStore({
         dataDir: path.join(dataDir, 's3'),
-        port: config.s3.serverPort,
+        port: services.objectStore.port,
         accessKeyId: config.s3.accessKeyId,
         secretAccessKey: config.s3.secretAccessKey,
         detached: true,
@@ -287,12 +299,12 @@ async function main(): Promise<void> {
   }
   if (shuttingDown) return;
 
-  const simUrl = config.network.apiUrl
+  const simUrl = !services.network.local
     ? null
     : await startSimulator(childEnv, {
         name: 'network-sim',
         script: 'sim/network/main.ts',
-        port: config.network.simulatorPort,
+        port: services.network.port,
         what: 'network simulator',
         escape: 'set NETWORK_SIMULATOR_PORT, or NETWORK_API_URL to use a running one',
         // Local runs show analytics that move: published posts gain metrics over time (docs/analytics.md).
@@ -301,32 +313,48 @@ async function main(): Promise<void> {
       });
   if (shuttingDown) return;
 
+  // Generation (docs/generation.md) goes through the real LLM client: to the simulator unless
+  // LLM_BASE_URL names an API, or LLM_WRITER=builtin asks for the in-process writer.
+  const llmSimUrl = !services.llm?.local
+    ? null
+    : await startSimulator(childEnv, {
+        name: 'llm-sim',
+        script: 'sim/llm/main.ts',
+        port: services.llm.port,
+        what: 'LLM simulator',
+        escape: 'set LLM_STUB_PORT, LLM_BASE_URL to use an API, or LLM_WRITER=builtin',
+        env: { LLM_STUB_PORT: String(services.llm.port) },
+        urlEnv: 'LLM_BASE_URL',
+        path: '/v1',
+      });
+  if (shuttingDown) return;
+
   // File sources transcribe audio and video (docs/sources.md): the local simulator unless
   // TRANSCRIPTION_URL names a real API.
-  const transcriptionUrl = config.transcription.url
+  const transcriptionUrl = !services.transcription.local
     ? null
     : await startSimulator(childEnv, {
         name: 'transcription-sim',
         script: 'sim/transcription/main.ts',
-        port: config.transcription.simulatorPort,
+        port: services.transcription.port,
         what: 'transcription simulator',
         escape: 'set TRANSCRIPTION_SIMULATOR_PORT, or TRANSCRIPTION_URL to use a real API',
-        env: { TRANSCRIPTION_SIMULATOR_PORT: String(config.transcription.simulatorPort) },
+        env: { TRANSCRIPTION_SIMULATOR_PORT: String(services.transcription.port) },
         urlEnv: 'TRANSCRIPTION_URL',
         path: '/v1',
       });
   if (shuttingDown) return;
 
   // The video-transcript simulator behind YouTube knowledge ingest (docs/knowledge.md).
-  const youtubeUrl = config.knowledge.youtubeTranscriptUrl
+  const youtubeUrl = !services.youtube.local
     ? null
     : await startSimulator(childEnv, {
         name: 'youtube-sim',
         script: 'sim/youtube/main.ts',
-        port: config.knowledge.youtubeSimulatorPort,
+        port: services.youtube.port,
         what: 'YouTube transcript simulator',
         escape: 'set YOUTUBE_SIMULATOR_PORT, or YOUTUBE_TRANSCRIPT_URL to use a transcript service',
-        env: { YOUTUBE_SIMULATOR_PORT: String(config.knowledge.youtubeSimulatorPort) },
+        env: { YOUTUBE_SIMULATOR_PORT: String(services.youtube.port) },
         urlEnv: 'YOUTUBE_TRANSCRIPT_URL',
       });
   if (shuttingDown) return;
@@ -350,8 +378,11 @@ async function main(): Promise<void> {
     'Content Scheduling Service is running',
     `  API          ${config.publicUrl}${apiUp ? '' : '  (not answering yet)'}`,
     `  MCP          ${config.mcpPublicUrl}/mcp${mcpUp ? '' : '  (not answering yet)'}`,
-    temporalUi ? `  Temporal UI  ${temporalUi}` : `  Temporal     ${config.temporalAddress} (external)`,
+    temporalUi ? `  Temporal UI  ${temporalUi}` : `  Temporal     ${services.temporal.address} (external)`,
     simUrl ? `  Network sim  ${simUrl}` : `  Network API  ${config.network.apiUrl}`,
+    llmSimUrl
+      ? `  LLM sim      ${llmSimUrl}`
+      : `  LLM          ${services.llm ? services.llm.address : 'built-in writer (LLM_WRITER=builtin)'}`,
     transcriptionUrl ? `  Transcription sim ${transcriptionUrl}` : `  Transcription ${config.transcription.url}`,
     youtubeUrl ? `  YouTube sim  ${youtubeUrl}` : `  Transcripts  ${config.knowledge.youtubeTranscriptUrl}`,
     objectStoreServer

@@ -23,6 +23,12 @@ function bool(name: string, fallback: boolean): boolean {
   if (v === undefined || v === '') return fallback;
   return v === '1' || v.toLowerCase() === 'true' || v.toLowerCase() === 'yes';
 }
+function choice<T extends string>(name: string, values: readonly T[], fallback: T): T {
+  const v = process.env[name];
+  if (v === undefined || v === '') return fallback;
+  if (!(values as readonly string[]).includes(v)) throw new Error(`${name} must be one of ${values.join(', ')}, got "${v}"`);
+  return v as T;
+}
 /**
  * A comma-separated list of origins (`scheme://host:port`), each spelled as the URL standard
  * writes it (`new URL(o).origin`): a path, credentials or a non-canonical spelling is a
@@ -189,7 +195,14 @@ function loadConfig() {
     },
 
     llm: {
+      /**
+       * `api`: the OpenAI-compatible client at LLM_BASE_URL, else at the local LLM simulator
+       * (`npm start` and the tests run it). `builtin`: the in-process deterministic writer, no HTTP.
+       */
+      writer: choice('LLM_WRITER', ['api', 'builtin'] as const, 'api'),
       baseUrl: optional('LLM_BASE_URL'),
+      /** Port of the LLM simulator (sim/llm) `npm start` runs when LLM_BASE_URL is unset. */
+      simulatorPort: int('LLM_STUB_PORT', 3901),
       apiKey: optional('LLM_API_KEY'),
       model: str('LLM_MODEL', 'gpt-4o-mini'),
       timeoutMs: int('LLM_TIMEOUT_MS', 60_000),
@@ -423,6 +436,51 @@ export type PlanName = keyof Config['plans'];
 export const PLAN_NAMES = ['FREE', 'STARTER', 'ADVANCED', 'BUSINESS', 'ENTERPRISE'] as const;
 
 export const config: Config = loadConfig();
+
+/** Where one outside service is, and whether it is the local one `npm start` runs. */
+export interface ServiceAddress {
+  address: string;
+  /** Unset address variable: the embedded server or simulator on `port` (bin/start.ts starts it). */
+  local: boolean;
+  port: number;
+}
+
+/**
+ * Every outside service's address: the one its variable names, else the local server or
+ * simulator on its configured port. `npm start` starts the local ones and hands these addresses
+ * to its children (serviceEnv); the API, the worker and bin/admin connect through them, so an
+ * operator command beside a stack on other ports finds it with the same variables.
+ * `llm` is null when LLM_WRITER=builtin: nothing is called.
+ */
+export function serviceAddresses(c: Config = config) {
+  const local = (address: string | undefined, port: number, url: (p: number) => string): ServiceAddress =>
+    address ? { address, local: false, port } : { address: url(port), local: true, port };
+  const http =
+    (path = '') =>
+    (p: number) =>
+      `http://127.0.0.1:${p}${path}`;
+  return {
+    temporal: local(c.temporalAddress, c.temporalPort, (p) => `127.0.0.1:${p}`),
+    objectStore: local(c.s3.endpoint, c.s3.serverPort, http()),
+    network: local(c.network.apiUrl, c.network.simulatorPort, http()),
+    llm: c.llm.writer === 'builtin' ? null : local(c.llm.baseUrl, c.llm.simulatorPort, http('/v1')),
+    transcription: local(c.transcription.url, c.transcription.simulatorPort, http('/v1')),
+    youtube: local(c.knowledge.youtubeTranscriptUrl, c.knowledge.youtubeSimulatorPort, http()),
+  };
+}
+
+/** The address variables of serviceAddresses, as `npm start` passes them to the API and the worker. */
+export function serviceEnv(c: Config = config): Record<string, string> {
+  const s = serviceAddresses(c);
+  return {
+    TEMPORAL_ADDRESS: s.temporal.address,
+    S3_ENDPOINT: s.objectStore.address,
+    NETWORK_API_URL: s.network.address,
+    ...(s.llm ? { LLM_BASE_URL: s.llm.address } : {}),
+    TRANSCRIPTION_URL: s.transcription.address,
+    YOUTUBE_TRANSCRIPT_URL: s.youtube.address,
+  };
+}
 
 /** Node options a worker process starts with (`npm start`, `npm run start:worker`): its heap limit. */
 export function workerNodeArgs(heapMiB: number = config.worker.heapMiB): string[] {

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
-import { config } from './config';
+import { config, serviceAddresses } from './config';
 import { tracingActive } from './telemetry';
 
 // The Temporal side shared by the API (starts, signals, queries) and the worker.
@@ -29,7 +29,7 @@ export const workflowIds = {
 let shared: Promise<Client> | undefined;
 
 export function temporalAddress(): string {
-  return config.temporalAddress ?? '127.0.0.1:7233';
+  return serviceAddresses().temporal.address;
 }
 
 export function temporalClient(): Promise<Client> {

@@ -17,7 +17,7 @@ import {
   type ConnectionPreset,
 } from '../ops/provision';
 import { storeConnectionTokens } from '../ops/connections';
-import { config } from '../lib/config';
+import { config, serviceAddresses } from '../lib/config';
 import { createSimulatorControl } from '../sim/network/control';
 import { db } from '../lib/db';
 import { projectView } from '../bin/admin.d/present';
@@ -72,7 +72,7 @@ async function main() {
   // simulator (and administers the company page there), so scheduled demo posts really publish.
   let networkNote = 'preset tokens: run `npm start` first, then seed again, for an account that can publish';
   try {
-    const sim = createSimulatorControl(config.network.apiUrl ?? `http://127.0.0.1:${config.network.simulatorPort}`, { timeoutMs: 1_000 });
+    const sim = createSimulatorControl(serviceAddresses().network.address, { timeoutMs: 1_000 });
     await sim.health();
     const issued = await sim.issueToken({ personId: 'dana-reed', name: PROJECTS.personal.name, vanityName: PROJECTS.personal.username });
     await storeConnectionTokens({

@@ -6,7 +6,7 @@ import { log } from '../lib/logger';
 import { knexPool, observeDbPool, serveMetrics } from '../lib/metrics';
 import { preflightOrExit } from '../tooling/preflight';
 import { closeRedis } from '../lib/redis';
-import { closeTemporalClient, temporalClient, workflowIds } from '../lib/temporal';
+import { closeTemporalClient, temporalAddress, temporalClient, workflowIds } from '../lib/temporal';
 import { webhookRelayWorkflow } from '../workflows/deliverWebhook';
 import { maintenanceWorkflow } from '../workflows/maintenance';
 import { ensureMetricsSync } from '../lib/analytics/workflow';
@@ -64,7 +64,7 @@ async function main() {
   const heapLimitMiB = Math.round(v8.getHeapStatistics().heap_size_limit / 1024 ** 2);
   log.info('worker running', {
     taskQueue: config.temporalTaskQueue,
-    temporal: config.temporalAddress ?? '127.0.0.1:7233',
+    temporal: temporalAddress(),
     workflowBundle: prebuiltBundlePath() ?? 'bundled from source at start',
     heapLimitMiB,
     tracing,

@@ -5,7 +5,7 @@
 // generation activity, under Temporal's retry policy), which is why every failure is an
 // LlmError carrying `retryable`: retrying inside here as well would multiply attempts and spend.
 
-import { config } from '../config';
+import { config, serviceAddresses } from '../config';
 import { BuiltinWriter } from './builtin';
 import { classifyProviderFailure, errorFromHttpResponse, LlmError } from './errors';
 import { buildMessages, dropUnfinishedTail, normalizePostText, type GenerationInput } from './prompts';
@@ -251,11 +251,12 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** The writer for this process: the configured LLM endpoint, or the offline writer without one. */
+/** The writer for this process: the LLM endpoint (LLM_BASE_URL, else the local simulator), or the offline writer when LLM_WRITER=builtin. */
 export function createPostWriter(): PostWriter {
-  if (!config.llm.baseUrl) return new BuiltinWriter();
+  const llm = serviceAddresses().llm;
+  if (!llm) return new BuiltinWriter();
   return new ChatCompletionsWriter({
-    baseUrl: config.llm.baseUrl,
+    baseUrl: llm.address,
     apiKey: config.llm.apiKey,
     model: config.llm.model,
     timeoutMs: config.llm.timeoutMs,

@@ -5,7 +5,7 @@
 // retries belong to the ingest activity, so failures are LlmErrors carrying `retryable` (and,
 // when the provider billed the call anyway, its cost).
 
-import { config } from '../config';
+import { config, serviceAddresses } from '../config';
 import { computeCostCents, estimateTokens, readUsage, type Prices } from './client';
 import { errorFromHttpResponse, LlmError } from './errors';
 
@@ -207,11 +207,12 @@ export class ChatInsightExtractor implements InsightExtractor {
   }
 }
 
-/** The extractor for this process: the configured LLM endpoint, or the built-in one without it. */
+/** The extractor for this process: the LLM endpoint the writer uses, or the built-in one when LLM_WRITER=builtin. */
 export function createInsightExtractor(): InsightExtractor {
-  if (!config.llm.baseUrl) return new BuiltinInsightExtractor();
+  const llm = serviceAddresses().llm;
+  if (!llm) return new BuiltinInsightExtractor();
   return new ChatInsightExtractor({
-    baseUrl: config.llm.baseUrl,
+    baseUrl: llm.address,
     apiKey: config.llm.apiKey,
     model: config.llm.model,
     timeoutMs: config.llm.timeoutMs,

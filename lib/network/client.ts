@@ -7,7 +7,7 @@
 // which has the schedule, the retry window and the idempotency key. What the client owes that
 // caller is a precise verdict on every failure (NetworkError.kind) and the server's Retry-After.
 
-import { config } from '../config';
+import { config, serviceAddresses } from '../config';
 import { NetworkError, type NetworkErrorCode, type NetworkErrorKind, type NetworkOperation } from './errors';
 
 export { NetworkError, isNetworkError } from './errors';
@@ -664,16 +664,11 @@ export class HttpNetworkClient implements NetworkClient {
   }
 }
 
-/** The client for config.network; the simulator or the real network, depending on NETWORK_API_URL. */
+/** The client for config.network: the network at NETWORK_API_URL, else the local simulator (lib/config.ts serviceAddresses). */
 export function createNetworkClient(): NetworkClient {
   const n = config.network;
-  if (!n.apiUrl) {
-    throw new Error(
-      `NETWORK_API_URL is not set: point it at the social network's API, or at the local simulator (npx tsx sim/network/main.ts, then NETWORK_API_URL=http://127.0.0.1:${n.simulatorPort}).`,
-    );
-  }
   return new HttpNetworkClient({
-    baseUrl: n.apiUrl,
+    baseUrl: serviceAddresses().network.address,
     apiVersion: n.apiVersion,
     clientId: n.clientId,
     clientSecret: n.clientSecret,

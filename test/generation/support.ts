@@ -10,7 +10,7 @@ import { startApi, type TestServer } from '../support/app';
 
 // The generation suites' harness: the real API over HTTP, the LLM stub as a real HTTP server,
 // and an in-process worker whose writer is a ChatCompletionsWriter pointed at the stub (config
-// is read at import and the runner sets no LLM_BASE_URL, so the writer is injected).
+// is read at import and LLM_BASE_URL names the run's shared simulator, so the writer is injected).
 
 import { sleep } from '../support/wait';
 export { sleep };

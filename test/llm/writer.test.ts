@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { config } from '../../lib/config';
+import { config, serviceAddresses } from '../../lib/config';
 import { BUILTIN_MODEL, closingLanguage, closingLine, composePost } from '../../lib/llm/builtin';
 import {
   BuiltinWriter,
@@ -444,9 +444,18 @@ describe('BuiltinWriter', () => {
 });
 
 describe('createPostWriter', () => {
-  it('follows LLM_BASE_URL: the chat client when set, the builtin writer otherwise', () => {
+  it('is the chat client on LLM_BASE_URL (the test run sets it to its LLM simulator), not the builtin writer', () => {
+    // issue 29 item 5: the real HTTP client runs by default; the builtin writer only with LLM_WRITER=builtin.
+    assert.equal(config.llm.writer, 'api');
+    assert.ok(config.llm.baseUrl, 'the test run points LLM_BASE_URL at its simulator');
     const w = createPostWriter();
-    assert.ok(config.llm.baseUrl ? w instanceof ChatCompletionsWriter : w instanceof BuiltinWriter);
+    assert.ok(w instanceof ChatCompletionsWriter);
+  });
+
+  it('derives the local simulator address when LLM_BASE_URL is unset, and calls nothing with LLM_WRITER=builtin', () => {
+    const unset = { ...config, llm: { ...config.llm, baseUrl: undefined, simulatorPort: 4901 } };
+    assert.deepEqual(serviceAddresses(unset).llm, { address: 'http://127.0.0.1:4901/v1', local: true, port: 4901 });
+    assert.equal(serviceAddresses({ ...config, llm: { ...config.llm, writer: 'builtin' } }).llm, null);
   });
 });
 

@@ -74,6 +74,39 @@ describe('MCP progress and resumable streams', function () {
     });
   }
 
+  for (const kind of TRANSPORTS) {
+    it(`generate_post sends an update about every 750 ms while a slow writer works, each saying what it waits on (${kind})`, async () => {
+      // issue 29 item 4: before, a 4 s writer gave one intermediate notification (the figure rose once).
+      worker.stub.setLatency(4_000);
+      const ws = await workspaceWithKey();
+      const client = await connect(kind, stack.mcpUrl, ws.key);
+      const seen: Array<{ p: Progress; at: number }> = [];
+      const result = await client.callTool(
+        { name: 'generate_post', arguments: { projectId: ws.project.id, source: GENERATION_SOURCE } },
+        CallToolResultSchema,
+        { onprogress: (p) => seen.push({ p, at: Date.now() }), resetTimeoutOnProgress: true },
+      );
+      assert.equal((result.structuredContent as any).data.status, 'DONE');
+
+      const intermediate = seen.filter(({ p }) => p.progress > 0 && p.progress < 1);
+      assert.ok(intermediate.length >= 4, `at least 4 intermediate updates for a 4 s writer, got ${JSON.stringify(seen.map((e) => e.p))}`);
+      for (const { p } of intermediate) assert.match(p.message ?? '', /\S/, 'every update says what the job waits on');
+      assert.ok(
+        intermediate.some(({ p }) => /^Writing the post\b/.test(p.message ?? '')),
+        `an update names the writer step: ${JSON.stringify(intermediate.map((e) => e.p.message))}`,
+      );
+      for (let i = 1; i < seen.length; i++) assert.ok(seen[i]!.p.progress > seen[i - 1]!.p.progress, 'progress increases');
+      // "About every 750 ms": ticks keep to the cadence; one slow job read may delay one of them.
+      const gaps = intermediate.slice(1).map((e, i) => e.at - intermediate[i]!.at);
+      assert.ok(Math.max(...gaps) < 2_250, `gaps between updates ${JSON.stringify(gaps)}`);
+      assert.ok(
+        intermediate.every(({ p }) => p.progress < 0.99),
+        'no update claims the job is nearly done before it is',
+      );
+      await client.close();
+    });
+  }
+
   it('generate_post without a progressToken answers the queued job at once, as REST does', async () => {
     const ws = await workspaceWithKey();
     const client = await connect('streamable', stack.mcpUrl, ws.key);

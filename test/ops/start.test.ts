@@ -3,8 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, portAcceptsConnections } from '../../tooling/ports';
-import { spawnService } from '../support/processes';
-import { waitFor } from '../support/wait';
+import { spawnCommand, spawnService } from '../support/processes';
+import { sleep, waitFor } from '../support/wait';
+import { ok as adminOk } from '../admin/support';
 
 // issue 17: `npm start` (bin/start.ts) stops cleanly. After SIGINT the API, the MCP transport,
 // the metrics listeners (API, worker, Temporal SDK), the worker, the network simulator and the embedded Temporal dev
@@ -71,5 +72,68 @@ describe('npm start stops cleanly on SIGINT', function () {
       assert.equal(code, 0, service.output.join('').slice(-3000));
     }
     for (const n of names) assert.equal(await portAcceptsConnections(ports[n]!), false, `${n} ${ports[n]} is released after SIGINT`);
+  });
+
+  it('stops every child through its clean path when Ctrl-C reaches the process group of `npm start`', async () => {
+    // issue 29 item 6b: a terminal signals the whole foreground group, so npm and the start
+    // script both get SIGINT and npm forwards its copy; the echo must not count as a second press.
+    const names = [
+      'PORT',
+      'MCP_PORT',
+      'TEMPORAL_PORT',
+      'TEMPORAL_UI_PORT',
+      'NETWORK_SIMULATOR_PORT',
+      'LLM_STUB_PORT',
+      'TRANSCRIPTION_SIMULATOR_PORT',
+      'YOUTUBE_SIMULATOR_PORT',
+      'S3_SERVER_PORT',
+      'METRICS_PORT',
+      'WORKER_METRICS_PORT',
+    ] as const;
+    const ports: Record<string, string> = {};
+    for (const n of names) ports[n] = String(await freePort());
+    const env: Record<string, string> = {
+      ...ports,
+      PUBLIC_URL: `http://127.0.0.1:${ports.PORT}`,
+      DATA_DIR: dataDir,
+      // Every service its own (none of the test run's), and a queue no test worker polls.
+      TEMPORAL_ADDRESS: '',
+      NETWORK_API_URL: '',
+      LLM_BASE_URL: '',
+      TRANSCRIPTION_URL: '',
+      YOUTUBE_TRANSCRIPT_URL: '',
+      S3_ENDPOINT: '',
+      TEMPORAL_TASK_QUEUE: `start-group-test-${process.pid}`,
+    };
+    const service = await spawnCommand('npm', ['start'], env, /Content Scheduling Service is running/, 180_000, { group: true });
+    const group = -service.child.pid!;
+    let ended: { code: number | null; signal: NodeJS.Signals | null } | 'timeout' = 'timeout';
+    try {
+      // issue 29 item 5: a plain npm start runs the LLM simulator, and bin/admin finds it on the same port.
+      assert.match(service.output.join(''), new RegExp(`LLM sim +http://127\\.0\\.0\\.1:${ports.LLM_STUB_PORT}/v1`));
+      assert.equal((await adminOk(['llm', 'latency', '--ms', '0'], { env: { ...env, ADMIN_CLI_BUNDLE: '0' } })).latencyMs, 0);
+      // The worker is up (its metrics port opens once its workflow bundle is built), so it too stops through its own path.
+      await waitFor(() => portAcceptsConnections(Number(ports.WORKER_METRICS_PORT)), 120_000, 'the worker to start');
+    } finally {
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        service.child.once('exit', (code, signal) => resolve({ code, signal })),
+      );
+      process.kill(group, 'SIGINT');
+      // The echo: the copy a wrapper forwards (npm, the tsx CLI's relay) arrives moments later.
+      await sleep(50);
+      process.kill(group, 'SIGINT');
+      ended = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 90_000))]);
+      if (ended === 'timeout') process.kill(group, 'SIGKILL');
+    }
+    const output = service.output.join('');
+    assert.doesNotMatch(output, /second interrupt/, output.slice(-3000));
+    for (const child of ['api', 'worker', 'network-sim', 'llm-sim', 'transcription-sim', 'youtube-sim'])
+      assert.match(output, new RegExp(`\\[start\\] ${child} stopped\\n`), `${child} stopped cleanly (exit 0):\n${output.slice(-3000)}`);
+    assert.match(output, /\[start\] object store stopped/);
+    assert.match(output, /\[start\] temporal stopped/);
+    // The start script exits 0; npm, interrupted itself, then ends by SIGINT (a shell's 130) once it has.
+    if (ended === 'timeout') assert.fail(`npm start did not stop within 90 s:\n${output.slice(-3000)}`);
+    assert.ok(ended.code === 0 || ended.signal === 'SIGINT', `npm ended with ${JSON.stringify(ended)}:\n${output.slice(-3000)}`);
+    for (const n of names) assert.equal(await portAcceptsConnections(Number(ports[n])), false, `${n} ${ports[n]} is released after Ctrl-C`);
   });
 });

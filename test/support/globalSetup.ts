@@ -7,7 +7,7 @@
 // Mocha imports the spec files before it runs mochaGlobalSetup, and lib/config.ts reads the
 // environment once at import, so the environment (ports included) is settled here at module
 // load; the services themselves start in mochaGlobalSetup. Set TEST_DATABASE_URL,
-// TEMPORAL_ADDRESS or NETWORK_API_URL to use services of your own instead.
+// TEMPORAL_ADDRESS, NETWORK_API_URL or LLM_BASE_URL to use services of your own instead.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';
@@ -50,6 +50,11 @@ if (ownSimulator) env.NETWORK_API_URL = `http://127.0.0.1:${simulatorPort}`;
 const ownYoutubeSim = !inherited && !env.YOUTUBE_TRANSCRIPT_URL;
 const youtubeSimPort = ownYoutubeSim ? await freePort() : 0;
 if (ownYoutubeSim) env.YOUTUBE_TRANSCRIPT_URL = `http://127.0.0.1:${youtubeSimPort}`;
+// The LLM simulator (sim/llm), as `npm start` runs it, so the writer's real HTTP client runs in
+// every process the tests start (issue 29 item 5); suites that script faults run stubs of their own.
+const ownLlmSim = !inherited && !env.LLM_BASE_URL && env.LLM_WRITER !== 'builtin';
+const llmSimPort = ownLlmSim ? await freePort() : 0;
+if (ownLlmSim) env.LLM_BASE_URL = `http://127.0.0.1:${llmSimPort}/v1`;
 // The embedded S3-compatible store (tooling/objectStoreServer.ts) on a free port and a temp dir;
 // its address and keys are settled now, for the same reason as the ports above.
 const ownObjectStore = !inherited && !env.S3_ENDPOINT;
@@ -110,6 +115,7 @@ let stopObjectStore = async () => {};
 let simulator: ChildProcess | null = null;
 let stopTranscription = async () => {};
 let stopYoutube = async () => {};
+let stopLlmSim = async () => {};
 
 export async function mochaGlobalSetup() {
   const { preflightOrExit } = await import('../../tooling/preflight');
@@ -183,6 +189,15 @@ export async function mochaGlobalSetup() {
       })(),
     );
   }
+  if (ownLlmSim) {
+    services.push(
+      (async () => {
+        const { startLlmStub } = await import('../../sim/llm/server');
+        const sim = await startLlmStub({ port: llmSimPort });
+        stopLlmSim = () => sim.close();
+      })(),
+    );
+  }
   await Promise.all(services);
 }
 
@@ -194,6 +209,7 @@ export async function mochaGlobalTeardown() {
   await stopObjectStore();
   await stopTranscription();
   await stopYoutube();
+  await stopLlmSim();
   if (ownDatabase && !inherited)
     await withMaintenanceDb(env.DATABASE_URL!, (client, name) => client.query(`drop database if exists ${quote(name)} with (force)`)).catch(
       () => {},

@@ -23,10 +23,28 @@ export async function spawnService(
   timeoutMs = 60_000,
   nodeArgs: string[] = [],
 ): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
+  return spawnCommand(process.execPath, [...nodeArgs, '--import', 'tsx', entry], env, readyPattern, timeoutMs);
+}
+
+/**
+ * Any command as a service (`npm start` as a user types it), ready when its output matches.
+ * `group`: in a process group of its own, as a terminal runs a foreground job, so a test can
+ * signal the whole group the way Ctrl-C does (`process.kill(-child.pid, 'SIGINT')`).
+ */
+export async function spawnCommand(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  readyPattern: RegExp,
+  timeoutMs = 60_000,
+  opts: { group?: boolean } = {},
+): Promise<ServiceProcess> {
+  const entry = [command, ...args].join(' ');
+  const child = spawn(command, args, {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: opts.group ?? false,
   });
   const output: string[] = [];
   await new Promise<void>((resolve, reject) => {

@@ -1,4 +1,4 @@
-import { config } from '../../../lib/config';
+import { config, serviceAddresses } from '../../../lib/config';
 import { defineNoun, type Args } from '../registry';
 
 // Connecting an account happens in the dashboard (spec 2.6: reconnecting cannot be done through
@@ -30,7 +30,7 @@ export default defineNoun('connection', 'Network connections of projects (tokens
       name: { value: 'NAME', help: 'display name of the account' },
       'from-simulator': {
         type: 'boolean',
-        help: `issue fresh tokens from the network simulator at NETWORK_API_URL (default http://127.0.0.1:${config.network.simulatorPort})`,
+        help: `issue fresh tokens from the network simulator at NETWORK_API_URL (default the local simulator on NETWORK_SIMULATOR_PORT, ${config.network.simulatorPort})`,
       },
       'expires-in': { value: 'SECONDS', help: 'with --from-simulator: access-token lifetime' },
     },
@@ -53,7 +53,7 @@ export default defineNoun('connection', 'Network connections of projects (tokens
       ]);
       const workspace = await getWorkspace(args.need('workspace'));
       if (args.bool('from-simulator')) {
-        const sim = createSimulatorControl(config.network.apiUrl ?? `http://127.0.0.1:${config.network.simulatorPort}`);
+        const sim = createSimulatorControl(serviceAddresses().network.address);
         const personId = args.string('person-id') ?? `p${randomBase62(10)}`;
         const expiresIn = args.string('expires-in');
         const issued = await sim.issueToken({

@@ -1,21 +1,21 @@
 import { LLM_STUB_FAILURES } from '../../../sim/llm/control';
 import { defineNoun, type Args } from '../registry';
 
-// Scripted faults for the LLM simulator (sim/llm, `npm run sim:llm`), never a real provider:
-// the counterpart of `network fail` for generation. The workers must be using the simulator
-// (LLM_BASE_URL pointing at it); the built-in offline writer makes no call to fail.
+// Scripted faults for the LLM simulator (sim/llm, which `npm start` runs when LLM_BASE_URL is
+// unset), never a real provider: the counterpart of `network fail` for generation. The built-in
+// offline writer (LLM_WRITER=builtin) makes no call to fail.
 
 const urlFlag = {
-  url: { value: 'URL', help: 'the simulator (default: LLM_SIMULATOR_URL, else LLM_BASE_URL, else http://127.0.0.1:3901)' },
+  url: { value: 'URL', help: 'the simulator (default: LLM_SIMULATOR_URL, else LLM_BASE_URL, else the local one on LLM_STUB_PORT, 3901)' },
 };
 
 async function sim(args: Args) {
-  const [{ createLlmSimulatorControl }, { config }] = await Promise.all([
+  const [{ createLlmSimulatorControl }, { serviceAddresses }] = await Promise.all([
     import('../../../sim/llm/control'),
     import('../../../lib/config'),
   ]);
-  const url =
-    args.string('url') ?? process.env.LLM_SIMULATOR_URL ?? config.llm.baseUrl ?? `http://127.0.0.1:${process.env.LLM_STUB_PORT || 3901}`;
+  const url = args.string('url') ?? process.env.LLM_SIMULATOR_URL ?? serviceAddresses().llm?.address;
+  if (!url) throw new Error('LLM_WRITER=builtin: generation calls no LLM, so there is no simulator to script (give --url to reach one)');
   return createLlmSimulatorControl(url);
 }
 

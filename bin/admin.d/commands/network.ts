@@ -1,4 +1,4 @@
-import { config } from '../../../lib/config';
+import { serviceAddresses } from '../../../lib/config';
 import { createSimulatorControl, SIM_OPERATIONS, type SimOperationFilter } from '../../../sim/network/control';
 import { defineNoun, type Args } from '../registry';
 
@@ -6,7 +6,7 @@ import { defineNoun, type Args } from '../registry';
 // calls, revoke or expire a token, empty an organization's admin set, add latency.
 
 const OPS = ['any', ...SIM_OPERATIONS];
-const sim = () => createSimulatorControl(config.network.apiUrl ?? `http://127.0.0.1:${config.network.simulatorPort}`);
+const sim = () => createSimulatorControl(serviceAddresses().network.address);
 const count = (args: Args, name: string, fallback: number) => {
   const raw = args.string(name);
   if (raw === undefined) return fallback;
