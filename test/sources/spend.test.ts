@@ -142,14 +142,14 @@ describe('AI spend of source ingest and image generation', function () {
       return ['DONE', 'FAILED', 'CANCELLED'].includes(j.status) && j;
     }, 60_000);
     assert.equal(done.status, 'DONE', JSON.stringify(done));
-    // Three seconds at whisper-1's price is under a cent, and a billed call costs at least one;
-    // the built-in topics extractor runs no model and costs nothing.
+    // Two billed calls, each at least a cent: three seconds at whisper-1's price (under a cent) and
+    // the topics call through the LLM simulator (a few hundred tokens, under a cent).
     await waitFor(async () => (await db()('jobs').where({ id: done.id }).first('spend_settled_at')).spend_settled_at, 10_000);
     const row = await db()('jobs').where({ id: done.id }).first('cost_cents', 'reserved_cents');
-    assert.deepEqual(row, { cost_cents: 1, reserved_cents: config.sources.reserveCents });
-    assert.equal((await apiSpend(ws.call)).spentCents, 1, 'the reservation was replaced by the cost');
+    assert.deepEqual(row, { cost_cents: 2, reserved_cents: config.sources.reserveCents });
+    assert.equal((await apiSpend(ws.call)).spentCents, 2, 'the reservation was replaced by the cost');
     const week = await db()('ai_budget_weeks').where({ workspace_id: ws.workspace.id, budget_key: ws.project.id }).first();
-    assert.deepEqual([week.spent_cents, week.reserved_cents], [1, 0]);
+    assert.deepEqual([week.spent_cents, week.reserved_cents], [2, 0]);
 
     // A recording added to the knowledge base is transcribed too (the bytes decide, not the
     // declared type: docs/sources.md "Extraction"), and settled the same way.
@@ -169,7 +169,7 @@ describe('AI spend of source ingest and image generation', function () {
     assert.equal(kDone.status, 'DONE', JSON.stringify(kDone));
     await waitFor(async () => (await db()('jobs').where({ id: kDone.id }).first('spend_settled_at')).spend_settled_at, 10_000);
     assert.equal((await db()('jobs').where({ id: kDone.id }).first('cost_cents')).cost_cents, 1);
-    assert.equal((await apiSpend(ws.call)).spentCents, 2);
+    assert.equal((await apiSpend(ws.call)).spentCents, 3);
 
     const unsettled = await ok(['jobs', 'unsettled', '--workspace', ws.workspace.id]);
     assert.deepEqual([unsettled.total, unsettled.reservedCents, unsettled.jobs], [0, 0, []]);
