@@ -313,17 +313,19 @@ async function main(): Promise<void> {
       });
   if (shuttingDown) return;
 
-  // Generation (docs/generation.md) goes through the real LLM client: to the simulator unless
-  // LLM_BASE_URL names an API, or LLM_WRITER=builtin asks for the in-process writer.
-  const llmSimUrl = !services.llm?.local
+  // Generation (docs/generation.md) and image generation (docs/media.md) go through the real
+  // LLM and images clients: to the simulator unless LLM_BASE_URL (IMAGES_BASE_URL) names an API,
+  // or LLM_WRITER=builtin (IMAGES_GENERATOR=builtin) asks for the in-process writer (renderer).
+  const llmSim = services.llm?.local ? services.llm : services.images?.local ? services.images : null;
+  const llmSimUrl = !llmSim
     ? null
     : await startSimulator(childEnv, {
         name: 'llm-sim',
         script: 'sim/llm/main.ts',
-        port: services.llm.port,
+        port: llmSim.port,
         what: 'LLM simulator',
         escape: 'set LLM_STUB_PORT, LLM_BASE_URL to use an API, or LLM_WRITER=builtin',
-        env: { LLM_STUB_PORT: String(services.llm.port) },
+        env: { LLM_STUB_PORT: String(llmSim.port) },
         urlEnv: 'LLM_BASE_URL',
         path: '/v1',
       });

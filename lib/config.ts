@@ -334,7 +334,6 @@ function loadConfig() {
       maxTopics: 8,
       maxHooks: 5,
     },
-    /** Image generation jobs (docs/media.md): an OpenAI-compatible images API, else the built-in card renderer. */
     /** Knowledge base (docs/knowledge.md): ingest, URL fetches, search and grounding. */
     knowledge: {
       /** URL ingest may reach loopback addresses (tests, local development); defaults to the webhook setting. */
@@ -371,8 +370,14 @@ function loadConfig() {
       listMax: 100,
     },
 
+    /**
+     * Image generation jobs (docs/media.md). `api`: the OpenAI-compatible images API at
+     * IMAGES_BASE_URL, else at the LLM's address (the LLM simulator when that is unset too, as
+     * `npm start` and the tests run it). `builtin`: the in-process quote-card renderer, no HTTP.
+     */
     images: {
-      baseUrl: optional('IMAGES_BASE_URL') ?? optional('LLM_BASE_URL'),
+      generator: choice('IMAGES_GENERATOR', ['api', 'builtin'] as const, 'api'),
+      baseUrl: optional('IMAGES_BASE_URL'),
       apiKey: optional('IMAGES_API_KEY') ?? optional('LLM_API_KEY'),
       model: str('IMAGES_MODEL', 'gpt-image-1'),
       size: str('IMAGES_SIZE', '1024x1024'),
@@ -464,6 +469,7 @@ export function serviceAddresses(c: Config = config) {
     objectStore: local(c.s3.endpoint, c.s3.serverPort, http()),
     network: local(c.network.apiUrl, c.network.simulatorPort, http()),
     llm: c.llm.writer === 'builtin' ? null : local(c.llm.baseUrl, c.llm.simulatorPort, http('/v1')),
+    images: c.images.generator === 'builtin' ? null : local(c.images.baseUrl ?? c.llm.baseUrl, c.llm.simulatorPort, http('/v1')),
     transcription: local(c.transcription.url, c.transcription.simulatorPort, http('/v1')),
     youtube: local(c.knowledge.youtubeTranscriptUrl, c.knowledge.youtubeSimulatorPort, http()),
   };

@@ -1,4 +1,4 @@
-import { config } from '../config';
+import { config, serviceAddresses } from '../config';
 import { renderQuoteCard } from './render';
 
 // Where a generated image comes from (docs/media.md "Image generation"): an OpenAI-compatible
@@ -56,7 +56,7 @@ const STYLE_HINTS: Record<ImageStyle, string> = {
 
 export class OpenAiImageGenerator implements ImageGenerator {
   constructor(
-    private readonly opts: { baseUrl: string; apiKey: string; model: string; size: string; timeoutMs: number; costCents: number },
+    private readonly opts: { baseUrl: string; apiKey?: string; model: string; size: string; timeoutMs: number; costCents: number },
   ) {}
 
   async generate(req: ImageRequest, signal?: AbortSignal): Promise<GeneratedImage> {
@@ -66,7 +66,10 @@ export class OpenAiImageGenerator implements ImageGenerator {
     try {
       res = await fetch(url, {
         method: 'POST',
-        headers: { authorization: `Bearer ${this.opts.apiKey}`, 'content-type': 'application/json' },
+        headers: {
+          ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}),
+          'content-type': 'application/json',
+        },
         body: JSON.stringify({ model: this.opts.model, prompt, n: 1, size: this.opts.size, response_format: 'b64_json' }),
         signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(this.opts.timeoutMs)]) : AbortSignal.timeout(this.opts.timeoutMs),
         redirect: 'error',
@@ -104,12 +107,14 @@ export class BuiltinImageGenerator implements ImageGenerator {
   }
 }
 
+/** The generator for this process: the images API (serviceAddresses), or the built-in renderer when IMAGES_GENERATOR=builtin. */
 export function createImageGenerator(): ImageGenerator {
   const i = config.images;
-  if (i.baseUrl && i.apiKey)
+  const api = serviceAddresses().images;
+  if (api)
     return new OpenAiImageGenerator({
-      baseUrl: i.baseUrl,
-      apiKey: i.apiKey,
+      baseUrl: api.address,
+      ...(i.apiKey ? { apiKey: i.apiKey } : {}),
       model: i.model,
       size: i.size,
       timeoutMs: i.timeoutMs,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createImageGenerationActivities } from '../../activities/imageGeneration';
-import { config } from '../../lib/config';
+import { config, serviceAddresses } from '../../lib/config';
 import { db } from '../../lib/db';
-import { OpenAiImageGenerator } from '../../lib/media/imageGenerator';
+import { BuiltinImageGenerator, createImageGenerator, OpenAiImageGenerator } from '../../lib/media/imageGenerator';
 import { renderQuoteCard } from '../../lib/media/render';
 import { objectStore } from '../../lib/storage/objectStore';
 import { startLlmStub, type LlmStub } from '../../sim/llm/server';
@@ -16,8 +16,9 @@ import { sha256 } from './images';
 
 // Image generation jobs (docs/media.md "Image generation"): the job envelope of post
 // generation (QUEUED → RUNNING → DONE, cancel while QUEUED, idempotency, AI spend), the
-// built-in card renderer without a key, an OpenAI-compatible images API (the LLM stub) with one,
-// and the asset attached to the post and published with it.
+// images API through its real client by default (the run's LLM simulator), the built-in card
+// renderer when chosen, an OpenAI-compatible images API (the LLM stub), and the asset attached to
+// the post and published with it.
 
 describe('image generation jobs (POST /v1/media/generations)', function () {
   this.timeout(90_000);
@@ -89,8 +90,24 @@ describe('image generation jobs (POST /v1/media/generations)', function () {
     assert.ok((await db()('jobs').where({ id: j.id }).first()).spend_settled_at, 'the reservation is settled');
   });
 
+  it('is the images API client by default (the LLM simulator of the run), the built-in renderer only when chosen', () => {
+    // issue 29 item 5: the real HTTP client runs by default, as the writer's does.
+    assert.ok(createImageGenerator() instanceof OpenAiImageGenerator);
+    const unset = {
+      ...config,
+      llm: { ...config.llm, baseUrl: undefined, simulatorPort: 4901 },
+      images: { ...config.images, baseUrl: undefined },
+    };
+    assert.deepEqual(serviceAddresses(unset).images, { address: 'http://127.0.0.1:4901/v1', local: true, port: 4901 });
+    const own = { ...config, images: { ...config.images, baseUrl: 'https://images.example/v1' } };
+    assert.equal(serviceAddresses(own).images?.address, 'https://images.example/v1');
+    assert.equal(serviceAddresses({ ...config, images: { ...config.images, generator: 'builtin' } }).images, null);
+  });
+
   it('built-in renderer: the hook of the post as a card, attached to the post and published with it', async () => {
-    await startWorker();
+    await startWorker(
+      createImageGenerationActivities({ db: db(), images: new BuiltinImageGenerator(), store: objectStore }) as unknown as TestActivities,
+    );
     const { project } = await connectedPersonalProject(ws.workspace.id);
     const post = (
       await call('POST', '/v1/posts', { body: { projectId: project.id, content: 'Ship small, ship often.\nWhy we release every day.' } })

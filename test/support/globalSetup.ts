@@ -51,8 +51,10 @@ const ownYoutubeSim = !inherited && !env.YOUTUBE_TRANSCRIPT_URL;
 const youtubeSimPort = ownYoutubeSim ? await freePort() : 0;
 if (ownYoutubeSim) env.YOUTUBE_TRANSCRIPT_URL = `http://127.0.0.1:${youtubeSimPort}`;
 // The LLM simulator (sim/llm), as `npm start` runs it, so the writer's real HTTP client runs in
-// every process the tests start (issue 29 item 5); suites that script faults run stubs of their own.
-const ownLlmSim = !inherited && !env.LLM_BASE_URL && env.LLM_WRITER !== 'builtin';
+// every process the tests start (issue 29 item 5), and the images client with it; suites that
+// script faults run stubs of their own.
+const ownLlmSim =
+  !inherited && !env.LLM_BASE_URL && (env.LLM_WRITER !== 'builtin' || (env.IMAGES_GENERATOR !== 'builtin' && !env.IMAGES_BASE_URL));
 const llmSimPort = ownLlmSim ? await freePort() : 0;
 if (ownLlmSim) env.LLM_BASE_URL = `http://127.0.0.1:${llmSimPort}/v1`;
 // The embedded S3-compatible store (tooling/objectStoreServer.ts) on a free port and a temp dir;
