@@ -155,32 +155,35 @@ export async function serverRuns(sel: ServerSelection): Promise<RunToReplay[]> {
   }));
 }
 
-/** The patch ids a history recorded (the SDK's `core_patch` markers, one per patched() call that took the new path). */
-export function patchesIn(history: History): string[] {
-  const ids: string[] = [];
+/** The patches a history recorded: the SDK's `core_patch` markers, one per patched() or deprecatePatch() call on the new path. */
+export function patchesIn(history: History): Array<{ id: string; deprecated: boolean }> {
+  const found: Array<{ id: string; deprecated: boolean }> = [];
   for (const event of history.events ?? []) {
     const marker = event.markerRecordedEventAttributes;
     const payload = marker?.markerName === 'core_patch' ? marker.details?.['patch-data']?.payloads?.[0] : undefined;
-    if (payload) ids.push(defaultPayloadConverter.fromPayload<{ id: string }>(payload as never).id);
+    if (payload) found.push(defaultPayloadConverter.fromPayload<{ id: string; deprecated: boolean }>(payload as never));
   }
-  return ids;
+  return found;
 }
 
 export interface PatchUsage {
   type: string;
-  /** Open runs whose history recorded the patch: they replay only while the code still calls patched() or deprecatePatch() with this id. */
+  /** Open runs that recorded the patch through patched(): they replay only while the code still calls patched() or deprecatePatch() with this id. */
   withPatch: string[];
-  /** Open runs without it: started before the patch shipped (or not yet at the call), they still take the old branch. */
+  /** Open runs that recorded it through deprecatePatch(): code without the call skips such a marker. */
+  withDeprecatedPatch: string[];
+  /** Open runs without it: started before the patch shipped (or not yet at the call), they take the old branch. */
   withoutPatch: string[];
 }
 
-/** Per workflow type, which open runs recorded the patch and which did not (docs/operations.md, removing a patch). */
+/** Per workflow type, which open runs recorded the patch and how (docs/operations.md, "Removing a patch"). */
 export async function patchUsage(sel: ServerSelection, patchId: string): Promise<PatchUsage[]> {
   const byType = new Map<string, PatchUsage>();
   for (const run of await serverRuns({ ...sel, openOnly: true })) {
-    const usage = byType.get(run.type) ?? { type: run.type, withPatch: [], withoutPatch: [] };
+    const usage = byType.get(run.type) ?? { type: run.type, withPatch: [], withDeprecatedPatch: [], withoutPatch: [] };
     byType.set(run.type, usage);
-    (patchesIn(await run.history()).includes(patchId) ? usage.withPatch : usage.withoutPatch).push(run.workflowId);
+    const marker = patchesIn(await run.history()).find((p) => p.id === patchId);
+    (marker ? (marker.deprecated ? usage.withDeprecatedPatch : usage.withPatch) : usage.withoutPatch).push(run.workflowId);
   }
   return [...byType.values()];
 }
@@ -286,10 +289,12 @@ export async function runCli(argv: string[], print: (line: string) => void = con
     if (opts.usesPatch) {
       const usage = await patchUsage({ ...sel, perType: null }, opts.usesPatch);
       for (const u of usage) {
-        out(`${u.type}: ${u.withPatch.length} open runs recorded ${opts.usesPatch}, ${u.withoutPatch.length} did not`);
+        out(
+          `${u.type}: ${u.withPatch.length} open runs recorded ${opts.usesPatch}, ${u.withDeprecatedPatch.length} recorded it deprecated, ${u.withoutPatch.length} did not`,
+        );
         for (const id of u.withoutPatch.slice(0, 20)) out(`  without: ${id}`);
       }
-      const total = usage.reduce((n, u) => n + u.withPatch.length + u.withoutPatch.length, 0);
+      const total = usage.reduce((n, u) => n + u.withPatch.length + u.withDeprecatedPatch.length + u.withoutPatch.length, 0);
       out(`${total} open runs on ${address} (${namespace})`);
       return { code: 0, lines };
     }
