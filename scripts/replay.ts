@@ -72,9 +72,8 @@ export async function replayRuns(
   const pending: Array<{ type: string }> = [];
   async function* histories(): AsyncGenerator<HistoryAndWorkflowId> {
     for await (const run of runs) {
-      const history = await run.history();
-      pending.push({ type: typeOf(history) || run.type });
-      yield { workflowId: run.workflowId, history };
+      pending.push({ type: run.type });
+      yield { workflowId: run.workflowId, history: await run.history() };
     }
   }
   for await (const result of Worker.runReplayHistories({ workflowBundle: bundle }, histories())) {
