@@ -53,6 +53,7 @@ export default tseslint.config(
       '.data/',
       'bench/results/',
       'dist/',
+      '.workflow-variant-*/',
     ],
   },
   ...tseslint.configs.recommended.map((c) => ({ ...c, files: ['**/*.ts'] })),

@@ -1,7 +1,7 @@
 // The API process's Node options (docs/operations.md "Processes"), as a module that reads no
 // configuration at import, for every launcher of api/main.ts: bin/start.ts (`npm start`), the
-// benches' API server, and package.json's `start:api` (which spells them out: a shell line cannot
-// import this).
+// benches' API server, scripts/rolling-deploy.ts, and package.json's `start:api` (which spells
+// them out: a shell line cannot import this).
 //
 // --no-allocation-site-pretenuring: V8 decides per allocation site, from how many of its objects
 // survived young collections so far, to allocate that site's objects straight in the old

@@ -82,14 +82,22 @@ export function workflowBundle(opts: { traced?: boolean } = {}): Promise<Workflo
   const traced = opts.traced ?? false;
   let bundle = bundles.get(traced);
   if (!bundle) {
-    bundle = bundleWorkflowCode({
-      workflowsPath: WORKFLOWS_PATH,
-      workflowInterceptorModules: traced ? [WORKFLOW_TRACING_INTERCEPTORS] : [],
-      logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never,
-    });
+    bundle = bundleWorkflows(WORKFLOWS_PATH, { traced });
     bundles.set(traced, bundle);
   }
   return bundle;
+}
+
+/**
+ * Bundles the workflows exported by `workflowsPath` now, uncached: workflowBundle above for the
+ * real source, tooling/workflowVariant.ts for an edited copy of it.
+ */
+export function bundleWorkflows(workflowsPath: string, opts: { traced?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({
+    workflowsPath,
+    workflowInterceptorModules: opts.traced ? [WORKFLOW_TRACING_INTERCEPTORS] : [],
+    logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never,
+  });
 }
 
 /**
