@@ -5587,6 +5587,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description spend_cap_exceeded, usage_limit_exceeded */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "spend_cap_exceeded" | "usage_limit_exceeded";
+                        };
+                    };
+                };
+            };
             /** @description scope_missing, plan_not_eligible, forbidden_project, workspace_unavailable */
             403: {
                 headers: {
@@ -6720,6 +6735,21 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unauthenticated" | "invalid_token" | "key_revoked" | "key_expired";
+                        };
+                    };
+                };
+            };
+            /** @description spend_cap_exceeded, usage_limit_exceeded */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "spend_cap_exceeded" | "usage_limit_exceeded";
                         };
                     };
                 };

@@ -485,15 +485,19 @@ describe('network client against the network simulator', function () {
       assert.equal((await introspect('unknown')).active, false);
     });
 
-    it('createNetworkClient needs NETWORK_API_URL', () => {
-      const saved = config.network.apiUrl;
+    it('createNetworkClient calls NETWORK_API_URL, else the local simulator on NETWORK_SIMULATOR_PORT', async () => {
+      // issue 29 item 6: one address function (serviceAddresses) for npm start, its children and bin/admin.
+      const saved = { apiUrl: config.network.apiUrl, simulatorPort: config.network.simulatorPort };
       try {
+        const a = await sim.control.issueToken({ personId: 'ada' });
         config.network.apiUrl = undefined;
-        assert.throws(() => createNetworkClient(), /NETWORK_API_URL/);
+        config.network.simulatorPort = Number(new URL(sim.url).port);
+        assert.equal((await createNetworkClient().getIdentity(a.accessToken)).personId, 'ada', 'derived from the port');
         config.network.apiUrl = sim.url;
-        assert.ok(createNetworkClient() instanceof HttpNetworkClient);
+        config.network.simulatorPort = 1;
+        assert.equal((await createNetworkClient().getIdentity(a.accessToken)).personId, 'ada', 'the address wins over the port');
       } finally {
-        config.network.apiUrl = saved;
+        Object.assign(config.network, saved);
       }
     });
   });
