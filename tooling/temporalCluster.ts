@@ -14,7 +14,6 @@ import path from 'node:path';
 import { msToTs } from '@temporalio/common/lib/time';
 import pg from 'pg';
 import { SEARCH_ATTRIBUTE_KEYS } from '../lib/searchAttributes';
-import { registerSearchAttributes } from '../lib/temporal';
 import { publishPostWorkflow } from '../workflows/publishPost';
 import { freePort, portAcceptsConnections } from './ports';
 import { defaultLog, resolveGoBinary, sleep, spawnServer, type GoBinary, type LogFn, type ServerProcess } from './serverProcess';
@@ -389,6 +388,8 @@ export async function startTemporalCluster(opts: StartClusterOptions): Promise<T
         kill: async () => {
           svc.process.child.kill('SIGKILL');
           await svc.process.exited;
+          // Drops its exit hook: a soak that kills and restarts services many times keeps none behind.
+          await svc.process.stop();
         },
         restart: async () => {
           svc.process = launch(name);
@@ -462,6 +463,9 @@ async function registerNamespace(opts: { address: string; namespace: string; ret
  */
 async function ensureSearchAttributesUsable(opts: { address: string; namespace: string; timeoutMs: number; log: LogFn }) {
   const { Client, Connection } = await import('@temporalio/client');
+  // Imported here: lib/temporal reads the configuration at import, and a bench sets its
+  // environment after importing this module.
+  const { registerSearchAttributes } = await import('../lib/temporal');
   const connection = await Connection.connect({ address: opts.address });
   const client = new Client({ connection, namespace: opts.namespace });
   const deadline = Date.now() + opts.timeoutMs;
