@@ -11,6 +11,7 @@ import { listen } from './listen';
 import { closeAuthSubscriber } from './auth/apiKeys';
 import { closeMcp, createMcpApp } from './mcp/app';
 import { startTracingFromEnv, stopTracing } from '../lib/telemetry';
+import { checkNamespace, temporalAddress } from '../lib/temporal';
 
 // The API process: REST + OAuth origin on PORT, the MCP transport ({mcp_url}, spec 4.9) on
 // MCP_PORT. Migrates on start so a fresh database works.
@@ -21,6 +22,27 @@ async function main() {
   if (missing.length)
     log.warn('api started without its Node options (lib/apiRuntime.ts); start it with `npm run start:api` or pass them', { missing });
   await preflightOrExit({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl });
+  // Every post the API schedules starts its publish workflow with the search attributes
+  // (lib/publishing/workflows.ts); a server without them refuses each start, and the posts would
+  // wait for the reconciler. The namespace is set up before any API starts (docs/operations.md
+  // "Search attributes"), so a missing one stops the API here, by name. An unreachable Temporal
+  // does not: that is an outage the reconciler covers.
+  const namespace = await checkNamespace();
+  if (namespace.state === 'unreachable')
+    log.warn('Temporal not reachable at start; publish workflows wait for the reconciler until it is', {
+      temporal: temporalAddress(),
+      reason: namespace.reason,
+    });
+  else if (namespace.state !== 'ready') {
+    log.error(
+      `Temporal at ${temporalAddress()}: ` +
+        (namespace.state === 'no-namespace'
+          ? `there is no namespace "${config.temporalNamespace}"`
+          : `namespace "${config.temporalNamespace}" lacks the search attributes ${namespace.names.join(', ')}`) +
+        '; set the namespace up before starting the API (npm run cluster and every worker do; docs/operations.md "Search attributes")',
+    );
+    process.exit(1);
+  }
   const applied = await migrateLatest(db());
   if (applied.length) log.info('migrations applied', { applied });
   // One set of outside-world clients for both origins.

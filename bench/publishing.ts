@@ -69,6 +69,8 @@ const { values: opt } = parseArgs({
     'quiet-wait': { type: 'string', default: '300' },
     'dump-histories': { type: 'string', default: '5' },
     strict: { type: 'boolean', default: false },
+    temporal: { type: 'string', default: 'dev' },
+    workers: { type: 'string', default: '1' },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -127,6 +129,12 @@ Options:
                             bench/results/publishing[-NAME].histories.json (default 5)
   --quiet-wait S            before starting, wait up to S seconds for other processes to use
                             < 10% of the machine (default 300; 0 = do not wait)
+  --temporal dev|cluster    the Temporal dev server in memory (default) or the cluster tier: the
+                            server as frontend, history, matching and worker processes on Postgres
+                            (tooling/temporalCluster.ts, databases bench_pub_temporal*); the
+                            baselines run on the same one
+  --workers N               worker processes (default 1); the kill takes worker #1, the others keep
+                            draining; each baseline runs on as many
   --strict                  exit 1 when a target is missed: 0 lost, 0 duplicated, and in burst mode
                             drain ≥ ${TARGET_DRAIN_VS_TIMER_ACTIVITY}× the timer+activity baseline, p99 lag ≤ ${TARGET_P99_VS_BASELINE}× its p99 (without
                             a baseline: p99 < ${TARGET_P99_S} s), worker peak RSS ≤ ${TARGET_PEAK_RSS_MIB} MiB; in steady mode
@@ -165,6 +173,9 @@ const HISTORY_SAMPLE = opt['history-sample'] === 'all' ? Infinity : num('history
 const LATE_AFTER_MS = num('late-after', { min: 1 }) * 1000;
 const QUIET_WAIT_MS = num('quiet-wait') * 1000;
 const DUMP_HISTORIES = num('dump-histories', { integer: true });
+if (opt.temporal !== 'dev' && opt.temporal !== 'cluster') throw new Error('--temporal must be dev or cluster');
+const CLUSTER = opt.temporal === 'cluster';
+const WORKER_COUNT = num('workers', { min: 1, integer: true });
 
 const DATABASE_URL = process.env.BENCH_PUB_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_pub';
 const REDIS_URL = process.env.BENCH_PUB_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
@@ -187,7 +198,9 @@ const clock = (ms: number) => new Date(ms).toISOString().slice(11, 23);
 // The machine is measured quiet before the ports are picked: a port free minutes ago may not be.
 const CPUS = machineInfo().cpus;
 const otherAtStart = QUIET_WAIT_MS > 0 ? await waitForQuiet() : null;
-const temporalPort = await freePort();
+const { freeClusterPorts, startTemporalCluster, dropClusterDatabases } = await import('../tooling/temporalCluster');
+const clusterPorts = CLUSTER ? await freeClusterPorts() : null;
+const temporalPort = clusterPorts ? clusterPorts.frontend : await freePort();
 const simPort = await freePort();
 Object.assign(process.env, {
   DATABASE_URL,
@@ -561,10 +574,34 @@ async function main() {
     await resetDatabase(DATABASE_URL);
     await flushRedis(REDIS_URL);
 
-    const binary = await resolveTemporalBinary();
-    const temporal: DevServer = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
-    cleanups.push(() => temporal.stop());
-    step(`Temporal dev server (in memory) ${temporal.address}, pid ${temporal.child.pid}; task queue ${TASK_QUEUE}`);
+    // The dev server, or the cluster tier: its four service processes are the "temporal" CPU group.
+    let temporalPids: () => number[];
+    let temporalDbs: string[] = [];
+    const temporalAddress = `127.0.0.1:${temporalPort}`;
+    if (CLUSTER) {
+      const cluster = await startTemporalCluster({
+        databaseUrl: DATABASE_URL,
+        databaseName: 'bench_pub_temporal',
+        fresh: true,
+        ports: clusterPorts!,
+        log: () => {},
+      });
+      cleanups.push(async () => {
+        await cluster.stop();
+        await dropClusterDatabases(cluster.db);
+      });
+      temporalPids = () => cluster.pids();
+      temporalDbs = [cluster.db.name, cluster.db.visibilityName];
+      step(
+        `Temporal cluster ${temporalAddress}: frontend, history, matching, worker pids ${cluster.pids().join(', ')} on Postgres; task queue ${TASK_QUEUE}`,
+      );
+    } else {
+      const binary = await resolveTemporalBinary();
+      const temporal: DevServer = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
+      cleanups.push(() => temporal.stop());
+      temporalPids = () => [temporal.child.pid!];
+      step(`Temporal dev server (in memory) ${temporal.address}, pid ${temporal.child.pid}; task queue ${TASK_QUEUE}`);
+    }
 
     const { startNetworkSimulator } = await import('../sim/network/server');
     const simulator = await startNetworkSimulator({ port: simPort });
@@ -577,13 +614,21 @@ async function main() {
     step(`seeded workspace ${s.workspaceId}: ${PROJECTS} connected personal-brand project(s) + 1 pilot project, write API key`);
 
     const { Connection, Client } = await import('@temporalio/client');
-    const connection = await Connection.connect({ address: temporal.address });
+    const connection = await Connection.connect({ address: temporalAddress });
     cleanups.push(() => connection.close());
     const tclient = new Client({ connection });
 
     const mon = new pg.Client({ connectionString: DATABASE_URL });
     await mon.connect();
     cleanups.push(() => mon.end());
+    /** Commits and rows written so far per database (pg_stat_database), the service's and Temporal's. */
+    const dbWrites = async (): Promise<Record<string, { commits: number; rows: number }>> => {
+      const { rows } = await mon.query<{ datname: string; commits: string; rows: string }>(
+        'select datname, xact_commit as commits, tup_inserted + tup_updated + tup_deleted as rows from pg_stat_database where datname = any($1)',
+        [[BENCH_DB, ...temporalDbs]],
+      );
+      return Object.fromEntries(rows.map((r) => [r.datname, { commits: Number(r.commits), rows: Number(r.rows) }]));
+    };
 
     if (WORKER_BUNDLE === 'prebuilt') {
       const t0 = Date.now();
@@ -591,7 +636,7 @@ async function main() {
       step(`workflow bundles built in ${s1(Date.now() - t0)} s; the workers load them (--worker-bundle prebuilt)`);
     }
 
-    // ── Bare baselines, same dev server, same worker settings ───────────────────────────────
+    // ── Bare baselines, same Temporal server, same worker settings ────────────────────────────
     const baselines: BaselineResult[] = [];
     if (BASELINE) {
       for (const kind of ['bare-timer', 'timer+activity'] as const) {
@@ -607,6 +652,7 @@ async function main() {
           marginMs: 15_000,
           deadlineMs: DEADLINE_MS,
           log: (line) => console.log(line.startsWith(' ') ? line : `• ${line}`),
+          workers: WORKER_COUNT,
         });
         baselines.push(b);
         step(
@@ -642,6 +688,13 @@ async function main() {
     step(
       `worker #1 pid ${w1.pid} polling after ${s1(w1.readyAt! - w1.startedAt)} s (${WORKER_BUNDLE === 'prebuilt' ? 'pre-built workflow bundle loaded' : 'workflow bundle built at start-up'})`,
     );
+    // --workers N: the others run from the start and are never killed; they keep draining
+    // while worker #1 is down.
+    for (let i = 1; i < WORKER_COUNT; i++) {
+      const w = launch();
+      await w.waitReady(connection, TASK_QUEUE);
+      step(`worker #${w.index} pid ${w.pid} polling after ${s1(w.readyAt! - w.startedAt)} s`);
+    }
 
     // ── Creation ──────────────────────────────────────────────────────────────────────────
     let api: ApiChild | null = null;
@@ -723,6 +776,7 @@ async function main() {
       scheduledFor: new Date(dueMs + (SPREAD_MS ? Math.floor((i * SPREAD_MS) / POSTS) : 0)),
     }));
     const cpuCreate0 = snapshot();
+    const writes0 = await dbWrites();
     const created = await createAll(
       items,
       creator.create,
@@ -780,11 +834,15 @@ async function main() {
         'select pid, datname, backend_type from pg_stat_activity',
       );
       const foreign = new Set(rows.filter((r) => r.backend_type === 'client backend' && r.datname !== BENCH_DB).map((r) => r.pid));
+      const temporalBackends = new Set(rows.filter((r) => r.datname !== null && temporalDbs.includes(r.datname)).map((r) => r.pid));
       const workerPids = new Set(workers.map((w) => w.pid));
+      const temporalNow = new Set(temporalPids());
       return {
         worker: (p) => workerPids.has(p.pid),
-        temporal: (p) => p.pid === temporal.child.pid,
+        temporal: (p) => temporalNow.has(p.pid),
         postgres: (p) => p.comm === 'postgres' && !foreign.has(p.pid),
+        // On the cluster: the backends serving the Temporal server's two databases.
+        'postgres (temporal)': (p) => temporalBackends.has(p.pid),
         redis: (p) => p.comm.startsWith('redis-server'),
         'bench+sim': (p) => p.pid === process.pid,
         api: (p) => api !== null && p.pid === api.pid,
@@ -869,7 +927,9 @@ async function main() {
           await sleep(RESTART_DELAY_MS);
           w2 = launch();
           await w2.waitReady(connection, TASK_QUEUE);
-          console.log(`    worker #2 pid ${w2.pid} started at t=${s1(w2.startedAt - dueMs)} s, polling at t=${s1(w2.readyAt! - dueMs)} s`);
+          console.log(
+            `    worker #${w2.index} pid ${w2.pid} started at t=${s1(w2.startedAt - dueMs)} s, polling at t=${s1(w2.readyAt! - dueMs)} s`,
+          );
         })().catch((err) => {
           restartError = err;
         });
@@ -1103,6 +1163,17 @@ async function main() {
     const drainMet = drainVsTimerActivity === null || drainVsTimerActivity >= TARGET_DRAIN_VS_TIMER_ACTIVITY;
     const rssMet = STEADY ? rssFlat : peakRssMiB <= TARGET_PEAK_RSS_MIB;
 
+    // Database writes from the first create to here (the baselines ran before): the service's
+    // database and, on the cluster, Temporal's two (docs/publishing.md "Capacity").
+    const writes1 = await dbWrites();
+    const writesPerPost = Object.fromEntries(
+      Object.entries(writes1).map(([db, w]) => [
+        db,
+        { commits: (w.commits - (writes0[db]?.commits ?? 0)) / expected, rows: (w.rows - (writes0[db]?.rows ?? 0)) / expected },
+      ]),
+    );
+    const historyEvents = hist.ok.length ? hist.ok.reduce((a, t) => a + t.historyEvents, 0) / hist.ok.length : null;
+
     // ── Report ────────────────────────────────────────────────────────────────────────────
     const L = (label: string, value: string) => console.log(`  ${label.padEnd(44)}${value}`);
     const ms = (x: number | null) => (x === null ? '—' : x >= 10_000 ? `${s1(x)} s` : `${Math.round(x)} ms`);
@@ -1130,6 +1201,9 @@ async function main() {
       'duplicated (>1 network post per post id)',
       `${duplicated}   ${dupMet ? 'OK' : 'FAIL'}  (idempotent replays ${counts.replays}, create calls ${f0(counts.createCalls)}, stray network posts ${stray}, published but not on network ${publishedNotOnNetwork})`,
     );
+    if (historyEvents !== null) L('history events per publish workflow (sampled)', historyEvents.toFixed(1));
+    for (const [db, w] of Object.entries(writesPerPost))
+      L(`  ${db} per post`, `${w.commits.toFixed(1)} commits, ${w.rows.toFixed(1)} rows written (inserted + updated + deleted)`);
     L('throughput (published / (last − due))', `${throughput.toFixed(1)} posts/s; all published ${s1(lastPub - dueMs)} s after due`);
     if (rateBeforeKill !== null)
       L('  before the kill / after the restart', `${rateBeforeKill.toFixed(1)} posts/s / ${rateAfterRestart?.toFixed(1) ?? '—'} posts/s`);
@@ -1151,7 +1225,9 @@ async function main() {
         );
     }
     if (baselines.length) {
-      console.log('  against the bare baselines of this run (same dev server, same worker settings, no kill):');
+      console.log(
+        `  against the bare baselines of this run (same ${CLUSTER ? 'cluster' : 'dev server'}, same worker settings and count, no kill):`,
+      );
       for (const b of baselines)
         L(
           `  ${b.kind}`,
@@ -1311,7 +1387,8 @@ async function main() {
         maxCachedWorkflows: MAX_CACHED_WORKFLOWS,
         dbPoolMax: DB_POOL,
         publishDelaySeconds: 0,
-        temporal: 'dev server, in memory',
+        temporal: CLUSTER ? 'cluster tier: frontend, history, matching, worker processes on Postgres' : 'dev server, in memory',
+        workers: WORKER_COUNT,
         database: BENCH_DB,
         redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
         taskQueue: TASK_QUEUE,

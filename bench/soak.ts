@@ -7,6 +7,9 @@
 //   npm run bench -- soak --seed 1234              replay a run's fault and operation schedule
 //   npm run bench -- soak --posts 1000 --accounts 20 --duration 600    the issue's full size
 //   npm run bench -- soak --help                   every option
+//   npm run bench -- soak --temporal cluster --api 2 --workers 2    on the cluster tier (issue 27):
+//                                                  Temporal as four service processes on Postgres,
+//                                                  each killed and restarted on its own
 //
 // Everything is the soak's own: Postgres database content_scheduler_bench_soak (dropped and
 // recreated), a redis-server on a free port (never the machine's shared Redis: the soak restarts
@@ -27,7 +30,8 @@ import { prng } from './lib/content';
 import { recreateDatabase } from './lib/database';
 import { startWorker, type WorkerRun } from './publishing/worker';
 import { freePort, portAcceptsConnections } from '../tooling/ports';
-import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
+import { resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../tooling/temporalBinary';
+import { dropClusterDatabases, freeClusterPorts, startTemporalCluster, type TemporalCluster } from '../tooling/temporalCluster';
 
 const { values: opt } = parseArgs({
   options: {
@@ -42,6 +46,9 @@ const { values: opt } = parseArgs({
     'fault-every': { type: 'string', default: '12' },
     drain: { type: 'string', default: '240' },
     faults: { type: 'string', default: 'all' },
+    temporal: { type: 'string', default: 'dev' },
+    api: { type: 'string', default: '2' },
+    workers: { type: 'string', default: '1' },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -63,7 +70,14 @@ Options:
   --fault-every S        mean seconds between injected faults (default 12); each kind comes once
                          (in a seeded order) before kinds are drawn at random
   --faults K,K           fault kinds to draw from (default all): worker_kill, api_kill, net_transient,
-                         net_lost_response, net_timeout, receiver_outage, temporal_kill, redis_restart
+                         net_lost_response, net_timeout, receiver_outage, temporal_kill, redis_restart;
+                         with --temporal cluster also history_kill, matching_kill, frontend_kill (one
+                         service SIGKILLed and restarted on its own) and temporal_db_drop (every
+                         Postgres connection of the Temporal server terminated)
+  --temporal dev|cluster the Temporal dev server (file-backed; default) or the cluster tier
+                         (tooling/temporalCluster.ts, databases bench_soak_temporal*)
+  --api N                API processes behind the round-robin (default 2)
+  --workers N            worker processes (default 1); worker_kill kills one, the others keep draining
   --drain S              after the faults and the last due time, wait for publishing, webhooks and jobs
                          until S seconds pass without progress (default 240)
 
@@ -87,6 +101,10 @@ const UNSCHEDULE_SHARE = num('unschedule-share');
 const FAULT_EVERY_MS = num('fault-every', 1) * 1000;
 const DRAIN_MS = num('drain', 10) * 1000;
 const GENERATIONS = opt.generations !== undefined ? Math.floor(num('generations')) : Math.round(POSTS / 10);
+if (opt.temporal !== 'dev' && opt.temporal !== 'cluster') throw new Error('--temporal must be dev or cluster');
+const CLUSTER = opt.temporal === 'cluster';
+const API_COUNT = Math.floor(num('api', 1));
+const WORKER_COUNT = Math.floor(num('workers', 1));
 
 const DATABASE_URL = process.env.BENCH_SOAK_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_soak';
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -104,7 +122,8 @@ const ts = () => `+${((Date.now() - t0) / 1000).toFixed(1).padStart(6)} s`;
 const log = (text: string) => console.log(`${ts()}  ${text}`);
 
 // ── Environment (lib/config reads it once, at import; the children inherit it) ──────────────
-const temporalPort = await freePort();
+const clusterPorts = CLUSTER ? await freeClusterPorts() : null;
+const temporalPort = clusterPorts ? clusterPorts.frontend : await freePort();
 const simPort = await freePort();
 const redisPort = await freePort();
 const REDIS_URL = `redis://127.0.0.1:${redisPort}`;
@@ -351,21 +370,43 @@ async function main(): Promise<number> {
     });
     log(`database ${new URL(DATABASE_URL).pathname.slice(1)} recreated, Redis of its own on ${REDIS_URL}`);
 
-    const binary = await resolveTemporalBinary();
-    // File-backed, so a SIGKILLed dev server restarts with its workflows, timers and histories.
-    const temporalDb = path.join(os.tmpdir(), `content-scheduler-soak-${process.pid}.db`);
-    fs.rmSync(temporalDb, { force: true });
-    const startTemporal = () => startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: temporalDb, log: () => {} });
-    let temporal = await startTemporal();
-    cleanups.push(async () => {
-      await temporal.stop();
+    // The dev server (file-backed, so a SIGKILLed one restarts with its workflows, timers and
+    // histories) or the cluster tier, whose services are killed and restarted one at a time.
+    let temporal: DevServer | null = null;
+    let cluster: TemporalCluster | null = null;
+    let startTemporal: () => Promise<DevServer> = () => Promise.reject(new Error('no dev server in cluster mode'));
+    if (CLUSTER) {
+      cluster = await startTemporalCluster({
+        databaseUrl: DATABASE_URL,
+        databaseName: 'bench_soak_temporal',
+        fresh: true,
+        ports: clusterPorts!,
+        log: () => {},
+      });
+      const c = cluster;
+      cleanups.push(async () => {
+        await c.stop();
+        await dropClusterDatabases(c.db);
+      });
+    } else {
+      const binary = await resolveTemporalBinary();
+      const temporalDb = path.join(os.tmpdir(), `content-scheduler-soak-${process.pid}.db`);
       fs.rmSync(temporalDb, { force: true });
-    });
+      startTemporal = () => startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: temporalDb, log: () => {} });
+      temporal = await startTemporal();
+      cleanups.push(async () => {
+        await temporal?.stop();
+        fs.rmSync(temporalDb, { force: true });
+      });
+    }
+    const temporalAddress = `127.0.0.1:${temporalPort}`;
     const { startNetworkSimulator } = await import('../sim/network/server');
     const simulator = await startNetworkSimulator({ port: simPort });
     cleanups.push(() => simulator.close());
     const sim = simulator.control;
-    log(`Temporal dev server ${temporal.address} (file-backed), network simulator ${simulator.url}, receiver :${receiverPort}`);
+    log(
+      `${CLUSTER ? 'Temporal cluster (frontend, history, matching, worker processes on Postgres)' : 'Temporal dev server (file-backed)'} ${temporalAddress}, network simulator ${simulator.url}, receiver :${receiverPort}`,
+    );
 
     // Seed: workspaces, connected accounts, a write key each, one endpoint per workspace.
     const { createWorkspace, createProject, issueApiKey } = await import('../ops/provision');
@@ -445,7 +486,7 @@ async function main(): Promise<number> {
     const restarts: Promise<unknown>[] = [];
     let temporalDown = false;
     const { Connection } = await import('@temporalio/client');
-    const connection = await Connection.connect({ address: temporal.address });
+    const connection = await Connection.connect({ address: temporalAddress });
     cleanups.push(() => connection.close());
     // The soak is the worker's supervisor: a worker it did not kill that exits (it cannot reach
     // Temporal, say) is restarted as systemd or Kubernetes would, and counted.
@@ -475,12 +516,12 @@ async function main(): Promise<number> {
       stopping = true;
       for (const w of workers) if (!w.exit) await w.kill('SIGTERM');
     });
-    await launchWorker();
-    apis.push(await startApiSupervised(0), await startApiSupervised(1));
+    for (let i = 0; i < WORKER_COUNT; i++) await launchWorker();
+    for (let i = 0; i < API_COUNT; i++) apis.push(await startApiSupervised(i));
     cleanups.push(async () => {
       for (const a of apis) if (a.up) a.child.kill('SIGTERM');
     });
-    log(`worker pid ${workers[0]!.pid}, APIs on :${apis[0]!.port} and :${apis[1]!.port}`);
+    log(`worker pids ${workers.map((w) => w.pid).join(', ')}, APIs on ${apis.map((a) => `:${a.port}`).join(', ')}`);
 
     // The plan, all from the seed.
     // Creation runs first, in order of due time, so it only has to stay ahead of the due times:
@@ -520,6 +561,7 @@ async function main(): Promise<number> {
       'receiver_outage',
       'temporal_kill',
       'redis_restart',
+      ...(CLUSTER ? ['history_kill', 'matching_kill', 'frontend_kill', 'temporal_db_drop'] : []),
     ];
     const kinds = opt.faults === 'all' ? allKinds : opt.faults!.split(',');
     const unknownKinds = kinds.filter((k) => !allKinds.includes(k));
@@ -620,8 +662,10 @@ async function main(): Promise<number> {
         await sleep(Math.max(0, f.at + shift - Date.now()));
         switch (f.kind) {
           case 'worker_kill': {
-            const w = workers.at(-1)!;
-            if (w.exit) break;
+            // One of the running workers; with two or more, the others keep draining meanwhile.
+            const live = workers.filter((x) => !x.exit && !killedByUs.has(x.pid));
+            const w = live[Math.floor(f.arg * live.length)];
+            if (!w) break;
             killedByUs.add(w.pid);
             await w.kill('SIGKILL');
             countFault('worker SIGKILL');
@@ -683,12 +727,62 @@ async function main(): Promise<number> {
             restarts.push(sleep(ms).then(() => sim.setLatency({ ms: 0, operation: 'createPost' })));
             break;
           }
+          case 'history_kill':
+          case 'matching_kill':
+          case 'frontend_kill': {
+            if (temporalDown || !cluster) break;
+            temporalDown = true;
+            const service = cluster.services[f.kind.replace('_kill', '') as 'history' | 'matching' | 'frontend'];
+            const delay = 2_000 + f.arg * 8_000;
+            await service.kill();
+            countFault(`Temporal ${service.name} SIGKILL`);
+            log(`SIGKILL Temporal ${service.name} service; restart in ${(delay / 1000).toFixed(1)} s`);
+            restarts.push(
+              sleep(delay)
+                .then(() => service.restart())
+                .then(() => {
+                  temporalDown = false;
+                  log(`Temporal ${service.name} restarted, pid ${service.process.child.pid}`);
+                }),
+            );
+            break;
+          }
+          case 'temporal_db_drop': {
+            if (!cluster) break;
+            // Every connection of the Temporal server to its two databases, as a Postgres
+            // failover or a network cut would end them; the services reconnect on their own.
+            const { rows } = await db().raw(
+              'SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = ANY(?) AND pid <> pg_backend_pid()',
+              [[cluster.db.name, cluster.db.visibilityName]],
+            );
+            countFault('Temporal Postgres connections dropped');
+            log(`terminated ${rows[0].n} Postgres connections of the Temporal server`);
+            break;
+          }
           case 'temporal_kill': {
             if (temporalDown) break;
             temporalDown = true;
             const delay = 2_000 + f.arg * 10_000;
-            temporal.child.kill('SIGKILL');
-            await temporal.exited;
+            if (cluster) {
+              // Every service at once, as a host loss would; restarted in the safe order.
+              const c = cluster;
+              for (const svc of Object.values(c.services)) await svc.kill();
+              countFault('Temporal SIGKILL');
+              log(`SIGKILL every Temporal service; restart in ${(delay / 1000).toFixed(1)} s`);
+              restarts.push(
+                sleep(delay)
+                  .then(async () => {
+                    for (const svc of Object.values(c.services)) await svc.restart();
+                  })
+                  .then(() => {
+                    temporalDown = false;
+                    log('Temporal services restarted');
+                  }),
+              );
+              break;
+            }
+            temporal!.child.kill('SIGKILL');
+            await temporal!.exited;
             countFault('Temporal SIGKILL');
             log(`SIGKILL Temporal dev server; restart (same file) in ${(delay / 1000).toFixed(1)} s`);
             restarts.push(

@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { API_NODE_ARGS } from '../lib/apiRuntime';
 import { config, serviceAddresses, serviceEnv, workerNodeArgs } from '../lib/config';
+import { registerSearchAttributes } from '../lib/temporal';
 import { exitWithOneLine, preflightOrExit } from '../tooling/preflight';
 import { portAcceptsConnections } from '../tooling/ports';
 import {
@@ -269,6 +270,20 @@ async function main(): Promise<void> {
         `TEMPORAL_ADDRESS: cannot reach Temporal namespace "${config.temporalNamespace}" at ${services.temporal.address} ` +
           `(${err instanceof Error ? err.message.split('\n')[0] : String(err)}). Start it, or unset TEMPORAL_ADDRESS to run the embedded dev server.`,
       );
+    }
+    // The namespace's search attributes before the API starts (docs/operations.md "Search
+    // attributes"): the API refuses to start without them, and the worker starts after it.
+    try {
+      const { Connection } = await import('@temporalio/client');
+      const connection = await Connection.connect({ address: services.temporal.address });
+      try {
+        const added = await registerSearchAttributes(connection);
+        if (added.length) say(`registered the search attributes ${added.join(', ')} on namespace "${config.temporalNamespace}"`);
+      } finally {
+        await connection.close();
+      }
+    } catch (err) {
+      exitWithOneLine(`TEMPORAL_ADDRESS: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
     }
     say(`using Temporal at ${services.temporal.address}`);
   } else {

@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
 import { config, serviceAddresses } from './config';
+import { searchAttributeIndexedTypes } from './searchAttributes';
 import { tracingActive } from './telemetry';
 
 // The Temporal side shared by the API (starts, signals, queries) and the worker.
@@ -57,4 +58,72 @@ export async function closeTemporalClient(): Promise<void> {
   const c = await shared.catch(() => undefined);
   shared = undefined;
   await c?.connection.close();
+}
+
+/** The slice of a connection (client or worker) that the search-attribute checks use. */
+type OperatorConnection = { operatorService: Pick<Connection['operatorService'], 'listSearchAttributes' | 'addSearchAttributes'> };
+
+/** The declared search attributes (lib/searchAttributes.ts) the namespace does not have. */
+export async function missingSearchAttributes(connection: OperatorConnection, namespace = config.temporalNamespace): Promise<string[]> {
+  const existing = await connection.operatorService.listSearchAttributes({ namespace });
+  return Object.keys(searchAttributeIndexedTypes()).filter((name) => !(name in (existing.customAttributes ?? {})));
+}
+
+/**
+ * Registers the declared search attributes the namespace lacks, through the operator service
+ * (the path a production deploy uses: `npm run cluster`, the worker, `npm start` against an
+ * external server). A refusal is thrown with the names and the fix: a workflow started without
+ * them is refused by the server ("no mapping defined for search attribute"), so a process that
+ * goes on without them only defers its posts to the reconciler (docs/operations.md).
+ */
+export async function registerSearchAttributes(connection: OperatorConnection, namespace = config.temporalNamespace): Promise<string[]> {
+  const missing = await missingSearchAttributes(connection, namespace);
+  if (!missing.length) return [];
+  const wanted = searchAttributeIndexedTypes();
+  try {
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(missing.map((name) => [name, wanted[name]!])),
+    });
+  } catch (err) {
+    throw new Error(
+      `Temporal namespace "${namespace}" lacks the search attributes ${missing.join(', ')} and registering them failed ` +
+        `(${(err as Error).message}); register them as an operator (docs/operations.md "Search attributes").`,
+    );
+  }
+  return missing;
+}
+
+/** gRPC status NOT_FOUND (grpc/doc/statuscodes.md), as the frontend answers for an unknown namespace. */
+const GRPC_NOT_FOUND = 5;
+
+export type NamespaceCheck =
+  | { state: 'ready' }
+  | { state: 'missing-attributes'; names: string[] }
+  | { state: 'no-namespace' }
+  | { state: 'unreachable'; reason: string };
+
+/**
+ * Whether the namespace at TEMPORAL_ADDRESS can take the workflows the service starts: it exists
+ * and has every declared search attribute. "unreachable" when the server does not answer within
+ * `timeoutMs` (an outage, which the reconciler covers; a missing namespace or attribute is a
+ * deploy step left out, which it does not).
+ */
+export async function checkNamespace(timeoutMs = 3_000): Promise<NamespaceCheck> {
+  let connection: Connection | undefined;
+  try {
+    connection = await Connection.connect({ address: temporalAddress(), connectTimeout: timeoutMs });
+  } catch (err) {
+    return { state: 'unreachable', reason: (err as Error).message };
+  }
+  try {
+    const names = await missingSearchAttributes(connection);
+    return names.length ? { state: 'missing-attributes', names } : { state: 'ready' };
+  } catch (err) {
+    // gRPC NOT_FOUND: the server answered, and has no such namespace.
+    if ((err as { code?: number }).code === GRPC_NOT_FOUND) return { state: 'no-namespace' };
+    return { state: 'unreachable', reason: (err as Error).message };
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
 }

@@ -115,6 +115,11 @@ export async function acquireBuildLock(lockFile: string, target: string, log: Lo
 export interface GoBinary {
   /** The executable's name (on PATH, in the cache folder). */
   name: string;
+  /**
+   * The name `go install` gives it (the package's last path element), when that differs from
+   * `name`: the Temporal server's `cmd/server` builds a `server`, too generic to look up on PATH.
+   */
+  builtName?: string;
   /** For messages: "the Temporal CLI". */
   label: string;
   /** The environment variable that names the binary explicitly. */
@@ -172,7 +177,7 @@ async function goInstall(spec: GoBinary, go: string, cacheDir: string, target: s
       child.once('error', reject);
       child.once('close', (c, signal) => resolve(signal ? null : c));
     });
-    const built = path.join(staging, binaryName(spec.name));
+    const built = path.join(staging, binaryName(spec.builtName ?? spec.name));
     if (code !== 0 || !isExecutableFile(built)) {
       throw spec.notFound(
         `go install ${spec.module}@${spec.version} failed (exit ${code ?? 'by signal'}); ${spec.buildFailedHint} ` +

@@ -22,9 +22,8 @@ import { config } from '../lib/config';
 import { db } from '../lib/db';
 import type { PostWriter } from '../lib/llm/client';
 import { createNetworkClient } from '../lib/network/client';
-import { searchAttributeIndexedTypes } from '../lib/searchAttributes';
 import { tracingActive, tracingPipeline } from '../lib/telemetry';
-import { clientInterceptors, temporalAddress, temporalClient } from '../lib/temporal';
+import { clientInterceptors, registerSearchAttributes, temporalAddress, temporalClient } from '../lib/temporal';
 
 // Builds the worker for the one task queue. The workflow bundle is built once per process
 // (webpack takes seconds) and reused by every worker created after.
@@ -123,21 +122,6 @@ function tracingOptions(): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
   };
 }
 
-/** Registers the search attributes on servers that do not have them (a dev server started elsewhere, a fresh cluster). */
-export async function ensureSearchAttributes(
-  connection: NativeConnection | { operatorService: NativeConnection['operatorService'] },
-): Promise<void> {
-  const wanted = searchAttributeIndexedTypes();
-  try {
-    const existing = await connection.operatorService.listSearchAttributes({ namespace: config.temporalNamespace });
-    const missing = Object.fromEntries(Object.entries(wanted).filter(([name]) => !(name in (existing.customAttributes ?? {}))));
-    if (Object.keys(missing).length)
-      await connection.operatorService.addSearchAttributes({ namespace: config.temporalNamespace, searchAttributes: missing });
-  } catch (err) {
-    console.warn(`could not verify Temporal search attributes: ${(err as Error).message}`);
-  }
-}
-
 let runtimeInstalled = false;
 export function installRuntime(): void {
   if (runtimeInstalled) return;
@@ -188,7 +172,8 @@ export async function createWorker(
 ) {
   installRuntime();
   const connection = opts.connection ?? (await NativeConnection.connect({ address: temporalAddress() }));
-  await ensureSearchAttributes(connection);
+  // Registers what a fresh server lacks; a refusal stops the worker with the names and the fix.
+  await registerSearchAttributes(connection);
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,

@@ -41,6 +41,8 @@ export async function runBaseline(opts: {
   marginMs: number;
   deadlineMs: number;
   log: (line: string) => void;
+  /** Worker processes on the baseline's queue, as many as the service's run has (--workers). */
+  workers?: number;
 }): Promise<BaselineResult> {
   const { kind, n, client, mon } = opts;
   const tag = kind === 'bare-timer' ? 'bare' : 'activity';
@@ -49,17 +51,19 @@ export async function runBaseline(opts: {
   await mon.query('create table if not exists bench_baseline (id text primary key, done_at timestamptz)');
   await mon.query('truncate bench_baseline');
 
-  const worker: WorkerRun = startWorker(
-    0,
-    { ...opts.env, BENCH_BASELINE_TASK_QUEUE: taskQueue },
-    {
-      logDir: opts.logDir,
-      script: path.join(import.meta.dirname, 'baselineWorker.ts'),
-      logName: `publishing-baseline-${tag}-worker.log`,
-    },
+  const workers: WorkerRun[] = Array.from({ length: opts.workers ?? 1 }, (_, i) =>
+    startWorker(
+      i,
+      { ...opts.env, BENCH_BASELINE_TASK_QUEUE: taskQueue },
+      {
+        logDir: opts.logDir,
+        script: path.join(import.meta.dirname, 'baselineWorker.ts'),
+        logName: `publishing-baseline-${tag}-worker${i ? `-${i + 1}` : ''}.log`,
+      },
+    ),
   );
   try {
-    await worker.waitReady(opts.connection, taskQueue);
+    for (const worker of workers) await worker.waitReady(opts.connection, taskQueue);
     const limit = pLimit(opts.concurrency);
     const startAll = async (count: number, prefix: string, dueMs: number) => {
       const t0 = Date.now();
@@ -139,11 +143,13 @@ export async function runBaseline(opts: {
       drainPerS: at.length / Math.max(0.001, (lastAt - dueMs) / 1000),
       lastAfterDueS: (lastAt - dueMs) / 1000,
       lag: { p50S: s.p50 / 1000, p90S: s.p90 / 1000, p99S: s.p99 / 1000, maxS: s.max / 1000 },
-      workerPeakRssMiB: worker.peakRssKiB / 1024,
+      workerPeakRssMiB: Math.max(...workers.map((w) => w.peakRssKiB)) / 1024,
     };
   } finally {
-    const t = setTimeout(() => worker.child.kill('SIGKILL'), 15_000);
-    await worker.kill('SIGTERM');
-    clearTimeout(t);
+    for (const worker of workers) {
+      const t = setTimeout(() => worker.child.kill('SIGKILL'), 15_000);
+      await worker.kill('SIGTERM');
+      clearTimeout(t);
+    }
   }
 }

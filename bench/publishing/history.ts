@@ -26,6 +26,8 @@ export interface PostTimeline {
   /** publishPost completed → workflow completed (the last workflow task). */
   closeWait: number | null;
   workflowClosed: number | null;
+  /** Events in the workflow's history: what the capacity model counts per post (docs/publishing.md). */
+  historyEvents: number;
 }
 
 type Ts = { seconds?: { toNumber(): number } | number | string | null; nanos?: number | null } | null | undefined;
@@ -58,6 +60,7 @@ export async function timeline(client: Client, workflowId: string, postId: strin
     activityAttempts: 0,
     closeWait: null,
     workflowClosed: null,
+    historyEvents: events.length,
   };
   const rel = (ms: number | null) => (ms === null ? null : ms - dueMs);
   let firedAt: number | null = null;
