@@ -3,7 +3,7 @@ import { config } from '../lib/config';
 import { closeDb, db, migrateLatest } from '../lib/db';
 import { log } from '../lib/logger';
 import { knexPool, observeDbPool, serveMetrics } from '../lib/metrics';
-import { preflightOrExit } from '../tooling/preflight';
+import { preflightOrExit } from '../lib/preflight';
 import { closeRedis } from '../lib/redis';
 import { createApp } from './app';
 import { createApiDeps } from './deps';

@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { API_NODE_ARGS } from '../lib/apiRuntime';
 import { config, workerNodeArgs } from '../lib/config';
-import { exitWithOneLine, preflightOrExit } from '../tooling/preflight';
+import { exitWithOneLine, preflightOrExit } from '../lib/preflight';
 import { portAcceptsConnections } from '../tooling/ports';
 import {
   type DevServer,
