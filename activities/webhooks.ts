@@ -6,8 +6,8 @@ import type pg from 'pg';
 import { config } from '../lib/config';
 import { decrypt } from '../lib/crypto';
 import { newId } from '../lib/ids';
-import { SEARCH, workflowIds } from '../lib/temporal';
-import { webhookDeliveriesReadySignal, webhookEndpointWorkflow } from '../workflows/deliverWebhook';
+import { WEBHOOK_ENDPOINT } from '../lib/temporal/contracts/deliverWebhook';
+import { wakeEndpoint } from '../lib/temporal/start/webhookEndpoint';
 import { webhookPayload, type OutboxEventRow } from '../lib/webhooks/payload';
 import { retryDelayMs, withJitter } from '../lib/webhooks/schedule';
 import { sendWebhook, systemResolver, type Resolver, type SendResult } from '../lib/webhooks/send';
@@ -394,25 +394,6 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
     });
   }
 
-  /**
-   * Signal-with-start of the endpoint's delivery workflow: starts it when no run is open, else
-   * only wakes it. Either way the next pass reads the endpoint's open deliveries from the table.
-   */
-  async function wakeEndpoint(client: Client, taskQueue: string, endpointId: string, workspaceId: string): Promise<void> {
-    await client.workflow.signalWithStart(webhookEndpointWorkflow, {
-      taskQueue,
-      workflowId: workflowIds.webhookEndpoint(endpointId),
-      args: [{ endpointId } satisfies WebhookEndpointInput],
-      signal: webhookDeliveriesReadySignal,
-      signalArgs: [],
-      typedSearchAttributes: [
-        { key: SEARCH.workspace, value: workspaceId },
-        { key: SEARCH.endpoint, value: endpointId },
-      ],
-      staticSummary: `Deliver webhooks to ${endpointId}`,
-    });
-  }
-
   /** Permanently failed without an attempt, several at once (the pass of a deleted or inactive endpoint). */
   async function closeDeliveries(ids: string[], reason: string): Promise<number> {
     if (!ids.length) return 0;
@@ -742,7 +723,7 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
       if (d.status === 'delivered') return { outcome: 'delivered' };
       if (d.status === 'failed') return { outcome: 'failed', reason: d.failure_reason ?? 'failed' };
       await wakeEndpoint(await temporal(), Context.current().info.taskQueue, d.endpoint_id, d.workspace_id);
-      return { outcome: 'failed', reason: `handed_over: ${workflowIds.webhookEndpoint(d.endpoint_id)} delivers it` };
+      return { outcome: 'failed', reason: `handed_over: ${WEBHOOK_ENDPOINT.id(d.endpoint_id)} delivers it` };
     },
   };
 }

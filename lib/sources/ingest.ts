@@ -2,9 +2,7 @@ import type { Knex } from 'knex';
 import { config } from '../config';
 import { db } from '../db';
 import { JOB_COLUMNS, progressNow, type JobRow } from '../generation/jobs';
-import { startJobWorkflow } from '../generation/workflowClient';
 import { newId } from '../ids';
-import { ingestSourceWorkflow } from '../../workflows/ingestSource';
 import type { SourceIngestInput, SourceRow } from './sources';
 
 // The API's (and the operator CLI's) side of SOURCE_INGEST jobs (docs/sources.md "The ingest
@@ -37,13 +35,6 @@ export async function queueSourceIngest(
     .where({ id: source.id })
     .update({ job_id: job.id, status: 'Processing', error_code: null, updated_at: trx.fn.now() });
   return job;
-}
-
-export async function startSourceWorkflow(job: { id: string; workspace_id: string; project_id: string }): Promise<void> {
-  await startJobWorkflow(ingestSourceWorkflow, job, {
-    summary: `Ingest a file source for project ${job.project_id}`,
-    details: `Job ${job.id} of workspace ${job.workspace_id}: extract or transcribe the upload, find topics and hooks; result { sourceId }.`,
-  });
 }
 
 /**

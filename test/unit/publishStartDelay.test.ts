@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { publishStartDelayMs } from '../../lib/publishing/workflows';
+import { publishStartDelayMs } from '../../lib/temporal/start/publishPost';
 import type { ScheduleSnapshot } from '../../lib/publishing/schedule';
 
 // lib/publishing/workflows.ts: a new publish workflow is held by the server until its fire time.

@@ -5,7 +5,6 @@ import { errors } from '../../../lib/errors';
 import { newId } from '../../../lib/ids';
 import { JOB_COLUMNS, presentJob, progressNow, type JobRow } from '../../../lib/generation/jobs';
 import { startOrWithdraw, waitForJob } from '../../../lib/generation/queue';
-import { startJobWorkflow } from '../../../lib/generation/workflowClient';
 import {
   DOCUMENT_SELECT,
   presentDocument,
@@ -17,7 +16,7 @@ import {
 import type { KnowledgeJobInput } from '../../../lib/knowledge/ingest';
 import { videoIdOf } from '../../../lib/knowledge/youtube';
 import { usableUpload } from '../../../lib/media/uploads';
-import { ingestKnowledgeWorkflow } from '../../../workflows/ingestKnowledge';
+import { startKnowledgeWorkflow } from '../../../lib/temporal/start/ingestKnowledge';
 import { jobSchema, knowledgeDocumentSchema, knowledgeHitSchema, page, single } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 import { keysetPage, parseLimit, decodeCursor, encodeCursor } from '../../pagination';
@@ -98,10 +97,7 @@ export const createKnowledge = defineOperation({
     const job = row as JobRow;
     await startOrWithdraw(
       job,
-      () =>
-        startJobWorkflow(ingestKnowledgeWorkflow, job, {
-          summary: `Ingest ${input.type} knowledge ${projectId ? `for project ${projectId}` : 'for the workspace'}`,
-        }),
+      () => startKnowledgeWorkflow(job, `Ingest ${input.type} knowledge ${projectId ? `for project ${projectId}` : 'for the workspace'}`),
       'knowledge ingest',
     );
     return { data: presentJob(await waitForJob(job, input.wait_for_completion_ms)) };
