@@ -9,8 +9,11 @@ const root = import.meta.dirname;
 
 /** Workflow code is replayed deterministically: values come only from these (habit 7). */
 export const WORKFLOW_PACKAGES = ['@temporalio/workflow'];
-/** Pure modules (no I/O, no clock, no Node built-ins) that workflows may import by value. */
-export const WORKFLOW_PURE_FILES = ['lib/webhooks/schedule'];
+/**
+ * Pure modules (no I/O, no clock, no Node built-ins) that workflows may import by value; a folder
+ * covers the files under it. The workflow contracts (CONVENTIONS.md habit 14) are one such folder.
+ */
+export const WORKFLOW_PURE_FILES = ['lib/webhooks/schedule', 'lib/temporal/contracts'];
 
 export const layerRule = {
   root,
@@ -19,6 +22,18 @@ export const layerRule = {
     { from: 'api/mcp', to: 'api/rest', because: 'the doors share the door-neutral pipeline, not each other.' },
     { from: 'activities', to: 'api', because: 'activities receive their dependencies from workers/; shared rules live in lib/.' },
     { from: 'workers', to: 'api', because: 'the worker process wires lib/ and activities/, never the HTTP doors.' },
+    {
+      from: 'lib',
+      to: 'workflows',
+      because:
+        'clients start workflows by type name through lib/temporal/start/ and name signals and queries by lib/temporal/contracts/ (CONVENTIONS.md habit 14); use `import type` for the workflow function.',
+    },
+    {
+      from: 'activities',
+      to: 'workflows',
+      because:
+        'activities start or signal workflows through lib/temporal/start/, never by importing workflow code (CONVENTIONS.md habit 14).',
+    },
   ],
   onlyAllow: [
     {
@@ -26,6 +41,13 @@ export const layerRule = {
       packages: WORKFLOW_PACKAGES,
       files: WORKFLOW_PURE_FILES,
       because: 'workflow code must stay deterministic; use `import type` or add a pure module to WORKFLOW_PURE_FILES in eslint.config.js.',
+    },
+    {
+      // The contracts are imported by workflow code, so they are held to the workflows' rule.
+      from: 'lib/temporal/contracts',
+      packages: WORKFLOW_PACKAGES,
+      files: WORKFLOW_PURE_FILES,
+      because: 'a contract is loaded into the deterministic workflow sandbox; keep it to definitions, types and pure modules.',
     },
   ],
 };
@@ -35,11 +57,11 @@ const TEMPORAL_NAMES = [
   {
     selector:
       'CallExpression[callee.property.name=/^(start|execute|signalWithStart|signal|query)$/] > Literal.arguments:first-child[value=/^[a-z][A-Za-z0-9]*$/]',
-    message: 'Temporal name as a string: use the workflow, signal or query definition exported from workflows/.',
+    message: 'Temporal name as a string: use the workflow, signal or query contract in lib/temporal/contracts/.',
   },
   {
     selector: "Property[key.name='signal'] > Literal.value[value=/^[a-z][A-Za-z0-9]*$/]",
-    message: 'Temporal signal name as a string: use the signal definition exported from workflows/.',
+    message: 'Temporal signal name as a string: use the signal definition in lib/temporal/contracts/.',
   },
 ];
 
@@ -71,7 +93,7 @@ export default tseslint.config(
     },
   },
   {
-    // Clients name workflows, signals and queries by the definitions the workflow files export,
+    // Clients name workflows, signals and queries by their contracts (lib/temporal/contracts/),
     // never by strings, so a rename or a changed argument type fails the type check. (A
     // lower-case camelCase string is a Temporal name; SQL handed to a pg client is not.)
     files: ['**/*.ts'],

@@ -5,6 +5,7 @@ import type { NetworkClient } from '../lib/network/client';
 import { createAnalyticsActivities } from './analytics';
 import { createGenerationActivities } from './generation';
 import { instrumentDeliveryPass, instrumentPublish } from './instrument';
+import { createMaintenanceActivities } from './maintenance';
 import { createPublishingActivities } from './publishing';
 import { createUploadActivities } from './uploads';
 import { createImageGenerationActivities } from './imageGeneration';
@@ -67,6 +68,7 @@ export function createActivities(deps: ActivityDeps) {
       resolve: deps.resolve ?? systemResolver,
     }),
     ...createAnalyticsActivities({ db: deps.db, network: deps.network }),
+    ...createMaintenanceActivities({ db: deps.db, temporal: deps.temporal }),
     ...createReviewActivities({ db: deps.db }),
     ...createEngagementActivities({ db: deps.db, network: deps.network }),
     ...createSourceIngestActivities({

@@ -10,13 +10,11 @@ import { heldForReview, reviewBlocker } from '../lib/posts/review';
 import { commitChange } from '../lib/posts/write';
 import { connectionToken, probeConnection, recordCall } from '../lib/publishing/probe';
 import { TokenUnavailable } from '../lib/publishing/tokens';
-import { syncPublishWorkflow, ensureHealthWorkflow } from '../lib/publishing/workflows';
 import { uploadPostImages } from '../lib/publishing/postImages';
 import { objectStore, type ObjectStore } from '../lib/storage/objectStore';
-import { reconcileReviews } from '../lib/publishing/review';
-import { reconcileQueuedJobs } from '../lib/generation/reconcile';
-import { settleUnsettledJobs } from '../lib/generation/spend';
 import { scheduleSnapshot, type ScheduleSnapshot } from '../lib/publishing/schedule';
+import { ensureHealthWorkflow } from '../lib/temporal/start/connectionHealth';
+import { syncPublishWorkflow } from '../lib/temporal/start/publishPost';
 
 /** Tells Temporal the publish step is alive (a regular activity; a local one has no heartbeat). */
 function heartbeat(): void {
@@ -219,15 +217,9 @@ export function createPublishingActivities({ db, network, temporal, store = obje
      * Incremental (docs/publishing.md "The reconciler"): a pass touches the posts whose version
      * moved past the one their workflow knows, the projects linked or changed since the previous
      * pass, and one page of a rolling sweep over all linked projects, never every project.
+     * Review rounds, jobs and spend are the maintenance activity's (activities/maintenance.ts).
      */
-    async reconcile(): Promise<{
-      synced: number;
-      healthStarted: number;
-      healthChecked?: number;
-      reviewsStarted?: number;
-      jobsStarted?: number;
-      jobsSettled?: number;
-    }> {
+    async reconcile(): Promise<{ synced: number; healthStarted: number; healthChecked?: number }> {
       const client = await temporal();
       const posts = await db('posts')
         .whereRaw('workflow_synced_version < schedule_version')
@@ -237,13 +229,7 @@ export function createPublishingActivities({ db, network, temporal, store = obje
       const projects = await healthCandidates();
       let healthStarted = 0;
       for (const p of projects) if (await ensureHealthWorkflow(client, p)) healthStarted++;
-      // docs/review.md: review rounds whose workflow start was lost (API died, Temporal down).
-      const reviewsStarted = await reconcileReviews(client, db);
-      // docs/generation.md: jobs whose workflow start was lost (the API died in between).
-      const jobsStarted = await reconcileQueuedJobs(db);
-      // docs/generation.md "Spend and budgets": final jobs whose settlement did not follow.
-      const jobsSettled = await settleUnsettledJobs(db);
-      return { synced: posts.length, healthStarted, healthChecked: projects.length, reviewsStarted, jobsStarted, jobsSettled };
+      return { synced: posts.length, healthStarted, healthChecked: projects.length };
     },
   };
 }

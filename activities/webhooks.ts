@@ -6,12 +6,12 @@ import type pg from 'pg';
 import { config } from '../lib/config';
 import { decrypt } from '../lib/crypto';
 import { newId } from '../lib/ids';
-import { workflowIds } from '../lib/temporal';
+import { WEBHOOK_ENDPOINT } from '../lib/temporal/contracts/deliverWebhook';
+import { wakeEndpoint } from '../lib/temporal/start/webhookEndpoint';
 import { webhookPayload, type OutboxEventRow } from '../lib/webhooks/payload';
 import { retryDelayMs, withJitter } from '../lib/webhooks/schedule';
 import { sendWebhook, systemResolver, type Resolver, type SendResult } from '../lib/webhooks/send';
 import { SIGNATURE_HEADER, signatureHeader } from '../lib/webhooks/signature';
-import { wakeEndpointDelivery } from '../lib/webhooks/workflow';
 
 // Outbound webhooks (spec 6, ARCHITECTURE.md "webhook delivery", docs/webhooks.md): the outbox
 // relay that turns committed events into delivery rows and wakes one delivery workflow per
@@ -384,7 +384,7 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
         // (deliverDueWebhooks); the signal below covers a workflow that is waiting or closed.
         if (wake.size) await db.raw(`select pg_notify('webhook_deliveries', x) from unnest(?::text[]) x`, [[...wake.keys()]]);
         await pLimit(opts.startConcurrency).map([...wake], async ([endpointId, workspaceId]) => {
-          await wakeEndpointDelivery(client, taskQueue, endpointId, workspaceId);
+          await wakeEndpoint(client, taskQueue, endpointId, workspaceId);
           started++;
           heartbeat();
         });
@@ -722,8 +722,8 @@ export function createWebhookActivities({ db, temporal }: WebhookDeps, overrides
       if (!d) return { outcome: 'failed', reason: 'delivery_missing: no delivery record' };
       if (d.status === 'delivered') return { outcome: 'delivered' };
       if (d.status === 'failed') return { outcome: 'failed', reason: d.failure_reason ?? 'failed' };
-      await wakeEndpointDelivery(await temporal(), Context.current().info.taskQueue, d.endpoint_id, d.workspace_id);
-      return { outcome: 'failed', reason: `handed_over: ${workflowIds.webhookEndpoint(d.endpoint_id)} delivers it` };
+      await wakeEndpoint(await temporal(), Context.current().info.taskQueue, d.endpoint_id, d.workspace_id);
+      return { outcome: 'failed', reason: `handed_over: ${WEBHOOK_ENDPOINT.id(d.endpoint_id)} delivers it` };
     },
   };
 }

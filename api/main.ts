@@ -3,7 +3,7 @@ import { config } from '../lib/config';
 import { closeDb, db, migrateLatest } from '../lib/db';
 import { log } from '../lib/logger';
 import { knexPool, observeDbPool, serveMetrics } from '../lib/metrics';
-import { preflightOrExit } from '../tooling/preflight';
+import { preflightOrExit } from '../lib/preflight';
 import { closeRedis } from '../lib/redis';
 import { createApp } from './app';
 import { createApiDeps } from './deps';
@@ -23,7 +23,7 @@ async function main() {
     log.warn('api started without its Node options (lib/apiRuntime.ts); start it with `npm run start:api` or pass them', { missing });
   await preflightOrExit({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl });
   // Every post the API schedules starts its publish workflow with the search attributes
-  // (lib/publishing/workflows.ts); a server without them refuses each start, and the posts would
+  // (lib/temporal/start/publishPost.ts); a server without them refuses each start, and the posts would
   // wait for the reconciler. The namespace is set up before any API starts (docs/operations.md
   // "Search attributes"), so a missing one stops the API here, by name. An unreachable Temporal
   // does not: that is an outage the reconciler covers.

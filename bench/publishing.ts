@@ -269,7 +269,7 @@ const WORKFLOW_CONCURRENCY = Number(process.env.WORKER_WORKFLOW_CONCURRENCY ?? 1
 // ── Setup ──────────────────────────────────────────────────────────────────────────────────
 
 async function resetDatabase(url: string): Promise<void> {
-  const { ensureDatabase, describeStartupError } = await import('../tooling/preflight');
+  const { ensureDatabase, describeStartupError } = await import('../lib/preflight');
   await ensureDatabase(url).catch((err) => {
     throw new Error(describeStartupError(err));
   });
@@ -288,7 +288,7 @@ async function resetDatabase(url: string): Promise<void> {
 }
 
 async function flushRedis(url: string): Promise<void> {
-  const { checkRedis, describeStartupError } = await import('../tooling/preflight');
+  const { checkRedis, describeStartupError } = await import('../lib/preflight');
   await checkRedis(url).catch((err) => {
     throw new Error(describeStartupError(err));
   });

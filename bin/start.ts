@@ -12,8 +12,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { API_NODE_ARGS } from '../lib/apiRuntime';
 import { config, serviceAddresses, serviceEnv, workerNodeArgs } from '../lib/config';
+import { exitWithOneLine, preflightOrExit } from '../lib/preflight';
 import { registerSearchAttributes } from '../lib/temporal';
-import { exitWithOneLine, preflightOrExit } from '../tooling/preflight';
 import { portAcceptsConnections } from '../tooling/ports';
 import {
   type DevServer,

@@ -2,29 +2,37 @@ import { Client, Connection } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
 import { config, serviceAddresses } from './config';
 import { searchAttributeIndexedTypes } from './searchAttributes';
+import { CONNECTION_HEALTH } from './temporal/contracts/connectionHealth';
+import { WEBHOOK_DELIVERY, WEBHOOK_ENDPOINT, WEBHOOK_RELAY } from './temporal/contracts/deliverWebhook';
+import { ENGAGE_POST } from './temporal/contracts/engagePost';
+import { jobWorkflowId } from './temporal/contracts/jobs';
+import { MAINTENANCE } from './temporal/contracts/maintenance';
+import { PUBLISH_POST } from './temporal/contracts/publishPost';
+import { REVIEW_POST } from './temporal/contracts/reviewPost';
 import { tracingActive } from './telemetry';
 
-// The Temporal side shared by the API (starts, signals, queries) and the worker.
+// The Temporal connection shared by the API and the worker. What is started, signalled and
+// queried is named by the contracts (lib/temporal/contracts/) and started by the starters
+// (lib/temporal/start/), one per workflow (CONVENTIONS.md habit 14).
 
 /** Declared once in lib/searchAttributes.ts (a pure module the dev server flags derive from). */
 export { SEARCH } from './searchAttributes';
 
-/** Workflow ids come from business ids, so an operator finds a post's workflow by its API id. */
+/**
+ * Workflow ids come from business ids, so an operator finds a post's workflow by its API id. Each
+ * is built by its workflow's contract (lib/temporal/contracts/); this is their index for operator
+ * code and tests.
+ */
 export const workflowIds = {
-  publish: (postId: string) => `publish-${postId}`,
-  connectionHealth: (projectId: string) => `connection-health-${projectId}`,
-  maintenance: () => 'maintenance-reconciler',
-  /** ARCHITECTURE.md: one workflow per job, id = job id, so the API id finds it in the UI. */
-  generation: (jobId: string) => jobId,
-  /** One per (event, endpoint): a second start for the pair is rejected, so each is delivered once. */
-  webhookDelivery: (eventId: string, endpointId: string) => `webhook-${eventId}-${endpointId}`,
-  /** docs/webhooks.md: the one delivery workflow of an endpoint (replaces one per pair for new events). */
-  webhookEndpoint: (endpointId: string) => `webhook-endpoint-${endpointId}`,
-  webhookRelay: () => 'webhook-outbox-relay',
-  /** docs/review.md: one workflow per review round of a post. */
-  review: (postId: string, round: number) => `review-${postId}-${round}`,
-  /** docs/engagement.md: the engagement after a post's publish (a child of publish-<postId>). */
-  engagement: (postId: string) => `engage-${postId}`,
+  publish: PUBLISH_POST.id,
+  connectionHealth: CONNECTION_HEALTH.id,
+  maintenance: MAINTENANCE.id,
+  generation: jobWorkflowId,
+  webhookDelivery: WEBHOOK_DELIVERY.id,
+  webhookEndpoint: WEBHOOK_ENDPOINT.id,
+  webhookRelay: WEBHOOK_RELAY.id,
+  review: REVIEW_POST.id,
+  engagement: ENGAGE_POST.id,
 };
 
 let shared: Promise<Client> | undefined;

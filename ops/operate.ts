@@ -164,24 +164,16 @@ export async function setConnectionState(input: { workspaceId: string; projectId
  */
 export async function checkConnectionNow(input: { workspaceId: string; projectId: string; timeoutMs: number }) {
   const id = await connectionOfProject(input.workspaceId, input.projectId);
-  const [{ temporalClient, workflowIds, SEARCH }, { config }, { lastCheckQuery, checkNowSignal, connectionHealthWorkflow }] =
-    await Promise.all([import('../lib/temporal'), import('../lib/config'), import('../workflows/connectionHealth')]);
+  const [{ temporalClient }, { config }, { requestHealthCheck }, { lastCheckQuery }] = await Promise.all([
+    import('../lib/temporal'),
+    import('../lib/config'),
+    import('../lib/temporal/start/connectionHealth'),
+    import('../lib/temporal/contracts/connectionHealth'),
+  ]);
   const client = await temporalClient();
-  const workflowId = workflowIds.connectionHealth(input.projectId);
   const startedAt = Date.now();
   const requestId = `admin_${randomBase62(12)}`;
-  await client.workflow.signalWithStart(connectionHealthWorkflow, {
-    taskQueue: config.temporalTaskQueue,
-    workflowId,
-    args: [{ projectId: input.projectId }],
-    signal: checkNowSignal,
-    signalArgs: [requestId],
-    typedSearchAttributes: [
-      { key: SEARCH.workspace, value: input.workspaceId },
-      { key: SEARCH.project, value: input.projectId },
-    ],
-    staticSummary: `Connection health of project ${input.projectId}`,
-  });
+  const workflowId = await requestHealthCheck(client, { id: input.projectId, workspace_id: input.workspaceId }, requestId);
   const handle = client.workflow.getHandle(workflowId);
   for (;;) {
     const last = await handle.query(lastCheckQuery).catch(() => null);

@@ -68,9 +68,9 @@ export async function setWebhookEndpointActive(input: { endpointId: string; acti
  * is reopened and the endpoint's delivery workflow woken with the relay's own start.
  */
 export async function redeliverWebhook(input: { deliveryId?: string; endpointId?: string; eventId?: string }) {
-  const [{ reopenDelivery, RedeliveryRefused }, { wakeEndpointDelivery }, { temporalClient, closeTemporalClient }] = await Promise.all([
+  const [{ reopenDelivery, RedeliveryRefused }, { wakeEndpoint }, { temporalClient, closeTemporalClient }] = await Promise.all([
     import('../lib/webhooks/redeliver'),
-    import('../lib/webhooks/workflow'),
+    import('../lib/temporal/start/webhookEndpoint'),
     import('../lib/temporal'),
   ]);
   let deliveryId = input.deliveryId;
@@ -86,7 +86,7 @@ export async function redeliverWebhook(input: { deliveryId?: string; endpointId?
     throw err instanceof RedeliveryRefused ? new AdminError(err.message) : err;
   }
   try {
-    await wakeEndpointDelivery(await temporalClient(), config.temporalTaskQueue, reopened.endpoint_id, reopened.workspace_id);
+    await wakeEndpoint(await temporalClient(), config.temporalTaskQueue, reopened.endpoint_id, reopened.workspace_id);
   } finally {
     await closeTemporalClient();
   }

@@ -76,7 +76,7 @@ const { freePort } = await import('../tooling/ports');
 const { clusterDatabase, freeClusterPorts, startTemporalCluster, STANDARD_PORTS, dropClusterDatabases } =
   await import('../tooling/temporalCluster');
 const { startFleet, allGone } = await import('../tooling/serviceFleet');
-const { preflightOrExit } = await import('../tooling/preflight');
+const { preflightOrExit } = await import('../lib/preflight');
 
 type Stoppable = { stop(): Promise<unknown> };
 const stack: Array<{ name: string; stop(): Promise<unknown> }> = [];

@@ -1,8 +1,8 @@
 // `npm run client:generate`: writes client/schema.d.ts, the typed client's types, from the
-// OpenAPI document (tooling/openapiClient.ts).
+// OpenAPI document (scripts/openapiClient.ts).
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { CLIENT_SCHEMA_PATH, generateClientSchema } from '../tooling/openapiClient';
+import { CLIENT_SCHEMA_PATH, generateClientSchema } from './openapiClient';
 
 const text = await generateClientSchema();
 await writeFile(CLIENT_SCHEMA_PATH, text);

@@ -3,7 +3,7 @@
 // passes this step can also run the API (both are needed there).
 import { config } from '../lib/config';
 import { db } from '../lib/db';
-import { maskUrl } from '../tooling/preflight';
+import { maskUrl } from '../lib/preflight';
 import { closeServices, describeError, exitSoon, openServices } from '../bin/admin.d/runtime';
 
 async function main() {

@@ -162,7 +162,7 @@ async function main(): Promise<boolean> {
   // The replay gate below runs a replay worker in this process; its state changes are INFO lines.
   const { DefaultLogger, Runtime } = await import('@temporalio/worker');
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const { ensureDatabase } = await import('../tooling/preflight');
+  const { ensureDatabase } = await import('../lib/preflight');
   await ensureDatabase(process.env.DATABASE_URL!);
   cleanups.push(async () => {
     const maintenance = new URL(process.env.DATABASE_URL!);

@@ -1,17 +1,16 @@
 import v8 from 'node:v8';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { config } from '../lib/config';
 import { closeDb, db, migrateLatest } from '../lib/db';
 import { log } from '../lib/logger';
 import { knexPool, observeDbPool, serveMetrics } from '../lib/metrics';
-import { preflightOrExit } from '../tooling/preflight';
+import { preflightOrExit } from '../lib/preflight';
 import { closeRedis } from '../lib/redis';
-import { closeTemporalClient, temporalAddress, temporalClient, workflowIds } from '../lib/temporal';
-import { webhookRelayWorkflow } from '../workflows/deliverWebhook';
-import { maintenanceWorkflow } from '../workflows/maintenance';
-import { ensureMetricsSync } from '../lib/analytics/workflow';
-import { ensureUploadSweepSchedule } from '../lib/media/sweepSchedule';
-import { ensureKnowledgeResyncSchedule } from '../lib/knowledge/resyncSchedule';
+import { closeTemporalClient, temporalAddress, temporalClient } from '../lib/temporal';
+import { ensureMaintenanceWorkflow } from '../lib/temporal/start/maintenance';
+import { ensureMetricsSync } from '../lib/temporal/start/metricsSync';
+import { ensureKnowledgeResyncSchedule } from '../lib/temporal/start/resyncKnowledge';
+import { ensureUploadSweepSchedule } from '../lib/temporal/start/sweepUploads';
+import { ensureWebhookRelay } from '../lib/temporal/start/webhookRelay';
 import { startTracingFromEnv, stopTracing } from '../lib/telemetry';
 import { createWorker, prebuiltBundlePath } from './worker';
 
@@ -23,30 +22,9 @@ async function main() {
   await preflightOrExit({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl });
   await migrateLatest(db());
   const { worker, connection } = await createWorker();
-  try {
-    const client = await temporalClient();
-    await client.workflow.start(maintenanceWorkflow, {
-      taskQueue: config.temporalTaskQueue,
-      workflowId: workflowIds.maintenance(),
-      args: [{ intervalSeconds: config.worker.reconcileIntervalSeconds }],
-      staticSummary: 'Reconciles schedule changes with publish workflows; starts connection health checks',
-    });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
-  try {
-    // One relay for the whole deployment: it moves committed outbox events into webhook
-    // delivery workflows (spec 6); any worker may run its activity.
-    const client = await temporalClient();
-    await client.workflow.start(webhookRelayWorkflow, {
-      taskQueue: config.temporalTaskQueue,
-      workflowId: workflowIds.webhookRelay(),
-      args: [{}],
-      staticSummary: 'Relays outbox events to webhook delivery workflows',
-    });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
+  // The reconciler and the outbox relay: one each for the deployment; the first worker starts them.
+  await ensureMaintenanceWorkflow(await temporalClient());
+  await ensureWebhookRelay(await temporalClient());
   // Post analytics: one metrics-sync workflow for the deployment (docs/analytics.md).
   await ensureMetricsSync(await temporalClient());
   // Upload expiry (docs/media.md): a Temporal Schedule, created once.

@@ -1,5 +1,13 @@
-import { condition, continueAsNew, defineQuery, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { PublishingActivities } from '../activities/publishing';
+import {
+  checkNowSignal,
+  healthStatusQuery,
+  lastCheckQuery,
+  type ConnectionHealthInput,
+  type HealthStatus,
+  type LastCheck,
+} from '../lib/temporal/contracts/connectionHealth';
 
 // One long-lived workflow per project (id `connection-health-<projectId>`): validates the
 // connection on an interval. The failure streak lives in the connection row (spec 3.4: three
@@ -10,28 +18,17 @@ const { checkConnection } = proxyActivities<PublishingActivities>({
   retry: { initialInterval: '5 seconds', maximumInterval: '5 minutes', maximumAttempts: 5 },
 });
 
-/** Check at once. `requestId` (optional) comes back in `lastCheck` once a check made for it is done. */
-export const checkNowSignal = defineSignal<[requestId?: string]>('checkNow');
+// The signal, the queries and their types are the workflow's contract, shared with its starter
+// (lib/temporal/start/connectionHealth.ts) and `bin/admin connection check`.
+export {
+  checkNowSignal,
+  healthStatusQuery,
+  lastCheckQuery,
+  type HealthStatus,
+  type LastCheck,
+} from '../lib/temporal/contracts/connectionHealth';
 
-/** The outcome of the latest check of this run (null before the first); `bin/admin connection check` reads it. */
-export interface LastCheck {
-  checkedAt: string;
-  ok: boolean | null;
-  failures: number;
-  requestId: string | null;
-}
-export const lastCheckQuery = defineQuery<LastCheck | null>('lastCheck');
-
-/** What this run has seen: checks made, the last result and the streak the row reported. */
-export interface HealthStatus {
-  checks: number;
-  lastOk: boolean | null;
-  failures: number;
-  nextCheckAtMs: number | null;
-}
-export const healthStatusQuery = defineQuery<HealthStatus>('healthStatus');
-
-export async function connectionHealthWorkflow(input: { projectId: string }): Promise<void> {
+export async function connectionHealthWorkflow(input: ConnectionHealthInput): Promise<void> {
   let wake = false;
   const status: HealthStatus = { checks: 0, lastOk: null, failures: 0, nextCheckAtMs: null };
   // Handlers and queries add no commands to the history, so recorded histories replay unchanged.

@@ -2,22 +2,22 @@ import {
   ActivityCancellationType,
   condition,
   continueAsNew,
-  defineQuery,
-  defineSignal,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import type {
-  AttemptResult,
-  DeliverWebhookInput,
-  DeliveryPassResult,
-  WebhookActivities,
-  WebhookEndpointInput,
-} from '../activities/webhooks';
+import type { AttemptResult, DeliverWebhookInput, WebhookActivities, WebhookEndpointInput } from '../activities/webhooks';
 import { retryDelayMs, withJitter } from '../lib/webhooks/schedule';
+import {
+  deliveryStatusQuery,
+  endpointDeliveryStatusQuery,
+  webhookDeliveriesReadySignal,
+  type DeliverWebhookResult,
+  type DeliveryStatus,
+  type EndpointDeliveryStatus,
+} from '../lib/temporal/contracts/deliverWebhook';
 
 // Two delivery workflow types (docs/webhooks.md, "How it runs"):
 //
@@ -43,16 +43,16 @@ const { attemptWebhookDelivery } = proxyLocalActivities<WebhookActivities>({
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
-export type DeliverWebhookResult = { outcome: 'delivered'; attempts: number } | { outcome: 'failed'; attempts: number; reason: string };
-
-/** Where the delivery stands: the attempt in flight or last made, and when the next one is due. */
-export interface DeliveryStatus {
-  state: 'attempting' | 'waiting' | 'delivered' | 'failed';
-  attempt: number;
-  nextAttemptAtMs: number | null;
-  lastError: string | null;
-}
-export const deliveryStatusQuery = defineQuery<DeliveryStatus>('deliveryStatus');
+// The signal, the queries and their types are the workflows' contract, shared with their starters
+// (lib/temporal/start/webhookEndpoint.ts, lib/temporal/start/webhookRelay.ts).
+export {
+  deliveryStatusQuery,
+  endpointDeliveryStatusQuery,
+  webhookDeliveriesReadySignal,
+  type DeliverWebhookResult,
+  type DeliveryStatus,
+  type EndpointDeliveryStatus,
+} from '../lib/temporal/contracts/deliverWebhook';
 
 export async function deliverWebhookWorkflow(input: DeliverWebhookInput): Promise<DeliverWebhookResult> {
   const maxAttempts = Math.max(1, input.retry.maxAttempts);
@@ -90,17 +90,6 @@ const { deliverDueWebhooks } = proxyLocalActivities<WebhookActivities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
-
-/** The relay's wake-up call: new deliveries for this endpoint are written (the rows say which). */
-export const webhookDeliveriesReadySignal = defineSignal('webhookDeliveriesReady');
-
-/** What the endpoint workflow last did, for operators (a query adds nothing to the history). */
-export interface EndpointDeliveryStatus {
-  passes: number;
-  lastPass: DeliveryPassResult | null;
-  nextDueAtMs: number | null;
-}
-export const endpointDeliveryStatusQuery = defineQuery<EndpointDeliveryStatus>('endpointDeliveryStatus');
 
 /** An idle endpoint workflow closes after this; the next event's signal-with-start opens a new run. */
 const IDLE_CLOSE_MS = 60_000;

@@ -1,6 +1,7 @@
-import { defineQuery, proxyActivities, sleep } from '@temporalio/workflow';
+import { proxyActivities, sleep } from '@temporalio/workflow';
 import { setHandler } from '@temporalio/workflow';
 import type { EngagementActivities, EngagementResult } from '../activities/engagement';
+import { engagementStatusQuery, type EngagementStatus } from '../lib/temporal/contracts/engagePost';
 
 // Engagement after publish (docs/engagement.md; spec 4.4 autoLike / autoComment): started by
 // the publish workflow as an abandoned child (id `engage-<postId>`) once the post is live. Each
@@ -21,13 +22,8 @@ const { engage } = proxyActivities<EngagementActivities>({
   scheduleToCloseTimeout: '1 day',
 });
 
-export interface EngagementStatus {
-  planned: number;
-  done: number;
-  skipped: number;
-  failed: number;
-}
-export const engagementStatusQuery = defineQuery<EngagementStatus>('status');
+// The query is the workflow's contract (lib/temporal/contracts/engagePost.ts).
+export { engagementStatusQuery, type EngagementStatus } from '../lib/temporal/contracts/engagePost';
 
 export async function engagePostWorkflow(input: { postId: string }): Promise<EngagementStatus> {
   const status: EngagementStatus = { planned: 0, done: 0, skipped: 0, failed: 0 };

@@ -1,6 +1,6 @@
-import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { ImageGenerationActivities } from '../activities/imageGeneration';
-import type { JobProgress, JobStatus } from '../lib/generation/jobs';
+import type { JobStatus } from '../lib/generation/jobs';
 import { ROW_TRANSITION, runJobSteps, type JobWorkflowInput } from './jobSteps';
 
 // One workflow per image generation job (id = job id, docs/media.md "Image generation"), the
@@ -18,8 +18,6 @@ const { renderJobImage } = proxyActivities<ImageGenerationActivities>({
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
 });
 
-export const imageJobProgressQuery = defineQuery<JobProgress>('progress');
-
 export type ImageWorkflowInput = JobWorkflowInput;
 
 function failureOf(err: unknown): { code: string; message: string } {
@@ -34,7 +32,6 @@ export async function generateImageWorkflow(
 ): Promise<{ status: JobStatus | 'MISSING'; assetId?: string; errorCode?: string }> {
   return runJobSteps({
     jobId: input.jobId,
-    progressQuery: imageJobProgressQuery,
     start: startImageJob,
     working: { progress: 0.3, message: 'Drawing the image' },
     work: renderJobImage,

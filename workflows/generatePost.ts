@@ -1,14 +1,6 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  defineQuery,
-  patched,
-  proxyActivities,
-  proxyLocalActivities,
-  TimeoutFailure,
-} from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities, proxyLocalActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { Draft, GenerationActivities } from '../activities/generation';
-import type { JobProgress, JobStatus } from '../lib/generation/jobs';
+import type { JobStatus } from '../lib/generation/jobs';
 import { LOCAL_ROW_TRANSITION, localFirst, ROW_TRANSITION, runJobSteps, type JobWorkflowInput } from './jobSteps';
 
 // One workflow per generation job (id = job id, spec 2.12 / 3.2): start the job, have the
@@ -36,7 +28,8 @@ const { writeGenerationDraft } = proxyActivities<GenerationActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 4 },
 });
 
-export const jobProgressQuery = defineQuery<JobProgress>('progress');
+/** Every job workflow's `progress` query (lib/temporal/contracts/jobs.ts). */
+export { jobProgressQuery } from '../lib/temporal/contracts/jobs';
 
 export type GenerationWorkflowInput = JobWorkflowInput;
 export interface GenerationOutcome {
@@ -59,7 +52,6 @@ export async function generatePostWorkflow(input: GenerationWorkflowInput): Prom
   const rowStepsLocal = patched(LOCAL_ROW_STEPS_PATCH);
   return runJobSteps({
     jobId: input.jobId,
-    progressQuery: jobProgressQuery,
     start: rowStepsLocal ? (jobId) => localFirst(local.startGenerationJob, queued.startGenerationJob, jobId) : queued.startGenerationJob,
     working: { progress: 0.1, message: 'Writing the post' },
     work: (jobId): Promise<Draft> => writeGenerationDraft(jobId),

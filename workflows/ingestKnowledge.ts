@@ -1,6 +1,6 @@
-import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { KnowledgeActivities } from '../activities/knowledge';
-import type { JobProgress, JobStatus } from '../lib/generation/jobs';
+import type { JobStatus } from '../lib/generation/jobs';
 import { ROW_TRANSITION, runJobSteps, type JobWorkflowInput } from './jobSteps';
 
 // One workflow per KNOWLEDGE_INGEST job (id = job id; docs/knowledge.md), the envelope every job
@@ -12,8 +12,6 @@ const { ingestKnowledgeDocument } = proxyActivities<KnowledgeActivities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '20 seconds', maximumAttempts: 3 },
 });
-
-export const knowledgeJobProgressQuery = defineQuery<JobProgress>('progress');
 
 function failureOf(err: unknown): { code: string; message: string } {
   const cause = err instanceof ActivityFailure ? err.cause : err;
@@ -27,7 +25,6 @@ export async function ingestKnowledgeWorkflow(
 ): Promise<{ status: JobStatus | 'MISSING'; documentId?: string; errorCode?: string }> {
   return runJobSteps({
     jobId: input.jobId,
-    progressQuery: knowledgeJobProgressQuery,
     start: startKnowledgeJob,
     working: { progress: 0.3, message: 'Reading the source' },
     work: ingestKnowledgeDocument,

@@ -1,6 +1,6 @@
-import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { SourceIngestActivities } from '../activities/sourceIngest';
-import type { JobProgress, JobStatus } from '../lib/generation/jobs';
+import type { JobStatus } from '../lib/generation/jobs';
 import { ROW_TRANSITION, runJobSteps, type JobWorkflowInput } from './jobSteps';
 
 // One workflow per SOURCE_INGEST job (id = job id; docs/sources.md "The ingest job"): the job
@@ -18,8 +18,6 @@ const { ingestSourceFile } = proxyActivities<SourceIngestActivities>({
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 3 },
 });
 
-export const sourceJobProgressQuery = defineQuery<JobProgress>('progress');
-
 function failureOf(err: unknown): { code: string; message: string } {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure && cause.type) return { code: cause.type, message: cause.message };
@@ -32,7 +30,6 @@ export async function ingestSourceWorkflow(
 ): Promise<{ status: JobStatus | 'MISSING'; sourceId?: string; errorCode?: string }> {
   return runJobSteps({
     jobId: input.jobId,
-    progressQuery: sourceJobProgressQuery,
     start: startSourceJob,
     working: { progress: 0.2, message: 'Reading the file' },
     work: ingestSourceFile,

@@ -5,10 +5,10 @@ import {
   setHandler,
   type ActivityOptions,
   type LocalActivityOptions,
-  type QueryDefinition,
 } from '@temporalio/workflow';
 import type { GenerationActivities } from '../activities/generation';
 import type { JobProgress, JobStatus } from '../lib/generation/jobs';
+import { jobProgressQuery } from '../lib/temporal/contracts/jobs';
 
 // The job envelope every generation job shares (spec 2.12 / 3.2; docs/media.md "Image
 // generation"): start the row QUEUED → RUNNING, do the one costly step, then complete the row
@@ -52,12 +52,8 @@ export async function localFirst<A, R>(local: (arg: A) => Promise<R>, remote: (a
   }
 }
 
-/** The input every job workflow takes; the workflow id is the job id. */
-export interface JobWorkflowInput {
-  jobId: string;
-  workspaceId: string;
-  projectId: string;
-}
+/** The input every job workflow takes; the workflow id is the job id (the jobs' contract). */
+export type { JobWorkflowInput } from '../lib/temporal/contracts/jobs';
 
 export type JobOutcomeStatus = JobStatus | 'MISSING';
 export interface JobFailure {
@@ -67,7 +63,6 @@ export interface JobFailure {
 
 export interface JobSteps<W, O extends { status: JobOutcomeStatus }> {
   jobId: string;
-  progressQuery: QueryDefinition<JobProgress>;
   /** QUEUED → RUNNING, or the reason it cannot start. */
   start(jobId: string): Promise<{ running: true } | { running: false; status: JobOutcomeStatus }>;
   /** The progress shown while the costly step runs. */
@@ -94,7 +89,7 @@ export async function runJobSteps<W, O extends { status: JobOutcomeStatus }>(
   const report = (fraction: number, message: string) => {
     progress = { progress: fraction, updatedAt: new Date().toISOString(), message };
   };
-  setHandler(steps.progressQuery, () => progress);
+  setHandler(jobProgressQuery, () => progress);
 
   try {
     const started = await steps.start(jobId);

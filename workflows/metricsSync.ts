@@ -1,5 +1,6 @@
 import { continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { AnalyticsActivities } from '../activities/analytics';
+import type { MetricsSyncInput } from '../lib/temporal/contracts/metricsSync';
 
 // The metrics sync (id `metrics-sync`, one per deployment; docs/analytics.md): passes over the
 // posts whose next sample is due, back to back while full batches come back, then sleeps. The
@@ -10,11 +11,6 @@ const { syncPostMetrics } = proxyActivities<AnalyticsActivities>({
   startToCloseTimeout: '10 minutes',
   retry: { initialInterval: '5 seconds', maximumInterval: '1 minute' },
 });
-
-export interface MetricsSyncInput {
-  intervalSeconds: number;
-  batch?: number;
-}
 
 export async function metricsSyncWorkflow(input: MetricsSyncInput): Promise<void> {
   for (let i = 0; i < 200; i++) {

@@ -1,7 +1,5 @@
 import {
   condition,
-  defineQuery,
-  defineSignal,
   log,
   ParentClosePolicy,
   patched,
@@ -13,6 +11,14 @@ import {
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import { engagePostWorkflow } from './engagePost';
+import { ENGAGE_POST } from '../lib/temporal/contracts/engagePost';
+import {
+  scheduleChangedSignal,
+  publishStatusQuery,
+  type PublishInput,
+  type PublishResult,
+  type PublishStatus,
+} from '../lib/temporal/contracts/publishPost';
 import type { PublishingActivities } from '../activities/publishing';
 import type { ScheduleSnapshot } from '../lib/publishing/schedule';
 
@@ -52,21 +58,16 @@ const local = proxyLocalActivities<PublishingActivities>({
   retry: { initialInterval: '2 seconds', maximumInterval: '1 minute' },
 });
 
-/** The second signal argument: the schedule as committed (null: the post is gone). */
-export interface CarriedSchedule {
-  schedule: ScheduleSnapshot | null;
-}
-export const scheduleChangedSignal = defineSignal<[number, CarriedSchedule?]>('scheduleChanged');
-export interface PublishStatus {
-  state: 'waiting' | 'publishing' | 'retrying' | 'done';
-  version: number | null;
-  fireAtMs: number | null;
-  attempts: number;
-  lastError: string | null;
-}
-export const publishStatusQuery = defineQuery<PublishStatus>('status');
-
-export type PublishResult = { outcome: 'published'; postUrn: string } | { outcome: 'not_scheduled' } | { outcome: 'failed'; error: string };
+// The signal, the query and the input and result types are the workflow's contract, shared with
+// its starter (lib/temporal/start/publishPost.ts).
+export {
+  scheduleChangedSignal,
+  publishStatusQuery,
+  type CarriedSchedule,
+  type PublishInput,
+  type PublishResult,
+  type PublishStatus,
+} from '../lib/temporal/contracts/publishPost';
 
 function backoffMs(attempt: number, baseSeconds: number): number {
   return Math.min(5 * 60_000, baseSeconds * 1000 * 2 ** Math.min(attempt - 1, 10));
@@ -75,7 +76,7 @@ function backoffMs(attempt: number, baseSeconds: number): number {
 async function startEngagement(postId: string): Promise<void> {
   try {
     await startChild(engagePostWorkflow, {
-      workflowId: `engage-${postId}`,
+      workflowId: ENGAGE_POST.id(postId),
       args: [{ postId }],
       parentClosePolicy: ParentClosePolicy.ABANDON,
       // Once per post: a second publish run for the same post finds the engagement already begun.
@@ -86,12 +87,6 @@ async function startEngagement(postId: string): Promise<void> {
   } catch (err) {
     log.info('engagement not started again', { postId, err: String(err) });
   }
-}
-
-export interface PublishInput {
-  postId: string;
-  /** The schedule as committed when the workflow was started; absent: read the row. */
-  schedule?: ScheduleSnapshot | null;
 }
 
 export async function publishPostWorkflow(input: PublishInput): Promise<PublishResult> {

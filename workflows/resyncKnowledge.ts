@@ -1,18 +1,14 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { KnowledgeActivities } from '../activities/knowledge';
+import type { ResyncInput } from '../lib/temporal/contracts/resyncKnowledge';
 
-// Started by the `knowledge-resync` Temporal Schedule (lib/knowledge/resyncSchedule.ts): re-fetches
+// Started by the `knowledge-resync` Temporal Schedule (lib/temporal/start/resyncKnowledge.ts): re-fetches
 // URL documents that are due, each re-indexed only when its content hash changed.
 
 const { dueUrlDocuments, resyncKnowledgeDocument } = proxyActivities<KnowledgeActivities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '5 seconds', maximumInterval: '1 minute', maximumAttempts: 3 },
 });
-
-export interface ResyncInput {
-  /** Documents synced more recently than this are skipped. */
-  olderThanSeconds: number;
-}
 
 export async function resyncKnowledgeWorkflow(input: ResyncInput): Promise<{ checked: number; changed: number; failed: number }> {
   let checked = 0;

@@ -1,5 +1,6 @@
-import { condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { ReviewActivities } from '../activities/review';
+import { reviewDecidedSignal, reviewStatusQuery, type ReviewInput, type ReviewStatus } from '../lib/temporal/contracts/reviewPost';
 
 // One workflow per review round (id `review-<postId>-<round>`, docs/review.md): a durable
 // deadline timer. Past the deadline the round turns `overdue` and a reminder event fires;
@@ -13,23 +14,14 @@ const { markReviewOverdue, reviewRoundOpen } = proxyActivities<ReviewActivities>
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 
-export const reviewDecidedSignal = defineSignal<[round: number]>('reviewDecided');
-
-export interface ReviewStatus {
-  round: number;
-  state: 'waiting' | 'overdue' | 'closed';
-  deadlineMs: number | null;
-}
-export const reviewStatusQuery = defineQuery<ReviewStatus>('status');
+// The signal and the query are the workflow's contract, shared with its starter
+// (lib/temporal/start/reviewPost.ts).
+export { reviewDecidedSignal, reviewStatusQuery, type ReviewStatus } from '../lib/temporal/contracts/reviewPost';
 
 /** How often an open round re-reads the post when no signal comes (a lost signal, a deleted post). */
 const RECHECK_MS = 24 * 3600_000;
 
-export async function reviewPostWorkflow(input: {
-  postId: string;
-  round: number;
-  deadlineMs: number | null;
-}): Promise<{ outcome: 'closed'; overdue: boolean }> {
+export async function reviewPostWorkflow(input: ReviewInput): Promise<{ outcome: 'closed'; overdue: boolean }> {
   let decided = false;
   const status: ReviewStatus = { round: input.round, state: 'waiting', deadlineMs: input.deadlineMs };
   setHandler(reviewDecidedSignal, (round) => {

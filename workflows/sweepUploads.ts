@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { UploadActivities } from '../activities/uploads';
 
-// Started by the `upload-sweep` Temporal Schedule (lib/media/sweepSchedule.ts): removes expired
+// Started by the `upload-sweep` Temporal Schedule (lib/temporal/start/sweepUploads.ts): removes expired
 // upload handles and their never-used objects in batches.
 
 const { sweepExpiredUploads } = proxyActivities<UploadActivities>({

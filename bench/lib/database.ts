@@ -5,7 +5,7 @@ import pg from 'pg';
 
 /** Drops and recreates the bench database, then migrates it to the latest schema. */
 export async function recreateDatabase(url: string): Promise<void> {
-  const { ensureDatabase, describeStartupError } = await import('../../tooling/preflight');
+  const { ensureDatabase, describeStartupError } = await import('../../lib/preflight');
   // ensureDatabase gives the one-line "cannot reach Postgres at … start it with …" message.
   await ensureDatabase(url).catch((err) => {
     throw new Error(describeStartupError(err));
@@ -30,7 +30,7 @@ export async function recreateDatabase(url: string): Promise<void> {
 
 /** Empties the bench's Redis database (rate-limit windows, caches of an earlier run). */
 export async function flushRedis(url: string): Promise<void> {
-  const { checkRedis, describeStartupError } = await import('../../tooling/preflight');
+  const { checkRedis, describeStartupError } = await import('../../lib/preflight');
   await checkRedis(url).catch((err) => {
     throw new Error(describeStartupError(err));
   });

@@ -69,7 +69,7 @@ export async function timeline(client: Client, workflowId: string, postId: strin
   let publishScheduledAt: number | null = null;
   let publishStartedAt: number | null = null;
   let publishDoneAt: number | null = null;
-  // A workflow started with a start delay to its fire time (lib/publishing/workflows.ts) has no
+  // A workflow started with a start delay to its fire time (lib/temporal/start/publishPost.ts) has no
   // timer: the server holds its first workflow task until then. Its start counts as the timer
   // set and its first workflow task scheduled as the timer fired; a timer armed later (after a
   // signal ended the delay early) takes their place.

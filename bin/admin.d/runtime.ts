@@ -14,7 +14,7 @@ let redisOpened = false;
  * migrate. Returns the migrations applied now.
  */
 export async function openServices(opts: { redis?: boolean } = { redis: true }): Promise<string[]> {
-  const { checkRedis, ensureDatabase, exitWithOneLine } = await import('../../tooling/preflight');
+  const { checkRedis, ensureDatabase, exitWithOneLine } = await import('../../lib/preflight');
   try {
     await Promise.all([ensureDatabase(config.databaseUrl), opts.redis ? checkRedis(config.redisUrl) : null]);
   } catch (err) {

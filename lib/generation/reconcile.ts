@@ -1,15 +1,15 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { ingestKnowledgeWorkflow } from '../../workflows/ingestKnowledge';
 import { log } from '../logger';
-import { startImageWorkflow } from '../media/imageJobs';
-import { startSourceWorkflow } from '../sources/ingest';
+import { startGenerationWorkflow } from '../temporal/start/generatePost';
+import { startImageWorkflow } from '../temporal/start/generateImage';
+import { startKnowledgeWorkflow } from '../temporal/start/ingestKnowledge';
+import { startSourceWorkflow } from '../temporal/start/ingestSource';
 import type { JobType } from './jobs';
-import { startGenerationWorkflow, startJobWorkflow } from './workflowClient';
 
 // A job row is written before its workflow is started (lib/generation/queue.ts). A process that
 // dies between the two leaves a QUEUED job no workflow will ever run, and no answer reached the
-// caller, whose retry makes a new job. The reconciler (activities/publishing.ts) starts the
+// caller, whose retry makes a new job. The reconciler (activities/maintenance.ts) starts the
 // workflow of every job still QUEUED a while after its creation and not marked as started
 // (`workflow_started_at`); the workflow id is the job's, so a job whose workflow exists but whose
 // mark was lost is only confirmed, never run twice.
@@ -21,9 +21,10 @@ const STARTERS: Record<JobType, (job: QueuedJob) => Promise<void>> = {
   IMAGE_GENERATION: (job) => startImageWorkflow({ ...job, project_id: job.project_id ?? '' }),
   SOURCE_INGEST: (job) => startSourceWorkflow({ ...job, project_id: job.project_id ?? '' }),
   KNOWLEDGE_INGEST: (job) =>
-    startJobWorkflow(ingestKnowledgeWorkflow, job, {
-      summary: `Ingest knowledge ${job.project_id ? `for project ${job.project_id}` : 'for the workspace'} (started by the reconciler)`,
-    }),
+    startKnowledgeWorkflow(
+      job,
+      `Ingest knowledge ${job.project_id ? `for project ${job.project_id}` : 'for the workspace'} (started by the reconciler)`,
+    ),
 };
 
 /**

@@ -133,7 +133,7 @@ export interface Committed {
  * change's events in the outbox, all in the same transaction (ARCHITECTURE.md: the outbox
  * commits with the change). `eventData` adds fields to every event's payload. Nothing is
  * written for an empty change. After the commit, a `scheduleChanged` post's publish workflow
- * must be told (lib/publishing/workflows.ts syncPublishWorkflow; the reconciler catches up).
+ * must be told (lib/temporal/start/publishPost.ts syncPublishWorkflow; the reconciler catches up).
  */
 export async function commitChange(
   trx: Knex.Transaction,

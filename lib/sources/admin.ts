@@ -1,6 +1,7 @@
 import { db } from '../db';
 import { JOB_COLUMNS, presentJob, type JobRow } from '../generation/jobs';
-import { queueSourceIngest, startSourceWorkflow, withdrawSourceIngest } from './ingest';
+import { startSourceWorkflow } from '../temporal/start/ingestSource';
+import { queueSourceIngest, withdrawSourceIngest } from './ingest';
 import { presentSource, type SourceRow } from './sources';
 
 // Operator-side source commands (bin/admin `sources list|inspect|rerun`; docs/sources.md

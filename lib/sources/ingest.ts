@@ -3,9 +3,7 @@ import { config } from '../config';
 import { type JobRow } from '../generation/jobs';
 import { insertQueuedJob, withdrawUnstartedJob } from '../generation/queue';
 import { budgetTargetOf, loadAiLimits } from '../generation/spend';
-import { startJobWorkflow } from '../generation/workflowClient';
 import { Project } from '../models';
-import { ingestSourceWorkflow } from '../../workflows/ingestSource';
 import type { SourceIngestInput, SourceRow } from './sources';
 
 // The API's (and the operator CLI's) side of SOURCE_INGEST jobs (docs/sources.md "The ingest
@@ -44,13 +42,6 @@ export async function queueSourceIngest(
     .where({ id: source.id })
     .update({ job_id: job.id, status: 'Processing', error_code: null, updated_at: trx.fn.now() });
   return job;
-}
-
-export async function startSourceWorkflow(job: { id: string; workspace_id: string; project_id: string }): Promise<void> {
-  await startJobWorkflow(ingestSourceWorkflow, job, {
-    summary: `Ingest a file source for project ${job.project_id}`,
-    details: `Job ${job.id} of workspace ${job.workspace_id}: extract or transcribe the upload, find topics and hooks; result { sourceId }.`,
-  });
 }
 
 /**

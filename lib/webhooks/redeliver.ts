@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 // Redelivering one event to one endpoint (docs/webhooks.md "Redelivering an event"): the
-// delivery row is reopened and the endpoint's delivery workflow woken (lib/webhooks/workflow.ts),
+// delivery row is reopened and the endpoint's delivery workflow woken (lib/temporal/start/webhookEndpoint.ts),
 // so the attempt is made by the same pass, with the same signature, payload and Webhook-Id, as
 // any delivery. The earlier attempts stay recorded; the new ones are numbered after them.
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { createProject, createWorkspace, issueApiKey, makeAgencyOwner } from '../../ops/provision';
 import { nextSyncAt, rebuildDailyGains, syncDueMetrics } from '../../lib/analytics/sync';
-import { ensureMetricsSync } from '../../lib/analytics/workflow';
+import { ensureMetricsSync } from '../../lib/temporal/start/metricsSync';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { newId, randomBase62 } from '../../lib/ids';

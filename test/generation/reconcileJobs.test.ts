@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { createPublishingActivities } from '../../activities/publishing';
+import { createMaintenanceActivities } from '../../activities/maintenance';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { startOrWithdraw } from '../../lib/generation/queue';
 import type { JobRow } from '../../lib/generation/jobs';
-import { createNetworkClient } from '../../lib/network/client';
 import { temporalClient, workflowIds } from '../../lib/temporal';
 import { workspaceWithKey } from '../support/factories';
 
@@ -13,7 +12,7 @@ import { workspaceWithKey } from '../support/factories';
 
 describe('the reconciler and jobs whose workflow start was lost', function () {
   this.timeout(60_000);
-  const reconcile = () => createPublishingActivities({ db: db(), network: createNetworkClient(), temporal: temporalClient }).reconcile();
+  const reconcile = () => createMaintenanceActivities({ db: db(), temporal: temporalClient }).reconcileReviewsAndJobs();
 
   async function queuedJob(workspaceId: string, projectId: string, ageSeconds: number, startedMark = false): Promise<string> {
     const id = newId('job');

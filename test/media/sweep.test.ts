@@ -4,7 +4,8 @@ import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { mintUpload } from '../../lib/media/uploads';
-import { ensureUploadSweepSchedule, UPLOAD_SWEEP_SCHEDULE_ID } from '../../lib/media/sweepSchedule';
+import { SWEEP_UPLOADS } from '../../lib/temporal/contracts/sweepUploads';
+import { ensureUploadSweepSchedule } from '../../lib/temporal/start/sweepUploads';
 import { objectStore } from '../../lib/storage/objectStore';
 import { temporalClient } from '../../lib/temporal';
 import { sweepUploadsWorkflow } from '../../workflows/sweepUploads';
@@ -87,7 +88,7 @@ describe('upload expiry sweep (Temporal workflow + schedule, embedded store)', f
     const client = await temporalClient();
     await ensureUploadSweepSchedule(client);
     await ensureUploadSweepSchedule(client);
-    const d = await client.schedule.getHandle(UPLOAD_SWEEP_SCHEDULE_ID).describe();
+    const d = await client.schedule.getHandle(SWEEP_UPLOADS.scheduleId).describe();
     assert.equal(d.action.type, 'startWorkflow');
     assert.equal((d.action as { workflowType: string }).workflowType, 'sweepUploadsWorkflow');
     assert.equal(d.spec.intervals?.[0]?.every, config.uploads.sweepIntervalSeconds * 1000);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Worker } from '@temporalio/worker';
 import { db } from '../../lib/db';
-import { ensureHealthWorkflow } from '../../lib/publishing/workflows';
+import { ensureHealthWorkflow } from '../../lib/temporal/start/connectionHealth';
 import { temporalClient, workflowIds } from '../../lib/temporal';
 import { createWorker } from '../../workers/worker';
 import { checkNowSignal, healthStatusQuery } from '../../workflows/connectionHealth';

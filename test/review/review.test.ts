@@ -316,9 +316,8 @@ describe('review before publishing (real HTTP, Temporal, simulator)', function (
           detail: null,
         }),
       });
-    const { createPublishingActivities } = await import('../../activities/publishing');
-    const { createNetworkClient } = await import('../../lib/network/client');
-    const reconciled = await createPublishingActivities({ db: db(), network: createNetworkClient(), temporal: temporalClient }).reconcile();
+    const { createMaintenanceActivities } = await import('../../activities/maintenance');
+    const reconciled = await createMaintenanceActivities({ db: db(), temporal: temporalClient }).reconcileReviewsAndJobs();
     assert.ok((reconciled.reviewsStarted ?? 0) >= 1);
     assert.equal((await db()('posts').where({ id }).first('review_synced_round')).review_synced_round, 1);
     await waitFor(

@@ -120,7 +120,7 @@ let stopYoutube = async () => {};
 let stopLlmSim = async () => {};
 
 export async function mochaGlobalSetup() {
-  const { preflightOrExit } = await import('../../tooling/preflight');
+  const { preflightOrExit } = await import('../../lib/preflight');
   await preflightOrExit({ databaseUrl: env.DATABASE_URL!, redisUrl: env.REDIS_URL! });
   await resetDatabase(env.DATABASE_URL!);
   const { createKnex, migrateLatest } = await import('../../lib/db');

@@ -75,6 +75,77 @@ describe('lint: layer boundaries', function () {
     await assertClean('activities/example.ts', `import { db } from '../lib/db';\nexport const x = db;\n`);
   });
 
+  it('lib/ and activities/ import no workflow values: they start workflows through lib/temporal/start/', async () => {
+    await assertReported(
+      'lib/example.ts',
+      `import { publishPostWorkflow } from '../workflows/publishPost';\nexport const x = publishPostWorkflow;\n`,
+      /^layers\/imports: lib\/ must not import workflows\//,
+    );
+    await assertReported(
+      'lib/temporal/start/example.ts',
+      `import { scheduleChangedSignal } from '../../../workflows/publishPost';\nexport const x = scheduleChangedSignal;\n`,
+      /lib\/ must not import workflows\//,
+    );
+    await assertReported(
+      'lib/posts/example.ts',
+      `export const load = () => import('../../workflows/maintenance');\n`,
+      /lib\/ must not import workflows\//,
+    );
+    await assertReported(
+      'activities/example.ts',
+      `import { webhookEndpointWorkflow } from '../workflows/deliverWebhook';\nexport const x = webhookEndpointWorkflow;\n`,
+      /^layers\/imports: activities\/ must not import workflows\//,
+    );
+    await assertReported(
+      'activities/example.ts',
+      `export { webhookDeliveriesReadySignal } from '../workflows/deliverWebhook';\n`,
+      /activities\/ must not import workflows\//,
+    );
+    // The workflow function's type (for a typed start by name) and the contracts are allowed.
+    await assertClean(
+      'lib/temporal/start/example.ts',
+      [
+        `import type { publishPostWorkflow } from '../../../workflows/publishPost';`,
+        `import { PUBLISH_POST, scheduleChangedSignal } from '../contracts/publishPost';`,
+        `export const x = [PUBLISH_POST, scheduleChangedSignal];`,
+        `export type W = typeof publishPostWorkflow;`,
+        '',
+      ].join('\n'),
+    );
+    await assertClean(
+      'activities/example.ts',
+      `import { WEBHOOK_ENDPOINT } from '../lib/temporal/contracts/deliverWebhook';\nimport { wakeEndpoint } from '../lib/temporal/start/webhookEndpoint';\nexport const x = [WEBHOOK_ENDPOINT, wakeEndpoint];\n`,
+    );
+  });
+
+  it('workflow contracts are pure: workflows may import them, and they import only what workflows may', async () => {
+    await assertClean(
+      'workflows/example.ts',
+      `import { scheduleChangedSignal } from '../lib/temporal/contracts/publishPost';\nexport const x = scheduleChangedSignal;\n`,
+    );
+    await assertReported(
+      'lib/temporal/contracts/example.ts',
+      `import { config } from '../../config';\nexport const x = config;\n`,
+      /lib\/temporal\/contracts\/ may import only .*not \.\.\/\.\.\/config/,
+    );
+    await assertReported(
+      'lib/temporal/contracts/example.ts',
+      `import { Client } from '@temporalio/client';\nexport const x = Client;\n`,
+      /not @temporalio\/client/,
+    );
+    await assertClean(
+      'lib/temporal/contracts/example.ts',
+      [
+        `import { defineSignal } from '@temporalio/workflow';`,
+        `import type { ScheduleSnapshot } from '../../publishing/schedule';`,
+        `import { jobWorkflowId } from './jobs';`,
+        `export const x = [defineSignal, jobWorkflowId];`,
+        `export type S = ScheduleSnapshot;`,
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('api/mcp must not import api/rest', async () => {
     await assertReported(
       'api/mcp/example.ts',

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { publishStartDelayMs } from '../../lib/publishing/workflows';
+import { publishStartDelayMs } from '../../lib/temporal/start/publishPost';
 import type { ScheduleSnapshot } from '../../lib/publishing/schedule';
 
-// lib/publishing/workflows.ts: a new publish workflow is held by the server until its fire time.
+// lib/temporal/start/publishPost.ts: a new publish workflow is held by the server until its fire time.
 
 const snap = (over: Partial<ScheduleSnapshot> = {}): ScheduleSnapshot => ({
   status: 'scheduled',
@@ -14,7 +14,7 @@ const snap = (over: Partial<ScheduleSnapshot> = {}): ScheduleSnapshot => ({
   ...over,
 });
 
-describe('lib/publishing/workflows publishStartDelayMs', () => {
+describe('lib/temporal/start/publishPost publishStartDelayMs', () => {
   it('holds a scheduled post until scheduledAt + the publish delay', () => {
     assert.equal(publishStartDelayMs(snap(), 1_000_000), 120_000);
     assert.equal(publishStartDelayMs(snap({ delaySeconds: 0 }), 999_000), 1_000);

@@ -10,7 +10,7 @@ import { gate, withWorker, type WorkflowTestContext } from '../support/workflowE
 
 // The generation workflow alone (workflows/generatePost.ts, spec 2.12 / 3.2): the job row is a
 // stub, and the answers are read through the workflow's own progress query, the one the API's
-// GET /v1/jobs/{id} asks (lib/generation/workflowClient.ts).
+// GET /v1/jobs/{id} asks (lib/temporal/start/jobs.ts).
 
 interface Calls {
   start: number;

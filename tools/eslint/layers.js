@@ -88,7 +88,7 @@ export const layerImports = {
         }
       }
       for (const r of allowLists) {
-        const ok = t.kind === 'package' ? r.packages.includes(t.name) : within(t.name, r.from) || r.files.includes(t.name);
+        const ok = t.kind === 'package' ? r.packages.includes(t.name) : within(t.name, r.from) || r.files.some((f) => within(t.name, f));
         if (!ok) {
           const allowed = [...r.packages, `${r.from}/`, ...r.files].join(', ');
           context.report({

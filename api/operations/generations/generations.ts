@@ -5,7 +5,7 @@ import { errors } from '../../../lib/errors';
 import { estimateCompletionMs, presentJob, type GenerationJobInput } from '../../../lib/generation/jobs';
 import { insertQueuedJob, startOrWithdraw, waitForJob } from '../../../lib/generation/queue';
 import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
-import { startGenerationWorkflow } from '../../../lib/generation/workflowClient';
+import { startGenerationWorkflow } from '../../../lib/temporal/start/generatePost';
 import { contentTypeForPillar, ideaBriefText } from '../../../lib/ideas/ideas';
 import { parseInZone } from '../../../lib/time';
 import type { AuthContext } from '../../auth/context';

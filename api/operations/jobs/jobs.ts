@@ -4,7 +4,7 @@ import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { finishJob, JOB_STATUSES, JOB_TYPES, presentJob, progressNow, type Job, type JobRow } from '../../../lib/generation/jobs';
 import { settleJobSpend } from '../../../lib/generation/spend';
-import { cancelGenerationWorkflow } from '../../../lib/generation/workflowClient';
+import { cancelGenerationWorkflow } from '../../../lib/temporal/start/jobs';
 import { log } from '../../../lib/logger';
 import { Job as JobModel } from '../../../lib/models';
 import { jobSchema, page, single } from '../../openapi/resources';

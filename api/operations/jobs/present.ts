@@ -1,6 +1,6 @@
 import type { TransactionOrKnex } from 'objection';
 import { JOB_COLUMNS, presentJob, type Job as PresentedJob, type JobProgress, type JobRow } from '../../../lib/generation/jobs';
-import { queryJobProgress } from '../../../lib/generation/workflowClient';
+import { queryJobProgress } from '../../../lib/temporal/start/jobs';
 import { Job, type Reach } from '../../../lib/models';
 
 /** Jobs the reader may see: the workspace's, narrowed to assigned projects for plain members (spec 5.5). */

@@ -6,7 +6,6 @@ import { presentJob } from '../../../lib/generation/jobs';
 import { insertQueuedJob, startOrWithdraw, waitForJob } from '../../../lib/generation/queue';
 import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
 import { Project } from '../../../lib/models';
-import { startJobWorkflow } from '../../../lib/generation/workflowClient';
 import {
   DOCUMENT_SELECT,
   presentDocument,
@@ -18,7 +17,7 @@ import {
 import type { KnowledgeJobInput } from '../../../lib/knowledge/ingest';
 import { videoIdOf } from '../../../lib/knowledge/youtube';
 import { usableUpload } from '../../../lib/media/uploads';
-import { ingestKnowledgeWorkflow } from '../../../workflows/ingestKnowledge';
+import { startKnowledgeWorkflow } from '../../../lib/temporal/start/ingestKnowledge';
 import { jobSchema, knowledgeDocumentSchema, knowledgeHitSchema, page, single } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 import { keysetPage, parseLimit, decodeCursor, encodeCursor } from '../../pagination';
@@ -100,10 +99,7 @@ export const createKnowledge = defineOperation({
     });
     await startOrWithdraw(
       job,
-      () =>
-        startJobWorkflow(ingestKnowledgeWorkflow, job, {
-          summary: `Ingest ${input.type} knowledge ${projectId ? `for project ${projectId}` : 'for the workspace'}`,
-        }),
+      () => startKnowledgeWorkflow(job, `Ingest ${input.type} knowledge ${projectId ? `for project ${projectId}` : 'for the workspace'}`),
       'knowledge ingest',
     );
     return { data: presentJob(await waitForJob(job, input.wait_for_completion_ms)) };

@@ -6,7 +6,7 @@ import { presentJob } from '../../../lib/generation/jobs';
 import { insertQueuedJob, startOrWithdraw, waitForJob } from '../../../lib/generation/queue';
 import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
 import { IMAGE_STYLES, type ImageJobInput } from '../../../lib/media/imageGenerator';
-import { startImageWorkflow } from '../../../lib/media/imageJobs';
+import { startImageWorkflow } from '../../../lib/temporal/start/generateImage';
 import { defineOperation } from '../../operation';
 import { jobSchema, single } from '../../openapi/resources';
 import { boundedText } from '../../validation';

@@ -5,7 +5,7 @@ import { log } from '../../../lib/logger';
 import type { NetworkClient } from '../../../lib/network/client';
 import type { PostRow } from '../../../lib/posts/present';
 import { probeConnection } from '../../../lib/publishing/probe';
-import { syncPublishWorkflow } from '../../../lib/publishing/workflows';
+import { syncPublishWorkflow } from '../../../lib/temporal/start/publishPost';
 import { temporalClient } from '../../../lib/temporal';
 import type { ProjectRow } from '../projects/present';
 

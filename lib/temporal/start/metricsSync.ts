@@ -1,9 +1,9 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { metricsSyncWorkflow } from '../../workflows/metricsSync';
-import { config } from '../config';
+import type { metricsSyncWorkflow } from '../../../workflows/metricsSync';
+import { config } from '../../config';
+import { METRICS_SYNC } from '../contracts/metricsSync';
 
-// The one metrics-sync workflow of a deployment (docs/analytics.md "Sync").
-export const METRICS_SYNC_WORKFLOW_ID = 'metrics-sync';
+// The starter of the one metrics-sync workflow of a deployment (docs/analytics.md "Sync").
 
 /** Starts the metrics-sync workflow unless it is already running; true when this call started it. */
 export async function ensureMetricsSync(
@@ -11,9 +11,9 @@ export async function ensureMetricsSync(
   opts: { intervalSeconds?: number; batch?: number; workflowId?: string; taskQueue?: string } = {},
 ): Promise<boolean> {
   try {
-    await client.workflow.start(metricsSyncWorkflow, {
+    await client.workflow.start<typeof metricsSyncWorkflow>(METRICS_SYNC.type, {
       taskQueue: opts.taskQueue ?? config.temporalTaskQueue,
-      workflowId: opts.workflowId ?? METRICS_SYNC_WORKFLOW_ID,
+      workflowId: opts.workflowId ?? METRICS_SYNC.id(),
       args: [
         { intervalSeconds: opts.intervalSeconds ?? config.analytics.syncIntervalSeconds, batch: opts.batch ?? config.analytics.syncBatch },
       ],

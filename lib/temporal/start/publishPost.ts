@@ -1,13 +1,13 @@
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { config } from '../config';
-import { connectionHealthWorkflow } from '../../workflows/connectionHealth';
-import { publishPostWorkflow, scheduleChangedSignal } from '../../workflows/publishPost';
-import { SEARCH, workflowIds } from '../temporal';
-import { hasScheduleColumns, scheduleSnapshot, type ScheduleRow, type ScheduleSnapshot } from './schedule';
+import type { publishPostWorkflow } from '../../../workflows/publishPost';
+import { config } from '../../config';
+import { hasScheduleColumns, scheduleSnapshot, type ScheduleRow, type ScheduleSnapshot } from '../../publishing/schedule';
+import { SEARCH } from '../../searchAttributes';
+import { PUBLISH_POST, scheduleChangedSignal, type CarriedSchedule } from '../contracts/publishPost';
 
-// Client-side of the publish and health workflows, shared by the API and the reconciler. The
-// workflow, signal and argument types come from the workflow files themselves.
+// The starter of the publish workflow (lib/temporal/contracts/publishPost.ts), for the API and
+// the reconciler: its one signal-with-start, id and search attributes.
 
 /**
  * Tells the post's one publish workflow that its schedule changed, starting it if needed
@@ -31,10 +31,10 @@ export async function syncPublishWorkflow(
 ): Promise<void> {
   const schedule = hasScheduleColumns(post) ? scheduleSnapshot(post) : undefined;
   const startDelayMs = publishStartDelayMs(schedule);
-  await client.workflow.signalWithStart(publishPostWorkflow, {
+  await client.workflow.signalWithStart<typeof publishPostWorkflow, [number, CarriedSchedule?]>(PUBLISH_POST.type, {
     taskQueue: config.temporalTaskQueue,
     ...(startDelayMs > 0 ? { startDelay: startDelayMs } : {}),
-    workflowId: workflowIds.publish(post.id),
+    workflowId: PUBLISH_POST.id(post.id),
     args: [schedule === undefined ? { postId: post.id } : { postId: post.id, schedule }],
     signal: scheduleChangedSignal,
     signalArgs: schedule === undefined ? [post.schedule_version] : [post.schedule_version, { schedule }],
@@ -61,24 +61,4 @@ export async function syncPublishWorkflow(
 export function publishStartDelayMs(schedule: ScheduleSnapshot | null | undefined, nowMs = Date.now()): number {
   if (!schedule || schedule.status !== 'scheduled' || schedule.scheduledAtMs === null) return 0;
   return Math.max(0, Math.ceil(schedule.scheduledAtMs + schedule.delaySeconds * 1000 - nowMs));
-}
-
-/** Starts the project's long-lived health workflow unless it already runs. */
-export async function ensureHealthWorkflow(client: Client, project: { id: string; workspace_id: string }): Promise<boolean> {
-  try {
-    await client.workflow.start(connectionHealthWorkflow, {
-      taskQueue: config.temporalTaskQueue,
-      workflowId: workflowIds.connectionHealth(project.id),
-      args: [{ projectId: project.id }],
-      typedSearchAttributes: [
-        { key: SEARCH.workspace, value: project.workspace_id },
-        { key: SEARCH.project, value: project.id },
-      ],
-      staticSummary: `Connection health of project ${project.id}`,
-    });
-    return true;
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
-    throw err;
-  }
 }

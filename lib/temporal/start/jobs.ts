@@ -1,19 +1,21 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { generatePostWorkflow, jobProgressQuery } from '../../workflows/generatePost';
-import type { JobWorkflowInput } from '../../workflows/jobSteps';
-import { config } from '../config';
-import { log } from '../logger';
-import { SEARCH, temporalClient, workflowIds } from '../temporal';
-import type { JobProgress } from './jobs';
+import { config } from '../../config';
+import type { JobProgress } from '../../generation/jobs';
+import { log } from '../../logger';
+import { SEARCH } from '../../searchAttributes';
+import { temporalClient } from '../../temporal';
+import { jobProgressQuery, jobWorkflowId, type JobWorkflowInput, type JobWorkflowName } from '../contracts/jobs';
 
-// The API's side of the generation workflow: start it, ask it for progress, ask it to stop.
+// What every job workflow's starter shares (lib/temporal/contracts/jobs.ts): the start under
+// the job's id, the progress query and the cancel. Each job type's starter is its own module
+// (generatePost.ts, generateImage.ts, ingestSource.ts, ingestKnowledge.ts).
 
 /** A job's ids; a workspace-wide job (a WORKSPACE knowledge document) has no project. */
-type JobRef = { id: string; workspace_id: string; project_id: string | null };
+export type JobRef = { id: string; workspace_id: string; project_id: string | null };
 
 /** Starts a job's workflow under the job's id, so progress queries and cancel reach any job type the same way. */
 export async function startJobWorkflow(
-  workflow: (input: JobWorkflowInput) => Promise<unknown>,
+  workflowType: JobWorkflowName,
   job: JobRef,
   text: { summary: string; details?: string },
 ): Promise<void> {
@@ -21,9 +23,9 @@ export async function startJobWorkflow(
   // Bounded so an unreachable Temporal turns into a prompt 503 rather than a hung request; a
   // start that did land after the deadline finds its job withdrawn and ends at once.
   await client.withDeadline(Date.now() + 10_000, () =>
-    client.workflow.start(workflow, {
+    client.workflow.start<(input: JobWorkflowInput) => Promise<unknown>>(workflowType, {
       taskQueue: config.temporalTaskQueue,
-      workflowId: workflowIds.generation(job.id),
+      workflowId: jobWorkflowId(job.id),
       // The job id is fresh, so a duplicate can only be this same request's retry.
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       args: [{ jobId: job.id, workspaceId: job.workspace_id, projectId: job.project_id ?? '' }],
@@ -36,13 +38,6 @@ export async function startJobWorkflow(
       ...(text.details !== undefined ? { staticDetails: text.details } : {}),
     }),
   );
-}
-
-export async function startGenerationWorkflow(job: JobRef & { project_id: string }): Promise<void> {
-  await startJobWorkflow(generatePostWorkflow, job, {
-    summary: `Generate a draft post for project ${job.project_id}`,
-    details: `Job ${job.id} of workspace ${job.workspace_id}. QUEUED → RUNNING → DONE writes one draft (never scheduled); the job row in Postgres is the API's view.`,
-  });
 }
 
 function isProgress(v: unknown): v is JobProgress {
@@ -58,7 +53,7 @@ export async function queryJobProgress(jobId: string): Promise<JobProgress | nul
   try {
     const client = await temporalClient();
     const answer = await client.withDeadline(Date.now() + config.generation.progressQueryTimeoutMs, () =>
-      client.workflow.getHandle(workflowIds.generation(jobId)).query(jobProgressQuery),
+      client.workflow.getHandle(jobWorkflowId(jobId)).query(jobProgressQuery),
     );
     return isProgress(answer) ? answer : null;
   } catch {
@@ -74,7 +69,7 @@ export async function cancelGenerationWorkflow(jobId: string): Promise<void> {
   try {
     const client = await temporalClient();
     // The cancel has already happened (the row); this must not hold the answer up for long.
-    await client.withDeadline(Date.now() + 2_000, () => client.workflow.getHandle(workflowIds.generation(jobId)).cancel());
+    await client.withDeadline(Date.now() + 2_000, () => client.workflow.getHandle(jobWorkflowId(jobId)).cancel());
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return;
     log.warn('could not cancel the generation workflow; it will see the cancelled row and stop', { jobId, err });

@@ -1,24 +1,22 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
-import { sweepUploadsWorkflow } from '../../workflows/sweepUploads';
-import { config } from '../config';
+import { config } from '../../config';
+import { SWEEP_UPLOADS } from '../contracts/sweepUploads';
 
-// The Temporal Schedule behind the upload expiry sweep (ARCHITECTURE.md "Temporal: what runs
-// where"). Created by the worker at start when missing; an existing one is left as it is so an
+// The starter of the upload expiry sweep (lib/temporal/contracts/sweepUploads.ts): its Temporal
+// Schedule (ARCHITECTURE.md "Temporal: what runs where"). Created by the worker at start when missing; an existing one is left as it is so an
 // operator's pause or edit survives restarts.
-
-export const UPLOAD_SWEEP_SCHEDULE_ID = 'upload-sweep';
 
 export async function ensureUploadSweepSchedule(client: Client): Promise<void> {
   try {
     await client.schedule.create({
-      scheduleId: UPLOAD_SWEEP_SCHEDULE_ID,
+      scheduleId: SWEEP_UPLOADS.scheduleId,
       spec: { intervals: [{ every: `${config.uploads.sweepIntervalSeconds}s` }] },
       action: {
         type: 'startWorkflow',
-        workflowType: sweepUploadsWorkflow,
+        workflowType: SWEEP_UPLOADS.type,
         args: [],
         taskQueue: config.temporalTaskQueue,
-        workflowId: 'upload-sweep-run',
+        workflowId: SWEEP_UPLOADS.id(),
       },
       // A slow run is never doubled: the next tick is skipped while one is running.
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
