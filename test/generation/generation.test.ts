@@ -7,6 +7,7 @@ import { client } from '../support/app';
 import { workspaceWithKey, uniqueKey } from '../support/factories';
 import { assertError } from '../support/foundation';
 import { draftsOf, generationBody, recordIfAsked, startHarness, waitForJob, workflowClosed, type Harness } from './support';
+import { waitFor } from '../support/wait';
 
 // spec 4.4 POST /v1/posts/generations and the job lifecycle of spec 3.2, end to end against the
 // real Temporal dev server, an in-process worker and the LLM stub.
@@ -410,6 +411,8 @@ describe('post generation (real Temporal, in-process worker, LLM stub)', functio
     const during = await db()('ai_spend_days').where({ workspace_id: workspace.id }).first();
     assert.equal(during.reserved_cents + during.spent_cents, 5);
     await waitForJob(r.body.data.id);
+    // Settlement follows the DONE commit (finishingJob): wait for it rather than race it.
+    await waitFor(async () => (await db()('jobs').where({ id: r.body.data.id }).first('spend_settled_at')).spend_settled_at, 10_000);
     const after = await db()('ai_spend_days').where({ workspace_id: workspace.id }).first();
     assert.deepEqual({ spent: after.spent_cents, reserved: after.reserved_cents }, { spent: 3, reserved: 0 });
     const week = await db()('ai_budget_weeks').where({ workspace_id: workspace.id, budget_key: project.id }).first();
