@@ -20,7 +20,7 @@ import { decideReviewInput, listAwaitingReviewInput, requestReviewInput } from '
 
 /** The post as the caller may see it (workspace, assigned projects, the client view), locked. */
 async function lockVisible(auth: AuthContext, postId: string, trx: Parameters<typeof loadPostForUpdate>[0]): Promise<PostRow> {
-  const visible = await postsOf(auth).where('posts.id', postId).first('posts.id');
+  const visible = await postsOf(auth).where('posts.id', postId).select('posts.id').first();
   if (!visible) throw errors.notFound('post');
   const post = await loadPostForUpdate(trx, auth.workspaceId, postId, true);
   if (!post) throw errors.notFound('post');
@@ -147,7 +147,7 @@ export const listAwaitingReview = defineOperation({
     if (input.projectId) q.where('posts.project_id', input.projectId);
     const p = auth.principal;
     if (p.type === 'oauth_token') {
-      q.where((w) => {
+      q.where((w: typeof q) => {
         w.whereRaw(`posts.review->>'reviewerUserId' = ?`, [p.actingUserId]);
         if (auth.role === 'admin') w.orWhereRaw(`posts.review->>'reviewerUserId' is null`);
       });
