@@ -5,6 +5,8 @@ export class IdempotencyKey extends WorkspaceScopedModel {
   static tableName = 'idempotency_keys';
   static idColumn = ['workspace_id', 'key'];
   static projectColumn = null;
+  /** The stored answer is written as JSON text and read as Postgres returns it, never re-parsed. */
+  static jsonAttributes: string[] = [];
 
   declare workspace_id: string;
   declare key: string;

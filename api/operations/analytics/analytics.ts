@@ -12,7 +12,7 @@ import {
 import { sign } from '../../../lib/crypto';
 import { db } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
-import { Post, Project } from '../../../lib/models';
+import { Post, Project, Workspace } from '../../../lib/models';
 import { createNetworkClient, type NetworkClient } from '../../../lib/network/client';
 import { isNetworkError } from '../../../lib/network/errors';
 import { connectionToken, recordCall } from '../../../lib/publishing/probe';
@@ -229,7 +229,7 @@ export const getCrossWorkspaceOverview = defineOperation({
         rows.push(await workspaceRow(w.id, w.name, w.reach, access.projectIds, start, end));
       }
     } else {
-      const w = await db()('workspaces').where({ id: auth.workspaceId }).first('id', 'name');
+      const w = (await Workspace.current(auth.workspaceId).select('id', 'name'))!;
       rows = [await workspaceRow(w.id, w.name, 'member', auth.projectIds, start, end)];
     }
     const sum = totalsOf(

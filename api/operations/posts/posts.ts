@@ -1,6 +1,6 @@
 import { db, readPrepared, TIMESTAMPS_AS_ISO } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
-import { Post, Project } from '../../../lib/models';
+import { Post, Project, Workspace } from '../../../lib/models';
 import { presentPost, presentPostSummary, type PostRow, type PostSummaryRow } from '../../../lib/posts/present';
 import { planSchedule } from '../../../lib/posts/lifecycle';
 import { resolveStatus } from '../../../lib/posts/statuses';
@@ -18,7 +18,7 @@ import { afterReviewStarted } from '../../../lib/publishing/review';
 
 /** spec 2.4 requireReviewWorkflow, read live. */
 async function requiresReview(workspaceId: string): Promise<boolean> {
-  const w = await db()('workspaces').where({ id: workspaceId }).first('require_review_workflow');
+  const w = await Workspace.current(workspaceId).select('require_review_workflow');
   return !!w?.require_review_workflow;
 }
 

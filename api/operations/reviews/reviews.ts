@@ -1,5 +1,6 @@
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
+import { Membership } from '../../../lib/models';
 import { log } from '../../../lib/logger';
 import { presentPost, presentPostSummary, type PostRow } from '../../../lib/posts/present';
 import { reviewDecided, reviewOf, reviewRequested } from '../../../lib/posts/review';
@@ -56,7 +57,10 @@ export const requestReview = defineOperation({
       const post = await lockVisible(auth, input.postId, trx);
       const reviewerUserId = input.reviewerUserId ?? post.default_reviewer_user_id ?? null;
       if (reviewerUserId !== null) {
-        const member = await trx('memberships').where({ workspace_id: auth.workspaceId, user_id: reviewerUserId }).first('id');
+        const member = await Membership.forWorkspace(auth.workspaceId, trx)
+          .where('memberships.user_id', reviewerUserId)
+          .select('memberships.id')
+          .first();
         if (!member)
           throw errors.unprocessable('`reviewerUserId` is not a member of this workspace (GET /v1/team lists them).', {
             reason: 'reviewer_not_member',
