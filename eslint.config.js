@@ -65,6 +65,24 @@ const TEMPORAL_NAMES = [
   },
 ];
 
+/**
+ * A workspace condition written by hand (CONVENTIONS.md habit 15): in api/ every workspace table
+ * is read and written through its model's `forWorkspace` / `visibleTo` (lib/models/scoped.ts),
+ * so the condition lives in one place and cannot be forgotten or written differently.
+ */
+const WHERE_CALL = 'CallExpression[callee.property.name=/^(where|andWhere|orWhere|whereNot|whereIn|whereNotIn)$/]';
+const WORKSPACE_COLUMN = '/(^|\\.)workspace_id$/';
+const RAW_WORKSPACE_WHERE = [
+  `${WHERE_CALL} > Literal.arguments:first-child[value=${WORKSPACE_COLUMN}]`,
+  `${WHERE_CALL} > TemplateLiteral.arguments:first-child > TemplateElement.quasis:last-child[value.raw=${WORKSPACE_COLUMN}]`,
+  `${WHERE_CALL} > ObjectExpression.arguments:first-child > Property[key.name='workspace_id']`,
+  `${WHERE_CALL} > ObjectExpression.arguments:first-child > Property[key.value=${WORKSPACE_COLUMN}]`,
+  'CallExpression[callee.property.name=/^(where|andWhere|orWhere)Raw$/] > Literal.arguments:first-child[value=/workspace_id/]',
+].map((selector) => ({
+  selector,
+  message: "Workspace condition written by hand: read and write the table through its model's forWorkspace / visibleTo (lib/models).",
+}));
+
 export default tseslint.config(
   {
     ignores: [
@@ -100,6 +118,13 @@ export default tseslint.config(
     ignores: ['test/unit/lint.test.ts'],
     rules: {
       'no-restricted-syntax': ['error', ...TEMPORAL_NAMES],
+    },
+  },
+  {
+    // The API reaches workspace tables only through the models' scoped queries (habit 15).
+    files: ['api/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', ...TEMPORAL_NAMES, ...RAW_WORKSPACE_WHERE],
     },
   },
   {

@@ -3,6 +3,7 @@ import { config } from '../lib/config';
 import { decrypt, encrypt } from '../lib/crypto';
 import { db } from '../lib/db';
 import { ApiError, errors } from '../lib/errors';
+import { IdempotencyKey } from '../lib/models';
 
 // spec 8 Idempotency: same key + same body within 24 h replays the first answer; a different
 // body is 409 idempotency_key_conflict; two concurrent requests with one key never both run.
@@ -57,7 +58,10 @@ export async function withIdempotency(
   for (;;) {
     const windowStart = new Date(Date.now() - config.idempotencyWindowMs);
     // Expired rows are dead: the key is free again after the 24 h window.
-    await db()('idempotency_keys').where({ workspace_id: workspaceId, key }).andWhere('created_at', '<', windowStart).delete();
+    await IdempotencyKey.forWorkspace(workspaceId)
+      .where('idempotency_keys.key', key)
+      .where('idempotency_keys.created_at', '<', windowStart)
+      .delete();
     const claimed = await db().raw(
       `insert into idempotency_keys (workspace_id, key, operation, request_hash, state, locked_until)
        values (?, ?, ?, ?, 'in_progress', now() + (? || ' milliseconds')::interval)
@@ -77,13 +81,16 @@ export async function withIdempotency(
             body: { __error: { status: err.status, code: err.code, message: err.message, details: err.details, headers: err.headers } },
           };
         } else {
-          await db()('idempotency_keys').where({ workspace_id: workspaceId, key, state: 'in_progress' }).delete();
+          await IdempotencyKey.forWorkspace(workspaceId)
+            .where('idempotency_keys.key', key)
+            .where('idempotency_keys.state', 'in_progress')
+            .delete();
           throw err;
         }
       }
-      await db()('idempotency_keys')
-        .where({ workspace_id: workspaceId, key })
-        .update({
+      await IdempotencyKey.forWorkspace(workspaceId)
+        .where('idempotency_keys.key', key)
+        .patch({
           state: 'done',
           response_status: response.status,
           response_body: JSON.stringify(opts.encryptBody ? { __enc: encrypt(JSON.stringify(response.body)) } : response.body),
@@ -91,10 +98,10 @@ export async function withIdempotency(
         });
       return { response, replayed: false };
     }
-    const existing = await db()('idempotency_keys').where({ workspace_id: workspaceId, key }).first();
+    const existing = await IdempotencyKey.forWorkspace(workspaceId).where('idempotency_keys.key', key).first();
     if (!existing) continue;
     if (existing.operation !== operation || existing.request_hash !== hash) throw errors.idempotencyKeyConflict();
-    if (existing.state === 'done') return { response: { status: existing.response_status, body: existing.response_body }, replayed: true };
+    if (existing.state === 'done') return { response: { status: existing.response_status!, body: existing.response_body }, replayed: true };
     if (Date.now() > deadline)
       throw errors.conflict('A request with this Idempotency-Key is still being processed; retry shortly.', { retryable: true });
     await sleep(50);

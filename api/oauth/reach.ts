@@ -1,6 +1,7 @@
 import { onLocalInvalidation } from '../../lib/auth/invalidation';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
+import { Project } from '../../lib/models';
 import { roleLabel, ROLE_LABELS } from '../../lib/roles';
 import type { AccessRole } from '../auth/context';
 import { projectName, type ProjectRow } from '../operations/projects/present';
@@ -129,16 +130,16 @@ export async function reachableWorkspaces(userId: string): Promise<ReachableWork
 
 /** The projects a user may pick as the default on the consent page (spec 5.3.2), newest first. */
 export async function pickableProjects(access: WorkspaceAccess, workspaceId: string): Promise<Array<{ id: string; name: string }>> {
-  const q = db()('projects as p')
+  const q = Project.visibleTo({ workspaceId, projectIds: access.projectIds })
+    .alias('p')
     .leftJoin('network_connections as c', 'c.id', 'p.connection_id')
-    .where('p.workspace_id', workspaceId)
     .orderBy([
       { column: 'p.created_at', order: 'desc' },
       { column: 'p.id', order: 'desc' },
     ])
-    .select('p.id', 'p.type', 'p.display_name', 'p.slug', 'c.display_name as c_display_name');
-  if (access.projectIds) q.whereIn('p.id', [...access.projectIds]);
-  const rows = (await q) as Array<Pick<ProjectRow, 'id' | 'type' | 'display_name' | 'slug' | 'c_display_name'>>;
+    .select('p.id', 'p.type', 'p.display_name', 'p.slug', 'c.display_name as c_display_name')
+    .castTo<Array<Pick<ProjectRow, 'id' | 'type' | 'display_name' | 'slug' | 'c_display_name'>>>();
+  const rows = await q;
   // spec 2.5: the display name the project list shows.
   return rows.map((r) => ({ id: r.id, name: projectName(r) }));
 }

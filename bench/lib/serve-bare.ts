@@ -73,9 +73,10 @@ async function projectLookup(projectId: string): Promise<void> {
 }
 
 async function postsViaKnex(projectId: string, limit: number): Promise<Row[]> {
-  const { scoped } = await import('../../api/auth/context');
+  const { Post } = await import('../../lib/models');
   // The query chain of listPosts/keysetPage, clause for clause.
-  return (await scoped(adminAuth as never, 'posts')
+  return (await Post.forWorkspace(adminAuth.workspaceId, appDb!.db())
+    .toKnexQuery()
     .whereNull('posts.deleted_at')
     .where('posts.project_id', projectId)
     .select(

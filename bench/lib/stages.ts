@@ -1,7 +1,7 @@
 import http from 'node:http';
 import pg from 'pg';
 import { authenticate } from '../../api/auth/authenticate';
-import { scoped, type AuthContext } from '../../api/auth/context';
+import type { AuthContext } from '../../api/auth/context';
 import { listPosts } from '../../api/operations/posts/posts';
 import { findProject } from '../../api/operations/projects/present';
 import { encodeCursor } from '../../api/pagination';
@@ -10,6 +10,7 @@ import { parseInput } from '../../api/validation';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
+import { Post } from '../../lib/models';
 import { presentPostSummary, type PostRow } from '../../lib/posts/present';
 
 // Runs inside the app server process (server (a)) on request from the bench, with no load:
@@ -95,7 +96,8 @@ export async function timeStages(args: { token: string; projectId: string; port:
   out.push(await time('  project lookup: findProject (projects ⋈ connections)', n, () => findProject(auth, args.projectId)));
   out.push(
     await time('  posts query via knex builder', n, () =>
-      scoped(auth, 'posts')
+      Post.forWorkspace(auth.workspaceId)
+        .toKnexQuery()
         .whereNull('posts.deleted_at')
         .where('posts.project_id', args.projectId)
         .select(
@@ -125,7 +127,8 @@ export async function timeStages(args: { token: string; projectId: string; port:
   await direct.end();
   out.push(
     await time('  knex builder → SQL only (no I/O)', n, () =>
-      scoped(auth, 'posts')
+      Post.forWorkspace(auth.workspaceId)
+        .toKnexQuery()
         .whereNull('posts.deleted_at')
         .where('posts.project_id', args.projectId)
         .select(

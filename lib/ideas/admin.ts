@@ -47,7 +47,7 @@ export async function createIdeaAsOperator(input: OperatorIdeaInput) {
     scheduled_for: input.scheduledFor ?? null,
     status,
   });
-  return presentIdea((await ideaQuery(project.workspace_id).where('ideas.id', id).first()) as IdeaRow);
+  return presentIdea((await ideaQuery({ workspaceId: project.workspace_id, projectIds: null }).findById(id).castTo<IdeaRow>())!);
 }
 
 const SEED_BRIEFS: ReadonlyArray<Omit<OperatorIdeaInput, 'projectId' | 'scheduledFor'>> = [

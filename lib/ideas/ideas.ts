@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { db } from '../db';
+import { raw, type TransactionOrKnex } from 'objection';
+import { Idea as IdeaModel, type IdeaColumns, type Reach } from '../models';
 
 // The idea board (spec 2.9, 3.3). What an idea reads as, in one place, so that the REST/MCP
 // operations, the calendar and the generation activity agree. The rules are in docs/ideas.md.
@@ -33,38 +34,25 @@ export const DERIVED_STATUS_SQL = `case
   when lp.status = 'waitingApproval' or ls.category = 'review' then 'review'
   else ideas.status end`;
 
-export interface IdeaRow {
-  id: string;
-  workspace_id: string;
-  project_id: string;
-  title: string;
-  content: string;
-  pillar: string | null;
-  post_type: string | null;
-  asset_format: string | null;
-  hook: string | null;
-  topic: string | null;
+/** An idea as every read shows it: its columns (the date as text) and what is derived from the linked post. */
+export type IdeaRow = Omit<IdeaColumns, 'scheduled_for'> & {
   scheduled_for_text: string | null;
-  status: string;
   derived_status: IdeaStatus;
-  linked_post_id: string | null;
   linked_category: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+};
 
-/** Ideas of one workspace joined with their linked post (a removed post does not count as linked). */
-export function ideaQuery(workspaceId: string, trx: Knex | Knex.Transaction = db()): Knex.QueryBuilder {
-  return trx('ideas')
-    .where('ideas.workspace_id', workspaceId)
+/** The ideas a reader sees, joined with their linked post (a removed post does not count as linked). */
+export function ideaQuery(reach: Reach, trx?: TransactionOrKnex) {
+  return IdeaModel.visibleTo(reach, trx)
     .leftJoin('posts as lp', (j) => j.on('lp.id', 'ideas.linked_post_id').andOnNull('lp.deleted_at'))
     .leftJoin('post_statuses as ls', 'ls.id', 'lp.status_id')
     .select(
       'ideas.*',
-      trx.raw(`to_char(ideas.scheduled_for, 'YYYY-MM-DD') as scheduled_for_text`),
-      trx.raw(`(${DERIVED_STATUS_SQL}) as derived_status`),
-      trx.raw(`(${LINKED_CATEGORY_SQL}) as linked_category`),
-    );
+      raw(`to_char(ideas.scheduled_for, 'YYYY-MM-DD') as scheduled_for_text`),
+      raw(`(${DERIVED_STATUS_SQL}) as derived_status`),
+      raw(`(${LINKED_CATEGORY_SQL}) as linked_category`),
+    )
+    .castTo<IdeaRow[]>();
 }
 
 export function presentIdea(r: IdeaRow) {

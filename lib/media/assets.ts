@@ -5,6 +5,7 @@ import { db } from '../db';
 import { ApiError, errors } from '../errors';
 import { newId } from '../ids';
 import { effectiveLimit } from '../limits';
+import type { MediaAssetColumns } from '../models';
 import { objectStore, type ObjectStore } from '../storage/objectStore';
 import { EXTENSION_OF, sniffImage, type ImageType } from './images';
 
@@ -12,22 +13,8 @@ import { EXTENSION_OF, sniffImage, type ImageType } from './images';
 // so the same image imported twice is one asset and a retried import lands on the same key;
 // (workspace_id, sha256) is unique in the table and settles concurrent imports of one image.
 
-export interface AssetRow {
-  id: string;
-  workspace_id: string;
-  project_id: string | null;
-  key: string;
-  sha256: string;
-  mime_type: string;
-  bytes: string | number;
-  width: number;
-  height: number;
-  alt: string;
-  title: string;
-  file_name: string | null;
-  upload_id: string | null;
-  created_at: Date;
-}
+/** An asset row: the columns of the model. */
+export type AssetRow = MediaAssetColumns;
 
 export function presentAsset(a: AssetRow) {
   return {

@@ -1,4 +1,5 @@
-import { WorkspaceScopedModel } from './scoped';
+import type { TransactionOrKnex } from 'objection';
+import { WorkspaceScopedModel, type Reach } from './scoped';
 
 export const PROJECT_TYPES = ['PERSONAL_BRAND', 'COMPANY_PAGE', 'AMPLIFIER'] as const;
 export type ProjectType = (typeof PROJECT_TYPES)[number];
@@ -33,4 +34,13 @@ export class Project extends WorkspaceScopedModel {
   static tableName = 'projects';
   /** A project is its own project: plain members see the assigned ones (spec 5.5). */
   static projectColumn = 'id';
+
+  /**
+   * The projects the API shows a reader, the one definition every operation uses: visible to it
+   * (`visibleTo`), and not archived (spec 2.5: the API returns active projects; an archived,
+   * operator-deleted one is not found).
+   */
+  static activeFor(reach: Reach, trx?: TransactionOrKnex) {
+    return this.visibleTo(reach, trx).onBuild((q) => q.whereNot(`${q.tableRefFor(Project)}.status`, 'ARCHIVED'));
+  }
 }

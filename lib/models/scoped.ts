@@ -1,8 +1,9 @@
 import { Model, type ModelConstructor, type TransactionOrKnex } from 'objection';
 
-// CONVENTIONS.md habit 5, by construction: a workspace table is read through `forWorkspace`
-// (or `visibleTo`), so a query without the workspace condition has to be written on purpose.
-// A foreign id is then simply not found.
+// CONVENTIONS.md habits 5 and 15, by construction: a workspace table is read and written through
+// `forWorkspace` (or `visibleTo`), so a query without the workspace condition has to be written
+// on purpose. A foreign id is then simply not found. The conditions name the table as the query
+// finally calls it (`tableRefFor`, read when the query is built), so `.alias('p')` keeps them.
 
 /** Who reads: a workspace, and for plain members only their assigned projects (spec 5.5). AuthContext is one. */
 export interface Reach {
@@ -24,13 +25,16 @@ export class WorkspaceScopedModel extends Model {
 
   /** Rows of one workspace. */
   static forWorkspace<M extends Model>(this: ScopedClass<M>, workspaceId: string, trx?: TransactionOrKnex): M['QueryBuilderType'] {
-    return this.query(trx).where(`${this.tableName}.workspace_id`, workspaceId);
+    return this.query(trx).onBuild((q: M['QueryBuilderType']) => q.where(`${q.tableRefFor(q.modelClass())}.workspace_id`, workspaceId));
   }
 
   /** Rows of the reader's workspace, narrowed to its assigned projects for plain members. */
   static visibleTo<M extends Model>(this: ScopedClass<M>, reach: Reach, trx?: TransactionOrKnex): M['QueryBuilderType'] {
-    const q = this.query(trx).where(`${this.tableName}.workspace_id`, reach.workspaceId);
-    if (reach.projectIds && this.projectColumn) q.whereIn(`${this.tableName}.${this.projectColumn}`, [...reach.projectIds]);
-    return q;
+    const { projectColumn } = this;
+    return this.query(trx).onBuild((q: M['QueryBuilderType']) => {
+      const table = q.tableRefFor(q.modelClass());
+      q.where(`${table}.workspace_id`, reach.workspaceId);
+      if (reach.projectIds && projectColumn) q.whereIn(`${table}.${projectColumn}`, [...reach.projectIds]);
+    });
   }
 }

@@ -1,5 +1,5 @@
 import { ApiError, errors } from '../errors';
-import type { PostRow } from './present';
+import type { PostColumns } from '../models';
 import type { ReviewBlock } from './review';
 import type { StatusCategory } from './statuses';
 
@@ -34,10 +34,10 @@ export function delivery(state: DeliveryState, more: Partial<Omit<Delivery, 'sta
   return { state, willRetry: more.willRetry ?? false, retryUntil: more.retryUntil ?? null, detail: more.detail ?? null };
 }
 
-/** The columns of `posts` a change may set. */
-export type PostColumns = Partial<
+/** The columns of `posts` (the model's) a lifecycle change may set, its JSON blocks with their lifecycle types. */
+export type PostColumnUpdate = Partial<
   Omit<
-    PostRow,
+    PostColumns,
     | 'id'
     | 'workspace_id'
     | 'project_id'
@@ -45,10 +45,11 @@ export type PostColumns = Partial<
     | 'delivery'
     | 'review'
     | 'media'
-    | 'status_title'
-    | 'status_category'
-    | 'require_review_workflow'
-  > & { delivery: Delivery; deleted_at: Date; review: ReviewBlock; review_round: number }
+    | 'deleted_at'
+    | 'workflow_synced_version'
+    | 'generation_job_id'
+    | 'review_synced_round'
+  > & { delivery: Delivery; deleted_at: Date; review: ReviewBlock }
 >;
 
 export type PostEventType =
@@ -65,7 +66,7 @@ export type PostEventType =
 
 /** One row change. Empty `set`, no board move and no slot change means "nothing happens". */
 export interface PostChange {
-  set: PostColumns;
+  set: PostColumnUpdate;
   /** Move the board to the workspace's default status of this category, unless `set.status_id` names one. */
   board?: StatusCategory;
   /** The calendar slot follows the schedule. */
@@ -77,11 +78,7 @@ export interface PostChange {
 }
 
 /** The part of a post row the transitions read. */
-export interface LifecycleRow {
-  status: string;
-  scheduled_at: Date | null;
-  schedule_version: number;
-}
+export type LifecycleRow = Pick<PostColumns, 'status' | 'scheduled_at' | 'schedule_version'>;
 
 export const NO_CHANGE: PostChange = Object.freeze({ set: {}, events: [], scheduleChanged: false }) as PostChange;
 

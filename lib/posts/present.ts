@@ -1,4 +1,5 @@
 import { isoOf } from '../db';
+import type { PostColumns } from '../models';
 import { delivery, type Delivery } from './lifecycle';
 
 // spec 2.7: the Post resource. Read endpoints return the fields marked R; create and update
@@ -6,38 +7,17 @@ import { delivery, type Delivery } from './lifecycle';
 
 export const PLATFORM = 'LINKEDIN';
 
-export interface PostRow {
-  id: string;
-  workspace_id: string;
-  project_id: string | null;
-  status: string;
-  status_id: string | null;
-  title: string;
-  title_auto: boolean;
-  content: string;
-  content_type: string;
-  scheduled_at: Date | null;
-  schedule_version: number;
-  published_at: Date | null;
-  network_post_urn: string | null;
-  funnel_stage: string | null;
-  last_publish_error: string | null;
-  last_publish_attempt_at: Date | null;
-  delivery: Partial<Delivery> | null;
-  review: Record<string, unknown> | null;
-  media: Record<string, unknown> | null;
-  auto_like: boolean;
-  auto_comment: boolean;
-  created_at: Date;
-  updated_at: Date | null;
-  /** The current review round (0: none requested; docs/review.md). */
-  review_round?: number;
-  // joined
-  status_title?: string | null;
-  status_category?: string | null;
-  require_review_workflow?: boolean;
-  default_reviewer_user_id?: string | null;
-}
+/** Columns a post read may leave out: neither the presenters nor the transitions read them. */
+type UnreadColumns = 'workflow_synced_version' | 'generation_job_id' | 'review_round' | 'review_synced_round' | 'deleted_at';
+
+/** A post as the reads load it: the model's columns, and what they join (the board status, the workspace's review setting). */
+export type PostRow = Omit<PostColumns, UnreadColumns> &
+  Partial<Pick<PostColumns, UnreadColumns>> & {
+    status_title?: string | null;
+    status_category?: string | null;
+    require_review_workflow?: boolean;
+    default_reviewer_user_id?: string | null;
+  };
 
 /** The summary's row: its instants as Dates, or as ISO strings when read through lib/db TIMESTAMPS_AS_ISO (the post list). */
 export type PostSummaryRow = Omit<PostRow, 'scheduled_at' | 'created_at' | 'updated_at'> & {

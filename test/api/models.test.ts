@@ -4,7 +4,7 @@ import { newId } from '../../lib/ids';
 import { Connection, Job, Note, Post, Project, Workspace } from '../../lib/models';
 import { workspaceWithKey } from '../support/factories';
 
-// lib/models: the workspace-scoped builders every model read starts from (CONVENTIONS.md habit 5),
+// lib/models: the workspace-scoped builders every model read starts from (CONVENTIONS.md habits 5 and 15),
 // against real Postgres. A row of another workspace, or of an unassigned project for a plain
 // member, is simply not there.
 
@@ -61,6 +61,27 @@ describe('lib/models workspace scoping', () => {
     // Another workspace's reach sees none of it, whatever project ids it names.
     const b = await workspaceWithKey();
     assert.deepEqual(await Note.visibleTo({ workspaceId: b.workspace.id, projectIds: new Set([p1.id]) }), []);
+  });
+
+  it('the scoping follows an alias, and Project.activeFor leaves archived projects out', async () => {
+    const a = await workspaceWithKey({ projects: 2 });
+    const b = await workspaceWithKey();
+    const [p1, p2] = a.projects as [(typeof a.projects)[0], (typeof a.projects)[0]];
+    const ids = (rows: Array<{ id: string }>) => rows.map((r) => r.id).sort();
+    const everyProject = { workspaceId: a.workspace.id, projectIds: null };
+    const onlyP1 = { workspaceId: a.workspace.id, projectIds: new Set([p1.id]) };
+
+    // The condition names the table as the query calls it: `from projects as p where p.workspace_id …`.
+    assert.deepEqual(ids(await Project.forWorkspace(b.workspace.id).alias('p').select('p.id')), [b.project.id]);
+    assert.deepEqual(ids(await Project.visibleTo(onlyP1).alias('p').select('p.id')), [p1.id]);
+    assert.equal(await Project.forWorkspace(a.workspace.id).alias('p').findById(b.project.id), undefined);
+
+    // spec 2.5: an archived (operator-deleted) project is not shown, under an alias too.
+    await db()('projects').where({ id: p2.id }).update({ status: 'ARCHIVED' });
+    assert.deepEqual(ids(await Project.activeFor(everyProject)), [p1.id]);
+    assert.deepEqual(ids(await Project.activeFor(everyProject).alias('p').select('p.id')), [p1.id]);
+    assert.deepEqual(ids(await Project.visibleTo(everyProject)), [p1.id, p2.id].sort(), 'visibleTo itself does not filter on status');
+    assert.deepEqual(await Project.activeFor({ workspaceId: b.workspace.id, projectIds: null }).findById(p1.id), undefined);
   });
 
   it('a note reads with its slot through the relation', async () => {

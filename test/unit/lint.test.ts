@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { ESLint } from 'eslint';
 
-// The layer boundaries of eslint.config.js (issue 11 section 4, CONVENTIONS.md habits 7 and 9),
+// The layer boundaries of eslint.config.js (issue 11 section 4, CONVENTIONS.md habits 7, 9 and 15),
 // run through ESLint's Node API on in-memory files: each deliberate violation must be reported,
 // and the allowed forms must not be.
 
@@ -189,6 +189,43 @@ describe('lint: layer boundaries', function () {
         `export type A = PublishingActivities | WebhookActivities;`,
         '',
       ].join('\n'),
+    );
+  });
+
+  it('api/ reaches workspace tables only through the models, never with a hand-written workspace condition', async () => {
+    const reported = /^no-restricted-syntax: Workspace condition written by hand/;
+    const header = `import { db } from '../lib/db';\ndeclare const id: string;\n`;
+    await assertReported('api/example.ts', `${header}export const x = db()('posts').where({ workspace_id: id, id });\n`, reported);
+    await assertReported('api/example.ts', `${header}export const x = db()('posts as p').where({ 'p.workspace_id': id });\n`, reported);
+    await assertReported('api/operations/example.ts', `${header}export const x = db()('posts').where('workspace_id', id);\n`, reported);
+    await assertReported(
+      'api/operations/example.ts',
+      `${header}export const x = db()('posts as p').where('p.workspace_id', id);\n`,
+      reported,
+    );
+    await assertReported(
+      'api/operations/example.ts',
+      `${header}export const x = db()('ideas').andWhere('ideas.workspace_id', id);\n`,
+      reported,
+    );
+    await assertReported(
+      'api/example.ts',
+      `${header}const t = 'posts';\nexport const x = db()(t).where(\`\${t}.workspace_id\`, id);\n`,
+      reported,
+    );
+    await assertReported('api/example.ts', `${header}export const x = db()('posts').whereRaw('workspace_id = ?', [id]);\n`, reported);
+    // The model's scoped query is the way; a join on the column and lib/ (the models themselves) are not the API's reads.
+    await assertClean(
+      'api/operations/example.ts',
+      `import { Post } from '../../lib/models';\ndeclare const id: string;\nexport const x = Post.forWorkspace(id).where('posts.id', id);\n`,
+    );
+    await assertClean(
+      'api/example.ts',
+      `${header}export const x = db()('memberships as m').join('workspaces as w', 'w.id', 'm.workspace_id').where('m.id', id);\n`,
+    );
+    await assertClean(
+      'lib/example.ts',
+      `import { db } from './db';\ndeclare const id: string;\nexport const x = db()('posts').where('workspace_id', id);\n`,
     );
   });
 

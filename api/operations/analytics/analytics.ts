@@ -12,6 +12,7 @@ import {
 import { sign } from '../../../lib/crypto';
 import { db } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
+import { Post, Project, Workspace } from '../../../lib/models';
 import { createNetworkClient, type NetworkClient } from '../../../lib/network/client';
 import { isNetworkError } from '../../../lib/network/errors';
 import { connectionToken, recordCall } from '../../../lib/publishing/probe';
@@ -19,7 +20,6 @@ import { computeStreaks } from '../../../lib/streaks';
 import { planAllowsApi } from '../../auth/apiKeys';
 import { reachableWorkspaces, workspaceAccess } from '../../oauth/reach';
 import type { AuthContext } from '../../auth/context';
-import { visibleProjects } from '../../auth/context';
 import { defineOperation } from '../../operation';
 import {
   analyticsOverviewSchema,
@@ -128,9 +128,9 @@ export const listPostAnalytics = defineOperation({
     const sort: SortKey = input.sort ?? 'publishedAt';
     const order = input.order ?? 'desc';
     const expr = SORTS[sort];
-    const q = db()('posts as p')
+    const q = Post.forWorkspace(auth.workspaceId)
+      .alias('p')
       .leftJoin('post_metric_state as s', 's.post_id', 'p.id')
-      .where('p.workspace_id', auth.workspaceId)
       .where('p.project_id', project.id)
       .where('p.status', 'published')
       .whereNotNull('p.published_at')
@@ -158,7 +158,10 @@ export const listPostAnalytics = defineOperation({
       if (sort === 'publishedAt' ? Number.isNaN((value as Date).getTime()) : !Number.isFinite(value as number)) throw errors.badCursor();
       q.whereRaw(`(${expr}, p.id) ${order === 'desc' ? '<' : '>'} (?, ?)`, [value, c.i]);
     }
-    const rows = (await q.orderByRaw(`${expr} ${order}, p.id ${order}`).limit(limit + 1)) as any[];
+    const rows = await q
+      .orderByRaw(`${expr} ${order}, p.id ${order}`)
+      .limit(limit + 1)
+      .castTo<any[]>();
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
@@ -190,9 +193,7 @@ async function workspaceRow(
   start: Date,
   end: Date,
 ) {
-  const projects = db()('projects').where('workspace_id', workspaceId);
-  if (projectIds) projects.whereIn('id', [...projectIds]);
-  const ids = (await projects.pluck('id')) as string[];
+  const ids = (await Project.visibleTo({ workspaceId, projectIds }).select('projects.id')).map((p) => p.id);
   const totals =
     ids.length === 0
       ? totalsOf({ posts: 0, impressions: 0, reactions: 0, comments: 0, reshares: 0 })
@@ -228,7 +229,7 @@ export const getCrossWorkspaceOverview = defineOperation({
         rows.push(await workspaceRow(w.id, w.name, w.reach, access.projectIds, start, end));
       }
     } else {
-      const w = await db()('workspaces').where({ id: auth.workspaceId }).first('id', 'name');
+      const w = (await Workspace.current(auth.workspaceId).select('id', 'name'))!;
       rows = [await workspaceRow(w.id, w.name, 'member', auth.projectIds, start, end)];
     }
     const sum = totalsOf(
@@ -334,7 +335,7 @@ function searchUnavailable(retryAfterMs: number | null): ApiError {
 }
 
 async function usableProjects(auth: AuthContext) {
-  const rows = await visibleProjects(auth)
+  const rows = await Project.activeFor(auth)
     .join('network_connections as c', 'c.id', 'projects.connection_id')
     .whereNotNull('c.access_token_enc')
     .whereNull('c.revoked_at')

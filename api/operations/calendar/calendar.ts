@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
+import { CalendarSlot, Idea, Post, Project } from '../../../lib/models';
 import { DERIVED_STATUS_SQL } from '../../../lib/ideas/ideas';
 import { holds } from '../../../lib/scopes';
 import { parseInZone } from '../../../lib/time';
-import { visibleProjects } from '../../auth/context';
 import { defineOperation } from '../../operation';
 import { calendarSchema, single } from '../../openapi/resources';
 import { isoDate } from '../../validation';
@@ -54,6 +54,14 @@ interface CalendarProject {
 }
 
 /** What every entry with an instant carries: the instant, and its local date and time in the project's zone. */
+/** A post, draft or note row placed at an instant. */
+interface TimedRow {
+  id: string;
+  project_id: string;
+  at: Date;
+  content_type: string;
+}
+
 interface TimedEntry {
   id: string;
   projectId: string;
@@ -90,7 +98,7 @@ export const listCalendar = defineOperation({
     .strict(),
   output: single(calendarSchema),
   handler: async ({ auth }, input) => {
-    const q = visibleProjects(auth)
+    const q = Project.activeFor(auth)
       .leftJoin('network_connections as c', 'c.id', 'projects.connection_id')
       .select(
         'projects.id',
@@ -105,14 +113,16 @@ export const listCalendar = defineOperation({
         { column: 'projects.id', order: 'desc' },
       ]);
     if (input.projectId !== undefined) q.where('projects.id', input.projectId);
-    const rows = (await q) as Array<{
-      id: string;
-      type: 'PERSONAL_BRAND' | 'COMPANY_PAGE' | 'AMPLIFIER';
-      display_name: string | null;
-      slug: string;
-      timezone: string;
-      c_display_name: string | null;
-    }>;
+    const rows = await q.castTo<
+      Array<{
+        id: string;
+        type: 'PERSONAL_BRAND' | 'COMPANY_PAGE' | 'AMPLIFIER';
+        display_name: string | null;
+        slug: string;
+        timezone: string;
+        c_display_name: string | null;
+      }>
+    >();
     if (input.projectId !== undefined && rows.length === 0) throw errors.notFound('project');
 
     // Defaults: from today (in the first project's zone, or UTC) for 7 days.
@@ -155,7 +165,7 @@ export const listCalendar = defineOperation({
       const p = byId.get(projectId)!;
       return at >= p.start && at < p.end;
     };
-    const timed = (r: { id: string; project_id: string; at: Date; content_type: string }): TimedEntry => ({
+    const timed = (r: TimedRow): TimedEntry => ({
       id: r.id,
       projectId: r.project_id,
       at: r.at.toISOString(),
@@ -166,21 +176,21 @@ export const listCalendar = defineOperation({
     const entries: CalendarEntry[] = [];
 
     // Scheduled (and failed) posts at their scheduled time, published posts at their publish time.
-    const posts = db()('posts')
-      .where('posts.workspace_id', auth.workspaceId)
+    const posts = Post.forWorkspace(auth.workspaceId)
       .whereIn('posts.project_id', ids)
       .whereNull('posts.deleted_at')
       .whereIn('posts.status', client ? ['scheduled', 'published'] : ['scheduled', 'published', 'failed_to_publish'])
       .whereRaw(`(${POST_AT_SQL}) >= ?`, [lo])
       .whereRaw(`(${POST_AT_SQL}) < ?`, [hi])
       .select('posts.id', 'posts.project_id', 'posts.status', 'posts.title', 'posts.content_type', db().raw(`${POST_AT_SQL} as at`))
-      .limit(MAX_ENTRIES + 1);
+      .limit(MAX_ENTRIES + 1)
+      .castTo<Array<TimedRow & { status: string; title: string }>>();
     // Posts not on the schedule that hold a calendar slot (a planned draft).
     // Calendar slots of the projects within [lo, hi), joined to what they plan (`posts` or `notes`).
     const slots = (table: 'posts' | 'notes') =>
-      db()('calendar_slots as s')
+      CalendarSlot.forWorkspace(auth.workspaceId)
+        .alias('s')
         .join(table, `${table}.id`, table === 'posts' ? 's.post_id' : 's.note_id')
-        .where('s.workspace_id', auth.workspaceId)
         .whereIn('s.project_id', ids)
         .where('s.date', '>=', lo)
         .where('s.date', '<', hi);
@@ -188,7 +198,8 @@ export const listCalendar = defineOperation({
       .whereNull('posts.deleted_at')
       .whereNotIn('posts.status', ['scheduled', 'published', 'failed_to_publish'])
       .select('posts.id', 's.id as slot_id', 's.project_id', 'posts.status', 'posts.title', 's.content_type', 's.date as at')
-      .limit(MAX_ENTRIES + 1);
+      .limit(MAX_ENTRIES + 1)
+      .castTo<Array<TimedRow & { slot_id: string; status: string; title: string }>>();
     // spec 5.4: a client sees only posts in review, scheduled or published.
     if (client) drafts.whereIn('posts.status', CLIENT_VISIBLE_STATUSES);
     const [postRows, draftRows] = await Promise.all([posts, drafts]);
@@ -208,13 +219,13 @@ export const listCalendar = defineOperation({
           's.date as at',
           db().raw('left(notes.content, 280) as content'),
         )
-        .limit(MAX_ENTRIES + 1);
+        .limit(MAX_ENTRIES + 1)
+        .castTo<Array<TimedRow & { slot_id: string; content: string }>>();
       for (const r of notes)
         if (inWindow(r.project_id, r.at)) entries.push({ type: 'note', ...timed(r), slotId: r.slot_id, content: r.content });
     }
     if (!client && holds(auth.scopes, 'ideas:write')) {
-      const ideas = await db()('ideas')
-        .where('ideas.workspace_id', auth.workspaceId)
+      const ideas = await Idea.forWorkspace(auth.workspaceId)
         .whereIn('ideas.project_id', ids)
         .leftJoin('posts as lp', (j) => j.on('lp.id', 'ideas.linked_post_id').andOnNull('lp.deleted_at'))
         .leftJoin('post_statuses as ls', 'ls.id', 'lp.status_id')
@@ -227,7 +238,8 @@ export const listCalendar = defineOperation({
           db().raw(`to_char(ideas.scheduled_for, 'YYYY-MM-DD') as date`),
           db().raw(`(${DERIVED_STATUS_SQL}) as status`),
         )
-        .limit(MAX_ENTRIES + 1);
+        .limit(MAX_ENTRIES + 1)
+        .castTo<Array<{ id: string; project_id: string; title: string; date: string; status: string }>>();
       for (const r of ideas)
         entries.push({ type: 'idea', id: r.id, projectId: r.project_id, date: r.date, title: r.title, status: r.status });
     }

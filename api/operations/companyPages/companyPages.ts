@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { db } from '../../../lib/db';
+import { Project } from '../../../lib/models';
 import type { AuthContext } from '../../auth/context';
 import { defineOperation } from '../../operation';
 import { companyPageSchema, page } from '../../openapi/resources';
@@ -52,13 +52,19 @@ export const listCompanyPages = defineOperation({
   },
 });
 
+/** The oldest personal-brand (or amplifier) project the caller sees on the same connection. */
 function visibleLinked(auth: AuthContext) {
-  const assigned = auth.projectIds ? ` and lp.id = any(array[${[...auth.projectIds].map(() => '?').join(',') || 'null'}]::text[])` : '';
-  const bindings = auth.projectIds ? [...auth.projectIds] : [];
-  const sub = (col: string) =>
-    db().raw(
-      `(select lp.${col} from projects lp where lp.workspace_id = projects.workspace_id and lp.connection_id = projects.connection_id and lp.type <> 'COMPANY_PAGE'${assigned} order by lp.created_at, lp.id limit 1) as linked_${col === 'id' ? 'project_id' : col}`,
-      bindings,
-    );
+  const sub = (col: 'id' | 'username') =>
+    Project.visibleTo(auth)
+      .alias('lp')
+      .whereColumn('lp.connection_id', 'projects.connection_id')
+      .whereNot('lp.type', 'COMPANY_PAGE')
+      .orderBy([
+        { column: 'lp.created_at', order: 'asc' },
+        { column: 'lp.id', order: 'asc' },
+      ])
+      .limit(1)
+      .select(`lp.${col}`)
+      .as(`linked_${col === 'id' ? 'project_id' : col}`);
   return { id: sub('id'), username: sub('username') };
 }

@@ -7,9 +7,9 @@ import { insertQueuedJob, startOrWithdraw, waitForJob } from '../../../lib/gener
 import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
 import { startGenerationWorkflow } from '../../../lib/temporal/start/generatePost';
 import { contentTypeForPillar, ideaBriefText } from '../../../lib/ideas/ideas';
+import { Idea, Note, Source } from '../../../lib/models';
 import { parseInZone } from '../../../lib/time';
 import type { AuthContext } from '../../auth/context';
-import { scoped } from '../../auth/context';
 import { jobSchema, single } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 import { findProject, type ProjectRow } from '../projects/present';
@@ -34,9 +34,9 @@ async function resolveSource(
 ): Promise<ResolvedSource> {
   if (source.type === 'text') return { source: { type: 'text' }, text: source.text!, slotContentType: null };
   if (source.type === 'idea') {
-    const idea = await scoped(auth, 'ideas')
-      .where('ideas.id', source.ideaId!)
-      .first(
+    const idea = await Idea.forWorkspace(auth.workspaceId)
+      .findById(source.ideaId!)
+      .select(
         'ideas.project_id',
         'ideas.title',
         'ideas.content',
@@ -61,10 +61,11 @@ async function resolveSource(
     };
   }
   if (source.type === 'source') return resolveNamedSource(auth, project, source.sourceId!);
-  const note = await scoped(auth, 'notes')
+  const note = await Note.forWorkspace(auth.workspaceId)
     .leftJoin('calendar_slots as s', 's.note_id', 'notes.id')
-    .where('notes.id', source.noteId!)
-    .first('notes.project_id', 'notes.content', 's.content_type as slot_content_type');
+    .findById(source.noteId!)
+    .select('notes.project_id', 'notes.content', 's.content_type as slot_content_type')
+    .castTo<{ project_id: string; content: string; slot_content_type: ContentType | null } | undefined>();
   // spec 4.4: a note of another project (or none at all) is 422, not 404: the body is at fault.
   if (!note || note.project_id !== project.id) {
     throw errors.unprocessable('`source.noteId` must name a note of the same project.', { noteId: source.noteId, projectId: project.id });
@@ -80,21 +81,22 @@ async function resolveSource(
  * into the job as a note's content is, so the job does not depend on the source afterwards.
  */
 async function resolveNamedSource(auth: AuthContext, project: ProjectRow, sourceId: string): Promise<ResolvedSource> {
-  const row = await scoped(auth, 'sources')
+  const row = await Source.forWorkspace(auth.workspaceId)
     .leftJoin('jobs', 'jobs.id', 'sources.job_id')
-    .where('sources.id', sourceId)
-    .first(
+    .findById(sourceId)
+    .select(
       'sources.project_id',
       'sources.status',
       'jobs.status as job_status',
       // One character more than the budget, so that headOf knows the text goes on and cuts at a word end.
       db().raw('left(sources.text, ?) as head', [groundingChars() + 1]),
-    );
+    )
+    .castTo<{ project_id: string; status: string; job_status: string | null; head: string | null } | undefined>();
   if (!row || row.project_id !== project.id) {
     throw errors.unprocessable('`source.sourceId` must name a source of the same project.', { sourceId, projectId: project.id });
   }
   // As GET /v1/sources reads it (docs/sources.md): a file source whose job failed or was cancelled is Failed.
-  const status: string = row.status === 'Processing' && ['FAILED', 'CANCELLED'].includes(row.job_status) ? 'Failed' : row.status;
+  const status: string = row.status === 'Processing' && ['FAILED', 'CANCELLED'].includes(row.job_status ?? '') ? 'Failed' : row.status;
   // spec 2.11: only a `Success` source has its text; a Processing or Failed one cannot ground a post.
   if (status !== 'Success' || !row.head?.trim()) {
     throw errors.unprocessable(

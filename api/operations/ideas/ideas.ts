@@ -1,5 +1,6 @@
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
+import { Idea, Post } from '../../../lib/models';
 import { newId } from '../../../lib/ids';
 import { DERIVED_STATUS_SQL, ideaQuery, presentIdea, type IdeaRow } from '../../../lib/ideas/ideas';
 import type { AuthContext } from '../../auth/context';
@@ -22,19 +23,13 @@ const IDEA_ACCESS = { scopes: { allOf: ['ideas:write'] }, clientRole: 'deny' } a
 
 const resolveProject = resolveProjectOrDefault;
 
-function ideasOf(auth: AuthContext, trx = db()) {
-  const q = ideaQuery(auth.workspaceId, trx);
-  if (auth.projectIds) q.whereIn('ideas.project_id', [...auth.projectIds]);
-  return q;
-}
-
 async function loadIdea(auth: AuthContext, id: string): Promise<IdeaRow | undefined> {
-  return (await ideasOf(auth).where('ideas.id', id).first()) as IdeaRow | undefined;
+  return ideaQuery(auth).findById(id).castTo<IdeaRow | undefined>();
 }
 
 /** A post of the same project that may be linked to an idea (spec 2.9 linkedPost). */
 async function requireLinkablePost(auth: AuthContext, projectId: string, postId: string): Promise<void> {
-  const post = await db()('posts').where({ workspace_id: auth.workspaceId, id: postId }).whereNull('deleted_at').first('project_id');
+  const post = await Post.forWorkspace(auth.workspaceId).findById(postId).whereNull('posts.deleted_at').select('posts.project_id');
   if (!post || post.project_id !== projectId)
     throw errors.unprocessable("`linkedPostId` must name a post of the idea's project.", { linkedPostId: postId });
 }
@@ -80,7 +75,7 @@ export const listIdeas = defineOperation({
     const limit = parseLimit(input.limit);
     const project = await resolveProject(auth, input.projectId);
     const statuses = input.status?.split(',').map((s) => s.trim());
-    const q = ideasOf(auth).where('ideas.project_id', project.id);
+    const q = ideaQuery(auth).where('ideas.project_id', project.id);
     // The filter is on the derived status, so "done" finds ideas whose post went live.
     if (statuses) q.whereRaw(`(${DERIVED_STATUS_SQL}) = any(?)`, [statuses]);
     const filters = { projectId: project.id, status: statuses?.slice().sort().join(',') };
@@ -136,7 +131,7 @@ export const updateIdea = defineOperation({
       if (input.linkedPostId && input.status === undefined && existing.status === 'inbox') patch.status = 'in_production';
     }
     if (input.status !== undefined) patch.status = input.status;
-    await db()('ideas').where({ workspace_id: auth.workspaceId, id: existing.id }).update(patch);
+    await Idea.forWorkspace(auth.workspaceId).findById(existing.id).patch(patch);
     return { data: presentIdea((await loadIdea(auth, existing.id))!) };
   },
 });

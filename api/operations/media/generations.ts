@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
+import { Post } from '../../../lib/models';
 import { presentJob } from '../../../lib/generation/jobs';
 import { insertQueuedJob, startOrWithdraw, waitForJob } from '../../../lib/generation/queue';
 import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
@@ -46,10 +47,10 @@ export const createImageGeneration = defineOperation({
     const project = await findProject(auth, input.projectId);
     if (!project) throw errors.notFound('project');
     if (input.postId !== undefined) {
-      const post = await db()('posts')
-        .where({ workspace_id: auth.workspaceId, id: input.postId })
-        .whereNull('deleted_at')
-        .first('project_id');
+      const post = await Post.forWorkspace(auth.workspaceId)
+        .findById(input.postId)
+        .whereNull('posts.deleted_at')
+        .select('posts.project_id');
       if (!post) throw errors.notFound('post');
       // As a note of another project for post generation (spec 4.4): the body is at fault.
       if (post.project_id !== project.id)

@@ -1,11 +1,10 @@
 import { config } from '../../../lib/config';
-import { db } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
 import { importAsset, presentAsset, sha256Hex, type AssetRow } from '../../../lib/media/assets';
+import { MediaAsset } from '../../../lib/models';
 import { imageTypeFromFileName, isAcceptedImageType, normalizeContentType, ACCEPTED_IMAGE_TYPES } from '../../../lib/media/images';
 import { usableUpload } from '../../../lib/media/uploads';
 import { objectStore } from '../../../lib/storage/objectStore';
-import { scoped } from '../../auth/context';
 import { defineOperation } from '../../operation';
 import { mediaAssetSchema, page, single } from '../../openapi/resources';
 import { keysetPage, parseLimit } from '../../pagination';
@@ -134,7 +133,7 @@ export const listMedia = defineOperation({
     const limit = parseLimit(input.limit, config.media.listDefault, config.media.listMax);
     // spec 1 rule 1: a project of another workspace is not found, never an empty page.
     if (input.projectId !== undefined && !(await findProject(auth, input.projectId))) throw errors.notFound('project');
-    const q = scoped(auth, 'media_assets');
+    const q = MediaAsset.forWorkspace(auth.workspaceId);
     if (input.projectId !== undefined) q.where('media_assets.project_id', input.projectId);
     return keysetPage<AssetRow, ReturnType<typeof presentAsset>>(q, {
       limit,
@@ -156,7 +155,7 @@ export const getMedia = defineOperation({
   input: getMediaInput,
   output: single(mediaAssetSchema),
   handler: async ({ auth }, input) => {
-    const row = (await scoped(auth, 'media_assets').where('media_assets.id', input.mediaId).first()) as AssetRow | undefined;
+    const row = await MediaAsset.forWorkspace(auth.workspaceId).findById(input.mediaId);
     if (!row) throw new ApiError(404, 'not_found', 'No such media asset.');
     return { data: presentAsset(row) };
   },
@@ -165,6 +164,6 @@ export const getMedia = defineOperation({
 /** Rows of the workspace's assets with these keys (others are simply absent: rule 1). */
 export async function assetsByKey(workspaceId: string, keys: string[]): Promise<Map<string, AssetRow>> {
   if (keys.length === 0) return new Map();
-  const rows = (await db()('media_assets').where({ workspace_id: workspaceId }).whereIn('key', keys)) as AssetRow[];
+  const rows = await MediaAsset.forWorkspace(workspaceId).whereIn('media_assets.key', keys);
   return new Map(rows.map((r) => [r.key, r]));
 }

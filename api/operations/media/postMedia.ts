@@ -1,6 +1,7 @@
 import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
+import { Post } from '../../../lib/models';
 import { emitEvent } from '../../../lib/outbox';
 import { presentPost } from '../../../lib/posts/present';
 import { loadPostForUpdate } from '../../../lib/posts/write';
@@ -41,9 +42,8 @@ export const updatePostMedia = defineOperation({
     if (duplicate) throw errors.unprocessable(`Image ${duplicate} is listed twice.`, { key: duplicate });
 
     // The post first: a foreign or deleted post is 404 whatever the body says.
-    const visible = db()('posts').where({ workspace_id: auth.workspaceId, id: input.postId }).whereNull('deleted_at');
-    if (auth.projectIds) visible.whereIn('project_id', [...auth.projectIds]);
-    if (!(await visible.first('id'))) throw errors.notFound('post');
+    if (!(await Post.visibleTo(auth).findById(input.postId).whereNull('posts.deleted_at').select('posts.id')))
+      throw errors.notFound('post');
 
     const assets = await assetsByKey(auth.workspaceId, keys);
     const missing = keys.find((k) => !assets.has(k));

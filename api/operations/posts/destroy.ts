@@ -1,13 +1,13 @@
-import type { Knex } from 'knex';
+import type { TransactionOrKnex } from 'objection';
 import { z } from 'zod';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
+import { Post } from '../../../lib/models';
 import { deleted, onSchedule } from '../../../lib/posts/lifecycle';
 import { presentPost, type PostRow } from '../../../lib/posts/present';
 import { commitChange } from '../../../lib/posts/write';
 import { mintDeleteConfirmation, readDeleteConfirmation } from '../../../lib/tokens';
 import type { AuthContext } from '../../auth/context';
-import { scoped } from '../../auth/context';
 import { defineOperation } from '../../operation';
 import { afterScheduleCommitted } from './scheduling';
 
@@ -38,14 +38,14 @@ export const deletePostInput = z
   .strict();
 
 /** The post as its owner sees it, deleted or not (a retried phase 2 must find its own delete). */
-function visiblePost(auth: AuthContext, postId: string, trx: Knex | Knex.Transaction = db()) {
-  const q = scoped(auth, 'posts', trx)
+async function visiblePost(auth: AuthContext, postId: string, trx?: TransactionOrKnex) {
+  return Post.visibleTo(auth, trx)
     .leftJoin('post_statuses as s', 's.id', 'posts.status_id')
     .join('workspaces as w', 'w.id', 'posts.workspace_id')
     .where('posts.id', postId)
-    .first('posts.*', 's.title as status_title', 's.category as status_category', 'w.require_review_workflow');
-  if (auth.projectIds) q.whereIn('posts.project_id', [...auth.projectIds]);
-  return q as Promise<(PostRow & { deleted_at: Date | null }) | undefined>;
+    .select('posts.*', 's.title as status_title', 's.category as status_category', 'w.require_review_workflow')
+    .first()
+    .castTo<(PostRow & { deleted_at: Date | null }) | undefined>();
 }
 
 function effectsOf(p: PostRow) {
@@ -114,7 +114,7 @@ export const deletePost = defineOperation({
     }
 
     const outcome = await db().transaction(async (trx) => {
-      const locked = (await trx('posts').where({ id: post.id, workspace_id: auth.workspaceId }).forUpdate().first()) as
+      const locked = (await Post.forWorkspace(auth.workspaceId, trx).findById(post.id).forUpdate()) as
         (PostRow & { deleted_at: Date | null }) | undefined;
       if (!locked) throw errors.notFound('post');
       if (locked.deleted_at) return { row: { ...post, deleted_at: locked.deleted_at }, scheduleChanged: false };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { db } from '../../../lib/db';
+import { Post, PostStatus } from '../../../lib/models';
 import { page, postStatusSchema } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
 import { CLIENT_VISIBLE_STATUSES } from './posts';
@@ -14,16 +14,14 @@ export const listPostStatuses = defineOperation({
   input: z.object({}).strict(),
   output: page(postStatusSchema),
   handler: async ({ auth }) => {
-    const counts = db()('posts')
-      .where('workspace_id', auth.workspaceId)
-      .whereNull('deleted_at')
-      .groupBy('status_id')
-      .select('status_id')
+    const counts = Post.visibleTo(auth)
+      .whereNull('posts.deleted_at')
+      .groupBy('posts.status_id')
+      .select('posts.status_id')
       .count({ n: '*' });
-    if (auth.projectIds) counts.whereIn('project_id', [...auth.projectIds]);
-    if (auth.role === 'client') counts.whereIn('status', CLIENT_VISIBLE_STATUSES);
-    const q = db()('post_statuses as s')
-      .where('s.workspace_id', auth.workspaceId)
+    if (auth.role === 'client') counts.whereIn('posts.status', CLIENT_VISIBLE_STATUSES);
+    const q = PostStatus.forWorkspace(auth.workspaceId)
+      .alias('s')
       .leftJoin(counts.as('c'), 'c.status_id', 's.id')
       // Board order: by category (position), then the order statuses were made in, so a custom
       // status (bin/admin post-status create) follows its category's built-in one.
@@ -35,7 +33,7 @@ export const listPostStatuses = defineOperation({
       .select('s.id', 's.title', 's.category', 's.is_default', 's.position', 'c.n');
     // spec 5.4: the client view shows only review, scheduled and published.
     if (auth.role === 'client') q.whereIn('s.category', ['review', 'scheduled', 'published']);
-    const rows = await q;
+    const rows = await q.castTo<Array<PostStatus & { n: number | null }>>();
     return {
       data: rows.map((r) => ({
         id: r.id,

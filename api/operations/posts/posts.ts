@@ -1,12 +1,12 @@
 import { db, readPrepared, TIMESTAMPS_AS_ISO } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
+import { Post, Project, Workspace } from '../../../lib/models';
 import { presentPost, presentPostSummary, type PostRow, type PostSummaryRow } from '../../../lib/posts/present';
 import { planSchedule } from '../../../lib/posts/lifecycle';
 import { resolveStatus } from '../../../lib/posts/statuses';
 import { insertPost, updatePost as writePostUpdate } from '../../../lib/posts/write';
 import { parseInZone } from '../../../lib/time';
 import type { AuthContext } from '../../auth/context';
-import { scoped, visibleProjects } from '../../auth/context';
 import { page, postSchema, postSummarySchema, single } from '../../openapi/resources';
 import { defineOperation, depsOf } from '../../operation';
 import { keysetPage, parseLimit } from '../../pagination';
@@ -18,7 +18,7 @@ import { afterReviewStarted } from '../../../lib/publishing/review';
 
 /** spec 2.4 requireReviewWorkflow, read live. */
 async function requiresReview(workspaceId: string): Promise<boolean> {
-  const w = await db()('workspaces').where({ id: workspaceId }).first('require_review_workflow');
+  const w = await Workspace.current(workspaceId).select('require_review_workflow');
   return !!w?.require_review_workflow;
 }
 
@@ -30,8 +30,7 @@ async function requiresReview(workspaceId: string): Promise<boolean> {
 export const CLIENT_VISIBLE_STATUSES = ['waitingApproval', 'approved', 'rejected', 'scheduled', 'published'];
 
 export function postsOf(auth: AuthContext) {
-  const q = scoped(auth, 'posts').whereNull('posts.deleted_at');
-  if (auth.projectIds) q.whereIn('posts.project_id', [...auth.projectIds]);
+  const q = Post.visibleTo(auth).whereNull('posts.deleted_at');
   if (auth.role === 'client') q.whereIn('posts.status', CLIENT_VISIBLE_STATUSES);
   return q;
 }
@@ -74,7 +73,9 @@ export const listPosts = defineOperation({
         'posts.scheduled_at',
         'posts.created_at',
         'posts.updated_at',
-      );
+      )
+      // A knex builder: the page is read as a prepared statement (below).
+      .toKnexQuery();
     if (statuses) q.whereIn('posts.status', statuses);
     if (input.dateFrom) q.where('posts.created_at', '>=', `${input.dateFrom}T00:00:00Z`);
     if (input.dateTo) q.where('posts.created_at', '<', new Date(Date.parse(`${input.dateTo}T00:00:00Z`) + 86_400_000));
@@ -97,7 +98,7 @@ export const listPosts = defineOperation({
     });
     // Rows prove the project is the caller's (the query is scoped); only an empty page needs
     // the lookup that tells "no posts" from "no such project" (404) — one query saved per page.
-    if (page.data.length === 0 && !(await visibleProjects(auth).where('projects.id', input.projectId).first('projects.id')))
+    if (page.data.length === 0 && !(await Project.activeFor(auth).findById(input.projectId).select('projects.id')))
       throw errors.notFound('project');
     return page;
   },
@@ -164,8 +165,8 @@ export const updatePost = defineOperation({
     const { auth } = ctx;
     const existing = (await postsOf(auth)
       .where('posts.id', input.postId)
-      .first('posts.id', 'posts.project_id', 'posts.status', 'posts.scheduled_at', 'posts.schedule_version', 'posts.review')) as
-      PostRow | undefined;
+      .select('posts.id', 'posts.project_id', 'posts.status', 'posts.scheduled_at', 'posts.schedule_version', 'posts.review')
+      .first()) as PostRow | undefined;
     if (!existing) throw errors.notFound('post');
     const project = existing.project_id ? await findProject(auth, existing.project_id) : undefined;
     const status = await resolveStatus(db(), auth.workspaceId, input);

@@ -25,14 +25,10 @@ export type ProjectRow = ProjectColumns & {
 
 /** Projects the reader may see, joined with their connection. */
 export function projectQuery(reach: Reach, trx?: TransactionOrKnex) {
-  return (
-    ProjectModel.visibleTo(reach, trx)
-      // spec 2.5: the API returns active projects; an archived (operator-deleted) one is not found.
-      .whereNot('projects.status', 'ARCHIVED')
-      .leftJoin('network_connections as c', 'c.id', 'projects.connection_id')
-      .select(...PROJECT_CONNECTION_COLUMNS)
-      .castTo<ProjectRow[]>()
-  );
+  return ProjectModel.activeFor(reach, trx)
+    .leftJoin('network_connections as c', 'c.id', 'projects.connection_id')
+    .select(...PROJECT_CONNECTION_COLUMNS)
+    .castTo<ProjectRow[]>();
 }
 
 export function projectName(row: Pick<ProjectRow, 'type' | 'display_name' | 'slug' | 'c_display_name'>): string {

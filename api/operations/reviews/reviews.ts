@@ -1,5 +1,6 @@
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
+import { Membership } from '../../../lib/models';
 import { log } from '../../../lib/logger';
 import { presentPost, presentPostSummary, type PostRow } from '../../../lib/posts/present';
 import { reviewDecided, reviewOf, reviewRequested } from '../../../lib/posts/review';
@@ -21,7 +22,7 @@ import { decideReviewInput, listAwaitingReviewInput, requestReviewInput } from '
 
 /** The post as the caller may see it (workspace, assigned projects, the client view), locked. */
 async function lockVisible(auth: AuthContext, postId: string, trx: Parameters<typeof loadPostForUpdate>[0]): Promise<PostRow> {
-  const visible = await postsOf(auth).where('posts.id', postId).first('posts.id');
+  const visible = await postsOf(auth).where('posts.id', postId).select('posts.id').first();
   if (!visible) throw errors.notFound('post');
   const post = await loadPostForUpdate(trx, auth.workspaceId, postId, true);
   if (!post) throw errors.notFound('post');
@@ -57,7 +58,10 @@ export const requestReview = defineOperation({
       const post = await lockVisible(auth, input.postId, trx);
       const reviewerUserId = input.reviewerUserId ?? post.default_reviewer_user_id ?? null;
       if (reviewerUserId !== null) {
-        const member = await trx('memberships').where({ workspace_id: auth.workspaceId, user_id: reviewerUserId }).first('id');
+        const member = await Membership.forWorkspace(auth.workspaceId, trx)
+          .where('memberships.user_id', reviewerUserId)
+          .select('memberships.id')
+          .first();
         if (!member)
           throw errors.unprocessable('`reviewerUserId` is not a member of this workspace (GET /v1/team lists them).', {
             reason: 'reviewer_not_member',
@@ -148,7 +152,7 @@ export const listAwaitingReview = defineOperation({
     if (input.projectId) q.where('posts.project_id', input.projectId);
     const p = auth.principal;
     if (p.type === 'oauth_token') {
-      q.where((w) => {
+      q.where((w: typeof q) => {
         w.whereRaw(`posts.review->>'reviewerUserId' = ?`, [p.actingUserId]);
         if (auth.role === 'admin') w.orWhereRaw(`posts.review->>'reviewerUserId' is null`);
       });

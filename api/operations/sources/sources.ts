@@ -126,8 +126,8 @@ export const createSource = defineOperation({
         const source = inserted[0] as SourceRow;
         return { job: await queueSourceIngest(trx, source, auth.principal.id), fresh: true, sourceId: source.id, previous: null };
       }
-      const existing = (await trx('sources')
-        .where({ workspace_id: auth.workspaceId, upload_id: upload.id })
+      const existing = (await Source.forWorkspace(auth.workspaceId, trx)
+        .where('sources.upload_id', upload.id)
         .forUpdate()
         .first()) as SourceRow;
       const job = existing.job_id ? ((await trx('jobs').where({ id: existing.job_id }).first()) as JobRow | undefined) : undefined;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
+import { Membership } from '../../../lib/models';
 import { roleLabel } from '../../../lib/roles';
 import { single, teamSchema } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
@@ -18,16 +19,27 @@ export const listTeam = defineOperation({
   output: single(teamSchema),
   handler: async ({ auth }) => {
     const maxMembers = config.limits.teamMembers;
-    const [{ count }] = await db()('memberships').where({ workspace_id: auth.workspaceId }).count<{ count: string }[]>({ count: '*' });
-    const members = await db()('memberships as m')
+    const count = await Membership.forWorkspace(auth.workspaceId).resultSize();
+    const members = await Membership.forWorkspace(auth.workspaceId)
+      .alias('m')
       .join('users as u', 'u.id', 'm.user_id')
-      .where('m.workspace_id', auth.workspaceId)
       .orderBy([
         { column: 'm.created_at', order: 'asc' },
         { column: 'm.id', order: 'asc' },
       ])
       .limit(maxMembers)
-      .select('m.id as membership_id', 'm.role', 'm.created_at', 'u.id as user_id', 'u.name', 'u.email', 'u.avatar_url');
+      .select('m.id as membership_id', 'm.role', 'm.created_at', 'u.id as user_id', 'u.name', 'u.email', 'u.avatar_url')
+      .castTo<
+        Array<{
+          membership_id: string;
+          role: string;
+          created_at: Date;
+          user_id: string;
+          name: string;
+          email: string;
+          avatar_url: string | null;
+        }>
+      >();
     const assignments = members.length
       ? await db()('membership_projects as mp')
           .join('projects as p', 'p.id', 'mp.project_id')

@@ -5,9 +5,8 @@ import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { newId } from '../../../lib/ids';
 import { newSigningSecret } from '../../../lib/webhooks/signature';
-import { WebhookEndpoint } from '../../../lib/models';
+import { WebhookDelivery, WebhookEndpoint } from '../../../lib/models';
 import type { AuthContext } from '../../auth/context';
-import { scoped } from '../../auth/context';
 import {
   page,
   single,
@@ -231,7 +230,7 @@ export const listWebhookDeliveries = defineOperation({
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit, config.limits.webhookListDefault, config.limits.webhookListMax);
     const endpoint = await requireEndpoint(auth, input.endpointId);
-    const q = scoped(auth, 'webhook_deliveries').where('webhook_deliveries.endpoint_id', endpoint.id).select('webhook_deliveries.*');
+    const q = WebhookDelivery.forWorkspace(auth.workspaceId).where('webhook_deliveries.endpoint_id', endpoint.id);
     if (input.status) q.where('webhook_deliveries.status', input.status);
     if (input.eventId) q.where('webhook_deliveries.event_id', input.eventId);
     const page = await keysetPage<DeliveryRow, DeliveryRow>(q, {

@@ -1,5 +1,5 @@
 import type { TransactionOrKnex } from 'objection';
-import { WebhookEndpoint as WebhookEndpointModel } from '../../../lib/models';
+import { WebhookEndpoint as WebhookEndpointModel, type WebhookDeliveryColumns } from '../../../lib/models';
 import type { AuthContext } from '../../auth/context';
 
 // spec 2.14: the webhook endpoint as the API shows it. The secret never appears here; only the
@@ -81,22 +81,8 @@ export async function findEndpoint(auth: AuthContext, id: string, trx?: Transact
   return selectEndpoints(auth, trx).findById(id);
 }
 
-export interface DeliveryRow {
-  id: string;
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
-  event_created_at: Date;
-  status: string;
-  attempt_count: number;
-  last_error: string | null;
-  failure_reason: string | null;
-  next_attempt_at: Date | null;
-  delivered_at: Date | null;
-  failed_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A delivery as the API reads it: the row of the model. */
+export type DeliveryRow = WebhookDeliveryColumns;
 
 export interface AttemptRow {
   delivery_id: string;

@@ -1,5 +1,5 @@
 import { planLimits } from '../../../lib/config';
-import { db } from '../../../lib/db';
+import { Workspace } from '../../../lib/models';
 import type { AuthContext } from '../../auth/context';
 import { findProject, projectName } from '../projects/present';
 
@@ -14,10 +14,11 @@ export interface WorkspaceRow {
 
 /** Live read (spec 2.2: /workspaces/me is not cacheable and reflects live plan state). */
 export async function loadWorkspace(workspaceId: string): Promise<WorkspaceRow | undefined> {
-  return db()('workspaces as w')
+  return Workspace.current(workspaceId)
+    .alias('w')
     .leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
-    .where('w.id', workspaceId)
-    .first('w.id', 'w.name', 'w.plan', 'w.feature_overrides', 'w.require_review_workflow', 'b.plan as billing_plan');
+    .select('w.id', 'w.name', 'w.plan', 'w.feature_overrides', 'w.require_review_workflow', 'b.plan as billing_plan')
+    .castTo<WorkspaceRow | undefined>();
 }
 
 export function effectivePlan(w: Pick<WorkspaceRow, 'plan' | 'billing_plan'>): string {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { config } from '../../../lib/config';
-import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
+import { Workspace } from '../../../lib/models';
 import type { AuthContext } from '../../auth/context';
 import { page, single, workspaceContextSchema, workspaceListEntrySchema, workspaceMeSchema } from '../../openapi/resources';
 import { defineOperation } from '../../operation';
@@ -54,7 +54,7 @@ export const listWorkspaces = defineOperation({
     if (auth.principal.type === 'oauth_token' && reachLister) {
       data = await reachLister(auth);
     } else {
-      const w = await db()('workspaces').where({ id: auth.workspaceId }).first('id', 'name');
+      const w = (await Workspace.current(auth.workspaceId).select('id', 'name'))!;
       data = [{ id: w.id, name: w.name, isDefault: true, reach: 'member' as const }];
     }
     return { data, pagination: { next_cursor: null, has_more: false } };
