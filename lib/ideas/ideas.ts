@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { db } from '../db';
+import type { Idea } from '../../api/operations/ideas/schema';
 
 // The idea board (spec 2.9, 3.3). What an idea reads as, in one place, so that the REST/MCP
 // operations, the calendar and the generation activity agree. The rules are in docs/ideas.md.
@@ -67,7 +68,7 @@ export function ideaQuery(workspaceId: string, trx: Knex | Knex.Transaction = db
     );
 }
 
-export function presentIdea(r: IdeaRow) {
+export function presentIdea(r: IdeaRow): Idea {
   return {
     id: r.id,
     projectId: r.project_id,
@@ -86,7 +87,7 @@ export function presentIdea(r: IdeaRow) {
   };
 }
 
-export type Idea = ReturnType<typeof presentIdea>;
+export type { Idea };
 
 /**
  * spec 4.4: an idea source fills `options.contentType` from the idea's pillar when omitted.

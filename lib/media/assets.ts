@@ -6,6 +6,7 @@ import { ApiError, errors } from '../errors';
 import { newId } from '../ids';
 import { objectStore, type ObjectStore } from '../storage/objectStore';
 import { EXTENSION_OF, sniffImage, type ImageType } from './images';
+import type { MediaAsset } from '../../api/operations/media/schema';
 
 // The media library (spec 2.13, 4.7). Objects are keyed by workspace and SHA-256 of their bytes,
 // so the same image imported twice is one asset and a retried import lands on the same key;
@@ -28,7 +29,7 @@ export interface AssetRow {
   created_at: Date;
 }
 
-export function presentAsset(a: AssetRow) {
+export function presentAsset(a: AssetRow): MediaAsset {
   return {
     id: a.id,
     key: a.key,

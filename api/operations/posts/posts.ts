@@ -7,11 +7,11 @@ import { insertPost, updatePost as writePostUpdate } from '../../../lib/posts/wr
 import { parseInZone } from '../../../lib/time';
 import type { AuthContext } from '../../auth/context';
 import { scoped, visibleProjects } from '../../auth/context';
-import { page, postSchema, postSummarySchema, single } from '../../openapi/resources';
+import { page, single } from '../../output';
 import { defineOperation, depsOf } from '../../operation';
 import { keysetPage, parseLimit } from '../../pagination';
 import { findProject, type ProjectRow } from '../projects/present';
-import { createPostInput, getPostInput, listPostsInput, updatePostInput } from './schema';
+import { createPostInput, getPostInput, listPostsInput, postSchema, postSummarySchema, updatePostInput } from './schema';
 import { afterScheduleCommitted, verifyConnectionForScheduling } from './scheduling';
 import { assertReviewAllowsScheduling } from '../../../lib/posts/review';
 import { afterReviewStarted } from '../../../lib/publishing/review';

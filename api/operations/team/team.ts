@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { roleLabel } from '../../../lib/roles';
-import { single, teamSchema } from '../../openapi/resources';
+import { single } from '../../output';
+import { teamSchema } from './schema';
 import { defineOperation } from '../../operation';
 import { projectName } from '../projects/present';
 

@@ -15,7 +15,8 @@ import {
   type BudgetTarget,
 } from '../../../lib/generation/spend';
 import { storageMeters, storageUsed } from '../../../lib/media/assets';
-import { single, usageSchema } from '../../openapi/resources';
+import { single } from '../../output';
+import { usageSchema } from './schema';
 import { defineOperation } from '../../operation';
 import { findProject, projectName } from '../projects/present';
 

@@ -8,15 +8,7 @@ import { newSigningSecret } from '../../../lib/webhooks/signature';
 import { WebhookEndpoint } from '../../../lib/models';
 import type { AuthContext } from '../../auth/context';
 import { scoped } from '../../auth/context';
-import {
-  page,
-  single,
-  webhookDeliverySchema,
-  webhookEndpointDeletedSchema,
-  webhookEndpointRotatedSchema,
-  webhookEndpointSchema,
-  webhookEndpointWithSecretSchema,
-} from '../../openapi/resources';
+import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
 import { keysetPage, parseLimit } from '../../pagination';
 import { findProject } from '../projects/present';
@@ -38,6 +30,11 @@ import {
   listEndpointsInput,
   rotateSecretInput,
   updateEndpointInput,
+  webhookDeliverySchema,
+  webhookEndpointDeletedSchema,
+  webhookEndpointRotatedSchema,
+  webhookEndpointSchema,
+  webhookEndpointWithSecretSchema,
 } from './schema';
 
 // spec 4.8 webhook endpoints. Every operation needs `webhooks:manage`, a scope only OAuth tokens
@@ -216,7 +213,7 @@ export const deleteWebhookEndpoint = defineOperation({
       previous_secret_expires_at: null,
       updated_at: new Date(),
     });
-    return { data: { id: current.id, deleted: true } };
+    return { data: { id: current.id, deleted: true as const } };
   },
 });
 

@@ -2,6 +2,7 @@ import { planLimits } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import type { AuthContext } from '../../auth/context';
 import { findProject, projectName } from '../projects/present';
+import type { Principal, Workspace } from './schema';
 
 export interface WorkspaceRow {
   id: string;
@@ -24,12 +25,12 @@ export function effectivePlan(w: Pick<WorkspaceRow, 'plan' | 'billing_plan'>): s
   return w.billing_plan ?? w.plan;
 }
 
-export function presentWorkspace(w: WorkspaceRow) {
+export function presentWorkspace(w: WorkspaceRow): Workspace {
   const plan = effectivePlan(w);
   return { id: w.id, name: w.name, plan, features: { ...planLimits(plan).features, ...w.feature_overrides } };
 }
 
-export async function presentPrincipal(auth: AuthContext) {
+export async function presentPrincipal(auth: AuthContext): Promise<Principal> {
   const p = auth.principal;
   if (p.type === 'api_key') return { type: p.type, id: p.id, scopes: p.scopes };
   let defaultProject: { id: string; name: string } | null = null;
