@@ -10677,16 +10677,17 @@ export interface operations {
             content: {
                 "application/json": {
                     redirect_uris: string[];
-                    client_name?: string;
-                    client_uri?: string;
-                    logo_uri?: string;
-                    scope?: string;
-                    /** @constant */
-                    token_endpoint_auth_method?: "none";
-                    grant_types?: ("authorization_code" | "refresh_token")[];
-                    response_types?: "code"[];
-                    software_id?: string;
-                    software_version?: string;
+                    client_name?: string | null;
+                    client_uri?: string | null;
+                    logo_uri?: string | null;
+                    scope?: string | null;
+                    token_endpoint_auth_method?: "none" | null;
+                    grant_types?: ("authorization_code" | "refresh_token")[] | null;
+                    response_types?: "code"[] | null;
+                    software_id?: string | null;
+                    software_version?: string | null;
+                } & {
+                    [key: string]: unknown;
                 };
             };
         };
