@@ -22,7 +22,7 @@ export function depsOf(ctx: OperationContext): ApiDeps {
   return ctx.deps;
 }
 
-export interface Operation<Schema extends z.ZodType = z.ZodType, Output = unknown> {
+export interface Operation<Schema extends z.ZodType = z.ZodType, Output extends z.ZodType = z.ZodType> {
   /** Stable name, also the MCP tool's default name source: "posts.create". */
   name: string;
   summary: string;
@@ -38,11 +38,12 @@ export interface Operation<Schema extends z.ZodType = z.ZodType, Output = unknow
   inputSource: 'query' | 'body';
   input: Schema;
   /**
-   * The success body's shape (spec 2), published in the OpenAPI document (api/openapi) and
-   * checked against every response the test suite receives. Optional: an operation without one
-   * is documented with the bare `{ data }` envelope.
+   * The success body's shape (spec 2), defined beside the input in the resource's schema.ts
+   * (CONVENTIONS.md habit 13): the handler's return type is inferred from it, the OpenAPI
+   * document (api/openapi) publishes it, MCP tools list it as their outputSchema, and the test
+   * suite checks every response against it.
    */
-  output?: z.ZodType;
+  output: Output;
   /**
    * Error codes this operation answers beyond the ones its kind, input and scopes imply
    * (spec 7.2; api/openapi/errors.ts derives those), e.g. 409 conflict when scheduling.
@@ -55,11 +56,13 @@ export interface Operation<Schema extends z.ZodType = z.ZodType, Output = unknow
   secretResponse?: boolean;
   /** Only /v1/health: no credential, no workspace. */
   public?: boolean;
-  handler: (ctx: OperationContext, input: z.infer<Schema>) => Promise<Output>;
+  handler: (ctx: OperationContext, input: z.infer<Schema>) => Promise<z.input<Output>>;
 }
 
-export function defineOperation<Schema extends z.ZodType, Output>(op: Operation<Schema, Output>): Operation<Schema, Output> {
+export function defineOperation<Schema extends z.ZodType, Output extends z.ZodType>(
+  op: Operation<Schema, Output>,
+): Operation<Schema, Output> {
   return op;
 }
 
-export type AnyOperation = Operation<z.ZodType, unknown>;
+export type AnyOperation = Operation<z.ZodType, z.ZodType>;

@@ -1074,99 +1074,21 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        Workspace: {
-            /** @description org_* */
+        Note: {
+            /** @description note_* */
             id: string;
-            name: string;
-            /** @description Plan name in upper case. */
-            plan: string;
-            /** @description Unknown keys must be treated as false. */
-            features: {
-                [key: string]: boolean;
-            };
-        };
-        Principal: {
-            /** @constant */
-            type: "api_key";
-            /** @description key_* */
-            id: string;
-            scopes: string[];
-        } | {
-            /** @constant */
-            type: "oauth_token";
-            /** @description oat_* */
-            id: string;
-            clientId: string;
-            actingUserId: string;
-            scopes: string[];
-            defaultProject: {
-                id: string;
-                name: string;
-            } | null;
-        };
-        WorkspaceMe: {
-            workspace: components["schemas"]["Workspace"];
-            principal: components["schemas"]["Principal"];
-            features: {
-                [key: string]: boolean;
-            };
-        };
-        WorkspaceContext: {
-            workspace: components["schemas"]["Workspace"];
-            principal: components["schemas"]["Principal"];
-            requireReviewWorkflow: boolean;
-            projects: {
-                /** @description proj_* */
-                id: string;
-                name: string;
-                /** @description PERSONAL_BRAND, COMPANY_PAGE or AMPLIFIER */
-                type: string;
-                typeLabel: string;
-                status: string;
-                username: string | null;
-                avatarUrl: string | null;
-                isActive: boolean;
-                /** @description ISO 8601 date-time, UTC */
-                createdAt: string;
-                network: components["schemas"]["NetworkConnection"] | null;
-                streak: {
-                    currentStreak: number;
-                    longestStreak: number;
-                } | null;
-            }[];
-            projectsTruncated: boolean;
-        };
-        WorkspaceListEntry: {
-            id: string;
-            name: string;
-            isDefault: boolean;
-            /** @enum {string} */
-            reach: "member" | "agency_owner";
-        };
-        NetworkConnection: {
-            /** @enum {string} */
-            state: "connected" | "expiring_soon" | "degraded" | "disconnected" | "revoked";
-            canPublish: boolean;
-            connectionStatus: string;
-            lastValidatedAt: string | null;
-            accessTokenExpiresAt: string | null;
-            detail: string | null;
-            reconnectUrl: string | null;
-        };
-        Project: {
-            /** @description proj_* */
-            id: string;
-            name: string;
-            /** @description PERSONAL_BRAND, COMPANY_PAGE or AMPLIFIER */
-            type: string;
-            typeLabel: string;
-            status: string;
-            username: string | null;
-            avatarUrl: string | null;
-            isActive: boolean;
+            projectId: string;
+            content: string;
             /** @description ISO 8601 date-time, UTC */
             createdAt: string;
-            network: components["schemas"]["NetworkConnection"] | null;
+            slot: {
+                /** @description ISO 8601 date-time, UTC */
+                date: string;
+                contentType: string;
+            } | null;
+            folderId: string | null;
+            /** @description ISO 8601 date-time, UTC */
+            updatedAt: string;
         };
         PostSummary: {
             /** @description post_* */
@@ -1231,80 +1153,127 @@ export interface components {
             autoLike: boolean;
             autoComment: boolean;
         };
-        Note: {
-            /** @description note_* */
+        PostStatus: {
             id: string;
-            projectId: string;
-            content: string;
-            /** @description ISO 8601 date-time, UTC */
-            createdAt: string;
-            slot: {
-                /** @description ISO 8601 date-time, UTC */
-                date: string;
-                contentType: string;
-            } | null;
-            folderId: string | null;
-            /** @description ISO 8601 date-time, UTC */
-            updatedAt: string;
+            title: string;
+            category: string;
+            isDefault: boolean;
+            position: number;
+            postCount: number;
         };
-        Job: {
-            /** @description job_* */
-            id: string;
-            type: string;
+        NetworkConnection: {
             /** @enum {string} */
-            status: "QUEUED" | "RUNNING" | "DONE" | "FAILED" | "CANCELLED";
-            projectId: string | null;
-            startedAt: string | null;
-            completedAt: string | null;
-            progress: {
-                progress: number;
-                /** @description ISO 8601 date-time, UTC */
-                updatedAt: string;
-                message: string;
-            } | null;
-            result: {
-                [key: string]: unknown;
-            } | null;
-            errorCode: string | null;
-            errorMessage: string | null;
-            attemptCount: number;
-            estimatedCompletionMs: number;
-            /** @description ISO 8601 date-time, UTC */
-            createdAt: string;
-            /** @description ISO 8601 date-time, UTC */
-            updatedAt: string;
+            state: "connected" | "expiring_soon" | "degraded" | "disconnected" | "revoked";
+            canPublish: boolean;
+            connectionStatus: string;
+            lastValidatedAt: string | null;
+            accessTokenExpiresAt: string | null;
+            detail: string | null;
+            reconnectUrl: string | null;
         };
-        Source: {
-            /** @description src_* */
+        Project: {
+            /** @description proj_* */
             id: string;
-            projectId: string;
-            /** @enum {string} */
-            type: "text" | "file";
             name: string;
-            fileName: string | null;
-            mimeType: string | null;
-            bytes: number | null;
-            /** @enum {string} */
-            status: "Processing" | "Success" | "Failed";
-            /** @description the first 2,000 characters of the text; the full text is never returned */
-            preview: string;
-            previewTruncated: boolean;
-            /** @description characters of the whole text */
-            textLength: number;
-            language: string | null;
-            /** @description recordings only */
-            durationSeconds: number | null;
-            /** @description present once status is Success */
-            topics?: string[];
-            /** @description present once status is Success */
-            hooks?: string[];
-            /** @description the latest SOURCE_INGEST job of a file source */
-            jobId: string | null;
-            errorCode: string | null;
+            /** @description PERSONAL_BRAND, COMPANY_PAGE or AMPLIFIER */
+            type: string;
+            typeLabel: string;
+            status: string;
+            username: string | null;
+            avatarUrl: string | null;
+            isActive: boolean;
             /** @description ISO 8601 date-time, UTC */
             createdAt: string;
-            /** @description ISO 8601 date-time, UTC */
-            updatedAt: string;
+            network: components["schemas"]["NetworkConnection"] | null;
+        };
+        Team: {
+            members: {
+                userId: string;
+                name: string;
+                email: string;
+                role: string;
+                /** @enum {string} */
+                roleLabel: "Admin" | "Member" | "Client";
+                avatarUrl: string | null;
+                /** @description ISO 8601 date-time, UTC */
+                joinedAt: string;
+                projects: {
+                    id: string;
+                    name: string;
+                }[];
+            }[];
+            truncated: boolean;
+            totalCount: number;
+            projectsTruncated: boolean;
+        };
+        Workspace: {
+            /** @description org_* */
+            id: string;
+            name: string;
+            /** @description Plan name in upper case. */
+            plan: string;
+            /** @description Unknown keys must be treated as false. */
+            features: {
+                [key: string]: boolean;
+            };
+        };
+        Principal: {
+            /** @constant */
+            type: "api_key";
+            /** @description key_* */
+            id: string;
+            scopes: string[];
+        } | {
+            /** @constant */
+            type: "oauth_token";
+            /** @description oat_* */
+            id: string;
+            clientId: string;
+            actingUserId: string;
+            scopes: string[];
+            defaultProject: {
+                id: string;
+                name: string;
+            } | null;
+        };
+        WorkspaceListEntry: {
+            id: string;
+            name: string;
+            isDefault: boolean;
+            /** @enum {string} */
+            reach: "member" | "agency_owner";
+        };
+        WorkspaceContext: {
+            workspace: components["schemas"]["Workspace"];
+            principal: components["schemas"]["Principal"];
+            requireReviewWorkflow: boolean;
+            projects: {
+                /** @description proj_* */
+                id: string;
+                name: string;
+                /** @description PERSONAL_BRAND, COMPANY_PAGE or AMPLIFIER */
+                type: string;
+                typeLabel: string;
+                status: string;
+                username: string | null;
+                avatarUrl: string | null;
+                isActive: boolean;
+                /** @description ISO 8601 date-time, UTC */
+                createdAt: string;
+                network: components["schemas"]["NetworkConnection"] | null;
+                streak: {
+                    currentStreak: number;
+                    longestStreak: number;
+                } | null;
+            }[];
+            projectsTruncated: boolean;
+        };
+        WorkspaceMe: {
+            workspace: components["schemas"]["Workspace"];
+            principal: components["schemas"]["Principal"];
+            features: {
+                [key: string]: boolean;
+            };
         };
         WebhookEndpoint: {
             /** @description whe_* */
@@ -1398,6 +1367,33 @@ export interface components {
             /** @description ISO 8601 date-time, UTC */
             updatedAt: string;
         };
+        Job: {
+            /** @description job_* */
+            id: string;
+            type: string;
+            /** @enum {string} */
+            status: "QUEUED" | "RUNNING" | "DONE" | "FAILED" | "CANCELLED";
+            projectId: string | null;
+            startedAt: string | null;
+            completedAt: string | null;
+            progress: {
+                progress: number;
+                /** @description ISO 8601 date-time, UTC */
+                updatedAt: string;
+                message: string;
+            } | null;
+            result: {
+                [key: string]: unknown;
+            } | null;
+            errorCode: string | null;
+            errorMessage: string | null;
+            attemptCount: number;
+            estimatedCompletionMs: number;
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+            /** @description ISO 8601 date-time, UTC */
+            updatedAt: string;
+        };
         Usage: {
             plan: string;
             canGenerate: boolean;
@@ -1437,26 +1433,6 @@ export interface components {
                 remainingCents: number | null;
             };
         };
-        Team: {
-            members: {
-                userId: string;
-                name: string;
-                email: string;
-                role: string;
-                /** @enum {string} */
-                roleLabel: "Admin" | "Member" | "Client";
-                avatarUrl: string | null;
-                /** @description ISO 8601 date-time, UTC */
-                joinedAt: string;
-                projects: {
-                    id: string;
-                    name: string;
-                }[];
-            }[];
-            truncated: boolean;
-            totalCount: number;
-            projectsTruncated: boolean;
-        };
         Idea: {
             /** @description idea_* */
             id: string;
@@ -1480,60 +1456,6 @@ export interface components {
             createdAt: string;
             /** @description ISO 8601 date-time, UTC */
             updatedAt: string;
-        };
-        PostStatus: {
-            id: string;
-            title: string;
-            category: string;
-            isDefault: boolean;
-            position: number;
-            postCount: number;
-        };
-        KnowledgeDocument: {
-            /** @description kb_* */
-            id: string;
-            /** @enum {string} */
-            scope: "PROJECT" | "WORKSPACE";
-            name: string;
-            status: string;
-            tags: string[];
-            /** @description ISO 8601 date-time, UTC */
-            createdAt: string;
-            chunkCount: number;
-            textPreview: string;
-            textPreviewTruncated: boolean;
-            hasFullText: boolean;
-            projectId: string | null;
-            /** @enum {string} */
-            type: "text" | "file" | "url" | "youtube";
-            sourceName: string | null;
-            sourceUrl: string | null;
-            language: string | null;
-            folderId: string | null;
-            lastSyncedAt: string | null;
-        };
-        CompanyPage: {
-            /** @description proj_* */
-            id: string;
-            name: string;
-            /** @description PERSONAL_BRAND, COMPANY_PAGE or AMPLIFIER */
-            type: string;
-            typeLabel: string;
-            status: string;
-            username: string | null;
-            avatarUrl: string | null;
-            isActive: boolean;
-            /** @description ISO 8601 date-time, UTC */
-            createdAt: string;
-            network: components["schemas"]["NetworkConnection"] | null;
-            /** @description the personal account the page publishes through; null when never linked */
-            linkedAccount: {
-                /** @description the linked personal account's project here, when the caller can see one */
-                projectId: string | null;
-                name: string | null;
-                username: string | null;
-            } | null;
-            canPublish: boolean;
         };
         Calendar: {
             /** @description YYYY-MM-DD, in the project's timezone */
@@ -1602,64 +1524,6 @@ export interface components {
             })[];
             /** @description more entries than one answer holds (5,000); narrow the range */
             truncated: boolean;
-        };
-        PostAwaitingReview: {
-            /** @description post_* */
-            id: string;
-            projectId: string | null;
-            /** @description Legacy status enum (spec 3.1). */
-            status: string;
-            platform: string;
-            contentType: string;
-            title: string;
-            content: string;
-            scheduledAt: string | null;
-            /** @description ISO 8601 date-time, UTC */
-            createdAt: string;
-            updatedAt: string | null;
-            review: {
-                state: string;
-            } & {
-                [key: string]: unknown;
-            };
-        };
-        MediaAsset: {
-            /** @description med_* */
-            id: string;
-            /** @description the key a post references in its images */
-            key: string;
-            projectId: string | null;
-            mimeType: string;
-            bytes: number;
-            width: number | null;
-            height: number | null;
-            /** @description hex SHA-256 of the bytes; an import of the same bytes returns the existing asset */
-            sha256: string;
-            alt: string | null;
-            title: string | null;
-            fileName: string | null;
-            /** @description ISO 8601 date-time, UTC */
-            createdAt: string;
-        };
-        Upload: {
-            /** @description upl_* */
-            id: string;
-            purpose: string;
-            fileName: string;
-            contentType: string;
-            bytes: number;
-            projectId: string | null;
-            /** @constant */
-            method: "PUT";
-            /** @description the presigned URL; PUT the bytes with exactly `headers` */
-            url: string;
-            headers: {
-                [key: string]: string;
-            };
-            /** @description ISO 8601 date-time, UTC */
-            urlExpiresAt: string;
-            /** @description when the handle can no longer be referenced */
-            expiresAt: string;
         };
         AnalyticsOverview: {
             projectId: string;
@@ -1827,6 +1691,142 @@ export interface components {
             reshares: number;
             engagements: number;
             engagementRate: number;
+        };
+        CompanyPage: {
+            /** @description proj_* */
+            id: string;
+            name: string;
+            /** @description PERSONAL_BRAND, COMPANY_PAGE or AMPLIFIER */
+            type: string;
+            typeLabel: string;
+            status: string;
+            username: string | null;
+            avatarUrl: string | null;
+            isActive: boolean;
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+            network: components["schemas"]["NetworkConnection"] | null;
+            /** @description the personal account the page publishes through; null when never linked */
+            linkedAccount: {
+                /** @description the linked personal account's project here, when the caller can see one */
+                projectId: string | null;
+                name: string | null;
+                username: string | null;
+            } | null;
+            canPublish: boolean;
+        };
+        MediaAsset: {
+            /** @description med_* */
+            id: string;
+            /** @description the key a post references in its images */
+            key: string;
+            projectId: string | null;
+            mimeType: string;
+            bytes: number;
+            width: number | null;
+            height: number | null;
+            /** @description hex SHA-256 of the bytes; an import of the same bytes returns the existing asset */
+            sha256: string;
+            alt: string | null;
+            title: string | null;
+            fileName: string | null;
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+        };
+        Upload: {
+            /** @description upl_* */
+            id: string;
+            purpose: string;
+            fileName: string;
+            contentType: string;
+            bytes: number;
+            projectId: string | null;
+            /** @constant */
+            method: "PUT";
+            /** @description the presigned URL; PUT the bytes with exactly `headers` */
+            url: string;
+            headers: {
+                [key: string]: string;
+            };
+            /** @description ISO 8601 date-time, UTC */
+            urlExpiresAt: string;
+            /** @description when the handle can no longer be referenced */
+            expiresAt: string;
+        };
+        PostAwaitingReview: {
+            /** @description post_* */
+            id: string;
+            projectId: string | null;
+            /** @description Legacy status enum (spec 3.1). */
+            status: string;
+            platform: string;
+            contentType: string;
+            title: string;
+            content: string;
+            scheduledAt: string | null;
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+            updatedAt: string | null;
+            review: {
+                state: string;
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        Source: {
+            /** @description src_* */
+            id: string;
+            projectId: string;
+            /** @enum {string} */
+            type: "text" | "file";
+            name: string;
+            fileName: string | null;
+            mimeType: string | null;
+            bytes: number | null;
+            /** @enum {string} */
+            status: "Processing" | "Success" | "Failed";
+            /** @description the first 2,000 characters of the text; the full text is never returned */
+            preview: string;
+            previewTruncated: boolean;
+            /** @description characters of the whole text */
+            textLength: number;
+            language: string | null;
+            /** @description recordings only */
+            durationSeconds: number | null;
+            /** @description present once status is Success */
+            topics?: string[];
+            /** @description present once status is Success */
+            hooks?: string[];
+            /** @description the latest SOURCE_INGEST job of a file source */
+            jobId: string | null;
+            errorCode: string | null;
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+            /** @description ISO 8601 date-time, UTC */
+            updatedAt: string;
+        };
+        KnowledgeDocument: {
+            /** @description kb_* */
+            id: string;
+            /** @enum {string} */
+            scope: "PROJECT" | "WORKSPACE";
+            name: string;
+            status: string;
+            tags: string[];
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+            chunkCount: number;
+            textPreview: string;
+            textPreviewTruncated: boolean;
+            hasFullText: boolean;
+            projectId: string | null;
+            /** @enum {string} */
+            type: "text" | "file" | "url" | "youtube";
+            sourceName: string | null;
+            sourceUrl: string | null;
+            language: string | null;
+            folderId: string | null;
+            lastSyncedAt: string | null;
         };
         OAuthTokenResponse: {
             /** @description oat_*; lives 1 hour (spec 8) */
@@ -2200,16 +2200,6 @@ export interface components {
                 docs_url: string;
                 details?: Record<string, never>;
             };
-        };
-        /** @description spec 2.1: `{ data }`, or a list with `pagination`. */
-        DataEnvelope: {
-            data: unknown;
-            pagination?: components["schemas"]["Pagination"];
-        };
-        Pagination: {
-            next_cursor: string | null;
-            has_more: boolean;
-            total?: number;
         };
     };
     responses: never;
@@ -10717,16 +10707,17 @@ export interface operations {
             content: {
                 "application/json": {
                     redirect_uris: string[];
-                    client_name?: string;
-                    client_uri?: string;
-                    logo_uri?: string;
-                    scope?: string;
-                    /** @constant */
-                    token_endpoint_auth_method?: "none";
-                    grant_types?: ("authorization_code" | "refresh_token")[];
-                    response_types?: "code"[];
-                    software_id?: string;
-                    software_version?: string;
+                    client_name?: string | null;
+                    client_uri?: string | null;
+                    logo_uri?: string | null;
+                    scope?: string | null;
+                    token_endpoint_auth_method?: "none" | null;
+                    grant_types?: ("authorization_code" | "refresh_token")[] | null;
+                    response_types?: "code"[] | null;
+                    software_id?: string | null;
+                    software_version?: string | null;
+                } & {
+                    [key: string]: unknown;
                 };
             };
         };

@@ -1,5 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Context, Next } from 'koa';
+import { z } from 'zod';
 import { ApiError, errors } from '../../lib/errors';
 import { newId } from '../../lib/ids';
 import { log, withLogContext } from '../../lib/logger';
@@ -12,14 +13,18 @@ import { log, withLogContext } from '../../lib/logger';
 // - A request refused before any tool runs (credential, session, body) answers an HTTP status
 //   with a JSON-RPC error whose `data` carries the same fields.
 
-export interface ToolErrorContent {
-  [key: string]: unknown;
-  code: string;
-  message: string;
-  requestId: string;
-  documentationUrl: string;
-  details?: Record<string, unknown>;
-}
+/** spec 4.9: the structured content of a failed tool call; every tool's outputSchema names it too (api/mcp/tool.ts). */
+export const toolErrorSchema = z
+  .object({
+    code: z.string().describe('The REST error code of spec 7.2: branch on it.'),
+    message: z.string(),
+    requestId: z.string(),
+    documentationUrl: z.string(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
+
+export type ToolErrorContent = z.infer<typeof toolErrorSchema>;
 
 /** Anything that is not an ApiError is logged with its stack and answered as a generic 500. */
 export function asApiError(err: unknown, where: Record<string, unknown>): ApiError {

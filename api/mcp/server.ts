@@ -29,6 +29,7 @@ const LISTED_TOOLS = TOOLS.map((t) => ({
   title: t.title,
   description: t.description,
   inputSchema: t.inputSchema,
+  outputSchema: t.outputSchema,
   annotations: t.annotations,
 }));
 

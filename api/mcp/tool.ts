@@ -10,6 +10,7 @@ import { defaultProject } from '../operations/projects/resolve';
 import { limitWorkspace, operationScopes, runOperation } from '../pipeline/index';
 import type { ApiVersion } from '../versioning';
 import type { McpRequestAuth } from './auth';
+import { toolErrorSchema } from './errors';
 
 // A tool is an adapter over one operation (ARCHITECTURE.md "One operation, three doors"): it
 // translates arguments and results and adds what only the agent transport has (the default
@@ -58,6 +59,8 @@ export interface ToolDefinition {
   scopesReplaceOperation?: boolean;
   annotations: ToolAnnotations;
   inputSchema: Tool['inputSchema'];
+  /** What `structuredContent` holds (MCP 2025-06-18), from the operation's `output` (toolOutputSchema). */
+  outputSchema: NonNullable<Tool['outputSchema']>;
   /** The operation behind the tool (every tool but switch_workspace). */
   operation?: AnyOperation;
   call(ctx: ToolCallContext, args: Record<string, unknown>): Promise<ToolOutput>;
@@ -76,9 +79,21 @@ const IDEMPOTENCY_KEY_SCHEMA = {
 
 type JsonSchemaObject = Tool['inputSchema'] & { required?: string[]; properties?: Record<string, Record<string, unknown>> };
 
-function jsonSchemaOf(schema: z.ZodType): JsonSchemaObject {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output' = 'input'): JsonSchemaObject {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
   return rest as JsonSchemaObject;
+}
+
+/**
+ * A tool's outputSchema from the zod `output` its answer is typed by (the operation's, or the
+ * tool's own where `finish` adds to it). MCP 2025-06-18 tools: structuredContent must satisfy
+ * it, and its top level is an object. A failed call's result carries structured content too
+ * (spec 4.9: { code, message, requestId, documentationUrl }), and the TypeScript SDK's client
+ * validates that against the same schema (modelcontextprotocol/typescript-sdk#1943), so the
+ * schema names both answers.
+ */
+export function toolOutputSchema(output: z.ZodType): ToolDefinition['outputSchema'] {
+  return { type: 'object', anyOf: [jsonSchemaOf(output, 'output'), jsonSchemaOf(toolErrorSchema, 'output')] };
 }
 
 export interface OperationToolSpec {
@@ -101,6 +116,8 @@ export interface OperationToolSpec {
   argumentNotes?: Record<string, string>;
   /** Post-processing of a successful answer (progress following, session-specific fields). */
   finish?: (ctx: ToolCallContext, body: Record<string, unknown>) => Promise<Record<string, unknown>>;
+  /** The answer's schema where `finish` adds fields the REST twin cannot have; the operation's `output` otherwise. */
+  output?: z.ZodType;
 }
 
 /** spec 8: the same workspace buckets as REST, so an agent and a script share one budget. */
@@ -149,6 +166,7 @@ export function operationTool(op: AnyOperation, spec: OperationToolSpec): ToolDe
     scopesReplaceOperation: spec.scopesReplaceOperation,
     annotations: { title: spec.title, ...spec.annotations },
     inputSchema: schema,
+    outputSchema: toolOutputSchema(spec.output ?? op.output),
     operation: op,
     async call(ctx, args) {
       const { auth, apiVersion, requestId } = ctx.request;

@@ -1,13 +1,15 @@
 import { onLocalInvalidation } from '../../lib/auth/invalidation';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
+import type { OAuthClient } from './schema';
 
 // Registered clients (RFC 7591) and the redirect-URI rules of spec 5.3.1 and RFC 8252.
 
 /** A registered client: what it registered with (NewClient, below) plus what the server set. */
 export interface ClientRow extends NewClient {
   id: string;
-  token_endpoint_auth_method: string;
+  /** spec 5.3.1: public clients only (insertClient). */
+  token_endpoint_auth_method: 'none';
   trusted: boolean;
   created_at: Date;
 }
@@ -72,7 +74,7 @@ export async function insertClient(input: NewClient): Promise<ClientRow> {
   return row as ClientRow;
 }
 
-export function presentClient(c: ClientRow) {
+export function presentClient(c: ClientRow): OAuthClient {
   return {
     client_id: c.id,
     client_id_issued_at: Math.floor(c.created_at.getTime() / 1000),

@@ -1,5 +1,6 @@
 import { config } from '../../lib/config';
 import { ALL_SCOPES } from '../../lib/scopes';
+import { REGISTRABLE_GRANT_TYPES } from './schema';
 
 // Discovery documents (spec 5.3). The issuer is the API origin ({auth_url} = {base_url}).
 // Read from config at call time, never captured at import.
@@ -24,7 +25,7 @@ export function authorizationServerMetadata() {
     scopes_supported: [...ALL_SCOPES],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
+    grant_types_supported: [...REGISTRABLE_GRANT_TYPES],
     // spec 5.3: public clients only, PKCE S256 only.
     token_endpoint_auth_methods_supported: ['none'],
     revocation_endpoint_auth_methods_supported: ['none'],

@@ -5,12 +5,12 @@ import type { ErrorCode } from '../../lib/errors';
 import { ALL_SCOPES } from '../../lib/scopes';
 import { operationScopes } from '../pipeline/index';
 import type { AnyOperation } from '../operation';
+import { namedComponents } from '../output';
 import { routeTable, type RouteEntry } from '../rest/adapter';
 import { restRouter } from '../rest/routes';
 import type { ApiVersion } from '../versioning';
 import { ERROR_CATALOGUE, operationErrorCodes, parserRefusalResponse, statusOfCode } from './errors';
 import { OAUTH_SCHEMAS, oauthErrorEnvelope, oauthPaths } from './oauth';
-import { NAMED_RESOURCES } from './resources';
 
 // The OpenAPI 3.1 document of the REST door, generated from the route table (api/rest/routes.ts)
 // and the operations' zod schemas (zod 4 JSON Schema, draft 2020-12, which is OpenAPI 3.1's
@@ -113,12 +113,11 @@ function operationObject(
       successHeaders[h] = { $ref: `#/components/headers/${h}` };
   }
   if (op.kind === 'write') successHeaders['Idempotent-Replayed'] = { $ref: '#/components/headers/Idempotent-Replayed' };
-  const outputId = outputIds.get(op);
   const responses: Json = {
     200: {
       description: op.summary,
       headers: successHeaders,
-      content: { 'application/json': { schema: outputId ? { $ref: SCHEMA_URI(outputId) } : { $ref: SCHEMA_URI('DataEnvelope') } } },
+      content: { 'application/json': { schema: { $ref: SCHEMA_URI(outputIds.get(op)!) } } },
     },
   };
   const byStatus = new Map<number, ErrorCode[]>();
@@ -187,10 +186,10 @@ export function buildOpenApiDocument(opts: { version?: ApiVersion; routes?: read
   const version = opts.version ?? (config.apiVersions.current as ApiVersion);
   const routes = opts.routes ?? routeTable(restRouter());
   const registry = z.registry<{ id: string }>();
-  for (const [id, schema] of Object.entries({ ...NAMED_RESOURCES, ...OAUTH_SCHEMAS })) registry.add(schema, { id });
+  for (const [id, schema] of [...namedComponents(), ...Object.entries(OAUTH_SCHEMAS)]) registry.add(schema, { id });
   const outputIds = new Map<AnyOperation, string>();
   for (const { op } of routes) {
-    if (!op.output || outputIds.has(op)) continue;
+    if (outputIds.has(op)) continue;
     const id = `${op.name}.response`;
     if (!registry.has(op.output)) registry.add(op.output, { id });
     outputIds.set(op, registry.get(op.output)!.id);
@@ -203,17 +202,6 @@ export function buildOpenApiDocument(opts: { version?: ApiVersion; routes?: read
   );
   schemas.Error = errorEnvelope;
   schemas.OAuthError = oauthErrorEnvelope;
-  schemas.DataEnvelope = {
-    type: 'object',
-    description: 'spec 2.1: `{ data }`, or a list with `pagination`.',
-    properties: { data: {}, pagination: { $ref: SCHEMA_URI('Pagination') } },
-    required: ['data'],
-  };
-  schemas.Pagination = {
-    type: 'object',
-    properties: { next_cursor: { type: ['string', 'null'] }, has_more: { type: 'boolean' }, total: { type: 'integer' } },
-    required: ['next_cursor', 'has_more'],
-  };
 
   const paths: Record<string, Record<string, Json>> = {};
   for (const entry of routes) {

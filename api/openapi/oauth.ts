@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../../lib/errors';
+import { oauthClientSchema, registrationMetadataSchema } from '../oauth/schema';
 import { parserRefusalResponse, parserRefusalSchema } from './errors';
 
 // The authorization server's endpoints (spec 5.3, api/oauth) in the OpenAPI document. They are
@@ -61,24 +62,6 @@ export const oauthIntrospectionSchema = z.union([
     })
     .strict(),
 ]);
-
-/** RFC 7591 3.2.1: the registered client (public: no secret is ever issued). */
-export const oauthClientSchema = z
-  .object({
-    client_id: z.string(),
-    client_id_issued_at: z.number().int(),
-    client_name: z.string().optional(),
-    client_uri: z.string().optional(),
-    logo_uri: z.string().optional(),
-    redirect_uris: z.array(z.string()),
-    scope: z.string().optional(),
-    grant_types: z.array(z.string()),
-    response_types: z.array(z.string()),
-    token_endpoint_auth_method: z.literal('none'),
-    software_id: z.string().optional(),
-    software_version: z.string().optional(),
-  })
-  .strict();
 
 /** RFC 8414 2. */
 export const authorizationServerMetadataSchema = z
@@ -170,6 +153,12 @@ function formBody(properties: Record<string, Json>, required: string[]): Json {
     required: true,
     content: { 'application/x-www-form-urlencoded': { schema }, 'application/json': { schema } },
   };
+}
+
+/** The body /oauth/register validates with (api/oauth/schema.ts), as the request it accepts. */
+export function registrationRequestSchema(): Json {
+  const { $schema: _dialect, ...schema } = z.toJSONSchema(registrationMetadataSchema, { io: 'input', unrepresentable: 'any' });
+  return schema;
 }
 
 const resourceParam: Json = {
@@ -315,27 +304,7 @@ export function oauthPaths(): Record<string, Record<string, Json>> {
         security: [],
         requestBody: {
           required: true,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                properties: {
-                  redirect_uris: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 20 },
-                  client_name: { type: 'string', maxLength: 200 },
-                  client_uri: { type: 'string', maxLength: 2000 },
-                  logo_uri: { type: 'string', maxLength: 2000 },
-                  scope: { type: 'string', maxLength: 2000 },
-                  token_endpoint_auth_method: { const: 'none' },
-                  grant_types: { type: 'array', items: { enum: ['authorization_code', 'refresh_token'] } },
-                  response_types: { type: 'array', items: { const: 'code' } },
-                  software_id: { type: 'string', maxLength: 200 },
-                  software_version: { type: 'string', maxLength: 200 },
-                },
-                required: ['redirect_uris'],
-                description: 'Metadata the server does not understand is ignored (RFC 7591 2).',
-              },
-            },
-          },
+          content: { 'application/json': { schema: registrationRequestSchema() } },
         },
         responses: {
           201: { description: 'The registered client (RFC 7591 3.2.1).', content: json(ref('OAuthClient')) },

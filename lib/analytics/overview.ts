@@ -93,7 +93,7 @@ async function periodTotals(k: Knex, workspaceId: string, projectIds: readonly s
 
 export { periodTotals };
 
-const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
 
 export async function projectOverview(
   project: { id: string; workspace_id: string; timezone: string },

@@ -4,6 +4,7 @@ import { db } from '../db';
 import { emitEvent } from '../outbox';
 import { jobDuration } from '../metrics';
 import { settleJobSpend } from './spend';
+import type { Job } from '../../api/operations/jobs/schema';
 
 // spec 2.12 / 3.2: the job row is the API's view of a generation workflow (ARCHITECTURE.md:
 // lists and pagination need no Temporal visibility query). Every status change is a
@@ -82,7 +83,7 @@ export function progressNow(progress: number, message: string, at: Date = new Da
 }
 
 /** spec 2.12. `live` is the workflow's own progress answer when it was asked (GET of a RUNNING job). */
-export function presentJob(row: JobRow, live?: JobProgress | null) {
+export function presentJob(row: JobRow, live?: JobProgress | null): Job {
   return {
     id: row.id,
     type: row.type,
@@ -100,7 +101,7 @@ export function presentJob(row: JobRow, live?: JobProgress | null) {
     updatedAt: row.updated_at.toISOString(),
   };
 }
-export type Job = ReturnType<typeof presentJob>;
+export type { Job };
 
 export interface FinalState {
   status: Extract<JobStatus, 'DONE' | 'FAILED' | 'CANCELLED'>;

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { raw, type TransactionOrKnex } from 'objection';
 import { Idea as IdeaModel, type IdeaColumns, type Reach } from '../models';
+import type { Idea } from '../../api/operations/ideas/schema';
 
 // The idea board (spec 2.9, 3.3). What an idea reads as, in one place, so that the REST/MCP
 // operations, the calendar and the generation activity agree. The rules are in docs/ideas.md.
@@ -55,7 +56,7 @@ export function ideaQuery(reach: Reach, trx?: TransactionOrKnex) {
     .castTo<IdeaRow[]>();
 }
 
-export function presentIdea(r: IdeaRow) {
+export function presentIdea(r: IdeaRow): Idea {
   return {
     id: r.id,
     projectId: r.project_id,
@@ -74,7 +75,7 @@ export function presentIdea(r: IdeaRow) {
   };
 }
 
-export type Idea = ReturnType<typeof presentIdea>;
+export type { Idea };
 
 /**
  * spec 4.4: an idea source fills `options.contentType` from the idea's pillar when omitted.

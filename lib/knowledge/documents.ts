@@ -3,6 +3,7 @@ import { config } from '../config';
 import type { Reach } from '../models/scoped';
 import { SEARCH_CONFIGS } from './language';
 import { chunkText, previewOf } from './text';
+import type { KnowledgeDocument } from '../../api/operations/knowledge/schema';
 
 // Knowledge documents in Postgres (spec 2.10; docs/knowledge.md): rows, chunks with their
 // tsvector, visibility, presentation, ranked search and grounding retrieval.
@@ -64,7 +65,7 @@ export const DOCUMENT_SELECT = (k: Knex) => [
 ];
 
 /** spec 2.10. */
-export function presentDocument(row: DocumentRow) {
+export function presentDocument(row: DocumentRow): KnowledgeDocument {
   const { textPreview, textPreviewTruncated } = previewOf(row.head);
   return {
     id: row.id,
@@ -86,7 +87,7 @@ export function presentDocument(row: DocumentRow) {
     lastSyncedAt: row.last_synced_at?.toISOString() ?? null,
   };
 }
-export type KnowledgeDocument = ReturnType<typeof presentDocument>;
+export type { KnowledgeDocument };
 
 /**
  * The documents a reader may see (spec 4.5): its workspace's, without ephemeral chat uploads;

@@ -8,6 +8,7 @@ import { effectiveLimit } from '../limits';
 import type { MediaAssetColumns } from '../models';
 import { objectStore, type ObjectStore } from '../storage/objectStore';
 import { EXTENSION_OF, sniffImage, type ImageType } from './images';
+import type { MediaAsset } from '../../api/operations/media/schema';
 
 // The media library (spec 2.13, 4.7). Objects are keyed by workspace and SHA-256 of their bytes,
 // so the same image imported twice is one asset and a retried import lands on the same key;
@@ -16,7 +17,7 @@ import { EXTENSION_OF, sniffImage, type ImageType } from './images';
 /** An asset row: the columns of the model. */
 export type AssetRow = MediaAssetColumns;
 
-export function presentAsset(a: AssetRow) {
+export function presentAsset(a: AssetRow): MediaAsset {
   return {
     id: a.id,
     key: a.key,

@@ -1,6 +1,7 @@
 import { isoOf } from '../db';
 import type { PostColumns } from '../models';
 import { delivery, type Delivery } from './lifecycle';
+import type { Post, PostSummary } from '../../api/operations/posts/schema';
 
 // spec 2.7: the Post resource. Read endpoints return the fields marked R; create and update
 // return the full set.
@@ -26,7 +27,7 @@ export type PostSummaryRow = Omit<PostRow, 'scheduled_at' | 'created_at' | 'upda
   updated_at: Date | string | null;
 };
 
-export function presentPostSummary(p: PostSummaryRow) {
+export function presentPostSummary(p: PostSummaryRow): PostSummary {
   return {
     id: p.id,
     projectId: p.project_id,
@@ -74,7 +75,7 @@ export function funnelStageOf(contentType: string): 'REACH' | 'TRUST' | 'CONVERT
   }
 }
 
-export function presentPost(p: PostRow) {
+export function presentPost(p: PostRow): Post {
   const review = (p.review ?? {}) as Record<string, unknown>;
   return {
     ...presentPostSummary(p),

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
+import type { Source } from '../../api/operations/sources/schema';
 
 // spec 2.11 Source (docs/sources.md "Fields"). The record the API returns is a preview of the
 // text; `topics` and `hooks` appear once the status is `Success`.
@@ -49,7 +50,7 @@ export function previewOf(text: string | null): { preview: string; previewTrunca
   return { preview: t.slice(0, cut), previewTruncated: true };
 }
 
-export function presentSource(row: SourceRow) {
+export function presentSource(row: SourceRow): Source {
   const { preview, previewTruncated } = previewOf(row.text);
   return {
     id: row.id,
@@ -72,7 +73,7 @@ export function presentSource(row: SourceRow) {
     updatedAt: row.updated_at.toISOString(),
   };
 }
-export type Source = ReturnType<typeof presentSource>;
+export type { Source };
 
 /** The source, in its workspace only (rule 1: another workspace's id is simply not found). */
 export async function loadSource(q: Knex | Knex.Transaction, workspaceId: string, sourceId: string): Promise<SourceRow | undefined> {

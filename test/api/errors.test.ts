@@ -22,6 +22,7 @@ const boom = defineOperation({
   clientRole: 'allow',
   inputSource: 'query',
   input: z.object({}).strict(),
+  output: z.object({}).strict(),
   handler: async () => {
     throw new Error(SECRET_DETAIL);
   },

@@ -13,6 +13,7 @@ import { assertError, startApiWith } from '../support/foundation';
 // test-only routes carry those rules through the production adapter.
 
 const ok = async () => ({ data: { ok: true } });
+const okOutput = z.object({ data: z.object({ ok: z.boolean() }).strict() }).strict();
 const needsTwo = defineOperation({
   name: 'test.allOf',
   summary: 'two scopes',
@@ -21,6 +22,7 @@ const needsTwo = defineOperation({
   clientRole: 'allow',
   inputSource: 'query',
   input: z.object({}).strict(),
+  output: okOutput,
   handler: ok,
 });
 const needsEither = defineOperation({
@@ -31,6 +33,7 @@ const needsEither = defineOperation({
   clientRole: 'allow',
   inputSource: 'query',
   input: z.object({}).strict(),
+  output: okOutput,
   handler: ok,
 });
 

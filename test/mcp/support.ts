@@ -61,6 +61,9 @@ export async function connect(kind: TransportName, mcpUrl: string, token: string
       ? new StreamableHTTPClientTransport(new URL('/mcp', mcpUrl), { requestInit: { headers }, fetch: opts.fetch })
       : new SSEClientTransport(new URL('/sse', mcpUrl), { requestInit: { headers }, fetch: opts.fetch });
   await client.connect(transport);
+  // The SDK client validates a tool's structuredContent against its outputSchema once it has
+  // listed the tools (MCP 2025-06-18): listing here holds every call of the suites to it.
+  await client.listTools();
   return client;
 }
 

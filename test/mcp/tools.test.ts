@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { toolOutputSchema } from '../../api/mcp/tool';
+import { TOOLS } from '../../api/mcp/tools/index';
 import { issueApiKey } from '../../ops/provision';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
@@ -53,6 +56,30 @@ describe('MCP tools', function () {
         const refused = await fails(postsOnly, 'list_workspaces', {}, 'scope_missing');
         assert.equal(refused.details.required_scope, 'workspace:read');
         await postsOnly.close();
+      });
+
+      it('every tool lists an outputSchema from its output definition, which holds its answers and its error results (MCP 2025-06-18)', async () => {
+        const { tools } = await client.listTools();
+        assert.deepEqual(
+          tools.map((t) => t.name),
+          TOOLS.map((t) => t.name),
+        );
+        for (const listed of tools) {
+          assert.equal(listed.outputSchema?.type, 'object', `${listed.name}: an object schema at the top level`);
+          const tool = TOOLS.find((t) => t.name === listed.name)!;
+          // The operation's own output, unless the tool adds a field (list_workspaces, list_post_statuses).
+          if (tool.operation && !['list_workspaces', 'list_post_statuses'].includes(tool.name))
+            assert.deepEqual(listed.outputSchema, toolOutputSchema(tool.operation.output), listed.name);
+        }
+        // The validator the SDK client applies to every call of these suites (test/mcp/support.ts
+        // lists the tools on connect): a drifted answer fails it, an answer and an error pass.
+        const validate = new AjvJsonSchemaValidator().getValidator(tools.find((t) => t.name === 'get_post')!.outputSchema!);
+        const draft = await ok(client, 'create_post_draft', { projectId: ws.project.id, content: 'x' });
+        const answer = await ok(client, 'get_post', { postId: draft.data.id });
+        assert.equal(validate(answer).valid, true);
+        assert.equal(validate({ data: { ...answer.data, surprise: 1 } }).valid, false);
+        const refusal = await fails(client, 'get_post', { postId: 'post_missing' }, 'not_found');
+        assert.equal(validate(refusal).valid, true);
       });
 
       it('list_projects, get_project', async () => {

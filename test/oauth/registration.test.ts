@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { z } from 'zod';
 import { ALL_SCOPES } from '../../lib/scopes';
 import { protectedResourceMetadata } from '../../api/oauth/router';
+import { registrationMetadataSchema } from '../../api/oauth/schema';
 import { getJson, register, useOAuthApi } from './support';
 
 describe('OAuth discovery and registration (spec 5.3, 5.3.1)', () => {
@@ -106,6 +109,26 @@ describe('OAuth discovery and registration (spec 5.3, 5.3.1)', () => {
       assert.ok(res.body.error.docs_url);
     });
   }
+
+  it('documents the /oauth/register body with the schema the handler validates, and both agree on what they accept', async () => {
+    const doc = (await getJson(`${api.url}/v1/openapi.json`)).body;
+    const documented = doc.paths['/oauth/register'].post.requestBody.content['application/json'].schema;
+    const { $schema: _dialect, ...handlers } = z.toJSONSchema(registrationMetadataSchema, { io: 'input', unrepresentable: 'any' });
+    assert.deepEqual(documented, handlers);
+    const accepts = new Ajv2020({ strict: false }).compile(documented);
+    // Once drifted (issue 28): the document allowed only "none" and the two grants while the
+    // handler parsed any string, and the document refused the null the handler takes.
+    for (const metadata of [
+      { redirect_uris: ['https://a.example.com/cb'], client_name: null, token_endpoint_auth_method: 'none' },
+      { redirect_uris: ['https://a.example.com/cb'], grant_types: ['authorization_code'], extension: 1 },
+      { redirect_uris: ['https://a.example.com/cb'], token_endpoint_auth_method: 'client_secret_basic' },
+      { redirect_uris: ['https://a.example.com/cb'], grant_types: ['implicit'] },
+      { redirect_uris: ['https://a.example.com/cb'], response_types: ['token'] },
+    ]) {
+      const res = await register(api.url, metadata);
+      assert.equal(res.status === 201, accepts(metadata), `${JSON.stringify(metadata)}: ${res.status} ${JSON.stringify(res.body)}`);
+    }
+  });
 
   it('refuses unknown scope tokens with invalid_scope', async () => {
     const res = await register(api.url, { redirect_uris: ['https://a.example.com/cb'], scope: 'posts:read posts:fly' });

@@ -6,10 +6,10 @@ import { buildOpenApiDocument } from '../../api/openapi/document';
 // (test/support/app.ts) receives is checked against the OpenAPI document the service
 // publishes, so a field added to a response but not to its operation's `output` schema, an
 // undocumented status or an error code an operation is not documented to answer fails the
-// suite. The OAuth endpoints are in the document too (api/openapi/oauth.ts); the OAuth test
-// helpers (test/oauth/support.ts) call this on their answers. Operations without an `output` schema are held to the envelopes only (spec 2.1 `{ data }`
-// and the 7.1 error envelope with any 7.2 code). CONTRACT_CHECK=off skips the check, =warn reports without failing; the default is
-// strict.
+// suite. Every operation declares its `output` (api/operation.ts), so every answer is held to
+// its own schema. The OAuth endpoints are in the document too (api/openapi/oauth.ts); the OAuth
+// test helpers (test/oauth/support.ts) call this on their answers. CONTRACT_CHECK=off skips the
+// check, =warn reports without failing; the default is strict.
 
 type Json = Record<string, any>;
 
@@ -26,8 +26,6 @@ interface Compiled {
   responses: Map<string, { validate: ValidateFunction; codes?: string[] }>;
   /** Statuses documented without a body or with a body other than JSON (a redirect, an HTML page, an empty 200). */
   bodiless: Set<string>;
-  /** The operation declares an `output` schema; without one only the envelopes are checked. */
-  described: boolean;
 }
 
 let compiled: Compiled[] | undefined;
@@ -40,7 +38,6 @@ function compile(): Compiled[] {
   const base = 'https://contract.test/openapi.json';
   // The document itself is the schema resource the responses' $refs point into.
   ajv.addSchema({ $id: base, components: doc.components } as Json);
-  const errorEnvelope = ajv.compile({ $ref: `${base}#/components/schemas/Error` });
   const rebase = (schema: unknown) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', `"${base}#/components/`));
   const out: Compiled[] = [];
   for (const [template, ops] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
@@ -48,7 +45,6 @@ function compile(): Compiled[] {
     for (const [method, op] of Object.entries(ops)) {
       const responses = new Map<string, { validate: ValidateFunction; codes?: string[] }>();
       const bodiless = new Set<string>();
-      const described = op.responses['200']?.content?.['application/json']?.schema?.$ref !== '#/components/schemas/DataEnvelope';
       for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
         const content = (response.content ?? {}) as Record<string, Json>;
         const schema = content['application/json']?.schema;
@@ -56,13 +52,9 @@ function compile(): Compiled[] {
         // 400: the page, or the listener's refusal before routing): either answer conforms.
         if (!schema || Object.keys(content).some((type) => type !== 'application/json')) bodiless.add(status);
         if (!schema) continue;
-        // An operation not yet described (no `output`): its errors are held to the 7.1
-        // envelope with any code of 7.2, not to the derived per-operation list.
-        if (!described && status !== '200') responses.set(status, { validate: errorEnvelope });
-        else responses.set(status, { validate: ajv.compile(rebase(schema)), codes: response['x-error-codes'] });
+        responses.set(status, { validate: ajv.compile(rebase(schema)), codes: response['x-error-codes'] });
       }
-      if (!described) responses.set('default', { validate: errorEnvelope });
-      out.push({ method: method.toUpperCase(), template, pattern, responses, bodiless, described });
+      out.push({ method: method.toUpperCase(), template, pattern, responses, bodiless });
     }
   }
   // Literal paths first, so /v1/posts/generations is not taken for /v1/posts/{postId}.

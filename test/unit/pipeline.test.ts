@@ -17,6 +17,7 @@ const op = defineOperation({
   clientRole: 'deny',
   inputSource: 'body',
   input: z.object({ projectId: z.string() }).strict(),
+  output: z.object({ data: z.object({ projectId: z.string() }).strict() }).strict(),
   handler: async (_ctx, input) => ({ data: input }),
 });
 

@@ -1,8 +1,11 @@
+import { z } from 'zod';
 import { deletePost } from '../../operations/posts/destroy';
 import { listPostStatuses } from '../../operations/posts/postStatuses';
 import { createPost, getPost, listPosts, updatePost } from '../../operations/posts/posts';
 import { schedulePost } from '../../operations/posts/schedule';
 import { operationTool, READ, WRITE } from '../tool';
+import { page } from '../../output';
+import { postStatusSchema } from '../../operations/posts/schema';
 
 // spec 4.9: list_posts, get_post, list_post_statuses (posts:read); create_post_draft,
 // update_post, schedule_post (posts:write); delete_post (posts:destroy, two-phase).
@@ -33,6 +36,7 @@ export const listPostStatusesTool = operationTool(listPostStatuses, {
     "The workspace's custom post statuses: statusId (what update_post takes; also as id), title, category and post count. Requires posts:read.",
   annotations: { ...READ, idempotentHint: true },
   // spec 4.9: the tool "gives statusId and category"; `id` stays for the REST twin's shape.
+  output: page(postStatusSchema.extend({ statusId: z.string() }).strict()),
   finish: async (_ctx, body) => ({
     ...body,
     data: (body.data as Array<Record<string, unknown>>).map((s) => ({ statusId: s.id, ...s })),

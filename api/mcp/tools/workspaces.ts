@@ -4,7 +4,9 @@ import { listTeam } from '../../operations/team/team';
 import { getUsage } from '../../operations/usage/usage';
 import { getCurrentWorkspace, getWorkspaceContext, listWorkspaces } from '../../operations/workspaces/workspaces';
 import { parseInput } from '../../validation';
-import { operationTool, rateLimitTool, READ, type ToolDefinition } from '../tool';
+import { page } from '../../output';
+import { workspaceListEntrySchema } from '../../operations/workspaces/schema';
+import { operationTool, rateLimitTool, READ, toolOutputSchema, type ToolDefinition } from '../tool';
 
 // spec 4.9: get_workspace, list_workspaces, switch_workspace. The active workspace is the
 // session's (4.2 Service-Workspace-Id rules); these three are where an agent sees and moves it.
@@ -50,6 +52,7 @@ export const listWorkspacesTool = operationTool(listWorkspaces, {
   scopes: { allOf: ['workspace:read'] },
   annotations: { ...READ, idempotentHint: true },
   // The one field the REST twin cannot have: which entry this session is working in.
+  output: page(workspaceListEntrySchema.extend({ isActive: z.boolean() }).strict()),
   finish: async (ctx, body) => ({
     ...body,
     data: (body.data as Array<Record<string, unknown>>).map((w) => ({ ...w, isActive: w.id === ctx.request.auth.workspaceId })),
@@ -77,6 +80,7 @@ export const switchWorkspaceTool: ToolDefinition = {
     required: ['workspaceId'],
     additionalProperties: false,
   },
+  outputSchema: toolOutputSchema(getCurrentWorkspace.output),
   async call(ctx, args) {
     const { token, apiVersion, requestId } = ctx.request;
     const input = parseInput(switchWorkspaceInput, args, 'body');

@@ -1,35 +1,15 @@
 import type { Context, Next } from 'koa';
-import { z } from 'zod';
 import { errors } from '../../../lib/errors';
 import { consume } from '../../rateLimit';
 import { findReRegistration, insertClient, presentClient, redirectUriProblem, type NewClient } from '../clients';
 import { InvalidClientMetadata } from '../errors';
+import { REGISTRABLE_GRANT_TYPES, registrationMetadataSchema, type RegistrationMetadata as Metadata } from '../schema';
 import { parseScope, scopeString } from '../scopes';
 
 // POST /oauth/register: RFC 7591 dynamic registration of public clients (spec 5.3.1).
-// Chain: throttle → parse metadata → auth method → redirect URIs → grant and response types
-// → scope → URIs shown to users → re-registration or insert.
-
-const ALLOWED_GRANT_TYPES = ['authorization_code', 'refresh_token'];
-
-const optionalText = (max: number) => z.string().max(max).nullish();
-
-// RFC 7591 2: metadata the server does not understand is ignored, hence loose().
-const metadataSchema = z
-  .object({
-    redirect_uris: z.array(z.string()).min(1).max(20),
-    client_name: optionalText(200),
-    client_uri: optionalText(2000),
-    logo_uri: optionalText(2000),
-    scope: optionalText(2000),
-    token_endpoint_auth_method: z.string().nullish(),
-    grant_types: z.array(z.string()).min(1).max(5).nullish(),
-    response_types: z.array(z.string()).min(1).max(5).nullish(),
-    software_id: optionalText(200),
-    software_version: optionalText(200),
-  })
-  .loose();
-type Metadata = z.infer<typeof metadataSchema>;
+// Chain: throttle → parse metadata (the schema of api/oauth/schema.ts, which also refuses any
+// auth method but "none" and any grant or response type of another flow) → redirect URIs →
+// grant and response types → scope → URIs shown to users → re-registration or insert.
 
 interface RegisterState {
   metadata: Metadata;
@@ -48,20 +28,12 @@ async function parseMetadata(ctx: Context, next: Next) {
   const body = ctx.state.body as unknown;
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new InvalidClientMetadata('The registration request must be a JSON object (RFC 7591 3.1).');
-  const parsed = metadataSchema.safeParse(body);
+  const parsed = registrationMetadataSchema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new InvalidClientMetadata(`\`${issue.path.join('.') || 'body'}\`: ${issue.message}`);
   }
   ctx.state.register = { metadata: parsed.data, client: {} as NewClient } satisfies RegisterState;
-  await next();
-}
-
-/** spec 5.3.1: public clients only; no client_secret is ever issued. */
-async function checkAuthMethod(ctx: Context, next: Next) {
-  const method = reg(ctx).metadata.token_endpoint_auth_method ?? 'none';
-  if (method !== 'none')
-    throw new InvalidClientMetadata(`token_endpoint_auth_method "${method}" is not supported; only "none" (public clients, PKCE) is.`);
   await next();
 }
 
@@ -76,22 +48,13 @@ async function checkRedirectUris(ctx: Context, next: Next) {
 }
 
 /**
- * Only the authorization-code grant, optionally with refresh tokens. When grant_types is
- * omitted the client gets both (RFC 7591 3.2.1 lets the server substitute values; the
- * response says what was registered).
+ * The schema has refused every other flow; when grant_types is omitted the client gets both
+ * (RFC 7591 3.2.1 lets the server substitute values; the response says what was registered).
  */
-async function checkGrantAndResponseTypes(ctx: Context, next: Next) {
+async function grantAndResponseTypes(ctx: Context, next: Next) {
   const { metadata, client } = reg(ctx);
-  const grantTypes = [...new Set(metadata.grant_types ?? ALLOWED_GRANT_TYPES)];
-  const unsupported = grantTypes.filter((g) => !ALLOWED_GRANT_TYPES.includes(g));
-  if (unsupported.length)
-    throw new InvalidClientMetadata(`grant_types ${unsupported.join(', ')} not supported; use authorization_code and refresh_token.`);
-  if (!grantTypes.includes('authorization_code')) throw new InvalidClientMetadata('grant_types must include authorization_code.');
-  const responseTypes = [...new Set(metadata.response_types ?? ['code'])];
-  if (responseTypes.some((r) => r !== 'code'))
-    throw new InvalidClientMetadata('response_types must be ["code"]: only the authorization-code flow is supported.');
-  client.grant_types = grantTypes;
-  client.response_types = responseTypes;
+  client.grant_types = [...new Set(metadata.grant_types ?? REGISTRABLE_GRANT_TYPES)];
+  client.response_types = [...new Set(metadata.response_types ?? ['code' as const])];
   await next();
 }
 
@@ -139,9 +102,8 @@ async function registerClient(ctx: Context) {
 export const registerEndpoint = [
   throttleRegistration,
   parseMetadata,
-  checkAuthMethod,
   checkRedirectUris,
-  checkGrantAndResponseTypes,
+  grantAndResponseTypes,
   checkScope,
   checkDisplayMetadata,
   registerClient,

@@ -21,14 +21,8 @@ import { planAllowsApi } from '../../auth/apiKeys';
 import { reachableWorkspaces, workspaceAccess } from '../../oauth/reach';
 import type { AuthContext } from '../../auth/context';
 import { defineOperation } from '../../operation';
-import {
-  analyticsOverviewSchema,
-  crossWorkspaceOverviewSchema,
-  page,
-  postAnalyticsSchema,
-  single,
-  viralPostsListSchema,
-} from '../../openapi/resources';
+import { analyticsOverviewSchema, crossWorkspaceOverviewSchema, postAnalyticsSchema, viralPostsListSchema } from './schema';
+import { page, single } from '../../output';
 import { paginationInput, parseLimit } from '../../pagination';
 import { isoDate } from '../../validation';
 import { findProject } from '../projects/present';

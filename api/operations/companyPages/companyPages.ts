@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { Project } from '../../../lib/models';
 import type { AuthContext } from '../../auth/context';
 import { defineOperation } from '../../operation';
-import { companyPageSchema, page } from '../../openapi/resources';
+import { companyPageSchema, type CompanyPage } from './schema';
+import { page } from '../../output';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
 import { presentProject, projectQuery, type ProjectRow } from '../projects/present';
 
@@ -16,7 +17,7 @@ interface CompanyPageRow extends ProjectRow {
   linked_username: string | null;
 }
 
-function present(row: CompanyPageRow) {
+function present(row: CompanyPageRow): CompanyPage {
   const project = presentProject(row);
   return {
     ...project,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { healthAuthSchema, healthSchema, single } from '../../openapi/resources';
+import { healthAuthSchema, healthSchema } from './schema';
+import { single } from '../../output';
 import { defineOperation } from '../../operation';
 
 export const health = defineOperation({
@@ -12,7 +13,7 @@ export const health = defineOperation({
   public: true,
   input: z.object({}),
   output: single(healthSchema),
-  handler: async () => ({ data: { status: 'ok', time: new Date().toISOString() } }),
+  handler: async () => ({ data: { status: 'ok' as const, time: new Date().toISOString() } }),
 });
 
 export const healthAuth = defineOperation({
@@ -25,6 +26,6 @@ export const healthAuth = defineOperation({
   input: z.object({}).strict(),
   output: single(healthAuthSchema),
   handler: async ({ auth }) => ({
-    data: { status: 'ok', workspaceId: auth.workspaceId, principal: { type: auth.principal.type, id: auth.principal.id } },
+    data: { status: 'ok' as const, workspaceId: auth.workspaceId, principal: { type: auth.principal.type, id: auth.principal.id } },
   }),
 });

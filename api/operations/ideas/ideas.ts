@@ -4,11 +4,11 @@ import { Idea, Post } from '../../../lib/models';
 import { newId } from '../../../lib/ids';
 import { DERIVED_STATUS_SQL, ideaQuery, presentIdea, type IdeaRow } from '../../../lib/ideas/ideas';
 import type { AuthContext } from '../../auth/context';
-import { ideaSchema, page, single } from '../../openapi/resources';
+import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
 import { keysetPage, parseLimit } from '../../pagination';
 import { resolveProjectOrDefault } from '../projects/resolve';
-import { BRIEF_COLUMNS, createIdeaInput, getIdeaInput, listIdeasInput, updateIdeaInput } from './schema';
+import { BRIEF_COLUMNS, createIdeaInput, getIdeaInput, ideaSchema, listIdeasInput, updateIdeaInput } from './schema';
 
 // The idea board (spec 2.9, 3.3, 4.6). PATCH is the spec's; create, list and get are the
 // additions 9.3 allows so that the board is usable through the API. docs/ideas.md has the rules.

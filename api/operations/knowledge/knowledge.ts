@@ -18,12 +18,13 @@ import type { KnowledgeJobInput } from '../../../lib/knowledge/ingest';
 import { videoIdOf } from '../../../lib/knowledge/youtube';
 import { usableUpload } from '../../../lib/media/uploads';
 import { startKnowledgeWorkflow } from '../../../lib/temporal/start/ingestKnowledge';
-import { jobSchema, knowledgeDocumentSchema, knowledgeHitSchema, page, single } from '../../openapi/resources';
+import { jobSchema } from '../jobs/schema';
+import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
 import { keysetPage, parseLimit, decodeCursor, encodeCursor } from '../../pagination';
 import { findProject } from '../projects/present';
 import { resolveProjectOrDefault } from '../projects/resolve';
-import { createKnowledgeInput, getKnowledgeInput, listKnowledgeInput } from './schema';
+import { createKnowledgeInput, getKnowledgeInput, knowledgeDocumentSchema, knowledgeHitSchema, listKnowledgeInput } from './schema';
 
 // spec 4.5 POST /v1/knowledge and GET /v1/knowledge/{documentId}; the list and search
 // (GET /v1/knowledge?projectId&query) are 9.3 additions. docs/knowledge.md.

@@ -9,7 +9,8 @@ import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
 import { IMAGE_STYLES, type ImageJobInput } from '../../../lib/media/imageGenerator';
 import { startImageWorkflow } from '../../../lib/temporal/start/generateImage';
 import { defineOperation } from '../../operation';
-import { jobSchema, single } from '../../openapi/resources';
+import { jobSchema } from '../jobs/schema';
+import { single } from '../../output';
 import { boundedText } from '../../validation';
 import { findProject } from '../projects/present';
 

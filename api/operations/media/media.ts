@@ -6,11 +6,11 @@ import { imageTypeFromFileName, isAcceptedImageType, normalizeContentType, ACCEP
 import { usableUpload } from '../../../lib/media/uploads';
 import { objectStore } from '../../../lib/storage/objectStore';
 import { defineOperation } from '../../operation';
-import { mediaAssetSchema, page, single } from '../../openapi/resources';
+import { page, single } from '../../output';
 import { keysetPage, parseLimit } from '../../pagination';
 import { findProject } from '../projects/present';
 import { resolveProjectOrDefault } from '../projects/resolve';
-import { getMediaInput, importMediaInput, listMediaInput } from './schema';
+import { getMediaInput, importMediaInput, listMediaInput, mediaAssetSchema } from './schema';
 
 // spec 2.13 / 4.7: the media library. Import (POST /v1/media; the spec leaves the path open),
 // list and get. Reads need media:read; the import is a write on the library whose purpose is

@@ -6,7 +6,8 @@ import { emitEvent } from '../../../lib/outbox';
 import { presentPost } from '../../../lib/posts/present';
 import { loadPostForUpdate } from '../../../lib/posts/write';
 import { defineOperation } from '../../operation';
-import { postSchema, single } from '../../openapi/resources';
+import { postSchema } from '../posts/schema';
+import { single } from '../../output';
 import { assetsByKey } from './media';
 import { postMediaInput } from './schema';
 

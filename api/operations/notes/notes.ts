@@ -7,16 +7,18 @@ import { errors } from '../../../lib/errors';
 import { newId } from '../../../lib/ids';
 import { nextWeekdayAt, parseInZone } from '../../../lib/time';
 import { Note, type Reach } from '../../../lib/models';
-import { noteSchema, page, single } from '../../openapi/resources';
+import { noteSchema } from './schema';
+import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
 import { boundedText, CONTENT_TYPES, isoDate, isoDateTime } from '../../validation';
 import { findProject } from '../projects/present';
+import type { Note as NoteOutput } from './schema';
 
 // spec 2.8: a note with its paired calendar slot. Creating a note queues a slot: the given
 // time, or the next free weekday 09:00 (project timezone) after the project's last slot.
 
-function presentNote(n: Note) {
+function presentNote(n: Note): NoteOutput {
   return {
     id: n.id,
     projectId: n.project_id,

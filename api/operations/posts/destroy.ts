@@ -9,6 +9,7 @@ import { commitChange } from '../../../lib/posts/write';
 import { mintDeleteConfirmation, readDeleteConfirmation } from '../../../lib/tokens';
 import type { AuthContext } from '../../auth/context';
 import { defineOperation } from '../../operation';
+import { postDeletionSchema } from './schema';
 import { afterScheduleCommitted } from './scheduling';
 
 // spec 3.1 (last row) and 4.9 delete_post: the agent transport's delete, two-phase, scope
@@ -59,7 +60,7 @@ function effectsOf(p: PostRow) {
 }
 
 function deletionResult(p: PostRow & { deleted_at: Date | null }) {
-  return { id: p.id, deleted: true, deletedAt: p.deleted_at!.toISOString(), statusAtDeletion: p.status, ...effectsOf(p) };
+  return { id: p.id, deleted: true as const, deletedAt: p.deleted_at!.toISOString(), statusAtDeletion: p.status, ...effectsOf(p) };
 }
 
 export const deletePost = defineOperation({
@@ -71,6 +72,7 @@ export const deletePost = defineOperation({
   clientRole: 'deny',
   inputSource: 'body',
   input: deletePostInput,
+  output: postDeletionSchema,
   handler: async ({ auth }, input) => {
     const post = await visiblePost(auth, input.postId);
     if (!post) throw errors.notFound('post');
@@ -90,7 +92,7 @@ export const deletePost = defineOperation({
       return {
         data: {
           post: presentPost(post),
-          wouldDelete: true,
+          wouldDelete: true as const,
           ...effectsOf(post),
           confirmationToken,
           confirmationExpiresAt: expiresAt.toISOString(),

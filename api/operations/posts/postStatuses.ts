@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Post, PostStatus } from '../../../lib/models';
-import { page, postStatusSchema } from '../../openapi/resources';
+import { page } from '../../output';
+import { postStatusSchema } from './schema';
 import { defineOperation } from '../../operation';
 import { CLIENT_VISIBLE_STATUSES } from './posts';
 

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation';
+import { single } from '../../output';
 import { isoDateTime } from '../../validation';
+import { postSchema } from './schema';
 import { updatePost } from './posts';
 
 // spec 4.9 schedule_post: "takes postId and scheduledFor". Its REST twin is
@@ -23,5 +25,6 @@ export const schedulePost = defineOperation({
   clientRole: 'deny',
   inputSource: 'body',
   input: schedulePostInput,
+  output: single(postSchema),
   handler: (ctx, input) => updatePost.handler(ctx, { postId: input.postId, scheduledFor: input.scheduledFor }),
 });

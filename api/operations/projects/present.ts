@@ -1,6 +1,7 @@
 import type { TransactionOrKnex } from 'objection';
-import { networkBlock, PROJECT_CONNECTION_COLUMNS, type NetworkBlock } from '../../../lib/connectionState';
+import { networkBlock, PROJECT_CONNECTION_COLUMNS } from '../../../lib/connectionState';
 import { Project as ProjectModel, type ProjectColumns, type ProjectType, type Reach } from '../../../lib/models';
+import type { Project } from './schema';
 
 export type { ProjectType };
 export const PROJECT_TYPE_LABELS: Record<ProjectType, string> = {
@@ -35,19 +36,6 @@ export function projectName(row: Pick<ProjectRow, 'type' | 'display_name' | 'slu
   // spec 2.5: personal accounts show the connected user's name; company pages their company name.
   if (row.type !== 'COMPANY_PAGE' && row.c_display_name) return row.c_display_name;
   return row.display_name || row.slug;
-}
-
-export interface Project {
-  id: string;
-  name: string;
-  type: ProjectType;
-  typeLabel: string;
-  status: string;
-  username: string | null;
-  avatarUrl: string | null;
-  isActive: boolean;
-  createdAt: string;
-  network: NetworkBlock | null;
 }
 
 export function presentProject(row: ProjectRow, now = new Date()): Project {

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { errors } from '../../../lib/errors';
 import { PROJECT_TYPES } from '../../../lib/models';
-import { page, projectSchema, single } from '../../openapi/resources';
+import { page, single } from '../../output';
+import { projectSchema } from './schema';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
 import { findProject, presentProject, projectQuery, type ProjectRow } from './present';

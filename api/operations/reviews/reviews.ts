@@ -10,11 +10,12 @@ import { signalReviewDecided } from '../../../lib/temporal/start/reviewPost';
 import { temporalClient } from '../../../lib/temporal';
 import type { AuthContext } from '../../auth/context';
 import { defineOperation } from '../../operation';
-import { awaitingReviewListSchema, postSchema, single } from '../../openapi/resources';
+import { postSchema } from '../posts/schema';
+import { single } from '../../output';
 import { postsOf } from '../posts/posts';
 import { afterScheduleCommitted } from '../posts/scheduling';
 import { findProject } from '../projects/present';
-import { decideReviewInput, listAwaitingReviewInput, requestReviewInput } from './schema';
+import { awaitingReviewListSchema, decideReviewInput, listAwaitingReviewInput, requestReviewInput } from './schema';
 
 // Review before publishing (docs/review.md; spec 2.4, 2.7 `review`, 3.1, 5.4, 6). The
 // transitions are lib/posts/review.ts; each operation locks the post, commits one change with

@@ -12,10 +12,11 @@ import { startSourceWorkflow } from '../../../lib/temporal/start/ingestSource';
 import { guessLanguage } from '../../../lib/ingest/language';
 import { builtinInsights } from '../../../lib/llm/insights';
 import { presentSource, type SourceRow } from '../../../lib/sources/sources';
-import { jobSchema, single, sourceSchema } from '../../openapi/resources';
+import { jobSchema } from '../jobs/schema';
+import { single } from '../../output';
 import { defineOperation } from '../../operation';
 import { findProject } from '../projects/present';
-import { createSourceInput, getSourceInput } from './schema';
+import { createSourceInput, getSourceInput, sourceSchema } from './schema';
 
 // spec 2.11 / 4.5 sources (docs/sources.md). POST /v1/sources: `type: text` is synchronous and
 // answers the Source; `type: file` answers a SOURCE_INGEST Job (spec 1 rule 3). GET answers the

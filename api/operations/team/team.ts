@@ -3,7 +3,8 @@ import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { Membership } from '../../../lib/models';
 import { roleLabel } from '../../../lib/roles';
-import { single, teamSchema } from '../../openapi/resources';
+import { single } from '../../output';
+import { teamSchema } from './schema';
 import { defineOperation } from '../../operation';
 import { projectName } from '../projects/present';
 

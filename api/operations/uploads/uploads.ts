@@ -3,7 +3,8 @@ import { config } from '../../../lib/config';
 import { mintUpload, UPLOAD_PURPOSES } from '../../../lib/media/uploads';
 import type { ScopeRule } from '../../../lib/scopes';
 import { defineOperation } from '../../operation';
-import { single, uploadSchema } from '../../openapi/resources';
+import { single } from '../../output';
+import { uploadSchema } from './schema';
 import { gate, type ApiVersion } from '../../versioning';
 import { projectOrDefault } from '../projects/resolve';
 

@@ -14,7 +14,8 @@ import {
   type BudgetTarget,
 } from '../../../lib/generation/spend';
 import { storageMeters, storageUsed, workspaceStorageLimits } from '../../../lib/media/assets';
-import { single, usageSchema } from '../../openapi/resources';
+import { single } from '../../output';
+import { usageSchema } from './schema';
 import { defineOperation } from '../../operation';
 import { findProject, projectName } from '../projects/present';
 

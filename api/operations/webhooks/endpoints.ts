@@ -7,15 +7,7 @@ import { newId } from '../../../lib/ids';
 import { newSigningSecret } from '../../../lib/webhooks/signature';
 import { WebhookDelivery, WebhookEndpoint } from '../../../lib/models';
 import type { AuthContext } from '../../auth/context';
-import {
-  page,
-  single,
-  webhookDeliverySchema,
-  webhookEndpointDeletedSchema,
-  webhookEndpointRotatedSchema,
-  webhookEndpointSchema,
-  webhookEndpointWithSecretSchema,
-} from '../../openapi/resources';
+import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
 import { keysetPage, parseLimit } from '../../pagination';
 import { findProject } from '../projects/present';
@@ -37,6 +29,11 @@ import {
   listEndpointsInput,
   rotateSecretInput,
   updateEndpointInput,
+  webhookDeliverySchema,
+  webhookEndpointDeletedSchema,
+  webhookEndpointRotatedSchema,
+  webhookEndpointSchema,
+  webhookEndpointWithSecretSchema,
 } from './schema';
 
 // spec 4.8 webhook endpoints. Every operation needs `webhooks:manage`, a scope only OAuth tokens
@@ -215,7 +212,7 @@ export const deleteWebhookEndpoint = defineOperation({
       previous_secret_expires_at: null,
       updated_at: new Date(),
     });
-    return { data: { id: current.id, deleted: true } };
+    return { data: { id: current.id, deleted: true as const } };
   },
 });
 

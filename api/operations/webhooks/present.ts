@@ -1,6 +1,7 @@
 import type { TransactionOrKnex } from 'objection';
 import { WebhookEndpoint as WebhookEndpointModel, type WebhookDeliveryColumns } from '../../../lib/models';
 import type { AuthContext } from '../../auth/context';
+import type { WebhookDelivery, WebhookEndpoint } from './schema';
 
 // spec 2.14: the webhook endpoint as the API shows it. The secret never appears here; only the
 // create and rotate answers add it, once.
@@ -26,7 +27,7 @@ export interface EndpointRow {
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function presentEndpoint(r: EndpointRow) {
+export function presentEndpoint(r: EndpointRow): WebhookEndpoint {
   return {
     id: r.id,
     url: r.url,
@@ -47,7 +48,7 @@ export function presentEndpoint(r: EndpointRow) {
   };
 }
 
-export type WebhookEndpoint = ReturnType<typeof presentEndpoint>;
+export type { WebhookEndpoint };
 
 const COLUMNS = [
   'id',
@@ -107,7 +108,7 @@ export function presentAttempt(a: AttemptRow) {
   };
 }
 
-export function presentDelivery(d: DeliveryRow, attempts: AttemptRow[]) {
+export function presentDelivery(d: DeliveryRow, attempts: AttemptRow[]): WebhookDelivery {
   return {
     id: d.id,
     endpointId: d.endpoint_id,

@@ -1,7 +1,8 @@
 import { planLimits } from '../../../lib/config';
-import { Workspace } from '../../../lib/models';
+import { Workspace as WorkspaceModel } from '../../../lib/models';
 import type { AuthContext } from '../../auth/context';
 import { findProject, projectName } from '../projects/present';
+import type { Principal, Workspace } from './schema';
 
 export interface WorkspaceRow {
   id: string;
@@ -14,7 +15,7 @@ export interface WorkspaceRow {
 
 /** Live read (spec 2.2: /workspaces/me is not cacheable and reflects live plan state). */
 export async function loadWorkspace(workspaceId: string): Promise<WorkspaceRow | undefined> {
-  return Workspace.current(workspaceId)
+  return WorkspaceModel.current(workspaceId)
     .alias('w')
     .leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
     .select('w.id', 'w.name', 'w.plan', 'w.feature_overrides', 'w.require_review_workflow', 'b.plan as billing_plan')
@@ -25,12 +26,12 @@ export function effectivePlan(w: Pick<WorkspaceRow, 'plan' | 'billing_plan'>): s
   return w.billing_plan ?? w.plan;
 }
 
-export function presentWorkspace(w: WorkspaceRow) {
+export function presentWorkspace(w: WorkspaceRow): Workspace {
   const plan = effectivePlan(w);
   return { id: w.id, name: w.name, plan, features: { ...planLimits(plan).features, ...w.feature_overrides } };
 }
 
-export async function presentPrincipal(auth: AuthContext) {
+export async function presentPrincipal(auth: AuthContext): Promise<Principal> {
   const p = auth.principal;
   if (p.type === 'api_key') return { type: p.type, id: p.id, scopes: p.scopes };
   let defaultProject: { id: string; name: string } | null = null;
