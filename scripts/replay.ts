@@ -187,8 +187,9 @@ export async function patchUsage(sel: ServerSelection, patchId: string): Promise
   return [...byType.values()];
 }
 
-function parseCount(value: string): number | null {
-  if (value === 'all') return null;
+/** A count, or Infinity for "all" (commander stores a parser's null as an empty string). */
+function parseCount(value: string): number {
+  if (value === 'all') return Number.POSITIVE_INFINITY;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('a positive whole number, or "all"');
   return n;
@@ -232,7 +233,7 @@ export async function runCli(argv: string[], print: (line: string) => void = con
         .default(7 * 86_400_000, '7d')
         .argParser(parseDuration),
     )
-    .addOption(new Option('--per-type <n>', 'runs per workflow type, or "all"').default(50 as number | null).argParser(parseCount))
+    .addOption(new Option('--per-type <n>', 'runs per workflow type, or "all"').default(50).argParser(parseCount))
     .option('--address <host:port>', 'Temporal frontend (default: TEMPORAL_ADDRESS, else 127.0.0.1:7233)')
     .option('--namespace <ns>', 'Temporal namespace (default: TEMPORAL_NAMESPACE, else default)')
     .option('--task-queue <name>', 'only runs on this task queue')
@@ -254,7 +255,7 @@ export async function runCli(argv: string[], print: (line: string) => void = con
   const opts = program.opts<{
     fromServer?: boolean;
     since: number;
-    perType: number | null;
+    perType: number;
     address?: string;
     namespace?: string;
     taskQueue?: string;
@@ -281,7 +282,7 @@ export async function runCli(argv: string[], print: (line: string) => void = con
     const sel: ServerSelection = {
       client: new Client({ connection, namespace }),
       sinceMs: opts.since,
-      perType: opts.perType,
+      perType: Number.isFinite(opts.perType) ? opts.perType : null,
       types: opts.type,
       taskQueue: opts.taskQueue,
     };

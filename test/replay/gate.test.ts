@@ -83,6 +83,11 @@ describe('replay gate over a server’s histories (npm run replay -- --from-serv
     const real = await gate();
     assert.equal(real.code, 0, real.lines.join('\n'));
     assert.ok(real.lines.includes('ok   publishPostWorkflow: 2 replayed'), real.lines.join('\n'));
+    // Every run of each type, and a bound per type.
+    const all = await gate('--per-type', 'all');
+    assert.ok(all.lines.includes('ok   publishPostWorkflow: 2 replayed'), all.lines.join('\n'));
+    const one = await gate('--per-type', '1');
+    assert.ok(one.lines.includes('ok   publishPostWorkflow: 1 replayed'), one.lines.join('\n'));
 
     const broken = path.join(dir, 'unpatched.js');
     await writeFile(broken, (await bundleWorkflowVariant([unpatchedRead])).code);
