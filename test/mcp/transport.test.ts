@@ -4,6 +4,7 @@ import { issueApiKey, revokeApiKey } from '../../ops/provision';
 import { toolScopeRules } from '../../api/mcp/tool';
 import { TOOLS } from '../../api/mcp/tools/index';
 import { redis } from '../../lib/redis';
+import { challengeParams } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import {
   callTool,
@@ -39,12 +40,6 @@ async function rawMcp(mcpUrl: string, body: unknown, headers: Record<string, str
     /* an SSE body */
   }
   return { status: res.status, headers: res.headers, text, json };
-}
-
-function challengeParams(header: string | null): Record<string, string> {
-  assert.ok(header, 'no WWW-Authenticate header');
-  assert.match(header, /^Bearer /);
-  return Object.fromEntries([...header.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
 }
 
 describe('MCP transport', function () {

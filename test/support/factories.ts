@@ -36,3 +36,9 @@ export async function member(workspaceId: string, role: string, projectIds?: str
 export function uniqueKey(): string {
   return `k_${randomBase62(20)}`;
 }
+
+/** An id of the same form that never existed: the prefix kept, the random part replaced. */
+export function neverExisted(id: string): string {
+  const cut = id.indexOf('_') + 1;
+  return id.slice(0, cut) + 'Zz9'.repeat(40).slice(0, id.length - cut);
+}
