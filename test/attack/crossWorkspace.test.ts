@@ -8,7 +8,7 @@ import { db } from '../../lib/db';
 import { addMember } from '../../ops/provision';
 import { connect, startMcpStack, type McpStack } from '../mcp/support';
 import { startOAuthApi } from '../oauth/support';
-import { oauthToken } from '../webhooks/support';
+import { oauthToken } from '../oauth/support';
 import type { TestServer } from '../support/app';
 import { member, neverExisted, workspaceWithKey } from '../support/factories';
 import { png } from '../media/images';

@@ -5,7 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { config } from '../../lib/config';
 import { connect, startMcpStack, type McpStack } from '../mcp/support';
 import { startOAuthApi } from '../oauth/support';
-import { oauthToken } from '../webhooks/support';
+import { oauthToken } from '../oauth/support';
 import type { TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertErrorEnvelope } from '../support/foundation';

@@ -5,7 +5,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { db } from '../../lib/db';
 import { sha256Hex } from '../../lib/crypto';
-import { consent, ok, startMcpStack, type McpStack } from '../mcp/support';
+import { ok, startMcpStack, type McpStack } from '../mcp/support';
+import { consent } from './support';
 import { challengeParams } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
 import { authorizeCode, authorizePath, Browser, pkce, register, resetOAuthRateLimits } from './support';

@@ -23,11 +23,14 @@ export async function workspaceWithKey(
   return { workspace, projects, project: projects[0]!, key: key.key, keyId: key.id };
 }
 
+/** The password of every user the fixtures create. */
+export const PASSWORD = 'correct horse battery staple';
+
 export async function member(workspaceId: string, role: string, projectIds?: string[]) {
   const user = await createUser({
     email: `u-${randomBase62(10)}@example.com`,
     name: `User ${randomBase62(4)}`,
-    password: 'correct horse battery staple',
+    password: PASSWORD,
   });
   await addMember({ workspaceId, user: user.id, role, projectIds });
   return user;

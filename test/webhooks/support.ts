@@ -8,12 +8,10 @@ import { emitEvent, type EventType } from '../../lib/outbox';
 import { temporalClient } from '../../lib/temporal';
 import { webhookRelayWorkflow } from '../../workflows/deliverWebhook';
 import { createWorker } from '../../workers/worker';
-import { member } from '../support/factories';
-import { register, tokenFor } from '../oauth/support';
 export { sleep, waitFor } from '../support/wait';
 
 // Fixtures of the webhook suites: real receivers on 127.0.0.1, an in-process worker with its
-// own task queue and outbox relay, OAuth tokens through the real authorization flow.
+// own task queue and outbox relay (OAuth tokens: test/oauth/support.ts oauthToken).
 
 export interface Received {
   body: string;
@@ -116,27 +114,6 @@ export async function stopRelay(workflowId: string): Promise<void> {
   const handle = (await temporalClient()).workflow.getHandle(workflowId);
   await handle.cancel().catch(() => undefined);
   await handle.result().catch(() => undefined);
-}
-
-/** An OAuth access token of a new `role` member of the workspace, through register → authorize → consent → token. */
-export async function oauthToken(apiUrl: string, workspaceId: string, opts: { role?: string; scope?: string } = {}): Promise<string> {
-  const user = await member(workspaceId, opts.role ?? 'Admin');
-  const redirectUri = 'http://localhost:8765/callback';
-  const reg = await register(apiUrl, {
-    client_name: `Webhook test client ${randomBase62(4)}`,
-    redirect_uris: [redirectUri],
-    token_endpoint_auth_method: 'none',
-  });
-  if (reg.status !== 200 && reg.status !== 201) throw new Error(`client registration failed: ${reg.status} ${JSON.stringify(reg.body)}`);
-  const token = await tokenFor(apiUrl, {
-    clientId: reg.body.client_id,
-    redirectUri,
-    email: user.email,
-    scope: opts.scope ?? 'read write webhooks:manage',
-    access: 'full',
-    workspace: workspaceId,
-  });
-  return token.access_token;
 }
 
 export async function emit(
