@@ -7,9 +7,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createApp } from '../../api/app';
 import { closeMcp, createMcpApp } from '../../api/mcp/app';
 import { config } from '../../lib/config';
-import { ChatCompletionsWriter } from '../../lib/llm/client';
 import { startLlmStub, type LlmStub } from '../../sim/llm/server';
-import { createWorker } from '../../workers/worker';
+import { llmStubWriter, testWorker } from '../support/worker';
 import { startApiProcess as startApiProcessOnBothDoors } from '../support/foundation';
 import { serveOnEphemeralPort } from '../support/app';
 
@@ -151,21 +150,12 @@ export interface GenerationWorker {
 
 export async function startGenerationWorker(): Promise<GenerationWorker> {
   const stub = await startLlmStub();
-  const writer = new ChatCompletionsWriter({
-    baseUrl: stub.url,
-    model: 'stub-model',
-    timeoutMs: 20_000,
-    priceInputPer1kTokens: config.llm.priceInputPer1kTokens,
-    priceOutputPer1kTokens: config.llm.priceOutputPer1kTokens,
-  });
-  const { worker, connection } = await createWorker({ writer });
-  const running = worker.run();
+  const worker = testWorker({ writer: llmStubWriter(stub, 20_000) });
+  await worker.start();
   return {
     stub,
     async stop() {
-      worker.shutdown();
-      await running;
-      await connection.close();
+      await worker.stop();
       await stub.close();
     },
   };

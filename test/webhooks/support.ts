@@ -1,13 +1,12 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Worker } from '@temporalio/worker';
 import { createWebhookActivities, type WebhookOptions } from '../../activities/webhooks';
 import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
 import { emitEvent, type EventType } from '../../lib/outbox';
 import { temporalClient } from '../../lib/temporal';
 import { webhookRelayWorkflow } from '../../workflows/deliverWebhook';
-import { createWorker } from '../../workers/worker';
+import { testWorker } from '../support/worker';
 export { sleep, waitFor } from '../support/wait';
 
 // Fixtures of the webhook suites: real receivers on 127.0.0.1, an in-process worker with its
@@ -76,7 +75,6 @@ export async function receiver(behaviour: Behaviour = answer(200), host = '127.0
 }
 
 export interface WebhookWorker {
-  worker: Worker;
   taskQueue: string;
   relayId: string;
   stop(): Promise<void>;
@@ -88,23 +86,17 @@ export interface WebhookWorker {
  */
 export async function startWebhookWorker(options: Partial<WebhookOptions> = {}): Promise<WebhookWorker> {
   const taskQueue = `webhooks-${randomBase62(10)}`;
-  const { worker, connection } = await createWorker({
-    taskQueue,
-    activities: createWebhookActivities({ db: db(), temporal: temporalClient }, options),
-  });
-  const running = worker.run();
+  const worker = testWorker({ taskQueue });
+  await worker.start(createWebhookActivities({ db: db(), temporal: temporalClient }, options));
   const client = await temporalClient();
   const relayId = `webhook-outbox-relay-${taskQueue}`;
   await client.workflow.start(webhookRelayWorkflow, { taskQueue, workflowId: relayId, args: [{ runMs: 5_000 }] });
   return {
-    worker,
     taskQueue,
     relayId,
     async stop() {
       await stopRelay(relayId);
-      worker.shutdown();
-      await running;
-      await connection.close();
+      await worker.stop();
     },
   };
 }
