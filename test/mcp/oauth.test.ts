@@ -7,7 +7,8 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import { createProject } from '../../ops/provision';
 import { agentToken, consent } from '../oauth/support';
 import { member, workspaceWithKey } from '../support/factories';
-import { connect, fails, ok, rerouting, sessionIdOf, startApiProcess, startMcpStack, TRANSPORTS, type McpStack } from './support';
+import { startApiProcess } from '../support/foundation';
+import { connect, fails, ok, rerouting, sessionIdOf, startMcpStack, TRANSPORTS, type McpStack } from './support';
 
 // OAuth on the agent transport: the MCP SDK client's own auth() flow against our
 // authorization server (discovery from the 401 challenge, dynamic registration, PKCE, the
@@ -290,7 +291,7 @@ describe('MCP with OAuth', function () {
         assert.equal((await ok(client, 'get_workspace')).data.workspace.id, other.workspace.id);
         await client.close();
       } finally {
-        await second.stop();
+        await second.close();
       }
     });
   });

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -9,13 +8,13 @@ import { closeMcp, createMcpApp } from '../../api/mcp/app';
 import { config } from '../../lib/config';
 import { startLlmStub, type LlmStub } from '../../sim/llm/server';
 import { llmStubWriter, testWorker } from '../support/worker';
-import { startApiProcess as startApiProcessOnBothDoors } from '../support/foundation';
 import { serveOnEphemeralPort } from '../support/app';
 
 // The MCP suites' harness: the REST/OAuth app and the MCP app, each a real HTTP server on an
 // ephemeral port in this process (config's public URLs pointed at them, as the OAuth tests do),
-// real MCP SDK clients over both transports, and a second API *process* for the cross-process
-// cases. OAuth tokens come from the real authorization server (test/oauth/support.ts agentToken).
+// real MCP SDK clients over both transports. A second API *process* for the cross-process cases
+// is startApiProcess (test/support/foundation.ts); OAuth tokens come from the real authorization
+// server (agentToken, test/oauth/support.ts).
 
 export interface McpStack {
   apiUrl: string;
@@ -111,21 +110,6 @@ export function rest(apiUrl: string, token: string, defaults: Record<string, str
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// A second API process (api/main.ts) on its own ports, against the same Postgres and Redis.
-
-export interface ApiProcess {
-  apiUrl: string;
-  mcpUrl: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-export async function startApiProcess(env: Record<string, string> = {}): Promise<ApiProcess> {
-  const p = await startApiProcessOnBothDoors(env);
-  return { apiUrl: p.url, mcpUrl: p.mcpUrl, child: p.child, stop: p.close };
 }
 
 /** A fetch that sends requests for `from`'s origin to `to` instead (a load balancer's choice). */
