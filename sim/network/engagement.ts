@@ -1,7 +1,7 @@
 // The simulator's record of engagement after publish (docs/engagement.md): likes and comments
-// on the posts it holds, so tests can count them. Kept apart from server.ts, which only routes
-// `POST /rest/reactions` and `POST /rest/comments` here after its usual version, token and
-// permission checks.
+// on the posts it holds, so tests can count them. Kept apart from routes/engagement.ts, which
+// answers `POST /rest/reactions` and `POST /rest/comments` from here after its usual version,
+// token and permission checks.
 //
 // The network's own rules, as the client relies on them: one LIKE reaction per actor and post
 // (a second like answers 200 with the existing reaction); a comment carrying a reference that

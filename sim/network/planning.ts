@@ -1,5 +1,6 @@
 // Planning additions to the network simulator (docs/network-protocol.md "Metrics growth" and
-// "GET /rest/viralPosts"), kept apart from the protocol core in server.ts:
+// "GET /rest/viralPosts"), kept apart from the routes that use them
+// (routes/posts.ts, routes/planning.ts):
 //
 // - organic growth: when enabled, a post's metrics grow with its age as a real post's do (fast
 //   in the first day, flattening after), on top of any values set through the control API;

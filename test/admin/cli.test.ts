@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBase62 } from '../../lib/ids';
 import { client, useApi } from '../support/app';
-import { admin, fails, ok, root, run, unique } from './support';
+import { admin, fails, ok, root, run, unique } from '../support/admin';
 
 describe('operator CLI (bin/admin)', function () {
   // Each command is a fresh Node process; on a loaded machine that is seconds, not milliseconds.

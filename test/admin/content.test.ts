@@ -10,7 +10,7 @@ import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { waitFor } from '../support/wait';
 import { testWorker } from '../support/worker';
-import { fails, ok } from './support';
+import { fails, ok } from '../support/admin';
 
 describe('operator CLI: knowledge documents and idea links', function () {
   this.timeout(300_000);

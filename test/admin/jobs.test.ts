@@ -7,7 +7,7 @@ import { db } from '../../lib/db';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { generationBody, sleep, startHarness, waitForJob, type Harness } from '../generation/support';
-import { fails, ok } from './support';
+import { fails, ok } from '../support/admin';
 
 describe('operator commands for generation (bin/admin jobs, llm)', function () {
   this.timeout(300_000);

@@ -6,7 +6,7 @@ import { config } from '../../lib/config';
 import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { png } from '../media/images';
-import { fails, ok } from './support';
+import { fails, ok } from '../support/admin';
 
 describe('operator CLI: storage limits, unlimited AI limits, usage show', function () {
   this.timeout(300_000);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { client, useApi } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
 import { sleep } from '../support/wait';
-import { fails, ok } from './support';
+import { fails, ok } from '../support/admin';
 
 describe('operator CLI: short-lived OAuth tokens (bin/admin oauth token --expires-in)', function () {
   this.timeout(120_000);

@@ -12,7 +12,7 @@ import { createWorker } from '../../workers/worker';
 import { client, useApi } from '../support/app';
 import { maybeRecordHistory } from '../support/histories';
 import { connectedPersonalProject, simulator } from '../support/network';
-import { admin, fails, ok, unique } from './support';
+import { admin, fails, ok, unique } from '../support/admin';
 
 describe('operator commands (bin/admin, issue 12)', function () {
   this.timeout(300_000);

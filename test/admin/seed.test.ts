@@ -9,7 +9,7 @@ import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';
 import { waitFor } from '../support/wait';
-import { fails, ok } from './support';
+import { fails, ok } from '../support/admin';
 
 describe('demo data (bin/admin note create, post create)', function () {
   this.timeout(300_000);

@@ -8,7 +8,7 @@ import { config } from '../../lib/config';
 import { temporalClient, workflowIds } from '../../lib/temporal';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject } from '../support/network';
-import { fails, ok } from './support';
+import { fails, ok } from '../support/admin';
 
 /** The environment of a shell beside the test run's services as if npm start had run them on their ports. */
 function besideTheStack(): NodeJS.ProcessEnv {

@@ -8,7 +8,7 @@ import { finishJob, progressNow, type FinalState } from '../../lib/generation/jo
 import { insertQueuedJob } from '../../lib/generation/queue';
 import { loadAiLimits, settleJobSpend } from '../../lib/generation/spend';
 import { workspaceWithKey } from '../support/factories';
-import { fails, ok } from './support';
+import { fails, ok } from '../support/admin';
 
 /** A generation accepted (spend reserved), then moved to its final state by a process that died before settling. */
 async function unsettledJob(

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
-import { fails, ok } from './support';
+import { fails, ok } from '../support/admin';
 
 describe('operator CLI: post statuses (bin/admin post-status ...)', function () {
   this.timeout(300_000);

@@ -15,7 +15,7 @@ import { client, useApi } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
 import { waitFor } from '../support/wait';
 import { answer, emit, receiver, stopRelay, type Receiver } from '../webhooks/support';
-import { fails, ok } from './support';
+import { fails, ok } from '../support/admin';
 
 describe('operator CLI: webhook endpoints (bin/admin webhook ...)', function () {
   this.timeout(300_000);

@@ -9,7 +9,6 @@ import { workspaceWithKey } from '../support/factories';
 import { startApiProcess, type ApiProcess } from '../support/foundation';
 import { waitFor } from '../support/wait';
 import { freePort, portAcceptsConnections } from '../../tooling/ports';
-import { startApiProcess as startApiAndMcpProcess, type ApiProcess as ApiAndMcpProcess } from '../mcp/support';
 
 // docs/reliability.md "Redis down": the rate limiter's store is Redis, which holds only what may
 // be lost (ARCHITECTURE.md). When it is unreachable the limiter admits requests uncounted (fail
@@ -84,7 +83,7 @@ describe('MCP sessions with Redis down (503, then recovery)', function () {
     params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'redis-down', version: '1' } },
   };
   let redisProcess: ChildProcess;
-  let api: ApiAndMcpProcess;
+  let api: ApiProcess;
   let port: number;
   let dir: string;
 
@@ -93,10 +92,10 @@ describe('MCP sessions with Redis down (503, then recovery)', function () {
     dir = await mkdtemp(path.join(tmpdir(), 'redis-down-'));
     redisProcess = startRedis(port, dir);
     await waitFor(() => portAcceptsConnections(port), 10_000, 'the test Redis', 100);
-    api = await startApiAndMcpProcess({ REDIS_URL: `redis://127.0.0.1:${port}` });
+    api = await startApiProcess({ REDIS_URL: `redis://127.0.0.1:${port}` });
   });
   after(async () => {
-    await api?.stop();
+    await api?.close();
     redisProcess?.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
   });

@@ -8,9 +8,9 @@ import { db } from '../../lib/db';
 import { addMember } from '../../ops/provision';
 import { connect, startMcpStack, type McpStack } from '../mcp/support';
 import { startOAuthApi } from '../oauth/support';
-import { oauthToken } from '../webhooks/support';
+import { oauthToken } from '../oauth/support';
 import type { TestServer } from '../support/app';
-import { member, workspaceWithKey } from '../support/factories';
+import { member, neverExisted, workspaceWithKey } from '../support/factories';
 import { png } from '../media/images';
 import { newId } from '../../lib/ids';
 import { storeDocument } from '../../lib/knowledge/ingest';
@@ -123,12 +123,6 @@ function withAt(input: Record<string, unknown>, path: string[], value: string): 
   for (const k of path.slice(0, -1)) o = o[k] as Record<string, unknown>;
   o[path.at(-1)!] = value;
   return copy;
-}
-
-/** An id of the same form that never existed: the prefix kept, the random part replaced. */
-function neverExisted(id: string): string {
-  const cut = id.indexOf('_') + 1;
-  return id.slice(0, cut) + 'Zz9'.repeat(40).slice(0, id.length - cut);
 }
 
 describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)', function () {

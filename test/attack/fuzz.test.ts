@@ -5,9 +5,10 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { config } from '../../lib/config';
 import { connect, startMcpStack, type McpStack } from '../mcp/support';
 import { startOAuthApi } from '../oauth/support';
-import { oauthToken } from '../webhooks/support';
+import { oauthToken } from '../oauth/support';
 import type { TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
+import { assertErrorEnvelope } from '../support/foundation';
 import { CLIENT_ERROR_CODES, inputJsonSchema, mcpTools, restRoutes, type RestRoute } from './catalogue';
 import {
   FUZZ_RUNS,
@@ -55,15 +56,8 @@ function assertEnvelope(a: Answer, what: string): void {
   } catch {
     assert.fail(`${what}: a ${a.status} without a JSON body: ${a.text.slice(0, 200)}`);
   }
-  assert.ok(
-    body && typeof body === 'object' && body.error && typeof body.error === 'object',
-    `${what}: no error envelope: ${a.text.slice(0, 200)}`,
-  );
-  const e = body.error;
+  const e = assertErrorEnvelope(body, what);
   assert.ok(CLIENT_ERROR_CODES.has(e.code), `${what}: code ${e.code} is not a 7.2 client error`);
-  assert.equal(typeof e.message, 'string', what);
-  assert.match(e.request_id, /^req_/, what);
-  assert.equal(typeof e.docs_url, 'string', what);
   assert.equal(a.headers.get('content-type')?.split(';')[0], 'application/json', what);
 }
 

@@ -3,7 +3,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
-import { connect, startApiProcess as startMcpApiProcess, startMcpStack, type McpStack } from '../mcp/support';
+import { connect, startMcpStack, type McpStack } from '../mcp/support';
 import { client, startApi, type CallResult, type TestServer } from '../support/app';
 import { uniqueKey, workspaceWithKey } from '../support/factories';
 import { assertError, startApiProcess, type ApiProcess } from '../support/foundation';
@@ -92,7 +92,7 @@ describe('Idempotency-Key under contention (spec 8)', function () {
       stack = await startMcpStack();
       const { key, project } = await workspaceWithKey();
       // A second API process with its own MCP door (the MCP harness's process knows its MCP URL).
-      const second = await startMcpApiProcess({ RATE_LIMIT_READ: '1000000', RATE_LIMIT_WRITE: '1000000' });
+      const second = await startApiProcess({ RATE_LIMIT_READ: '1000000', RATE_LIMIT_WRITE: '1000000' });
       agents = [await connect('streamable', stack.mcpUrl, key), await connect('streamable', second.mcpUrl, key)];
       try {
         const k = uniqueKey();
@@ -146,7 +146,7 @@ describe('Idempotency-Key under contention (spec 8)', function () {
         assert.equal(mixed.filter((m) => m.ok).length, 10, 'every call of the winning door got the answer');
         assert.deepEqual(await rows(project.id), { posts: 2, events: 2 });
       } finally {
-        await second.stop();
+        await second.close();
       }
     });
   });

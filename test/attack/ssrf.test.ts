@@ -3,7 +3,8 @@ import { config } from '../../lib/config';
 import { sendWebhook, type ResolvedAddress, type Resolver } from '../../lib/webhooks/send';
 import { startOAuthApi } from '../oauth/support';
 import { workspaceWithKey } from '../support/factories';
-import { answer, oauthToken, receiver, type Receiver } from '../webhooks/support';
+import { oauthToken } from '../oauth/support';
+import { answer, receiver, type Receiver } from '../webhooks/support';
 import { workspaceRows } from './fuzzing';
 
 // SSRF (ARCHITECTURE.md "The outside world"; spec 6): every user-given URL (webhook receivers

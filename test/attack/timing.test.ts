@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { config } from '../../lib/config';
 import { client, useApi } from '../support/app';
-import { workspaceWithKey } from '../support/factories';
+import { neverExisted, workspaceWithKey } from '../support/factories';
 
 // spec 1 rule 1, "same timing class": an id of another workspace must not answer measurably
 // slower or faster than an id that never existed, or response times would tell a caller which
@@ -29,12 +29,6 @@ function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length >> 1;
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}
-
-/** An id of the same form that never existed: the prefix kept, the random part replaced. */
-function neverExisted(id: string): string {
-  const cut = id.indexOf('_') + 1;
-  return id.slice(0, cut) + 'Zz9'.repeat(40).slice(0, id.length - cut);
 }
 
 describe('cross-workspace ids answer in the same timing class as ids that never existed (spec 1 rule 1)', function () {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { connect as tcpConnect } from 'node:net';
 import { MCP_CORS_HEADERS } from '../../api/mcp/cors';
 import { workspaceWithKey } from '../support/factories';
-import { startApiProcess, type ApiProcess } from '../support/foundation';
+import { assertErrorEnvelope, startApiProcess, type ApiProcess } from '../support/foundation';
 
 // spec 7.1 for requests Node's HTTP parser refuses before the application runs: the API process
 // (api/main.ts, listeners of api/listen.ts) answers them with 400 invalid_request, not a bare
@@ -29,10 +29,7 @@ function assertEnvelope(response: string, what: string) {
   const [head, body] = [response.slice(0, response.indexOf('\r\n\r\n')), response.slice(response.indexOf('\r\n\r\n') + 4)];
   assert.match(head, /^HTTP\/1\.1 400 /, `${what}: ${head}`);
   assert.match(head, /content-type: application\/json/i, what);
-  const parsed = JSON.parse(body);
-  assert.equal(parsed.error.code, 'invalid_request', what);
-  assert.match(parsed.error.request_id, /^req_/, what);
-  assert.equal(typeof parsed.error.docs_url, 'string', what);
+  assert.equal(assertErrorEnvelope(JSON.parse(body), what).code, 'invalid_request', what);
 }
 
 /** The head's header lines by lower-case name. */

@@ -14,11 +14,10 @@ import { workspaceWithKey } from '../support/factories';
 import { maybeRecordHistory } from '../support/histories';
 import { connectedPersonalProject, simulator } from '../support/network';
 import { waitFor } from '../support/wait';
+import { inSeconds } from '../support/time';
 
 // Engagement after publish (docs/engagement.md; spec 2.5 AMPLIFIER, 4.4 autoLike / autoComment)
 // over real HTTP, Postgres, Temporal and the network simulator, which records every like and comment.
-
-const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 
 describe('engagement after publish (real HTTP, Temporal, simulator)', function () {
   this.timeout(120_000);

@@ -1,11 +1,9 @@
-import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { TERMINAL_STATUSES, type JobStatus } from '../../lib/generation/jobs';
-import { ChatCompletionsWriter } from '../../lib/llm/client';
 import { temporalClient } from '../../lib/temporal';
 import { recordHistory } from '../../scripts/record-history';
 import { startLlmStub, type LlmStub } from '../../sim/llm/server';
-import { testWorker } from '../support/worker';
+import { llmStubWriter, testWorker } from '../support/worker';
 import { startApi, type TestServer } from '../support/app';
 
 // The generation suites' harness: the real API over HTTP, the LLM stub as a real HTTP server,
@@ -26,14 +24,7 @@ export interface Harness {
 export async function startHarness(opts: { worker?: boolean } = {}): Promise<Harness> {
   const api = await startApi();
   const stub = await startLlmStub();
-  const writer = new ChatCompletionsWriter({
-    baseUrl: stub.url,
-    model: 'stub-model',
-    timeoutMs: 10_000,
-    priceInputPer1kTokens: config.llm.priceInputPer1kTokens,
-    priceOutputPer1kTokens: config.llm.priceOutputPer1kTokens,
-  });
-  const worker = testWorker({ writer });
+  const worker = testWorker({ writer: llmStubWriter(stub, 10_000) });
   const harness: Harness = {
     api,
     stub,

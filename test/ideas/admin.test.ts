@@ -1,29 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
+import { admin } from '../support/admin';
 import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 
 // bin/admin `idea create` and `seed ideas` as an operator runs them (a separate process on the
 // test database); what they write is then read back through the API.
-
-const root = path.resolve(import.meta.dirname, '..', '..');
-
-function admin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args], {
-      cwd: root,
-      env: process.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
-  });
-}
 
 describe('operator CLI: ideas', function () {
   this.timeout(60_000);

@@ -3,7 +3,7 @@ import { db } from '../../lib/db';
 import { storeDocument } from '../../lib/knowledge/ingest';
 import { newId } from '../../lib/ids';
 import { workspaceWithKey } from '../support/factories';
-import { fails, ok } from '../admin/support';
+import { fails, ok } from '../support/admin';
 
 // bin/admin knowledge (docs/knowledge.md "Operating"), each command in its own process.
 

@@ -10,8 +10,7 @@ import { member, uniqueKey, workspaceWithKey } from '../support/factories';
 import { testWorker } from '../support/worker';
 import { assertError } from '../support/foundation';
 import { maybeRecordHistory } from '../support/histories';
-import { oauthToken as consentToken } from '../mcp/support';
-import { oauthToken } from '../webhooks/support';
+import { agentToken, oauthToken } from '../oauth/support';
 import { waitFor } from '../support/wait';
 import { startPageServer, type PageServer } from './support';
 import { pdfFixture, wavWithTranscript } from '../sources/files';
@@ -472,7 +471,7 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
     assert.equal(shown.projectId, null);
 
     const user = await member(fresh.workspace.id, 'Member', [fresh.projects[0]!.id]);
-    const token = (await consentToken(api.url, { email: user.email, scope: 'read write', access: 'full', workspace: fresh.workspace.id }))
+    const token = (await agentToken(api.url, { email: user.email, scope: 'read write', access: 'full', workspace: fresh.workspace.id }))
       .access_token;
     const m = client(api.url, token);
     assert.equal((await m('GET', `/v1/knowledge/${mine}`)).status, 200);

@@ -5,20 +5,10 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { createProject } from '../../ops/provision';
+import { agentToken, consent } from '../oauth/support';
 import { member, workspaceWithKey } from '../support/factories';
-import {
-  connect,
-  consent,
-  fails,
-  oauthToken,
-  ok,
-  rerouting,
-  sessionIdOf,
-  startApiProcess,
-  startMcpStack,
-  TRANSPORTS,
-  type McpStack,
-} from './support';
+import { startApiProcess } from '../support/foundation';
+import { connect, fails, ok, rerouting, sessionIdOf, startMcpStack, TRANSPORTS, type McpStack } from './support';
 
 // OAuth on the agent transport: the MCP SDK client's own auth() flow against our
 // authorization server (discovery from the 401 challenge, dynamic registration, PKCE, the
@@ -132,7 +122,7 @@ describe('MCP with OAuth', function () {
   it('a tools/call the token is not scoped for answers the tool call with isError scope_missing (spec 4.9), not a 403 for the request', async () => {
     const ws = await workspaceWithKey();
     const user = await member(ws.workspace.id, 'Admin');
-    const token = await oauthToken(stack.apiUrl, { email: user.email, scope: 'read write' });
+    const token = await agentToken(stack.apiUrl, { email: user.email, scope: 'read write' });
     assert.ok(!token.scope.split(' ').includes('posts:destroy'));
     for (const kind of TRANSPORTS) {
       const client = await connect(kind, stack.mcpUrl, token.access_token);
@@ -194,7 +184,7 @@ describe('MCP with OAuth', function () {
     await client.close();
 
     // The user grants write access in a new authorization; the same call then succeeds.
-    const wider = await oauthToken(stack.apiUrl, { email: user.email, scope: 'read write' });
+    const wider = await agentToken(stack.apiUrl, { email: user.email, scope: 'read write' });
     const again = await connect('streamable', stack.mcpUrl, wider.access_token);
     const created = await ok(again, 'create_post_draft', { projectId: ws.project.id, content: 'After a wider grant' });
     assert.equal(created.data.content, 'After a wider grant');
@@ -214,7 +204,7 @@ describe('MCP with OAuth', function () {
       const { addMember } = await import('../../ops/provision');
       await addMember({ workspaceId: other.workspace.id, user: user.id, role: 'admin' });
       token = (
-        await oauthToken(stack.apiUrl, {
+        await agentToken(stack.apiUrl, {
           email: user.email,
           scope: 'read write posts:destroy',
           workspace: ws.workspace.id,
@@ -301,7 +291,7 @@ describe('MCP with OAuth', function () {
         assert.equal((await ok(client, 'get_workspace')).data.workspace.id, other.workspace.id);
         await client.close();
       } finally {
-        await second.stop();
+        await second.close();
       }
     });
   });
@@ -315,7 +305,7 @@ describe('MCP with OAuth', function () {
       connection: 'connected',
     });
     const user = await member(ws.workspace.id, 'Client', [extra.id]);
-    const token = await oauthToken(stack.apiUrl, { email: user.email, scope: 'read write posts:destroy' });
+    const token = await agentToken(stack.apiUrl, { email: user.email, scope: 'read write posts:destroy' });
     const client = await connect('streamable', stack.mcpUrl, token.access_token);
     assert.equal((await ok(client, 'list_projects')).data.length, 1, 'projects read normally, narrowed to the assignment');
     assert.deepEqual((await ok(client, 'list_posts', { projectId: extra.id })).data, []);

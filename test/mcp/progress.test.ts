@@ -4,13 +4,13 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { db } from '../../lib/db';
 import { workspaceWithKey } from '../support/factories';
+import { startApiProcess } from '../support/foundation';
 import {
   connect,
   GENERATION_SOURCE,
   ok,
   rerouting,
   sessionIdOf,
-  startApiProcess,
   startGenerationWorker,
   startMcpStack,
   TRANSPORTS,
@@ -179,7 +179,7 @@ describe('MCP progress and resumable streams', function () {
       assert.equal(job.result.postId, jobRow.result.postId);
       await resumed.close();
     } finally {
-      await second.stop();
+      await second.close();
     }
   });
 });

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -8,18 +6,15 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createApp } from '../../api/app';
 import { closeMcp, createMcpApp } from '../../api/mcp/app';
 import { config } from '../../lib/config';
-import { ChatCompletionsWriter } from '../../lib/llm/client';
 import { startLlmStub, type LlmStub } from '../../sim/llm/server';
-import { createWorker } from '../../workers/worker';
-import { startApiProcess as startApiProcessOnBothDoors } from '../support/foundation';
+import { llmStubWriter, testWorker } from '../support/worker';
 import { serveOnEphemeralPort } from '../support/app';
 
 // The MCP suites' harness: the REST/OAuth app and the MCP app, each a real HTTP server on an
 // ephemeral port in this process (config's public URLs pointed at them, as the OAuth tests do),
-// real MCP SDK clients over both transports, and a second API *process* for the cross-process
-// cases. OAuth tokens come from the real authorization server through its HTML forms.
-
-export const PASSWORD = 'correct horse battery staple';
+// real MCP SDK clients over both transports. A second API *process* for the cross-process cases
+// is startApiProcess (test/support/foundation.ts); OAuth tokens come from the real authorization
+// server (agentToken, test/oauth/support.ts).
 
 export interface McpStack {
   apiUrl: string;
@@ -120,145 +115,6 @@ export function rest(apiUrl: string, token: string, defaults: Record<string, str
   };
 }
 
-// ---------------------------------------------------------------------------------------------
-// OAuth through the real authorization server: registration, then the sign-in and consent
-// pages driven as HTML forms with a cookie jar (the browser-driven test is the OAuth suite's).
-
-export class CookieBrowser {
-  private cookies = new Map<string, string>();
-
-  async request(method: 'GET' | 'POST', url: string, form?: Record<string, string>) {
-    const headers: Record<string, string> = {};
-    if (this.cookies.size) headers.Cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    if (form) headers['Content-Type'] = 'application/x-www-form-urlencoded';
-    const res = await fetch(url, { method, headers, body: form ? new URLSearchParams(form).toString() : undefined, redirect: 'manual' });
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const eq = pair!.indexOf('=');
-      this.cookies.set(pair!.slice(0, eq).trim(), pair!.slice(eq + 1).trim());
-    }
-    return { status: res.status, location: res.headers.get('location'), html: await res.text() };
-  }
-
-  /** Follows redirects within `origin`; stops at one leaving it (the client's redirect URI). */
-  async follow(method: 'GET' | 'POST', url: string, origin: string, form?: Record<string, string>) {
-    let res = await this.request(method, url, form);
-    while (res.status >= 300 && res.status < 400 && res.location) {
-      const next = new URL(res.location, origin);
-      if (next.origin !== origin) break;
-      res = await this.request('GET', next.href);
-    }
-    return res;
-  }
-}
-
-function field(html: string, re: RegExp, what: string): string {
-  const m = re.exec(html);
-  if (!m) throw new Error(`no ${what} in page: ${html.slice(0, 400)}`);
-  return m[1]!;
-}
-
-/**
- * Completes an authorization request like a user would: sign in if asked, then approve on
- * the consent (or welcome-back) page. Answers the URL the server redirected back to.
- */
-export async function consent(
-  authorizationUrl: URL,
-  o: { email: string; access?: 'read' | 'full'; project?: string; workspace?: string; browser?: CookieBrowser },
-): Promise<URL> {
-  const browser = o.browser ?? new CookieBrowser();
-  const origin = authorizationUrl.origin;
-  let page = await browser.follow('GET', authorizationUrl.href, origin);
-  if (page.html.includes('name="password"')) {
-    const action = field(page.html, /action="(\/oauth\/interaction\/[^"]+\/login)"/, 'login form');
-    page = await browser.follow('POST', origin + action, origin, {
-      csrf: field(page.html, /name="csrf" value="([^"]+)"/, 'csrf'),
-      email: o.email,
-      password: PASSWORD,
-    });
-  }
-  assert.equal(page.status, 200, page.html.slice(0, 400));
-  const form: Record<string, string> = {
-    csrf: field(page.html, /name="csrf" value="([^"]+)"/, 'csrf'),
-    decision: 'approve',
-    access: o.access ?? 'full',
-  };
-  if (page.html.includes('name="mode" value="welcome_back"')) form.mode = 'welcome_back';
-  else {
-    form.workspace = o.workspace ?? field(page.html, /name="workspace" value="([^"]*)"/, 'workspace');
-    if (o.project !== undefined) form.project = o.project;
-  }
-  const action = field(page.html, /action="(\/oauth\/interaction\/[^"]+\/confirm)"/, 'confirm form');
-  const done = await browser.request('POST', origin + action, form);
-  assert.equal(done.status, 303, done.html.slice(0, 400));
-  return new URL(done.location!);
-}
-
-/** A token through registration, authorize, consent and code exchange. */
-export async function oauthToken(
-  apiUrl: string,
-  o: { email: string; scope: string; access?: 'read' | 'full'; project?: string; workspace?: string },
-) {
-  const redirectUri = 'http://127.0.0.1:9/callback';
-  const reg = await fetch(`${apiUrl}/oauth/register`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({
-      client_name: 'MCP test agent',
-      redirect_uris: [redirectUri],
-      token_endpoint_auth_method: 'none',
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      scope: o.scope,
-    }),
-  });
-  assert.equal(reg.status, 201, await reg.clone().text());
-  const clientId = ((await reg.json()) as { client_id: string }).client_id;
-  const verifier = randomBytes(32).toString('base64url');
-  const url = new URL(`${apiUrl}/oauth/authorize`);
-  url.search = new URLSearchParams({
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: redirectUri,
-    scope: o.scope,
-    state: 's1',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-  }).toString();
-  const back = await consent(url, o);
-  const code = back.searchParams.get('code');
-  assert.ok(code, `no code in ${back}`);
-  const res = await fetch(`${apiUrl}/oauth/token`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: redirectUri,
-      client_id: clientId,
-      code_verifier: verifier,
-    }),
-  });
-  const body = (await res.json()) as { access_token: string; scope: string; refresh_token?: string };
-  assert.equal(res.status, 200, JSON.stringify(body));
-  return { ...body, clientId };
-}
-
-// ---------------------------------------------------------------------------------------------
-// A second API process (api/main.ts) on its own ports, against the same Postgres and Redis.
-
-export interface ApiProcess {
-  apiUrl: string;
-  mcpUrl: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-export async function startApiProcess(env: Record<string, string> = {}): Promise<ApiProcess> {
-  const p = await startApiProcessOnBothDoors(env);
-  return { apiUrl: p.url, mcpUrl: p.mcpUrl, child: p.child, stop: p.close };
-}
-
 /** A fetch that sends requests for `from`'s origin to `to` instead (a load balancer's choice). */
 export function rerouting(from: string, to: string, when: (url: URL, init?: RequestInit) => boolean): typeof fetch {
   return (async (input: string | URL | Request, init?: RequestInit) => {
@@ -281,21 +137,12 @@ export interface GenerationWorker {
 
 export async function startGenerationWorker(): Promise<GenerationWorker> {
   const stub = await startLlmStub();
-  const writer = new ChatCompletionsWriter({
-    baseUrl: stub.url,
-    model: 'stub-model',
-    timeoutMs: 20_000,
-    priceInputPer1kTokens: config.llm.priceInputPer1kTokens,
-    priceOutputPer1kTokens: config.llm.priceOutputPer1kTokens,
-  });
-  const { worker, connection } = await createWorker({ writer });
-  const running = worker.run();
+  const worker = testWorker({ writer: llmStubWriter(stub, 20_000) });
+  await worker.start();
   return {
     stub,
     async stop() {
-      worker.shutdown();
-      await running;
-      await connection.close();
+      await worker.stop();
       await stub.close();
     },
   };

@@ -4,19 +4,10 @@ import { issueApiKey, revokeApiKey } from '../../ops/provision';
 import { toolScopeRules } from '../../api/mcp/tool';
 import { TOOLS } from '../../api/mcp/tools/index';
 import { redis } from '../../lib/redis';
+import { challengeParams } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
-import {
-  callTool,
-  connect,
-  ok,
-  rerouting,
-  sessionIdOf,
-  startApiProcess,
-  startMcpStack,
-  TRANSPORTS,
-  type ApiProcess,
-  type McpStack,
-} from './support';
+import { startApiProcess, type ApiProcess } from '../support/foundation';
+import { callTool, connect, ok, rerouting, sessionIdOf, startMcpStack, TRANSPORTS, type McpStack } from './support';
 
 // spec 4.9 transport: both endpoints, the bearer challenge, discovery, sessions bound to their
 // credential, and sessions that work across API processes (Redis).
@@ -39,12 +30,6 @@ async function rawMcp(mcpUrl: string, body: unknown, headers: Record<string, str
     /* an SSE body */
   }
   return { status: res.status, headers: res.headers, text, json };
-}
-
-function challengeParams(header: string | null): Record<string, string> {
-  assert.ok(header, 'no WWW-Authenticate header');
-  assert.match(header, /^Bearer /);
-  return Object.fromEntries([...header.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
 }
 
 describe('MCP transport', function () {
@@ -308,7 +293,7 @@ describe('MCP transport', function () {
       second = await startApiProcess();
     });
     after(async () => {
-      await second?.stop();
+      await second?.close();
     });
 
     it('SSE: a /message POST reaching the process that does not hold the stream gets through (Redis)', async () => {

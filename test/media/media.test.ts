@@ -5,7 +5,7 @@ import { client } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
 import { register, tokenFor, useOAuthApi } from '../oauth/support';
-import { oauthToken } from '../webhooks/support';
+import { oauthToken } from '../oauth/support';
 import { png, sha256 } from './images';
 
 // spec 4.5 uploads, 4.7 the own-image import and the library, 4.4 PATCH /v1/posts/{id}/media,

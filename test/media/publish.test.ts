@@ -3,13 +3,12 @@ import { db } from '../../lib/db';
 import { apiAndWorker } from '../support/stack';
 import { connectedCompanyPage, connectedPersonalProject, simulator } from '../support/network';
 import { waitFor } from '../support/wait';
+import { inSeconds } from '../support/time';
 import { png, sha256 } from './images';
 
 // Publishing carries the images (docs/media.md "Publishing"): mint → PUT → import → attach →
 // schedule, and the simulated network receives the post with its images, once, through its
 // images API (initialize upload, PUT bytes, reference in the post).
-
-const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 
 describe('publishing posts with images (worker in-process, real Temporal, simulator, embedded store)', function () {
   this.timeout(90_000);

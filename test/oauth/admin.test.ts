@@ -1,25 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { createWorkspace } from '../../ops/provision';
+import { admin } from '../support/admin';
 import { member, workspaceWithKey } from '../support/factories';
 import { apiGet, register, useOAuthApi, tokenFor } from './support';
 
 // The operator commands of the OAuth module, run as an operator would: bin/admin in a child process.
-
-const run = promisify(execFile);
-const ADMIN = path.resolve(import.meta.dirname, '../../bin/admin');
-
-async function admin(...args: string[]) {
-  try {
-    const { stdout } = await run(ADMIN, args, { env: process.env });
-    return { code: 0, json: JSON.parse(stdout), stderr: '' };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, json: null, stderr: e.stderr };
-  }
-}
 
 describe('bin/admin: agency owners and OAuth grants', function () {
   this.timeout(60_000);
@@ -30,7 +15,7 @@ describe('bin/admin: agency owners and OAuth grants', function () {
     const clientWs = await createWorkspace({ name: 'CLI Client', plan: 'FREE' });
     const user = await member(agency.id, 'Admin');
 
-    const owner = await admin('agency', 'add-owner', '--user', user.email, '--workspace', clientWs.id, '--agency', agency.id);
+    const owner = await admin(['agency', 'add-owner', '--user', user.email, '--workspace', clientWs.id, '--agency', agency.id]);
     assert.equal(owner.code, 0, owner.stderr);
     assert.deepEqual(
       owner.json.clientWorkspaces.map((w: { id: string }) => w.id),
@@ -49,13 +34,13 @@ describe('bin/admin: agency owners and OAuth grants', function () {
     });
     assert.equal((await apiGet(api.url, '/v1/workspaces/me', tokens.access_token)).body.data.workspace.id, clientWs.id);
 
-    const listed = await admin('grant', 'list', '--user', user.email);
+    const listed = await admin(['grant', 'list', '--user', user.email]);
     assert.equal(listed.code, 0, listed.stderr);
     assert.equal(listed.json.grants.length, 1);
     assert.equal(listed.json.grants[0].workspaceId, clientWs.id);
     assert.equal(listed.json.grants[0].clientName, 'CLI Client App');
 
-    const revoked = await admin('grant', 'revoke', '--user', user.email, '--all');
+    const revoked = await admin(['grant', 'revoke', '--user', user.email, '--all']);
     assert.equal(revoked.code, 0, revoked.stderr);
     assert.deepEqual(revoked.json.revoked, [listed.json.grants[0].id]);
     // Another process revoked it: this one learns through the Redis channel (or the short cache lifetime).
@@ -70,14 +55,14 @@ describe('bin/admin: agency owners and OAuth grants', function () {
   it('refuses bad command lines and impossible grants', async () => {
     const ws = await workspaceWithKey();
     const user = await member(ws.workspace.id, 'Member');
-    const noFlag = await admin('grant', 'revoke', '--user', user.email);
+    const noFlag = await admin(['grant', 'revoke', '--user', user.email]);
     assert.equal(noFlag.code, 2);
-    const notBilled = await admin('agency', 'add-owner', '--user', user.email, '--workspace', ws.workspace.id);
+    const notBilled = await admin(['agency', 'add-owner', '--user', user.email, '--workspace', ws.workspace.id]);
     assert.equal(notBilled.code, 1);
     assert.match(notBilled.stderr, /not billed to an agency/);
     const agency = await createWorkspace({ name: 'Other Agency', plan: 'BUSINESS' });
     const member2 = await member(agency.id, 'Member');
-    const notAdmin = await admin('agency', 'add-owner', '--user', member2.email, '--workspace', ws.workspace.id, '--agency', agency.id);
+    const notAdmin = await admin(['agency', 'add-owner', '--user', member2.email, '--workspace', ws.workspace.id, '--agency', agency.id]);
     assert.equal(notAdmin.code, 1);
     assert.match(notAdmin.stderr, /agency owners are Admins/);
   });

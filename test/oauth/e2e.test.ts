@@ -7,7 +7,8 @@ import { sha256Hex } from '../../lib/crypto';
 import { db } from '../../lib/db';
 import { launchBrowser, type TestBrowser } from '../support/browser';
 import { member, workspaceWithKey } from '../support/factories';
-import { PASSWORD, startOAuthApi } from './support';
+import { PASSWORD } from '../support/factories';
+import { startOAuthApi } from './support';
 
 // The whole flow as a third-party native app runs it: a standards-following OAuth client
 // (oauth4webapi) for discovery, registration, code exchange, refresh, introspection and

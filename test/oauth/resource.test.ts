@@ -5,7 +5,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { db } from '../../lib/db';
 import { sha256Hex } from '../../lib/crypto';
-import { consent, ok, startMcpStack, type McpStack } from '../mcp/support';
+import { ok, startMcpStack, type McpStack } from '../mcp/support';
+import { consent } from './support';
+import { challengeParams } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
 import { authorizeCode, authorizePath, Browser, pkce, register, resetOAuthRateLimits } from './support';
 
@@ -20,12 +22,6 @@ const INIT = {
   method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 };
-
-function challengeParams(header: string | null): Record<string, string> {
-  assert.ok(header, 'no WWW-Authenticate header');
-  assert.match(header, /^Bearer /);
-  return Object.fromEntries([...header.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
-}
 
 describe('OAuth resource indicators (RFC 8707)', function () {
   this.timeout(90_000);

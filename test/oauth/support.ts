@@ -1,13 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { config } from '../../lib/config';
+import { randomBase62 } from '../../lib/ids';
 import { redis } from '../../lib/redis';
 import { startApi, type TestServer } from '../support/app';
 import { enforceContract } from '../support/contract';
+import { member, PASSWORD } from '../support/factories';
 
 // Helpers for the OAuth tests: the real app over HTTP, with the issuer set to the address the
 // test server listens on (config is read once at import, so the test points it at itself).
-
-export const PASSWORD = 'correct horse battery staple';
 
 /**
  * Registration and sign-in are rate limited per client address (120 a minute), and every test
@@ -197,7 +197,27 @@ export async function authorizeCode(
   o: AuthorizeOptions & { email: string; access?: 'read' | 'full'; workspace?: string; project?: string; browser?: Browser },
 ) {
   const browser = o.browser ?? new Browser(baseUrl);
-  let page = await browser.follow('GET', authorizePath({ method: 'S256', ...o }));
+  return { ...(await approve(browser, authorizePath({ method: 'S256', ...o }), o)), browser };
+}
+
+/**
+ * Completes an authorization request a client built itself (the MCP SDK's, say) like a user
+ * would; answers the URL the server redirected back to.
+ */
+export async function consent(
+  authorizationUrl: URL,
+  o: { email: string; access?: 'read' | 'full'; workspace?: string; project?: string },
+): Promise<URL> {
+  return (await approve(new Browser(authorizationUrl.origin), authorizationUrl.href, o)).redirect;
+}
+
+/** From an authorize request (path or URL) to the redirect back: sign in if asked, then approve on the consent or welcome-back page. */
+async function approve(
+  browser: Browser,
+  authorizeRequest: string,
+  o: { email: string; access?: 'read' | 'full'; workspace?: string; project?: string },
+) {
+  let page = await browser.follow('GET', authorizeRequest);
   if (page.html.includes('name="password"')) page = await signIn(browser, page, o.email);
   if (page.status !== 200) throw new Error(`unexpected page ${page.status}: ${page.html.slice(0, 300)}`);
   const fields: Record<string, string> = { csrf: csrfOf(page.html), decision: 'approve', access: o.access ?? 'full' };
@@ -208,7 +228,7 @@ export async function authorizeCode(
   }
   const done = await browser.request('POST', formAction(page.html, 'confirm'), fields);
   if (done.status !== 303 || !done.location) throw new Error(`consent did not redirect: ${done.status} ${done.html.slice(0, 500)}`);
-  return { redirect: new URL(done.location), browser, consentPage: page };
+  return { redirect: new URL(done.location), consentPage: page };
 }
 
 export async function exchangeCode(baseUrl: string, p: { clientId: string; code: string; redirectUri: string; verifier: string }) {
@@ -256,4 +276,39 @@ export async function tokenFor(
   const res = await exchangeCode(baseUrl, { clientId: o.clientId, code, redirectUri: o.redirectUri, verifier });
   if (res.status !== 200) throw new Error(`token exchange failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as { access_token: string; refresh_token?: string; scope: string; expires_in: number; token_type: string };
+}
+
+/**
+ * A token of `email` for a newly registered public client (an agent), through registration,
+ * authorize, sign-in, consent and code exchange; with the client's id.
+ */
+export async function agentToken(
+  apiUrl: string,
+  o: { email: string; scope: string; access?: 'read' | 'full'; project?: string; workspace?: string },
+) {
+  const redirectUri = 'http://127.0.0.1:9/callback';
+  const reg = await register(apiUrl, {
+    client_name: `Test agent ${randomBase62(4)}`,
+    redirect_uris: [redirectUri],
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    scope: o.scope,
+  });
+  if (reg.status !== 201) throw new Error(`client registration failed: ${reg.status} ${JSON.stringify(reg.body)}`);
+  const clientId = reg.body.client_id as string;
+  const token = await tokenFor(apiUrl, { ...o, clientId, redirectUri });
+  return { ...token, clientId };
+}
+
+/** An OAuth access token of a new `role` member of the workspace (default Admin, scope `read write webhooks:manage`). */
+export async function oauthToken(apiUrl: string, workspaceId: string, opts: { role?: string; scope?: string } = {}): Promise<string> {
+  const user = await member(workspaceId, opts.role ?? 'Admin');
+  const token = await agentToken(apiUrl, {
+    email: user.email,
+    scope: opts.scope ?? 'read write webhooks:manage',
+    access: 'full',
+    workspace: workspaceId,
+  });
+  return token.access_token;
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { freePort, portAcceptsConnections } from '../../tooling/ports';
 import { spawnCommand, spawnService } from '../support/processes';
 import { sleep, waitFor } from '../support/wait';
-import { ok as adminOk } from '../admin/support';
+import { ok as adminOk } from '../support/admin';
 
 // issue 17: `npm start` (bin/start.ts) stops cleanly. After SIGINT the API, the MCP transport,
 // the metrics listeners (API, worker, Temporal SDK), the worker, the network simulator and the embedded Temporal dev

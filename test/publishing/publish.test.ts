@@ -6,8 +6,7 @@ import { maybeRecordHistory } from '../support/histories';
 import { apiAndWorker } from '../support/stack';
 import { connectedCompanyPage, connectedPersonalProject, simulator } from '../support/network';
 import { waitFor } from '../support/wait';
-
-const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+import { inSeconds } from '../support/time';
 
 describe('scheduled publishing (worker in-process, real Temporal and simulator)', function () {
   this.timeout(90_000);

@@ -6,7 +6,7 @@ import { connectedPersonalProject, simulator } from '../support/network';
 import { IsolatedStack } from '../support/processes';
 
 import { sleep } from '../support/wait';
-const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+import { inSeconds } from '../support/time';
 
 // Driven through the typed client generated from the OpenAPI document (client/), as a caller would.
 // spec 3.1 + the exactly-once promise: with timers pending, every process (API, worker and the

@@ -3,7 +3,7 @@ import { db } from '../../lib/db';
 import { client, useApi } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject } from '../support/network';
-import { fails, ok } from '../admin/support';
+import { fails, ok } from '../support/admin';
 
 // Operators toggle the review gate and the review / engagement settings with bin/admin
 // (docs/review.md "The gate", docs/engagement.md), run as operators run it: a separate process.

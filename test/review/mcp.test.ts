@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { member, workspaceWithKey } from '../support/factories';
-import { connect, fails, oauthToken, ok, rest, startMcpStack, type McpStack } from '../mcp/support';
+import { agentToken } from '../oauth/support';
+import { connect, fails, ok, rest, startMcpStack, type McpStack } from '../mcp/support';
 
 // The review operations as MCP tools (docs/review.md; spec 9.3 additions, 5.4): a Client-role
 // reviewer connected over OAuth sees exactly the posts awaiting its decision and decides them.
@@ -23,7 +24,7 @@ describe('review tools over MCP', function () {
     const team = await connect('streamable', stack.mcpUrl, ws.key);
     clients.push(team);
     const reviewer = await member(ws.workspace.id, 'Client', [ws.project.id]);
-    const token = await oauthToken(stack.apiUrl, {
+    const token = await agentToken(stack.apiUrl, {
       email: reviewer.email,
       scope: 'read write',
       access: 'full',

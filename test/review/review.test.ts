@@ -11,12 +11,11 @@ import { assertError } from '../support/foundation';
 import { maybeRecordHistory } from '../support/histories';
 import { connectedPersonalProject, simulator } from '../support/network';
 import { waitFor } from '../support/wait';
+import { inSeconds } from '../support/time';
 import { register, useOAuthApi, tokenFor } from '../oauth/support';
 
 // Review before publishing (docs/review.md; spec 2.4, 2.7 `review`, 3.1, 5.4, 6) over real HTTP,
 // Postgres, Temporal (worker in-process) and the network simulator.
-
-const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 
 describe('review before publishing (real HTTP, Temporal, simulator)', function () {
   this.timeout(120_000);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { config } from '../../lib/config';
 import { createWorker } from '../../workers/worker';
-import { fails, ok } from '../admin/support';
+import { fails, ok } from '../support/admin';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { waitFor } from '../support/wait';

@@ -8,7 +8,7 @@ import { workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
 import { maybeRecordHistory } from '../support/histories';
 import { waitFor } from '../support/wait';
-import { oauthToken } from '../webhooks/support';
+import { oauthToken } from '../oauth/support';
 import { docxFixture, pdfFixture, pngBytes, wavWithTranscript } from './files';
 
 // Sources (spec 2.11, 4.5; docs/sources.md) over real HTTP, Postgres, the object store, Temporal

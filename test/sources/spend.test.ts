@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { periodsAt } from '../../lib/generation/spend';
-import { ok } from '../admin/support';
+import { ok } from '../support/admin';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';

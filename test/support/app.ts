@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type Koa from 'koa';
@@ -105,4 +106,11 @@ export function typedClient(baseUrl: string, token?: string): ApiClient {
     },
   });
   return api;
+}
+
+/** The parameters of a Bearer challenge (RFC 6750 section 3), asserting the header is one. */
+export function challengeParams(header: string | null): Record<string, string> {
+  assert.ok(header, 'no WWW-Authenticate header');
+  assert.match(header, /^Bearer /);
+  return Object.fromEntries([...header.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
 }

@@ -23,11 +23,14 @@ export async function workspaceWithKey(
   return { workspace, projects, project: projects[0]!, key: key.key, keyId: key.id };
 }
 
+/** The password of every user the fixtures create. */
+export const PASSWORD = 'correct horse battery staple';
+
 export async function member(workspaceId: string, role: string, projectIds?: string[]) {
   const user = await createUser({
     email: `u-${randomBase62(10)}@example.com`,
     name: `User ${randomBase62(4)}`,
-    password: 'correct horse battery staple',
+    password: PASSWORD,
   });
   await addMember({ workspaceId, user: user.id, role, projectIds });
   return user;
@@ -35,4 +38,10 @@ export async function member(workspaceId: string, role: string, projectIds?: str
 
 export function uniqueKey(): string {
   return `k_${randomBase62(20)}`;
+}
+
+/** An id of the same form that never existed: the prefix kept, the random part replaced. */
+export function neverExisted(id: string): string {
+  const cut = id.indexOf('_') + 1;
+  return id.slice(0, cut) + 'Zz9'.repeat(40).slice(0, id.length - cut);
 }

@@ -151,16 +151,32 @@ export async function eventually(probe: () => Promise<boolean>, withinMs: number
 export function assertError(res: CallResult, status: number, code: string): ApiErrorBody {
   assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status}: ${JSON.stringify(res.body)}`);
   assert.equal(typeof res.body, 'object', `body is not JSON: ${String(res.body)}`);
-  const err = (res.body as { error: ApiErrorBody }).error;
-  assert.ok(err && typeof err === 'object', `no error envelope: ${JSON.stringify(res.body)}`);
+  const err = assertErrorEnvelope(res.body, `${status} ${code}`);
   assert.equal(err.code, code, err.message);
-  assert.equal(typeof err.message, 'string');
   assert.ok(err.message.length > 0);
   assert.match(err.request_id, /^req_[A-Za-z0-9]+$/);
   assert.equal(err.request_id, res.headers.get('x-request-id'));
   assert.doesNotThrow(() => new URL(err.docs_url), `docs_url is not a URI: ${err.docs_url}`);
   const allowed = new Set(['code', 'message', 'request_id', 'docs_url', 'details']);
   for (const k of Object.keys(err)) assert.ok(allowed.has(k), `unexpected envelope field ${k}`);
+  return err;
+}
+
+/**
+ * The shape of the spec 7.1 error envelope, whichever door or listener answered: an `error`
+ * object with a string code and message, a `req_` request id and a docs URL. `what` names the
+ * request in failure messages. Returns the `error` object for the caller's own checks.
+ */
+export function assertErrorEnvelope(body: unknown, what: string): ApiErrorBody {
+  const err = (body as { error?: unknown } | null)?.error as ApiErrorBody | undefined;
+  assert.ok(
+    body && typeof body === 'object' && err && typeof err === 'object',
+    `${what}: no error envelope: ${JSON.stringify(body)?.slice(0, 200)}`,
+  );
+  assert.equal(typeof err.code, 'string', what);
+  assert.equal(typeof err.message, 'string', what);
+  assert.match(err.request_id, /^req_/, what);
+  assert.equal(typeof err.docs_url, 'string', what);
   return err;
 }
 

@@ -1,8 +1,7 @@
-import type { Worker } from '@temporalio/worker';
-import { createWorker } from '../../workers/worker';
 import { client, startApi, type TestServer } from './app';
 import { workspaceWithKey } from './factories';
 import { simulator } from './network';
+import { testWorker } from './worker';
 
 export interface ApiAndWorker {
   api: TestServer;
@@ -20,12 +19,10 @@ export interface ApiAndWorker {
 export function apiAndWorker(): ApiAndWorker {
   const stack = {} as ApiAndWorker;
   const sim = simulator();
-  let worker: Worker;
-  let running: Promise<void>;
+  const worker = testWorker();
   before(async () => {
     stack.api = await startApi();
-    ({ worker } = await createWorker());
-    running = worker.run();
+    await worker.start();
     stack.ws = await workspaceWithKey({ projects: 0 });
     stack.call = client(stack.api.url, stack.ws.key);
   });
@@ -34,8 +31,7 @@ export function apiAndWorker(): ApiAndWorker {
     await sim.setLatency({ ms: 0 });
   });
   after(async () => {
-    worker.shutdown();
-    await running;
+    await worker.stop();
     await stack.api.close();
   });
   return stack;

@@ -1,5 +1,7 @@
 import type { NativeConnection, Worker } from '@temporalio/worker';
-import type { PostWriter } from '../../lib/llm/client';
+import { config } from '../../lib/config';
+import { ChatCompletionsWriter, type PostWriter } from '../../lib/llm/client';
+import type { LlmStub } from '../../sim/llm/server';
 import { createWorker } from '../../workers/worker';
 
 // One in-process Temporal worker a suite starts and stops, possibly several times (to change its
@@ -14,8 +16,11 @@ export interface TestWorker {
   readonly started: boolean;
 }
 
-/** `writer`: the post writer the generation activities use (the configured one when omitted). */
-export function testWorker(opts: { writer?: PostWriter } = {}): TestWorker {
+/**
+ * `writer`: the post writer the generation activities use (the configured one when omitted);
+ * `taskQueue`: the queue it polls (the configured one when omitted).
+ */
+export function testWorker(opts: { writer?: PostWriter; taskQueue?: string } = {}): TestWorker {
   let current: { worker: Worker; connection: NativeConnection; running: Promise<void> } | null = null;
   return {
     async start(activities) {
@@ -35,4 +40,18 @@ export function testWorker(opts: { writer?: PostWriter } = {}): TestWorker {
       return current !== null;
     },
   };
+}
+
+/**
+ * A post writer over the LLM stub (a real HTTP server): config is read at import and
+ * LLM_BASE_URL names the run's shared simulator, so suites that script their own stub inject this.
+ */
+export function llmStubWriter(stub: LlmStub, timeoutMs: number): PostWriter {
+  return new ChatCompletionsWriter({
+    baseUrl: stub.url,
+    model: 'stub-model',
+    timeoutMs,
+    priceInputPer1kTokens: config.llm.priceInputPer1kTokens,
+    priceOutputPer1kTokens: config.llm.priceOutputPer1kTokens,
+  });
 }

@@ -5,7 +5,8 @@ import { emitEvent } from '../../lib/outbox';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { startOAuthApi } from '../oauth/support';
-import { deliveriesOf, oauthToken, receiver, startWebhookWorker, waitFor, type Receiver, type WebhookWorker } from './support';
+import { oauthToken } from '../oauth/support';
+import { deliveriesOf, receiver, startWebhookWorker, waitFor, type Receiver, type WebhookWorker } from './support';
 
 // WEBHOOK_ENDPOINT_CONCURRENCY (docs/webhooks.md, "Order"; README configuration): the endpoint
 // workflow never has more than that many requests open to one receiver, and starts them in

@@ -7,13 +7,12 @@ import { deliverWebhookWorkflow, endpointDeliveryStatusQuery, webhookRelayWorkfl
 import { maybeRecordHistory } from '../support/histories';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
-import { startOAuthApi } from '../oauth/support';
+import { oauthToken, startOAuthApi } from '../oauth/support';
 import {
   answer,
   deliveriesOf,
   emit,
   endpointRow,
-  oauthToken,
   receiver,
   sleep,
   startWebhookWorker,

@@ -6,7 +6,7 @@ import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
 import { startOAuthApi } from '../oauth/support';
-import { oauthToken } from './support';
+import { oauthToken } from '../oauth/support';
 
 // spec 4.8 webhook endpoints over HTTP with OAuth tokens from the real authorization flow.
 

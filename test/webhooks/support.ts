@@ -1,19 +1,16 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Worker } from '@temporalio/worker';
 import { createWebhookActivities, type WebhookOptions } from '../../activities/webhooks';
 import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
 import { emitEvent, type EventType } from '../../lib/outbox';
 import { temporalClient } from '../../lib/temporal';
 import { webhookRelayWorkflow } from '../../workflows/deliverWebhook';
-import { createWorker } from '../../workers/worker';
-import { member } from '../support/factories';
-import { register, tokenFor } from '../oauth/support';
+import { testWorker } from '../support/worker';
 export { sleep, waitFor } from '../support/wait';
 
 // Fixtures of the webhook suites: real receivers on 127.0.0.1, an in-process worker with its
-// own task queue and outbox relay, OAuth tokens through the real authorization flow.
+// own task queue and outbox relay (OAuth tokens: test/oauth/support.ts oauthToken).
 
 export interface Received {
   body: string;
@@ -78,7 +75,6 @@ export async function receiver(behaviour: Behaviour = answer(200), host = '127.0
 }
 
 export interface WebhookWorker {
-  worker: Worker;
   taskQueue: string;
   relayId: string;
   stop(): Promise<void>;
@@ -90,23 +86,17 @@ export interface WebhookWorker {
  */
 export async function startWebhookWorker(options: Partial<WebhookOptions> = {}): Promise<WebhookWorker> {
   const taskQueue = `webhooks-${randomBase62(10)}`;
-  const { worker, connection } = await createWorker({
-    taskQueue,
-    activities: createWebhookActivities({ db: db(), temporal: temporalClient }, options),
-  });
-  const running = worker.run();
+  const worker = testWorker({ taskQueue });
+  await worker.start(createWebhookActivities({ db: db(), temporal: temporalClient }, options));
   const client = await temporalClient();
   const relayId = `webhook-outbox-relay-${taskQueue}`;
   await client.workflow.start(webhookRelayWorkflow, { taskQueue, workflowId: relayId, args: [{ runMs: 5_000 }] });
   return {
-    worker,
     taskQueue,
     relayId,
     async stop() {
       await stopRelay(relayId);
-      worker.shutdown();
-      await running;
-      await connection.close();
+      await worker.stop();
     },
   };
 }
@@ -116,27 +106,6 @@ export async function stopRelay(workflowId: string): Promise<void> {
   const handle = (await temporalClient()).workflow.getHandle(workflowId);
   await handle.cancel().catch(() => undefined);
   await handle.result().catch(() => undefined);
-}
-
-/** An OAuth access token of a new `role` member of the workspace, through register → authorize → consent → token. */
-export async function oauthToken(apiUrl: string, workspaceId: string, opts: { role?: string; scope?: string } = {}): Promise<string> {
-  const user = await member(workspaceId, opts.role ?? 'Admin');
-  const redirectUri = 'http://localhost:8765/callback';
-  const reg = await register(apiUrl, {
-    client_name: `Webhook test client ${randomBase62(4)}`,
-    redirect_uris: [redirectUri],
-    token_endpoint_auth_method: 'none',
-  });
-  if (reg.status !== 200 && reg.status !== 201) throw new Error(`client registration failed: ${reg.status} ${JSON.stringify(reg.body)}`);
-  const token = await tokenFor(apiUrl, {
-    clientId: reg.body.client_id,
-    redirectUri,
-    email: user.email,
-    scope: opts.scope ?? 'read write webhooks:manage',
-    access: 'full',
-    workspace: workspaceId,
-  });
-  return token.access_token;
 }
 
 export async function emit(
