@@ -1,4 +1,5 @@
 import { ApiError, errors } from '../errors';
+import type { PostMedia } from './media';
 import type { PostRow } from './present';
 import type { ReviewBlock } from './review';
 import type { StatusCategory } from './statuses';
@@ -48,10 +49,11 @@ export type PostColumns = Partial<
     | 'status_title'
     | 'status_category'
     | 'require_review_workflow'
-  > & { delivery: Delivery; deleted_at: Date; review: ReviewBlock; review_round: number }
+  > & { delivery: Delivery; deleted_at: Date; review: ReviewBlock; review_round: number; media: PostMedia | null }
 >;
 
 export type PostEventType =
+  | 'post.created'
   | 'post.updated'
   | 'post.scheduled'
   | 'post.unscheduled'
@@ -99,6 +101,30 @@ export function alreadyPublished(): ApiError {
 }
 
 // --- the transitions -------------------------------------------------------------------------
+
+/**
+ * spec 3.1 (first row) and 4.4 POST /v1/posts: a new post is a `draft`, or `scheduled` when it
+ * is created for a future instant (already validated, no connection check at create time). Its
+ * first schedule is version 1, so the publish workflow started after the commit hears of it.
+ */
+export function created(input: { scheduledAt: Date | null; status?: 'draft' | 'scheduled' }): PostChange {
+  if (!input.scheduledAt) {
+    return {
+      set: { status: input.status ?? 'draft', scheduled_at: null, schedule_version: 0, delivery: delivery('not_scheduled') },
+      board: 'draft',
+      events: ['post.created'],
+      scheduleChanged: false,
+    };
+  }
+  const at = input.scheduledAt;
+  return {
+    set: { status: 'scheduled', scheduled_at: at, schedule_version: 1, delivery: delivery('scheduled') },
+    board: 'scheduled',
+    slot: { at },
+    events: ['post.created', 'post.scheduled'],
+    scheduleChanged: true,
+  };
+}
 
 /** spec 3.1: scheduled or rescheduled for `at` (already validated as future and verified). */
 export function scheduled(post: LifecycleRow, at: Date, now: Date): PostChange {
