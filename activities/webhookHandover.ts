@@ -3,9 +3,10 @@ import { WEBHOOK_ENDPOINT } from '../lib/temporal/contracts/deliverWebhook';
 import { wakeEndpoint } from '../lib/temporal/start/webhookEndpoint';
 import type { AttemptResult, WebhookDeps } from './webhooks';
 
-// The legacy hand-over (docs/webhooks.md "How it runs"): deliverWebhookWorkflow, one workflow per delivery,
-// ran before the endpoint workflow existed and stays registered so that its open runs replay.
-// Its attempt activity no longer sends; it hands the delivery to the endpoint's workflow.
+// The legacy hand-over (docs/webhooks.md "How it runs"): deliverWebhookWorkflow, one workflow
+// per delivery, ran before the endpoint workflow existed and stays registered so that its open
+// runs replay. Its attempt activity no longer sends; it hands the delivery to the endpoint's
+// workflow.
 
 export function createWebhookHandoverActivities({ db, temporal }: WebhookDeps) {
   return {
