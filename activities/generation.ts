@@ -140,7 +140,8 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
           return { status: 'FAILED' };
         }
         const jobInput = job.input as GenerationJobInput;
-        const post = await insertPost(trx, {
+        // spec 3.2: a generated draft is never scheduled, so no workflow waits on it.
+        const { post } = await insertPost(trx, {
           workspaceId: job.workspace_id,
           projectId,
           content: input.draft.content,

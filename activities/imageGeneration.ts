@@ -5,9 +5,8 @@ import { ApiError } from '../lib/errors';
 import { finishingJob, finishJob, progressNow, type JobStatus } from '../lib/generation/jobs';
 import { importAsset } from '../lib/media/assets';
 import { ImageApiError, type ImageGenerator, type ImageJobInput } from '../lib/media/imageGenerator';
-import { emitEvent } from '../lib/outbox';
-import { presentPost } from '../lib/posts/present';
-import { loadPostForUpdate } from '../lib/posts/write';
+import { imagesOf } from '../lib/posts/media';
+import { loadPostForUpdate, setPostMedia } from '../lib/posts/write';
 import type { ObjectStore } from '../lib/storage/objectStore';
 import { chargeJob, loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
 
@@ -103,20 +102,10 @@ export function createImageGenerationActivities({ db, images, store }: ImageGene
         const result: Record<string, unknown> = { assetId: input.assetId, key: input.key };
         if (jobInput.postId) {
           const post = await loadPostForUpdate(trx, job.workspace_id, jobInput.postId, true);
-          const current = (post?.media as { images?: Array<{ key: string; alt: string; name: string }> } | null)?.images ?? [];
+          const current = post ? imagesOf(post) : [];
           if (post && !current.some((i) => i.key === input.key) && current.length < config.media.maxImagesPerPost) {
             const asset = await trx('media_assets').where({ id: input.assetId }).first('alt', 'title');
-            const images = [...current, { key: input.key, alt: asset?.alt ?? '', name: asset?.title ?? '' }];
-            await trx('posts')
-              .where({ id: post.id })
-              .update({ media: JSON.stringify({ kind: 'images', images }), updated_at: trx.fn.now() });
-            const updated = (await loadPostForUpdate(trx, job.workspace_id, post.id))!;
-            await emitEvent(trx, {
-              workspaceId: job.workspace_id,
-              projectId: updated.project_id,
-              type: 'post.updated',
-              data: { post: presentPost(updated) },
-            });
+            await setPostMedia(trx, post, [...current, { key: input.key, alt: asset?.alt ?? '', name: asset?.title ?? '' }]);
             result.postId = post.id;
           } else if (post && current.some((i) => i.key === input.key)) result.postId = post.id;
         }

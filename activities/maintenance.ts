@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { reconcileQueuedJobs } from '../lib/generation/reconcile';
+import { reconcileQueuedJobs } from '../lib/jobs/reconcile';
 import { settleUnsettledJobs } from '../lib/generation/spend';
 import { reconcileReviews } from '../lib/publishing/review';
 

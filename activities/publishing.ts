@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import { config } from '../lib/config';
 import type { Author, NetworkClient } from '../lib/network/client';
 import { isNetworkError } from '../lib/network/errors';
+import { markScheduleSynced, syncPostSchedule } from '../lib/posts/afterCommit';
 import { failed, published, retrying } from '../lib/posts/lifecycle';
 import type { PostRow } from '../lib/posts/present';
 import { heldForReview, reviewBlocker } from '../lib/posts/review';
@@ -14,7 +15,6 @@ import { uploadPostImages } from '../lib/publishing/postImages';
 import { objectStore, type ObjectStore } from '../lib/storage/objectStore';
 import { scheduleSnapshot, type ScheduleSnapshot } from '../lib/publishing/schedule';
 import { ensureHealthWorkflow } from '../lib/temporal/start/connectionHealth';
-import { syncPublishWorkflow } from '../lib/temporal/start/publishPost';
 
 /** Tells Temporal the publish step is alive (a regular activity; a local one has no heartbeat). */
 function heartbeat(): void {
@@ -59,7 +59,8 @@ async function heldForReviewAtPublish(trx: Knex.Transaction, post: PostRow): Pro
   const reason = reviewBlocker(post, !!w?.require_review_workflow);
   if (!reason) return false;
   const committed = await commitChange(trx, post, heldForReview(post, reason, new Date()));
-  await trx('posts').where({ id: post.id }).update({ workflow_synced_version: committed.post.schedule_version });
+  // This step is the workflow the change concerns: it hears of it through the `stale` answer.
+  await markScheduleSynced(trx, committed.post);
   return true;
 }
 
@@ -225,7 +226,7 @@ export function createPublishingActivities({ db, network, temporal, store = obje
         .whereRaw('workflow_synced_version < schedule_version')
         .limit(500)
         .select('id', 'workspace_id', 'project_id', 'schedule_version', 'status', 'scheduled_at', 'deleted_at');
-      for (const p of posts) await syncPublishWorkflow(client, db, p);
+      for (const p of posts) await syncPostSchedule(client, db, p);
       const projects = await healthCandidates();
       let healthStarted = 0;
       for (const p of projects) if (await ensureHealthWorkflow(client, p)) healthStarted++;

@@ -93,7 +93,7 @@ Options:
                             round robin (default 100; 1 = every post on one account)
   --create api|in-process   create through POST /v1/posts on a real API process (default), or
                             in this process through the same code (insertPost in a transaction,
-                            then afterScheduleCommitted → signalWithStart)
+                            then afterPostCommitted → signalWithStart)
   --concurrency N           creates in flight (default 50)
   --pilot N                 posts created first (in a separate project, due in 7 days) to
                             measure the create rate and warm up (default 300)
@@ -434,10 +434,10 @@ async function inProcessCreator(workspaceId: string): Promise<{ create: Creator;
   // same after-commit signal-with-start.
   const { db } = await import('../lib/db');
   const { insertPost } = await import('../lib/posts/write');
-  const { afterScheduleCommitted } = await import('../api/operations/posts/scheduling');
+  const { afterPostCommitted } = await import('../lib/posts/afterCommit');
   return {
     create: async (item) => {
-      const post = await db().transaction((trx) =>
+      const committed = await db().transaction((trx) =>
         insertPost(trx, {
           workspaceId,
           projectId: item.projectId,
@@ -446,8 +446,8 @@ async function inProcessCreator(workspaceId: string): Promise<{ create: Creator;
           scheduledAt: item.scheduledFor,
         }),
       );
-      await afterScheduleCommitted(post);
-      return post.id;
+      await afterPostCommitted(committed);
+      return committed.post.id;
     },
     close: () => undefined,
   };
@@ -707,7 +707,7 @@ async function main() {
       step(`API process pid ${api.pid} on :${api.port}; posts are created with POST /v1/posts (${CONCURRENCY} in flight)`);
     } else {
       creator = await inProcessCreator(s.workspaceId);
-      step(`posts are created in this process through insertPost + afterScheduleCommitted (${CONCURRENCY} in flight)`);
+      step(`posts are created in this process through insertPost + afterPostCommitted (${CONCURRENCY} in flight)`);
     }
 
     const rand = prng(20261122);
@@ -1178,7 +1178,7 @@ async function main() {
     const L = (label: string, value: string) => console.log(`  ${label.padEnd(44)}${value}`);
     const ms = (x: number | null) => (x === null ? '—' : x >= 10_000 ? `${s1(x)} s` : `${Math.round(x)} ms`);
     console.log(
-      `\n${f0(expected)} posts due at ${new Date(dueMs).toISOString()}${SPREAD_MS ? ` (+0…${SPREAD_MS / 1000} s)` : ''} over ${PROJECTS} account(s); created via ${CREATE === 'api' ? 'POST /v1/posts (API process)' : 'insertPost + afterScheduleCommitted in-process'}`,
+      `\n${f0(expected)} posts due at ${new Date(dueMs).toISOString()}${SPREAD_MS ? ` (+0…${SPREAD_MS / 1000} s)` : ''} over ${PROJECTS} account(s); created via ${CREATE === 'api' ? 'POST /v1/posts (API process)' : 'insertPost + afterPostCommitted in-process'}`,
     );
     L(
       'creation',

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 // The due-deliveries index (docs/webhooks.md, "Temporal work and database work per delivery").
 // Every pass of an endpoint's delivery workflow asks for that endpoint's open deliveries in
-// event order (activities/webhooks.ts, deliverDueWebhooks) and for the earliest one due. Open
+// event order (activities/webhookDelivery.ts, deliverDueWebhooks) and for the earliest one due. Open
 // rows are a handful at any time, delivered and failed rows accumulate forever, so a partial
 // index over the open ones stays small and the pass reads no history. The earlier
 // (endpoint_id, created_at, id) index made every pass walk the endpoint's whole history.

@@ -7,7 +7,8 @@ import type { Resolver } from '../net/resolve';
 import { extractArticle } from './article';
 import { writeChunks, type KnowledgeScope, type KnowledgeType } from './documents';
 import { fileText } from './fileText';
-import { detectLanguage, regconfigFor } from './language';
+import { guessLanguage } from '../ingest/language';
+import { regconfigFor } from './language';
 import { contentHash, normalizeText } from './text';
 import type { TranscriptClient } from './youtube';
 
@@ -154,7 +155,7 @@ export async function storeDocument(
   source: SourceText,
 ): Promise<{ documentId: string; chunkCount: number }> {
   const body = prepareBody(source.text);
-  const language = input.language ?? source.language?.slice(0, 16) ?? detectLanguage(body);
+  const language = input.language ?? source.language?.slice(0, 16) ?? guessLanguage(body);
   return k.transaction(async (trx) => {
     const existing = await trx('knowledge_documents').where({ job_id: job.id }).first('id', 'chunk_count');
     if (existing) return { documentId: existing.id, chunkCount: existing.chunk_count };

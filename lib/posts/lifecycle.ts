@@ -1,5 +1,6 @@
 import { ApiError, errors } from '../errors';
 import type { PostColumns } from '../models';
+import type { PostMedia } from './media';
 import type { ReviewBlock } from './review';
 import type { StatusCategory } from './statuses';
 
@@ -49,10 +50,11 @@ export type PostColumnUpdate = Partial<
     | 'workflow_synced_version'
     | 'generation_job_id'
     | 'review_synced_round'
-  > & { delivery: Delivery; deleted_at: Date; review: ReviewBlock }
+  > & { delivery: Delivery; deleted_at: Date; review: ReviewBlock; media: PostMedia | null }
 >;
 
 export type PostEventType =
+  | 'post.created'
   | 'post.updated'
   | 'post.scheduled'
   | 'post.unscheduled'
@@ -96,6 +98,30 @@ export function alreadyPublished(): ApiError {
 }
 
 // --- the transitions -------------------------------------------------------------------------
+
+/**
+ * spec 3.1 (first row) and 4.4 POST /v1/posts: a new post is a `draft`, or `scheduled` when it
+ * is created for a future instant (already validated, no connection check at create time). Its
+ * first schedule is version 1, so the publish workflow started after the commit hears of it.
+ */
+export function created(input: { scheduledAt: Date | null; status?: 'draft' | 'scheduled' }): PostChange {
+  if (!input.scheduledAt) {
+    return {
+      set: { status: input.status ?? 'draft', scheduled_at: null, schedule_version: 0, delivery: delivery('not_scheduled') },
+      board: 'draft',
+      events: ['post.created'],
+      scheduleChanged: false,
+    };
+  }
+  const at = input.scheduledAt;
+  return {
+    set: { status: 'scheduled', scheduled_at: at, schedule_version: 1, delivery: delivery('scheduled') },
+    board: 'scheduled',
+    slot: { at },
+    events: ['post.created', 'post.scheduled'],
+    scheduleChanged: true,
+  };
+}
 
 /** spec 3.1: scheduled or rescheduled for `at` (already validated as future and verified). */
 export function scheduled(post: LifecycleRow, at: Date, now: Date): PostChange {

@@ -187,22 +187,18 @@ export function assertReviewAllowsScheduling(post: Pick<ReviewRow, 'review'>, re
 /**
  * The publish step's re-check (docs/review.md "Withdrawn before publish time"): a scheduled
  * post whose approval was withdrawn goes back to review, off the schedule, instead of
- * publishing. Its version moves, so the publish workflow stops waiting for it.
+ * publishing: the lifecycle's `unscheduled` (version moved, slot cleared, `post.unscheduled`),
+ * shown as waiting for approval in the review category.
  */
 export function heldForReview(post: ReviewRow, reason: string, now: Date): PostChange {
-  const base: PostChange = {
+  return combine(unscheduled(post, now), {
     set: {
       status: 'waitingApproval',
-      scheduled_at: null,
-      schedule_version: post.schedule_version + 1,
-      updated_at: now,
       delivery: delivery('not_scheduled', { detail: `Not published: ${GATE_MESSAGES[reason as keyof typeof GATE_MESSAGES] ?? reason}` }),
       last_publish_error: reason,
     },
     board: 'review',
-    slot: 'clear',
-    events: ['post.unscheduled'],
-    scheduleChanged: true,
-  };
-  return combine(base);
+    events: [],
+    scheduleChanged: false,
+  });
 }

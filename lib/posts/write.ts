@@ -3,7 +3,8 @@ import { deriveTitle } from '../llm/title';
 import { newId } from '../ids';
 import { emitEvent } from '../outbox';
 import { errors } from '../errors';
-import { boardMoved, combine, delivery, isNoChange, NO_CHANGE, planSchedule, scheduled, unscheduled, type PostChange } from './lifecycle';
+import { boardMoved, combine, created, isNoChange, NO_CHANGE, planSchedule, scheduled, unscheduled, type PostChange } from './lifecycle';
+import { mediaSet, type PostImage } from './media';
 import { presentPost, type PostRow } from './present';
 import { approvalLost, assertReviewAllowsScheduling, reviewOf, reviewRequested } from './review';
 import { defaultStatus, type BoardStatus } from './statuses';
@@ -17,15 +18,19 @@ export interface NewPost {
   title?: string;
   contentType: string;
   scheduledAt?: Date | null;
-  status?: 'draft' | 'scheduled';
   /** A service-given title (spec 4.4 PATCH title) even though `title` is set: a generated draft's. */
   titleAuto?: boolean;
   /** The generation job that wrote it (unique: one draft per job). */
   generationJobId?: string;
 }
 
-export async function insertPost(trx: Knex.Transaction, p: NewPost): Promise<PostRow> {
-  const scheduled = !!p.scheduledAt;
+/**
+ * spec 4.4 POST /v1/posts (and a generation job's draft): the lifecycle's `created` written as
+ * one insert, with its slot and events in the caller's transaction. A post created scheduled
+ * answers `scheduleChanged`, so `afterPostCommitted` (./afterCommit.ts) starts its workflow.
+ */
+export async function insertPost(trx: Knex.Transaction, p: NewPost): Promise<Committed> {
+  const change = created({ scheduledAt: p.scheduledAt ?? null });
   const id = newId('post');
   // One statement: the workspace's default board status of the post's category, the insert, and
   // the row as loadPostForUpdate reads it (status label, the workspace's review settings).
@@ -33,7 +38,7 @@ export async function insertPost(trx: Knex.Transaction, p: NewPost): Promise<Pos
     .with('st', (q) =>
       q
         .from('post_statuses')
-        .where({ workspace_id: p.workspaceId, category: scheduled ? 'scheduled' : 'draft', is_default: true })
+        .where({ workspace_id: p.workspaceId, category: change.board, is_default: true })
         .select('id', 'title', 'category')
         .limit(1),
     )
@@ -41,19 +46,16 @@ export async function insertPost(trx: Knex.Transaction, p: NewPost): Promise<Pos
       'ins',
       trx('posts')
         .insert({
+          ...rowOf(change),
           id,
           workspace_id: p.workspaceId,
           project_id: p.projectId,
-          status: scheduled ? 'scheduled' : (p.status ?? 'draft'),
           status_id: trx.raw('(select id from st)'),
           title: p.title ?? '',
           title_auto: p.titleAuto ?? !p.title,
           ...(p.generationJobId ? { generation_job_id: p.generationJobId } : {}),
           content: p.content,
           content_type: p.contentType,
-          scheduled_at: p.scheduledAt ?? null,
-          schedule_version: scheduled ? 1 : 0,
-          delivery: JSON.stringify(delivery(scheduled ? 'scheduled' : 'not_scheduled')),
         })
         .returning('*'),
     )
@@ -67,16 +69,10 @@ export async function insertPost(trx: Knex.Transaction, p: NewPost): Promise<Pos
       'w.require_review_workflow',
       'w.default_reviewer_user_id',
     )) as PostRow;
-  if (scheduled) await upsertSlot(trx, post, p.scheduledAt!);
-  await emitEvent(trx, { workspaceId: p.workspaceId, projectId: p.projectId, type: 'post.created', data: { post: presentPost(post) } });
-  if (scheduled)
-    await emitEvent(trx, {
-      workspaceId: p.workspaceId,
-      projectId: p.projectId,
-      type: 'post.scheduled',
-      data: { post: presentPost(post) },
-    });
-  return post;
+  if (change.slot && change.slot !== 'clear') await upsertSlot(trx, post, change.slot.at);
+  const data = { post: presentPost(post) };
+  for (const type of change.events) await emitEvent(trx, { workspaceId: p.workspaceId, projectId: p.projectId, type, data });
+  return { post, changed: true, scheduleChanged: change.scheduleChanged };
 }
 
 export async function upsertSlot(
@@ -125,6 +121,18 @@ export interface Committed {
   scheduleChanged: boolean;
   /** A review round started (docs/review.md): after the commit its workflow must be started. */
   reviewStarted?: boolean;
+  /** The round was decided (docs/review.md "Deciding"): after the commit its workflow must hear of it. */
+  reviewDecided?: boolean;
+}
+
+/** The columns of a change as the `posts` row stores them (its JSON blocks serialised). */
+function rowOf(change: PostChange): Record<string, unknown> {
+  const row: Record<string, unknown> = { ...change.set };
+  for (const column of ['delivery', 'review', 'media'] as const) {
+    const value = change.set[column];
+    if (value !== undefined) row[column] = value === null ? null : JSON.stringify(value);
+  }
+  return row;
 }
 
 /**
@@ -132,8 +140,8 @@ export interface Committed {
  * update (with the board's default status resolved), the calendar slot, the reload, and the
  * change's events in the outbox, all in the same transaction (ARCHITECTURE.md: the outbox
  * commits with the change). `eventData` adds fields to every event's payload. Nothing is
- * written for an empty change. After the commit, a `scheduleChanged` post's publish workflow
- * must be told (lib/temporal/start/publishPost.ts syncPublishWorkflow; the reconciler catches up).
+ * written for an empty change. After the commit the caller hands the result to
+ * `afterPostCommitted` (./afterCommit.ts), which tells the post's workflows what changed.
  */
 export async function commitChange(
   trx: Knex.Transaction,
@@ -144,9 +152,7 @@ export async function commitChange(
   if (isNoChange(change) && change.events.length === 0) {
     return { post: (await loadPostForUpdate(trx, post.workspace_id, post.id))!, changed: false, scheduleChanged: false };
   }
-  const row: Record<string, unknown> = { ...change.set };
-  if (change.set.delivery) row.delivery = JSON.stringify(change.set.delivery);
-  if (change.set.review) row.review = JSON.stringify(change.set.review);
+  const row = rowOf(change);
   if (change.board !== undefined && change.set.status_id === undefined) {
     const status = await defaultStatus(trx, post.workspace_id, change.board);
     if (status) row.status_id = status.id;
@@ -164,6 +170,7 @@ export async function commitChange(
     changed: true,
     scheduleChanged: change.scheduleChanged,
     reviewStarted: change.events.includes('post.review_requested'),
+    reviewDecided: change.events.includes('post.approved') || change.events.includes('post.rejected'),
   };
 }
 
@@ -173,6 +180,14 @@ export interface PostEdits {
   contentType?: string;
   autoLike?: boolean;
   autoComment?: boolean;
+}
+
+/**
+ * docs/review.md "Edits after approval": what a reviewer approved is the content, the title and
+ * the content type; an edit of any of them loses the approval (the engagement flags do not).
+ */
+export function touchesApproved(e: PostEdits): boolean {
+  return e.content !== undefined || e.title !== undefined || e.contentType !== undefined;
 }
 
 /**
@@ -233,8 +248,7 @@ export async function updatePost(
   // docs/review.md: an edit of what was approved loses the approval when the workspace requires
   // review; the gate then judges the post as the edit leaves it.
   const required = post.require_review_workflow ?? false;
-  const touchesApproved = u.edits.content !== undefined || u.edits.title !== undefined || u.edits.contentType !== undefined;
-  const lost = touchesApproved ? approvalLost(post, required, now) : NO_CHANGE;
+  const lost = touchesApproved(u.edits) ? approvalLost(post, required, now) : NO_CHANGE;
   if (intent.kind === 'schedule') assertReviewAllowsScheduling(lost.set.review ? { review: lost.set.review } : post, required);
   const lifecycle =
     intent.kind === 'schedule' ? scheduled(post, intent.at, now) : intent.kind === 'unschedule' ? unscheduled(post, now) : NO_CHANGE;
@@ -252,4 +266,17 @@ export async function updatePost(
   if (isNoChange(change)) return { post, changed: false, scheduleChanged: false };
   change.events = ['post.updated', ...change.events];
   return commitChange(trx, post, change);
+}
+
+/**
+ * spec 4.4 PATCH /v1/posts/{postId}/media and an image job's attach (docs/media.md): the post's
+ * images become `images`, written with `post.updated`, on a post the caller holds locked in `trx`.
+ */
+export async function setPostMedia(
+  trx: Knex.Transaction,
+  post: Pick<PostRow, 'id' | 'workspace_id' | 'project_id' | 'content_type'>,
+  images: readonly PostImage[],
+  now = new Date(),
+): Promise<Committed> {
+  return commitChange(trx, post, mediaSet(images, now));
 }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Author, NetworkClient, PostImageRef } from '../network/client';
 import { NetworkError } from '../network/errors';
+import { imagesOf } from '../posts/media';
 import type { PostRow } from '../posts/present';
 import type { ObjectStore } from '../storage/objectStore';
 
@@ -9,17 +10,6 @@ import type { ObjectStore } from '../storage/objectStore';
 // post that references it is created. Exactly-once rests on the post's reference, not on the
 // images: a crash after an upload and before the post call makes the retry upload again (an
 // unreferenced image on the network is harmless) and then create the post once.
-
-interface StoredImage {
-  key: string;
-  alt?: string;
-  name?: string;
-}
-
-function imagesOf(post: Pick<PostRow, 'media'>): StoredImage[] {
-  const media = post.media as { images?: StoredImage[] } | null;
-  return Array.isArray(media?.images) ? media.images : [];
-}
 
 function gone(key: string): NetworkError {
   // Permanent: retrying cannot bring an asset back, and the post must not go out without it.

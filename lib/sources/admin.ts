@@ -1,6 +1,6 @@
 import { db } from '../db';
 import { JOB_COLUMNS, presentJob, type JobRow } from '../generation/jobs';
-import { startSourceWorkflow } from '../temporal/start/ingestSource';
+import { startQueuedJob } from '../jobs/queue';
 import { queueSourceIngest, withdrawSourceIngest } from './ingest';
 import { presentSource, type SourceRow } from './sources';
 
@@ -67,11 +67,6 @@ export async function rerunSourceIngest(sourceId: string) {
       throw new Error(`source ${sourceId}'s upload ${locked.upload_id} has expired; the file must be submitted again`);
     return queueSourceIngest(trx, locked, null);
   });
-  try {
-    await startSourceWorkflow({ id: job.id, workspace_id: job.workspace_id, project_id: row.project_id });
-  } catch (err) {
-    await withdrawSourceIngest(job.id, row.id, previous);
-    throw err;
-  }
+  await startQueuedJob(job, { withdraw: () => withdrawSourceIngest(job.id, row.id, previous) });
   return { source: presentSource({ ...row, job_id: job.id, status: 'Processing', error_code: null }), job: presentJob(job) };
 }

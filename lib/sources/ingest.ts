@@ -1,14 +1,14 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
 import { type JobRow } from '../generation/jobs';
-import { insertQueuedJob, withdrawUnstartedJob } from '../generation/queue';
+import { insertQueuedJob, withdrawUnstartedJob } from '../jobs/queue';
 import { budgetTargetOf, loadAiLimits } from '../generation/spend';
 import { Project } from '../models';
 import type { SourceIngestInput, SourceRow } from './sources';
 
 // The API's (and the operator CLI's) side of SOURCE_INGEST jobs (docs/sources.md "The ingest
-// job"): record a QUEUED job for a source and start its workflow (id = job id, so progress
-// queries and cancel reach it as any job). The ingest calls paid models (transcription, the
+// job"): record a QUEUED job for a source in the caller's transaction; its workflow is started
+// after the commit through lib/jobs/queue.ts startQueuedJob, as any job's. The ingest calls paid models (transcription, the
 // topics-and-hooks call), so it reserves and settles AI spend as post generation does (spec 4.4,
 // 7.2, 8): refused at the daily cap or an exhausted weekly budget, with nothing recorded.
 
@@ -47,7 +47,7 @@ export async function queueSourceIngest(
 /**
  * A job whose workflow could not be started is removed with its reservation (the source goes
  * back to its previous job, or away when it had none), so the caller's retry starts clean; see
- * lib/generation/queue.ts.
+ * lib/jobs/queue.ts.
  */
 export async function withdrawSourceIngest(jobId: string, sourceId: string, previousJobId: string | null): Promise<boolean> {
   return withdrawUnstartedJob(jobId, async (trx) => {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
 import { finishJob, progressNow, type FinalState } from '../../lib/generation/jobs';
-import { insertQueuedJob } from '../../lib/generation/queue';
+import { insertQueuedJob } from '../../lib/jobs/queue';
 import { loadAiLimits, settleJobSpend } from '../../lib/generation/spend';
 import { workspaceWithKey } from '../support/factories';
 import { fails, ok } from '../support/admin';

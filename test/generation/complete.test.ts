@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { startQueuedJob } from '../../activities/jobRows';
 import { createGenerationActivities } from '../../activities/generation';
 import { db } from '../../lib/db';
-import { insertQueuedJob } from '../../lib/generation/queue';
+import { insertQueuedJob } from '../../lib/jobs/queue';
 import { loadAiLimits, settleJobSpend } from '../../lib/generation/spend';
 import { workspaceWithKey } from '../support/factories';
 

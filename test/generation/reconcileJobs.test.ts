@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createMaintenanceActivities } from '../../activities/maintenance';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
-import { startOrWithdraw } from '../../lib/generation/queue';
+import { startQueuedJob } from '../../lib/jobs/queue';
 import type { JobRow } from '../../lib/generation/jobs';
 import { temporalClient, workflowIds } from '../../lib/temporal';
 import { workspaceWithKey } from '../support/factories';
@@ -81,20 +81,18 @@ describe('the reconciler and jobs whose workflow start was lost', function () {
     const { workspace, project } = await workspaceWithKey();
     const ok = await queuedJob(workspace.id, project.id, 0);
     const okRow = (await db()('jobs').where({ id: ok }).first()) as JobRow;
-    await startOrWithdraw(okRow, async () => undefined, 'test');
+    await startQueuedJob(okRow, { start: async () => undefined });
     assert.ok((await startedMark(ok)) instanceof Date);
     // A start that fails after the job left QUEUED (only the answer was lost) returns quietly and
     // marks nothing; the job is no longer the reconciler's concern.
     const gone = await queuedJob(workspace.id, project.id, 0);
     await db()('jobs').where({ id: gone }).update({ status: 'RUNNING' });
     const goneRow = (await db()('jobs').where({ id: gone }).first()) as JobRow;
-    await startOrWithdraw(
-      goneRow,
-      async () => {
+    await startQueuedJob(goneRow, {
+      start: async () => {
         throw new Error('unreachable');
       },
-      'test',
-    );
+    });
     assert.equal(await startedMark(gone), null);
     await db()('jobs').whereIn('id', [ok, gone]).update({ status: 'CANCELLED' });
   });

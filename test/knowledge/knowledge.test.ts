@@ -124,6 +124,15 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
     await maybeRecordHistory(done.id, 'ingestKnowledge-done');
   });
 
+  it('an undeclared language is the one guess sources make too (Portuguese, which the two guessers once told apart)', async () => {
+    const text = 'O produto está pronto e as equipes estão em boa posição para o lançamento do ano que vem.';
+    const doc = await ingestDone({ type: 'text', projectId: ws.project.id, text });
+    assert.equal(doc.language, 'pt');
+    const source = await call('POST', '/v1/sources', { body: { projectId: ws.project.id, type: 'text', text } });
+    assert.equal(source.status, 200, JSON.stringify(source.body));
+    assert.equal(source.body.data.language, doc.language);
+  });
+
   it('the preview stops at 2,000 characters; the full body is indexed and never returned', async () => {
     const para = (i: number) =>
       `Paragraph ${i} talks about distributed tracing and sampling budgets in production systems. `.repeat(5).trim();

@@ -67,7 +67,7 @@ describe('the connection failure streak (one rule for every door)', function () 
   const future = () => new Date(Date.now() + 3_600_000).toISOString();
   /** A post scheduled for tomorrow, written directly (no workflow), for the publish activity to fire now. */
   async function scheduledPost(projectId: string) {
-    const post = await db().transaction((trx) =>
+    const { post } = await db().transaction((trx) =>
       insertPost(trx, {
         workspaceId: ws.workspace.id,
         projectId,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { config } from '../../lib/config';
+import { db } from '../../lib/db';
 import { createWorker } from '../../workers/worker';
 import { fails, ok } from '../support/admin';
 import { client, startApi, type TestServer } from '../support/app';
@@ -57,6 +58,10 @@ describe('bin/admin sources', function () {
     const rerun = await ok(['sources', 'rerun', '--source', sourceId]);
     assert.notEqual(rerun.job.id, created.id);
     assert.equal(rerun.job.type, 'SOURCE_INGEST');
+    // The rerun starts its job through the one enqueue path (lib/jobs/queue.ts), which records the
+    // start as the API does, so the reconciler never looks at it again.
+    const mark = await db()('jobs').where({ id: rerun.job.id }).first('workflow_started_at');
+    assert.ok(mark?.workflow_started_at instanceof Date, 'the rerun records its workflow start');
     const done = await waitFor(async () => {
       const j = (await call('GET', `/v1/jobs/${rerun.job.id}`)).body.data;
       return j.status === 'DONE' && j;

@@ -3,6 +3,7 @@ import { ApiError } from '../../lib/errors';
 import {
   boardMoved,
   combine,
+  created,
   deleted,
   delivery,
   failed,
@@ -14,6 +15,8 @@ import {
   unscheduled,
   type LifecycleRow,
 } from '../../lib/posts/lifecycle';
+import { imagesOf, mediaSet } from '../../lib/posts/media';
+import { touchesApproved } from '../../lib/posts/write';
 
 // spec 3.1 / 2.7: the post lifecycle's pure transitions. Each test pins what one transition
 // writes: status, schedule_version, delivery, board, slot, events and whether the publish
@@ -47,6 +50,42 @@ describe('lib/posts/lifecycle', () => {
       retryUntil: 'x',
       detail: 'y',
     });
+  });
+
+  it('created: a draft off the schedule, or scheduled at version 1 with its slot; post.created first, workflow told only when scheduled', () => {
+    const d = created({ scheduledAt: null });
+    assert.deepEqual(d.set, { status: 'draft', scheduled_at: null, schedule_version: 0, delivery: delivery('not_scheduled') });
+    assert.equal(d.board, 'draft');
+    assert.equal(d.slot, undefined);
+    assert.deepEqual(d.events, ['post.created']);
+    assert.equal(d.scheduleChanged, false);
+    const s = created({ scheduledAt: LATER });
+    assert.deepEqual(s.set, { status: 'scheduled', scheduled_at: LATER, schedule_version: 1, delivery: delivery('scheduled') });
+    assert.equal(s.board, 'scheduled');
+    assert.deepEqual(s.slot, { at: LATER });
+    assert.deepEqual(s.events, ['post.created', 'post.scheduled']);
+    assert.equal(s.scheduleChanged, true);
+  });
+
+  it('mediaSet: the full list of images with post.updated, an empty list clears; schedule and review untouched', () => {
+    const images = [{ key: 'a.png', alt: 'A', name: 'first' }];
+    const c = mediaSet(images, NOW);
+    assert.deepEqual(c.set, { media: { kind: 'images', images }, updated_at: NOW });
+    assert.deepEqual(c.events, ['post.updated']);
+    assert.equal(c.scheduleChanged, false);
+    assert.equal(c.board, undefined);
+    assert.equal(c.slot, undefined);
+    assert.deepEqual(mediaSet([], NOW).set, { media: null, updated_at: NOW });
+    assert.deepEqual(imagesOf({ media: c.set.media as unknown as Record<string, unknown> }), images);
+    assert.deepEqual(imagesOf({ media: null }), []);
+  });
+
+  it('touchesApproved: content, title and type are what a reviewer approved; the engagement flags are not (docs/review.md)', () => {
+    assert.equal(touchesApproved({ content: 'x' }), true);
+    assert.equal(touchesApproved({ title: '' }), true);
+    assert.equal(touchesApproved({ contentType: 'NEWS' }), true);
+    assert.equal(touchesApproved({ autoLike: true, autoComment: false }), false);
+    assert.equal(touchesApproved({}), false);
   });
 
   it('scheduled: status scheduled at the time, version bumped, delivery scheduled, slot set, post.scheduled, workflow told', () => {

@@ -9,6 +9,7 @@ import {
   reviewRequested,
   type ReviewRow,
 } from '../../lib/posts/review';
+import { unscheduled } from '../../lib/posts/lifecycle';
 
 // The review transitions of docs/review.md, one rule at a time (lib/posts/review.ts).
 
@@ -145,6 +146,12 @@ describe('review transitions (docs/review.md)', () => {
     assert.equal(held.slot, 'clear');
     assert.deepEqual(held.events, ['post.unscheduled']);
     assert.equal(held.scheduleChanged, true);
+    // It is the lifecycle's unscheduled, shown in review: every column unscheduled writes, the same way.
+    const off = unscheduled(scheduledPost, NOW);
+    for (const column of ['scheduled_at', 'schedule_version', 'updated_at'] as const) assert.deepEqual(held.set[column], off.set[column]);
+    assert.equal(held.set.delivery?.state, 'not_scheduled');
+    assert.equal(held.set.last_publish_error, 'review_pending');
+    assert.equal(held.board, 'review');
   });
 });
 

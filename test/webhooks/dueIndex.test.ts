@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { DUE_DELIVERIES_SQL, NEXT_DUE_SQL } from '../../activities/webhooks';
+import { DUE_DELIVERIES_SQL, NEXT_DUE_SQL } from '../../activities/webhookDelivery';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { workspaceWithKey } from '../support/factories';

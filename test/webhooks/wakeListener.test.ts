@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { deliveryWakeListener } from '../../activities/webhooks';
+import { deliveryWakeListener } from '../../activities/webhookDelivery';
 import { db } from '../../lib/db';
 import { waitFor } from '../support/wait';
 
-// The delivery passes' shared LISTEN connection (activities/webhooks.ts, docs/webhooks.md "How it
+// The delivery passes' shared LISTEN connection (activities/webhookDelivery.ts, docs/webhooks.md "How it
 // runs"): a connection lost while passes are subscribed (Postgres restarted, a backend killed)
 // must not leave later subscribers listening on a dead socket.
 

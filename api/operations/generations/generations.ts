@@ -3,9 +3,8 @@ import { db } from '../../../lib/db';
 import { charsForTokens } from '../../../lib/knowledge/documents';
 import { errors } from '../../../lib/errors';
 import { estimateCompletionMs, presentJob, type GenerationJobInput } from '../../../lib/generation/jobs';
-import { insertQueuedJob, startOrWithdraw, waitForJob } from '../../../lib/generation/queue';
+import { enqueueJob, waitForJob } from '../../../lib/jobs/queue';
 import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
-import { startGenerationWorkflow } from '../../../lib/temporal/start/generatePost';
 import { contentTypeForPillar, ideaBriefText } from '../../../lib/ideas/ideas';
 import { Idea, Note, Source } from '../../../lib/models';
 import { parseInZone } from '../../../lib/time';
@@ -17,7 +16,7 @@ import { findProject, type ProjectRow } from '../projects/present';
 import { createGenerationInput, type CreateGenerationInput } from './schema';
 
 // spec 4.4 POST /v1/posts/generations: validate, reserve AI spend and the weekly budget, record
-// a QUEUED job, start its workflow, and optionally wait for it (lib/generation/queue.ts). Always
+// a QUEUED job, start its workflow, and optionally wait for it (lib/jobs/queue.ts enqueueJob). Always
 // answers { data: Job }.
 
 type ContentType = NonNullable<NonNullable<CreateGenerationInput['options']>['contentType']>;
@@ -161,7 +160,7 @@ export const createGeneration = defineOperation({
       contentType: input.options?.contentType ?? resolved.slotContentType ?? defaultContentType(project),
       ...(scheduledFor ? { scheduledFor } : {}),
     };
-    const job = await insertQueuedJob({
+    const job = await enqueueJob({
       workspaceId: auth.workspaceId,
       createdBy: auth.principal.id,
       project,
@@ -170,11 +169,6 @@ export const createGeneration = defineOperation({
       estimatedMs: await estimateCompletionMs(),
       limits: await loadAiLimits(db(), auth.workspaceId, budgetTargetOf(project)),
     });
-    await startOrWithdraw(
-      job,
-      () => startGenerationWorkflow({ id: job.id, workspace_id: job.workspace_id, project_id: project.id }),
-      'generation',
-    );
     return { data: presentJob(await waitForJob(job, input.wait_for_completion_ms)) };
   },
 });

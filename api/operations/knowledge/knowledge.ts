@@ -3,7 +3,7 @@ import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { presentJob } from '../../../lib/generation/jobs';
-import { insertQueuedJob, startOrWithdraw, waitForJob } from '../../../lib/generation/queue';
+import { enqueueJob, waitForJob } from '../../../lib/jobs/queue';
 import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
 import { Project } from '../../../lib/models';
 import {
@@ -17,7 +17,6 @@ import {
 import type { KnowledgeJobInput } from '../../../lib/knowledge/ingest';
 import { videoIdOf } from '../../../lib/knowledge/youtube';
 import { usableUpload } from '../../../lib/media/uploads';
-import { startKnowledgeWorkflow } from '../../../lib/temporal/start/ingestKnowledge';
 import { jobSchema } from '../jobs/schema';
 import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
@@ -89,7 +88,7 @@ export const createKnowledge = defineOperation({
     // A file may be a recording, which is transcribed (a paid model): it reserves and settles AI
     // spend as generation does (spec 4.4, 7.2). Text, pages and video transcripts call no model.
     const paid = input.type === 'file';
-    const job = await insertQueuedJob({
+    const job = await enqueueJob({
       workspaceId: auth.workspaceId,
       createdBy: auth.principal.id,
       project,
@@ -98,11 +97,6 @@ export const createKnowledge = defineOperation({
       estimatedMs: config.knowledge.estimatedCompletionMs,
       limits: paid ? await loadAiLimits(db(), auth.workspaceId, budgetTargetOf(project)) : null,
     });
-    await startOrWithdraw(
-      job,
-      () => startKnowledgeWorkflow(job, `Ingest ${input.type} knowledge ${projectId ? `for project ${projectId}` : 'for the workspace'}`),
-      'knowledge ingest',
-    );
     return { data: presentJob(await waitForJob(job, input.wait_for_completion_ms)) };
   },
 });

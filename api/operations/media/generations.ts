@@ -4,10 +4,9 @@ import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { Post } from '../../../lib/models';
 import { presentJob } from '../../../lib/generation/jobs';
-import { insertQueuedJob, startOrWithdraw, waitForJob } from '../../../lib/generation/queue';
+import { enqueueJob, waitForJob } from '../../../lib/jobs/queue';
 import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
 import { IMAGE_STYLES, type ImageJobInput } from '../../../lib/media/imageGenerator';
-import { startImageWorkflow } from '../../../lib/temporal/start/generateImage';
 import { defineOperation } from '../../operation';
 import { jobSchema } from '../jobs/schema';
 import { single } from '../../output';
@@ -62,7 +61,7 @@ export const createImageGeneration = defineOperation({
       ...(input.postId ? { postId: input.postId } : {}),
       ...(input.prompt ? { prompt: input.prompt } : {}),
     };
-    const job = await insertQueuedJob({
+    const job = await enqueueJob({
       workspaceId: auth.workspaceId,
       createdBy: auth.principal.id,
       project,
@@ -72,11 +71,6 @@ export const createImageGeneration = defineOperation({
       // The budget the reservation is charged to (the project's, or the pool for a company page).
       limits: await loadAiLimits(db(), auth.workspaceId, budgetTargetOf(project)),
     });
-    await startOrWithdraw(
-      job,
-      () => startImageWorkflow({ id: job.id, workspace_id: job.workspace_id, project_id: project.id }),
-      'image generation',
-    );
     return { data: presentJob(await waitForJob(job, input.wait_for_completion_ms)) };
   },
 });

@@ -2,9 +2,9 @@ import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
 import { Post } from '../../../lib/models';
-import { emitEvent } from '../../../lib/outbox';
+import type { PostImage } from '../../../lib/posts/media';
 import { presentPost } from '../../../lib/posts/present';
-import { loadPostForUpdate } from '../../../lib/posts/write';
+import { loadPostForUpdate, setPostMedia } from '../../../lib/posts/write';
 import { defineOperation } from '../../operation';
 import { postSchema } from '../posts/schema';
 import { single } from '../../output';
@@ -15,12 +15,6 @@ import { postMediaInput } from './schema';
 // multi-scope refusal: scope_missing without details, 7.2). The body (left open by the spec) is
 // `{ images: [{ key, alt?, name? }] }`, the full state of the post's images in order; an empty
 // list clears them. Emits post.updated (spec 6).
-
-export interface PostImage {
-  key: string;
-  alt: string;
-  name: string;
-}
 
 export const updatePostMedia = defineOperation({
   name: 'posts.media.update',
@@ -59,21 +53,8 @@ export const updatePostMedia = defineOperation({
     const updated = await db().transaction(async (trx) => {
       const post = await loadPostForUpdate(trx, auth.workspaceId, input.postId, true);
       if (!post) throw errors.notFound('post');
-      await trx('posts')
-        .where({ id: post.id })
-        .update({
-          media: images.length ? JSON.stringify({ kind: 'images', images }) : null,
-          updated_at: trx.fn.now(),
-        });
-      const row = (await loadPostForUpdate(trx, auth.workspaceId, post.id))!;
-      await emitEvent(trx, {
-        workspaceId: auth.workspaceId,
-        projectId: row.project_id,
-        type: 'post.updated',
-        data: { post: presentPost(row) },
-      });
-      return row;
+      return setPostMedia(trx, post, images);
     });
-    return { data: presentPost(updated) };
+    return { data: presentPost(updated.post) };
   },
 });

@@ -5,12 +5,12 @@ import { errors } from '../../../lib/errors';
 import { Post } from '../../../lib/models';
 import { deleted, onSchedule } from '../../../lib/posts/lifecycle';
 import { presentPost, type PostRow } from '../../../lib/posts/present';
+import { afterPostCommitted } from '../../../lib/posts/afterCommit';
 import { commitChange } from '../../../lib/posts/write';
 import { mintDeleteConfirmation, readDeleteConfirmation } from '../../../lib/tokens';
 import type { AuthContext } from '../../auth/context';
 import { defineOperation } from '../../operation';
 import { postDeletionSchema } from './schema';
-import { afterScheduleCommitted } from './scheduling';
 
 // spec 3.1 (last row) and 4.9 delete_post: the agent transport's delete, two-phase, scope
 // posts:destroy. There is no REST delete (spec 4.4), so this operation has no REST route.
@@ -119,7 +119,7 @@ export const deletePost = defineOperation({
       const locked = (await Post.forWorkspace(auth.workspaceId, trx).findById(post.id).forUpdate()) as
         (PostRow & { deleted_at: Date | null }) | undefined;
       if (!locked) throw errors.notFound('post');
-      if (locked.deleted_at) return { row: { ...post, deleted_at: locked.deleted_at }, scheduleChanged: false };
+      if (locked.deleted_at) return { post: { ...post, deleted_at: locked.deleted_at }, scheduleChanged: false };
       if (locked.status !== claims.status || locked.schedule_version !== claims.scheduleVersion) {
         throw errors.conflict(
           'The post changed since the confirmation was issued; call delete_post without a token to see what a delete would do now.',
@@ -131,9 +131,9 @@ export const deletePost = defineOperation({
       const done = await commitChange(trx, locked, deleted(locked, new Date()), (row) =>
         deletionResult(row as PostRow & { deleted_at: Date }),
       );
-      return { row: done.post as PostRow & { deleted_at: Date | null }, scheduleChanged: done.scheduleChanged };
+      return { post: done.post as PostRow & { deleted_at: Date | null }, scheduleChanged: done.scheduleChanged };
     });
-    if (outcome.scheduleChanged) await afterScheduleCommitted(outcome.row);
-    return { data: deletionResult(outcome.row) };
+    await afterPostCommitted(outcome);
+    return { data: deletionResult(outcome.post) };
   },
 });

@@ -4,7 +4,8 @@ import { Post, Project, Workspace } from '../../../lib/models';
 import { presentPost, presentPostSummary, type PostRow, type PostSummaryRow } from '../../../lib/posts/present';
 import { planSchedule } from '../../../lib/posts/lifecycle';
 import { resolveStatus } from '../../../lib/posts/statuses';
-import { insertPost, updatePost as writePostUpdate } from '../../../lib/posts/write';
+import { afterPostCommitted } from '../../../lib/posts/afterCommit';
+import { insertPost, touchesApproved, updatePost as writePostUpdate } from '../../../lib/posts/write';
 import { parseInZone } from '../../../lib/time';
 import type { AuthContext } from '../../auth/context';
 import { page, single } from '../../output';
@@ -12,9 +13,8 @@ import { defineOperation, depsOf } from '../../operation';
 import { keysetPage, parseLimit } from '../../pagination';
 import { findProject, type ProjectRow } from '../projects/present';
 import { createPostInput, getPostInput, listPostsInput, postSchema, postSummarySchema, updatePostInput } from './schema';
-import { afterScheduleCommitted, verifyConnectionForScheduling } from './scheduling';
+import { verifyConnectionForScheduling } from './scheduling';
 import { assertReviewAllowsScheduling } from '../../../lib/posts/review';
-import { afterReviewStarted } from '../../../lib/publishing/review';
 
 /** spec 2.4 requireReviewWorkflow, read live. */
 async function requiresReview(workspaceId: string): Promise<boolean> {
@@ -136,7 +136,7 @@ export const createPost = defineOperation({
     const scheduledAt = input.scheduledFor !== undefined ? futureInstant(input.scheduledFor, project) : null;
     // docs/review.md: a new post has no approval, so the review gate refuses to schedule it.
     if (scheduledAt) assertReviewAllowsScheduling({ review: null }, await requiresReview(auth.workspaceId));
-    const post = await db().transaction((trx) =>
+    const committed = await db().transaction((trx) =>
       insertPost(trx, {
         workspaceId: auth.workspaceId,
         projectId: project.id,
@@ -146,8 +146,8 @@ export const createPost = defineOperation({
         scheduledAt,
       }),
     );
-    if (scheduledAt) await afterScheduleCommitted(post);
-    return { data: presentPost(post) };
+    await afterPostCommitted(committed);
+    return { data: presentPost(committed.post) };
   },
 });
 
@@ -181,8 +181,7 @@ export const updatePost = defineOperation({
     if (intent.kind === 'schedule') {
       if (!project) throw errors.unprocessable('This post has no project to publish to.');
       // docs/review.md: the review gate refuses before the live connection check (and again under the lock).
-      const touchesApproved = input.content !== undefined || input.title !== undefined || input.contentType !== undefined;
-      if (!touchesApproved) assertReviewAllowsScheduling(existing, await requiresReview(auth.workspaceId));
+      if (!touchesApproved(input)) assertReviewAllowsScheduling(existing, await requiresReview(auth.workspaceId));
       await verifyConnectionForScheduling(depsOf(ctx).network, project);
     }
     const { contentType, content, title, autoLike, autoComment } = input;
@@ -194,8 +193,7 @@ export const updatePost = defineOperation({
         verified: intent.kind === 'schedule',
       }),
     );
-    if (result.scheduleChanged) await afterScheduleCommitted(result.post);
-    if (result.reviewStarted) await afterReviewStarted(result.post);
+    await afterPostCommitted(result);
     return { data: presentPost(result.post) };
   },
 });

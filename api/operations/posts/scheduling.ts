@@ -1,12 +1,8 @@
 import { db } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
 import { deriveState, reconnectUrl } from '../../../lib/connectionState';
-import { log } from '../../../lib/logger';
 import type { NetworkClient } from '../../../lib/network/client';
-import type { PostRow } from '../../../lib/posts/present';
 import { probeConnection } from '../../../lib/publishing/probe';
-import { syncPublishWorkflow } from '../../../lib/temporal/start/publishPost';
-import { temporalClient } from '../../../lib/temporal';
 import type { ProjectRow } from '../projects/present';
 
 // spec 3.1: PATCH with a future scheduledFor verifies the connection first; a refusal is
@@ -63,16 +59,4 @@ export async function verifyConnectionForScheduling(network: NetworkClient, proj
     reason,
     REASONS[reason] ?? `The network refused the account's credentials (${reason}); reconnect it in the dashboard.`,
   );
-}
-
-/**
- * After the commit: tell the post's publish workflow. If Temporal cannot be reached now, the
- * change is already durable and the reconciler delivers it (posts.workflow_synced_version).
- */
-export async function afterScheduleCommitted(post: PostRow): Promise<void> {
-  try {
-    await syncPublishWorkflow(await temporalClient(), db(), post);
-  } catch (err) {
-    log.warn('publish workflow sync deferred to the reconciler', { postId: post.id, err });
-  }
 }

@@ -1,19 +1,15 @@
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { Membership } from '../../../lib/models';
-import { log } from '../../../lib/logger';
 import { presentPost, presentPostSummary, type PostRow } from '../../../lib/posts/present';
 import { reviewDecided, reviewOf, reviewRequested } from '../../../lib/posts/review';
 import { commitChange, loadPostForUpdate, type Committed } from '../../../lib/posts/write';
-import { afterReviewStarted } from '../../../lib/publishing/review';
-import { signalReviewDecided } from '../../../lib/temporal/start/reviewPost';
-import { temporalClient } from '../../../lib/temporal';
+import { afterPostCommitted } from '../../../lib/posts/afterCommit';
 import type { AuthContext } from '../../auth/context';
 import { defineOperation } from '../../operation';
 import { postSchema } from '../posts/schema';
 import { single } from '../../output';
 import { postsOf } from '../posts/posts';
-import { afterScheduleCommitted } from '../posts/scheduling';
 import { findProject } from '../projects/present';
 import { awaitingReviewListSchema, decideReviewInput, listAwaitingReviewInput, requestReviewInput } from './schema';
 
@@ -28,15 +24,6 @@ async function lockVisible(auth: AuthContext, postId: string, trx: Parameters<ty
   const post = await loadPostForUpdate(trx, auth.workspaceId, postId, true);
   if (!post) throw errors.notFound('post');
   return post;
-}
-
-async function afterCommit(what: string, fn: () => Promise<void>, postId: string): Promise<void> {
-  // The change is durable; a Temporal outage only delays the deadline timer or the workflow's end.
-  try {
-    await fn();
-  } catch (err) {
-    log.warn(`review workflow ${what} failed`, { postId, err });
-  }
 }
 
 export const requestReview = defineOperation({
@@ -72,7 +59,7 @@ export const requestReview = defineOperation({
       const change = reviewRequested(post, { reviewerUserId, deadline, notes: input.notes ?? null }, new Date());
       return commitChange(trx, post, change);
     });
-    await afterReviewStarted(result.post);
+    await afterPostCommitted(result);
     return { data: presentPost(result.post) };
   },
 });
@@ -103,10 +90,9 @@ function decide(decision: 'approved' | 'rejected') {
       assertDecider(auth, post);
       return commitChange(trx, post, change, () => ({ round: post.review_round ?? 0 }));
     });
-    const round = result.post.review_round ?? 0;
-    // A rejection took a scheduled post off the schedule: its publish workflow hears of it.
-    if (result.scheduleChanged) await afterScheduleCommitted(result.post);
-    await afterCommit('signal', async () => signalReviewDecided(await temporalClient(), result.post.id, round), result.post.id);
+    // The round's workflow hears of the decision; a rejection that took a scheduled post off the
+    // schedule is heard by its publish workflow too.
+    await afterPostCommitted(result);
     return { data: presentPost(result.post) };
   };
 }

@@ -2,13 +2,12 @@ import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { presentJob, type JobRow } from '../../../lib/generation/jobs';
-import { startOrWithdraw, waitForJob } from '../../../lib/generation/queue';
+import { startQueuedJob, waitForJob } from '../../../lib/jobs/queue';
 import { storeInlineFile } from '../../../lib/ingest/inlineUpload';
 import { usableUpload } from '../../../lib/media/uploads';
 import { newId } from '../../../lib/ids';
 import { Source } from '../../../lib/models';
 import { queueSourceIngest, withdrawSourceIngest } from '../../../lib/sources/ingest';
-import { startSourceWorkflow } from '../../../lib/temporal/start/ingestSource';
 import { guessLanguage } from '../../../lib/ingest/language';
 import { builtinInsights } from '../../../lib/llm/insights';
 import { presentSource, type SourceRow } from '../../../lib/sources/sources';
@@ -144,12 +143,7 @@ export const createSource = defineOperation({
     });
     let job = outcome.job;
     if (outcome.fresh) {
-      await startOrWithdraw(
-        job,
-        () => startSourceWorkflow({ id: job.id, workspace_id: job.workspace_id, project_id: project.id }),
-        'source ingest',
-        () => withdrawSourceIngest(job.id, outcome.sourceId, outcome.previous),
-      );
+      await startQueuedJob(job, { withdraw: () => withdrawSourceIngest(job.id, outcome.sourceId, outcome.previous) });
     }
     job = await waitForJob(job, input.wait_for_completion_ms);
     return { data: presentJob(job) };

@@ -1,5 +1,4 @@
 import type { Client } from '@temporalio/client';
-import type { Knex } from 'knex';
 import type { publishPostWorkflow } from '../../../workflows/publishPost';
 import { config } from '../../config';
 import { hasScheduleColumns, scheduleSnapshot, type ScheduleRow, type ScheduleSnapshot } from '../../publishing/schedule';
@@ -11,7 +10,8 @@ import { PUBLISH_POST, scheduleChangedSignal, type CarriedSchedule } from '../co
 
 /**
  * Tells the post's one publish workflow that its schedule changed, starting it if needed
- * (signal-with-start: never a second workflow), then records the version it now knows about.
+ * (signal-with-start: never a second workflow). Recording the version it now knows is the
+ * caller's (lib/posts/afterCommit.ts syncPostSchedule).
  * A row with its schedule columns travels as a snapshot in the start input and the signal, so
  * the workflow arms its timer without reading the row (workflows/publishPost.ts).
  *
@@ -26,7 +26,6 @@ import { PUBLISH_POST, scheduleChangedSignal, type CarriedSchedule } from '../co
  */
 export async function syncPublishWorkflow(
   client: Client,
-  db: Knex,
   post: { id: string; workspace_id: string; project_id: string | null; schedule_version: number } & Partial<ScheduleRow>,
 ): Promise<void> {
   const schedule = hasScheduleColumns(post) ? scheduleSnapshot(post) : undefined;
@@ -46,10 +45,6 @@ export async function syncPublishWorkflow(
     staticSummary: `Publish post ${post.id}`,
     staticDetails: `Workspace ${post.workspace_id}, project ${post.project_id}. Waits for the scheduled time plus the publish delay, then publishes once.`,
   });
-  await db('posts')
-    .where({ id: post.id })
-    .andWhere('workflow_synced_version', '<', post.schedule_version)
-    .update({ workflow_synced_version: post.schedule_version });
 }
 
 /**

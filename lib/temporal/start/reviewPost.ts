@@ -1,6 +1,5 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import type { Knex } from 'knex';
 import type { reviewPostWorkflow } from '../../../workflows/reviewPost';
 import { config } from '../../config';
 import { log } from '../../logger';
@@ -13,10 +12,11 @@ import { REVIEW_POST, reviewDecidedSignal } from '../contracts/reviewPost';
 // round's start and its decision signal.
 
 /**
- * Starts the round's deadline workflow (a second start for the same round is a no-op), then
- * records the round as started; a round whose start was lost is started by the reconciler.
+ * Starts the round's deadline workflow (a second start for the same round is a no-op).
+ * Recording the round as started is the caller's (lib/posts/afterCommit.ts startPostReview); a
+ * round whose start was lost is started by the reconciler.
  */
-export async function startReviewWorkflow(client: Client, post: PostRow, db?: Knex): Promise<void> {
+export async function startReviewWorkflow(client: Client, post: PostRow): Promise<void> {
   const round = post.review_round ?? 0;
   const review = reviewOf(post);
   try {
@@ -35,7 +35,6 @@ export async function startReviewWorkflow(client: Client, post: PostRow, db?: Kn
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
-  if (db) await db('posts').where({ id: post.id }).andWhere('review_synced_round', '<', round).update({ review_synced_round: round });
 }
 
 /** Tells the round's workflow that it was decided (the decision is already committed). */

@@ -4,13 +4,42 @@ import { db } from '../db';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { log } from '../logger';
-import { JOB_COLUMNS, progressNow, TERMINAL_STATUSES, type JobRow, type JobType } from './jobs';
-import { budgetTargetOf, reservationFor, reserveGenerationSpend, settleJobSpend, type AiLimits } from './spend';
+import { JOB_COLUMNS, progressNow, TERMINAL_STATUSES, type JobRow, type JobType } from '../generation/jobs';
+import { budgetTargetOf, reservationFor, reserveGenerationSpend, settleJobSpend, type AiLimits } from '../generation/spend';
+import { startGenerationWorkflow } from '../temporal/start/generatePost';
+import { startImageWorkflow } from '../temporal/start/generateImage';
+import { startKnowledgeWorkflow } from '../temporal/start/ingestKnowledge';
+import { startSourceWorkflow } from '../temporal/start/ingestSource';
 
-// The API's side of the job envelope every job that calls a paid model shares (spec 2.12, 3.2,
-// 4.4; image jobs: docs/media.md "Image generation"; file sources: docs/sources.md; file
-// knowledge documents: docs/knowledge.md): record a QUEUED job with its spend reservation,
-// start its workflow (or withdraw the job when that fails), and optionally wait for it.
+// The one enqueue path of every job (spec 2.12, 3.2, 4.4; image jobs: docs/media.md "Image
+// generation"; file sources: docs/sources.md; knowledge documents: docs/knowledge.md): record a
+// QUEUED job with its spend reservation, start its workflow through its type's starter (or
+// withdraw the job when that fails), and optionally wait for it. The reconciler
+// (./reconcile.ts) starts a job whose start was lost through the same `startWorkflowOfJob`.
+
+/** The job row fields a starter reads. */
+export type StartableJob = Pick<JobRow, 'id' | 'type' | 'workspace_id' | 'project_id'>;
+
+/**
+ * Which workflow runs which job type (ARCHITECTURE.md: one workflow per job, id = job id), and
+ * the name its failures are logged under. Decided here only.
+ */
+const JOB_WORKFLOWS: Record<JobType, { name: string; start: (job: StartableJob) => Promise<void> }> = {
+  POST_GENERATION: { name: 'generation', start: (job) => startGenerationWorkflow({ ...job, project_id: job.project_id ?? '' }) },
+  IMAGE_GENERATION: { name: 'image generation', start: (job) => startImageWorkflow({ ...job, project_id: job.project_id ?? '' }) },
+  SOURCE_INGEST: { name: 'source ingest', start: (job) => startSourceWorkflow({ ...job, project_id: job.project_id ?? '' }) },
+  KNOWLEDGE_INGEST: {
+    name: 'knowledge ingest',
+    // A workspace-wide document's job has no project.
+    start: (job) =>
+      startKnowledgeWorkflow(job, `Ingest knowledge ${job.project_id ? `for project ${job.project_id}` : 'for the workspace'}`),
+  },
+};
+
+/** Starts the job's workflow, the one its type names; a second start of a job is rejected by Temporal (WorkflowExecutionAlreadyStartedError). */
+export function startWorkflowOfJob(job: StartableJob): Promise<void> {
+  return JOB_WORKFLOWS[job.type].start(job);
+}
 
 export interface QueueJob {
   workspaceId: string;
@@ -94,19 +123,21 @@ export async function withdrawUnstartedJob(jobId: string, undo?: (trx: Knex.Tran
   });
 }
 
-/** Starts the job's workflow; when that fails and the job never left QUEUED, withdraws it and answers 503. */
-export async function startOrWithdraw(
-  job: JobRow,
-  start: () => Promise<void>,
-  workflowName: string,
-  /** Removes the still-QUEUED job and what it made (default: the job and its reservation); true when it did. */
-  withdraw: () => Promise<boolean> = () => withdrawUnstartedJob(job.id),
+/**
+ * Starts the job's workflow (its type's, unless `start` is given); when that fails and the job
+ * never left QUEUED, withdraws it and answers 503. `withdraw` removes the still-QUEUED job and
+ * what it made (default: the job and its reservation) and answers true when it did.
+ */
+export async function startQueuedJob(
+  job: StartableJob,
+  opts: { withdraw?: () => Promise<boolean>; start?: (job: StartableJob) => Promise<void> } = {},
 ): Promise<void> {
+  const { withdraw = () => withdrawUnstartedJob(job.id), start = startWorkflowOfJob } = opts;
   try {
-    await start();
+    await start(job);
   } catch (err) {
     if (await withdraw()) {
-      log.error(`${workflowName} workflow could not be started; job withdrawn`, { jobId: job.id, err });
+      log.error(`${JOB_WORKFLOWS[job.type].name} workflow could not be started; job withdrawn`, { jobId: job.id, err });
       throw new ApiError(
         503,
         'temporarily_unavailable',
@@ -120,9 +151,16 @@ export async function startOrWithdraw(
   await markWorkflowStarted([job.id]);
 }
 
+/** Inserts the QUEUED job with its reservation (insertQueuedJob), then starts its workflow (startQueuedJob). */
+export async function enqueueJob(job: QueueJob): Promise<JobRow> {
+  const row = await insertQueuedJob(job);
+  await startQueuedJob(row);
+  return row;
+}
+
 /**
  * Records that these jobs' workflows exist, so the reconciler's pass skips them without asking
- * Temporal (lib/generation/reconcile.ts). Best effort: a mark that is lost only costs the
+ * Temporal (./reconcile.ts). Best effort: a mark that is lost only costs the
  * reconciler one start attempt, answered "already started".
  */
 export async function markWorkflowStarted(jobIds: readonly string[]): Promise<void> {

@@ -1,31 +1,15 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { log } from '../logger';
-import { startGenerationWorkflow } from '../temporal/start/generatePost';
-import { startImageWorkflow } from '../temporal/start/generateImage';
-import { startKnowledgeWorkflow } from '../temporal/start/ingestKnowledge';
-import { startSourceWorkflow } from '../temporal/start/ingestSource';
-import type { JobType } from './jobs';
+import { startWorkflowOfJob, type StartableJob } from './queue';
 
-// A job row is written before its workflow is started (lib/generation/queue.ts). A process that
+// A job row is written before its workflow is started (./queue.ts). A process that
 // dies between the two leaves a QUEUED job no workflow will ever run, and no answer reached the
 // caller, whose retry makes a new job. The reconciler (activities/maintenance.ts) starts the
 // workflow of every job still QUEUED a while after its creation and not marked as started
 // (`workflow_started_at`); the workflow id is the job's, so a job whose workflow exists but whose
-// mark was lost is only confirmed, never run twice.
-
-type QueuedJob = { id: string; type: JobType; workspace_id: string; project_id: string | null };
-
-const STARTERS: Record<JobType, (job: QueuedJob) => Promise<void>> = {
-  POST_GENERATION: (job) => startGenerationWorkflow({ ...job, project_id: job.project_id ?? '' }),
-  IMAGE_GENERATION: (job) => startImageWorkflow({ ...job, project_id: job.project_id ?? '' }),
-  SOURCE_INGEST: (job) => startSourceWorkflow({ ...job, project_id: job.project_id ?? '' }),
-  KNOWLEDGE_INGEST: (job) =>
-    startKnowledgeWorkflow(
-      job,
-      `Ingest knowledge ${job.project_id ? `for project ${job.project_id}` : 'for the workspace'} (started by the reconciler)`,
-    ),
-};
+// mark was lost is only confirmed, never run twice. The workflow is the one the API would have
+// started: the job type's starter, through ./queue.ts startWorkflowOfJob.
 
 /**
  * Starts the missing workflows of jobs QUEUED for longer than `olderThanSeconds` whose start was
@@ -34,7 +18,7 @@ const STARTERS: Record<JobType, (job: QueuedJob) => Promise<void>> = {
  * waiting jobs is one indexed query and no Temporal call (jobs_queued_unstarted).
  */
 export async function reconcileQueuedJobs(db: Knex, olderThanSeconds = 60): Promise<number> {
-  const rows: QueuedJob[] = await db('jobs')
+  const rows: StartableJob[] = await db('jobs')
     .where({ status: 'QUEUED' })
     .whereNull('workflow_started_at')
     .whereRaw('created_at < now() - make_interval(secs => ?)', [olderThanSeconds])
@@ -45,7 +29,7 @@ export async function reconcileQueuedJobs(db: Knex, olderThanSeconds = 60): Prom
   const confirmed: string[] = [];
   for (const job of rows) {
     try {
-      await STARTERS[job.type](job);
+      await startWorkflowOfJob(job);
       started++;
       confirmed.push(job.id);
       log.warn('job workflow started by the reconciler (its start was lost)', { jobId: job.id, type: job.type });

@@ -1,0 +1,176 @@
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import type { Knex } from 'knex';
+import pLimit from 'p-limit';
+import type pg from 'pg';
+import { newId } from '../lib/ids';
+import { wakeEndpoint } from '../lib/temporal/start/webhookEndpoint';
+import type { OutboxEventRow } from '../lib/webhooks/payload';
+import { inactiveReason } from './webhookDelivery';
+import type { WebhookDeps, WebhookOptions } from './webhooks';
+
+// The outbox relay (docs/webhooks.md "How it runs"): committed outbox events become delivery
+// rows, one per matching endpoint, and the endpoint's delivery workflow is woken.
+
+const INSERT_CHUNK = 1000;
+
+/** Wakes the relay on `NOTIFY outbox_events` (migration 20261121000030), else after the poll interval. */
+async function outboxListener(db: Knex) {
+  let pending = false;
+  let wake: (() => void) | null = null;
+  const onNotify = () => {
+    pending = true;
+    wake?.();
+  };
+  // A pooled connection held for the run: LISTEN belongs to the session that issued it.
+  let conn: pg.Client | null = null;
+  try {
+    conn = (await db.client.acquireConnection()) as pg.Client;
+    conn.on('notification', onNotify);
+    await conn.query('LISTEN outbox_events');
+  } catch {
+    // Polling alone is still correct, only slower.
+    if (conn) {
+      conn.removeListener('notification', onNotify);
+      db.client.releaseConnection(conn);
+    }
+    conn = null;
+  }
+  return {
+    async next(ms: number, signal: AbortSignal): Promise<void> {
+      if (!pending) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', done);
+            wake = null;
+            resolve();
+          };
+          const timer = setTimeout(done, ms);
+          wake = done;
+          signal.addEventListener('abort', done, { once: true });
+        });
+      }
+      pending = false;
+    },
+    async close(): Promise<void> {
+      if (!conn) return;
+      conn.removeListener('notification', onNotify);
+      await conn.query('UNLISTEN outbox_events').catch(() => undefined);
+      db.client.releaseConnection(conn);
+      conn = null;
+    },
+  };
+}
+
+export function createWebhookRelayActivities({ db, temporal }: WebhookDeps, opts: WebhookOptions) {
+  /**
+   * Claims the oldest undispatched outbox rows (SKIP LOCKED: concurrent relays take disjoint
+   * rows), writes one delivery row per matching endpoint, starts one workflow per live delivery,
+   * then stamps the rows dispatched. Delivery rows are written outside the claim transaction so
+   * the workflows see them at once; if anything fails before the stamp, the rows are claimed
+   * again and both the inserts and the starts are no-ops the second time.
+   */
+  async function relayBatch(client: Client, taskQueue: string, heartbeat: () => void): Promise<{ events: number; started: number }> {
+    return db.transaction(async (trx) => {
+      const events = (await trx('outbox_events')
+        .whereNull('dispatched_at')
+        .orderBy('seq')
+        .limit(opts.relayBatchSize)
+        .forUpdate()
+        .skipLocked()
+        .select('seq', 'id', 'workspace_id', 'project_id', 'type', 'created_at')) as Array<OutboxEventRow & { seq: number }>;
+      if (events.length === 0) return { events: 0, started: 0 };
+      const seqs = events.map((e) => e.seq);
+      // spec 6: the workspace's endpoints subscribed to the type, narrowed to their project when
+      // bound to one, and only those that existed when the event happened. Inactive endpoints
+      // are matched too: spec 3.5 records their events as permanently failed.
+      const matches = (
+        await db.raw(
+          `
+        select ev.id as event_id, ev.workspace_id, ev.project_id, ev.type, ev.created_at, w.id as endpoint_id, w.is_active, w.disabled_reason
+        from outbox_events ev
+        join webhook_endpoints w on w.workspace_id = ev.workspace_id and w.deleted_at is null
+          and ev.type = any(w.events) and (w.project_id is null or w.project_id = ev.project_id) and w.created_at <= ev.created_at
+        where ev.seq = any(?::bigint[])`,
+          [seqs],
+        )
+      ).rows as Array<{
+        event_id: string;
+        workspace_id: string;
+        project_id: string | null;
+        type: string;
+        created_at: Date;
+        endpoint_id: string;
+        is_active: boolean;
+        disabled_reason: string | null;
+      }>;
+      let started = 0;
+      if (matches.length) {
+        const rows = matches.map((m) => ({
+          id: newId('webhookDelivery'),
+          workspace_id: m.workspace_id,
+          endpoint_id: m.endpoint_id,
+          event_id: m.event_id,
+          event_type: m.type,
+          event_created_at: m.created_at,
+          status: m.is_active ? 'pending' : 'failed',
+          failure_reason: m.is_active ? null : inactiveReason(m.disabled_reason),
+          failed_at: m.is_active ? null : new Date(),
+        }));
+        for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+          await db('webhook_deliveries')
+            .insert(rows.slice(i, i + INSERT_CHUNK))
+            .onConflict(['event_id', 'endpoint_id'])
+            .ignore();
+        }
+        // One wake-up per endpoint and batch, whatever the number of its new deliveries. The rows
+        // are committed above, so the pass the signal triggers sees them. A batch claimed again
+        // after a crash signals again: harmless.
+        const wake = new Map<string, string>();
+        for (const m of matches) if (m.is_active) wake.set(m.endpoint_id, m.workspace_id);
+        // A pass already running for the endpoint takes the new rows at once on this NOTIFY
+        // (deliverDueWebhooks); the signal below covers a workflow that is waiting or closed.
+        if (wake.size) await db.raw(`select pg_notify('webhook_deliveries', x) from unnest(?::text[]) x`, [[...wake.keys()]]);
+        await pLimit(opts.startConcurrency).map([...wake], async ([endpointId, workspaceId]) => {
+          await wakeEndpoint(client, taskQueue, endpointId, workspaceId);
+          started++;
+          heartbeat();
+        });
+      }
+      await trx('outbox_events').whereIn('seq', seqs).update({ dispatched_at: trx.fn.now() });
+      return { events: events.length, started };
+    });
+  }
+
+  return {
+    /**
+     * The outbox relay: runs for up to `maxRunMs`, relaying batch after batch, sleeping until a
+     * NOTIFY or the poll interval when the outbox is drained. Delivery workflows start on the
+     * relay's own task queue.
+     */
+    async relayOutbox(input: { maxRunMs: number }): Promise<{ events: number; started: number }> {
+      const ctx = Context.current();
+      const client = await temporal();
+      const listener = await outboxListener(db);
+      const until = Date.now() + input.maxRunMs;
+      const total = { events: 0, started: 0 };
+      const heartbeat = () => ctx.heartbeat(total);
+      try {
+        while (Date.now() < until && !ctx.cancellationSignal.aborted) {
+          heartbeat();
+          const r = await relayBatch(client, ctx.info.taskQueue, heartbeat);
+          total.events += r.events;
+          total.started += r.started;
+          if (r.events < opts.relayBatchSize) await listener.next(opts.relayPollMs, ctx.cancellationSignal);
+        }
+      } finally {
+        await listener.close();
+      }
+      // Cancelled (relay workflow cancelled, worker shutting down): say so, so the workflow
+      // either stops or has the run retried on another worker. The reason is a CancelledFailure.
+      if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+      return total;
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import type { Client } from '@temporalio/client';
+import type { Knex } from 'knex';
+import { db } from '../db';
+import { log } from '../logger';
+import { temporalClient } from '../temporal';
+import { syncPublishWorkflow } from '../temporal/start/publishPost';
+import { signalReviewDecided, startReviewWorkflow } from '../temporal/start/reviewPost';
+import type { PostRow } from './present';
+import type { Committed } from './write';
+
+// After a post change commits (./write.ts), the workflows that wait on the post hear of it: the
+// publish workflow of a moved schedule (docs/publishing.md), the workflow of a review round
+// opened or decided (docs/review.md). Every door and every worker that changes a post calls
+// `afterPostCommitted`; the reconciler calls the same `syncPostSchedule` / `startPostReview`.
+// The change is durable before any of this, so a Temporal outage only delays it: the rows
+// record what each workflow already knows (`workflow_synced_version`, `review_synced_round`),
+// and the reconciler delivers the rest.
+
+type ScheduledPost = Parameters<typeof syncPublishWorkflow>[1];
+
+/**
+ * Records that the post's publish workflow knows `schedule_version`: the one writer of
+ * `posts.workflow_synced_version`, which only moves forward. The publish step calls it in its
+ * own transaction when it takes the post off the schedule itself (it is the workflow).
+ */
+export async function markScheduleSynced(q: Knex | Knex.Transaction, post: Pick<PostRow, 'id' | 'schedule_version'>): Promise<void> {
+  await q('posts')
+    .where({ id: post.id })
+    .andWhere('workflow_synced_version', '<', post.schedule_version)
+    .update({ workflow_synced_version: post.schedule_version });
+}
+
+/** Signal-with-start of the post's publish workflow, then the version it now knows. */
+export async function syncPostSchedule(client: Client, q: Knex, post: ScheduledPost): Promise<void> {
+  await syncPublishWorkflow(client, post);
+  await markScheduleSynced(q, post);
+}
+
+/** Starts the round's workflow (a second start of a round is a no-op), then records the round as started. */
+export async function startPostReview(client: Client, q: Knex, post: PostRow): Promise<void> {
+  await startReviewWorkflow(client, post);
+  const round = post.review_round ?? 0;
+  await q('posts').where({ id: post.id }).andWhere('review_synced_round', '<', round).update({ review_synced_round: round });
+}
+
+async function bestEffort(failure: string, postId: string, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (err) {
+    log.warn(failure, { postId, err });
+  }
+}
+
+/** Tells the post's workflows what a committed change did to them (see above); never throws. */
+export async function afterPostCommitted(
+  c: Pick<Committed, 'post' | 'scheduleChanged' | 'reviewStarted' | 'reviewDecided'>,
+): Promise<void> {
+  const { post } = c;
+  if (c.scheduleChanged)
+    await bestEffort('publish workflow sync deferred to the reconciler', post.id, async () =>
+      syncPostSchedule(await temporalClient(), db(), post),
+    );
+  if (c.reviewStarted)
+    await bestEffort('review workflow start deferred to the reconciler', post.id, async () =>
+      startPostReview(await temporalClient(), db(), post),
+    );
+  // A round's workflow that misses the decision finds it in the row at its next re-check (workflows/reviewPost.ts).
+  if (c.reviewDecided)
+    await bestEffort('review workflow signal failed', post.id, async () =>
+      signalReviewDecided(await temporalClient(), post.id, post.review_round ?? 0),
+    );
+}
