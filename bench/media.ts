@@ -141,7 +141,7 @@ try {
   step(`object store ${store.endpoint}; database ${DATABASE_URL}`);
   await recreateDatabase(DATABASE_URL);
   await flushRedis(REDIS_URL);
-  const { createWorkspace, issueApiKey } = await import('../ops/provision');
+  const { createProject, createWorkspace, issueApiKey } = await import('../ops/provision');
   const { S3ObjectStore, s3OptionsFromConfig } = await import('../lib/storage/objectStore');
   const { closeDb } = await import('../lib/db');
   const bare = new S3ObjectStore(s3OptionsFromConfig());
@@ -156,10 +156,13 @@ try {
       // A fresh workspace per round: ENTERPRISE has no storage limits, and dedupe never hits.
       const ws = await createWorkspace({ name: `Bench media ${round}`, plan: 'ENTERPRISE' });
       const { key } = await issueApiKey({ workspaceId: ws.id, scopes: ['read', 'write'] });
+      // spec 4.7: an API key names the project a media asset belongs to.
+      const projectId = (await createProject({ workspaceId: ws.id, type: 'PERSONAL_BRAND', name: 'Bench person', connection: 'none' }))
+        .id as string;
       const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
       const inlineImages = Array.from({ length: n }, () => png(side));
       const uploadImages = Array.from({ length: n }, () => png(side));
-      const bodies = inlineImages.map((b) => JSON.stringify({ content_base64: b.toString('base64') }));
+      const bodies = inlineImages.map((b) => JSON.stringify({ projectId, content_base64: b.toString('base64') }));
 
       const inline = await burst('inline import (POST /v1/media, base64)', inlineImages, async (_b, i) => {
         const r = await fetch(`${api.baseUrl}/v1/media`, { method: 'POST', headers: auth, body: bodies[i] });
@@ -185,7 +188,7 @@ try {
         const r = await fetch(`${api.baseUrl}/v1/media`, {
           method: 'POST',
           headers: auth,
-          body: JSON.stringify({ uploadId: minted[i]!.id }),
+          body: JSON.stringify({ projectId, uploadId: minted[i]!.id }),
         });
         await r.arrayBuffer();
         return r.status;
