@@ -167,6 +167,30 @@ describe('calendar and company pages', () => {
     assert.match(plan, /Index Cond: .*CASE WHEN/);
   });
 
+  it('formats its entries with one date formatter per timezone, not one per entry', async () => {
+    const w = await plannedWorkspace();
+    // The API runs in this process: count the formatters built while it answers.
+    const Original = Intl.DateTimeFormat;
+    let built = 0;
+    Intl.DateTimeFormat = new Proxy(Original, {
+      construct(target, args) {
+        built++;
+        return Reflect.construct(target, args);
+      },
+    });
+    let entries: number;
+    try {
+      const res = await w.call('GET', '/v1/calendar?from=2031-03-01&to=2031-03-07');
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      entries = res.body.data.entries.length;
+    } finally {
+      Intl.DateTimeFormat = Original;
+    }
+    assert.ok(entries >= 8, `entries: ${entries}`);
+    // Two projects, two timezones: at most one formatter each (none once they are kept).
+    assert.ok(built <= 2, `built ${built} formatters for ${entries} entries`);
+  });
+
   it('reads every visible project when projectId is omitted, each in its own timezone', async () => {
     const w = await plannedWorkspace();
     const res = await w.call('GET', '/v1/calendar?from=2031-03-04&to=2031-03-04');

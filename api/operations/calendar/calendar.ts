@@ -3,7 +3,7 @@ import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { DERIVED_STATUS_SQL } from '../../../lib/ideas/ideas';
 import { holds } from '../../../lib/scopes';
-import { parseInZone } from '../../../lib/time';
+import { localDateTime, parseInZone } from '../../../lib/time';
 import { visibleProjects } from '../../auth/context';
 import { defineOperation } from '../../operation';
 import { calendarSchema, single } from '../../openapi/resources';
@@ -26,22 +26,8 @@ const MAX_ENTRIES = 5_000;
 
 const addDays = (ymd: string, n: number) => new Date(Date.parse(`${ymd}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
 
-function localParts(at: Date, timeZone: string) {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-  }).formatToParts(at);
-  const get = (t: string) => parts.find((p) => p.type === t)?.value;
-  return { date: `${get('year')}-${get('month')}-${get('day')}`, time: `${get('hour')}:${get('minute')}` };
-}
-
 function todayIn(timeZone: string): string {
-  return localParts(new Date(), timeZone).date;
+  return localDateTime(new Date(), timeZone).date;
 }
 
 interface CalendarProject {
@@ -159,7 +145,7 @@ export const listCalendar = defineOperation({
       id: r.id,
       projectId: r.project_id,
       at: r.at.toISOString(),
-      ...localParts(r.at, byId.get(r.project_id)!.timezone),
+      ...localDateTime(r.at, byId.get(r.project_id)!.timezone),
       contentType: r.content_type,
     });
     const client = auth.role === 'client';
