@@ -1,11 +1,12 @@
 // Bench: post analytics (docs/analytics.md).
 //
 //  1. The analytics reads over HTTP (the real API in its own process): the overview of a project
-//     with 5,000 published posts and 90 days of daily metrics samples, the per-post list and the
-//     cross-workspace overview, then the same at 50,000 posts. Each beside two baselines in the
-//     same run with the same concurrency (bench/lib/statements.ts): the statements the API sent
-//     for one request, captured in its process and replayed bare over pg, and the minimal query
-//     for the same answer. Prints `API / same statements bare` and `same statements / minimal`.
+//     with 5,000 published posts and 90 days of daily metrics samples, the per-post list, the
+//     cross-workspace overview and the week's calendar, then the same at 50,000 posts. Each
+//     beside two baselines in the same run with the same concurrency (bench/lib/statements.ts):
+//     the statements the API sent for one request, captured in its process and replayed bare
+//     over pg, and the minimal query for the same answer. Prints `API / same statements bare`
+//     and `same statements / minimal`.
 //  2. The metrics sync of 10,000 published posts through the real network client against the
 //     simulator (in this process): posts/s of the sync pass code the workflow's activity runs.
 //
@@ -117,6 +118,9 @@ async function main() {
   const { start, end } = periodBounds(from, today, 'Europe/Paris');
   const prevStart = periodBounds(addDays(from, -daysBetween(from, today)), from, 'Europe/Paris').start;
   const utc = periodBounds(from, today, 'UTC');
+  const weekAgo = addDays(today, -6);
+  const week = periodBounds(weekAgo, today, 'Europe/Paris');
+  const postsKey = (await issueApiKey({ workspaceId: ws.id, scopes: ['posts:read'] })).key;
   const server = await startServer('app', 'bench/lib/serve-app.ts', { ...process.env });
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: CONNECTIONS });
   const headers = { authorization: `Bearer ${key}` };
@@ -183,12 +187,33 @@ async function main() {
         values: [ws.id, utc.start, utc.end],
       },
     },
+    {
+      surface: 'calendar',
+      path: `/v1/calendar?projectId=${project.id}&from=${weekAgo}&to=${today}`,
+      headers: { authorization: `Bearer ${postsKey}` },
+      // The week's posts at their calendar instant (published ones at their publish time, from
+      // the published-posts index; scheduled and failed ones at their scheduled time) and the
+      // drafts holding a calendar slot in it.
+      minimal: {
+        text: `select id, project_id, status, title, content_type, published_at as at from posts
+                where workspace_id = $1 and project_id = $2 and deleted_at is null and status = 'published' and published_at >= $3 and published_at < $4
+               union all
+               select id, project_id, status, title, content_type, scheduled_at from posts
+                where workspace_id = $1 and project_id = $2 and deleted_at is null and status in ('scheduled', 'failed_to_publish') and scheduled_at >= $3 and scheduled_at < $4
+               union all
+               select p.id, s.project_id, p.status, p.title, s.content_type, s.date from calendar_slots s join posts p on p.id = s.post_id
+                where s.workspace_id = $1 and s.project_id = $2 and s.date >= $3 and s.date < $4 and p.deleted_at is null
+                  and p.status not in ('scheduled', 'published', 'failed_to_publish')`,
+        values: [ws.id, project.id, week.start, week.end],
+      },
+    },
   ];
   const figures: SurfaceFigures[] = [];
   for (const [i, size] of SIZES.entries()) {
     if (i > 0) await growPosts(SIZES[i - 1]!, size);
     for (const sf of surfaces) {
-      const c = await server.call<{ status: number; statements: CapturedStatement[] }>('statements', { path: sf.path, headers });
+      const h = sf.headers ?? headers;
+      const c = await server.call<{ status: number; statements: CapturedStatement[] }>('statements', { path: sf.path, headers: h });
       if (c.status !== 200) throw new Error(`${sf.path} answered ${c.status}`);
       console.log(`• ${sf.surface}: ${c.statements.length} statements: ${describeStatements(c.statements)}`);
       if (opt.explain) await explainAll(pool, c.statements, sf.minimal);
@@ -198,7 +223,7 @@ async function main() {
           corpus: `${size} posts`,
           pool,
           captured: [c.statements],
-          api: () => closedLoop({ url: `${server.baseUrl}${sf.path}`, headers }, { connections: CONNECTIONS, durationMs: DURATION_MS }),
+          api: () => closedLoop({ url: `${server.baseUrl}${sf.path}`, headers: h }, { connections: CONNECTIONS, durationMs: DURATION_MS }),
           minimal: () => pool.query(sf.minimal.text, sf.minimal.values),
           connections: CONNECTIONS,
           durationMs: DURATION_MS,
