@@ -1,24 +1,30 @@
 // Bench: post analytics (docs/analytics.md).
 //
-//  1. GET /v1/analytics/overview of a project with 5,000 published posts and 90 days of daily
-//     metrics samples (the real API in its own process), beside the bare SQL aggregate: the
-//     period totals over the posts and their latest metrics plus the daily-gains rollup, the
-//     two reads the overview's figures come from, straight through pg with the same
-//     concurrency, in the same run.
+//  1. The analytics reads over HTTP (the real API in its own process): the overview of a project
+//     with 5,000 published posts and 90 days of daily metrics samples, the per-post list, the
+//     cross-workspace overview and the week's calendar, then the same at 50,000 posts. Each
+//     beside two baselines in the same run with the same concurrency (bench/lib/statements.ts):
+//     the statements the API sent for one request, captured in its process and replayed bare
+//     over pg, and the minimal query for the same answer. Prints `API / same statements bare`
+//     and `same statements / minimal`.
 //  2. The metrics sync of 10,000 published posts through the real network client against the
 //     simulator (in this process): posts/s of the sync pass code the workflow's activity runs.
 //
-//   npm run bench -- analytics [--posts 5000] [--days 90] [--duration 15] [--connections 8] [--sync-posts 10000]
+//   npm run bench -- analytics [--posts 5000,50000] [--days 90] [--duration 15] [--connections 8]
+//                              [--sync-posts 10000] [--explain] [--no-sync]
 
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { closedLoop, summarize } from './lib/load';
+import { closedLoop } from './lib/load';
+import { describeStatements, explainAll, measureSurface, type CapturedStatement, type SurfaceFigures } from './lib/statements';
 import { flushRedis, recreateDatabase } from './lib/database';
 import { startServer } from './lib/servers';
 
 const { values: opt } = parseArgs({
   options: {
-    posts: { type: 'string', default: '5000' },
+    posts: { type: 'string', default: '5000,50000' },
+    explain: { type: 'boolean', default: false },
+    'no-sync': { type: 'boolean', default: false },
     days: { type: 'string', default: '90' },
     duration: { type: 'string', default: '15' },
     warmup: { type: 'string', default: '3' },
@@ -27,7 +33,8 @@ const { values: opt } = parseArgs({
   },
   strict: true,
 });
-const N = Number(opt.posts);
+const SIZES = opt.posts.split(',').map(Number);
+const N = SIZES[0]!;
 const DAYS = Number(opt.days);
 const DURATION_MS = Number(opt.duration) * 1000;
 const CONNECTIONS = Number(opt.connections);
@@ -77,67 +84,166 @@ async function main() {
   await db().raw('analyze');
   const [{ n: samples }] = (await db().raw('select count(*)::int as n from post_metric_samples')).rows;
   console.log(`seeded ${N} posts, ${samples} samples over ${DAYS} days in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  // The larger sizes add posts with their latest-metrics rows (the figures the samples would
+  // have left) but no samples: no read measured here touches the samples, and the daily-gains
+  // rollup has one row per project-day whatever the number of posts.
+  const growPosts = async (have: number, want: number) => {
+    const t = Date.now();
+    await db().raw(
+      `insert into posts (id, workspace_id, project_id, status, title, content, content_type, network_post_urn, published_at, created_at)
+       select 'post_bench' || lpad(i::text, 16, '0'), ?, ?, 'published', 'Bench post ' || i, 'x', 'PERSONAL', 'urn:li:share:' || (1000000 + i),
+              now() - (((i * 7919) % (? * 24)) || ' hours')::interval, now() - interval '100 days'
+         from generate_series(?::int, ?::int) i`,
+      [ws.id, project.id, DAYS, have + 1, want],
+    );
+    await db().raw(
+      `insert into post_metric_state (post_id, workspace_id, project_id, network_post_urn, published_at, impressions, reactions, comments, reshares, samples, sync_state, last_synced_at)
+       select p.id, p.workspace_id, p.project_id, p.network_post_urn, p.published_at, (200 + (hashtext(p.id) & 4095)) * n, (5 + (hashtext(p.id) & 63)) * n,
+              (hashtext(p.id) & 7) * n, (hashtext(p.id) & 3) * n, n, 'ok', now() - interval '1 hour'
+         from posts p, lateral (select greatest(1, extract(day from now() - p.published_at)::int) as n) d
+        where p.project_id = ? and p.id > ?`,
+      [project.id, `post_bench${String(have).padStart(16, '0')}`],
+    );
+    await db().raw('analyze');
+    console.log(`grew the project to ${want} posts in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  };
 
-  // ---- 1. overview over HTTP vs the bare SQL aggregate ----
+  // ---- 1. the analytics reads over HTTP, beside the same statements bare and the minimal query ----
+  // At each project size (issue 30): the API (its own process, closed loop), the statements it
+  // sent for one request (captured in that process) replayed bare over pg, and the minimal query
+  // a Postgres expert would write for the same answer, all with the same concurrency.
   const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris' }).format(new Date());
   const from = new Date(Date.now() - (DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
-  const server = await startServer('app', 'bench/lib/serve-app.ts', { ...process.env });
-  const target = {
-    url: `${server.baseUrl}/v1/analytics/overview?projectId=${project.id}&from=${from}&to=${today}`,
-    headers: { authorization: `Bearer ${key}` },
-  };
-  const probe = await fetch(target.url, { headers: target.headers });
-  const body = (await probe.json()) as { data: { totals: { posts: number; impressions: number } } };
-  if (probe.status !== 200) throw new Error(`overview answered ${probe.status}: ${JSON.stringify(body)}`);
-  console.log(`overview: ${body.data.totals.posts} posts, ${body.data.totals.impressions} impressions in the period`);
-  await closedLoop(target, { connections: CONNECTIONS, durationMs: Number(opt.warmup) * 1000 });
-  const api = await closedLoop(target, { connections: CONNECTIONS, durationMs: DURATION_MS });
-  await server.stop();
-
-  const { periodBounds } = await import('../lib/analytics/overview');
+  const { periodBounds, addDays, daysBetween } = await import('../lib/analytics/overview');
   const { start, end } = periodBounds(from, today, 'Europe/Paris');
+  const prevStart = periodBounds(addDays(from, -daysBetween(from, today)), from, 'Europe/Paris').start;
+  const utc = periodBounds(from, today, 'UTC');
+  const weekAgo = addDays(today, -6);
+  const week = periodBounds(weekAgo, today, 'Europe/Paris');
+  const postsKey = (await issueApiKey({ workspaceId: ws.id, scopes: ['posts:read'] })).key;
+  const server = await startServer('app', 'bench/lib/serve-app.ts', { ...process.env });
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: CONNECTIONS });
-  const bare = async () => {
-    await Promise.all([
-      pool.query(
-        `select count(*), sum(s.impressions), sum(s.reactions), sum(s.comments), sum(s.reshares)
-                    from posts p left join post_metric_state s on s.post_id = p.id
-                   where p.workspace_id = $1 and p.project_id = $2 and p.status = 'published' and p.published_at >= $3 and p.published_at < $4`,
-        [ws.id, project.id, start, end],
-      ),
-      pool.query(
-        `select day, impressions, reactions, comments, reshares from post_metric_days where project_id = $1 and day >= $2::date and day <= $3::date`,
-        [project.id, from, today],
-      ),
-    ]);
-  };
-  const runBare = async (ms: number) => {
-    const lat: number[] = [];
-    const deadline = performance.now() + ms;
-    const startedAt = performance.now();
-    await Promise.all(
-      Array.from({ length: CONNECTIONS }, async () => {
-        while (performance.now() < deadline) {
-          const a = performance.now();
-          await bare();
-          lat.push(performance.now() - a);
-        }
-      }),
-    );
-    return { rps: lat.length / ((performance.now() - startedAt) / 1000), latency: summarize(lat) };
-  };
-  await runBare(Number(opt.warmup) * 1000);
-  const sql = await runBare(DURATION_MS);
+  const headers = { authorization: `Bearer ${key}` };
+  const surfaces = [
+    {
+      surface: 'analytics overview',
+      path: `/v1/analytics/overview?projectId=${project.id}&from=${from}&to=${today}`,
+      // One pass over the project's published posts with their latest metrics (the rollup the
+      // sync keeps in post_metric_state; a post not synced yet counts with no metrics, as in the
+      // service) for both periods' totals, posts per day, best times, sync state and the five
+      // best posts; and the daily-gains rows.
+      minimal: {
+        text: `with s as materialized (
+                 select p.id as post_id, p.title, p.published_at, s.impressions, s.reactions, s.comments, s.reshares, s.samples, s.sync_state, s.last_synced_at
+                   from posts p left join post_metric_state s on s.post_id = p.id
+                  where p.workspace_id = $8 and p.project_id = $1 and p.status = 'published'),
+               agg as (
+                 select count(*) filter (where published_at >= $2 and published_at < $3) as posts,
+                        sum(impressions) filter (where published_at >= $2 and published_at < $3) as impressions,
+                        sum(reactions + comments + reshares) filter (where published_at >= $2 and published_at < $3) as engagements,
+                        count(*) filter (where published_at >= $4 and published_at < $2) as prev_posts,
+                        sum(impressions) filter (where published_at >= $4 and published_at < $2) as prev_impressions,
+                        sum(reactions + comments + reshares) filter (where published_at >= $4 and published_at < $2) as prev_engagements,
+                        max(last_synced_at) as last_synced_at, count(*) filter (where sync_state = 'pending') as pending,
+                        count(*) filter (where sync_state = 'blocked') as blocked, count(*) filter (where sync_state = 'failed') as failed
+                   from s)
+             select (select row_to_json(agg) from agg) as totals,
+                    (select json_agg(t) from (select extract(dow from published_at at time zone $5)::int as dow, extract(hour from published_at at time zone $5)::int as hour,
+                                                     count(*) as posts, avg((reactions + comments + reshares)::float8 / impressions) as rate
+                                                from s where samples > 0 and impressions > 0 group by 1, 2) t) as times,
+                    (select json_agg(d) from (select (published_at at time zone $5)::date as day, count(*) as posts
+                                                from s where published_at >= $2 and published_at < $3 group by 1) d) as per_day,
+                    (select json_agg(b) from (select post_id, title, published_at, impressions, reactions, comments, reshares
+                                                from s where published_at >= $2 and published_at < $3 and samples is not null
+                                               order by reactions + comments + reshares desc, impressions desc, post_id limit 5) b) as best,
+                    (select json_agg(g) from (select day, impressions, reactions, comments, reshares from post_metric_days
+                                               where project_id = $1 and day >= $6::date and day <= $7::date) g) as series`,
+        values: [project.id, start, end, prevStart, 'Europe/Paris', from, today, ws.id],
+      },
+    },
+    {
+      surface: 'analytics posts',
+      path: `/v1/analytics/posts?projectId=${project.id}`,
+      // The first page (50) of the project's published posts with their latest metrics, newest first.
+      minimal: {
+        text: `select p.id, p.title, p.published_at, p.network_post_urn, s.impressions, s.reactions, s.comments, s.reshares, s.samples, s.sync_state, s.last_synced_at, s.last_error
+                 from post_metric_state s join posts p on p.id = s.post_id
+                where s.project_id = $1 order by s.published_at desc, s.post_id desc limit 51`,
+        values: [project.id],
+      },
+    },
+    {
+      surface: 'analytics cross-workspace',
+      path: `/v1/analytics/cross-workspace/overview?from=${from}&to=${today}`,
+      // The key's one workspace: its name and project count beside the period's totals (its
+      // published posts in the period with their latest metrics, if synced).
+      minimal: {
+        text: `select w.name, (select count(*) from projects where workspace_id = w.id) as projects, t.*
+                 from workspaces w,
+                      lateral (select count(*) as posts, sum(s.impressions) as impressions, sum(s.reactions) as reactions, sum(s.comments) as comments, sum(s.reshares) as reshares
+                                 from posts p left join post_metric_state s on s.post_id = p.id
+                                where p.workspace_id = w.id and p.status = 'published' and p.published_at >= $2 and p.published_at < $3) t
+                where w.id = $1`,
+        values: [ws.id, utc.start, utc.end],
+      },
+    },
+    {
+      surface: 'calendar',
+      path: `/v1/calendar?projectId=${project.id}&from=${weekAgo}&to=${today}`,
+      headers: { authorization: `Bearer ${postsKey}` },
+      // The week's posts at their calendar instant (published ones at their publish time, from
+      // the published-posts index; scheduled and failed ones at their scheduled time) and the
+      // drafts holding a calendar slot in it.
+      minimal: {
+        text: `select id, project_id, status, title, content_type, published_at as at from posts
+                where workspace_id = $1 and project_id = $2 and deleted_at is null and status = 'published' and published_at >= $3 and published_at < $4
+               union all
+               select id, project_id, status, title, content_type, scheduled_at from posts
+                where workspace_id = $1 and project_id = $2 and deleted_at is null and status in ('scheduled', 'failed_to_publish') and scheduled_at >= $3 and scheduled_at < $4
+               union all
+               select p.id, s.project_id, p.status, p.title, s.content_type, s.date from calendar_slots s join posts p on p.id = s.post_id
+                where s.workspace_id = $1 and s.project_id = $2 and s.date >= $3 and s.date < $4 and p.deleted_at is null
+                  and p.status not in ('scheduled', 'published', 'failed_to_publish')`,
+        values: [ws.id, project.id, week.start, week.end],
+      },
+    },
+  ];
+  const figures: SurfaceFigures[] = [];
+  for (const [i, size] of SIZES.entries()) {
+    if (i > 0) await growPosts(SIZES[i - 1]!, size);
+    for (const sf of surfaces) {
+      const h = sf.headers ?? headers;
+      const c = await server.call<{ status: number; statements: CapturedStatement[] }>('statements', { path: sf.path, headers: h });
+      if (c.status !== 200) throw new Error(`${sf.path} answered ${c.status}`);
+      console.log(`• ${sf.surface}: ${c.statements.length} statements: ${describeStatements(c.statements)}`);
+      if (opt.explain) await explainAll(pool, c.statements, sf.minimal);
+      figures.push(
+        await measureSurface({
+          surface: sf.surface,
+          corpus: `${size} posts`,
+          pool,
+          captured: [c.statements],
+          api: () => closedLoop({ url: `${server.baseUrl}${sf.path}`, headers: h }, { connections: CONNECTIONS, durationMs: DURATION_MS }),
+          minimal: () => pool.query(sf.minimal.text, sf.minimal.values),
+          connections: CONNECTIONS,
+          durationMs: DURATION_MS,
+          warmupMs: Number(opt.warmup) * 1000,
+        }),
+      );
+    }
+  }
+  await server.stop();
   await pool.end();
-
-  console.log(`\noverview, ${CONNECTIONS} connections, ${opt.duration} s:`);
-  console.log(
-    `  API  GET /v1/analytics/overview  ${api.rps.toFixed(1)} req/s  p50 ${api.latencyMs.p50.toFixed(1)} ms  p99 ${api.latencyMs.p99.toFixed(1)} ms  errors ${api.errors}`,
-  );
-  console.log(
-    `  bare SQL aggregate (same queries) ${sql.rps.toFixed(1)} q/s    p50 ${sql.latency.p50.toFixed(1)} ms  p99 ${sql.latency.p99.toFixed(1)} ms`,
-  );
-  console.log(`  API / bare: ${((api.rps / sql.rps) * 100).toFixed(1)}%`);
+  console.log(`\nanalytics reads, ${CONNECTIONS} connections, ${opt.duration} s each:`);
+  for (const f of figures)
+    console.log(
+      `  ${f.surface} [${f.corpus}]: API ${f.api.rps.toFixed(1)}/s p99 ${f.api.latencyMs.p99.toFixed(1)} ms · same statements ${f.same.rps.toFixed(1)}/s p99 ${f.same.latencyMs.p99.toFixed(1)} ms · ` +
+        `minimal ${f.minimal.rps.toFixed(1)}/s p99 ${f.minimal.latencyMs.p99.toFixed(1)} ms · API / same statements bare: ${f.apiOverSame.toFixed(2)}× · same statements / minimal: ${f.sameOverMinimal.toFixed(2)}×`,
+    );
+  if (opt['no-sync']) {
+    await Promise.allSettled([closeDb(), closeRedis()]);
+    return;
+  }
 
   // ---- 2. metrics sync of SYNC_POSTS posts through the simulator ----
   const { startNetworkSimulator } = await import('../sim/network/server');

@@ -18,8 +18,9 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { prng } from './lib/content';
 import { flushRedis, recreateDatabase } from './lib/database';
-import { closedLoop, closedLoopCalls, summarize, type LatencySummary } from './lib/load';
+import { closedLoop, summarize, type LatencySummary } from './lib/load';
 import { startServer } from './lib/servers';
+import { describeStatements, explainAll, measureSurface, type CapturedStatement, type SurfaceFigures } from './lib/statements';
 import { startWorkerChild, waitWorkerReady } from './lib/worker';
 import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
@@ -28,7 +29,8 @@ const { values: opt } = parseArgs({
   options: {
     documents: { type: 'string', default: '200' },
     bytes: { type: 'string', default: String(20 * 1024) },
-    chunks: { type: 'string', default: '10000' },
+    chunks: { type: 'string', default: '10000,100000' },
+    explain: { type: 'boolean', default: false },
     connections: { type: 'string', default: '8' },
     duration: { type: 'string', default: '15' },
     help: { type: 'boolean', default: false },
@@ -41,14 +43,18 @@ if (opt.help) {
 Options:
   --documents N    documents ingested at once (default 200)
   --bytes N        size of each document (default 20480)
-  --chunks N       chunks in the workspace for the search phase (default 10000)
+  --documents 0    skips the ingest phase
+  --chunks N,M     corpus sizes (chunks in the workspace) for the search phase, measured in
+                   turn (default 10000,100000)
+  --explain        EXPLAIN (ANALYZE, BUFFERS) of the service's statements and of the minimal
+                   query at each size
   --connections N  concurrent searchers (default 8)
   --duration S     seconds per search run (default 15)`);
   process.exit(0);
 }
 const DOCS = Number(opt.documents);
 const BYTES = Number(opt.bytes);
-const CHUNKS = Number(opt.chunks);
+const SCALES = opt.chunks.split(',').map(Number);
 const CONNECTIONS = Number(opt.connections);
 const DURATION_MS = Number(opt.duration) * 1000;
 
@@ -156,6 +162,53 @@ try {
     }
   };
 
+  // The first 10,000 chunks are written as ingests write them (storeDocument); past that the
+  // workspace's documents are copied with their chunks and tsvectors in SQL, which takes
+  // seconds rather than the half hour 100,000 chunks of storeDocument would.
+  const growCorpus = async (workspaceId: string, projectId: string, have: number, want: number) => {
+    let total = have;
+    while (total < Math.min(want, 10_000)) {
+      const jobId = newId('job');
+      await db()('jobs').insert({ id: jobId, workspace_id: workspaceId, project_id: projectId, type: 'KNOWLEDGE_INGEST', status: 'DONE' });
+      const r = await storeDocument(
+        db(),
+        { id: jobId, workspace_id: workspaceId },
+        { type: 'text', scope: 'PROJECT', projectId, tags: [], language: 'en' },
+        { text: documentText(BYTES), name: 'seed', sourceName: null, sourceUrl: null, language: 'en' },
+      );
+      total += r.chunkCount;
+    }
+    for (let round = 0; total < want; round++) {
+      const cols = (
+        await db().raw(
+          `select column_name from information_schema.columns where table_name = 'knowledge_documents' and table_schema = current_schema()`,
+        )
+      ).rows.map((r: { column_name: string }) => r.column_name as string);
+      const list = cols.map((c: string) => `"${c}"`).join(', ');
+      const select = cols.map((c: string) => (c === 'id' ? `id || '_c${round}'` : c === 'job_id' ? 'null' : `"${c}"`)).join(', ');
+      const perDoc = Number(
+        (await db().raw(`select avg(chunk_count) as n from knowledge_documents where workspace_id = ?`, [workspaceId])).rows[0].n,
+      );
+      const docs = Math.ceil((want - total) / perDoc);
+      const originals = (
+        await db().raw(`select id from knowledge_documents where workspace_id = ? and id !~ '_c[0-9]+$' order by id limit ?`, [
+          workspaceId,
+          docs,
+        ])
+      ).rows.map((r: { id: string }) => r.id);
+      await db().transaction(async (trx) => {
+        await trx.raw(`insert into knowledge_documents (${list}) select ${select} from knowledge_documents where id = any(?)`, [originals]);
+        await trx.raw(
+          `insert into knowledge_chunks (document_id, workspace_id, ordinal, content, tsv)
+           select c.document_id || '_c${round}', c.workspace_id, c.ordinal, c.content, c.tsv from knowledge_chunks c where c.document_id = any(?)`,
+          [originals],
+        );
+      });
+      total = Number((await db()('knowledge_chunks').where({ workspace_id: workspaceId }).count<{ n: string }[]>('* as n'))[0]!.n);
+    }
+    return total;
+  };
+
   await waitWorkerReady(worker, TASK_QUEUE);
   step('warm-up: 5 documents');
   await waitAll(await Promise.all(Array.from({ length: 5 }, () => ingest(documentText(2_000)))), 180_000);
@@ -175,43 +228,61 @@ try {
     (await db()('knowledge_chunks').where({ workspace_id: workspace.id }).count<{ n: string }[]>('* as n'))[0]!.n,
   );
 
-  step(`search corpus: topping the workspace up to ${CHUNKS} chunks`);
+  // Search at each corpus size (issue 30): the API beside the same statements bare (captured
+  // from the API process for each query) and beside the minimal query a Postgres expert would
+  // write for the same page: rank the chunks, group by document, headline only the page's rows.
+  const PAGE = 20; // config.knowledge.listDefault, the API's page without a limit
+  const searchTargets = QUERIES.slice(0, 8).map((q) => ({
+    url: `${api.baseUrl}/v1/knowledge?${new URLSearchParams({ query: q, projectId: project })}`,
+    path: `/v1/knowledge?${new URLSearchParams({ query: q, projectId: project })}`,
+    headers,
+  }));
+  const minimalSql = `with q as materialized (select websearch_to_tsquery('english', $2) as q),
+         page as (
+           select c.document_id, max(ts_rank_cd(c.tsv, q.q)) as rank
+             from knowledge_chunks c, q
+            where c.workspace_id = $1 and c.tsv @@ q.q
+            group by c.document_id
+            order by rank desc, c.document_id desc
+            limit ${PAGE + 1})
+    select d.id, d.name, p.rank,
+           (select ts_headline('english', c.content, q.q, 'StartSel=**, StopSel=**, MaxWords=40, MinWords=15, MaxFragments=2, FragmentDelimiter=" … "')
+              from knowledge_chunks c where c.document_id = p.document_id and c.tsv @@ q.q
+             order by ts_rank_cd(c.tsv, q.q) desc, c.ordinal limit 1) as snippet
+      from page p join knowledge_documents d on d.id = p.document_id, q
+     order by p.rank desc, d.id desc`;
+  const surfaces: SurfaceFigures[] = [];
   let total = ingestChunks;
-  while (total < CHUNKS) {
-    const jobId = newId('job');
-    await db()('jobs').insert({ id: jobId, workspace_id: workspace.id, project_id: project, type: 'KNOWLEDGE_INGEST', status: 'DONE' });
-    const r = await storeDocument(
-      db(),
-      { id: jobId, workspace_id: workspace.id },
-      { type: 'text', scope: 'PROJECT', projectId: project, tags: [], language: 'en' },
-      { text: documentText(BYTES), name: 'seed', sourceName: null, sourceUrl: null, language: 'en' },
+  for (const size of SCALES) {
+    step(`search corpus: the workspace grows to ${size} chunks`);
+    total = await growCorpus(workspace.id, project, total, size);
+    await db().raw('analyze knowledge_chunks');
+    await db().raw('analyze knowledge_documents');
+    const captured = [];
+    for (const t of searchTargets) {
+      const c = await api.call<{ status: number; statements: CapturedStatement[] }>('statements', { path: t.path, headers });
+      if (c.status !== 200) throw new Error(`search answered ${c.status}`);
+      captured.push(c.statements);
+    }
+    step(`statements of one search: ${describeStatements(captured[0]!)}`);
+    if (opt.explain) await explainAll(bare, captured[0]!, { text: minimalSql, values: [workspace.id, QUERIES[0]!] });
+    step(`search over ${total} chunks: API, same statements, minimal query (${CONNECTIONS} connections, ${DURATION_MS / 1000} s each)`);
+    surfaces.push(
+      await measureSurface({
+        surface: 'knowledge search',
+        corpus: `${total} chunks`,
+        pool: bare,
+        captured,
+        // Every query in one run, rotated per request (both baselines rotate the same way), so
+        // the percentiles are over all requests.
+        api: () => closedLoop(searchTargets, { connections: CONNECTIONS, durationMs: DURATION_MS }),
+        minimal: (i) => bare.query(minimalSql, [workspace.id, QUERIES[i % 8]!]),
+        connections: CONNECTIONS,
+        durationMs: DURATION_MS,
+        warmupMs: 3000,
+      }),
     );
-    total += r.chunkCount;
   }
-  await db().raw('analyze knowledge_chunks');
-  await db().raw('analyze knowledge_documents');
-
-  step(`search: GET /v1/knowledge?query=… (${CONNECTIONS} connections, ${DURATION_MS / 1000} s) and bare SQL on the same index`);
-  // Every query in one run, rotated per request (the bare side rotates the same way), so the
-  // percentiles are over all requests.
-  const apiRun = await closedLoop(
-    QUERIES.slice(0, 8).map((q) => ({
-      url: `${api.baseUrl}/v1/knowledge?${new URLSearchParams({ query: q, projectId: project })}`,
-      headers,
-    })),
-    { connections: CONNECTIONS, durationMs: DURATION_MS },
-  );
-  const bareRun = await closedLoopCalls(
-    (i) =>
-      bare.query(
-        `select document_id, ts_rank_cd(tsv, q) as rank
-           from knowledge_chunks, websearch_to_tsquery('english', $2) q
-          where workspace_id = $1 and tsv @@ q
-          order by rank desc limit 20`,
-        [workspace.id, QUERIES[i % 8]!],
-      ),
-    { connections: CONNECTIONS, durationMs: DURATION_MS },
-  );
 
   console.log(
     `\nresults (${os.cpus().length} CPUs, load average ${os
@@ -219,17 +290,17 @@ try {
       .map((l) => l.toFixed(2))
       .join(' ')})`,
   );
-  console.log(
-    `  ingest: ${done.length}/${DOCS} DONE (${rows.length - done.length} not) · accepted in ${acceptedMs.toFixed(0)} ms · ` +
-      `${((done.length * 1000) / (last - first)).toFixed(1)} documents/s (${((done.length * BYTES) / 1024 / ((last - first) / 1000)).toFixed(0)} KB/s) · ` +
-      `job latency ${fmt(summarize(latencies))} · ${ingestChunks} chunks`,
-  );
-  console.log(
-    `  search over ${total} chunks via API: ${apiRun.rps.toFixed(0)} queries/s, ${fmt(apiRun.latencyMs)} (8 queries rotated), errors ${apiRun.errors}`,
-  );
-  console.log(
-    `  bare SQL on the same index: ${bareRun.rps.toFixed(0)} queries/s, ${fmt(bareRun.latencyMs)} · API/bare ${(apiRun.rps / bareRun.rps).toFixed(2)}×`,
-  );
+  if (DOCS > 0)
+    console.log(
+      `  ingest: ${done.length}/${DOCS} DONE (${rows.length - done.length} not) · accepted in ${acceptedMs.toFixed(0)} ms · ` +
+        `${((done.length * 1000) / (last - first)).toFixed(1)} documents/s (${((done.length * BYTES) / 1024 / ((last - first) / 1000)).toFixed(0)} KB/s) · ` +
+        `job latency ${fmt(summarize(latencies))} · ${ingestChunks} chunks`,
+    );
+  for (const f of surfaces)
+    console.log(
+      `  search over ${f.corpus}: API ${f.api.rps.toFixed(0)}/s ${fmt(f.api.latencyMs)} · same statements ${f.same.rps.toFixed(0)}/s ${fmt(f.same.latencyMs)} · ` +
+        `minimal ${f.minimal.rps.toFixed(0)}/s ${fmt(f.minimal.latencyMs)} · API / same statements bare: ${f.apiOverSame.toFixed(2)}× · same statements / minimal: ${f.sameOverMinimal.toFixed(2)}×`,
+    );
 } finally {
   await bare.end();
   await worker.stop();

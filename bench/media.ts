@@ -11,6 +11,8 @@
 //   3. imports from those uploads: N × POST /v1/media { uploadId } (GET from the store, then as 1);
 //   4. bare PUTs: the same bytes PUT N times to the store with the AWS SDK from this process, the
 //      floor the store itself sets in the same run.
+// Then GET /v1/media (the last round's library) beside the statements the API sent for it,
+// replayed bare, and the minimal query (bench/lib/statements.ts): the two ratios.
 // Everything is the bench's own: Postgres database content_scheduler_bench_media (recreated),
 // Redis db 12 (flushed), the Versity gateway on a free port with a temp dir, the REST API in a
 // child process (bench/lib/serve-app.ts).
@@ -19,7 +21,9 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import zlib from 'node:zlib';
-import { summarize, type LatencySummary } from './lib/load';
+import pg from 'pg';
+import { closedLoop, summarize, type LatencySummary } from './lib/load';
+import { describeStatements, explainAll, measureSurface, type CapturedStatement } from './lib/statements';
 import { flushRedis, recreateDatabase } from './lib/database';
 import { startServer } from './lib/servers';
 import { objectStoreEnv, startObjectStore } from '../tooling/objectStoreServer';
@@ -29,6 +33,7 @@ const { values: opt } = parseArgs({
     count: { type: 'string', default: '200' },
     bytes: { type: 'string', default: String(1024 * 1024) },
     rounds: { type: 'string', default: '2' },
+    explain: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -39,7 +44,10 @@ if (opt.help) {
 Options:
   --count N    images per phase, sent at once (default 200)
   --bytes N    approximate size of each PNG (default 1048576)
-  --rounds N   measured rounds (default 2), after one unmeasured warm-up of 10`);
+  --rounds N   measured rounds (default 2), after one unmeasured warm-up of 10
+  --explain    EXPLAIN (ANALYZE, BUFFERS) of the media list's statements and its minimal query
+
+Then GET /v1/media beside the same statements bare and the minimal query (bench/lib/statements.ts).`);
   process.exit(0);
 }
 const COUNT = Number(opt.count);
@@ -133,7 +141,7 @@ try {
   step(`object store ${store.endpoint}; database ${DATABASE_URL}`);
   await recreateDatabase(DATABASE_URL);
   await flushRedis(REDIS_URL);
-  const { createWorkspace, issueApiKey } = await import('../ops/provision');
+  const { createProject, createWorkspace, issueApiKey } = await import('../ops/provision');
   const { S3ObjectStore, s3OptionsFromConfig } = await import('../lib/storage/objectStore');
   const { closeDb } = await import('../lib/db');
   const bare = new S3ObjectStore(s3OptionsFromConfig());
@@ -141,16 +149,20 @@ try {
   const api = await startServer('api', 'bench/lib/serve-app.ts', process.env);
   const side = Math.floor(Math.sqrt(BYTES / 3));
   const results: Phase[][] = [];
+  let last: { workspaceId: string; key: string } | null = null;
   try {
     for (let round = 0; round <= ROUNDS; round++) {
       const n = round === 0 ? 10 : COUNT;
       // A fresh workspace per round: ENTERPRISE has no storage limits, and dedupe never hits.
       const ws = await createWorkspace({ name: `Bench media ${round}`, plan: 'ENTERPRISE' });
       const { key } = await issueApiKey({ workspaceId: ws.id, scopes: ['read', 'write'] });
+      // spec 4.7: an API key names the project a media asset belongs to.
+      const projectId = (await createProject({ workspaceId: ws.id, type: 'PERSONAL_BRAND', name: 'Bench person', connection: 'none' }))
+        .id as string;
       const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
       const inlineImages = Array.from({ length: n }, () => png(side));
       const uploadImages = Array.from({ length: n }, () => png(side));
-      const bodies = inlineImages.map((b) => JSON.stringify({ content_base64: b.toString('base64') }));
+      const bodies = inlineImages.map((b) => JSON.stringify({ projectId, content_base64: b.toString('base64') }));
 
       const inline = await burst('inline import (POST /v1/media, base64)', inlineImages, async (_b, i) => {
         const r = await fetch(`${api.baseUrl}/v1/media`, { method: 'POST', headers: auth, body: bodies[i] });
@@ -176,7 +188,7 @@ try {
         const r = await fetch(`${api.baseUrl}/v1/media`, {
           method: 'POST',
           headers: auth,
-          body: JSON.stringify({ uploadId: minted[i]!.id }),
+          body: JSON.stringify({ projectId, uploadId: minted[i]!.id }),
         });
         await r.arrayBuffer();
         return r.status;
@@ -185,6 +197,7 @@ try {
         await bare.put(`bench/${round}/${i}`, b, 'image/png');
         return 200;
       });
+      last = { workspaceId: ws.id, key };
       if (round === 0) continue;
       results.push([inline, mint, presigned, fromUpload, barePut]);
       console.log(`\nround ${round}: ${n} images of ${(inlineImages[0]!.length / 1024 / 1024).toFixed(2)} MiB, each phase sent at once`);
@@ -195,6 +208,37 @@ try {
           `${p.name.padEnd(48)} ${String(p.ok).padStart(4)} ${(p.wallMs / 1000).toFixed(2).padStart(8)} ${p.perSecond.toFixed(1).padStart(7)} ${p.mbPerSecond.toFixed(1).padStart(7)} ${l.p50.toFixed(0).padStart(8)} ${l.p99.toFixed(0).padStart(8)} ${l.max.toFixed(0).padStart(8)}  ${JSON.stringify(p.errors)}`,
         );
       }
+    }
+    if (last) {
+      // GET /v1/media (the first page of the last round's library) beside the same statements
+      // bare and the minimal query (bench/lib/statements.ts), same concurrency, in this run.
+      const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 8 });
+      const { config } = await import('../lib/config');
+      const headers = { Authorization: `Bearer ${last.key}` };
+      const assets = Number(
+        (await pool.query('select count(*) from media_assets where workspace_id = $1', [last.workspaceId])).rows[0].count,
+      );
+      const c = await api.call<{ status: number; statements: CapturedStatement[] }>('statements', { path: '/v1/media', headers });
+      if (c.status !== 200) throw new Error(`GET /v1/media answered ${c.status}`);
+      step(`media list: ${c.statements.length} statements: ${describeStatements(c.statements)}`);
+      const minimal = {
+        text: `select * from media_assets where workspace_id = $1 order by created_at desc, id desc limit ${config.media.listDefault + 1}`,
+        values: [last.workspaceId],
+      };
+      if (opt.explain) await explainAll(pool, c.statements, minimal);
+      console.log('');
+      await measureSurface({
+        surface: 'media list',
+        corpus: `${assets} assets`,
+        pool,
+        captured: [c.statements],
+        api: () => closedLoop({ url: `${api.baseUrl}/v1/media`, headers }, { connections: 8, durationMs: 10_000 }),
+        minimal: () => pool.query(minimal.text, minimal.values),
+        connections: 8,
+        durationMs: 10_000,
+        warmupMs: 3_000,
+      });
+      await pool.end();
     }
     console.log(
       `\nmachine: ${os.cpus().length} CPUs, load average ${os

@@ -19,5 +19,7 @@ serveUnderParent(server, {
   calls: {
     // Loaded on demand so the stage timings' code is not even imported in a plain run.
     stages: async (args) => (await import('./stages')).timeStages(args as never),
+    // The statements one request sends Postgres, for the benches' same-statements baseline.
+    statements: async (args) => (await import('./statements')).captureRequest(server, args as never),
   },
 });

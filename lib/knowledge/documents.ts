@@ -142,14 +142,19 @@ export function searchConfigsOf(regconfigs: readonly string[]): string[] {
   return [...new Set(regconfigs)].filter((c) => SEARCH_CONFIGS.includes(c)).sort();
 }
 
+/** SEARCH_CONFIGS as a SQL array literal (constants of ours: safe to inline). */
+const SEARCH_CONFIGS_SQL = `array[${SEARCH_CONFIGS.map((c) => `'${c.replace(/'/g, "''")}'`).join(', ')}]::text[]`;
+
 /**
- * The SQL of an expression answering the workspace's documents' distinct `regconfig` values as
- * a text array (`regconfigs`), for a caller that reads them in a statement it runs anyway;
- * `workspaceIdSql` names the workspace id in that statement. retrieveKnowledge takes the
- * result as `regconfigs` and skips its own read.
+ * The SQL of an expression answering the search configurations among the workspace's
+ * documents' `regconfig` values as a text array (`regconfigs`), for a caller that reads them in
+ * a statement it runs anyway; `workspaceIdSql` names the workspace id in that statement.
+ * retrieveKnowledge takes the result as `regconfigs` and skips its own read. One probe of the
+ * (workspace_id, regconfig) index per configuration, not a pass over the workspace's documents:
+ * the cost stays flat as the corpus grows (bench/README.md, knowledge).
  */
 export function workspaceRegconfigsSql(workspaceIdSql: string): string {
-  return `array(select distinct d.regconfig from knowledge_documents d where d.workspace_id = ${workspaceIdSql})`;
+  return `array(select c from unnest(${SEARCH_CONFIGS_SQL}) c where exists (select from knowledge_documents d where d.workspace_id = ${workspaceIdSql} and d.regconfig = c))`;
 }
 
 export interface SearchHit {

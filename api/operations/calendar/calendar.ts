@@ -4,7 +4,7 @@ import { errors } from '../../../lib/errors';
 import { CalendarSlot, Idea, Post, Project } from '../../../lib/models';
 import { DERIVED_STATUS_SQL } from '../../../lib/ideas/ideas';
 import { holds } from '../../../lib/scopes';
-import { parseInZone } from '../../../lib/time';
+import { localDateTime, parseInZone } from '../../../lib/time';
 import { defineOperation } from '../../operation';
 import { calendarSchema } from './schema';
 import { single } from '../../output';
@@ -27,22 +27,8 @@ const MAX_ENTRIES = 5_000;
 
 const addDays = (ymd: string, n: number) => new Date(Date.parse(`${ymd}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
 
-function localParts(at: Date, timeZone: string) {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-  }).formatToParts(at);
-  const get = (t: string) => parts.find((p) => p.type === t)?.value;
-  return { date: `${get('year')}-${get('month')}-${get('day')}`, time: `${get('hour')}:${get('minute')}` };
-}
-
 function todayIn(timeZone: string): string {
-  return localParts(new Date(), timeZone).date;
+  return localDateTime(new Date(), timeZone).date;
 }
 
 interface CalendarProject {
@@ -78,7 +64,7 @@ export type CalendarEntry =
   | (TimedEntry & { type: 'note'; content: string; slotId: string })
   | { type: 'idea'; id: string; projectId: string; date: string; title: string; status: string };
 
-/** A post's calendar instant: its publish time once published, else its scheduled time. */
+/** A post's calendar instant: its publish time once published, else its scheduled time. The index posts_calendar (migration 20261130100200) holds this very expression: change both together. */
 const POST_AT_SQL = `case when posts.status = 'published' then coalesce(posts.published_at, posts.scheduled_at) else posts.scheduled_at end`;
 
 const TYPE_ORDER = { post: 0, draft: 1, note: 2, idea: 3 } as const;
@@ -170,7 +156,7 @@ export const listCalendar = defineOperation({
       id: r.id,
       projectId: r.project_id,
       at: r.at.toISOString(),
-      ...localParts(r.at, byId.get(r.project_id)!.timezone),
+      ...localDateTime(r.at, byId.get(r.project_id)!.timezone),
       contentType: r.content_type,
     });
     const client = auth.role === 'client';

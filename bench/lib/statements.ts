@@ -1,0 +1,231 @@
+import type { Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { closedLoopCalls, type LatencySummary, type RunResult } from './load';
+
+// Two questions for every read surface (issue 30), each answered by a baseline in the same run:
+//
+//  - service overhead: the exact statements the service sent Postgres for one request, captured
+//    inside the running API process (every pg query of the request, with its parameters, its
+//    connection and when it started and ended), replayed bare over pg with the same
+//    concurrency. `API / same statements bare` is the API's requests/s over the replay's.
+//  - SQL efficiency: the minimal query a Postgres expert would write for the same answer, in
+//    the bench. `same statements / minimal` is how many times the minimal query's calls/s the
+//    replay's is short of (1.00× = as good; the target is 2× or better).
+
+/** One statement of a captured request, as pg sent it (values already in their wire form). */
+export interface CapturedStatement {
+  /** Which pool connection ran it (transactions stay on theirs in the replay). */
+  client: number;
+  text: string;
+  name?: string;
+  /** Values as pg's prepareValue made them; a Buffer as `{ base64 }`, so they cross IPC. */
+  values: Array<string | null | { base64: string }>;
+  startMs: number;
+  endMs: number;
+}
+
+export interface CaptureRequest {
+  method?: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+type Query = (this: pg.Client, ...args: unknown[]) => unknown;
+
+/**
+ * In the API process (serve-app.ts's `statements` call): sends one request to this server, not
+ * recorded (caches warm, as under load), then the same request again with every pg query of the
+ * process recorded, and answers the statements of that second request. Nothing else may be
+ * running on the server meanwhile.
+ */
+export async function captureRequest(server: Server, req: CaptureRequest): Promise<{ status: number; statements: CapturedStatement[] }> {
+  // pg's own conversion of a parameter to its wire form (Date, array, object → text).
+  const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils') as { prepareValue: (v: unknown) => unknown };
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${req.path}`;
+  const send = () =>
+    fetch(url, { method: req.method ?? 'GET', headers: req.headers, body: req.body }).then(async (r) => (await r.arrayBuffer(), r.status));
+  await send();
+  const statements: CapturedStatement[] = [];
+  const clients = new WeakMap<object, number>();
+  let nextClient = 0;
+  const original = pg.Client.prototype.query as unknown as Query;
+  const t0 = performance.now();
+  const patched: Query = function (this: pg.Client, ...args) {
+    const [first, second] = args;
+    const config = (typeof first === 'string' ? { text: first } : first) as {
+      text: string;
+      name?: string;
+      values?: unknown[];
+      submit?: unknown;
+    };
+    const values = (Array.isArray(second) ? second : (config.values ?? [])).map((v) => {
+      const p = prepareValue(v);
+      return Buffer.isBuffer(p) ? { base64: p.toString('base64') } : (p as string | null);
+    });
+    if (!clients.has(this)) clients.set(this, nextClient++);
+    const s: CapturedStatement = {
+      client: clients.get(this)!,
+      text: config.text,
+      name: config.name,
+      values,
+      startMs: performance.now() - t0,
+      endMs: NaN,
+    };
+    statements.push(s);
+    const end = () => (s.endMs = performance.now() - t0);
+    const last = args.length - 1;
+    if (typeof args[last] === 'function') {
+      const cb = args[last] as (...a: unknown[]) => void;
+      args[last] = (...a: unknown[]) => (end(), cb(...a));
+    }
+    const r = original.apply(this, args);
+    if (r && typeof (r as Promise<unknown>).then === 'function') (r as Promise<unknown>).then(end, end);
+    return r;
+  };
+  pg.Client.prototype.query = patched as never;
+  let status: number;
+  try {
+    status = await send();
+  } finally {
+    pg.Client.prototype.query = original as never;
+  }
+  for (const s of statements) if (Number.isNaN(s.endMs)) s.endMs = s.startMs;
+  return { status, statements };
+}
+
+/**
+ * The replay of one captured request: a statement starts once every statement that had ended
+ * before it started has ended here too (what the service awaited, it awaits; what it ran side by
+ * side, it runs side by side); a transaction's statements run in order on one connection, any
+ * other statement on whichever pooled connection is free, as knex's pool does.
+ */
+export function replayer(pool: pg.Pool, statements: readonly CapturedStatement[]): () => Promise<void> {
+  // Units: a transaction (BEGIN … COMMIT/ROLLBACK on one connection) or a lone statement.
+  const units: CapturedStatement[][] = [];
+  const open = new Map<number, CapturedStatement[]>();
+  for (const s of statements) {
+    const inTx = open.get(s.client);
+    if (inTx) {
+      inTx.push(s);
+      if (/^\s*(commit|rollback)\b/i.test(s.text)) open.delete(s.client);
+    } else if (/^\s*(begin|start transaction)\b/i.test(s.text)) {
+      const tx = [s];
+      units.push(tx);
+      open.set(s.client, tx);
+    } else units.push([s]);
+  }
+  const deps = units.map((u, i) => units.flatMap((v, j) => (j < i && v[v.length - 1]!.endMs <= u[0]!.startMs ? [j] : [])));
+  const config = (s: CapturedStatement) => ({
+    text: s.text,
+    name: s.name,
+    values: s.values.map((v) => (v !== null && typeof v === 'object' ? Buffer.from(v.base64, 'base64') : v)),
+  });
+  return async () => {
+    const done: Array<Promise<void>> = [];
+    units.forEach((u, i) => {
+      done.push(
+        (async () => {
+          await Promise.all(deps[i]!.map((j) => done[j]));
+          if (u.length === 1) {
+            await pool.query(config(u[0]!));
+            return;
+          }
+          const c = await pool.connect();
+          try {
+            for (const s of u) await c.query(config(s));
+          } finally {
+            c.release();
+          }
+        })(),
+      );
+    });
+    await Promise.all(done);
+  };
+}
+
+/** A one-line account of a captured request's statements, for the log. */
+export function describeStatements(statements: readonly CapturedStatement[]): string {
+  return statements.map((s) => s.text.replace(/\s+/g, ' ').slice(0, 60)).join(' | ');
+}
+
+export interface SurfaceFigures {
+  surface: string;
+  corpus: string;
+  statements: number;
+  api: { rps: number; latencyMs: LatencySummary; errors: number };
+  same: { rps: number; latencyMs: LatencySummary };
+  minimal: { rps: number; latencyMs: LatencySummary };
+  apiOverSame: number;
+  sameOverMinimal: number;
+}
+
+const lat = (l: LatencySummary) => `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms`;
+
+/**
+ * Measures one surface three ways in a row with the same concurrency — the API over HTTP
+ * (`api`), the replay of its captured statements (`captured[i % n]` for call i, as the API's
+ * targets rotate), the minimal query (`minimal(i)`) — and prints the two ratios on lines a
+ * script can read (`… API / same statements bare: 0.NN×`, `… same statements / minimal: N.NN×`).
+ */
+export async function measureSurface(opts: {
+  surface: string;
+  corpus: string;
+  pool: pg.Pool;
+  captured: ReadonlyArray<readonly CapturedStatement[]>;
+  api: () => Promise<RunResult>;
+  minimal: (i: number) => Promise<unknown>;
+  connections: number;
+  durationMs: number;
+  warmupMs: number;
+}): Promise<SurfaceFigures> {
+  const replays = opts.captured.map((c) => replayer(opts.pool, c));
+  const same = (i: number) => replays[i % replays.length]!();
+  const loop = (call: (i: number) => Promise<unknown>, ms: number) =>
+    closedLoopCalls(call, { connections: opts.connections, durationMs: ms });
+  await loop(same, opts.warmupMs);
+  await loop(opts.minimal, opts.warmupMs);
+  const api = await opts.api();
+  const sameRun = await loop(same, opts.durationMs);
+  const minimalRun = await loop(opts.minimal, opts.durationMs);
+  const f: SurfaceFigures = {
+    surface: opts.surface,
+    corpus: opts.corpus,
+    statements: opts.captured.reduce((n, c) => n + c.length, 0) / opts.captured.length,
+    api: { rps: api.rps, latencyMs: api.latencyMs, errors: api.errors },
+    same: { rps: sameRun.rps, latencyMs: sameRun.latencyMs },
+    minimal: { rps: minimalRun.rps, latencyMs: minimalRun.latencyMs },
+    apiOverSame: api.rps / sameRun.rps,
+    sameOverMinimal: minimalRun.rps / sameRun.rps,
+  };
+  const tag = `${f.surface} [${f.corpus}]`;
+  console.log(`  ${tag}: API ${api.rps.toFixed(1)}/s (${lat(api.latencyMs)}, errors ${api.errors})`);
+  console.log(`  ${tag}: same ${f.statements.toFixed(1)} statements bare ${sameRun.rps.toFixed(1)}/s (${lat(sameRun.latencyMs)})`);
+  console.log(`  ${tag}: minimal query ${minimalRun.rps.toFixed(1)}/s (${lat(minimalRun.latencyMs)})`);
+  console.log(`  ${tag}: API / same statements bare: ${f.apiOverSame.toFixed(2)}×`);
+  console.log(`  ${tag}: same statements / minimal: ${f.sameOverMinimal.toFixed(2)}×`);
+  return f;
+}
+
+/**
+ * EXPLAIN (ANALYZE, BUFFERS) of a captured request's statements (transaction control left out)
+ * and of the minimal query, printed as Postgres gives them: what bench/README.md quotes.
+ */
+export async function explainAll(
+  pool: pg.Pool,
+  statements: readonly CapturedStatement[],
+  minimal: { text: string; values: unknown[] },
+): Promise<void> {
+  const plan = async (text: string, values: unknown[]) => {
+    const r = await pool.query(`explain (analyze, buffers) ${text}`, values);
+    return r.rows.map((row: Record<string, string>) => `      ${row['QUERY PLAN']}`).join('\n');
+  };
+  for (const s of statements) {
+    if (/^\s*(begin|commit|rollback|start transaction)\b/i.test(s.text)) continue;
+    const values = s.values.map((v) => (v !== null && typeof v === 'object' ? Buffer.from(v.base64, 'base64') : v));
+    console.log(`    service: ${s.text.replace(/\s+/g, ' ')}\n${await plan(s.text, values)}`);
+  }
+  console.log(`    minimal: ${minimal.text.replace(/\s+/g, ' ')}\n${await plan(minimal.text, minimal.values)}`);
+}
