@@ -3,7 +3,7 @@ import { createMaintenanceActivities } from '../../activities/maintenance';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { startQueuedJob } from '../../lib/jobs/queue';
-import type { JobRow } from '../../lib/generation/jobs';
+import type { JobRow, JobType } from '../../lib/generation/jobs';
 import { temporalClient, workflowIds } from '../../lib/temporal';
 import { workspaceWithKey } from '../support/factories';
 
@@ -14,13 +14,19 @@ describe('the reconciler and jobs whose workflow start was lost', function () {
   this.timeout(60_000);
   const reconcile = () => createMaintenanceActivities({ db: db(), temporal: temporalClient }).reconcileReviewsAndJobs();
 
-  async function queuedJob(workspaceId: string, projectId: string, ageSeconds: number, startedMark = false): Promise<string> {
+  async function queuedJob(
+    workspaceId: string,
+    projectId: string | null,
+    ageSeconds: number,
+    startedMark = false,
+    type: JobType = 'POST_GENERATION',
+  ): Promise<string> {
     const id = newId('job');
     await db()('jobs').insert({
       id,
       workspace_id: workspaceId,
       project_id: projectId,
-      type: 'POST_GENERATION',
+      type,
       status: 'QUEUED',
       input: JSON.stringify({ source: { type: 'text', text: 'A post about reconcilers.' }, options: {} }),
       progress: JSON.stringify({ progress: 0, updatedAt: new Date().toISOString(), message: 'Waiting for a worker' }),
@@ -75,6 +81,25 @@ describe('the reconciler and jobs whose workflow start was lost', function () {
     assert.ok((await startedMark(unmarked)) instanceof Date, 'an already-started workflow is recorded');
     assert.equal(await describeRun(marked), null, 'a recorded start is not sent to Temporal again');
     await db()('jobs').whereIn('id', [marked, unmarked]).update({ status: 'CANCELLED' });
+  });
+
+  it('starts each job type as the workflow the API starts it as (one map, lib/jobs/queue.ts)', async () => {
+    const { workspace, project } = await workspaceWithKey();
+    const expected: Array<[JobType, string | null, string]> = [
+      ['IMAGE_GENERATION', project.id, 'generateImageWorkflow'],
+      ['SOURCE_INGEST', project.id, 'ingestSourceWorkflow'],
+      // A workspace-wide knowledge document's job has no project.
+      ['KNOWLEDGE_INGEST', null, 'ingestKnowledgeWorkflow'],
+    ];
+    const ids = await Promise.all(expected.map(([type, projectId]) => queuedJob(workspace.id, projectId, 120, false, type)));
+    await reconcile();
+    for (const [i, [type, , workflowType]] of expected.entries()) {
+      const run = await describeRun(ids[i]!);
+      assert.ok(run, `the orphaned ${type} job has its workflow`);
+      assert.equal(run.type, workflowType, type);
+      assert.ok((await startedMark(ids[i]!)) instanceof Date);
+    }
+    await db()('jobs').whereIn('id', ids).update({ status: 'CANCELLED' });
   });
 
   it('the API records a successful start, and not a failed one', async () => {
