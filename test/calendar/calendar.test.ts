@@ -145,7 +145,9 @@ describe('calendar and company pages', () => {
     // The statement the API sends, as knex sends it (bench/README.md "Read surfaces").
     const sent: Array<{ sql: string; bindings: unknown[] }> = [];
     const onQuery = (q: { sql: string; bindings?: unknown[] }) => {
-      if (/^select .* from "posts" where/.test(q.sql)) sent.push({ sql: q.sql, bindings: [...(q.bindings ?? [])] });
+      // Only this request's statement: other suites' workers share the pool and read posts too.
+      if (/^select .* from "posts" where/.test(q.sql) && (q.bindings ?? []).includes(w.ny.id))
+        sent.push({ sql: q.sql, bindings: [...(q.bindings ?? [])] });
     };
     db().on('query', onQuery);
     try {
@@ -163,7 +165,8 @@ describe('calendar and company pages', () => {
       const r = await trx.raw(`explain ${sent[0]!.sql.replace(/\$\d+/g, '?')}`, sent[0]!.bindings as never);
       return (r.rows as Array<{ 'QUERY PLAN': string }>).map((row) => row['QUERY PLAN']).join('\n');
     });
-    assert.match(plan, /Index Scan using posts_calendar/);
+    // A plain or a bitmap index scan, by the planner's estimate of the rows the range holds.
+    assert.match(plan, /Index Scan (using|on) posts_calendar/);
     assert.match(plan, /Index Cond: .*CASE WHEN/);
   });
 
