@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 // every calendar read visited every live post of its projects, growing with their history
 // (bench/README.md "Read surfaces"). This index holds the expression itself, so the read is a
 // range scan over the days asked for. The expression must stay the one POST_AT_SQL spells, or
-// the planner no longer matches it (test/calendar/calendar.test.ts checks the plan).
+// the planner no longer matches it (`npm run bench -- analytics --explain` prints the plan).
 //
 // Built CONCURRENTLY (outside a transaction) so that posts keep being written while it builds;
 // a build interrupted halfway leaves an invalid index of the same name, dropped first on a re-run.

@@ -140,50 +140,6 @@ describe('calendar and company pages', () => {
     );
   });
 
-  it('reads the posts of the range from an index over their calendar instant, not every post of the project', async () => {
-    const w = await plannedWorkspace();
-    // The statement the API sends, as knex sends it (bench/README.md "Read surfaces").
-    const sent: Array<{ sql: string; bindings: unknown[] }> = [];
-    const onQuery = (q: { sql: string; bindings?: unknown[] }) => {
-      // Only this request's statement: other suites' workers share the pool and read posts too.
-      if (/^select .* from "posts"( as "\w+")? where/.test(q.sql) && (q.bindings ?? []).includes(w.ny.id))
-        sent.push({ sql: q.sql, bindings: [...(q.bindings ?? [])] });
-    };
-    db().on('query', onQuery);
-    try {
-      const res = await w.call('GET', `/v1/calendar?projectId=${w.ny.id}&from=2031-03-03&to=2031-03-04`);
-      assert.equal(res.status, 200, JSON.stringify(res.body));
-    } finally {
-      db().off('query', onQuery);
-    }
-    assert.equal(sent.length, 1);
-    // Whether the range can bound a scan of posts_calendar, whatever the planner would pick on
-    // this run's statistics: with sequential scans off and the other indexes of posts dropped
-    // inside the transaction (rolled back below), the statement either range-scans the calendar
-    // expression (an Index Cond) or, had it drifted from the index's expression, only filters on it.
-    const plan = await db()
-      .transaction(async (trx) => {
-        await trx.raw('set local enable_seqscan = off');
-        const others = await trx.raw(
-          `select i.indexrelid::regclass::text as indexname from pg_index i
-            where i.indrelid = 'posts'::regclass and i.indexrelid <> 'posts_calendar'::regclass
-              and not exists (select 1 from pg_constraint c where c.conindid = i.indexrelid)`,
-        );
-        for (const { indexname } of others.rows as Array<{ indexname: string }>) await trx.raw('drop index ??', [indexname]);
-        // The event gives the statement in pg's numbered form ($1, $2, … in binding order).
-        const r = await trx.raw(`explain ${sent[0]!.sql.replace(/\$\d+/g, '?')}`, sent[0]!.bindings as never);
-        throw Object.assign(new Error('rollback'), {
-          plan: (r.rows as Array<{ 'QUERY PLAN': string }>).map((row) => row['QUERY PLAN']).join('\n'),
-        });
-      })
-      .catch((err: Error & { plan?: string }) => {
-        if (err.plan === undefined) throw err;
-        return err.plan;
-      });
-    assert.match(plan, /Index Scan (using|on) posts_calendar/);
-    assert.match(plan, /Index Cond: .*CASE WHEN/);
-  });
-
   it('formats its entries with one date formatter per timezone, not one per entry', async () => {
     const w = await plannedWorkspace();
     // The API runs in this process: count the formatters built while it answers.
