@@ -552,7 +552,9 @@ describe('network client against the network simulator', function () {
         assert.equal((await client.createPost({ accessToken, author: ada, text: 'new', reference: `fresh_${i}` })).created, true);
       }
       const perCallMs = (performance.now() - started) / 450;
-      assert.ok(perCallMs < 25, `per-call cost does not grow with the post count (${perCallMs.toFixed(2)} ms per call)`);
+      // A generous bound, so a busy machine's scheduler cannot fail it: it catches a lookup gone
+      // badly wrong at 20,000 posts, not a slow one (the simulator's speed is no target here).
+      assert.ok(perCallMs < 100, `per-call cost does not grow with the post count (${perCallMs.toFixed(2)} ms per call)`);
       assert.equal((await sim.control.listPosts({ reference: 'bulk_9999' })).total, 2);
       assert.equal((await sim.control.listPosts({ author: 'urn:li:person:ada', reference: 'bulk_67' })).posts[0]!.createCalls, 0);
       assert.equal((await sim.control.listPosts({ author: 'urn:li:organization:1001', reference: 'bulk_67' })).posts[0]!.createCalls, 1);
