@@ -5,7 +5,7 @@ import { temporalClient, workflowIds } from '../../lib/temporal';
 import { mintDeleteConfirmation, readDeleteConfirmation } from '../../lib/tokens';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';
-import { connect, fails, ok, rest, startMcpStack, TRANSPORTS, type McpStack } from './support';
+import { connect, fails, ok, rest, TRANSPORTS, useMcpStack } from './support';
 import { waitFor } from '../support/wait';
 import { useTestWorker } from '../support/worker';
 
@@ -16,13 +16,7 @@ const DESTROY = ['read', 'write', 'posts:destroy'];
 
 describe('MCP delete_post', function () {
   this.timeout(90_000);
-  let stack: McpStack;
-  before(async () => {
-    stack = await startMcpStack();
-  });
-  after(async () => {
-    await stack.close();
-  });
+  const stack = useMcpStack();
 
   for (const kind of TRANSPORTS) {
     it(`previews, then deletes with the confirmation token (${kind})`, async () => {

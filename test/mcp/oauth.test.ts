@@ -8,7 +8,7 @@ import { agentToken, consent } from '../oauth/support';
 import { member, workspaceWithKey } from '../support/factories';
 import { startApiProcess } from '../support/foundation';
 import { SdkHost } from '../support/mcp';
-import { connect, fails, ok, rerouting, sessionIdOf, startMcpStack, TRANSPORTS, type McpStack } from './support';
+import { connect, fails, ok, rerouting, sessionIdOf, TRANSPORTS, useMcpStack } from './support';
 
 // OAuth on the agent transport: the MCP SDK client's own auth() flow against our
 // authorization server (discovery from the 401 challenge, dynamic registration, PKCE, the
@@ -19,13 +19,7 @@ const REDIRECT = 'http://127.0.0.1:9/callback';
 
 describe('MCP with OAuth', function () {
   this.timeout(90_000);
-  let stack: McpStack;
-  before(async () => {
-    stack = await startMcpStack();
-  });
-  after(async () => {
-    await stack.close();
-  });
+  const stack = useMcpStack();
 
   it("the SDK client's auth(): discovery, registration, PKCE, consent, token exchange, then tools on both transports", async () => {
     const ws = await workspaceWithKey({ projects: 2, name: 'Agent Workspace' });
