@@ -9,15 +9,13 @@ import path from 'node:path';
 import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { waitFor } from '../support/wait';
-import { testWorker } from '../support/worker';
+import { useTestWorker } from '../support/worker';
 import { fails, ok } from '../support/admin';
 
 describe('operator CLI: knowledge documents and idea links', function () {
   this.timeout(300_000);
   const api = useApi();
-  const worker = testWorker();
-  before(() => worker.start());
-  after(() => worker.stop());
+  useTestWorker();
 
   it('adds text, file, URL and YouTube documents to a project or the workspace (knowledge add)', async () => {
     const ws = await workspaceWithKey();
@@ -28,21 +26,10 @@ describe('operator CLI: knowledge documents and idea links', function () {
         return ['DONE', 'FAILED', 'CANCELLED'].includes(j.status) ? j : null;
       }, 90_000);
 
+    const base = ['knowledge', 'add', '--workspace', ws.workspace.id];
+    const inProject = [...base, '--project', ws.project.id];
     const text = 'Our studio ships every release with a 14-day rollback guarantee.';
-    const queued = await ok([
-      'knowledge',
-      'add',
-      '--workspace',
-      ws.workspace.id,
-      '--project',
-      ws.project.id,
-      '--text',
-      text,
-      '--name',
-      'Release policy',
-      '--tag',
-      'policy',
-    ]);
+    const queued = await ok([...inProject, '--text', text, '--name', 'Release policy', '--tag', 'policy']);
     assert.deepEqual([queued.type, queued.projectId], ['KNOWLEDGE_INGEST', ws.project.id]);
     const done = await finished(queued.id);
     assert.equal(done.status, 'DONE', JSON.stringify(done));
@@ -52,7 +39,7 @@ describe('operator CLI: knowledge documents and idea links', function () {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'admin-kb-'));
     const file = path.join(dir, 'brand.md');
     await fs.writeFile(file, '# Brand voice\n\nPlain words, short sentences, no jargon.\n');
-    const fromFile = await ok(['knowledge', 'add', '--workspace', ws.workspace.id, '--scope', 'WORKSPACE', '--file', file]);
+    const fromFile = await ok([...base, '--scope', 'WORKSPACE', '--file', file]);
     assert.equal(fromFile.projectId, null);
     const fileDone = await finished(fromFile.id);
     assert.equal(fileDone.status, 'DONE', JSON.stringify(fileDone));
@@ -61,42 +48,19 @@ describe('operator CLI: knowledge documents and idea links', function () {
     assert.match(fileDoc.textPreview, /Plain words, short sentences/);
 
     // URL and YouTube documents are queued as the API queues them (their fetch is the worker's).
-    const page = await ok([
-      'knowledge',
-      'add',
-      '--workspace',
-      ws.workspace.id,
-      '--project',
-      ws.project.id,
-      '--url',
-      'https://example.com/about',
-    ]);
+    const page = await ok([...inProject, '--url', 'https://example.com/about']);
     assert.equal(page.type, 'KNOWLEDGE_INGEST');
-    const video = await ok([
-      'knowledge',
-      'add',
-      '--workspace',
-      ws.workspace.id,
-      '--project',
-      ws.project.id,
-      '--youtube',
-      'https://youtu.be/dQw4w9WgXcQ',
-    ]);
+    const video = await ok([...inProject, '--youtube', 'https://youtu.be/dQw4w9WgXcQ']);
     assert.equal(video.type, 'KNOWLEDGE_INGEST');
     const listed = await ok(['knowledge', 'list', '--workspace', ws.workspace.id]);
     assert.ok(JSON.stringify(listed).includes(done.result.documentId));
 
-    const base = ['knowledge', 'add', '--workspace', ws.workspace.id];
-    await fails([...base, '--project', ws.project.id], 2, /give one of --text, --file, --url, --youtube/);
-    await fails([...base, '--project', ws.project.id, '--text', 'a', '--url', 'https://example.com'], 2, /give one of/);
+    await fails(inProject, 2, /give one of --text, --file, --url, --youtube/);
+    await fails([...inProject, '--text', 'a', '--url', 'https://example.com'], 2, /give one of/);
     await fails([...base, '--text', 'a'], 2, /give --project proj_x, or --scope WORKSPACE/);
-    await fails([...base, '--project', ws.project.id, '--file', path.join(dir, 'notes.xyz')], 2, /give --mime-type/);
-    await fails(
-      [...base, '--project', ws.project.id, '--url', 'ftp://example.com/x'],
-      1,
-      /knowledge\.create refused|url: must be an absolute http\(s\) URL/,
-    );
-    await fails([...base, '--project', ws.project.id, '--youtube', 'not a video'], 1, /must be a YouTube video id/);
+    await fails([...inProject, '--file', path.join(dir, 'notes.xyz')], 2, /give --mime-type/);
+    await fails([...inProject, '--url', 'ftp://example.com/x'], 1, /knowledge\.create refused|url: must be an absolute http\(s\) URL/);
+    await fails([...inProject, '--youtube', 'not a video'], 1, /must be a YouTube video id/);
     await fails([...base, '--project', 'proj_missing', '--text', 'a'], 1, /not_found/);
   });
 

@@ -2,45 +2,29 @@
 // a seeded scheduled post goes through the scheduling path and is published by the worker.
 
 import assert from 'node:assert/strict';
-import type { Worker } from '@temporalio/worker';
 import { db } from '../../lib/db';
-import { createWorker } from '../../workers/worker';
 import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';
 import { waitFor } from '../support/wait';
+import { useTestWorker } from '../support/worker';
 import { fails, ok } from '../support/admin';
+
+/** `bin/admin note|post create` in one project, with further flags. */
+const creating =
+  (workspaceId: string, projectId: string) =>
+  (noun: 'note' | 'post', ...flags: string[]) => [noun, 'create', '--workspace', workspaceId, '--project', projectId, ...flags];
 
 describe('demo data (bin/admin note create, post create)', function () {
   this.timeout(300_000);
   const api = useApi();
-  let worker: Worker;
-  let running: Promise<void>;
-
-  before(async () => {
-    ({ worker } = await createWorker());
-    running = worker.run();
-  });
-  after(async () => {
-    worker.shutdown();
-    await running;
-  });
+  useTestWorker();
 
   it('creates notes with calendar slots, as the API does', async () => {
     const ws = await workspaceWithKey();
+    const create = creating(ws.workspace.id, ws.project.id);
     const call = client(api.url, ws.key);
-    const notes = await ok([
-      'note',
-      'create',
-      '--workspace',
-      ws.workspace.id,
-      '--project',
-      ws.project.id,
-      '--count',
-      '3',
-      '--content-type',
-      'EDUCATIONAL',
-    ]);
+    const notes = await ok(create('note', '--count', '3', '--content-type', 'EDUCATIONAL'));
     assert.equal(notes.length, 3);
     assert.ok(
       notes.every((n: any) => /^note_/.test(n.id) && n.slot?.contentType === 'EDUCATIONAL'),
@@ -51,22 +35,9 @@ describe('demo data (bin/admin note create, post create)', function () {
     assert.equal(listed.status, 200, JSON.stringify(listed.body));
     assert.deepEqual(listed.body.data.map((n: any) => n.id).sort(), notes.map((n: any) => n.id).sort());
 
-    const slotted = await ok([
-      'note',
-      'create',
-      '--workspace',
-      ws.workspace.id,
-      '--project',
-      ws.project.id,
-      '--content',
-      'Talk about hiring',
-      '--slot-date',
-      '2027-03-01T09:00:00Z',
-      '--count',
-      '2',
-      '--spacing-minutes',
-      '1440',
-    ]);
+    const slotted = await ok(
+      create('note', '--content', 'Talk about hiring', '--slot-date', '2027-03-01T09:00:00Z', '--count', '2', '--spacing-minutes', '1440'),
+    );
     assert.deepEqual(
       slotted.map((n: any) => n.content),
       ['Talk about hiring', 'Talk about hiring'],
@@ -76,32 +47,16 @@ describe('demo data (bin/admin note create, post create)', function () {
       ['2027-03-01T09:00:00.000Z', '2027-03-02T09:00:00.000Z'],
     );
 
-    await fails(['note', 'create', '--workspace', ws.workspace.id, '--project', 'proj_missing'], 1, /notes\.create refused \(not_found\)/);
-    await fails(
-      ['note', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--count', '0'],
-      2,
-      /--count must be at least 1/,
-    );
+    await fails(creating(ws.workspace.id, 'proj_missing')('note'), 1, /notes\.create refused \(not_found\)/);
+    await fails(create('note', '--count', '0'), 2, /--count must be at least 1/);
   });
 
   it('creates drafts with a board status and content type', async () => {
     const ws = await workspaceWithKey();
-    const posts = await ok([
-      'post',
-      'create',
-      '--workspace',
-      ws.workspace.id,
-      '--project',
-      ws.project.id,
-      '--count',
-      '2',
-      '--status-category',
-      'review',
-      '--content-type',
-      'BUSINESS_EXTERNAL',
-      '--title',
-      'Demo',
-    ]);
+    const create = creating(ws.workspace.id, ws.project.id);
+    const posts = await ok(
+      create('post', '--count', '2', '--status-category', 'review', '--content-type', 'BUSINESS_EXTERNAL', '--title', 'Demo'),
+    );
     assert.equal(posts.length, 2);
     for (const p of posts) {
       assert.equal(p.contentType, 'BUSINESS_EXTERNAL');
@@ -113,30 +68,16 @@ describe('demo data (bin/admin note create, post create)', function () {
     const read = await client(api.url, ws.key)('GET', `/v1/posts/${posts[0].id}`);
     assert.equal(read.body.data.status, 'draft', JSON.stringify(read.body));
     assert.equal(read.body.data.scheduledAt, null);
-    await fails(['post', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--content-type', 'POEM'], 1, /contentType/);
-    await fails(
-      ['post', 'create', '--workspace', ws.workspace.id, '--project', ws.project.id, '--scheduled-for', 'tomorrow'],
-      1,
-      /not an ISO 8601 date-time/,
-    );
+    await fails(create('post', '--content-type', 'POEM'), 1, /contentType/);
+    await fails(create('post', '--scheduled-for', 'tomorrow'), 1, /not an ISO 8601 date-time/);
   });
 
   it('schedules through the API scheduling path: the post is published by the worker', async () => {
     const ws = await workspaceWithKey({ projects: 0 });
     const { project } = await connectedPersonalProject(ws.workspace.id);
+    const create = creating(ws.workspace.id, project.id);
     const at = new Date(Date.now() + 3_000).toISOString();
-    const [post] = await ok([
-      'post',
-      'create',
-      '--workspace',
-      ws.workspace.id,
-      '--project',
-      project.id,
-      '--content',
-      'Seeded and published',
-      '--scheduled-for',
-      at,
-    ]);
+    const [post] = await ok(create('post', '--content', 'Seeded and published', '--scheduled-for', at));
     assert.equal(post.status, 'scheduled');
     const row = await waitFor(
       async () => {
@@ -153,24 +94,7 @@ describe('demo data (bin/admin note create, post create)', function () {
 
     // The same verification as PATCH: a project whose connection is revoked cannot be scheduled.
     await ok(['connection', 'revoke', '--workspace', ws.workspace.id, '--project', project.id]);
-    await fails(
-      [
-        'post',
-        'create',
-        '--workspace',
-        ws.workspace.id,
-        '--project',
-        project.id,
-        '--scheduled-for',
-        new Date(Date.now() + 3_600_000).toISOString(),
-      ],
-      1,
-      /posts\.update refused/,
-    );
-    await fails(
-      ['post', 'create', '--workspace', ws.workspace.id, '--project', project.id, '--scheduled-for', '2001-01-01T00:00:00Z'],
-      1,
-      /posts\.update refused/,
-    );
+    await fails(create('post', '--scheduled-for', new Date(Date.now() + 3_600_000).toISOString()), 1, /posts\.update refused/);
+    await fails(create('post', '--scheduled-for', '2001-01-01T00:00:00Z'), 1, /posts\.update refused/);
   });
 });

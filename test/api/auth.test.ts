@@ -2,12 +2,29 @@ import assert from 'node:assert/strict';
 import { createWorkspace, issueApiKey, revokeApiKey, setApiKeyScopes, setWorkspacePlan } from '../../ops/provision';
 import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
-import { client, useApi } from '../support/app';
+import { client, useApi, type CallResult } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError, eventually, startApiProcess, type ApiProcess } from '../support/foundation';
 
 // spec 5.1 and 1 rule 2: who may call at all. Every refusal here is a 401 or 403 in the
 // envelope; revocation reaches every process within 5 s, scope edits on the next request.
+
+/**
+ * GETs `path` every `everyMs` until it answers `status`: how long that took (null when not
+ * within `withinMs`) and the last answer.
+ */
+async function untilAnswers(call: ReturnType<typeof client>, path: string, status: number, withinMs: number, everyMs: number) {
+  let last: CallResult | undefined;
+  const elapsed = await eventually(
+    async () => {
+      last = await call('GET', path);
+      return last.status === status;
+    },
+    withinMs,
+    everyMs,
+  );
+  return { elapsed, last: last! };
+}
 
 describe('authentication (spec 5.1)', () => {
   const api = useApi();
@@ -78,18 +95,10 @@ describe('authentication (spec 5.1)', () => {
     assert.equal((await call('GET', '/v1/workspaces/me')).status, 200); // the record is now cached
     await db()('api_keys').where({ id: keyId }).update({ revoked_at: new Date() });
     const revokedAfter = Date.now();
-    let last: Awaited<ReturnType<typeof call>> | undefined;
-    const elapsed = await eventually(
-      async () => {
-        last = await call('GET', '/v1/workspaces/me');
-        return last.status === 401;
-      },
-      5_000,
-      200,
-    );
-    assert.ok(elapsed !== null, `still ${last?.status} 5 s after the revocation`);
+    const { elapsed, last } = await untilAnswers(call, '/v1/workspaces/me', 401, 5_000, 200);
+    assert.ok(elapsed !== null, `still ${last.status} 5 s after the revocation`);
     assert.ok(Date.now() - revokedAfter <= 5_200, `took ${Date.now() - revokedAfter} ms`);
-    assertError(last!, 401, 'key_revoked');
+    assertError(last, 401, 'key_revoked');
   });
 
   it('applies scope edits on the next request', async () => {
@@ -150,17 +159,9 @@ describe('credential changes across API processes (spec 5.1)', function () {
     const call = client(proc.url, key);
     assert.equal((await call('GET', '/v1/workspaces/me')).status, 200);
     await revokeApiKey(keyId);
-    let last: Awaited<ReturnType<typeof call>> | undefined;
-    const elapsed = await eventually(
-      async () => {
-        last = await call('GET', '/v1/workspaces/me');
-        return last.status === 401;
-      },
-      5_000,
-      100,
-    );
-    assert.ok(elapsed !== null, `the other process still answered ${last?.status} after 5 s`);
-    assertError(last!, 401, 'key_revoked');
+    const { elapsed, last } = await untilAnswers(call, '/v1/workspaces/me', 401, 5_000, 100);
+    assert.ok(elapsed !== null, `the other process still answered ${last.status} after 5 s`);
+    assertError(last, 401, 'key_revoked');
   });
 
   it('sees scope edits on the next request through the Redis invalidation', async () => {
@@ -170,16 +171,8 @@ describe('credential changes across API processes (spec 5.1)', function () {
     await setApiKeyScopes(keyId, ['notes:read']);
     // Delivery of the Redis message and the next HTTP request race inside the other process,
     // so allow the few milliseconds pub/sub takes, far below any cache lifetime.
-    let last: Awaited<ReturnType<typeof call>> | undefined;
-    const elapsed = await eventually(
-      async () => {
-        last = await call('GET', `/v1/posts?projectId=${project.id}`);
-        return last.status === 403;
-      },
-      1_000,
-      50,
-    );
-    assert.ok(elapsed !== null, `scope edit not seen: ${last?.status}`);
-    assert.equal(assertError(last!, 403, 'scope_missing').details?.required_scope, 'posts:read');
+    const { elapsed, last } = await untilAnswers(call, `/v1/posts?projectId=${project.id}`, 403, 1_000, 50);
+    assert.ok(elapsed !== null, `scope edit not seen: ${last.status}`);
+    assert.equal(assertError(last, 403, 'scope_missing').details?.required_scope, 'posts:read');
   });
 });

@@ -316,6 +316,15 @@ describe('posts (spec 4.4)', function () {
           slot: slot ? slot.date.toISOString() : null,
         };
       }
+      /** A lifecycle at rest: the API and the row agree on the status, the slot on the time. */
+      const settled = (status: string, scheduledAt: string | null, version: number, delivery: string) => ({
+        status,
+        scheduledAt,
+        dbStatus: status,
+        version,
+        delivery,
+        slot: scheduledAt,
+      });
       async function defaults(workspaceId: string): Promise<Record<string, string>> {
         const rows = await db()('post_statuses').where({ workspace_id: workspaceId, is_default: true }).select('category', 'id');
         return Object.fromEntries(rows.map((r) => [r.category, r.id]));
@@ -328,14 +337,7 @@ describe('posts (spec 4.4)', function () {
         const ids = await defaults(workspace.id);
         const id = (await call('POST', '/v1/posts', { body: { projectId: project.id } })).body.data.id;
         const before = await lifecycleOf(id, call);
-        assert.deepEqual(before, {
-          status: 'draft',
-          scheduledAt: null,
-          dbStatus: 'draft',
-          version: 0,
-          delivery: 'not_scheduled',
-          slot: null,
-        });
+        assert.deepEqual(before, settled('draft', null, 0, 'not_scheduled'));
         const expected = ['post.created'];
         for (const category of CATEGORIES) {
           for (const body of [{ statusCategory: category }, { statusId: ids[category] }]) {
@@ -357,14 +359,7 @@ describe('posts (spec 4.4)', function () {
         const when = future(6);
         const id = (await call('POST', '/v1/posts', { body: { projectId: project.id, scheduledFor: when } })).body.data.id;
         const before = await lifecycleOf(id, call);
-        assert.deepEqual(before, {
-          status: 'scheduled',
-          scheduledAt: when,
-          dbStatus: 'scheduled',
-          version: 1,
-          delivery: 'scheduled',
-          slot: when,
-        });
+        assert.deepEqual(before, settled('scheduled', when, 1, 'scheduled'));
         for (const category of ['draft', 'review', 'inProgress', 'suggested', 'published', 'scheduled'] as const) {
           const res = await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: category } });
           assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -456,14 +451,7 @@ describe('posts (spec 4.4)', function () {
         const res = await call('PATCH', `/v1/posts/${id}`, { body: { statusCategory: 'inProgress', scheduledFor: null } });
         assert.equal(res.status, 200, JSON.stringify(res.body));
         assert.equal(res.body.data.statusId, ids.inProgress);
-        assert.deepEqual(await lifecycleOf(id, call), {
-          status: 'draft',
-          scheduledAt: null,
-          dbStatus: 'draft',
-          version: 2,
-          delivery: 'not_scheduled',
-          slot: null,
-        });
+        assert.deepEqual(await lifecycleOf(id, call), settled('draft', null, 2, 'not_scheduled'));
         assert.deepEqual(await outboxTypes(id), ['post.created', 'post.scheduled', 'post.updated', 'post.unscheduled']);
       });
     });

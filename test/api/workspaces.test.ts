@@ -112,7 +112,14 @@ describe('workspaces and team (spec 2.2-2.4, 2.15, 4.2)', function () {
 
   it('/v1/team folds legacy role slugs into labels and keeps role as stored', async () => {
     const { key, workspace } = await workspaceWithKey();
-    const roles = ['admin', 'personal_brand', 'client', 'team_manager', 'content_assistant', 'personal_brand_team_insights'];
+    // spec 2.15 in its own words: the legacy team-manager and content-assistant slugs fold into
+    // Admin, personal-brand team insights into Member; the personal-brand slug is Member's.
+    const folds = {
+      Admin: ['admin', 'team_manager', 'content_assistant'],
+      Member: ['personal_brand', 'personal_brand_team_insights'],
+      Client: ['client'],
+    };
+    const roles = Object.values(folds).flat();
     const base = Date.parse('2026-01-01T00:00:00Z');
     const members = await insertMembers(workspace.id, roles, (i) => new Date(base + i * 1000));
     const res = await client(api.url, key)('GET', '/v1/team');
@@ -122,14 +129,7 @@ describe('workspaces and team (spec 2.2-2.4, 2.15, 4.2)', function () {
     assert.equal(data.truncated, false);
     assert.equal(data.projectsTruncated, false);
     const labels = Object.fromEntries(data.members.map((m: { role: string; roleLabel: string }) => [m.role, m.roleLabel]));
-    assert.deepEqual(labels, {
-      admin: 'Admin',
-      personal_brand: 'Member',
-      client: 'Client',
-      team_manager: 'Admin',
-      content_assistant: 'Admin',
-      personal_brand_team_insights: 'Member',
-    });
+    assert.deepEqual(labels, Object.fromEntries(Object.entries(folds).flatMap(([label, slugs]) => slugs.map((slug) => [slug, label]))));
     assert.deepEqual(
       data.members.map((m: { userId: string }) => m.userId),
       members.map((m) => m.userId),

@@ -9,11 +9,9 @@ import { addMember } from '../../ops/provision';
 import { connect, startMcpStack, type McpStack } from '../mcp/support';
 import { startOAuthApi } from '../oauth/support';
 import { oauthToken } from '../oauth/support';
-import type { TestServer } from '../support/app';
-import { member, neverExisted, workspaceWithKey } from '../support/factories';
+import { dataClient, type TestServer } from '../support/app';
+import { member, neverExisted, storedDocument, workspaceWithKey } from '../support/factories';
 import { png } from '../media/images';
-import { newId } from '../../lib/ids';
-import { storeDocument } from '../../lib/knowledge/ingest';
 import { inputJsonSchema, mcpTools, restRoutes, type JsonSchema, type RestRoute } from './catalogue';
 import { terminateGenerationJobs, valueOf, workspaceRows, type Fixtures } from './fuzzing';
 
@@ -137,16 +135,7 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
   const previousLimits = { ...config.rateLimit };
 
   async function fixturesOf(ws: Ws, token: string, f: Fixtures) {
-    const call = async (method: string, path: string, body: unknown) => {
-      const res = await fetch(api.url + path, {
-        method,
-        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      const json = (await res.json()) as any;
-      assert.equal(res.status, 200, `${path}: ${JSON.stringify(json)}`);
-      return json.data;
-    };
+    const call = dataClient(api.url, token);
     f.workspaceId = ws.workspace.id;
     f.projectId = ws.project.id;
     f.postId = (await call('POST', '/v1/posts', { projectId: ws.project.id, content: 'Only mine' })).id;
@@ -178,20 +167,10 @@ describe('cross-workspace ids answer like ids that never existed (spec 1 rule 1)
     f.linkedPostId = f.postId;
     f.reviewerUserId = (await member(ws.workspace.id, 'Member')).id;
     // A knowledge document (docs/knowledge.md), stored as its ingest job would store it.
-    const kbJob = newId('job');
-    await db()('jobs').insert({
-      id: kbJob,
-      workspace_id: ws.workspace.id,
-      project_id: ws.project.id,
-      type: 'KNOWLEDGE_INGEST',
-      status: 'DONE',
-    });
     f.documentId = (
-      await storeDocument(
-        db(),
-        { id: kbJob, workspace_id: ws.workspace.id },
-        { type: 'text', scope: 'PROJECT', projectId: ws.project.id, tags: [] },
-        { text: 'Only mine: knowledge about herons.', name: 'Herons', sourceName: null, sourceUrl: null, language: 'en' },
+      await storedDocument(
+        { workspaceId: ws.workspace.id, projectId: ws.project.id },
+        { text: 'Only mine: knowledge about herons.', name: 'Herons' },
       )
     ).documentId;
   }

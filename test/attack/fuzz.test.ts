@@ -6,7 +6,7 @@ import { config } from '../../lib/config';
 import { connect, startMcpStack, type McpStack } from '../mcp/support';
 import { startOAuthApi } from '../oauth/support';
 import { oauthToken } from '../oauth/support';
-import type { TestServer } from '../support/app';
+import { dataClient, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertErrorEnvelope } from '../support/foundation';
 import { CLIENT_ERROR_CODES, inputJsonSchema, mcpTools, restRoutes, type RestRoute } from './catalogue';
@@ -76,16 +76,7 @@ describe('fuzzing every operation (spec 7.1, 7.2)', function () {
     api = await startOAuthApi();
     ws = await workspaceWithKey({ name: 'Fuzz target' });
     token = await oauthToken(api.url, ws.workspace.id);
-    const call = async (method: string, path: string, body: unknown) => {
-      const res = await fetch(api.url + path, {
-        method,
-        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      const json = (await res.json()) as any;
-      assert.equal(res.status, 200, `${path}: ${JSON.stringify(json)}`);
-      return json.data;
-    };
+    const call = dataClient(api.url, token);
     fixtures.projectId = ws.project.id;
     fixtures.postId = (await call('POST', '/v1/posts', { projectId: ws.project.id, content: 'Fuzz fixture' })).id;
     fixtures.noteId = (await call('POST', '/v1/notes', { projectId: ws.project.id, content: 'Fuzz note' })).id;

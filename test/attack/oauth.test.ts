@@ -76,6 +76,11 @@ describe('OAuth attack table (RFC 6749 10, RFC 7636, RFC 9700)', function () {
     assert.equal(res.body.error.code, code, what);
   }
 
+  /** A refresh that must fail with invalid_grant. */
+  async function refreshRefused(clientId: string, refreshToken: string, what: string) {
+    expectOAuthError(await refresh(api.url, { clientId, refreshToken }), 400, 'invalid_grant', what);
+  }
+
   async function codeFor(s: { clientId: string; user: { email: string } }) {
     const { verifier, challenge } = pkce();
     const { redirect } = await authorizeCode(api.url, {
@@ -198,12 +203,7 @@ describe('OAuth attack table (RFC 6749 10, RFC 7636, RFC 9700)', function () {
     );
     const me = await fetch(`${api.url}/v1/workspaces/me`, { headers: { Authorization: `Bearer ${first.body.access_token}` } });
     assert.equal(me.status, 401, 'RFC 6749 4.1.2: the tokens of a replayed code are revoked');
-    expectOAuthError(
-      await refresh(api.url, { clientId: s.clientId, refreshToken: first.body.refresh_token }),
-      400,
-      'invalid_grant',
-      'refresh after code replay',
-    );
+    await refreshRefused(s.clientId, first.body.refresh_token, 'refresh after code replay');
   });
 
   it('refresh: replay inside the grace gives the same pair; after it the family is revoked; wider scopes are invalid_scope', async () => {
@@ -238,18 +238,8 @@ describe('OAuth attack table (RFC 6749 10, RFC 7636, RFC 9700)', function () {
     await db()('oauth_refresh_tokens')
       .where({ token_hash: hash })
       .update({ rotated_at: new Date(Date.now() - 16_000) });
-    expectOAuthError(
-      await refresh(api.url, { clientId: s.clientId, refreshToken: t0.refresh_token! }),
-      400,
-      'invalid_grant',
-      'after the grace',
-    );
-    expectOAuthError(
-      await refresh(api.url, { clientId: s.clientId, refreshToken: r1.body.refresh_token }),
-      400,
-      'invalid_grant',
-      'the family is revoked',
-    );
+    await refreshRefused(s.clientId, t0.refresh_token!, 'after the grace');
+    await refreshRefused(s.clientId, r1.body.refresh_token, 'the family is revoked');
   });
 
   it('consent and sign-in forms: a CSRF token of another interaction, or a missing or forged one never issues a code', async () => {

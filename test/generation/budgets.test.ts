@@ -6,7 +6,7 @@ import { weekStartUtc } from '../../lib/time';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
-import { generationBody, startHarness, waitForJob, type Harness } from './support';
+import { generationBody, useHarness, waitForJob } from './support';
 
 // spec 2.16 GET /v1/usage and the two refusals in front of a generation (spec 7.2, 8): the
 // weekly AI budget under `block` and the daily API AI-spend cap. Usage must agree beforehand:
@@ -17,15 +17,7 @@ const THREE_CENTS = { prompt_tokens: 20_000, completion_tokens: 0 };
 
 describe('AI budgets, spend cap and GET /v1/usage', function () {
   this.timeout(90_000);
-  let h: Harness;
-
-  before(async () => {
-    h = await startHarness();
-  });
-  afterEach(() => h.stub.reset());
-  after(async () => {
-    await h.close();
-  });
+  const h = useHarness();
 
   async function fresh(
     settings: { weekly_ai_budget_cents?: number | null; daily_spend_cap_cents?: number | null; ai_enforcement?: string } = {},

@@ -5,22 +5,14 @@ import { settleJobSpend, settleUnsettledJobs } from '../../lib/generation/spend'
 import { client } from '../support/app';
 import { uniqueKey, workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
-import { draftsOf, generationBody, recordIfAsked, sleep, startHarness, waitForJob, workflowClosed, type Harness } from './support';
+import { draftsOf, generationBody, recordIfAsked, sleep, useHarness, waitForJob, workflowClosed } from './support';
 
 // spec 3.2 / 4.8: only a QUEUED job can be cancelled, twice is safe, and a cancel racing the
 // worker's start never leaves a draft behind a CANCELLED job.
 
 describe('generation job cancellation', function () {
   this.timeout(180_000);
-  let h: Harness;
-
-  before(async () => {
-    h = await startHarness({ worker: false });
-  });
-  afterEach(() => h.stub.reset());
-  after(async () => {
-    await h.close();
-  });
+  const h = useHarness({ worker: false });
 
   async function fresh() {
     const ws = await workspaceWithKey();

@@ -6,7 +6,7 @@ import type { LlmStubFailure } from '../../sim/llm/server';
 import { client } from '../support/app';
 import { workspaceWithKey, uniqueKey } from '../support/factories';
 import { assertError } from '../support/foundation';
-import { draftsOf, generationBody, recordIfAsked, startHarness, waitForJob, workflowClosed, type Harness } from './support';
+import { draftsOf, generationBody, recordIfAsked, useHarness, waitForJob, workflowClosed } from './support';
 import { waitFor } from '../support/wait';
 
 // spec 4.4 POST /v1/posts/generations and the job lifecycle of spec 3.2, end to end against the
@@ -14,15 +14,7 @@ import { waitFor } from '../support/wait';
 
 describe('post generation (real Temporal, in-process worker, LLM stub)', function () {
   this.timeout(90_000);
-  let h: Harness;
-
-  before(async () => {
-    h = await startHarness();
-  });
-  afterEach(() => h.stub.reset());
-  after(async () => {
-    await h.close();
-  });
+  const h = useHarness();
 
   // A fresh workspace per test: the write bucket allows 60 calls a minute per workspace.
   async function fresh(opts: Parameters<typeof workspaceWithKey>[0] = {}) {

@@ -3,7 +3,7 @@ import { contentTypeForPillar } from '../../lib/ideas/ideas';
 import { createProject } from '../../ops/provision';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
-import { startHarness, waitForJob, type Harness } from './support';
+import { useHarness, waitForJob } from './support';
 
 // spec 4.4 generation from an idea, end to end (real Temporal, in-process worker, LLM stub):
 // the brief is what the writer gets, contentType defaults from the pillar, the draft links to
@@ -11,14 +11,7 @@ import { startHarness, waitForJob, type Harness } from './support';
 
 describe('post generation from an idea (spec 4.4)', function () {
   this.timeout(90_000);
-  let h: Harness;
-  before(async () => {
-    h = await startHarness();
-  });
-  afterEach(() => h.stub.reset());
-  after(async () => {
-    await h.close();
-  });
+  const h = useHarness();
 
   it('maps pillars to content types as documented', () => {
     assert.equal(contentTypeForPillar('Education'), 'EDUCATIONAL');

@@ -42,6 +42,19 @@ export async function startHarness(opts: { worker?: boolean } = {}): Promise<Har
   return harness;
 }
 
+/** The harness of the enclosing `describe`: started in its `before`, its stub reset after each test, closed in its `after`. */
+export function useHarness(opts: { worker?: boolean } = {}): Harness {
+  const h = {} as Harness;
+  before(async () => {
+    Object.assign(h, await startHarness(opts));
+  });
+  afterEach(() => h.stub.reset());
+  after(async () => {
+    await h.close();
+  });
+  return h;
+}
+
 /** Polls the job row (not the API: the read bucket allows 120 calls a minute) until `done` holds. */
 export async function waitForJob(
   jobId: string,

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
-import { storeDocument } from '../../lib/knowledge/ingest';
-import { newId } from '../../lib/ids';
-import { workspaceWithKey } from '../support/factories';
+import { storedDocument, workspaceWithKey } from '../support/factories';
 import { fails, ok } from '../support/admin';
 
 // bin/admin knowledge (docs/knowledge.md "Operating"), each command in its own process.
@@ -12,25 +10,9 @@ describe('bin/admin knowledge', function () {
 
   it('list, inspect, reindex, delete; unknown ids fail with exit 1', async () => {
     const ws = await workspaceWithKey();
-    const jobId = newId('job');
-    await db()('jobs').insert({
-      id: jobId,
-      workspace_id: ws.workspace.id,
-      project_id: ws.project.id,
-      type: 'KNOWLEDGE_INGEST',
-      status: 'DONE',
-    });
-    const { documentId } = await storeDocument(
-      db(),
-      { id: jobId, workspace_id: ws.workspace.id },
-      { type: 'text', scope: 'PROJECT', projectId: ws.project.id, tags: [] },
-      {
-        text: 'Operators can reindex documents about lighthouses.',
-        name: 'Lighthouses',
-        sourceName: null,
-        sourceUrl: null,
-        language: 'en',
-      },
+    const { documentId, jobId } = await storedDocument(
+      { workspaceId: ws.workspace.id, projectId: ws.project.id },
+      { text: 'Operators can reindex documents about lighthouses.', name: 'Lighthouses' },
     );
     const list = await ok(['knowledge', 'list', '--workspace', ws.workspace.id]);
     assert.deepEqual(

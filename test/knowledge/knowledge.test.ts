@@ -5,6 +5,7 @@ import { db } from '../../lib/db';
 import { createTranscriptClient } from '../../lib/knowledge/youtube';
 import type { Resolver } from '../../lib/net/resolve';
 import { objectStore } from '../../lib/storage/objectStore';
+import { DEFAULT_VIDEOS, type SimVideo } from '../../sim/youtube/server';
 import { client, startApi, type TestServer } from '../support/app';
 import { member, uniqueKey, workspaceWithKey } from '../support/factories';
 import { testWorker } from '../support/worker';
@@ -23,16 +24,11 @@ import { pdfFixture, wavWithTranscript } from '../sources/files';
 const qs = (path: string, params: Record<string, string>) => `${path}?${new URLSearchParams(params)}`;
 const youtubeUrl = () => process.env.YOUTUBE_TRANSCRIPT_URL!;
 
-async function addVideo(video: {
-  videoId: string;
-  title: string;
-  language: string;
-  segments: Array<{ start: number; duration: number; text: string }>;
-}) {
+async function addVideo(video: SimVideo) {
   const res = await fetch(`${youtubeUrl()}/__sim/videos`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ channel: 'Test channel', ...video }),
+    body: JSON.stringify(video),
   });
   assert.equal(res.status, 200);
 }
@@ -357,21 +353,14 @@ describe('knowledge base (POST/GET /v1/knowledge)', function () {
   });
 
   it('youtube: the transcript from the simulator; an unknown video fails with video_not_found', async () => {
-    await addVideo({
-      videoId: 'kbTest00001',
-      title: 'Onboarding in three calls',
-      language: 'en',
-      segments: [
-        { start: 0, duration: 3, text: 'We onboard every new customer in exactly three calls.' },
-        { start: 3, duration: 4, text: 'The second call is always with the engineer who will support them.' },
-      ],
-    });
+    // The simulator's sample transcript under a video of this test's own, added at run time.
+    await addVideo({ ...DEFAULT_VIDEOS[0]!, videoId: 'kbTest00001', title: 'Onboarding in three calls', channel: 'Test channel' });
     const doc = await ingestDone({ type: 'youtube', projectId: ws.project.id, url: 'https://www.youtube.com/watch?v=kbTest00001' });
     assert.equal(doc.type, 'youtube');
     assert.equal(doc.name, 'Onboarding in three calls');
     assert.equal(doc.sourceUrl, 'https://www.youtube.com/watch?v=kbTest00001');
     assert.equal(doc.sourceName, 'Test channel');
-    assert.match(doc.textPreview, /exactly three calls/);
+    assert.match(doc.textPreview, /the first line decides whether anyone reads the second/);
     const missing = await finished((await ingest({ type: 'youtube', projectId: ws.project.id, videoId: 'zzzzzzzzzzz' })).id);
     assert.equal(missing.status, 'FAILED');
     assert.equal(missing.errorCode, 'video_not_found');

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
-import { newId } from '../../lib/ids';
 import { workspaceConfigs, workspaceRegconfigsSql } from '../../lib/knowledge/documents';
-import { storeDocument } from '../../lib/knowledge/ingest';
-import { workspaceWithKey } from '../support/factories';
+import { storedDocument, workspaceWithKey } from '../support/factories';
 
 // The text-search configurations a search parses its query in (docs/knowledge.md "Search"):
 // those of the workspace's documents, read on every search and every grounded generation. The
@@ -13,16 +11,8 @@ import { workspaceWithKey } from '../support/factories';
 describe('knowledge: the workspace search configurations', function () {
   this.timeout(60_000);
 
-  async function addDocument(workspaceId: string, projectId: string, language: string, text: string) {
-    const jobId = newId('job');
-    await db()('jobs').insert({ id: jobId, workspace_id: workspaceId, project_id: projectId, type: 'KNOWLEDGE_INGEST', status: 'DONE' });
-    await storeDocument(
-      db(),
-      { id: jobId, workspace_id: workspaceId },
-      { type: 'text', scope: 'PROJECT', projectId, tags: [], language },
-      { text, name: 'doc', sourceName: null, sourceUrl: null, language },
-    );
-  }
+  const addDocument = (workspaceId: string, projectId: string, language: string, text: string) =>
+    storedDocument({ workspaceId, projectId }, { text, name: 'doc', language });
 
   it("answers the configurations of the workspace's own documents, in order, and nobody else's", async () => {
     const ws = await workspaceWithKey();

@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
-import type { Worker } from '@temporalio/worker';
 import { issueApiKey } from '../../ops/provision';
 import { db } from '../../lib/db';
 import { temporalClient, workflowIds } from '../../lib/temporal';
 import { mintDeleteConfirmation, readDeleteConfirmation } from '../../lib/tokens';
-import { createWorker } from '../../workers/worker';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';
-import { connect, fails, ok, rest, startMcpStack, TRANSPORTS, type McpStack } from './support';
+import { connect, fails, ok, rest, TRANSPORTS, useMcpStack } from './support';
 import { waitFor } from '../support/wait';
+import { useTestWorker } from '../support/worker';
 
 // spec 3.1 / 4.9 delete_post: two-phase, posts:destroy, soft delete, post.deleted; a scheduled
 // post never publishes afterwards; a published one stays live on the network.
@@ -17,13 +16,7 @@ const DESTROY = ['read', 'write', 'posts:destroy'];
 
 describe('MCP delete_post', function () {
   this.timeout(90_000);
-  let stack: McpStack;
-  before(async () => {
-    stack = await startMcpStack();
-  });
-  after(async () => {
-    await stack.close();
-  });
+  const stack = useMcpStack();
 
   for (const kind of TRANSPORTS) {
     it(`previews, then deletes with the confirmation token (${kind})`, async () => {
@@ -135,16 +128,7 @@ describe('MCP delete_post', function () {
   });
 
   describe('with the publisher running', () => {
-    let worker: Worker;
-    let running: Promise<void>;
-    before(async () => {
-      ({ worker } = await createWorker());
-      running = worker.run();
-    });
-    after(async () => {
-      worker.shutdown();
-      await running;
-    });
+    useTestWorker();
 
     it('a deleted scheduled post never publishes; a published post stays live on the network', async () => {
       const ws = await workspaceWithKey({ scopes: DESTROY, projects: 0 });

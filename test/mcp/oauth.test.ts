@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
-import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { createProject } from '../../ops/provision';
 import { agentToken, consent } from '../oauth/support';
 import { member, workspaceWithKey } from '../support/factories';
 import { startApiProcess } from '../support/foundation';
-import { connect, fails, ok, rerouting, sessionIdOf, startMcpStack, TRANSPORTS, type McpStack } from './support';
+import { SdkHost } from '../support/mcp';
+import { connect, fails, ok, rerouting, sessionIdOf, TRANSPORTS, useMcpStack } from './support';
 
 // OAuth on the agent transport: the MCP SDK client's own auth() flow against our
 // authorization server (discovery from the 401 challenge, dynamic registration, PKCE, the
@@ -17,63 +17,15 @@ import { connect, fails, ok, rerouting, sessionIdOf, startMcpStack, TRANSPORTS, 
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 
-/** An MCP host's token store; `keepRefreshTokens: false` is a host that never stores one. */
-class HostProvider implements OAuthClientProvider {
-  authorizationUrls: URL[] = [];
-  private client?: OAuthClientInformationMixed;
-  private saved?: OAuthTokens;
-  private verifier?: string;
-  constructor(private readonly opts: { keepRefreshTokens?: boolean } = {}) {}
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'SDK test host',
-      redirect_uris: [REDIRECT],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = this.opts.keepRefreshTokens === false ? { ...tokens, refresh_token: undefined } : tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrls.push(url);
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier!;
-  }
-}
-
 describe('MCP with OAuth', function () {
   this.timeout(90_000);
-  let stack: McpStack;
-  before(async () => {
-    stack = await startMcpStack();
-  });
-  after(async () => {
-    await stack.close();
-  });
+  const stack = useMcpStack();
 
   it("the SDK client's auth(): discovery, registration, PKCE, consent, token exchange, then tools on both transports", async () => {
     const ws = await workspaceWithKey({ projects: 2, name: 'Agent Workspace' });
     const user = await member(ws.workspace.id, 'Admin');
     const pinned = ws.projects[1]!;
-    const provider = new HostProvider();
+    const provider = new SdkHost();
 
     const transport = new StreamableHTTPClientTransport(new URL('/mcp', stack.mcpUrl), { authProvider: provider });
     await assert.rejects(new Client({ name: 'host', version: '1' }).connect(transport), UnauthorizedError);
@@ -167,7 +119,7 @@ describe('MCP with OAuth', function () {
   it("with the SDK's auth provider, a missing scope is a tool result (no re-authorization); a wider grant then goes through", async () => {
     const ws = await workspaceWithKey();
     const user = await member(ws.workspace.id, 'Admin');
-    const provider = new HostProvider({ keepRefreshTokens: false });
+    const provider = new SdkHost({ keepRefreshTokens: false });
     const first = new StreamableHTTPClientTransport(new URL('/mcp', stack.mcpUrl), { authProvider: provider });
     await assert.rejects(new Client({ name: 'host', version: '1' }).connect(first), UnauthorizedError);
     // The user grants read-only access.

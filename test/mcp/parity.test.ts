@@ -3,10 +3,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { TOOLS } from '../../api/mcp/tools/index';
 import { createProject, issueApiKey } from '../../ops/provision';
 import { config } from '../../lib/config';
-import { db } from '../../lib/db';
-import { newId } from '../../lib/ids';
-import { storeDocument } from '../../lib/knowledge/ingest';
-import { workspaceWithKey } from '../support/factories';
+import { storedDocument, workspaceWithKey } from '../support/factories';
 import { png } from '../media/images';
 import { connectedPersonalProject } from '../support/network';
 import { callTool, connect, GENERATION_SOURCE, rest, startMcpStack, TRANSPORTS, type McpStack } from './support';
@@ -858,25 +855,9 @@ describe('REST and MCP parity', function () {
         const reviewRest = await call('POST', '/v1/posts', { projectId: ws.project.id, content: 'For review' });
         const reviewMcp = await call('POST', '/v1/posts', { projectId: ws.project.id, content: 'For review' });
         // A stored knowledge document (its ingest job is covered in test/knowledge).
-        const kbJob = newId('job');
-        await db()('jobs').insert({
-          id: kbJob,
-          workspace_id: ws.workspace.id,
-          project_id: ws.project.id,
-          type: 'KNOWLEDGE_INGEST',
-          status: 'DONE',
-        });
-        const kb = await storeDocument(
-          db(),
-          { id: kbJob, workspace_id: ws.workspace.id },
-          { type: 'text', scope: 'PROJECT', projectId: ws.project.id, tags: ['parity'] },
-          {
-            text: 'Parity knowledge: otters hold hands while they sleep.',
-            name: 'Otters',
-            sourceName: null,
-            sourceUrl: null,
-            language: 'en',
-          },
+        const kb = await storedDocument(
+          { workspaceId: ws.workspace.id, projectId: ws.project.id },
+          { text: 'Parity knowledge: otters hold hands while they sleep.', name: 'Otters', tags: ['parity'] },
         );
         f = {
           projectId: ws.project.id,

@@ -38,6 +38,18 @@ export async function startMcpStack(): Promise<McpStack> {
   };
 }
 
+/** The stack of the enclosing `describe`: started in its `before`, closed in its `after`. */
+export function useMcpStack(): McpStack {
+  const stack = {} as McpStack;
+  before(async () => {
+    Object.assign(stack, await startMcpStack());
+  });
+  after(async () => {
+    await stack.close();
+  });
+  return stack;
+}
+
 export type TransportName = 'streamable' | 'sse';
 export const TRANSPORTS: TransportName[] = ['streamable', 'sse'];
 

@@ -8,7 +8,7 @@ import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { connectedPersonalProject } from '../support/network';
 import { workspaceWithKey } from '../support/factories';
-import { callTool, connect, fails, GENERATION_SOURCE, ok, startMcpStack, TRANSPORTS, type McpStack } from './support';
+import { callTool, connect, fails, GENERATION_SOURCE, ok, TRANSPORTS, useMcpStack } from './support';
 
 // Each tool of spec 4.9 over both transports: its happy path and its errors, answered as
 // isError with { code, message, requestId, documentationUrl } where code is the REST code.
@@ -17,13 +17,7 @@ const future = (minutes = 90) => new Date(Date.now() + minutes * 60_000).toISOSt
 
 describe('MCP tools', function () {
   this.timeout(60_000);
-  let stack: McpStack;
-  before(async () => {
-    stack = await startMcpStack();
-  });
-  after(async () => {
-    await stack.close();
-  });
+  const stack = useMcpStack();
 
   for (const kind of TRANSPORTS) {
     describe(`over ${kind}`, () => {
@@ -105,18 +99,11 @@ describe('MCP tools', function () {
       });
 
       it('create_note, list_notes, get_note', async () => {
-        const created = await ok(client, 'create_note', {
-          projectId: ws.project.id,
-          content: 'An idea for Monday',
-          clientId: 'agent-note-1',
-        });
+        const note = { projectId: ws.project.id, content: 'An idea for Monday', clientId: 'agent-note-1' };
+        const created = await ok(client, 'create_note', note);
         assert.match(created.data.id, /^note_/);
         assert.ok(created.data.slot.date);
-        const again = await ok(client, 'create_note', {
-          projectId: ws.project.id,
-          content: 'An idea for Monday',
-          clientId: 'agent-note-1',
-        });
+        const again = await ok(client, 'create_note', note);
         assert.equal(again.data.id, created.data.id, 'clientId de-duplicates');
         const list = await ok(client, 'list_notes', { projectId: ws.project.id });
         assert.deepEqual(
@@ -179,19 +166,18 @@ describe('MCP tools', function () {
 
       it('create_post_draft honours idempotencyKey like Idempotency-Key', async () => {
         const args = { projectId: ws.project.id, content: 'Once only', idempotencyKey: `mcp-${kind}-1` };
+        const postCount = () =>
+          db()('posts')
+            .where({ workspace_id: ws.workspace.id })
+            .count({ n: '*' })
+            .first()
+            .then((r) => Number(r!.n));
         const first = await callTool(client, 'create_post_draft', args);
         const second = await callTool(client, 'create_post_draft', args);
         assert.equal((second.structuredContent as any).data.id, (first.structuredContent as any).data.id);
         assert.equal(first._meta?.idempotentReplayed, false);
         assert.equal(second._meta?.idempotentReplayed, true);
-        assert.equal(
-          await db()('posts')
-            .where({ workspace_id: ws.workspace.id })
-            .count({ n: '*' })
-            .first()
-            .then((r) => Number(r!.n)),
-          1,
-        );
+        assert.equal(await postCount(), 1);
         await fails(client, 'create_post_draft', { ...args, content: 'Something else' }, 'idempotency_key_conflict');
         await fails(client, 'create_post_draft', { ...args, idempotencyKey: 'not a key!' }, 'invalid_request');
         // A read tool has no idempotencyKey: an unknown argument of a read, invalid_request as on REST (spec 7.2).
@@ -201,14 +187,7 @@ describe('MCP tools', function () {
           const refused = await fails(client, 'create_post_draft', { ...args, content: 'Never', idempotencyKey: bad }, 'invalid_request');
           assert.deepEqual(refused.details, { header: 'Idempotency-Key' });
         }
-        assert.equal(
-          await db()('posts')
-            .where({ workspace_id: ws.workspace.id })
-            .count({ n: '*' })
-            .first()
-            .then((r) => Number(r!.n)),
-          1,
-        );
+        assert.equal(await postCount(), 1);
       });
 
       it('update_post, schedule_post', async () => {

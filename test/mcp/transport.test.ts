@@ -7,7 +7,7 @@ import { redis } from '../../lib/redis';
 import { challengeParams } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { startApiProcess, type ApiProcess } from '../support/foundation';
-import { callTool, connect, ok, rerouting, sessionIdOf, startMcpStack, TRANSPORTS, type McpStack } from './support';
+import { callTool, connect, ok, rerouting, sessionIdOf, TRANSPORTS, useMcpStack } from './support';
 
 // spec 4.9 transport: both endpoints, the bearer challenge, discovery, sessions bound to their
 // credential, and sessions that work across API processes (Redis).
@@ -34,13 +34,7 @@ async function rawMcp(mcpUrl: string, body: unknown, headers: Record<string, str
 
 describe('MCP transport', function () {
   this.timeout(60_000);
-  let stack: McpStack;
-  before(async () => {
-    stack = await startMcpStack();
-  });
-  after(async () => {
-    await stack.close();
-  });
+  const stack = useMcpStack();
 
   describe('discovery and the bearer challenge', () => {
     it('serves RFC 9728 metadata for {mcp_url} pointing at the API authorization server', async () => {

@@ -44,6 +44,18 @@ describe('image generation jobs (POST /v1/media/generations)', function () {
   });
 
   const job = async (id: string) => (await call('GET', `/v1/jobs/${id}`)).body.data;
+  /** The job once DONE: as answered when the request's wait saw it finish, else polled until it does. */
+  const finished = async (answered: any): Promise<any> => {
+    if (answered.status === 'DONE') return answered;
+    return waitFor(
+      async () => {
+        const x = await job(answered.id);
+        return x.status === 'DONE' && x;
+      },
+      30_000,
+      'DONE',
+    );
+  };
 
   it('validates: prompt or postId, a post of the same project, the project of the workspace', async () => {
     assertError(await call('POST', '/v1/media/generations', { body: { projectId: ws.projects[0]!.id } }), 422, 'unprocessable');
@@ -116,17 +128,7 @@ describe('image generation jobs (POST /v1/media/generations)', function () {
       body: { projectId: project.id, postId: post.id, wait_for_completion_ms: 20_000 },
     });
     assert.equal(created.status, 200, JSON.stringify(created.body));
-    const done =
-      created.body.data.status === 'DONE'
-        ? created.body.data
-        : await waitFor(
-            async () => {
-              const x = await job(created.body.data.id);
-              return x.status === 'DONE' && x;
-            },
-            30_000,
-            'DONE',
-          );
+    const done = await finished(created.body.data);
     assert.equal(done.type, 'IMAGE_GENERATION');
     assert.equal(done.progress.progress, 1);
     assert.match(done.result.assetId, /^med_/);
@@ -184,17 +186,7 @@ describe('image generation jobs (POST /v1/media/generations)', function () {
     const created = await call('POST', '/v1/media/generations', {
       body: { projectId: ws.projects[0]!.id, prompt: 'A calm desk at dawn', style: 'photo', wait_for_completion_ms: 20_000 },
     });
-    const done =
-      created.body.data.status === 'DONE'
-        ? created.body.data
-        : await waitFor(
-            async () => {
-              const x = await job(created.body.data.id);
-              return x.status === 'DONE' && x;
-            },
-            30_000,
-            'DONE',
-          );
+    const done = await finished(created.body.data);
     const req = stub.requests.find((r) => r.path === '/v1/images/generations');
     assert.ok(req, 'the images API was called');
     assert.equal((req!.body as { model: string }).model, 'stub-image');

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import type { Worker } from '@temporalio/worker';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
@@ -9,8 +8,8 @@ import { ensureUploadSweepSchedule } from '../../lib/temporal/start/sweepUploads
 import { objectStore } from '../../lib/storage/objectStore';
 import { temporalClient } from '../../lib/temporal';
 import { sweepUploadsWorkflow } from '../../workflows/sweepUploads';
-import { createWorker } from '../../workers/worker';
 import { workspaceWithKey } from '../support/factories';
+import { useTestWorker } from '../support/worker';
 import { png } from './images';
 
 // The upload expiry sweep on Temporal (docs/media.md "Expiry"): expired handles and their
@@ -18,18 +17,8 @@ import { png } from './images';
 
 describe('upload expiry sweep (Temporal workflow + schedule, embedded store)', function () {
   this.timeout(60_000);
-  let worker: Worker;
-  let running: Promise<void>;
   const taskQueue = `sweep-${newId('request')}`;
-
-  before(async () => {
-    ({ worker } = await createWorker({ taskQueue }));
-    running = worker.run();
-  });
-  after(async () => {
-    worker.shutdown();
-    await running;
-  });
+  useTestWorker({ taskQueue });
 
   async function uploaded(workspaceId: string) {
     const image = png(5, 5);

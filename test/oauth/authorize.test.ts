@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
+import { READ_SCOPES } from '../../lib/scopes';
 import { member, workspaceWithKey } from '../support/factories';
 import {
   authorizeCode,
@@ -372,18 +373,7 @@ describe('OAuth authorization endpoint and consent pages', () => {
         scope: 'write posts:publish offline_access',
         access: 'read',
       });
-      assert.deepEqual(readOnly.scope.split(' '), [
-        'workspace:read',
-        'projects:read',
-        'notes:read',
-        'posts:read',
-        'sources:read',
-        'knowledge:read',
-        'jobs:read',
-        'analytics:read',
-        'media:read',
-        'offline_access',
-      ]);
+      assert.deepEqual(readOnly.scope.split(' '), [...READ_SCOPES, 'offline_access']);
       const full = await tokenFor(api.url, { clientId, redirectUri, email: user.email, scope: 'write posts:publish', access: 'full' });
       assert.ok(full.scope.split(' ').includes('posts:publish'));
       assert.ok(full.scope.split(' ').includes('posts:write'));

@@ -12,6 +12,7 @@ import {
 } from '../../ops/provision';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
+import { READ_SCOPES } from '../../lib/scopes';
 import { client } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
 import { apiGet, register, useOAuthApi, tokenFor } from './support';
@@ -98,17 +99,7 @@ describe('OAuth principals in the REST API', () => {
       const user = await member(ws.workspace.id, 'Admin');
       const access = await token(user.email, { scope: 'read', access: 'read' });
       const stored = await db()('oauth_grants').where({ user_id: user.id }).first();
-      assert.deepEqual(stored.scopes, [
-        'workspace:read',
-        'projects:read',
-        'notes:read',
-        'posts:read',
-        'sources:read',
-        'knowledge:read',
-        'jobs:read',
-        'analytics:read',
-        'media:read',
-      ]);
+      assert.deepEqual(stored.scopes, [...READ_SCOPES]);
       assert.ok(!stored.scopes.includes('read'), 'no alias is stored');
       // A scope that did not exist at consent: simulate a consent made before media:read existed.
       await db()('oauth_access_tokens')

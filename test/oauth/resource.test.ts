@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
-import { auth, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { db } from '../../lib/db';
 import { sha256Hex } from '../../lib/crypto';
 import { ok, startMcpStack, type McpStack } from '../mcp/support';
 import { consent } from './support';
 import { challengeParams } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
+import { SdkHost } from '../support/mcp';
 import { authorizeCode, authorizePath, Browser, pkce, register, resetOAuthRateLimits } from './support';
 
 // Resource indicators (RFC 8707) across the authorization server and both resource servers:
@@ -280,56 +280,12 @@ describe('OAuth resource indicators (RFC 8707)', function () {
   });
 
   describe('the MCP SDK client', () => {
-    class Host implements OAuthClientProvider {
-      authorizationUrls: URL[] = [];
-      private client?: OAuthClientInformationMixed;
-      private saved?: OAuthTokens;
-      private verifier?: string;
-      /** With `serverUrlAsResource` the host names the server URL, as a validateResourceURL provider may. */
-      constructor(serverUrlAsResource = false) {
-        if (serverUrlAsResource) (this as OAuthClientProvider).validateResourceURL = async (serverUrl) => new URL(serverUrl);
-      }
-      get redirectUrl() {
-        return 'http://127.0.0.1:9/callback';
-      }
-      get clientMetadata(): OAuthClientMetadata {
-        return {
-          client_name: 'Resource host',
-          redirect_uris: [this.redirectUrl],
-          grant_types: ['authorization_code', 'refresh_token'],
-          response_types: ['code'],
-          token_endpoint_auth_method: 'none',
-        };
-      }
-      clientInformation() {
-        return this.client;
-      }
-      saveClientInformation(info: OAuthClientInformationMixed) {
-        this.client = info;
-      }
-      tokens() {
-        return this.saved;
-      }
-      saveTokens(tokens: OAuthTokens) {
-        this.saved = tokens;
-      }
-      redirectToAuthorization(url: URL) {
-        this.authorizationUrls.push(url);
-      }
-      saveCodeVerifier(v: string) {
-        this.verifier = v;
-      }
-      codeVerifier() {
-        return this.verifier!;
-      }
-    }
-
     for (const [label, serverUrlAsResource, expected] of [
       ["sends the metadata's resource", false, () => stack.mcpUrl],
       ['names the server URL as the resource', true, () => `${stack.mcpUrl}/mcp`],
     ] as const) {
       it(`auth() ${label}: the token is bound to {mcp_url}, works through the SDK, and its refresh stays there`, async () => {
-        const host = new Host(serverUrlAsResource);
+        const host = new SdkHost({ serverUrlAsResource });
         const serverUrl = new URL('/mcp', stack.mcpUrl);
         const first = new StreamableHTTPClientTransport(serverUrl, { authProvider: host });
         await assert.rejects(new Client({ name: 'host', version: '1' }).connect(first), UnauthorizedError);

@@ -257,6 +257,17 @@ describe('OAuth token, introspection and revocation endpoints', () => {
       const s = await setup();
       const browser = new Browser(api.url);
       const { code, verifier } = await codeFor(s, 'read write offline_access', browser);
+      const consentPage = () =>
+        browser.follow(
+          'GET',
+          authorizePath({
+            clientId: s.clientId,
+            redirectUri,
+            challenge: pkce().challenge,
+            method: 'S256',
+            scope: 'read write offline_access',
+          }),
+        );
       const t0 = (await exchangeCode(api.url, { clientId: s.clientId, code, redirectUri, verifier })).body;
       const r1 = await refresh(api.url, { clientId: s.clientId, refreshToken: t0.refresh_token });
       const replay = await refresh(api.url, { clientId: s.clientId, refreshToken: t0.refresh_token });
@@ -266,16 +277,7 @@ describe('OAuth token, introspection and revocation endpoints', () => {
       assert.equal(replay.body.scope, r1.body.scope);
 
       // The welcome-back page is offered before the reuse...
-      const before = await browser.follow(
-        'GET',
-        authorizePath({
-          clientId: s.clientId,
-          redirectUri,
-          challenge: pkce().challenge,
-          method: 'S256',
-          scope: 'read write offline_access',
-        }),
-      );
+      const before = await consentPage();
       assert.match(before.html, /Welcome back/);
 
       // ...15 seconds later the same presentation is reuse.
@@ -286,16 +288,7 @@ describe('OAuth token, introspection and revocation endpoints', () => {
       assert.equal((await apiGet(api.url, '/v1/workspaces/me', r1.body.access_token)).status, 401, 'the family is revoked');
       assert.equal((await apiGet(api.url, '/v1/workspaces/me', t0.access_token)).status, 401);
       expectOAuthError(await refresh(api.url, { clientId: s.clientId, refreshToken: r1.body.refresh_token }), 400, 'invalid_grant');
-      const after = await browser.follow(
-        'GET',
-        authorizePath({
-          clientId: s.clientId,
-          redirectUri,
-          challenge: pkce().challenge,
-          method: 'S256',
-          scope: 'read write offline_access',
-        }),
-      );
+      const after = await consentPage();
       assert.doesNotMatch(after.html, /Welcome back/, 'the remembered approval is dropped');
       assert.match(after.html, /name="access"/);
     });

@@ -11,6 +11,37 @@ import { ok as adminOk } from '../support/admin';
 // the metrics listeners (API, worker, Temporal SDK), the worker, the network simulator and the embedded Temporal dev
 // server (frontend and UI) are all gone: no port stays held.
 
+/** The ports every `npm start` opens: both doors, Temporal and its UI, the simulator, two metrics listeners. */
+const OWN_PORTS = [
+  'PORT',
+  'MCP_PORT',
+  'TEMPORAL_PORT',
+  'TEMPORAL_UI_PORT',
+  'NETWORK_SIMULATOR_PORT',
+  'METRICS_PORT',
+  'WORKER_METRICS_PORT',
+];
+
+/**
+ * A free port for each of `names` and the environment of an `npm start` of its own in `dataDir`:
+ * its own Temporal and network simulator (not the test run's), plus `env`.
+ */
+async function ownStart(names: string[], dataDir: string, env: Record<string, string>) {
+  const ports: Record<string, number> = {};
+  for (const n of names) ports[n] = await freePort();
+  return {
+    ports,
+    env: {
+      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+      PUBLIC_URL: `http://127.0.0.1:${ports.PORT}`,
+      DATA_DIR: dataDir,
+      TEMPORAL_ADDRESS: '',
+      NETWORK_API_URL: '',
+      ...env,
+    },
+  };
+}
+
 describe('npm start stops cleanly on SIGINT', function () {
   this.timeout(240_000);
   let dataDir: string;
@@ -22,27 +53,9 @@ describe('npm start stops cleanly on SIGINT', function () {
   });
 
   it('frees every port it opened', async () => {
-    const names = [
-      'PORT',
-      'MCP_PORT',
-      'TEMPORAL_PORT',
-      'TEMPORAL_UI_PORT',
-      'NETWORK_SIMULATOR_PORT',
-      'METRICS_PORT',
-      'WORKER_METRICS_PORT',
-      'TEMPORAL_SDK_METRICS_PORT',
-    ] as const;
-    const ports: Record<string, number> = {};
-    for (const n of names) ports[n] = await freePort();
-    const env: Record<string, string> = {
-      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-      PUBLIC_URL: `http://127.0.0.1:${ports.PORT}`,
-      DATA_DIR: dataDir,
-      // Its own Temporal and simulator (not the test run's), and a queue no test worker polls.
-      TEMPORAL_ADDRESS: '',
-      NETWORK_API_URL: '',
-      TEMPORAL_TASK_QUEUE: `start-test-${process.pid}`,
-    };
+    const names = [...OWN_PORTS, 'TEMPORAL_SDK_METRICS_PORT'];
+    // A queue no test worker polls.
+    const { ports, env } = await ownStart(names, dataDir, { TEMPORAL_TASK_QUEUE: `start-test-${process.pid}` });
     const service = await spawnService('bin/start.ts', env, /Content Scheduling Service is running/, 180_000);
     try {
       const ready = await fetch(`http://127.0.0.1:${ports.PORT}/v1/health/ready`);
@@ -77,34 +90,15 @@ describe('npm start stops cleanly on SIGINT', function () {
   it('stops every child through its clean path when Ctrl-C reaches the process group of `npm start`', async () => {
     // issue 29 item 6b: a terminal signals the whole foreground group, so npm and the start
     // script both get SIGINT and npm forwards its copy; the echo must not count as a second press.
-    const names = [
-      'PORT',
-      'MCP_PORT',
-      'TEMPORAL_PORT',
-      'TEMPORAL_UI_PORT',
-      'NETWORK_SIMULATOR_PORT',
-      'LLM_STUB_PORT',
-      'TRANSCRIPTION_SIMULATOR_PORT',
-      'YOUTUBE_SIMULATOR_PORT',
-      'S3_SERVER_PORT',
-      'METRICS_PORT',
-      'WORKER_METRICS_PORT',
-    ] as const;
-    const ports: Record<string, string> = {};
-    for (const n of names) ports[n] = String(await freePort());
-    const env: Record<string, string> = {
-      ...ports,
-      PUBLIC_URL: `http://127.0.0.1:${ports.PORT}`,
-      DATA_DIR: dataDir,
-      // Every service its own (none of the test run's), and a queue no test worker polls.
-      TEMPORAL_ADDRESS: '',
-      NETWORK_API_URL: '',
+    const names = [...OWN_PORTS, 'LLM_STUB_PORT', 'TRANSCRIPTION_SIMULATOR_PORT', 'YOUTUBE_SIMULATOR_PORT', 'S3_SERVER_PORT'];
+    const { ports, env } = await ownStart(names, dataDir, {
+      // Every simulator its own too, and a queue no test worker polls.
       LLM_BASE_URL: '',
       TRANSCRIPTION_URL: '',
       YOUTUBE_TRANSCRIPT_URL: '',
       S3_ENDPOINT: '',
       TEMPORAL_TASK_QUEUE: `start-group-test-${process.pid}`,
-    };
+    });
     const service = await spawnCommand('npm', ['start'], env, /Content Scheduling Service is running/, 180_000, { group: true });
     const group = -service.child.pid!;
     let ended: { code: number | null; signal: NodeJS.Signals | null } | 'timeout' = 'timeout';
@@ -113,7 +107,7 @@ describe('npm start stops cleanly on SIGINT', function () {
       assert.match(service.output.join(''), new RegExp(`LLM sim +http://127\\.0\\.0\\.1:${ports.LLM_STUB_PORT}/v1`));
       assert.equal((await adminOk(['llm', 'latency', '--ms', '0'], { env: { ...env, ADMIN_CLI_BUNDLE: '0' } })).latencyMs, 0);
       // The worker is up (its metrics port opens once its workflow bundle is built), so it too stops through its own path.
-      await waitFor(() => portAcceptsConnections(Number(ports.WORKER_METRICS_PORT)), 120_000, 'the worker to start');
+      await waitFor(() => portAcceptsConnections(ports.WORKER_METRICS_PORT!), 120_000, 'the worker to start');
     } finally {
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
         service.child.once('exit', (code, signal) => resolve({ code, signal })),
@@ -134,6 +128,6 @@ describe('npm start stops cleanly on SIGINT', function () {
     // The start script exits 0; npm, interrupted itself, then ends by SIGINT (a shell's 130) once it has.
     if (ended === 'timeout') assert.fail(`npm start did not stop within 90 s:\n${output.slice(-3000)}`);
     assert.ok(ended.code === 0 || ended.signal === 'SIGINT', `npm ended with ${JSON.stringify(ended)}:\n${output.slice(-3000)}`);
-    for (const n of names) assert.equal(await portAcceptsConnections(Number(ports[n])), false, `${n} ${ports[n]} is released after Ctrl-C`);
+    for (const n of names) assert.equal(await portAcceptsConnections(ports[n]!), false, `${n} ${ports[n]} is released after Ctrl-C`);
   });
 });

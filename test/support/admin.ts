@@ -51,6 +51,13 @@ export async function ok(args: string[], opts: { input?: string; env?: NodeJS.Pr
   return r.json;
 }
 
+/** `bin/admin help` succeeds and names every one of `commands`. */
+export async function assertHelpLists(commands: string[]): Promise<void> {
+  const all = await admin(['help']);
+  assert.equal(all.code, 0);
+  for (const cmd of commands) assert.ok(all.stdout.includes(cmd), `help lists ${cmd}`);
+}
+
 /** A failure is exactly one line on stderr, nothing on stdout, and the given exit code. */
 export async function fails(args: string[], code: 1 | 2, message: RegExp, opts: { env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
   const r = await admin(args, opts);

@@ -86,6 +86,16 @@ export function client(baseUrl: string, token?: string, defaults: Record<string,
   };
 }
 
+/** A caller for fixture set-up: every request must answer 200; returns the envelope's `data`. */
+export function dataClient(baseUrl: string, token: string) {
+  const call = client(baseUrl, token);
+  return async (method: string, path: string, body: unknown): Promise<any> => {
+    const res = await call(method, path, { body });
+    assert.equal(res.status, 200, `${path}: ${JSON.stringify(res.body)}`);
+    return res.body.data;
+  };
+}
+
 /**
  * The typed client (client/index.ts, generated from the OpenAPI document) as a caller uses it,
  * with the same contract check as `client` on every response it receives.

@@ -1,5 +1,7 @@
 import { addMember, createProject, createUser, createWorkspace, issueApiKey, type ConnectionPreset } from '../../ops/provision';
-import { randomBase62 } from '../../lib/ids';
+import { db } from '../../lib/db';
+import { newId, randomBase62 } from '../../lib/ids';
+import { storeDocument } from '../../lib/knowledge/ingest';
 
 // Fixtures made through the same provisioning code the operator CLI uses.
 export async function workspaceWithKey(
@@ -44,4 +46,25 @@ export function uniqueKey(): string {
 export function neverExisted(id: string): string {
   const cut = id.indexOf('_') + 1;
   return id.slice(0, cut) + 'Zz9'.repeat(40).slice(0, id.length - cut);
+}
+
+/**
+ * A knowledge document of a project stored as its finished ingest job would store it, without a
+ * worker (the ingest itself is covered in test/knowledge). `language` also pins the search
+ * configuration; English when omitted.
+ */
+export async function storedDocument(
+  ws: { workspaceId: string; projectId: string },
+  doc: { text: string; name: string; tags?: string[]; language?: string },
+): Promise<{ documentId: string; chunkCount: number; jobId: string }> {
+  const jobId = newId('job');
+  const { workspaceId, projectId } = ws;
+  await db()('jobs').insert({ id: jobId, workspace_id: workspaceId, project_id: projectId, type: 'KNOWLEDGE_INGEST', status: 'DONE' });
+  const stored = await storeDocument(
+    db(),
+    { id: jobId, workspace_id: workspaceId },
+    { type: 'text', scope: 'PROJECT', projectId, tags: doc.tags ?? [], ...(doc.language ? { language: doc.language } : {}) },
+    { text: doc.text, name: doc.name, sourceName: null, sourceUrl: null, language: doc.language ?? 'en' },
+  );
+  return { ...stored, jobId };
 }

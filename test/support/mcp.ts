@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { CallToolResultSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { connect, startMcpStack, type McpStack } from '../mcp/support';
 import { workspaceWithKey } from './factories';
@@ -76,4 +78,50 @@ export async function callFollowingJob<T = any>(
   for (let i = 1; i < progress.length; i++) assert.ok(progress[i]!.progress > progress[i - 1]!.progress, 'progress only grows');
   assert.ok(resultAt >= lastProgressAt, 'the result follows the last notification');
   return { data: (result.structuredContent as { data: T }).data, progress, result };
+}
+
+/**
+ * An MCP host's token store for the SDK client's auth() flow. `keepRefreshTokens: false` is a
+ * host that never stores one; with `serverUrlAsResource` the host names the server URL as the
+ * resource, as a validateResourceURL provider may.
+ */
+export class SdkHost implements OAuthClientProvider {
+  readonly redirectUrl = 'http://127.0.0.1:9/callback';
+  authorizationUrls: URL[] = [];
+  private client?: OAuthClientInformationMixed;
+  private saved?: OAuthTokens;
+  private verifier?: string;
+  constructor(private readonly opts: { keepRefreshTokens?: boolean; serverUrlAsResource?: boolean } = {}) {
+    if (opts.serverUrlAsResource) (this as OAuthClientProvider).validateResourceURL = async (serverUrl) => new URL(serverUrl);
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'SDK test host',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.client = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = this.opts.keepRefreshTokens === false ? { ...tokens, refresh_token: undefined } : tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrls.push(url);
+  }
+  saveCodeVerifier(v: string) {
+    this.verifier = v;
+  }
+  codeVerifier() {
+    return this.verifier!;
+  }
 }

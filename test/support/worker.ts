@@ -42,6 +42,14 @@ export function testWorker(opts: { writer?: PostWriter; taskQueue?: string } = {
   };
 }
 
+/** A test worker running through the current suite: started in its `before`, stopped in its `after`. */
+export function useTestWorker(opts: Parameters<typeof testWorker>[0] = {}): TestWorker {
+  const worker = testWorker(opts);
+  before(() => worker.start());
+  after(() => worker.stop());
+  return worker;
+}
+
 /**
  * A post writer over the LLM stub (a real HTTP server): config is read at import and
  * LLM_BASE_URL names the run's shared simulator, so suites that script their own stub inject this.

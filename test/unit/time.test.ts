@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { dayStartUtc, hasOffset, isValidTimeZone, nextWeekdayAt, parseInZone, weekStartUtc } from '../../lib/time';
+import { dayStartUtc, hasOffset, isValidTimeZone, localDateTime, nextWeekdayAt, parseInZone, weekStartUtc } from '../../lib/time';
 
 // spec 4.4: offset-less timestamps are wall time in the project's timezone; spec 8: the
 // weekly budget week starts Monday 00:00 UTC.
@@ -51,21 +51,14 @@ describe('lib/time', () => {
       assert.equal(iso('2026-01-01T00:00:00', 'Pacific/Kiritimati'), '2025-12-31T10:00:00.000Z');
     });
 
-    it('round-trips every hour of a DST day through the zone’s own formatting', () => {
-      const fmt = new Intl.DateTimeFormat('en-CA', {
-        timeZone: 'Europe/Berlin',
-        hourCycle: 'h23',
-        year: 'numeric',
-        month: '2-digit',
-        day: '2-digit',
-        hour: '2-digit',
-        minute: '2-digit',
-      });
+    it('round-trips every hour of a DST day through the zone’s own formatting (localDateTime)', () => {
+      // 01:15 UTC on the spring-forward day is 03:15 CEST: the formatting itself, pinned.
+      assert.deepEqual(localDateTime(new Date('2026-03-29T01:15:00Z'), 'Europe/Berlin'), { date: '2026-03-29', time: '03:15' });
       for (let h = 0; h < 24; h++) {
         if (h === 2) continue; // skipped on 2026-03-29 in Berlin
         const wall = `2026-03-29T${String(h).padStart(2, '0')}:15`;
-        const parts = Object.fromEntries(fmt.formatToParts(parseInZone(wall, 'Europe/Berlin')).map((p) => [p.type, p.value]));
-        assert.equal(`${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}`, wall);
+        const { date, time } = localDateTime(parseInZone(wall, 'Europe/Berlin'), 'Europe/Berlin');
+        assert.equal(`${date}T${time}`, wall);
       }
     });
 
