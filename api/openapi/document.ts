@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { config } from '../../lib/config';
-import type { ErrorCode } from '../../lib/errors';
+import { ERROR_STATUS, type ErrorCode } from '../../lib/errors';
 import { ALL_SCOPES } from '../../lib/scopes';
 import { operationScopes } from '../pipeline/index';
 import type { AnyOperation } from '../operation';
@@ -9,7 +9,7 @@ import { namedComponents } from '../output';
 import { routeTable, type RouteEntry } from '../rest/adapter';
 import { restRouter } from '../rest/routes';
 import type { ApiVersion } from '../versioning';
-import { ERROR_CATALOGUE, operationErrorCodes, parserRefusalResponse, statusOfCode } from './errors';
+import { ERROR_CATALOGUE, operationErrorCodes, parserRefusalResponse } from './errors';
 import { OAUTH_SCHEMAS, oauthErrorEnvelope, oauthPaths } from './oauth';
 
 // The OpenAPI 3.1 document of the REST door, generated from the route table (api/rest/routes.ts)
@@ -121,7 +121,7 @@ function operationObject(
     },
   };
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of codes) byStatus.set(statusOfCode(code), [...(byStatus.get(statusOfCode(code)) ?? []), code]);
+  for (const code of codes) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
   for (const [status, list] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) {
     const headers: Json = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
     if (status === 429) {
