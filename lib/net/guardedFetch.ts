@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { OutboundError, statusVerdict, type OutboundFailure } from './outbound';
 import { literalAddress, onAllowedOrigin, pinnedLookup, vetAddresses, type ResolvedAddress, type Resolver } from './resolve';
 
 // A GET of a user-given URL (URL knowledge ingest, docs/knowledge.md "URL ingest"), under the
@@ -42,15 +43,27 @@ export type FetchErrorCode =
   | 'url_http_status'
   | 'url_connection_failed';
 
+const FAILURE: Record<FetchErrorCode, OutboundFailure> = {
+  url_invalid: 'refused',
+  url_refused: 'refused',
+  url_dns_failed: 'unreachable',
+  url_timeout: 'timeout',
+  url_too_large: 'bad_response',
+  url_too_many_redirects: 'bad_response',
+  url_http_status: 'refused',
+  url_connection_failed: 'unreachable',
+};
+
 /** Why a fetch gave up; `retryable` says whether another attempt could answer differently. */
-export class FetchError extends Error {
-  constructor(
-    readonly code: FetchErrorCode,
-    message: string,
-    readonly retryable: boolean,
-    readonly status: number | null = null,
-  ) {
-    super(message);
+export class FetchError extends OutboundError {
+  declare readonly code: FetchErrorCode;
+
+  constructor(code: FetchErrorCode, message: string, retryable: boolean, status: number | null = null) {
+    super('url', code, message, {
+      failure: status !== null && status >= 400 ? statusVerdict(status).failure : FAILURE[code],
+      retryable,
+      status,
+    });
   }
 }
 
