@@ -49,6 +49,13 @@ export const ERROR_CATALOGUE: readonly ErrorEntry[] = TABLE.trim()
     return { code: code as ErrorCode, status: ERROR_STATUS[code as ErrorCode], when };
   });
 
+/** Codes grouped by their HTTP status, in status order: one documented answer per status. */
+export function byStatus(codes: readonly ErrorCode[]): [number, ErrorCode[]][] {
+  const groups = new Map<number, ErrorCode[]>();
+  for (const code of codes) groups.set(ERROR_STATUS[code], [...(groups.get(ERROR_STATUS[code]) ?? []), code]);
+  return [...groups].sort((a, b) => a[0] - b[0]);
+}
+
 /** The codes an operation can answer through the REST door (spec 7.2), in catalogue order. */
 export function operationErrorCodes(op: AnyOperation, opts: { hasPathParams: boolean; cursor: boolean; limit: boolean }): ErrorCode[] {
   // invalid_request on every route, public ones included: a request the HTTP parser refuses (a

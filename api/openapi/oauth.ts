@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ERROR_STATUS, type ErrorCode } from '../../lib/errors';
+import type { ErrorCode } from '../../lib/errors';
 import { oauthClientSchema, registrationMetadataSchema } from '../oauth/schema';
-import { parserRefusalResponse, parserRefusalSchema } from './errors';
+import { byStatus, parserRefusalResponse, parserRefusalSchema } from './errors';
 
 // The authorization server's endpoints (spec 5.3, api/oauth) in the OpenAPI document. They are
 // not operations of the pipeline, so they are described here by hand: form-encoded request
@@ -131,10 +131,8 @@ const ref = (id: string) => ({ $ref: SCHEMA_URI(id) });
 
 /** The error answers of an endpoint, one per status (ERROR_STATUS) with the codes it carries. */
 function errors(codes: ErrorCode[]): Json {
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of codes) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
   return Object.fromEntries(
-    [...byStatus].map(([status, list]) => [
+    byStatus(codes).map(([status, list]) => [
       status,
       {
         description: list.join(', '),

@@ -1,5 +1,5 @@
 import { config } from '../config';
-import { HttpTransport, OutboundError, parseJson, statusVerdict, type OutboundErrorInit, type TransportErrors } from '../net/outbound';
+import { HttpTransport, noAnswer, OutboundError, parseJson, statusVerdict, type TransportErrors } from '../net/outbound';
 
 // Audio and video transcription (docs/sources.md "Transcription"): a client of an
 // OpenAI-compatible `POST {base}/audio/transcriptions` (multipart: file, model,
@@ -16,11 +16,8 @@ export type TranscriptionErrorCode =
   | 'transcription_invalid_response';
 
 export class TranscriptionError extends OutboundError {
+  readonly service = 'transcription';
   declare readonly code: TranscriptionErrorCode;
-
-  constructor(code: TranscriptionErrorCode, message: string, init: OutboundErrorInit) {
-    super('transcription', code, message, init);
-  }
 }
 
 export interface Transcript {
@@ -93,18 +90,7 @@ export function normalizeLanguage(value: unknown): string | null {
 }
 
 const TRANSCRIPTION_ERRORS: TransportErrors = {
-  timeout: (ms, cause) =>
-    new TranscriptionError('transcription_timeout', `The transcription API did not answer within ${ms} ms.`, {
-      failure: 'timeout',
-      retryable: true,
-      cause,
-    }),
-  unreachable: (detail, cause) =>
-    new TranscriptionError('transcription_unavailable', `Could not reach the transcription API (${detail}).`, {
-      failure: 'unreachable',
-      retryable: true,
-      cause,
-    }),
+  ...noAnswer(TranscriptionError, 'transcription API', { timeout: 'transcription_timeout', unreachable: 'transcription_unavailable' }),
   status: ({ status, text }) => {
     const verdict = statusVerdict(status);
     const failure = (code: TranscriptionErrorCode, message: string) => new TranscriptionError(code, message, verdict);
@@ -127,11 +113,7 @@ export class HttpTranscriber implements Transcriber {
   private readonly transport: HttpTransport;
 
   constructor(private readonly opts: HttpTranscriberOptions) {
-    this.transport = new HttpTransport('TRANSCRIPTION_URL', {
-      baseUrl: opts.baseUrl,
-      timeoutMs: opts.timeoutMs,
-      ...(opts.apiKey ? { headers: { authorization: `Bearer ${opts.apiKey}` } } : {}),
-    });
+    this.transport = new HttpTransport('TRANSCRIPTION_URL', opts);
   }
 
   async transcribe(input: TranscribeInput, { signal }: { signal?: AbortSignal } = {}): Promise<Transcript> {

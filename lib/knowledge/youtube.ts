@@ -2,7 +2,7 @@
 // ingest"; config YOUTUBE_TRANSCRIPT_URL, the local simulator sim/youtube when unset). One HTTP
 // call per ingest attempt; retries belong to the activity's retry policy.
 
-import { HttpTransport, OutboundError, parseJson, statusVerdict, type OutboundErrorInit, type TransportErrors } from '../net/outbound';
+import { HttpTransport, noAnswer, OutboundError, parseJson, statusVerdict, type TransportErrors } from '../net/outbound';
 
 export const VIDEO_ID = /^[A-Za-z0-9_-]{11}$/;
 
@@ -37,27 +37,13 @@ export interface Transcript {
 }
 
 export class TranscriptError extends OutboundError {
+  readonly service = 'youtube';
   declare readonly code: 'video_not_found' | 'transcript_unavailable' | 'transcript_timeout';
-
-  constructor(code: TranscriptError['code'], message: string, init: OutboundErrorInit) {
-    super('youtube', code, message, init);
-  }
 }
 
 function transcriptErrors(videoId: string): TransportErrors {
   return {
-    timeout: (ms, cause) =>
-      new TranscriptError('transcript_timeout', `The transcript service did not answer within ${ms} ms.`, {
-        failure: 'timeout',
-        retryable: true,
-        cause,
-      }),
-    unreachable: (detail, cause) =>
-      new TranscriptError('transcript_unavailable', `The transcript service is unreachable (${detail}).`, {
-        failure: 'unreachable',
-        retryable: true,
-        cause,
-      }),
+    ...noAnswer(TranscriptError, 'transcript service', { timeout: 'transcript_timeout', unreachable: 'transcript_unavailable' }),
     status: ({ status }) =>
       status === 404
         ? new TranscriptError('video_not_found', `No transcript exists for video ${videoId}.`, statusVerdict(status))

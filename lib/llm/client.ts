@@ -6,7 +6,7 @@
 // LlmError carrying `retryable`: retrying inside here as well would multiply attempts and spend.
 
 import { config, serviceAddresses } from '../config';
-import { HttpTransport, parseJson, type TransportErrors } from '../net/outbound';
+import { HttpTransport, noAnswer, parseJson, type TransportErrors } from '../net/outbound';
 import { BuiltinWriter } from './builtin';
 import { classifyProviderFailure, errorFromHttpResponse, LlmError } from './errors';
 import { buildMessages, dropUnfinishedTail, normalizePostText, type GenerationInput } from './prompts';
@@ -66,8 +66,7 @@ export function computeCostCents(usage: TokenUsage, prices: Prices): number {
 
 /** The transport's failures as LlmErrors; the provider's own answers are classified by lib/llm/errors.ts. */
 const LLM_ERRORS: TransportErrors = {
-  timeout: (ms, cause) => new LlmError('llm_timeout', `LLM did not answer within ${ms} ms.`, { cause }),
-  unreachable: (detail, cause) => new LlmError('llm_unavailable', `Could not reach the LLM endpoint (${detail}).`, { cause }),
+  ...noAnswer(LlmError, 'LLM endpoint', { timeout: 'llm_timeout', unreachable: 'llm_unavailable' }),
   status: ({ status, headers, text }) =>
     status < 400
       ? // A configuration mistake (wrong scheme or path); retrying cannot fix it.
@@ -84,11 +83,7 @@ export class ChatEndpoint {
   private readonly transport: HttpTransport;
 
   constructor(opts: { baseUrl: string; apiKey?: string; timeoutMs: number }) {
-    this.transport = new HttpTransport('LLM', {
-      baseUrl: opts.baseUrl,
-      timeoutMs: opts.timeoutMs,
-      ...(opts.apiKey ? { headers: { authorization: `Bearer ${opts.apiKey}` } } : {}),
-    });
+    this.transport = new HttpTransport('LLM', opts);
   }
 
   /** One call; aborting `signal` rejects with its reason (not an LlmError): it is a cancellation. */

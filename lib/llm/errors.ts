@@ -23,6 +23,8 @@ export type LlmErrorCode = keyof typeof CODES;
 const MAX_RETRIES: Partial<Record<LlmErrorCode, number>> = { llm_invalid_response: 1 };
 
 export interface LlmErrorOptions {
+  /** Overrides the code's usual kind of failure (a connection refused is `unreachable`). */
+  failure?: OutboundFailure;
   /** HTTP status of the provider's answer; null when no answer arrived. */
   status?: number | null;
   /** Overrides the code's usual retryability (e.g. a 429 that is really an exhausted quota). */
@@ -34,6 +36,7 @@ export interface LlmErrorOptions {
 }
 
 export class LlmError extends OutboundError {
+  readonly service = 'llm';
   declare readonly code: LlmErrorCode;
   /** The provider's own `error.code` or `error.type`, kept for logs and support only. */
   readonly providerCode: string | null;
@@ -46,7 +49,7 @@ export class LlmError extends OutboundError {
   readonly costCents: number;
 
   constructor(code: LlmErrorCode, message: string, opts: LlmErrorOptions = {}) {
-    super('llm', code, message, { ...opts, failure: CODES[code].failure, retryable: opts.retryable ?? CODES[code].retryable });
+    super(code, message, { failure: CODES[code].failure, ...opts, retryable: opts.retryable ?? CODES[code].retryable });
     this.providerCode = opts.providerCode ?? null;
     this.maxRetries = this.retryable ? (MAX_RETRIES[code] ?? null) : 0;
     this.costCents = opts.costCents ?? 0;
@@ -55,6 +58,7 @@ export class LlmError extends OutboundError {
   /** The same error, recording what the call cost. */
   withCost(costCents: number): LlmError {
     return new LlmError(this.code, this.message, {
+      failure: this.failure,
       status: this.status,
       retryable: this.retryable,
       providerCode: this.providerCode,

@@ -1,5 +1,5 @@
 import { config, serviceAddresses } from '../config';
-import { HttpTransport, OutboundError, parseJson, statusVerdict, type OutboundErrorInit, type TransportErrors } from '../net/outbound';
+import { HttpTransport, noAnswer, OutboundError, parseJson, statusVerdict, type TransportErrors } from '../net/outbound';
 import { renderQuoteCard } from './render';
 
 // Where a generated image comes from (docs/media.md "Image generation"): an OpenAI-compatible
@@ -33,20 +33,11 @@ export interface GeneratedImage {
 
 /** A failure of the images API; `retryable` tells the activity whether another attempt can help. */
 export class ImageApiError extends OutboundError {
-  constructor(code: string, message: string, init: OutboundErrorInit) {
-    super('images', code, message, init);
-  }
+  readonly service = 'images';
 }
 
 const IMAGE_ERRORS: TransportErrors = {
-  timeout: (ms, cause) =>
-    new ImageApiError('images_unreachable', `The images API did not answer within ${ms} ms.`, {
-      failure: 'timeout',
-      retryable: true,
-      cause,
-    }),
-  unreachable: (detail, cause) =>
-    new ImageApiError('images_unreachable', `The images API did not answer: ${detail}`, { failure: 'unreachable', retryable: true, cause }),
+  ...noAnswer(ImageApiError, 'images API', { timeout: 'images_unreachable', unreachable: 'images_unreachable' }),
   // 408, 429 and 5xx may pass; a refused prompt, a bad key or a redirect will not.
   status: ({ status, text }) =>
     new ImageApiError(
@@ -73,11 +64,7 @@ export class OpenAiImageGenerator implements ImageGenerator {
   constructor(
     private readonly opts: { baseUrl: string; apiKey?: string; model: string; size: string; timeoutMs: number; costCents: number },
   ) {
-    this.transport = new HttpTransport('images API', {
-      baseUrl: opts.baseUrl,
-      timeoutMs: opts.timeoutMs,
-      ...(opts.apiKey ? { headers: { authorization: `Bearer ${opts.apiKey}` } } : {}),
-    });
+    this.transport = new HttpTransport('images API', opts);
   }
 
   async generate(req: ImageRequest, signal?: AbortSignal): Promise<GeneratedImage> {

@@ -33,17 +33,8 @@ export interface FetchedPage {
   body: Buffer;
 }
 
-export type FetchErrorCode =
-  | 'url_invalid'
-  | 'url_refused'
-  | 'url_dns_failed'
-  | 'url_timeout'
-  | 'url_too_large'
-  | 'url_too_many_redirects'
-  | 'url_http_status'
-  | 'url_connection_failed';
-
-const FAILURE: Record<FetchErrorCode, OutboundFailure> = {
+// Each code's kind of failure; an answer with an error status has its status's.
+const FAILURE = {
   url_invalid: 'refused',
   url_refused: 'refused',
   url_dns_failed: 'unreachable',
@@ -52,14 +43,17 @@ const FAILURE: Record<FetchErrorCode, OutboundFailure> = {
   url_too_many_redirects: 'bad_response',
   url_http_status: 'refused',
   url_connection_failed: 'unreachable',
-};
+} as const satisfies Record<string, OutboundFailure>;
+
+export type FetchErrorCode = keyof typeof FAILURE;
 
 /** Why a fetch gave up; `retryable` says whether another attempt could answer differently. */
 export class FetchError extends OutboundError {
+  readonly service = 'url';
   declare readonly code: FetchErrorCode;
 
   constructor(code: FetchErrorCode, message: string, retryable: boolean, status: number | null = null) {
-    super('url', code, message, {
+    super(code, message, {
       failure: status !== null && status >= 400 ? statusVerdict(status).failure : FAILURE[code],
       retryable,
       status,

@@ -21,14 +21,14 @@ export interface OutboundErrorInit {
   cause?: unknown;
 }
 
-export class OutboundError extends Error {
+export abstract class OutboundError extends Error {
+  abstract readonly service: OutboundService;
   readonly failure: OutboundFailure;
   readonly retryable: boolean;
   readonly status: number | null;
   readonly retryAfterMs: number | null;
 
   constructor(
-    readonly service: OutboundService,
     readonly code: string,
     message: string,
     init: OutboundErrorInit,
@@ -85,6 +85,20 @@ export interface TransportErrors {
   status(answer: TransportAnswer): OutboundError;
 }
 
+/** A client's words for no answer in time and no answer at all, both worth another attempt. */
+export function noAnswer<C extends string>(
+  error: new (code: C, message: string, init: OutboundErrorInit) => OutboundError,
+  what: string,
+  codes: { timeout: C; unreachable: C },
+): Omit<TransportErrors, 'status'> {
+  return {
+    timeout: (ms, cause) =>
+      new error(codes.timeout, `No answer from the ${what} within ${ms} ms.`, { failure: 'timeout', retryable: true, cause }),
+    unreachable: (detail, cause) =>
+      new error(codes.unreachable, `Could not reach the ${what} (${detail}).`, { failure: 'unreachable', retryable: true, cause }),
+  };
+}
+
 export interface TransportRequest {
   method?: 'GET' | 'POST' | 'PUT';
   /** Relative to the base URL, which keeps its own path (`https://api.openai.com/v1`). */
@@ -103,8 +117,8 @@ export interface TransportRequest {
 export interface TransportOptions {
   baseUrl: string;
   timeoutMs: number;
-  /** Sent on every call (a bearer key). */
-  headers?: Record<string, string>;
+  /** Sent as a bearer credential on every call. */
+  apiKey?: string;
 }
 
 /**
@@ -137,7 +151,8 @@ export class HttpTransport {
   async send(req: TransportRequest, errors: TransportErrors): Promise<TransportAnswer> {
     const url = new URL(req.url ?? req.path ?? '', this.base);
     for (const [k, v] of Object.entries(req.query ?? {})) url.searchParams.set(k, v);
-    const headers: Record<string, string> = { accept: 'application/json', ...this.opts.headers, ...req.headers };
+    const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+    if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
     let body = req.body;
     if (req.json !== undefined) {
       headers['content-type'] = 'application/json';

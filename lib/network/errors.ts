@@ -66,6 +66,7 @@ const FAILURE: Partial<Record<NetworkErrorCode, OutboundFailure>> = {
 };
 
 export class NetworkError extends OutboundError {
+  readonly service = 'network';
   readonly kind: NetworkErrorKind;
   declare readonly code: NetworkErrorCode;
   /** The code in the server's error body, verbatim (`EXPIRED_ACCESS_TOKEN`, `invalid_grant`, ...). */
@@ -74,7 +75,7 @@ export class NetworkError extends OutboundError {
 
   constructor(init: NetworkErrorInit) {
     // Retryable exactly for `transient`: auth and permanent failures do not heal by retrying.
-    super('network', init.code, init.message, {
+    super(init.code, init.message, {
       failure: FAILURE[init.code] ?? (init.status === null ? 'refused' : statusVerdict(init.status).failure),
       retryable: init.kind === 'transient',
       status: init.status,
