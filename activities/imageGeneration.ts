@@ -4,11 +4,11 @@ import { config } from '../lib/config';
 import { ApiError } from '../lib/errors';
 import { finishingJob, finishJob, progressNow, type JobStatus } from '../lib/generation/jobs';
 import { importAsset } from '../lib/media/assets';
-import { ImageApiError, type ImageGenerator, type ImageJobInput } from '../lib/media/imageGenerator';
+import type { ImageGenerator, ImageJobInput } from '../lib/media/imageGenerator';
 import { imagesOf } from '../lib/posts/media';
 import { loadPostForUpdate, setPostMedia } from '../lib/posts/write';
 import type { ObjectStore } from '../lib/storage/objectStore';
-import { chargeJob, loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
+import { chargeJob, codedFailure, loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
 
 // Activities of image generation jobs (docs/media.md "Image generation"; the job envelope of
 // spec 2.12 / 3.2 shared with post generation). Each row transition locks the job row and checks
@@ -58,13 +58,7 @@ export function createImageGenerationActivities({ db, images, store }: ImageGene
           Context.current().cancellationSignal,
         );
       } catch (err) {
-        if (!(err instanceof ImageApiError)) throw err;
-        throw ApplicationFailure.create({
-          type: err.code,
-          message: err.message,
-          nonRetryable: !err.retryable || attempt >= 3,
-          details: [{ status: err.status }],
-        });
+        throw codedFailure(err, attempt);
       }
       // Charged per attempt, as the provider bills each one (settled once the job is final: finishingJob).
       await chargeJob(db, jobId, image.costCents);

@@ -1,10 +1,26 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { finishJob, progressNow, type JobProgress, type JobStatus } from '../lib/generation/jobs';
+import { IngestError } from '../lib/ingest/errors';
+import { OutboundError } from '../lib/net/outbound';
 
 // Row steps every job's activities share (the job envelope of spec 2.12 / 3.2;
 // activities/generation.ts, imageGeneration.ts, sourceIngest.ts, knowledge.ts). Each is guarded by the job's status,
 // so a retry after a lost answer sees its own earlier commit instead of acting again.
+
+/**
+ * A failure with a code (an outbound call's, or the source's own) as the job's errorCode: the
+ * ApplicationFailure's type. One another attempt cannot fix stops the retries, and so does the third.
+ */
+export function codedFailure(err: unknown, attempt: number): unknown {
+  if (!(err instanceof OutboundError || err instanceof IngestError)) return err;
+  return ApplicationFailure.create({
+    type: err.code,
+    message: err.message,
+    nonRetryable: !err.retryable || attempt >= 3,
+    details: [{ status: err instanceof OutboundError ? err.status : null }],
+  });
+}
 
 export type StartOutcome = { running: true } | { running: false; status: JobStatus | 'MISSING' };
 

@@ -1,13 +1,13 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { finishingJob, finishJob, progressNow, type JobStatus } from '../lib/generation/jobs';
+import { IngestError } from '../lib/ingest/errors';
 import { FetchError } from '../lib/net/guardedFetch';
 import type { Resolver } from '../lib/net/resolve';
-import { IngestError as ExtractError } from '../lib/ingest/errors';
-import { IngestError, readSource, resyncUrlDocument, storeDocument, type KnowledgeJobInput } from '../lib/knowledge/ingest';
-import { TranscriptError, type TranscriptClient } from '../lib/knowledge/youtube';
+import { readSource, resyncUrlDocument, storeDocument, type KnowledgeJobInput } from '../lib/knowledge/ingest';
+import type { TranscriptClient } from '../lib/knowledge/youtube';
 import type { ObjectStore } from '../lib/storage/objectStore';
-import { chargeJob, loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
+import { chargeJob, codedFailure, loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
 
 // Activities of KNOWLEDGE_INGEST jobs (docs/knowledge.md; the job envelope of spec 2.12 / 3.2
 // shared with generation jobs) and of the URL re-sync schedule. The document is keyed by its
@@ -18,13 +18,6 @@ export interface KnowledgeDeps {
   store: () => ObjectStore;
   transcripts: TranscriptClient;
   resolve: Resolver;
-}
-
-/** Every reading failure as the job's errorCode; permanent ones are not retried. */
-function asFailure(err: unknown, attempt: number): unknown {
-  if (err instanceof FetchError || err instanceof TranscriptError || err instanceof IngestError || err instanceof ExtractError)
-    return ApplicationFailure.create({ type: err.code, message: err.message, nonRetryable: !err.retryable || attempt >= 3 });
-  return err;
 }
 
 export function createKnowledgeActivities({ db, store, transcripts, resolve }: KnowledgeDeps) {
@@ -51,8 +44,8 @@ export function createKnowledgeActivities({ db, store, transcripts, resolve }: K
         return await storeDocument(db, { id: jobId, workspace_id: job.workspace_id }, input, source);
       } catch (err) {
         // A recording transcribed to silence was billed all the same.
-        if (err instanceof ExtractError) await chargeJob(db, jobId, err.costCents);
-        throw asFailure(err, attempt);
+        if (err instanceof IngestError) await chargeJob(db, jobId, err.costCents);
+        throw codedFailure(err, attempt);
       }
     },
 

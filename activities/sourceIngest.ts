@@ -10,7 +10,7 @@ import type { InsightExtractor } from '../lib/llm/insights';
 import type { UploadRow } from '../lib/media/uploads';
 import type { SourceIngestInput } from '../lib/sources/sources';
 import type { ObjectStore } from '../lib/storage/objectStore';
-import { chargeJob, loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
+import { chargeJob, codedFailure, loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
 
 // Activities of SOURCE_INGEST jobs (docs/sources.md "The ingest job"; the job envelope of spec
 // 2.12 / 3.2). Row transitions lock the job row and check its status first, so a retry after a
@@ -23,19 +23,6 @@ export interface SourceIngestDeps {
   store: () => ObjectStore;
   transcriber: Transcriber;
   insights: InsightExtractor;
-}
-
-/** A failure another attempt cannot fix stops the retries (and the job fails with its code). */
-function asActivityFailure(err: unknown, attempt: number): unknown {
-  if (err instanceof IngestError || err instanceof LlmError) {
-    return ApplicationFailure.create({
-      type: err.code,
-      message: err.message,
-      nonRetryable: !err.retryable || attempt >= 3,
-      details: [{ status: err.status }],
-    });
-  }
-  return err;
 }
 
 export function createSourceIngestActivities({ db, store, transcriber, insights }: SourceIngestDeps) {
@@ -82,7 +69,7 @@ export function createSourceIngestActivities({ db, store, transcriber, insights 
       } catch (err) {
         // A call the provider billed although it failed (silence transcribed, an unusable answer).
         if (err instanceof IngestError || err instanceof LlmError) await chargeJob(db, jobId, err.costCents);
-        throw asActivityFailure(err, attempt);
+        throw codedFailure(err, attempt);
       }
       return { sourceId: input.sourceId };
     },

@@ -127,7 +127,7 @@ export function unwrapStored(res: StoredResponse): { status: number; body: unkno
     return {
       status: res.status,
       body: null,
-      error: new ApiError(e.status, e.code, e.message, e.details ?? undefined, e.headers ?? undefined),
+      error: new ApiError(e.code, e.message, e.details ?? undefined, e.headers ?? undefined),
     };
   }
   return res;

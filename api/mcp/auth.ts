@@ -59,7 +59,7 @@ export function bearerChallenge(opts: { error?: 'invalid_token'; scope: readonly
 
 function withChallenge(err: ApiError, scope: readonly string[]): ApiError {
   const error = err.code === 'unauthenticated' ? undefined : ('invalid_token' as const);
-  return new ApiError(err.status, err.code, err.message, err.details, {
+  return new ApiError(err.code, err.message, err.details, {
     ...err.headers,
     'WWW-Authenticate': bearerChallenge({ error, scope }),
   });

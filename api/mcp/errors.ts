@@ -56,14 +56,14 @@ const PARSE_ERROR = -32700;
 
 export class SessionNotFound extends ApiError {
   constructor() {
-    super(404, 'not_found', 'Session not found. Start a new session with an initialize request.');
+    super('not_found', 'Session not found. Start a new session with an initialize request.');
   }
 }
 
 /** A body that is not JSON (JSON-RPC 2.0: parse error). */
 export class ParseError extends ApiError {
   constructor(message = 'Parse error: the body is not a JSON-RPC message in JSON.') {
-    super(400, 'invalid_request', message);
+    super('invalid_request', message);
   }
 }
 

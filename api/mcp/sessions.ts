@@ -45,7 +45,6 @@ async function store<T>(operation: string, call: () => Promise<T>): Promise<T> {
   } catch (err) {
     log.warn('mcp session store unavailable', { operation, err: err instanceof Error ? err.message : String(err) });
     throw new ApiError(
-      503,
       'temporarily_unavailable',
       'The session store is unavailable; retry shortly.',
       { retryAfterSeconds: SESSION_STORE_RETRY_AFTER_S },

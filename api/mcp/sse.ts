@@ -137,7 +137,7 @@ export async function postMessage(ctx: Context): Promise<void> {
     try {
       await session.transport.handleMessage(message, { authInfo: authInfoOf(request) });
     } catch {
-      throw new ApiError(400, 'invalid_request', 'Invalid message: not a JSON-RPC message.');
+      throw new ApiError('invalid_request', 'Invalid message: not a JSON-RPC message.');
     }
   } else {
     const forwarded: Forwarded = {

@@ -8,8 +8,8 @@ import { ApiError, type ErrorCode } from '../../lib/errors';
 export class OAuthError extends ApiError {
   /** The RFC name used on the redirect leg; equal to `code` except where the envelope has no such code. */
   readonly oauthName: string;
-  constructor(status: number, code: ErrorCode, description: string, oauthName: string = code, headers?: Record<string, string>) {
-    super(status, code, description, undefined, headers);
+  constructor(code: ErrorCode, description: string, oauthName: string = code, headers?: Record<string, string>) {
+    super(code, description, undefined, headers);
     this.name = new.target.name;
     this.oauthName = oauthName;
   }
@@ -19,7 +19,7 @@ export class OAuthError extends ApiError {
 function BadRequest(code: ErrorCode) {
   return class extends OAuthError {
     constructor(description: string) {
-      super(400, code, description);
+      super(code, description);
     }
   };
 }
@@ -29,7 +29,7 @@ export class InvalidRequest extends BadRequest('invalid_request') {}
 /** RFC 6749 5.2: unknown client or a client authentication the server does not accept; 401. */
 export class InvalidClient extends OAuthError {
   constructor(description = 'The client is unknown or its authentication is not accepted.', headers?: Record<string, string>) {
-    super(401, 'invalid_client', description, 'invalid_client', headers);
+    super('invalid_client', description, 'invalid_client', headers);
   }
 }
 
@@ -38,7 +38,7 @@ export class InvalidClientMetadata extends BadRequest('invalid_client_metadata')
 /** Code expired or used, refresh token reused or revoked, redirect or PKCE mismatch (spec 7.3). */
 export class InvalidGrant extends OAuthError {
   constructor(description = 'The authorization grant is invalid, expired, already used or revoked.') {
-    super(400, 'invalid_grant', description);
+    super('invalid_grant', description);
   }
 }
 
@@ -49,7 +49,7 @@ export class UnsupportedGrantType extends BadRequest('unsupported_grant_type') {
 /** RFC 6749 4.1.2.1: only ever sent on the redirect leg, so the envelope falls back to invalid_request. */
 export class UnsupportedResponseType extends OAuthError {
   constructor(description: string) {
-    super(400, 'invalid_request', description, 'unsupported_response_type');
+    super('invalid_request', description, 'unsupported_response_type');
   }
 }
 
@@ -64,13 +64,13 @@ export class InvalidTarget extends BadRequest('invalid_target') {}
 
 export class AccessDenied extends OAuthError {
   constructor(description = 'The user declined the authorization request.') {
-    super(403, 'access_denied', description);
+    super('access_denied', description);
   }
 }
 
 export class TemporarilyUnavailable extends OAuthError {
   constructor(description = 'The authorization server is briefly unavailable; retry with backoff.') {
-    super(503, 'temporarily_unavailable', description, 'temporarily_unavailable', { 'Retry-After': '5' });
+    super('temporarily_unavailable', description, 'temporarily_unavailable', { 'Retry-After': '5' });
   }
 }
 

@@ -14,7 +14,7 @@ const pinnedWorkspace = new WeakMap<AuthContext, string>();
 
 function invalidToken(req: BearerRequest, message = 'The access token is unknown, expired or revoked.'): ApiError {
   // RFC 6750 3 / RFC 9728 5.1: tell the client where to find the authorization server.
-  return new ApiError(401, 'invalid_token', message, undefined, {
+  return new ApiError('invalid_token', message, undefined, {
     'WWW-Authenticate': bearerChallenge(resourceOf(req.resource), 'invalid_token'),
   });
 }

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { config } from '../../lib/config';
-import type { ErrorCode } from '../../lib/errors';
 import { ALL_SCOPES } from '../../lib/scopes';
 import { operationScopes } from '../pipeline/index';
 import type { AnyOperation } from '../operation';
@@ -9,7 +8,7 @@ import { namedComponents } from '../output';
 import { routeTable, type RouteEntry } from '../rest/adapter';
 import { restRouter } from '../rest/routes';
 import type { ApiVersion } from '../versioning';
-import { ERROR_CATALOGUE, operationErrorCodes, parserRefusalResponse, statusOfCode } from './errors';
+import { byStatus, ERROR_CATALOGUE, operationErrorCodes, parserRefusalResponse } from './errors';
 import { OAUTH_SCHEMAS, oauthErrorEnvelope, oauthPaths } from './oauth';
 
 // The OpenAPI 3.1 document of the REST door, generated from the route table (api/rest/routes.ts)
@@ -120,9 +119,7 @@ function operationObject(
       content: { 'application/json': { schema: { $ref: SCHEMA_URI(outputIds.get(op)!) } } },
     },
   };
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of codes) byStatus.set(statusOfCode(code), [...(byStatus.get(statusOfCode(code)) ?? []), code]);
-  for (const [status, list] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) {
+  for (const [status, list] of byStatus(codes)) {
     const headers: Json = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
     if (status === 429) {
       for (const h of ['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])

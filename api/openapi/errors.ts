@@ -1,8 +1,8 @@
-import type { ErrorCode } from '../../lib/errors';
+import { ERROR_STATUS, type ErrorCode } from '../../lib/errors';
 import type { AnyOperation } from '../operation';
 
-// spec 7.2: every code the REST door answers, its HTTP status and when. The OpenAPI document
-// lists, per operation, the codes it can answer (derived below from what the pipeline does
+// spec 7.2: every code the REST door answers, its HTTP status (ERROR_STATUS, the table ApiError
+// answers with) and when. The OpenAPI document lists, per operation, the codes it can answer (derived below from what the pipeline does
 // for its kind, input and scopes, plus the operation's own `errors`); /docs/errors renders this
 // table with one anchor per code, which is where every error's docs_url points (spec 7.1).
 
@@ -12,47 +12,48 @@ export interface ErrorEntry {
   when: string;
 }
 
-// One line per code, in the order of the answers' documentation: status, code, when.
+// One line per code, in the order of the answers' documentation: code, when.
 const TABLE = `
-400 invalid_request          A malformed query, header or body: a bad \`status\` filter, a missing \`projectId\`, an invalid Idempotency-Key, a body that is not JSON.
-400 bad_cursor               The cursor is unusable, most likely because the filters changed since it was issued. Restart the listing without a cursor.
-400 bad_pagination           \`limit\` is not an integer or is below 1.
-400 version_unsupported      The Service-Api-Version header names a version this service does not support; \`details.supported\` lists the ones it does.
-401 unauthenticated          No bearer credential was sent.
-401 invalid_token            The bearer credential is malformed, unknown or expired.
-401 key_revoked              The API key has been revoked.
-401 key_expired              The API key has expired.
-402 spend_cap_exceeded       The daily API AI-spend cap is reached; \`details\` carries the cap.
-402 usage_limit_exceeded     The weekly AI budget refused the job (enforcement \`block\` at 100 %).
-403 scope_missing            The credential lacks a required scope; \`details.required_scope\` names it when exactly one named scope is missing.
-403 plan_not_eligible        The workspace plan does not include API access.
-403 forbidden_project        The project is not reachable; client-role refusals add \`details.reason: client_role\`.
-403 workspace_unavailable    Service-Workspace-Id names a workspace the caller cannot reach (also for an API key of another workspace).
-404 not_found                The resource is absent or belongs to another workspace.
-405 method_not_allowed       The path exists but not with this method; see the Allow header.
-409 conflict                 Scheduling was refused because the network connection is unusable; \`details.reason\`, \`details.reconnectUrl\`, \`details.retryable\`.
-409 idempotency_key_conflict The Idempotency-Key was already used with a different request body.
-413 payload_too_large        A text is over its limit (\`content\` 100,000 characters, \`title\` 500, \`source.text\` 100,000) or the body is too large.
-415 unsupported_media_type   The body is not in a media type this endpoint accepts.
-422 unprocessable            The body has a bad shape or enum value, a past \`scheduledFor\`, a note of another project, an upload handle without its object.
-429 rate_limited             The workspace sliding-window limit is reached; wait Retry-After seconds (headers of spec 8).
-409 endpoint_disabled        Registered but never emitted.
-500 internal_error           Something went wrong on the service side; quote \`request_id\` to support.
-503 temporarily_unavailable  A dependency (the network, the job queue) did not answer; retry after Retry-After seconds.
+invalid_request          A malformed query, header or body: a bad \`status\` filter, a missing \`projectId\`, an invalid Idempotency-Key, a body that is not JSON.
+bad_cursor               The cursor is unusable, most likely because the filters changed since it was issued. Restart the listing without a cursor.
+bad_pagination           \`limit\` is not an integer or is below 1.
+version_unsupported      The Service-Api-Version header names a version this service does not support; \`details.supported\` lists the ones it does.
+unauthenticated          No bearer credential was sent.
+invalid_token            The bearer credential is malformed, unknown or expired.
+key_revoked              The API key has been revoked.
+key_expired              The API key has expired.
+spend_cap_exceeded       The daily API AI-spend cap is reached; \`details\` carries the cap.
+usage_limit_exceeded     The weekly AI budget refused the job (enforcement \`block\` at 100 %).
+scope_missing            The credential lacks a required scope; \`details.required_scope\` names it when exactly one named scope is missing.
+plan_not_eligible        The workspace plan does not include API access.
+forbidden_project        The project is not reachable; client-role refusals add \`details.reason: client_role\`.
+workspace_unavailable    Service-Workspace-Id names a workspace the caller cannot reach (also for an API key of another workspace).
+not_found                The resource is absent or belongs to another workspace.
+method_not_allowed       The path exists but not with this method; see the Allow header.
+conflict                 Scheduling was refused because the network connection is unusable; \`details.reason\`, \`details.reconnectUrl\`, \`details.retryable\`.
+idempotency_key_conflict The Idempotency-Key was already used with a different request body.
+payload_too_large        A text is over its limit (\`content\` 100,000 characters, \`title\` 500, \`source.text\` 100,000) or the body is too large.
+unsupported_media_type   The body is not in a media type this endpoint accepts.
+unprocessable            The body has a bad shape or enum value, a past \`scheduledFor\`, a note of another project, an upload handle without its object.
+rate_limited             The workspace sliding-window limit is reached; wait Retry-After seconds (headers of spec 8).
+endpoint_disabled        Registered but never emitted.
+internal_error           Something went wrong on the service side; quote \`request_id\` to support.
+temporarily_unavailable  A dependency (the network, the job queue) did not answer; retry after Retry-After seconds.
 `;
 
 export const ERROR_CATALOGUE: readonly ErrorEntry[] = TABLE.trim()
   .split('\n')
   .map((line) => {
-    const [, status, code, when] = /^(\d{3}) ([a-z_]+) +(\S.*)$/.exec(line) ?? [];
-    if (!when) throw new Error(`api/openapi/errors.ts: malformed catalogue line: ${line}`);
-    return { code: code as ErrorCode, status: Number(status), when };
+    const [, code, when] = /^([a-z_]+) +(\S.*)$/.exec(line) ?? [];
+    if (!code || !when || !(code in ERROR_STATUS)) throw new Error(`api/openapi/errors.ts: malformed catalogue line: ${line}`);
+    return { code: code as ErrorCode, status: ERROR_STATUS[code as ErrorCode], when };
   });
 
-const STATUS_OF = new Map(ERROR_CATALOGUE.map((e) => [e.code, e.status]));
-
-export function statusOfCode(code: ErrorCode): number {
-  return STATUS_OF.get(code) ?? 500;
+/** Codes grouped by their HTTP status, in status order: one documented answer per status. */
+export function byStatus(codes: readonly ErrorCode[]): [number, ErrorCode[]][] {
+  const groups = new Map<number, ErrorCode[]>();
+  for (const code of codes) groups.set(ERROR_STATUS[code], [...(groups.get(ERROR_STATUS[code]) ?? []), code]);
+  return [...groups].sort((a, b) => a[0] - b[0]);
 }
 
 /** The codes an operation can answer through the REST door (spec 7.2), in catalogue order. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../../lib/errors';
 import { oauthClientSchema, registrationMetadataSchema } from '../oauth/schema';
-import { parserRefusalResponse, parserRefusalSchema } from './errors';
+import { byStatus, parserRefusalResponse, parserRefusalSchema } from './errors';
 
 // The authorization server's endpoints (spec 5.3, api/oauth) in the OpenAPI document. They are
 // not operations of the pipeline, so they are described here by hand: form-encoded request
@@ -129,9 +129,10 @@ export const oauthErrorEnvelope: Json = {
 const json = (schema: Json) => ({ 'application/json': { schema } });
 const ref = (id: string) => ({ $ref: SCHEMA_URI(id) });
 
-function errors(byStatus: Record<number, ErrorCode[]>): Json {
+/** The error answers of an endpoint, one per status (ERROR_STATUS) with the codes it carries. */
+function errors(codes: ErrorCode[]): Json {
   return Object.fromEntries(
-    Object.entries(byStatus).map(([status, list]) => [
+    byStatus(codes).map(([status, list]) => [
       status,
       {
         description: list.join(', '),
@@ -169,7 +170,7 @@ const resourceParam: Json = {
 /** The paths of the authorization server. */
 export function oauthPaths(): Record<string, Record<string, Json>> {
   const tags = ['oauth'];
-  const common = { 500: ['internal_error'] as ErrorCode[], 503: ['temporarily_unavailable'] as ErrorCode[] };
+  const common: ErrorCode[] = ['internal_error', 'temporarily_unavailable'];
   return {
     '/.well-known/oauth-authorization-server': {
       get: {
@@ -256,12 +257,17 @@ export function oauthPaths(): Record<string, Record<string, Json>> {
         ),
         responses: {
           200: { description: 'The tokens (RFC 6749 5.1).', content: json(ref('OAuthTokenResponse')) },
-          ...errors({
-            400: ['invalid_request', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'invalid_target'],
-            401: ['invalid_client'],
-            415: ['unsupported_media_type'],
+          ...errors([
+            'invalid_request',
+            'invalid_grant',
+            'unauthorized_client',
+            'unsupported_grant_type',
+            'invalid_scope',
+            'invalid_target',
+            'invalid_client',
+            'unsupported_media_type',
             ...common,
-          }),
+          ]),
         },
       },
     },
@@ -278,7 +284,7 @@ export function oauthPaths(): Record<string, Record<string, Json>> {
         ),
         responses: {
           200: { description: 'Revoked, or nothing to revoke; empty body.' },
-          ...errors({ 400: ['invalid_request'], 401: ['invalid_client'], 415: ['unsupported_media_type'], ...common }),
+          ...errors(['invalid_request', 'invalid_client', 'unsupported_media_type', ...common]),
         },
       },
     },
@@ -291,7 +297,7 @@ export function oauthPaths(): Record<string, Record<string, Json>> {
         requestBody: formBody({ token: str('the access or refresh token'), token_type_hint: str('ignored') }, ['token']),
         responses: {
           200: { description: 'The token state.', content: json(ref('OAuthIntrospection')) },
-          ...errors({ 400: ['invalid_request'], 415: ['unsupported_media_type'], ...common }),
+          ...errors(['invalid_request', 'unsupported_media_type', ...common]),
         },
       },
     },
@@ -308,13 +314,15 @@ export function oauthPaths(): Record<string, Record<string, Json>> {
         },
         responses: {
           201: { description: 'The registered client (RFC 7591 3.2.1).', content: json(ref('OAuthClient')) },
-          ...errors({
-            400: ['invalid_request', 'invalid_client_metadata', 'invalid_scope'],
-            413: ['payload_too_large'],
-            415: ['unsupported_media_type'],
-            429: ['rate_limited'],
+          ...errors([
+            'invalid_request',
+            'invalid_client_metadata',
+            'invalid_scope',
+            'payload_too_large',
+            'unsupported_media_type',
+            'rate_limited',
             ...common,
-          }),
+          ]),
         },
       },
     },

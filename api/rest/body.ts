@@ -52,7 +52,7 @@ export async function parseBody(ctx: Context, next: Next): Promise<void> {
   try {
     ctx.state.body = JSON.parse(text);
   } catch {
-    throw new ApiError(400, 'invalid_request', 'The request body is not valid JSON.');
+    throw new ApiError('invalid_request', 'The request body is not valid JSON.');
   }
   return next();
 }

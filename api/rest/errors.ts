@@ -37,7 +37,7 @@ export async function requestContext(ctx: Context, next: Next): Promise<void> {
     if (ctx.body === undefined && !ctx.state.handled) {
       if (ctx.status === 404) throw errors.notFound('route');
       if (ctx.status === 405 || ctx.status === 501) {
-        throw new ApiError(405, 'method_not_allowed', `${ctx.method} is not accepted on this path; see the Allow header.`, undefined, {
+        throw new ApiError('method_not_allowed', `${ctx.method} is not accepted on this path; see the Allow header.`, undefined, {
           Allow: ctx.response.get('Allow'),
         });
       }

@@ -164,7 +164,6 @@ export function usageLimitExceeded(
   // 402 like spend_cap_exceeded: both say "the AI money for this period is used up", and a
   // generic 429 handler would retry for days (docs/generation.md).
   return new ApiError(
-    402,
     'usage_limit_exceeded',
     `The weekly AI budget of ${whose} is used up (${pct} %); it resets at ${periods.weekResetsAt}.`,
     { scope: target.scope, percentUsed: pct, resetsAt: periods.weekResetsAt, ...(projectId ? { projectId } : {}) },
@@ -173,7 +172,6 @@ export function usageLimitExceeded(
 
 export function spendCapExceeded(spend: ApiSpend, estimateCents: number): ApiError {
   return new ApiError(
-    402,
     'spend_cap_exceeded',
     `The daily API AI-spend cap of ${spend.capCents} cents is reached (${spend.spentCents} spent or reserved; this job reserves ${estimateCents}). It resets at 00:00 UTC.`,
     { ...spend, estimateCents },

@@ -1,6 +1,8 @@
-// Failures of file ingest (sources and knowledge documents; docs/sources.md "Errors"). The
-// job row exposes `errorCode` to API clients and the activity decides retries from
-// `retryable`, so both depend on what went wrong, never on prose.
+// Failures of ingest (sources, docs/sources.md "Errors"; knowledge documents, docs/knowledge.md):
+// the source cannot be read into text, or the text cannot be stored. The job row exposes
+// `errorCode` to API clients, so it depends on what went wrong, never on prose. Each of these is
+// about the source itself, which another attempt would read the same way, so none is retried;
+// the calls ingest makes to other services fail with their own OutboundErrors (lib/net/outbound.ts).
 
 export type IngestErrorCode =
   /** The bytes are of a kind no extractor reads (an image, a zip, an executable...). */
@@ -9,42 +11,23 @@ export type IngestErrorCode =
   | 'empty_document'
   /** The file claims a readable kind but is damaged or encrypted. */
   | 'unreadable_document'
-  | 'transcription_unavailable'
-  | 'transcription_timeout'
-  | 'transcription_rate_limited'
-  | 'transcription_auth_failed'
-  | 'transcription_rejected'
-  | 'transcription_invalid_response';
-
-const RETRYABLE: Record<IngestErrorCode, boolean> = {
-  unsupported_media_type: false,
-  empty_document: false,
-  unreadable_document: false,
-  transcription_unavailable: true,
-  transcription_timeout: true,
-  transcription_rate_limited: true,
-  transcription_auth_failed: false,
-  transcription_rejected: false,
-  transcription_invalid_response: true,
-};
+  | 'upload_not_found'
+  | 'upload_without_object'
+  | 'document_too_large'
+  | 'document_not_found';
 
 export class IngestError extends Error {
-  readonly code: IngestErrorCode;
-  readonly retryable: boolean;
-  readonly status: number | null;
+  readonly retryable = false;
   /** What a paid call made before the failure cost (a recording transcribed to silence), as LlmError's. */
   readonly costCents: number;
 
   constructor(
-    code: IngestErrorCode,
+    readonly code: IngestErrorCode,
     message: string,
-    opts: { status?: number | null; retryable?: boolean; cause?: unknown; costCents?: number } = {},
+    opts: { cause?: unknown; costCents?: number } = {},
   ) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'IngestError';
-    this.code = code;
-    this.status = opts.status ?? null;
-    this.retryable = opts.retryable ?? RETRYABLE[code];
     this.costCents = opts.costCents ?? 0;
   }
 }

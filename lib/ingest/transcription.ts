@@ -1,11 +1,24 @@
 import { config } from '../config';
-import { IngestError } from './errors';
+import { HttpTransport, noAnswer, OutboundError, parseJson, statusVerdict, type TransportErrors } from '../net/outbound';
 
 // Audio and video transcription (docs/sources.md "Transcription"): a client of an
 // OpenAI-compatible `POST {base}/audio/transcriptions` (multipart: file, model,
 // response_format=verbose_json). One provider call per `transcribe`; retries belong to the caller
-// (the ingest activity under Temporal's retry policy), so every failure is an IngestError
+// (the ingest activity under Temporal's retry policy), so every failure is a TranscriptionError
 // carrying `retryable`, decided from the HTTP status, never from the provider's prose.
+
+export type TranscriptionErrorCode =
+  | 'transcription_unavailable'
+  | 'transcription_timeout'
+  | 'transcription_rate_limited'
+  | 'transcription_auth_failed'
+  | 'transcription_rejected'
+  | 'transcription_invalid_response';
+
+export class TranscriptionError extends OutboundError {
+  readonly service = 'transcription';
+  declare readonly code: TranscriptionErrorCode;
+}
 
 export interface Transcript {
   text: string;
@@ -76,87 +89,50 @@ export function normalizeLanguage(value: unknown): string | null {
   return LANGUAGE_NAMES[v] ?? null;
 }
 
-function statusFailure(status: number, body: string): IngestError {
-  const detail = body.slice(0, 300);
-  if (status === 401 || status === 403)
-    return new IngestError('transcription_auth_failed', `The transcription API refused the credential (HTTP ${status}).`, { status });
-  if (status === 429)
-    return new IngestError('transcription_rate_limited', 'The transcription API is rate limiting this service.', { status });
-  if (status === 408) return new IngestError('transcription_timeout', 'The transcription API timed out.', { status });
-  if (status >= 500) return new IngestError('transcription_unavailable', `The transcription API failed (HTTP ${status}).`, { status });
-  // 400, 413, 415, 422: the file or the request; another try sends the same thing.
-  return new IngestError('transcription_rejected', `The transcription API rejected the file (HTTP ${status}): ${detail}`, { status });
-}
+const TRANSCRIPTION_ERRORS: TransportErrors = {
+  ...noAnswer(TranscriptionError, 'transcription API', { timeout: 'transcription_timeout', unreachable: 'transcription_unavailable' }),
+  status: ({ status, text }) => {
+    const verdict = statusVerdict(status);
+    const failure = (code: TranscriptionErrorCode, message: string) => new TranscriptionError(code, message, verdict);
+    if (status < 400)
+      return failure(
+        'transcription_rejected',
+        `The transcription API redirected (HTTP ${status}); point TRANSCRIPTION_URL at the final address.`,
+      );
+    if (status === 401 || status === 403)
+      return failure('transcription_auth_failed', `The transcription API refused the credential (HTTP ${status}).`);
+    if (status === 429) return failure('transcription_rate_limited', 'The transcription API is rate limiting this service.');
+    if (status === 408) return failure('transcription_timeout', 'The transcription API timed out.');
+    if (status >= 500) return failure('transcription_unavailable', `The transcription API failed (HTTP ${status}).`);
+    // 400, 413, 415, 422: the file or the request; another try sends the same thing.
+    return failure('transcription_rejected', `The transcription API rejected the file (HTTP ${status}): ${text.slice(0, 300)}`);
+  },
+};
 
 export class HttpTranscriber implements Transcriber {
-  private readonly endpoint: string;
-  private readonly opts: HttpTranscriberOptions;
+  private readonly transport: HttpTransport;
 
-  constructor(opts: HttpTranscriberOptions) {
-    let base: URL;
-    try {
-      base = new URL(opts.baseUrl);
-    } catch {
-      throw new Error(`TRANSCRIPTION_URL is not a valid URL: ${opts.baseUrl}`);
-    }
-    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new Error(`TRANSCRIPTION_URL must be http(s): ${opts.baseUrl}`);
-    this.endpoint = `${base.href.replace(/\/+$/, '')}/audio/transcriptions`;
-    this.opts = opts;
+  constructor(private readonly opts: HttpTranscriberOptions) {
+    this.transport = new HttpTransport('TRANSCRIPTION_URL', opts);
   }
 
-  async transcribe(input: TranscribeInput, { signal: callerSignal }: { signal?: AbortSignal } = {}): Promise<Transcript> {
-    callerSignal?.throwIfAborted();
+  async transcribe(input: TranscribeInput, { signal }: { signal?: AbortSignal } = {}): Promise<Transcript> {
+    signal?.throwIfAborted();
     const form = new FormData();
     form.set('file', new Blob([input.bytes], { type: input.mimeType }), input.filename);
     form.set('model', this.opts.model);
     form.set('response_format', 'verbose_json');
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
-
-    const timeout = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      timeout.abort();
-    }, this.opts.timeoutMs);
-    const signal = callerSignal ? AbortSignal.any([callerSignal, timeout.signal]) : timeout.signal;
-    let res: Response;
-    let text: string;
-    try {
-      // The timeout covers the body too: a provider that stalls mid-answer must not hold a worker slot.
-      res = await fetch(this.endpoint, { method: 'POST', headers, body: form, signal, redirect: 'manual' });
-      text = await res.text();
-    } catch (err) {
-      if (callerSignal?.aborted) throw callerSignal.reason;
-      if (timedOut)
-        throw new IngestError('transcription_timeout', `The transcription API did not answer within ${this.opts.timeoutMs} ms.`, {
-          cause: err,
-        });
-      throw new IngestError('transcription_unavailable', 'Could not reach the transcription API.', { cause: err });
-    } finally {
-      clearTimeout(timer);
-    }
-    if (res.status >= 300 && res.status < 400)
-      throw new IngestError(
-        'transcription_rejected',
-        `The transcription API redirected (HTTP ${res.status}); point TRANSCRIPTION_URL at the final address.`,
-        {
-          status: res.status,
-        },
-      );
-    if (!res.ok) throw statusFailure(res.status, text);
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (err) {
-      throw new IngestError('transcription_invalid_response', 'The transcription API answered with a body that is not JSON.', {
-        status: res.status,
-        cause: err,
-      });
-    }
-    const body = json as { text?: unknown; language?: unknown; duration?: unknown };
+    const { status, text } = await this.transport.send(
+      { method: 'POST', path: 'audio/transcriptions', body: form, signal },
+      TRANSCRIPTION_ERRORS,
+    );
+    const body = parseJson(text) as { text?: unknown; language?: unknown; duration?: unknown } | null | undefined;
     if (typeof body !== 'object' || body === null || typeof body.text !== 'string')
-      throw new IngestError('transcription_invalid_response', 'The transcription API answer has no `text`.', { status: res.status });
+      throw new TranscriptionError('transcription_invalid_response', 'The transcription API answer is not JSON with a `text`.', {
+        failure: 'bad_response',
+        retryable: true,
+        status,
+      });
     const duration = typeof body.duration === 'number' && Number.isFinite(body.duration) && body.duration >= 0 ? body.duration : undefined;
     return {
       text: body.text,
@@ -176,7 +152,10 @@ export function createTranscriber(): Transcriber {
   if (!url) {
     return {
       async transcribe() {
-        throw new IngestError('transcription_unavailable', 'No transcription API is configured (TRANSCRIPTION_URL).', { retryable: false });
+        throw new TranscriptionError('transcription_unavailable', 'No transcription API is configured (TRANSCRIPTION_URL).', {
+          failure: 'unavailable',
+          retryable: false,
+        });
       },
     };
   }

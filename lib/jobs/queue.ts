@@ -139,7 +139,6 @@ export async function startQueuedJob(
     if (await withdraw()) {
       log.error(`${JOB_WORKFLOWS[job.type].name} workflow could not be started; job withdrawn`, { jobId: job.id, err });
       throw new ApiError(
-        503,
         'temporarily_unavailable',
         'The job queue is unreachable right now; nothing was queued and no spend was reserved. Retry shortly.',
         undefined,

@@ -1,7 +1,8 @@
 import { db } from '../db';
 import { systemResolver } from '../net/resolve';
 import { DOCUMENT_SELECT, presentDocument, type DocumentRow } from './documents';
-import { IngestError, reindexDocument, resyncUrlDocument } from './ingest';
+import { IngestError } from '../ingest/errors';
+import { reindexDocument, resyncUrlDocument } from './ingest';
 
 // Operator views and actions on knowledge documents (bin/admin knowledge; docs/knowledge.md
 // "Operating"). Operators act across workspaces, so these read by id, not through a reader's reach.

@@ -7,6 +7,7 @@ import type { Resolver } from '../net/resolve';
 import { extractArticle } from './article';
 import { writeChunks, type KnowledgeScope, type KnowledgeType } from './documents';
 import { fileText } from './fileText';
+import { IngestError } from '../ingest/errors';
 import { guessLanguage } from '../ingest/language';
 import { regconfigFor } from './language';
 import { contentHash, normalizeText } from './text';
@@ -14,7 +15,7 @@ import type { TranscriptClient } from './youtube';
 
 // The ingest of one knowledge job (docs/knowledge.md): read the source into text, then store the
 // document and its chunks. Reading may fail for good (an unknown video, a refused address, a
-// file that is not text) or for now (a timeout): `IngestError.retryable` says which.
+// file that is not text) or for now (a timeout): the error's `retryable` says which.
 
 /** What a KNOWLEDGE_INGEST job row keeps of the request. */
 export interface KnowledgeJobInput {
@@ -29,16 +30,6 @@ export interface KnowledgeJobInput {
   uploadId?: string;
   url?: string;
   videoId?: string;
-}
-
-export class IngestError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly retryable: boolean,
-  ) {
-    super(message);
-  }
 }
 
 export interface SourceText {
@@ -97,9 +88,9 @@ export async function readSource(
       const upload = await k('uploads')
         .where({ workspace_id: workspaceId, id: input.uploadId })
         .first('object_key', 'content_type', 'file_name');
-      if (!upload) throw new IngestError('upload_not_found', `Upload ${input.uploadId} no longer exists.`, false);
+      if (!upload) throw new IngestError('upload_not_found', `Upload ${input.uploadId} no longer exists.`);
       const bytes = await deps.store().get(upload.object_key);
-      if (!bytes) throw new IngestError('upload_without_object', `Upload ${input.uploadId} has no stored file.`, false);
+      if (!bytes) throw new IngestError('upload_without_object', `Upload ${input.uploadId} has no stored file.`);
       const extracted = await fileText({ bytes, mimeType: upload.content_type, filename: upload.file_name });
       return {
         text: extracted.text,
@@ -134,12 +125,11 @@ function firstLine(text: string): string {
 /** The body a document keeps, or the reason there is none. */
 export function prepareBody(raw: string): string {
   const body = normalizeText(raw);
-  if (!body) throw new IngestError('empty_document', 'The source has no readable text.', false);
+  if (!body) throw new IngestError('empty_document', 'The source has no readable text.');
   if (body.length > config.knowledge.maxTextChars)
     throw new IngestError(
       'document_too_large',
       `The text is ${body.length} characters, over the ${config.knowledge.maxTextChars}-character limit.`,
-      false,
     );
   return body;
 }
@@ -196,7 +186,7 @@ export async function resyncUrlDocument(k: Knex, documentId: string, resolve: Re
   const doc = await k('knowledge_documents')
     .where({ id: documentId, type: 'url' })
     .first('id', 'workspace_id', 'source_url', 'content_hash', 'regconfig', 'chunk_count');
-  if (!doc) throw new IngestError('document_not_found', `No URL document ${documentId}.`, false);
+  if (!doc) throw new IngestError('document_not_found', `No URL document ${documentId}.`);
   const source = await readUrl(doc.source_url, resolve);
   const body = prepareBody(source.text);
   const hash = contentHash(body);

@@ -2,6 +2,8 @@
 // ingest"; config YOUTUBE_TRANSCRIPT_URL, the local simulator sim/youtube when unset). One HTTP
 // call per ingest attempt; retries belong to the activity's retry policy.
 
+import { HttpTransport, noAnswer, OutboundError, parseJson, statusVerdict, type TransportErrors } from '../net/outbound';
+
 export const VIDEO_ID = /^[A-Za-z0-9_-]{11}$/;
 
 /** The 11-character id of a YouTube URL or bare id, or null. */
@@ -34,14 +36,19 @@ export interface Transcript {
   durationSeconds: number;
 }
 
-export class TranscriptError extends Error {
-  constructor(
-    readonly code: 'video_not_found' | 'transcript_unavailable' | 'transcript_timeout',
-    message: string,
-    readonly retryable: boolean,
-  ) {
-    super(message);
-  }
+export class TranscriptError extends OutboundError {
+  readonly service = 'youtube';
+  declare readonly code: 'video_not_found' | 'transcript_unavailable' | 'transcript_timeout';
+}
+
+function transcriptErrors(videoId: string): TransportErrors {
+  return {
+    ...noAnswer(TranscriptError, 'transcript service', { timeout: 'transcript_timeout', unreachable: 'transcript_unavailable' }),
+    status: ({ status }) =>
+      status === 404
+        ? new TranscriptError('video_not_found', `No transcript exists for video ${videoId}.`, statusVerdict(status))
+        : new TranscriptError('transcript_unavailable', `The transcript service answered HTTP ${status}.`, statusVerdict(status)),
+  };
 }
 
 export interface TranscriptClient {
@@ -49,38 +56,31 @@ export interface TranscriptClient {
 }
 
 export class HttpTranscriptClient implements TranscriptClient {
-  constructor(private readonly opts: { baseUrl: string; timeoutMs: number }) {}
+  private readonly transport: HttpTransport;
+
+  constructor(opts: { baseUrl: string; timeoutMs: number }) {
+    this.transport = new HttpTransport('transcript service', opts);
+  }
 
   async fetch(videoId: string, signal?: AbortSignal): Promise<Transcript> {
-    const url = new URL(
-      `v1/transcripts/${encodeURIComponent(videoId)}`,
-      this.opts.baseUrl.endsWith('/') ? this.opts.baseUrl : `${this.opts.baseUrl}/`,
+    const { text } = await this.transport.send(
+      { path: `v1/transcripts/${encodeURIComponent(videoId)}`, signal },
+      transcriptErrors(videoId),
     );
-    const timeout = AbortSignal.timeout(this.opts.timeoutMs);
-    let res: Response;
-    try {
-      res = await fetch(url, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout, headers: { accept: 'application/json' } });
-    } catch (err) {
-      if (signal?.aborted) throw err;
-      if (timeout.aborted)
-        throw new TranscriptError('transcript_timeout', `The transcript service did not answer within ${this.opts.timeoutMs} ms.`, true);
-      throw new TranscriptError('transcript_unavailable', `The transcript service is unreachable (${(err as Error).message}).`, true);
-    }
-    if (res.status === 404) throw new TranscriptError('video_not_found', `No transcript exists for video ${videoId}.`, false);
-    if (!res.ok)
-      throw new TranscriptError(
-        'transcript_unavailable',
-        `The transcript service answered HTTP ${res.status}.`,
-        res.status >= 500 || res.status === 429,
-      );
-    const body = (await res.json().catch(() => null)) as {
-      title?: string;
-      channel?: string;
-      language?: string;
-      segments?: Array<{ start?: number; duration?: number; text?: string }>;
-    } | null;
+    const body = parseJson(text) as
+      | {
+          title?: string;
+          channel?: string;
+          language?: string;
+          segments?: Array<{ start?: number; duration?: number; text?: string }>;
+        }
+      | null
+      | undefined;
     if (!body || !Array.isArray(body.segments))
-      throw new TranscriptError('transcript_unavailable', 'The transcript service answered without segments.', true);
+      throw new TranscriptError('transcript_unavailable', 'The transcript service answered without segments.', {
+        failure: 'bad_response',
+        retryable: true,
+      });
     const segments = body.segments.filter((s) => typeof s.text === 'string' && s.text.trim());
     const last = segments[segments.length - 1];
     return {

@@ -6,6 +6,7 @@
 // LlmError carrying `retryable`: retrying inside here as well would multiply attempts and spend.
 
 import { config, serviceAddresses } from '../config';
+import { HttpTransport, noAnswer, parseJson, type TransportErrors } from '../net/outbound';
 import { BuiltinWriter } from './builtin';
 import { classifyProviderFailure, errorFromHttpResponse, LlmError } from './errors';
 import { buildMessages, dropUnfinishedTail, normalizePostText, type GenerationInput } from './prompts';
@@ -63,26 +64,46 @@ export function computeCostCents(usage: TokenUsage, prices: Prices): number {
   return Math.max(1, Math.ceil(units / 100_000));
 }
 
+/** The transport's failures as LlmErrors; the provider's own answers are classified by lib/llm/errors.ts. */
+const LLM_ERRORS: TransportErrors = {
+  ...noAnswer(LlmError, 'LLM endpoint', { timeout: 'llm_timeout', unreachable: 'llm_unavailable' }),
+  status: ({ status, headers, text }) =>
+    status < 400
+      ? // A configuration mistake (wrong scheme or path); retrying cannot fix it.
+        new LlmError(
+          'llm_bad_request',
+          `LLM endpoint redirected (HTTP ${status}) to ${headers.get('location') ?? 'an unknown location'}; point LLM_BASE_URL at the final address.`,
+          { status },
+        )
+      : errorFromHttpResponse(status, text, headers),
+};
+
+/** The chat-completions endpoint of an OpenAI-compatible provider, shared by the post writer and the insight extractor. */
+export class ChatEndpoint {
+  private readonly transport: HttpTransport;
+
+  constructor(opts: { baseUrl: string; apiKey?: string; timeoutMs: number }) {
+    this.transport = new HttpTransport('LLM', opts);
+  }
+
+  /** One call; aborting `signal` rejects with its reason (not an LlmError): it is a cancellation. */
+  async post(body: unknown, signal?: AbortSignal): Promise<{ status: number; json: unknown }> {
+    const { status, text } = await this.transport.send({ method: 'POST', path: 'chat/completions', json: body, signal }, LLM_ERRORS);
+    const json = parseJson(text);
+    if (json === undefined)
+      throw new LlmError('llm_invalid_response', `LLM answered HTTP ${status} with a body that is not JSON.`, { status });
+    return { status, json };
+  }
+}
+
 export class ChatCompletionsWriter implements PostWriter {
-  private readonly endpoint: string;
-  private readonly apiKey: string | undefined;
+  private readonly chat: ChatEndpoint;
   private readonly model: string;
-  private readonly timeoutMs: number;
   private readonly prices: Prices;
 
   constructor(opts: ChatCompletionsWriterOptions) {
-    let base: URL;
-    try {
-      base = new URL(opts.baseUrl);
-    } catch {
-      // Caught here rather than at fetch time, where it would look like a transient outage.
-      throw new Error(`LLM base URL is not a valid URL: ${opts.baseUrl}`);
-    }
-    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new Error(`LLM base URL must be http(s): ${opts.baseUrl}`);
-    this.endpoint = `${base.href.replace(/\/+$/, '')}/chat/completions`;
-    this.apiKey = opts.apiKey || undefined;
+    this.chat = new ChatEndpoint(opts);
     this.model = opts.model;
-    this.timeoutMs = opts.timeoutMs;
     this.prices = { priceInputPer1kTokens: opts.priceInputPer1kTokens, priceOutputPer1kTokens: opts.priceOutputPer1kTokens };
   }
 
@@ -98,7 +119,7 @@ export class ChatCompletionsWriter implements PostWriter {
     const body = { model: this.model, messages };
 
     progress(0.1, 'Waiting for the model');
-    const { status, json } = await this.post(body, opts.signal);
+    const { status, json } = await this.chat.post(body, opts.signal);
 
     progress(0.9, 'Formatting the post');
     const reportedUsage = readUsage(json);
@@ -127,59 +148,6 @@ export class ChatCompletionsWriter implements PostWriter {
     };
     progress(1, 'Done');
     return result;
-  }
-
-  private async post(body: unknown, callerSignal: AbortSignal | undefined): Promise<{ status: number; json: unknown }> {
-    const timeout = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      timeout.abort();
-    }, this.timeoutMs);
-    const signal = callerSignal ? AbortSignal.any([callerSignal, timeout.signal]) : timeout.signal;
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
-    if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
-
-    // The timeout covers the whole exchange, body included: a provider that sends headers and
-    // then stalls must not hold a worker slot forever.
-    const transportFailure = (err: unknown): unknown => {
-      if (callerSignal?.aborted) return callerSignal.reason;
-      if (timedOut) {
-        return new LlmError('llm_timeout', `LLM did not answer within ${this.timeoutMs} ms.`, { cause: err });
-      }
-      return new LlmError('llm_unavailable', `Could not reach the LLM endpoint (${networkCode(err)}).`, { cause: err });
-    };
-
-    try {
-      let res: Response;
-      let text: string;
-      try {
-        // Following a redirect would turn the POST into a GET, or carry the key to another host.
-        res = await fetch(this.endpoint, { method: 'POST', headers, body: JSON.stringify(body), signal, redirect: 'manual' });
-        text = await res.text();
-      } catch (err) {
-        throw transportFailure(err);
-      }
-      if (res.status >= 300 && res.status < 400) {
-        // A configuration mistake (wrong scheme or path); retrying cannot fix it.
-        throw new LlmError(
-          'llm_bad_request',
-          `LLM endpoint redirected (HTTP ${res.status}) to ${res.headers.get('location') ?? 'an unknown location'}; point LLM_BASE_URL at the final address.`,
-          { status: res.status },
-        );
-      }
-      if (!res.ok) throw errorFromHttpResponse(res.status, text, res.headers);
-      try {
-        return { status: res.status, json: JSON.parse(text) };
-      } catch (err) {
-        throw new LlmError('llm_invalid_response', `LLM answered HTTP ${res.status} with a body that is not JSON.`, {
-          status: res.status,
-          cause: err,
-        });
-      }
-    } finally {
-      clearTimeout(timer);
-    }
   }
 }
 
@@ -235,12 +203,6 @@ export function readUsage(json: unknown): TokenUsage | null {
 // usage out, where a rough charge is better than none.
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
-}
-
-function networkCode(err: unknown): string {
-  const cause = isRecord(err) ? err.cause : undefined;
-  const code = isRecord(cause) && typeof cause.code === 'string' ? cause.code : null;
-  return code ?? (err instanceof Error ? err.name : 'network error');
 }
 
 function isCount(v: unknown): v is number {

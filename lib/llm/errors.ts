@@ -1,42 +1,30 @@
+import { OutboundError, parseJson, parseRetryAfter, type OutboundFailure } from '../net/outbound';
+
 // Failures of the LLM provider, reduced to a handful of stable codes. Job rows expose
 // `errorCode` to API clients and the generation activity decides retries from `retryable`,
 // so both must depend on what the provider *said* (HTTP status, `error.code`, `error.type`)
 // and never on its prose, which differs between providers and changes without notice.
 
-export type LlmErrorCode =
-  | 'llm_rate_limited'
-  | 'llm_unavailable'
-  | 'llm_timeout'
-  | 'llm_auth_failed'
-  | 'llm_bad_request'
-  | 'llm_empty_output'
-  | 'llm_invalid_response';
+// Each code's kind of failure and whether another attempt can help.
+const CODES = {
+  llm_rate_limited: { failure: 'rate_limited', retryable: true },
+  llm_unavailable: { failure: 'unavailable', retryable: true },
+  llm_timeout: { failure: 'timeout', retryable: true },
+  llm_auth_failed: { failure: 'refused', retryable: false },
+  llm_bad_request: { failure: 'refused', retryable: false },
+  llm_empty_output: { failure: 'bad_response', retryable: false },
+  llm_invalid_response: { failure: 'bad_response', retryable: true },
+} as const satisfies Record<string, { failure: OutboundFailure; retryable: boolean }>;
 
-export const LLM_ERROR_CODES: readonly LlmErrorCode[] = [
-  'llm_rate_limited',
-  'llm_unavailable',
-  'llm_timeout',
-  'llm_auth_failed',
-  'llm_bad_request',
-  'llm_empty_output',
-  'llm_invalid_response',
-];
-
-const RETRYABLE: Record<LlmErrorCode, boolean> = {
-  llm_rate_limited: true,
-  llm_unavailable: true,
-  llm_timeout: true,
-  llm_auth_failed: false,
-  llm_bad_request: false,
-  llm_empty_output: false,
-  llm_invalid_response: true,
-};
+export type LlmErrorCode = keyof typeof CODES;
 
 // A garbled answer is usually a proxy hiccup and worth one more try; a second garbled answer
 // in a row points at a misconfigured endpoint, and further attempts would only burn budget.
 const MAX_RETRIES: Partial<Record<LlmErrorCode, number>> = { llm_invalid_response: 1 };
 
 export interface LlmErrorOptions {
+  /** Overrides the code's usual kind of failure (a connection refused is `unreachable`). */
+  failure?: OutboundFailure;
   /** HTTP status of the provider's answer; null when no answer arrived. */
   status?: number | null;
   /** Overrides the code's usual retryability (e.g. a 429 that is really an exhausted quota). */
@@ -47,14 +35,11 @@ export interface LlmErrorOptions {
   cause?: unknown;
 }
 
-export class LlmError extends Error {
-  readonly code: LlmErrorCode;
-  readonly retryable: boolean;
-  readonly status: number | null;
+export class LlmError extends OutboundError {
+  readonly service = 'llm';
+  declare readonly code: LlmErrorCode;
   /** The provider's own `error.code` or `error.type`, kept for logs and support only. */
   readonly providerCode: string | null;
-  /** Provider's Retry-After hint, when it sent one. */
-  readonly retryAfterMs: number | null;
   /** Retries allowed for this kind of failure; null leaves the count to the caller's policy. */
   readonly maxRetries: number | null;
   /**
@@ -64,13 +49,8 @@ export class LlmError extends Error {
   readonly costCents: number;
 
   constructor(code: LlmErrorCode, message: string, opts: LlmErrorOptions = {}) {
-    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.name = 'LlmError';
-    this.code = code;
-    this.status = opts.status ?? null;
-    this.retryable = opts.retryable ?? RETRYABLE[code];
+    super(code, message, { failure: CODES[code].failure, ...opts, retryable: opts.retryable ?? CODES[code].retryable });
     this.providerCode = opts.providerCode ?? null;
-    this.retryAfterMs = opts.retryAfterMs ?? null;
     this.maxRetries = this.retryable ? (MAX_RETRIES[code] ?? null) : 0;
     this.costCents = opts.costCents ?? 0;
   }
@@ -78,6 +58,7 @@ export class LlmError extends Error {
   /** The same error, recording what the call cost. */
   withCost(costCents: number): LlmError {
     return new LlmError(this.code, this.message, {
+      failure: this.failure,
       status: this.status,
       retryable: this.retryable,
       providerCode: this.providerCode,
@@ -178,23 +159,7 @@ export function classifyProviderFailure(status: number | null, body: unknown, re
 
 /** Classifies a non-2xx HTTP answer from its raw body text and headers. */
 export function errorFromHttpResponse(status: number, bodyText: string, headers?: { get(name: string): string | null }): LlmError {
-  let body: unknown;
-  try {
-    body = bodyText ? JSON.parse(bodyText) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return classifyProviderFailure(status, body, headers ? parseRetryAfter(headers) : null);
-}
-
-export function parseRetryAfter(headers: { get(name: string): string | null }, now = Date.now()): number | null {
-  const ms = headers.get('retry-after-ms');
-  if (ms && /^\d+(\.\d+)?$/.test(ms.trim())) return Math.round(Number(ms));
-  const v = headers.get('retry-after')?.trim();
-  if (!v) return null;
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? null : Math.max(0, at - now);
+  return classifyProviderFailure(status, parseJson(bodyText), headers ? parseRetryAfter(headers) : null);
 }
 
 function describe(status: number | null, providerCode: string | null, message: string | null): string {

@@ -6,8 +6,8 @@
 // when the provider billed the call anyway, its cost).
 
 import { config, serviceAddresses } from '../config';
-import { computeCostCents, estimateTokens, readUsage, type Prices } from './client';
-import { errorFromHttpResponse, LlmError } from './errors';
+import { ChatEndpoint, computeCostCents, estimateTokens, readUsage, type Prices } from './client';
+import { LlmError } from './errors';
 
 export interface SourceInsights {
   topics: string[];
@@ -141,15 +141,12 @@ export function parseInsights(content: string): SourceInsights {
 }
 
 export class ChatInsightExtractor implements InsightExtractor {
-  private readonly endpoint: string;
+  private readonly chat: ChatEndpoint;
   constructor(private readonly opts: { baseUrl: string; apiKey?: string; model: string; timeoutMs: number; prices: Prices }) {
-    this.endpoint = `${opts.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+    this.chat = new ChatEndpoint(opts);
   }
 
-  async extract(
-    input: { text: string; language: string | null },
-    { signal: callerSignal }: { signal?: AbortSignal } = {},
-  ): Promise<PricedInsights> {
+  async extract(input: { text: string; language: string | null }, { signal }: { signal?: AbortSignal } = {}): Promise<PricedInsights> {
     const messages = [
       {
         role: 'system',
@@ -161,33 +158,7 @@ export class ChatInsightExtractor implements InsightExtractor {
       // Enough of the source to find its themes; the whole of a long recording would only cost more.
       { role: 'user', content: `Language: ${input.language ?? 'unknown'}\n\nSource:\n${input.text.slice(0, 24_000)}` },
     ];
-    const timeout = AbortSignal.timeout(this.opts.timeoutMs);
-    const signal = callerSignal ? AbortSignal.any([callerSignal, timeout]) : timeout;
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
-    if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
-    let res: Response;
-    let text: string;
-    try {
-      res = await fetch(this.endpoint, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ model: this.opts.model, messages }),
-        signal,
-        redirect: 'manual',
-      });
-      text = await res.text();
-    } catch (err) {
-      if (callerSignal?.aborted) throw callerSignal.reason;
-      if (timeout.aborted) throw new LlmError('llm_timeout', `LLM did not answer within ${this.opts.timeoutMs} ms.`, { cause: err });
-      throw new LlmError('llm_unavailable', 'Could not reach the LLM endpoint.', { cause: err });
-    }
-    if (!res.ok) throw errorFromHttpResponse(res.status, text, res.headers);
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (err) {
-      throw new LlmError('llm_invalid_response', 'LLM answered with a body that is not JSON.', { status: res.status, cause: err });
-    }
+    const { status, json } = await this.chat.post({ model: this.opts.model, messages }, signal);
     const content = (json as { choices?: Array<{ message?: { content?: unknown } }> } | null)?.choices?.[0]?.message?.content;
     // Billing must never read zero because a provider left usage out; estimated as the writer does.
     const usage = readUsage(json) ?? {
@@ -196,8 +167,7 @@ export class ChatInsightExtractor implements InsightExtractor {
     };
     const costCents = computeCostCents(usage, this.opts.prices);
     try {
-      if (typeof content !== 'string')
-        throw new LlmError('llm_invalid_response', 'LLM answer has no message content.', { status: res.status });
+      if (typeof content !== 'string') throw new LlmError('llm_invalid_response', 'LLM answer has no message content.', { status });
       return { ...parseInsights(content), costCents };
     } catch (err) {
       // The provider answered, so it billed the call even though no insights came out.

@@ -90,7 +90,7 @@ function storageLimitError(meter: 'storage_bytes' | 'storage_assets', limit: num
     meter === 'storage_bytes'
       ? `${requested} more bytes would exceed the plan's storage of ${limit} bytes (${used} used)`
       : `one more asset would exceed the plan's ${limit} assets`;
-  return new ApiError(402, 'usage_limit_exceeded', `Storage limit reached: ${what}.`, { meter, limit, used, requested });
+  return new ApiError('usage_limit_exceeded', `Storage limit reached: ${what}.`, { meter, limit, used, requested });
 }
 
 /** Refuses an import of `bytes` more that would exceed the workspace's asset or byte limit. */

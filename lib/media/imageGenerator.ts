@@ -1,4 +1,5 @@
 import { config, serviceAddresses } from '../config';
+import { HttpTransport, noAnswer, OutboundError, parseJson, statusVerdict, type TransportErrors } from '../net/outbound';
 import { renderQuoteCard } from './render';
 
 // Where a generated image comes from (docs/media.md "Image generation"): an OpenAI-compatible
@@ -31,17 +32,20 @@ export interface GeneratedImage {
 }
 
 /** A failure of the images API; `retryable` tells the activity whether another attempt can help. */
-export class ImageApiError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly retryable: boolean,
-    readonly status: number | null,
-  ) {
-    super(message);
-    this.name = 'ImageApiError';
-  }
+export class ImageApiError extends OutboundError {
+  readonly service = 'images';
 }
+
+const IMAGE_ERRORS: TransportErrors = {
+  ...noAnswer(ImageApiError, 'images API', { timeout: 'images_unreachable', unreachable: 'images_unreachable' }),
+  // 408, 429 and 5xx may pass; a refused prompt, a bad key or a redirect will not.
+  status: ({ status, text }) =>
+    new ImageApiError(
+      (parseJson(text) as { error?: { code?: string } } | undefined)?.error?.code ?? `images_http_${status}`,
+      `The images API answered ${status}.`,
+      statusVerdict(status),
+    ),
+};
 
 export interface ImageGenerator {
   generate(req: ImageRequest, signal?: AbortSignal): Promise<GeneratedImage>;
@@ -55,47 +59,32 @@ const STYLE_HINTS: Record<ImageStyle, string> = {
 };
 
 export class OpenAiImageGenerator implements ImageGenerator {
+  private readonly transport: HttpTransport;
+
   constructor(
     private readonly opts: { baseUrl: string; apiKey?: string; model: string; size: string; timeoutMs: number; costCents: number },
-  ) {}
+  ) {
+    this.transport = new HttpTransport('images API', opts);
+  }
 
   async generate(req: ImageRequest, signal?: AbortSignal): Promise<GeneratedImage> {
-    const url = `${this.opts.baseUrl.replace(/\/+$/, '')}/images/generations`;
     const prompt = `${STYLE_HINTS[req.style]} for a professional social network post: ${req.text}`.slice(0, 4000);
-    let res: Response;
-    try {
-      res = await fetch(url, {
+    const { status, text } = await this.transport.send(
+      {
         method: 'POST',
-        headers: {
-          ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}),
-          'content-type': 'application/json',
-        },
-        body: JSON.stringify({ model: this.opts.model, prompt, n: 1, size: this.opts.size, response_format: 'b64_json' }),
-        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(this.opts.timeoutMs)]) : AbortSignal.timeout(this.opts.timeoutMs),
-        redirect: 'error',
-      });
-    } catch (err) {
-      throw new ImageApiError('images_unreachable', `The images API did not answer: ${(err as Error).message}`, true, null);
-    }
-    const text = await res.text();
-    if (!res.ok) {
-      let code = `images_http_${res.status}`;
-      try {
-        code = (JSON.parse(text) as { error?: { code?: string } }).error?.code ?? code;
-      } catch {
-        /* not JSON */
-      }
-      // 429 and 5xx may pass; a refused prompt or a bad key will not.
-      throw new ImageApiError(code, `The images API answered ${res.status}.`, res.status === 429 || res.status >= 500, res.status);
-    }
-    let b64: unknown;
-    try {
-      b64 = (JSON.parse(text) as { data?: Array<{ b64_json?: unknown }> }).data?.[0]?.b64_json;
-    } catch {
-      /* handled below */
-    }
+        path: 'images/generations',
+        json: { model: this.opts.model, prompt, n: 1, size: this.opts.size, response_format: 'b64_json' },
+        signal,
+      },
+      IMAGE_ERRORS,
+    );
+    const b64 = (parseJson(text) as { data?: Array<{ b64_json?: unknown }> } | undefined)?.data?.[0]?.b64_json;
     if (typeof b64 !== 'string' || b64 === '')
-      throw new ImageApiError('images_invalid_response', 'The images API answered without an image.', true, res.status);
+      throw new ImageApiError('images_invalid_response', 'The images API answered without an image.', {
+        failure: 'bad_response',
+        retryable: true,
+        status,
+      });
     return { bytes: Buffer.from(b64, 'base64'), costCents: this.opts.costCents, source: 'api' };
   }
 }

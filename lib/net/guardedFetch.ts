@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { OutboundError, statusVerdict, type OutboundFailure } from './outbound';
 import { literalAddress, onAllowedOrigin, pinnedLookup, vetAddresses, type ResolvedAddress, type Resolver } from './resolve';
 
 // A GET of a user-given URL (URL knowledge ingest, docs/knowledge.md "URL ingest"), under the
@@ -32,25 +33,31 @@ export interface FetchedPage {
   body: Buffer;
 }
 
-export type FetchErrorCode =
-  | 'url_invalid'
-  | 'url_refused'
-  | 'url_dns_failed'
-  | 'url_timeout'
-  | 'url_too_large'
-  | 'url_too_many_redirects'
-  | 'url_http_status'
-  | 'url_connection_failed';
+// Each code's kind of failure; an answer with an error status has its status's.
+const FAILURE = {
+  url_invalid: 'refused',
+  url_refused: 'refused',
+  url_dns_failed: 'unreachable',
+  url_timeout: 'timeout',
+  url_too_large: 'bad_response',
+  url_too_many_redirects: 'bad_response',
+  url_http_status: 'refused',
+  url_connection_failed: 'unreachable',
+} as const satisfies Record<string, OutboundFailure>;
+
+export type FetchErrorCode = keyof typeof FAILURE;
 
 /** Why a fetch gave up; `retryable` says whether another attempt could answer differently. */
-export class FetchError extends Error {
-  constructor(
-    readonly code: FetchErrorCode,
-    message: string,
-    readonly retryable: boolean,
-    readonly status: number | null = null,
-  ) {
-    super(message);
+export class FetchError extends OutboundError {
+  readonly service = 'url';
+  declare readonly code: FetchErrorCode;
+
+  constructor(code: FetchErrorCode, message: string, retryable: boolean, status: number | null = null) {
+    super(code, message, {
+      failure: status !== null && status >= 400 ? statusVerdict(status).failure : FAILURE[code],
+      retryable,
+      status,
+    });
   }
 }
 

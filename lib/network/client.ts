@@ -8,6 +8,7 @@
 // caller is a precise verdict on every failure (NetworkError.kind) and the server's Retry-After.
 
 import { config, serviceAddresses } from '../config';
+import { HttpTransport, parseJson, parseRetryAfter, type TransportErrors } from '../net/outbound';
 import { NetworkError, type NetworkErrorCode, type NetworkErrorKind, type NetworkOperation } from './errors';
 
 export { NetworkError, isNetworkError } from './errors';
@@ -158,16 +159,6 @@ function checkToken(operation: NetworkOperation, token: string): void {
   if (typeof token !== 'string' || token.length === 0 || /\s/.test(token)) throw localError(operation, 'token is empty or malformed');
 }
 
-/** Retry-After as delay-seconds or an HTTP-date (RFC 9110 10.2.3), in ms; null when absent or unreadable. */
-export function parseRetryAfter(value: string | null, now: number = Date.now()): number | null {
-  if (value === null) return null;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  const at = Date.parse(v);
-  if (Number.isNaN(at)) return null;
-  return Math.max(0, at - now);
-}
-
 /** The server's machine-readable error code: `code` on /rest and /v2, `error` on /oauth/v2. */
 function serverCodeOf(body: unknown): string | null {
   if (typeof body !== 'object' || body === null) return null;
@@ -237,34 +228,46 @@ function invalidResponse(operation: NetworkOperation, status: number, detail: st
   });
 }
 
+/** The transport's failures as this operation's NetworkErrors. Messages are never read: they are for humans. */
+function networkErrors(op: NetworkOperation): TransportErrors {
+  const transient = (code: NetworkErrorCode, message: string, cause: unknown) =>
+    new NetworkError({ kind: 'transient', code, status: null, operation: op, message: `${op}: ${message}`, cause });
+  return {
+    timeout: (ms, cause) => transient('timeout', `no complete answer within ${ms} ms`, cause),
+    unreachable: (detail, cause) => transient('connection_error', `connection failed (${detail})`, cause),
+    status: ({ status, headers, text }) => {
+      const parsed = parseJson(text);
+      const serverCode = serverCodeOf(parsed);
+      const serverMessage = serverMessageOf(parsed);
+      return new NetworkError({
+        ...classify(op, status, serverCode),
+        status,
+        operation: op,
+        serverCode,
+        retryAfterMs: parseRetryAfter(headers),
+        message: `${op}: HTTP ${status}${serverCode ? ` ${serverCode}` : ''}${serverMessage ? `: ${serverMessage}` : ''}`,
+      });
+    },
+  };
+}
+
 function nonNegativeInt(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : 0;
 }
 
 export class HttpNetworkClient implements NetworkClient {
-  private readonly baseUrl: URL;
+  private readonly transport: HttpTransport;
   private readonly apiVersion: string;
   private readonly clientId: string;
   private readonly clientSecret: string;
-  private readonly timeoutMs: number;
 
   constructor(opts: HttpNetworkClientOptions) {
-    let base: URL;
-    try {
-      base = new URL(opts.baseUrl);
-    } catch {
-      throw new Error(`network client: baseUrl "${opts.baseUrl}" is not a URL`);
-    }
-    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new Error('network client: baseUrl must be http(s)');
     if (!/^\d{6}(\.\d{2})?$/.test(opts.apiVersion)) throw new Error(`network client: apiVersion must be YYYYMM, got "${opts.apiVersion}"`);
-    if (!Number.isInteger(opts.timeoutMs) || opts.timeoutMs <= 0) throw new Error('network client: timeoutMs must be a positive integer');
-    // Keep any path prefix of the base URL (a proxy mount point) when joining paths.
-    if (!base.pathname.endsWith('/')) base.pathname += '/';
-    this.baseUrl = base;
+    // Any path prefix of the base URL (a proxy mount point) is kept when joining paths.
+    this.transport = new HttpTransport('network client', { baseUrl: opts.baseUrl, timeoutMs: opts.timeoutMs });
     this.apiVersion = opts.apiVersion;
     this.clientId = opts.clientId;
     this.clientSecret = opts.clientSecret;
-    this.timeoutMs = opts.timeoutMs;
   }
 
   async createPost(input: {
@@ -533,11 +536,9 @@ export class HttpNetworkClient implements NetworkClient {
     };
   }
 
-  /** One HTTP exchange with timeout; non-2xx answers and transport failures become NetworkError. */
+  /** One HTTP exchange; non-2xx answers and transport failures become NetworkError. */
   private async request(spec: RequestSpec): Promise<WireResponse> {
-    const url = spec.url !== undefined ? new URL(spec.url) : new URL(spec.path, this.baseUrl);
-    for (const [k, v] of Object.entries(spec.query ?? {})) url.searchParams.set(k, v);
-    const headers: Record<string, string> = { accept: 'application/json', ...spec.headers };
+    const headers: Record<string, string> = { ...spec.headers };
     if (spec.accessToken !== undefined) headers.authorization = `Bearer ${spec.accessToken}`;
     if (spec.versioned) {
       headers['linkedin-version'] = this.apiVersion;
@@ -547,74 +548,22 @@ export class HttpNetworkClient implements NetworkClient {
     if (spec.raw !== undefined) {
       headers['content-type'] = spec.raw.contentType;
       body = spec.raw.bytes;
-    } else if (spec.json !== undefined) {
-      headers['content-type'] = 'application/json';
-      body = JSON.stringify(spec.json);
     } else if (spec.form !== undefined) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(spec.form).toString();
     }
-
     const op = spec.operation;
-    const signal = AbortSignal.timeout(this.timeoutMs);
-    let status: number;
-    let resHeaders: Headers;
-    let text: string;
-    try {
-      // redirect: manual, because a redirect would replay a POST (and the bearer token) to a
-      // place this client was not configured for.
-      const res = await fetch(url, { method: spec.method, headers, body, signal, redirect: 'manual' });
-      status = res.status;
-      resHeaders = res.headers;
-      text = await res.text();
-    } catch (err) {
-      const name = (err as { name?: string })?.name;
-      if (name === 'TimeoutError' || name === 'AbortError' || signal.aborted) {
-        throw new NetworkError({
-          kind: 'transient',
-          code: 'timeout',
-          status: null,
-          operation: op,
-          message: `${op}: no complete answer within ${this.timeoutMs} ms`,
-          cause: err,
-        });
-      }
-      // fetch rejects with TypeError for refused, reset and half-answered connections.
-      const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
-      const detail = cause?.code ?? cause?.message ?? (err as Error)?.message ?? String(err);
-      throw new NetworkError({
-        kind: 'transient',
-        code: 'connection_error',
-        status: null,
-        operation: op,
-        message: `${op}: connection failed (${detail})`,
-        cause: err,
-      });
-    }
-
-    let parsed: unknown;
-    if (text !== '') {
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = undefined;
-        if (status >= 200 && status < 300) throw invalidResponse(op, status, 'body is not JSON');
-      }
-    }
-    if (status >= 200 && status < 300) return { status, headers: resHeaders, body: parsed };
-
-    const serverCode = serverCodeOf(parsed);
-    const { kind, code } = classify(op, status, serverCode);
-    const serverMessage = serverMessageOf(parsed);
-    throw new NetworkError({
-      kind,
-      code,
+    const {
       status,
-      operation: op,
-      serverCode,
-      retryAfterMs: parseRetryAfter(resHeaders.get('retry-after')),
-      message: `${op}: HTTP ${status}${serverCode ? ` ${serverCode}` : ''}${serverMessage ? `: ${serverMessage}` : ''}`,
-    });
+      headers: resHeaders,
+      text,
+    } = await this.transport.send(
+      { method: spec.method, path: spec.path, url: spec.url, query: spec.query, headers, json: spec.json, body },
+      networkErrors(op),
+    );
+    const parsed = parseJson(text);
+    if (text !== '' && parsed === undefined) throw invalidResponse(op, status, 'body is not JSON');
+    return { status, headers: resHeaders, body: parsed };
   }
 
   // ----- engagement after publish (docs/engagement.md) -----

@@ -1,3 +1,5 @@
+import { OutboundError, statusVerdict, type OutboundFailure } from '../net/outbound';
+
 // The one error type every NetworkClient call throws. Callers (publish and connection-health
 // activities) branch on `kind` only: a retry policy needs to know whether waiting helps
 // (`transient`), whether the user has to reconnect (`auth`, which feeds the connection state
@@ -56,27 +58,31 @@ export interface NetworkErrorInit {
   cause?: unknown;
 }
 
-export class NetworkError extends Error {
+// The codes whose failure the status does not tell (none arrived, or a 2xx that made no sense).
+const FAILURE: Partial<Record<NetworkErrorCode, OutboundFailure>> = {
+  timeout: 'timeout',
+  connection_error: 'unreachable',
+  invalid_response: 'bad_response',
+};
+
+export class NetworkError extends OutboundError {
+  readonly service = 'network';
   readonly kind: NetworkErrorKind;
-  /** HTTP status, or null when no response arrived (timeout, connection error, local validation). */
-  readonly status: number | null;
-  readonly code: NetworkErrorCode;
-  /** True exactly for `transient`; auth and permanent failures do not heal by retrying. */
-  readonly retryable: boolean;
-  /** The server's Retry-After, in ms, when it sent one; a retry policy should wait at least this long. */
-  readonly retryAfterMs: number | null;
+  declare readonly code: NetworkErrorCode;
   /** The code in the server's error body, verbatim (`EXPIRED_ACCESS_TOKEN`, `invalid_grant`, ...). */
   readonly serverCode: string | null;
   readonly operation: NetworkOperation | null;
 
   constructor(init: NetworkErrorInit) {
-    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
-    this.name = 'NetworkError';
+    // Retryable exactly for `transient`: auth and permanent failures do not heal by retrying.
+    super(init.code, init.message, {
+      failure: FAILURE[init.code] ?? (init.status === null ? 'refused' : statusVerdict(init.status).failure),
+      retryable: init.kind === 'transient',
+      status: init.status,
+      retryAfterMs: init.retryAfterMs,
+      cause: init.cause,
+    });
     this.kind = init.kind;
-    this.status = init.status;
-    this.code = init.code;
-    this.retryable = init.kind === 'transient';
-    this.retryAfterMs = init.retryAfterMs ?? null;
     this.serverCode = init.serverCode ?? null;
     this.operation = init.operation ?? null;
   }

@@ -11,7 +11,8 @@ import {
   type GenerationInput,
   type WriteResult,
 } from '../../lib/llm/client';
-import { classifyProviderFailure, errorFromHttpResponse, LlmError, parseRetryAfter, shouldRetry } from '../../lib/llm/errors';
+import { classifyProviderFailure, errorFromHttpResponse, LlmError, shouldRetry } from '../../lib/llm/errors';
+import { parseRetryAfter } from '../../lib/net/outbound';
 import {
   buildMessages,
   describeLanguage,

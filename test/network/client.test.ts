@@ -5,7 +5,8 @@
 
 import assert from 'node:assert/strict';
 import { config } from '../../lib/config';
-import { HttpNetworkClient, createNetworkClient, parseRetryAfter, POST_REFERENCE_HEADER, type Author } from '../../lib/network/client';
+import { HttpNetworkClient, createNetworkClient, POST_REFERENCE_HEADER, type Author } from '../../lib/network/client';
+import { parseRetryAfter } from '../../lib/net/outbound';
 import { NetworkError } from '../../lib/network/errors';
 import { createSimulatorControl } from '../../sim/network/control';
 import { REFERENCE_HEADER, startNetworkSimulator, type NetworkSimulator } from '../../sim/network/server';
@@ -368,7 +369,10 @@ describe('network client against the network simulator', function () {
         status: 429,
       });
       assert.equal(err.retryAfterMs, 7_000);
-      assert.ok((parseRetryAfter(new Date(Date.now() + 10_000).toUTCString()) ?? 0) > 8_000, 'an HTTP-date Retry-After counts too');
+      assert.ok(
+        (parseRetryAfter(new Headers({ 'retry-after': new Date(Date.now() + 10_000).toUTCString() })) ?? 0) > 8_000,
+        'an HTTP-date Retry-After counts too',
+      );
     });
 
     it('faults on refresh use the OAuth error shape and still classify as transient / permanent', async () => {

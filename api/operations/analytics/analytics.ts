@@ -323,7 +323,7 @@ export const searchViralPosts = defineOperation({
 });
 
 function searchUnavailable(retryAfterMs: number | null): ApiError {
-  return new ApiError(503, 'temporarily_unavailable', 'The network did not answer the search; retry shortly.', undefined, {
+  return new ApiError('temporarily_unavailable', 'The network did not answer the search; retry shortly.', undefined, {
     'Retry-After': String(Math.ceil((retryAfterMs ?? 5_000) / 1000)),
   });
 }

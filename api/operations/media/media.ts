@@ -156,7 +156,7 @@ export const getMedia = defineOperation({
   output: single(mediaAssetSchema),
   handler: async ({ auth }, input) => {
     const row = await MediaAsset.forWorkspace(auth.workspaceId).findById(input.mediaId);
-    if (!row) throw new ApiError(404, 'not_found', 'No such media asset.');
+    if (!row) throw new ApiError('not_found', 'No such media asset.');
     return { data: presentAsset(row) };
   },
 });

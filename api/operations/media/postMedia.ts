@@ -43,7 +43,7 @@ export const updatePostMedia = defineOperation({
     const assets = await assetsByKey(auth.workspaceId, keys);
     const missing = keys.find((k) => !assets.has(k));
     // Rule 1: a key of another workspace's asset is simply not found.
-    if (missing) throw new ApiError(404, 'not_found', `No media asset with key ${missing} in this workspace.`, { key: missing });
+    if (missing) throw new ApiError('not_found', `No media asset with key ${missing} in this workspace.`, { key: missing });
     // spec 4.7: the asset's alt text is carried onto the post at attach time unless given here.
     const images: PostImage[] = input.images.map((i) => {
       const a = assets.get(i.key)!;

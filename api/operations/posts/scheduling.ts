@@ -46,7 +46,6 @@ export async function verifyConnectionForScheduling(network: NetworkClient, proj
   if (result.ok) return;
   if (result.transient) {
     throw new ApiError(
-      503,
       'temporarily_unavailable',
       'The network could not be reached to verify the connection; retry shortly.',
       { retryable: true },
