@@ -76,7 +76,8 @@ describe('demo data (bin/admin note create, post create)', function () {
     const ws = await workspaceWithKey({ projects: 0 });
     const { project } = await connectedPersonalProject(ws.workspace.id);
     const create = creating(ws.workspace.id, project.id);
-    const at = new Date(Date.now() + 3_000).toISOString();
+    // Far enough ahead that a slow start of bin/admin on a busy machine still schedules it in the future.
+    const at = new Date(Date.now() + 15_000).toISOString();
     const [post] = await ok(create('post', '--content', 'Seeded and published', '--scheduled-for', at));
     assert.equal(post.status, 'scheduled');
     const row = await waitFor(
