@@ -15,13 +15,6 @@ export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 
 export { acquireBuildLock, binaryName, findGo, findOnPath, isExecutableFile, type LogFn } from './serverProcess';
 
-export class TemporalBinaryNotFoundError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TemporalBinaryNotFoundError';
-  }
-}
-
 /** Where a built CLI is kept: outside the repo, so fresh clones and `npm ci` reuse it. */
 export const temporalCacheDir = binaryCacheDir;
 
@@ -33,7 +26,6 @@ const TEMPORAL_CLI: GoBinary = {
   version: TEMPORAL_CLI_VERSION,
   // Same flags as the upstream release build: a static binary that reports its real version.
   ldflags: `-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION.replace(/^v/, '')}`,
-  notFound: (message) => new TemporalBinaryNotFoundError(message),
   missingHint: (cacheDir) =>
     'The Temporal CLI was not found: install it (https://docs.temporal.io/cli, e.g. `brew install temporal`), ' +
     `put \`temporal\` on PATH, set TEMPORAL_CLI_PATH, or install Go so \`npm run temporal:install\` can build it into ${cacheDir}.`,
@@ -42,7 +34,7 @@ const TEMPORAL_CLI: GoBinary = {
 
 /**
  * Absolute path of the `temporal` CLI: TEMPORAL_CLI_PATH, else `temporal` on PATH, else the
- * cache folder, else built there with `go install`. Throws TemporalBinaryNotFoundError when none
+ * cache folder, else built there with `go install`. Throws BinaryNotFoundError when none
  * of these is possible so callers can fall back to the SDK's download (machines with internet).
  */
 export async function resolveTemporalBinary(opts: { log?: LogFn } = {}): Promise<string> {

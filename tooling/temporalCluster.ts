@@ -25,18 +25,10 @@ export const TEMPORAL_SERVER_MODULE = 'go.temporal.io/server/cmd/server';
 /** `temporal-sql-tool`: creates the databases and applies the schema it carries embedded. */
 export const TEMPORAL_SQL_TOOL_MODULE = 'go.temporal.io/server/cmd/tools/sql';
 
-export class TemporalServerNotFoundError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TemporalServerNotFoundError';
-  }
-}
-
 const serverBinary = (p: { name: string; builtName: string; label: string; pathVar: string; module: string }): GoBinary => ({
   ...p,
   version: TEMPORAL_SERVER_VERSION,
   ldflags: '-s -w',
-  notFound: (message) => new TemporalServerNotFoundError(message),
   missingHint: (cacheDir) =>
     `${p.label} was not found: set ${p.pathVar}, put \`${p.name}\` on PATH, or install Go so ` +
     `\`npm run temporal:server:install\` can build ${p.module}@${TEMPORAL_SERVER_VERSION} into ${cacheDir}.`,
