@@ -11,7 +11,7 @@ import { defineOperation } from '../../operation';
 import { jobSchema } from '../jobs/schema';
 import { single } from '../../output';
 import { boundedText } from '../../validation';
-import { findProject } from '../projects/present';
+import { requireProject } from '../projects/resolve';
 
 // POST /v1/media/generations (docs/media.md "Image generation"; spec 1 lists image generation
 // among the async jobs): the same job envelope, spend reservation, idempotency, progress and
@@ -44,8 +44,7 @@ export const createImageGeneration = defineOperation({
   output: single(jobSchema),
   errors: ['spend_cap_exceeded', 'usage_limit_exceeded', 'temporarily_unavailable'],
   handler: async ({ auth }, input) => {
-    const project = await findProject(auth, input.projectId);
-    if (!project) throw errors.notFound('project');
+    const project = await requireProject(auth, input.projectId);
     if (input.postId !== undefined) {
       const post = await Post.forWorkspace(auth.workspaceId)
         .findById(input.postId)

@@ -10,8 +10,8 @@ import { defineOperation } from '../../operation';
 import { postSchema } from '../posts/schema';
 import { single } from '../../output';
 import { postsOf } from '../posts/posts';
-import { findProject } from '../projects/present';
 import { awaitingReviewListSchema, decideReviewInput, listAwaitingReviewInput, requestReviewInput } from './schema';
+import { checkProjectFilter } from '../projects/resolve';
 
 // Review before publishing (docs/review.md; spec 2.4, 2.7 `review`, 3.1, 5.4, 6). The
 // transitions are lib/posts/review.ts; each operation locks the post, commits one change with
@@ -128,7 +128,7 @@ export const listAwaitingReview = defineOperation({
   output: awaitingReviewListSchema,
   handler: async ({ auth }, input) => {
     // spec 1 rule 1: a project of another workspace is not found, never an empty list.
-    if (input.projectId && !(await findProject(auth, input.projectId))) throw errors.notFound('project');
+    await checkProjectFilter(auth, input.projectId);
     const q = postsOf(auth)
       .whereRaw(`posts.review->>'state' = 'pending'`)
       .orderBy([

@@ -14,8 +14,8 @@ import { presentSource, type SourceRow } from '../../../lib/sources/sources';
 import { jobSchema } from '../jobs/schema';
 import { single } from '../../output';
 import { defineOperation } from '../../operation';
-import { findProject } from '../projects/present';
 import { createSourceInput, getSourceInput, sourceSchema } from './schema';
+import { requireProject } from '../projects/resolve';
 
 // spec 2.11 / 4.5 sources (docs/sources.md). POST /v1/sources: `type: text` is synchronous and
 // answers the Source; `type: file` answers a SOURCE_INGEST Job (spec 1 rule 3). GET answers the
@@ -54,8 +54,7 @@ export const createSource = defineOperation({
   // A file source's ingest reserves AI spend as generation does (spec 4.4, 7.2; docs/sources.md "Spend").
   errors: ['payload_too_large', 'spend_cap_exceeded', 'usage_limit_exceeded'],
   handler: async ({ auth }, input) => {
-    const project = await findProject(auth, input.projectId!);
-    if (!project) throw errors.notFound('project');
+    const project = await requireProject(auth, input.projectId!);
 
     if (input.type === 'text') {
       const text = input.text!;
