@@ -124,6 +124,19 @@ export class BinaryNotFoundError extends Error {
   }
 }
 
+/** Runs a command to its end: the exit code (null when a signal ended it), stdout and stderr together. */
+export async function runToEnd(binary: string, args: string[]): Promise<{ code: number | null; out: string }> {
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  });
+  return { code, out };
+}
+
 export interface GoBinary {
   /** The executable's name (on PATH, in the cache folder). */
   name: string;

@@ -2,13 +2,13 @@
 // `npm start` and the integration tests use when TEMPORAL_ADDRESS is unset (the shared steps:
 // tooling/serverProcess.ts).
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Connection as TemporalConnection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_KEYS, searchAttributeFlags } from '../lib/searchAttributes';
 import { portAcceptsConnections } from './ports';
-import { binaryCacheDir, defaultLog, resolveGoBinary, sleep, spawnServer, type GoBinary, type LogFn } from './serverProcess';
+import { binaryCacheDir, defaultLog, resolveGoBinary, runToEnd, sleep, spawnServer, type GoBinary, type LogFn } from './serverProcess';
 
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
@@ -43,14 +43,7 @@ export async function resolveTemporalBinary(opts: { log?: LogFn } = {}): Promise
 
 /** `temporal --version` output, e.g. "temporal version 1.5.1 (Server 1.29.1, UI 2.42.1)". */
 export async function temporalVersion(binary: string): Promise<string> {
-  const child = spawn(binary, ['--version'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', resolve);
-  });
+  const { code, out } = await runToEnd(binary, ['--version']);
   if (code !== 0) throw new Error(`${binary} --version exited ${code}: ${out.trim()}`);
   return out.trim();
 }
