@@ -9,7 +9,7 @@ import { contentTypeForPillar, ideaBriefText } from '../../../lib/ideas/ideas';
 import { Idea, Note, Source } from '../../../lib/models';
 import { parseInZone } from '../../../lib/time';
 import type { AuthContext } from '../../auth/context';
-import { jobSchema } from '../jobs/schema';
+import { jobSchema, SPEND_ERRORS } from '../jobs/schema';
 import { single } from '../../output';
 import { defineOperation } from '../../operation';
 import { type ProjectRow } from '../projects/present';
@@ -148,7 +148,7 @@ export const createGeneration = defineOperation({
   inputSource: 'body',
   input: createGenerationInput,
   output: single(jobSchema),
-  errors: ['spend_cap_exceeded', 'usage_limit_exceeded', 'temporarily_unavailable'],
+  errors: [...SPEND_ERRORS, 'temporarily_unavailable'],
   handler: async ({ auth }, input) => {
     const project = await requireProject(auth, input.projectId!);
     const scheduledFor = input.scheduledFor !== undefined ? validateScheduledFor(input.scheduledFor, project) : undefined;

@@ -17,7 +17,7 @@ import {
 import type { KnowledgeJobInput } from '../../../lib/knowledge/ingest';
 import { videoIdOf } from '../../../lib/knowledge/youtube';
 import { usableUpload } from '../../../lib/media/uploads';
-import { jobSchema } from '../jobs/schema';
+import { jobSchema, SPEND_ERRORS } from '../jobs/schema';
 import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
 import { keysetPage, parseLimit, decodeCursor, encodeCursor } from '../../pagination';
@@ -37,7 +37,7 @@ export const createKnowledge = defineOperation({
   input: createKnowledgeInput,
   output: single(jobSchema),
   // A file ingest reserves AI spend as generation does (docs/knowledge.md "Spend").
-  errors: ['spend_cap_exceeded', 'usage_limit_exceeded'],
+  errors: SPEND_ERRORS,
   handler: async ({ auth }, input) => {
     const scope: KnowledgeScope = input.scope ?? 'PROJECT';
     let projectId: string | null = null;

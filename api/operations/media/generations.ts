@@ -8,7 +8,7 @@ import { enqueueJob, waitForJob } from '../../../lib/jobs/queue';
 import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
 import { IMAGE_STYLES, type ImageJobInput } from '../../../lib/media/imageGenerator';
 import { defineOperation } from '../../operation';
-import { jobSchema } from '../jobs/schema';
+import { jobSchema, SPEND_ERRORS } from '../jobs/schema';
 import { single } from '../../output';
 import { boundedText } from '../../validation';
 import { requireProject } from '../projects/resolve';
@@ -42,7 +42,7 @@ export const createImageGeneration = defineOperation({
   inputSource: 'body',
   input: createImageGenerationInput,
   output: single(jobSchema),
-  errors: ['spend_cap_exceeded', 'usage_limit_exceeded', 'temporarily_unavailable'],
+  errors: [...SPEND_ERRORS, 'temporarily_unavailable'],
   handler: async ({ auth }, input) => {
     const project = await requireProject(auth, input.projectId);
     if (input.postId !== undefined) {

@@ -17,6 +17,18 @@ import { checkProjectFilter } from '../projects/resolve';
 // transitions are lib/posts/review.ts; each operation locks the post, commits one change with
 // its event, and then tells the round's workflow (workflows/reviewPost.ts).
 
+/**
+ * What every review step shares: it writes the post and answers it; a post in the wrong state
+ * for the step is 409, a decision by someone other than the reviewer 403.
+ */
+const REVIEW_STEP = {
+  kind: 'write',
+  scopes: { allOf: ['posts:write'] },
+  inputSource: 'body',
+  output: single(postSchema),
+  errors: ['conflict', 'forbidden_project'],
+} as const;
+
 /** The post as the caller may see it (workspace, assigned projects, the client view), locked. */
 async function lockVisible(auth: AuthContext, postId: string, trx: Parameters<typeof loadPostForUpdate>[0]): Promise<PostRow> {
   const visible = await postsOf(auth).where('posts.id', postId).select('posts.id').first();
@@ -29,14 +41,9 @@ async function lockVisible(auth: AuthContext, postId: string, trx: Parameters<ty
 export const requestReview = defineOperation({
   name: 'reviews.request',
   summary: 'Send a post to review: a reviewer (a workspace member, Client role included), an optional deadline and notes.',
-  kind: 'write',
-  scopes: { allOf: ['posts:write'] },
+  ...REVIEW_STEP,
   clientRole: 'deny',
-  inputSource: 'body',
   input: requestReviewInput,
-  output: single(postSchema),
-  // A post in the wrong state for the step (409); the approve/reject caller who is not the reviewer (403).
-  errors: ['conflict', 'forbidden_project'],
   handler: async ({ auth }, input) => {
     const deadline = input.deadline !== undefined ? new Date(input.deadline) : null;
     if (deadline && (Number.isNaN(deadline.getTime()) || deadline.getTime() <= Date.now())) {
@@ -102,15 +109,10 @@ const decisionOperation = (decision: 'approved' | 'rejected', verb: 'approve' | 
   defineOperation({
     name: `reviews.${verb}`,
     summary: `${verb[0]!.toUpperCase()}${verb.slice(1)} the post's review round (the reviewer only; final for the round).`,
-    kind: 'write',
-    scopes: { allOf: ['posts:write'] },
+    ...REVIEW_STEP,
     // spec 5.4: the one write a Client-role reviewer may make (docs/review.md); the handler checks the reviewer.
     clientRole: 'narrow',
-    inputSource: 'body',
     input: decideReviewInput,
-    output: single(postSchema),
-    // A post in the wrong state for the step (409); the caller who is not the reviewer (403).
-    errors: ['conflict', 'forbidden_project'],
     handler: decide(decision),
   });
 

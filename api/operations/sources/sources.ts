@@ -11,7 +11,7 @@ import { queueSourceIngest, withdrawSourceIngest } from '../../../lib/sources/in
 import { guessLanguage } from '../../../lib/ingest/language';
 import { builtinInsights } from '../../../lib/llm/insights';
 import { presentSource, type SourceRow } from '../../../lib/sources/sources';
-import { jobSchema } from '../jobs/schema';
+import { jobSchema, SPEND_ERRORS } from '../jobs/schema';
 import { single } from '../../output';
 import { defineOperation } from '../../operation';
 import { createSourceInput, getSourceInput, sourceSchema } from './schema';
@@ -52,7 +52,7 @@ export const createSource = defineOperation({
   input: createSourceInput,
   output: single(sourceSchema.or(jobSchema)),
   // A file source's ingest reserves AI spend as generation does (spec 4.4, 7.2; docs/sources.md "Spend").
-  errors: ['payload_too_large', 'spend_cap_exceeded', 'usage_limit_exceeded'],
+  errors: ['payload_too_large', ...SPEND_ERRORS],
   handler: async ({ auth }, input) => {
     const project = await requireProject(auth, input.projectId!);
 
