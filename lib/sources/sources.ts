@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
+import { Source as SourceModel } from '../models';
 import type { Source } from '../../api/operations/sources/schema';
 
 // spec 2.11 Source (docs/sources.md "Fields"). The record the API returns is a preview of the
@@ -77,5 +78,5 @@ export type { Source };
 
 /** The source, in its workspace only (rule 1: another workspace's id is simply not found). */
 export async function loadSource(q: Knex | Knex.Transaction, workspaceId: string, sourceId: string): Promise<SourceRow | undefined> {
-  return (await q('sources').where({ workspace_id: workspaceId, id: sourceId }).first()) as SourceRow | undefined;
+  return SourceModel.forWorkspace(workspaceId, q).findById(sourceId).castTo<SourceRow | undefined>();
 }
