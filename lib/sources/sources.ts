@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { ModelObject } from 'objection';
 import { config } from '../config';
 import { Source as SourceModel } from '../models';
 import type { Source } from '../../api/operations/sources/schema';
@@ -11,28 +12,8 @@ export type SourceStatus = (typeof SOURCE_STATUSES)[number];
 export const SOURCE_TYPES = ['text', 'file'] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
 
-export interface SourceRow {
-  id: string;
-  workspace_id: string;
-  project_id: string;
-  type: SourceType;
-  name: string;
-  file_name: string | null;
-  mime_type: string | null;
-  bytes: string | number | null;
-  status: SourceStatus;
-  text: string | null;
-  language: string | null;
-  duration_seconds: number | null;
-  topics: string[] | null;
-  hooks: string[] | null;
-  upload_id: string | null;
-  job_id: string | null;
-  error_code: string | null;
-  created_by: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A `sources` row, as the model declares it. */
+export type SourceRow = ModelObject<SourceModel>;
 
 /** The job input of a SOURCE_INGEST job: which source to fill from which upload. */
 export interface SourceIngestInput {
