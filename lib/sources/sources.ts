@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { ModelObject } from 'objection';
 import { config } from '../config';
+import { previewOf as cutPreview } from '../knowledge/text';
 import { Source as SourceModel } from '../models';
 import type { Source } from '../../api/operations/sources/schema';
 
@@ -22,14 +23,7 @@ export interface SourceIngestInput {
 }
 
 export function previewOf(text: string | null): { preview: string; previewTruncated: boolean } {
-  const t = text ?? '';
-  const max = config.sources.previewChars;
-  if (t.length <= max) return { preview: t, previewTruncated: false };
-  // Never split a surrogate pair: the preview stays valid UTF-16 (and UTF-8 on the wire).
-  let cut = max;
-  const code = t.charCodeAt(cut - 1);
-  if (code >= 0xd800 && code <= 0xdbff) cut--;
-  return { preview: t.slice(0, cut), previewTruncated: true };
+  return cutPreview(text ?? '', config.sources.previewChars);
 }
 
 export function presentSource(row: SourceRow): Source {
