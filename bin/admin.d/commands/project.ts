@@ -81,10 +81,7 @@ export default defineNoun('project', 'Projects (network accounts, company pages,
   },
   archive: {
     summary: 'Delete a project by archiving it: the API no longer returns it. Refused while it has scheduled posts.',
-    flags: {
-      workspace: flag.workspace,
-      project: { required: true, value: 'proj_x', help: 'the project' },
-    },
+    flags: { workspace: flag.workspace, project: flag.project },
     async run(args) {
       const { archiveProject } = await import('../../../ops/operate');
       return archiveProject({ workspaceId: args.need('workspace'), projectId: args.need('project') });
