@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { config } from '../lib/config';
-import { canPublish, deriveState } from '../lib/connectionState';
+import { canPublish, deriveState, STORED_CONNECTION_COLUMNS, storedConnection, type JoinedConnection } from '../lib/connectionState';
+import { Project } from '../lib/models';
 import { newId } from '../lib/ids';
 import { isNetworkError, type NetworkClient } from '../lib/network/client';
 import { connectionToken, recordCall } from '../lib/publishing/probe';
@@ -94,26 +95,15 @@ export function createEngagementActivities({ db, network }: EngagementDeps) {
       if (!post) return plan;
       const kinds: EngagementKind[] = [...(post.auto_like ? ['like' as const] : []), ...(post.auto_comment ? ['comment' as const] : [])];
       if (kinds.length === 0) return plan;
-      const accounts = await db('projects as p')
-        .leftJoin('network_connections as c', 'c.id', 'p.connection_id')
-        .where({ 'p.workspace_id': post.workspace_id, 'p.type': 'AMPLIFIER' })
-        .whereNot('p.status', 'ARCHIVED')
-        .whereNot('p.id', post.project_id)
-        .orderBy('p.id')
-        .select(
-          'p.id',
-          'c.id as connection_id',
-          'c.access_token_enc',
-          'c.access_token_expires_at',
-          'c.connection_status',
-          'c.last_validated_at',
-          'c.consecutive_failures',
-          'c.revoked_at',
-        );
+      const accounts = await Project.activeFor({ workspaceId: post.workspace_id, projectIds: null }, db)
+        .leftJoin('network_connections as c', 'c.id', 'projects.connection_id')
+        .where('projects.type', 'AMPLIFIER')
+        .whereNot('projects.id', post.project_id)
+        .orderBy('projects.id')
+        .select('projects.id', 'c.id as connection_id', ...STORED_CONNECTION_COLUMNS)
+        .castTo<Array<{ id: string; connection_id: string | null } & JoinedConnection>>();
       for (const a of accounts) {
-        const state = a.connection_id
-          ? deriveState({ ...a, connection_status: a.connection_status ?? 'UNKNOWN', consecutive_failures: a.consecutive_failures ?? 0 })
-          : 'disconnected';
+        const state = a.connection_id ? deriveState(storedConnection(a)) : 'disconnected';
         for (const kind of kinds) {
           if (canPublish(state)) plan.actions.push({ projectId: a.id, kind });
           else await record(db, post, a.id, kind, 'skipped', `The account cannot publish (connection ${state}).`);

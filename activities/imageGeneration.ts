@@ -5,6 +5,7 @@ import { ApiError } from '../lib/errors';
 import { finishingJob, finishJob, progressNow, type JobStatus } from '../lib/generation/jobs';
 import { importAsset } from '../lib/media/assets';
 import type { ImageGenerator, ImageJobInput } from '../lib/media/imageGenerator';
+import { Post } from '../lib/models';
 import { imagesOf } from '../lib/posts/media';
 import { loadPostForUpdate, setPostMedia } from '../lib/posts/write';
 import type { ObjectStore } from '../lib/storage/objectStore';
@@ -48,7 +49,7 @@ export function createImageGenerationActivities({ db, images, store }: ImageGene
       const input = job.input as ImageJobInput;
       let text = input.prompt ?? '';
       if (!text && input.postId) {
-        const post = await db('posts').where({ id: input.postId, workspace_id: job.workspace_id }).first('content');
+        const post = await Post.forWorkspace(job.workspace_id, db).findById(input.postId).select('content');
         text = post ? hookOf(post.content) : '';
       }
       let image;

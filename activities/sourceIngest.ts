@@ -8,6 +8,7 @@ import type { Transcriber } from '../lib/ingest/transcription';
 import { LlmError } from '../lib/llm/errors';
 import type { InsightExtractor } from '../lib/llm/insights';
 import type { UploadRow } from '../lib/media/uploads';
+import { Source } from '../lib/models';
 import type { SourceIngestInput } from '../lib/sources/sources';
 import type { ObjectStore } from '../lib/storage/objectStore';
 import { chargeJob, codedFailure, loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
@@ -56,14 +57,14 @@ export function createSourceIngestActivities({ db, store, transcriber, insights 
         await progress(jobId, 0.7, 'Finding topics and hooks');
         const found = await insights.extract({ text, language: extracted.language }, { signal });
         await chargeJob(db, jobId, found.costCents);
-        await db('sources')
-          .where({ id: input.sourceId, workspace_id: job.workspace_id })
-          .update({
+        await Source.forWorkspace(job.workspace_id, db)
+          .findById(input.sourceId)
+          .patch({
             text,
             language: extracted.language,
             duration_seconds: extracted.durationSeconds ?? null,
-            topics: JSON.stringify(found.topics),
-            hooks: JSON.stringify(found.hooks),
+            topics: found.topics,
+            hooks: found.hooks,
             updated_at: db.fn.now(),
           });
       } catch (err) {
@@ -80,9 +81,9 @@ export function createSourceIngestActivities({ db, store, transcriber, insights 
         const job = await lockJob(trx, input.jobId);
         if (!job) return { status: 'MISSING' };
         if (job.status !== 'RUNNING') return { status: job.status };
-        await trx('sources')
-          .where({ id: input.sourceId, workspace_id: job.workspace_id })
-          .update({ status: 'Success', error_code: null, updated_at: trx.fn.now() });
+        await Source.forWorkspace(job.workspace_id, trx)
+          .findById(input.sourceId)
+          .patch({ status: 'Success', error_code: null, updated_at: trx.fn.now() });
         await finishJob(trx, job.id, { status: 'DONE', progress: progressNow(1, 'Done'), result: { sourceId: input.sourceId } });
         return { status: 'DONE' };
       });

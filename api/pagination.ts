@@ -45,6 +45,11 @@ export interface Page<T> {
   pagination: { next_cursor: string | null; has_more: boolean; total?: number };
 }
 
+/** A list answered whole, in the page envelope (spec 2.1): there is no next page. */
+export function onlyPage<T>(data: T[]): Page<T> {
+  return { data, pagination: { next_cursor: null, has_more: false } };
+}
+
 /**
  * Runs a keyset page over `source` (already filtered and scoped; a knex or an objection builder). `table` qualifies the
  * created_at/id columns when the query joins.

@@ -21,9 +21,9 @@ import {
   resolveTemporalBinary,
   startDownloadedDevServer,
   startTemporalDevServer,
-  TemporalBinaryNotFoundError,
   waitForFrontend,
 } from '../tooling/temporalBinary';
+import { BinaryNotFoundError } from '../tooling/serverProcess';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // Children run on this node binary with tsx's loader resolved from node_modules, so nothing
@@ -192,7 +192,7 @@ async function startTemporal(dataDir: string, port: number): Promise<string> {
   try {
     binary = await resolveTemporalBinary({ log });
   } catch (err) {
-    if (!(err instanceof TemporalBinaryNotFoundError)) throw err;
+    if (!(err instanceof BinaryNotFoundError)) throw err;
     log(`${err.message}`);
     log('trying the Temporal SDK download instead (needs internet access)');
   }

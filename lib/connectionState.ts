@@ -17,23 +17,43 @@ export interface StoredConnection {
   last_failure_at?: Date | null;
 }
 
-/**
- * The columns a project read joins from its connection (`network_connections as c`), in the
- * shape the project presenter and networkBlock read: `projects.*` plus these.
- */
-export const PROJECT_CONNECTION_COLUMNS = [
-  'projects.*',
-  'c.id as c_id',
-  'c.display_name as c_display_name',
+/** The columns `deriveState` reads, from a join of `network_connections as c`. */
+export const STORED_CONNECTION_COLUMNS = [
   'c.access_token_enc',
   'c.access_token_expires_at',
   'c.connection_status',
   'c.last_validated_at',
   'c.consecutive_failures',
   'c.revoked_at',
+];
+
+/**
+ * The columns a project read joins from its connection, in the shape the project presenter and
+ * networkBlock read: `projects.*` plus these.
+ */
+export const PROJECT_CONNECTION_COLUMNS = [
+  'projects.*',
+  'c.id as c_id',
+  'c.display_name as c_display_name',
+  ...STORED_CONNECTION_COLUMNS,
   'c.last_error as c_last_error',
   'c.last_failure_at as c_last_failure_at',
 ];
+
+/** STORED_CONNECTION_COLUMNS as a left join reads them: null where the project has no connection. */
+export type JoinedConnection = { [K in keyof StoredConnection]-?: StoredConnection[K] | null };
+
+/** A joined connection with the stored defaults (an unknown status, no failures yet). */
+export function storedConnection(c: Omit<JoinedConnection, 'last_error' | 'last_failure_at'>): StoredConnection {
+  return {
+    access_token_enc: c.access_token_enc,
+    access_token_expires_at: c.access_token_expires_at,
+    connection_status: c.connection_status ?? 'UNKNOWN',
+    last_validated_at: c.last_validated_at,
+    consecutive_failures: c.consecutive_failures ?? 0,
+    revoked_at: c.revoked_at,
+  };
+}
 
 export interface NetworkBlock {
   state: ConnectionState;

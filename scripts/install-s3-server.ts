@@ -5,13 +5,14 @@
 // --path-only prints just the path on stdout (progress goes to stderr), for shell capture:
 //   export S3_SERVER_PATH="$(npm run --silent s3:install -- --path-only)"
 
-import { resolveS3ServerBinary, S3ServerNotFoundError } from '../tooling/objectStoreServer';
+import { resolveS3ServerBinary } from '../tooling/objectStoreServer';
+import { BinaryNotFoundError } from '../tooling/serverProcess';
 
 try {
   const binary = await resolveS3ServerBinary({ log: (line) => process.stderr.write(`${line}\n`) });
   process.stdout.write(process.argv.includes('--path-only') ? `${binary}\n` : `versitygw: ${binary}\n`);
 } catch (err) {
-  if (err instanceof S3ServerNotFoundError) {
+  if (err instanceof BinaryNotFoundError) {
     process.stderr.write(`${err.message}\n`);
     process.exit(1);
   }

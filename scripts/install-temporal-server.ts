@@ -5,7 +5,8 @@
 //
 // --path-only prints the two paths, one a line (server, then tool), for shell capture.
 
-import { resolveTemporalServerBinaries, TemporalServerNotFoundError, TEMPORAL_SERVER_VERSION } from '../tooling/temporalCluster';
+import { BinaryNotFoundError } from '../tooling/serverProcess';
+import { resolveTemporalServerBinaries, TEMPORAL_SERVER_VERSION } from '../tooling/temporalCluster';
 
 try {
   const { server, sqlTool } = await resolveTemporalServerBinaries({ log: (line) => process.stderr.write(`${line}\n`) });
@@ -15,7 +16,7 @@ try {
       : `temporal server ${TEMPORAL_SERVER_VERSION}: ${server}\ntemporal-sql-tool: ${sqlTool}\n`,
   );
 } catch (err) {
-  if (err instanceof TemporalServerNotFoundError) {
+  if (err instanceof BinaryNotFoundError) {
     process.stderr.write(`${err.message}\n`);
     process.exit(1);
   }

@@ -5,7 +5,8 @@
 // --path-only prints just the path on stdout (progress goes to stderr), for shell capture:
 //   export TEMPORAL_CLI_PATH="$(npm run --silent temporal:install -- --path-only)"
 
-import { resolveTemporalBinary, TemporalBinaryNotFoundError, temporalVersion } from '../tooling/temporalBinary';
+import { BinaryNotFoundError } from '../tooling/serverProcess';
+import { resolveTemporalBinary, temporalVersion } from '../tooling/temporalBinary';
 
 const pathOnly = process.argv.includes('--path-only');
 
@@ -17,7 +18,7 @@ try {
     process.stdout.write(`temporal CLI: ${binary}\n${await temporalVersion(binary)}\n`);
   }
 } catch (err) {
-  if (err instanceof TemporalBinaryNotFoundError) {
+  if (err instanceof BinaryNotFoundError) {
     process.stderr.write(`${err.message}\n`);
     process.exit(1);
   }

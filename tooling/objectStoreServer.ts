@@ -14,13 +14,6 @@ import { defaultLog, resolveGoBinary, sleep, spawnServer, type GoBinary, type Lo
 export const S3_SERVER_MODULE = 'github.com/versity/versitygw/cmd/versitygw';
 export const S3_SERVER_VERSION = 'v1.8.0';
 
-export class S3ServerNotFoundError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'S3ServerNotFoundError';
-  }
-}
-
 const S3_SERVER: GoBinary = {
   name: 'versitygw',
   label: 'the Versity S3 gateway',
@@ -28,7 +21,6 @@ const S3_SERVER: GoBinary = {
   module: S3_SERVER_MODULE,
   version: S3_SERVER_VERSION,
   ldflags: '-s -w',
-  notFound: (message) => new S3ServerNotFoundError(message),
   missingHint: (cacheDir) =>
     `The Versity S3 gateway was not found: set S3_ENDPOINT to use an S3 store, set S3_SERVER_PATH, put \`versitygw\` on PATH, ` +
     `or install Go so \`npm run s3:install\` can build it into ${cacheDir}.`,

@@ -112,6 +112,31 @@ export async function acquireBuildLock(lockFile: string, target: string, log: Lo
   }
 }
 
+/** No binary to run and none could be built: callers catch it to fall back to something else. */
+export class BinaryNotFoundError extends Error {
+  constructor(
+    /** The executable's name (GoBinary.name), e.g. `temporal`. */
+    readonly binary: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BinaryNotFoundError';
+  }
+}
+
+/** Runs a command to its end: the exit code (null when a signal ended it), stdout and stderr together. */
+export async function runToEnd(binary: string, args: string[]): Promise<{ code: number | null; out: string }> {
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  });
+  return { code, out };
+}
+
 export interface GoBinary {
   /** The executable's name (on PATH, in the cache folder). */
   name: string;
@@ -127,8 +152,6 @@ export interface GoBinary {
   module: string;
   version: string;
   ldflags: string;
-  /** The error class callers catch to fall back to something else. */
-  notFound: (message: string) => Error;
   /** What to do when there is no binary and no Go to build one. */
   missingHint: (cacheDir: string) => string;
   /** What to do when the build failed. */
@@ -137,14 +160,15 @@ export interface GoBinary {
 
 /**
  * Absolute path of the binary: its path variable, else on PATH, else the cache folder, else
- * built there with `go install`. Throws `notFound` when none of these is possible.
+ * built there with `go install`. Throws BinaryNotFoundError when none of these is possible.
  */
 export async function resolveGoBinary(spec: GoBinary, log: LogFn = defaultLog): Promise<string> {
   const explicit = process.env[spec.pathVar];
   if (explicit) {
     const abs = path.resolve(explicit);
     // An explicit setting that silently falls through to another binary would hide typos.
-    if (!isExecutableFile(abs)) throw spec.notFound(`${spec.pathVar}: ${abs} does not exist or is not an executable file.`);
+    if (!isExecutableFile(abs))
+      throw new BinaryNotFoundError(spec.name, `${spec.pathVar}: ${abs} does not exist or is not an executable file.`);
     return abs;
   }
   const onPath = findOnPath(spec.name);
@@ -153,7 +177,7 @@ export async function resolveGoBinary(spec: GoBinary, log: LogFn = defaultLog): 
   const cached = path.join(cacheDir, binaryName(spec.name));
   if (isExecutableFile(cached)) return cached;
   const go = findGo();
-  if (!go) throw spec.notFound(spec.missingHint(cacheDir));
+  if (!go) throw new BinaryNotFoundError(spec.name, spec.missingHint(cacheDir));
   await goInstall(spec, go, cacheDir, cached, log);
   return cached;
 }
@@ -179,7 +203,8 @@ async function goInstall(spec: GoBinary, go: string, cacheDir: string, target: s
     });
     const built = path.join(staging, binaryName(spec.builtName ?? spec.name));
     if (code !== 0 || !isExecutableFile(built)) {
-      throw spec.notFound(
+      throw new BinaryNotFoundError(
+        spec.name,
         `go install ${spec.module}@${spec.version} failed (exit ${code ?? 'by signal'}); ${spec.buildFailedHint} ` +
           `Last output: ${tail.slice(-3).join(' | ')}`,
       );

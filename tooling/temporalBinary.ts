@@ -2,25 +2,18 @@
 // `npm start` and the integration tests use when TEMPORAL_ADDRESS is unset (the shared steps:
 // tooling/serverProcess.ts).
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Connection as TemporalConnection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_KEYS, searchAttributeFlags } from '../lib/searchAttributes';
 import { portAcceptsConnections } from './ports';
-import { binaryCacheDir, defaultLog, resolveGoBinary, sleep, spawnServer, type GoBinary, type LogFn } from './serverProcess';
+import { binaryCacheDir, defaultLog, resolveGoBinary, runToEnd, sleep, spawnServer, type GoBinary, type LogFn } from './serverProcess';
 
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 
 export { acquireBuildLock, binaryName, findGo, findOnPath, isExecutableFile, type LogFn } from './serverProcess';
-
-export class TemporalBinaryNotFoundError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TemporalBinaryNotFoundError';
-  }
-}
 
 /** Where a built CLI is kept: outside the repo, so fresh clones and `npm ci` reuse it. */
 export const temporalCacheDir = binaryCacheDir;
@@ -33,7 +26,6 @@ const TEMPORAL_CLI: GoBinary = {
   version: TEMPORAL_CLI_VERSION,
   // Same flags as the upstream release build: a static binary that reports its real version.
   ldflags: `-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION.replace(/^v/, '')}`,
-  notFound: (message) => new TemporalBinaryNotFoundError(message),
   missingHint: (cacheDir) =>
     'The Temporal CLI was not found: install it (https://docs.temporal.io/cli, e.g. `brew install temporal`), ' +
     `put \`temporal\` on PATH, set TEMPORAL_CLI_PATH, or install Go so \`npm run temporal:install\` can build it into ${cacheDir}.`,
@@ -42,7 +34,7 @@ const TEMPORAL_CLI: GoBinary = {
 
 /**
  * Absolute path of the `temporal` CLI: TEMPORAL_CLI_PATH, else `temporal` on PATH, else the
- * cache folder, else built there with `go install`. Throws TemporalBinaryNotFoundError when none
+ * cache folder, else built there with `go install`. Throws BinaryNotFoundError when none
  * of these is possible so callers can fall back to the SDK's download (machines with internet).
  */
 export async function resolveTemporalBinary(opts: { log?: LogFn } = {}): Promise<string> {
@@ -51,14 +43,7 @@ export async function resolveTemporalBinary(opts: { log?: LogFn } = {}): Promise
 
 /** `temporal --version` output, e.g. "temporal version 1.5.1 (Server 1.29.1, UI 2.42.1)". */
 export async function temporalVersion(binary: string): Promise<string> {
-  const child = spawn(binary, ['--version'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', resolve);
-  });
+  const { code, out } = await runToEnd(binary, ['--version']);
   if (code !== 0) throw new Error(`${binary} --version exited ${code}: ${out.trim()}`);
   return out.trim();
 }

@@ -5,7 +5,6 @@
 // (tooling/serverProcess.ts): TEMPORAL_SERVER_PATH / TEMPORAL_SQL_TOOL_PATH → on PATH → the
 // shared cache folder → `go install`.
 
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fsp from 'node:fs/promises';
 import net from 'node:net';
@@ -16,7 +15,7 @@ import pg from 'pg';
 import { SEARCH_ATTRIBUTE_KEYS } from '../lib/searchAttributes';
 import { publishPostWorkflow } from '../workflows/publishPost';
 import { freePort, portAcceptsConnections } from './ports';
-import { defaultLog, resolveGoBinary, sleep, spawnServer, type GoBinary, type LogFn, type ServerProcess } from './serverProcess';
+import { defaultLog, resolveGoBinary, runToEnd, sleep, spawnServer, type GoBinary, type LogFn, type ServerProcess } from './serverProcess';
 import { waitForFrontend } from './temporalBinary';
 
 /** The server release the CLI (TEMPORAL_CLI_VERSION v1.5.1) embeds, so both tiers run the same server. */
@@ -25,18 +24,10 @@ export const TEMPORAL_SERVER_MODULE = 'go.temporal.io/server/cmd/server';
 /** `temporal-sql-tool`: creates the databases and applies the schema it carries embedded. */
 export const TEMPORAL_SQL_TOOL_MODULE = 'go.temporal.io/server/cmd/tools/sql';
 
-export class TemporalServerNotFoundError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TemporalServerNotFoundError';
-  }
-}
-
 const serverBinary = (p: { name: string; builtName: string; label: string; pathVar: string; module: string }): GoBinary => ({
   ...p,
   version: TEMPORAL_SERVER_VERSION,
   ldflags: '-s -w',
-  notFound: (message) => new TemporalServerNotFoundError(message),
   missingHint: (cacheDir) =>
     `${p.label} was not found: set ${p.pathVar}, put \`${p.name}\` on PATH, or install Go so ` +
     `\`npm run temporal:server:install\` can build ${p.module}@${TEMPORAL_SERVER_VERSION} into ${cacheDir}.`,
@@ -175,14 +166,7 @@ export function renderTemplate(template: string, values: Record<string, string |
 }
 
 async function runTool(binary: string, args: string[], log: LogFn): Promise<void> {
-  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', resolve);
-  });
+  const { code, out } = await runToEnd(binary, args);
   if (code !== 0)
     throw new Error(
       `temporal-sql-tool ${args.filter((a) => !a.startsWith('--password')).join(' ')} exited ${code}: ${out.trim().slice(-600)}`,

@@ -43,17 +43,6 @@ const { attemptWebhookDelivery } = proxyLocalActivities<WebhookActivities>({
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
-// The signal, the queries and their types are the workflows' contract, shared with their starters
-// (lib/temporal/start/webhookEndpoint.ts, lib/temporal/start/webhookRelay.ts).
-export {
-  deliveryStatusQuery,
-  endpointDeliveryStatusQuery,
-  webhookDeliveriesReadySignal,
-  type DeliverWebhookResult,
-  type DeliveryStatus,
-  type EndpointDeliveryStatus,
-} from '../lib/temporal/contracts/deliverWebhook';
-
 export async function deliverWebhookWorkflow(input: DeliverWebhookInput): Promise<DeliverWebhookResult> {
   const maxAttempts = Math.max(1, input.retry.maxAttempts);
   const status: DeliveryStatus = { state: 'attempting', attempt: 0, nextAttemptAtMs: null, lastError: null };

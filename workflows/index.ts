@@ -2,14 +2,7 @@
 export { publishPostWorkflow, scheduleChangedSignal, publishStatusQuery } from './publishPost';
 export { connectionHealthWorkflow, checkNowSignal, healthStatusQuery } from './connectionHealth';
 export { maintenanceWorkflow } from './maintenance';
-export {
-  deliverWebhookWorkflow,
-  deliveryStatusQuery,
-  endpointDeliveryStatusQuery,
-  webhookDeliveriesReadySignal,
-  webhookEndpointWorkflow,
-  webhookRelayWorkflow,
-} from './deliverWebhook';
+export { deliverWebhookWorkflow, webhookEndpointWorkflow, webhookRelayWorkflow } from './deliverWebhook';
 export { generatePostWorkflow, jobProgressQuery } from './generatePost';
 export { metricsSyncWorkflow } from './metricsSync';
 export { sweepUploadsWorkflow } from './sweepUploads';

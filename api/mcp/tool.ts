@@ -46,7 +46,8 @@ export interface ToolOutput {
   replayed?: boolean;
 }
 
-export interface ToolDefinition {
+/** What a tool says of itself, whether written out or built over an operation. */
+interface ToolIdentity {
   name: string;
   title: string;
   description: string;
@@ -58,6 +59,9 @@ export interface ToolDefinition {
   /** The tool's `scopes` stand instead of the operation's rule (generate_post, spec 4.9 vs 4.1). */
   scopesReplaceOperation?: boolean;
   annotations: ToolAnnotations;
+}
+
+export interface ToolDefinition extends ToolIdentity {
   inputSchema: Tool['inputSchema'];
   /** What `structuredContent` holds (MCP 2025-06-18), from the operation's `output` (toolOutputSchema). */
   outputSchema: NonNullable<Tool['outputSchema']>;
@@ -96,15 +100,7 @@ export function toolOutputSchema(output: z.ZodType): ToolDefinition['outputSchem
   return { type: 'object', anyOf: [jsonSchemaOf(output, 'output'), jsonSchemaOf(toolErrorSchema, 'output')] };
 }
 
-export interface OperationToolSpec {
-  name: string;
-  title: string;
-  description: string;
-  /** Only where the spec 4.9 table asks for more than the operation's own rule. */
-  scopes?: ScopeRule;
-  /** The 4.9 scope replaces the operation's rule instead of adding to it. */
-  scopesReplaceOperation?: boolean;
-  annotations: ToolAnnotations;
+export interface OperationToolSpec extends ToolIdentity {
   /**
    * spec 4.9 default project: `projectId` becomes optional and defaults to the project pinned
    * at consent; with neither the call answers invalid_request.

@@ -51,6 +51,17 @@ export interface FlagSpec {
   help: string;
 }
 
+/** The flags many verbs share, written once so that they read and help alike in every noun. */
+export const flag = {
+  workspace: { required: true, value: 'org_x', help: 'workspace id' },
+  /** Narrows a listing or a sweep; without it, every workspace. */
+  onlyWorkspace: { value: 'org_x', help: 'only this workspace' },
+  project: { required: true, value: 'proj_x', help: 'project id' },
+  onlyProject: { value: 'proj_x', help: 'only this project' },
+  /** A number of rows or items: `help` says of what, and the default and bounds. */
+  count: (help: string): FlagSpec => ({ value: 'N', help }),
+} satisfies Record<string, FlagSpec | ((help: string) => FlagSpec)>;
+
 export interface Verb {
   summary: string;
   flags?: Record<string, FlagSpec>;

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
 import { db } from '../db';
+import { Post } from '../models';
 import { parseInZone } from '../time';
 
 // The analytics overview of one project (docs/analytics.md "Overview"): totals of the posts
@@ -73,21 +74,28 @@ export function periodBounds(from: string, to: string, timeZone: string): { star
   return { start: parseInZone(`${from}T00:00:00`, timeZone), end: parseInZone(`${addDays(to, 1)}T00:00:00`, timeZone) };
 }
 
-async function periodTotals(k: Knex, workspaceId: string, projectIds: readonly string[], start: Date, end: Date): Promise<Totals> {
-  const row = await k('posts as p')
-    .leftJoin('post_metric_state as s', 's.post_id', 'p.id')
-    .where('p.workspace_id', workspaceId)
+/** The published posts of these projects (as `p`), published from `start` until before `end`. */
+function publishedPosts(k: Knex, workspaceId: string, projectIds: readonly string[], start: Date, end: Date) {
+  return Post.forWorkspace(workspaceId, k)
+    .alias('p')
     .whereIn('p.project_id', projectIds)
     .where('p.status', 'published')
     .where('p.published_at', '>=', start)
-    .where('p.published_at', '<', end)
-    .first(
+    .where('p.published_at', '<', end);
+}
+
+async function periodTotals(k: Knex, workspaceId: string, projectIds: readonly string[], start: Date, end: Date): Promise<Totals> {
+  const row = await publishedPosts(k, workspaceId, projectIds, start, end)
+    .leftJoin('post_metric_state as s', 's.post_id', 'p.id')
+    .select(
       k.raw('count(*) as posts'),
       k.raw('sum(s.impressions) as impressions'),
       k.raw('sum(s.reactions) as reactions'),
       k.raw('sum(s.comments) as comments'),
       k.raw('sum(s.reshares) as reshares'),
-    );
+    )
+    .first()
+    .castTo<Parameters<typeof totalsOf>[0]>();
   return totalsOf(row);
 }
 
@@ -109,14 +117,9 @@ export async function projectOverview(
 
   const [[current, previous], series, published, best, times, sync] = await Promise.all([
     // Both periods in one pass over the project's posts.
-    k('posts as p')
+    publishedPosts(k, project.workspace_id, ids, prev.start, end)
       .leftJoin('post_metric_state as s', 's.post_id', 'p.id')
-      .where('p.workspace_id', project.workspace_id)
-      .whereIn('p.project_id', ids)
-      .where('p.status', 'published')
-      .where('p.published_at', '>=', prev.start)
-      .where('p.published_at', '<', end)
-      .first(
+      .select(
         ...['cur', 'prev'].flatMap((name) => {
           const f = name === 'cur' ? 'p.published_at >= ?' : 'p.published_at < ?';
           const b = name === 'cur' ? start : prev.end;
@@ -128,7 +131,9 @@ export async function projectOverview(
           ];
         }),
       )
-      .then((r: Record<string, number | string | null>) =>
+      .first()
+      .castTo<Record<string, number | string | null>>()
+      .then((r) =>
         (['cur', 'prev'] as const).map((n) =>
           totalsOf({
             posts: r[`${n}_posts`] ?? 0,
@@ -145,22 +150,15 @@ export async function projectOverview(
       .where('day', '>=', from)
       .where('day', '<=', to)
       .select(k.raw(`to_char(day, 'YYYY-MM-DD') as day`), 'impressions', 'reactions', 'comments', 'reshares'),
-    k('posts')
-      .where({ workspace_id: project.workspace_id, project_id: project.id, status: 'published' })
-      .where('published_at', '>=', start)
-      .where('published_at', '<', end)
-      .select(k.raw(`to_char((published_at at time zone ?)::date, 'YYYY-MM-DD') as day`, [tz]), k.raw('count(*) as posts'))
+    publishedPosts(k, project.workspace_id, ids, start, end)
+      .select(k.raw(`to_char((p.published_at at time zone ?)::date, 'YYYY-MM-DD') as day`, [tz]), k.raw('count(*) as posts'))
       .groupBy('day'),
-    k('posts as p')
+    publishedPosts(k, project.workspace_id, ids, start, end)
       .join('post_metric_state as s', 's.post_id', 'p.id')
-      .where('p.workspace_id', project.workspace_id)
-      .where('p.project_id', project.id)
-      .where('p.status', 'published')
-      .where('p.published_at', '>=', start)
-      .where('p.published_at', '<', end)
       .select('p.id', 'p.title', 'p.published_at', 's.impressions', 's.reactions', 's.comments', 's.reshares')
       .orderByRaw('(s.reactions + s.comments + s.reshares) desc, s.impressions desc, p.id')
-      .limit(5),
+      .limit(5)
+      .castTo<PostRowFigures[]>(),
     // Best times: the project's whole history of synced posts, by local weekday and hour.
     k('post_metric_state as s')
       .where('s.project_id', project.id)
@@ -222,7 +220,7 @@ export async function projectOverview(
       engagementRate: Math.round((current.engagementRate - previous.engagementRate) * 10_000) / 10_000,
     },
     daily,
-    bestPosts: (best as PostRowFigures[]).map(postFigures),
+    bestPosts: best.map(postFigures),
     cadence: { posts: current.posts, postsPerWeek: Math.round((current.posts / weeks) * 100) / 100, activeWeeks, weeks: Math.ceil(weeks) },
     bestTimes: {
       minimumSample: minimum,

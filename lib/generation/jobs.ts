@@ -1,8 +1,10 @@
 import type { Knex } from 'knex';
+import type { ModelObject } from 'objection';
 import { config } from '../config';
 import { db } from '../db';
 import { emitEvent } from '../outbox';
 import { jobDuration } from '../metrics';
+import type { Job as JobModel } from '../models';
 import { settleJobSpend } from './spend';
 import type { Job } from '../../api/operations/jobs/schema';
 
@@ -41,23 +43,8 @@ export interface GenerationJobInput {
   scheduledFor?: string;
 }
 
-export interface JobRow {
-  id: string;
-  workspace_id: string;
-  project_id: string | null;
-  type: JobType;
-  status: JobStatus;
-  progress: JobProgress | null;
-  result: Record<string, unknown> | null;
-  error_code: string | null;
-  error_message: string | null;
-  attempt_count: number;
-  estimated_completion_ms: number;
-  started_at: Date | null;
-  completed_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A job row as the API reads it (JOB_COLUMNS): the model's columns but the request and its author. */
+export type JobRow = Omit<ModelObject<JobModel>, 'input' | 'created_by'>;
 
 /** Every column the Job resource needs; `input` (up to 100,000 characters of source) stays out of lists. */
 export const JOB_COLUMNS = [

@@ -1,22 +1,10 @@
 import { db } from '../db';
-import { newId } from '../ids';
-import { ideaQuery, presentIdea, WRITABLE_IDEA_STATUSES, type IdeaRow } from './ideas';
+import { ideaQuery, insertIdea, presentIdea, WRITABLE_IDEA_STATUSES, type IdeaRow, type NewIdea } from './ideas';
 
 // Operator-side idea writes (bin/admin `idea create`, `seed ideas`): the same rows and the
 // same presented shape as POST /v1/ideas, without a credential.
 
-export interface OperatorIdeaInput {
-  projectId: string;
-  title: string;
-  content?: string;
-  pillar?: string | null;
-  postType?: string | null;
-  assetFormat?: string | null;
-  hook?: string | null;
-  topic?: string | null;
-  scheduledFor?: string | null;
-  status?: string;
-}
+export type OperatorIdeaInput = Omit<NewIdea, 'workspaceId' | 'linkedPostId' | 'status'> & { status?: string };
 
 async function projectOf(projectId: string): Promise<{ id: string; workspace_id: string }> {
   const project = await db()('projects').where({ id: projectId }).first('id', 'workspace_id');
@@ -32,21 +20,7 @@ export async function createIdeaAsOperator(input: OperatorIdeaInput) {
     throw new Error(`status must be one of ${WRITABLE_IDEA_STATUSES.join(', ')} (review and done follow the linked post)`);
   if (input.scheduledFor && !/^\d{4}-\d{2}-\d{2}$/.test(input.scheduledFor))
     throw new Error('scheduled-for must be a date in YYYY-MM-DD form');
-  const id = newId('idea');
-  await db()('ideas').insert({
-    id,
-    workspace_id: project.workspace_id,
-    project_id: project.id,
-    title: input.title,
-    content: input.content ?? '',
-    pillar: input.pillar ?? null,
-    post_type: input.postType ?? null,
-    asset_format: input.assetFormat ?? null,
-    hook: input.hook ?? null,
-    topic: input.topic ?? null,
-    scheduled_for: input.scheduledFor ?? null,
-    status,
-  });
+  const id = await insertIdea({ ...input, workspaceId: project.workspace_id, projectId: project.id, status });
   return presentIdea((await ideaQuery({ workspaceId: project.workspace_id, projectIds: null }).findById(id).castTo<IdeaRow>())!);
 }
 

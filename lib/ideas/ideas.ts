@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
 import { raw, type TransactionOrKnex } from 'objection';
+import { db } from '../db';
+import { newId } from '../ids';
 import { Idea as IdeaModel, type IdeaColumns, type Reach } from '../models';
 import type { Idea } from '../../api/operations/ideas/schema';
 
@@ -120,12 +122,49 @@ export function ideaBriefText(r: Pick<IdeaRow, 'title' | 'content' | 'pillar' | 
   return lines.join('\n').trim();
 }
 
+/** A new idea, in the API's field names (POST /v1/ideas; bin/admin `idea create`, `seed ideas`). */
+export interface NewIdea {
+  workspaceId: string;
+  projectId: string;
+  title: string;
+  content?: string;
+  pillar?: string | null;
+  postType?: string | null;
+  assetFormat?: string | null;
+  hook?: string | null;
+  topic?: string | null;
+  scheduledFor?: string | null;
+  linkedPostId?: string | null;
+  status: string;
+}
+
+/** Writes a new idea; answers its id. */
+export async function insertIdea(idea: NewIdea): Promise<string> {
+  const id = newId('idea');
+  await db()('ideas').insert({
+    id,
+    workspace_id: idea.workspaceId,
+    project_id: idea.projectId,
+    title: idea.title,
+    content: idea.content ?? '',
+    pillar: idea.pillar ?? null,
+    post_type: idea.postType ?? null,
+    asset_format: idea.assetFormat ?? null,
+    hook: idea.hook ?? null,
+    topic: idea.topic ?? null,
+    scheduled_for: idea.scheduledFor ?? null,
+    linked_post_id: idea.linkedPostId ?? null,
+    status: idea.status,
+  });
+  return id;
+}
+
 /**
  * Links a freshly written draft to its idea and moves the idea to `in_production` (spec 4.4
  * idea source). Runs inside the transaction that inserts the draft, so both land or neither.
  */
 export async function linkDraftToIdea(trx: Knex.Transaction, workspaceId: string, ideaId: string, postId: string): Promise<void> {
-  await trx('ideas')
-    .where({ workspace_id: workspaceId, id: ideaId })
-    .update({ linked_post_id: postId, status: 'in_production', updated_at: trx.fn.now() });
+  await IdeaModel.forWorkspace(workspaceId, trx)
+    .findById(ideaId)
+    .patch({ linked_post_id: postId, status: 'in_production', updated_at: trx.fn.now() });
 }

@@ -66,7 +66,7 @@ export const DOCUMENT_SELECT = (k: Knex) => [
 
 /** spec 2.10. */
 export function presentDocument(row: DocumentRow): KnowledgeDocument {
-  const { textPreview, textPreviewTruncated } = previewOf(row.head);
+  const { preview: textPreview, previewTruncated: textPreviewTruncated } = previewOf(row.head);
   return {
     id: row.id,
     scope: row.scope,

@@ -19,13 +19,11 @@ export function contentHash(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-/** At most 2,000 characters, never splitting a surrogate pair. */
-export function previewOf(text: string): { textPreview: string; textPreviewTruncated: boolean } {
-  if (text.length <= PREVIEW_CHARS) return { textPreview: text, textPreviewTruncated: false };
-  let end = PREVIEW_CHARS;
-  const code = text.charCodeAt(end - 1);
-  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
-  return { textPreview: text.slice(0, end), textPreviewTruncated: true };
+/** At most `max` characters, never splitting a surrogate pair: valid UTF-16 (and UTF-8 on the wire). */
+export function previewOf(text: string, max = PREVIEW_CHARS): { preview: string; previewTruncated: boolean } {
+  if (text.length <= max) return { preview: text, previewTruncated: false };
+  const code = text.charCodeAt(max - 1);
+  return { preview: text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max), previewTruncated: true };
 }
 
 /**

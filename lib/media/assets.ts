@@ -5,7 +5,7 @@ import { db } from '../db';
 import { ApiError, errors } from '../errors';
 import { newId } from '../ids';
 import { effectiveLimit } from '../limits';
-import type { MediaAssetColumns } from '../models';
+import { MediaAsset as MediaAssetModel, type MediaAssetColumns } from '../models';
 import { objectStore, type ObjectStore } from '../storage/objectStore';
 import { EXTENSION_OF, sniffImage, type ImageType } from './images';
 import type { MediaAsset } from '../../api/operations/media/schema';
@@ -47,9 +47,10 @@ export async function storageUsed(
   workspaceId: string,
   trx: Knex | Knex.Transaction = db(),
 ): Promise<{ usedBytes: number; usedAssets: number }> {
-  const r = await trx('media_assets')
-    .where({ workspace_id: workspaceId })
-    .first(trx.raw('coalesce(sum(bytes), 0)::bigint as bytes'), trx.raw('count(*)::int as assets'));
+  const r = await MediaAssetModel.forWorkspace(workspaceId, trx)
+    .select(trx.raw('coalesce(sum(bytes), 0)::bigint as bytes'), trx.raw('count(*)::int as assets'))
+    .first()
+    .castTo<{ bytes: string | number; assets: number } | undefined>();
   return { usedBytes: Number(r?.bytes ?? 0), usedAssets: Number(r?.assets ?? 0) };
 }
 
@@ -127,7 +128,9 @@ export async function importAsset(input: ImportInput, store: ObjectStore = objec
     });
   }
   const sha256 = sha256Hex(input.bytes);
-  const existing = (await db()('media_assets').where({ workspace_id: input.workspaceId, sha256 }).first()) as AssetRow | undefined;
+  const sameBytes = (trx: Knex | Knex.Transaction = db()) =>
+    MediaAssetModel.forWorkspace(input.workspaceId, trx).where({ sha256 }).first().castTo<AssetRow | undefined>();
+  const existing = await sameBytes();
   if (existing) return { asset: existing, created: false };
 
   const plan = await workspaceStorageLimits(input.workspaceId);
@@ -158,14 +161,12 @@ export async function importAsset(input: ImportInput, store: ObjectStore = objec
       // docs/media.md "Storage limits": the check that counts runs under a per-workspace lock, so
       // imports at the same moment are checked one after another and never overshoot the plan.
       await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`media-storage:${input.workspaceId}`]);
-      const held = (await trx('media_assets').where({ workspace_id: input.workspaceId, sha256 }).first()) as AssetRow | undefined;
-      if (held) return [] as AssetRow[];
+      if (await sameBytes(trx)) return [] as AssetRow[];
       checkStorageLimits(plan, await storageUsed(input.workspaceId, trx), input.bytes.length);
     }
     return (await trx('media_assets').insert(row).onConflict(['workspace_id', 'sha256']).ignore().returning('*')) as AssetRow[];
   });
   if (inserted[0]) return { asset: inserted[0], created: true };
   // A concurrent import of the same bytes won the insert.
-  const winner = (await db()('media_assets').where({ workspace_id: input.workspaceId, sha256 }).first()) as AssetRow;
-  return { asset: winner, created: false };
+  return { asset: (await sameBytes())!, created: false };
 }

@@ -1,6 +1,7 @@
 import { invalidateLocally, publishTokenInvalidation } from '../auth/invalidation';
 import { db } from '../db';
 import { newId } from '../ids';
+import { Membership } from '../models';
 import { ROLE_LABELS } from '../roles';
 import {
   ACCESS_TOKEN_PREFIX,
@@ -45,7 +46,7 @@ export async function grantAgencyOwnership(input: { userId: string; clientWorksp
     if (client.billing_workspace_id !== agencyId) {
       await trx('workspaces').where({ id: client.id }).update({ billing_workspace_id: agencyId, updated_at: trx.fn.now() });
     }
-    const membership = await trx('memberships').where({ workspace_id: agencyId, user_id: input.userId }).first('role');
+    const membership = await Membership.forWorkspace(agencyId, trx).where('user_id', input.userId).select('role').first();
     if (membership && !ADMIN_SLUGS.includes(membership.role)) {
       throw new OAuthAdminError(`the user is a ${membership.role} of agency ${agencyId}; agency owners are Admins, change the role first`);
     }

@@ -1,5 +1,6 @@
 import { ApiError, errors } from '../errors';
 import type { PostColumns } from '../models';
+import type { EventType } from '../outbox';
 import type { PostMedia } from './media';
 import type { ReviewBlock } from './review';
 import type { StatusCategory } from './statuses';
@@ -53,18 +54,7 @@ export type PostColumnUpdate = Partial<
   > & { delivery: Delivery; deleted_at: Date; review: ReviewBlock; media: PostMedia | null }
 >;
 
-export type PostEventType =
-  | 'post.created'
-  | 'post.updated'
-  | 'post.scheduled'
-  | 'post.unscheduled'
-  | 'post.published'
-  | 'post.publish_failed'
-  | 'post.deleted'
-  | 'post.review_requested'
-  | 'post.approved'
-  | 'post.rejected'
-  | 'post.review_overdue';
+export type PostEventType = Extract<EventType, `post.${string}`>;
 
 /** One row change. Empty `set`, no board move and no slot change means "nothing happens". */
 export interface PostChange {
@@ -123,42 +113,38 @@ export function created(input: { scheduledAt: Date | null; status?: 'draft' | 's
   };
 }
 
+/**
+ * On or off the schedule: the version moves, so the publish workflow re-reads the row; the board
+ * and the calendar slot follow.
+ */
+function scheduleMoved(post: LifecycleRow, at: Date | null, now: Date, more: PostColumnUpdate = {}): PostChange {
+  return {
+    set: {
+      status: at ? 'scheduled' : 'draft',
+      scheduled_at: at,
+      schedule_version: post.schedule_version + 1,
+      delivery: delivery(at ? 'scheduled' : 'not_scheduled'),
+      ...more,
+      updated_at: now,
+    },
+    board: at ? 'scheduled' : 'draft',
+    slot: at ? { at } : 'clear',
+    events: [at ? 'post.scheduled' : 'post.unscheduled'],
+    scheduleChanged: true,
+  };
+}
+
 /** spec 3.1: scheduled or rescheduled for `at` (already validated as future and verified). */
 export function scheduled(post: LifecycleRow, at: Date, now: Date): PostChange {
   if (post.status === 'published') throw alreadyPublished();
-  return {
-    set: {
-      status: 'scheduled',
-      scheduled_at: at,
-      schedule_version: post.schedule_version + 1,
-      delivery: delivery('scheduled'),
-      last_publish_error: null,
-      updated_at: now,
-    },
-    board: 'scheduled',
-    slot: { at },
-    events: ['post.scheduled'],
-    scheduleChanged: true,
-  };
+  return scheduleMoved(post, at, now, { last_publish_error: null });
 }
 
 /** spec 3.1: off the schedule, back to `draft`. A post that is not on the schedule does not change. */
 export function unscheduled(post: LifecycleRow, now: Date): PostChange {
   if (post.status === 'published') throw alreadyPublished();
   if (!onSchedule(post)) return NO_CHANGE;
-  return {
-    set: {
-      status: 'draft',
-      scheduled_at: null,
-      schedule_version: post.schedule_version + 1,
-      delivery: delivery('not_scheduled'),
-      updated_at: now,
-    },
-    board: 'draft',
-    slot: 'clear',
-    events: ['post.unscheduled'],
-    scheduleChanged: true,
-  };
+  return scheduleMoved(post, null, now);
 }
 
 /** A transient failure at publish time: the workflow retries until `retryUntil` (docs/publishing.md). */

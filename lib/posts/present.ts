@@ -1,6 +1,7 @@
 import { isoOf } from '../db';
 import type { PostColumns } from '../models';
 import { delivery, type Delivery } from './lifecycle';
+import { NOT_REQUESTED } from './review';
 import type { Post, PostSummary } from '../../api/operations/posts/schema';
 
 // spec 2.7: the Post resource. Read endpoints return the fields marked R; create and update
@@ -88,18 +89,7 @@ export function presentPost(p: PostRow): Post {
     lastPublishError: p.last_publish_error,
     lastPublishAttemptAt: p.last_publish_attempt_at?.toISOString() ?? null,
     delivery: deliveryOf(p),
-    review: {
-      state: 'not_requested',
-      awaitingDecision: false,
-      reviewerUserId: null,
-      deadline: null,
-      overdue: false,
-      decidedAt: null,
-      notes: null,
-      detail: null,
-      ...review,
-      requiredByWorkspace: p.require_review_workflow ?? false,
-    },
+    review: { ...NOT_REQUESTED, ...review, requiredByWorkspace: p.require_review_workflow ?? false },
     media: { kind: 'images', images: [], ...(p.media ?? {}) },
     autoLike: p.auto_like,
     autoComment: p.auto_comment,

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { errors } from '../errors';
 import { newId } from '../ids';
+import { PostStatus } from '../models';
 
 // Workspace custom statuses (spec 2.7 statusCategory / statusId): each workspace has one
 // default per category, created with the workspace.
@@ -34,7 +35,11 @@ export async function defaultStatus(
   workspaceId: string,
   category: StatusCategory,
 ): Promise<{ id: string; title: string; category: StatusCategory } | undefined> {
-  return trx('post_statuses').where({ workspace_id: workspaceId, category, is_default: true }).first('id', 'title', 'category');
+  return PostStatus.forWorkspace(workspaceId, trx)
+    .where({ category, is_default: true })
+    .select('id', 'title', 'category')
+    .first()
+    .castTo<{ id: string; title: string; category: StatusCategory } | undefined>();
 }
 
 export interface BoardStatus {
@@ -51,7 +56,7 @@ export async function resolveStatus(
   if (input.statusId === undefined && input.statusCategory === undefined) return undefined;
   const status =
     input.statusId !== undefined
-      ? await trx('post_statuses').where({ workspace_id: workspaceId, id: input.statusId }).first('id', 'category')
+      ? await PostStatus.forWorkspace(workspaceId, trx).findById(input.statusId).select('id', 'category')
       : await defaultStatus(trx, workspaceId, input.statusCategory!);
   if (!status)
     throw errors.unprocessable('`statusId` is not a status of this workspace; list them with GET /v1/post-statuses.', {
@@ -90,7 +95,7 @@ export interface StatusRow {
 async function checkTitle(trx: Knex | Knex.Transaction, workspaceId: string, title: string, exceptId?: string): Promise<string> {
   const t = title.trim();
   if (!t || t.length > STATUS_TITLE_CHARS) throw errors.unprocessable(`A status title is 1 to ${STATUS_TITLE_CHARS} characters.`);
-  const clash = trx('post_statuses').where({ workspace_id: workspaceId }).whereRaw('lower(title) = lower(?)', [t]).first('id');
+  const clash = PostStatus.forWorkspace(workspaceId, trx).whereRaw('lower(title) = lower(?)', [t]).select('id').first();
   if (exceptId) clash.whereNot({ id: exceptId });
   if (await clash) throw errors.unprocessable(`The workspace already has a status titled "${t}".`, { title: t });
   return t;
@@ -112,8 +117,7 @@ export async function createStatus(
   return db.transaction(async (trx) => {
     await lockStatuses(trx, workspaceId);
     const title = await checkTitle(trx, workspaceId, input.title);
-    if (input.makeDefault)
-      await trx('post_statuses').where({ workspace_id: workspaceId, category: input.category }).update({ is_default: false });
+    if (input.makeDefault) await PostStatus.forWorkspace(workspaceId, trx).where({ category: input.category }).patch({ is_default: false });
     const [row] = await trx('post_statuses')
       .insert({
         id: newId('postStatus'),
@@ -133,7 +137,7 @@ export async function renameStatus(db: Knex, workspaceId: string, statusId: stri
   return db.transaction(async (trx) => {
     await lockStatuses(trx, workspaceId);
     const t = await checkTitle(trx, workspaceId, title, statusId);
-    const [row] = await trx('post_statuses').where({ workspace_id: workspaceId, id: statusId }).update({ title: t }).returning('*');
+    const [row] = await PostStatus.forWorkspace(workspaceId, trx).where({ id: statusId }).patch({ title: t }).returning('*');
     if (!row) throw errors.notFound('post status');
     return row as StatusRow;
   });
@@ -143,13 +147,11 @@ export async function renameStatus(db: Knex, workspaceId: string, statusId: stri
 export async function setDefaultStatus(db: Knex, workspaceId: string, statusId: string): Promise<StatusRow> {
   return db.transaction(async (trx) => {
     await lockStatuses(trx, workspaceId);
-    const s = await trx('post_statuses').where({ workspace_id: workspaceId, id: statusId }).first('id', 'category');
+    const statuses = () => PostStatus.forWorkspace(workspaceId, trx);
+    const s = await statuses().findById(statusId).select('id', 'category');
     if (!s) throw errors.notFound('post status');
-    await trx('post_statuses')
-      .where({ workspace_id: workspaceId, category: s.category })
-      .whereNot({ id: s.id })
-      .update({ is_default: false });
-    const [row] = await trx('post_statuses').where({ id: s.id }).update({ is_default: true }).returning('*');
+    await statuses().where({ category: s.category }).whereNot({ id: s.id }).patch({ is_default: false });
+    const [row] = await statuses().where({ id: s.id }).patch({ is_default: true }).returning('*');
     return row as StatusRow;
   });
 }

@@ -3,6 +3,7 @@ import { deriveTitle } from '../llm/title';
 import { newId } from '../ids';
 import { emitEvent } from '../outbox';
 import { errors } from '../errors';
+import { Post, PostStatus } from '../models';
 import { boardMoved, combine, created, isNoChange, NO_CHANGE, planSchedule, scheduled, unscheduled, type PostChange } from './lifecycle';
 import { mediaSet, type PostImage } from './media';
 import { presentPost, type PostRow } from './present';
@@ -35,12 +36,13 @@ export async function insertPost(trx: Knex.Transaction, p: NewPost): Promise<Com
   // One statement: the workspace's default board status of the post's category, the insert, and
   // the row as loadPostForUpdate reads it (status label, the workspace's review settings).
   const post = (await trx
-    .with('st', (q) =>
-      q
-        .from('post_statuses')
-        .where({ workspace_id: p.workspaceId, category: change.board, is_default: true })
+    .with(
+      'st',
+      PostStatus.forWorkspace(p.workspaceId, trx)
+        .where({ category: change.board, is_default: true })
         .select('id', 'title', 'category')
-        .limit(1),
+        .limit(1)
+        .toKnexQuery(),
     )
     .with(
       'ins',
@@ -105,14 +107,17 @@ export async function loadPostForUpdate(
   lock = false,
   opts: { includeDeleted?: boolean } = {},
 ): Promise<PostRow | undefined> {
-  const q = trx('posts as p')
+  const q = Post.forWorkspace(workspaceId, trx)
+    .alias('p')
     .leftJoin('post_statuses as s', 's.id', 'p.status_id')
     .join('workspaces as w', 'w.id', 'p.workspace_id')
-    .where({ 'p.id': postId, 'p.workspace_id': workspaceId })
-    .first('p.*', 's.title as status_title', 's.category as status_category', 'w.require_review_workflow', 'w.default_reviewer_user_id');
+    .where('p.id', postId)
+    .select('p.*', 's.title as status_title', 's.category as status_category', 'w.require_review_workflow', 'w.default_reviewer_user_id')
+    .first()
+    .castTo<PostRow | undefined>();
   if (!opts.includeDeleted) q.whereNull('p.deleted_at');
-  if (lock) q.forUpdate('p');
-  return q as Promise<PostRow | undefined>;
+  if (lock) q.onBuildKnex((k) => k.forUpdate('p'));
+  return q;
 }
 
 export interface Committed {

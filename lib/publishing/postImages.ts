@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Author, NetworkClient, PostImageRef } from '../network/client';
 import { NetworkError } from '../network/errors';
 import { imagesOf } from '../posts/media';
+import { MediaAsset } from '../models';
 import type { PostRow } from '../posts/present';
 import type { ObjectStore } from '../storage/objectStore';
 
@@ -32,15 +33,13 @@ export async function uploadPostImages(input: {
 }): Promise<PostImageRef[]> {
   const images = imagesOf(input.post);
   if (images.length === 0) return [];
-  const rows = await input
-    .db('media_assets')
-    .where({ workspace_id: input.post.workspace_id })
+  const rows = await MediaAsset.forWorkspace(input.post.workspace_id, input.db)
     .whereIn(
       'key',
       images.map((i) => i.key),
     )
     .select('key', 'mime_type');
-  const typeOf = new Map(rows.map((r: { key: string; mime_type: string }) => [r.key, r.mime_type]));
+  const typeOf = new Map(rows.map((r) => [r.key, r.mime_type]));
   const refs: PostImageRef[] = [];
   for (const image of images) {
     const contentType = typeOf.get(image.key);

@@ -1,6 +1,7 @@
 import { db } from '../db';
 import { JOB_COLUMNS, presentJob, type JobRow } from '../generation/jobs';
 import { startQueuedJob } from '../jobs/queue';
+import { Job, Source } from '../models';
 import { queueSourceIngest, withdrawSourceIngest } from './ingest';
 import { presentSource, type SourceRow } from './sources';
 
@@ -18,15 +19,14 @@ async function withJob(row: SourceRow) {
 }
 
 export async function listSources(input: { workspaceId: string; projectId?: string; status?: string; limit?: number }) {
-  const q = db()('sources')
-    .where({ workspace_id: input.workspaceId })
+  const q = Source.forWorkspace(input.workspaceId)
     .orderBy([
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },
     ])
     .limit(input.limit ?? 50);
   if (input.projectId) q.where({ project_id: input.projectId });
-  const rows = (await q) as SourceRow[];
+  const rows = await q.castTo<SourceRow[]>();
   const out = [];
   for (const r of rows) {
     const { source, job } = await withJob(r);
@@ -44,11 +44,12 @@ async function sourceRow(sourceId: string): Promise<SourceRow> {
 
 export async function inspectSource(sourceId: string) {
   const row = await sourceRow(sourceId);
-  const jobs = (await db()('jobs')
-    .where({ workspace_id: row.workspace_id, type: 'SOURCE_INGEST' })
+  const jobs = await Job.forWorkspace(row.workspace_id)
+    .where({ type: 'SOURCE_INGEST' })
     .whereRaw(`input->>'sourceId' = ?`, [row.id])
     .orderBy('created_at', 'asc')
-    .select(JOB_COLUMNS)) as JobRow[];
+    .select(JOB_COLUMNS)
+    .castTo<JobRow[]>();
   const { source, job } = await withJob(row);
   return { workspaceId: row.workspace_id, uploadId: row.upload_id, source, job, attempts: jobs.map((j) => presentJob(j)) };
 }

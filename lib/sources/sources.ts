@@ -1,5 +1,8 @@
 import type { Knex } from 'knex';
+import type { ModelObject } from 'objection';
 import { config } from '../config';
+import { previewOf as cutPreview } from '../knowledge/text';
+import { Source as SourceModel } from '../models';
 import type { Source } from '../../api/operations/sources/schema';
 
 // spec 2.11 Source (docs/sources.md "Fields"). The record the API returns is a preview of the
@@ -10,28 +13,8 @@ export type SourceStatus = (typeof SOURCE_STATUSES)[number];
 export const SOURCE_TYPES = ['text', 'file'] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
 
-export interface SourceRow {
-  id: string;
-  workspace_id: string;
-  project_id: string;
-  type: SourceType;
-  name: string;
-  file_name: string | null;
-  mime_type: string | null;
-  bytes: string | number | null;
-  status: SourceStatus;
-  text: string | null;
-  language: string | null;
-  duration_seconds: number | null;
-  topics: string[] | null;
-  hooks: string[] | null;
-  upload_id: string | null;
-  job_id: string | null;
-  error_code: string | null;
-  created_by: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A `sources` row, as the model declares it. */
+export type SourceRow = ModelObject<SourceModel>;
 
 /** The job input of a SOURCE_INGEST job: which source to fill from which upload. */
 export interface SourceIngestInput {
@@ -40,14 +23,7 @@ export interface SourceIngestInput {
 }
 
 export function previewOf(text: string | null): { preview: string; previewTruncated: boolean } {
-  const t = text ?? '';
-  const max = config.sources.previewChars;
-  if (t.length <= max) return { preview: t, previewTruncated: false };
-  // Never split a surrogate pair: the preview stays valid UTF-16 (and UTF-8 on the wire).
-  let cut = max;
-  const code = t.charCodeAt(cut - 1);
-  if (code >= 0xd800 && code <= 0xdbff) cut--;
-  return { preview: t.slice(0, cut), previewTruncated: true };
+  return cutPreview(text ?? '', config.sources.previewChars);
 }
 
 export function presentSource(row: SourceRow): Source {
@@ -77,5 +53,5 @@ export type { Source };
 
 /** The source, in its workspace only (rule 1: another workspace's id is simply not found). */
 export async function loadSource(q: Knex | Knex.Transaction, workspaceId: string, sourceId: string): Promise<SourceRow | undefined> {
-  return (await q('sources').where({ workspace_id: workspaceId, id: sourceId }).first()) as SourceRow | undefined;
+  return SourceModel.forWorkspace(workspaceId, q).findById(sourceId).castTo<SourceRow | undefined>();
 }

@@ -70,7 +70,8 @@ describe('Temporal server install (cluster tier)', () => {
     assert.deepEqual(await resolveTemporalServerBinaries(), { server: path.join(dir, 'bin', 'go'), sqlTool: path.join(dir, 'bin', 'go') });
     process.env.TEMPORAL_SERVER_PATH = path.join(dir, 'nothing-here');
     await assert.rejects(resolveTemporalServerBinaries(), {
-      name: 'TemporalServerNotFoundError',
+      name: 'BinaryNotFoundError',
+      binary: 'temporal-server',
       message: /TEMPORAL_SERVER_PATH: .*nothing-here does not exist/,
     });
   });

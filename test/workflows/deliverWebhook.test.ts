@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { AttemptResult, DeliverWebhookInput } from '../../activities/webhooks';
 import { retryDelayMs } from '../../lib/webhooks/schedule';
-import { deliverWebhookWorkflow, deliveryStatusQuery } from '../../workflows/deliverWebhook';
+import { deliveryStatusQuery } from '../../lib/temporal/contracts/deliverWebhook';
+import { deliverWebhookWorkflow } from '../../workflows/deliverWebhook';
 import { maybeRecordTierHistory } from '../support/histories';
 import { waitFor } from '../support/wait';
 import { withWorker, type WorkflowTestContext } from '../support/workflowEnv';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { DeliveryPassResult, WebhookEndpointInput } from '../../activities/webhooks';
-import { endpointDeliveryStatusQuery, webhookDeliveriesReadySignal, webhookEndpointWorkflow } from '../../workflows/deliverWebhook';
+import { endpointDeliveryStatusQuery, webhookDeliveriesReadySignal } from '../../lib/temporal/contracts/deliverWebhook';
+import { webhookEndpointWorkflow } from '../../workflows/deliverWebhook';
 import { sleep, waitFor } from '../support/wait';
 import { withWorker, type WorkflowTestContext } from '../support/workflowEnv';
 

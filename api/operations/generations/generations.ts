@@ -9,11 +9,12 @@ import { contentTypeForPillar, ideaBriefText } from '../../../lib/ideas/ideas';
 import { Idea, Note, Source } from '../../../lib/models';
 import { parseInZone } from '../../../lib/time';
 import type { AuthContext } from '../../auth/context';
-import { jobSchema } from '../jobs/schema';
+import { jobSchema, SPEND_ERRORS } from '../jobs/schema';
 import { single } from '../../output';
 import { defineOperation } from '../../operation';
-import { findProject, type ProjectRow } from '../projects/present';
+import { type ProjectRow } from '../projects/present';
 import { createGenerationInput, type CreateGenerationInput } from './schema';
+import { requireProject } from '../projects/resolve';
 
 // spec 4.4 POST /v1/posts/generations: validate, reserve AI spend and the weekly budget, record
 // a QUEUED job, start its workflow, and optionally wait for it (lib/jobs/queue.ts enqueueJob). Always
@@ -147,10 +148,9 @@ export const createGeneration = defineOperation({
   inputSource: 'body',
   input: createGenerationInput,
   output: single(jobSchema),
-  errors: ['spend_cap_exceeded', 'usage_limit_exceeded', 'temporarily_unavailable'],
+  errors: [...SPEND_ERRORS, 'temporarily_unavailable'],
   handler: async ({ auth }, input) => {
-    const project = await findProject(auth, input.projectId!);
-    if (!project) throw errors.notFound('project');
+    const project = await requireProject(auth, input.projectId!);
     const scheduledFor = input.scheduledFor !== undefined ? validateScheduledFor(input.scheduledFor, project) : undefined;
     const resolved = await resolveSource(auth, project, input.source!);
     const jobInput: GenerationJobInput = {

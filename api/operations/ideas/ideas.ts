@@ -1,8 +1,7 @@
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { Idea, Post } from '../../../lib/models';
-import { newId } from '../../../lib/ids';
-import { DERIVED_STATUS_SQL, ideaQuery, presentIdea, type IdeaRow } from '../../../lib/ideas/ideas';
+import { DERIVED_STATUS_SQL, ideaQuery, insertIdea, presentIdea, type IdeaRow } from '../../../lib/ideas/ideas';
 import type { AuthContext } from '../../auth/context';
 import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
@@ -45,20 +44,13 @@ export const createIdea = defineOperation({
   handler: async ({ auth }, input) => {
     const project = await resolveProject(auth, input.projectId);
     if (input.linkedPostId) await requireLinkablePost(auth, project.id, input.linkedPostId);
-    const id = newId('idea');
-    const row: Record<string, unknown> = {
-      id,
-      workspace_id: auth.workspaceId,
-      project_id: project.id,
-      title: input.title,
-      content: input.content ?? '',
-      scheduled_for: input.scheduledFor ?? null,
-      linked_post_id: input.linkedPostId ?? null,
+    const id = await insertIdea({
+      ...input,
+      workspaceId: auth.workspaceId,
+      projectId: project.id,
       // Linking a post means work has started on it.
       status: input.status ?? (input.linkedPostId ? 'in_production' : 'inbox'),
-    };
-    for (const [k, col] of Object.entries(BRIEF_COLUMNS)) row[col] = input[k as keyof typeof BRIEF_COLUMNS] ?? null;
-    await db()('ideas').insert(row);
+    });
     return { data: presentIdea((await loadIdea(auth, id))!) };
   },
 });

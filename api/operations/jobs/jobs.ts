@@ -11,8 +11,8 @@ import { jobSchema } from './schema';
 import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
-import { findProject } from '../projects/present';
 import { findJob, jobsOf, presentLiveJob } from './present';
+import { checkProjectFilter } from '../projects/resolve';
 
 // spec 4.8 jobs. REST accepts any valid token of the workspace (spec 4.1); the agent tools
 // list_jobs/get_job need jobs:read and cancel_job needs jobs:cancel (spec 4.9), a rule for the
@@ -52,7 +52,7 @@ export const listJobs = defineOperation({
   output: page(jobSchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit, config.generation.jobListDefault, config.generation.jobListMax);
-    if (input.projectId !== undefined && !(await findProject(auth, input.projectId))) throw errors.notFound('project');
+    await checkProjectFilter(auth, input.projectId);
     const statuses = input.status?.split(',').map((s) => s.trim());
     const q = jobsOf(auth);
     if (statuses) q.whereIn('jobs.status', statuses);

@@ -17,12 +17,11 @@ import {
 import type { KnowledgeJobInput } from '../../../lib/knowledge/ingest';
 import { videoIdOf } from '../../../lib/knowledge/youtube';
 import { usableUpload } from '../../../lib/media/uploads';
-import { jobSchema } from '../jobs/schema';
+import { jobSchema, SPEND_ERRORS } from '../jobs/schema';
 import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
 import { keysetPage, parseLimit, decodeCursor, encodeCursor } from '../../pagination';
-import { findProject } from '../projects/present';
-import { resolveProjectOrDefault } from '../projects/resolve';
+import { checkProjectFilter, resolveProjectOrDefault } from '../projects/resolve';
 import { createKnowledgeInput, getKnowledgeInput, knowledgeDocumentSchema, knowledgeHitSchema, listKnowledgeInput } from './schema';
 
 // spec 4.5 POST /v1/knowledge and GET /v1/knowledge/{documentId}; the list and search
@@ -38,7 +37,7 @@ export const createKnowledge = defineOperation({
   input: createKnowledgeInput,
   output: single(jobSchema),
   // A file ingest reserves AI spend as generation does (docs/knowledge.md "Spend").
-  errors: ['spend_cap_exceeded', 'usage_limit_exceeded'],
+  errors: SPEND_ERRORS,
   handler: async ({ auth }, input) => {
     const scope: KnowledgeScope = input.scope ?? 'PROJECT';
     let projectId: string | null = null;
@@ -111,7 +110,7 @@ export const getKnowledge = defineOperation({
   input: getKnowledgeInput,
   output: single(knowledgeDocumentSchema),
   handler: async ({ auth }, input) => {
-    if (input.projectId !== undefined && !(await findProject(auth, input.projectId))) throw errors.notFound('project');
+    await checkProjectFilter(auth, input.projectId);
     const q = visibleDocuments(db(), auth).where('d.id', input.documentId);
     // With a projectId, the document must be that project's or workspace-wide.
     if (input.projectId !== undefined) q.where((w) => w.where('d.scope', 'WORKSPACE').orWhere('d.project_id', input.projectId!));
@@ -133,7 +132,7 @@ export const listKnowledge = defineOperation({
   output: page(knowledgeHitSchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit, config.knowledge.listDefault, config.knowledge.listMax);
-    if (input.projectId !== undefined && !(await findProject(auth, input.projectId))) throw errors.notFound('project');
+    await checkProjectFilter(auth, input.projectId);
     const filters = { list: 'knowledge', projectId: input.projectId, query: input.query };
     if (input.query !== undefined) {
       // Ranked results page by position; the cursor is bound to the query like any filter.

@@ -8,10 +8,10 @@ import { enqueueJob, waitForJob } from '../../../lib/jobs/queue';
 import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
 import { IMAGE_STYLES, type ImageJobInput } from '../../../lib/media/imageGenerator';
 import { defineOperation } from '../../operation';
-import { jobSchema } from '../jobs/schema';
+import { jobSchema, SPEND_ERRORS } from '../jobs/schema';
 import { single } from '../../output';
 import { boundedText } from '../../validation';
-import { findProject } from '../projects/present';
+import { requireProject } from '../projects/resolve';
 
 // POST /v1/media/generations (docs/media.md "Image generation"; spec 1 lists image generation
 // among the async jobs): the same job envelope, spend reservation, idempotency, progress and
@@ -42,10 +42,9 @@ export const createImageGeneration = defineOperation({
   inputSource: 'body',
   input: createImageGenerationInput,
   output: single(jobSchema),
-  errors: ['spend_cap_exceeded', 'usage_limit_exceeded', 'temporarily_unavailable'],
+  errors: [...SPEND_ERRORS, 'temporarily_unavailable'],
   handler: async ({ auth }, input) => {
-    const project = await findProject(auth, input.projectId);
-    if (!project) throw errors.notFound('project');
+    const project = await requireProject(auth, input.projectId);
     if (input.postId !== undefined) {
       const post = await Post.forWorkspace(auth.workspaceId)
         .findById(input.postId)

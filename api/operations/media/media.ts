@@ -8,8 +8,7 @@ import { objectStore } from '../../../lib/storage/objectStore';
 import { defineOperation } from '../../operation';
 import { page, single } from '../../output';
 import { keysetPage, parseLimit } from '../../pagination';
-import { findProject } from '../projects/present';
-import { resolveProjectOrDefault } from '../projects/resolve';
+import { checkProjectFilter, resolveProjectOrDefault } from '../projects/resolve';
 import { getMediaInput, importMediaInput, listMediaInput, mediaAssetSchema } from './schema';
 
 // spec 2.13 / 4.7: the media library. Import (POST /v1/media; the spec leaves the path open),
@@ -132,7 +131,7 @@ export const listMedia = defineOperation({
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit, config.media.listDefault, config.media.listMax);
     // spec 1 rule 1: a project of another workspace is not found, never an empty page.
-    if (input.projectId !== undefined && !(await findProject(auth, input.projectId))) throw errors.notFound('project');
+    await checkProjectFilter(auth, input.projectId);
     const q = MediaAsset.forWorkspace(auth.workspaceId);
     if (input.projectId !== undefined) q.where('media_assets.project_id', input.projectId);
     return keysetPage<AssetRow, ReturnType<typeof presentAsset>>(q, {

@@ -12,8 +12,8 @@ import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
 import { boundedText, CONTENT_TYPES, isoDate, isoDateTime } from '../../validation';
-import { findProject } from '../projects/present';
 import type { Note as NoteOutput } from './schema';
+import { requireProject } from '../projects/resolve';
 
 // spec 2.8: a note with its paired calendar slot. Creating a note queues a slot: the given
 // time, or the next free weekday 09:00 (project timezone) after the project's last slot.
@@ -53,7 +53,7 @@ export const listNotes = defineOperation({
   output: page(noteSchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit);
-    if (!(await findProject(auth, input.projectId))) throw errors.notFound('project');
+    await requireProject(auth, input.projectId);
     const q = notesOf(auth).where('notes.project_id', input.projectId);
     if (input.dateFrom) q.where('slot.date', '>=', `${input.dateFrom}T00:00:00Z`);
     if (input.dateTo) q.where('slot.date', '<', new Date(Date.parse(`${input.dateTo}T00:00:00Z`) + 86_400_000));
@@ -111,8 +111,7 @@ export const createNote = defineOperation({
     .strict(),
   output: single(noteSchema),
   handler: async ({ auth }, input) => {
-    const project = await findProject(auth, input.projectId);
-    if (!project) throw errors.notFound('project');
+    const project = await requireProject(auth, input.projectId);
     let slotDate: Date | undefined;
     if (input.slotDate) {
       slotDate = parseInZone(input.slotDate, project.timezone);

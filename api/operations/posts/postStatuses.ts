@@ -4,6 +4,7 @@ import { page } from '../../output';
 import { postStatusSchema } from './schema';
 import { defineOperation } from '../../operation';
 import { CLIENT_VISIBLE_STATUSES } from './posts';
+import { onlyPage } from '../../pagination';
 
 export const listPostStatuses = defineOperation({
   name: 'postStatuses.list',
@@ -35,8 +36,8 @@ export const listPostStatuses = defineOperation({
     // spec 5.4: the client view shows only review, scheduled and published.
     if (auth.role === 'client') q.whereIn('s.category', ['review', 'scheduled', 'published']);
     const rows = await q.castTo<Array<PostStatus & { n: number | null }>>();
-    return {
-      data: rows.map((r) => ({
+    return onlyPage(
+      rows.map((r) => ({
         id: r.id,
         title: r.title,
         category: r.category,
@@ -44,7 +45,6 @@ export const listPostStatuses = defineOperation({
         position: r.position,
         postCount: Number(r.n ?? 0),
       })),
-      pagination: { next_cursor: null, has_more: false },
-    };
+    );
   },
 });

@@ -15,6 +15,7 @@ import { findProject, type ProjectRow } from '../projects/present';
 import { createPostInput, getPostInput, listPostsInput, postSchema, postSummarySchema, updatePostInput } from './schema';
 import { verifyConnectionForScheduling } from './scheduling';
 import { assertReviewAllowsScheduling } from '../../../lib/posts/review';
+import { requireProject } from '../projects/resolve';
 
 /** spec 2.4 requireReviewWorkflow, read live. */
 async function requiresReview(workspaceId: string): Promise<boolean> {
@@ -33,12 +34,6 @@ export function postsOf(auth: AuthContext) {
   const q = Post.visibleTo(auth).whereNull('posts.deleted_at');
   if (auth.role === 'client') q.whereIn('posts.status', CLIENT_VISIBLE_STATUSES);
   return q;
-}
-
-async function requireProject(auth: AuthContext, projectId: string): Promise<ProjectRow> {
-  const project = await findProject(auth, projectId);
-  if (!project) throw errors.notFound('project');
-  return project;
 }
 
 /** A future instant from an ISO string, offset-less ones in the project's calendar timezone. */

@@ -1,6 +1,6 @@
 import { db } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
-import { deriveState, reconnectUrl } from '../../../lib/connectionState';
+import { deriveState, reconnectUrl, storedConnection } from '../../../lib/connectionState';
 import type { NetworkClient } from '../../../lib/network/client';
 import { probeConnection } from '../../../lib/publishing/probe';
 import type { ProjectRow } from '../projects/present';
@@ -28,14 +28,7 @@ export async function verifyConnectionForScheduling(network: NetworkClient, proj
     throw schedulingConflict(project, 'not_linked', 'This company page is not linked to a network account, so nothing can publish for it.');
   // No token on file is refused at once, without a network call.
   if (!project.access_token_enc) throw schedulingConflict(project, 'no_token', REASONS.no_token!);
-  const state = deriveState({
-    access_token_enc: project.access_token_enc,
-    access_token_expires_at: project.access_token_expires_at,
-    connection_status: project.connection_status ?? 'UNKNOWN',
-    last_validated_at: project.last_validated_at,
-    consecutive_failures: project.consecutive_failures ?? 0,
-    revoked_at: project.revoked_at,
-  });
+  const state = deriveState(storedConnection(project));
   if (state === 'revoked' || state === 'disconnected') throw schedulingConflict(project, state, REASONS[state]!);
 
   // Live check (token refresh when due, then identity or admin set); the outcome commits with

@@ -1,5 +1,5 @@
 import type { TransactionOrKnex } from 'objection';
-import { networkBlock, PROJECT_CONNECTION_COLUMNS } from '../../../lib/connectionState';
+import { networkBlock, PROJECT_CONNECTION_COLUMNS, storedConnection, type JoinedConnection } from '../../../lib/connectionState';
 import { Project as ProjectModel, type ProjectColumns, type ProjectType, type Reach } from '../../../lib/models';
 import type { Project } from './schema';
 
@@ -11,18 +11,13 @@ export const PROJECT_TYPE_LABELS: Record<ProjectType, string> = {
 };
 
 /** A project with the columns of its connection that every project read needs (c_*: null when unlinked). */
-export type ProjectRow = ProjectColumns & {
-  c_id: string | null;
-  c_display_name: string | null;
-  access_token_enc: string | null;
-  access_token_expires_at: Date | null;
-  connection_status: string | null;
-  last_validated_at: Date | null;
-  consecutive_failures: number | null;
-  revoked_at: Date | null;
-  c_last_error: string | null;
-  c_last_failure_at: Date | null;
-};
+export type ProjectRow = ProjectColumns &
+  Omit<JoinedConnection, 'last_error' | 'last_failure_at'> & {
+    c_id: string | null;
+    c_display_name: string | null;
+    c_last_error: string | null;
+    c_last_failure_at: Date | null;
+  };
 
 /** Projects the reader may see, joined with their connection. */
 export function projectQuery(reach: Reach, trx?: TransactionOrKnex) {
@@ -52,16 +47,7 @@ export function presentProject(row: ProjectRow, now = new Date()): Project {
     createdAt: row.created_at.toISOString(),
     network: row.c_id
       ? networkBlock(
-          {
-            access_token_enc: row.access_token_enc,
-            access_token_expires_at: row.access_token_expires_at,
-            connection_status: row.connection_status ?? 'UNKNOWN',
-            last_validated_at: row.last_validated_at,
-            consecutive_failures: row.consecutive_failures ?? 0,
-            revoked_at: row.revoked_at,
-            last_error: row.c_last_error,
-            last_failure_at: row.c_last_failure_at,
-          },
+          { ...storedConnection(row), last_error: row.c_last_error, last_failure_at: row.c_last_failure_at },
           { workspaceId: row.workspace_id, projectId: row.id },
           now,
         )

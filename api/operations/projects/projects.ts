@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { errors } from '../../../lib/errors';
 import { PROJECT_TYPES } from '../../../lib/models';
 import { page, single } from '../../output';
 import { projectSchema } from './schema';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
-import { findProject, presentProject, projectQuery, type ProjectRow } from './present';
+import { presentProject, projectQuery, type ProjectRow } from './present';
+import { requireProject } from './resolve';
 
 export const listProjects = defineOperation({
   name: 'projects.list',
@@ -40,8 +40,6 @@ export const getProject = defineOperation({
   input: z.object({ projectId: z.string().max(100) }).strict(),
   output: single(projectSchema),
   handler: async ({ auth }, input) => {
-    const row = await findProject(auth, input.projectId);
-    if (!row) throw errors.notFound('project');
-    return { data: presentProject(row) };
+    return { data: presentProject(await requireProject(auth, input.projectId)) };
   },
 });

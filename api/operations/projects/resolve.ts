@@ -28,12 +28,21 @@ export async function defaultProject(auth: AuthContext): Promise<ProjectRow> {
   return project;
 }
 
-/** The named project (404 when not visible), else the caller's default project, else 400 invalid_request. */
-export async function resolveProjectOrDefault(auth: AuthContext, projectId: string | undefined): Promise<ProjectRow> {
-  if (projectId === undefined) return defaultProject(auth);
+/** The named project, else 404 (spec 1 rule 1: a project of another workspace is not found). */
+export async function requireProject(auth: AuthContext, projectId: string): Promise<ProjectRow> {
   const project = await findProject(auth, projectId);
   if (!project) throw errors.notFound('project');
   return project;
+}
+
+/** A `projectId` that filters a list: a project the caller cannot see is 404, never an empty page. */
+export async function checkProjectFilter(auth: AuthContext, projectId: string | undefined): Promise<void> {
+  if (projectId !== undefined) await requireProject(auth, projectId);
+}
+
+/** The named project (404 when not visible), else the caller's default project, else 400 invalid_request. */
+export async function resolveProjectOrDefault(auth: AuthContext, projectId: string | undefined): Promise<ProjectRow> {
+  return projectId === undefined ? defaultProject(auth) : requireProject(auth, projectId);
 }
 
 /** A project label that may be absent: the named project (404 when not visible), else the default project, else null. */

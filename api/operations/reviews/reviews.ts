@@ -10,12 +10,24 @@ import { defineOperation } from '../../operation';
 import { postSchema } from '../posts/schema';
 import { single } from '../../output';
 import { postsOf } from '../posts/posts';
-import { findProject } from '../projects/present';
 import { awaitingReviewListSchema, decideReviewInput, listAwaitingReviewInput, requestReviewInput } from './schema';
+import { checkProjectFilter } from '../projects/resolve';
 
 // Review before publishing (docs/review.md; spec 2.4, 2.7 `review`, 3.1, 5.4, 6). The
 // transitions are lib/posts/review.ts; each operation locks the post, commits one change with
 // its event, and then tells the round's workflow (workflows/reviewPost.ts).
+
+/**
+ * What every review step shares: it writes the post and answers it; a post in the wrong state
+ * for the step is 409, a decision by someone other than the reviewer 403.
+ */
+const REVIEW_STEP = {
+  kind: 'write',
+  scopes: { allOf: ['posts:write'] },
+  inputSource: 'body',
+  output: single(postSchema),
+  errors: ['conflict', 'forbidden_project'],
+} as const;
 
 /** The post as the caller may see it (workspace, assigned projects, the client view), locked. */
 async function lockVisible(auth: AuthContext, postId: string, trx: Parameters<typeof loadPostForUpdate>[0]): Promise<PostRow> {
@@ -29,14 +41,9 @@ async function lockVisible(auth: AuthContext, postId: string, trx: Parameters<ty
 export const requestReview = defineOperation({
   name: 'reviews.request',
   summary: 'Send a post to review: a reviewer (a workspace member, Client role included), an optional deadline and notes.',
-  kind: 'write',
-  scopes: { allOf: ['posts:write'] },
+  ...REVIEW_STEP,
   clientRole: 'deny',
-  inputSource: 'body',
   input: requestReviewInput,
-  output: single(postSchema),
-  // A post in the wrong state for the step (409); the approve/reject caller who is not the reviewer (403).
-  errors: ['conflict', 'forbidden_project'],
   handler: async ({ auth }, input) => {
     const deadline = input.deadline !== undefined ? new Date(input.deadline) : null;
     if (deadline && (Number.isNaN(deadline.getTime()) || deadline.getTime() <= Date.now())) {
@@ -102,15 +109,10 @@ const decisionOperation = (decision: 'approved' | 'rejected', verb: 'approve' | 
   defineOperation({
     name: `reviews.${verb}`,
     summary: `${verb[0]!.toUpperCase()}${verb.slice(1)} the post's review round (the reviewer only; final for the round).`,
-    kind: 'write',
-    scopes: { allOf: ['posts:write'] },
+    ...REVIEW_STEP,
     // spec 5.4: the one write a Client-role reviewer may make (docs/review.md); the handler checks the reviewer.
     clientRole: 'narrow',
-    inputSource: 'body',
     input: decideReviewInput,
-    output: single(postSchema),
-    // A post in the wrong state for the step (409); the caller who is not the reviewer (403).
-    errors: ['conflict', 'forbidden_project'],
     handler: decide(decision),
   });
 
@@ -128,7 +130,7 @@ export const listAwaitingReview = defineOperation({
   output: awaitingReviewListSchema,
   handler: async ({ auth }, input) => {
     // spec 1 rule 1: a project of another workspace is not found, never an empty list.
-    if (input.projectId && !(await findProject(auth, input.projectId))) throw errors.notFound('project');
+    await checkProjectFilter(auth, input.projectId);
     const q = postsOf(auth)
       .whereRaw(`posts.review->>'state' = 'pending'`)
       .orderBy([

@@ -11,11 +11,11 @@ import { queueSourceIngest, withdrawSourceIngest } from '../../../lib/sources/in
 import { guessLanguage } from '../../../lib/ingest/language';
 import { builtinInsights } from '../../../lib/llm/insights';
 import { presentSource, type SourceRow } from '../../../lib/sources/sources';
-import { jobSchema } from '../jobs/schema';
+import { jobSchema, SPEND_ERRORS } from '../jobs/schema';
 import { single } from '../../output';
 import { defineOperation } from '../../operation';
-import { findProject } from '../projects/present';
 import { createSourceInput, getSourceInput, sourceSchema } from './schema';
+import { requireProject } from '../projects/resolve';
 
 // spec 2.11 / 4.5 sources (docs/sources.md). POST /v1/sources: `type: text` is synchronous and
 // answers the Source; `type: file` answers a SOURCE_INGEST Job (spec 1 rule 3). GET answers the
@@ -52,10 +52,9 @@ export const createSource = defineOperation({
   input: createSourceInput,
   output: single(sourceSchema.or(jobSchema)),
   // A file source's ingest reserves AI spend as generation does (spec 4.4, 7.2; docs/sources.md "Spend").
-  errors: ['payload_too_large', 'spend_cap_exceeded', 'usage_limit_exceeded'],
+  errors: ['payload_too_large', ...SPEND_ERRORS],
   handler: async ({ auth }, input) => {
-    const project = await findProject(auth, input.projectId!);
-    if (!project) throw errors.notFound('project');
+    const project = await requireProject(auth, input.projectId!);
 
     if (input.type === 'text') {
       const text = input.text!;

@@ -10,7 +10,6 @@ import type { AuthContext } from '../../auth/context';
 import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
 import { keysetPage, parseLimit } from '../../pagination';
-import { findProject } from '../projects/present';
 import {
   endpointsOf,
   findEndpoint,
@@ -35,6 +34,7 @@ import {
   webhookEndpointSchema,
   webhookEndpointWithSecretSchema,
 } from './schema';
+import { requireProject } from '../projects/resolve';
 
 // spec 4.8 webhook endpoints. Every operation needs `webhooks:manage`, a scope only OAuth tokens
 // can hold (spec 5.1), so an API key always gets 403 scope_missing; client-role accounts are
@@ -58,7 +58,7 @@ async function checkBinding(auth: AuthContext, projectId: string | null): Promis
       );
     return;
   }
-  if (!(await findProject(auth, projectId))) throw errors.notFound('project');
+  await requireProject(auth, projectId);
 }
 
 export const listWebhookEndpoints = defineOperation({

@@ -9,6 +9,7 @@ import { defineOperation } from '../../operation';
 import { computeStreaks } from '../../../lib/streaks';
 import { presentProject, projectQuery, type ProjectRow } from '../projects/present';
 import { loadWorkspace, presentPrincipal, presentWorkspace } from './present';
+import { onlyPage } from '../../pagination';
 
 async function workspaceAndPrincipal(auth: AuthContext) {
   const w = await loadWorkspace(auth.workspaceId);
@@ -58,7 +59,7 @@ export const listWorkspaces = defineOperation({
       const w = (await Workspace.current(auth.workspaceId).select('id', 'name'))!;
       data = [{ id: w.id, name: w.name, isDefault: true, reach: 'member' as const }];
     }
-    return { data, pagination: { next_cursor: null, has_more: false } };
+    return onlyPage(data);
   },
 });
 

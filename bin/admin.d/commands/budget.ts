@@ -1,4 +1,4 @@
-import { defineNoun } from '../registry';
+import { defineNoun, flag } from '../registry';
 
 // Weekly AI budgets per target (spec 2.16): each personal-brand or amplifier project, and the
 // workspace pool company pages draw on. The workspace-wide default and the enforcement mode are
@@ -8,7 +8,7 @@ export default defineNoun('budget', 'Weekly AI budgets of projects and of the wo
   set: {
     summary: 'Set (or with --clear remove) the weekly AI budget of one project or of the workspace pool.',
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      workspace: flag.workspace,
       project: { value: 'proj_x', help: 'a personal-brand or amplifier project' },
       pool: { type: 'boolean', help: 'the workspace pool (company pages)' },
       'weekly-cents': { value: 'CENTS|unlimited', help: 'budget per week (Monday 00:00 UTC) in cents' },
@@ -31,7 +31,7 @@ export default defineNoun('budget', 'Weekly AI budgets of projects and of the wo
   },
   show: {
     summary: "The budget settings of a workspace and, per target, the budget in force and this week's use.",
-    flags: { workspace: { required: true, value: 'org_x', help: 'workspace id' } },
+    flags: { workspace: flag.workspace },
     async run(args) {
       const { budgets } = await import('../../../ops/operate');
       return budgets(args.need('workspace'));

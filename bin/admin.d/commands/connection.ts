@@ -1,5 +1,5 @@
 import { config, serviceAddresses } from '../../../lib/config';
-import { defineNoun, type Args } from '../registry';
+import { type Args, defineNoun, flag } from '../registry';
 
 // Connecting an account happens in the dashboard (spec 2.6: reconnecting cannot be done through
 // the API); these commands stand in for it.
@@ -13,16 +13,16 @@ function dateArg(args: Args, name: string): Date | undefined {
 }
 
 const projectFlags = {
-  workspace: { required: true, value: 'org_x', help: 'workspace id' },
-  project: { required: true, value: 'proj_x', help: 'project id' },
+  workspace: flag.workspace,
+  project: flag.project,
 } as const;
 
 export default defineNoun('connection', 'Network connections of projects (tokens, expiry, health).', {
   set: {
     summary: "Store a project's network tokens and expiry (a company page stores them on its linked personal account).",
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
-      project: { required: true, value: 'proj_x', help: 'project id' },
+      workspace: flag.workspace,
+      project: flag.project,
       'access-token': { value: 'TOKEN', help: 'network access token (omit with --from-simulator)' },
       'refresh-token': { value: 'TOKEN', help: 'network refresh token' },
       'expires-at': { value: 'ISO_8601', help: 'access-token expiry' },

@@ -1,4 +1,4 @@
-import { defineNoun } from '../registry';
+import { defineNoun, flag } from '../registry';
 
 // Operator commands for the idea board (spec 2.9): `idea create`, `idea seed` and `idea link`. The
 // library is imported lazily, as in every command module, so help works without a database.
@@ -7,7 +7,7 @@ export default defineNoun('idea', "Ideas on a project's board.", {
   create: {
     summary: "Add an idea to a project's board.",
     flags: {
-      project: { required: true, value: 'proj_x', help: 'project id' },
+      project: flag.project,
       title: { required: true, value: 'TITLE', help: 'idea title' },
       content: { value: 'TEXT', help: 'idea body' },
       pillar: { value: 'PILLAR', help: "content pillar (also decides the generated post's content type, docs/ideas.md)" },
@@ -42,8 +42,8 @@ export default defineNoun('idea', "Ideas on a project's board.", {
   seed: {
     summary: "Fill a project's idea board with sample ideas (some dated, some in production).",
     flags: {
-      project: { required: true, value: 'proj_x', help: 'project id' },
-      count: { value: 'N', help: 'how many ideas (default 8, at most 200)' },
+      project: flag.project,
+      count: flag.count('how many ideas (default 8, at most 200)'),
     },
     examples: ['--project proj_x --count 12'],
     check(args) {

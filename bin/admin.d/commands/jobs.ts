@@ -1,4 +1,4 @@
-import { defineNoun, type Args } from '../registry';
+import { type Args, defineNoun, flag } from '../registry';
 
 // Pausing job processing during an incident (docs/generation.md "Pausing job processing"):
 // new and waiting generation jobs stay QUEUED until `jobs resume`; running ones finish.
@@ -43,8 +43,8 @@ export default defineNoun('jobs', 'Job processing (generation jobs) across the s
   unsettled: {
     summary: 'Final jobs (DONE, FAILED, CANCELLED) whose AI spend is not settled yet: their reservations still count.',
     flags: {
-      workspace: { value: 'org_x', help: 'only this workspace' },
-      limit: { value: 'N', help: 'at most N jobs, oldest first (default 50; total counts them all)' },
+      workspace: flag.onlyWorkspace,
+      limit: flag.count('at most N jobs, oldest first (default 50; total counts them all)'),
     },
     examples: ['--workspace org_x --limit 10'],
     check(args) {
@@ -66,8 +66,8 @@ export default defineNoun('jobs', 'Job processing (generation jobs) across the s
   'settle-spend': {
     summary: "Settle now the final jobs whose AI spend is not settled, as the reconciler's pass does (a second run settles nothing).",
     flags: {
-      workspace: { value: 'org_x', help: 'only this workspace' },
-      limit: { value: 'N', help: 'at most N jobs, oldest first (default all)' },
+      workspace: flag.onlyWorkspace,
+      limit: flag.count('at most N jobs, oldest first (default all)'),
     },
     examples: ['--workspace org_x'],
     check(args) {

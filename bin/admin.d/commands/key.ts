@@ -1,4 +1,4 @@
-import { defineNoun, PROGRAM, type Args } from '../registry';
+import { type Args, defineNoun, flag, PROGRAM } from '../registry';
 
 const provision = () => import('../../../ops/provision');
 const present = () => import('../present');
@@ -36,7 +36,7 @@ export default defineNoun('key', 'Workspace API keys (spec 5.1).', {
   create: {
     summary: 'Issue a workspace API key; the plaintext key is printed once and cannot be recovered.',
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      workspace: flag.workspace,
       scopes: { multiple: true, value: 'SCOPES', help: `${SCOPES_HELP}; required unless --empty-scopes` },
       'empty-scopes': {
         type: 'boolean',
@@ -112,7 +112,7 @@ export default defineNoun('key', 'Workspace API keys (spec 5.1).', {
   },
   list: {
     summary: 'List the API keys of a workspace (last four characters only, never the key).',
-    flags: { workspace: { required: true, value: 'org_x', help: 'workspace id' } },
+    flags: { workspace: flag.workspace },
     async run(args) {
       const [{ getWorkspace, listApiKeys }, { keyView }] = await Promise.all([provision(), present()]);
       const w = await getWorkspace(args.need('workspace'));

@@ -1,4 +1,4 @@
-import { defineNoun } from '../registry';
+import { defineNoun, flag } from '../registry';
 
 // Operator commands for the knowledge base (docs/knowledge.md "Operating"): add (through the
 // API's knowledge.create), list, inspect, reindex (rewrite chunks from the stored body), resync
@@ -23,7 +23,7 @@ export default defineNoun('knowledge', 'Knowledge-base documents.', {
     synopsis:
       '--workspace org_x (--project proj_x | --scope WORKSPACE) (--text TEXT | --file PATH | --url URL | --youtube ID|URL) [--name NAME] [--tag TAG ...] [--language LANG] [--mime-type TYPE]',
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      workspace: flag.workspace,
       project: { value: 'proj_x', help: 'the project the document belongs to (scope PROJECT)' },
       scope: { choices: ['PROJECT', 'WORKSPACE'], help: 'WORKSPACE: every project of the workspace draws on it (default PROJECT)' },
       text: { value: 'TEXT', help: 'the document text' },
@@ -81,9 +81,9 @@ export default defineNoun('knowledge', 'Knowledge-base documents.', {
   list: {
     summary: "A workspace's knowledge documents, newest first.",
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
-      project: { value: 'proj_x', help: 'only this project' },
-      limit: { value: 'N', help: 'at most N documents (default 50)' },
+      workspace: flag.workspace,
+      project: flag.onlyProject,
+      limit: flag.count('at most N documents (default 50)'),
     },
     examples: ['--workspace org_x --project proj_x'],
     check(args) {

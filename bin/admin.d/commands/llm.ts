@@ -1,5 +1,5 @@
 import { LLM_STUB_FAILURES } from '../../../sim/llm/control';
-import { defineNoun, type Args } from '../registry';
+import { type Args, defineNoun, flag } from '../registry';
 
 // Scripted faults for the LLM simulator (sim/llm, which `npm start` runs when LLM_BASE_URL is
 // unset), never a real provider: the counterpart of `network fail` for generation. The built-in
@@ -25,7 +25,7 @@ export default defineNoun('llm', 'Fault injection on the LLM simulator (generati
     database: false,
     flags: {
       kind: { choices: LLM_STUB_FAILURES, help: 'what the calls get (default server_error, retryable)' },
-      times: { value: 'N', help: 'how many calls (default 1)' },
+      times: flag.count('how many calls (default 1)'),
       ...urlFlag,
     },
     examples: ['--times 3', '--kind rate_limited --times 2'],

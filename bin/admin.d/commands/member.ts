@@ -1,5 +1,5 @@
 import { ROLE_LABELS } from '../../../lib/roles';
-import { defineNoun } from '../registry';
+import { defineNoun, flag } from '../registry';
 
 const provision = () => import('../../../ops/provision');
 const present = () => import('../present');
@@ -17,7 +17,7 @@ export default defineNoun('member', 'Workspace membership and roles.', {
   add: {
     summary: 'Add a user to a workspace, or change the role of an existing member.',
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      workspace: flag.workspace,
       user: { required: true, value: 'EMAIL|usr_x', help: 'the user, by email or id' },
       role: { required: true, value: 'ROLE', help: ROLE_HELP },
       project: { multiple: true, value: 'proj_x', help: 'narrow the member to these projects; given, it replaces any earlier assignment' },
@@ -42,7 +42,7 @@ export default defineNoun('member', 'Workspace membership and roles.', {
   remove: {
     summary: 'Remove a user from a workspace (their OAuth reach there ends within a minute; API keys are unaffected).',
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      workspace: flag.workspace,
       user: { required: true, value: 'EMAIL|usr_x', help: 'the member, by email or id' },
     },
     async run(args) {
@@ -53,8 +53,8 @@ export default defineNoun('member', 'Workspace membership and roles.', {
   'add-many': {
     summary: 'Add many members at once: --count N generated users, or a roster file of email[,role[,name]] lines (- for stdin).',
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
-      count: { value: 'N', help: 'create N new users member-<n>-<random>@<domain> (1 to 10000)' },
+      workspace: flag.workspace,
+      count: flag.count('create N new users member-<n>-<random>@<domain> (1 to 10000)'),
       file: { value: 'PATH', help: 'roster file, one email[,role[,name]] per line; existing users are reused' },
       role: { value: 'ROLE', help: `role when a line names none, and for --count (default Member); ${ROLE_HELP}` },
       domain: { value: 'DOMAIN', help: 'with --count: email domain (default example.com)' },
@@ -94,7 +94,7 @@ export default defineNoun('member', 'Workspace membership and roles.', {
   },
   list: {
     summary: 'List the members of a workspace with their roles and assigned projects.',
-    flags: { workspace: { required: true, value: 'org_x', help: 'workspace id' } },
+    flags: { workspace: flag.workspace },
     async run(args) {
       const [{ getWorkspace, listMembers }, { memberView }] = await Promise.all([provision(), present()]);
       const w = await getWorkspace(args.need('workspace'));

@@ -1,6 +1,6 @@
 import { serviceAddresses } from '../../../lib/config';
 import { createSimulatorControl, SIM_OPERATIONS, type SimOperationFilter } from '../../../sim/network/control';
-import { defineNoun, type Args } from '../registry';
+import { type Args, defineNoun, flag } from '../registry';
 
 // Scripted faults for the local network simulator (never the real network): fail the next N
 // calls, revoke or expire a token, empty an organization's admin set, add latency.
@@ -20,7 +20,7 @@ export default defineNoun('network', 'Fault injection on the local network simul
     database: false,
     flags: {
       kind: { required: true, choices: ['transient', 'permanent', 'lost_response'], help: 'what the calls get' },
-      times: { value: 'N', help: 'how many calls (default 1)' },
+      times: flag.count('how many calls (default 1)'),
       operation: { choices: OPS, help: 'only this operation (default any)' },
     },
     check: (args) => {
@@ -83,7 +83,7 @@ export default defineNoun('network', 'Fault injection on the local network simul
   posts: {
     summary: 'Posts the simulator received (filter by reference = our post id).',
     database: false,
-    flags: { reference: { value: 'post_x', help: 'idempotency reference' }, limit: { value: 'N', help: 'at most N (default 50)' } },
+    flags: { reference: { value: 'post_x', help: 'idempotency reference' }, limit: flag.count('at most N (default 50)') },
     run: (args) => sim().listPosts({ reference: args.string('reference'), limit: count(args, 'limit', 50) }),
   },
   counts: { summary: 'Call and post counters of the simulator.', database: false, run: () => sim().counts() },

@@ -1,4 +1,4 @@
-import { defineNoun } from '../registry';
+import { defineNoun, flag } from '../registry';
 
 // Demo and support notes, made through the API's notes.create operation (ops/seed.ts).
 
@@ -6,9 +6,9 @@ export default defineNoun('note', 'Notes for demos and support (made through the
   create: {
     summary: 'Create notes, each with a calendar slot (the next free one, or from --slot-date).',
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
-      project: { required: true, value: 'proj_x', help: 'project id' },
-      count: { value: 'N', help: 'how many notes (default 1, at most 500)' },
+      workspace: flag.workspace,
+      project: flag.project,
+      count: flag.count('how many notes (default 1, at most 500)'),
       content: { value: 'TEXT', help: 'note text (default: demo text, different per note)' },
       'content-type': { value: 'TYPE', help: 'PERSONAL, BUSINESS_INTERNAL, BUSINESS_EXTERNAL, EDUCATIONAL or UNKNOWN' },
       'slot-date': {

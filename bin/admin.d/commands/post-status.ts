@@ -1,5 +1,5 @@
 import { STATUS_CATEGORIES } from '../../../lib/posts/statuses';
-import { defineNoun } from '../registry';
+import { defineNoun, flag } from '../registry';
 
 // The workspace's post statuses (spec 2.7 statusId / statusCategory, custom
 // statuses): lib/posts/statuses.ts holds the rules, and every answer is the status as
@@ -11,7 +11,7 @@ const status = { required: true, value: 'pst_x', help: 'post status id' } as con
 export default defineNoun('post-status', 'Custom post statuses (board columns) and the default of each category.', {
   list: {
     summary: "A workspace's post statuses in board order, with their category, default flag and post count.",
-    flags: { workspace: { required: true, value: 'org_x', help: 'workspace id' } },
+    flags: { workspace: flag.workspace },
     async run(args) {
       const { listPostStatuses } = await support();
       return listPostStatuses(args.need('workspace'));
@@ -20,7 +20,7 @@ export default defineNoun('post-status', 'Custom post statuses (board columns) a
   create: {
     summary: 'Add a custom status to a category (optionally as its default).',
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      workspace: flag.workspace,
       category: { required: true, choices: STATUS_CATEGORIES, help: 'what a post in this status is' },
       title: { required: true, value: 'TITLE', help: `title, unique in the workspace (at most 120 characters)` },
       default: { type: 'boolean', help: "make it the category's default (where statusCategory moves posts)" },

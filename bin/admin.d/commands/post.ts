@@ -1,5 +1,5 @@
 import { STATUS_CATEGORIES } from '../../../lib/posts/statuses';
-import { defineNoun } from '../registry';
+import { defineNoun, flag } from '../registry';
 
 // Demo and support posts, made through the API's own operations (ops/seed.ts): a post given a
 // schedule goes through PATCH /v1/posts/{id}'s scheduling path and really publishes.
@@ -8,9 +8,9 @@ export default defineNoun('post', 'Posts for demos and support (made through the
   create: {
     summary: 'Create posts (drafts, a board status, or scheduled through the API scheduling path so they publish).',
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
-      project: { required: true, value: 'proj_x', help: 'project id' },
-      count: { value: 'N', help: 'how many posts (default 1, at most 500)' },
+      workspace: flag.workspace,
+      project: flag.project,
+      count: flag.count('how many posts (default 1, at most 500)'),
       content: { value: 'TEXT', help: 'post text (default: demo text, different per post)' },
       title: { value: 'TEXT', help: 'name of the post (default: from its first line)' },
       'content-type': { value: 'TYPE', help: 'PERSONAL, BUSINESS_INTERNAL, BUSINESS_EXTERNAL, EDUCATIONAL or UNKNOWN (default PERSONAL)' },

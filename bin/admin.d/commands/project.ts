@@ -1,6 +1,6 @@
 import { config } from '../../../lib/config';
 import { CONNECTION_PRESETS } from '../../../ops/presets';
-import { defineNoun } from '../registry';
+import { defineNoun, flag } from '../registry';
 
 const provision = () => import('../../../ops/provision');
 
@@ -17,7 +17,7 @@ export default defineNoun('project', 'Projects (network accounts, company pages,
   create: {
     summary: 'Create a project with a simulated network connection in a given state.',
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      workspace: flag.workspace,
       type: { required: true, choices: PROJECT_TYPES, help: 'kind of account' },
       name: { required: true, value: 'NAME', help: 'display name (person or company)' },
       username: { value: 'SLUG', help: 'bare profile slug or company vanity name' },
@@ -68,7 +68,7 @@ export default defineNoun('project', 'Projects (network accounts, company pages,
   link: {
     summary: 'Link a company page to the personal account of one of its admins (the page publishes through it).',
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      workspace: flag.workspace,
       project: { required: true, value: 'proj_page', help: 'the COMPANY_PAGE project' },
       'admin-project': { required: true, value: 'proj_person', help: 'a PERSONAL_BRAND or AMPLIFIER project of the same workspace' },
     },
@@ -81,10 +81,7 @@ export default defineNoun('project', 'Projects (network accounts, company pages,
   },
   archive: {
     summary: 'Delete a project by archiving it: the API no longer returns it. Refused while it has scheduled posts.',
-    flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
-      project: { required: true, value: 'proj_x', help: 'the project' },
-    },
+    flags: { workspace: flag.workspace, project: flag.project },
     async run(args) {
       const { archiveProject } = await import('../../../ops/operate');
       return archiveProject({ workspaceId: args.need('workspace'), projectId: args.need('project') });
@@ -92,7 +89,7 @@ export default defineNoun('project', 'Projects (network accounts, company pages,
   },
   list: {
     summary: 'List the projects of a workspace with their connection state.',
-    flags: { workspace: { required: true, value: 'org_x', help: 'workspace id' } },
+    flags: { workspace: flag.workspace },
     async run(args) {
       const [{ getWorkspace, listProjects }, { projectView }] = await Promise.all([provision(), import('../present')]);
       const w = await getWorkspace(args.need('workspace'));

@@ -1,4 +1,4 @@
-import { defineNoun } from '../registry';
+import { defineNoun, flag } from '../registry';
 
 // Operator commands for sources (docs/sources.md "Operating"): list a workspace's sources,
 // inspect one with its ingest jobs, run a failed ingest again.
@@ -7,10 +7,10 @@ export default defineNoun('sources', 'Sources (text and file sources, their SOUR
   list: {
     summary: "A workspace's sources, newest first, with their status and ingest job status.",
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
-      project: { value: 'proj_x', help: 'only this project' },
+      workspace: flag.workspace,
+      project: flag.onlyProject,
       status: { choices: ['Processing', 'Success', 'Failed'], help: 'only this status' },
-      limit: { value: 'N', help: 'at most N rows (default 50, at most 500)' },
+      limit: flag.count('at most N rows (default 50, at most 500)'),
     },
     examples: ['--workspace org_x --status Failed'],
     check(args) {

@@ -1,4 +1,4 @@
-import { defineNoun } from '../registry';
+import { defineNoun, flag } from '../registry';
 
 // What GET /v1/usage answers a client (spec 2.16), through its operation as an admin of the
 // workspace (ops/operations.ts): AI budget and enforcement, the daily API spend, and storage.
@@ -7,7 +7,7 @@ export default defineNoun('usage', 'Usage meters of a workspace (AI budget, AI s
   show: {
     summary: "AI budget use, today's API AI spend and storage use against the limits in force, as GET /v1/usage shows them.",
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      workspace: flag.workspace,
       project: { value: 'proj_x', help: "that project's AI budget (default: the workspace pool)" },
     },
     examples: ['--workspace org_x', '--workspace org_x --project proj_x'],

@@ -1,4 +1,4 @@
-import { defineNoun } from '../registry';
+import { defineNoun, flag } from '../registry';
 
 // Webhook endpoints for support (spec 4.8, docs/webhooks.md; README "Operator CLI"): the API's own
 // operations run as an admin of the endpoint's workspace (ops/support.ts), so an endpoint made
@@ -12,7 +12,7 @@ export default defineNoun('webhook', 'Webhook endpoints, their deliveries and re
   create: {
     summary: 'Register a webhook endpoint; the answer shows its signing secret, once.',
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      workspace: flag.workspace,
       url: { required: true, value: 'URL', help: 'receiver URL (https; docs/webhooks.md SSRF policy)' },
       event: { required: true, multiple: true, value: 'EVENT', help: 'subscribed event, e.g. post.published' },
       name: { value: 'NAME', help: 'display name' },
@@ -33,8 +33,8 @@ export default defineNoun('webhook', 'Webhook endpoints, their deliveries and re
   list: {
     summary: "A workspace's webhook endpoints, newest first (never their secrets).",
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
-      limit: { value: 'N', help: 'at most N endpoints (default 50, at most 200)' },
+      workspace: flag.workspace,
+      limit: flag.count('at most N endpoints (default 50, at most 200)'),
     },
     check(args) {
       args.int('limit', 50, { min: 1, max: 200 });
@@ -48,7 +48,7 @@ export default defineNoun('webhook', 'Webhook endpoints, their deliveries and re
     summary: 'One endpoint with its most recent deliveries, each with its attempts (time, status code, latency, error).',
     flags: {
       endpoint,
-      deliveries: { value: 'N', help: 'how many recent deliveries (default 20, at most 200)' },
+      deliveries: flag.count('how many recent deliveries (default 20, at most 200)'),
     },
     check(args) {
       args.int('deliveries', 20, { min: 1, max: 200 });

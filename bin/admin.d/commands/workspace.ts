@@ -1,5 +1,5 @@
 import { PLAN_NAMES } from '../../../lib/config';
-import { defineNoun, type Args } from '../registry';
+import { type Args, defineNoun, flag } from '../registry';
 
 const provision = () => import('../../../ops/provision');
 const present = () => import('../present');
@@ -61,7 +61,7 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
     summary: 'Change the plan of a workspace (API processes pick it up on the next request).',
     redis: true,
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      workspace: flag.workspace,
       plan: { required: true, value: 'PLAN', help: `one of ${PLAN_NAMES.join(', ')} (any case)` },
     },
     async run(args) {
@@ -86,7 +86,7 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
   },
   show: {
     summary: 'One workspace with its members, projects and API keys (never key secrets).',
-    flags: { workspace: { required: true, value: 'org_x', help: 'workspace id' } },
+    flags: { workspace: flag.workspace },
     async run(args) {
       const [{ getWorkspace, listApiKeys, listMembers, listProjects }, { keyView, memberView, projectView, workspaceView }] =
         await Promise.all([provision(), present()]);
@@ -104,7 +104,7 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
     summary:
       'Set the workspace-wide weekly AI budget (each project and the pool, unless set with budget set) and its enforcement (spec 2.16).',
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      workspace: flag.workspace,
       'weekly-cents': { value: 'CENTS|unlimited', help: 'weekly budget in cents, per project and for the workspace pool' },
       'plan-default': { type: 'boolean', help: "use the plan's weekly budget again" },
       enforcement: { choices: AI_ENFORCEMENT, help: 'off, shadow (log only), warn (events), block (refuse at 100 %)' },
@@ -133,7 +133,7 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
   'set-spend-cap': {
     summary: "Set the workspace's daily API AI-spend cap (spec 2.16, 402 spend_cap_exceeded beyond it).",
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      workspace: flag.workspace,
       'daily-cents': { value: 'CENTS|unlimited', help: 'cap per UTC day in cents (0 refuses every generation)' },
       'plan-default': { type: 'boolean', help: "use the plan's cap again" },
     },
@@ -157,7 +157,7 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
   'set-storage-limit': {
     summary: "Override the workspace's storage limits (bytes, asset count) or lift them; --plan-default restores the plan's.",
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      workspace: flag.workspace,
       bytes: { value: 'BYTES|unlimited', help: 'total bytes of the media library' },
       assets: { value: 'N|unlimited', help: 'number of assets in the media library' },
       'plan-default': { type: 'boolean', help: "the plan's limits again (both)" },
@@ -182,7 +182,7 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
   'set-review': {
     summary: 'Turn the review gate (requireReviewWorkflow) on or off.',
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      workspace: flag.workspace,
       required: { required: true, choices: ['on', 'off'], help: 'on: posts need review before they can be scheduled' },
     },
     async run(args) {
@@ -194,7 +194,7 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
   set: {
     summary: 'Change review settings: the review gate (requireReviewWorkflow) and the default reviewer (docs/review.md).',
     flags: {
-      workspace: { required: true, value: 'org_x', help: 'workspace id' },
+      workspace: flag.workspace,
       'require-review': { choices: ['true', 'false'], help: 'true: posts need an approved review before they can be scheduled' },
       'default-reviewer': { value: 'user_x|none', help: 'member who reviews posts moved to the review category; none clears it' },
       'engagement-comment': {
