@@ -109,6 +109,8 @@ export interface FinalState {
   result?: Record<string, unknown>;
   errorCode?: string;
   errorMessage?: string;
+  /** A paid call's cost not yet on the row, added with the final state (before settlement reads it). */
+  costCents?: number;
 }
 
 /**
@@ -130,6 +132,7 @@ export async function finishJob(trx: Knex.Transaction, jobId: string, final: Fin
       error_message: final.errorMessage?.slice(0, 1000) ?? null,
       completed_at: trx.fn.now(),
       updated_at: trx.fn.now(),
+      ...(final.costCents ? { cost_cents: trx.raw('cost_cents + ?', [final.costCents]) } : {}),
     })
     .returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
   const job = row as JobRow;
