@@ -4,7 +4,6 @@ import { charsForTokens } from '../../../lib/knowledge/documents';
 import { errors } from '../../../lib/errors';
 import { estimateCompletionMs, presentJob, type GenerationJobInput } from '../../../lib/generation/jobs';
 import { enqueueJob, waitForJob } from '../../../lib/jobs/queue';
-import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
 import { contentTypeForPillar, ideaBriefText } from '../../../lib/ideas/ideas';
 import { Idea, Note, Source } from '../../../lib/models';
 import { parseInZone } from '../../../lib/time';
@@ -12,7 +11,7 @@ import type { AuthContext } from '../../auth/context';
 import { jobSchema } from '../jobs/schema';
 import { single } from '../../output';
 import { defineOperation } from '../../operation';
-import { findProject, type ProjectRow } from '../projects/present';
+import { findProjectWithAiLimits, type ProjectRow } from '../projects/present';
 import { createGenerationInput, type CreateGenerationInput } from './schema';
 
 // spec 4.4 POST /v1/posts/generations: validate, reserve AI spend and the weekly budget, record
@@ -149,8 +148,10 @@ export const createGeneration = defineOperation({
   output: single(jobSchema),
   errors: ['spend_cap_exceeded', 'usage_limit_exceeded', 'temporarily_unavailable'],
   handler: async ({ auth }, input) => {
-    const project = await findProject(auth, input.projectId!);
-    if (!project) throw errors.notFound('project');
+    // The project and the limits its reservation is checked against, in one statement.
+    const found = await findProjectWithAiLimits(auth, input.projectId!);
+    if (!found) throw errors.notFound('project');
+    const { project, limits } = found;
     const scheduledFor = input.scheduledFor !== undefined ? validateScheduledFor(input.scheduledFor, project) : undefined;
     const resolved = await resolveSource(auth, project, input.source!);
     const jobInput: GenerationJobInput = {
@@ -167,7 +168,7 @@ export const createGeneration = defineOperation({
       type: 'POST_GENERATION',
       input: jobInput,
       estimatedMs: await estimateCompletionMs(),
-      limits: await loadAiLimits(db(), auth.workspaceId, budgetTargetOf(project)),
+      limits,
     });
     return { data: presentJob(await waitForJob(job, input.wait_for_completion_ms)) };
   },

@@ -1,17 +1,15 @@
 import { z } from 'zod';
 import { config } from '../../../lib/config';
-import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { Post } from '../../../lib/models';
 import { presentJob } from '../../../lib/generation/jobs';
 import { enqueueJob, waitForJob } from '../../../lib/jobs/queue';
-import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
 import { IMAGE_STYLES, type ImageJobInput } from '../../../lib/media/imageGenerator';
 import { defineOperation } from '../../operation';
 import { jobSchema } from '../jobs/schema';
 import { single } from '../../output';
 import { boundedText } from '../../validation';
-import { findProject } from '../projects/present';
+import { findProjectWithAiLimits } from '../projects/present';
 
 // POST /v1/media/generations (docs/media.md "Image generation"; spec 1 lists image generation
 // among the async jobs): the same job envelope, spend reservation, idempotency, progress and
@@ -44,8 +42,11 @@ export const createImageGeneration = defineOperation({
   output: single(jobSchema),
   errors: ['spend_cap_exceeded', 'usage_limit_exceeded', 'temporarily_unavailable'],
   handler: async ({ auth }, input) => {
-    const project = await findProject(auth, input.projectId);
-    if (!project) throw errors.notFound('project');
+    // The project and the limits its reservation is checked against (the project's budget, or
+    // the pool for a company page), in one statement.
+    const found = await findProjectWithAiLimits(auth, input.projectId);
+    if (!found) throw errors.notFound('project');
+    const { project, limits } = found;
     if (input.postId !== undefined) {
       const post = await Post.forWorkspace(auth.workspaceId)
         .findById(input.postId)
@@ -68,8 +69,7 @@ export const createImageGeneration = defineOperation({
       type: 'IMAGE_GENERATION',
       input: jobInput,
       estimatedMs: config.images.estimatedCompletionMs,
-      // The budget the reservation is charged to (the project's, or the pool for a company page).
-      limits: await loadAiLimits(db(), auth.workspaceId, budgetTargetOf(project)),
+      limits,
     });
     return { data: presentJob(await waitForJob(job, input.wait_for_completion_ms)) };
   },
