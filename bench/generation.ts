@@ -227,7 +227,33 @@ const body = (i: number) => ({ source: { type: 'text', text: `${SOURCE} (#${i})`
 async function baselineRound(b: BareBaseline, agent: http.Agent, n: number, groups: Groups): Promise<RoundResult> {
   const cpuBefore = snapshot();
   const { replies, t0, jobs } = await bareRound(b, agent, DATABASE_URL, n, body, TIMEOUT_MS);
+  const first = replies.find((r) => r.status === 200);
+  if (first) lastJobOf.set(b.table === 'jobs' ? 'same statements' : 'minimal', first.body.data.id as string);
   return roundFigures({ requests: n, replies, t0, jobs, drafts: null, cpu: diff(cpuBefore, snapshot(), groups) });
+}
+
+/** A job of each baseline's latest round (its workflow id) by baseline, whose history the bench reads. */
+const lastJobOf = new Map<string, string>();
+
+/**
+ * What Temporal recorded for one job: its history's events, workflow tasks, activity tasks,
+ * markers (local activities, patches) and search-attribute upserts.
+ */
+async function historyShape(workflowId: string): Promise<string> {
+  const { Client, Connection } = await import('@temporalio/client');
+  const { temporal: proto } = await import('@temporalio/proto');
+  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
+  try {
+    const history = await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory();
+    const count = (name: string) =>
+      (history.events ?? []).filter((e) => proto.api.enums.v1.EventType[e.eventType!] === `EVENT_TYPE_${name}`).length;
+    return (
+      `${history.events?.length ?? 0} events: ${count('WORKFLOW_TASK_STARTED')} workflow tasks, ${count('ACTIVITY_TASK_STARTED')} activity tasks,` +
+      ` ${count('MARKER_RECORDED')} markers, ${count('UPSERT_WORKFLOW_SEARCH_ATTRIBUTES')} search-attribute upserts`
+    );
+  } finally {
+    await connection.close();
+  }
 }
 
 const CPUS = machineInfo().cpus;
@@ -402,6 +428,8 @@ async function main() {
           samePids = [same.server.pid, same.worker.pid];
           await baselineWarmup(same, 'same statements');
         }
+        console.log(`  history of one job: service ${await historyShape(capturedJob)}`);
+        for (const [name, id] of lastJobOf) console.log(`  history of one job: ${name} ${await historyShape(id)}`);
         const [apiBefore, workerBefore] = await census.dump(servicePids);
         // Interleaved: baseline round i, then service round i, so a neighbour's load that comes
         // and goes during the run falls on both sides alike.
