@@ -97,7 +97,7 @@ Options:
 CPU seconds per round by process: api and worker are the round's side (in a baseline round the
 bare server and the baseline worker); idle is the other sides' processes that are up.
 After the rounds the bench prints the service's statements per job by process and activity
-(the census counts every statement of the measured rounds, the round's own polling excepted).
+(the census counts every statement of the measured rounds; the bench polls the jobs table itself).
 Both workers load workflow bundles the bench builds before starting them (as production workers
 load the build's), not webpack at start-up.
 
@@ -453,7 +453,9 @@ async function main() {
         ] as const) {
           const rows = perJob(before, after, jobs).filter((r) => r.perJob >= 0.05);
           const total = rows.reduce((n, r) => n + r.perJob, 0);
-          console.log(`\n${name}: ${total.toFixed(1)} statements per job over the rounds (the bench's own polling included in the API's)`);
+          console.log(
+            `\n${name}: ${total.toFixed(1)} statements per job over the rounds${name === 'API' ? " (each round's one GET /v1/jobs for its figures included)" : ''}`,
+          );
           for (const r of rows) console.log(`  ${r.perJob.toFixed(2).padStart(6)}  ${r.activity || '-'}  ${r.text.slice(0, 130)}`);
         }
       } finally {
