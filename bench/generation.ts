@@ -453,9 +453,7 @@ async function main() {
         ] as const) {
           const rows = perJob(before, after, jobs).filter((r) => r.perJob >= 0.05);
           const total = rows.reduce((n, r) => n + r.perJob, 0);
-          console.log(
-            `\n${name}: ${total.toFixed(1)} statements per job over the rounds${name === 'API' ? " (each round's one GET /v1/jobs for its figures included)" : ''}`,
-          );
+          console.log(`\n${name}: ${total.toFixed(1)} statements per job over the rounds (those of 0.05 a job or more)`);
           for (const r of rows) console.log(`  ${r.perJob.toFixed(2).padStart(6)}  ${r.activity || '-'}  ${r.text.slice(0, 130)}`);
         }
       } finally {
