@@ -29,6 +29,12 @@ const HEARTBEAT_MS = 5_000;
 export interface Draft {
   content: string;
   title: string;
+  /**
+   * What the writer's call cost, added to the job's cost by the completion's final UPDATE rather
+   * than by a statement of the writer's activity; absent in drafts of histories from before
+   * (their writer activity had charged it already).
+   */
+  costCents?: number;
   /** The knowledge documents handed to the writer (docs/knowledge.md "Grounding"); absent when none. */
   knowledgeDocumentIds?: string[];
 }
@@ -58,8 +64,9 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
     },
 
     /**
-     * One writer call. Its cost is added to the job row whether or not a post came out, so that
-     * settlement charges what the provider billed for every attempt (retries included).
+     * One writer call. Its cost reaches the job row whether or not a post came out, so that
+     * settlement charges what the provider billed for every attempt (retries included): a failed
+     * call's here, a draft's with the draft, in the completion's final UPDATE.
      */
     async writeGenerationDraft(jobId: string): Promise<Draft> {
       const { attempt } = Context.current().info;
@@ -88,7 +95,9 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
         // Read with the attempt's count above; a job loaded by loadRunningJob reads them itself.
         ...(counted.rows[0] ? { regconfigs: (counted.rows[0] as { regconfigs: string[] }).regconfigs } : {}),
       });
-      // The model may think for a minute without a word; the beat says the attempt is alive.
+      // The model may think for a minute without a word; the beat says the attempt is alive. It
+      // is the only heartbeat: nothing reads a heartbeat's details, and a beat per writer step
+      // (Temporal sends the first at once) was one more call to the server for every job.
       const alive = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
       try {
         const result = await writer.write(
@@ -99,12 +108,12 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
             projectName: job.display_name || job.slug || undefined,
             ...(grounding.blocks.length ? { knowledge: grounding.blocks.map((b) => ({ title: b.title, text: b.text })) } : {}),
           },
-          { signal: ctx.cancellationSignal, onProgress: (fraction, message) => ctx.heartbeat({ fraction, message }) },
+          { signal: ctx.cancellationSignal },
         );
-        await chargeJob(db, jobId, result.costCents);
         return {
           content: result.content,
           title: result.title,
+          costCents: result.costCents,
           ...(grounding.documentIds.length ? { knowledgeDocumentIds: grounding.documentIds } : {}),
         };
       } catch (err) {
@@ -133,6 +142,7 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
         if (!projectId) {
           await finishJob(trx, job.id, {
             status: 'FAILED',
+            costCents: input.draft.costCents,
             progress: progressNow(job.progress?.progress ?? 0.9, 'Failed: the project was deleted'),
             errorCode: 'project_not_found',
             errorMessage: 'The project was deleted while the post was being written.',
@@ -159,7 +169,7 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
         // A named source (docs/generation.md "Sources"): the result says which one the draft was written from.
         if (jobInput.source.type === 'source' && jobInput.source.sourceId) result.sourceId = jobInput.source.sourceId;
         if (input.draft.knowledgeDocumentIds?.length) result.knowledgeDocumentIds = input.draft.knowledgeDocumentIds;
-        await finishJob(trx, job.id, { status: 'DONE', progress: progressNow(1, 'Done'), result });
+        await finishJob(trx, job.id, { status: 'DONE', costCents: input.draft.costCents, progress: progressNow(1, 'Done'), result });
         return { status: 'DONE', postId: post.id };
       });
     },

@@ -7,20 +7,27 @@ import { startWorker, type WorkerRun } from '../publishing/worker';
 import { startServer, type ServerHandle } from '../lib/servers';
 import { request, type JobTimes, type Reply } from './figures';
 
-// The generation bench's bare baseline ("the least Temporal can do on the same server in the same
-// run"): a bare accept server (serve-bare.ts: one INSERT, one workflow start) and a worker with
-// the service worker's settings running bareJobWorkflow (one activity, one UPDATE), each a child
-// process, on the bench's Temporal dev server and database. A round sends the burst the way the
-// service's rounds do and reads queue→done from the rows: created_at → completed_at.
+// The generation bench's bare baselines on the same Temporal server in the same run, each a bare
+// accept server (serve-bare.ts) and a worker with the service worker's settings (baselineWorker.ts),
+// child processes on the bench's dev server and database:
+//  - minimal ("the least Temporal can do"): one INSERT and one workflow start per request,
+//    bareJobWorkflow's one activity doing one UPDATE;
+//  - same statements: the service's statements of one captured job replayed in the service's
+//    workflow shape (sameStatements.ts).
+// A round sends the burst the way the service's rounds do and reads queue→done from the rows:
+// created_at → completed_at (the minimal one's own table, the same-statements one's jobs rows).
 
 export const BASELINE_TASK_QUEUE = 'bench-gen-baseline';
 export const BASELINE_TABLE = 'bench_gen_baseline';
+const SAME_TASK_QUEUE = 'bench-gen-same-statements';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface BareBaseline {
   server: ServerHandle;
   worker: WorkerRun;
+  /** Where its jobs' created_at and completed_at are. */
+  table: string;
   stop(): Promise<void>;
 }
 
@@ -35,37 +42,42 @@ export async function buildBaselineBundle(file: string): Promise<string> {
 }
 
 /**
- * Starts the bare server and the baseline worker (`bundlePath`: a pre-built bundle of
+ * Starts a baseline's bare server and worker (`bundlePath`: a pre-built bundle of
  * baselineWorkflows.ts, else the worker bundles it at start-up) and waits until the worker polls
  * both halves of its task queue. `env` is the environment both children get, DATABASE_URL and
- * TEMPORAL_ADDRESS included.
+ * TEMPORAL_ADDRESS included. With `samePlan` (a plan file of sameStatements.ts) it is the
+ * same-statements baseline, else the minimal one.
  */
 export async function startBareBaseline(opts: {
   env: NodeJS.ProcessEnv;
   logDir: string;
   bundlePath?: string | null;
   workerNodeArgs?: string[];
+  samePlan?: string;
 }): Promise<BareBaseline> {
+  const same = opts.samePlan !== undefined;
   const env: NodeJS.ProcessEnv = {
     ...opts.env,
-    BENCH_GEN_BASELINE_TASK_QUEUE: BASELINE_TASK_QUEUE,
-    BENCH_GEN_BASELINE_TABLE: BASELINE_TABLE,
+    BENCH_GEN_BASELINE_TASK_QUEUE: same ? SAME_TASK_QUEUE : BASELINE_TASK_QUEUE,
+    ...(same ? { BENCH_GEN_SAME_STATEMENTS: opts.samePlan } : { BENCH_GEN_BASELINE_TABLE: BASELINE_TABLE }),
     ...(opts.bundlePath ? { BENCH_GEN_BASELINE_BUNDLE_PATH: opts.bundlePath } : {}),
   };
-  const mon = new pg.Client({ connectionString: env.DATABASE_URL });
-  await mon.connect();
-  try {
-    await mon.query(
-      `create table if not exists ${BASELINE_TABLE} (id text primary key, created_at timestamptz not null default now(), completed_at timestamptz)`,
-    );
-  } finally {
-    await mon.end();
+  if (!same) {
+    const mon = new pg.Client({ connectionString: env.DATABASE_URL });
+    await mon.connect();
+    try {
+      await mon.query(
+        `create table if not exists ${BASELINE_TABLE} (id text primary key, created_at timestamptz not null default now(), completed_at timestamptz)`,
+      );
+    } finally {
+      await mon.end();
+    }
   }
   // The worker as `npm run start:worker` starts it: the worker heap limit (lib/workerHeap).
   const worker = startWorker(0, env, {
     logDir: opts.logDir,
     script: path.join(import.meta.dirname, 'baselineWorker.ts'),
-    logName: 'generation-baseline-worker.log',
+    logName: same ? 'generation-same-statements-worker.log' : 'generation-baseline-worker.log',
     execArgv: [workerHeapArg(), ...(opts.workerNodeArgs ?? [])],
   });
   const stopWorker = async () => {
@@ -79,7 +91,7 @@ export async function startBareBaseline(opts: {
     const { Connection } = await import('@temporalio/client');
     const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
     try {
-      await worker.waitReady(connection, BASELINE_TASK_QUEUE);
+      await worker.waitReady(connection, env.BENCH_GEN_BASELINE_TASK_QUEUE!);
     } finally {
       await connection.close();
     }
@@ -92,6 +104,7 @@ export async function startBareBaseline(opts: {
   return {
     server: srv,
     worker,
+    table: same ? 'jobs' : BASELINE_TABLE,
     stop: async () => {
       await srv.stop();
       await stopWorker();
@@ -100,8 +113,8 @@ export async function startBareBaseline(opts: {
 }
 
 /**
- * One burst at the bare server: `n` requests at once with `body(i)`, then the rows polled every
- * 100 ms until every accepted job has its completed_at (or `timeoutMs` passes: an error).
+ * One burst at a baseline's server: `n` requests at once with `body(i)`, then its rows polled
+ * every 100 ms until every accepted job has its completed_at (or `timeoutMs` passes: an error).
  */
 export async function bareRound(
   b: BareBaseline,
@@ -114,7 +127,7 @@ export async function bareRound(
   const mon = new pg.Client({ connectionString: databaseUrl });
   await mon.connect();
   try {
-    await mon.query(`truncate ${BASELINE_TABLE}`);
+    if (b.table === BASELINE_TABLE) await mon.query(`truncate ${BASELINE_TABLE}`);
     const t0 = performance.now();
     const replies = await Promise.all(
       Array.from({ length: n }, (_, i) => request(agent, b.server.baseUrl, 'bare', 'POST', '/jobs', body(i))),
@@ -123,7 +136,7 @@ export async function bareRound(
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const { rows } = await mon.query<{ n: number }>(
-        `select count(*)::int as n from ${BASELINE_TABLE} where id = any($1) and completed_at is not null`,
+        `select count(*)::int as n from ${b.table} where id = any($1) and completed_at is not null`,
         [ids],
       );
       if (rows[0]!.n >= ids.length) break;
@@ -131,7 +144,7 @@ export async function bareRound(
       await sleep(100);
     }
     const { rows } = await mon.query<{ created_at: Date; completed_at: Date | null }>(
-      `select created_at, completed_at from ${BASELINE_TABLE} where id = any($1)`,
+      `select created_at, completed_at from ${b.table} where id = any($1)`,
       [ids],
     );
     return { replies, t0, jobs: rows.map((r) => ({ createdAt: r.created_at.getTime(), completedAt: r.completed_at?.getTime() ?? null })) };

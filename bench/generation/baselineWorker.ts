@@ -1,19 +1,38 @@
-// The baseline worker of the generation bench (bench/lib/baselineWorker.ts): only
-// bareJobWorkflow (baselineWorkflows.ts), on its own task queue.
+// The baseline workers of the generation bench (bench/lib/baselineWorker.ts), each on its own
+// task queue: the minimal one runs bareJobWorkflow (one UPDATE of BENCH_GEN_BASELINE_TABLE); with
+// BENCH_GEN_SAME_STATEMENTS, sameStatementsJobWorkflow, whose steps replay the statements of the
+// service's activities (sameStatements.ts) over a pool of the service worker's size.
 //
 //   BENCH_GEN_BASELINE_TASK_QUEUE=… BENCH_GEN_BASELINE_TABLE=… node --import tsx bench/generation/baselineWorker.ts
 
+import pg from 'pg';
+import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { runBaselineWorker } from '../lib/baselineWorker';
-import type { BareJobActivities } from './baselineWorkflows';
+import type { BareJobActivities, SameStatementsActivities } from './baselineWorkflows';
+import { readPlan, rebind } from './sameStatements';
 
 const taskQueue = process.env.BENCH_GEN_BASELINE_TASK_QUEUE;
 const table = process.env.BENCH_GEN_BASELINE_TABLE;
-if (!taskQueue || !table) throw new Error('BENCH_GEN_BASELINE_TASK_QUEUE and BENCH_GEN_BASELINE_TABLE must be set');
+const planFile = process.env.BENCH_GEN_SAME_STATEMENTS;
+if (!taskQueue || (!table && !planFile))
+  throw new Error('BENCH_GEN_BASELINE_TASK_QUEUE and BENCH_GEN_BASELINE_TABLE or BENCH_GEN_SAME_STATEMENTS must be set');
 
-const activities: BareJobActivities = {
+function sameStatementsActivities(file: string): SameStatementsActivities {
+  const plan = readPlan(file);
+  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.dbPoolMax });
+  pool.on('error', () => undefined);
+  const steps = new Map(plan.activities.map((a) => [a.type, a.statements]));
+  return {
+    async replayStep({ type, id }) {
+      await rebind(pool, plan, steps.get(type) ?? [], id)();
+    },
+  };
+}
+
+const bare: BareJobActivities = {
   async completeBareJob(id) {
-    await db()(table).where({ id }).update({ completed_at: db().fn.now() });
+    await db()(table!).where({ id }).update({ completed_at: db().fn.now() });
   },
 };
 
@@ -21,5 +40,5 @@ await runBaselineWorker({
   taskQueue,
   bundlePath: process.env.BENCH_GEN_BASELINE_BUNDLE_PATH,
   workflowsUrl: new URL('./baselineWorkflows.ts', import.meta.url),
-  activities,
+  activities: planFile ? sameStatementsActivities(planFile) : bare,
 });

@@ -3,25 +3,57 @@ import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import Koa from 'koa';
 import pg from 'pg';
+import { newId } from '../../lib/ids';
 import { serveUnderParent } from '../lib/serverChild';
-import { bareJobWorkflow } from './baselineWorkflows';
+import { bareJobWorkflow, sameStatementsJobWorkflow } from './baselineWorkflows';
+import { readPlan, rebind } from './sameStatements';
 
-// The accept side of the generation bench's bare baseline: the least an API can do to queue a
-// job durably. `POST /jobs` inserts one row (id, created_at = now()) and starts one workflow
-// (bareJobWorkflow, workflow id = row id) on the baseline's task queue, then answers 200 with
-// the id. No auth, no rate limit, no router, no validation, no reservation, no body parsing
-// (the body is read and dropped). Koa + pg + @temporalio/client, nothing of the app.
+// The accept side of the generation bench's baselines, Koa + pg + @temporalio/client and nothing
+// of the app: no auth, no rate limit, no router, no validation, no body parsing (the body is read
+// and dropped). `POST /jobs` answers 200 with the job's id once its workflow is started.
+//
+// - minimal (BENCH_GEN_BASELINE_TABLE): the least an API can do to queue a job durably, one row
+//   inserted (id, created_at = now()) and one workflow started (bareJobWorkflow, workflow id =
+//   row id).
+// - same statements (BENCH_GEN_SAME_STATEMENTS, a plan of sameStatements.ts): the statements the
+//   service's API ran for one captured request, replayed with a fresh job id, around one start of
+//   sameStatementsJobWorkflow (workflow id = job id) in the service's workflow shape.
 
 const table = process.env.BENCH_GEN_BASELINE_TABLE;
 const taskQueue = process.env.BENCH_GEN_BASELINE_TASK_QUEUE;
-if (!table || !taskQueue) throw new Error('BENCH_GEN_BASELINE_TABLE and BENCH_GEN_BASELINE_TASK_QUEUE must be set');
-const insertSql = `insert into "${table.replace(/"/g, '""')}" (id) values ($1)`;
+const planFile = process.env.BENCH_GEN_SAME_STATEMENTS;
+if ((!table && !planFile) || !taskQueue)
+  throw new Error('BENCH_GEN_BASELINE_TASK_QUEUE and BENCH_GEN_BASELINE_TABLE or BENCH_GEN_SAME_STATEMENTS must be set');
 
 // The API's pool size (lib/db, DB_POOL_MAX), so neither side gets more database sessions.
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX || 20) });
 pool.on('error', () => undefined);
 const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
 const client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE || 'default' });
+
+const accept: () => Promise<string> = planFile ? sameStatementsAccept(planFile) : minimalAccept(table!);
+
+function minimalAccept(name: string) {
+  const insertSql = `insert into "${name.replace(/"/g, '""')}" (id) values ($1)`;
+  return async () => {
+    const id = randomUUID();
+    await pool.query(insertSql, [id]);
+    await client.workflow.start(bareJobWorkflow, { workflowId: id, taskQueue: taskQueue!, args: [id] });
+    return id;
+  };
+}
+
+function sameStatementsAccept(file: string) {
+  const plan = readPlan(file);
+  const steps = plan.activities.map((a) => ({ type: a.type, local: a.local }));
+  return async () => {
+    const id = newId('job');
+    await rebind(pool, plan, plan.acceptBefore, id)();
+    await client.workflow.start(sameStatementsJobWorkflow, { workflowId: id, taskQueue: taskQueue!, args: [id, steps] });
+    await rebind(pool, plan, plan.acceptAfter, id)();
+    return id;
+  };
+}
 
 const app = new Koa();
 app.use(async (ctx) => {
@@ -30,10 +62,7 @@ app.use(async (ctx) => {
     return;
   }
   for await (const chunk of ctx.req) void chunk;
-  const id = randomUUID();
-  await pool.query(insertSql, [id]);
-  await client.workflow.start(bareJobWorkflow, { workflowId: id, taskQueue, args: [id] });
-  ctx.body = { data: { id } };
+  ctx.body = { data: { id: await accept() } };
 });
 
 serveUnderParent(http.createServer(app.callback()), {

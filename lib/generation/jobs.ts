@@ -96,6 +96,8 @@ export interface FinalState {
   result?: Record<string, unknown>;
   errorCode?: string;
   errorMessage?: string;
+  /** A paid call's cost not yet on the row, added with the final state (before settlement reads it). */
+  costCents?: number;
 }
 
 /**
@@ -117,6 +119,7 @@ export async function finishJob(trx: Knex.Transaction, jobId: string, final: Fin
       error_message: final.errorMessage?.slice(0, 1000) ?? null,
       completed_at: trx.fn.now(),
       updated_at: trx.fn.now(),
+      ...(final.costCents ? { cost_cents: trx.raw('cost_cents + ?', [final.costCents]) } : {}),
     })
     .returning(JOB_COLUMNS.map((c) => c.slice('jobs.'.length)));
   const job = row as JobRow;
@@ -142,15 +145,22 @@ export async function finishingJob<T>(db: Knex, jobId: string, fn: (trx: Knex.Tr
 }
 
 let estimate: { value: number; at: number } | undefined;
+let refreshing: Promise<number> | undefined;
 const ESTIMATE_TTL_MS = 30_000;
 
 /**
  * spec 2.12 estimatedCompletionMs: the median queue-to-done time of the latest 50 finished
  * generations service-wide, refreshed every 30 s per process; the configured default until
- * there is history.
+ * there is history. One refresh at a time: the requests that find the value stale while it is
+ * read wait for that read rather than each sending their own (a burst sent one per request).
  */
-export async function estimateCompletionMs(): Promise<number> {
-  if (estimate && Date.now() - estimate.at < ESTIMATE_TTL_MS) return estimate.value;
+export function estimateCompletionMs(): Promise<number> {
+  if (estimate && Date.now() - estimate.at < ESTIMATE_TTL_MS) return Promise.resolve(estimate.value);
+  refreshing ??= readEstimate().finally(() => (refreshing = undefined));
+  return refreshing;
+}
+
+async function readEstimate(): Promise<number> {
   const r = await db().raw(
     `select percentile_cont(0.5) within group (order by ms) as p50, count(*)::int as n from (
        select extract(epoch from (completed_at - created_at)) * 1000 as ms from jobs

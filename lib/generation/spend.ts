@@ -69,12 +69,52 @@ export function periodsAt(now: Date): Periods {
 
 /**
  * Company pages have no budget of their own: they draw from the workspace pool (spec 4.8 usage),
- * as does work of no project (a workspace-wide knowledge document).
+ * as does work of no project (a workspace-wide knowledge document). budgetKeySql is the same
+ * rule in SQL.
  */
 export function budgetTargetOf(project: { id: string; type: string } | null): BudgetTarget {
   return !project || project.type === 'COMPANY_PAGE'
     ? { key: POOL_KEY, scope: 'ai_workspace_pool' }
     : { key: project.id, scope: 'ai_project' };
+}
+
+/** The budget target in SQL over a project row aliased `project` (budgetTargetOf's rule). */
+export const budgetKeySql = (project: string) => `case when ${project}.type = 'COMPANY_PAGE' then '${POOL_KEY}' else ${project}.id end`;
+
+/**
+ * What AiLimits is made of, read by joining the workspace `w`, its billing workspace `b` and the
+ * target's `ai_budgets` row `ab` (aliases prefixed by `prefix`), as loadAiLimits does and a
+ * query of the project that also wants its limits (findProjectWithAiLimits) can.
+ */
+export function aiLimitColumns(prefix = ''): string[] {
+  return [
+    `${prefix}w.plan as ${prefix}plan`,
+    `${prefix}b.plan as ${prefix}billing_plan`,
+    `${prefix}w.ai_enforcement as ${prefix}ai_enforcement`,
+    `${prefix}w.weekly_ai_budget_cents as ${prefix}weekly_ai_budget_cents`,
+    `${prefix}w.daily_spend_cap_cents as ${prefix}daily_spend_cap_cents`,
+    `${prefix}ab.weekly_budget_cents as ${prefix}target_budget_cents`,
+  ];
+}
+
+/** The limits of a row read with aiLimitColumns(prefix). */
+export function aiLimitsOf(row: Record<string, any>, prefix = ''): AiLimits {
+  const plan: string = row[`${prefix}billing_plan`] ?? row[`${prefix}plan`];
+  const limits = planLimits(plan);
+  const stored = row[`${prefix}ai_enforcement`];
+  // An unknown stored value is read as the strictest mode rather than silently switching refusals off.
+  const enforcement = (ENFORCEMENTS as readonly string[]).includes(stored) ? (stored as Enforcement) : 'block';
+  return {
+    plan,
+    enforcement,
+    // A target's own budget, else the workspace's, overrides the plan (lib/limits.ts: null there
+    // means "the plan's value", UNLIMITED_OVERRIDE "unlimited").
+    weeklyBudgetCents: effectiveLimit(
+      row[`${prefix}target_budget_cents`] ?? row[`${prefix}weekly_ai_budget_cents`],
+      limits.weeklyAiBudgetCents,
+    ),
+    dailyCapCents: effectiveLimit(row[`${prefix}daily_spend_cap_cents`], limits.dailySpendCapCents),
+  };
 }
 
 /**
@@ -86,27 +126,9 @@ export async function loadAiLimits(q: Knex | Knex.Transaction, workspaceId: stri
     .leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
     .leftJoin('ai_budgets as ab', (j) => j.on('ab.workspace_id', 'w.id').andOn('ab.budget_key', q.raw('?', [target?.key ?? ''])))
     .where('w.id', workspaceId)
-    .first(
-      'w.plan',
-      'b.plan as billing_plan',
-      'w.ai_enforcement',
-      'w.weekly_ai_budget_cents',
-      'w.daily_spend_cap_cents',
-      'ab.weekly_budget_cents as target_budget_cents',
-    );
+    .first(aiLimitColumns());
   if (!w) throw new Error(`workspace ${workspaceId} does not exist`);
-  const plan: string = w.billing_plan ?? w.plan;
-  const limits = planLimits(plan);
-  // An unknown stored value is read as the strictest mode rather than silently switching refusals off.
-  const enforcement = (ENFORCEMENTS as readonly string[]).includes(w.ai_enforcement) ? (w.ai_enforcement as Enforcement) : 'block';
-  return {
-    plan,
-    enforcement,
-    // A target's own budget, else the workspace's, overrides the plan (lib/limits.ts: null there
-    // means "the plan's value", UNLIMITED_OVERRIDE "unlimited").
-    weeklyBudgetCents: effectiveLimit(w.target_budget_cents ?? w.weekly_ai_budget_cents, limits.weeklyAiBudgetCents),
-    dailyCapCents: effectiveLimit(w.daily_spend_cap_cents, limits.dailySpendCapCents),
-  };
+  return aiLimitsOf(w);
 }
 
 /** spec 2.16: an integer 0-100, always 0 when unlimited. Floored, so 100 means "reached". */

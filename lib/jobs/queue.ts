@@ -157,18 +157,35 @@ export async function enqueueJob(job: QueueJob): Promise<JobRow> {
   return row;
 }
 
+/** Marks waiting for the UPDATE in flight to finish, and the promise of the UPDATE that takes them. */
+let waiting: string[] = [];
+let nextMark: Promise<void> | null = null;
+let lastMark: Promise<void> = Promise.resolve();
+
 /**
  * Records that these jobs' workflows exist, so the reconciler's pass skips them without asking
- * Temporal (./reconcile.ts). Best effort: a mark that is lost only costs the
- * reconciler one start attempt, answered "already started".
+ * Temporal (./reconcile.ts). Best effort: a mark that is lost only costs the reconciler one start
+ * attempt, answered "already started". The process's marks are grouped: while one UPDATE is in
+ * flight, the jobs started meanwhile wait for it and then go in one UPDATE together, so a burst
+ * of accepted jobs does not cost a statement each; the promise settles once the job's is done.
  */
-export async function markWorkflowStarted(jobIds: readonly string[]): Promise<void> {
-  if (jobIds.length === 0) return;
-  try {
-    await db()('jobs').whereIn('id', jobIds).whereNull('workflow_started_at').update({ workflow_started_at: db().fn.now() });
-  } catch (err) {
-    log.warn('could not record job workflow starts', { jobIds: jobIds.length, err: err instanceof Error ? err.message : String(err) });
+export function markWorkflowStarted(jobIds: readonly string[]): Promise<void> {
+  if (jobIds.length === 0) return Promise.resolve();
+  waiting.push(...jobIds);
+  if (!nextMark) {
+    nextMark = lastMark.then(async () => {
+      const ids = waiting;
+      waiting = [];
+      nextMark = null;
+      try {
+        await db()('jobs').whereIn('id', ids).whereNull('workflow_started_at').update({ workflow_started_at: db().fn.now() });
+      } catch (err) {
+        log.warn('could not record job workflow starts', { jobIds: ids.length, err: err instanceof Error ? err.message : String(err) });
+      }
+    });
+    lastMark = nextMark;
   }
+  return nextMark;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -60,6 +60,23 @@ describe('generation completion step', function () {
     assert.deepEqual(await activities.completeGenerationJob({ jobId, draft }), { status: 'DONE', postId: done.postId });
   });
 
+  it("adds the draft's cost to the job with its final state, once, before settlement reads it", async () => {
+    const ws = await workspaceWithKey();
+    const jobId = await runningJob(ws);
+    jobs.push(jobId);
+    const draft = { content: 'A post about costs.', title: 'Costs', costCents: 3 };
+    assert.equal((await activities.completeGenerationJob({ jobId, draft })).status, 'DONE');
+    // A retry of the completion (its answer lost) finds the job DONE and charges nothing again.
+    assert.equal((await activities.completeGenerationJob({ jobId, draft })).status, 'DONE');
+    assert.equal((await db()('jobs').where({ id: jobId }).first('cost_cents')).cost_cents, 3);
+    // A draft of a history from before carries no cost (its writer charged it): nothing added.
+    const older = await runningJob(ws);
+    jobs.push(older);
+    await db()('jobs').where({ id: older }).update({ cost_cents: 2 });
+    assert.equal((await activities.completeGenerationJob({ jobId: older, draft: { content: 'Older.', title: 'Older' } })).status, 'DONE');
+    assert.equal((await db()('jobs').where({ id: older }).first('cost_cents')).cost_cents, 2);
+  });
+
   it('fails the job with project_not_found when its project was deleted while the post was written', async () => {
     const ws = await workspaceWithKey();
     const jobId = await runningJob(ws);

@@ -4,7 +4,6 @@ import { charsForTokens } from '../../../lib/knowledge/documents';
 import { errors } from '../../../lib/errors';
 import { estimateCompletionMs, presentJob, type GenerationJobInput } from '../../../lib/generation/jobs';
 import { enqueueJob, waitForJob } from '../../../lib/jobs/queue';
-import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
 import { contentTypeForPillar, ideaBriefText } from '../../../lib/ideas/ideas';
 import { Idea, Note, Source } from '../../../lib/models';
 import { parseInZone } from '../../../lib/time';
@@ -14,7 +13,7 @@ import { single } from '../../output';
 import { defineOperation } from '../../operation';
 import { type ProjectRow } from '../projects/present';
 import { createGenerationInput, type CreateGenerationInput } from './schema';
-import { requireProject } from '../projects/resolve';
+import { requireProjectWithAiLimits } from '../projects/resolve';
 
 // spec 4.4 POST /v1/posts/generations: validate, reserve AI spend and the weekly budget, record
 // a QUEUED job, start its workflow, and optionally wait for it (lib/jobs/queue.ts enqueueJob). Always
@@ -150,7 +149,8 @@ export const createGeneration = defineOperation({
   output: single(jobSchema),
   errors: [...SPEND_ERRORS, 'temporarily_unavailable'],
   handler: async ({ auth }, input) => {
-    const project = await requireProject(auth, input.projectId!);
+    // The project and the limits its reservation is checked against, in one statement.
+    const { project, limits } = await requireProjectWithAiLimits(auth, input.projectId!);
     const scheduledFor = input.scheduledFor !== undefined ? validateScheduledFor(input.scheduledFor, project) : undefined;
     const resolved = await resolveSource(auth, project, input.source!);
     const jobInput: GenerationJobInput = {
@@ -167,7 +167,7 @@ export const createGeneration = defineOperation({
       type: 'POST_GENERATION',
       input: jobInput,
       estimatedMs: await estimateCompletionMs(),
-      limits: await loadAiLimits(db(), auth.workspaceId, budgetTargetOf(project)),
+      limits,
     });
     return { data: presentJob(await waitForJob(job, input.wait_for_completion_ms)) };
   },

@@ -1,17 +1,15 @@
 import { z } from 'zod';
 import { config } from '../../../lib/config';
-import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { Post } from '../../../lib/models';
 import { presentJob } from '../../../lib/generation/jobs';
 import { enqueueJob, waitForJob } from '../../../lib/jobs/queue';
-import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
 import { IMAGE_STYLES, type ImageJobInput } from '../../../lib/media/imageGenerator';
 import { defineOperation } from '../../operation';
+import { requireProjectWithAiLimits } from '../projects/resolve';
 import { jobSchema, SPEND_ERRORS } from '../jobs/schema';
 import { single } from '../../output';
 import { boundedText } from '../../validation';
-import { requireProject } from '../projects/resolve';
 
 // POST /v1/media/generations (docs/media.md "Image generation"; spec 1 lists image generation
 // among the async jobs): the same job envelope, spend reservation, idempotency, progress and
@@ -44,7 +42,8 @@ export const createImageGeneration = defineOperation({
   output: single(jobSchema),
   errors: [...SPEND_ERRORS, 'temporarily_unavailable'],
   handler: async ({ auth }, input) => {
-    const project = await requireProject(auth, input.projectId);
+    // The project and the limits its reservation is checked against, in one statement.
+    const { project, limits } = await requireProjectWithAiLimits(auth, input.projectId);
     if (input.postId !== undefined) {
       const post = await Post.forWorkspace(auth.workspaceId)
         .findById(input.postId)
@@ -67,8 +66,7 @@ export const createImageGeneration = defineOperation({
       type: 'IMAGE_GENERATION',
       input: jobInput,
       estimatedMs: config.images.estimatedCompletionMs,
-      // The budget the reservation is charged to (the project's, or the pool for a company page).
-      limits: await loadAiLimits(db(), auth.workspaceId, budgetTargetOf(project)),
+      limits,
     });
     return { data: presentJob(await waitForJob(job, input.wait_for_completion_ms)) };
   },

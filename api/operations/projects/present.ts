@@ -1,5 +1,7 @@
 import type { TransactionOrKnex } from 'objection';
 import { networkBlock, PROJECT_CONNECTION_COLUMNS, storedConnection, type JoinedConnection } from '../../../lib/connectionState';
+import { db } from '../../../lib/db';
+import { aiLimitColumns, aiLimitsOf, budgetKeySql, type AiLimits } from '../../../lib/generation/spend';
 import { Project as ProjectModel, type ProjectColumns, type ProjectType, type Reach } from '../../../lib/models';
 import type { Project } from './schema';
 
@@ -62,4 +64,25 @@ export function presentStreak(row: ProjectRow): { currentStreak: number; longest
 
 export async function findProject(reach: Reach, projectId: string, trx?: TransactionOrKnex): Promise<ProjectRow | undefined> {
   return projectQuery(reach, trx).where('projects.id', projectId).first().castTo<ProjectRow | undefined>();
+}
+
+/**
+ * findProject and, in the same statement, the AI limits its jobs reserve against
+ * (loadAiLimits with the project's budget target): what an AI job's accept path reads.
+ */
+export async function findProjectWithAiLimits(
+  reach: Reach,
+  projectId: string,
+): Promise<{ project: ProjectRow; limits: AiLimits } | undefined> {
+  const row = await projectQuery(reach)
+    .join('workspaces as ai_w', 'ai_w.id', 'projects.workspace_id')
+    .leftJoin('workspaces as ai_b', 'ai_b.id', 'ai_w.billing_workspace_id')
+    .leftJoin('ai_budgets as ai_ab', (j) =>
+      j.on('ai_ab.workspace_id', 'ai_w.id').andOn('ai_ab.budget_key', db().raw(budgetKeySql('projects'))),
+    )
+    .select(aiLimitColumns('ai_'))
+    .where('projects.id', projectId)
+    .first()
+    .castTo<(ProjectRow & Record<string, unknown>) | undefined>();
+  return row && { project: row, limits: aiLimitsOf(row, 'ai_') };
 }

@@ -1,6 +1,7 @@
 import { errors } from '../../../lib/errors';
 import type { AuthContext } from '../../auth/context';
-import { findProject, type ProjectRow } from './present';
+import type { AiLimits } from '../../../lib/generation/spend';
+import { findProject, findProjectWithAiLimits, type ProjectRow } from './present';
 
 // The one `projectId` rule of both doors (spec 4.6, 4.7, 4.9, 7.2 "missing projectId ... agent
 // tool without project"): an operation that acts on a project takes the named one (404 when it
@@ -33,6 +34,13 @@ export async function requireProject(auth: AuthContext, projectId: string): Prom
   const project = await findProject(auth, projectId);
   if (!project) throw errors.notFound('project');
   return project;
+}
+
+/** requireProject, with the AI limits an AI job's reservation checks read in the same statement. */
+export async function requireProjectWithAiLimits(auth: AuthContext, projectId: string): Promise<{ project: ProjectRow; limits: AiLimits }> {
+  const found = await findProjectWithAiLimits(auth, projectId);
+  if (!found) throw errors.notFound('project');
+  return found;
 }
 
 /** A `projectId` that filters a list: a project the caller cannot see is 404, never an empty page. */
