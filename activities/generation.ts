@@ -137,7 +137,11 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
         const job = await lockJobWithProject(trx, input.jobId);
         if (!job) return { status: 'MISSING' };
         if (job.status === 'DONE') return { status: 'DONE', postId: job.result?.postId };
-        if (job.status !== 'RUNNING') return { status: job.status };
+        if (job.status !== 'RUNNING') {
+          // Ended while the writer worked (the reconciler failed it): the call was still billed.
+          await chargeJob(trx, job.id, input.draft.costCents ?? 0);
+          return { status: job.status };
+        }
         const projectId: string | null = job.live_project_id;
         if (!projectId) {
           await finishJob(trx, job.id, {
