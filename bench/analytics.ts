@@ -3,7 +3,7 @@
 //  1. The analytics reads over HTTP (the real API in its own process): the overview of a project
 //     with 5,000 published posts and 90 days of daily metrics samples, the per-post list, the
 //     cross-workspace overview and the week's calendar, then the same at 50,000 posts. Each
-//     beside two baselines in the same run with the same concurrency (bench/lib/statements.ts):
+//     beside two baselines in the same run with the same concurrency (bench/harness/statements.ts):
 //     the statements the API sent for one request, captured in its process and replayed bare
 //     over pg, and the minimal query for the same answer. Prints `API / same statements bare`
 //     and `same statements / minimal`.
@@ -15,10 +15,10 @@
 
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { closedLoop } from './lib/load';
-import { describeStatements, explainAll, measureSurface, type CapturedStatement, type SurfaceFigures } from './lib/statements';
-import { flushRedis, recreateDatabase } from './lib/database';
-import { startServer } from './lib/servers';
+import { closedLoop } from './harness/load';
+import { describeStatements, explainAll, measureSurface, type CapturedStatement, type SurfaceFigures } from './harness/statements';
+import { flushRedis, recreateDatabase } from './harness/database';
+import { startServer } from './harness/servers';
 
 const { values: opt } = parseArgs({
   options: {
@@ -121,7 +121,7 @@ async function main() {
   const weekAgo = addDays(today, -6);
   const week = periodBounds(weekAgo, today, 'Europe/Paris');
   const postsKey = (await issueApiKey({ workspaceId: ws.id, scopes: ['posts:read'] })).key;
-  const server = await startServer('app', 'bench/lib/serve-app.ts', { ...process.env });
+  const server = await startServer('app', 'bench/harness/serve-app.ts', { ...process.env });
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: CONNECTIONS });
   const headers = { authorization: `Bearer ${key}` };
   const surfaces = [

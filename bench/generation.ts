@@ -11,7 +11,7 @@
 //
 // Everything is the bench's own: Postgres database content_scheduler_bench_gen (dropped and
 // recreated), Redis db 11 (flushed), a Temporal dev server (in memory) on a free port, the REST
-// API in a child process (bench/lib/serve-app.ts) and the worker as `workers/main.ts` in another,
+// API in a child process (bench/harness/serve-app.ts) and the worker as `workers/main.ts` in another,
 // as production runs it; the baseline's server (bench/generation/serve-bare.ts) and worker
 // (bench/generation/baselineWorker.ts) likewise. See bench/README.md.
 
@@ -19,12 +19,12 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { diff, machineInfo, snapshot, type Groups } from './lib/proc';
-import { REPO_ROOT, startServer } from './lib/servers';
-import { startWorkerChild, waitWorkerReady } from './lib/worker';
+import { diff, machineInfo, snapshot, type Groups } from './harness/proc';
+import { REPO_ROOT, startServer } from './harness/servers';
+import { startWorkerChild, waitWorkerReady } from './harness/worker';
 import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
-import { flushRedis, recreateDatabase } from './lib/database';
+import { flushRedis, recreateDatabase } from './harness/database';
 import { bareRound, buildBaselineBundle, startBareBaseline } from './generation/baseline';
 import {
   compareToBaseline,
@@ -333,12 +333,12 @@ async function main() {
         await stopBare();
       }
 
-      step('API (bench/lib/serve-app.ts) and worker (workers/main.ts) as child processes');
+      step('API (bench/harness/serve-app.ts) and worker (workers/main.ts) as child processes');
       if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
       // One folder per process: tsx's module loader runs on a thread of its own, which writes a
       // profile of its own next to the main thread's.
       const profileArgs = (name: string) => (opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, name)}`] : []);
-      const api = await startServer('api', 'bench/lib/serve-app.ts', process.env, profileArgs('api'));
+      const api = await startServer('api', 'bench/harness/serve-app.ts', process.env, profileArgs('api'));
       const worker = startWorkerChild(profileArgs('worker'));
       servicePids = [api.pid, worker.child.pid!];
       const agent = newAgent();
@@ -413,7 +413,7 @@ async function main() {
     ),
   );
   if (opt.profile) {
-    const { printProfile, summarizeProfile } = await import('./lib/profile');
+    const { printProfile, summarizeProfile } = await import('./harness/profile');
     const jobs = WARMUP + REQUESTS * ROUNDS;
     for (const name of ['api', 'worker']) {
       const dir = path.join(PROFILE_DIR, name);

@@ -16,12 +16,12 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { prng } from './lib/content';
-import { flushRedis, recreateDatabase } from './lib/database';
-import { closedLoop, summarize, type LatencySummary } from './lib/load';
-import { startServer } from './lib/servers';
-import { describeStatements, explainAll, measureSurface, type CapturedStatement, type SurfaceFigures } from './lib/statements';
-import { startWorkerChild, waitWorkerReady } from './lib/worker';
+import { prng } from './harness/content';
+import { flushRedis, recreateDatabase } from './harness/database';
+import { closedLoop, summarize, type LatencySummary } from './harness/load';
+import { startServer } from './harness/servers';
+import { describeStatements, explainAll, measureSurface, type CapturedStatement, type SurfaceFigures } from './harness/statements';
+import { startWorkerChild, waitWorkerReady } from './harness/worker';
 import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
 
@@ -132,8 +132,8 @@ const { db, closeDb } = await import('../lib/db');
 const { closeRedis } = await import('../lib/redis');
 const { storeDocument } = await import('../lib/knowledge/ingest');
 const { newId } = await import('../lib/ids');
-step('API (bench/lib/serve-app.ts) and worker (workers/main.ts) as child processes');
-const api = await startServer('api', 'bench/lib/serve-app.ts', process.env);
+step('API (bench/harness/serve-app.ts) and worker (workers/main.ts) as child processes');
+const api = await startServer('api', 'bench/harness/serve-app.ts', process.env);
 const worker = startWorkerChild();
 const bare = new pg.Pool({ connectionString: DATABASE_URL, max: CONNECTIONS });
 try {

@@ -29,8 +29,8 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { flushRedis, recreateDatabase } from './lib/database';
-import { summarize, type LatencySummary } from './lib/load';
+import { flushRedis, recreateDatabase } from './harness/database';
+import { summarize, type LatencySummary } from './harness/load';
 import { freePort } from '../tooling/ports';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -456,7 +456,7 @@ async function main() {
     await new Promise((r) => server.once('exit', r));
   }
   if (opt.profile) {
-    const { printProfile, summarizeProfile } = await import('./lib/profile');
+    const { printProfile, summarizeProfile } = await import('./harness/profile');
     for (const f of fs.readdirSync(PROFILE_DIR).filter((x) => x.endsWith('.cpuprofile')))
       printProfile('server', summarizeProfile(path.join(PROFILE_DIR, f), ROOT, 25));
   }

@@ -12,20 +12,20 @@
 //   4. bare PUTs: the same bytes PUT N times to the store with the AWS SDK from this process, the
 //      floor the store itself sets in the same run.
 // Then GET /v1/media (the last round's library) beside the statements the API sent for it,
-// replayed bare, and the minimal query (bench/lib/statements.ts): the two ratios.
+// replayed bare, and the minimal query (bench/harness/statements.ts): the two ratios.
 // Everything is the bench's own: Postgres database content_scheduler_bench_media (recreated),
 // Redis db 12 (flushed), the Versity gateway on a free port with a temp dir, the REST API in a
-// child process (bench/lib/serve-app.ts).
+// child process (bench/harness/serve-app.ts).
 
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import zlib from 'node:zlib';
 import pg from 'pg';
-import { closedLoop, summarize, type LatencySummary } from './lib/load';
-import { describeStatements, explainAll, measureSurface, type CapturedStatement } from './lib/statements';
-import { flushRedis, recreateDatabase } from './lib/database';
-import { startServer } from './lib/servers';
+import { closedLoop, summarize, type LatencySummary } from './harness/load';
+import { describeStatements, explainAll, measureSurface, type CapturedStatement } from './harness/statements';
+import { flushRedis, recreateDatabase } from './harness/database';
+import { startServer } from './harness/servers';
 import { objectStoreEnv, startObjectStore } from '../tooling/objectStoreServer';
 
 const { values: opt } = parseArgs({
@@ -47,7 +47,7 @@ Options:
   --rounds N   measured rounds (default 2), after one unmeasured warm-up of 10
   --explain    EXPLAIN (ANALYZE, BUFFERS) of the media list's statements and its minimal query
 
-Then GET /v1/media beside the same statements bare and the minimal query (bench/lib/statements.ts).`);
+Then GET /v1/media beside the same statements bare and the minimal query (bench/harness/statements.ts).`);
   process.exit(0);
 }
 const COUNT = Number(opt.count);
@@ -146,7 +146,7 @@ try {
   const { closeDb } = await import('../lib/db');
   const bare = new S3ObjectStore(s3OptionsFromConfig());
   await bare.ensureBucket();
-  const api = await startServer('api', 'bench/lib/serve-app.ts', process.env);
+  const api = await startServer('api', 'bench/harness/serve-app.ts', process.env);
   const side = Math.floor(Math.sqrt(BYTES / 3));
   const results: Phase[][] = [];
   let last: { workspaceId: string; key: string } | null = null;
@@ -211,7 +211,7 @@ try {
     }
     if (last) {
       // GET /v1/media (the first page of the last round's library) beside the same statements
-      // bare and the minimal query (bench/lib/statements.ts), same concurrency, in this run.
+      // bare and the minimal query (bench/harness/statements.ts), same concurrency, in this run.
       const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 8 });
       const { config } = await import('../lib/config');
       const headers = { Authorization: `Bearer ${last.key}` };

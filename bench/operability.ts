@@ -18,7 +18,7 @@
 
 import { parseArgs } from 'node:util';
 import type { AddressInfo } from 'node:net';
-import { recreateDatabase, flushRedis } from './lib/database';
+import { recreateDatabase, flushRedis } from './harness/database';
 
 const { values: opt } = parseArgs({ options: { requests: { type: 'string', default: '3000' }, rounds: { type: 'string', default: '3' } } });
 const REQUESTS = Number(opt.requests);

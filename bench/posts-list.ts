@@ -11,8 +11,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { closedLoop, getJson, openLoop, type OpenLoopResult, type RunResult, type Target } from './lib/load';
-import { diff, machineInfo, snapshot, type CpuBreakdown, type Groups } from './lib/proc';
+import { closedLoop, getJson, openLoop, type OpenLoopResult, type RunResult, type Target } from './harness/load';
+import { diff, machineInfo, snapshot, type CpuBreakdown, type Groups } from './harness/proc';
 import {
   printAllocations,
   printProfile,
@@ -20,11 +20,11 @@ import {
   summarizeProfile,
   type AllocationSummary,
   type ProfileSummary,
-} from './lib/profile';
-import { REPO_ROOT, startServer, type ServerHandle } from './lib/servers';
-import { postContent, prng, titleOf } from './lib/content';
-import type { StageTiming } from './lib/stages';
-import { flushRedis, recreateDatabase } from './lib/database';
+} from './harness/profile';
+import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
+import { postContent, prng, titleOf } from './harness/content';
+import type { StageTiming } from './harness/stages';
+import { flushRedis, recreateDatabase } from './harness/database';
 
 const TARGETS = { minRatio: 0.8, maxP99MsAtRate: 25 };
 // Far above anything this machine can send in a 60 s window: the limiter still runs its Redis
@@ -385,8 +385,8 @@ async function main() {
 
   const env = { ...process.env, BENCH_WORKSPACE_ID: s.workspaceId };
   const [ours, bare] = await Promise.all([
-    startServer('ours', 'bench/lib/serve-app.ts', env, SERVER_NODE_ARGS),
-    startServer('bare', 'bench/lib/serve-bare.ts', env, SERVER_NODE_ARGS),
+    startServer('ours', 'bench/harness/serve-app.ts', env, SERVER_NODE_ARGS),
+    startServer('bare', 'bench/harness/serve-bare.ts', env, SERVER_NODE_ARGS),
   ]);
   // Reads pg_stat_activity for the CPU accounting below; idle otherwise.
   const pgAdmin = new pg.Client({ connectionString: DATABASE_URL });
@@ -500,7 +500,7 @@ async function main() {
     const ablation: Array<{ variant: string; m: Measured<RunResult> }> = [];
     if (opt.ablation) {
       for (const variant of ['ratelimit', 'project', 'knex', 'handler']) {
-        const srv = await startServer(`bare+${variant}`, 'bench/lib/serve-bare.ts', { ...env, BENCH_BARE_ADD: variant }, SERVER_NODE_ARGS);
+        const srv = await startServer(`bare+${variant}`, 'bench/harness/serve-bare.ts', { ...env, BENCH_BARE_ADD: variant }, SERVER_NODE_ARGS);
         variantPid = srv.pid;
         try {
           await closedLoop(target(srv), { connections: CONNECTIONS, durationMs: WARMUP_MS });

@@ -95,7 +95,7 @@ async function main(): Promise<number> {
   const freePorts = opt.smoke || opt['free-ports'];
   const startedAt = Date.now();
   if (opt.smoke) {
-    const { recreateDatabase } = await import('../bench/lib/database');
+    const { recreateDatabase } = await import('../bench/harness/database');
     await recreateDatabase(config.databaseUrl);
     stack.push({
       name: 'smoke database',

@@ -1,10 +1,10 @@
-// The baseline worker of the generation bench (bench/lib/baselineWorker.ts): only
+// The baseline worker of the generation bench (bench/harness/baselineWorker.ts): only
 // bareJobWorkflow (baselineWorkflows.ts), on its own task queue.
 //
 //   BENCH_GEN_BASELINE_TASK_QUEUE=… BENCH_GEN_BASELINE_TABLE=… node --import tsx bench/generation/baselineWorker.ts
 
 import { db } from '../../lib/db';
-import { runBaselineWorker } from '../lib/baselineWorker';
+import { runBaselineWorker } from '../harness/baselineWorker';
 import type { BareJobActivities } from './baselineWorkflows';
 
 const taskQueue = process.env.BENCH_GEN_BASELINE_TASK_QUEUE;

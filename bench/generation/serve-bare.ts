@@ -3,7 +3,7 @@ import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import Koa from 'koa';
 import pg from 'pg';
-import { serveUnderParent } from '../lib/serverChild';
+import { serveUnderParent } from '../harness/serverChild';
 import { bareJobWorkflow } from './baselineWorkflows';
 
 // The accept side of the generation bench's bare baseline: the least an API can do to queue a
