@@ -39,3 +39,9 @@ export async function flushRedis(url: string): Promise<void> {
   await r.flushdb();
   r.disconnect();
 }
+
+/** A bench's own stores made empty: the database recreated and migrated, the Redis db flushed. */
+export async function resetStores(databaseUrl: string, redisUrl: string): Promise<void> {
+  await recreateDatabase(databaseUrl);
+  await flushRedis(redisUrl);
+}
