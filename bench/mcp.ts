@@ -283,18 +283,14 @@ async function main() {
   const { closeDb } = await import('../lib/db');
   const { closeRedis } = await import('../lib/redis');
 
-  const { createWorkspace, createProject, issueApiKey } = await import('../ops/provision');
+  const { benchWorkspace } = await import('./harness/seed');
   const { db } = await import('../lib/db');
   const { newId } = await import('../lib/ids');
-  const workspace = await createWorkspace({ name: 'Bench MCP', plan: 'BUSINESS' });
-  const project = await createProject({
-    workspaceId: workspace.id,
-    type: 'PERSONAL_BRAND',
-    name: 'Bench Person',
-    username: 'bench-person',
-    connection: 'connected',
+  const { workspace, project, key } = await benchWorkspace({
+    name: 'Bench MCP',
+    project: { name: 'Bench Person', username: 'bench-person', connection: 'connected' },
+    scopes: ['read'],
   });
-  const { key } = await issueApiKey({ workspaceId: workspace.id, scopes: ['read'] });
   const now = Date.now();
   const posts = Array.from({ length: 200 }, (_, i) => ({
     id: newId('post'),

@@ -17,16 +17,15 @@
 // Redis db 12 (flushed), the Versity gateway on a free port with a temp dir, the REST API in a
 // child process (bench/harness/serve-app.ts).
 
-import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import zlib from 'node:zlib';
 import pg from 'pg';
 import { closedLoop, summarize, type LatencySummary } from './harness/load';
 import { describeStatements, explainAll, measureSurface, type CapturedStatement } from './harness/statements';
 import { flushRedis, recreateDatabase } from './harness/database';
 import { startServer } from './harness/servers';
 import { objectStoreEnv, startObjectStore } from '../tooling/objectStoreServer';
+import { png } from '../tooling/png';
 
 const { values: opt } = parseArgs({
   options: {
@@ -57,31 +56,6 @@ const ROUNDS = Number(opt.rounds);
 const DATABASE_URL = process.env.BENCH_MEDIA_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_media';
 const REDIS_URL = process.env.BENCH_MEDIA_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
 const step = (text: string) => console.log(`• ${text}`);
-
-function png(side: number): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(zlib.crc32(body) >>> 0);
-    return Buffer.concat([len, body, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(side, 0);
-  header.writeUInt32BE(side, 4);
-  header[8] = 8;
-  header[9] = 2;
-  const row = side * 3 + 1;
-  const raw = randomBytes(row * side);
-  for (let y = 0; y < side; y++) raw[y * row] = 0;
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', zlib.deflateSync(raw, { level: 0 })),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 const store = await startObjectStore({ log: () => {} });
 Object.assign(process.env, {
@@ -160,8 +134,8 @@ try {
       const projectId = (await createProject({ workspaceId: ws.id, type: 'PERSONAL_BRAND', name: 'Bench person', connection: 'none' }))
         .id as string;
       const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-      const inlineImages = Array.from({ length: n }, () => png(side));
-      const uploadImages = Array.from({ length: n }, () => png(side));
+      const inlineImages = Array.from({ length: n }, () => png(side, side));
+      const uploadImages = Array.from({ length: n }, () => png(side, side));
       const bodies = inlineImages.map((b) => JSON.stringify({ projectId, content_base64: b.toString('base64') }));
 
       const inline = await burst('inline import (POST /v1/media, base64)', inlineImages, async (_b, i) => {

@@ -159,22 +159,17 @@ interface Seed {
 }
 
 async function seed(): Promise<Seed> {
-  const { createWorkspace, createProject, issueApiKey } = await import('../ops/provision');
+  const { benchWorkspace } = await import('./harness/seed');
   const { db, closeDb } = await import('../lib/db');
   const { closeRedis } = await import('../lib/redis');
   const { newId } = await import('../lib/ids');
 
-  // Through the operator provisioning code, so workspace, statuses, project, connection and
-  // key are exactly what a real customer gets.
-  const workspace = await createWorkspace({ name: 'Bench Co', plan: 'BUSINESS' });
-  const project = await createProject({
-    workspaceId: workspace.id,
-    type: 'PERSONAL_BRAND',
-    name: 'Bench Person',
-    username: 'bench-person',
-    connection: 'connected',
+  const { workspace, project, key } = await benchWorkspace({
+    name: 'Bench Co',
+    project: { name: 'Bench Person', username: 'bench-person', connection: 'connected' },
+    scopes: ['read'],
+    keyName: 'bench',
   });
-  const key = await issueApiKey({ workspaceId: workspace.id, scopes: ['read'], name: 'bench' });
 
   const statuses = await db()('post_statuses').where({ workspace_id: workspace.id }).select('id', 'category');
   const statusId = (category: string) => statuses.find((s: { category: string }) => s.category === category)?.id ?? null;
@@ -234,7 +229,7 @@ async function seed(): Promise<Seed> {
   return {
     workspaceId: workspace.id,
     projectId: project.id,
-    apiKey: key.key,
+    apiKey: key,
     posts: POSTS,
     deletedPosts: deleted,
     contentChars: {
@@ -500,7 +495,12 @@ async function main() {
     const ablation: Array<{ variant: string; m: Measured<RunResult> }> = [];
     if (opt.ablation) {
       for (const variant of ['ratelimit', 'project', 'knex', 'handler']) {
-        const srv = await startServer(`bare+${variant}`, 'bench/harness/serve-bare.ts', { ...env, BENCH_BARE_ADD: variant }, SERVER_NODE_ARGS);
+        const srv = await startServer(
+          `bare+${variant}`,
+          'bench/harness/serve-bare.ts',
+          { ...env, BENCH_BARE_ADD: variant },
+          SERVER_NODE_ARGS,
+        );
         variantPid = srv.pid;
         try {
           await closedLoop(target(srv), { connections: CONNECTIONS, durationMs: WARMUP_MS });

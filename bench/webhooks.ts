@@ -18,7 +18,6 @@
 // a child process (so that their work does not share the worker's event loop).
 
 import { fork, type ChildProcess } from 'node:child_process';
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,6 +26,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { diff, snapshot, type Groups } from './harness/proc';
+import { verifyWebhookSignature } from './harness/webhookSignature';
 import { flushRedis, recreateDatabase } from './harness/database';
 
 const RECEIVER_CHILD = '--receivers-child';
@@ -44,14 +44,6 @@ interface Receipt {
   eventId: string;
   receivedAt: number;
   signatureOk: boolean;
-}
-
-function verify(body: Buffer, header: string | undefined, secret: string): boolean {
-  if (!header) return false;
-  const parts = header.split(',').map((p) => p.split('='));
-  const t = parts.find(([k]) => k === 't')?.[1];
-  const expected = createHmac('sha256', secret).update(`${t}.`).update(body).digest();
-  return parts.some(([k, v]) => k === 'v1' && v !== undefined && v.length === 64 && timingSafeEqual(Buffer.from(v, 'hex'), expected));
 }
 
 async function runReceivers(): Promise<void> {
@@ -75,7 +67,7 @@ async function runReceivers(): Promise<void> {
           endpoint: i,
           eventId,
           receivedAt,
-          signatureOk: verify(body, req.headers['webhook-signature'] as string | undefined, secrets[i]!),
+          signatureOk: verifyWebhookSignature(body, req.headers['webhook-signature'] as string | undefined, secrets[i]!),
         });
         res.writeHead(204).end();
       });
