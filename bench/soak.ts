@@ -670,180 +670,179 @@ async function requestGenerations(b: Soak, p: Plan) {
   );
 }
 
+/** The faults, each at its planned time; a service killed is restarted after its delay (the restarts are awaited in settle). */
 async function injectFaults(b: Soak, p: Plan) {
   const { dev, cluster, startTemporal, sim, db, workers, restarts, killedByUs, launchWorker } = b;
   const { start, faultTimes } = p;
   let temporalDown = false;
-  await (async () => {
-    // A creation that overran the plan's start shifts the whole fault schedule, rather than
-    // firing the faults it missed at once.
-    const shift = Math.max(0, Date.now() - start);
-    for (const f of faultTimes) {
-      await sleep(Math.max(0, f.at + shift - Date.now()));
-      switch (f.kind) {
-        case 'worker_kill': {
-          // One of the running workers; with two or more, the others keep draining meanwhile.
-          const live = workers.filter((x) => !x.exit && !killedByUs.has(x.pid));
-          const w = live[Math.floor(f.arg * live.length)];
-          if (!w) break;
-          killedByUs.add(w.pid);
-          await w.kill('SIGKILL');
-          countFault('worker SIGKILL');
-          const delay = 1_000 + f.arg * 9_000;
-          log(`SIGKILL worker pid ${w.pid}; restart in ${(delay / 1000).toFixed(1)} s`);
+  // A creation that overran the plan's start shifts the whole fault schedule, rather than
+  // firing the faults it missed at once.
+  const shift = Math.max(0, Date.now() - start);
+  for (const f of faultTimes) {
+    await sleep(Math.max(0, f.at + shift - Date.now()));
+    switch (f.kind) {
+      case 'worker_kill': {
+        // One of the running workers; with two or more, the others keep draining meanwhile.
+        const live = workers.filter((x) => !x.exit && !killedByUs.has(x.pid));
+        const w = live[Math.floor(f.arg * live.length)];
+        if (!w) break;
+        killedByUs.add(w.pid);
+        await w.kill('SIGKILL');
+        countFault('worker SIGKILL');
+        const delay = 1_000 + f.arg * 9_000;
+        log(`SIGKILL worker pid ${w.pid}; restart in ${(delay / 1000).toFixed(1)} s`);
+        restarts.push(
+          sleep(delay)
+            .then(launchWorker)
+            .then((nw) => {
+              stats.workerRestarts++;
+              log(`worker restarted, pid ${nw.pid}`);
+            }),
+        );
+        break;
+      }
+      case 'api_kill': {
+        const up = apis.filter((a) => a.up);
+        if (up.length < 2) break; // one already down: keep one serving
+        const victim = up[Math.floor(f.arg * up.length)]!;
+        victim.child.kill('SIGKILL');
+        victim.up = false;
+        countFault('API SIGKILL');
+        const delay = 1_000 + f.arg * 7_000;
+        log(`SIGKILL API #${victim.slot} (:${victim.port}); restart in ${(delay / 1000).toFixed(1)} s`);
+        restarts.push(
+          sleep(delay)
+            .then(() => startApiSupervised(victim.slot))
+            .then((na) => {
+              apis[victim.slot] = na;
+              stats.apiRestarts++;
+              log(`API #${victim.slot} restarted on :${na.port}`);
+            }),
+        );
+        break;
+      }
+      case 'net_transient': {
+        const times = 1 + Math.floor(f.arg * 5);
+        const status = pick([429, 500, 502, 503, 504] as const);
+        await sim.addFault({ kind: 'transient', operation: 'createPost', times, status });
+        countFault('network transient');
+        log(`network: next ${times} createPost calls fail with ${status}`);
+        break;
+      }
+      case 'net_lost_response': {
+        const times = 1 + Math.floor(f.arg * 3);
+        const lostAs = f.arg < 0.5 ? 'socket' : '503';
+        await sim.addFault({ kind: 'lost_response', operation: 'createPost', times, lostAs });
+        countFault('network lost response');
+        log(`network: next ${times} createPost calls succeed and lose the answer (${lostAs})`);
+        break;
+      }
+      case 'net_timeout': {
+        const ms = 2_000 + Math.floor(f.arg * 6_000);
+        await sim.setLatency({ ms: NETWORK_TIMEOUT_MS + 1_500, operation: 'createPost' });
+        countFault('network timeout');
+        log(
+          `network: createPost answers after ${NETWORK_TIMEOUT_MS + 1_500} ms (client timeout ${NETWORK_TIMEOUT_MS} ms) for ${(ms / 1000).toFixed(1)} s`,
+        );
+        restarts.push(sleep(ms).then(() => sim.setLatency({ ms: 0, operation: 'createPost' })));
+        break;
+      }
+      case 'history_kill':
+      case 'matching_kill':
+      case 'frontend_kill': {
+        if (temporalDown || !cluster) break;
+        temporalDown = true;
+        const service = cluster.services[f.kind.replace('_kill', '') as 'history' | 'matching' | 'frontend'];
+        const delay = 2_000 + f.arg * 8_000;
+        await service.kill();
+        countFault(`Temporal ${service.name} SIGKILL`);
+        log(`SIGKILL Temporal ${service.name} service; restart in ${(delay / 1000).toFixed(1)} s`);
+        restarts.push(
+          sleep(delay)
+            .then(() => service.restart())
+            .then(() => {
+              temporalDown = false;
+              log(`Temporal ${service.name} restarted, pid ${service.process.child.pid}`);
+            }),
+        );
+        break;
+      }
+      case 'temporal_db_drop': {
+        if (!cluster) break;
+        // Every connection of the Temporal server to its two databases, as a Postgres
+        // failover or a network cut would end them; the services reconnect on their own.
+        const { rows } = await db().raw(
+          'SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = ANY(?) AND pid <> pg_backend_pid()',
+          [[cluster.db.name, cluster.db.visibilityName]],
+        );
+        countFault('Temporal Postgres connections dropped');
+        log(`terminated ${rows[0].n} Postgres connections of the Temporal server`);
+        break;
+      }
+      case 'temporal_kill': {
+        if (temporalDown) break;
+        temporalDown = true;
+        const delay = 2_000 + f.arg * 10_000;
+        if (cluster) {
+          // Every service at once, as a host loss would; restarted in the safe order.
+          const c = cluster;
+          for (const svc of Object.values(c.services)) await svc.kill();
+          countFault('Temporal SIGKILL');
+          log(`SIGKILL every Temporal service; restart in ${(delay / 1000).toFixed(1)} s`);
           restarts.push(
             sleep(delay)
-              .then(launchWorker)
-              .then((nw) => {
-                stats.workerRestarts++;
-                log(`worker restarted, pid ${nw.pid}`);
-              }),
-          );
-          break;
-        }
-        case 'api_kill': {
-          const up = apis.filter((a) => a.up);
-          if (up.length < 2) break; // one already down: keep one serving
-          const victim = up[Math.floor(f.arg * up.length)]!;
-          victim.child.kill('SIGKILL');
-          victim.up = false;
-          countFault('API SIGKILL');
-          const delay = 1_000 + f.arg * 7_000;
-          log(`SIGKILL API #${victim.slot} (:${victim.port}); restart in ${(delay / 1000).toFixed(1)} s`);
-          restarts.push(
-            sleep(delay)
-              .then(() => startApiSupervised(victim.slot))
-              .then((na) => {
-                apis[victim.slot] = na;
-                stats.apiRestarts++;
-                log(`API #${victim.slot} restarted on :${na.port}`);
-              }),
-          );
-          break;
-        }
-        case 'net_transient': {
-          const times = 1 + Math.floor(f.arg * 5);
-          const status = pick([429, 500, 502, 503, 504] as const);
-          await sim.addFault({ kind: 'transient', operation: 'createPost', times, status });
-          countFault('network transient');
-          log(`network: next ${times} createPost calls fail with ${status}`);
-          break;
-        }
-        case 'net_lost_response': {
-          const times = 1 + Math.floor(f.arg * 3);
-          const lostAs = f.arg < 0.5 ? 'socket' : '503';
-          await sim.addFault({ kind: 'lost_response', operation: 'createPost', times, lostAs });
-          countFault('network lost response');
-          log(`network: next ${times} createPost calls succeed and lose the answer (${lostAs})`);
-          break;
-        }
-        case 'net_timeout': {
-          const ms = 2_000 + Math.floor(f.arg * 6_000);
-          await sim.setLatency({ ms: NETWORK_TIMEOUT_MS + 1_500, operation: 'createPost' });
-          countFault('network timeout');
-          log(
-            `network: createPost answers after ${NETWORK_TIMEOUT_MS + 1_500} ms (client timeout ${NETWORK_TIMEOUT_MS} ms) for ${(ms / 1000).toFixed(1)} s`,
-          );
-          restarts.push(sleep(ms).then(() => sim.setLatency({ ms: 0, operation: 'createPost' })));
-          break;
-        }
-        case 'history_kill':
-        case 'matching_kill':
-        case 'frontend_kill': {
-          if (temporalDown || !cluster) break;
-          temporalDown = true;
-          const service = cluster.services[f.kind.replace('_kill', '') as 'history' | 'matching' | 'frontend'];
-          const delay = 2_000 + f.arg * 8_000;
-          await service.kill();
-          countFault(`Temporal ${service.name} SIGKILL`);
-          log(`SIGKILL Temporal ${service.name} service; restart in ${(delay / 1000).toFixed(1)} s`);
-          restarts.push(
-            sleep(delay)
-              .then(() => service.restart())
+              .then(async () => {
+                for (const svc of Object.values(c.services)) await svc.restart();
+              })
               .then(() => {
                 temporalDown = false;
-                log(`Temporal ${service.name} restarted, pid ${service.process.child.pid}`);
+                log('Temporal services restarted');
               }),
           );
           break;
         }
-        case 'temporal_db_drop': {
-          if (!cluster) break;
-          // Every connection of the Temporal server to its two databases, as a Postgres
-          // failover or a network cut would end them; the services reconnect on their own.
-          const { rows } = await db().raw(
-            'SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = ANY(?) AND pid <> pg_backend_pid()',
-            [[cluster.db.name, cluster.db.visibilityName]],
-          );
-          countFault('Temporal Postgres connections dropped');
-          log(`terminated ${rows[0].n} Postgres connections of the Temporal server`);
-          break;
-        }
-        case 'temporal_kill': {
-          if (temporalDown) break;
-          temporalDown = true;
-          const delay = 2_000 + f.arg * 10_000;
-          if (cluster) {
-            // Every service at once, as a host loss would; restarted in the safe order.
-            const c = cluster;
-            for (const svc of Object.values(c.services)) await svc.kill();
-            countFault('Temporal SIGKILL');
-            log(`SIGKILL every Temporal service; restart in ${(delay / 1000).toFixed(1)} s`);
-            restarts.push(
-              sleep(delay)
-                .then(async () => {
-                  for (const svc of Object.values(c.services)) await svc.restart();
-                })
-                .then(() => {
-                  temporalDown = false;
-                  log('Temporal services restarted');
-                }),
-            );
-            break;
-          }
-          dev.server!.child.kill('SIGKILL');
-          await dev.server!.exited;
-          countFault('Temporal SIGKILL');
-          log(`SIGKILL Temporal dev server; restart (same file) in ${(delay / 1000).toFixed(1)} s`);
-          restarts.push(
-            sleep(delay)
-              .then(startTemporal)
-              .then((t) => {
-                dev.server = t;
-                temporalDown = false;
-                log(`Temporal dev server restarted, pid ${t.child.pid}`);
-              }),
-          );
-          break;
-        }
-        case 'redis_restart': {
-          if (!redisProcess || redisProcess.exitCode !== null || redisProcess.signalCode !== null) break;
-          const delay = 1_000 + f.arg * 7_000;
-          const dead = redisProcess;
-          redisProcess = null;
-          await new Promise<void>((resolve) => {
-            dead.once('exit', () => resolve());
-            dead.kill('SIGKILL');
-          });
-          countFault('Redis restart');
-          log(`SIGKILL Redis (everything it held is lost); restart in ${(delay / 1000).toFixed(1)} s`);
-          restarts.push(
-            sleep(delay)
-              .then(startRedis)
-              .then(() => log('Redis restarted (empty)')),
-          );
-          break;
-        }
-        case 'receiver_outage': {
-          const ms = 3_000 + f.arg * 12_000;
-          receiverDownUntil = Date.now() + ms;
-          countFault('webhook receiver outage');
-          log(`webhook receiver answers 503 for ${(ms / 1000).toFixed(1)} s`);
-          break;
-        }
+        dev.server!.child.kill('SIGKILL');
+        await dev.server!.exited;
+        countFault('Temporal SIGKILL');
+        log(`SIGKILL Temporal dev server; restart (same file) in ${(delay / 1000).toFixed(1)} s`);
+        restarts.push(
+          sleep(delay)
+            .then(startTemporal)
+            .then((t) => {
+              dev.server = t;
+              temporalDown = false;
+              log(`Temporal dev server restarted, pid ${t.child.pid}`);
+            }),
+        );
+        break;
+      }
+      case 'redis_restart': {
+        if (!redisProcess || redisProcess.exitCode !== null || redisProcess.signalCode !== null) break;
+        const delay = 1_000 + f.arg * 7_000;
+        const dead = redisProcess;
+        redisProcess = null;
+        await new Promise<void>((resolve) => {
+          dead.once('exit', () => resolve());
+          dead.kill('SIGKILL');
+        });
+        countFault('Redis restart');
+        log(`SIGKILL Redis (everything it held is lost); restart in ${(delay / 1000).toFixed(1)} s`);
+        restarts.push(
+          sleep(delay)
+            .then(startRedis)
+            .then(() => log('Redis restarted (empty)')),
+        );
+        break;
+      }
+      case 'receiver_outage': {
+        const ms = 3_000 + f.arg * 12_000;
+        receiverDownUntil = Date.now() + ms;
+        countFault('webhook receiver outage');
+        log(`webhook receiver answers 503 for ${(ms / 1000).toFixed(1)} s`);
+        break;
       }
     }
-  })();
+  }
 }
 
 async function settle(b: Soak, p: Plan) {
