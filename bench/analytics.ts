@@ -13,15 +13,15 @@
 //   npm run bench -- analytics [--posts 5000,50000] [--days 90] [--duration 15] [--connections 8]
 //                              [--sync-posts 10000] [--explain] [--no-sync]
 
-import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { closedLoop } from './harness/load';
 import { describeStatements, explainAll, measureSurface, type CapturedStatement, type SurfaceFigures } from './harness/statements';
 import { resetStores } from './harness/database';
+import { benchOptions } from './harness/options';
 import { startServer } from './harness/servers';
 
-const { values: opt } = parseArgs({
-  options: {
+const opt = benchOptions(
+  {
     posts: { type: 'string', default: '5000,50000' },
     explain: { type: 'boolean', default: false },
     'no-sync': { type: 'boolean', default: false },
@@ -31,8 +31,21 @@ const { values: opt } = parseArgs({
     connections: { type: 'string', default: '8' },
     'sync-posts': { type: 'string', default: '10000' },
   },
-  strict: true,
-});
+  `analytics: the analytics reads beside the same statements bare and the minimal query, then the metrics sync.
+
+Options:
+  --posts N,N        project sizes the reads are measured at (default 5000,50000)
+  --days N           days of daily metrics samples (default 90)
+  --duration S       seconds per measurement (default 15)
+  --warmup S         seconds of warm-up per baseline (default 3)
+  --connections N    concurrency of every measurement (default 8)
+  --explain          EXPLAIN (ANALYZE, BUFFERS) of each read's statements and its minimal query
+  --sync-posts N     posts synced through the simulator (default 10000)
+  --no-sync          the reads only
+
+Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_analytics),
+             BENCH_REDIS_URL (default redis://127.0.0.1:6379/14; the database is flushed).`,
+);
 const SIZES = opt.posts.split(',').map(Number);
 const N = SIZES[0]!;
 const DAYS = Number(opt.days);
