@@ -16,7 +16,7 @@
 import pg from 'pg';
 import { closedLoop } from './harness/load';
 import { describeStatements, explainAll, measureSurface, type CapturedStatement, type SurfaceFigures } from './harness/statements';
-import { resetStores } from './harness/database';
+import { closeStores, resetStores } from './harness/database';
 import { benchOptions } from './harness/options';
 import { startServer } from './harness/servers';
 
@@ -64,9 +64,7 @@ async function main() {
   try {
     report(await run(bench));
   } finally {
-    const { closeDb } = await import('../lib/db');
-    const { closeRedis } = await import('../lib/redis');
-    await Promise.allSettled([closeDb(), closeRedis()]);
+    await closeStores();
   }
 }
 

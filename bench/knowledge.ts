@@ -17,7 +17,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { prng } from './harness/content';
-import { resetStores } from './harness/database';
+import { closeStores, resetStores } from './harness/database';
 import { closedLoop, summarize, type LatencySummary } from './harness/load';
 import { startServer } from './harness/servers';
 import { describeStatements, explainAll, measureSurface, type CapturedStatement, type SurfaceFigures } from './harness/statements';
@@ -336,12 +336,9 @@ const bench = await setUp();
 try {
   report(await run(bench));
 } finally {
-  const { closeDb } = await import('../lib/db');
-  const { closeRedis } = await import('../lib/redis');
   await bench.bare.end();
   await bench.worker.stop();
   await bench.api.stop();
-  await closeDb();
-  await closeRedis();
+  await closeStores();
   await bench.temporal.stop();
 }

@@ -29,7 +29,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { resetStores } from './harness/database';
+import { closeStores, resetStores } from './harness/database';
 import { summarize, type LatencySummary } from './harness/load';
 import { freePort } from '../tooling/ports';
 
@@ -294,8 +294,6 @@ type Bench = Awaited<ReturnType<typeof setUp>>;
 async function setUp() {
   console.log(`mcp bench: ${SESSIONS} sessions, ${opt.duration} s per round, tool ${TOOL}`);
   await resetStores(DATABASE_URL, REDIS_URL);
-  const { closeDb } = await import('../lib/db');
-  const { closeRedis } = await import('../lib/redis');
 
   const { benchWorkspace } = await import('./harness/seed');
   const { db } = await import('../lib/db');
@@ -318,8 +316,7 @@ async function setUp() {
   }));
   await db()('posts').insert(posts);
   const postId = posts[0]!.id;
-  await closeDb();
-  await closeRedis();
+  await closeStores();
 
   const [port, mcpPort] = [await freePort(), await freePort()];
   const apiUrl = `http://127.0.0.1:${port}`;

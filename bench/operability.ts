@@ -18,7 +18,7 @@
 
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { resetStores } from './harness/database';
+import { closeStores, resetStores } from './harness/database';
 import { benchOptions } from './harness/options';
 
 const opt = benchOptions(
@@ -205,10 +205,7 @@ function report({ rounds, cpu, metricsMs, validateMs }: Figures): void {
 async function tearDown(b: Bench): Promise<void> {
   b.plain.server.close();
   b.traced.server.close();
-  const { closeDb } = await import('../lib/db');
-  const { closeRedis } = await import('../lib/redis');
-  await closeDb();
-  await closeRedis();
+  await closeStores();
 }
 
 const bench = await setUp();

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { Cleanups } from './harness/cleanups';
-import { resetStores } from './harness/database';
+import { closeStores, resetStores } from './harness/database';
 import { diff, machineInfo, snapshot, type CpuSnapshot, type Groups } from './harness/proc';
 import { postContent, prng } from './harness/content';
 import { printProfile, summarizeProfile, type ProfileSummary } from './harness/profile';
@@ -95,9 +95,7 @@ async function main() {
     await report(bench, await run(bench));
   } finally {
     await cleanups.run();
-    const { closeDb } = await import('../lib/db');
-    const { closeRedis } = await import('../lib/redis');
-    await Promise.allSettled([closeDb(), closeRedis()]);
+    await closeStores();
   }
 }
 

@@ -45,3 +45,10 @@ export async function resetStores(databaseUrl: string, redisUrl: string): Promis
   await recreateDatabase(databaseUrl);
   await flushRedis(redisUrl);
 }
+
+/** This process's connections to the app's database and Redis (lib/db, lib/redis) closed, so the bench can exit. */
+export async function closeStores(): Promise<void> {
+  const { closeDb } = await import('../../lib/db');
+  const { closeRedis } = await import('../../lib/redis');
+  await Promise.allSettled([closeDb(), closeRedis()]);
+}
