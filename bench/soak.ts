@@ -922,38 +922,34 @@ async function checkPosts(b: Soak, p: Plan) {
     )
     .select('id', 'status', 'scheduled_at', 'published_at', 'delivery');
   const rowOf = new Map(rows.map((r: any) => [r.id, r]));
-  let lost = 0;
-  let duplicated = 0;
-  let publishedUnscheduled = 0;
-  let early = 0;
-  let untruthful = 0;
-  let ambiguous = 0;
+  // Posts by what went wrong (a post may count in several), and those whose change had no answer.
+  const posts = { lost: 0, duplicated: 0, publishedUnscheduled: 0, early: 0, untruthful: 0, ambiguous: 0 };
   const lags: number[] = [];
   for (const p of plan) {
     const net = perRef.get(p.id!) ?? [];
     const row: any = rowOf.get(p.id!);
     const delivery = typeof row.delivery === 'string' ? JSON.parse(row.delivery) : row.delivery;
     if (net.length > 1) {
-      duplicated++;
+      posts.duplicated++;
       violate(`post ${p.id} (#${p.i}) on the network ${net.length} times`);
     }
     if (p.expect === 'ambiguous') {
       // The change had no definite answer: either outcome is allowed, but the state must match the network.
-      ambiguous++;
+      posts.ambiguous++;
       const pub = net.length > 0;
       if (pub !== (row.status === 'published')) {
-        untruthful++;
+        posts.untruthful++;
         violate(`post ${p.id} (#${p.i}, ${p.op} without answer): status ${row.status} but ${net.length} network posts`);
       }
       continue;
     }
     if (p.expect === 'unscheduled') {
       if (net.length) {
-        publishedUnscheduled++;
+        posts.publishedUnscheduled++;
         violate(`post ${p.id} (#${p.i}) unscheduled at ${new Date(p.opAt).toISOString()} but published ${net[0]!.receivedAt}`);
       }
       if (row.status !== 'draft' || row.scheduled_at !== null || delivery?.state !== 'not_scheduled') {
-        untruthful++;
+        posts.untruthful++;
         violate(
           `post ${p.id} (#${p.i}) unscheduled: status ${row.status}, scheduledAt ${row.scheduled_at}, delivery ${JSON.stringify(delivery)}`,
         );
@@ -961,7 +957,7 @@ async function checkPosts(b: Soak, p: Plan) {
       continue;
     }
     if (!net.length) {
-      lost++;
+      posts.lost++;
       violate(
         `post ${p.id} (#${p.i}) due ${new Date(p.finalDue).toISOString()} never reached the network (status ${row.status}, delivery ${JSON.stringify(delivery)})`,
       );
@@ -971,13 +967,13 @@ async function checkPosts(b: Soak, p: Plan) {
     lags.push(receivedAt - p.finalDue);
     // Published at its (final) due time, not before: a reschedule must move the publish.
     if (receivedAt < p.finalDue - 1_000) {
-      early++;
+      posts.early++;
       violate(
         `post ${p.id} (#${p.i}) published ${net[0]!.receivedAt}, before its due time ${new Date(p.finalDue).toISOString()} (${p.op})`,
       );
     }
     if (row.status !== 'published' || !row.published_at || delivery?.state !== 'published') {
-      untruthful++;
+      posts.untruthful++;
       violate(
         `post ${p.id} (#${p.i}) on the network but status ${row.status}, publishedAt ${row.published_at}, delivery ${JSON.stringify(delivery)}`,
       );
@@ -986,7 +982,7 @@ async function checkPosts(b: Soak, p: Plan) {
   const planned = new Set(plan.map((p) => p.id!));
   const stray = onNetwork.filter((p) => !p.reference || !planned.has(p.reference)).length;
   if (stray) violate(`${stray} network posts that are no planned post`);
-  return { lost, duplicated, publishedUnscheduled, early, untruthful, ambiguous, lags };
+  return { posts, lags };
 }
 
 async function checkWebhooks(b: Soak) {
@@ -1017,47 +1013,50 @@ async function checkWebhooks(b: Soak) {
   const byPair = new Map<string, Receipt[]>();
   for (const r of receipts) byPair.set(`${r.eventId}${r.endpoint}`, [...(byPair.get(`${r.eventId}${r.endpoint}`) ?? []), r]);
   const eventIds = new Set(events.map((e: any) => e.id));
-  let whPairs = 0;
-  let whDelivered = 0;
-  let whFailed = 0;
-  let whDeadFailed = 0;
-  const failureReasons: Record<string, number> = {};
-  let whOpen = 0;
-  let whDroppedSilently = 0;
-  let whDuplicated = 0;
-  let whBadSignature = 0;
+  // Deliveries by outcome, each (event, endpoint) pair counted once; failures by reason.
+  const wh = {
+    pairs: 0,
+    delivered: 0,
+    failed: 0,
+    deadFailed: 0,
+    failureReasons: {} as Record<string, number>,
+    open: 0,
+    droppedSilently: 0,
+    duplicated: 0,
+    badSignature: 0,
+  };
   for (const e of events as Array<{ id: string; type: string; workspace_id: string }>) {
     for (const endpointId of endpointsOf.get(e.workspace_id) ?? []) {
-      whPairs++;
+      wh.pairs++;
       const hookPath = endpointPath.get(endpointId)!;
       const d = deliveryOf.get(`${e.id}/${endpointId}`);
       const got = byPair.get(`${e.id}${hookPath}`) ?? [];
       const ok = got.filter((r) => r.answered < 300);
       if (!d) {
-        whDroppedSilently++;
+        wh.droppedSilently++;
         violate(`event ${e.id} (${e.type}) has no delivery record for ${hookPath}`);
         continue;
       }
       if (d.status === 'delivered') {
-        whDelivered++;
+        wh.delivered++;
         if (!ok.length) {
-          whDroppedSilently++;
+          wh.droppedSilently++;
           violate(`event ${e.id} recorded delivered to ${hookPath} but the receiver never answered it 2xx (${got.length} requests)`);
         }
       } else if (d.status === 'failed') {
-        whFailed++;
-        if (hookPath.endsWith('/dead')) whDeadFailed++;
+        wh.failed++;
+        if (hookPath.endsWith('/dead')) wh.deadFailed++;
         const reason = (d.failure_reason ?? 'none').split(/[:(]/)[0]!.trim().slice(0, 40);
-        failureReasons[reason] = (failureReasons[reason] ?? 0) + 1;
+        wh.failureReasons[reason] = (wh.failureReasons[reason] ?? 0) + 1;
         if (ok.length) violate(`event ${e.id} recorded permanently failed for ${hookPath} but the receiver answered it 2xx`);
       } else {
-        whOpen++;
+        wh.open++;
         violate(`event ${e.id} (${e.type}) delivery to ${hookPath} still ${d.status} after the drain (${d.attempt_count} attempts)`);
       }
-      if (ok.length > 1) whDuplicated++;
+      if (ok.length > 1) wh.duplicated++;
       if (new Set(got.map((r) => r.webhookId)).size > 1 || got.some((r) => r.webhookId !== e.id))
         violate(`event ${e.id}: Webhook-Id varies or differs across its ${got.length} requests to ${hookPath}`);
-      whBadSignature += got.filter((r) => !r.signatureOk).length;
+      wh.badSignature += got.filter((r) => !r.signatureOk).length;
     }
   }
   const deadEndpoint = (await db()('webhook_endpoints')
@@ -1068,22 +1067,10 @@ async function checkWebhooks(b: Soak) {
     violate(
       `the dead endpoint is not disabled with repeated_failures (isActive ${deadEndpoint?.is_active}, reason ${deadEndpoint?.disabled_reason})`,
     );
-  if (whBadSignature) violate(`${whBadSignature} webhook requests with a signature that does not verify`);
+  if (wh.badSignature) violate(`${wh.badSignature} webhook requests with a signature that does not verify`);
   const unknownEvents = receipts.filter((r) => !eventIds.has(r.eventId)).length;
   if (unknownEvents) violate(`${unknownEvents} webhook requests for events not in the outbox`);
-  return {
-    wsIds,
-    events,
-    whPairs,
-    whDelivered,
-    whFailed,
-    whDeadFailed,
-    failureReasons,
-    whOpen,
-    whDroppedSilently,
-    whDuplicated,
-    deadEndpoint,
-  };
+  return { wsIds, events, wh, deadEndpoint };
 }
 
 async function checkJobs(b: Soak, wsIds: string[]) {
@@ -1108,26 +1095,7 @@ async function checkJobs(b: Soak, wsIds: string[]) {
 async function printReport(b: Soak, p: Plan, c: Checks): Promise<number> {
   const { sim } = b;
   const { plan } = p;
-  const {
-    lost,
-    duplicated,
-    publishedUnscheduled,
-    early,
-    untruthful,
-    ambiguous,
-    lags,
-    events,
-    whPairs,
-    whDelivered,
-    whFailed,
-    whDeadFailed,
-    failureReasons,
-    whOpen,
-    whDroppedSilently,
-    whDuplicated,
-    deadEndpoint,
-    jobsByStatus,
-  } = c;
+  const { lags, events, deadEndpoint, jobsByStatus, wh, posts } = c;
   const sorted = lags.sort((a, b) => a - b);
   const q = (x: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(x * sorted.length) - 1)]! / 1000 : NaN);
   const counts = await sim.counts();
@@ -1135,7 +1103,7 @@ async function printReport(b: Soak, p: Plan, c: Checks): Promise<number> {
   console.log(`\nsoak result — seed ${SEED}, ${((Date.now() - t0) / 1000).toFixed(0)} s wall`);
   L(
     'posts',
-    `${POSTS} created; ${plan.filter((p) => p.expect === 'published').length} expected published, ${plan.filter((p) => p.expect === 'unscheduled').length} unscheduled, ${ambiguous} ambiguous`,
+    `${POSTS} created; ${plan.filter((p) => p.expect === 'published').length} expected published, ${plan.filter((p) => p.expect === 'unscheduled').length} unscheduled, ${posts.ambiguous} ambiguous`,
   );
   L('reschedules', JSON.stringify(stats.reschedules));
   L('unschedules', JSON.stringify(stats.unschedules));
@@ -1148,11 +1116,11 @@ async function printReport(b: Soak, p: Plan, c: Checks): Promise<number> {
     'generation jobs',
     `${GENERATIONS} requested: ${stats.generations.accepted} accepted, refused ${JSON.stringify(stats.generations.refused)}, ${stats.generations.noAnswer} without answer; rows by status ${JSON.stringify(jobsByStatus)}`,
   );
-  L('lost', String(lost));
-  L('duplicated', String(duplicated));
-  L('published although unscheduled', String(publishedUnscheduled));
-  L('published before the due time', String(early));
-  L('state or delivery block untruthful', String(untruthful));
+  L('lost', String(posts.lost));
+  L('duplicated', String(posts.duplicated));
+  L('published although unscheduled', String(posts.publishedUnscheduled));
+  L('published before the due time', String(posts.early));
+  L('state or delivery block untruthful', String(posts.untruthful));
   L('publish lag (network) p50 / p99 / max', `${q(0.5).toFixed(1)} s / ${q(0.99).toFixed(1)} s / ${q(1).toFixed(1)} s`);
   L(
     'network createPost calls / replays / lost answers',
@@ -1160,7 +1128,7 @@ async function printReport(b: Soak, p: Plan, c: Checks): Promise<number> {
   );
   L(
     'webhook events (post.*)',
-    `${events.length} events × their workspace's endpoints = ${whPairs} deliveries: ${whDelivered} delivered, ${whFailed} permanently failed (${whDeadFailed} of them to the dead endpoint; reasons ${JSON.stringify(failureReasons)}), ${whOpen} not terminal, ${whDroppedSilently} silently dropped`,
+    `${events.length} events × their workspace's endpoints = ${wh.pairs} deliveries: ${wh.delivered} delivered, ${wh.failed} permanently failed (${wh.deadFailed} of them to the dead endpoint; reasons ${JSON.stringify(wh.failureReasons)}), ${wh.open} not terminal, ${wh.droppedSilently} silently dropped`,
   );
   L(
     'dead endpoint',
@@ -1168,7 +1136,7 @@ async function printReport(b: Soak, p: Plan, c: Checks): Promise<number> {
   );
   L(
     'webhook requests',
-    `${receipts.length} (${receipts.filter((r) => r.answered >= 300).length} answered 503: outages and the dead endpoint), ${whDuplicated} events delivered 2xx more than once (same Webhook-Id)`,
+    `${receipts.length} (${receipts.filter((r) => r.answered >= 300).length} answered 503: outages and the dead endpoint), ${wh.duplicated} events delivered 2xx more than once (same Webhook-Id)`,
   );
   console.log(
     `\n${violations.length ? `FAIL: ${violations.length} violation(s)` : 'PASS: no violation'} — seed ${SEED} (replay: npm run bench -- soak --seed ${SEED}${process.argv
