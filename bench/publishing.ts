@@ -254,8 +254,7 @@ async function run(b: Bench) {
 }
 
 /** Bare baselines, same Temporal server, same worker settings. */
-async function runBaselines(b: Bench) {
-  const { bundlePaths, connection, tclient, mon } = b;
+async function runBaselines(bench: Bench) {
   // ── Bare baselines, same Temporal server, same worker settings ────────────────────────────
   const baselines: BaselineResult[] = [];
   if (BASELINE) {
@@ -264,10 +263,10 @@ async function runBaselines(b: Bench) {
         kind,
         n: POSTS,
         concurrency: CONCURRENCY,
-        client: tclient,
-        connection,
-        mon,
-        env: workerEnv(bundlePaths),
+        client: bench.tclient,
+        connection: bench.connection,
+        mon: bench.mon,
+        env: workerEnv(bench.bundlePaths),
         logDir: RESULTS_DIR,
         marginMs: 15_000,
         deadlineMs: DEADLINE_MS,
@@ -284,23 +283,22 @@ async function runBaselines(b: Bench) {
 }
 
 /** Worker #1, and with --workers N the others, each polling before the next starts. */
-async function startWorkers(b: Bench) {
-  const { bundlePaths, cleanups, connection } = b;
+async function startWorkers(bench: Bench) {
   // ── Worker #1 ─────────────────────────────────────────────────────────────────────────
   const workers: WorkerRun[] = [];
   const launch = () => {
     const index = workers.length + 1;
     const profDir = path.join(RESULTS_DIR, 'profiles', `publishing${opt.tag ? `-${opt.tag}` : ''}-worker-${index}`);
     if (WORKER_PROFILE) fs.rmSync(profDir, { recursive: true, force: true });
-    const w = startWorker(index, workerEnv(bundlePaths), {
+    const w = startWorker(index, workerEnv(bench.bundlePaths), {
       logDir: RESULTS_DIR,
       execArgv: WORKER_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
     });
     workers.push(w);
-    cleanups.children.add(w.child);
+    bench.cleanups.children.add(w.child);
     return w;
   };
-  cleanups.push(async () => {
+  bench.cleanups.push(async () => {
     for (const w of workers) {
       if (w.exit) continue;
       const t = setTimeout(() => w.child.kill('SIGKILL'), 15_000);
@@ -309,7 +307,7 @@ async function startWorkers(b: Bench) {
     }
   });
   const w1 = launch();
-  await w1.waitReady(connection, TASK_QUEUE);
+  await w1.waitReady(bench.connection, TASK_QUEUE);
   step(
     `worker #1 pid ${w1.pid} polling after ${s1(w1.readyAt! - w1.startedAt)} s (${WORKER_BUNDLE === 'prebuilt' ? 'pre-built workflow bundle loaded' : 'workflow bundle built at start-up'})`,
   );
@@ -317,33 +315,32 @@ async function startWorkers(b: Bench) {
   // while worker #1 is down.
   for (let i = 1; i < WORKER_COUNT; i++) {
     const w = launch();
-    await w.waitReady(connection, TASK_QUEUE);
+    await w.waitReady(bench.connection, TASK_QUEUE);
     step(`worker #${w.index} pid ${w.pid} polling after ${s1(w.readyAt! - w.startedAt)} s`);
   }
   return { workers, launch, w1 };
 }
 
 /** The pilot, the due minute it gives, then the herd: every post created before it is due. */
-async function createPosts(b: Bench) {
-  const { cleanups, s, connection, tclient, mon, dbWrites } = b;
+async function createPosts(bench: Bench) {
   // ── Creation ──────────────────────────────────────────────────────────────────────────
   let api: ApiChild | null = null;
   let creator: { create: Creator; close(): void };
   if (CREATE === 'api') {
     api = await startApi();
-    cleanups.children.add(api.child);
-    cleanups.push(() => api!.stop());
-    creator = apiCreator(api.port, s.apiKey);
+    bench.cleanups.children.add(api.child);
+    bench.cleanups.push(() => api!.stop());
+    creator = apiCreator(api.port, bench.s.apiKey);
     step(`API process pid ${api.pid} on :${api.port}; posts are created with POST /v1/posts (${CONCURRENCY} in flight)`);
   } else {
-    creator = await inProcessCreator(s.workspaceId);
+    creator = await inProcessCreator(bench.s.workspaceId);
     step(`posts are created in this process through insertPost + afterPostCommitted (${CONCURRENCY} in flight)`);
   }
 
   const rand = prng(20261122);
   const pilotDue = new Date(Date.now() + 7 * 86_400_000);
   const pilotItems: CreateItem[] = Array.from({ length: PILOT }, () => ({
-    projectId: s.pilotProjectId,
+    projectId: bench.s.pilotProjectId,
     content: postContent(rand),
     scheduledFor: pilotDue,
   }));
@@ -353,7 +350,7 @@ async function createPosts(b: Bench) {
   const backlog = async () => {
     let total = 0;
     for (const taskQueueType of [1, 2]) {
-      const r = await connection.workflowService.describeTaskQueue({
+      const r = await bench.connection.workflowService.describeTaskQueue({
         namespace: 'default',
         taskQueue: { name: TASK_QUEUE, kind: 1 },
         taskQueueType,
@@ -363,7 +360,7 @@ async function createPosts(b: Bench) {
     }
     return total;
   };
-  /** When the task queue has stayed empty for 2 s (every new workflow has run its first tasks and set its timer); null if not before `until`. */
+  /** When the task queue has stayed empty for 2 bench.s (every new workflow has run its first tasks and set its timer); null if not before `until`. */
   const waitIdle = async (until: number): Promise<number | null> => {
     let zeroSince: number | null = null;
     while (Date.now() < until) {
@@ -389,7 +386,7 @@ async function createPosts(b: Bench) {
     pilot.ids
       .filter((x): x is string => !!x)
       .slice(0, 20)
-      .map((id) => timeline(tclient, workflowIds.publish(id), id, pilotDue.getTime()).catch(() => null)),
+      .map((id) => timeline(bench.tclient, workflowIds.publish(id), id, pilotDue.getTime()).catch(() => null)),
   );
   const pilotArmed = pilotChecked.filter((t) => t?.timerStarted != null).length;
   const readyRate = PILOT / (((pilotIdle ?? Date.now()) - pilotStart) / 1000);
@@ -401,12 +398,12 @@ async function createPosts(b: Bench) {
   );
 
   const items: CreateItem[] = Array.from({ length: POSTS }, (_, i) => ({
-    projectId: s.projectIds[i % PROJECTS]!,
+    projectId: bench.s.projectIds[i % PROJECTS]!,
     content: postContent(rand),
     scheduledFor: new Date(dueMs + (SPREAD_MS ? Math.floor((i * SPREAD_MS) / POSTS) : 0)),
   }));
   const cpuCreate0 = snapshot();
-  const writes0 = await dbWrites();
+  const writes0 = await bench.dbWrites();
   const created = await createAll(
     items,
     creator.create,
@@ -426,9 +423,10 @@ async function createPosts(b: Bench) {
   if (finishedBeforeDueMs < 0) console.log('    NOTE: creation ran past the due time: raise --margin');
   const unsynced = Number(
     (
-      await mon.query(`select count(*)::int as n from posts where project_id = any($1) and workflow_synced_version < schedule_version`, [
-        s.projectIds,
-      ])
+      await bench.mon.query(
+        `select count(*)::int as n from posts where project_id = any($1) and workflow_synced_version < schedule_version`,
+        [bench.s.projectIds],
+      )
     ).rows[0].n,
   );
   if (unsynced)
@@ -469,26 +467,24 @@ async function createPosts(b: Bench) {
 }
 
 /** Due time → everything published (or the deadline), the worker killed and restarted on the way. */
-async function drainPosts(b: Bench, r: Fleet & Creation) {
-  const { temporalPids, temporalDbs, s, connection, mon } = b;
-  const { workers, launch, w1, api, dueMs, cpuCreate0, cpuCreate1, dueOf } = r;
+async function drainPosts(bench: Bench, state: Fleet & Creation) {
   // ── Drain: due time → everything published (or the deadline) ──────────────────────────
-  const expected = dueOf.size;
-  const lastDue = dueMs + (SPREAD_MS ? SPREAD_MS : 0);
-  const wait = dueMs - Date.now() - 3_000;
+  const expected = state.dueOf.size;
+  const lastDue = state.dueMs + (SPREAD_MS ? SPREAD_MS : 0);
+  const wait = state.dueMs - Date.now() - 3_000;
   if (wait > 0) {
     step(`waiting ${s1(wait)} s for the due time`);
     await sleep(wait);
   }
 
   const pgGroups = async (): Promise<Groups> => {
-    const { rows } = await mon.query<{ pid: number; datname: string | null; backend_type: string }>(
+    const { rows } = await bench.mon.query<{ pid: number; datname: string | null; backend_type: string }>(
       'select pid, datname, backend_type from pg_stat_activity',
     );
     const foreign = new Set(rows.filter((r) => r.backend_type === 'client backend' && r.datname !== BENCH_DB).map((r) => r.pid));
-    const temporalBackends = new Set(rows.filter((r) => r.datname !== null && temporalDbs.includes(r.datname)).map((r) => r.pid));
-    const workerPids = new Set(workers.map((w) => w.pid));
-    const temporalNow = new Set(temporalPids());
+    const temporalBackends = new Set(rows.filter((r) => r.datname !== null && bench.temporalDbs.includes(r.datname)).map((r) => r.pid));
+    const workerPids = new Set(state.workers.map((w) => w.pid));
+    const temporalNow = new Set(bench.temporalPids());
     return {
       worker: (p) => workerPids.has(p.pid),
       temporal: (p) => temporalNow.has(p.pid),
@@ -497,10 +493,10 @@ async function drainPosts(b: Bench, r: Fleet & Creation) {
       'postgres (temporal)': (p) => temporalBackends.has(p.pid),
       redis: (p) => p.comm.startsWith('redis-server'),
       'bench+sim': (p) => p.pid === process.pid,
-      api: (p) => api !== null && p.pid === api.pid,
+      api: (p) => state.api !== null && p.pid === state.api.pid,
     };
   };
-  const createCpu = diff(cpuCreate0, cpuCreate1, await pgGroups());
+  const createCpu = diff(state.cpuCreate0, state.cpuCreate1, await pgGroups());
 
   let cpuDrain0: CpuSnapshot = snapshot();
   // One /proc snapshot a second, so CPU can be split by window afterwards (steady state
@@ -520,19 +516,19 @@ async function drainPosts(b: Bench, r: Fleet & Creation) {
   let lastPrintCount = 0;
   let tick = 0;
   let cpuStarted = false;
-  step(`due at ${clock(dueMs)} — polling the posts table every 250 ms`);
+  step(`due at ${clock(state.dueMs)} — polling the posts table every 250 ms`);
   for (;;) {
     const now = Date.now();
-    if (!cpuStarted && now >= dueMs) {
+    if (!cpuStarted && now >= state.dueMs) {
       cpuDrain0 = snapshot();
       cpuStarted = true;
       cpuSnaps.push({ wall: now, snap: cpuDrain0 });
     }
     if (cpuStarted && now - cpuSnaps.at(-1)!.wall >= 1000) cpuSnaps.push({ wall: now, snap: snapshot() });
     const r = (
-      await mon.query(
+      await bench.mon.query(
         `select count(*) filter (where status = 'published')::int as published, count(*) filter (where status = 'failed_to_publish')::int as failed from posts where project_id = any($1)`,
-        [s.projectIds],
+        [bench.s.projectIds],
       )
     ).rows[0];
     published = r.published;
@@ -540,7 +536,7 @@ async function drainPosts(b: Bench, r: Fleet & Creation) {
     progress.push({ t: now, published });
     if (tick++ % 2 === 0) {
       const a = (
-        await mon.query<{ state: string | null; wait_event_type: string | null; n: number }>(
+        await bench.mon.query<{ state: string | null; wait_event_type: string | null; n: number }>(
           `select state, wait_event_type, count(*)::int as n from pg_stat_activity where datname = $1 and backend_type = 'client backend' and pid <> pg_backend_pid() group by 1, 2`,
           [BENCH_DB],
         )
@@ -554,33 +550,33 @@ async function drainPosts(b: Bench, r: Fleet & Creation) {
         lockWaits: sum((x) => x.wait_event_type === 'Lock'),
       });
     }
-    if (now - lastPrint >= 5_000 && now >= dueMs - 1_000) {
-      const w = workers[workers.length - 1]!;
+    if (now - lastPrint >= 5_000 && now >= state.dueMs - 1_000) {
+      const w = state.workers[state.workers.length - 1]!;
       const rate = lastPrint ? ((published - lastPrintCount) * 1000) / (now - lastPrint) : 0;
       console.log(
-        `    t=${s1(now - dueMs).padStart(6)} s  published ${f0(published).padStart(6)}/${f0(expected)}  ${f0(rate).padStart(5)}/s  failed ${failed}  worker #${w.index} ${w.exit ? 'dead' : `RSS ${mib(w.samples.at(-1)?.rssKiB ?? 0)}`}`,
+        `    t=${s1(now - state.dueMs).padStart(6)} s  published ${f0(published).padStart(6)}/${f0(expected)}  ${f0(rate).padStart(5)}/s  failed ${failed}  worker #${w.index} ${w.exit ? 'dead' : `RSS ${mib(w.samples.at(-1)?.rssKiB ?? 0)}`}`,
       );
       lastPrint = now;
       lastPrintCount = published;
     }
-    if (KILL && killedAt === null && now >= dueMs && (published >= KILL_AT * expected || now >= dueMs + KILL_FALLBACK_MS)) {
+    if (KILL && killedAt === null && now >= state.dueMs && (published >= KILL_AT * expected || now >= state.dueMs + KILL_FALLBACK_MS)) {
       // The steady-state CPU window ends here, with the worker still alive (a big process can
       // take a while to exit, and /proc forgets it once it has).
       const snap = snapshot();
       killedAt = Date.now();
       killSnap = { wall: killedAt, snap };
       cpuSnaps.push(killSnap);
-      await w1.kill('SIGKILL');
+      await state.w1.kill('SIGKILL');
       publishedAtKill = published;
       console.log(
-        `    SIGKILL worker #1 at t=${s1(killedAt - dueMs)} s with ${f0(published)} published (${((published / expected) * 100).toFixed(1)}%); it was gone ${Date.now() - killedAt} ms later`,
+        `    SIGKILL worker #1 at t=${s1(killedAt - state.dueMs)} s with ${f0(published)} published (${((published / expected) * 100).toFixed(1)}%); it was gone ${Date.now() - killedAt} ms later`,
       );
       restart = (async () => {
         await sleep(RESTART_DELAY_MS);
-        w2 = launch();
-        await w2.waitReady(connection, TASK_QUEUE);
+        w2 = state.launch();
+        await w2.waitReady(bench.connection, TASK_QUEUE);
         console.log(
-          `    worker #${w2.index} pid ${w2.pid} started at t=${s1(w2.startedAt - dueMs)} s, polling at t=${s1(w2.readyAt! - dueMs)} s`,
+          `    worker #${w2.index} pid ${w2.pid} started at t=${s1(w2.startedAt - state.dueMs)} s, polling at t=${s1(w2.readyAt! - state.dueMs)} s`,
         );
       })().catch((err) => {
         restartError = err;
@@ -633,33 +629,12 @@ async function report(b: Bench, r: Run) {
 }
 
 /** The posts table, the network and the workflow histories, against each other and the targets. */
-async function analyse(b: Bench, r: Run) {
-  const { sim, s, tclient, mon, dbWrites } = b;
-  const {
-    baselines,
-    workers,
-    workflowIds,
-    dueMs,
-    writes0,
-    dueOf,
-    expected,
-    lastDue,
-    pgGroups,
-    createCpu,
-    cpuDrain0,
-    cpuSnaps,
-    killSnap,
-    activity,
-    killedAt,
-    w2,
-    cpuDrain1,
-    drainEnd,
-  } = r;
+async function analyse(bench: Bench, state: Run) {
   // ── Results ───────────────────────────────────────────────────────────────────────────
   const rows = (
-    await mon.query<{ id: string; published_at: Date | null; status: string; last_publish_error: string | null }>(
+    await bench.mon.query<{ id: string; published_at: Date | null; status: string; last_publish_error: string | null }>(
       `select id, published_at, status, last_publish_error from posts where project_id = any($1)`,
-      [s.projectIds],
+      [bench.s.projectIds],
     )
   ).rows;
   const lags: number[] = [];
@@ -671,7 +646,7 @@ async function analyse(b: Bench, r: Run) {
   let lastPub = 0;
   const errorsSeen: Record<string, number> = {};
   for (const row of rows) {
-    const due = dueOf.get(row.id);
+    const due = state.dueOf.get(row.id);
     if (due === undefined) continue;
     if (row.status !== 'published' || !row.published_at) {
       lost++;
@@ -691,7 +666,7 @@ async function analyse(b: Bench, r: Run) {
   const lag = lagSummary([...lags, ...lostIds.map(() => DEADLINE_MS)]);
 
   // The network's side: one post per reference, exactly once.
-  const onNetwork = await sim.listPosts({ limit: 1_000_000 });
+  const onNetwork = await bench.sim.listPosts({ limit: 1_000_000 });
   const perRef = new Map<string, { n: number; receivedAt: number }>();
   for (const p of onNetwork.posts) {
     if (!p.reference) continue;
@@ -703,7 +678,7 @@ async function analyse(b: Bench, r: Run) {
   let missingOnNetwork = 0;
   let publishedNotOnNetwork = 0;
   const networkLags: number[] = [];
-  for (const [id, due] of dueOf) {
+  for (const [id, due] of state.dueOf) {
     const e = perRef.get(id);
     if (!e) {
       missingOnNetwork++;
@@ -713,19 +688,19 @@ async function analyse(b: Bench, r: Run) {
     if (e.n > 1) duplicated++;
     networkLags.push(e.receivedAt - due);
   }
-  const stray = onNetwork.posts.filter((p) => !p.reference || !dueOf.has(p.reference)).length;
-  const counts = await sim.counts();
+  const stray = onNetwork.posts.filter((p) => !p.reference || !state.dueOf.has(p.reference)).length;
+  const counts = await bench.sim.counts();
 
   // Phases: before the kill, the gap, after the restart.
-  const w2r = w2 as WorkerRun | null;
+  const w2r = state.w2 as WorkerRun | null;
   const pubTimes = rows
-    .filter((r) => r.published_at && dueOf.has(r.id))
+    .filter((r) => r.published_at && state.dueOf.has(r.id))
     .map((r) => r.published_at!.getTime())
     .sort((a, b) => a - b);
   const firstAfterRestart = w2r ? (pubTimes.find((t) => t >= w2r.startedAt) ?? null) : null;
-  const beforeKill = killedAt ? pubTimes.filter((t) => t < killedAt!).length : pubTimes.length;
+  const beforeKill = state.killedAt ? pubTimes.filter((t) => t < state.killedAt!).length : pubTimes.length;
   const afterRestart = firstAfterRestart ? pubTimes.filter((t) => t >= firstAfterRestart).length : 0;
-  const lastBeforeKill = killedAt ? (pubTimes.filter((t) => t < killedAt!).at(-1) ?? null) : null;
+  const lastBeforeKill = state.killedAt ? (pubTimes.filter((t) => t < state.killedAt!).at(-1) ?? null) : null;
   // Where the time went: the publish workflow history of every post (or a random sample).
   const ids = [...lagOf.keys()];
   const sampleRand = prng(7);
@@ -735,11 +710,11 @@ async function analyse(b: Bench, r: Run) {
     while (set.size < HISTORY_SAMPLE) set.add(ids[Math.floor(sampleRand() * ids.length)]!);
     sampleIds = [...set];
   }
-  const toItem = (id: string) => ({ workflowId: workflowIds.publish(id), postId: id, dueMs: dueOf.get(id)! });
+  const toItem = (id: string) => ({ workflowId: state.workflowIds.publish(id), postId: id, dueMs: state.dueOf.get(id)! });
   let hist: { ok: PostTimeline[]; errors: number } = { ok: [], errors: 0 };
   if (sampleIds.length) {
     const t0 = Date.now();
-    hist = await timelines(tclient, sampleIds.map(toItem));
+    hist = await timelines(bench.tclient, sampleIds.map(toItem));
     step(`read ${f0(hist.ok.length)} publish workflow histories in ${s1(Date.now() - t0)} s`);
   }
   const slowestN = Math.max(1, Math.ceil(hist.ok.length / 100));
@@ -783,33 +758,33 @@ async function analyse(b: Bench, r: Run) {
   for (const id of dumpIds) {
     dumped[id] = {
       lagS: lagOf.has(id) ? lagOf.get(id)! / 1000 : 'not published',
-      events: await compactHistory(tclient, workflowIds.publish(id), dueOf.get(id)!).catch((err) => String(err)),
+      events: await compactHistory(bench.tclient, state.workflowIds.publish(id), state.dueOf.get(id)!).catch((err) => String(err)),
     };
   }
 
   // A publish activity held by the killed worker is retried only when its start-to-close
   // timeout (2 min, no heartbeat) expires: those posts are "stranded".
-  const pubOf = new Map(rows.filter((r) => r.published_at && dueOf.has(r.id)).map((r) => [r.id, r.published_at!.getTime()]));
+  const pubOf = new Map(rows.filter((r) => r.published_at && state.dueOf.has(r.id)).map((r) => [r.id, r.published_at!.getTime()]));
   const strandedPublished = [...retried].map((id) => pubOf.get(id)).filter((t): t is number => t !== undefined);
   const normalTimes = [...pubOf.entries()]
     .filter(([id]) => !retried.has(id))
     .map(([, t]) => t)
     .sort((a, b) => a - b);
-  const throughput = lastPub > 0 ? lags.length / ((lastPub - dueMs) / 1000) : 0;
-  const rateBeforeKill = killedAt && lastBeforeKill && beforeKill > 1 ? beforeKill / ((lastBeforeKill - firstPub) / 1000) : null;
+  const throughput = lastPub > 0 ? lags.length / ((lastPub - state.dueMs) / 1000) : 0;
+  const rateBeforeKill = state.killedAt && lastBeforeKill && beforeKill > 1 ? beforeKill / ((lastBeforeKill - firstPub) / 1000) : null;
   const afterRestartTimes = firstAfterRestart ? normalTimes.filter((t) => t >= firstAfterRestart) : [];
   const rateAfterRestart =
     afterRestartTimes.length > 1 ? afterRestartTimes.length / ((afterRestartTimes.at(-1)! - afterRestartTimes[0]!) / 1000) : null;
 
-  const groupsNow = await pgGroups();
-  const cpu = diff(cpuDrain0, cpuDrain1, groupsNow);
-  cpuSnaps.push({ wall: drainEnd, snap: cpuDrain1 });
+  const groupsNow = await state.pgGroups();
+  const cpu = diff(state.cpuDrain0, state.cpuDrain1, groupsNow);
+  state.cpuSnaps.push({ wall: state.drainEnd, snap: state.cpuDrain1 });
   const snapAt = (wall: number) =>
-    killSnap && wall === killSnap.wall
-      ? killSnap
-      : cpuSnaps.reduce((best, x) => (Math.abs(x.wall - wall) < Math.abs(best.wall - wall) ? x : best), cpuSnaps[0]!);
+    state.killSnap && wall === state.killSnap.wall
+      ? state.killSnap
+      : state.cpuSnaps.reduce((best, x) => (Math.abs(x.wall - wall) < Math.abs(best.wall - wall) ? x : best), state.cpuSnaps[0]!);
   const windowCpu = (from: number, to: number) => {
-    if (!cpuSnaps.length) return null;
+    if (!state.cpuSnaps.length) return null;
     const a = snapAt(from);
     const b = snapAt(to);
     if (b.wall <= a.wall) return null;
@@ -819,8 +794,8 @@ async function analyse(b: Bench, r: Run) {
     const posts = pubTimes.filter((t) => t >= a.wall && t < b.wall).length;
     const map = (f: (ms: number) => number) => Object.fromEntries(Object.entries(d.cpuMs).map(([k, v]) => [k, f(v)]));
     return {
-      fromS: (a.wall - dueMs) / 1000,
-      toS: (b.wall - dueMs) / 1000,
+      fromS: (a.wall - state.dueMs) / 1000,
+      toS: (b.wall - state.dueMs) / 1000,
       seconds: secs,
       posts,
       machineBusy: d.machineBusy,
@@ -829,16 +804,16 @@ async function analyse(b: Bench, r: Run) {
       usPerPost: map((v) => (posts ? Math.round((v * 1000) / posts) : 0)),
     };
   };
-  const bulkEnd = normalTimes.at(-1) ?? drainEnd;
-  const cpuSteady = killedAt ? windowCpu(dueMs, killedAt) : null;
-  const cpuBulk = windowCpu(dueMs, bulkEnd);
-  const drainS = (drainEnd - dueMs) / 1000;
+  const bulkEnd = normalTimes.at(-1) ?? state.drainEnd;
+  const cpuSteady = state.killedAt ? windowCpu(state.dueMs, state.killedAt) : null;
+  const cpuBulk = windowCpu(state.dueMs, bulkEnd);
+  const drainS = (state.drainEnd - state.dueMs) / 1000;
   const cpuPerPost =
     cpu && lags.length ? Object.fromEntries(Object.entries(cpu.cpuMs).map(([k, ms]) => [k, Math.round((ms * 1000) / lags.length)])) : null;
-  const createCpuPerPost = createCpu
-    ? Object.fromEntries(Object.entries(createCpu.cpuMs).map(([k, ms]) => [k, Math.round((ms * 1000) / Math.max(1, expected))]))
+  const createCpuPerPost = state.createCpu
+    ? Object.fromEntries(Object.entries(state.createCpu.cpuMs).map(([k, ms]) => [k, Math.round((ms * 1000) / Math.max(1, state.expected))]))
     : null;
-  const drainActivity = activity.filter((a) => a.t >= dueMs);
+  const drainActivity = state.activity.filter((a) => a.t >= state.dueMs);
   const act = {
     connections: statsOf(drainActivity.map((a) => a.connections)),
     active: statsOf(drainActivity.map((a) => a.active)),
@@ -849,18 +824,18 @@ async function analyse(b: Bench, r: Run) {
   const lostMet = lost === 0;
   const dupMet = duplicated === 0;
   // Targets (issue 19): ratios to the baselines of this very run.
-  const bare = baselines.find((b) => b.kind === 'bare-timer') ?? null;
-  const timerActivity = baselines.find((b) => b.kind === 'timer+activity') ?? null;
-  const peakRssMiB = Math.max(0, ...workers.map((w) => w.peakRssKiB / 1024));
+  const bare = state.baselines.find((b) => b.kind === 'bare-timer') ?? null;
+  const timerActivity = state.baselines.find((b) => b.kind === 'timer+activity') ?? null;
+  const peakRssMiB = Math.max(0, ...state.workers.map((w) => w.peakRssKiB / 1024));
   const drainVsTimerActivity = timerActivity ? throughput / timerActivity.drainPerS : null;
   const drainVsBare = bare ? throughput / bare.drainPerS : null;
   const p99VsBaseline = timerActivity && timerActivity.lag.p99S > 0 ? lag.p99S / timerActivity.lag.p99S : null;
   // Steady state: RSS flat = the last third of the drain peaks no more than 10 % above the first third.
   const rssWindow = (from: number, to: number) =>
-    Math.max(0, ...workers.flatMap((w) => w.samples.filter((x) => x.t >= from && x.t < to).map((x) => x.rssKiB / 1024)));
-  const third = (lastDue - dueMs) / 3;
-  const rssFirstThirdMiB = rssWindow(dueMs, dueMs + third);
-  const rssLastThirdMiB = rssWindow(dueMs + 2 * third, lastDue + 1);
+    Math.max(0, ...state.workers.flatMap((w) => w.samples.filter((x) => x.t >= from && x.t < to).map((x) => x.rssKiB / 1024)));
+  const third = (state.lastDue - state.dueMs) / 3;
+  const rssFirstThirdMiB = rssWindow(state.dueMs, state.dueMs + third);
+  const rssLastThirdMiB = rssWindow(state.dueMs + 2 * third, state.lastDue + 1);
   const rssFlat = rssFirstThirdMiB > 0 && rssLastThirdMiB <= rssFirstThirdMiB * 1.1;
   const p99Met = STEADY
     ? lag.p99S <= TARGET_STEADY_P99_S
@@ -872,11 +847,14 @@ async function analyse(b: Bench, r: Run) {
 
   // Database writes from the first create to here (the baselines ran before): the service's
   // database and, on the cluster, Temporal's two (docs/publishing.md "Capacity").
-  const writes1 = await dbWrites();
+  const writes1 = await bench.dbWrites();
   const writesPerPost = Object.fromEntries(
     Object.entries(writes1).map(([db, w]) => [
       db,
-      { commits: (w.commits - (writes0[db]?.commits ?? 0)) / expected, rows: (w.rows - (writes0[db]?.rows ?? 0)) / expected },
+      {
+        commits: (w.commits - (state.writes0[db]?.commits ?? 0)) / state.expected,
+        rows: (w.rows - (state.writes0[db]?.rows ?? 0)) / state.expected,
+      },
     ]),
   );
   const historyEvents = hist.ok.length ? hist.ok.reduce((a, t) => a + t.historyEvents, 0) / hist.ok.length : null;
