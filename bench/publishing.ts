@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { Cleanups } from './harness/cleanups';
-import { closeStores, resetStores } from './harness/database';
+import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
 import { diff, machineInfo, snapshot, type CpuSnapshot, type Groups } from './harness/proc';
 import { postContent, prng } from './harness/content';
 import { printProfile, summarizeProfile, type ProfileSummary } from './harness/profile';
@@ -113,18 +113,7 @@ async function setUp(cleanups: Cleanups) {
   const clusterPorts = CLUSTER ? await freeClusterPorts() : null;
   const temporalPort = clusterPorts ? clusterPorts.frontend : await freePort();
   const simPort = await freePort();
-  Object.assign(process.env, {
-    DATABASE_URL,
-    REDIS_URL,
-    TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
-    TEMPORAL_TASK_QUEUE: TASK_QUEUE,
-    NETWORK_API_URL: `http://127.0.0.1:${simPort}`,
-    PUBLISH_DELAY_SECONDS: '0',
-    RATE_LIMIT_WRITE: '10000000',
-    RATE_LIMIT_READ: '10000000',
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-    NODE_ENV: 'production',
-  });
+  setPublishingEnvironment({ databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort, taskQueue: TASK_QUEUE, simPort });
   const startedAt = Date.now();
   // The knex pool size every app process uses (lib/db; DB_POOL_MAX where lib/config has it).
   const { config } = await import('../lib/config');

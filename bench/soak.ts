@@ -27,7 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Cleanups } from './harness/cleanups';
 import { prng } from './harness/content';
-import { recreateDatabase } from './harness/database';
+import { recreateDatabase, setPublishingEnvironment } from './harness/database';
 import { benchOptions, numberOption } from './harness/options';
 import { verifyWebhookSignature } from './harness/webhookSignature';
 import { startWorker, type WorkerRun } from './publishing/worker';
@@ -119,30 +119,23 @@ const temporalPort = clusterPorts ? clusterPorts.frontend : await freePort();
 const simPort = await freePort();
 const redisPort = await freePort();
 const REDIS_URL = `redis://127.0.0.1:${redisPort}`;
-Object.assign(process.env, {
-  DATABASE_URL,
-  REDIS_URL,
-  TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
-  TEMPORAL_TASK_QUEUE: TASK_QUEUE,
-  NETWORK_API_URL: `http://127.0.0.1:${simPort}`,
-  NETWORK_TIMEOUT_MS: String(NETWORK_TIMEOUT_MS),
-  PUBLISH_DELAY_SECONDS: '0',
-  // The built-in writer: the soak measures the service, not a model (no LLM simulator runs here).
-  LLM_WRITER: 'builtin',
-  RATE_LIMIT_WRITE: '10000000',
-  RATE_LIMIT_READ: '10000000',
-  // The receiver is in this process, on loopback: the explicit development allowance.
-  WEBHOOK_ALLOW_LOOPBACK: '1',
-  // Retry schedule shrunk so a delivery reaches a terminal state within the run: waits of
-  // 0.3 s, 1.8 s, 9 s, 54 s (lib/webhooks/schedule.ts multipliers), then permanently failed.
-  WEBHOOK_RETRY_BASE_MS: '300',
-  WEBHOOK_MAX_ATTEMPTS: '5',
-  WEBHOOK_TIMEOUT_MS: '3000',
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-  NODE_ENV: 'production',
-  // Four processes share the machine's Postgres (with everyone else's): small pools.
-  DB_POOL_MAX: process.env.DB_POOL_MAX ?? '5',
-});
+setPublishingEnvironment(
+  { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort, taskQueue: TASK_QUEUE, simPort },
+  {
+    NETWORK_TIMEOUT_MS: String(NETWORK_TIMEOUT_MS),
+    // The built-in writer: the soak measures the service, not a model (no LLM simulator runs here).
+    LLM_WRITER: 'builtin',
+    // The receiver is in this process, on loopback: the explicit development allowance.
+    WEBHOOK_ALLOW_LOOPBACK: '1',
+    // Retry schedule shrunk so a delivery reaches a terminal state within the run: waits of
+    // 0.3 s, 1.8 s, 9 s, 54 s (lib/webhooks/schedule.ts multipliers), then permanently failed.
+    WEBHOOK_RETRY_BASE_MS: '300',
+    WEBHOOK_MAX_ATTEMPTS: '5',
+    WEBHOOK_TIMEOUT_MS: '3000',
+    // Four processes share the machine's Postgres (with everyone else's): small pools.
+    DB_POOL_MAX: process.env.DB_POOL_MAX ?? '5',
+  },
+);
 
 // ── The webhook receiver: verifies signatures, records every request, fails during outages ──
 
