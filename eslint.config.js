@@ -23,6 +23,11 @@ export const layerRule = {
     { from: 'activities', to: 'api', because: 'activities receive their dependencies from workers/; shared rules live in lib/.' },
     { from: 'workers', to: 'api', because: 'the worker process wires lib/ and activities/, never the HTTP doors.' },
     {
+      from: 'bench',
+      to: 'test',
+      because: 'a bench runs without the test suite; a piece both need lives outside test/ (bench/harness/, tooling/, sim/).',
+    },
+    {
       from: 'lib',
       to: 'workflows',
       because:

@@ -3,7 +3,7 @@
 //  1. The analytics reads over HTTP (the real API in its own process): the overview of a project
 //     with 5,000 published posts and 90 days of daily metrics samples, the per-post list, the
 //     cross-workspace overview and the week's calendar, then the same at 50,000 posts. Each
-//     beside two baselines in the same run with the same concurrency (bench/lib/statements.ts):
+//     beside two baselines in the same run with the same concurrency (bench/harness/statements.ts):
 //     the statements the API sent for one request, captured in its process and replayed bare
 //     over pg, and the minimal query for the same answer. Prints `API / same statements bare`
 //     and `same statements / minimal`.
@@ -13,15 +13,15 @@
 //   npm run bench -- analytics [--posts 5000,50000] [--days 90] [--duration 15] [--connections 8]
 //                              [--sync-posts 10000] [--explain] [--no-sync]
 
-import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { closedLoop } from './lib/load';
-import { describeStatements, explainAll, measureSurface, type CapturedStatement, type SurfaceFigures } from './lib/statements';
-import { flushRedis, recreateDatabase } from './lib/database';
-import { startServer } from './lib/servers';
+import { closedLoop } from './harness/load';
+import { describeStatements, explainAll, measureSurface, type CapturedStatement, type SurfaceFigures } from './harness/statements';
+import { closeStores, resetStores } from './harness/database';
+import { benchOptions } from './harness/options';
+import { startServer } from './harness/servers';
 
-const { values: opt } = parseArgs({
-  options: {
+const opt = benchOptions(
+  {
     posts: { type: 'string', default: '5000,50000' },
     explain: { type: 'boolean', default: false },
     'no-sync': { type: 'boolean', default: false },
@@ -31,8 +31,21 @@ const { values: opt } = parseArgs({
     connections: { type: 'string', default: '8' },
     'sync-posts': { type: 'string', default: '10000' },
   },
-  strict: true,
-});
+  `analytics: the analytics reads beside the same statements bare and the minimal query, then the metrics sync.
+
+Options:
+  --posts N,N        project sizes the reads are measured at (default 5000,50000)
+  --days N           days of daily metrics samples (default 90)
+  --duration S       seconds per measurement (default 15)
+  --warmup S         seconds of warm-up per baseline (default 3)
+  --connections N    concurrency of every measurement (default 8)
+  --explain          EXPLAIN (ANALYZE, BUFFERS) of each read's statements and its minimal query
+  --sync-posts N     posts synced through the simulator (default 10000)
+  --no-sync          the reads only
+
+Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_analytics),
+             BENCH_REDIS_URL (default redis://127.0.0.1:6379/14; the database is flushed).`,
+);
 const SIZES = opt.posts.split(',').map(Number);
 const N = SIZES[0]!;
 const DAYS = Number(opt.days);
@@ -44,17 +57,31 @@ const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/14';
 Object.assign(process.env, { DATABASE_URL, REDIS_URL, RATE_LIMIT_READ: '10000000', LOG_LEVEL: 'error', NODE_ENV: 'production' });
 
-async function main() {
-  await recreateDatabase(DATABASE_URL);
-  await flushRedis(REDIS_URL);
-  const { createProject, createWorkspace, issueApiKey } = await import('../ops/provision');
-  const { db, closeDb } = await import('../lib/db');
-  const { closeRedis } = await import('../lib/redis');
+type Bench = Awaited<ReturnType<typeof setUp>>;
 
-  // ---- data: N posts published over DAYS days, one sample per post per day since publishing ----
-  const ws = await createWorkspace({ name: 'Analytics bench', plan: 'BUSINESS' });
-  const project = await createProject({ workspaceId: ws.id, type: 'PERSONAL_BRAND', name: 'Bench person', timezone: 'Europe/Paris' });
-  const key = (await issueApiKey({ workspaceId: ws.id, scopes: ['analytics:read'] })).key;
+async function main() {
+  const bench = await setUp();
+  try {
+    report(await run(bench));
+  } finally {
+    await closeStores();
+  }
+}
+
+// ---- set up: N posts published over DAYS days, one sample per post per day since publishing ----
+async function setUp() {
+  await resetStores(DATABASE_URL, REDIS_URL);
+  const { benchWorkspace } = await import('./harness/seed');
+  const { db } = await import('../lib/db');
+  const {
+    workspace: ws,
+    project,
+    key,
+  } = await benchWorkspace({
+    name: 'Analytics bench',
+    project: { name: 'Bench person', timezone: 'Europe/Paris' },
+    scopes: ['analytics:read'],
+  });
   const t0 = Date.now();
   await db().raw(
     `insert into posts (id, workspace_id, project_id, status, title, content, content_type, network_post_urn, published_at, created_at)
@@ -87,31 +114,46 @@ async function main() {
   // The larger sizes add posts with their latest-metrics rows (the figures the samples would
   // have left) but no samples: no read measured here touches the samples, and the daily-gains
   // rollup has one row per project-day whatever the number of posts.
-  const growPosts = async (have: number, want: number) => {
-    const t = Date.now();
-    await db().raw(
-      `insert into posts (id, workspace_id, project_id, status, title, content, content_type, network_post_urn, published_at, created_at)
-       select 'post_bench' || lpad(i::text, 16, '0'), ?, ?, 'published', 'Bench post ' || i, 'x', 'PERSONAL', 'urn:li:share:' || (1000000 + i),
-              now() - (((i * 7919) % (? * 24)) || ' hours')::interval, now() - interval '100 days'
-         from generate_series(?::int, ?::int) i`,
-      [ws.id, project.id, DAYS, have + 1, want],
-    );
-    await db().raw(
-      `insert into post_metric_state (post_id, workspace_id, project_id, network_post_urn, published_at, impressions, reactions, comments, reshares, samples, sync_state, last_synced_at)
-       select p.id, p.workspace_id, p.project_id, p.network_post_urn, p.published_at, (200 + (hashtext(p.id) & 4095)) * n, (5 + (hashtext(p.id) & 63)) * n,
-              (hashtext(p.id) & 7) * n, (hashtext(p.id) & 3) * n, n, 'ok', now() - interval '1 hour'
-         from posts p, lateral (select greatest(1, extract(day from now() - p.published_at)::int) as n) d
-        where p.project_id = ? and p.id > ?`,
-      [project.id, `post_bench${String(have).padStart(16, '0')}`],
-    );
-    await db().raw('analyze');
-    console.log(`grew the project to ${want} posts in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-  };
+  return { ws, project, key };
+}
 
-  // ---- 1. the analytics reads over HTTP, beside the same statements bare and the minimal query ----
-  // At each project size (issue 30): the API (its own process, closed loop), the statements it
-  // sent for one request (captured in that process) replayed bare over pg, and the minimal query
-  // a Postgres expert would write for the same answer, all with the same concurrency.
+// The larger sizes add posts with their latest-metrics rows (the figures the samples would
+// have left) but no samples: no read measured here touches the samples, and the daily-gains
+// rollup has one row per project-day whatever the number of posts.
+async function growPosts({ ws, project }: Bench, have: number, want: number) {
+  const { db } = await import('../lib/db');
+  const t = Date.now();
+  await db().raw(
+    `insert into posts (id, workspace_id, project_id, status, title, content, content_type, network_post_urn, published_at, created_at)
+     select 'post_bench' || lpad(i::text, 16, '0'), ?, ?, 'published', 'Bench post ' || i, 'x', 'PERSONAL', 'urn:li:share:' || (1000000 + i),
+            now() - (((i * 7919) % (? * 24)) || ' hours')::interval, now() - interval '100 days'
+       from generate_series(?::int, ?::int) i`,
+    [ws.id, project.id, DAYS, have + 1, want],
+  );
+  await db().raw(
+    `insert into post_metric_state (post_id, workspace_id, project_id, network_post_urn, published_at, impressions, reactions, comments, reshares, samples, sync_state, last_synced_at)
+     select p.id, p.workspace_id, p.project_id, p.network_post_urn, p.published_at, (200 + (hashtext(p.id) & 4095)) * n, (5 + (hashtext(p.id) & 63)) * n,
+            (hashtext(p.id) & 7) * n, (hashtext(p.id) & 3) * n, n, 'ok', now() - interval '1 hour'
+       from posts p, lateral (select greatest(1, extract(day from now() - p.published_at)::int) as n) d
+      where p.project_id = ? and p.id > ?`,
+    [project.id, `post_bench${String(have).padStart(16, '0')}`],
+  );
+  await db().raw('analyze');
+  console.log(`grew the project to ${want} posts in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+}
+
+async function run(b: Bench) {
+  const figures = await measureReads(b);
+  return { figures, sync: opt['no-sync'] ? null : await syncMetrics(b) };
+}
+
+// ---- 1. the analytics reads over HTTP, beside the same statements bare and the minimal query ----
+// At each project size (issue 30): the API (its own process, closed loop), the statements it
+// sent for one request (captured in that process) replayed bare over pg, and the minimal query
+// a Postgres expert would write for the same answer, all with the same concurrency.
+async function measureReads(b: Bench): Promise<SurfaceFigures[]> {
+  const { ws, project, key } = b;
+  const { issueApiKey } = await import('../ops/provision');
   const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris' }).format(new Date());
   const from = new Date(Date.now() - (DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
   const { periodBounds, addDays, daysBetween } = await import('../lib/analytics/overview');
@@ -121,7 +163,7 @@ async function main() {
   const weekAgo = addDays(today, -6);
   const week = periodBounds(weekAgo, today, 'Europe/Paris');
   const postsKey = (await issueApiKey({ workspaceId: ws.id, scopes: ['posts:read'] })).key;
-  const server = await startServer('app', 'bench/lib/serve-app.ts', { ...process.env });
+  const server = await startServer('app', 'bench/harness/serve-app.ts', { ...process.env });
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: CONNECTIONS });
   const headers = { authorization: `Bearer ${key}` };
   const surfaces = [
@@ -210,7 +252,7 @@ async function main() {
   ];
   const figures: SurfaceFigures[] = [];
   for (const [i, size] of SIZES.entries()) {
-    if (i > 0) await growPosts(SIZES[i - 1]!, size);
+    if (i > 0) await growPosts(b, SIZES[i - 1]!, size);
     for (const sf of surfaces) {
       const h = sf.headers ?? headers;
       const c = await server.call<{ status: number; statements: CapturedStatement[] }>('statements', { path: sf.path, headers: h });
@@ -234,34 +276,23 @@ async function main() {
   }
   await server.stop();
   await pool.end();
-  console.log(`\nanalytics reads, ${CONNECTIONS} connections, ${opt.duration} s each:`);
-  for (const f of figures)
-    console.log(
-      `  ${f.surface} [${f.corpus}]: API ${f.api.rps.toFixed(1)}/s p99 ${f.api.latencyMs.p99.toFixed(1)} ms · same statements ${f.same.rps.toFixed(1)}/s p99 ${f.same.latencyMs.p99.toFixed(1)} ms · ` +
-        `minimal ${f.minimal.rps.toFixed(1)}/s p99 ${f.minimal.latencyMs.p99.toFixed(1)} ms · API / same statements bare: ${f.apiOverSame.toFixed(2)}× · same statements / minimal: ${f.sameOverMinimal.toFixed(2)}×`,
-    );
-  if (opt['no-sync']) {
-    await Promise.allSettled([closeDb(), closeRedis()]);
-    return;
-  }
+  return figures;
+}
 
-  // ---- 2. metrics sync of SYNC_POSTS posts through the simulator ----
+// ---- 2. metrics sync of SYNC_POSTS posts through the simulator ----
+async function syncMetrics({ ws }: Bench) {
+  const { db } = await import('../lib/db');
   const { startNetworkSimulator } = await import('../sim/network/server');
   const sim = await startNetworkSimulator({ port: 0 });
   const { HttpNetworkClient } = await import('../lib/network/client');
   const { config } = await import('../lib/config');
-  const { storeConnectionTokens } = await import('../ops/connections');
+  const { connectedPersonalProject } = await import('../sim/network/accounts');
   const { syncDueMetrics } = await import('../lib/analytics/sync');
-  const token = await sim.control.issueToken({ personId: 'benchperson', name: 'Bench Person', expiresInSeconds: 30 * 86_400 });
-  const syncProject = await createProject({ workspaceId: ws.id, type: 'PERSONAL_BRAND', name: 'Sync person', connection: 'none' });
-  await storeConnectionTokens({
-    workspaceId: ws.id,
-    projectId: syncProject.id,
-    accessToken: token.accessToken,
-    refreshToken: token.refreshToken,
-    expiresAt: new Date(token.expiresAt),
+  const { project: syncProject } = await connectedPersonalProject(sim.control, ws.id, {
     personId: 'benchperson',
     name: 'Bench Person',
+    expiresInSeconds: 30 * 86_400,
+    projectName: 'Sync person',
   });
   await sim.control.setMetricsGrowth({ enabled: true, timeScale: 60 });
   const seeded = await sim.control.seedPosts({ author: 'urn:li:person:benchperson', count: SYNC_POSTS, text: 'bench' });
@@ -292,12 +323,27 @@ async function main() {
     if (r.claimed === 0) break;
     if (r.failed || r.blocked) throw new Error(`sync pass failed: ${JSON.stringify(r)}`);
   }
-  const syncS = (performance.now() - syncStart) / 1000;
-  console.log(
-    `\nmetrics sync: ${synced} posts in ${syncS.toFixed(1)} s = ${(synced / syncS).toFixed(0)} posts/s (${passes} passes of ${config.analytics.syncBatch}, ${config.analytics.syncConcurrency} calls in flight)`,
-  );
   await sim.close();
-  await Promise.allSettled([closeDb(), closeRedis()]);
+  return {
+    synced,
+    passes,
+    syncS: (performance.now() - syncStart) / 1000,
+    batch: config.analytics.syncBatch,
+    concurrency: config.analytics.syncConcurrency,
+  };
+}
+
+function report({ figures, sync }: Awaited<ReturnType<typeof run>>) {
+  console.log(`\nanalytics reads, ${CONNECTIONS} connections, ${opt.duration} s each:`);
+  for (const f of figures)
+    console.log(
+      `  ${f.surface} [${f.corpus}]: API ${f.api.rps.toFixed(1)}/s p99 ${f.api.latencyMs.p99.toFixed(1)} ms · same statements ${f.same.rps.toFixed(1)}/s p99 ${f.same.latencyMs.p99.toFixed(1)} ms · ` +
+        `minimal ${f.minimal.rps.toFixed(1)}/s p99 ${f.minimal.latencyMs.p99.toFixed(1)} ms · API / same statements bare: ${f.apiOverSame.toFixed(2)}× · same statements / minimal: ${f.sameOverMinimal.toFixed(2)}×`,
+    );
+  if (!sync) return;
+  console.log(
+    `\nmetrics sync: ${sync.synced} posts in ${sync.syncS.toFixed(1)} s = ${(sync.synced / sync.syncS).toFixed(0)} posts/s (${sync.passes} passes of ${sync.batch}, ${sync.concurrency} calls in flight)`,
+  );
 }
 
 main().catch((err) => {

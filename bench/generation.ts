@@ -13,7 +13,7 @@
 //
 // Everything is the bench's own: Postgres database content_scheduler_bench_gen (dropped and
 // recreated), Redis db 11 (flushed), a Temporal dev server (in memory) on a free port, the REST
-// API in a child process (bench/lib/serve-app.ts) and the worker as `workers/main.ts` in another,
+// API in a child process (bench/harness/serve-app.ts) and the worker as `workers/main.ts` in another,
 // as production runs it; the baseline's server (bench/generation/serve-bare.ts) and worker
 // (bench/generation/baselineWorker.ts) likewise. See bench/README.md.
 
@@ -23,12 +23,12 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import proto from '@temporalio/proto';
-import { diff, machineInfo, snapshot, type Groups } from './lib/proc';
-import { REPO_ROOT, startServer } from './lib/servers';
-import { startWorkerChild, waitWorkerReady } from './lib/worker';
+import { diff, machineInfo, snapshot, type Groups } from './harness/proc';
+import { REPO_ROOT, startServer } from './harness/servers';
+import { startWorkerChild, waitWorkerReady } from './harness/worker';
 import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
-import { flushRedis, recreateDatabase } from './lib/database';
+import { flushRedis, recreateDatabase } from './harness/database';
 import { bareRound, buildBaselineBundle, startBareBaseline, type BareBaseline } from './generation/baseline';
 import { censusControl, describePlan, perJob, planOf, writePlan } from './generation/sameStatements';
 import {
@@ -389,7 +389,7 @@ async function main() {
         bare = null;
       }
 
-      step('API (bench/lib/serve-app.ts) and worker (workers/main.ts) as child processes, with the statement census');
+      step('API (bench/harness/serve-app.ts) and worker (workers/main.ts) as child processes, with the statement census');
       if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
       // One folder per process: tsx's module loader runs on a thread of its own, which writes a
       // profile of its own next to the main thread's.
@@ -397,7 +397,7 @@ async function main() {
         ...CENSUS_ARGS,
         ...(opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, name)}`] : []),
       ];
-      const api = await startServer('api', 'bench/lib/serve-app.ts', process.env, nodeArgs('api'));
+      const api = await startServer('api', 'bench/harness/serve-app.ts', process.env, nodeArgs('api'));
       const worker = startWorkerChild(nodeArgs('worker'));
       servicePids = [api.pid, worker.child.pid!];
       const census = censusControl(CENSUS_DIR);
@@ -494,7 +494,7 @@ async function main() {
     console.log(`same-statements bare baseline, median of ${sameResults.length} rounds: ${line(sameSummary)}`);
     vs('same-statements bare baseline', sameSummary, versusSame);
   }
-  // On lines a script can read, as the read surfaces' benches print them (bench/lib/statements.ts):
+  // On lines a script can read, as the read surfaces' benches print them (bench/harness/statements.ts):
   // queue→done p50 of the service against its statements bare, and theirs against the minimal job.
   const tag = `generation [${REQUESTS} at once]`;
   if (versusSame?.queueToDoneP50Ratio != null)
@@ -521,7 +521,7 @@ async function main() {
     ),
   );
   if (opt.profile) {
-    const { printProfile, summarizeProfile } = await import('./lib/profile');
+    const { printProfile, summarizeProfile } = await import('./harness/profile');
     const jobs = WARMUP + REQUESTS * ROUNDS;
     for (const name of ['api', 'worker']) {
       const dir = path.join(PROFILE_DIR, name);

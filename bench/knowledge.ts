@@ -16,12 +16,12 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { prng } from './lib/content';
-import { flushRedis, recreateDatabase } from './lib/database';
-import { closedLoop, summarize, type LatencySummary } from './lib/load';
-import { startServer } from './lib/servers';
-import { describeStatements, explainAll, measureSurface, type CapturedStatement, type SurfaceFigures } from './lib/statements';
-import { startWorkerChild, waitWorkerReady } from './lib/worker';
+import { prng } from './harness/content';
+import { closeStores, resetStores } from './harness/database';
+import { closedLoop, summarize, type LatencySummary } from './harness/load';
+import { startServer } from './harness/servers';
+import { describeStatements, explainAll, measureSurface, type CapturedStatement, type SurfaceFigures } from './harness/statements';
+import { startWorkerChild, waitWorkerReady } from './harness/worker';
 import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
 
@@ -121,102 +121,124 @@ const QUERIES = Array.from({ length: 64 }, (_, i) =>
 
 const fmt = (l: LatencySummary) => `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms, max ${l.max.toFixed(1)} ms`;
 
-step(`database ${DATABASE_URL} (recreated), Redis ${REDIS_URL} (flushed)`);
-await recreateDatabase(DATABASE_URL);
-await flushRedis(REDIS_URL);
-step('Temporal dev server');
-const binary = await resolveTemporalBinary({ log: (l) => console.log(`  [temporal] ${l}`) });
-const temporal = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
-const { createWorkspace, createProject, issueApiKey } = await import('../ops/provision');
-const { db, closeDb } = await import('../lib/db');
-const { closeRedis } = await import('../lib/redis');
-const { storeDocument } = await import('../lib/knowledge/ingest');
-const { newId } = await import('../lib/ids');
-step('API (bench/lib/serve-app.ts) and worker (workers/main.ts) as child processes');
-const api = await startServer('api', 'bench/lib/serve-app.ts', process.env);
-const worker = startWorkerChild();
-const bare = new pg.Pool({ connectionString: DATABASE_URL, max: CONNECTIONS });
-try {
-  const workspace = await createWorkspace({ name: 'Knowledge Bench Co', plan: 'BUSINESS' });
-  const project = (await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench person', connection: 'none' }))
-    .id as string;
-  const key = (await issueApiKey({ workspaceId: workspace.id, scopes: ['read', 'write'], name: 'knowledge bench' })).key;
+type Bench = Awaited<ReturnType<typeof setUp>>;
+
+/** The bench's stores, Temporal, the API and the worker, and a customer with a read-write key. */
+async function setUp() {
+  step(`database ${DATABASE_URL} (recreated), Redis ${REDIS_URL} (flushed)`);
+  await resetStores(DATABASE_URL, REDIS_URL);
+  step('Temporal dev server');
+  const binary = await resolveTemporalBinary({ log: (l) => console.log(`  [temporal] ${l}`) });
+  const temporal = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
+  const { benchWorkspace } = await import('./harness/seed');
+  step('API (bench/harness/serve-app.ts) and worker (workers/main.ts) as child processes');
+  const api = await startServer('api', 'bench/harness/serve-app.ts', process.env);
+  const worker = startWorkerChild();
+  const bare = new pg.Pool({ connectionString: DATABASE_URL, max: CONNECTIONS });
+  const {
+    workspace,
+    project: p,
+    key,
+  } = await benchWorkspace({
+    name: 'Knowledge Bench Co',
+    project: { name: 'Bench person', connection: 'none' },
+    scopes: ['read', 'write'],
+    keyName: 'knowledge bench',
+  });
+  const project = p.id as string;
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-  const ingest = async (text: string) => {
-    const r = await fetch(`${api.baseUrl}/v1/knowledge`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ type: 'text', projectId: project, text }),
+  return { temporal, api, worker, bare, workspace, project, headers };
+}
+
+async function ingest({ api, project, headers }: Bench, text: string) {
+  const r = await fetch(`${api.baseUrl}/v1/knowledge`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ type: 'text', projectId: project, text }),
+  });
+  const body = (await r.json()) as { data?: { id: string } };
+  if (r.status !== 200 || !body.data) throw new Error(`ingest refused: ${r.status} ${JSON.stringify(body)}`);
+  return body.data.id;
+}
+
+async function waitAll(ids: string[], timeoutMs: number) {
+  const { db } = await import('../lib/db');
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const open = await db()('jobs').whereIn('id', ids).whereIn('status', ['QUEUED', 'RUNNING']).count<{ n: string }[]>('* as n');
+    if (Number(open[0]!.n) === 0) return;
+    if (Date.now() > deadline) throw new Error('ingest jobs did not finish in time');
+    await sleep(100);
+  }
+}
+
+// The first 10,000 chunks are written as ingests write them (storeDocument); past that the
+// workspace's documents are copied with their chunks and tsvectors in SQL, which takes
+// seconds rather than the half hour 100,000 chunks of storeDocument would.
+async function growCorpus(workspaceId: string, projectId: string, have: number, want: number) {
+  const { db } = await import('../lib/db');
+  const { storeDocument } = await import('../lib/knowledge/ingest');
+  const { newId } = await import('../lib/ids');
+  let total = have;
+  while (total < Math.min(want, 10_000)) {
+    const jobId = newId('job');
+    await db()('jobs').insert({ id: jobId, workspace_id: workspaceId, project_id: projectId, type: 'KNOWLEDGE_INGEST', status: 'DONE' });
+    const r = await storeDocument(
+      db(),
+      { id: jobId, workspace_id: workspaceId },
+      { type: 'text', scope: 'PROJECT', projectId, tags: [], language: 'en' },
+      { text: documentText(BYTES), name: 'seed', sourceName: null, sourceUrl: null, language: 'en' },
+    );
+    total += r.chunkCount;
+  }
+  for (let round = 0; total < want; round++) {
+    const cols = (
+      await db().raw(
+        `select column_name from information_schema.columns where table_name = 'knowledge_documents' and table_schema = current_schema()`,
+      )
+    ).rows.map((r: { column_name: string }) => r.column_name as string);
+    const list = cols.map((c: string) => `"${c}"`).join(', ');
+    const select = cols.map((c: string) => (c === 'id' ? `id || '_c${round}'` : c === 'job_id' ? 'null' : `"${c}"`)).join(', ');
+    const perDoc = Number(
+      (await db().raw(`select avg(chunk_count) as n from knowledge_documents where workspace_id = ?`, [workspaceId])).rows[0].n,
+    );
+    const docs = Math.ceil((want - total) / perDoc);
+    const originals = (
+      await db().raw(`select id from knowledge_documents where workspace_id = ? and id !~ '_c[0-9]+$' order by id limit ?`, [
+        workspaceId,
+        docs,
+      ])
+    ).rows.map((r: { id: string }) => r.id);
+    await db().transaction(async (trx) => {
+      await trx.raw(`insert into knowledge_documents (${list}) select ${select} from knowledge_documents where id = any(?)`, [originals]);
+      await trx.raw(
+        `insert into knowledge_chunks (document_id, workspace_id, ordinal, content, tsv)
+         select c.document_id || '_c${round}', c.workspace_id, c.ordinal, c.content, c.tsv from knowledge_chunks c where c.document_id = any(?)`,
+        [originals],
+      );
     });
-    const body = (await r.json()) as { data?: { id: string } };
-    if (r.status !== 200 || !body.data) throw new Error(`ingest refused: ${r.status} ${JSON.stringify(body)}`);
-    return body.data.id;
-  };
-  const waitAll = async (ids: string[], timeoutMs: number) => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const open = await db()('jobs').whereIn('id', ids).whereIn('status', ['QUEUED', 'RUNNING']).count<{ n: string }[]>('* as n');
-      if (Number(open[0]!.n) === 0) return;
-      if (Date.now() > deadline) throw new Error('ingest jobs did not finish in time');
-      await sleep(100);
-    }
-  };
+    total = Number((await db()('knowledge_chunks').where({ workspace_id: workspaceId }).count<{ n: string }[]>('* as n'))[0]!.n);
+  }
+  return total;
+}
 
-  // The first 10,000 chunks are written as ingests write them (storeDocument); past that the
-  // workspace's documents are copied with their chunks and tsvectors in SQL, which takes
-  // seconds rather than the half hour 100,000 chunks of storeDocument would.
-  const growCorpus = async (workspaceId: string, projectId: string, have: number, want: number) => {
-    let total = have;
-    while (total < Math.min(want, 10_000)) {
-      const jobId = newId('job');
-      await db()('jobs').insert({ id: jobId, workspace_id: workspaceId, project_id: projectId, type: 'KNOWLEDGE_INGEST', status: 'DONE' });
-      const r = await storeDocument(
-        db(),
-        { id: jobId, workspace_id: workspaceId },
-        { type: 'text', scope: 'PROJECT', projectId, tags: [], language: 'en' },
-        { text: documentText(BYTES), name: 'seed', sourceName: null, sourceUrl: null, language: 'en' },
-      );
-      total += r.chunkCount;
-    }
-    for (let round = 0; total < want; round++) {
-      const cols = (
-        await db().raw(
-          `select column_name from information_schema.columns where table_name = 'knowledge_documents' and table_schema = current_schema()`,
-        )
-      ).rows.map((r: { column_name: string }) => r.column_name as string);
-      const list = cols.map((c: string) => `"${c}"`).join(', ');
-      const select = cols.map((c: string) => (c === 'id' ? `id || '_c${round}'` : c === 'job_id' ? 'null' : `"${c}"`)).join(', ');
-      const perDoc = Number(
-        (await db().raw(`select avg(chunk_count) as n from knowledge_documents where workspace_id = ?`, [workspaceId])).rows[0].n,
-      );
-      const docs = Math.ceil((want - total) / perDoc);
-      const originals = (
-        await db().raw(`select id from knowledge_documents where workspace_id = ? and id !~ '_c[0-9]+$' order by id limit ?`, [
-          workspaceId,
-          docs,
-        ])
-      ).rows.map((r: { id: string }) => r.id);
-      await db().transaction(async (trx) => {
-        await trx.raw(`insert into knowledge_documents (${list}) select ${select} from knowledge_documents where id = any(?)`, [originals]);
-        await trx.raw(
-          `insert into knowledge_chunks (document_id, workspace_id, ordinal, content, tsv)
-           select c.document_id || '_c${round}', c.workspace_id, c.ordinal, c.content, c.tsv from knowledge_chunks c where c.document_id = any(?)`,
-          [originals],
-        );
-      });
-      total = Number((await db()('knowledge_chunks').where({ workspace_id: workspaceId }).count<{ n: string }[]>('* as n'))[0]!.n);
-    }
-    return total;
-  };
+async function run(b: Bench) {
+  const ingest = await ingestDocuments(b);
+  return { ingest, surfaces: await measureSearch(b, ingest.ingestChunks) };
+}
 
+/** A warm-up of 5 documents, then --documents documents sent at once, each until its job is done. */
+async function ingestDocuments(b: Bench) {
+  const { worker, workspace } = b;
+  const { db } = await import('../lib/db');
   await waitWorkerReady(worker, TASK_QUEUE);
   step('warm-up: 5 documents');
-  await waitAll(await Promise.all(Array.from({ length: 5 }, () => ingest(documentText(2_000)))), 180_000);
+  await waitAll(await Promise.all(Array.from({ length: 5 }, () => ingest(b, documentText(2_000)))), 180_000);
 
   step(`ingest: ${DOCS} documents of ${BYTES} bytes, sent at once`);
   const texts = Array.from({ length: DOCS }, () => documentText(BYTES));
   const sent = performance.now();
-  const ids = await Promise.all(texts.map(ingest));
+  const ids = await Promise.all(texts.map((t) => ingest(b, t)));
   const acceptedMs = performance.now() - sent;
   await waitAll(ids, 600_000);
   const rows = await db()('jobs').whereIn('id', ids).select('status', 'created_at', 'completed_at');
@@ -227,7 +249,11 @@ try {
   const ingestChunks = Number(
     (await db()('knowledge_chunks').where({ workspace_id: workspace.id }).count<{ n: string }[]>('* as n'))[0]!.n,
   );
+  return { done, rows, latencies, first, last, acceptedMs, ingestChunks };
+}
 
+async function measureSearch({ api, bare, workspace, project, headers }: Bench, ingestChunks: number) {
+  const { db } = await import('../lib/db');
   // Search at each corpus size (issue 30): the API beside the same statements bare (captured
   // from the API process for each query) and beside the minimal query a Postgres expert would
   // write for the same page: rank the chunks, group by document, headline only the page's rows.
@@ -283,7 +309,10 @@ try {
       }),
     );
   }
+  return surfaces;
+}
 
+function report({ ingest: { done, rows, latencies, first, last, acceptedMs, ingestChunks }, surfaces }: Awaited<ReturnType<typeof run>>) {
   console.log(
     `\nresults (${os.cpus().length} CPUs, load average ${os
       .loadavg()
@@ -301,11 +330,15 @@ try {
       `  search over ${f.corpus}: API ${f.api.rps.toFixed(0)}/s ${fmt(f.api.latencyMs)} · same statements ${f.same.rps.toFixed(0)}/s ${fmt(f.same.latencyMs)} · ` +
         `minimal ${f.minimal.rps.toFixed(0)}/s ${fmt(f.minimal.latencyMs)} · API / same statements bare: ${f.apiOverSame.toFixed(2)}× · same statements / minimal: ${f.sameOverMinimal.toFixed(2)}×`,
     );
+}
+
+const bench = await setUp();
+try {
+  report(await run(bench));
 } finally {
-  await bare.end();
-  await worker.stop();
-  await api.stop();
-  await closeDb();
-  await closeRedis();
-  await temporal.stop();
+  await bench.bare.end();
+  await bench.worker.stop();
+  await bench.api.stop();
+  await closeStores();
+  await bench.temporal.stop();
 }

@@ -29,8 +29,8 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { flushRedis, recreateDatabase } from './lib/database';
-import { summarize, type LatencySummary } from './lib/load';
+import { closeStores, resetStores } from './harness/database';
+import { summarize, type LatencySummary } from './harness/load';
 import { freePort } from '../tooling/ports';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -277,24 +277,32 @@ class PlainSession {
 let exitCode = 0;
 
 async function main() {
-  console.log(`mcp bench: ${SESSIONS} sessions, ${opt.duration} s per round, tool ${TOOL}`);
-  await recreateDatabase(DATABASE_URL);
-  await flushRedis(REDIS_URL);
-  const { closeDb } = await import('../lib/db');
-  const { closeRedis } = await import('../lib/redis');
+  const bench = await setUp();
+  let rounds: Round[];
+  try {
+    rounds = await run(bench);
+  } finally {
+    bench.server.kill('SIGTERM');
+    await new Promise((r) => bench.server.once('exit', r));
+  }
+  await report(rounds);
+}
 
-  const { createWorkspace, createProject, issueApiKey } = await import('../ops/provision');
+type Bench = Awaited<ReturnType<typeof setUp>>;
+
+/** The bench's stores, 200 posts of one project, the API process with its MCP door answering. */
+async function setUp() {
+  console.log(`mcp bench: ${SESSIONS} sessions, ${opt.duration} s per round, tool ${TOOL}`);
+  await resetStores(DATABASE_URL, REDIS_URL);
+
+  const { benchWorkspace } = await import('./harness/seed');
   const { db } = await import('../lib/db');
   const { newId } = await import('../lib/ids');
-  const workspace = await createWorkspace({ name: 'Bench MCP', plan: 'BUSINESS' });
-  const project = await createProject({
-    workspaceId: workspace.id,
-    type: 'PERSONAL_BRAND',
-    name: 'Bench Person',
-    username: 'bench-person',
-    connection: 'connected',
+  const { workspace, project, key } = await benchWorkspace({
+    name: 'Bench MCP',
+    project: { name: 'Bench Person', username: 'bench-person', connection: 'connected' },
+    scopes: ['read'],
   });
-  const { key } = await issueApiKey({ workspaceId: workspace.id, scopes: ['read'] });
   const now = Date.now();
   const posts = Array.from({ length: 200 }, (_, i) => ({
     id: newId('post'),
@@ -308,8 +316,7 @@ async function main() {
   }));
   await db()('posts').insert(posts);
   const postId = posts[0]!.id;
-  await closeDb();
-  await closeRedis();
+  await closeStores();
 
   const [port, mcpPort] = [await freePort(), await freePort()];
   const apiUrl = `http://127.0.0.1:${port}`;
@@ -333,130 +340,140 @@ async function main() {
       if (Date.now() > deadline || server.exitCode !== null) throw new Error('the API process did not start');
       await new Promise((r) => setTimeout(r, 100));
     }
-
-    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-    const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
-    const args = TOOL === 'get_post' ? { postId } : { projectId: project.id, limit: 20 };
-    const restPath = TOOL === 'get_post' ? `/v1/posts/${postId}` : `/v1/posts?projectId=${project.id}&limit=20`;
-    const headers = { Authorization: `Bearer ${key}` };
-
-    async function openSessions(kind: 'streamable' | 'sse') {
-      const connectMs: number[] = [];
-      const clients = await Promise.all(
-        Array.from({ length: SESSIONS }, async () => {
-          const client = new Client({ name: 'bench', version: '1' });
-          const t0 = performance.now();
-          await client.connect(
-            kind === 'streamable'
-              ? new StreamableHTTPClientTransport(new URL('/mcp', mcpUrl), { requestInit: { headers } })
-              : new SSEClientTransport(new URL('/sse', mcpUrl), { requestInit: { headers } }),
-          );
-          connectMs.push(performance.now() - t0);
-          return client;
-        }),
-      );
-      return { clients, connect: summarize(connectMs) };
-    }
-
-    async function round(kind: Round['kind'], durationMs: number): Promise<Round> {
-      if (kind === 'rest') {
-        const agent = new http.Agent({ keepAlive: true, maxSockets: SESSIONS, maxFreeSockets: SESSIONS });
-        const url = new URL(apiUrl + restPath);
-        await closedLoop(SESSIONS, Math.min(WARMUP_MS, 2_000), () => restGet(agent, url, key), server.pid!);
-        const result = await closedLoop(SESSIONS, durationMs, () => restGet(agent, url, key), server.pid!);
-        agent.destroy();
-        return { kind, ...result };
-      }
-      if (kind === 'plain') {
-        const t0 = performance.now();
-        const sessions = Array.from({ length: SESSIONS }, () => new PlainSession(new URL('/mcp', mcpUrl), key));
-        await Promise.all(sessions.map((x) => x.open()));
-        const openMs = (performance.now() - t0) / SESSIONS;
-        const plainStep = (w: number) => sessions[w]!.callTool(TOOL, args);
-        await closedLoop(SESSIONS, Math.min(WARMUP_MS, 2_000), plainStep, server.pid!);
-        const result = await closedLoop(SESSIONS, durationMs, plainStep, server.pid!);
-        await Promise.all(sessions.map((x) => x.close()));
-        return { kind, ...result, connectMs: summarize([openMs]) };
-      }
-      const opened = await openSessions(kind);
-      const step = async (w: number) => {
-        const r = await opened.clients[w]!.callTool({ name: TOOL, arguments: args });
-        return r.isError !== true;
-      };
-      await closedLoop(SESSIONS, Math.min(WARMUP_MS, 2_000), step, server.pid!);
-      const result = await closedLoop(SESSIONS, durationMs, step, server.pid!);
-      await Promise.all(opened.clients.map((c) => c.close()));
-      return { kind, ...result, connectMs: opened.connect };
-    }
-
-    const kinds = KINDS.filter((k) => !ONLY || k === ONLY);
-    // Both processes' code paths are JIT-compiled before anything is measured.
-    console.log(`  warming up (${opt.warmup} s per kind)`);
-    for (const kind of kinds) await round(kind, WARMUP_MS);
-
-    const rounds: Round[] = [];
-    for (const kind of [...kinds, ...[...kinds].reverse()]) {
-      const result = await round(kind, DURATION_MS);
-      rounds.push(result);
-      console.log(
-        `  ${kind.padEnd(10)} ${result.callsPerSecond.toFixed(0).padStart(6)} calls/s  p50 ${result.latencyMs.p50.toFixed(1)} ms  p99 ${result.latencyMs.p99.toFixed(1)} ms  srv ${result.serverCpuUsPerCall?.toFixed(0) ?? '?'} µs/call  client ${result.clientCpuUsPerCall.toFixed(0)} µs/call  errors ${result.errors}`,
-      );
-    }
-
-    const mean = (kind: Round['kind']) => {
-      const rs = rounds.filter((r) => r.kind === kind);
-      const avg = (f: (r: Round) => number) => rs.reduce((a, r) => a + f(r), 0) / rs.length;
-      return {
-        kind,
-        callsPerSecond: avg((r) => r.callsPerSecond),
-        p50Ms: avg((r) => r.latencyMs.p50),
-        p99Ms: avg((r) => r.latencyMs.p99),
-        maxMs: Math.max(...rs.map((r) => r.latencyMs.max)),
-        errors: rs.reduce((a, r) => a + r.errors, 0),
-        serverCpuUsPerCall: rs.every((r) => r.serverCpuUsPerCall !== null) ? avg((r) => r.serverCpuUsPerCall!) : null,
-        clientCpuUsPerCall: avg((r) => r.clientCpuUsPerCall),
-        sessionOpenP50Ms: rs[0]!.connectMs ? avg((r) => r.connectMs!.p50) : null,
-      };
-    };
-    const summary = (['plain', 'streamable', 'sse', 'rest'] as const).filter((k) => rounds.some((r) => r.kind === k)).map(mean);
-    const rest = summary.find((s) => s.kind === 'rest')?.callsPerSecond ?? NaN;
-    console.log('\n  transport    calls/s   p50 ms   p99 ms   max ms   srv CPU µs/call   client CPU µs/call   open p50 ms   vs REST');
-    for (const s of summary) {
-      console.log(
-        `  ${s.kind.padEnd(10)} ${s.callsPerSecond.toFixed(0).padStart(9)} ${s.p50Ms.toFixed(1).padStart(8)} ${s.p99Ms.toFixed(1).padStart(8)} ${s.maxMs.toFixed(1).padStart(8)} ${(s.serverCpuUsPerCall?.toFixed(0) ?? 'n/a').padStart(17)} ${s.clientCpuUsPerCall.toFixed(0).padStart(20)} ${(s.sessionOpenP50Ms?.toFixed(1) ?? '-').padStart(13)} ${((s.callsPerSecond / rest) * 100).toFixed(0).padStart(8)} %`,
-      );
-    }
-    const plain = summary.find((s) => s.kind === 'plain');
-    const restRow = summary.find((s) => s.kind === 'rest');
-    const target = plain && restRow ? { ratio: plain.callsPerSecond / restRow.callsPerSecond, min: TARGET_RATIO } : null;
-    if (target) {
-      const cpuRatio =
-        plain!.serverCpuUsPerCall && restRow!.serverCpuUsPerCall ? restRow!.serverCpuUsPerCall / plain!.serverCpuUsPerCall : null;
-      console.log(
-        `\n  baseline REST ${restRow!.callsPerSecond.toFixed(0)} calls/s; streamable HTTP (plain client) ${plain!.callsPerSecond.toFixed(0)} calls/s = ${target.ratio.toFixed(2)}× (target ≥ ${TARGET_RATIO}×): ${target.ratio >= TARGET_RATIO ? 'met' : 'MISSED'}` +
-          (cpuRatio !== null ? `; server CPU per call REST/MCP ${cpuRatio.toFixed(2)}` : ''),
-      );
-      if (opt.strict && target.ratio < TARGET_RATIO) exitCode = 1;
-    }
-    const out = {
-      bench: 'mcp',
-      target,
-      at: new Date().toISOString(),
-      machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
-      options: { sessions: SESSIONS, durationS: DURATION_MS / 1000, warmupS: WARMUP_MS / 1000, tool: TOOL },
-      summary,
-      rounds,
-    };
-    fs.mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
-    fs.writeFileSync(path.join(ROOT, 'bench', 'results', 'mcp.json'), JSON.stringify(out, null, 2));
-    console.log('\n  written to bench/results/mcp.json');
-  } finally {
+  } catch (err) {
     server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
+    throw err;
   }
+  const args = TOOL === 'get_post' ? { postId } : { projectId: project.id, limit: 20 };
+  const restPath = TOOL === 'get_post' ? `/v1/posts/${postId}` : `/v1/posts?projectId=${project.id}&limit=20`;
+  const headers = { Authorization: `Bearer ${key}` };
+
+  return { server, apiUrl, mcpUrl, key, args, restPath, headers };
+}
+
+async function openSessions({ mcpUrl, headers }: Bench, kind: 'streamable' | 'sse') {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
+  const connectMs: number[] = [];
+  const clients = await Promise.all(
+    Array.from({ length: SESSIONS }, async () => {
+      const client = new Client({ name: 'bench', version: '1' });
+      const t0 = performance.now();
+      await client.connect(
+        kind === 'streamable'
+          ? new StreamableHTTPClientTransport(new URL('/mcp', mcpUrl), { requestInit: { headers } })
+          : new SSEClientTransport(new URL('/sse', mcpUrl), { requestInit: { headers } }),
+      );
+      connectMs.push(performance.now() - t0);
+      return client;
+    }),
+  );
+  return { clients, connect: summarize(connectMs) };
+}
+
+/** One closed-loop round of one transport: REST, streamable HTTP with a plain client, or the SDK client's streamable HTTP or SSE. */
+async function round(b: Bench, kind: Round['kind'], durationMs: number): Promise<Round> {
+  const { server, apiUrl, mcpUrl, key, args, restPath } = b;
+  if (kind === 'rest') {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: SESSIONS, maxFreeSockets: SESSIONS });
+    const url = new URL(apiUrl + restPath);
+    await closedLoop(SESSIONS, Math.min(WARMUP_MS, 2_000), () => restGet(agent, url, key), server.pid!);
+    const result = await closedLoop(SESSIONS, durationMs, () => restGet(agent, url, key), server.pid!);
+    agent.destroy();
+    return { kind, ...result };
+  }
+  if (kind === 'plain') {
+    const t0 = performance.now();
+    const sessions = Array.from({ length: SESSIONS }, () => new PlainSession(new URL('/mcp', mcpUrl), key));
+    await Promise.all(sessions.map((x) => x.open()));
+    const openMs = (performance.now() - t0) / SESSIONS;
+    const plainStep = (w: number) => sessions[w]!.callTool(TOOL, args);
+    await closedLoop(SESSIONS, Math.min(WARMUP_MS, 2_000), plainStep, server.pid!);
+    const result = await closedLoop(SESSIONS, durationMs, plainStep, server.pid!);
+    await Promise.all(sessions.map((x) => x.close()));
+    return { kind, ...result, connectMs: summarize([openMs]) };
+  }
+  const opened = await openSessions(b, kind);
+  const step = async (w: number) => {
+    const r = await opened.clients[w]!.callTool({ name: TOOL, arguments: args });
+    return r.isError !== true;
+  };
+  await closedLoop(SESSIONS, Math.min(WARMUP_MS, 2_000), step, server.pid!);
+  const result = await closedLoop(SESSIONS, durationMs, step, server.pid!);
+  await Promise.all(opened.clients.map((c) => c.close()));
+  return { kind, ...result, connectMs: opened.connect };
+}
+
+/** A warm-up of every kind, then the measured rounds in ABBA order. */
+async function run(b: Bench): Promise<Round[]> {
+  const kinds = KINDS.filter((k) => !ONLY || k === ONLY);
+  // Both processes' code paths are JIT-compiled before anything is measured.
+  console.log(`  warming up (${opt.warmup} s per kind)`);
+  for (const kind of kinds) await round(b, kind, WARMUP_MS);
+
+  const rounds: Round[] = [];
+  for (const kind of [...kinds, ...[...kinds].reverse()]) {
+    const result = await round(b, kind, DURATION_MS);
+    rounds.push(result);
+    console.log(
+      `  ${kind.padEnd(10)} ${result.callsPerSecond.toFixed(0).padStart(6)} calls/s  p50 ${result.latencyMs.p50.toFixed(1)} ms  p99 ${result.latencyMs.p99.toFixed(1)} ms  srv ${result.serverCpuUsPerCall?.toFixed(0) ?? '?'} µs/call  client ${result.clientCpuUsPerCall.toFixed(0)} µs/call  errors ${result.errors}`,
+    );
+  }
+
+  return rounds;
+}
+
+async function report(rounds: Round[]) {
+  const mean = (kind: Round['kind']) => {
+    const rs = rounds.filter((r) => r.kind === kind);
+    const avg = (f: (r: Round) => number) => rs.reduce((a, r) => a + f(r), 0) / rs.length;
+    return {
+      kind,
+      callsPerSecond: avg((r) => r.callsPerSecond),
+      p50Ms: avg((r) => r.latencyMs.p50),
+      p99Ms: avg((r) => r.latencyMs.p99),
+      maxMs: Math.max(...rs.map((r) => r.latencyMs.max)),
+      errors: rs.reduce((a, r) => a + r.errors, 0),
+      serverCpuUsPerCall: rs.every((r) => r.serverCpuUsPerCall !== null) ? avg((r) => r.serverCpuUsPerCall!) : null,
+      clientCpuUsPerCall: avg((r) => r.clientCpuUsPerCall),
+      sessionOpenP50Ms: rs[0]!.connectMs ? avg((r) => r.connectMs!.p50) : null,
+    };
+  };
+  const summary = (['plain', 'streamable', 'sse', 'rest'] as const).filter((k) => rounds.some((r) => r.kind === k)).map(mean);
+  const rest = summary.find((s) => s.kind === 'rest')?.callsPerSecond ?? NaN;
+  console.log('\n  transport    calls/s   p50 ms   p99 ms   max ms   srv CPU µs/call   client CPU µs/call   open p50 ms   vs REST');
+  for (const s of summary) {
+    console.log(
+      `  ${s.kind.padEnd(10)} ${s.callsPerSecond.toFixed(0).padStart(9)} ${s.p50Ms.toFixed(1).padStart(8)} ${s.p99Ms.toFixed(1).padStart(8)} ${s.maxMs.toFixed(1).padStart(8)} ${(s.serverCpuUsPerCall?.toFixed(0) ?? 'n/a').padStart(17)} ${s.clientCpuUsPerCall.toFixed(0).padStart(20)} ${(s.sessionOpenP50Ms?.toFixed(1) ?? '-').padStart(13)} ${((s.callsPerSecond / rest) * 100).toFixed(0).padStart(8)} %`,
+    );
+  }
+  const plain = summary.find((s) => s.kind === 'plain');
+  const restRow = summary.find((s) => s.kind === 'rest');
+  const target = plain && restRow ? { ratio: plain.callsPerSecond / restRow.callsPerSecond, min: TARGET_RATIO } : null;
+  if (target) {
+    const cpuRatio =
+      plain!.serverCpuUsPerCall && restRow!.serverCpuUsPerCall ? restRow!.serverCpuUsPerCall / plain!.serverCpuUsPerCall : null;
+    console.log(
+      `\n  baseline REST ${restRow!.callsPerSecond.toFixed(0)} calls/s; streamable HTTP (plain client) ${plain!.callsPerSecond.toFixed(0)} calls/s = ${target.ratio.toFixed(2)}× (target ≥ ${TARGET_RATIO}×): ${target.ratio >= TARGET_RATIO ? 'met' : 'MISSED'}` +
+        (cpuRatio !== null ? `; server CPU per call REST/MCP ${cpuRatio.toFixed(2)}` : ''),
+    );
+    if (opt.strict && target.ratio < TARGET_RATIO) exitCode = 1;
+  }
+  const out = {
+    bench: 'mcp',
+    target,
+    at: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
+    options: { sessions: SESSIONS, durationS: DURATION_MS / 1000, warmupS: WARMUP_MS / 1000, tool: TOOL },
+    summary,
+    rounds,
+  };
+  fs.mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
+  fs.writeFileSync(path.join(ROOT, 'bench', 'results', 'mcp.json'), JSON.stringify(out, null, 2));
+  console.log('\n  written to bench/results/mcp.json');
   if (opt.profile) {
-    const { printProfile, summarizeProfile } = await import('./lib/profile');
+    const { printProfile, summarizeProfile } = await import('./harness/profile');
     for (const f of fs.readdirSync(PROFILE_DIR).filter((x) => x.endsWith('.cpuprofile')))
       printProfile('server', summarizeProfile(path.join(PROFILE_DIR, f), ROOT, 25));
   }

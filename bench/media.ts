@@ -12,34 +12,29 @@
 //   4. bare PUTs: the same bytes PUT N times to the store with the AWS SDK from this process, the
 //      floor the store itself sets in the same run.
 // Then GET /v1/media (the last round's library) beside the statements the API sent for it,
-// replayed bare, and the minimal query (bench/lib/statements.ts): the two ratios.
+// replayed bare, and the minimal query (bench/harness/statements.ts): the two ratios.
 // Everything is the bench's own: Postgres database content_scheduler_bench_media (recreated),
 // Redis db 12 (flushed), the Versity gateway on a free port with a temp dir, the REST API in a
-// child process (bench/lib/serve-app.ts).
+// child process (bench/harness/serve-app.ts).
 
-import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { parseArgs } from 'node:util';
-import zlib from 'node:zlib';
 import pg from 'pg';
-import { closedLoop, summarize, type LatencySummary } from './lib/load';
-import { describeStatements, explainAll, measureSurface, type CapturedStatement } from './lib/statements';
-import { flushRedis, recreateDatabase } from './lib/database';
-import { startServer } from './lib/servers';
+import { closedLoop, summarize, type LatencySummary } from './harness/load';
+import { describeStatements, explainAll, measureSurface, type CapturedStatement } from './harness/statements';
+import { resetStores } from './harness/database';
+import { benchOptions } from './harness/options';
+import { startServer } from './harness/servers';
 import { objectStoreEnv, startObjectStore } from '../tooling/objectStoreServer';
+import { png } from '../tooling/png';
 
-const { values: opt } = parseArgs({
-  options: {
+const opt = benchOptions(
+  {
     count: { type: 'string', default: '200' },
     bytes: { type: 'string', default: String(1024 * 1024) },
     rounds: { type: 'string', default: '2' },
     explain: { type: 'boolean', default: false },
-    help: { type: 'boolean', default: false },
   },
-  strict: true,
-});
-if (opt.help) {
-  console.log(`media: inline imports, presigned PUTs, upload imports and bare store PUTs, all at once.
+  `media: inline imports, presigned PUTs, upload imports and bare store PUTs, all at once.
 
 Options:
   --count N    images per phase, sent at once (default 200)
@@ -47,9 +42,8 @@ Options:
   --rounds N   measured rounds (default 2), after one unmeasured warm-up of 10
   --explain    EXPLAIN (ANALYZE, BUFFERS) of the media list's statements and its minimal query
 
-Then GET /v1/media beside the same statements bare and the minimal query (bench/lib/statements.ts).`);
-  process.exit(0);
-}
+Then GET /v1/media beside the same statements bare and the minimal query (bench/harness/statements.ts).`,
+);
 const COUNT = Number(opt.count);
 const BYTES = Number(opt.bytes);
 const ROUNDS = Number(opt.rounds);
@@ -57,43 +51,6 @@ const ROUNDS = Number(opt.rounds);
 const DATABASE_URL = process.env.BENCH_MEDIA_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_media';
 const REDIS_URL = process.env.BENCH_MEDIA_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
 const step = (text: string) => console.log(`• ${text}`);
-
-function png(side: number): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(zlib.crc32(body) >>> 0);
-    return Buffer.concat([len, body, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(side, 0);
-  header.writeUInt32BE(side, 4);
-  header[8] = 8;
-  header[9] = 2;
-  const row = side * 3 + 1;
-  const raw = randomBytes(row * side);
-  for (let y = 0; y < side; y++) raw[y * row] = 0;
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', zlib.deflateSync(raw, { level: 0 })),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
-
-const store = await startObjectStore({ log: () => {} });
-Object.assign(process.env, {
-  DATABASE_URL,
-  REDIS_URL,
-  ...objectStoreEnv(store),
-  // The bench measures the handlers, not the write bucket (60/min per workspace by default).
-  RATE_LIMIT_WRITE: '1000000',
-  RATE_LIMIT_READ: '1000000',
-  LOG_LEVEL: 'error',
-  NODE_ENV: 'production',
-});
 
 interface Phase {
   name: string;
@@ -137,120 +94,161 @@ async function burst(name: string, items: Buffer[], one: (b: Buffer, i: number) 
   };
 }
 
-try {
+type Bench = Awaited<ReturnType<typeof setUp>>;
+type Round = Phase[] & { images: number; mib: number };
+
+/** The object store, the bench's stores, the API process, and the store as the SDK sees it. */
+async function setUp() {
+  const store = await startObjectStore({ log: () => {} });
+  Object.assign(process.env, {
+    DATABASE_URL,
+    REDIS_URL,
+    ...objectStoreEnv(store),
+    // The bench measures the handlers, not the write bucket (60/min per workspace by default).
+    RATE_LIMIT_WRITE: '1000000',
+    RATE_LIMIT_READ: '1000000',
+    LOG_LEVEL: 'error',
+    NODE_ENV: 'production',
+  });
   step(`object store ${store.endpoint}; database ${DATABASE_URL}`);
-  await recreateDatabase(DATABASE_URL);
-  await flushRedis(REDIS_URL);
-  const { createProject, createWorkspace, issueApiKey } = await import('../ops/provision');
+  await resetStores(DATABASE_URL, REDIS_URL);
   const { S3ObjectStore, s3OptionsFromConfig } = await import('../lib/storage/objectStore');
-  const { closeDb } = await import('../lib/db');
   const bare = new S3ObjectStore(s3OptionsFromConfig());
   await bare.ensureBucket();
-  const api = await startServer('api', 'bench/lib/serve-app.ts', process.env);
-  const side = Math.floor(Math.sqrt(BYTES / 3));
-  const results: Phase[][] = [];
-  let last: { workspaceId: string; key: string } | null = null;
-  try {
-    for (let round = 0; round <= ROUNDS; round++) {
-      const n = round === 0 ? 10 : COUNT;
-      // A fresh workspace per round: ENTERPRISE has no storage limits, and dedupe never hits.
-      const ws = await createWorkspace({ name: `Bench media ${round}`, plan: 'ENTERPRISE' });
-      const { key } = await issueApiKey({ workspaceId: ws.id, scopes: ['read', 'write'] });
-      // spec 4.7: an API key names the project a media asset belongs to.
-      const projectId = (await createProject({ workspaceId: ws.id, type: 'PERSONAL_BRAND', name: 'Bench person', connection: 'none' }))
-        .id as string;
-      const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-      const inlineImages = Array.from({ length: n }, () => png(side));
-      const uploadImages = Array.from({ length: n }, () => png(side));
-      const bodies = inlineImages.map((b) => JSON.stringify({ projectId, content_base64: b.toString('base64') }));
+  const api = await startServer('api', 'bench/harness/serve-app.ts', process.env);
+  return { store, bare, api };
+}
 
-      const inline = await burst('inline import (POST /v1/media, base64)', inlineImages, async (_b, i) => {
-        const r = await fetch(`${api.baseUrl}/v1/media`, { method: 'POST', headers: auth, body: bodies[i] });
-        await r.arrayBuffer();
-        return r.status;
+async function run(b: Bench) {
+  const { rounds, last } = await importRounds(b);
+  if (last) await measureList(b, last);
+  return rounds;
+}
+
+/** One unmeasured round of 10, then --rounds rounds of --count images, each in a fresh ENTERPRISE workspace. */
+async function importRounds({ bare, api }: Bench) {
+  const { benchWorkspace } = await import('./harness/seed');
+  const side = Math.floor(Math.sqrt(BYTES / 3));
+  const rounds: Round[] = [];
+  let last: { workspaceId: string; key: string } | null = null;
+  for (let round = 0; round <= ROUNDS; round++) {
+    const n = round === 0 ? 10 : COUNT;
+    // A fresh workspace per round: ENTERPRISE has no storage limits, and dedupe never hits.
+    // spec 4.7: an API key names the project a media asset belongs to.
+    const {
+      workspace: ws,
+      project,
+      key,
+    } = await benchWorkspace({
+      name: `Bench media ${round}`,
+      plan: 'ENTERPRISE',
+      project: { name: 'Bench person', connection: 'none' },
+      scopes: ['read', 'write'],
+    });
+    const projectId = project.id as string;
+    const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+    const inlineImages = Array.from({ length: n }, () => png(side, side));
+    const uploadImages = Array.from({ length: n }, () => png(side, side));
+    const bodies = inlineImages.map((b) => JSON.stringify({ projectId, content_base64: b.toString('base64') }));
+
+    const inline = await burst('inline import (POST /v1/media, base64)', inlineImages, async (_b, i) => {
+      const r = await fetch(`${api.baseUrl}/v1/media`, { method: 'POST', headers: auth, body: bodies[i] });
+      await r.arrayBuffer();
+      return r.status;
+    });
+    const minted: Array<{ id: string; url: string; headers: Record<string, string> }> = [];
+    const mint = await burst('mint (POST /v1/uploads)', uploadImages, async (b, i) => {
+      const r = await fetch(`${api.baseUrl}/v1/uploads`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ fileName: `b${i}.png`, contentType: 'image/png', bytes: b.length, purpose: 'media' }),
       });
-      const minted: Array<{ id: string; url: string; headers: Record<string, string> }> = [];
-      const mint = await burst('mint (POST /v1/uploads)', uploadImages, async (b, i) => {
-        const r = await fetch(`${api.baseUrl}/v1/uploads`, {
-          method: 'POST',
-          headers: auth,
-          body: JSON.stringify({ fileName: `b${i}.png`, contentType: 'image/png', bytes: b.length, purpose: 'media' }),
-        });
-        minted[i] = ((await r.json()) as { data: { id: string; url: string; headers: Record<string, string> } }).data;
-        return r.status;
+      minted[i] = ((await r.json()) as { data: { id: string; url: string; headers: Record<string, string> } }).data;
+      return r.status;
+    });
+    const presigned = await burst('presigned PUT to the store', uploadImages, async (b, i) => {
+      const r = await fetch(minted[i]!.url, { method: 'PUT', headers: minted[i]!.headers, body: b });
+      await r.arrayBuffer();
+      return r.status;
+    });
+    const fromUpload = await burst('import from upload (POST /v1/media, uploadId)', uploadImages, async (_b, i) => {
+      const r = await fetch(`${api.baseUrl}/v1/media`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ projectId, uploadId: minted[i]!.id }),
       });
-      const presigned = await burst('presigned PUT to the store', uploadImages, async (b, i) => {
-        const r = await fetch(minted[i]!.url, { method: 'PUT', headers: minted[i]!.headers, body: b });
-        await r.arrayBuffer();
-        return r.status;
-      });
-      const fromUpload = await burst('import from upload (POST /v1/media, uploadId)', uploadImages, async (_b, i) => {
-        const r = await fetch(`${api.baseUrl}/v1/media`, {
-          method: 'POST',
-          headers: auth,
-          body: JSON.stringify({ projectId, uploadId: minted[i]!.id }),
-        });
-        await r.arrayBuffer();
-        return r.status;
-      });
-      const barePut = await burst('bare PUT to the store (AWS SDK)', uploadImages, async (b, i) => {
-        await bare.put(`bench/${round}/${i}`, b, 'image/png');
-        return 200;
-      });
-      last = { workspaceId: ws.id, key };
-      if (round === 0) continue;
-      results.push([inline, mint, presigned, fromUpload, barePut]);
-      console.log(`\nround ${round}: ${n} images of ${(inlineImages[0]!.length / 1024 / 1024).toFixed(2)} MiB, each phase sent at once`);
-      console.log('phase                                             ok    wall s   per s   MiB/s   p50 ms   p99 ms   max ms  errors');
-      for (const p of [inline, mint, presigned, fromUpload, barePut]) {
-        const l = p.latencyMs;
-        console.log(
-          `${p.name.padEnd(48)} ${String(p.ok).padStart(4)} ${(p.wallMs / 1000).toFixed(2).padStart(8)} ${p.perSecond.toFixed(1).padStart(7)} ${p.mbPerSecond.toFixed(1).padStart(7)} ${l.p50.toFixed(0).padStart(8)} ${l.p99.toFixed(0).padStart(8)} ${l.max.toFixed(0).padStart(8)}  ${JSON.stringify(p.errors)}`,
-        );
-      }
-    }
-    if (last) {
-      // GET /v1/media (the first page of the last round's library) beside the same statements
-      // bare and the minimal query (bench/lib/statements.ts), same concurrency, in this run.
-      const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 8 });
-      const { config } = await import('../lib/config');
-      const headers = { Authorization: `Bearer ${last.key}` };
-      const assets = Number(
-        (await pool.query('select count(*) from media_assets where workspace_id = $1', [last.workspaceId])).rows[0].count,
-      );
-      const c = await api.call<{ status: number; statements: CapturedStatement[] }>('statements', { path: '/v1/media', headers });
-      if (c.status !== 200) throw new Error(`GET /v1/media answered ${c.status}`);
-      step(`media list: ${c.statements.length} statements: ${describeStatements(c.statements)}`);
-      const minimal = {
-        text: `select * from media_assets where workspace_id = $1 order by created_at desc, id desc limit ${config.media.listDefault + 1}`,
-        values: [last.workspaceId],
-      };
-      if (opt.explain) await explainAll(pool, c.statements, minimal);
-      console.log('');
-      await measureSurface({
-        surface: 'media list',
-        corpus: `${assets} assets`,
-        pool,
-        captured: [c.statements],
-        api: () => closedLoop({ url: `${api.baseUrl}/v1/media`, headers }, { connections: 8, durationMs: 10_000 }),
-        minimal: () => pool.query(minimal.text, minimal.values),
-        connections: 8,
-        durationMs: 10_000,
-        warmupMs: 3_000,
-      });
-      await pool.end();
-    }
-    console.log(
-      `\nmachine: ${os.cpus().length} CPUs, load average ${os
-        .loadavg()
-        .map((x) => x.toFixed(1))
-        .join(' ')}`,
-    );
-  } finally {
-    await api.stop();
-    await closeDb();
+      await r.arrayBuffer();
+      return r.status;
+    });
+    const barePut = await burst('bare PUT to the store (AWS SDK)', uploadImages, async (b, i) => {
+      await bare.put(`bench/${round}/${i}`, b, 'image/png');
+      return 200;
+    });
+    last = { workspaceId: ws.id, key };
+    if (round === 0) continue;
+    rounds.push(Object.assign([inline, mint, presigned, fromUpload, barePut], { images: n, mib: inlineImages[0]!.length / 1024 / 1024 }));
   }
+  return { rounds, last };
+}
+
+/**
+ * GET /v1/media (the first page of the last round's library) beside the same statements bare
+ * and the minimal query (bench/harness/statements.ts), same concurrency, in this run.
+ */
+async function measureList({ api }: Bench, last: { workspaceId: string; key: string }) {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 8 });
+  const { config } = await import('../lib/config');
+  const headers = { Authorization: `Bearer ${last.key}` };
+  const assets = Number((await pool.query('select count(*) from media_assets where workspace_id = $1', [last.workspaceId])).rows[0].count);
+  const c = await api.call<{ status: number; statements: CapturedStatement[] }>('statements', { path: '/v1/media', headers });
+  if (c.status !== 200) throw new Error(`GET /v1/media answered ${c.status}`);
+  step(`media list: ${c.statements.length} statements: ${describeStatements(c.statements)}`);
+  const minimal = {
+    text: `select * from media_assets where workspace_id = $1 order by created_at desc, id desc limit ${config.media.listDefault + 1}`,
+    values: [last.workspaceId],
+  };
+  if (opt.explain) await explainAll(pool, c.statements, minimal);
+  console.log('');
+  await measureSurface({
+    surface: 'media list',
+    corpus: `${assets} assets`,
+    pool,
+    captured: [c.statements],
+    api: () => closedLoop({ url: `${api.baseUrl}/v1/media`, headers }, { connections: 8, durationMs: 10_000 }),
+    minimal: () => pool.query(minimal.text, minimal.values),
+    connections: 8,
+    durationMs: 10_000,
+    warmupMs: 3_000,
+  });
+  await pool.end();
+}
+
+function report(rounds: Round[]) {
+  rounds.forEach((phases, i) => {
+    console.log(`\nround ${i + 1}: ${phases.images} images of ${phases.mib.toFixed(2)} MiB, each phase sent at once`);
+    console.log('phase                                             ok    wall s   per s   MiB/s   p50 ms   p99 ms   max ms  errors');
+    for (const p of phases) {
+      const l = p.latencyMs;
+      console.log(
+        `${p.name.padEnd(48)} ${String(p.ok).padStart(4)} ${(p.wallMs / 1000).toFixed(2).padStart(8)} ${p.perSecond.toFixed(1).padStart(7)} ${p.mbPerSecond.toFixed(1).padStart(7)} ${l.p50.toFixed(0).padStart(8)} ${l.p99.toFixed(0).padStart(8)} ${l.max.toFixed(0).padStart(8)}  ${JSON.stringify(p.errors)}`,
+      );
+    }
+  });
+  console.log(
+    `\nmachine: ${os.cpus().length} CPUs, load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
+}
+
+const bench = await setUp();
+try {
+  report(await run(bench));
 } finally {
-  await store.stop();
+  await bench.api.stop();
+  const { closeDb } = await import('../lib/db');
+  await closeDb();
+  await bench.store.stop();
 }
 process.exit(0);

@@ -21,8 +21,8 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { flushRedis, recreateDatabase } from './lib/database';
-import { summarize, type LatencySummary } from './lib/load';
+import { flushRedis, recreateDatabase } from './harness/database';
+import { summarize, type LatencySummary } from './harness/load';
 import { freePort } from '../tooling/ports';
 
 const ROOT = path.resolve(import.meta.dirname, '..');

@@ -5,7 +5,7 @@
 // The real app in this process answers a 50-post page over real HTTP (sequential keep-alive
 // requests, so each figure is one request's latency). Per round it measures, interleaved:
 //   plain      — the request as served (metrics on: they cannot be switched off);
-//   validated  — the same plus the test suite's response check (test/support/contract.ts);
+//   validated  — the same plus the test suite's response check (tooling/responseContract.ts);
 //   traced     — tracing on (lib/telemetry.ts: the request span, the Postgres and Redis
 //                instrumentations), spans batched to an exporter that drops them, so the
 //                figure is the cost in this process and not a collector's network;
@@ -16,157 +16,199 @@
 // a histogram observe with its labels), timed in a tight loop and expressed against the mean
 // request. The pieces that are switchable are measured on vs off; the metrics as their calls.
 
-import { parseArgs } from 'node:util';
 import type { AddressInfo } from 'node:net';
-import { recreateDatabase, flushRedis } from './lib/database';
+import type { Server } from 'node:http';
+import { closeStores, resetStores } from './harness/database';
+import { benchOptions } from './harness/options';
 
-const { values: opt } = parseArgs({ options: { requests: { type: 'string', default: '3000' }, rounds: { type: 'string', default: '3' } } });
+const opt = benchOptions(
+  { requests: { type: 'string', default: '3000' }, rounds: { type: 'string', default: '3' } },
+  `operability: what response validation, tracing and metrics cost on GET /v1/posts?limit=50.
+
+Options:
+  --requests N   sequential requests per measurement (default 3000)
+  --rounds N     interleaved rounds of plain, validated, traced and untraced (default 3)
+
+Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_ops),
+             BENCH_REDIS_URL (default redis://127.0.0.1:6379/13; the database is flushed).`,
+);
 const REQUESTS = Number(opt.requests);
 const ROUNDS = Number(opt.rounds);
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_ops';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
-Object.assign(process.env, {
-  DATABASE_URL,
-  REDIS_URL,
-  RATE_LIMIT_READ: '10000000',
-  LOG_LEVEL: 'warn',
-  NODE_ENV: 'production',
-  CONTRACT_CHECK: 'strict',
-});
 
-await recreateDatabase(DATABASE_URL);
-await flushRedis(REDIS_URL);
-const { db, migrateLatest, closeDb } = await import('../lib/db');
-await migrateLatest(db());
-const { workspaceWithKey } = await import('../test/support/factories');
-const { createApp } = await import('../api/app');
-const { listen } = await import('../api/listen');
-const { checkResponse } = await import('../test/support/contract');
-const { httpDuration, httpRequests } = await import('../lib/metrics');
-const { closeRedis } = await import('../lib/redis');
-const { startTracing, stopTracing } = await import('../lib/telemetry');
-const { BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
-const { tracingMiddleware } = await import('../api/tracing');
-const { apiClient } = await import('../client');
+const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
 
-const ws = await workspaceWithKey();
-for (let i = 0; i < 60; i++) {
-  const res = await db()('posts')
-    .insert({
+type Bench = Awaited<ReturnType<typeof setUp>>;
+type Figures = Awaited<ReturnType<typeof run>>;
+
+/** The bench's stores, a workspace with 60 posts in one project, the app served plain and with the request span. */
+async function setUp() {
+  Object.assign(process.env, {
+    DATABASE_URL,
+    REDIS_URL,
+    RATE_LIMIT_READ: '10000000',
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+    CONTRACT_CHECK: 'strict',
+  });
+  await resetStores(DATABASE_URL, REDIS_URL);
+  const { db } = await import('../lib/db');
+  const { createProject, createWorkspace, issueApiKey } = await import('../ops/provision');
+  const { createApp } = await import('../api/app');
+  const { listen } = await import('../api/listen');
+  const { tracingMiddleware } = await import('../api/tracing');
+
+  const workspace = await createWorkspace({ name: 'Operability bench', plan: 'BUSINESS' });
+  const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench person', connection: 'connected' });
+  const key = (await issueApiKey({ workspaceId: workspace.id, scopes: ['read', 'write'] })).key;
+  await db()('posts').insert(
+    Array.from({ length: 60 }, (_, i) => ({
       id: `post_bench${String(i).padStart(6, '0')}`,
-      workspace_id: ws.workspace.id,
-      project_id: ws.project.id,
+      workspace_id: workspace.id,
+      project_id: project.id,
       status: 'draft',
       title: `Post ${i}`,
       content: 'A post of ordinary length, with a couple of sentences. '.repeat(8),
       content_type: 'PERSONAL',
       created_at: new Date(Date.now() - i * 60_000),
-    })
-    .catch((e: Error) => e);
-  if (res instanceof Error) throw res;
-}
-async function serve(app: ReturnType<typeof createApp>) {
-  const s = await listen(app, { door: 'rest', port: 0, host: '127.0.0.1' });
-  return { server: s, url: `http://127.0.0.1:${(s.address() as AddressInfo).port}/v1/posts?projectId=${ws.project.id}&limit=50` };
-}
-const { server, url } = await serve(createApp());
-// The traced app: the same app with the request span mounted first (createApp does this when
-// tracing is on at its start); tracing itself is switched on and off around its rounds.
-const tracedApp = createApp();
-tracedApp.middleware.unshift(tracingMiddleware('rest'));
-const traced = await serve(tracedApp);
-const discard = {
-  export: (_spans: unknown[], done: (r: { code: number }) => void) => done({ code: 0 }),
-  shutdown: async () => {},
-};
-const headers = { Authorization: `Bearer ${ws.key}` };
-
-// CPU time of this process (the server and the client both run here) per request, beside the
-// wall time: on a shared machine the wall time swings with other load, the CPU spent per
-// request much less, so the tracing figures below are read from it.
-const cpu: Record<'plain' | 'traced' | 'untraced', number[]> = { plain: [], traced: [], untraced: [] };
-async function run(validate: boolean, target = url, cpuInto?: number[]): Promise<number> {
-  const started = performance.now();
-  const cpuStart = process.cpuUsage();
-  for (let i = 0; i < REQUESTS; i++) {
-    const res = await fetch(target, { headers });
-    const body = await res.json();
-    if (res.status !== 200) throw new Error(`status ${res.status}`);
-    if (validate) {
-      const problems = checkResponse('GET', url, res.status, res.headers.get('content-type'), body);
-      if (problems.length) throw new Error(problems.join('; '));
-    }
-  }
-  const used = process.cpuUsage(cpuStart);
-  cpuInto?.push((used.user + used.system) / 1000 / REQUESTS);
-  return (performance.now() - started) / REQUESTS;
+    })),
+  );
+  const serve = async (app: ReturnType<typeof createApp>) => {
+    const s = await listen(app, { door: 'rest', port: 0, host: '127.0.0.1' });
+    return { server: s as Server, url: `http://127.0.0.1:${(s.address() as AddressInfo).port}/v1/posts?projectId=${project.id}&limit=50` };
+  };
+  const plain = await serve(createApp());
+  // The traced app: the same app with the request span mounted first (createApp does this when
+  // tracing is on at its start); tracing itself is switched on and off around its rounds.
+  const tracedApp = createApp();
+  tracedApp.middleware.unshift(tracingMiddleware('rest'));
+  const traced = await serve(tracedApp);
+  return { projectId: project.id, key, plain, traced };
 }
 
-await run(true); // warm-up (also compiles the contract validators)
-await startTracing({ serviceName: 'bench', spanProcessor: new BatchSpanProcessor(discard as never) });
-await run(false, traced.url); // warm-up of the traced path
-await stopTracing();
-const plain: number[] = [];
-const validated: number[] = [];
-const tracedRuns: number[] = [];
-const untraced: number[] = [];
-for (let r = 0; r < ROUNDS; r++) {
-  plain.push(await run(false, url, cpu.plain));
-  validated.push(await run(true));
+/** Tracing on, its spans batched to an exporter that drops them. */
+async function withTracing<T>(f: () => Promise<T>): Promise<T> {
+  const { startTracing, stopTracing } = await import('../lib/telemetry');
+  const { BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+  const discard = {
+    export: (_spans: unknown[], done: (r: { code: number }) => void) => done({ code: 0 }),
+    shutdown: async () => {},
+  };
   await startTracing({ serviceName: 'bench', spanProcessor: new BatchSpanProcessor(discard as never) });
-  tracedRuns.push(await run(false, traced.url, cpu.traced));
-  await stopTracing();
-  untraced.push(await run(false, url, cpu.untraced));
+  try {
+    return await f();
+  } finally {
+    await stopTracing();
+  }
 }
-const labels = { operation: 'posts.list', method: 'GET', status: '200' };
-const N = 200_000;
-const t0 = performance.now();
-for (let i = 0; i < N; i++) {
-  httpRequests.inc(labels);
-  httpDuration.observe(labels, 0.004);
+
+/** The interleaved rounds, then the metrics calls and the response check each timed alone. */
+async function run(b: Bench) {
+  const { checkResponse } = await import('../tooling/responseContract');
+  const headers = { Authorization: `Bearer ${b.key}` };
+  // CPU time of this process (the server and the client both run here) per request, beside the
+  // wall time: on a shared machine the wall time swings with other load, the CPU spent per
+  // request much less, so the tracing figures below are read from it.
+  const cpu: Record<'plain' | 'traced' | 'untraced', number[]> = { plain: [], traced: [], untraced: [] };
+  const requests = async (validate: boolean, target = b.plain.url, cpuInto?: number[]): Promise<number> => {
+    const started = performance.now();
+    const cpuStart = process.cpuUsage();
+    for (let i = 0; i < REQUESTS; i++) {
+      const res = await fetch(target, { headers });
+      const body = await res.json();
+      if (res.status !== 200) throw new Error(`status ${res.status}`);
+      if (validate) {
+        const problems = checkResponse('GET', b.plain.url, res.status, res.headers.get('content-type'), body);
+        if (problems.length) throw new Error(problems.join('; '));
+      }
+    }
+    const used = process.cpuUsage(cpuStart);
+    cpuInto?.push((used.user + used.system) / 1000 / REQUESTS);
+    return (performance.now() - started) / REQUESTS;
+  };
+
+  await requests(true); // warm-up (also compiles the contract validators)
+  await withTracing(() => requests(false, b.traced.url)); // warm-up of the traced path
+  const rounds = { plain: [] as number[], validated: [] as number[], traced: [] as number[], untraced: [] as number[] };
+  for (let r = 0; r < ROUNDS; r++) {
+    rounds.plain.push(await requests(false, b.plain.url, cpu.plain));
+    rounds.validated.push(await requests(true));
+    rounds.traced.push(await withTracing(() => requests(false, b.traced.url, cpu.traced)));
+    rounds.untraced.push(await requests(false, b.plain.url, cpu.untraced));
+  }
+  return { rounds, cpu, metricsMs: await timeMetricsCalls(), validateMs: await timeValidation(b) };
 }
-const metricsMs = (performance.now() - t0) / N;
-// The page the validation is timed on, fetched with the typed client (client/, generated from
-// the OpenAPI document), as a caller of the API would.
-const typed = apiClient(new URL(url).origin, ws.key);
-const { data: sampleBody, error: sampleError } = await typed.GET('/v1/posts', {
-  params: { query: { projectId: ws.project.id, limit: 50 } },
-});
-if (!sampleBody || sampleBody.data.length !== 50) throw new Error(`typed client: ${JSON.stringify(sampleError)}`);
-const M = 5_000;
-const t1 = performance.now();
-for (let i = 0; i < M; i++) checkResponse('GET', url, 200, 'application/json', sampleBody);
-const validateMs = (performance.now() - t1) / M;
-const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
-const p = mean(plain);
-const v = mean(validated);
-const t = mean(tracedRuns);
-const u = mean(untraced);
-console.log(`GET /v1/posts?limit=50, ${REQUESTS} sequential requests x ${ROUNDS} rounds (interleaved)`);
-console.log(
-  `  plain (metrics on)            ${(p * 1000).toFixed(0)} µs/request  rounds: ${plain.map((x) => (x * 1000).toFixed(0)).join(', ')}`,
-);
-console.log(
-  `  + response validation         ${(v * 1000).toFixed(0)} µs/request  rounds: ${validated.map((x) => (x * 1000).toFixed(0)).join(', ')}  (+${(((v - p) / p) * 100).toFixed(1)} %)`,
-);
-console.log(
-  `  + tracing on                  ${(t * 1000).toFixed(0)} µs/request  rounds: ${tracedRuns.map((x) => (x * 1000).toFixed(0)).join(', ')}  (+${(((t - p) / p) * 100).toFixed(1)} %)`,
-);
-console.log(
-  `  tracing off (after it ran)    ${(u * 1000).toFixed(0)} µs/request  rounds: ${untraced.map((x) => (x * 1000).toFixed(0)).join(', ')}  (${u >= p ? '+' : ''}${(((u - p) / p) * 100).toFixed(1)} %)`,
-);
-console.log(
-  `  validation of one 50-post page ${(validateMs * 1000).toFixed(0)} µs  (${((validateMs / p) * 100).toFixed(1)} % of a request; test side only)`,
-);
-const cp = mean(cpu.plain);
-const ct = mean(cpu.traced);
-const cu = mean(cpu.untraced);
-console.log(
-  `  CPU per request: plain ${(cp * 1000).toFixed(0)} µs, tracing on ${(ct * 1000).toFixed(0)} µs (+${(((ct - cp) / cp) * 100).toFixed(1)} %), tracing off after it ran ${(cu * 1000).toFixed(0)} µs (${cu >= cp ? '+' : ''}${(((cu - cp) / cp) * 100).toFixed(1)} %)`,
-);
-console.log(`  metrics calls of one request  ${(metricsMs * 1000).toFixed(2)} µs  (${((metricsMs / p) * 100).toFixed(2)} % of a request)`);
-server.close();
-traced.server.close();
-await closeDb();
-await closeRedis();
+
+/** The metrics calls one request makes, in a tight loop: ms per request's worth. */
+async function timeMetricsCalls(): Promise<number> {
+  const { httpDuration, httpRequests } = await import('../lib/metrics');
+  const labels = { operation: 'posts.list', method: 'GET', status: '200' };
+  const N = 200_000;
+  const t0 = performance.now();
+  for (let i = 0; i < N; i++) {
+    httpRequests.inc(labels);
+    httpDuration.observe(labels, 0.004);
+  }
+  return (performance.now() - t0) / N;
+}
+
+/**
+ * The response check of one page, in a tight loop. The page is fetched with the typed client
+ * (client/, generated from the OpenAPI document), as a caller of the API would.
+ */
+async function timeValidation(b: Bench): Promise<number> {
+  const { checkResponse } = await import('../tooling/responseContract');
+  const { apiClient } = await import('../client');
+  const typed = apiClient(new URL(b.plain.url).origin, b.key);
+  const { data: sampleBody, error: sampleError } = await typed.GET('/v1/posts', {
+    params: { query: { projectId: b.projectId, limit: 50 } },
+  });
+  if (!sampleBody || sampleBody.data.length !== 50) throw new Error(`typed client: ${JSON.stringify(sampleError)}`);
+  const M = 5_000;
+  const t1 = performance.now();
+  for (let i = 0; i < M; i++) checkResponse('GET', b.plain.url, 200, 'application/json', sampleBody);
+  return (performance.now() - t1) / M;
+}
+
+function report({ rounds, cpu, metricsMs, validateMs }: Figures): void {
+  const p = mean(rounds.plain);
+  const v = mean(rounds.validated);
+  const t = mean(rounds.traced);
+  const u = mean(rounds.untraced);
+  const us = (xs: number[]) => xs.map((x) => (x * 1000).toFixed(0)).join(', ');
+  console.log(`GET /v1/posts?limit=50, ${REQUESTS} sequential requests x ${ROUNDS} rounds (interleaved)`);
+  console.log(`  plain (metrics on)            ${(p * 1000).toFixed(0)} µs/request  rounds: ${us(rounds.plain)}`);
+  console.log(
+    `  + response validation         ${(v * 1000).toFixed(0)} µs/request  rounds: ${us(rounds.validated)}  (+${(((v - p) / p) * 100).toFixed(1)} %)`,
+  );
+  console.log(
+    `  + tracing on                  ${(t * 1000).toFixed(0)} µs/request  rounds: ${us(rounds.traced)}  (+${(((t - p) / p) * 100).toFixed(1)} %)`,
+  );
+  console.log(
+    `  tracing off (after it ran)    ${(u * 1000).toFixed(0)} µs/request  rounds: ${us(rounds.untraced)}  (${u >= p ? '+' : ''}${(((u - p) / p) * 100).toFixed(1)} %)`,
+  );
+  console.log(
+    `  validation of one 50-post page ${(validateMs * 1000).toFixed(0)} µs  (${((validateMs / p) * 100).toFixed(1)} % of a request; test side only)`,
+  );
+  const cp = mean(cpu.plain);
+  const ct = mean(cpu.traced);
+  const cu = mean(cpu.untraced);
+  console.log(
+    `  CPU per request: plain ${(cp * 1000).toFixed(0)} µs, tracing on ${(ct * 1000).toFixed(0)} µs (+${(((ct - cp) / cp) * 100).toFixed(1)} %), tracing off after it ran ${(cu * 1000).toFixed(0)} µs (${cu >= cp ? '+' : ''}${(((cu - cp) / cp) * 100).toFixed(1)} %)`,
+  );
+  console.log(
+    `  metrics calls of one request  ${(metricsMs * 1000).toFixed(2)} µs  (${((metricsMs / p) * 100).toFixed(2)} % of a request)`,
+  );
+}
+
+async function tearDown(b: Bench): Promise<void> {
+  b.plain.server.close();
+  b.traced.server.close();
+  await closeStores();
+}
+
+const bench = await setUp();
+report(await run(bench));
+await tearDown(bench);
 process.exit(0);

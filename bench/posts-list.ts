@@ -11,8 +11,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { closedLoop, getJson, openLoop, type OpenLoopResult, type RunResult, type Target } from './lib/load';
-import { diff, machineInfo, snapshot, type CpuBreakdown, type Groups } from './lib/proc';
+import { closedLoop, getJson, openLoop, type OpenLoopResult, type RunResult, type Target } from './harness/load';
+import { diff, machineInfo, snapshot, type CpuBreakdown, type Groups } from './harness/proc';
 import {
   printAllocations,
   printProfile,
@@ -20,11 +20,11 @@ import {
   summarizeProfile,
   type AllocationSummary,
   type ProfileSummary,
-} from './lib/profile';
-import { REPO_ROOT, startServer, type ServerHandle } from './lib/servers';
-import { postContent, prng, titleOf } from './lib/content';
-import type { StageTiming } from './lib/stages';
-import { flushRedis, recreateDatabase } from './lib/database';
+} from './harness/profile';
+import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
+import { postContent, prng, titleOf } from './harness/content';
+import type { StageTiming } from './harness/stages';
+import { resetStores } from './harness/database';
 
 const TARGETS = { minRatio: 0.8, maxP99MsAtRate: 25 };
 // Far above anything this machine can send in a 60 s window: the limiter still runs its Redis
@@ -159,22 +159,17 @@ interface Seed {
 }
 
 async function seed(): Promise<Seed> {
-  const { createWorkspace, createProject, issueApiKey } = await import('../ops/provision');
+  const { benchWorkspace } = await import('./harness/seed');
   const { db, closeDb } = await import('../lib/db');
   const { closeRedis } = await import('../lib/redis');
   const { newId } = await import('../lib/ids');
 
-  // Through the operator provisioning code, so workspace, statuses, project, connection and
-  // key are exactly what a real customer gets.
-  const workspace = await createWorkspace({ name: 'Bench Co', plan: 'BUSINESS' });
-  const project = await createProject({
-    workspaceId: workspace.id,
-    type: 'PERSONAL_BRAND',
-    name: 'Bench Person',
-    username: 'bench-person',
-    connection: 'connected',
+  const { workspace, project, key } = await benchWorkspace({
+    name: 'Bench Co',
+    project: { name: 'Bench Person', username: 'bench-person', connection: 'connected' },
+    scopes: ['read'],
+    keyName: 'bench',
   });
-  const key = await issueApiKey({ workspaceId: workspace.id, scopes: ['read'], name: 'bench' });
 
   const statuses = await db()('post_statuses').where({ workspace_id: workspace.id }).select('id', 'category');
   const statusId = (category: string) => statuses.find((s: { category: string }) => s.category === category)?.id ?? null;
@@ -234,7 +229,7 @@ async function seed(): Promise<Seed> {
   return {
     workspaceId: workspace.id,
     projectId: project.id,
-    apiKey: key.key,
+    apiKey: key,
     posts: POSTS,
     deletedPosts: deleted,
     contentChars: {
@@ -369,13 +364,27 @@ function mean(xs: number[]): number {
 }
 
 async function main() {
+  const bench = await setUp();
+  try {
+    await report(bench, await run(bench));
+  } finally {
+    await bench.stopAll();
+    await bench.releaseLock();
+  }
+}
+
+// ── Set up: the bench's stores and data, both servers answering the same page ───────────────
+
+type Bench = Awaited<ReturnType<typeof setUp>>;
+type Run = Awaited<ReturnType<typeof run>>;
+
+async function setUp() {
   const started = Date.now();
   const machine = machineInfo();
   console.log(`posts-list bench — ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}`);
   const releaseLock = await holdRunLock();
   step(`database ${DATABASE_URL.replace(/\/\/([^:@/]*):[^@]*@/, '//$1:***@')} (reset), Redis ${REDIS_URL} (flushed)`);
-  await recreateDatabase(DATABASE_URL);
-  await flushRedis(REDIS_URL);
+  await resetStores(DATABASE_URL, REDIS_URL);
 
   step(`seeding: workspace + project + API key via ops/provision, ${POSTS.toLocaleString('en-US')} posts`);
   const s = await seed();
@@ -385,8 +394,8 @@ async function main() {
 
   const env = { ...process.env, BENCH_WORKSPACE_ID: s.workspaceId };
   const [ours, bare] = await Promise.all([
-    startServer('ours', 'bench/lib/serve-app.ts', env, SERVER_NODE_ARGS),
-    startServer('bare', 'bench/lib/serve-bare.ts', env, SERVER_NODE_ARGS),
+    startServer('ours', 'bench/harness/serve-app.ts', env, SERVER_NODE_ARGS),
+    startServer('bare', 'bench/harness/serve-bare.ts', env, SERVER_NODE_ARGS),
   ]);
   // Reads pg_stat_activity for the CPU accounting below; idle otherwise.
   const pgAdmin = new pg.Client({ connectionString: DATABASE_URL });
@@ -394,332 +403,365 @@ async function main() {
   const stopAll = () => Promise.allSettled([ours.stop(), bare.stop(), pgAdmin.end()]);
   process.on('SIGINT', () => void stopAll().then(() => process.exit(130)));
 
-  try {
-    const requestPath = `/v1/posts?projectId=${encodeURIComponent(s.projectId)}&limit=50`;
-    // The same request, credential included, goes to both: the bare server ignores it.
-    const headers = { authorization: `Bearer ${s.apiKey}`, accept: 'application/json' };
-    const target = (srv: ServerHandle): Target => ({ url: srv.baseUrl + requestPath, headers });
-    step(
-      `servers: ours pid ${ours.pid} :${ours.port}, bare pid ${bare.pid} :${bare.port} — GET ${requestPath.replace(s.projectId, '<project>')}`,
+  const requestPath = `/v1/posts?projectId=${encodeURIComponent(s.projectId)}&limit=50`;
+  // The same request, credential included, goes to both: the bare server ignores it.
+  const headers = { authorization: `Bearer ${s.apiKey}`, accept: 'application/json' };
+  const target = (srv: ServerHandle): Target => ({ url: srv.baseUrl + requestPath, headers });
+  step(
+    `servers: ours pid ${ours.pid} :${ours.port}, bare pid ${bare.pid} :${bare.port} — GET ${requestPath.replace(s.projectId, '<project>')}`,
+  );
+  if (SERVER_NODE_ARGS.length) step(`server Node flags: ${SERVER_NODE_ARGS.join(' ')}`);
+
+  // Both must serve the same page, or the comparison means nothing.
+  const [ro, rb] = await Promise.all([getJson(target(ours)), getJson(target(bare))]);
+  const po = checkResponse('ours', ro);
+  const pb = checkResponse('bare', rb);
+  if (JSON.stringify(po.data) !== JSON.stringify(pb.data)) throw new Error('ours and bare return different data for the same page');
+  if (ro.headers['x-ratelimit-limit'] !== RATE_LIMIT_READ)
+    throw new Error(`ours reports X-RateLimit-Limit ${ro.headers['x-ratelimit-limit']}, expected ${RATE_LIMIT_READ}`);
+  const bytes = { ours: JSON.stringify(ro.body).length, bare: JSON.stringify(rb.body).length };
+  step(`both answer the same 50 posts (body ${f0(bytes.ours)} B ours / ${f0(bytes.bare)} B bare; ours' cursor is signed, so longer)`);
+  step(
+    `rate limiter active with RATE_LIMIT_READ=${Number(RATE_LIMIT_READ).toLocaleString('en-US')}/min: every request runs its Redis script, none is refused`,
+  );
+
+  // Who is who among the machine's processes. Postgres is shared with whatever else runs
+  // here (other databases' test suites, say): their backends count as "other", not as the
+  // cost of our requests. Redis is one process and cannot be split; its share is small.
+  const variantProcess = { pid: -1 };
+  const groups = async (): Promise<Groups> => {
+    const { rows } = await pgAdmin.query<{ pid: number; datname: string | null; backend_type: string }>(
+      'select pid, datname, backend_type from pg_stat_activity',
     );
-    if (SERVER_NODE_ARGS.length) step(`server Node flags: ${SERVER_NODE_ARGS.join(' ')}`);
-
-    // Both must serve the same page, or the comparison means nothing.
-    const [ro, rb] = await Promise.all([getJson(target(ours)), getJson(target(bare))]);
-    const po = checkResponse('ours', ro);
-    const pb = checkResponse('bare', rb);
-    if (JSON.stringify(po.data) !== JSON.stringify(pb.data)) throw new Error('ours and bare return different data for the same page');
-    if (ro.headers['x-ratelimit-limit'] !== RATE_LIMIT_READ)
-      throw new Error(`ours reports X-RateLimit-Limit ${ro.headers['x-ratelimit-limit']}, expected ${RATE_LIMIT_READ}`);
-    const bytes = { ours: JSON.stringify(ro.body).length, bare: JSON.stringify(rb.body).length };
-    step(`both answer the same 50 posts (body ${f0(bytes.ours)} B ours / ${f0(bytes.bare)} B bare; ours' cursor is signed, so longer)`);
-    step(
-      `rate limiter active with RATE_LIMIT_READ=${Number(RATE_LIMIT_READ).toLocaleString('en-US')}/min: every request runs its Redis script, none is refused`,
+    const foreign = new Set(rows.filter((r) => r.backend_type === 'client backend' && r.datname !== BENCH_DB).map((r) => r.pid));
+    return {
+      ours: (p) => p.pid === ours.pid,
+      bare: (p) => p.pid === bare.pid,
+      variant: (p) => p.pid === variantProcess.pid,
+      generator: (p) => p.pid === process.pid,
+      postgres: (p) => p.comm === 'postgres' && !foreign.has(p.pid),
+      redis: (p) => p.comm.startsWith('redis-server'),
+    };
+  };
+  const quiet = () => waitForQuiet(groups);
+  // How many statements a request costs Postgres: per-database counters, so other users of
+  // the same server do not count.
+  const pgTransactions = async () => {
+    const { rows } = await pgAdmin.query<{ n: string }>(
+      'select xact_commit + xact_rollback as n from pg_stat_database where datname = $1',
+      [BENCH_DB],
     );
-
-    // Who is who among the machine's processes. Postgres is shared with whatever else runs
-    // here (other databases' test suites, say): their backends count as "other", not as the
-    // cost of our requests. Redis is one process and cannot be split; its share is small.
-    let variantPid = -1;
-    const groups = async (): Promise<Groups> => {
-      const { rows } = await pgAdmin.query<{ pid: number; datname: string | null; backend_type: string }>(
-        'select pid, datname, backend_type from pg_stat_activity',
-      );
-      const foreign = new Set(rows.filter((r) => r.backend_type === 'client backend' && r.datname !== BENCH_DB).map((r) => r.pid));
-      return {
-        ours: (p) => p.pid === ours.pid,
-        bare: (p) => p.pid === bare.pid,
-        variant: (p) => p.pid === variantPid,
-        generator: (p) => p.pid === process.pid,
-        postgres: (p) => p.comm === 'postgres' && !foreign.has(p.pid),
-        redis: (p) => p.comm.startsWith('redis-server'),
-      };
-    };
-    const quiet = () => waitForQuiet(groups);
-    // How many statements a request costs Postgres: per-database counters, so other users of
-    // the same server do not count.
-    const pgTransactions = async () => {
-      const { rows } = await pgAdmin.query<{ n: string }>(
-        'select xact_commit + xact_rollback as n from pg_stat_database where datname = $1',
-        [BENCH_DB],
-      );
-      return Number(rows[0]?.n ?? 0);
-    };
-    const probes: Probes = { groups, pgTransactions };
-    // A measurement shared with a busy neighbour is repeated (see --retries): on 2 cores one
-    // parallel test suite halves the figures, and a mean over noisy rounds hides that.
-    const measureClean = async <R extends RunResult>(label: string, srv: ServerHandle, run: () => Promise<R>): Promise<Measured<R>> => {
-      let best: Measured<R> | null = null;
-      for (let attempt = 0; attempt <= RETRIES; attempt++) {
-        await quiet();
-        step(attempt === 0 ? label : `${label} — again (${attempt + 1}/${RETRIES + 1})`);
-        const m = await measure(srv, probes, run);
-        if (!best || otherShare(m) < otherShare(best)) best = m;
-        if (otherShare(m) < QUIET_THRESHOLD) break;
-        if (attempt < RETRIES)
-          console.log(`    discarded: other work took ${(otherShare(m) * 100).toFixed(0)}% of the machine (${f0(m.result.rps)} req/s)`);
-      }
-      return best!;
-    };
-
-    // (i) Capacity: closed loop. Warm-up first (JIT, knex/pg pools, auth cache, Postgres buffers).
-    for (const srv of [ours, bare]) {
-      step(`warm-up ${srv.name}: ${WARMUP_MS / 1000} s closed loop, ${CONNECTIONS} connections`);
-      await closedLoop(target(srv), { connections: CONNECTIONS, durationMs: WARMUP_MS });
+    return Number(rows[0]?.n ?? 0);
+  };
+  const probes: Probes = { groups, pgTransactions };
+  // A measurement shared with a busy neighbour is repeated (see --retries): on 2 cores one
+  // parallel test suite halves the figures, and a mean over noisy rounds hides that.
+  const measureClean = async <R extends RunResult>(label: string, srv: ServerHandle, run: () => Promise<R>): Promise<Measured<R>> => {
+    let best: Measured<R> | null = null;
+    for (let attempt = 0; attempt <= RETRIES; attempt++) {
+      await quiet();
+      step(attempt === 0 ? label : `${label} — again (${attempt + 1}/${RETRIES + 1})`);
+      const m = await measure(srv, probes, run);
+      if (!best || otherShare(m) < otherShare(best)) best = m;
+      if (otherShare(m) < QUIET_THRESHOLD) break;
+      if (attempt < RETRIES)
+        console.log(`    discarded: other work took ${(otherShare(m) * 100).toFixed(0)}% of the machine (${f0(m.result.rps)} req/s)`);
     }
-    const closed: Record<'ours' | 'bare', Measured<RunResult>[]> = { ours: [], bare: [] };
-    const profiles: Record<string, { summary: ProfileSummary; allocations: AllocationSummary; requests: number }> = {};
-    for (let round = 0; round < ROUNDS; round++) {
-      // ABBA order: neither server always runs first (thermal state, autovacuum, page cache).
-      const order = round % 2 === 0 ? [ours, bare] : [bare, ours];
-      for (const srv of order) {
-        if (opt.profile) await srv.profileStart(undefined, { survivorsOnly: opt['profile-survivors'] });
-        const m = await measureClean(
-          `round ${round + 1}/${ROUNDS} ${srv.name}: ${DURATION_MS / 1000} s closed loop, ${CONNECTIONS} connections${opt.profile ? ' (profiling)' : ''}`,
-          srv,
-          () => closedLoop(target(srv), { connections: CONNECTIONS, durationMs: DURATION_MS }),
+    return best!;
+  };
+  return { started, machine, releaseLock, s, env, ours, bare, stopAll, target, bytes, variantProcess, quiet, measureClean };
+}
+
+// ── Run: capacity, ablation, fixed rate, stage timings ───────────────────────────────────────
+
+async function run(b: Bench) {
+  const { closed, profiles } = await runCapacity(b);
+  const ablation = await runAblation(b);
+  const fixed = await runFixedRate(b);
+  return { closed, profiles, ablation, fixed, stages: await runStages(b) };
+}
+
+/** (i) Capacity: closed loop, ABBA rounds after a warm-up of each server. */
+async function runCapacity(b: Bench) {
+  const { ours, bare, target, measureClean } = b;
+  // (i) Capacity: closed loop. Warm-up first (JIT, knex/pg pools, auth cache, Postgres buffers).
+  for (const srv of [ours, bare]) {
+    step(`warm-up ${srv.name}: ${WARMUP_MS / 1000} s closed loop, ${CONNECTIONS} connections`);
+    await closedLoop(target(srv), { connections: CONNECTIONS, durationMs: WARMUP_MS });
+  }
+  const closed: Record<'ours' | 'bare', Measured<RunResult>[]> = { ours: [], bare: [] };
+  const profiles: Record<string, { summary: ProfileSummary; allocations: AllocationSummary; requests: number }> = {};
+  for (let round = 0; round < ROUNDS; round++) {
+    // ABBA order: neither server always runs first (thermal state, autovacuum, page cache).
+    const order = round % 2 === 0 ? [ours, bare] : [bare, ours];
+    for (const srv of order) {
+      if (opt.profile) await srv.profileStart(undefined, { survivorsOnly: opt['profile-survivors'] });
+      const m = await measureClean(
+        `round ${round + 1}/${ROUNDS} ${srv.name}: ${DURATION_MS / 1000} s closed loop, ${CONNECTIONS} connections${opt.profile ? ' (profiling)' : ''}`,
+        srv,
+        () => closedLoop(target(srv), { connections: CONNECTIONS, durationMs: DURATION_MS }),
+      );
+      if (opt.profile) {
+        const file = await srv.profileStop(path.join(RESULTS_DIR, 'profiles', `posts-list-${srv.name}.cpuprofile`));
+        // Kept with the request count, so the summary can speak in µs per request.
+        profiles[srv.name] = {
+          summary: summarizeProfile(file, REPO_ROOT),
+          allocations: summarizeHeapProfile(file.replace(/\.cpuprofile$/, '.heapprofile'), REPO_ROOT),
+          requests: m.result.ok,
+        };
+      }
+      closed[srv.name as 'ours' | 'bare'].push(m);
+      console.log(
+        `    ${f0(m.result.rps)} req/s, p50 ${f1(m.result.latencyMs.p50)} ms, p99 ${f1(m.result.latencyMs.p99)} ms, ${m.result.errors} errors, server CPU ${f0(m.serverCpuUsPerReq)} µs/req (GC ${f0(m.gc.pauseUsPerReq)}), ${m.pgStatementsPerReq} PG statements/req${noise(m)}`,
+      );
+    }
+  }
+  return { closed, profiles };
+}
+
+/** The bare server with one piece of ours at a time (--ablation). */
+async function runAblation(b: Bench) {
+  const { env, target, variantProcess, measureClean } = b;
+  // Ablation: the baseline plus one piece of ours at a time. Each piece's cost shows up where
+  // it lands — Node, Postgres or Redis — which a profile of the server alone cannot show.
+  const ablation: Array<{ variant: string; m: Measured<RunResult> }> = [];
+  if (opt.ablation) {
+    for (const variant of ['ratelimit', 'project', 'knex', 'handler']) {
+      const srv = await startServer(
+        `bare+${variant}`,
+        'bench/harness/serve-bare.ts',
+        { ...env, BENCH_BARE_ADD: variant },
+        SERVER_NODE_ARGS,
+      );
+      variantProcess.pid = srv.pid;
+      try {
+        await closedLoop(target(srv), { connections: CONNECTIONS, durationMs: WARMUP_MS });
+        const m = await measureClean(`ablation bare+${variant}: ${DURATION_MS / 1000} s closed loop, ${CONNECTIONS} connections`, srv, () =>
+          closedLoop(target(srv), { connections: CONNECTIONS, durationMs: DURATION_MS }),
         );
-        if (opt.profile) {
-          const file = await srv.profileStop(path.join(RESULTS_DIR, 'profiles', `posts-list-${srv.name}.cpuprofile`));
-          // Kept with the request count, so the summary can speak in µs per request.
-          profiles[srv.name] = {
-            summary: summarizeProfile(file, REPO_ROOT),
-            allocations: summarizeHeapProfile(file.replace(/\.cpuprofile$/, '.heapprofile'), REPO_ROOT),
-            requests: m.result.ok,
-          };
-        }
-        closed[srv.name as 'ours' | 'bare'].push(m);
         console.log(
-          `    ${f0(m.result.rps)} req/s, p50 ${f1(m.result.latencyMs.p50)} ms, p99 ${f1(m.result.latencyMs.p99)} ms, ${m.result.errors} errors, server CPU ${f0(m.serverCpuUsPerReq)} µs/req (GC ${f0(m.gc.pauseUsPerReq)}), ${m.pgStatementsPerReq} PG statements/req${noise(m)}`,
+          `    ${f0(m.result.rps)} req/s, server CPU ${f0(m.serverCpuUsPerReq)} µs/req (GC ${f0(m.gc.pauseUsPerReq)}), ${m.pgStatementsPerReq} PG statements/req${noise(m)}`,
         );
+        ablation.push({ variant, m });
+      } finally {
+        await srv.stop();
+        variantProcess.pid = -1;
       }
     }
+  }
+  return ablation;
+}
 
-    // Ablation: the baseline plus one piece of ours at a time. Each piece's cost shows up where
-    // it lands — Node, Postgres or Redis — which a profile of the server alone cannot show.
-    const ablation: Array<{ variant: string; m: Measured<RunResult> }> = [];
-    if (opt.ablation) {
-      for (const variant of ['ratelimit', 'project', 'knex', 'handler']) {
-        const srv = await startServer(`bare+${variant}`, 'bench/lib/serve-bare.ts', { ...env, BENCH_BARE_ADD: variant }, SERVER_NODE_ARGS);
-        variantPid = srv.pid;
-        try {
-          await closedLoop(target(srv), { connections: CONNECTIONS, durationMs: WARMUP_MS });
-          const m = await measureClean(
-            `ablation bare+${variant}: ${DURATION_MS / 1000} s closed loop, ${CONNECTIONS} connections`,
-            srv,
-            () => closedLoop(target(srv), { connections: CONNECTIONS, durationMs: DURATION_MS }),
-          );
-          console.log(
-            `    ${f0(m.result.rps)} req/s, server CPU ${f0(m.serverCpuUsPerReq)} µs/req (GC ${f0(m.gc.pauseUsPerReq)}), ${m.pgStatementsPerReq} PG statements/req${noise(m)}`,
-          );
-          ablation.push({ variant, m });
-        } finally {
-          await srv.stop();
-          variantPid = -1;
-        }
-      }
-    }
-
-    // (ii) Fixed rate against ours: open loop, latency from the scheduled send time.
-    let fixed: Measured<OpenLoopResult> | null = null;
-    if (!opt.profile) {
-      // A workspace's limiter window only ever holds its own last minute; start this phase
-      // with an empty one instead of the closed loop's tens of thousands of entries.
-      const { Redis } = await import('ioredis');
-      const r = new Redis(REDIS_URL);
-      await r.del(`rl:read:${s.workspaceId}`);
-      r.disconnect();
-      await quiet();
-      step(`warm-up ours: ${WARMUP_MS / 1000} s open loop at ${RATE} req/s`);
-      await openLoop(target(ours), { rate: RATE, durationMs: WARMUP_MS });
-      fixed = await measureClean(`ours: ${RATE_DURATION_MS / 1000} s open loop at ${RATE} req/s`, ours, () =>
-        openLoop(target(ours), { rate: RATE, durationMs: RATE_DURATION_MS }),
-      );
-    }
-
-    let stages: StageTiming[] | null = null;
-    if (opt.profile || opt.stages) {
-      await quiet();
-      step('stage timings inside the app process (unloaded, sequential)');
-      stages = await ours.call<StageTiming[]>('stages', { token: s.apiKey, projectId: s.projectId, port: ours.port, iterations: 1000 });
-    }
-
-    // ── Report ────────────────────────────────────────────────────────────────────────────
-    const agg = (ms: Measured<RunResult>[]) => ({
-      rps: mean(ms.map((m) => m.result.rps)),
-      p50: mean(ms.map((m) => m.result.latencyMs.p50)),
-      p99: mean(ms.map((m) => m.result.latencyMs.p99)),
-      max: Math.max(...ms.map((m) => m.result.latencyMs.max)),
-      errors: ms.reduce((a, m) => a + m.result.errors, 0),
-      serverCpuUsPerReq: mean(ms.map((m) => m.serverCpuUsPerReq)),
-      gcUsPerReq: mean(ms.map((m) => m.gc.pauseUsPerReq)),
-      pgStatementsPerReq: mean(ms.map((m) => m.pgStatementsPerReq)),
-      machineBusy: ms[0]!.cpu ? mean(ms.map((m) => m.cpu!.machineBusy)) : null,
-      otherProcessesShare: ms[0]!.cpu ? mean(ms.map(otherShare)) : null,
-      cpuUsPerReq: ms[0]!.cpuUsPerReq
-        ? Object.fromEntries(Object.keys(ms[0]!.cpuUsPerReq!).map((k) => [k, Math.round(mean(ms.map((m) => m.cpuUsPerReq![k]!)))]))
-        : null,
-    });
-    const A = agg(closed.ours);
-    const B = agg(closed.bare);
-    const ratio = A.rps / B.rps;
-    const ratioMet = ratio >= TARGETS.minRatio;
-    const p99Met = fixed ? fixed.result.latencyMs.p99 < TARGETS.maxP99MsAtRate : null;
-
-    console.log(`\nGET /v1/posts?projectId=…&limit=50 — 50 posts/page, ~${f0(bytes.ours / 1024)} KiB/response`);
-    console.log(
-      `closed loop: ${CONNECTIONS} keep-alive connections, ${DURATION_MS / 1000} s × ${ROUNDS} round(s) per server${opt.profile ? ', PROFILED (figures carry profiler overhead)' : ''}`,
+/** (ii) Fixed rate against ours: open loop, latency from the scheduled send time. */
+async function runFixedRate(b: Bench) {
+  const { s, ours, target, quiet, measureClean } = b;
+  let fixed: Measured<OpenLoopResult> | null = null;
+  if (!opt.profile) {
+    // A workspace's limiter window only ever holds its own last minute; start this phase
+    // with an empty one instead of the closed loop's tens of thousands of entries.
+    const { Redis } = await import('ioredis');
+    const r = new Redis(REDIS_URL);
+    await r.del(`rl:read:${s.workspaceId}`);
+    r.disconnect();
+    await quiet();
+    step(`warm-up ours: ${WARMUP_MS / 1000} s open loop at ${RATE} req/s`);
+    await openLoop(target(ours), { rate: RATE, durationMs: WARMUP_MS });
+    fixed = await measureClean(`ours: ${RATE_DURATION_MS / 1000} s open loop at ${RATE} req/s`, ours, () =>
+      openLoop(target(ours), { rate: RATE, durationMs: RATE_DURATION_MS }),
     );
+  }
+  return fixed;
+}
+
+/** Each step of the request timed inside the app process (--profile, --stages). */
+async function runStages(b: Bench) {
+  const { s, ours, quiet } = b;
+
+  let stages: StageTiming[] | null = null;
+  if (opt.profile || opt.stages) {
+    await quiet();
+    step('stage timings inside the app process (unloaded, sequential)');
+    stages = await ours.call<StageTiming[]>('stages', { token: s.apiKey, projectId: s.projectId, port: ours.port, iterations: 1000 });
+  }
+  return stages;
+}
+
+// ── Report ───────────────────────────────────────────────────────────────────────────────────
+
+/** The table, the targets, the profiles and the JSON results. */
+async function report(b: Bench, r: Run) {
+  const { started, machine, s, bytes } = b;
+  const { closed, profiles, ablation, fixed, stages } = r;
+  // ── Report ────────────────────────────────────────────────────────────────────────────
+  const agg = (ms: Measured<RunResult>[]) => ({
+    rps: mean(ms.map((m) => m.result.rps)),
+    p50: mean(ms.map((m) => m.result.latencyMs.p50)),
+    p99: mean(ms.map((m) => m.result.latencyMs.p99)),
+    max: Math.max(...ms.map((m) => m.result.latencyMs.max)),
+    errors: ms.reduce((a, m) => a + m.result.errors, 0),
+    serverCpuUsPerReq: mean(ms.map((m) => m.serverCpuUsPerReq)),
+    gcUsPerReq: mean(ms.map((m) => m.gc.pauseUsPerReq)),
+    pgStatementsPerReq: mean(ms.map((m) => m.pgStatementsPerReq)),
+    machineBusy: ms[0]!.cpu ? mean(ms.map((m) => m.cpu!.machineBusy)) : null,
+    otherProcessesShare: ms[0]!.cpu ? mean(ms.map(otherShare)) : null,
+    cpuUsPerReq: ms[0]!.cpuUsPerReq
+      ? Object.fromEntries(Object.keys(ms[0]!.cpuUsPerReq!).map((k) => [k, Math.round(mean(ms.map((m) => m.cpuUsPerReq![k]!)))]))
+      : null,
+  });
+  const A = agg(closed.ours);
+  const B = agg(closed.bare);
+  const ratio = A.rps / B.rps;
+  const ratioMet = ratio >= TARGETS.minRatio;
+  const p99Met = fixed ? fixed.result.latencyMs.p99 < TARGETS.maxP99MsAtRate : null;
+
+  console.log(`\nGET /v1/posts?projectId=…&limit=50 — 50 posts/page, ~${f0(bytes.ours / 1024)} KiB/response`);
+  console.log(
+    `closed loop: ${CONNECTIONS} keep-alive connections, ${DURATION_MS / 1000} s × ${ROUNDS} round(s) per server${opt.profile ? ', PROFILED (figures carry profiler overhead)' : ''}`,
+  );
+  console.log(
+    `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}${pad('errors', 8)}${pad('srv CPU µs/req', 16)}${pad('of it GC', 10)}${pad('PG stmts/req', 14)}`,
+  );
+  for (const [label, x] of [
+    ['ours (real app)', A],
+    ['bare Koa + pg', B],
+  ] as const) {
     console.log(
-      `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}${pad('errors', 8)}${pad('srv CPU µs/req', 16)}${pad('of it GC', 10)}${pad('PG stmts/req', 14)}`,
+      `  ${label.padEnd(22)}${pad(f0(x.rps), 9)}${pad(f1(x.p50), 9)}${pad(f1(x.p99), 9)}${pad(f1(x.max), 9)}${pad(String(x.errors), 8)}${pad(f0(x.serverCpuUsPerReq), 16)}${pad(f0(x.gcUsPerReq), 10)}${pad(x.pgStatementsPerReq.toFixed(2), 14)}`,
     );
+  }
+  console.log(`  ratio ours/bare: ${(ratio * 100).toFixed(1)}%   target ≥ ${TARGETS.minRatio * 100}%   ${ratioMet ? 'MET' : 'MISSED'}`);
+  if (A.cpuUsPerReq && B.cpuUsPerReq) {
+    const keys = ['ours', 'bare', 'postgres', 'redis', 'generator', 'other', 'unaccounted'];
+    console.log(`  CPU per request by process (µs), machine busy ${f0((A.machineBusy ?? 0) * 100)}% / ${f0((B.machineBusy ?? 0) * 100)}%:`);
+    console.log(`  ${''.padEnd(22)}${keys.map((k) => pad(k === 'unaccounted' ? 'unacct.' : k, 10)).join('')}${pad('total', 10)}`);
     for (const [label, x] of [
-      ['ours (real app)', A],
-      ['bare Koa + pg', B],
+      ['ours run', A.cpuUsPerReq],
+      ['bare run', B.cpuUsPerReq],
     ] as const) {
       console.log(
-        `  ${label.padEnd(22)}${pad(f0(x.rps), 9)}${pad(f1(x.p50), 9)}${pad(f1(x.p99), 9)}${pad(f1(x.max), 9)}${pad(String(x.errors), 8)}${pad(f0(x.serverCpuUsPerReq), 16)}${pad(f0(x.gcUsPerReq), 10)}${pad(x.pgStatementsPerReq.toFixed(2), 14)}`,
+        `  ${label.padEnd(22)}${keys.map((k) => pad(f0(x[k] ?? 0), 10)).join('')}${pad(f0(Object.values(x).reduce((a, b) => a + b, 0)), 10)}`,
       );
     }
-    console.log(`  ratio ours/bare: ${(ratio * 100).toFixed(1)}%   target ≥ ${TARGETS.minRatio * 100}%   ${ratioMet ? 'MET' : 'MISSED'}`);
-    if (A.cpuUsPerReq && B.cpuUsPerReq) {
-      const keys = ['ours', 'bare', 'postgres', 'redis', 'generator', 'other', 'unaccounted'];
-      console.log(
-        `  CPU per request by process (µs), machine busy ${f0((A.machineBusy ?? 0) * 100)}% / ${f0((B.machineBusy ?? 0) * 100)}%:`,
-      );
-      console.log(`  ${''.padEnd(22)}${keys.map((k) => pad(k === 'unaccounted' ? 'unacct.' : k, 10)).join('')}${pad('total', 10)}`);
-      for (const [label, x] of [
-        ['ours run', A.cpuUsPerReq],
-        ['bare run', B.cpuUsPerReq],
-      ] as const) {
-        console.log(
-          `  ${label.padEnd(22)}${keys.map((k) => pad(f0(x[k] ?? 0), 10)).join('')}${pad(f0(Object.values(x).reduce((a, b) => a + b, 0)), 10)}`,
-        );
-      }
-    }
-    if (ablation.length) {
-      // Machine CPU per request that the request path itself causes: its server, Postgres and
-      // Redis (the generator and unrelated processes left out).
-      const own = (m: Measured<RunResult>, server: string) =>
-        m.cpuUsPerReq ? (m.cpuUsPerReq[server] ?? 0) + (m.cpuUsPerReq.postgres ?? 0) + (m.cpuUsPerReq.redis ?? 0) : 0;
-      const base = mean(closed.bare.map((m) => own(m, 'bare')));
-      console.log(`\nablation: the baseline plus one piece of ours (1 round of ${DURATION_MS / 1000} s each)`);
-      console.log(
-        `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('vs bare', 9)}${pad('srv µs', 9)}${pad('pg µs', 8)}${pad('redis µs', 10)}${pad('path µs', 9)}${pad('Δ path', 8)}${pad('PG st', 7)}`,
-      );
-      const row = (label: string, rps: number, srv: number, pgUs: number, redisUs: number, path: number, st: number) =>
-        console.log(
-          `  ${label.padEnd(22)}${pad(f0(rps), 9)}${pad(`${((rps / B.rps) * 100).toFixed(0)}%`, 9)}${pad(f0(srv), 9)}${pad(f0(pgUs), 8)}${pad(f0(redisUs), 10)}${pad(f0(path), 9)}${pad(`${path - base >= 0 ? '+' : ''}${f0(path - base)}`, 8)}${pad(st.toFixed(2), 7)}`,
-        );
-      const avg = (ms: Measured<RunResult>[], k: string) => mean(ms.map((m) => m.cpuUsPerReq?.[k] ?? 0));
-      row('bare', B.rps, B.serverCpuUsPerReq, avg(closed.bare, 'postgres'), avg(closed.bare, 'redis'), base, B.pgStatementsPerReq);
-      for (const { variant, m } of ablation) {
-        row(
-          `bare+${variant}`,
-          m.result.rps,
-          m.serverCpuUsPerReq,
-          m.cpuUsPerReq?.postgres ?? 0,
-          m.cpuUsPerReq?.redis ?? 0,
-          own(m, 'variant'),
-          m.pgStatementsPerReq,
-        );
-      }
-      row(
-        'ours',
-        A.rps,
-        A.serverCpuUsPerReq,
-        avg(closed.ours, 'postgres'),
-        avg(closed.ours, 'redis'),
-        mean(closed.ours.map((m) => own(m, 'ours'))),
-        A.pgStatementsPerReq,
-      );
-    }
-    if (fixed) {
-      const l = fixed.result.latencyMs;
-      console.log(`\nopen loop against ours: ${RATE} req/s for ${RATE_DURATION_MS / 1000} s (latency from scheduled send time)`);
-      console.log(
-        `  achieved ${f1(fixed.result.rps)} req/s, ${fixed.result.ok} ok, ${fixed.result.errors} errors; p50 ${f1(l.p50)} ms, p90 ${f1(l.p90)} ms, p99 ${f1(l.p99)} ms, max ${f1(l.max)} ms`,
-      );
-      console.log(
-        `  generator send lag p99 ${f1(fixed.result.sendLagMs.p99)} ms; server CPU ${f0(fixed.serverCpuUsPerReq)} µs/req (GC ${f0(fixed.gc.pauseUsPerReq)}); machine busy ${f0((fixed.cpu?.machineBusy ?? 0) * 100)}%${noise(fixed)}`,
-      );
-      console.log(`  p99 < ${TARGETS.maxP99MsAtRate} ms at ${RATE} req/s: ${p99Met ? 'MET' : 'MISSED'}`);
-    }
-    if (stages) {
-      console.log('\nstages inside the app process (sequential, no load; wall includes waiting on Postgres/Redis):');
-      console.log(`  ${'stage'.padEnd(56)}${pad('wall p50 µs', 13)}${pad('wall mean µs', 14)}${pad('CPU µs/call', 13)}`);
-      for (const t of stages)
-        console.log(`  ${t.stage.padEnd(56)}${pad(f0(t.wallP50Us), 13)}${pad(f0(t.wallMeanUs), 14)}${pad(f0(t.cpuUsPerCall), 13)}`);
-    }
-    for (const [name, p] of Object.entries(profiles)) {
-      printProfile(`CPU profile, ${name} server`, p.summary, p.requests);
-      printAllocations(
-        `${opt['profile-survivors'] ? 'Survivors of young-generation collections' : 'Allocation profile'}, ${name} server`,
-        p.allocations,
-        p.requests,
-      );
-    }
-
-    const roundJson = (m: Measured<RunResult>) => ({
-      ...m.result,
-      serverCpuUsPerReq: m.serverCpuUsPerReq,
-      gc: m.gc,
-      pgStatementsPerReq: m.pgStatementsPerReq,
-      cpuUsPerReq: m.cpuUsPerReq,
-      machineBusy: m.cpu?.machineBusy ?? null,
-      otherProcessesShare: otherShare(m),
-    });
-    const results = {
-      bench: 'posts-list',
-      finishedAt: new Date().toISOString(),
-      wallSeconds: Math.round((Date.now() - started) / 1000),
-      machine,
-      profiled: opt.profile,
-      request: { method: 'GET', path: '/v1/posts?projectId=<project>&limit=50', responseBytes: bytes },
-      settings: {
-        serverNodeOptions: SERVER_NODE_ARGS,
-        connections: CONNECTIONS,
-        durationS: DURATION_MS / 1000,
-        warmupS: WARMUP_MS / 1000,
-        rounds: ROUNDS,
-        rate: RATE,
-        rateDurationS: RATE_DURATION_MS / 1000,
-        rateLimitRead: Number(RATE_LIMIT_READ),
-        authCacheMs: Number(process.env.AUTH_CACHE_MS ?? 4000),
-        database: 'content_scheduler_bench',
-        redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
-      },
-      seed: { posts: s.posts, deletedPosts: s.deletedPosts, contentChars: s.contentChars },
-      throughput: {
-        ours: { ...A, rounds: closed.ours.map(roundJson) },
-        bare: { ...B, rounds: closed.bare.map(roundJson) },
-        ratio,
-      },
-      fixedRate: fixed
-        ? {
-            ...fixed.result,
-            serverCpuUsPerReq: fixed.serverCpuUsPerReq,
-            gc: fixed.gc,
-            pgStatementsPerReq: fixed.pgStatementsPerReq,
-            cpuUsPerReq: fixed.cpuUsPerReq,
-            machineBusy: fixed.cpu?.machineBusy ?? null,
-            otherProcessesShare: otherShare(fixed),
-          }
-        : null,
-      targets: { ratio: { min: TARGETS.minRatio, met: ratioMet }, p99AtRate: { maxMs: TARGETS.maxP99MsAtRate, rate: RATE, met: p99Met } },
-      ablation: ablation.length ? ablation.map(({ variant, m }) => ({ variant: `bare+${variant}`, ...roundJson(m) })) : null,
-      stages,
-      profiles: Object.keys(profiles).length ? profiles : null,
-    };
-    fs.mkdirSync(RESULTS_DIR, { recursive: true });
-    const out = path.join(RESULTS_DIR, opt.profile ? 'posts-list.profile.json' : 'posts-list.json');
-    fs.writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
-    console.log(`\nresults: ${path.relative(process.cwd(), out)}`);
-    if (opt.strict && (!ratioMet || p99Met === false)) process.exitCode = 1;
-  } finally {
-    await stopAll();
-    await releaseLock();
   }
+  if (ablation.length) {
+    // Machine CPU per request that the request path itself causes: its server, Postgres and
+    // Redis (the generator and unrelated processes left out).
+    const own = (m: Measured<RunResult>, server: string) =>
+      m.cpuUsPerReq ? (m.cpuUsPerReq[server] ?? 0) + (m.cpuUsPerReq.postgres ?? 0) + (m.cpuUsPerReq.redis ?? 0) : 0;
+    const base = mean(closed.bare.map((m) => own(m, 'bare')));
+    console.log(`\nablation: the baseline plus one piece of ours (1 round of ${DURATION_MS / 1000} s each)`);
+    console.log(
+      `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('vs bare', 9)}${pad('srv µs', 9)}${pad('pg µs', 8)}${pad('redis µs', 10)}${pad('path µs', 9)}${pad('Δ path', 8)}${pad('PG st', 7)}`,
+    );
+    const row = (label: string, rps: number, srv: number, pgUs: number, redisUs: number, path: number, st: number) =>
+      console.log(
+        `  ${label.padEnd(22)}${pad(f0(rps), 9)}${pad(`${((rps / B.rps) * 100).toFixed(0)}%`, 9)}${pad(f0(srv), 9)}${pad(f0(pgUs), 8)}${pad(f0(redisUs), 10)}${pad(f0(path), 9)}${pad(`${path - base >= 0 ? '+' : ''}${f0(path - base)}`, 8)}${pad(st.toFixed(2), 7)}`,
+      );
+    const avg = (ms: Measured<RunResult>[], k: string) => mean(ms.map((m) => m.cpuUsPerReq?.[k] ?? 0));
+    row('bare', B.rps, B.serverCpuUsPerReq, avg(closed.bare, 'postgres'), avg(closed.bare, 'redis'), base, B.pgStatementsPerReq);
+    for (const { variant, m } of ablation) {
+      row(
+        `bare+${variant}`,
+        m.result.rps,
+        m.serverCpuUsPerReq,
+        m.cpuUsPerReq?.postgres ?? 0,
+        m.cpuUsPerReq?.redis ?? 0,
+        own(m, 'variant'),
+        m.pgStatementsPerReq,
+      );
+    }
+    row(
+      'ours',
+      A.rps,
+      A.serverCpuUsPerReq,
+      avg(closed.ours, 'postgres'),
+      avg(closed.ours, 'redis'),
+      mean(closed.ours.map((m) => own(m, 'ours'))),
+      A.pgStatementsPerReq,
+    );
+  }
+  if (fixed) {
+    const l = fixed.result.latencyMs;
+    console.log(`\nopen loop against ours: ${RATE} req/s for ${RATE_DURATION_MS / 1000} s (latency from scheduled send time)`);
+    console.log(
+      `  achieved ${f1(fixed.result.rps)} req/s, ${fixed.result.ok} ok, ${fixed.result.errors} errors; p50 ${f1(l.p50)} ms, p90 ${f1(l.p90)} ms, p99 ${f1(l.p99)} ms, max ${f1(l.max)} ms`,
+    );
+    console.log(
+      `  generator send lag p99 ${f1(fixed.result.sendLagMs.p99)} ms; server CPU ${f0(fixed.serverCpuUsPerReq)} µs/req (GC ${f0(fixed.gc.pauseUsPerReq)}); machine busy ${f0((fixed.cpu?.machineBusy ?? 0) * 100)}%${noise(fixed)}`,
+    );
+    console.log(`  p99 < ${TARGETS.maxP99MsAtRate} ms at ${RATE} req/s: ${p99Met ? 'MET' : 'MISSED'}`);
+  }
+  if (stages) {
+    console.log('\nstages inside the app process (sequential, no load; wall includes waiting on Postgres/Redis):');
+    console.log(`  ${'stage'.padEnd(56)}${pad('wall p50 µs', 13)}${pad('wall mean µs', 14)}${pad('CPU µs/call', 13)}`);
+    for (const t of stages)
+      console.log(`  ${t.stage.padEnd(56)}${pad(f0(t.wallP50Us), 13)}${pad(f0(t.wallMeanUs), 14)}${pad(f0(t.cpuUsPerCall), 13)}`);
+  }
+  for (const [name, p] of Object.entries(profiles)) {
+    printProfile(`CPU profile, ${name} server`, p.summary, p.requests);
+    printAllocations(
+      `${opt['profile-survivors'] ? 'Survivors of young-generation collections' : 'Allocation profile'}, ${name} server`,
+      p.allocations,
+      p.requests,
+    );
+  }
+
+  const roundJson = (m: Measured<RunResult>) => ({
+    ...m.result,
+    serverCpuUsPerReq: m.serverCpuUsPerReq,
+    gc: m.gc,
+    pgStatementsPerReq: m.pgStatementsPerReq,
+    cpuUsPerReq: m.cpuUsPerReq,
+    machineBusy: m.cpu?.machineBusy ?? null,
+    otherProcessesShare: otherShare(m),
+  });
+  const results = {
+    bench: 'posts-list',
+    finishedAt: new Date().toISOString(),
+    wallSeconds: Math.round((Date.now() - started) / 1000),
+    machine,
+    profiled: opt.profile,
+    request: { method: 'GET', path: '/v1/posts?projectId=<project>&limit=50', responseBytes: bytes },
+    settings: {
+      serverNodeOptions: SERVER_NODE_ARGS,
+      connections: CONNECTIONS,
+      durationS: DURATION_MS / 1000,
+      warmupS: WARMUP_MS / 1000,
+      rounds: ROUNDS,
+      rate: RATE,
+      rateDurationS: RATE_DURATION_MS / 1000,
+      rateLimitRead: Number(RATE_LIMIT_READ),
+      authCacheMs: Number(process.env.AUTH_CACHE_MS ?? 4000),
+      database: 'content_scheduler_bench',
+      redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
+    },
+    seed: { posts: s.posts, deletedPosts: s.deletedPosts, contentChars: s.contentChars },
+    throughput: {
+      ours: { ...A, rounds: closed.ours.map(roundJson) },
+      bare: { ...B, rounds: closed.bare.map(roundJson) },
+      ratio,
+    },
+    fixedRate: fixed
+      ? {
+          ...fixed.result,
+          serverCpuUsPerReq: fixed.serverCpuUsPerReq,
+          gc: fixed.gc,
+          pgStatementsPerReq: fixed.pgStatementsPerReq,
+          cpuUsPerReq: fixed.cpuUsPerReq,
+          machineBusy: fixed.cpu?.machineBusy ?? null,
+          otherProcessesShare: otherShare(fixed),
+        }
+      : null,
+    targets: { ratio: { min: TARGETS.minRatio, met: ratioMet }, p99AtRate: { maxMs: TARGETS.maxP99MsAtRate, rate: RATE, met: p99Met } },
+    ablation: ablation.length ? ablation.map(({ variant, m }) => ({ variant: `bare+${variant}`, ...roundJson(m) })) : null,
+    stages,
+    profiles: Object.keys(profiles).length ? profiles : null,
+  };
+  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+  const out = path.join(RESULTS_DIR, opt.profile ? 'posts-list.profile.json' : 'posts-list.json');
+  fs.writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
+  console.log(`\nresults: ${path.relative(process.cwd(), out)}`);
+  if (opt.strict && (!ratioMet || p99Met === false)) process.exitCode = 1;
 }
 
 main().catch((err) => {

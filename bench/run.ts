@@ -2,7 +2,7 @@
 // be given); `npm run bench -- --list` lists them. Other arguments go to each selected bench
 // (e.g. `npm run bench -- posts-list --duration 30`).
 //
-// A bench is any bench/<name>.ts next to this file; helpers live in bench/lib/. Each bench runs
+// A bench is any bench/<name>.ts next to this file; helpers live in bench/harness/. Each bench runs
 // in a fresh Node process, one after another: a bench sets the environment the app modules
 // read once at import (database, Redis, limits), and two benches sharing a process — or a
 // machine at the same time — would skew each other's figures.

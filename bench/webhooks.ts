@@ -8,7 +8,7 @@
 //
 // Targets (issue 19): a burst drains at ≥ 0.8× the baseline measured in the same run on the
 // same Temporal dev server (one workflow per delivery whose one regular activity POSTs the
-// signed request: bench/lib/webhookBaselineWorkflow.ts); paced at 20 events/s, p99
+// signed request: bench/harness/webhookBaselineWorkflow.ts); paced at 20 events/s, p99
 // event-to-receiver ≤ 1 s. In every run: none lost, none duplicated, every signature valid.
 //
 // Measures deliveries per second and event-to-delivery latency (outbox row committed → the
@@ -18,7 +18,6 @@
 // a child process (so that their work does not share the worker's event loop).
 
 import { fork, type ChildProcess } from 'node:child_process';
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,8 +25,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { diff, snapshot, type Groups } from './lib/proc';
-import { flushRedis, recreateDatabase } from './lib/database';
+import { diff, snapshot, type Groups } from './harness/proc';
+import { verifyWebhookSignature } from './harness/webhookSignature';
+import { flushRedis, recreateDatabase } from './harness/database';
 
 const RECEIVER_CHILD = '--receivers-child';
 /** Burst drain rate of the service over the baseline's, at least. */
@@ -44,14 +44,6 @@ interface Receipt {
   eventId: string;
   receivedAt: number;
   signatureOk: boolean;
-}
-
-function verify(body: Buffer, header: string | undefined, secret: string): boolean {
-  if (!header) return false;
-  const parts = header.split(',').map((p) => p.split('='));
-  const t = parts.find(([k]) => k === 't')?.[1];
-  const expected = createHmac('sha256', secret).update(`${t}.`).update(body).digest();
-  return parts.some(([k, v]) => k === 'v1' && v !== undefined && v.length === 64 && timingSafeEqual(Buffer.from(v, 'hex'), expected));
 }
 
 async function runReceivers(): Promise<void> {
@@ -75,7 +67,7 @@ async function runReceivers(): Promise<void> {
           endpoint: i,
           eventId,
           receivedAt,
-          signatureOk: verify(body, req.headers['webhook-signature'] as string | undefined, secrets[i]!),
+          signatureOk: verifyWebhookSignature(body, req.headers['webhook-signature'] as string | undefined, secrets[i]!),
         });
         res.writeHead(204).end();
       });
@@ -290,7 +282,7 @@ async function main() {
         connection: baseConnection,
         namespace: config.temporalNamespace,
         taskQueue: baseQueue,
-        workflowsPath: path.join(import.meta.dirname, 'lib', 'webhookBaselineWorkflow.ts'),
+        workflowsPath: path.join(import.meta.dirname, 'harness', 'webhookBaselineWorkflow.ts'),
         activities: {
           async postBaselineWebhook(d: { url: string; body: string; headers: Record<string, string> }) {
             const res = await fetch(d.url, { method: 'POST', body: d.body, headers: d.headers, redirect: 'manual' });
@@ -302,7 +294,7 @@ async function main() {
         maxConcurrentWorkflowTaskExecutions: config.worker.workflowConcurrency,
       });
       const baseRunning = baseWorker.run();
-      const { baselineWebhookWorkflow } = await import('./lib/webhookBaselineWorkflow');
+      const { baselineWebhookWorkflow } = await import('./harness/webhookBaselineWorkflow');
       const pLimit = (await import('p-limit')).default;
       const before = (await receivers.ask<{ n: number }>('count')).n;
       const n = EVENTS * ENDPOINTS;

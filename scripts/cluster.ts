@@ -95,7 +95,7 @@ async function main(): Promise<number> {
   const freePorts = opt.smoke || opt['free-ports'];
   const startedAt = Date.now();
   if (opt.smoke) {
-    const { recreateDatabase } = await import('../bench/lib/database');
+    const { recreateDatabase } = await import('../bench/harness/database');
     await recreateDatabase(config.databaseUrl);
     stack.push({
       name: 'smoke database',
@@ -210,22 +210,15 @@ async function smoke(opts: {
 }): Promise<number> {
   const { fleet, simulator } = opts;
   const failures: string[] = [];
-  const { createWorkspace, createProject, issueApiKey } = await import('../ops/provision');
-  const { storeConnectionTokens } = await import('../ops/connections');
+  const { createWorkspace, issueApiKey } = await import('../ops/provision');
+  const { connectedPersonalProject } = await import('../sim/network/accounts');
   const { db } = await import('../lib/db');
   const ws = await createWorkspace({ name: 'Cluster smoke', plan: 'BUSINESS' });
   const key = await issueApiKey({ workspaceId: ws.id, scopes: ['write'], name: 'cluster smoke' });
-  const token = await simulator.control.issueToken({ personId: 'cluster-smoke', name: 'Cluster Smoke', vanityName: 'cluster-smoke' });
-  const project = await createProject({ workspaceId: ws.id, type: 'PERSONAL_BRAND', name: 'Cluster Smoke', connection: 'none' });
-  await storeConnectionTokens({
-    workspaceId: ws.id,
-    projectId: project.id,
-    accessToken: token.accessToken,
-    refreshToken: token.refreshToken,
-    expiresAt: new Date(token.expiresAt),
-    refreshExpiresAt: token.refreshTokenExpiresAt ? new Date(token.refreshTokenExpiresAt) : null,
+  const { project } = await connectedPersonalProject(simulator.control, ws.id, {
     personId: 'cluster-smoke',
     name: 'Cluster Smoke',
+    vanityName: 'cluster-smoke',
   });
 
   // Through the second API process: the one a load balancer would hand the request to next.

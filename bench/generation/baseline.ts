@@ -4,7 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { workerHeapArg } from '../../lib/workerHeap';
 import { startWorker, type WorkerRun } from '../publishing/worker';
-import { startServer, type ServerHandle } from '../lib/servers';
+import { startServer, type ServerHandle } from '../harness/servers';
 import { request, type JobTimes, type Reply } from './figures';
 
 // The generation bench's bare baselines on the same Temporal server in the same run, each a bare

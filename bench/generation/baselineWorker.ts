@@ -1,4 +1,4 @@
-// The baseline workers of the generation bench (bench/lib/baselineWorker.ts), each on its own
+// The baseline workers of the generation bench (bench/harness/baselineWorker.ts), each on its own
 // task queue: the minimal one runs bareJobWorkflow (one UPDATE of BENCH_GEN_BASELINE_TABLE); with
 // BENCH_GEN_SAME_STATEMENTS, sameStatementsJobWorkflow, whose steps replay the statements of the
 // service's activities (sameStatements.ts) over a pool of the service worker's size.
@@ -8,7 +8,7 @@
 import pg from 'pg';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
-import { runBaselineWorker } from '../lib/baselineWorker';
+import { runBaselineWorker } from '../harness/baselineWorker';
 import type { BareJobActivities, SameStatementsActivities } from './baselineWorkflows';
 import { readPlan, rebind } from './sameStatements';
 

@@ -4,13 +4,13 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { WorkflowClient } from '@temporalio/client';
 import pg from 'pg';
-import type { CapturedStatement } from '../lib/statements';
+import type { CapturedStatement } from '../harness/statements';
 
 // The generation bench's statement census, loaded into the service's API and worker before the
 // app (`--import` after tsx, bench/generation.ts censusArgs): every pg statement of the process
 // is counted by its text and by the activity it ran in (@temporalio/activity's context; none in
 // the API), and, while a capture is on, recorded with its parameters, connection and timing, as
-// bench/lib/statements.ts captures a read surface's request. The API's workflow starts are
+// bench/harness/statements.ts captures a read surface's request. The API's workflow starts are
 // recorded too, as markers, so a replay knows which statements came before the start.
 //
 // The bench drives it with a command file: `capture` clears the recording and turns

@@ -1,6 +1,6 @@
 import http from 'node:http';
-import { summarize, type LatencySummary } from '../lib/load';
-import type { CpuBreakdown } from '../lib/proc';
+import { summarize, type LatencySummary } from '../harness/load';
+import type { CpuBreakdown } from '../harness/proc';
 
 // What the generation bench measures of one burst, for the service's rounds and the bare
 // baseline's alike: the requests as sent and answered, then each job's queue→done time from

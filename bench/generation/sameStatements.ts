@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type pg from 'pg';
 import { randomBase62 } from '../../lib/ids';
-import { replayer, type CapturedStatement } from '../lib/statements';
+import { replayer, type CapturedStatement } from '../harness/statements';
 import type { CensusDump, CensusStatement } from './census';
 
 // The generation bench's second baseline, "the same statements bare": one job's statements as the

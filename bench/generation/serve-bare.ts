@@ -4,7 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import Koa from 'koa';
 import pg from 'pg';
 import { newId } from '../../lib/ids';
-import { serveUnderParent } from '../lib/serverChild';
+import { serveUnderParent } from '../harness/serverChild';
 import { bareJobWorkflow, sameStatementsJobWorkflow } from './baselineWorkflows';
 import { readPlan, rebind } from './sameStatements';
 

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import pLimit from 'p-limit';
 import type pg from 'pg';
-import { summarize } from '../lib/load';
+import { summarize } from '../harness/load';
 import { startWorker, type WorkerRun } from './worker';
 
 // The bare baselines of the publishing bench (issue: "the least Temporal can do on the same

@@ -1,10 +1,10 @@
-// The baseline worker of the publishing bench (bench/lib/baselineWorker.ts): only the baseline
+// The baseline worker of the publishing bench (bench/harness/baselineWorker.ts): only the baseline
 // workflows of baselineWorkflows.ts, on their own task queue.
 //
 //   BENCH_BASELINE_TASK_QUEUE=… node --import tsx bench/publishing/baselineWorker.ts
 
 import { db } from '../../lib/db';
-import { runBaselineWorker } from '../lib/baselineWorker';
+import { runBaselineWorker } from '../harness/baselineWorker';
 
 const taskQueue = process.env.BENCH_BASELINE_TASK_QUEUE;
 if (!taskQueue) throw new Error('BENCH_BASELINE_TASK_QUEUE is not set');

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Connection } from '@temporalio/client';
-import { pollsBothHalves } from '../lib/worker';
+import { pollsBothHalves } from '../harness/worker';
 
 // The worker of the publishing bench: `node --import tsx workers/main.ts` as a child process
 // (no tsx supervisor in between, so SIGKILL reaches the process that runs the worker and its

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { createApp } from '../../api/app';
-import { captureRequest, replayer } from '../../bench/lib/statements';
+import { captureRequest, replayer } from '../../bench/harness/statements';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { serveOnEphemeralPort } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 
-// The benches' same-statements baseline (bench/lib/statements.ts, bench/README.md "Read
+// The benches' same-statements baseline (bench/harness/statements.ts, bench/README.md "Read
 // surfaces"): the statements of one API request are captured in the API's process, with their
 // parameters, and the replay runs exactly those against Postgres.
 
-describe('bench/lib/statements', function () {
+describe('bench/harness/statements', function () {
   this.timeout(60_000);
 
   it("captures one request's statements with their parameters and replays them", async () => {

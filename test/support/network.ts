@@ -1,7 +1,7 @@
-import { storeConnectionTokens } from '../../ops/connections';
 import { createProject } from '../../ops/provision';
 import { config } from '../../lib/config';
 import { randomBase62 } from '../../lib/ids';
+import { connectedPersonalProject as connectSimulated } from '../../sim/network/accounts';
 import { createSimulatorControl, type SimulatorControl } from '../../sim/network/control';
 
 // The network simulator the test runner started (NETWORK_API_URL), scripted through its control API.
@@ -11,33 +11,9 @@ export function simulator(): SimulatorControl {
 }
 
 /** A personal-brand project connected with a real simulator token. */
-export async function connectedPersonalProject(workspaceId: string, opts: { expiresInSeconds?: number; timezone?: string } = {}) {
-  const sim = simulator();
+export function connectedPersonalProject(workspaceId: string, opts: { expiresInSeconds?: number; timezone?: string } = {}) {
   const personId = `p${randomBase62(10)}`;
-  const token = await sim.issueToken({
-    personId,
-    name: `Ann ${personId}`,
-    vanityName: `ann-${personId}`,
-    expiresInSeconds: opts.expiresInSeconds,
-  });
-  const project = await createProject({
-    workspaceId,
-    type: 'PERSONAL_BRAND',
-    name: `Ann ${personId}`,
-    connection: 'none',
-    timezone: opts.timezone,
-  });
-  await storeConnectionTokens({
-    workspaceId,
-    projectId: project.id,
-    accessToken: token.accessToken,
-    refreshToken: token.refreshToken,
-    expiresAt: new Date(token.expiresAt),
-    refreshExpiresAt: token.refreshTokenExpiresAt ? new Date(token.refreshTokenExpiresAt) : null,
-    personId,
-    name: `Ann ${personId}`,
-  });
-  return { project, personId, token };
+  return connectSimulated(simulator(), workspaceId, { personId, name: `Ann ${personId}`, vanityName: `ann-${personId}`, ...opts });
 }
 
 /** A company page linked to a connected personal project whose person administers the organization. */

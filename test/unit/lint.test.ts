@@ -75,6 +75,23 @@ describe('lint: layer boundaries', function () {
     await assertClean('activities/example.ts', `import { db } from '../lib/db';\nexport const x = db;\n`);
   });
 
+  it('bench/ must not import test/', async () => {
+    await assertReported(
+      'bench/example.ts',
+      `import { workspaceWithKey } from '../test/support/factories';\nexport const x = workspaceWithKey;\n`,
+      /^layers\/imports: bench\/ must not import test\//,
+    );
+    await assertReported(
+      'bench/harness/example.ts',
+      `export const load = () => import('../../test/support/contract');\n`,
+      /bench\/ must not import test\//,
+    );
+    await assertClean(
+      'bench/example.ts',
+      `import { checkResponse } from '../tooling/responseContract';\nexport const x = checkResponse;\n`,
+    );
+  });
+
   it('lib/ and activities/ import no workflow values: they start workflows through lib/temporal/start/', async () => {
     await assertReported(
       'lib/example.ts',

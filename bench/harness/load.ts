@@ -109,8 +109,40 @@ export async function getJson(t: Target): Promise<{ status: number; headers: htt
   });
 }
 
-function tally(statuses: Record<string, number>, key: string) {
-  statuses[key] = (statuses[key] ?? 0) + 1;
+/** The answers of one run as they come: statuses, bytes of the 200s, latencies; `result` sums them up. */
+function runTally() {
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  let ok = 0,
+    errors = 0,
+    bytes = 0;
+  const tally = (key: string) => (statuses[key] = (statuses[key] ?? 0) + 1);
+  return {
+    answered(r: Reply, latencyMs: number) {
+      latencies.push(latencyMs);
+      tally(String(r.status));
+      if (r.status === 200) {
+        ok++;
+        bytes += r.bytes;
+      } else errors++;
+    },
+    failed(err: unknown) {
+      errors++;
+      tally(`error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`);
+    },
+    result(elapsedS: number): RunResult {
+      return {
+        durationS: elapsedS,
+        requests: ok + errors,
+        ok,
+        errors,
+        statuses,
+        rps: ok / elapsedS,
+        bytesPerResponse: ok ? bytes / ok : 0,
+        latencyMs: summarize(latencies),
+      };
+    },
+  };
 }
 
 /**
@@ -124,11 +156,7 @@ export async function closedLoop(target: Target | Target[], opts: { connections:
   }));
   let next = 0;
   const agent = newAgent(opts.connections);
-  const latencies: number[] = [];
-  const statuses: Record<string, number> = {};
-  let ok = 0,
-    errors = 0,
-    bytes = 0;
+  const run = runTally();
   const started = performance.now();
   const deadline = started + opts.durationMs;
 
@@ -138,31 +166,16 @@ export async function closedLoop(target: Target | Target[], opts: { connections:
       try {
         const t = targets[next++ % targets.length]!;
         const r = await send(agent, t.url, t.headers, false);
-        latencies.push(performance.now() - t0);
-        tally(statuses, String(r.status));
-        if (r.status === 200) {
-          ok++;
-          bytes += r.bytes;
-        } else errors++;
+        run.answered(r, performance.now() - t0);
       } catch (err) {
-        errors++;
-        tally(statuses, `error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`);
+        run.failed(err);
       }
     }
   }
   await Promise.all(Array.from({ length: opts.connections }, worker));
   const elapsed = (performance.now() - started) / 1000;
   agent.destroy();
-  return {
-    durationS: elapsed,
-    requests: ok + errors,
-    ok,
-    errors,
-    statuses,
-    rps: ok / elapsed,
-    bytesPerResponse: ok ? bytes / ok : 0,
-    latencyMs: summarize(latencies),
-  };
+  return run.result(elapsed);
 }
 
 /**
@@ -198,12 +211,8 @@ export async function openLoop(t: Target, opts: { rate: number; durationMs: numb
   const agent = newAgent(opts.maxConnections ?? 256);
   const interval = 1000 / opts.rate;
   const total = Math.round((opts.durationMs / 1000) * opts.rate);
-  const latencies: number[] = [];
+  const run = runTally();
   const lags: number[] = [];
-  const statuses: Record<string, number> = {};
-  let ok = 0,
-    errors = 0,
-    bytes = 0;
   const inflight: Promise<void>[] = [];
   const start = performance.now() + 5;
 
@@ -211,18 +220,8 @@ export async function openLoop(t: Target, opts: { rate: number; durationMs: numb
     const scheduled = start + i * interval;
     lags.push(performance.now() - scheduled);
     return send(agent, url, headers, false).then(
-      (r) => {
-        latencies.push(performance.now() - scheduled);
-        tally(statuses, String(r.status));
-        if (r.status === 200) {
-          ok++;
-          bytes += r.bytes;
-        } else errors++;
-      },
-      (err) => {
-        errors++;
-        tally(statuses, `error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`);
-      },
+      (r) => run.answered(r, performance.now() - scheduled),
+      (err) => run.failed(err),
     );
   }
 
@@ -241,14 +240,7 @@ export async function openLoop(t: Target, opts: { rate: number; durationMs: numb
   const elapsed = (performance.now() - start) / 1000;
   agent.destroy();
   return {
-    durationS: elapsed,
-    requests: ok + errors,
-    ok,
-    errors,
-    statuses,
-    rps: ok / elapsed,
-    bytesPerResponse: ok ? bytes / ok : 0,
-    latencyMs: summarize(latencies),
+    ...run.result(elapsed),
     targetRate: opts.rate,
     sendLagMs: summarize(lags),
   };

@@ -44,7 +44,7 @@ function request<T extends ChildMessage['type']>(
 }
 
 /** The real API's server (serve-app.ts): started with the API process's Node options, as in production. */
-const REAL_API_ENTRY = 'bench/lib/serve-app.ts';
+const REAL_API_ENTRY = 'bench/harness/serve-app.ts';
 
 export async function startServer(name: string, entry: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<ServerHandle> {
   const child = fork(path.join(REPO_ROOT, entry), [], {

@@ -12,6 +12,7 @@ import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { Post } from '../../lib/models';
 import { presentPostSummary, type PostRow } from '../../lib/posts/present';
+import { postsPageQuery } from './postsQuery';
 
 // Runs inside the app server process (server (a)) on request from the bench, with no load:
 // each step of GET /v1/posts is run on its own, many times in a row, with the real modules
@@ -94,30 +95,8 @@ export async function timeStages(args: { token: string; projectId: string; port:
   out.push(await time('handler: listPosts.handler (its queries + page)', n, () => listPosts.handler(opCtx, input)));
   // The parts a list request can consist of.
   out.push(await time('  project lookup: findProject (projects ⋈ connections)', n, () => findProject(auth, args.projectId)));
-  out.push(
-    await time('  posts query via knex builder', n, () =>
-      Post.forWorkspace(auth.workspaceId)
-        .toKnexQuery()
-        .whereNull('posts.deleted_at')
-        .where('posts.project_id', args.projectId)
-        .select(
-          'posts.id',
-          'posts.project_id',
-          'posts.status',
-          'posts.content_type',
-          'posts.title',
-          'posts.content',
-          'posts.scheduled_at',
-          'posts.created_at',
-          'posts.updated_at',
-        )
-        .orderBy([
-          { column: 'posts.created_at', order: 'desc' },
-          { column: 'posts.id', order: 'desc' },
-        ])
-        .limit(51),
-    ),
-  );
+  const page = () => postsPageQuery(Post, auth.workspaceId, args.projectId, 50);
+  out.push(await time('  posts query via knex builder', n, page));
   out.push(await time('  posts query via knex.raw (same SQL)', n, () => db().raw(POSTS_SQL, [auth.workspaceId, args.projectId])));
   // The same SQL straight through pg: what knex adds around the driver (pool, events, response
   // processing) is the difference to the line above.
@@ -125,31 +104,7 @@ export async function timeStages(args: { token: string; projectId: string; port:
   const PG_SQL = POSTS_SQL.replace('?', '$1').replace('?', '$2');
   out.push(await time('  posts query via pg Pool directly (same SQL)', n, () => direct.query(PG_SQL, [auth.workspaceId, args.projectId])));
   await direct.end();
-  out.push(
-    await time('  knex builder → SQL only (no I/O)', n, () =>
-      Post.forWorkspace(auth.workspaceId)
-        .toKnexQuery()
-        .whereNull('posts.deleted_at')
-        .where('posts.project_id', args.projectId)
-        .select(
-          'posts.id',
-          'posts.project_id',
-          'posts.status',
-          'posts.content_type',
-          'posts.title',
-          'posts.content',
-          'posts.scheduled_at',
-          'posts.created_at',
-          'posts.updated_at',
-        )
-        .orderBy([
-          { column: 'posts.created_at', order: 'desc' },
-          { column: 'posts.id', order: 'desc' },
-        ])
-        .limit(51)
-        .toSQL(),
-    ),
-  );
+  out.push(await time('  knex builder → SQL only (no I/O)', n, () => page().toSQL()));
   out.push(await time('  present 50 rows (presentPostSummary)', n, () => rows.slice(0, 50).map(presentPostSummary)));
   out.push(
     await time('  next_cursor (encodeCursor, sync HMAC)', n, () =>

@@ -39,3 +39,41 @@ export async function flushRedis(url: string): Promise<void> {
   await r.flushdb();
   r.disconnect();
 }
+
+/** A bench's own stores made empty: the database recreated and migrated, the Redis db flushed. */
+export async function resetStores(databaseUrl: string, redisUrl: string): Promise<void> {
+  await recreateDatabase(databaseUrl);
+  await flushRedis(redisUrl);
+}
+
+/** This process's connections to the app's database and Redis (lib/db, lib/redis) closed, so the bench can exit. */
+export async function closeStores(): Promise<void> {
+  const { closeDb } = await import('../../lib/db');
+  const { closeRedis } = await import('../../lib/redis');
+  await Promise.allSettled([closeDb(), closeRedis()]);
+}
+
+/**
+ * The environment of a bench that publishes through a worker, set before the first app module
+ * loads (lib/config reads it once; the worker and API children inherit it): the bench's own
+ * stores, Temporal server and task queue, the network simulator, posts published at their due
+ * time, rate limits that never refuse, production mode. `more` adds or overrides variables.
+ */
+export function setPublishingEnvironment(
+  o: { databaseUrl: string; redisUrl: string; temporalPort: number; taskQueue: string; simPort: number },
+  more: Record<string, string> = {},
+): void {
+  Object.assign(process.env, {
+    DATABASE_URL: o.databaseUrl,
+    REDIS_URL: o.redisUrl,
+    TEMPORAL_ADDRESS: `127.0.0.1:${o.temporalPort}`,
+    TEMPORAL_TASK_QUEUE: o.taskQueue,
+    NETWORK_API_URL: `http://127.0.0.1:${o.simPort}`,
+    PUBLISH_DELAY_SECONDS: '0',
+    RATE_LIMIT_WRITE: '10000000',
+    RATE_LIMIT_READ: '10000000',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    NODE_ENV: 'production',
+    ...more,
+  });
+}

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import Koa from 'koa';
 import pg from 'pg';
+import { postsPageQuery } from './postsQuery';
 import { serveUnderParent } from './serverChild';
 
 // Server (b) of the posts-list bench, the baseline: what the same page costs with nothing but
@@ -74,27 +75,7 @@ async function projectLookup(projectId: string): Promise<void> {
 
 async function postsViaKnex(projectId: string, limit: number): Promise<Row[]> {
   const { Post } = await import('../../lib/models');
-  // The query chain of listPosts/keysetPage, clause for clause.
-  return (await Post.forWorkspace(adminAuth.workspaceId, appDb!.db())
-    .toKnexQuery()
-    .whereNull('posts.deleted_at')
-    .where('posts.project_id', projectId)
-    .select(
-      'posts.id',
-      'posts.project_id',
-      'posts.status',
-      'posts.content_type',
-      'posts.title',
-      'posts.content',
-      'posts.scheduled_at',
-      'posts.created_at',
-      'posts.updated_at',
-    )
-    .orderBy([
-      { column: 'posts.created_at', order: 'desc' },
-      { column: 'posts.id', order: 'desc' },
-    ])
-    .limit(limit + 1)) as Row[];
+  return (await postsPageQuery(Post, adminAuth.workspaceId, projectId, limit, appDb!.db())) as Row[];
 }
 
 const handler = add.has('handler')

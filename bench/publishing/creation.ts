@@ -1,0 +1,176 @@
+import type { ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import path from 'node:path';
+import pLimit from 'p-limit';
+import { summarize, type LatencySummary } from '../harness/load';
+import { spawnTsxChild, stopChild } from '../harness/proc';
+import { freePort, portAcceptsConnections } from '../../tooling/ports';
+import { CONCURRENCY, PROJECTS, ROOT } from './settings';
+
+// The publishing bench's customer and its posts: the seed, the API process the posts are
+// created through (or the same code in this process), and the creation of a batch of posts.
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface Seed {
+  workspaceId: string;
+  apiKey: string;
+  projectIds: string[];
+  pilotProjectId: string;
+}
+
+/** A BUSINESS workspace, PROJECTS personal-brand projects each connected with a real simulator token, a pilot project and a write key. */
+export async function seed(sim: import('../../sim/network/control').SimulatorControl): Promise<Seed> {
+  const { createWorkspace, issueApiKey } = await import('../../ops/provision');
+  const { connectedPersonalProject } = await import('../../sim/network/accounts');
+  const workspace = await createWorkspace({ name: 'Publishing Bench Co', plan: 'BUSINESS' });
+  const connected = async (i: number) =>
+    (
+      await connectedPersonalProject(sim, workspace.id, {
+        personId: `bench${i}`,
+        name: `Bench Person ${i}`,
+        vanityName: `bench-person-${i}`,
+      })
+    ).project.id as string;
+  const projectIds: string[] = [];
+  for (let i = 0; i < PROJECTS; i++) projectIds.push(await connected(i));
+  const pilotProjectId = await connected(PROJECTS);
+  const key = await issueApiKey({ workspaceId: workspace.id, scopes: ['write'], name: 'publishing bench' });
+  return { workspaceId: workspace.id, apiKey: key.key, projectIds, pilotProjectId };
+}
+
+export interface ApiChild {
+  child: ChildProcess;
+  pid: number;
+  port: number;
+  tail: string[];
+  stop(): Promise<void>;
+}
+
+/** Is our API answering on the port (and not some other process that took it meanwhile)? */
+function apiAnswers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/v1/posts', timeout: 2_000 }, (res) => {
+      res.resume();
+      resolve(typeof res.headers['x-request-id'] === 'string');
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(false));
+  });
+}
+
+export async function startApi(): Promise<ApiChild> {
+  const apiPort = await freePort();
+  const { child, tail } = spawnTsxChild(path.join(ROOT, 'api', 'main.ts'), ROOT, { ...process.env, PORT: String(apiPort) });
+  const deadline = Date.now() + 60_000;
+  while (!(await portAcceptsConnections(apiPort)) || !(await apiAnswers(apiPort))) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`API exited before listening:\n${tail.join('')}`);
+    if (Date.now() > deadline) throw new Error(`API not listening on ${apiPort} after 60 s:\n${tail.join('')}`);
+    await sleep(200);
+  }
+  return {
+    child,
+    pid: child.pid!,
+    port: apiPort,
+    tail,
+    stop: () => stopChild(child, 10_000),
+  };
+}
+
+export interface CreateItem {
+  projectId: string;
+  content: string;
+  scheduledFor: Date;
+}
+export interface CreateResult {
+  ids: (string | null)[];
+  latencyMs: LatencySummary;
+  durationMs: number;
+  rate: number;
+  errors: number;
+  errorSamples: string[];
+}
+
+export type Creator = (item: CreateItem) => Promise<string>;
+
+export function apiCreator(apiPort: number, apiKey: string): { create: Creator; close(): void } {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const create: Creator = (item) =>
+    new Promise((resolve, reject) => {
+      const body = JSON.stringify({ projectId: item.projectId, content: item.content, scheduledFor: item.scheduledFor.toISOString() });
+      const req = http.request(
+        {
+          agent,
+          host: '127.0.0.1',
+          port: apiPort,
+          path: '/v1/posts',
+          method: 'POST',
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString();
+            if (res.statusCode !== 200 && res.statusCode !== 201) return reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 300)}`));
+            try {
+              resolve(JSON.parse(text).data.id);
+            } catch (err) {
+              reject(err);
+            }
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  return { create, close: () => agent.destroy() };
+}
+
+export async function inProcessCreator(workspaceId: string): Promise<{ create: Creator; close(): void }> {
+  // The handler of POST /v1/posts minus HTTP, auth and validation: the same transaction and the
+  // same after-commit signal-with-start.
+  const { db } = await import('../../lib/db');
+  const { insertPost } = await import('../../lib/posts/write');
+  const { afterPostCommitted } = await import('../../lib/posts/afterCommit');
+  return {
+    create: async (item) => {
+      const committed = await db().transaction((trx) =>
+        insertPost(trx, {
+          workspaceId,
+          projectId: item.projectId,
+          content: item.content,
+          contentType: 'PERSONAL',
+          scheduledAt: item.scheduledFor,
+        }),
+      );
+      await afterPostCommitted(committed);
+      return committed.post.id;
+    },
+    close: () => undefined,
+  };
+}
+
+export async function createAll(items: CreateItem[], create: Creator, onProgress?: (done: number) => void): Promise<CreateResult> {
+  const ids: (string | null)[] = new Array(items.length).fill(null);
+  const lat: number[] = [];
+  const errorSamples: string[] = [];
+  let errors = 0;
+  let done = 0;
+  const t0 = performance.now();
+  await pLimit(CONCURRENCY).map(items, async (item, i) => {
+    const a = performance.now();
+    try {
+      ids[i] = await create(item);
+      lat.push(performance.now() - a);
+    } catch (err) {
+      errors++;
+      if (errorSamples.length < 5) errorSamples.push((err as Error).message);
+    }
+    done++;
+    if (onProgress && done % 1000 === 0) onProgress(done);
+  });
+  const durationMs = performance.now() - t0;
+  return { ids, latencyMs: summarize(lat), durationMs, rate: (items.length - errors) / (durationMs / 1000), errors, errorSamples };
+}

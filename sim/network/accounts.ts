@@ -1,0 +1,35 @@
+import { storeConnectionTokens } from '../../ops/connections';
+import { createProject } from '../../ops/provision';
+import type { IssueTokenInput, SimulatorControl } from './control';
+
+/**
+ * A personal-brand project connected with a real simulator token: the token issued by the
+ * simulator, the project made through the operator's provisioning code, the token stored as the
+ * dashboard's connect flow stores it. For the tests, the benches and the cluster smoke run.
+ */
+export async function connectedPersonalProject(
+  sim: SimulatorControl,
+  workspaceId: string,
+  person: IssueTokenInput & { name: string; projectName?: string; timezone?: string },
+) {
+  const { projectName, timezone, ...issue } = person;
+  const token = await sim.issueToken(issue);
+  const project = await createProject({
+    workspaceId,
+    type: 'PERSONAL_BRAND',
+    name: projectName ?? person.name,
+    connection: 'none',
+    timezone,
+  });
+  await storeConnectionTokens({
+    workspaceId,
+    projectId: project.id,
+    accessToken: token.accessToken,
+    refreshToken: token.refreshToken,
+    expiresAt: new Date(token.expiresAt),
+    refreshExpiresAt: token.refreshTokenExpiresAt ? new Date(token.refreshTokenExpiresAt) : null,
+    personId: person.personId,
+    name: person.name,
+  });
+  return { project, personId: person.personId, token };
+}
