@@ -21,13 +21,16 @@ import { checkProjectFilter } from '../projects/resolve';
  * What every review step shares: it writes the post and answers it; a post in the wrong state
  * for the step is 409, a decision by someone other than the reviewer 403.
  */
-const REVIEW_STEP = {
-  kind: 'write',
-  scopes: { allOf: ['posts:write'] },
-  inputSource: 'body',
-  output: single(postSchema),
-  errors: ['conflict', 'forbidden_project'],
-} as const;
+const reviewStep = () =>
+  ({
+    kind: 'write',
+    scopes: { allOf: ['posts:write'] },
+    inputSource: 'body',
+    // An output of its own per operation: the OpenAPI document names a response after the first
+    // operation that declares its schema object, and approve's answer is not request's.
+    output: single(postSchema),
+    errors: ['conflict', 'forbidden_project'],
+  }) as const;
 
 /** The post as the caller may see it (workspace, assigned projects, the client view), locked. */
 async function lockVisible(auth: AuthContext, postId: string, trx: Parameters<typeof loadPostForUpdate>[0]): Promise<PostRow> {
@@ -41,7 +44,7 @@ async function lockVisible(auth: AuthContext, postId: string, trx: Parameters<ty
 export const requestReview = defineOperation({
   name: 'reviews.request',
   summary: 'Send a post to review: a reviewer (a workspace member, Client role included), an optional deadline and notes.',
-  ...REVIEW_STEP,
+  ...reviewStep(),
   clientRole: 'deny',
   input: requestReviewInput,
   handler: async ({ auth }, input) => {
@@ -109,7 +112,7 @@ const decisionOperation = (decision: 'approved' | 'rejected', verb: 'approve' | 
   defineOperation({
     name: `reviews.${verb}`,
     summary: `${verb[0]!.toUpperCase()}${verb.slice(1)} the post's review round (the reviewer only; final for the round).`,
-    ...REVIEW_STEP,
+    ...reviewStep(),
     // spec 5.4: the one write a Client-role reviewer may make (docs/review.md); the handler checks the reviewer.
     clientRole: 'narrow',
     input: decideReviewInput,
