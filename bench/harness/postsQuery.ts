@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Post } from '../../lib/models';
+import { POST_SUMMARY_COLUMNS } from '../../lib/posts/summaryColumns';
 
 /**
  * The page query of listPosts (api/operations/posts/posts.ts), clause for clause, as a knex
@@ -13,17 +14,7 @@ export function postsPageQuery(model: typeof Post, workspaceId: string, projectI
     .toKnexQuery()
     .whereNull('posts.deleted_at')
     .where('posts.project_id', projectId)
-    .select(
-      'posts.id',
-      'posts.project_id',
-      'posts.status',
-      'posts.content_type',
-      'posts.title',
-      'posts.content',
-      'posts.scheduled_at',
-      'posts.created_at',
-      'posts.updated_at',
-    )
+    .select(...POST_SUMMARY_COLUMNS)
     .orderBy([
       { column: 'posts.created_at', order: 'desc' },
       { column: 'posts.id', order: 'desc' },

@@ -2,6 +2,7 @@ import { db, readPrepared, TIMESTAMPS_AS_ISO } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { Post, Project, Workspace } from '../../../lib/models';
 import { presentPost, presentPostSummary, type PostRow, type PostSummaryRow } from '../../../lib/posts/present';
+import { POST_SUMMARY_COLUMNS } from '../../../lib/posts/summaryColumns';
 import { planSchedule } from '../../../lib/posts/lifecycle';
 import { resolveStatus } from '../../../lib/posts/statuses';
 import { afterPostCommitted } from '../../../lib/posts/afterCommit';
@@ -58,17 +59,7 @@ export const listPosts = defineOperation({
     const statuses = input.status?.split(',').map((s) => s.trim());
     const q = postsOf(auth)
       .where('posts.project_id', input.projectId)
-      .select(
-        'posts.id',
-        'posts.project_id',
-        'posts.status',
-        'posts.content_type',
-        'posts.title',
-        'posts.content',
-        'posts.scheduled_at',
-        'posts.created_at',
-        'posts.updated_at',
-      )
+      .select(...POST_SUMMARY_COLUMNS)
       // A knex builder: the page is read as a prepared statement (below).
       .toKnexQuery();
     if (statuses) q.whereIn('posts.status', statuses);
