@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { flushRedis, recreateDatabase } from './harness/database';
-import { summarize, type LatencySummary } from './harness/load';
+import { closedLoop, openLoop, requestText as request, type RunResult } from './harness/load';
 import { freePort } from '../tooling/ports';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -31,122 +31,6 @@ const REDIS_URL = process.env.BENCH_OAUTH_REDIS_URL ?? 'redis://127.0.0.1:6379/1
 const PASSWORD = 'bench password 123';
 
 // ---------------------------------------------------------------------------------------------
-
-interface Reply {
-  status: number;
-  body: string;
-}
-
-function request(agent: http.Agent, url: URL, method: 'GET' | 'POST', headers: Record<string, string>, body?: string): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        agent,
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname + url.search,
-        method,
-        headers: { ...headers, ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-interface LoopResult {
-  rps: number;
-  ok: number;
-  errors: number;
-  statuses: Record<string, number>;
-  latencyMs: LatencySummary;
-  durationS: number;
-}
-
-/** Closed loop: each worker sends its next request when the previous answer has been read. */
-async function closedLoop(
-  connections: number,
-  durationMs: number,
-  step: (worker: number, agent: http.Agent) => Promise<Reply>,
-): Promise<LoopResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections, scheduling: 'lifo' });
-  const latencies: number[] = [];
-  const statuses: Record<string, number> = {};
-  let ok = 0,
-    errors = 0;
-  const started = performance.now();
-  const deadline = started + durationMs;
-  await Promise.all(
-    Array.from({ length: connections }, async (_, w) => {
-      while (performance.now() < deadline) {
-        const t0 = performance.now();
-        try {
-          const r = await step(w, agent);
-          latencies.push(performance.now() - t0);
-          statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-          if (r.status === 200) ok++;
-          else errors++;
-        } catch (err) {
-          errors++;
-          const key = `error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`;
-          statuses[key] = (statuses[key] ?? 0) + 1;
-        }
-      }
-    }),
-  );
-  const durationS = (performance.now() - started) / 1000;
-  agent.destroy();
-  return { rps: ok / durationS, ok, errors, statuses, latencyMs: summarize(latencies), durationS };
-}
-
-/** Open loop at a fixed rate; latency from each request's scheduled send time (no coordinated omission). */
-async function openLoop(rate: number, durationMs: number, step: (i: number, agent: http.Agent) => Promise<Reply>): Promise<LoopResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256, scheduling: 'lifo' });
-  const latencies: number[] = [];
-  const statuses: Record<string, number> = {};
-  let ok = 0,
-    errors = 0;
-  const total = Math.round((durationMs / 1000) * rate);
-  const interval = 1000 / rate;
-  const start = performance.now() + 5;
-  const inflight: Promise<void>[] = [];
-  let next = 0;
-  await new Promise<void>((resolve) => {
-    const tick = () => {
-      const now = performance.now();
-      while (next < total && start + next * interval <= now) {
-        const i = next++;
-        const scheduled = start + i * interval;
-        inflight.push(
-          step(i, agent).then(
-            (r) => {
-              latencies.push(performance.now() - scheduled);
-              statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-              if (r.status === 200) ok++;
-              else errors++;
-            },
-            () => {
-              errors++;
-            },
-          ),
-        );
-      }
-      if (next >= total) return resolve();
-      setTimeout(tick, Math.max(0, start + next * interval - performance.now()));
-    };
-    setTimeout(tick, 5);
-  });
-  await Promise.all(inflight);
-  const durationS = (performance.now() - start) / 1000;
-  agent.destroy();
-  return { rps: ok / durationS, ok, errors, statuses, latencyMs: summarize(latencies), durationS };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Setup
@@ -347,14 +231,14 @@ Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
     );
     // Everything shares the machine (generator, server, Postgres, Redis): say how busy it was.
     const loadBefore = os.loadavg()[0]!;
-    await closedLoop(connections, warmupMs, refreshStep);
-    const refreshRun = await closedLoop(connections, durationMs, refreshStep);
-    await closedLoop(connections, warmupMs, meStep);
-    const meRun = await closedLoop(connections, durationMs, meStep);
-    const meFixed = await openLoop(rate, durationMs, meStep);
+    await closedLoop(refreshStep, { connections, durationMs: warmupMs });
+    const refreshRun = await closedLoop(refreshStep, { connections, durationMs });
+    await closedLoop(meStep, { connections, durationMs: warmupMs });
+    const meRun = await closedLoop(meStep, { connections, durationMs });
+    const meFixed = await openLoop(meStep, { rate, durationMs });
 
     const loadAfter = os.loadavg()[0]!;
-    const row = (name: string, x: LoopResult) =>
+    const row = (name: string, x: RunResult) =>
       `${name.padEnd(46)} ${x.rps.toFixed(0).padStart(7)} ${x.latencyMs.p50.toFixed(1).padStart(7)} ${x.latencyMs.p99.toFixed(1).padStart(7)} ${x.latencyMs.max.toFixed(1).padStart(7)} ${String(x.errors).padStart(6)}`;
     console.log(
       `\n${'measurement'.padEnd(46)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'max ms'.padStart(7)} ${'errors'.padStart(6)}`,
