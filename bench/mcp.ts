@@ -30,7 +30,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { closeStores, resetStores } from './harness/database';
-import { summarize, type LatencySummary } from './harness/load';
+import { requestText as exchange, summarize, type LatencySummary } from './harness/load';
 import { freePort } from '../tooling/ports';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -157,41 +157,6 @@ async function closedLoop(workers: number, durationMs: number, step: (w: number)
   };
 }
 
-function restGet(agent: http.Agent, url: URL, token: string): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { agent, host: url.hostname, port: url.port, path: url.pathname + url.search, headers: { authorization: `Bearer ${token}` } },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode === 200));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** One HTTP exchange on a keep-alive agent: status, headers and the whole body as text. */
-function exchange(
-  agent: http.Agent,
-  url: URL,
-  method: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ agent, method, host: url.hostname, port: url.port, path: url.pathname + url.search, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 /** The JSON-RPC answer to request `id` in a body that is JSON or an SSE stream. */
 function answerOf(text: string, contentType: string | undefined): { result?: { isError?: boolean }; error?: unknown } | null {
   if (contentType?.startsWith('application/json')) return JSON.parse(text);
@@ -243,7 +208,7 @@ class PlainSession {
     const sid = init.headers['mcp-session-id'];
     if (init.status !== 200 || typeof sid !== 'string') throw new Error(`initialize answered ${init.status}`);
     this.sessionId = sid;
-    const answer = answerOf(init.text, init.headers['content-type']) as { result?: { protocolVersion?: string } } | null;
+    const answer = answerOf(init.body, init.headers['content-type']) as { result?: { protocolVersion?: string } } | null;
     if (answer?.result?.protocolVersion) this.protocolVersion = answer.result.protocolVersion;
     const ack = await exchange(
       this.agent,
@@ -264,7 +229,7 @@ class PlainSession {
       JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method: 'tools/call', params: { name, arguments: args } }),
     );
     if (res.status !== 200) return false;
-    const answer = answerOf(res.text, res.headers['content-type']);
+    const answer = answerOf(res.body, res.headers['content-type']);
     return !!answer?.result && answer.result.isError !== true;
   }
 
@@ -378,8 +343,18 @@ async function round(b: Bench, kind: Round['kind'], durationMs: number): Promise
   if (kind === 'rest') {
     const agent = new http.Agent({ keepAlive: true, maxSockets: SESSIONS, maxFreeSockets: SESSIONS });
     const url = new URL(apiUrl + restPath);
-    await closedLoop(SESSIONS, Math.min(WARMUP_MS, 2_000), () => restGet(agent, url, key), server.pid!);
-    const result = await closedLoop(SESSIONS, durationMs, () => restGet(agent, url, key), server.pid!);
+    await closedLoop(
+      SESSIONS,
+      Math.min(WARMUP_MS, 2_000),
+      async () => (await exchange(agent, url, 'GET', { authorization: `Bearer ${key}` })).status === 200,
+      server.pid!,
+    );
+    const result = await closedLoop(
+      SESSIONS,
+      durationMs,
+      async () => (await exchange(agent, url, 'GET', { authorization: `Bearer ${key}` })).status === 200,
+      server.pid!,
+    );
     agent.destroy();
     return { kind, ...result };
   }

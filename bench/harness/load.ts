@@ -77,14 +77,14 @@ function send(agent: http.Agent, target: URL, headers: Record<string, string>, k
   });
 }
 
-/** One request on `agent`, answered with its status and its whole body as text. */
+/** One request on `agent`, answered with its status, its headers and its whole body as text. */
 export function requestText(
   agent: http.Agent,
   url: URL,
   method: string,
   headers: http.OutgoingHttpHeaders,
   body?: string,
-): Promise<{ status: number; body: string }> {
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
       {
@@ -98,7 +98,7 @@ export function requestText(
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
         res.on('error', reject);
       },
     );
