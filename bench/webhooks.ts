@@ -250,37 +250,12 @@ async function setUp(cleanups: Cleanups) {
   return { temporal, workspaceId: workspace.id, projectId: project.id, endpoints, receivers, client, warm };
 }
 
-/** ENDPOINTS endpoints through the create operation itself (the REST door adds only auth and parsing). */
+/** ENDPOINTS endpoints subscribed to every event, pointed at the receivers once they are up. */
 async function createEndpoints(workspaceId: string): Promise<Array<{ id: string; secret: string }>> {
-  const { createWebhookEndpoint } = await import('../api/operations/webhooks/endpoints');
-  const { parseInput } = await import('../api/validation');
+  const { webhookEndpoint } = await import('./harness/seed');
   const { EVENT_TYPES } = await import('../lib/outbox');
-  const { config } = await import('../lib/config');
-  const auth = {
-    principal: {
-      type: 'oauth_token' as const,
-      id: 'oat_bench',
-      clientId: 'cli_bench',
-      actingUserId: 'usr_bench',
-      scopes: ['webhooks:manage'],
-      defaultProjectId: null,
-    },
-    workspaceId,
-    gatingPlan: 'BUSINESS',
-    scopes: new Set(['webhooks:manage']),
-    role: 'admin' as const,
-    projectIds: null,
-    reach: 'member' as const,
-  };
   const endpoints = [];
-  for (let i = 0; i < ENDPOINTS; i++) {
-    const input = parseInput(createWebhookEndpoint.input, { url: `http://127.0.0.1:9/bench-${i}`, events: [...EVENT_TYPES] }, 'body');
-    const res = await createWebhookEndpoint.handler(
-      { auth, requestId: 'req_bench', apiVersion: config.apiVersions.current as never },
-      input,
-    );
-    endpoints.push({ id: res.data.id, secret: res.data.secret });
-  }
+  for (let i = 0; i < ENDPOINTS; i++) endpoints.push(await webhookEndpoint(workspaceId, `http://127.0.0.1:9/bench-${i}`, EVENT_TYPES));
   return endpoints;
 }
 
