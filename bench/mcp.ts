@@ -28,9 +28,9 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { closeStores, resetStores } from './harness/database';
 import { requestText as exchange, summarize, type LatencySummary } from './harness/load';
+import { benchOptions } from './harness/options';
 import { freePort } from '../tooling/ports';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -40,8 +40,8 @@ const REDIS_URL = process.env.BENCH_MCP_REDIS_URL ?? 'redis://127.0.0.1:6379/12'
 type Kind = 'rest' | 'plain' | 'streamable' | 'sse';
 const KINDS: readonly Kind[] = ['rest', 'plain', 'streamable', 'sse'];
 
-const { values: opt } = parseArgs({
-  options: {
+const opt = benchOptions(
+  {
     sessions: { type: 'string', default: '16' },
     duration: { type: 'string', default: '12' },
     warmup: { type: 'string', default: '5' },
@@ -49,12 +49,8 @@ const { values: opt } = parseArgs({
     only: { type: 'string' },
     strict: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
-    help: { type: 'boolean', default: false },
   },
-  strict: true,
-});
-if (opt.help) {
-  console.log(`mcp: concurrent MCP sessions calling a read tool, over streamable HTTP and SSE, with REST as the baseline.
+  `mcp: concurrent MCP sessions calling a read tool, over streamable HTTP and SSE, with REST as the baseline.
 
 Options:
   --sessions N   concurrent sessions (and REST connections) (default 16)
@@ -67,9 +63,8 @@ Options:
                  (use with --only: the profile covers the whole run)
 
 Environment: BENCH_MCP_DATABASE_URL (default ${DATABASE_URL}, dropped and recreated),
-             BENCH_MCP_REDIS_URL (default ${REDIS_URL}, flushed).`);
-  process.exit(0);
-}
+             BENCH_MCP_REDIS_URL (default ${REDIS_URL}, flushed).`,
+);
 const SESSIONS = Number(opt.sessions);
 const DURATION_MS = Number(opt.duration) * 1000;
 const WARMUP_MS = Number(opt.warmup) * 1000;
