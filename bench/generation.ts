@@ -301,11 +301,7 @@ async function main() {
 
 type Bench = Awaited<ReturnType<typeof setUp>>;
 type Service = Awaited<ReturnType<typeof startService>>;
-interface Results {
-  results: RoundResult[];
-  baselineResults: RoundResult[];
-  sameResults: RoundResult[];
-}
+type Results = Pick<Bench, 'results' | 'baselineResults' | 'sameResults'>;
 
 /**
  * The stores, the Temporal dev server, the workflow bundles, the customer and, unless
