@@ -21,14 +21,15 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import proto from '@temporalio/proto';
 import { diff, machineInfo, snapshot, type Groups } from './harness/proc';
 import { REPO_ROOT, startServer } from './harness/servers';
 import { startWorkerChild, waitWorkerReady } from './harness/worker';
 import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
-import { flushRedis, recreateDatabase } from './harness/database';
+import { Cleanups } from './harness/cleanups';
+import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
+import { benchOptions, numberOption } from './harness/options';
 import { bareRound, buildBaselineBundle, startBareBaseline, type BareBaseline } from './generation/baseline';
 import { censusControl, describePlan, perJob, planOf, writePlan } from './generation/sameStatements';
 import {
@@ -41,8 +42,8 @@ import {
   type Summary,
 } from './generation/figures';
 
-const { values: opt } = parseArgs({
-  options: {
+const opt = benchOptions(
+  {
     requests: { type: 'string', default: '200' },
     rounds: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '20' },
@@ -52,13 +53,8 @@ const { values: opt } = parseArgs({
     profile: { type: 'boolean', default: false },
     'no-baseline': { type: 'boolean', default: false },
     'baseline-order': { type: 'string', default: 'before' },
-    help: { type: 'boolean', default: false },
   },
-  strict: true,
-});
-
-if (opt.help) {
-  console.log(`generation: N generation requests at once, built-in writer, worker as a child process;
+  `generation: N generation requests at once, built-in writer, worker as a child process;
 before them (or interleaved) the same bursts at a bare baseline on the same Temporal dev server.
 
 Options:
@@ -102,15 +98,10 @@ Both workers load workflow bundles the bench builds before starting them (as pro
 load the build's), not webpack at start-up.
 
 Environment: BENCH_GEN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_gen),
-             BENCH_GEN_REDIS_URL (default redis://127.0.0.1:6379/11; the database is flushed).`);
-  process.exit(0);
-}
+             BENCH_GEN_REDIS_URL (default redis://127.0.0.1:6379/11; the database is flushed).`,
+);
 
-const num = (name: keyof typeof opt) => {
-  const n = Number(opt[name]);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number`);
-  return n;
-};
+const num = (name: keyof typeof opt) => numberOption(opt, name, { integer: true });
 const REQUESTS = num('requests');
 const ROUNDS = num('rounds');
 const WARMUP = num('warmup');
@@ -144,23 +135,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const step = (text: string) => console.log(`• ${text}`);
 
 // lib/config reads the environment at import: everything is set before the first app module
-// loads, and both children inherit it.
+// loads, and both children inherit it. The worker builds a network client at start; nothing here
+// publishes, so it is never called. The built-in writer: the figures measure the service, not a
+// model's latency.
 const temporalPort = await freePort();
-Object.assign(process.env, {
-  DATABASE_URL,
-  REDIS_URL,
-  TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
-  TEMPORAL_TASK_QUEUE: TASK_QUEUE,
-  // The worker builds a network client at start; nothing here publishes, so it is never called.
-  NETWORK_API_URL: 'http://127.0.0.1:9',
-  RATE_LIMIT_WRITE: '10000000',
-  RATE_LIMIT_READ: '10000000',
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-  NODE_ENV: 'production',
-  BENCH_GEN_CENSUS_DIR: CENSUS_DIR,
-});
-// The built-in writer: the figures measure the service, not a model's latency.
-process.env.LLM_WRITER = 'builtin';
+setPublishingEnvironment(
+  { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort, taskQueue: TASK_QUEUE, simPort: 9 },
+  { BENCH_GEN_CENSUS_DIR: CENSUS_DIR, LLM_WRITER: 'builtin' },
+);
 
 const SOURCE = [
   'We moved our release checklist into the deployment pipeline this quarter.',
@@ -295,182 +277,224 @@ function printRound(label: string, r: RoundResult) {
 }
 
 async function main() {
+  const cleanups = new Cleanups();
+  let results: Results;
+  try {
+    const bench = await setUp(cleanups);
+    // Before: every minimal baseline round first, and its processes (and their database
+    // connections) gone before the service's start.
+    if (bench.bare && ORDER === 'before') {
+      await baselineWarmup(bench, bench.bare, 'baseline');
+      for (let i = 1; i <= ROUNDS; i++) await baselineRoundN(bench, bench.bare, 'baseline', bench.baselineResults, i);
+      await bench.bare.stop();
+      bench.bare = null;
+    }
+    const service = await startService(bench, cleanups);
+    await captureOneJob(bench, service);
+    await runRounds(bench, service);
+    results = bench;
+  } finally {
+    await cleanups.run();
+  }
+  await report(results);
+}
+
+type Bench = Awaited<ReturnType<typeof setUp>>;
+type Service = Awaited<ReturnType<typeof startService>>;
+type Results = Pick<Bench, 'results' | 'baselineResults' | 'sameResults'>;
+
+/**
+ * The stores, the Temporal dev server, the workflow bundles, the customer and, unless
+ * --no-baseline, the minimal bare baseline's processes; the processes of each side that is up,
+ * for the CPU groups of a round.
+ */
+async function setUp(cleanups: Cleanups) {
   step(`database ${DATABASE_URL} (recreated), Redis ${REDIS_URL} (flushed)`);
-  await recreateDatabase(DATABASE_URL);
-  await flushRedis(REDIS_URL);
+  await resetStores(DATABASE_URL, REDIS_URL);
 
   step('Temporal dev server');
   const binary = await resolveTemporalBinary({ log: (l) => console.log(`  [temporal] ${l}`) });
   const temporal = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
+  cleanups.push(() => temporal.stop());
+  cleanups.push(closeStores);
 
-  const { db, closeDb } = await import('../lib/db');
-  const { closeRedis } = await import('../lib/redis');
-  // Same agent settings for the baseline's bursts and the service's.
-  const newAgent = () => new http.Agent({ keepAlive: true, maxSockets: Math.max(REQUESTS, WARMUP, 1) });
-  const common: Groups = {
-    temporal: (p) => p.pid === temporal.child.pid,
+  // Both workers load a bundle built here once, as production workers load the build's
+  // (WORKFLOW_BUNDLE_PATH), rather than running webpack at start-up in their own heap.
+  const tb = Date.now();
+  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+  const { workflowBundle } = await import('../workers/worker');
+  const serviceBundle = path.join(RESULTS_DIR, 'generation-workflow-bundle.js');
+  fs.writeFileSync(serviceBundle, (await workflowBundle({ traced: false })).code);
+  process.env.WORKFLOW_BUNDLE_PATH = serviceBundle;
+  const baselineBundle = BASELINE ? await buildBaselineBundle(path.join(RESULTS_DIR, 'generation-baseline-bundle.js')) : null;
+  step(`workflow bundles built in ${((Date.now() - tb) / 1000).toFixed(1)} s; the workers load them`);
+
+  // ── The service and the bare baseline, same dev server, same worker settings ────────────
+  const { db } = await import('../lib/db');
+  const { createWorkspace, issueApiKey } = await import('../ops/provision');
+  const workspace = await createWorkspace({ name: 'Generation Bench Co', plan: 'BUSINESS' });
+  // Caps high enough never to refuse, but set, so every request runs the conditional reservations.
+  await db()('workspaces')
+    .where({ id: workspace.id })
+    .update({ daily_spend_cap_cents: 1_000_000_000, weekly_ai_budget_cents: 1_000_000_000 });
+  const key = (await issueApiKey({ workspaceId: workspace.id, scopes: ['write'], name: 'generation bench' })).key;
+
+  if (BASELINE)
+    step(
+      'minimal bare baseline: accept server (bench/generation/serve-bare.ts) and worker (bench/generation/baselineWorker.ts) as child processes',
+    );
+  const bench = {
+    temporal,
+    workspaceId: workspace.id as string,
+    key,
+    baselineBundle,
+    bare: BASELINE ? await startBareBaseline({ env: process.env, logDir: RESULTS_DIR, bundlePath: baselineBundle }) : null,
+    same: null as BareBaseline | null,
+    // Same agent settings for the baseline's bursts and the service's.
+    bareAgent: newAgent(),
+    // The processes of the sides that are up but not in the round: their CPU shows as "idle".
+    pids: { service: [] as number[], bare: [] as number[], same: [] as number[] },
+    results: [] as RoundResult[],
+    baselineResults: [] as RoundResult[],
+    sameResults: [] as RoundResult[],
+  };
+  bench.pids.bare = bench.bare ? [bench.bare.server.pid, bench.bare.worker.pid] : [];
+  cleanups.push(async () => {
+    bench.bareAgent.destroy();
+    const b = [bench.bare, bench.same];
+    bench.bare = bench.same = null;
+    for (const x of b) await x?.stop();
+  });
+  return bench;
+}
+
+const newAgent = () => new http.Agent({ keepAlive: true, maxSockets: Math.max(REQUESTS, WARMUP, 1) });
+
+/** A fresh project of the bench's workspace, for one round. */
+async function project(b: Bench, name: string): Promise<string> {
+  const { createProject } = await import('../ops/provision');
+  return (await createProject({ workspaceId: b.workspaceId, type: 'PERSONAL_BRAND', name, connection: 'none' })).id;
+}
+
+/** CPU groups of a round of the side whose processes are `pids` (API or bare server, then worker). */
+function sideGroups(b: Bench, pids: number[]): Groups {
+  return {
+    api: (p) => p.pid === pids[0],
+    worker: (p) => p.pid === pids[1],
+    temporal: (p) => p.pid === b.temporal.child.pid,
     postgres: (p) => p.comm.startsWith('postgres'),
     bench: (p) => p.pid === process.pid,
+    idle: (p) => [...b.pids.service, ...b.pids.bare, ...b.pids.same].includes(p.pid) && !pids.includes(p.pid),
   };
-  const quiet = async (groups: Groups) => {
-    if (QUIET_WAIT_MS <= 0) return;
-    const share = await waitForQuiet(groups);
-    if (share >= 0.15)
-      console.log(`  (other processes still use ${(share * 100).toFixed(0)}% of the machine; figures below are disturbed)`);
-  };
-  const results: RoundResult[] = [];
-  const baselineResults: RoundResult[] = [];
-  const sameResults: RoundResult[] = [];
-  try {
-    // Both workers load a bundle built here once, as production workers load the build's
-    // (WORKFLOW_BUNDLE_PATH), rather than running webpack at start-up in their own heap.
-    const tb = Date.now();
-    fs.mkdirSync(RESULTS_DIR, { recursive: true });
-    const { workflowBundle } = await import('../workers/worker');
-    const serviceBundle = path.join(RESULTS_DIR, 'generation-workflow-bundle.js');
-    fs.writeFileSync(serviceBundle, (await workflowBundle({ traced: false })).code);
-    process.env.WORKFLOW_BUNDLE_PATH = serviceBundle;
-    const baselineBundle = BASELINE ? await buildBaselineBundle(path.join(RESULTS_DIR, 'generation-baseline-bundle.js')) : null;
-    step(`workflow bundles built in ${((Date.now() - tb) / 1000).toFixed(1)} s; the workers load them`);
+}
 
-    // ── The service and the bare baseline, same dev server, same worker settings ────────────
-    const { createWorkspace, createProject, issueApiKey } = await import('../ops/provision');
-    const workspace = await createWorkspace({ name: 'Generation Bench Co', plan: 'BUSINESS' });
-    // Caps high enough never to refuse, but set, so every request runs the conditional reservations.
-    await db()('workspaces')
-      .where({ id: workspace.id })
-      .update({ daily_spend_cap_cents: 1_000_000_000, weekly_ai_budget_cents: 1_000_000_000 });
-    const key = (await issueApiKey({ workspaceId: workspace.id, scopes: ['write'], name: 'generation bench' })).key;
-    const project = async (name: string) =>
-      (await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name, connection: 'none' })).id as string;
+async function quiet(groups: Groups) {
+  if (QUIET_WAIT_MS <= 0) return;
+  const share = await waitForQuiet(groups);
+  if (share >= 0.15) console.log(`  (other processes still use ${(share * 100).toFixed(0)}% of the machine; figures below are disturbed)`);
+}
 
-    if (BASELINE)
-      step(
-        'minimal bare baseline: accept server (bench/generation/serve-bare.ts) and worker (bench/generation/baselineWorker.ts) as child processes',
-      );
-    let bare = BASELINE ? await startBareBaseline({ env: process.env, logDir: RESULTS_DIR, bundlePath: baselineBundle }) : null;
-    let same: BareBaseline | null = null;
-    const bareAgent = newAgent();
-    // The processes of the sides that are up but not in the round: their CPU shows as "idle".
-    let servicePids: number[] = [];
-    const barePids = bare ? [bare.server.pid, bare.worker.pid] : [];
-    let samePids: number[] = [];
-    const sideGroups = (pids: number[]): Groups => ({
-      api: (p) => p.pid === pids[0],
-      worker: (p) => p.pid === pids[1],
-      ...common,
-      idle: (p) => [...servicePids, ...barePids, ...samePids].includes(p.pid) && !pids.includes(p.pid),
-    });
-    const baselineRoundN = async (b: BareBaseline, name: string, into: RoundResult[], i: number) => {
-      const groups = sideGroups([b.server.pid, b.worker.pid]);
-      await quiet(groups);
-      step(`${name} round ${i}: ${REQUESTS} requests at once`);
-      const r = await baselineRound(b, bareAgent, REQUESTS, groups);
-      printRound(`${name} round ${i}`, r);
-      into.push(r);
-    };
-    const baselineWarmup = async (b: BareBaseline, name: string) => {
-      if (WARMUP <= 0) return;
-      step(`${name} warm-up: ${WARMUP} requests`);
-      printRound(`${name} warm-up`, await baselineRound(b, bareAgent, WARMUP, sideGroups([b.server.pid, b.worker.pid])));
-    };
-    const stopBaselines = async () => {
-      const b = [bare, same];
-      bare = same = null;
-      for (const x of b) await x?.stop();
-    };
-    try {
-      // Before: every minimal baseline round first, and its processes (and their database
-      // connections) gone before the service's start.
-      if (bare && ORDER === 'before') {
-        await baselineWarmup(bare, 'baseline');
-        for (let i = 1; i <= ROUNDS; i++) await baselineRoundN(bare, 'baseline', baselineResults, i);
-        await bare.stop();
-        bare = null;
-      }
+async function baselineRoundN(b: Bench, bare: BareBaseline, name: string, into: RoundResult[], i: number) {
+  const groups = sideGroups(b, [bare.server.pid, bare.worker.pid]);
+  await quiet(groups);
+  step(`${name} round ${i}: ${REQUESTS} requests at once`);
+  const r = await baselineRound(bare, b.bareAgent, REQUESTS, groups);
+  printRound(`${name} round ${i}`, r);
+  into.push(r);
+}
 
-      step('API (bench/harness/serve-app.ts) and worker (workers/main.ts) as child processes, with the statement census');
-      if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
-      // One folder per process: tsx's module loader runs on a thread of its own, which writes a
-      // profile of its own next to the main thread's.
-      const nodeArgs = (name: string) => [
-        ...CENSUS_ARGS,
-        ...(opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, name)}`] : []),
-      ];
-      const api = await startServer('api', 'bench/harness/serve-app.ts', process.env, nodeArgs('api'));
-      const worker = startWorkerChild(nodeArgs('worker'));
-      servicePids = [api.pid, worker.child.pid!];
-      const census = censusControl(CENSUS_DIR);
-      const agent = newAgent();
-      const groups = sideGroups(servicePids);
-      try {
-        await waitWorkerReady(worker, TASK_QUEUE);
-        if (bare) await baselineWarmup(bare, 'baseline');
-        if (WARMUP > 0) {
-          step(`warm-up: ${WARMUP} requests`);
-          printRound('warm-up', await round(agent, api.baseUrl, key, await project('Warm-up'), WARMUP, groups));
-        }
-        // One job alone, its statements captured in both processes: the same-statements plan.
-        const captureProject = await project('Capture');
-        await census.capture();
-        const one = await request(agent, api.baseUrl, key, 'POST', '/v1/posts/generations', { projectId: captureProject, ...body(0) });
-        if (one.status !== 200) throw new Error(`the captured job was refused: ${one.status} ${JSON.stringify(one.body)}`);
-        const capturedJob = one.body.data.id as string;
-        for (let t = Date.now(); (await db()('jobs').where({ id: capturedJob }).first('status')).status !== 'DONE'; await sleep(50))
-          if (Date.now() - t > TIMEOUT_MS)
-            throw new Error(`the captured job did not finish; the worker's last output:\n${worker.tail.join('')}`);
-        await sleep(300);
-        const [apiDump, workerDump] = await census.dump(servicePids);
-        const plan = planOf(apiDump!, workerDump!, capturedJob);
-        const planFile = path.join(RESULTS_DIR, 'generation-same-statements.json');
-        writePlan(planFile, plan);
-        step(`one job's statements (${path.relative(REPO_ROOT, planFile)}):\n${describePlan(plan)}`);
-        if (BASELINE) {
-          step('same-statements bare baseline: the same bare server and worker replaying them');
-          same = await startBareBaseline({ env: process.env, logDir: RESULTS_DIR, bundlePath: baselineBundle, samePlan: planFile });
-          samePids = [same.server.pid, same.worker.pid];
-          await baselineWarmup(same, 'same statements');
-        }
-        console.log(`  history of one job: service ${await historyShape(capturedJob)}`);
-        for (const [name, id] of lastJobOf) console.log(`  history of one job: ${name} ${await historyShape(id)}`);
-        const [apiBefore, workerBefore] = await census.dump(servicePids);
-        // Interleaved: baseline round i, then service round i, so a neighbour's load that comes
-        // and goes during the run falls on both sides alike.
-        for (let i = 1; i <= ROUNDS; i++) {
-          if (bare) await baselineRoundN(bare, 'baseline', baselineResults, i);
-          if (same) await baselineRoundN(same, 'same statements', sameResults, i);
-          await quiet(groups);
-          step(`round ${i}: ${REQUESTS} requests at once`);
-          const r = await round(agent, api.baseUrl, key, await project(`Round ${i}`), REQUESTS, groups);
-          printRound(`round ${i}`, r);
-          results.push(r);
-        }
-        const [apiAfter, workerAfter] = await census.dump(servicePids);
-        const jobs = REQUESTS * ROUNDS;
-        for (const [name, before, after] of [
-          ['API', apiBefore!, apiAfter!],
-          ['worker', workerBefore!, workerAfter!],
-        ] as const) {
-          const rows = perJob(before, after, jobs).filter((r) => r.perJob >= 0.05);
-          const total = rows.reduce((n, r) => n + r.perJob, 0);
-          console.log(`\n${name}: ${total.toFixed(1)} statements per job over the rounds (those of 0.05 a job or more)`);
-          for (const r of rows) console.log(`  ${r.perJob.toFixed(2).padStart(6)}  ${r.activity || '-'}  ${r.text.slice(0, 130)}`);
-        }
-      } finally {
-        agent.destroy();
-        await worker.stop();
-        await api.stop();
-      }
-    } finally {
-      bareAgent.destroy();
-      await stopBaselines();
-    }
-  } finally {
-    await closeDb();
-    await closeRedis();
-    await temporal.stop();
+async function baselineWarmup(b: Bench, bare: BareBaseline, name: string) {
+  if (WARMUP <= 0) return;
+  step(`${name} warm-up: ${WARMUP} requests`);
+  printRound(`${name} warm-up`, await baselineRound(bare, b.bareAgent, WARMUP, sideGroups(b, [bare.server.pid, bare.worker.pid])));
+}
+
+/** The API and the worker as child processes with the statement census, then the warm-ups. */
+async function startService(b: Bench, cleanups: Cleanups) {
+  step('API (bench/harness/serve-app.ts) and worker (workers/main.ts) as child processes, with the statement census');
+  if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
+  // One folder per process: tsx's module loader runs on a thread of its own, which writes a
+  // profile of its own next to the main thread's.
+  const nodeArgs = (name: string) => [
+    ...CENSUS_ARGS,
+    ...(opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, name)}`] : []),
+  ];
+  const api = await startServer('api', 'bench/harness/serve-app.ts', process.env, nodeArgs('api'));
+  cleanups.push(() => api.stop());
+  const worker = startWorkerChild(nodeArgs('worker'));
+  cleanups.push(() => worker.stop());
+  const agent = newAgent();
+  cleanups.push(async () => agent.destroy());
+  b.pids.service = [api.pid, worker.child.pid!];
+  const service = { api, worker, agent, census: censusControl(CENSUS_DIR), groups: sideGroups(b, b.pids.service) };
+  await waitWorkerReady(worker, TASK_QUEUE);
+  if (b.bare) await baselineWarmup(b, b.bare, 'baseline');
+  if (WARMUP > 0) {
+    step(`warm-up: ${WARMUP} requests`);
+    printRound('warm-up', await round(agent, api.baseUrl, b.key, await project(b, 'Warm-up'), WARMUP, service.groups));
   }
+  return service;
+}
 
+/**
+ * One job alone, its statements captured in both processes: the same-statements plan, and its
+ * baseline started; then what Temporal recorded for one job of each side.
+ */
+async function captureOneJob(b: Bench, { api, worker, agent, census }: Service) {
+  const { db } = await import('../lib/db');
+  const captureProject = await project(b, 'Capture');
+  await census.capture();
+  const one = await request(agent, api.baseUrl, b.key, 'POST', '/v1/posts/generations', { projectId: captureProject, ...body(0) });
+  if (one.status !== 200) throw new Error(`the captured job was refused: ${one.status} ${JSON.stringify(one.body)}`);
+  const capturedJob = one.body.data.id as string;
+  for (let t = Date.now(); (await db()('jobs').where({ id: capturedJob }).first('status')).status !== 'DONE'; await sleep(50))
+    if (Date.now() - t > TIMEOUT_MS) throw new Error(`the captured job did not finish; the worker's last output:\n${worker.tail.join('')}`);
+  await sleep(300);
+  const [apiDump, workerDump] = await census.dump(b.pids.service);
+  const plan = planOf(apiDump!, workerDump!, capturedJob);
+  const planFile = path.join(RESULTS_DIR, 'generation-same-statements.json');
+  writePlan(planFile, plan);
+  step(`one job's statements (${path.relative(REPO_ROOT, planFile)}):\n${describePlan(plan)}`);
+  if (BASELINE) {
+    step('same-statements bare baseline: the same bare server and worker replaying them');
+    b.same = await startBareBaseline({ env: process.env, logDir: RESULTS_DIR, bundlePath: b.baselineBundle, samePlan: planFile });
+    b.pids.same = [b.same.server.pid, b.same.worker.pid];
+    await baselineWarmup(b, b.same, 'same statements');
+  }
+  console.log(`  history of one job: service ${await historyShape(capturedJob)}`);
+  for (const [name, id] of lastJobOf) console.log(`  history of one job: ${name} ${await historyShape(id)}`);
+}
+
+/**
+ * The measured rounds, then the service's statements per job by process and activity over them.
+ * Interleaved: baseline round i, then service round i, so a neighbour's load that comes and goes
+ * during the run falls on both sides alike.
+ */
+async function runRounds(b: Bench, { api, agent, census, groups }: Service) {
+  const [apiBefore, workerBefore] = await census.dump(b.pids.service);
+  for (let i = 1; i <= ROUNDS; i++) {
+    if (b.bare) await baselineRoundN(b, b.bare, 'baseline', b.baselineResults, i);
+    if (b.same) await baselineRoundN(b, b.same, 'same statements', b.sameResults, i);
+    await quiet(groups);
+    step(`round ${i}: ${REQUESTS} requests at once`);
+    const r = await round(agent, api.baseUrl, b.key, await project(b, `Round ${i}`), REQUESTS, groups);
+    printRound(`round ${i}`, r);
+    b.results.push(r);
+  }
+  const [apiAfter, workerAfter] = await census.dump(b.pids.service);
+  for (const [name, before, after] of [
+    ['API', apiBefore!, apiAfter!],
+    ['worker', workerBefore!, workerAfter!],
+  ] as const) {
+    const rows = perJob(before, after, REQUESTS * ROUNDS).filter((r) => r.perJob >= 0.05);
+    const total = rows.reduce((n, r) => n + r.perJob, 0);
+    console.log(`\n${name}: ${total.toFixed(1)} statements per job over the rounds (those of 0.05 a job or more)`);
+    for (const r of rows) console.log(`  ${r.perJob.toFixed(2).padStart(6)}  ${r.activity || '-'}  ${r.text.slice(0, 130)}`);
+  }
+}
+
+/** The medians against each baseline, the lines scripts read, bench/results/generation.json, the profiles; the exit code. */
+async function report({ results, baselineResults, sameResults }: Results) {
   const summary = summarizeRounds(results);
   const baselineSummary: Summary | null = baselineResults.length ? summarizeRounds(baselineResults) : null;
   const sameSummary: Summary | null = sameResults.length ? summarizeRounds(sameResults) : null;

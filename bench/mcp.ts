@@ -28,9 +28,9 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { closeStores, resetStores } from './harness/database';
-import { summarize, type LatencySummary } from './harness/load';
+import { requestText as exchange, summarize, type LatencySummary } from './harness/load';
+import { benchOptions } from './harness/options';
 import { freePort } from '../tooling/ports';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -40,8 +40,8 @@ const REDIS_URL = process.env.BENCH_MCP_REDIS_URL ?? 'redis://127.0.0.1:6379/12'
 type Kind = 'rest' | 'plain' | 'streamable' | 'sse';
 const KINDS: readonly Kind[] = ['rest', 'plain', 'streamable', 'sse'];
 
-const { values: opt } = parseArgs({
-  options: {
+const opt = benchOptions(
+  {
     sessions: { type: 'string', default: '16' },
     duration: { type: 'string', default: '12' },
     warmup: { type: 'string', default: '5' },
@@ -49,12 +49,8 @@ const { values: opt } = parseArgs({
     only: { type: 'string' },
     strict: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
-    help: { type: 'boolean', default: false },
   },
-  strict: true,
-});
-if (opt.help) {
-  console.log(`mcp: concurrent MCP sessions calling a read tool, over streamable HTTP and SSE, with REST as the baseline.
+  `mcp: concurrent MCP sessions calling a read tool, over streamable HTTP and SSE, with REST as the baseline.
 
 Options:
   --sessions N   concurrent sessions (and REST connections) (default 16)
@@ -67,9 +63,8 @@ Options:
                  (use with --only: the profile covers the whole run)
 
 Environment: BENCH_MCP_DATABASE_URL (default ${DATABASE_URL}, dropped and recreated),
-             BENCH_MCP_REDIS_URL (default ${REDIS_URL}, flushed).`);
-  process.exit(0);
-}
+             BENCH_MCP_REDIS_URL (default ${REDIS_URL}, flushed).`,
+);
 const SESSIONS = Number(opt.sessions);
 const DURATION_MS = Number(opt.duration) * 1000;
 const WARMUP_MS = Number(opt.warmup) * 1000;
@@ -157,41 +152,6 @@ async function closedLoop(workers: number, durationMs: number, step: (w: number)
   };
 }
 
-function restGet(agent: http.Agent, url: URL, token: string): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { agent, host: url.hostname, port: url.port, path: url.pathname + url.search, headers: { authorization: `Bearer ${token}` } },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode === 200));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** One HTTP exchange on a keep-alive agent: status, headers and the whole body as text. */
-function exchange(
-  agent: http.Agent,
-  url: URL,
-  method: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ agent, method, host: url.hostname, port: url.port, path: url.pathname + url.search, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 /** The JSON-RPC answer to request `id` in a body that is JSON or an SSE stream. */
 function answerOf(text: string, contentType: string | undefined): { result?: { isError?: boolean }; error?: unknown } | null {
   if (contentType?.startsWith('application/json')) return JSON.parse(text);
@@ -243,7 +203,7 @@ class PlainSession {
     const sid = init.headers['mcp-session-id'];
     if (init.status !== 200 || typeof sid !== 'string') throw new Error(`initialize answered ${init.status}`);
     this.sessionId = sid;
-    const answer = answerOf(init.text, init.headers['content-type']) as { result?: { protocolVersion?: string } } | null;
+    const answer = answerOf(init.body, init.headers['content-type']) as { result?: { protocolVersion?: string } } | null;
     if (answer?.result?.protocolVersion) this.protocolVersion = answer.result.protocolVersion;
     const ack = await exchange(
       this.agent,
@@ -264,7 +224,7 @@ class PlainSession {
       JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method: 'tools/call', params: { name, arguments: args } }),
     );
     if (res.status !== 200) return false;
-    const answer = answerOf(res.text, res.headers['content-type']);
+    const answer = answerOf(res.body, res.headers['content-type']);
     return !!answer?.result && answer.result.isError !== true;
   }
 
@@ -378,8 +338,18 @@ async function round(b: Bench, kind: Round['kind'], durationMs: number): Promise
   if (kind === 'rest') {
     const agent = new http.Agent({ keepAlive: true, maxSockets: SESSIONS, maxFreeSockets: SESSIONS });
     const url = new URL(apiUrl + restPath);
-    await closedLoop(SESSIONS, Math.min(WARMUP_MS, 2_000), () => restGet(agent, url, key), server.pid!);
-    const result = await closedLoop(SESSIONS, durationMs, () => restGet(agent, url, key), server.pid!);
+    await closedLoop(
+      SESSIONS,
+      Math.min(WARMUP_MS, 2_000),
+      async () => (await exchange(agent, url, 'GET', { authorization: `Bearer ${key}` })).status === 200,
+      server.pid!,
+    );
+    const result = await closedLoop(
+      SESSIONS,
+      durationMs,
+      async () => (await exchange(agent, url, 'GET', { authorization: `Bearer ${key}` })).status === 200,
+      server.pid!,
+    );
     agent.destroy();
     return { kind, ...result };
   }

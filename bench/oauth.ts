@@ -20,133 +20,18 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { flushRedis, recreateDatabase } from './harness/database';
-import { summarize, type LatencySummary } from './harness/load';
+import { closeStores, resetStores } from './harness/database';
+import { closedLoop, openLoop, requestText as request, type RunResult } from './harness/load';
+import { benchOptions } from './harness/options';
 import { freePort } from '../tooling/ports';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DATABASE_URL = process.env.BENCH_OAUTH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_oauth';
 const REDIS_URL = process.env.BENCH_OAUTH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
 const PASSWORD = 'bench password 123';
+const USER_EMAIL = 'bench@example.com';
 
 // ---------------------------------------------------------------------------------------------
-
-interface Reply {
-  status: number;
-  body: string;
-}
-
-function request(agent: http.Agent, url: URL, method: 'GET' | 'POST', headers: Record<string, string>, body?: string): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        agent,
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname + url.search,
-        method,
-        headers: { ...headers, ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-interface LoopResult {
-  rps: number;
-  ok: number;
-  errors: number;
-  statuses: Record<string, number>;
-  latencyMs: LatencySummary;
-  durationS: number;
-}
-
-/** Closed loop: each worker sends its next request when the previous answer has been read. */
-async function closedLoop(
-  connections: number,
-  durationMs: number,
-  step: (worker: number, agent: http.Agent) => Promise<Reply>,
-): Promise<LoopResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections, scheduling: 'lifo' });
-  const latencies: number[] = [];
-  const statuses: Record<string, number> = {};
-  let ok = 0,
-    errors = 0;
-  const started = performance.now();
-  const deadline = started + durationMs;
-  await Promise.all(
-    Array.from({ length: connections }, async (_, w) => {
-      while (performance.now() < deadline) {
-        const t0 = performance.now();
-        try {
-          const r = await step(w, agent);
-          latencies.push(performance.now() - t0);
-          statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-          if (r.status === 200) ok++;
-          else errors++;
-        } catch (err) {
-          errors++;
-          const key = `error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`;
-          statuses[key] = (statuses[key] ?? 0) + 1;
-        }
-      }
-    }),
-  );
-  const durationS = (performance.now() - started) / 1000;
-  agent.destroy();
-  return { rps: ok / durationS, ok, errors, statuses, latencyMs: summarize(latencies), durationS };
-}
-
-/** Open loop at a fixed rate; latency from each request's scheduled send time (no coordinated omission). */
-async function openLoop(rate: number, durationMs: number, step: (i: number, agent: http.Agent) => Promise<Reply>): Promise<LoopResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256, scheduling: 'lifo' });
-  const latencies: number[] = [];
-  const statuses: Record<string, number> = {};
-  let ok = 0,
-    errors = 0;
-  const total = Math.round((durationMs / 1000) * rate);
-  const interval = 1000 / rate;
-  const start = performance.now() + 5;
-  const inflight: Promise<void>[] = [];
-  let next = 0;
-  await new Promise<void>((resolve) => {
-    const tick = () => {
-      const now = performance.now();
-      while (next < total && start + next * interval <= now) {
-        const i = next++;
-        const scheduled = start + i * interval;
-        inflight.push(
-          step(i, agent).then(
-            (r) => {
-              latencies.push(performance.now() - scheduled);
-              statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-              if (r.status === 200) ok++;
-              else errors++;
-            },
-            () => {
-              errors++;
-            },
-          ),
-        );
-      }
-      if (next >= total) return resolve();
-      setTimeout(tick, Math.max(0, start + next * interval - performance.now()));
-    };
-    setTimeout(tick, 5);
-  });
-  await Promise.all(inflight);
-  const durationS = (performance.now() - start) / 1000;
-  agent.destroy();
-  return { rps: ok / durationS, ok, errors, statuses, latencyMs: summarize(latencies), durationS };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Setup
@@ -236,18 +121,28 @@ async function issueFamilies(base: string, clientId: string, email: string, n: n
 // ---------------------------------------------------------------------------------------------
 
 async function main() {
-  const { values: opt } = parseArgs({
-    options: {
+  const o = options();
+  const child = await setUp();
+  try {
+    report(o, await run(o, await signIn(o.connections)));
+  } finally {
+    child.disconnect();
+    child.kill('SIGTERM');
+  }
+}
+
+type Options = ReturnType<typeof options>;
+type Tokens = Awaited<ReturnType<typeof signIn>>;
+
+function options() {
+  const opt = benchOptions(
+    {
       connections: { type: 'string', default: '16' },
       duration: { type: 'string', default: '10' },
       warmup: { type: 'string', default: '3' },
       rate: { type: 'string', default: '200' },
-      help: { type: 'boolean', default: false },
     },
-    strict: true,
-  });
-  if (opt.help) {
-    console.log(`oauth: POST /oauth/token (refresh grant) and GET /v1/workspaces/me with OAuth tokens.
+    `oauth: POST /oauth/token (refresh grant) and GET /v1/workspaces/me with OAuth tokens.
 
 Options:
   --connections N   closed-loop keep-alive connections, one token family each (default 16)
@@ -256,23 +151,26 @@ Options:
   --rate R          open-loop requests/s for GET /v1/workspaces/me (default 200)
 
 Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
-             BENCH_OAUTH_REDIS_URL (default ${REDIS_URL}; the db is flushed).`);
-    return;
-  }
-  const connections = Number(opt.connections);
-  const durationMs = Number(opt.duration) * 1000;
-  const warmupMs = Number(opt.warmup) * 1000;
-  const rate = Number(opt.rate);
+             BENCH_OAUTH_REDIS_URL (default ${REDIS_URL}; the db is flushed).`,
+  );
+  return {
+    connections: Number(opt.connections),
+    durationMs: Number(opt.duration) * 1000,
+    warmupMs: Number(opt.warmup) * 1000,
+    rate: Number(opt.rate),
+  };
+}
 
+/** The environment, the stores, a workspace with its member, and the server under test in a child process. */
+async function setUp(): Promise<ChildProcess> {
   const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
   // The app reads its configuration once, at import: everything is set before the first import.
   Object.assign(process.env, {
     NODE_ENV: 'production',
     DATABASE_URL,
     REDIS_URL,
     PORT: String(port),
-    PUBLIC_URL: base,
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: 'error',
     SECRET_KEY: 'bench-secret-key-0123456789abcdef',
     ENCRYPTION_KEY: 'bench-encryption-key',
@@ -281,20 +179,14 @@ Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
     RATE_LIMIT_WRITE: '100000000',
     RATE_LIMIT_UNAUTHENTICATED: '100000000',
   });
-
-  await recreateDatabase(DATABASE_URL);
-  await flushRedis(REDIS_URL);
-  const { closeDb } = await import('../lib/db');
-
+  await resetStores(DATABASE_URL, REDIS_URL);
   const { addMember, createProject, createUser, createWorkspace } = await import('../ops/provision');
-  const { closeRedis } = await import('../lib/redis');
   const workspace = await createWorkspace({ name: 'Bench Workspace', plan: 'BUSINESS' });
   const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench Person' });
   await createProject({ workspaceId: workspace.id, type: 'COMPANY_PAGE', name: 'Bench Company', linkedProjectId: project.id });
-  const user = await createUser({ email: 'bench@example.com', name: 'Bench User', password: PASSWORD });
+  const user = await createUser({ email: USER_EMAIL, name: 'Bench User', password: PASSWORD });
   await addMember({ workspaceId: workspace.id, user: user.id, role: 'Admin' });
-  await closeDb();
-  await closeRedis();
+  await closeStores();
 
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--serve'], {
     cwd: ROOT,
@@ -305,95 +197,96 @@ Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
     child.once('message', () => resolve());
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
+  return child;
+}
 
-  try {
-    const reg = await fetch(`${base}/oauth/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'Bench Client', redirect_uris: ['http://127.0.0.1/callback'] }),
-    });
-    const clientId = ((await reg.json()) as { client_id: string }).client_id;
-    const families = await issueFamilies(base, clientId, user.email, connections);
+/**
+ * A registered client and one token family per connection, and the two requests measured: a
+ * refresh that walks its connection's family, and GET /v1/workspaces/me with its access token.
+ */
+async function signIn(connections: number) {
+  const base = process.env.PUBLIC_URL!;
+  const reg = await fetch(`${base}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'Bench Client', redirect_uris: ['http://127.0.0.1/callback'] }),
+  });
+  const clientId = ((await reg.json()) as { client_id: string }).client_id;
+  const families = await issueFamilies(base, clientId, USER_EMAIL, connections);
 
-    const tokenUrl = new URL(`${base}/oauth/token`);
-    const refreshStep = async (w: number, agent: http.Agent) => {
-      const fam = families[w]!;
-      const body = new URLSearchParams({ grant_type: 'refresh_token', client_id: clientId, refresh_token: fam.refresh }).toString();
-      const res = await request(
-        agent,
-        tokenUrl,
-        'POST',
-        { 'content-type': 'application/x-www-form-urlencoded', connection: 'keep-alive' },
-        body,
-      );
-      if (res.status === 200) {
-        const t = JSON.parse(res.body) as { access_token: string; refresh_token: string };
-        fam.refresh = t.refresh_token;
-        fam.access = t.access_token;
-      }
-      return res;
-    };
-    const meUrl = new URL(`${base}/v1/workspaces/me`);
-    const meStep = (i: number, agent: http.Agent) =>
-      request(agent, meUrl, 'GET', { authorization: `Bearer ${families[i % families.length]!.access}`, connection: 'keep-alive' });
-
-    const check = await meStep(0, new http.Agent());
-    const principal = (JSON.parse(check.body) as { data?: { principal?: { type?: string } } }).data?.principal?.type;
-    if (check.status !== 200 || principal !== 'oauth_token')
-      throw new Error(`GET /v1/workspaces/me answered ${check.status}: ${check.body.slice(0, 300)}`);
-
-    console.log(
-      `oauth bench: ${connections} connections, ${durationMs / 1000} s per measurement, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'})`,
+  const tokenUrl = new URL(`${base}/oauth/token`);
+  const refreshStep = async (w: number, agent: http.Agent) => {
+    const fam = families[w]!;
+    const body = new URLSearchParams({ grant_type: 'refresh_token', client_id: clientId, refresh_token: fam.refresh }).toString();
+    const res = await request(
+      agent,
+      tokenUrl,
+      'POST',
+      { 'content-type': 'application/x-www-form-urlencoded', connection: 'keep-alive' },
+      body,
     );
-    // Everything shares the machine (generator, server, Postgres, Redis): say how busy it was.
-    const loadBefore = os.loadavg()[0]!;
-    await closedLoop(connections, warmupMs, refreshStep);
-    const refreshRun = await closedLoop(connections, durationMs, refreshStep);
-    await closedLoop(connections, warmupMs, meStep);
-    const meRun = await closedLoop(connections, durationMs, meStep);
-    const meFixed = await openLoop(rate, durationMs, meStep);
-
-    const loadAfter = os.loadavg()[0]!;
-    const row = (name: string, x: LoopResult) =>
-      `${name.padEnd(46)} ${x.rps.toFixed(0).padStart(7)} ${x.latencyMs.p50.toFixed(1).padStart(7)} ${x.latencyMs.p99.toFixed(1).padStart(7)} ${x.latencyMs.max.toFixed(1).padStart(7)} ${String(x.errors).padStart(6)}`;
-    console.log(
-      `\n${'measurement'.padEnd(46)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'max ms'.padStart(7)} ${'errors'.padStart(6)}`,
-    );
-    console.log(row(`POST /oauth/token refresh (closed, ${connections} conn)`, refreshRun));
-    console.log(row(`GET /v1/workspaces/me (closed, ${connections} conn)`, meRun));
-    console.log(row(`GET /v1/workspaces/me (open, ${rate}/s)`, meFixed));
-    console.log(`\n1-minute load average: ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after (${os.cpus().length} CPUs)`);
-    if (loadBefore > os.cpus().length * 0.5)
-      console.log('NOTE: the machine was busy before the run; the figures are noisy, repeat on an idle machine.');
-    for (const [name, x] of [
-      ['refresh', refreshRun],
-      ['me', meRun],
-      ['me fixed rate', meFixed],
-    ] as const) {
-      if (x.errors) console.log(`NOTE: ${name} had non-200 answers: ${JSON.stringify(x.statuses)}`);
+    if (res.status === 200) {
+      const t = JSON.parse(res.body) as { access_token: string; refresh_token: string };
+      fam.refresh = t.refresh_token;
+      fam.access = t.access_token;
     }
-    const out = path.join(ROOT, 'bench', 'results');
-    fs.mkdirSync(out, { recursive: true });
-    fs.writeFileSync(
-      path.join(out, 'oauth.json'),
-      JSON.stringify(
-        {
-          at: new Date().toISOString(),
-          machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadBefore, loadAfter },
-          options: { connections, durationMs, warmupMs, rate },
-          refreshGrant: refreshRun,
-          workspacesMe: meRun,
-          workspacesMeFixedRate: meFixed,
-        },
-        null,
-        2,
-      ),
-    );
-    console.log(`\nwritten to bench/results/oauth.json`);
-  } finally {
-    child.disconnect();
-    child.kill('SIGTERM');
+    return res;
+  };
+  const meUrl = new URL(`${base}/v1/workspaces/me`);
+  const meStep = (i: number, agent: http.Agent) =>
+    request(agent, meUrl, 'GET', { authorization: `Bearer ${families[i % families.length]!.access}`, connection: 'keep-alive' });
+
+  const check = await meStep(0, new http.Agent());
+  const principal = (JSON.parse(check.body) as { data?: { principal?: { type?: string } } }).data?.principal?.type;
+  if (check.status !== 200 || principal !== 'oauth_token')
+    throw new Error(`GET /v1/workspaces/me answered ${check.status}: ${check.body.slice(0, 300)}`);
+  return { refreshStep, meStep };
+}
+
+/** Each measurement after its warm-up, with the machine's load before and after. */
+async function run({ connections, durationMs, warmupMs, rate }: Options, { refreshStep, meStep }: Tokens) {
+  console.log(
+    `oauth bench: ${connections} connections, ${durationMs / 1000} s per measurement, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'})`,
+  );
+  // Everything shares the machine (generator, server, Postgres, Redis): say how busy it was.
+  const loadBefore = os.loadavg()[0]!;
+  await closedLoop(refreshStep, { connections, durationMs: warmupMs });
+  const refreshRun = await closedLoop(refreshStep, { connections, durationMs });
+  await closedLoop(meStep, { connections, durationMs: warmupMs });
+  const meRun = await closedLoop(meStep, { connections, durationMs });
+  const meFixed = await openLoop(meStep, { rate, durationMs });
+  return { loadBefore, loadAfter: os.loadavg()[0]!, refreshRun, meRun, meFixed };
+}
+
+/** The table on stdout, the figures in bench/results/oauth.json. */
+function report(o: Options, { loadBefore, loadAfter, refreshRun, meRun, meFixed }: Awaited<ReturnType<typeof run>>) {
+  const row = (name: string, x: RunResult) =>
+    `${name.padEnd(46)} ${x.rps.toFixed(0).padStart(7)} ${x.latencyMs.p50.toFixed(1).padStart(7)} ${x.latencyMs.p99.toFixed(1).padStart(7)} ${x.latencyMs.max.toFixed(1).padStart(7)} ${String(x.errors).padStart(6)}`;
+  console.log(
+    `\n${'measurement'.padEnd(46)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'max ms'.padStart(7)} ${'errors'.padStart(6)}`,
+  );
+  console.log(row(`POST /oauth/token refresh (closed, ${o.connections} conn)`, refreshRun));
+  console.log(row(`GET /v1/workspaces/me (closed, ${o.connections} conn)`, meRun));
+  console.log(row(`GET /v1/workspaces/me (open, ${o.rate}/s)`, meFixed));
+  console.log(`\n1-minute load average: ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after (${os.cpus().length} CPUs)`);
+  if (loadBefore > os.cpus().length * 0.5)
+    console.log('NOTE: the machine was busy before the run; the figures are noisy, repeat on an idle machine.');
+  for (const [name, x] of [
+    ['refresh', refreshRun],
+    ['me', meRun],
+    ['me fixed rate', meFixed],
+  ] as const) {
+    if (x.errors) console.log(`NOTE: ${name} had non-200 answers: ${JSON.stringify(x.statuses)}`);
   }
+  const out = path.join(ROOT, 'bench', 'results');
+  fs.mkdirSync(out, { recursive: true });
+  const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadBefore, loadAfter };
+  const results = { refreshGrant: refreshRun, workspacesMe: meRun, workspacesMeFixedRate: meFixed };
+  fs.writeFileSync(
+    path.join(out, 'oauth.json'),
+    JSON.stringify({ at: new Date().toISOString(), machine, options: o, ...results }, null, 2),
+  );
+  console.log(`\nwritten to bench/results/oauth.json`);
 }
 
 // ---------------------------------------------------------------------------------------------

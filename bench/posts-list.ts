@@ -9,7 +9,6 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { closedLoop, getJson, openLoop, type OpenLoopResult, type RunResult, type Target } from './harness/load';
 import { diff, machineInfo, snapshot, type CpuBreakdown, type Groups } from './harness/proc';
@@ -25,14 +24,15 @@ import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
 import { postContent, prng, titleOf } from './harness/content';
 import type { StageTiming } from './harness/stages';
 import { resetStores } from './harness/database';
+import { benchOptions } from './harness/options';
 
 const TARGETS = { minRatio: 0.8, maxP99MsAtRate: 25 };
 // Far above anything this machine can send in a 60 s window: the limiter still runs its Redis
 // script on every request (its cost is part of what we measure) but never answers 429.
 const RATE_LIMIT_READ = '10000000';
 
-const { values: opt } = parseArgs({
-  options: {
+const opt = benchOptions(
+  {
     connections: { type: 'string', default: '32' },
     duration: { type: 'string', default: '15' },
     warmup: { type: 'string', default: '5' },
@@ -48,13 +48,8 @@ const { values: opt } = parseArgs({
     'quiet-wait': { type: 'string', default: '120' },
     retries: { type: 'string', default: '3' },
     'server-node-options': { type: 'string', default: '' },
-    help: { type: 'boolean', default: false },
   },
-  strict: true,
-});
-
-if (opt.help) {
-  console.log(`posts-list: GET /v1/posts?limit=50, real app vs bare Koa + pg.
+  `posts-list: GET /v1/posts?limit=50, real app vs bare Koa + pg.
 
 Options:
   --connections N     closed-loop keep-alive connections (default 32)
@@ -82,9 +77,8 @@ Options:
                       machine, up to N times, keeping the cleanest (default 3; not with --profile)
 
 Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench),
-             BENCH_REDIS_URL (default redis://127.0.0.1:6379/14; the database is flushed).`);
-  process.exit(0);
-}
+             BENCH_REDIS_URL (default redis://127.0.0.1:6379/14; the database is flushed).`,
+);
 
 const num = (name: keyof typeof opt) => {
   const n = Number(opt[name]);

@@ -404,10 +404,8 @@ async function setUp() {
   // Seed: workspaces, connected accounts, a write key each, one endpoint per workspace.
   const { createWorkspace, issueApiKey } = await import('../ops/provision');
   const { connectedPersonalProject } = await import('../sim/network/accounts');
-  const { createWebhookEndpoint } = await import('../api/operations/webhooks/endpoints');
-  const { parseInput } = await import('../api/validation');
+  const { webhookEndpoint } = await import('./harness/seed');
   const { EVENT_TYPES } = await import('../lib/outbox');
-  const { config } = await import('../lib/config');
   const { db, closeDb } = await import('../lib/db');
   cleanups.push(() => closeDb());
   const workspaces: Array<{ id: string; apiKey: string; projects: string[] }> = [];
@@ -415,36 +413,12 @@ async function setUp() {
   for (let w = 0; w < WORKSPACES; w++) {
     const ws = await createWorkspace({ name: `Soak ${w}`, plan: 'BUSINESS' });
     const key = await issueApiKey({ workspaceId: ws.id, scopes: ['write'], name: 'soak' });
-    const auth = {
-      principal: {
-        type: 'oauth_token' as const,
-        id: 'oat_soak',
-        clientId: 'cli_soak',
-        actingUserId: 'usr_soak',
-        scopes: ['webhooks:manage'],
-        defaultProjectId: null,
-      },
-      workspaceId: ws.id,
-      gatingPlan: 'BUSINESS',
-      scopes: new Set(['webhooks:manage']),
-      role: 'admin' as const,
-      projectIds: null,
-      reach: 'member' as const,
-    };
     const postEvents = EVENT_TYPES.filter((e: string) => e.startsWith('post.'));
     // Workspace 0 also has an endpoint whose receiver never answers 2xx.
     for (const hookPath of w === 0 ? [`/hooks/${w}`, `/hooks/${w}/dead`] : [`/hooks/${w}`]) {
-      const input = parseInput(
-        createWebhookEndpoint.input,
-        { url: `http://127.0.0.1:${receiverPort}${hookPath}`, events: postEvents },
-        'body',
-      );
-      const ep = await createWebhookEndpoint.handler(
-        { auth, requestId: 'req_soak', apiVersion: config.apiVersions.current as never },
-        input,
-      );
-      secrets.set(hookPath, ep.data.secret);
-      endpointPath.set(ep.data.id, hookPath);
+      const ep = await webhookEndpoint(ws.id, `http://127.0.0.1:${receiverPort}${hookPath}`, postEvents);
+      secrets.set(hookPath, ep.secret);
+      endpointPath.set(ep.id, hookPath);
     }
     workspaces.push({ id: ws.id, apiKey: key.key, projects: [] });
   }

@@ -1,10 +1,9 @@
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { WorkflowClient } from '@temporalio/client';
 import pg from 'pg';
-import type { CapturedStatement } from '../harness/statements';
+import { recordingQuery, type CapturedStatement, type Query } from '../harness/statements';
 
 // The generation bench's statement census, loaded into the service's API and worker before the
 // app (`--import` after tsx, bench/generation.ts censusArgs): every pg statement of the process
@@ -35,14 +34,10 @@ export interface CensusDump {
 const dir = process.env.BENCH_GEN_CENSUS_DIR;
 if (!dir) throw new Error('BENCH_GEN_CENSUS_DIR must be set');
 
-// pg's own conversion of a parameter to its wire form (Date, array, object → text).
-const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils') as { prepareValue: (v: unknown) => unknown };
 const counts: CensusDump['counts'] = {};
 let captured: CensusDump['captured'] = [];
 let capturing = false;
 let t0 = 0;
-const clients = new WeakMap<object, number>();
-let nextClient = 0;
 
 const activityOf = (): { type: string; local: boolean } | undefined => {
   try {
@@ -53,51 +48,23 @@ const activityOf = (): { type: string; local: boolean } | undefined => {
   }
 };
 
-type Query = (this: pg.Client, ...args: unknown[]) => unknown;
 const original = pg.Client.prototype.query as unknown as Query;
+const recording = recordingQuery(
+  original,
+  () => t0,
+  (s) => {
+    const activity = activityOf();
+    captured.push(Object.assign(s, { activity: activity?.type, local: activity?.local }));
+  },
+);
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   const [first] = args;
-  const config = (typeof first === 'string' ? { text: first } : first) as { text: string; name?: string; values?: unknown[] };
-  const activity = activityOf();
-  const text = config.text.replace(/\s+/g, ' ').trim();
-  const byText = (counts[activity?.type ?? ''] ??= {});
-  byText[text] = (byText[text] ?? 0) + 1;
-  return capturing ? record.call(this, args, config, activity) : original.apply(this, args);
+  const { text } = (typeof first === 'string' ? { text: first } : first) as { text: string };
+  const byText = (counts[activityOf()?.type ?? ''] ??= {});
+  const folded = text.replace(/\s+/g, ' ').trim();
+  byText[folded] = (byText[folded] ?? 0) + 1;
+  return (capturing ? recording : original).apply(this, args);
 } as never;
-
-/** The statement recorded with its parameters, connection and timing, then run. */
-function record(
-  this: pg.Client,
-  args: unknown[],
-  config: { text: string; name?: string; values?: unknown[] },
-  activity: ReturnType<typeof activityOf>,
-) {
-  const [, second] = args;
-  if (!clients.has(this)) clients.set(this, nextClient++);
-  const s: CensusStatement = {
-    client: clients.get(this)!,
-    text: config.text,
-    name: config.name,
-    values: (Array.isArray(second) ? second : (config.values ?? [])).map((v) => {
-      const p = prepareValue(v);
-      return Buffer.isBuffer(p) ? { base64: p.toString('base64') } : (p as string | null);
-    }),
-    startMs: performance.now() - t0,
-    endMs: NaN,
-    activity: activity?.type,
-    local: activity?.local,
-  };
-  captured.push(s);
-  const end = () => (s.endMs = performance.now() - t0);
-  const last = args.length - 1;
-  if (typeof args[last] === 'function') {
-    const cb = args[last] as (...a: unknown[]) => void;
-    args[last] = (...a: unknown[]) => (end(), cb(...a));
-  }
-  const r = original.apply(this, args);
-  if (r && typeof (r as Promise<unknown>).then === 'function') (r as Promise<unknown>).then(end, end);
-  return r;
-}
 
 const start = WorkflowClient.prototype.start;
 WorkflowClient.prototype.start = async function (this: WorkflowClient, ...args: Parameters<typeof start>) {

@@ -1,5 +1,5 @@
-import http from 'node:http';
-import { summarize, type LatencySummary } from '../harness/load';
+import type http from 'node:http';
+import { requestText, summarize, type LatencySummary } from '../harness/load';
 import type { CpuBreakdown } from '../harness/proc';
 
 // What the generation bench measures of one burst, for the service's rounds and the bare
@@ -14,42 +14,26 @@ export interface Reply {
 }
 
 /** One request on the bench's agent; the body is parsed as JSON when it is JSON. */
-export function request(agent: http.Agent, baseUrl: string, key: string, method: string, urlPath: string, body?: unknown): Promise<Reply> {
-  const url = new URL(urlPath, baseUrl);
+export async function request(
+  agent: http.Agent,
+  baseUrl: string,
+  key: string,
+  method: string,
+  urlPath: string,
+  body?: unknown,
+): Promise<Reply> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
+  const headers = { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json' } : {}) };
   const sentAt = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        agent,
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname + url.search,
-        method,
-        headers: {
-          authorization: `Bearer ${key}`,
-          ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            /* keep text */
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed, sentAt, answeredAt: performance.now() });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
+  const res = await requestText(agent, new URL(urlPath, baseUrl), method, headers, payload);
+  const answeredAt = performance.now();
+  let parsed: unknown = res.body;
+  try {
+    parsed = JSON.parse(res.body);
+  } catch {
+    /* keep text */
+  }
+  return { status: res.status, body: parsed, sentAt, answeredAt };
 }
 
 /** One accepted job as its row tells it (ms since the epoch); completedAt null: it did not finish. */

@@ -77,6 +77,36 @@ function send(agent: http.Agent, target: URL, headers: Record<string, string>, k
   });
 }
 
+/** One request on `agent`, answered with its status, its headers and its whole body as text. */
+export function requestText(
+  agent: http.Agent,
+  url: URL,
+  method: string,
+  headers: http.OutgoingHttpHeaders,
+  body?: string,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        agent,
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method,
+        headers: { ...headers, ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 function newAgent(maxSockets: number): http.Agent {
   // keepAlive: real clients reuse connections, and a TCP handshake per request would measure
   // the kernel rather than the handler. LIFO keeps the hot sockets busy.
@@ -118,12 +148,12 @@ function runTally() {
     bytes = 0;
   const tally = (key: string) => (statuses[key] = (statuses[key] ?? 0) + 1);
   return {
-    answered(r: Reply, latencyMs: number) {
+    answered(r: { status: number; bytes?: number }, latencyMs: number) {
       latencies.push(latencyMs);
       tally(String(r.status));
       if (r.status === 200) {
         ok++;
-        bytes += r.bytes;
+        bytes += r.bytes ?? 0;
       } else errors++;
     },
     failed(err: unknown) {
@@ -146,27 +176,41 @@ function runTally() {
 }
 
 /**
- * With several targets (one query per URL, say), request i goes to targets[i % n], and the
- * latency summary is over every request of the run: one true p99, not the worst of per-target ones.
+ * One request of a run on the run's agent: the `i`th connection's next request in a closed loop,
+ * the `i`th request of an open one. `bytes` counts toward the run's bytes per 200 answer.
  */
-export async function closedLoop(target: Target | Target[], opts: { connections: number; durationMs: number }): Promise<RunResult> {
+export type Step = (i: number, agent: http.Agent) => Promise<{ status: number; bytes?: number }>;
+
+/** Requests to fixed targets: request i goes to targets[i % n]. */
+function targetsStep(target: Target | Target[]): Step {
   const targets = (Array.isArray(target) ? target : [target]).map((t) => ({
     url: new URL(t.url),
     headers: { ...t.headers, connection: 'keep-alive' },
   }));
   let next = 0;
+  return (_i, agent) => {
+    const t = targets[next++ % targets.length]!;
+    return send(agent, t.url, t.headers, false);
+  };
+}
+
+/**
+ * With several targets (one query per URL, say), request i goes to targets[i % n], and the
+ * latency summary is over every request of the run: one true p99, not the worst of per-target ones.
+ * A step instead of targets sends each connection's own requests.
+ */
+export async function closedLoop(target: Target | Target[] | Step, opts: { connections: number; durationMs: number }): Promise<RunResult> {
+  const step = typeof target === 'function' ? target : targetsStep(target);
   const agent = newAgent(opts.connections);
   const run = runTally();
   const started = performance.now();
   const deadline = started + opts.durationMs;
 
-  async function worker() {
+  async function worker(_: unknown, connection: number) {
     while (performance.now() < deadline) {
       const t0 = performance.now();
       try {
-        const t = targets[next++ % targets.length]!;
-        const r = await send(agent, t.url, t.headers, false);
-        run.answered(r, performance.now() - t0);
+        run.answered(await step(connection, agent), performance.now() - t0);
       } catch (err) {
         run.failed(err);
       }
@@ -203,9 +247,11 @@ export async function closedLoopCalls(
   return { durationS, calls: latencies.length, rps: latencies.length / durationS, latencyMs: summarize(latencies) };
 }
 
-export async function openLoop(t: Target, opts: { rate: number; durationMs: number; maxConnections?: number }): Promise<OpenLoopResult> {
-  const url = new URL(t.url);
-  const headers = { ...t.headers, connection: 'keep-alive' };
+export async function openLoop(
+  t: Target | Step,
+  opts: { rate: number; durationMs: number; maxConnections?: number },
+): Promise<OpenLoopResult> {
+  const step = typeof t === 'function' ? t : targetsStep(t);
   // Generous socket cap: if the server falls behind, requests should pile up at the server
   // (where a real client's would), not silently in this process.
   const agent = newAgent(opts.maxConnections ?? 256);
@@ -219,7 +265,7 @@ export async function openLoop(t: Target, opts: { rate: number; durationMs: numb
   function fire(i: number) {
     const scheduled = start + i * interval;
     lags.push(performance.now() - scheduled);
-    return send(agent, url, headers, false).then(
+    return step(i, agent).then(
       (r) => run.answered(r, performance.now() - scheduled),
       (err) => run.failed(err),
     );

@@ -2,6 +2,9 @@
 // workspace, its statuses, the project, its connection and the key are exactly what a real
 // customer gets. Imported by a bench only after it has set its environment.
 
+import { createWebhookEndpoint } from '../../api/operations/webhooks/endpoints';
+import { parseInput } from '../../api/validation';
+import { config } from '../../lib/config';
 import { createProject, createWorkspace, issueApiKey } from '../../ops/provision';
 
 /** A workspace with one personal-brand project and an API key of the given scopes. */
@@ -16,4 +19,34 @@ export async function benchWorkspace(opts: {
   const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', ...opts.project });
   const key = (await issueApiKey({ workspaceId: workspace.id, scopes: opts.scopes, name: opts.keyName })).key as string;
   return { workspace, project, key };
+}
+
+/**
+ * A webhook endpoint made through the create operation itself (the REST door adds only auth and
+ * parsing), as an admin's OAuth token with webhooks:manage creates it: its id and signing secret.
+ */
+export async function webhookEndpoint(
+  workspaceId: string,
+  url: string,
+  events: readonly string[],
+): Promise<{ id: string; secret: string }> {
+  const auth = {
+    principal: {
+      type: 'oauth_token' as const,
+      id: 'oat_bench',
+      clientId: 'cli_bench',
+      actingUserId: 'usr_bench',
+      scopes: ['webhooks:manage'],
+      defaultProjectId: null,
+    },
+    workspaceId,
+    gatingPlan: 'BUSINESS',
+    scopes: new Set(['webhooks:manage']),
+    role: 'admin' as const,
+    projectIds: null,
+    reach: 'member' as const,
+  };
+  const input = parseInput(createWebhookEndpoint.input, { url, events: [...events] }, 'body');
+  const res = await createWebhookEndpoint.handler({ auth, requestId: 'req_bench', apiVersion: config.apiVersions.current as never }, input);
+  return { id: res.data.id, secret: res.data.secret };
 }

@@ -33,49 +33,36 @@ export interface CaptureRequest {
   body?: string;
 }
 
-type Query = (this: pg.Client, ...args: unknown[]) => unknown;
+export type Query = (this: pg.Client, ...args: unknown[]) => unknown;
+
+// pg's own conversion of a parameter to its wire form (Date, array, object → text).
+const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils') as { prepareValue: (v: unknown) => unknown };
 
 /**
- * In the API process (serve-app.ts's `statements` call): sends one request to this server, not
- * recorded (caches warm, as under load), then the same request again with every pg query of the
- * process recorded, and answers the statements of that second request. Nothing else may be
- * running on the server meanwhile.
+ * pg's Client#query `original`, recording every statement it runs: `onStatement` receives its
+ * text, its parameters in their wire form, which connection ran it and when it started (ms after
+ * `t0()`); its end is set on the same object when pg answers, by callback or promise.
  */
-export async function captureRequest(server: Server, req: CaptureRequest): Promise<{ status: number; statements: CapturedStatement[] }> {
-  // pg's own conversion of a parameter to its wire form (Date, array, object → text).
-  const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils') as { prepareValue: (v: unknown) => unknown };
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${req.path}`;
-  const send = () =>
-    fetch(url, { method: req.method ?? 'GET', headers: req.headers, body: req.body }).then(async (r) => (await r.arrayBuffer(), r.status));
-  await send();
-  const statements: CapturedStatement[] = [];
+export function recordingQuery(original: Query, t0: () => number, onStatement: (s: CapturedStatement) => void): Query {
   const clients = new WeakMap<object, number>();
   let nextClient = 0;
-  const original = pg.Client.prototype.query as unknown as Query;
-  const t0 = performance.now();
-  const patched: Query = function (this: pg.Client, ...args) {
+  return function (this: pg.Client, ...args) {
     const [first, second] = args;
-    const config = (typeof first === 'string' ? { text: first } : first) as {
-      text: string;
-      name?: string;
-      values?: unknown[];
-      submit?: unknown;
-    };
-    const values = (Array.isArray(second) ? second : (config.values ?? [])).map((v) => {
-      const p = prepareValue(v);
-      return Buffer.isBuffer(p) ? { base64: p.toString('base64') } : (p as string | null);
-    });
+    const config = (typeof first === 'string' ? { text: first } : first) as { text: string; name?: string; values?: unknown[] };
     if (!clients.has(this)) clients.set(this, nextClient++);
     const s: CapturedStatement = {
       client: clients.get(this)!,
       text: config.text,
       name: config.name,
-      values,
-      startMs: performance.now() - t0,
+      values: (Array.isArray(second) ? second : (config.values ?? [])).map((v) => {
+        const p = prepareValue(v);
+        return Buffer.isBuffer(p) ? { base64: p.toString('base64') } : (p as string | null);
+      }),
+      startMs: performance.now() - t0(),
       endMs: NaN,
     };
-    statements.push(s);
-    const end = () => (s.endMs = performance.now() - t0);
+    onStatement(s);
+    const end = () => (s.endMs = performance.now() - t0());
     const last = args.length - 1;
     if (typeof args[last] === 'function') {
       const cb = args[last] as (...a: unknown[]) => void;
@@ -85,7 +72,27 @@ export async function captureRequest(server: Server, req: CaptureRequest): Promi
     if (r && typeof (r as Promise<unknown>).then === 'function') (r as Promise<unknown>).then(end, end);
     return r;
   };
-  pg.Client.prototype.query = patched as never;
+}
+
+/**
+ * In the API process (serve-app.ts's `statements` call): sends one request to this server, not
+ * recorded (caches warm, as under load), then the same request again with every pg query of the
+ * process recorded, and answers the statements of that second request. Nothing else may be
+ * running on the server meanwhile.
+ */
+export async function captureRequest(server: Server, req: CaptureRequest): Promise<{ status: number; statements: CapturedStatement[] }> {
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${req.path}`;
+  const send = () =>
+    fetch(url, { method: req.method ?? 'GET', headers: req.headers, body: req.body }).then(async (r) => (await r.arrayBuffer(), r.status));
+  await send();
+  const statements: CapturedStatement[] = [];
+  const original = pg.Client.prototype.query as unknown as Query;
+  const t0 = performance.now();
+  pg.Client.prototype.query = recordingQuery(
+    original,
+    () => t0,
+    (s) => statements.push(s),
+  ) as never;
   let status: number;
   try {
     status = await send();

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import { summarize, type LatencySummary } from '../harness/load';
+import { requestText, summarize, type LatencySummary } from '../harness/load';
 import { spawnTsxChild, stopChild } from '../harness/proc';
 import { freePort, portAcceptsConnections } from '../../tooling/ports';
 import { CONCURRENCY, PROJECTS, ROOT } from './settings';
@@ -95,36 +95,14 @@ export type Creator = (item: CreateItem) => Promise<string>;
 
 export function apiCreator(apiPort: number, apiKey: string): { create: Creator; close(): void } {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  const create: Creator = (item) =>
-    new Promise((resolve, reject) => {
-      const body = JSON.stringify({ projectId: item.projectId, content: item.content, scheduledFor: item.scheduledFor.toISOString() });
-      const req = http.request(
-        {
-          agent,
-          host: '127.0.0.1',
-          port: apiPort,
-          path: '/v1/posts',
-          method: 'POST',
-          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString();
-            if (res.statusCode !== 200 && res.statusCode !== 201) return reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 300)}`));
-            try {
-              resolve(JSON.parse(text).data.id);
-            } catch (err) {
-              reject(err);
-            }
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+  const url = new URL(`http://127.0.0.1:${apiPort}/v1/posts`);
+  const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+  const create: Creator = async (item) => {
+    const body = JSON.stringify({ projectId: item.projectId, content: item.content, scheduledFor: item.scheduledFor.toISOString() });
+    const res = await requestText(agent, url, 'POST', headers, body);
+    if (res.status !== 200 && res.status !== 201) throw new Error(`HTTP ${res.status}: ${res.body.slice(0, 300)}`);
+    return JSON.parse(res.body).data.id;
+  };
   return { create, close: () => agent.destroy() };
 }
 

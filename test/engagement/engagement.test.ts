@@ -4,8 +4,8 @@ import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
 import { temporalClient, workflowIds } from '../../lib/temporal';
-import { storeConnectionTokens } from '../../ops/connections';
 import { createProject } from '../../ops/provision';
+import { connectedPersonalProject as connectSimulated } from '../../sim/network/accounts';
 import { createWorker } from '../../workers/worker';
 import { engagementStatusQuery } from '../../workflows/engagePost';
 import { DEFAULT_ENGAGEMENT_COMMENTS } from '../../activities/engagement';
@@ -46,18 +46,14 @@ describe('engagement after publish (real HTTP, Temporal, simulator)', function (
   });
 
   async function amplifier(workspaceId: string, connected = true) {
-    const project = await createProject({ workspaceId, type: 'AMPLIFIER', name: `Amp ${randomBase62(4)}`, connection: 'none' });
-    if (!connected) return { project, personUrn: null };
+    const name = `Amp ${randomBase62(4)}`;
+    if (!connected) return { project: await createProject({ workspaceId, type: 'AMPLIFIER', name, connection: 'none' }), personUrn: null };
     const personId = `a${randomBase62(10)}`;
-    const token = await sim.issueToken({ personId, name: `Amp ${personId}` });
-    await storeConnectionTokens({
-      workspaceId,
-      projectId: project.id,
-      accessToken: token.accessToken,
-      refreshToken: token.refreshToken,
-      expiresAt: new Date(token.expiresAt),
-      refreshExpiresAt: token.refreshTokenExpiresAt ? new Date(token.refreshTokenExpiresAt) : null,
+    const { project } = await connectSimulated(sim, workspaceId, {
       personId,
+      name: `Amp ${personId}`,
+      projectName: name,
+      type: 'AMPLIFIER',
     });
     return { project, personUrn: `urn:li:person:${personId}` };
   }
