@@ -23,12 +23,13 @@
 // child process (bench/harness/serve-app.ts).
 
 import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { closedLoop, summarize, type LatencySummary } from './harness/load';
 import { describeStatements, explainAll, measureSurface, type CapturedStatement } from './harness/statements';
 import { resetStores } from './harness/database';
 import { benchOptions } from './harness/options';
-import { startServer, type ServerHandle } from './harness/servers';
+import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
 import { objectStoreEnv, startObjectStore } from '../tooling/objectStoreServer';
 import { png } from '../tooling/png';
 import type { AssetRow } from '../lib/media/assets';
@@ -40,6 +41,7 @@ const opt = benchOptions(
     bytes: { type: 'string', default: String(1024 * 1024) },
     rounds: { type: 'string', default: '2' },
     explain: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
   },
   `media: inline imports, presigned PUTs, upload imports and bare store PUTs, all at once.
 
@@ -48,6 +50,8 @@ Options:
   --bytes N    approximate size of each PNG (default 1048576)
   --rounds N   measured rounds (default 2), after one unmeasured warm-up of 10
   --explain    EXPLAIN (ANALYZE, BUFFERS) of the media list's statements and its minimal query
+  --profile    the API process's CPU profile over each measured import burst, per import
+               (the profiler's overhead is in that round's figures)
 
 Then GET /v1/media beside the same statements bare and the minimal query (bench/harness/statements.ts).`,
 );
@@ -103,11 +107,23 @@ async function burst(name: string, items: Buffer[], one: (b: Buffer, i: number) 
   };
 }
 
-/** A burst against the API, with the API process's CPU per successful import over it. */
-async function apiBurst(api: ServerHandle, ...args: Parameters<typeof burst>): Promise<Phase> {
+/**
+ * A burst against the API, with the API process's CPU per successful import over it; with
+ * `profile`, its CPU profile over the burst too, printed per import.
+ */
+async function apiBurst(api: ServerHandle, profile: boolean, ...args: Parameters<typeof burst>): Promise<Phase> {
   const before = (await api.usage()).cpuUs;
+  if (profile) await api.profileStart();
   const phase = await burst(...args);
-  return { ...phase, apiCpuMs: ((await api.usage()).cpuUs - before) / 1000 / Math.max(1, phase.ok) };
+  const apiCpuMs = ((await api.usage()).cpuUs - before) / 1000 / Math.max(1, phase.ok);
+  if (profile) {
+    const { printProfile, summarizeProfile } = await import('./harness/profile');
+    const file = await api.profileStop(
+      path.join(REPO_ROOT, 'bench', 'results', 'profiles', `media-${phase.name.split(' ')[0]}.cpuprofile`),
+    );
+    printProfile(`API process over ${phase.name} (per import)`, summarizeProfile(file, REPO_ROOT, 25), phase.ok);
+  }
+  return { ...phase, apiCpuMs };
 }
 
 /**
@@ -206,7 +222,8 @@ async function importRounds({ bare, api, pool }: Bench) {
     const uploadImages = Array.from({ length: n }, () => png(side, side));
     const bodies = inlineImages.map((b) => JSON.stringify({ projectId, content_base64: b.toString('base64') }));
 
-    const inline = await apiBurst(api, 'inline import (POST /v1/media, base64)', inlineImages, async (_b, i) => {
+    const profile = opt.profile && round > 0;
+    const inline = await apiBurst(api, profile, 'inline import (POST /v1/media, base64)', inlineImages, async (_b, i) => {
       const r = await fetch(`${api.baseUrl}/v1/media`, { method: 'POST', headers: auth, body: bodies[i] });
       await r.arrayBuffer();
       return r.status;
@@ -226,7 +243,7 @@ async function importRounds({ bare, api, pool }: Bench) {
       await r.arrayBuffer();
       return r.status;
     });
-    const fromUpload = await apiBurst(api, 'import from upload (POST /v1/media, uploadId)', uploadImages, async (_b, i) => {
+    const fromUpload = await apiBurst(api, profile, 'import from upload (POST /v1/media, uploadId)', uploadImages, async (_b, i) => {
       const r = await fetch(`${api.baseUrl}/v1/media`, {
         method: 'POST',
         headers: auth,
