@@ -10,17 +10,30 @@
 // 2. Search: the workspace is topped up to 10,000 chunks (the same storeDocument path), then
 //    GET /v1/knowledge?query=… runs in a closed loop, and beside it the bare SQL query on the
 //    same GIN index (ranked chunks, websearch_to_tsquery, no API) with the same concurrency.
+//    The same search through the MCP door (search_knowledge_base over streamable HTTP, SDK
+//    clients) beside the statements captured in the MCP process and the same minimal query.
 // Everything is the bench's own: database content_scheduler_bench_knowledge (recreated), Redis
-// db 10 (flushed), a Temporal dev server on a free port, the API in a child process.
+// db 10 (flushed), a Temporal dev server on a free port, the API's REST and MCP doors in child
+// processes of their own (bench/harness/serve-app.ts, bench/knowledge/serve-mcp.ts).
 
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
+import { API_NODE_ARGS } from '../lib/apiRuntime';
 import { prng } from './harness/content';
 import { closeStores, resetStores } from './harness/database';
-import { closedLoop, summarize, type LatencySummary } from './harness/load';
-import { startServer } from './harness/servers';
-import { describeStatements, explainAll, measureSurface, type CapturedStatement, type SurfaceFigures } from './harness/statements';
+import { closedLoop, closedLoopCalls, summarize, type LatencySummary, type RunResult } from './harness/load';
+import { startServer, type ServerHandle } from './harness/servers';
+import {
+  describeStatements,
+  explainAll,
+  measureSurface,
+  type CaptureRequest,
+  type CapturedStatement,
+  type SurfaceFigures,
+} from './harness/statements';
 import { startWorkerChild, waitWorkerReady } from './harness/worker';
 import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
@@ -131,8 +144,9 @@ async function setUp() {
   const binary = await resolveTemporalBinary({ log: (l) => console.log(`  [temporal] ${l}`) });
   const temporal = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
   const { benchWorkspace } = await import('./harness/seed');
-  step('API (bench/harness/serve-app.ts) and worker (workers/main.ts) as child processes');
+  step('API (bench/harness/serve-app.ts), its MCP door (bench/knowledge/serve-mcp.ts) and worker (workers/main.ts) as child processes');
   const api = await startServer('api', 'bench/harness/serve-app.ts', process.env);
+  const mcp = await startServer('mcp', 'bench/knowledge/serve-mcp.ts', process.env, [...API_NODE_ARGS]);
   const worker = startWorkerChild();
   const bare = new pg.Pool({ connectionString: DATABASE_URL, max: CONNECTIONS });
   const {
@@ -147,7 +161,7 @@ async function setUp() {
   });
   const project = p.id as string;
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-  return { temporal, api, worker, bare, workspace, project, headers };
+  return { temporal, api, mcp, worker, bare, workspace, project, headers };
 }
 
 async function ingest({ api, project, headers }: Bench, text: string) {
@@ -252,17 +266,91 @@ async function ingestDocuments(b: Bench) {
   return { done, rows, latencies, first, last, acceptedMs, ingestChunks };
 }
 
-async function measureSearch({ api, bare, workspace, project, headers }: Bench, ingestChunks: number) {
+/** The statements of each request, captured inside the server process that answers it. */
+async function captureAll(server: ServerHandle, requests: CaptureRequest[], what: string) {
+  const captured: CapturedStatement[][] = [];
+  for (const r of requests) {
+    const c = await server.call<{ status: number; statements: CapturedStatement[] }>('statements', r);
+    if (c.status !== 200 || c.statements.length === 0) throw new Error(`${what} answered ${c.status} (${c.statements.length} statements)`);
+    captured.push(c.statements);
+  }
+  step(`statements of one ${what}: ${describeStatements(captured[0]!)}`);
+  return captured;
+}
+
+const SEARCH_TOOL = 'search_knowledge_base';
+
+/** One MCP session per connection over streamable HTTP with the SDK client, as bench/mcp.ts opens them. */
+async function openMcpSessions({ mcp, headers }: Bench) {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  return Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      const client = new Client({ name: 'knowledge-bench', version: '1' });
+      const transport = new StreamableHTTPClientTransport(new URL('/mcp', mcp.baseUrl), {
+        requestInit: { headers: { Authorization: headers.Authorization } },
+      });
+      await client.connect(transport);
+      return { client, transport };
+    }),
+  );
+}
+type McpSession = Awaited<ReturnType<typeof openMcpSessions>>[number];
+
+/** A tools/call of the search as one POST of a session, for the capture in the MCP process. */
+function searchToolCalls({ project, headers }: Bench, session: StreamableHTTPClientTransport): CaptureRequest[] {
+  const callHeaders = {
+    ...headers,
+    Accept: 'application/json, text/event-stream',
+    'Mcp-Session-Id': session.sessionId!,
+    'Mcp-Protocol-Version': session.protocolVersion ?? '2025-06-18',
+  };
+  return QUERIES.slice(0, 8).map((query) => ({
+    method: 'POST',
+    path: '/mcp',
+    headers: callHeaders,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'capture',
+      method: 'tools/call',
+      params: { name: SEARCH_TOOL, arguments: { query, projectId: project } },
+    }),
+  }));
+}
+
+/** The search tool in a closed loop, a session per connection, queries rotated as the REST run rotates them. */
+async function searchToolLoop(sessions: McpSession[], project: string): Promise<RunResult> {
+  const idle: Client[] = sessions.map((s) => s.client);
+  const r = await closedLoopCalls(
+    async (i) => {
+      const client = idle.pop()!;
+      try {
+        const answer = await client.callTool({ name: SEARCH_TOOL, arguments: { query: QUERIES[i % 8]!, projectId: project } });
+        if (answer.isError) throw new Error(`${SEARCH_TOOL}: ${JSON.stringify(answer.content)}`);
+      } finally {
+        idle.push(client);
+      }
+    },
+    { connections: sessions.length, durationMs: DURATION_MS },
+  );
+  return { ...r, requests: r.calls, ok: r.calls, errors: 0, statuses: {}, bytesPerResponse: 0 };
+}
+
+async function measureSearch(b: Bench, ingestChunks: number) {
+  const { api, bare, workspace, project, headers } = b;
   const { db } = await import('../lib/db');
-  // Search at each corpus size (issue 30): the API beside the same statements bare (captured
-  // from the API process for each query) and beside the minimal query a Postgres expert would
-  // write for the same page: rank the chunks, group by document, headline only the page's rows.
+  // Search at each corpus size (issue 30), through REST and through the MCP tool: each beside
+  // the same statements bare (captured from the process that answered, for each query) and
+  // beside the minimal query a Postgres expert would write for the same page: rank the chunks,
+  // group by document, headline only the page's rows.
   const PAGE = 20; // config.knowledge.listDefault, the API's page without a limit
   const searchTargets = QUERIES.slice(0, 8).map((q) => ({
     url: `${api.baseUrl}/v1/knowledge?${new URLSearchParams({ query: q, projectId: project })}`,
     path: `/v1/knowledge?${new URLSearchParams({ query: q, projectId: project })}`,
     headers,
   }));
+  const sessions = await openMcpSessions(b);
+  const toolCalls = searchToolCalls(b, sessions[0]!.transport);
   const minimalSql = `with q as materialized (select websearch_to_tsquery('english', $2) as q),
          page as (
            select c.document_id, max(ts_rank_cd(c.tsv, q.q)) as rank
@@ -284,31 +372,30 @@ async function measureSearch({ api, bare, workspace, project, headers }: Bench, 
     total = await growCorpus(workspace.id, project, total, size);
     await db().raw('analyze knowledge_chunks');
     await db().raw('analyze knowledge_documents');
-    const captured = [];
-    for (const t of searchTargets) {
-      const c = await api.call<{ status: number; statements: CapturedStatement[] }>('statements', { path: t.path, headers });
-      if (c.status !== 200) throw new Error(`search answered ${c.status}`);
-      captured.push(c.statements);
-    }
-    step(`statements of one search: ${describeStatements(captured[0]!)}`);
+    const captured = await captureAll(api, searchTargets, 'search');
+    const toolCaptured = await captureAll(b.mcp, toolCalls, `${SEARCH_TOOL} call`);
     if (opt.explain) await explainAll(bare, captured[0]!, { text: minimalSql, values: [workspace.id, QUERIES[0]!] });
     step(`search over ${total} chunks: API, same statements, minimal query (${CONNECTIONS} connections, ${DURATION_MS / 1000} s each)`);
-    surfaces.push(
-      await measureSurface({
-        surface: 'knowledge search',
+    const surface = (name: string, statements: CapturedStatement[][], door: () => Promise<RunResult>) =>
+      measureSurface({
+        surface: name,
         corpus: `${total} chunks`,
         pool: bare,
-        captured,
+        captured: statements,
         // Every query in one run, rotated per request (both baselines rotate the same way), so
         // the percentiles are over all requests.
-        api: () => closedLoop(searchTargets, { connections: CONNECTIONS, durationMs: DURATION_MS }),
+        api: door,
         minimal: (i) => bare.query(minimalSql, [workspace.id, QUERIES[i % 8]!]),
         connections: CONNECTIONS,
         durationMs: DURATION_MS,
         warmupMs: 3000,
-      }),
+      });
+    surfaces.push(
+      await surface('knowledge search', captured, () => closedLoop(searchTargets, { connections: CONNECTIONS, durationMs: DURATION_MS })),
     );
+    surfaces.push(await surface(`MCP ${SEARCH_TOOL}`, toolCaptured, () => searchToolLoop(sessions, project)));
   }
+  await Promise.all(sessions.map((s) => s.client.close()));
   return surfaces;
 }
 
@@ -327,7 +414,7 @@ function report({ ingest: { done, rows, latencies, first, last, acceptedMs, inge
     );
   for (const f of surfaces)
     console.log(
-      `  search over ${f.corpus}: API ${f.api.rps.toFixed(0)}/s ${fmt(f.api.latencyMs)} · same statements ${f.same.rps.toFixed(0)}/s ${fmt(f.same.latencyMs)} · ` +
+      `  ${f.surface} over ${f.corpus}: API ${f.api.rps.toFixed(0)}/s ${fmt(f.api.latencyMs)} · same statements ${f.same.rps.toFixed(0)}/s ${fmt(f.same.latencyMs)} · ` +
         `minimal ${f.minimal.rps.toFixed(0)}/s ${fmt(f.minimal.latencyMs)} · API / same statements bare: ${f.apiOverSame.toFixed(2)}× · same statements / minimal: ${f.sameOverMinimal.toFixed(2)}×`,
     );
 }
@@ -338,7 +425,7 @@ try {
 } finally {
   await bench.bare.end();
   await bench.worker.stop();
-  await bench.api.stop();
+  await Promise.all([bench.api.stop(), bench.mcp.stop()]);
   await closeStores();
   await bench.temporal.stop();
 }

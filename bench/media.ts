@@ -10,7 +10,12 @@
 //      signed URLs, straight to the store;
 //   3. imports from those uploads: N × POST /v1/media { uploadId } (GET from the store, then as 1);
 //   4. bare PUTs: the same bytes PUT N times to the store with the AWS SDK from this process, the
-//      floor the store itself sets in the same run.
+//      floor the store itself sets in the same run;
+//   5. each import's bare work (issue 30), from this process: the inline import's bytes PUT under
+//      the key the service gives them plus the INSERT it runs (PUT+INSERT), and the upload
+//      import's HEAD and GET of the uploaded object, then the same PUT+INSERT. The ratio of each
+//      import to its bare work is printed as `API / bare PUT+INSERT: 0.NN×`, beside the API
+//      process's CPU per import.
 // Then GET /v1/media (the last round's library) beside the statements the API sent for it,
 // replayed bare, and the minimal query (bench/harness/statements.ts): the two ratios.
 // Everything is the bench's own: Postgres database content_scheduler_bench_media (recreated),
@@ -18,14 +23,17 @@
 // child process (bench/harness/serve-app.ts).
 
 import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { closedLoop, summarize, type LatencySummary } from './harness/load';
 import { describeStatements, explainAll, measureSurface, type CapturedStatement } from './harness/statements';
 import { resetStores } from './harness/database';
 import { benchOptions } from './harness/options';
-import { startServer } from './harness/servers';
+import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
 import { objectStoreEnv, startObjectStore } from '../tooling/objectStoreServer';
 import { png } from '../tooling/png';
+import type { AssetRow } from '../lib/media/assets';
+import type { ImageType } from '../lib/media/images';
 
 const opt = benchOptions(
   {
@@ -33,6 +41,7 @@ const opt = benchOptions(
     bytes: { type: 'string', default: String(1024 * 1024) },
     rounds: { type: 'string', default: '2' },
     explain: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
   },
   `media: inline imports, presigned PUTs, upload imports and bare store PUTs, all at once.
 
@@ -41,6 +50,8 @@ Options:
   --bytes N    approximate size of each PNG (default 1048576)
   --rounds N   measured rounds (default 2), after one unmeasured warm-up of 10
   --explain    EXPLAIN (ANALYZE, BUFFERS) of the media list's statements and its minimal query
+  --profile    the API process's CPU profile over each measured import burst, per import
+               (the profiler's overhead is in that round's figures)
 
 Then GET /v1/media beside the same statements bare and the minimal query (bench/harness/statements.ts).`,
 );
@@ -54,6 +65,8 @@ const step = (text: string) => console.log(`• ${text}`);
 
 interface Phase {
   name: string;
+  /** Of an API phase: the API process's CPU per import over the burst. */
+  apiCpuMs?: number;
   wallMs: number;
   perSecond: number;
   mbPerSecond: number;
@@ -94,8 +107,55 @@ async function burst(name: string, items: Buffer[], one: (b: Buffer, i: number) 
   };
 }
 
+/**
+ * A burst against the API, with the API process's CPU per successful import over it; with
+ * `profile`, its CPU profile over the burst too, printed per import.
+ */
+async function apiBurst(api: ServerHandle, profile: boolean, ...args: Parameters<typeof burst>): Promise<Phase> {
+  const before = (await api.usage()).cpuUs;
+  if (profile) await api.profileStart();
+  const phase = await burst(...args);
+  const apiCpuMs = ((await api.usage()).cpuUs - before) / 1000 / Math.max(1, phase.ok);
+  if (profile) {
+    const { printProfile, summarizeProfile } = await import('./harness/profile');
+    const file = await api.profileStop(
+      path.join(REPO_ROOT, 'bench', 'results', 'profiles', `media-${phase.name.split(' ')[0]}.cpuprofile`),
+    );
+    printProfile(`API process over ${phase.name} (per import)`, summarizeProfile(file, REPO_ROOT, 25), phase.ok);
+  }
+  return { ...phase, apiCpuMs };
+}
+
+/**
+ * The INSERT importAsset (lib/media/assets.ts) runs for each asset of workspace `from`, as knex
+ * writes it, made for a copy of the asset in workspace `to` under the key the service gives it
+ * there (so neither the key nor (workspace_id, sha256) meets the service's row); by SHA-256.
+ */
+async function assetInserts(from: string, to: { workspaceId: string; projectId: string }) {
+  const { db } = await import('../lib/db');
+  const { newId } = await import('../lib/ids');
+  const { assetKey } = await import('../lib/media/assets');
+  const rows: AssetRow[] = await db()('media_assets').where({ workspace_id: from });
+  return new Map(
+    rows.map(({ created_at: _createdAt, ...row }) => {
+      const sha256 = row.sha256.trim();
+      const key = assetKey(to.workspaceId, sha256, row.mime_type as ImageType);
+      const copy = { ...row, id: newId('mediaAsset'), workspace_id: to.workspaceId, project_id: to.projectId, key, sha256 };
+      const { sql, bindings } = db()('media_assets')
+        .insert(copy)
+        .onConflict(['workspace_id', 'sha256'])
+        .ignore()
+        .returning('*')
+        .toSQL()
+        .toNative();
+      return [sha256, { key, mimeType: row.mime_type, sql, bindings: [...bindings] }];
+    }),
+  );
+}
+type AssetInsert = ReturnType<typeof assetInserts> extends Promise<Map<string, infer I>> ? I : never;
+
 type Bench = Awaited<ReturnType<typeof setUp>>;
-type Round = Phase[] & { images: number; mib: number };
+type Round = Phase[] & { images: number; mib: number; imports: Array<{ label: string; api: Phase; bare: Phase }> };
 
 /** The object store, the bench's stores, the API process, and the store as the SDK sees it. */
 async function setUp() {
@@ -116,7 +176,10 @@ async function setUp() {
   const bare = new S3ObjectStore(s3OptionsFromConfig());
   await bare.ensureBucket();
   const api = await startServer('api', 'bench/harness/serve-app.ts', process.env);
-  return { store, bare, api };
+  // The bare work's connections: as many as the API's pool.
+  const { config } = await import('../lib/config');
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: config.dbPoolMax });
+  return { store, bare, api, pool };
 }
 
 async function run(b: Bench) {
@@ -126,8 +189,16 @@ async function run(b: Bench) {
 }
 
 /** One unmeasured round of 10, then --rounds rounds of --count images, each in a fresh ENTERPRISE workspace. */
-async function importRounds({ bare, api }: Bench) {
+async function importRounds({ bare, api, pool }: Bench) {
   const { benchWorkspace } = await import('./harness/seed');
+  const { sha256Hex } = await import('../lib/media/assets');
+  const { uploadObjectKey } = await import('../lib/media/uploads');
+  const putInsert = async (insert: AssetInsert | undefined, bytes: Buffer) => {
+    if (!insert) return 500; // the API's import of these bytes failed
+    await bare.put(insert.key, bytes, insert.mimeType);
+    await pool.query(insert.sql, insert.bindings);
+    return 200;
+  };
   const side = Math.floor(Math.sqrt(BYTES / 3));
   const rounds: Round[] = [];
   let last: { workspaceId: string; key: string } | null = null;
@@ -151,7 +222,8 @@ async function importRounds({ bare, api }: Bench) {
     const uploadImages = Array.from({ length: n }, () => png(side, side));
     const bodies = inlineImages.map((b) => JSON.stringify({ projectId, content_base64: b.toString('base64') }));
 
-    const inline = await burst('inline import (POST /v1/media, base64)', inlineImages, async (_b, i) => {
+    const profile = opt.profile && round > 0;
+    const inline = await apiBurst(api, profile, 'inline import (POST /v1/media, base64)', inlineImages, async (_b, i) => {
       const r = await fetch(`${api.baseUrl}/v1/media`, { method: 'POST', headers: auth, body: bodies[i] });
       await r.arrayBuffer();
       return r.status;
@@ -171,7 +243,7 @@ async function importRounds({ bare, api }: Bench) {
       await r.arrayBuffer();
       return r.status;
     });
-    const fromUpload = await burst('import from upload (POST /v1/media, uploadId)', uploadImages, async (_b, i) => {
+    const fromUpload = await apiBurst(api, profile, 'import from upload (POST /v1/media, uploadId)', uploadImages, async (_b, i) => {
       const r = await fetch(`${api.baseUrl}/v1/media`, {
         method: 'POST',
         headers: auth,
@@ -184,9 +256,34 @@ async function importRounds({ bare, api }: Bench) {
       await bare.put(`bench/${round}/${i}`, b, 'image/png');
       return 200;
     });
+    // Each import's bare work, into a workspace of its own (see assetInserts).
+    const twin = await benchWorkspace({
+      name: `Bench media ${round} bare`,
+      plan: 'ENTERPRISE',
+      project: { name: 'Bench person', connection: 'none' },
+      scopes: ['read'],
+    });
+    const inserts = await assetInserts(ws.id, { workspaceId: twin.workspace.id, projectId: twin.project.id as string });
+    const insertOf = (images: Buffer[]) => images.map((b) => inserts.get(sha256Hex(b)));
+    const [inlineInserts, uploadInserts] = [insertOf(inlineImages), insertOf(uploadImages)];
+    const bareInline = await burst("bare PUT+INSERT (inline import's work)", inlineImages, (b, i) => putInsert(inlineInserts[i], b));
+    const bareUpload = await burst("bare HEAD+GET+PUT+INSERT (upload import's)", uploadImages, async (_b, i) => {
+      const key = uploadObjectKey(ws.id, minted[i]!.id);
+      await bare.head(key);
+      return putInsert(uploadInserts[i], (await bare.get(key))!);
+    });
     last = { workspaceId: ws.id, key };
     if (round === 0) continue;
-    rounds.push(Object.assign([inline, mint, presigned, fromUpload, barePut], { images: n, mib: inlineImages[0]!.length / 1024 / 1024 }));
+    rounds.push(
+      Object.assign([inline, mint, presigned, fromUpload, barePut, bareInline, bareUpload], {
+        images: n,
+        mib: inlineImages[0]!.length / 1024 / 1024,
+        imports: [
+          { label: 'inline', api: inline, bare: bareInline },
+          { label: 'upload', api: fromUpload, bare: bareUpload },
+        ],
+      }),
+    );
   }
   return { rounds, last };
 }
@@ -195,8 +292,7 @@ async function importRounds({ bare, api }: Bench) {
  * GET /v1/media (the first page of the last round's library) beside the same statements bare
  * and the minimal query (bench/harness/statements.ts), same concurrency, in this run.
  */
-async function measureList({ api }: Bench, last: { workspaceId: string; key: string }) {
-  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 8 });
+async function measureList({ api, pool }: Bench, last: { workspaceId: string; key: string }) {
   const { config } = await import('../lib/config');
   const headers = { Authorization: `Bearer ${last.key}` };
   const assets = Number((await pool.query('select count(*) from media_assets where workspace_id = $1', [last.workspaceId])).rows[0].count);
@@ -220,7 +316,6 @@ async function measureList({ api }: Bench, last: { workspaceId: string; key: str
     durationMs: 10_000,
     warmupMs: 3_000,
   });
-  await pool.end();
 }
 
 function report(rounds: Round[]) {
@@ -233,6 +328,12 @@ function report(rounds: Round[]) {
         `${p.name.padEnd(48)} ${String(p.ok).padStart(4)} ${(p.wallMs / 1000).toFixed(2).padStart(8)} ${p.perSecond.toFixed(1).padStart(7)} ${p.mbPerSecond.toFixed(1).padStart(7)} ${l.p50.toFixed(0).padStart(8)} ${l.p99.toFixed(0).padStart(8)} ${l.max.toFixed(0).padStart(8)}  ${JSON.stringify(p.errors)}`,
       );
     }
+    // issue 30: an import beside the bare work of the same request, in the same round.
+    for (const { label, api, bare } of phases.imports)
+      console.log(
+        `  media import ${label} [${phases.mib.toFixed(2)} MiB]: API ${api.perSecond.toFixed(1)}/s (API process CPU ${api.apiCpuMs!.toFixed(1)} ms/import) · ` +
+          `bare ${bare.perSecond.toFixed(1)}/s · API / bare PUT+INSERT: ${(api.perSecond / bare.perSecond).toFixed(2)}×`,
+      );
   });
   console.log(
     `\nmachine: ${os.cpus().length} CPUs, load average ${os
@@ -247,6 +348,7 @@ try {
   report(await run(bench));
 } finally {
   await bench.api.stop();
+  await bench.pool.end();
   const { closeDb } = await import('../lib/db');
   await closeDb();
   await bench.store.stop();
