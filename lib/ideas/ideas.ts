@@ -3,7 +3,7 @@ import { raw, type TransactionOrKnex } from 'objection';
 import { db } from '../db';
 import { newId } from '../ids';
 import { Idea as IdeaModel, type IdeaColumns, type Reach } from '../models';
-import type { Idea } from '../../api/operations/ideas/schema';
+import type { CreateIdeaInput, Idea } from '../../api/operations/ideas/schema';
 
 // The idea board (spec 2.9, 3.3). What an idea reads as, in one place, so that the REST/MCP
 // operations, the calendar and the generation activity agree. The rules are in docs/ideas.md.
@@ -122,21 +122,11 @@ export function ideaBriefText(r: Pick<IdeaRow, 'title' | 'content' | 'pillar' | 
   return lines.join('\n').trim();
 }
 
-/** A new idea, in the API's field names (POST /v1/ideas; bin/admin `idea create`, `seed ideas`). */
-export interface NewIdea {
-  workspaceId: string;
-  projectId: string;
-  title: string;
-  content?: string;
-  pillar?: string | null;
-  postType?: string | null;
-  assetFormat?: string | null;
-  hook?: string | null;
-  topic?: string | null;
-  scheduledFor?: string | null;
-  linkedPostId?: string | null;
-  status: string;
-}
+/**
+ * A new idea, in the API's field names (POST /v1/ideas' input; bin/admin `idea create`, `seed
+ * ideas`), with its workspace, its resolved project and its starting status.
+ */
+export type NewIdea = Omit<CreateIdeaInput, 'projectId' | 'status'> & { workspaceId: string; projectId: string; status: string };
 
 /** Writes a new idea; answers its id. */
 export async function insertIdea(idea: NewIdea): Promise<string> {
