@@ -13,7 +13,7 @@
 //      floor the store itself sets in the same run;
 //   5. each import's bare work (issue 30), from this process: the inline import's bytes PUT under
 //      the key the service gives them plus the INSERT it runs (PUT+INSERT), and the upload
-//      import's HEAD and GET of the uploaded object, then the same PUT+INSERT. The ratio of each
+//      import's GET of the uploaded object, then the same PUT+INSERT. The ratio of each
 //      import to its bare work is printed as `API / bare PUT+INSERT: 0.NN×`, beside the API
 //      process's CPU per import.
 // Then GET /v1/media (the last round's library) beside the statements the API sent for it,
@@ -267,11 +267,9 @@ async function importRounds({ bare, api, pool }: Bench) {
     const insertOf = (images: Buffer[]) => images.map((b) => inserts.get(sha256Hex(b)));
     const [inlineInserts, uploadInserts] = [insertOf(inlineImages), insertOf(uploadImages)];
     const bareInline = await burst("bare PUT+INSERT (inline import's work)", inlineImages, (b, i) => putInsert(inlineInserts[i], b));
-    const bareUpload = await burst("bare HEAD+GET+PUT+INSERT (upload import's)", uploadImages, async (_b, i) => {
-      const key = uploadObjectKey(ws.id, minted[i]!.id);
-      await bare.head(key);
-      return putInsert(uploadInserts[i], (await bare.get(key))!);
-    });
+    const bareUpload = await burst("bare GET+PUT+INSERT (upload import's)", uploadImages, async (_b, i) =>
+      putInsert(uploadInserts[i], (await bare.get(uploadObjectKey(ws.id, minted[i]!.id)))!),
+    );
     last = { workspaceId: ws.id, key };
     if (round === 0) continue;
     rounds.push(

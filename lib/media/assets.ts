@@ -63,10 +63,24 @@ export type StorageLimits = Pick<PlanLimits, 'storageLimitBytes' | 'assetLimit'>
  * shows these, and imports are refused beyond them.
  */
 export async function workspaceStorageLimits(workspaceId: string, trx: Knex | Knex.Transaction = db()): Promise<StorageLimits> {
-  const w = await trx('workspaces as w')
+  return limitsOf(await storageLimitsQuery(workspaceId, trx));
+}
+
+interface StorageLimitsRow {
+  plan: string;
+  billing_plan: string | null;
+  storage_limit_bytes: string | number | null;
+  asset_limit: number | null;
+}
+
+function storageLimitsQuery(workspaceId: string, trx: Knex | Knex.Transaction) {
+  return trx('workspaces as w')
     .leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
     .where('w.id', workspaceId)
     .first('w.plan', 'b.plan as billing_plan', 'w.storage_limit_bytes', 'w.asset_limit');
+}
+
+function limitsOf(w: StorageLimitsRow | undefined): StorageLimits {
   const plan = planLimits(w?.billing_plan ?? w?.plan ?? 'FREE');
   return {
     storageLimitBytes: effectiveLimit(w?.storage_limit_bytes, plan.storageLimitBytes),
@@ -130,17 +144,22 @@ export async function importAsset(input: ImportInput, store: ObjectStore = objec
   const sha256 = sha256Hex(input.bytes);
   const sameBytes = (trx: Knex | Knex.Transaction = db()) =>
     MediaAssetModel.forWorkspace(input.workspaceId, trx).where({ sha256 }).first().castTo<AssetRow | undefined>();
-  const existing = await sameBytes();
-  if (existing) return { asset: existing, created: false };
+  // One round trip asks both questions an import starts with: whether the workspace holds these
+  // bytes already, and the storage limits in force.
+  const knex = db();
+  const found = (await storageLimitsQuery(input.workspaceId, knex).select(
+    knex.raw('(select to_json(a) from (?) a) as same_bytes', [sameBytes(knex).toKnexQuery()]),
+  )) as (StorageLimitsRow & { same_bytes: (Omit<AssetRow, 'created_at'> & { created_at: string }) | null }) | undefined;
+  if (found?.same_bytes) return { asset: { ...found.same_bytes, created_at: new Date(found.same_bytes.created_at) }, created: false };
 
-  const plan = await workspaceStorageLimits(input.workspaceId);
+  const plan = limitsOf(found);
   const limited = plan.assetLimit !== null || plan.storageLimitBytes !== null;
   // A first, unlocked look refuses an import over the limit before its bytes are stored.
   if (limited) checkStorageLimits(plan, await storageUsed(input.workspaceId), input.bytes.length);
 
   const key = assetKey(input.workspaceId, sha256, sniffed.mimeType);
   // Content-addressed: writing the same bytes again (a retry, a concurrent import) is harmless.
-  await store.put(key, input.bytes, sniffed.mimeType);
+  await store.put(key, input.bytes, sniffed.mimeType, sha256);
   const row = {
     id: newId('mediaAsset'),
     workspace_id: input.workspaceId,
@@ -156,16 +175,20 @@ export async function importAsset(input: ImportInput, store: ObjectStore = objec
     file_name: input.fileName,
     upload_id: input.uploadId ?? null,
   };
-  const inserted = await db().transaction(async (trx) => {
-    if (limited) {
-      // docs/media.md "Storage limits": the check that counts runs under a per-workspace lock, so
-      // imports at the same moment are checked one after another and never overshoot the plan.
-      await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`media-storage:${input.workspaceId}`]);
-      if (await sameBytes(trx)) return [] as AssetRow[];
-      checkStorageLimits(plan, await storageUsed(input.workspaceId, trx), input.bytes.length);
-    }
-    return (await trx('media_assets').insert(row).onConflict(['workspace_id', 'sha256']).ignore().returning('*')) as AssetRow[];
-  });
+  const insert = async (trx: Knex | Knex.Transaction) =>
+    (await trx('media_assets').insert(row).onConflict(['workspace_id', 'sha256']).ignore().returning('*')) as AssetRow[];
+  // Without a limit there is nothing to count, so no lock and no transaction: the unique
+  // (workspace_id, sha256) settles a concurrent import of the same bytes.
+  const inserted = !limited
+    ? await insert(knex)
+    : await knex.transaction(async (trx) => {
+        // docs/media.md "Storage limits": the check that counts runs under a per-workspace lock, so
+        // imports at the same moment are checked one after another and never overshoot the plan.
+        await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`media-storage:${input.workspaceId}`]);
+        if (await sameBytes(trx)) return [] as AssetRow[];
+        checkStorageLimits(plan, await storageUsed(input.workspaceId, trx), input.bytes.length);
+        return insert(trx);
+      });
   if (inserted[0]) return { asset: inserted[0], created: true };
   // A concurrent import of the same bytes won the insert.
   return { asset: (await sameBytes())!, created: false };

@@ -120,15 +120,12 @@ export async function mintUpload(
 }
 
 /**
- * The handle and its stored object, or 422 when the handle is unknown to this workspace, expired,
- * or was never PUT. An id from another workspace reads as unknown (rule 1: nothing leaks).
+ * The handle's row, or 422 when the handle is unknown to this workspace or expired. An id from
+ * another workspace reads as unknown (rule 1: nothing leaks). Whether its object was PUT is
+ * the caller's next question: `usableUpload` asks the store for its head, a caller that reads
+ * the bytes anyway asks with its GET and answers a missing object with `uploadWithoutObject`.
  */
-export async function usableUpload(
-  workspaceId: string,
-  uploadId: string,
-  trx: Knex | Knex.Transaction = db(),
-  store: ObjectStore = objectStore(),
-) {
+export async function uploadRow(workspaceId: string, uploadId: string, trx: Knex | Knex.Transaction = db()): Promise<UploadRow> {
   const row = (await trx('uploads').where({ workspace_id: workspaceId, id: uploadId }).first()) as UploadRow | undefined;
   if (!row) throw errors.unprocessable(`Upload ${uploadId} does not exist in this workspace.`, { uploadId, reason: 'unknown_upload' });
   if (row.expires_at.getTime() <= Date.now())
@@ -136,11 +133,26 @@ export async function usableUpload(
       uploadId,
       reason: 'upload_expired',
     });
+  return row;
+}
+
+/** spec 7.2 "upload handle without object": 422. */
+export function uploadWithoutObject(uploadId: string) {
+  return errors.unprocessable(`Upload ${uploadId} has no object: PUT the bytes to its signed URL first.`, {
+    uploadId,
+    reason: 'upload_without_object',
+  });
+}
+
+/** The handle and its stored object, or 422 when the handle is unknown, expired, or was never PUT. */
+export async function usableUpload(
+  workspaceId: string,
+  uploadId: string,
+  trx: Knex | Knex.Transaction = db(),
+  store: ObjectStore = objectStore(),
+) {
+  const row = await uploadRow(workspaceId, uploadId, trx);
   const stored = await store.head(row.object_key);
-  if (!stored)
-    throw errors.unprocessable(`Upload ${uploadId} has no object: PUT the bytes to its signed URL first.`, {
-      uploadId,
-      reason: 'upload_without_object',
-    });
+  if (!stored) throw uploadWithoutObject(uploadId);
   return { row, stored };
 }

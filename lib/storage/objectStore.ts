@@ -43,7 +43,11 @@ export interface ObjectStore {
   /** null when there is no object under the key. */
   head(key: string): Promise<StoredObject | null>;
   get(key: string): Promise<Buffer | null>;
-  put(key: string, body: Buffer, contentType: string): Promise<void>;
+  /**
+   * Stores the bytes. `sha256` is their hex SHA-256 when the caller has it already (content-keyed
+   * objects): it is sent as the signed payload hash, so the bytes are not hashed a second time.
+   */
+  put(key: string, body: Buffer, contentType: string, sha256?: string): Promise<void>;
   delete(key: string): Promise<void>;
   /** Creates the bucket when it is missing (first start of an embedded or fresh store). */
   ensureBucket(): Promise<void>;
@@ -138,10 +142,27 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  async put(key: string, body: Buffer, contentType: string): Promise<void> {
-    await this.client.send(
-      new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.length }),
-    );
+  async put(key: string, body: Buffer, contentType: string, sha256?: string): Promise<void> {
+    const command = new PutObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      Body: body,
+      ContentType: contentType,
+      ContentLength: body.length,
+    });
+    if (sha256 !== undefined) {
+      // SigV4 signs the payload's hash from this header when it is present (and hashes the body
+      // itself otherwise); the store checks it against the bytes it receives.
+      command.middlewareStack.add(
+        (next) => (args) => {
+          const { headers } = args.request as { headers?: Record<string, string> };
+          if (headers) headers['x-amz-content-sha256'] = sha256;
+          return next(args);
+        },
+        { step: 'build', name: 'knownPayloadHash' },
+      );
+    }
+    await this.client.send(command);
   }
 
   async delete(key: string): Promise<void> {
@@ -204,9 +225,9 @@ export function objectStore(): ObjectStore {
       await ready();
       return s.get(key);
     },
-    put: async (key, body, type) => {
+    put: async (key, body, type, sha256) => {
       await ready();
-      return s.put(key, body, type);
+      return s.put(key, body, type, sha256);
     },
     delete: async (key) => {
       await ready();

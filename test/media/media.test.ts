@@ -174,6 +174,7 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
       assert.equal(first.body.data.mimeType, 'image/png');
       const again = await inline(image, { title: 'other title' });
       assert.equal(again.body.data.id, first.body.data.id, 'the same bytes are one asset');
+      assert.deepEqual(again.body.data, first.body.data, 'the existing asset, as it was stored');
       assert.equal(
         await db()('media_assets')
           .where({ workspace_id: ws.workspace.id, sha256: sha256(image) })
@@ -238,6 +239,26 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
       assertError(await inline(image, { mimeType: 'application/pdf' }), 422, 'unprocessable');
       assertError(await inline(Buffer.alloc(0), { content_base64: 'not base64!' }), 422, 'unprocessable');
       assertError(await inline(image, { content_base64: `data:image/png;base64,${image.toString('base64')}` }), 422, 'unprocessable');
+    });
+
+    it('refuses base64 that Node would half-read: a foreign character, a space, an inner `=`, the URL alphabet', async () => {
+      const image = png(9, 7);
+      const b64 = image.toString('base64');
+      assert.equal(b64.length % 4, 0);
+      // Each keeps the length a multiple of four, so only the decoding itself can tell.
+      const at = (i: number, c: string) => b64.slice(0, i) + c + b64.slice(i + 1);
+      const urlSafe = b64.replace(/\+/g, '-').replace(/\//g, '_');
+      assert.notEqual(urlSafe, b64, 'the sample has a + or a /');
+      for (const bad of [at(10, '!'), at(10, ' '), at(10, '='), urlSafe]) {
+        const err = assertError(await inline(image, { content_base64: bad }), 422, 'unprocessable');
+        assert.match(err.message, /not valid base64/);
+      }
+      const { rows } = await db().raw('select count(*)::int as n from media_assets where workspace_id = ? and sha256 = ?', [
+        ws.workspace.id,
+        sha256(image),
+      ]);
+      assert.equal(rows[0].n, 0, 'nothing was imported');
+      assert.equal((await inline(image)).status, 200, 'the same bytes in canonical base64 import');
     });
 
     it('takes exactly one of content_base64 or uploadId; sha256 and mimeType only inline (spec 4.7)', async () => {
