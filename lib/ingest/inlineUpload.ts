@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { base64DecodedLength, decodeStrictBase64 } from '../base64';
 import { config } from '../config';
 import { db } from '../db';
 import { errors } from '../errors';
@@ -44,28 +45,19 @@ export function inlineObjectKey(workspaceId: string, purpose: string, sha256: st
   return `${workspaceId}/uploads/inline/${purpose}/${sha256}`;
 }
 
-/** Decoded size from the base64 length, before decoding, so an oversized body is never allocated. */
-function decodedLength(b64: string): number {
-  const pad = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
-  return Math.floor((b64.length * 3) / 4) - pad;
-}
-
 /** The decoded bytes, or invalid_request / payload_too_large (nothing is stored on a refusal). */
 export function decodeInlineFile(b64: string, maxBytes: number = config.media.mcpInlineMaxBytes): Buffer {
   if (b64.startsWith('data:'))
     throw errors.invalidRequest('`content_base64` is plain base64, without a `data:` prefix.', { field: 'content_base64' });
-  const size = decodedLength(b64);
+  const size = base64DecodedLength(b64);
   if (size > maxBytes) {
     throw errors.payloadTooLarge(
       `The inline file is ${size} bytes; at most ${maxBytes} bytes are accepted inline. Use create_upload_url and \`uploadId\` for larger files.`,
       { limit: maxBytes, actual: size },
     );
   }
-  if (b64.length === 0 || b64.length % 4 !== 0)
-    throw errors.invalidRequest('`content_base64` is not valid base64.', { field: 'content_base64' });
-  const bytes = Buffer.from(b64, 'base64');
-  // Node's decoder skips characters outside the alphabet; the canonical round trip refuses them.
-  if (bytes.toString('base64') !== b64) throw errors.invalidRequest('`content_base64` is not valid base64.', { field: 'content_base64' });
+  const bytes = decodeStrictBase64(b64);
+  if (!bytes) throw errors.invalidRequest('`content_base64` is not valid base64.', { field: 'content_base64' });
   return bytes;
 }
 
@@ -77,7 +69,7 @@ export async function storeInlineFile(input: InlineFile, store: ObjectStore = ob
   const key = inlineObjectKey(input.workspaceId, input.purpose, sha);
   const contentType = normalizeContentType(input.mimeType);
   // The object first: a handle row never names an object that is not there.
-  if (!(await store.head(key))) await store.put(key, bytes, contentType);
+  if (!(await store.head(key))) await store.put(key, bytes, contentType, sha);
   const expiresAt = new Date(Date.now() + config.uploads.handleTtlSeconds * 1000);
   await db()('uploads')
     .insert({
