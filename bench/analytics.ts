@@ -270,6 +270,7 @@ async function measureReads(b: Bench): Promise<SurfaceFigures[]> {
           connections: CONNECTIONS,
           durationMs: DURATION_MS,
           warmupMs: Number(opt.warmup) * 1000,
+          server,
         }),
       );
     }

@@ -376,8 +376,9 @@ async function measureSearch(b: Bench, ingestChunks: number) {
     const toolCaptured = await captureAll(b.mcp, toolCalls, `${SEARCH_TOOL} call`);
     if (opt.explain) await explainAll(bare, captured[0]!, { text: minimalSql, values: [workspace.id, QUERIES[0]!] });
     step(`search over ${total} chunks: API, same statements, minimal query (${CONNECTIONS} connections, ${DURATION_MS / 1000} s each)`);
-    const surface = (name: string, statements: CapturedStatement[][], door: () => Promise<RunResult>) =>
+    const surface = (name: string, server: ServerHandle, statements: CapturedStatement[][], door: () => Promise<RunResult>) =>
       measureSurface({
+        server,
         surface: name,
         corpus: `${total} chunks`,
         pool: bare,
@@ -391,9 +392,11 @@ async function measureSearch(b: Bench, ingestChunks: number) {
         warmupMs: 3000,
       });
     surfaces.push(
-      await surface('knowledge search', captured, () => closedLoop(searchTargets, { connections: CONNECTIONS, durationMs: DURATION_MS })),
+      await surface('knowledge search', api, captured, () =>
+        closedLoop(searchTargets, { connections: CONNECTIONS, durationMs: DURATION_MS }),
+      ),
     );
-    surfaces.push(await surface(`MCP ${SEARCH_TOOL}`, toolCaptured, () => searchToolLoop(sessions, project)));
+    surfaces.push(await surface(`MCP ${SEARCH_TOOL}`, b.mcp, toolCaptured, () => searchToolLoop(sessions, project)));
   }
   await Promise.all(sessions.map((s) => s.client.close()));
   return surfaces;

@@ -313,6 +313,7 @@ async function measureList({ api, pool }: Bench, last: { workspaceId: string; ke
     connections: 8,
     durationMs: 10_000,
     warmupMs: 3_000,
+    server: api,
   });
 }
 

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { closedLoopCalls, type LatencySummary, type RunResult } from './load';
+import type { ServerHandle } from './servers';
 
 // Two questions for every read surface (issue 30), each answered by a baseline in the same run:
 //
@@ -167,6 +168,8 @@ export interface SurfaceFigures {
   minimal: { rps: number; latencyMs: LatencySummary };
   apiOverSame: number;
   sameOverMinimal: number;
+  /** CPU per API call of the answering process (when given) and of this one, which sends the load; µs. */
+  apiCpuUs: { server: number | null; load: number };
 }
 
 const lat = (l: LatencySummary) => `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms`;
@@ -187,6 +190,8 @@ export async function measureSurface(opts: {
   connections: number;
   durationMs: number;
   warmupMs: number;
+  /** The process that answers `api`: its CPU per call is printed beside the load generator's. */
+  server?: Pick<ServerHandle, 'usage'>;
 }): Promise<SurfaceFigures> {
   const replays = opts.captured.map((c) => replayer(opts.pool, c));
   const same = (i: number) => replays[i % replays.length]!();
@@ -194,7 +199,15 @@ export async function measureSurface(opts: {
     closedLoopCalls(call, { connections: opts.connections, durationMs: ms });
   await loop(same, opts.warmupMs);
   await loop(opts.minimal, opts.warmupMs);
+  const serverBefore = opts.server ? (await opts.server.usage()).cpuUs : 0;
+  const loadBefore = process.cpuUsage();
   const api = await opts.api();
+  const load = process.cpuUsage(loadBefore);
+  const calls = Math.max(1, api.requests);
+  const apiCpuUs = {
+    server: opts.server ? ((await opts.server.usage()).cpuUs - serverBefore) / calls : null,
+    load: (load.user + load.system) / calls,
+  };
   const sameRun = await loop(same, opts.durationMs);
   const minimalRun = await loop(opts.minimal, opts.durationMs);
   const f: SurfaceFigures = {
@@ -206,11 +219,16 @@ export async function measureSurface(opts: {
     minimal: { rps: minimalRun.rps, latencyMs: minimalRun.latencyMs },
     apiOverSame: api.rps / sameRun.rps,
     sameOverMinimal: minimalRun.rps / sameRun.rps,
+    apiCpuUs,
   };
   const tag = `${f.surface} [${f.corpus}]`;
   console.log(`  ${tag}: API ${api.rps.toFixed(1)}/s (${lat(api.latencyMs)}, errors ${api.errors})`);
   console.log(`  ${tag}: same ${f.statements.toFixed(1)} statements bare ${sameRun.rps.toFixed(1)}/s (${lat(sameRun.latencyMs)})`);
   console.log(`  ${tag}: minimal query ${minimalRun.rps.toFixed(1)}/s (${lat(minimalRun.latencyMs)})`);
+  // Where an API call's machine time goes between the answering process and the load: the split
+  // that says whether a door's gap is its server's or its client's (the MCP SDK client's, say).
+  const server = apiCpuUs.server === null ? '' : `server ${apiCpuUs.server.toFixed(0)} µs, `;
+  console.log(`  ${tag}: CPU per API call: ${server}load generator ${apiCpuUs.load.toFixed(0)} µs`);
   console.log(`  ${tag}: API / same statements bare: ${f.apiOverSame.toFixed(2)}×`);
   console.log(`  ${tag}: same statements / minimal: ${f.sameOverMinimal.toFixed(2)}×`);
   return f;
