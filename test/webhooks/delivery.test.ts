@@ -225,7 +225,18 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
         assert.ok(startedAt.get(ids[i]!)! >= startedAt.get(ids[i - 1]!)!, `event ${i} was first attempted before event ${i - 1}`);
     }
     assert.deepEqual(new Set(a.received.map((x) => x.json.id)), new Set(ids));
-    assert.equal(a.received.length, N);
+    // At least once: a second POST of an event is only ever the retry of an attempt that did not
+    // get through in time (a starved machine), never a second delivery of a delivered one.
+    const notDelivered = await db()('webhook_delivery_attempts as t')
+      .join('webhook_deliveries as d', 'd.id', 't.delivery_id')
+      .where('d.endpoint_id', ea.id)
+      .whereNot('t.outcome', 'delivered')
+      .count({ n: '*' })
+      .first();
+    assert.ok(
+      a.received.length - N <= Number(notDelivered!.n),
+      `${a.received.length - N} duplicate POSTs, ${notDelivered!.n} failed attempts`,
+    );
     await record(workflowIds.webhookEndpoint(ea.id), 'webhookEndpoint-delivered-in-order');
   });
 
