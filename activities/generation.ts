@@ -1,6 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
-import { finishingJob, finishJob, progressNow, type GenerationJobInput, type JobStatus } from '../lib/generation/jobs';
+import { finishingJob, finishJob, finishRunningJob, progressNow, type GenerationJobInput, type JobStatus } from '../lib/generation/jobs';
 import { jobProcessingState, notPausedSql, PAUSED_ERROR_TYPE } from '../lib/generation/pause';
 import type { PostWriter } from '../lib/llm/client';
 import { isLlmError, shouldRetry } from '../lib/llm/errors';
@@ -8,6 +8,8 @@ import type { ContentType } from '../lib/llm/prompts';
 import { linkDraftToIdea } from '../lib/ideas/ideas';
 import { insertPost } from '../lib/posts/write';
 import { config } from '../lib/config';
+import { newId } from '../lib/ids';
+import { emitEvents, type OutboxEvent } from '../lib/outbox';
 import { retrieveKnowledge, workspaceRegconfigsSql } from '../lib/knowledge/documents';
 import { chargeJob, failLockedJob, loadRunningJob, lockJob, lockJobWithProject, startQueuedJob, type StartOutcome } from './jobRows';
 
@@ -39,6 +41,21 @@ export interface Draft {
   knowledgeDocumentIds?: string[];
 }
 export type { StartOutcome };
+
+/**
+ * The result a DONE generation job shows, as SQL on its row (the final UPDATE's): the draft,
+ * the named source it was written from (docs/generation.md "Sources") when the request named
+ * one, and the knowledge documents the writer was given when there were any.
+ */
+function draftResult(trx: Knex.Transaction, postId: string, draft: Draft): Knex.Raw {
+  const own: Record<string, unknown> = { postId };
+  if (draft.knowledgeDocumentIds?.length) own.knowledgeDocumentIds = draft.knowledgeDocumentIds;
+  return trx.raw(
+    `?::jsonb || case when input #>> '{source,type}' = 'source' and coalesce(input #>> '{source,sourceId}', '') <> ''
+                 then jsonb_build_object('sourceId', input #> '{source,sourceId}') else '{}'::jsonb end`,
+    [JSON.stringify(own)],
+  );
+}
 export type CompleteOutcome = { status: JobStatus | 'MISSING'; postId?: string };
 
 export function createGenerationActivities({ db, writer }: GenerationDeps) {
@@ -131,9 +148,48 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
       }
     },
 
-    /** The draft and DONE in one transaction that requires RUNNING (spec 3.1: generation never schedules). */
+    /**
+     * The draft and DONE in one transaction that requires RUNNING (spec 3.1: generation never
+     * schedules): the final UPDATE (which locks the job and checks its status and its project),
+     * the draft's INSERT and one INSERT of both events (`post.created`, `job.completed`).
+     */
     async completeGenerationJob(input: { jobId: string; draft: Draft }): Promise<CompleteOutcome> {
       return finishingJob(db, input.jobId, async (trx) => {
+        const postId = newId('post');
+        const finished = await finishRunningJob(trx, input.jobId, {
+          status: 'DONE',
+          costCents: input.draft.costCents,
+          progress: progressNow(1, 'Done'),
+          result: draftResult(trx, postId, input.draft),
+        });
+        if (finished) {
+          const { job } = finished;
+          const jobInput = job.input as GenerationJobInput;
+          const events: OutboxEvent[] = [];
+          // spec 3.2: a generated draft is never scheduled, so no workflow waits on it.
+          await insertPost(
+            trx,
+            {
+              id: postId,
+              workspaceId: job.workspace_id,
+              projectId: job.project_id!,
+              content: input.draft.content,
+              title: input.draft.title,
+              contentType: jobInput.contentType,
+              // The service named it from the opening line, so it stays a service-given name (spec 4.4 PATCH title).
+              titleAuto: true,
+              generationJobId: job.id,
+            },
+            events,
+          );
+          // spec 4.4 idea source: the draft links to its idea, which moves to in_production, in
+          // the same transaction as the draft (docs/ideas.md).
+          if (jobInput.source.type === 'idea' && jobInput.source.ideaId)
+            await linkDraftToIdea(trx, job.workspace_id, jobInput.source.ideaId, postId);
+          await emitEvents(trx, [...events, finished.event]);
+          return { status: 'DONE', postId };
+        }
+        // Nothing changed: the job is not RUNNING, is gone, or its project is. Which, under its lock.
         const job = await lockJobWithProject(trx, input.jobId);
         if (!job) return { status: 'MISSING' };
         if (job.status === 'DONE') return { status: 'DONE', postId: job.result?.postId };
@@ -142,39 +198,16 @@ export function createGenerationActivities({ db, writer }: GenerationDeps) {
           await chargeJob(trx, job.id, input.draft.costCents ?? 0);
           return { status: job.status };
         }
-        const projectId: string | null = job.live_project_id;
-        if (!projectId) {
-          await finishJob(trx, job.id, {
-            status: 'FAILED',
-            costCents: input.draft.costCents,
-            progress: progressNow(job.progress?.progress ?? 0.9, 'Failed: the project was deleted'),
-            errorCode: 'project_not_found',
-            errorMessage: 'The project was deleted while the post was being written.',
-          });
-          return { status: 'FAILED' };
-        }
-        const jobInput = job.input as GenerationJobInput;
-        // spec 3.2: a generated draft is never scheduled, so no workflow waits on it.
-        const { post } = await insertPost(trx, {
-          workspaceId: job.workspace_id,
-          projectId,
-          content: input.draft.content,
-          title: input.draft.title,
-          contentType: jobInput.contentType,
-          // The service named it from the opening line, so it stays a service-given name (spec 4.4 PATCH title).
-          titleAuto: true,
-          generationJobId: job.id,
+        // Only this job's own steps move it on from RUNNING, so a RUNNING job here has lost its project.
+        if (job.live_project_id) throw new Error(`Job ${job.id} could not be completed though RUNNING with its project; retrying.`);
+        await finishJob(trx, job.id, {
+          status: 'FAILED',
+          costCents: input.draft.costCents,
+          progress: progressNow(job.progress?.progress ?? 0.9, 'Failed: the project was deleted'),
+          errorCode: 'project_not_found',
+          errorMessage: 'The project was deleted while the post was being written.',
         });
-        // spec 4.4 idea source: the draft links to its idea, which moves to in_production, in
-        // the same transaction as the draft (docs/ideas.md).
-        if (jobInput.source.type === 'idea' && jobInput.source.ideaId)
-          await linkDraftToIdea(trx, job.workspace_id, jobInput.source.ideaId, post.id);
-        const result: Record<string, unknown> = { postId: post.id };
-        // A named source (docs/generation.md "Sources"): the result says which one the draft was written from.
-        if (jobInput.source.type === 'source' && jobInput.source.sourceId) result.sourceId = jobInput.source.sourceId;
-        if (input.draft.knowledgeDocumentIds?.length) result.knowledgeDocumentIds = input.draft.knowledgeDocumentIds;
-        await finishJob(trx, job.id, { status: 'DONE', costCents: input.draft.costCents, progress: progressNow(1, 'Done'), result });
-        return { status: 'DONE', postId: post.id };
+        return { status: 'FAILED' };
       });
     },
 

@@ -34,17 +34,32 @@ export const EVENT_TYPES: readonly EventType[] = [
   'post.review_overdue',
 ];
 
-export async function emitEvent(
-  trx: Knex | Knex.Transaction,
-  e: { workspaceId: string; projectId?: string | null; type: EventType; data: Record<string, unknown> },
-): Promise<string> {
-  const id = newId('event');
-  await trx('outbox_events').insert({
-    id,
+/** One event to append to the outbox. */
+export interface OutboxEvent {
+  workspaceId: string;
+  projectId?: string | null;
+  type: EventType;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Appends events to the outbox in one INSERT (one statement however many a change emits), in
+ * the order given; answers their ids in that order. Nothing is sent for none.
+ */
+export async function emitEvents(trx: Knex | Knex.Transaction, events: readonly OutboxEvent[]): Promise<string[]> {
+  if (events.length === 0) return [];
+  const rows = events.map((e) => ({
+    id: newId('event'),
     workspace_id: e.workspaceId,
     project_id: e.projectId ?? null,
     type: e.type,
     data: JSON.stringify(e.data),
-  });
-  return id;
+  }));
+  await trx('outbox_events').insert(rows);
+  return rows.map((r) => r.id);
+}
+
+export async function emitEvent(trx: Knex | Knex.Transaction, e: OutboxEvent): Promise<string> {
+  const [id] = await emitEvents(trx, [e]);
+  return id!;
 }

@@ -157,6 +157,9 @@ export async function enqueueJob(job: QueueJob): Promise<JobRow> {
   return row;
 }
 
+/** Job ids per UPDATE of markWorkflowStarted. */
+export const MARKS_PER_UPDATE = 1000;
+
 /** Marks waiting for the UPDATE in flight to finish, and the promise of the UPDATE that takes them. */
 let waiting: string[] = [];
 let nextMark: Promise<void> | null = null;
@@ -178,7 +181,12 @@ export function markWorkflowStarted(jobIds: readonly string[]): Promise<void> {
       waiting = [];
       nextMark = null;
       try {
-        await db()('jobs').whereIn('id', ids).whereNull('workflow_started_at').update({ workflow_started_at: db().fn.now() });
+        // However many gathered, no UPDATE exceeds Postgres' 65,535 parameters.
+        for (let i = 0; i < ids.length; i += MARKS_PER_UPDATE)
+          await db()('jobs')
+            .whereIn('id', ids.slice(i, i + MARKS_PER_UPDATE))
+            .whereNull('workflow_started_at')
+            .update({ workflow_started_at: db().fn.now() });
       } catch (err) {
         log.warn('could not record job workflow starts', { jobIds: ids.length, err: err instanceof Error ? err.message : String(err) });
       }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { deriveTitle } from '../llm/title';
 import { newId } from '../ids';
-import { emitEvent } from '../outbox';
+import { emitEvents, type OutboxEvent } from '../outbox';
 import { errors } from '../errors';
 import { Post, PostStatus } from '../models';
 import { boardMoved, combine, created, isNoChange, NO_CHANGE, planSchedule, scheduled, unscheduled, type PostChange } from './lifecycle';
@@ -23,16 +23,20 @@ export interface NewPost {
   titleAuto?: boolean;
   /** The generation job that wrote it (unique: one draft per job). */
   generationJobId?: string;
+  /** Its id, when the caller needs it before the insert (a generation job's result names it); a new one otherwise. */
+  id?: string;
 }
 
 /**
  * spec 4.4 POST /v1/posts (and a generation job's draft): the lifecycle's `created` written as
  * one insert, with its slot and events in the caller's transaction. A post created scheduled
  * answers `scheduleChanged`, so `afterPostCommitted` (./afterCommit.ts) starts its workflow.
+ * Given `events`, its events are added there instead, for the caller to append with its own in
+ * one INSERT (emitEvents) before its COMMIT.
  */
-export async function insertPost(trx: Knex.Transaction, p: NewPost): Promise<Committed> {
+export async function insertPost(trx: Knex.Transaction, p: NewPost, events?: OutboxEvent[]): Promise<Committed> {
   const change = created({ scheduledAt: p.scheduledAt ?? null });
-  const id = newId('post');
+  const id = p.id ?? newId('post');
   // One statement: the workspace's default board status of the post's category, the insert, and
   // the row as loadPostForUpdate reads it (status label, the workspace's review settings).
   const post = (await trx
@@ -73,7 +77,9 @@ export async function insertPost(trx: Knex.Transaction, p: NewPost): Promise<Com
     )) as PostRow;
   if (change.slot && change.slot !== 'clear') await upsertSlot(trx, post, change.slot.at);
   const data = { post: presentPost(post) };
-  for (const type of change.events) await emitEvent(trx, { workspaceId: p.workspaceId, projectId: p.projectId, type, data });
+  const own = change.events.map((type): OutboxEvent => ({ workspaceId: p.workspaceId, projectId: p.projectId, type, data }));
+  if (events) events.push(...own);
+  else await emitEvents(trx, own);
   return { post, changed: true, scheduleChanged: change.scheduleChanged };
 }
 
@@ -169,7 +175,10 @@ export async function commitChange(
     includeDeleted: change.set.deleted_at !== undefined,
   }))!;
   const data = { post: presentPost(updated), ...eventData(updated) };
-  for (const type of change.events) await emitEvent(trx, { workspaceId: post.workspace_id, projectId: updated.project_id, type, data });
+  await emitEvents(
+    trx,
+    change.events.map((type) => ({ workspaceId: post.workspace_id, projectId: updated.project_id, type, data })),
+  );
   return {
     post: updated,
     changed: true,

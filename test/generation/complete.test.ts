@@ -1,6 +1,7 @@
 // The completion step of a generation job (activities/generation.ts completeGenerationJob): the
-// draft and DONE in one transaction that locks the job and reads whether its project still
-// exists in the same statement; a project deleted while the post was written fails the job.
+// draft and DONE in one transaction whose final UPDATE locks the job and requires RUNNING and
+// its project, with both events in one INSERT; a job that ended meanwhile gains nothing, and a
+// project deleted while the post was written fails the job.
 
 import assert from 'node:assert/strict';
 import { startQueuedJob } from '../../activities/jobRows';
@@ -77,6 +78,35 @@ describe('generation completion step', function () {
     assert.equal((await db()('jobs').where({ id: older }).first('cost_cents')).cost_cents, 2);
   });
 
+  it('appends post.created then job.completed, the DONE job naming the draft', async () => {
+    const ws = await workspaceWithKey();
+    const jobId = await runningJob(ws);
+    jobs.push(jobId);
+    const done = await activities.completeGenerationJob({ jobId, draft: { content: 'Events.', title: 'Events' } });
+    const events = await db()('outbox_events').where({ workspace_id: ws.workspace.id }).orderBy('seq').select('type', 'data', 'project_id');
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['post.created', 'job.completed'],
+    );
+    assert.equal(events[1].data.job.id, jobId);
+    assert.equal(events[1].data.job.status, 'DONE');
+    assert.deepEqual(events[1].data.job.result, { postId: done.postId });
+    assert.equal(events[1].project_id, ws.project.id);
+  });
+
+  it('gives a job that ended while the post was written no post and no event, and charges the call', async () => {
+    const ws = await workspaceWithKey();
+    const jobId = await runningJob(ws);
+    jobs.push(jobId);
+    await db()('jobs').where({ id: jobId }).update({ status: 'FAILED', completed_at: db().fn.now() });
+    const draft = { content: 'Too late.', title: 'Late', costCents: 4 };
+    assert.deepEqual(await activities.completeGenerationJob({ jobId, draft }), { status: 'FAILED' });
+    const job = await db()('jobs').where({ id: jobId }).first('status', 'cost_cents', 'result');
+    assert.deepEqual(job, { status: 'FAILED', cost_cents: 4, result: null });
+    assert.equal(Number((await db()('posts').where({ generation_job_id: jobId }).count('* as n').first())!.n), 0);
+    assert.equal(Number((await db()('outbox_events').where({ workspace_id: ws.workspace.id }).count('* as n').first())!.n), 0);
+  });
+
   it('fails the job with project_not_found when its project was deleted while the post was written', async () => {
     const ws = await workspaceWithKey();
     const jobId = await runningJob(ws);
@@ -88,5 +118,10 @@ describe('generation completion step', function () {
     const job = await db()('jobs').where({ id: jobId }).first('status', 'error_code');
     assert.deepEqual(job, { status: 'FAILED', error_code: 'project_not_found' });
     assert.equal(Number((await db()('posts').where({ generation_job_id: jobId }).count('* as n').first())!.n), 0);
+    // Its job.completed only: no post.created.
+    assert.deepEqual(
+      (await db()('outbox_events').where({ workspace_id: ws.workspace.id }).select('type')).map((e) => e.type),
+      ['job.completed'],
+    );
   });
 });
