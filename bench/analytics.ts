@@ -24,6 +24,7 @@ const opt = benchOptions(
   {
     posts: { type: 'string', default: '5000,50000' },
     explain: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
     'no-sync': { type: 'boolean', default: false },
     days: { type: 'string', default: '90' },
     duration: { type: 'string', default: '15' },
@@ -40,6 +41,7 @@ Options:
   --warmup S         seconds of warm-up per baseline (default 3)
   --connections N    concurrency of every measurement (default 8)
   --explain          EXPLAIN (ANALYZE, BUFFERS) of each read's statements and its minimal query
+  --profile          the API process's CPU profile over each read's API run, per call
   --sync-posts N     posts synced through the simulator (default 10000)
   --no-sync          the reads only
 
@@ -271,6 +273,7 @@ async function measureReads(b: Bench): Promise<SurfaceFigures[]> {
           durationMs: DURATION_MS,
           warmupMs: Number(opt.warmup) * 1000,
           server,
+          profile: opt.profile,
         }),
       );
     }

@@ -1,9 +1,10 @@
 import type { Server } from 'node:http';
+import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { closedLoopCalls, type LatencySummary, type RunResult } from './load';
-import type { ServerHandle } from './servers';
+import { REPO_ROOT, type ServerHandle } from './servers';
 
 // Two questions for every read surface (issue 30), each answered by a baseline in the same run:
 //
@@ -191,7 +192,9 @@ export async function measureSurface(opts: {
   durationMs: number;
   warmupMs: number;
   /** The process that answers `api`: its CPU per call is printed beside the load generator's. */
-  server?: Pick<ServerHandle, 'usage'>;
+  server?: Pick<ServerHandle, 'usage' | 'profileStart' | 'profileStop'>;
+  /** With `server`: its CPU profile over the API run, printed per call and kept under bench/results/profiles. */
+  profile?: boolean;
 }): Promise<SurfaceFigures> {
   const replays = opts.captured.map((c) => replayer(opts.pool, c));
   const same = (i: number) => replays[i % replays.length]!();
@@ -201,9 +204,17 @@ export async function measureSurface(opts: {
   await loop(opts.minimal, opts.warmupMs);
   const serverBefore = opts.server ? (await opts.server.usage()).cpuUs : 0;
   const loadBefore = process.cpuUsage();
+  const profiling = opts.profile === true && opts.server !== undefined;
+  if (profiling) await opts.server!.profileStart();
   const api = await opts.api();
   const load = process.cpuUsage(loadBefore);
   const calls = Math.max(1, api.requests);
+  if (profiling) {
+    const { printProfile, summarizeProfile } = await import('./profile');
+    const name = `${opts.surface} ${opts.corpus}`.replace(/[^A-Za-z0-9]+/g, '-');
+    const file = await opts.server!.profileStop(path.join(REPO_ROOT, 'bench', 'results', 'profiles', `${name}.cpuprofile`));
+    printProfile(`API process over ${opts.surface} [${opts.corpus}] (per call)`, summarizeProfile(file, REPO_ROOT, 25), calls);
+  }
   const apiCpuUs = {
     server: opts.server ? ((await opts.server.usage()).cpuUs - serverBefore) / calls : null,
     load: (load.user + load.system) / calls,

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { dayStartUtc, hasOffset, isValidTimeZone, localDateTime, nextWeekdayAt, parseInZone, weekStartUtc } from '../../lib/time';
 
 // spec 4.4: offset-less timestamps are wall time in the project's timezone; spec 8: the
@@ -59,6 +60,58 @@ describe('lib/time', () => {
         const wall = `2026-03-29T${String(h).padStart(2, '0')}:15`;
         const { date, time } = localDateTime(parseInZone(wall, 'Europe/Berlin'), 'Europe/Berlin');
         assert.equal(`${date}T${time}`, wall);
+      }
+    });
+
+    it('places any instant where the zone’s own formatter does, across offset changes of every kind (localDateTime)', () => {
+      // Zones with DST both ways, half- and quarter-hour offsets, a 30-minute DST (Lord Howe), a
+      // two-hour one (Troll), DST suspended for Ramadan (Casablanca), and an offset in seconds
+      // before 1900 (Amsterdam's local mean time).
+      const zones = [
+        'UTC',
+        'Europe/Berlin',
+        'America/New_York',
+        'Australia/Lord_Howe',
+        'Pacific/Chatham',
+        'America/St_Johns',
+        'Asia/Kathmandu',
+        'America/Santiago',
+        'Africa/Casablanca',
+        'Antarctica/Troll',
+        'Asia/Tehran',
+        'Europe/Amsterdam',
+      ];
+      const reference = (at: Date, timeZone: string) => {
+        const parts = new Intl.DateTimeFormat('en-CA', {
+          timeZone,
+          hourCycle: 'h23',
+          year: 'numeric',
+          month: '2-digit',
+          day: '2-digit',
+          hour: '2-digit',
+          minute: '2-digit',
+        }).formatToParts(at);
+        const get = (t: string) => parts.find((p) => p.type === t)!.value;
+        return { date: `${get('year')}-${get('month')}-${get('day')}`, time: `${get('hour')}:${get('minute')}` };
+      };
+      const instants = fc.integer({ min: Date.UTC(1890, 0, 1), max: Date.UTC(2100, 0, 1) }).map((ms) => new Date(ms));
+      fc.assert(
+        fc.property(instants, fc.constantFrom(...zones), (at, zone) => {
+          assert.deepEqual(localDateTime(at, zone), reference(at, zone), `${at.toISOString()} in ${zone}`);
+        }),
+        { numRuns: 20_000 },
+      );
+      // Every minute around this year's changes in two zones, where a wrong span would show.
+      for (const [zone, around] of [
+        ['Europe/Berlin', '2026-03-29T01:00:00Z'],
+        ['Europe/Berlin', '2026-10-25T01:00:00Z'],
+        ['Australia/Lord_Howe', '2026-04-04T15:00:00Z'],
+        ['Australia/Lord_Howe', '2026-10-03T15:30:00Z'],
+      ] as const) {
+        for (let m = -180; m <= 180; m++) {
+          const at = new Date(Date.parse(around) + m * 60_000);
+          assert.deepEqual(localDateTime(at, zone), reference(at, zone), `${at.toISOString()} in ${zone}`);
+        }
       }
     });
 

@@ -232,12 +232,14 @@ export const listCalendar = defineOperation({
     }
 
     // Day by day; within a day timed entries by instant, then date-only ideas; ties by type and id.
+    // Instants compare as their ISO strings (all `toISOString()`, one length, UTC): in time order.
+    const byText = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
     entries.sort(
       (a, b) =>
-        (a.date < b.date ? -1 : a.date > b.date ? 1 : 0) ||
-        ('at' in a ? ('at' in b ? Date.parse(a.at) - Date.parse(b.at) : -1) : 'at' in b ? 1 : 0) ||
+        byText(a.date, b.date) ||
+        ('at' in a ? ('at' in b ? byText(a.at, b.at) : -1) : 'at' in b ? 1 : 0) ||
         TYPE_ORDER[a.type] - TYPE_ORDER[b.type] ||
-        (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+        byText(a.id, b.id),
     );
     body.data.truncated = entries.length > MAX_ENTRIES;
     body.data.entries = entries.slice(0, MAX_ENTRIES);
