@@ -150,7 +150,9 @@ export const listCalendar = defineOperation({
     const hi = new Date(Math.max(...projects.map((p) => p.end.getTime())));
     const inWindow = (projectId: string, at: Date) => {
       const p = byId.get(projectId)!;
-      return at >= p.start && at < p.end;
+      // As numbers: comparing Dates converts both through valueOf on every call.
+      const t = at.getTime();
+      return t >= p.start.getTime() && t < p.end.getTime();
     };
     const timed = (r: TimedRow): TimedEntry => ({
       id: r.id,
