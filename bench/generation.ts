@@ -82,7 +82,8 @@ Options:
                  processes stop and the service's start; interleaved: both sides up for the
                  whole run, baseline round i just before service round i (a neighbour's load
                  that comes and goes falls on both alike), at twice the database connections
-                 (both sides' pools). The same-statements baseline needs the service's capture,
+                 (both sides' pools; each process's pool is 12 unless DB_POOL_MAX is set, to
+                 stay within Postgres' default 100 sessions). The same-statements baseline needs the service's capture,
                  so its round i always runs just before service round i
   --strict       exit 1 when the median queue→done p50 misses the target (≤ 1,000 ms, issue 19;
                  absolute, whatever the baseline)
@@ -141,7 +142,14 @@ const step = (text: string) => console.log(`• ${text}`);
 const temporalPort = await freePort();
 setPublishingEnvironment(
   { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort, taskQueue: TASK_QUEUE, simPort: 9 },
-  { BENCH_GEN_CENSUS_DIR: CENSUS_DIR, LLM_WRITER: 'builtin' },
+  {
+    BENCH_GEN_CENSUS_DIR: CENSUS_DIR,
+    LLM_WRITER: 'builtin',
+    // Interleaved, the three sides are up at once: six processes with the default pool of 20
+    // would ask for more sessions than Postgres' default max_connections (100). Each gets 12
+    // unless DB_POOL_MAX says otherwise; every side alike, so the ratios compare like with like.
+    ...(ORDER === 'interleaved' && !process.env.DB_POOL_MAX ? { DB_POOL_MAX: '12' } : {}),
+  },
 );
 
 const SOURCE = [
