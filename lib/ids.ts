@@ -53,8 +53,9 @@ export function randomBase62(length: number): string {
   // Rejection sampling keeps the distribution uniform (256 is not a multiple of 62).
   let out = '';
   while (out.length < length) {
-    const start = takeRandom(length * 2);
-    for (let i = start; i < start + length * 2; i++) {
+    const n = Math.min(length * 2, pool.length);
+    const start = takeRandom(n);
+    for (let i = start; i < start + n; i++) {
       const b = pool[i]!;
       if (b < 248) out += ALPHABET[b % 62];
       if (out.length === length) break;
