@@ -51,33 +51,48 @@ export function onlyPage<T>(data: T[]): Page<T> {
 }
 
 /**
- * Runs a keyset page over `source` (already filtered and scoped; a knex or an objection builder). `table` qualifies the
- * created_at/id columns when the query joins.
+ * The keyset clauses of a page (spec 2.1): the rows after `pos` in created_at desc, id desc
+ * order, one more than `limit` to tell whether a next page follows. `table` qualifies the
+ * columns when the query joins. The position's values may be a shaped read's params
+ * (lib/db.ts `shapedRead`).
+ */
+export function keysetClauses(
+  query: Knex.QueryBuilder,
+  pos: { createdAt: string; id: string } | null,
+  limit: number,
+  table?: string,
+): Knex.QueryBuilder {
+  const col = (c: string) => (table ? `${table}.${c}` : c);
+  if (pos) query.whereRaw(`(${col('created_at')}, ${col('id')}) < (?::timestamptz, ?)`, [pos.createdAt, pos.id]);
+  return query
+    .orderBy([
+      { column: col('created_at'), order: 'desc' },
+      { column: col('id'), order: 'desc' },
+    ])
+    .limit(limit + 1);
+}
+
+/**
+ * Runs a keyset page over `source`: a query already filtered and scoped (a knex or an objection
+ * builder), to which the keyset clauses are added, or a function reading the rows after a
+ * position (null: the first page) with those clauses itself (a shaped read, lib/db.ts).
  */
 export async function keysetPage<Row extends { id: string; created_at: Date | string }, T>(
-  source: Knex.QueryBuilder | AnyQueryBuilder,
+  source: Knex.QueryBuilder | AnyQueryBuilder | ((pos: CursorPosition | null) => Promise<Row[]>),
   opts: {
     limit: number;
     cursor?: string;
     filters: Record<string, unknown>;
     table?: string;
     present: (row: Row) => T;
-    /** How the finished query is run (lib/db readPrepared); by default through knex. */
-    read?: (query: Knex.QueryBuilder) => Promise<Row[]>;
   },
 ): Promise<Page<T>> {
-  // An objection query builder (lib/models) takes the same whereRaw/orderBy/limit calls.
-  const query = source as Knex.QueryBuilder;
-  const col = (c: string) => (opts.table ? `${opts.table}.${c}` : c);
   const pos = opts.cursor ? await decodeCursor(opts.cursor, opts.filters) : null;
-  if (pos) query.whereRaw(`(${col('created_at')}, ${col('id')}) < (?::timestamptz, ?)`, [pos.createdAt, pos.id]);
-  query
-    .orderBy([
-      { column: col('created_at'), order: 'desc' },
-      { column: col('id'), order: 'desc' },
-    ])
-    .limit(opts.limit + 1);
-  const rows = opts.read ? await opts.read(query) : ((await query) as Row[]);
+  const rows =
+    typeof source === 'function'
+      ? await source(pos)
+      : // An objection query builder (lib/models) takes the same whereRaw/orderBy/limit calls.
+        ((await keysetClauses(source as Knex.QueryBuilder, pos, opts.limit, opts.table)) as Row[]);
   const hasMore = rows.length > opts.limit;
   const page = hasMore ? rows.slice(0, opts.limit) : rows;
   const last = page[page.length - 1];

@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { config } from '../lib/config';
+import { randomHex } from '../lib/ids';
 import { log } from '../lib/logger';
 import { rateLimitUnavailable } from '../lib/metrics';
 import { redis } from '../lib/redis';
@@ -81,7 +82,7 @@ export async function consume(bucket: Bucket, subject: string): Promise<RateLimi
     rateLimitUnavailable.inc({ bucket });
     return admittedUncounted(limit);
   }
-  const member = randomBytes(8).toString('hex');
+  const member = randomHex(8);
   let answer: number[];
   try {
     answer = await runScript(`rl:${bucket}:${subject}`, config.rateLimit.windowMs, limit, member);

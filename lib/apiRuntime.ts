@@ -15,5 +15,15 @@
 // "Fourth pass"). Objects that do live long are copied once more on their way to the old
 // generation; for a process whose allocations are nearly all per request that costs less than
 // it saves.
+//
+// --max-semi-space-size=32 (MiB; V8's default on this heap size is 16): the young generation is
+// collected each time a semi-space fills, about every 27 post-list requests at the 600 KiB each
+// allocates; under load a request lives about as long as that interval (32 in flight, p50 18 ms
+// against a scavenge every 16 ms), so whatever it holds across its awaits survived two
+// collections and was promoted, and the old generation's growth paid for concurrent marking and
+// full collections too: the process's CPU per request rose from 544 to 662 µs between the first
+// and the second round of one run. With twice the semi-space, a request ends before its second
+// collection: 496–516 µs per request, GC pauses 42–49 µs against 59–74 (bench/README.md,
+// posts-list "Fifth pass"). The young generation may then take 32 MiB more memory.
 
-export const API_NODE_ARGS: readonly string[] = ['--no-allocation-site-pretenuring'];
+export const API_NODE_ARGS: readonly string[] = ['--no-allocation-site-pretenuring', '--max-semi-space-size=32'];

@@ -90,19 +90,74 @@ function statementName(sql: string): string {
   return name;
 }
 
+/** A statement's text with `$n` placeholders and its values, as pg takes them. */
+export interface BoundStatement {
+  sql: string;
+  bindings: readonly unknown[];
+}
+
+/** Marks a value's place in a query built once per shape (`shapedRead`); no input can hold U+0000 (api/validation.ts). */
+const PARAM = '\u0000';
+
+type Slot<Name> = { param: Name; index: number | undefined } | { constant: unknown };
+
 /**
- * The rows of a read built with knex on the shared pool, sent as a named (prepared) statement
- * on one of the pool's connections: Postgres parses and plans the text once per connection, and
- * the request skips knex's runner. For the hottest reads (the post list, bench/posts-list.ts);
- * `types` are per-query pg type parsers (TIMESTAMPS_AS_ISO). Not for a transaction's queries.
+ * A read whose SQL text depends only on its shape, compiled by knex once per shape and bound to
+ * each call's values. `build(shape, param)` writes the query as any read is written (objection
+ * scopes, knex clauses), with `param(name)` — or `param(name, i)`, the i-th element of a list —
+ * in place of every value of the call; it branches on `shape` alone, which names everything else
+ * that changes the text (which filters, how many ids, the limit, the caller's role) and is the
+ * cache key (as JSON). Anything `build` writes that is not a param is part of the shape's text
+ * and bindings for every call. For the hottest reads (the post list, bench/posts-list.ts: its
+ * objection and knex builders and their compilation to SQL were the largest piece of a request's
+ * own code).
+ */
+export function shapedRead<Shape, Name extends string>(
+  build: (shape: Shape, param: (name: Name, index?: number) => string) => Knex.QueryBuilder,
+): (shape: Shape, values: Readonly<Record<Name, unknown>>) => BoundStatement {
+  const compiled = new Map<string, { sql: string; slots: Slot<Name>[] }>();
+  const param = (name: Name, index?: number) => `${PARAM}${name}${PARAM}${index ?? ''}`;
+  return (shape, values) => {
+    const key = JSON.stringify(shape);
+    let statement = compiled.get(key);
+    if (statement === undefined) {
+      const { sql, bindings } = build(shape, param).toSQL().toNative();
+      const slots = (bindings as unknown[]).map((b): Slot<Name> => {
+        if (typeof b !== 'string' || !b.startsWith(PARAM)) return { constant: b };
+        const [, name, index] = b.split(PARAM) as [string, Name, string];
+        return { param: name, index: index === '' ? undefined : Number(index) };
+      });
+      // A bound on the shapes remembered, as for the statement names below.
+      if (compiled.size >= 1000) compiled.clear();
+      statement = { sql, slots };
+      compiled.set(key, statement);
+    }
+    const bindings = statement.slots.map((slot) => {
+      if ('constant' in slot) return slot.constant;
+      const value = values[slot.param];
+      return slot.index === undefined ? value : (value as readonly unknown[])[slot.index];
+    });
+    return { sql: statement.sql, bindings };
+  };
+}
+
+/**
+ * The rows of a read built with knex (or compiled once per shape: `shapedRead`) on the shared
+ * pool, sent as a named (prepared) statement on one of the pool's connections: Postgres parses
+ * and plans the text once per connection, and the request skips knex's runner. For the hottest
+ * reads (the post list, bench/posts-list.ts); `types` are per-query pg type parsers
+ * (TIMESTAMPS_AS_ISO). Not for a transaction's queries.
  * A pooler in front of Postgres in transaction mode must keep named statements (PgBouncer 1.21+
  * with `max_prepared_statements`; docs/publishing.md "Capacity" places one at larger sizes).
  */
-export async function readPrepared<Row>(query: Knex.QueryBuilder, opts: { types?: typeof TIMESTAMPS_AS_ISO } = {}): Promise<Row[]> {
+export async function readPrepared<Row>(
+  query: Knex.QueryBuilder | BoundStatement,
+  opts: { types?: typeof TIMESTAMPS_AS_ISO } = {},
+): Promise<Row[]> {
   // A transaction's builder would silently run outside its transaction here.
   if ((query as unknown as { client?: { transacting?: boolean } }).client?.transacting)
     throw new Error('readPrepared runs on the pool, not in a transaction');
-  const { sql, bindings } = query.toSQL().toNative();
+  const { sql, bindings } = 'toSQL' in query ? query.toSQL().toNative() : query;
   const client = db().client;
   const connection = (await client.acquireConnection()) as pg.Client;
   try {

@@ -80,6 +80,9 @@ async function postsViaKnex(projectId: string, limit: number): Promise<Row[]> {
 
 const handler = add.has('handler')
   ? await (async () => {
+      // The operation's models run on objection's bound knex: db() builds the shared pool and
+      // binds it, as the real app's first query does.
+      appDb!.db();
       const { listPosts } = await import('../../api/operations/posts/posts');
       const { parseInput } = await import('../../api/validation');
       const auth = {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { db, isoOf, readPrepared, TIMESTAMPS_AS_ISO, timestamptzAsIso } from '../../lib/db';
+import { db, isoOf, readPrepared, shapedRead, TIMESTAMPS_AS_ISO, timestamptzAsIso } from '../../lib/db';
 
 // lib/db.ts TIMESTAMPS_AS_ISO: a timestamptz cut from Postgres' text must be the very string
 // toISOString() makes of the Date pg parses from the same text (the post list's instants).
@@ -74,5 +74,49 @@ describe('lib/db timestamptz as ISO strings', () => {
       await assert.rejects(readPrepared(db().select(db().raw('1 / 0 as v'))), (err: { code?: string }) => err.code === '22012');
     assert.equal(pool.numUsed(), usedBefore);
     assert.deepEqual(await readPrepared(db().select(db().raw('1 as one'))), [{ one: 1 }]);
+  });
+
+  it("shapedRead: the text knex compiles for the shape, bound to each call's values in place, list elements included", async () => {
+    type Shape = { ids: number; since: boolean; limit: number };
+    type Values = { workspace: string; ids: readonly string[]; since: Date | undefined };
+    // The same query written with the values themselves: what the shaped read must equal.
+    const write = (shape: Shape, v: (name: keyof Values, i?: number) => unknown) => {
+      const q = db()('posts')
+        .where('workspace_id', v('workspace') as string)
+        .whereIn(
+          'id',
+          Array.from({ length: shape.ids }, (_, i) => v('ids', i) as string),
+        )
+        .whereNot('status', 'draft');
+      if (shape.since) q.where('created_at', '>=', v('since') as Date);
+      return q.orderBy('id').limit(shape.limit).select('id');
+    };
+    let builds = 0;
+    const read = shapedRead((shape: Shape, param: (name: keyof Values, index?: number) => string) => {
+      builds++;
+      return write(shape, param);
+    });
+    const calls: Array<[Shape, Values]> = [
+      [
+        { ids: 2, since: false, limit: 10 },
+        { workspace: 'org_a', ids: ['post_1', 'post_2'], since: undefined },
+      ],
+      [
+        { ids: 2, since: false, limit: 10 },
+        { workspace: 'org_b', ids: ['post_3', 'post_4'], since: undefined },
+      ],
+      [
+        { ids: 1, since: true, limit: 5 },
+        { workspace: 'org_a', ids: ['post_5'], since: new Date('2026-11-26T09:44:58Z') },
+      ],
+    ];
+    for (const [shape, values] of calls) {
+      const expected = write(shape, (name, i) => (i === undefined ? values[name] : (values[name] as readonly string[])[i]))
+        .toSQL()
+        .toNative();
+      assert.deepEqual(read(shape, values), { sql: expected.sql, bindings: expected.bindings });
+    }
+    assert.equal(builds, 2, 'one build per shape');
+    assert.deepEqual(await readPrepared(read(calls[0]![0], calls[0]![1])), []);
   });
 });
