@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { createProject, issueApiKey } from '../../ops/provision';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
@@ -29,6 +30,36 @@ describe('streaks (spec 2.4)', () => {
     assert.equal(localWeekStart(new Date('2031-03-09T23:30:00Z'), 'UTC'), '2031-03-03');
     assert.equal(localWeekStart(new Date('2031-03-09T23:30:00Z'), 'Asia/Tokyo'), '2031-03-10', 'Monday 08:30 in Tokyo');
     assert.equal(localWeekStart(new Date('2031-03-10T05:00:00Z'), 'America/Los_Angeles'), '2031-03-03', 'still Sunday in Los Angeles');
+  });
+
+  it('the local week’s Monday is the one the zone’s own calendar names, on every day of the week', () => {
+    const reference = (at: Date, timeZone: string) => {
+      const parts = new Intl.DateTimeFormat('en-CA', {
+        timeZone,
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        weekday: 'short',
+      }).formatToParts(at);
+      const get = (t: string) => parts.find((p) => p.type === t)!.value;
+      const back = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].indexOf(get('weekday'));
+      return new Date(Date.UTC(Number(get('year')), Number(get('month')) - 1, Number(get('day')) - back)).toISOString().slice(0, 10);
+    };
+    const zones = [
+      'UTC',
+      'Asia/Tokyo',
+      'America/Los_Angeles',
+      'Pacific/Kiritimati',
+      'Pacific/Pago_Pago',
+      'Australia/Lord_Howe',
+      'Europe/Berlin',
+    ];
+    fc.assert(
+      fc.property(fc.integer({ min: Date.UTC(1990, 0, 1), max: Date.UTC(2060, 0, 1) }), fc.constantFrom(...zones), (ms, zone) => {
+        assert.equal(localWeekStart(new Date(ms), zone), reference(new Date(ms), zone), `${new Date(ms).toISOString()} in ${zone}`);
+      }),
+      { numRuns: 5_000 },
+    );
   });
 
   it('GET /v1/workspaces/context: weeks in the project timezone, null for company pages and no history', async () => {
