@@ -166,6 +166,7 @@ async function measureReads(b: Bench): Promise<SurfaceFigures[]> {
   const week = periodBounds(weekAgo, today, 'Europe/Paris');
   const postsKey = (await issueApiKey({ workspaceId: ws.id, scopes: ['posts:read'] })).key;
   const server = await startServer('app', 'bench/harness/serve-app.ts', { ...process.env });
+  const replayServer = await startServer('replay', 'bench/harness/serve-replay.ts', { ...process.env });
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: CONNECTIONS });
   const headers = { authorization: `Bearer ${key}` };
   const surfaces = [
@@ -274,11 +275,12 @@ async function measureReads(b: Bench): Promise<SurfaceFigures[]> {
           warmupMs: Number(opt.warmup) * 1000,
           server,
           profile: opt.profile,
+          replayServer,
         }),
       );
     }
   }
-  await server.stop();
+  await Promise.all([server.stop(), replayServer.stop()]);
   await pool.end();
   return figures;
 }

@@ -147,6 +147,7 @@ async function setUp() {
   step('API (bench/harness/serve-app.ts), its MCP door (bench/knowledge/serve-mcp.ts) and worker (workers/main.ts) as child processes');
   const api = await startServer('api', 'bench/harness/serve-app.ts', process.env);
   const mcp = await startServer('mcp', 'bench/knowledge/serve-mcp.ts', process.env, [...API_NODE_ARGS]);
+  const replay = await startServer('replay', 'bench/harness/serve-replay.ts', process.env);
   const worker = startWorkerChild();
   const bare = new pg.Pool({ connectionString: DATABASE_URL, max: CONNECTIONS });
   const {
@@ -161,7 +162,7 @@ async function setUp() {
   });
   const project = p.id as string;
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-  return { temporal, api, mcp, worker, bare, workspace, project, headers };
+  return { temporal, api, mcp, replay, worker, bare, workspace, project, headers };
 }
 
 async function ingest({ api, project, headers }: Bench, text: string) {
@@ -376,9 +377,16 @@ async function measureSearch(b: Bench, ingestChunks: number) {
     const toolCaptured = await captureAll(b.mcp, toolCalls, `${SEARCH_TOOL} call`);
     if (opt.explain) await explainAll(bare, captured[0]!, { text: minimalSql, values: [workspace.id, QUERIES[0]!] });
     step(`search over ${total} chunks: API, same statements, minimal query (${CONNECTIONS} connections, ${DURATION_MS / 1000} s each)`);
-    const surface = (name: string, server: ServerHandle, statements: CapturedStatement[][], door: () => Promise<RunResult>) =>
+    const surface = (
+      name: string,
+      server: ServerHandle,
+      statements: CapturedStatement[][],
+      door: () => Promise<RunResult>,
+      replayServer?: ServerHandle,
+    ) =>
       measureSurface({
         server,
+        replayServer,
         surface: name,
         corpus: `${total} chunks`,
         pool: bare,
@@ -392,8 +400,12 @@ async function measureSearch(b: Bench, ingestChunks: number) {
         warmupMs: 3000,
       });
     surfaces.push(
-      await surface('knowledge search', api, captured, () =>
-        closedLoop(searchTargets, { connections: CONNECTIONS, durationMs: DURATION_MS }),
+      await surface(
+        'knowledge search',
+        api,
+        captured,
+        () => closedLoop(searchTargets, { connections: CONNECTIONS, durationMs: DURATION_MS }),
+        b.replay,
       ),
     );
     surfaces.push(await surface(`MCP ${SEARCH_TOOL}`, b.mcp, toolCaptured, () => searchToolLoop(sessions, project)));
@@ -428,7 +440,7 @@ try {
 } finally {
   await bench.bare.end();
   await bench.worker.stop();
-  await Promise.all([bench.api.stop(), bench.mcp.stop()]);
+  await Promise.all([bench.api.stop(), bench.mcp.stop(), bench.replay.stop()]);
   await closeStores();
   await bench.temporal.stop();
 }

@@ -303,6 +303,7 @@ async function measureList({ api, pool }: Bench, last: { workspaceId: string; ke
   };
   if (opt.explain) await explainAll(pool, c.statements, minimal);
   console.log('');
+  const replayServer = await startServer('replay', 'bench/harness/serve-replay.ts', process.env);
   await measureSurface({
     surface: 'media list',
     corpus: `${assets} assets`,
@@ -314,7 +315,9 @@ async function measureList({ api, pool }: Bench, last: { workspaceId: string; ke
     durationMs: 10_000,
     warmupMs: 3_000,
     server: api,
+    replayServer,
   });
+  await replayServer.stop();
 }
 
 function report(rounds: Round[]) {

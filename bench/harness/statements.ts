@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import { closedLoopCalls, type LatencySummary, type RunResult } from './load';
+import { closedLoop, closedLoopCalls, type LatencySummary, type RunResult } from './load';
 import { REPO_ROOT, type ServerHandle } from './servers';
 
 // Two questions for every read surface (issue 30), each answered by a baseline in the same run:
@@ -111,7 +111,7 @@ export async function captureRequest(server: Server, req: CaptureRequest): Promi
  * side, it runs side by side); a transaction's statements run in order on one connection, any
  * other statement on whichever pooled connection is free, as knex's pool does.
  */
-export function replayer(pool: pg.Pool, statements: readonly CapturedStatement[]): () => Promise<void> {
+export function replayer(pool: pg.Pool, statements: readonly CapturedStatement[]): () => Promise<unknown[][]> {
   // Units: a transaction (BEGIN … COMMIT/ROLLBACK on one connection) or a lone statement.
   const units: CapturedStatement[][] = [];
   const open = new Map<number, CapturedStatement[]>();
@@ -132,26 +132,26 @@ export function replayer(pool: pg.Pool, statements: readonly CapturedStatement[]
     name: s.name,
     values: s.values.map((v) => (v !== null && typeof v === 'object' ? Buffer.from(v.base64, 'base64') : v)),
   });
+  // Answers the rows of each unit's last statement (what a server replying with them would send).
   return async () => {
-    const done: Array<Promise<void>> = [];
+    const done: Array<Promise<unknown[]>> = [];
     units.forEach((u, i) => {
       done.push(
         (async () => {
           await Promise.all(deps[i]!.map((j) => done[j]));
-          if (u.length === 1) {
-            await pool.query(config(u[0]!));
-            return;
-          }
+          if (u.length === 1) return (await pool.query(config(u[0]!))).rows;
           const c = await pool.connect();
           try {
-            for (const s of u) await c.query(config(s));
+            let rows: unknown[] = [];
+            for (const s of u) rows = (await c.query(config(s))).rows;
+            return rows;
           } finally {
             c.release();
           }
         })(),
       );
     });
-    await Promise.all(done);
+    return Promise.all(done);
   };
 }
 
@@ -195,6 +195,13 @@ export async function measureSurface(opts: {
   server?: Pick<ServerHandle, 'usage' | 'profileStart' | 'profileStop'>;
   /** With `server`: its CPU profile over the API run, printed per call and kept under bench/results/profiles. */
   profile?: boolean;
+  /**
+   * A bare Koa + pg server (bench/harness/serve-replay.ts): the same statements replayed behind
+   * HTTP, their rows answered as JSON, with the same connections. The API's ratio to it is what
+   * the service adds over HTTP itself, the floor of a read whose statements take well under a
+   * millisecond.
+   */
+  replayServer?: ServerHandle;
 }): Promise<SurfaceFigures> {
   const replays = opts.captured.map((c) => replayer(opts.pool, c));
   const same = (i: number) => replays[i % replays.length]!();
@@ -220,6 +227,16 @@ export async function measureSurface(opts: {
     load: (load.user + load.system) / calls,
   };
   const sameRun = await loop(same, opts.durationMs);
+  let overHttp: (RunResult & { serverCpuUs: number }) | null = null;
+  if (opts.replayServer) {
+    const key = `${opts.surface} ${opts.corpus}`;
+    await opts.replayServer.call('load', { key, captured: opts.captured });
+    const target = { url: `${opts.replayServer.baseUrl}/replay?${new URLSearchParams({ key })}` };
+    await closedLoop(target, { connections: opts.connections, durationMs: opts.warmupMs });
+    const before = (await opts.replayServer.usage()).cpuUs;
+    const run = await closedLoop(target, { connections: opts.connections, durationMs: opts.durationMs });
+    overHttp = { ...run, serverCpuUs: ((await opts.replayServer.usage()).cpuUs - before) / Math.max(1, run.requests) };
+  }
   const minimalRun = await loop(opts.minimal, opts.durationMs);
   const f: SurfaceFigures = {
     surface: opts.surface,
@@ -236,6 +253,13 @@ export async function measureSurface(opts: {
   console.log(`  ${tag}: API ${api.rps.toFixed(1)}/s (${lat(api.latencyMs)}, errors ${api.errors})`);
   console.log(`  ${tag}: same ${f.statements.toFixed(1)} statements bare ${sameRun.rps.toFixed(1)}/s (${lat(sameRun.latencyMs)})`);
   console.log(`  ${tag}: minimal query ${minimalRun.rps.toFixed(1)}/s (${lat(minimalRun.latencyMs)})`);
+  if (overHttp) {
+    console.log(
+      `  ${tag}: same statements behind bare Koa ${overHttp.rps.toFixed(1)}/s (${lat(overHttp.latencyMs)}, errors ${overHttp.errors}, ` +
+        `server CPU ${overHttp.serverCpuUs.toFixed(0)} µs/call)`,
+    );
+    console.log(`  ${tag}: API / same statements behind bare Koa: ${(api.rps / overHttp.rps).toFixed(2)}×`);
+  }
   // Where an API call's machine time goes between the answering process and the load: the split
   // that says whether a door's gap is its server's or its client's (the MCP SDK client's, say).
   const server = apiCpuUs.server === null ? '' : `server ${apiCpuUs.server.toFixed(0)} µs, `;

@@ -1,0 +1,40 @@
+import http from 'node:http';
+import Koa from 'koa';
+import pg from 'pg';
+import { serveUnderParent } from './serverChild';
+import { replayer, type CapturedStatement } from './statements';
+
+// The read surfaces' HTTP floor (bench/harness/statements.ts measureSurface `replayServer`):
+// a request's captured statements replayed behind nothing but Koa and the pg driver, their rows
+// answered as JSON. No auth, no rate limiter, no router, no validation, no query builder, no
+// presentation: what is left is HTTP, the driver and JSON, which the API pays as well. The
+// parent loads each surface's captured requests (`load`); GET /replay?key=… replays them in
+// turn, as the API's targets rotate.
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX || 20) });
+pool.on('error', () => undefined);
+
+const sets = new Map<string, { replays: Array<() => Promise<unknown[][]>>; next: number }>();
+
+const app = new Koa();
+app.use(async (ctx) => {
+  const set = ctx.path === '/replay' ? sets.get(String(ctx.query.key)) : undefined;
+  if (!set) {
+    ctx.status = 404;
+    return;
+  }
+  const replay = set.replays[set.next++ % set.replays.length]!;
+  const results = await replay();
+  ctx.body = { data: results };
+});
+
+const server = http.createServer({ keepAliveTimeout: 60_000 }, app.callback());
+serveUnderParent(server, {
+  onStop: () => pool.end(),
+  calls: {
+    load: async (args) => {
+      const { key, captured } = args as { key: string; captured: CapturedStatement[][] };
+      sets.set(key, { replays: captured.map((c) => replayer(pool, c)), next: 0 });
+    },
+  },
+});
