@@ -1,5 +1,6 @@
 import { base64DecodedLength, decodeStrictBase64 } from '../../../lib/base64';
 import { config } from '../../../lib/config';
+import { readPrepared } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
 import { importAsset, presentAsset, sha256Hex, type AssetRow } from '../../../lib/media/assets';
 import { MediaAsset } from '../../../lib/models';
@@ -8,7 +9,8 @@ import { uploadRow, uploadWithoutObject } from '../../../lib/media/uploads';
 import { objectStore } from '../../../lib/storage/objectStore';
 import { defineOperation } from '../../operation';
 import { page, single } from '../../output';
-import { keysetPage, parseLimit } from '../../pagination';
+import { keysetClauses, keysetPage, parseLimit } from '../../pagination';
+import type { CursorPosition } from '../../../lib/tokens';
 import { checkProjectFilter, resolveProjectOrDefault } from '../projects/resolve';
 import { getMediaInput, importMediaInput, listMediaInput, mediaAssetSchema } from './schema';
 
@@ -121,9 +123,11 @@ export const listMedia = defineOperation({
     const limit = parseLimit(input.limit, config.media.listDefault, config.media.listMax);
     // spec 1 rule 1: a project of another workspace is not found, never an empty page.
     await checkProjectFilter(auth, input.projectId);
-    const q = MediaAsset.forWorkspace(auth.workspaceId);
+    const q = MediaAsset.forWorkspace(auth.workspaceId).toKnexQuery();
     if (input.projectId !== undefined) q.where('media_assets.project_id', input.projectId);
-    return keysetPage<AssetRow, ReturnType<typeof presentAsset>>(q, {
+    // Plain rows from a prepared statement, as the post list reads its page.
+    const read = (pos: CursorPosition | null) => readPrepared<AssetRow>(keysetClauses(q, pos, limit, 'media_assets'));
+    return keysetPage<AssetRow, ReturnType<typeof presentAsset>>(read, {
       limit,
       cursor: input.cursor,
       filters: { projectId: input.projectId, list: 'media' },
