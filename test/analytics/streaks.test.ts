@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { Temporal } from 'temporal-polyfill';
 import { createProject, issueApiKey } from '../../ops/provision';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
@@ -33,17 +34,10 @@ describe('streaks (spec 2.4)', () => {
   });
 
   it('the local week’s Monday is the one the zone’s own calendar names, on every day of the week', () => {
+    // The oracle: Temporal's zone arithmetic and ISO weekday (Monday is 1).
     const reference = (at: Date, timeZone: string) => {
-      const parts = new Intl.DateTimeFormat('en-CA', {
-        timeZone,
-        year: 'numeric',
-        month: '2-digit',
-        day: '2-digit',
-        weekday: 'short',
-      }).formatToParts(at);
-      const get = (t: string) => parts.find((p) => p.type === t)!.value;
-      const back = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].indexOf(get('weekday'));
-      return new Date(Date.UTC(Number(get('year')), Number(get('month')) - 1, Number(get('day')) - back)).toISOString().slice(0, 10);
+      const day = Temporal.Instant.fromEpochMilliseconds(at.getTime()).toZonedDateTimeISO(timeZone).toPlainDate();
+      return day.subtract({ days: day.dayOfWeek - 1 }).toString();
     };
     const zones = [
       'UTC',
