@@ -120,18 +120,31 @@ export async function mintUpload(
 }
 
 /**
- * The handle's row, or 422 when the handle is unknown to this workspace or expired. An id from
- * another workspace reads as unknown (rule 1: nothing leaks). Whether its object was PUT is
- * the caller's next question: `usableUpload` asks the store for its head, a caller that reads
- * the bytes anyway asks with its GET and answers a missing object with `uploadWithoutObject`.
+ * The handle's row, or 422 when the handle is unknown to this workspace, expired, or minted for
+ * another purpose than the caller's. An id from another workspace reads as unknown (rule 1:
+ * nothing leaks). Whether its object was PUT is the caller's next question: `usableUpload` asks
+ * the store for its head, a caller that reads the bytes anyway asks with its GET and answers a
+ * missing object with `uploadWithoutObject`.
  */
-export async function uploadRow(workspaceId: string, uploadId: string, trx: Knex | Knex.Transaction = db()): Promise<UploadRow> {
+export async function uploadRow(
+  workspaceId: string,
+  uploadId: string,
+  purpose: UploadPurpose,
+  trx: Knex | Knex.Transaction = db(),
+): Promise<UploadRow> {
   const row = (await trx('uploads').where({ workspace_id: workspaceId, id: uploadId }).first()) as UploadRow | undefined;
   if (!row) throw errors.unprocessable(`Upload ${uploadId} does not exist in this workspace.`, { uploadId, reason: 'unknown_upload' });
   if (row.expires_at.getTime() <= Date.now())
     throw errors.unprocessable(`Upload ${uploadId} has expired; mint a new one with POST /v1/uploads.`, {
       uploadId,
       reason: 'upload_expired',
+    });
+  if (row.purpose !== purpose)
+    throw errors.unprocessable(`Upload ${uploadId} was minted for purpose ${row.purpose}; this takes an upload with purpose ${purpose}.`, {
+      uploadId,
+      reason: 'wrong_purpose',
+      purpose: row.purpose,
+      expected: purpose,
     });
   return row;
 }
@@ -144,14 +157,15 @@ export function uploadWithoutObject(uploadId: string) {
   });
 }
 
-/** The handle and its stored object, or 422 when the handle is unknown, expired, or was never PUT. */
+/** The handle and its stored object, or 422 when the handle is unknown, expired, of another purpose, or was never PUT. */
 export async function usableUpload(
   workspaceId: string,
   uploadId: string,
+  purpose: UploadPurpose,
   trx: Knex | Knex.Transaction = db(),
   store: ObjectStore = objectStore(),
 ) {
-  const row = await uploadRow(workspaceId, uploadId, trx);
+  const row = await uploadRow(workspaceId, uploadId, purpose, trx);
   const stored = await store.head(row.object_key);
   if (!stored) throw uploadWithoutObject(uploadId);
   return { row, stored };

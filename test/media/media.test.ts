@@ -125,6 +125,14 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
         ).details?.reason,
         'unknown_upload',
       );
+
+      // A handle of another purpose is refused as such, before the store is asked for its object.
+      const source = (await mint({ fileName: 'd.txt', contentType: 'text/plain', bytes: 10, purpose: 'source' })).body.data;
+      assert.deepEqual(
+        assertError(await call('POST', '/v1/media', { body: { projectId: ws.projects[0]!.id, uploadId: source.id } }), 422, 'unprocessable')
+          .details,
+        { uploadId: source.id, reason: 'wrong_purpose', purpose: 'source', expected: 'media' },
+      );
     });
 
     it('refuses a declared size over the per-type cap before minting anything', async () => {

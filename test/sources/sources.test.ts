@@ -133,11 +133,12 @@ describe('sources (POST /v1/sources, GET /v1/sources/{id})', function () {
         body: { fileName: 'a.png', contentType: 'image/png', bytes: 70, purpose: 'media' },
       });
       await fetch(minted.body.data.url, { method: 'PUT', headers: minted.body.data.headers, body: pngBytes() });
-      assertError(
+      const wrong = assertError(
         await call('POST', '/v1/sources', { body: { projectId: ws.project.id, type: 'file', uploadId: minted.body.data.id } }),
         422,
         'unprocessable',
       );
+      assert.deepEqual(wrong.details, { uploadId: minted.body.data.id, reason: 'wrong_purpose', purpose: 'media', expected: 'source' });
       const after = Number((await db()('sources').where({ workspace_id: ws.workspace.id }).count('* as n'))[0]!.n);
       assert.equal(after, before);
     });

@@ -61,14 +61,7 @@ export const createKnowledge = defineOperation({
             mimeType: input.mimeType!,
             filename: input.filename!,
           })));
-    if (uploadId !== undefined) {
-      const { row } = await usableUpload(auth.workspaceId, uploadId);
-      if (row.purpose !== 'knowledge')
-        throw errors.unprocessable(`Upload ${row.id} was minted for purpose ${row.purpose}; the knowledge base takes purpose knowledge.`, {
-          uploadId: row.id,
-          reason: 'wrong_purpose',
-        });
-    }
+    if (uploadId !== undefined) await usableUpload(auth.workspaceId, uploadId, 'knowledge');
     const jobInput: KnowledgeJobInput = {
       type: input.type,
       scope,

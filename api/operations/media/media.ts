@@ -82,12 +82,7 @@ export const importMedia = defineOperation({
         }
       }
     } else {
-      const row = await uploadRow(auth.workspaceId, input.uploadId!);
-      if (row.purpose !== 'media')
-        throw errors.unprocessable(`Upload ${row.id} was minted for purpose ${row.purpose}; import needs an upload with purpose media.`, {
-          uploadId: row.id,
-          purpose: row.purpose,
-        });
+      const row = await uploadRow(auth.workspaceId, input.uploadId!, 'media');
       // The GET answers whether the object was PUT; no HEAD before it.
       const got = await objectStore().get(row.object_key);
       if (!got) throw uploadWithoutObject(row.id);

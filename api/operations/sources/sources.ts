@@ -90,15 +90,7 @@ export const createSource = defineOperation({
         mimeType: input.mimeType!,
         filename: input.filename!,
       }));
-    const { row: upload } = await usableUpload(auth.workspaceId, uploadId);
-    if (upload.purpose !== 'source')
-      throw errors.unprocessable(
-        `Upload ${upload.id} was minted for purpose ${upload.purpose}; a source needs an upload with purpose source.`,
-        {
-          uploadId: upload.id,
-          purpose: upload.purpose,
-        },
-      );
+    const { row: upload } = await usableUpload(auth.workspaceId, uploadId, 'source');
 
     // spec 4.9: one source per upload. The unique (workspace, upload) index settles concurrent
     // submits: the second waits for the first's commit and then finds its source.
