@@ -1,17 +1,27 @@
 import { createHash } from 'node:crypto';
 import { config } from '../lib/config';
 import { decrypt, encrypt } from '../lib/crypto';
-import { db } from '../lib/db';
+import { afterCommit, unitOfWork } from '../lib/db';
 import { ApiError, errors } from '../lib/errors';
+import { log } from '../lib/logger';
 import { IdempotencyKey } from '../lib/models';
+import { crashPoint } from '../lib/crashPoints';
+import knex from 'knex';
 
 // spec 8 Idempotency: same key + same body within 24 h replays the first answer; a different
 // body is 409 idempotency_key_conflict; two concurrent requests with one key never both run.
-// The key row is claimed with an INSERT before the handler runs; the loser waits for the
-// winner's answer. A claim whose process died is taken over once its lock lapses.
+//
+// The key's claim, the request's writes and the key's answer are one unit of work (lib/db.ts
+// unitOfWork), so they commit together or not at all (docs/reliability.md "Idempotency"): a
+// process that dies anywhere before the COMMIT leaves neither an effect nor a claim, and a retry
+// runs the request for the first time; one that dies after it leaves both, and a retry replays
+// the answer. A concurrent request with the same key waits on the claim's uncommitted row (the
+// unique index makes its INSERT wait for the first transaction's end), never on a timer; work
+// outside the database runs after the COMMIT (`afterCommit`), and what a crash keeps it from
+// doing the reconcilers do.
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
-const LOCK_MS = 60_000;
+/** How long a request waits for a twin with the same key before answering 409 (retryable). */
 const WAIT_MS = 15_000;
 
 export interface StoredResponse {
@@ -41,10 +51,33 @@ function stableJson(v: unknown): string {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+// The claim: a new row, or one whose 24 h window has passed, or a committed `in_progress` claim
+// whose lock lapsed (written by a version that claimed keys before running the request, up to a
+// rolling deploy; its twins poll it until then, as that version's did).
+// Inside the unit's transaction it stays invisible to every other request until the COMMIT.
+const CLAIM = `insert into idempotency_keys (workspace_id, key, operation, request_hash, state, locked_until, created_at)
+  values (?, ?, ?, ?, 'in_progress', null, now())
+  on conflict (workspace_id, key) do update
+    set operation = excluded.operation, request_hash = excluded.request_hash, state = 'in_progress',
+        locked_until = null, response_status = null, response_body = null, created_at = now()
+    where idempotency_keys.created_at < now() - make_interval(secs => ?)
+       or (idempotency_keys.state = 'in_progress' and idempotency_keys.locked_until < now())
+  returning key`;
+
+type Attempt =
+  | { kind: 'answered'; response: StoredResponse }
+  | { kind: 'released'; error: ApiError }
+  | { kind: 'existing'; row: Pick<IdempotencyKey, 'operation' | 'request_hash' | 'state' | 'response_status' | 'response_body'> };
+
+function storedBody(body: unknown, encrypt_: boolean | undefined): string {
+  return JSON.stringify(encrypt_ ? { __enc: encrypt(JSON.stringify(body)) } : body);
+}
+
 /**
- * Runs `execute` at most once per (workspace, key). Returns the response and whether it was
- * a replay. Answers that must not be pinned to the key (5xx, 429) release the claim so a
- * retry can run again.
+ * Runs `execute` at most once per (workspace, key), in one unit of work with the key's claim and
+ * answer. Returns the response and whether it was a replay. A stored 4xx answer is replayed as
+ * the same error; answers that must not be pinned to the key (5xx, 429) leave the key free, and
+ * the writes the handler made before refusing stand, as they would without a key.
  */
 export async function withIdempotency(
   workspaceId: string,
@@ -52,60 +85,101 @@ export async function withIdempotency(
   operation: string,
   hash: string,
   execute: () => Promise<StoredResponse>,
-  opts: { encryptBody?: boolean } = {},
+  opts: { encryptBody?: boolean; /** The operation's name, as crash points name it (lib/crashPoints.ts). */ name?: string } = {},
 ): Promise<{ response: StoredResponse; replayed: boolean }> {
   const deadline = Date.now() + WAIT_MS;
+  const windowSeconds = config.idempotencyWindowMs / 1000;
   for (;;) {
-    const windowStart = new Date(Date.now() - config.idempotencyWindowMs);
-    // Expired rows are dead: the key is free again after the 24 h window.
-    await IdempotencyKey.forWorkspace(workspaceId)
-      .where('idempotency_keys.key', key)
-      .where('idempotency_keys.created_at', '<', windowStart)
-      .delete();
-    const claimed = await db().raw(
-      `insert into idempotency_keys (workspace_id, key, operation, request_hash, state, locked_until)
-       values (?, ?, ?, ?, 'in_progress', now() + (? || ' milliseconds')::interval)
-       on conflict (workspace_id, key) do update set locked_until = excluded.locked_until, request_hash = excluded.request_hash, operation = excluded.operation
-         where idempotency_keys.state = 'in_progress' and idempotency_keys.locked_until < now()
-       returning key`,
-      [workspaceId, key, operation, hash, String(LOCK_MS)],
-    );
-    if (claimed.rows.length === 1) {
-      let response: StoredResponse;
-      try {
-        response = await execute();
-      } catch (err) {
-        if (err instanceof ApiError && err.status < 500 && err.status !== 429) {
-          response = {
-            status: err.status,
-            body: { __error: { status: err.status, code: err.code, message: err.message, details: err.details, headers: err.headers } },
-          };
-        } else {
-          await IdempotencyKey.forWorkspace(workspaceId)
+    let attempt: { value: Attempt; later?: () => Promise<unknown> };
+    try {
+      attempt = await unitOfWork(
+        async (trx): Promise<Attempt> => {
+          const claimed = await trx
+            .raw(CLAIM, [workspaceId, key, operation, hash, windowSeconds])
+            // A twin in flight holds the row: wait for its end, up to the deadline.
+            .timeout(Math.max(deadline - Date.now(), 1), { cancel: true });
+          if (claimed.rows.length === 0) {
+            const row = await IdempotencyKey.forWorkspace(workspaceId, trx)
+              .where('idempotency_keys.key', key)
+              .select('operation', 'request_hash', 'state', 'response_status', 'response_body')
+              .first();
+            if (!row) throw new Error('idempotency key neither claimed nor found');
+            return { kind: 'existing', row };
+          }
+          crashPoint(opts.name ?? operation, 'claimed');
+          // Runs first of the work after the COMMIT.
+          void afterCommit(async () => crashPoint(opts.name ?? operation, 'committed'));
+          let response: StoredResponse;
+          try {
+            response = await execute();
+          } catch (err) {
+            if (!(err instanceof ApiError)) throw err;
+            if (err.status >= 500 || err.status === 429) {
+              await IdempotencyKey.forWorkspace(workspaceId, trx).where('idempotency_keys.key', key).delete();
+              return { kind: 'released', error: err };
+            }
+            response = {
+              status: err.status,
+              body: { __error: { status: err.status, code: err.code, message: err.message, details: err.details, headers: err.headers } },
+            };
+          }
+          await IdempotencyKey.forWorkspace(workspaceId, trx)
             .where('idempotency_keys.key', key)
-            .where('idempotency_keys.state', 'in_progress')
-            .delete();
-          throw err;
-        }
-      }
-      await IdempotencyKey.forWorkspace(workspaceId)
-        .where('idempotency_keys.key', key)
-        .patch({
-          state: 'done',
-          response_status: response.status,
-          response_body: JSON.stringify(opts.encryptBody ? { __enc: encrypt(JSON.stringify(response.body)) } : response.body),
-          locked_until: null,
-        });
+            .patch({ state: 'done', response_status: response.status, response_body: storedBody(response.body, opts.encryptBody) });
+          crashPoint(opts.name ?? operation, 'answered');
+          return { kind: 'answered', response };
+        },
+        (err) => log.warn('work after an idempotent write deferred to the reconciler', { operation, err }),
+      );
+    } catch (err) {
+      if (err instanceof knex.KnexTimeoutError)
+        throw errors.conflict('A request with this Idempotency-Key is still being processed; retry shortly.', { retryable: true });
+      throw err;
+    }
+    const { value } = attempt;
+    if (value.kind === 'released') throw value.error;
+    if (value.kind === 'answered') {
+      const response = await finalAnswer(workspaceId, key, value.response, attempt.later, opts);
+      crashPoint(opts.name ?? operation, 'responded');
       return { response, replayed: false };
     }
-    const existing = await IdempotencyKey.forWorkspace(workspaceId).where('idempotency_keys.key', key).first();
-    if (!existing) continue;
+    const existing = value.row;
     if (existing.operation !== operation || existing.request_hash !== hash) throw errors.idempotencyKeyConflict();
     if (existing.state === 'done') return { response: { status: existing.response_status!, body: existing.response_body }, replayed: true };
+    // A legacy claim still locked (see LEGACY_LOCK_MS): poll until it lapses or answers.
     if (Date.now() > deadline)
       throw errors.conflict('A request with this Idempotency-Key is still being processed; retry shortly.', { retryable: true });
     await sleep(50);
   }
+}
+
+/**
+ * A write that waits for its own work after the COMMIT (spec 4.4 `wait_for_completion_ms`,
+ * lib/db.ts answerAfterCommit) answered the work as it stood at the COMMIT, and that answer is
+ * stored; the later answer replaces it once known. A retry in between replays the stored one,
+ * which is the answer of a request without the wait.
+ */
+async function finalAnswer(
+  workspaceId: string,
+  key: string,
+  stored: StoredResponse,
+  later: (() => Promise<unknown>) | undefined,
+  opts: { encryptBody?: boolean },
+): Promise<StoredResponse> {
+  if (!later || stored.status !== 200) return stored;
+  let body: unknown;
+  try {
+    body = await later();
+  } catch (err) {
+    log.warn('the wait after an idempotent write failed; answering the stored answer', { key, err });
+    return stored;
+  }
+  const response = { status: stored.status, body };
+  await IdempotencyKey.forWorkspace(workspaceId)
+    .where('idempotency_keys.key', key)
+    .patch({ response_body: storedBody(body, opts.encryptBody) })
+    .catch((err: unknown) => log.warn('the later answer of an idempotent write was not stored', { key, err }));
+  return response;
 }
 
 /** Stored error answers are replayed as the same error; encrypted bodies are opened. */

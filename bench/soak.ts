@@ -614,6 +614,10 @@ async function changePosts(b: Soak, p: Plan) {
   );
 }
 
+/** What each generation request (by its number) was answered; its job's source text names the number. */
+const generationOutcomes: Array<'accepted' | 'refused' | 'no answer'> = [];
+const generationText = (g: number) => `Soak generation ${g} (seed ${SEED}): what a week of scheduled posts taught us about retries.`;
+
 /** Generation jobs at random moments of the run, in random workspaces (built-in writer). */
 async function requestGenerations(b: Soak, p: Plan) {
   const { workspaces } = b;
@@ -625,8 +629,9 @@ async function requestGenerations(b: Soak, p: Plan) {
       await sleep(Math.max(0, start + rand() * DURATION_MS - Date.now()));
       const a = await call('POST', '/v1/posts/generations', workspaces[w]!.apiKey, {
         projectId,
-        source: { type: 'text', text: `Soak generation ${g} (seed ${SEED}): what a week of scheduled posts taught us about retries.` },
+        source: { type: 'text', text: generationText(g) },
       });
+      generationOutcomes[g] = !a ? 'no answer' : a.status === 200 ? 'accepted' : 'refused';
       if (!a) stats.generations.noAnswer++;
       else if (a.status === 200) stats.generations.accepted++;
       else {
@@ -862,13 +867,17 @@ async function settle(b: Soak, p: Plan) {
 
 // ── Report: everything checked against the simulator's and the receiver's own records ───────
 
-type Checks = Awaited<ReturnType<typeof checkPosts>> & Awaited<ReturnType<typeof checkWebhooks>> & Awaited<ReturnType<typeof checkJobs>>;
+type Checks = Awaited<ReturnType<typeof checkPosts>> &
+  Awaited<ReturnType<typeof checkWebhooks>> &
+  Awaited<ReturnType<typeof checkJobs>> &
+  Awaited<ReturnType<typeof checkEffects>>;
 
 async function report(b: Soak, p: Plan): Promise<number> {
   const posts = await checkPosts(b, p);
   const webhooks = await checkWebhooks(b);
   const jobs = await checkJobs(b, webhooks.wsIds);
-  return printReport(b, p, { ...posts, ...webhooks, ...jobs });
+  const effects = await checkEffects(b, p, webhooks.wsIds);
+  return printReport(b, p, { ...posts, ...webhooks, ...jobs, ...effects });
 }
 
 /** Every planned post against the network: published once at its final due time, or not at all when unscheduled; its row truthful. */
@@ -1040,6 +1049,54 @@ async function checkWebhooks(b: Soak) {
   return { wsIds, events, wh, deadEndpoint };
 }
 
+/**
+ * spec 8, one request one effect: every idempotent write the soak sent maps to exactly one row,
+ * found by the text the request carried (a create's content, a generation's source text),
+ * whatever was killed while it ran. A second row is a duplicated effect; an accepted request
+ * without its row is a lost one. A request that never got an answer may have made one row.
+ */
+async function checkEffects(b: Soak, p: Plan, wsIds: string[]) {
+  const { db } = b;
+  const effects = { posts: { once: 0, duplicated: 0, lost: 0 }, generations: { once: 0, duplicated: 0, lost: 0, none: 0 } };
+  const postRows = (await db()('posts')
+    .whereIn('workspace_id', wsIds)
+    .where('content', 'like', 'Soak post %')
+    .groupBy('content')
+    .select('content', db().raw('count(*)::int as n'))) as Array<{ content: string; n: number }>;
+  const postsByContent = new Map(postRows.map((r) => [r.content, r.n]));
+  for (const planned of p.plan) {
+    const n = postsByContent.get(`Soak post ${planned.i} (seed ${SEED})`) ?? 0;
+    if (n === 1) effects.posts.once++;
+    else if (n > 1) {
+      effects.posts.duplicated++;
+      violate(`create request of post #${planned.i} made ${n} posts`);
+    } else {
+      effects.posts.lost++;
+      violate(`create request of post #${planned.i} was answered 200 but made no post`);
+    }
+  }
+  const jobRows = (await db()('jobs')
+    .whereIn('workspace_id', wsIds)
+    .where({ type: 'POST_GENERATION' })
+    .groupByRaw("input->>'sourceText'")
+    .select(db().raw("input->>'sourceText' as text"), db().raw('count(*)::int as n'))) as Array<{ text: string; n: number }>;
+  const jobsByText = new Map(jobRows.map((r) => [r.text, r.n]));
+  generationOutcomes.forEach((outcome, g) => {
+    const n = jobsByText.get(generationText(g)) ?? 0;
+    if (n > 1) {
+      effects.generations.duplicated++;
+      violate(`generation request ${g} (${outcome}) made ${n} jobs`);
+    } else if (n === 1) {
+      effects.generations.once++;
+      if (outcome === 'refused') violate(`generation request ${g} was refused but made a job`);
+    } else if (outcome === 'accepted') {
+      effects.generations.lost++;
+      violate(`generation request ${g} was accepted but made no job`);
+    } else effects.generations.none++;
+  });
+  return { effects };
+}
+
 async function checkJobs(b: Soak, wsIds: string[]) {
   const { db } = b;
   // Generation jobs: every job of the soak's workspaces terminal.
@@ -1054,15 +1111,13 @@ async function checkJobs(b: Soak, wsIds: string[]) {
     jobsByStatus[j.status] = (jobsByStatus[j.status] ?? 0) + 1;
     if (!['DONE', 'FAILED', 'CANCELLED'].includes(j.status)) violate(`job ${j.id} (${j.type}) still ${j.status} after the drain`);
   }
-  if (jobRows.length < stats.generations.accepted)
-    violate(`${stats.generations.accepted} generations accepted but only ${jobRows.length} job rows`);
   return { jobsByStatus };
 }
 
 async function printReport(b: Soak, p: Plan, c: Checks): Promise<number> {
   const { sim } = b;
   const { plan } = p;
-  const { lags, events, deadEndpoint, jobsByStatus, wh, posts } = c;
+  const { lags, events, deadEndpoint, jobsByStatus, wh, posts, effects } = c;
   const sorted = lags.sort((a, b) => a - b);
   const q = (x: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(x * sorted.length) - 1)]! / 1000 : NaN);
   const counts = await sim.counts();
@@ -1082,6 +1137,10 @@ async function printReport(b: Soak, p: Plan, c: Checks): Promise<number> {
   L(
     'generation jobs',
     `${GENERATIONS} requested: ${stats.generations.accepted} accepted, refused ${JSON.stringify(stats.generations.refused)}, ${stats.generations.noAnswer} without answer; rows by status ${JSON.stringify(jobsByStatus)}`,
+  );
+  L(
+    'effects per idempotent request',
+    `post creates: ${effects.posts.once} exactly once, ${effects.posts.duplicated} duplicated, ${effects.posts.lost} lost; generations: ${effects.generations.once} exactly once, ${effects.generations.duplicated} duplicated, ${effects.generations.lost} lost, ${effects.generations.none} refused or unanswered without a job`,
   );
   L('lost', String(posts.lost));
   L('duplicated', String(posts.duplicated));

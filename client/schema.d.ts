@@ -3333,7 +3333,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_conflict */
+            /** @description conflict, idempotency_key_conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3343,7 +3343,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "idempotency_key_conflict";
+                            code?: "conflict" | "idempotency_key_conflict";
                         };
                     };
                 };
@@ -4458,7 +4458,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_conflict */
+            /** @description conflict, idempotency_key_conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4468,7 +4468,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "idempotency_key_conflict";
+                            code?: "conflict" | "idempotency_key_conflict";
                         };
                     };
                 };
@@ -5232,7 +5232,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_conflict */
+            /** @description conflict, idempotency_key_conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5242,7 +5242,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "idempotency_key_conflict";
+                            code?: "conflict" | "idempotency_key_conflict";
                         };
                     };
                 };
@@ -5418,7 +5418,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_conflict */
+            /** @description conflict, idempotency_key_conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5428,7 +5428,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "idempotency_key_conflict";
+                            code?: "conflict" | "idempotency_key_conflict";
                         };
                     };
                 };
@@ -5622,7 +5622,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_conflict */
+            /** @description conflict, idempotency_key_conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5632,7 +5632,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "idempotency_key_conflict";
+                            code?: "conflict" | "idempotency_key_conflict";
                         };
                     };
                 };
@@ -6085,7 +6085,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_conflict */
+            /** @description conflict, idempotency_key_conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6095,7 +6095,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "idempotency_key_conflict";
+                            code?: "conflict" | "idempotency_key_conflict";
                         };
                     };
                 };
@@ -6286,7 +6286,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_conflict */
+            /** @description conflict, idempotency_key_conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6296,7 +6296,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "idempotency_key_conflict";
+                            code?: "conflict" | "idempotency_key_conflict";
                         };
                     };
                 };
@@ -6774,7 +6774,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_conflict */
+            /** @description conflict, idempotency_key_conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6784,7 +6784,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "idempotency_key_conflict";
+                            code?: "conflict" | "idempotency_key_conflict";
                         };
                     };
                 };
@@ -7204,7 +7204,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_conflict */
+            /** @description conflict, idempotency_key_conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7214,7 +7214,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "idempotency_key_conflict";
+                            code?: "conflict" | "idempotency_key_conflict";
                         };
                     };
                 };
@@ -7514,7 +7514,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_conflict */
+            /** @description conflict, idempotency_key_conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7524,7 +7524,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "idempotency_key_conflict";
+                            code?: "conflict" | "idempotency_key_conflict";
                         };
                     };
                 };
@@ -7701,7 +7701,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_conflict */
+            /** @description conflict, idempotency_key_conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7711,7 +7711,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "idempotency_key_conflict";
+                            code?: "conflict" | "idempotency_key_conflict";
                         };
                     };
                 };
@@ -7884,7 +7884,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_conflict */
+            /** @description conflict, idempotency_key_conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7894,7 +7894,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "idempotency_key_conflict";
+                            code?: "conflict" | "idempotency_key_conflict";
                         };
                     };
                 };
@@ -8342,7 +8342,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_conflict */
+            /** @description conflict, idempotency_key_conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8352,7 +8352,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "idempotency_key_conflict";
+                            code?: "conflict" | "idempotency_key_conflict";
                         };
                     };
                 };
@@ -8665,7 +8665,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_conflict */
+            /** @description conflict, idempotency_key_conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8675,7 +8675,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "idempotency_key_conflict";
+                            code?: "conflict" | "idempotency_key_conflict";
                         };
                     };
                 };

@@ -433,6 +433,11 @@ function loadConfig() {
         features: { api: true, mcp: true, webhooks: true, aiGeneration: true, reviewWorkflow: true, sso: true },
       },
     } satisfies Record<string, PlanLimits>,
+    /**
+     * Testing only (test/api/crashPoints.test.ts): `<operation>:<point>` makes an API process
+     * SIGKILL itself when an idempotent write of that operation reaches that point (lib/crashPoints.ts).
+     */
+    crashAt: optional('CRASH_AT'),
   };
 }
 

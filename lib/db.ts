@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
 import { Model } from 'objection';
@@ -53,13 +54,104 @@ export function createKnex(url = config.databaseUrl, pool: { min?: number; max?:
 
 let shared: Knex | undefined;
 
-/** The process-wide pool, bound to objection on first use. */
-export function db(): Knex {
+/**
+ * One request's writes and what waits for their COMMIT (docs/reliability.md "Idempotency"):
+ * while a unit runs, `db()` and every objection model answer its transaction, so a handler's
+ * statements (its own `transaction()` blocks become savepoints) commit or vanish together with
+ * whatever the unit writes beside them (an Idempotency-Key's stored answer). Work outside the
+ * database (a workflow start or signal) is queued with `afterCommit` and runs once the unit has
+ * committed, on the pool, never inside the transaction.
+ */
+interface UnitOfWork {
+  trx: Knex.Transaction;
+  afterCommit: (() => Promise<void>)[];
+  /** The answer once the work after the COMMIT is done (answerAfterCommit). */
+  later?: () => Promise<unknown>;
+}
+
+const units = new AsyncLocalStorage<UnitOfWork>();
+
+function pool(): Knex {
   if (!shared) {
     shared = createKnex();
-    Model.knex(shared);
+    // Objection reads its knex through this proxy at each query, so a model query inside a unit
+    // runs in the unit's transaction like a `db()` query does.
+    Model.knex(
+      new Proxy(shared, {
+        get: (_target, prop) => {
+          const current = db() as unknown as Record<PropertyKey, unknown>;
+          const value = current[prop];
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(current) : value;
+        },
+        apply: (_target, _this, args: unknown[]) => (db() as unknown as (...a: unknown[]) => unknown)(...args),
+      }),
+    );
   }
   return shared;
+}
+
+/** The process-wide pool, or the transaction of the unit of work the caller runs in. */
+export function db(): Knex {
+  return units.getStore()?.trx ?? pool();
+}
+
+/** Whether the caller runs inside a unit of work (its writes commit at the unit's end). */
+export function inUnitOfWork(): boolean {
+  return units.getStore() !== undefined;
+}
+
+/**
+ * Runs `fn` as one unit of work: every statement it makes through `db()` or a model is part of
+ * one transaction, committed when `fn` resolves and rolled back when it throws. Then the work it
+ * queued with `afterCommit` runs, in order, outside the transaction; a failure there is logged by
+ * `onAfterCommitError` and does not change the answer (what it did not do, a reconciler does).
+ * `later` is the answer the unit's request gives once that work is done (answerAfterCommit).
+ */
+export async function unitOfWork<T>(
+  fn: (trx: Knex.Transaction) => Promise<T>,
+  onAfterCommitError: (err: unknown) => void,
+): Promise<{ value: T; later?: () => Promise<unknown> }> {
+  const unit: UnitOfWork = { trx: undefined as unknown as Knex.Transaction, afterCommit: [] };
+  const value = await units.exit(() =>
+    pool().transaction((trx) => {
+      unit.trx = trx;
+      return units.run(unit, () => fn(trx));
+    }),
+  );
+  await units.exit(async () => {
+    for (const work of unit.afterCommit) {
+      try {
+        await work();
+      } catch (err) {
+        onAfterCommitError(err);
+      }
+    }
+  });
+  const { later } = unit;
+  return later ? { value, later: () => units.exit(later) } : { value };
+}
+
+/**
+ * The answer of a write that waits for its own work (spec 4.4 `wait_for_completion_ms`). Inside
+ * a unit of work, the work cannot start before the COMMIT: the unit answers `now` (stored with the
+ * writes) and `later` once its after-commit work is done. Elsewhere `later` is the answer.
+ */
+export async function answerAfterCommit<T>(now: T, later: () => Promise<T>): Promise<T> {
+  const unit = units.getStore();
+  if (!unit) return later();
+  unit.later = later;
+  return now;
+}
+
+/**
+ * Work outside the database that must follow a write (a workflow start, a signal). Inside a unit
+ * of work it waits for the unit's COMMIT (a workflow never sees a row that may still roll back);
+ * elsewhere it runs now, and its failure is the caller's.
+ */
+export async function afterCommit(work: () => Promise<void>): Promise<void> {
+  const unit = units.getStore();
+  if (unit) unit.afterCommit.push(work);
+  else await work();
 }
 
 export async function closeDb(): Promise<void> {
@@ -155,9 +247,11 @@ export async function readPrepared<Row>(
   opts: { types?: typeof TIMESTAMPS_AS_ISO } = {},
 ): Promise<Row[]> {
   // A transaction's builder would silently run outside its transaction here.
-  if ((query as unknown as { client?: { transacting?: boolean } }).client?.transacting)
+  if (!inUnitOfWork() && (query as unknown as { client?: { transacting?: boolean } }).client?.transacting)
     throw new Error('readPrepared runs on the pool, not in a transaction');
   const { sql, bindings } = 'toSQL' in query ? query.toSQL().toNative() : query;
+  // Inside a unit of work the read sees the unit's own writes: it runs on the unit's connection
+  // (a transaction's client hands out its one connection and releases nothing).
   const client = db().client;
   const connection = (await client.acquireConnection()) as pg.Client;
   try {

@@ -78,7 +78,9 @@ export function operationErrorCodes(op: AnyOperation, opts: { hasPathParams: boo
     if (opts.cursor) codes.add('bad_cursor');
     if (opts.limit) codes.add('bad_pagination');
     if (opts.hasPathParams) codes.add('not_found');
-    if (op.kind === 'write') codes.add('idempotency_key_conflict');
+    // spec 8: a key reused with another body, or (409 conflict, retryable) still held by a twin
+    // that has not answered within the wait (api/idempotency.ts).
+    if (op.kind === 'write') for (const c of ['idempotency_key_conflict', 'conflict'] as const) codes.add(c);
   }
   for (const c of op.errors ?? []) codes.add(c);
   return ERROR_CATALOGUE.map((e) => e.code).filter((c) => codes.has(c));

@@ -224,7 +224,7 @@ async function runIdempotent(s: CallState, key: string): Promise<void> {
     s.idempotencyScope.operation,
     requestHash(s.idempotencyScope.hashSubject, s.parsed),
     async () => ({ status: 200, body: await invoke(s) }),
-    { encryptBody: s.op.secretResponse },
+    { encryptBody: s.op.secretResponse, name: s.op.name },
   );
   s.replayed = replayed;
   if (replayed) idempotentReplays.inc({ operation: s.op.name });

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
-import { db } from '../db';
+import { afterCommit, answerAfterCommit, db, inUnitOfWork } from '../db';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { log } from '../logger';
@@ -133,6 +133,14 @@ export async function startQueuedJob(
   opts: { withdraw?: () => Promise<boolean>; start?: (job: StartableJob) => Promise<void> } = {},
 ): Promise<void> {
   const { withdraw = () => withdrawUnstartedJob(job.id), start = startWorkflowOfJob } = opts;
+  // Inside a unit of work (an idempotent request) the job commits with the request's stored
+  // answer, so it is never withdrawn: its workflow starts after the COMMIT, and a start that
+  // fails or never happens (the process died) is the reconciler's (./reconcile.ts).
+  if (inUnitOfWork())
+    return afterCommit(async () => {
+      await start(job);
+      await markWorkflowStarted([job.id]);
+    });
   try {
     await start(job);
   } catch (err) {
@@ -197,6 +205,17 @@ export function markWorkflowStarted(jobIds: readonly string[]): Promise<void> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The answer `{ data: Job }` of a request that queued `job` and may wait for it (spec 4.4
+ * `wait_for_completion_ms`): the job as queued, or as it stands when the wait ends. Inside a unit
+ * of work the wait runs after the COMMIT (lib/db.ts answerAfterCommit): a worker cannot see the
+ * job before.
+ */
+export function answerWithJob<T>(job: JobRow, waitForCompletionMs: number | undefined, present: (row: JobRow) => T): Promise<T> {
+  if (!waitForCompletionMs || waitForCompletionMs <= 0) return Promise.resolve(present(job));
+  return answerAfterCommit(present(job), async () => present(await waitForJob(job, waitForCompletionMs)));
+}
 
 /**
  * spec 4.4 wait_for_completion_ms (clamped to the configured maximum): polls the job row (the

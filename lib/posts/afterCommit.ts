@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { db } from '../db';
+import { afterCommit, db } from '../db';
 import { log } from '../logger';
 import { temporalClient } from '../temporal';
 import { syncPublishWorkflow } from '../temporal/start/publishPost';
@@ -51,10 +51,15 @@ async function bestEffort(failure: string, postId: string, fn: () => Promise<voi
   }
 }
 
-/** Tells the post's workflows what a committed change did to them (see above); never throws. */
-export async function afterPostCommitted(
-  c: Pick<Committed, 'post' | 'scheduleChanged' | 'reviewStarted' | 'reviewDecided'>,
-): Promise<void> {
+/**
+ * Tells the post's workflows what a committed change did to them (see above); never throws.
+ * Inside a unit of work (an idempotent request, lib/db.ts) it runs once the unit has committed.
+ */
+export function afterPostCommitted(c: Pick<Committed, 'post' | 'scheduleChanged' | 'reviewStarted' | 'reviewDecided'>): Promise<void> {
+  return afterCommit(() => tellWorkflows(c));
+}
+
+async function tellWorkflows(c: Pick<Committed, 'post' | 'scheduleChanged' | 'reviewStarted' | 'reviewDecided'>): Promise<void> {
   const { post } = c;
   if (c.scheduleChanged)
     await bestEffort('publish workflow sync deferred to the reconciler', post.id, async () =>

@@ -36,6 +36,17 @@ export interface ApiProcess extends TestServer {
  * something travels through Redis rather than through memory.
  */
 export async function startApiProcess(env: Record<string, string> = {}): Promise<ApiProcess> {
+  // A free port can be taken by another process before the child listens on it: try again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startApiProcessOnce(env);
+    } catch (err) {
+      if (attempt === 3 || !(err instanceof Error) || !err.message.includes('exited during start-up')) throw err;
+    }
+  }
+}
+
+async function startApiProcessOnce(env: Record<string, string>): Promise<ApiProcess> {
   const port = await freePort();
   let mcpPort = await freePort();
   while (mcpPort === port) mcpPort = await freePort();
@@ -58,7 +69,7 @@ export async function startApiProcess(env: Record<string, string> = {}): Promise
   child.once('exit', () => {
     exited = true;
   });
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 90_000;
   for (;;) {
     if (exited) throw new Error('the API process exited during start-up');
     // Up when both doors answer (the REST and the MCP listener start one after the other).
@@ -70,7 +81,7 @@ export async function startApiProcess(env: Record<string, string> = {}): Promise
     if ((await answers(`${url}/v1/health`)) && (await answers(`${mcpUrl}/.well-known/oauth-protected-resource`))) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error('the API process did not start within 30 s');
+      throw new Error('the API process did not start within 90 s');
     }
     await new Promise((r) => setTimeout(r, 100));
   }

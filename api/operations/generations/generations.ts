@@ -3,7 +3,7 @@ import { db } from '../../../lib/db';
 import { charsForTokens } from '../../../lib/knowledge/documents';
 import { errors } from '../../../lib/errors';
 import { estimateCompletionMs, presentJob, type GenerationJobInput } from '../../../lib/generation/jobs';
-import { enqueueJob, waitForJob } from '../../../lib/jobs/queue';
+import { answerWithJob, enqueueJob } from '../../../lib/jobs/queue';
 import { contentTypeForPillar, ideaBriefText } from '../../../lib/ideas/ideas';
 import { Idea, Note, Source } from '../../../lib/models';
 import { parseInZone } from '../../../lib/time';
@@ -169,6 +169,6 @@ export const createGeneration = defineOperation({
       estimatedMs: await estimateCompletionMs(),
       limits,
     });
-    return { data: presentJob(await waitForJob(job, input.wait_for_completion_ms)) };
+    return answerWithJob(job, input.wait_for_completion_ms, (row) => ({ data: presentJob(row) }));
   },
 });

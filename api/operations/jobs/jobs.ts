@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { config } from '../../../lib/config';
-import { db } from '../../../lib/db';
+import { afterCommit, db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { finishJob, JOB_STATUSES, JOB_TYPES, presentJob, progressNow, type Job, type JobRow } from '../../../lib/generation/jobs';
 import { settleJobSpend } from '../../../lib/generation/spend';
@@ -101,11 +101,15 @@ export const cancelJob = defineOperation({
       return finishJob(trx, input.jobId, { status: 'CANCELLED', progress: progressNow(0, 'Cancelled') });
     });
     if (cancelled) {
-      // The reservation is released (cost 0) right after the cancel's COMMIT (docs/generation.md).
-      await settleJobSpend(db(), input.jobId).catch((err) =>
-        log.warn('cancelled job not settled; the reconciler settles it', { jobId: input.jobId, err: (err as Error).message }),
-      );
-      await cancelGenerationWorkflow(input.jobId);
+      // After the cancel's COMMIT (the request's, when it is a unit of work: lib/db.ts): the
+      // reservation is released (cost 0, docs/generation.md), then the workflow is told; one that
+      // misses the cancel finds its job CANCELLED at its first step.
+      await afterCommit(async () => {
+        await settleJobSpend(db(), input.jobId).catch((err) =>
+          log.warn('cancelled job not settled; the reconciler settles it', { jobId: input.jobId, err: (err as Error).message }),
+        );
+        await cancelGenerationWorkflow(input.jobId);
+      });
       return { data: presentJob(cancelled) };
     }
     const current = await findJob(auth, input.jobId);

@@ -3,7 +3,7 @@ import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { presentJob } from '../../../lib/generation/jobs';
-import { enqueueJob, waitForJob } from '../../../lib/jobs/queue';
+import { answerWithJob, enqueueJob } from '../../../lib/jobs/queue';
 import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
 import { Project } from '../../../lib/models';
 import {
@@ -89,7 +89,7 @@ export const createKnowledge = defineOperation({
       estimatedMs: config.knowledge.estimatedCompletionMs,
       limits: paid ? await loadAiLimits(db(), auth.workspaceId, budgetTargetOf(project)) : null,
     });
-    return { data: presentJob(await waitForJob(job, input.wait_for_completion_ms)) };
+    return answerWithJob(job, input.wait_for_completion_ms, (row) => ({ data: presentJob(row) }));
   },
 });
 

@@ -3,7 +3,7 @@ import { config } from '../../../lib/config';
 import { errors } from '../../../lib/errors';
 import { Post } from '../../../lib/models';
 import { presentJob } from '../../../lib/generation/jobs';
-import { enqueueJob, waitForJob } from '../../../lib/jobs/queue';
+import { answerWithJob, enqueueJob } from '../../../lib/jobs/queue';
 import { IMAGE_STYLES, type ImageJobInput } from '../../../lib/media/imageGenerator';
 import { defineOperation } from '../../operation';
 import { requireProjectWithAiLimits } from '../projects/resolve';
@@ -68,6 +68,6 @@ export const createImageGeneration = defineOperation({
       estimatedMs: config.images.estimatedCompletionMs,
       limits,
     });
-    return { data: presentJob(await waitForJob(job, input.wait_for_completion_ms)) };
+    return answerWithJob(job, input.wait_for_completion_ms, (row) => ({ data: presentJob(row) }));
   },
 });

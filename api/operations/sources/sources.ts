@@ -2,7 +2,7 @@ import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { presentJob, type JobRow } from '../../../lib/generation/jobs';
-import { startQueuedJob, waitForJob } from '../../../lib/jobs/queue';
+import { answerWithJob, startQueuedJob } from '../../../lib/jobs/queue';
 import { storeInlineFile } from '../../../lib/ingest/inlineUpload';
 import { usableUpload } from '../../../lib/media/uploads';
 import { newId } from '../../../lib/ids';
@@ -132,12 +132,11 @@ export const createSource = defineOperation({
         previous: existing.job_id,
       };
     });
-    let job = outcome.job;
+    const job = outcome.job;
     if (outcome.fresh) {
       await startQueuedJob(job, { withdraw: () => withdrawSourceIngest(job.id, outcome.sourceId, outcome.previous) });
     }
-    job = await waitForJob(job, input.wait_for_completion_ms);
-    return { data: presentJob(job) };
+    return answerWithJob(job, input.wait_for_completion_ms, (row) => ({ data: presentJob(row) }));
   },
 });
 
