@@ -204,8 +204,9 @@ describe('bodies over their limit: the 413 reaches a fetch client (spec 4.7, 8; 
       // 64 KiB every 20 ms: over the edge after about a second, never near the byte bound.
       const r = await endlessUpload(stack.apiUrl, 20);
       assert.match(r.answer, /^HTTP\/1\.1 413 /);
-      // The connection lingers after the answer (the body is still read), and not past the bound.
-      assert.ok(r.openAfterAnswerMs >= 800 && r.openAfterAnswerMs < 10_000, `${r.openAfterAnswerMs} ms`);
+      // The connection lingers after the answer (the body is still read), and not past the bound
+      // (the lower limit leaves room for a loaded machine: without the linger it is 0 ms).
+      assert.ok(r.openAfterAnswerMs >= 500 && r.openAfterAnswerMs < 10_000, `${r.openAfterAnswerMs} ms`);
     });
   });
 });
