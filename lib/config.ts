@@ -434,10 +434,20 @@ function loadConfig() {
       },
     } satisfies Record<string, PlanLimits>,
     /**
-     * Testing only (test/api/crashPoints.test.ts): `<operation>:<point>` makes an API process
+     * Testing only (test/api/crashPoints.e2e.test.ts): `<operation>:<point>` makes an API process
      * SIGKILL itself when an idempotent write of that operation reaches that point (lib/crashPoints.ts).
      */
     crashAt: optional('CRASH_AT'),
+    /**
+     * The lingering close after a request body over its limit (api/body.ts, RFC 9112 9.6): how
+     * much more of the body is read and thrown away, and for how long, before the connection is
+     * cut. Enough for a client that sends a few MB over a cap to read its 413; an endless body is
+     * cut off at either bound.
+     */
+    bodyDiscard: {
+      maxBytes: int('BODY_DISCARD_MAX_BYTES', 16 * 1024 ** 2),
+      maxMs: int('BODY_DISCARD_MAX_MS', 5_000),
+    },
   };
 }
 

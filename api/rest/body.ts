@@ -33,9 +33,8 @@ export async function parseBody(ctx: Context, next: Next): Promise<void> {
     text = await readBodyText(ctx, limit?.maxBytes ?? MAX_BODY_BYTES);
   } catch (err) {
     if (!(limit?.tooLarge === 'bare' && err instanceof ApiError && err.status === 413)) throw err;
-    // The rest of the body is not read: the connection closes after this answer.
+    // readBodyText has set up the lingering close (Connection: close) this answer is sent with.
     ctx.status = 413;
-    ctx.set('Connection', 'close');
     ctx.body = 'Request Entity Too Large';
     ctx.type = 'text/plain';
     return;

@@ -1,5 +1,19 @@
+import type { AnyQueryBuilder, QueryBuilder, TransactionOrKnex } from 'objection';
 import type { Delivery } from '../posts/lifecycle';
-import { WorkspaceScopedModel } from './scoped';
+import { PostStatus } from './PostStatus';
+import { WorkspaceScopedModel, type Reach } from './scoped';
+
+/**
+ * spec 5.4: the client view, posts in review, scheduled or published. A post is in it by its
+ * board category (a board move only relabels the post, spec 3.1, so a post moved to the review
+ * column keeps its legacy status) or by its legacy status. "In review" includes the outcome of a
+ * review round (`approved`, `rejected`, docs/review.md), so a client reviewer still sees the post
+ * it just decided.
+ */
+export const CLIENT_VIEW = {
+  categories: ['review', 'scheduled', 'published'],
+  statuses: ['waitingApproval', 'approved', 'rejected', 'scheduled', 'published'],
+} as const;
 
 /** The columns of `posts` (spec 2.7), the one row shape every post type derives from. */
 export interface PostColumns {
@@ -45,4 +59,22 @@ export interface Post extends PostColumns {}
 export class Post extends WorkspaceScopedModel {
   static tableName = 'posts';
   static jsonAttributes = ['delivery', 'review', 'media'];
+
+  /** The posts a reader reads: `visibleTo`, and for a Client-role reader only the client view (spec 5.4). */
+  static readableBy(reader: Reach & { role: string }, trx?: TransactionOrKnex): QueryBuilder<Post> {
+    const q = Post.visibleTo(reader, trx);
+    if (reader.role === 'client') q.where(Post.inClientView(reader.workspaceId));
+    return q;
+  }
+
+  /** The client view's condition (CLIENT_VIEW) on the posts of a query that reads them as `table`, for `.where()`. */
+  static inClientView(workspaceId: string, table = 'posts') {
+    return (q: AnyQueryBuilder) =>
+      q.whereIn(`${table}.status`, [...CLIENT_VIEW.statuses]).orWhereIn(
+        `${table}.status_id`,
+        PostStatus.forWorkspace(workspaceId)
+          .whereIn('post_statuses.category', [...CLIENT_VIEW.categories])
+          .select('post_statuses.id'),
+      );
+  }
 }

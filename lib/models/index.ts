@@ -5,7 +5,7 @@ export { type Reach, WorkspaceScopedModel } from './scoped';
 export { Workspace } from './Workspace';
 export { Project, PROJECT_TYPES, type ProjectColumns, type ProjectType } from './Project';
 export { Connection } from './Connection';
-export { Post, type PostColumns } from './Post';
+export { CLIENT_VIEW, Post, type PostColumns } from './Post';
 export { PostStatus } from './PostStatus';
 export { CalendarSlot, Note } from './Note';
 export { Idea, type IdeaColumns } from './Idea';

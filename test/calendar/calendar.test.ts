@@ -221,10 +221,15 @@ describe('calendar and company pages', () => {
       [w.ny.id],
       'only assigned projects',
     );
+    // The failed post is still in the scheduled column (a failure does not move the board), so it
+    // is in the client view here as in the post list (lib/models/Post.ts CLIENT_VIEW).
     assert.deepEqual(
       res.body.data.entries.map((e: any) => e.id).sort(),
-      [w.ids.inReview, w.ids.lateMonday, w.ids.published, w.ids.tuesdayEvening].sort(),
+      [w.ids.inReview, w.ids.lateMonday, w.ids.published, w.ids.failed, w.ids.tuesdayEvening].sort(),
     );
+    const listed = await call('GET', `/v1/posts?projectId=${w.ny.id}`);
+    assert.ok(listed.body.data.some((p: any) => p.id === w.ids.failed));
+    assert.ok(!listed.body.data.some((p: any) => p.id === w.ids.draft));
     // An admin's OAuth token sees everything, like the API key.
     const admin = await member(w.workspace.id, 'Admin');
     const full = await client(api.url, await oauth(admin.email, w.workspace.id, w.ny.id))(

@@ -10,7 +10,6 @@ import { calendarSchema } from './schema';
 import { single } from '../../output';
 import { isoDate } from '../../validation';
 import { projectName } from '../projects/present';
-import { CLIENT_VISIBLE_STATUSES } from '../posts/posts';
 
 // GET /v1/calendar and list_calendar (spec 4.1 names the endpoint; 4.9 the tool; 5.4 the
 // client view). docs/calendar.md has the rules: a bounded range of calendar days read in each
@@ -165,10 +164,11 @@ export const listCalendar = defineOperation({
     const entries: CalendarEntry[] = [];
 
     // Scheduled (and failed) posts at their scheduled time, published posts at their publish time.
-    const posts = Post.forWorkspace(auth.workspaceId)
+    // spec 5.4: a client reads only the posts of its view, here as in the post list.
+    const posts = Post.readableBy(auth)
       .whereIn('posts.project_id', ids)
       .whereNull('posts.deleted_at')
-      .whereIn('posts.status', client ? ['scheduled', 'published'] : ['scheduled', 'published', 'failed_to_publish'])
+      .whereIn('posts.status', ['scheduled', 'published', 'failed_to_publish'])
       .whereRaw(`(${POST_AT_SQL}) >= ?`, [lo])
       .whereRaw(`(${POST_AT_SQL}) < ?`, [hi])
       .select('posts.id', 'posts.project_id', 'posts.status', 'posts.title', 'posts.content_type', db().raw(`${POST_AT_SQL} as at`))
@@ -189,8 +189,7 @@ export const listCalendar = defineOperation({
       .select('posts.id', 's.id as slot_id', 's.project_id', 'posts.status', 'posts.title', 's.content_type', 's.date as at')
       .limit(MAX_ENTRIES + 1)
       .castTo<Array<TimedRow & { slot_id: string; status: string; title: string }>>();
-    // spec 5.4: a client sees only posts in review, scheduled or published.
-    if (client) drafts.whereIn('posts.status', CLIENT_VISIBLE_STATUSES);
+    if (client) drafts.where(Post.inClientView(auth.workspaceId));
     const [postRows, draftRows] = await Promise.all([posts, drafts]);
     for (const r of postRows)
       if (inWindow(r.project_id, r.at)) entries.push({ type: 'post', ...timed(r), status: r.status, title: r.title });

@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { Post, PostStatus } from '../../../lib/models';
+import { CLIENT_VIEW, Post, PostStatus } from '../../../lib/models';
 import { page } from '../../output';
 import { postStatusSchema } from './schema';
 import { defineOperation } from '../../operation';
-import { CLIENT_VISIBLE_STATUSES } from './posts';
 import { onlyPage } from '../../pagination';
 
 export const listPostStatuses = defineOperation({
@@ -16,12 +15,12 @@ export const listPostStatuses = defineOperation({
   input: z.object({}).strict(),
   output: page(postStatusSchema),
   handler: async ({ auth }) => {
-    const counts = Post.visibleTo(auth)
+    // spec 5.4: a client counts only the posts of its view.
+    const counts = Post.readableBy(auth)
       .whereNull('posts.deleted_at')
       .groupBy('posts.status_id')
       .select('posts.status_id')
       .count({ n: '*' });
-    if (auth.role === 'client') counts.whereIn('posts.status', CLIENT_VISIBLE_STATUSES);
     const q = PostStatus.forWorkspace(auth.workspaceId)
       .alias('s')
       .leftJoin(counts.as('c'), 'c.status_id', 's.id')
@@ -33,8 +32,8 @@ export const listPostStatuses = defineOperation({
         { column: 's.id', order: 'asc' },
       ])
       .select('s.id', 's.title', 's.category', 's.is_default', 's.position', 'c.n');
-    // spec 5.4: the client view shows only review, scheduled and published.
-    if (auth.role === 'client') q.whereIn('s.category', ['review', 'scheduled', 'published']);
+    // spec 5.4: the client view shows only the columns of review, scheduled and published.
+    if (auth.role === 'client') q.whereIn('s.category', [...CLIENT_VIEW.categories]);
     const rows = await q.castTo<Array<PostStatus & { n: number | null }>>();
     return onlyPage(
       rows.map((r) => ({

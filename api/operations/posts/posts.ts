@@ -24,17 +24,9 @@ async function requiresReview(workspaceId: string): Promise<boolean> {
   return !!w?.require_review_workflow;
 }
 
-/**
- * spec 5.4: a client-role account sees only posts in review, scheduled or published. "In review"
- * includes the outcome of a review round (`approved`, `rejected`, docs/review.md), so a client
- * reviewer still sees the post it just decided.
- */
-export const CLIENT_VISIBLE_STATUSES = ['waitingApproval', 'approved', 'rejected', 'scheduled', 'published'];
-
+/** The posts the caller reads (spec 5.4: a client-role account only the client view, lib/models/Post.ts). */
 export function postsOf(auth: Reach & Pick<AuthContext, 'role'>) {
-  const q = Post.visibleTo(auth).whereNull('posts.deleted_at');
-  if (auth.role === 'client') q.whereIn('posts.status', CLIENT_VISIBLE_STATUSES);
-  return q;
+  return Post.readableBy(auth).whereNull('posts.deleted_at');
 }
 
 /**
