@@ -61,7 +61,7 @@ const DATABASE_BASE = process.env.BENCH_READS_DATABASE_URL ?? 'postgres://postgr
 const REDIS_URL = process.env.BENCH_READS_REDIS_URL ?? 'redis://127.0.0.1:6379/8';
 const databaseUrl = (posts: number) => `${DATABASE_BASE}_${posts}`;
 /** The mark a seeded database carries (its comment), so --keep reuses only what this seed wrote. */
-const SEED_MARK = (posts: number) => `bench reads seed v1: ${posts} posts`;
+const SEED_MARK = (posts: number) => `bench reads seed v2: ${posts} posts`;
 
 Object.assign(process.env, {
   REDIS_URL,
@@ -138,9 +138,11 @@ async function main() {
   const small = await seeded(SMALL);
   const large = await seeded(LARGE);
   const { readSurfaces } = await import('./reads/surfaces');
-  const apiSmall = await startServer('api-small', 'bench/harness/serve-app.ts', { ...process.env, DATABASE_URL: small.url });
-  const apiLarge = await startServer('api-large', 'bench/harness/serve-app.ts', { ...process.env, DATABASE_URL: large.url });
-  const replay = await startServer('replay', 'bench/harness/serve-replay.ts', { ...process.env, DATABASE_URL: large.url });
+  // Pools of 8 (the API's default is 10): three servers share a Postgres other work uses too.
+  const env = { ...process.env, DB_POOL_MAX: '8' };
+  const apiSmall = await startServer('api-small', 'bench/harness/serve-app.ts', { ...env, DATABASE_URL: small.url });
+  const apiLarge = await startServer('api-large', 'bench/harness/serve-app.ts', { ...env, DATABASE_URL: large.url });
+  const replay = await startServer('replay', 'bench/harness/serve-replay.ts', { ...env, DATABASE_URL: large.url });
   const pool = new pg.Pool({ connectionString: large.url, max: 2 });
   const figures: Figure[] = [];
   const floors: Floor[] = [];
@@ -213,13 +215,19 @@ async function main() {
   process.exit(0);
 }
 
+/** EXPLAIN (ANALYZE, BUFFERS) of each statement, and of its generic plan when it is prepared (./reads/plans.ts). */
 async function explain(pool: pg.Pool, statements: readonly CapturedStatement[]) {
-  for (const s of statements) {
-    if (/^\s*(begin|commit|rollback|start transaction)\b/i.test(s.text)) continue;
-    const values = s.values.map((v) => (v !== null && typeof v === 'object' ? Buffer.from(v.base64, 'base64') : v));
-    const r = await pool.query(`explain (analyze, buffers) ${s.text}`, values);
-    console.log(`    ${s.text.replace(/\s+/g, ' ')}`);
-    for (const row of r.rows as Array<{ 'QUERY PLAN': string }>) console.log(`      ${row['QUERY PLAN']}`);
+  const { plansAsSent } = await import('./reads/plans');
+  const client = await pool.connect();
+  try {
+    for (const s of statements) {
+      if (/^\s*(begin|commit|rollback|start transaction)\b/i.test(s.text)) continue;
+      console.log(`    ${s.name ? 'prepared' : 'unnamed'}: ${s.text.replace(/\s+/g, ' ')}`);
+      for (const [i, p] of (await plansAsSent(client, s, { analyze: true })).entries())
+        console.log(`      ${i ? 'generic plan' : 'with its values'}:\n${p.replace(/^/gm, '        ')}`);
+    }
+  } finally {
+    client.release();
   }
 }
 

@@ -67,8 +67,12 @@ const TAIL_POWER = 2;
 /** The workspace number (1-based) of a uniform draw `u` in SQL, for W workspaces. */
 const workspaceOf = (u: string, w: number) => `case when ${u} < 0.1 then 1 else 2 + floor(${w - 1} * power((${u} - 0.1) / 0.9, ${TAIL_POWER}))::int end`;
 
-/** A uniform draw in [0, 1) from an integer, stable across runs (Knuth's multiplicative hash). */
-const draw = (i: string, salt = 0) => `(((${i}::bigint + ${salt}) * 2654435761) % 4294967296)::float8 / 4294967296`;
+/**
+ * A uniform draw in [0, 1) from an integer, stable across runs (Knuth's multiplicative hash). The
+ * status is drawn with Postgres' hashint4 instead: a second draw of this hash, salted, would be
+ * this one shifted, and the largest workspace would hold only two statuses.
+ */
+const draw = (i: string) => `((${i}::bigint * 2654435761) % 4294967296)::float8 / 4294967296`;
 
 /**
  * The tail workspace whose posts are the median's at any size: at relative rank ½ of the tail.
@@ -126,7 +130,7 @@ export async function seedReads(k: Knex, size: SeedSize, log: (line: string) => 
        from generate_series(1, ${P}) i,
             lateral (select ${workspaceOf(draw('i'), W)} as w,
                             to_timestamp(?) + (i::float8 / ${P}) * ${historyDays} * interval '1 day' as created,
-                            ${draw('i', 17)} as v) d,
+                            (hashint4(i) & 2147483647)::float8 / 2147483648 as v) d,
             lateral (select case when v < 0.55 then 'published' when v < 0.70 then 'scheduled' when v < 0.90 then 'draft'
                                  when v < 0.95 then 'waitingApproval' when v < 0.98 then 'failed_to_publish' else 'draft' end as st) s`,
     [now / 1000, now / 1000, (now - historyDays * 86_400_000) / 1000],

@@ -176,10 +176,14 @@ export const listCalendar = defineOperation({
       .castTo<Array<TimedRow & { status: string; title: string }>>();
     // Posts not on the schedule that hold a calendar slot (a planned draft).
     // Calendar slots of the projects within [lo, hi), joined to what they plan (`posts` or `notes`).
+    // The join implies the slot's column is set; said outright, it lets Postgres read the slots
+    // of that kind alone (calendar_slots_posts / calendar_slots_notes, migration 20261201100000)
+    // and know how many there are, rather than join every note of the database to all slots.
     const slots = (table: 'posts' | 'notes') =>
       CalendarSlot.forWorkspace(auth.workspaceId)
         .alias('s')
         .join(table, `${table}.id`, table === 'posts' ? 's.post_id' : 's.note_id')
+        .whereNotNull(table === 'posts' ? 's.post_id' : 's.note_id')
         .whereIn('s.project_id', ids)
         .where('s.date', '>=', lo)
         .where('s.date', '<', hi);
