@@ -71,7 +71,8 @@ Object.assign(process.env, {
   NODE_ENV: 'production',
 });
 
-const label = (n: number) => (n >= 1_000_000 && n % 1_000_000 === 0 ? `${n / 1_000_000}M` : n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n));
+const label = (n: number) =>
+  n >= 1_000_000 && n % 1_000_000 === 0 ? `${n / 1_000_000}M` : n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n);
 
 async function seeded(posts: number) {
   const url = databaseUrl(posts);
@@ -82,7 +83,10 @@ async function seeded(posts: number) {
   if (opt.keep) {
     const admin = new pg.Client({ connectionString: url.replace(/\/[^/]+$/, '/postgres') });
     await admin.connect();
-    const { rows } = await admin.query('select shobj_description(oid, $2) as mark from pg_database where datname = $1', [name, 'pg_database']);
+    const { rows } = await admin.query('select shobj_description(oid, $2) as mark from pg_database where datname = $1', [
+      name,
+      'pg_database',
+    ]);
     await admin.end();
     if (rows[0]?.mark === SEED_MARK(posts)) {
       k = createKnex(url);
@@ -122,7 +126,15 @@ interface Floor {
   ratio: number;
 }
 
-const pick = (r: RunResult) => ({ rps: r.rps, latencyMs: r.latencyMs, errors: r.errors + Object.entries(r.statuses).filter(([s]) => s !== '200').reduce((n, [, c]) => n + c, 0) });
+const pick = (r: RunResult) => ({
+  rps: r.rps,
+  latencyMs: r.latencyMs,
+  errors:
+    r.errors +
+    Object.entries(r.statuses)
+      .filter(([s]) => s !== '200')
+      .reduce((n, [, c]) => n + c, 0),
+});
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
 async function measure(server: ServerHandle, path: string, headers: Record<string, string>) {
@@ -173,13 +185,18 @@ async function main() {
           `  ${sf.surface} (${workspace}): ${label(SMALL)} p50 ${ms(a.latencyMs.p50)} p99 ${ms(a.latencyMs.p99)} ${a.rps.toFixed(0)}/s · ` +
             `${label(LARGE)} p50 ${ms(b.latencyMs.p50)} p99 ${ms(b.latencyMs.p99)} ${b.rps.toFixed(0)}/s${errs}`,
         );
-        console.log(`reads at ${label(LARGE)} ${sf.surface} (${workspace} workspace): p99 ${label(LARGE)} / ${label(SMALL)}: ${f.p99Ratio.toFixed(2)}×`);
+        console.log(
+          `reads at ${label(LARGE)} ${sf.surface} (${workspace} workspace): p99 ${label(LARGE)} / ${label(SMALL)}: ${f.p99Ratio.toFixed(2)}×`,
+        );
       }
     }
     console.log(`\nthe API against its statements behind bare Koa, ${label(LARGE)}, largest workspace:`);
     for (const sf of readSurfaces(large.largest, now)) {
       if (ONLY && !ONLY.test(sf.surface)) continue;
-      const c = await apiLarge.call<{ status: number; statements: CapturedStatement[] }>('statements', { path: sf.path, headers: sf.headers });
+      const c = await apiLarge.call<{ status: number; statements: CapturedStatement[] }>('statements', {
+        path: sf.path,
+        headers: sf.headers,
+      });
       if (c.status !== 200) throw new Error(`${sf.path} answered ${c.status}`);
       console.log(`  • ${sf.surface}: ${c.statements.length} statements: ${describeStatements(c.statements)}`);
       if (opt.explain) await explain(pool, c.statements);
@@ -235,9 +252,12 @@ function report(figures: Figure[], floors: Floor[]) {
   console.log(`\nsummary (target: p99 ${label(LARGE)} / ${label(SMALL)} ≤ 1.5×; API / behind bare Koa ≥ 0.8×):`);
   for (const f of figures) {
     const miss = f.p99Ratio > 1.5 ? '  MISS' : '';
-    console.log(`  ${`${f.surface} (${f.workspace})`.padEnd(42)} p99 ${ms(f.small.latencyMs.p99).padStart(9)} → ${ms(f.large.latencyMs.p99).padStart(9)}  ${f.p99Ratio.toFixed(2)}×${miss}`);
+    console.log(
+      `  ${`${f.surface} (${f.workspace})`.padEnd(42)} p99 ${ms(f.small.latencyMs.p99).padStart(9)} → ${ms(f.large.latencyMs.p99).padStart(9)}  ${f.p99Ratio.toFixed(2)}×${miss}`,
+    );
   }
-  for (const f of floors) console.log(`  ${f.surface.padEnd(42)} API / behind bare Koa ${f.ratio.toFixed(2)}×${f.ratio < 0.8 ? '  MISS' : ''}`);
+  for (const f of floors)
+    console.log(`  ${f.surface.padEnd(42)} API / behind bare Koa ${f.ratio.toFixed(2)}×${f.ratio < 0.8 ? '  MISS' : ''}`);
 }
 
 main().catch((err) => {

@@ -41,7 +41,9 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw('create index concurrently posts_page on posts (workspace_id, project_id, created_at, id) where deleted_at is null');
   for (const kind of ['post', 'note']) {
     await knex.raw(`drop index concurrently if exists calendar_slots_${kind}s`);
-    await knex.raw(`create index concurrently calendar_slots_${kind}s on calendar_slots (workspace_id, project_id, date) where ${kind}_id is not null`);
+    await knex.raw(
+      `create index concurrently calendar_slots_${kind}s on calendar_slots (workspace_id, project_id, date) where ${kind}_id is not null`,
+    );
   }
   for (const [name, table, columns] of STATISTICS) {
     await knex.raw(`drop statistics if exists ${name}`);

@@ -20,7 +20,9 @@ export async function plansAsSent(client: pg.ClientBase, s: CapturedStatement, o
   try {
     await client.query('set plan_cache_mode = force_generic_plan');
     // EXECUTE takes no bound parameters: the values go in as literals (their wire text).
-    const args = values.map((v) => (v === null ? 'null' : (client as pg.Client).escapeLiteral(Buffer.isBuffer(v) ? v.toString() : String(v)))).join(', ');
+    const args = values
+      .map((v) => (v === null ? 'null' : (client as pg.Client).escapeLiteral(Buffer.isBuffer(v) ? v.toString() : String(v))))
+      .join(', ');
     const generic = text(await client.query(`${explain} execute plan_check${values.length ? `(${args})` : ''}`));
     return [custom, generic];
   } finally {
@@ -34,8 +36,7 @@ export function indexScansOn(plan: string, table: string): Array<{ index: string
   const lines = plan.split('\n');
   const found: Array<{ index: string; cond: string }> = [];
   lines.forEach((line, i) => {
-    const m =
-      /Index (?:Only )?Scan(?: Backward)? using (\S+) on (\S+)/.exec(line) ?? /Bitmap Index Scan on (\S+)()/.exec(line);
+    const m = /Index (?:Only )?Scan(?: Backward)? using (\S+) on (\S+)/.exec(line) ?? /Bitmap Index Scan on (\S+)()/.exec(line);
     if (!m) return;
     const [, index, on] = m as unknown as [string, string, string];
     if (on ? on !== table : !index.startsWith(`${table}_`)) return;

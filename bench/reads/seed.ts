@@ -65,7 +65,8 @@ const proj = (n: string) => `'proj_r' || ${pad(n)}`;
 const TAIL_POWER = 2;
 
 /** The workspace number (1-based) of a uniform draw `u` in SQL, for W workspaces. */
-const workspaceOf = (u: string, w: number) => `case when ${u} < 0.1 then 1 else 2 + floor(${w - 1} * power((${u} - 0.1) / 0.9, ${TAIL_POWER}))::int end`;
+const workspaceOf = (u: string, w: number) =>
+  `case when ${u} < 0.1 then 1 else 2 + floor(${w - 1} * power((${u} - 0.1) / 0.9, ${TAIL_POWER}))::int end`;
 
 /**
  * A uniform draw in [0, 1) from an integer, stable across runs (Knuth's multiplicative hash). The
@@ -254,21 +255,50 @@ async function credentials(k: Knex, n: number): Promise<SeededWorkspace> {
   const key = `${API_KEY_PREFIXES.live}bench${String(n).padStart(10, '0')}${'k'.repeat(25)}`;
   const keyScopes = ALL_SCOPES.filter((s) => !(OAUTH_ONLY_SCOPES as readonly string[]).includes(s));
   await k('api_keys')
-    .insert({ id: `key_r${n}`, workspace_id: workspaceId, name: 'bench', mode: 'live', key_hash: keyedHash(key), last4: key.slice(-4), scopes: keyScopes })
+    .insert({
+      id: `key_r${n}`,
+      workspace_id: workspaceId,
+      name: 'bench',
+      mode: 'live',
+      key_hash: keyedHash(key),
+      last4: key.slice(-4),
+      scopes: keyScopes,
+    })
     .onConflict('id')
     .ignore();
   const userId = `usr_r${n}`;
-  await k('users').insert({ id: userId, email: `admin${n}@bench.example.com`, name: 'Admin' }).onConflict('id').ignore();
-  await k('memberships').insert({ id: `mem_r${n}`, workspace_id: workspaceId, user_id: userId, role: 'admin' }).onConflict('id').ignore();
+  await k('users')
+    .insert({ id: userId, email: `admin${n}@bench.example.com`, name: 'Admin' })
+    .onConflict('id')
+    .ignore();
+  await k('memberships')
+    .insert({ id: `mem_r${n}`, workspace_id: workspaceId, user_id: userId, role: 'admin' })
+    .onConflict('id')
+    .ignore();
   await k('oauth_clients')
-    .insert({ id: 'cli_rbench', client_name: 'Bench', redirect_uris: ['https://bench.example.com/cb'], grant_types: ['authorization_code'], response_types: ['code'] })
+    .insert({
+      id: 'cli_rbench',
+      client_name: 'Bench',
+      redirect_uris: ['https://bench.example.com/cb'],
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+    })
     .onConflict('id')
     .ignore();
   const scopes = [...ALL_SCOPES];
   const plaintext = randomToken(ACCESS_TOKEN_PREFIX);
   await k.transaction(async (trx) => {
     await trx('oauth_grants')
-      .insert({ id: `grt_r${n}`, user_id: userId, client_id: 'cli_rbench', workspace_id: workspaceId, default_project_id: projectId, access_level: 'full', requested_scopes: scopes, scopes })
+      .insert({
+        id: `grt_r${n}`,
+        user_id: userId,
+        client_id: 'cli_rbench',
+        workspace_id: workspaceId,
+        default_project_id: projectId,
+        access_level: 'full',
+        requested_scopes: scopes,
+        scopes,
+      })
       .onConflict('id')
       .ignore();
     const family = await createFamily(trx, {
