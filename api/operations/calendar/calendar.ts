@@ -64,7 +64,7 @@ export type CalendarEntry =
   | (TimedEntry & { type: 'note'; content: string; slotId: string })
   | { type: 'idea'; id: string; projectId: string; date: string; title: string; status: string };
 
-/** A post's calendar instant: its publish time once published, else its scheduled time. The index posts_calendar (migration 20261130100200) holds this very expression: change both together. */
+/** A post's calendar instant: its publish time once published, else its scheduled time. The index posts_calendar_entries (migration 20261201100200) holds this very expression: change both together. */
 const POST_AT_SQL = `case when posts.status = 'published' then coalesce(posts.published_at, posts.scheduled_at) else posts.scheduled_at end`;
 
 const TYPE_ORDER = { post: 0, draft: 1, note: 2, idea: 3 } as const;
