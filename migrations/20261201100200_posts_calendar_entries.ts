@@ -27,6 +27,8 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw(`create index concurrently if not exists posts_calendar on posts (workspace_id, project_id, ${ENTRY}) where deleted_at is null`);
+  await knex.raw(
+    `create index concurrently if not exists posts_calendar on posts (workspace_id, project_id, ${ENTRY}) where deleted_at is null`,
+  );
   await knex.raw('drop index concurrently if exists posts_calendar_entries');
 }

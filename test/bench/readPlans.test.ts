@@ -35,7 +35,12 @@ describe('read plans at scale (bench/reads)', function () {
     k = createKnex(url);
     seeded = await seedReads(k, { posts: POSTS });
     pool = new pg.Pool({ connectionString: url, max: 2 });
-    api = await startServer('plans-api', 'bench/harness/serve-app.ts', { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'error' });
+    api = await startServer('plans-api', 'bench/harness/serve-app.ts', {
+      ...process.env,
+      DATABASE_URL: url,
+      LOG_LEVEL: 'error',
+      DB_POOL_MAX: '4',
+    });
   });
 
   after(async () => {
@@ -56,8 +61,10 @@ describe('read plans at scale (bench/reads)', function () {
       const failures: string[] = [];
       const w = seeded[which];
       // An index condition that holds a read to the workspace's rows (its own, a project's or an
-      // endpoint's), or a join's probe by another row's key (a post's primary key from its slot).
-      const scoped = /\((workspace_id|project_id|endpoint_id)\)::text = |= \(?[a-z_0-9]+\.[a-z_0-9]+\)?(::text)?\)$/;
+      // endpoint's), a join's probe by another row's key (a post's primary key from its slot), or
+      // one row by its primary key.
+      const scoped =
+        /\((workspace_id|project_id|endpoint_id)\)::text = |= \(?[a-z_0-9]+\.[a-z_0-9]+\)?(::text)?\)$|^\(\(?id\)?(::text)? = /;
       const client = await pool.connect();
       for (const s of readSurfaces(w)) {
         const c = await api.call<{ status: number; statements: CapturedStatement[] }>('statements', { path: s.path, headers: s.headers });
