@@ -111,30 +111,23 @@ interface Figure {
   surface: string;
   workspace: 'largest' | 'small';
   posts: { small: number; large: number };
-  small: Pick<RunResult, 'rps' | 'latencyMs' | 'errors'>;
-  large: Pick<RunResult, 'rps' | 'latencyMs' | 'errors'>;
+  small: Pick<RunResult, 'rps' | 'latencyMs' | 'errors' | 'statuses'>;
+  large: Pick<RunResult, 'rps' | 'latencyMs' | 'errors' | 'statuses'>;
   p99Ratio: number;
 }
 
 interface Floor {
   surface: string;
   statements: number;
-  api: Pick<RunResult, 'rps' | 'latencyMs' | 'errors'>;
-  bare: Pick<RunResult, 'rps' | 'latencyMs' | 'errors'>;
+  api: Pick<RunResult, 'rps' | 'latencyMs' | 'errors' | 'statuses'>;
+  bare: Pick<RunResult, 'rps' | 'latencyMs' | 'errors' | 'statuses'>;
   apiCpuUs: number;
   bareCpuUs: number;
   ratio: number;
 }
 
-const pick = (r: RunResult) => ({
-  rps: r.rps,
-  latencyMs: r.latencyMs,
-  errors:
-    r.errors +
-    Object.entries(r.statuses)
-      .filter(([s]) => s !== '200')
-      .reduce((n, [, c]) => n + c, 0),
-});
+/** A run's figures; `errors` counts every answer but a 200 (bench/harness/load.ts), `statuses` says which. */
+const pick = (r: RunResult) => ({ rps: r.rps, latencyMs: r.latencyMs, statuses: r.statuses, errors: r.errors });
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
 async function measure(server: ServerHandle, path: string, headers: Record<string, string>) {
@@ -180,7 +173,8 @@ async function main() {
           p99Ratio: b.latencyMs.p99 / a.latencyMs.p99,
         };
         figures.push(f);
-        const errs = f.small.errors + f.large.errors ? ` ERRORS ${f.small.errors}/${f.large.errors}` : '';
+        const errs =
+          f.small.errors + f.large.errors ? ` ERRORS ${JSON.stringify(f.small.statuses)} / ${JSON.stringify(f.large.statuses)}` : '';
         console.log(
           `  ${sf.surface} (${workspace}): ${label(SMALL)} p50 ${ms(a.latencyMs.p50)} p99 ${ms(a.latencyMs.p99)} ${a.rps.toFixed(0)}/s · ` +
             `${label(LARGE)} p50 ${ms(b.latencyMs.p50)} p99 ${ms(b.latencyMs.p99)} ${b.rps.toFixed(0)}/s${errs}`,
