@@ -182,7 +182,8 @@ export async function searchDocuments(
   const rows = await k.raw(
     `with q as materialized (select (${tsq.sql}) as tsq),
           hits as (
-            select c.document_id, max(ts_rank_cd(c.tsv, q.tsq)) as rank
+            select c.document_id, max(ts_rank_cd(c.tsv, q.tsq)) as rank,
+                   (array_agg(c.id order by ts_rank_cd(c.tsv, q.tsq) desc, c.ordinal))[1] as best_chunk_id
               from knowledge_chunks c, q
              where c.workspace_id = ? and c.tsv @@ q.tsq and c.document_id in (${vis.sql})
              group by c.document_id
@@ -190,12 +191,13 @@ export async function searchDocuments(
              limit ? offset ?
           )
      select ${DOCUMENT_COLUMNS.join(', ')}, left(d.body, 2001) as head, char_length(d.body) as body_chars, h.rank,
+            -- The best-ranked matching chunk, known from the ranking itself: searching the page's
+            -- documents again had Postgres intersect each with the text-search index's matches
+            -- over the whole database (bench/README.md, reads).
             (select ts_headline(d.regconfig::regconfig, c.content, q.tsq,
                                 'StartSel=**, StopSel=**, MaxWords=40, MinWords=15, MaxFragments=2, FragmentDelimiter=" … "')
                from knowledge_chunks c
-              where c.document_id = h.document_id and c.tsv @@ q.tsq
-              order by ts_rank_cd(c.tsv, q.tsq) desc, c.ordinal
-              limit 1) as snippet
+              where c.id = h.best_chunk_id) as snippet
        from hits h join knowledge_documents d on d.id = h.document_id, q
       order by h.rank desc, d.id desc`,
     [...tsq.bindings, reach.workspaceId, ...vis.bindings, opts.limit + 1, opts.offset],

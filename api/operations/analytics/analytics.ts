@@ -10,7 +10,7 @@ import {
   totalsOf,
 } from '../../../lib/analytics/overview';
 import { sign } from '../../../lib/crypto';
-import { db, readPrepared } from '../../../lib/db';
+import { db, readPrepared, shapedRead } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
 import { Post, Project, Workspace } from '../../../lib/models';
 import { createNetworkClient, type NetworkClient } from '../../../lib/network/client';
@@ -98,6 +98,50 @@ function decodeAnalyticsCursor(cursor: string, filters: string): { v: unknown; i
   }
 }
 
+/**
+ * The per-post page (GET /v1/analytics/posts), by shape: sort key and order, which period bounds
+ * are set, whether a cursor positions it, the page size. The status is written into the text, not
+ * bound: a prepared statement's generic plan can then prove the partial index posts_published
+ * (`where status = 'published'`) applies; with the status as a parameter it read the project's
+ * posts of every status through another index (bench/README.md, reads).
+ */
+const postAnalyticsPage = shapedRead(
+  (
+    shape: { sort: SortKey; order: 'asc' | 'desc'; from: boolean; to: boolean; cursor: boolean; limit: number },
+    param: (name: 'workspaceId' | 'projectId' | 'from' | 'to' | 'cursorValue' | 'cursorId') => string,
+  ) => {
+    const expr = SORTS[shape.sort];
+    const q = Post.forWorkspace(param('workspaceId'))
+      .alias('p')
+      .leftJoin('post_metric_state as s', 's.post_id', 'p.id')
+      .where('p.project_id', param('projectId'))
+      .whereRaw(`p.status = 'published'`)
+      .whereNotNull('p.published_at')
+      .select(
+        'p.id',
+        'p.title',
+        'p.published_at',
+        'p.network_post_urn',
+        's.impressions',
+        's.reactions',
+        's.comments',
+        's.reshares',
+        's.samples',
+        's.sync_state',
+        's.last_synced_at',
+        's.last_error',
+        db().raw(`${expr} as sort_value`),
+      );
+    if (shape.from) q.where('p.published_at', '>=', param('from'));
+    if (shape.to) q.where('p.published_at', '<', param('to'));
+    if (shape.cursor) q.whereRaw(`(${expr}, p.id) ${shape.order === 'desc' ? '<' : '>'} (?, ?)`, [param('cursorValue'), param('cursorId')]);
+    return q
+      .orderByRaw(`${expr} ${shape.order}, p.id ${shape.order}`)
+      .limit(shape.limit + 1)
+      .toKnexQuery();
+  },
+);
+
 export const listPostAnalytics = defineOperation({
   name: 'analytics.posts',
   summary: "Per-post metrics of a project's published posts, sortable by each metric, cursor-paginated.",
@@ -121,44 +165,29 @@ export const listPostAnalytics = defineOperation({
     const limit = parseLimit(input.limit);
     const sort: SortKey = input.sort ?? 'publishedAt';
     const order = input.order ?? 'desc';
-    const expr = SORTS[sort];
-    const q = Post.forWorkspace(auth.workspaceId)
-      .alias('p')
-      .leftJoin('post_metric_state as s', 's.post_id', 'p.id')
-      .where('p.project_id', project.id)
-      .where('p.status', 'published')
-      .whereNotNull('p.published_at')
-      .select(
-        'p.id',
-        'p.title',
-        'p.published_at',
-        'p.network_post_urn',
-        's.impressions',
-        's.reactions',
-        's.comments',
-        's.reshares',
-        's.samples',
-        's.sync_state',
-        's.last_synced_at',
-        's.last_error',
-        db().raw(`${expr} as sort_value`),
-      );
-    if (input.from) q.where('p.published_at', '>=', periodBounds(input.from, input.from, project.timezone).start);
-    if (input.to) q.where('p.published_at', '<', periodBounds(input.to, input.to, project.timezone).end);
     const filters = JSON.stringify([project.id, sort, order, input.from ?? null, input.to ?? null]);
+    let cursor: { value: Date | number; id: string } | null = null;
     if (input.cursor) {
       const c = decodeAnalyticsCursor(input.cursor, filters);
       const value = sort === 'publishedAt' ? new Date(String(c.v)) : Number(c.v);
       if (sort === 'publishedAt' ? Number.isNaN((value as Date).getTime()) : !Number.isFinite(value as number)) throw errors.badCursor();
-      q.whereRaw(`(${expr}, p.id) ${order === 'desc' ? '<' : '>'} (?, ?)`, [value, c.i]);
+      cursor = { value, id: String(c.i) };
     }
-    // Read as plain rows in a prepared statement, as the post list is: the page is presented
-    // here, so neither objection's model instances nor knex's runner earn their cost.
+    // Compiled once per shape and read as plain rows in a prepared statement, as the post list
+    // is: the page is presented here, so neither objection's model instances nor knex's runner
+    // (nor building the query per request) earn their cost.
     const rows = await readPrepared<any>(
-      q
-        .orderByRaw(`${expr} ${order}, p.id ${order}`)
-        .limit(limit + 1)
-        .toKnexQuery(),
+      postAnalyticsPage(
+        { sort, order, from: input.from !== undefined, to: input.to !== undefined, cursor: cursor !== null, limit },
+        {
+          workspaceId: auth.workspaceId,
+          projectId: project.id,
+          from: input.from && periodBounds(input.from, input.from, project.timezone).start,
+          to: input.to && periodBounds(input.to, input.to, project.timezone).end,
+          cursorValue: cursor?.value,
+          cursorId: cursor?.id,
+        },
+      ),
     );
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];

@@ -63,7 +63,7 @@ export type CalendarEntry =
   | (TimedEntry & { type: 'note'; content: string; slotId: string })
   | { type: 'idea'; id: string; projectId: string; date: string; title: string; status: string };
 
-/** A post's calendar instant: its publish time once published, else its scheduled time. The index posts_calendar (migration 20261130100200) holds this very expression: change both together. */
+/** A post's calendar instant: its publish time once published, else its scheduled time. The index posts_calendar_entries (migration 20261201100200) holds this very expression: change both together. */
 const POST_AT_SQL = `case when posts.status = 'published' then coalesce(posts.published_at, posts.scheduled_at) else posts.scheduled_at end`;
 
 const TYPE_ORDER = { post: 0, draft: 1, note: 2, idea: 3 } as const;
@@ -176,10 +176,14 @@ export const listCalendar = defineOperation({
       .castTo<Array<TimedRow & { status: string; title: string }>>();
     // Posts not on the schedule that hold a calendar slot (a planned draft).
     // Calendar slots of the projects within [lo, hi), joined to what they plan (`posts` or `notes`).
+    // The join implies the slot's column is set; said outright, it lets Postgres read the slots
+    // of that kind alone (calendar_slots_posts / calendar_slots_notes, migration 20261201100000)
+    // and know how many there are, rather than join every note of the database to all slots.
     const slots = (table: 'posts' | 'notes') =>
       CalendarSlot.forWorkspace(auth.workspaceId)
         .alias('s')
         .join(table, `${table}.id`, table === 'posts' ? 's.post_id' : 's.note_id')
+        .whereNotNull(table === 'posts' ? 's.post_id' : 's.note_id')
         .whereIn('s.project_id', ids)
         .where('s.date', '>=', lo)
         .where('s.date', '<', hi);

@@ -1,0 +1,260 @@
+// Bench: every read surface at a million posts against the same at ten thousand (issue 36,
+// "Reads at a million posts").
+//
+//   npm run bench -- reads                     1,000,000 against 10,000 posts
+//   npm run bench -- reads --keep              reuse the seeded databases of an earlier run
+//   npm run bench -- reads --help              every option
+//
+// Two databases of the bench's own, each migrated (lib/db migrateLatest) and seeded with SQL
+// (bench/reads/seed.ts: the same skew at both sizes, one workspace with a tenth of the posts and
+// a long tail), one API process on each (bench/harness/serve-app.ts). For every surface
+// (bench/reads/surfaces.ts) and for the largest workspace and a small one: the API in a closed
+// loop at the small size, then at the large size, back to back, so the ratio of their p99s holds
+// on a machine shared with other work. Then, at the large size and for the largest workspace,
+// the statements the API sent for the read replayed behind bare Koa + pg (bench/harness/
+// serve-replay.ts), against the API right after: what the service adds over HTTP itself.
+// Prints `reads at 1M <surface> (<workspace>): p99 1M / 10k: N.NN×` and
+// `<surface>: API / same statements behind bare Koa: 0.NN×`.
+// Postgres databases content_scheduler_bench_reads_<posts> (recreated unless --keep), Redis db 8
+// (flushed).
+
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { closedLoop, type RunResult } from './harness/load';
+import { benchOptions, numberOption } from './harness/options';
+import { flushRedis, recreateDatabase } from './harness/database';
+import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
+import { describeStatements, type CapturedStatement } from './harness/statements';
+
+const opt = benchOptions(
+  {
+    posts: { type: 'string', default: '1000000' },
+    'small-posts': { type: 'string', default: '10000' },
+    duration: { type: 'string', default: '3' },
+    warmup: { type: 'string', default: '1' },
+    connections: { type: 'string', default: '4' },
+    keep: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    explain: { type: 'boolean', default: false },
+  },
+  `reads: every read surface at --posts against --small-posts, p50/p99 in one run, and each
+against its statements behind bare Koa.
+
+Options:
+  --posts N          the large seed (default 1000000)
+  --small-posts N    the small seed (default 10000)
+  --duration S       seconds per measurement (default 3), after --warmup S (default 1)
+  --connections N    closed-loop connections (default 4)
+  --keep             reuse a database already seeded at that size by this bench (migrated to the latest)
+  --only REGEX       the surfaces whose name matches
+  --explain          EXPLAIN (ANALYZE, BUFFERS) of each surface's statements at the large size, largest workspace`,
+);
+const LARGE = numberOption(opt, 'posts', { min: 200, integer: true });
+const SMALL = numberOption(opt, 'small-posts', { min: 200, integer: true });
+const DURATION_MS = numberOption(opt, 'duration', { min: 0.5 }) * 1000;
+const WARMUP_MS = numberOption(opt, 'warmup', { min: 0 }) * 1000;
+const CONNECTIONS = numberOption(opt, 'connections', { min: 1, integer: true });
+const ONLY = opt.only ? new RegExp(opt.only, 'i') : null;
+
+const DATABASE_BASE = process.env.BENCH_READS_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_reads';
+const REDIS_URL = process.env.BENCH_READS_REDIS_URL ?? 'redis://127.0.0.1:6379/8';
+const databaseUrl = (posts: number) => `${DATABASE_BASE}_${posts}`;
+/** The mark a seeded database carries (its comment), so --keep reuses only what this seed wrote. */
+const SEED_MARK = (posts: number) => `bench reads seed v2: ${posts} posts`;
+
+Object.assign(process.env, {
+  REDIS_URL,
+  RATE_LIMIT_READ: '100000000',
+  RATE_LIMIT_WRITE: '100000000',
+  LOG_LEVEL: 'error',
+  NODE_ENV: 'production',
+});
+
+const label = (n: number) =>
+  n >= 1_000_000 && n % 1_000_000 === 0 ? `${n / 1_000_000}M` : n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n);
+
+async function seeded(posts: number) {
+  const url = databaseUrl(posts);
+  const { createKnex, migrateLatest } = await import('../lib/db');
+  const { seedReads, seededWorkspaces } = await import('./reads/seed');
+  const name = new URL(url).pathname.slice(1);
+  let k = null as null | ReturnType<typeof createKnex>;
+  if (opt.keep) {
+    const admin = new pg.Client({ connectionString: url.replace(/\/[^/]+$/, '/postgres') });
+    await admin.connect();
+    const { rows } = await admin.query('select shobj_description(oid, $2) as mark from pg_database where datname = $1', [
+      name,
+      'pg_database',
+    ]);
+    await admin.end();
+    if (rows[0]?.mark === SEED_MARK(posts)) {
+      k = createKnex(url);
+      const ran = await migrateLatest(k);
+      if (ran.length) await k.raw('analyze');
+      console.log(`• ${name}: kept (${posts} posts${ran.length ? `; migrated ${ran.join(', ')}` : ''})`);
+      const s = await seededWorkspaces(k, posts);
+      await k.destroy();
+      return { url, ...s };
+    }
+  }
+  console.log(`• ${name}: seeding ${posts} posts`);
+  await recreateDatabase(url);
+  k = createKnex(url);
+  const s = await seedReads(k, { posts }, (line) => console.log(line));
+  await k.raw(`comment on database "${name}" is '${SEED_MARK(posts)}'`);
+  await k.destroy();
+  return { url, ...s };
+}
+
+interface Figure {
+  surface: string;
+  workspace: 'largest' | 'small';
+  posts: { small: number; large: number };
+  small: Pick<RunResult, 'rps' | 'latencyMs' | 'errors' | 'statuses'>;
+  large: Pick<RunResult, 'rps' | 'latencyMs' | 'errors' | 'statuses'>;
+  p99Ratio: number;
+}
+
+interface Floor {
+  surface: string;
+  statements: number;
+  api: Pick<RunResult, 'rps' | 'latencyMs' | 'errors' | 'statuses'>;
+  bare: Pick<RunResult, 'rps' | 'latencyMs' | 'errors' | 'statuses'>;
+  apiCpuUs: number;
+  bareCpuUs: number;
+  ratio: number;
+}
+
+/** A run's figures; `errors` counts every answer but a 200 (bench/harness/load.ts), `statuses` says which. */
+const pick = (r: RunResult) => ({ rps: r.rps, latencyMs: r.latencyMs, statuses: r.statuses, errors: r.errors });
+const ms = (n: number) => `${n.toFixed(1)} ms`;
+
+async function measure(server: ServerHandle, path: string, headers: Record<string, string>) {
+  const target = { url: `${server.baseUrl}${path}`, headers };
+  if (WARMUP_MS) await closedLoop(target, { connections: CONNECTIONS, durationMs: WARMUP_MS });
+  const before = (await server.usage()).cpuUs;
+  const r = await closedLoop(target, { connections: CONNECTIONS, durationMs: DURATION_MS });
+  return { run: r, cpuUs: ((await server.usage()).cpuUs - before) / Math.max(1, r.requests) };
+}
+
+async function main() {
+  await flushRedis(REDIS_URL);
+  const small = await seeded(SMALL);
+  const large = await seeded(LARGE);
+  const { readSurfaces } = await import('./reads/surfaces');
+  // Pools of 8 (the API's default is 10): three servers share a Postgres other work uses too.
+  const env = { ...process.env, DB_POOL_MAX: '8' };
+  const apiSmall = await startServer('api-small', 'bench/harness/serve-app.ts', { ...env, DATABASE_URL: small.url });
+  const apiLarge = await startServer('api-large', 'bench/harness/serve-app.ts', { ...env, DATABASE_URL: large.url });
+  const replay = await startServer('replay', 'bench/harness/serve-replay.ts', { ...env, DATABASE_URL: large.url });
+  const pool = new pg.Pool({ connectionString: large.url, max: 2 });
+  const figures: Figure[] = [];
+  const floors: Floor[] = [];
+  try {
+    console.log(
+      `\nlargest workspace: ${small.largest.posts} posts at ${label(SMALL)}, ${large.largest.posts} at ${label(LARGE)}; ` +
+        `small workspace: ${small.small.posts} and ${large.small.posts}; ${CONNECTIONS} connections, ${DURATION_MS / 1000} s each`,
+    );
+    const now = Date.now();
+    for (const workspace of ['largest', 'small'] as const) {
+      const s10k = readSurfaces(small[workspace], now);
+      const s1m = readSurfaces(large[workspace], now);
+      for (const [i, sf] of s1m.entries()) {
+        if (ONLY && !ONLY.test(sf.surface)) continue;
+        const a = (await measure(apiSmall, s10k[i]!.path, s10k[i]!.headers)).run;
+        const b = (await measure(apiLarge, sf.path, sf.headers)).run;
+        const f: Figure = {
+          surface: sf.surface,
+          workspace,
+          posts: { small: small[workspace].posts, large: large[workspace].posts },
+          small: pick(a),
+          large: pick(b),
+          p99Ratio: b.latencyMs.p99 / a.latencyMs.p99,
+        };
+        figures.push(f);
+        const errs =
+          f.small.errors + f.large.errors ? ` ERRORS ${JSON.stringify(f.small.statuses)} / ${JSON.stringify(f.large.statuses)}` : '';
+        console.log(
+          `  ${sf.surface} (${workspace}): ${label(SMALL)} p50 ${ms(a.latencyMs.p50)} p99 ${ms(a.latencyMs.p99)} ${a.rps.toFixed(0)}/s · ` +
+            `${label(LARGE)} p50 ${ms(b.latencyMs.p50)} p99 ${ms(b.latencyMs.p99)} ${b.rps.toFixed(0)}/s${errs}`,
+        );
+        console.log(
+          `reads at ${label(LARGE)} ${sf.surface} (${workspace} workspace): p99 ${label(LARGE)} / ${label(SMALL)}: ${f.p99Ratio.toFixed(2)}×`,
+        );
+      }
+    }
+    console.log(`\nthe API against its statements behind bare Koa, ${label(LARGE)}, largest workspace:`);
+    for (const sf of readSurfaces(large.largest, now)) {
+      if (ONLY && !ONLY.test(sf.surface)) continue;
+      const c = await apiLarge.call<{ status: number; statements: CapturedStatement[] }>('statements', {
+        path: sf.path,
+        headers: sf.headers,
+      });
+      if (c.status !== 200) throw new Error(`${sf.path} answered ${c.status}`);
+      console.log(`  • ${sf.surface}: ${c.statements.length} statements: ${describeStatements(c.statements)}`);
+      if (opt.explain) await explain(pool, c.statements);
+      await replay.call('load', { key: sf.surface, captured: [c.statements] });
+      // API, bare, bare, API: neither goes first every time.
+      const api1 = await measure(apiLarge, sf.path, sf.headers);
+      const bare1 = await measure(replay, `/replay?${new URLSearchParams({ key: sf.surface })}`, {});
+      const bare2 = await measure(replay, `/replay?${new URLSearchParams({ key: sf.surface })}`, {});
+      const api2 = await measure(apiLarge, sf.path, sf.headers);
+      const mean = (x: RunResult, y: RunResult) => ({ ...pick(x), rps: (x.rps + y.rps) / 2 });
+      const fl: Floor = {
+        surface: sf.surface,
+        statements: c.statements.length,
+        api: mean(api1.run, api2.run),
+        bare: mean(bare1.run, bare2.run),
+        apiCpuUs: (api1.cpuUs + api2.cpuUs) / 2,
+        bareCpuUs: (bare1.cpuUs + bare2.cpuUs) / 2,
+        ratio: (api1.run.rps + api2.run.rps) / (bare1.run.rps + bare2.run.rps),
+      };
+      floors.push(fl);
+      console.log(
+        `    API ${fl.api.rps.toFixed(0)}/s (server CPU ${fl.apiCpuUs.toFixed(0)} µs/call) · behind bare Koa ${fl.bare.rps.toFixed(0)}/s (${fl.bareCpuUs.toFixed(0)} µs/call)`,
+      );
+      console.log(`${sf.surface}: API / same statements behind bare Koa: ${fl.ratio.toFixed(2)}×`);
+    }
+  } finally {
+    await Promise.allSettled([apiSmall.stop(), apiLarge.stop(), replay.stop(), pool.end()]);
+  }
+  report(figures, floors);
+  const out = path.join(REPO_ROOT, 'bench', 'results', 'reads.json');
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), large: LARGE, small: SMALL, figures, floors }, null, 2));
+  process.exit(0);
+}
+
+/** EXPLAIN (ANALYZE, BUFFERS) of each statement, and of its generic plan when it is prepared (./reads/plans.ts). */
+async function explain(pool: pg.Pool, statements: readonly CapturedStatement[]) {
+  const { plansAsSent } = await import('./reads/plans');
+  const client = await pool.connect();
+  try {
+    for (const s of statements) {
+      if (/^\s*(begin|commit|rollback|start transaction)\b/i.test(s.text)) continue;
+      console.log(`    ${s.name ? 'prepared' : 'unnamed'}: ${s.text.replace(/\s+/g, ' ')}`);
+      for (const [i, p] of (await plansAsSent(client, s, { analyze: true })).entries())
+        console.log(`      ${i ? 'generic plan' : 'with its values'}:\n${p.replace(/^/gm, '        ')}`);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+function report(figures: Figure[], floors: Floor[]) {
+  console.log(`\nsummary (target: p99 ${label(LARGE)} / ${label(SMALL)} ≤ 1.5×; API / behind bare Koa ≥ 0.8×):`);
+  for (const f of figures) {
+    const miss = f.p99Ratio > 1.5 ? '  MISS' : '';
+    console.log(
+      `  ${`${f.surface} (${f.workspace})`.padEnd(42)} p99 ${ms(f.small.latencyMs.p99).padStart(9)} → ${ms(f.large.latencyMs.p99).padStart(9)}  ${f.p99Ratio.toFixed(2)}×${miss}`,
+    );
+  }
+  for (const f of floors)
+    console.log(`  ${f.surface.padEnd(42)} API / behind bare Koa ${f.ratio.toFixed(2)}×${f.ratio < 0.8 ? '  MISS' : ''}`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

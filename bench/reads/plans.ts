@@ -1,0 +1,47 @@
+import type pg from 'pg';
+import type { CapturedStatement } from '../harness/statements';
+
+/**
+ * The plan Postgres runs a captured statement with, as the API sends it. A named (prepared)
+ * statement (lib/db.ts readPrepared) is planned with its values five times, then may keep a
+ * generic plan, made without them, if that looks no dearer: both are explained here, the
+ * generic one under `plan_cache_mode = force_generic_plan` (EXPLAIN EXECUTE of the same text
+ * prepared on this connection), so a plan that only goes wrong once generic shows. An unnamed
+ * statement is planned with its values every time.
+ */
+export async function plansAsSent(client: pg.ClientBase, s: CapturedStatement, opts: { analyze?: boolean } = {}): Promise<string[]> {
+  const values = s.values.map((v) => (v !== null && typeof v === 'object' ? Buffer.from(v.base64, 'base64') : v));
+  const explain = opts.analyze ? 'explain (analyze, buffers)' : 'explain';
+  const text = (r: pg.QueryResult) => (r.rows as Array<{ 'QUERY PLAN': string }>).map((row) => row['QUERY PLAN']).join('\n');
+  const custom = text(await client.query(`${explain} ${s.text}`, values));
+  if (!s.name) return [custom];
+  await client.query('deallocate all');
+  await client.query(`prepare plan_check as ${s.text}`);
+  try {
+    await client.query('set plan_cache_mode = force_generic_plan');
+    // EXECUTE takes no bound parameters: the values go in as literals (their wire text).
+    const args = values
+      .map((v) => (v === null ? 'null' : (client as pg.Client).escapeLiteral(Buffer.isBuffer(v) ? v.toString() : String(v))))
+      .join(', ');
+    const generic = text(await client.query(`${explain} execute plan_check${values.length ? `(${args})` : ''}`));
+    return [custom, generic];
+  } finally {
+    await client.query('reset plan_cache_mode');
+    await client.query('deallocate plan_check');
+  }
+}
+
+/** The index scans of a plan on `table` (by the index's name for a bitmap scan: `<table>_…`), with their index conditions. */
+export function indexScansOn(plan: string, table: string): Array<{ index: string; cond: string }> {
+  const lines = plan.split('\n');
+  const found: Array<{ index: string; cond: string }> = [];
+  lines.forEach((line, i) => {
+    const m = /Index (?:Only )?Scan(?: Backward)? using (\S+) on (\S+)/.exec(line) ?? /Bitmap Index Scan on (\S+)()/.exec(line);
+    if (!m) return;
+    const [, index, on] = m as unknown as [string, string, string];
+    if (on ? on !== table : !index.startsWith(`${table}_`)) return;
+    const cond = /^\s*Index Cond: (.*)$/.exec(lines[i + 1] ?? '')?.[1] ?? '';
+    found.push({ index, cond });
+  });
+  return found;
+}
