@@ -90,7 +90,11 @@ export function createToolServer(session: SessionHandle, deps?: ApiDeps): Server
         progress: null,
         asTask: true,
         createTask: (creation, ttl) =>
-          extra.taskStore!.createTask({ ttl, pollInterval: TASK_POLL_INTERVAL_MS, context: creation as unknown as Record<string, unknown> }),
+          extra.taskStore!.createTask({
+            ttl,
+            pollInterval: TASK_POLL_INTERVAL_MS,
+            context: creation as unknown as Record<string, unknown>,
+          }),
       });
     }
     const token = extra._meta?.progressToken;

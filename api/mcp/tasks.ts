@@ -1,5 +1,13 @@
 import type { CreateTaskOptions, TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
-import { ErrorCode, McpError, type CallToolResult, type Request, type RequestId, type Result, type Task } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  type CallToolResult,
+  type Request,
+  type RequestId,
+  type Result,
+  type Task,
+} from '@modelcontextprotocol/sdk/types.js';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { ApiError } from '../../lib/errors';
@@ -123,7 +131,11 @@ function taskNotFound(): McpError {
  */
 export function taskRefusal(err: ApiError, requestId: string, prefix?: string): McpError {
   const data = toolError(err, requestId).structuredContent;
-  return new McpError(err.status >= 500 ? ErrorCode.InternalError : ErrorCode.InvalidParams, prefix ? `${prefix}: ${err.message}` : err.message, data);
+  return new McpError(
+    err.status >= 500 ? ErrorCode.InternalError : ErrorCode.InvalidParams,
+    prefix ? `${prefix}: ${err.message}` : err.message,
+    data,
+  );
 }
 
 /** The result a tool call that followed its job to the end answers (server.ts runToolCall), for tasks/result. */
