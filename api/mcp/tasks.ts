@@ -20,7 +20,7 @@ import { presentLiveJob } from '../operations/jobs/present';
 import { keysetPage } from '../pagination';
 import { runOperation } from '../pipeline/index';
 import { requestInHand, subjectOf, type McpRequestAuth } from './auth';
-import { toolError } from './errors';
+import { asApiError, toolError } from './errors';
 
 // MCP 2025-11-25 Tasks over the service's jobs (ARCHITECTURE.md: "An MCP task is a job: its
 // state is the job row and its workflow, readable from any API process, never a door's
@@ -205,7 +205,26 @@ export class JobTaskStore implements TaskStore {
     return { request, scope: taskScopeOf(request.auth) };
   }
 
-  async createTask(taskParams: CreateTaskOptions, _requestId: RequestId, _request: Request): Promise<Task> {
+  /**
+   * The SDK answers what a store method throws with its message: a protocol error passes as
+   * it is, a refusal of the service as its JSON-RPC form, and anything unexpected as a generic
+   * internal error (logged with its stack, never shown; CONVENTIONS habit 3).
+   */
+  private async guarded<T>(method: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof McpError) throw err;
+      const requestId = this.scope().request.requestId;
+      throw taskRefusal(asApiError(err, { requestId, taskMethod: method }), requestId);
+    }
+  }
+
+  createTask(taskParams: CreateTaskOptions, _requestId: RequestId, _request: Request): Promise<Task> {
+    return this.guarded('createTask', () => this.create(taskParams));
+  }
+
+  private async create(taskParams: CreateTaskOptions): Promise<Task> {
     const { job, tool } = taskParams.context as unknown as TaskCreation;
     const { scope } = this.scope();
     const ttl = grantedTtl(taskParams.ttl);
@@ -228,19 +247,23 @@ export class JobTaskStore implements TaskStore {
     return taskOf(columnsOf(row), job);
   }
 
-  async getTask(taskId: string): Promise<Task | null> {
-    const row = await findTaskJob(this.scope().scope, taskId);
-    // A running job shows its workflow's progress, as get_job does (spec 4.8).
-    return row ? taskOf(columnsOf(row), await presentLiveJob(row)) : null;
+  getTask(taskId: string): Promise<Task | null> {
+    return this.guarded('getTask', async () => {
+      const row = await findTaskJob(this.scope().scope, taskId);
+      // A running job shows its workflow's progress, as get_job does (spec 4.8).
+      return row ? taskOf(columnsOf(row), await presentLiveJob(row)) : null;
+    });
   }
 
-  async getTaskResult(taskId: string): Promise<Result> {
-    const { request, scope } = this.scope();
-    const row = await findTaskJob(scope, taskId);
-    if (!row) throw taskNotFound();
-    // MCP tasks: "exactly what the underlying request would have returned", the final job as a
-    // call that followed it answers (docs/mcp.md "Progress").
-    return this.toolResult({ data: presentJob(row) }, request.requestId);
+  getTaskResult(taskId: string): Promise<Result> {
+    return this.guarded('getTaskResult', async () => {
+      const { request, scope } = this.scope();
+      const row = await findTaskJob(scope, taskId);
+      if (!row) throw taskNotFound();
+      // MCP tasks: "exactly what the underlying request would have returned", the final job as
+      // a call that followed it answers (docs/mcp.md "Progress").
+      return this.toolResult({ data: presentJob(row) }, request.requestId);
+    });
   }
 
   /** Results are the jobs' own, written by the workers; nothing in the door stores one. */
@@ -254,27 +277,29 @@ export class JobTaskStore implements TaskStore {
    * job cancels); a job that already runs cannot be cancelled, answered -32602 as the tasks
    * spec answers a task that cannot be cancelled.
    */
-  async updateTaskStatus(taskId: string, status: Task['status']): Promise<void> {
-    if (status !== 'cancelled') throw new McpError(ErrorCode.InvalidRequest, `A task of this server does not move to ${status}.`);
-    const { request } = this.scope();
-    try {
-      await runOperation({
-        op: cancelJob,
-        requestId: request.requestId,
-        apiVersion: request.apiVersion,
-        authenticate: async () => request.auth,
-        input: () => ({ jobId: taskId }),
-        idempotencyScope: { operation: 'MCP tasks/cancel', hashSubject: 'tasks/cancel' },
-      });
-    } catch (err) {
-      if (err instanceof ApiError && err.code === 'not_found') throw taskNotFound();
-      if (err instanceof ApiError) throw taskRefusal(err, request.requestId, 'Cannot cancel task');
-      throw err;
-    }
+  updateTaskStatus(taskId: string, status: Task['status']): Promise<void> {
+    return this.guarded('updateTaskStatus', async () => {
+      if (status !== 'cancelled') throw new McpError(ErrorCode.InvalidRequest, `A task of this server does not move to ${status}.`);
+      const { request } = this.scope();
+      try {
+        await runOperation({
+          op: cancelJob,
+          requestId: request.requestId,
+          apiVersion: request.apiVersion,
+          authenticate: async () => request.auth,
+          input: () => ({ jobId: taskId }),
+          idempotencyScope: { operation: 'MCP tasks/cancel', hashSubject: 'tasks/cancel' },
+        });
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 'not_found') throw taskNotFound();
+        if (err instanceof ApiError) throw taskRefusal(err, request.requestId, 'Cannot cancel task');
+        throw err;
+      }
+    });
   }
 
-  async listTasks(cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
-    return listTaskPage(this.scope().scope, cursor);
+  listTasks(cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
+    return this.guarded('listTasks', () => listTaskPage(this.scope().scope, cursor));
   }
 }
 
