@@ -182,6 +182,35 @@ describe('MCP tasks (jobs as tasks)', function () {
     assert.deepEqual((await c.experimental.tasks.listTasks()).tasks, []);
   });
 
+  it('the ingest tools run as tasks to their end too: a file source and a knowledge document', async () => {
+    const ws = await workspaceWithKey();
+    const c = await client(stack.mcpUrl, ws.key);
+    const text = 'Tasks let an agent hand over long work and come back for it. Narwhals keep their tusks.';
+    const file = await startTask(c, 'create_source_file', {
+      projectId: ws.project.id,
+      type: 'file',
+      content_base64: Buffer.from(text).toString('base64'),
+      mimeType: 'text/plain',
+      filename: 'tasks.txt',
+    });
+    const knowledge = await startTask(c, 'add_to_knowledge_base', { projectId: ws.project.id, type: 'text', text });
+    const sourceJob = ((await c.experimental.tasks.getTaskResult(file.taskId, CallToolResultSchema)).structuredContent as any).data;
+    assert.equal(sourceJob.type, 'SOURCE_INGEST');
+    assert.equal(sourceJob.status, 'DONE');
+    assert.equal((await ok(c, 'get_source', { sourceId: sourceJob.result.sourceId })).data.status, 'Success');
+    const knowledgeJob = ((await c.experimental.tasks.getTaskResult(knowledge.taskId, CallToolResultSchema)).structuredContent as any).data;
+    assert.equal(knowledgeJob.type, 'KNOWLEDGE_INGEST');
+    assert.equal(knowledgeJob.status, 'DONE');
+    assert.match(knowledgeJob.result.documentId, /^kb_/);
+    assert.deepEqual(
+      (await c.experimental.tasks.listTasks()).tasks.map((t) => [t.taskId, t.status]),
+      [
+        [knowledge.taskId, 'completed'],
+        [file.taskId, 'completed'],
+      ],
+    );
+  });
+
   it('an idempotent replay of a task call is the same task', async () => {
     const ws = await workspaceWithKey();
     const c = await client(stack.mcpUrl, ws.key);
