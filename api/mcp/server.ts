@@ -1,6 +1,8 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   ErrorCode,
+  GetTaskRequestSchema,
+  ListTasksRequestSchema,
   ListToolsRequestSchema,
   McpError,
   type CallToolRequest,
@@ -12,6 +14,7 @@ import { z } from 'zod';
 import type { ApiDeps } from '../deps';
 import { requestAuthOf } from './auth';
 import type { Job } from '../../lib/generation/jobs';
+import { limitWorkspace } from '../pipeline/index';
 import { asApiError, toolError } from './errors';
 import { progressReporter } from './progress';
 import { JobTaskStore, TASK_POLL_INTERVAL_MS, taskRefusal, type TaskCreation } from './tasks';
@@ -72,6 +75,22 @@ export function createToolServer(session: SessionHandle, deps?: ApiDeps): Server
   });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: LISTED_TOOLS }));
+
+  // MCP tasks, Security: "receivers SHOULD implement rate limiting on task operations".
+  // tasks/get and tasks/list are reads of the workspace's bucket (spec 8), as get_job and
+  // list_jobs are; these wrap the SDK's own answers (the store does the rest). tasks/cancel
+  // counts as a write through its operation; tasks/result, which waits, counts nothing, like
+  // the polling done on a caller's behalf.
+  server.setRequestHandler(GetTaskRequestSchema, async (request, extra) => {
+    await countRead(extra.authInfo);
+    const task = await taskStore.getTask(request.params.taskId);
+    if (!task) throw new McpError(ErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+    return task;
+  });
+  server.setRequestHandler(ListTasksRequestSchema, async (request, extra) => {
+    await countRead(extra.authInfo);
+    return taskStore.listTasks(request.params?.cursor);
+  });
 
   server.setRequestHandler(ToolsCallMethod, async (raw, extra): Promise<CallToolResult | CreateTaskResult> => {
     // The Server's wrapper has validated the request against CallToolRequestSchema by now.
@@ -134,6 +153,15 @@ export async function runToolCall(
     return toolResult(body, auth.requestId, replayed);
   } catch (err) {
     return toolError(asApiError(err, { requestId: auth.requestId, tool: tool.name, sessionId: call.session.id }), auth.requestId);
+  }
+}
+
+async function countRead(info: Parameters<typeof requestAuthOf>[0]): Promise<void> {
+  const { auth, requestId } = requestAuthOf(info);
+  try {
+    await limitWorkspace('read', auth.workspaceId);
+  } catch (err) {
+    throw taskRefusal(asApiError(err, { requestId }), requestId);
   }
 }
 

@@ -36,8 +36,12 @@ import { asApiError, toolError } from './errors';
 // tasks/cancel through it). Its methods carry a session id only; the credential of the request
 // being handled is taken from auth.ts requestInHand.
 
-/** Suggested tasks/get cadence (MCP tasks: pollInterval); the SDK's blocking tasks/result polls at it too. */
-export const TASK_POLL_INTERVAL_MS = 1_000;
+/**
+ * Suggested tasks/get cadence (MCP tasks: pollInterval); the SDK's blocking tasks/result polls
+ * at it too. tasks/get counts against the workspace's reads (spec 8: 120/min): one task polled
+ * at this pace takes a quarter of them.
+ */
+export const TASK_POLL_INTERVAL_MS = 2_000;
 /** A task's lifetime when the request names none (MCP tasks: the receiver MAY override the requested ttl). */
 export const TASK_TTL_DEFAULT_MS = 24 * 3600_000;
 /** Shortest lifetime granted: a task outlives the jobs it wraps (generation, transcription) whatever a host asks. */

@@ -279,12 +279,12 @@ describe('MCP tasks (jobs as tasks)', function () {
       const stranger = await client(second.mcpUrl, key);
       for (const id of [task.taskId, 'job_doesnotexist000000000000']) {
         const calls = [
-          stranger.experimental.tasks.getTask(id),
-          stranger.experimental.tasks.getTaskResult(id, CallToolResultSchema),
-          stranger.experimental.tasks.cancelTask(id),
+          () => stranger.experimental.tasks.getTask(id),
+          () => stranger.experimental.tasks.getTaskResult(id, CallToolResultSchema),
+          () => stranger.experimental.tasks.cancelTask(id),
         ];
         for (const call of calls) {
-          const err = await mcpError(call);
+          const err = await mcpError(call());
           assert.equal(err.code, ErrorCode.InvalidParams, who);
           assert.match(err.message, /not found/i, who);
         }
@@ -349,6 +349,28 @@ describe('MCP tasks (jobs as tasks)', function () {
     const text = await mcpError(startTask(c, 'create_source_file', { projectId: ws.project.id, type: 'text', text: 'Hello' }));
     assert.equal(text.code, ErrorCode.InvalidParams);
     assert.deepEqual((await c.experimental.tasks.listTasks()).tasks, []);
+  });
+
+  it('tasks/get and tasks/list count against the workspace read budget (spec 8); tasks/result does not', async () => {
+    const ws = await workspaceWithKey();
+    const c = await client(stack.mcpUrl, ws.key);
+    const task = await startTask(c, 'generate_post', generation(ws.project.id));
+    await c.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    const previous = config.rateLimit.readPerWindow;
+    config.rateLimit.readPerWindow = 2;
+    try {
+      // The window may hold reads of this workspace already; spend what is left.
+      for (let i = 0; i < 2; i++) await c.experimental.tasks.getTask(task.taskId).catch(() => undefined);
+      const limited = await mcpError(c.experimental.tasks.getTask(task.taskId));
+      assert.equal(limited.code, ErrorCode.InvalidParams);
+      assert.equal((limited.data as any).code, 'rate_limited');
+      assert.ok((limited.data as any).details.retryAfterSeconds >= 1);
+      assert.equal((await mcpError(c.experimental.tasks.listTasks())).code, ErrorCode.InvalidParams);
+      const result = (await c.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)) as CallToolResult;
+      assert.equal((result.structuredContent as any).data.status, 'DONE');
+    } finally {
+      config.rateLimit.readPerWindow = previous;
+    }
   });
 
   it('grants a ttl between the floor and the ceiling', () => {
