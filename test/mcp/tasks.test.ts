@@ -211,6 +211,21 @@ describe('MCP tasks (jobs as tasks)', function () {
     );
   });
 
+  it('a failed job is a failed task whose result is the failed job, as the following call answers it', async () => {
+    const ws = await workspaceWithKey();
+    const c = await client(stack.mcpUrl, ws.key);
+    stub.failNext(1, 'auth');
+    const task = await startTask(c, 'generate_post', generation(ws.project.id));
+    const result = (await c.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)) as CallToolResult;
+    assert.notEqual(result.isError, true);
+    const job = (result.structuredContent as any).data;
+    assert.equal(job.status, 'FAILED');
+    assert.equal(job.errorCode, 'llm_auth_failed');
+    const failed = await c.experimental.tasks.getTask(task.taskId);
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.statusMessage, job.errorMessage);
+  });
+
   it('an idempotent replay of a task call is the same task', async () => {
     const ws = await workspaceWithKey();
     const c = await client(stack.mcpUrl, ws.key);
