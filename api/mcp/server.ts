@@ -78,9 +78,10 @@ export function createToolServer(session: SessionHandle, deps?: ApiDeps): Server
 
   // MCP tasks, Security: "receivers SHOULD implement rate limiting on task operations".
   // tasks/get and tasks/list are reads of the workspace's bucket (spec 8), as get_job and
-  // list_jobs are; these wrap the SDK's own answers (the store does the rest). tasks/cancel
-  // counts as a write through its operation; tasks/result, which waits, counts nothing, like
-  // the polling done on a caller's behalf.
+  // list_jobs are: these two take the place of the SDK's handlers, answering as they do from
+  // the same store after the limit. tasks/cancel counts as a write through its operation;
+  // tasks/result (the SDK's), which waits, counts nothing, like the polling done on a
+  // caller's behalf.
   server.setRequestHandler(GetTaskRequestSchema, async (request, extra) => {
     await countRead(extra.authInfo);
     const task = await taskStore.getTask(request.params.taskId);
@@ -177,8 +178,9 @@ function toolResult(body: Record<string, unknown>, requestId: string, replayed?:
 /**
  * A task-augmented call (MCP 2025-11-25 tasks): the tool's operation runs as in a plain call
  * without a progressToken (the same pipeline, idempotency included) and answers the job it
- * queued, which becomes the task at once; nothing here waits for the job. A call refused before a job
- * exists has no task to answer and is a JSON-RPC error carrying the tool error's fields.
+ * queued, which becomes the task at once; nothing here waits for the job. A call refused
+ * before a job exists has no task to answer and is a JSON-RPC error carrying the tool error's
+ * fields.
  */
 async function startTask(
   tool: ToolDefinition,
