@@ -122,14 +122,13 @@ describe('MCP tasks (jobs as tasks)', function () {
   });
 
   it('a task created through one API process is polled, awaited and its result fetched through another', async () => {
-    stub.setLatency(2_500);
+    // A writer slow enough for the task to be answered, and polled elsewhere, while it works.
+    stub.setLatency(5_000);
     const ws = await workspaceWithKey();
     const first = await client(stack.mcpUrl, ws.key);
     const other = await client(second.mcpUrl, ws.key);
 
-    const before = Date.now();
     const task = await startTask(first, 'generate_post', generation(ws.project.id), 60_000);
-    assert.ok(Date.now() - before < 2_500, 'the task answers before the job is done');
     assert.match(task.taskId, /^job_/);
     assert.equal(task.status, 'working');
     assert.equal(task.pollInterval, TASK_POLL_INTERVAL_MS);
@@ -263,7 +262,7 @@ describe('MCP tasks (jobs as tasks)', function () {
     assert.equal((await mcpError(other.experimental.tasks.cancelTask(queued.taskId))).code, ErrorCode.InvalidParams);
 
     // A running job is not cancelled (spec 3.2): -32602, and it runs on to the end.
-    stub.setLatency(4_000);
+    stub.setLatency(8_000);
     const running = await startTask(first, 'generate_post', generation(ws.project.id));
     await waitFor(async () => (await ok(first, 'get_job', { jobId: running.taskId })).data.status === 'RUNNING', 20_000, 'the job to run');
     const refused = await mcpError(other.experimental.tasks.cancelTask(running.taskId));
