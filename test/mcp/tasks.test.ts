@@ -468,6 +468,11 @@ describe('MCP tasks (jobs as tasks)', function () {
       const c = await client(mcpUrl, ws.key);
       const task = await startTask(c, 'generate_post', generation(ws.project.id));
       assert.equal((await c.experimental.tasks.getTask(task.taskId)).status, 'working');
+      await waitFor(
+        async () => (await db()('jobs').where({ id: task.taskId }).first('status'))?.status === 'RUNNING',
+        20_000,
+        'the job to run',
+      );
 
       await api.kill('SIGKILL');
       api = await start();
