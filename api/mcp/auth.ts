@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Context } from 'koa';
 import { ApiError, errors } from '../../lib/errors';
@@ -138,6 +139,24 @@ export function authInfoOf(r: McpRequestAuth): AuthInfo {
 
 export function requestAuthOf(info: AuthInfo | undefined): McpRequestAuth {
   const r = info?.extra?.mcp as McpRequestAuth | undefined;
+  if (!r) throw errors.internal();
+  return r;
+}
+
+const handling = new AsyncLocalStorage<McpRequestAuth>();
+
+/**
+ * Runs `fn`, the SDK handling the messages of one authenticated HTTP request, with that
+ * request's credential in reach of what the SDK calls without it: the task store (tasks.ts),
+ * whose interface carries a session id only, while tasks are bound to the credential.
+ */
+export function handlingRequest<T>(request: McpRequestAuth, fn: () => T): T {
+  return handling.run(request, fn);
+}
+
+/** The credential of the HTTP request whose messages are being handled (handlingRequest). */
+export function requestInHand(): McpRequestAuth {
+  const r = handling.getStore();
   if (!r) throw errors.internal();
   return r;
 }

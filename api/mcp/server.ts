@@ -1,11 +1,23 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  GetTaskRequestSchema,
+  ListTasksRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolRequest,
+  type CallToolResult,
+  type CreateTaskResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import type { ApiDeps } from '../deps';
 import { requestAuthOf } from './auth';
+import type { Job } from '../../lib/generation/jobs';
+import { limitWorkspace } from '../pipeline/index';
 import { asApiError, toolError } from './errors';
 import { progressReporter } from './progress';
+import { JobTaskStore, TASK_POLL_INTERVAL_MS, taskRefusal, type TaskCreation } from './tasks';
 import type { SessionHandle, ToolCallContext, ToolDefinition } from './tool';
 import { findTool, TOOLS } from './tools/index';
 
@@ -22,6 +34,7 @@ const INSTRUCTIONS = [
   'A failed tool answers isError with structured content { code, message, requestId, documentationUrl }: branch on code.',
   'delete_post is two-phase: call it without confirmationToken, confirm with the user, then call it again with the token.',
   'generate_post is asynchronous: pass a progressToken to follow the job to the end, or poll get_job.',
+  'Tools that queue a job (generate_post, generate_image, create_source_file, add_to_knowledge_base) also run as MCP tasks: the task id is the job id.',
 ].join('\n');
 
 const LISTED_TOOLS = TOOLS.map((t) => ({
@@ -31,10 +44,15 @@ const LISTED_TOOLS = TOOLS.map((t) => ({
   inputSchema: t.inputSchema,
   outputSchema: t.outputSchema,
   annotations: t.annotations,
+  // MCP 2025-11-25 tasks, tool-level negotiation: absent means forbidden.
+  ...(t.taskSupport ? { execution: { taskSupport: t.taskSupport } } : {}),
 }));
 
 // One validator for every session: the SDK would otherwise compile a new Ajv per Server.
 const validator = new AjvJsonSchemaValidator();
+
+/** One task store for every session: tasks are jobs, bound to credentials (tasks.ts). */
+const taskStore = new JobTaskStore((body, requestId) => toolResult(body, requestId));
 
 /**
  * tools/call as the handler is registered. The SDK's Server validates tools/call params itself
@@ -48,19 +66,57 @@ const ToolsCallMethod = z.object({ method: z.literal('tools/call') }).passthroug
 
 export function createToolServer(session: SessionHandle, deps?: ApiDeps): Server {
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false } },
+    // MCP 2025-11-25 tasks: task-augmented tools/call, tasks/list and tasks/cancel.
+    capabilities: { tools: { listChanged: false }, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
     instructions: INSTRUCTIONS,
     jsonSchemaValidator: validator,
+    taskStore,
+    defaultTaskPollInterval: TASK_POLL_INTERVAL_MS,
   });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: LISTED_TOOLS }));
 
-  server.setRequestHandler(ToolsCallMethod, async (raw, extra): Promise<CallToolResult> => {
+  // MCP tasks, Security: "receivers SHOULD implement rate limiting on task operations".
+  // tasks/get and tasks/list are reads of the workspace's bucket (spec 8), as get_job and
+  // list_jobs are: these two take the place of the SDK's handlers, answering as they do from
+  // the same store after the limit. tasks/cancel counts as a write through its operation;
+  // tasks/result (the SDK's), which waits, counts nothing, like the polling done on a
+  // caller's behalf.
+  server.setRequestHandler(GetTaskRequestSchema, async (request, extra) => {
+    await countRead(extra.authInfo);
+    const task = await taskStore.getTask(request.params.taskId);
+    if (!task) throw new McpError(ErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+    return task;
+  });
+  server.setRequestHandler(ListTasksRequestSchema, async (request, extra) => {
+    await countRead(extra.authInfo);
+    return taskStore.listTasks(request.params?.cursor);
+  });
+
+  server.setRequestHandler(ToolsCallMethod, async (raw, extra): Promise<CallToolResult | CreateTaskResult> => {
     // The Server's wrapper has validated the request against CallToolRequestSchema by now.
     const request = raw as unknown as CallToolRequest;
     const tool = findTool(request.params.name);
     // MCP tools/call: an unknown tool is a protocol error, not a tool result.
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    if (request.params.task) {
+      // MCP tasks, tool-level negotiation: a tool without task support answers -32601.
+      if (!tool.taskSupport) throw new McpError(ErrorCode.MethodNotFound, `${tool.name} does not run as a task; call it without \`task\`.`);
+      return startTask(tool, request.params.arguments ?? {}, request.params.task.ttl, {
+        request: requestAuthOf(extra.authInfo),
+        session,
+        deps,
+        signal: extra.signal,
+        progress: null,
+        asTask: true,
+        createTask: (creation, ttl) =>
+          extra.taskStore!.createTask({
+            ttl,
+            pollInterval: TASK_POLL_INTERVAL_MS,
+            context: creation as unknown as Record<string, unknown>,
+          }),
+      });
+    }
     const token = extra._meta?.progressToken;
     return runToolCall({
       tool,
@@ -95,12 +151,64 @@ export async function runToolCall(
   const { tool, request: auth } = call;
   try {
     const { body, replayed } = await tool.call(call, call.args);
-    return {
-      content: [{ type: 'text', text: JSON.stringify(body) }],
-      structuredContent: body,
-      _meta: { requestId: auth.requestId, ...(replayed !== undefined ? { idempotentReplayed: replayed } : {}) },
-    };
+    return toolResult(body, auth.requestId, replayed);
   } catch (err) {
     return toolError(asApiError(err, { requestId: auth.requestId, tool: tool.name, sessionId: call.session.id }), auth.requestId);
   }
+}
+
+async function countRead(info: Parameters<typeof requestAuthOf>[0]): Promise<void> {
+  const { auth, requestId } = requestAuthOf(info);
+  try {
+    await limitWorkspace('read', auth.workspaceId);
+  } catch (err) {
+    throw taskRefusal(asApiError(err, { requestId }), requestId);
+  }
+}
+
+/** A successful tool's result (spec 4.9): the body as text and as structured content. */
+function toolResult(body: Record<string, unknown>, requestId: string, replayed?: boolean): CallToolResult {
+  return {
+    content: [{ type: 'text', text: JSON.stringify(body) }],
+    structuredContent: body,
+    _meta: { requestId, ...(replayed !== undefined ? { idempotentReplayed: replayed } : {}) },
+  };
+}
+
+/**
+ * A task-augmented call (MCP 2025-11-25 tasks): the tool's operation runs as in a plain call
+ * without a progressToken (the same pipeline, idempotency included) and answers the job it
+ * queued, which becomes the task at once; nothing here waits for the job. A call refused
+ * before a job exists has no task to answer and is a JSON-RPC error carrying the tool error's
+ * fields.
+ */
+async function startTask(
+  tool: ToolDefinition,
+  args: Record<string, unknown>,
+  ttl: number | undefined,
+  call: ToolCallContext & { createTask(creation: TaskCreation, ttl: number | undefined): Promise<CreateTaskResult['task']> },
+): Promise<CreateTaskResult> {
+  const { requestId } = call.request;
+  if (tool.startsJob && !tool.startsJob(args)) {
+    throw new McpError(ErrorCode.InvalidParams, `This ${tool.name} call answers at once and queues no job; call it without \`task\`.`);
+  }
+  // spec 4.4 wait_for_completion_ms holds a plain call's answer; a task answers at once.
+  const { wait_for_completion_ms: _wait, ...taskArgs } = args;
+  let job: Job;
+  try {
+    const { body } = await tool.call(call, 'wait_for_completion_ms' in (tool.inputSchema.properties ?? {}) ? taskArgs : args);
+    job = body.data as Job;
+    if (typeof job?.id !== 'string' || !job.id.startsWith('job_')) throw new Error(`${tool.name} answered no job to make a task of`);
+  } catch (err) {
+    throw taskRefusal(asApiError(err, { requestId, tool: tool.name, sessionId: call.session.id }), requestId);
+  }
+  const task = await call.createTask({ job, tool: tool.name }, ttl);
+  return {
+    task,
+    _meta: {
+      requestId,
+      // MCP tasks, Creating Tasks: what a host may hand the model while the task runs.
+      'io.modelcontextprotocol/model-immediate-response': `Queued job ${job.id} (${job.type}); its task id is the job id. Poll tasks/get, or call tasks/result for the final job.`,
+    },
+  };
 }

@@ -8,7 +8,7 @@ import { ApiError, errors } from '../../lib/errors';
 import { log } from '../../lib/logger';
 import { newRedisConnection, redis } from '../../lib/redis';
 import { authenticate } from '../auth/authenticate';
-import { authenticateForSession, authenticateMcpRequest, authInfoOf, subjectOf, type McpRequestAuth } from './auth';
+import { authenticateForSession, authenticateMcpRequest, authInfoOf, handlingRequest, subjectOf, type McpRequestAuth } from './auth';
 import { asApiError, jsonRpcErrorBody, SessionNotFound } from './errors';
 import { messagesOf } from './http';
 import { createToolServer } from './server';
@@ -80,7 +80,7 @@ async function deliverForwarded(session: LiveSseSession, f: Forwarded): Promise<
     }
     return;
   }
-  await session.transport.handleMessage(f.message, { authInfo: authInfoOf(request) });
+  await handlingRequest(request, () => session.transport.handleMessage(f.message, { authInfo: authInfoOf(request) }));
 }
 
 export async function openSseStream(ctx: Context): Promise<void> {
@@ -135,7 +135,7 @@ export async function postMessage(ctx: Context): Promise<void> {
   const session = live.get(id);
   if (session) {
     try {
-      await session.transport.handleMessage(message, { authInfo: authInfoOf(request) });
+      await handlingRequest(request, () => session.transport.handleMessage(message, { authInfo: authInfoOf(request) }));
     } catch {
       throw new ApiError('invalid_request', 'Invalid message: not a JSON-RPC message.');
     }

@@ -5,12 +5,13 @@ import type { Context } from 'koa';
 import { errors } from '../../lib/errors';
 import { log } from '../../lib/logger';
 import type { ApiDeps } from '../deps';
-import { authenticateForSession, authenticateMcpRequest, authInfoOf, subjectOf, type McpRequestAuth } from './auth';
+import { authenticateForSession, authenticateMcpRequest, authInfoOf, handlingRequest, subjectOf, type McpRequestAuth } from './auth';
 import { SessionNotFound } from './errors';
 import { RedisEventStore } from './eventStore';
 import { messagesOf, sendWebResponse, webRequestOf } from './http';
 import { createToolServer, runToolCall } from './server';
 import { deleteSession, loadSession, newSessionId, onSessionChange, saveSession, sessionHandle, type SessionRecord } from './sessions';
+import { watchTaskStatus } from './tasks';
 import type { ToolDefinition } from './tool';
 import { findTool, MCP_SCOPES } from './tools/index';
 
@@ -116,7 +117,9 @@ async function startSession(ctx: Context, base: string): Promise<void> {
   };
   const session = openTransport(record, ctx.deps);
   await session.server.connect(session.transport);
-  const response = await session.transport.handleRequest(webRequestOf(ctx, base), { parsedBody: body, authInfo: authInfoOf(request) });
+  const response = await handlingRequest(request, () =>
+    session.transport.handleRequest(webRequestOf(ctx, base), { parsedBody: body, authInfo: authInfoOf(request) }),
+  );
   if (response.ok && session.transport.sessionId) {
     // Saved before the answer (and so the session id) reaches the client. If the store is
     // down the client hears 503 (sessions.ts) and this half-open session is dropped.
@@ -156,13 +159,35 @@ export function streamableEndpoint(base: () => string) {
     session.lastSeen = now;
     const plain = plainReadCall(ctx);
     if (plain) return answerDirectly(ctx, session, plain, request);
-    const response = await session.transport.handleRequest(webRequestOf(ctx, base()), {
-      parsedBody: ctx.state.message,
-      authInfo: authInfoOf(request),
-    });
+    const response = await handlingRequest(request, () =>
+      session.transport.handleRequest(webRequestOf(ctx, base()), {
+        parsedBody: ctx.state.message,
+        authInfo: authInfoOf(request),
+      }),
+    );
     ctx.respond = false;
-    await sendWebResponse(ctx.res, response, { 'X-Request-Id': ctx.state.requestId });
+    const stopWatch = ctx.method === 'GET' && response.ok ? watchTasksOn(session) : undefined;
+    try {
+      await sendWebResponse(ctx.res, response, { 'X-Request-Id': ctx.state.requestId });
+    } finally {
+      stopWatch?.();
+    }
   };
+}
+
+/**
+ * While a session's standalone stream is open here, and its client declared the tasks
+ * capability at initialize (a host that handles tasks), its tasks' status changes are told on
+ * that stream as notifications/tasks/status (tasks.ts watchTaskStatus). Without either, none is
+ * sent and the host polls tasks/get, as the tasks spec has it do anyway.
+ */
+function watchTasksOn(session: LiveSession): (() => void) | undefined {
+  const { record } = session.handle;
+  if (!record.clientCapabilities?.tasks) return undefined;
+  return watchTaskStatus(
+    () => ({ workspaceId: record.workspaceId, subject: record.subject }),
+    (task) => session.server.notification({ method: 'notifications/tasks/status', params: task }),
+  );
 }
 
 /** A tools/call the direct answer below may serve: one request, a read tool, nothing to stream. */

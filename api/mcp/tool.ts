@@ -39,6 +39,8 @@ export interface ToolCallContext {
   progress: ProgressReporter | null;
   /** The MCP app's outside-world clients (api/deps.ts), passed on to the operation. */
   deps?: ApiDeps;
+  /** A task-augmented call: the operation's answer (the queued job) is the result, `finish` does not run. */
+  asTask?: boolean;
 }
 
 export interface ToolOutput {
@@ -67,6 +69,10 @@ export interface ToolDefinition extends ToolIdentity {
   outputSchema: NonNullable<Tool['outputSchema']>;
   /** The operation behind the tool (every tool but switch_workspace). */
   operation?: AnyOperation;
+  /** MCP 2025-11-25 tasks (`execution.taskSupport`): set on tools whose call queues a job; the task is that job. */
+  taskSupport?: 'optional';
+  /** For a task tool whose operation queues a job only for some inputs: whether these arguments do. */
+  startsJob?: (args: Record<string, unknown>) => boolean;
   call(ctx: ToolCallContext, args: Record<string, unknown>): Promise<ToolOutput>;
 }
 
@@ -114,6 +120,11 @@ export interface OperationToolSpec extends ToolIdentity {
   finish?: (ctx: ToolCallContext, body: Record<string, unknown>) => Promise<Record<string, unknown>>;
   /** The answer's schema where `finish` adds fields the REST twin cannot have; the operation's `output` otherwise. */
   output?: z.ZodType;
+  /**
+   * The call queues a job and answers it (`{ data: Job }`): the tool may run as an MCP task
+   * (task support `optional`), `finish` then left out. A function says which arguments queue one.
+   */
+  queuesJob?: true | ((args: Record<string, unknown>) => boolean);
 }
 
 /** spec 8: the same workspace buckets as REST, so an agent and a script share one budget. */
@@ -164,6 +175,8 @@ export function operationTool(op: AnyOperation, spec: OperationToolSpec): ToolDe
     inputSchema: schema,
     outputSchema: toolOutputSchema(spec.output ?? op.output),
     operation: op,
+    ...(spec.queuesJob ? { taskSupport: 'optional' as const } : {}),
+    ...(typeof spec.queuesJob === 'function' ? { startsJob: spec.queuesJob } : {}),
     async call(ctx, args) {
       const { auth, apiVersion, requestId } = ctx.request;
       // A tool without idempotency has no such argument: it reaches the operation's strict schema
@@ -190,7 +203,7 @@ export function operationTool(op: AnyOperation, spec: OperationToolSpec): ToolDe
           : undefined,
       });
       let body = result.body as Record<string, unknown>;
-      if (spec.finish) body = await spec.finish(ctx, body);
+      if (spec.finish && !ctx.asTask) body = await spec.finish(ctx, body);
       // Like REST's Idempotent-Replayed header: on writes only.
       return { body, replayed: op.kind === 'write' ? result.replayed : undefined };
     },

@@ -10,6 +10,7 @@ export { PostStatus } from './PostStatus';
 export { CalendarSlot, Note } from './Note';
 export { Idea, type IdeaColumns } from './Idea';
 export { Job } from './Job';
+export { McpTask } from './McpTask';
 export { Source } from './Source';
 export { MediaAsset, type MediaAssetColumns } from './MediaAsset';
 export { Membership } from './Membership';

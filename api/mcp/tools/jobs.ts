@@ -46,5 +46,6 @@ export const generatePostTool = operationTool(createGeneration, {
   annotations: { ...WRITE, openWorldHint: true },
   defaultProject: true,
   idempotent: true,
+  queuesJob: true,
   finish: async (ctx, body) => (ctx.progress ? followJob(ctx, body) : body),
 });

@@ -14,6 +14,7 @@ export const addToKnowledgeBaseTool = operationTool(createKnowledge, {
     'Queues the ingest of a document into the knowledge base (job type KNOWLEDGE_INGEST): type text (text), file (inline: content_base64 as plain base64 without a data: prefix, at most 25 MB decoded, with mimeType and filename; or uploadId of an upload with purpose knowledge; text, Markdown, PDF and DOCX are read, audio and video transcribed), url (a public web page; its readable article is kept) or youtube (videoId or a YouTube url; its transcript is kept). projectId defaults to the pinned project; scope WORKSPACE makes it workspace-wide (admins). Generated posts of the project draw on it. Answers the job; result.documentId names the document when DONE. With a progressToken the call follows the job with notifications/progress and answers the finished job. Requires knowledge:write.',
   annotations: { ...WRITE, openWorldHint: true },
   idempotent: true,
+  queuesJob: true,
   finish: async (ctx, body) => (ctx.progress ? followJob(ctx, body) : body),
 });
 

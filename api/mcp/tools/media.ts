@@ -65,5 +65,6 @@ export const generateImageTool = operationTool(createImageGeneration, {
   annotations: { ...WRITE, openWorldHint: true },
   defaultProject: true,
   idempotent: true,
+  queuesJob: true,
   finish: async (ctx, body) => (ctx.progress ? followJob(ctx, body) : body),
 });

@@ -37,5 +37,7 @@ export const createSourceFileTool = operationTool(createSource, {
   annotations: { ...WRITE, openWorldHint: true },
   defaultProject: true,
   idempotent: true,
+  // A text source is answered at once (create_source_text's variant); a file queues its ingest.
+  queuesJob: (args) => args.type !== 'text',
   finish: async (ctx, body) => (ctx.progress ? followJob(ctx, body) : body),
 });
