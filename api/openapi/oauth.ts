@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../../lib/errors';
-import { oauthClientSchema, registrationMetadataSchema } from '../oauth/schema';
+import { authorizationServerMetadataSchema, oauthClientSchema, registrationMetadataSchema } from '../oauth/schema';
 import { byStatus, parserRefusalResponse, parserRefusalSchema } from './errors';
 
 // The authorization server's endpoints (spec 5.3, api/oauth) in the OpenAPI document. They are
@@ -62,28 +62,6 @@ export const oauthIntrospectionSchema = z.union([
     })
     .strict(),
 ]);
-
-/** RFC 8414 2. */
-export const authorizationServerMetadataSchema = z
-  .object({
-    issuer: z.string(),
-    authorization_endpoint: z.string(),
-    token_endpoint: z.string(),
-    registration_endpoint: z.string(),
-    revocation_endpoint: z.string(),
-    introspection_endpoint: z.string(),
-    scopes_supported: z.array(z.string()),
-    response_types_supported: z.array(z.string()),
-    response_modes_supported: z.array(z.string()),
-    grant_types_supported: z.array(z.string()),
-    token_endpoint_auth_methods_supported: z.array(z.string()),
-    revocation_endpoint_auth_methods_supported: z.array(z.string()),
-    introspection_endpoint_auth_methods_supported: z.array(z.string()),
-    code_challenge_methods_supported: z.array(z.string()),
-    authorization_response_iss_parameter_supported: z.boolean(),
-    service_documentation: z.string(),
-  })
-  .strict();
 
 /** RFC 9728 2. */
 export const protectedResourceMetadataSchema = z
