@@ -78,9 +78,10 @@ export async function documentClient(url: string): Promise<NewClient> {
   return pending;
 }
 
-/** Drops the cached document, so that the next request fetches it again. */
-export async function forgetDocument(url: string): Promise<void> {
-  await redis().del(cacheKey(url));
+/** Seconds the cached document of `url` has left; null when none is cached. */
+export async function cachedDocumentTtl(url: string): Promise<number | null> {
+  const ttl = await redis().ttl(cacheKey(url));
+  return ttl >= 0 ? ttl : null;
 }
 
 const refused = (why: string) => new InvalidClient(`The client's metadata document at this client_id ${why}`);
