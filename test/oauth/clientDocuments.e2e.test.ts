@@ -89,12 +89,15 @@ describe('Client ID Metadata Documents end to end: the MCP SDK client + headless
 
   before(async () => {
     await resetOAuthRateLimits();
-    documents = createHttpsServer({ key: readFileSync(path.join(TLS, 'loopback.key')), cert: readFileSync(path.join(TLS, 'loopback.crt')) }, (req, res) => {
-      if (req.url !== new URL(documentUrl).pathname) return void res.writeHead(404).end();
-      documentFetches++;
-      res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=300' });
-      res.end(JSON.stringify(document));
-    });
+    documents = createHttpsServer(
+      { key: readFileSync(path.join(TLS, 'loopback.key')), cert: readFileSync(path.join(TLS, 'loopback.crt')) },
+      (req, res) => {
+        if (req.url !== new URL(documentUrl).pathname) return void res.writeHead(404).end();
+        documentFetches++;
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=300' });
+        res.end(JSON.stringify(document));
+      },
+    );
     // A fresh path per run: the cache key is the URL, and the port may repeat across runs.
     documentUrl = `https://127.0.0.1:${await listen(documents)}/oauth/${randomBase62(10)}/client.json`;
     callbackServer = createHttpServer((req, res) => {

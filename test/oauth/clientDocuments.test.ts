@@ -84,16 +84,21 @@ describe('OAuth Client ID Metadata Documents', function () {
 
   async function authorize(clientId: string, redirectUri = REDIRECT) {
     const { challenge } = pkce();
-    const res = await fetch(
-      api.url + authorizePath({ clientId, redirectUri, challenge, method: 'S256', scope: 'read offline_access' }),
-      { redirect: 'manual' },
-    );
+    const res = await fetch(api.url + authorizePath({ clientId, redirectUri, challenge, method: 'S256', scope: 'read offline_access' }), {
+      redirect: 'manual',
+    });
     return { status: res.status, html: await res.text(), location: res.headers.get('location'), cookie: res.headers.get('set-cookie') };
   }
 
   async function assertNothingStored(clientId: string) {
     assert.equal(await db()('oauth_clients').where({ metadata_url: clientId }).first(), undefined, 'no client row');
-    assert.equal(await db()('oauth_clients').where({ id: documentClientId(clientId) }).first(), undefined, 'no client row');
+    assert.equal(
+      await db()('oauth_clients')
+        .where({ id: documentClientId(clientId) })
+        .first(),
+      undefined,
+      'no client row',
+    );
     assert.equal(await cachedDocumentTtl(clientId), null, 'no cached document');
   }
 
@@ -226,12 +231,20 @@ describe('OAuth Client ID Metadata Documents', function () {
         access: 'read',
       });
       // The consent page names the host of the client_id beside the name the document gives.
-      assert.match(consentPage.html, new RegExp(`Document Client <span class="muted client-host">from <strong>127\\.0\\.0\\.1:${port}</strong>`));
+      assert.match(
+        consentPage.html,
+        new RegExp(`Document Client <span class="muted client-host">from <strong>127\\.0\\.0\\.1:${port}</strong>`),
+      );
       const ttl = await cachedDocumentTtl(doc.url);
       assert.ok(ttl !== null && ttl > 100 && ttl <= 120, `cached for ${ttl} s`);
 
       doc.respond = json(documentFor(doc.url, { redirect_uris: ['http://127.0.0.1:9/moved'] }), { 'Cache-Control': 'max-age=120' });
-      const token = await exchangeCode(api.url, { clientId: doc.url, code: redirect.searchParams.get('code')!, redirectUri: REDIRECT, verifier });
+      const token = await exchangeCode(api.url, {
+        clientId: doc.url,
+        code: redirect.searchParams.get('code')!,
+        redirectUri: REDIRECT,
+        verifier,
+      });
       assert.equal(token.status, 200);
       assert.equal(doc.hits, 1, 'authorize, the consent pages and the token request shared one fetch');
 

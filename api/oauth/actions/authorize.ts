@@ -36,7 +36,8 @@ async function identifyClient(ctx: Context, next: Next) {
   try {
     client = clientId ? await findClient(clientId) : undefined;
   } catch (err) {
-    if (err instanceof InvalidClient) throw new AuthorizationPageError('This application cannot be verified', err.message, 'invalid_client');
+    if (err instanceof InvalidClient)
+      throw new AuthorizationPageError('This application cannot be verified', err.message, 'invalid_client');
     throw err;
   }
   if (!client)
