@@ -1892,6 +1892,8 @@ export interface components {
             introspection_endpoint_auth_methods_supported: string[];
             code_challenge_methods_supported: string[];
             authorization_response_iss_parameter_supported: boolean;
+            /** @description draft-ietf-oauth-client-id-metadata-document 6: a client_id may be an HTTPS URL naming its metadata document */
+            client_id_metadata_document_supported: boolean;
             service_documentation: string;
         };
         ProtectedResourceMetadata: {
