@@ -84,6 +84,18 @@ export async function cachedDocumentTtl(url: string): Promise<number | null> {
   return ttl >= 0 ? ttl : null;
 }
 
+/**
+ * The fetch failure as the unauthenticated requester may read it: which kind of address was
+ * refused, but not the address a name resolved to (that would make the authorization endpoint a
+ * resolver of this network's internal names).
+ */
+function publicReason(err: FetchError): string {
+  if (err.code === 'url_refused')
+    return `the host is on a ${/a (\w+) address$/.exec(err.message)?.[1] ?? 'refused'} address, which is not fetched.`;
+  if (err.code === 'url_dns_failed') return 'the host did not resolve.';
+  return err.message;
+}
+
 const refused = (why: string) => new InvalidClient(`The client's metadata document at this client_id ${why}`);
 
 async function fetchDocument(url: string): Promise<NewClient> {
@@ -107,7 +119,7 @@ async function fetchDocument(url: string): Promise<NewClient> {
   } catch (err) {
     if (!(err instanceof FetchError)) throw err;
     log.info('oauth client document refused', { url, code: err.code, reason: err.message });
-    throw refused(`could not be fetched: ${err.message}`);
+    throw refused(`could not be fetched: ${publicReason(err)}`);
   }
   // draft 4: served with 200 OK; any other status is an error (guardedFetch answers any 2xx).
   if (page.status !== 200) throw refused(`answered HTTP ${page.status}, not 200.`);

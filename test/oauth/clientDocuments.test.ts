@@ -172,6 +172,10 @@ describe('OAuth Client ID Metadata Documents', function () {
     await assertInvalidClient(doc.url, /must use https/);
     const overTls = doc.url.replace('http:', 'https:');
     await assertInvalidClient(overTls, /loopback address/);
+    // A name is refused by the class of its address, which the unauthenticated page does not disclose.
+    const named = overTls.replace('127.0.0.1', 'localhost');
+    await assertInvalidClient(named, /loopback address/);
+    assert.doesNotMatch((await authorize(named)).html, /127\.0\.0\.1|::1/);
     assert.equal(doc.hits, 0);
 
     settings.allowDevUrls = true;
