@@ -256,6 +256,13 @@ describe('OAuth Client ID Metadata Documents', function () {
       const byId = await refresh(api.url, { clientId: documentClientId(doc.url), refreshToken: token.body.refresh_token });
       assert.equal(byId.status, 401);
       assert.equal(byId.body.error.code, 'invalid_client');
+
+      // Revocation names the client by its URL too (RFC 7009), and ends the family.
+      const revoked = await form(api.url, '/oauth/revoke', { client_id: doc.url, token: token.body.refresh_token });
+      assert.equal(revoked.status, 200);
+      const afterRevoke = await refresh(api.url, { clientId: doc.url, refreshToken: token.body.refresh_token });
+      assert.equal(afterRevoke.status, 400);
+      assert.equal(afterRevoke.body.error.code, 'invalid_grant');
     });
 
     it('once the cache has lapsed the new document decides: a dropped redirect URI refuses the code (which survives), a broken document refuses the client', async () => {
