@@ -1,10 +1,12 @@
 import { config } from '../../lib/config';
+import { errors } from '../../lib/errors';
 import { sha256Hex } from '../../lib/crypto';
 import { log } from '../../lib/logger';
 import { freshSeconds } from '../../lib/net/freshness';
 import { FetchError, guardedFetch, type FetchedPage } from '../../lib/net/guardedFetch';
 import { systemResolver } from '../../lib/net/resolve';
 import { redis } from '../../lib/redis';
+import { consume } from '../rateLimit';
 import { clientFromMetadata, type NewClient } from './clientMetadata';
 import { InvalidClient, OAuthError } from './errors';
 
@@ -66,12 +68,19 @@ const inFlight = new Map<string, Promise<NewClient>>();
 /**
  * The validated metadata of the client whose client_id is `url`: from the cache while fresh,
  * else fetched and checked. Throws InvalidClient saying what is wrong with the URL or the document.
+ * `requester` (the caller's address) pays for a fetch: any unauthenticated request can name a
+ * URL, so each address may cause only as many fetches a minute as the unauthenticated limit.
  */
-export async function documentClient(url: string): Promise<NewClient> {
+export async function documentClient(url: string, requester?: string): Promise<NewClient> {
   const cached = await redis().get(cacheKey(url));
   if (cached) return JSON.parse(cached) as NewClient;
   let pending = inFlight.get(url);
   if (!pending) {
+    if (requester) {
+      const rl = await consume('unauthenticated', `oauth-cimd:${requester}`);
+      if (!rl.allowed)
+        throw errors.rateLimited(rl, `Too many client metadata documents fetched for this address; retry in ${rl.retryAfter} s.`);
+    }
     pending = fetchDocument(url).finally(() => inFlight.delete(url));
     inFlight.set(url, pending);
   }

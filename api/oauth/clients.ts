@@ -45,12 +45,13 @@ async function storedClient(id: string): Promise<ClientRow | undefined> {
 /**
  * The client a request names with its client_id: a Client Identifier URL is resolved through
  * its metadata document (fetched or cached, validated; InvalidClient when that fails), anything
- * else is a registered `cli_` id. A document client's own row is never reachable by its internal
+ * else is a registered `cli_` id (`requester`, the caller's address, is charged for a document
+ * fetch: clientDocuments.ts). A document client's own row is never reachable by its internal
  * id, so presenting that id cannot skip the document.
  */
-export async function findClient(clientId: string): Promise<ClientRow | undefined> {
+export async function findClient(clientId: string, requester?: string): Promise<ClientRow | undefined> {
   if (isClientIdUrl(clientId)) {
-    const metadata = await documentClient(clientId);
+    const metadata = await documentClient(clientId, requester);
     const id = documentClientId(clientId);
     const stored = await storedClient(id);
     return {

@@ -6,7 +6,18 @@ import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
 import { member, workspaceWithKey } from '../support/factories';
-import { authorizeCode, authorizePath, exchangeCode, form, getJson, pkce, refresh, register, useOAuthApi } from './support';
+import {
+  authorizeCode,
+  authorizePath,
+  exchangeCode,
+  form,
+  getJson,
+  pkce,
+  refresh,
+  register,
+  resetOAuthRateLimits,
+  useOAuthApi,
+} from './support';
 
 // Client ID Metadata Documents (docs/oauth.md "Client ID Metadata Documents";
 // draft-ietf-oauth-client-id-metadata-document) against hostile and changing documents. The
@@ -218,6 +229,28 @@ describe('OAuth Client ID Metadata Documents', function () {
     await assertInvalidClient(`${origin}/clients/../clients/x/client.json`, /path segments/);
     await assertInvalidClient(`${origin}/`, /must have a path/);
     assert.equal(doc.hits, 0);
+  });
+
+  it('document fetches are charged to the requesting address; cached documents are not', async () => {
+    const limits = config.rateLimit as { unauthenticatedPerWindow: number };
+    const previous = limits.unauthenticatedPerWindow;
+    await resetOAuthRateLimits();
+    limits.unauthenticatedPerWindow = 3;
+    try {
+      const docs = [0, 1, 2, 3].map(() => serve((url) => json(documentFor(url), { 'Cache-Control': 'max-age=60' })));
+      for (const doc of docs.slice(0, 3)) assert.equal((await authorize(doc.url)).status, 303);
+      const page = await authorize(docs[3]!.url);
+      assert.equal(page.status, 400);
+      assert.match(page.html, /Too many client metadata documents/);
+      const token = await form(api.url, '/oauth/token', { grant_type: 'refresh_token', client_id: docs[3]!.url, refresh_token: 'x' });
+      assert.equal(token.status, 429);
+      assert.equal(token.body.error.code, 'rate_limited');
+      assert.equal(docs[3]!.hits, 0);
+      assert.equal((await authorize(docs[0]!.url)).status, 303, 'a cached document costs nothing');
+    } finally {
+      limits.unauthenticatedPerWindow = previous;
+      await resetOAuthRateLimits();
+    }
   });
 
   describe('a document that changes between authorize and token', () => {

@@ -34,7 +34,7 @@ async function identifyClient(ctx: Context, next: Next) {
   const clientId = st.params.client_id;
   let client;
   try {
-    client = clientId ? await findClient(clientId) : undefined;
+    client = clientId ? await findClient(clientId, ctx.ip) : undefined;
   } catch (err) {
     if (err instanceof InvalidClient)
       throw new AuthorizationPageError('This application cannot be verified', err.message, 'invalid_client');

@@ -61,7 +61,7 @@ async function loadRequest(ctx: Context, next: Next) {
   if (!ix) throw EXPIRED;
   const session = await currentSession(ctx);
   if (!session || session.sid !== ix.sid) throw EXPIRED;
-  const client = await findClient(ix.clientId);
+  const client = await findClient(ix.clientId, ctx.ip);
   if (!client) throw new AuthorizationPageError('Unknown application', 'The application that sent you here is no longer registered.');
   ctx.state.interaction = { ix, session, client } satisfies InteractionState;
   await next();
