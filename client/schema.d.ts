@@ -962,7 +962,7 @@ export interface paths {
         };
         /**
          * Authorization request (RFC 6749 4.1.1): authorization code with PKCE S256 (spec 5.3.2).
-         * @description Redirects to sign-in and consent, then to `redirect_uri` with `code`, `state` and `iss` (RFC 9207); errors after the client and redirect URI are validated go back as `error`, `error_description` query parameters (spec 7.3). A request that cannot be trusted to redirect (unknown client, unregistered redirect URI) is answered with an HTML page, never redirected.
+         * @description Redirects to sign-in and consent, then to `redirect_uri` with `code`, `state` and `iss` (RFC 9207); errors after the client and redirect URI are validated go back as `error`, `error_description` query parameters (spec 7.3). A request that cannot be trusted to redirect (unknown client, a client metadata document that cannot be fetched or is not acceptable, unregistered redirect URI) is answered with an HTML page naming the OAuth error, never redirected.
          */
         get: operations["oauth.authorize"];
         put?: never;
@@ -984,7 +984,7 @@ export interface paths {
         put?: never;
         /**
          * Token request (RFC 6749 4.1.3, 6): exchange a code (with its PKCE verifier) or rotate a refresh token.
-         * @description Public clients: `client_id` only, no client authentication. Answers are `no-store`.
+         * @description Public clients: `client_id` only, no client authentication. Answers are `no-store`. A `client_id` that is a URL is checked against its Client ID Metadata Document (`invalid_client` when that fails); fetching one is limited per address (429 rate_limited).
          */
         post: operations["oauth.token"];
         delete?: never;
@@ -1892,6 +1892,8 @@ export interface components {
             introspection_endpoint_auth_methods_supported: string[];
             code_challenge_methods_supported: string[];
             authorization_response_iss_parameter_supported: boolean;
+            /** @description draft-ietf-oauth-client-id-metadata-document 6: a client_id may be an HTTPS URL naming its metadata document */
+            client_id_metadata_document_supported: boolean;
             service_documentation: string;
         };
         ProtectedResourceMetadata: {
@@ -10381,7 +10383,7 @@ export interface operations {
                 "application/x-www-form-urlencoded": {
                     /** @enum {unknown} */
                     grant_type: "authorization_code" | "refresh_token";
-                    /** @description the registered client */
+                    /** @description the registered client, or the URL of its Client ID Metadata Document */
                     client_id: string;
                     /** @description authorization_code: the code */
                     code?: string;
@@ -10399,7 +10401,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {unknown} */
                     grant_type: "authorization_code" | "refresh_token";
-                    /** @description the registered client */
+                    /** @description the registered client, or the URL of its Client ID Metadata Document */
                     client_id: string;
                     /** @description authorization_code: the code */
                     code?: string;
@@ -10464,6 +10466,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unsupported_media_type";
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
                         };
                     };
                 };
@@ -10571,6 +10587,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unsupported_media_type";
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
                         };
                     };
                 };

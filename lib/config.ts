@@ -448,6 +448,29 @@ function loadConfig() {
       maxBytes: int('BODY_DISCARD_MAX_BYTES', 16 * 1024 ** 2),
       maxMs: int('BODY_DISCARD_MAX_MS', 5_000),
     },
+
+    /**
+     * OAuth Client ID Metadata Documents (docs/oauth.md "Client ID Metadata Documents";
+     * draft-ietf-oauth-client-id-metadata-document): a client_id that is an HTTPS URL is fetched
+     * under the outbound guard, within these limits, and cached by its HTTP cache headers
+     * clamped to [cacheMinS, cacheMaxS].
+     */
+    oauthClientDocuments: {
+      /**
+       * Local development and tests only: document URLs may be plain http and on loopback
+       * (the draft's SSRF section forbids this in production). Private, link-local and
+       * metadata addresses stay refused.
+       */
+      allowDevUrls: bool('OAUTH_CIMD_ALLOW_DEV_URLS', false),
+      /** The whole fetch (DNS, connect, body) must finish within this; the authorize page waits on it. */
+      timeoutMs: int('OAUTH_CIMD_TIMEOUT_MS', 5_000),
+      /** The draft's recommended cap (8.7): 5 KB read at most; a longer document is refused. */
+      maxBytes: int('OAUTH_CIMD_MAX_BYTES', 5 * 1024),
+      /** Floor of the cache lifetime, whatever the headers say (no-store, max-age=0 included). */
+      cacheMinS: int('OAUTH_CIMD_CACHE_MIN_S', 60),
+      /** Ceiling of the cache lifetime: a changed document is seen within this. */
+      cacheMaxS: int('OAUTH_CIMD_CACHE_MAX_S', 24 * 3600),
+    },
   };
 }
 

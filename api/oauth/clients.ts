@@ -1,34 +1,100 @@
 import { onLocalInvalidation } from '../../lib/auth/invalidation';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
+import { documentClient, documentClientId, isClientIdUrl } from './clientDocuments';
+import type { NewClient } from './clientMetadata';
 import type { OAuthClient } from './schema';
 
-// Registered clients (RFC 7591) and the redirect-URI rules of spec 5.3.1 and RFC 8252.
+// Clients: registered ones (RFC 7591) and those identified by a Client ID Metadata Document
+// (clientDocuments.ts); the redirect-URI rules of spec 5.3.2 and RFC 8252.
 
-/** A registered client: what it registered with (NewClient, below) plus what the server set. */
+export type { NewClient } from './clientMetadata';
+
+/** A client: what it registered with, or what its document says (NewClient), plus what the server set. */
 export interface ClientRow extends NewClient {
   id: string;
-  /** spec 5.3.1: public clients only (insertClient). */
+  /** spec 5.3.1: public clients only (insertClient, clientFromMetadata). */
   token_endpoint_auth_method: 'none';
   trusted: boolean;
   created_at: Date;
+  /**
+   * The Client Identifier URL of a client known by its metadata document: its client_id on the
+   * wire, while `id` keys its grants, codes and tokens. Null for a registered client.
+   */
+  metadata_url: string | null;
 }
 
-// Clients never change after registration except for the operator's trust flag, so a short
-// per-process cache spares the token endpoint a read per request. Misses are not cached.
+// Registered clients never change after registration except for the operator's trust flag, so
+// a short per-process cache spares the token endpoint a read per request. Misses are not cached.
 const CACHE_MS = 30_000;
 const cache = new Map<string, { row: ClientRow; at: number }>();
 
-export async function findClient(clientId: string): Promise<ClientRow | undefined> {
-  const hit = cache.get(clientId);
+/** The stored row of a client by its internal id, whichever kind it is. */
+async function storedClient(id: string): Promise<ClientRow | undefined> {
+  const hit = cache.get(id);
   if (hit && Date.now() - hit.at < CACHE_MS) return hit.row;
-  if (!/^cli_[A-Za-z0-9]{1,60}$/.test(clientId)) return undefined;
-  const row = (await db()('oauth_clients').where({ id: clientId }).first()) as ClientRow | undefined;
+  if (!/^cli_[A-Za-z0-9]{1,60}$/.test(id)) return undefined;
+  const row = (await db()('oauth_clients').where({ id }).first()) as ClientRow | undefined;
   if (row) {
-    cache.set(clientId, { row, at: Date.now() });
+    cache.set(id, { row, at: Date.now() });
     if (cache.size > 10_000) cache.delete(cache.keys().next().value as string);
   }
   return row;
+}
+
+/**
+ * The client a request names with its client_id: a Client Identifier URL is resolved through
+ * its metadata document (fetched or cached, validated; InvalidClient when that fails), anything
+ * else is a registered `cli_` id (`requester`, the caller's address, is charged for a document
+ * fetch: clientDocuments.ts). A document client's own row is never reachable by its internal
+ * id, so presenting that id cannot skip the document.
+ */
+export async function findClient(clientId: string, requester?: string): Promise<ClientRow | undefined> {
+  if (isClientIdUrl(clientId)) {
+    const metadata = await documentClient(clientId, requester);
+    const id = documentClientId(clientId);
+    const stored = await storedClient(id);
+    return {
+      ...metadata,
+      id,
+      token_endpoint_auth_method: 'none',
+      trusted: stored?.trusted ?? false,
+      created_at: stored?.created_at ?? new Date(),
+      metadata_url: clientId,
+    };
+  }
+  const row = await storedClient(clientId);
+  return row && !row.metadata_url ? row : undefined;
+}
+
+/** The client_id a client knows itself by: its Client Identifier URL, else its registered id. */
+export async function wireClientId(id: string): Promise<string> {
+  return (await storedClient(id))?.metadata_url ?? id;
+}
+
+/**
+ * A document client gets its row when a user first approves it (grants, codes and tokens
+ * reference oauth_clients); later approvals refresh the snapshot the operator's list shows.
+ * The operator's trust flag is kept.
+ */
+export async function storeDocumentClient(client: ClientRow): Promise<void> {
+  if (!client.metadata_url) return;
+  const snapshot: NewClient = {
+    client_name: client.client_name,
+    client_uri: client.client_uri,
+    logo_uri: client.logo_uri,
+    redirect_uris: client.redirect_uris,
+    scope: client.scope,
+    grant_types: client.grant_types,
+    response_types: client.response_types,
+    software_id: client.software_id,
+    software_version: client.software_version,
+  };
+  await db()('oauth_clients')
+    .insert({ id: client.id, metadata_url: client.metadata_url, token_endpoint_auth_method: 'none', ...snapshot })
+    .onConflict('id')
+    .merge(Object.keys(snapshot));
+  forgetClient(client.id);
 }
 
 onLocalInvalidation('client', (clientId) => forgetClient(clientId));
@@ -37,27 +103,16 @@ export function forgetClient(clientId: string): void {
   cache.delete(clientId);
 }
 
-export interface NewClient {
-  client_name: string;
-  client_uri: string | null;
-  logo_uri: string | null;
-  redirect_uris: string[];
-  scope: string | null;
-  grant_types: string[];
-  response_types: string[];
-  software_id: string | null;
-  software_version: string | null;
-}
-
 /**
  * spec 5.3.1: the same software_id + software_version with the same redirect URIs is the same
  * client. The existing registration is returned unchanged, so that nobody can rename or widen
- * a client by registering it again.
+ * a client by registering it again. Document clients are not registrations.
  */
 export async function findReRegistration(input: NewClient): Promise<ClientRow | undefined> {
   if (!input.software_id || !input.software_version) return undefined;
   const candidates = (await db()('oauth_clients')
     .where({ software_id: input.software_id, software_version: input.software_version })
+    .whereNull('metadata_url')
     .orderBy('created_at', 'asc')) as ClientRow[];
   const wanted = [...new Set(input.redirect_uris)].sort();
   return candidates.find((c) => {
@@ -94,48 +149,7 @@ export function presentClient(c: ClientRow): OAuthClient {
 // ---------------------------------------------------------------------------------------------
 // Redirect URIs
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const LOOPBACK_IPS = new Set(['127.0.0.1', '[::1]']);
-/** Schemes that would run code or read local data in the browser instead of reaching an app. */
-const FORBIDDEN_SCHEMES = new Set([
-  'javascript:',
-  'data:',
-  'file:',
-  'vbscript:',
-  'about:',
-  'blob:',
-  'filesystem:',
-  'view-source:',
-  'ws:',
-  'wss:',
-  'ftp:',
-  'mailto:',
-  'chrome:',
-  'chrome-extension:',
-]);
-
-/**
- * spec 5.3.1: HTTPS, http on a loopback host for development (RFC 8252 7.3), or a private-use
- * scheme for native apps (RFC 8252 7.1). RFC 6749 3.1.2: absolute, without a fragment.
- * Returns why the URI is refused, or null.
- */
-export function redirectUriProblem(raw: string): string | null {
-  if (raw.length > 2000) return 'is longer than 2000 characters';
-  if (raw.includes('#')) return 'must not contain a fragment (RFC 6749 3.1.2)';
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    return 'is not an absolute URI';
-  }
-  if (u.username || u.password) return 'must not carry user information';
-  if (u.protocol === 'https:') return u.hostname ? null : 'has no host';
-  if (u.protocol === 'http:')
-    return LOOPBACK_HOSTS.has(u.hostname) ? null : 'must use https (plain http is allowed only for localhost and loopback addresses)';
-  if (FORBIDDEN_SCHEMES.has(u.protocol)) return `uses the ${u.protocol} scheme, which cannot be a redirect target`;
-  if (!/^[a-z][a-z0-9+.-]*:$/.test(u.protocol)) return 'has an invalid scheme';
-  return null;
-}
 
 function withoutPort(u: URL): string {
   return `${u.protocol}//${u.hostname}${u.pathname}${u.search}`;

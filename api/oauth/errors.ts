@@ -81,9 +81,12 @@ export class TemporarilyUnavailable extends OAuthError {
  */
 export class AuthorizationPageError extends Error {
   readonly title: string;
-  constructor(title: string, description: string) {
+  /** The RFC 6749 error name the page states, when one applies (invalid_client, invalid_request). */
+  readonly oauthName: string | null;
+  constructor(title: string, description: string, oauthName: string | null = null) {
     super(description);
     this.name = 'AuthorizationPageError';
     this.title = title;
+    this.oauthName = oauthName;
   }
 }

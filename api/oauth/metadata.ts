@@ -1,6 +1,6 @@
 import { config } from '../../lib/config';
 import { ALL_SCOPES } from '../../lib/scopes';
-import { REGISTRABLE_GRANT_TYPES } from './schema';
+import { REGISTRABLE_GRANT_TYPES, type AuthorizationServerMetadata } from './schema';
 
 // Discovery documents (spec 5.3). The issuer is the API origin ({auth_url} = {base_url}).
 // Read from config at call time, never captured at import.
@@ -14,7 +14,7 @@ export function endpoint(path: string): string {
 }
 
 /** RFC 8414 2. */
-export function authorizationServerMetadata() {
+export function authorizationServerMetadata(): AuthorizationServerMetadata {
   return {
     issuer: issuer(),
     authorization_endpoint: endpoint('/oauth/authorize'),
@@ -33,6 +33,8 @@ export function authorizationServerMetadata() {
     code_challenge_methods_supported: ['S256'],
     // RFC 9207: every authorization response carries `iss`.
     authorization_response_iss_parameter_supported: true,
+    // draft-ietf-oauth-client-id-metadata-document 6, beside dynamic registration (clientDocuments.ts).
+    client_id_metadata_document_supported: true,
     service_documentation: config.docsUrl,
   };
 }

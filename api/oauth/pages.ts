@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
+import { documentHost } from './clientDocuments';
 import type { ClientRow } from './clients';
 import { isWriteSide } from './scopes';
 
@@ -56,12 +57,15 @@ export function cspSourceFor(uri: string): string {
   return u.protocol === 'http:' || u.protocol === 'https:' ? u.origin : u.protocol;
 }
 
-export function errorPage(ctx: Context, title: string, message: string): void {
+/** RFC 6749 4.1.2.1: a request that cannot be trusted to redirect is answered here; `oauthName` says which error it is. */
+export function errorPage(ctx: Context, title: string, message: string, oauthName: string | null = null): void {
   sendPage(
     ctx,
     400,
     title,
-    `<h1>${esc(title)}</h1><p>${esc(message)}</p><p class="muted">You can close this window and start again from the application.</p>`,
+    `<h1>${esc(title)}</h1><p>${esc(message)}</p>` +
+      (oauthName ? `<p class="muted">Error: <code>${esc(oauthName)}</code></p>` : '') +
+      `<p class="muted">You can close this window and start again from the application.</p>`,
   );
 }
 
@@ -110,10 +114,13 @@ function clientHeader(v: ClientView): string {
   const logo = c.logo_uri && c.logo_uri.startsWith('https://') ? `<img src="${esc(c.logo_uri)}" alt="">` : '';
   const badge = c.trusted
     ? '<span class="badge verified">Verified</span>'
-    : '<span class="badge unverified" title="Registered dynamically; the service has not reviewed this application">Unverified</span>';
+    : `<span class="badge unverified" title="${c.metadata_url ? 'Described by its own metadata document' : 'Registered dynamically'}; the service has not reviewed this application">Unverified</span>`;
   const site = c.client_uri ? ` &middot; <span class="muted">${esc(c.client_uri)}</span>` : '';
+  // draft-ietf-oauth-client-id-metadata-document 8.5: the host of the client_id beside the
+  // name the document gives itself, which anyone can copy; the host is what the user can check.
+  const from = c.metadata_url ? ` <span class="muted client-host">from <strong>${esc(documentHost(c.metadata_url))}</strong></span>` : '';
   return (
-    `<div class="client">${logo}<div><h1>${esc(name)}${badge}</h1>` +
+    `<div class="client">${logo}<div><h1>${esc(name)}${from}${badge}</h1>` +
     `<div class="muted">Will return you to <strong>${esc(v.redirectHost)}</strong>${site}</div></div></div>`
   );
 }

@@ -65,3 +65,33 @@ export const oauthClientSchema = z
   .strict();
 
 export type OAuthClient = z.infer<typeof oauthClientSchema>;
+
+/**
+ * RFC 8414 2: the authorization server's metadata (actions/discovery.ts answers it, metadata.ts
+ * builds it with this type; the OpenAPI document describes it from this schema).
+ */
+export const authorizationServerMetadataSchema = z
+  .object({
+    issuer: z.string(),
+    authorization_endpoint: z.string(),
+    token_endpoint: z.string(),
+    registration_endpoint: z.string(),
+    revocation_endpoint: z.string(),
+    introspection_endpoint: z.string(),
+    scopes_supported: z.array(z.string()),
+    response_types_supported: z.array(z.string()),
+    response_modes_supported: z.array(z.string()),
+    grant_types_supported: z.array(z.string()),
+    token_endpoint_auth_methods_supported: z.array(z.string()),
+    revocation_endpoint_auth_methods_supported: z.array(z.string()),
+    introspection_endpoint_auth_methods_supported: z.array(z.string()),
+    code_challenge_methods_supported: z.array(z.string()),
+    authorization_response_iss_parameter_supported: z.boolean(),
+    client_id_metadata_document_supported: z
+      .boolean()
+      .describe('draft-ietf-oauth-client-id-metadata-document 6: a client_id may be an HTTPS URL naming its metadata document'),
+    service_documentation: z.string(),
+  })
+  .strict();
+
+export type AuthorizationServerMetadata = z.infer<typeof authorizationServerMetadataSchema>;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../../lib/errors';
-import { oauthClientSchema, registrationMetadataSchema } from '../oauth/schema';
+import { authorizationServerMetadataSchema, oauthClientSchema, registrationMetadataSchema } from '../oauth/schema';
 import { byStatus, parserRefusalResponse, parserRefusalSchema } from './errors';
 
 // The authorization server's endpoints (spec 5.3, api/oauth) in the OpenAPI document. They are
@@ -62,28 +62,6 @@ export const oauthIntrospectionSchema = z.union([
     })
     .strict(),
 ]);
-
-/** RFC 8414 2. */
-export const authorizationServerMetadataSchema = z
-  .object({
-    issuer: z.string(),
-    authorization_endpoint: z.string(),
-    token_endpoint: z.string(),
-    registration_endpoint: z.string(),
-    revocation_endpoint: z.string(),
-    introspection_endpoint: z.string(),
-    scopes_supported: z.array(z.string()),
-    response_types_supported: z.array(z.string()),
-    response_modes_supported: z.array(z.string()),
-    grant_types_supported: z.array(z.string()),
-    token_endpoint_auth_methods_supported: z.array(z.string()),
-    revocation_endpoint_auth_methods_supported: z.array(z.string()),
-    introspection_endpoint_auth_methods_supported: z.array(z.string()),
-    code_challenge_methods_supported: z.array(z.string()),
-    authorization_response_iss_parameter_supported: z.boolean(),
-    service_documentation: z.string(),
-  })
-  .strict();
 
 /** RFC 9728 2. */
 export const protectedResourceMetadataSchema = z
@@ -203,12 +181,13 @@ export function oauthPaths(): Record<string, Record<string, Json>> {
         description:
           'Redirects to sign-in and consent, then to `redirect_uri` with `code`, `state` and `iss` (RFC 9207); errors after the ' +
           'client and redirect URI are validated go back as `error`, `error_description` query parameters (spec 7.3). A request ' +
-          'that cannot be trusted to redirect (unknown client, unregistered redirect URI) is answered with an HTML page, never redirected.',
+          'that cannot be trusted to redirect (unknown client, a client metadata document that cannot be fetched or is not acceptable, ' +
+          'unregistered redirect URI) is answered with an HTML page naming the OAuth error, never redirected.',
         tags,
         security: [],
         parameters: [
           ['response_type', true, 'code'],
-          ['client_id', true, 'the registered client'],
+          ['client_id', true, 'the registered client, or the URL of its Client ID Metadata Document (docs/oauth.md)'],
           ['redirect_uri', true, 'exactly as registered'],
           ['code_challenge', true, 'BASE64URL(SHA-256(code_verifier))'],
           ['code_challenge_method', true, 'S256'],
@@ -239,13 +218,15 @@ export function oauthPaths(): Record<string, Record<string, Json>> {
       post: {
         operationId: 'oauth.token',
         summary: 'Token request (RFC 6749 4.1.3, 6): exchange a code (with its PKCE verifier) or rotate a refresh token.',
-        description: 'Public clients: `client_id` only, no client authentication. Answers are `no-store`.',
+        description:
+          'Public clients: `client_id` only, no client authentication. Answers are `no-store`. A `client_id` that is a URL is ' +
+          'checked against its Client ID Metadata Document (`invalid_client` when that fails); fetching one is limited per address (429 rate_limited).',
         tags,
         security: [],
         requestBody: formBody(
           {
             grant_type: { enum: ['authorization_code', 'refresh_token'] },
-            client_id: str('the registered client'),
+            client_id: str('the registered client, or the URL of its Client ID Metadata Document'),
             code: str('authorization_code: the code'),
             redirect_uri: str('authorization_code: as in the authorization request'),
             code_verifier: str('authorization_code: the PKCE verifier'),
@@ -266,6 +247,7 @@ export function oauthPaths(): Record<string, Record<string, Json>> {
             'invalid_target',
             'invalid_client',
             'unsupported_media_type',
+            'rate_limited',
             ...common,
           ]),
         },
@@ -284,7 +266,7 @@ export function oauthPaths(): Record<string, Record<string, Json>> {
         ),
         responses: {
           200: { description: 'Revoked, or nothing to revoke; empty body.' },
-          ...errors(['invalid_request', 'invalid_client', 'unsupported_media_type', ...common]),
+          ...errors(['invalid_request', 'invalid_client', 'unsupported_media_type', 'rate_limited', ...common]),
         },
       },
     },

@@ -1,4 +1,4 @@
-import http from 'node:http';
+import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import { OutboundError, statusVerdict, type OutboundFailure } from './outbound';
 import { literalAddress, onAllowedOrigin, pinnedLookup, vetAddresses, type ResolvedAddress, type Resolver } from './resolve';
@@ -30,6 +30,8 @@ export interface FetchedPage {
   url: string;
   status: number;
   contentType: string;
+  /** The answer's headers (its cache headers, say: RFC 9111). */
+  headers: IncomingHttpHeaders;
   body: Buffer;
 }
 
@@ -111,6 +113,7 @@ interface Hop {
   status: number;
   location: string | null;
   contentType: string;
+  headers: IncomingHttpHeaders;
   body: Buffer;
 }
 
@@ -134,7 +137,7 @@ function requestOnce(url: URL, address: ResolvedAddress, opts: GuardedFetchOptio
       if (status >= 300 && status < 400) {
         clearTimeout(timer);
         res.resume();
-        resolve({ status, location, contentType, body: Buffer.alloc(0) });
+        resolve({ status, location, contentType, headers: res.headers, body: Buffer.alloc(0) });
         req.destroy();
         return;
       }
@@ -159,7 +162,7 @@ function requestOnce(url: URL, address: ResolvedAddress, opts: GuardedFetchOptio
       });
       res.on('end', () => {
         clearTimeout(timer);
-        resolve({ status, location, contentType, body: Buffer.concat(parts) });
+        resolve({ status, location, contentType, headers: res.headers, body: Buffer.concat(parts) });
       });
       res.on('error', (err) => {
         clearTimeout(timer);
@@ -193,7 +196,12 @@ export async function guardedFetch(rawUrl: string, opts: GuardedFetchOptions): P
     if (answer.status >= 300 && answer.status < 400) {
       if (!answer.location) throw new FetchError('url_http_status', `HTTP ${answer.status} without a Location.`, false, answer.status);
       if (hop >= opts.maxRedirects)
-        throw new FetchError('url_too_many_redirects', `More than ${opts.maxRedirects} redirects.`, false, answer.status);
+        throw new FetchError(
+          'url_too_many_redirects',
+          opts.maxRedirects === 0 ? `HTTP ${answer.status}: redirects are not followed.` : `More than ${opts.maxRedirects} redirects.`,
+          false,
+          answer.status,
+        );
       // Each hop is a new user-given URL: scheme, credentials and address are checked again.
       raw = answer.location;
       url = checkUrl(new URL(answer.location, url).toString(), opts.allowHttp);
@@ -206,6 +214,6 @@ export async function guardedFetch(rawUrl: string, opts: GuardedFetchOptions): P
         answer.status >= 500 || answer.status === 429,
         answer.status,
       );
-    return { url: url.toString(), status: answer.status, contentType: answer.contentType, body: answer.body };
+    return { url: url.toString(), status: answer.status, contentType: answer.contentType, headers: answer.headers, body: answer.body };
   }
 }

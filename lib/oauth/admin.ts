@@ -108,7 +108,7 @@ export async function revokeGrants(input: { userId: string; grantId?: string; cl
 export async function listClients() {
   const rows = await db()('oauth_clients')
     .orderBy('created_at', 'desc')
-    .select('id', 'client_name', 'redirect_uris', 'scope', 'software_id', 'software_version', 'trusted', 'created_at');
+    .select('id', 'client_name', 'redirect_uris', 'scope', 'software_id', 'software_version', 'trusted', 'created_at', 'metadata_url');
   return rows.map((c: Record<string, any>) => ({
     id: c.id,
     name: c.client_name,
@@ -117,6 +117,8 @@ export async function listClients() {
     softwareId: c.software_id,
     softwareVersion: c.software_version,
     trusted: c.trusted,
+    /** A client known by its Client ID Metadata Document: its client_id (the row is a snapshot of the document last approved). */
+    metadataUrl: c.metadata_url ?? null,
     createdAt: iso(c.created_at),
   }));
 }

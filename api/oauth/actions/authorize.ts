@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import { findClient, redirectUriMatches } from '../clients';
-import { AuthorizationPageError, InvalidRequest, InvalidScope, UnsupportedResponseType } from '../errors';
+import { AuthorizationPageError, InvalidClient, InvalidRequest, InvalidScope, UnsupportedResponseType } from '../errors';
 import { oauthState } from '../http';
 import { queryParams } from '../params';
 import { requestedBinding, type ResourceBinding } from '../resources';
@@ -24,16 +24,29 @@ async function readParams(ctx: Context, next: Next) {
   await next();
 }
 
+/**
+ * A registered client_id, or a Client Identifier URL whose metadata document is fetched and
+ * checked now (clientDocuments.ts); a document that fails is the draft's "invalid client"
+ * (draft-ietf-oauth-client-id-metadata-document 5.1, 6: abort, RFC 6749 4.1.2.1: no redirect).
+ */
 async function identifyClient(ctx: Context, next: Next) {
   const st = oauthState(ctx);
   const clientId = st.params.client_id;
-  const client = clientId ? await findClient(clientId) : undefined;
+  let client;
+  try {
+    client = clientId ? await findClient(clientId, ctx.ip) : undefined;
+  } catch (err) {
+    if (err instanceof InvalidClient)
+      throw new AuthorizationPageError('This application cannot be verified', err.message, 'invalid_client');
+    throw err;
+  }
   if (!client)
     throw new AuthorizationPageError(
       'Unknown application',
       clientId
         ? 'The application that sent you here is not registered with this service.'
         : 'The request does not say which application sent you here (client_id is missing).',
+      'invalid_client',
     );
   st.client = client;
   await next();
@@ -47,11 +60,15 @@ async function checkRedirectUri(ctx: Context, next: Next) {
     throw new AuthorizationPageError(
       'Invalid authorization request',
       'The request does not say where to return (redirect_uri is missing).',
+      'invalid_request',
     );
   if (!redirectUriMatches(st.client!.redirect_uris, uri)) {
     throw new AuthorizationPageError(
       'Invalid redirect address',
-      'The application asked to return to an address it has not registered, so you were not sent there.',
+      st.client!.metadata_url
+        ? 'The application asked to return to an address its metadata document does not list, so you were not sent there.'
+        : 'The application asked to return to an address it has not registered, so you were not sent there.',
+      'invalid_request',
     );
   }
   st.redirect = { uri, state: st.params.state ?? null };
@@ -106,7 +123,8 @@ async function startInteraction(ctx: Context) {
   const session = await ensureSession(ctx);
   const ix = await createInteraction({
     sid: session.sid,
-    clientId: st.client!.id,
+    // The client_id as presented: a document client is looked up through its document again on every page.
+    clientId: st.client!.metadata_url ?? st.client!.id,
     redirectUri: st.redirect!.uri,
     state: st.redirect!.state,
     codeChallenge: st.params.code_challenge!,

@@ -3,7 +3,7 @@ import { planLimits } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { hashPassword, verifyPassword } from '../../../lib/password';
 import { consume } from '../../rateLimit';
-import { findClient, redirectHost, type ClientRow } from '../clients';
+import { findClient, redirectHost, storeDocumentClient, type ClientRow } from '../clients';
 import { AccessDenied, AuthorizationPageError } from '../errors';
 import { issueCode, liveGrant, saveConsent, type GrantRow } from '../grants';
 import { consentPage, cspSourceFor, loginPage, sendPage, welcomeBackPage, type ConsentView } from '../pages';
@@ -61,7 +61,7 @@ async function loadRequest(ctx: Context, next: Next) {
   if (!ix) throw EXPIRED;
   const session = await currentSession(ctx);
   if (!session || session.sid !== ix.sid) throw EXPIRED;
-  const client = await findClient(ix.clientId);
+  const client = await findClient(ix.clientId, ctx.ip);
   if (!client) throw new AuthorizationPageError('Unknown application', 'The application that sent you here is no longer registered.');
   ctx.state.interaction = { ix, session, client } satisfies InteractionState;
   await next();
@@ -295,6 +295,7 @@ async function approve(ctx: Context) {
   }
   if (!(await finishInteraction(ix.uid)))
     throw new AuthorizationPageError('Already answered', 'This request was already approved or denied. Return to the application.');
+  await storeDocumentClient(client);
   const grant = await saveConsent({
     userId: user.id,
     clientId: client.id,

@@ -1,4 +1,5 @@
 import type { Context, Next } from 'koa';
+import { wireClientId } from '../clients';
 import { InvalidRequest } from '../errors';
 import { oauthState } from '../http';
 import { issuer } from '../metadata';
@@ -25,7 +26,7 @@ async function describeAccessToken(token: string) {
   return {
     active: true,
     scope: scopeString(row.scopes),
-    client_id: row.client_id,
+    client_id: await wireClientId(row.client_id),
     sub: row.user_id,
     token_type: 'Bearer',
     exp: seconds(row.expires_at),
@@ -43,7 +44,7 @@ async function describeRefreshToken(token: string) {
   return {
     active: true,
     scope: scopeString(row.family.scopes),
-    client_id: row.family.client_id,
+    client_id: await wireClientId(row.family.client_id),
     sub: row.family.user_id,
     token_type: 'refresh_token',
     exp: seconds(row.expires_at),

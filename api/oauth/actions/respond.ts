@@ -38,8 +38,9 @@ export async function browserErrors(ctx: Context, next: Next): Promise<void> {
   } catch (err) {
     const redirect = oauthState(ctx).redirect;
     if (err instanceof OAuthError && redirect) return redirectError(ctx, redirect, err);
-    if (err instanceof AuthorizationPageError) return errorPage(ctx, err.title, err.message);
-    if (err instanceof ApiError && err.status < 500) return errorPage(ctx, 'This request cannot be completed', err.message);
+    if (err instanceof AuthorizationPageError) return errorPage(ctx, err.title, err.message, err.oauthName);
+    if (err instanceof ApiError && err.status < 500)
+      return errorPage(ctx, 'This request cannot be completed', err.message, err instanceof OAuthError ? err.oauthName : null);
     log.error('authorization page failed', { requestId: ctx.state.requestId, path: ctx.path, err });
     errorPage(ctx, 'Something went wrong', `Please try again. If it keeps happening, quote ${ctx.state.requestId} to support.`);
     ctx.status = 500;

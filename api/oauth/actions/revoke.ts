@@ -23,7 +23,7 @@ import { readBodyParams } from './token';
 async function identifyClient(ctx: Context, next: Next) {
   const st = oauthState(ctx);
   if (!st.params.client_id) throw new InvalidRequest('client_id is required.');
-  const client = await findClient(st.params.client_id);
+  const client = await findClient(st.params.client_id, ctx.ip);
   if (!client) throw new InvalidClient('Unknown client_id.');
   st.client = client;
   await next();

@@ -38,7 +38,7 @@ export async function identifyPublicClient(ctx: Context, next: Next) {
   }
   const clientId = st.params.client_id;
   if (!clientId) throw new InvalidRequest('client_id is required.');
-  const client = await findClient(clientId);
+  const client = await findClient(clientId, ctx.ip);
   if (!client) throw new InvalidClient('Unknown client_id.');
   st.client = client;
   await next();

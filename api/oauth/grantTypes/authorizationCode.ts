@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import { constantTimeEqual } from '../../../lib/crypto';
 import { db } from '../../../lib/db';
+import { redirectUriMatches } from '../clients';
 import { InvalidGrant, InvalidRequest } from '../errors';
 import type { CodeRow } from '../grants';
 import { oauthState } from '../http';
@@ -64,6 +65,10 @@ export async function authorizationCodeGrant(ctx: Context): Promise<void> {
   if (row.expires_at.getTime() <= Date.now()) throw new InvalidGrant('The authorization code has expired.');
   // RFC 6749 4.1.3: identical to the redirect_uri of the authorization request.
   if (row.redirect_uri !== redirectUri) throw new InvalidGrant('redirect_uri does not match the authorization request.');
+  // The client's redirect URIs as they are now: a metadata document may have dropped this one
+  // since the authorization request (draft-ietf-oauth-client-id-metadata-document 8.4).
+  if (!redirectUriMatches(client!.redirect_uris, row.redirect_uri))
+    throw new InvalidGrant("The redirect URI of the authorization request is no longer one of the client's.");
   if (!VERIFIER.test(verifier) || !constantTimeEqual(s256(verifier), row.code_challenge))
     throw new InvalidGrant('PKCE verification failed: code_verifier does not match code_challenge.');
   // Still on the plain read: a request for the wrong resource leaves the code usable.
