@@ -147,7 +147,7 @@ export async function publishPostWorkflow(input: PublishInput): Promise<PublishR
       status.state = 'done';
       setCurrentDetails(
         schedule
-          ? `Not publishing: the post is ${schedule.status}${schedule.status === 'scheduled' ? ' without a time' : ''} (schedule version ${schedule.version}).`
+          ? `Not publishing: the post's status is ${schedule.status}${schedule.status === 'scheduled' ? ' without a time' : ''} (schedule version ${schedule.version}).`
           : 'Not publishing: the post was deleted.',
       );
       return { outcome: 'not_scheduled' };

@@ -93,6 +93,6 @@ describe('the Temporal UI shows a post’s publish workflow (ui-server against t
     const unscheduled = await stack.call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: null } });
     assert.equal(unscheduled.status, 200, JSON.stringify(unscheduled.body));
     assert.deepEqual(await handle.result(), { outcome: 'not_scheduled' });
-    assert.match((await handle.query(workflowMetadataQuery)).currentDetails ?? '', /^Not publishing: the post is draft/);
+    assert.match((await handle.query(workflowMetadataQuery)).currentDetails ?? '', /^Not publishing: the post's status is draft/);
   });
 });
