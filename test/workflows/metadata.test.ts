@@ -9,7 +9,7 @@ import { zonedTime } from '../../lib/temporal/details';
 import { webhookEndpointWorkflow } from '../../workflows/deliverWebhook';
 import { generatePostWorkflow } from '../../workflows/generatePost';
 import { ingestKnowledgeWorkflow } from '../../workflows/ingestKnowledge';
-import { publishPostWorkflow } from '../../workflows/publishPost';
+import { publishPostWorkflow, scheduleChangedSignal } from '../../workflows/publishPost';
 import { waitFor } from '../support/wait';
 import { gate, withWorker } from '../support/workflowEnv';
 
@@ -83,7 +83,7 @@ describe('workflow metadata for operators (current details, timer summaries)', f
       assert.deepEqual(await timerSummaries(handle), [`Publish time ${zonedTime(fireAt, 'America/New_York')} (schedule version 4)`]);
 
       // Due now (the row read by the signal says so): the first attempt fails transiently.
-      await handle.signal('scheduleChanged', 5);
+      await handle.signal(scheduleChangedSignal, 5);
       const retrying = await detailsWhere(handle, (d) => d.startsWith('Waiting to retry'), 'retry details');
       assert.match(retrying, /^Waiting to retry: attempt 1 failed \(network answered 503 retry later\); attempt 2 at .+ America\/New_York/);
       assert.deepEqual(await handle.result(), { outcome: 'published', postUrn: 'urn:li:share:9' });
