@@ -33,15 +33,16 @@ const { values: opt } = parseArgs({
 });
 
 if (opt.help) {
-  console.log(`cluster: the Temporal server as separate services on Postgres, and the service scaled out against it.
+  console.log(`cluster: the Temporal server as separate services on Postgres with its UI (http://127.0.0.1:8233), and the
+service scaled out against it. A second cluster on the same Temporal databases is refused while one runs.
 
 Options:
   --fresh          drop and recreate the Temporal databases (temporal, temporal_visibility)
-  --temporal-only  start only the Temporal cluster
+  --temporal-only  start only the Temporal cluster (and its UI)
   --free-ports     every listener on a free port instead of the standard ones
   --apis N         API processes (default 2); --workers N worker processes (default 2)
   --smoke          start on free ports with databases of its own, publish one post through the
-                   second API process, stop everything; exit 0 only if all of that held
+                   second API process, find it in the UI, stop everything; exit 0 only if all of that held
 
 Environment: DATABASE_URL (its Postgres server also holds the Temporal databases), REDIS_URL,
              S3_ENDPOINT (else the embedded object store), NETWORK_API_URL (else the network simulator).`);
