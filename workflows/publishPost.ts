@@ -192,7 +192,8 @@ export async function publishPostWorkflow(input: PublishInput): Promise<PublishR
           await markPublishFailed({ postId: input.postId, version: schedule.version, error: result.error });
           status.state = 'done';
           setCurrentDetails(
-            `Failed: the retry window closed at ${zonedTime(retryUntilMs, schedule.timeZone)} after ${status.attempts} attempts; last error: ${oneLine(result.error)}.`,
+            `Failed after ${status.attempts} attempts: the next would fall past the retry window, which closes at ` +
+              `${zonedTime(retryUntilMs, schedule.timeZone)}; last error: ${oneLine(result.error)}.`,
           );
           return { outcome: 'failed', error: result.error };
         }
