@@ -127,7 +127,11 @@ export function createPublishingActivities({ db, network, temporal, store = obje
   return {
     /** A read: what the workflow should wait for now. */
     async loadSchedule(postId: string): Promise<ScheduleSnapshot | null> {
-      const p = await db('posts').where({ id: postId }).whereNull('deleted_at').first('status', 'schedule_version', 'scheduled_at');
+      const p = await db('posts')
+        .leftJoin('projects', 'projects.id', 'posts.project_id')
+        .where('posts.id', postId)
+        .whereNull('posts.deleted_at')
+        .first('posts.status', 'posts.schedule_version', 'posts.scheduled_at', 'projects.timezone');
       return p ? scheduleSnapshot(p) : null;
     },
 
@@ -223,9 +227,19 @@ export function createPublishingActivities({ db, network, temporal, store = obje
     async reconcile(): Promise<{ synced: number; healthStarted: number; healthChecked?: number }> {
       const client = await temporal();
       const posts = await db('posts')
-        .whereRaw('workflow_synced_version < schedule_version')
+        .leftJoin('projects', 'projects.id', 'posts.project_id')
+        .whereRaw('posts.workflow_synced_version < posts.schedule_version')
         .limit(500)
-        .select('id', 'workspace_id', 'project_id', 'schedule_version', 'status', 'scheduled_at', 'deleted_at');
+        .select(
+          'posts.id',
+          'posts.workspace_id',
+          'posts.project_id',
+          'posts.schedule_version',
+          'posts.status',
+          'posts.scheduled_at',
+          'posts.deleted_at',
+          'projects.timezone',
+        );
       for (const p of posts) await syncPostSchedule(client, db, p);
       const projects = await healthCandidates();
       let healthStarted = 0;

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import { decrypt } from '../lib/crypto';
+import { OPEN_COUNT_CAP } from '../lib/temporal/contracts/deliverWebhook';
 import { webhookPayload } from '../lib/webhooks/payload';
 import { retryDelayMs, withJitter } from '../lib/webhooks/schedule';
 import { sendWebhook, type SendResult } from '../lib/webhooks/send';
@@ -52,8 +53,14 @@ export const DUE_DELIVERIES_SQL = `
   order by d.event_created_at, e.seq, d.id
   limit ?`;
 
-/** When the endpoint's earliest open delivery is due (binding: endpoint id); the same partial index. */
-export const NEXT_DUE_SQL = `select min(coalesce(next_attempt_at, now())) as next from webhook_deliveries where endpoint_id = ? and status in ('pending', 'retrying')`;
+/**
+ * The endpoint's queue as a pass ends (bindings: endpoint id, twice), both from the same partial
+ * index: when its earliest open delivery is due, and how many are open (its queue depth, up to
+ * OPEN_COUNT_CAP + 1), which the workflow shows an operator (docs/operations.md).
+ */
+export const QUEUE_SQL = `select
+  (select min(coalesce(next_attempt_at, now())) from webhook_deliveries where endpoint_id = ? and status in ('pending', 'retrying')) as next,
+  (select count(*)::int from (select 1 from webhook_deliveries where endpoint_id = ? and status in ('pending', 'retrying') limit ${OPEN_COUNT_CAP + 1}) o) as open`;
 
 /** A pass's wake-ups: `NOTIFY webhook_deliveries, '<endpointId>'` from the relay (relayBatch). */
 interface DeliveryWake {
@@ -326,6 +333,7 @@ export function createWebhookDeliveryActivities({ db }: WebhookDeps, opts: Webho
       const first = await dueNow(opts.passSize);
       const closeReason = closeReasonOf(ep);
       if (closeReason) {
+        if (first.length) pass.lastFailure = { atMs: Date.now(), error: closeReason };
         pass.closed += await closeDeliveries(
           first.map((d) => d.id),
           closeReason,
@@ -428,6 +436,8 @@ export function createWebhookDeliveryActivities({ db }: WebhookDeps, opts: Webho
             resolve: opts.resolve,
           });
           const r = await recordAttempt(d.id, n, startedAt, sent, retryInMs);
+          if (r.outcome !== 'delivered')
+            pass.lastFailure = { atMs: startedAt.getTime(), error: r.outcome === 'retry' ? r.error : r.reason };
           pass.attempted++;
           if (r.outcome === 'delivered') pass.delivered++;
           else if (r.outcome === 'retry') {
@@ -457,10 +467,10 @@ export function createWebhookDeliveryActivities({ db }: WebhookDeps, opts: Webho
           wake?.close();
         }
       }
-      if (!pass.more) {
-        const nextDue = (await db.raw(NEXT_DUE_SQL, [input.endpointId])).rows[0]?.next as Date | null | undefined;
-        pass.nextDueAtMs = nextDue ? nextDue.getTime() : null;
-      }
+      const queue = (await db.raw(QUEUE_SQL, [input.endpointId, input.endpointId])).rows[0] as
+        { next: Date | null; open: number } | undefined;
+      pass.open = queue?.open ?? 0;
+      if (!pass.more) pass.nextDueAtMs = queue?.next ? queue.next.getTime() : null;
       return pass;
     },
   };

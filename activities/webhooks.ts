@@ -90,6 +90,13 @@ export interface DeliveryPassResult {
   more: boolean;
   /** When the earliest open delivery is due (epoch ms, by the database's clock), or null when none is open. */
   nextDueAtMs: number | null;
+  /**
+   * Deliveries still open (pending or retrying) as the pass ended, counted up to
+   * OPEN_COUNT_CAP + 1. Absent in results recorded before it was counted.
+   */
+  open?: number;
+  /** The pass's last failed attempt (or delivery closed without one): when, and why. */
+  lastFailure?: { atMs: number; error: string };
 }
 
 /** retry: the attempt failed and the workflow waits; failed: the delivery is permanently failed and recorded. */

@@ -1,14 +1,17 @@
 // `npm run cluster`: the production topology on one machine (docs/operations.md "The cluster
-// tier"): the Temporal server as four processes on Postgres (tooling/temporalCluster.ts), then
-// 2 API and 2 worker processes against it (tooling/serviceFleet.ts), sharing Postgres, Redis
-// and the object store. Ctrl-C stops everything, services first, Temporal last.
+// tier"): the Temporal server as four processes on Postgres and the Temporal UI server in front
+// of its frontend (tooling/temporalCluster.ts), then 2 API and 2 worker processes against it
+// (tooling/serviceFleet.ts), sharing Postgres, Redis and the object store. Ctrl-C stops
+// everything, services first, Temporal last. A second cluster on the same Temporal databases is
+// refused while this one runs (an advisory lock held for its life).
 //
 // `npm run cluster:smoke` (--smoke): the same on free ports with databases of its own, one
 // scheduled post published through the second API process, checked to be on the network
-// exactly once and not early, then everything stopped and checked gone. Exit 0 only if all of
-// that held. CI runs it after the tests (.ci/run).
+// exactly once and not early and found by its PostId in the UI (headless Chromium), a second
+// cluster on the same databases checked to be refused, then everything stopped and checked
+// gone. Exit 0 only if all of that held. CI runs it after the tests (.ci/run).
 //
-//   npm run cluster                    standard ports: Temporal 7233, APIs 3000 and 3010
+//   npm run cluster                    standard ports: Temporal 7233, its UI 8233, APIs 3000 and 3010
 //   npm run cluster -- --fresh         drop the Temporal databases first
 //   npm run cluster -- --temporal-only just the Temporal cluster (for `npm start` with TEMPORAL_ADDRESS)
 //   npm run cluster -- --free-ports    every listener on a free port (printed)
@@ -30,15 +33,16 @@ const { values: opt } = parseArgs({
 });
 
 if (opt.help) {
-  console.log(`cluster: the Temporal server as separate services on Postgres, and the service scaled out against it.
+  console.log(`cluster: the Temporal server as separate services on Postgres with its UI (http://127.0.0.1:8233), and the
+service scaled out against it. A second cluster on the same Temporal databases is refused while one runs.
 
 Options:
   --fresh          drop and recreate the Temporal databases (temporal, temporal_visibility)
-  --temporal-only  start only the Temporal cluster
+  --temporal-only  start only the Temporal cluster (and its UI)
   --free-ports     every listener on a free port instead of the standard ones
   --apis N         API processes (default 2); --workers N worker processes (default 2)
   --smoke          start on free ports with databases of its own, publish one post through the
-                   second API process, stop everything; exit 0 only if all of that held
+                   second API process, find it in the UI, stop everything; exit 0 only if all of that held
 
 Environment: DATABASE_URL (its Postgres server also holds the Temporal databases), REDIS_URL,
              S3_ENDPOINT (else the embedded object store), NETWORK_API_URL (else the network simulator).`);
@@ -73,7 +77,7 @@ if (opt.smoke) {
 
 const { config } = await import('../lib/config');
 const { freePort } = await import('../tooling/ports');
-const { clusterDatabase, freeClusterPorts, startTemporalCluster, STANDARD_PORTS, dropClusterDatabases } =
+const { ClusterRunningError, clusterDatabase, freeClusterPorts, startTemporalCluster, STANDARD_PORTS, dropClusterDatabases } =
   await import('../tooling/temporalCluster');
 const { startFleet, allGone } = await import('../tooling/serviceFleet');
 const { preflightOrExit } = await import('../lib/preflight');
@@ -127,6 +131,7 @@ async function main(): Promise<number> {
     fresh: opt.fresh || opt.smoke,
     ports: freePorts ? await freeClusterPorts() : STANDARD_PORTS,
     namespace: config.temporalNamespace,
+    ui: true,
     // The smoke run shows the services' output only when something fails.
     log: opt.smoke ? () => undefined : temporalLog,
     detached: true,
@@ -134,7 +139,7 @@ async function main(): Promise<number> {
   push('Temporal cluster', cluster);
   say(
     `Temporal cluster up in ${((Date.now() - startedAt) / 1000).toFixed(0)} s: frontend ${cluster.address}, ` +
-      `databases ${cluster.db.name} and ${cluster.db.visibilityName}, metrics ${Object.values(cluster.ports.metrics).join(', ')}`,
+      `UI ${cluster.uiUrl}, databases ${cluster.db.name} and ${cluster.db.visibilityName}, metrics ${Object.values(cluster.ports.metrics).join(', ')}`,
   );
   if (opt['temporal-only']) return -1;
 
@@ -191,7 +196,7 @@ async function main(): Promise<number> {
       ...fleet.apis.map((a) => `  API ${a.index}        http://localhost:${a.port}  (MCP :${a.mcpPort}, metrics :${a.metricsPort})`),
       ...fleet.workers.map((w) => `  worker ${w.index}     metrics :${w.metricsPort}`),
       `  Temporal     ${cluster.address} (frontend; history :${cluster.ports.history}, matching :${cluster.ports.matching}, worker :${cluster.ports.worker})`,
-      `  Temporal UI  temporal server start-dev is not running here; see docs/operations.md "The cluster tier" to point a UI at ${cluster.address}`,
+      `  Temporal UI  ${cluster.uiUrl}  (find a post's workflow by PostId; docs/operations.md "What the workflows show")`,
       `  Network      ${env.NETWORK_API_URL}`,
       `  Object store ${env.S3_ENDPOINT}`,
       '  Ctrl-C stops everything.',
@@ -257,17 +262,74 @@ async function smoke(opts: {
       );
     // The API's own signal-with-start started the workflow, not the reconciler (the issue's race).
     if (row && row.workflow_synced_version < row.schedule_version) failures.push(`post ${postId}: the API did not start its workflow`);
+    await checkUi(opts.cluster, postId, failures);
   }
+  await checkSecondClusterRefused(opts.cluster, failures);
 
   const pids = opts.pids();
   await stopAll();
   await new Promise((r) => setTimeout(r, 500));
   const left = pids.filter((pid) => !allGone([pid]));
   if (left.length) failures.push(`processes left behind after the stop: ${left.join(', ')}`);
-  else say(`stopped: ${pids.length} processes (4 Temporal services, ${fleet.apis.length} APIs, ${fleet.workers.length} workers) all gone`);
+  else
+    say(
+      `stopped: ${pids.length} processes (4 Temporal services, the UI server, ${fleet.apis.length} APIs, ${fleet.workers.length} workers) all gone`,
+    );
   for (const f of failures) say(`FAIL: ${f}`);
   say(failures.length ? 'smoke FAILED' : 'smoke passed');
   return failures.length ? 1 : 0;
+}
+
+/**
+ * The UI answers through its own API for the post's workflow (found by the PostId search
+ * attribute, as an operator would), then shows it in the browser: its summary and, the workflow
+ * having published, its current details.
+ */
+async function checkUi(cluster: import('../tooling/temporalCluster').TemporalCluster, postId: string, failures: string[]): Promise<void> {
+  const uiUrl = cluster.uiUrl!;
+  const query = encodeURIComponent(`PostId="${postId}"`);
+  try {
+    const res = await fetch(`${uiUrl}/api/v1/namespaces/${encodeURIComponent(cluster.namespace)}/workflows?query=${query}`);
+    const body = await res.text();
+    if (!res.ok || !body.includes(`publish-${postId}`))
+      failures.push(`the UI's API did not list publish-${postId}: ${res.status} ${body.slice(0, 300)}`);
+  } catch (err) {
+    failures.push(`the UI at ${uiUrl} did not answer: ${(err as Error).message}`);
+    return;
+  }
+  const { launchBrowser } = await import('../test/support/browser');
+  const { findPostWorkflowInUi } = await import('../test/support/temporalUi');
+  const browser = await launchBrowser();
+  try {
+    await findPostWorkflowInUi(browser.context, {
+      uiUrl,
+      namespace: cluster.namespace,
+      postId,
+      expect: [`Publish post ${postId}`, 'Published as '],
+    });
+    say(`the UI at ${uiUrl} shows the post's workflow, found by its PostId, with its summary and current details`);
+  } catch (err) {
+    failures.push(`the UI in the browser: ${(err as Error).message}`);
+  } finally {
+    await browser.close();
+  }
+}
+
+/** A second cluster on the running one's databases is refused before it touches them. */
+async function checkSecondClusterRefused(cluster: import('../tooling/temporalCluster').TemporalCluster, failures: string[]) {
+  try {
+    const second = await startTemporalCluster({
+      databaseUrl: config.databaseUrl,
+      databaseName: cluster.db.name,
+      ports: await freeClusterPorts(),
+      log: () => undefined,
+    });
+    await second.stop();
+    failures.push(`a second cluster started on the databases ${cluster.db.name} of a running one`);
+  } catch (err) {
+    if (err instanceof ClusterRunningError) say(`a second cluster on the same databases is refused: ${err.message}`);
+    else failures.push(`a second cluster failed, but not with the refusal: ${(err as Error).message}`);
+  }
 }
 
 let interrupts = 0;

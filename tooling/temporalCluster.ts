@@ -49,6 +49,32 @@ const TEMPORAL_SQL_TOOL = serverBinary({
   module: TEMPORAL_SQL_TOOL_MODULE,
 });
 
+/**
+ * The Temporal Web UI server of the cluster tier: the release the CLI embeds (`temporal --version`
+ * reports "UI 2.42.1"), so both tiers show the same UI. Its web assets are compiled into the
+ * module, so `go install` is the whole build.
+ */
+export const TEMPORAL_UI_SERVER_VERSION = 'v2.42.1';
+export const TEMPORAL_UI_SERVER_MODULE = 'github.com/temporalio/ui-server/v2/cmd/server';
+
+const TEMPORAL_UI_SERVER: GoBinary = {
+  name: 'temporal-ui-server',
+  builtName: 'server',
+  label: 'the Temporal UI server',
+  pathVar: 'TEMPORAL_UI_SERVER_PATH',
+  module: TEMPORAL_UI_SERVER_MODULE,
+  version: TEMPORAL_UI_SERVER_VERSION,
+  ldflags: '-s -w',
+  missingHint: (cacheDir) =>
+    'The Temporal UI server was not found: set TEMPORAL_UI_SERVER_PATH, put `temporal-ui-server` on PATH, or install Go so ' +
+    `\`npm run temporal:ui:install\` can build ${TEMPORAL_UI_SERVER_MODULE}@${TEMPORAL_UI_SERVER_VERSION} into ${cacheDir}.`,
+  buildFailedHint: 'build the ui-server release yourself and set TEMPORAL_UI_SERVER_PATH to it.',
+};
+
+export function resolveTemporalUiServerBinary(opts: { log?: LogFn } = {}): Promise<string> {
+  return resolveGoBinary(TEMPORAL_UI_SERVER, opts.log ?? defaultLog);
+}
+
 /** Both binaries of the cluster tier, built into the cache when nothing else has them. */
 export async function resolveTemporalServerBinaries(opts: { log?: LogFn } = {}): Promise<{ server: string; sqlTool: string }> {
   const log = opts.log ?? defaultLog;
@@ -69,6 +95,8 @@ export interface ClusterPorts {
   worker: number;
   membership: Record<TemporalService, number>;
   metrics: Record<TemporalService, number>;
+  /** The Temporal UI server's HTTP port, when the cluster runs one. */
+  ui: number;
 }
 
 /** The server module's usual ports (7233 for the frontend, 8000-8003 for metrics): what `npm run cluster` uses. */
@@ -80,6 +108,8 @@ export const STANDARD_PORTS: ClusterPorts = {
   worker: 7239,
   membership: { frontend: 6933, history: 6934, matching: 6935, worker: 6939 },
   metrics: { frontend: 8000, history: 8001, matching: 8002, worker: 8003 },
+  // The CLI dev server's UI port: whichever tier runs, the UI is at the same address.
+  ui: 8233,
 };
 
 /**
@@ -125,6 +155,7 @@ export async function freeClusterPorts(): Promise<ClusterPorts> {
     worker: await next(),
     membership: await per(true),
     metrics: await per(),
+    ui: await next(),
   };
 }
 
@@ -156,6 +187,81 @@ export function clusterDatabase(databaseUrl: string, name = 'temporal'): Cluster
 }
 
 const TEMPLATE_DIR = path.join(import.meta.dirname, 'temporal-cluster');
+
+/**
+ * The first key of the cluster lock (an advisory lock's two int4 keys: this class, then the
+ * history database name's hashtext). Any constant no other code of ours locks with.
+ */
+const CLUSTER_LOCK_CLASS = 0x7e3c;
+
+/** A second cluster on databases a running one holds. */
+export class ClusterRunningError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ClusterRunningError';
+  }
+}
+
+export interface ClusterLock {
+  release(): Promise<void>;
+}
+
+/**
+ * Holds a Postgres advisory lock on the cluster's databases for as long as the cluster runs, on
+ * a connection of its own: a second cluster on the same databases (the standard `temporal`, say)
+ * is refused before it drops, migrates or joins them, and a cluster that dies (even by SIGKILL)
+ * drops its connection and with it the lock, so no stale pid file ever blocks the next start.
+ * Session-level advisory locks live in one database's scope, so the lock is taken in the server's
+ * `postgres` database, where every cluster of the server meets.
+ */
+export async function lockClusterDatabases(db: ClusterDatabase, log: LogFn = defaultLog): Promise<ClusterLock> {
+  const client = new pg.Client({
+    host: db.host,
+    port: db.port,
+    user: db.user,
+    password: db.password,
+    database: 'postgres',
+    application_name: `temporal-cluster pid ${process.pid}`.slice(0, 63),
+  });
+  await client.connect();
+  let released = false;
+  client.on('error', (err) => {
+    if (!released) log(`the lock on the Temporal databases ${db.name} is lost with its connection: ${err.message}`);
+  });
+  try {
+    const { rows } = await client.query<{ ok: boolean }>('select pg_try_advisory_lock($1, hashtext($2)) as ok', [
+      CLUSTER_LOCK_CLASS,
+      db.name,
+    ]);
+    if (!rows[0]?.ok) {
+      const holder = await client.query<{ pid: number; application_name: string; backend_start: Date }>(
+        `select a.pid, a.application_name, a.backend_start from pg_locks l join pg_stat_activity a on a.pid = l.pid
+         where l.locktype = 'advisory' and l.granted and l.classid = $1 and l.objid = hashtext($2)::oid and l.objsubid = 2`,
+        [CLUSTER_LOCK_CLASS, db.name],
+      );
+      const h = holder.rows[0];
+      const who = h
+        ? `${h.application_name || `Postgres backend ${h.pid}`}, up since ${h.backend_start.toISOString()}`
+        : 'its holder just left';
+      throw new ClusterRunningError(
+        `a Temporal cluster is already running on the databases ${db.name} and ${db.visibilityName} of ${db.host}:${db.port} (${who}). ` +
+          'A second one would share its persistence: stop that one first (Ctrl-C in its terminal).',
+      );
+    }
+  } catch (err) {
+    released = true;
+    await client.end().catch(() => undefined);
+    throw err;
+  }
+  return {
+    release: async () => {
+      if (released) return;
+      released = true;
+      // Closing the session releases its advisory locks.
+      await client.end().catch(() => undefined);
+    },
+  };
+}
 
 /** Fills the `${NAME}` tokens of a template; a token without a value is an error, not an empty string. */
 export function renderTemplate(template: string, values: Record<string, string | number>): string {
@@ -215,6 +321,63 @@ export async function dropClusterDatabases(db: ClusterDatabase): Promise<void> {
   }
 }
 
+export interface TemporalUi {
+  /** The UI's address, e.g. http://127.0.0.1:8233. */
+  url: string;
+  process: ServerProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs the Temporal UI server (resolveTemporalUiServerBinary) against the frontend at
+ * `frontendAddress`, its configuration rendered into `dir`/config/ui.yaml (default a temp dir,
+ * removed on stop), and resolves once it answers for the namespace (waitForUi).
+ */
+export async function startTemporalUi(opts: {
+  binary: string;
+  frontendAddress: string;
+  port: number;
+  namespace: string;
+  dir?: string;
+  log?: LogFn;
+  detached?: boolean;
+  timeoutMs?: number;
+}): Promise<TemporalUi> {
+  const ownDir = !opts.dir;
+  const dir = opts.dir ? path.resolve(opts.dir) : await fsp.mkdtemp(path.join(os.tmpdir(), 'temporal-ui-'));
+  const removeDir = () => (ownDir ? fsp.rm(dir, { recursive: true, force: true }) : Promise.resolve());
+  const configDir = path.join(dir, 'config');
+  await fsp.mkdir(configDir, { recursive: true });
+  const template = await fsp.readFile(path.join(TEMPLATE_DIR, 'ui.template.yaml'), 'utf8');
+  await fsp.writeFile(
+    path.join(configDir, 'ui.yaml'),
+    renderTemplate(template, { FRONTEND_ADDRESS: opts.frontendAddress, UI_PORT: opts.port, NAMESPACE: opts.namespace }),
+  );
+  const log = opts.log ?? defaultLog;
+  const proc = spawnServer(opts.binary, ['--root', dir, '--config', 'config', '--env', 'ui', 'start'], {
+    what: 'temporal UI server',
+    log: (line) => log(`ui: ${line}`),
+    detached: opts.detached,
+    stopGraceMs: 5_000,
+  });
+  const url = `http://127.0.0.1:${opts.port}`;
+  try {
+    await waitForUi({ url, namespace: opts.namespace, timeoutMs: opts.timeoutMs ?? 60_000, abort: proc.failed });
+  } catch (err) {
+    await proc.stop();
+    await removeDir();
+    throw err;
+  }
+  return {
+    url,
+    process: proc,
+    stop: async () => {
+      await proc.stop();
+      await removeDir();
+    },
+  };
+}
+
 /** Writes one configuration per service (they differ only in their metrics port) into `dir`/config. */
 export async function writeClusterConfig(opts: {
   dir: string;
@@ -271,9 +434,11 @@ export interface TemporalCluster {
   ports: ClusterPorts;
   db: ClusterDatabase;
   services: Record<TemporalService, ClusterService>;
-  /** Every service process id now running. */
+  /** The Temporal UI, when started with `ui`. */
+  uiUrl: string | null;
+  /** Every service process id now running (the UI server's included). */
   pids(): number[];
-  /** Stops the services (internal worker, matching, history, frontend), then `removeDir` if asked. */
+  /** Stops the UI server and the services (internal worker, matching, history, frontend), removes `dir` if it made it, and releases the databases' lock. */
   stop(): Promise<void>;
 }
 
@@ -286,6 +451,8 @@ export interface StartClusterOptions {
   /** Base name of the two databases (`<name>`, `<name>_visibility`); default `temporal`. */
   databaseName?: string;
   fresh?: boolean;
+  /** Also run the Temporal UI server (tooling/temporal-cluster/ui.template.yaml) on `ports.ui`, against the frontend. */
+  ui?: boolean;
   namespace?: string;
   /** Retention of closed workflows; default 7 days, so a replay of last week's histories finds them. */
   retentionDays?: number;
@@ -312,22 +479,39 @@ export async function startTemporalCluster(opts: StartClusterOptions): Promise<T
   const dir = opts.dir ? path.resolve(opts.dir) : await fsp.mkdtemp(path.join(os.tmpdir(), 'temporal-cluster-'));
   const readyTimeoutMs = opts.readyTimeoutMs ?? 120_000;
 
-  for (const [what, port] of [
-    ['frontend', ports.frontend],
-    ['history', ports.history],
-    ['matching', ports.matching],
-    ['worker', ports.worker],
-  ] as const) {
-    if (await portAcceptsConnections(port)) {
-      throw new Error(
-        `port ${port} (Temporal ${what}) on 127.0.0.1 is already in use (a cluster or dev server left running?). Stop it, or use free ports (--free-ports).`,
-      );
+  // Before anything touches the databases (a --fresh start drops them): a cluster already on
+  // them is the clearer thing to report than its taken ports.
+  const lock = await lockClusterDatabases(db, log);
+  const releaseOnFailure = async () => {
+    if (ownDir) await fsp.rm(dir, { recursive: true, force: true });
+    await lock.release();
+  };
+  let server: string;
+  let uiServer: string | null = null;
+  try {
+    for (const [what, port] of [
+      ['frontend', ports.frontend],
+      ['history', ports.history],
+      ['matching', ports.matching],
+      ['worker', ports.worker],
+      ...(opts.ui ? ([['UI', ports.ui]] as const) : []),
+    ] as const) {
+      if (await portAcceptsConnections(port)) {
+        throw new Error(
+          `port ${port} (Temporal ${what}) on 127.0.0.1 is already in use (a cluster or dev server left running?). Stop it, or use free ports (--free-ports).`,
+        );
+      }
     }
-  }
 
-  const { server, sqlTool } = await resolveTemporalServerBinaries({ log });
-  await prepareClusterDatabases({ sqlTool, db, fresh: opts.fresh, log });
-  await writeClusterConfig({ dir, db, ports });
+    const binaries = await resolveTemporalServerBinaries({ log });
+    server = binaries.server;
+    if (opts.ui) uiServer = await resolveTemporalUiServerBinary({ log });
+    await prepareClusterDatabases({ sqlTool: binaries.sqlTool, db, fresh: opts.fresh, log });
+    await writeClusterConfig({ dir, db, ports });
+  } catch (err) {
+    await releaseOnFailure();
+    throw err;
+  }
 
   // The port that opens once a service has started: its gRPC port; the internal worker serves
   // no gRPC, only its membership (ringpop) port.
@@ -358,7 +542,9 @@ export async function startTemporalCluster(opts: StartClusterOptions): Promise<T
 
   const services = {} as Record<TemporalService, ClusterService>;
   const started: ServerProcess[] = [];
+  let ui: TemporalUi | null = null;
   const stopAll = async () => {
+    await ui?.stop();
     for (const name of [...TEMPORAL_SERVICES].reverse()) await services[name]?.process.stop();
     for (const p of started) await p.stop();
   };
@@ -389,22 +575,64 @@ export async function startTemporalCluster(opts: StartClusterOptions): Promise<T
     await registerNamespace({ address, namespace, retentionDays: opts.retentionDays ?? 7, timeoutMs: readyTimeoutMs, log });
     await waitForFrontend({ address, namespace, timeoutMs: readyTimeoutMs });
     await ensureSearchAttributesUsable({ address, namespace, timeoutMs: readyTimeoutMs, log });
+    if (uiServer) {
+      ui = await startTemporalUi({
+        binary: uiServer,
+        frontendAddress: address,
+        port: ports.ui,
+        namespace,
+        dir,
+        log,
+        detached: opts.detached,
+        timeoutMs: readyTimeoutMs,
+      });
+      started.push(ui.process);
+      log(`UI listening on ${ui.url}`);
+    }
     return {
       address,
       namespace,
       ports,
       db,
       services,
+      uiUrl: ui?.url ?? null,
       pids: () => started.filter((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.pid).map((p) => p.child.pid!),
       stop: async () => {
         await stopAll();
         if (ownDir) await fsp.rm(dir, { recursive: true, force: true });
+        await lock.release();
       },
     };
   } catch (err) {
     await stopAll();
-    if (ownDir) await fsp.rm(dir, { recursive: true, force: true });
+    await releaseOnFailure();
     throw err;
+  }
+}
+
+/**
+ * Until the UI server answers for the namespace through its API: that request goes on to the
+ * frontend (DescribeNamespace), so an answer means the page will load with data, not just that
+ * the port is open.
+ */
+export async function waitForUi(opts: { url: string; namespace: string; timeoutMs: number; abort?: Promise<Error> }): Promise<void> {
+  const state: { failed: Error | null } = { failed: null };
+  void opts.abort?.then((err) => (state.failed = err));
+  const deadline = Date.now() + opts.timeoutMs;
+  let last = '';
+  for (;;) {
+    if (state.failed) throw state.failed;
+    try {
+      const res = await fetch(`${opts.url}/api/v1/namespaces/${encodeURIComponent(opts.namespace)}`, {
+        signal: AbortSignal.timeout(5_000),
+      });
+      if (res.ok) return;
+      last = `HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    if (Date.now() > deadline) throw new Error(`the Temporal UI at ${opts.url} did not answer for namespace ${opts.namespace}: ${last}`);
+    await sleep(250);
   }
 }
 

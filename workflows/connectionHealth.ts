@@ -54,7 +54,9 @@ export async function connectionHealthWorkflow(input: ConnectionHealthInput): Pr
     last = { checkedAt: new Date().toISOString(), ok: r.ok, failures: status.failures, requestId: forRequest };
     if (!r.exists) return;
     status.nextCheckAtMs = Date.now() + r.intervalSeconds * 1000;
-    await condition(() => wake, r.intervalSeconds * 1000);
+    await condition(() => wake, r.intervalSeconds * 1000, {
+      summary: `Next connection check in ${r.intervalSeconds} s (or at once on request)`,
+    });
     // Keep histories short: a new run well before the event limit.
     if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 1_000)
       await continueAsNew<typeof connectionHealthWorkflow>(input);

@@ -4,15 +4,24 @@ import {
   continueAsNew,
   proxyActivities,
   proxyLocalActivities,
+  setCurrentDetails,
   setHandler,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AttemptResult, DeliverWebhookInput, WebhookActivities, WebhookEndpointInput } from '../activities/webhooks';
+import type {
+  AttemptResult,
+  DeliverWebhookInput,
+  DeliveryPassResult,
+  WebhookActivities,
+  WebhookEndpointInput,
+} from '../activities/webhooks';
+import { oneLine, zonedTime } from '../lib/temporal/details';
 import { retryDelayMs, withJitter } from '../lib/webhooks/schedule';
 import {
   deliveryStatusQuery,
   endpointDeliveryStatusQuery,
+  OPEN_COUNT_CAP,
   webhookDeliveriesReadySignal,
   type DeliverWebhookResult,
   type DeliveryStatus,
@@ -66,7 +75,10 @@ export async function deliverWebhookWorkflow(input: DeliverWebhookInput): Promis
     }
     status.state = 'waiting';
     status.nextAttemptAtMs = Date.now() + waitMs;
-    await sleep(waitMs);
+    setCurrentDetails(
+      `Attempt ${attempt} failed (${oneLine(status.lastError)}); attempt ${attempt + 1} at ${zonedTime(status.nextAttemptAtMs)}.`,
+    );
+    await sleep(waitMs, { summary: `Retry wait before delivery attempt ${attempt + 1}` });
   }
 }
 
@@ -85,8 +97,29 @@ const IDLE_CLOSE_MS = 60_000;
 /** Continue as new past this many history events (the server also suggests it). */
 const HISTORY_LIMIT = 2_000;
 
+/**
+ * The endpoint's queue and its last failure, for the operator reading the workflow in the
+ * Temporal UI (docs/operations.md "What the workflows show"). Times in UTC: an endpoint belongs
+ * to a workspace, not to a project with a calendar zone.
+ */
+function endpointDetails(r: DeliveryPassResult, passes: number, lastFailure: DeliveryPassResult['lastFailure'] | null): string {
+  const depth =
+    r.open === undefined
+      ? 'Queue depth not counted'
+      : r.open > OPEN_COUNT_CAP
+        ? `Queue: more than ${OPEN_COUNT_CAP} open deliveries`
+        : `Queue: ${r.open} open deliveries`;
+  const next = r.more ? 'more due now' : r.nextDueAtMs === null ? 'none waiting' : `next due at ${zonedTime(r.nextDueAtMs)}`;
+  const pass = `Pass ${passes}: ${r.attempted} attempted, ${r.delivered} delivered, ${r.retrying} to retry, ${r.failed} failed, ${r.closed} closed.`;
+  const failure = lastFailure
+    ? `Last failure at ${zonedTime(lastFailure.atMs)}: ${oneLine(lastFailure.error)}.`
+    : 'No failure in this run.';
+  return `${depth} (${next}). ${pass} ${failure}`;
+}
+
 export async function webhookEndpointWorkflow(input: WebhookEndpointInput): Promise<void> {
   let woken = false;
+  let lastFailure: DeliveryPassResult['lastFailure'] | null = null;
   const status: EndpointDeliveryStatus = { passes: 0, lastPass: null, nextDueAtMs: null };
   setHandler(webhookDeliveriesReadySignal, () => {
     woken = true;
@@ -99,6 +132,8 @@ export async function webhookEndpointWorkflow(input: WebhookEndpointInput): Prom
     status.passes++;
     status.lastPass = r;
     status.nextDueAtMs = r.nextDueAtMs;
+    if (r.lastFailure) lastFailure = r.lastFailure;
+    setCurrentDetails(endpointDetails(r, status.passes, lastFailure));
     const info = workflowInfo();
     if (info.continueAsNewSuggested || info.historyLength >= (input.historyLimit ?? HISTORY_LIMIT)) {
       // The next run starts with a pass, which reads every open delivery from the table: a
@@ -109,10 +144,11 @@ export async function webhookEndpointWorkflow(input: WebhookEndpointInput): Prom
     if (r.nextDueAtMs === null) {
       // Nothing open. Closing while a signal is on its way is safe: the server refuses to close a
       // workflow with an unhandled signal, and after the close a signal-with-start opens a new run.
-      if (!(await condition(() => woken, input.idleCloseMs ?? IDLE_CLOSE_MS))) return;
+      const idleMs = input.idleCloseMs ?? IDLE_CLOSE_MS;
+      if (!(await condition(() => woken, idleMs, { summary: `Idle: closes after ${idleMs / 1000} s without new deliveries` }))) return;
     } else {
       const waitMs = r.nextDueAtMs - Date.now();
-      if (waitMs > 0) await condition(() => woken, waitMs);
+      if (waitMs > 0) await condition(() => woken, waitMs, { summary: `Until the next retry is due, ${zonedTime(r.nextDueAtMs)}` });
     }
   }
 }

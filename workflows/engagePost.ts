@@ -34,7 +34,8 @@ export async function engagePostWorkflow(input: { postId: string }): Promise<Eng
     plan.actions.map(async (action) => {
       // Math.random is deterministic inside a workflow (seeded by the run), so replay waits the same.
       const delayMs = plan.minDelayMs + Math.floor(Math.random() * (plan.maxDelayMs - plan.minDelayMs + 1));
-      if (delayMs > 0) await sleep(delayMs);
+      if (delayMs > 0)
+        await sleep(delayMs, { summary: `Human-like delay before the ${action.kind} by amplifier project ${action.projectId}` });
       let result: EngagementResult;
       try {
         result = await engage({ postId: input.postId, ...action });

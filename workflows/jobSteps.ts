@@ -2,6 +2,7 @@ import {
   CancellationScope,
   isCancellation,
   proxyActivities,
+  setCurrentDetails,
   setHandler,
   type ActivityOptions,
   type LocalActivityOptions,
@@ -86,9 +87,13 @@ export async function runJobSteps<W, O extends { status: JobOutcomeStatus }>(
   const fail = steps.fail ?? failGenerationJob;
   const abandon = steps.abandon ?? abandonGenerationJob;
   let progress: JobProgress = { progress: 0, updatedAt: new Date().toISOString(), message: 'Waiting for a worker' };
+  // The progress query's answer is also the workflow's current details, what an operator reads
+  // in the Temporal UI (docs/operations.md "What the workflows show"): metadata, no command.
   const report = (fraction: number, message: string) => {
     progress = { progress: fraction, updatedAt: new Date().toISOString(), message };
+    setCurrentDetails(`${message}: ${Math.round(fraction * 100)}% (job ${jobId}, since ${progress.updatedAt}).`);
   };
+  report(progress.progress, progress.message);
   setHandler(jobProgressQuery, () => progress);
 
   try {

@@ -22,7 +22,7 @@ export async function maintenanceWorkflow(input: MaintenanceInput): Promise<void
   for (let i = 0; i < 100; i++) {
     await reconcile();
     if (patched(PATCH_OWN_ACTIVITY)) await reconcileReviewsAndJobs();
-    await sleep(input.intervalSeconds * 1000);
+    await sleep(input.intervalSeconds * 1000, { summary: `Reconcile interval (${input.intervalSeconds} s)` });
   }
   if (workflowInfo().historyLength > 0) await continueAsNew<typeof maintenanceWorkflow>(input);
 }

@@ -16,7 +16,7 @@ export async function metricsSyncWorkflow(input: MetricsSyncInput): Promise<void
   for (let i = 0; i < 200; i++) {
     const r = await syncPostMetrics({ batch: input.batch });
     const full = input.batch !== undefined ? r.claimed >= input.batch : r.claimed >= 500;
-    if (!full) await sleep(input.intervalSeconds * 1000);
+    if (!full) await sleep(input.intervalSeconds * 1000, { summary: `Metrics sync interval (${input.intervalSeconds} s)` });
     if (workflowInfo().continueAsNewSuggested) break;
   }
   await continueAsNew<typeof metricsSyncWorkflow>(input);

@@ -5,6 +5,7 @@ import {
   patched,
   proxyActivities,
   proxyLocalActivities,
+  setCurrentDetails,
   setHandler,
   startChild,
   workflowInfo,
@@ -21,6 +22,7 @@ import {
 } from '../lib/temporal/contracts/publishPost';
 import type { PublishingActivities } from '../activities/publishing';
 import type { ScheduleSnapshot } from '../lib/publishing/schedule';
+import { oneLine, span, zonedTime } from '../lib/temporal/details';
 
 // One workflow per post (id `publish-<postId>`): a durable timer to scheduledAt + the publish
 // delay. A schedule change is a signal; the post row, not the signal, is the truth, so signals
@@ -89,6 +91,18 @@ async function startEngagement(postId: string): Promise<void> {
   }
 }
 
+/**
+ * What the workflow is doing, for the operator reading it in the Temporal UI (docs/operations.md
+ * "What the workflows show"), with times in the post's zone. Current details and timer summaries
+ * are metadata: they change no command, so histories replay unchanged.
+ */
+function waitingDetails(schedule: ScheduleSnapshot, fireAtMs: number): string {
+  const why = schedule.delaySeconds
+    ? `the scheduled time ${zonedTime(schedule.scheduledAtMs!, schedule.timeZone)} plus the ${span(schedule.delaySeconds * 1000)} publish delay`
+    : 'the scheduled time';
+  return `Waiting to publish at ${zonedTime(fireAtMs, schedule.timeZone)}: ${why}. Schedule version ${schedule.version}; a schedule change wakes it.`;
+}
+
 export async function publishPostWorkflow(input: PublishInput): Promise<PublishResult> {
   const carriedPath = patched(PATCH_CARRIED);
   let dirty = true;
@@ -131,6 +145,11 @@ export async function publishPostWorkflow(input: PublishInput): Promise<PublishR
     }
     if (!schedule || schedule.status !== 'scheduled' || schedule.scheduledAtMs === null) {
       status.state = 'done';
+      setCurrentDetails(
+        schedule
+          ? `Not publishing: the post's status is ${schedule.status}${schedule.status === 'scheduled' ? ' without a time' : ''} (schedule version ${schedule.version}).`
+          : 'Not publishing: the post was deleted.',
+      );
       return { outcome: 'not_scheduled' };
     }
     const fireAtMs = schedule.scheduledAtMs + schedule.delaySeconds * 1000;
@@ -139,20 +158,27 @@ export async function publishPostWorkflow(input: PublishInput): Promise<PublishR
     status.fireAtMs = fireAtMs;
     status.state = status.attempts ? 'retrying' : 'waiting';
     const waitMs = fireAtMs - Date.now();
-    if (waitMs > 0 && (await condition(() => dirty, waitMs))) continue;
+    if (waitMs > 0) {
+      if (!status.attempts) setCurrentDetails(waitingDetails(schedule, fireAtMs));
+      const summary = `Publish time ${zonedTime(fireAtMs, schedule.timeZone)} (schedule version ${schedule.version})`;
+      if (await condition(() => dirty, waitMs, { summary })) continue;
+    }
 
     status.state = 'publishing';
     status.attempts++;
+    setCurrentDetails(`Publishing: attempt ${status.attempts}, schedule version ${schedule.version}.`);
     const step = { postId: input.postId, version: schedule.version, attempt: status.attempts, retryUntilMs };
     const result = carriedPath ? await local.publishPost(step) : await publishPost(step);
     switch (result.outcome) {
       case 'published':
         status.state = 'done';
+        setCurrentDetails(`Published as ${result.postUrn} (attempt ${status.attempts}, schedule version ${schedule.version}).`);
         // docs/engagement.md: the engagement runs as an abandoned child, found in the UI by the post id.
         if (result.engage && patched('engagement-after-publish')) await startEngagement(input.postId);
         return { outcome: 'published', postUrn: result.postUrn };
       case 'failed':
         status.state = 'done';
+        setCurrentDetails(`Failed, not retried: ${oneLine(result.error)} (attempt ${status.attempts}).`);
         return { outcome: 'failed', error: result.error };
       case 'stale':
         // The row moved on: read it (a snapshot handed in meanwhile may be older than the row).
@@ -165,11 +191,20 @@ export async function publishPostWorkflow(input: PublishInput): Promise<PublishR
         if (Date.now() + delay > retryUntilMs) {
           await markPublishFailed({ postId: input.postId, version: schedule.version, error: result.error });
           status.state = 'done';
+          setCurrentDetails(
+            `Failed after ${status.attempts} attempts: the next would fall past the retry window, which closes at ` +
+              `${zonedTime(retryUntilMs, schedule.timeZone)}; last error: ${oneLine(result.error)}.`,
+          );
           return { outcome: 'failed', error: result.error };
         }
         log.info('publish will retry', { postId: input.postId, attempt: status.attempts, delay, error: result.error });
         status.state = 'retrying';
-        if (await condition(() => dirty, delay)) continue;
+        const retryAtMs = Date.now() + delay;
+        setCurrentDetails(
+          `Waiting to retry: attempt ${status.attempts} failed (${oneLine(result.error)}); attempt ${status.attempts + 1} at ` +
+            `${zonedTime(retryAtMs, schedule.timeZone)}, retries until ${zonedTime(retryUntilMs, schedule.timeZone)}.`,
+        );
+        if (await condition(() => dirty, delay, { summary: `Backoff before publish attempt ${status.attempts + 1}` })) continue;
         // Retry at once: the loop sees fireAtMs in the past.
         continue;
       }

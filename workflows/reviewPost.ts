@@ -32,14 +32,14 @@ export async function reviewPostWorkflow(input: ReviewInput): Promise<{ outcome:
   let overdue = false;
   if (input.deadlineMs !== null) {
     const waitMs = input.deadlineMs - Date.now();
-    if (waitMs > 0) await condition(() => decided, waitMs);
+    if (waitMs > 0) await condition(() => decided, waitMs, { summary: `Review deadline of round ${input.round}` });
     if (!decided) {
       overdue = await markReviewOverdue({ postId: input.postId, round: input.round });
       if (overdue) status.state = 'overdue';
     }
   }
   while (!decided) {
-    if (await condition(() => decided, RECHECK_MS)) break;
+    if (await condition(() => decided, RECHECK_MS, { summary: `Daily re-check of open review round ${input.round}` })) break;
     if (!(await reviewRoundOpen({ postId: input.postId, round: input.round }))) break;
   }
   status.state = 'closed';

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { afterCommit, db } from '../db';
+import { hasScheduleColumns } from '../publishing/schedule';
 import { log } from '../logger';
 import { temporalClient } from '../temporal';
 import { syncPublishWorkflow } from '../temporal/start/publishPost';
@@ -30,8 +31,16 @@ export async function markScheduleSynced(q: Knex | Knex.Transaction, post: Pick<
     .update({ workflow_synced_version: post.schedule_version });
 }
 
-/** Signal-with-start of the post's publish workflow, then the version it now knows. */
+/**
+ * Signal-with-start of the post's publish workflow, then the version it now knows. The snapshot
+ * carries the project's timezone for the times the workflow shows (docs/operations.md "What
+ * the workflows show"); a row read without it costs one lookup by primary key.
+ */
 export async function syncPostSchedule(client: Client, q: Knex, post: ScheduledPost): Promise<void> {
+  if (post.project_id && post.timezone === undefined && hasScheduleColumns(post)) {
+    const project = await q('projects').where({ id: post.project_id }).first('timezone');
+    post = { ...post, timezone: project?.timezone ?? null };
+  }
   await syncPublishWorkflow(client, post);
   await markScheduleSynced(q, post);
 }

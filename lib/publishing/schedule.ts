@@ -12,6 +12,12 @@ export interface ScheduleSnapshot {
   delaySeconds: number;
   retryWindowSeconds: number;
   retryBaseSeconds: number;
+  /**
+   * The post's project's calendar timezone (spec 4.4), for the times the workflow shows an
+   * operator (docs/operations.md "What the workflows show"); absent: UTC. Display only: the
+   * instants above decide everything.
+   */
+  timeZone?: string;
 }
 
 export interface ScheduleRow {
@@ -19,6 +25,8 @@ export interface ScheduleRow {
   schedule_version: number;
   scheduled_at: Date | null;
   deleted_at?: Date | null;
+  /** The project's timezone, when the row was read with it. */
+  timezone?: string | null;
 }
 
 /** The snapshot of a row as read or just committed; null for a deleted post (nothing to wait for). */
@@ -31,6 +39,7 @@ export function scheduleSnapshot(row: ScheduleRow): ScheduleSnapshot | null {
     delaySeconds: config.publish.delaySeconds,
     retryWindowSeconds: config.publish.retryWindowSeconds,
     retryBaseSeconds: config.publish.retryBaseSeconds,
+    ...(row.timezone ? { timeZone: row.timezone } : {}),
   };
 }
 

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { resolveTemporalServerBinaries, TEMPORAL_SERVER_VERSION } from '../../tooling/temporalCluster';
+import {
+  resolveTemporalServerBinaries,
+  resolveTemporalUiServerBinary,
+  TEMPORAL_SERVER_VERSION,
+  TEMPORAL_UI_SERVER_VERSION,
+} from '../../tooling/temporalCluster';
 
 // `npm run temporal:server:install` on a fresh machine (docs/operations.md "The cluster tier"):
 // with neither binary on PATH nor in the cache, both are built with `go install` and kept in the
@@ -15,6 +20,7 @@ echo "$@ CGO_ENABLED=$CGO_ENABLED" >> "$FAKE_GO_LOG"
 case "$3" in
   go.temporal.io/server/cmd/server@*) out=server ;;
   go.temporal.io/server/cmd/tools/sql@*) out=sql ;;
+  github.com/temporalio/ui-server/v2/cmd/server@*) out=server ;;
   *) echo "unexpected module $3" >&2; exit 1 ;;
 esac
 printf '#!/bin/sh\\necho %s\\n' "$out" > "$GOBIN/$out"
@@ -22,7 +28,12 @@ chmod +x "$GOBIN/$out"
 `;
 
 describe('Temporal server install (cluster tier)', () => {
-  const saved = { PATH: process.env.PATH, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME, FAKE_GO_LOG: process.env.FAKE_GO_LOG };
+  const saved = {
+    PATH: process.env.PATH,
+    XDG_CACHE_HOME: process.env.XDG_CACHE_HOME,
+    FAKE_GO_LOG: process.env.FAKE_GO_LOG,
+    TEMPORAL_UI_SERVER_PATH: process.env.TEMPORAL_UI_SERVER_PATH,
+  };
   let dir: string;
 
   beforeEach(async () => {
@@ -34,6 +45,7 @@ describe('Temporal server install (cluster tier)', () => {
     process.env.FAKE_GO_LOG = path.join(dir, 'go.log');
     delete process.env.TEMPORAL_SERVER_PATH;
     delete process.env.TEMPORAL_SQL_TOOL_PATH;
+    delete process.env.TEMPORAL_UI_SERVER_PATH;
   });
   afterEach(async () => {
     for (const [k, v] of Object.entries(saved)) {
@@ -62,6 +74,24 @@ describe('Temporal server install (cluster tier)', () => {
 
     assert.deepEqual(await resolveTemporalServerBinaries({ log: () => undefined }), first);
     assert.equal((await fs.readFile(process.env.FAKE_GO_LOG!, 'utf8')).trim().split('\n').length, 2, 'a cache hit builds nothing');
+  });
+
+  it('builds the UI server (`npm run temporal:ui:install`) through the same installer: the pinned release, its own name in the cache', async () => {
+    const cacheBin = path.join(dir, 'cache', 'content-scheduler', 'bin');
+    const ui = await resolveTemporalUiServerBinary({ log: () => undefined });
+    assert.equal(ui, path.join(cacheBin, 'temporal-ui-server'));
+    const calls = (await fs.readFile(process.env.FAKE_GO_LOG!, 'utf8')).trim().split('\n');
+    assert.deepEqual(calls, [
+      `install -ldflags=-s -w github.com/temporalio/ui-server/v2/cmd/server@${TEMPORAL_UI_SERVER_VERSION} CGO_ENABLED=0`,
+    ]);
+    assert.deepEqual(await fs.readdir(cacheBin), ['temporal-ui-server']);
+    assert.equal(await resolveTemporalUiServerBinary({ log: () => undefined }), ui, 'a cache hit');
+    assert.equal((await fs.readFile(process.env.FAKE_GO_LOG!, 'utf8')).trim().split('\n').length, 1, 'builds nothing the second time');
+    process.env.TEMPORAL_UI_SERVER_PATH = path.join(dir, 'nothing-here');
+    await assert.rejects(resolveTemporalUiServerBinary(), {
+      name: 'BinaryNotFoundError',
+      message: /TEMPORAL_UI_SERVER_PATH: .*nothing-here/,
+    });
   });
 
   it('takes an explicit path over everything, and refuses one that is not an executable', async () => {

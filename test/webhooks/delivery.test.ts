@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { workflowMetadataQuery } from '@temporalio/workflow';
 import { db } from '../../lib/db';
 import { temporalClient, workflowIds } from '../../lib/temporal';
 import { newId } from '../../lib/ids';
@@ -181,6 +182,17 @@ describe('webhook delivery (real Temporal, real receivers)', function () {
     );
     assert.equal(attempts[0].error, 'http_status: HTTP 500');
     assert.equal((await endpointRow(e.id)).consecutive_failures, 0);
+    // What an operator reads in the UI (docs/operations.md "What the workflows show"): the queue
+    // drained, and the last failure kept past the pass that delivered.
+    const handle = (await temporalClient()).workflow.getHandle(workflowIds.webhookEndpoint(e.id));
+    const details = await waitFor(async () => {
+      const d = (await handle.query(workflowMetadataQuery)).currentDetails ?? '';
+      return d.startsWith('Queue: 0 open deliveries') && d;
+    });
+    assert.match(
+      details,
+      /^Queue: 0 open deliveries \(none waiting\)\. Pass \d+: 1 attempted, 1 delivered, .*Last failure at .+: http_status: HTTP 503\.$/,
+    );
     await record(workflowIds.webhookEndpoint(e.id), 'webhookEndpoint-retried-then-delivered');
   });
 

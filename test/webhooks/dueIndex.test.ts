@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { DUE_DELIVERIES_SQL, NEXT_DUE_SQL } from '../../activities/webhookDelivery';
+import { DUE_DELIVERIES_SQL, QUEUE_SQL } from '../../activities/webhookDelivery';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { workspaceWithKey } from '../support/factories';
@@ -45,17 +45,20 @@ describe('webhook due-deliveries index', function () {
         const explain = async (sql: string, bindings: Array<string | number | string[]>) =>
           ((await trx.raw(`explain ${sql}`, bindings)).rows as Array<{ 'QUERY PLAN': string }>).map((r) => r['QUERY PLAN']).join('\n');
         plans.due = await explain(DUE_DELIVERIES_SQL, [endpointId, [], 100]);
-        plans.next = await explain(NEXT_DUE_SQL, [endpointId]);
+        plans.next = await explain(QUEUE_SQL, [endpointId, endpointId]);
         // The pass's answer is unchanged: the open rows, in event order.
         const due = (await trx.raw(DUE_DELIVERIES_SQL, [endpointId, [], 100])).rows as Array<{ id: string }>;
         assert.equal(due.length, OPEN);
+        const queue = (await trx.raw(QUEUE_SQL, [endpointId, endpointId])).rows[0] as { open: number };
+        assert.equal(queue.open, OPEN, 'the queue depth counts the open rows only');
         throw rollback;
       })
       .catch((err: unknown) => {
         if (err !== rollback) throw err;
       });
     assert.match(plans.due!, /webhook_deliveries_due_idx/, `due query plan:\n${plans.due}`);
-    assert.match(plans.next!, /webhook_deliveries_due_idx/, `next-due query plan:\n${plans.next}`);
+    assert.match(plans.next!, /webhook_deliveries_due_idx/, `queue query plan:\n${plans.next}`);
+    assert.doesNotMatch(plans.next!, /Seq Scan on webhook_deliveries/, plans.next);
     assert.doesNotMatch(plans.due!, /Seq Scan on webhook_deliveries/, plans.due);
     assert.equal(await db()('webhook_endpoints').where({ id: endpointId }).first(), undefined, 'rolled back');
   });

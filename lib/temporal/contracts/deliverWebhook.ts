@@ -37,6 +37,9 @@ export const deliveryStatusQuery = defineQuery<DeliveryStatus>('deliveryStatus')
 /** The relay's wake-up call: new deliveries for this endpoint are written (the rows say which). */
 export const webhookDeliveriesReadySignal = defineSignal('webhookDeliveriesReady');
 
+/** A pass counts an endpoint's open deliveries up to this and shows a larger backlog as more (it must not count a million rows each pass). */
+export const OPEN_COUNT_CAP = 10_000;
+
 /** What the endpoint workflow last did, for operators (a query adds nothing to the history). */
 export interface EndpointDeliveryStatus {
   passes: number;
