@@ -4,7 +4,7 @@ import type { Client } from '@temporalio/client';
 import { config } from '../lib/config';
 import type { Author, NetworkClient } from '../lib/network/client';
 import { isNetworkError } from '../lib/network/errors';
-import { markScheduleSynced, syncPostSchedule } from '../lib/posts/afterCommit';
+import { markScheduleSynced, syncPostSchedule, unsyncedSchedules } from '../lib/posts/afterCommit';
 import { failed, published, retrying } from '../lib/posts/lifecycle';
 import type { PostRow } from '../lib/posts/present';
 import { heldForReview, reviewBlocker } from '../lib/posts/review';
@@ -222,10 +222,7 @@ export function createPublishingActivities({ db, network, temporal, store = obje
      */
     async reconcile(): Promise<{ synced: number; healthStarted: number; healthChecked?: number }> {
       const client = await temporal();
-      const posts = await db('posts')
-        .whereRaw('workflow_synced_version < schedule_version')
-        .limit(500)
-        .select('id', 'workspace_id', 'project_id', 'schedule_version', 'status', 'scheduled_at', 'deleted_at');
+      const posts = await unsyncedSchedules(db, 500);
       for (const p of posts) await syncPostSchedule(client, db, p);
       const projects = await healthCandidates();
       let healthStarted = 0;

@@ -433,6 +433,10 @@ function loadConfig() {
         features: { api: true, mcp: true, webhooks: true, aiGeneration: true, reviewWorkflow: true, sso: true },
       },
     } satisfies Record<string, PlanLimits>,
+    // Task queue priority and fairness keys on every start (lib/temporal/start/priority.ts,
+    // docs/operations.md "Fairness between workspaces"); false starts workflows without them,
+    // first come, first served, as before (the fairness bench's `--no-fairness`).
+    temporalFairness: bool('TEMPORAL_FAIRNESS', true),
   };
 }
 
