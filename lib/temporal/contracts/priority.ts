@@ -1,8 +1,9 @@
 // Task queue priority and fairness (docs/operations.md "Fairness between workspaces"; Temporal's
 // "Task Queue Priority and Fairness"). Every workflow and activity of the service shares one task
-// queue, so matching decides who waits: first by `priorityKey` (1 runs first, 3 is the default,
-// 5 last), then, within a level and with `matching.enableFairness` on, by `fairnessKey` in
-// proportion to `fairnessWeight` (default 1.0), instead of first come, first served. A
+// queue, so matching decides who waits. With `matching.enableFairness` on (it brings the
+// priority matcher with it), first by `priorityKey` (1 runs first, 3 is the default, 5 last),
+// then within a level by `fairnessKey` in proportion to `fairnessWeight` (default 1.0), instead
+// of first come, first served. A
 // workspace's 10,000-post burst then takes one workspace's share, not the whole queue.
 //
 // Pure data: workflow code imports it too (the engagement child, the relay's and the
