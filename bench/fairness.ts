@@ -72,7 +72,8 @@ Options:
   --strict              exit 1 when a scenario misses the target (quiet p99 with noisy ≤ ${TARGET}× alone)
 
 Environment: BENCH_FAIR_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_fair,
-             dropped and recreated), BENCH_FAIR_REDIS_URL (default redis://127.0.0.1:6379/9, flushed).`,
+             dropped and recreated), BENCH_FAIR_REDIS_URL (default redis://127.0.0.1:6379/9, flushed),
+             DB_POOL_MAX (each service process's pool, lib/config.ts; 10 leaves room on a shared Postgres).`,
 );
 
 const int = (name: string, min = 1) => numberOption(opt, name, { min, integer: true });
