@@ -27,6 +27,7 @@ import os from 'node:os';
 import { Cleanups } from './harness/cleanups';
 import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
 import { machineInfo } from './harness/proc';
+import { requestText } from './harness/load';
 import { benchOptions, numberOption } from './harness/options';
 import { generationPhase, publishingPhase, startReceivers, webhooksPhase, type Ctx, type Phase, type Tenant } from './fairness/scenarios';
 import { freePort } from '../tooling/ports';
@@ -238,6 +239,11 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
 
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   cleanups.push(async () => agent.destroy());
+  // A port found free at the start may have been taken by another process before the API bound
+  // it (a shared machine): make sure the one listening is ours (it stamps every answer).
+  const probe = await requestText(agent, new URL(`http://127.0.0.1:${apiPort}/v1/posts`), 'GET', {});
+  if (typeof probe.headers['x-request-id'] !== 'string')
+    throw new Error(`port ${apiPort} is answered by another process (${probe.status} ${probe.body.slice(0, 80)}); run again`);
   const ctx: Ctx = {
     apiUrl: `http://127.0.0.1:${apiPort}`,
     agent,
