@@ -4,7 +4,7 @@ import type { Client } from '@temporalio/client';
 import { config } from '../lib/config';
 import type { Author, NetworkClient } from '../lib/network/client';
 import { isNetworkError } from '../lib/network/errors';
-import { markScheduleSynced, syncPostSchedule } from '../lib/posts/afterCommit';
+import { markScheduleSynced, syncPostSchedule, unsyncedSchedules } from '../lib/posts/afterCommit';
 import { failed, published, retrying } from '../lib/posts/lifecycle';
 import type { PostRow } from '../lib/posts/present';
 import { heldForReview, reviewBlocker } from '../lib/posts/review';
@@ -226,20 +226,7 @@ export function createPublishingActivities({ db, network, temporal, store = obje
      */
     async reconcile(): Promise<{ synced: number; healthStarted: number; healthChecked?: number }> {
       const client = await temporal();
-      const posts = await db('posts')
-        .leftJoin('projects', 'projects.id', 'posts.project_id')
-        .whereRaw('posts.workflow_synced_version < posts.schedule_version')
-        .limit(500)
-        .select(
-          'posts.id',
-          'posts.workspace_id',
-          'posts.project_id',
-          'posts.schedule_version',
-          'posts.status',
-          'posts.scheduled_at',
-          'posts.deleted_at',
-          'projects.timezone',
-        );
+      const posts = await unsyncedSchedules(db, 500);
       for (const p of posts) await syncPostSchedule(client, db, p);
       const projects = await healthCandidates();
       let healthStarted = 0;

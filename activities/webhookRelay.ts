@@ -4,8 +4,8 @@ import type { Knex } from 'knex';
 import pLimit from 'p-limit';
 import type pg from 'pg';
 import { newId } from '../lib/ids';
+import { claimUndispatched } from '../lib/outbox';
 import { wakeEndpoint } from '../lib/temporal/start/webhookEndpoint';
-import type { OutboxEventRow } from '../lib/webhooks/payload';
 import { inactiveReason } from './webhookDelivery';
 import type { WebhookDeps, WebhookOptions } from './webhooks';
 
@@ -65,21 +65,15 @@ async function outboxListener(db: Knex) {
 
 export function createWebhookRelayActivities({ db, temporal }: WebhookDeps, opts: WebhookOptions) {
   /**
-   * Claims the oldest undispatched outbox rows (SKIP LOCKED: concurrent relays take disjoint
-   * rows), writes one delivery row per matching endpoint, starts one workflow per live delivery,
+   * Claims undispatched outbox rows, in turns by workspace (lib/outbox.ts claimUndispatched;
+   * SKIP LOCKED: concurrent relays take disjoint rows), writes one delivery row per matching endpoint, starts one workflow per live delivery,
    * then stamps the rows dispatched. Delivery rows are written outside the claim transaction so
    * the workflows see them at once; if anything fails before the stamp, the rows are claimed
    * again and both the inserts and the starts are no-ops the second time.
    */
   async function relayBatch(client: Client, taskQueue: string, heartbeat: () => void): Promise<{ events: number; started: number }> {
     return db.transaction(async (trx) => {
-      const events = (await trx('outbox_events')
-        .whereNull('dispatched_at')
-        .orderBy('seq')
-        .limit(opts.relayBatchSize)
-        .forUpdate()
-        .skipLocked()
-        .select('seq', 'id', 'workspace_id', 'project_id', 'type', 'created_at')) as Array<OutboxEventRow & { seq: number }>;
+      const events = await claimUndispatched(trx, opts.relayBatchSize);
       if (events.length === 0) return { events: 0, started: 0 };
       const seqs = events.map((e) => e.seq);
       // spec 6: the workspace's endpoints subscribed to the type, narrowed to their project when

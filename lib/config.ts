@@ -471,6 +471,10 @@ function loadConfig() {
       /** Ceiling of the cache lifetime: a changed document is seen within this. */
       cacheMaxS: int('OAUTH_CIMD_CACHE_MAX_S', 24 * 3600),
     },
+    // Task queue priority and fairness keys on every start (lib/temporal/start/priority.ts,
+    // docs/operations.md "Fairness between workspaces"); false starts workflows without them,
+    // first come, first served, as before (the fairness bench's `--no-fairness`).
+    temporalFairness: bool('TEMPORAL_FAIRNESS', true),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { newId } from './ids';
+import { inWorkspaceTurns } from './workspaceTurns';
 
 // spec 6: events are written to the outbox in the same transaction as the change that emits
 // them; the webhook dispatcher delivers them from there, so no committed change loses its event.
@@ -62,4 +63,37 @@ export async function emitEvents(trx: Knex | Knex.Transaction, events: readonly 
 export async function emitEvent(trx: Knex | Knex.Transaction, e: OutboxEvent): Promise<string> {
   const [id] = await emitEvents(trx, [e]);
   return id!;
+}
+
+/** An outbox row as the relay claims it (the payload is read by the delivery, not the relay). */
+export interface ClaimedEvent {
+  seq: number;
+  id: string;
+  workspace_id: string;
+  project_id: string | null;
+  type: EventType;
+  created_at: Date;
+}
+
+/**
+ * The relay's claim (activities/webhookRelay.ts): up to `limit` undispatched events, locked for
+ * the transaction, in seq order. Taken in turns by workspace (lib/workspaceTurns.ts), so one
+ * workspace's burst of events takes one share of each batch and another workspace's event is
+ * relayed in the next batch, not after the burst; a workspace's own events still go oldest
+ * first. SKIP LOCKED: concurrent relays take disjoint rows.
+ */
+export async function claimUndispatched(trx: Knex.Transaction, limit: number): Promise<ClaimedEvent[]> {
+  const turns = inWorkspaceTurns(trx, trx('outbox_events').whereNull('dispatched_at').select('seq', 'workspace_id'), 'seq', limit).select(
+    'seq',
+  );
+  return (
+    trx('outbox_events')
+      .whereIn('seq', turns)
+      // Re-checked under the lock: a concurrent relay may have dispatched the row meanwhile.
+      .whereNull('dispatched_at')
+      .orderBy('seq')
+      .forUpdate()
+      .skipLocked()
+      .select('seq', 'id', 'workspace_id', 'project_id', 'type', 'created_at')
+  );
 }

@@ -65,6 +65,11 @@ export interface DevServerOptions {
    * which can then stop the processes that use Temporal before Temporal itself.
    */
   detached?: boolean;
+  /**
+   * Task queue fairness (matching.enableFairness) on, as in production; false only for a
+   * measurement of the first-come-first-served queue before it (bench/fairness.ts --no-fairness).
+   */
+  fairness?: boolean;
 }
 
 export interface DevServer {
@@ -77,7 +82,7 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-export function devServerArgs(opts: Pick<DevServerOptions, 'port' | 'uiPort' | 'dbFile' | 'namespace' | 'ip'>): string[] {
+export function devServerArgs(opts: Pick<DevServerOptions, 'port' | 'uiPort' | 'dbFile' | 'namespace' | 'ip' | 'fairness'>): string[] {
   const args = ['server', 'start-dev', '--ip', opts.ip ?? '127.0.0.1', '--port', String(opts.port)];
   if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
   else args.push('--headless');
@@ -91,6 +96,11 @@ export function devServerArgs(opts: Pick<DevServerOptions, 'port' | 'uiPort' | '
   // a second trip through matching and a poll (the generation writer, the publish step).
   // Production clusters set the same dynamic config key (docs/operations.md).
   args.push('--dynamic-config-value', 'system.enableActivityEagerExecution=true');
+  // Task queue fairness (docs/operations.md "Fairness between workspaces"): matching dispatches
+  // each priority level's tasks by fairness key (the workspace, lib/temporal/contracts/priority.ts)
+  // in proportion to its weight, not first come, first served. It implies the new matcher.
+  // The cluster's dynamic config sets the same key (tooling/temporal-cluster/dynamicconfig.yaml).
+  if (opts.fairness ?? true) args.push('--dynamic-config-value', 'matching.enableFairness=true');
   args.push('--log-level', 'warn');
   return args;
 }

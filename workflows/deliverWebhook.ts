@@ -27,6 +27,7 @@ import {
   type DeliveryStatus,
   type EndpointDeliveryStatus,
 } from '../lib/temporal/contracts/deliverWebhook';
+import { workPriority } from '../lib/temporal/contracts/priority';
 
 // Two delivery workflow types (docs/webhooks.md, "How it runs"):
 //
@@ -162,6 +163,9 @@ const { relayOutbox } = proxyActivities<WebhookActivities>({
   heartbeatTimeout: '20 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+  // It relays every workspace's events, so it is keyed as the deployment's, explicitly: a run
+  // started before starts carried a priority would otherwise put it on the default key.
+  priority: workPriority('relay', null),
 });
 
 /**

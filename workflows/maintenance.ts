@@ -2,6 +2,7 @@ import { continueAsNew, patched, proxyActivities, sleep, workflowInfo, type Acti
 import type { MaintenanceActivities } from '../activities/maintenance';
 import type { PublishingActivities } from '../activities/publishing';
 import type { MaintenanceInput } from '../lib/temporal/contracts/maintenance';
+import { workPriority } from '../lib/temporal/contracts/priority';
 
 // The reconciler (id `maintenance-reconciler`): every 30 s, catches up schedule changes whose
 // signal never reached a publish workflow and starts missing health workflows (`reconcile`),
@@ -14,6 +15,9 @@ export const PATCH_OWN_ACTIVITY = 'maintenance-reviews-jobs-activity';
 const OPTIONS: ActivityOptions = {
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '5 seconds', maximumInterval: '1 minute' },
+  // Every workspace's work: background, on the deployment's fairness key, whatever the run was
+  // started with (lib/temporal/contracts/priority.ts).
+  priority: workPriority('maintenance', null),
 };
 const { reconcile } = proxyActivities<PublishingActivities>(OPTIONS);
 const { reconcileReviewsAndJobs } = proxyActivities<MaintenanceActivities>(OPTIONS);

@@ -1,6 +1,7 @@
 import { continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { AnalyticsActivities } from '../activities/analytics';
 import type { MetricsSyncInput } from '../lib/temporal/contracts/metricsSync';
+import { workPriority } from '../lib/temporal/contracts/priority';
 
 // The metrics sync (id `metrics-sync`, one per deployment; docs/analytics.md): passes over the
 // posts whose next sample is due, back to back while full batches come back, then sleeps. The
@@ -10,6 +11,8 @@ import type { MetricsSyncInput } from '../lib/temporal/contracts/metricsSync';
 const { syncPostMetrics } = proxyActivities<AnalyticsActivities>({
   startToCloseTimeout: '10 minutes',
   retry: { initialInterval: '5 seconds', maximumInterval: '1 minute' },
+  // Every workspace's posts: background, on the deployment's fairness key (lib/temporal/contracts/priority.ts).
+  priority: workPriority('metricsSync', null),
 });
 
 export async function metricsSyncWorkflow(input: MetricsSyncInput): Promise<void> {

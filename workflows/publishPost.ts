@@ -13,6 +13,7 @@ import {
 } from '@temporalio/workflow';
 import { engagePostWorkflow } from './engagePost';
 import { ENGAGE_POST } from '../lib/temporal/contracts/engagePost';
+import { WORK_PRIORITY } from '../lib/temporal/contracts/priority';
 import {
   scheduleChangedSignal,
   publishStatusQuery,
@@ -84,6 +85,8 @@ async function startEngagement(postId: string): Promise<void> {
       // Once per post: a second publish run for the same post finds the engagement already begun.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       typedSearchAttributes: workflowInfo().typedSearchAttributes,
+      // Background, behind publishes; the fairness key (the workspace) is inherited from this run.
+      priority: { priorityKey: WORK_PRIORITY.engagement },
       staticSummary: `Engagement after publish of post ${postId}`,
     });
   } catch (err) {

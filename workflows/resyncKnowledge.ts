@@ -1,5 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { KnowledgeActivities } from '../activities/knowledge';
+import { workPriority } from '../lib/temporal/contracts/priority';
 import type { ResyncInput } from '../lib/temporal/contracts/resyncKnowledge';
 
 // Started by the `knowledge-resync` Temporal Schedule (lib/temporal/start/resyncKnowledge.ts): re-fetches
@@ -8,6 +9,9 @@ import type { ResyncInput } from '../lib/temporal/contracts/resyncKnowledge';
 const { dueUrlDocuments, resyncKnowledgeDocument } = proxyActivities<KnowledgeActivities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '5 seconds', maximumInterval: '1 minute', maximumAttempts: 3 },
+  // Every workspace's documents, started by a Schedule (whose action carries no priority in this
+  // SDK): background, on the deployment's fairness key (lib/temporal/contracts/priority.ts).
+  priority: workPriority('knowledgeResync', null),
 });
 
 export async function resyncKnowledgeWorkflow(input: ResyncInput): Promise<{ checked: number; changed: number; failed: number }> {

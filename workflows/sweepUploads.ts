@@ -1,5 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { UploadActivities } from '../activities/uploads';
+import { workPriority } from '../lib/temporal/contracts/priority';
 
 // Started by the `upload-sweep` Temporal Schedule (lib/temporal/start/sweepUploads.ts): removes expired
 // upload handles and their never-used objects in batches.
@@ -8,6 +9,9 @@ const { sweepExpiredUploads } = proxyActivities<UploadActivities>({
   // Deleting is idempotent (a missing object or row is a no-op), so retries are free.
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '10 seconds', maximumInterval: '5 minutes' },
+  // Started by a Schedule (whose action carries no priority in this SDK): background, on the
+  // deployment's fairness key (lib/temporal/contracts/priority.ts).
+  priority: workPriority('uploadSweep', null),
 });
 
 export async function sweepUploadsWorkflow(): Promise<{ deleted: number; keptObjects: number }> {

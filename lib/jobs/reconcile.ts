@@ -1,6 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { log } from '../logger';
+import { inWorkspaceTurns } from '../workspaceTurns';
 import { startWorkflowOfJob, type StartableJob } from './queue';
 
 // A job row is written before its workflow is started (./queue.ts). A process that
@@ -15,16 +16,21 @@ import { startWorkflowOfJob, type StartableJob } from './queue';
  * Starts the missing workflows of jobs QUEUED for longer than `olderThanSeconds` whose start was
  * never confirmed (`workflow_started_at` null); answers how many it started. A job whose workflow
  * started (by the API, or by an earlier pass) is not read at all, so a pass over a backlog of
- * waiting jobs is one indexed query and no Temporal call (jobs_queued_unstarted).
+ * waiting jobs is one indexed query and no Temporal call (jobs_queued_unstarted). At most `limit`
+ * a pass, taken in turns by workspace (lib/workspaceTurns.ts): one workspace's hundreds of lost
+ * starts do not hold another's one back for passes on end.
  */
-export async function reconcileQueuedJobs(db: Knex, olderThanSeconds = 60): Promise<number> {
-  const rows: StartableJob[] = await db('jobs')
-    .where({ status: 'QUEUED' })
-    .whereNull('workflow_started_at')
-    .whereRaw('created_at < now() - make_interval(secs => ?)', [olderThanSeconds])
-    .orderBy('created_at')
-    .limit(200)
-    .select('id', 'type', 'workspace_id', 'project_id');
+export async function reconcileQueuedJobs(db: Knex, olderThanSeconds = 60, limit = 200): Promise<number> {
+  const rows: StartableJob[] = await inWorkspaceTurns(
+    db,
+    db('jobs')
+      .where({ status: 'QUEUED' })
+      .whereNull('workflow_started_at')
+      .whereRaw('created_at < now() - make_interval(secs => ?)', [olderThanSeconds])
+      .select('id', 'type', 'workspace_id', 'project_id', 'created_at'),
+    'created_at',
+    limit,
+  ).select('id', 'type', 'workspace_id', 'project_id');
   let started = 0;
   const confirmed: string[] = [];
   for (const job of rows) {

@@ -6,6 +6,7 @@ import { log } from '../logger';
 import { temporalClient } from '../temporal';
 import { syncPublishWorkflow } from '../temporal/start/publishPost';
 import { signalReviewDecided, startReviewWorkflow } from '../temporal/start/reviewPost';
+import { inWorkspaceTurns } from '../workspaceTurns';
 import type { PostRow } from './present';
 import type { Committed } from './write';
 
@@ -43,6 +44,40 @@ export async function syncPostSchedule(client: Client, q: Knex, post: ScheduledP
   }
   await syncPublishWorkflow(client, post);
   await markScheduleSynced(q, post);
+}
+
+/**
+ * The reconciler's share of schedule changes whose signal was lost: posts whose version is past
+ * the one their workflow knows, at most `limit`, in turns by workspace (lib/workspaceTurns.ts),
+ * soonest due first within a turn, so one workspace's thousands of missed signals (Temporal
+ * down through its bulk reschedule) do not hold another's post back for passes on end.
+ */
+export async function unsyncedSchedules(q: Knex, limit: number): Promise<ScheduledPost[]> {
+  return inWorkspaceTurns(
+    q,
+    q('posts')
+      .whereRaw('workflow_synced_version < schedule_version')
+      .select('id', 'workspace_id', 'project_id', 'schedule_version', 'status', 'scheduled_at', 'deleted_at')
+      // The zone the workflow shows its times in (docs/operations.md "What the workflows show").
+      .select(q.raw('(select projects.timezone from projects where projects.id = posts.project_id) as timezone')),
+    'scheduled_at',
+    limit,
+  ).select('id', 'workspace_id', 'project_id', 'schedule_version', 'status', 'scheduled_at', 'deleted_at', 'timezone');
+}
+
+/** The reconciler's share of review rounds whose start was lost (docs/review.md), in turns by workspace as above. */
+export async function unstartedReviews(q: Knex, limit: number): Promise<PostRow[]> {
+  const ids = inWorkspaceTurns(
+    q,
+    q('posts')
+      .whereRaw('review_synced_round < review_round')
+      .whereRaw(`review->>'state' = 'pending'`)
+      .whereNull('deleted_at')
+      .select('id', 'workspace_id', 'updated_at'),
+    'updated_at',
+    limit,
+  ).select('id');
+  return (await q('posts').whereIn('id', ids)) as PostRow[];
 }
 
 /** Starts the round's workflow (a second start of a round is a no-op), then records the round as started. */

@@ -3,6 +3,7 @@ import { createMaintenanceActivities } from '../../activities/maintenance';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { startQueuedJob } from '../../lib/jobs/queue';
+import { reconcileQueuedJobs } from '../../lib/jobs/reconcile';
 import type { JobRow, JobType } from '../../lib/generation/jobs';
 import { temporalClient, workflowIds } from '../../lib/temporal';
 import { workspaceWithKey } from '../support/factories';
@@ -120,6 +121,32 @@ describe('the reconciler and jobs whose workflow start was lost', function () {
     });
     assert.equal(await startedMark(gone), null);
     await db()('jobs').whereIn('id', [ok, gone]).update({ status: 'CANCELLED' });
+  });
+
+  it('takes lost starts in turns by workspace: a backlog of one workspace does not hold back another’s job', async () => {
+    const noisy = await workspaceWithKey();
+    const quiet = await workspaceWithKey();
+    // The backlog is older than the quiet workspace's job: oldest first would start the backlog.
+    const backlog: string[] = [];
+    for (let i = 0; i < 5; i++) backlog.push(await queuedJob(noisy.workspace.id, noisy.project.id, 600 - i * 10));
+    const lone = await queuedJob(quiet.workspace.id, quiet.project.id, 120);
+    // A pass as large as the number of workspaces with lost starts (earlier tests may have left
+    // some): one turn, so one job of each.
+    const { rows } = await db().raw(
+      `select count(distinct workspace_id)::int as n from jobs
+       where status = 'QUEUED' and workflow_started_at is null and created_at < now() - interval '60 seconds'`,
+    );
+    await reconcileQueuedJobs(db(), 60, rows[0].n);
+    await db()('jobs')
+      .whereIn('id', [...backlog, lone])
+      .update({ status: 'CANCELLED' });
+    assert.ok((await startedMark(lone)) instanceof Date, "the quiet workspace's job is started in the first pass");
+    const marks = await Promise.all(backlog.map(startedMark));
+    assert.deepEqual(
+      marks.map((m) => m instanceof Date),
+      [true, false, false, false, false],
+      "the backlog's oldest job, and only it",
+    );
   });
 
   async function startedMark(jobId: string): Promise<Date | null> {

@@ -22,6 +22,12 @@ describe('Temporal contract: search attributes declared once', () => {
     assert.ok(flags.every((f) => f!.endsWith('=Keyword')));
   });
 
+  it('the dev server runs with task queue fairness on, unless a measurement of the queue before it asks otherwise', () => {
+    const values = (args: string[]) => args.flatMap((a, i) => (a === '--dynamic-config-value' ? [args[i + 1]] : []));
+    assert.ok(values(devServerArgs({ port: 7233 })).includes('matching.enableFairness=true'));
+    assert.ok(!values(devServerArgs({ port: 7233, fairness: false })).some((v) => v!.startsWith('matching.enableFairness')));
+  });
+
   it('the run’s dev server, started from those flags, has every key with its type', async () => {
     const connection = await Connection.connect({ address: temporalAddress() });
     try {

@@ -3,6 +3,7 @@ import type { connectionHealthWorkflow } from '../../../workflows/connectionHeal
 import { config } from '../../config';
 import { SEARCH } from '../../searchAttributes';
 import { checkNowSignal, CONNECTION_HEALTH } from '../contracts/connectionHealth';
+import { startPriority } from './priority';
 
 // The starter of a project's connection health workflow (lib/temporal/contracts/connectionHealth.ts):
 // the reconciler's start and the operator's check-now signal-with-start share one set of options.
@@ -18,6 +19,7 @@ function healthStartOptions(project: Project): WorkflowStartOptions<typeof conne
       { key: SEARCH.workspace, value: project.workspace_id },
       { key: SEARCH.project, value: project.id },
     ],
+    ...startPriority('connectionHealth', project.workspace_id),
     staticSummary: `Connection health of project ${project.id}`,
   };
 }

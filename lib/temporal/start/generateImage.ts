@@ -5,5 +5,5 @@ import { startJobWorkflow, type JobRef } from './jobs';
 // generation"): id = job id, so progress queries and cancel reach it as any job's.
 
 export async function startImageWorkflow(job: JobRef & { project_id: string }): Promise<void> {
-  await startJobWorkflow(GENERATE_IMAGE.type, job, { summary: `Generate an image for project ${job.project_id}` });
+  await startJobWorkflow(GENERATE_IMAGE.type, job, { kind: 'image', summary: `Generate an image for project ${job.project_id}` });
 }

@@ -5,5 +5,5 @@ import { startJobWorkflow, type JobRef } from './jobs';
 // a workspace-wide document's job has no project.
 
 export async function startKnowledgeWorkflow(job: JobRef, summary: string): Promise<void> {
-  await startJobWorkflow(INGEST_KNOWLEDGE.type, job, { summary });
+  await startJobWorkflow(INGEST_KNOWLEDGE.type, job, { kind: 'ingest', summary });
 }

@@ -6,6 +6,7 @@ import { startJobWorkflow, type JobRef } from './jobs';
 
 export async function startSourceWorkflow(job: JobRef & { project_id: string }): Promise<void> {
   await startJobWorkflow(INGEST_SOURCE.type, job, {
+    kind: 'ingest',
     summary: `Ingest a file source for project ${job.project_id}`,
     details: `Job ${job.id} of workspace ${job.workspace_id}: extract or transcribe the upload, find topics and hooks; result { sourceId }.`,
   });

@@ -5,6 +5,8 @@ import { log } from '../../logger';
 import { SEARCH } from '../../searchAttributes';
 import { temporalClient } from '../../temporal';
 import { jobProgressQuery, jobWorkflowId, type JobWorkflowInput, type JobWorkflowName } from '../contracts/jobs';
+import type { WorkKind } from '../contracts/priority';
+import { startPriority } from './priority';
 
 // What every job workflow's starter shares (lib/temporal/contracts/jobs.ts): the start under
 // the job's id, the progress query and the cancel. Each job type's starter is its own module
@@ -17,7 +19,7 @@ export type JobRef = { id: string; workspace_id: string; project_id: string | nu
 export async function startJobWorkflow(
   workflowType: JobWorkflowName,
   job: JobRef,
-  text: { summary: string; details?: string },
+  text: { kind: WorkKind; summary: string; details?: string },
 ): Promise<void> {
   const client = await temporalClient();
   // Bounded so an unreachable Temporal turns into a prompt 503 rather than a hung request; a
@@ -34,6 +36,7 @@ export async function startJobWorkflow(
         ...(job.project_id !== null ? [{ key: SEARCH.project, value: job.project_id }] : []),
         { key: SEARCH.job, value: job.id },
       ],
+      ...startPriority(text.kind, job.workspace_id),
       staticSummary: text.summary,
       ...(text.details !== undefined ? { staticDetails: text.details } : {}),
     }),

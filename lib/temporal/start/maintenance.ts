@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import type { maintenanceWorkflow } from '../../../workflows/maintenance';
 import { config } from '../../config';
 import { MAINTENANCE } from '../contracts/maintenance';
+import { startPriority } from './priority';
 
 // The starter of the reconciler (lib/temporal/contracts/maintenance.ts): one per deployment;
 // every worker asks for it at start, and the first start wins.
@@ -13,6 +14,7 @@ export async function ensureMaintenanceWorkflow(client: Client): Promise<boolean
       taskQueue: config.temporalTaskQueue,
       workflowId: MAINTENANCE.id(),
       args: [{ intervalSeconds: config.worker.reconcileIntervalSeconds }],
+      ...startPriority('maintenance', null),
       staticSummary: 'Reconciles schedule changes with publish workflows; starts connection health checks',
     });
     return true;

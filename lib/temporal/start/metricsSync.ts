@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import type { metricsSyncWorkflow } from '../../../workflows/metricsSync';
 import { config } from '../../config';
 import { METRICS_SYNC } from '../contracts/metricsSync';
+import { startPriority } from './priority';
 
 // The starter of the one metrics-sync workflow of a deployment (docs/analytics.md "Sync").
 
@@ -17,6 +18,7 @@ export async function ensureMetricsSync(
       args: [
         { intervalSeconds: opts.intervalSeconds ?? config.analytics.syncIntervalSeconds, batch: opts.batch ?? config.analytics.syncBatch },
       ],
+      ...startPriority('metricsSync', null),
       staticSummary: 'Syncs metrics of published posts from the network on a decaying cadence',
     });
     return true;

@@ -4,6 +4,7 @@ import { config } from '../../config';
 import { hasScheduleColumns, scheduleSnapshot, type ScheduleRow, type ScheduleSnapshot } from '../../publishing/schedule';
 import { SEARCH } from '../../searchAttributes';
 import { PUBLISH_POST, scheduleChangedSignal, type CarriedSchedule } from '../contracts/publishPost';
+import { startPriority } from './priority';
 
 // The starter of the publish workflow (lib/temporal/contracts/publishPost.ts), for the API and
 // the reconciler: its one signal-with-start, id and search attributes.
@@ -42,6 +43,7 @@ export async function syncPublishWorkflow(
       { key: SEARCH.project, value: post.project_id ?? '' },
       { key: SEARCH.post, value: post.id },
     ],
+    ...startPriority('publish', post.workspace_id),
     staticSummary: `Publish post ${post.id}`,
     staticDetails: `Workspace ${post.workspace_id}, project ${post.project_id}. Waits for the scheduled time plus the publish delay, then publishes once.`,
   });

@@ -7,6 +7,7 @@ import { reviewOf } from '../../posts/review';
 import type { PostRow } from '../../posts/present';
 import { SEARCH } from '../../searchAttributes';
 import { REVIEW_POST, reviewDecidedSignal } from '../contracts/reviewPost';
+import { startPriority } from './priority';
 
 // The starter of the review workflow (lib/temporal/contracts/reviewPost.ts, docs/review.md): a
 // round's start and its decision signal.
@@ -29,6 +30,7 @@ export async function startReviewWorkflow(client: Client, post: PostRow): Promis
         { key: SEARCH.project, value: post.project_id ?? '' },
         { key: SEARCH.post, value: post.id },
       ],
+      ...startPriority('review', post.workspace_id),
       staticSummary: `Review round ${round} of post ${post.id}`,
       staticDetails: `Reviewer ${review.reviewerUserId ?? 'any workspace admin'}; deadline ${review.deadline ?? 'none'}. Marks the round overdue at the deadline; never approves.`,
     });

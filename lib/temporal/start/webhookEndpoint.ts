@@ -3,6 +3,7 @@ import type { WebhookEndpointInput } from '../../../activities/webhooks';
 import type { webhookEndpointWorkflow } from '../../../workflows/deliverWebhook';
 import { SEARCH } from '../../searchAttributes';
 import { WEBHOOK_ENDPOINT, webhookDeliveriesReadySignal } from '../contracts/deliverWebhook';
+import { startPriority } from './priority';
 
 // The starter of an endpoint's delivery workflow (lib/temporal/contracts/deliverWebhook.ts,
 // docs/webhooks.md "How it runs"), for the relay and for old per-pair runs handing over.
@@ -22,6 +23,7 @@ export async function wakeEndpoint(client: Client, taskQueue: string, endpointId
       { key: SEARCH.workspace, value: workspaceId },
       { key: SEARCH.endpoint, value: endpointId },
     ],
+    ...startPriority('webhook', workspaceId),
     staticSummary: `Deliver webhooks to ${endpointId}`,
   });
 }

@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import type { webhookRelayWorkflow } from '../../../workflows/deliverWebhook';
 import { config } from '../../config';
 import { WEBHOOK_RELAY } from '../contracts/deliverWebhook';
+import { startPriority } from './priority';
 
 // The starter of the outbox relay (lib/temporal/contracts/deliverWebhook.ts, spec 6): one for the
 // whole deployment; it moves committed outbox events into webhook delivery workflows, and any
@@ -14,6 +15,7 @@ export async function ensureWebhookRelay(client: Client): Promise<boolean> {
       taskQueue: config.temporalTaskQueue,
       workflowId: WEBHOOK_RELAY.id(),
       args: [{}],
+      ...startPriority('relay', null),
       staticSummary: 'Relays outbox events to webhook delivery workflows',
     });
     return true;
