@@ -9,6 +9,7 @@ import { createApp } from './app';
 import { createApiDeps } from './deps';
 import { listen } from './listen';
 import { closeAuthSubscriber } from './auth/apiKeys';
+import { closeOAuthSubscriber } from './oauth/tokens';
 import { closeMcp, createMcpApp } from './mcp/app';
 import { startTracingFromEnv, stopTracing } from '../lib/telemetry';
 import { checkNamespace, temporalAddress } from '../lib/temporal';
@@ -81,6 +82,7 @@ async function main() {
       }),
     ]);
     closeAuthSubscriber();
+    closeOAuthSubscriber();
     metricsServer?.close();
     await Promise.allSettled([closeDb(), closeRedis(), stopTracing()]);
     process.exit(0);

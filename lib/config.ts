@@ -1,6 +1,6 @@
 // One typed view of the environment, read once. Every limit and timing of spec section 8
 // is a value here whose default is the spec's number (ARCHITECTURE.md, Configuration).
-// The README's configuration table lists every variable below.
+// docs/configuration.md lists every variable below.
 import { DEFAULT_WORKER_HEAP_MIB, workerHeapArg } from './workerHeap';
 
 function str(name: string, fallback: string): string {

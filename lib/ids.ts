@@ -75,7 +75,3 @@ export type IdKind = keyof typeof ID_PREFIX;
 export function newId(kind: IdKind): string {
   return `${ID_PREFIX[kind]}_${randomBase62(24)}`;
 }
-
-export function hasPrefix(value: string, kind: IdKind): boolean {
-  return value.startsWith(`${ID_PREFIX[kind]}_`);
-}

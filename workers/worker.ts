@@ -138,7 +138,7 @@ export function installRuntime(): void {
 }
 
 /**
- * The slots, pollers and sticky cache of a worker (README configuration, docs/publishing.md
+ * The slots, pollers and sticky cache of a worker (docs/configuration.md, docs/publishing.md
  * "Capacity"). The cache is bounded: the SDK's default sizes it from the heap (≈ 2,300 workflows,
  * about 1 MiB each, for a 4 GiB heap), so a worker holding thousands of waiting publish workflows
  * grew past a gigabyte; a workflow evicted from the cache replays its short history when its

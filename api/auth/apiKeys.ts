@@ -49,10 +49,6 @@ export function closeAuthSubscriber(): void {
   subscriber = null;
 }
 
-export function clearAuthCache(): void {
-  invalidate();
-}
-
 async function loadKey(hash: string): Promise<KeyRecord | null> {
   const row = await db()('api_keys as k')
     .join('workspaces as w', 'w.id', 'k.workspace_id')

@@ -17,7 +17,3 @@ export interface AuthContext {
   projectIds: ReadonlySet<string> | null;
   reach: 'member' | 'agency_owner';
 }
-
-export function canSeeProject(auth: AuthContext, projectId: string): boolean {
-  return auth.projectIds === null || auth.projectIds.has(projectId);
-}

@@ -68,12 +68,6 @@ export class AccessDenied extends OAuthError {
   }
 }
 
-export class TemporarilyUnavailable extends OAuthError {
-  constructor(description = 'The authorization server is briefly unavailable; retry with backoff.') {
-    super('temporarily_unavailable', description, 'temporarily_unavailable', { 'Retry-After': '5' });
-  }
-}
-
 /**
  * The authorization request cannot be trusted to redirect (unknown client, unregistered
  * redirect URI, expired interaction): RFC 6749 4.1.2.1 says inform the user, never redirect.

@@ -1,4 +1,3 @@
-import type { Knex } from 'knex';
 import type { ModelObject } from 'objection';
 import { config } from '../config';
 import { previewOf as cutPreview } from '../knowledge/text';
@@ -50,8 +49,3 @@ export function presentSource(row: SourceRow): Source {
   };
 }
 export type { Source };
-
-/** The source, in its workspace only (rule 1: another workspace's id is simply not found). */
-export async function loadSource(q: Knex | Knex.Transaction, workspaceId: string, sourceId: string): Promise<SourceRow | undefined> {
-  return SourceModel.forWorkspace(workspaceId, q).findById(sourceId).castTo<SourceRow | undefined>();
-}

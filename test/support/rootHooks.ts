@@ -1,4 +1,5 @@
 import { closeAuthSubscriber } from '../../api/auth/apiKeys';
+import { closeOAuthSubscriber } from '../../api/oauth/tokens';
 import { closeDb } from '../../lib/db';
 import { closeRedis } from '../../lib/redis';
 import { closeWorkflowEnv } from './workflowEnv';
@@ -7,6 +8,7 @@ import { closeWorkflowEnv } from './workflowEnv';
 export const mochaHooks = {
   async afterAll() {
     closeAuthSubscriber();
+    closeOAuthSubscriber();
     await Promise.allSettled([closeDb(), closeRedis(), closeWorkflowEnv()]);
   },
 };

@@ -8,7 +8,7 @@ import { startOAuthApi } from '../oauth/support';
 import { oauthToken } from '../oauth/support';
 import { deliveriesOf, receiver, startWebhookWorker, waitFor, type Receiver, type WebhookWorker } from './support';
 
-// WEBHOOK_ENDPOINT_CONCURRENCY (docs/webhooks.md, "Order"; README configuration): the endpoint
+// WEBHOOK_ENDPOINT_CONCURRENCY (docs/webhooks.md, "Order"; docs/configuration.md): the endpoint
 // workflow never has more than that many requests open to one receiver, and starts them in
 // event order. Real Temporal, a real receiver that holds every request for a while and counts
 // how many are open at once.

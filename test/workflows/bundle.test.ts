@@ -9,7 +9,7 @@ import { generatePostWorkflow } from '../../workflows/generatePost';
 import { workflowEnv } from '../support/workflowEnv';
 
 // Production workers load the build's workflow bundle; everywhere else the source is bundled at
-// start, so a stale bundle can never run old workflow code (workers/worker.ts, README).
+// start, so a stale bundle can never run old workflow code (workers/worker.ts, docs/development.md).
 describe('pre-built workflow bundle', function () {
   this.timeout(60_000);
   let dir: string;

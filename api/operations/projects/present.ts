@@ -57,11 +57,6 @@ export function presentProject(row: ProjectRow, now = new Date()): Project {
   };
 }
 
-export function presentStreak(row: ProjectRow): { currentStreak: number; longestStreak: number } | null {
-  if (row.type === 'COMPANY_PAGE' || row.current_streak === null) return null;
-  return { currentStreak: row.current_streak, longestStreak: row.longest_streak ?? row.current_streak };
-}
-
 export async function findProject(reach: Reach, projectId: string, trx?: TransactionOrKnex): Promise<ProjectRow | undefined> {
   return projectQuery(reach, trx).where('projects.id', projectId).first().castTo<ProjectRow | undefined>();
 }

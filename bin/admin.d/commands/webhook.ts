@@ -1,6 +1,6 @@
 import { defineNoun, flag } from '../registry';
 
-// Webhook endpoints for support (spec 4.8, docs/webhooks.md; README "Operator CLI"): the API's own
+// Webhook endpoints for support (spec 4.8, docs/webhooks.md; docs/operator-cli.md): the API's own
 // operations run as an admin of the endpoint's workspace (ops/support.ts), so an endpoint made
 // here is checked (URL policy, event names, per-workspace limit) exactly as one made over REST.
 
