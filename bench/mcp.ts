@@ -510,13 +510,13 @@ async function openSdkSessions({ mcpUrl, headers }: Bench, kind: 'streamable' | 
 
 /** One call of `twin` through one kind of client, for worker `w`; the `i`-th of its round. */
 type Caller = (twin: Twin, w: number, i: number) => Promise<boolean>;
+/** One call of `twin`, answered with whether it succeeded and the HTTP body (null: the SDK's client hides it). */
+type Check = (twin: Twin) => Promise<{ ok: boolean; text: string | null }>;
 
 /** The clients of every kind, opened once: REST keep-alive connections and MCP sessions. */
-async function openClients(
-  b: Bench,
-): Promise<{ callers: Map<Kind, Caller>; check: Map<Kind, (twin: Twin) => Promise<string | null>>; close: () => Promise<void> }> {
+async function openClients(b: Bench): Promise<{ callers: Map<Kind, Caller>; check: Map<Kind, Check>; close: () => Promise<void> }> {
   const callers = new Map<Kind, Caller>();
-  const check = new Map<Kind, (twin: Twin) => Promise<string | null>>();
+  const check = new Map<Kind, Check>();
   const closers: Array<() => Promise<void>> = [];
   if (RUN_KINDS.includes('rest')) {
     const agent = new http.Agent({ keepAlive: true, maxSockets: SESSIONS, maxFreeSockets: SESSIONS });
@@ -524,7 +524,7 @@ async function openClients(
     callers.set('rest', async (twin, _w, i) => (await get(twin, i)).status === 200);
     check.set('rest', async (twin) => {
       const r = await get(twin, 0);
-      return r.status === 200 ? null : `${r.status} ${r.body}`;
+      return { ok: r.status === 200, text: r.body };
     });
     closers.push(async () => agent.destroy());
   }
@@ -532,10 +532,7 @@ async function openClients(
     const sessions = Array.from({ length: SESSIONS }, () => new PlainSession(new URL('/mcp', b.mcpUrl), b.key));
     await Promise.all(sessions.map((x) => x.open()));
     callers.set('plain', (twin, w, i) => sessions[w]!.callTool(twin.tool, twin.args(i)));
-    check.set('plain', async (twin) => {
-      const r = await sessions[0]!.call(twin.tool, twin.args(0));
-      return r.ok ? null : r.text;
-    });
+    check.set('plain', (twin) => sessions[0]!.call(twin.tool, twin.args(0)));
     closers.push(async () => void (await Promise.all(sessions.map((x) => x.close()))));
   }
   for (const kind of ['streamable', 'sse'] as const) {
@@ -545,7 +542,7 @@ async function openClients(
     callers.set(kind, async (twin, w, i) => (await call(twin, w, i)).isError !== true);
     check.set(kind, async (twin) => {
       const r = await call(twin, 0, 0);
-      return r.isError === true ? JSON.stringify(r.structuredContent ?? r.content) : null;
+      return { ok: r.isError !== true, text: r.isError === true ? JSON.stringify(r.structuredContent ?? r.content) : null };
     });
     closers.push(async () => void (await Promise.all(clients.map((c) => c.close()))));
   }
@@ -558,9 +555,11 @@ async function run(b: Bench): Promise<Round[]> {
   const rounds: Round[] = [];
   try {
     for (const twin of b.selected) {
+      const bytes: Partial<Record<Kind, number>> = {};
       for (const [kind, check] of clients.check) {
-        const failure = await check(twin);
-        if (failure) throw new Error(`${twin.tool} through ${kind} failed: ${failure.slice(0, 500)}`);
+        const answer = await check(twin);
+        if (!answer.ok) throw new Error(`${twin.tool} through ${kind} failed: ${answer.text?.slice(0, 500)}`);
+        if (answer.text !== null) bytes[kind] = Buffer.byteLength(answer.text);
       }
       for (const kind of RUN_KINDS) await closedLoop(SESSIONS, WARMUP_MS, (w, i) => clients.callers.get(kind)!(twin, w, i), b.server.pid!);
       const mine: Round[] = [];
@@ -569,7 +568,7 @@ async function run(b: Bench): Promise<Round[]> {
         mine.push({ tool: twin.tool, kind, ...result });
       }
       rounds.push(...mine);
-      printTool(twin.tool, mine);
+      printTool(twin.tool, mine, bytes);
     }
   } finally {
     await clients.close();
@@ -596,14 +595,14 @@ function meanOf(rounds: Round[], tool: string, kind: Kind) {
 const label = (tool: string, kind: McpKind) => (kind === 'plain' ? `MCP ${tool}` : `MCP ${tool} (SDK ${kind})`);
 const cpu = (us: number | null) => (us === null ? '?' : us.toFixed(0));
 
-function printTool(tool: string, rounds: Round[]) {
+function printTool(tool: string, rounds: Round[], bytes: Partial<Record<Kind, number>>) {
   const rest = meanOf(rounds, tool, 'rest');
   for (const kind of MCP_KINDS) {
     const m = meanOf(rounds, tool, kind)!;
     const errors = m.errors + (rest?.errors ?? 0);
     console.log(
       rest
-        ? `  ${label(tool, kind)} / REST twin: ${(m.callsPerSecond / rest.callsPerSecond).toFixed(2)}×  (${m.callsPerSecond.toFixed(0)} vs ${rest.callsPerSecond.toFixed(0)} calls/s; server CPU ${cpu(m.serverCpuUsPerCall)} vs ${cpu(rest.serverCpuUsPerCall)} µs/call${errors ? `; errors ${errors}` : ''})`
+        ? `  ${label(tool, kind)} / REST twin: ${(m.callsPerSecond / rest.callsPerSecond).toFixed(2)}×  (${m.callsPerSecond.toFixed(0)} vs ${rest.callsPerSecond.toFixed(0)} calls/s; server CPU ${cpu(m.serverCpuUsPerCall)} vs ${cpu(rest.serverCpuUsPerCall)} µs/call${kind in bytes && 'rest' in bytes ? `; answer ${bytes[kind]} vs ${bytes.rest} bytes` : ''}${errors ? `; errors ${errors}` : ''})`
         : `  ${label(tool, kind)}: ${m.callsPerSecond.toFixed(0)} calls/s, server CPU ${cpu(m.serverCpuUsPerCall)} µs/call`,
     );
   }
