@@ -12,7 +12,7 @@
 // doors of the server at equal client cost: that ratio carries the target; the SDK kinds show
 // what an SDK host sees.
 //
-//   npm run bench -- mcp                                     every read tool, rest vs plain (≈ 8 min)
+//   npm run bench -- mcp                                     every read tool, rest vs plain (≈ 7 min)
 //   npm run bench -- mcp --tools search_knowledge_base,get_post --duration 5
 //   npm run bench -- mcp --tools get_post --kinds rest,plain,streamable,sse
 //   npm run bench -- mcp --tools search_knowledge_base --kinds plain --profile
@@ -24,9 +24,9 @@
 // ingest stores it), runs the network simulator (sim/network) in this process for the one
 // open-world read (search_viral_posts), and runs the API process (api/main.ts: REST on PORT, MCP
 // on MCP_PORT) as a child, so that the load generator and the server do not share an event
-// loop. Per tool: a warm-up of every kind, then rounds in ABBA order (rest, plain, …, plain,
-// rest); each figure is the mean of a kind's two rounds, so a change in the shared machine's load
-// during a tool's rounds falls on both doors alike. Results: a line per tool
+// loop. Per tool: a warm-up of every kind, then --rounds short rounds of each kind, alternating
+// (rest, plain, plain, rest, rest, plain); each figure is the mean of a kind's rounds, so a change
+// in the shared machine's load during a tool's rounds falls on both doors alike. Results: a line per tool
 // (`MCP <tool> / REST twin: 0.NN×`), a table on stdout, JSON in bench/results/mcp.json.
 
 import { API_NODE_ARGS } from '../lib/apiRuntime';
@@ -52,7 +52,8 @@ type McpKind = Exclude<Kind, 'rest'>;
 const opt = benchOptions(
   {
     sessions: { type: 'string', default: '16' },
-    duration: { type: 'string', default: '4' },
+    duration: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '1.5' },
     tools: { type: 'string' },
     kinds: { type: 'string', default: 'rest,plain' },
@@ -64,7 +65,8 @@ const opt = benchOptions(
 
 Options:
   --sessions N   concurrent sessions (and REST connections) (default 16)
-  --duration S   seconds per measured round; two rounds per kind and tool (default 4)
+  --duration S   seconds per measured round (default 2)
+  --rounds N     measured rounds per kind and tool, alternating ABBA, BAAB, … (default 3)
   --warmup S     seconds of warm-up per kind and tool before its measured rounds (default 1.5)
   --tools A,B    the tools to drive (default: every read tool with a REST twin)
   --kinds K,…    rest, plain, streamable, sse (default rest,plain); the ratio needs rest
@@ -79,6 +81,7 @@ Environment: BENCH_MCP_DATABASE_URL (default ${DATABASE_URL}, dropped and recrea
 const SESSIONS = numberOption(opt, 'sessions', { min: 1, integer: true });
 const DURATION_MS = numberOption(opt, 'duration', { min: 0.5 }) * 1000;
 const WARMUP_MS = numberOption(opt, 'warmup') * 1000;
+const ROUNDS = numberOption(opt, 'rounds', { min: 1, integer: true });
 const CHUNKS = numberOption(opt, 'chunks', { integer: true });
 const RUN_KINDS = opt.kinds!.split(',').map((k) => k.trim()) as Kind[];
 for (const k of RUN_KINDS) if (!KINDS.includes(k)) throw new Error(`--kinds: ${k} is not one of ${KINDS.join(', ')}`);
@@ -395,7 +398,7 @@ async function setUp() {
     })),
   );
   const t0 = performance.now();
-  const chunks = await storeDocumentsUpTo(workspace.id, project.id, 0, CHUNKS, 20 * 1024);
+  const chunks = await storeDocumentsUpTo(workspace.id, project.id, 0, Math.max(CHUNKS, 1), 20 * 1024);
   await db().raw('analyze knowledge_chunks');
   await db().raw('analyze knowledge_documents');
   console.log(`  knowledge corpus: ${chunks} chunks (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
@@ -549,7 +552,7 @@ async function openClients(b: Bench): Promise<{ callers: Map<Kind, Caller>; chec
   return { callers, check, close: async () => void (await Promise.all(closers.map((c) => c()))) };
 }
 
-/** Per tool: one answer checked through every kind, a warm-up of each, then the rounds in ABBA order. */
+/** Per tool: one answer checked through every kind, a warm-up of each, then the rounds, alternating. */
 async function run(b: Bench): Promise<Round[]> {
   const clients = await openClients(b);
   const rounds: Round[] = [];
@@ -563,7 +566,10 @@ async function run(b: Bench): Promise<Round[]> {
       }
       for (const kind of RUN_KINDS) await closedLoop(SESSIONS, WARMUP_MS, (w, i) => clients.callers.get(kind)!(twin, w, i), b.server.pid!);
       const mine: Round[] = [];
-      for (const kind of [...RUN_KINDS, ...[...RUN_KINDS].reverse()]) {
+      // Short rounds that alternate (rest, plain, plain, rest, rest, plain, …): load that
+      // changes during a tool's measurement falls on both doors alike.
+      const order = Array.from({ length: ROUNDS }, (_, r) => (r % 2 === 0 ? RUN_KINDS : [...RUN_KINDS].reverse())).flat();
+      for (const kind of order) {
         const result = await closedLoop(SESSIONS, DURATION_MS, (w, i) => clients.callers.get(kind)!(twin, w, i), b.server.pid!);
         mine.push({ tool: twin.tool, kind, ...result });
       }

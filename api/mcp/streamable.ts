@@ -9,7 +9,7 @@ import { authenticateForSession, authenticateMcpRequest, authInfoOf, subjectOf, 
 import { SessionNotFound } from './errors';
 import { RedisEventStore } from './eventStore';
 import { messagesOf, sendWebResponse, webRequestOf } from './http';
-import { createToolServer, runToolCall } from './server';
+import { createToolServer, runToolCall, toolCallResponseJson } from './server';
 import { deleteSession, loadSession, newSessionId, onSessionChange, saveSession, sessionHandle, type SessionRecord } from './sessions';
 import type { ToolDefinition } from './tool';
 import { findTool, MCP_SCOPES } from './tools/index';
@@ -216,7 +216,7 @@ async function answerDirectly(ctx: Context, session: LiveSession, call: PlainCal
   const onClose = () => aborted.abort();
   ctx.res.once('close', onClose);
   try {
-    const result = await runToolCall({
+    const answer = await runToolCall({
       tool: call.tool,
       args: call.args,
       request,
@@ -225,11 +225,12 @@ async function answerDirectly(ctx: Context, session: LiveSession, call: PlainCal
       signal: aborted.signal,
       progress: null,
     });
-    const body = JSON.stringify({ result, jsonrpc: '2.0', id: call.id });
+    // Encoded once: its length and its bytes come from the same buffer.
+    const body = Buffer.from(toolCallResponseJson(answer, call.id));
     ctx.respond = false;
     ctx.res.writeHead(200, {
       'content-type': 'application/json',
-      'content-length': Buffer.byteLength(body),
+      'content-length': body.length,
       'mcp-session-id': session.handle.id,
       // spec 2.2: an authenticated answer is never stored by a cache.
       'cache-control': 'no-store',
