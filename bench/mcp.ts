@@ -129,6 +129,8 @@ interface Round {
   serverCpuUsPerCall: number | null;
   /** The load generator's own CPU per call (the SDK clients, or the plain HTTP client for REST). */
   clientCpuUsPerCall: number;
+  /** What the first failed call of the round said (a failure is thrown with the answer). */
+  firstError?: string;
 }
 
 /**
@@ -144,6 +146,7 @@ async function closedLoop(workers: number, durationMs: number, step: (w: number,
     inWindow = 0,
     errors = 0,
     calls = 0;
+  let firstError: string | undefined;
   const cpu0 = cpuSeconds(serverPid);
   const own0 = process.cpuUsage();
   const started = performance.now();
@@ -159,8 +162,9 @@ async function closedLoop(workers: number, durationMs: number, step: (w: number,
             if (t1 <= deadline) inWindow++;
             latencies.push(t1 - t0);
           } else errors++;
-        } catch {
+        } catch (err) {
           errors++;
+          firstError ??= err instanceof Error ? err.message : String(err);
         }
       }
     }),
@@ -174,6 +178,7 @@ async function closedLoop(workers: number, durationMs: number, step: (w: number,
     latencyMs: summarize(latencies),
     serverCpuUsPerCall: cpu0 !== null && cpu1 !== null && ok ? ((cpu1 - cpu0) * 1e6) / ok : null,
     clientCpuUsPerCall: ok ? (own.user + own.system) / ok : 0,
+    firstError,
   };
 }
 
@@ -238,10 +243,6 @@ class PlainSession {
       JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
     );
     if (ack.status !== 202) throw new Error(`notifications/initialized answered ${ack.status}`);
-  }
-
-  async callTool(name: string, args: Record<string, unknown>): Promise<boolean> {
-    return (await this.call(name, args)).ok;
   }
 
   /** One tools/call: whether it succeeded, and the answer's text (to show a failure). */
@@ -538,7 +539,8 @@ async function openClients(b: Bench): Promise<{ callers: Map<Kind, Caller>; chec
     // loaded alike.
     callers.set('rest', async (twin, _w, i) => {
       const r = await get(twin, i);
-      return r.status === 200 && typeof JSON.parse(r.body) === 'object';
+      if (r.status !== 200) throw new Error(`${r.status} ${r.body.slice(0, 300)}`);
+      return typeof JSON.parse(r.body) === 'object';
     });
     check.set('rest', async (twin) => {
       const r = await get(twin, 0);
@@ -549,7 +551,11 @@ async function openClients(b: Bench): Promise<{ callers: Map<Kind, Caller>; chec
   if (RUN_KINDS.includes('plain')) {
     const sessions = Array.from({ length: SESSIONS }, () => new PlainSession(new URL('/mcp', b.mcpUrl), b.key));
     await Promise.all(sessions.map((x) => x.open()));
-    callers.set('plain', (twin, w, i) => sessions[w]!.callTool(twin.tool, twin.args(i)));
+    callers.set('plain', async (twin, w, i) => {
+      const r = await sessions[w]!.call(twin.tool, twin.args(i));
+      if (!r.ok) throw new Error(r.text.slice(0, 300));
+      return true;
+    });
     check.set('plain', (twin) => sessions[0]!.call(twin.tool, twin.args(0)));
     closers.push(async () => void (await Promise.all(sessions.map((x) => x.close()))));
   }
@@ -661,14 +667,17 @@ async function report(rounds: Round[]) {
   });
   const w = Math.max(...tools.map((t) => t.length), 4);
   console.log(
-    `\n  ${'tool'.padEnd(w)}   REST calls/s  µs/call  ${MCP_KINDS.map((k) => `${k.padStart(10)} calls/s  µs/call    ratio`).join('  ')}`,
+    `\n  ${'tool'.padEnd(w)}   REST calls/s  µs/call  ${MCP_KINDS.map((k) => `${k.padStart(10)} calls/s  µs/call    ratio  CPU ratio`).join('  ')}`,
   );
   for (const r of rows) {
     console.log(
       `  ${r.tool.padEnd(w)} ${(r.rest?.callsPerSecond.toFixed(0) ?? '-').padStart(14)} ${(r.rest ? cpu(r.rest.serverCpuUsPerCall) : '-').padStart(8)}  ${MCP_KINDS.map(
         (k) => {
           const m = r.mcp[k]!;
-          return `${m.callsPerSecond.toFixed(0).padStart(18)} ${cpu(m.serverCpuUsPerCall).padStart(8)} ${(m.ratio === null ? '-' : `${m.ratio.toFixed(2)}×`).padStart(8)}`;
+          // REST's server CPU per call over the door's: the steadier figure on a loaded machine.
+          const cpuRatio =
+            r.rest?.serverCpuUsPerCall && m.serverCpuUsPerCall ? `${(r.rest.serverCpuUsPerCall / m.serverCpuUsPerCall).toFixed(2)}×` : '-';
+          return `${m.callsPerSecond.toFixed(0).padStart(18)} ${cpu(m.serverCpuUsPerCall).padStart(8)} ${(m.ratio === null ? '-' : `${m.ratio.toFixed(2)}×`).padStart(8)} ${cpuRatio.padStart(10)}`;
         },
       ).join('  ')}`,
     );

@@ -225,12 +225,11 @@ async function answerDirectly(ctx: Context, session: LiveSession, call: PlainCal
       signal: aborted.signal,
       progress: null,
     });
-    // Encoded once: its length and its bytes come from the same buffer.
-    const body = Buffer.from(toolCallResponseJson(answer, call.id));
+    const body = toolCallResponseJson(answer, call.id);
     ctx.respond = false;
     ctx.res.writeHead(200, {
       'content-type': 'application/json',
-      'content-length': body.length,
+      'content-length': Buffer.byteLength(body),
       'mcp-session-id': session.handle.id,
       // spec 2.2: an authenticated answer is never stored by a cache.
       'cache-control': 'no-store',
