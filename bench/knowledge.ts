@@ -22,9 +22,9 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
 import { API_NODE_ARGS } from '../lib/apiRuntime';
-import { prng } from './harness/content';
 import { closeStores, resetStores } from './harness/database';
 import { closedLoop, closedLoopCalls, summarize, type LatencySummary, type RunResult } from './harness/load';
+import { documentText, QUERIES, storeDocumentsUpTo } from './harness/knowledgeCorpus';
 import { startServer, type ServerHandle } from './harness/servers';
 import {
   describeStatements,
@@ -93,45 +93,6 @@ Object.assign(process.env, {
   NODE_ENV: 'production',
 });
 
-// A vocabulary with a long tail, so queries match some chunks and not others, as real ones do.
-const rand = prng(42);
-const COMMON = 'team customers release product launch pricing support process design meeting feedback growth hiring'.split(' ');
-const RARE = Array.from({ length: 3000 }, (_, i) => `term${i.toString(36)}`);
-const FILLER = 'the and of to in that it for with this we our is are was on as at by from'.split(' ');
-function sentence(): string {
-  const words: string[] = [];
-  const n = 10 + Math.floor(rand() * 12);
-  for (let i = 0; i < n; i++) {
-    const r = rand();
-    words.push(
-      r < 0.45
-        ? FILLER[Math.floor(rand() * FILLER.length)]!
-        : r < 0.8
-          ? COMMON[Math.floor(rand() * COMMON.length)]!
-          : RARE[Math.floor(rand() * RARE.length)]!,
-    );
-  }
-  const s = words.join(' ');
-  return `${s[0]!.toUpperCase()}${s.slice(1)}.`;
-}
-function documentText(bytes: number): string {
-  const paras: string[] = [];
-  let size = 0;
-  while (size < bytes) {
-    const p = Array.from({ length: 4 + Math.floor(rand() * 4) }, sentence).join(' ');
-    paras.push(p);
-    size += p.length + 2;
-  }
-  return paras.join('\n\n').slice(0, bytes);
-}
-const QUERIES = Array.from({ length: 64 }, (_, i) =>
-  i % 3 === 0
-    ? `${COMMON[i % COMMON.length]} ${RARE[i * 37]}`
-    : i % 3 === 1
-      ? RARE[i * 41]!
-      : `"${COMMON[i % COMMON.length]} ${COMMON[(i + 1) % COMMON.length]}"`,
-);
-
 const fmt = (l: LatencySummary) => `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms, max ${l.max.toFixed(1)} ms`;
 
 type Bench = Awaited<ReturnType<typeof setUp>>;
@@ -192,20 +153,7 @@ async function waitAll(ids: string[], timeoutMs: number) {
 // seconds rather than the half hour 100,000 chunks of storeDocument would.
 async function growCorpus(workspaceId: string, projectId: string, have: number, want: number) {
   const { db } = await import('../lib/db');
-  const { storeDocument } = await import('../lib/knowledge/ingest');
-  const { newId } = await import('../lib/ids');
-  let total = have;
-  while (total < Math.min(want, 10_000)) {
-    const jobId = newId('job');
-    await db()('jobs').insert({ id: jobId, workspace_id: workspaceId, project_id: projectId, type: 'KNOWLEDGE_INGEST', status: 'DONE' });
-    const r = await storeDocument(
-      db(),
-      { id: jobId, workspace_id: workspaceId },
-      { type: 'text', scope: 'PROJECT', projectId, tags: [], language: 'en' },
-      { text: documentText(BYTES), name: 'seed', sourceName: null, sourceUrl: null, language: 'en' },
-    );
-    total += r.chunkCount;
-  }
+  let total = await storeDocumentsUpTo(workspaceId, projectId, have, Math.min(want, 10_000), BYTES);
   for (let round = 0; total < want; round++) {
     const cols = (
       await db().raw(

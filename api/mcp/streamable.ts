@@ -9,7 +9,7 @@ import { authenticateForSession, authenticateMcpRequest, authInfoOf, handlingReq
 import { SessionNotFound } from './errors';
 import { RedisEventStore } from './eventStore';
 import { messagesOf, sendWebResponse, webRequestOf } from './http';
-import { createToolServer, runToolCall } from './server';
+import { createToolServer, runToolCall, toolCallResponseJson } from './server';
 import { deleteSession, loadSession, newSessionId, onSessionChange, saveSession, sessionHandle, type SessionRecord } from './sessions';
 import { watchTaskStatus } from './tasks';
 import type { ToolDefinition } from './tool';
@@ -241,7 +241,7 @@ async function answerDirectly(ctx: Context, session: LiveSession, call: PlainCal
   const onClose = () => aborted.abort();
   ctx.res.once('close', onClose);
   try {
-    const result = await runToolCall({
+    const answer = await runToolCall({
       tool: call.tool,
       args: call.args,
       request,
@@ -250,7 +250,7 @@ async function answerDirectly(ctx: Context, session: LiveSession, call: PlainCal
       signal: aborted.signal,
       progress: null,
     });
-    const body = JSON.stringify({ result, jsonrpc: '2.0', id: call.id });
+    const body = toolCallResponseJson(answer, call.id);
     ctx.respond = false;
     ctx.res.writeHead(200, {
       'content-type': 'application/json',

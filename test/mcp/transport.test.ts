@@ -7,7 +7,7 @@ import { redis } from '../../lib/redis';
 import { challengeParams } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { startApiProcess, type ApiProcess } from '../support/foundation';
-import { callTool, connect, ok, rerouting, sessionIdOf, TRANSPORTS, useMcpStack } from './support';
+import { callTool, connect, ok, rerouting, rest, sessionIdOf, TRANSPORTS, useMcpStack } from './support';
 
 // spec 4.9 transport: both endpoints, the bearer challenge, discovery, sessions bound to their
 // credential, and sessions that work across API processes (Redis).
@@ -252,6 +252,58 @@ describe('MCP transport', function () {
     });
     assert.equal(garbled.status, 400);
     assert.equal(((await garbled.json()) as any).error.code, -32700);
+  });
+
+  it("answers a plain read call directly as JSON with the result the SDK's handler gives for the same call", async () => {
+    const ws = await workspaceWithKey({ scopes: ['read', 'write'] });
+    const init = await rawMcp(stack.mcpUrl, INIT, { Authorization: `Bearer ${ws.key}` });
+    const session = {
+      Authorization: `Bearer ${ws.key}`,
+      'Mcp-Session-Id': init.headers.get('mcp-session-id')!,
+      'Mcp-Protocol-Version': '2025-06-18',
+    };
+    const post = await rest(stack.apiUrl, ws.key)('POST', '/v1/posts', {
+      projectId: ws.project.id,
+      content: 'Quotes "and" \\ back\nslashes ✓',
+    });
+    const call = (id: number | string, meta?: Record<string, unknown>) =>
+      rawMcp(
+        stack.mcpUrl,
+        {
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'get_post', arguments: { postId: post.body.data.id }, ...(meta ? { _meta: meta } : {}) },
+        },
+        session,
+      );
+    const direct = await call('read-1');
+    assert.equal(direct.status, 200);
+    assert.match(direct.headers.get('content-type')!, /^application\/json/);
+    assert.equal(Number(direct.headers.get('content-length')), Buffer.byteLength(direct.text));
+    // A progressToken sends the same call through the SDK's transport and Server (an SSE stream).
+    const viaSdk = await call(7, { progressToken: 'p' });
+    assert.match(viaSdk.headers.get('content-type')!, /^text\/event-stream/);
+    const sdkMessage = JSON.parse(
+      viaSdk.text
+        .split('\n')
+        .find((l) => l.startsWith('data: {'))!
+        .slice(6),
+    );
+    const masked = (m: any) => ({ ...m, id: null, result: { ...m.result, _meta: { ...m.result._meta, requestId: '<request>' } } });
+    assert.deepEqual(masked(direct.json), masked(sdkMessage));
+    assert.equal(direct.json.id, 'read-1');
+    assert.equal(direct.json.result.content[0].text, JSON.stringify(direct.json.result.structuredContent));
+    assert.equal(direct.json.result.structuredContent.data.content, 'Quotes "and" \\ back\nslashes ✓');
+    // A tool error is answered directly too, as the same error result.
+    const missing = await rawMcp(
+      stack.mcpUrl,
+      { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'get_post', arguments: { postId: 'post_missing' } } },
+      session,
+    );
+    assert.match(missing.headers.get('content-type')!, /^application\/json/);
+    assert.equal(missing.json.result.isError, true);
+    assert.equal(missing.json.result.structuredContent.code, 'not_found');
   });
 
   it('DELETE /mcp ends the session', async () => {
