@@ -4,10 +4,9 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { BrowserContext } from 'playwright-core';
 import { documentClientId } from '../../api/oauth/clientDocuments';
 import { db } from '../../lib/db';
@@ -16,6 +15,7 @@ import { launchBrowser, type TestBrowser } from '../support/browser';
 import { member, PASSWORD, workspaceWithKey } from '../support/factories';
 import { startApiProcess, type ApiProcess } from '../support/foundation';
 import { resetOAuthRateLimits } from './support';
+import { SdkHost } from '../support/mcp';
 
 // Client ID Metadata Documents end to end (docs/oauth.md "Client ID Metadata Documents"): the
 // MCP SDK client's own CIMD support (its provider names a `clientMetadataUrl`, and the SDK
@@ -28,48 +28,6 @@ import { resetOAuthRateLimits } from './support';
 // through Node's NODE_EXTRA_CA_CERTS; loopback document URLs need OAUTH_CIMD_ALLOW_DEV_URLS.
 
 const TLS = path.resolve(import.meta.dirname, '..', 'fixtures', 'tls');
-
-/** The host's token store, as an MCP host that publishes a metadata document keeps it. */
-class DocumentHost implements OAuthClientProvider {
-  authorizationUrls: URL[] = [];
-  private client?: OAuthClientInformationMixed;
-  private saved?: OAuthTokens;
-  private verifier?: string;
-  constructor(
-    readonly clientMetadataUrl: string,
-    readonly redirectUrl: string,
-  ) {}
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'CIMD Test Host',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrls.push(url);
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier!;
-  }
-}
 
 const listen = (server: Server) =>
   new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
@@ -130,7 +88,7 @@ describe('Client ID Metadata Documents end to end: the MCP SDK client + headless
   it('authorize with the document URL as client_id → consent naming its host → token → tools/list, no registration', async () => {
     const ws = await workspaceWithKey({ name: 'CIMD Workspace' });
     const user = await member(ws.workspace.id, 'Admin');
-    const host = new DocumentHost(documentUrl, redirectUrl);
+    const host = new SdkHost({ clientMetadataUrl: documentUrl, redirectUrl, clientName: 'CIMD Test Host' });
     const rowsBefore = await db()('oauth_clients').count<{ count: string }[]>('* as count');
 
     // auth() finds the authorization server from the 401, sees client_id_metadata_document_supported

@@ -86,17 +86,29 @@ export async function callFollowingJob<T = any>(
  * resource, as a validateResourceURL provider may.
  */
 export class SdkHost implements OAuthClientProvider {
-  readonly redirectUrl = 'http://127.0.0.1:9/callback';
+  readonly redirectUrl: string;
+  /** A host that publishes a Client ID Metadata Document names it here (docs/oauth.md); the SDK then uses it as client_id. */
+  readonly clientMetadataUrl?: string;
   authorizationUrls: URL[] = [];
   private client?: OAuthClientInformationMixed;
   private saved?: OAuthTokens;
   private verifier?: string;
-  constructor(private readonly opts: { keepRefreshTokens?: boolean; serverUrlAsResource?: boolean } = {}) {
+  constructor(
+    private readonly opts: {
+      keepRefreshTokens?: boolean;
+      serverUrlAsResource?: boolean;
+      redirectUrl?: string;
+      clientMetadataUrl?: string;
+      clientName?: string;
+    } = {},
+  ) {
+    this.redirectUrl = opts.redirectUrl ?? 'http://127.0.0.1:9/callback';
+    if (opts.clientMetadataUrl) this.clientMetadataUrl = opts.clientMetadataUrl;
     if (opts.serverUrlAsResource) (this as OAuthClientProvider).validateResourceURL = async (serverUrl) => new URL(serverUrl);
   }
   get clientMetadata(): OAuthClientMetadata {
     return {
-      client_name: 'SDK test host',
+      client_name: this.opts.clientName ?? 'SDK test host',
       redirect_uris: [this.redirectUrl],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
