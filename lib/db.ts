@@ -90,14 +90,24 @@ function pool(): Knex {
   return shared;
 }
 
+/**
+ * The unit of work the caller runs in, while its transaction is open. Anything made inside a unit
+ * (a timer, a connection's event handlers) keeps its async context after the unit has ended:
+ * there, the unit is over and the pool answers.
+ */
+function activeUnit(): UnitOfWork | undefined {
+  const unit = units.getStore();
+  return unit && !unit.trx.isCompleted() ? unit : undefined;
+}
+
 /** The process-wide pool, or the transaction of the unit of work the caller runs in. */
 export function db(): Knex {
-  return units.getStore()?.trx ?? pool();
+  return activeUnit()?.trx ?? pool();
 }
 
 /** Whether the caller runs inside a unit of work (its writes commit at the unit's end). */
 export function inUnitOfWork(): boolean {
-  return units.getStore() !== undefined;
+  return activeUnit() !== undefined;
 }
 
 /**
@@ -137,7 +147,7 @@ export async function unitOfWork<T>(
  * writes) and `later` once its after-commit work is done. Elsewhere `later` is the answer.
  */
 export async function answerAfterCommit<T>(now: T, later: () => Promise<T>): Promise<T> {
-  const unit = units.getStore();
+  const unit = activeUnit();
   if (!unit) return later();
   unit.later = later;
   return now;
@@ -149,7 +159,7 @@ export async function answerAfterCommit<T>(now: T, later: () => Promise<T>): Pro
  * elsewhere it runs now, and its failure is the caller's.
  */
 export async function afterCommit(work: () => Promise<void>): Promise<void> {
-  const unit = units.getStore();
+  const unit = activeUnit();
   if (unit) unit.afterCommit.push(work);
   else await work();
 }
