@@ -146,7 +146,7 @@ export async function withIdempotency(
     const existing = value.row;
     if (existing.operation !== operation || existing.request_hash !== hash) throw errors.idempotencyKeyConflict();
     if (existing.state === 'done') return { response: { status: existing.response_status!, body: existing.response_body }, replayed: true };
-    // A legacy claim still locked (see LEGACY_LOCK_MS): poll until it lapses or answers.
+    // A committed claim of the previous version still locked (see CLAIM): poll until it lapses or answers.
     if (Date.now() > deadline)
       throw errors.conflict('A request with this Idempotency-Key is still being processed; retry shortly.', { retryable: true });
     await sleep(50);
