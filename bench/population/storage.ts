@@ -28,7 +28,18 @@ export interface StorageReading {
 async function sqliteReading(file: string): Promise<StorageReading> {
   const sql = `select 'pages', (select page_count from pragma_page_count()) - (select freelist_count from pragma_freelist_count()), (select page_size from pragma_page_size());
 select name, sum(pgsize) from dbstat group by name;`;
-  const { stdout } = await run('sqlite3', ['-separator', '\t', '-cmd', '.timeout 10000', file, sql], { maxBuffer: 16 << 20 });
+  // The dev server writes in rollback-journal mode and can hold its lock longer than the shell's
+  // busy timeout while it flushes a large transaction: retry for up to a minute.
+  let stdout = '';
+  for (let attempt = 0; ; attempt++) {
+    try {
+      stdout = (await run('sqlite3', ['-separator', '\t', '-cmd', '.timeout 5000', file, sql], { maxBuffer: 16 << 20 })).stdout;
+      break;
+    } catch (err) {
+      if (attempt >= 10 || !/locked|busy/i.test(String((err as Error).message))) throw err;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
   const byName: Record<string, number> = {};
   let bytes = 0;
   for (const line of stdout.trim().split('\n')) {
