@@ -44,7 +44,7 @@ export async function report(
   if (bare) {
     L(
       '  bare one-timer workflow starts',
-      `${bare.started.rate.toFixed(1)}/s, p50 ${bare.started.latencyMs.p50.toFixed(0)} ms / p99 ${bare.started.latencyMs.p99.toFixed(0)} ms`,
+      `${bare.started.rate.toFixed(1)}/s, p50 ${bare.started.latencyMs.p50.toFixed(0)} ms / p99 ${bare.started.latencyMs.p99.toFixed(0)} ms; armed (first task run, timer set) ${bare.armedRate.toFixed(1)}/s`,
     );
     L('    CPU µs per workflow', cpuText(bare.cpu));
   }
