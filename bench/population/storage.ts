@@ -30,13 +30,16 @@ async function sqliteReading(file: string): Promise<StorageReading> {
 select name, sum(pgsize) from dbstat group by name;`;
   // The dev server writes in rollback-journal mode and can hold its lock longer than the shell's
   // busy timeout while it flushes a large transaction: retry for up to a minute.
+  // A server restarted on the file can keep it locked for minutes; then the file is read as
+  // immutable (no locks: a page count taken between two of the server's writes, close enough).
   let stdout = '';
   for (let attempt = 0; ; attempt++) {
+    const target = attempt < 5 ? file : `file:${file}?immutable=1`;
     try {
-      stdout = (await run('sqlite3', ['-separator', '\t', '-cmd', '.timeout 5000', file, sql], { maxBuffer: 16 << 20 })).stdout;
+      stdout = (await run('sqlite3', ['-separator', '\t', '-cmd', '.timeout 3000', target, sql], { maxBuffer: 16 << 20 })).stdout;
       break;
     } catch (err) {
-      if (attempt >= 10 || !/locked|busy/i.test(String((err as Error).message))) throw err;
+      if (attempt >= 8 || !/locked|busy/i.test(String((err as Error).message))) throw err;
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
