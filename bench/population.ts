@@ -295,7 +295,7 @@ async function populate(b: Bench) {
   const temporal = growth(t0, t1);
   const service = growth(d0, d1);
   step(
-    `population: ${f0(ok)} posts created through POST /v1/posts in ${s1(created.durationMs)} s (${f0(created.rate)}/s, p50 ${created.latencyMs.p50.toFixed(0)} ms / p99 ${created.latencyMs.p99.toFixed(0)} ms, ${created.errors} errors${created.errors ? `: ${created.errorSamples[0]}` : ''}); ${unsynced} not synced to Temporal${settled ? '' : '; NOTE: task queue not empty'}; per post Temporal +${f0(temporal.bytes / Math.max(1, ok))} B, service database +${f0(service.bytes / Math.max(1, ok))} B; worker RSS ${(rssKiB / 1024).toFixed(0)} MiB`,
+    `population: ${f0(ok)} posts created through POST /v1/posts in ${s1(created.durationMs)} s (${f0(created.rate)}/s, p50 ${created.latencyMs.p50.toFixed(0)} ms / p99 ${created.latencyMs.p99.toFixed(0)} ms, ${created.errors} errors${created.errors ? `: ${created.errorSamples[0]?.slice(0, 120)}` : ''}); ${unsynced} not synced to Temporal${settled ? '' : '; NOTE: task queue not empty'}; per post Temporal +${f0(temporal.bytes / Math.max(1, ok))} B, service database +${f0(service.bytes / Math.max(1, ok))} B; worker RSS ${(rssKiB / 1024).toFixed(0)} MiB`,
   );
   const far = items
     .map((it, i) => ({ id: created.ids[i], projectId: it.projectId, zone: zoneByProject.get(it.projectId)! }))

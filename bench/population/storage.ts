@@ -20,26 +20,23 @@ export interface StorageReading {
 }
 
 /**
- * SQLite's own accounting, through the sqlite3 shell as a second reader of the live file: used
- * pages (page_count − freelist_count) × page_size, which counts rows still in the WAL and not
- * yet checkpointed, and dbstat's bytes per table and index. The raw file size (main + WAL) is
- * kept beside it: it moves in WAL-sized steps and never shrinks.
+ * SQLite's own accounting, through the sqlite3 shell reading the live file: used pages
+ * (page_count − freelist_count) × page_size, and dbstat's bytes per table and index. The raw
+ * file size is kept beside it: it never shrinks.
  */
 async function sqliteReading(file: string): Promise<StorageReading> {
   const sql = `select 'pages', (select page_count from pragma_page_count()) - (select freelist_count from pragma_freelist_count()), (select page_size from pragma_page_size());
 select name, sum(pgsize) from dbstat group by name;`;
-  // The dev server writes in rollback-journal mode and can hold its lock longer than the shell's
-  // busy timeout while it flushes a large transaction: retry for up to a minute.
-  // A server restarted on the file can keep it locked for minutes; then the file is read as
-  // immutable (no locks: a page count taken between two of the server's writes, close enough).
+  // Read as immutable: the shell takes no lock, so it can never hold up the server's writes (the
+  // dev server writes in rollback-journal mode, where a reader's lock blocks its commit). A read
+  // that meets a page mid-write fails and is tried again.
   let stdout = '';
   for (let attempt = 0; ; attempt++) {
-    const target = attempt < 5 ? file : `file:${file}?immutable=1`;
     try {
-      stdout = (await run('sqlite3', ['-separator', '\t', '-cmd', '.timeout 3000', target, sql], { maxBuffer: 16 << 20 })).stdout;
+      stdout = (await run('sqlite3', ['-separator', '\t', `file:${file}?immutable=1`, sql], { maxBuffer: 16 << 20 })).stdout;
       break;
     } catch (err) {
-      if (attempt >= 8 || !/locked|busy/i.test(String((err as Error).message))) throw err;
+      if (attempt >= 8) throw err;
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
