@@ -18,6 +18,7 @@ import { diff, machineInfo, snapshot, type CpuSnapshot, type Groups } from './ha
 import { postContent, prng } from './harness/content';
 import { printProfile, summarizeProfile, type ProfileSummary } from './harness/profile';
 import { compactHistory, timelines, type PostTimeline } from './publishing/history';
+import { buildWorkerBundles } from './publishing/bundles';
 import { cutProfile } from './publishing/profile';
 import { startWorker, type WorkerRun } from './publishing/worker';
 import { runBaseline, type BaselineResult } from './publishing/baseline';
@@ -108,7 +109,7 @@ async function setUp(cleanups: Cleanups) {
   // address is chosen and every variable set before the first app module is loaded. The worker
   // and API children inherit the same environment.
   // The machine is measured quiet before the ports are picked: a port free minutes ago may not be.
-  const otherAtStart = QUIET_WAIT_MS > 0 ? await waitForQuiet() : null;
+  const otherAtStart = QUIET_WAIT_MS > 0 ? await waitForQuiet(QUIET_WAIT_MS) : null;
   const { freeClusterPorts, startTemporalCluster, dropClusterDatabases } = await import('../tooling/temporalCluster');
   const clusterPorts = CLUSTER ? await freeClusterPorts() : null;
   const temporalPort = clusterPorts ? clusterPorts.frontend : await freePort();
@@ -167,7 +168,7 @@ async function setUp(cleanups: Cleanups) {
   if (NETWORK_LATENCY_MS) await sim.setLatency({ ms: NETWORK_LATENCY_MS, operation: 'createPost' });
   step(`network simulator in this process at ${simulator.url}`);
 
-  const s = await seed(sim);
+  const s = await seed(sim, PROJECTS);
   step(`seeded workspace ${s.workspaceId}: ${PROJECTS} connected personal-brand project(s) + 1 pilot project, write API key`);
 
   const { Connection, Client } = await import('@temporalio/client');
@@ -190,7 +191,7 @@ async function setUp(cleanups: Cleanups) {
   let bundlePaths: { service: string; baseline: string } | null = null;
   if (WORKER_BUNDLE === 'prebuilt') {
     const t0 = Date.now();
-    bundlePaths = await buildWorkerBundles();
+    bundlePaths = await buildWorkerBundles(RESULTS_DIR);
     step(`workflow bundles built in ${s1(Date.now() - t0)} s; the workers load them (--worker-bundle prebuilt)`);
   }
   return {
@@ -211,24 +212,6 @@ async function setUp(cleanups: Cleanups) {
   };
 }
 
-/**
- * Builds the service's and the baselines' workflow bundles in this process, once, so the workers
- * load them the way production workers load the build's (Dockerfile, WORKFLOW_BUNDLE_PATH) rather
- * than each running webpack at start-up: webpack's allocations would otherwise sit in the
- * measured worker's heap, and the restarted worker would spend its first seconds bundling.
- */
-async function buildWorkerBundles(): Promise<{ service: string; baseline: string }> {
-  const { workflowBundle } = await import('../workers/worker');
-  const { bundleWorkflowCode } = await import('@temporalio/worker');
-  const quiet = { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never;
-  const service = path.join(RESULTS_DIR, 'publishing-workflow-bundle.js');
-  const baseline = path.join(RESULTS_DIR, 'publishing-baseline-bundle.js');
-  fs.mkdirSync(RESULTS_DIR, { recursive: true });
-  fs.writeFileSync(service, (await workflowBundle({ traced: false })).code);
-  const base = await bundleWorkflowCode({ workflowsPath: path.join(ROOT, 'bench', 'publishing', 'baselineWorkflows.ts'), logger: quiet });
-  fs.writeFileSync(baseline, base.code);
-  return { service, baseline };
-}
 // ── Run: the baselines, the workers, the herd created, the drain ─────────────────────────────
 
 type Fleet = Awaited<ReturnType<typeof startWorkers>>;
@@ -319,7 +302,7 @@ async function createPosts(bench: Bench) {
     api = await startApi();
     bench.cleanups.children.add(api.child);
     bench.cleanups.push(() => api!.stop());
-    creator = apiCreator(api.port, bench.s.apiKey);
+    creator = apiCreator(api.port, bench.s.apiKey, CONCURRENCY);
     step(`API process pid ${api.pid} on :${api.port}; posts are created with POST /v1/posts (${CONCURRENCY} in flight)`);
   } else {
     creator = await inProcessCreator(bench.s.workspaceId);
@@ -363,7 +346,7 @@ async function createPosts(bench: Bench) {
   };
 
   const pilotStart = Date.now();
-  const pilot = await createAll(pilotItems, creator.create);
+  const pilot = await createAll(pilotItems, creator.create, CONCURRENCY);
   if (pilot.errors) throw new Error(`pilot creates failed (${pilot.errors}): ${pilot.errorSamples.join(' | ')}`);
   // A post is ready once its workflow has loaded the schedule and set its timer; the worker
   // does that for new workflows more slowly than the API creates them, so the due time is
@@ -396,6 +379,7 @@ async function createPosts(bench: Bench) {
   const created = await createAll(
     items,
     creator.create,
+    CONCURRENCY,
     (n) =>
       void backlog().then(
         (b) => console.log(`    ${f0(n)} created, ${s1(dueMs - Date.now())} s before due, ${f0(b)} tasks queued`),

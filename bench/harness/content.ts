@@ -87,7 +87,10 @@ export function postContent(rand: () => number, min = 300, max = 1500): string {
   }
   paragraphs.push(closer, tags);
   const text = paragraphs.join('\n\n');
-  return text.length > max ? `${text.slice(0, max - 1).trimEnd()}…` : text;
+  if (text.length <= max) return text;
+  // Cut on a code point: the API refuses half of an emoji's surrogate pair (422, not well-formed Unicode).
+  const cut = text.slice(0, max - 1).replace(/[\uD800-\uDBFF]$/, '');
+  return `${cut.trimEnd()}…`;
 }
 
 export function titleOf(content: string): string {

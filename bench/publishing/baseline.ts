@@ -27,7 +27,7 @@ export interface BaselineResult {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const WORKFLOW_TYPE: Record<BaselineKind, string> = { 'bare-timer': 'bareTimerWorkflow', 'timer+activity': 'timerActivityWorkflow' };
+export const WORKFLOW_TYPE: Record<BaselineKind, string> = { 'bare-timer': 'bareTimerWorkflow', 'timer+activity': 'timerActivityWorkflow' };
 
 export async function runBaseline(opts: {
   kind: BaselineKind;

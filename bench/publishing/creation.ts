@@ -5,10 +5,13 @@ import pLimit from 'p-limit';
 import { requestText, summarize, type LatencySummary } from '../harness/load';
 import { spawnTsxChild, stopChild } from '../harness/proc';
 import { freePort, portAcceptsConnections } from '../../tooling/ports';
-import { CONCURRENCY, PROJECTS, ROOT } from './settings';
 
 // The publishing bench's customer and its posts: the seed, the API process the posts are
 // created through (or the same code in this process), and the creation of a batch of posts.
+// The population bench (bench/population.ts) creates its posts with the same pieces. Nothing
+// here reads a bench's command line: each bench passes its own settings.
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -19,8 +22,8 @@ export interface Seed {
   pilotProjectId: string;
 }
 
-/** A BUSINESS workspace, PROJECTS personal-brand projects each connected with a real simulator token, a pilot project and a write key. */
-export async function seed(sim: import('../../sim/network/control').SimulatorControl): Promise<Seed> {
+/** A BUSINESS workspace, `projects` personal-brand projects each connected with a real simulator token, a pilot project and a write key. */
+export async function seed(sim: import('../../sim/network/control').SimulatorControl, projects: number): Promise<Seed> {
   const { createWorkspace, issueApiKey } = await import('../../ops/provision');
   const { connectedPersonalProject } = await import('../../sim/network/accounts');
   const workspace = await createWorkspace({ name: 'Publishing Bench Co', plan: 'BUSINESS' });
@@ -33,8 +36,8 @@ export async function seed(sim: import('../../sim/network/control').SimulatorCon
       })
     ).project.id as string;
   const projectIds: string[] = [];
-  for (let i = 0; i < PROJECTS; i++) projectIds.push(await connected(i));
-  const pilotProjectId = await connected(PROJECTS);
+  for (let i = 0; i < projects; i++) projectIds.push(await connected(i));
+  const pilotProjectId = await connected(projects);
   const key = await issueApiKey({ workspaceId: workspace.id, scopes: ['write'], name: 'publishing bench' });
   return { workspaceId: workspace.id, apiKey: key.key, projectIds, pilotProjectId };
 }
@@ -93,11 +96,17 @@ export interface CreateResult {
 
 export type Creator = (item: CreateItem) => Promise<string>;
 
-export function apiCreator(apiPort: number, apiKey: string): { create: Creator; close(): void } {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+/** POST /v1/posts on the API process, with one key, or the key of the item's workspace. */
+export function apiCreator(
+  apiPort: number,
+  apiKey: string | ((item: CreateItem) => string),
+  concurrency: number,
+): { create: Creator; close(): void } {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const url = new URL(`http://127.0.0.1:${apiPort}/v1/posts`);
-  const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+  const keyOf = typeof apiKey === 'string' ? () => apiKey : apiKey;
   const create: Creator = async (item) => {
+    const headers = { authorization: `Bearer ${keyOf(item)}`, 'content-type': 'application/json' };
     const body = JSON.stringify({ projectId: item.projectId, content: item.content, scheduledFor: item.scheduledFor.toISOString() });
     const res = await requestText(agent, url, 'POST', headers, body);
     if (res.status !== 200 && res.status !== 201) throw new Error(`HTTP ${res.status}: ${res.body.slice(0, 300)}`);
@@ -130,14 +139,20 @@ export async function inProcessCreator(workspaceId: string): Promise<{ create: C
   };
 }
 
-export async function createAll(items: CreateItem[], create: Creator, onProgress?: (done: number) => void): Promise<CreateResult> {
+/** `create` over every item, `concurrency` in flight: ids (null where it failed), latency and rate. */
+export async function createAll<T = CreateItem>(
+  items: T[],
+  create: (item: T) => Promise<string>,
+  concurrency: number,
+  onProgress?: (done: number) => void,
+): Promise<CreateResult> {
   const ids: (string | null)[] = new Array(items.length).fill(null);
   const lat: number[] = [];
   const errorSamples: string[] = [];
   let errors = 0;
   let done = 0;
   const t0 = performance.now();
-  await pLimit(CONCURRENCY).map(items, async (item, i) => {
+  await pLimit(concurrency).map(items, async (item, i) => {
     const a = performance.now();
     try {
       ids[i] = await create(item);

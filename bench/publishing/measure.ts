@@ -1,6 +1,5 @@
 import { summarize } from '../harness/load';
 import { diff, machineInfo, snapshot } from '../harness/proc';
-import { QUIET_WAIT_MS } from './settings';
 
 // Figures of the publishing bench: summaries of lags and samples, and the machine's quiet.
 
@@ -54,14 +53,14 @@ async function otherShareNow(): Promise<number> {
  * The run is long and cannot pause once posts are due, so it only waits for a quiet machine
  * before it starts; the report then says how much of the machine other processes took.
  */
-export async function waitForQuiet(): Promise<number> {
-  const deadline = Date.now() + QUIET_WAIT_MS;
+export async function waitForQuiet(waitMs: number): Promise<number> {
+  const deadline = Date.now() + waitMs;
   let announced = false;
   for (;;) {
     const share = await otherShareNow();
     if (share < 0.1 || Date.now() >= deadline) {
-      if (share >= 0.1 && QUIET_WAIT_MS > 0)
-        console.log(`    still busy after ${QUIET_WAIT_MS / 1000} s (other processes ${(share * 100).toFixed(0)}%); running anyway`);
+      if (share >= 0.1 && waitMs > 0)
+        console.log(`    still busy after ${waitMs / 1000} s (other processes ${(share * 100).toFixed(0)}%); running anyway`);
       else if (announced) console.log(`    machine quiet (other processes ${(share * 100).toFixed(0)}%)`);
       return share;
     }

@@ -309,7 +309,9 @@ describe('ideas (spec 2.9, 3.3, 4.6)', () => {
     const headers = { 'Idempotency-Key': `idea-${Date.now()}` };
     const body = { projectId: b.project.id, title: 'once' };
     const first = await b.call('POST', '/v1/ideas', { body, headers });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
     const second = await b.call('POST', '/v1/ideas', { body, headers });
+    assert.equal(second.status, 200, JSON.stringify(second.body));
     assert.equal(second.headers.get('idempotent-replayed'), 'true');
     assert.equal(second.body.data.id, first.body.data.id);
     assertError(await b.call('POST', '/v1/ideas', { body: { ...body, title: 'twice' }, headers }), 409, 'idempotency_key_conflict');

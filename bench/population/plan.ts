@@ -1,0 +1,160 @@
+import { prng } from '../harness/content';
+import { localDateTime, parseInZone } from '../../lib/time';
+
+// The population's shape (issue 36): workspaces of Zipf-distributed size (a few large, a long
+// tail), each with its connected accounts in one zone; posts due over the next 30 days at the
+// hours people pick, in their project's own zone, mostly on the hour. Deterministic: a seeded
+// PRNG, so two runs of one size schedule the same month.
+
+export interface WorkspacePlan {
+  index: number;
+  /** Share of the posts (Zipf, s = 1). */
+  weight: number;
+  accounts: number;
+  timezone: string;
+}
+
+/** Zones of the workspaces, weighted by where a B2B audience on the network sits. */
+const ZONES: Array<[string, number]> = [
+  ['America/New_York', 22],
+  ['America/Chicago', 8],
+  ['America/Denver', 3],
+  ['America/Los_Angeles', 10],
+  ['America/Sao_Paulo', 5],
+  ['Europe/London', 12],
+  ['Europe/Berlin', 9],
+  ['Europe/Paris', 6],
+  ['Europe/Madrid', 3],
+  ['Asia/Kolkata', 8],
+  ['Asia/Singapore', 4],
+  ['Asia/Tokyo', 3],
+  ['Australia/Sydney', 4],
+  ['UTC', 3],
+];
+
+/** Local hours people schedule at: the morning peak at 9, lunch, the end of the day. */
+const HOURS: Array<[number, number]> = [
+  [7, 4],
+  [8, 12],
+  [9, 30],
+  [10, 12],
+  [11, 6],
+  [12, 12],
+  [13, 5],
+  [14, 4],
+  [15, 4],
+  [16, 4],
+  [17, 8],
+  [18, 4],
+  [19, 2],
+  [20, 2],
+];
+
+/** Minutes past the hour: mostly :00, then the half and quarter hours. */
+const MINUTES: Array<[number, number]> = [
+  [0, 72],
+  [30, 14],
+  [15, 5],
+  [45, 5],
+  [10, 2],
+  [50, 2],
+];
+
+function pick<T>(rand: () => number, table: Array<[T, number]>): T {
+  const total = table.reduce((a, [, w]) => a + w, 0);
+  let r = rand() * total;
+  for (const [v, w] of table) if ((r -= w) < 0) return v;
+  return table.at(-1)![0];
+}
+
+export function planWorkspaces(count: number, seed = 36): WorkspacePlan[] {
+  const rand = prng(seed);
+  const raw = Array.from({ length: count }, (_, i) => 1 / (i + 1));
+  const sum = raw.reduce((a, b) => a + b, 0);
+  return raw.map((w, i) => ({
+    index: i,
+    weight: w / sum,
+    // Accounts follow the workspace's rank, not the post count: 30 for the largest, one for the tail.
+    accounts: Math.max(1, Math.min(30, Math.round(30 / (i + 1) ** 0.6))),
+    timezone: pick(rand, ZONES),
+  }));
+}
+
+/** `n` split over the workspaces by weight (largest remainder), so the counts add up to n. */
+export function postsPerWorkspace(workspaces: WorkspacePlan[], n: number): number[] {
+  const exact = workspaces.map((w) => w.weight * n);
+  const counts = exact.map(Math.floor);
+  let left = n - counts.reduce((a, b) => a + b, 0);
+  const order = exact.map((x, i) => [x - Math.floor(x), i] as const).sort((a, b) => b[0] - a[0]);
+  for (const [, i] of order) {
+    if (left-- <= 0) break;
+    counts[i]!++;
+  }
+  return counts;
+}
+
+/** A wall-clock slot 1 to 30 days ahead in `timeZone`, as the instant it names (DST as lib/time reads it). */
+export function futureSlot(rand: () => number, timeZone: string, nowMs: number): Date {
+  const today = localDateTime(new Date(nowMs), timeZone).date;
+  const [y, m, d] = today.split('-').map(Number) as [number, number, number];
+  const day = new Date(Date.UTC(y, m - 1, d + 1 + Math.floor(rand() * 30))).toISOString().slice(0, 10);
+  const hh = String(pick(rand, HOURS)).padStart(2, '0');
+  const mm = String(pick(rand, MINUTES)).padStart(2, '0');
+  return parseInZone(`${day}T${hh}:${mm}:00`, timeZone);
+}
+
+export interface PlannedPost {
+  /** Index of the workspace, and of the account within it. */
+  workspace: number;
+  account: number;
+  /** Far: over the next 30 days; A / B: the due slice before / after the restart; C: due within the run, for the reschedule checks. */
+  kind: 'far' | 'A' | 'B' | 'C';
+  /** A slot over the next 30 days: the post's due time when `far`; for the slices, which get theirs when they are created, the bare baseline's. */
+  dueMs: number;
+}
+
+export interface PopulationPlan {
+  workspaces: WorkspacePlan[];
+  far: PlannedPost[];
+  sliceA: PlannedPost[];
+  sliceB: PlannedPost[];
+  sliceC: PlannedPost[];
+}
+
+/**
+ * The posts: `total` in all, of which `sliceShare` fall due within the run (halves A and B),
+ * 0.2 % (at least 10) more within the run for the reschedule checks (C), the rest far. Creation
+ * order interleaves the workspaces, as a day of traffic from many customers does.
+ */
+export function planPosts(workspaces: WorkspacePlan[], total: number, sliceShare: number, nowMs: number): PopulationPlan {
+  const rand = prng(3600 + total);
+  const sliceN = Math.max(20, Math.round(total * sliceShare));
+  const cN = Math.max(10, Math.round(total * 0.002));
+  const farN = total - sliceN - cN;
+  if (farN < 0) throw new Error(`--posts ${total} is too few for the slices (${sliceN + cN})`);
+  const perWs = postsPerWorkspace(workspaces, total);
+  // One list of (workspace, account) in proportion to the workspaces' sizes, shuffled; the
+  // slices take their share from the same list, so the large workspaces dominate them too.
+  const slots: Array<{ workspace: number; account: number }> = [];
+  perWs.forEach((count, w) => {
+    for (let i = 0; i < count; i++) slots.push({ workspace: w, account: i % workspaces[w]!.accounts });
+  });
+  for (let i = slots.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [slots[i], slots[j]] = [slots[j]!, slots[i]!];
+  }
+  const take = (from: number, count: number, kind: PlannedPost['kind']): PlannedPost[] =>
+    slots.slice(from, from + count).map((s) => ({
+      ...s,
+      kind,
+      dueMs: futureSlot(rand, workspaces[s.workspace]!.timezone, nowMs).getTime(),
+    }));
+  const half = Math.floor(sliceN / 2);
+  return {
+    workspaces,
+    far: take(0, farN, 'far'),
+    sliceA: take(farN, half, 'A'),
+    sliceB: take(farN + half, sliceN - half, 'B'),
+    sliceC: take(farN + sliceN, cN, 'C'),
+  };
+}
