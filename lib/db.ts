@@ -74,8 +74,9 @@ const units = new AsyncLocalStorage<UnitOfWork>();
 function pool(): Knex {
   if (!shared) {
     shared = createKnex();
-    // Objection reads its knex through this proxy at each query, so a model query inside a unit
-    // runs in the unit's transaction like a `db()` query does.
+    // The service's models take `db()` when a query is made (lib/models/base.ts); objection's
+    // other ways to a knex (a model's `knex()`, `transaction()`) come through this proxy, which
+    // answers `db()` too, so nothing a model runs inside a unit escapes its transaction.
     Model.knex(
       new Proxy(shared, {
         get: (_target, prop) => {

@@ -1,6 +1,7 @@
-import { Model, type QueryBuilder, type TransactionOrKnex } from 'objection';
+import { type QueryBuilder, type TransactionOrKnex } from 'objection';
+import { ServiceModel } from './base';
 
-export class Workspace extends Model {
+export class Workspace extends ServiceModel {
   static tableName = 'workspaces';
   static jsonAttributes = ['feature_overrides'];
 

@@ -1,4 +1,5 @@
 import { Model, type ModelConstructor, type TransactionOrKnex } from 'objection';
+import { ServiceModel } from './base';
 
 // CONVENTIONS.md habits 5 and 15, by construction: a workspace table is read and written through
 // `forWorkspace` (or `visibleTo`), so a query without the workspace condition has to be written
@@ -19,7 +20,7 @@ type ScopedClass<M extends Model> = ModelConstructor<M> & {
 };
 
 /** A table with a `workspace_id` column. */
-export class WorkspaceScopedModel extends Model {
+export class WorkspaceScopedModel extends ServiceModel {
   /** The column naming the row's project (narrowed for plain members); null when rows are not per project. */
   static projectColumn: string | null = 'project_id';
 
