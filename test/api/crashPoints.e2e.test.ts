@@ -173,7 +173,7 @@ describe('Idempotency-Key across API process crashes (spec 8, end to end)', func
       try {
         // The POST's connection dies with the process; the client gives up on the call then.
         await assert.rejects(
-          doomedClient.callTool({ name: 'create_post_draft', arguments: args }, undefined, { timeout: 15_000 }),
+          doomedClient.callTool({ name: 'create_post_draft', arguments: args }, undefined, { timeout: 5_000 }),
           'the call dies with its process',
         );
       } finally {
