@@ -4,16 +4,12 @@
 // elsewhere. Which is which, and on what port, is lib/config.ts serviceAddresses, the same
 // derivation the API, the worker and bin/admin use.
 
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { API_NODE_ARGS } from '../lib/apiRuntime';
-import { config, serviceAddresses, serviceEnv, workerNodeArgs } from '../lib/config';
+import { config, serviceAddresses, serviceEnv } from '../lib/config';
 import { exitWithOneLine, preflightOrExit } from '../lib/preflight';
 import { registerSearchAttributes } from '../lib/temporal';
+import { echoLines, launch, type Launched, type LaunchOptions } from '../tooling/launcher';
 import { portAcceptsConnections } from '../tooling/ports';
 import {
   type DevServer,
@@ -25,14 +21,6 @@ import {
 } from '../tooling/temporalBinary';
 import { BinaryNotFoundError } from '../tooling/serverProcess';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-// Children run on this node binary with tsx's loader resolved from node_modules, so nothing
-// depends on npx or PATH. The loader rather than tsx's CLI wrapper: the wrapper sits between us
-// and the script relaying signals, and it SIGKILLs a script that does not acknowledge a relayed
-// SIGTERM within 30 ms (a busy event loop) or hands it the signal twice; one process per child
-// gets every signal exactly once.
-const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-
 const CHILD_STOP_GRACE_MS = 15_000;
 const SIM_READY_TIMEOUT_MS = 30_000;
 // The API migrates the database before it listens.
@@ -42,76 +30,39 @@ function say(line: string): void {
   process.stderr.write(`[start] ${line}\n`);
 }
 
-interface Managed {
-  name: string;
-  child: ChildProcess;
-  exited: Promise<void>;
-}
-
-const children: Managed[] = [];
+const children: Launched[] = [];
 let temporal: { stop(): Promise<void> } | null = null;
 let temporalStarting: Promise<unknown> | null = null;
 let objectStoreServer: import('../tooling/objectStoreServer').ObjectStoreServer | null = null;
 let shuttingDown = false;
 
-function prefixLines(stream: NodeJS.ReadableStream | null, prefix: string, out: NodeJS.WriteStream): void {
-  if (!stream) return;
-  createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => out.write(`${prefix} ${line}\n`));
-}
-
-function startChild(name: string, script: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Managed {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', tsxLoader, path.join(root, script)], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // Own process group: a terminal's Ctrl-C then reaches only this process, which stops the
-    // children in order (users of Temporal first, Temporal last) instead of all at once.
-    detached: true,
+/**
+ * One child (tooling/launcher.ts), its lines prefixed with its name. In a process group of its
+ * own: a terminal's Ctrl-C then reaches only this process, which stops the children in order
+ * (users of Temporal first, Temporal last) instead of all at once, and the SIGKILL after the
+ * grace period reaches whatever the child spawned, which would otherwise hold its ports.
+ */
+async function startChild(name: string, options: LaunchOptions): Promise<Launched> {
+  const child = await launch({ name, ...options, group: true, stopGraceMs: CHILD_STOP_GRACE_MS, onLine: echoLines(`[${name}]`) });
+  children.push(child);
+  void child.exited.then(({ code, signal, error }) => {
+    if (shuttingDown) return;
+    void shutdown(
+      1,
+      error
+        ? `${name} could not be started: ${error.message}`
+        : `${name} exited unexpectedly (${signal ?? `code ${code}`}); stopping the others`,
+    );
   });
-  prefixLines(child.stdout, `[${name}]`, process.stdout);
-  prefixLines(child.stderr, `[${name}]`, process.stderr);
-  const exited = new Promise<void>((resolve) => {
-    child.once('exit', (code, signal) => {
-      resolve();
-      if (!shuttingDown) {
-        void shutdown(1, `${name} exited unexpectedly (${signal ?? `code ${code}`}); stopping the others`);
-      }
-    });
-    child.once('error', (err) => {
-      resolve();
-      if (!shuttingDown) void shutdown(1, `${name} could not be started: ${err.message}`);
-    });
-  });
-  const managed = { name, child, exited };
-  children.push(managed);
-  return managed;
+  return child;
 }
 
-function isRunning(child: ChildProcess): boolean {
-  return child.pid !== undefined && child.exitCode === null && child.signalCode === null;
-}
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    // The group also reaches whatever the script spawned, which would otherwise hold its ports.
-    process.kill(-child.pid, signal);
-  } catch {
-    /* already gone */
-  }
-}
-
-async function stopChild(m: Managed): Promise<void> {
-  if (!isRunning(m.child)) return;
-  // To the script only; anything it spawned is its own business until the SIGKILL below.
-  m.child.kill('SIGTERM');
-  const timer = setTimeout(() => {
-    say(`${m.name} did not stop within ${CHILD_STOP_GRACE_MS / 1000} s; killing it`);
-    killGroup(m.child, 'SIGKILL');
-  }, CHILD_STOP_GRACE_MS);
-  await m.exited;
-  clearTimeout(timer);
-  const { exitCode, signalCode } = m.child;
-  say(exitCode === 0 ? `${m.name} stopped` : `${m.name} ended with ${signalCode ?? `code ${exitCode}`}`);
+async function stopChild(child: Launched): Promise<void> {
+  if (!child.running()) return;
+  const slow = setTimeout(() => say(`${child.name} did not stop within ${CHILD_STOP_GRACE_MS / 1000} s; killing it`), CHILD_STOP_GRACE_MS);
+  const { code, signal } = await child.stop();
+  clearTimeout(slow);
+  say(code === 0 ? `${child.name} stopped` : `${child.name} ended with ${signal ?? `code ${code}`}`);
 }
 
 async function shutdown(code: number, reason?: string): Promise<never> {
@@ -135,11 +86,6 @@ async function shutdown(code: number, reason?: string): Promise<never> {
   process.exit(code);
 }
 
-// Whatever path ends this process, a detached child must not outlive it holding ports.
-process.on('exit', () => {
-  for (const m of children) if (isRunning(m.child)) killGroup(m.child, 'SIGKILL');
-});
-
 // A terminal's Ctrl-C signals the whole foreground group: npm gets it as well as this process,
 // and npm forwards its copy, so one press arrives two or more times within milliseconds. Only
 // an interrupt well after the first is a second press.
@@ -154,7 +100,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     }
     if (Date.now() - firstInterruptAt < REPEAT_AFTER_MS) return;
     say('second interrupt: killing everything now');
-    process.exit(1); // the 'exit' hooks kill the children and the Temporal server
+    process.exit(1); // the 'exit' hooks kill the children (tooling/launcher.ts) and the Temporal server
   });
 }
 process.on('uncaughtException', (err) => {
@@ -166,14 +112,12 @@ process.on('unhandledRejection', (err) => {
   void shutdown(1);
 });
 
-/** Resolves true once host:port accepts connections, false on timeout or when the child dies. */
-async function waitForPort(m: Managed, port: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline && isRunning(m.child)) {
-    if (await portAcceptsConnections(port)) return true;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return false;
+/** Resolves true once 127.0.0.1:port accepts connections, false on timeout or when the child dies. */
+function waitForPort(child: Launched, port: number, timeoutMs: number): Promise<boolean> {
+  return child.waitReady({ port }, timeoutMs).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function refuseTakenPort(port: number, what: string, escape: string): Promise<void> {
@@ -238,7 +182,7 @@ async function startSimulator(
   },
 ): Promise<string | null> {
   await refuseTakenPort(sim.port, sim.what, sim.escape);
-  const child = startChild(sim.name, sim.script, { ...childEnv, ...sim.env });
+  const child = await startChild(sim.name, { entry: sim.script, env: { ...childEnv, ...sim.env } });
   if (!(await waitForPort(child, sim.port, SIM_READY_TIMEOUT_MS))) {
     if (shuttingDown) return null;
     await shutdown(1, `${sim.name} did not listen on port ${sim.port} within ${SIM_READY_TIMEOUT_MS / 1000} s; stopping`);
@@ -378,15 +322,15 @@ async function main(): Promise<void> {
 
   await refuseTakenPort(config.port, 'PORT', 'set PORT');
   await refuseTakenPort(config.mcpPort, 'MCP_PORT', 'set MCP_PORT');
-  // The API's Node options (lib/apiRuntime.ts), as `npm run start:api` sets them.
-  const api = startChild('api', 'api/main.ts', childEnv, [...API_NODE_ARGS]);
+  // With the API's Node options (lib/apiRuntime.ts), as `npm run start:api` sets them.
+  const api = await startChild('api', { kind: 'api', env: childEnv });
   // The worker starts once the API listens, i.e. after the API has run the migrations, so its
   // activities never meet a schema that is still being created.
   const apiUp = await waitForPort(api, config.port, API_READY_TIMEOUT_MS);
   if (shuttingDown) return;
   if (!apiUp) say(`api is not listening on port ${config.port} after ${API_READY_TIMEOUT_MS / 1000} s; starting the worker anyway`);
-  // The worker's heap limit (WORKER_HEAP_MIB), as `npm run start:worker` sets it.
-  startChild('worker', 'workers/main.ts', childEnv, workerNodeArgs());
+  // With the worker's heap limit (WORKER_HEAP_MIB), as `npm run start:worker` sets it.
+  await startChild('worker', { kind: 'worker', env: childEnv });
   const mcpUp = await waitForPort(api, config.mcpPort, 10_000);
   if (shuttingDown) return;
 

@@ -17,6 +17,7 @@
 //   npm run cluster -- --free-ports    every listener on a free port (printed)
 
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 
 const { values: opt } = parseArgs({
@@ -99,21 +100,14 @@ async function main(): Promise<number> {
   const freePorts = opt.smoke || opt['free-ports'];
   const startedAt = Date.now();
   if (opt.smoke) {
-    const { recreateDatabase } = await import('../bench/harness/database');
+    const { recreateDatabase, dropDatabase } = await import('../tooling/databases');
     await recreateDatabase(config.databaseUrl);
     stack.push({
       name: 'smoke database',
       stop: async () => {
         const { closeDb } = await import('../lib/db');
         await closeDb();
-        const pg = (await import('pg')).default;
-        const admin = new URL(config.databaseUrl);
-        const name = admin.pathname.slice(1);
-        admin.pathname = '/postgres';
-        const client = new pg.Client({ connectionString: admin.toString() });
-        await client.connect();
-        await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
-        await client.end();
+        await dropDatabase(config.databaseUrl);
       },
     });
   } else {
@@ -247,10 +241,10 @@ async function smoke(opts: {
       row = await db()('posts').where({ id: postId }).first('status', 'workflow_synced_version', 'schedule_version');
       onNetwork = (await simulator.control.listPosts({ limit: 100 })).posts.filter((p) => p.reference === postId);
       if (row?.status === 'published' && onNetwork.length) break;
-      await new Promise((r) => setTimeout(r, 1_000));
+      await sleep(1_000);
     }
     // A late duplicate (a second worker, a retried activity) would show up now.
-    await new Promise((r) => setTimeout(r, 5_000));
+    await sleep(5_000);
     onNetwork = (await simulator.control.listPosts({ limit: 100 })).posts.filter((p) => p.reference === postId);
     if (row?.status !== 'published') failures.push(`post ${postId} is ${row?.status ?? 'missing'}, not published`);
     if (onNetwork.length !== 1) failures.push(`post ${postId} is on the network ${onNetwork.length} times, not once`);
@@ -268,7 +262,7 @@ async function smoke(opts: {
 
   const pids = opts.pids();
   await stopAll();
-  await new Promise((r) => setTimeout(r, 500));
+  await sleep(500);
   const left = pids.filter((pid) => !allGone([pid]));
   if (left.length) failures.push(`processes left behind after the stop: ${left.join(', ')}`);
   else

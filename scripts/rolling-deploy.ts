@@ -10,16 +10,14 @@
 // bundled and handed to the restarted workers through WORKFLOW_BUNDLE_PATH (tooling/workflowVariant.ts);
 // nothing of it is shipped. Against --address, use a namespace of its own: the workers start the
 // deployment's singleton workflows (reconciler, relays) on this run's task queue.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
-import { API_NODE_ARGS } from '../lib/apiRuntime';
 import { freePort } from '../tooling/ports';
-import { sleep } from '../tooling/serverProcess';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { launch, type Launched, type LaunchOptions } from '../tooling/launcher';
 import type { WorkflowEdit } from '../tooling/workflowVariant';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -87,50 +85,24 @@ Object.assign(process.env, {
   LOG_LEVEL: 'info',
 });
 
-interface Child {
-  name: string;
-  child: ChildProcess;
-  lines: string[];
-  stop(): Promise<void>;
+/** A project process (tooling/launcher.ts) whose output is kept for the report; up once `ready` holds. */
+function start(name: string, options: LaunchOptions): Promise<Launched> {
+  return launch({ name, ...options, keepOutput: true, readyTimeoutMs: 120_000, stopGraceMs: 30_000 });
 }
 
-/** A project process (node with tsx) whose output is kept for the report and which dies with this one. */
-function spawnNode(name: string, entry: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Child {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: string[] = [];
-  for (const stream of [child.stdout!, child.stderr!]) createInterface({ input: stream }).on('line', (l) => lines.push(l));
-  const kill = () => child.kill('SIGKILL');
-  process.once('exit', kill);
-  return {
-    name,
-    child,
-    lines,
-    async stop() {
-      process.removeListener('exit', kill);
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      const force = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      await exited;
-      clearTimeout(force);
-    },
-  };
-}
-
-async function until(what: string, timeoutMs: number, ok: () => Promise<boolean> | boolean, child?: Child): Promise<void> {
+async function until(what: string, timeoutMs: number, ok: () => Promise<boolean> | boolean): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await ok())) {
-    if (child && (child.child.exitCode !== null || child.child.signalCode !== null))
-      throw new Error(`${child.name} exited while waiting for ${what}:\n${child.lines.slice(-20).join('\n')}`);
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${child ? `:\n${child.lines.slice(-20).join('\n')}` : ''}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(250);
   }
 }
 
-function startWorker(name: string, bundlePath: string): Child {
-  return spawnNode(name, 'workers/main.ts', { ...process.env, WORKFLOW_BUNDLE_PATH: bundlePath });
+async function startWorker(name: string, bundlePath: string): Promise<Launched> {
+  const worker = await start(name, { kind: 'worker', env: { WORKFLOW_BUNDLE_PATH: bundlePath }, ready: { line: /"worker running"/ } });
+  children.push(worker);
+  return worker;
 }
-const workerRunning = (w: Child) => w.lines.some((l) => l.includes('"worker running"'));
 
 /** `bin/admin`, the operator path, for the workspace, its connected projects and the API key. */
 function admin(...args: string[]): Promise<any> {
@@ -155,27 +127,17 @@ async function api(method: string, url: string, key: string, body?: unknown): Pr
   return json;
 }
 
-const children: Child[] = [];
+const children: Launched[] = [];
 const cleanups: Array<() => Promise<unknown>> = [];
 
 async function main(): Promise<boolean> {
   // The replay gate below runs a replay worker in this process; its state changes are INFO lines.
   const { DefaultLogger, Runtime } = await import('@temporalio/worker');
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const { ensureDatabase } = await import('../lib/preflight');
-  await ensureDatabase(process.env.DATABASE_URL!);
-  cleanups.push(async () => {
-    const maintenance = new URL(process.env.DATABASE_URL!);
-    maintenance.pathname = '/postgres';
-    const c = new pg.Client({ connectionString: maintenance.toString() });
-    await c.connect();
-    await c.query(`drop database if exists "${database.pathname.slice(1)}" with (force)`);
-    await c.end();
-  });
-  const { createKnex, migrateLatest, closeDb, db } = await import('../lib/db');
-  const k = createKnex(process.env.DATABASE_URL!);
-  await migrateLatest(k);
-  await k.destroy();
+  const { dropDatabase, recreateDatabase } = await import('../tooling/databases');
+  cleanups.push(() => dropDatabase(process.env.DATABASE_URL!));
+  await recreateDatabase(process.env.DATABASE_URL!);
+  const { closeDb, db } = await import('../lib/db');
   cleanups.push(closeDb);
 
   if (ownTemporal) {
@@ -206,22 +168,8 @@ async function main(): Promise<boolean> {
   step('bundled the current workflows and the patched build');
 
   // Workers first: they register the search attributes the API's starts carry.
-  const workers: Child[] = [];
-  for (let i = 0; i < WORKERS; i++) workers.push(startWorker(`worker ${i + 1} (old build)`, oldBundle));
-  children.push(...workers);
-  for (const w of workers) await until(`${w.name} to run`, 120_000, () => workerRunning(w), w);
-  const apiChild = spawnNode('API', 'api/main.ts', { ...process.env, LOG_LEVEL: 'warn' }, [...API_NODE_ARGS]);
-  children.push(apiChild);
-  await until(
-    'the API',
-    120_000,
-    () =>
-      fetch(`http://127.0.0.1:${apiPort}/v1/health`).then(
-        (r) => r.ok,
-        () => false,
-      ),
-    apiChild,
-  );
+  const workers = await Promise.all(Array.from({ length: WORKERS }, (_, i) => startWorker(`worker ${i + 1} (old build)`, oldBundle)));
+  children.push(await start('API', { kind: 'api', env: { LOG_LEVEL: 'warn' }, ready: { url: `http://127.0.0.1:${apiPort}/v1/health` } }));
   step(`${WORKERS} workers on the old build and the API running`);
 
   const workspace = await admin('workspace', 'create', '--name', 'Rolling Deploy Check', '--plan', 'BUSINESS');
@@ -266,9 +214,7 @@ async function main(): Promise<boolean> {
   for (let i = 0; i < workers.length; i++) {
     const old = workers[i]!;
     await old.stop();
-    const replacement = startWorker(`worker ${i + 1} (new build)`, newBundle);
-    children.push(replacement);
-    await until(`${replacement.name} to run`, 120_000, () => workerRunning(replacement), replacement);
+    const replacement = await startWorker(`worker ${i + 1} (new build)`, newBundle);
     workers[i] = replacement;
     step(`${replacement.name} running (${posts.filter((p) => p.dueMs <= Date.now()).length} of ${POSTS} posts due so far)`);
     if (i < workers.length - 1) await sleep(PAUSE_MS);
@@ -330,7 +276,7 @@ async function main(): Promise<boolean> {
   if (gate.code !== 0) problems.push(`replay gate on the new build: ${gate.lines.join('\n')}`);
   const oldWorkerNondeterminism = children
     .filter((c) => c.name.includes('old build'))
-    .flatMap((c) => c.lines.filter((l) => /nondetermin/i.test(l))).length;
+    .flatMap((c) => c.output.filter((l) => /nondetermin/i.test(l))).length;
 
   lags.sort((a, b) => a - b);
   const q = (p: number) => (lags.length ? lags[Math.min(lags.length - 1, Math.floor(p * lags.length))]! : NaN);

@@ -76,7 +76,8 @@ const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).
 const ENTRIES = { api: 'api/main.ts', worker: 'workers/main.ts' } as const;
 export type ProcessKind = keyof typeof ENTRIES;
 
-export type Exit = { code: number | null; signal: NodeJS.Signals | null };
+/** How the process ended; `error` when it could not be started at all. */
+export type Exit = { code: number | null; signal: NodeJS.Signals | null; error?: Error };
 
 export type Readiness =
   | { line: RegExp }
@@ -213,11 +214,9 @@ function spawnLaunched(options: LaunchOptions): Launched {
       for (const w of lineWatchers) w(line);
     });
   }
-  let spawnError: Error | null = null;
   const exited = new Promise<Exit>((resolve) => {
     child.once('error', (err) => {
-      spawnError = err;
-      resolve({ code: null, signal: null });
+      resolve({ code: null, signal: null, error: err });
     });
     child.once('exit', (code, signal) => {
       // The output read to its end, so an early exit's message carries the last lines.
@@ -227,7 +226,7 @@ function spawnLaunched(options: LaunchOptions): Launched {
 
   const failure = (what: string) => new Error(`${name} ${what}${tail.length ? `. Last output:\n${tail.join('\n')}` : ''}`);
   const describeExit = (e: Exit) =>
-    spawnError ? `could not be started (${spawnError.message})` : `exited (${e.signal ?? `code ${e.code}`}) before it was ready`;
+    e.error ? `could not be started (${e.error.message})` : `exited (${e.signal ?? `code ${e.code}`}) before it was ready`;
 
   const waitOne = async (r: Readiness, deadline: number, timeoutMs: number): Promise<void> => {
     if ('line' in r) {

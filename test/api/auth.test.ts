@@ -4,7 +4,8 @@ import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
 import { client, useApi, type CallResult } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
-import { assertError, eventually, startApiProcess, type ApiProcess } from '../support/foundation';
+import { assertError, startApiProcess, type ApiProcess } from '../support/foundation';
+import { waitFor } from '../support/wait';
 
 // spec 5.1 and 1 rule 2: who may call at all. Every refusal here is a 401 or 403 in the
 // envelope; revocation reaches every process within 5 s, scope edits on the next request.
@@ -15,15 +16,17 @@ import { assertError, eventually, startApiProcess, type ApiProcess } from '../su
  */
 async function untilAnswers(call: ReturnType<typeof client>, path: string, status: number, withinMs: number, everyMs: number) {
   let last: CallResult | undefined;
-  const elapsed = await eventually(
+  const started = Date.now();
+  const answered = await waitFor(
     async () => {
       last = await call('GET', path);
-      return last.status === status;
+      return last.status === status && { elapsed: Date.now() - started };
     },
     withinMs,
+    `${path} to answer ${status}`,
     everyMs,
-  );
-  return { elapsed, last: last! };
+  ).catch(() => null);
+  return { elapsed: answered?.elapsed ?? null, last: last! };
 }
 
 describe('authentication (spec 5.1)', () => {

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
-import { API_NODE_ARGS } from '../../lib/apiRuntime';
 import { registerSearchAttributes } from '../../lib/temporal';
+import { launch } from '../../tooling/launcher';
 import { freePort } from '../../tooling/ports';
 import { startApiProcess } from '../support/foundation';
 import { waitFor } from '../support/wait';
@@ -15,23 +13,18 @@ import { waitFor } from '../support/wait';
 // and leave each scheduled post to the reconciler; it stops at start instead, naming what is
 // missing. A namespace of its own on the run's Temporal, registered here without attributes.
 
-const root = path.resolve(import.meta.dirname, '..', '..');
-
 /** api/main.ts until it exits (or `timeoutMs` passes), with its exit code and output. */
 async function runApiUntilExit(env: Record<string, string>, timeoutMs = 45_000): Promise<{ code: number | null; output: string }> {
   const [port, mcpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
-  const child = spawn(process.execPath, [...API_NODE_ARGS, '--import', 'tsx', 'api/main.ts'], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), MCP_PORT: String(mcpPort), METRICS_PORT: String(metricsPort), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const api = await launch({
+    kind: 'api',
+    env: { PORT: String(port), MCP_PORT: String(mcpPort), METRICS_PORT: String(metricsPort), ...env },
+    keepOutput: true,
   });
-  let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  const timer = setTimeout(() => void api.kill(), timeoutMs);
+  const { code } = await api.exited;
   clearTimeout(timer);
-  return { code, output };
+  return { code, output: api.output.join('\n') };
 }
 
 describe('API start against a Temporal namespace that is not set up', function () {

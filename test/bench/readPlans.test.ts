@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import type { Knex } from 'knex';
-import { recreateDatabase } from '../../bench/harness/database';
+import { dropDatabase, recreateDatabase } from '../../tooling/databases';
 import { startServer, type ServerHandle } from '../../bench/harness/servers';
 import type { CapturedStatement } from '../../bench/harness/statements';
 import { indexScansOn, plansAsSent } from '../../bench/reads/plans';
@@ -47,12 +47,7 @@ describe('read plans at scale (bench/reads)', function () {
     await api?.stop();
     await pool?.end();
     await k?.destroy();
-    const admin = new URL(url);
-    admin.pathname = '/postgres';
-    const c = new pg.Client({ connectionString: admin.toString() });
-    await c.connect();
-    await c.query(`drop database if exists "${base.pathname.slice(1)}" with (force)`);
-    await c.end();
+    await dropDatabase(url);
   });
 
   for (const which of ['largest', 'small'] as const) {

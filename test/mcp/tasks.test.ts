@@ -18,7 +18,7 @@ import { startLlmStub, type LlmStub } from '../../sim/llm/server';
 import { workspaceWithKey } from '../support/factories';
 import { startApiProcess, type ApiProcess } from '../support/foundation';
 import { freePort } from '../../tooling/ports';
-import { spawnService, type ServiceProcess } from '../support/processes';
+import { launchService, type ServiceProcess } from '../support/processes';
 import { waitFor } from '../support/wait';
 import { llmStubWriter, testWorker } from '../support/worker';
 import { connect, GENERATION_SOURCE, ok, rerouting, startMcpStack, type McpStack } from './support';
@@ -451,7 +451,7 @@ describe('MCP tasks (jobs as tasks)', function () {
   describe('across an API restart', () => {
     let api: ServiceProcess | undefined;
     after(async () => {
-      await api?.kill('SIGTERM');
+      await api?.stop();
     });
 
     it('a task running while its API process is killed and restarted is awaited and fetched afterwards', async () => {
@@ -461,7 +461,7 @@ describe('MCP tasks (jobs as tasks)', function () {
       const mcpUrl = `http://127.0.0.1:${mcpPort}`;
       const env = { PORT: String(port), MCP_PORT: String(mcpPort), PUBLIC_URL: `http://127.0.0.1:${port}`, MCP_PUBLIC_URL: mcpUrl };
       // The API as a process of its own (test/support/processes.ts), restarted on the same ports.
-      const start = () => spawnService('api/main.ts', env, /mcp listening/, 120_000);
+      const start = () => launchService({ kind: 'api', env, ready: { line: /mcp listening/ }, readyTimeoutMs: 120_000 });
       api = await start();
       stub.setLatency(6_000);
       const ws = await workspaceWithKey();

@@ -1,10 +1,11 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, portAcceptsConnections } from '../../tooling/ports';
-import { spawnCommand, spawnService } from '../support/processes';
-import { sleep, waitFor } from '../support/wait';
+import { launchService, type ServiceProcess } from '../support/processes';
+import { waitFor } from '../support/wait';
 import { ok as adminOk } from '../support/admin';
 
 // issue 17: `npm start` (bin/start.ts) stops cleanly. After SIGINT the API, the MCP transport,
@@ -21,6 +22,9 @@ const OWN_PORTS = [
   'METRICS_PORT',
   'WORKER_METRICS_PORT',
 ];
+
+/** Everything the process printed, one line each. */
+const printed = (service: ServiceProcess) => service.output.map((l) => `${l}\n`).join('');
 
 /**
  * A free port for each of `names` and the environment of an `npm start` of its own in `dataDir`:
@@ -56,7 +60,12 @@ describe('npm start stops cleanly on SIGINT', function () {
     const names = [...OWN_PORTS, 'TEMPORAL_SDK_METRICS_PORT'];
     // A queue no test worker polls.
     const { ports, env } = await ownStart(names, dataDir, { TEMPORAL_TASK_QUEUE: `start-test-${process.pid}` });
-    const service = await spawnService('bin/start.ts', env, /Content Scheduling Service is running/, 180_000);
+    const service = await launchService({
+      entry: 'bin/start.ts',
+      env,
+      ready: { line: /Content Scheduling Service is running/ },
+      readyTimeoutMs: 180_000,
+    });
     try {
       const ready = await fetch(`http://127.0.0.1:${ports.PORT}/v1/health/ready`);
       assert.equal(ready.status, 200, await ready.text());
@@ -78,11 +87,10 @@ describe('npm start stops cleanly on SIGINT', function () {
       );
       assert.match(sdk, /temporal_worker_task_slots_available|temporal_num_pollers|temporal_request/);
     } finally {
-      const exited = new Promise<number | null>((resolve) => service.child.once('exit', (code) => resolve(code)));
-      service.child.kill('SIGINT');
+      const exited = service.kill('SIGINT').then((e) => e.code);
       const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 60_000))]);
       if (code === 'timeout') await service.kill('SIGKILL');
-      assert.equal(code, 0, service.output.join('').slice(-3000));
+      assert.equal(code, 0, printed(service).slice(-3000));
     }
     for (const n of names) assert.equal(await portAcceptsConnections(ports[n]!), false, `${n} ${ports[n]} is released after SIGINT`);
   });
@@ -99,19 +107,23 @@ describe('npm start stops cleanly on SIGINT', function () {
       S3_ENDPOINT: '',
       TEMPORAL_TASK_QUEUE: `start-group-test-${process.pid}`,
     });
-    const service = await spawnCommand('npm', ['start'], env, /Content Scheduling Service is running/, 180_000, { group: true });
+    const service = await launchService({
+      command: ['npm', 'start'],
+      env,
+      ready: { line: /Content Scheduling Service is running/ },
+      readyTimeoutMs: 180_000,
+      group: true,
+    });
     const group = -service.child.pid!;
     let ended: { code: number | null; signal: NodeJS.Signals | null } | 'timeout' = 'timeout';
     try {
       // issue 29 item 5: a plain npm start runs the LLM simulator, and bin/admin finds it on the same port.
-      assert.match(service.output.join(''), new RegExp(`LLM sim +http://127\\.0\\.0\\.1:${ports.LLM_STUB_PORT}/v1`));
+      assert.match(printed(service), new RegExp(`LLM sim +http://127\\.0\\.0\\.1:${ports.LLM_STUB_PORT}/v1`));
       assert.equal((await adminOk(['llm', 'latency', '--ms', '0'], { env: { ...env, ADMIN_CLI_BUNDLE: '0' } })).latencyMs, 0);
       // The worker is up (its metrics port opens once its workflow bundle is built), so it too stops through its own path.
       await waitFor(() => portAcceptsConnections(ports.WORKER_METRICS_PORT!), 120_000, 'the worker to start');
     } finally {
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-        service.child.once('exit', (code, signal) => resolve({ code, signal })),
-      );
+      const exited = service.exited;
       process.kill(group, 'SIGINT');
       // The echo: the copy a wrapper forwards (npm, the tsx CLI's relay) arrives moments later.
       await sleep(50);
@@ -119,7 +131,7 @@ describe('npm start stops cleanly on SIGINT', function () {
       ended = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 90_000))]);
       if (ended === 'timeout') process.kill(group, 'SIGKILL');
     }
-    const output = service.output.join('');
+    const output = printed(service);
     assert.doesNotMatch(output, /second interrupt/, output.slice(-3000));
     for (const child of ['api', 'worker', 'network-sim', 'llm-sim', 'transcription-sim', 'youtube-sim'])
       assert.match(output, new RegExp(`\\[start\\] ${child} stopped\\n`), `${child} stopped cleanly (exit 0):\n${output.slice(-3000)}`);

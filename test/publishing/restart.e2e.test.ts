@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
 import { typedClient } from '../support/app';
@@ -5,7 +6,6 @@ import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';
 import { IsolatedStack } from '../support/processes';
 
-import { sleep } from '../support/wait';
 import { inSeconds } from '../support/time';
 
 // Driven through the typed client generated from the OpenAPI document (client/), as a caller would.
@@ -33,7 +33,7 @@ describe('publishing survives killing every process (end to end)', function () {
           `still scheduled: ${rows
             .filter((r) => r.status === 'scheduled')
             .map((r) => r.id)
-            .join(', ')}\nworker: ${stack.worker?.output.join('').slice(-1500)}`,
+            .join(', ')}\nworker: ${stack.worker?.output.join('\n').slice(-1500)}`,
         );
       await sleep(300);
     }

@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import type Koa from 'koa';
 import { createApp } from '../../api/app';
 import { db } from '../../lib/db';
 import { newId, randomBase62 } from '../../lib/ids';
 import { serveOnEphemeralPort, type CallResult, type TestServer } from './app';
+import { apiAnswers, launch } from '../../tooling/launcher';
 import { freePort } from '../../tooling/ports';
 
 // Helpers for the foundation suites (test/api/*.test.ts): servers with extra test-only routes,
 // a second API *process*, and direct row inserts for volumes the API would make slow to build.
-
-const root = path.resolve(import.meta.dirname, '..', '..');
 
 /**
  * The real app with extra middleware appended after the production router. Unmatched requests
@@ -41,7 +39,7 @@ export async function startApiProcess(env: Record<string, string> = {}): Promise
     try {
       return await startApiProcessOnce(env);
     } catch (err) {
-      if (attempt === 3 || !(err instanceof Error) || !err.message.includes('exited during start-up')) throw err;
+      if (attempt === 3 || !(err instanceof Error) || !err.message.includes('before it was ready')) throw err;
     }
   }
 }
@@ -50,57 +48,20 @@ async function startApiProcessOnce(env: Record<string, string>): Promise<ApiProc
   const port = await freePort();
   let mcpPort = await freePort();
   while (mcpPort === port) mcpPort = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      MCP_PORT: String(mcpPort),
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      MCP_PUBLIC_URL: `http://127.0.0.1:${mcpPort}`,
-      LOG_LEVEL: 'error',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
   const url = `http://127.0.0.1:${port}`;
   const mcpUrl = `http://127.0.0.1:${mcpPort}`;
-  let exited = false;
-  child.once('exit', () => {
-    exited = true;
-  });
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (exited) throw new Error('the API process exited during start-up');
+  const api = await launch({
+    kind: 'api',
+    name: 'the API process',
+    env: { PORT: String(port), MCP_PORT: String(mcpPort), PUBLIC_URL: url, MCP_PUBLIC_URL: mcpUrl, LOG_LEVEL: 'error', ...env },
     // Up when both doors answer (the REST and the MCP listener start one after the other).
-    const answers = (u: string) =>
-      fetch(u).then(
-        (r) => r.ok,
-        () => false,
-      );
-    if ((await answers(`${url}/v1/health`)) && (await answers(`${mcpUrl}/.well-known/oauth-protected-resource`))) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error('the API process did not start within 90 s');
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    url,
-    mcpUrl,
-    child,
-    close: () =>
-      new Promise((resolve) => {
-        if (exited) return resolve();
-        // A graceful stop first; a process that hangs on shutdown must not hang the suite.
-        const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
-        child.once('exit', () => {
-          clearTimeout(force);
-          resolve();
-        });
-        child.kill('SIGTERM');
-      }),
-  };
+    ready: apiAnswers(port, mcpPort),
+    readyTimeoutMs: 90_000,
+    // A graceful stop first; a process that hangs on shutdown must not hang the suite.
+    stopGraceMs: 5_000,
+    onLine: (line, stream) => stream === 'stderr' && process.stderr.write(`${line}\n`),
+  });
+  return { url, mcpUrl, child: api.child, close: async () => void (await api.stop()) };
 }
 
 /** Inserts posts directly; `createdAt` may repeat to exercise the id tie-break of the keyset. */
@@ -143,16 +104,6 @@ export async function insertMembers(
     })),
   );
   return out;
-}
-
-/** Polls `probe` until it returns true or `withinMs` passes; returns the elapsed time or null. */
-export async function eventually(probe: () => Promise<boolean>, withinMs: number, everyMs = 100): Promise<number | null> {
-  const started = Date.now();
-  for (;;) {
-    if (await probe()) return Date.now() - started;
-    if (Date.now() - started > withinMs) return null;
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
 }
 
 /**

@@ -11,6 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';
+import { createEmptyDatabase, dropDatabase, withMaintenanceDb } from '../../tooling/databases';
 import { freePort } from '../../tooling/ports';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
@@ -85,31 +86,15 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function withMaintenanceDb<T>(url: string, fn: (c: pg.Client, name: string) => Promise<T>): Promise<T> {
-  const name = decodeURIComponent(new URL(url).pathname.slice(1));
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  try {
-    return await fn(client, name);
-  } finally {
-    await client.end();
-  }
-}
-
-const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
-
 async function resetDatabase(url: string) {
   await withMaintenanceDb(url, async (client, name) => {
     const stale = await client.query(`select datname from pg_database where datname ~ '^content_scheduler_test_[0-9]+$'`);
     for (const { datname } of stale.rows) {
       if (datname !== name && !isAlive(Number(datname.split('_').pop())))
-        await client.query(`drop database if exists ${quote(datname)} with (force)`);
+        await client.query(`drop database if exists ${pg.escapeIdentifier(datname)} with (force)`);
     }
-    await client.query(`drop database if exists ${quote(name)} with (force)`);
-    await client.query(`create database ${quote(name)}`);
   });
+  await createEmptyDatabase(url);
 }
 
 let stopTemporal = async () => {};
@@ -212,8 +197,5 @@ export async function mochaGlobalTeardown() {
   await stopTranscription();
   await stopYoutube();
   await stopLlmSim();
-  if (ownDatabase && !inherited)
-    await withMaintenanceDb(env.DATABASE_URL!, (client, name) => client.query(`drop database if exists ${quote(name)} with (force)`)).catch(
-      () => {},
-    );
+  if (ownDatabase && !inherited) await dropDatabase(env.DATABASE_URL!).catch(() => {});
 }

@@ -1,79 +1,19 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { workerNodeArgs } from '../../lib/config';
+import { launch, type Launched, type LaunchOptions } from '../../tooling/launcher';
 import { freePort } from '../../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../../tooling/temporalBinary';
 
-// Real service processes for end-to-end tests that kill and restart them. Node runs the entry
-// itself (tsx as a loader, not its CLI wrapper), so SIGKILL reaches the process that serves.
-const root = path.resolve(import.meta.dirname, '..', '..');
+// Real service processes for end-to-end tests that kill and restart them, through the one
+// launcher (tooling/launcher.ts): Node runs the entry itself, so SIGKILL reaches the process
+// that serves, and every line it printed is kept for the test's failure messages.
 
-export interface ServiceProcess {
-  child: ChildProcess;
-  output: string[];
-  kill(signal?: NodeJS.Signals): Promise<void>;
-}
+export type ServiceProcess = Launched;
 
-export async function spawnService(
-  entry: string,
-  env: Record<string, string>,
-  readyPattern: RegExp,
-  timeoutMs = 60_000,
-  nodeArgs: string[] = [],
-): Promise<ServiceProcess> {
-  return spawnCommand(process.execPath, [...nodeArgs, '--import', 'tsx', entry], env, readyPattern, timeoutMs);
-}
-
-/**
- * Any command as a service (`npm start` as a user types it), ready when its output matches.
- * `group`: in a process group of its own, as a terminal runs a foreground job, so a test can
- * signal the whole group the way Ctrl-C does (`process.kill(-child.pid, 'SIGINT')`).
- */
-export async function spawnCommand(
-  command: string,
-  args: string[],
-  env: Record<string, string>,
-  readyPattern: RegExp,
-  timeoutMs = 60_000,
-  opts: { group?: boolean } = {},
-): Promise<ServiceProcess> {
-  const entry = [command, ...args].join(' ');
-  const child = spawn(command, args, {
-    cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: opts.group ?? false,
-  });
-  const output: string[] = [];
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${entry} not ready in ${timeoutMs} ms:\n${output.join('').slice(-2000)}`)), timeoutMs);
-    const onData = (d: Buffer) => {
-      output.push(d.toString());
-      if (readyPattern.test(d.toString())) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (d: Buffer) => output.push(d.toString()));
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${entry} exited with ${code}:\n${output.join('').slice(-2000)}`));
-    });
-  });
-  child.removeAllListeners('exit');
-  return {
-    child,
-    output,
-    kill: (signal = 'SIGKILL') =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill(signal);
-      }),
-  };
+/** `launch` as the tests use it: output kept, logged at info (readiness lines are info lines). */
+export function launchService(options: LaunchOptions): Promise<Launched> {
+  return launch({ readyTimeoutMs: 60_000, keepOutput: true, ...options, env: { LOG_LEVEL: 'info', ...options.env } });
 }
 
 /**
@@ -137,21 +77,21 @@ export class IsolatedStack {
   }
 
   async startApi(): Promise<void> {
-    this.api = await spawnService('api/main.ts', this.env(), /api listening/);
+    this.api = await launchService({ kind: 'api', env: this.env(), ready: { line: /api listening/ } });
   }
 
   async startWorker(): Promise<void> {
     // Started as `npm run start:worker` starts it, heap limit included.
-    this.worker = await spawnService('workers/main.ts', this.env(), /worker running/, 60_000, workerNodeArgs());
+    this.worker = await launchService({ kind: 'worker', env: this.env(), ready: { line: /worker running/ } });
   }
 
   workerAlive(): boolean {
-    return this.worker !== undefined && this.worker.child.exitCode === null && this.worker.child.signalCode === null;
+    return this.worker?.running() ?? false;
   }
 
   async stop(): Promise<void> {
-    await this.api?.kill('SIGTERM');
-    await this.worker?.kill('SIGTERM');
+    await this.api?.stop();
+    await this.worker?.stop();
     if (this.options.ownTemporal) await this.temporal?.stop();
     if (this.dir) await rm(this.dir, { recursive: true, force: true });
   }
