@@ -4,12 +4,13 @@
 // Temporal CLI (tooling/serverProcess.ts): S3_SERVER_PATH → `versitygw` on PATH → the shared
 // cache folder → `go install`.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChildProcess } from 'node:child_process';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, portAcceptsConnections } from './ports';
-import { defaultLog, resolveGoBinary, sleep, spawnServer, type GoBinary, type LogFn } from './serverProcess';
+import { defaultLog, resolveGoBinary, spawnServer, type GoBinary, type LogFn } from './serverProcess';
 
 export const S3_SERVER_MODULE = 'github.com/versity/versitygw/cmd/versitygw';
 export const S3_SERVER_VERSION = 'v1.8.0';

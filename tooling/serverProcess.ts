@@ -5,6 +5,7 @@
 // Binaries are resolved rather than downloaded at install time because the machines this runs
 // on may have no internet access; a Go toolchain plus the module cache is enough to build them.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -68,8 +69,6 @@ function pidAlive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Take the build lock, or wait for whoever holds it. Returns false when another process

@@ -2,13 +2,14 @@
 // `npm start` and the integration tests use when TEMPORAL_ADDRESS is unset (the shared steps:
 // tooling/serverProcess.ts).
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChildProcess } from 'node:child_process';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Connection as TemporalConnection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_KEYS, searchAttributeFlags } from '../lib/searchAttributes';
 import { portAcceptsConnections } from './ports';
-import { binaryCacheDir, defaultLog, resolveGoBinary, runToEnd, sleep, spawnServer, type GoBinary, type LogFn } from './serverProcess';
+import { binaryCacheDir, defaultLog, resolveGoBinary, runToEnd, spawnServer, type GoBinary, type LogFn } from './serverProcess';
 
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';

@@ -5,6 +5,7 @@
 // (tooling/serverProcess.ts): TEMPORAL_SERVER_PATH / TEMPORAL_SQL_TOOL_PATH → on PATH → the
 // shared cache folder → `go install`.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import fsp from 'node:fs/promises';
 import net from 'node:net';
@@ -15,7 +16,7 @@ import pg from 'pg';
 import { SEARCH_ATTRIBUTE_KEYS } from '../lib/searchAttributes';
 import { publishPostWorkflow } from '../workflows/publishPost';
 import { freePort, portAcceptsConnections } from './ports';
-import { defaultLog, resolveGoBinary, runToEnd, sleep, spawnServer, type GoBinary, type LogFn, type ServerProcess } from './serverProcess';
+import { defaultLog, resolveGoBinary, runToEnd, spawnServer, type GoBinary, type LogFn, type ServerProcess } from './serverProcess';
 import { waitForFrontend } from './temporalBinary';
 
 /** The server release the CLI (TEMPORAL_CLI_VERSION v1.5.1) embeds, so both tiers run the same server. */

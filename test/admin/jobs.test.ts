@@ -2,11 +2,12 @@
 // each run through bin/admin in its own process against the generation harness (the real API,
 // an in-process worker, the LLM simulator as a real HTTP server).
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
-import { generationBody, sleep, startHarness, waitForJob, type Harness } from '../generation/support';
+import { generationBody, startHarness, waitForJob, type Harness } from '../generation/support';
 import { fails, ok } from '../support/admin';
 
 describe('operator commands for generation (bin/admin jobs, llm)', function () {

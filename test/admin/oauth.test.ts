@@ -1,10 +1,10 @@
 // `bin/admin oauth token --expires-in SECONDS` (issue 29 item 7): a short-lived access token, and
 // with offline_access a refresh token, so a client author can watch their client refresh.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { client, useApi } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
-import { sleep } from '../support/wait';
 import { fails, ok } from '../support/admin';
 
 describe('operator CLI: short-lived OAuth tokens (bin/admin oauth token --expires-in)', function () {

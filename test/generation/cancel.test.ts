@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
 import { finishJob, progressNow } from '../../lib/generation/jobs';
@@ -5,7 +6,7 @@ import { settleJobSpend, settleUnsettledJobs } from '../../lib/generation/spend'
 import { client } from '../support/app';
 import { uniqueKey, workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
-import { draftsOf, generationBody, recordIfAsked, sleep, useHarness, waitForJob, workflowClosed } from './support';
+import { draftsOf, generationBody, recordIfAsked, useHarness, waitForJob, workflowClosed } from './support';
 
 // spec 3.2 / 4.8: only a QUEUED job can be cancelled, twice is safe, and a cancel racing the
 // worker's start never leaves a draft behind a CANCELLED job.

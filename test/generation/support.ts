@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { db } from '../../lib/db';
 import { TERMINAL_STATUSES, type JobStatus } from '../../lib/generation/jobs';
 import { temporalClient } from '../../lib/temporal';
@@ -9,9 +10,6 @@ import { startApi, type TestServer } from '../support/app';
 // The generation suites' harness: the real API over HTTP, the LLM stub as a real HTTP server,
 // and an in-process worker whose writer is a ChatCompletionsWriter pointed at the stub (config
 // is read at import and LLM_BASE_URL names the run's shared simulator, so the writer is injected).
-
-import { sleep } from '../support/wait';
-export { sleep };
 
 export interface Harness {
   api: TestServer;

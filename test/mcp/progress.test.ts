@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -22,8 +23,6 @@ import {
 // increasing, total 1, 1.0 at the terminal job state) and the result after the last one; and
 // the streamable transport's resumability: a stream broken off in one process is resumed with
 // Last-Event-ID in another (events in Redis).
-
-import { sleep } from '../support/wait';
 
 describe('MCP progress and resumable streams', function () {
   this.timeout(120_000);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import type { Worker } from '@temporalio/worker';
 import { db } from '../../lib/db';
@@ -10,7 +11,7 @@ import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedCompanyPage, connectedPersonalProject, simulator } from '../support/network';
 
-import { sleep, waitFor } from '../support/wait';
+import { waitFor } from '../support/wait';
 
 async function connectionOf(projectId: string) {
   const p = await db()('projects').where({ id: projectId }).first('connection_id');

@@ -1,10 +1,11 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';
 import { IsolatedStack } from '../support/processes';
-import { sleep, waitFor } from '../support/wait';
+import { waitFor } from '../support/wait';
 
 // docs/reliability.md "When Temporal is down": a scheduling write still succeeds (the row is
 // committed first; the workflow sync is deferred), readiness says 503 naming Temporal, and

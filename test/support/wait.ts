@@ -1,5 +1,6 @@
-// Polling helpers shared by the suites that wait on workflows and processes.
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+// The poller the suites share to wait on workflows, rows and processes (a fixed pause is
+// node:timers/promises setTimeout).
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Polls `fn` until it yields a truthy value (returned) or `timeoutMs` passes (throws). */
 export async function waitFor<T>(

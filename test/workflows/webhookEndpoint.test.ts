@@ -1,8 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import type { DeliveryPassResult, WebhookEndpointInput } from '../../activities/webhooks';
 import { endpointDeliveryStatusQuery, webhookDeliveriesReadySignal } from '../../lib/temporal/contracts/deliverWebhook';
 import { webhookEndpointWorkflow } from '../../workflows/deliverWebhook';
-import { sleep, waitFor } from '../support/wait';
+import { waitFor } from '../support/wait';
 import { withWorker, type WorkflowTestContext } from '../support/workflowEnv';
 
 // The endpoint's delivery workflow alone (workflows/deliverWebhook.ts, docs/webhooks.md "How it
