@@ -1,12 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-// A receiver's verifier of `Webhook-Signature: t=<unix seconds>,v1=<hex>`, written from the
-// scheme's description and independent of lib/webhooks/signature.ts: parse every element,
+// A customer's receiver's verifier of `Webhook-Signature: t=<unix seconds>,v1=<hex>`, as the
+// tests and the benches' receivers check what the service signed: written from the scheme's
+// description and independent of lib/webhooks/signature.ts: parse every element,
 // recompute HMAC-SHA256 over "<t>.<raw body>" with the secret as UTF-8, accept when any v1
 // matches in constant time and the timestamp is within the tolerance.
 
 export type Verification = { ok: true; timestamp: number } | { ok: false; reason: string };
 
+/** `toleranceSeconds: Infinity` checks the signature only (a bench's receiver of late retries). */
 export function verifyWebhookSignature(
   rawBody: string | Buffer,
   header: string | undefined,

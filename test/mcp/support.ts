@@ -8,7 +8,7 @@ import { closeMcp, createMcpApp } from '../../api/mcp/app';
 import { config } from '../../lib/config';
 import { startLlmStub, type LlmStub } from '../../sim/llm/server';
 import { llmStubWriter, testWorker } from '../support/worker';
-import { serveOnEphemeralPort } from '../support/app';
+import { client, serveOnEphemeralPort } from '../support/app';
 
 // The MCP suites' harness: the REST/OAuth app and the MCP app, each a real HTTP server on an
 // ephemeral port in this process (config's public URLs pointed at them, as the OAuth tests do),
@@ -110,21 +110,13 @@ export async function fails(
   return s;
 }
 
+/**
+ * A tool's REST twin called positionally (method, path, body, headers), through the suites' one
+ * REST caller (test/support/app.ts `client`), so every answer is checked against the contract too.
+ */
 export function rest(apiUrl: string, token: string, defaults: Record<string, string> = {}) {
-  return async function call(method: string, p: string, body?: unknown, headers: Record<string, string> = {}) {
-    const res = await fetch(apiUrl + p, {
-      method,
-      headers: {
-        Authorization: `Bearer ${token}`,
-        ...defaults,
-        ...headers,
-        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
-  };
+  const call = client(apiUrl, token, defaults);
+  return (method: string, p: string, body?: unknown, headers: Record<string, string> = {}) => call(method, p, { body, headers });
 }
 
 /** A fetch that sends requests for `from`'s origin to `to` instead (a load balancer's choice). */

@@ -23,7 +23,7 @@ import {
   type Receiver,
   type WebhookWorker,
 } from './support';
-import { verifyWebhookSignature } from './verifier';
+import { verifyWebhookSignature } from '../../sim/webhooks/verifier';
 
 // spec 6 end to end: committed outbox events → relay workflow → one delivery workflow per
 // endpoint on the real Temporal dev server → real node:http receivers on 127.0.0.1.

@@ -4,7 +4,7 @@ import { config } from '../../lib/config';
 import { sendWebhook, type ResolvedAddress, type Resolver } from '../../lib/webhooks/send';
 import { signatureHeader } from '../../lib/webhooks/signature';
 import { answer, receiver, type Receiver } from './support';
-import { verifyWebhookSignature } from './verifier';
+import { verifyWebhookSignature } from '../../sim/webhooks/verifier';
 
 // One attempt over real sockets to real node:http receivers on 127.0.0.1 (spec 6 rules 1-3 and
 // the SSRF policy of ARCHITECTURE.md). The loopback allowance is passed explicitly in each
