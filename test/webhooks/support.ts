@@ -7,7 +7,8 @@ import { emitEvent, type EventType } from '../../lib/outbox';
 import { temporalClient } from '../../lib/temporal';
 import { webhookRelayWorkflow } from '../../workflows/deliverWebhook';
 import { testWorker } from '../support/worker';
-export { sleep, waitFor } from '../support/wait';
+export { waitFor } from '../support/wait';
+export { setTimeout as sleep } from 'node:timers/promises';
 
 // Fixtures of the webhook suites: real receivers on 127.0.0.1, an in-process worker with its
 // own task queue and outbox relay (OAuth tokens: test/oauth/support.ts oauthToken).
