@@ -1,6 +1,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
-import { finishingJob, finishJob, finishRunningJob, progressNow, type GenerationJobInput, type JobStatus } from '../lib/generation/jobs';
+import { finishingJob, finishJob, finishRunningJob } from '../lib/jobs/finish';
+import { progressNow, type JobStatus } from '../lib/jobs/row';
+import { type GenerationJobInput } from '../lib/jobs/kinds/postGeneration';
 import { jobProcessingState, notPausedSql, PAUSED_ERROR_TYPE } from '../lib/generation/pause';
 import type { PostWriter } from '../lib/llm/client';
 import { isLlmError, shouldRetry } from '../lib/llm/errors';

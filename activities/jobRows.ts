@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
-import { finishJob, progressNow, type JobProgress, type JobStatus } from '../lib/generation/jobs';
+import { finishJob } from '../lib/jobs/finish';
+import { progressNow, type JobProgress, type JobStatus } from '../lib/jobs/row';
 import { IngestError } from '../lib/ingest/errors';
 import { OutboundError } from '../lib/net/outbound';
 

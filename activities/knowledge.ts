@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
-import { finishingJob, finishJob, progressNow, type JobStatus } from '../lib/generation/jobs';
+import { finishingJob, finishJob } from '../lib/jobs/finish';
+import { progressNow, type JobStatus } from '../lib/jobs/row';
 import { IngestError } from '../lib/ingest/errors';
 import { FetchError } from '../lib/net/guardedFetch';
 import type { Resolver } from '../lib/net/resolve';

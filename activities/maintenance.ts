@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { reconcileQueuedJobs } from '../lib/jobs/reconcile';
-import { settleUnsettledJobs } from '../lib/generation/spend';
+import { settleUnsettledJobs } from '../lib/spend/settlement';
 import { reconcileReviews } from '../lib/publishing/review';
 
 // The reconciler's work beyond publishing (workflows/maintenance.ts): the publish and health

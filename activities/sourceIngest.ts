@@ -1,7 +1,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { config } from '../lib/config';
-import { finishingJob, finishJob, progressNow, type JobStatus } from '../lib/generation/jobs';
+import { finishingJob, finishJob } from '../lib/jobs/finish';
+import { progressNow, type JobStatus } from '../lib/jobs/row';
 import { IngestError } from '../lib/ingest/errors';
 import { extractText } from '../lib/ingest/extract';
 import type { Transcriber } from '../lib/ingest/transcription';

@@ -217,7 +217,7 @@ async function setUp(cleanups: Cleanups) {
   const { worker, connection } = await createWorker();
   const running = worker.run();
   const client = await temporalClient();
-  const { webhookRelayWorkflow } = await import('../workflows/deliverWebhook');
+  const { webhookRelayWorkflow } = await import('../workflows/webhookRelay');
   await client.workflow.start(webhookRelayWorkflow, {
     taskQueue: config.temporalTaskQueue,
     workflowId: workflowIds.webhookRelay(),

@@ -12,7 +12,7 @@ import type { Knex } from 'knex';
 //   queue.ts) rolls back as a whole: nothing queued, nothing reserved. Answers the week's usage
 //   before this reservation (for the shadow/warn log).
 // - jobs_unsettled: the final jobs whose spend is not yet settled. Settlement follows the final
-//   state's COMMIT (lib/generation/spend.ts settleJobSpend); the reconciler's pass settles any
+//   state's COMMIT (lib/spend/settlement.ts settleJobSpend); the reconciler's pass settles any
 //   job a crash left between the two.
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`

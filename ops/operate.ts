@@ -1,4 +1,4 @@
-import { ENFORCEMENTS, POOL_KEY, type Enforcement } from '../lib/generation/spend';
+import { ENFORCEMENTS, POOL_KEY, type Enforcement } from '../lib/spend/meters';
 import { db } from '../lib/db';
 import { presentOverride, storedOverride, type LimitOverride } from '../lib/limits';
 import { newId, randomBase62 } from '../lib/ids';
@@ -240,7 +240,7 @@ export async function setTargetBudget(input: { workspaceId: string; projectId?: 
 
 /** The workspace's budget settings and what each target has in force this week. */
 export async function budgets(workspaceId: string) {
-  const { loadAiLimits, periodsAt, weekUsedCents } = await import('../lib/generation/spend');
+  const { loadAiLimits, periodsAt, weekUsedCents } = await import('../lib/spend/meters');
   const w = await getWorkspace(workspaceId);
   const week = periodsAt(new Date()).week;
   const projects = await db()('projects')
@@ -290,7 +290,7 @@ export async function budgets(workspaceId: string) {
  */
 export async function unsettledJobs(input: { workspaceId?: string; limit: number }) {
   if (input.workspaceId !== undefined) await getWorkspace(input.workspaceId);
-  const { listUnsettledJobs } = await import('../lib/generation/spend');
+  const { listUnsettledJobs } = await import('../lib/spend/settlement');
   return listUnsettledJobs(db(), { workspaceId: input.workspaceId, limit: input.limit });
 }
 
@@ -305,7 +305,7 @@ const SETTLE_BATCH = 500;
  */
 export async function settleUnsettledSpend(input: { workspaceId?: string; limit?: number }) {
   if (input.workspaceId !== undefined) await getWorkspace(input.workspaceId);
-  const { listUnsettledJobs, settleUnsettledJobs } = await import('../lib/generation/spend');
+  const { listUnsettledJobs, settleUnsettledJobs } = await import('../lib/spend/settlement');
   let settled = 0;
   for (;;) {
     const want = Math.min(SETTLE_BATCH, (input.limit ?? Infinity) - settled);

@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { ImageGenerationActivities } from '../activities/imageGeneration';
-import type { JobStatus } from '../lib/generation/jobs';
+import type { JobStatus } from '../lib/jobs/row';
 import { ROW_TRANSITION, runJobSteps, type JobWorkflowInput } from './jobSteps';
 
 // One workflow per image generation job (id = job id, docs/media.md "Image generation"), the

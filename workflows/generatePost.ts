@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, patched, proxyActivities, proxyLocalActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { Draft, GenerationActivities } from '../activities/generation';
-import type { JobStatus } from '../lib/generation/jobs';
+import type { JobStatus } from '../lib/jobs/row';
 import { LOCAL_ROW_TRANSITION, localFirst, ROW_TRANSITION, runJobSteps, type JobWorkflowInput } from './jobSteps';
 
 // One workflow per generation job (id = job id, spec 2.12 / 3.2): start the job, have the

@@ -2,7 +2,9 @@
 export { publishPostWorkflow, scheduleChangedSignal, publishStatusQuery } from './publishPost';
 export { connectionHealthWorkflow, checkNowSignal, healthStatusQuery } from './connectionHealth';
 export { maintenanceWorkflow } from './maintenance';
-export { deliverWebhookWorkflow, webhookEndpointWorkflow, webhookRelayWorkflow } from './deliverWebhook';
+export { deliverWebhookWorkflow } from './deliverWebhook';
+export { webhookEndpointWorkflow } from './webhookEndpoint';
+export { webhookRelayWorkflow } from './webhookRelay';
 export { generatePostWorkflow, jobProgressQuery } from './generatePost';
 export { metricsSyncWorkflow } from './metricsSync';
 export { sweepUploadsWorkflow } from './sweepUploads';

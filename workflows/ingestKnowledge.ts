@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { KnowledgeActivities } from '../activities/knowledge';
-import type { JobStatus } from '../lib/generation/jobs';
+import type { JobStatus } from '../lib/jobs/row';
 import { ROW_TRANSITION, runJobSteps, type JobWorkflowInput } from './jobSteps';
 
 // One workflow per KNOWLEDGE_INGEST job (id = job id; docs/knowledge.md), the envelope every job

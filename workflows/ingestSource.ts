@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { SourceIngestActivities } from '../activities/sourceIngest';
-import type { JobStatus } from '../lib/generation/jobs';
+import type { JobStatus } from '../lib/jobs/row';
 import { ROW_TRANSITION, runJobSteps, type JobWorkflowInput } from './jobSteps';
 
 // One workflow per SOURCE_INGEST job (id = job id; docs/sources.md "The ingest job"): the job

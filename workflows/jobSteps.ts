@@ -8,7 +8,7 @@ import {
   type LocalActivityOptions,
 } from '@temporalio/workflow';
 import type { GenerationActivities } from '../activities/generation';
-import type { JobProgress, JobStatus } from '../lib/generation/jobs';
+import type { JobProgress, JobStatus } from '../lib/jobs/row';
 import { jobProgressQuery } from '../lib/temporal/contracts/jobs';
 
 // The job envelope every generation job shares (spec 2.12 / 3.2; docs/media.md "Image

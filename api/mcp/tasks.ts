@@ -11,7 +11,8 @@ import {
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { ApiError } from '../../lib/errors';
-import { JOB_COLUMNS, presentJob, type Job, type JobRow, type JobStatus } from '../../lib/generation/jobs';
+import { JOB_COLUMNS, type JobRow, type JobStatus } from '../../lib/jobs/row';
+import { presentJob, type Job } from '../../lib/generation/jobs';
 import { log } from '../../lib/logger';
 import { Job as JobModel, McpTask } from '../../lib/models';
 import type { AuthContext } from '../auth/context';

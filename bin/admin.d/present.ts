@@ -99,7 +99,7 @@ export function userView(u: Row) {
   };
 }
 
-/** A final generation job whose spend is not settled yet (lib/generation/spend.ts UnsettledJob). */
+/** A final generation job whose spend is not settled yet (lib/spend/settlement.ts UnsettledJob). */
 export function unsettledJobView(j: Row) {
   return {
     id: j.id as string,

@@ -4,16 +4,16 @@ import { afterCommit, answerAfterCommit, db, inUnitOfWork } from '../db';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { log } from '../logger';
-import { JOB_COLUMNS, progressNow, TERMINAL_STATUSES, type JobRow, type JobType } from '../generation/jobs';
-import { budgetTargetOf, reservationFor, reserveGenerationSpend, settleJobSpend, type AiLimits } from '../generation/spend';
-import { startGenerationWorkflow } from '../temporal/start/generatePost';
-import { startImageWorkflow } from '../temporal/start/generateImage';
-import { startKnowledgeWorkflow } from '../temporal/start/ingestKnowledge';
-import { startSourceWorkflow } from '../temporal/start/ingestSource';
+import { budgetTargetOf, type AiLimits } from '../spend/meters';
+import { reservationFor, reserveGenerationSpend } from '../spend/reservations';
+import { settleJobSpend } from '../spend/settlement';
+import { startJobWorkflow } from '../temporal/start/jobs';
+import { jobKindOf, type JobInput, type JobType } from './kinds';
+import { JOB_COLUMNS, progressNow, TERMINAL_STATUSES, type JobRow } from './row';
 
 // The one enqueue path of every job (spec 2.12, 3.2, 4.4; image jobs: docs/media.md "Image
 // generation"; file sources: docs/sources.md; knowledge documents: docs/knowledge.md): record a
-// QUEUED job with its spend reservation, start its workflow through its type's starter (or
+// QUEUED job with its spend reservation, start the workflow its kind names (./kinds/; or
 // withdraw the job when that fails), and optionally wait for it. The reconciler
 // (./reconcile.ts) starts a job whose start was lost through the same `startWorkflowOfJob`.
 
@@ -21,34 +21,23 @@ import { startSourceWorkflow } from '../temporal/start/ingestSource';
 export type StartableJob = Pick<JobRow, 'id' | 'type' | 'workspace_id' | 'project_id'>;
 
 /**
- * Which workflow runs which job type (ARCHITECTURE.md: one workflow per job, id = job id), and
- * the name its failures are logged under. Decided here only.
+ * Starts the job's workflow, the one its kind names (ARCHITECTURE.md: one workflow per job, id =
+ * job id); a second start of a job is rejected by Temporal (WorkflowExecutionAlreadyStartedError).
  */
-const JOB_WORKFLOWS: Record<JobType, { name: string; start: (job: StartableJob) => Promise<void> }> = {
-  POST_GENERATION: { name: 'generation', start: (job) => startGenerationWorkflow({ ...job, project_id: job.project_id ?? '' }) },
-  IMAGE_GENERATION: { name: 'image generation', start: (job) => startImageWorkflow({ ...job, project_id: job.project_id ?? '' }) },
-  SOURCE_INGEST: { name: 'source ingest', start: (job) => startSourceWorkflow({ ...job, project_id: job.project_id ?? '' }) },
-  KNOWLEDGE_INGEST: {
-    name: 'knowledge ingest',
-    // A workspace-wide document's job has no project.
-    start: (job) =>
-      startKnowledgeWorkflow(job, `Ingest knowledge ${job.project_id ? `for project ${job.project_id}` : 'for the workspace'}`),
-  },
-};
-
-/** Starts the job's workflow, the one its type names; a second start of a job is rejected by Temporal (WorkflowExecutionAlreadyStartedError). */
 export function startWorkflowOfJob(job: StartableJob): Promise<void> {
-  return JOB_WORKFLOWS[job.type].start(job);
+  const kind = jobKindOf(job.type);
+  return startJobWorkflow(kind.workflow, job, kind.describe(job));
 }
 
-export interface QueueJob {
+export interface QueueJob<T extends JobType = JobType> {
   workspaceId: string;
   /** null when an operator queued it (bin/admin). */
   createdBy: string | null;
   /** null for work of no project (a workspace-wide knowledge document): it draws on the pool. */
   project: { id: string; type: string } | null;
-  type: JobType;
-  input: object;
+  type: T;
+  /** The request, in the shape its kind declares (./kinds/). */
+  input: JobInput<T>;
   estimatedMs: number;
   /** The limits the reservation is checked against; null for a job that calls no paid model (it reserves nothing). */
   limits: AiLimits | null;
@@ -61,7 +50,7 @@ export interface QueueJob {
  * transaction (a file source recorded with its job), which a refusal aborts as a whole; the
  * caller keeps what follows it short, since the workspace's meter rows stay locked to its COMMIT.
  */
-export async function insertQueuedJob(job: QueueJob, trx?: Knex.Transaction): Promise<JobRow> {
+export async function insertQueuedJob<T extends JobType>(job: QueueJob<T>, trx?: Knex.Transaction): Promise<JobRow> {
   const now = new Date();
   const q = trx ?? db();
   const returning = JOB_COLUMNS.map((c) => c.slice('jobs.'.length));
@@ -124,7 +113,7 @@ export async function withdrawUnstartedJob(jobId: string, undo?: (trx: Knex.Tran
 }
 
 /**
- * Starts the job's workflow (its type's, unless `start` is given); when that fails and the job
+ * Starts the job's workflow (its kind's, unless `start` is given); when that fails and the job
  * never left QUEUED, withdraws it and answers 503. `withdraw` removes the still-QUEUED job and
  * what it made (default: the job and its reservation) and answers true when it did.
  */
@@ -145,7 +134,7 @@ export async function startQueuedJob(
     await start(job);
   } catch (err) {
     if (await withdraw()) {
-      log.error(`${JOB_WORKFLOWS[job.type].name} workflow could not be started; job withdrawn`, { jobId: job.id, err });
+      log.error(`${jobKindOf(job.type).label} workflow could not be started; job withdrawn`, { jobId: job.id, err });
       throw new ApiError(
         'temporarily_unavailable',
         'The job queue is unreachable right now; nothing was queued and no spend was reserved. Retry shortly.',
@@ -159,7 +148,7 @@ export async function startQueuedJob(
 }
 
 /** Inserts the QUEUED job with its reservation (insertQueuedJob), then starts its workflow (startQueuedJob). */
-export async function enqueueJob(job: QueueJob): Promise<JobRow> {
+export async function enqueueJob<T extends JobType>(job: QueueJob<T>): Promise<JobRow> {
   const row = await insertQueuedJob(job);
   await startQueuedJob(row);
   return row;

@@ -10,7 +10,7 @@ import { startWorkflowOfJob, type StartableJob } from './queue';
 // workflow of every job still QUEUED a while after its creation and not marked as started
 // (`workflow_started_at`); the workflow id is the job's, so a job whose workflow exists but whose
 // mark was lost is only confirmed, never run twice. The workflow is the one the API would have
-// started: the job type's starter, through ./queue.ts startWorkflowOfJob.
+// started: the one its kind names (./kinds/), through ./queue.ts startWorkflowOfJob.
 
 /**
  * Starts the missing workflows of jobs QUEUED for longer than `olderThanSeconds` whose start was

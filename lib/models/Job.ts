@@ -1,4 +1,5 @@
-import type { JobProgress, JobStatus, JobType } from '../generation/jobs';
+import type { JobProgress, JobStatus } from '../jobs/row';
+import type { JobType } from '../jobs/kinds';
 import { WorkspaceScopedModel } from './scoped';
 
 /** spec 2.12: the API's view of a generation workflow. */

@@ -1,5 +1,6 @@
 import { db } from '../db';
-import { JOB_COLUMNS, presentJob, type JobRow } from '../generation/jobs';
+import { JOB_COLUMNS, type JobRow } from '../jobs/row';
+import { presentJob } from '../generation/jobs';
 import { startQueuedJob } from '../jobs/queue';
 import { Job, Source } from '../models';
 import { queueSourceIngest, withdrawSourceIngest } from './ingest';

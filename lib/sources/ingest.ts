@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
-import { type JobRow } from '../generation/jobs';
+import { type JobRow } from '../jobs/row';
 import { insertQueuedJob, withdrawUnstartedJob } from '../jobs/queue';
-import { budgetTargetOf, loadAiLimits } from '../generation/spend';
+import { budgetTargetOf, loadAiLimits } from '../spend/meters';
 import { Project } from '../models';
 import type { SourceIngestInput, SourceRow } from './sources';
 

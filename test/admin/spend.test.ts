@@ -4,9 +4,11 @@
 
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
-import { finishJob, progressNow, type FinalState } from '../../lib/generation/jobs';
+import { finishJob, type FinalState } from '../../lib/jobs/finish';
+import { progressNow } from '../../lib/jobs/row';
 import { insertQueuedJob } from '../../lib/jobs/queue';
-import { loadAiLimits, settleJobSpend } from '../../lib/generation/spend';
+import { loadAiLimits } from '../../lib/spend/meters';
+import { settleJobSpend } from '../../lib/spend/settlement';
 import { workspaceWithKey } from '../support/factories';
 import { fails, ok } from '../support/admin';
 
@@ -21,7 +23,7 @@ async function unsettledJob(
     createdBy: ws.keyId,
     project: ws.project,
     type: 'POST_GENERATION',
-    input: {},
+    input: { sourceText: 'x', language: 'en', contentType: 'text', source: { type: 'text' } },
     estimatedMs: 1000,
     limits: await loadAiLimits(db(), ws.workspace.id),
   });

@@ -9,7 +9,7 @@ import { createWebhookActivities } from '../../activities/webhooks';
 import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
 import { temporalClient } from '../../lib/temporal';
-import { webhookRelayWorkflow } from '../../workflows/deliverWebhook';
+import { webhookRelayWorkflow } from '../../workflows/webhookRelay';
 import { createWorker } from '../../workers/worker';
 import { client, useApi } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
-import { periodsAt, POOL_KEY } from '../../lib/generation/spend';
+import { periodsAt, POOL_KEY } from '../../lib/spend/meters';
 import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 

@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
-import { finishJob, progressNow } from '../../lib/generation/jobs';
-import { settleJobSpend, settleUnsettledJobs } from '../../lib/generation/spend';
+import { finishJob } from '../../lib/jobs/finish';
+import { progressNow } from '../../lib/jobs/row';
+import { settleJobSpend, settleUnsettledJobs } from '../../lib/spend/settlement';
 import { client } from '../support/app';
 import { uniqueKey, workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';

@@ -8,7 +8,8 @@ import { startQueuedJob } from '../../activities/jobRows';
 import { createGenerationActivities } from '../../activities/generation';
 import { db } from '../../lib/db';
 import { insertQueuedJob } from '../../lib/jobs/queue';
-import { loadAiLimits, settleJobSpend } from '../../lib/generation/spend';
+import { loadAiLimits } from '../../lib/spend/meters';
+import { settleJobSpend } from '../../lib/spend/settlement';
 import { workspaceWithKey } from '../support/factories';
 
 async function runningJob(ws: { workspace: { id: string }; project: { id: string; type: string }; keyId: string }) {
@@ -17,7 +18,7 @@ async function runningJob(ws: { workspace: { id: string }; project: { id: string
     createdBy: ws.keyId,
     project: ws.project,
     type: 'POST_GENERATION',
-    input: { sourceText: 'x', contentType: 'text', source: { type: 'text' } },
+    input: { sourceText: 'x', language: 'en', contentType: 'text', source: { type: 'text' } },
     estimatedMs: 1000,
     limits: await loadAiLimits(db(), ws.workspace.id),
   });

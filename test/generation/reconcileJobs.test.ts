@@ -4,7 +4,8 @@ import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { startQueuedJob } from '../../lib/jobs/queue';
 import { reconcileQueuedJobs } from '../../lib/jobs/reconcile';
-import type { JobRow, JobType } from '../../lib/generation/jobs';
+import type { JobRow } from '../../lib/jobs/row';
+import type { JobType } from '../../lib/jobs/kinds';
 import { temporalClient, workflowIds } from '../../lib/temporal';
 import { workspaceWithKey } from '../support/factories';
 
@@ -84,7 +85,7 @@ describe('the reconciler and jobs whose workflow start was lost', function () {
     await db()('jobs').whereIn('id', [marked, unmarked]).update({ status: 'CANCELLED' });
   });
 
-  it('starts each job type as the workflow the API starts it as (one map, lib/jobs/queue.ts)', async () => {
+  it('starts each job type as the workflow the API starts it as (one registry, lib/jobs/kinds/)', async () => {
     const { workspace, project } = await workspaceWithKey();
     const expected: Array<[JobType, string | null, string]> = [
       ['IMAGE_GENERATION', project.id, 'generateImageWorkflow'],

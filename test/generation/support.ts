@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { db } from '../../lib/db';
-import { TERMINAL_STATUSES, type JobStatus } from '../../lib/generation/jobs';
+import { TERMINAL_STATUSES, type JobStatus } from '../../lib/jobs/row';
 import { temporalClient } from '../../lib/temporal';
 import { recordHistory } from '../../scripts/record-history';
 import { startLlmStub, type LlmStub } from '../../sim/llm/server';

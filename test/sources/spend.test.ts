@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
-import { periodsAt } from '../../lib/generation/spend';
+import { periodsAt } from '../../lib/spend/meters';
 import { ok } from '../support/admin';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';

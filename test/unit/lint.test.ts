@@ -110,12 +110,12 @@ describe('lint: layer boundaries', function () {
     );
     await assertReported(
       'activities/example.ts',
-      `import { webhookEndpointWorkflow } from '../workflows/deliverWebhook';\nexport const x = webhookEndpointWorkflow;\n`,
+      `import { webhookEndpointWorkflow } from '../workflows/webhookEndpoint';\nexport const x = webhookEndpointWorkflow;\n`,
       /^layers\/imports: activities\/ must not import workflows\//,
     );
     await assertReported(
       'activities/example.ts',
-      `export { webhookDeliveriesReadySignal } from '../workflows/deliverWebhook';\n`,
+      `export { webhookDeliveriesReadySignal } from '../workflows/webhookEndpoint';\n`,
       /activities\/ must not import workflows\//,
     );
     // The workflow function's type (for a typed start by name) and the contracts are allowed.

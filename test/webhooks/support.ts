@@ -5,7 +5,7 @@ import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
 import { emitEvent, type EventType } from '../../lib/outbox';
 import { temporalClient } from '../../lib/temporal';
-import { webhookRelayWorkflow } from '../../workflows/deliverWebhook';
+import { webhookRelayWorkflow } from '../../workflows/webhookRelay';
 import { testWorker } from '../support/worker';
 export { waitFor } from '../support/wait';
 export { setTimeout as sleep } from 'node:timers/promises';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/common';
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import type { CompleteOutcome, Draft, StartOutcome } from '../../activities/generation';
-import type { JobStatus } from '../../lib/generation/jobs';
+import type { JobStatus } from '../../lib/jobs/row';
 import { generatePostWorkflow, jobProgressQuery } from '../../workflows/generatePost';
 import { maybeRecordTierHistory } from '../support/histories';
 import { waitFor } from '../support/wait';

@@ -6,7 +6,7 @@ import type { Draft } from '../../activities/generation';
 import type { DeliveryPassResult, WebhookEndpointInput } from '../../activities/webhooks';
 import { OPEN_COUNT_CAP, webhookDeliveriesReadySignal } from '../../lib/temporal/contracts/deliverWebhook';
 import { zonedTime } from '../../lib/temporal/details';
-import { webhookEndpointWorkflow } from '../../workflows/deliverWebhook';
+import { webhookEndpointWorkflow } from '../../workflows/webhookEndpoint';
 import { generatePostWorkflow } from '../../workflows/generatePost';
 import { ingestKnowledgeWorkflow } from '../../workflows/ingestKnowledge';
 import { publishPostWorkflow, scheduleChangedSignal } from '../../workflows/publishPost';

@@ -6,7 +6,7 @@ import { db } from '../../lib/db';
 import { newId, randomBase62 } from '../../lib/ids';
 import { temporalClient, workflowIds } from '../../lib/temporal';
 import { DEPLOYMENT_FAIRNESS_KEY, WORK_PRIORITY } from '../../lib/temporal/contracts/priority';
-import { startGenerationWorkflow } from '../../lib/temporal/start/generatePost';
+import { startWorkflowOfJob } from '../../lib/jobs/queue';
 import { ensureMetricsSync } from '../../lib/temporal/start/metricsSync';
 import { syncPublishWorkflow } from '../../lib/temporal/start/publishPost';
 import { wakeEndpoint } from '../../lib/temporal/start/webhookEndpoint';
@@ -61,7 +61,7 @@ describe('task queue priority: what each starter sets', function () {
       progress: JSON.stringify({ progress: 0, updatedAt: new Date().toISOString(), message: 'Cancelled' }),
       estimated_completion_ms: 1000,
     });
-    await startGenerationWorkflow({ id: jobId, workspace_id: ws.id, project_id: 'proj_none' });
+    await startWorkflowOfJob({ id: jobId, type: 'POST_GENERATION', workspace_id: ws.id, project_id: 'proj_none' });
     const priority = await describePriority(workflowIds.generation(jobId));
     assert.equal(priority?.priorityKey, WORK_PRIORITY.generation);
     assert.equal(priority?.fairnessKey, ws.id);

@@ -2,11 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import type { DeliveryPassResult, WebhookEndpointInput } from '../../activities/webhooks';
 import { endpointDeliveryStatusQuery, webhookDeliveriesReadySignal } from '../../lib/temporal/contracts/deliverWebhook';
-import { webhookEndpointWorkflow } from '../../workflows/deliverWebhook';
+import { webhookEndpointWorkflow } from '../../workflows/webhookEndpoint';
 import { waitFor } from '../support/wait';
 import { withWorker, type WorkflowTestContext } from '../support/workflowEnv';
 
-// The endpoint's delivery workflow alone (workflows/deliverWebhook.ts, docs/webhooks.md "How it
+// The endpoint's delivery workflow alone (workflows/webhookEndpoint.ts, docs/webhooks.md "How it
 // runs"): the pass activity is a stub answering pass by pass, so what is asserted is when the
 // workflow runs a pass, when it waits, when it continues as new and when it closes.
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { Context } from '@temporalio/activity';
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
-import { webhookRelayWorkflow } from '../../workflows/deliverWebhook';
+import { webhookRelayWorkflow } from '../../workflows/webhookRelay';
 import { waitFor } from '../support/wait';
 import { withWorker } from '../support/workflowEnv';
 
-// The outbox relay (workflows/deliverWebhook.ts): cancelling it waits until the running batch
+// The outbox relay (workflows/webhookRelay.ts): cancelling it waits until the running batch
 // has finished (WAIT_CANCELLATION_COMPLETED), so no claimed batch is cut off halfway.
 describe('webhook outbox relay workflow (workflow tier: stubbed relay, own task queue)', function () {
   this.timeout(60_000);

@@ -2,9 +2,12 @@ import { z } from 'zod';
 import { config } from '../../../lib/config';
 import { afterCommit, db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
-import { finishJob, JOB_STATUSES, JOB_TYPES, presentJob, progressNow, type Job, type JobRow } from '../../../lib/generation/jobs';
-import { settleJobSpend } from '../../../lib/generation/spend';
-import { cancelGenerationWorkflow } from '../../../lib/temporal/start/jobs';
+import { finishJob } from '../../../lib/jobs/finish';
+import { JOB_STATUSES, progressNow, type JobRow } from '../../../lib/jobs/row';
+import { JOB_TYPES } from '../../../lib/jobs/kinds';
+import { presentJob, type Job } from '../../../lib/generation/jobs';
+import { settleJobSpend } from '../../../lib/spend/settlement';
+import { cancelJobWorkflow } from '../../../lib/temporal/start/jobs';
 import { log } from '../../../lib/logger';
 import { Job as JobModel } from '../../../lib/models';
 import { jobSchema } from './schema';
@@ -108,7 +111,7 @@ export const cancelJob = defineOperation({
         await settleJobSpend(db(), input.jobId).catch((err) =>
           log.warn('cancelled job not settled; the reconciler settles it', { jobId: input.jobId, err: (err as Error).message }),
         );
-        await cancelGenerationWorkflow(input.jobId);
+        await cancelJobWorkflow(input.jobId);
       });
       return { data: presentJob(cancelled) };
     }

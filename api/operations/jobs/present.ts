@@ -1,5 +1,6 @@
 import type { TransactionOrKnex } from 'objection';
-import { JOB_COLUMNS, presentJob, type Job as PresentedJob, type JobProgress, type JobRow } from '../../../lib/generation/jobs';
+import { JOB_COLUMNS, type JobProgress, type JobRow } from '../../../lib/jobs/row';
+import { presentJob, type Job as PresentedJob } from '../../../lib/generation/jobs';
 import { queryJobProgress } from '../../../lib/temporal/start/jobs';
 import { Job, type Reach } from '../../../lib/models';
 

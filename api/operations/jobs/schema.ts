@@ -3,7 +3,7 @@ import { component, dateTime, nullableDateTime } from '../../output';
 
 // spec 2.12: the job, answered by every operation that queues one.
 
-/** What an operation whose job reserves AI spend may answer besides (spec 7.2; lib/generation/spend.ts). */
+/** What an operation whose job reserves AI spend may answer besides (spec 7.2; lib/spend/). */
 export const SPEND_ERRORS = ['spend_cap_exceeded', 'usage_limit_exceeded'] as const;
 
 export const jobSchema = component(

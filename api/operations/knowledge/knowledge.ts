@@ -4,7 +4,7 @@ import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { presentJob } from '../../../lib/generation/jobs';
 import { answerWithJob, enqueueJob } from '../../../lib/jobs/queue';
-import { budgetTargetOf, loadAiLimits } from '../../../lib/generation/spend';
+import { budgetTargetOf, loadAiLimits } from '../../../lib/spend/meters';
 import { Project } from '../../../lib/models';
 import {
   DOCUMENT_SELECT,

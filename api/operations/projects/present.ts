@@ -1,7 +1,7 @@
 import type { TransactionOrKnex } from 'objection';
 import { networkBlock, PROJECT_CONNECTION_COLUMNS, storedConnection, type JoinedConnection } from '../../../lib/connectionState';
 import { db } from '../../../lib/db';
-import { aiLimitColumns, aiLimitsOf, budgetKeySql, type AiLimits } from '../../../lib/generation/spend';
+import { aiLimitColumns, aiLimitsOf, budgetKeySql, type AiLimits } from '../../../lib/spend/meters';
 import { Project as ProjectModel, type ProjectColumns, type ProjectType, type Reach } from '../../../lib/models';
 import type { Project } from './schema';
 

@@ -1,6 +1,6 @@
 import { errors } from '../../../lib/errors';
 import type { AuthContext } from '../../auth/context';
-import type { AiLimits } from '../../../lib/generation/spend';
+import type { AiLimits } from '../../../lib/spend/meters';
 import { findProject, findProjectWithAiLimits, type ProjectRow } from './present';
 
 // The one `projectId` rule of both doors (spec 4.6, 4.7, 4.9, 7.2 "missing projectId ... agent

@@ -1,7 +1,8 @@
 import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
-import { presentJob, type JobRow } from '../../../lib/generation/jobs';
+import { presentJob } from '../../../lib/generation/jobs';
+import { type JobRow } from '../../../lib/jobs/row';
 import { answerWithJob, startQueuedJob } from '../../../lib/jobs/queue';
 import { storeInlineFile } from '../../../lib/ingest/inlineUpload';
 import { usableUpload } from '../../../lib/media/uploads';

@@ -12,7 +12,7 @@ import {
   weekUsedCents,
   wouldRefuse,
   type BudgetTarget,
-} from '../../../lib/generation/spend';
+} from '../../../lib/spend/meters';
 import { storageMeters, storageUsed, workspaceStorageLimits } from '../../../lib/media/assets';
 import { single } from '../../output';
 import { usageSchema } from './schema';

@@ -2,9 +2,10 @@ import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { DeliveryPassResult } from '../../../activities/webhooks';
 import type { WorkflowName } from './workflowName';
 
-// The contracts of the webhook workflows (workflows/deliverWebhook.ts, docs/webhooks.md "How it
-// runs"): the relay, the one delivery workflow per endpoint, and the former one per
-// (event, endpoint), kept registered so that its open runs replay.
+// The contracts of the webhook workflows (docs/webhooks.md "How it runs"): the relay
+// (workflows/webhookRelay.ts), the one delivery workflow per endpoint (workflows/webhookEndpoint.ts),
+// and the former one per (event, endpoint) (workflows/deliverWebhook.ts), kept registered so that
+// its open runs replay.
 
 export const WEBHOOK_RELAY = {
   type: 'webhookRelayWorkflow' satisfies WorkflowName,

@@ -1,24 +1,24 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { config } from '../../config';
-import type { JobProgress } from '../../generation/jobs';
+import type { JobIds } from '../../jobs/kind';
+import type { JobProgress } from '../../jobs/row';
 import { log } from '../../logger';
 import { SEARCH } from '../../searchAttributes';
 import { temporalClient } from '../../temporal';
-import { jobProgressQuery, jobWorkflowId, type JobWorkflowInput, type JobWorkflowName } from '../contracts/jobs';
+import { jobProgressQuery, jobWorkflowId, type JobWorkflowInput } from '../contracts/jobs';
 import type { WorkKind } from '../contracts/priority';
+import type { WorkflowName } from '../contracts/workflowName';
 import { startPriority } from './priority';
 
-// What every job workflow's starter shares (lib/temporal/contracts/jobs.ts): the start under
-// the job's id, the progress query and the cancel. Each job type's starter is its own module
-// (generatePost.ts, generateImage.ts, ingestSource.ts, ingestKnowledge.ts).
-
-/** A job's ids; a workspace-wide job (a WORKSPACE knowledge document) has no project. */
-export type JobRef = { id: string; workspace_id: string; project_id: string | null };
+// The one starter of every job workflow (lib/temporal/contracts/jobs.ts): the start under the
+// job's id, the progress query and the cancel. Which workflow a job type runs, and what its
+// start shows, is the kind's declaration (lib/jobs/kinds/); lib/jobs/queue.ts startWorkflowOfJob
+// passes them here.
 
 /** Starts a job's workflow under the job's id, so progress queries and cancel reach any job type the same way. */
 export async function startJobWorkflow(
-  workflowType: JobWorkflowName,
-  job: JobRef,
+  workflowType: WorkflowName,
+  job: JobIds,
   text: { kind: WorkKind; summary: string; details?: string },
 ): Promise<void> {
   const client = await temporalClient();
@@ -68,13 +68,13 @@ export async function queryJobProgress(jobId: string): Promise<JobProgress | nul
  * After the row says CANCELLED, closes the workflow too so the Temporal UI agrees with the API.
  * Best effort: a workflow that misses this finds the row CANCELLED at its first step and ends.
  */
-export async function cancelGenerationWorkflow(jobId: string): Promise<void> {
+export async function cancelJobWorkflow(jobId: string): Promise<void> {
   try {
     const client = await temporalClient();
     // The cancel has already happened (the row); this must not hold the answer up for long.
     await client.withDeadline(Date.now() + 2_000, () => client.workflow.getHandle(jobWorkflowId(jobId)).cancel());
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return;
-    log.warn('could not cancel the generation workflow; it will see the cancelled row and stop', { jobId, err });
+    log.warn('could not cancel the job workflow; it will see the cancelled row and stop', { jobId, err });
   }
 }

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { WebhookEndpointInput } from '../../../activities/webhooks';
-import type { webhookEndpointWorkflow } from '../../../workflows/deliverWebhook';
+import type { webhookEndpointWorkflow } from '../../../workflows/webhookEndpoint';
 import { SEARCH } from '../../searchAttributes';
 import { WEBHOOK_ENDPOINT, webhookDeliveriesReadySignal } from '../contracts/deliverWebhook';
 import { startPriority } from './priority';

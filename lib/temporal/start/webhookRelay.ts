@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { webhookRelayWorkflow } from '../../../workflows/deliverWebhook';
+import type { webhookRelayWorkflow } from '../../../workflows/webhookRelay';
 import { config } from '../../config';
 import { WEBHOOK_RELAY } from '../contracts/deliverWebhook';
 import { startPriority } from './priority';
