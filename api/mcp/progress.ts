@@ -1,4 +1,5 @@
-import { TERMINAL_STATUSES, type Job, type JobStatus } from '../../lib/generation/jobs';
+import { TERMINAL_STATUSES, type JobStatus } from '../../lib/generation/jobs';
+import type { Job } from '../../lib/presenters/jobs';
 import { getJob } from '../operations/jobs/jobs';
 import type { ProgressReporter, ToolCallContext } from './tool';
 

@@ -11,12 +11,12 @@ import {
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { ApiError } from '../../lib/errors';
-import { JOB_COLUMNS, presentJob, type Job, type JobRow, type JobStatus } from '../../lib/generation/jobs';
+import { JOB_COLUMNS, type JobRow, type JobStatus } from '../../lib/generation/jobs';
+import { presentJob, presentLiveJob, type Job } from '../../lib/presenters/jobs';
 import { log } from '../../lib/logger';
 import { Job as JobModel, McpTask } from '../../lib/models';
 import type { AuthContext } from '../auth/context';
 import { cancelJob } from '../operations/jobs/jobs';
-import { presentLiveJob } from '../operations/jobs/present';
 import { keysetPage } from '../pagination';
 import { runOperation } from '../pipeline/index';
 import { requestInHand, subjectOf, type McpRequestAuth } from './auth';

@@ -5,8 +5,8 @@ import { db } from '../db';
 import { emitEvent, type OutboxEvent } from '../outbox';
 import { jobDuration } from '../metrics';
 import type { Job as JobModel } from '../models';
+import { presentJob } from '../presenters/jobs';
 import { settleJobSpend } from './spend';
-import type { Job } from '../../api/operations/jobs/schema';
 
 // spec 2.12 / 3.2: the job row is the API's view of a generation workflow (ARCHITECTURE.md:
 // lists and pagination need no Temporal visibility query). Every status change is a
@@ -68,27 +68,6 @@ export const JOB_COLUMNS = [
 export function progressNow(progress: number, message: string, at: Date = new Date()): JobProgress {
   return { progress, updatedAt: at.toISOString(), message };
 }
-
-/** spec 2.12. `live` is the workflow's own progress answer when it was asked (GET of a RUNNING job). */
-export function presentJob(row: JobRow, live?: JobProgress | null): Job {
-  return {
-    id: row.id,
-    type: row.type,
-    status: row.status,
-    projectId: row.project_id,
-    startedAt: row.started_at?.toISOString() ?? null,
-    completedAt: row.completed_at?.toISOString() ?? null,
-    progress: live ?? row.progress ?? null,
-    result: row.result ?? null,
-    errorCode: row.error_code,
-    errorMessage: row.error_message,
-    attemptCount: row.attempt_count,
-    estimatedCompletionMs: row.estimated_completion_ms,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
-export type { Job };
 
 export interface FinalState {
   status: Extract<JobStatus, 'DONE' | 'FAILED' | 'CANCELLED'>;

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { config } from '../../../lib/config';
 import { afterCommit, db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
-import { finishJob, JOB_STATUSES, JOB_TYPES, presentJob, progressNow, type Job, type JobRow } from '../../../lib/generation/jobs';
+import { finishJob, JOB_STATUSES, JOB_TYPES, progressNow, type JobRow } from '../../../lib/generation/jobs';
+import { presentJob, presentLiveJob, type Job } from '../../../lib/presenters/jobs';
 import { settleJobSpend } from '../../../lib/generation/spend';
 import { cancelGenerationWorkflow } from '../../../lib/temporal/start/jobs';
 import { log } from '../../../lib/logger';
@@ -11,7 +12,7 @@ import { jobSchema } from './schema';
 import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
-import { findJob, jobsOf, presentLiveJob } from './present';
+import { findJob, jobsOf } from './queries';
 import { checkProjectFilter } from '../projects/resolve';
 
 // spec 4.8 jobs. REST accepts any valid token of the workspace (spec 4.1); the agent tools
