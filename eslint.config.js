@@ -30,6 +30,7 @@ export const layerRule = {
     {
       from: 'lib',
       to: 'workflows',
+      types: 'allowed',
       because:
         'clients start workflows by type name through lib/temporal/start/ and name signals and queries by lib/temporal/contracts/ (CONVENTIONS.md habit 14); use `import type` for the workflow function.',
     },

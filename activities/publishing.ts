@@ -6,7 +6,7 @@ import type { Author, NetworkClient } from '../lib/network/client';
 import { isNetworkError } from '../lib/network/errors';
 import { markScheduleSynced, syncPostSchedule, unsyncedSchedules } from '../lib/posts/afterCommit';
 import { failed, published, retrying } from '../lib/posts/lifecycle';
-import type { PostRow } from '../lib/posts/present';
+import type { PostRow } from '../lib/posts/row';
 import { heldForReview, reviewBlocker } from '../lib/posts/review';
 import { commitChange } from '../lib/posts/write';
 import { connectionToken, probeConnection, recordCall } from '../lib/publishing/probe';

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { PostRow } from '../lib/posts/present';
+import type { PostRow } from '../lib/posts/row';
 import { reviewOf, reviewOverdue } from '../lib/posts/review';
 import { commitChange, loadPostForUpdate } from '../lib/posts/write';
 

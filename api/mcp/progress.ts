@@ -1,5 +1,5 @@
 import { TERMINAL_STATUSES, type JobStatus } from '../../lib/jobs/row';
-import { type Job } from '../../lib/generation/jobs';
+import type { Job } from '../../lib/presenters/jobs';
 import { getJob } from '../operations/jobs/jobs';
 import type { ProgressReporter, ToolCallContext } from './tool';
 

@@ -13,7 +13,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { z } from 'zod';
 import type { ApiDeps } from '../deps';
 import { requestAuthOf } from './auth';
-import type { Job } from '../../lib/generation/jobs';
+import type { Job } from '../../lib/presenters/jobs';
 import { limitWorkspace } from '../pipeline/index';
 import { asApiError, toolError } from './errors';
 import { progressReporter } from './progress';

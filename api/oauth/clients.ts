@@ -3,7 +3,6 @@ import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { documentClient, documentClientId, isClientIdUrl } from './clientDocuments';
 import type { NewClient } from './clientMetadata';
-import type { OAuthClient } from './schema';
 
 // Clients: registered ones (RFC 7591) and those identified by a Client ID Metadata Document
 // (clientDocuments.ts); the redirect-URI rules of spec 5.3.2 and RFC 8252.
@@ -127,23 +126,6 @@ export async function insertClient(input: NewClient): Promise<ClientRow> {
     .insert({ id, ...input, token_endpoint_auth_method: 'none' })
     .returning('*');
   return row as ClientRow;
-}
-
-export function presentClient(c: ClientRow): OAuthClient {
-  return {
-    client_id: c.id,
-    client_id_issued_at: Math.floor(c.created_at.getTime() / 1000),
-    client_name: c.client_name || undefined,
-    client_uri: c.client_uri ?? undefined,
-    logo_uri: c.logo_uri ?? undefined,
-    redirect_uris: c.redirect_uris,
-    scope: c.scope ?? undefined,
-    grant_types: c.grant_types,
-    response_types: c.response_types,
-    token_endpoint_auth_method: c.token_endpoint_auth_method,
-    software_id: c.software_id ?? undefined,
-    software_version: c.software_version ?? undefined,
-  };
 }
 
 // ---------------------------------------------------------------------------------------------

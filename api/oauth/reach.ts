@@ -4,7 +4,7 @@ import { db } from '../../lib/db';
 import { Project } from '../../lib/models';
 import { roleLabel, ROLE_LABELS } from '../../lib/roles';
 import type { AccessRole } from '../auth/context';
-import { projectName, type ProjectRow } from '../operations/projects/present';
+import { projectName, type ProjectRow } from '../../lib/presenters/projects';
 
 // spec 5.5: which workspaces an OAuth user reaches, and as what.
 //

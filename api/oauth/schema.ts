@@ -46,25 +46,8 @@ export const registrationMetadataSchema = z
 
 export type RegistrationMetadata = z.infer<typeof registrationMetadataSchema>;
 
-/** RFC 7591 3.2.1: the registered client (public: no secret is ever issued). */
-export const oauthClientSchema = z
-  .object({
-    client_id: z.string(),
-    client_id_issued_at: z.number().int(),
-    client_name: z.string().optional(),
-    client_uri: z.string().optional(),
-    logo_uri: z.string().optional(),
-    redirect_uris: z.array(z.string()),
-    scope: z.string().optional(),
-    grant_types: z.array(z.string()),
-    response_types: z.array(z.string()),
-    token_endpoint_auth_method: z.literal('none'),
-    software_id: z.string().optional(),
-    software_version: z.string().optional(),
-  })
-  .strict();
-
-export type OAuthClient = z.infer<typeof oauthClientSchema>;
+// RFC 7591 3.2.1: the registered client, as lib/presenters/oauthClients.ts presents it.
+export { oauthClientSchema, type OAuthClient } from '../../lib/presenters/oauthClients';
 
 /**
  * RFC 8414 2: the authorization server's metadata (actions/discovery.ts answers it, metadata.ts

@@ -4,7 +4,7 @@ import { config } from '../../lib/config';
 import { ALL_SCOPES } from '../../lib/scopes';
 import { operationScopes } from '../pipeline/index';
 import type { AnyOperation } from '../operation';
-import { namedComponents } from '../output';
+import { namedComponents } from '../../lib/presenters/output';
 import { routeTable, type RouteEntry } from '../rest/adapter';
 import { restRouter } from '../rest/routes';
 import type { ApiVersion } from '../versioning';

@@ -59,7 +59,7 @@ const projectSql = new Map<string, { sql: string; bindings: unknown[] }>();
 async function projectLookup(projectId: string): Promise<void> {
   let q = projectSql.get(projectId);
   if (!q) {
-    const { projectQuery } = await import('../../api/operations/projects/present');
+    const { projectQuery } = await import('../../api/operations/projects/queries');
     const native = projectQuery(adminAuth as never, appDb!.db())
       .where('projects.id', projectId)
       .first()
@@ -121,7 +121,7 @@ app.use(async (ctx) => {
   const page = hasMore ? rows.slice(0, limit) : rows;
   const last = page[page.length - 1];
   ctx.body = {
-    // Field for field what lib/posts/present's presentPostSummary returns.
+    // Field for field what lib/presenters/posts' presentPostSummary returns.
     data: page.map((p) => ({
       id: p.id,
       projectId: p.project_id,

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { authenticate } from '../../api/auth/authenticate';
 import type { AuthContext } from '../../api/auth/context';
 import { listPosts } from '../../api/operations/posts/posts';
-import { findProject } from '../../api/operations/projects/present';
+import { findProject } from '../../api/operations/projects/queries';
 import { encodeCursor } from '../../api/pagination';
 import { consume } from '../../api/rateLimit';
 import { parseInput } from '../../api/validation';
@@ -11,7 +11,8 @@ import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { Post } from '../../lib/models';
-import { presentPostSummary, type PostRow } from '../../lib/posts/present';
+import { presentPostSummary } from '../../lib/presenters/posts';
+import type { PostRow } from '../../lib/posts/row';
 import { postsPageQuery } from './postsQuery';
 
 // Runs inside the app server process (server (a)) on request from the bench, with no load:

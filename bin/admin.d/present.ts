@@ -1,5 +1,5 @@
-import { presentProject, type ProjectRow } from '../../api/operations/projects/present';
-import { presentWorkspace } from '../../api/operations/workspaces/present';
+import { presentProject, type ProjectRow } from '../../lib/presenters/projects';
+import { presentWorkspace } from '../../lib/presenters/workspaces';
 import { roleLabel } from '../../lib/roles';
 
 // JSON shapes printed by the operator CLI. Where the API has a presenter for the same thing

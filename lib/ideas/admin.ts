@@ -1,5 +1,6 @@
 import { db } from '../db';
-import { ideaQuery, insertIdea, presentIdea, WRITABLE_IDEA_STATUSES, type IdeaRow, type NewIdea } from './ideas';
+import { presentIdea } from '../presenters/ideas';
+import { ideaQuery, insertIdea, WRITABLE_IDEA_STATUSES, type IdeaRow, type NewIdea } from './ideas';
 
 // Operator-side idea writes (bin/admin `idea create`, `seed ideas`): the same rows and the
 // same presented shape as POST /v1/ideas, without a credential.

@@ -3,7 +3,6 @@ import { raw, type TransactionOrKnex } from 'objection';
 import { db } from '../db';
 import { newId } from '../ids';
 import { Idea as IdeaModel, type IdeaColumns, type Reach } from '../models';
-import type { CreateIdeaInput, Idea } from '../../api/operations/ideas/schema';
 
 // The idea board (spec 2.9, 3.3). What an idea reads as, in one place, so that the REST/MCP
 // operations, the calendar and the generation activity agree. The rules are in docs/ideas.md.
@@ -58,27 +57,6 @@ export function ideaQuery(reach: Reach, trx?: TransactionOrKnex) {
     .castTo<IdeaRow[]>();
 }
 
-export function presentIdea(r: IdeaRow): Idea {
-  return {
-    id: r.id,
-    projectId: r.project_id,
-    title: r.title,
-    content: r.content,
-    status: r.derived_status,
-    pillar: r.pillar,
-    postType: r.post_type,
-    assetFormat: r.asset_format,
-    hook: r.hook,
-    topic: r.topic,
-    scheduledFor: r.scheduled_for_text,
-    linkedPost: r.linked_post_id && r.linked_category ? { id: r.linked_post_id, statusCategory: r.linked_category } : null,
-    createdAt: r.created_at.toISOString(),
-    updatedAt: r.updated_at.toISOString(),
-  };
-}
-
-export type { Idea };
-
 /**
  * spec 4.4: an idea source fills `options.contentType` from the idea's pillar when omitted.
  * Pillars are free text; the first keyword found (case-insensitive) decides; anything else,
@@ -126,7 +104,20 @@ export function ideaBriefText(r: Pick<IdeaRow, 'title' | 'content' | 'pillar' | 
  * A new idea, in the API's field names (POST /v1/ideas' input; bin/admin `idea create`, `seed
  * ideas`), with its workspace, its resolved project and its starting status.
  */
-export type NewIdea = Omit<CreateIdeaInput, 'projectId' | 'status'> & { workspaceId: string; projectId: string; status: string };
+export interface NewIdea {
+  workspaceId: string;
+  projectId: string;
+  status: string;
+  title: string;
+  content?: string;
+  pillar?: string | null;
+  postType?: string | null;
+  assetFormat?: string | null;
+  hook?: string | null;
+  topic?: string | null;
+  scheduledFor?: string | null;
+  linkedPostId?: string | null;
+}
 
 /** Writes a new idea; answers its id. */
 export async function insertIdea(idea: NewIdea): Promise<string> {

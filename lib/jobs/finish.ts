@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { emitEvent, type OutboxEvent } from '../outbox';
 import { jobDuration } from '../metrics';
-import { presentJob } from '../generation/jobs';
+import { presentJob } from '../presenters/jobs';
 import { settleJobSpend } from '../spend/settlement';
 import { JOB_COLUMNS, type JobProgress, type JobRow, type JobStatus } from './row';
 

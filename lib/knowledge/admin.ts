@@ -1,6 +1,7 @@
 import { db } from '../db';
 import { systemResolver } from '../net/resolve';
-import { DOCUMENT_SELECT, presentDocument, type DocumentRow } from './documents';
+import { presentDocument } from '../presenters/knowledge';
+import { DOCUMENT_SELECT, type DocumentRow } from './documents';
 import { IngestError } from '../ingest/errors';
 import { reindexDocument, resyncUrlDocument } from './ingest';
 

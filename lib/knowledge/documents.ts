@@ -2,11 +2,10 @@ import type { Knex } from 'knex';
 import { config } from '../config';
 import type { Reach } from '../models/scoped';
 import { SEARCH_CONFIGS } from './language';
-import { chunkText, previewOf } from './text';
-import type { KnowledgeDocument } from '../../api/operations/knowledge/schema';
+import { chunkText } from './text';
 
 // Knowledge documents in Postgres (spec 2.10; docs/knowledge.md): rows, chunks with their
-// tsvector, visibility, presentation, ranked search and grounding retrieval.
+// tsvector, visibility, ranked search and grounding retrieval.
 
 export const KNOWLEDGE_TYPES = ['text', 'file', 'url', 'youtube'] as const;
 export type KnowledgeType = (typeof KNOWLEDGE_TYPES)[number];
@@ -63,31 +62,6 @@ export const DOCUMENT_SELECT = (k: Knex) => [
   k.raw('left(d.body, 2001) as head'),
   k.raw('char_length(d.body) as body_chars'),
 ];
-
-/** spec 2.10. */
-export function presentDocument(row: DocumentRow): KnowledgeDocument {
-  const { preview: textPreview, previewTruncated: textPreviewTruncated } = previewOf(row.head);
-  return {
-    id: row.id,
-    scope: row.scope,
-    name: row.name,
-    status: row.status,
-    tags: row.tags ?? [],
-    createdAt: row.created_at.toISOString(),
-    chunkCount: row.chunk_count,
-    textPreview,
-    textPreviewTruncated,
-    hasFullText: Number(row.body_chars) > 0,
-    projectId: row.project_id,
-    type: row.type,
-    sourceName: row.source_name,
-    sourceUrl: row.source_url,
-    language: row.language,
-    folderId: row.folder_id,
-    lastSyncedAt: row.last_synced_at?.toISOString() ?? null,
-  };
-}
-export type { KnowledgeDocument };
 
 /**
  * The documents a reader may see (spec 4.5): its workspace's, without ephemeral chat uploads;
@@ -157,8 +131,9 @@ export function workspaceRegconfigsSql(workspaceIdSql: string): string {
   return `array(select c from unnest(${SEARCH_CONFIGS_SQL}) c where exists (select from knowledge_documents d where d.workspace_id = ${workspaceIdSql} and d.regconfig = c))`;
 }
 
+/** A search hit: the document's row (lib/presenters/knowledge.ts presents it), its rank and passage. */
 export interface SearchHit {
-  document: KnowledgeDocument;
+  document: DocumentRow;
   rank: number;
   snippet: string;
 }
@@ -205,7 +180,7 @@ export async function searchDocuments(
   const all = rows.rows as Array<DocumentRow & { rank: number; snippet: string }>;
   const page = all.slice(0, opts.limit);
   return {
-    hits: page.map((r) => ({ document: presentDocument(r), rank: Number(r.rank), snippet: r.snippet })),
+    hits: page.map((r) => ({ document: r, rank: Number(r.rank), snippet: r.snippet })),
     hasMore: all.length > opts.limit,
   };
 }

@@ -8,7 +8,6 @@ import { effectiveLimit } from '../limits';
 import { MediaAsset as MediaAssetModel, type MediaAssetColumns } from '../models';
 import { objectStore, type ObjectStore } from '../storage/objectStore';
 import { EXTENSION_OF, sniffImage, type ImageType } from './images';
-import type { MediaAsset } from '../../api/operations/media/schema';
 
 // The media library (spec 2.13, 4.7). Objects are keyed by workspace and SHA-256 of their bytes,
 // so the same image imported twice is one asset and a retried import lands on the same key;
@@ -16,24 +15,6 @@ import type { MediaAsset } from '../../api/operations/media/schema';
 
 /** An asset row: the columns of the model. */
 export type AssetRow = MediaAssetColumns;
-
-export function presentAsset(a: AssetRow): MediaAsset {
-  return {
-    id: a.id,
-    key: a.key,
-    projectId: a.project_id,
-    mimeType: a.mime_type,
-    bytes: Number(a.bytes),
-    width: a.width,
-    height: a.height,
-    sha256: a.sha256.trim(),
-    alt: a.alt,
-    title: a.title,
-    fileName: a.file_name,
-    createdAt: a.created_at.toISOString(),
-  };
-}
-export type Asset = ReturnType<typeof presentAsset>;
 
 export function assetKey(workspaceId: string, sha256: string, type: ImageType): string {
   return `${workspaceId}/media/${sha256}.${EXTENSION_OF[type]}`;

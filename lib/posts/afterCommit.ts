@@ -7,7 +7,7 @@ import { temporalClient } from '../temporal';
 import { syncPublishWorkflow } from '../temporal/start/publishPost';
 import { signalReviewDecided, startReviewWorkflow } from '../temporal/start/reviewPost';
 import { inWorkspaceTurns } from '../workspaceTurns';
-import type { PostRow } from './present';
+import type { PostRow } from './row';
 import type { Committed } from './write';
 
 // After a post change commits (./write.ts), the workflows that wait on the post hear of it: the

@@ -1,5 +1,5 @@
 import type { PostChange } from './lifecycle';
-import type { PostRow } from './present';
+import type { PostRow } from './row';
 
 // A post's images (spec 2.7 `media`, docs/media.md): media-library keys in order, with the alt
 // text and name the post carries. One shape for every writer (PATCH /v1/posts/{id}/media, an

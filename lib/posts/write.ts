@@ -6,7 +6,8 @@ import { errors } from '../errors';
 import { Post, PostStatus } from '../models';
 import { boardMoved, combine, created, isNoChange, NO_CHANGE, planSchedule, scheduled, unscheduled, type PostChange } from './lifecycle';
 import { mediaSet, type PostImage } from './media';
-import { presentPost, type PostRow } from './present';
+import { presentPost } from '../presenters/posts';
+import type { PostRow } from './row';
 import { approvalLost, assertReviewAllowsScheduling, reviewOf, reviewRequested } from './review';
 import { defaultStatus, type BoardStatus } from './statuses';
 

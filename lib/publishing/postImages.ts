@@ -3,7 +3,7 @@ import type { Author, NetworkClient, PostImageRef } from '../network/client';
 import { NetworkError } from '../network/errors';
 import { imagesOf } from '../posts/media';
 import { MediaAsset } from '../models';
-import type { PostRow } from '../posts/present';
+import type { PostRow } from '../posts/row';
 import type { ObjectStore } from '../storage/objectStore';
 
 // Publishing carries the post's images (spec 2.7 media, docs/media.md "Publishing"): each image

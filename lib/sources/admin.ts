@@ -1,10 +1,11 @@
 import { db } from '../db';
 import { JOB_COLUMNS, type JobRow } from '../jobs/row';
-import { presentJob } from '../generation/jobs';
+import { presentJob } from '../presenters/jobs';
 import { startQueuedJob } from '../jobs/queue';
 import { Job, Source } from '../models';
 import { queueSourceIngest, withdrawSourceIngest } from './ingest';
-import { presentSource, type SourceRow } from './sources';
+import { presentSource } from '../presenters/sources';
+import type { SourceRow } from './sources';
 
 // Operator-side source commands (bin/admin `sources list|inspect|rerun`; docs/sources.md
 // "Operating"): the same presented shapes as the API, without a credential.

@@ -2,7 +2,6 @@ import type { ModelObject } from 'objection';
 import { config } from '../config';
 import { previewOf as cutPreview } from '../knowledge/text';
 import { Source as SourceModel } from '../models';
-import type { Source } from '../../api/operations/sources/schema';
 
 // spec 2.11 Source (docs/sources.md "Fields"). The record the API returns is a preview of the
 // text; `topics` and `hooks` appear once the status is `Success`.
@@ -24,28 +23,3 @@ export interface SourceIngestInput {
 export function previewOf(text: string | null): { preview: string; previewTruncated: boolean } {
   return cutPreview(text ?? '', config.sources.previewChars);
 }
-
-export function presentSource(row: SourceRow): Source {
-  const { preview, previewTruncated } = previewOf(row.text);
-  return {
-    id: row.id,
-    projectId: row.project_id,
-    type: row.type,
-    name: row.name,
-    fileName: row.file_name,
-    mimeType: row.mime_type,
-    bytes: row.bytes === null ? null : Number(row.bytes),
-    status: row.status,
-    preview,
-    previewTruncated,
-    textLength: row.text?.length ?? 0,
-    language: row.language,
-    durationSeconds: row.duration_seconds,
-    ...(row.status === 'Success' ? { topics: row.topics ?? [], hooks: row.hooks ?? [] } : {}),
-    jobId: row.job_id,
-    errorCode: row.error_code,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
-export type { Source };

@@ -40,7 +40,23 @@ describe('lint: layer boundaries', function () {
     );
     await assertReported('lib/posts/example.ts', `export { scoped } from '../../api/auth/context';\n`, /lib\/ must not import api\//);
     await assertReported('lib/posts/example.ts', `export const load = () => import('../../api/app');\n`, /lib\/ must not import api\//);
-    await assertClean('lib/posts/example.ts', `import type { AuthContext } from '../../api/auth/context';\nexport type A = AuthContext;\n`);
+    // Types too (issue 38 section 1): an output shape lives in lib/presenters/, not in api/.
+    await assertReported(
+      'lib/posts/example.ts',
+      `import type { AuthContext } from '../../api/auth/context';\nexport type A = AuthContext;\n`,
+      /lib\/ must not import api\//,
+    );
+    await assertReported(
+      'lib/generation/example.ts',
+      `import { type Job } from '../../api/operations/jobs/schema';\nexport type J = Job;\n`,
+      /lib\/ must not import api\//,
+    );
+    await assertReported(
+      'lib/posts/example.ts',
+      `export type { Post } from '../../api/operations/posts/schema';\n`,
+      /lib\/ must not import api\//,
+    );
+    await assertClean('lib/posts/example.ts', `import type { Post } from '../presenters/posts';\nexport type P = Post;\n`);
     await assertClean('lib/posts/example.ts', `import { db } from '../db';\nimport { z } from 'zod';\nexport const x = [db, z];\n`);
     // api/ importing lib/ is the intended direction.
     await assertClean('api/example.ts', `import { db } from '../lib/db';\nexport const x = db;\n`);
@@ -64,12 +80,22 @@ describe('lint: layer boundaries', function () {
   it('activities/ and workers/ must not import api/', async () => {
     await assertReported(
       'activities/example.ts',
-      `import { findProject } from '../api/operations/projects/present';\nexport const x = findProject;\n`,
+      `import { findProject } from '../api/operations/projects/queries';\nexport const x = findProject;\n`,
       /activities\/ must not import api\//,
     );
     await assertReported(
       'workers/example.ts',
       `import { createApp } from '../api/app';\nexport const x = createApp;\n`,
+      /workers\/ must not import api\//,
+    );
+    await assertReported(
+      'activities/example.ts',
+      `import type { AuthContext } from '../api/auth/context';\nexport type A = AuthContext;\n`,
+      /activities\/ must not import api\//,
+    );
+    await assertReported(
+      'workers/example.ts',
+      `import type { ApiDeps } from '../api/deps';\nexport type D = ApiDeps;\n`,
       /workers\/ must not import api\//,
     );
     await assertClean('activities/example.ts', `import { db } from '../lib/db';\nexport const x = db;\n`);
@@ -128,6 +154,12 @@ describe('lint: layer boundaries', function () {
         `export type W = typeof publishPostWorkflow;`,
         '',
       ].join('\n'),
+    );
+    // An activity names a workflow's types through its contract, not the workflow file.
+    await assertReported(
+      'activities/example.ts',
+      `import type { webhookEndpointWorkflow } from '../workflows/deliverWebhook';\nexport type W = typeof webhookEndpointWorkflow;\n`,
+      /activities\/ must not import workflows\//,
     );
     await assertClean(
       'activities/example.ts',

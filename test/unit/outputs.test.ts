@@ -28,7 +28,7 @@ const noteFields: Note = {
   updatedAt: '2025-01-01T00:00:00.000Z',
 };
 
-/** A presenter typed with its schema's inferred type, as lib/posts/present.ts and the others are. */
+/** A presenter typed with its schema's inferred type, as lib/presenters/posts.ts and the others are. */
 function presentNoteWithAnExtraField(): Note {
   return {
     ...noteFields,

@@ -157,7 +157,7 @@ describe('review transitions (docs/review.md)', () => {
 
 describe('funnelStage (docs/engagement.md)', () => {
   it('follows the content type; a stored value wins', async () => {
-    const { funnelStageOf } = await import('../../lib/posts/present');
+    const { funnelStageOf } = await import('../../lib/posts/row');
     assert.deepEqual(
       ['PERSONAL', 'UNKNOWN', 'INSPIRATIONAL', 'NEWS', 'EDUCATIONAL', 'BUSINESS_INTERNAL', 'BUSINESS_EXTERNAL', 'BUSINESS'].map(
         funnelStageOf,

@@ -1,7 +1,10 @@
 // Import boundaries between the project's folders (issue 11 section 4; CONVENTIONS.md habit 7):
 // a relative import is resolved against the importing file, so `../../api/x` from lib/a/b.ts and
-// `../api/x` from lib/a.ts are the same violation. Type-only imports never cross a boundary at
-// run time and are allowed everywhere.
+// `../api/x` from lib/a.ts are the same violation. A forbidden direction covers type-only imports
+// too (issue 38 section 1): a type borrowed from a layer above ties the one below to it as surely
+// as a value does. A rule lets types through only when it says so (`types: 'allowed'`): a client
+// starts a workflow by name typed with the workflow function (CONVENTIONS.md habit 14), and the
+// deterministic sandbox's allow-lists are about values at run time, so they never count types.
 import path from 'node:path';
 
 const isTypeOnly = (node) =>
@@ -39,7 +42,12 @@ export const layerImports = {
             type: 'array',
             items: {
               type: 'object',
-              properties: { from: { type: 'string' }, to: { type: 'string' }, because: { type: 'string' } },
+              properties: {
+                from: { type: 'string' },
+                to: { type: 'string' },
+                because: { type: 'string' },
+                types: { enum: ['checked', 'allowed'] },
+              },
               required: ['from', 'to', 'because'],
               additionalProperties: false,
             },
@@ -76,9 +84,11 @@ export const layerImports = {
     if (!forbids.length && !allowLists.length) return {};
 
     function check(node, sourceNode) {
-      if (!sourceNode || typeof sourceNode.value !== 'string' || isTypeOnly(node)) return;
+      if (!sourceNode || typeof sourceNode.value !== 'string') return;
       const t = target(sourceNode.value, context.filename, root);
+      const typeOnly = isTypeOnly(node);
       for (const r of forbids) {
+        if (typeOnly && r.types === 'allowed') continue;
         if (t.kind === 'file' && within(t.name, r.to)) {
           context.report({
             node: sourceNode,
@@ -87,6 +97,7 @@ export const layerImports = {
           });
         }
       }
+      if (typeOnly) return;
       for (const r of allowLists) {
         const ok = t.kind === 'package' ? r.packages.includes(t.name) : within(t.name, r.from) || r.files.some((f) => within(t.name, f));
         if (!ok) {

@@ -2,7 +2,8 @@ import type { Context, Next } from 'koa';
 import { errors } from '../../../lib/errors';
 import { consume } from '../../rateLimit';
 import { clientFromMetadata, type NewClient } from '../clientMetadata';
-import { findReRegistration, insertClient, presentClient } from '../clients';
+import { presentClient } from '../../../lib/presenters/oauthClients';
+import { findReRegistration, insertClient } from '../clients';
 
 // POST /oauth/register: RFC 7591 dynamic registration of public clients (spec 5.3.1).
 // Chain: throttle → metadata (clientMetadata.ts: the schema of api/oauth/schema.ts, which also

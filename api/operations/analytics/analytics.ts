@@ -25,7 +25,7 @@ import { analyticsOverviewSchema, crossWorkspaceOverviewSchema, postAnalyticsSch
 import { page, single } from '../../output';
 import { paginationInput, parseLimit } from '../../pagination';
 import { isoDate } from '../../validation';
-import { findProject } from '../projects/present';
+import { findProject } from '../projects/queries';
 import { resolveProjectOrDefault } from '../projects/resolve';
 
 // Analytics (spec 4.9 get_analytics_overview, list_post_analytics, search_viral_posts; spec 4.1

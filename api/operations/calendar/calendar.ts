@@ -9,7 +9,7 @@ import { defineOperation } from '../../operation';
 import { calendarSchema } from './schema';
 import { single } from '../../output';
 import { isoDate } from '../../validation';
-import { projectName } from '../projects/present';
+import { projectName } from '../../../lib/presenters/projects';
 
 // GET /v1/calendar and list_calendar (spec 4.1 names the endpoint; 4.9 the tool; 5.4 the
 // client view). docs/calendar.md has the rules: a bounded range of calendar days read in each

@@ -3,7 +3,7 @@ import { db } from '../../../lib/db';
 import { charsForTokens } from '../../../lib/knowledge/documents';
 import { errors } from '../../../lib/errors';
 import { estimateCompletionMs, type GenerationJobInput } from '../../../lib/jobs/kinds/postGeneration';
-import { presentJob } from '../../../lib/generation/jobs';
+import { presentJob } from '../../../lib/presenters/jobs';
 import { answerWithJob, enqueueJob } from '../../../lib/jobs/queue';
 import { contentTypeForPillar, ideaBriefText } from '../../../lib/ideas/ideas';
 import { Idea, Note, Source } from '../../../lib/models';
@@ -12,7 +12,7 @@ import type { AuthContext } from '../../auth/context';
 import { jobSchema, SPEND_ERRORS } from '../jobs/schema';
 import { single } from '../../output';
 import { defineOperation } from '../../operation';
-import { type ProjectRow } from '../projects/present';
+import type { ProjectRow } from '../../../lib/presenters/projects';
 import { createGenerationInput, type CreateGenerationInput } from './schema';
 import { requireProjectWithAiLimits } from '../projects/resolve';
 

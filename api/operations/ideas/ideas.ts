@@ -1,7 +1,8 @@
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { Idea, Post } from '../../../lib/models';
-import { DERIVED_STATUS_SQL, ideaQuery, insertIdea, presentIdea, type IdeaRow } from '../../../lib/ideas/ideas';
+import { DERIVED_STATUS_SQL, ideaQuery, insertIdea, type IdeaRow } from '../../../lib/ideas/ideas';
+import { presentIdea } from '../../../lib/presenters/ideas';
 import type { AuthContext } from '../../auth/context';
 import { page, single } from '../../output';
 import { defineOperation } from '../../operation';

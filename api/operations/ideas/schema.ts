@@ -3,7 +3,6 @@ import { config } from '../../../lib/config';
 import { IDEA_STATUSES, WRITABLE_IDEA_STATUSES } from '../../../lib/ideas/ideas';
 import { paginationInput } from '../../pagination';
 import { boundedText, isoDate } from '../../validation';
-import { component, dateTime } from '../../output';
 
 // Inputs of the idea operations (spec 4.6 and the 9.3 additions), with their inferred types.
 
@@ -87,30 +86,6 @@ export type ListIdeasInput = z.infer<typeof listIdeasInput>;
 export type GetIdeaInput = z.infer<typeof getIdeaInput>;
 export type UpdateIdeaInput = z.infer<typeof updateIdeaInput>;
 
-// ---- output (spec 2.9) ---------------------------------------------------------------------------
+// ---- output (spec 2.9; lib/presenters/ideas.ts)
 
-const clearable = z.string().nullable();
-
-export const ideaSchema = component(
-  'Idea',
-  z
-    .object({
-      id: z.string().describe('idea_*'),
-      projectId: z.string(),
-      title: z.string(),
-      content: z.string(),
-      status: z.string().describe('Derived: inbox, in_production, review, done.'),
-      pillar: clearable,
-      postType: clearable,
-      assetFormat: clearable,
-      hook: clearable,
-      topic: clearable,
-      scheduledFor: z.string().nullable().describe('Date-level calendar placement.'),
-      linkedPost: z.object({ id: z.string(), statusCategory: z.string() }).strict().nullable(),
-      createdAt: dateTime,
-      updatedAt: dateTime,
-    })
-    .strict(),
-);
-
-export type Idea = z.infer<typeof ideaSchema>;
+export { ideaSchema, type Idea } from '../../../lib/presenters/ideas';

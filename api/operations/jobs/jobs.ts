@@ -5,7 +5,7 @@ import { errors } from '../../../lib/errors';
 import { finishJob } from '../../../lib/jobs/finish';
 import { JOB_STATUSES, progressNow, type JobRow } from '../../../lib/jobs/row';
 import { JOB_TYPES } from '../../../lib/jobs/kinds';
-import { presentJob, type Job } from '../../../lib/generation/jobs';
+import { presentJob, presentLiveJob, type Job } from '../../../lib/presenters/jobs';
 import { settleJobSpend } from '../../../lib/spend/settlement';
 import { cancelJobWorkflow } from '../../../lib/temporal/start/jobs';
 import { log } from '../../../lib/logger';
@@ -14,7 +14,7 @@ import { jobSchema } from './schema';
 import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
-import { findJob, jobsOf, presentLiveJob } from './present';
+import { findJob, jobsOf } from './queries';
 import { checkProjectFilter } from '../projects/resolve';
 
 // spec 4.8 jobs. REST accepts any valid token of the workspace (spec 4.1); the agent tools

@@ -2,18 +2,18 @@ import { storeInlineFile } from '../../../lib/ingest/inlineUpload';
 import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
-import { presentJob } from '../../../lib/generation/jobs';
+import { presentJob } from '../../../lib/presenters/jobs';
 import { answerWithJob, enqueueJob } from '../../../lib/jobs/queue';
 import { budgetTargetOf, loadAiLimits } from '../../../lib/spend/meters';
 import { Project } from '../../../lib/models';
 import {
   DOCUMENT_SELECT,
-  presentDocument,
   searchDocuments,
   visibleDocuments,
   type DocumentRow,
   type KnowledgeScope,
 } from '../../../lib/knowledge/documents';
+import { presentDocument } from '../../../lib/presenters/knowledge';
 import type { KnowledgeJobInput } from '../../../lib/knowledge/ingest';
 import { videoIdOf } from '../../../lib/knowledge/youtube';
 import { usableUpload } from '../../../lib/media/uploads';
@@ -134,7 +134,7 @@ export const listKnowledge = defineOperation({
       if (!Number.isInteger(offset) || offset < 0) throw errors.badCursor();
       const { hits, hasMore } = await searchDocuments(db(), auth, { query: input.query, projectId: input.projectId, limit, offset });
       return {
-        data: hits.map((h) => ({ ...h.document, rank: h.rank, snippet: h.snippet })),
+        data: hits.map((h) => ({ ...presentDocument(h.document), rank: h.rank, snippet: h.snippet })),
         pagination: {
           next_cursor: hasMore ? encodeCursor({ createdAt: new Date(0).toISOString(), id: String(offset + limit) }, filters) : null,
           has_more: hasMore,

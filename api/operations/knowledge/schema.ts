@@ -5,7 +5,6 @@ import { videoIdOf } from '../../../lib/knowledge/youtube';
 import { paginationInput } from '../../pagination';
 import { INLINE_FIELDS, inlineFileFields, refineFileInput } from '../sources/schema';
 import { boundedText } from '../../validation';
-import { component, dateTime, nullableDateTime } from '../../output';
 
 // Inputs of the knowledge operations (spec 4.5; docs/knowledge.md "Requests").
 
@@ -82,34 +81,6 @@ export const listKnowledgeInput = z
   })
   .strict();
 
-// ---- outputs (spec 2.10, docs/knowledge.md) ------------------------------------------------------
+// ---- output (spec 2.10, docs/knowledge.md; lib/presenters/knowledge.ts)
 
-export const knowledgeDocumentSchema = component(
-  'KnowledgeDocument',
-  z
-    .object({
-      id: z.string().describe('kb_*'),
-      scope: z.enum(['PROJECT', 'WORKSPACE']),
-      name: z.string(),
-      status: z.string(),
-      tags: z.array(z.string()),
-      createdAt: dateTime,
-      chunkCount: z.number().int(),
-      textPreview: z.string().max(2000),
-      textPreviewTruncated: z.boolean(),
-      hasFullText: z.boolean(),
-      projectId: z.string().nullable(),
-      type: z.enum(['text', 'file', 'url', 'youtube']),
-      sourceName: z.string().nullable(),
-      sourceUrl: z.string().nullable(),
-      language: z.string().nullable(),
-      folderId: z.string().nullable(),
-      lastSyncedAt: nullableDateTime,
-    })
-    .strict(),
-);
-
-/** A search hit: the document, its rank and the best passage with matches between `**`. */
-export const knowledgeHitSchema = knowledgeDocumentSchema.extend({ rank: z.number().optional(), snippet: z.string().optional() }).strict();
-
-export type KnowledgeDocument = z.infer<typeof knowledgeDocumentSchema>;
+export { knowledgeDocumentSchema, knowledgeHitSchema, type KnowledgeDocument } from '../../../lib/presenters/knowledge';

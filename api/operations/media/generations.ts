@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { config } from '../../../lib/config';
 import { errors } from '../../../lib/errors';
 import { Post } from '../../../lib/models';
-import { presentJob } from '../../../lib/generation/jobs';
+import { presentJob } from '../../../lib/presenters/jobs';
 import { answerWithJob, enqueueJob } from '../../../lib/jobs/queue';
 import { IMAGE_STYLES, type ImageJobInput } from '../../../lib/media/imageGenerator';
 import { defineOperation } from '../../operation';

@@ -3,7 +3,7 @@ import { db } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
 import { Post } from '../../../lib/models';
 import type { PostImage } from '../../../lib/posts/media';
-import { presentPost } from '../../../lib/posts/present';
+import { presentPost } from '../../../lib/presenters/posts';
 import { loadPostForUpdate, setPostMedia } from '../../../lib/posts/write';
 import { defineOperation } from '../../operation';
 import { postSchema } from '../posts/schema';

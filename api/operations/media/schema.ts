@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { config } from '../../../lib/config';
 import { paginationInput } from '../../pagination';
 import { boundedText } from '../../validation';
-import { component, dateTime } from '../../output';
 
 const id = z.string().min(1).max(100);
 const m = config.media;
@@ -72,26 +71,6 @@ export const postMediaInput = z
 
 export type ImportMediaInput = z.infer<typeof importMediaInput>;
 
-// ---- output (spec 2.13, docs/media.md) -----------------------------------------------------------
+// ---- output (spec 2.13, docs/media.md; lib/presenters/media.ts)
 
-export const mediaAssetSchema = component(
-  'MediaAsset',
-  z
-    .object({
-      id: z.string().describe('med_*'),
-      key: z.string().describe('the key a post references in its images'),
-      projectId: z.string().nullable(),
-      mimeType: z.string(),
-      bytes: z.number().int(),
-      width: z.number().int().nullable(),
-      height: z.number().int().nullable(),
-      sha256: z.string().describe('hex SHA-256 of the bytes; an import of the same bytes returns the existing asset'),
-      alt: z.string().nullable(),
-      title: z.string().nullable(),
-      fileName: z.string().nullable(),
-      createdAt: dateTime,
-    })
-    .strict(),
-);
-
-export type MediaAsset = z.infer<typeof mediaAssetSchema>;
+export { mediaAssetSchema, type MediaAsset } from '../../../lib/presenters/media';

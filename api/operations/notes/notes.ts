@@ -7,28 +7,16 @@ import { errors } from '../../../lib/errors';
 import { newId } from '../../../lib/ids';
 import { nextWeekdayAt, parseInZone } from '../../../lib/time';
 import { Note, type Reach } from '../../../lib/models';
+import { presentNote } from '../../../lib/presenters/notes';
 import { noteSchema } from './schema';
 import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
 import { boundedText, CONTENT_TYPES, isoDate, isoDateTime } from '../../validation';
-import type { Note as NoteOutput } from './schema';
 import { requireProject } from '../projects/resolve';
 
 // spec 2.8: a note with its paired calendar slot. Creating a note queues a slot: the given
 // time, or the next free weekday 09:00 (project timezone) after the project's last slot.
-
-function presentNote(n: Note): NoteOutput {
-  return {
-    id: n.id,
-    projectId: n.project_id,
-    content: n.content,
-    createdAt: n.created_at.toISOString(),
-    slot: n.slot ? { date: n.slot.date.toISOString(), contentType: n.slot.content_type ?? 'PERSONAL' } : null,
-    folderId: n.folder_id,
-    updatedAt: n.updated_at.toISOString(),
-  };
-}
 
 /** Notes the reader may see, each with its slot (the relation is aliased `slot` in SQL). */
 function notesOf(reach: Reach, trx?: TransactionOrKnex) {

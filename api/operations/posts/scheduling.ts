@@ -3,7 +3,7 @@ import { ApiError, errors } from '../../../lib/errors';
 import { deriveState, reconnectUrl, storedConnection } from '../../../lib/connectionState';
 import type { NetworkClient } from '../../../lib/network/client';
 import { probeConnection } from '../../../lib/publishing/probe';
-import type { ProjectRow } from '../projects/present';
+import type { ProjectRow } from '../../../lib/presenters/projects';
 
 // spec 3.1: PATCH with a future scheduledFor verifies the connection first; a refusal is
 // 409 conflict with details.reason, details.reconnectUrl and details.retryable false, and the

@@ -4,7 +4,8 @@ import { page, single } from '../../output';
 import { projectSchema } from './schema';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
-import { presentProject, projectQuery, type ProjectRow } from './present';
+import { presentProject, type ProjectRow } from '../../../lib/presenters/projects';
+import { projectQuery } from './queries';
 import { requireProject } from './resolve';
 
 export const listProjects = defineOperation({

@@ -1,7 +1,8 @@
 import { errors } from '../../../lib/errors';
 import type { AuthContext } from '../../auth/context';
 import type { AiLimits } from '../../../lib/spend/meters';
-import { findProject, findProjectWithAiLimits, type ProjectRow } from './present';
+import type { ProjectRow } from '../../../lib/presenters/projects';
+import { findProject, findProjectWithAiLimits } from './queries';
 
 // The one `projectId` rule of both doors (spec 4.6, 4.7, 4.9, 7.2 "missing projectId ... agent
 // tool without project"): an operation that acts on a project takes the named one (404 when it

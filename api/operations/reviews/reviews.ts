@@ -1,7 +1,8 @@
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { Membership } from '../../../lib/models';
-import { presentPost, presentPostSummary, type PostRow } from '../../../lib/posts/present';
+import { presentPost, presentPostSummary } from '../../../lib/presenters/posts';
+import type { PostRow } from '../../../lib/posts/row';
 import { reviewDecided, reviewOf, reviewRequested } from '../../../lib/posts/review';
 import { commitChange, loadPostForUpdate, type Committed } from '../../../lib/posts/write';
 import { afterPostCommitted } from '../../../lib/posts/afterCommit';

@@ -1,7 +1,5 @@
 import { z } from 'zod';
 import { boundedText, isoDateTime } from '../../validation';
-import { component } from '../../output';
-import { postSummaryShape } from '../posts/schema';
 
 // docs/review.md: the review operations' inputs (additions under spec 9.3).
 
@@ -34,18 +32,6 @@ export const listAwaitingReviewInput = z
 export type RequestReviewInput = z.infer<typeof requestReviewInput>;
 export type DecideReviewInput = z.infer<typeof decideReviewInput>;
 
-// ---- outputs (GET /v1/reviews/awaiting) ----------------------------------------------------------
+// ---- outputs (GET /v1/reviews/awaiting; lib/presenters/reviews.ts) ------------------------------
 
-/** A post summary with its review block (open: the review round is a block still growing). */
-export const postAwaitingReviewSchema = component(
-  'PostAwaitingReview',
-  z
-    .object({
-      ...postSummaryShape,
-      review: z.looseObject({ state: z.string() }),
-    })
-    .strict(),
-);
-
-/** The awaiting-review list: at most 200 posts, newest first, no cursor. */
-export const awaitingReviewListSchema = z.object({ data: z.array(postAwaitingReviewSchema) }).strict();
+export { awaitingReviewListSchema, postAwaitingReviewSchema } from '../../../lib/presenters/reviews';

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { config } from '../../../lib/config';
 import { boundedText } from '../../validation';
-import { component, dateTime } from '../../output';
 
 // spec 4.5 POST /v1/sources (docs/sources.md "Creating a source"): `type: text` with `text`, or
 // `type: file` with `uploadId` (an upload of purpose `source`) or, inline (spec 4.9),
@@ -88,33 +87,6 @@ export type CreateSourceInput = z.infer<typeof createSourceInput>;
 
 export const getSourceInput = z.object({ sourceId: z.string().min(1).max(100) }).strict();
 
-// ---- output (spec 2.11, docs/sources.md) ---------------------------------------------------------
+// ---- output (spec 2.11, docs/sources.md; lib/presenters/sources.ts)
 
-export const sourceSchema = component(
-  'Source',
-  z
-    .object({
-      id: z.string().describe('src_*'),
-      projectId: z.string(),
-      type: z.enum(['text', 'file']),
-      name: z.string(),
-      fileName: z.string().nullable(),
-      mimeType: z.string().nullable(),
-      bytes: z.number().int().nullable(),
-      status: z.enum(['Processing', 'Success', 'Failed']),
-      preview: z.string().describe('the first 2,000 characters of the text; the full text is never returned'),
-      previewTruncated: z.boolean(),
-      textLength: z.number().int().describe('characters of the whole text'),
-      language: z.string().nullable(),
-      durationSeconds: z.number().nullable().describe('recordings only'),
-      topics: z.array(z.string()).optional().describe('present once status is Success'),
-      hooks: z.array(z.string()).optional().describe('present once status is Success'),
-      jobId: z.string().nullable().describe('the latest SOURCE_INGEST job of a file source'),
-      errorCode: z.string().nullable(),
-      createdAt: dateTime,
-      updatedAt: dateTime,
-    })
-    .strict(),
-);
-
-export type Source = z.infer<typeof sourceSchema>;
+export { sourceSchema, type Source } from '../../../lib/presenters/sources';

@@ -6,7 +6,7 @@ import { roleLabel } from '../../../lib/roles';
 import { single } from '../../output';
 import { teamSchema } from './schema';
 import { defineOperation } from '../../operation';
-import { projectName } from '../projects/present';
+import { projectName } from '../../../lib/presenters/projects';
 
 // spec 2.15 + 8: one page of at most 100 members; project references capped at 25 distinct projects.
 export const listTeam = defineOperation({

@@ -17,7 +17,8 @@ import { storageMeters, storageUsed, workspaceStorageLimits } from '../../../lib
 import { single } from '../../output';
 import { usageSchema } from './schema';
 import { defineOperation } from '../../operation';
-import { findProject, projectName } from '../projects/present';
+import { projectName } from '../../../lib/presenters/projects';
+import { findProject } from '../projects/queries';
 
 // spec 2.16 / 4.8 GET /v1/usage. Read from the same rows and the same rule (wouldRefuse) that
 // admit a generation, so `canGenerate` is false exactly when the next one would be refused.

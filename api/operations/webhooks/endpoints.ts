@@ -10,16 +10,8 @@ import type { AuthContext } from '../../auth/context';
 import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
 import { keysetPage, parseLimit } from '../../pagination';
-import {
-  endpointsOf,
-  findEndpoint,
-  presentDelivery,
-  presentEndpoint,
-  selectEndpoints,
-  type AttemptRow,
-  type DeliveryRow,
-  type EndpointRow,
-} from './present';
+import { presentDelivery, presentEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from '../../../lib/presenters/webhooks';
+import { endpointsOf, findEndpoint, selectEndpoints } from './queries';
 import {
   createEndpointInput,
   deleteEndpointInput,

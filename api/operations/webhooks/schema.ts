@@ -3,7 +3,6 @@ import { config } from '../../../lib/config';
 import { SUBSCRIBABLE_EVENTS } from '../../../lib/webhooks/payload';
 import { receiverUrlProblem } from '../../../lib/webhooks/url';
 import { paginationInput } from '../../pagination';
-import { component, dateTime, nullableDateTime } from '../../output';
 
 // Inputs of the webhook-endpoint operations (spec 4.8; shapes the spec leaves open are
 // documented in docs/webhooks.md). Bodies refuse unknown fields (habit 4).
@@ -87,75 +86,14 @@ export const listDeliveriesInput = z
   })
   .strict();
 
-// ---- outputs (spec 2.14) -------------------------------------------------------------------------
+// ---- outputs (spec 2.14; lib/presenters/webhooks.ts) --------------------------------------------
 
-const endpointShape = {
-  id: z.string().describe('whe_*'),
-  url: z.string(),
-  name: z.string(),
-  events: z.array(z.string()),
-  isActive: z.boolean(),
-  disabledReason: z.string().nullable().describe('Automatic disables begin with `repeated_failures`.'),
-  projectId: z.string().nullable(),
-  secretLast4: z.string(),
-  consecutiveFailures: z.number().int(),
-  disabledAt: nullableDateTime,
-  lastSuccessAt: nullableDateTime,
-  lastFailureAt: nullableDateTime,
-  createdAt: dateTime,
-  updatedAt: dateTime,
-};
-
-export const webhookEndpointSchema = component('WebhookEndpoint', z.object(endpointShape).strict());
-
-/** Create: the signing secret, shown once. */
-export const webhookEndpointWithSecretSchema = component(
-  'WebhookEndpointWithSecret',
-  z.object({ ...endpointShape, secret: z.string() }).strict(),
-);
-
-/** Rotate: the new secret, and until when the previous one still signs. */
-export const webhookEndpointRotatedSchema = component(
-  'WebhookEndpointRotated',
-  z.object({ ...endpointShape, secret: z.string(), previousSecretExpiresAt: nullableDateTime }).strict(),
-);
-
-export const webhookEndpointDeletedSchema = z.object({ id: z.string(), deleted: z.literal(true) }).strict();
-
-export const webhookDeliverySchema = component(
-  'WebhookDelivery',
-  z
-    .object({
-      id: z.string(),
-      endpointId: z.string(),
-      eventId: z.string(),
-      eventType: z.string(),
-      eventCreatedAt: dateTime,
-      status: z.string(),
-      attemptCount: z.number().int(),
-      nextAttemptAt: nullableDateTime,
-      deliveredAt: nullableDateTime,
-      failedAt: nullableDateTime,
-      failureReason: z.string().nullable(),
-      lastError: z.string().nullable(),
-      attempts: z.array(
-        z
-          .object({
-            attempt: z.number().int(),
-            at: dateTime,
-            outcome: z.string(),
-            statusCode: z.number().int().nullable(),
-            durationMs: z.number().int(),
-            error: z.string().nullable(),
-            remoteAddress: z.string().nullable(),
-          })
-          .strict(),
-      ),
-      createdAt: dateTime,
-      updatedAt: dateTime,
-    })
-    .strict(),
-);
-
-export type WebhookEndpoint = z.infer<typeof webhookEndpointSchema>;
-export type WebhookDelivery = z.infer<typeof webhookDeliverySchema>;
+export {
+  webhookDeliverySchema,
+  webhookEndpointDeletedSchema,
+  webhookEndpointRotatedSchema,
+  webhookEndpointSchema,
+  webhookEndpointWithSecretSchema,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+} from '../../../lib/presenters/webhooks';

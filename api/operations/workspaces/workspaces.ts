@@ -7,15 +7,33 @@ import { page, single } from '../../output';
 import { workspaceContextSchema, workspaceListEntrySchema, workspaceMeSchema } from './schema';
 import { defineOperation } from '../../operation';
 import { computeStreaks } from '../../../lib/streaks';
-import { presentProject, projectQuery, type ProjectRow } from '../projects/present';
-import { loadWorkspace, presentPrincipal, presentWorkspace } from './present';
+import { presentProject, projectName, type ProjectRow } from '../../../lib/presenters/projects';
+import { presentPrincipal, presentWorkspace, type WorkspaceRow } from '../../../lib/presenters/workspaces';
+import { findProject, projectQuery } from '../projects/queries';
 import { onlyPage } from '../../pagination';
+
+/** Live read (spec 2.2: /workspaces/me is not cacheable and reflects live plan state). */
+async function loadWorkspace(workspaceId: string): Promise<WorkspaceRow | undefined> {
+  return Workspace.current(workspaceId)
+    .alias('w')
+    .leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
+    .select('w.id', 'w.name', 'w.plan', 'w.feature_overrides', 'w.require_review_workflow', 'b.plan as billing_plan')
+    .castTo<WorkspaceRow | undefined>();
+}
+
+/** An OAuth token's default project, when the caller can still see it. */
+async function defaultProjectOf(auth: AuthContext): Promise<{ id: string; name: string } | null> {
+  const p = auth.principal;
+  if (p.type !== 'oauth_token' || !p.defaultProjectId) return null;
+  const row = await findProject(auth, p.defaultProjectId);
+  return row ? { id: row.id, name: projectName(row) } : null;
+}
 
 async function workspaceAndPrincipal(auth: AuthContext) {
   const w = await loadWorkspace(auth.workspaceId);
   if (!w) throw errors.workspaceUnavailable();
   const workspace = presentWorkspace(w);
-  return { w, workspace, principal: await presentPrincipal(auth) };
+  return { w, workspace, principal: presentPrincipal(auth.principal, await defaultProjectOf(auth)) };
 }
 
 export const getCurrentWorkspace = defineOperation({

@@ -4,7 +4,7 @@ import type { reviewPostWorkflow } from '../../../workflows/reviewPost';
 import { config } from '../../config';
 import { log } from '../../logger';
 import { reviewOf } from '../../posts/review';
-import type { PostRow } from '../../posts/present';
+import type { PostRow } from '../../posts/row';
 import { SEARCH } from '../../searchAttributes';
 import { REVIEW_POST, reviewDecidedSignal } from '../contracts/reviewPost';
 import { startPriority } from './priority';

@@ -1,11 +1,8 @@
-import { isoOf } from '../db';
 import type { PostColumns } from '../models';
 import { delivery, type Delivery } from './lifecycle';
-import { NOT_REQUESTED } from './review';
-import type { Post, PostSummary } from '../../api/operations/posts/schema';
 
-// spec 2.7: the Post resource. Read endpoints return the fields marked R; create and update
-// return the full set.
+// spec 2.7: a post as the reads load it, and what its presentation (lib/presenters/posts.ts)
+// derives from the row.
 
 export const PLATFORM = 'LINKEDIN';
 
@@ -27,21 +24,6 @@ export type PostSummaryRow = Omit<PostRow, 'scheduled_at' | 'created_at' | 'upda
   created_at: Date | string;
   updated_at: Date | string | null;
 };
-
-export function presentPostSummary(p: PostSummaryRow): PostSummary {
-  return {
-    id: p.id,
-    projectId: p.project_id,
-    status: p.status,
-    platform: PLATFORM,
-    contentType: p.content_type,
-    title: p.title,
-    content: p.content,
-    scheduledAt: p.scheduled_at ? isoOf(p.scheduled_at) : null,
-    createdAt: isoOf(p.created_at),
-    updatedAt: p.updated_at ? isoOf(p.updated_at) : null,
-  };
-}
 
 /** The stored delivery block (./lifecycle.ts writes it with every status change), with the status as the last word. */
 export function deliveryOf(p: PostRow): Delivery {
@@ -74,24 +56,4 @@ export function funnelStageOf(contentType: string): 'REACH' | 'TRUST' | 'CONVERT
     default:
       return 'REACH';
   }
-}
-
-export function presentPost(p: PostRow): Post {
-  const review = (p.review ?? {}) as Record<string, unknown>;
-  return {
-    ...presentPostSummary(p),
-    statusCategory: p.status_category ?? null,
-    statusId: p.status_id,
-    statusTitle: p.status_title ?? null,
-    contentTruncated: false,
-    publishedAt: p.published_at?.toISOString() ?? null,
-    funnelStage: p.funnel_stage ?? funnelStageOf(p.content_type),
-    lastPublishError: p.last_publish_error,
-    lastPublishAttemptAt: p.last_publish_attempt_at?.toISOString() ?? null,
-    delivery: deliveryOf(p),
-    review: { ...NOT_REQUESTED, ...review, requiredByWorkspace: p.require_review_workflow ?? false },
-    media: { kind: 'images', images: [], ...(p.media ?? {}) },
-    autoLike: p.auto_like,
-    autoComment: p.auto_comment,
-  };
 }

@@ -1,10 +1,80 @@
-import type { TransactionOrKnex } from 'objection';
-import { WebhookEndpoint as WebhookEndpointModel, type WebhookDeliveryColumns } from '../../../lib/models';
-import type { AuthContext } from '../../auth/context';
-import type { WebhookDelivery, WebhookEndpoint } from './schema';
+import { z } from 'zod';
+import type { WebhookDeliveryColumns } from '../models';
+import { component, dateTime, nullableDateTime } from './output';
 
 // spec 2.14: the webhook endpoint as the API shows it. The secret never appears here; only the
 // create and rotate answers add it, once.
+
+const endpointShape = {
+  id: z.string().describe('whe_*'),
+  url: z.string(),
+  name: z.string(),
+  events: z.array(z.string()),
+  isActive: z.boolean(),
+  disabledReason: z.string().nullable().describe('Automatic disables begin with `repeated_failures`.'),
+  projectId: z.string().nullable(),
+  secretLast4: z.string(),
+  consecutiveFailures: z.number().int(),
+  disabledAt: nullableDateTime,
+  lastSuccessAt: nullableDateTime,
+  lastFailureAt: nullableDateTime,
+  createdAt: dateTime,
+  updatedAt: dateTime,
+};
+
+export const webhookEndpointSchema = component('WebhookEndpoint', z.object(endpointShape).strict());
+
+/** Create: the signing secret, shown once. */
+export const webhookEndpointWithSecretSchema = component(
+  'WebhookEndpointWithSecret',
+  z.object({ ...endpointShape, secret: z.string() }).strict(),
+);
+
+/** Rotate: the new secret, and until when the previous one still signs. */
+export const webhookEndpointRotatedSchema = component(
+  'WebhookEndpointRotated',
+  z.object({ ...endpointShape, secret: z.string(), previousSecretExpiresAt: nullableDateTime }).strict(),
+);
+
+export const webhookEndpointDeletedSchema = z.object({ id: z.string(), deleted: z.literal(true) }).strict();
+
+export const webhookDeliverySchema = component(
+  'WebhookDelivery',
+  z
+    .object({
+      id: z.string(),
+      endpointId: z.string(),
+      eventId: z.string(),
+      eventType: z.string(),
+      eventCreatedAt: dateTime,
+      status: z.string(),
+      attemptCount: z.number().int(),
+      nextAttemptAt: nullableDateTime,
+      deliveredAt: nullableDateTime,
+      failedAt: nullableDateTime,
+      failureReason: z.string().nullable(),
+      lastError: z.string().nullable(),
+      attempts: z.array(
+        z
+          .object({
+            attempt: z.number().int(),
+            at: dateTime,
+            outcome: z.string(),
+            statusCode: z.number().int().nullable(),
+            durationMs: z.number().int(),
+            error: z.string().nullable(),
+            remoteAddress: z.string().nullable(),
+          })
+          .strict(),
+      ),
+      createdAt: dateTime,
+      updatedAt: dateTime,
+    })
+    .strict(),
+);
+
+export type WebhookEndpoint = z.infer<typeof webhookEndpointSchema>;
+export type WebhookDelivery = z.infer<typeof webhookDeliverySchema>;
 
 export interface EndpointRow {
   id: string;
@@ -46,40 +116,6 @@ export function presentEndpoint(r: EndpointRow): WebhookEndpoint {
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
   };
-}
-
-export type { WebhookEndpoint };
-
-const COLUMNS = [
-  'id',
-  'workspace_id',
-  'project_id',
-  'url',
-  'name',
-  'events',
-  'is_active',
-  'disabled_reason',
-  'disabled_at',
-  'secret_last4',
-  'previous_secret_expires_at',
-  'consecutive_failures',
-  'last_success_at',
-  'last_failure_at',
-  'created_at',
-  'updated_at',
-].map((c) => `webhook_endpoints.${c}`);
-
-/** The endpoints the caller may manage (lib/models WebhookEndpoint.manageableBy). */
-export function endpointsOf(auth: AuthContext, trx?: TransactionOrKnex) {
-  return WebhookEndpointModel.manageableBy(auth, trx);
-}
-
-export function selectEndpoints(auth: AuthContext, trx?: TransactionOrKnex) {
-  return endpointsOf(auth, trx).select(COLUMNS);
-}
-
-export async function findEndpoint(auth: AuthContext, id: string, trx?: TransactionOrKnex): Promise<EndpointRow | undefined> {
-  return selectEndpoints(auth, trx).findById(id);
 }
 
 /** A delivery as the API reads it: the row of the model. */
