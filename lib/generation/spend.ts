@@ -4,6 +4,7 @@ import { ApiError } from '../errors';
 import { log } from '../logger';
 import { dayStartUtc, weekStartUtc } from '../time';
 import { effectiveLimit } from '../limits';
+import { AiBudgetWeek, AiSpendDay, Job } from '../models';
 import type { JobType } from './jobs';
 
 // The two meters in front of every AI job (spec 2.16, 7.2, 8), in Postgres because they guard
@@ -162,15 +163,13 @@ export function wouldRefuse(
 
 /** Settled cost plus open reservations of one weekly budget. */
 export async function weekUsedCents(q: Knex | Knex.Transaction, workspaceId: string, key: string, week: string): Promise<number> {
-  const row = await q('ai_budget_weeks')
-    .where({ workspace_id: workspaceId, budget_key: key, week_start: week })
-    .first('spent_cents', 'reserved_cents');
+  const row = await AiBudgetWeek.forWorkspace(workspaceId, q).where({ budget_key: key, week_start: week }).first().select('spent_cents', 'reserved_cents');
   return row ? row.spent_cents + row.reserved_cents : 0;
 }
 
 /** Settled cost plus open reservations of the workspace's spend day. */
 export async function dayUsedCents(q: Knex | Knex.Transaction, workspaceId: string, day: string): Promise<number> {
-  const row = await q('ai_spend_days').where({ workspace_id: workspaceId, bucket_date: day }).first('spent_cents', 'reserved_cents');
+  const row = await AiSpendDay.forWorkspace(workspaceId, q).where({ bucket_date: day }).first().select('spent_cents', 'reserved_cents');
   return row ? row.spent_cents + row.reserved_cents : 0;
 }
 
@@ -372,12 +371,11 @@ export interface UnsettledFilter {
 
 /** Final jobs whose spend is not settled, oldest first: the rows of the partial index `jobs_unsettled`. */
 function unsettled(q: Knex, filter: UnsettledFilter) {
-  const query = q('jobs')
+  const query = (filter.workspaceId === undefined ? q('jobs') : Job.knexForWorkspace(filter.workspaceId, q))
     .whereNull('spend_settled_at')
     .whereNotNull('reserved_cents')
     .whereIn('status', ['DONE', 'FAILED', 'CANCELLED'])
     .whereRaw('completed_at < now() - make_interval(secs => ?)', [filter.olderThanSeconds ?? 0]);
-  if (filter.workspaceId !== undefined) query.where('workspace_id', filter.workspaceId);
   return query;
 }
 

@@ -1,4 +1,5 @@
 import { db } from '../db';
+import { KnowledgeDocument } from '../models';
 import { systemResolver } from '../net/resolve';
 import { DOCUMENT_SELECT, presentDocument, type DocumentRow } from './documents';
 import { IngestError } from '../ingest/errors';
@@ -12,7 +13,7 @@ function notFound(id: string): Error {
 }
 
 export async function listDocuments(opts: { workspaceId: string; projectId?: string; limit: number }) {
-  const q = db()('knowledge_documents as d').where('d.workspace_id', opts.workspaceId).select(DOCUMENT_SELECT(db()));
+  const q = KnowledgeDocument.knexForWorkspace(opts.workspaceId, db(), 'd').select(DOCUMENT_SELECT(db()));
   if (opts.projectId) q.where('d.project_id', opts.projectId);
   const rows = (await q.orderBy('d.created_at', 'desc').limit(opts.limit)) as DocumentRow[];
   return rows.map((r) => ({ ...presentDocument(r), workspaceId: r.workspace_id, ephemeral: r.ephemeral }));
