@@ -9,7 +9,7 @@ import type { Transcriber } from '../lib/ingest/transcription';
 import { LlmError } from '../lib/llm/errors';
 import type { InsightExtractor } from '../lib/llm/insights';
 import type { UploadRow } from '../lib/media/uploads';
-import { Source } from '../lib/models';
+import { Source, Upload } from '../lib/models';
 import type { SourceIngestInput } from '../lib/sources/sources';
 import type { ObjectStore } from '../lib/storage/objectStore';
 import { chargeJob, codedFailure, loadRunningJob, lockJob, startQueuedJob, type StartOutcome } from './jobRows';
@@ -44,7 +44,7 @@ export function createSourceIngestActivities({ db, store, transcriber, insights 
       const job = await loadRunningJob(db, jobId, ['j.workspace_id', 'j.project_id']);
       await db('jobs').where({ id: jobId }).update({ attempt_count: attempt, updated_at: db.fn.now() });
       const input = job.input as SourceIngestInput;
-      const upload = (await db('uploads').where({ workspace_id: job.workspace_id, id: input.uploadId }).first()) as UploadRow | undefined;
+      const upload = (await Upload.forWorkspace(job.workspace_id, db).findById(input.uploadId)) as UploadRow | undefined;
       if (!upload) throw ApplicationFailure.nonRetryable(`Upload ${input.uploadId} no longer exists (expired).`, 'upload_expired');
       const bytes = await store().get(upload.object_key);
       if (!bytes) throw ApplicationFailure.nonRetryable(`Upload ${input.uploadId} has no object.`, 'upload_without_object');

@@ -1,5 +1,6 @@
 import { encrypt } from '../lib/crypto';
 import { db } from '../lib/db';
+import { Project } from '../lib/models';
 import { AdminError } from './provision';
 
 // Connecting an account happens in the dashboard; operators and tests store the tokens here.
@@ -14,8 +15,8 @@ export async function storeConnectionTokens(input: {
   name?: string;
   vanityName?: string | null;
 }) {
-  const project = await db()('projects')
-    .where({ id: input.projectId, workspace_id: input.workspaceId })
+  const project = await Project.knexForWorkspace(input.workspaceId)
+    .where({ id: input.projectId })
     .first('id', 'type', 'connection_id');
   if (!project) throw new AdminError(`no project ${input.projectId} in workspace ${input.workspaceId}`);
   if (!project.connection_id) throw new AdminError('this company page is not linked to a personal account; link it first (project link)');

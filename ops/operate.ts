@@ -1,5 +1,6 @@
 import { ENFORCEMENTS, POOL_KEY, type Enforcement } from '../lib/spend/meters';
 import { db } from '../lib/db';
+import { AiBudget, Membership, Project } from '../lib/models';
 import { presentOverride, storedOverride, type LimitOverride } from '../lib/limits';
 import { newId, randomBase62 } from '../lib/ids';
 import { roleSlug } from '../lib/roles';
@@ -19,7 +20,7 @@ export async function removeMember(input: { workspaceId: string; user: string })
   await getWorkspace(input.workspaceId);
   const user = await findUser(input.user);
   const removed = await db().transaction(async (trx) => {
-    const m = await trx('memberships').where({ workspace_id: input.workspaceId, user_id: user.id }).first('id', 'role');
+    const m = await Membership.knexForWorkspace(input.workspaceId, trx).where({ user_id: user.id }).first('id', 'role');
     if (!m) return null;
     await trx('membership_projects').where({ membership_id: m.id }).delete();
     await trx('memberships').where({ id: m.id }).delete();
@@ -109,7 +110,7 @@ export async function addMembers(input: { workspaceId: string; entries: RosterEn
  */
 export async function archiveProject(input: { workspaceId: string; projectId: string }) {
   return db().transaction(async (trx) => {
-    const p = await trx('projects').where({ id: input.projectId, workspace_id: input.workspaceId }).forUpdate().first('id', 'status');
+    const p = await Project.knexForWorkspace(input.workspaceId, trx).where({ id: input.projectId }).forUpdate().first('id', 'status');
     if (!p) throw new AdminError(`no project ${input.projectId} in workspace ${input.workspaceId}`);
     if (p.status === 'ARCHIVED') return { id: p.id as string, workspaceId: input.workspaceId, status: 'ARCHIVED', alreadyArchived: true };
     const scheduled = await trx('posts')
@@ -124,7 +125,7 @@ export async function archiveProject(input: { workspaceId: string; projectId: st
 }
 
 async function connectionOfProject(workspaceId: string, projectId: string): Promise<string> {
-  const p = await db()('projects').where({ id: projectId, workspace_id: workspaceId }).first('connection_id');
+  const p = await Project.knexForWorkspace(workspaceId).where({ id: projectId }).first('connection_id');
   if (!p) throw new AdminError(`no project ${projectId} in workspace ${workspaceId}`);
   if (!p.connection_id) throw new AdminError(`project ${projectId} has no connection (a company page not linked to an account)`);
   return p.connection_id as string;
@@ -217,13 +218,13 @@ export async function setTargetBudget(input: { workspaceId: string; projectId?: 
   await getWorkspace(input.workspaceId);
   let key = POOL_KEY;
   if (input.projectId) {
-    const p = await db()('projects').where({ id: input.projectId, workspace_id: input.workspaceId }).first('id', 'type');
+    const p = await Project.knexForWorkspace(input.workspaceId).where({ id: input.projectId }).first('id', 'type');
     if (!p) throw new AdminError(`no project ${input.projectId} in workspace ${input.workspaceId}`);
     if (p.type === 'COMPANY_PAGE')
       throw new AdminError('a company page has no budget of its own: it draws on the workspace pool (use --pool)');
     key = p.id;
   }
-  if (input.weeklyBudgetCents === null) await db()('ai_budgets').where({ workspace_id: input.workspaceId, budget_key: key }).delete();
+  if (input.weeklyBudgetCents === null) await AiBudget.forWorkspace(input.workspaceId).where({ budget_key: key }).delete();
   else {
     await db()('ai_budgets')
       .insert({
@@ -243,14 +244,13 @@ export async function budgets(workspaceId: string) {
   const { loadAiLimits, periodsAt, weekUsedCents } = await import('../lib/spend/meters');
   const w = await getWorkspace(workspaceId);
   const week = periodsAt(new Date()).week;
-  const projects = await db()('projects')
-    .where({ workspace_id: workspaceId })
+  const projects = await Project.knexForWorkspace(workspaceId)
     .whereNot('type', 'COMPANY_PAGE')
     .whereNot('status', 'ARCHIVED')
     .orderBy([{ column: 'created_at' }, { column: 'id' }])
     .select('id', 'display_name');
-  const own = new Map(
-    (await db()('ai_budgets').where({ workspace_id: workspaceId }).select('budget_key', 'weekly_budget_cents')).map(
+  const own = new Map<string, number>(
+    (await AiBudget.knexForWorkspace(workspaceId).select('budget_key', 'weekly_budget_cents')).map(
       (r: { budget_key: string; weekly_budget_cents: number }) => [r.budget_key, r.weekly_budget_cents],
     ),
   );
@@ -351,7 +351,7 @@ export async function setReviewGate(input: { workspaceId: string; required: bool
 /** docs/review.md: the member who reviews posts moved to the review category (null: any admin decides). */
 export async function setDefaultReviewer(input: { workspaceId: string; userId: string | null }) {
   if (input.userId !== null) {
-    const m = await db()('memberships').where({ workspace_id: input.workspaceId, user_id: input.userId }).first('id');
+    const m = await Membership.knexForWorkspace(input.workspaceId).where({ user_id: input.userId }).first('id');
     if (!m) throw new AdminError(`user ${input.userId} is not a member of workspace ${input.workspaceId}`);
   }
   return updateWorkspace(input.workspaceId, { default_reviewer_user_id: input.userId });
@@ -418,7 +418,7 @@ export async function mintOAuthToken(input: {
   if (!reach.member && !reach.owner)
     throw new AdminError(`${user.email} does not reach workspace ${workspaceId} (not a member, not an owner of its agency)`);
   if (input.projectId) {
-    const p = await db()('projects').where({ id: input.projectId, workspace_id: workspaceId }).first('id');
+    const p = await Project.knexForWorkspace(workspaceId).where({ id: input.projectId }).first('id');
     if (!p) throw new AdminError(`no project ${input.projectId} in workspace ${workspaceId}`);
   }
   try {

@@ -7,6 +7,7 @@ import { PROJECT_CONNECTION_COLUMNS } from '../lib/connectionState';
 import { encrypt, randomSecret } from '../lib/crypto';
 import { db } from '../lib/db';
 import { newId } from '../lib/ids';
+import { ApiKey, Membership, Project } from '../lib/models';
 import { hashPassword } from '../lib/password';
 import { createDefaultStatuses } from '../lib/posts/statuses';
 import { roleSlug } from '../lib/roles';
@@ -95,7 +96,7 @@ export async function addMember(input: { workspaceId: string; user: string; role
       .merge({ role })
       .returning('id');
     if (input.projectIds) {
-      const projects = await trx('projects').where({ workspace_id: input.workspaceId }).whereIn('id', input.projectIds).pluck('id');
+      const projects = await Project.knexForWorkspace(input.workspaceId, trx).whereIn('id', input.projectIds).pluck('id');
       const missing = input.projectIds.filter((p) => !projects.includes(p));
       if (missing.length) throw new AdminError(`projects not in workspace: ${missing.join(', ')}`);
       await trx('membership_projects').where({ membership_id: m.id }).delete();
@@ -186,7 +187,7 @@ export async function createProject(input: {
 }
 
 async function connectionOf(trx: Knex.Transaction, workspaceId: string, projectId: string): Promise<string> {
-  const p = await trx('projects').where({ id: projectId, workspace_id: workspaceId }).first('type', 'connection_id');
+  const p = await Project.knexForWorkspace(workspaceId, trx).where({ id: projectId }).first('type', 'connection_id');
   if (!p) throw new AdminError(`no project ${projectId} in workspace ${workspaceId}`);
   if (p.type === 'COMPANY_PAGE' || !p.connection_id) throw new AdminError('link a company page to a personal-brand or amplifier project');
   return p.connection_id;
@@ -217,7 +218,7 @@ async function insertConnection(
 /** Links a company page to the personal account of one of its admins (spec 2.6). */
 export async function linkCompanyPage(workspaceId: string, companyProjectId: string, adminProjectId: string) {
   await db().transaction(async (trx) => {
-    const page = await trx('projects').where({ id: companyProjectId, workspace_id: workspaceId, type: 'COMPANY_PAGE' }).first('id');
+    const page = await Project.knexForWorkspace(workspaceId, trx).where({ id: companyProjectId, type: 'COMPANY_PAGE' }).first('id');
     if (!page) throw new AdminError(`no company page ${companyProjectId} in workspace ${workspaceId}`);
     await trx('projects')
       .where({ id: companyProjectId })
@@ -319,9 +320,8 @@ export interface MemberRow {
 }
 
 export async function listMembers(workspaceId: string): Promise<MemberRow[]> {
-  const rows = await db()('memberships as m')
+  const rows = await Membership.knexForWorkspace(workspaceId, undefined, 'm')
     .join('users as u', 'u.id', 'm.user_id')
-    .where('m.workspace_id', workspaceId)
     .orderBy([{ column: 'm.created_at' }, { column: 'm.id' }])
     .select('m.id', 'm.user_id', 'u.email', 'u.name', 'm.role', 'm.created_at');
   const assigned = await db()('membership_projects')
@@ -340,9 +340,8 @@ export async function listMembers(workspaceId: string): Promise<MemberRow[]> {
 
 /** Projects joined with their connection, in the shape the API's project presenter reads. */
 export async function listProjects(workspaceId: string) {
-  return db()('projects')
+  return Project.knexForWorkspace(workspaceId)
     .leftJoin('network_connections as c', 'c.id', 'projects.connection_id')
-    .where('projects.workspace_id', workspaceId)
     .orderBy([{ column: 'projects.created_at' }, { column: 'projects.id' }])
     .select(PROJECT_CONNECTION_COLUMNS);
 }
@@ -362,8 +361,7 @@ const API_KEY_COLUMNS = [
 ];
 
 export async function listApiKeys(workspaceId: string) {
-  return db()('api_keys')
-    .where({ workspace_id: workspaceId })
+  return ApiKey.knexForWorkspace(workspaceId)
     .orderBy([{ column: 'created_at' }, { column: 'id' }])
     .select(API_KEY_COLUMNS);
 }

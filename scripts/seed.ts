@@ -20,6 +20,7 @@ import { storeConnectionTokens } from '../ops/connections';
 import { config, serviceAddresses } from '../lib/config';
 import { createSimulatorControl } from '../sim/network/control';
 import { db } from '../lib/db';
+import { Project } from '../lib/models';
 import { projectView } from '../bin/admin.d/present';
 import { closeServices, describeError, exitSoon, openServices } from '../bin/admin.d/runtime';
 
@@ -38,8 +39,8 @@ async function findOrCreateProject(
   spec: { type: 'PERSONAL_BRAND' | 'AMPLIFIER' | 'COMPANY_PAGE'; name: string; username: string; connection?: ConnectionPreset },
   linkedProjectId?: string,
 ) {
-  const existing = await db()('projects')
-    .where({ workspace_id: workspaceId, type: spec.type, username: spec.username })
+  const existing = await Project.knexForWorkspace(workspaceId)
+    .where({ type: spec.type, username: spec.username })
     .orderBy('created_at')
     .first('id');
   if (existing) return { id: existing.id as string, created: false };
@@ -105,7 +106,7 @@ async function main() {
 
   const key = await issueApiKey({ workspaceId: workspace.id, scopes: KEY_SCOPES, mode: 'live', name: 'seed' });
 
-  const projects = (await listProjects(workspace.id)).map(projectView);
+  const projects: ReturnType<typeof projectView>[] = (await listProjects(workspace.id)).map(projectView);
   const line = (id: string, note: string) => {
     const p = projects.find((x) => x.id === id)!;
     return `${p.id}  ${p.name.padEnd(14)} ${p.type.padEnd(15)} ${note}`;

@@ -3,6 +3,7 @@ import { Connection } from '@temporalio/client';
 import { Redis } from 'ioredis';
 import type { Knex } from 'knex';
 import type { Context } from 'koa';
+import { z } from 'zod';
 import { createKnex, db } from '../../lib/db';
 import { redis } from '../../lib/redis';
 import { temporalClient } from '../../lib/temporal';
@@ -14,6 +15,25 @@ import { temporalClient } from '../../lib/temporal';
 
 export type Probe = () => Promise<void>;
 export type Probes = Record<'postgres' | 'redis' | 'temporal', Probe>;
+
+const checkSchema = z
+  .object({ status: z.enum(['ok', 'unavailable']), ms: z.number().int(), error: z.string().optional() })
+  .strict();
+
+/** The answer, 200 when every check is ok and 503 otherwise; the OpenAPI document describes both with it. */
+export const readinessSchema = z
+  .object({
+    data: z
+      .object({
+        status: z.enum(['ready', 'unready']),
+        checks: z.object({ postgres: checkSchema, redis: checkSchema, temporal: checkSchema }).strict(),
+      })
+      .strict(),
+  })
+  .strict();
+
+export type Readiness = z.infer<typeof readinessSchema>;
+type Checks = Readiness['data']['checks'];
 
 const TIMEOUT_MS = 2_000;
 
@@ -73,9 +93,7 @@ export function probesFor(targets: {
   };
 }
 
-export async function readiness(
-  probes: Probes,
-): Promise<{ ready: boolean; checks: Record<string, { status: 'ok' | 'unavailable'; ms: number; error?: string }> }> {
+export async function readiness(probes: Probes): Promise<{ ready: boolean; checks: Checks }> {
   const names = ['postgres', 'redis', 'temporal'] as const;
   const entries = await Promise.all(
     names.map(async (name) => {
@@ -96,7 +114,7 @@ export async function readiness(
       }
     }),
   );
-  const checks = Object.fromEntries(entries);
+  const checks = Object.fromEntries(entries) as Checks;
   return { ready: entries.every(([, c]) => c.status === 'ok'), checks };
 }
 
@@ -107,7 +125,7 @@ export function readinessRouter(probes: Probes = sharedProbes()): Router {
     const { ready, checks } = await readiness(probes);
     ctx.status = ready ? 200 : 503;
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { data: { status: ready ? 'ready' : 'unready', checks } };
+    ctx.body = { data: { status: ready ? 'ready' : 'unready', checks } } satisfies Readiness;
   });
   return r;
 }

@@ -1,8 +1,25 @@
 import type { Context, Next } from 'koa';
+import type { z } from 'zod';
+import type { ErrorCode } from '../../lib/errors';
 import type { ClientRow } from './clients';
 import type { Params } from './params';
 
 // Small pieces shared by the endpoint chains.
+
+/**
+ * A JSON endpoint of the authorization server: its chain (router.ts mounts `steps`), and what
+ * it reads, answers and refuses with, from which the OpenAPI document describes it
+ * (api/openapi/oauth.ts). A step that starts throwing another code adds it to `errors`.
+ */
+export interface OAuthEndpoint {
+  steps: Array<(ctx: Context, next: Next) => unknown>;
+  /** The body parameters (form-encoded, or a JSON object of strings); none for a GET. */
+  request?: z.ZodType;
+  /** The 200 (201 for a registration) answer; none for an empty body. */
+  response?: z.ZodType;
+  /** The codes its steps answer (spec 7.3); internal_error and temporarily_unavailable hold everywhere. */
+  errors: readonly ErrorCode[];
+}
 
 /** What the steps of one OAuth request hand to each other. */
 export interface OAuthState {

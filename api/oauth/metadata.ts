@@ -1,6 +1,6 @@
 import { config } from '../../lib/config';
 import { ALL_SCOPES } from '../../lib/scopes';
-import { REGISTRABLE_GRANT_TYPES, type AuthorizationServerMetadata } from './schema';
+import { REGISTRABLE_GRANT_TYPES, type AuthorizationServerMetadata, type ProtectedResourceMetadata } from './schema';
 
 // Discovery documents (spec 5.3). The issuer is the API origin ({auth_url} = {base_url}).
 // Read from config at call time, never captured at import.
@@ -43,7 +43,7 @@ export function authorizationServerMetadata(): AuthorizationServerMetadata {
  * RFC 9728 2, for any resource server of this authorization server: the REST API serves it
  * for config.publicUrl, the MCP listener for config.mcpPublicUrl.
  */
-export function protectedResourceMetadata(resource: string) {
+export function protectedResourceMetadata(resource: string): ProtectedResourceMetadata {
   return {
     resource,
     authorization_servers: [issuer()],

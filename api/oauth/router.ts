@@ -1,7 +1,7 @@
 import Router, { type RouterMiddleware } from '@koa/router';
 import type { Context, Next } from 'koa';
 import { authorizeEndpoint } from './actions/authorize';
-import { serveAuthorizationServerMetadata, serveRestResourceMetadata } from './actions/discovery';
+import { authorizationServerMetadataEndpoint, restResourceMetadataEndpoint } from './actions/discovery';
 import { confirmAction, loginAction, logoutAction, showInteraction } from './actions/interaction';
 import { introspectEndpoint } from './actions/introspect';
 import { registerEndpoint } from './actions/register';
@@ -18,18 +18,18 @@ export function oauthRouter(): Router {
   const get = (path: string, ...steps: Step[]) => r.get(path, ...(steps as unknown as RouterMiddleware[]));
   const post = (path: string, ...steps: Step[]) => r.post(path, ...(steps as unknown as RouterMiddleware[]));
 
-  get('/.well-known/oauth-authorization-server', allowAnyOrigin, serveAuthorizationServerMetadata);
-  get('/.well-known/oauth-protected-resource', allowAnyOrigin, serveRestResourceMetadata);
+  get('/.well-known/oauth-authorization-server', ...authorizationServerMetadataEndpoint.steps);
+  get('/.well-known/oauth-protected-resource', ...restResourceMetadataEndpoint.steps);
 
-  post('/oauth/register', allowAnyOrigin, noStore, ...registerEndpoint);
+  post('/oauth/register', allowAnyOrigin, noStore, ...registerEndpoint.steps);
   get('/oauth/authorize', ...authorizeEndpoint);
   get('/oauth/interaction/:uid', ...showInteraction);
   post('/oauth/interaction/:uid/login', ...loginAction);
   post('/oauth/interaction/:uid/logout', ...logoutAction);
   post('/oauth/interaction/:uid/confirm', ...confirmAction);
-  post('/oauth/token', allowAnyOrigin, noStore, ...tokenEndpoint);
-  post('/oauth/introspect', allowAnyOrigin, noStore, ...introspectEndpoint);
-  post('/oauth/revoke', allowAnyOrigin, noStore, ...revokeEndpoint);
+  post('/oauth/token', allowAnyOrigin, noStore, ...tokenEndpoint.steps);
+  post('/oauth/introspect', allowAnyOrigin, noStore, ...introspectEndpoint.steps);
+  post('/oauth/revoke', allowAnyOrigin, noStore, ...revokeEndpoint.steps);
 
   r.options(
     [

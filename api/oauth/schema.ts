@@ -1,8 +1,9 @@
 import { z } from 'zod';
 
-// POST /oauth/register (RFC 7591, spec 5.3.1): the metadata the handler validates with
-// (api/oauth/actions/register.ts) and the client it answers. The OpenAPI document describes the
-// endpoint from these same schemas (api/openapi/oauth.ts).
+// The authorization server's requests and answers (spec 5.3): what each endpoint of
+// api/oauth/actions reads and answers, typed by these schemas, and what the OpenAPI document
+// describes them with (api/openapi/oauth.ts reads each endpoint's `request`, `response` and
+// `errors`, api/oauth/http.ts OAuthEndpoint).
 
 /** spec 5.3.1: the authorization-code grant, optionally with refresh tokens. */
 export const REGISTRABLE_GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
@@ -78,3 +79,90 @@ export const authorizationServerMetadataSchema = z
   .strict();
 
 export type AuthorizationServerMetadata = z.infer<typeof authorizationServerMetadataSchema>;
+
+/** A form parameter (RFC 6749 4.1.3); absent when sent empty (RFC 6749 3.1). */
+const param = (description: string) => z.string().optional().describe(description);
+
+/** RFC 8707 2: repeatable; an array of strings is the JSON spelling of a repeated parameter. */
+const resourceParam = z
+  .union([z.string(), z.array(z.string())])
+  .optional()
+  .describe('RFC 8707 resource indicator; repeatable');
+
+// RFC 6749 3.2: parameters the server does not understand are ignored, hence loose().
+
+/** POST /oauth/token (RFC 6749 4.1.3, 6): the parameters actions/token.ts and the grants read. */
+export const tokenRequestSchema = z
+  .object({
+    grant_type: z.enum(REGISTRABLE_GRANT_TYPES),
+    client_id: z.string().describe('the registered client, or the URL of its Client ID Metadata Document'),
+    code: param('authorization_code: the code'),
+    redirect_uri: param('authorization_code: as in the authorization request'),
+    code_verifier: param('authorization_code: the PKCE verifier'),
+    refresh_token: param('refresh_token: the current refresh token'),
+    scope: param('refresh_token: a subset of the granted scopes'),
+    resource: resourceParam,
+  })
+  .loose();
+
+/** POST /oauth/introspect (RFC 7662 2.1). */
+export const introspectionRequestSchema = z
+  .object({ token: z.string().describe('the access or refresh token'), token_type_hint: param('ignored: the prefix says') })
+  .loose();
+
+/** POST /oauth/revoke (RFC 7009 2.1). */
+export const revocationRequestSchema = z
+  .object({
+    token: param('the access or refresh token'),
+    token_type_hint: param('ignored: the prefix says'),
+    client_id: z.string().describe('the client that holds the token'),
+  })
+  .loose();
+
+/** RFC 6749 5.1, as actions/token.ts answers it (tokens.ts tokenResponse). */
+export const oauthTokenResponseSchema = z
+  .object({
+    access_token: z.string().describe('oat_*; lives 1 hour (spec 8)'),
+    token_type: z.literal('Bearer'),
+    expires_in: z.number().int().describe('seconds'),
+    scope: z.string().describe('space-separated granted scopes'),
+    refresh_token: z.string().optional().describe('with offline_access; rotated on every use (spec 5.3.6)'),
+  })
+  .strict();
+
+export type OAuthTokenResponse = z.infer<typeof oauthTokenResponseSchema>;
+
+/** RFC 7662 2.2, as actions/introspect.ts answers it: an inactive token says nothing else. */
+export const oauthIntrospectionSchema = z.union([
+  z.object({ active: z.literal(false) }).strict(),
+  z
+    .object({
+      active: z.literal(true),
+      scope: z.string(),
+      client_id: z.string(),
+      sub: z.string().describe('the acting user'),
+      token_type: z.enum(['Bearer', 'refresh_token']),
+      exp: z.number().int(),
+      iat: z.number().int(),
+      iss: z.string(),
+      jti: z.string().optional().describe('access tokens only'),
+      workspace_id: z.string(),
+      aud: z.string().optional().describe('the resource an access token is bound to (RFC 8707), when bound to one'),
+    })
+    .strict(),
+]);
+
+export type OAuthIntrospection = z.infer<typeof oauthIntrospectionSchema>;
+
+/** RFC 9728 2, as metadata.ts builds it for the REST API and the MCP listener. */
+export const protectedResourceMetadataSchema = z
+  .object({
+    resource: z.string(),
+    authorization_servers: z.array(z.string()),
+    scopes_supported: z.array(z.string()),
+    bearer_methods_supported: z.array(z.string()),
+    resource_documentation: z.string(),
+  })
+  .strict();
+
+export type ProtectedResourceMetadata = z.infer<typeof protectedResourceMetadataSchema>;

@@ -14,6 +14,7 @@ import {
   type RefreshTokenRow,
   type ResourceBinding,
 } from '../../lib/oauth/tokens';
+import type { OAuthTokenResponse } from './schema';
 import { scopeString } from './scopes';
 
 // Token storage (spec 5.3.4-5.3.8) is in lib/oauth/tokens.ts, which the operator tools use
@@ -56,10 +57,10 @@ export function rotatedPair(parentRefreshToken: string): { access: string; refre
 }
 
 /** RFC 6749 5.1, with the scope always present (spec 5.2 rule 4: the expanded set). */
-export function tokenResponse(access: { plaintext: string; row: AccessTokenRow }, refresh: string | null) {
+export function tokenResponse(access: { plaintext: string; row: AccessTokenRow }, refresh: string | null): OAuthTokenResponse {
   return {
     access_token: access.plaintext,
-    token_type: 'Bearer' as const,
+    token_type: 'Bearer',
     // spec 8: access tokens live 1 hour; the row's expiry is issuance + this (RFC 6749 5.1).
     expires_in: config.oauth.accessTokenTtlS,
     scope: scopeString(access.row.scopes),

@@ -9,6 +9,7 @@ import { routeTable, type RouteEntry } from '../rest/adapter';
 import { restRouter } from '../rest/routes';
 import type { ApiVersion } from '../versioning';
 import { byStatus, ERROR_CATALOGUE, operationErrorCodes, parserRefusalResponse } from './errors';
+import { readinessSchema } from '../health/ready';
 import { OAUTH_SCHEMAS, oauthErrorEnvelope, oauthPaths } from './oauth';
 
 // The OpenAPI 3.1 document of the REST door, generated from the route table (api/rest/routes.ts)
@@ -27,6 +28,21 @@ const SCOPE_TEXT: Record<string, string> = {
 };
 
 const SCHEMA_URI = (id: string) => `#/components/schemas/${id}`;
+
+/** GET /v1/openapi.json answers this (router.ts); its top level is described with this schema. */
+export const openApiDocumentSchema = z
+  .object({
+    openapi: z.literal('3.1.0'),
+    jsonSchemaDialect: z.string(),
+    info: z.object({ title: z.string(), version: z.string(), description: z.string() }),
+    servers: z.array(z.object({ url: z.string() })),
+    tags: z.array(z.object({ name: z.string() })),
+    paths: z.record(z.string(), z.record(z.string(), z.record(z.string(), z.unknown()))),
+    components: z.record(z.string(), z.record(z.string(), z.unknown())),
+  })
+  .describe('The OpenAPI 3.1 document of the pinned (or current) version.');
+
+export type OpenApiDocument = z.infer<typeof openApiDocumentSchema>;
 
 /** `/v1/posts/:postId` → `/v1/posts/{postId}`, and the parameter names. */
 export function openApiPath(path: string): { path: string; params: string[] } {
@@ -179,11 +195,15 @@ const errorEnvelope = {
 };
 
 /** The document for one API version (scope rules may differ between versions, spec 9 rule 4). */
-export function buildOpenApiDocument(opts: { version?: ApiVersion; routes?: readonly RouteEntry[] } = {}): Json {
+export function buildOpenApiDocument(opts: { version?: ApiVersion; routes?: readonly RouteEntry[] } = {}): OpenApiDocument {
   const version = opts.version ?? (config.apiVersions.current as ApiVersion);
   const routes = opts.routes ?? routeTable(restRouter());
   const registry = z.registry<{ id: string }>();
-  for (const [id, schema] of [...namedComponents(), ...Object.entries(OAUTH_SCHEMAS)]) registry.add(schema, { id });
+  const metaSchemas: Array<[string, z.ZodType]> = [
+    ['Readiness', readinessSchema],
+    ['OpenApiDocument', openApiDocumentSchema],
+  ];
+  for (const [id, schema] of [...namedComponents(), ...Object.entries(OAUTH_SCHEMAS), ...metaSchemas]) registry.add(schema, { id });
   const outputIds = new Map<AnyOperation, string>();
   for (const { op } of routes) {
     if (outputIds.has(op)) continue;
@@ -215,7 +235,7 @@ export function buildOpenApiDocument(opts: { version?: ApiVersion; routes?: read
       responses: {
         200: {
           description: 'The OpenAPI 3.1 document of the pinned (or current) version.',
-          content: { 'application/json': { schema: { type: 'object' } } },
+          content: { 'application/json': { schema: { $ref: SCHEMA_URI('OpenApiDocument') } } },
         },
         400: parserRefusalResponse('Error'),
       },
@@ -224,33 +244,6 @@ export function buildOpenApiDocument(opts: { version?: ApiVersion; routes?: read
 
   Object.assign(paths, oauthPaths());
 
-  const check = {
-    type: 'object',
-    properties: { status: { enum: ['ok', 'unavailable'] }, ms: { type: 'integer' }, error: { type: 'string' } },
-    required: ['status', 'ms'],
-    additionalProperties: false,
-  };
-  const readiness = {
-    type: 'object',
-    properties: {
-      data: {
-        type: 'object',
-        properties: {
-          status: { enum: ['ready', 'unready'] },
-          checks: {
-            type: 'object',
-            properties: { postgres: check, redis: check, temporal: check },
-            required: ['postgres', 'redis', 'temporal'],
-            additionalProperties: false,
-          },
-        },
-        required: ['status', 'checks'],
-        additionalProperties: false,
-      },
-    },
-    required: ['data'],
-    additionalProperties: false,
-  };
   paths['/v1/health/ready'] = {
     get: {
       operationId: 'health.ready',
@@ -259,11 +252,11 @@ export function buildOpenApiDocument(opts: { version?: ApiVersion; routes?: read
       security: [],
       description: 'For load balancers and readiness probes; `/v1/health` is liveness. Unauthenticated, never cached.',
       responses: {
-        200: { description: 'Every dependency answered.', content: { 'application/json': { schema: readiness } } },
+        200: { description: 'Every dependency answered.', content: { 'application/json': { schema: { $ref: SCHEMA_URI('Readiness') } } } },
         400: parserRefusalResponse('Error'),
         503: {
           description: 'At least one dependency did not answer within 2 s; `checks` names it.',
-          content: { 'application/json': { schema: readiness } },
+          content: { 'application/json': { schema: { $ref: SCHEMA_URI('Readiness') } } },
         },
       },
     },

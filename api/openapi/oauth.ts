@@ -1,85 +1,51 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../../lib/errors';
-import { authorizationServerMetadataSchema, oauthClientSchema, registrationMetadataSchema } from '../oauth/schema';
+import { authorizationServerMetadataEndpoint, restResourceMetadataEndpoint } from '../oauth/actions/discovery';
+import { introspectEndpoint } from '../oauth/actions/introspect';
+import { registerEndpoint } from '../oauth/actions/register';
+import { revokeEndpoint } from '../oauth/actions/revoke';
+import { tokenEndpoint } from '../oauth/actions/token';
+import type { OAuthEndpoint } from '../oauth/http';
 import { byStatus, parserRefusalResponse, parserRefusalSchema } from './errors';
 
 // The authorization server's endpoints (spec 5.3, api/oauth) in the OpenAPI document. They are
-// not operations of the pipeline, so they are described here by hand: form-encoded request
-// bodies (RFC 6749 4.1.3; a JSON object of strings is accepted too, spec 5.3.4), the RFC
-// response shapes, and errors in the standard envelope with the OAuth name as `code` (spec 7.3).
-// The test suite holds the responses the OAuth tests receive to these descriptions
-// (test/support/contract.ts).
+// not operations of the pipeline; each JSON endpoint declares the parameters it reads, the
+// answer it gives and the codes it refuses with beside its chain (api/oauth/actions,
+// OAuthEndpoint), and the document is made from those: form-encoded request bodies (RFC 6749
+// 4.1.3; a JSON object of strings is accepted too, spec 5.3.4), the RFC response shapes, and
+// errors in the standard envelope with the OAuth name as `code` (spec 7.3). Only the prose and
+// the browser-facing /oauth/authorize are written here. The test suite holds the responses the
+// OAuth tests receive to these descriptions (test/support/contract.ts).
 
 type Json = Record<string, unknown>;
 
 const SCHEMA_URI = (id: string) => `#/components/schemas/${id}`;
 
-/** spec 7.3 plus the REST codes the endpoints' shared machinery can answer. */
-export const OAUTH_ERROR_CODES = [
-  'invalid_request',
-  'invalid_client',
-  'invalid_client_metadata',
-  'invalid_grant',
-  'unauthorized_client',
-  'unsupported_grant_type',
-  'invalid_scope',
-  'invalid_target',
-  'access_denied',
-  'temporarily_unavailable',
-  'rate_limited',
-  'payload_too_large',
-  'unsupported_media_type',
-  'internal_error',
-] as const satisfies readonly ErrorCode[];
+/** Every endpoint of the authorization server the document describes as JSON, by path. */
+const ENDPOINTS = {
+  '/.well-known/oauth-authorization-server': authorizationServerMetadataEndpoint,
+  '/.well-known/oauth-protected-resource': restResourceMetadataEndpoint,
+  '/oauth/token': tokenEndpoint,
+  '/oauth/revoke': revokeEndpoint,
+  '/oauth/introspect': introspectEndpoint,
+  '/oauth/register': registerEndpoint,
+} satisfies Record<string, OAuthEndpoint>;
 
-/** RFC 6749 5.1. */
-export const oauthTokenResponseSchema = z
-  .object({
-    access_token: z.string().describe('oat_*; lives 1 hour (spec 8)'),
-    token_type: z.literal('Bearer'),
-    expires_in: z.number().int().describe('seconds'),
-    scope: z.string().describe('space-separated granted scopes'),
-    refresh_token: z.string().optional().describe('with offline_access; rotated on every use (spec 5.3.6)'),
-  })
-  .strict();
+/** What the shared machinery can answer on any endpoint: a failure, a dependency that did not answer. */
+const COMMON: ErrorCode[] = ['internal_error', 'temporarily_unavailable'];
 
-/** RFC 7662 2.2: an inactive token says nothing else. */
-export const oauthIntrospectionSchema = z.union([
-  z.object({ active: z.literal(false) }).strict(),
-  z
-    .object({
-      active: z.literal(true),
-      scope: z.string(),
-      client_id: z.string(),
-      sub: z.string().describe('the acting user'),
-      token_type: z.enum(['Bearer', 'refresh_token']),
-      exp: z.number().int(),
-      iat: z.number().int(),
-      iss: z.string(),
-      jti: z.string().optional().describe('access tokens only'),
-      workspace_id: z.string(),
-      aud: z.string().optional().describe('the resource an access token is bound to (RFC 8707), when bound to one'),
-    })
-    .strict(),
-]);
+/** spec 7.3: the codes the endpoints answer (their `errors`), plus the listener's invalid_request. */
+export const OAUTH_ERROR_CODES: readonly ErrorCode[] = [
+  ...new Set<ErrorCode>(['invalid_request', ...Object.values(ENDPOINTS).flatMap((e) => e.errors), ...COMMON]),
+];
 
-/** RFC 9728 2. */
-export const protectedResourceMetadataSchema = z
-  .object({
-    resource: z.string(),
-    authorization_servers: z.array(z.string()),
-    scopes_supported: z.array(z.string()),
-    bearer_methods_supported: z.array(z.string()),
-    resource_documentation: z.string(),
-  })
-  .strict();
-
+/** The endpoints' answers as named components, referred to by their responses. */
 export const OAUTH_SCHEMAS: Record<string, z.ZodType> = {
-  OAuthTokenResponse: oauthTokenResponseSchema,
-  OAuthIntrospection: oauthIntrospectionSchema,
-  OAuthClient: oauthClientSchema,
-  AuthorizationServerMetadata: authorizationServerMetadataSchema,
-  ProtectedResourceMetadata: protectedResourceMetadataSchema,
+  OAuthTokenResponse: tokenEndpoint.response!,
+  OAuthIntrospection: introspectEndpoint.response!,
+  OAuthClient: registerEndpoint.response!,
+  AuthorizationServerMetadata: authorizationServerMetadataEndpoint.response!,
+  ProtectedResourceMetadata: restResourceMetadataEndpoint.response!,
 };
 
 /** The 7.1 envelope with the OAuth names of 7.3 (and the REST codes above) as `code`. */
@@ -108,9 +74,9 @@ const json = (schema: Json) => ({ 'application/json': { schema } });
 const ref = (id: string) => ({ $ref: SCHEMA_URI(id) });
 
 /** The error answers of an endpoint, one per status (ERROR_STATUS) with the codes it carries. */
-function errors(codes: ErrorCode[]): Json {
+function errors(endpoint: OAuthEndpoint): Json {
   return Object.fromEntries(
-    byStatus(codes).map(([status, list]) => [
+    byStatus([...endpoint.errors, ...COMMON]).map(([status, list]) => [
       status,
       {
         description: list.join(', '),
@@ -125,30 +91,21 @@ function errors(codes: ErrorCode[]): Json {
 
 const str = (description: string): Json => ({ type: 'string', description });
 
-/** A form-encoded body; the same parameters as a JSON object of strings are accepted too. */
-function formBody(properties: Record<string, Json>, required: string[]): Json {
-  const schema = { type: 'object', properties, required };
-  return {
-    required: true,
-    content: { 'application/x-www-form-urlencoded': { schema }, 'application/json': { schema } },
-  };
+/** What a schema accepts, as JSON Schema (zod 4, draft 2020-12). */
+function inputSchema(schema: z.ZodType): Json {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Json;
+  return json;
 }
 
-/** The body /oauth/register validates with (api/oauth/schema.ts), as the request it accepts. */
-export function registrationRequestSchema(): Json {
-  const { $schema: _dialect, ...schema } = z.toJSONSchema(registrationMetadataSchema, { io: 'input', unrepresentable: 'any' });
-  return schema;
+/** The body an endpoint reads its parameters from: form-encoded, or the same as a JSON object of strings. */
+function formBody(endpoint: OAuthEndpoint): Json {
+  const schema = inputSchema(endpoint.request!);
+  return { required: true, content: { 'application/x-www-form-urlencoded': { schema }, 'application/json': { schema } } };
 }
-
-const resourceParam: Json = {
-  oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
-  description: 'RFC 8707 resource indicator; repeatable',
-};
 
 /** The paths of the authorization server. */
 export function oauthPaths(): Record<string, Record<string, Json>> {
   const tags = ['oauth'];
-  const common: ErrorCode[] = ['internal_error', 'temporarily_unavailable'];
   return {
     '/.well-known/oauth-authorization-server': {
       get: {
@@ -223,33 +180,10 @@ export function oauthPaths(): Record<string, Record<string, Json>> {
           'checked against its Client ID Metadata Document (`invalid_client` when that fails); fetching one is limited per address (429 rate_limited).',
         tags,
         security: [],
-        requestBody: formBody(
-          {
-            grant_type: { enum: ['authorization_code', 'refresh_token'] },
-            client_id: str('the registered client, or the URL of its Client ID Metadata Document'),
-            code: str('authorization_code: the code'),
-            redirect_uri: str('authorization_code: as in the authorization request'),
-            code_verifier: str('authorization_code: the PKCE verifier'),
-            refresh_token: str('refresh_token: the current refresh token'),
-            scope: str('refresh_token: a subset of the granted scopes'),
-            resource: resourceParam,
-          },
-          ['grant_type', 'client_id'],
-        ),
+        requestBody: formBody(tokenEndpoint),
         responses: {
           200: { description: 'The tokens (RFC 6749 5.1).', content: json(ref('OAuthTokenResponse')) },
-          ...errors([
-            'invalid_request',
-            'invalid_grant',
-            'unauthorized_client',
-            'unsupported_grant_type',
-            'invalid_scope',
-            'invalid_target',
-            'invalid_client',
-            'unsupported_media_type',
-            'rate_limited',
-            ...common,
-          ]),
+          ...errors(tokenEndpoint),
         },
       },
     },
@@ -260,13 +194,10 @@ export function oauthPaths(): Record<string, Record<string, Json>> {
         description: 'Once the client is known the answer is 200 with an empty body, whatever the token (RFC 7009 2.2).',
         tags,
         security: [],
-        requestBody: formBody(
-          { token: str('the access or refresh token'), token_type_hint: str('ignored'), client_id: str('the client that holds the token') },
-          ['client_id'],
-        ),
+        requestBody: formBody(revokeEndpoint),
         responses: {
           200: { description: 'Revoked, or nothing to revoke; empty body.' },
-          ...errors(['invalid_request', 'invalid_client', 'unsupported_media_type', 'rate_limited', ...common]),
+          ...errors(revokeEndpoint),
         },
       },
     },
@@ -276,10 +207,10 @@ export function oauthPaths(): Record<string, Record<string, Json>> {
         summary: 'Token introspection (RFC 7662): `{ active: false }` and nothing else for an unusable token.',
         tags,
         security: [],
-        requestBody: formBody({ token: str('the access or refresh token'), token_type_hint: str('ignored') }, ['token']),
+        requestBody: formBody(introspectEndpoint),
         responses: {
           200: { description: 'The token state.', content: json(ref('OAuthIntrospection')) },
-          ...errors(['invalid_request', 'unsupported_media_type', ...common]),
+          ...errors(introspectEndpoint),
         },
       },
     },
@@ -292,19 +223,11 @@ export function oauthPaths(): Record<string, Record<string, Json>> {
         security: [],
         requestBody: {
           required: true,
-          content: { 'application/json': { schema: registrationRequestSchema() } },
+          content: { 'application/json': { schema: inputSchema(registerEndpoint.request!) } },
         },
         responses: {
           201: { description: 'The registered client (RFC 7591 3.2.1).', content: json(ref('OAuthClient')) },
-          ...errors([
-            'invalid_request',
-            'invalid_client_metadata',
-            'invalid_scope',
-            'payload_too_large',
-            'unsupported_media_type',
-            'rate_limited',
-            ...common,
-          ]),
+          ...errors(registerEndpoint),
         },
       },
     },

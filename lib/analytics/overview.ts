@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
 import { db } from '../db';
-import { Post } from '../models';
+import { Post, PostMetricDay, PostMetricState } from '../models';
 import { parseInZone } from '../time';
 
 // The analytics overview of one project (docs/analytics.md "Overview"): totals of the posts
@@ -145,7 +145,7 @@ export async function projectOverview(
         ),
       ),
     // Daily gains, maintained by the sync as it writes samples (lib/analytics/sync.ts).
-    k('post_metric_days')
+    PostMetricDay.knexForWorkspace(project.workspace_id, k)
       .where({ project_id: project.id })
       .where('day', '>=', from)
       .where('day', '<=', to)
@@ -160,7 +160,7 @@ export async function projectOverview(
       .limit(5)
       .castTo<PostRowFigures[]>(),
     // Best times: the project's whole history of synced posts, by local weekday and hour.
-    k('post_metric_state as s')
+    PostMetricState.knexForWorkspace(project.workspace_id, k, 's')
       .where('s.project_id', project.id)
       .where('s.samples', '>', 0)
       .where('s.impressions', '>', 0)
@@ -171,7 +171,7 @@ export async function projectOverview(
         k.raw('avg((s.reactions + s.comments + s.reshares)::float8 / s.impressions) as rate'),
       )
       .groupBy('dow', 'hour'),
-    k('post_metric_state')
+    PostMetricState.knexForWorkspace(project.workspace_id, k)
       .where({ project_id: project.id })
       .first(
         k.raw('max(last_synced_at) as last_synced_at'),

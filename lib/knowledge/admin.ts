@@ -1,4 +1,5 @@
 import { db } from '../db';
+import { KnowledgeDocument } from '../models';
 import { systemResolver } from '../net/resolve';
 import { presentDocument } from '../presenters/knowledge';
 import { DOCUMENT_SELECT, type DocumentRow } from './documents';
@@ -13,7 +14,7 @@ function notFound(id: string): Error {
 }
 
 export async function listDocuments(opts: { workspaceId: string; projectId?: string; limit: number }) {
-  const q = db()('knowledge_documents as d').where('d.workspace_id', opts.workspaceId).select(DOCUMENT_SELECT(db()));
+  const q = KnowledgeDocument.knexForWorkspace(opts.workspaceId, db(), 'd').select(DOCUMENT_SELECT(db()));
   if (opts.projectId) q.where('d.project_id', opts.projectId);
   const rows = (await q.orderBy('d.created_at', 'desc').limit(opts.limit)) as DocumentRow[];
   return rows.map((r) => ({ ...presentDocument(r), workspaceId: r.workspace_id, ephemeral: r.ephemeral }));

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
+import { KnowledgeDocument as KnowledgeDocumentModel } from '../models';
 import type { Reach } from '../models/scoped';
 import { SEARCH_CONFIGS } from './language';
 import { chunkText } from './text';
@@ -68,7 +69,7 @@ export const DOCUMENT_SELECT = (k: Knex) => [
  * a plain member sees workspace-wide documents and those of its assigned projects.
  */
 export function visibleDocuments(k: Knex, reach: Reach): Knex.QueryBuilder {
-  const q = k('knowledge_documents as d').where('d.workspace_id', reach.workspaceId).where('d.ephemeral', false);
+  const q = KnowledgeDocumentModel.knexForWorkspace(reach.workspaceId, k, 'd').where('d.ephemeral', false);
   const assigned = reach.projectIds;
   if (assigned) q.where((w) => w.where('d.scope', 'WORKSPACE').orWhereIn('d.project_id', [...assigned]));
   return q;

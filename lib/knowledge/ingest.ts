@@ -12,6 +12,7 @@ import { guessLanguage } from '../ingest/language';
 import { regconfigFor } from './language';
 import { contentHash, normalizeText } from './text';
 import type { TranscriptClient } from './youtube';
+import { Upload } from '../models';
 
 // The ingest of one knowledge job (docs/knowledge.md): read the source into text, then store the
 // document and its chunks. Reading may fail for good (an unknown video, a refused address, a
@@ -85,9 +86,7 @@ export async function readSource(
     case 'text':
       return { text: input.text ?? '', name: input.name ?? firstLine(input.text ?? ''), sourceName: null, sourceUrl: null, language: null };
     case 'file': {
-      const upload = await k('uploads')
-        .where({ workspace_id: workspaceId, id: input.uploadId })
-        .first('object_key', 'content_type', 'file_name');
+      const upload = await Upload.forWorkspace(workspaceId, k).where({ id: input.uploadId }).first().select('object_key', 'content_type', 'file_name');
       if (!upload) throw new IngestError('upload_not_found', `Upload ${input.uploadId} no longer exists.`);
       const bytes = await deps.store().get(upload.object_key);
       if (!bytes) throw new IngestError('upload_without_object', `Upload ${input.uploadId} has no stored file.`);

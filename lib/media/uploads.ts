@@ -5,6 +5,7 @@ import { errors } from '../errors';
 import { newId } from '../ids';
 import { objectStore, type ObjectStore } from '../storage/objectStore';
 import { normalizeContentType } from './images';
+import { Upload } from '../models';
 
 // spec 4.5 POST /v1/uploads and the `upl_` handle. A handle is usable while it has not expired
 // and its object exists in the store; anything else is `422 unprocessable` wherever the handle
@@ -132,7 +133,7 @@ export async function uploadRow(
   purpose: UploadPurpose,
   trx: Knex | Knex.Transaction = db(),
 ): Promise<UploadRow> {
-  const row = (await trx('uploads').where({ workspace_id: workspaceId, id: uploadId }).first()) as UploadRow | undefined;
+  const row = (await Upload.forWorkspace(workspaceId, trx).findById(uploadId)) as UploadRow | undefined;
   if (!row) throw errors.unprocessable(`Upload ${uploadId} does not exist in this workspace.`, { uploadId, reason: 'unknown_upload' });
   if (row.expires_at.getTime() <= Date.now())
     throw errors.unprocessable(`Upload ${uploadId} has expired; mint a new one with POST /v1/uploads.`, {

@@ -17,3 +17,8 @@ export { Membership } from './Membership';
 export { IdempotencyKey } from './IdempotencyKey';
 export { WebhookEndpoint } from './WebhookEndpoint';
 export { WebhookDelivery, type WebhookDeliveryColumns } from './WebhookDelivery';
+export { Upload } from './Upload';
+export { ApiKey } from './ApiKey';
+export { KnowledgeChunk, KnowledgeDocument } from './Knowledge';
+export { AiBudget, AiBudgetWeek, AiSpendDay } from './AiSpend';
+export { PostMetricDay, PostMetricState } from './PostMetrics';

@@ -3,6 +3,7 @@ import { config, planLimits } from '../config';
 import { ApiError } from '../errors';
 import { dayStartUtc, weekStartUtc } from '../time';
 import { effectiveLimit } from '../limits';
+import { AiBudgetWeek, AiSpendDay } from '../models';
 
 // The two meters in front of every AI job (spec 2.16, 7.2, 8), in Postgres because they guard
 // money: Redis "holds only what may be lost" (ARCHITECTURE.md).
@@ -161,15 +162,13 @@ export function wouldRefuse(
 
 /** Settled cost plus open reservations of one weekly budget. */
 export async function weekUsedCents(q: Knex | Knex.Transaction, workspaceId: string, key: string, week: string): Promise<number> {
-  const row = await q('ai_budget_weeks')
-    .where({ workspace_id: workspaceId, budget_key: key, week_start: week })
-    .first('spent_cents', 'reserved_cents');
+  const row = await AiBudgetWeek.forWorkspace(workspaceId, q).where({ budget_key: key, week_start: week }).first().select('spent_cents', 'reserved_cents');
   return row ? row.spent_cents + row.reserved_cents : 0;
 }
 
 /** Settled cost plus open reservations of the workspace's spend day. */
 export async function dayUsedCents(q: Knex | Knex.Transaction, workspaceId: string, day: string): Promise<number> {
-  const row = await q('ai_spend_days').where({ workspace_id: workspaceId, bucket_date: day }).first('spent_cents', 'reserved_cents');
+  const row = await AiSpendDay.forWorkspace(workspaceId, q).where({ bucket_date: day }).first().select('spent_cents', 'reserved_cents');
   return row ? row.spent_cents + row.reserved_cents : 0;
 }
 

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { log } from '../logger';
+import { Job } from '../models';
 
 // Settlement: a finished job's reservation replaced by what it really cost (settleJobSpend,
 // right after the job's final state commits), and the sweep that settles the jobs whose
@@ -55,12 +56,11 @@ export interface UnsettledFilter {
 
 /** Final jobs whose spend is not settled, oldest first: the rows of the partial index `jobs_unsettled`. */
 function unsettled(q: Knex, filter: UnsettledFilter) {
-  const query = q('jobs')
+  const query = (filter.workspaceId === undefined ? q('jobs') : Job.knexForWorkspace(filter.workspaceId, q))
     .whereNull('spend_settled_at')
     .whereNotNull('reserved_cents')
     .whereIn('status', ['DONE', 'FAILED', 'CANCELLED'])
     .whereRaw('completed_at < now() - make_interval(secs => ?)', [filter.olderThanSeconds ?? 0]);
-  if (filter.workspaceId !== undefined) query.where('workspace_id', filter.workspaceId);
   return query;
 }
 

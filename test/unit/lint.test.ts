@@ -241,7 +241,7 @@ describe('lint: layer boundaries', function () {
     );
   });
 
-  it('api/ reaches workspace tables only through the models, never with a hand-written workspace condition', async () => {
+  it('the service reaches workspace tables only through the models, never with a hand-written workspace condition', async () => {
     const reported = /^no-restricted-syntax: Workspace condition written by hand/;
     const header = `import { db } from '../lib/db';\ndeclare const id: string;\n`;
     await assertReported('api/example.ts', `${header}export const x = db()('posts').where({ workspace_id: id, id });\n`, reported);
@@ -263,19 +263,40 @@ describe('lint: layer boundaries', function () {
       reported,
     );
     await assertReported('api/example.ts', `${header}export const x = db()('posts').whereRaw('workspace_id = ?', [id]);\n`, reported);
-    // The model's scoped query is the way; a join on the column and lib/ (the models themselves) are not the API's reads.
+    // Every folder of the service and its operator tooling, not only api/.
+    const raw = (lib: string) => `import { db } from '${lib}/db';\ndeclare const id: string;\nexport const x = db()('posts').where('workspace_id', id);\n`;
+    for (const [file, lib] of [
+      ['lib/example.ts', '.'],
+      ['lib/knowledge/example.ts', '..'],
+      ['activities/example.ts', '../lib'],
+      ['workers/example.ts', '../lib'],
+      ['ops/example.ts', '../lib'],
+      ['bin/admin.d/example.ts', '../../lib'],
+      ['scripts/example.ts', '../lib'],
+      ['tooling/example.ts', '../lib'],
+    ] as const)
+      await assertReported(file, raw(lib), reported);
+    await assertReported(
+      'ops/example.ts',
+      `import { db } from '../lib/db';\ndeclare const id: string;\nexport const x = db()('api_keys').where({ workspace_id: id }).select('id');\n`,
+      reported,
+    );
+    // The model's scoped query is the way (also as a knex builder); a join on the column is not a read of one workspace.
     await assertClean(
       'api/operations/example.ts',
       `import { Post } from '../../lib/models';\ndeclare const id: string;\nexport const x = Post.forWorkspace(id).where('posts.id', id);\n`,
     );
     await assertClean(
+      'ops/example.ts',
+      `import { ApiKey } from '../lib/models';\ndeclare const id: string;\nexport const x = ApiKey.knexForWorkspace(id).select('id');\n`,
+    );
+    await assertClean(
       'api/example.ts',
       `${header}export const x = db()('memberships as m').join('workspaces as w', 'w.id', 'm.workspace_id').where('m.id', id);\n`,
     );
-    await assertClean(
-      'lib/example.ts',
-      `import { db } from './db';\ndeclare const id: string;\nexport const x = db()('posts').where('workspace_id', id);\n`,
-    );
+    // test/ and bench/ look at the database from outside, across workspaces.
+    await assertClean('test/example.test.ts', raw('../lib'));
+    await assertClean('bench/example.ts', raw('../lib'));
   });
 
   it('tests may not be focused with .only', async () => {

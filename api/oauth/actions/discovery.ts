@@ -1,11 +1,13 @@
 import type { Context } from 'koa';
+import { allowAnyOrigin, type OAuthEndpoint } from '../http';
 import { authorizationServerMetadata, protectedResourceMetadata } from '../metadata';
 import { restResource } from '../resources';
+import { authorizationServerMetadataSchema, protectedResourceMetadataSchema } from '../schema';
 
 // spec 5.3: discovery is unauthenticated and cacheable.
 const CACHE = 'public, max-age=3600';
 
-export async function serveAuthorizationServerMetadata(ctx: Context): Promise<void> {
+async function serveAuthorizationServerMetadata(ctx: Context): Promise<void> {
   ctx.set('Cache-Control', CACHE);
   ctx.body = authorizationServerMetadata();
 }
@@ -15,7 +17,19 @@ export async function serveAuthorizationServerMetadata(ctx: Context): Promise<vo
  * authorization server binds tokens to (RFC 8707), so a client that sends it back verbatim
  * gets a REST token.
  */
-export async function serveRestResourceMetadata(ctx: Context): Promise<void> {
+async function serveRestResourceMetadata(ctx: Context): Promise<void> {
   ctx.set('Cache-Control', CACHE);
   ctx.body = protectedResourceMetadata(restResource());
 }
+
+export const authorizationServerMetadataEndpoint: OAuthEndpoint = {
+  steps: [allowAnyOrigin, serveAuthorizationServerMetadata],
+  response: authorizationServerMetadataSchema,
+  errors: [],
+};
+
+export const restResourceMetadataEndpoint: OAuthEndpoint = {
+  steps: [allowAnyOrigin, serveRestResourceMetadata],
+  response: protectedResourceMetadataSchema,
+  errors: [],
+};

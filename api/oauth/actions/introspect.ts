@@ -1,8 +1,9 @@
 import type { Context, Next } from 'koa';
 import { wireClientId } from '../clients';
 import { InvalidRequest } from '../errors';
-import { oauthState } from '../http';
+import { oauthState, type OAuthEndpoint } from '../http';
 import { issuer } from '../metadata';
+import { introspectionRequestSchema, oauthIntrospectionSchema, type OAuthIntrospection } from '../schema';
 import { scopeString } from '../scopes';
 import { findAccessTokenRow, findRefreshToken, looksLikeToken, ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX } from '../tokens';
 import { readBodyParams } from './token';
@@ -12,7 +13,7 @@ import { readBodyParams } from './token';
 // so the answer never says why (RFC 7662 2.2). An access token bound to one resource
 // (RFC 8707) reports it as `aud`; a token valid for both resources carries no `aud`.
 
-const INACTIVE = { active: false } as const;
+const INACTIVE: OAuthIntrospection = { active: false };
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 
 async function requireToken(ctx: Context, next: Next) {
@@ -20,7 +21,7 @@ async function requireToken(ctx: Context, next: Next) {
   await next();
 }
 
-async function describeAccessToken(token: string) {
+async function describeAccessToken(token: string): Promise<OAuthIntrospection> {
   const row = await findAccessTokenRow(token);
   if (!row || row.revoked_at || row.expires_at.getTime() <= Date.now()) return INACTIVE;
   return {
@@ -38,7 +39,7 @@ async function describeAccessToken(token: string) {
   };
 }
 
-async function describeRefreshToken(token: string) {
+async function describeRefreshToken(token: string): Promise<OAuthIntrospection> {
   const row = await findRefreshToken(token);
   if (!row || row.revoked_at || row.rotated_at || row.family.revoked_at || row.expires_at.getTime() <= Date.now()) return INACTIVE;
   return {
@@ -62,4 +63,9 @@ async function introspectToken(ctx: Context) {
   else ctx.body = INACTIVE;
 }
 
-export const introspectEndpoint = [readBodyParams, requireToken, introspectToken];
+export const introspectEndpoint: OAuthEndpoint = {
+  steps: [readBodyParams, requireToken, introspectToken],
+  request: introspectionRequestSchema,
+  response: oauthIntrospectionSchema,
+  errors: ['invalid_request', 'unsupported_media_type'],
+};

@@ -4,6 +4,8 @@ import { consume } from '../../rateLimit';
 import { clientFromMetadata, type NewClient } from '../clientMetadata';
 import { presentClient } from '../../../lib/presenters/oauthClients';
 import { findReRegistration, insertClient } from '../clients';
+import type { OAuthEndpoint } from '../http';
+import { oauthClientSchema, registrationMetadataSchema } from '../schema';
 
 // POST /oauth/register: RFC 7591 dynamic registration of public clients (spec 5.3.1).
 // Chain: throttle → metadata (clientMetadata.ts: the schema of api/oauth/schema.ts, which also
@@ -30,4 +32,9 @@ async function registerClient(ctx: Context) {
   ctx.body = presentClient(existing ?? (await insertClient(client)));
 }
 
-export const registerEndpoint = [throttleRegistration, checkMetadata, registerClient];
+export const registerEndpoint: OAuthEndpoint = {
+  steps: [throttleRegistration, checkMetadata, registerClient],
+  request: registrationMetadataSchema,
+  response: oauthClientSchema,
+  errors: ['invalid_request', 'invalid_client_metadata', 'invalid_scope', 'payload_too_large', 'unsupported_media_type', 'rate_limited'],
+};

@@ -2,7 +2,8 @@ import type { Context, Next } from 'koa';
 import { db } from '../../../lib/db';
 import { findClient } from '../clients';
 import { InvalidClient, InvalidRequest } from '../errors';
-import { oauthState } from '../http';
+import { oauthState, type OAuthEndpoint } from '../http';
+import { revocationRequestSchema } from '../schema';
 import {
   findAccessTokenRow,
   findRefreshToken,
@@ -50,4 +51,9 @@ async function revokeToken(ctx: Context) {
   ctx.state.handled = true;
 }
 
-export const revokeEndpoint = [readBodyParams, identifyClient, revokeToken];
+export const revokeEndpoint: OAuthEndpoint = {
+  steps: [readBodyParams, identifyClient, revokeToken],
+  request: revocationRequestSchema,
+  // RFC 7009 2.2: an empty 200, whatever the token.
+  errors: ['invalid_request', 'invalid_client', 'unsupported_media_type', 'rate_limited'],
+};

@@ -3,8 +3,9 @@ import { findClient } from '../clients';
 import { InvalidClient, InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from '../errors';
 import { authorizationCodeGrant } from '../grantTypes/authorizationCode';
 import { refreshTokenGrant } from '../grantTypes/refreshToken';
-import { oauthState } from '../http';
+import { oauthState, type OAuthEndpoint } from '../http';
 import { bodyParams } from '../params';
+import { oauthTokenResponseSchema, tokenRequestSchema } from '../schema';
 
 // POST /oauth/token (spec 5.3.4, 5.3.5). Chain: parameters → public client → grant type → grant.
 // `resource` (RFC 8707 2.2) is checked by each grant against what it was granted for.
@@ -57,4 +58,20 @@ async function runGrant(ctx: Context) {
   await GRANTS[oauthState(ctx).params.grant_type!]!(ctx);
 }
 
-export const tokenEndpoint = [readBodyParams, identifyPublicClient, checkGrantType, runGrant];
+export const tokenEndpoint: OAuthEndpoint = {
+  steps: [readBodyParams, identifyPublicClient, checkGrantType, runGrant],
+  request: tokenRequestSchema,
+  response: oauthTokenResponseSchema,
+  errors: [
+    'invalid_request',
+    'invalid_grant',
+    'unauthorized_client',
+    'unsupported_grant_type',
+    'invalid_scope',
+    'invalid_target',
+    'invalid_client',
+    'unsupported_media_type',
+    // A client_id that is a URL: its metadata document is fetched under a per-address limit.
+    'rate_limited',
+  ],
+};
