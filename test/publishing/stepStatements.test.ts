@@ -42,7 +42,7 @@ describe('publish step: statements per published post', () => {
     } finally {
       db().removeListener('query', onQuery);
     }
-    assert.equal(result.outcome, 'published');
+    assert.equal(result?.outcome, 'published');
     assert.equal(statements.length, 7, statements.join('\n'));
     const row = await db()('posts as p')
       .join('post_statuses as s', 's.id', 'p.status_id')
