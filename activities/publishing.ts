@@ -55,13 +55,54 @@ function authorOf(post: { type: string; network_organization_id: string | null }
  * published. Its schedule version moves, so the workflow re-reads it and ends.
  */
 async function heldForReviewAtPublish(trx: Knex.Transaction, post: PostRow): Promise<boolean> {
-  const w = await trx('workspaces').where({ id: post.workspace_id }).first('require_review_workflow');
-  const reason = reviewBlocker(post, !!w?.require_review_workflow);
+  const reason = reviewBlocker(post, !!post.require_review_workflow);
   if (!reason) return false;
   const committed = await commitChange(trx, post, heldForReview(post, reason, new Date()));
   // This step is the workflow the change concerns: it hears of it through the `stale` answer.
   await markScheduleSynced(trx, committed.post);
   return true;
+}
+
+/** The project columns the publish step reads with the post. */
+interface PublishProject {
+  type: string;
+  connection_id: string | null;
+  network_organization_id: string | null;
+}
+
+/**
+ * The publish step's one read (docs/publishing.md "Capacity"): the post locked (`FOR UPDATE OF`
+ * the post alone), with its workspace's review setting and its project's connection in the same
+ * statement instead of two more round trips. The workspace and project values are as of the
+ * statement, as the separate reads after the lock were within a transaction of the same step.
+ */
+async function lockForPublish(
+  trx: Knex.Transaction,
+  postId: string,
+): Promise<{ post: PostRow & { deleted_at: Date | null }; project: PublishProject | null } | undefined> {
+  const row = await trx('posts as p')
+    .join('workspaces as w', 'w.id', 'p.workspace_id')
+    .leftJoin('projects as pr', 'pr.id', 'p.project_id')
+    .where('p.id', postId)
+    .forUpdate('p')
+    .first(
+      'p.*',
+      'w.require_review_workflow',
+      'pr.id as publish_project_id',
+      'pr.type as publish_project_type',
+      'pr.connection_id as publish_project_connection_id',
+      'pr.network_organization_id as publish_project_organization_id',
+    );
+  if (!row) return undefined;
+  const {
+    publish_project_id: projectId,
+    publish_project_type: type,
+    publish_project_connection_id: connectionId,
+    publish_project_organization_id: organizationId,
+    ...post
+  } = row;
+  const project = projectId ? { type, connection_id: connectionId, network_organization_id: organizationId } : null;
+  return { post: post as PostRow & { deleted_at: Date | null }, project };
 }
 
 export function createPublishingActivities({ db, network, temporal, store = objectStore }: PublishingDeps) {
@@ -146,15 +187,13 @@ export function createPublishingActivities({ db, network, temporal, store = obje
     async publishPost(input: { postId: string; version: number; attempt: number; retryUntilMs: number }): Promise<PublishOutcome> {
       return db.transaction(async (trx) => {
         // 1. The post, locked, still scheduled at the version the timer was set for.
-        const post = (await trx('posts').where({ id: input.postId }).forUpdate().first()) as PostRow | undefined;
-        if (!post || (post as { deleted_at?: Date | null }).deleted_at) return { outcome: 'stale' } as const;
+        const locked = await lockForPublish(trx, input.postId);
+        if (!locked || locked.post.deleted_at) return { outcome: 'stale' } as const;
+        const { post, project } = locked;
         if (post.status === 'published') return { outcome: 'published', postUrn: post.network_post_urn ?? '', already: true } as const;
         if (post.status !== 'scheduled' || post.schedule_version !== input.version) return { outcome: 'stale' } as const;
         // docs/review.md: the approval is re-checked here as the version is; a withdrawn one holds the post.
         if (await heldForReviewAtPublish(trx, post)) return { outcome: 'stale' } as const;
-        const project = await trx('projects')
-          .where({ id: post.project_id })
-          .first('id', 'type', 'connection_id', 'network_organization_id');
         if (!project?.connection_id) return fail(trx, post, 'not_linked', 'The project is not linked to a network account.');
         const connectionId: string = project.connection_id;
 

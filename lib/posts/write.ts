@@ -9,7 +9,7 @@ import { mediaSet, type PostImage } from './media';
 import { presentPost } from '../presenters/posts';
 import type { PostRow } from './row';
 import { approvalLost, assertReviewAllowsScheduling, reviewOf, reviewRequested } from './review';
-import { defaultStatus, type BoardStatus } from './statuses';
+import type { BoardStatus, StatusCategory } from './statuses';
 
 // Writes shared by every door that creates or changes posts (REST, MCP, generation jobs).
 
@@ -148,6 +148,41 @@ function rowOf(change: PostChange): Record<string, unknown> {
 }
 
 /**
+ * The post's row updated with `row` and read back as loadPostForUpdate reads it (status label,
+ * the workspace's review settings), in one statement. `board`: the post takes that category's
+ * default board status of its workspace (lib/posts/statuses.ts defaultStatus), resolved in the
+ * same statement; a workspace without one keeps the post's label.
+ */
+async function updateAndReload(
+  trx: Knex.Transaction,
+  post: Pick<PostRow, 'id' | 'workspace_id'>,
+  row: Record<string, unknown>,
+  board: StatusCategory | undefined,
+): Promise<PostRow> {
+  const q = trx.queryBuilder();
+  const set = { ...row };
+  if (board !== undefined) {
+    q.with(
+      'st',
+      PostStatus.forWorkspace(post.workspace_id, trx).where({ category: board, is_default: true }).select('id').limit(1).toKnexQuery(),
+    );
+    set.status_id = trx.raw('coalesce((select id from st), ??)', ['posts.status_id']);
+  }
+  return (await q
+    .with('upd', trx('posts').where({ id: post.id }).update(set).returning('*'))
+    .from('upd')
+    .join('workspaces as w', 'w.id', 'upd.workspace_id')
+    .leftJoin('post_statuses as s', 's.id', 'upd.status_id')
+    .first(
+      'upd.*',
+      's.title as status_title',
+      's.category as status_category',
+      'w.require_review_workflow',
+      'w.default_reviewer_user_id',
+    )) as PostRow;
+}
+
+/**
  * Writes one lifecycle change (./lifecycle.ts) to a post the caller holds in `trx`: the row
  * update (with the board's default status resolved), the calendar slot, the reload, and the
  * change's events in the outbox, all in the same transaction (ARCHITECTURE.md: the outbox
@@ -165,16 +200,16 @@ export async function commitChange(
     return { post: (await loadPostForUpdate(trx, post.workspace_id, post.id))!, changed: false, scheduleChanged: false };
   }
   const row = rowOf(change);
-  if (change.board !== undefined && change.set.status_id === undefined) {
-    const status = await defaultStatus(trx, post.workspace_id, change.board);
-    if (status) row.status_id = status.id;
-  }
-  if (Object.keys(row).length) await trx('posts').where({ id: post.id }).update(row);
+  const board = change.board !== undefined && change.set.status_id === undefined ? change.board : undefined;
+  // The row update, the board's default status and the reload are one statement (was three).
+  const written = Object.keys(row).length || board ? await updateAndReload(trx, post, row, board) : undefined;
   if (change.slot === 'clear') await clearSlot(trx, post.id);
   else if (change.slot) await upsertSlot(trx, { ...post, content_type: change.set.content_type ?? post.content_type }, change.slot.at);
-  const updated = (await loadPostForUpdate(trx, post.workspace_id, post.id, false, {
-    includeDeleted: change.set.deleted_at !== undefined,
-  }))!;
+  const updated =
+    written ??
+    (await loadPostForUpdate(trx, post.workspace_id, post.id, false, {
+      includeDeleted: change.set.deleted_at !== undefined,
+    }))!;
   const data = { post: presentPost(updated), ...eventData(updated) };
   await emitEvents(
     trx,
