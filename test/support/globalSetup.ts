@@ -9,6 +9,8 @@
 // load; the services themselves start in mochaGlobalSetup. Set TEST_DATABASE_URL,
 // TEMPORAL_ADDRESS, NETWORK_API_URL or LLM_BASE_URL to use services of your own instead.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { createEmptyDatabase, dropDatabase, withMaintenanceDb } from '../../tooling/databases';
@@ -103,6 +105,31 @@ let simulator: ChildProcess | null = null;
 let stopTranscription = async () => {};
 let stopYoutube = async () => {};
 let stopLlmSim = async () => {};
+let workerBundleReady: Promise<void> = Promise.resolve();
+let workerBundleDir = '';
+
+/**
+ * The worker processes the tests start (IsolatedStack, `npm start`, the MCP task suites) would
+ * each bundle the workflow source at start, several CPU-seconds apiece. The run bundles it once,
+ * from the source as it is now (so no older build can run), in the background while the first
+ * suites run; once it is written, WORKFLOW_BUNDLE_PATH hands it to every worker process started
+ * after that (one started before bundles at start, as before). This process read its own
+ * configuration at import, before this: its in-process workers keep bundling the source
+ * (test/workflows/bundle.test.ts), and reuse this very bundle, which workflowBundle memoizes.
+ */
+function shareWorkflowBundle(): Promise<void> {
+  return (async () => {
+    const { tracingRequested } = await import('../../lib/telemetry');
+    // A worker that traces loads the traced bundle; leave those to bundle their own.
+    if (env.WORKFLOW_BUNDLE_PATH || tracingRequested(env)) return;
+    const { workflowBundle } = await import('../../workers/worker');
+    const { code } = await workflowBundle();
+    workerBundleDir = await mkdtemp(path.join(os.tmpdir(), 'content-scheduler-test-bundle-'));
+    const file = path.join(workerBundleDir, 'workflow-bundle.js');
+    await writeFile(file, code);
+    env.WORKFLOW_BUNDLE_PATH = file;
+  })().catch((err) => console.warn(`[test] worker processes bundle the workflows themselves: ${err}`));
+}
 
 export async function mochaGlobalSetup() {
   const { preflightOrExit } = await import('../../lib/preflight');
@@ -186,9 +213,12 @@ export async function mochaGlobalSetup() {
     );
   }
   await Promise.all(services);
+  workerBundleReady = shareWorkflowBundle();
 }
 
 export async function mochaGlobalTeardown() {
+  await workerBundleReady;
+  if (workerBundleDir) await rm(workerBundleDir, { recursive: true, force: true });
   const sim = simulator as ChildProcess | null;
   sim?.removeAllListeners('exit');
   sim?.kill('SIGTERM');
