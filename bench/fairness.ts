@@ -32,6 +32,8 @@ import { benchOptions, numberOption } from './harness/options';
 import { generationPhase, publishingPhase, startReceivers, webhooksPhase, type Ctx, type Phase, type Tenant } from './fairness/scenarios';
 import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { quantile, step } from './harness/format';
 
 const TARGET = 1.5;
 const SCENARIOS = { publishing: publishingPhase, generation: generationPhase, webhooks: webhooksPhase } as const;
@@ -96,13 +98,8 @@ for (const s of scenarios) if (!(s in SCENARIOS)) throw new Error(`unknown scena
 
 const DATABASE_URL = process.env.BENCH_FAIR_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_fair';
 const REDIS_URL = process.env.BENCH_FAIR_REDIS_URL ?? 'redis://127.0.0.1:6379/9';
-const step = (text: string) => console.log(`• ${text}`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function pct(values: number[], p: number): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]! : NaN;
-}
+const pct = (values: number[], p: number) => quantile(values, p / 100) ?? NaN;
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
 async function main() {

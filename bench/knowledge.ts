@@ -34,9 +34,11 @@ import {
   type CapturedStatement,
   type SurfaceFigures,
 } from './harness/statements';
-import { startWorkerChild, waitWorkerReady } from './harness/worker';
+import { launch, workerPolls } from '../tooling/launcher';
 import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { step } from './harness/format';
 
 const { values: opt } = parseArgs({
   options: {
@@ -74,8 +76,6 @@ const DURATION_MS = Number(opt.duration) * 1000;
 const DATABASE_URL = process.env.BENCH_KB_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_knowledge';
 const REDIS_URL = process.env.BENCH_KB_REDIS_URL ?? 'redis://127.0.0.1:6379/10';
 const TASK_QUEUE = 'bench-knowledge';
-const step = (text: string) => console.log(`• ${text}`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const temporalPort = await freePort();
 Object.assign(process.env, {
@@ -109,7 +109,7 @@ async function setUp() {
   const api = await startServer('api', 'bench/harness/serve-app.ts', process.env);
   const mcp = await startServer('mcp', 'bench/knowledge/serve-mcp.ts', process.env, [...API_NODE_ARGS]);
   const replay = await startServer('replay', 'bench/harness/serve-replay.ts', process.env);
-  const worker = startWorkerChild();
+  const worker = await launch({ kind: 'worker' });
   const bare = new pg.Pool({ connectionString: DATABASE_URL, max: CONNECTIONS });
   const {
     workspace,
@@ -194,7 +194,7 @@ async function run(b: Bench) {
 async function ingestDocuments(b: Bench) {
   const { worker, workspace } = b;
   const { db } = await import('../lib/db');
-  await waitWorkerReady(worker, TASK_QUEUE);
+  await worker.waitReady(workerPolls(TASK_QUEUE), 180_000);
   step('warm-up: 5 documents');
   await waitAll(await Promise.all(Array.from({ length: 5 }, () => ingest(b, documentText(2_000)))), 180_000);
 

@@ -30,242 +30,21 @@
 // rounds, the rates the mean of a kind's rounds. Results: a line per tool (`MCP <tool> / REST
 // twin: 0.NN×`), a table on stdout, JSON in bench/results/mcp.json.
 
-import { API_NODE_ARGS } from '../lib/apiRuntime';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { apiAnswers, launch } from '../tooling/launcher';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { closeStores, resetStores } from './harness/database';
 import { QUERIES } from './harness/knowledgeCorpus';
-import { requestText as exchange, summarize, type LatencySummary } from './harness/load';
-import { benchOptions, numberOption } from './harness/options';
+import { requestText as exchange } from './harness/load';
 import { freePort } from '../tooling/ports';
-
-const ROOT = path.resolve(import.meta.dirname, '..');
-const DATABASE_URL = process.env.BENCH_MCP_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_mcp';
-const REDIS_URL = process.env.BENCH_MCP_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
-
-type Kind = 'rest' | 'plain' | 'streamable' | 'sse';
-const KINDS: readonly Kind[] = ['rest', 'plain', 'streamable', 'sse'];
-type McpKind = Exclude<Kind, 'rest'>;
-
-const opt = benchOptions(
-  {
-    sessions: { type: 'string', default: '16' },
-    duration: { type: 'string', default: '1' },
-    rounds: { type: 'string', default: '6' },
-    warmup: { type: 'string', default: '1' },
-    tools: { type: 'string' },
-    kinds: { type: 'string', default: 'rest,plain' },
-    chunks: { type: 'string', default: '10000' },
-    strict: { type: 'boolean', default: false },
-    profile: { type: 'boolean', default: false },
-  },
-  `mcp: every read tool with a REST twin, MCP sessions against REST connections, interleaved.
-
-Options:
-  --sessions N   concurrent sessions (and REST connections) (default 16)
-  --duration S   seconds per measured round (default 1)
-  --rounds N     measured rounds per kind and tool, alternating (default 6)
-  --warmup S     seconds of warm-up per kind and tool before its measured rounds (default 1)
-  --tools A,B    the tools to drive (default: every read tool with a REST twin)
-  --kinds K,…    rest, plain, streamable, sse (default rest,plain); the ratio needs rest
-  --chunks N     chunks in the knowledge corpus the search runs over (default 10000)
-  --strict       exit 1 when a tool's plain MCP calls/s miss 0.8× its REST twin's
-  --profile      run the server with the V8 CPU profiler and print where its time went
-                 (the profile covers the whole run: narrow it with --tools and --kinds)
-
-Environment: BENCH_MCP_DATABASE_URL (default ${DATABASE_URL}, dropped and recreated),
-             BENCH_MCP_REDIS_URL (default ${REDIS_URL}, flushed).`,
-);
-const SESSIONS = numberOption(opt, 'sessions', { min: 1, integer: true });
-const DURATION_MS = numberOption(opt, 'duration', { min: 0.5 }) * 1000;
-const WARMUP_MS = numberOption(opt, 'warmup') * 1000;
-const ROUNDS = numberOption(opt, 'rounds', { min: 1, integer: true });
-const CHUNKS = numberOption(opt, 'chunks', { integer: true });
-const RUN_KINDS = opt.kinds!.split(',').map((k) => k.trim()) as Kind[];
-for (const k of RUN_KINDS) if (!KINDS.includes(k)) throw new Error(`--kinds: ${k} is not one of ${KINDS.join(', ')}`);
-const MCP_KINDS = RUN_KINDS.filter((k): k is McpKind => k !== 'rest');
-/** A tool's plain MCP calls/s ≥ this × its REST twin's. */
-const TARGET_RATIO = 0.8;
-const PROFILE_DIR = path.join(ROOT, 'bench', 'results', 'profiles', 'mcp');
-
-// The app modules read these once, at import.
-Object.assign(process.env, {
-  NODE_ENV: 'production',
-  DATABASE_URL,
-  REDIS_URL,
-  LOG_LEVEL: 'error',
-  // The limiter's script runs on every call as in production, but never refuses one.
-  RATE_LIMIT_READ: '10000000',
-  RATE_LIMIT_WRITE: '10000000',
-  LLM_WRITER: 'builtin',
-});
+import { printTool, report } from './mcp/report';
+import { closedLoop, PlainSession } from './mcp/clients';
+import type { Round } from './mcp/clients';
+import { DATABASE_URL, REDIS_URL, ROUNDS } from './mcp/settings';
+import { opt, SESSIONS, DURATION_MS, WARMUP_MS, CHUNKS, RUN_KINDS, PROFILE_DIR } from './mcp/settings';
+import type { Kind } from './mcp/settings';
 
 // ---------------------------------------------------------------------------------------------
-
-/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in ticks of 1/100 s. */
-const CLOCK_TICKS_PER_S = 100;
-
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux); null elsewhere. */
-function cpuSeconds(pid: number): number | null {
-  try {
-    // Fields after the command name: state is [0], utime [11], stime [12] (proc(5)).
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
-  } catch {
-    return null;
-  }
-}
-
-interface Round {
-  tool: string;
-  kind: Kind;
-  callsPerSecond: number;
-  ok: number;
-  errors: number;
-  latencyMs: LatencySummary;
-  serverCpuUsPerCall: number | null;
-  /** The load generator's own CPU per call (the SDK clients, or the plain HTTP client for REST). */
-  clientCpuUsPerCall: number;
-  /** What the first failed call of the round said (a failure is thrown with the answer). */
-  firstError?: string;
-}
-
-/**
- * Each worker loops `step` until the deadline (`i` counts the calls). Calls/s counts the calls
- * answered within the window, over the window: a call still in flight at the deadline is not
- * counted, so that a round's drain (as long as the slowest call) does not weigh on the slower
- * door. CPU per call is over the whole round and every answered call. Latencies of successful
- * calls only.
- */
-async function closedLoop(workers: number, durationMs: number, step: (w: number, i: number) => Promise<boolean>, serverPid: number) {
-  const latencies: number[] = [];
-  let ok = 0,
-    inWindow = 0,
-    errors = 0,
-    calls = 0;
-  let firstError: string | undefined;
-  const cpu0 = cpuSeconds(serverPid);
-  const own0 = process.cpuUsage();
-  const started = performance.now();
-  const deadline = started + durationMs;
-  await Promise.all(
-    Array.from({ length: workers }, async (_, w) => {
-      while (performance.now() < deadline) {
-        const t0 = performance.now();
-        try {
-          if (await step(w, calls++)) {
-            const t1 = performance.now();
-            ok++;
-            if (t1 <= deadline) inWindow++;
-            latencies.push(t1 - t0);
-          } else errors++;
-        } catch (err) {
-          errors++;
-          firstError ??= err instanceof Error ? err.message : String(err);
-        }
-      }
-    }),
-  );
-  const cpu1 = cpuSeconds(serverPid);
-  const own = process.cpuUsage(own0);
-  return {
-    callsPerSecond: inWindow / (durationMs / 1000),
-    ok,
-    errors,
-    latencyMs: summarize(latencies),
-    serverCpuUsPerCall: cpu0 !== null && cpu1 !== null && ok ? ((cpu1 - cpu0) * 1e6) / ok : null,
-    clientCpuUsPerCall: ok ? (own.user + own.system) / ok : 0,
-    firstError,
-  };
-}
-
-/** The JSON-RPC answer to request `id` in a body that is JSON or an SSE stream. */
-function answerOf(text: string, contentType: string | undefined): { result?: { isError?: boolean }; error?: unknown } | null {
-  if (contentType?.startsWith('application/json')) return JSON.parse(text);
-  for (const line of text.split('\n').reverse()) {
-    if (!line.startsWith('data: ')) continue;
-    const msg = JSON.parse(line.slice(6));
-    if ('result' in msg || 'error' in msg) return msg;
-  }
-  return null;
-}
-
-/**
- * A streamable HTTP session spoken by a plain keep-alive HTTP client (what a host at scale
- * does with a lean client), so that its CPU per call is the REST client's and the ratio to
- * REST measures the server's door, not the SDK client's web streams and zod.
- */
-class PlainSession {
-  private sessionId = '';
-  private protocolVersion = '2025-06-18';
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  private nextId = 1;
-  constructor(
-    private readonly url: URL,
-    private readonly token: string,
-  ) {}
-
-  private headers(): Record<string, string> {
-    return {
-      authorization: `Bearer ${this.token}`,
-      accept: 'application/json, text/event-stream',
-      'content-type': 'application/json',
-      ...(this.sessionId ? { 'mcp-session-id': this.sessionId, 'mcp-protocol-version': this.protocolVersion } : {}),
-    };
-  }
-
-  async open(): Promise<void> {
-    const init = await exchange(
-      this.agent,
-      this.url,
-      'POST',
-      this.headers(),
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: this.protocolVersion, capabilities: {}, clientInfo: { name: 'bench-plain', version: '1' } },
-      }),
-    );
-    const sid = init.headers['mcp-session-id'];
-    if (init.status !== 200 || typeof sid !== 'string') throw new Error(`initialize answered ${init.status}`);
-    this.sessionId = sid;
-    const answer = answerOf(init.body, init.headers['content-type']) as { result?: { protocolVersion?: string } } | null;
-    if (answer?.result?.protocolVersion) this.protocolVersion = answer.result.protocolVersion;
-    const ack = await exchange(
-      this.agent,
-      this.url,
-      'POST',
-      this.headers(),
-      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-    );
-    if (ack.status !== 202) throw new Error(`notifications/initialized answered ${ack.status}`);
-  }
-
-  /** One tools/call: whether it succeeded, and the answer's text (to show a failure). */
-  async call(name: string, args: Record<string, unknown>): Promise<{ ok: boolean; text: string }> {
-    const res = await exchange(
-      this.agent,
-      this.url,
-      'POST',
-      this.headers(),
-      JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method: 'tools/call', params: { name, arguments: args } }),
-    );
-    if (res.status !== 200) return { ok: false, text: `${res.status} ${res.body}` };
-    const answer = answerOf(res.body, res.headers['content-type']);
-    return { ok: !!answer?.result && answer.result.isError !== true, text: res.body };
-  }
-
-  async close(): Promise<void> {
-    await exchange(this.agent, this.url, 'DELETE', this.headers()).catch(() => undefined);
-    this.agent.destroy();
-  }
-}
-
-let exitCode = 0;
 
 async function main() {
   const bench = await setUp();
@@ -273,8 +52,7 @@ async function main() {
   try {
     rounds = await run(bench);
   } finally {
-    bench.server.kill('SIGTERM');
-    await new Promise((r) => bench.server.once('exit', r));
+    await bench.server.stop();
     await bench.sim.close();
   }
   await report(rounds);
@@ -423,35 +201,17 @@ async function setUp() {
   const mcpUrl = `http://127.0.0.1:${mcpPort}`;
   if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
   const profileArgs = opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
-  const server: ChildProcess = spawn(process.execPath, [...API_NODE_ARGS, ...profileArgs, '--import', 'tsx', 'api/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      MCP_PORT: String(mcpPort),
-      PUBLIC_URL: apiUrl,
-      MCP_PUBLIC_URL: mcpUrl,
-      NETWORK_API_URL: sim.url,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  try {
-    for (const deadline = Date.now() + 180_000; ;) {
-      if (
-        await fetch(`${mcpUrl}/.well-known/oauth-protected-resource`).then(
-          (r) => r.ok,
-          () => false,
-        )
-      )
-        break;
-      if (Date.now() > deadline || server.exitCode !== null) throw new Error('the API process did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  } catch (err) {
-    server.kill('SIGTERM');
+  const server = await launch({
+    kind: 'api',
+    env: { PORT: String(port), MCP_PORT: String(mcpPort), PUBLIC_URL: apiUrl, MCP_PUBLIC_URL: mcpUrl, NETWORK_API_URL: sim.url },
+    nodeArgs: profileArgs,
+    ready: apiAnswers(port, mcpPort),
+    readyTimeoutMs: 180_000,
+    onLine: (line, stream) => stream === 'stderr' && process.stderr.write(`${line}\n`),
+  }).catch(async (err) => {
     await sim.close();
     throw err;
-  }
+  });
 
   // The rows whose create operation does its own work (a note's slot, an idea's status, a
   // source's insights) go through the REST door.
@@ -585,13 +345,13 @@ async function run(b: Bench): Promise<Round[]> {
         if (!answer.ok) throw new Error(`${twin.tool} through ${kind} failed: ${answer.text?.slice(0, 500)}`);
         if (answer.text !== null) bytes[kind] = Buffer.byteLength(answer.text);
       }
-      for (const kind of RUN_KINDS) await closedLoop(SESSIONS, WARMUP_MS, (w, i) => clients.callers.get(kind)!(twin, w, i), b.server.pid!);
+      for (const kind of RUN_KINDS) await closedLoop(SESSIONS, WARMUP_MS, (w, i) => clients.callers.get(kind)!(twin, w, i), b.server.pid);
       const mine: Round[] = [];
       // Short rounds that alternate (rest, plain, plain, rest, rest, plain, …): load that
       // changes during a tool's measurement falls on both doors alike.
       const order = Array.from({ length: ROUNDS }, (_, r) => (r % 2 === 0 ? RUN_KINDS : [...RUN_KINDS].reverse())).flat();
       for (const kind of order) {
-        const result = await closedLoop(SESSIONS, DURATION_MS, (w, i) => clients.callers.get(kind)!(twin, w, i), b.server.pid!);
+        const result = await closedLoop(SESSIONS, DURATION_MS, (w, i) => clients.callers.get(kind)!(twin, w, i), b.server.pid);
         mine.push({ tool: twin.tool, kind, ...result });
       }
       rounds.push(...mine);
@@ -603,126 +363,8 @@ async function run(b: Bench): Promise<Round[]> {
   return rounds;
 }
 
-function meanOf(rounds: Round[], tool: string, kind: Kind) {
-  const rs = rounds.filter((r) => r.tool === tool && r.kind === kind);
-  if (rs.length === 0) return null;
-  const avg = (f: (r: Round) => number) => rs.reduce((a, r) => a + f(r), 0) / rs.length;
-  return {
-    tool,
-    kind,
-    callsPerSecond: avg((r) => r.callsPerSecond),
-    p50Ms: avg((r) => r.latencyMs.p50),
-    p99Ms: avg((r) => r.latencyMs.p99),
-    errors: rs.reduce((a, r) => a + r.errors, 0),
-    serverCpuUsPerCall: rs.every((r) => r.serverCpuUsPerCall !== null) ? avg((r) => r.serverCpuUsPerCall!) : null,
-    clientCpuUsPerCall: avg((r) => r.clientCpuUsPerCall),
-  };
-}
-
-/**
- * The door's calls/s over its twin's: the median of the ratios of the rounds run side by side
- * (the k-th round of each kind are adjacent in time), so that a burst of load from elsewhere on
- * the machine, which lands on one round, moves one ratio rather than the figure.
- */
-function pairedRatio(rounds: Round[], tool: string, kind: McpKind): number | null {
-  const rest = rounds.filter((r) => r.tool === tool && r.kind === 'rest');
-  const mcp = rounds.filter((r) => r.tool === tool && r.kind === kind);
-  if (rest.length === 0 || rest.length !== mcp.length) return null;
-  const ratios = mcp.map((m, k) => m.callsPerSecond / rest[k]!.callsPerSecond).sort((a, b) => a - b);
-  const mid = ratios.length >> 1;
-  return ratios.length % 2 ? ratios[mid]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
-}
-
-const label = (tool: string, kind: McpKind) => (kind === 'plain' ? `MCP ${tool}` : `MCP ${tool} (SDK ${kind})`);
-const cpu = (us: number | null) => (us === null ? '?' : us.toFixed(0));
-
-function printTool(tool: string, rounds: Round[], bytes: Partial<Record<Kind, number>>) {
-  const rest = meanOf(rounds, tool, 'rest');
-  for (const kind of MCP_KINDS) {
-    const m = meanOf(rounds, tool, kind)!;
-    const ratio = pairedRatio(rounds, tool, kind);
-    const errors = m.errors + (rest?.errors ?? 0);
-    const size = kind in bytes && 'rest' in bytes ? `; answer ${bytes[kind]} vs ${bytes.rest} bytes` : '';
-    console.log(
-      rest && ratio !== null
-        ? `  ${label(tool, kind)} / REST twin: ${ratio.toFixed(2)}×  (${m.callsPerSecond.toFixed(0)} vs ${rest.callsPerSecond.toFixed(0)} calls/s; server CPU ${cpu(m.serverCpuUsPerCall)} vs ${cpu(rest.serverCpuUsPerCall)} µs/call${size}${errors ? `; errors ${errors}` : ''})`
-        : `  ${label(tool, kind)}: ${m.callsPerSecond.toFixed(0)} calls/s, server CPU ${cpu(m.serverCpuUsPerCall)} µs/call`,
-    );
-  }
-  if (MCP_KINDS.length === 0 && rest)
-    console.log(`  REST twin of ${tool}: ${rest.callsPerSecond.toFixed(0)} calls/s, server CPU ${cpu(rest.serverCpuUsPerCall)} µs/call`);
-}
-
-async function report(rounds: Round[]) {
-  const tools = [...new Set(rounds.map((r) => r.tool))];
-  const rows = tools.map((tool) => {
-    const rest = meanOf(rounds, tool, 'rest');
-    const mcp = Object.fromEntries(
-      MCP_KINDS.map((kind) => {
-        const m = meanOf(rounds, tool, kind)!;
-        return [kind, { ...m, ratio: pairedRatio(rounds, tool, kind) }];
-      }),
-    );
-    return { tool, rest, mcp };
-  });
-  const w = Math.max(...tools.map((t) => t.length), 4);
-  console.log(
-    `\n  ${'tool'.padEnd(w)}   REST calls/s  µs/call  ${MCP_KINDS.map((k) => `${k.padStart(10)} calls/s  µs/call    ratio  CPU ratio`).join('  ')}`,
-  );
-  for (const r of rows) {
-    console.log(
-      `  ${r.tool.padEnd(w)} ${(r.rest?.callsPerSecond.toFixed(0) ?? '-').padStart(14)} ${(r.rest ? cpu(r.rest.serverCpuUsPerCall) : '-').padStart(8)}  ${MCP_KINDS.map(
-        (k) => {
-          const m = r.mcp[k]!;
-          // REST's server CPU per call over the door's: the steadier figure on a loaded machine.
-          const cpuRatio =
-            r.rest?.serverCpuUsPerCall && m.serverCpuUsPerCall ? `${(r.rest.serverCpuUsPerCall / m.serverCpuUsPerCall).toFixed(2)}×` : '-';
-          return `${m.callsPerSecond.toFixed(0).padStart(18)} ${cpu(m.serverCpuUsPerCall).padStart(8)} ${(m.ratio === null ? '-' : `${m.ratio.toFixed(2)}×`).padStart(8)} ${cpuRatio.padStart(10)}`;
-        },
-      ).join('  ')}`,
-    );
-  }
-  const plainRatios = rows.flatMap((r) => (r.mcp.plain?.ratio != null ? [{ tool: r.tool, ratio: r.mcp.plain.ratio }] : []));
-  const target = plainRatios.length
-    ? {
-        min: TARGET_RATIO,
-        lowest: plainRatios.reduce((a, b) => (b.ratio < a.ratio ? b : a)),
-        missed: plainRatios.filter((r) => r.ratio < TARGET_RATIO).map((r) => r.tool),
-      }
-    : null;
-  if (target) {
-    console.log(
-      `\n  every read tool ≥ ${TARGET_RATIO}× its REST twin (plain client): ${target.missed.length === 0 ? 'met' : `MISSED by ${target.missed.join(', ')}`}; lowest ${target.lowest.tool} ${target.lowest.ratio.toFixed(2)}×`,
-    );
-    console.log(
-      `  (load average ${os
-        .loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')}: the machine is shared, read the ratios, not the rates)`,
-    );
-    if (opt.strict && target.missed.length) exitCode = 1;
-  }
-  const out = {
-    bench: 'mcp',
-    target,
-    at: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() },
-    options: { sessions: SESSIONS, durationS: DURATION_MS / 1000, warmupS: WARMUP_MS / 1000, kinds: RUN_KINDS, chunks: CHUNKS },
-    tools: rows,
-    rounds,
-  };
-  fs.mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
-  fs.writeFileSync(path.join(ROOT, 'bench', 'results', 'mcp.json'), JSON.stringify(out, null, 2));
-  console.log('\n  written to bench/results/mcp.json');
-  if (opt.profile) {
-    const { printProfile, summarizeProfile } = await import('./harness/profile');
-    for (const f of fs.readdirSync(PROFILE_DIR).filter((x) => x.endsWith('.cpuprofile')))
-      printProfile('server', summarizeProfile(path.join(PROFILE_DIR, f), ROOT, 25));
-  }
-}
-
 main().then(
-  () => process.exit(exitCode),
+  () => process.exit(process.exitCode),
   (err) => {
     console.error(err);
     process.exit(1);

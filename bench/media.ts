@@ -34,6 +34,7 @@ import { objectStoreEnv, startObjectStore } from '../tooling/objectStoreServer';
 import { png } from '../tooling/png';
 import type { AssetRow } from '../lib/media/assets';
 import type { ImageType } from '../lib/media/images';
+import { step } from './harness/format';
 
 const opt = benchOptions(
   {
@@ -61,7 +62,6 @@ const ROUNDS = Number(opt.rounds);
 
 const DATABASE_URL = process.env.BENCH_MEDIA_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_media';
 const REDIS_URL = process.env.BENCH_MEDIA_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
-const step = (text: string) => console.log(`• ${text}`);
 
 interface Phase {
   name: string;

@@ -14,7 +14,7 @@
 // runs the app in a child process so that the load generator (plain node:http, here) and the
 // server do not share an event loop. Results: a table on stdout, JSON in bench/results/oauth.json.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { launch } from '../tooling/launcher';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -122,12 +122,11 @@ async function issueFamilies(base: string, clientId: string, email: string, n: n
 
 async function main() {
   const o = options();
-  const child = await setUp();
+  const server = await setUp();
   try {
     report(o, await run(o, await signIn(o.connections)));
   } finally {
-    child.disconnect();
-    child.kill('SIGTERM');
+    await server.stop();
   }
 }
 
@@ -162,7 +161,7 @@ Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
 }
 
 /** The environment, the stores, a workspace with its member, and the server under test in a child process. */
-async function setUp(): Promise<ChildProcess> {
+async function setUp() {
   const port = await freePort();
   // The app reads its configuration once, at import: everything is set before the first import.
   Object.assign(process.env, {
@@ -188,16 +187,16 @@ async function setUp(): Promise<ChildProcess> {
   await addMember({ workspaceId: workspace.id, user: user.id, role: 'Admin' });
   await closeStores();
 
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--serve'], {
-    cwd: ROOT,
-    env: process.env,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  // The app as the API process runs it (its Node options), with only the REST door listening.
+  return launch({
+    kind: 'api',
+    entry: import.meta.filename,
+    env: { BENCH_OAUTH_SERVE: '1' },
+    ipc: true,
+    ready: { message: (m) => m === 'ready' },
+    readyTimeoutMs: 600_000,
+    onLine: (line, stream) => (stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`),
   });
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  return child;
 }
 
 /**
@@ -290,7 +289,7 @@ function report(o: Options, { loadBefore, loadAfter, refreshRun, meRun, meFixed 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Entry: the parent measures; the child (--serve) is the server under test.
+// Entry: the parent measures; the child (BENCH_OAUTH_SERVE) is the server under test.
 
 async function serve() {
   const { createApp } = await import('../api/app');
@@ -300,5 +299,5 @@ async function serve() {
   process.on('disconnect', () => process.exit(0));
 }
 
-if (process.argv.includes('--serve')) await serve();
+if (process.env.BENCH_OAUTH_SERVE) await serve();
 else await main();

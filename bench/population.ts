@@ -43,11 +43,9 @@ import {
 import { growth, postgresReading, temporalReading, type StorageGrowth } from './population/storage';
 import { drain, readBack, type Expected } from './population/verify';
 import { freePort } from '../tooling/ports';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { f0, s1, step } from './harness/format';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const step = (text: string) => console.log(`• ${text}`);
-const s1 = (ms: number) => (ms / 1000).toFixed(1);
-const f0 = (x: number) => Math.round(x).toLocaleString('en-US');
 const clock = (ms: number) => new Date(ms).toISOString().slice(11, 19);
 
 async function main() {
@@ -125,8 +123,6 @@ async function setUp(cleanups: Cleanups) {
   const procs = new ServiceProcesses(workerEnv(bundles), S.RESULTS_DIR, S.TASK_QUEUE);
   cleanups.push(() => procs.stop());
   const ready = await procs.start(connection);
-  cleanups.children.add(procs.worker.child);
-  cleanups.children.add(procs.api.child);
   step(`worker pid ${procs.worker.pid} polling after ${s1(ready.workerReadyMs)} s; API pid ${procs.api.pid} on :${procs.api.port}`);
 
   // Every account's connection-health workflow, as in production: the reconciler starts them on
@@ -208,13 +204,12 @@ export type Bare = NonNullable<Awaited<ReturnType<typeof bareBaseline>>>;
 async function bareBaseline(b: Bench) {
   const all: PlannedPost[] = [...b.plan.far, ...b.plan.sliceA, ...b.plan.sliceB, ...b.plan.sliceC];
   const before = await temporalReading(b.tier.store);
-  const w = startWorker(0, workerEnv(b.bundles, { BENCH_BASELINE_TASK_QUEUE: S.BASELINE_TASK_QUEUE }), {
+  const w = await startWorker(0, workerEnv(b.bundles, { BENCH_BASELINE_TASK_QUEUE: S.BASELINE_TASK_QUEUE }), {
     logDir: S.RESULTS_DIR,
     script: path.join(S.ROOT, 'bench', 'publishing', 'baselineWorker.ts'),
     logName: 'population-bare-worker.log',
     sampleMs: 1000,
   });
-  b.cleanups.children.add(w.child);
   await w.waitReady(b.connection, S.BASELINE_TASK_QUEUE);
   // The slices' bare twins sleep to a slot of the month like the rest (their posts' due times
   // are chosen later, and a bare workflow firing within the run would only add noise to it).
@@ -241,9 +236,7 @@ async function bareBaseline(b: Bench) {
   const after = await temporalReading(b.tier.store);
   const cpu = await b.cpuPer(cpu0, cpu1, items.length, { 'bare worker': (p) => p.pid === w.pid });
   const rssKiB = w.samples.at(-1)?.rssKiB ?? 0;
-  const t = setTimeout(() => w.child.kill('SIGKILL'), 15_000);
-  await w.kill('SIGTERM');
-  clearTimeout(t);
+  await w.stop();
   const g: StorageGrowth = growth(before, after);
   const r = { workflows: items.length, started, armedRate, settled, storage: g, bytesPerWorkflow: g.bytes / items.length, cpu, rssKiB };
   step(
@@ -349,8 +342,6 @@ async function slicesAndRestart(b: Bench, pop: Population) {
     await b.tier.start();
     const temporalUp = Date.now();
     const ready = await b.procs.start(b.connection);
-    b.cleanups.children.add(b.procs.worker.child);
-    b.cleanups.children.add(b.procs.api.child);
     const done = Date.now();
     restart = {
       stopMs: stopped - t0,

@@ -7,232 +7,38 @@
 //
 // See bench/README.md for what the figures mean.
 
-import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { closedLoop, getJson, openLoop, type OpenLoopResult, type RunResult, type Target } from './harness/load';
 import { diff, machineInfo, snapshot, type CpuBreakdown, type Groups } from './harness/proc';
-import {
-  printAllocations,
-  printProfile,
-  summarizeHeapProfile,
-  summarizeProfile,
-  type AllocationSummary,
-  type ProfileSummary,
-} from './harness/profile';
+import { summarizeHeapProfile, summarizeProfile, type AllocationSummary, type ProfileSummary } from './harness/profile';
 import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
-import { postContent, prng, titleOf } from './harness/content';
 import type { StageTiming } from './harness/stages';
 import { resetStores } from './harness/database';
-import { benchOptions } from './harness/options';
-
-const TARGETS = { minRatio: 0.8, maxP99MsAtRate: 25 };
-// Far above anything this machine can send in a 60 s window: the limiter still runs its Redis
-// script on every request (its cost is part of what we measure) but never answers 429.
-const RATE_LIMIT_READ = '10000000';
-
-const opt = benchOptions(
-  {
-    connections: { type: 'string', default: '32' },
-    duration: { type: 'string', default: '15' },
-    warmup: { type: 'string', default: '5' },
-    rounds: { type: 'string', default: '2' },
-    rate: { type: 'string', default: '200' },
-    'rate-duration': { type: 'string', default: '20' },
-    posts: { type: 'string', default: '5000' },
-    profile: { type: 'boolean', default: false },
-    ablation: { type: 'boolean', default: false },
-    'profile-survivors': { type: 'boolean', default: false },
-    stages: { type: 'boolean', default: false },
-    strict: { type: 'boolean', default: false },
-    'quiet-wait': { type: 'string', default: '120' },
-    retries: { type: 'string', default: '3' },
-    'server-node-options': { type: 'string', default: '' },
-  },
-  `posts-list: GET /v1/posts?limit=50, real app vs bare Koa + pg.
-
-Options:
-  --connections N     closed-loop keep-alive connections (default 32)
-  --duration S        seconds per closed-loop measurement (default 15)
-  --warmup S          seconds of warm-up before each measurement (default 5)
-  --rounds N          closed-loop rounds; servers alternate order ABBA… (default 2)
-  --rate R            open-loop requests/s against the real app (default 200)
-  --rate-duration S   seconds of the open-loop measurement (default 20)
-  --posts N           posts seeded in the benchmarked project (default 5000)
-  --profile           profile both servers during one closed-loop run each (figures carry
-                      profiler overhead; written to posts-list.profile.json) + stage timings
-  --profile-survivors with --profile: the allocation profile keeps only what survived
-                      young-generation collections (copied or promoted by scavenges), by site
-  --ablation          also measure the bare server with one piece of the real path added at a
-                      time (rate limiter, project lookup, knex, the listPosts handler)
-  --stages            time each step of the request inside the app process, unloaded
-  --strict            exit 1 when a target is missed
-  --server-node-options="FLAGS"
-                      extra Node flags for every server process, e.g.
-                      --server-node-options=--max-semi-space-size=64 (note the "=")
-                      (for trying runtime settings; the same flags go to both servers)
-  --quiet-wait S      before each measurement, wait up to S seconds for other processes to
-                      use < 10% of the machine (default 120; 0 = do not wait)
-  --retries N         repeat a measurement during which other processes took ≥ 10% of the
-                      machine, up to N times, keeping the cleanest (default 3; not with --profile)
-
-Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench),
-             BENCH_REDIS_URL (default redis://127.0.0.1:6379/14; the database is flushed).`,
-);
-
-const num = (name: keyof typeof opt) => {
-  const n = Number(opt[name]);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number`);
-  return n;
-};
-const CONNECTIONS = num('connections');
-const DURATION_MS = num('duration') * 1000;
-const WARMUP_MS = num('warmup') * 1000;
-const ROUNDS = opt.profile ? 1 : num('rounds');
-const RATE = num('rate');
-const RATE_DURATION_MS = num('rate-duration') * 1000;
-const POSTS = Math.round(num('posts'));
-const QUIET_WAIT_MS = Number(opt['quiet-wait']) * 1000;
-const QUIET_THRESHOLD = 0.1;
-// Split on spaces: Node flags never contain any.
-const SERVER_NODE_ARGS = String(opt['server-node-options']).split(' ').filter(Boolean);
-const RETRIES = opt.profile ? 0 : Math.max(0, Math.round(Number(opt.retries)));
-
-const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/14';
-const BENCH_DB = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1));
-const RESULTS_DIR = path.join(REPO_ROOT, 'bench', 'results');
-
-// lib/config reads the environment once, at import: everything the app modules (in this
-// process for seeding, and in the forked server) must see is set before the first import.
-Object.assign(process.env, {
+import { setTimeout as sleep } from 'node:timers/promises';
+import { f0, f1, step } from './harness/format';
+import { report } from './posts-list/report';
+import { holdRunLock, seed } from './posts-list/seed';
+import {
+  RATE_LIMIT_READ,
+  opt,
+  CONNECTIONS,
+  DURATION_MS,
+  WARMUP_MS,
+  ROUNDS,
+  RATE,
+  RATE_DURATION_MS,
+  POSTS,
+  QUIET_WAIT_MS,
+  QUIET_THRESHOLD,
+  SERVER_NODE_ARGS,
+  RETRIES,
   DATABASE_URL,
   REDIS_URL,
-  RATE_LIMIT_READ,
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-  // Both servers run as they would in production; Koa and libraries branch on it.
-  NODE_ENV: 'production',
-});
-
-const CPUS = machineInfo().cpus;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const step = (text: string) => console.log(`• ${text}`);
-
-/**
- * One posts-list run per database at a time: a second run would drop the database under the
- * first one's servers (and both would measure each other). The lock is a Postgres advisory
- * lock held by a session on the maintenance database for the life of this process, so it goes
- * away with the process however that ends. A second run waits for the first.
- */
-async function holdRunLock(): Promise<() => Promise<void>> {
-  const admin = new URL(DATABASE_URL);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  client.on('error', () => undefined);
-  await client.connect();
-  const key = `content-scheduler bench ${BENCH_DB}`;
-  let announced = false;
-  for (;;) {
-    const { rows } = await client.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtext($1)) as ok', [key]);
-    if (rows[0]?.ok) break;
-    if (!announced) step(`another run is using ${BENCH_DB}; waiting for it to finish`);
-    announced = true;
-    await sleep(5000);
-  }
-  // The session is the lock: it stays open until the run is over.
-  return () => client.end().catch(() => undefined);
-}
-
-interface Seed {
-  workspaceId: string;
-  projectId: string;
-  apiKey: string;
-  posts: number;
-  deletedPosts: number;
-  contentChars: { min: number; max: number; mean: number };
-}
-
-async function seed(): Promise<Seed> {
-  const { benchWorkspace } = await import('./harness/seed');
-  const { db, closeDb } = await import('../lib/db');
-  const { closeRedis } = await import('../lib/redis');
-  const { newId } = await import('../lib/ids');
-
-  const { workspace, project, key } = await benchWorkspace({
-    name: 'Bench Co',
-    project: { name: 'Bench Person', username: 'bench-person', connection: 'connected' },
-    scopes: ['read'],
-    keyName: 'bench',
-  });
-
-  const statuses = await db()('post_statuses').where({ workspace_id: workspace.id }).select('id', 'category');
-  const statusId = (category: string) => statuses.find((s: { category: string }) => s.category === category)?.id ?? null;
-  // A plausible board: mostly drafts and published posts, some scheduled, a few in review.
-  const MIX: Array<[string, string, number]> = [
-    ['draft', 'draft', 0.4],
-    ['published', 'published', 0.25],
-    ['scheduled', 'scheduled', 0.15],
-    ['suggested', 'suggested', 0.1],
-    ['waitingApproval', 'review', 0.06],
-    ['failed_to_publish', 'scheduled', 0.04],
-  ];
-  const CONTENT_TYPES = ['PERSONAL', 'PERSONAL', 'PERSONAL', 'BUSINESS_EXTERNAL', 'EDUCATIONAL'];
-  const rand = prng(20261121);
-  const now = Date.now();
-  const year = 365 * 86_400_000;
-  // A small share of soft-deleted rows, so `deleted_at is null` filters something out as it
-  // does in production.
-  const deleted = Math.round(POSTS * 0.02);
-  const rows: Record<string, unknown>[] = [];
-  const lengths: number[] = [];
-  for (let i = 0; i < POSTS + deleted; i++) {
-    let u = rand(),
-      acc = 0;
-    const [status, category] = (MIX.find(([, , p]) => (acc += p) >= u) ?? MIX[0]!).slice(0, 2) as [string, string];
-    const createdAt = new Date(now - Math.floor(rand() * 2 * year));
-    const content = postContent(rand);
-    lengths.push(content.length);
-    u = rand();
-    rows.push({
-      id: newId('post'),
-      workspace_id: workspace.id,
-      project_id: project.id,
-      status,
-      status_id: statusId(category),
-      title: u < 0.7 ? titleOf(content) : '',
-      title_auto: u < 0.7,
-      content,
-      content_type: CONTENT_TYPES[Math.floor(rand() * CONTENT_TYPES.length)],
-      scheduled_at:
-        status === 'scheduled' || status === 'failed_to_publish'
-          ? new Date(now + Math.floor(rand() * 60 * 86_400_000))
-          : status === 'published'
-            ? new Date(createdAt.getTime() + 86_400_000)
-            : null,
-      published_at: status === 'published' ? new Date(createdAt.getTime() + 86_400_000) : null,
-      created_at: createdAt,
-      updated_at: rand() < 0.6 ? new Date(createdAt.getTime() + Math.floor(rand() * 7 * 86_400_000)) : null,
-      deleted_at: i >= POSTS ? new Date(now - Math.floor(rand() * 30 * 86_400_000)) : null,
-    });
-  }
-  for (let i = 0; i < rows.length; i += 1000) await db()('posts').insert(rows.slice(i, i + 1000));
-  // Fresh statistics and visibility map, as a table this size has in production.
-  await db().raw('vacuum analyze posts');
-  await closeDb();
-  await closeRedis();
-  return {
-    workspaceId: workspace.id,
-    projectId: project.id,
-    apiKey: key,
-    posts: POSTS,
-    deletedPosts: deleted,
-    contentChars: {
-      min: Math.min(...lengths),
-      max: Math.max(...lengths),
-      mean: Math.round(lengths.reduce((a, b) => a + b, 0) / lengths.length),
-    },
-  };
-}
+  BENCH_DB,
+  RESULTS_DIR,
+  CPUS,
+} from './posts-list/settings';
 
 interface GcFigures {
   pauseUsPerReq: number;
@@ -242,7 +48,7 @@ interface GcFigures {
   majorCount: number;
   heapUsedMiB: number;
 }
-interface Measured<R extends RunResult> {
+export interface Measured<R extends RunResult> {
   result: R;
   serverCpuUsPerReq: number;
   gc: GcFigures;
@@ -309,20 +115,18 @@ function checkResponse(
   return body as never;
 }
 
-const f1 = (x: number) => x.toFixed(1);
-const f0 = (x: number) => Math.round(x).toLocaleString('en-US');
-const pad = (s: string, n: number) => s.padStart(n);
+export const pad = (s: string, n: number) => s.padStart(n);
 
 /**
  * Share of the machine's cores used by processes outside the bench (other users' jobs, test
  * suites) during a measurement. On a 2-core box a busy neighbour moves the figures more than
  * most code changes do, so a run says when it was not alone.
  */
-function otherShare(m: Measured<RunResult>): number {
+export function otherShare(m: Measured<RunResult>): number {
   return m.cpu ? (m.cpu.cpuMs.other! + m.cpu.unaccountedMs) / (m.result.durationS * 1000 * CPUS) : 0;
 }
 
-function noise(m: Measured<RunResult>): string {
+export function noise(m: Measured<RunResult>): string {
   const share = otherShare(m);
   return share >= 0.05 ? ` — NOTE: other work took ${(share * 100).toFixed(0)}% of the machine` : '';
 }
@@ -353,10 +157,6 @@ async function waitForQuiet(groups: () => Promise<Groups>): Promise<void> {
   }
 }
 
-function mean(xs: number[]): number {
-  return xs.reduce((a, b) => a + b, 0) / xs.length;
-}
-
 async function main() {
   const bench = await setUp();
   try {
@@ -369,8 +169,8 @@ async function main() {
 
 // ── Set up: the bench's stores and data, both servers answering the same page ───────────────
 
-type Bench = Awaited<ReturnType<typeof setUp>>;
-type Run = Awaited<ReturnType<typeof run>>;
+export type Bench = Awaited<ReturnType<typeof setUp>>;
+export type Run = Awaited<ReturnType<typeof run>>;
 
 async function setUp() {
   const started = Date.now();
@@ -578,184 +378,6 @@ async function runStages(b: Bench) {
     stages = await ours.call<StageTiming[]>('stages', { token: s.apiKey, projectId: s.projectId, port: ours.port, iterations: 1000 });
   }
   return stages;
-}
-
-// ── Report ───────────────────────────────────────────────────────────────────────────────────
-
-/** The table, the targets, the profiles and the JSON results. */
-async function report(b: Bench, r: Run) {
-  const { started, machine, s, bytes } = b;
-  const { closed, profiles, ablation, fixed, stages } = r;
-  // ── Report ────────────────────────────────────────────────────────────────────────────
-  const agg = (ms: Measured<RunResult>[]) => ({
-    rps: mean(ms.map((m) => m.result.rps)),
-    p50: mean(ms.map((m) => m.result.latencyMs.p50)),
-    p99: mean(ms.map((m) => m.result.latencyMs.p99)),
-    max: Math.max(...ms.map((m) => m.result.latencyMs.max)),
-    errors: ms.reduce((a, m) => a + m.result.errors, 0),
-    serverCpuUsPerReq: mean(ms.map((m) => m.serverCpuUsPerReq)),
-    gcUsPerReq: mean(ms.map((m) => m.gc.pauseUsPerReq)),
-    pgStatementsPerReq: mean(ms.map((m) => m.pgStatementsPerReq)),
-    machineBusy: ms[0]!.cpu ? mean(ms.map((m) => m.cpu!.machineBusy)) : null,
-    otherProcessesShare: ms[0]!.cpu ? mean(ms.map(otherShare)) : null,
-    cpuUsPerReq: ms[0]!.cpuUsPerReq
-      ? Object.fromEntries(Object.keys(ms[0]!.cpuUsPerReq!).map((k) => [k, Math.round(mean(ms.map((m) => m.cpuUsPerReq![k]!)))]))
-      : null,
-  });
-  const A = agg(closed.ours);
-  const B = agg(closed.bare);
-  const ratio = A.rps / B.rps;
-  const ratioMet = ratio >= TARGETS.minRatio;
-  const p99Met = fixed ? fixed.result.latencyMs.p99 < TARGETS.maxP99MsAtRate : null;
-
-  console.log(`\nGET /v1/posts?projectId=…&limit=50 — 50 posts/page, ~${f0(bytes.ours / 1024)} KiB/response`);
-  console.log(
-    `closed loop: ${CONNECTIONS} keep-alive connections, ${DURATION_MS / 1000} s × ${ROUNDS} round(s) per server${opt.profile ? ', PROFILED (figures carry profiler overhead)' : ''}`,
-  );
-  console.log(
-    `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}${pad('errors', 8)}${pad('srv CPU µs/req', 16)}${pad('of it GC', 10)}${pad('PG stmts/req', 14)}`,
-  );
-  for (const [label, x] of [
-    ['ours (real app)', A],
-    ['bare Koa + pg', B],
-  ] as const) {
-    console.log(
-      `  ${label.padEnd(22)}${pad(f0(x.rps), 9)}${pad(f1(x.p50), 9)}${pad(f1(x.p99), 9)}${pad(f1(x.max), 9)}${pad(String(x.errors), 8)}${pad(f0(x.serverCpuUsPerReq), 16)}${pad(f0(x.gcUsPerReq), 10)}${pad(x.pgStatementsPerReq.toFixed(2), 14)}`,
-    );
-  }
-  console.log(`  ratio ours/bare: ${(ratio * 100).toFixed(1)}%   target ≥ ${TARGETS.minRatio * 100}%   ${ratioMet ? 'MET' : 'MISSED'}`);
-  if (A.cpuUsPerReq && B.cpuUsPerReq) {
-    const keys = ['ours', 'bare', 'postgres', 'redis', 'generator', 'other', 'unaccounted'];
-    console.log(`  CPU per request by process (µs), machine busy ${f0((A.machineBusy ?? 0) * 100)}% / ${f0((B.machineBusy ?? 0) * 100)}%:`);
-    console.log(`  ${''.padEnd(22)}${keys.map((k) => pad(k === 'unaccounted' ? 'unacct.' : k, 10)).join('')}${pad('total', 10)}`);
-    for (const [label, x] of [
-      ['ours run', A.cpuUsPerReq],
-      ['bare run', B.cpuUsPerReq],
-    ] as const) {
-      console.log(
-        `  ${label.padEnd(22)}${keys.map((k) => pad(f0(x[k] ?? 0), 10)).join('')}${pad(f0(Object.values(x).reduce((a, b) => a + b, 0)), 10)}`,
-      );
-    }
-  }
-  if (ablation.length) {
-    // Machine CPU per request that the request path itself causes: its server, Postgres and
-    // Redis (the generator and unrelated processes left out).
-    const own = (m: Measured<RunResult>, server: string) =>
-      m.cpuUsPerReq ? (m.cpuUsPerReq[server] ?? 0) + (m.cpuUsPerReq.postgres ?? 0) + (m.cpuUsPerReq.redis ?? 0) : 0;
-    const base = mean(closed.bare.map((m) => own(m, 'bare')));
-    console.log(`\nablation: the baseline plus one piece of ours (1 round of ${DURATION_MS / 1000} s each)`);
-    console.log(
-      `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('vs bare', 9)}${pad('srv µs', 9)}${pad('pg µs', 8)}${pad('redis µs', 10)}${pad('path µs', 9)}${pad('Δ path', 8)}${pad('PG st', 7)}`,
-    );
-    const row = (label: string, rps: number, srv: number, pgUs: number, redisUs: number, path: number, st: number) =>
-      console.log(
-        `  ${label.padEnd(22)}${pad(f0(rps), 9)}${pad(`${((rps / B.rps) * 100).toFixed(0)}%`, 9)}${pad(f0(srv), 9)}${pad(f0(pgUs), 8)}${pad(f0(redisUs), 10)}${pad(f0(path), 9)}${pad(`${path - base >= 0 ? '+' : ''}${f0(path - base)}`, 8)}${pad(st.toFixed(2), 7)}`,
-      );
-    const avg = (ms: Measured<RunResult>[], k: string) => mean(ms.map((m) => m.cpuUsPerReq?.[k] ?? 0));
-    row('bare', B.rps, B.serverCpuUsPerReq, avg(closed.bare, 'postgres'), avg(closed.bare, 'redis'), base, B.pgStatementsPerReq);
-    for (const { variant, m } of ablation) {
-      row(
-        `bare+${variant}`,
-        m.result.rps,
-        m.serverCpuUsPerReq,
-        m.cpuUsPerReq?.postgres ?? 0,
-        m.cpuUsPerReq?.redis ?? 0,
-        own(m, 'variant'),
-        m.pgStatementsPerReq,
-      );
-    }
-    row(
-      'ours',
-      A.rps,
-      A.serverCpuUsPerReq,
-      avg(closed.ours, 'postgres'),
-      avg(closed.ours, 'redis'),
-      mean(closed.ours.map((m) => own(m, 'ours'))),
-      A.pgStatementsPerReq,
-    );
-  }
-  if (fixed) {
-    const l = fixed.result.latencyMs;
-    console.log(`\nopen loop against ours: ${RATE} req/s for ${RATE_DURATION_MS / 1000} s (latency from scheduled send time)`);
-    console.log(
-      `  achieved ${f1(fixed.result.rps)} req/s, ${fixed.result.ok} ok, ${fixed.result.errors} errors; p50 ${f1(l.p50)} ms, p90 ${f1(l.p90)} ms, p99 ${f1(l.p99)} ms, max ${f1(l.max)} ms`,
-    );
-    console.log(
-      `  generator send lag p99 ${f1(fixed.result.sendLagMs.p99)} ms; server CPU ${f0(fixed.serverCpuUsPerReq)} µs/req (GC ${f0(fixed.gc.pauseUsPerReq)}); machine busy ${f0((fixed.cpu?.machineBusy ?? 0) * 100)}%${noise(fixed)}`,
-    );
-    console.log(`  p99 < ${TARGETS.maxP99MsAtRate} ms at ${RATE} req/s: ${p99Met ? 'MET' : 'MISSED'}`);
-  }
-  if (stages) {
-    console.log('\nstages inside the app process (sequential, no load; wall includes waiting on Postgres/Redis):');
-    console.log(`  ${'stage'.padEnd(56)}${pad('wall p50 µs', 13)}${pad('wall mean µs', 14)}${pad('CPU µs/call', 13)}`);
-    for (const t of stages)
-      console.log(`  ${t.stage.padEnd(56)}${pad(f0(t.wallP50Us), 13)}${pad(f0(t.wallMeanUs), 14)}${pad(f0(t.cpuUsPerCall), 13)}`);
-  }
-  for (const [name, p] of Object.entries(profiles)) {
-    printProfile(`CPU profile, ${name} server`, p.summary, p.requests);
-    printAllocations(
-      `${opt['profile-survivors'] ? 'Survivors of young-generation collections' : 'Allocation profile'}, ${name} server`,
-      p.allocations,
-      p.requests,
-    );
-  }
-
-  const roundJson = (m: Measured<RunResult>) => ({
-    ...m.result,
-    serverCpuUsPerReq: m.serverCpuUsPerReq,
-    gc: m.gc,
-    pgStatementsPerReq: m.pgStatementsPerReq,
-    cpuUsPerReq: m.cpuUsPerReq,
-    machineBusy: m.cpu?.machineBusy ?? null,
-    otherProcessesShare: otherShare(m),
-  });
-  const results = {
-    bench: 'posts-list',
-    finishedAt: new Date().toISOString(),
-    wallSeconds: Math.round((Date.now() - started) / 1000),
-    machine,
-    profiled: opt.profile,
-    request: { method: 'GET', path: '/v1/posts?projectId=<project>&limit=50', responseBytes: bytes },
-    settings: {
-      serverNodeOptions: SERVER_NODE_ARGS,
-      connections: CONNECTIONS,
-      durationS: DURATION_MS / 1000,
-      warmupS: WARMUP_MS / 1000,
-      rounds: ROUNDS,
-      rate: RATE,
-      rateDurationS: RATE_DURATION_MS / 1000,
-      rateLimitRead: Number(RATE_LIMIT_READ),
-      authCacheMs: Number(process.env.AUTH_CACHE_MS ?? 4000),
-      database: 'content_scheduler_bench',
-      redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
-    },
-    seed: { posts: s.posts, deletedPosts: s.deletedPosts, contentChars: s.contentChars },
-    throughput: {
-      ours: { ...A, rounds: closed.ours.map(roundJson) },
-      bare: { ...B, rounds: closed.bare.map(roundJson) },
-      ratio,
-    },
-    fixedRate: fixed
-      ? {
-          ...fixed.result,
-          serverCpuUsPerReq: fixed.serverCpuUsPerReq,
-          gc: fixed.gc,
-          pgStatementsPerReq: fixed.pgStatementsPerReq,
-          cpuUsPerReq: fixed.cpuUsPerReq,
-          machineBusy: fixed.cpu?.machineBusy ?? null,
-          otherProcessesShare: otherShare(fixed),
-        }
-      : null,
-    targets: { ratio: { min: TARGETS.minRatio, met: ratioMet }, p99AtRate: { maxMs: TARGETS.maxP99MsAtRate, rate: RATE, met: p99Met } },
-    ablation: ablation.length ? ablation.map(({ variant, m }) => ({ variant: `bare+${variant}`, ...roundJson(m) })) : null,
-    stages,
-    profiles: Object.keys(profiles).length ? profiles : null,
-  };
-  fs.mkdirSync(RESULTS_DIR, { recursive: true });
-  const out = path.join(RESULTS_DIR, opt.profile ? 'posts-list.profile.json' : 'posts-list.json');
-  fs.writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
-  console.log(`\nresults: ${path.relative(process.cwd(), out)}`);
-  if (opt.strict && (!ratioMet || p99Met === false)) process.exitCode = 1;
 }
 
 main().catch((err) => {

@@ -5,12 +5,11 @@ import type { Knex } from 'knex';
 import pLimit from 'p-limit';
 import { requestText } from '../harness/load';
 import { postContent, prng } from '../harness/content';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 // The fairness bench's three scenarios (bench/fairness.ts). Each phase puts the quiet
 // workspaces' work on the service, alone or beside the noisy workspace's burst, and answers the
 // quiet work's lags; the service runs as production runs it (an API and a worker of the fleet).
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface Tenant {
   workspaceId: string;

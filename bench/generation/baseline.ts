@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
 import pg from 'pg';
-import { workerHeapArg } from '../../lib/workerHeap';
 import { startWorker, type WorkerRun } from '../publishing/worker';
 import { startServer, type ServerHandle } from '../harness/servers';
 import { request, type JobTimes, type Reply } from './figures';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 // The generation bench's bare baselines on the same Temporal server in the same run, each a bare
 // accept server (serve-bare.ts) and a worker with the service worker's settings (baselineWorker.ts),
@@ -20,8 +20,6 @@ import { request, type JobTimes, type Reply } from './figures';
 export const BASELINE_TASK_QUEUE = 'bench-gen-baseline';
 export const BASELINE_TABLE = 'bench_gen_baseline';
 const SAME_TASK_QUEUE = 'bench-gen-same-statements';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface BareBaseline {
   server: ServerHandle;
@@ -74,16 +72,14 @@ export async function startBareBaseline(opts: {
     }
   }
   // The worker as `npm run start:worker` starts it: the worker heap limit (lib/workerHeap).
-  const worker = startWorker(0, env, {
+  const worker = await startWorker(0, env, {
     logDir: opts.logDir,
     script: path.join(import.meta.dirname, 'baselineWorker.ts'),
     logName: same ? 'generation-same-statements-worker.log' : 'generation-baseline-worker.log',
-    execArgv: [workerHeapArg(), ...(opts.workerNodeArgs ?? [])],
+    execArgv: opts.workerNodeArgs,
   });
   const stopWorker = async () => {
-    const t = setTimeout(() => worker.child.kill('SIGKILL'), 15_000);
-    await worker.kill('SIGTERM');
-    clearTimeout(t);
+    await worker.stop();
   };
   let server: ServerHandle | null = null;
   try {

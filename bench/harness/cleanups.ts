@@ -1,19 +1,10 @@
-import type { ChildProcess } from 'node:child_process';
-
 /**
  * What a bench started, stopped in reverse order when it ends (a stop that fails does not keep
- * the others from running), and the child processes it spawned, SIGKILLed should the bench
- * exit with any of them still running.
+ * the others from running). The processes it launched (tooling/launcher.ts) are SIGKILLed by
+ * the launcher should the bench exit with any of them still running.
  */
 export class Cleanups {
   private readonly stops: Array<() => Promise<unknown>> = [];
-  readonly children = new Set<ChildProcess>();
-
-  constructor() {
-    process.once('exit', () => {
-      for (const c of this.children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    });
-  }
 
   push(stop: () => Promise<unknown>): void {
     this.stops.push(stop);

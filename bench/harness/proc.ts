@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 
@@ -107,38 +106,4 @@ export function machineInfo() {
     platform: `${os.platform()} ${os.release()}`,
     node: process.version,
   };
-}
-
-/** A SIGTERM that lets a bench child drain, then SIGKILL after `graceMs`; resolves once it exited. */
-export function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => {
-      clearTimeout(t);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-
-/**
- * A TypeScript entry of the repository as a child process (tsx as a loader), its last 40 chunks
- * of output kept for an error message.
- */
-export function spawnTsxChild(
-  entry: string,
-  cwd: string,
-  env: NodeJS.ProcessEnv,
-  nodeArgs: string[] = [],
-): { child: ChildProcess; tail: string[] } {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const tail: string[] = [];
-  const keep = (d: Buffer) => {
-    tail.push(d.toString());
-    if (tail.length > 40) tail.shift();
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  return { child, tail };
 }

@@ -1,7 +1,6 @@
 import http from 'node:http';
 import Koa from 'koa';
 import pg from 'pg';
-import { postsPageQuery } from './postsQuery';
 import { serveUnderParent } from './serverChild';
 
 // Server (b) of the posts-list bench, the baseline: what the same page costs with nothing but
@@ -73,9 +72,13 @@ async function projectLookup(projectId: string): Promise<void> {
   if (!rows[0]) throw new Error('project not found');
 }
 
+/** The page through the service's own builder (postsPageQuery), run by knex. */
 async function postsViaKnex(projectId: string, limit: number): Promise<Row[]> {
-  const { Post } = await import('../../lib/models');
-  return (await postsPageQuery(Post, adminAuth.workspaceId, projectId, limit, appDb!.db())) as Row[];
+  appDb!.db();
+  const { postsPageQuery } = await import('../../api/operations/posts/posts');
+  const values: Record<string, string> = { workspaceId: adminAuth.workspaceId, projectId };
+  const shape = { role: 'admin', projects: null, statuses: null, dateFrom: false, dateTo: false, cursor: false, limit } as const;
+  return (await postsPageQuery(shape, (name) => values[name]!)) as Row[];
 }
 
 const handler = add.has('handler')

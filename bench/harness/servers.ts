@@ -1,12 +1,12 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { API_NODE_ARGS } from '../../lib/apiRuntime';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { launch } from '../../tooling/launcher';
 import type { ChildMessage, GcStats, ParentMessage } from './serverChild';
 
 // The parent side of a bench server (see serverChild.ts): fork, wait until it listens, and
 // talk to it over IPC.
 
-export const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..');
+export { REPO_ROOT } from './format';
 
 export interface ServerHandle {
   name: string;
@@ -47,27 +47,22 @@ function request<T extends ChildMessage['type']>(
 const REAL_API_ENTRY = 'bench/harness/serve-app.ts';
 
 export async function startServer(name: string, entry: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<ServerHandle> {
-  const child = fork(path.join(REPO_ROOT, entry), [], {
-    cwd: REPO_ROOT,
+  let port = 0;
+  // The real API gets the options every launcher of api/main.ts gives it (lib/apiRuntime.ts);
+  // the bare servers run with Node's defaults.
+  const p = await launch({
+    kind: entry === REAL_API_ENTRY ? 'api' : undefined,
+    entry,
+    name: `${name} server`,
     env,
-    // tsx as an import hook: the child runs TypeScript directly, with no tsx supervisor
-    // process in between (which would blur the per-process CPU accounting). The real API gets
-    // the options every launcher of api/main.ts gives it (lib/apiRuntime.ts); the bare servers
-    // run with Node's defaults.
-    execArgv: [...(entry === REAL_API_ENTRY ? API_NODE_ARGS : []), ...nodeArgs, '--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    nodeArgs,
+    ipc: true,
+    ready: { message: (m: ChildMessage) => m.type === 'listening' && (port = m.port) > 0 },
+    // No hurry: a loaded machine may take minutes to load the app's modules.
+    readyTimeoutMs: 600_000,
+    onLine: (line, stream) => (stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`),
   });
-  const port = await new Promise<number>((resolve, reject) => {
-    const onExit = (code: number | null) => reject(new Error(`${name} server exited with code ${code} before listening`));
-    child.once('exit', onExit);
-    child.once('error', reject);
-    child.on('message', (m: ChildMessage) => {
-      if (m.type === 'listening') {
-        child.off('exit', onExit);
-        resolve(m.port);
-      }
-    });
-  });
+  const child = p.child;
   return {
     name,
     pid: child.pid!,
@@ -87,12 +82,10 @@ export async function startServer(name: string, entry: string, env: NodeJS.Proce
       return m.result as T;
     },
     stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.send({ type: 'stop' } satisfies ParentMessage);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
+      // Asked over IPC (serverChild.ts closes its server and stores), SIGTERM then SIGKILL if it does not end.
+      if (p.running()) child.send({ type: 'stop' } satisfies ParentMessage);
+      await Promise.race([p.exited, sleep(10_000)]);
+      await p.stop(1_000);
     },
   };
 }

@@ -2,7 +2,7 @@ import http from 'node:http';
 import pg from 'pg';
 import { authenticate } from '../../api/auth/authenticate';
 import type { AuthContext } from '../../api/auth/context';
-import { listPosts } from '../../api/operations/posts/posts';
+import { listPosts, postsPageQuery } from '../../api/operations/posts/posts';
 import { findProject } from '../../api/operations/projects/queries';
 import { encodeCursor } from '../../api/pagination';
 import { consume } from '../../api/rateLimit';
@@ -10,10 +10,8 @@ import { parseInput } from '../../api/validation';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
-import { Post } from '../../lib/models';
 import { presentPostSummary } from '../../lib/presenters/posts';
 import type { PostRow } from '../../lib/posts/row';
-import { postsPageQuery } from './postsQuery';
 
 // Runs inside the app server process (server (a)) on request from the bench, with no load:
 // each step of GET /v1/posts is run on its own, many times in a row, with the real modules
@@ -28,9 +26,6 @@ export interface StageTiming {
   wallMeanUs: number;
   cpuUsPerCall: number;
 }
-
-const POSTS_SQL = `select id, project_id, status, content_type, title, content, scheduled_at, created_at, updated_at from posts
-  where workspace_id = ? and project_id = ? and deleted_at is null order by created_at desc, id desc limit 51`;
 
 async function time(stage: string, iterations: number, fn: () => unknown): Promise<StageTiming> {
   // A few untimed rounds so the JIT and any connection pool are warm before the clock runs.
@@ -73,7 +68,13 @@ export async function timeStages(args: { token: string; projectId: string; port:
   const input = parseInput(listPosts.input, { projectId: args.projectId, limit: '50' }, 'query');
   const opCtx = { auth, requestId: 'req_bench', apiVersion: '2026-08-10' as const };
   const body = await listPosts.handler(opCtx, input);
-  const rows = (await db().raw(POSTS_SQL, [auth.workspaceId, args.projectId])).rows as PostRow[];
+  // The list's own first page as the service builds it (postsPageQuery), with this page's values in place of its params.
+  const values: Record<string, string> = { workspaceId: auth.workspaceId, projectId: args.projectId };
+  const shape = { role: auth.role, projects: null, statuses: null, dateFrom: false, dateTo: false, cursor: false, limit: 50 };
+  const page = () => postsPageQuery(shape, (name) => values[name]!);
+  const sql = page().toSQL();
+  const native = sql.toNative();
+  const rows = (await db().raw(sql.sql, sql.bindings)).rows as PostRow[];
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const headers = { authorization: `Bearer ${args.token}` };
   const path = `/v1/posts?projectId=${encodeURIComponent(args.projectId)}&limit=50`;
@@ -96,14 +97,12 @@ export async function timeStages(args: { token: string; projectId: string; port:
   out.push(await time('handler: listPosts.handler (its queries + page)', n, () => listPosts.handler(opCtx, input)));
   // The parts a list request can consist of.
   out.push(await time('  project lookup: findProject (projects ⋈ connections)', n, () => findProject(auth, args.projectId)));
-  const page = () => postsPageQuery(Post, auth.workspaceId, args.projectId, 50);
   out.push(await time('  posts query via knex builder', n, page));
-  out.push(await time('  posts query via knex.raw (same SQL)', n, () => db().raw(POSTS_SQL, [auth.workspaceId, args.projectId])));
+  out.push(await time('  posts query via knex.raw (same SQL)', n, () => db().raw(sql.sql, sql.bindings)));
   // The same SQL straight through pg: what knex adds around the driver (pool, events, response
   // processing) is the difference to the line above.
   const direct = new pg.Pool({ connectionString: config.databaseUrl, max: 1 });
-  const PG_SQL = POSTS_SQL.replace('?', '$1').replace('?', '$2');
-  out.push(await time('  posts query via pg Pool directly (same SQL)', n, () => direct.query(PG_SQL, [auth.workspaceId, args.projectId])));
+  out.push(await time('  posts query via pg Pool directly (same SQL)', n, () => direct.query(native.sql, [...native.bindings])));
   await direct.end();
   out.push(await time('  knex builder → SQL only (no I/O)', n, () => page().toSQL()));
   out.push(await time('  present 50 rows (presentPostSummary)', n, () => rows.slice(0, 50).map(presentPostSummary)));

@@ -5,12 +5,11 @@ import type { RescheduleResult } from './reschedule';
 import * as S from './settings';
 import { perUnit } from './storage';
 import type { Outcome } from './verify';
+import { f0, s1 } from '../harness/format';
 
 // The population bench's report: the figures, the five lines a script reads (issue 36 "Must
 // show"), the targets, and the JSON in bench/results/.
 
-const f0 = (x: number) => Math.round(x).toLocaleString('en-US');
-const s1 = (ms: number) => (ms / 1000).toFixed(1);
 const mib = (kib: number) => kib / 1024;
 const L = (label: string, value: string) => console.log(`  ${label.padEnd(44)} ${value}`);
 const cpuText = (c: { usPerUnit: Record<string, number>; otherShare: number } | null) =>

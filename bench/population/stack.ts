@@ -8,13 +8,12 @@ import { startWorker, type WorkerRun } from '../publishing/worker';
 import { workerHeapArg } from '../../lib/workerHeap';
 import type { ClusterPorts, ClusterDatabase } from '../../tooling/temporalCluster';
 import type { WorkspacePlan } from './plan';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 // The service as the population bench runs it: Temporal (the dev server on a SQLite file, so
 // that its state survives a restart, or the cluster tier on Postgres), the worker
 // (workers/main.ts) and the API (api/main.ts) as child processes, each of which can be stopped
 // and started again; and the customers they serve.
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export type TemporalStore = { kind: 'dev'; file: string } | { kind: 'cluster'; db: ClusterDatabase };
 
@@ -111,7 +110,7 @@ export class ServiceProcesses {
 
   async start(connection: Connection): Promise<{ workerReadyMs: number; apiReadyMs: number }> {
     const t0 = Date.now();
-    const w = startWorker(this.workers.length + 1, this.env, {
+    const w = await startWorker(this.workers.length + 1, this.env, {
       logDir: this.logDir,
       logName: `population-worker-${this.workers.length + 1}.log`,
       sampleMs: 1000,
@@ -130,15 +129,7 @@ export class ServiceProcesses {
   async stop(): Promise<void> {
     const w = this.workers.at(-1);
     const a = this.apis.at(-1);
-    await Promise.all([
-      a?.stop(),
-      w &&
-        (async () => {
-          const t = setTimeout(() => w.child.kill('SIGKILL'), 15_000);
-          await w.kill('SIGTERM');
-          clearTimeout(t);
-        })(),
-    ]);
+    await Promise.all([a?.stop(), w?.stop()]);
   }
 
   /** The worker's resident memory now (KiB), from /proc. */

@@ -4,6 +4,7 @@ import pLimit from 'p-limit';
 import type pg from 'pg';
 import { summarize } from '../harness/load';
 import { startWorker, type WorkerRun } from './worker';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 // The bare baselines of the publishing bench (issue: "the least Temporal can do on the same
 // server in the same run"): N workflows, each one durable timer to the same instant (bare
@@ -26,7 +27,6 @@ export interface BaselineResult {
   workerPeakRssMiB: number;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const WORKFLOW_TYPE: Record<BaselineKind, string> = { 'bare-timer': 'bareTimerWorkflow', 'timer+activity': 'timerActivityWorkflow' };
 
 export async function runBaseline(opts: {
@@ -51,15 +51,17 @@ export async function runBaseline(opts: {
   await mon.query('create table if not exists bench_baseline (id text primary key, done_at timestamptz)');
   await mon.query('truncate bench_baseline');
 
-  const workers: WorkerRun[] = Array.from({ length: opts.workers ?? 1 }, (_, i) =>
-    startWorker(
-      i,
-      { ...opts.env, BENCH_BASELINE_TASK_QUEUE: taskQueue },
-      {
-        logDir: opts.logDir,
-        script: path.join(import.meta.dirname, 'baselineWorker.ts'),
-        logName: `publishing-baseline-${tag}-worker${i ? `-${i + 1}` : ''}.log`,
-      },
+  const workers: WorkerRun[] = await Promise.all(
+    Array.from({ length: opts.workers ?? 1 }, (_, i) =>
+      startWorker(
+        i,
+        { ...opts.env, BENCH_BASELINE_TASK_QUEUE: taskQueue },
+        {
+          logDir: opts.logDir,
+          script: path.join(import.meta.dirname, 'baselineWorker.ts'),
+          logName: `publishing-baseline-${tag}-worker${i ? `-${i + 1}` : ''}.log`,
+        },
+      ),
     ),
   );
   try {
@@ -147,9 +149,7 @@ export async function runBaseline(opts: {
     };
   } finally {
     for (const worker of workers) {
-      const t = setTimeout(() => worker.child.kill('SIGKILL'), 15_000);
-      await worker.kill('SIGTERM');
-      clearTimeout(t);
+      await worker.stop();
     }
   }
 }

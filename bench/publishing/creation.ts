@@ -1,19 +1,14 @@
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import path from 'node:path';
 import pLimit from 'p-limit';
 import { requestText, summarize, type LatencySummary } from '../harness/load';
-import { spawnTsxChild, stopChild } from '../harness/proc';
-import { freePort, portAcceptsConnections } from '../../tooling/ports';
+import { apiAnswers, launch } from '../../tooling/launcher';
+import { freePort } from '../../tooling/ports';
 
 // The publishing bench's customer and its posts: the seed, the API process the posts are
 // created through (or the same code in this process), and the creation of a batch of posts.
 // The population bench (bench/population.ts) creates its posts with the same pieces. Nothing
 // here reads a bench's command line: each bench passes its own settings.
-
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface Seed {
   workspaceId: string;
@@ -50,34 +45,11 @@ export interface ApiChild {
   stop(): Promise<void>;
 }
 
-/** Is our API answering on the port (and not some other process that took it meanwhile)? */
-function apiAnswers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port, path: '/v1/posts', timeout: 2_000 }, (res) => {
-      res.resume();
-      resolve(typeof res.headers['x-request-id'] === 'string');
-    });
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(false));
-  });
-}
-
+/** The API process (api/main.ts) on a free port, started by the one launcher, once it answers. */
 export async function startApi(): Promise<ApiChild> {
-  const apiPort = await freePort();
-  const { child, tail } = spawnTsxChild(path.join(ROOT, 'api', 'main.ts'), ROOT, { ...process.env, PORT: String(apiPort) });
-  const deadline = Date.now() + 60_000;
-  while (!(await portAcceptsConnections(apiPort)) || !(await apiAnswers(apiPort))) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`API exited before listening:\n${tail.join('')}`);
-    if (Date.now() > deadline) throw new Error(`API not listening on ${apiPort} after 60 s:\n${tail.join('')}`);
-    await sleep(200);
-  }
-  return {
-    child,
-    pid: child.pid!,
-    port: apiPort,
-    tail,
-    stop: () => stopChild(child, 10_000),
-  };
+  const port = await freePort();
+  const api = await launch({ kind: 'api', env: { PORT: String(port) }, ready: apiAnswers(port), readyTimeoutMs: 60_000 });
+  return { child: api.child, pid: api.pid, port, tail: api.tail, stop: async () => void (await api.stop(10_000)) };
 }
 
 export interface CreateItem {

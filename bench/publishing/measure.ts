@@ -1,9 +1,10 @@
+import { quantile } from '../harness/format';
 import { summarize } from '../harness/load';
 import { diff, machineInfo, snapshot } from '../harness/proc';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 // Figures of the publishing bench: summaries of lags and samples, and the machine's quiet.
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const CPUS = machineInfo().cpus;
 
 export interface ActivitySample {
@@ -19,14 +20,8 @@ export function statsOf(xs: number[]) {
   return { mean: xs.reduce((a, b) => a + b, 0) / xs.length, max: Math.max(...xs) };
 }
 
-export function median(xs: (number | null)[]): number | null {
-  const v = xs.filter((x): x is number => x !== null).sort((a, b) => a - b);
-  return v.length ? v[Math.floor((v.length - 1) / 2)]! : null;
-}
-export function pct(xs: (number | null)[], q: number): number | null {
-  const v = xs.filter((x): x is number => x !== null).sort((a, b) => a - b);
-  return v.length ? v[Math.min(v.length - 1, Math.max(0, Math.ceil(q * v.length) - 1))]! : null;
-}
+export const median = (xs: (number | null)[]) => quantile(xs, 0.5);
+export { quantile as pct };
 
 export function lagSummary(lagsMs: number[]) {
   const s = summarize(lagsMs);

@@ -1,15 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import type { Connection } from '@temporalio/client';
-import { pollsBothHalves } from '../harness/worker';
+import { launch, workerPolls } from '../../tooling/launcher';
 
-// The worker of the publishing bench: `node --import tsx workers/main.ts` as a child process
-// (no tsx supervisor in between, so SIGKILL reaches the process that runs the worker and its
-// pid is the one whose memory we read), with its resident memory sampled from /proc.
-
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
+// A worker of the publishing benches, started by the one launcher (tooling/launcher.ts) as
+// `npm run start:worker` starts it, its output in a log file and its resident memory sampled
+// from /proc.
 
 export interface RssSample {
   t: number;
@@ -34,6 +31,8 @@ export interface WorkerRun {
   tail: string[];
   waitReady(connection: Connection, taskQueue: string, timeoutMs?: number): Promise<number>;
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /** SIGTERM, as a deployment stops it (it finishes its tasks), SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
 }
 
 function readStatus(pid: number): { rss: number; hwm: number } | null {
@@ -47,27 +46,27 @@ function readStatus(pid: number): { rss: number; hwm: number } | null {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export function startWorker(
+/** The worker (or, with `script`, a bench's baseline worker standing in for it), not yet waited for. */
+export async function startWorker(
   index: number,
   env: NodeJS.ProcessEnv,
   opts: { logDir: string; sampleMs?: number; execArgv?: string[]; script?: string; logName?: string },
-): WorkerRun {
-  const sampleMs = opts.sampleMs ?? 250;
+): Promise<WorkerRun> {
   fs.mkdirSync(opts.logDir, { recursive: true });
   const logFile = path.join(opts.logDir, opts.logName ?? `publishing-worker-${index}.log`);
   const log = fs.createWriteStream(logFile);
-  const script = opts.script ?? path.join(ROOT, 'workers', 'main.ts');
-  const child = spawn(process.execPath, [...(opts.execArgv ?? []), '--import', 'tsx', script], {
-    cwd: ROOT,
+  const p = await launch({
+    kind: 'worker',
+    entry: opts.script,
+    name: `worker ${index}`,
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    nodeArgs: opts.execArgv,
+    onLine: (line) => log.write(`${line}\n`),
   });
   const run: WorkerRun = {
     index,
-    pid: child.pid!,
-    child,
+    pid: p.pid,
+    child: p.child,
     startedAt: Date.now(),
     readyAt: null,
     exitedAt: null,
@@ -76,39 +75,15 @@ export function startWorker(
     peakRssKiB: 0,
     hwmKiB: 0,
     logFile,
-    tail: [],
+    tail: p.tail,
     async waitReady(connection, taskQueue, timeoutMs = 180_000) {
-      // The worker's default identity is `<pid>@<hostname>`: ready once the server has seen
-      // this very process poll both halves of the task queue.
-      const identity = `${run.pid}@${os.hostname()}`;
-      const deadline = Date.now() + timeoutMs;
-      while (Date.now() < deadline) {
-        if (run.exit)
-          throw new Error(`worker ${index} exited (${run.exit.signal ?? run.exit.code}) before it was ready:\n${run.tail.join('')}`);
-        if (await pollsBothHalves(connection, taskQueue, identity)) {
-          run.readyAt ??= Date.now();
-          return run.readyAt;
-        }
-        await sleep(100);
-      }
-      throw new Error(`worker ${index} (pid ${run.pid}) did not poll ${taskQueue} within ${timeoutMs / 1000} s:\n${run.tail.join('')}`);
+      await p.waitReady(workerPolls(taskQueue, { connection }), timeoutMs);
+      run.readyAt ??= Date.now();
+      return run.readyAt;
     },
-    kill(signal = 'SIGKILL') {
-      return new Promise((resolve) => {
-        if (run.exit) return resolve();
-        child.once('exit', () => resolve());
-        child.kill(signal);
-      });
-    },
+    kill: async (signal = 'SIGKILL') => void (await p.kill(signal)),
+    stop: async (graceMs = 15_000) => void (await p.stop(graceMs)),
   };
-  const keep = (d: Buffer) => {
-    log.write(d);
-    run.tail.push(d.toString());
-    if (run.tail.length > 40) run.tail.shift();
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-
   const sample = () => {
     const s = readStatus(run.pid);
     if (!s) return;
@@ -117,8 +92,8 @@ export function startWorker(
     if (s.hwm > run.hwmKiB) run.hwmKiB = s.hwm;
   };
   sample();
-  const timer = setInterval(sample, sampleMs);
-  child.once('exit', (code, signal) => {
+  const timer = setInterval(sample, opts.sampleMs ?? 250);
+  p.child.once('exit', (code, signal) => {
     clearInterval(timer);
     run.exitedAt = Date.now();
     run.exit = { code, signal };

@@ -31,43 +31,41 @@ export function postsOf(auth: Reach & Pick<AuthContext, 'role'>) {
   return Post.readableBy(auth).whereNull('posts.deleted_at');
 }
 
+/** What the post list's SQL text depends on (GET /v1/posts): see `postsPageQuery`. */
+export interface PostsPageShape {
+  role: AuthContext['role'];
+  projects: number | null;
+  statuses: number | null;
+  dateFrom: boolean;
+  dateTo: boolean;
+  cursor: boolean;
+  limit: number;
+}
+type PostsPageParam = 'workspaceId' | 'projectIds' | 'projectId' | 'statuses' | 'dateFrom' | 'dateTo' | 'cursorCreatedAt' | 'cursorId';
+
 /**
  * The post list's page (GET /v1/posts), by shape: the caller's role and number of assigned
  * projects (null: every project), which filters are set (and how many statuses), whether a
- * cursor positions it, the page size.
+ * cursor positions it, the page size. Exported for bench/posts-list.ts, which times and runs
+ * this very builder.
  */
-const postsPage = shapedRead(
-  (
-    shape: {
-      role: AuthContext['role'];
-      projects: number | null;
-      statuses: number | null;
-      dateFrom: boolean;
-      dateTo: boolean;
-      cursor: boolean;
-      limit: number;
-    },
-    param: (
-      name: 'workspaceId' | 'projectIds' | 'projectId' | 'statuses' | 'dateFrom' | 'dateTo' | 'cursorCreatedAt' | 'cursorId',
-      index?: number,
-    ) => string,
-  ) => {
-    const list = (name: 'projectIds' | 'statuses', n: number) => Array.from({ length: n }, (_, i) => param(name, i));
-    const q = postsOf({
-      workspaceId: param('workspaceId'),
-      projectIds: shape.projects === null ? null : new Set(list('projectIds', shape.projects)),
-      role: shape.role,
-    })
-      .where('posts.project_id', param('projectId'))
-      .select(...POST_SUMMARY_COLUMNS)
-      .toKnexQuery();
-    if (shape.statuses !== null) q.whereIn('posts.status', list('statuses', shape.statuses));
-    if (shape.dateFrom) q.where('posts.created_at', '>=', param('dateFrom'));
-    if (shape.dateTo) q.where('posts.created_at', '<', param('dateTo'));
-    const pos = shape.cursor ? { createdAt: param('cursorCreatedAt'), id: param('cursorId') } : null;
-    return keysetClauses(q, pos, shape.limit, 'posts');
-  },
-);
+export function postsPageQuery(shape: PostsPageShape, param: (name: PostsPageParam, index?: number) => string) {
+  const list = (name: 'projectIds' | 'statuses', n: number) => Array.from({ length: n }, (_, i) => param(name, i));
+  const q = postsOf({
+    workspaceId: param('workspaceId'),
+    projectIds: shape.projects === null ? null : new Set(list('projectIds', shape.projects)),
+    role: shape.role,
+  })
+    .where('posts.project_id', param('projectId'))
+    .select(...POST_SUMMARY_COLUMNS)
+    .toKnexQuery();
+  if (shape.statuses !== null) q.whereIn('posts.status', list('statuses', shape.statuses));
+  if (shape.dateFrom) q.where('posts.created_at', '>=', param('dateFrom'));
+  if (shape.dateTo) q.where('posts.created_at', '<', param('dateTo'));
+  const pos = shape.cursor ? { createdAt: param('cursorCreatedAt'), id: param('cursorId') } : null;
+  return keysetClauses(q, pos, shape.limit, 'posts');
+}
+const postsPage = shapedRead(postsPageQuery);
 
 /** A future instant from an ISO string, offset-less ones in the project's calendar timezone. */
 function futureInstant(value: string, project: ProjectRow, field = 'scheduledFor'): Date {

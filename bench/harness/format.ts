@@ -1,0 +1,32 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+// The pieces every bench's report is made of: the progress line, number formats, the results
+// folder.
+
+export const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..');
+export const RESULTS_DIR = path.join(REPO_ROOT, 'bench', 'results');
+
+/** A progress line of the set-up and the run. */
+export const step = (text: string) => console.log(`• ${text}`);
+/** A whole number with thousands separators: 12,345. */
+export const f0 = (x: number) => Math.round(x).toLocaleString('en-US');
+export const f1 = (x: number) => x.toFixed(1);
+/** Milliseconds as seconds with one decimal. */
+export const s1 = (ms: number) => (ms / 1000).toFixed(1);
+export const mib = (kib: number) => `${(kib / 1024).toFixed(0)} MiB`;
+export const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** The q-quantile (0..1) of numbers, nulls left out: the smallest value with at least q of them at or below it. */
+export function quantile(xs: readonly (number | null)[], q: number): number | null {
+  const v = xs.filter((x): x is number => x !== null).sort((a, b) => a - b);
+  return v.length ? v[Math.min(v.length - 1, Math.max(0, Math.ceil(q * v.length) - 1))]! : null;
+}
+
+/** Writes `bench/results/<name>.json` and says where; returns its path. */
+export function writeResults(name: string, results: unknown): string {
+  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+  const out = path.join(RESULTS_DIR, `${name}.json`);
+  fs.writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
+  return out;
+}

@@ -1,0 +1,166 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import { requestText as exchange, summarize, type LatencySummary } from '../harness/load';
+import type { Kind } from './settings';
+
+// The MCP bench's load: a closed loop of calls with the server's CPU per call, and a plain HTTP client speaking a streamable MCP session.
+
+/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in ticks of 1/100 s. */
+export const CLOCK_TICKS_PER_S = 100;
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); null elsewhere. */
+export function cpuSeconds(pid: number): number | null {
+  try {
+    // Fields after the command name: state is [0], utime [11], stime [12] (proc(5)).
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
+  } catch {
+    return null;
+  }
+}
+
+export interface Round {
+  tool: string;
+  kind: Kind;
+  callsPerSecond: number;
+  ok: number;
+  errors: number;
+  latencyMs: LatencySummary;
+  serverCpuUsPerCall: number | null;
+  /** The load generator's own CPU per call (the SDK clients, or the plain HTTP client for REST). */
+  clientCpuUsPerCall: number;
+  /** What the first failed call of the round said (a failure is thrown with the answer). */
+  firstError?: string;
+}
+
+/**
+ * Each worker loops `step` until the deadline (`i` counts the calls). Calls/s counts the calls
+ * answered within the window, over the window: a call still in flight at the deadline is not
+ * counted, so that a round's drain (as long as the slowest call) does not weigh on the slower
+ * door. CPU per call is over the whole round and every answered call. Latencies of successful
+ * calls only.
+ */
+export async function closedLoop(workers: number, durationMs: number, step: (w: number, i: number) => Promise<boolean>, serverPid: number) {
+  const latencies: number[] = [];
+  let ok = 0,
+    inWindow = 0,
+    errors = 0,
+    calls = 0;
+  let firstError: string | undefined;
+  const cpu0 = cpuSeconds(serverPid);
+  const own0 = process.cpuUsage();
+  const started = performance.now();
+  const deadline = started + durationMs;
+  await Promise.all(
+    Array.from({ length: workers }, async (_, w) => {
+      while (performance.now() < deadline) {
+        const t0 = performance.now();
+        try {
+          if (await step(w, calls++)) {
+            const t1 = performance.now();
+            ok++;
+            if (t1 <= deadline) inWindow++;
+            latencies.push(t1 - t0);
+          } else errors++;
+        } catch (err) {
+          errors++;
+          firstError ??= err instanceof Error ? err.message : String(err);
+        }
+      }
+    }),
+  );
+  const cpu1 = cpuSeconds(serverPid);
+  const own = process.cpuUsage(own0);
+  return {
+    callsPerSecond: inWindow / (durationMs / 1000),
+    ok,
+    errors,
+    latencyMs: summarize(latencies),
+    serverCpuUsPerCall: cpu0 !== null && cpu1 !== null && ok ? ((cpu1 - cpu0) * 1e6) / ok : null,
+    clientCpuUsPerCall: ok ? (own.user + own.system) / ok : 0,
+    firstError,
+  };
+}
+
+/** The JSON-RPC answer to request `id` in a body that is JSON or an SSE stream. */
+export function answerOf(text: string, contentType: string | undefined): { result?: { isError?: boolean }; error?: unknown } | null {
+  if (contentType?.startsWith('application/json')) return JSON.parse(text);
+  for (const line of text.split('\n').reverse()) {
+    if (!line.startsWith('data: ')) continue;
+    const msg = JSON.parse(line.slice(6));
+    if ('result' in msg || 'error' in msg) return msg;
+  }
+  return null;
+}
+
+/**
+ * A streamable HTTP session spoken by a plain keep-alive HTTP client (what a host at scale
+ * does with a lean client), so that its CPU per call is the REST client's and the ratio to
+ * REST measures the server's door, not the SDK client's web streams and zod.
+ */
+export class PlainSession {
+  private sessionId = '';
+  private protocolVersion = '2025-06-18';
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  private nextId = 1;
+  constructor(
+    private readonly url: URL,
+    private readonly token: string,
+  ) {}
+
+  private headers(): Record<string, string> {
+    return {
+      authorization: `Bearer ${this.token}`,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      ...(this.sessionId ? { 'mcp-session-id': this.sessionId, 'mcp-protocol-version': this.protocolVersion } : {}),
+    };
+  }
+
+  async open(): Promise<void> {
+    const init = await exchange(
+      this.agent,
+      this.url,
+      'POST',
+      this.headers(),
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: this.protocolVersion, capabilities: {}, clientInfo: { name: 'bench-plain', version: '1' } },
+      }),
+    );
+    const sid = init.headers['mcp-session-id'];
+    if (init.status !== 200 || typeof sid !== 'string') throw new Error(`initialize answered ${init.status}`);
+    this.sessionId = sid;
+    const answer = answerOf(init.body, init.headers['content-type']) as { result?: { protocolVersion?: string } } | null;
+    if (answer?.result?.protocolVersion) this.protocolVersion = answer.result.protocolVersion;
+    const ack = await exchange(
+      this.agent,
+      this.url,
+      'POST',
+      this.headers(),
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    );
+    if (ack.status !== 202) throw new Error(`notifications/initialized answered ${ack.status}`);
+  }
+
+  /** One tools/call: whether it succeeded, and the answer's text (to show a failure). */
+  async call(name: string, args: Record<string, unknown>): Promise<{ ok: boolean; text: string }> {
+    const res = await exchange(
+      this.agent,
+      this.url,
+      'POST',
+      this.headers(),
+      JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method: 'tools/call', params: { name, arguments: args } }),
+    );
+    if (res.status !== 200) return { ok: false, text: `${res.status} ${res.body}` };
+    const answer = answerOf(res.body, res.headers['content-type']);
+    return { ok: !!answer?.result && answer.result.isError !== true, text: res.body };
+  }
+
+  async close(): Promise<void> {
+    await exchange(this.agent, this.url, 'DELETE', this.headers()).catch(() => undefined);
+    this.agent.destroy();
+  }
+}

@@ -1,0 +1,200 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { type RunResult } from '../harness/load';
+import { printAllocations, printProfile } from '../harness/profile';
+import { f0, f1 } from '../harness/format';
+import { pad, otherShare, noise } from '../posts-list';
+import { mean } from '../harness/format';
+import type { Measured, Bench, Run } from '../posts-list';
+import {
+  TARGETS,
+  RATE_LIMIT_READ,
+  opt,
+  CONNECTIONS,
+  DURATION_MS,
+  WARMUP_MS,
+  ROUNDS,
+  RATE,
+  RATE_DURATION_MS,
+  SERVER_NODE_ARGS,
+  REDIS_URL,
+  RESULTS_DIR,
+} from './settings';
+
+// The posts-list bench's report: the table, the targets, the profiles and the JSON results.
+
+/** The table, the targets, the profiles and the JSON results. */
+export async function report(b: Bench, r: Run) {
+  const { started, machine, s, bytes } = b;
+  const { closed, profiles, ablation, fixed, stages } = r;
+  // ── Report ────────────────────────────────────────────────────────────────────────────
+  const agg = (ms: Measured<RunResult>[]) => ({
+    rps: mean(ms.map((m) => m.result.rps)),
+    p50: mean(ms.map((m) => m.result.latencyMs.p50)),
+    p99: mean(ms.map((m) => m.result.latencyMs.p99)),
+    max: Math.max(...ms.map((m) => m.result.latencyMs.max)),
+    errors: ms.reduce((a, m) => a + m.result.errors, 0),
+    serverCpuUsPerReq: mean(ms.map((m) => m.serverCpuUsPerReq)),
+    gcUsPerReq: mean(ms.map((m) => m.gc.pauseUsPerReq)),
+    pgStatementsPerReq: mean(ms.map((m) => m.pgStatementsPerReq)),
+    machineBusy: ms[0]!.cpu ? mean(ms.map((m) => m.cpu!.machineBusy)) : null,
+    otherProcessesShare: ms[0]!.cpu ? mean(ms.map(otherShare)) : null,
+    cpuUsPerReq: ms[0]!.cpuUsPerReq
+      ? Object.fromEntries(Object.keys(ms[0]!.cpuUsPerReq!).map((k) => [k, Math.round(mean(ms.map((m) => m.cpuUsPerReq![k]!)))]))
+      : null,
+  });
+  const A = agg(closed.ours);
+  const B = agg(closed.bare);
+  const ratio = A.rps / B.rps;
+  const ratioMet = ratio >= TARGETS.minRatio;
+  const p99Met = fixed ? fixed.result.latencyMs.p99 < TARGETS.maxP99MsAtRate : null;
+
+  console.log(`\nGET /v1/posts?projectId=…&limit=50 — 50 posts/page, ~${f0(bytes.ours / 1024)} KiB/response`);
+  console.log(
+    `closed loop: ${CONNECTIONS} keep-alive connections, ${DURATION_MS / 1000} s × ${ROUNDS} round(s) per server${opt.profile ? ', PROFILED (figures carry profiler overhead)' : ''}`,
+  );
+  console.log(
+    `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}${pad('errors', 8)}${pad('srv CPU µs/req', 16)}${pad('of it GC', 10)}${pad('PG stmts/req', 14)}`,
+  );
+  for (const [label, x] of [
+    ['ours (real app)', A],
+    ['bare Koa + pg', B],
+  ] as const) {
+    console.log(
+      `  ${label.padEnd(22)}${pad(f0(x.rps), 9)}${pad(f1(x.p50), 9)}${pad(f1(x.p99), 9)}${pad(f1(x.max), 9)}${pad(String(x.errors), 8)}${pad(f0(x.serverCpuUsPerReq), 16)}${pad(f0(x.gcUsPerReq), 10)}${pad(x.pgStatementsPerReq.toFixed(2), 14)}`,
+    );
+  }
+  console.log(`  ratio ours/bare: ${(ratio * 100).toFixed(1)}%   target ≥ ${TARGETS.minRatio * 100}%   ${ratioMet ? 'MET' : 'MISSED'}`);
+  if (A.cpuUsPerReq && B.cpuUsPerReq) {
+    const keys = ['ours', 'bare', 'postgres', 'redis', 'generator', 'other', 'unaccounted'];
+    console.log(`  CPU per request by process (µs), machine busy ${f0((A.machineBusy ?? 0) * 100)}% / ${f0((B.machineBusy ?? 0) * 100)}%:`);
+    console.log(`  ${''.padEnd(22)}${keys.map((k) => pad(k === 'unaccounted' ? 'unacct.' : k, 10)).join('')}${pad('total', 10)}`);
+    for (const [label, x] of [
+      ['ours run', A.cpuUsPerReq],
+      ['bare run', B.cpuUsPerReq],
+    ] as const) {
+      console.log(
+        `  ${label.padEnd(22)}${keys.map((k) => pad(f0(x[k] ?? 0), 10)).join('')}${pad(f0(Object.values(x).reduce((a, b) => a + b, 0)), 10)}`,
+      );
+    }
+  }
+  if (ablation.length) {
+    // Machine CPU per request that the request path itself causes: its server, Postgres and
+    // Redis (the generator and unrelated processes left out).
+    const own = (m: Measured<RunResult>, server: string) =>
+      m.cpuUsPerReq ? (m.cpuUsPerReq[server] ?? 0) + (m.cpuUsPerReq.postgres ?? 0) + (m.cpuUsPerReq.redis ?? 0) : 0;
+    const base = mean(closed.bare.map((m) => own(m, 'bare')));
+    console.log(`\nablation: the baseline plus one piece of ours (1 round of ${DURATION_MS / 1000} s each)`);
+    console.log(
+      `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('vs bare', 9)}${pad('srv µs', 9)}${pad('pg µs', 8)}${pad('redis µs', 10)}${pad('path µs', 9)}${pad('Δ path', 8)}${pad('PG st', 7)}`,
+    );
+    const row = (label: string, rps: number, srv: number, pgUs: number, redisUs: number, path: number, st: number) =>
+      console.log(
+        `  ${label.padEnd(22)}${pad(f0(rps), 9)}${pad(`${((rps / B.rps) * 100).toFixed(0)}%`, 9)}${pad(f0(srv), 9)}${pad(f0(pgUs), 8)}${pad(f0(redisUs), 10)}${pad(f0(path), 9)}${pad(`${path - base >= 0 ? '+' : ''}${f0(path - base)}`, 8)}${pad(st.toFixed(2), 7)}`,
+      );
+    const avg = (ms: Measured<RunResult>[], k: string) => mean(ms.map((m) => m.cpuUsPerReq?.[k] ?? 0));
+    row('bare', B.rps, B.serverCpuUsPerReq, avg(closed.bare, 'postgres'), avg(closed.bare, 'redis'), base, B.pgStatementsPerReq);
+    for (const { variant, m } of ablation) {
+      row(
+        `bare+${variant}`,
+        m.result.rps,
+        m.serverCpuUsPerReq,
+        m.cpuUsPerReq?.postgres ?? 0,
+        m.cpuUsPerReq?.redis ?? 0,
+        own(m, 'variant'),
+        m.pgStatementsPerReq,
+      );
+    }
+    row(
+      'ours',
+      A.rps,
+      A.serverCpuUsPerReq,
+      avg(closed.ours, 'postgres'),
+      avg(closed.ours, 'redis'),
+      mean(closed.ours.map((m) => own(m, 'ours'))),
+      A.pgStatementsPerReq,
+    );
+  }
+  if (fixed) {
+    const l = fixed.result.latencyMs;
+    console.log(`\nopen loop against ours: ${RATE} req/s for ${RATE_DURATION_MS / 1000} s (latency from scheduled send time)`);
+    console.log(
+      `  achieved ${f1(fixed.result.rps)} req/s, ${fixed.result.ok} ok, ${fixed.result.errors} errors; p50 ${f1(l.p50)} ms, p90 ${f1(l.p90)} ms, p99 ${f1(l.p99)} ms, max ${f1(l.max)} ms`,
+    );
+    console.log(
+      `  generator send lag p99 ${f1(fixed.result.sendLagMs.p99)} ms; server CPU ${f0(fixed.serverCpuUsPerReq)} µs/req (GC ${f0(fixed.gc.pauseUsPerReq)}); machine busy ${f0((fixed.cpu?.machineBusy ?? 0) * 100)}%${noise(fixed)}`,
+    );
+    console.log(`  p99 < ${TARGETS.maxP99MsAtRate} ms at ${RATE} req/s: ${p99Met ? 'MET' : 'MISSED'}`);
+  }
+  if (stages) {
+    console.log('\nstages inside the app process (sequential, no load; wall includes waiting on Postgres/Redis):');
+    console.log(`  ${'stage'.padEnd(56)}${pad('wall p50 µs', 13)}${pad('wall mean µs', 14)}${pad('CPU µs/call', 13)}`);
+    for (const t of stages)
+      console.log(`  ${t.stage.padEnd(56)}${pad(f0(t.wallP50Us), 13)}${pad(f0(t.wallMeanUs), 14)}${pad(f0(t.cpuUsPerCall), 13)}`);
+  }
+  for (const [name, p] of Object.entries(profiles)) {
+    printProfile(`CPU profile, ${name} server`, p.summary, p.requests);
+    printAllocations(
+      `${opt['profile-survivors'] ? 'Survivors of young-generation collections' : 'Allocation profile'}, ${name} server`,
+      p.allocations,
+      p.requests,
+    );
+  }
+
+  const roundJson = (m: Measured<RunResult>) => ({
+    ...m.result,
+    serverCpuUsPerReq: m.serverCpuUsPerReq,
+    gc: m.gc,
+    pgStatementsPerReq: m.pgStatementsPerReq,
+    cpuUsPerReq: m.cpuUsPerReq,
+    machineBusy: m.cpu?.machineBusy ?? null,
+    otherProcessesShare: otherShare(m),
+  });
+  const results = {
+    bench: 'posts-list',
+    finishedAt: new Date().toISOString(),
+    wallSeconds: Math.round((Date.now() - started) / 1000),
+    machine,
+    profiled: opt.profile,
+    request: { method: 'GET', path: '/v1/posts?projectId=<project>&limit=50', responseBytes: bytes },
+    settings: {
+      serverNodeOptions: SERVER_NODE_ARGS,
+      connections: CONNECTIONS,
+      durationS: DURATION_MS / 1000,
+      warmupS: WARMUP_MS / 1000,
+      rounds: ROUNDS,
+      rate: RATE,
+      rateDurationS: RATE_DURATION_MS / 1000,
+      rateLimitRead: Number(RATE_LIMIT_READ),
+      authCacheMs: Number(process.env.AUTH_CACHE_MS ?? 4000),
+      database: 'content_scheduler_bench',
+      redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
+    },
+    seed: { posts: s.posts, deletedPosts: s.deletedPosts, contentChars: s.contentChars },
+    throughput: {
+      ours: { ...A, rounds: closed.ours.map(roundJson) },
+      bare: { ...B, rounds: closed.bare.map(roundJson) },
+      ratio,
+    },
+    fixedRate: fixed
+      ? {
+          ...fixed.result,
+          serverCpuUsPerReq: fixed.serverCpuUsPerReq,
+          gc: fixed.gc,
+          pgStatementsPerReq: fixed.pgStatementsPerReq,
+          cpuUsPerReq: fixed.cpuUsPerReq,
+          machineBusy: fixed.cpu?.machineBusy ?? null,
+          otherProcessesShare: otherShare(fixed),
+        }
+      : null,
+    targets: { ratio: { min: TARGETS.minRatio, met: ratioMet }, p99AtRate: { maxMs: TARGETS.maxP99MsAtRate, rate: RATE, met: p99Met } },
+    ablation: ablation.length ? ablation.map(({ variant, m }) => ({ variant: `bare+${variant}`, ...roundJson(m) })) : null,
+    stages,
+    profiles: Object.keys(profiles).length ? profiles : null,
+  };
+  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+  const out = path.join(RESULTS_DIR, opt.profile ? 'posts-list.profile.json' : 'posts-list.json');
+  fs.writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
+  console.log(`\nresults: ${path.relative(process.cwd(), out)}`);
+  if (opt.strict && (!ratioMet || p99Met === false)) process.exitCode = 1;
+}

@@ -1,0 +1,415 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  opt,
+  SEED,
+  POSTS,
+  WORKSPACES,
+  DURATION_MS,
+  RESCHEDULE_SHARE,
+  UNSCHEDULE_SHARE,
+  FAULT_EVERY_MS,
+  DRAIN_MS,
+  GENERATIONS,
+  CLUSTER,
+  NETWORK_TIMEOUT_MS,
+  rand,
+  between,
+  pick,
+  log,
+  receiverOutage,
+  redis,
+  startRedis,
+  startApiSupervised,
+  apis,
+  call,
+  stats,
+  countFault,
+} from '../soak';
+import type { PlannedPost, Soak } from '../soak';
+
+// The soak's run: the posts created, then changed, generated and faulted, until everything settles.
+
+export type Plan = ReturnType<typeof planRun>;
+
+export async function run(b: Soak): Promise<Plan> {
+  const p = planRun(b);
+  await createPlanned(b, p);
+  await Promise.all([changePosts(b, p), requestGenerations(b, p), injectFaults(b, p)]);
+  await settle(b, p);
+  return p;
+}
+
+/** The plan, all from the seed: every post, its change if any, and the faults, each at its time. */
+export function planRun(b: Soak) {
+  const { workspaces } = b;
+  // The plan, all from the seed.
+  // Creation runs first, in order of due time, so it only has to stay ahead of the due times:
+  // 20 s plus 60 ms a post of lead (a 2-core machine shared with other work creates 3 to 30
+  // posts a second; the due times come at POSTS / duration a second).
+  const start = Date.now() + 20_000 + POSTS * 60;
+  const plan: PlannedPost[] = [];
+  for (let i = 0; i < POSTS; i++) {
+    const workspace = Math.floor(rand() * WORKSPACES);
+    const due = Math.round(start + 10_000 + rand() * (DURATION_MS - 10_000));
+    const r = rand();
+    const op: PlannedPost['op'] = r < UNSCHEDULE_SHARE ? 'unschedule' : r < UNSCHEDULE_SHARE + RESCHEDULE_SHARE ? 'reschedule' : 'none';
+    // Changes land well before the old due time so the expected outcome is definite.
+    const opAt = Math.round(between(start, Math.max(start, due - 8_000)));
+    const newDue = Math.round(due + between(5_000, 40_000));
+    plan.push({
+      i,
+      workspace,
+      projectId: pick(workspaces[workspace]!.projects),
+      id: null,
+      due,
+      op,
+      opAt,
+      newDue,
+      expect: op === 'unschedule' ? 'unscheduled' : 'published',
+      finalDue: op === 'reschedule' ? newDue : due,
+      opOutcome: '',
+    });
+  }
+  const faultTimes: Array<{ at: number; kind: string; arg: number }> = [];
+  const allKinds = [
+    'worker_kill',
+    'api_kill',
+    'net_transient',
+    'net_lost_response',
+    'net_timeout',
+    'receiver_outage',
+    'temporal_kill',
+    'redis_restart',
+    ...(CLUSTER ? ['history_kill', 'matching_kill', 'frontend_kill', 'temporal_db_drop'] : []),
+  ];
+  const kinds = opt.faults === 'all' ? allKinds : opt.faults!.split(',');
+  const unknownKinds = kinds.filter((k) => !allKinds.includes(k));
+  if (unknownKinds.length) throw new Error(`unknown fault kind(s): ${unknownKinds.join(', ')}`);
+  // Every kind once, in a seeded order, before kinds are drawn at random: a short run still
+  // meets each fault (when it has room for as many faults as there are kinds).
+  const firstRound = [...kinds];
+  for (let i = firstRound.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [firstRound[i], firstRound[j]] = [firstRound[j]!, firstRound[i]!];
+  }
+  for (let at = start + between(3_000, FAULT_EVERY_MS); at < start + DURATION_MS; at += between(0.5, 1.5) * FAULT_EVERY_MS)
+    faultTimes.push({ at, kind: firstRound[faultTimes.length] ?? pick(kinds), arg: rand() });
+  return { start, plan, faultTimes };
+}
+
+export async function createPlanned(b: Soak, p: Plan) {
+  const { workspaces } = b;
+  const { start, plan } = p;
+  // Creation, before the faults start (a create that failed would be a setup error, not a finding).
+  const { default: pLimit } = await import('p-limit');
+  await pLimit(8).map(
+    [...plan].sort((x, y) => x.due - y.due),
+    async (p) => {
+      const a = await call('POST', '/v1/posts', workspaces[p.workspace]!.apiKey, {
+        projectId: p.projectId,
+        content: `Soak post ${p.i} (seed ${SEED})`,
+        scheduledFor: new Date(p.due).toISOString(),
+      });
+      if (!a || a.status !== 200) throw new Error(`create ${p.i}: ${a ? `${a.status} ${JSON.stringify(a.body)}` : 'no answer'}`);
+      p.id = a.body.data.id;
+    },
+  );
+  log(
+    `created ${POSTS} scheduled posts (due ${new Date(start + 10_000).toISOString().slice(11, 19)}…${new Date(start + DURATION_MS).toISOString().slice(11, 19)} UTC)`,
+  );
+  if (Date.now() > start) log(`NOTE: creation overran the plan's start by ${((Date.now() - start) / 1000).toFixed(1)} s`);
+}
+
+/** Reschedules and unschedules at their planned times. */
+export async function changePosts(b: Soak, p: Plan) {
+  const { workspaces } = b;
+  const { plan } = p;
+  await Promise.all(
+    plan
+      .filter((p) => p.op !== 'none')
+      .map(async (p) => {
+        await sleep(Math.max(0, p.opAt - Date.now()));
+        // Too late to be definite (creation overran): leave the post as it is.
+        if (Date.now() > p.due - 5_000) {
+          p.op = 'none';
+          p.finalDue = p.due;
+          p.expect = 'published';
+          return;
+        }
+        const scheduledFor = p.op === 'reschedule' ? new Date(p.newDue).toISOString() : null;
+        const a = await call(
+          'PATCH',
+          `/v1/posts/${p.id}`,
+          workspaces[p.workspace]!.apiKey,
+          { scheduledFor },
+          Math.max(1_000, p.due - 3_000 - Date.now()),
+        );
+        const bucket = p.op === 'reschedule' ? stats.reschedules : stats.unschedules;
+        if (!a) {
+          bucket.noAnswer++;
+          p.expect = 'ambiguous';
+          p.opOutcome = 'no answer';
+        } else if (a.status === 200) {
+          bucket.ok++;
+          p.opOutcome = 'ok';
+        } else {
+          // A definite refusal (409 connection check, …) leaves the post unchanged (spec 3.1).
+          bucket.refused++;
+          p.opOutcome = `${a.status} ${a.body?.error?.code ?? ''}`;
+          p.expect = 'published';
+          p.finalDue = p.due;
+        }
+      }),
+  );
+}
+
+/** What each generation request (by its number) was answered; its job's source text names the number. */
+export const generationOutcomes: Array<'accepted' | 'refused' | 'no answer'> = [];
+export const generationText = (g: number) => `Soak generation ${g} (seed ${SEED}): what a week of scheduled posts taught us about retries.`;
+
+/** Generation jobs at random moments of the run, in random workspaces (built-in writer). */
+export async function requestGenerations(b: Soak, p: Plan) {
+  const { workspaces } = b;
+  const { start } = p;
+  await Promise.all(
+    Array.from({ length: GENERATIONS }, async (_, g) => {
+      const w = Math.floor(rand() * WORKSPACES);
+      const projectId = pick(workspaces[w]!.projects);
+      await sleep(Math.max(0, start + rand() * DURATION_MS - Date.now()));
+      const a = await call('POST', '/v1/posts/generations', workspaces[w]!.apiKey, {
+        projectId,
+        source: { type: 'text', text: generationText(g) },
+      });
+      generationOutcomes[g] = !a ? 'no answer' : a.status === 200 ? 'accepted' : 'refused';
+      if (!a) stats.generations.noAnswer++;
+      else if (a.status === 200) stats.generations.accepted++;
+      else {
+        const k = `${a.status} ${a.body?.error?.code ?? ''}`.trim();
+        stats.generations.refused[k] = (stats.generations.refused[k] ?? 0) + 1;
+      }
+    }),
+  );
+}
+
+/** The faults, each at its planned time; a service killed is restarted after its delay (the restarts are awaited in settle). */
+export async function injectFaults(b: Soak, p: Plan) {
+  const { dev, cluster, startTemporal, sim, db, workers, restarts, killedByUs, launchWorker } = b;
+  const { start, faultTimes } = p;
+  let temporalDown = false;
+  // A creation that overran the plan's start shifts the whole fault schedule, rather than
+  // firing the faults it missed at once.
+  const shift = Math.max(0, Date.now() - start);
+  for (const f of faultTimes) {
+    await sleep(Math.max(0, f.at + shift - Date.now()));
+    switch (f.kind) {
+      case 'worker_kill': {
+        // One of the running workers; with two or more, the others keep draining meanwhile.
+        const live = workers.filter((x) => !x.exit && !killedByUs.has(x.pid));
+        const w = live[Math.floor(f.arg * live.length)];
+        if (!w) break;
+        killedByUs.add(w.pid);
+        await w.kill('SIGKILL');
+        countFault('worker SIGKILL');
+        const delay = 1_000 + f.arg * 9_000;
+        log(`SIGKILL worker pid ${w.pid}; restart in ${(delay / 1000).toFixed(1)} s`);
+        restarts.push(
+          sleep(delay)
+            .then(launchWorker)
+            .then((nw) => {
+              stats.workerRestarts++;
+              log(`worker restarted, pid ${nw.pid}`);
+            }),
+        );
+        break;
+      }
+      case 'api_kill': {
+        const up = apis.filter((a) => a.up);
+        if (up.length < 2) break; // one already down: keep one serving
+        const victim = up[Math.floor(f.arg * up.length)]!;
+        victim.child.kill('SIGKILL');
+        victim.up = false;
+        countFault('API SIGKILL');
+        const delay = 1_000 + f.arg * 7_000;
+        log(`SIGKILL API #${victim.slot} (:${victim.port}); restart in ${(delay / 1000).toFixed(1)} s`);
+        restarts.push(
+          sleep(delay)
+            .then(() => startApiSupervised(victim.slot))
+            .then((na) => {
+              apis[victim.slot] = na;
+              stats.apiRestarts++;
+              log(`API #${victim.slot} restarted on :${na.port}`);
+            }),
+        );
+        break;
+      }
+      case 'net_transient': {
+        const times = 1 + Math.floor(f.arg * 5);
+        const status = pick([429, 500, 502, 503, 504] as const);
+        await sim.addFault({ kind: 'transient', operation: 'createPost', times, status });
+        countFault('network transient');
+        log(`network: next ${times} createPost calls fail with ${status}`);
+        break;
+      }
+      case 'net_lost_response': {
+        const times = 1 + Math.floor(f.arg * 3);
+        const lostAs = f.arg < 0.5 ? 'socket' : '503';
+        await sim.addFault({ kind: 'lost_response', operation: 'createPost', times, lostAs });
+        countFault('network lost response');
+        log(`network: next ${times} createPost calls succeed and lose the answer (${lostAs})`);
+        break;
+      }
+      case 'net_timeout': {
+        const ms = 2_000 + Math.floor(f.arg * 6_000);
+        await sim.setLatency({ ms: NETWORK_TIMEOUT_MS + 1_500, operation: 'createPost' });
+        countFault('network timeout');
+        log(
+          `network: createPost answers after ${NETWORK_TIMEOUT_MS + 1_500} ms (client timeout ${NETWORK_TIMEOUT_MS} ms) for ${(ms / 1000).toFixed(1)} s`,
+        );
+        restarts.push(sleep(ms).then(() => sim.setLatency({ ms: 0, operation: 'createPost' })));
+        break;
+      }
+      case 'history_kill':
+      case 'matching_kill':
+      case 'frontend_kill': {
+        if (temporalDown || !cluster) break;
+        temporalDown = true;
+        const service = cluster.services[f.kind.replace('_kill', '') as 'history' | 'matching' | 'frontend'];
+        const delay = 2_000 + f.arg * 8_000;
+        await service.kill();
+        countFault(`Temporal ${service.name} SIGKILL`);
+        log(`SIGKILL Temporal ${service.name} service; restart in ${(delay / 1000).toFixed(1)} s`);
+        restarts.push(
+          sleep(delay)
+            .then(() => service.restart())
+            .then(() => {
+              temporalDown = false;
+              log(`Temporal ${service.name} restarted, pid ${service.process.child.pid}`);
+            }),
+        );
+        break;
+      }
+      case 'temporal_db_drop': {
+        if (!cluster) break;
+        // Every connection of the Temporal server to its two databases, as a Postgres
+        // failover or a network cut would end them; the services reconnect on their own.
+        const { rows } = await db().raw(
+          'SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = ANY(?) AND pid <> pg_backend_pid()',
+          [[cluster.db.name, cluster.db.visibilityName]],
+        );
+        countFault('Temporal Postgres connections dropped');
+        log(`terminated ${rows[0].n} Postgres connections of the Temporal server`);
+        break;
+      }
+      case 'temporal_kill': {
+        if (temporalDown) break;
+        temporalDown = true;
+        const delay = 2_000 + f.arg * 10_000;
+        if (cluster) {
+          // Every service at once, as a host loss would; restarted in the safe order.
+          const c = cluster;
+          for (const svc of Object.values(c.services)) await svc.kill();
+          countFault('Temporal SIGKILL');
+          log(`SIGKILL every Temporal service; restart in ${(delay / 1000).toFixed(1)} s`);
+          restarts.push(
+            sleep(delay)
+              .then(async () => {
+                for (const svc of Object.values(c.services)) await svc.restart();
+              })
+              .then(() => {
+                temporalDown = false;
+                log('Temporal services restarted');
+              }),
+          );
+          break;
+        }
+        dev.server!.child.kill('SIGKILL');
+        await dev.server!.exited;
+        countFault('Temporal SIGKILL');
+        log(`SIGKILL Temporal dev server; restart (same file) in ${(delay / 1000).toFixed(1)} s`);
+        restarts.push(
+          sleep(delay)
+            .then(startTemporal)
+            .then((t) => {
+              dev.server = t;
+              temporalDown = false;
+              log(`Temporal dev server restarted, pid ${t.child.pid}`);
+            }),
+        );
+        break;
+      }
+      case 'redis_restart': {
+        if (!redis.process || redis.process.exitCode !== null || redis.process.signalCode !== null) break;
+        const delay = 1_000 + f.arg * 7_000;
+        const dead = redis.process;
+        redis.process = null;
+        await new Promise<void>((resolve) => {
+          dead.once('exit', () => resolve());
+          dead.kill('SIGKILL');
+        });
+        countFault('Redis restart');
+        log(`SIGKILL Redis (everything it held is lost); restart in ${(delay / 1000).toFixed(1)} s`);
+        restarts.push(
+          sleep(delay)
+            .then(startRedis)
+            .then(() => log('Redis restarted (empty)')),
+        );
+        break;
+      }
+      case 'receiver_outage': {
+        const ms = 3_000 + f.arg * 12_000;
+        receiverOutage.until = Date.now() + ms;
+        countFault('webhook receiver outage');
+        log(`webhook receiver answers 503 for ${(ms / 1000).toFixed(1)} s`);
+        break;
+      }
+    }
+  }
+}
+
+export async function settle(b: Soak, p: Plan) {
+  const { sim, db, workspaces, restarts } = b;
+  const { plan } = p;
+  // Restarts may queue further restarts (a worker that exits on its own): wait until none is added.
+  for (let n = -1; n !== restarts.length;) {
+    n = restarts.length;
+    await Promise.all(restarts);
+  }
+  // Injected network faults are left in place: one injected just now still fires on the next calls.
+  await sim.setLatency({ ms: 0, operation: 'createPost' });
+  log(`faults over: ${JSON.stringify(stats.faults)}; waiting for publishing and webhooks to settle`);
+
+  // Drain: every expected post published, every delivery terminal, every job terminal; or
+  // --drain seconds without progress (a backlog that still moves is waited for).
+  const lastDue = Math.max(...plan.map((p) => p.finalDue));
+  let drainUntil = Math.max(lastDue, Date.now()) + DRAIN_MS;
+  let progress = '';
+  const expectedIds = plan.filter((p) => p.expect === 'published').map((p) => p.id!);
+  for (;;) {
+    const [{ n: published }] = (await db()('posts').whereIn('id', expectedIds).where({ status: 'published' }).count({ n: '*' })) as Array<{
+      n: string;
+    }>;
+    const [{ n: open }] = (await db()('webhook_deliveries').whereNotIn('status', ['delivered', 'failed']).count({ n: '*' })) as Array<{
+      n: string;
+    }>;
+    const [{ n: running }] = (await db()('jobs')
+      .whereIn(
+        'workspace_id',
+        workspaces.map((w) => w.id),
+      )
+      .whereNotIn('status', ['DONE', 'FAILED', 'CANCELLED'])
+      .count({ n: '*' })) as Array<{ n: string }>;
+    const [{ n: fannedOut }] = (await db()('webhook_deliveries').count({ n: '*' })) as Array<{ n: string }>;
+    const now = `${published}/${open}/${running}/${fannedOut}`;
+    if (now !== progress) {
+      progress = now;
+      drainUntil = Math.max(drainUntil, Date.now() + DRAIN_MS);
+    }
+    if (
+      (Number(published) === expectedIds.length && Number(open) === 0 && Number(running) === 0 && Date.now() > lastDue + 5_000) ||
+      Date.now() > drainUntil
+    )
+      break;
+    await sleep(2_000);
+  }
+  await sleep(3_000); // a late duplicate shows up now, not after the checks
+}
