@@ -15,9 +15,7 @@ export async function storeConnectionTokens(input: {
   name?: string;
   vanityName?: string | null;
 }) {
-  const project = await Project.knexForWorkspace(input.workspaceId)
-    .where({ id: input.projectId })
-    .first('id', 'type', 'connection_id');
+  const project = await Project.knexForWorkspace(input.workspaceId).where({ id: input.projectId }).first('id', 'type', 'connection_id');
   if (!project) throw new AdminError(`no project ${input.projectId} in workspace ${input.workspaceId}`);
   if (!project.connection_id) throw new AdminError('this company page is not linked to a personal account; link it first (project link)');
   await db()('network_connections')

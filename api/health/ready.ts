@@ -16,9 +16,7 @@ import { temporalClient } from '../../lib/temporal';
 export type Probe = () => Promise<void>;
 export type Probes = Record<'postgres' | 'redis' | 'temporal', Probe>;
 
-const checkSchema = z
-  .object({ status: z.enum(['ok', 'unavailable']), ms: z.number().int(), error: z.string().optional() })
-  .strict();
+const checkSchema = z.object({ status: z.enum(['ok', 'unavailable']), ms: z.number().int(), error: z.string().optional() }).strict();
 
 /** The answer, 200 when every check is ok and 503 otherwise; the OpenAPI document describes both with it. */
 export const readinessSchema = z

@@ -86,7 +86,10 @@ export async function readSource(
     case 'text':
       return { text: input.text ?? '', name: input.name ?? firstLine(input.text ?? ''), sourceName: null, sourceUrl: null, language: null };
     case 'file': {
-      const upload = await Upload.forWorkspace(workspaceId, k).where({ id: input.uploadId }).first().select('object_key', 'content_type', 'file_name');
+      const upload = await Upload.forWorkspace(workspaceId, k)
+        .where({ id: input.uploadId })
+        .first()
+        .select('object_key', 'content_type', 'file_name');
       if (!upload) throw new IngestError('upload_not_found', `Upload ${input.uploadId} no longer exists.`);
       const bytes = await deps.store().get(upload.object_key);
       if (!bytes) throw new IngestError('upload_without_object', `Upload ${input.uploadId} has no stored file.`);

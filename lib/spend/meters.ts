@@ -162,7 +162,10 @@ export function wouldRefuse(
 
 /** Settled cost plus open reservations of one weekly budget. */
 export async function weekUsedCents(q: Knex | Knex.Transaction, workspaceId: string, key: string, week: string): Promise<number> {
-  const row = await AiBudgetWeek.forWorkspace(workspaceId, q).where({ budget_key: key, week_start: week }).first().select('spent_cents', 'reserved_cents');
+  const row = await AiBudgetWeek.forWorkspace(workspaceId, q)
+    .where({ budget_key: key, week_start: week })
+    .first()
+    .select('spent_cents', 'reserved_cents');
   return row ? row.spent_cents + row.reserved_cents : 0;
 }
 

@@ -264,7 +264,8 @@ describe('lint: layer boundaries', function () {
     );
     await assertReported('api/example.ts', `${header}export const x = db()('posts').whereRaw('workspace_id = ?', [id]);\n`, reported);
     // Every folder of the service and its operator tooling, not only api/.
-    const raw = (lib: string) => `import { db } from '${lib}/db';\ndeclare const id: string;\nexport const x = db()('posts').where('workspace_id', id);\n`;
+    const raw = (lib: string) =>
+      `import { db } from '${lib}/db';\ndeclare const id: string;\nexport const x = db()('posts').where('workspace_id', id);\n`;
     for (const [file, lib] of [
       ['lib/example.ts', '.'],
       ['lib/knowledge/example.ts', '..'],
