@@ -6,8 +6,8 @@ import type { ResourceBinding } from './resources';
 import type { AccessLevel } from './scopes';
 import { tokenHash } from './tokens';
 
-// Grant administration (revoking, listing) is in lib/oauth/admin.ts, which the operator tools use too.
-export { revokeGrant, userGrants } from '../../lib/oauth/admin';
+// Revoking and listing a user's grants is in lib/oauth/grants.ts, which the operator tools use too.
+export { revokeGrant, userGrants } from '../../lib/oauth/grants';
 
 // Consents ("grants") and authorization codes (spec 5.3.2, 5.3.3).
 //

@@ -1,4 +1,4 @@
-import { invalidateLocally, publishTokenInvalidation } from '../auth/invalidation';
+import { invalidateLocally } from '../auth/invalidation';
 import { db } from '../db';
 import { newId } from '../ids';
 import { Membership } from '../models';
@@ -11,12 +11,12 @@ import {
   issuesRefreshToken,
   randomToken,
   REFRESH_TOKEN_PREFIX,
-  revokeFamilies,
 } from './tokens';
+import { revokeGrant, userGrants } from './grants';
 
-// Administration of OAuth data: grants (consents), agency ownership and clients. Used by the
-// authorization server (api/oauth) and by the operator tools (bin/admin through
-// ops/provision.ts). Errors are plain messages; provision wraps them in its AdminError.
+// Operator administration of OAuth data: grants (consents), agency ownership and clients, for
+// bin/admin (through ops/provision.ts). What the authorization server itself does with grants is
+// in lib/oauth/grants.ts. Errors are plain messages; provision wraps them in its AdminError.
 
 // The caches these edits outdate belong to the API (api/oauth/reach.ts, clients.ts).
 const clearReachCache = () => invalidateLocally('reach');
@@ -129,37 +129,6 @@ export async function setClientTrust(clientId: string, trusted: boolean) {
   if (!n) throw new OAuthAdminError(`no OAuth client ${clientId}`);
   forgetClient(clientId);
   return { id: clientId, trusted };
-}
-
-/** Revokes a grant and every token issued under it. Returns false when there was no live grant. */
-export async function revokeGrant(grantId: string): Promise<boolean> {
-  const revoked = await db().transaction(async (trx) => {
-    const n = await trx('oauth_grants')
-      .where({ id: grantId })
-      .whereNull('revoked_at')
-      .update({ revoked_at: new Date(), remembered: false });
-    const families = await trx('oauth_token_families').where({ grant_id: grantId }).pluck('id');
-    await revokeFamilies(trx, families as string[], 'grant_revoked');
-    return n > 0;
-  });
-  await publishTokenInvalidation(`grant:${grantId}`);
-  return revoked;
-}
-
-export async function userGrants(userId: string) {
-  return db()('oauth_grants as g')
-    .join('oauth_clients as c', 'c.id', 'g.client_id')
-    .leftJoin('workspaces as w', 'w.id', 'g.workspace_id')
-    .where('g.user_id', userId)
-    .orderBy('g.created_at', 'desc')
-    .select(
-      'g.*',
-      'c.client_name',
-      'w.name as workspace_name',
-      db()
-        .raw(`(select count(*) from oauth_access_tokens t where t.family_id in (select id from oauth_token_families f where f.grant_id = g.id)
-                  and t.revoked_at is null and t.expires_at > now())::int as active_access_tokens`),
-    );
 }
 
 /**
