@@ -23,12 +23,13 @@ COPY activities ./activities
 COPY workers ./workers
 COPY migrations ./migrations
 COPY bin ./bin
-COPY scripts ./scripts
+COPY admin ./admin
+COPY tooling ./tooling
 COPY sim ./sim
 
 # The workflow bundle is built with the image, from the very source it holds, and the worker
 # loads it instead of bundling at every start (workers/worker.ts, WORKFLOW_BUNDLE_PATH).
-RUN npx tsx scripts/bundle-workflows.ts
+RUN npx tsx tooling/bundle-workflows.ts
 
 RUN mkdir -p /app/.data && chown -R node:node /app/.data
 USER node

@@ -1,9 +1,9 @@
 // `npm run lint` (after tsc and prettier): the layer boundaries of ARCHITECTURE.md and the test
 // habits of CONVENTIONS.md, as rules a tool enforces. test/unit/lint.test.ts proves each one
 // reports a deliberate violation.
-import './tools/eslint/typescriptApi.js';
+import './eslint/typescriptApi.js';
 import tseslint from 'typescript-eslint';
-import layers from './tools/eslint/layers.js';
+import layers from './eslint/layers.js';
 
 const root = import.meta.dirname;
 
@@ -103,8 +103,8 @@ export default tseslint.config(
   {
     ignores: [
       'node_modules/',
-      'tools/typescript-api/',
-      'tools/openapi-typescript/',
+      'eslint/typescript-api/',
+      'tooling/openapi-typescript/',
       'client/schema.d.ts',
       '.data/',
       'bench/results/',

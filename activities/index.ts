@@ -20,7 +20,7 @@ import { createInsightExtractor, type InsightExtractor } from '../lib/llm/insigh
 import { createKnowledgeActivities } from './knowledge';
 import { config } from '../lib/config';
 import { createTranscriptClient, type TranscriptClient } from '../lib/knowledge/youtube';
-import { systemResolver, type Resolver } from '../lib/net/resolve';
+import { systemResolver, type Resolver } from '../lib/outbound/resolve';
 
 // Activities are built by factories that receive their dependencies; workers/ wires them.
 export interface ActivityDeps {

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { finishJob } from '../lib/jobs/finish';
 import { progressNow, type JobProgress, type JobStatus } from '../lib/jobs/row';
 import { IngestError } from '../lib/ingest/errors';
-import { OutboundError } from '../lib/net/outbound';
+import { OutboundError } from '../lib/outbound/outbound';
 
 // Row steps every job's activities share (the job envelope of spec 2.12 / 3.2;
 // activities/generation.ts, imageGeneration.ts, sourceIngest.ts, knowledge.ts). Each is guarded by the job's status,

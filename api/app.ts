@@ -5,7 +5,7 @@ import { readinessRouter } from './health/ready';
 import { docsRouter } from './openapi/docs';
 import { openApiRouter } from './openapi/router';
 import { oauthRouter, registerOAuthPrincipals } from './oauth/router';
-import { parseBody } from './rest/body';
+import { parseBody } from './rest/bodyParser';
 import { requestContext } from './rest/errors';
 import { restRouter } from './rest/routes';
 import { tracingMiddleware } from './tracing';

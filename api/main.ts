@@ -12,7 +12,7 @@ import { closeAuthSubscriber } from './auth/apiKeys';
 import { closeOAuthSubscriber } from './oauth/tokens';
 import { closeMcp, createMcpApp } from './mcp/app';
 import { startTracingFromEnv, stopTracing } from '../lib/telemetry';
-import { checkNamespace, temporalAddress } from '../lib/temporal';
+import { checkNamespace, temporalAddress } from '../lib/temporal/client';
 
 // The API process: REST + OAuth origin on PORT, the MCP transport ({mcp_url}, spec 4.9) on
 // MCP_PORT. Migrates on start so a fresh database works.

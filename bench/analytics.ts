@@ -155,7 +155,7 @@ async function run(b: Bench) {
 // a Postgres expert would write for the same answer, all with the same concurrency.
 async function measureReads(b: Bench): Promise<SurfaceFigures[]> {
   const { ws, project, key } = b;
-  const { issueApiKey } = await import('../ops/provision');
+  const { issueApiKey } = await import('../admin/provision');
   const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris' }).format(new Date());
   const from = new Date(Date.now() - (DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
   const { periodBounds, addDays, daysBetween } = await import('../lib/analytics/overview');

@@ -194,7 +194,7 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
   cleanups.push(() => receivers.close());
 
   const { db } = await import('../lib/db');
-  const { issueApiKey, createWorkspace } = await import('../ops/provision');
+  const { issueApiKey, createWorkspace } = await import('../admin/provision');
   const { connectedPersonalProject } = await import('../sim/network/accounts');
   const { webhookEndpoint } = await import('./harness/seed');
   const { EVENT_TYPES } = await import('../lib/outbox');

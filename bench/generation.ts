@@ -335,7 +335,7 @@ async function setUp(cleanups: Cleanups) {
 
   // ── The service and the bare baseline, same dev server, same worker settings ────────────
   const { db } = await import('../lib/db');
-  const { createWorkspace, issueApiKey } = await import('../ops/provision');
+  const { createWorkspace, issueApiKey } = await import('../admin/provision');
   const workspace = await createWorkspace({ name: 'Generation Bench Co', plan: 'BUSINESS' });
   // Caps high enough never to refuse, but set, so every request runs the conditional reservations.
   await db()('workspaces')
@@ -376,7 +376,7 @@ export const newAgent = () => new http.Agent({ keepAlive: true, maxSockets: Math
 
 /** A fresh project of the bench's workspace, for one round. */
 export async function project(b: Bench, name: string): Promise<string> {
-  const { createProject } = await import('../ops/provision');
+  const { createProject } = await import('../admin/provision');
   return (await createProject({ workspaceId: b.workspaceId, type: 'PERSONAL_BRAND', name, connection: 'none' })).id;
 }
 

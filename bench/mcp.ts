@@ -19,7 +19,7 @@
 //
 // Standalone: it creates its own database (content_scheduler_bench_mcp, dropped first) with pg
 // and migrates it before any app module is imported (they read the environment once), uses
-// Redis db 12 (flushed), seeds a workspace through ops/provision and the REST door (posts,
+// Redis db 12 (flushed), seeds a workspace through admin/provision and the REST door (posts,
 // notes, ideas, sources, jobs, media rows, a knowledge corpus of --chunks chunks stored as its
 // ingest stores it), runs the network simulator (sim/network) in this process for the one
 // open-world read (search_viral_posts), and runs the API process (api/main.ts: REST on PORT, MCP

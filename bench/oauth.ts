@@ -10,7 +10,7 @@
 //   npm run bench -- oauth --duration 20 --connections 32
 //
 // Standalone: it creates its own database (content_scheduler_bench_oauth, dropped first) and
-// Redis db 13 (flushed), seeds through ops/provision and the real OAuth endpoints, and
+// Redis db 13 (flushed), seeds through admin/provision and the real OAuth endpoints, and
 // runs the app in a child process so that the load generator (plain node:http, here) and the
 // server do not share an event loop. Results: a table on stdout, JSON in bench/results/oauth.json.
 
@@ -179,7 +179,7 @@ async function setUp() {
     RATE_LIMIT_UNAUTHENTICATED: '100000000',
   });
   await resetStores(DATABASE_URL, REDIS_URL);
-  const { addMember, createProject, createUser, createWorkspace } = await import('../ops/provision');
+  const { addMember, createProject, createUser, createWorkspace } = await import('../admin/provision');
   const workspace = await createWorkspace({ name: 'Bench Workspace', plan: 'BUSINESS' });
   const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench Person' });
   await createProject({ workspaceId: workspace.id, type: 'COMPANY_PAGE', name: 'Bench Company', linkedProjectId: project.id });

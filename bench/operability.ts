@@ -54,7 +54,7 @@ async function setUp() {
   });
   await resetStores(DATABASE_URL, REDIS_URL);
   const { db } = await import('../lib/db');
-  const { createProject, createWorkspace, issueApiKey } = await import('../ops/provision');
+  const { createProject, createWorkspace, issueApiKey } = await import('../admin/provision');
   const { createApp } = await import('../api/app');
   const { listen } = await import('../api/listen');
   const { tracingMiddleware } = await import('../api/tracing');

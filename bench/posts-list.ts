@@ -180,7 +180,7 @@ async function setUp() {
   step(`database ${DATABASE_URL.replace(/\/\/([^:@/]*):[^@]*@/, '//$1:***@')} (reset), Redis ${REDIS_URL} (flushed)`);
   await resetStores(DATABASE_URL, REDIS_URL);
 
-  step(`seeding: workspace + project + API key via ops/provision, ${POSTS.toLocaleString('en-US')} posts`);
+  step(`seeding: workspace + project + API key via admin/provision, ${POSTS.toLocaleString('en-US')} posts`);
   const s = await seed();
   step(
     `seeded ${s.posts.toLocaleString('en-US')} live + ${s.deletedPosts} soft-deleted posts, content ${s.contentChars.min}-${s.contentChars.max} chars (mean ${s.contentChars.mean})`,

@@ -381,7 +381,7 @@ async function setUp() {
   );
 
   // Seed: workspaces, connected accounts, a write key each, one endpoint per workspace.
-  const { createWorkspace, issueApiKey } = await import('../ops/provision');
+  const { createWorkspace, issueApiKey } = await import('../admin/provision');
   const { connectedPersonalProject } = await import('../sim/network/accounts');
   const { webhookEndpoint } = await import('./harness/seed');
   const { EVENT_TYPES } = await import('../lib/outbox');

@@ -194,9 +194,9 @@ async function setUp(cleanups: Cleanups) {
   const { db } = await import('../lib/db');
   step(`database ${new URL(DATABASE_URL).pathname.slice(1)} (recreated, migrated), Redis ${REDIS_URL} (flushed)`);
 
-  const { createWorkspace, createProject } = await import('../ops/provision');
+  const { createWorkspace, createProject } = await import('../admin/provision');
   const { emitEvent } = await import('../lib/outbox');
-  const { temporalClient, closeTemporalClient, workflowIds } = await import('../lib/temporal');
+  const { temporalClient, closeTemporalClient, workflowIds } = await import('../lib/temporal/client');
   const { createWorker } = await import('../workers/worker');
   const { config } = await import('../lib/config');
 

@@ -1,9 +1,9 @@
 // Operator CLI: `bin/admin <noun> <verb> [--flag value ...]` (or `npm run admin -- ...`).
-// One module per noun in bin/admin.d/commands/ (listed below); commander parses and answers
-// help and usage errors (bin/admin.d/registry.ts). Successful commands print JSON on stdout,
+// One module per noun in admin/cli/commands/ (listed below); commander parses and answers
+// help and usage errors (admin/cli/registry.ts). Successful commands print JSON on stdout,
 // failures one line on stderr: exit 2 when the command line is wrong, 1 when the operation failed.
 import { CommanderError } from 'commander';
-import { buildProgram, describeUsageError, PROGRAM, UsageError, type Noun, type Runner } from './admin.d/registry';
+import { buildProgram, describeUsageError, PROGRAM, UsageError, type Noun, type Runner } from '../admin/cli/registry';
 
 // The shared logger writes info lines to stdout, which would corrupt the JSON a script reads.
 // Set before the configuration is first imported (every lib import is dynamic).
@@ -12,28 +12,28 @@ process.env.LOG_LEVEL ||= 'warn';
 // Start-up time is most of what a scripted call costs, so only the named noun's module (and,
 // when it runs, the services it uses) is loaded; help and unknown nouns load them all.
 const NOUNS: Record<string, () => Promise<{ default: Noun }>> = {
-  agency: () => import('./admin.d/commands/agency'),
-  budget: () => import('./admin.d/commands/budget'),
-  connection: () => import('./admin.d/commands/connection'),
-  grant: () => import('./admin.d/commands/grant'),
-  idea: () => import('./admin.d/commands/idea'),
-  jobs: () => import('./admin.d/commands/jobs'),
-  key: () => import('./admin.d/commands/key'),
-  knowledge: () => import('./admin.d/commands/knowledge'),
-  llm: () => import('./admin.d/commands/llm'),
-  member: () => import('./admin.d/commands/member'),
-  network: () => import('./admin.d/commands/network'),
-  note: () => import('./admin.d/commands/note'),
-  oauth: () => import('./admin.d/commands/oauth'),
-  'oauth-client': () => import('./admin.d/commands/oauth-client'),
-  post: () => import('./admin.d/commands/post'),
-  'post-status': () => import('./admin.d/commands/post-status'),
-  project: () => import('./admin.d/commands/project'),
-  sources: () => import('./admin.d/commands/sources'),
-  usage: () => import('./admin.d/commands/usage'),
-  user: () => import('./admin.d/commands/user'),
-  webhook: () => import('./admin.d/commands/webhook'),
-  workspace: () => import('./admin.d/commands/workspace'),
+  agency: () => import('../admin/cli/commands/agency'),
+  budget: () => import('../admin/cli/commands/budget'),
+  connection: () => import('../admin/cli/commands/connection'),
+  grant: () => import('../admin/cli/commands/grant'),
+  idea: () => import('../admin/cli/commands/idea'),
+  jobs: () => import('../admin/cli/commands/jobs'),
+  key: () => import('../admin/cli/commands/key'),
+  knowledge: () => import('../admin/cli/commands/knowledge'),
+  llm: () => import('../admin/cli/commands/llm'),
+  member: () => import('../admin/cli/commands/member'),
+  network: () => import('../admin/cli/commands/network'),
+  note: () => import('../admin/cli/commands/note'),
+  oauth: () => import('../admin/cli/commands/oauth'),
+  'oauth-client': () => import('../admin/cli/commands/oauth-client'),
+  post: () => import('../admin/cli/commands/post'),
+  'post-status': () => import('../admin/cli/commands/post-status'),
+  project: () => import('../admin/cli/commands/project'),
+  sources: () => import('../admin/cli/commands/sources'),
+  usage: () => import('../admin/cli/commands/usage'),
+  user: () => import('../admin/cli/commands/user'),
+  webhook: () => import('../admin/cli/commands/webhook'),
+  workspace: () => import('../admin/cli/commands/workspace'),
 };
 
 function fail(message: string, code: 1 | 2): void {
@@ -48,7 +48,7 @@ const runVerb: Runner = async (_command, verb, args) => {
     process.stdout.write(`${JSON.stringify((await verb.run(args)) ?? null, null, 2)}\n`);
     return;
   }
-  const runtime = await import('./admin.d/runtime');
+  const runtime = await import('../admin/cli/runtime');
   try {
     const applied = await runtime.openServices({ redis: verb.redis ?? false });
     if (applied.length) process.stderr.write(`${PROGRAM}: applied ${applied.length} migration(s): ${applied.join(', ')}\n`);
@@ -84,7 +84,7 @@ main(process.argv.slice(2))
     if (err instanceof UsageError) {
       fail(`${err.message}${err.hint ? ` (see ${err.hint})` : ''}`, 2);
     } else {
-      const { describeError } = await import('./admin.d/runtime').catch(() => ({
+      const { describeError } = await import('../admin/cli/runtime').catch(() => ({
         describeError: (e: unknown) => String((e as Error)?.message ?? e),
       }));
       fail(describeError(err), 1);

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { config, serviceAddresses, serviceEnv } from '../lib/config';
 import { exitWithOneLine, preflightOrExit } from '../lib/preflight';
-import { registerSearchAttributes } from '../lib/temporal';
+import { registerSearchAttributes } from '../lib/temporal/client';
 import { echoLines, launch, type Launched, type LaunchOptions } from '../tooling/launcher';
 import { portAcceptsConnections } from '../tooling/ports';
 import {

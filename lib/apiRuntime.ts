@@ -1,6 +1,6 @@
 // The API process's Node options (docs/operations.md "Processes"), as a module that reads no
 // configuration at import, for every launcher of api/main.ts: bin/start.ts (`npm start`), the
-// benches' API server, scripts/rolling-deploy.ts, and package.json's `start:api` (which spells
+// benches' API server, tooling/rolling-deploy.ts, and package.json's `start:api` (which spells
 // them out: a shell line cannot import this).
 //
 // --no-allocation-site-pretenuring: V8 decides per allocation site, from how many of its objects

@@ -439,7 +439,7 @@ function loadConfig() {
      */
     crashAt: optional('CRASH_AT'),
     /**
-     * The lingering close after a request body over its limit (api/body.ts, RFC 9112 9.6): how
+     * The lingering close after a request body over its limit (api/rawBody.ts, RFC 9112 9.6): how
      * much more of the body is read and thrown away, and for how long, before the connection is
      * cut. Enough for a client that sends a few MB over a cap to read its 413; an endless body is
      * cut off at either bound.

@@ -11,7 +11,7 @@ import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 // over HTTP, the Postgres (pg), Redis (ioredis), outbound fetch (undici: network, LLM, image
 // calls) and node:http (webhook deliveries) instrumentations, and the callers add their own
 // spans: the Koa request (api/tracing.ts) and the Temporal client, workflow and activity
-// interceptors (lib/temporal.ts, workers/worker.ts). Off, nothing is registered and nothing is
+// interceptors (lib/temporal/client.ts, workers/worker.ts). Off, nothing is registered and nothing is
 // wrapped, and the SDK is not even loaded: the OpenTelemetry API's no-op tracer is all that is left.
 
 export interface TracingEnv {

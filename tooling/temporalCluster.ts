@@ -678,7 +678,7 @@ async function ensureSearchAttributesUsable(opts: { address: string; namespace: 
   const { Client, Connection } = await import('@temporalio/client');
   // Imported here: lib/temporal reads the configuration at import, and a bench sets its
   // environment after importing this module.
-  const { registerSearchAttributes } = await import('../lib/temporal');
+  const { registerSearchAttributes } = await import('../lib/temporal/client');
   const connection = await Connection.connect({ address: opts.address });
   const client = new Client({ connection, namespace: opts.namespace });
   const deadline = Date.now() + opts.timeoutMs;

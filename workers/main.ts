@@ -5,7 +5,7 @@ import { log } from '../lib/logger';
 import { knexPool, observeDbPool, serveMetrics } from '../lib/metrics';
 import { preflightOrExit } from '../lib/preflight';
 import { closeRedis } from '../lib/redis';
-import { closeTemporalClient, temporalAddress, temporalClient } from '../lib/temporal';
+import { closeTemporalClient, temporalAddress, temporalClient } from '../lib/temporal/client';
 import { ensureMaintenanceWorkflow } from '../lib/temporal/start/maintenance';
 import { ensureMetricsSync } from '../lib/temporal/start/metricsSync';
 import { ensureKnowledgeResyncSchedule } from '../lib/temporal/start/resyncKnowledge';

@@ -23,13 +23,13 @@ import { db } from '../lib/db';
 import type { PostWriter } from '../lib/llm/client';
 import { createNetworkClient } from '../lib/network/client';
 import { tracingActive, tracingPipeline } from '../lib/telemetry';
-import { clientInterceptors, registerSearchAttributes, temporalAddress, temporalClient } from '../lib/temporal';
+import { clientInterceptors, registerSearchAttributes, temporalAddress, temporalClient } from '../lib/temporal/client';
 
 // Builds the worker for the one task queue. The workflow bundle is built once per process
 // (webpack takes seconds) and reused by every worker created after.
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
-/** Where `npm run build` writes the workflow bundle (scripts/bundle-workflows.ts). */
+/** Where `npm run build` writes the workflow bundle (tooling/bundle-workflows.ts). */
 export const PREBUILT_BUNDLE_PATH = fileURLToPath(new URL('../dist/workflow-bundle.js', import.meta.url));
 /** The same workflows with the OpenTelemetry workflow interceptors, for workers that trace. */
 export const PREBUILT_TRACED_BUNDLE_PATH = fileURLToPath(new URL('../dist/workflow-bundle-traced.js', import.meta.url));

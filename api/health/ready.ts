@@ -6,7 +6,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { createKnex, db } from '../../lib/db';
 import { redis } from '../../lib/redis';
-import { temporalClient } from '../../lib/temporal';
+import { temporalClient } from '../../lib/temporal/client';
 
 // GET /v1/health/ready (issue 17): readiness beside the liveness of /v1/health. Liveness says the
 // process answers; readiness says it can do its work, so a load balancer or a Kubernetes

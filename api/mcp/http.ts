@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
 import { config } from '../../lib/config';
-import { readBodyText } from '../body';
+import { readBodyText } from '../rawBody';
 import { ParseError } from './errors';
 
 // Koa ⇄ SDK plumbing. The SDK's transports speak web-standard Request/Response (streamable

@@ -2,9 +2,9 @@ import { config } from '../../lib/config';
 import { errors } from '../../lib/errors';
 import { sha256Hex } from '../../lib/crypto';
 import { log } from '../../lib/logger';
-import { freshSeconds } from '../../lib/net/freshness';
-import { FetchError, guardedFetch, type FetchedPage } from '../../lib/net/guardedFetch';
-import { systemResolver } from '../../lib/net/resolve';
+import { freshSeconds } from '../../lib/outbound/freshness';
+import { FetchError, guardedFetch, type FetchedPage } from '../../lib/outbound/guardedFetch';
+import { systemResolver } from '../../lib/outbound/resolve';
 import { redis } from '../../lib/redis';
 import { consume } from '../rateLimit';
 import { clientFromMetadata, type NewClient } from './clientMetadata';
@@ -13,7 +13,7 @@ import { InvalidClient, OAuthError } from './errors';
 // OAuth Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document, "the
 // draft"; MCP authorization, client registration): a client_id that is a URL names the JSON
 // document the client publishes there, which stands in for a registration. The document is
-// fetched under the outbound guard of user-given URLs (lib/net/guardedFetch.ts: resolved
+// fetched under the outbound guard of user-given URLs (lib/outbound/guardedFetch.ts: resolved
 // addresses vetted and pinned, one deadline, one size cap), never through a redirect, checked
 // against the URL and the rules registration applies (clientMetadata.ts), and cached in Redis
 // for its HTTP freshness clamped to a floor and a ceiling. Failures and invalid documents are

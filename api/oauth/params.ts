@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { InvalidRequest } from './errors';
 
-// Request parameters of the OAuth endpoints. The body parser (api/rest/body.ts) already read
+// Request parameters of the OAuth endpoints. The body parser (api/rest/bodyParser.ts) already read
 // form-encoded and JSON bodies into ctx.state.body; this adds the OAuth rules on top.
 
 export type Params = Record<string, string>;

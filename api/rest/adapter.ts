@@ -5,7 +5,7 @@ import type { AuthContext } from '../auth/context';
 import type { AnyOperation } from '../operation';
 import { authenticateBearer, runOperation, type CallState } from '../pipeline/index';
 import type { RateLimitResult } from '../rateLimit';
-import { setRouteBodyLimit, type BodyLimit } from './body';
+import { setRouteBodyLimit, type BodyLimit } from './bodyParser';
 
 // The REST door: a route is an operation plus where its input comes from. The steps are the
 // pipeline's (api/pipeline): this file only reads the request and writes the response.
@@ -80,7 +80,7 @@ export async function runRest(ctx: Context, op: AnyOperation): Promise<void> {
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
 export interface RouteOptions {
-  /** This route's own request-body limit instead of the default (api/rest/body.ts). */
+  /** This route's own request-body limit instead of the default (api/rest/bodyParser.ts). */
   body?: BodyLimit;
 }
 

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { config } from '../../lib/config';
 import { closeDb } from '../../lib/db';
-import { temporalAddress } from '../../lib/temporal';
+import { temporalAddress } from '../../lib/temporal/client';
 import { installRuntime, workerTuning } from '../../workers/worker';
 
 // The body of a bench's baseline worker (bench/publishing/baselineWorker.ts,

@@ -1,11 +1,11 @@
-// A bench's customer, made through the operator provisioning code (ops/provision), so the
+// A bench's customer, made through the operator provisioning code (admin/provision), so the
 // workspace, its statuses, the project, its connection and the key are exactly what a real
 // customer gets. Imported by a bench only after it has set its environment.
 
 import { createWebhookEndpoint } from '../../api/operations/webhooks/endpoints';
 import { parseInput } from '../../api/validation';
 import { config } from '../../lib/config';
-import { createProject, createWorkspace, issueApiKey } from '../../ops/provision';
+import { createProject, createWorkspace, issueApiKey } from '../../admin/provision';
 
 /** A workspace with one personal-brand project and an API key of the given scopes. */
 export async function benchWorkspace(opts: {

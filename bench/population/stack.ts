@@ -159,7 +159,7 @@ export async function seedWorkspaces(
   plan: WorkspacePlan[],
   onProgress?: (done: number) => void,
 ): Promise<SeededWorkspace[]> {
-  const { createWorkspace, issueApiKey } = await import('../../ops/provision');
+  const { createWorkspace, issueApiKey } = await import('../../admin/provision');
   const { connectedPersonalProject } = await import('../../sim/network/accounts');
   const out: SeededWorkspace[] = new Array(plan.length);
   let done = 0;

@@ -82,7 +82,7 @@ export async function createPosts(bench: Bench) {
   // estimated from the rate at which pilot posts became ready, not from the create rate.
   const pilotIdle = await waitIdle(Date.now() + 180_000);
   const { timeline } = await import('./history');
-  const { workflowIds } = await import('../../lib/temporal');
+  const { workflowIds } = await import('../../lib/temporal/client');
   const pilotChecked = await Promise.all(
     pilot.ids
       .filter((x): x is string => !!x)

@@ -9,7 +9,7 @@ import type { Bench, Baseline } from '../webhooks';
 /** What the run's receipts and rows say: deliveries, losses, duplicates, latencies, where the time went. */
 export async function figures(b: Bench, { emitSeconds, cpu, measured }: Awaited<ReturnType<typeof run>>, baseline: Baseline | null) {
   const { db } = await import('../../lib/db');
-  const { workflowIds } = await import('../../lib/temporal');
+  const { workflowIds } = await import('../../lib/temporal/client');
   const { workspaceId, warm } = b;
   const expected = EVENTS * ENDPOINTS;
   const events = await db()('outbox_events').where({ workspace_id: workspaceId }).whereNot({ id: warm }).select('id', 'created_at');

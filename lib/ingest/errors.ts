@@ -2,7 +2,7 @@
 // the source cannot be read into text, or the text cannot be stored. The job row exposes
 // `errorCode` to API clients, so it depends on what went wrong, never on prose. Each of these is
 // about the source itself, which another attempt would read the same way, so none is retried;
-// the calls ingest makes to other services fail with their own OutboundErrors (lib/net/outbound.ts).
+// the calls ingest makes to other services fail with their own OutboundErrors (lib/outbound/outbound.ts).
 
 export type IngestErrorCode =
   /** The bytes are of a kind no extractor reads (an image, a zip, an executable...). */

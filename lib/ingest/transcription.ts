@@ -1,5 +1,5 @@
 import { config } from '../config';
-import { HttpTransport, noAnswer, OutboundError, parseJson, statusVerdict, type TransportErrors } from '../net/outbound';
+import { HttpTransport, noAnswer, OutboundError, parseJson, statusVerdict, type TransportErrors } from '../outbound/outbound';
 
 // Audio and video transcription (docs/sources.md "Transcription"): a client of an
 // OpenAI-compatible `POST {base}/audio/transcriptions` (multipart: file, model,

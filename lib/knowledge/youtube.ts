@@ -2,7 +2,7 @@
 // ingest"; config YOUTUBE_TRANSCRIPT_URL, the local simulator sim/youtube when unset). One HTTP
 // call per ingest attempt; retries belong to the activity's retry policy.
 
-import { HttpTransport, noAnswer, OutboundError, parseJson, statusVerdict, type TransportErrors } from '../net/outbound';
+import { HttpTransport, noAnswer, OutboundError, parseJson, statusVerdict, type TransportErrors } from '../outbound/outbound';
 
 export const VIDEO_ID = /^[A-Za-z0-9_-]{11}$/;
 

@@ -6,7 +6,7 @@
 // LlmError carrying `retryable`: retrying inside here as well would multiply attempts and spend.
 
 import { config, serviceAddresses } from '../config';
-import { HttpTransport, noAnswer, parseJson, type TransportErrors } from '../net/outbound';
+import { HttpTransport, noAnswer, parseJson, type TransportErrors } from '../outbound/outbound';
 import { BuiltinWriter } from './builtin';
 import { classifyProviderFailure, errorFromHttpResponse, LlmError } from './errors';
 import { buildMessages, dropUnfinishedTail, normalizePostText, type GenerationInput } from './prompts';

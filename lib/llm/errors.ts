@@ -1,4 +1,4 @@
-import { OutboundError, parseJson, parseRetryAfter, type OutboundFailure } from '../net/outbound';
+import { OutboundError, parseJson, parseRetryAfter, type OutboundFailure } from '../outbound/outbound';
 
 // Failures of the LLM provider, reduced to a handful of stable codes. Job rows expose
 // `errorCode` to API clients and the generation activity decides retries from `retryable`,

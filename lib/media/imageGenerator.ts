@@ -1,5 +1,5 @@
 import { config, serviceAddresses } from '../config';
-import { HttpTransport, noAnswer, OutboundError, parseJson, statusVerdict, type TransportErrors } from '../net/outbound';
+import { HttpTransport, noAnswer, OutboundError, parseJson, statusVerdict, type TransportErrors } from '../outbound/outbound';
 import { renderQuoteCard } from './render';
 
 // Where a generated image comes from (docs/media.md "Image generation"): an OpenAI-compatible

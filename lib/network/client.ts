@@ -8,7 +8,7 @@
 // caller is a precise verdict on every failure (NetworkError.kind) and the server's Retry-After.
 
 import { config, serviceAddresses } from '../config';
-import { HttpTransport, parseJson, parseRetryAfter, type TransportErrors } from '../net/outbound';
+import { HttpTransport, parseJson, parseRetryAfter, type TransportErrors } from '../outbound/outbound';
 import { NetworkError, type NetworkErrorCode, type NetworkErrorKind, type NetworkOperation } from './errors';
 
 export { NetworkError, isNetworkError } from './errors';

@@ -1,4 +1,4 @@
-import { OutboundError, statusVerdict, type OutboundFailure } from '../net/outbound';
+import { OutboundError, statusVerdict, type OutboundFailure } from '../outbound/outbound';
 
 // The one error type every NetworkClient call throws. Callers (publish and connection-health
 // activities) branch on `kind` only: a retry policy needs to know whether waiting helps

@@ -3,7 +3,7 @@ import { db } from '../db';
 import { revokeFamilies } from './tokens';
 
 // A user's grants as the authorization server lists and revokes them (api/oauth/grants.ts); the
-// operator tools revoke through the same function (lib/oauth/admin.ts).
+// operator tools revoke through the same function (admin/oauth.ts).
 
 /** Revokes a grant and every token issued under it. Returns false when there was no live grant. */
 export async function revokeGrant(grantId: string): Promise<boolean> {

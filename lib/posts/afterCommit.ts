@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { afterCommit, db } from '../db';
 import { hasScheduleColumns } from '../publishing/schedule';
 import { log } from '../logger';
-import { temporalClient } from '../temporal';
+import { temporalClient } from '../temporal/client';
 import { syncPublishWorkflow } from '../temporal/start/publishPost';
 import { signalReviewDecided, startReviewWorkflow } from '../temporal/start/reviewPost';
 import { inWorkspaceTurns } from '../workspaceTurns';

@@ -1,16 +1,16 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { pinnedLookup, vetAddresses, type ResolvedAddress, type Resolver } from '../net/resolve';
+import { pinnedLookup, vetAddresses, type ResolvedAddress, type Resolver } from '../outbound/resolve';
 
 // One delivery attempt over HTTP (spec 6 rules 2-3, ARCHITECTURE.md "The outside world"):
 // resolve the receiver's host now, refuse any answer outside the address policy, connect to the
 // very address that was checked (the socket's lookup is pinned to it, so a DNS answer that
 // changes between check and connect cannot redirect the request; TLS still verifies the
 // hostname), never follow redirects, and count only a 2xx answer within the deadline.
-// Resolution and vetting are shared with URL knowledge ingest (lib/net/resolve.ts).
+// Resolution and vetting are shared with URL knowledge ingest (lib/outbound/resolve.ts).
 
-export { systemResolver, type ResolvedAddress, type Resolver } from '../net/resolve';
+export { systemResolver, type ResolvedAddress, type Resolver } from '../outbound/resolve';
 
 export interface SendOptions {
   /** The whole attempt, DNS included, must end within this (spec 6 rule 2: 10 s). */

@@ -1,5 +1,5 @@
-import { storeConnectionTokens } from '../../ops/connections';
-import { createProject } from '../../ops/provision';
+import { storeConnectionTokens } from '../../admin/connections';
+import { createProject } from '../../admin/provision';
 import type { IssueTokenInput, SimulatorControl } from './control';
 
 /**

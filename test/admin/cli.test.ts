@@ -346,7 +346,7 @@ describe('operator CLI (bin/admin)', function () {
     assert.equal(compiled.stdout, viaTsx.stdout);
     const built = (await fs.stat(entry)).mtimeMs;
     // A source edited after the build: the next call rebuilds before it runs.
-    const source = path.join(root, 'bin', 'admin.d', 'registry.ts');
+    const source = path.join(root, 'admin', 'cli', 'registry.ts');
     const later = new Date(Math.max(Date.now(), built) + 2_000);
     await fs.utimes(source, later, later);
     const again = await admin(['key', 'help']);

@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBase62 } from '../../lib/ids';
-import { workflowIds } from '../../lib/temporal';
+import { workflowIds } from '../../lib/temporal/client';
 import { client, useApi } from '../support/app';
 import { maybeRecordHistory } from '../support/histories';
 import { connectedPersonalProject, simulator } from '../support/network';

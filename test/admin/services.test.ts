@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { config } from '../../lib/config';
-import { temporalClient, workflowIds } from '../../lib/temporal';
+import { temporalClient, workflowIds } from '../../lib/temporal/client';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject } from '../support/network';
 import { fails, ok } from '../support/admin';

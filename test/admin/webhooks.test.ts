@@ -8,7 +8,7 @@ import type { NativeConnection } from '@temporalio/worker';
 import { createWebhookActivities } from '../../activities/webhooks';
 import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
-import { temporalClient } from '../../lib/temporal';
+import { temporalClient } from '../../lib/temporal/client';
 import { webhookRelayWorkflow } from '../../workflows/webhookRelay';
 import { createWorker } from '../../workers/worker';
 import { client, useApi } from '../support/app';

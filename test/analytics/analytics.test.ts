@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import type { NativeConnection, Worker } from '@temporalio/worker';
-import { createProject, createWorkspace, issueApiKey, makeAgencyOwner } from '../../ops/provision';
+import { createProject, createWorkspace, issueApiKey, makeAgencyOwner } from '../../admin/provision';
 import { nextSyncAt, rebuildDailyGains, syncDueMetrics } from '../../lib/analytics/sync';
 import { ensureMetricsSync } from '../../lib/temporal/start/metricsSync';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { newId, randomBase62 } from '../../lib/ids';
 import { createNetworkClient } from '../../lib/network/client';
-import { temporalClient } from '../../lib/temporal';
+import { temporalClient } from '../../lib/temporal/client';
 import { createWorker } from '../../workers/worker';
 import { client } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Temporal } from 'temporal-polyfill';
-import { createProject, issueApiKey } from '../../ops/provision';
+import { createProject, issueApiKey } from '../../admin/provision';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { localWeekStart, streakFromWeeks } from '../../lib/streaks';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createWorkspace, issueApiKey, revokeApiKey, setApiKeyScopes, setWorkspacePlan } from '../../ops/provision';
+import { createWorkspace, issueApiKey, revokeApiKey, setApiKeyScopes, setWorkspacePlan } from '../../admin/provision';
 import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
 import { client, useApi, type CallResult } from '../support/app';

@@ -10,7 +10,7 @@ import { connect, useMcpStack } from '../mcp/support';
 // Spec 4.7 and 8 (a body over its limit gets a 413, a bare one at the media import's edge) as
 // a client on Node's own fetch (undici, the MCP SDK's transport) meets it: the answer is read,
 // not lost to a reset while the client is still sending (RFC 9112 9.6, the lingering close of
-// api/body.ts), on the REST door, its OAuth endpoints and the MCP door; and the rest of a body is
+// api/rawBody.ts), on the REST door, its OAuth endpoints and the MCP door; and the rest of a body is
 // discarded within config.bodyDiscard's bounds, never read forever.
 
 /** A body of `total` bytes sent in 64 KiB chunks without a Content-Length (chunked), as a stream upload is. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createProject } from '../../ops/provision';
+import { createProject } from '../../admin/provision';
 import { db } from '../../lib/db';
 import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';

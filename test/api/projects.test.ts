@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createProject, linkCompanyPage, type ConnectionPreset } from '../../ops/provision';
+import { createProject, linkCompanyPage, type ConnectionPreset } from '../../admin/provision';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { client, type CallResult, useApi } from '../support/app';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { probesFor, readinessRouter } from '../../api/health/ready';
 import { config } from '../../lib/config';
-import { temporalAddress } from '../../lib/temporal';
+import { temporalAddress } from '../../lib/temporal/client';
 import { serveOnEphemeralPort, useApi } from '../support/app';
 
 // issue 17: GET /v1/health/ready, unauthenticated, 200 while Postgres, Redis and Temporal

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
-import { registerSearchAttributes } from '../../lib/temporal';
+import { registerSearchAttributes } from '../../lib/temporal/client';
 import { launch } from '../../tooling/launcher';
 import { freePort } from '../../tooling/ports';
 import { startApiProcess } from '../support/foundation';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { newId } from '../../lib/ids';
 import { localWeekStart } from '../../lib/streaks';
-import { createProject, createWorkspace, issueApiKey } from '../../ops/provision';
+import { createProject, createWorkspace, issueApiKey } from '../../admin/provision';
 import { db } from '../../lib/db';
 import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';

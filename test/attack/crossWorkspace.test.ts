@@ -5,7 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { AnyOperation } from '../../api/operation';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
-import { addMember } from '../../ops/provision';
+import { addMember } from '../../admin/provision';
 import { connect, startMcpStack, type McpStack } from '../mcp/support';
 import { startOAuthApi } from '../oauth/support';
 import { oauthToken } from '../oauth/support';

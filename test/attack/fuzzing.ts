@@ -299,7 +299,7 @@ export async function workspaceRows(workspaceId: string): Promise<Record<string,
  * cannot run later in another suite's worker on the run's task queue.
  */
 export async function terminateGenerationJobs(workspaceIds: string[]): Promise<void> {
-  const { temporalClient, workflowIds } = await import('../../lib/temporal');
+  const { temporalClient, workflowIds } = await import('../../lib/temporal/client');
   const client = await temporalClient();
   const jobs = (await db()('jobs').whereIn('workspace_id', workspaceIds).select('id')) as { id: string }[];
   await Promise.all(

@@ -101,7 +101,7 @@ describe('bench/generation bare baseline', function () {
       assert.equal(jobs.length, 8);
       for (const j of jobs) assert.ok(j.completedAt !== null && j.completedAt >= j.createdAt);
       // One workflow per row, its id the row's, completed by the baseline worker.
-      const { temporalClient } = await import('../../lib/temporal');
+      const { temporalClient } = await import('../../lib/temporal/client');
       // The row is completed by the activity; the workflow closes just after it.
       const handle = (await temporalClient()).workflow.getHandle(ids[0]!);
       await handle.result();

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createProject, issueApiKey } from '../../ops/provision';
+import { createProject, issueApiKey } from '../../admin/provision';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { client } from '../support/app';

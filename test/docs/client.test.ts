@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { CLIENT_SCHEMA_PATH, generateClientSchema } from '../../scripts/openapiClient';
+import { CLIENT_SCHEMA_PATH, generateClientSchema } from '../../tooling/openapiClient';
 import { startApi, typedClient, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
-import { temporalClient, workflowIds } from '../../lib/temporal';
-import { storeConnectionTokens } from '../../ops/connections';
-import { createProject } from '../../ops/provision';
+import { temporalClient, workflowIds } from '../../lib/temporal/client';
+import { storeConnectionTokens } from '../../admin/connections';
+import { createProject } from '../../admin/provision';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';

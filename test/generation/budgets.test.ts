@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createProject, issueApiKey } from '../../ops/provision';
+import { createProject, issueApiKey } from '../../admin/provision';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { weekStartUtc } from '../../lib/time';

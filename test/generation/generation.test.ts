@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { createProject, issueApiKey } from '../../ops/provision';
+import { createProject, issueApiKey } from '../../admin/provision';
 import { db } from '../../lib/db';
-import { SEARCH, temporalClient } from '../../lib/temporal';
+import { SEARCH, temporalClient } from '../../lib/temporal/client';
 import type { LlmStubFailure } from '../../sim/llm/server';
 import { client } from '../support/app';
 import { workspaceWithKey, uniqueKey } from '../support/factories';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { contentTypeForPillar } from '../../lib/ideas/ideas';
-import { createProject } from '../../ops/provision';
+import { createProject } from '../../admin/provision';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { useHarness, waitForJob } from './support';

@@ -6,7 +6,7 @@ import { startQueuedJob } from '../../lib/jobs/queue';
 import { reconcileQueuedJobs } from '../../lib/jobs/reconcile';
 import type { JobRow } from '../../lib/jobs/row';
 import type { JobType } from '../../lib/jobs/kinds';
-import { temporalClient, workflowIds } from '../../lib/temporal';
+import { temporalClient, workflowIds } from '../../lib/temporal/client';
 import { workspaceWithKey } from '../support/factories';
 
 // A job row committed whose workflow start was lost (the API process died in between): the

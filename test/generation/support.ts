@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { db } from '../../lib/db';
 import { TERMINAL_STATUSES, type JobStatus } from '../../lib/jobs/row';
-import { temporalClient } from '../../lib/temporal';
-import { recordHistory } from '../../scripts/record-history';
+import { temporalClient } from '../../lib/temporal/client';
+import { recordHistory } from '../../tooling/record-history';
 import { startLlmStub, type LlmStub } from '../../sim/llm/server';
 import { llmStubWriter, testWorker } from '../support/worker';
 import { startApi, type TestServer } from '../support/app';

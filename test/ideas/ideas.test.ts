@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createProject, issueApiKey } from '../../ops/provision';
+import { createProject, issueApiKey } from '../../admin/provision';
 import { db } from '../../lib/db';
 import { client } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';

@@ -3,7 +3,7 @@ import { createKnowledgeActivities } from '../../activities/knowledge';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { createTranscriptClient } from '../../lib/knowledge/youtube';
-import type { Resolver } from '../../lib/net/resolve';
+import type { Resolver } from '../../lib/outbound/resolve';
 import { objectStore } from '../../lib/storage/objectStore';
 import { DEFAULT_VIDEOS, type SimVideo } from '../../sim/youtube/server';
 import { client, startApi, type TestServer } from '../support/app';

@@ -12,7 +12,7 @@ import {
   type WriteResult,
 } from '../../lib/llm/client';
 import { classifyProviderFailure, errorFromHttpResponse, LlmError, shouldRetry } from '../../lib/llm/errors';
-import { parseRetryAfter } from '../../lib/net/outbound';
+import { parseRetryAfter } from '../../lib/outbound/outbound';
 import {
   buildMessages,
   describeLanguage,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { issueApiKey } from '../../ops/provision';
+import { issueApiKey } from '../../admin/provision';
 import { db } from '../../lib/db';
-import { temporalClient, workflowIds } from '../../lib/temporal';
+import { temporalClient, workflowIds } from '../../lib/temporal/client';
 import { mintDeleteConfirmation, readDeleteConfirmation } from '../../lib/tokens';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';

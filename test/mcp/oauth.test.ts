@@ -3,7 +3,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createProject } from '../../ops/provision';
+import { createProject } from '../../admin/provision';
 import { agentToken, consent } from '../oauth/support';
 import { member, workspaceWithKey } from '../support/factories';
 import { startApiProcess } from '../support/foundation';
@@ -153,7 +153,7 @@ describe('MCP with OAuth', function () {
       other = await workspaceWithKey({ projects: 1, name: 'Elsewhere' });
       user = await member(ws.workspace.id, 'Admin');
       await member(other.workspace.id, 'Admin').then(() => undefined);
-      const { addMember } = await import('../../ops/provision');
+      const { addMember } = await import('../../admin/provision');
       await addMember({ workspaceId: other.workspace.id, user: user.id, role: 'admin' });
       token = (
         await agentToken(stack.apiUrl, {

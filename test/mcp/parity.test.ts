@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { TOOLS } from '../../api/mcp/tools/index';
-import { createProject, issueApiKey } from '../../ops/provision';
+import { createProject, issueApiKey } from '../../admin/provision';
 import { config } from '../../lib/config';
 import { storedDocument, workspaceWithKey } from '../support/factories';
 import { png } from '../media/images';

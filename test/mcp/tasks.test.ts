@@ -13,7 +13,7 @@ import { grantedTtl, TASK_POLL_INTERVAL_MS, TASK_TTL_MAX_MS, TASK_TTL_MIN_MS } f
 import { TOOLS } from '../../api/mcp/tools/index';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
-import { issueApiKey } from '../../ops/provision';
+import { issueApiKey } from '../../admin/provision';
 import { startLlmStub, type LlmStub } from '../../sim/llm/server';
 import { workspaceWithKey } from '../support/factories';
 import { startApiProcess, type ApiProcess } from '../support/foundation';

@@ -3,7 +3,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { toolOutputSchema } from '../../api/mcp/tool';
 import { TOOLS } from '../../api/mcp/tools/index';
-import { issueApiKey } from '../../ops/provision';
+import { issueApiKey } from '../../admin/provision';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { connectedPersonalProject } from '../support/network';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { issueApiKey, revokeApiKey } from '../../ops/provision';
+import { issueApiKey, revokeApiKey } from '../../admin/provision';
 import { toolScopeRules } from '../../api/mcp/tool';
 import { TOOLS } from '../../api/mcp/tools/index';
 import { redis } from '../../lib/redis';

@@ -6,7 +6,7 @@ import { mintUpload } from '../../lib/media/uploads';
 import { SWEEP_UPLOADS } from '../../lib/temporal/contracts/sweepUploads';
 import { ensureUploadSweepSchedule } from '../../lib/temporal/start/sweepUploads';
 import { objectStore } from '../../lib/storage/objectStore';
-import { temporalClient } from '../../lib/temporal';
+import { temporalClient } from '../../lib/temporal/client';
 import { sweepUploadsWorkflow } from '../../workflows/sweepUploads';
 import { workspaceWithKey } from '../support/factories';
 import { useTestWorker } from '../support/worker';

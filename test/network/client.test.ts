@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { config } from '../../lib/config';
 import { HttpNetworkClient, createNetworkClient, POST_REFERENCE_HEADER, type Author } from '../../lib/network/client';
-import { parseRetryAfter } from '../../lib/net/outbound';
+import { parseRetryAfter } from '../../lib/outbound/outbound';
 import { NetworkError } from '../../lib/network/errors';
 import { createSimulatorControl } from '../../sim/network/control';
 import { REFERENCE_HEADER, startNetworkSimulator, type NetworkSimulator } from '../../sim/network/server';

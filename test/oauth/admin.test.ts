@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createWorkspace } from '../../ops/provision';
+import { createWorkspace } from '../../admin/provision';
 import { admin } from '../support/admin';
 import { member, workspaceWithKey } from '../support/factories';
 import { apiGet, register, useOAuthApi, tokenFor } from './support';

@@ -419,7 +419,7 @@ describe('OAuth authorization endpoint and consent pages', () => {
     it('offer every reachable workspace, and the projects of the one picked', async () => {
       const a = await setup({ projects: 2 });
       const b = await workspaceWithKey({ projects: 2, name: 'Second Workspace' });
-      const { addMember } = await import('../../ops/provision');
+      const { addMember } = await import('../../admin/provision');
       await addMember({ workspaceId: b.workspace.id, user: a.user.id, role: 'Member', projectIds: [b.projects[1]!.id] });
       const { challenge } = pkce();
       const browser = new Browser(api.url);

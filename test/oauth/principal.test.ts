@@ -9,7 +9,7 @@ import {
   removeAgencyOwner,
   revokeUserGrants,
   setWorkspacePlan,
-} from '../../ops/provision';
+} from '../../admin/provision';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { READ_SCOPES } from '../../lib/scopes';

@@ -4,7 +4,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-tr
 import type { Worker } from '@temporalio/worker';
 import { db } from '../../lib/db';
 import { startTracing, stopTracing, tracingActive, tracingRequested } from '../../lib/telemetry';
-import { closeTemporalClient } from '../../lib/temporal';
+import { closeTemporalClient } from '../../lib/temporal/client';
 import { createWorker } from '../../workers/worker';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Worker } from '@temporalio/worker';
 import { db } from '../../lib/db';
 import { ensureHealthWorkflow } from '../../lib/temporal/start/connectionHealth';
-import { temporalClient, workflowIds } from '../../lib/temporal';
+import { temporalClient, workflowIds } from '../../lib/temporal/client';
 import { createWorker } from '../../workers/worker';
 import { checkNowSignal, healthStatusQuery } from '../../workflows/connectionHealth';
 import { maybeRecordHistory } from '../support/histories';

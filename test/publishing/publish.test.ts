@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
-import { temporalClient, workflowIds } from '../../lib/temporal';
+import { temporalClient, workflowIds } from '../../lib/temporal/client';
 import { publishStatusQuery } from '../../workflows/publishPost';
 import { maybeRecordHistory } from '../support/histories';
 import { apiAndWorker } from '../support/stack';
@@ -232,7 +232,7 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
 
     it('refuses without a token at once', async () => {
       const p = await (
-        await import('../../ops/provision')
+        await import('../../admin/provision')
       ).createProject({ workspaceId: stack.ws.workspace.id, type: 'PERSONAL_BRAND', name: 'No token', connection: 'disconnected' });
       const callsBefore = (await sim.counts()).calls.identity;
       await expectConflict(p.id, 'no_token');
@@ -246,7 +246,7 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     });
 
     it('refuses a company page never linked, and one with no admins left', async () => {
-      const provision = await import('../../ops/provision');
+      const provision = await import('../../admin/provision');
       const unlinked = await provision.createProject({
         workspaceId: stack.ws.workspace.id,
         type: 'COMPANY_PAGE',
@@ -259,7 +259,7 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     });
 
     it('refuses a stored revoked connection', async () => {
-      const provision = await import('../../ops/provision');
+      const provision = await import('../../admin/provision');
       const p = await provision.createProject({
         workspaceId: stack.ws.workspace.id,
         type: 'PERSONAL_BRAND',

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { unsyncedSchedules } from '../../lib/posts/afterCommit';
-import { createProject, createWorkspace } from '../../ops/provision';
+import { createProject, createWorkspace } from '../../admin/provision';
 
 // The reconciler's share of lost schedule signals (lib/posts/afterCommit.ts unsyncedSchedules)
 // is taken in turns by workspace: one workspace's thousands of missed signals (Temporal down

@@ -5,7 +5,7 @@ import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { HttpNetworkClient } from '../../lib/network/client';
 import { insertPost } from '../../lib/posts/write';
-import { temporalClient } from '../../lib/temporal';
+import { temporalClient } from '../../lib/temporal/client';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedCompanyPage, connectedPersonalProject, simulator } from '../support/network';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { workflowMetadataQuery } from '@temporalio/workflow';
 import { config } from '../../lib/config';
-import { temporalClient, workflowIds } from '../../lib/temporal';
+import { temporalClient, workflowIds } from '../../lib/temporal/client';
 import { zonedTime } from '../../lib/temporal/details';
 import { freePort } from '../../tooling/ports';
 import { resolveTemporalUiServerBinary, startTemporalUi, type TemporalUi } from '../../tooling/temporalCluster';

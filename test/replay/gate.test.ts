@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { PublishOutcome } from '../../activities/publishing';
 import type { ScheduleSnapshot } from '../../lib/publishing/schedule';
-import { runCli } from '../../scripts/replay';
+import { runCli } from '../../tooling/replay';
 import { bundleWorkflowVariant, type WorkflowEdit } from '../../tooling/workflowVariant';
 import { PATCH_CARRIED, publishPostWorkflow, publishStatusQuery } from '../../workflows/publishPost';
 import { waitFor } from '../support/wait';

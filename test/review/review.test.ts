@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import type { Worker } from '@temporalio/worker';
 import { db } from '../../lib/db';
-import { temporalClient, workflowIds } from '../../lib/temporal';
-import { setDefaultReviewer, setReviewGate } from '../../ops/operate';
+import { temporalClient, workflowIds } from '../../lib/temporal/client';
+import { setDefaultReviewer, setReviewGate } from '../../admin/controls';
 import { createWorker } from '../../workers/worker';
 import { reviewStatusQuery } from '../../workflows/reviewPost';
 import { client } from '../support/app';

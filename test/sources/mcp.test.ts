@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
-import { issueApiKey } from '../../ops/provision';
+import { issueApiKey } from '../../admin/provision';
 import { connect, fails, ok } from '../mcp/support';
 import { callFollowingJob, useMcpWithWorker } from '../support/mcp';
 import { wavWithTranscript } from './files';

@@ -37,7 +37,7 @@ export function run(command: string, args: string[], opts: { cwd?: string; env?:
 }
 
 /**
- * `bin/admin ...` as operators run it: the wrapper, so the compiled entry (tooling/adminCli.ts)
+ * `bin/admin ...` as operators run it: the wrapper, so the compiled entry (admin/cli/bundle.ts)
  * is what the suite exercises; ADMIN_CLI_BUNDLE=0 in `env` runs bin/admin.ts through tsx.
  */
 export function admin(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<Run> {

@@ -1,4 +1,4 @@
-import { addMember, createProject, createUser, createWorkspace, issueApiKey, type ConnectionPreset } from '../../ops/provision';
+import { addMember, createProject, createUser, createWorkspace, issueApiKey, type ConnectionPreset } from '../../admin/provision';
 import { db } from '../../lib/db';
 import { newId, randomBase62 } from '../../lib/ids';
 import { storeDocument } from '../../lib/knowledge/ingest';

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { recordHistory } from '../../scripts/record-history';
+import { recordHistory } from '../../tooling/record-history';
 
 // `RECORD_HISTORIES=1 npm test -- <files>` refreshes the recorded histories that the replay
 // suite (test/replay) checks every later workflow change against.

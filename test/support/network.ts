@@ -1,4 +1,4 @@
-import { createProject } from '../../ops/provision';
+import { createProject } from '../../admin/provision';
 import { config } from '../../lib/config';
 import { randomBase62 } from '../../lib/ids';
 import { connectedPersonalProject as connectSimulated } from '../../sim/network/accounts';

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type TypeScript from '../../tools/typescript-api/node_modules/typescript';
+import type TypeScript from '../../eslint/typescript-api/node_modules/typescript';
 
 // No circle of value imports between the project's top-level folders (api/, lib/, activities/,
 // workflows/, workers/, bin/, ...). eslint.config.js forbids the known wrong directions one by
@@ -13,8 +13,8 @@ import type TypeScript from '../../tools/typescript-api/node_modules/typescript'
 
 const root = path.resolve(import.meta.dirname, '../..');
 // The compiler the project type-checks with ships no JavaScript API; the linter's copy does
-// (tools/typescript-api).
-const ts: typeof TypeScript = createRequire(path.join(root, 'tools/typescript-api/package.json'))('typescript');
+// (eslint/typescript-api).
+const ts: typeof TypeScript = createRequire(path.join(root, 'eslint/typescript-api/package.json'))('typescript');
 
 /** The relative modules a file imports as values. */
 function valueImports(fileName: string, text: string): string[] {

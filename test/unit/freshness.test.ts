@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { freshSeconds } from '../../lib/net/freshness';
+import { freshSeconds } from '../../lib/outbound/freshness';
 
-// RFC 9111 4.2.1 freshness as a shared cache reads it (lib/net/freshness.ts).
+// RFC 9111 4.2.1 freshness as a shared cache reads it (lib/outbound/freshness.ts).
 
 describe('freshSeconds (RFC 9111 4.2.1)', () => {
   const now = Date.parse('2026-11-29T12:00:00Z');

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseOrigins } from '../../lib/config';
-import { FetchError, guardedFetch, type GuardedFetchOptions } from '../../lib/net/guardedFetch';
-import { onAllowedOrigin, type Resolver } from '../../lib/net/resolve';
+import { FetchError, guardedFetch, type GuardedFetchOptions } from '../../lib/outbound/guardedFetch';
+import { onAllowedOrigin, type Resolver } from '../../lib/outbound/resolve';
 
 // The shared guard's exact-origin allowance (docs/knowledge.md "URL ingest",
 // KNOWLEDGE_FETCH_ALLOW_ORIGINS): with loopback refused, one allowed origin on 127.0.0.1 is

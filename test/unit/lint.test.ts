@@ -271,14 +271,14 @@ describe('lint: layer boundaries', function () {
       ['lib/knowledge/example.ts', '..'],
       ['activities/example.ts', '../lib'],
       ['workers/example.ts', '../lib'],
-      ['ops/example.ts', '../lib'],
-      ['bin/admin.d/example.ts', '../../lib'],
-      ['scripts/example.ts', '../lib'],
+      ['admin/example.ts', '../lib'],
+      ['admin/cli/example.ts', '../../lib'],
+      ['tooling/example.ts', '../lib'],
       ['tooling/example.ts', '../lib'],
     ] as const)
       await assertReported(file, raw(lib), reported);
     await assertReported(
-      'ops/example.ts',
+      'admin/example.ts',
       `import { db } from '../lib/db';\ndeclare const id: string;\nexport const x = db()('api_keys').where({ workspace_id: id }).select('id');\n`,
       reported,
     );
@@ -288,7 +288,7 @@ describe('lint: layer boundaries', function () {
       `import { Post } from '../../lib/models';\ndeclare const id: string;\nexport const x = Post.forWorkspace(id).where('posts.id', id);\n`,
     );
     await assertClean(
-      'ops/example.ts',
+      'admin/example.ts',
       `import { ApiKey } from '../lib/models';\ndeclare const id: string;\nexport const x = ApiKey.knexForWorkspace(id).select('id');\n`,
     );
     await assertClean(

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { workflowMetadataQuery } from '@temporalio/workflow';
 import { db } from '../../lib/db';
-import { temporalClient, workflowIds } from '../../lib/temporal';
+import { temporalClient, workflowIds } from '../../lib/temporal/client';
 import { newId } from '../../lib/ids';
 import { endpointDeliveryStatusQuery } from '../../lib/temporal/contracts/deliverWebhook';
 import { deliverWebhookWorkflow } from '../../workflows/deliverWebhook';

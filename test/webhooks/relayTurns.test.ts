@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
 import { claimUndispatched, emitEvents, type OutboxEvent } from '../../lib/outbox';
-import { createWorkspace } from '../../ops/provision';
+import { createWorkspace } from '../../admin/provision';
 
 // The relay's claim takes the outbox in turns by workspace (lib/outbox.ts claimUndispatched,
 // docs/operations.md "Fairness between workspaces"): a workspace with a burst of events waiting

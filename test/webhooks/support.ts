@@ -4,7 +4,7 @@ import { createWebhookActivities, type WebhookOptions } from '../../activities/w
 import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
 import { emitEvent, type EventType } from '../../lib/outbox';
-import { temporalClient } from '../../lib/temporal';
+import { temporalClient } from '../../lib/temporal/client';
 import { webhookRelayWorkflow } from '../../workflows/webhookRelay';
 import { testWorker } from '../support/worker';
 export { waitFor } from '../support/wait';

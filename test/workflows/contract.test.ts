@@ -3,7 +3,7 @@ import { Connection } from '@temporalio/client';
 import { config } from '../../lib/config';
 import { SEARCH, searchAttributeFlags, searchAttributeIndexedTypes } from '../../lib/searchAttributes';
 import { devServerArgs } from '../../tooling/temporalBinary';
-import { temporalAddress } from '../../lib/temporal';
+import { temporalAddress } from '../../lib/temporal/client';
 
 // Search attributes are declared once (lib/searchAttributes.ts); the dev server's flags and the
 // worker's registration derive from that declaration, and a server started from those flags

@@ -4,7 +4,7 @@ import type { Priority } from '@temporalio/common';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { newId, randomBase62 } from '../../lib/ids';
-import { temporalClient, workflowIds } from '../../lib/temporal';
+import { temporalClient, workflowIds } from '../../lib/temporal/client';
 import { DEPLOYMENT_FAIRNESS_KEY, WORK_PRIORITY } from '../../lib/temporal/contracts/priority';
 import { startWorkflowOfJob } from '../../lib/jobs/queue';
 import { ensureMetricsSync } from '../../lib/temporal/start/metricsSync';
@@ -12,7 +12,7 @@ import { syncPublishWorkflow } from '../../lib/temporal/start/publishPost';
 import { wakeEndpoint } from '../../lib/temporal/start/webhookEndpoint';
 import { maintenanceWorkflow } from '../../workflows/maintenance';
 import { reviewPostWorkflow } from '../../workflows/reviewPost';
-import { createWorkspace } from '../../ops/provision';
+import { createWorkspace } from '../../admin/provision';
 import { waitFor } from '../support/wait';
 import { withWorker } from '../support/workflowEnv';
 

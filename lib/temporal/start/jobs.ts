@@ -4,7 +4,7 @@ import type { JobIds } from '../../jobs/kind';
 import type { JobProgress } from '../../jobs/row';
 import { log } from '../../logger';
 import { SEARCH } from '../../searchAttributes';
-import { temporalClient } from '../../temporal';
+import { temporalClient } from '../client';
 import { jobProgressQuery, jobWorkflowId, type JobWorkflowInput } from '../contracts/jobs';
 import type { WorkKind } from '../contracts/priority';
 import type { WorkflowName } from '../contracts/workflowName';
