@@ -11,7 +11,7 @@ import { Command, CommanderError, Help, Option } from 'commander';
 //       summary: 'One project connection.',
 //       flags: { project: { required: true, value: 'proj_x', help: 'project id' } },
 //       async run(args) {
-//         const { loadConnection } = await import('../../../ops/connections');
+//         const { loadConnection } = await import('../../connections');
 //         return loadConnection(args.need('project'));
 //       },
 //     },
