@@ -1,6 +1,7 @@
 import type { AnyOperation } from '../api/operation';
 import { config } from '../lib/config';
 import { db } from '../lib/db';
+import { Project } from '../lib/models';
 import type { SimulatorControl } from '../sim/network/control';
 import { callOperation as call, operatorContext } from './asOperator';
 import { projectView } from './cli/views';
@@ -157,8 +158,8 @@ async function findOrCreateProject(
   spec: { type: 'PERSONAL_BRAND' | 'AMPLIFIER' | 'COMPANY_PAGE'; name: string; username: string; connection?: ConnectionPreset },
   linkedProjectId?: string,
 ) {
-  const existing = await db()('projects')
-    .where({ workspace_id: workspaceId, type: spec.type, username: spec.username })
+  const existing = await Project.knexForWorkspace(workspaceId)
+    .where({ type: spec.type, username: spec.username })
     .orderBy('created_at')
     .first('id');
   if (existing) return { id: existing.id as string, created: false };
@@ -227,7 +228,7 @@ export async function seedDemoWorkspace(sim: SimulatorControl): Promise<string> 
 
   const key = await issueApiKey({ workspaceId: workspace.id, scopes: KEY_SCOPES, mode: 'live', name: 'seed' });
 
-  const projects = (await listProjects(workspace.id)).map(projectView);
+  const projects: ReturnType<typeof projectView>[] = (await listProjects(workspace.id)).map(projectView);
   const line = (id: string, note: string) => {
     const p = projects.find((x) => x.id === id)!;
     return `${p.id}  ${p.name.padEnd(14)} ${p.type.padEnd(15)} ${note}`;
