@@ -292,7 +292,7 @@ async function syncMetrics({ ws }: Bench) {
   const sim = await startNetworkSimulator({ port: 0 });
   const { HttpNetworkClient } = await import('../lib/network/client');
   const { config } = await import('../lib/config');
-  const { connectedPersonalProject } = await import('../sim/network/accounts');
+  const { connectedPersonalProject } = await import('../admin/simulatedAccounts');
   const { syncDueMetrics } = await import('../lib/analytics/sync');
   const { project: syncProject } = await connectedPersonalProject(sim.control, ws.id, {
     personId: 'benchperson',

@@ -195,7 +195,7 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
 
   const { db } = await import('../lib/db');
   const { issueApiKey, createWorkspace } = await import('../admin/provision');
-  const { connectedPersonalProject } = await import('../sim/network/accounts');
+  const { connectedPersonalProject } = await import('../admin/simulatedAccounts');
   const { webhookEndpoint } = await import('./harness/seed');
   const { EVENT_TYPES } = await import('../lib/outbox');
   let person = 0;

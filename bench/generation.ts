@@ -22,7 +22,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import proto from '@temporalio/proto';
-import { diff, machineInfo, snapshot, type Groups } from './harness/proc';
+import { diff, machineInfo, snapshot, waitForQuiet, type Groups } from './harness/proc';
 import { REPO_ROOT } from './harness/servers';
 import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
@@ -248,18 +248,6 @@ export async function historyShape(workflowId: string): Promise<string> {
 
 const CPUS = machineInfo().cpus;
 
-/** Other processes' share of the machine must be low, or the figures measure the neighbours. */
-async function waitForQuiet(groups: Groups): Promise<number> {
-  const deadline = Date.now() + QUIET_WAIT_MS;
-  for (;;) {
-    const a = snapshot();
-    await sleep(1000);
-    const d = diff(a, snapshot(), groups);
-    const share = d ? d.cpuMs.other! / (1000 * CPUS) : 0;
-    if (share < 0.15 || Date.now() >= deadline) return share;
-  }
-}
-
 export function printRound(label: string, r: RoundResult) {
   const refused =
     Object.entries(r.refused)
@@ -394,7 +382,7 @@ export function sideGroups(b: Bench, pids: number[]): Groups {
 
 export async function quiet(groups: Groups) {
   if (QUIET_WAIT_MS <= 0) return;
-  const share = await waitForQuiet(groups);
+  const share = await waitForQuiet({ waitMs: QUIET_WAIT_MS, quietBelow: 0.15, groups: () => groups, announce: false });
   if (share >= 0.15) console.log(`  (other processes still use ${(share * 100).toFixed(0)}% of the machine; figures below are disturbed)`);
 }
 

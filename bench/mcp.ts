@@ -141,7 +141,7 @@ async function setUp() {
 
   const { startNetworkSimulator } = await import('../sim/network/server');
   const sim = await startNetworkSimulator({ port: 0 });
-  const { connectedPersonalProject } = await import('../sim/network/accounts');
+  const { connectedPersonalProject } = await import('../admin/simulatedAccounts');
   const { benchWorkspace } = await import('./harness/seed');
   const { storeDocumentsUpTo } = await import('./harness/knowledgeCorpus');
   const { db } = await import('../lib/db');

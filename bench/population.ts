@@ -19,11 +19,10 @@ import pg from 'pg';
 import { Cleanups } from './harness/cleanups';
 import { postContent, prng } from './harness/content';
 import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
-import { diff, machineInfo, snapshot, type CpuSnapshot, type Groups } from './harness/proc';
+import { diff, machineInfo, snapshot, waitForQuiet, type CpuSnapshot, type Groups } from './harness/proc';
 import { WORKFLOW_TYPE } from './publishing/baseline';
 import { buildWorkerBundles } from './publishing/bundles';
 import { apiCreator, createAll, type CreateItem, type CreateResult } from './publishing/creation';
-import { waitForQuiet } from './publishing/measure';
 import { startWorker } from './publishing/worker';
 import { planPosts, planWorkspaces, type PlannedPost, type PopulationPlan } from './population/plan';
 import { rescheduleAll } from './population/reschedule';
@@ -76,7 +75,7 @@ async function main() {
 export type Bench = Awaited<ReturnType<typeof setUp>>;
 
 async function setUp(cleanups: Cleanups) {
-  const otherAtStart = S.QUIET_WAIT_MS > 0 ? await waitForQuiet(S.QUIET_WAIT_MS) : null;
+  const otherAtStart = S.QUIET_WAIT_MS > 0 ? await waitForQuiet({ waitMs: S.QUIET_WAIT_MS }) : null;
   const { freeClusterPorts } = await import('../tooling/temporalCluster');
   const clusterPorts = S.CLUSTER ? await freeClusterPorts() : null;
   const temporalPort = clusterPorts ? clusterPorts.frontend : await freePort();

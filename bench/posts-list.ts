@@ -10,7 +10,7 @@
 import path from 'node:path';
 import pg from 'pg';
 import { closedLoop, getJson, openLoop, type OpenLoopResult, type RunResult, type Target } from './harness/load';
-import { diff, machineInfo, snapshot, type CpuBreakdown, type Groups } from './harness/proc';
+import { diff, machineInfo, snapshot, waitForQuiet, type CpuBreakdown, type Groups } from './harness/proc';
 import { summarizeHeapProfile, summarizeProfile, type AllocationSummary, type ProfileSummary } from './harness/profile';
 import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
 import type { StageTiming } from './harness/stages';
@@ -131,32 +131,6 @@ export function noise(m: Measured<RunResult>): string {
   return share >= 0.05 ? ` — NOTE: other work took ${(share * 100).toFixed(0)}% of the machine` : '';
 }
 
-/**
- * Holds the next measurement until other processes leave the cores (mostly) to us, for at
- * most --quiet-wait seconds; then measures anyway and the run's NOTE lines tell the story.
- */
-async function waitForQuiet(groups: () => Promise<Groups>): Promise<void> {
-  const deadline = Date.now() + QUIET_WAIT_MS;
-  let announced = false;
-  for (;;) {
-    const a = snapshot();
-    await sleep(1000);
-    const cpu = diff(a, snapshot(), await groups());
-    const share = cpu ? (cpu.cpuMs.other! + cpu.unaccountedMs) / (1000 * CPUS) : 0;
-    if (share < QUIET_THRESHOLD) {
-      if (announced) console.log(`    machine quiet again (other work ${(share * 100).toFixed(0)}%)`);
-      return;
-    }
-    if (Date.now() >= deadline) {
-      if (QUIET_WAIT_MS > 0)
-        console.log(`    still busy after ${QUIET_WAIT_MS / 1000} s (other work ${(share * 100).toFixed(0)}%); measuring anyway`);
-      return;
-    }
-    if (!announced) console.log(`    waiting for the machine to quiet down: other work uses ${(share * 100).toFixed(0)}% of it`);
-    announced = true;
-  }
-}
-
 async function main() {
   const bench = await setUp();
   try {
@@ -237,7 +211,7 @@ async function setUp() {
       redis: (p) => p.comm.startsWith('redis-server'),
     };
   };
-  const quiet = () => waitForQuiet(groups);
+  const quiet = () => waitForQuiet({ waitMs: QUIET_WAIT_MS, quietBelow: QUIET_THRESHOLD, groups, countUnaccounted: true });
   // How many statements a request costs Postgres: per-database counters, so other users of
   // the same server do not count.
   const pgTransactions = async () => {

@@ -14,12 +14,11 @@ import path from 'node:path';
 import pg from 'pg';
 import { Cleanups } from './harness/cleanups';
 import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
-import { machineInfo } from './harness/proc';
+import { machineInfo, waitForQuiet } from './harness/proc';
 import { buildWorkerBundles } from './publishing/bundles';
 import { startWorker, type WorkerRun } from './publishing/worker';
 import { runBaseline, type BaselineResult } from './publishing/baseline';
 import { seed } from './publishing/creation';
-import { waitForQuiet } from './publishing/measure';
 import {
   ACTIVITY_CONCURRENCY,
   BASELINE,
@@ -76,7 +75,7 @@ async function setUp(cleanups: Cleanups) {
   // address is chosen and every variable set before the first app module is loaded. The worker
   // and API children inherit the same environment.
   // The machine is measured quiet before the ports are picked: a port free minutes ago may not be.
-  const otherAtStart = QUIET_WAIT_MS > 0 ? await waitForQuiet(QUIET_WAIT_MS) : null;
+  const otherAtStart = QUIET_WAIT_MS > 0 ? await waitForQuiet({ waitMs: QUIET_WAIT_MS }) : null;
   const { freeClusterPorts, startTemporalCluster, dropClusterDatabases } = await import('../tooling/temporalCluster');
   const clusterPorts = CLUSTER ? await freeClusterPorts() : null;
   const temporalPort = clusterPorts ? clusterPorts.frontend : await freePort();

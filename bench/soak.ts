@@ -29,7 +29,7 @@ import { Cleanups } from './harness/cleanups';
 import { prng } from './harness/content';
 import { recreateDatabase, setPublishingEnvironment } from './harness/database';
 import { benchOptions, numberOption } from './harness/options';
-import { verifyWebhookSignature } from './harness/webhookSignature';
+import { verifyWebhookSignature } from '../sim/webhooks/verifier';
 import { startWorker, type WorkerRun } from './publishing/worker';
 import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../tooling/temporalBinary';
@@ -180,7 +180,12 @@ export const receiver = createServer((req, res) => {
       type: parsed.type ?? '',
       postId: parsed.data?.post?.id ?? null,
       at: Date.now(),
-      signatureOk: verifyWebhookSignature(body, req.headers['webhook-signature'] as string | undefined, secrets.get(endpoint) ?? ''),
+      signatureOk: verifyWebhookSignature(
+        body,
+        req.headers['webhook-signature'] as string | undefined,
+        secrets.get(endpoint) ?? '',
+        Infinity,
+      ).ok,
       answered,
     });
     res.writeHead(answered).end();
@@ -382,7 +387,7 @@ async function setUp() {
 
   // Seed: workspaces, connected accounts, a write key each, one endpoint per workspace.
   const { createWorkspace, issueApiKey } = await import('../admin/provision');
-  const { connectedPersonalProject } = await import('../sim/network/accounts');
+  const { connectedPersonalProject } = await import('../admin/simulatedAccounts');
   const { webhookEndpoint } = await import('./harness/seed');
   const { EVENT_TYPES } = await import('../lib/outbox');
   const { db, closeDb } = await import('../lib/db');

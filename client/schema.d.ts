@@ -1903,6 +1903,61 @@ export interface components {
             bearer_methods_supported: string[];
             resource_documentation: string;
         };
+        Readiness: {
+            data: {
+                /** @enum {string} */
+                status: "ready" | "unready";
+                checks: {
+                    postgres: {
+                        /** @enum {string} */
+                        status: "ok" | "unavailable";
+                        ms: number;
+                        error?: string;
+                    };
+                    redis: {
+                        /** @enum {string} */
+                        status: "ok" | "unavailable";
+                        ms: number;
+                        error?: string;
+                    };
+                    temporal: {
+                        /** @enum {string} */
+                        status: "ok" | "unavailable";
+                        ms: number;
+                        error?: string;
+                    };
+                };
+            };
+        };
+        /** @description The OpenAPI 3.1 document of the pinned (or current) version. */
+        OpenApiDocument: {
+            /** @constant */
+            openapi: "3.1.0";
+            jsonSchemaDialect: string;
+            info: {
+                title: string;
+                version: string;
+                description: string;
+            };
+            servers: {
+                url: string;
+            }[];
+            tags: {
+                name: string;
+            }[];
+            paths: {
+                [key: string]: {
+                    [key: string]: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            components: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+        };
         "health.get.response": {
             data: {
                 /** @constant */
@@ -2195,7 +2250,7 @@ export interface components {
         OAuthError: {
             error: {
                 /** @enum {string} */
-                code: "invalid_request" | "invalid_client" | "invalid_client_metadata" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "invalid_target" | "access_denied" | "temporarily_unavailable" | "rate_limited" | "payload_too_large" | "unsupported_media_type" | "internal_error";
+                code: "invalid_request" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "invalid_target" | "invalid_client" | "unsupported_media_type" | "rate_limited" | "invalid_client_metadata" | "payload_too_large" | "internal_error" | "temporarily_unavailable";
                 message: string;
                 request_id: string;
                 /** Format: uri */
@@ -10237,7 +10292,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["OpenApiDocument"];
                 };
             };
             /** @description invalid_request: the request was refused before routing (a head over 16 KB, malformed HTTP). */
@@ -10381,7 +10436,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/x-www-form-urlencoded": {
-                    /** @enum {unknown} */
+                    /** @enum {string} */
                     grant_type: "authorization_code" | "refresh_token";
                     /** @description the registered client, or the URL of its Client ID Metadata Document */
                     client_id: string;
@@ -10397,9 +10452,11 @@ export interface operations {
                     scope?: string;
                     /** @description RFC 8707 resource indicator; repeatable */
                     resource?: string | string[];
+                } & {
+                    [key: string]: unknown;
                 };
                 "application/json": {
-                    /** @enum {unknown} */
+                    /** @enum {string} */
                     grant_type: "authorization_code" | "refresh_token";
                     /** @description the registered client, or the URL of its Client ID Metadata Document */
                     client_id: string;
@@ -10415,6 +10472,8 @@ export interface operations {
                     scope?: string;
                     /** @description RFC 8707 resource indicator; repeatable */
                     resource?: string | string[];
+                } & {
+                    [key: string]: unknown;
                 };
             };
         };
@@ -10526,18 +10585,22 @@ export interface operations {
                 "application/x-www-form-urlencoded": {
                     /** @description the access or refresh token */
                     token?: string;
-                    /** @description ignored */
+                    /** @description ignored: the prefix says */
                     token_type_hint?: string;
                     /** @description the client that holds the token */
                     client_id: string;
+                } & {
+                    [key: string]: unknown;
                 };
                 "application/json": {
                     /** @description the access or refresh token */
                     token?: string;
-                    /** @description ignored */
+                    /** @description ignored: the prefix says */
                     token_type_hint?: string;
                     /** @description the client that holds the token */
                     client_id: string;
+                } & {
+                    [key: string]: unknown;
                 };
             };
         };
@@ -10647,14 +10710,18 @@ export interface operations {
                 "application/x-www-form-urlencoded": {
                     /** @description the access or refresh token */
                     token: string;
-                    /** @description ignored */
+                    /** @description ignored: the prefix says */
                     token_type_hint?: string;
+                } & {
+                    [key: string]: unknown;
                 };
                 "application/json": {
                     /** @description the access or refresh token */
                     token: string;
-                    /** @description ignored */
+                    /** @description ignored: the prefix says */
                     token_type_hint?: string;
+                } & {
+                    [key: string]: unknown;
                 };
             };
         };
@@ -10862,32 +10929,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            /** @enum {unknown} */
-                            status: "ready" | "unready";
-                            checks: {
-                                postgres: {
-                                    /** @enum {unknown} */
-                                    status: "ok" | "unavailable";
-                                    ms: number;
-                                    error?: string;
-                                };
-                                redis: {
-                                    /** @enum {unknown} */
-                                    status: "ok" | "unavailable";
-                                    ms: number;
-                                    error?: string;
-                                };
-                                temporal: {
-                                    /** @enum {unknown} */
-                                    status: "ok" | "unavailable";
-                                    ms: number;
-                                    error?: string;
-                                };
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             /** @description invalid_request: the request was refused before routing (a head over 16 KB, malformed HTTP). */
@@ -10911,32 +10953,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            /** @enum {unknown} */
-                            status: "ready" | "unready";
-                            checks: {
-                                postgres: {
-                                    /** @enum {unknown} */
-                                    status: "ok" | "unavailable";
-                                    ms: number;
-                                    error?: string;
-                                };
-                                redis: {
-                                    /** @enum {unknown} */
-                                    status: "ok" | "unavailable";
-                                    ms: number;
-                                    error?: string;
-                                };
-                                temporal: {
-                                    /** @enum {unknown} */
-                                    status: "ok" | "unavailable";
-                                    ms: number;
-                                    error?: string;
-                                };
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
         };

@@ -210,7 +210,7 @@ async function smoke(opts: {
   const { fleet, simulator } = opts;
   const failures: string[] = [];
   const { createWorkspace, issueApiKey } = await import('../admin/provision');
-  const { connectedPersonalProject } = await import('../sim/network/accounts');
+  const { connectedPersonalProject } = await import('../admin/simulatedAccounts');
   const { db } = await import('../lib/db');
   const ws = await createWorkspace({ name: 'Cluster smoke', plan: 'BUSINESS' });
   const key = await issueApiKey({ workspaceId: ws.id, scopes: ['write'], name: 'cluster smoke' });

@@ -1,32 +1,9 @@
-import pg from 'pg';
+import { recreateDatabase } from '../../tooling/databases';
+
+export { recreateDatabase };
 
 // Every bench owns a database and a Redis db it may wipe. Modules that read configuration are
 // imported lazily, after the bench has set its environment.
-
-/** Drops and recreates the bench database, then migrates it to the latest schema. */
-export async function recreateDatabase(url: string): Promise<void> {
-  const { ensureDatabase, describeStartupError } = await import('../../lib/preflight');
-  // ensureDatabase gives the one-line "cannot reach Postgres at … start it with …" message.
-  await ensureDatabase(url).catch((err) => {
-    throw new Error(describeStartupError(err));
-  });
-  const name = decodeURIComponent(new URL(url).pathname.slice(1));
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  const ident = `"${name.replace(/"/g, '""')}"`;
-  try {
-    await client.query(`drop database if exists ${ident} with (force)`);
-    await client.query(`create database ${ident}`);
-  } finally {
-    await client.end();
-  }
-  const { createKnex, migrateLatest } = await import('../../lib/db');
-  const k = createKnex(url);
-  await migrateLatest(k);
-  await k.destroy();
-}
 
 /** Empties the bench's Redis database (rate-limit windows, caches of an earlier run). */
 export async function flushRedis(url: string): Promise<void> {

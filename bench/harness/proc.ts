@@ -107,3 +107,46 @@ export function machineInfo() {
     node: process.version,
   };
 }
+
+export interface QuietOptions {
+  /** The longest wait; after it the bench measures anyway. */
+  waitMs: number;
+  /** The other processes' share of the machine counted as quiet. */
+  quietBelow?: number;
+  /** This bench's own processes (the rest are "other"); by default this process alone. */
+  groups?: () => Groups | Promise<Groups>;
+  /** Count busy time no live process accounts for (short-lived neighbours) as other work too. */
+  countUnaccounted?: boolean;
+  /** Print a line when the wait starts and when it ends. */
+  announce?: boolean;
+}
+
+/**
+ * Holds the next measurement until other processes leave the cores (mostly) to this bench, for
+ * at most `waitMs`, sampling one second at a time; answers other work's share of the machine in
+ * the last sample, so the report can say how much of it the neighbours took.
+ */
+export async function waitForQuiet(opts: QuietOptions): Promise<number> {
+  const { waitMs, quietBelow = 0.1, countUnaccounted = false, announce = true } = opts;
+  const groups = opts.groups ?? (() => ({ bench: (p: { pid: number }) => p.pid === process.pid }));
+  const cpus = machineInfo().cpus;
+  const deadline = Date.now() + waitMs;
+  let announced = false;
+  for (;;) {
+    const a = snapshot();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const d = diff(a, snapshot(), await groups());
+    const share = d ? (d.cpuMs.other! + (countUnaccounted ? d.unaccountedMs : 0)) / (1000 * cpus) : 0;
+    const pct = (share * 100).toFixed(0);
+    if (share < quietBelow) {
+      if (announce && announced) console.log(`    machine quiet again (other work ${pct}%)`);
+      return share;
+    }
+    if (Date.now() >= deadline) {
+      if (announce && waitMs > 0) console.log(`    still busy after ${waitMs / 1000} s (other work ${pct}%); measuring anyway`);
+      return share;
+    }
+    if (announce && !announced) console.log(`    waiting for the machine to quiet down: other work uses ${pct}% of it`);
+    announced = true;
+  }
+}

@@ -160,7 +160,7 @@ export async function seedWorkspaces(
   onProgress?: (done: number) => void,
 ): Promise<SeededWorkspace[]> {
   const { createWorkspace, issueApiKey } = await import('../../admin/provision');
-  const { connectedPersonalProject } = await import('../../sim/network/accounts');
+  const { connectedPersonalProject } = await import('../../admin/simulatedAccounts');
   const out: SeededWorkspace[] = new Array(plan.length);
   let done = 0;
   await pLimit(8).map(plan, async (w) => {

@@ -20,7 +20,7 @@ export interface Seed {
 /** A BUSINESS workspace, `projects` personal-brand projects each connected with a real simulator token, a pilot project and a write key. */
 export async function seed(sim: import('../../sim/network/control').SimulatorControl, projects: number): Promise<Seed> {
   const { createWorkspace, issueApiKey } = await import('../../admin/provision');
-  const { connectedPersonalProject } = await import('../../sim/network/accounts');
+  const { connectedPersonalProject } = await import('../../admin/simulatedAccounts');
   const workspace = await createWorkspace({ name: 'Publishing Bench Co', plan: 'BUSINESS' });
   const connected = async (i: number) =>
     (

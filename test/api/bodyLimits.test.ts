@@ -5,7 +5,7 @@ import { MAX_MESSAGE_BYTES } from '../../api/mcp/http';
 import { config } from '../../lib/config';
 import { workspaceWithKey } from '../support/factories';
 import { assertErrorEnvelope } from '../support/foundation';
-import { connect, useMcpStack } from '../mcp/support';
+import { connect, useMcpStack } from '../support/mcp';
 
 // Spec 4.7 and 8 (a body over its limit gets a 413, a bare one at the media import's edge) as
 // a client on Node's own fetch (undici, the MCP SDK's transport) meets it: the answer is read,

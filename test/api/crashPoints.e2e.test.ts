@@ -9,7 +9,7 @@ import { startApiProcess, type ApiProcess } from '../support/foundation';
 import { generationBody } from '../generation/support';
 import { png } from '../media/images';
 import { oauthToken } from '../oauth/support';
-import { callTool, connect } from '../mcp/support';
+import { callTool, connect } from '../support/mcp';
 
 // spec 8 Idempotency across crashes (docs/reliability.md "Idempotency"): an API process is
 // SIGKILLed at each point of an idempotent write (lib/crashPoints.ts, `CRASH_AT`), and the client

@@ -6,7 +6,7 @@ import type { AnyOperation } from '../../api/operation';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { addMember } from '../../admin/provision';
-import { connect, startMcpStack, type McpStack } from '../mcp/support';
+import { connect, startMcpStack, type McpStack } from '../support/mcp';
 import { startOAuthApi } from '../oauth/support';
 import { oauthToken } from '../oauth/support';
 import { dataClient, type TestServer } from '../support/app';

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { config } from '../../lib/config';
-import { connect, startMcpStack, type McpStack } from '../mcp/support';
+import { connect, startMcpStack, type McpStack } from '../support/mcp';
 import { startOAuthApi } from '../oauth/support';
 import { oauthToken } from '../oauth/support';
 import { dataClient, type TestServer } from '../support/app';

@@ -3,7 +3,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
-import { connect, startMcpStack, type McpStack } from '../mcp/support';
+import { connect, startMcpStack, type McpStack } from '../support/mcp';
 import { client, startApi, type CallResult, type TestServer } from '../support/app';
 import { uniqueKey, workspaceWithKey } from '../support/factories';
 import { assertError, startApiProcess, type ApiProcess } from '../support/foundation';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { startMcpStack, type McpStack } from '../mcp/support';
+import { startMcpStack, type McpStack } from '../support/mcp';
 import { workspaceWithKey } from '../support/factories';
 
 // Malformed JSON-RPC at the MCP door, below what an SDK client would send: a client's mistake is

@@ -5,7 +5,7 @@ import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
 import { temporalClient, workflowIds } from '../../lib/temporal/client';
 import { createProject } from '../../admin/provision';
-import { connectedPersonalProject as connectSimulated } from '../../sim/network/accounts';
+import { connectedPersonalProject as connectSimulated } from '../../admin/simulatedAccounts';
 import { createWorker } from '../../workers/worker';
 import { engagementStatusQuery } from '../../workflows/engagePost';
 import { DEFAULT_ENGAGEMENT_COMMENTS } from '../../activities/engagement';

@@ -12,7 +12,7 @@ import { objectStore } from '../../lib/storage/objectStore';
 import { createWorker } from '../../workers/worker';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
-import { connect, ok, startMcpStack, type McpStack } from '../mcp/support';
+import { connect, ok, startMcpStack, type McpStack } from '../support/mcp';
 import { waitFor } from '../support/wait';
 import { maybeRecordHistory } from '../support/histories';
 import { temporalClient } from '../../lib/temporal/client';

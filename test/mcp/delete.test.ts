@@ -5,7 +5,7 @@ import { temporalClient, workflowIds } from '../../lib/temporal/client';
 import { mintDeleteConfirmation, readDeleteConfirmation } from '../../lib/tokens';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject, simulator } from '../support/network';
-import { connect, fails, ok, rest, TRANSPORTS, useMcpStack } from './support';
+import { connect, fails, ok, rest, TRANSPORTS, useMcpStack } from '../support/mcp';
 import { waitFor } from '../support/wait';
 import { useTestWorker } from '../support/worker';
 

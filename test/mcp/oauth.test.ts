@@ -7,8 +7,7 @@ import { createProject } from '../../admin/provision';
 import { agentToken, consent } from '../oauth/support';
 import { member, workspaceWithKey } from '../support/factories';
 import { startApiProcess } from '../support/foundation';
-import { SdkHost } from '../support/mcp';
-import { connect, fails, ok, rerouting, sessionIdOf, TRANSPORTS, useMcpStack } from './support';
+import { SdkHost, connect, fails, ok, rerouting, sessionIdOf, TRANSPORTS, useMcpStack } from '../support/mcp';
 
 // OAuth on the agent transport: the MCP SDK client's own auth() flow against our
 // authorization server (discovery from the 401 challenge, dynamic registration, PKCE, the

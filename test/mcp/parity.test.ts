@@ -6,7 +6,7 @@ import { config } from '../../lib/config';
 import { storedDocument, workspaceWithKey } from '../support/factories';
 import { png } from '../media/images';
 import { connectedPersonalProject } from '../support/network';
-import { callTool, connect, GENERATION_SOURCE, rest, startMcpStack, TRANSPORTS, type McpStack } from './support';
+import { callTool, connect, GENERATION_SOURCE, rest, startMcpStack, TRANSPORTS, type McpStack } from '../support/mcp';
 
 // spec 1 rule 4 / 4.9: "Semantics are identical to REST." For every tool with a REST twin, the
 // same operation and input give the same answer through both doors: the REST body equals the

@@ -17,7 +17,7 @@ import {
   TRANSPORTS,
   type GenerationWorker,
   type McpStack,
-} from './support';
+} from '../support/mcp';
 
 // spec 4.9 Progress: generate_post with a progressToken sends notifications/progress (0 first,
 // increasing, total 1, 1.0 at the terminal job state) and the result after the last one; and

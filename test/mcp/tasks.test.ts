@@ -21,7 +21,7 @@ import { freePort } from '../../tooling/ports';
 import { launchService, type ServiceProcess } from '../support/processes';
 import { waitFor } from '../support/wait';
 import { llmStubWriter, testWorker } from '../support/worker';
-import { connect, GENERATION_SOURCE, ok, rerouting, startMcpStack, type McpStack } from './support';
+import { connect, GENERATION_SOURCE, ok, rerouting, startMcpStack, type McpStack } from '../support/mcp';
 
 // MCP 2025-11-25 tasks over the service's jobs (docs/mcp.md "Tasks"), through the SDK client's
 // task API over streamable HTTP: the task is the job, bound to the credential that made it,

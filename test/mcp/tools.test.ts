@@ -8,7 +8,7 @@ import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { connectedPersonalProject } from '../support/network';
 import { workspaceWithKey } from '../support/factories';
-import { callTool, connect, fails, GENERATION_SOURCE, ok, TRANSPORTS, useMcpStack } from './support';
+import { callTool, connect, fails, GENERATION_SOURCE, ok, TRANSPORTS, useMcpStack } from '../support/mcp';
 
 // Each tool of spec 4.9 over both transports: its happy path and its errors, answered as
 // isError with { code, message, requestId, documentationUrl } where code is the REST code.

@@ -7,7 +7,7 @@ import { redis } from '../../lib/redis';
 import { challengeParams } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { startApiProcess, type ApiProcess } from '../support/foundation';
-import { callTool, connect, ok, rerouting, rest, sessionIdOf, TRANSPORTS, useMcpStack } from './support';
+import { callTool, connect, ok, rerouting, rest, sessionIdOf, TRANSPORTS, useMcpStack } from '../support/mcp';
 
 // spec 4.9 transport: both endpoints, the bearer challenge, discovery, sessions bound to their
 // credential, and sessions that work across API processes (Redis).

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { fails, ok } from '../mcp/support';
-import { callFollowingJob, useMcpWithWorker } from '../support/mcp';
+import { fails, ok, callFollowingJob, useMcpWithWorker } from '../support/mcp';
 import { png } from './images';
 
 // The media tools on the agent transport (docs/media.md "Doors"): create_upload_url → PUT →

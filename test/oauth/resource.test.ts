@@ -4,11 +4,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { db } from '../../lib/db';
 import { sha256Hex } from '../../lib/crypto';
-import { ok, startMcpStack, type McpStack } from '../mcp/support';
+import { ok, startMcpStack, type McpStack, SdkHost } from '../support/mcp';
 import { consent } from './support';
 import { challengeParams } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
-import { SdkHost } from '../support/mcp';
 import { authorizeCode, authorizePath, Browser, pkce, register, resetOAuthRateLimits } from './support';
 
 // Resource indicators (RFC 8707) across the authorization server and both resource servers:

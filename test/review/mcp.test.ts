@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { member, workspaceWithKey } from '../support/factories';
 import { agentToken } from '../oauth/support';
-import { connect, fails, ok, rest, startMcpStack, type McpStack } from '../mcp/support';
+import { connect, fails, ok, rest, startMcpStack, type McpStack } from '../support/mcp';
 
 // The review operations as MCP tools (docs/review.md; spec 9.3 additions, 5.4): a Client-role
 // reviewer connected over OAuth sees exactly the posts awaiting its decision and decides them.

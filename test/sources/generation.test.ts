@@ -4,9 +4,8 @@ import { db } from '../../lib/db';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
-import { callFollowingJob, useMcpWithWorker } from '../support/mcp';
+import { callFollowingJob, useMcpWithWorker, fails, ok } from '../support/mcp';
 import { waitFor } from '../support/wait';
-import { fails, ok } from '../mcp/support';
 import { pngBytes } from './files';
 
 // Generation grounded in a named source (docs/generation.md "Sources"; spec 4.4's fourth source

@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { issueApiKey } from '../../admin/provision';
-import { connect, fails, ok } from '../mcp/support';
-import { callFollowingJob, useMcpWithWorker } from '../support/mcp';
+import { connect, fails, ok, callFollowingJob, useMcpWithWorker } from '../support/mcp';
 import { wavWithTranscript } from './files';
 
 // The source tools on the agent transport (spec 4.9; docs/sources.md "Doors"): inline files

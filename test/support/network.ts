@@ -1,7 +1,7 @@
 import { createProject } from '../../admin/provision';
 import { config } from '../../lib/config';
 import { randomBase62 } from '../../lib/ids';
-import { connectedPersonalProject as connectSimulated } from '../../sim/network/accounts';
+import { connectedPersonalProject as connectSimulated } from '../../admin/simulatedAccounts';
 import { createSimulatorControl, type SimulatorControl } from '../../sim/network/control';
 
 // The network simulator the test runner started (NETWORK_API_URL), scripted through its control API.

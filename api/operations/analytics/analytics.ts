@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import {
   addDays,
   daysBetween,
@@ -13,18 +12,26 @@ import { sign } from '../../../lib/crypto';
 import { db, readPrepared, shapedRead } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
 import { Post, Project, Workspace } from '../../../lib/models';
-import { createNetworkClient, type NetworkClient } from '../../../lib/network/client';
 import { isNetworkError } from '../../../lib/network/errors';
 import { connectionToken, recordCall } from '../../../lib/publishing/probe';
 import { computeStreaks } from '../../../lib/streaks';
 import { planAllowsApi } from '../../auth/apiKeys';
 import { reachableWorkspaces, workspaceAccess } from '../../oauth/reach';
 import type { AuthContext } from '../../auth/context';
-import { defineOperation } from '../../operation';
-import { analyticsOverviewSchema, crossWorkspaceOverviewSchema, postAnalyticsSchema, viralPostsListSchema } from './schema';
+import { defineOperation, depsOf } from '../../operation';
+import {
+  analyticsOverviewSchema,
+  crossWorkspaceOverviewSchema,
+  postAnalyticsSchema,
+  viralPostsListSchema,
+  getAnalyticsOverviewInput,
+  listPostAnalyticsInput,
+  getCrossWorkspaceOverviewInput,
+  searchViralPostsInput,
+  SORTS,
+} from './schema';
 import { page, single } from '../../output';
-import { paginationInput, parseLimit } from '../../pagination';
-import { isoDate } from '../../validation';
+import { parseLimit } from '../../pagination';
 import { findProject } from '../projects/queries';
 import { resolveProjectOrDefault } from '../projects/resolve';
 
@@ -58,7 +65,7 @@ export const getAnalyticsOverview = defineOperation({
   scopes: SCOPE,
   clientRole: 'allow',
   inputSource: 'query',
-  input: z.object({ projectId: z.string().min(1).max(100).optional(), from: isoDate.optional(), to: isoDate.optional() }).strict(),
+  input: getAnalyticsOverviewInput,
   output: single(analyticsOverviewSchema),
   handler: async ({ auth }, input) => {
     const project = await resolveProjectOrDefault(auth, input.projectId);
@@ -70,15 +77,6 @@ export const getAnalyticsOverview = defineOperation({
 
 // ---- per-post analytics: keyset over (sort value, id) with a signed, filter-bound cursor ----
 
-const SORTS = {
-  publishedAt: 'p.published_at',
-  impressions: 'coalesce(s.impressions, 0)',
-  reactions: 'coalesce(s.reactions, 0)',
-  comments: 'coalesce(s.comments, 0)',
-  reshares: 'coalesce(s.reshares, 0)',
-  engagements: '(coalesce(s.reactions, 0) + coalesce(s.comments, 0) + coalesce(s.reshares, 0))',
-  engagementRate: `(case when coalesce(s.impressions, 0) > 0 then (s.reactions + s.comments + s.reshares)::float8 / s.impressions else 0 end)`,
-} as const;
 type SortKey = keyof typeof SORTS;
 
 function encodeAnalyticsCursor(value: unknown, id: string, filters: string): string {
@@ -149,16 +147,7 @@ export const listPostAnalytics = defineOperation({
   scopes: SCOPE,
   clientRole: 'allow',
   inputSource: 'query',
-  input: z
-    .object({
-      projectId: z.string().min(1).max(100).optional(),
-      sort: z.enum(Object.keys(SORTS) as [SortKey, ...SortKey[]]).optional(),
-      order: z.enum(['asc', 'desc']).optional(),
-      from: isoDate.optional(),
-      to: isoDate.optional(),
-      ...paginationInput,
-    })
-    .strict(),
+  input: listPostAnalyticsInput,
   output: page(postAnalyticsSchema),
   handler: async ({ auth }, input) => {
     const project = await resolveProjectOrDefault(auth, input.projectId);
@@ -235,7 +224,7 @@ export const getCrossWorkspaceOverview = defineOperation({
   scopes: SCOPE,
   clientRole: 'allow',
   inputSource: 'query',
-  input: z.object({ from: isoDate.optional(), to: isoDate.optional() }).strict(),
+  input: getCrossWorkspaceOverviewInput,
   output: single(crossWorkspaceOverviewSchema),
   handler: async ({ auth }, input) => {
     // Workspaces span timezones: the period is read in UTC days.
@@ -277,9 +266,6 @@ export const getCrossWorkspaceOverview = defineOperation({
 
 // ---- viral posts ----
 
-let network: NetworkClient | undefined;
-const networkClient = () => (network ??= createNetworkClient());
-
 export const searchViralPosts = defineOperation({
   name: 'analytics.viralPosts',
   summary: 'Keyword search over high-performing public posts of the network, ranked by engagement.',
@@ -287,19 +273,12 @@ export const searchViralPosts = defineOperation({
   scopes: SCOPE,
   clientRole: 'deny',
   inputSource: 'query',
-  input: z
-    .object({
-      query: z.string({ error: '`query` is required.' }).trim().min(1, '`query` must not be empty.').max(200),
-      projectId: z.string().min(1).max(100).optional(),
-      from: isoDate.optional(),
-      to: isoDate.optional(),
-      minEngagement: z.coerce.number().int().min(0).optional(),
-      limit: z.any().optional(),
-    })
-    .strict(),
+  input: searchViralPostsInput,
   errors: ['conflict', 'temporarily_unavailable'],
   output: viralPostsListSchema,
-  handler: async ({ auth }, input) => {
+  handler: async (ctx, input) => {
+    const { auth } = ctx;
+    const { network } = depsOf(ctx);
     const limit = parseLimit(input.limit, 20, 50);
     if (input.from && input.to && input.to < input.from) throw errors.invalidRequest('`to` must not be before `from`.');
     // The search goes through a connected account of the workspace: the named project's, or
@@ -309,14 +288,14 @@ export const searchViralPosts = defineOperation({
     for (const project of candidates) {
       if (!project?.connection_id) continue;
       // Every call for the connection reports to its streak through the one rule (lib/publishing/probe.ts).
-      const step = await db().transaction((trx) => connectionToken(trx, networkClient(), project.connection_id!));
+      const step = await db().transaction((trx) => connectionToken(trx, network, project.connection_id!));
       if (!step.ok) {
         if (isNetworkError(step.failure) && step.failure.kind === 'transient') throw searchUnavailable(step.failure.retryAfterMs);
         continue;
       }
       const { token } = step;
       try {
-        const r = await networkClient().searchViralPosts(token, {
+        const r = await network.searchViralPosts(token, {
           keywords: input.query,
           count: limit,
           minEngagement: input.minEngagement,

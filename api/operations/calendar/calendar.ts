@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { CalendarSlot, Idea, Post, Project } from '../../../lib/models';
@@ -6,9 +5,8 @@ import { DERIVED_STATUS_SQL } from '../../../lib/ideas/ideas';
 import { holds } from '../../../lib/scopes';
 import { localDateTime, parseInZone } from '../../../lib/time';
 import { defineOperation } from '../../operation';
-import { calendarSchema } from './schema';
+import { calendarSchema, listCalendarInput } from './schema';
 import { single } from '../../output';
-import { isoDate } from '../../validation';
 import { projectName } from '../../../lib/presenters/projects';
 
 // GET /v1/calendar and list_calendar (spec 4.1 names the endpoint; 4.9 the tool; 5.4 the
@@ -75,13 +73,7 @@ export const listCalendar = defineOperation({
   scopes: { allOf: ['posts:read'] },
   clientRole: 'narrow',
   inputSource: 'query',
-  input: z
-    .object({
-      projectId: z.string().min(1).max(100).optional(),
-      from: isoDate.optional(),
-      to: isoDate.optional(),
-    })
-    .strict(),
+  input: listCalendarInput,
   output: single(calendarSchema),
   handler: async ({ auth }, input) => {
     const q = Project.activeFor(auth)

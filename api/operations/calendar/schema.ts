@@ -1,3 +1,13 @@
+import { isoDate } from '../../validation';
+import { z } from 'zod';
 // docs/calendar.md: the calendar answer (lib/presenters/calendar.ts).
 
 export { calendarSchema, type Calendar } from '../../../lib/presenters/calendar';
+
+export const listCalendarInput = z
+  .object({
+    projectId: z.string().min(1).max(100).optional(),
+    from: isoDate.optional(),
+    to: isoDate.optional(),
+  })
+  .strict();

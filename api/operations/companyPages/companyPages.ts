@@ -1,11 +1,10 @@
-import { z } from 'zod';
 import { Project } from '../../../lib/models';
 import type { AuthContext } from '../../auth/context';
 import { defineOperation } from '../../operation';
 import { presentCompanyPage, type CompanyPage, type CompanyPageRow } from '../../../lib/presenters/companyPages';
-import { companyPageSchema } from './schema';
+import { companyPageSchema, listCompanyPagesInput } from './schema';
 import { page } from '../../output';
-import { keysetPage, paginationInput, parseLimit } from '../../pagination';
+import { keysetPage, parseLimit } from '../../pagination';
 import { projectQuery } from '../projects/queries';
 
 // GET /v1/company-pages (spec 4.1 names it; its shape is not shown): the company-page projects,
@@ -20,7 +19,7 @@ export const listCompanyPages = defineOperation({
   scopes: 'any',
   clientRole: 'allow',
   inputSource: 'query',
-  input: z.object({ ...paginationInput }).strict(),
+  input: listCompanyPagesInput,
   output: page(companyPageSchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit);

@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { healthAuthSchema, healthSchema } from './schema';
+import { healthAuthSchema, healthSchema, healthInput, healthAuthInput } from './schema';
 import { single } from '../../output';
 import { defineOperation } from '../../operation';
 
@@ -11,7 +10,7 @@ export const health = defineOperation({
   clientRole: 'allow',
   inputSource: 'query',
   public: true,
-  input: z.object({}),
+  input: healthInput,
   output: single(healthSchema),
   handler: async () => ({ data: { status: 'ok' as const, time: new Date().toISOString() } }),
 });
@@ -23,7 +22,7 @@ export const healthAuth = defineOperation({
   scopes: 'any',
   clientRole: 'allow',
   inputSource: 'query',
-  input: z.object({}).strict(),
+  input: healthAuthInput,
   output: single(healthAuthSchema),
   handler: async ({ auth }) => ({
     data: { status: 'ok' as const, workspaceId: auth.workspaceId, principal: { type: auth.principal.type, id: auth.principal.id } },

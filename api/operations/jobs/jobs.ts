@@ -10,7 +10,7 @@ import { settleJobSpend } from '../../../lib/spend/settlement';
 import { cancelJobWorkflow } from '../../../lib/temporal/start/jobs';
 import { log } from '../../../lib/logger';
 import { Job as JobModel } from '../../../lib/models';
-import { jobSchema } from './schema';
+import { jobSchema, getJobInput, cancelJobInput, id } from './schema';
 import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
@@ -20,8 +20,6 @@ import { checkProjectFilter } from '../projects/resolve';
 // spec 4.8 jobs. REST accepts any valid token of the workspace (spec 4.1); the agent tools
 // list_jobs/get_job need jobs:read and cancel_job needs jobs:cancel (spec 4.9), a rule for the
 // MCP door to apply. Client-role accounts are refused (spec 5.4: jobs are not in the client view).
-
-const id = z.string().min(1).max(100);
 
 export const listJobsInput = z
   .object({
@@ -74,7 +72,7 @@ export const getJob = defineOperation({
   scopes: 'any',
   clientRole: 'deny',
   inputSource: 'query',
-  input: z.object({ jobId: id }).strict(),
+  input: getJobInput,
   output: single(jobSchema),
   handler: async ({ auth }, input) => {
     const row = await findJob(auth, input.jobId);
@@ -90,7 +88,7 @@ export const cancelJob = defineOperation({
   scopes: 'any',
   clientRole: 'deny',
   inputSource: 'body',
-  input: z.object({ jobId: id }).strict(),
+  input: cancelJobInput,
   output: single(jobSchema),
   // Cancelling a job that already runs or ended (spec 4.8: only QUEUED jobs cancel).
   errors: ['conflict'],

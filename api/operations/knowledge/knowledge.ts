@@ -19,7 +19,7 @@ import { videoIdOf } from '../../../lib/knowledge/youtube';
 import { usableUpload } from '../../../lib/media/uploads';
 import { jobSchema, SPEND_ERRORS } from '../jobs/schema';
 import { page, single } from '../../output';
-import { defineOperation } from '../../operation';
+import { defineOperation, depsOf } from '../../operation';
 import { keysetPage, parseLimit, decodeCursor, encodeCursor } from '../../pagination';
 import { checkProjectFilter, resolveProjectOrDefault } from '../projects/resolve';
 import { createKnowledgeInput, getKnowledgeInput, knowledgeDocumentSchema, knowledgeHitSchema, listKnowledgeInput } from './schema';
@@ -38,7 +38,9 @@ export const createKnowledge = defineOperation({
   output: single(jobSchema),
   // A file ingest reserves AI spend as generation does (docs/knowledge.md "Spend").
   errors: SPEND_ERRORS,
-  handler: async ({ auth }, input) => {
+  handler: async (ctx, input) => {
+    const { auth } = ctx;
+    const store = depsOf(ctx).objectStore;
     const scope: KnowledgeScope = input.scope ?? 'PROJECT';
     let projectId: string | null = null;
     if (scope === 'PROJECT') {
@@ -53,15 +55,18 @@ export const createKnowledge = defineOperation({
       input.type !== 'file'
         ? undefined
         : (input.uploadId ??
-          (await storeInlineFile({
-            workspaceId: auth.workspaceId,
-            projectId,
-            purpose: 'knowledge',
-            content_base64: input.content_base64!,
-            mimeType: input.mimeType!,
-            filename: input.filename!,
-          })));
-    if (uploadId !== undefined) await usableUpload(auth.workspaceId, uploadId, 'knowledge');
+          (await storeInlineFile(
+            {
+              workspaceId: auth.workspaceId,
+              projectId,
+              purpose: 'knowledge',
+              content_base64: input.content_base64!,
+              mimeType: input.mimeType!,
+              filename: input.filename!,
+            },
+            store,
+          )));
+    if (uploadId !== undefined) await usableUpload(auth.workspaceId, uploadId, 'knowledge', undefined, store);
     const jobInput: KnowledgeJobInput = {
       type: input.type,
       scope,

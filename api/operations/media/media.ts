@@ -7,8 +7,7 @@ import { presentAsset } from '../../../lib/presenters/media';
 import { MediaAsset } from '../../../lib/models';
 import { imageTypeFromFileName, isAcceptedImageType, normalizeContentType, ACCEPTED_IMAGE_TYPES } from '../../../lib/media/images';
 import { uploadRow, uploadWithoutObject } from '../../../lib/media/uploads';
-import { objectStore } from '../../../lib/storage/objectStore';
-import { defineOperation } from '../../operation';
+import { defineOperation, depsOf } from '../../operation';
 import { page, single } from '../../output';
 import { keysetClauses, keysetPage, parseLimit } from '../../pagination';
 import type { CursorPosition } from '../../../lib/tokens';
@@ -64,7 +63,9 @@ export const importMedia = defineOperation({
   output: single(mediaAssetSchema),
   // docs/media.md "Storage limits": 402 like the weekly AI budget.
   errors: ['usage_limit_exceeded'],
-  handler: async ({ auth }, input) => {
+  handler: async (ctx, input) => {
+    const { auth } = ctx;
+    const store = depsOf(ctx).objectStore;
     // spec 4.7: `projectId` is optional only for an OAuth principal with a pinned default project.
     const projectId = (await resolveProjectOrDefault(auth, input.projectId)).id;
     let bytes: Buffer;
@@ -85,23 +86,26 @@ export const importMedia = defineOperation({
     } else {
       const row = await uploadRow(auth.workspaceId, input.uploadId!, 'media');
       // The GET answers whether the object was PUT; no HEAD before it.
-      const got = await objectStore().get(row.object_key);
+      const got = await store.get(row.object_key);
       if (!got) throw uploadWithoutObject(row.id);
       bytes = got;
       // spec 4.7: on the upload path the stored content type (bound into the signature) wins.
       declaredType = row.content_type;
       fileName ??= row.file_name;
     }
-    const { asset } = await importAsset({
-      workspaceId: auth.workspaceId,
-      projectId,
-      bytes,
-      declaredType,
-      fileName,
-      alt: input.alt,
-      title: input.title,
-      uploadId: input.uploadId ?? null,
-    });
+    const { asset } = await importAsset(
+      {
+        workspaceId: auth.workspaceId,
+        projectId,
+        bytes,
+        declaredType,
+        fileName,
+        alt: input.alt,
+        title: input.title,
+        uploadId: input.uploadId ?? null,
+      },
+      store,
+    );
     return { data: presentAsset(asset) };
   },
 });

@@ -1,18 +1,15 @@
-import { z } from 'zod';
 import type { Knex } from 'knex';
 import type { TransactionOrKnex } from 'objection';
-import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { newId } from '../../../lib/ids';
 import { nextWeekdayAt, parseInZone } from '../../../lib/time';
 import { Note, type Reach } from '../../../lib/models';
 import { presentNote } from '../../../lib/presenters/notes';
-import { noteSchema } from './schema';
+import { noteSchema, listNotesInput, getNoteInput, createNoteInput } from './schema';
 import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
-import { keysetPage, paginationInput, parseLimit } from '../../pagination';
-import { boundedText, CONTENT_TYPES, isoDate, isoDateTime } from '../../validation';
+import { keysetPage, parseLimit } from '../../pagination';
 import { requireProject } from '../projects/resolve';
 
 // spec 2.8: a note with its paired calendar slot. Creating a note queues a slot: the given
@@ -30,14 +27,7 @@ export const listNotes = defineOperation({
   scopes: { allOf: ['notes:read'] },
   clientRole: 'deny',
   inputSource: 'query',
-  input: z
-    .object({
-      projectId: z.string({ error: '`projectId` is required.' }).min(1).max(100),
-      dateFrom: isoDate.optional(),
-      dateTo: isoDate.optional(),
-      ...paginationInput,
-    })
-    .strict(),
+  input: listNotesInput,
   output: page(noteSchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit);
@@ -62,7 +52,7 @@ export const getNote = defineOperation({
   scopes: { allOf: ['notes:read'] },
   clientRole: 'deny',
   inputSource: 'query',
-  input: z.object({ noteId: z.string().min(1).max(100) }).strict(),
+  input: getNoteInput,
   output: single(noteSchema),
   handler: async ({ auth }, input) => {
     const row = await notesOf(auth).where('notes.id', input.noteId).first();
@@ -85,18 +75,7 @@ export const createNote = defineOperation({
   scopes: { allOf: ['notes:write'] },
   clientRole: 'deny',
   inputSource: 'body',
-  input: z
-    .object({
-      projectId: z.string().min(1).max(100),
-      content: boundedText(config.limits.contentChars, 'content').refine((s) => s.trim().length > 0, '`content` must not be empty.'),
-      slotDate: isoDateTime.optional(),
-      contentType: z.enum(CONTENT_TYPES).optional(),
-      // notes.folder_id is varchar(40): a longer value would fail the insert as a 500.
-      folderId: z.string().max(40).optional(),
-      // Agent clients send a stable id so a retried create lands on the same note (spec 4.3).
-      clientId: z.string().min(1).max(200).optional(),
-    })
-    .strict(),
+  input: createNoteInput,
   output: single(noteSchema),
   handler: async ({ auth }, input) => {
     const project = await requireProject(auth, input.projectId);

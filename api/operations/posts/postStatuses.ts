@@ -1,7 +1,6 @@
-import { z } from 'zod';
 import { CLIENT_VIEW, Post, PostStatus } from '../../../lib/models';
 import { page } from '../../output';
-import { postStatusSchema } from './schema';
+import { postStatusSchema, listPostStatusesInput } from './schema';
 import { defineOperation } from '../../operation';
 import { onlyPage } from '../../pagination';
 
@@ -12,7 +11,7 @@ export const listPostStatuses = defineOperation({
   scopes: { allOf: ['posts:read'] },
   clientRole: 'narrow',
   inputSource: 'query',
-  input: z.object({}).strict(),
+  input: listPostStatusesInput,
   output: page(postStatusSchema),
   handler: async ({ auth }) => {
     // spec 5.4: a client counts only the posts of its view.

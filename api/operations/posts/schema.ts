@@ -65,3 +65,5 @@ export {
   type Post,
   type PostSummary,
 } from '../../../lib/presenters/posts';
+
+export const listPostStatusesInput = z.object({}).strict();

@@ -1,9 +1,7 @@
-import { z } from 'zod';
-import { PROJECT_TYPES } from '../../../lib/models';
 import { page, single } from '../../output';
-import { projectSchema } from './schema';
+import { projectSchema, listProjectsInput, getProjectInput } from './schema';
 import { defineOperation } from '../../operation';
-import { keysetPage, paginationInput, parseLimit } from '../../pagination';
+import { keysetPage, parseLimit } from '../../pagination';
 import { presentProject, type ProjectRow } from '../../../lib/presenters/projects';
 import { projectQuery } from './queries';
 import { requireProject } from './resolve';
@@ -15,7 +13,7 @@ export const listProjects = defineOperation({
   scopes: 'any',
   clientRole: 'allow',
   inputSource: 'query',
-  input: z.object({ ...paginationInput, type: z.enum(PROJECT_TYPES).optional() }).strict(),
+  input: listProjectsInput,
   output: page(projectSchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit);
@@ -38,7 +36,7 @@ export const getProject = defineOperation({
   scopes: 'any',
   clientRole: 'allow',
   inputSource: 'query',
-  input: z.object({ projectId: z.string().max(100) }).strict(),
+  input: getProjectInput,
   output: single(projectSchema),
   handler: async ({ auth }, input) => {
     return { data: presentProject(await requireProject(auth, input.projectId)) };

@@ -15,7 +15,7 @@ import type { SourceRow } from '../../../lib/sources/sources';
 import { presentSource } from '../../../lib/presenters/sources';
 import { jobSchema, SPEND_ERRORS } from '../jobs/schema';
 import { single } from '../../output';
-import { defineOperation } from '../../operation';
+import { defineOperation, depsOf } from '../../operation';
 import { createSourceInput, getSourceInput, sourceSchema } from './schema';
 import { requireProject } from '../projects/resolve';
 
@@ -55,7 +55,9 @@ export const createSource = defineOperation({
   output: single(sourceSchema.or(jobSchema)),
   // A file source's ingest reserves AI spend as generation does (spec 4.4, 7.2; docs/sources.md "Spend").
   errors: ['payload_too_large', ...SPEND_ERRORS],
-  handler: async ({ auth }, input) => {
+  handler: async (ctx, input) => {
+    const { auth } = ctx;
+    const store = depsOf(ctx).objectStore;
     const project = await requireProject(auth, input.projectId!);
 
     if (input.type === 'text') {
@@ -84,15 +86,18 @@ export const createSource = defineOperation({
     // type: file. The inline variant stores the bytes as an upload keyed by their SHA-256 (spec 4.9).
     const uploadId =
       input.uploadId ??
-      (await storeInlineFile({
-        workspaceId: auth.workspaceId,
-        projectId: project.id,
-        purpose: 'source',
-        content_base64: input.content_base64!,
-        mimeType: input.mimeType!,
-        filename: input.filename!,
-      }));
-    const { row: upload } = await usableUpload(auth.workspaceId, uploadId, 'source');
+      (await storeInlineFile(
+        {
+          workspaceId: auth.workspaceId,
+          projectId: project.id,
+          purpose: 'source',
+          content_base64: input.content_base64!,
+          mimeType: input.mimeType!,
+          filename: input.filename!,
+        },
+        store,
+      ));
+    const { row: upload } = await usableUpload(auth.workspaceId, uploadId, 'source', undefined, store);
 
     // spec 4.9: one source per upload. The unique (workspace, upload) index settles concurrent
     // submits: the second waits for the first's commit and then finds its source.

@@ -1,10 +1,9 @@
-import { z } from 'zod';
 import { config } from '../../../lib/config';
 import { db } from '../../../lib/db';
 import { Membership } from '../../../lib/models';
 import { roleLabel } from '../../../lib/roles';
 import { single } from '../../output';
-import { teamSchema } from './schema';
+import { teamSchema, listTeamInput } from './schema';
 import { defineOperation } from '../../operation';
 import { projectName } from '../../../lib/presenters/projects';
 
@@ -16,7 +15,7 @@ export const listTeam = defineOperation({
   scopes: { allOf: ['workspace:read'] },
   clientRole: 'deny',
   inputSource: 'query',
-  input: z.object({}).strict(),
+  input: listTeamInput,
   output: single(teamSchema),
   handler: async ({ auth }) => {
     const maxMembers = config.limits.teamMembers;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { config } from '../../../lib/config';
 import { mintUpload, UPLOAD_PURPOSES } from '../../../lib/media/uploads';
 import type { ScopeRule } from '../../../lib/scopes';
-import { defineOperation } from '../../operation';
+import { defineOperation, depsOf } from '../../operation';
 import { single } from '../../output';
 import { uploadSchema } from './schema';
 import { gate, type ApiVersion } from '../../versioning';
@@ -42,16 +42,20 @@ export const createUpload = defineOperation({
   inputSource: 'body',
   input: createUploadInput,
   output: single(uploadSchema),
-  handler: async ({ auth }, input) => {
+  handler: async (ctx, input) => {
+    const { auth } = ctx;
     const projectId = await projectOrDefault(auth, input.projectId);
-    const upload = await mintUpload({
-      workspaceId: auth.workspaceId,
-      projectId,
-      purpose: input.purpose,
-      fileName: input.fileName,
-      contentType: input.contentType,
-      bytes: input.bytes,
-    });
+    const upload = await mintUpload(
+      {
+        workspaceId: auth.workspaceId,
+        projectId,
+        purpose: input.purpose,
+        fileName: input.fileName,
+        contentType: input.contentType,
+        bytes: input.bytes,
+      },
+      depsOf(ctx).objectStore,
+    );
     return { data: upload };
   },
 });

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import {
@@ -15,7 +14,7 @@ import {
 } from '../../../lib/spend/meters';
 import { storageMeters, storageUsed, workspaceStorageLimits } from '../../../lib/media/assets';
 import { single } from '../../output';
-import { usageSchema } from './schema';
+import { usageSchema, getUsageInput } from './schema';
 import { defineOperation } from '../../operation';
 import { projectName } from '../../../lib/presenters/projects';
 import { findProject } from '../projects/queries';
@@ -31,7 +30,7 @@ export const getUsage = defineOperation({
   scopes: { allOf: ['workspace:read'] },
   clientRole: 'deny',
   inputSource: 'query',
-  input: z.object({ projectId: z.string().min(1).max(100).optional() }).strict(),
+  input: getUsageInput,
   output: single(usageSchema),
   handler: async ({ auth }, input) => {
     const project = input.projectId !== undefined ? await findProject(auth, input.projectId) : undefined;

@@ -1,10 +1,16 @@
-import { z } from 'zod';
 import { config } from '../../../lib/config';
 import { errors } from '../../../lib/errors';
 import { Workspace } from '../../../lib/models';
 import type { AuthContext } from '../../auth/context';
 import { page, single } from '../../output';
-import { workspaceContextSchema, workspaceListEntrySchema, workspaceMeSchema } from './schema';
+import {
+  workspaceContextSchema,
+  workspaceListEntrySchema,
+  workspaceMeSchema,
+  getCurrentWorkspaceInput,
+  listWorkspacesInput,
+  getWorkspaceContextInput,
+} from './schema';
 import { defineOperation } from '../../operation';
 import { computeStreaks } from '../../../lib/streaks';
 import { presentProject, projectName, type ProjectRow } from '../../../lib/presenters/projects';
@@ -43,7 +49,7 @@ export const getCurrentWorkspace = defineOperation({
   scopes: 'any',
   clientRole: 'allow',
   inputSource: 'query',
-  input: z.object({}).strict(),
+  input: getCurrentWorkspaceInput,
   output: single(workspaceMeSchema),
   handler: async ({ auth }) => {
     const { workspace, principal } = await workspaceAndPrincipal(auth);
@@ -67,7 +73,7 @@ export const listWorkspaces = defineOperation({
   scopes: 'any',
   clientRole: 'allow',
   inputSource: 'query',
-  input: z.object({}).strict(),
+  input: listWorkspacesInput,
   output: page(workspaceListEntrySchema),
   handler: async ({ auth }) => {
     let data;
@@ -88,7 +94,7 @@ export const getWorkspaceContext = defineOperation({
   scopes: { allOf: ['workspace:read'] },
   clientRole: 'allow',
   inputSource: 'query',
-  input: z.object({}).strict(),
+  input: getWorkspaceContextInput,
   output: single(workspaceContextSchema),
   handler: async ({ auth }) => {
     const { w, workspace, principal } = await workspaceAndPrincipal(auth);

@@ -1,6 +1,6 @@
-import { storeConnectionTokens } from '../../admin/connections';
-import { createProject } from '../../admin/provision';
-import type { IssueTokenInput, SimulatorControl } from './control';
+import { storeConnectionTokens } from './connections';
+import { createProject } from './provision';
+import type { IssueTokenInput, SimulatorControl } from '../sim/network/control';
 
 /**
  * A personal-brand project (or an amplifier's, with `type`) connected with a real simulator
