@@ -1074,457 +1074,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        Note: {
-            /** @description note_* */
-            id: string;
-            projectId: string;
-            content: string;
-            /** @description ISO 8601 date-time, UTC */
-            createdAt: string;
-            slot: {
-                /** @description ISO 8601 date-time, UTC */
-                date: string;
-                contentType: string;
-            } | null;
-            folderId: string | null;
-            /** @description ISO 8601 date-time, UTC */
-            updatedAt: string;
-        };
-        PostSummary: {
-            /** @description post_* */
-            id: string;
-            projectId: string | null;
-            /** @description Legacy status enum (spec 3.1). */
-            status: string;
-            platform: string;
-            contentType: string;
-            title: string;
-            content: string;
-            scheduledAt: string | null;
-            /** @description ISO 8601 date-time, UTC */
-            createdAt: string;
-            updatedAt: string | null;
-        };
-        Post: {
-            /** @description post_* */
-            id: string;
-            projectId: string | null;
-            /** @description Legacy status enum (spec 3.1). */
-            status: string;
-            platform: string;
-            contentType: string;
-            title: string;
-            content: string;
-            scheduledAt: string | null;
-            /** @description ISO 8601 date-time, UTC */
-            createdAt: string;
-            updatedAt: string | null;
-            statusCategory: string | null;
-            statusId: string | null;
-            statusTitle: string | null;
-            contentTruncated: boolean;
-            publishedAt: string | null;
-            funnelStage: string;
-            lastPublishError: string | null;
-            lastPublishAttemptAt: string | null;
-            delivery: {
-                state: string;
-                willRetry: boolean;
-                retryUntil: string | null;
-                detail: string | null;
-            };
-            review: {
-                state: string;
-                awaitingDecision: boolean;
-                requiredByWorkspace: boolean;
-            } & {
-                [key: string]: unknown;
-            };
-            media: {
-                kind: string;
-                images: ({
-                    key: string;
-                } & {
-                    [key: string]: unknown;
-                })[];
-            } & {
-                [key: string]: unknown;
-            };
-            autoLike: boolean;
-            autoComment: boolean;
-        };
-        PostStatus: {
-            id: string;
-            title: string;
-            category: string;
-            isDefault: boolean;
-            position: number;
-            postCount: number;
-        };
-        NetworkConnection: {
-            /** @enum {string} */
-            state: "connected" | "expiring_soon" | "degraded" | "disconnected" | "revoked";
-            canPublish: boolean;
-            connectionStatus: string;
-            lastValidatedAt: string | null;
-            accessTokenExpiresAt: string | null;
-            detail: string | null;
-            reconnectUrl: string | null;
-        };
-        Project: {
-            /** @description proj_* */
-            id: string;
-            name: string;
-            /** @description PERSONAL_BRAND, COMPANY_PAGE or AMPLIFIER */
-            type: string;
-            typeLabel: string;
-            status: string;
-            username: string | null;
-            avatarUrl: string | null;
-            isActive: boolean;
-            /** @description ISO 8601 date-time, UTC */
-            createdAt: string;
-            network: components["schemas"]["NetworkConnection"] | null;
-        };
-        Team: {
-            members: {
-                userId: string;
-                name: string;
-                email: string;
-                role: string;
-                /** @enum {string} */
-                roleLabel: "Admin" | "Member" | "Client";
-                avatarUrl: string | null;
-                /** @description ISO 8601 date-time, UTC */
-                joinedAt: string;
-                projects: {
-                    id: string;
-                    name: string;
-                }[];
-            }[];
-            truncated: boolean;
-            totalCount: number;
-            projectsTruncated: boolean;
-        };
-        Workspace: {
-            /** @description org_* */
-            id: string;
-            name: string;
-            /** @description Plan name in upper case. */
-            plan: string;
-            /** @description Unknown keys must be treated as false. */
-            features: {
-                [key: string]: boolean;
-            };
-        };
-        Principal: {
-            /** @constant */
-            type: "api_key";
-            /** @description key_* */
-            id: string;
-            scopes: string[];
-        } | {
-            /** @constant */
-            type: "oauth_token";
-            /** @description oat_* */
-            id: string;
-            clientId: string;
-            actingUserId: string;
-            scopes: string[];
-            defaultProject: {
-                id: string;
-                name: string;
-            } | null;
-        };
-        WorkspaceListEntry: {
-            id: string;
-            name: string;
-            isDefault: boolean;
-            /** @enum {string} */
-            reach: "member" | "agency_owner";
-        };
-        WorkspaceContext: {
-            workspace: components["schemas"]["Workspace"];
-            principal: components["schemas"]["Principal"];
-            requireReviewWorkflow: boolean;
-            projects: {
-                /** @description proj_* */
-                id: string;
-                name: string;
-                /** @description PERSONAL_BRAND, COMPANY_PAGE or AMPLIFIER */
-                type: string;
-                typeLabel: string;
-                status: string;
-                username: string | null;
-                avatarUrl: string | null;
-                isActive: boolean;
-                /** @description ISO 8601 date-time, UTC */
-                createdAt: string;
-                network: components["schemas"]["NetworkConnection"] | null;
-                streak: {
-                    currentStreak: number;
-                    longestStreak: number;
-                } | null;
-            }[];
-            projectsTruncated: boolean;
-        };
-        WorkspaceMe: {
-            workspace: components["schemas"]["Workspace"];
-            principal: components["schemas"]["Principal"];
-            features: {
-                [key: string]: boolean;
-            };
-        };
-        WebhookEndpoint: {
-            /** @description whe_* */
-            id: string;
-            url: string;
-            name: string;
-            events: string[];
-            isActive: boolean;
-            /** @description Automatic disables begin with `repeated_failures`. */
-            disabledReason: string | null;
-            projectId: string | null;
-            secretLast4: string;
-            consecutiveFailures: number;
-            disabledAt: string | null;
-            lastSuccessAt: string | null;
-            lastFailureAt: string | null;
-            /** @description ISO 8601 date-time, UTC */
-            createdAt: string;
-            /** @description ISO 8601 date-time, UTC */
-            updatedAt: string;
-        };
-        WebhookEndpointWithSecret: {
-            /** @description whe_* */
-            id: string;
-            url: string;
-            name: string;
-            events: string[];
-            isActive: boolean;
-            /** @description Automatic disables begin with `repeated_failures`. */
-            disabledReason: string | null;
-            projectId: string | null;
-            secretLast4: string;
-            consecutiveFailures: number;
-            disabledAt: string | null;
-            lastSuccessAt: string | null;
-            lastFailureAt: string | null;
-            /** @description ISO 8601 date-time, UTC */
-            createdAt: string;
-            /** @description ISO 8601 date-time, UTC */
-            updatedAt: string;
-            secret: string;
-        };
-        WebhookEndpointRotated: {
-            /** @description whe_* */
-            id: string;
-            url: string;
-            name: string;
-            events: string[];
-            isActive: boolean;
-            /** @description Automatic disables begin with `repeated_failures`. */
-            disabledReason: string | null;
-            projectId: string | null;
-            secretLast4: string;
-            consecutiveFailures: number;
-            disabledAt: string | null;
-            lastSuccessAt: string | null;
-            lastFailureAt: string | null;
-            /** @description ISO 8601 date-time, UTC */
-            createdAt: string;
-            /** @description ISO 8601 date-time, UTC */
-            updatedAt: string;
-            secret: string;
-            previousSecretExpiresAt: string | null;
-        };
-        WebhookDelivery: {
-            id: string;
-            endpointId: string;
-            eventId: string;
-            eventType: string;
-            /** @description ISO 8601 date-time, UTC */
-            eventCreatedAt: string;
-            status: string;
-            attemptCount: number;
-            nextAttemptAt: string | null;
-            deliveredAt: string | null;
-            failedAt: string | null;
-            failureReason: string | null;
-            lastError: string | null;
-            attempts: {
-                attempt: number;
-                /** @description ISO 8601 date-time, UTC */
-                at: string;
-                outcome: string;
-                statusCode: number | null;
-                durationMs: number;
-                error: string | null;
-                remoteAddress: string | null;
-            }[];
-            /** @description ISO 8601 date-time, UTC */
-            createdAt: string;
-            /** @description ISO 8601 date-time, UTC */
-            updatedAt: string;
-        };
-        Job: {
-            /** @description job_* */
-            id: string;
-            type: string;
-            /** @enum {string} */
-            status: "QUEUED" | "RUNNING" | "DONE" | "FAILED" | "CANCELLED";
-            projectId: string | null;
-            startedAt: string | null;
-            completedAt: string | null;
-            progress: {
-                progress: number;
-                /** @description ISO 8601 date-time, UTC */
-                updatedAt: string;
-                message: string;
-            } | null;
-            result: {
-                [key: string]: unknown;
-            } | null;
-            errorCode: string | null;
-            errorMessage: string | null;
-            attemptCount: number;
-            estimatedCompletionMs: number;
-            /** @description ISO 8601 date-time, UTC */
-            createdAt: string;
-            /** @description ISO 8601 date-time, UTC */
-            updatedAt: string;
-        };
-        Usage: {
-            plan: string;
-            canGenerate: boolean;
-            blockedBy: ("weekly_ai_budget" | "daily_api_spend_cap") | null;
-            ai: {
-                scope: string;
-                percentUsed: number;
-                unlimited: boolean;
-                /** @enum {string} */
-                enforcement: "off" | "shadow" | "warn" | "block";
-                /** @description date */
-                weekStart: string;
-                /** @description ISO 8601 date-time, UTC */
-                resetsAt: string;
-                project: {
-                    id: string;
-                    name: string;
-                    percentUsed: number;
-                    unlimited: boolean;
-                } | null;
-                workspacePool: {
-                    percentUsed: number;
-                    unlimited: boolean;
-                };
-            };
-            storage: {
-                usedBytes: number;
-                limitBytes: number | null;
-                percentUsed: number;
-                usedAssets: number;
-                assetLimit: number | null;
-            };
-            apiSpend: {
-                bucketDate: string;
-                capCents: number | null;
-                spentCents: number;
-                remainingCents: number | null;
-            };
-        };
-        Idea: {
-            /** @description idea_* */
-            id: string;
-            projectId: string;
-            title: string;
-            content: string;
-            /** @description Derived: inbox, in_production, review, done. */
-            status: string;
-            pillar: string | null;
-            postType: string | null;
-            assetFormat: string | null;
-            hook: string | null;
-            topic: string | null;
-            /** @description Date-level calendar placement. */
-            scheduledFor: string | null;
-            linkedPost: {
-                id: string;
-                statusCategory: string;
-            } | null;
-            /** @description ISO 8601 date-time, UTC */
-            createdAt: string;
-            /** @description ISO 8601 date-time, UTC */
-            updatedAt: string;
-        };
-        Calendar: {
-            /** @description YYYY-MM-DD, in the project's timezone */
-            from: string;
-            /** @description YYYY-MM-DD, in the project's timezone */
-            to: string;
-            maxDays: number;
-            projects: {
-                id: string;
-                name: string;
-                type: string;
-                timezone: string;
-            }[];
-            entries: ({
-                /** @constant */
-                type: "post";
-                id: string;
-                projectId: string;
-                /** @description ISO 8601 date-time, UTC */
-                at: string;
-                /** @description YYYY-MM-DD, in the project's timezone */
-                date: string;
-                /** @description HH:MM, in the project's timezone */
-                time: string;
-                status: string;
-                title: string;
-                contentType: string;
-            } | {
-                /** @constant */
-                type: "draft";
-                id: string;
-                projectId: string;
-                /** @description ISO 8601 date-time, UTC */
-                at: string;
-                /** @description YYYY-MM-DD, in the project's timezone */
-                date: string;
-                /** @description HH:MM, in the project's timezone */
-                time: string;
-                status: string;
-                title: string;
-                contentType: string;
-                slotId: string;
-            } | {
-                /** @constant */
-                type: "note";
-                id: string;
-                projectId: string;
-                /** @description ISO 8601 date-time, UTC */
-                at: string;
-                /** @description YYYY-MM-DD, in the project's timezone */
-                date: string;
-                /** @description HH:MM, in the project's timezone */
-                time: string;
-                contentType: string;
-                content: string;
-                slotId: string;
-            } | {
-                /** @constant */
-                type: "idea";
-                id: string;
-                projectId: string;
-                /** @description YYYY-MM-DD, in the project's timezone */
-                date: string;
-                title: string;
-                status: string;
-            })[];
-            /** @description more entries than one answer holds (5,000); narrow the range */
-            truncated: boolean;
-        };
         AnalyticsOverview: {
             projectId: string;
             /** @description YYYY-MM-DD */
@@ -1626,25 +1175,96 @@ export interface components {
                 longestStreak: number;
             } | null;
         };
-        PostAnalytics: {
-            postId: string;
-            title: string;
+        Calendar: {
+            /** @description YYYY-MM-DD, in the project's timezone */
+            from: string;
+            /** @description YYYY-MM-DD, in the project's timezone */
+            to: string;
+            maxDays: number;
+            projects: {
+                id: string;
+                name: string;
+                type: string;
+                timezone: string;
+            }[];
+            entries: ({
+                /** @constant */
+                type: "post";
+                id: string;
+                projectId: string;
+                /** @description ISO 8601 date-time, UTC */
+                at: string;
+                /** @description YYYY-MM-DD, in the project's timezone */
+                date: string;
+                /** @description HH:MM, in the project's timezone */
+                time: string;
+                status: string;
+                title: string;
+                contentType: string;
+            } | {
+                /** @constant */
+                type: "draft";
+                id: string;
+                projectId: string;
+                /** @description ISO 8601 date-time, UTC */
+                at: string;
+                /** @description YYYY-MM-DD, in the project's timezone */
+                date: string;
+                /** @description HH:MM, in the project's timezone */
+                time: string;
+                status: string;
+                title: string;
+                contentType: string;
+                slotId: string;
+            } | {
+                /** @constant */
+                type: "note";
+                id: string;
+                projectId: string;
+                /** @description ISO 8601 date-time, UTC */
+                at: string;
+                /** @description YYYY-MM-DD, in the project's timezone */
+                date: string;
+                /** @description HH:MM, in the project's timezone */
+                time: string;
+                contentType: string;
+                content: string;
+                slotId: string;
+            } | {
+                /** @constant */
+                type: "idea";
+                id: string;
+                projectId: string;
+                /** @description YYYY-MM-DD, in the project's timezone */
+                date: string;
+                title: string;
+                status: string;
+            })[];
+            /** @description more entries than one answer holds (5,000); narrow the range */
+            truncated: boolean;
+        };
+        CompanyPage: {
+            /** @description proj_* */
+            id: string;
+            name: string;
+            /** @description PERSONAL_BRAND, COMPANY_PAGE or AMPLIFIER */
+            type: string;
+            typeLabel: string;
+            status: string;
+            username: string | null;
+            avatarUrl: string | null;
+            isActive: boolean;
             /** @description ISO 8601 date-time, UTC */
-            publishedAt: string;
-            impressions: number;
-            reactions: number;
-            comments: number;
-            reshares: number;
-            engagements: number;
-            /** @description engagements / impressions, 4 decimals; 0 without impressions */
-            engagementRate: number;
-            networkPostUrn: string | null;
-            samples: number;
-            lastSyncedAt: string | null;
-            sync: {
-                state: string;
-                detail: string | null;
-            };
+            createdAt: string;
+            network: components["schemas"]["NetworkConnection"] | null;
+            /** @description the personal account the page publishes through; null when never linked */
+            linkedAccount: {
+                /** @description the linked personal account's project here, when the caller can see one */
+                projectId: string | null;
+                name: string | null;
+                username: string | null;
+            } | null;
+            canPublish: boolean;
         };
         CrossWorkspaceOverview: {
             /** @description YYYY-MM-DD */
@@ -1676,44 +1296,79 @@ export interface components {
                 engagementRate: number;
             };
         };
-        ViralPost: {
-            postUrn: string;
-            author: {
-                name: string | null;
-                username: string | null;
-            };
-            text: string;
-            /** @description ISO 8601 date-time, UTC */
-            publishedAt: string;
-            impressions: number;
-            reactions: number;
-            comments: number;
-            reshares: number;
-            engagements: number;
-            engagementRate: number;
-        };
-        CompanyPage: {
-            /** @description proj_* */
+        Idea: {
+            /** @description idea_* */
             id: string;
-            name: string;
-            /** @description PERSONAL_BRAND, COMPANY_PAGE or AMPLIFIER */
-            type: string;
-            typeLabel: string;
+            projectId: string;
+            title: string;
+            content: string;
+            /** @description Derived: inbox, in_production, review, done. */
             status: string;
-            username: string | null;
-            avatarUrl: string | null;
-            isActive: boolean;
+            pillar: string | null;
+            postType: string | null;
+            assetFormat: string | null;
+            hook: string | null;
+            topic: string | null;
+            /** @description Date-level calendar placement. */
+            scheduledFor: string | null;
+            linkedPost: {
+                id: string;
+                statusCategory: string;
+            } | null;
             /** @description ISO 8601 date-time, UTC */
             createdAt: string;
-            network: components["schemas"]["NetworkConnection"] | null;
-            /** @description the personal account the page publishes through; null when never linked */
-            linkedAccount: {
-                /** @description the linked personal account's project here, when the caller can see one */
-                projectId: string | null;
-                name: string | null;
-                username: string | null;
+            /** @description ISO 8601 date-time, UTC */
+            updatedAt: string;
+        };
+        Job: {
+            /** @description job_* */
+            id: string;
+            type: string;
+            /** @enum {string} */
+            status: "QUEUED" | "RUNNING" | "DONE" | "FAILED" | "CANCELLED";
+            projectId: string | null;
+            startedAt: string | null;
+            completedAt: string | null;
+            progress: {
+                progress: number;
+                /** @description ISO 8601 date-time, UTC */
+                updatedAt: string;
+                message: string;
             } | null;
-            canPublish: boolean;
+            result: {
+                [key: string]: unknown;
+            } | null;
+            errorCode: string | null;
+            errorMessage: string | null;
+            attemptCount: number;
+            estimatedCompletionMs: number;
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+            /** @description ISO 8601 date-time, UTC */
+            updatedAt: string;
+        };
+        KnowledgeDocument: {
+            /** @description kb_* */
+            id: string;
+            /** @enum {string} */
+            scope: "PROJECT" | "WORKSPACE";
+            name: string;
+            status: string;
+            tags: string[];
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+            chunkCount: number;
+            textPreview: string;
+            textPreviewTruncated: boolean;
+            hasFullText: boolean;
+            projectId: string | null;
+            /** @enum {string} */
+            type: "text" | "file" | "url" | "youtube";
+            sourceName: string | null;
+            sourceUrl: string | null;
+            language: string | null;
+            folderId: string | null;
+            lastSyncedAt: string | null;
         };
         MediaAsset: {
             /** @description med_* */
@@ -1733,25 +1388,99 @@ export interface components {
             /** @description ISO 8601 date-time, UTC */
             createdAt: string;
         };
-        Upload: {
-            /** @description upl_* */
+        NetworkConnection: {
+            /** @enum {string} */
+            state: "connected" | "expiring_soon" | "degraded" | "disconnected" | "revoked";
+            canPublish: boolean;
+            connectionStatus: string;
+            lastValidatedAt: string | null;
+            accessTokenExpiresAt: string | null;
+            detail: string | null;
+            reconnectUrl: string | null;
+        };
+        Note: {
+            /** @description note_* */
             id: string;
-            purpose: string;
-            fileName: string;
-            contentType: string;
-            bytes: number;
-            projectId: string | null;
-            /** @constant */
-            method: "PUT";
-            /** @description the presigned URL; PUT the bytes with exactly `headers` */
-            url: string;
-            headers: {
-                [key: string]: string;
-            };
+            projectId: string;
+            content: string;
             /** @description ISO 8601 date-time, UTC */
-            urlExpiresAt: string;
-            /** @description when the handle can no longer be referenced */
-            expiresAt: string;
+            createdAt: string;
+            slot: {
+                /** @description ISO 8601 date-time, UTC */
+                date: string;
+                contentType: string;
+            } | null;
+            folderId: string | null;
+            /** @description ISO 8601 date-time, UTC */
+            updatedAt: string;
+        };
+        Post: {
+            /** @description post_* */
+            id: string;
+            projectId: string | null;
+            /** @description Legacy status enum (spec 3.1). */
+            status: string;
+            platform: string;
+            contentType: string;
+            title: string;
+            content: string;
+            scheduledAt: string | null;
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+            updatedAt: string | null;
+            statusCategory: string | null;
+            statusId: string | null;
+            statusTitle: string | null;
+            contentTruncated: boolean;
+            publishedAt: string | null;
+            funnelStage: string;
+            lastPublishError: string | null;
+            lastPublishAttemptAt: string | null;
+            delivery: {
+                state: string;
+                willRetry: boolean;
+                retryUntil: string | null;
+                detail: string | null;
+            };
+            review: {
+                state: string;
+                awaitingDecision: boolean;
+                requiredByWorkspace: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            media: {
+                kind: string;
+                images: ({
+                    key: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            } & {
+                [key: string]: unknown;
+            };
+            autoLike: boolean;
+            autoComment: boolean;
+        };
+        PostAnalytics: {
+            postId: string;
+            title: string;
+            /** @description ISO 8601 date-time, UTC */
+            publishedAt: string;
+            impressions: number;
+            reactions: number;
+            comments: number;
+            reshares: number;
+            engagements: number;
+            /** @description engagements / impressions, 4 decimals; 0 without impressions */
+            engagementRate: number;
+            networkPostUrn: string | null;
+            samples: number;
+            lastSyncedAt: string | null;
+            sync: {
+                state: string;
+                detail: string | null;
+            };
         };
         PostAwaitingReview: {
             /** @description post_* */
@@ -1772,6 +1501,63 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
+        };
+        PostStatus: {
+            id: string;
+            title: string;
+            category: string;
+            isDefault: boolean;
+            position: number;
+            postCount: number;
+        };
+        PostSummary: {
+            /** @description post_* */
+            id: string;
+            projectId: string | null;
+            /** @description Legacy status enum (spec 3.1). */
+            status: string;
+            platform: string;
+            contentType: string;
+            title: string;
+            content: string;
+            scheduledAt: string | null;
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+            updatedAt: string | null;
+        };
+        Principal: {
+            /** @constant */
+            type: "api_key";
+            /** @description key_* */
+            id: string;
+            scopes: string[];
+        } | {
+            /** @constant */
+            type: "oauth_token";
+            /** @description oat_* */
+            id: string;
+            clientId: string;
+            actingUserId: string;
+            scopes: string[];
+            defaultProject: {
+                id: string;
+                name: string;
+            } | null;
+        };
+        Project: {
+            /** @description proj_* */
+            id: string;
+            name: string;
+            /** @description PERSONAL_BRAND, COMPANY_PAGE or AMPLIFIER */
+            type: string;
+            typeLabel: string;
+            status: string;
+            username: string | null;
+            avatarUrl: string | null;
+            isActive: boolean;
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+            network: components["schemas"]["NetworkConnection"] | null;
         };
         Source: {
             /** @description src_* */
@@ -1805,28 +1591,242 @@ export interface components {
             /** @description ISO 8601 date-time, UTC */
             updatedAt: string;
         };
-        KnowledgeDocument: {
-            /** @description kb_* */
+        Team: {
+            members: {
+                userId: string;
+                name: string;
+                email: string;
+                role: string;
+                /** @enum {string} */
+                roleLabel: "Admin" | "Member" | "Client";
+                avatarUrl: string | null;
+                /** @description ISO 8601 date-time, UTC */
+                joinedAt: string;
+                projects: {
+                    id: string;
+                    name: string;
+                }[];
+            }[];
+            truncated: boolean;
+            totalCount: number;
+            projectsTruncated: boolean;
+        };
+        Upload: {
+            /** @description upl_* */
             id: string;
-            /** @enum {string} */
-            scope: "PROJECT" | "WORKSPACE";
-            name: string;
+            purpose: string;
+            fileName: string;
+            contentType: string;
+            bytes: number;
+            projectId: string | null;
+            /** @constant */
+            method: "PUT";
+            /** @description the presigned URL; PUT the bytes with exactly `headers` */
+            url: string;
+            headers: {
+                [key: string]: string;
+            };
+            /** @description ISO 8601 date-time, UTC */
+            urlExpiresAt: string;
+            /** @description when the handle can no longer be referenced */
+            expiresAt: string;
+        };
+        Usage: {
+            plan: string;
+            canGenerate: boolean;
+            blockedBy: ("weekly_ai_budget" | "daily_api_spend_cap") | null;
+            ai: {
+                scope: string;
+                percentUsed: number;
+                unlimited: boolean;
+                /** @enum {string} */
+                enforcement: "off" | "shadow" | "warn" | "block";
+                /** @description date */
+                weekStart: string;
+                /** @description ISO 8601 date-time, UTC */
+                resetsAt: string;
+                project: {
+                    id: string;
+                    name: string;
+                    percentUsed: number;
+                    unlimited: boolean;
+                } | null;
+                workspacePool: {
+                    percentUsed: number;
+                    unlimited: boolean;
+                };
+            };
+            storage: {
+                usedBytes: number;
+                limitBytes: number | null;
+                percentUsed: number;
+                usedAssets: number;
+                assetLimit: number | null;
+            };
+            apiSpend: {
+                bucketDate: string;
+                capCents: number | null;
+                spentCents: number;
+                remainingCents: number | null;
+            };
+        };
+        ViralPost: {
+            postUrn: string;
+            author: {
+                name: string | null;
+                username: string | null;
+            };
+            text: string;
+            /** @description ISO 8601 date-time, UTC */
+            publishedAt: string;
+            impressions: number;
+            reactions: number;
+            comments: number;
+            reshares: number;
+            engagements: number;
+            engagementRate: number;
+        };
+        WebhookDelivery: {
+            id: string;
+            endpointId: string;
+            eventId: string;
+            eventType: string;
+            /** @description ISO 8601 date-time, UTC */
+            eventCreatedAt: string;
             status: string;
-            tags: string[];
+            attemptCount: number;
+            nextAttemptAt: string | null;
+            deliveredAt: string | null;
+            failedAt: string | null;
+            failureReason: string | null;
+            lastError: string | null;
+            attempts: {
+                attempt: number;
+                /** @description ISO 8601 date-time, UTC */
+                at: string;
+                outcome: string;
+                statusCode: number | null;
+                durationMs: number;
+                error: string | null;
+                remoteAddress: string | null;
+            }[];
             /** @description ISO 8601 date-time, UTC */
             createdAt: string;
-            chunkCount: number;
-            textPreview: string;
-            textPreviewTruncated: boolean;
-            hasFullText: boolean;
+            /** @description ISO 8601 date-time, UTC */
+            updatedAt: string;
+        };
+        WebhookEndpoint: {
+            /** @description whe_* */
+            id: string;
+            url: string;
+            name: string;
+            events: string[];
+            isActive: boolean;
+            /** @description Automatic disables begin with `repeated_failures`. */
+            disabledReason: string | null;
             projectId: string | null;
+            secretLast4: string;
+            consecutiveFailures: number;
+            disabledAt: string | null;
+            lastSuccessAt: string | null;
+            lastFailureAt: string | null;
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+            /** @description ISO 8601 date-time, UTC */
+            updatedAt: string;
+        };
+        WebhookEndpointRotated: {
+            /** @description whe_* */
+            id: string;
+            url: string;
+            name: string;
+            events: string[];
+            isActive: boolean;
+            /** @description Automatic disables begin with `repeated_failures`. */
+            disabledReason: string | null;
+            projectId: string | null;
+            secretLast4: string;
+            consecutiveFailures: number;
+            disabledAt: string | null;
+            lastSuccessAt: string | null;
+            lastFailureAt: string | null;
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+            /** @description ISO 8601 date-time, UTC */
+            updatedAt: string;
+            secret: string;
+            previousSecretExpiresAt: string | null;
+        };
+        WebhookEndpointWithSecret: {
+            /** @description whe_* */
+            id: string;
+            url: string;
+            name: string;
+            events: string[];
+            isActive: boolean;
+            /** @description Automatic disables begin with `repeated_failures`. */
+            disabledReason: string | null;
+            projectId: string | null;
+            secretLast4: string;
+            consecutiveFailures: number;
+            disabledAt: string | null;
+            lastSuccessAt: string | null;
+            lastFailureAt: string | null;
+            /** @description ISO 8601 date-time, UTC */
+            createdAt: string;
+            /** @description ISO 8601 date-time, UTC */
+            updatedAt: string;
+            secret: string;
+        };
+        Workspace: {
+            /** @description org_* */
+            id: string;
+            name: string;
+            /** @description Plan name in upper case. */
+            plan: string;
+            /** @description Unknown keys must be treated as false. */
+            features: {
+                [key: string]: boolean;
+            };
+        };
+        WorkspaceContext: {
+            workspace: components["schemas"]["Workspace"];
+            principal: components["schemas"]["Principal"];
+            requireReviewWorkflow: boolean;
+            projects: {
+                /** @description proj_* */
+                id: string;
+                name: string;
+                /** @description PERSONAL_BRAND, COMPANY_PAGE or AMPLIFIER */
+                type: string;
+                typeLabel: string;
+                status: string;
+                username: string | null;
+                avatarUrl: string | null;
+                isActive: boolean;
+                /** @description ISO 8601 date-time, UTC */
+                createdAt: string;
+                network: components["schemas"]["NetworkConnection"] | null;
+                streak: {
+                    currentStreak: number;
+                    longestStreak: number;
+                } | null;
+            }[];
+            projectsTruncated: boolean;
+        };
+        WorkspaceListEntry: {
+            id: string;
+            name: string;
+            isDefault: boolean;
             /** @enum {string} */
-            type: "text" | "file" | "url" | "youtube";
-            sourceName: string | null;
-            sourceUrl: string | null;
-            language: string | null;
-            folderId: string | null;
-            lastSyncedAt: string | null;
+            reach: "member" | "agency_owner";
+        };
+        WorkspaceMe: {
+            workspace: components["schemas"]["Workspace"];
+            principal: components["schemas"]["Principal"];
+            features: {
+                [key: string]: boolean;
+            };
         };
         OAuthTokenResponse: {
             /** @description oat_*; lives 1 hour (spec 8) */

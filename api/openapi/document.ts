@@ -203,7 +203,10 @@ export function buildOpenApiDocument(opts: { version?: ApiVersion; routes?: read
     ['Readiness', readinessSchema],
     ['OpenApiDocument', openApiDocumentSchema],
   ];
-  for (const [id, schema] of [...namedComponents(), ...Object.entries(OAUTH_SCHEMAS), ...metaSchemas]) registry.add(schema, { id });
+  // By name, not by the order their modules happened to load in: the document (and the client
+  // types generated from it) must not change with what a process imported first.
+  const outputs = [...namedComponents()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [id, schema] of [...outputs, ...Object.entries(OAUTH_SCHEMAS), ...metaSchemas]) registry.add(schema, { id });
   const outputIds = new Map<AnyOperation, string>();
   for (const { op } of routes) {
     if (outputIds.has(op)) continue;

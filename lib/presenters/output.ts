@@ -25,7 +25,7 @@ export function component<T extends z.ZodType>(id: string, schema: T): T {
   return schema;
 }
 
-/** The named output schemas, in the order their modules declared them. */
+/** The named output schemas (the OpenAPI document lists them by name). */
 export function namedComponents(): ReadonlyMap<string, z.ZodType> {
   return components;
 }
