@@ -240,7 +240,8 @@ function spawnLaunched(options: LaunchOptions): Launched {
         const outcome = await Promise.race([
           seen.then(() => 'ready' as const),
           exited,
-          sleep(Math.max(0, deadline - Date.now()), 'timeout' as const),
+          // Unreferenced: a process that is ready must not be kept alive until the deadline.
+          sleep(Math.max(0, deadline - Date.now()), 'timeout' as const, { ref: false }),
         ]);
         if (outcome === 'ready') return;
         if (outcome === 'timeout') throw failure(`printed no line matching ${r.line} within ${timeoutMs / 1000} s`);
@@ -259,7 +260,8 @@ function spawnLaunched(options: LaunchOptions): Launched {
         const outcome = await Promise.race([
           got.then(() => 'ready' as const),
           exited,
-          sleep(Math.max(0, deadline - Date.now()), 'timeout' as const),
+          // Unreferenced: a process that is ready must not be kept alive until the deadline.
+          sleep(Math.max(0, deadline - Date.now()), 'timeout' as const, { ref: false }),
         ]);
         if (outcome === 'ready') return;
         if (outcome === 'timeout') throw failure(`sent no ready message within ${timeoutMs / 1000} s`);
