@@ -1,24 +1,15 @@
 import { InvalidClientMetadata } from './errors';
 import { REGISTRABLE_GRANT_TYPES, registrationMetadataSchema } from './schema';
 import { parseScope, scopeString } from './scopes';
+import type { StoredClient } from '../../lib/presenters/oauthClients';
 
 // The client metadata of RFC 7591 2 as this server accepts it (spec 5.3.1), wherever it comes
 // from: a registration request (actions/register.ts) or a Client ID Metadata Document
 // (clientDocuments.ts). One set of rules, so a client cannot get through a document what
 // registration would refuse.
 
-/** What a client is, as the server keeps and shows it. */
-export interface NewClient {
-  client_name: string;
-  client_uri: string | null;
-  logo_uri: string | null;
-  redirect_uris: string[];
-  scope: string | null;
-  grant_types: string[];
-  response_types: string[];
-  software_id: string | null;
-  software_version: string | null;
-}
+/** What a client is, as the server keeps and shows it (without what it is given when stored). */
+export type NewClient = Omit<StoredClient, 'id' | 'created_at' | 'token_endpoint_auth_method'>;
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** Schemes that would run code or read local data in the browser instead of reaching an app. */
