@@ -40,42 +40,36 @@ export async function insertPost(trx: Knex.Transaction, p: NewPost, events?: Out
   const id = p.id ?? newId('post');
   // One statement: the workspace's default board status of the post's category, the insert, and
   // the row as loadPostForUpdate reads it (status label, the workspace's review settings).
-  const post = (await trx
-    .with(
-      'st',
-      PostStatus.forWorkspace(p.workspaceId, trx)
-        .where({ category: change.board, is_default: true })
-        .select('id', 'title', 'category')
-        .limit(1)
-        .toKnexQuery(),
-    )
-    .with(
-      'ins',
-      trx('posts')
-        .insert({
-          ...rowOf(change),
-          id,
-          workspace_id: p.workspaceId,
-          project_id: p.projectId,
-          status_id: trx.raw('(select id from st)'),
-          title: p.title ?? '',
-          title_auto: p.titleAuto ?? !p.title,
-          ...(p.generationJobId ? { generation_job_id: p.generationJobId } : {}),
-          content: p.content,
-          content_type: p.contentType,
-        })
-        .returning('*'),
-    )
-    .from('ins')
-    .join('workspaces as w', 'w.id', 'ins.workspace_id')
-    .leftJoin('st', 'st.id', 'ins.status_id')
-    .first(
-      'ins.*',
-      'st.title as status_title',
-      'st.category as status_category',
-      'w.require_review_workflow',
-      'w.default_reviewer_user_id',
-    )) as PostRow;
+  const post = (await asPostRow(
+    trx
+      .with(
+        'st',
+        PostStatus.forWorkspace(p.workspaceId, trx)
+          .where({ category: change.board, is_default: true })
+          .select('id', 'title', 'category')
+          .limit(1)
+          .toKnexQuery(),
+      )
+      .with(
+        'ins',
+        trx('posts')
+          .insert({
+            ...rowOf(change),
+            id,
+            workspace_id: p.workspaceId,
+            project_id: p.projectId,
+            status_id: trx.raw('(select id from st)'),
+            title: p.title ?? '',
+            title_auto: p.titleAuto ?? !p.title,
+            ...(p.generationJobId ? { generation_job_id: p.generationJobId } : {}),
+            content: p.content,
+            content_type: p.contentType,
+          })
+          .returning('*'),
+      ),
+    'ins',
+    'st',
+  )) as PostRow;
   if (change.slot && change.slot !== 'clear') await upsertSlot(trx, post, change.slot.at);
   const data = { post: presentPost(post) };
   const own = change.events.map((type): OutboxEvent => ({ workspaceId: p.workspaceId, projectId: p.projectId, type, data }));
@@ -168,18 +162,11 @@ async function updateAndReload(
     );
     set.status_id = trx.raw('coalesce((select id from st), ??)', ['posts.status_id']);
   }
-  return (await q
-    .with('upd', trx('posts').where({ id: post.id }).update(set).returning('*'))
-    .from('upd')
-    .join('workspaces as w', 'w.id', 'upd.workspace_id')
-    .leftJoin('post_statuses as s', 's.id', 'upd.status_id')
-    .first(
-      'upd.*',
-      's.title as status_title',
-      's.category as status_category',
-      'w.require_review_workflow',
-      'w.default_reviewer_user_id',
-    )) as PostRow;
+  return (await asPostRow(
+    q.with('upd', trx('posts').where({ id: post.id }).update(set).returning('*')),
+    'upd',
+    'post_statuses',
+  )) as PostRow;
 }
 
 /**
@@ -329,4 +316,23 @@ export async function setPostMedia(
   now = new Date(),
 ): Promise<Committed> {
   return commitChange(trx, post, mediaSet(images, now));
+}
+
+/**
+ * The post row a write's CTE (`cte`, an INSERT or UPDATE … RETURNING *) left, as PostRow: its
+ * board status (from `statuses`, the table or a CTE holding it) and its workspace's review
+ * settings joined, in the same statement.
+ */
+function asPostRow(q: Knex.QueryBuilder, cte: string, statuses: string) {
+  return q
+    .from(cte)
+    .join('workspaces as w', 'w.id', `${cte}.workspace_id`)
+    .leftJoin(`${statuses} as s`, 's.id', `${cte}.status_id`)
+    .first(
+      `${cte}.*`,
+      's.title as status_title',
+      's.category as status_category',
+      'w.require_review_workflow',
+      'w.default_reviewer_user_id',
+    );
 }
