@@ -176,8 +176,11 @@ export async function checkConnectionNow(input: { workspaceId: string; projectId
   const requestId = `admin_${randomBase62(12)}`;
   const workflowId = await requestHealthCheck(client, { id: input.projectId, workspace_id: input.workspaceId }, requestId);
   const handle = client.workflow.getHandle(workflowId);
+  const deadline = startedAt + input.timeoutMs;
   for (;;) {
-    const last = await handle.query(lastCheckQuery).catch(() => null);
+    // A query waits for a worker to answer it; the deadline bounds it, so a queue no worker
+    // serves fails at --timeout-ms instead of at the server's own query timeout.
+    const last = await client.withDeadline(Math.max(deadline, Date.now() + 250), () => handle.query(lastCheckQuery)).catch(() => null);
     if (last?.requestId === requestId) {
       const connection = await db()('network_connections').where({ id }).first(CONNECTION_COLUMNS);
       return {
@@ -188,7 +191,7 @@ export async function checkConnectionNow(input: { workspaceId: string; projectId
         connection,
       };
     }
-    if (Date.now() - startedAt > input.timeoutMs) {
+    if (Date.now() >= deadline) {
       throw new AdminError(`no check result within ${input.timeoutMs} ms; is a worker running on task queue ${config.temporalTaskQueue}?`);
     }
     await new Promise((r) => setTimeout(r, 250));

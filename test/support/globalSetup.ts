@@ -8,7 +8,6 @@
 // environment once at import, so the environment (ports included) is settled here at module
 // load; the services themselves start in mochaGlobalSetup. Set TEST_DATABASE_URL,
 // TEMPORAL_ADDRESS, NETWORK_API_URL or LLM_BASE_URL to use services of your own instead.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,7 +15,6 @@ import pg from 'pg';
 import { createEmptyDatabase, dropDatabase, withMaintenanceDb } from '../../tooling/databases';
 import { freePort } from '../../tooling/ports';
 
-const root = path.resolve(import.meta.dirname, '..', '..');
 const env = process.env;
 // Mocha's --parallel workers load this file again: they inherit the run's environment as set
 // by the main process (whose global setup started the services) and must not pick their own.
@@ -101,7 +99,7 @@ async function resetDatabase(url: string) {
 
 let stopTemporal = async () => {};
 let stopObjectStore = async () => {};
-let simulator: ChildProcess | null = null;
+let stopSimulator = async () => {};
 let stopTranscription = async () => {};
 let stopYoutube = async () => {};
 let stopLlmSim = async () => {};
@@ -171,18 +169,18 @@ export async function mochaGlobalSetup() {
     // The network simulator runs as its own process, as under `npm start`; tests script it
     // through its control API (sim/network/control.ts).
     services.push(
-      new Promise<void>((resolve, reject) => {
-        const sim = spawn(process.execPath, ['--import', 'tsx', 'sim/network/main.ts'], {
-          cwd: root,
-          env: { ...env, NETWORK_SIMULATOR_PORT: String(simulatorPort) },
-          stdio: ['ignore', 'pipe', 'inherit'],
+      (async () => {
+        const { launch } = await import('../../tooling/launcher');
+        const sim = await launch({
+          entry: 'sim/network/main.ts',
+          name: 'network simulator',
+          env: { NETWORK_SIMULATOR_PORT: String(simulatorPort) },
+          ready: { line: /listening/ },
+          stopGraceMs: 5_000,
+          onLine: (line, stream) => stream === 'stderr' && process.stderr.write(`${line}\n`),
         });
-        simulator = sim;
-        sim.stdout!.on('data', (d: Buffer) => {
-          if (d.toString().includes('listening')) resolve();
-        });
-        sim.once('exit', (c) => reject(new Error(`network simulator exited (${c})`)));
-      }),
+        stopSimulator = async () => void (await sim.stop());
+      })(),
     );
   }
   if (ownTranscription) {
@@ -219,9 +217,7 @@ export async function mochaGlobalSetup() {
 export async function mochaGlobalTeardown() {
   await workerBundleReady;
   if (workerBundleDir) await rm(workerBundleDir, { recursive: true, force: true });
-  const sim = simulator as ChildProcess | null;
-  sim?.removeAllListeners('exit');
-  sim?.kill('SIGTERM');
+  await stopSimulator();
   await stopTemporal();
   await stopObjectStore();
   await stopTranscription();
