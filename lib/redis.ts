@@ -3,9 +3,19 @@ import { config } from './config';
 
 let shared: Redis | undefined;
 
+/**
+ * Reconnection attempts at most this far apart. ioredis' default back-off grows to 2 s, and a
+ * command issued while Redis is unreachable fails only after maxRetriesPerRequest + 1 of them:
+ * up to 6 s per command, so a request that needs Redis during an outage took 8 to 15 s to get its
+ * 503 (docs/reliability.md "When Redis is down"). Capped, it fails within about 1.5 s, and the
+ * client is back within half a second of Redis.
+ */
+export const RECONNECT_MAX_DELAY_MS = 500;
+const retryStrategy = (times: number) => Math.min(times * 50, RECONNECT_MAX_DELAY_MS);
+
 export function redis(): Redis {
   if (!shared) {
-    shared = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableAutoPipelining: true, lazyConnect: false });
+    shared = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableAutoPipelining: true, lazyConnect: false, retryStrategy });
     shared.on('error', () => {
       /* reconnects on its own; callers see command errors */
     });
@@ -15,7 +25,7 @@ export function redis(): Redis {
 
 /** A second connection for SUBSCRIBE (a subscribed connection cannot run commands). */
 export function newRedisConnection(): Redis {
-  const r = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  const r = new Redis(config.redisUrl, { maxRetriesPerRequest: null, retryStrategy });
   r.on('error', () => {});
   return r;
 }

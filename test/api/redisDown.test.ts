@@ -147,9 +147,14 @@ describe('MCP sessions with Redis down (503, then recovery)', function () {
     assert.ok(held.status === 200 || held.status === 503, `a call in a held session: ${held.status}`);
     // Past that window the record must be read again: 503.
     await new Promise((r) => setTimeout(r, RECORD_RECHECK_MS + 200));
+    // The refusal is prompt: the shared client's reconnection back-off is capped (lib/redis.ts).
+    let asked = Date.now();
     assertUnavailable(await mcp(ws.key, listTools(5), sessionId), 'a call in an existing session with Redis down');
+    assert.ok(Date.now() - asked < 3_000, `the 503 took ${Date.now() - asked} ms`);
+    asked = Date.now();
     const sse = await fetch(`${api.mcpUrl}/sse`, { headers: { Accept: 'text/event-stream', authorization: `Bearer ${ws.key}` } });
     assertUnavailable({ status: sse.status, headers: sse.headers, json: await sse.json() }, 'opening an SSE session with Redis down');
+    assert.ok(Date.now() - asked < 3_000, `the SSE 503 took ${Date.now() - asked} ms`);
 
     redisProcess = startRedis(port, dir);
     await waitFor(() => portAcceptsConnections(port), 10_000, 'the test Redis again', 100);
