@@ -100,6 +100,9 @@ export function valueOf(s: JsonSchema | undefined, fixtures: Fixtures, name?: st
     case 'string':
       return strOf(s);
     case 'integer':
+      // An accepted wait is a wait: a second per case made the two image-generation operations
+      // 25 s each. Refused values (negative, fractional, huge) come from the mutations.
+      if (name === 'wait_for_completion_ms') return fc.integer({ min: -1000, max: 50 });
       return fc.integer({ min: s.minimum ?? -1000, max: Math.min(s.maximum ?? 1000, 1_000_000) });
     case 'number':
       return fc.double({ min: s.minimum ?? -1000, max: s.maximum ?? 1000, noNaN: true });
