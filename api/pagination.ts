@@ -4,7 +4,7 @@ import type { AnyQueryBuilder } from 'objection';
 import { config } from '../lib/config';
 import { isoOf } from '../lib/db';
 import { errors } from '../lib/errors';
-import { mintCursor, readCursor, type CursorPosition } from '../lib/tokens';
+import { mintCursor, mintSortCursor, readCursor, readSortCursor, type CursorPosition, type SortPosition } from '../lib/tokens';
 
 // spec 2.1 / 4.4: cursor pagination, createdAt desc then id desc. A cursor is opaque, signed,
 // and bound to the filters it was minted under, so a changed filter answers 400 bad_cursor.
@@ -36,6 +36,19 @@ export function encodeCursor(pos: CursorPosition, filters: Record<string, unknow
 export async function decodeCursor(cursor: string | undefined, filters: Record<string, unknown>): Promise<CursorPosition | null> {
   if (cursor === undefined || cursor === '') return null;
   const pos = await readCursor(cursor, filters);
+  if (!pos) throw errors.badCursor();
+  return pos;
+}
+
+/** The cursor for the row after `pos` in a list sorted by another key than created_at (lib/tokens.ts). */
+export function encodeSortCursor(pos: SortPosition, filters: Record<string, unknown>): string {
+  return mintSortCursor(pos, filters);
+}
+
+/** As decodeCursor, for a cursor of encodeSortCursor. */
+export async function decodeSortCursor(cursor: string | undefined, filters: Record<string, unknown>): Promise<SortPosition | null> {
+  if (cursor === undefined || cursor === '') return null;
+  const pos = await readSortCursor(cursor, filters);
   if (!pos) throw errors.badCursor();
   return pos;
 }

@@ -97,11 +97,37 @@ export function mintCursor(pos: CursorPosition, filters: Record<string, unknown>
 
 /** The position of a cursor minted under exactly these filters, else null. */
 export async function readCursor(cursor: string, filters: Record<string, unknown>): Promise<CursorPosition | null> {
+  const claims = await cursorClaims(cursor, filters);
+  const c = claims?.c;
+  if (!claims || typeof c !== 'string' || Number.isNaN(Date.parse(c))) return null;
+  return { createdAt: c, id: claims.i };
+}
+
+/** A position in a list sorted by another key than created_at: the row's sort value, then its id. */
+export interface SortPosition {
+  value: string | number;
+  id: string;
+}
+
+export function mintSortCursor(pos: SortPosition, filters: Record<string, unknown>): string {
+  return mintSync('cursor', { v: pos.value, i: pos.id, f: filterDigest(filters) });
+}
+
+/** The position of a sort cursor minted under exactly these filters, else null. */
+export async function readSortCursor(cursor: string, filters: Record<string, unknown>): Promise<SortPosition | null> {
+  const claims = await cursorClaims(cursor, filters);
+  const v = claims?.v;
+  if (!claims || (typeof v !== 'string' && typeof v !== 'number')) return null;
+  return { value: v, id: claims.i };
+}
+
+/** The claims of an authentic, unexpired cursor minted under these filters, with its row id. */
+async function cursorClaims(cursor: string, filters: Record<string, unknown>): Promise<(JWTPayload & { i: string }) | null> {
   const verified = await read('cursor', cursor);
   if (!verified || verified.expired) return null;
-  const { c, i, f } = verified.claims;
-  if (f !== filterDigest(filters) || typeof c !== 'string' || typeof i !== 'string' || Number.isNaN(Date.parse(c))) return null;
-  return { createdAt: c, id: i };
+  const { i, f } = verified.claims;
+  if (f !== filterDigest(filters) || typeof i !== 'string') return null;
+  return { ...verified.claims, i };
 }
 
 // --- Delete confirmations (spec 4.9 delete_post) --------------------------------------------

@@ -8,7 +8,6 @@ import {
   projectOverview,
   totalsOf,
 } from '../../../lib/analytics/overview';
-import { sign } from '../../../lib/crypto';
 import { db, readPrepared, shapedRead } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
 import { Post, Project, Workspace } from '../../../lib/models';
@@ -31,7 +30,7 @@ import {
   SORTS,
 } from './schema';
 import { page, single } from '../../output';
-import { parseLimit } from '../../pagination';
+import { decodeSortCursor, encodeSortCursor, parseLimit } from '../../pagination';
 import { findProject } from '../projects/queries';
 import { resolveProjectOrDefault } from '../projects/resolve';
 
@@ -75,26 +74,9 @@ export const getAnalyticsOverview = defineOperation({
   },
 });
 
-// ---- per-post analytics: keyset over (sort value, id) with a signed, filter-bound cursor ----
+// ---- per-post analytics: keyset over (sort value, id), cursors from api/pagination.ts ----
 
 type SortKey = keyof typeof SORTS;
-
-function encodeAnalyticsCursor(value: unknown, id: string, filters: string): string {
-  const body = Buffer.from(JSON.stringify({ v: value, i: id, f: sign(filters, 'analytics-cursor-filters') })).toString('base64url');
-  return `${body}.${sign(body, 'analytics-cursor')}`;
-}
-
-function decodeAnalyticsCursor(cursor: string, filters: string): { v: unknown; i: string } {
-  const [body, mac] = cursor.split('.');
-  if (!body || !mac || sign(body, 'analytics-cursor') !== mac) throw errors.badCursor();
-  try {
-    const c = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
-    if (c.f !== sign(filters, 'analytics-cursor-filters') || typeof c.i !== 'string') throw new Error('mismatch');
-    return { v: c.v, i: c.i };
-  } catch {
-    throw errors.badCursor();
-  }
-}
 
 /**
  * The per-post page (GET /v1/analytics/posts), by shape: sort key and order, which period bounds
@@ -154,13 +136,13 @@ export const listPostAnalytics = defineOperation({
     const limit = parseLimit(input.limit);
     const sort: SortKey = input.sort ?? 'publishedAt';
     const order = input.order ?? 'desc';
-    const filters = JSON.stringify([project.id, sort, order, input.from ?? null, input.to ?? null]);
+    const filters = { projectId: project.id, sort, order, from: input.from, to: input.to };
     let cursor: { value: Date | number; id: string } | null = null;
-    if (input.cursor) {
-      const c = decodeAnalyticsCursor(input.cursor, filters);
-      const value = sort === 'publishedAt' ? new Date(String(c.v)) : Number(c.v);
+    const pos = await decodeSortCursor(input.cursor, filters);
+    if (pos) {
+      const value = sort === 'publishedAt' ? new Date(String(pos.value)) : Number(pos.value);
       if (sort === 'publishedAt' ? Number.isNaN((value as Date).getTime()) : !Number.isFinite(value as number)) throw errors.badCursor();
-      cursor = { value, id: String(c.i) };
+      cursor = { value, id: pos.id };
     }
     // Compiled once per shape and read as plain rows in a prepared statement, as the post list
     // is: the page is presented here, so neither objection's model instances nor knex's runner
@@ -191,7 +173,10 @@ export const listPostAnalytics = defineOperation({
       pagination: {
         next_cursor:
           rows.length > limit && last
-            ? encodeAnalyticsCursor(sort === 'publishedAt' ? last.published_at.toISOString() : Number(last.sort_value), last.id, filters)
+            ? encodeSortCursor(
+                { value: sort === 'publishedAt' ? last.published_at.toISOString() : Number(last.sort_value), id: last.id },
+                filters,
+              )
             : null,
         has_more: rows.length > limit,
       },
