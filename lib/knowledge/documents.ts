@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
-import { KnowledgeDocument as KnowledgeDocumentModel } from '../models';
+import { KnowledgeChunk, KnowledgeDocument as KnowledgeDocumentModel } from '../models';
 import type { Reach } from '../models/scoped';
 import { SEARCH_CONFIGS } from './language';
 import { chunkText } from './text';
@@ -154,18 +154,24 @@ export async function searchDocuments(
   const visible = visibleDocuments(k, reach).select('d.id');
   if (opts.projectId !== undefined) visible.where((w) => w.where('d.scope', 'WORKSPACE').orWhere('d.project_id', opts.projectId!));
   const tsq = tsqueryExpr(k, opts.query, configs).toSQL();
-  const vis = visible.toSQL();
+  // The workspace's chunks (the model's scoped query) matching the query, best rank per document.
+  const hits = KnowledgeChunk.knexForWorkspace(reach.workspaceId, k, 'c')
+    .select(
+      'c.document_id',
+      k.raw('max(ts_rank_cd(c.tsv, q.tsq)) as rank'),
+      k.raw('(array_agg(c.id order by ts_rank_cd(c.tsv, q.tsq) desc, c.ordinal))[1] as best_chunk_id'),
+    )
+    .crossJoin(k.raw('q'))
+    .whereRaw('c.tsv @@ q.tsq')
+    .whereIn('c.document_id', visible)
+    .groupBy('c.document_id')
+    .orderByRaw('rank desc, c.document_id desc')
+    .limit(opts.limit + 1)
+    .offset(opts.offset)
+    .toSQL();
   const rows = await k.raw(
     `with q as materialized (select (${tsq.sql}) as tsq),
-          hits as (
-            select c.document_id, max(ts_rank_cd(c.tsv, q.tsq)) as rank,
-                   (array_agg(c.id order by ts_rank_cd(c.tsv, q.tsq) desc, c.ordinal))[1] as best_chunk_id
-              from knowledge_chunks c, q
-             where c.workspace_id = ? and c.tsv @@ q.tsq and c.document_id in (${vis.sql})
-             group by c.document_id
-             order by rank desc, c.document_id desc
-             limit ? offset ?
-          )
+          hits as (${hits.sql})
      select ${DOCUMENT_COLUMNS.join(', ')}, left(d.body, 2001) as head, char_length(d.body) as body_chars, h.rank,
             -- The best-ranked matching chunk, known from the ranking itself: searching the page's
             -- documents again had Postgres intersect each with the text-search index's matches
@@ -176,7 +182,7 @@ export async function searchDocuments(
               where c.id = h.best_chunk_id) as snippet
        from hits h join knowledge_documents d on d.id = h.document_id, q
       order by h.rank desc, d.id desc`,
-    [...tsq.bindings, reach.workspaceId, ...vis.bindings, opts.limit + 1, opts.offset],
+    [...tsq.bindings, ...hits.bindings],
   );
   const all = rows.rows as Array<DocumentRow & { rank: number; snippet: string }>;
   const page = all.slice(0, opts.limit);
@@ -256,16 +262,21 @@ export async function retrieveKnowledge(
         : await workspaceConfigs(k, opts.workspaceId);
   if (configs.length > 0) {
     const tsq = tsqueryExpr(k, terms.join(' or '), configs);
-    const rows = await k.raw(
-      `with q as (select (${tsq.toSQL().sql}) as tsq)
-       select c.document_id, c.ordinal, c.content, d.name, ts_rank_cd(c.tsv, q.tsq) as rank
-         from knowledge_chunks c join knowledge_documents d on d.id = c.document_id, q
-        where c.workspace_id = ? and c.tsv @@ q.tsq and d.ephemeral = false
-          and (d.scope = 'WORKSPACE' or d.project_id = ?)
-        order by rank desc, c.document_id, c.ordinal
-        limit ?`,
-      [...tsq.toSQL().bindings, opts.workspaceId, opts.projectId, opts.maxChunks ?? 12],
-    );
+    // The workspace's chunks (the model's scoped query) of its own and the project's documents.
+    const passages = KnowledgeChunk.knexForWorkspace(opts.workspaceId, k, 'c')
+      .select('c.document_id', 'c.ordinal', 'c.content', 'd.name', k.raw('ts_rank_cd(c.tsv, q.tsq) as rank'))
+      .join('knowledge_documents as d', 'd.id', 'c.document_id')
+      .crossJoin(k.raw('q'))
+      .whereRaw('c.tsv @@ q.tsq')
+      .where('d.ephemeral', false)
+      .where((w) => w.where('d.scope', 'WORKSPACE').orWhere('d.project_id', opts.projectId))
+      .orderByRaw('rank desc, c.document_id, c.ordinal')
+      .limit(opts.maxChunks ?? 12)
+      .toSQL();
+    const rows = await k.raw(`with q as (select (${tsq.toSQL().sql}) as tsq) ${passages.sql}`, [
+      ...tsq.toSQL().bindings,
+      ...passages.bindings,
+    ]);
     for (const r of rows.rows as Array<{ document_id: string; content: string; name: string }>) {
       if (budget < 80) break;
       const text = r.content.length <= budget ? r.content : `${r.content.slice(0, budget).replace(/\s+\S*$/, '')}…`;
