@@ -93,6 +93,11 @@ function loadConfig() {
     temporalPort: int('TEMPORAL_PORT', 7233),
     worker: {
       activityConcurrency: int('WORKER_ACTIVITY_CONCURRENCY', 100),
+      /**
+       * Workflow tasks, activities and local activities of the jobs queue one worker runs at
+       * once (lib/temporal/contracts/queues.ts): what the model backend serves at once.
+       */
+      jobConcurrency: int('WORKER_JOB_CONCURRENCY', 8),
       workflowConcurrency: int('WORKER_WORKFLOW_CONCURRENCY', 100),
       /** How often the reconciler catches up schedule changes whose signal was lost. */
       reconcileIntervalSeconds: int('RECONCILE_INTERVAL_SECONDS', 30),

@@ -102,6 +102,13 @@ export function devServerArgs(opts: Pick<DevServerOptions, 'port' | 'uiPort' | '
   // in proportion to its weight, not first come, first served. It implies the new matcher.
   // The cluster's dynamic config sets the same key (tooling/temporal-cluster/dynamicconfig.yaml).
   if (opts.fairness ?? true) args.push('--dynamic-config-value', 'matching.enableFairness=true');
+  // One partition per task queue: fairness orders each partition's tasks apart, and with the jobs
+  // queue's few pollers a quiet workspace's task on a partition polled less often waited seconds
+  // behind a burst on another (bench/README.md "fairness"). Partitions spread matching over hosts;
+  // a dev server is one process, so they buy it nothing. The cluster sets this for the jobs queue
+  // only (tooling/temporal-cluster/dynamicconfig.yaml).
+  args.push('--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1');
+  args.push('--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1');
   args.push('--log-level', 'warn');
   return args;
 }

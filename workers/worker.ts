@@ -24,6 +24,7 @@ import type { PostWriter } from '../lib/llm/client';
 import { createNetworkClient } from '../lib/network/client';
 import { tracingActive, tracingPipeline } from '../lib/telemetry';
 import { clientInterceptors, registerSearchAttributes, temporalAddress, temporalClient } from '../lib/temporal/client';
+import { jobsQueue } from '../lib/temporal/contracts/queues';
 
 // Builds the worker for the one task queue. The workflow bundle is built once per process
 // (webpack takes seconds) and reused by every worker created after.
@@ -161,6 +162,59 @@ export function workerTuning() {
   };
 }
 
+/**
+ * The worker of a process: the deployment's queue and the jobs queue beside it
+ * (lib/temporal/contracts/queues.ts), each a Worker of the same workflows and activities, the
+ * jobs one with WORKER_JOB_CONCURRENCY slots. They run, stop and fail together.
+ */
+export class ServiceWorker {
+  constructor(
+    readonly main: Worker,
+    readonly jobs: Worker,
+  ) {}
+
+  /** Until both have stopped; a failure of either stops the other and is thrown. */
+  async run(): Promise<void> {
+    const runs = [this.main.run(), this.jobs.run()];
+    try {
+      await Promise.all(runs);
+    } catch (err) {
+      this.shutdown();
+      await Promise.allSettled(runs);
+      throw err;
+    }
+  }
+
+  /** Both drain and stop (a worker already stopping is left to it). */
+  shutdown(): void {
+    for (const w of [this.main, this.jobs]) if (w.getState() === 'RUNNING') w.shutdown();
+  }
+
+  /** Runs until `until` settles, then stops, as Worker.runUntil. */
+  async runUntil<R>(until: Promise<R> | (() => Promise<R>)): Promise<R> {
+    const running = this.run();
+    try {
+      return await (typeof until === 'function' ? until() : until);
+    } finally {
+      this.shutdown();
+      await running;
+    }
+  }
+}
+
+/** The jobs queue's slots: few, so its backlog waits in matching, where fairness orders it. */
+export function jobsTuning() {
+  const n = config.worker.jobConcurrency;
+  return {
+    maxConcurrentActivityTaskExecutions: n,
+    maxConcurrentWorkflowTaskExecutions: Math.max(2, n),
+    maxConcurrentLocalActivityExecutions: n,
+    maxCachedWorkflows: config.worker.maxCachedWorkflows,
+    workflowTaskPollerBehavior: { type: 'simple-maximum' as const, maximum: Math.max(2, Math.min(config.worker.workflowTaskPollers, n)) },
+    activityTaskPollerBehavior: { type: 'simple-maximum' as const, maximum: Math.max(1, Math.min(config.worker.activityTaskPollers, n)) },
+  };
+}
+
 /** `activities` replaces activities by name: tests inject factories built with their own options. `writer` is the generation jobs' post writer (tests point one at the LLM stub). */
 export async function createWorker(
   opts: {
@@ -169,23 +223,24 @@ export async function createWorker(
     activities?: Record<string, (...args: any[]) => Promise<unknown>>;
     writer?: PostWriter;
   } = {},
-) {
+): Promise<{ worker: ServiceWorker; connection: NativeConnection }> {
   installRuntime();
   const connection = opts.connection ?? (await NativeConnection.connect({ address: temporalAddress() }));
   // Registers what a fresh server lacks; a refusal stops the worker with the names and the fix.
   await registerSearchAttributes(connection);
-  const worker = await Worker.create({
+  const taskQueue = opts.taskQueue ?? config.temporalTaskQueue;
+  const common = {
     connection,
     namespace: config.temporalNamespace,
-    taskQueue: opts.taskQueue ?? config.temporalTaskQueue,
     workflowBundle: await workerBundle(),
     activities: {
       ...createActivities({ db: db(), network: createNetworkClient(), temporal: temporalClient, writer: opts.writer }),
       ...opts.activities,
     },
-    ...workerTuning(),
-    shutdownGraceTime: '10 seconds',
+    shutdownGraceTime: '10 seconds' as const,
     ...tracingOptions(),
-  });
-  return { worker, connection };
+  };
+  const main = await Worker.create({ ...common, taskQueue, ...workerTuning() });
+  const jobs = await Worker.create({ ...common, taskQueue: jobsQueue(taskQueue), ...jobsTuning() });
+  return { worker: new ServiceWorker(main, jobs), connection };
 }

@@ -3,14 +3,13 @@
 // workflow, against a real receiver, a worker on the run's task queue and the outbox relay.
 
 import assert from 'node:assert/strict';
-import type { Worker } from '@temporalio/worker';
 import type { NativeConnection } from '@temporalio/worker';
 import { createWebhookActivities } from '../../activities/webhooks';
 import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
 import { temporalClient } from '../../lib/temporal/client';
 import { webhookRelayWorkflow } from '../../workflows/webhookRelay';
-import { createWorker } from '../../workers/worker';
+import { createWorker, type ServiceWorker } from '../../workers/worker';
 import { client, useApi } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
 import { waitFor } from '../support/wait';
@@ -21,7 +20,7 @@ describe('operator CLI: webhook endpoints (bin/admin webhook ...)', function () 
   this.timeout(300_000);
   const api = useApi();
   let hooks: Receiver;
-  let running: { worker: Worker; connection: NativeConnection; done: Promise<void> };
+  let running: { worker: ServiceWorker; connection: NativeConnection; done: Promise<void> };
   const relayId = `webhook-outbox-relay-admin-${randomBase62(8)}`;
 
   before(async () => {
@@ -32,7 +31,11 @@ describe('operator CLI: webhook endpoints (bin/admin webhook ...)', function () 
     });
     running = { worker, connection, done: worker.run() };
     const c = await temporalClient();
-    await c.workflow.start(webhookRelayWorkflow, { taskQueue: worker.options.taskQueue, workflowId: relayId, args: [{ runMs: 5_000 }] });
+    await c.workflow.start(webhookRelayWorkflow, {
+      taskQueue: worker.main.options.taskQueue,
+      workflowId: relayId,
+      args: [{ runMs: 5_000 }],
+    });
   });
   after(async () => {
     await stopRelay(relayId);

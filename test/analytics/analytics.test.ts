@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import type { NativeConnection, Worker } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { createProject, createWorkspace, issueApiKey, makeAgencyOwner } from '../../admin/provision';
 import { nextSyncAt, rebuildDailyGains, syncDueMetrics } from '../../lib/analytics/sync';
 import { ensureMetricsSync } from '../../lib/temporal/start/metricsSync';
@@ -9,7 +9,7 @@ import { db } from '../../lib/db';
 import { newId, randomBase62 } from '../../lib/ids';
 import { createNetworkClient } from '../../lib/network/client';
 import { temporalClient } from '../../lib/temporal/client';
-import { createWorker } from '../../workers/worker';
+import { createWorker, type ServiceWorker } from '../../workers/worker';
 import { client } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
@@ -82,7 +82,7 @@ describe('analytics', function () {
   });
 
   describe('the metrics-sync workflow (real Temporal, simulator metrics growing over time)', () => {
-    let worker: Worker;
+    let worker: ServiceWorker;
     let connection: NativeConnection;
     let running: Promise<void>;
     const workflowId = `metrics-sync-test-${randomBase62(6)}`;

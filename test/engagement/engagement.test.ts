@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import type { Worker } from '@temporalio/worker';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { randomBase62 } from '../../lib/ids';
 import { temporalClient, workflowIds } from '../../lib/temporal/client';
 import { createProject } from '../../admin/provision';
 import { connectedPersonalProject as connectSimulated } from '../../admin/simulatedAccounts';
-import { createWorker } from '../../workers/worker';
+import { createWorker, type ServiceWorker } from '../../workers/worker';
 import { engagementStatusQuery } from '../../workflows/engagePost';
 import { DEFAULT_ENGAGEMENT_COMMENTS } from '../../activities/engagement';
 import { client, useApi } from '../support/app';
@@ -22,7 +21,7 @@ import { inSeconds } from '../support/time';
 describe('engagement after publish (real HTTP, Temporal, simulator)', function () {
   this.timeout(120_000);
   const api = useApi();
-  let worker: Worker;
+  let worker: ServiceWorker;
   let running: Promise<void>;
   const sim = simulator();
   const delays = { ...config.engagement };

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { NativeConnection, Worker } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { createKnowledgeActivities } from '../../activities/knowledge';
@@ -9,7 +9,7 @@ import { retrieveKnowledge } from '../../lib/knowledge/documents';
 import type { Resolver } from '../../lib/outbound/resolve';
 import { createTranscriptClient } from '../../lib/knowledge/youtube';
 import { objectStore } from '../../lib/storage/objectStore';
-import { createWorker } from '../../workers/worker';
+import { createWorker, type ServiceWorker } from '../../workers/worker';
 import { client } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connect, ok, startMcpStack, type McpStack } from '../support/mcp';
@@ -28,7 +28,7 @@ describe('knowledge: grounding, re-sync, MCP tools', function () {
   this.timeout(120_000);
   let stack: McpStack;
   let pages: PageServer;
-  let current: { worker: Worker; connection: NativeConnection; running: Promise<void> } | null = null;
+  let current: { worker: ServiceWorker; connection: NativeConnection; running: Promise<void> } | null = null;
   const saved = { ...config.knowledge };
   const resolve: Resolver = async () => {
     throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Worker } from '@temporalio/worker';
 import { db } from '../../lib/db';
 import { knexPool, observeDbPool, startMetricsServer } from '../../lib/metrics';
-import { createWorker } from '../../workers/worker';
+import { createWorker, type ServiceWorker } from '../../workers/worker';
 import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject } from '../support/network';
@@ -26,7 +25,7 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 describe('Prometheus /metrics', function () {
   this.timeout(90_000);
   const api = useApi();
-  let worker: Worker;
+  let worker: ServiceWorker;
   let running: Promise<void>;
   let metrics: Server;
   let metricsUrl: string;

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { Worker } from '@temporalio/worker';
 import { db } from '../../lib/db';
 import { startTracing, stopTracing, tracingActive, tracingRequested } from '../../lib/telemetry';
 import { closeTemporalClient } from '../../lib/temporal/client';
-import { createWorker } from '../../workers/worker';
+import { createWorker, type ServiceWorker } from '../../workers/worker';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject } from '../support/network';
@@ -36,7 +35,7 @@ describe('one trace from PATCH /v1/posts/{id} to the publish activity (real Temp
   this.timeout(180_000);
   const exporter = new InMemorySpanExporter();
   let api: TestServer;
-  let worker: Worker;
+  let worker: ServiceWorker;
   let running: Promise<void>;
 
   before(async () => {

@@ -1,10 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
-import type { Worker } from '@temporalio/worker';
 import { db } from '../../lib/db';
 import { ensureHealthWorkflow } from '../../lib/temporal/start/connectionHealth';
 import { temporalClient, workflowIds } from '../../lib/temporal/client';
-import { createWorker } from '../../workers/worker';
+import { createWorker, type ServiceWorker } from '../../workers/worker';
 import { checkNowSignal, healthStatusQuery } from '../../workflows/connectionHealth';
 import { maybeRecordHistory } from '../support/histories';
 import { client, startApi, type TestServer } from '../support/app';
@@ -51,7 +50,7 @@ async function checkNowAndWait(projectId: string, predicate: (c: any) => boolean
 describe('connection health workflow', function () {
   this.timeout(90_000);
   const sim = simulator();
-  let worker: Worker;
+  let worker: ServiceWorker;
   let running: Promise<void>;
   let api: TestServer;
 

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import type { Worker } from '@temporalio/worker';
 import { db } from '../../lib/db';
 import { temporalClient, workflowIds } from '../../lib/temporal/client';
 import { setDefaultReviewer, setReviewGate } from '../../admin/controls';
-import { createWorker } from '../../workers/worker';
+import { createWorker, type ServiceWorker } from '../../workers/worker';
 import { reviewStatusQuery } from '../../workflows/reviewPost';
 import { client } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
@@ -20,7 +19,7 @@ import { register, useOAuthApi, tokenFor } from '../oauth/support';
 describe('review before publishing (real HTTP, Temporal, simulator)', function () {
   this.timeout(120_000);
   const api = useOAuthApi();
-  let worker: Worker;
+  let worker: ServiceWorker;
   let running: Promise<void>;
   let clientId: string;
   const redirectUri = 'https://client.example.com/cb';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import type { NativeConnection, Worker } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
-import { createWorker } from '../../workers/worker';
+import { createWorker, type ServiceWorker } from '../../workers/worker';
 import { fails, ok } from '../support/admin';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
@@ -15,7 +15,7 @@ import { wavWithTranscript } from './files';
 describe('bin/admin sources', function () {
   this.timeout(180_000);
   let api: TestServer;
-  let current: { worker: Worker; connection: NativeConnection; running: Promise<void> };
+  let current: { worker: ServiceWorker; connection: NativeConnection; running: Promise<void> };
   before(async () => {
     api = await startApi();
     const { worker, connection } = await createWorker();

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import type { NativeConnection, Worker } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
-import { createWorker } from '../../workers/worker';
+import { createWorker, type ServiceWorker } from '../../workers/worker';
 import { client, startApi, type TestServer } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
@@ -20,7 +20,7 @@ describe('sources (POST /v1/sources, GET /v1/sources/{id})', function () {
   let api: TestServer;
   let ws: Awaited<ReturnType<typeof workspaceWithKey>>;
   let call: ReturnType<typeof client>;
-  let current: { worker: Worker; connection: NativeConnection; running: Promise<void> } | null = null;
+  let current: { worker: ServiceWorker; connection: NativeConnection; running: Promise<void> } | null = null;
 
   async function startWorker() {
     const { worker, connection } = await createWorker();

@@ -1,8 +1,8 @@
-import type { NativeConnection, Worker } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { config } from '../../lib/config';
 import { ChatCompletionsWriter, type PostWriter } from '../../lib/llm/client';
 import type { LlmStub } from '../../sim/llm/server';
-import { createWorker } from '../../workers/worker';
+import { createWorker, type ServiceWorker } from '../../workers/worker';
 
 // One in-process Temporal worker a suite starts and stops, possibly several times (to change its
 // activities, or to leave jobs QUEUED while it is down). Stopping drains the worker, then closes
@@ -21,7 +21,7 @@ export interface TestWorker {
  * `taskQueue`: the queue it polls (the configured one when omitted).
  */
 export function testWorker(opts: { writer?: PostWriter; taskQueue?: string } = {}): TestWorker {
-  let current: { worker: Worker; connection: NativeConnection; running: Promise<void> } | null = null;
+  let current: { worker: ServiceWorker; connection: NativeConnection; running: Promise<void> } | null = null;
   return {
     async start(activities) {
       if (current) throw new Error('the test worker is already running');

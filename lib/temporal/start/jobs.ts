@@ -6,6 +6,7 @@ import { log } from '../../logger';
 import { SEARCH } from '../../searchAttributes';
 import { temporalClient } from '../client';
 import { jobProgressQuery, jobWorkflowId, type JobWorkflowInput } from '../contracts/jobs';
+import { jobsQueue } from '../contracts/queues';
 import type { WorkKind } from '../contracts/priority';
 import type { WorkflowName } from '../contracts/workflowName';
 import { startPriority } from './priority';
@@ -26,7 +27,8 @@ export async function startJobWorkflow(
   // start that did land after the deadline finds its job withdrawn and ends at once.
   await client.withDeadline(Date.now() + 10_000, () =>
     client.workflow.start<(input: JobWorkflowInput) => Promise<unknown>>(workflowType, {
-      taskQueue: config.temporalTaskQueue,
+      // The jobs queue (lib/temporal/contracts/queues.ts): its own slots, fairly shared.
+      taskQueue: jobsQueue(config.temporalTaskQueue),
       workflowId: jobWorkflowId(job.id),
       // The job id is fresh, so a duplicate can only be this same request's retry.
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
