@@ -118,7 +118,7 @@ async function updateDurations(outputs: string[]): Promise<void> {
   for (const f of outputs) Object.assign(measured, JSON.parse(await readFile(f, 'utf8').catch(() => '{}')));
   const merged = { ...(await readDurations()), ...measured };
   const sorted = Object.fromEntries(Object.entries(merged).sort(([a], [b]) => a.localeCompare(b)));
-  await writeFile(DURATIONS, `${JSON.stringify(sorted, null, 1)}\n`);
+  await writeFile(DURATIONS, `${JSON.stringify(sorted, null, 2)}\n`);
   console.log(`test/durations.json: ${Object.keys(measured).length} files measured`);
 }
 
