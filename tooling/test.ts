@@ -3,36 +3,24 @@
 // run its own database, Temporal dev server, simulators and task queue, so runs never see each
 // other's data). Most of a run's time is spent waiting on timers, processes and the network, so
 // two runs on two cores take a little more than half the time of one. The spec files are dealt
-// out by the seconds each took (test/durations.json; a file not listed counts as
-// UNKNOWN_SECONDS), longest first, each to the run with the least so far. Every output line is
+// out by the seconds each took (test/durations.json), longest first, each to the run with the
+// least so far (tooling/testShards.ts). Every output line is
 // prefixed with its run's number; the exit code is non-zero when any run failed.
 //
 // With arguments: one mocha run, every argument passed through as written
 // (`npm test -- --grep reschedule --bail test/workflows`). TEST_SHARDS=1 runs the whole suite as
 // one run. TEST_UPDATE_DURATIONS=1 writes the seconds measured in this run to test/durations.json.
 
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { launch, REPO_ROOT, type Launched } from './launcher';
+import { deal, specFiles } from './testShards';
 
 const MOCHA = createRequire(import.meta.url).resolve('mocha/bin/mocha.js');
 const DURATIONS = path.join(REPO_ROOT, 'test', 'durations.json');
 const REPORTER = 'test/support/durations.cjs';
-const UNKNOWN_SECONDS = 5;
-
-async function specFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(path.join(REPO_ROOT, dir), { withFileTypes: true });
-  const nested = await Promise.all(
-    entries.map((e) => {
-      const rel = path.posix.join(dir, e.name);
-      if (e.isDirectory()) return specFiles(rel);
-      return Promise.resolve(e.name.endsWith('.test.ts') ? [rel] : []);
-    }),
-  );
-  return nested.flat().sort();
-}
 
 async function readDurations(): Promise<Record<string, number>> {
   try {
@@ -40,19 +28,6 @@ async function readDurations(): Promise<Record<string, number>> {
   } catch {
     return {};
   }
-}
-
-/** Longest first, each file to the shard with the fewest seconds so far; files keep their order within a shard. */
-export function deal(files: string[], seconds: Record<string, number>, shards: number): string[][] {
-  const load = Array.from({ length: shards }, () => 0);
-  const into = Array.from({ length: shards }, () => [] as string[]);
-  const weight = (f: string) => seconds[f] ?? UNKNOWN_SECONDS;
-  for (const f of [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b))) {
-    const i = load.indexOf(Math.min(...load));
-    load[i]! += weight(f);
-    into[i]!.push(f);
-  }
-  return into.filter((s) => s.length > 0).map((s) => s.sort());
 }
 
 /** Mocha's colours survive the pipe when this process writes to a terminal. */
@@ -116,8 +91,9 @@ async function sharded(count: number): Promise<number> {
 async function updateDurations(outputs: string[]): Promise<void> {
   const measured: Record<string, number> = {};
   for (const f of outputs) Object.assign(measured, JSON.parse(await readFile(f, 'utf8').catch(() => '{}')));
-  const merged = { ...(await readDurations()), ...measured };
-  const sorted = Object.fromEntries(Object.entries(merged).sort(([a], [b]) => a.localeCompare(b)));
+  const merged: Record<string, number> = { ...(await readDurations()), ...measured };
+  // Only the spec files there are now: a deleted or renamed file's figure goes with it.
+  const sorted = Object.fromEntries((await specFiles('test')).filter((f) => f in merged).map((f) => [f, merged[f]]));
   await writeFile(DURATIONS, `${JSON.stringify(sorted, null, 2)}\n`);
   console.log(`test/durations.json: ${Object.keys(measured).length} files measured`);
 }
