@@ -170,8 +170,10 @@ describe('generation job cancellation', function () {
     });
 
     it('never lets a cancel and a starting worker both win: CANCELLED ⇒ no draft, DONE ⇒ exactly one', async () => {
-      // Delays from "at once" to "well after the worker started": both outcomes must occur.
-      const delays = [0, 0, 0, 2, 5, 10, 20, 40, 80, 300];
+      // Delays from "at once" to "well after the worker started": both outcomes must occur. A job
+      // starts when the jobs queue's worker takes it (lib/temporal/contracts/queues.ts), which on
+      // a loaded machine can take longer than 300 ms, hence the last two.
+      const delays = [0, 0, 0, 2, 5, 10, 20, 40, 80, 300, 1_000, 2_500];
       const workspaces = await Promise.all([0, 1, 2, 3].map(() => fresh()));
       const outcomes: Array<{ id: string; cancel: number; projectId: string }> = [];
       for (const ws of workspaces) {
