@@ -33,11 +33,8 @@ export function encodeCursor(pos: CursorPosition, filters: Record<string, unknow
 }
 
 /** null without a cursor; 400 bad_cursor for one that is forged, altered or minted under other filters. */
-export async function decodeCursor(cursor: string | undefined, filters: Record<string, unknown>): Promise<CursorPosition | null> {
-  if (cursor === undefined || cursor === '') return null;
-  const pos = await readCursor(cursor, filters);
-  if (!pos) throw errors.badCursor();
-  return pos;
+export function decodeCursor(cursor: string | undefined, filters: Record<string, unknown>): Promise<CursorPosition | null> {
+  return positionOf(cursor, filters, readCursor);
 }
 
 /** The cursor for the row after `pos` in a list sorted by another key than created_at (lib/tokens.ts). */
@@ -46,9 +43,17 @@ export function encodeSortCursor(pos: SortPosition, filters: Record<string, unkn
 }
 
 /** As decodeCursor, for a cursor of encodeSortCursor. */
-export async function decodeSortCursor(cursor: string | undefined, filters: Record<string, unknown>): Promise<SortPosition | null> {
+export function decodeSortCursor(cursor: string | undefined, filters: Record<string, unknown>): Promise<SortPosition | null> {
+  return positionOf(cursor, filters, readSortCursor);
+}
+
+async function positionOf<P>(
+  cursor: string | undefined,
+  filters: Record<string, unknown>,
+  read: (cursor: string, filters: Record<string, unknown>) => Promise<P | null>,
+): Promise<P | null> {
   if (cursor === undefined || cursor === '') return null;
-  const pos = await readSortCursor(cursor, filters);
+  const pos = await read(cursor, filters);
   if (!pos) throw errors.badCursor();
   return pos;
 }
