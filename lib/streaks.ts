@@ -56,6 +56,44 @@ export function streakFromWeeks(mondays: readonly string[], currentMonday: strin
   return { currentStreak: current, longestStreak: Math.max(longest, current) };
 }
 
+/**
+ * The Mondays of the local weeks in which each project published, newest first: a loose index
+ * scan. Each step asks posts_published for the project's latest publish before the start of the
+ * local week found last (one index probe), so a read costs the weeks with a post, not the
+ * posts: a project with 55,000 published posts over two years is 105 probes instead of 55,000
+ * rows (bench/README.md "reads"). `latest` falls strictly at every step (`least`), so a week
+ * start the zone makes ambiguous can repeat a Monday but never loop. Deleted posts keep their
+ * publish, and count (see above).
+ */
+const PUBLISH_WEEKS_SQL = `
+with recursive weeks(project_id, workspace_id, timezone, latest) as (
+  select pr.id, pr.workspace_id, pr.timezone,
+    (select max(po.published_at) from posts po
+      where po.workspace_id = pr.workspace_id and po.project_id = pr.id and po.status = 'published')
+  from projects pr where pr.id = any(?::text[])
+  union all
+  select w.project_id, w.workspace_id, w.timezone,
+    (select max(po.published_at) from posts po
+      where po.workspace_id = w.workspace_id and po.project_id = w.project_id and po.status = 'published'
+        and po.published_at < least(w.latest, date_trunc('week', w.latest at time zone w.timezone) at time zone w.timezone))
+  from weeks w where w.latest is not null
+)
+select project_id, to_char(date_trunc('week', latest at time zone timezone), 'YYYY-MM-DD') as monday
+from weeks where latest is not null`;
+
+/** The Mondays (YYYY-MM-DD) of the local weeks in which each project published, newest first. */
+export async function publishWeeks(projectIds: readonly string[], trx: Knex | Knex.Transaction = db()): Promise<Map<string, string[]>> {
+  const byProject = new Map<string, string[]>();
+  if (projectIds.length === 0) return byProject;
+  const { rows } = (await trx.raw(PUBLISH_WEEKS_SQL, [[...projectIds]])) as { rows: Array<{ project_id: string; monday: string }> };
+  for (const r of rows) {
+    const mondays = byProject.get(r.project_id);
+    if (mondays) mondays.push(r.monday);
+    else byProject.set(r.project_id, [r.monday]);
+  }
+  return byProject;
+}
+
 /** Streaks of several projects in one query (GET /v1/workspaces/context shows up to 25). */
 export async function computeStreaks(
   projects: readonly StreakProject[],
@@ -65,24 +103,10 @@ export async function computeStreaks(
   const out = new Map<string, Streak | null>();
   const eligible = projects.filter((p) => p.type !== 'COMPANY_PAGE');
   for (const p of projects) out.set(p.id, null);
-  if (eligible.length === 0) return out;
-  // date_trunc('week') is the ISO week's Monday; the local wall time decides the week.
-  const rows = (await trx('posts as po')
-    .join('projects as pr', 'pr.id', 'po.project_id')
-    .whereIn(
-      'po.project_id',
-      eligible.map((p) => p.id),
-    )
-    .where('po.status', 'published')
-    .whereNotNull('po.published_at')
-    .select('po.project_id', trx.raw(`to_char(date_trunc('week', po.published_at at time zone pr.timezone), 'YYYY-MM-DD') as monday`))
-    .groupBy('po.project_id', 'monday')) as Array<{ project_id: string; monday: string }>;
-  const byProject = new Map<string, string[]>();
-  for (const r of rows) {
-    const mondays = byProject.get(r.project_id);
-    if (mondays) mondays.push(r.monday);
-    else byProject.set(r.project_id, [r.monday]);
-  }
-  for (const p of eligible) out.set(p.id, streakFromWeeks(byProject.get(p.id) ?? [], localWeekStart(now, p.timezone)));
+  const weeks = await publishWeeks(
+    eligible.map((p) => p.id),
+    trx,
+  );
+  for (const p of eligible) out.set(p.id, streakFromWeeks(weeks.get(p.id) ?? [], localWeekStart(now, p.timezone)));
   return out;
 }

@@ -101,6 +101,14 @@ async function periodTotals(k: Knex, workspaceId: string, projectIds: readonly s
 
 export { periodTotals };
 
+/**
+ * Best times read the project's latest synced posts, not its whole history: what an audience
+ * does now is what the next post meets, and the read costs the same at any history length.
+ */
+export const BEST_TIMES_POSTS = 1_000;
+/** The sync states the overview counts; migration 20261202100000's partial index holds exactly these. */
+const ATTENTION_STATES = ['pending', 'blocked', 'failed'];
+
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
 
 export async function projectOverview(
@@ -159,11 +167,18 @@ export async function projectOverview(
       .orderByRaw('(s.reactions + s.comments + s.reshares) desc, s.impressions desc, p.id')
       .limit(5)
       .castTo<PostRowFigures[]>(),
-    // Best times: the project's whole history of synced posts, by local weekday and hour.
-    PostMetricState.knexForWorkspace(project.workspace_id, k, 's')
-      .where('s.project_id', project.id)
-      .where('s.samples', '>', 0)
-      .where('s.impressions', '>', 0)
+    // Best times: the project's latest BEST_TIMES_POSTS synced posts, by local weekday and hour.
+    k
+      .from(
+        PostMetricState.knexForWorkspace(project.workspace_id, k)
+          .where({ project_id: project.id })
+          .where('samples', '>', 0)
+          .where('impressions', '>', 0)
+          .orderBy('published_at', 'desc')
+          .limit(BEST_TIMES_POSTS)
+          .select('published_at', 'reactions', 'comments', 'reshares', 'impressions')
+          .as('s'),
+      )
       .select(
         k.raw(`extract(dow from s.published_at at time zone ?)::int as dow`, [tz]),
         k.raw(`extract(hour from s.published_at at time zone ?)::int as hour`, [tz]),
@@ -171,15 +186,27 @@ export async function projectOverview(
         k.raw('avg((s.reactions + s.comments + s.reshares)::float8 / s.impressions) as rate'),
       )
       .groupBy('dow', 'hour'),
-    PostMetricState.knexForWorkspace(project.workspace_id, k)
-      .where({ project_id: project.id })
-      .first(
-        k.raw('max(last_synced_at) as last_synced_at'),
+    // The sync's state: the latest sync (one probe of post_metric_state_synced), and the posts
+    // that need attention, counted in post_metric_state_attention, which holds only those: a
+    // project's settled history is never read.
+    k
+      .select(
+        k.raw('(?) as last_synced_at', [
+          PostMetricState.knexForWorkspace(project.workspace_id, k).where({ project_id: project.id }).max('last_synced_at'),
+        ]),
         k.raw(`count(*) filter (where sync_state = 'pending')::int as pending`),
         k.raw(`count(*) filter (where sync_state = 'blocked')::int as blocked`),
         k.raw(`count(*) filter (where sync_state = 'failed')::int as failed`),
         k.raw(`(array_agg(last_error order by last_synced_at desc nulls last) filter (where sync_state = 'blocked'))[1] as blocked_reason`),
-      ),
+      )
+      .from(
+        PostMetricState.knexForWorkspace(project.workspace_id, k)
+          .where({ project_id: project.id })
+          .whereIn('sync_state', ATTENTION_STATES)
+          .select('sync_state', 'last_error', 'last_synced_at')
+          .as('a'),
+      )
+      .first(),
   ]);
 
   const gainsByDay = new Map<string, any>((series as any[]).map((r) => [r.day, r]));

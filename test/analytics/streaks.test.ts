@@ -4,7 +4,7 @@ import { Temporal } from 'temporal-polyfill';
 import { createProject, issueApiKey } from '../../admin/provision';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
-import { localWeekStart, streakFromWeeks } from '../../lib/streaks';
+import { localWeekStart, publishWeeks, streakFromWeeks } from '../../lib/streaks';
 import { client, useApi } from '../support/app';
 import { workspaceWithKey } from '../support/factories';
 
@@ -112,5 +112,58 @@ describe('streaks (spec 2.4)', () => {
     assert.deepEqual(streak[lapsed.id], { currentStreak: 0, longestStreak: 3 });
     assert.equal(streak[draftsOnly.id], null, 'nothing published yet');
     assert.equal(streak[ws.project.id], null);
+  });
+
+  it('the weeks read by the index probes are the weeks of every published post, in any zone (property)', async () => {
+    // The oracle is the plain aggregate over every post. The zones include week starts that a
+    // clock change makes ambiguous or skips (Havana and Santiago change at midnight), and posts
+    // gather around Monday 00:00 local, where a week boundary read wrongly would show.
+    const ws = await workspaceWithKey({ projects: 0 });
+    const zones = ['UTC', 'Asia/Tokyo', 'America/Havana', 'America/Santiago', 'Asia/Beirut', 'Australia/Lord_Howe', 'Europe/Berlin'];
+    const oracle = async (projectId: string) =>
+      (
+        (await db()('posts as po')
+          .join('projects as pr', 'pr.id', 'po.project_id')
+          .where('po.project_id', projectId)
+          .where('po.status', 'published')
+          .whereNotNull('po.published_at')
+          .distinct(db().raw(`to_char(date_trunc('week', po.published_at at time zone pr.timezone), 'YYYY-MM-DD') as monday`))
+          .orderBy('monday', 'desc')) as Array<{ monday: string }>
+      ).map((r) => r.monday);
+    const HOUR = 3_600_000;
+    const instant = fc.oneof(
+      fc.integer({ min: Date.UTC(2015, 0, 1), max: Date.UTC(2030, 0, 1) }),
+      // Within a day of a UTC Monday midnight.
+      fc
+        .tuple(fc.integer({ min: 0, max: 780 }), fc.integer({ min: -26 * HOUR, max: 26 * HOUR }))
+        .map(([week, off]) => Date.UTC(2015, 0, 5) + week * 7 * DAY + off),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...zones),
+        fc.array(fc.record({ at: instant, status: fc.constantFrom('published', 'published', 'published', 'draft') }), {
+          maxLength: 40,
+        }),
+        async (timezone, posts) => {
+          const project = await createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name: 'P', timezone });
+          if (posts.length > 0)
+            await db()('posts').insert(
+              posts.map((p) => ({
+                id: newId('post'),
+                workspace_id: ws.workspace.id,
+                project_id: project.id,
+                status: p.status,
+                title: '',
+                content: 'x',
+                content_type: 'PERSONAL',
+                published_at: p.status === 'published' ? new Date(p.at) : null,
+              })),
+            );
+          const weeks = (await publishWeeks([project.id])).get(project.id) ?? [];
+          assert.deepEqual([...new Set(weeks)], await oracle(project.id), `${timezone}: ${posts.map((p) => new Date(p.at).toISOString())}`);
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });

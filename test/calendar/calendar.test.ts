@@ -177,6 +177,31 @@ describe('calendar and company pages', () => {
     assert.equal(res.body.data.entries.find((e: any) => e.id === w.ids.utcPost).time, '04:30');
   });
 
+  it('over 5,000 entries: the earliest 5,000, whatever order the rows were written in', async () => {
+    const ws = await workspaceWithKey();
+    // 5,003 scheduled posts a minute apart from 2031-05-01 00:00 UTC, inserted latest first, so
+    // the heap's order is the reverse of the calendar's.
+    const at = (i: number) => new Date(Date.UTC(2031, 4, 1) + i * 60_000);
+    const rows = Array.from({ length: 5_003 }, (_, k) => 5_002 - k).map((i) => ({
+      id: `post_cal${String(i).padStart(6, '0')}`,
+      workspace_id: ws.workspace.id,
+      project_id: ws.project.id,
+      status: 'scheduled',
+      title: '',
+      content: 'x',
+      content_type: 'PERSONAL',
+      scheduled_at: at(i),
+    }));
+    for (let i = 0; i < rows.length; i += 1_000) await db()('posts').insert(rows.slice(i, i + 1_000));
+    const res = await client(api.url, ws.key)('GET', `/v1/calendar?projectId=${ws.project.id}&from=2031-05-01&to=2031-05-07`);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const entries = res.body.data.entries as Array<{ id: string; at: string }>;
+    assert.equal(res.body.data.truncated, true);
+    assert.equal(entries.length, 5_000);
+    assert.equal(entries[0]!.at, at(0).toISOString());
+    assert.equal(entries[4_999]!.at, at(4_999).toISOString(), 'the last kept is the 5,000th by time');
+  });
+
   it('bounds the range and checks its inputs', async () => {
     const w = await plannedWorkspace();
     const ok = await w.call('GET', `/v1/calendar?projectId=${w.ny.id}&from=2031-01-01&to=2031-03-03`);
