@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import pLimit from 'p-limit';
 import type pg from 'pg';
 import { newId } from '../lib/ids';
-import { claimUndispatched } from '../lib/outbox';
+import { claimUndispatched, pruneOutbox } from '../lib/outbox';
 import { wakeEndpoint } from '../lib/temporal/start/webhookEndpoint';
 import { inactiveReason } from './webhookDelivery';
 import type { WebhookDeps, WebhookOptions } from './webhooks';
@@ -137,6 +137,24 @@ export function createWebhookRelayActivities({ db, temporal }: WebhookDeps, opts
     });
   }
 
+  /**
+   * While the outbox is drained: at most one batch of expired events deleted (lib/outbox.ts
+   * pruneOutbox), then again at the next idle turn while a whole batch went, else after
+   * `pruneEveryMs`. Relaying always comes first: a burst is never held up by the deletion.
+   */
+  let nextPruneAt = 0;
+  async function pruneWhenDue(): Promise<void> {
+    if (opts.outboxRetentionDays <= 0 || Date.now() < nextPruneAt) return;
+    try {
+      const deleted = await pruneOutbox(db, opts.outboxRetentionDays, opts.relayBatchSize);
+      if (deleted < opts.relayBatchSize) nextPruneAt = Date.now() + opts.pruneEveryMs;
+    } catch (err) {
+      // Retention is housekeeping: a failed deletion waits for the next turn, relaying goes on.
+      Context.current().log.warn('outbox retention: deletion failed', { error: String(err) });
+      nextPruneAt = Date.now() + opts.pruneEveryMs;
+    }
+  }
+
   return {
     /**
      * The outbox relay: runs for up to `maxRunMs`, relaying batch after batch, sleeping until a
@@ -156,7 +174,10 @@ export function createWebhookRelayActivities({ db, temporal }: WebhookDeps, opts
           const r = await relayBatch(client, ctx.info.taskQueue, heartbeat);
           total.events += r.events;
           total.started += r.started;
-          if (r.events < opts.relayBatchSize) await listener.next(opts.relayPollMs, ctx.cancellationSignal);
+          if (r.events < opts.relayBatchSize) {
+            await pruneWhenDue();
+            await listener.next(opts.relayPollMs, ctx.cancellationSignal);
+          }
         }
       } finally {
         await listener.close();

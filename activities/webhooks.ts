@@ -33,6 +33,10 @@ export interface WebhookOptions {
   disableAfterFailures: number;
   relayPollMs: number;
   relayBatchSize: number;
+  /** Relayed events with closed deliveries older than this are deleted while the relay is idle; 0 keeps them. */
+  outboxRetentionDays: number;
+  /** How often the idle relay looks for such events (it deletes them in batches of relayBatchSize). */
+  pruneEveryMs: number;
   /** Workflow signals in flight at once while relaying a batch. */
   startConcurrency: number;
   /** Attempts in flight at once to one endpoint (its pass starts them in event order). */
@@ -55,6 +59,8 @@ export function webhookOptionsFromConfig(): WebhookOptions {
     disableAfterFailures: config.webhooks.disableAfterFailures,
     relayPollMs: config.webhooks.relayPollMs,
     relayBatchSize: 200,
+    outboxRetentionDays: config.webhooks.outboxRetentionDays,
+    pruneEveryMs: 10 * 60_000,
     startConcurrency: 64,
     endpointConcurrency: Math.max(1, config.webhooks.endpointConcurrency),
     passSize: 100,

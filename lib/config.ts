@@ -255,6 +255,8 @@ function loadConfig() {
       maxAttempts: int('WEBHOOK_MAX_ATTEMPTS', 8),
       /** Outbox relay poll when no NOTIFY arrives. */
       relayPollMs: int('WEBHOOK_RELAY_POLL_MS', 250),
+      /** Days a relayed event whose deliveries are all closed is kept (docs/webhooks.md "Retention"); 0 keeps every event. */
+      outboxRetentionDays: int('OUTBOX_RETENTION_DAYS', 30),
       /** Attempts in flight at once to one endpoint (docs/webhooks.md, How it runs). */
       endpointConcurrency: int('WEBHOOK_ENDPOINT_CONCURRENCY', 16),
       maxEndpointsPerWorkspace: int('WEBHOOK_MAX_ENDPOINTS', 50),

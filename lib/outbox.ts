@@ -97,3 +97,24 @@ export async function claimUndispatched(trx: Knex.Transaction, limit: number): P
       .select('seq', 'id', 'workspace_id', 'project_id', 'type', 'created_at')
   );
 }
+
+/**
+ * Deletes up to `limit` events relayed more than `retentionDays` ago whose deliveries are all
+ * closed (delivered or failed), oldest first; answers how many. An event a delivery still waits
+ * to send, or one not relayed yet, is kept whatever its age. The delivery rows stay, as the
+ * endpoint's history; redelivering one whose event is gone is refused (lib/webhooks/redeliver.ts).
+ * Called by the relay while the outbox is drained (activities/webhookRelay.ts), so the table
+ * holds the retention window, not every event ever written (docs/webhooks.md "Retention").
+ */
+export async function pruneOutbox(db: Knex, retentionDays: number, limit: number): Promise<number> {
+  const { rowCount } = (await db.raw(
+    `delete from outbox_events where seq in (
+       select e.seq from outbox_events e
+       where e.dispatched_at < now() - make_interval(days => ?)
+         and not exists (select 1 from webhook_deliveries d where d.event_id = e.id and d.status in ('pending', 'retrying'))
+       order by e.dispatched_at, e.seq
+       limit ?)`,
+    [retentionDays, limit],
+  )) as { rowCount: number };
+  return rowCount;
+}
