@@ -18,7 +18,6 @@ export const listCompanyPages = defineOperation({
   kind: 'read',
   scopes: 'any',
   clientRole: 'allow',
-  inputSource: 'query',
   input: listCompanyPagesInput,
   output: page(companyPageSchema),
   handler: async ({ auth }, input) => {

@@ -48,7 +48,6 @@ export const listJobs = defineOperation({
   kind: 'read',
   scopes: 'any',
   clientRole: 'deny',
-  inputSource: 'query',
   input: listJobsInput,
   output: page(jobSchema),
   handler: async ({ auth }, input) => {
@@ -71,7 +70,6 @@ export const getJob = defineOperation({
   kind: 'read',
   scopes: 'any',
   clientRole: 'deny',
-  inputSource: 'query',
   input: getJobInput,
   output: single(jobSchema),
   handler: async ({ auth }, input) => {
@@ -87,7 +85,6 @@ export const cancelJob = defineOperation({
   kind: 'write',
   scopes: 'any',
   clientRole: 'deny',
-  inputSource: 'body',
   input: cancelJobInput,
   output: single(jobSchema),
   // Cancelling a job that already runs or ended (spec 4.8: only QUEUED jobs cancel).

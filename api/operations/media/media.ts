@@ -58,7 +58,6 @@ export const importMedia = defineOperation({
   kind: 'write',
   scopes: { allOf: ['posts:write'] },
   clientRole: 'deny',
-  inputSource: 'body',
   input: importMediaInput,
   output: single(mediaAssetSchema),
   // docs/media.md "Storage limits": 402 like the weekly AI budget.
@@ -116,7 +115,6 @@ export const listMedia = defineOperation({
   kind: 'read',
   scopes: { allOf: ['media:read'] },
   clientRole: 'deny',
-  inputSource: 'query',
   input: listMediaInput,
   output: page(mediaAssetSchema),
   handler: async ({ auth }, input) => {
@@ -143,7 +141,6 @@ export const getMedia = defineOperation({
   kind: 'read',
   scopes: { allOf: ['media:read'] },
   clientRole: 'deny',
-  inputSource: 'query',
   input: getMediaInput,
   output: single(mediaAssetSchema),
   handler: async ({ auth }, input) => {

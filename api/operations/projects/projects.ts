@@ -12,7 +12,6 @@ export const listProjects = defineOperation({
   kind: 'read',
   scopes: 'any',
   clientRole: 'allow',
-  inputSource: 'query',
   input: listProjectsInput,
   output: page(projectSchema),
   handler: async ({ auth }, input) => {
@@ -35,7 +34,6 @@ export const getProject = defineOperation({
   kind: 'read',
   scopes: 'any',
   clientRole: 'allow',
-  inputSource: 'query',
   input: getProjectInput,
   output: single(projectSchema),
   handler: async ({ auth }, input) => {

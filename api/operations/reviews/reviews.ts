@@ -26,7 +26,6 @@ const reviewStep = () =>
   ({
     kind: 'write',
     scopes: { allOf: ['posts:write'] },
-    inputSource: 'body',
     // An output of its own per operation: the OpenAPI document names a response after the first
     // operation that declares its schema object, and approve's answer is not request's.
     output: single(postSchema),
@@ -129,7 +128,6 @@ export const listAwaitingReview = defineOperation({
   kind: 'read',
   scopes: { allOf: ['posts:read'] },
   clientRole: 'narrow',
-  inputSource: 'query',
   input: listAwaitingReviewInput,
   output: awaitingReviewListSchema,
   handler: async ({ auth }, input) => {
