@@ -13,7 +13,7 @@ export const WORKFLOW_PACKAGES = ['@temporalio/workflow'];
  * Pure modules (no I/O, no clock, no Node built-ins) that workflows may import by value; a folder
  * covers the files under it. The workflow contracts (CONVENTIONS.md habit 14) are one such folder.
  */
-export const WORKFLOW_PURE_FILES = ['lib/webhooks/schedule', 'lib/temporal/contracts', 'lib/temporal/details'];
+export const WORKFLOW_PURE_FILES = ['lib/webhooks/schedule', 'lib/temporal/contracts', 'lib/temporal/details', 'lib/zoneFormat'];
 
 export const layerRule = {
   root,
@@ -58,6 +58,13 @@ export const layerRule = {
     {
       // The operator texts (current details, timer summaries) are formatted inside workflow code.
       from: 'lib/temporal/details',
+      packages: WORKFLOW_PACKAGES,
+      files: WORKFLOW_PURE_FILES,
+      because: 'the operator texts are formatted in the deterministic workflow sandbox; keep them pure.',
+    },
+    {
+      // Its formatters serve the operator texts above.
+      from: 'lib/zoneFormat',
       packages: WORKFLOW_PACKAGES,
       files: WORKFLOW_PURE_FILES,
       because: 'the operator texts are formatted in the deterministic workflow sandbox; keep them pure.',

@@ -59,10 +59,15 @@ export interface Operation<Schema extends z.ZodType = z.ZodType, Output extends 
   handler: (ctx: OperationContext, input: z.infer<Schema>) => Promise<z.input<Output>>;
 }
 
+/** An operation as a resource defines it: `inputSource` follows `kind` unless it is given. */
+export type OperationDefinition<Schema extends z.ZodType, Output extends z.ZodType> = Omit<Operation<Schema, Output>, 'inputSource'> &
+  Partial<Pick<Operation<Schema, Output>, 'inputSource'>>;
+
+/** A read takes its input from the query string, a write from the body. */
 export function defineOperation<Schema extends z.ZodType, Output extends z.ZodType>(
-  op: Operation<Schema, Output>,
+  op: OperationDefinition<Schema, Output>,
 ): Operation<Schema, Output> {
-  return op;
+  return { ...op, inputSource: op.inputSource ?? (op.kind === 'read' ? 'query' : 'body') };
 }
 
 export type AnyOperation = Operation<z.ZodType, z.ZodType>;

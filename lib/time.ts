@@ -1,4 +1,5 @@
 import { Temporal } from 'temporal-polyfill';
+import { zoneFormat } from './zoneFormat';
 
 // Wall-clock times in a project's calendar timezone (spec 4.4: an offset-less timestamp
 // resolves in the project's calendar timezone). The zone arithmetic is Temporal's (the
@@ -44,27 +45,6 @@ export function nextWeekdayAt(after: Date, timeZone: string, hour: number): Date
     const at = date.toZonedDateTime({ timeZone, plainTime: new Temporal.PlainTime(hour) }).epochMilliseconds;
     if (at > after.getTime()) return new Date(at);
   }
-}
-
-const localFormats = new Map<string, Intl.DateTimeFormat>();
-
-/** One formatter per zone, kept: building an Intl.DateTimeFormat costs far more than formatting with one. */
-function zoneFormat(timeZone: string): Intl.DateTimeFormat {
-  let f = localFormats.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-CA', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    });
-    localFormats.set(timeZone, f);
-  }
-  return f;
 }
 
 /** The zone's UTC offset at an instant, in ms: its wall time read as UTC, less the instant (to the second). */

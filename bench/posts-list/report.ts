@@ -6,20 +6,7 @@ import { f0, f1 } from '../harness/format';
 import { pad, otherShare, noise } from '../posts-list';
 import { mean } from '../harness/format';
 import type { Measured, Bench, Run } from '../posts-list';
-import {
-  TARGETS,
-  RATE_LIMIT_READ,
-  opt,
-  CONNECTIONS,
-  DURATION_MS,
-  WARMUP_MS,
-  ROUNDS,
-  RATE,
-  RATE_DURATION_MS,
-  SERVER_NODE_ARGS,
-  REDIS_URL,
-  RESULTS_DIR,
-} from './settings';
+import { TARGETS, opt, CONNECTIONS, DURATION_MS, ROUNDS, RATE, RATE_DURATION_MS, RESULTS_DIR, RESULT_SETTINGS } from './settings';
 
 // The posts-list bench's report: the table, the targets, the profiles and the JSON results.
 
@@ -157,19 +144,7 @@ export async function report(b: Bench, r: Run) {
     machine,
     profiled: opt.profile,
     request: { method: 'GET', path: '/v1/posts?projectId=<project>&limit=50', responseBytes: bytes },
-    settings: {
-      serverNodeOptions: SERVER_NODE_ARGS,
-      connections: CONNECTIONS,
-      durationS: DURATION_MS / 1000,
-      warmupS: WARMUP_MS / 1000,
-      rounds: ROUNDS,
-      rate: RATE,
-      rateDurationS: RATE_DURATION_MS / 1000,
-      rateLimitRead: Number(RATE_LIMIT_READ),
-      authCacheMs: Number(process.env.AUTH_CACHE_MS ?? 4000),
-      database: 'content_scheduler_bench',
-      redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
-    },
+    settings: RESULT_SETTINGS,
     seed: { posts: s.posts, deletedPosts: s.deletedPosts, contentChars: s.contentChars },
     throughput: {
       ours: { ...A, rounds: closed.ours.map(roundJson) },

@@ -94,3 +94,18 @@ Object.assign(process.env, {
 });
 
 export const CPUS = machineInfo().cpus;
+
+/** The settings a run's results file records. */
+export const RESULT_SETTINGS = {
+  serverNodeOptions: SERVER_NODE_ARGS,
+  connections: CONNECTIONS,
+  durationS: DURATION_MS / 1000,
+  warmupS: WARMUP_MS / 1000,
+  rounds: ROUNDS,
+  rate: RATE,
+  rateDurationS: RATE_DURATION_MS / 1000,
+  rateLimitRead: Number(RATE_LIMIT_READ),
+  authCacheMs: Number(process.env.AUTH_CACHE_MS ?? 4000),
+  database: 'content_scheduler_bench',
+  redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
+};

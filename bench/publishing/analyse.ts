@@ -4,6 +4,7 @@ import { compactHistory, timelines, type PostTimeline } from './history';
 import { type WorkerRun } from './worker';
 import { CPUS, lagSummary, median, pct, statsOf } from './measure';
 import {
+  AIM_DRAIN_VS_BARE_TIMER,
   DEADLINE_MS,
   DUMP_HISTORIES,
   HISTORY_SAMPLE,
@@ -236,6 +237,19 @@ export async function analyse(bench: Bench, state: Run) {
       : lag.p99S < TARGET_P99_S;
   const drainMet = drainVsTimerActivity === null || drainVsTimerActivity >= TARGET_DRAIN_VS_TIMER_ACTIVITY;
   const rssMet = STEADY ? rssFlat : peakRssMiB <= TARGET_PEAK_RSS_MIB;
+  // Each target with the figure it applies to and whether it was met, as printed and as the results file records it.
+  const targets = {
+    p99Lag: STEADY
+      ? { maxS: TARGET_STEADY_P99_S, met: p99Met }
+      : p99VsBaseline !== null
+        ? { maxRatioToBaseline: TARGET_P99_VS_BASELINE, met: p99Met }
+        : { maxS: TARGET_P99_S, met: p99Met },
+    drainVsTimerActivity: { min: TARGET_DRAIN_VS_TIMER_ACTIVITY, met: drainMet },
+    drainVsBareTimer: { aim: AIM_DRAIN_VS_BARE_TIMER, met: drainVsBare === null ? null : drainVsBare >= AIM_DRAIN_VS_BARE_TIMER },
+    workerRss: STEADY ? { flat: true, met: rssMet } : { maxMiB: TARGET_PEAK_RSS_MIB, met: rssMet },
+    lost: { max: 0, met: lostMet },
+    duplicated: { max: 0, met: dupMet },
+  };
 
   // Database writes from the first create to here (the baselines ran before): the service's
   // database and, on the cluster, Temporal's two (docs/publishing.md "Capacity").
@@ -300,6 +314,7 @@ export async function analyse(bench: Bench, state: Run) {
     p99Met,
     drainMet,
     rssMet,
+    targets,
     writesPerPost,
     historyEvents,
     nl,

@@ -4,41 +4,20 @@ import { printProfile, summarizeProfile, type ProfileSummary } from '../harness/
 import { cutProfile } from './profile';
 import { CPUS } from './measure';
 import {
-  ACTIVITY_CONCURRENCY,
-  AIM_DRAIN_VS_BARE_TIMER,
-  BENCH_DB,
   CLUSTER,
-  CONCURRENCY,
   CREATE,
   DEADLINE_MS,
-  KILL,
-  KILL_AT,
-  KILL_FALLBACK_MS,
   LATE_AFTER_MS,
-  MARGIN_MS,
-  MAX_CACHED_WORKFLOWS,
   MODE,
-  NETWORK_LATENCY_MS,
   PILOT,
-  POSTS,
   PROJECTS,
-  REDIS_URL,
-  RESTART_DELAY_MS,
   RESULTS_DIR,
+  RESULT_SETTINGS,
   ROOT,
   SPREAD_MS,
   STEADY,
-  TARGET_DRAIN_VS_TIMER_ACTIVITY,
-  TARGET_P99_S,
   TARGET_P99_VS_BASELINE,
-  TARGET_PEAK_RSS_MIB,
-  TARGET_STEADY_P99_S,
-  TASK_QUEUE,
-  WORKER_BUNDLE,
-  WORKER_COUNT,
   WORKER_PROFILE,
-  WORKFLOW_CONCURRENCY,
-  heapLimitMiB,
   opt,
 } from './settings';
 import { f0, mib, s1 } from '../harness/format';
@@ -76,8 +55,8 @@ export function printReport(r: Run, f: Figures) {
     `${f.lag.p50S.toFixed(1)} s / ${f.lag.p99S.toFixed(1)} s / ${f.lag.maxS.toFixed(1)} s   (p90 ${f.lag.p90S.toFixed(1)} s, mean ${f.lag.meanS.toFixed(1)} s)`,
   );
   L('  same, on the network (simulator receivedAt)', `${f.nl.p50S.toFixed(1)} s / ${f.nl.p99S.toFixed(1)} s / ${f.nl.maxS.toFixed(1)} s`);
-  if (STEADY) L(`target p99 ≤ ${TARGET_STEADY_P99_S} s`, f.p99Met ? 'MET' : 'MISSED');
-  else if (f.p99VsBaseline === null) L(`target p99 < ${TARGET_P99_S} s`, f.p99Met ? 'MET' : 'MISSED');
+  const p99Target = f.targets.p99Lag;
+  if ('maxS' in p99Target) L(`target p99 ${STEADY ? '≤' : '<'} ${p99Target.maxS} s`, p99Target.met ? 'MET' : 'MISSED');
   L(`late (published > ${LATE_AFTER_MS / 1000} s after due)`, `${f0(f.late)}`);
   L(
     `lost (not published ${DEADLINE_MS / 1000} s after due)`,
@@ -125,12 +104,12 @@ export function printReport(r: Run, f: Figures) {
     if (f.drainVsTimerActivity !== null)
       L(
         '  drain ÷ timer+activity drain',
-        `${f.drainVsTimerActivity.toFixed(2)}×   target ≥ ${TARGET_DRAIN_VS_TIMER_ACTIVITY}×  ${f.drainMet ? 'MET' : 'MISSED'}`,
+        `${f.drainVsTimerActivity.toFixed(2)}×   target ≥ ${f.targets.drainVsTimerActivity.min}×  ${f.drainMet ? 'MET' : 'MISSED'}`,
       );
     if (f.drainVsBare !== null)
       L(
         '  drain ÷ bare-timer drain',
-        `${f.drainVsBare.toFixed(2)}×   aim ≥ ${AIM_DRAIN_VS_BARE_TIMER}×  ${f.drainVsBare >= AIM_DRAIN_VS_BARE_TIMER ? 'MET' : 'MISSED'}`,
+        `${f.drainVsBare.toFixed(2)}×   aim ≥ ${f.targets.drainVsBareTimer.aim}×  ${f.targets.drainVsBareTimer.met ? 'MET' : 'MISSED'}`,
       );
     if (f.p99VsBaseline !== null)
       L(
@@ -138,12 +117,14 @@ export function printReport(r: Run, f: Figures) {
         `${f.p99VsBaseline.toFixed(2)}×   target ≤ ${TARGET_P99_VS_BASELINE}×  ${f.p99Met ? 'MET' : 'MISSED'}`,
       );
   }
-  if (STEADY)
+  const rssTarget = f.targets.workerRss;
+  if ('maxMiB' in rssTarget)
+    L(`worker peak RSS ≤ ${rssTarget.maxMiB} MiB`, `${f.peakRssMiB.toFixed(0)} MiB   ${f.rssMet ? 'MET' : 'MISSED'}`);
+  else
     L(
       'worker RSS flat (last third ≤ 1.1 × first third)',
       `${f.rssFirstThirdMiB.toFixed(0)} MiB → ${f.rssLastThirdMiB.toFixed(0)} MiB   ${f.rssMet ? 'MET' : 'MISSED'}`,
     );
-  else L(`worker peak RSS ≤ ${TARGET_PEAK_RSS_MIB} MiB`, `${f.peakRssMiB.toFixed(0)} MiB   ${f.rssMet ? 'MET' : 'MISSED'}`);
   for (const w of r.workers)
     L(
       `worker #${w.index} pid ${w.pid} peak RSS (VmHWM)`,
@@ -253,34 +234,7 @@ export function writeResults(b: Bench, r: Run, f: Figures, profiles: WorkerProfi
     finishedAt: new Date().toISOString(),
     wallSeconds: Math.round((Date.now() - b.startedAt) / 1000),
     machine: b.machine,
-    settings: {
-      posts: POSTS,
-      projects: PROJECTS,
-      create: CREATE,
-      createConcurrency: CONCURRENCY,
-      pilot: PILOT,
-      marginS: MARGIN_MS / 1000,
-      spreadS: SPREAD_MS / 1000,
-      dueAt: new Date(r.dueMs).toISOString(),
-      kill: KILL,
-      killAt: KILL_AT,
-      killFallbackS: KILL_FALLBACK_MS / 1000,
-      restartDelayS: RESTART_DELAY_MS / 1000,
-      deadlineS: DEADLINE_MS / 1000,
-      networkLatencyMs: NETWORK_LATENCY_MS,
-      workerActivityConcurrency: ACTIVITY_CONCURRENCY,
-      workerWorkflowConcurrency: WORKFLOW_CONCURRENCY,
-      workerHeapMiB: Math.round(heapLimitMiB),
-      workerBundle: WORKER_BUNDLE,
-      maxCachedWorkflows: MAX_CACHED_WORKFLOWS,
-      dbPoolMax: b.DB_POOL,
-      publishDelaySeconds: 0,
-      temporal: CLUSTER ? 'cluster tier: frontend, history, matching, worker processes on Postgres' : 'dev server, in memory',
-      workers: WORKER_COUNT,
-      database: BENCH_DB,
-      redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
-      taskQueue: TASK_QUEUE,
-    },
+    settings: { ...RESULT_SETTINGS, dueAt: new Date(r.dueMs).toISOString(), dbPoolMax: b.DB_POOL },
     creation: {
       pilot: { posts: PILOT, rate: r.pilot.rate, latencyMs: r.pilot.latencyMs },
       estimateS: r.estimateMs / 1000,
@@ -381,18 +335,7 @@ export function writeResults(b: Bench, r: Run, f: Figures, profiles: WorkerProfi
     baselines: r.baselines,
     ratios: { drainVsTimerActivity: f.drainVsTimerActivity, drainVsBareTimer: f.drainVsBare, p99VsTimerActivity: f.p99VsBaseline },
     rss: { peakMiB: f.peakRssMiB, firstThirdMiB: f.rssFirstThirdMiB, lastThirdMiB: f.rssLastThirdMiB, flat: f.rssFlat },
-    targets: {
-      p99Lag: STEADY
-        ? { maxS: TARGET_STEADY_P99_S, met: f.p99Met }
-        : f.p99VsBaseline !== null
-          ? { maxRatioToBaseline: TARGET_P99_VS_BASELINE, met: f.p99Met }
-          : { maxS: TARGET_P99_S, met: f.p99Met },
-      drainVsTimerActivity: { min: TARGET_DRAIN_VS_TIMER_ACTIVITY, met: f.drainMet },
-      drainVsBareTimer: { aim: AIM_DRAIN_VS_BARE_TIMER, met: f.drainVsBare === null ? null : f.drainVsBare >= AIM_DRAIN_VS_BARE_TIMER },
-      workerRss: STEADY ? { flat: true, met: f.rssMet } : { maxMiB: TARGET_PEAK_RSS_MIB, met: f.rssMet },
-      lost: { max: 0, met: f.lostMet },
-      duplicated: { max: 0, met: f.dupMet },
-    },
+    targets: f.targets,
   };
   fs.mkdirSync(RESULTS_DIR, { recursive: true });
   const out = path.join(RESULTS_DIR, opt.tag ? `publishing-${opt.tag}.json` : 'publishing.json');

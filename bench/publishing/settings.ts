@@ -180,3 +180,31 @@ if (opt['max-cached']) process.env.WORKER_MAX_CACHED_WORKFLOWS = String(num('max
 export const MAX_CACHED_WORKFLOWS = Number(process.env.WORKER_MAX_CACHED_WORKFLOWS || 300);
 export const ACTIVITY_CONCURRENCY = Number(process.env.WORKER_ACTIVITY_CONCURRENCY ?? 100);
 export const WORKFLOW_CONCURRENCY = Number(process.env.WORKER_WORKFLOW_CONCURRENCY ?? 100);
+
+/** The settings a run's results file records (bench/publishing/report.ts adds the run's due time and pool size). */
+export const RESULT_SETTINGS = {
+  posts: POSTS,
+  projects: PROJECTS,
+  create: CREATE,
+  createConcurrency: CONCURRENCY,
+  pilot: PILOT,
+  marginS: MARGIN_MS / 1000,
+  spreadS: SPREAD_MS / 1000,
+  kill: KILL,
+  killAt: KILL_AT,
+  killFallbackS: KILL_FALLBACK_MS / 1000,
+  restartDelayS: RESTART_DELAY_MS / 1000,
+  deadlineS: DEADLINE_MS / 1000,
+  networkLatencyMs: NETWORK_LATENCY_MS,
+  workerActivityConcurrency: ACTIVITY_CONCURRENCY,
+  workerWorkflowConcurrency: WORKFLOW_CONCURRENCY,
+  workerHeapMiB: Math.round(heapLimitMiB),
+  workerBundle: WORKER_BUNDLE,
+  maxCachedWorkflows: MAX_CACHED_WORKFLOWS,
+  publishDelaySeconds: 0,
+  temporal: CLUSTER ? 'cluster tier: frontend, history, matching, worker processes on Postgres' : 'dev server, in memory',
+  workers: WORKER_COUNT,
+  database: BENCH_DB,
+  redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
+  taskQueue: TASK_QUEUE,
+};

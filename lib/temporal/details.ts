@@ -3,26 +3,7 @@
 // `__temporal_workflow_metadata` query) and its timers' summaries. Imported by workflow code,
 // so pure: no Node, no clock of its own (callers pass the workflow's time).
 
-const formats = new Map<string, Intl.DateTimeFormat>();
-
-function format(timeZone: string): Intl.DateTimeFormat {
-  let f = formats.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-CA', {
-      timeZone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-      timeZoneName: 'longOffset',
-    });
-    formats.set(timeZone, f);
-  }
-  return f;
-}
+import { zoneFormat } from '../zoneFormat';
 
 /**
  * An instant as wall time in `timeZone` with its offset, e.g. `2026-12-01 09:00:30 Europe/Paris
@@ -33,10 +14,10 @@ export function zonedTime(ms: number, timeZone?: string | null): string {
   let zone = timeZone || 'UTC';
   let f: Intl.DateTimeFormat;
   try {
-    f = format(zone);
+    f = zoneFormat(zone, true);
   } catch {
     zone = 'UTC';
-    f = format(zone);
+    f = zoneFormat(zone, true);
   }
   const p: Record<string, string> = {};
   for (const part of f.formatToParts(ms)) p[part.type] = part.value;

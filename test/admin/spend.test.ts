@@ -6,10 +6,8 @@ import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
 import { finishJob, type FinalState } from '../../lib/jobs/finish';
 import { progressNow } from '../../lib/jobs/row';
-import { insertQueuedJob } from '../../lib/jobs/queue';
-import { loadAiLimits } from '../../lib/spend/meters';
 import { settleJobSpend } from '../../lib/spend/settlement';
-import { workspaceWithKey } from '../support/factories';
+import { queuedPostGeneration, workspaceWithKey } from '../support/factories';
 import { fails, ok } from '../support/admin';
 
 /** A generation accepted (spend reserved), then moved to its final state by a process that died before settling. */
@@ -18,15 +16,7 @@ async function unsettledJob(
   final: FinalState,
   costCents: number,
 ) {
-  const job = await insertQueuedJob({
-    workspaceId: ws.workspace.id,
-    createdBy: ws.keyId,
-    project: ws.project,
-    type: 'POST_GENERATION',
-    input: { sourceText: 'x', language: 'en', contentType: 'text', source: { type: 'text' } },
-    estimatedMs: 1000,
-    limits: await loadAiLimits(db(), ws.workspace.id),
-  });
+  const job = await queuedPostGeneration(ws);
   await db().transaction(async (trx) => {
     await trx('jobs').where({ id: job.id }).update({ cost_cents: costCents });
     await finishJob(trx, job.id, final);

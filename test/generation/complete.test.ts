@@ -7,21 +7,11 @@ import assert from 'node:assert/strict';
 import { startQueuedJob } from '../../activities/jobRows';
 import { createGenerationActivities } from '../../activities/generation';
 import { db } from '../../lib/db';
-import { insertQueuedJob } from '../../lib/jobs/queue';
-import { loadAiLimits } from '../../lib/spend/meters';
 import { settleJobSpend } from '../../lib/spend/settlement';
-import { workspaceWithKey } from '../support/factories';
+import { queuedPostGeneration, workspaceWithKey } from '../support/factories';
 
 async function runningJob(ws: { workspace: { id: string }; project: { id: string; type: string }; keyId: string }) {
-  const job = await insertQueuedJob({
-    workspaceId: ws.workspace.id,
-    createdBy: ws.keyId,
-    project: ws.project,
-    type: 'POST_GENERATION',
-    input: { sourceText: 'x', language: 'en', contentType: 'text', source: { type: 'text' } },
-    estimatedMs: 1000,
-    limits: await loadAiLimits(db(), ws.workspace.id),
-  });
+  const job = await queuedPostGeneration(ws);
   assert.equal((await startQueuedJob(db(), job.id, 0.1, 'Writing the post')).running, true);
   return job.id as string;
 }

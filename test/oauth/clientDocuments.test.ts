@@ -101,6 +101,22 @@ describe('OAuth Client ID Metadata Documents', function () {
     return { status: res.status, html: await res.text(), location: res.headers.get('location'), cookie: res.headers.get('set-cookie') };
   }
 
+  /** A new workspace's admin approves read access for the document client: its code and verifier. */
+  async function approvedCode(clientId: string) {
+    const ws = await workspaceWithKey();
+    const user = await member(ws.workspace.id, 'Admin');
+    const { verifier, challenge } = pkce();
+    const approved = await authorizeCode(api.url, {
+      clientId,
+      redirectUri: REDIRECT,
+      challenge,
+      scope: 'read offline_access',
+      email: user.email,
+      access: 'read',
+    });
+    return { ...approved, verifier };
+  }
+
   async function assertNothingStored(clientId: string) {
     assert.equal(await db()('oauth_clients').where({ metadata_url: clientId }).first(), undefined, 'no client row');
     assert.equal(
@@ -255,18 +271,8 @@ describe('OAuth Client ID Metadata Documents', function () {
 
   describe('a document that changes between authorize and token', () => {
     it('within its cache lifetime the token request is checked against the cached document', async () => {
-      const ws = await workspaceWithKey();
-      const user = await member(ws.workspace.id, 'Admin');
       const doc = serve((url) => json(documentFor(url), { 'Cache-Control': 'public, max-age=120' }));
-      const { verifier, challenge } = pkce();
-      const { redirect, consentPage } = await authorizeCode(api.url, {
-        clientId: doc.url,
-        redirectUri: REDIRECT,
-        challenge,
-        scope: 'read offline_access',
-        email: user.email,
-        access: 'read',
-      });
+      const { redirect, consentPage, verifier } = await approvedCode(doc.url);
       // The consent page names the host of the client_id beside the name the document gives.
       assert.match(
         consentPage.html,
@@ -299,19 +305,9 @@ describe('OAuth Client ID Metadata Documents', function () {
     });
 
     it('once the cache has lapsed the new document decides: a dropped redirect URI refuses the code (which survives), a broken document refuses the client', async () => {
-      const ws = await workspaceWithKey();
-      const user = await member(ws.workspace.id, 'Admin');
       const original = (url: string) => json(documentFor(url), { 'Cache-Control': 'no-store' });
       const doc = serve(original);
-      const { verifier, challenge } = pkce();
-      const { redirect } = await authorizeCode(api.url, {
-        clientId: doc.url,
-        redirectUri: REDIRECT,
-        challenge,
-        scope: 'read offline_access',
-        email: user.email,
-        access: 'read',
-      });
+      const { redirect, verifier } = await approvedCode(doc.url);
       const code = redirect.searchParams.get('code')!;
       assert.equal(await cachedDocumentTtl(doc.url), null, 'no-store with no floor: never cached');
       const rowBefore = await db()('oauth_clients').where({ metadata_url: doc.url }).first();

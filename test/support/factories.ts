@@ -2,6 +2,8 @@ import { addMember, createProject, createUser, createWorkspace, issueApiKey, typ
 import { db } from '../../lib/db';
 import { newId, randomBase62 } from '../../lib/ids';
 import { storeDocument } from '../../lib/knowledge/ingest';
+import { insertQueuedJob } from '../../lib/jobs/queue';
+import { loadAiLimits } from '../../lib/spend/meters';
 
 // Fixtures made through the same provisioning code the operator CLI uses.
 export async function workspaceWithKey(
@@ -23,6 +25,19 @@ export async function workspaceWithKey(
   }
   const key = await issueApiKey({ workspaceId: workspace.id, scopes: opts.scopes ?? ['read', 'write'] });
   return { workspace, projects, project: projects[0]!, key: key.key, keyId: key.id };
+}
+
+/** A post generation accepted as the API accepts one (spend reserved, no workflow started): a QUEUED job. */
+export async function queuedPostGeneration(ws: { workspace: { id: string }; project: { id: string; type: string }; keyId: string }) {
+  return insertQueuedJob({
+    workspaceId: ws.workspace.id,
+    createdBy: ws.keyId,
+    project: ws.project,
+    type: 'POST_GENERATION',
+    input: { sourceText: 'x', language: 'en', contentType: 'text', source: { type: 'text' } },
+    estimatedMs: 1000,
+    limits: await loadAiLimits(db(), ws.workspace.id),
+  });
 }
 
 /** The password of every user the fixtures create. */

@@ -63,7 +63,6 @@ export const getAnalyticsOverview = defineOperation({
   kind: 'read',
   scopes: SCOPE,
   clientRole: 'allow',
-  inputSource: 'query',
   input: getAnalyticsOverviewInput,
   output: single(analyticsOverviewSchema),
   handler: async ({ auth }, input) => {
@@ -128,7 +127,6 @@ export const listPostAnalytics = defineOperation({
   kind: 'read',
   scopes: SCOPE,
   clientRole: 'allow',
-  inputSource: 'query',
   input: listPostAnalyticsInput,
   output: page(postAnalyticsSchema),
   handler: async ({ auth }, input) => {
@@ -208,7 +206,6 @@ export const getCrossWorkspaceOverview = defineOperation({
   kind: 'read',
   scopes: SCOPE,
   clientRole: 'allow',
-  inputSource: 'query',
   input: getCrossWorkspaceOverviewInput,
   output: single(crossWorkspaceOverviewSchema),
   handler: async ({ auth }, input) => {
@@ -257,7 +254,6 @@ export const searchViralPosts = defineOperation({
   kind: 'read',
   scopes: SCOPE,
   clientRole: 'deny',
-  inputSource: 'query',
   input: searchViralPostsInput,
   errors: ['conflict', 'temporarily_unavailable'],
   output: viralPostsListSchema,

@@ -6,19 +6,17 @@ import { companyPageSchema, listCompanyPagesInput } from './schema';
 import { page } from '../../output';
 import { keysetPage, parseLimit } from '../../pagination';
 import { projectQuery } from '../projects/queries';
+import { projectReadAccess } from '../projects/projects';
 
 // GET /v1/company-pages (spec 4.1 names it; its shape is not shown): the company-page projects,
 // each with the personal account it publishes through (spec 2.6: a company page has no
 // connection of its own) and whether it can publish. Cursor-paginated like GET /v1/projects,
-// with the same access: any valid token, client-role accounts read it normally (spec 5.4).
+// with the same access (projectReadAccess).
 
 export const listCompanyPages = defineOperation({
   name: 'companyPages.list',
   summary: 'Company-page projects with their linked personal account and whether they can publish.',
-  kind: 'read',
-  scopes: 'any',
-  clientRole: 'allow',
-  inputSource: 'query',
+  ...projectReadAccess,
   input: listCompanyPagesInput,
   output: page(companyPageSchema),
   handler: async ({ auth }, input) => {

@@ -145,7 +145,6 @@ export const createGeneration = defineOperation({
   // posts:generate instead (spec 4.9, api/mcp/tools/jobs.ts).
   scopes: { allOf: ['posts:write'] },
   clientRole: 'deny',
-  inputSource: 'body',
   input: createGenerationInput,
   output: single(jobSchema),
   errors: [...SPEND_ERRORS, 'temporarily_unavailable'],

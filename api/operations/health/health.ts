@@ -8,7 +8,6 @@ export const health = defineOperation({
   kind: 'read',
   scopes: 'any',
   clientRole: 'allow',
-  inputSource: 'query',
   public: true,
   input: healthInput,
   output: single(healthSchema),
@@ -21,7 +20,6 @@ export const healthAuth = defineOperation({
   kind: 'read',
   scopes: 'any',
   clientRole: 'allow',
-  inputSource: 'query',
   input: healthAuthInput,
   output: single(healthAuthSchema),
   handler: async ({ auth }) => ({

@@ -39,7 +39,6 @@ export const createIdea = defineOperation({
   summary: "Add an idea to a project's board (status inbox unless in_production is given).",
   kind: 'write',
   ...IDEA_ACCESS,
-  inputSource: 'body',
   input: createIdeaInput,
   output: single(ideaSchema),
   handler: async ({ auth }, input) => {
@@ -61,7 +60,6 @@ export const listIdeas = defineOperation({
   summary: 'The ideas of a project, newest first; status filters on the derived status.',
   kind: 'read',
   ...IDEA_ACCESS,
-  inputSource: 'query',
   input: listIdeasInput,
   output: page(ideaSchema),
   handler: async ({ auth }, input) => {
@@ -87,7 +85,6 @@ export const getIdea = defineOperation({
   summary: 'One idea with its derived status and linked post.',
   kind: 'read',
   ...IDEA_ACCESS,
-  inputSource: 'query',
   input: getIdeaInput,
   output: single(ideaSchema),
   handler: async ({ auth }, input) => {
@@ -102,7 +99,6 @@ export const updateIdea = defineOperation({
   summary: 'Edit an idea: only the fields sent change; null clears a brief field.',
   kind: 'write',
   ...IDEA_ACCESS,
-  inputSource: 'body',
   input: updateIdeaInput,
   output: single(ideaSchema),
   handler: async ({ auth }, input) => {

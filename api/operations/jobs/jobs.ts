@@ -15,7 +15,7 @@ import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
 import { keysetPage, paginationInput, parseLimit } from '../../pagination';
 import { findJob, jobsOf } from './queries';
-import { checkProjectFilter } from '../projects/resolve';
+import { filterByProject } from '../projects/resolve';
 
 // spec 4.8 jobs. REST accepts any valid token of the workspace (spec 4.1); the agent tools
 // list_jobs/get_job need jobs:read and cancel_job needs jobs:cancel (spec 4.9), a rule for the
@@ -48,17 +48,15 @@ export const listJobs = defineOperation({
   kind: 'read',
   scopes: 'any',
   clientRole: 'deny',
-  inputSource: 'query',
   input: listJobsInput,
   output: page(jobSchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit, config.generation.jobListDefault, config.generation.jobListMax);
-    await checkProjectFilter(auth, input.projectId);
     const statuses = input.status?.split(',').map((s) => s.trim());
     const q = jobsOf(auth);
     if (statuses) q.whereIn('jobs.status', statuses);
     if (input.type) q.where('jobs.type', input.type);
-    if (input.projectId) q.where('jobs.project_id', input.projectId);
+    await filterByProject(auth, q, 'jobs.project_id', input.projectId);
     // A cursor is only valid under the filters it was minted with (spec 4.4: else 400 bad_cursor).
     const filters = { status: statuses?.slice().sort().join(','), type: input.type, projectId: input.projectId };
     return keysetPage<JobRow, Job>(q, { limit, cursor: input.cursor, filters, table: 'jobs', present: presentJob });
@@ -71,7 +69,6 @@ export const getJob = defineOperation({
   kind: 'read',
   scopes: 'any',
   clientRole: 'deny',
-  inputSource: 'query',
   input: getJobInput,
   output: single(jobSchema),
   handler: async ({ auth }, input) => {
@@ -87,7 +84,6 @@ export const cancelJob = defineOperation({
   kind: 'write',
   scopes: 'any',
   clientRole: 'deny',
-  inputSource: 'body',
   input: cancelJobInput,
   output: single(jobSchema),
   // Cancelling a job that already runs or ended (spec 4.8: only QUEUED jobs cancel).

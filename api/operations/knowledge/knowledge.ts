@@ -33,7 +33,6 @@ export const createKnowledge = defineOperation({
   kind: 'write',
   scopes: { allOf: ['knowledge:write'] },
   clientRole: 'deny',
-  inputSource: 'body',
   input: createKnowledgeInput,
   output: single(jobSchema),
   // A file ingest reserves AI spend as generation does (docs/knowledge.md "Spend").
@@ -104,7 +103,6 @@ export const getKnowledge = defineOperation({
   kind: 'read',
   scopes: { allOf: ['knowledge:read'] },
   clientRole: 'deny',
-  inputSource: 'query',
   input: getKnowledgeInput,
   output: single(knowledgeDocumentSchema),
   handler: async ({ auth }, input) => {
@@ -125,7 +123,6 @@ export const listKnowledge = defineOperation({
   kind: 'read',
   scopes: { allOf: ['knowledge:read'] },
   clientRole: 'deny',
-  inputSource: 'query',
   input: listKnowledgeInput,
   output: page(knowledgeHitSchema),
   handler: async ({ auth }, input) => {

@@ -37,7 +37,6 @@ export const createImageGeneration = defineOperation({
   // Like post generation (spec 4.4): posts:write, or the narrower posts:generate grant.
   scopes: { anyOf: ['posts:write', 'posts:generate'] },
   clientRole: 'deny',
-  inputSource: 'body',
   input: createImageGenerationInput,
   output: single(jobSchema),
   errors: [...SPEND_ERRORS, 'temporarily_unavailable'],

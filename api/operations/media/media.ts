@@ -11,7 +11,7 @@ import { defineOperation, depsOf } from '../../operation';
 import { page, single } from '../../output';
 import { keysetClauses, keysetPage, parseLimit } from '../../pagination';
 import type { CursorPosition } from '../../../lib/tokens';
-import { checkProjectFilter, resolveProjectOrDefault } from '../projects/resolve';
+import { filterByProject, resolveProjectOrDefault } from '../projects/resolve';
 import { getMediaInput, importMediaInput, listMediaInput, mediaAssetSchema } from './schema';
 
 // spec 2.13 / 4.7: the media library. Import (POST /v1/media; the spec leaves the path open),
@@ -58,7 +58,6 @@ export const importMedia = defineOperation({
   kind: 'write',
   scopes: { allOf: ['posts:write'] },
   clientRole: 'deny',
-  inputSource: 'body',
   input: importMediaInput,
   output: single(mediaAssetSchema),
   // docs/media.md "Storage limits": 402 like the weekly AI budget.
@@ -116,15 +115,13 @@ export const listMedia = defineOperation({
   kind: 'read',
   scopes: { allOf: ['media:read'] },
   clientRole: 'deny',
-  inputSource: 'query',
   input: listMediaInput,
   output: page(mediaAssetSchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit, config.media.listDefault, config.media.listMax);
-    // spec 1 rule 1: a project of another workspace is not found, never an empty page.
-    await checkProjectFilter(auth, input.projectId);
     const q = MediaAsset.forWorkspace(auth.workspaceId).toKnexQuery();
-    if (input.projectId !== undefined) q.where('media_assets.project_id', input.projectId);
+    // spec 1 rule 1: a project of another workspace is not found, never an empty page.
+    await filterByProject(auth, q, 'media_assets.project_id', input.projectId);
     // Plain rows from a prepared statement, as the post list reads its page.
     const read = (pos: CursorPosition | null) => readPrepared<AssetRow>(keysetClauses(q, pos, limit, 'media_assets'));
     return keysetPage<AssetRow, ReturnType<typeof presentAsset>>(read, {
@@ -143,7 +140,6 @@ export const getMedia = defineOperation({
   kind: 'read',
   scopes: { allOf: ['media:read'] },
   clientRole: 'deny',
-  inputSource: 'query',
   input: getMediaInput,
   output: single(mediaAssetSchema),
   handler: async ({ auth }, input) => {

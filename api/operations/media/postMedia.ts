@@ -22,7 +22,6 @@ export const updatePostMedia = defineOperation({
   kind: 'write',
   scopes: { allOf: ['posts:write', 'media:read'] },
   clientRole: 'deny',
-  inputSource: 'body',
   input: postMediaInput,
   output: single(postSchema),
   handler: async ({ auth }, input) => {

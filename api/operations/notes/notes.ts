@@ -26,7 +26,6 @@ export const listNotes = defineOperation({
   kind: 'read',
   scopes: { allOf: ['notes:read'] },
   clientRole: 'deny',
-  inputSource: 'query',
   input: listNotesInput,
   output: page(noteSchema),
   handler: async ({ auth }, input) => {
@@ -51,7 +50,6 @@ export const getNote = defineOperation({
   kind: 'read',
   scopes: { allOf: ['notes:read'] },
   clientRole: 'deny',
-  inputSource: 'query',
   input: getNoteInput,
   output: single(noteSchema),
   handler: async ({ auth }, input) => {
@@ -74,7 +72,6 @@ export const createNote = defineOperation({
   kind: 'write',
   scopes: { allOf: ['notes:write'] },
   clientRole: 'deny',
-  inputSource: 'body',
   input: createNoteInput,
   output: single(noteSchema),
   handler: async ({ auth }, input) => {

@@ -71,7 +71,6 @@ export const deletePost = defineOperation({
   // spec 5.2 rule 3: *:destroy is never implied by write or any alias.
   scopes: { allOf: ['posts:destroy'] },
   clientRole: 'deny',
-  inputSource: 'body',
   input: deletePostInput,
   output: postDeletionSchema,
   handler: async ({ auth }, input) => {

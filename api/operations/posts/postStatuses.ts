@@ -10,7 +10,6 @@ export const listPostStatuses = defineOperation({
   kind: 'read',
   scopes: { allOf: ['posts:read'] },
   clientRole: 'narrow',
-  inputSource: 'query',
   input: listPostStatusesInput,
   output: page(postStatusSchema),
   handler: async ({ auth }) => {

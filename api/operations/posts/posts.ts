@@ -81,7 +81,6 @@ export const listPosts = defineOperation({
   kind: 'read',
   scopes: { allOf: ['posts:read'] },
   clientRole: 'narrow',
-  inputSource: 'query',
   input: listPostsInput,
   output: page(postSummarySchema),
   handler: async ({ auth }, input) => {
@@ -140,7 +139,6 @@ export const getPost = defineOperation({
   kind: 'read',
   scopes: { allOf: ['posts:read'] },
   clientRole: 'narrow',
-  inputSource: 'query',
   input: getPostInput,
   output: single(postSummarySchema),
   handler: async ({ auth }, input) => {
@@ -156,7 +154,6 @@ export const createPost = defineOperation({
   kind: 'write',
   scopes: { allOf: ['posts:write'] },
   clientRole: 'deny',
-  inputSource: 'body',
   input: createPostInput,
   output: single(postSchema),
   errors: ['conflict', 'temporarily_unavailable'],
@@ -187,7 +184,6 @@ export const updatePost = defineOperation({
   kind: 'write',
   scopes: { allOf: ['posts:write'] },
   clientRole: 'deny',
-  inputSource: 'body',
   input: updatePostInput,
   output: single(postSchema),
   errors: ['conflict', 'temporarily_unavailable'],

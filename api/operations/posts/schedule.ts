@@ -23,7 +23,6 @@ export const schedulePost = defineOperation({
   kind: 'write',
   scopes: { allOf: ['posts:write'] },
   clientRole: 'deny',
-  inputSource: 'body',
   input: schedulePostInput,
   output: single(postSchema),
   handler: (ctx, input) => updatePost.handler(ctx, { postId: input.postId, scheduledFor: input.scheduledFor }),

@@ -6,13 +6,13 @@ import { presentProject, type ProjectRow } from '../../../lib/presenters/project
 import { projectQuery } from './queries';
 import { requireProject } from './resolve';
 
+/** Who reads projects, also the company pages (spec 4.1): any valid token; client-role accounts read them normally (spec 5.4). */
+export const projectReadAccess = { kind: 'read', scopes: 'any', clientRole: 'allow' } as const;
+
 export const listProjects = defineOperation({
   name: 'projects.list',
   summary: 'List the projects of the workspace, newest first.',
-  kind: 'read',
-  scopes: 'any',
-  clientRole: 'allow',
-  inputSource: 'query',
+  ...projectReadAccess,
   input: listProjectsInput,
   output: page(projectSchema),
   handler: async ({ auth }, input) => {
@@ -32,10 +32,7 @@ export const listProjects = defineOperation({
 export const getProject = defineOperation({
   name: 'projects.get',
   summary: 'One project with its network connection block.',
-  kind: 'read',
-  scopes: 'any',
-  clientRole: 'allow',
-  inputSource: 'query',
+  ...projectReadAccess,
   input: getProjectInput,
   output: single(projectSchema),
   handler: async ({ auth }, input) => {

@@ -49,6 +49,18 @@ export async function checkProjectFilter(auth: AuthContext, projectId: string | 
   if (projectId !== undefined) await requireProject(auth, projectId);
 }
 
+/** Narrows the list query `q` to the project of a `projectId` filter on `column`, checked as checkProjectFilter. */
+export async function filterByProject(
+  auth: AuthContext,
+  q: { where(column: string, value: string): unknown },
+  column: string,
+  projectId: string | undefined,
+): Promise<void> {
+  if (projectId === undefined) return;
+  await requireProject(auth, projectId);
+  q.where(column, projectId);
+}
+
 /** The named project (404 when not visible), else the caller's default project, else 400 invalid_request. */
 export async function resolveProjectOrDefault(auth: AuthContext, projectId: string | undefined): Promise<ProjectRow> {
   return projectId === undefined ? defaultProject(auth) : requireProject(auth, projectId);

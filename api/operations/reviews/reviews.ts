@@ -12,7 +12,7 @@ import { postSchema } from '../posts/schema';
 import { single } from '../../output';
 import { postsOf } from '../posts/posts';
 import { awaitingReviewListSchema, decideReviewInput, listAwaitingReviewInput, requestReviewInput } from './schema';
-import { checkProjectFilter } from '../projects/resolve';
+import { filterByProject } from '../projects/resolve';
 
 // Review before publishing (docs/review.md; spec 2.4, 2.7 `review`, 3.1, 5.4, 6). The
 // transitions are lib/posts/review.ts; each operation locks the post, commits one change with
@@ -26,7 +26,6 @@ const reviewStep = () =>
   ({
     kind: 'write',
     scopes: { allOf: ['posts:write'] },
-    inputSource: 'body',
     // An output of its own per operation: the OpenAPI document names a response after the first
     // operation that declares its schema object, and approve's answer is not request's.
     output: single(postSchema),
@@ -129,12 +128,9 @@ export const listAwaitingReview = defineOperation({
   kind: 'read',
   scopes: { allOf: ['posts:read'] },
   clientRole: 'narrow',
-  inputSource: 'query',
   input: listAwaitingReviewInput,
   output: awaitingReviewListSchema,
   handler: async ({ auth }, input) => {
-    // spec 1 rule 1: a project of another workspace is not found, never an empty list.
-    await checkProjectFilter(auth, input.projectId);
     const q = postsOf(auth)
       .whereRaw(`posts.review->>'state' = 'pending'`)
       .orderBy([
@@ -142,7 +138,8 @@ export const listAwaitingReview = defineOperation({
         { column: 'posts.id', order: 'desc' },
       ])
       .limit(200);
-    if (input.projectId) q.where('posts.project_id', input.projectId);
+    // spec 1 rule 1: a project of another workspace is not found, never an empty list.
+    await filterByProject(auth, q, 'posts.project_id', input.projectId);
     const p = auth.principal;
     if (p.type === 'oauth_token') {
       q.where((w: typeof q) => {

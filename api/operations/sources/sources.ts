@@ -50,7 +50,6 @@ export const createSource = defineOperation({
   kind: 'write',
   scopes: { allOf: ['sources:write'] },
   clientRole: 'deny',
-  inputSource: 'body',
   input: createSourceInput,
   output: single(sourceSchema.or(jobSchema)),
   // A file source's ingest reserves AI spend as generation does (spec 4.4, 7.2; docs/sources.md "Spend").
@@ -154,7 +153,6 @@ export const getSource = defineOperation({
   // spec 4.1: notes:read in the REST catalogue; the agent tool asks sources:read (4.9).
   scopes: { allOf: ['notes:read'] },
   clientRole: 'deny',
-  inputSource: 'query',
   input: getSourceInput,
   output: single(sourceSchema),
   handler: async ({ auth }, input) => {

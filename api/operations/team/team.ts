@@ -14,7 +14,6 @@ export const listTeam = defineOperation({
   kind: 'read',
   scopes: { allOf: ['workspace:read'] },
   clientRole: 'deny',
-  inputSource: 'query',
   input: listTeamInput,
   output: single(teamSchema),
   handler: async ({ auth }) => {

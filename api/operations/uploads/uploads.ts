@@ -39,7 +39,6 @@ export const createUpload = defineOperation({
   kind: 'write',
   scopes: uploadScopes,
   clientRole: 'deny',
-  inputSource: 'body',
   input: createUploadInput,
   output: single(uploadSchema),
   handler: async (ctx, input) => {

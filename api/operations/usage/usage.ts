@@ -29,7 +29,6 @@ export const getUsage = defineOperation({
   kind: 'read',
   scopes: { allOf: ['workspace:read'] },
   clientRole: 'deny',
-  inputSource: 'query',
   input: getUsageInput,
   output: single(usageSchema),
   handler: async ({ auth }, input) => {

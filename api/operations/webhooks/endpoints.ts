@@ -58,7 +58,6 @@ export const listWebhookEndpoints = defineOperation({
   summary: 'List the webhook endpoints of the workspace, newest first, with the total count.',
   kind: 'read',
   ...MANAGED,
-  inputSource: 'query',
   input: listEndpointsInput,
   output: page(webhookEndpointSchema, { withTotal: true }),
   handler: async ({ auth }, input) => {
@@ -83,7 +82,6 @@ export const getWebhookEndpoint = defineOperation({
   summary: 'One webhook endpoint (never its secret).',
   kind: 'read',
   ...MANAGED,
-  inputSource: 'query',
   input: getEndpointInput,
   output: single(webhookEndpointSchema),
   handler: async ({ auth }, input) => ({ data: presentEndpoint(await requireEndpoint(auth, input.endpointId)) }),
@@ -95,7 +93,6 @@ export const createWebhookEndpoint = defineOperation({
   summary: 'Register a webhook endpoint; the answer shows its signing secret, once.',
   kind: 'write',
   ...MANAGED,
-  inputSource: 'body',
   input: createEndpointInput,
   output: single(webhookEndpointWithSecretSchema),
   handler: async ({ auth }, input) => {
@@ -127,7 +124,6 @@ export const updateWebhookEndpoint = defineOperation({
   summary: 'Change url, events, name, project binding or isActive; isActive true re-enables and clears the failure streak.',
   kind: 'write',
   ...MANAGED,
-  inputSource: 'body',
   input: updateEndpointInput,
   output: single(webhookEndpointSchema),
   handler: async ({ auth }, input) => {
@@ -156,7 +152,6 @@ export const rotateWebhookSecret = defineOperation({
   summary: 'Issue a new signing secret, shown once; optionally keep signing with the old one for a while.',
   kind: 'write',
   ...MANAGED,
-  inputSource: 'body',
   input: rotateSecretInput,
   output: single(webhookEndpointRotatedSchema),
   handler: async ({ auth }, input) => {
@@ -189,7 +184,6 @@ export const deleteWebhookEndpoint = defineOperation({
   summary: 'Delete a webhook endpoint; deliveries still pending end as failed with reason endpoint_deleted.',
   kind: 'write',
   ...MANAGED,
-  inputSource: 'body',
   input: deleteEndpointInput,
   output: single(webhookEndpointDeletedSchema),
   handler: async ({ auth }, input) => {
@@ -213,7 +207,6 @@ export const listWebhookDeliveries = defineOperation({
   summary: 'Deliveries to one endpoint, newest first, each with its attempts (time, status, latency, error).',
   kind: 'read',
   ...MANAGED,
-  inputSource: 'query',
   input: listDeliveriesInput,
   output: page(webhookDeliverySchema),
   handler: async ({ auth }, input) => {

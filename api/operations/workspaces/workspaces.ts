@@ -48,7 +48,6 @@ export const getCurrentWorkspace = defineOperation({
   kind: 'read',
   scopes: 'any',
   clientRole: 'allow',
-  inputSource: 'query',
   input: getCurrentWorkspaceInput,
   output: single(workspaceMeSchema),
   handler: async ({ auth }) => {
@@ -72,7 +71,6 @@ export const listWorkspaces = defineOperation({
   kind: 'read',
   scopes: 'any',
   clientRole: 'allow',
-  inputSource: 'query',
   input: listWorkspacesInput,
   output: page(workspaceListEntrySchema),
   handler: async ({ auth }) => {
@@ -93,7 +91,6 @@ export const getWorkspaceContext = defineOperation({
   kind: 'read',
   scopes: { allOf: ['workspace:read'] },
   clientRole: 'allow',
-  inputSource: 'query',
   input: getWorkspaceContextInput,
   output: single(workspaceContextSchema),
   handler: async ({ auth }) => {
