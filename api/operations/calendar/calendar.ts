@@ -78,7 +78,6 @@ export const listCalendar = defineOperation({
   kind: 'read',
   scopes: { allOf: ['posts:read'] },
   clientRole: 'narrow',
-  inputSource: 'query',
   input: listCalendarInput,
   output: single(calendarSchema),
   handler: async ({ auth }, input) => {
