@@ -35,7 +35,8 @@ export async function markScheduleSynced(q: Knex | Knex.Transaction, post: Pick<
 /**
  * Signal-with-start of the post's publish workflow, then the version it now knows. The snapshot
  * carries the project's timezone for the times the workflow shows (docs/operations.md "What
- * the workflows show"); a row read without it costs one lookup by primary key.
+ * the workflows show"). A post write's reload joins it (./write.ts), as the reconciler's read
+ * does; a row read without it costs one lookup by primary key.
  */
 export async function syncPostSchedule(client: Client, q: Knex, post: ScheduledPost): Promise<void> {
   if (post.project_id && post.timezone === undefined && hasScheduleColumns(post)) {

@@ -9,13 +9,15 @@ export const PLATFORM = 'LINKEDIN';
 /** Columns a post read may leave out: neither the presenters nor the transitions read them. */
 type UnreadColumns = 'workflow_synced_version' | 'generation_job_id' | 'review_round' | 'review_synced_round' | 'deleted_at';
 
-/** A post as the reads load it: the model's columns, and what they join (the board status, the workspace's review setting). */
+/** A post as the reads load it: the model's columns, and what they join (the board status, the workspace's review setting, the project's zone). */
 export type PostRow = Omit<PostColumns, UnreadColumns> &
   Partial<Pick<PostColumns, UnreadColumns>> & {
     status_title?: string | null;
     status_category?: string | null;
     require_review_workflow?: boolean;
     default_reviewer_user_id?: string | null;
+    /** The project's calendar timezone (a write's reload joins it), which the publish workflow shows its times in. */
+    timezone?: string | null;
   };
 
 /** The summary's row: its instants as Dates, or as ISO strings when read through lib/db TIMESTAMPS_AS_ISO (the post list). */

@@ -112,8 +112,16 @@ export async function loadPostForUpdate(
     .alias('p')
     .leftJoin('post_statuses as s', 's.id', 'p.status_id')
     .join('workspaces as w', 'w.id', 'p.workspace_id')
+    .leftJoin('projects as pj', 'pj.id', 'p.project_id')
     .where('p.id', postId)
-    .select('p.*', 's.title as status_title', 's.category as status_category', 'w.require_review_workflow', 'w.default_reviewer_user_id')
+    .select(
+      'p.*',
+      's.title as status_title',
+      's.category as status_category',
+      'w.require_review_workflow',
+      'w.default_reviewer_user_id',
+      'pj.timezone',
+    )
     .first()
     .castTo<PostRow | undefined>();
   if (!opts.includeDeleted) q.whereNull('p.deleted_at');
@@ -320,13 +328,14 @@ export async function setPostMedia(
 
 /**
  * The post row a write's CTE (`cte`, an INSERT or UPDATE … RETURNING *) left, as PostRow: its
- * board status (from `statuses`, the table or a CTE holding it) and its workspace's review
- * settings joined, in the same statement.
+ * board status (from `statuses`, the table or a CTE holding it), its workspace's review settings
+ * and its project's timezone joined, in the same statement.
  */
 function asPostRow(q: Knex.QueryBuilder, cte: string, statuses: string) {
   return q
     .from(cte)
     .join('workspaces as w', 'w.id', `${cte}.workspace_id`)
+    .leftJoin('projects as pj', 'pj.id', `${cte}.project_id`)
     .leftJoin(`${statuses} as s`, 's.id', `${cte}.status_id`)
     .first(
       `${cte}.*`,
@@ -334,5 +343,6 @@ function asPostRow(q: Knex.QueryBuilder, cte: string, statuses: string) {
       's.category as status_category',
       'w.require_review_workflow',
       'w.default_reviewer_user_id',
+      'pj.timezone',
     );
 }

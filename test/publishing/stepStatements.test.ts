@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { createPublishingActivities } from '../../activities/publishing';
 import { db } from '../../lib/db';
 import { createNetworkClient } from '../../lib/network/client';
+import type { Client } from '@temporalio/client';
+import { syncPostSchedule } from '../../lib/posts/afterCommit';
 import { insertPost } from '../../lib/posts/write';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject } from '../support/network';
@@ -52,5 +54,37 @@ describe('publish step: statements per published post', () => {
     const events = await db()('outbox_events').where({ workspace_id: workspace.id, type: 'post.published' }).select('data');
     assert.equal(events.length, 1);
     assert.equal(events[0].data.post.status, 'published');
+  });
+
+  it("a scheduled post's workflow gets the project's zone from the write itself: one statement after the signal", async () => {
+    const { workspace } = await workspaceWithKey({ projects: 0 });
+    const { project } = await connectedPersonalProject(workspace.id);
+    await db()('projects').where({ id: project.id }).update({ timezone: 'Asia/Kolkata' });
+    const committed = await db().transaction((trx) =>
+      insertPost(trx, {
+        workspaceId: workspace.id,
+        projectId: project.id,
+        content: 'Zoned',
+        contentType: 'PERSONAL',
+        scheduledAt: new Date(Date.now() + 3_600_000),
+      }),
+    );
+    const starts: Array<{ args: unknown[] }> = [];
+    const client = { workflow: { signalWithStart: async (_type: string, opts: { args: unknown[] }) => void starts.push(opts) } };
+    const statements: string[] = [];
+    const onQuery = (q: { sql: string }) => statements.push(q.sql);
+    db().on('query', onQuery);
+    try {
+      await syncPostSchedule(client as unknown as Client, db(), committed.post);
+    } finally {
+      db().removeListener('query', onQuery);
+    }
+    assert.deepEqual(
+      (starts[0]?.args[0] as { schedule?: { timeZone?: string } }).schedule?.timeZone,
+      'Asia/Kolkata',
+      'the snapshot carries the zone',
+    );
+    assert.equal(statements.length, 1, `only the synced version's UPDATE: ${statements.join('\n')}`);
+    assert.match(statements[0]!, /^update "posts"/);
   });
 });
