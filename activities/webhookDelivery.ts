@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import type pg from 'pg';
 import { decrypt } from '../lib/crypto';
+import { keyedListener } from '../lib/notifications';
 import { OPEN_COUNT_CAP } from '../lib/temporal/contracts/deliverWebhook';
 import { webhookPayload } from '../lib/webhooks/payload';
 import { retryDelayMs, withJitter } from '../lib/webhooks/schedule';
@@ -62,122 +62,12 @@ export const QUEUE_SQL = `select
   (select min(coalesce(next_attempt_at, now())) from webhook_deliveries where endpoint_id = ? and status in ('pending', 'retrying')) as next,
   (select count(*)::int from (select 1 from webhook_deliveries where endpoint_id = ? and status in ('pending', 'retrying') limit ${OPEN_COUNT_CAP + 1}) o) as open`;
 
-/** A pass's wake-ups: `NOTIFY webhook_deliveries, '<endpointId>'` from the relay (relayBatch). */
-interface DeliveryWake {
-  /** Forgets a wake-up that arrived before now (call before asking the table). */
-  take(): void;
-  /** Resolves true on a wake-up (or one that arrived since `take`), false after `ms`. */
-  next(ms: number): Promise<boolean>;
-  close(): void;
-}
-
 /**
- * One LISTEN connection per worker process, shared by the passes that are waiting for new
- * deliveries of their endpoint, held from the pool only while one is subscribed. Without it
- * (LISTEN failed) a pass simply ends when its queue runs dry, as the workflow's signal still
- * brings the next pass.
+ * A pass's wake-ups: `NOTIFY webhook_deliveries, '<endpointId>'` from the relay (relayBatch), on
+ * one LISTEN connection per worker process (lib/notifications.ts). Without it (LISTEN failed) a
+ * pass simply ends when its queue runs dry, as the workflow's signal still brings the next pass.
  */
-export function deliveryWakeListener(db: Knex) {
-  const waiters = new Map<string, Set<() => void>>();
-  let conn: pg.Client | null = null;
-  let opening: Promise<void> | null = null;
-  let users = 0;
-  const onNotify = (msg: pg.Notification) => {
-    for (const w of waiters.get(msg.payload ?? '') ?? []) w();
-  };
-  // A connection lost while listening (Postgres restarted) is given back to the pool, which
-  // discards it, and the next subscriber listens on a fresh one; until then passes fall back to
-  // ending when their queue runs dry.
-  const onLost = () => {
-    const c = conn;
-    if (!c) return;
-    conn = null;
-    c.removeListener('notification', onNotify);
-    c.removeListener('error', onLost);
-    c.removeListener('end', onLost);
-    db.client.releaseConnection(c);
-  };
-  const open = async () => {
-    if (conn) return;
-    opening ??= (async () => {
-      const c = (await db.client.acquireConnection()) as pg.Client;
-      c.on('notification', onNotify);
-      try {
-        await c.query('LISTEN webhook_deliveries');
-      } catch (err) {
-        c.removeListener('notification', onNotify);
-        db.client.releaseConnection(c);
-        throw err;
-      }
-      c.once('error', onLost);
-      c.once('end', onLost);
-      conn = c;
-    })().finally(() => {
-      opening = null;
-    });
-    await opening;
-  };
-  const release = async () => {
-    if (users > 0 || !conn) return;
-    const c = conn;
-    conn = null;
-    c.removeListener('notification', onNotify);
-    c.removeListener('error', onLost);
-    c.removeListener('end', onLost);
-    await c.query('UNLISTEN webhook_deliveries').catch(() => undefined);
-    db.client.releaseConnection(c);
-  };
-  return {
-    async subscribe(endpointId: string): Promise<DeliveryWake | null> {
-      let pending = false;
-      let wakeUp: (() => void) | null = null;
-      const fn = () => {
-        pending = true;
-        wakeUp?.();
-      };
-      users++;
-      const set = waiters.get(endpointId) ?? new Set();
-      set.add(fn);
-      waiters.set(endpointId, set);
-      const close = () => {
-        set.delete(fn);
-        if (!set.size && waiters.get(endpointId) === set) waiters.delete(endpointId);
-        users--;
-        void release();
-      };
-      try {
-        await open();
-      } catch {
-        close();
-        return null;
-      }
-      return {
-        take() {
-          pending = false;
-        },
-        next(ms: number) {
-          if (pending) {
-            pending = false;
-            return Promise.resolve(true);
-          }
-          return new Promise<boolean>((resolve) => {
-            const timer = setTimeout(() => {
-              wakeUp = null;
-              resolve(false);
-            }, ms);
-            wakeUp = () => {
-              clearTimeout(timer);
-              wakeUp = null;
-              pending = false;
-              resolve(true);
-            };
-          });
-        },
-        close,
-      };
-    },
-  };
-}
+export const deliveryWakeListener = (db: Knex) => keyedListener(db, 'webhook_deliveries');
 
 /** The failure reason of a delivery to an endpoint that is disabled (spec 3.5: recorded as permanently failed). */
 export function inactiveReason(disabledReason: string | null): string {

@@ -71,7 +71,8 @@ interface UnitOfWork {
 
 const units = new AsyncLocalStorage<UnitOfWork>();
 
-function pool(): Knex {
+/** The process-wide pool itself, whatever unit of work the caller runs in: for what must hold a connection of its own (a LISTEN). */
+export function pool(): Knex {
   if (!shared) {
     shared = createKnex();
     // The service's models take `db()` when a query is made (lib/models/base.ts); objection's

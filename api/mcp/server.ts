@@ -1,10 +1,13 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks';
 import {
   ErrorCode,
+  GetTaskPayloadRequestSchema,
   GetTaskRequestSchema,
   ListTasksRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  RELATED_TASK_META_KEY,
   type CallToolRequest,
   type CallToolResult,
   type CreateTaskResult,
@@ -13,11 +16,12 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { z } from 'zod';
 import type { ApiDeps } from '../deps';
 import { requestAuthOf } from './auth';
+import { readUntilJobEnds } from '../../lib/jobs/ended';
 import type { Job } from '../../lib/presenters/jobs';
 import { limitWorkspace } from '../pipeline/index';
 import { asApiError, toolError } from './errors';
 import { progressReporter } from './progress';
-import { JobTaskStore, TASK_POLL_INTERVAL_MS, taskRefusal, type TaskCreation } from './tasks';
+import { JobTaskStore, TASK_POLL_INTERVAL_MS, TASK_RESULT_RECHECK_MS, taskRefusal, type TaskCreation } from './tasks';
 import type { SessionHandle, ToolCallContext, ToolDefinition } from './tool';
 import { findTool, TOOLS } from './tools/index';
 
@@ -87,6 +91,23 @@ export function createToolServer(session: SessionHandle, deps?: ApiDeps): Server
     const task = await taskStore.getTask(request.params.taskId);
     if (!task) throw new McpError(ErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
     return task;
+  });
+  // tasks/result blocks until the task ends (MCP tasks, Result Retrieval). The SDK's handler
+  // reads the task every poll interval for as long as it waits; this one waits for the job's end
+  // to be announced (lib/jobs/ended.ts) and reads it again at most every TASK_RESULT_RECHECK_MS.
+  // A request cancelled (notifications/cancelled, the session closed) stops waiting at once.
+  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
+    const { taskId } = request.params;
+    const task = await readUntilJobEnds(
+      taskId,
+      () => taskStore.getTask(taskId),
+      (t) => !t || isTerminal(t.status),
+      { deadline: Infinity, recheckMs: TASK_RESULT_RECHECK_MS, signal: extra.signal },
+    );
+    if (!task) throw new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId}`);
+    if (!isTerminal(task.status)) throw new McpError(ErrorCode.InvalidRequest, 'Request cancelled');
+    const result = await taskStore.getTaskResult(taskId);
+    return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId } } };
   });
   server.setRequestHandler(ListTasksRequestSchema, async (request, extra) => {
     await countRead(extra.authInfo);

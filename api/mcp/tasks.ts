@@ -37,11 +37,12 @@ import { asApiError, toolError } from './errors';
 // being handled is taken from auth.ts requestInHand.
 
 /**
- * Suggested tasks/get cadence (MCP tasks: pollInterval); the SDK's blocking tasks/result polls
- * at it too. tasks/get counts against the workspace's reads (spec 8: 120/min): one task polled
+ * Suggested tasks/get cadence (MCP tasks: pollInterval). tasks/get counts against the workspace's reads (spec 8: 120/min): one task polled
  * at this pace takes a quarter of them.
  */
 export const TASK_POLL_INTERVAL_MS = 2_000;
+/** How often a waiting tasks/result reads its task when no end was announced (server.ts; a lost notification costs at most this). */
+export const TASK_RESULT_RECHECK_MS = 10_000;
 /** A task's lifetime when the request names none (MCP tasks: the receiver MAY override the requested ttl). */
 export const TASK_TTL_DEFAULT_MS = 24 * 3600_000;
 /** Shortest lifetime granted: a task outlives the jobs it wraps (generation, transcription) whatever a host asks. */

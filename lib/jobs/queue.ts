@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
-import { afterCommit, answerAfterCommit, db, inUnitOfWork } from '../db';
+import { afterCommit, answerAfterCommit, db, inUnitOfWork, pool } from '../db';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { log } from '../logger';
@@ -8,6 +8,7 @@ import { budgetTargetOf, type AiLimits } from '../spend/meters';
 import { reservationFor, reserveGenerationSpend } from '../spend/reservations';
 import { settleJobSpend } from '../spend/settlement';
 import { startJobWorkflow } from '../temporal/start/jobs';
+import { readUntilJobEnds } from './ended';
 import { jobKindOf, type JobInput, type JobType } from './kinds';
 import { JOB_COLUMNS, progressNow, TERMINAL_STATUSES, type JobRow } from './row';
 
@@ -193,8 +194,6 @@ export function markWorkflowStarted(jobIds: readonly string[]): Promise<void> {
   return nextMark;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /**
  * The answer `{ data: Job }` of a request that queued `job` and may wait for it (spec 4.4
  * `wait_for_completion_ms`): the job as queued, or as it stands when the wait ends. Inside a unit
@@ -207,21 +206,22 @@ export function answerWithJob<T>(job: JobRow, waitForCompletionMs: number | unde
 }
 
 /**
- * spec 4.4 wait_for_completion_ms (clamped to the configured maximum): polls the job row (the
- * API's view) until a final status or the deadline. The row answers the same whether or not a
- * worker is up, which a wait inside the workflow (update-with-start) would not; and it is the
- * row's progress, not a workflow query, so the answer does not outlast the caller's hint.
+ * spec 4.4 wait_for_completion_ms (clamped to the configured maximum): reads the job row (the
+ * API's view) until a final status or the deadline, woken by the job's end (./ended.ts). The row
+ * answers the same whether or not a worker is up, which a wait inside the workflow
+ * (update-with-start) would not; and it is the row's progress, not a workflow query, so the
+ * answer does not outlast the caller's hint.
  */
 export async function waitForJob(job: JobRow, waitForCompletionMs: number | undefined): Promise<JobRow> {
   const waitMs = Math.min(Math.max(waitForCompletionMs ?? 0, 0), config.limits.waitForCompletionMaxMs);
   if (waitMs === 0) return job;
-  const deadline = Date.now() + waitMs;
-  let delay = 50;
-  for (;;) {
-    const row = (await db()('jobs').where({ id: job.id }).first(JOB_COLUMNS)) as JobRow;
-    const left = deadline - Date.now();
-    if (TERMINAL_STATUSES.includes(row.status) || left <= 0) return row;
-    await sleep(Math.min(delay, left));
-    delay = Math.min(delay * 1.5, 500);
-  }
+  return readUntilJobEnds(
+    job.id,
+    async () => (await pool()('jobs').where({ id: job.id }).first(JOB_COLUMNS)) as JobRow,
+    (row) => TERMINAL_STATUSES.includes(row.status),
+    { deadline: Date.now() + waitMs, recheckMs: WAIT_RECHECK_MS },
+  );
 }
+
+/** How often a wait reads the job row when no end was announced (a lost notification costs at most this). */
+const WAIT_RECHECK_MS = 1_000;
