@@ -191,6 +191,8 @@ function loadConfig() {
       retryWindowSeconds: int('PUBLISH_RETRY_WINDOW_SECONDS', 6 * 3600),
       /** First backoff after a transient publish failure; doubles up to 5 minutes. */
       retryBaseSeconds: int('PUBLISH_RETRY_BASE_SECONDS', 5),
+      /** A workspace's posts due at one instant go out in turns 1 ms apart, up to this much after it (lib/publishing/turns.ts); 0: all at once. */
+      turnSpreadMs: int('PUBLISH_TURN_SPREAD_MS', 1_000),
     },
 
     /** Engagement after publish (docs/engagement.md): each account's like/comment waits a jittered delay in this range. */

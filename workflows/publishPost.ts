@@ -160,7 +160,9 @@ export async function publishPostWorkflow(input: PublishInput): Promise<PublishR
     status.version = schedule.version;
     status.fireAtMs = fireAtMs;
     status.state = status.attempts ? 'retrying' : 'waiting';
-    const waitMs = fireAtMs - Date.now();
+    // The post's turn among its workspace's posts of that instant (lib/publishing/turns.ts);
+    // the retry window still counts from the fire time.
+    const waitMs = fireAtMs + (schedule.turnMs ?? 0) - Date.now();
     if (waitMs > 0) {
       if (!status.attempts) setCurrentDetails(waitingDetails(schedule, fireAtMs));
       const summary = `Publish time ${zonedTime(fireAtMs, schedule.timeZone)} (schedule version ${schedule.version})`;

@@ -18,6 +18,11 @@ export interface ScheduleSnapshot {
    * instants above decide everything.
    */
   timeZone?: string;
+  /**
+   * The post's turn among its workspace's posts due at the same instant (./turns.ts): the
+   * workflow fires this many milliseconds after the fire time. Absent: 0.
+   */
+  turnMs?: number;
 }
 
 export interface ScheduleRow {
@@ -41,6 +46,12 @@ export function scheduleSnapshot(row: ScheduleRow): ScheduleSnapshot | null {
     retryBaseSeconds: config.publish.retryBaseSeconds,
     ...(row.timezone ? { timeZone: row.timezone } : {}),
   };
+}
+
+/** When a scheduled snapshot is due to publish (its time plus the publish delay), before its turn; null when nothing is to publish. */
+export function fireTimeMs(schedule: ScheduleSnapshot): number | null {
+  if (schedule.status !== 'scheduled' || schedule.scheduledAtMs === null) return null;
+  return schedule.scheduledAtMs + schedule.delaySeconds * 1000;
 }
 
 /** True when the row carries the columns a snapshot is built from (the reconciler's rows do, a bare id does not). */

@@ -32,4 +32,9 @@ describe('lib/temporal/start/publishPost publishStartDelayMs', () => {
     assert.equal(publishStartDelayMs(null, 0), 0);
     assert.equal(publishStartDelayMs(undefined, 0), 0);
   });
+
+  it("adds the post's turn among its workspace's posts of that instant", () => {
+    assert.equal(publishStartDelayMs(snap({ turnMs: 7 }), 1_000_000), 120_007);
+    assert.equal(publishStartDelayMs(snap({ delaySeconds: 0, turnMs: 5 }), 1_000_003), 2, 'a due post still waits out its turn');
+  });
 });

@@ -1,7 +1,8 @@
 import type { Client } from '@temporalio/client';
 import type { publishPostWorkflow } from '../../../workflows/publishPost';
 import { config } from '../../config';
-import { hasScheduleColumns, scheduleSnapshot, type ScheduleRow, type ScheduleSnapshot } from '../../publishing/schedule';
+import { fireTimeMs, hasScheduleColumns, scheduleSnapshot, type ScheduleRow, type ScheduleSnapshot } from '../../publishing/schedule';
+import { publishTurnMs } from '../../publishing/turns';
 import { SEARCH } from '../../searchAttributes';
 import { PUBLISH_POST, scheduleChangedSignal, type CarriedSchedule } from '../contracts/publishPost';
 import { startPriority } from './priority';
@@ -29,7 +30,13 @@ export async function syncPublishWorkflow(
   client: Client,
   post: { id: string; workspace_id: string; project_id: string | null; schedule_version: number } & Partial<ScheduleRow>,
 ): Promise<void> {
-  const schedule = hasScheduleColumns(post) ? scheduleSnapshot(post) : undefined;
+  const snapshot = hasScheduleColumns(post) ? scheduleSnapshot(post) : undefined;
+  const fireAtMs = snapshot ? fireTimeMs(snapshot) : null;
+  // A post still to fire takes its turn within its workspace's posts of that instant.
+  const schedule =
+    snapshot && fireAtMs !== null && fireAtMs > Date.now()
+      ? { ...snapshot, turnMs: await publishTurnMs(post.workspace_id, fireAtMs) }
+      : snapshot;
   const startDelayMs = publishStartDelayMs(schedule);
   await client.workflow.signalWithStart<typeof publishPostWorkflow, [number, CarriedSchedule?]>(PUBLISH_POST.type, {
     taskQueue: config.temporalTaskQueue,
@@ -51,11 +58,12 @@ export async function syncPublishWorkflow(
 
 /**
  * How long a new publish workflow is held before its first task: until the fire time (scheduled
- * time + publish delay), rounded up to the millisecond so that the task, stamped by the server's
+ * time + publish delay) plus the post's turn (lib/publishing/turns.ts), rounded up to the millisecond so that the task, stamped by the server's
  * clock when it starts, never sees a time before it. 0 (start at once) when the snapshot is
  * missing, not scheduled, or already due.
  */
 export function publishStartDelayMs(schedule: ScheduleSnapshot | null | undefined, nowMs = Date.now()): number {
-  if (!schedule || schedule.status !== 'scheduled' || schedule.scheduledAtMs === null) return 0;
-  return Math.max(0, Math.ceil(schedule.scheduledAtMs + schedule.delaySeconds * 1000 - nowMs));
+  const fireAtMs = schedule ? fireTimeMs(schedule) : null;
+  if (fireAtMs === null) return 0;
+  return Math.max(0, Math.ceil(fireAtMs + (schedule!.turnMs ?? 0) - nowMs));
 }
