@@ -5,7 +5,7 @@ import { db } from '../db';
 import { ApiError, errors } from '../errors';
 import { newId } from '../ids';
 import { effectiveLimit } from '../limits';
-import { MediaAsset as MediaAssetModel, type MediaAssetColumns } from '../models';
+import { MediaAsset as MediaAssetModel, WorkspaceStorage, type MediaAssetColumns } from '../models';
 import { objectStore, type ObjectStore } from '../storage/objectStore';
 import { EXTENSION_OF, sniffImage, type ImageType } from './images';
 
@@ -28,11 +28,9 @@ export async function storageUsed(
   workspaceId: string,
   trx: Knex | Knex.Transaction = db(),
 ): Promise<{ usedBytes: number; usedAssets: number }> {
-  const r = await MediaAssetModel.forWorkspace(workspaceId, trx)
-    .select(trx.raw('coalesce(sum(bytes), 0)::bigint as bytes'), trx.raw('count(*)::int as assets'))
-    .first()
-    .castTo<{ bytes: string | number; assets: number } | undefined>();
-  return { usedBytes: Number(r?.bytes ?? 0), usedAssets: Number(r?.assets ?? 0) };
+  // Kept by a trigger on media_assets as assets come and go (migration 20261202100300).
+  const r = await WorkspaceStorage.forWorkspace(workspaceId, trx).select('used_bytes', 'used_assets').first();
+  return { usedBytes: Number(r?.used_bytes ?? 0), usedAssets: Number(r?.used_assets ?? 0) };
 }
 
 export type StorageLimits = Pick<PlanLimits, 'storageLimitBytes' | 'assetLimit'>;

@@ -13,6 +13,7 @@ export { Job } from './Job';
 export { McpTask } from './McpTask';
 export { Source } from './Source';
 export { MediaAsset, type MediaAssetColumns } from './MediaAsset';
+export { WorkspaceStorage, type WorkspaceStorageColumns } from './WorkspaceStorage';
 export { Membership } from './Membership';
 export { IdempotencyKey } from './IdempotencyKey';
 export { WebhookEndpoint } from './WebhookEndpoint';

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import type { NativeConnection } from '@temporalio/worker';
 import { createProject, createWorkspace, issueApiKey, makeAgencyOwner } from '../../admin/provision';
+import { BEST_TIMES_POSTS } from '../../lib/analytics/overview';
 import { nextSyncAt, rebuildDailyGains, syncDueMetrics } from '../../lib/analytics/sync';
 import { ensureMetricsSync } from '../../lib/temporal/start/metricsSync';
 import { config } from '../../lib/config';
@@ -412,6 +413,28 @@ describe('analytics', function () {
       await rebuildDailyGains(db(), project.id);
       return { ...ws, ids, call: client(api.url, ws.key) };
     }
+
+    it(`best times read the project's latest ${BEST_TIMES_POSTS} synced posts, not older ones`, async () => {
+      // The oldest posts (Sunday 03:00 UTC, 50 %) would lead every slot; the newest 1,000 (Tuesday
+      // 10:00, 2 %) are all that is read.
+      const w = await withMetrics([{ at: new Date('2030-01-06T03:00:00Z'), impressions: 100, reactions: 50 }]);
+      const insertPosts = async (n: number, firstAt: string, reactions: number) =>
+        db().raw(
+          `with p as (
+             insert into posts (id, workspace_id, project_id, status, title, content, content_type, network_post_urn, published_at)
+             select 'post_bt' || md5(random()::text), ?, ?, 'published', '', 'x', 'PERSONAL', 'urn:li:share:' || g, ?::timestamptz + (g || ' weeks')::interval
+             from generate_series(0, ? - 1) g
+             returning id, published_at)
+           insert into post_metric_state (post_id, workspace_id, project_id, network_post_urn, published_at, impressions, reactions, samples, sync_state)
+           select id, ?, ?, 'urn:li:share:1', published_at, 100, ?, 1, 'ok' from p`,
+          [w.workspace.id, w.project.id, firstAt, n, w.workspace.id, w.project.id, reactions],
+        );
+      await insertPosts(4, '2030-01-13T03:00:00Z', 50);
+      await insertPosts(BEST_TIMES_POSTS, '2031-01-07T10:00:00Z', 2);
+      const o = (await w.call('GET', `/v1/analytics/overview?projectId=${w.project.id}&from=2031-03-01&to=2031-03-07`)).body.data;
+      assert.equal(o.bestTimes.sampleSize, BEST_TIMES_POSTS);
+      assert.deepEqual(o.bestTimes.slots, [{ weekday: 'Tue', hour: 10, posts: BEST_TIMES_POSTS, averageEngagementRate: 0.02 }]);
+    });
 
     it('overview: totals, previous period and trends, best posts, cadence, best times from 10 posts', async () => {
       const d = (s: string) => new Date(s);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
+import { storageUsed } from '../../lib/media/assets';
 import { client } from '../support/app';
 import { member, workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
@@ -423,6 +424,9 @@ describe('media: uploads, the own-image import and the library (spec 4.5, 4.7)',
         for (const r of answers.filter((r) => r.status !== 200))
           assert.equal(assertError(r, 402, 'usage_limit_exceeded').details?.meter, 'storage_bytes');
         assert.ok((await usedBytes()) <= limit, `${await usedBytes()} bytes stored over a limit of ${limit}`);
+        // The kept counts (a trigger on media_assets) agree with the library after the races.
+        const assets = await db()('media_assets').where({ workspace_id: own.workspace.id }).count<{ n: string }[]>('* as n');
+        assert.deepEqual(await storageUsed(own.workspace.id), { usedBytes: await usedBytes(), usedAssets: Number(assets[0]!.n) });
       } finally {
         Object.assign(plans.ADVANCED!, saved);
       }
