@@ -3,30 +3,54 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { config } from '../../lib/config';
 import { publishTurnMs } from '../../lib/publishing/turns';
 import { temporalClient, workflowIds } from '../../lib/temporal/client';
-import { redis } from '../../lib/redis';
 import { apiAndWorker } from '../support/stack';
 import { connectedPersonalProject } from '../support/network';
-import { newId } from '../../lib/ids';
+import { db } from '../../lib/db';
+import { workspaceWithKey } from '../support/factories';
 
 // Turns within a due instant (lib/publishing/turns.ts, docs/publishing.md "Turns"): a
 // workspace's posts due at one instant fire 1 ms apart, each workspace counted on its own, so
-// every workspace's first post is fired before any workspace's second.
+// every workspace's first post is fired before any workspace's second. Counted from the posts
+// themselves.
 describe('publish turns within a due instant', function () {
   this.timeout(60_000);
 
-  it('counts each workspace and instant on its own, 1 ms a post, up to the spread', async () => {
-    const [a, b] = [newId('workspace'), newId('workspace')];
-    const at = Date.now() + 3_600_000;
-    assert.deepEqual([await publishTurnMs(a, at), await publishTurnMs(a, at), await publishTurnMs(a, at)], [0, 1, 2]);
-    assert.equal(await publishTurnMs(b, at), 0, 'another workspace starts at 0');
-    assert.equal(await publishTurnMs(a, at + 60_000), 0, 'another instant starts at 0');
-    // Kept in Redis until an hour past the instant.
-    const ttl = await redis().pttl(`publish-turn:${a}:${at}`);
-    assert.ok(ttl > 2 * 3_600_000 - 60_000 && ttl <= 2 * 3_600_000, `expires ${ttl} ms from now`);
+  it("counts the workspace's scheduled posts of the same time with a smaller id, up to the spread", async () => {
+    const [a, b] = await Promise.all([workspaceWithKey(), workspaceWithKey()]);
+    const at = new Date(Math.ceil((Date.now() + 3_600_000) / 1000) * 1000);
+    const row = (ws: typeof a, id: string, over: Record<string, unknown> = {}) => ({
+      id,
+      workspace_id: ws.workspace.id,
+      project_id: ws.project.id,
+      status: 'scheduled',
+      title: '',
+      content: 'x',
+      content_type: 'PERSONAL',
+      scheduled_at: at,
+      ...over,
+    });
+    const ids = ['post_turn0001', 'post_turn0002', 'post_turn0003', 'post_turn0004'];
+    await db()('posts').insert([
+      ...ids.map((id) => row(a, id)),
+      row(a, 'post_turn0000a', { status: 'draft' }), // not scheduled: not counted
+      row(a, 'post_turn0000b', { deleted_at: new Date() }), // deleted: not counted
+      row(a, 'post_turn0000c', { scheduled_at: new Date(at.getTime() + 60_000) }), // another time
+      row(b, 'post_turn0000d'), // another workspace
+    ]);
+    const turn = (ws: typeof a, id: string, when = at) => publishTurnMs({ id, workspace_id: ws.workspace.id, scheduled_at: when });
+    assert.deepEqual(await Promise.all(ids.map((id) => turn(a, id))), [0, 1, 2, 3]);
+    assert.equal(await turn(b, 'post_turn9999'), 1, "the other workspace's one post before it");
+    assert.equal(await turn(a, 'post_turn9999', new Date(at.getTime() + 60_000)), 1, 'the other time has one');
     // The spread caps it.
     const spread = config.publish.turnSpreadMs;
-    await redis().set(`publish-turn:${a}:${at}`, String(spread + 50));
-    assert.equal(await publishTurnMs(a, at), spread);
+    try {
+      (config.publish as { turnSpreadMs: number }).turnSpreadMs = 2;
+      assert.equal(await turn(a, 'post_turn9999'), 2);
+      (config.publish as { turnSpreadMs: number }).turnSpreadMs = 0;
+      assert.equal(await turn(a, 'post_turn9999'), 0, 'spread 0: no turns');
+    } finally {
+      (config.publish as { turnSpreadMs: number }).turnSpreadMs = spread;
+    }
   });
 
   describe('through the API', () => {
@@ -53,9 +77,11 @@ describe('publish turns within a due instant', function () {
           };
         }),
       );
+      // Each took the count of the posts of that time already there with a smaller id (ids are random).
       assert.deepEqual(
         starts.map((s) => s.turnMs),
-        [0, 1, 2],
+        ids.map((id, i) => ids.slice(0, i).filter((earlier) => earlier < id).length),
+        JSON.stringify({ ids, starts }),
       );
       for (const id of ids) await stack.call('DELETE', `/v1/posts/${id}`);
     });

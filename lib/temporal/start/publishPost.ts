@@ -34,8 +34,8 @@ export async function syncPublishWorkflow(
   const fireAtMs = snapshot ? fireTimeMs(snapshot) : null;
   // A post still to fire takes its turn within its workspace's posts of that instant.
   const schedule =
-    snapshot && fireAtMs !== null && fireAtMs > Date.now()
-      ? { ...snapshot, turnMs: await publishTurnMs(post.workspace_id, fireAtMs) }
+    snapshot && fireAtMs !== null && fireAtMs > Date.now() && post.scheduled_at
+      ? { ...snapshot, turnMs: await publishTurnMs({ id: post.id, workspace_id: post.workspace_id, scheduled_at: post.scheduled_at }) }
       : snapshot;
   const startDelayMs = publishStartDelayMs(schedule);
   await client.workflow.signalWithStart<typeof publishPostWorkflow, [number, CarriedSchedule?]>(PUBLISH_POST.type, {
