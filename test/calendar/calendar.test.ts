@@ -3,7 +3,7 @@ import { createProject, issueApiKey } from '../../admin/provision';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { client } from '../support/app';
-import { member, workspaceWithKey } from '../support/factories';
+import { member, scheduledPostRow, workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
 import { register, startOAuthApi, tokenFor } from '../oauth/support';
 
@@ -182,16 +182,9 @@ describe('calendar and company pages', () => {
     // 5,003 scheduled posts a minute apart from 2031-05-01 00:00 UTC, inserted latest first, so
     // the heap's order is the reverse of the calendar's.
     const at = (i: number) => new Date(Date.UTC(2031, 4, 1) + i * 60_000);
-    const rows = Array.from({ length: 5_003 }, (_, k) => 5_002 - k).map((i) => ({
-      id: `post_cal${String(i).padStart(6, '0')}`,
-      workspace_id: ws.workspace.id,
-      project_id: ws.project.id,
-      status: 'scheduled',
-      title: '',
-      content: 'x',
-      content_type: 'PERSONAL',
-      scheduled_at: at(i),
-    }));
+    const rows = Array.from({ length: 5_003 }, (_, k) => 5_002 - k).map((i) =>
+      scheduledPostRow(ws, `post_cal${String(i).padStart(6, '0')}`, at(i)),
+    );
     for (let i = 0; i < rows.length; i += 1_000) await db()('posts').insert(rows.slice(i, i + 1_000));
     const res = await client(api.url, ws.key)('GET', `/v1/calendar?projectId=${ws.project.id}&from=2031-05-01&to=2031-05-07`);
     assert.equal(res.status, 200, JSON.stringify(res.body));

@@ -6,7 +6,7 @@ import { temporalClient, workflowIds } from '../../lib/temporal/client';
 import { apiAndWorker } from '../support/stack';
 import { connectedPersonalProject } from '../support/network';
 import { db } from '../../lib/db';
-import { workspaceWithKey } from '../support/factories';
+import { scheduledPostRow, workspaceWithKey } from '../support/factories';
 
 // Turns within a due instant (lib/publishing/turns.ts, docs/publishing.md "Turns"): a
 // workspace's posts due at one instant fire 1 ms apart, each workspace counted on its own, so
@@ -18,17 +18,7 @@ describe('publish turns within a due instant', function () {
   it("counts the workspace's scheduled posts of the same time with a smaller id, up to the spread", async () => {
     const [a, b] = await Promise.all([workspaceWithKey(), workspaceWithKey()]);
     const at = new Date(Math.ceil((Date.now() + 3_600_000) / 1000) * 1000);
-    const row = (ws: typeof a, id: string, over: Record<string, unknown> = {}) => ({
-      id,
-      workspace_id: ws.workspace.id,
-      project_id: ws.project.id,
-      status: 'scheduled',
-      title: '',
-      content: 'x',
-      content_type: 'PERSONAL',
-      scheduled_at: at,
-      ...over,
-    });
+    const row = (ws: typeof a, id: string, over: Record<string, unknown> = {}) => scheduledPostRow(ws, id, at, over);
     const ids = ['post_turn0001', 'post_turn0002', 'post_turn0003', 'post_turn0004'];
     await db()('posts').insert([
       ...ids.map((id) => row(a, id)),

@@ -40,6 +40,26 @@ export async function queuedPostGeneration(ws: { workspace: { id: string }; proj
   });
 }
 
+/** A scheduled post's row, for tests that write many straight into `posts` (no workflow is started for it). */
+export function scheduledPostRow(
+  ws: { workspace: { id: string }; project: { id: string } },
+  id: string,
+  scheduledAt: Date,
+  over: Record<string, unknown> = {},
+) {
+  return {
+    id,
+    workspace_id: ws.workspace.id,
+    project_id: ws.project.id,
+    status: 'scheduled',
+    title: '',
+    content: 'x',
+    content_type: 'PERSONAL',
+    scheduled_at: scheduledAt,
+    ...over,
+  };
+}
+
 /** The password of every user the fixtures create. */
 export const PASSWORD = 'correct horse battery staple';
 
