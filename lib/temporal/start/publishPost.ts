@@ -58,9 +58,9 @@ export async function syncPublishWorkflow(
 
 /**
  * How long a new publish workflow is held before its first task: until the fire time (scheduled
- * time + publish delay) plus the post's turn (lib/publishing/turns.ts), rounded up to the millisecond so that the task, stamped by the server's
- * clock when it starts, never sees a time before it. 0 (start at once) when the snapshot is
- * missing, not scheduled, or already due.
+ * time + publish delay) plus the post's turn (lib/publishing/turns.ts), rounded up to the
+ * millisecond so that the task, stamped by the server's clock when it starts, never sees a time
+ * before it. 0 (start at once) when the snapshot is missing, not scheduled, or already due.
  */
 export function publishStartDelayMs(schedule: ScheduleSnapshot | null | undefined, nowMs = Date.now()): number {
   const fireAtMs = schedule ? fireTimeMs(schedule) : null;
