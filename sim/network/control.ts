@@ -71,14 +71,21 @@ export interface ExpireTokenInput {
 export type TransientStatus = 429 | 500 | 502 | 503 | 504;
 export type PermanentStatus = 400 | 403 | 404 | 409 | 422;
 
-export type FaultInput =
-  | { kind: 'transient'; operation?: SimOperationFilter; times?: number; status?: TransientStatus; retryAfterSeconds?: number }
-  | { kind: 'permanent'; operation?: SimOperationFilter; times?: number; status?: PermanentStatus }
-  /**
-   * The call is processed in full (a post is recorded, a token refreshed) and then the answer is
-   * lost: `socket` destroys the connection without a response, `503` answers 503 instead.
-   */
-  | { kind: 'lost_response'; operation?: SimOperationFilter; times?: number; lostAs?: 'socket' | '503' };
+/** What every fault may be narrowed to: the calls made with one access token (one member's, one test's), else every call. */
+interface FaultScope {
+  accessToken?: string;
+}
+
+export type FaultInput = FaultScope &
+  (
+    | { kind: 'transient'; operation?: SimOperationFilter; times?: number; status?: TransientStatus; retryAfterSeconds?: number }
+    | { kind: 'permanent'; operation?: SimOperationFilter; times?: number; status?: PermanentStatus }
+    /**
+     * The call is processed in full (a post is recorded, a token refreshed) and then the answer is
+     * lost: `socket` destroys the connection without a response, `503` answers 503 instead.
+     */
+    | { kind: 'lost_response'; operation?: SimOperationFilter; times?: number; lostAs?: 'socket' | '503' }
+  );
 
 export interface Fault {
   id: string;
@@ -89,6 +96,8 @@ export interface Fault {
   status: number | null;
   retryAfterSeconds: number | null;
   lostAs: 'socket' | '503' | null;
+  /** Only calls made with this access token meet the fault; null: every call. */
+  accessToken: string | null;
 }
 
 export interface LatencyInput {

@@ -50,7 +50,12 @@ export function addFault(s: SimState, input: FaultInput): Fault {
     status: null,
     retryAfterSeconds: null,
     lostAs: null,
+    accessToken: null,
   };
+  if (input.accessToken !== undefined) {
+    if (typeof input.accessToken !== 'string' || input.accessToken === '') throw invalid('accessToken must be a non-empty string');
+    fault.accessToken = input.accessToken;
+  }
   if (input.kind === 'transient') {
     const status = input.status ?? 503;
     if (!(status in TRANSIENT_CODES)) throw invalid(`transient status must be one of ${Object.keys(TRANSIENT_CODES).join(', ')}`);
@@ -69,12 +74,13 @@ export function addFault(s: SimState, input: FaultInput): Fault {
   return { ...fault };
 }
 
-/** The first pending fault for `op`, counted as triggered and used up by one. */
-export function takeFault(s: SimState, op: SimOperation): Fault | null {
+/** The first pending fault for `op` made with `accessToken` (the call's bearer token, if any), counted as triggered and used up by one. */
+export function takeFault(s: SimState, op: SimOperation, accessToken: string | null = null): Fault | null {
   const faults = s.faults;
   for (let i = 0; i < faults.length; i++) {
     const f = faults[i]!;
     if (f.operation !== 'any' && f.operation !== op) continue;
+    if (f.accessToken !== null && f.accessToken !== accessToken) continue;
     f.remaining--;
     if (f.remaining <= 0) faults.splice(i, 1);
     s.counts.faultsTriggered++;

@@ -94,7 +94,8 @@ class Simulator {
       req.socket.destroy();
       return;
     }
-    const fault = takeFault(this.ctx.state, route.operation);
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? null;
+    const fault = takeFault(this.ctx.state, route.operation, bearer);
     if (fault && fault.kind !== 'lost_response') {
       send(res, faultResponse(fault, route.style));
       return;

@@ -360,6 +360,20 @@ describe('network client against the network simulator', function () {
       assert.equal(counts.calls.createPost, 3);
     });
 
+    it("a fault scoped to an access token meets only that token's calls", async () => {
+      const mine = (await sim.control.issueToken({ personId: 'ada' })).accessToken;
+      const other = (await sim.control.issueToken({ personId: 'ada' })).accessToken;
+      await sim.control.addFault({ kind: 'permanent', operation: 'createPost', status: 422, accessToken: mine });
+      // Another token's call passes and leaves the fault in place.
+      assert.equal((await client.createPost({ accessToken: other, author: ada, text: 'x', reference: 'post_11:v1' })).created, true);
+      assert.equal((await sim.control.listFaults()).length, 1);
+      await rejectsWith(client.createPost({ accessToken: mine, author: ada, text: 'x', reference: 'post_12:v1' }), {
+        kind: 'permanent',
+        status: 422,
+      });
+      assert.deepEqual(await sim.control.listFaults(), []);
+    });
+
     it('429 carries Retry-After through to the error', async () => {
       const { accessToken } = await sim.control.issueToken({ personId: 'ada' });
       await sim.control.addFault({ kind: 'transient', status: 429, retryAfterSeconds: 7, operation: 'metrics' });

@@ -235,9 +235,11 @@ describe('the connection failure streak (one rule for every door)', function () 
 
   describe('5. the network refusing the post itself does not count', () => {
     it('publish: failed_to_publish, streak unchanged', async () => {
-      const { project } = await connectedPersonalProject(ws.workspace.id);
+      const { project, token } = await connectedPersonalProject(ws.workspace.id);
       await setStreak(project.id, 2);
-      await sim.addFault({ kind: 'permanent', operation: 'createPost', times: 1, status: 422 });
+      // Scoped to this account's token: another publish reaching the run's simulator meanwhile
+      // must not take it.
+      await sim.addFault({ kind: 'permanent', operation: 'createPost', times: 1, status: 422, accessToken: token.accessToken });
       const out = await activities.publishPost(await scheduledPost(project.id));
       assert.equal(out.outcome, 'failed');
       const c = await connectionOf(project.id);
