@@ -19,7 +19,7 @@
 // Prints `fairness <scenario>: quiet p99 with noisy / alone: N.NN×` (target ≤ 1.5×). Everything is
 // the bench's own: Postgres database content_scheduler_bench_fair (dropped and recreated), Redis
 // db 9 (flushed), a Temporal dev server (in memory; without matching.enableFairness under
-// --no-fairness), the network simulator in this process, and the service as production runs it:
+// --no-fairness) or the cluster tier (--temporal cluster), the network simulator in this process, and the service as production runs it:
 // one API and one worker (tooling/serviceFleet.ts), with TEMPORAL_FAIRNESS=false under --no-fairness.
 
 import http from 'node:http';
@@ -31,7 +31,7 @@ import { requestText } from './harness/load';
 import { benchOptions, numberOption } from './harness/options';
 import { generationPhase, publishingPhase, startReceivers, webhooksPhase, type Ctx, type Phase, type Tenant } from './fairness/scenarios';
 import { freePort } from '../tooling/ports';
-import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
+import { reserveTemporal, startBenchTemporal, temporalKind } from './harness/temporal';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { quantile, step } from './harness/format';
 
@@ -53,6 +53,7 @@ const opt = benchOptions(
     lead: { type: 'string', default: '0' },
     timeout: { type: 'string', default: '900' },
     'no-fairness': { type: 'boolean', default: false },
+    temporal: { type: 'string', default: 'dev' },
     strict: { type: 'boolean', default: false },
   },
   `fairness: the quiet workspaces' lag beside a noisy workspace's burst, over their lag alone.
@@ -72,6 +73,9 @@ Options:
   --timeout S           give up on a phase after S seconds (default 900)
   --no-fairness         the dev server without matching.enableFairness and every start without a
                         priority (TEMPORAL_FAIRNESS=false): first come, first served, the before figure
+  --temporal dev|cluster  the dev server in memory (default) or the cluster tier on Postgres
+                        (tooling/temporalCluster.ts, databases bench_fair_temporal*, its dynamic config
+                        and the production task queue name); --no-fairness there only drops the keys
   --strict              exit 1 when a scenario misses the target (quiet p99 with noisy ≤ ${TARGET}× alone)
 
 Environment: BENCH_FAIR_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_fair,
@@ -81,6 +85,9 @@ Environment: BENCH_FAIR_DATABASE_URL (default postgres://postgres@127.0.0.1:5432
 
 const int = (name: string, min = 1) => numberOption(opt, name, { min, integer: true });
 const FAIRNESS = !opt['no-fairness'];
+const TEMPORAL = temporalKind(opt.temporal);
+// On the cluster the production queue name, so that its dynamic config's per-queue settings apply.
+const TASK_QUEUE = TEMPORAL === 'cluster' ? 'content-scheduler' : 'bench-fairness';
 const sizes = {
   burst: int('burst'),
   quietPosts: int('quiet-posts'),
@@ -160,11 +167,10 @@ function report(scenario: Scenario, alone: Phase, noisy: Phase): boolean {
 async function setUp(cleanups: Cleanups): Promise<Ctx> {
   // lib/config reads the environment once, at import: every address and switch is set before the
   // first app module loads; the fleet's API and worker inherit the same environment.
-  const [temporalPort, simPort, apiPort, mcpPort, apiMetrics, workerMetrics] = await Promise.all(
-    Array.from({ length: 6 }, () => freePort()),
-  );
+  const reserved = await reserveTemporal(TEMPORAL);
+  const [simPort, apiPort, mcpPort, apiMetrics, workerMetrics] = await Promise.all(Array.from({ length: 5 }, () => freePort()));
   setPublishingEnvironment(
-    { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort: temporalPort!, taskQueue: 'bench-fairness', simPort: simPort! },
+    { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort: reserved.port, taskQueue: TASK_QUEUE, simPort: simPort! },
     {
       TEMPORAL_FAIRNESS: String(FAIRNESS),
       LLM_WRITER: 'builtin',
@@ -175,17 +181,17 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
   step(`database ${new URL(DATABASE_URL).pathname.slice(1)} (recreated, migrated), Redis ${REDIS_URL} (flushed)`);
   await resetStores(DATABASE_URL, REDIS_URL);
 
-  const binary = await resolveTemporalBinary({ log: (l) => console.log(`  [temporal] ${l}`) });
-  const temporal = await startTemporalDevServer({
-    binary,
-    port: temporalPort!,
-    uiPort: null,
-    dbFile: null,
-    log: () => {},
+  const temporal = await startBenchTemporal(reserved, {
+    databaseUrl: DATABASE_URL,
+    databaseName: 'bench_fair_temporal',
     fairness: FAIRNESS,
   });
   cleanups.push(() => temporal.stop());
-  step(`Temporal dev server ${temporal.address} (in memory)${FAIRNESS ? ' with matching.enableFairness=true' : ' without fairness'}`);
+  step(
+    TEMPORAL === 'cluster'
+      ? `${temporal.describe}; task queue ${TASK_QUEUE}${FAIRNESS ? ', matching.enableFairness=true' : ', starts without fairness keys'}`
+      : `Temporal dev server ${temporal.address} (in memory)${FAIRNESS ? ' with matching.enableFairness=true' : ' without fairness'}`,
+  );
 
   const { startNetworkSimulator } = await import('../sim/network/server');
   const simulator = await startNetworkSimulator({ port: simPort! });

@@ -49,7 +49,7 @@ import {
   workerEnv,
 } from './publishing/settings';
 import { freePort } from '../tooling/ports';
-import { resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../tooling/temporalBinary';
+import { reserveTemporal, startBenchTemporal } from './harness/temporal';
 import { f0, s1, step } from './harness/format';
 import { report } from './publishing/report';
 import { createPosts, drainPosts } from './publishing/herd';
@@ -76,9 +76,8 @@ async function setUp(cleanups: Cleanups) {
   // and API children inherit the same environment.
   // The machine is measured quiet before the ports are picked: a port free minutes ago may not be.
   const otherAtStart = QUIET_WAIT_MS > 0 ? await waitForQuiet({ waitMs: QUIET_WAIT_MS }) : null;
-  const { freeClusterPorts, startTemporalCluster, dropClusterDatabases } = await import('../tooling/temporalCluster');
-  const clusterPorts = CLUSTER ? await freeClusterPorts() : null;
-  const temporalPort = clusterPorts ? clusterPorts.frontend : await freePort();
+  const reserved = await reserveTemporal(CLUSTER ? 'cluster' : 'dev');
+  const temporalPort = reserved.port;
   const simPort = await freePort();
   setPublishingEnvironment({ databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort, taskQueue: TASK_QUEUE, simPort });
   const startedAt = Date.now();
@@ -98,34 +97,13 @@ async function setUp(cleanups: Cleanups) {
   step(`database ${BENCH_DB} (reset + migrated), Redis ${REDIS_URL} (flushed)`);
   await resetStores(DATABASE_URL, REDIS_URL);
 
-  // The dev server, or the cluster tier: its four service processes are the "temporal" CPU group.
-  let temporalPids: () => number[];
-  let temporalDbs: string[] = [];
-  const temporalAddress = `127.0.0.1:${temporalPort}`;
-  if (CLUSTER) {
-    const cluster = await startTemporalCluster({
-      databaseUrl: DATABASE_URL,
-      databaseName: 'bench_pub_temporal',
-      fresh: true,
-      ports: clusterPorts!,
-      log: () => {},
-    });
-    cleanups.push(async () => {
-      await cluster.stop();
-      await dropClusterDatabases(cluster.db);
-    });
-    temporalPids = () => cluster.pids();
-    temporalDbs = [cluster.db.name, cluster.db.visibilityName];
-    step(
-      `Temporal cluster ${temporalAddress}: frontend, history, matching, worker pids ${cluster.pids().join(', ')} on Postgres; task queue ${TASK_QUEUE}`,
-    );
-  } else {
-    const binary = await resolveTemporalBinary();
-    const temporal: DevServer = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
-    cleanups.push(() => temporal.stop());
-    temporalPids = () => [temporal.child.pid!];
-    step(`Temporal dev server (in memory) ${temporal.address}, pid ${temporal.child.pid}; task queue ${TASK_QUEUE}`);
-  }
+  // The dev server, or the cluster tier: its processes are the "temporal" CPU group.
+  const temporal = await startBenchTemporal(reserved, { databaseUrl: DATABASE_URL, databaseName: 'bench_pub_temporal' });
+  cleanups.push(() => temporal.stop());
+  const temporalPids = temporal.pids;
+  const temporalDbs = temporal.databases;
+  const temporalAddress = temporal.address;
+  step(`${temporal.describe}; task queue ${TASK_QUEUE}`);
 
   const { startNetworkSimulator } = await import('../sim/network/server');
   const simulator = await startNetworkSimulator({ port: simPort });

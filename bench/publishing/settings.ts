@@ -1,6 +1,7 @@
 import path from 'node:path';
 import v8 from 'node:v8';
 import { benchOptions, numberOption } from '../harness/options';
+import { temporalKind } from '../harness/temporal';
 import { DEFAULT_WORKER_HEAP_MIB, workerHeapArg } from '../../lib/workerHeap';
 
 // The publishing bench's settings: its command line, its targets, the worker's tunables as the
@@ -140,8 +141,7 @@ export const HISTORY_SAMPLE = opt['history-sample'] === 'all' ? Infinity : num('
 export const LATE_AFTER_MS = num('late-after', { min: 1 }) * 1000;
 export const QUIET_WAIT_MS = num('quiet-wait') * 1000;
 export const DUMP_HISTORIES = num('dump-histories', { integer: true });
-if (opt.temporal !== 'dev' && opt.temporal !== 'cluster') throw new Error('--temporal must be dev or cluster');
-export const CLUSTER = opt.temporal === 'cluster';
+export const CLUSTER = temporalKind(opt.temporal) === 'cluster';
 export const WORKER_COUNT = num('workers', { min: 1, integer: true });
 
 export const DATABASE_URL = process.env.BENCH_PUB_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_pub';

@@ -1,0 +1,84 @@
+import { freePort } from '../../tooling/ports';
+
+// The Temporal a bench runs on, started once for the run: the dev server in memory, or the
+// cluster tier (tooling/temporalCluster.ts) on fresh databases of the bench's own, dropped at the
+// end. Its processes are the "temporal" CPU group; its databases, on the cluster, are Temporal's
+// share of Postgres.
+
+export type TemporalKind = 'dev' | 'cluster';
+
+export interface BenchTemporal {
+  kind: TemporalKind;
+  /** host:port of the frontend, for TEMPORAL_ADDRESS. */
+  address: string;
+  port: number;
+  pids(): number[];
+  /** The cluster's two databases; none for the dev server. */
+  databases: string[];
+  /** One line for the bench's set-up log. */
+  describe: string;
+  stop(): Promise<void>;
+}
+
+export function temporalKind(value: string): TemporalKind {
+  if (value !== 'dev' && value !== 'cluster') throw new Error('--temporal must be dev or cluster');
+  return value;
+}
+
+/** The frontend's port, picked before the environment is set; then `startBenchTemporal` with it. */
+export async function reserveTemporal(kind: TemporalKind) {
+  const { freeClusterPorts } = await import('../../tooling/temporalCluster');
+  const cluster = kind === 'cluster' ? await freeClusterPorts() : null;
+  return { kind, cluster, port: cluster ? cluster.frontend : await freePort() };
+}
+
+export async function startBenchTemporal(
+  reserved: Awaited<ReturnType<typeof reserveTemporal>>,
+  opts: { databaseUrl: string; databaseName: string; fairness?: boolean },
+): Promise<BenchTemporal> {
+  const address = `127.0.0.1:${reserved.port}`;
+  if (reserved.cluster) {
+    const { startTemporalCluster, dropClusterDatabases } = await import('../../tooling/temporalCluster');
+    // The cluster's dynamic config (tooling/temporal-cluster/dynamicconfig.yaml) always has
+    // fairness on; without fairness keys on the starts every task shares one key, first come,
+    // first served.
+    const cluster = await startTemporalCluster({
+      databaseUrl: opts.databaseUrl,
+      databaseName: opts.databaseName,
+      fresh: true,
+      ports: reserved.cluster,
+      log: () => {},
+    });
+    return {
+      kind: 'cluster',
+      address,
+      port: reserved.port,
+      pids: () => cluster.pids(),
+      databases: [cluster.db.name, cluster.db.visibilityName],
+      describe: `Temporal cluster ${address}: frontend, history, matching, worker pids ${cluster.pids().join(', ')} on Postgres`,
+      async stop() {
+        await cluster.stop();
+        await dropClusterDatabases(cluster.db);
+      },
+    };
+  }
+  const { resolveTemporalBinary, startTemporalDevServer } = await import('../../tooling/temporalBinary');
+  const binary = await resolveTemporalBinary();
+  const server = await startTemporalDevServer({
+    binary,
+    port: reserved.port,
+    uiPort: null,
+    dbFile: null,
+    log: () => {},
+    fairness: opts.fairness,
+  });
+  return {
+    kind: 'dev',
+    address,
+    port: reserved.port,
+    pids: () => [server.child.pid!],
+    databases: [],
+    describe: `Temporal dev server (in memory) ${address}, pid ${server.child.pid}`,
+    stop: () => server.stop(),
+  };
+}
