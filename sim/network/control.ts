@@ -181,6 +181,8 @@ export interface SimCounts {
   calls: Record<SimOperation, number>;
   faultsTriggered: number;
   lostResponses: number;
+  /** TCP connections accepted: a client that keeps its connections alive opens one for many calls. */
+  connections: number;
 }
 
 export interface SimulatorControl {

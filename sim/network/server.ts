@@ -64,6 +64,10 @@ class Simulator {
     this.control = buildControl(this.ctx, () => new SimState());
   }
 
+  connectionOpened(): void {
+    this.ctx.state.counts.connections++;
+  }
+
   /** Ends every latency sleep at once, so close() is prompt. */
   wakeSleepers(): void {
     this.sleepers.wake();
@@ -139,8 +143,11 @@ export async function startNetworkSimulator(opts: NetworkSimulatorOptions = {}):
       send(res, restError(500, 'INTERNAL_SERVER_ERROR', `simulator error: ${(err as Error)?.message ?? String(err)}`));
     });
   });
-  // Clients keep connections alive between calls; a short idle timeout keeps close() prompt.
-  server.keepAliveTimeout = 2_000;
+  // Idle connections stay open as a real API's do (close() ends them at once). Undici, behind
+  // fetch, takes 2 s off a server's keep-alive hint: at 2 s it closed every connection after one
+  // call, so each publish paid a TCP connect the network would not have cost.
+  server.keepAliveTimeout = 65_000;
+  server.on('connection', () => sim.connectionOpened());
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -175,6 +175,7 @@ export class SimState {
     refreshes: 0,
     faultsTriggered: 0,
     lostResponses: 0,
+    connections: 0,
     calls: emptyCalls(),
   };
   /** Likes and comments (sim/network/engagement.ts). */
@@ -435,6 +436,7 @@ export class SimState {
       calls: { ...c.calls },
       faultsTriggered: c.faultsTriggered,
       lostResponses: c.lostResponses,
+      connections: c.connections,
     };
   }
 }

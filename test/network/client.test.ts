@@ -77,6 +77,15 @@ describe('network client against the network simulator', function () {
       assert.ok(!Number.isNaN(Date.parse(posts[0]!.receivedAt)));
     });
 
+    it('keeps its connection alive: consecutive calls share one, as with a real network', async () => {
+      const { accessToken } = await sim.control.issueToken({ personId: 'ada' });
+      const before = await sim.control.counts();
+      for (let i = 0; i < 5; i++) await client.createPost({ accessToken, author: ada, text: `Post ${i}`, reference: `post_ka:${i}` });
+      const after = await sim.control.counts();
+      assert.equal(after.calls.createPost - before.calls.createPost, 5);
+      assert.ok(after.connections - before.connections <= 1, `${after.connections - before.connections} connections for 5 calls`);
+    });
+
     it('refuses to post as another person (403, permanent) and records nothing', async () => {
       const { accessToken } = await sim.control.issueToken({ personId: 'ada' });
       await rejectsWith(client.createPost({ accessToken, author: { type: 'person', id: 'bob' }, text: 'x', reference: 'r' }), {
