@@ -12,7 +12,7 @@
 
 import pg from 'pg';
 import { closedLoop } from './harness/load';
-import { describeStatements, explainAll, measureSurface, type CapturedStatement, type SurfaceFigures } from './harness/statements';
+import { captureStatements, describeStatements, explainAll, measureSurface, type SurfaceFigures } from './harness/statements';
 import { closeStores, resetStores } from './harness/database';
 import { benchFlags } from './harness/options';
 import { startServer } from './harness/servers';
@@ -237,16 +237,15 @@ async function measureReads(b: Bench): Promise<SurfaceFigures[]> {
     if (i > 0) await growPosts(b, SIZES[i - 1]!, size);
     for (const sf of surfaces) {
       const h = sf.headers ?? headers;
-      const c = await server.call<{ status: number; statements: CapturedStatement[] }>('statements', { path: sf.path, headers: h });
-      if (c.status !== 200) throw new Error(`${sf.path} answered ${c.status}`);
-      console.log(`• ${sf.surface}: ${c.statements.length} statements: ${describeStatements(c.statements)}`);
-      if (opt.explain) await explainAll(pool, c.statements, sf.minimal);
+      const statements = await captureStatements(server, { path: sf.path, headers: h });
+      console.log(`• ${sf.surface}: ${statements.length} statements: ${describeStatements(statements)}`);
+      if (opt.explain) await explainAll(pool, statements, sf.minimal);
       figures.push(
         await measureSurface({
           surface: sf.surface,
           corpus: `${size} posts`,
           pool,
-          captured: [c.statements],
+          captured: [statements],
           api: () =>
             closedLoop({ url: `${server.baseUrl}${sf.path}`, headers: h }, { connections: opt.connections, durationMs: DURATION_MS }),
           minimal: () => pool.query(sf.minimal.text, sf.minimal.values),

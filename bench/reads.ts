@@ -25,7 +25,7 @@ import { closedLoop, type RunResult } from './harness/load';
 import { benchOptions, numberOption } from './harness/options';
 import { flushRedis, recreateDatabase } from './harness/database';
 import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
-import { describeStatements, type CapturedStatement } from './harness/statements';
+import { captureStatements, describeStatements, type CapturedStatement } from './harness/statements';
 
 const opt = benchOptions(
   {
@@ -187,14 +187,10 @@ async function main() {
     console.log(`\nthe API against its statements behind bare Koa, ${label(LARGE)}, largest workspace:`);
     for (const sf of readSurfaces(large.largest, now)) {
       if (ONLY && !ONLY.test(sf.surface)) continue;
-      const c = await apiLarge.call<{ status: number; statements: CapturedStatement[] }>('statements', {
-        path: sf.path,
-        headers: sf.headers,
-      });
-      if (c.status !== 200) throw new Error(`${sf.path} answered ${c.status}`);
-      console.log(`  • ${sf.surface}: ${c.statements.length} statements: ${describeStatements(c.statements)}`);
-      if (opt.explain) await explain(pool, c.statements);
-      await replay.call('load', { key: sf.surface, captured: [c.statements] });
+      const statements = await captureStatements(apiLarge, { path: sf.path, headers: sf.headers });
+      console.log(`  • ${sf.surface}: ${statements.length} statements: ${describeStatements(statements)}`);
+      if (opt.explain) await explain(pool, statements);
+      await replay.call('load', { key: sf.surface, captured: [statements] });
       // API, bare, bare, API: neither goes first every time.
       const api1 = await measure(apiLarge, sf.path, sf.headers);
       const bare1 = await measure(replay, `/replay?${new URLSearchParams({ key: sf.surface })}`, {});
@@ -203,7 +199,7 @@ async function main() {
       const mean = (x: RunResult, y: RunResult) => ({ ...pick(x), rps: (x.rps + y.rps) / 2 });
       const fl: Floor = {
         surface: sf.surface,
-        statements: c.statements.length,
+        statements: statements.length,
         api: mean(api1.run, api2.run),
         bare: mean(bare1.run, bare2.run),
         apiCpuUs: (api1.cpuUs + api2.cpuUs) / 2,
