@@ -1,10 +1,6 @@
 // Bench: GET /v1/posts?projectId=…&limit=50 — the real API against a bare Koa + pg server
 // answering the same page, on the same machine, in the same run.
 //
-//   npm run bench -- posts-list                 full run (≈ 2 min)
-//   npm run bench -- posts-list --profile       CPU profiles of both servers + stage timings
-//   npm run bench -- posts-list --help          every option
-//
 // See bench/README.md for what the figures mean.
 
 import path from 'node:path';
@@ -16,7 +12,7 @@ import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
 import type { StageTiming } from './harness/stages';
 import { resetStores } from './harness/database';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { f0, f1, step } from './harness/format';
+import { f0, f1, RESULTS_DIR, step } from './harness/format';
 import { report } from './posts-list/report';
 import { holdRunLock, seed } from './posts-list/seed';
 import {
@@ -36,7 +32,6 @@ import {
   DATABASE_URL,
   REDIS_URL,
   BENCH_DB,
-  RESULTS_DIR,
   CPUS,
 } from './posts-list/settings';
 

@@ -47,7 +47,9 @@ type FlagValue<F> = F extends { type: 'boolean' }
 const WIDE = 24;
 
 function helpText(about: string, flags: Record<string, Flag>, footer?: string): string {
-  const heads = Object.entries(flags).map(([name, f]) => `--${name}${f.type !== 'boolean' ? ` ${f.arg ?? 'N'}` : ''}`);
+  const heads = Object.entries(flags).map(
+    ([name, f]) => `--${name}${f.type === 'boolean' ? '' : f.arg?.startsWith('=') ? f.arg : ` ${f.arg ?? 'N'}`}`,
+  );
   const width = Math.max(...heads.filter((h) => h.length < WIDE).map((h) => h.length)) + 2;
   const lines = Object.values(flags).map((f, i) => {
     const dflt = f.type !== 'boolean' && f.default !== undefined && f.default !== '' && !f.help.includes('(default');

@@ -1,12 +1,10 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { type RunResult } from '../harness/load';
 import { printAllocations, printProfile } from '../harness/profile';
-import { f0, f1 } from '../harness/format';
 import { pad, otherShare, noise } from '../posts-list';
-import { mean } from '../harness/format';
+import { f0, f1, mean, writeResults } from '../harness/format';
 import type { Measured, Bench, Run } from '../posts-list';
-import { TARGETS, opt, CONNECTIONS, DURATION_MS, ROUNDS, RATE, RATE_DURATION_MS, RESULTS_DIR, RESULT_SETTINGS } from './settings';
+import { TARGETS, opt, CONNECTIONS, DURATION_MS, ROUNDS, RATE, RATE_DURATION_MS, RESULT_SETTINGS } from './settings';
 
 // The posts-list bench's report: the table, the targets, the profiles and the JSON results.
 
@@ -14,7 +12,6 @@ import { TARGETS, opt, CONNECTIONS, DURATION_MS, ROUNDS, RATE, RATE_DURATION_MS,
 export async function report(b: Bench, r: Run) {
   const { started, machine, s, bytes } = b;
   const { closed, profiles, ablation, fixed, stages } = r;
-  // ── Report ────────────────────────────────────────────────────────────────────────────
   const agg = (ms: Measured<RunResult>[]) => ({
     rps: mean(ms.map((m) => m.result.rps)),
     p50: mean(ms.map((m) => m.result.latencyMs.p50)),
@@ -151,25 +148,13 @@ export async function report(b: Bench, r: Run) {
       bare: { ...B, rounds: closed.bare.map(roundJson) },
       ratio,
     },
-    fixedRate: fixed
-      ? {
-          ...fixed.result,
-          serverCpuUsPerReq: fixed.serverCpuUsPerReq,
-          gc: fixed.gc,
-          pgStatementsPerReq: fixed.pgStatementsPerReq,
-          cpuUsPerReq: fixed.cpuUsPerReq,
-          machineBusy: fixed.cpu?.machineBusy ?? null,
-          otherProcessesShare: otherShare(fixed),
-        }
-      : null,
+    fixedRate: fixed ? roundJson(fixed) : null,
     targets: { ratio: { min: TARGETS.minRatio, met: ratioMet }, p99AtRate: { maxMs: TARGETS.maxP99MsAtRate, rate: RATE, met: p99Met } },
     ablation: ablation.length ? ablation.map(({ variant, m }) => ({ variant: `bare+${variant}`, ...roundJson(m) })) : null,
     stages,
     profiles: Object.keys(profiles).length ? profiles : null,
   };
-  fs.mkdirSync(RESULTS_DIR, { recursive: true });
-  const out = path.join(RESULTS_DIR, opt.profile ? 'posts-list.profile.json' : 'posts-list.json');
-  fs.writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
+  const out = writeResults(opt.profile ? 'posts-list.profile' : 'posts-list', results);
   console.log(`\nresults: ${path.relative(process.cwd(), out)}`);
   if (opt.strict && (!ratioMet || p99Met === false)) process.exitCode = 1;
 }
