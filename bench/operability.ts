@@ -1,7 +1,5 @@
 // Bench: what the operability additions cost on GET /v1/posts?limit=50 (issue 17), in one run.
 //
-//   npm run bench -- operability [--requests 3000] [--rounds 3]
-//
 // The real app in this process answers a 50-post page over real HTTP (sequential keep-alive
 // requests, so each figure is one request's latency). Per round it measures, interleaved:
 //   plain      — the request as served (metrics on: they cannot be switched off);
@@ -19,25 +17,22 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { closeStores, resetStores } from './harness/database';
-import { benchOptions } from './harness/options';
+import { benchFlags } from './harness/options';
+import { mean } from './harness/format';
 
-const opt = benchOptions(
-  { requests: { type: 'string', default: '3000' }, rounds: { type: 'string', default: '3' } },
-  `operability: what response validation, tracing and metrics cost on GET /v1/posts?limit=50.
-
-Options:
-  --requests N   sequential requests per measurement (default 3000)
-  --rounds N     interleaved rounds of plain, validated, traced and untraced (default 3)
-
-Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_ops),
+const opt = benchFlags(
+  'operability: what response validation, tracing and metrics cost on GET /v1/posts?limit=50.',
+  {
+    requests: { type: 'number', default: 3000, min: 1, integer: true, help: 'sequential requests per measurement' },
+    rounds: { type: 'number', default: 3, min: 1, integer: true, help: 'interleaved rounds of plain, validated, traced and untraced' },
+  },
+  `Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_ops),
              BENCH_REDIS_URL (default redis://127.0.0.1:6379/13; the database is flushed).`,
 );
-const REQUESTS = Number(opt.requests);
-const ROUNDS = Number(opt.rounds);
+const REQUESTS = opt.requests;
+const ROUNDS = opt.rounds;
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_ops';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
-
-const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
 
 type Bench = Awaited<ReturnType<typeof setUp>>;
 type Figures = Awaited<ReturnType<typeof run>>;
@@ -54,14 +49,16 @@ async function setUp() {
   });
   await resetStores(DATABASE_URL, REDIS_URL);
   const { db } = await import('../lib/db');
-  const { createProject, createWorkspace, issueApiKey } = await import('../admin/provision');
+  const { benchWorkspace } = await import('./harness/seed');
   const { createApp } = await import('../api/app');
   const { listen } = await import('../api/listen');
   const { tracingMiddleware } = await import('../api/tracing');
 
-  const workspace = await createWorkspace({ name: 'Operability bench', plan: 'BUSINESS' });
-  const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench person', connection: 'connected' });
-  const key = (await issueApiKey({ workspaceId: workspace.id, scopes: ['read', 'write'] })).key;
+  const { workspace, project, key } = await benchWorkspace({
+    name: 'Operability bench',
+    project: { name: 'Bench person', connection: 'connected' },
+    scopes: ['read', 'write'],
+  });
   await db()('posts').insert(
     Array.from({ length: 60 }, (_, i) => ({
       id: `post_bench${String(i).padStart(6, '0')}`,
