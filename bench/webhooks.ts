@@ -1,11 +1,6 @@
 // Bench: outbound webhooks end to end — outbox events fanned out by the relay workflow into one
 // delivery workflow per (event, endpoint), signed POSTs to local receivers.
 //
-//   npm run bench -- webhooks                      1,000 events × 5 receivers, in one burst
-//   npm run bench -- webhooks --rate 10            the same events paced at 10/s (50 deliveries/s)
-//   npm run bench -- webhooks --help               every option
-//   npm run bench -- webhooks --strict             exit non-zero when a target is missed
-//
 // Targets (issue 19): a burst drains at ≥ 0.8× the baseline measured in the same run on the
 // same Temporal dev server (one workflow per delivery whose one regular activity POSTs the
 // signed request: bench/harness/webhookBaselineWorkflow.ts); paced at 20 events/s, p99
@@ -17,7 +12,6 @@
 // Postgres database, its own Temporal dev server, the worker in this process, the receivers in
 // a child process (so that their work does not share the worker's event loop).
 
-import { fork, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -27,12 +21,12 @@ import { diff, snapshot, type Groups } from './harness/proc';
 import { verifyWebhookSignature } from '../sim/webhooks/verifier';
 import { Cleanups } from './harness/cleanups';
 import { closeStores, resetStores } from './harness/database';
-import { benchOptions } from './harness/options';
+import { benchFlags } from './harness/options';
+import { launch } from '../tooling/launcher';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { quantile, step } from './harness/format';
 import { figures, report } from './webhooks/figures';
 
-const RECEIVER_CHILD = '--receivers-child';
 /** Burst drain rate of the service over the baseline's, at least. */
 export const BURST_TARGET = 0.8;
 /** Paced (issue 19: at 20 events/s), event committed → receiver, p99 at most. */
@@ -88,35 +82,28 @@ async function runReceivers(): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // The bench (parent).
 
-export const opt = benchOptions(
+export const opt = benchFlags(
+  'webhooks: outbox → relay → delivery workflows → local receivers.',
   {
-    events: { type: 'string', default: '1000' },
-    endpoints: { type: 'string', default: '5' },
-    rate: { type: 'string', default: '0' },
-    timeout: { type: 'string', default: '180' },
-    'skip-baseline': { type: 'boolean', default: false },
-    strict: { type: 'boolean', default: false },
-    'receivers-child': { type: 'boolean', default: false },
+    events: { type: 'number', default: 1000, min: 1, integer: true, help: 'events emitted' },
+    endpoints: { type: 'number', default: 5, min: 1, integer: true, help: 'receivers, each an endpoint subscribed to every event' },
+    rate: { type: 'number', default: 0, arg: 'R', help: 'events per second; 0 emits them all at once' },
+    timeout: { type: 'number', default: 180, arg: 'S', help: 'give up waiting for deliveries after S seconds' },
+    'skip-baseline': { type: 'boolean', help: 'do not measure the baseline before a burst (it runs by default when --rate is 0)' },
+    strict: {
+      type: 'boolean',
+      help: `exit 1 when a target is missed (burst ≥ ${BURST_TARGET}× the baseline; paced p99 ≤ ${PACED_P99_TARGET_MS} ms)`,
+    },
   },
-  `webhooks: outbox → relay → delivery workflows → local receivers.
-
-Options:
-  --events N      events emitted (default 1000)
-  --endpoints N   receivers, each an endpoint subscribed to every event (default 5)
-  --rate R        events per second; 0 emits them all at once (default 0)
-  --timeout S     give up waiting for deliveries after S seconds (default 180)
-  --skip-baseline do not measure the baseline before a burst (it runs by default when --rate is 0)
-  --strict        exit 1 when a target is missed (burst ≥ ${BURST_TARGET}× the baseline; paced p99 ≤ ${PACED_P99_TARGET_MS} ms)
-
-Environment: BENCH_WH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_wh,
+  `Environment: BENCH_WH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_wh,
              dropped and recreated), BENCH_WH_REDIS_URL (default redis://127.0.0.1:6379/13, flushed),
              TEMPORAL_CLI_PATH (the temporal binary; otherwise found or built as for npm start).`,
 );
 
-export const EVENTS = Number(opt.events);
-export const ENDPOINTS = Number(opt.endpoints);
-export const RATE = Number(opt.rate);
-const TIMEOUT_MS = Number(opt.timeout) * 1000;
+export const EVENTS = opt.events;
+export const ENDPOINTS = opt.endpoints;
+export const RATE = opt.rate;
+const TIMEOUT_MS = opt.timeout * 1000;
 const DATABASE_URL = process.env.BENCH_WH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_wh';
 const REDIS_URL = process.env.BENCH_WH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
 
@@ -124,32 +111,32 @@ export const byNumber = (a: number, b: number) => a - b;
 
 export const percentile = (sorted: number[], p: number) => quantile(sorted, p / 100) ?? NaN;
 
-function startReceivers(secrets: string[]): Promise<{ child: ChildProcess; ports: number[]; ask<T>(type: string): Promise<T> }> {
-  const child = fork(import.meta.filename, [RECEIVER_CHILD], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, BENCH_RECEIVER_SECRETS: JSON.stringify(secrets) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+/** The receivers' process, this file run with their secrets, through the launcher. */
+async function startReceivers(secrets: string[]) {
+  let ports: number[] = [];
+  const p = await launch({
+    entry: import.meta.filename,
+    name: 'receivers',
+    env: { BENCH_RECEIVER_SECRETS: JSON.stringify(secrets) },
+    ipc: true,
+    ready: { message: (m: { type: string; ports: number[] }) => m.type === 'ready' && (ports = m.ports).length > 0 },
+    onLine: (line, stream) => (stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`),
   });
   const ask = <T>(type: string) =>
     new Promise<T>((resolve) => {
       const on = (m: { type: string }) => {
         if (m.type === type) {
-          child.off('message', on);
+          p.child.off('message', on);
           resolve(m as T);
         }
       };
-      child.on('message', on);
-      child.send({ type });
+      p.child.on('message', on);
+      p.child.send({ type });
     });
-  return new Promise((resolve, reject) => {
-    child.once('message', (m: { type: string; ports: number[] }) => resolve({ child, ports: m.ports, ask }));
-    child.once('exit', (code) => reject(new Error(`receivers exited (${code})`)));
-  });
+  return { child: p.child, stop: () => p.stop(), ports, ask };
 }
 
 async function main() {
-  if (!Number.isInteger(EVENTS) || EVENTS < 1 || !Number.isInteger(ENDPOINTS) || ENDPOINTS < 1 || !(RATE >= 0))
-    throw new Error('--events and --endpoints must be positive integers, --rate ≥ 0');
   console.log(
     `webhooks bench — ${EVENTS} events × ${ENDPOINTS} endpoints, ${RATE ? `${RATE} events/s` : 'one burst'}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
   );
@@ -204,7 +191,7 @@ async function setUp(cleanups: Cleanups) {
   const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench person', connection: 'connected' });
   const endpoints = await createEndpoints(workspace.id);
   const receivers = await startReceivers(endpoints.map((e) => e.secret));
-  cleanups.push(async () => receivers.child.kill('SIGTERM'));
+  cleanups.push(() => receivers.stop());
   for (let i = 0; i < ENDPOINTS; i++)
     await db()('webhook_endpoints')
       .where({ id: endpoints[i]!.id })
@@ -384,7 +371,7 @@ export async function run(b: Bench, baseline: Baseline | null) {
   return { emitSeconds: (emitEnd - emitStart) / 1000, cpu, measured };
 }
 
-if (process.argv.includes(RECEIVER_CHILD)) {
+if (process.env.BENCH_RECEIVER_SECRETS) {
   runReceivers().catch((err) => {
     console.error(err);
     process.exit(1);
