@@ -12,11 +12,6 @@
 // doors of the server at equal client cost: that ratio carries the target; the SDK kinds show
 // what an SDK host sees.
 //
-//   npm run bench -- mcp                                     every read tool, rest vs plain (≈ 7 min)
-//   npm run bench -- mcp --tools search_knowledge_base,get_post --duration 5
-//   npm run bench -- mcp --tools get_post --kinds rest,plain,streamable,sse
-//   npm run bench -- mcp --tools search_knowledge_base --kinds plain --profile
-//
 // Standalone: it creates its own database (content_scheduler_bench_mcp, dropped first) with pg
 // and migrates it before any app module is imported (they read the environment once), uses
 // Redis db 12 (flushed), seeds a workspace through admin/provision and the REST door (posts,
@@ -43,8 +38,6 @@ import type { Round } from './mcp/clients';
 import { DATABASE_URL, REDIS_URL, ROUNDS } from './mcp/settings';
 import { opt, SESSIONS, DURATION_MS, WARMUP_MS, CHUNKS, RUN_KINDS, PROFILE_DIR } from './mcp/settings';
 import type { Kind } from './mcp/settings';
-
-// ---------------------------------------------------------------------------------------------
 
 async function main() {
   const bench = await setUp();
