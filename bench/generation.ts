@@ -8,9 +8,6 @@
 // figures read as two ratios: what the service adds around its statements, and what its
 // statements and workflow shape cost over the least Temporal can do on this machine in this run.
 //
-//   npm run bench -- generation              baseline, then the service: 200 requests × 3 rounds each (≈ 2–4 min)
-//   npm run bench -- generation --help       every option
-//
 // Everything is the bench's own: Postgres database content_scheduler_bench_gen (dropped and
 // recreated), Redis db 11 (flushed), a Temporal dev server (in memory) on a free port, the REST
 // API in a child process (bench/harness/serve-app.ts) and the worker as `workers/main.ts` in another,
@@ -28,63 +25,78 @@ import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
 import { Cleanups } from './harness/cleanups';
 import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
-import { benchOptions, numberOption } from './harness/options';
+import { benchFlags } from './harness/options';
 import { bareRound, buildBaselineBundle, startBareBaseline, type BareBaseline } from './generation/baseline';
 import { request, roundFigures, type Reply, type RoundResult } from './generation/figures';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { f0, step } from './harness/format';
 import { startService, captureOneJob, runRounds, report } from './generation/rounds';
 
-export const opt = benchOptions(
-  {
-    requests: { type: 'string', default: '200' },
-    rounds: { type: 'string', default: '3' },
-    warmup: { type: 'string', default: '20' },
-    timeout: { type: 'string', default: '120' },
-    'quiet-wait': { type: 'string', default: '120' },
-    strict: { type: 'boolean', default: false },
-    profile: { type: 'boolean', default: false },
-    'no-baseline': { type: 'boolean', default: false },
-    'baseline-order': { type: 'string', default: 'before' },
-  },
+export const opt = benchFlags(
   `generation: N generation requests at once, built-in writer, worker as a child process;
-before them (or interleaved) the same bursts at a bare baseline on the same Temporal dev server.
-
-Options:
-  --requests N   requests sent at once per round (default 200)
-  --rounds N     measured rounds, each on a fresh project (default 3); the baseline runs as many
-  --warmup N     requests of an unmeasured first burst (default 20), for the baseline too
-  --timeout S    seconds a round may take to reach DONE for every job (default 120)
-  --quiet-wait S before each round, wait up to S seconds for other processes to use < 15%
-                 of the machine (default 120; 0 = do not wait)
-  --no-baseline  skip both bare baselines. The minimal one: a bare accept server (Koa + pg +
-                 Temporal client; POST /jobs = one INSERT and one workflow start) and a worker
-                 with the service worker's settings and heap limit running one activity (one
-                 UPDATE) per workflow, both child processes. The same-statements one: after the
-                 service's warm-up, one job is sent alone and every pg statement its API request
-                 and its worker activities ran is captured (bench/generation/census.ts, loaded
-                 into both processes); the same bare server and worker then replay those
-                 statements per job (fresh ids) around one workflow start, in the service's
-                 workflow shape (a local activity, an activity, a local activity). The bench
-                 prints each baseline's p50 / service p50 and the service's accepted/s and drain
-                 rate as fractions of the baselines', and the lines
-                 \`API / same statements bare: 0.NN×\` (same-statements p50 / service p50) and
-                 \`same statements / minimal: N.NN×\` (same-statements p50 / minimal p50)
-  --baseline-order before|interleaved
-                 of the minimal baseline. before (default): its warm-up and rounds, then its
-                 processes stop and the service's start; interleaved: both sides up for the
-                 whole run, baseline round i just before service round i (a neighbour's load
-                 that comes and goes falls on both alike), at twice the database connections
-                 (both sides' pools; each process's pool is 12 unless DB_POOL_MAX is set, to
-                 stay within Postgres' default 100 sessions). The same-statements baseline needs the service's capture,
-                 so its round i always runs just before service round i
-  --strict       exit 1 when the median queue→done p50 misses the target (≤ 1,000 ms, issue 19;
-                 absolute, whatever the baseline)
-  --profile      run the API and the worker with the V8 CPU profiler and print where their time
-                 went (the profiles cover each process's whole life: start, warm-up and rounds);
-                 files in bench/results/profiles/generation
-
-CPU seconds per round by process: api and worker are the round's side (in a baseline round the
+before them (or interleaved) the same bursts at a bare baseline on the same Temporal dev server.`,
+  {
+    requests: { type: 'number', default: 200, integer: true, help: 'requests sent at once per round' },
+    rounds: {
+      type: 'number',
+      default: 3,
+      integer: true,
+      help: 'measured rounds, each on a fresh project (default 3); the baseline runs as many',
+    },
+    warmup: {
+      type: 'number',
+      default: 20,
+      integer: true,
+      help: 'requests of an unmeasured first burst (default 20), for the baseline too',
+    },
+    timeout: { type: 'number', default: 120, integer: true, arg: 'S', help: 'seconds a round may take to reach DONE for every job' },
+    'quiet-wait': {
+      type: 'number',
+      default: 120,
+      integer: true,
+      arg: 'S',
+      help: 'before each round, wait up to S seconds for other processes to use < 15%\nof the machine (default 120; 0 = do not wait)',
+    },
+    'no-baseline': {
+      type: 'boolean',
+      help: `skip both bare baselines. The minimal one: a bare accept server (Koa + pg +
+        Temporal client; POST /jobs = one INSERT and one workflow start) and a worker
+        with the service worker's settings and heap limit running one activity (one
+        UPDATE) per workflow, both child processes. The same-statements one: after the
+        service's warm-up, one job is sent alone and every pg statement its API request
+        and its worker activities ran is captured (bench/generation/census.ts, loaded
+        into both processes); the same bare server and worker then replay those
+        statements per job (fresh ids) around one workflow start, in the service's
+        workflow shape (a local activity, an activity, a local activity). The bench
+        prints each baseline's p50 / service p50 and the service's accepted/s and drain
+        rate as fractions of the baselines', and the lines
+        \`API / same statements bare: 0.NN×\` (same-statements p50 / service p50) and
+        \`same statements / minimal: N.NN×\` (same-statements p50 / minimal p50)`,
+    },
+    'baseline-order': {
+      type: 'string',
+      default: 'before',
+      arg: 'before|interleaved',
+      help: `of the minimal baseline. before (default): its warm-up and rounds, then its
+        processes stop and the service's start; interleaved: both sides up for the
+        whole run, baseline round i just before service round i (a neighbour's load
+        that comes and goes falls on both alike), at twice the database connections
+        (both sides' pools; each process's pool is 12 unless DB_POOL_MAX is set, to
+        stay within Postgres' default 100 sessions). The same-statements baseline needs the service's capture,
+        so its round i always runs just before service round i`,
+    },
+    strict: {
+      type: 'boolean',
+      help: 'exit 1 when the median queue→done p50 misses the target (≤ 1,000 ms, issue 19;\nabsolute, whatever the baseline)',
+    },
+    profile: {
+      type: 'boolean',
+      help: `run the API and the worker with the V8 CPU profiler and print where their time
+        went (the profiles cover each process's whole life: start, warm-up and rounds);
+        files in bench/results/profiles/generation`,
+    },
+  },
+  `CPU seconds per round by process: api and worker are the round's side (in a baseline round the
 bare server and the baseline worker); idle is the other sides' processes that are up.
 After the rounds the bench prints the service's statements per job by process and activity
 (the census counts every statement of the measured rounds; the bench polls the jobs table itself).
@@ -95,12 +107,11 @@ Environment: BENCH_GEN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/
              BENCH_GEN_REDIS_URL (default redis://127.0.0.1:6379/11; the database is flushed).`,
 );
 
-const num = (name: keyof typeof opt) => numberOption(opt, name, { integer: true });
-export const REQUESTS = num('requests');
-export const ROUNDS = num('rounds');
-export const WARMUP = num('warmup');
-export const TIMEOUT_MS = num('timeout') * 1000;
-const QUIET_WAIT_MS = num('quiet-wait') * 1000;
+export const REQUESTS = opt.requests;
+export const ROUNDS = opt.rounds;
+export const WARMUP = opt.warmup;
+export const TIMEOUT_MS = opt.timeout * 1000;
+const QUIET_WAIT_MS = opt['quiet-wait'] * 1000;
 export const TARGET_P50_MS = 1_000;
 export const BASELINE = !opt['no-baseline'];
 export const ORDER = opt['baseline-order'];
