@@ -52,7 +52,7 @@ function helpText(about: string, flags: Record<string, Flag>, footer?: string): 
   );
   const width = Math.max(...heads.filter((h) => h.length < WIDE).map((h) => h.length)) + 2;
   const lines = Object.values(flags).map((f, i) => {
-    const dflt = f.type !== 'boolean' && f.default !== undefined && f.default !== '' && !f.help.includes('(default');
+    const dflt = f.type !== 'boolean' && f.default !== undefined && f.default !== '' && !/\bdefault\b/.test(f.help);
     const [first, ...rest] = `${f.help}${dflt ? ` (default ${f.default})` : ''}`.split('\n');
     const head = heads[i]!.length < WIDE ? `  ${heads[i]!.padEnd(width)}${first}` : `  ${heads[i]}\n${' '.repeat(width + 2)}${first}`;
     return [head, ...rest.map((l) => `${' '.repeat(width + 2)}${l.trim()}`)].join('\n');
