@@ -37,6 +37,7 @@ import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { step } from './harness/format';
+import { openSdkSessions } from './mcp/clients';
 
 const opt = benchFlags('knowledge: ingest throughput and job latency, then search over a chunk corpus beside bare SQL.', {
   documents: { type: 'number', default: 200, integer: true, help: 'documents ingested at once (default 200); 0 skips the ingest phase' },
@@ -203,22 +204,7 @@ async function captureAll(server: ServerHandle, requests: CaptureRequest[], what
 
 const SEARCH_TOOL = 'search_knowledge_base';
 
-/** One MCP session per connection over streamable HTTP with the SDK client, as bench/mcp.ts opens them. */
-async function openMcpSessions({ mcp, headers }: Bench) {
-  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-  return Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      const client = new Client({ name: 'knowledge-bench', version: '1' });
-      const transport = new StreamableHTTPClientTransport(new URL('/mcp', mcp.baseUrl), {
-        requestInit: { headers: { Authorization: headers.Authorization } },
-      });
-      await client.connect(transport);
-      return { client, transport };
-    }),
-  );
-}
-type McpSession = Awaited<ReturnType<typeof openMcpSessions>>[number];
+type McpSession = Awaited<ReturnType<typeof openSdkSessions>>[number];
 
 /** A tools/call of the search as one POST of a session, for the capture in the MCP process. */
 function searchToolCalls({ project, headers }: Bench, session: StreamableHTTPClientTransport): CaptureRequest[] {
@@ -272,8 +258,9 @@ async function measureSearch(b: Bench, ingestChunks: number) {
     path: `/v1/knowledge?${new URLSearchParams({ query: q, projectId: project })}`,
     headers,
   }));
-  const sessions = await openMcpSessions(b);
-  const toolCalls = searchToolCalls(b, sessions[0]!.transport);
+  // One MCP session per connection over streamable HTTP with the SDK client, as bench/mcp.ts opens them.
+  const sessions = await openSdkSessions(b.mcp.baseUrl, { Authorization: headers.Authorization }, CONNECTIONS);
+  const toolCalls = searchToolCalls(b, sessions[0]!.transport as StreamableHTTPClientTransport);
   const minimalSql = `with q as materialized (select websearch_to_tsquery('english', $2) as q),
          page as (
            select c.document_id, max(ts_rank_cd(c.tsv, q.q)) as rank

@@ -33,7 +33,7 @@ import { QUERIES } from './harness/knowledgeCorpus';
 import { requestText as exchange } from './harness/load';
 import { freePort } from '../tooling/ports';
 import { printTool, report } from './mcp/report';
-import { closedLoop, PlainSession } from './mcp/clients';
+import { closedLoop, openSdkSessions, PlainSession } from './mcp/clients';
 import type { Round } from './mcp/clients';
 import { DATABASE_URL, REDIS_URL, ROUNDS } from './mcp/settings';
 import { opt, SESSIONS, DURATION_MS, WARMUP_MS, CHUNKS, RUN_KINDS, PROFILE_DIR } from './mcp/settings';
@@ -257,23 +257,6 @@ async function setUp() {
   return { server, sim, apiUrl, mcpUrl, key, headers, selected };
 }
 
-async function openSdkSessions({ mcpUrl, headers }: Bench, kind: 'streamable' | 'sse') {
-  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-  const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
-  return Promise.all(
-    Array.from({ length: SESSIONS }, async () => {
-      const client = new Client({ name: 'bench', version: '1' });
-      await client.connect(
-        kind === 'streamable'
-          ? new StreamableHTTPClientTransport(new URL('/mcp', mcpUrl), { requestInit: { headers } })
-          : new SSEClientTransport(new URL('/sse', mcpUrl), { requestInit: { headers } }),
-      );
-      return client;
-    }),
-  );
-}
-
 /** One call of `twin` through one kind of client, for worker `w`; the `i`-th of its round. */
 type Caller = (twin: Twin, w: number, i: number) => Promise<boolean>;
 /** One call of `twin`, answered with whether it succeeded and the HTTP body (null: the SDK's client hides it). */
@@ -314,7 +297,7 @@ async function openClients(b: Bench): Promise<{ callers: Map<Kind, Caller>; chec
   }
   for (const kind of ['streamable', 'sse'] as const) {
     if (!RUN_KINDS.includes(kind)) continue;
-    const clients = await openSdkSessions(b, kind);
+    const clients = (await openSdkSessions(b.mcpUrl, b.headers, SESSIONS, kind)).map((x) => x.client);
     const call = (twin: Twin, w: number, i: number) => clients[w]!.callTool({ name: twin.tool, arguments: twin.args(i) });
     callers.set(kind, async (twin, w, i) => (await call(twin, w, i)).isError !== true);
     check.set(kind, async (twin) => {

@@ -82,6 +82,29 @@ export async function closedLoop(workers: number, durationMs: number, step: (w: 
   };
 }
 
+/** `n` sessions of the official MCP SDK client on the server at `baseUrl`, over streamable HTTP or SSE. */
+export async function openSdkSessions(
+  baseUrl: string,
+  headers: Record<string, string>,
+  n: number,
+  kind: 'streamable' | 'sse' = 'streamable',
+) {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
+  return Promise.all(
+    Array.from({ length: n }, async () => {
+      const client = new Client({ name: 'bench', version: '1' });
+      const transport =
+        kind === 'streamable'
+          ? new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), { requestInit: { headers } })
+          : new SSEClientTransport(new URL('/sse', baseUrl), { requestInit: { headers } });
+      await client.connect(transport);
+      return { client, transport };
+    }),
+  );
+}
+
 /** The JSON-RPC answer to request `id` in a body that is JSON or an SSE stream. */
 export function answerOf(text: string, contentType: string | undefined): { result?: { isError?: boolean }; error?: unknown } | null {
   if (contentType?.startsWith('application/json')) return JSON.parse(text);
