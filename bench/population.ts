@@ -4,10 +4,6 @@
 // again; the posts due next measured against the same slice without a restart; then a tenth
 // rescheduled and a hundredth unscheduled.
 //
-//   npm run bench -- population                     100,000 posts over 1,000 workspaces
-//   npm run bench -- population --posts 10000       a smaller population
-//   npm run bench -- population --help              every option
-//
 // Everything is the bench's own: database content_scheduler_bench_pop (dropped and recreated),
 // Redis db 9 (flushed), the Temporal dev server on a SQLite file (or the cluster tier) and the
 // network simulator on free ports; the worker and the API are child processes as production

@@ -2,14 +2,8 @@
 // behind the soak's own round-robin, webhooks to a local receiver, and a seeded random schedule
 // of faults while they go out. At the end everything is checked against the network
 // simulator's and the receiver's own records; the script exits 1 on any violation.
-//
-//   npm run bench -- soak                          default: 200 posts over 2 min, 10 accounts, 3 workspaces
-//   npm run bench -- soak --seed 1234              replay a run's fault and operation schedule
-//   npm run bench -- soak --posts 1000 --accounts 20 --duration 600    the issue's full size
-//   npm run bench -- soak --help                   every option
-//   npm run bench -- soak --temporal cluster --api 2 --workers 2    on the cluster tier (issue 27):
-//                                                  Temporal as four service processes on Postgres,
-//                                                  each killed and restarted on its own
+// --seed replays a run's fault and operation schedule; --temporal cluster runs Temporal as four
+// service processes on Postgres (issue 27), each killed and restarted on its own.
 //
 // Everything is the soak's own: Postgres database content_scheduler_bench_soak (dropped and
 // recreated), a redis-server on a free port (never the machine's shared Redis: the soak restarts
