@@ -29,7 +29,7 @@ import { benchFlags } from './harness/options';
 import { bareRound, buildBaselineBundle, startBareBaseline, type BareBaseline } from './generation/baseline';
 import { request, roundFigures, type Reply, type RoundResult } from './generation/figures';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { f0, step } from './harness/format';
+import { f0, RESULTS_DIR, step } from './harness/format';
 import { startService, captureOneJob, runRounds, report } from './generation/rounds';
 
 export const opt = benchFlags(
@@ -123,7 +123,7 @@ if (ORDER !== 'before' && ORDER !== 'interleaved') {
 const DATABASE_URL = process.env.BENCH_GEN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_gen';
 const REDIS_URL = process.env.BENCH_GEN_REDIS_URL ?? 'redis://127.0.0.1:6379/11';
 export const TASK_QUEUE = 'bench-generation';
-export const RESULTS_DIR = path.join(REPO_ROOT, 'bench', 'results');
+export { RESULTS_DIR };
 export const PROFILE_DIR = path.join(RESULTS_DIR, 'profiles', 'generation');
 export const CENSUS_DIR = path.join(RESULTS_DIR, 'generation-census');
 // The census loads after tsx (TypeScript) and before the app, in each process's main thread only

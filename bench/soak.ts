@@ -21,6 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Cleanups } from './harness/cleanups';
 import { prng } from './harness/content';
+import { RESULTS_DIR } from './harness/format';
 import { recreateDatabase, setPublishingEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
 import { verifyWebhookSignature } from '../sim/webhooks/verifier';
@@ -111,8 +112,6 @@ const API_COUNT = Math.floor(opt.api);
 const WORKER_COUNT = Math.floor(opt.workers);
 
 const DATABASE_URL = process.env.BENCH_SOAK_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_soak';
-const ROOT = path.resolve(import.meta.dirname, '..');
-const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const TASK_QUEUE = 'bench-soak';
 // The network client gives up after this long; the "timeout" fault holds createPost longer.
 export const NETWORK_TIMEOUT_MS = 3_000;

@@ -8,7 +8,7 @@ import { startBareBaseline } from './baseline';
 import { censusControl, describePlan, perJob, planOf, writePlan } from './sameStatements';
 import { compareToBaseline, request, summarizeRounds, type Summary } from './figures';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { f0, step } from '../harness/format';
+import { f0, step, writeResults } from '../harness/format';
 import {
   opt,
   REQUESTS,
@@ -156,25 +156,17 @@ export async function report({ results, baselineResults, sameResults }: Results)
     console.log(`  ${tag}: API / same statements bare: ${versusSame.queueToDoneP50Ratio.toFixed(2)}×`);
   if (sameSummary && baselineSummary && baselineSummary.queueToDoneP50Ms > 0)
     console.log(`  ${tag}: same statements / minimal: ${(sameSummary.queueToDoneP50Ms / baselineSummary.queueToDoneP50Ms).toFixed(2)}×`);
-  const file = path.join(RESULTS_DIR, 'generation.json');
-  fs.writeFileSync(
-    file,
-    JSON.stringify(
-      {
-        at: new Date().toISOString(),
-        machine: machineInfo(),
-        options: { requests: REQUESTS, rounds: ROUNDS, warmup: WARMUP, baseline: BASELINE, baselineOrder: ORDER },
-        summary,
-        rounds: results,
-        baseline: baselineSummary ? { summary: baselineSummary, rounds: baselineResults } : null,
-        vsBaseline: versus,
-        sameStatements: sameSummary ? { summary: sameSummary, rounds: sameResults } : null,
-        vsSameStatements: versusSame,
-      },
-      null,
-      2,
-    ),
-  );
+  const file = writeResults('generation', {
+    at: new Date().toISOString(),
+    machine: machineInfo(),
+    options: { requests: REQUESTS, rounds: ROUNDS, warmup: WARMUP, baseline: BASELINE, baselineOrder: ORDER },
+    summary,
+    rounds: results,
+    baseline: baselineSummary ? { summary: baselineSummary, rounds: baselineResults } : null,
+    vsBaseline: versus,
+    sameStatements: sameSummary ? { summary: sameSummary, rounds: sameResults } : null,
+    vsSameStatements: versusSame,
+  });
   if (opt.profile) {
     const { printProfile, summarizeProfile } = await import('../harness/profile');
     const jobs = WARMUP + REQUESTS * ROUNDS;

@@ -16,6 +16,7 @@ import {
   type McpKind,
 } from './settings';
 import type { Round } from './clients';
+import { writeResults } from '../harness/format';
 
 // The MCP bench's report: each tool's doors side by side, the paired ratios to REST, the targets and the JSON results.
 
@@ -127,8 +128,7 @@ export async function report(rounds: Round[]) {
     tools: rows,
     rounds,
   };
-  fs.mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
-  fs.writeFileSync(path.join(ROOT, 'bench', 'results', 'mcp.json'), JSON.stringify(out, null, 2));
+  writeResults('mcp', out);
   console.log('\n  written to bench/results/mcp.json');
   if (opt.profile) {
     const { printProfile, summarizeProfile } = await import('../harness/profile');
