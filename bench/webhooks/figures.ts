@@ -1,8 +1,8 @@
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BURST_TARGET, PACED_P99_TARGET_MS, opt, EVENTS, ENDPOINTS, RATE, byNumber, percentile, run } from '../webhooks';
 import type { Bench, Baseline } from '../webhooks';
+import { writeResults } from '../harness/format';
 
 // The webhooks bench's figures: what the receipts and rows say, printed and written, and where a delivery's time went.
 
@@ -158,9 +158,7 @@ export function report(result: Awaited<ReturnType<typeof figures>>) {
       `  paced target     p99 ${result.latencyMs.p99} ms (target ≤ ${PACED_P99_TARGET_MS} ms at 20 events/s; this run ${RATE}/s: ${ok ? 'met' : 'MISSED'})`,
     );
   }
-  const out = path.join(import.meta.dirname, 'results', 'webhooks.json');
-  fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(out, JSON.stringify(result, null, 2));
+  const out = writeResults('webhooks', result);
   console.log(`  written to ${path.relative(process.cwd(), out)}`);
   if (lost || duplicates || badSignatures) process.exitCode = 1;
   if (opt.strict && misses.length) {
