@@ -27,7 +27,6 @@ import * as S from './population/settings';
 import {
   clusterTier,
   devServerTier,
-  idle,
   seedWorkspaces,
   ServiceProcesses,
   until,
@@ -37,6 +36,7 @@ import {
 } from './population/stack';
 import { growth, postgresReading, temporalReading, type StorageGrowth } from './population/storage';
 import { drain, readBack, type Expected } from './population/verify';
+import { idle } from './harness/taskQueue';
 import { freePort } from '../tooling/ports';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { f0, REPO_ROOT, RESULTS_DIR, s1, step } from './harness/format';
