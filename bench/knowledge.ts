@@ -36,7 +36,7 @@ import { launch, workerPolls } from '../tooling/launcher';
 import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { step } from './harness/format';
+import { loadAverage, step } from './harness/format';
 import { openSdkSessions } from './mcp/clients';
 
 const opt = benchFlags('knowledge: ingest throughput and job latency, then search over a chunk corpus beside bare SQL.', {
@@ -324,12 +324,7 @@ async function measureSearch(b: Bench, ingestChunks: number) {
 }
 
 function report({ ingest: { done, rows, latencies, first, last, acceptedMs, ingestChunks }, surfaces }: Awaited<ReturnType<typeof run>>) {
-  console.log(
-    `\nresults (${os.cpus().length} CPUs, load average ${os
-      .loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')})`,
-  );
+  console.log(`\nresults (${os.cpus().length} CPUs, load average ${loadAverage(2)})`);
   if (DOCS > 0)
     console.log(
       `  ingest: ${done.length}/${DOCS} DONE (${rows.length - done.length} not) · accepted in ${acceptedMs.toFixed(0)} ms · ` +

@@ -31,7 +31,7 @@ import { objectStoreEnv, startObjectStore } from '../tooling/objectStoreServer';
 import { png } from '../tooling/png';
 import type { AssetRow } from '../lib/media/assets';
 import type { ImageType } from '../lib/media/images';
-import { step } from './harness/format';
+import { loadAverage, step } from './harness/format';
 
 const opt = benchFlags(
   'media: inline imports, presigned PUTs, upload imports and bare store PUTs, all at once.',
@@ -324,12 +324,7 @@ function report(rounds: Round[]) {
           `bare ${bare.perSecond.toFixed(1)}/s · API / bare PUT+INSERT: ${(api.perSecond / bare.perSecond).toFixed(2)}×`,
       );
   });
-  console.log(
-    `\nmachine: ${os.cpus().length} CPUs, load average ${os
-      .loadavg()
-      .map((x) => x.toFixed(1))
-      .join(' ')}`,
-  );
+  console.log(`\nmachine: ${os.cpus().length} CPUs, load average ${loadAverage(1)}`);
 }
 
 const bench = await setUp();

@@ -16,7 +16,7 @@ import {
   type McpKind,
 } from './settings';
 import type { Round } from './clients';
-import { writeResults } from '../harness/format';
+import { loadAverage, writeResults } from '../harness/format';
 
 // The MCP bench's report: each tool's doors side by side, the paired ratios to REST, the targets and the JSON results.
 
@@ -111,12 +111,7 @@ export async function report(rounds: Round[]) {
     console.log(
       `\n  every read tool ≥ ${TARGET_RATIO}× its REST twin (plain client): ${target.missed.length === 0 ? 'met' : `MISSED by ${target.missed.join(', ')}`}; lowest ${target.lowest.tool} ${target.lowest.ratio.toFixed(2)}×`,
     );
-    console.log(
-      `  (load average ${os
-        .loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')}: the machine is shared, read the ratios, not the rates)`,
-    );
+    console.log(`  (load average ${loadAverage(1)}: the machine is shared, read the ratios, not the rates)`);
     if (opt.strict && target.missed.length) process.exitCode = 1;
   }
   const out = {
