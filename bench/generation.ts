@@ -14,7 +14,6 @@
 // as production runs it; the baseline's server (bench/generation/serve-bare.ts) and worker
 // (bench/generation/baselineWorker.ts) likewise. See bench/README.md.
 
-import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -26,7 +25,8 @@ import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/tempor
 import { Cleanups } from './harness/cleanups';
 import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
-import { bareRound, buildBaselineBundle, startBareBaseline, type BareBaseline } from './generation/baseline';
+import { bareRound, startBareBaseline, type BareBaseline } from './generation/baseline';
+import { writeWorkflowBundle } from './publishing/bundles';
 import { request, roundFigures, type Reply, type RoundResult } from './generation/figures';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { f0, RESULTS_DIR, step } from './harness/format';
@@ -324,12 +324,13 @@ async function setUp(cleanups: Cleanups) {
   // Both workers load a bundle built here once, as production workers load the build's
   // (WORKFLOW_BUNDLE_PATH), rather than running webpack at start-up in their own heap.
   const tb = Date.now();
-  fs.mkdirSync(RESULTS_DIR, { recursive: true });
-  const { workflowBundle } = await import('../workers/worker');
-  const serviceBundle = path.join(RESULTS_DIR, 'generation-workflow-bundle.js');
-  fs.writeFileSync(serviceBundle, (await workflowBundle({ traced: false })).code);
-  process.env.WORKFLOW_BUNDLE_PATH = serviceBundle;
-  const baselineBundle = BASELINE ? await buildBaselineBundle(path.join(RESULTS_DIR, 'generation-baseline-bundle.js')) : null;
+  process.env.WORKFLOW_BUNDLE_PATH = await writeWorkflowBundle(path.join(RESULTS_DIR, 'generation-workflow-bundle.js'));
+  const baselineBundle = BASELINE
+    ? await writeWorkflowBundle(
+        path.join(RESULTS_DIR, 'generation-baseline-bundle.js'),
+        path.join(import.meta.dirname, 'generation', 'baselineWorkflows.ts'),
+      )
+    : null;
   step(`workflow bundles built in ${((Date.now() - tb) / 1000).toFixed(1)} s; the workers load them`);
 
   // ── The service and the bare baseline, same dev server, same worker settings ────────────
