@@ -13,7 +13,7 @@
 import pg from 'pg';
 import { closedLoop } from './harness/load';
 import { captureStatements, describeStatements, explainAll, measureSurface, type SurfaceFigures } from './harness/statements';
-import { closeStores, resetStores } from './harness/database';
+import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
 import { startServer } from './harness/servers';
 
@@ -39,7 +39,7 @@ const DURATION_MS = opt.duration * 1000;
 
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_analytics';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/14';
-Object.assign(process.env, { DATABASE_URL, REDIS_URL, RATE_LIMIT_READ: '10000000', LOG_LEVEL: 'error', NODE_ENV: 'production' });
+setBenchEnvironment(DATABASE_URL, REDIS_URL, { LOG_LEVEL: 'error' });
 
 type Bench = Awaited<ReturnType<typeof setUp>>;
 

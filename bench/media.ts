@@ -24,7 +24,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { closedLoop, summarize, type LatencySummary } from './harness/load';
 import { captureStatements, describeStatements, explainAll, measureSurface } from './harness/statements';
-import { resetStores } from './harness/database';
+import { resetStores, setBenchEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
 import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
 import { objectStoreEnv, startObjectStore } from '../tooling/objectStoreServer';
@@ -148,16 +148,8 @@ type Round = Phase[] & { images: number; mib: number; imports: Array<{ label: st
 /** The object store, the bench's stores, the API process, and the store as the SDK sees it. */
 async function setUp() {
   const store = await startObjectStore({ log: () => {} });
-  Object.assign(process.env, {
-    DATABASE_URL,
-    REDIS_URL,
-    ...objectStoreEnv(store),
-    // The bench measures the handlers, not the write bucket (60/min per workspace by default).
-    RATE_LIMIT_WRITE: '1000000',
-    RATE_LIMIT_READ: '1000000',
-    LOG_LEVEL: 'error',
-    NODE_ENV: 'production',
-  });
+  // The bench measures the handlers, not the write bucket (60/min per workspace by default).
+  setBenchEnvironment(DATABASE_URL, REDIS_URL, { ...objectStoreEnv(store), LOG_LEVEL: 'error' });
   step(`object store ${store.endpoint}; database ${DATABASE_URL}`);
   await resetStores(DATABASE_URL, REDIS_URL);
   const { S3ObjectStore, s3OptionsFromConfig } = await import('../lib/storage/objectStore');

@@ -16,7 +16,7 @@
 
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { closeStores, resetStores } from './harness/database';
+import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
 import { mean } from './harness/format';
 
@@ -39,14 +39,7 @@ type Figures = Awaited<ReturnType<typeof run>>;
 
 /** The bench's stores, a workspace with 60 posts in one project, the app served plain and with the request span. */
 async function setUp() {
-  Object.assign(process.env, {
-    DATABASE_URL,
-    REDIS_URL,
-    RATE_LIMIT_READ: '10000000',
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
-    CONTRACT_CHECK: 'strict',
-  });
+  setBenchEnvironment(DATABASE_URL, REDIS_URL, { LOG_LEVEL: 'warn', CONTRACT_CHECK: 'strict' });
   await resetStores(DATABASE_URL, REDIS_URL);
   const { db } = await import('../lib/db');
   const { benchWorkspace } = await import('./harness/seed');

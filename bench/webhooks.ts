@@ -20,7 +20,7 @@ import pg from 'pg';
 import { diff, snapshot, type Groups } from './harness/proc';
 import { verifyWebhookSignature } from '../sim/webhooks/verifier';
 import { Cleanups } from './harness/cleanups';
-import { closeStores, resetStores } from './harness/database';
+import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
 import { launch } from '../tooling/launcher';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -166,12 +166,8 @@ async function setUp(cleanups: Cleanups) {
   const temporal = await startTemporalDevServer({ binary, port: await freePort(), uiPort: null, dbFile: null, log: () => {} });
   cleanups.push(() => temporal.stop());
   step(`Temporal dev server ${temporal.address} (in memory)`);
-  Object.assign(process.env, {
-    DATABASE_URL,
-    REDIS_URL,
+  setBenchEnvironment(DATABASE_URL, REDIS_URL, {
     TEMPORAL_ADDRESS: temporal.address,
-    NODE_ENV: 'production',
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     // The receivers are local processes: this is the explicit loopback allowance.
     WEBHOOK_ALLOW_LOOPBACK: '1',
     // The worker builds the publishing activities too; nothing here publishes.

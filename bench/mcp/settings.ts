@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { benchFlags } from '../harness/options';
+import { setBenchEnvironment } from '../harness/database';
 
 // The MCP bench's command line and environment, set before the first app module loads (they read it once).
 
@@ -49,13 +50,4 @@ export const TARGET_RATIO = 0.8;
 export const PROFILE_DIR = path.join(ROOT, 'bench', 'results', 'profiles', 'mcp');
 
 // The app modules read these once, at import.
-Object.assign(process.env, {
-  NODE_ENV: 'production',
-  DATABASE_URL,
-  REDIS_URL,
-  LOG_LEVEL: 'error',
-  // The limiter's script runs on every call as in production, but never refuses one.
-  RATE_LIMIT_READ: '10000000',
-  RATE_LIMIT_WRITE: '10000000',
-  LLM_WRITER: 'builtin',
-});
+setBenchEnvironment(DATABASE_URL, REDIS_URL, { LOG_LEVEL: 'error', LLM_WRITER: 'builtin' });

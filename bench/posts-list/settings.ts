@@ -1,5 +1,6 @@
 import { machineInfo } from '../harness/proc';
 import { benchFlags } from '../harness/options';
+import { setBenchEnvironment } from '../harness/database';
 
 // The posts-list bench's command line and environment: set before the first app module loads (lib/config reads it once).
 
@@ -74,14 +75,8 @@ export const BENCH_DB = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(
 
 // lib/config reads the environment once, at import: everything the app modules (in this
 // process for seeding, and in the forked server) must see is set before the first import.
-Object.assign(process.env, {
-  DATABASE_URL,
-  REDIS_URL,
-  RATE_LIMIT_READ,
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-  // Both servers run as they would in production; Koa and libraries branch on it.
-  NODE_ENV: 'production',
-});
+// Both servers run as they would in production (NODE_ENV); Koa and libraries branch on it.
+setBenchEnvironment(DATABASE_URL, REDIS_URL, { RATE_LIMIT_READ });
 
 export const CPUS = machineInfo().cpus;
 
