@@ -107,9 +107,6 @@ Environment: BENCH_GEN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/
              BENCH_GEN_REDIS_URL (default redis://127.0.0.1:6379/11; the database is flushed).`,
 );
 
-export const REQUESTS = opt.requests;
-export const ROUNDS = opt.rounds;
-export const WARMUP = opt.warmup;
 export const TIMEOUT_MS = opt.timeout * 1000;
 const QUIET_WAIT_MS = opt['quiet-wait'] * 1000;
 export const TARGET_P50_MS = 1_000;
@@ -288,7 +285,7 @@ async function main() {
     // connections) gone before the service's start.
     if (bench.bare && ORDER === 'before') {
       await baselineWarmup(bench, bench.bare, 'baseline');
-      for (let i = 1; i <= ROUNDS; i++) await baselineRoundN(bench, bench.bare, 'baseline', bench.baselineResults, i);
+      for (let i = 1; i <= opt.rounds; i++) await baselineRoundN(bench, bench.bare, 'baseline', bench.baselineResults, i);
       await bench.bare.stop();
       bench.bare = null;
     }
@@ -372,7 +369,7 @@ async function setUp(cleanups: Cleanups) {
   return bench;
 }
 
-export const newAgent = () => new http.Agent({ keepAlive: true, maxSockets: Math.max(REQUESTS, WARMUP, 1) });
+export const newAgent = () => new http.Agent({ keepAlive: true, maxSockets: Math.max(opt.requests, opt.warmup, 1) });
 
 /** A fresh project of the bench's workspace, for one round. */
 export async function project(b: Bench, name: string): Promise<string> {
@@ -401,16 +398,16 @@ export async function quiet(groups: Groups) {
 export async function baselineRoundN(b: Bench, bare: BareBaseline, name: string, into: RoundResult[], i: number) {
   const groups = sideGroups(b, [bare.server.pid, bare.worker.pid]);
   await quiet(groups);
-  step(`${name} round ${i}: ${REQUESTS} requests at once`);
-  const r = await baselineRound(bare, b.bareAgent, REQUESTS, groups);
+  step(`${name} round ${i}: ${opt.requests} requests at once`);
+  const r = await baselineRound(bare, b.bareAgent, opt.requests, groups);
   printRound(`${name} round ${i}`, r);
   into.push(r);
 }
 
 export async function baselineWarmup(b: Bench, bare: BareBaseline, name: string) {
-  if (WARMUP <= 0) return;
-  step(`${name} warm-up: ${WARMUP} requests`);
-  printRound(`${name} warm-up`, await baselineRound(bare, b.bareAgent, WARMUP, sideGroups(b, [bare.server.pid, bare.worker.pid])));
+  if (opt.warmup <= 0) return;
+  step(`${name} warm-up: ${opt.warmup} requests`);
+  printRound(`${name} warm-up`, await baselineRound(bare, b.bareAgent, opt.warmup, sideGroups(b, [bare.server.pid, bare.worker.pid])));
 }
 
 main().catch((err) => {

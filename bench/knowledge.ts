@@ -58,7 +58,6 @@ const opt = benchFlags('knowledge: ingest throughput and job latency, then searc
 const DOCS = opt.documents;
 const BYTES = opt.bytes;
 const SCALES = opt.chunks.split(',').map(Number);
-const CONNECTIONS = opt.connections;
 const DURATION_MS = opt.duration * 1000;
 
 const DATABASE_URL = process.env.BENCH_KB_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_knowledge';
@@ -89,7 +88,7 @@ async function setUp() {
   const mcp = await startServer('mcp', 'bench/knowledge/serve-mcp.ts', process.env, [...API_NODE_ARGS]);
   const replay = await startServer('replay', 'bench/harness/serve-replay.ts', process.env);
   const worker = await launch({ kind: 'worker' });
-  const bare = new pg.Pool({ connectionString: DATABASE_URL, max: CONNECTIONS });
+  const bare = new pg.Pool({ connectionString: DATABASE_URL, max: opt.connections });
   const {
     workspace,
     project: p,
@@ -259,7 +258,7 @@ async function measureSearch(b: Bench, ingestChunks: number) {
     headers,
   }));
   // One MCP session per connection over streamable HTTP with the SDK client, as bench/mcp.ts opens them.
-  const sessions = await openSdkSessions(b.mcp.baseUrl, { Authorization: headers.Authorization }, CONNECTIONS);
+  const sessions = await openSdkSessions(b.mcp.baseUrl, { Authorization: headers.Authorization }, opt.connections);
   const toolCalls = searchToolCalls(b, sessions[0]!.transport as StreamableHTTPClientTransport);
   const minimalSql = `with q as materialized (select websearch_to_tsquery('english', $2) as q),
          page as (
@@ -285,7 +284,7 @@ async function measureSearch(b: Bench, ingestChunks: number) {
     const captured = await captureAll(api, searchTargets, 'search');
     const toolCaptured = await captureAll(b.mcp, toolCalls, `${SEARCH_TOOL} call`);
     if (opt.explain) await explainAll(bare, captured[0]!, { text: minimalSql, values: [workspace.id, QUERIES[0]!] });
-    step(`search over ${total} chunks: API, same statements, minimal query (${CONNECTIONS} connections, ${DURATION_MS / 1000} s each)`);
+    step(`search over ${total} chunks: API, same statements, minimal query (${opt.connections} connections, ${DURATION_MS / 1000} s each)`);
     const surface = (
       name: string,
       server: ServerHandle,
@@ -304,7 +303,7 @@ async function measureSearch(b: Bench, ingestChunks: number) {
         // the percentiles are over all requests.
         api: door,
         minimal: (i) => bare.query(minimalSql, [workspace.id, QUERIES[i % 8]!]),
-        connections: CONNECTIONS,
+        connections: opt.connections,
         durationMs: DURATION_MS,
         warmupMs: 3000,
       });
@@ -313,7 +312,7 @@ async function measureSearch(b: Bench, ingestChunks: number) {
         'knowledge search',
         api,
         captured,
-        () => closedLoop(searchTargets, { connections: CONNECTIONS, durationMs: DURATION_MS }),
+        () => closedLoop(searchTargets, { connections: opt.connections, durationMs: DURATION_MS }),
         b.replay,
       ),
     );

@@ -29,8 +29,6 @@ const opt = benchFlags(
   `Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_ops),
              BENCH_REDIS_URL (default redis://127.0.0.1:6379/13; the database is flushed).`,
 );
-const REQUESTS = opt.requests;
-const ROUNDS = opt.rounds;
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_ops';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
 
@@ -104,7 +102,7 @@ async function run(b: Bench) {
   const requests = async (validate: boolean, target = b.plain.url, cpuInto?: number[]): Promise<number> => {
     const started = performance.now();
     const cpuStart = process.cpuUsage();
-    for (let i = 0; i < REQUESTS; i++) {
+    for (let i = 0; i < opt.requests; i++) {
       const res = await fetch(target, { headers });
       const body = await res.json();
       if (res.status !== 200) throw new Error(`status ${res.status}`);
@@ -114,14 +112,14 @@ async function run(b: Bench) {
       }
     }
     const used = process.cpuUsage(cpuStart);
-    cpuInto?.push((used.user + used.system) / 1000 / REQUESTS);
-    return (performance.now() - started) / REQUESTS;
+    cpuInto?.push((used.user + used.system) / 1000 / opt.requests);
+    return (performance.now() - started) / opt.requests;
   };
 
   await requests(true); // warm-up (also compiles the contract validators)
   await withTracing(() => requests(false, b.traced.url)); // warm-up of the traced path
   const rounds = { plain: [] as number[], validated: [] as number[], traced: [] as number[], untraced: [] as number[] };
-  for (let r = 0; r < ROUNDS; r++) {
+  for (let r = 0; r < opt.rounds; r++) {
     rounds.plain.push(await requests(false, b.plain.url, cpu.plain));
     rounds.validated.push(await requests(true));
     rounds.traced.push(await withTracing(() => requests(false, b.traced.url, cpu.traced)));
@@ -167,7 +165,7 @@ function report({ rounds, cpu, metricsMs, validateMs }: Figures): void {
   const t = mean(rounds.traced);
   const u = mean(rounds.untraced);
   const us = (xs: number[]) => xs.map((x) => (x * 1000).toFixed(0)).join(', ');
-  console.log(`GET /v1/posts?limit=50, ${REQUESTS} sequential requests x ${ROUNDS} rounds (interleaved)`);
+  console.log(`GET /v1/posts?limit=50, ${opt.requests} sequential requests x ${opt.rounds} rounds (interleaved)`);
   console.log(`  plain (metrics on)            ${(p * 1000).toFixed(0)} µs/request  rounds: ${us(rounds.plain)}`);
   console.log(
     `  + response validation         ${(v * 1000).toFixed(0)} µs/request  rounds: ${us(rounds.validated)}  (+${(((v - p) / p) * 100).toFixed(1)} %)`,

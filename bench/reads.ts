@@ -40,7 +40,6 @@ const LARGE = opt.posts;
 const SMALL = opt['small-posts'];
 const DURATION_MS = opt.duration * 1000;
 const WARMUP_MS = opt.warmup * 1000;
-const CONNECTIONS = opt.connections;
 const ONLY = opt.only ? new RegExp(opt.only, 'i') : null;
 
 const DATABASE_BASE = process.env.BENCH_READS_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_reads';
@@ -118,9 +117,9 @@ const ms = (n: number) => `${n.toFixed(1)} ms`;
 
 async function measure(server: ServerHandle, path: string, headers: Record<string, string>) {
   const target = { url: `${server.baseUrl}${path}`, headers };
-  if (WARMUP_MS) await closedLoop(target, { connections: CONNECTIONS, durationMs: WARMUP_MS });
+  if (WARMUP_MS) await closedLoop(target, { connections: opt.connections, durationMs: WARMUP_MS });
   const before = (await server.usage()).cpuUs;
-  const r = await closedLoop(target, { connections: CONNECTIONS, durationMs: DURATION_MS });
+  const r = await closedLoop(target, { connections: opt.connections, durationMs: DURATION_MS });
   return { run: r, cpuUs: ((await server.usage()).cpuUs - before) / Math.max(1, r.requests) };
 }
 
@@ -140,7 +139,7 @@ async function main() {
   try {
     console.log(
       `\nlargest workspace: ${small.largest.posts} posts at ${label(SMALL)}, ${large.largest.posts} at ${label(LARGE)}; ` +
-        `small workspace: ${small.small.posts} and ${large.small.posts}; ${CONNECTIONS} connections, ${DURATION_MS / 1000} s each`,
+        `small workspace: ${small.small.posts} and ${large.small.posts}; ${opt.connections} connections, ${DURATION_MS / 1000} s each`,
     );
     const now = Date.now();
     for (const workspace of ['largest', 'small'] as const) {

@@ -100,9 +100,6 @@ export const opt = benchFlags(
              TEMPORAL_CLI_PATH (the temporal binary; otherwise found or built as for npm start).`,
 );
 
-export const EVENTS = opt.events;
-export const ENDPOINTS = opt.endpoints;
-export const RATE = opt.rate;
 const TIMEOUT_MS = opt.timeout * 1000;
 const DATABASE_URL = process.env.BENCH_WH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_wh';
 const REDIS_URL = process.env.BENCH_WH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
@@ -138,12 +135,12 @@ async function startReceivers(secrets: string[]) {
 
 async function main() {
   console.log(
-    `webhooks bench — ${EVENTS} events × ${ENDPOINTS} endpoints, ${RATE ? `${RATE} events/s` : 'one burst'}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+    `webhooks bench — ${opt.events} events × ${opt.endpoints} endpoints, ${opt.rate ? `${opt.rate} events/s` : 'one burst'}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
   );
   const cleanups = new Cleanups();
   try {
     const bench = await setUp(cleanups);
-    const baseline = RATE === 0 && !opt['skip-baseline'] ? await measureBaseline(bench) : null;
+    const baseline = opt.rate === 0 && !opt['skip-baseline'] ? await measureBaseline(bench) : null;
     report(await figures(bench, await run(bench, baseline), baseline));
   } finally {
     await cleanups.run();
@@ -154,7 +151,7 @@ export type Bench = Awaited<ReturnType<typeof setUp>>;
 export type Baseline = Awaited<ReturnType<typeof measureBaseline>>;
 
 /**
- * Temporal, the stores, a workspace with ENDPOINTS endpoints made through the create operation
+ * Temporal, the stores, a workspace with opt.endpoints endpoints made through the create operation
  * and pointed at the receivers, the worker in this process with the relay workflow running, and
  * one warm-up event delivered to every endpoint.
  */
@@ -188,11 +185,13 @@ async function setUp(cleanups: Cleanups) {
   const endpoints = await createEndpoints(workspace.id);
   const receivers = await startReceivers(endpoints.map((e) => e.secret));
   cleanups.push(() => receivers.stop());
-  for (let i = 0; i < ENDPOINTS; i++)
+  for (let i = 0; i < opt.endpoints; i++)
     await db()('webhook_endpoints')
       .where({ id: endpoints[i]!.id })
       .update({ url: `http://127.0.0.1:${receivers.ports[i]}/hooks` });
-  step(`${ENDPOINTS} endpoints (create operation) → receivers on 127.0.0.1:${receivers.ports.join(', ')} in pid ${receivers.child.pid}`);
+  step(
+    `${opt.endpoints} endpoints (create operation) → receivers on 127.0.0.1:${receivers.ports.join(', ')} in pid ${receivers.child.pid}`,
+  );
 
   const { worker, connection } = await createWorker();
   const running = worker.run();
@@ -222,20 +221,20 @@ async function setUp(cleanups: Cleanups) {
   // Warm-up: one event through every path (bundle, connections, JIT) before the clock starts.
   const warm = await emitEvent(db(), { workspaceId: workspace.id, projectId: project.id, type: 'post.updated', data: { warmup: true } });
   const warmDeadline = Date.now() + 60_000;
-  while ((await receivers.ask<{ n: number }>('count')).n < ENDPOINTS) {
+  while ((await receivers.ask<{ n: number }>('count')).n < opt.endpoints) {
     if (Date.now() > warmDeadline) throw new Error('warm-up event not delivered within 60 s');
     await sleep(50);
   }
-  step(`warm-up event ${warm} delivered to all ${ENDPOINTS}`);
+  step(`warm-up event ${warm} delivered to all ${opt.endpoints}`);
   return { temporal, workspaceId: workspace.id, projectId: project.id, endpoints, receivers, client, warm };
 }
 
-/** ENDPOINTS endpoints subscribed to every event, pointed at the receivers once they are up. */
+/** opt.endpoints endpoints subscribed to every event, pointed at the receivers once they are up. */
 async function createEndpoints(workspaceId: string): Promise<Array<{ id: string; secret: string }>> {
   const { webhookEndpoint } = await import('./harness/seed');
   const { EVENT_TYPES } = await import('../lib/outbox');
   const endpoints = [];
-  for (let i = 0; i < ENDPOINTS; i++) endpoints.push(await webhookEndpoint(workspaceId, `http://127.0.0.1:9/bench-${i}`, EVENT_TYPES));
+  for (let i = 0; i < opt.endpoints; i++) endpoints.push(await webhookEndpoint(workspaceId, `http://127.0.0.1:9/bench-${i}`, EVENT_TYPES));
   return endpoints;
 }
 
@@ -268,14 +267,14 @@ async function measureBaseline({ temporal, endpoints, receivers, client }: Bench
   const { baselineWebhookWorkflow } = await import('./harness/webhookBaselineWorkflow');
   const pLimit = (await import('p-limit')).default;
   const before = (await receivers.ask<{ n: number }>('count')).n;
-  const n = EVENTS * ENDPOINTS;
+  const n = opt.events * opt.endpoints;
   const startedAt = new Map<string, number>();
   const t0 = Date.now();
   await pLimit(64).map(
     Array.from({ length: n }, (_, i) => i),
     async (i) => {
-      const ep = i % ENDPOINTS;
-      const id = `evt_baseline_${Math.floor(i / ENDPOINTS)}`;
+      const ep = i % opt.endpoints;
+      const id = `evt_baseline_${Math.floor(i / opt.endpoints)}`;
       const body = JSON.stringify({ id, type: 'post.updated', createdAt: new Date().toISOString(), data: { n: i } });
       const headers = {
         'Content-Type': 'application/json',
@@ -314,7 +313,7 @@ async function measureBaseline({ temporal, endpoints, receivers, client }: Bench
   return baseline;
 }
 
-/** The service's run: EVENTS events emitted (at once or paced), until every delivery arrived or the timeout. */
+/** The service's run: opt.events events emitted (at once or paced), until every delivery arrived or the timeout. */
 export async function run(b: Bench, baseline: Baseline | null) {
   const { db } = await import('../lib/db');
   const { emitEvent, EVENT_TYPES: types } = await import('../lib/outbox');
@@ -336,9 +335,9 @@ export async function run(b: Bench, baseline: Baseline | null) {
   const cpuBefore = snapshot();
 
   const emitStart = Date.now();
-  for (let i = 0; i < EVENTS; i++) {
-    if (RATE > 0) {
-      const due = emitStart + (i * 1000) / RATE;
+  for (let i = 0; i < opt.events; i++) {
+    if (opt.rate > 0) {
+      const due = emitStart + (i * 1000) / opt.rate;
       if (due > Date.now()) await sleep(due - Date.now());
     }
     // Like the API: each event committed on its own, in its own statement.
@@ -348,14 +347,14 @@ export async function run(b: Bench, baseline: Baseline | null) {
       type: types[i % types.length]!,
       data: { n: i, post: { id: `post_bench_${i}` } },
     });
-    if (RATE > 0) await emitting;
+    if (opt.rate > 0) await emitting;
     else if (i % 50 === 49) await emitting;
   }
   const emitEnd = Date.now();
-  step(`emitted ${EVENTS} events in ${((emitEnd - emitStart) / 1000).toFixed(2)} s`);
+  step(`emitted ${opt.events} events in ${((emitEnd - emitStart) / 1000).toFixed(2)} s`);
 
   const deadline = Date.now() + TIMEOUT_MS;
-  while ((await b.receivers.ask<{ n: number }>('count')).n - ENDPOINTS - (baseline?.deliveries ?? 0) < EVENTS * ENDPOINTS) {
+  while ((await b.receivers.ask<{ n: number }>('count')).n - opt.endpoints - (baseline?.deliveries ?? 0) < opt.events * opt.endpoints) {
     if (Date.now() > deadline) break;
     await sleep(100);
   }

@@ -1,20 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  ROOT,
-  opt,
-  SESSIONS,
-  DURATION_MS,
-  WARMUP_MS,
-  CHUNKS,
-  RUN_KINDS,
-  MCP_KINDS,
-  TARGET_RATIO,
-  PROFILE_DIR,
-  type Kind,
-  type McpKind,
-} from './settings';
+import { ROOT, opt, DURATION_MS, WARMUP_MS, RUN_KINDS, MCP_KINDS, TARGET_RATIO, PROFILE_DIR, type Kind, type McpKind } from './settings';
 import type { Round } from './clients';
 import { loadAverage, writeResults } from '../harness/format';
 
@@ -119,7 +106,7 @@ export async function report(rounds: Round[]) {
     target,
     at: new Date().toISOString(),
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() },
-    options: { sessions: SESSIONS, durationS: DURATION_MS / 1000, warmupS: WARMUP_MS / 1000, kinds: RUN_KINDS, chunks: CHUNKS },
+    options: { sessions: opt.sessions, durationS: DURATION_MS / 1000, warmupS: WARMUP_MS / 1000, kinds: RUN_KINDS, chunks: opt.chunks },
     tools: rows,
     rounds,
   };

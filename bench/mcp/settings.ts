@@ -37,11 +37,8 @@ export const opt = benchFlags(
   `Environment: BENCH_MCP_DATABASE_URL (default ${DATABASE_URL}, dropped and recreated),
              BENCH_MCP_REDIS_URL (default ${REDIS_URL}, flushed).`,
 );
-export const SESSIONS = opt.sessions;
 export const DURATION_MS = opt.duration * 1000;
 export const WARMUP_MS = opt.warmup * 1000;
-export const ROUNDS = opt.rounds;
-export const CHUNKS = opt.chunks;
 export const RUN_KINDS = opt.kinds.split(',').map((k) => k.trim()) as Kind[];
 for (const k of RUN_KINDS) if (!KINDS.includes(k)) throw new Error(`--kinds: ${k} is not one of ${KINDS.join(', ')}`);
 export const MCP_KINDS = RUN_KINDS.filter((k): k is McpKind => k !== 'rest');

@@ -4,7 +4,7 @@ import { printAllocations, printProfile } from '../harness/profile';
 import { pad, otherShare, noise } from '../posts-list';
 import { f0, f1, mean, writeResults } from '../harness/format';
 import type { Measured, Bench, Run } from '../posts-list';
-import { TARGETS, opt, CONNECTIONS, DURATION_MS, ROUNDS, RATE, RATE_DURATION_MS, RESULT_SETTINGS } from './settings';
+import { TARGETS, opt, DURATION_MS, ROUNDS, RATE_DURATION_MS, RESULT_SETTINGS } from './settings';
 
 // The posts-list bench's report: the table, the targets, the profiles and the JSON results.
 
@@ -35,7 +35,7 @@ export async function report(b: Bench, r: Run) {
 
   console.log(`\nGET /v1/posts?projectId=…&limit=50 — 50 posts/page, ~${f0(bytes.ours / 1024)} KiB/response`);
   console.log(
-    `closed loop: ${CONNECTIONS} keep-alive connections, ${DURATION_MS / 1000} s × ${ROUNDS} round(s) per server${opt.profile ? ', PROFILED (figures carry profiler overhead)' : ''}`,
+    `closed loop: ${opt.connections} keep-alive connections, ${DURATION_MS / 1000} s × ${ROUNDS} round(s) per server${opt.profile ? ', PROFILED (figures carry profiler overhead)' : ''}`,
   );
   console.log(
     `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}${pad('errors', 8)}${pad('srv CPU µs/req', 16)}${pad('of it GC', 10)}${pad('PG stmts/req', 14)}`,
@@ -101,14 +101,14 @@ export async function report(b: Bench, r: Run) {
   }
   if (fixed) {
     const l = fixed.result.latencyMs;
-    console.log(`\nopen loop against ours: ${RATE} req/s for ${RATE_DURATION_MS / 1000} s (latency from scheduled send time)`);
+    console.log(`\nopen loop against ours: ${opt.rate} req/s for ${RATE_DURATION_MS / 1000} s (latency from scheduled send time)`);
     console.log(
       `  achieved ${f1(fixed.result.rps)} req/s, ${fixed.result.ok} ok, ${fixed.result.errors} errors; p50 ${f1(l.p50)} ms, p90 ${f1(l.p90)} ms, p99 ${f1(l.p99)} ms, max ${f1(l.max)} ms`,
     );
     console.log(
       `  generator send lag p99 ${f1(fixed.result.sendLagMs.p99)} ms; server CPU ${f0(fixed.serverCpuUsPerReq)} µs/req (GC ${f0(fixed.gc.pauseUsPerReq)}); machine busy ${f0((fixed.cpu?.machineBusy ?? 0) * 100)}%${noise(fixed)}`,
     );
-    console.log(`  p99 < ${TARGETS.maxP99MsAtRate} ms at ${RATE} req/s: ${p99Met ? 'MET' : 'MISSED'}`);
+    console.log(`  p99 < ${TARGETS.maxP99MsAtRate} ms at ${opt.rate} req/s: ${p99Met ? 'MET' : 'MISSED'}`);
   }
   if (stages) {
     console.log('\nstages inside the app process (sequential, no load; wall includes waiting on Postgres/Redis):');
@@ -149,7 +149,7 @@ export async function report(b: Bench, r: Run) {
       ratio,
     },
     fixedRate: fixed ? roundJson(fixed) : null,
-    targets: { ratio: { min: TARGETS.minRatio, met: ratioMet }, p99AtRate: { maxMs: TARGETS.maxP99MsAtRate, rate: RATE, met: p99Met } },
+    targets: { ratio: { min: TARGETS.minRatio, met: ratioMet }, p99AtRate: { maxMs: TARGETS.maxP99MsAtRate, rate: opt.rate, met: p99Met } },
     ablation: ablation.length ? ablation.map(({ variant, m }) => ({ variant: `bare+${variant}`, ...roundJson(m) })) : null,
     stages,
     profiles: Object.keys(profiles).length ? profiles : null,

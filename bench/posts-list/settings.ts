@@ -56,13 +56,10 @@ export const opt = benchFlags(
              BENCH_REDIS_URL (default redis://127.0.0.1:6379/14; the database is flushed).`,
 );
 
-export const CONNECTIONS = opt.connections;
 export const DURATION_MS = opt.duration * 1000;
 export const WARMUP_MS = opt.warmup * 1000;
 export const ROUNDS = opt.profile ? 1 : opt.rounds;
-export const RATE = opt.rate;
 export const RATE_DURATION_MS = opt['rate-duration'] * 1000;
-export const POSTS = opt.posts;
 export const QUIET_WAIT_MS = opt['quiet-wait'] * 1000;
 export const QUIET_THRESHOLD = 0.1;
 // Split on spaces: Node flags never contain any.
@@ -83,11 +80,11 @@ export const CPUS = machineInfo().cpus;
 /** The settings a run's results file records. */
 export const RESULT_SETTINGS = {
   serverNodeOptions: SERVER_NODE_ARGS,
-  connections: CONNECTIONS,
+  connections: opt.connections,
   durationS: DURATION_MS / 1000,
   warmupS: WARMUP_MS / 1000,
   rounds: ROUNDS,
-  rate: RATE,
+  rate: opt.rate,
   rateDurationS: RATE_DURATION_MS / 1000,
   rateLimitRead: Number(RATE_LIMIT_READ),
   authCacheMs: Number(process.env.AUTH_CACHE_MS ?? 4000),
