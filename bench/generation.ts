@@ -36,22 +36,19 @@ export const opt = benchFlags(
   `generation: N generation requests at once, built-in writer, worker as a child process;
 before them (or interleaved) the same bursts at a bare baseline on the same Temporal dev server.`,
   {
-    requests: { type: 'number', default: 200, integer: true, help: 'requests sent at once per round' },
+    requests: { default: 200, integer: true, help: 'requests sent at once per round' },
     rounds: {
-      type: 'number',
       default: 3,
       integer: true,
       help: 'measured rounds, each on a fresh project (default 3); the baseline runs as many',
     },
     warmup: {
-      type: 'number',
       default: 20,
       integer: true,
       help: 'requests of an unmeasured first burst (default 20), for the baseline too',
     },
-    timeout: { type: 'number', default: 120, integer: true, arg: 'S', help: 'seconds a round may take to reach DONE for every job' },
+    timeout: { default: 120, integer: true, arg: 'S', help: 'seconds a round may take to reach DONE for every job' },
     'quiet-wait': {
-      type: 'number',
       default: 120,
       integer: true,
       arg: 'S',
@@ -74,7 +71,6 @@ before them (or interleaved) the same bursts at a bare baseline on the same Temp
         \`same statements / minimal: N.NN×\` (same-statements p50 / minimal p50)`,
     },
     'baseline-order': {
-      type: 'string',
       default: 'before',
       arg: 'before|interleaved',
       help: `of the minimal baseline. before (default): its warm-up and rounds, then its

@@ -40,10 +40,9 @@ import { loadAverage, step } from './harness/format';
 import { openSdkSessions } from './mcp/clients';
 
 const opt = benchFlags('knowledge: ingest throughput and job latency, then search over a chunk corpus beside bare SQL.', {
-  documents: { type: 'number', default: 200, integer: true, help: 'documents ingested at once (default 200); 0 skips the ingest phase' },
-  bytes: { type: 'number', default: 20 * 1024, min: 1, integer: true, help: 'size of each document' },
+  documents: { default: 200, integer: true, help: 'documents ingested at once (default 200); 0 skips the ingest phase' },
+  bytes: { default: 20 * 1024, min: 1, integer: true, help: 'size of each document' },
   chunks: {
-    type: 'string',
     default: '10000,100000',
     arg: 'N,M',
     help: 'corpus sizes (chunks in the workspace) for the search phase, measured in\nturn',
@@ -52,8 +51,8 @@ const opt = benchFlags('knowledge: ingest throughput and job latency, then searc
     type: 'boolean',
     help: "EXPLAIN (ANALYZE, BUFFERS) of the service's statements and of the minimal\nquery at each size",
   },
-  connections: { type: 'number', default: 8, min: 1, integer: true, help: 'concurrent searchers' },
-  duration: { type: 'number', default: 15, arg: 'S', help: 'seconds per search run' },
+  connections: { default: 8, min: 1, integer: true, help: 'concurrent searchers' },
+  duration: { default: 15, arg: 'S', help: 'seconds per search run' },
 });
 const DOCS = opt.documents;
 const BYTES = opt.bytes;

@@ -36,9 +36,9 @@ import { loadAverage, step } from './harness/format';
 const opt = benchFlags(
   'media: inline imports, presigned PUTs, upload imports and bare store PUTs, all at once.',
   {
-    count: { type: 'number', default: 200, min: 1, integer: true, help: 'images per phase, sent at once' },
-    bytes: { type: 'number', default: 1024 * 1024, min: 1, help: 'approximate size of each PNG' },
-    rounds: { type: 'number', default: 2, integer: true, help: 'measured rounds (default 2), after one unmeasured warm-up of 10' },
+    count: { default: 200, min: 1, integer: true, help: 'images per phase, sent at once' },
+    bytes: { default: 1024 * 1024, min: 1, help: 'approximate size of each PNG' },
+    rounds: { default: 2, integer: true, help: 'measured rounds (default 2), after one unmeasured warm-up of 10' },
     explain: { type: 'boolean', help: "EXPLAIN (ANALYZE, BUFFERS) of the media list's statements and its minimal query" },
     profile: {
       type: 'boolean',

@@ -131,15 +131,14 @@ function options() {
     'oauth: POST /oauth/token (refresh grant) and GET /v1/workspaces/me with OAuth tokens.',
     {
       connections: {
-        type: 'number',
         default: 16,
         min: 1,
         integer: true,
         help: 'closed-loop keep-alive connections, one token family each',
       },
-      duration: { type: 'number', default: 10, arg: 'S', help: 'seconds per measurement' },
-      warmup: { type: 'number', default: 3, arg: 'S', help: 'seconds of warm-up before each measurement' },
-      rate: { type: 'number', default: 200, min: 0.001, arg: 'R', help: 'open-loop requests/s for GET /v1/workspaces/me' },
+      duration: { default: 10, arg: 'S', help: 'seconds per measurement' },
+      warmup: { default: 3, arg: 'S', help: 'seconds of warm-up before each measurement' },
+      rate: { default: 200, min: 0.001, arg: 'R', help: 'open-loop requests/s for GET /v1/workspaces/me' },
     },
     `Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
              BENCH_OAUTH_REDIS_URL (default ${REDIS_URL}; the db is flushed).`,

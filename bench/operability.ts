@@ -23,8 +23,8 @@ import { mean } from './harness/format';
 const opt = benchFlags(
   'operability: what response validation, tracing and metrics cost on GET /v1/posts?limit=50.',
   {
-    requests: { type: 'number', default: 3000, min: 1, integer: true, help: 'sequential requests per measurement' },
-    rounds: { type: 'number', default: 3, min: 1, integer: true, help: 'interleaved rounds of plain, validated, traced and untraced' },
+    requests: { default: 3000, min: 1, integer: true, help: 'sequential requests per measurement' },
+    rounds: { default: 3, min: 1, integer: true, help: 'interleaved rounds of plain, validated, traced and untraced' },
   },
   `Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_ops),
              BENCH_REDIS_URL (default redis://127.0.0.1:6379/13; the database is flushed).`,

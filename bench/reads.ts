@@ -26,11 +26,11 @@ const opt = benchFlags(
   `reads: every read surface at --posts against --small-posts, p50/p99 in one run, and each
 against its statements behind bare Koa.`,
   {
-    posts: { type: 'number', default: 1000000, min: 200, integer: true, help: 'the large seed' },
-    'small-posts': { type: 'number', default: 10000, min: 200, integer: true, help: 'the small seed' },
-    duration: { type: 'number', default: 3, min: 0.5, arg: 'S', help: 'seconds per measurement (default 3), after --warmup S (default 1)' },
-    warmup: { type: 'number', default: 1, arg: 'S', help: 'seconds of warm-up before each measurement' },
-    connections: { type: 'number', default: 4, min: 1, integer: true, help: 'closed-loop connections' },
+    posts: { default: 1000000, min: 200, integer: true, help: 'the large seed' },
+    'small-posts': { default: 10000, min: 200, integer: true, help: 'the small seed' },
+    duration: { default: 3, min: 0.5, arg: 'S', help: 'seconds per measurement (default 3), after --warmup S (default 1)' },
+    warmup: { default: 1, arg: 'S', help: 'seconds of warm-up before each measurement' },
+    connections: { default: 4, min: 1, integer: true, help: 'closed-loop connections' },
     keep: { type: 'boolean', help: 'reuse a database already seeded at that size by this bench (migrated to the latest)' },
     only: { type: 'string', arg: 'REGEX', help: 'the surfaces whose name matches' },
     explain: { type: 'boolean', help: "EXPLAIN (ANALYZE, BUFFERS) of each surface's statements at the large size, largest workspace" },

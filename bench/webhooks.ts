@@ -85,10 +85,10 @@ async function runReceivers(): Promise<void> {
 export const opt = benchFlags(
   'webhooks: outbox → relay → delivery workflows → local receivers.',
   {
-    events: { type: 'number', default: 1000, min: 1, integer: true, help: 'events emitted' },
-    endpoints: { type: 'number', default: 5, min: 1, integer: true, help: 'receivers, each an endpoint subscribed to every event' },
-    rate: { type: 'number', default: 0, arg: 'R', help: 'events per second; 0 emits them all at once' },
-    timeout: { type: 'number', default: 180, arg: 'S', help: 'give up waiting for deliveries after S seconds' },
+    events: { default: 1000, min: 1, integer: true, help: 'events emitted' },
+    endpoints: { default: 5, min: 1, integer: true, help: 'receivers, each an endpoint subscribed to every event' },
+    rate: { default: 0, arg: 'R', help: 'events per second; 0 emits them all at once' },
+    timeout: { default: 180, arg: 'S', help: 'give up waiting for deliveries after S seconds' },
     'skip-baseline': { type: 'boolean', help: 'do not measure the baseline before a burst (it runs by default when --rate is 0)' },
     strict: {
       type: 'boolean',

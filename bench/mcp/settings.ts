@@ -16,18 +16,17 @@ export type McpKind = Exclude<Kind, 'rest'>;
 export const opt = benchFlags(
   'mcp: every read tool with a REST twin, MCP sessions against REST connections, interleaved.',
   {
-    sessions: { type: 'number', default: 16, min: 1, integer: true, help: 'concurrent sessions (and REST connections)' },
-    duration: { type: 'number', default: 1, min: 0.5, arg: 'S', help: 'seconds per measured round' },
-    rounds: { type: 'number', default: 6, min: 1, integer: true, help: 'measured rounds per kind and tool, alternating' },
-    warmup: { type: 'number', default: 1, arg: 'S', help: 'seconds of warm-up per kind and tool before its measured rounds' },
+    sessions: { default: 16, min: 1, integer: true, help: 'concurrent sessions (and REST connections)' },
+    duration: { default: 1, min: 0.5, arg: 'S', help: 'seconds per measured round' },
+    rounds: { default: 6, min: 1, integer: true, help: 'measured rounds per kind and tool, alternating' },
+    warmup: { default: 1, arg: 'S', help: 'seconds of warm-up per kind and tool before its measured rounds' },
     tools: { type: 'string', arg: 'A,B', help: 'the tools to drive (default: every read tool with a REST twin)' },
     kinds: {
-      type: 'string',
       default: 'rest,plain',
       arg: 'K,…',
       help: 'rest, plain, streamable, sse (default rest,plain); the ratio needs rest',
     },
-    chunks: { type: 'number', default: 10000, integer: true, help: 'chunks in the knowledge corpus the search runs over' },
+    chunks: { default: 10000, integer: true, help: 'chunks in the knowledge corpus the search runs over' },
     strict: { type: 'boolean', help: "exit 1 when a tool's plain MCP calls/s miss 0.8× its REST twin's" },
     profile: {
       type: 'boolean',

@@ -11,7 +11,6 @@ export const opt = benchFlags(
   'population: a month of posts sleeping for many workspaces, every process restarted, the posts due next measured.',
   {
     posts: {
-      type: 'number',
       default: 100000,
       min: 100,
       integer: true,
@@ -20,7 +19,6 @@ export const opt = benchFlags(
         over the next 30 days, on the hour in their project's zone`,
     },
     workspaces: {
-      type: 'number',
       default: 1000,
       min: 1,
       integer: true,
@@ -28,20 +26,17 @@ export const opt = benchFlags(
       help: 'workspaces (default 1000), Zipf-sized: the largest holds ~13 % of the posts\nand 30 accounts, the smallest a handful of posts and one account',
     },
     concurrency: {
-      type: 'number',
       default: 50,
       min: 1,
       integer: true,
       help: "creates (and the bare baseline's starts, and the PATCHes) in flight",
     },
     'slice-share': {
-      type: 'number',
       default: 0.01,
       arg: 'F',
       help: 'share of the posts in the due slice (default 0.01); half of it falls due\nbefore the restart (the no-restart slice), half after',
     },
     'restart-gap': {
-      type: 'number',
       default: 3,
       min: 2,
       arg: 'MIN',
@@ -51,14 +46,12 @@ export const opt = benchFlags(
     'no-reschedule': { type: 'boolean', help: 'skip the reschedule (10 %) and unschedule (1 %) phase' },
     'no-baseline': { type: 'boolean', help: 'skip the bare baseline (N workflows sleeping on one timer each)' },
     'drain-deadline': {
-      type: 'number',
       default: 120,
       min: 10,
       arg: 'S',
       help: 'a post due within the run and not published S seconds after its due\ntime is lost (default 120)',
     },
     temporal: {
-      type: 'string',
       default: 'dev',
       arg: 'dev|cluster',
       help: `the Temporal dev server on a SQLite file (default; the file survives the
@@ -66,7 +59,6 @@ export const opt = benchFlags(
     },
     tag: { type: 'string', arg: 'NAME', help: 'write bench/results/population-NAME.json instead of population.json' },
     'quiet-wait': {
-      type: 'number',
       default: 60,
       arg: 'S',
       help: 'before starting, wait up to S seconds for other processes to use < 10 %\nof the machine (default 60; 0 = do not wait)',

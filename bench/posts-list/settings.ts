@@ -12,13 +12,13 @@ export const RATE_LIMIT_READ = '10000000';
 export const opt = benchFlags(
   'posts-list: GET /v1/posts?limit=50, real app vs bare Koa + pg.',
   {
-    connections: { type: 'number', default: 32, min: 1, integer: true, help: 'closed-loop keep-alive connections' },
-    duration: { type: 'number', default: 15, min: 0.001, arg: 'S', help: 'seconds per closed-loop measurement' },
-    warmup: { type: 'number', default: 5, min: 0.001, arg: 'S', help: 'seconds of warm-up before each measurement' },
-    rounds: { type: 'number', default: 2, min: 1, integer: true, help: 'closed-loop rounds; servers alternate order ABBA… (default 2)' },
-    rate: { type: 'number', default: 200, min: 0.001, arg: 'R', help: 'open-loop requests/s against the real app' },
-    'rate-duration': { type: 'number', default: 20, min: 0.001, arg: 'S', help: 'seconds of the open-loop measurement' },
-    posts: { type: 'number', default: 5000, min: 1, integer: true, help: 'posts seeded in the benchmarked project' },
+    connections: { default: 32, min: 1, integer: true, help: 'closed-loop keep-alive connections' },
+    duration: { default: 15, min: 0.001, arg: 'S', help: 'seconds per closed-loop measurement' },
+    warmup: { default: 5, min: 0.001, arg: 'S', help: 'seconds of warm-up before each measurement' },
+    rounds: { default: 2, min: 1, integer: true, help: 'closed-loop rounds; servers alternate order ABBA… (default 2)' },
+    rate: { default: 200, min: 0.001, arg: 'R', help: 'open-loop requests/s against the real app' },
+    'rate-duration': { default: 20, min: 0.001, arg: 'S', help: 'seconds of the open-loop measurement' },
+    posts: { default: 5000, min: 1, integer: true, help: 'posts seeded in the benchmarked project' },
     profile: {
       type: 'boolean',
       help: 'profile both servers during one closed-loop run each (figures carry\nprofiler overhead; written to posts-list.profile.json) + stage timings',
@@ -34,19 +34,16 @@ export const opt = benchFlags(
     stages: { type: 'boolean', help: 'time each step of the request inside the app process, unloaded' },
     strict: { type: 'boolean', help: 'exit 1 when a target is missed' },
     'server-node-options': {
-      type: 'string',
       default: '',
       arg: '="FLAGS"',
       help: 'extra Node flags for every server process, e.g.\n--server-node-options=--max-semi-space-size=64 (note the "=")\n(for trying runtime settings; the same flags go to both servers)',
     },
     'quiet-wait': {
-      type: 'number',
       default: 120,
       arg: 'S',
       help: 'before each measurement, wait up to S seconds for other processes to\nuse < 10% of the machine (default 120; 0 = do not wait)',
     },
     retries: {
-      type: 'number',
       default: 3,
       integer: true,
       help: 'repeat a measurement during which other processes took ≥ 10% of the\nmachine, up to N times, keeping the cleanest (default 3; not with --profile)',
