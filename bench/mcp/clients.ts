@@ -1,23 +1,9 @@
-import fs from 'node:fs';
 import http from 'node:http';
 import { requestText as exchange, summarize, type LatencySummary } from '../harness/load';
 import type { Kind } from './settings';
+import { cpuSeconds } from '../harness/proc';
 
 // The MCP bench's load: a closed loop of calls with the server's CPU per call, and a plain HTTP client speaking a streamable MCP session.
-
-/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in ticks of 1/100 s. */
-export const CLOCK_TICKS_PER_S = 100;
-
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux); null elsewhere. */
-export function cpuSeconds(pid: number): number | null {
-  try {
-    // Fields after the command name: state is [0], utime [11], stime [12] (proc(5)).
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
-  } catch {
-    return null;
-  }
-}
 
 export interface Round {
   tool: string;
