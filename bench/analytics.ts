@@ -9,55 +9,37 @@
 //     and `same statements / minimal`.
 //  2. The metrics sync of 10,000 published posts through the real network client against the
 //     simulator (in this process): posts/s of the sync pass code the workflow's activity runs.
-//
-//   npm run bench -- analytics [--posts 5000,50000] [--days 90] [--duration 15] [--connections 8]
-//                              [--sync-posts 10000] [--explain] [--no-sync]
 
 import pg from 'pg';
 import { closedLoop } from './harness/load';
-import { describeStatements, explainAll, measureSurface, type CapturedStatement, type SurfaceFigures } from './harness/statements';
-import { closeStores, resetStores } from './harness/database';
-import { benchOptions } from './harness/options';
+import { captureStatements, describeStatements, explainAll, measureSurface, type SurfaceFigures } from './harness/statements';
+import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
+import { benchFlags } from './harness/options';
 import { startServer } from './harness/servers';
 
-const opt = benchOptions(
+const opt = benchFlags(
+  'analytics: the analytics reads beside the same statements bare and the minimal query, then the metrics sync.',
   {
-    posts: { type: 'string', default: '5000,50000' },
-    explain: { type: 'boolean', default: false },
-    profile: { type: 'boolean', default: false },
-    'no-sync': { type: 'boolean', default: false },
-    days: { type: 'string', default: '90' },
-    duration: { type: 'string', default: '15' },
-    warmup: { type: 'string', default: '3' },
-    connections: { type: 'string', default: '8' },
-    'sync-posts': { type: 'string', default: '10000' },
+    posts: { default: '5000,50000', arg: 'N,N', help: 'project sizes the reads are measured at' },
+    days: { default: 90, help: 'days of daily metrics samples' },
+    duration: { default: 15, arg: 'S', help: 'seconds per measurement' },
+    warmup: { default: 3, arg: 'S', help: 'seconds of warm-up per baseline' },
+    connections: { default: 8, min: 1, integer: true, help: 'concurrency of every measurement' },
+    explain: { type: 'boolean', help: "EXPLAIN (ANALYZE, BUFFERS) of each read's statements and its minimal query" },
+    profile: { type: 'boolean', help: "the API process's CPU profile over each read's API run, per call" },
+    'sync-posts': { default: 10000, integer: true, help: 'posts synced through the simulator' },
+    'no-sync': { type: 'boolean', help: 'the reads only' },
   },
-  `analytics: the analytics reads beside the same statements bare and the minimal query, then the metrics sync.
-
-Options:
-  --posts N,N        project sizes the reads are measured at (default 5000,50000)
-  --days N           days of daily metrics samples (default 90)
-  --duration S       seconds per measurement (default 15)
-  --warmup S         seconds of warm-up per baseline (default 3)
-  --connections N    concurrency of every measurement (default 8)
-  --explain          EXPLAIN (ANALYZE, BUFFERS) of each read's statements and its minimal query
-  --profile          the API process's CPU profile over each read's API run, per call
-  --sync-posts N     posts synced through the simulator (default 10000)
-  --no-sync          the reads only
-
-Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_analytics),
+  `Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_analytics),
              BENCH_REDIS_URL (default redis://127.0.0.1:6379/14; the database is flushed).`,
 );
 const SIZES = opt.posts.split(',').map(Number);
 const N = SIZES[0]!;
-const DAYS = Number(opt.days);
-const DURATION_MS = Number(opt.duration) * 1000;
-const CONNECTIONS = Number(opt.connections);
-const SYNC_POSTS = Number(opt['sync-posts']);
+const DURATION_MS = opt.duration * 1000;
 
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_analytics';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/14';
-Object.assign(process.env, { DATABASE_URL, REDIS_URL, RATE_LIMIT_READ: '10000000', LOG_LEVEL: 'error', NODE_ENV: 'production' });
+setBenchEnvironment(DATABASE_URL, REDIS_URL, { LOG_LEVEL: 'error' });
 
 type Bench = Awaited<ReturnType<typeof setUp>>;
 
@@ -70,7 +52,7 @@ async function main() {
   }
 }
 
-// ---- set up: N posts published over DAYS days, one sample per post per day since publishing ----
+// ---- set up: N posts published over opt.days days, one sample per post per day since publishing ----
 async function setUp() {
   await resetStores(DATABASE_URL, REDIS_URL);
   const { benchWorkspace } = await import('./harness/seed');
@@ -85,20 +67,14 @@ async function setUp() {
     scopes: ['analytics:read'],
   });
   const t0 = Date.now();
-  await db().raw(
-    `insert into posts (id, workspace_id, project_id, status, title, content, content_type, network_post_urn, published_at, created_at)
-     select 'post_bench' || lpad(i::text, 16, '0'), ?, ?, 'published', 'Bench post ' || i, 'x', 'PERSONAL', 'urn:li:share:' || (1000000 + i),
-            now() - (((i * 7919) % (? * 24)) || ' hours')::interval, now() - interval '100 days'
-       from generate_series(1, ?) i`,
-    [ws.id, project.id, DAYS, N],
-  );
+  await insertPosts(ws.id, project.id, 1, N);
   await db().raw(
     `insert into post_metric_samples (post_id, workspace_id, project_id, sampled_at, impressions, reactions, comments, reshares)
      select p.id, p.workspace_id, p.project_id, p.published_at + (d || ' days')::interval + interval '1 hour',
             (200 + (hashtext(p.id) & 4095)) * (d + 1), (5 + (hashtext(p.id) & 63)) * (d + 1), (hashtext(p.id) & 7) * (d + 1), (hashtext(p.id) & 3) * (d + 1)
        from posts p cross join generate_series(0, ? - 1) d
       where p.project_id = ? and p.published_at + (d || ' days')::interval + interval '1 hour' < now()`,
-    [DAYS, project.id],
+    [opt.days, project.id],
   );
   await db().raw(
     `insert into post_metric_state (post_id, workspace_id, project_id, network_post_urn, published_at, impressions, reactions, comments, reshares, samples, sync_state, last_synced_at)
@@ -112,11 +88,20 @@ async function setUp() {
   await rebuildDailyGains(db(), project.id);
   await db().raw('analyze');
   const [{ n: samples }] = (await db().raw('select count(*)::int as n from post_metric_samples')).rows;
-  console.log(`seeded ${N} posts, ${samples} samples over ${DAYS} days in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  // The larger sizes add posts with their latest-metrics rows (the figures the samples would
-  // have left) but no samples: no read measured here touches the samples, and the daily-gains
-  // rollup has one row per project-day whatever the number of posts.
+  console.log(`seeded ${N} posts, ${samples} samples over ${opt.days} days in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return { ws, project, key };
+}
+
+/** Published posts number `from` to `to` of the project, spread over the --days days. */
+async function insertPosts(workspaceId: string, projectId: string, from: number, to: number) {
+  const { db } = await import('../lib/db');
+  await db().raw(
+    `insert into posts (id, workspace_id, project_id, status, title, content, content_type, network_post_urn, published_at, created_at)
+     select 'post_bench' || lpad(i::text, 16, '0'), ?, ?, 'published', 'Bench post ' || i, 'x', 'PERSONAL', 'urn:li:share:' || (1000000 + i),
+            now() - (((i * 7919) % (? * 24)) || ' hours')::interval, now() - interval '100 days'
+       from generate_series(?::int, ?::int) i`,
+    [workspaceId, projectId, opt.days, from, to],
+  );
 }
 
 // The larger sizes add posts with their latest-metrics rows (the figures the samples would
@@ -125,13 +110,7 @@ async function setUp() {
 async function growPosts({ ws, project }: Bench, have: number, want: number) {
   const { db } = await import('../lib/db');
   const t = Date.now();
-  await db().raw(
-    `insert into posts (id, workspace_id, project_id, status, title, content, content_type, network_post_urn, published_at, created_at)
-     select 'post_bench' || lpad(i::text, 16, '0'), ?, ?, 'published', 'Bench post ' || i, 'x', 'PERSONAL', 'urn:li:share:' || (1000000 + i),
-            now() - (((i * 7919) % (? * 24)) || ' hours')::interval, now() - interval '100 days'
-       from generate_series(?::int, ?::int) i`,
-    [ws.id, project.id, DAYS, have + 1, want],
-  );
+  await insertPosts(ws.id, project.id, have + 1, want);
   await db().raw(
     `insert into post_metric_state (post_id, workspace_id, project_id, network_post_urn, published_at, impressions, reactions, comments, reshares, samples, sync_state, last_synced_at)
      select p.id, p.workspace_id, p.project_id, p.network_post_urn, p.published_at, (200 + (hashtext(p.id) & 4095)) * n, (5 + (hashtext(p.id) & 63)) * n,
@@ -157,7 +136,7 @@ async function measureReads(b: Bench): Promise<SurfaceFigures[]> {
   const { ws, project, key } = b;
   const { issueApiKey } = await import('../admin/provision');
   const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris' }).format(new Date());
-  const from = new Date(Date.now() - (DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
+  const from = new Date(Date.now() - (opt.days - 1) * 86_400_000).toISOString().slice(0, 10);
   const { periodBounds, addDays, daysBetween } = await import('../lib/analytics/overview');
   const { start, end } = periodBounds(from, today, 'Europe/Paris');
   const prevStart = periodBounds(addDays(from, -daysBetween(from, today)), from, 'Europe/Paris').start;
@@ -167,7 +146,7 @@ async function measureReads(b: Bench): Promise<SurfaceFigures[]> {
   const postsKey = (await issueApiKey({ workspaceId: ws.id, scopes: ['posts:read'] })).key;
   const server = await startServer('app', 'bench/harness/serve-app.ts', { ...process.env });
   const replayServer = await startServer('replay', 'bench/harness/serve-replay.ts', { ...process.env });
-  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: CONNECTIONS });
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: opt.connections });
   const headers = { authorization: `Bearer ${key}` };
   const surfaces = [
     {
@@ -258,21 +237,21 @@ async function measureReads(b: Bench): Promise<SurfaceFigures[]> {
     if (i > 0) await growPosts(b, SIZES[i - 1]!, size);
     for (const sf of surfaces) {
       const h = sf.headers ?? headers;
-      const c = await server.call<{ status: number; statements: CapturedStatement[] }>('statements', { path: sf.path, headers: h });
-      if (c.status !== 200) throw new Error(`${sf.path} answered ${c.status}`);
-      console.log(`• ${sf.surface}: ${c.statements.length} statements: ${describeStatements(c.statements)}`);
-      if (opt.explain) await explainAll(pool, c.statements, sf.minimal);
+      const statements = await captureStatements(server, { path: sf.path, headers: h });
+      console.log(`• ${sf.surface}: ${statements.length} statements: ${describeStatements(statements)}`);
+      if (opt.explain) await explainAll(pool, statements, sf.minimal);
       figures.push(
         await measureSurface({
           surface: sf.surface,
           corpus: `${size} posts`,
           pool,
-          captured: [c.statements],
-          api: () => closedLoop({ url: `${server.baseUrl}${sf.path}`, headers: h }, { connections: CONNECTIONS, durationMs: DURATION_MS }),
+          captured: [statements],
+          api: () =>
+            closedLoop({ url: `${server.baseUrl}${sf.path}`, headers: h }, { connections: opt.connections, durationMs: DURATION_MS }),
           minimal: () => pool.query(sf.minimal.text, sf.minimal.values),
-          connections: CONNECTIONS,
+          connections: opt.connections,
           durationMs: DURATION_MS,
-          warmupMs: Number(opt.warmup) * 1000,
+          warmupMs: opt.warmup * 1000,
           server,
           profile: opt.profile,
           replayServer,
@@ -285,7 +264,7 @@ async function measureReads(b: Bench): Promise<SurfaceFigures[]> {
   return figures;
 }
 
-// ---- 2. metrics sync of SYNC_POSTS posts through the simulator ----
+// ---- 2. metrics sync of opt['sync-posts'] posts through the simulator ----
 async function syncMetrics({ ws }: Bench) {
   const { db } = await import('../lib/db');
   const { startNetworkSimulator } = await import('../sim/network/server');
@@ -301,13 +280,13 @@ async function syncMetrics({ ws }: Bench) {
     projectName: 'Sync person',
   });
   await sim.control.setMetricsGrowth({ enabled: true, timeScale: 60 });
-  const seeded = await sim.control.seedPosts({ author: 'urn:li:person:benchperson', count: SYNC_POSTS, text: 'bench' });
+  const seeded = await sim.control.seedPosts({ author: 'urn:li:person:benchperson', count: opt['sync-posts'], text: 'bench' });
   const firstUrn = BigInt(seeded.firstPostUrn.split(':').pop()!);
   await db().raw(
     `insert into posts (id, workspace_id, project_id, status, title, content, content_type, network_post_urn, published_at)
      select 'post_sync' || lpad(i::text, 16, '0'), ?, ?, 'published', '', 'x', 'PERSONAL', 'urn:li:share:' || (?::bigint + i), now() - ((i % 48) || ' hours')::interval
        from generate_series(0, ? - 1) i`,
-    [ws.id, syncProject.id, firstUrn.toString(), SYNC_POSTS],
+    [ws.id, syncProject.id, firstUrn.toString(), opt['sync-posts']],
   );
   const network = new HttpNetworkClient({
     baseUrl: sim.url,
@@ -340,7 +319,7 @@ async function syncMetrics({ ws }: Bench) {
 }
 
 function report({ figures, sync }: Awaited<ReturnType<typeof run>>) {
-  console.log(`\nanalytics reads, ${CONNECTIONS} connections, ${opt.duration} s each:`);
+  console.log(`\nanalytics reads, ${opt.connections} connections, ${opt.duration} s each:`);
   for (const f of figures)
     console.log(
       `  ${f.surface} [${f.corpus}]: API ${f.api.rps.toFixed(1)}/s p99 ${f.api.latencyMs.p99.toFixed(1)} ms · same statements ${f.same.rps.toFixed(1)}/s p99 ${f.same.latencyMs.p99.toFixed(1)} ms · ` +

@@ -8,16 +8,12 @@
 // figures read as two ratios: what the service adds around its statements, and what its
 // statements and workflow shape cost over the least Temporal can do on this machine in this run.
 //
-//   npm run bench -- generation              baseline, then the service: 200 requests × 3 rounds each (≈ 2–4 min)
-//   npm run bench -- generation --help       every option
-//
 // Everything is the bench's own: Postgres database content_scheduler_bench_gen (dropped and
 // recreated), Redis db 11 (flushed), a Temporal dev server (in memory) on a free port, the REST
 // API in a child process (bench/harness/serve-app.ts) and the worker as `workers/main.ts` in another,
 // as production runs it; the baseline's server (bench/generation/serve-bare.ts) and worker
 // (bench/generation/baselineWorker.ts) likewise. See bench/README.md.
 
-import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -28,63 +24,75 @@ import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
 import { Cleanups } from './harness/cleanups';
 import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
-import { benchOptions, numberOption } from './harness/options';
-import { bareRound, buildBaselineBundle, startBareBaseline, type BareBaseline } from './generation/baseline';
+import { benchFlags } from './harness/options';
+import { bareRound, startBareBaseline, type BareBaseline } from './generation/baseline';
+import { writeWorkflowBundle } from './publishing/bundles';
 import { request, roundFigures, type Reply, type RoundResult } from './generation/figures';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { f0, step } from './harness/format';
+import { f0, RESULTS_DIR, step } from './harness/format';
 import { startService, captureOneJob, runRounds, report } from './generation/rounds';
 
-export const opt = benchOptions(
-  {
-    requests: { type: 'string', default: '200' },
-    rounds: { type: 'string', default: '3' },
-    warmup: { type: 'string', default: '20' },
-    timeout: { type: 'string', default: '120' },
-    'quiet-wait': { type: 'string', default: '120' },
-    strict: { type: 'boolean', default: false },
-    profile: { type: 'boolean', default: false },
-    'no-baseline': { type: 'boolean', default: false },
-    'baseline-order': { type: 'string', default: 'before' },
-  },
+export const opt = benchFlags(
   `generation: N generation requests at once, built-in writer, worker as a child process;
-before them (or interleaved) the same bursts at a bare baseline on the same Temporal dev server.
-
-Options:
-  --requests N   requests sent at once per round (default 200)
-  --rounds N     measured rounds, each on a fresh project (default 3); the baseline runs as many
-  --warmup N     requests of an unmeasured first burst (default 20), for the baseline too
-  --timeout S    seconds a round may take to reach DONE for every job (default 120)
-  --quiet-wait S before each round, wait up to S seconds for other processes to use < 15%
-                 of the machine (default 120; 0 = do not wait)
-  --no-baseline  skip both bare baselines. The minimal one: a bare accept server (Koa + pg +
-                 Temporal client; POST /jobs = one INSERT and one workflow start) and a worker
-                 with the service worker's settings and heap limit running one activity (one
-                 UPDATE) per workflow, both child processes. The same-statements one: after the
-                 service's warm-up, one job is sent alone and every pg statement its API request
-                 and its worker activities ran is captured (bench/generation/census.ts, loaded
-                 into both processes); the same bare server and worker then replay those
-                 statements per job (fresh ids) around one workflow start, in the service's
-                 workflow shape (a local activity, an activity, a local activity). The bench
-                 prints each baseline's p50 / service p50 and the service's accepted/s and drain
-                 rate as fractions of the baselines', and the lines
-                 \`API / same statements bare: 0.NN×\` (same-statements p50 / service p50) and
-                 \`same statements / minimal: N.NN×\` (same-statements p50 / minimal p50)
-  --baseline-order before|interleaved
-                 of the minimal baseline. before (default): its warm-up and rounds, then its
-                 processes stop and the service's start; interleaved: both sides up for the
-                 whole run, baseline round i just before service round i (a neighbour's load
-                 that comes and goes falls on both alike), at twice the database connections
-                 (both sides' pools; each process's pool is 12 unless DB_POOL_MAX is set, to
-                 stay within Postgres' default 100 sessions). The same-statements baseline needs the service's capture,
-                 so its round i always runs just before service round i
-  --strict       exit 1 when the median queue→done p50 misses the target (≤ 1,000 ms, issue 19;
-                 absolute, whatever the baseline)
-  --profile      run the API and the worker with the V8 CPU profiler and print where their time
-                 went (the profiles cover each process's whole life: start, warm-up and rounds);
-                 files in bench/results/profiles/generation
-
-CPU seconds per round by process: api and worker are the round's side (in a baseline round the
+before them (or interleaved) the same bursts at a bare baseline on the same Temporal dev server.`,
+  {
+    requests: { default: 200, integer: true, help: 'requests sent at once per round' },
+    rounds: {
+      default: 3,
+      integer: true,
+      help: 'measured rounds, each on a fresh project (default 3); the baseline runs as many',
+    },
+    warmup: {
+      default: 20,
+      integer: true,
+      help: 'requests of an unmeasured first burst (default 20), for the baseline too',
+    },
+    timeout: { default: 120, integer: true, arg: 'S', help: 'seconds a round may take to reach DONE for every job' },
+    'quiet-wait': {
+      default: 120,
+      integer: true,
+      arg: 'S',
+      help: 'before each round, wait up to S seconds for other processes to use < 15%\nof the machine (default 120; 0 = do not wait)',
+    },
+    'no-baseline': {
+      type: 'boolean',
+      help: `skip both bare baselines. The minimal one: a bare accept server (Koa + pg +
+        Temporal client; POST /jobs = one INSERT and one workflow start) and a worker
+        with the service worker's settings and heap limit running one activity (one
+        UPDATE) per workflow, both child processes. The same-statements one: after the
+        service's warm-up, one job is sent alone and every pg statement its API request
+        and its worker activities ran is captured (bench/generation/census.ts, loaded
+        into both processes); the same bare server and worker then replay those
+        statements per job (fresh ids) around one workflow start, in the service's
+        workflow shape (a local activity, an activity, a local activity). The bench
+        prints each baseline's p50 / service p50 and the service's accepted/s and drain
+        rate as fractions of the baselines', and the lines
+        \`API / same statements bare: 0.NN×\` (same-statements p50 / service p50) and
+        \`same statements / minimal: N.NN×\` (same-statements p50 / minimal p50)`,
+    },
+    'baseline-order': {
+      default: 'before',
+      arg: 'before|interleaved',
+      help: `of the minimal baseline. before (default): its warm-up and rounds, then its
+        processes stop and the service's start; interleaved: both sides up for the
+        whole run, baseline round i just before service round i (a neighbour's load
+        that comes and goes falls on both alike), at twice the database connections
+        (both sides' pools; each process's pool is 12 unless DB_POOL_MAX is set, to
+        stay within Postgres' default 100 sessions). The same-statements baseline needs the service's capture,
+        so its round i always runs just before service round i`,
+    },
+    strict: {
+      type: 'boolean',
+      help: 'exit 1 when the median queue→done p50 misses the target (≤ 1,000 ms, issue 19;\nabsolute, whatever the baseline)',
+    },
+    profile: {
+      type: 'boolean',
+      help: `run the API and the worker with the V8 CPU profiler and print where their time
+        went (the profiles cover each process's whole life: start, warm-up and rounds);
+        files in bench/results/profiles/generation`,
+    },
+  },
+  `CPU seconds per round by process: api and worker are the round's side (in a baseline round the
 bare server and the baseline worker); idle is the other sides' processes that are up.
 After the rounds the bench prints the service's statements per job by process and activity
 (the census counts every statement of the measured rounds; the bench polls the jobs table itself).
@@ -95,12 +103,8 @@ Environment: BENCH_GEN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/
              BENCH_GEN_REDIS_URL (default redis://127.0.0.1:6379/11; the database is flushed).`,
 );
 
-const num = (name: keyof typeof opt) => numberOption(opt, name, { integer: true });
-export const REQUESTS = num('requests');
-export const ROUNDS = num('rounds');
-export const WARMUP = num('warmup');
-export const TIMEOUT_MS = num('timeout') * 1000;
-const QUIET_WAIT_MS = num('quiet-wait') * 1000;
+export const TIMEOUT_MS = opt.timeout * 1000;
+const QUIET_WAIT_MS = opt['quiet-wait'] * 1000;
 export const TARGET_P50_MS = 1_000;
 export const BASELINE = !opt['no-baseline'];
 export const ORDER = opt['baseline-order'];
@@ -112,7 +116,7 @@ if (ORDER !== 'before' && ORDER !== 'interleaved') {
 const DATABASE_URL = process.env.BENCH_GEN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_gen';
 const REDIS_URL = process.env.BENCH_GEN_REDIS_URL ?? 'redis://127.0.0.1:6379/11';
 export const TASK_QUEUE = 'bench-generation';
-export const RESULTS_DIR = path.join(REPO_ROOT, 'bench', 'results');
+export { RESULTS_DIR };
 export const PROFILE_DIR = path.join(RESULTS_DIR, 'profiles', 'generation');
 export const CENSUS_DIR = path.join(RESULTS_DIR, 'generation-census');
 // The census loads after tsx (TypeScript) and before the app, in each process's main thread only
@@ -277,7 +281,7 @@ async function main() {
     // connections) gone before the service's start.
     if (bench.bare && ORDER === 'before') {
       await baselineWarmup(bench, bench.bare, 'baseline');
-      for (let i = 1; i <= ROUNDS; i++) await baselineRoundN(bench, bench.bare, 'baseline', bench.baselineResults, i);
+      for (let i = 1; i <= opt.rounds; i++) await baselineRoundN(bench, bench.bare, 'baseline', bench.baselineResults, i);
       await bench.bare.stop();
       bench.bare = null;
     }
@@ -313,12 +317,13 @@ async function setUp(cleanups: Cleanups) {
   // Both workers load a bundle built here once, as production workers load the build's
   // (WORKFLOW_BUNDLE_PATH), rather than running webpack at start-up in their own heap.
   const tb = Date.now();
-  fs.mkdirSync(RESULTS_DIR, { recursive: true });
-  const { workflowBundle } = await import('../workers/worker');
-  const serviceBundle = path.join(RESULTS_DIR, 'generation-workflow-bundle.js');
-  fs.writeFileSync(serviceBundle, (await workflowBundle({ traced: false })).code);
-  process.env.WORKFLOW_BUNDLE_PATH = serviceBundle;
-  const baselineBundle = BASELINE ? await buildBaselineBundle(path.join(RESULTS_DIR, 'generation-baseline-bundle.js')) : null;
+  process.env.WORKFLOW_BUNDLE_PATH = await writeWorkflowBundle(path.join(RESULTS_DIR, 'generation-workflow-bundle.js'));
+  const baselineBundle = BASELINE
+    ? await writeWorkflowBundle(
+        path.join(RESULTS_DIR, 'generation-baseline-bundle.js'),
+        path.join(import.meta.dirname, 'generation', 'baselineWorkflows.ts'),
+      )
+    : null;
   step(`workflow bundles built in ${((Date.now() - tb) / 1000).toFixed(1)} s; the workers load them`);
 
   // ── The service and the bare baseline, same dev server, same worker settings ────────────
@@ -360,7 +365,7 @@ async function setUp(cleanups: Cleanups) {
   return bench;
 }
 
-export const newAgent = () => new http.Agent({ keepAlive: true, maxSockets: Math.max(REQUESTS, WARMUP, 1) });
+export const newAgent = () => new http.Agent({ keepAlive: true, maxSockets: Math.max(opt.requests, opt.warmup, 1) });
 
 /** A fresh project of the bench's workspace, for one round. */
 export async function project(b: Bench, name: string): Promise<string> {
@@ -389,16 +394,16 @@ export async function quiet(groups: Groups) {
 export async function baselineRoundN(b: Bench, bare: BareBaseline, name: string, into: RoundResult[], i: number) {
   const groups = sideGroups(b, [bare.server.pid, bare.worker.pid]);
   await quiet(groups);
-  step(`${name} round ${i}: ${REQUESTS} requests at once`);
-  const r = await baselineRound(bare, b.bareAgent, REQUESTS, groups);
+  step(`${name} round ${i}: ${opt.requests} requests at once`);
+  const r = await baselineRound(bare, b.bareAgent, opt.requests, groups);
   printRound(`${name} round ${i}`, r);
   into.push(r);
 }
 
 export async function baselineWarmup(b: Bench, bare: BareBaseline, name: string) {
-  if (WARMUP <= 0) return;
-  step(`${name} warm-up: ${WARMUP} requests`);
-  printRound(`${name} warm-up`, await baselineRound(bare, b.bareAgent, WARMUP, sideGroups(b, [bare.server.pid, bare.worker.pid])));
+  if (opt.warmup <= 0) return;
+  step(`${name} warm-up: ${opt.warmup} requests`);
+  printRound(`${name} warm-up`, await baselineRound(bare, b.bareAgent, opt.warmup, sideGroups(b, [bare.server.pid, bare.worker.pid])));
 }
 
 main().catch((err) => {

@@ -1,8 +1,5 @@
 // Bench: the knowledge base (docs/knowledge.md "Performance").
 //
-//   npm run bench -- knowledge             200 × 20 KB ingests, then search over 10,000 chunks
-//   npm run bench -- knowledge --help      every option
-//
 // 1. Ingest: N text documents of about 20 KB, POST /v1/knowledge all at once; each becomes a
 //    KNOWLEDGE_INGEST job on Temporal run by a worker process (workers/main.ts). Reported: the
 //    throughput (documents per second from the first queued to the last done) and the job
@@ -17,16 +14,17 @@
 // processes of their own (bench/harness/serve-app.ts, bench/knowledge/serve-mcp.ts).
 
 import os from 'node:os';
-import { parseArgs } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
 import { API_NODE_ARGS } from '../lib/apiRuntime';
-import { closeStores, resetStores } from './harness/database';
+import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
+import { benchFlags } from './harness/options';
 import { closedLoop, closedLoopCalls, summarize, type LatencySummary, type RunResult } from './harness/load';
 import { documentText, QUERIES, storeDocumentsUpTo } from './harness/knowledgeCorpus';
 import { startServer, type ServerHandle } from './harness/servers';
 import {
+  captureStatements,
   describeStatements,
   explainAll,
   measureSurface,
@@ -38,60 +36,39 @@ import { launch, workerPolls } from '../tooling/launcher';
 import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { step } from './harness/format';
+import { loadAverage, step } from './harness/format';
+import { openSdkSessions } from './mcp/clients';
 
-const { values: opt } = parseArgs({
-  options: {
-    documents: { type: 'string', default: '200' },
-    bytes: { type: 'string', default: String(20 * 1024) },
-    chunks: { type: 'string', default: '10000,100000' },
-    explain: { type: 'boolean', default: false },
-    connections: { type: 'string', default: '8' },
-    duration: { type: 'string', default: '15' },
-    help: { type: 'boolean', default: false },
+const opt = benchFlags('knowledge: ingest throughput and job latency, then search over a chunk corpus beside bare SQL.', {
+  documents: { default: 200, integer: true, help: 'documents ingested at once (default 200); 0 skips the ingest phase' },
+  bytes: { default: 20 * 1024, min: 1, integer: true, help: 'size of each document' },
+  chunks: {
+    default: '10000,100000',
+    arg: 'N,M',
+    help: 'corpus sizes (chunks in the workspace) for the search phase, measured in\nturn',
   },
-  strict: true,
+  explain: {
+    type: 'boolean',
+    help: "EXPLAIN (ANALYZE, BUFFERS) of the service's statements and of the minimal\nquery at each size",
+  },
+  connections: { default: 8, min: 1, integer: true, help: 'concurrent searchers' },
+  duration: { default: 15, arg: 'S', help: 'seconds per search run' },
 });
-if (opt.help) {
-  console.log(`knowledge: ingest throughput and job latency, then search over a chunk corpus beside bare SQL.
-
-Options:
-  --documents N    documents ingested at once (default 200)
-  --bytes N        size of each document (default 20480)
-  --documents 0    skips the ingest phase
-  --chunks N,M     corpus sizes (chunks in the workspace) for the search phase, measured in
-                   turn (default 10000,100000)
-  --explain        EXPLAIN (ANALYZE, BUFFERS) of the service's statements and of the minimal
-                   query at each size
-  --connections N  concurrent searchers (default 8)
-  --duration S     seconds per search run (default 15)`);
-  process.exit(0);
-}
-const DOCS = Number(opt.documents);
-const BYTES = Number(opt.bytes);
+const DOCS = opt.documents;
+const BYTES = opt.bytes;
 const SCALES = opt.chunks.split(',').map(Number);
-const CONNECTIONS = Number(opt.connections);
-const DURATION_MS = Number(opt.duration) * 1000;
+const DURATION_MS = opt.duration * 1000;
 
 const DATABASE_URL = process.env.BENCH_KB_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_knowledge';
 const REDIS_URL = process.env.BENCH_KB_REDIS_URL ?? 'redis://127.0.0.1:6379/10';
 const TASK_QUEUE = 'bench-knowledge';
 
 const temporalPort = await freePort();
-Object.assign(process.env, {
-  DATABASE_URL,
-  REDIS_URL,
-  TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
-  TEMPORAL_TASK_QUEUE: TASK_QUEUE,
-  NETWORK_API_URL: 'http://127.0.0.1:9',
-  YOUTUBE_TRANSCRIPT_URL: 'http://127.0.0.1:9',
+setPublishingEnvironment(
+  { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort, taskQueue: TASK_QUEUE, simPort: 9 },
   // Built-in writer and insight extractor: no LLM runs beside the bench.
-  LLM_WRITER: 'builtin',
-  RATE_LIMIT_WRITE: '10000000',
-  RATE_LIMIT_READ: '10000000',
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-  NODE_ENV: 'production',
-});
+  { YOUTUBE_TRANSCRIPT_URL: 'http://127.0.0.1:9', LLM_WRITER: 'builtin' },
+);
 
 const fmt = (l: LatencySummary) => `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms, max ${l.max.toFixed(1)} ms`;
 
@@ -110,7 +87,7 @@ async function setUp() {
   const mcp = await startServer('mcp', 'bench/knowledge/serve-mcp.ts', process.env, [...API_NODE_ARGS]);
   const replay = await startServer('replay', 'bench/harness/serve-replay.ts', process.env);
   const worker = await launch({ kind: 'worker' });
-  const bare = new pg.Pool({ connectionString: DATABASE_URL, max: CONNECTIONS });
+  const bare = new pg.Pool({ connectionString: DATABASE_URL, max: opt.connections });
   const {
     workspace,
     project: p,
@@ -218,33 +195,14 @@ async function ingestDocuments(b: Bench) {
 /** The statements of each request, captured inside the server process that answers it. */
 async function captureAll(server: ServerHandle, requests: CaptureRequest[], what: string) {
   const captured: CapturedStatement[][] = [];
-  for (const r of requests) {
-    const c = await server.call<{ status: number; statements: CapturedStatement[] }>('statements', r);
-    if (c.status !== 200 || c.statements.length === 0) throw new Error(`${what} answered ${c.status} (${c.statements.length} statements)`);
-    captured.push(c.statements);
-  }
+  for (const r of requests) captured.push(await captureStatements(server, r));
   step(`statements of one ${what}: ${describeStatements(captured[0]!)}`);
   return captured;
 }
 
 const SEARCH_TOOL = 'search_knowledge_base';
 
-/** One MCP session per connection over streamable HTTP with the SDK client, as bench/mcp.ts opens them. */
-async function openMcpSessions({ mcp, headers }: Bench) {
-  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-  return Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      const client = new Client({ name: 'knowledge-bench', version: '1' });
-      const transport = new StreamableHTTPClientTransport(new URL('/mcp', mcp.baseUrl), {
-        requestInit: { headers: { Authorization: headers.Authorization } },
-      });
-      await client.connect(transport);
-      return { client, transport };
-    }),
-  );
-}
-type McpSession = Awaited<ReturnType<typeof openMcpSessions>>[number];
+type McpSession = Awaited<ReturnType<typeof openSdkSessions>>[number];
 
 /** A tools/call of the search as one POST of a session, for the capture in the MCP process. */
 function searchToolCalls({ project, headers }: Bench, session: StreamableHTTPClientTransport): CaptureRequest[] {
@@ -298,8 +256,9 @@ async function measureSearch(b: Bench, ingestChunks: number) {
     path: `/v1/knowledge?${new URLSearchParams({ query: q, projectId: project })}`,
     headers,
   }));
-  const sessions = await openMcpSessions(b);
-  const toolCalls = searchToolCalls(b, sessions[0]!.transport);
+  // One MCP session per connection over streamable HTTP with the SDK client, as bench/mcp.ts opens them.
+  const sessions = await openSdkSessions(b.mcp.baseUrl, { Authorization: headers.Authorization }, opt.connections);
+  const toolCalls = searchToolCalls(b, sessions[0]!.transport as StreamableHTTPClientTransport);
   const minimalSql = `with q as materialized (select websearch_to_tsquery('english', $2) as q),
          page as (
            select c.document_id, max(ts_rank_cd(c.tsv, q.q)) as rank
@@ -324,7 +283,7 @@ async function measureSearch(b: Bench, ingestChunks: number) {
     const captured = await captureAll(api, searchTargets, 'search');
     const toolCaptured = await captureAll(b.mcp, toolCalls, `${SEARCH_TOOL} call`);
     if (opt.explain) await explainAll(bare, captured[0]!, { text: minimalSql, values: [workspace.id, QUERIES[0]!] });
-    step(`search over ${total} chunks: API, same statements, minimal query (${CONNECTIONS} connections, ${DURATION_MS / 1000} s each)`);
+    step(`search over ${total} chunks: API, same statements, minimal query (${opt.connections} connections, ${DURATION_MS / 1000} s each)`);
     const surface = (
       name: string,
       server: ServerHandle,
@@ -343,7 +302,7 @@ async function measureSearch(b: Bench, ingestChunks: number) {
         // the percentiles are over all requests.
         api: door,
         minimal: (i) => bare.query(minimalSql, [workspace.id, QUERIES[i % 8]!]),
-        connections: CONNECTIONS,
+        connections: opt.connections,
         durationMs: DURATION_MS,
         warmupMs: 3000,
       });
@@ -352,7 +311,7 @@ async function measureSearch(b: Bench, ingestChunks: number) {
         'knowledge search',
         api,
         captured,
-        () => closedLoop(searchTargets, { connections: CONNECTIONS, durationMs: DURATION_MS }),
+        () => closedLoop(searchTargets, { connections: opt.connections, durationMs: DURATION_MS }),
         b.replay,
       ),
     );
@@ -363,12 +322,7 @@ async function measureSearch(b: Bench, ingestChunks: number) {
 }
 
 function report({ ingest: { done, rows, latencies, first, last, acceptedMs, ingestChunks }, surfaces }: Awaited<ReturnType<typeof run>>) {
-  console.log(
-    `\nresults (${os.cpus().length} CPUs, load average ${os
-      .loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')})`,
-  );
+  console.log(`\nresults (${os.cpus().length} CPUs, load average ${loadAverage(2)})`);
   if (DOCS > 0)
     console.log(
       `  ingest: ${done.length}/${DOCS} DONE (${rows.length - done.length} not) · accepted in ${acceptedMs.toFixed(0)} ms · ` +

@@ -12,11 +12,6 @@
 // doors of the server at equal client cost: that ratio carries the target; the SDK kinds show
 // what an SDK host sees.
 //
-//   npm run bench -- mcp                                     every read tool, rest vs plain (≈ 7 min)
-//   npm run bench -- mcp --tools search_knowledge_base,get_post --duration 5
-//   npm run bench -- mcp --tools get_post --kinds rest,plain,streamable,sse
-//   npm run bench -- mcp --tools search_knowledge_base --kinds plain --profile
-//
 // Standalone: it creates its own database (content_scheduler_bench_mcp, dropped first) with pg
 // and migrates it before any app module is imported (they read the environment once), uses
 // Redis db 12 (flushed), seeds a workspace through admin/provision and the REST door (posts,
@@ -38,13 +33,9 @@ import { QUERIES } from './harness/knowledgeCorpus';
 import { requestText as exchange } from './harness/load';
 import { freePort } from '../tooling/ports';
 import { printTool, report } from './mcp/report';
-import { closedLoop, PlainSession } from './mcp/clients';
+import { closedLoop, openSdkSessions, PlainSession } from './mcp/clients';
 import type { Round } from './mcp/clients';
-import { DATABASE_URL, REDIS_URL, ROUNDS } from './mcp/settings';
-import { opt, SESSIONS, DURATION_MS, WARMUP_MS, CHUNKS, RUN_KINDS, PROFILE_DIR } from './mcp/settings';
-import type { Kind } from './mcp/settings';
-
-// ---------------------------------------------------------------------------------------------
+import { DATABASE_URL, REDIS_URL, opt, DURATION_MS, WARMUP_MS, RUN_KINDS, PROFILE_DIR, type Kind } from './mcp/settings';
 
 async function main() {
   const bench = await setUp();
@@ -136,7 +127,7 @@ interface Fixture {
  * API process with its MCP door answering.
  */
 async function setUp() {
-  console.log(`mcp bench: ${SESSIONS} sessions, ${DURATION_MS / 1000} s per round, kinds ${RUN_KINDS.join(', ')}`);
+  console.log(`mcp bench: ${opt.sessions} sessions, ${DURATION_MS / 1000} s per round, kinds ${RUN_KINDS.join(', ')}`);
   await resetStores(DATABASE_URL, REDIS_URL);
 
   const { startNetworkSimulator } = await import('../sim/network/server');
@@ -186,7 +177,7 @@ async function setUp() {
     })),
   );
   const t0 = performance.now();
-  const chunks = await storeDocumentsUpTo(workspace.id, project.id, 0, Math.max(CHUNKS, 1), 20 * 1024);
+  const chunks = await storeDocumentsUpTo(workspace.id, project.id, 0, Math.max(opt.chunks, 1), 20 * 1024);
   await db().raw('analyze knowledge_chunks');
   await db().raw('analyze knowledge_documents');
   console.log(`  knowledge corpus: ${chunks} chunks (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
@@ -264,23 +255,6 @@ async function setUp() {
   return { server, sim, apiUrl, mcpUrl, key, headers, selected };
 }
 
-async function openSdkSessions({ mcpUrl, headers }: Bench, kind: 'streamable' | 'sse') {
-  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-  const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
-  return Promise.all(
-    Array.from({ length: SESSIONS }, async () => {
-      const client = new Client({ name: 'bench', version: '1' });
-      await client.connect(
-        kind === 'streamable'
-          ? new StreamableHTTPClientTransport(new URL('/mcp', mcpUrl), { requestInit: { headers } })
-          : new SSEClientTransport(new URL('/sse', mcpUrl), { requestInit: { headers } }),
-      );
-      return client;
-    }),
-  );
-}
-
 /** One call of `twin` through one kind of client, for worker `w`; the `i`-th of its round. */
 type Caller = (twin: Twin, w: number, i: number) => Promise<boolean>;
 /** One call of `twin`, answered with whether it succeeded and the HTTP body (null: the SDK's client hides it). */
@@ -292,7 +266,7 @@ async function openClients(b: Bench): Promise<{ callers: Map<Kind, Caller>; chec
   const check = new Map<Kind, Check>();
   const closers: Array<() => Promise<void>> = [];
   if (RUN_KINDS.includes('rest')) {
-    const agent = new http.Agent({ keepAlive: true, maxSockets: SESSIONS, maxFreeSockets: SESSIONS });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: opt.sessions, maxFreeSockets: opt.sessions });
     const get = (twin: Twin, i: number) => exchange(agent, new URL(b.apiUrl + twin.rest(i)), 'GET', { authorization: `Bearer ${b.key}` });
     // The body is parsed, as the plain MCP client parses its answer (it has to, to see isError):
     // both clients do the same work per call, so the machine they share with the server is
@@ -309,7 +283,7 @@ async function openClients(b: Bench): Promise<{ callers: Map<Kind, Caller>; chec
     closers.push(async () => agent.destroy());
   }
   if (RUN_KINDS.includes('plain')) {
-    const sessions = Array.from({ length: SESSIONS }, () => new PlainSession(new URL('/mcp', b.mcpUrl), b.key));
+    const sessions = Array.from({ length: opt.sessions }, () => new PlainSession(new URL('/mcp', b.mcpUrl), b.key));
     await Promise.all(sessions.map((x) => x.open()));
     callers.set('plain', async (twin, w, i) => {
       const r = await sessions[w]!.call(twin.tool, twin.args(i));
@@ -321,7 +295,7 @@ async function openClients(b: Bench): Promise<{ callers: Map<Kind, Caller>; chec
   }
   for (const kind of ['streamable', 'sse'] as const) {
     if (!RUN_KINDS.includes(kind)) continue;
-    const clients = await openSdkSessions(b, kind);
+    const clients = (await openSdkSessions(b.mcpUrl, b.headers, opt.sessions, kind)).map((x) => x.client);
     const call = (twin: Twin, w: number, i: number) => clients[w]!.callTool({ name: twin.tool, arguments: twin.args(i) });
     callers.set(kind, async (twin, w, i) => (await call(twin, w, i)).isError !== true);
     check.set(kind, async (twin) => {
@@ -345,13 +319,14 @@ async function run(b: Bench): Promise<Round[]> {
         if (!answer.ok) throw new Error(`${twin.tool} through ${kind} failed: ${answer.text?.slice(0, 500)}`);
         if (answer.text !== null) bytes[kind] = Buffer.byteLength(answer.text);
       }
-      for (const kind of RUN_KINDS) await closedLoop(SESSIONS, WARMUP_MS, (w, i) => clients.callers.get(kind)!(twin, w, i), b.server.pid);
+      for (const kind of RUN_KINDS)
+        await closedLoop(opt.sessions, WARMUP_MS, (w, i) => clients.callers.get(kind)!(twin, w, i), b.server.pid);
       const mine: Round[] = [];
       // Short rounds that alternate (rest, plain, plain, rest, rest, plain, …): load that
       // changes during a tool's measurement falls on both doors alike.
-      const order = Array.from({ length: ROUNDS }, (_, r) => (r % 2 === 0 ? RUN_KINDS : [...RUN_KINDS].reverse())).flat();
+      const order = Array.from({ length: opt.rounds }, (_, r) => (r % 2 === 0 ? RUN_KINDS : [...RUN_KINDS].reverse())).flat();
       for (const kind of order) {
-        const result = await closedLoop(SESSIONS, DURATION_MS, (w, i) => clients.callers.get(kind)!(twin, w, i), b.server.pid);
+        const result = await closedLoop(opt.sessions, DURATION_MS, (w, i) => clients.callers.get(kind)!(twin, w, i), b.server.pid);
         mine.push({ tool: twin.tool, kind, ...result });
       }
       rounds.push(...mine);

@@ -1,8 +1,5 @@
 // Bench: media imports and uploads against the embedded S3 store (docs/media.md).
 //
-//   npm run bench -- media              200 × 1 MB, 2 rounds
-//   npm run bench -- media --help       every option
-//
 // Per round, N distinct ~1 MB PNG images, each phase sent all at once:
 //   1. inline imports: N × POST /v1/media { content_base64 } (decode, sha256, sniff, dimensions,
 //      quota, PUT to the store, insert);
@@ -26,39 +23,30 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { closedLoop, summarize, type LatencySummary } from './harness/load';
-import { describeStatements, explainAll, measureSurface, type CapturedStatement } from './harness/statements';
-import { resetStores } from './harness/database';
-import { benchOptions } from './harness/options';
+import { captureStatements, describeStatements, explainAll, measureSurface } from './harness/statements';
+import { resetStores, setBenchEnvironment } from './harness/database';
+import { benchFlags } from './harness/options';
 import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
 import { objectStoreEnv, startObjectStore } from '../tooling/objectStoreServer';
 import { png } from '../tooling/png';
 import type { AssetRow } from '../lib/media/assets';
 import type { ImageType } from '../lib/media/images';
-import { step } from './harness/format';
+import { loadAverage, step } from './harness/format';
 
-const opt = benchOptions(
+const opt = benchFlags(
+  'media: inline imports, presigned PUTs, upload imports and bare store PUTs, all at once.',
   {
-    count: { type: 'string', default: '200' },
-    bytes: { type: 'string', default: String(1024 * 1024) },
-    rounds: { type: 'string', default: '2' },
-    explain: { type: 'boolean', default: false },
-    profile: { type: 'boolean', default: false },
+    count: { default: 200, min: 1, integer: true, help: 'images per phase, sent at once' },
+    bytes: { default: 1024 * 1024, min: 1, help: 'approximate size of each PNG' },
+    rounds: { default: 2, integer: true, help: 'measured rounds (default 2), after one unmeasured warm-up of 10' },
+    explain: { type: 'boolean', help: "EXPLAIN (ANALYZE, BUFFERS) of the media list's statements and its minimal query" },
+    profile: {
+      type: 'boolean',
+      help: "the API process's CPU profile over each measured import burst, per import\n(the profiler's overhead is in that round's figures)",
+    },
   },
-  `media: inline imports, presigned PUTs, upload imports and bare store PUTs, all at once.
-
-Options:
-  --count N    images per phase, sent at once (default 200)
-  --bytes N    approximate size of each PNG (default 1048576)
-  --rounds N   measured rounds (default 2), after one unmeasured warm-up of 10
-  --explain    EXPLAIN (ANALYZE, BUFFERS) of the media list's statements and its minimal query
-  --profile    the API process's CPU profile over each measured import burst, per import
-               (the profiler's overhead is in that round's figures)
-
-Then GET /v1/media beside the same statements bare and the minimal query (bench/harness/statements.ts).`,
+  'Then GET /v1/media beside the same statements bare and the minimal query (bench/harness/statements.ts).',
 );
-const COUNT = Number(opt.count);
-const BYTES = Number(opt.bytes);
-const ROUNDS = Number(opt.rounds);
 
 const DATABASE_URL = process.env.BENCH_MEDIA_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_media';
 const REDIS_URL = process.env.BENCH_MEDIA_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
@@ -160,16 +148,8 @@ type Round = Phase[] & { images: number; mib: number; imports: Array<{ label: st
 /** The object store, the bench's stores, the API process, and the store as the SDK sees it. */
 async function setUp() {
   const store = await startObjectStore({ log: () => {} });
-  Object.assign(process.env, {
-    DATABASE_URL,
-    REDIS_URL,
-    ...objectStoreEnv(store),
-    // The bench measures the handlers, not the write bucket (60/min per workspace by default).
-    RATE_LIMIT_WRITE: '1000000',
-    RATE_LIMIT_READ: '1000000',
-    LOG_LEVEL: 'error',
-    NODE_ENV: 'production',
-  });
+  // The bench measures the handlers, not the write bucket (60/min per workspace by default).
+  setBenchEnvironment(DATABASE_URL, REDIS_URL, { ...objectStoreEnv(store), LOG_LEVEL: 'error' });
   step(`object store ${store.endpoint}; database ${DATABASE_URL}`);
   await resetStores(DATABASE_URL, REDIS_URL);
   const { S3ObjectStore, s3OptionsFromConfig } = await import('../lib/storage/objectStore');
@@ -199,11 +179,11 @@ async function importRounds({ bare, api, pool }: Bench) {
     await pool.query(insert.sql, insert.bindings);
     return 200;
   };
-  const side = Math.floor(Math.sqrt(BYTES / 3));
+  const side = Math.floor(Math.sqrt(opt.bytes / 3));
   const rounds: Round[] = [];
   let last: { workspaceId: string; key: string } | null = null;
-  for (let round = 0; round <= ROUNDS; round++) {
-    const n = round === 0 ? 10 : COUNT;
+  for (let round = 0; round <= opt.rounds; round++) {
+    const n = round === 0 ? 10 : opt.count;
     // A fresh workspace per round: ENTERPRISE has no storage limits, and dedupe never hits.
     // spec 4.7: an API key names the project a media asset belongs to.
     const {
@@ -294,21 +274,20 @@ async function measureList({ api, pool }: Bench, last: { workspaceId: string; ke
   const { config } = await import('../lib/config');
   const headers = { Authorization: `Bearer ${last.key}` };
   const assets = Number((await pool.query('select count(*) from media_assets where workspace_id = $1', [last.workspaceId])).rows[0].count);
-  const c = await api.call<{ status: number; statements: CapturedStatement[] }>('statements', { path: '/v1/media', headers });
-  if (c.status !== 200) throw new Error(`GET /v1/media answered ${c.status}`);
-  step(`media list: ${c.statements.length} statements: ${describeStatements(c.statements)}`);
+  const statements = await captureStatements(api, { path: '/v1/media', headers });
+  step(`media list: ${statements.length} statements: ${describeStatements(statements)}`);
   const minimal = {
     text: `select * from media_assets where workspace_id = $1 order by created_at desc, id desc limit ${config.media.listDefault + 1}`,
     values: [last.workspaceId],
   };
-  if (opt.explain) await explainAll(pool, c.statements, minimal);
+  if (opt.explain) await explainAll(pool, statements, minimal);
   console.log('');
   const replayServer = await startServer('replay', 'bench/harness/serve-replay.ts', process.env);
   await measureSurface({
     surface: 'media list',
     corpus: `${assets} assets`,
     pool,
-    captured: [c.statements],
+    captured: [statements],
     api: () => closedLoop({ url: `${api.baseUrl}/v1/media`, headers }, { connections: 8, durationMs: 10_000 }),
     minimal: () => pool.query(minimal.text, minimal.values),
     connections: 8,
@@ -337,12 +316,7 @@ function report(rounds: Round[]) {
           `bare ${bare.perSecond.toFixed(1)}/s · API / bare PUT+INSERT: ${(api.perSecond / bare.perSecond).toFixed(2)}×`,
       );
   });
-  console.log(
-    `\nmachine: ${os.cpus().length} CPUs, load average ${os
-      .loadavg()
-      .map((x) => x.toFixed(1))
-      .join(' ')}`,
-  );
+  console.log(`\nmachine: ${os.cpus().length} CPUs, load average ${loadAverage(1)}`);
 }
 
 const bench = await setUp();

@@ -6,9 +6,6 @@
 //   2. GET /v1/workspaces/me with an OAuth access token: bearer resolver (token record cached
 //      per process), membership reach (cached), plan, rate limiter, the handler's reads.
 //
-//   npm run bench -- oauth                       full run (≈ 1 min)
-//   npm run bench -- oauth --duration 20 --connections 32
-//
 // Standalone: it creates its own database (content_scheduler_bench_oauth, dropped first) and
 // Redis db 13 (flushed), seeds through admin/provision and the real OAuth endpoints, and
 // runs the app in a child process so that the load generator (plain node:http, here) and the
@@ -16,22 +13,18 @@
 
 import { launch } from '../tooling/launcher';
 import { createHash, randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
-import path from 'node:path';
-import { closeStores, resetStores } from './harness/database';
+import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
 import { closedLoop, openLoop, requestText as request, type RunResult } from './harness/load';
-import { benchOptions } from './harness/options';
+import { benchFlags } from './harness/options';
+import { writeResults } from './harness/format';
 import { freePort } from '../tooling/ports';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const DATABASE_URL = process.env.BENCH_OAUTH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_oauth';
 const REDIS_URL = process.env.BENCH_OAUTH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
 const PASSWORD = 'bench password 123';
 const USER_EMAIL = 'bench@example.com';
-
-// ---------------------------------------------------------------------------------------------
 
 // ---------------------------------------------------------------------------------------------
 // Setup
@@ -134,49 +127,36 @@ type Options = ReturnType<typeof options>;
 type Tokens = Awaited<ReturnType<typeof signIn>>;
 
 function options() {
-  const opt = benchOptions(
+  const opt = benchFlags(
+    'oauth: POST /oauth/token (refresh grant) and GET /v1/workspaces/me with OAuth tokens.',
     {
-      connections: { type: 'string', default: '16' },
-      duration: { type: 'string', default: '10' },
-      warmup: { type: 'string', default: '3' },
-      rate: { type: 'string', default: '200' },
+      connections: {
+        default: 16,
+        min: 1,
+        integer: true,
+        help: 'closed-loop keep-alive connections, one token family each',
+      },
+      duration: { default: 10, arg: 'S', help: 'seconds per measurement' },
+      warmup: { default: 3, arg: 'S', help: 'seconds of warm-up before each measurement' },
+      rate: { default: 200, min: 0.001, arg: 'R', help: 'open-loop requests/s for GET /v1/workspaces/me' },
     },
-    `oauth: POST /oauth/token (refresh grant) and GET /v1/workspaces/me with OAuth tokens.
-
-Options:
-  --connections N   closed-loop keep-alive connections, one token family each (default 16)
-  --duration S      seconds per measurement (default 10)
-  --warmup S        seconds of warm-up before each measurement (default 3)
-  --rate R          open-loop requests/s for GET /v1/workspaces/me (default 200)
-
-Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
+    `Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
              BENCH_OAUTH_REDIS_URL (default ${REDIS_URL}; the db is flushed).`,
   );
-  return {
-    connections: Number(opt.connections),
-    durationMs: Number(opt.duration) * 1000,
-    warmupMs: Number(opt.warmup) * 1000,
-    rate: Number(opt.rate),
-  };
+  return { connections: opt.connections, durationMs: opt.duration * 1000, warmupMs: opt.warmup * 1000, rate: opt.rate };
 }
 
 /** The environment, the stores, a workspace with its member, and the server under test in a child process. */
 async function setUp() {
   const port = await freePort();
   // The app reads its configuration once, at import: everything is set before the first import.
-  Object.assign(process.env, {
-    NODE_ENV: 'production',
-    DATABASE_URL,
-    REDIS_URL,
+  setBenchEnvironment(DATABASE_URL, REDIS_URL, {
     PORT: String(port),
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: 'error',
     SECRET_KEY: 'bench-secret-key-0123456789abcdef',
     ENCRYPTION_KEY: 'bench-encryption-key',
-    // The limiter still runs its Redis script on every request, but never refuses one.
-    RATE_LIMIT_READ: '100000000',
-    RATE_LIMIT_WRITE: '100000000',
-    RATE_LIMIT_UNAUTHENTICATED: '100000000',
+    RATE_LIMIT_UNAUTHENTICATED: '10000000',
   });
   await resetStores(DATABASE_URL, REDIS_URL);
   const { addMember, createProject, createUser, createWorkspace } = await import('../admin/provision');
@@ -277,14 +257,9 @@ function report(o: Options, { loadBefore, loadAfter, refreshRun, meRun, meFixed 
   ] as const) {
     if (x.errors) console.log(`NOTE: ${name} had non-200 answers: ${JSON.stringify(x.statuses)}`);
   }
-  const out = path.join(ROOT, 'bench', 'results');
-  fs.mkdirSync(out, { recursive: true });
   const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadBefore, loadAfter };
   const results = { refreshGrant: refreshRun, workspacesMe: meRun, workspacesMeFixedRate: meFixed };
-  fs.writeFileSync(
-    path.join(out, 'oauth.json'),
-    JSON.stringify({ at: new Date().toISOString(), machine, options: o, ...results }, null, 2),
-  );
+  writeResults('oauth', { at: new Date().toISOString(), machine, options: o, ...results });
   console.log(`\nwritten to bench/results/oauth.json`);
 }
 

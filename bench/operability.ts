@@ -1,7 +1,5 @@
 // Bench: what the operability additions cost on GET /v1/posts?limit=50 (issue 17), in one run.
 //
-//   npm run bench -- operability [--requests 3000] [--rounds 3]
-//
 // The real app in this process answers a 50-post page over real HTTP (sequential keep-alive
 // requests, so each figure is one request's latency). Per round it measures, interleaved:
 //   plain      — the request as served (metrics on: they cannot be switched off);
@@ -18,50 +16,40 @@
 
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { closeStores, resetStores } from './harness/database';
-import { benchOptions } from './harness/options';
+import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
+import { benchFlags } from './harness/options';
+import { mean } from './harness/format';
 
-const opt = benchOptions(
-  { requests: { type: 'string', default: '3000' }, rounds: { type: 'string', default: '3' } },
-  `operability: what response validation, tracing and metrics cost on GET /v1/posts?limit=50.
-
-Options:
-  --requests N   sequential requests per measurement (default 3000)
-  --rounds N     interleaved rounds of plain, validated, traced and untraced (default 3)
-
-Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_ops),
+const opt = benchFlags(
+  'operability: what response validation, tracing and metrics cost on GET /v1/posts?limit=50.',
+  {
+    requests: { default: 3000, min: 1, integer: true, help: 'sequential requests per measurement' },
+    rounds: { default: 3, min: 1, integer: true, help: 'interleaved rounds of plain, validated, traced and untraced' },
+  },
+  `Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_ops),
              BENCH_REDIS_URL (default redis://127.0.0.1:6379/13; the database is flushed).`,
 );
-const REQUESTS = Number(opt.requests);
-const ROUNDS = Number(opt.rounds);
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_ops';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
-
-const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
 
 type Bench = Awaited<ReturnType<typeof setUp>>;
 type Figures = Awaited<ReturnType<typeof run>>;
 
 /** The bench's stores, a workspace with 60 posts in one project, the app served plain and with the request span. */
 async function setUp() {
-  Object.assign(process.env, {
-    DATABASE_URL,
-    REDIS_URL,
-    RATE_LIMIT_READ: '10000000',
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
-    CONTRACT_CHECK: 'strict',
-  });
+  setBenchEnvironment(DATABASE_URL, REDIS_URL, { LOG_LEVEL: 'warn', CONTRACT_CHECK: 'strict' });
   await resetStores(DATABASE_URL, REDIS_URL);
   const { db } = await import('../lib/db');
-  const { createProject, createWorkspace, issueApiKey } = await import('../admin/provision');
+  const { benchWorkspace } = await import('./harness/seed');
   const { createApp } = await import('../api/app');
   const { listen } = await import('../api/listen');
   const { tracingMiddleware } = await import('../api/tracing');
 
-  const workspace = await createWorkspace({ name: 'Operability bench', plan: 'BUSINESS' });
-  const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench person', connection: 'connected' });
-  const key = (await issueApiKey({ workspaceId: workspace.id, scopes: ['read', 'write'] })).key;
+  const { workspace, project, key } = await benchWorkspace({
+    name: 'Operability bench',
+    project: { name: 'Bench person', connection: 'connected' },
+    scopes: ['read', 'write'],
+  });
   await db()('posts').insert(
     Array.from({ length: 60 }, (_, i) => ({
       id: `post_bench${String(i).padStart(6, '0')}`,
@@ -114,7 +102,7 @@ async function run(b: Bench) {
   const requests = async (validate: boolean, target = b.plain.url, cpuInto?: number[]): Promise<number> => {
     const started = performance.now();
     const cpuStart = process.cpuUsage();
-    for (let i = 0; i < REQUESTS; i++) {
+    for (let i = 0; i < opt.requests; i++) {
       const res = await fetch(target, { headers });
       const body = await res.json();
       if (res.status !== 200) throw new Error(`status ${res.status}`);
@@ -124,14 +112,14 @@ async function run(b: Bench) {
       }
     }
     const used = process.cpuUsage(cpuStart);
-    cpuInto?.push((used.user + used.system) / 1000 / REQUESTS);
-    return (performance.now() - started) / REQUESTS;
+    cpuInto?.push((used.user + used.system) / 1000 / opt.requests);
+    return (performance.now() - started) / opt.requests;
   };
 
   await requests(true); // warm-up (also compiles the contract validators)
   await withTracing(() => requests(false, b.traced.url)); // warm-up of the traced path
   const rounds = { plain: [] as number[], validated: [] as number[], traced: [] as number[], untraced: [] as number[] };
-  for (let r = 0; r < ROUNDS; r++) {
+  for (let r = 0; r < opt.rounds; r++) {
     rounds.plain.push(await requests(false, b.plain.url, cpu.plain));
     rounds.validated.push(await requests(true));
     rounds.traced.push(await withTracing(() => requests(false, b.traced.url, cpu.traced)));
@@ -177,7 +165,7 @@ function report({ rounds, cpu, metricsMs, validateMs }: Figures): void {
   const t = mean(rounds.traced);
   const u = mean(rounds.untraced);
   const us = (xs: number[]) => xs.map((x) => (x * 1000).toFixed(0)).join(', ');
-  console.log(`GET /v1/posts?limit=50, ${REQUESTS} sequential requests x ${ROUNDS} rounds (interleaved)`);
+  console.log(`GET /v1/posts?limit=50, ${opt.requests} sequential requests x ${opt.rounds} rounds (interleaved)`);
   console.log(`  plain (metrics on)            ${(p * 1000).toFixed(0)} µs/request  rounds: ${us(rounds.plain)}`);
   console.log(
     `  + response validation         ${(v * 1000).toFixed(0)} µs/request  rounds: ${us(rounds.validated)}  (+${(((v - p) / p) * 100).toFixed(1)} %)`,

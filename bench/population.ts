@@ -4,10 +4,6 @@
 // again; the posts due next measured against the same slice without a restart; then a tenth
 // rescheduled and a hundredth unscheduled.
 //
-//   npm run bench -- population                     100,000 posts over 1,000 workspaces
-//   npm run bench -- population --posts 10000       a smaller population
-//   npm run bench -- population --help              every option
-//
 // Everything is the bench's own: database content_scheduler_bench_pop (dropped and recreated),
 // Redis db 9 (flushed), the Temporal dev server on a SQLite file (or the cluster tier) and the
 // network simulator on free ports; the worker and the API are child processes as production
@@ -31,7 +27,6 @@ import * as S from './population/settings';
 import {
   clusterTier,
   devServerTier,
-  idle,
   seedWorkspaces,
   ServiceProcesses,
   until,
@@ -41,9 +36,10 @@ import {
 } from './population/stack';
 import { growth, postgresReading, temporalReading, type StorageGrowth } from './population/storage';
 import { drain, readBack, type Expected } from './population/verify';
+import { idle } from './harness/taskQueue';
 import { freePort } from '../tooling/ports';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { f0, s1, step } from './harness/format';
+import { f0, REPO_ROOT, RESULTS_DIR, s1, step } from './harness/format';
 
 const clock = (ms: number) => new Date(ms).toISOString().slice(11, 19);
 
@@ -118,8 +114,8 @@ async function setUp(cleanups: Cleanups) {
   step(`seeded ${f0(seeded.length)} workspaces with ${f0(accounts)} connected accounts and a write key each in ${s1(Date.now() - t0)} s`);
   const plan: PopulationPlan = planPosts(workspaces, S.POSTS, S.SLICE_SHARE, Date.now());
 
-  const bundles = await buildWorkerBundles(S.RESULTS_DIR, 'population');
-  const procs = new ServiceProcesses(workerEnv(bundles), S.RESULTS_DIR, S.TASK_QUEUE);
+  const bundles = await buildWorkerBundles(RESULTS_DIR, 'population');
+  const procs = new ServiceProcesses(workerEnv(bundles), RESULTS_DIR, S.TASK_QUEUE);
   cleanups.push(() => procs.stop());
   const ready = await procs.start(connection);
   step(`worker pid ${procs.worker.pid} polling after ${s1(ready.workerReadyMs)} s; API pid ${procs.api.pid} on :${procs.api.port}`);
@@ -204,8 +200,8 @@ async function bareBaseline(b: Bench) {
   const all: PlannedPost[] = [...b.plan.far, ...b.plan.sliceA, ...b.plan.sliceB, ...b.plan.sliceC];
   const before = await temporalReading(b.tier.store);
   const w = await startWorker(0, workerEnv(b.bundles, { BENCH_BASELINE_TASK_QUEUE: S.BASELINE_TASK_QUEUE }), {
-    logDir: S.RESULTS_DIR,
-    script: path.join(S.ROOT, 'bench', 'publishing', 'baselineWorker.ts'),
+    logDir: RESULTS_DIR,
+    script: path.join(REPO_ROOT, 'bench', 'publishing', 'baselineWorker.ts'),
     logName: 'population-bare-worker.log',
     sampleMs: 1000,
   });

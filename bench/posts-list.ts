@@ -1,10 +1,6 @@
 // Bench: GET /v1/posts?projectId=…&limit=50 — the real API against a bare Koa + pg server
 // answering the same page, on the same machine, in the same run.
 //
-//   npm run bench -- posts-list                 full run (≈ 2 min)
-//   npm run bench -- posts-list --profile       CPU profiles of both servers + stage timings
-//   npm run bench -- posts-list --help          every option
-//
 // See bench/README.md for what the figures mean.
 
 import path from 'node:path';
@@ -16,19 +12,16 @@ import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
 import type { StageTiming } from './harness/stages';
 import { resetStores } from './harness/database';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { f0, f1, step } from './harness/format';
+import { f0, f1, RESULTS_DIR, step } from './harness/format';
 import { report } from './posts-list/report';
 import { holdRunLock, seed } from './posts-list/seed';
 import {
   RATE_LIMIT_READ,
   opt,
-  CONNECTIONS,
   DURATION_MS,
   WARMUP_MS,
   ROUNDS,
-  RATE,
   RATE_DURATION_MS,
-  POSTS,
   QUIET_WAIT_MS,
   QUIET_THRESHOLD,
   SERVER_NODE_ARGS,
@@ -36,7 +29,6 @@ import {
   DATABASE_URL,
   REDIS_URL,
   BENCH_DB,
-  RESULTS_DIR,
   CPUS,
 } from './posts-list/settings';
 
@@ -154,7 +146,7 @@ async function setUp() {
   step(`database ${DATABASE_URL.replace(/\/\/([^:@/]*):[^@]*@/, '//$1:***@')} (reset), Redis ${REDIS_URL} (flushed)`);
   await resetStores(DATABASE_URL, REDIS_URL);
 
-  step(`seeding: workspace + project + API key via admin/provision, ${POSTS.toLocaleString('en-US')} posts`);
+  step(`seeding: workspace + project + API key via admin/provision, ${opt.posts.toLocaleString('en-US')} posts`);
   const s = await seed();
   step(
     `seeded ${s.posts.toLocaleString('en-US')} live + ${s.deletedPosts} soft-deleted posts, content ${s.contentChars.min}-${s.contentChars.max} chars (mean ${s.contentChars.mean})`,
@@ -254,8 +246,8 @@ async function runCapacity(b: Bench) {
   const { ours, bare, target, measureClean } = b;
   // (i) Capacity: closed loop. Warm-up first (JIT, knex/pg pools, auth cache, Postgres buffers).
   for (const srv of [ours, bare]) {
-    step(`warm-up ${srv.name}: ${WARMUP_MS / 1000} s closed loop, ${CONNECTIONS} connections`);
-    await closedLoop(target(srv), { connections: CONNECTIONS, durationMs: WARMUP_MS });
+    step(`warm-up ${srv.name}: ${WARMUP_MS / 1000} s closed loop, ${opt.connections} connections`);
+    await closedLoop(target(srv), { connections: opt.connections, durationMs: WARMUP_MS });
   }
   const closed: Record<'ours' | 'bare', Measured<RunResult>[]> = { ours: [], bare: [] };
   const profiles: Record<string, { summary: ProfileSummary; allocations: AllocationSummary; requests: number }> = {};
@@ -265,9 +257,9 @@ async function runCapacity(b: Bench) {
     for (const srv of order) {
       if (opt.profile) await srv.profileStart(undefined, { survivorsOnly: opt['profile-survivors'] });
       const m = await measureClean(
-        `round ${round + 1}/${ROUNDS} ${srv.name}: ${DURATION_MS / 1000} s closed loop, ${CONNECTIONS} connections${opt.profile ? ' (profiling)' : ''}`,
+        `round ${round + 1}/${ROUNDS} ${srv.name}: ${DURATION_MS / 1000} s closed loop, ${opt.connections} connections${opt.profile ? ' (profiling)' : ''}`,
         srv,
-        () => closedLoop(target(srv), { connections: CONNECTIONS, durationMs: DURATION_MS }),
+        () => closedLoop(target(srv), { connections: opt.connections, durationMs: DURATION_MS }),
       );
       if (opt.profile) {
         const file = await srv.profileStop(path.join(RESULTS_DIR, 'profiles', `posts-list-${srv.name}.cpuprofile`));
@@ -303,9 +295,11 @@ async function runAblation(b: Bench) {
       );
       variantProcess.pid = srv.pid;
       try {
-        await closedLoop(target(srv), { connections: CONNECTIONS, durationMs: WARMUP_MS });
-        const m = await measureClean(`ablation bare+${variant}: ${DURATION_MS / 1000} s closed loop, ${CONNECTIONS} connections`, srv, () =>
-          closedLoop(target(srv), { connections: CONNECTIONS, durationMs: DURATION_MS }),
+        await closedLoop(target(srv), { connections: opt.connections, durationMs: WARMUP_MS });
+        const m = await measureClean(
+          `ablation bare+${variant}: ${DURATION_MS / 1000} s closed loop, ${opt.connections} connections`,
+          srv,
+          () => closedLoop(target(srv), { connections: opt.connections, durationMs: DURATION_MS }),
         );
         console.log(
           `    ${f0(m.result.rps)} req/s, server CPU ${f0(m.serverCpuUsPerReq)} µs/req (GC ${f0(m.gc.pauseUsPerReq)}), ${m.pgStatementsPerReq} PG statements/req${noise(m)}`,
@@ -332,10 +326,10 @@ async function runFixedRate(b: Bench) {
     await r.del(`rl:read:${s.workspaceId}`);
     r.disconnect();
     await quiet();
-    step(`warm-up ours: ${WARMUP_MS / 1000} s open loop at ${RATE} req/s`);
-    await openLoop(target(ours), { rate: RATE, durationMs: WARMUP_MS });
-    fixed = await measureClean(`ours: ${RATE_DURATION_MS / 1000} s open loop at ${RATE} req/s`, ours, () =>
-      openLoop(target(ours), { rate: RATE, durationMs: RATE_DURATION_MS }),
+    step(`warm-up ours: ${WARMUP_MS / 1000} s open loop at ${opt.rate} req/s`);
+    await openLoop(target(ours), { rate: opt.rate, durationMs: WARMUP_MS });
+    fixed = await measureClean(`ours: ${RATE_DURATION_MS / 1000} s open loop at ${opt.rate} req/s`, ours, () =>
+      openLoop(target(ours), { rate: opt.rate, durationMs: RATE_DURATION_MS }),
     );
   }
   return fixed;

@@ -1,10 +1,6 @@
 // Bench: every read surface at a million posts against the same at ten thousand (issue 36,
 // "Reads at a million posts").
 //
-//   npm run bench -- reads                     1,000,000 against 10,000 posts
-//   npm run bench -- reads --keep              reuse the seeded databases of an earlier run
-//   npm run bench -- reads --help              every option
-//
 // Two databases of the bench's own, each migrated (lib/db migrateLatest) and seeded with SQL
 // (bench/reads/seed.ts: the same skew at both sizes, one workspace with a tenth of the posts and
 // a long tail), one API process on each (bench/harness/serve-app.ts). For every surface
@@ -18,43 +14,32 @@
 // Postgres databases content_scheduler_bench_reads_<posts> (recreated unless --keep), Redis db 8
 // (flushed).
 
-import fs from 'node:fs';
-import path from 'node:path';
 import pg from 'pg';
 import { closedLoop, type RunResult } from './harness/load';
-import { benchOptions, numberOption } from './harness/options';
+import { benchFlags } from './harness/options';
 import { flushRedis, recreateDatabase } from './harness/database';
-import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
-import { describeStatements, type CapturedStatement } from './harness/statements';
+import { startServer, type ServerHandle } from './harness/servers';
+import { writeResults } from './harness/format';
+import { captureStatements, describeStatements, type CapturedStatement } from './harness/statements';
 
-const opt = benchOptions(
-  {
-    posts: { type: 'string', default: '1000000' },
-    'small-posts': { type: 'string', default: '10000' },
-    duration: { type: 'string', default: '3' },
-    warmup: { type: 'string', default: '1' },
-    connections: { type: 'string', default: '4' },
-    keep: { type: 'boolean', default: false },
-    only: { type: 'string' },
-    explain: { type: 'boolean', default: false },
-  },
+const opt = benchFlags(
   `reads: every read surface at --posts against --small-posts, p50/p99 in one run, and each
-against its statements behind bare Koa.
-
-Options:
-  --posts N          the large seed (default 1000000)
-  --small-posts N    the small seed (default 10000)
-  --duration S       seconds per measurement (default 3), after --warmup S (default 1)
-  --connections N    closed-loop connections (default 4)
-  --keep             reuse a database already seeded at that size by this bench (migrated to the latest)
-  --only REGEX       the surfaces whose name matches
-  --explain          EXPLAIN (ANALYZE, BUFFERS) of each surface's statements at the large size, largest workspace`,
+against its statements behind bare Koa.`,
+  {
+    posts: { default: 1000000, min: 200, integer: true, help: 'the large seed' },
+    'small-posts': { default: 10000, min: 200, integer: true, help: 'the small seed' },
+    duration: { default: 3, min: 0.5, arg: 'S', help: 'seconds per measurement (default 3), after --warmup S (default 1)' },
+    warmup: { default: 1, arg: 'S', help: 'seconds of warm-up before each measurement' },
+    connections: { default: 4, min: 1, integer: true, help: 'closed-loop connections' },
+    keep: { type: 'boolean', help: 'reuse a database already seeded at that size by this bench (migrated to the latest)' },
+    only: { type: 'string', arg: 'REGEX', help: 'the surfaces whose name matches' },
+    explain: { type: 'boolean', help: "EXPLAIN (ANALYZE, BUFFERS) of each surface's statements at the large size, largest workspace" },
+  },
 );
-const LARGE = numberOption(opt, 'posts', { min: 200, integer: true });
-const SMALL = numberOption(opt, 'small-posts', { min: 200, integer: true });
-const DURATION_MS = numberOption(opt, 'duration', { min: 0.5 }) * 1000;
-const WARMUP_MS = numberOption(opt, 'warmup', { min: 0 }) * 1000;
-const CONNECTIONS = numberOption(opt, 'connections', { min: 1, integer: true });
+const LARGE = opt.posts;
+const SMALL = opt['small-posts'];
+const DURATION_MS = opt.duration * 1000;
+const WARMUP_MS = opt.warmup * 1000;
 const ONLY = opt.only ? new RegExp(opt.only, 'i') : null;
 
 const DATABASE_BASE = process.env.BENCH_READS_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_reads';
@@ -132,9 +117,9 @@ const ms = (n: number) => `${n.toFixed(1)} ms`;
 
 async function measure(server: ServerHandle, path: string, headers: Record<string, string>) {
   const target = { url: `${server.baseUrl}${path}`, headers };
-  if (WARMUP_MS) await closedLoop(target, { connections: CONNECTIONS, durationMs: WARMUP_MS });
+  if (WARMUP_MS) await closedLoop(target, { connections: opt.connections, durationMs: WARMUP_MS });
   const before = (await server.usage()).cpuUs;
-  const r = await closedLoop(target, { connections: CONNECTIONS, durationMs: DURATION_MS });
+  const r = await closedLoop(target, { connections: opt.connections, durationMs: DURATION_MS });
   return { run: r, cpuUs: ((await server.usage()).cpuUs - before) / Math.max(1, r.requests) };
 }
 
@@ -154,7 +139,7 @@ async function main() {
   try {
     console.log(
       `\nlargest workspace: ${small.largest.posts} posts at ${label(SMALL)}, ${large.largest.posts} at ${label(LARGE)}; ` +
-        `small workspace: ${small.small.posts} and ${large.small.posts}; ${CONNECTIONS} connections, ${DURATION_MS / 1000} s each`,
+        `small workspace: ${small.small.posts} and ${large.small.posts}; ${opt.connections} connections, ${DURATION_MS / 1000} s each`,
     );
     const now = Date.now();
     for (const workspace of ['largest', 'small'] as const) {
@@ -187,14 +172,10 @@ async function main() {
     console.log(`\nthe API against its statements behind bare Koa, ${label(LARGE)}, largest workspace:`);
     for (const sf of readSurfaces(large.largest, now)) {
       if (ONLY && !ONLY.test(sf.surface)) continue;
-      const c = await apiLarge.call<{ status: number; statements: CapturedStatement[] }>('statements', {
-        path: sf.path,
-        headers: sf.headers,
-      });
-      if (c.status !== 200) throw new Error(`${sf.path} answered ${c.status}`);
-      console.log(`  • ${sf.surface}: ${c.statements.length} statements: ${describeStatements(c.statements)}`);
-      if (opt.explain) await explain(pool, c.statements);
-      await replay.call('load', { key: sf.surface, captured: [c.statements] });
+      const statements = await captureStatements(apiLarge, { path: sf.path, headers: sf.headers });
+      console.log(`  • ${sf.surface}: ${statements.length} statements: ${describeStatements(statements)}`);
+      if (opt.explain) await explain(pool, statements);
+      await replay.call('load', { key: sf.surface, captured: [statements] });
       // API, bare, bare, API: neither goes first every time.
       const api1 = await measure(apiLarge, sf.path, sf.headers);
       const bare1 = await measure(replay, `/replay?${new URLSearchParams({ key: sf.surface })}`, {});
@@ -203,7 +184,7 @@ async function main() {
       const mean = (x: RunResult, y: RunResult) => ({ ...pick(x), rps: (x.rps + y.rps) / 2 });
       const fl: Floor = {
         surface: sf.surface,
-        statements: c.statements.length,
+        statements: statements.length,
         api: mean(api1.run, api2.run),
         bare: mean(bare1.run, bare2.run),
         apiCpuUs: (api1.cpuUs + api2.cpuUs) / 2,
@@ -220,9 +201,7 @@ async function main() {
     await Promise.allSettled([apiSmall.stop(), apiLarge.stop(), replay.stop(), pool.end()]);
   }
   report(figures, floors);
-  const out = path.join(REPO_ROOT, 'bench', 'results', 'reads.json');
-  fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), large: LARGE, small: SMALL, figures, floors }, null, 2));
+  writeResults('reads', { at: new Date().toISOString(), large: LARGE, small: SMALL, figures, floors });
   process.exit(0);
 }
 

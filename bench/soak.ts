@@ -2,14 +2,8 @@
 // behind the soak's own round-robin, webhooks to a local receiver, and a seeded random schedule
 // of faults while they go out. At the end everything is checked against the network
 // simulator's and the receiver's own records; the script exits 1 on any violation.
-//
-//   npm run bench -- soak                          default: 200 posts over 2 min, 10 accounts, 3 workspaces
-//   npm run bench -- soak --seed 1234              replay a run's fault and operation schedule
-//   npm run bench -- soak --posts 1000 --accounts 20 --duration 600    the issue's full size
-//   npm run bench -- soak --help                   every option
-//   npm run bench -- soak --temporal cluster --api 2 --workers 2    on the cluster tier (issue 27):
-//                                                  Temporal as four service processes on Postgres,
-//                                                  each killed and restarted on its own
+// --seed replays a run's fault and operation schedule; --temporal cluster runs Temporal as four
+// service processes on Postgres (issue 27), each killed and restarted on its own.
 //
 // Everything is the soak's own: Postgres database content_scheduler_bench_soak (dropped and
 // recreated), a redis-server on a free port (never the machine's shared Redis: the soak restarts
@@ -27,8 +21,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Cleanups } from './harness/cleanups';
 import { prng } from './harness/content';
+import { RESULTS_DIR } from './harness/format';
 import { recreateDatabase, setPublishingEnvironment } from './harness/database';
-import { benchOptions, numberOption } from './harness/options';
+import { benchFlags } from './harness/options';
 import { verifyWebhookSignature } from '../sim/webhooks/verifier';
 import { startWorker, type WorkerRun } from './publishing/worker';
 import { freePort } from '../tooling/ports';
@@ -39,72 +34,78 @@ import { launch } from '../tooling/launcher';
 import { report } from './soak/checks';
 import { run } from './soak/run';
 
-export const opt = benchOptions(
+export const opt = benchFlags(
+  'soak: scheduled publishing and webhooks under a seeded random schedule of faults.',
   {
-    seed: { type: 'string' },
-    posts: { type: 'string', default: '200' },
-    accounts: { type: 'string', default: '10' },
-    workspaces: { type: 'string', default: '3' },
-    duration: { type: 'string', default: '120' },
-    generations: { type: 'string' },
-    'reschedule-share': { type: 'string', default: '0.15' },
-    'unschedule-share': { type: 'string', default: '0.1' },
-    'fault-every': { type: 'string', default: '12' },
-    drain: { type: 'string', default: '240' },
-    faults: { type: 'string', default: 'all' },
-    temporal: { type: 'string', default: 'dev' },
-    api: { type: 'string', default: '2' },
-    workers: { type: 'string', default: '1' },
+    seed: { type: 'number', help: 'seed of the run (printed at start and end; default random)' },
+    posts: { default: 200, min: 1, help: "posts scheduled (default 200; the issue's full size is 1000)" },
+    accounts: {
+      default: 10,
+      min: 1,
+      help: 'connected personal-brand accounts, spread over the workspaces (default 10; full 20)',
+    },
+    workspaces: { default: 3, min: 1, help: 'workspaces, each with a webhook endpoint subscribed to every post event' },
+    duration: {
+      default: 120,
+      min: 20,
+      arg: 'S',
+      help: 'due times spread over S seconds after creation (default 120; full 600)',
+    },
+    'reschedule-share': { default: 0.15, arg: 'F', help: 'share of posts rescheduled later before they are due' },
+    'unschedule-share': { default: 0.1, arg: 'F', help: 'share of posts unscheduled before they are due' },
+    generations: {
+      type: 'number',
+      help: 'AI post generations (built-in writer) requested at random times during\nthe run; every job must end terminal (default: posts / 10)',
+    },
+    'fault-every': {
+      default: 12,
+      min: 1,
+      arg: 'S',
+      help: 'mean seconds between injected faults (default 12); each kind comes once\n(in a seeded order) before kinds are drawn at random',
+    },
+    faults: {
+      default: 'all',
+      arg: 'K,K',
+      help: `fault kinds to draw from (default all): worker_kill, api_kill, net_transient,
+        net_lost_response, net_timeout, receiver_outage, temporal_kill, redis_restart;
+        with --temporal cluster also history_kill, matching_kill, frontend_kill (one
+        service SIGKILLed and restarted on its own) and temporal_db_drop (every
+        Postgres connection of the Temporal server terminated)`,
+    },
+    temporal: {
+      default: 'dev',
+      arg: 'dev|cluster',
+      help: 'the Temporal dev server (file-backed; default) or the cluster tier\n(tooling/temporalCluster.ts, databases bench_soak_temporal*)',
+    },
+    api: { default: 2, min: 1, help: 'API processes behind the round-robin' },
+    workers: { default: 1, min: 1, help: 'worker processes (default 1); worker_kill kills one, the others keep draining' },
+    drain: {
+      default: 240,
+      min: 10,
+      arg: 'S',
+      help: 'after the faults and the last due time, wait for publishing, webhooks and jobs\nuntil S seconds pass without progress (default 240)',
+    },
   },
-  `soak: scheduled publishing and webhooks under a seeded random schedule of faults.
-
-Options:
-  --seed N               seed of the run (printed at start and end; default random)
-  --posts N              posts scheduled (default 200; the issue's full size is 1000)
-  --accounts N           connected personal-brand accounts, spread over the workspaces (default 10; full 20)
-  --workspaces N         workspaces, each with a webhook endpoint subscribed to every post event (default 3)
-  --duration S           due times spread over S seconds after creation (default 120; full 600)
-  --reschedule-share F   share of posts rescheduled later before they are due (default 0.15)
-  --unschedule-share F   share of posts unscheduled before they are due (default 0.1)
-  --generations N        AI post generations (built-in writer) requested at random times during
-                         the run; every job must end terminal (default: posts / 10)
-  --fault-every S        mean seconds between injected faults (default 12); each kind comes once
-                         (in a seeded order) before kinds are drawn at random
-  --faults K,K           fault kinds to draw from (default all): worker_kill, api_kill, net_transient,
-                         net_lost_response, net_timeout, receiver_outage, temporal_kill, redis_restart;
-                         with --temporal cluster also history_kill, matching_kill, frontend_kill (one
-                         service SIGKILLed and restarted on its own) and temporal_db_drop (every
-                         Postgres connection of the Temporal server terminated)
-  --temporal dev|cluster the Temporal dev server (file-backed; default) or the cluster tier
-                         (tooling/temporalCluster.ts, databases bench_soak_temporal*)
-  --api N                API processes behind the round-robin (default 2)
-  --workers N            worker processes (default 1); worker_kill kills one, the others keep draining
-  --drain S              after the faults and the last due time, wait for publishing, webhooks and jobs
-                         until S seconds pass without progress (default 240)
-
-Environment: BENCH_SOAK_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_soak).
+  `Environment: BENCH_SOAK_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_soak).
              Redis is a redis-server of the soak's own on a free port (restarted by redis_restart).`,
 );
 
-const num = (name: keyof typeof opt, min = 0) => numberOption(opt, name, { min });
-export const SEED = opt.seed !== undefined ? num('seed') >>> 0 : Math.floor(Math.random() * 2 ** 31);
-export const POSTS = Math.floor(num('posts', 1));
-const ACCOUNTS = Math.floor(num('accounts', 1));
-export const WORKSPACES = Math.min(Math.floor(num('workspaces', 1)), ACCOUNTS);
-export const DURATION_MS = num('duration', 20) * 1000;
-export const RESCHEDULE_SHARE = num('reschedule-share');
-export const UNSCHEDULE_SHARE = num('unschedule-share');
-export const FAULT_EVERY_MS = num('fault-every', 1) * 1000;
-export const DRAIN_MS = num('drain', 10) * 1000;
-export const GENERATIONS = opt.generations !== undefined ? Math.floor(num('generations')) : Math.round(POSTS / 10);
+export const SEED = opt.seed !== undefined ? opt.seed >>> 0 : Math.floor(Math.random() * 2 ** 31);
+export const POSTS = Math.floor(opt.posts);
+const ACCOUNTS = Math.floor(opt.accounts);
+export const WORKSPACES = Math.min(Math.floor(opt.workspaces), ACCOUNTS);
+export const DURATION_MS = opt.duration * 1000;
+export const RESCHEDULE_SHARE = opt['reschedule-share'];
+export const UNSCHEDULE_SHARE = opt['unschedule-share'];
+export const FAULT_EVERY_MS = opt['fault-every'] * 1000;
+export const DRAIN_MS = opt.drain * 1000;
+export const GENERATIONS = opt.generations !== undefined ? Math.floor(opt.generations) : Math.round(POSTS / 10);
 if (opt.temporal !== 'dev' && opt.temporal !== 'cluster') throw new Error('--temporal must be dev or cluster');
 export const CLUSTER = opt.temporal === 'cluster';
-const API_COUNT = Math.floor(num('api', 1));
-const WORKER_COUNT = Math.floor(num('workers', 1));
+const API_COUNT = Math.floor(opt.api);
+const WORKER_COUNT = Math.floor(opt.workers);
 
 const DATABASE_URL = process.env.BENCH_SOAK_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_soak';
-const ROOT = path.resolve(import.meta.dirname, '..');
-const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const TASK_QUEUE = 'bench-soak';
 // The network client gives up after this long; the "timeout" fault holds createPost longer.
 export const NETWORK_TIMEOUT_MS = 3_000;

@@ -1,11 +1,6 @@
 // Bench: outbound webhooks end to end — outbox events fanned out by the relay workflow into one
 // delivery workflow per (event, endpoint), signed POSTs to local receivers.
 //
-//   npm run bench -- webhooks                      1,000 events × 5 receivers, in one burst
-//   npm run bench -- webhooks --rate 10            the same events paced at 10/s (50 deliveries/s)
-//   npm run bench -- webhooks --help               every option
-//   npm run bench -- webhooks --strict             exit non-zero when a target is missed
-//
 // Targets (issue 19): a burst drains at ≥ 0.8× the baseline measured in the same run on the
 // same Temporal dev server (one workflow per delivery whose one regular activity POSTs the
 // signed request: bench/harness/webhookBaselineWorkflow.ts); paced at 20 events/s, p99
@@ -17,7 +12,6 @@
 // Postgres database, its own Temporal dev server, the worker in this process, the receivers in
 // a child process (so that their work does not share the worker's event loop).
 
-import { fork, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -26,13 +20,13 @@ import pg from 'pg';
 import { diff, snapshot, type Groups } from './harness/proc';
 import { verifyWebhookSignature } from '../sim/webhooks/verifier';
 import { Cleanups } from './harness/cleanups';
-import { closeStores, resetStores } from './harness/database';
-import { benchOptions } from './harness/options';
+import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
+import { benchFlags } from './harness/options';
+import { launch } from '../tooling/launcher';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { quantile, step } from './harness/format';
 import { figures, report } from './webhooks/figures';
 
-const RECEIVER_CHILD = '--receivers-child';
 /** Burst drain rate of the service over the baseline's, at least. */
 export const BURST_TARGET = 0.8;
 /** Paced (issue 19: at 20 events/s), event committed → receiver, p99 at most. */
@@ -88,35 +82,25 @@ async function runReceivers(): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // The bench (parent).
 
-export const opt = benchOptions(
+export const opt = benchFlags(
+  'webhooks: outbox → relay → delivery workflows → local receivers.',
   {
-    events: { type: 'string', default: '1000' },
-    endpoints: { type: 'string', default: '5' },
-    rate: { type: 'string', default: '0' },
-    timeout: { type: 'string', default: '180' },
-    'skip-baseline': { type: 'boolean', default: false },
-    strict: { type: 'boolean', default: false },
-    'receivers-child': { type: 'boolean', default: false },
+    events: { default: 1000, min: 1, integer: true, help: 'events emitted' },
+    endpoints: { default: 5, min: 1, integer: true, help: 'receivers, each an endpoint subscribed to every event' },
+    rate: { default: 0, arg: 'R', help: 'events per second; 0 emits them all at once' },
+    timeout: { default: 180, arg: 'S', help: 'give up waiting for deliveries after S seconds' },
+    'skip-baseline': { type: 'boolean', help: 'do not measure the baseline before a burst (it runs by default when --rate is 0)' },
+    strict: {
+      type: 'boolean',
+      help: `exit 1 when a target is missed (burst ≥ ${BURST_TARGET}× the baseline; paced p99 ≤ ${PACED_P99_TARGET_MS} ms)`,
+    },
   },
-  `webhooks: outbox → relay → delivery workflows → local receivers.
-
-Options:
-  --events N      events emitted (default 1000)
-  --endpoints N   receivers, each an endpoint subscribed to every event (default 5)
-  --rate R        events per second; 0 emits them all at once (default 0)
-  --timeout S     give up waiting for deliveries after S seconds (default 180)
-  --skip-baseline do not measure the baseline before a burst (it runs by default when --rate is 0)
-  --strict        exit 1 when a target is missed (burst ≥ ${BURST_TARGET}× the baseline; paced p99 ≤ ${PACED_P99_TARGET_MS} ms)
-
-Environment: BENCH_WH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_wh,
+  `Environment: BENCH_WH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_wh,
              dropped and recreated), BENCH_WH_REDIS_URL (default redis://127.0.0.1:6379/13, flushed),
              TEMPORAL_CLI_PATH (the temporal binary; otherwise found or built as for npm start).`,
 );
 
-export const EVENTS = Number(opt.events);
-export const ENDPOINTS = Number(opt.endpoints);
-export const RATE = Number(opt.rate);
-const TIMEOUT_MS = Number(opt.timeout) * 1000;
+const TIMEOUT_MS = opt.timeout * 1000;
 const DATABASE_URL = process.env.BENCH_WH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_wh';
 const REDIS_URL = process.env.BENCH_WH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
 
@@ -124,39 +108,39 @@ export const byNumber = (a: number, b: number) => a - b;
 
 export const percentile = (sorted: number[], p: number) => quantile(sorted, p / 100) ?? NaN;
 
-function startReceivers(secrets: string[]): Promise<{ child: ChildProcess; ports: number[]; ask<T>(type: string): Promise<T> }> {
-  const child = fork(import.meta.filename, [RECEIVER_CHILD], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, BENCH_RECEIVER_SECRETS: JSON.stringify(secrets) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+/** The receivers' process, this file run with their secrets, through the launcher. */
+async function startReceivers(secrets: string[]) {
+  let ports: number[] = [];
+  const p = await launch({
+    entry: import.meta.filename,
+    name: 'receivers',
+    env: { BENCH_RECEIVER_SECRETS: JSON.stringify(secrets) },
+    ipc: true,
+    ready: { message: (m: { type: string; ports: number[] }) => m.type === 'ready' && (ports = m.ports).length > 0 },
+    onLine: (line, stream) => (stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`),
   });
   const ask = <T>(type: string) =>
     new Promise<T>((resolve) => {
       const on = (m: { type: string }) => {
         if (m.type === type) {
-          child.off('message', on);
+          p.child.off('message', on);
           resolve(m as T);
         }
       };
-      child.on('message', on);
-      child.send({ type });
+      p.child.on('message', on);
+      p.child.send({ type });
     });
-  return new Promise((resolve, reject) => {
-    child.once('message', (m: { type: string; ports: number[] }) => resolve({ child, ports: m.ports, ask }));
-    child.once('exit', (code) => reject(new Error(`receivers exited (${code})`)));
-  });
+  return { child: p.child, stop: () => p.stop(), ports, ask };
 }
 
 async function main() {
-  if (!Number.isInteger(EVENTS) || EVENTS < 1 || !Number.isInteger(ENDPOINTS) || ENDPOINTS < 1 || !(RATE >= 0))
-    throw new Error('--events and --endpoints must be positive integers, --rate ≥ 0');
   console.log(
-    `webhooks bench — ${EVENTS} events × ${ENDPOINTS} endpoints, ${RATE ? `${RATE} events/s` : 'one burst'}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+    `webhooks bench — ${opt.events} events × ${opt.endpoints} endpoints, ${opt.rate ? `${opt.rate} events/s` : 'one burst'}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
   );
   const cleanups = new Cleanups();
   try {
     const bench = await setUp(cleanups);
-    const baseline = RATE === 0 && !opt['skip-baseline'] ? await measureBaseline(bench) : null;
+    const baseline = opt.rate === 0 && !opt['skip-baseline'] ? await measureBaseline(bench) : null;
     report(await figures(bench, await run(bench, baseline), baseline));
   } finally {
     await cleanups.run();
@@ -167,7 +151,7 @@ export type Bench = Awaited<ReturnType<typeof setUp>>;
 export type Baseline = Awaited<ReturnType<typeof measureBaseline>>;
 
 /**
- * Temporal, the stores, a workspace with ENDPOINTS endpoints made through the create operation
+ * Temporal, the stores, a workspace with opt.endpoints endpoints made through the create operation
  * and pointed at the receivers, the worker in this process with the relay workflow running, and
  * one warm-up event delivered to every endpoint.
  */
@@ -179,12 +163,8 @@ async function setUp(cleanups: Cleanups) {
   const temporal = await startTemporalDevServer({ binary, port: await freePort(), uiPort: null, dbFile: null, log: () => {} });
   cleanups.push(() => temporal.stop());
   step(`Temporal dev server ${temporal.address} (in memory)`);
-  Object.assign(process.env, {
-    DATABASE_URL,
-    REDIS_URL,
+  setBenchEnvironment(DATABASE_URL, REDIS_URL, {
     TEMPORAL_ADDRESS: temporal.address,
-    NODE_ENV: 'production',
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     // The receivers are local processes: this is the explicit loopback allowance.
     WEBHOOK_ALLOW_LOOPBACK: '1',
     // The worker builds the publishing activities too; nothing here publishes.
@@ -204,12 +184,14 @@ async function setUp(cleanups: Cleanups) {
   const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench person', connection: 'connected' });
   const endpoints = await createEndpoints(workspace.id);
   const receivers = await startReceivers(endpoints.map((e) => e.secret));
-  cleanups.push(async () => receivers.child.kill('SIGTERM'));
-  for (let i = 0; i < ENDPOINTS; i++)
+  cleanups.push(() => receivers.stop());
+  for (let i = 0; i < opt.endpoints; i++)
     await db()('webhook_endpoints')
       .where({ id: endpoints[i]!.id })
       .update({ url: `http://127.0.0.1:${receivers.ports[i]}/hooks` });
-  step(`${ENDPOINTS} endpoints (create operation) → receivers on 127.0.0.1:${receivers.ports.join(', ')} in pid ${receivers.child.pid}`);
+  step(
+    `${opt.endpoints} endpoints (create operation) → receivers on 127.0.0.1:${receivers.ports.join(', ')} in pid ${receivers.child.pid}`,
+  );
 
   const { worker, connection } = await createWorker();
   const running = worker.run();
@@ -239,20 +221,20 @@ async function setUp(cleanups: Cleanups) {
   // Warm-up: one event through every path (bundle, connections, JIT) before the clock starts.
   const warm = await emitEvent(db(), { workspaceId: workspace.id, projectId: project.id, type: 'post.updated', data: { warmup: true } });
   const warmDeadline = Date.now() + 60_000;
-  while ((await receivers.ask<{ n: number }>('count')).n < ENDPOINTS) {
+  while ((await receivers.ask<{ n: number }>('count')).n < opt.endpoints) {
     if (Date.now() > warmDeadline) throw new Error('warm-up event not delivered within 60 s');
     await sleep(50);
   }
-  step(`warm-up event ${warm} delivered to all ${ENDPOINTS}`);
+  step(`warm-up event ${warm} delivered to all ${opt.endpoints}`);
   return { temporal, workspaceId: workspace.id, projectId: project.id, endpoints, receivers, client, warm };
 }
 
-/** ENDPOINTS endpoints subscribed to every event, pointed at the receivers once they are up. */
+/** opt.endpoints endpoints subscribed to every event, pointed at the receivers once they are up. */
 async function createEndpoints(workspaceId: string): Promise<Array<{ id: string; secret: string }>> {
   const { webhookEndpoint } = await import('./harness/seed');
   const { EVENT_TYPES } = await import('../lib/outbox');
   const endpoints = [];
-  for (let i = 0; i < ENDPOINTS; i++) endpoints.push(await webhookEndpoint(workspaceId, `http://127.0.0.1:9/bench-${i}`, EVENT_TYPES));
+  for (let i = 0; i < opt.endpoints; i++) endpoints.push(await webhookEndpoint(workspaceId, `http://127.0.0.1:9/bench-${i}`, EVENT_TYPES));
   return endpoints;
 }
 
@@ -285,14 +267,14 @@ async function measureBaseline({ temporal, endpoints, receivers, client }: Bench
   const { baselineWebhookWorkflow } = await import('./harness/webhookBaselineWorkflow');
   const pLimit = (await import('p-limit')).default;
   const before = (await receivers.ask<{ n: number }>('count')).n;
-  const n = EVENTS * ENDPOINTS;
+  const n = opt.events * opt.endpoints;
   const startedAt = new Map<string, number>();
   const t0 = Date.now();
   await pLimit(64).map(
     Array.from({ length: n }, (_, i) => i),
     async (i) => {
-      const ep = i % ENDPOINTS;
-      const id = `evt_baseline_${Math.floor(i / ENDPOINTS)}`;
+      const ep = i % opt.endpoints;
+      const id = `evt_baseline_${Math.floor(i / opt.endpoints)}`;
       const body = JSON.stringify({ id, type: 'post.updated', createdAt: new Date().toISOString(), data: { n: i } });
       const headers = {
         'Content-Type': 'application/json',
@@ -331,7 +313,7 @@ async function measureBaseline({ temporal, endpoints, receivers, client }: Bench
   return baseline;
 }
 
-/** The service's run: EVENTS events emitted (at once or paced), until every delivery arrived or the timeout. */
+/** The service's run: opt.events events emitted (at once or paced), until every delivery arrived or the timeout. */
 export async function run(b: Bench, baseline: Baseline | null) {
   const { db } = await import('../lib/db');
   const { emitEvent, EVENT_TYPES: types } = await import('../lib/outbox');
@@ -353,9 +335,9 @@ export async function run(b: Bench, baseline: Baseline | null) {
   const cpuBefore = snapshot();
 
   const emitStart = Date.now();
-  for (let i = 0; i < EVENTS; i++) {
-    if (RATE > 0) {
-      const due = emitStart + (i * 1000) / RATE;
+  for (let i = 0; i < opt.events; i++) {
+    if (opt.rate > 0) {
+      const due = emitStart + (i * 1000) / opt.rate;
       if (due > Date.now()) await sleep(due - Date.now());
     }
     // Like the API: each event committed on its own, in its own statement.
@@ -365,14 +347,14 @@ export async function run(b: Bench, baseline: Baseline | null) {
       type: types[i % types.length]!,
       data: { n: i, post: { id: `post_bench_${i}` } },
     });
-    if (RATE > 0) await emitting;
+    if (opt.rate > 0) await emitting;
     else if (i % 50 === 49) await emitting;
   }
   const emitEnd = Date.now();
-  step(`emitted ${EVENTS} events in ${((emitEnd - emitStart) / 1000).toFixed(2)} s`);
+  step(`emitted ${opt.events} events in ${((emitEnd - emitStart) / 1000).toFixed(2)} s`);
 
   const deadline = Date.now() + TIMEOUT_MS;
-  while ((await b.receivers.ask<{ n: number }>('count')).n - ENDPOINTS - (baseline?.deliveries ?? 0) < EVENTS * ENDPOINTS) {
+  while ((await b.receivers.ask<{ n: number }>('count')).n - opt.endpoints - (baseline?.deliveries ?? 0) < opt.events * opt.endpoints) {
     if (Date.now() > deadline) break;
     await sleep(100);
   }
@@ -384,7 +366,7 @@ export async function run(b: Bench, baseline: Baseline | null) {
   return { emitSeconds: (emitEnd - emitStart) / 1000, cpu, measured };
 }
 
-if (process.argv.includes(RECEIVER_CHILD)) {
+if (process.env.BENCH_RECEIVER_SECRETS) {
   runReceivers().catch((err) => {
     console.error(err);
     process.exit(1);

@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
 import pg from 'pg';
@@ -27,16 +26,6 @@ export interface BareBaseline {
   /** Where its jobs' created_at and completed_at are. */
   table: string;
   stop(): Promise<void>;
-}
-
-/** Bundles baselineWorkflows.ts into `file`, for the worker to load instead of bundling at start. */
-export async function buildBaselineBundle(file: string): Promise<string> {
-  const { bundleWorkflowCode } = await import('@temporalio/worker');
-  const quiet = { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never;
-  const bundle = await bundleWorkflowCode({ workflowsPath: path.join(import.meta.dirname, 'baselineWorkflows.ts'), logger: quiet });
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, bundle.code);
-  return file;
 }
 
 /**

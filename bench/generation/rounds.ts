@@ -8,12 +8,9 @@ import { startBareBaseline } from './baseline';
 import { censusControl, describePlan, perJob, planOf, writePlan } from './sameStatements';
 import { compareToBaseline, request, summarizeRounds, type Summary } from './figures';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { f0, step } from '../harness/format';
+import { f0, step, writeResults } from '../harness/format';
 import {
   opt,
-  REQUESTS,
-  ROUNDS,
-  WARMUP,
   TIMEOUT_MS,
   TARGET_P50_MS,
   BASELINE,
@@ -59,9 +56,9 @@ export async function startService(b: Bench, cleanups: Cleanups) {
   const service = { api, worker, agent, census: censusControl(CENSUS_DIR), groups: sideGroups(b, b.pids.service) };
   await worker.waitReady(workerPolls(TASK_QUEUE), 180_000);
   if (b.bare) await baselineWarmup(b, b.bare, 'baseline');
-  if (WARMUP > 0) {
-    step(`warm-up: ${WARMUP} requests`);
-    printRound('warm-up', await round(agent, api.baseUrl, b.key, await project(b, 'Warm-up'), WARMUP, service.groups));
+  if (opt.warmup > 0) {
+    step(`warm-up: ${opt.warmup} requests`);
+    printRound('warm-up', await round(agent, api.baseUrl, b.key, await project(b, 'Warm-up'), opt.warmup, service.groups));
   }
   return service;
 }
@@ -103,12 +100,12 @@ export async function captureOneJob(b: Bench, { api, worker, agent, census }: Se
  */
 export async function runRounds(b: Bench, { api, agent, census, groups }: Service) {
   const [apiBefore, workerBefore] = await census.dump(b.pids.service);
-  for (let i = 1; i <= ROUNDS; i++) {
+  for (let i = 1; i <= opt.rounds; i++) {
     if (b.bare) await baselineRoundN(b, b.bare, 'baseline', b.baselineResults, i);
     if (b.same) await baselineRoundN(b, b.same, 'same statements', b.sameResults, i);
     await quiet(groups);
-    step(`round ${i}: ${REQUESTS} requests at once`);
-    const r = await round(agent, api.baseUrl, b.key, await project(b, `Round ${i}`), REQUESTS, groups);
+    step(`round ${i}: ${opt.requests} requests at once`);
+    const r = await round(agent, api.baseUrl, b.key, await project(b, `Round ${i}`), opt.requests, groups);
     printRound(`round ${i}`, r);
     b.results.push(r);
   }
@@ -117,7 +114,7 @@ export async function runRounds(b: Bench, { api, agent, census, groups }: Servic
     ['API', apiBefore!, apiAfter!],
     ['worker', workerBefore!, workerAfter!],
   ] as const) {
-    const rows = perJob(before, after, REQUESTS * ROUNDS).filter((r) => r.perJob >= 0.05);
+    const rows = perJob(before, after, opt.requests * opt.rounds).filter((r) => r.perJob >= 0.05);
     const total = rows.reduce((n, r) => n + r.perJob, 0);
     console.log(`\n${name}: ${total.toFixed(1)} statements per job over the rounds (those of 0.05 a job or more)`);
     for (const r of rows) console.log(`  ${r.perJob.toFixed(2).padStart(6)}  ${r.activity || '-'}  ${r.text.slice(0, 130)}`);
@@ -151,33 +148,25 @@ export async function report({ results, baselineResults, sameResults }: Results)
   }
   // On lines a script can read, as the read surfaces' benches print them (bench/harness/statements.ts):
   // queue→done p50 of the service against its statements bare, and theirs against the minimal job.
-  const tag = `generation [${REQUESTS} at once]`;
+  const tag = `generation [${opt.requests} at once]`;
   if (versusSame?.queueToDoneP50Ratio != null)
     console.log(`  ${tag}: API / same statements bare: ${versusSame.queueToDoneP50Ratio.toFixed(2)}×`);
   if (sameSummary && baselineSummary && baselineSummary.queueToDoneP50Ms > 0)
     console.log(`  ${tag}: same statements / minimal: ${(sameSummary.queueToDoneP50Ms / baselineSummary.queueToDoneP50Ms).toFixed(2)}×`);
-  const file = path.join(RESULTS_DIR, 'generation.json');
-  fs.writeFileSync(
-    file,
-    JSON.stringify(
-      {
-        at: new Date().toISOString(),
-        machine: machineInfo(),
-        options: { requests: REQUESTS, rounds: ROUNDS, warmup: WARMUP, baseline: BASELINE, baselineOrder: ORDER },
-        summary,
-        rounds: results,
-        baseline: baselineSummary ? { summary: baselineSummary, rounds: baselineResults } : null,
-        vsBaseline: versus,
-        sameStatements: sameSummary ? { summary: sameSummary, rounds: sameResults } : null,
-        vsSameStatements: versusSame,
-      },
-      null,
-      2,
-    ),
-  );
+  const file = writeResults('generation', {
+    at: new Date().toISOString(),
+    machine: machineInfo(),
+    options: { requests: opt.requests, rounds: opt.rounds, warmup: opt.warmup, baseline: BASELINE, baselineOrder: ORDER },
+    summary,
+    rounds: results,
+    baseline: baselineSummary ? { summary: baselineSummary, rounds: baselineResults } : null,
+    vsBaseline: versus,
+    sameStatements: sameSummary ? { summary: sameSummary, rounds: sameResults } : null,
+    vsSameStatements: versusSame,
+  });
   if (opt.profile) {
     const { printProfile, summarizeProfile } = await import('../harness/profile');
-    const jobs = WARMUP + REQUESTS * ROUNDS;
+    const jobs = opt.warmup + opt.requests * opt.rounds;
     for (const name of ['api', 'worker']) {
       const dir = path.join(PROFILE_DIR, name);
       // The main thread's profile is the largest (the loader thread's only covers imports).

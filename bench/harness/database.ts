@@ -31,26 +31,35 @@ export async function closeStores(): Promise<void> {
 }
 
 /**
- * The environment of a bench that publishes through a worker, set before the first app module
- * loads (lib/config reads it once; the worker and API children inherit it): the bench's own
- * stores, Temporal server and task queue, the network simulator, posts published at their due
- * time, rate limits that never refuse, production mode. `more` adds or overrides variables.
+ * A bench's environment, set before the first app module loads (lib/config reads it once; the
+ * children inherit it): the bench's own stores, rate limits that never refuse (the limiter still
+ * runs its Redis script on every request), production mode. `more` adds or overrides variables.
+ */
+export function setBenchEnvironment(databaseUrl: string, redisUrl: string, more: Record<string, string> = {}): void {
+  Object.assign(process.env, {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    RATE_LIMIT_WRITE: '10000000',
+    RATE_LIMIT_READ: '10000000',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    NODE_ENV: 'production',
+    ...more,
+  });
+}
+
+/**
+ * The environment of a bench that publishes through a worker (see setBenchEnvironment): also its
+ * own Temporal server and task queue, the network simulator, posts published at their due time.
  */
 export function setPublishingEnvironment(
   o: { databaseUrl: string; redisUrl: string; temporalPort: number; taskQueue: string; simPort: number },
   more: Record<string, string> = {},
 ): void {
-  Object.assign(process.env, {
-    DATABASE_URL: o.databaseUrl,
-    REDIS_URL: o.redisUrl,
+  setBenchEnvironment(o.databaseUrl, o.redisUrl, {
     TEMPORAL_ADDRESS: `127.0.0.1:${o.temporalPort}`,
     TEMPORAL_TASK_QUEUE: o.taskQueue,
     NETWORK_API_URL: `http://127.0.0.1:${o.simPort}`,
     PUBLISH_DELAY_SECONDS: '0',
-    RATE_LIMIT_WRITE: '10000000',
-    RATE_LIMIT_READ: '10000000',
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-    NODE_ENV: 'production',
     ...more,
   });
 }

@@ -14,6 +14,25 @@ interface ProcTicks {
   ticks: number;
 }
 
+/** utime + stime of /proc/<pid>/stat, in ticks. comm may contain spaces and parentheses: split at the last ')'. */
+function readTicks(pid: string): ProcTicks {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const close = stat.lastIndexOf(')');
+  const comm = stat.slice(stat.indexOf('(') + 1, close);
+  const fields = stat.slice(close + 2).split(' ');
+  // Fields after comm start at index 3 (state); utime and stime are 14 and 15 (1-based).
+  return { pid: Number(pid), comm, ticks: Number(fields[11]) + Number(fields[12]) };
+}
+
+/** CPU seconds (user + system) a process has used so far; null where /proc cannot say (not Linux, or gone). */
+export function cpuSeconds(pid: number): number | null {
+  try {
+    return readTicks(String(pid)).ticks / CLK_TCK;
+  } catch {
+    return null;
+  }
+}
+
 function readAll(): ProcTicks[] {
   let entries: string[];
   try {
@@ -24,14 +43,7 @@ function readAll(): ProcTicks[] {
   const out: ProcTicks[] = [];
   for (const d of entries) {
     try {
-      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-      // comm may contain spaces and parentheses: split at the last ')'.
-      const close = stat.lastIndexOf(')');
-      const comm = stat.slice(stat.indexOf('(') + 1, close);
-      const fields = stat.slice(close + 2).split(' ');
-      // Fields after comm start at index 3 (state); utime and stime are 14 and 15 (1-based).
-      const ticks = Number(fields[11]) + Number(fields[12]);
-      out.push({ pid: Number(d), comm, ticks });
+      out.push(readTicks(d));
     } catch {
       /* the process went away between readdir and read */
     }

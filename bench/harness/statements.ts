@@ -155,6 +155,17 @@ export function replayer(pool: pg.Pool, statements: readonly CapturedStatement[]
   };
 }
 
+/**
+ * The statements one request sent Postgres, captured in the API process that answered it
+ * (serve-app.ts's `statements` call, see captureRequest); refused unless it answered 200 with some.
+ */
+export async function captureStatements(server: Pick<ServerHandle, 'call'>, req: CaptureRequest): Promise<CapturedStatement[]> {
+  const c = await server.call<{ status: number; statements: CapturedStatement[] }>('statements', req);
+  if (c.status !== 200 || c.statements.length === 0)
+    throw new Error(`${req.path} answered ${c.status} (${c.statements.length} statements)`);
+  return c.statements;
+}
+
 /** A one-line account of a captured request's statements, for the log. */
 export function describeStatements(statements: readonly CapturedStatement[]): string {
   return statements.map((s) => s.text.replace(/\s+/g, ' ').slice(0, 60)).join(' | ');

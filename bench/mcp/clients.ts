@@ -1,23 +1,9 @@
-import fs from 'node:fs';
 import http from 'node:http';
 import { requestText as exchange, summarize, type LatencySummary } from '../harness/load';
 import type { Kind } from './settings';
+import { cpuSeconds } from '../harness/proc';
 
 // The MCP bench's load: a closed loop of calls with the server's CPU per call, and a plain HTTP client speaking a streamable MCP session.
-
-/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in ticks of 1/100 s. */
-export const CLOCK_TICKS_PER_S = 100;
-
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux); null elsewhere. */
-export function cpuSeconds(pid: number): number | null {
-  try {
-    // Fields after the command name: state is [0], utime [11], stime [12] (proc(5)).
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
-  } catch {
-    return null;
-  }
-}
 
 export interface Round {
   tool: string;
@@ -80,6 +66,29 @@ export async function closedLoop(workers: number, durationMs: number, step: (w: 
     clientCpuUsPerCall: ok ? (own.user + own.system) / ok : 0,
     firstError,
   };
+}
+
+/** `n` sessions of the official MCP SDK client on the server at `baseUrl`, over streamable HTTP or SSE. */
+export async function openSdkSessions(
+  baseUrl: string,
+  headers: Record<string, string>,
+  n: number,
+  kind: 'streamable' | 'sse' = 'streamable',
+) {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
+  return Promise.all(
+    Array.from({ length: n }, async () => {
+      const client = new Client({ name: 'bench', version: '1' });
+      const transport =
+        kind === 'streamable'
+          ? new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), { requestInit: { headers } })
+          : new SSEClientTransport(new URL('/sse', baseUrl), { requestInit: { headers } });
+      await client.connect(transport);
+      return { client, transport };
+    }),
+  );
 }
 
 /** The JSON-RPC answer to request `id` in a body that is JSON or an SSE stream. */

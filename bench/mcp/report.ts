@@ -1,21 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  ROOT,
-  opt,
-  SESSIONS,
-  DURATION_MS,
-  WARMUP_MS,
-  CHUNKS,
-  RUN_KINDS,
-  MCP_KINDS,
-  TARGET_RATIO,
-  PROFILE_DIR,
-  type Kind,
-  type McpKind,
-} from './settings';
+import { ROOT, opt, DURATION_MS, WARMUP_MS, RUN_KINDS, MCP_KINDS, TARGET_RATIO, PROFILE_DIR, type Kind, type McpKind } from './settings';
 import type { Round } from './clients';
+import { loadAverage, writeResults } from '../harness/format';
 
 // The MCP bench's report: each tool's doors side by side, the paired ratios to REST, the targets and the JSON results.
 
@@ -110,12 +98,7 @@ export async function report(rounds: Round[]) {
     console.log(
       `\n  every read tool ≥ ${TARGET_RATIO}× its REST twin (plain client): ${target.missed.length === 0 ? 'met' : `MISSED by ${target.missed.join(', ')}`}; lowest ${target.lowest.tool} ${target.lowest.ratio.toFixed(2)}×`,
     );
-    console.log(
-      `  (load average ${os
-        .loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')}: the machine is shared, read the ratios, not the rates)`,
-    );
+    console.log(`  (load average ${loadAverage(1)}: the machine is shared, read the ratios, not the rates)`);
     if (opt.strict && target.missed.length) process.exitCode = 1;
   }
   const out = {
@@ -123,12 +106,11 @@ export async function report(rounds: Round[]) {
     target,
     at: new Date().toISOString(),
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() },
-    options: { sessions: SESSIONS, durationS: DURATION_MS / 1000, warmupS: WARMUP_MS / 1000, kinds: RUN_KINDS, chunks: CHUNKS },
+    options: { sessions: opt.sessions, durationS: DURATION_MS / 1000, warmupS: WARMUP_MS / 1000, kinds: RUN_KINDS, chunks: opt.chunks },
     tools: rows,
     rounds,
   };
-  fs.mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
-  fs.writeFileSync(path.join(ROOT, 'bench', 'results', 'mcp.json'), JSON.stringify(out, null, 2));
+  writeResults('mcp', out);
   console.log('\n  written to bench/results/mcp.json');
   if (opt.profile) {
     const { printProfile, summarizeProfile } = await import('../harness/profile');

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { benchOptions, numberOption } from '../harness/options';
+import { benchFlags } from '../harness/options';
+import { setBenchEnvironment } from '../harness/database';
 
 // The MCP bench's command line and environment, set before the first app module loads (they read it once).
 
@@ -12,41 +13,32 @@ export type Kind = 'rest' | 'plain' | 'streamable' | 'sse';
 export const KINDS: readonly Kind[] = ['rest', 'plain', 'streamable', 'sse'];
 export type McpKind = Exclude<Kind, 'rest'>;
 
-export const opt = benchOptions(
+export const opt = benchFlags(
+  'mcp: every read tool with a REST twin, MCP sessions against REST connections, interleaved.',
   {
-    sessions: { type: 'string', default: '16' },
-    duration: { type: 'string', default: '1' },
-    rounds: { type: 'string', default: '6' },
-    warmup: { type: 'string', default: '1' },
-    tools: { type: 'string' },
-    kinds: { type: 'string', default: 'rest,plain' },
-    chunks: { type: 'string', default: '10000' },
-    strict: { type: 'boolean', default: false },
-    profile: { type: 'boolean', default: false },
+    sessions: { default: 16, min: 1, integer: true, help: 'concurrent sessions (and REST connections)' },
+    duration: { default: 1, min: 0.5, arg: 'S', help: 'seconds per measured round' },
+    rounds: { default: 6, min: 1, integer: true, help: 'measured rounds per kind and tool, alternating' },
+    warmup: { default: 1, arg: 'S', help: 'seconds of warm-up per kind and tool before its measured rounds' },
+    tools: { type: 'string', arg: 'A,B', help: 'the tools to drive (default: every read tool with a REST twin)' },
+    kinds: {
+      default: 'rest,plain',
+      arg: 'K,…',
+      help: 'rest, plain, streamable, sse (default rest,plain); the ratio needs rest',
+    },
+    chunks: { default: 10000, integer: true, help: 'chunks in the knowledge corpus the search runs over' },
+    strict: { type: 'boolean', help: "exit 1 when a tool's plain MCP calls/s miss 0.8× its REST twin's" },
+    profile: {
+      type: 'boolean',
+      help: 'run the server with the V8 CPU profiler and print where its time went\n(the profile covers the whole run: narrow it with --tools and --kinds)',
+    },
   },
-  `mcp: every read tool with a REST twin, MCP sessions against REST connections, interleaved.
-
-Options:
-  --sessions N   concurrent sessions (and REST connections) (default 16)
-  --duration S   seconds per measured round (default 1)
-  --rounds N     measured rounds per kind and tool, alternating (default 6)
-  --warmup S     seconds of warm-up per kind and tool before its measured rounds (default 1)
-  --tools A,B    the tools to drive (default: every read tool with a REST twin)
-  --kinds K,…    rest, plain, streamable, sse (default rest,plain); the ratio needs rest
-  --chunks N     chunks in the knowledge corpus the search runs over (default 10000)
-  --strict       exit 1 when a tool's plain MCP calls/s miss 0.8× its REST twin's
-  --profile      run the server with the V8 CPU profiler and print where its time went
-                 (the profile covers the whole run: narrow it with --tools and --kinds)
-
-Environment: BENCH_MCP_DATABASE_URL (default ${DATABASE_URL}, dropped and recreated),
+  `Environment: BENCH_MCP_DATABASE_URL (default ${DATABASE_URL}, dropped and recreated),
              BENCH_MCP_REDIS_URL (default ${REDIS_URL}, flushed).`,
 );
-export const SESSIONS = numberOption(opt, 'sessions', { min: 1, integer: true });
-export const DURATION_MS = numberOption(opt, 'duration', { min: 0.5 }) * 1000;
-export const WARMUP_MS = numberOption(opt, 'warmup') * 1000;
-export const ROUNDS = numberOption(opt, 'rounds', { min: 1, integer: true });
-export const CHUNKS = numberOption(opt, 'chunks', { integer: true });
-export const RUN_KINDS = opt.kinds!.split(',').map((k) => k.trim()) as Kind[];
+export const DURATION_MS = opt.duration * 1000;
+export const WARMUP_MS = opt.warmup * 1000;
+export const RUN_KINDS = opt.kinds.split(',').map((k) => k.trim()) as Kind[];
 for (const k of RUN_KINDS) if (!KINDS.includes(k)) throw new Error(`--kinds: ${k} is not one of ${KINDS.join(', ')}`);
 export const MCP_KINDS = RUN_KINDS.filter((k): k is McpKind => k !== 'rest');
 /** A tool's plain MCP calls/s ≥ this × its REST twin's. */
@@ -54,13 +46,4 @@ export const TARGET_RATIO = 0.8;
 export const PROFILE_DIR = path.join(ROOT, 'bench', 'results', 'profiles', 'mcp');
 
 // The app modules read these once, at import.
-Object.assign(process.env, {
-  NODE_ENV: 'production',
-  DATABASE_URL,
-  REDIS_URL,
-  LOG_LEVEL: 'error',
-  // The limiter's script runs on every call as in production, but never refuses one.
-  RATE_LIMIT_READ: '10000000',
-  RATE_LIMIT_WRITE: '10000000',
-  LLM_WRITER: 'builtin',
-});
+setBenchEnvironment(DATABASE_URL, REDIS_URL, { LOG_LEVEL: 'error', LLM_WRITER: 'builtin' });

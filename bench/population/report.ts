@@ -1,11 +1,10 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Bare, Bench, Population, Slices } from '../population';
 import type { RescheduleResult } from './reschedule';
 import * as S from './settings';
 import { perUnit } from './storage';
 import type { Outcome } from './verify';
-import { f0, s1 } from '../harness/format';
+import { f0, s1, writeResults } from '../harness/format';
 
 // The population bench's report: the figures, the five lines a script reads (issue 36 "Must
 // show"), the targets, and the JSON in bench/results/.
@@ -195,9 +194,7 @@ export async function report(
     outcome: o,
     targets,
   };
-  fs.mkdirSync(S.RESULTS_DIR, { recursive: true });
-  const out = path.join(S.RESULTS_DIR, S.TAG ? `population-${S.TAG}.json` : 'population.json');
-  fs.writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
+  const out = writeResults(S.TAG ? `population-${S.TAG}` : 'population', results);
   console.log(`\nresults: ${path.relative(process.cwd(), out)}`);
   if (S.opt.strict && Object.values(targets).some((t) => t === false)) process.exitCode = 1;
 }

@@ -6,7 +6,7 @@ import { snapshot } from '../harness/proc';
 import { createAll, type CreateResult } from '../publishing/creation';
 import { futureSlot } from './plan';
 import { CONCURRENCY, POSTS, TASK_QUEUE } from './settings';
-import { idle } from './stack';
+import { idle } from '../harness/taskQueue';
 import { growth, postgresReading, temporalReading, type StorageGrowth } from './storage';
 import { drain, type Expected } from './verify';
 

@@ -1,5 +1,4 @@
-import path from 'node:path';
-import { benchOptions, numberOption } from '../harness/options';
+import { benchFlags } from '../harness/options';
 
 // The population bench's command line and targets (issue 36, "The sleeping population").
 
@@ -8,75 +7,91 @@ export const TARGET_BYTES_VS_BARE = 2;
 export const TARGET_WORKER_RSS_MIB = 600;
 export const TARGET_RESTART_P99_VS_NO_RESTART = 2;
 
-export const opt = benchOptions(
+export const opt = benchFlags(
+  'population: a month of posts sleeping for many workspaces, every process restarted, the posts due next measured.',
   {
-    posts: { type: 'string', default: '100000' },
-    workspaces: { type: 'string', default: '1000' },
-    concurrency: { type: 'string', default: '50' },
-    'slice-share': { type: 'string', default: '0.01' },
-    'restart-gap': { type: 'string', default: '3' },
-    'no-restart': { type: 'boolean', default: false },
-    'no-reschedule': { type: 'boolean', default: false },
-    'no-baseline': { type: 'boolean', default: false },
-    'drain-deadline': { type: 'string', default: '120' },
-    temporal: { type: 'string', default: 'dev' },
-    tag: { type: 'string' },
-    'quiet-wait': { type: 'string', default: '60' },
-    strict: { type: 'boolean', default: false },
+    posts: {
+      default: 100000,
+      min: 100,
+      integer: true,
+      help: `scheduled posts in all (default 100000): 1 % fall due within the run (the
+        due slice), 0.2 % more within the run for the reschedule checks, the rest
+        over the next 30 days, on the hour in their project's zone`,
+    },
+    workspaces: {
+      default: 1000,
+      min: 1,
+      integer: true,
+      arg: 'W',
+      help: 'workspaces (default 1000), Zipf-sized: the largest holds ~13 % of the posts\nand 30 accounts, the smallest a handful of posts and one account',
+    },
+    concurrency: {
+      default: 50,
+      min: 1,
+      integer: true,
+      help: "creates (and the bare baseline's starts, and the PATCHes) in flight",
+    },
+    'slice-share': {
+      default: 0.01,
+      arg: 'F',
+      help: 'share of the posts in the due slice (default 0.01); half of it falls due\nbefore the restart (the no-restart slice), half after',
+    },
+    'restart-gap': {
+      default: 3,
+      min: 2,
+      arg: 'MIN',
+      help: 'minutes between the two halves of the due slice (default 3); every process\nis stopped and started again between them',
+    },
+    'no-restart': { type: 'boolean', help: 'nothing is restarted between the halves: both are no-restart slices' },
+    'no-reschedule': { type: 'boolean', help: 'skip the reschedule (10 %) and unschedule (1 %) phase' },
+    'no-baseline': { type: 'boolean', help: 'skip the bare baseline (N workflows sleeping on one timer each)' },
+    'drain-deadline': {
+      default: 120,
+      min: 10,
+      arg: 'S',
+      help: 'a post due within the run and not published S seconds after its due\ntime is lost (default 120)',
+    },
+    temporal: {
+      default: 'dev',
+      arg: 'dev|cluster',
+      help: `the Temporal dev server on a SQLite file (default; the file survives the
+        restart) or the cluster tier on Postgres (databases bench_pop_temporal*)`,
+    },
+    tag: { type: 'string', arg: 'NAME', help: 'write bench/results/population-NAME.json instead of population.json' },
+    'quiet-wait': {
+      default: 60,
+      arg: 'S',
+      help: 'before starting, wait up to S seconds for other processes to use < 10 %\nof the machine (default 60; 0 = do not wait)',
+    },
+    strict: {
+      type: 'boolean',
+      help: `exit 1 when a target is missed: creation ≥ ${TARGET_CREATION_VS_BARE}× the bare starts, Temporal bytes
+        per sleeping post ≤ ${TARGET_BYTES_VS_BARE}× the bare workflow's, worker RSS ≤ ${TARGET_WORKER_RSS_MIB} MiB,
+        restart slice p99 ≤ ${TARGET_RESTART_P99_VS_NO_RESTART}× the no-restart slice's, 0 lost, 0 duplicated,
+        0 published after an unschedule or before its new time`,
+    },
   },
-  () => `population: a month of posts sleeping for many workspaces, every process restarted, the posts due next measured.
-
-Options:
-  --posts N             scheduled posts in all (default 100000): 1 % fall due within the run (the
-                        due slice), 0.2 % more within the run for the reschedule checks, the rest
-                        over the next 30 days, on the hour in their project's zone
-  --workspaces W        workspaces (default 1000), Zipf-sized: the largest holds ~13 % of the posts
-                        and 30 accounts, the smallest a handful of posts and one account
-  --concurrency N       creates (and the bare baseline's starts, and the PATCHes) in flight (default 50)
-  --slice-share F       share of the posts in the due slice (default 0.01); half of it falls due
-                        before the restart (the no-restart slice), half after
-  --restart-gap MIN     minutes between the two halves of the due slice (default 3); every process
-                        is stopped and started again between them
-  --no-restart          nothing is restarted between the halves: both are no-restart slices
-  --no-reschedule       skip the reschedule (10 %) and unschedule (1 %) phase
-  --no-baseline         skip the bare baseline (N workflows sleeping on one timer each)
-  --drain-deadline S    a post due within the run and not published S seconds after its due
-                        time is lost (default 120)
-  --temporal dev|cluster
-                        the Temporal dev server on a SQLite file (default; the file survives the
-                        restart) or the cluster tier on Postgres (databases bench_pop_temporal*)
-  --tag NAME            write bench/results/population-NAME.json instead of population.json
-  --quiet-wait S        before starting, wait up to S seconds for other processes to use < 10 %
-                        of the machine (default 60; 0 = do not wait)
-  --strict              exit 1 when a target is missed: creation ≥ ${TARGET_CREATION_VS_BARE}× the bare starts, Temporal bytes
-                        per sleeping post ≤ ${TARGET_BYTES_VS_BARE}× the bare workflow's, worker RSS ≤ ${TARGET_WORKER_RSS_MIB} MiB,
-                        restart slice p99 ≤ ${TARGET_RESTART_P99_VS_NO_RESTART}× the no-restart slice's, 0 lost, 0 duplicated,
-                        0 published after an unschedule or before its new time
-
-Environment: BENCH_POP_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_pop),
+  `Environment: BENCH_POP_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_pop),
              BENCH_POP_REDIS_URL (default redis://127.0.0.1:6379/7; the database is flushed).`,
 );
 
-const num = (name: keyof typeof opt, o?: { min?: number; integer?: boolean }) => numberOption(opt, name, o);
-export const POSTS = num('posts', { min: 100, integer: true });
-export const WORKSPACES = num('workspaces', { min: 1, integer: true });
-export const CONCURRENCY = num('concurrency', { min: 1, integer: true });
-export const SLICE_SHARE = num('slice-share');
+export const POSTS = opt.posts;
+export const WORKSPACES = opt.workspaces;
+export const CONCURRENCY = opt.concurrency;
+export const SLICE_SHARE = opt['slice-share'];
 if (SLICE_SHARE <= 0 || SLICE_SHARE > 0.2) throw new Error('--slice-share must be in (0, 0.2]');
-export const RESTART_GAP_MS = num('restart-gap', { min: 2 }) * 60_000;
+export const RESTART_GAP_MS = opt['restart-gap'] * 60_000;
 export const RESTART = !opt['no-restart'];
 export const RESCHEDULE = !opt['no-reschedule'];
 export const BASELINE = !opt['no-baseline'];
-export const DRAIN_DEADLINE_MS = num('drain-deadline', { min: 10 }) * 1000;
+export const DRAIN_DEADLINE_MS = opt['drain-deadline'] * 1000;
 if (opt.temporal !== 'dev' && opt.temporal !== 'cluster') throw new Error('--temporal must be dev or cluster');
 export const CLUSTER = opt.temporal === 'cluster';
-export const QUIET_WAIT_MS = num('quiet-wait') * 1000;
+export const QUIET_WAIT_MS = opt['quiet-wait'] * 1000;
 
 export const DATABASE_URL = process.env.BENCH_POP_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_pop';
 export const REDIS_URL = process.env.BENCH_POP_REDIS_URL ?? 'redis://127.0.0.1:6379/7';
 export const BENCH_DB = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1));
-export const ROOT = path.resolve(import.meta.dirname, '..', '..');
-export const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 export const TASK_QUEUE = 'bench-population';
 export const BASELINE_TASK_QUEUE = 'bench-population-bare';
 export const TAG = opt.tag;

@@ -192,34 +192,3 @@ export async function until(check: () => Promise<boolean>, timeoutMs: number, ev
     await sleep(everyMs);
   }
 }
-
-const longNum = (v: unknown) => (v && typeof v === 'object' && 'toNumber' in v ? (v as { toNumber(): number }).toNumber() : Number(v ?? 0));
-
-/** Tasks waiting in a task queue, workflow and activity halves (a worker's sticky queue not counted). */
-export async function backlog(connection: Connection, taskQueue: string): Promise<number> {
-  let total = 0;
-  for (const taskQueueType of [1, 2]) {
-    const r = await connection.workflowService.describeTaskQueue({
-      namespace: 'default',
-      taskQueue: { name: taskQueue, kind: 1 },
-      taskQueueType,
-      reportStats: true,
-    });
-    total += longNum(r.stats?.approximateBacklogCount);
-  }
-  return total;
-}
-
-/** Until the task queue has stayed empty for 2 s (every started workflow has run its first task); false at the deadline. */
-export function idle(connection: Connection, taskQueue: string, timeoutMs: number): Promise<boolean> {
-  let zeroSince: number | null = null;
-  return until(
-    async () => {
-      if ((await backlog(connection, taskQueue)) > 0) zeroSince = null;
-      else zeroSince ??= Date.now();
-      return zeroSince !== null && Date.now() - zeroSince >= 2_000;
-    },
-    timeoutMs,
-    250,
-  );
-}

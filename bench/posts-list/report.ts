@@ -1,12 +1,10 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { type RunResult } from '../harness/load';
 import { printAllocations, printProfile } from '../harness/profile';
-import { f0, f1 } from '../harness/format';
 import { pad, otherShare, noise } from '../posts-list';
-import { mean } from '../harness/format';
+import { f0, f1, mean, writeResults } from '../harness/format';
 import type { Measured, Bench, Run } from '../posts-list';
-import { TARGETS, opt, CONNECTIONS, DURATION_MS, ROUNDS, RATE, RATE_DURATION_MS, RESULTS_DIR, RESULT_SETTINGS } from './settings';
+import { TARGETS, opt, DURATION_MS, ROUNDS, RATE_DURATION_MS, RESULT_SETTINGS } from './settings';
 
 // The posts-list bench's report: the table, the targets, the profiles and the JSON results.
 
@@ -14,7 +12,6 @@ import { TARGETS, opt, CONNECTIONS, DURATION_MS, ROUNDS, RATE, RATE_DURATION_MS,
 export async function report(b: Bench, r: Run) {
   const { started, machine, s, bytes } = b;
   const { closed, profiles, ablation, fixed, stages } = r;
-  // ── Report ────────────────────────────────────────────────────────────────────────────
   const agg = (ms: Measured<RunResult>[]) => ({
     rps: mean(ms.map((m) => m.result.rps)),
     p50: mean(ms.map((m) => m.result.latencyMs.p50)),
@@ -38,7 +35,7 @@ export async function report(b: Bench, r: Run) {
 
   console.log(`\nGET /v1/posts?projectId=…&limit=50 — 50 posts/page, ~${f0(bytes.ours / 1024)} KiB/response`);
   console.log(
-    `closed loop: ${CONNECTIONS} keep-alive connections, ${DURATION_MS / 1000} s × ${ROUNDS} round(s) per server${opt.profile ? ', PROFILED (figures carry profiler overhead)' : ''}`,
+    `closed loop: ${opt.connections} keep-alive connections, ${DURATION_MS / 1000} s × ${ROUNDS} round(s) per server${opt.profile ? ', PROFILED (figures carry profiler overhead)' : ''}`,
   );
   console.log(
     `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}${pad('errors', 8)}${pad('srv CPU µs/req', 16)}${pad('of it GC', 10)}${pad('PG stmts/req', 14)}`,
@@ -104,14 +101,14 @@ export async function report(b: Bench, r: Run) {
   }
   if (fixed) {
     const l = fixed.result.latencyMs;
-    console.log(`\nopen loop against ours: ${RATE} req/s for ${RATE_DURATION_MS / 1000} s (latency from scheduled send time)`);
+    console.log(`\nopen loop against ours: ${opt.rate} req/s for ${RATE_DURATION_MS / 1000} s (latency from scheduled send time)`);
     console.log(
       `  achieved ${f1(fixed.result.rps)} req/s, ${fixed.result.ok} ok, ${fixed.result.errors} errors; p50 ${f1(l.p50)} ms, p90 ${f1(l.p90)} ms, p99 ${f1(l.p99)} ms, max ${f1(l.max)} ms`,
     );
     console.log(
       `  generator send lag p99 ${f1(fixed.result.sendLagMs.p99)} ms; server CPU ${f0(fixed.serverCpuUsPerReq)} µs/req (GC ${f0(fixed.gc.pauseUsPerReq)}); machine busy ${f0((fixed.cpu?.machineBusy ?? 0) * 100)}%${noise(fixed)}`,
     );
-    console.log(`  p99 < ${TARGETS.maxP99MsAtRate} ms at ${RATE} req/s: ${p99Met ? 'MET' : 'MISSED'}`);
+    console.log(`  p99 < ${TARGETS.maxP99MsAtRate} ms at ${opt.rate} req/s: ${p99Met ? 'MET' : 'MISSED'}`);
   }
   if (stages) {
     console.log('\nstages inside the app process (sequential, no load; wall includes waiting on Postgres/Redis):');
@@ -151,25 +148,13 @@ export async function report(b: Bench, r: Run) {
       bare: { ...B, rounds: closed.bare.map(roundJson) },
       ratio,
     },
-    fixedRate: fixed
-      ? {
-          ...fixed.result,
-          serverCpuUsPerReq: fixed.serverCpuUsPerReq,
-          gc: fixed.gc,
-          pgStatementsPerReq: fixed.pgStatementsPerReq,
-          cpuUsPerReq: fixed.cpuUsPerReq,
-          machineBusy: fixed.cpu?.machineBusy ?? null,
-          otherProcessesShare: otherShare(fixed),
-        }
-      : null,
-    targets: { ratio: { min: TARGETS.minRatio, met: ratioMet }, p99AtRate: { maxMs: TARGETS.maxP99MsAtRate, rate: RATE, met: p99Met } },
+    fixedRate: fixed ? roundJson(fixed) : null,
+    targets: { ratio: { min: TARGETS.minRatio, met: ratioMet }, p99AtRate: { maxMs: TARGETS.maxP99MsAtRate, rate: opt.rate, met: p99Met } },
     ablation: ablation.length ? ablation.map(({ variant, m }) => ({ variant: `bare+${variant}`, ...roundJson(m) })) : null,
     stages,
     profiles: Object.keys(profiles).length ? profiles : null,
   };
-  fs.mkdirSync(RESULTS_DIR, { recursive: true });
-  const out = path.join(RESULTS_DIR, opt.profile ? 'posts-list.profile.json' : 'posts-list.json');
-  fs.writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
+  const out = writeResults(opt.profile ? 'posts-list.profile' : 'posts-list', results);
   console.log(`\nresults: ${path.relative(process.cwd(), out)}`);
   if (opt.strict && (!ratioMet || p99Met === false)) process.exitCode = 1;
 }

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { postContent, prng, titleOf } from '../harness/content';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { step } from '../harness/format';
-import { POSTS, DATABASE_URL, BENCH_DB } from './settings';
+import { DATABASE_URL, BENCH_DB, opt } from './settings';
 
 // The posts-list bench's data: one run per database at a time, and the seeded project.
 
@@ -70,10 +70,10 @@ export async function seed(): Promise<Seed> {
   const year = 365 * 86_400_000;
   // A small share of soft-deleted rows, so `deleted_at is null` filters something out as it
   // does in production.
-  const deleted = Math.round(POSTS * 0.02);
+  const deleted = Math.round(opt.posts * 0.02);
   const rows: Record<string, unknown>[] = [];
   const lengths: number[] = [];
-  for (let i = 0; i < POSTS + deleted; i++) {
+  for (let i = 0; i < opt.posts + deleted; i++) {
     let u = rand(),
       acc = 0;
     const [status, category] = (MIX.find(([, , p]) => (acc += p) >= u) ?? MIX[0]!).slice(0, 2) as [string, string];
@@ -100,7 +100,7 @@ export async function seed(): Promise<Seed> {
       published_at: status === 'published' ? new Date(createdAt.getTime() + 86_400_000) : null,
       created_at: createdAt,
       updated_at: rand() < 0.6 ? new Date(createdAt.getTime() + Math.floor(rand() * 7 * 86_400_000)) : null,
-      deleted_at: i >= POSTS ? new Date(now - Math.floor(rand() * 30 * 86_400_000)) : null,
+      deleted_at: i >= opt.posts ? new Date(now - Math.floor(rand() * 30 * 86_400_000)) : null,
     });
   }
   for (let i = 0; i < rows.length; i += 1000) await db()('posts').insert(rows.slice(i, i + 1000));
@@ -112,7 +112,7 @@ export async function seed(): Promise<Seed> {
     workspaceId: workspace.id,
     projectId: project.id,
     apiKey: key,
-    posts: POSTS,
+    posts: opt.posts,
     deletedPosts: deleted,
     contentChars: {
       min: Math.min(...lengths),

@@ -21,6 +21,7 @@ import {
 } from './settings';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { f0, mib, s1, step } from '../harness/format';
+import { backlog as queueBacklog, quietSince } from '../harness/taskQueue';
 import type { Bench, Creation, Fleet } from '../publishing';
 
 /** The pilot, the due minute it gives, then the herd: every post created before it is due. */
@@ -45,34 +46,9 @@ export async function createPosts(bench: Bench) {
     content: postContent(rand),
     scheduledFor: pilotDue,
   }));
-  // Tasks waiting in the task queue (workflow + activity; a worker's sticky queue is not counted).
-  const longNum = (v: unknown) =>
-    v && typeof v === 'object' && 'toNumber' in v ? (v as { toNumber(): number }).toNumber() : Number(v ?? 0);
-  const backlog = async () => {
-    let total = 0;
-    for (const taskQueueType of [1, 2]) {
-      const r = await bench.connection.workflowService.describeTaskQueue({
-        namespace: 'default',
-        taskQueue: { name: TASK_QUEUE, kind: 1 },
-        taskQueueType,
-        reportStats: true,
-      });
-      total += longNum(r.stats?.approximateBacklogCount);
-    }
-    return total;
-  };
-  /** When the task queue has stayed empty for 2 bench.s (every new workflow has run its first tasks and set its timer); null if not before `until`. */
-  const waitIdle = async (until: number): Promise<number | null> => {
-    let zeroSince: number | null = null;
-    while (Date.now() < until) {
-      if ((await backlog()) === 0) {
-        zeroSince ??= Date.now();
-        if (Date.now() - zeroSince >= 2_000) return zeroSince;
-      } else zeroSince = null;
-      await sleep(250);
-    }
-    return null;
-  };
+  const backlog = () => queueBacklog(bench.connection, TASK_QUEUE);
+  /** When the task queue has stayed empty for 2 s (every new workflow has run its first tasks and set its timer); null if not before `until`. */
+  const waitIdle = (until: number) => quietSince(bench.connection, TASK_QUEUE, until);
 
   const pilotStart = Date.now();
   const pilot = await createAll(pilotItems, creator.create, CONCURRENCY);

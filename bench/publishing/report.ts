@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { printProfile, summarizeProfile, type ProfileSummary } from '../harness/profile';
-import { cutProfile } from './profile';
+import { cutProfile } from '../harness/profile';
 import { CPUS } from './measure';
 import {
   CLUSTER,

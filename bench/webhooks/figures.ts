@@ -1,8 +1,8 @@
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BURST_TARGET, PACED_P99_TARGET_MS, opt, EVENTS, ENDPOINTS, RATE, byNumber, percentile, run } from '../webhooks';
+import { BURST_TARGET, PACED_P99_TARGET_MS, opt, byNumber, percentile, run } from '../webhooks';
 import type { Bench, Baseline } from '../webhooks';
+import { writeResults } from '../harness/format';
 
 // The webhooks bench's figures: what the receipts and rows say, printed and written, and where a delivery's time went.
 
@@ -11,7 +11,7 @@ export async function figures(b: Bench, { emitSeconds, cpu, measured }: Awaited<
   const { db } = await import('../../lib/db');
   const { workflowIds } = await import('../../lib/temporal/client');
   const { workspaceId, warm } = b;
-  const expected = EVENTS * ENDPOINTS;
+  const expected = opt.events * opt.endpoints;
   const events = await db()('outbox_events').where({ workspace_id: workspaceId }).whereNot({ id: warm }).select('id', 'created_at');
   const createdAt = new Map(events.map((e: { id: string; created_at: Date }) => [e.id, e.created_at.getTime()]));
   const pairs = new Set<string>();
@@ -82,9 +82,9 @@ export async function figures(b: Bench, { emitSeconds, cpu, measured }: Awaited<
     bench: 'webhooks',
     at: new Date().toISOString(),
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
-    events: EVENTS,
-    endpoints: ENDPOINTS,
-    rate: RATE || 'burst',
+    events: opt.events,
+    endpoints: opt.endpoints,
+    rate: opt.rate || 'burst',
     expected,
     delivered: pairs.size,
     lost: expected - pairs.size,
@@ -151,16 +151,14 @@ export function report(result: Awaited<ReturnType<typeof figures>>) {
       `  vs baseline      ${result.deliveredPerSecond.toFixed(0)} / ${baseline.perSecond.toFixed(0)} deliveries/s = ${result.ratioToBaseline.toFixed(2)}× (target ≥ ${BURST_TARGET}×: ${ok ? 'met' : 'MISSED'}); baseline p99 ${baseline.latencyMs.p99} ms`,
     );
   }
-  if (RATE > 0) {
+  if (opt.rate > 0) {
     const ok = result.latencyMs.p99 <= PACED_P99_TARGET_MS;
     if (!ok) misses.push('paced p99');
     console.log(
-      `  paced target     p99 ${result.latencyMs.p99} ms (target ≤ ${PACED_P99_TARGET_MS} ms at 20 events/s; this run ${RATE}/s: ${ok ? 'met' : 'MISSED'})`,
+      `  paced target     p99 ${result.latencyMs.p99} ms (target ≤ ${PACED_P99_TARGET_MS} ms at 20 events/s; this run ${opt.rate}/s: ${ok ? 'met' : 'MISSED'})`,
     );
   }
-  const out = path.join(import.meta.dirname, 'results', 'webhooks.json');
-  fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(out, JSON.stringify(result, null, 2));
+  const out = writeResults('webhooks', result);
   console.log(`  written to ${path.relative(process.cwd(), out)}`);
   if (lost || duplicates || badSignatures) process.exitCode = 1;
   if (opt.strict && misses.length) {
