@@ -19,8 +19,9 @@
 // Prints `fairness <scenario>: quiet p99 with noisy / alone: N.NN×` (target ≤ 1.5×). Everything is
 // the bench's own: Postgres database content_scheduler_bench_fair (dropped and recreated), Redis
 // db 9 (flushed), a Temporal dev server (in memory; without matching.enableFairness under
-// --no-fairness) or the cluster tier (--temporal cluster), the network simulator in this process, and the service as production runs it:
-// one API and one worker (tooling/serviceFleet.ts), with TEMPORAL_FAIRNESS=false under --no-fairness.
+// --no-fairness) or the cluster tier (--temporal cluster), the network simulator in this
+// process, and the service as production runs it: one API and one worker
+// (tooling/serviceFleet.ts), with TEMPORAL_FAIRNESS=false under --no-fairness.
 
 import http from 'node:http';
 import os from 'node:os';
@@ -185,6 +186,7 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
     databaseUrl: DATABASE_URL,
     databaseName: 'bench_fair_temporal',
     fairness: FAIRNESS,
+    log: (l) => console.log(`  [temporal] ${l}`),
   });
   cleanups.push(() => temporal.stop());
   step(

@@ -34,7 +34,7 @@ export async function reserveTemporal(kind: TemporalKind) {
 
 export async function startBenchTemporal(
   reserved: Awaited<ReturnType<typeof reserveTemporal>>,
-  opts: { databaseUrl: string; databaseName: string; fairness?: boolean },
+  opts: { databaseUrl: string; databaseName: string; fairness?: boolean; log?: (line: string) => void },
 ): Promise<BenchTemporal> {
   const address = `127.0.0.1:${reserved.port}`;
   if (reserved.cluster) {
@@ -63,7 +63,7 @@ export async function startBenchTemporal(
     };
   }
   const { resolveTemporalBinary, startTemporalDevServer } = await import('../../tooling/temporalBinary');
-  const binary = await resolveTemporalBinary();
+  const binary = await resolveTemporalBinary(opts.log ? { log: opts.log } : undefined);
   const server = await startTemporalDevServer({
     binary,
     port: reserved.port,
