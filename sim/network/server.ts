@@ -21,6 +21,7 @@ import { faultResponse, latencyFor, Sleepers, takeFault } from './faults';
 import { MetricsGrowth, ViralCorpus } from './planning';
 import { MAX_BODY_BYTES, readBody, restError, send } from './responses';
 import { buildControl, handleControl, type ResettableContext } from './routes/control';
+import { bearerToken } from './routes/common';
 import { resolve } from './routes/index';
 import { SimState } from './state';
 
@@ -98,8 +99,7 @@ class Simulator {
       req.socket.destroy();
       return;
     }
-    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? null;
-    const fault = takeFault(this.ctx.state, route.operation, bearer);
+    const fault = takeFault(this.ctx.state, route.operation, bearerToken(req));
     if (fault && fault.kind !== 'lost_response') {
       send(res, faultResponse(fault, route.style));
       return;

@@ -48,13 +48,18 @@ function checkVersion(req: IncomingMessage): SimResponse | null {
   return null;
 }
 
+/** The call's bearer token, or null when its Authorization header carries none. */
+export function bearerToken(req: IncomingMessage): string | null {
+  return /^Bearer\s+(\S+)$/i.exec(req.headers.authorization?.trim() ?? '')?.[1] ?? null;
+}
+
 export function authenticate(ctx: SimContext, req: IncomingMessage): { person: Person } | { error: SimResponse } {
   const header = req.headers.authorization;
   const bearer = { 'www-authenticate': 'Bearer error="invalid_token"' };
   if (!header || header.trim() === '') return { error: restError(401, 'INVALID_ACCESS_TOKEN', 'Empty oauth2 access token', bearer) };
-  const m = /^Bearer\s+(\S+)$/i.exec(header.trim());
-  if (!m) return { error: restError(401, 'INVALID_ACCESS_TOKEN', 'Unknown authentication scheme', bearer) };
-  const rec = ctx.state.accessTokens.get(m[1]!);
+  const token = bearerToken(req);
+  if (!token) return { error: restError(401, 'INVALID_ACCESS_TOKEN', 'Unknown authentication scheme', bearer) };
+  const rec = ctx.state.accessTokens.get(token);
   if (!rec) return { error: restError(401, 'INVALID_ACCESS_TOKEN', 'Invalid access token', bearer) };
   if (rec.grant.revoked)
     return { error: restError(401, 'REVOKED_ACCESS_TOKEN', 'The token used in the request has been revoked by the user', bearer) };
