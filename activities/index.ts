@@ -49,7 +49,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...publishing,
     // Metrics of publish outcomes and lag, webhook delivery outcomes (./instrument.ts).
-    publishPost: instrumentPublish(deps.db, publishing.publishPost),
+    publishPost: instrumentPublish(publishing.publishPost),
     ...webhooks,
     deliverDueWebhooks: instrumentDeliveryPass(webhooks.deliverDueWebhooks),
     ...createUploadActivities({ db: deps.db, store: deps.store ?? objectStore }),

@@ -1,4 +1,3 @@
-import type { Knex } from 'knex';
 import { publishLag, publishOutcomes, webhookDeliveries } from '../lib/metrics';
 import type { PublishOutcome } from './publishing';
 
@@ -7,7 +6,7 @@ import type { PublishOutcome } from './publishing';
 // Wrapping keeps the activities themselves free of instrumentation; an exception (our own
 // infrastructure failing, retried by Temporal) counts as `error`.
 
-export function instrumentPublish<I extends { postId: string }>(db: Knex, publish: (input: I) => Promise<PublishOutcome>) {
+export function instrumentPublish<I>(publish: (input: I) => Promise<PublishOutcome>) {
   return async (input: I): Promise<PublishOutcome> => {
     let result: PublishOutcome;
     try {
@@ -17,14 +16,7 @@ export function instrumentPublish<I extends { postId: string }>(db: Knex, publis
       throw err;
     }
     publishOutcomes.inc({ outcome: result.outcome === 'published' && result.already ? 'already_published' : result.outcome });
-    if (result.outcome === 'published' && !result.already) {
-      const row = await db('posts')
-        .where({ id: input.postId })
-        .first('scheduled_at', 'published_at')
-        .catch(() => undefined);
-      if (row?.scheduled_at && row.published_at)
-        publishLag.observe(Math.max(0, (row.published_at.getTime() - row.scheduled_at.getTime()) / 1000));
-    }
+    if (result.outcome === 'published' && result.lagMs !== undefined) publishLag.observe(result.lagMs / 1000);
     return result;
   };
 }

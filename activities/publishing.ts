@@ -39,7 +39,8 @@ export interface PublishingDeps {
 export type { ScheduleSnapshot } from '../lib/publishing/schedule';
 
 export type PublishOutcome =
-  | { outcome: 'published'; postUrn: string; already: boolean; engage?: boolean }
+  // lagMs: how long after its scheduled time this call published the post (not set when `already`).
+  | { outcome: 'published'; postUrn: string; already: boolean; engage?: boolean; lagMs?: number }
   | { outcome: 'stale' }
   | { outcome: 'transient'; error: string; retryAfterMs: number | null }
   | { outcome: 'failed'; error: string };
@@ -219,9 +220,11 @@ export function createPublishingActivities({ db, network, temporal, store = obje
         await recordCall(trx, connectionId, 'publish', 'ok');
 
         // 4. Published, with post.published in the outbox.
-        await commitChange(trx, post, published(post, { postUrn }, new Date()));
+        const publishedAt = new Date();
+        await commitChange(trx, post, published(post, { postUrn }, publishedAt));
+        const lagMs = post.scheduled_at ? Math.max(0, publishedAt.getTime() - post.scheduled_at.getTime()) : undefined;
         // docs/engagement.md: the workflow continues with the engagement when a flag is on.
-        return { outcome: 'published', postUrn, already: false, engage: post.auto_like || post.auto_comment } as const;
+        return { outcome: 'published', postUrn, already: false, engage: post.auto_like || post.auto_comment, lagMs } as const;
       });
     },
 
