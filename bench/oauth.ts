@@ -18,37 +18,26 @@ const REDIS_URL = process.env.BENCH_OAUTH_REDIS_URL ?? 'redis://127.0.0.1:6379/1
 const PASSWORD = 'bench password 123';
 const USER_EMAIL = 'bench@example.com';
 
+const opt = benchFlags(
+  'oauth: POST /oauth/token (refresh grant) and GET /v1/workspaces/me with OAuth tokens.',
+  {
+    connections: { default: 16, min: 1, integer: true, help: 'closed-loop keep-alive connections, one token family each' },
+    duration: { default: 10, arg: 'S', help: 'seconds per measurement' },
+    warmup: { default: 3, arg: 'S', help: 'seconds of warm-up before each measurement' },
+    rate: { default: 200, min: 0.001, arg: 'R', help: 'open-loop requests/s for GET /v1/workspaces/me' },
+  },
+  `Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
+             BENCH_OAUTH_REDIS_URL (default ${REDIS_URL}; the db is flushed).`,
+);
+const o = { connections: opt.connections, durationMs: opt.duration * 1000, warmupMs: opt.warmup * 1000, rate: opt.rate };
+
 async function main() {
-  const o = options();
   const server = await setUp();
   try {
-    report(o, await run(o, await signIn(o.connections)));
+    report(await run(await signIn()));
   } finally {
     await server.stop();
   }
-}
-
-type Options = ReturnType<typeof options>;
-type Tokens = Awaited<ReturnType<typeof signIn>>;
-
-function options() {
-  const opt = benchFlags(
-    'oauth: POST /oauth/token (refresh grant) and GET /v1/workspaces/me with OAuth tokens.',
-    {
-      connections: {
-        default: 16,
-        min: 1,
-        integer: true,
-        help: 'closed-loop keep-alive connections, one token family each',
-      },
-      duration: { default: 10, arg: 'S', help: 'seconds per measurement' },
-      warmup: { default: 3, arg: 'S', help: 'seconds of warm-up before each measurement' },
-      rate: { default: 200, min: 0.001, arg: 'R', help: 'open-loop requests/s for GET /v1/workspaces/me' },
-    },
-    `Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
-             BENCH_OAUTH_REDIS_URL (default ${REDIS_URL}; the db is flushed).`,
-  );
-  return { connections: opt.connections, durationMs: opt.duration * 1000, warmupMs: opt.warmup * 1000, rate: opt.rate };
 }
 
 /** The environment, the stores, a workspace with its member, and the server under test in a child process. */
@@ -88,7 +77,7 @@ async function setUp() {
  * A registered client and one token family per connection, and the two requests measured: a
  * refresh that walks its connection's family, and GET /v1/workspaces/me with its access token.
  */
-async function signIn(connections: number) {
+async function signIn() {
   const base = process.env.PUBLIC_URL!;
   const redirectUri = 'http://127.0.0.1/callback';
   const reg = await fetch(`${base}/oauth/register`, {
@@ -117,7 +106,7 @@ async function signIn(connections: number) {
   const field = (html: string, re: RegExp) => re.exec(html)?.[1] ?? fail(`page did not contain ${re}: ${html.slice(0, 300)}`);
   const csrf = (html: string) => field(html, /name="csrf" value="([^"]+)"/);
   const families: Array<{ access: string; refresh: string }> = [];
-  for (let i = 0; i < connections; i++) {
+  for (let i = 0; i < o.connections; i++) {
     const verifier = randomBytes(32).toString('base64url');
     const q = new URLSearchParams({
       response_type: 'code',
@@ -191,7 +180,8 @@ async function signIn(connections: number) {
 }
 
 /** Each measurement after its warm-up, with the machine's load before and after. */
-async function run({ connections, durationMs, warmupMs, rate }: Options, { refreshStep, meStep }: Tokens) {
+async function run({ refreshStep, meStep }: Awaited<ReturnType<typeof signIn>>) {
+  const { connections, durationMs, warmupMs, rate } = o;
   console.log(
     `oauth bench: ${connections} connections, ${durationMs / 1000} s per measurement, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'})`,
   );
@@ -206,7 +196,7 @@ async function run({ connections, durationMs, warmupMs, rate }: Options, { refre
 }
 
 /** The table on stdout, the figures in bench/results/oauth.json. */
-function report(o: Options, { loadBefore, loadAfter, refreshRun, meRun, meFixed }: Awaited<ReturnType<typeof run>>) {
+function report({ loadBefore, loadAfter, refreshRun, meRun, meFixed }: Awaited<ReturnType<typeof run>>) {
   const cols = (name: string, cells: string[]) => [name.padEnd(46), ...cells.map((c, i) => c.padStart(i < 4 ? 7 : 6))].join(' ');
   const row = (name: string, x: RunResult) =>
     cols(name, [x.rps.toFixed(0), ...[x.latencyMs.p50, x.latencyMs.p99, x.latencyMs.max].map((v) => v.toFixed(1)), String(x.errors)]);

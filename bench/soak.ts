@@ -18,7 +18,7 @@ import { recreateDatabase, setPublishingEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
 import { reserveTemporal, temporalKind } from './harness/temporal';
 import { startWorker, type WorkerRun } from './publishing/worker';
-import { startReceiver } from './webhooks/receiver';
+import { startReceiver, type Received } from './webhooks/receiver';
 import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../tooling/temporalBinary';
 import { dropClusterDatabases, startTemporalCluster, type TemporalCluster } from '../tooling/temporalCluster';
@@ -132,14 +132,8 @@ setPublishingEnvironment(
 
 // ── The webhook receiver: verifies signatures, records every request, fails during outages ──
 
-export interface Receipt {
-  /** The receiver path the endpoint points at: `/hooks/<workspace>` or `/hooks/<workspace>/dead`. */
-  endpoint: string;
-  eventId: string;
-  webhookId: string;
-  signatureOk: boolean;
-  answered: number;
-}
+/** A request the receiver read (its path names the endpoint: `/hooks/<workspace>`, or `…/dead`), and its answer. */
+export type Receipt = Received & { answered: number };
 
 export const receipts: Receipt[] = [];
 /** Until when the receiver answers 503 (the receiver_outage fault). */
@@ -147,23 +141,18 @@ export const receiverOutage = { until: 0 };
 const secrets = new Map<string, string>();
 const receiver = await startReceiver(
   (hookPath) => secrets.get(hookPath) ?? '',
-  ({ path: endpoint, eventId, webhookId, signatureOk }) => {
+  (r) => {
     // The dead endpoint never recovers: its deliveries must end permanently failed, and the
     // endpoint disabled after five of them (spec 3.5, 6 rules 3 and 4).
-    const answered = endpoint.endsWith('/dead') || Date.now() < receiverOutage.until ? 503 : 204;
-    receipts.push({ endpoint, eventId, webhookId, signatureOk, answered });
+    const answered = r.path.endsWith('/dead') || Date.now() < receiverOutage.until ? 503 : 204;
+    receipts.push({ ...r, answered });
     return answered;
   },
 );
 
 // ── API processes behind the soak's round-robin ─────────────────────────────────────────────
 
-interface Api {
-  slot: number;
-  child: ChildProcess;
-  port: number;
-  up: boolean;
-}
+type Api = { slot: number; child: ChildProcess; port: number; up: boolean };
 
 // What the soak started, stopped at its end; its child processes killed should it exit first.
 const cleanups = new Cleanups();

@@ -18,6 +18,7 @@ import { reserveTemporal, startBenchTemporal } from './harness/temporal';
 import { launch } from '../tooling/launcher';
 import { startReceiver, type Received } from './webhooks/receiver';
 import { figures, report } from './webhooks/figures';
+import type { BaselineDelivery } from './harness/webhookBaselineWorkflow';
 
 /** Burst drain rate of the service over the baseline's, at least. */
 export const BURST_TARGET = 0.8;
@@ -216,7 +217,7 @@ async function measureBaseline(b: Bench) {
     taskQueue: baseQueue,
     workflowsPath: path.join(import.meta.dirname, 'harness', 'webhookBaselineWorkflow.ts'),
     activities: {
-      async postBaselineWebhook(d: { url: string; body: string; headers: Record<string, string> }) {
+      async postBaselineWebhook(d: BaselineDelivery) {
         const res = await fetch(d.url, { method: 'POST', body: d.body, headers: d.headers, redirect: 'manual' });
         await res.arrayBuffer();
         if (res.status < 200 || res.status > 299) throw new Error(`HTTP ${res.status}`);

@@ -97,7 +97,7 @@ export async function checkWebhooks(b: Soak) {
   }>;
   const endpointsOf = groupBy(endpoints, (e) => e.workspace_id);
   const deliveryOf = new Map(deliveries.map((d: any) => [`${d.event_id}/${d.endpoint_id}`, d]));
-  const byPair = groupBy(receipts, (r) => `${r.eventId}${r.endpoint}`);
+  const byPair = groupBy(receipts, (r) => `${r.eventId}${r.path}`);
   // Deliveries by outcome, each (event, endpoint) pair counted once; failures by reason.
   const wh = { pairs: 0, delivered: 0, failed: 0, deadFailed: 0, open: 0, droppedSilently: 0, duplicated: 0, badSignature: 0 };
   const failureReasons: Record<string, number> = {};
