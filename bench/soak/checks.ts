@@ -14,8 +14,7 @@ function groupBy<T>(xs: Iterable<T>, key: (x: T) => string): Map<string, T[]> {
 }
 
 /** Every planned post against the network: published once at its final due time, or not at all when unscheduled; its row truthful. */
-export async function checkPosts(b: Soak, p: Plan) {
-  const { plan } = p;
+export async function checkPosts(b: Soak, { plan }: Plan) {
   const ids = plan.map((p) => p.id!);
   const onNetwork = (await b.sim.listPosts({ limit: 1_000_000 })).posts;
   const perRef = groupBy(onNetwork, (n) => n.reference ?? '');
@@ -81,8 +80,7 @@ export async function checkPosts(b: Soak, p: Plan) {
  * Webhooks: every post event of the soak's workspaces has one delivery per endpoint, each
  * terminal; delivered ones reached the receiver with a 2xx; duplicates carry one Webhook-Id.
  */
-export async function checkWebhooks(b: Soak) {
-  const { db, workspaces, endpointPath } = b;
+export async function checkWebhooks({ db, workspaces, endpointPath }: Soak) {
   const wsIds = workspaces.map((w) => w.id);
   const events = (await db()('outbox_events')
     .whereIn('workspace_id', wsIds)
@@ -155,8 +153,7 @@ export async function checkWebhooks(b: Soak) {
  * whatever was killed while it ran. A second row is a duplicated effect; an accepted request
  * without its row is a lost one. A request that never got an answer may have made one row.
  */
-export async function checkEffects(b: Soak, p: Plan, wsIds: string[]) {
-  const { db } = b;
+export async function checkEffects({ db }: Soak, p: Plan, wsIds: string[]) {
   const effects = { posts: { once: 0, duplicated: 0, lost: 0 }, generations: { once: 0, duplicated: 0, lost: 0, none: 0 } };
   const postRows = (await db()('posts')
     .whereIn('workspace_id', wsIds)

@@ -16,8 +16,7 @@ export async function run(b: Soak): Promise<Plan> {
 }
 
 /** The plan, all from the seed: every post, its change if any, and the faults, each at its time. */
-export function planRun(b: Soak) {
-  const { workspaces } = b;
+export function planRun({ workspaces }: Soak) {
   // Creation runs first, in order of due time, so it only has to stay ahead of the due times:
   // 20 s plus 60 ms a post of lead (a 2-core machine shared with other work creates 3 to 30
   // posts a second; the due times come at S.posts / duration a second).
@@ -67,9 +66,7 @@ export function planRun(b: Soak) {
   return { start, plan, faultTimes };
 }
 
-export async function createPlanned(b: Soak, p: Plan) {
-  const { workspaces } = b;
-  const { start, plan } = p;
+export async function createPlanned({ workspaces }: Soak, { start, plan }: Plan) {
   // Creation, before the faults start (a create that failed would be a setup error, not a finding).
   const { default: pLimit } = await import('p-limit');
   await pLimit(8).map(
@@ -91,9 +88,7 @@ export async function createPlanned(b: Soak, p: Plan) {
 }
 
 /** Reschedules and unschedules at their planned times. */
-export async function changePosts(b: Soak, p: Plan) {
-  const { workspaces } = b;
-  const { plan } = p;
+export async function changePosts({ workspaces }: Soak, { plan }: Plan) {
   await Promise.all(
     plan
       .filter((p) => p.op !== 'none')
@@ -134,9 +129,7 @@ export const generationOutcomes: Array<'accepted' | 'refused' | 'no answer'> = [
 export const generationText = (g: number) => `Soak generation ${g} (seed ${SEED}): what a week of scheduled posts taught us about retries.`;
 
 /** Generation jobs at random moments of the run, in random workspaces (built-in writer). */
-export async function requestGenerations(b: Soak, p: Plan) {
-  const { workspaces } = b;
-  const { start } = p;
+export async function requestGenerations({ workspaces }: Soak, { start }: Plan) {
   await Promise.all(
     Array.from({ length: S.generations }, async (_, g) => {
       const w = Math.floor(rand() * S.workspaces);
@@ -155,8 +148,7 @@ export async function requestGenerations(b: Soak, p: Plan) {
 }
 
 /** The faults, each at its planned time; a service killed is restarted after its delay (the restarts are awaited in settle). */
-export async function injectFaults(b: Soak, p: Plan) {
-  const { dev, cluster, startTemporal, sim, db, workers, restarts, killedByUs, launchWorker } = b;
+export async function injectFaults({ dev, cluster, startTemporal, sim, db, workers, restarts, killedByUs, launchWorker }: Soak, p: Plan) {
   let temporalDown = false;
   /** A fault counted under `kind` and logged. */
   const fault = (kind: string, text: string) => {
@@ -306,9 +298,7 @@ export async function injectFaults(b: Soak, p: Plan) {
   }
 }
 
-export async function settle(b: Soak, p: Plan) {
-  const { sim, db, workspaces, restarts } = b;
-  const { plan } = p;
+export async function settle({ sim, db, workspaces, restarts }: Soak, { plan }: Plan) {
   // Restarts may queue further restarts (a worker that exits on its own): wait until none is added.
   for (let n = -1; n !== restarts.length;) {
     n = restarts.length;
