@@ -184,6 +184,7 @@ export async function startApi(slot: number): Promise<Api> {
 }
 
 export const apis: Api[] = [];
+type Answer = { status: number; body: any };
 let rr = 0;
 /**
  * One request through the round-robin. A refused or reset connection (a killed API) is retried
@@ -191,13 +192,7 @@ let rr = 0;
  * replayed rather than repeated (spec 8); the caller sees only definite answers, or null when
  * none came within the time allowed.
  */
-export async function call(
-  method: string,
-  urlPath: string,
-  apiKey: string,
-  body?: unknown,
-  giveUpMs = 60_000,
-): Promise<{ status: number; body: any } | null> {
+export async function call(method: string, urlPath: string, apiKey: string, body?: unknown, giveUpMs = 60_000): Promise<Answer | null> {
   const key = `soak_${randomUUID().replace(/-/g, '')}`.slice(0, 64);
   const until = Date.now() + giveUpMs;
   while (Date.now() < until) {
