@@ -15,8 +15,8 @@ import { closeStores, resetStores, setBenchEnvironment } from './harness/databas
 import { benchFlags } from './harness/options';
 import { quantile, step } from './harness/format';
 import { reserveTemporal, startBenchTemporal } from './harness/temporal';
-import { launch } from '../tooling/launcher';
-import { startReceiver, type Received } from './webhooks/receiver';
+import { startServer } from './harness/servers';
+import type { Received } from './webhooks/receiver';
 import { figures, report } from './webhooks/figures';
 import type { BaselineDelivery } from './harness/webhookBaselineWorkflow';
 
@@ -52,54 +52,6 @@ export const pct = (xs: number[], p: number) => quantile(xs, p) ?? NaN;
 
 /** A request the receivers read, and at which of them. */
 export type Receipt = Received & { endpoint: number };
-
-/**
- * The receivers' process (this file run with BENCH_RECEIVERS), through the launcher: one
- * node:http server per endpoint, each verifying with its endpoint's secret once told them,
- * answering 204 and reporting what it saw when asked.
- */
-async function startReceivers(n: number) {
-  let ports: number[] = [];
-  const p = await launch({
-    entry: import.meta.filename,
-    name: 'receivers',
-    env: { BENCH_RECEIVERS: String(n) },
-    ipc: true,
-    ready: { message: (m: { type: string; ports: number[] }) => m.type === 'ready' && (ports = m.ports).length > 0 },
-    onLine: (line, stream) => (stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`),
-  });
-  const ask = <T>(type: string, more: object = {}) =>
-    new Promise<T>((resolve) => {
-      const on = (m: { type: string }) => {
-        if (m.type !== type) return;
-        p.child.off('message', on);
-        resolve(m as T);
-      };
-      p.child.on('message', on);
-      p.child.send({ type, ...more });
-    });
-  const count = async () => (await ask<{ n: number }>('count')).n;
-  return { child: p.child, stop: () => p.stop(), ports, ask, count };
-}
-
-async function runReceivers(n: number): Promise<void> {
-  let secrets: string[] = [];
-  const receipts: Receipt[] = [];
-  const ports: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const receiver = await startReceiver(
-      () => secrets[i]!,
-      (r) => void receipts.push({ ...r, endpoint: i }),
-    );
-    ports.push(receiver.port);
-  }
-  process.send!({ type: 'ready', ports });
-  process.on('message', (m: { type: string; secrets?: string[] }) => {
-    if (m.type === 'secrets') secrets = m.secrets!;
-    if (m.type === 'secrets' || m.type === 'count') process.send!({ type: m.type, n: receipts.length });
-    if (m.type === 'report') process.send!({ type: 'report', receipts });
-  });
-}
 
 async function main() {
   console.log(
@@ -154,14 +106,22 @@ async function setUp(cleanups: Cleanups) {
 
   const workspace = await createWorkspace({ name: 'Webhook bench', plan: 'BUSINESS' });
   const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench person', connection: 'connected' });
-  const receivers = await startReceivers(opt.endpoints);
-  cleanups.push(() => receivers.stop());
+  // The receivers in a child process (bench/webhooks/receivers.ts), one per endpoint.
+  const server = await startServer('receivers', 'bench/webhooks/receivers.ts', { BENCH_RECEIVERS: String(opt.endpoints) });
+  cleanups.push(() => server.stop());
+  const receivers = {
+    pid: server.pid,
+    ports: await server.call<number[]>('ports'),
+    count: () => server.call<number>('count'),
+    receipts: () => server.call<Receipt[]>('receipts'),
+  };
   const endpoints = [];
   for (const port of receivers.ports) endpoints.push(await webhookEndpoint(workspace.id, `http://127.0.0.1:${port}/hooks`, EVENT_TYPES));
-  await receivers.ask('secrets', { secrets: endpoints.map((e) => e.secret) });
-  step(
-    `${opt.endpoints} endpoints (create operation) → receivers on 127.0.0.1:${receivers.ports.join(', ')} in pid ${receivers.child.pid}`,
+  await server.call(
+    'secrets',
+    endpoints.map((e) => e.secret),
   );
+  step(`${opt.endpoints} endpoints (create operation) → receivers on 127.0.0.1:${receivers.ports.join(', ')} in pid ${receivers.pid}`);
 
   const { worker, connection } = await createWorker();
   const running = worker.run();
@@ -253,7 +213,7 @@ async function measureBaseline(b: Bench) {
     },
   );
   await receiversReach(b, before + n);
-  const got = (await b.receivers.ask<{ receipts: Receipt[] }>('report')).receipts.filter((x) => x.eventId.startsWith('evt_baseline_'));
+  const got = (await b.receivers.receipts()).filter((x) => x.eventId.startsWith('evt_baseline_'));
   const lat = got.map((x) => x.at - (startedAt.get(`${x.eventId}/${x.endpoint}`) ?? NaN)).filter((x) => !Number.isNaN(x));
   const span = (Math.max(...got.map((x) => x.at)) - t0) / 1000;
   const baseline = {
@@ -287,7 +247,7 @@ export async function run(b: Bench, baseline: Baseline | null) {
     return {
       worker: (p) => p.pid === process.pid,
       temporal: (p) => b.temporal.pids().includes(p.pid),
-      receivers: (p) => p.pid === b.receivers.child.pid,
+      receivers: (p) => p.pid === b.receivers.pid,
       postgres: (p) => ours.has(p.pid),
     };
   };
@@ -315,14 +275,15 @@ export async function run(b: Bench, baseline: Baseline | null) {
   const cpu = diff(cpuBefore, snapshot(), await groups());
   await pgAdmin.end();
   await sleep(1_000); // anything delivered twice arrives now
-  const { receipts } = await b.receivers.ask<{ receipts: Receipt[] }>('report');
+  const receipts = await b.receivers.receipts();
   const measured = receipts.filter((x) => x.eventId !== b.warm && !x.eventId.startsWith('evt_baseline_'));
   return { emitSeconds: (emitEnd - emitStart) / 1000, cpu, measured };
 }
 
-const fail = (err: unknown) => {
-  console.error(err instanceof Error ? err.stack : err);
-  process.exit(1);
-};
-if (process.env.BENCH_RECEIVERS) runReceivers(Number(process.env.BENCH_RECEIVERS)).catch(fail);
-else main().then(() => process.exit(process.exitCode ?? 0), fail);
+main().then(
+  () => process.exit(process.exitCode ?? 0),
+  (err) => {
+    console.error(err instanceof Error ? err.stack : err);
+    process.exit(1);
+  },
+);
