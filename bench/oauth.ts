@@ -1,15 +1,7 @@
-// Bench: the OAuth hot paths.
-//
-//   1. POST /oauth/token, grant_type=refresh_token: every request rotates its token (one
-//      atomic UPDATE + two INSERTs in a transaction), so each connection walks its own token
-//      chain: the next request carries the refresh token the previous response returned.
-//   2. GET /v1/workspaces/me with an OAuth access token: bearer resolver (token record cached
-//      per process), membership reach (cached), plan, rate limiter, the handler's reads.
-//
-// Standalone: it creates its own database (content_scheduler_bench_oauth, dropped first) and
-// Redis db 13 (flushed), seeds through admin/provision and the real OAuth endpoints, and
-// runs the app in a child process so that the load generator (plain node:http, here) and the
-// server do not share an event loop. Results: a table on stdout, JSON in bench/results/oauth.json.
+// Bench: the OAuth hot paths — POST /oauth/token with the refresh grant (each connection walks
+// its own token chain: the next request carries the refresh token the previous answer returned)
+// and GET /v1/workspaces/me with an OAuth access token — against the app in a child process
+// (bench/README.md, figures history).
 
 import { launch } from '../tooling/launcher';
 import { createHash, randomBytes } from 'node:crypto';
@@ -26,124 +18,26 @@ const REDIS_URL = process.env.BENCH_OAUTH_REDIS_URL ?? 'redis://127.0.0.1:6379/1
 const PASSWORD = 'bench password 123';
 const USER_EMAIL = 'bench@example.com';
 
-// ---------------------------------------------------------------------------------------------
-// Setup
-
-/** A cookie-keeping client for the sign-in and consent pages (what a browser does, minus rendering). */
-class PageClient {
-  private cookies = new Map<string, string>();
-  constructor(private readonly base: string) {}
-  async send(method: 'GET' | 'POST', target: string, form?: Record<string, string>) {
-    const headers: Record<string, string> = {};
-    if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const res = await fetch(target.startsWith('http') ? target : this.base + target, {
-      method,
-      headers,
-      body: form ? new URLSearchParams(form) : undefined,
-      redirect: 'manual',
-    });
-    for (const line of res.headers.getSetCookie()) {
-      const pair = line.split(';')[0]!;
-      this.cookies.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
-    }
-    return { status: res.status, location: res.headers.get('location'), html: await res.text() };
-  }
-  async follow(method: 'GET' | 'POST', target: string, form?: Record<string, string>) {
-    let res = await this.send(method, target, form);
-    while (res.status === 303 && res.location?.startsWith('/')) res = await this.send('GET', res.location);
-    return res;
-  }
-}
-
-const field = (html: string, re: RegExp) => {
-  const m = re.exec(html);
-  if (!m) throw new Error(`page did not contain ${re}: ${html.slice(0, 300)}`);
-  return m[1]!;
-};
-
-/** One token family per connection: authorize (signed in once, welcome back after), exchange. */
-async function issueFamilies(base: string, clientId: string, email: string, n: number) {
-  const redirectUri = 'http://127.0.0.1/callback';
-  const browser = new PageClient(base);
-  const families: Array<{ access: string; refresh: string }> = [];
-  for (let i = 0; i < n; i++) {
-    const verifier = randomBytes(32).toString('base64url');
-    const challenge = createHash('sha256').update(verifier).digest('base64url');
-    const q = new URLSearchParams({
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: redirectUri,
-      scope: 'read write offline_access',
-      state: `s${i}`,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-    });
-    let page = await browser.follow('GET', `/oauth/authorize?${q}`);
-    if (page.html.includes('name="password"')) {
-      page = await browser.follow('POST', field(page.html, /action="(\/oauth\/interaction\/[^"]+\/login)"/), {
-        csrf: field(page.html, /name="csrf" value="([^"]+)"/),
-        email,
-        password: PASSWORD,
-      });
-    }
-    const confirm = field(page.html, /action="(\/oauth\/interaction\/[^"]+\/confirm)"/);
-    const form: Record<string, string> = { csrf: field(page.html, /name="csrf" value="([^"]+)"/), decision: 'approve' };
-    if (page.html.includes('value="welcome_back"')) form.mode = 'welcome_back';
-    else Object.assign(form, { workspace: field(page.html, /name="workspace" value="([^"]+)"/), access: 'full' });
-    const done = await browser.send('POST', confirm, form);
-    const code = new URL(done.location!).searchParams.get('code')!;
-    const res = await fetch(`${base}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        client_id: clientId,
-        code,
-        redirect_uri: redirectUri,
-        code_verifier: verifier,
-      }),
-    });
-    const tokens = (await res.json()) as { access_token: string; refresh_token: string };
-    if (!tokens.refresh_token) throw new Error(`token exchange failed: ${JSON.stringify(tokens)}`);
-    families.push({ access: tokens.access_token, refresh: tokens.refresh_token });
-  }
-  return families;
-}
-
-// ---------------------------------------------------------------------------------------------
+const opt = benchFlags(
+  'oauth: POST /oauth/token (refresh grant) and GET /v1/workspaces/me with OAuth tokens.',
+  {
+    connections: { default: 16, min: 1, integer: true, help: 'closed-loop keep-alive connections, one token family each' },
+    duration: { default: 10, arg: 'S', help: 'seconds per measurement' },
+    warmup: { default: 3, arg: 'S', help: 'seconds of warm-up before each measurement' },
+    rate: { default: 200, min: 0.001, arg: 'R', help: 'open-loop requests/s for GET /v1/workspaces/me' },
+  },
+  `Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
+             BENCH_OAUTH_REDIS_URL (default ${REDIS_URL}; the db is flushed).`,
+);
+const o = { connections: opt.connections, durationMs: opt.duration * 1000, warmupMs: opt.warmup * 1000, rate: opt.rate };
 
 async function main() {
-  const o = options();
   const server = await setUp();
   try {
-    report(o, await run(o, await signIn(o.connections)));
+    report(await run(await signIn()));
   } finally {
     await server.stop();
   }
-}
-
-type Options = ReturnType<typeof options>;
-type Tokens = Awaited<ReturnType<typeof signIn>>;
-
-function options() {
-  const opt = benchFlags(
-    'oauth: POST /oauth/token (refresh grant) and GET /v1/workspaces/me with OAuth tokens.',
-    {
-      connections: {
-        default: 16,
-        min: 1,
-        integer: true,
-        help: 'closed-loop keep-alive connections, one token family each',
-      },
-      duration: { default: 10, arg: 'S', help: 'seconds per measurement' },
-      warmup: { default: 3, arg: 'S', help: 'seconds of warm-up before each measurement' },
-      rate: { default: 200, min: 0.001, arg: 'R', help: 'open-loop requests/s for GET /v1/workspaces/me' },
-    },
-    `Environment: BENCH_OAUTH_DATABASE_URL (default ${DATABASE_URL}),
-             BENCH_OAUTH_REDIS_URL (default ${REDIS_URL}; the db is flushed).`,
-  );
-  return { connections: opt.connections, durationMs: opt.duration * 1000, warmupMs: opt.warmup * 1000, rate: opt.rate };
 }
 
 /** The environment, the stores, a workspace with its member, and the server under test in a child process. */
@@ -183,15 +77,78 @@ async function setUp() {
  * A registered client and one token family per connection, and the two requests measured: a
  * refresh that walks its connection's family, and GET /v1/workspaces/me with its access token.
  */
-async function signIn(connections: number) {
+async function signIn() {
   const base = process.env.PUBLIC_URL!;
+  const redirectUri = 'http://127.0.0.1/callback';
   const reg = await fetch(`${base}/oauth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'Bench Client', redirect_uris: ['http://127.0.0.1/callback'] }),
+    body: JSON.stringify({ client_name: 'Bench Client', redirect_uris: [redirectUri] }),
   });
   const clientId = ((await reg.json()) as { client_id: string }).client_id;
-  const families = await issueFamilies(base, clientId, USER_EMAIL, connections);
+  // One family per connection: authorize with PKCE, sign in (once: welcome back after), approve,
+  // exchange the code; the pages through a cookie-keeping browser of a few lines.
+  const cookies = new Map<string, string>();
+  const browse = async (method: 'GET' | 'POST', target: string, form?: Record<string, string>, follow = true) => {
+    for (;;) {
+      const headers: Record<string, string> = form ? { 'content-type': 'application/x-www-form-urlencoded' } : {};
+      if (cookies.size) headers.cookie = [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+      const res = await fetch(base + target, { method, headers, body: form && new URLSearchParams(form), redirect: 'manual' });
+      for (const line of res.headers.getSetCookie()) {
+        const pair = line.split(';')[0]!;
+        cookies.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
+      }
+      const page = { location: res.headers.get('location'), html: await res.text() };
+      if (!follow || res.status !== 303 || !page.location?.startsWith('/')) return page;
+      [method, target, form] = ['GET', page.location, undefined];
+    }
+  };
+  const field = (html: string, re: RegExp) => re.exec(html)?.[1] ?? fail(`page did not contain ${re}: ${html.slice(0, 300)}`);
+  const csrf = (html: string) => field(html, /name="csrf" value="([^"]+)"/);
+  const families: Array<{ access: string; refresh: string }> = [];
+  for (let i = 0; i < o.connections; i++) {
+    const verifier = randomBytes(32).toString('base64url');
+    const q = new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      scope: 'read write offline_access',
+      state: `s${i}`,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    });
+    let page = await browse('GET', `/oauth/authorize?${q}`);
+    if (page.html.includes('name="password"'))
+      page = await browse('POST', field(page.html, /action="(\/oauth\/interaction\/[^"]+\/login)"/), {
+        csrf: csrf(page.html),
+        email: USER_EMAIL,
+        password: PASSWORD,
+      });
+    const consent: Record<string, string> = page.html.includes('value="welcome_back"')
+      ? { mode: 'welcome_back' }
+      : { workspace: field(page.html, /name="workspace" value="([^"]+)"/), access: 'full' };
+    const done = await browse(
+      'POST',
+      field(page.html, /action="(\/oauth\/interaction\/[^"]+\/confirm)"/),
+      { csrf: csrf(page.html), decision: 'approve', ...consent },
+      false,
+    );
+    const code = new URL(done.location!).searchParams.get('code')!;
+    const res = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        client_id: clientId,
+        code,
+        redirect_uri: redirectUri,
+        code_verifier: verifier,
+      }),
+    });
+    const tokens = (await res.json()) as { access_token: string; refresh_token: string };
+    if (!tokens.refresh_token) throw new Error(`token exchange failed: ${JSON.stringify(tokens)}`);
+    families.push({ access: tokens.access_token, refresh: tokens.refresh_token });
+  }
 
   const tokenUrl = new URL(`${base}/oauth/token`);
   const refreshStep = async (w: number, agent: http.Agent) => {
@@ -223,7 +180,8 @@ async function signIn(connections: number) {
 }
 
 /** Each measurement after its warm-up, with the machine's load before and after. */
-async function run({ connections, durationMs, warmupMs, rate }: Options, { refreshStep, meStep }: Tokens) {
+async function run({ refreshStep, meStep }: Awaited<ReturnType<typeof signIn>>) {
+  const { connections, durationMs, warmupMs, rate } = o;
   console.log(
     `oauth bench: ${connections} connections, ${durationMs / 1000} s per measurement, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'})`,
   );
@@ -238,34 +196,30 @@ async function run({ connections, durationMs, warmupMs, rate }: Options, { refre
 }
 
 /** The table on stdout, the figures in bench/results/oauth.json. */
-function report(o: Options, { loadBefore, loadAfter, refreshRun, meRun, meFixed }: Awaited<ReturnType<typeof run>>) {
+function report({ loadBefore, loadAfter, refreshRun, meRun, meFixed }: Awaited<ReturnType<typeof run>>) {
+  const cols = (name: string, cells: string[]) => [name.padEnd(46), ...cells.map((c, i) => c.padStart(i < 4 ? 7 : 6))].join(' ');
   const row = (name: string, x: RunResult) =>
-    `${name.padEnd(46)} ${x.rps.toFixed(0).padStart(7)} ${x.latencyMs.p50.toFixed(1).padStart(7)} ${x.latencyMs.p99.toFixed(1).padStart(7)} ${x.latencyMs.max.toFixed(1).padStart(7)} ${String(x.errors).padStart(6)}`;
-  console.log(
-    `\n${'measurement'.padEnd(46)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'max ms'.padStart(7)} ${'errors'.padStart(6)}`,
-  );
+    cols(name, [x.rps.toFixed(0), ...[x.latencyMs.p50, x.latencyMs.p99, x.latencyMs.max].map((v) => v.toFixed(1)), String(x.errors)]);
+  console.log(`\n${cols('measurement', ['req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors'])}`);
   console.log(row(`POST /oauth/token refresh (closed, ${o.connections} conn)`, refreshRun));
   console.log(row(`GET /v1/workspaces/me (closed, ${o.connections} conn)`, meRun));
   console.log(row(`GET /v1/workspaces/me (open, ${o.rate}/s)`, meFixed));
   console.log(`\n1-minute load average: ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after (${os.cpus().length} CPUs)`);
   if (loadBefore > os.cpus().length * 0.5)
     console.log('NOTE: the machine was busy before the run; the figures are noisy, repeat on an idle machine.');
-  for (const [name, x] of [
-    ['refresh', refreshRun],
-    ['me', meRun],
-    ['me fixed rate', meFixed],
-  ] as const) {
+  for (const [name, x] of Object.entries({ refresh: refreshRun, me: meRun, 'me fixed rate': meFixed }))
     if (x.errors) console.log(`NOTE: ${name} had non-200 answers: ${JSON.stringify(x.statuses)}`);
-  }
   const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadBefore, loadAfter };
   const results = { refreshGrant: refreshRun, workspacesMe: meRun, workspacesMeFixedRate: meFixed };
   writeResults('oauth', { at: new Date().toISOString(), machine, options: o, ...results });
   console.log(`\nwritten to bench/results/oauth.json`);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Entry: the parent measures; the child (BENCH_OAUTH_SERVE) is the server under test.
+const fail = (message: string): never => {
+  throw new Error(message);
+};
 
+/** The child (BENCH_OAUTH_SERVE): the server under test; the parent measures. */
 async function serve() {
   const { createApp } = await import('../api/app');
   const { listen } = await import('../api/listen');

@@ -1,18 +1,6 @@
-// Bench: what the operability additions cost on GET /v1/posts?limit=50 (issue 17), in one run.
-//
-// The real app in this process answers a 50-post page over real HTTP (sequential keep-alive
-// requests, so each figure is one request's latency). Per round it measures, interleaved:
-//   plain      — the request as served (metrics on: they cannot be switched off);
-//   validated  — the same plus the test suite's response check (tooling/responseContract.ts);
-//   traced     — tracing on (lib/telemetry.ts: the request span, the Postgres and Redis
-//                instrumentations), spans batched to an exporter that drops them, so the
-//                figure is the cost in this process and not a collector's network;
-//   untraced   — tracing off again, as a process without OTEL_* variables runs: the app built
-//                without the request span, no instrumentation registered (what "off" costs
-//                is the difference to plain, which is the same code path);
-// and, in the same process, the cost of the metrics calls one request makes (a counter inc and
-// a histogram observe with its labels), timed in a tight loop and expressed against the mean
-// request. The pieces that are switchable are measured on vs off; the metrics as their calls.
+// Bench: what response validation, tracing and metrics cost on GET /v1/posts?limit=50 (issue 17):
+// the real app in this process, sequential keep-alive requests, the measurements interleaved
+// per round (bench/README.md, "operability").
 
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
@@ -125,78 +113,54 @@ async function run(b: Bench) {
     rounds.traced.push(await withTracing(() => requests(false, b.traced.url, cpu.traced)));
     rounds.untraced.push(await requests(false, b.plain.url, cpu.untraced));
   }
-  return { rounds, cpu, metricsMs: await timeMetricsCalls(), validateMs: await timeValidation(b) };
-}
-
-/** The metrics calls one request makes, in a tight loop: ms per request's worth. */
-async function timeMetricsCalls(): Promise<number> {
+  // The metrics calls one request makes, and (on a page fetched with the typed client, client/,
+  // as a caller of the API would) the response check, each in a tight loop.
   const { httpDuration, httpRequests } = await import('../lib/metrics');
   const labels = { operation: 'posts.list', method: 'GET', status: '200' };
-  const N = 200_000;
-  const t0 = performance.now();
-  for (let i = 0; i < N; i++) {
+  const metricsMs = perCall(200_000, () => {
     httpRequests.inc(labels);
     httpDuration.observe(labels, 0.004);
-  }
-  return (performance.now() - t0) / N;
-}
-
-/**
- * The response check of one page, in a tight loop. The page is fetched with the typed client
- * (client/, generated from the OpenAPI document), as a caller of the API would.
- */
-async function timeValidation(b: Bench): Promise<number> {
-  const { checkResponse } = await import('../tooling/responseContract');
+  });
   const { apiClient } = await import('../client');
-  const typed = apiClient(new URL(b.plain.url).origin, b.key);
-  const { data: sampleBody, error: sampleError } = await typed.GET('/v1/posts', {
+  const page = await apiClient(new URL(b.plain.url).origin, b.key).GET('/v1/posts', {
     params: { query: { projectId: b.projectId, limit: 50 } },
   });
-  if (!sampleBody || sampleBody.data.length !== 50) throw new Error(`typed client: ${JSON.stringify(sampleError)}`);
-  const M = 5_000;
-  const t1 = performance.now();
-  for (let i = 0; i < M; i++) checkResponse('GET', b.plain.url, 200, 'application/json', sampleBody);
-  return (performance.now() - t1) / M;
+  if (!page.data || page.data.data.length !== 50) throw new Error(`typed client: ${JSON.stringify(page.error)}`);
+  const validateMs = perCall(5_000, () => checkResponse('GET', b.plain.url, 200, 'application/json', page.data));
+  return { rounds, cpu, metricsMs, validateMs };
+}
+
+/** Milliseconds per call of f, over n calls in a tight loop. */
+function perCall(n: number, f: () => void): number {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) f();
+  return (performance.now() - t0) / n;
 }
 
 function report({ rounds, cpu, metricsMs, validateMs }: Figures): void {
-  const p = mean(rounds.plain);
-  const v = mean(rounds.validated);
-  const t = mean(rounds.traced);
-  const u = mean(rounds.untraced);
-  const us = (xs: number[]) => xs.map((x) => (x * 1000).toFixed(0)).join(', ');
+  const us = (x: number) => (x * 1000).toFixed(0);
+  const share = (x: number, of: number, digits = 1) => ((x / of) * 100).toFixed(digits);
+  /** x against base in %, with a '+' always or (whenUp) only before a rise. */
+  const change = (x: number, base: number, whenUp = false) => `${!whenUp || x >= base ? '+' : ''}${share(x - base, base)} %`;
+  const row = (label: string, xs: number[], vs?: string) =>
+    `  ${label.padEnd(30)}${us(mean(xs))} µs/request  rounds: ${xs.map(us).join(', ')}${vs ? `  (${vs})` : ''}`;
+  const [p, v, t, u] = [rounds.plain, rounds.validated, rounds.traced, rounds.untraced].map(mean) as [number, number, number, number];
+  const [cp, ct, cu] = [cpu.plain, cpu.traced, cpu.untraced].map(mean) as [number, number, number];
   console.log(`GET /v1/posts?limit=50, ${opt.requests} sequential requests x ${opt.rounds} rounds (interleaved)`);
-  console.log(`  plain (metrics on)            ${(p * 1000).toFixed(0)} µs/request  rounds: ${us(rounds.plain)}`);
+  console.log(row('plain (metrics on)', rounds.plain));
+  console.log(row('+ response validation', rounds.validated, change(v, p)));
+  console.log(row('+ tracing on', rounds.traced, change(t, p)));
+  console.log(row('tracing off (after it ran)', rounds.untraced, change(u, p, true)));
+  console.log(`  validation of one 50-post page ${us(validateMs)} µs  (${share(validateMs, p)} % of a request; test side only)`);
   console.log(
-    `  + response validation         ${(v * 1000).toFixed(0)} µs/request  rounds: ${us(rounds.validated)}  (+${(((v - p) / p) * 100).toFixed(1)} %)`,
+    `  CPU per request: plain ${us(cp)} µs, tracing on ${us(ct)} µs (${change(ct, cp)}), tracing off after it ran ${us(cu)} µs (${change(cu, cp, true)})`,
   );
-  console.log(
-    `  + tracing on                  ${(t * 1000).toFixed(0)} µs/request  rounds: ${us(rounds.traced)}  (+${(((t - p) / p) * 100).toFixed(1)} %)`,
-  );
-  console.log(
-    `  tracing off (after it ran)    ${(u * 1000).toFixed(0)} µs/request  rounds: ${us(rounds.untraced)}  (${u >= p ? '+' : ''}${(((u - p) / p) * 100).toFixed(1)} %)`,
-  );
-  console.log(
-    `  validation of one 50-post page ${(validateMs * 1000).toFixed(0)} µs  (${((validateMs / p) * 100).toFixed(1)} % of a request; test side only)`,
-  );
-  const cp = mean(cpu.plain);
-  const ct = mean(cpu.traced);
-  const cu = mean(cpu.untraced);
-  console.log(
-    `  CPU per request: plain ${(cp * 1000).toFixed(0)} µs, tracing on ${(ct * 1000).toFixed(0)} µs (+${(((ct - cp) / cp) * 100).toFixed(1)} %), tracing off after it ran ${(cu * 1000).toFixed(0)} µs (${cu >= cp ? '+' : ''}${(((cu - cp) / cp) * 100).toFixed(1)} %)`,
-  );
-  console.log(
-    `  metrics calls of one request  ${(metricsMs * 1000).toFixed(2)} µs  (${((metricsMs / p) * 100).toFixed(2)} % of a request)`,
-  );
-}
-
-async function tearDown(b: Bench): Promise<void> {
-  b.plain.server.close();
-  b.traced.server.close();
-  await closeStores();
+  console.log(`  metrics calls of one request  ${(metricsMs * 1000).toFixed(2)} µs  (${share(metricsMs, p, 2)} % of a request)`);
 }
 
 const bench = await setUp();
 report(await run(bench));
-await tearDown(bench);
+bench.plain.server.close();
+bench.traced.server.close();
+await closeStores();
 process.exit(0);

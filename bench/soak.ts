@@ -1,35 +1,27 @@
-// Chaos soak (issue 18): scheduled posts, reschedules and unschedules through two API processes
-// behind the soak's own round-robin, webhooks to a local receiver, and a seeded random schedule
-// of faults while they go out. At the end everything is checked against the network
-// simulator's and the receiver's own records; the script exits 1 on any violation.
-// --seed replays a run's fault and operation schedule; --temporal cluster runs Temporal as four
-// service processes on Postgres (issue 27), each killed and restarted on its own.
-//
-// Everything is the soak's own: Postgres database content_scheduler_bench_soak (dropped and
-// recreated), a redis-server on a free port (never the machine's shared Redis: the soak restarts
-// it), a Temporal dev server (file-backed), the network simulator
-// and the webhook receiver in this process; the worker (workers/main.ts, which also starts the
-// webhook relay and the reconciler) and the two API processes (api/main.ts) are children,
-// exactly as production runs them. Not part of `npm test`. See docs/reliability.md.
+// Chaos soak (issue 18): scheduled posts, reschedules, unschedules and generations through API
+// processes behind the soak's own round-robin, webhooks to a receiver in this process, and a
+// seeded schedule of faults meanwhile; then every effect is checked against the network
+// simulator's and the receiver's own records, exit 1 on any violation. Everything is the soak's
+// own, its worker and APIs started as production runs them (bench/README.md "soak",
+// docs/reliability.md).
 
 import { type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Cleanups } from './harness/cleanups';
 import { prng } from './harness/content';
 import { RESULTS_DIR } from './harness/format';
 import { recreateDatabase, setPublishingEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
-import { verifyWebhookSignature } from '../sim/webhooks/verifier';
+import { reserveTemporal, temporalKind } from './harness/temporal';
 import { startWorker, type WorkerRun } from './publishing/worker';
+import { startReceiver, type Received } from './webhooks/receiver';
 import { freePort } from '../tooling/ports';
 import { resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../tooling/temporalBinary';
-import { dropClusterDatabases, freeClusterPorts, startTemporalCluster, type TemporalCluster } from '../tooling/temporalCluster';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { dropClusterDatabases, startTemporalCluster, type TemporalCluster } from '../tooling/temporalCluster';
 import { launch } from '../tooling/launcher';
 import { report } from './soak/checks';
 import { run } from './soak/run';
@@ -91,19 +83,17 @@ export const opt = benchFlags(
 );
 
 export const SEED = opt.seed !== undefined ? opt.seed >>> 0 : Math.floor(Math.random() * 2 ** 31);
-export const POSTS = Math.floor(opt.posts);
 const ACCOUNTS = Math.floor(opt.accounts);
-export const WORKSPACES = Math.min(Math.floor(opt.workspaces), ACCOUNTS);
-export const DURATION_MS = opt.duration * 1000;
-export const RESCHEDULE_SHARE = opt['reschedule-share'];
-export const UNSCHEDULE_SHARE = opt['unschedule-share'];
-export const FAULT_EVERY_MS = opt['fault-every'] * 1000;
-export const DRAIN_MS = opt.drain * 1000;
-export const GENERATIONS = opt.generations !== undefined ? Math.floor(opt.generations) : Math.round(POSTS / 10);
-if (opt.temporal !== 'dev' && opt.temporal !== 'cluster') throw new Error('--temporal must be dev or cluster');
-export const CLUSTER = opt.temporal === 'cluster';
-const API_COUNT = Math.floor(opt.api);
-const WORKER_COUNT = Math.floor(opt.workers);
+/** The run's sizes and times, from the flags. */
+export const S = {
+  posts: Math.floor(opt.posts),
+  workspaces: Math.min(Math.floor(opt.workspaces), ACCOUNTS),
+  durationMs: opt.duration * 1000,
+  faultEveryMs: opt['fault-every'] * 1000,
+  drainMs: opt.drain * 1000,
+  generations: opt.generations !== undefined ? Math.floor(opt.generations) : Math.round(Math.floor(opt.posts) / 10),
+  cluster: temporalKind(opt.temporal) === 'cluster',
+};
 
 const DATABASE_URL = process.env.BENCH_SOAK_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_soak';
 const TASK_QUEUE = 'bench-soak';
@@ -118,8 +108,7 @@ const ts = () => `+${((Date.now() - t0) / 1000).toFixed(1).padStart(6)} s`;
 export const log = (text: string) => console.log(`${ts()}  ${text}`);
 
 // ── Environment (lib/config reads it once, at import; the children inherit it) ──────────────
-const clusterPorts = CLUSTER ? await freeClusterPorts() : null;
-const temporalPort = clusterPorts ? clusterPorts.frontend : await freePort();
+const { cluster: clusterPorts, port: temporalPort } = await reserveTemporal(S.cluster ? 'cluster' : 'dev');
 const simPort = await freePort();
 const redisPort = await freePort();
 const REDIS_URL = `redis://127.0.0.1:${redisPort}`;
@@ -143,66 +132,27 @@ setPublishingEnvironment(
 
 // ── The webhook receiver: verifies signatures, records every request, fails during outages ──
 
-export interface Receipt {
-  /** The receiver path the endpoint points at: `/hooks/<workspace>` or `/hooks/<workspace>/dead`. */
-  endpoint: string;
-  eventId: string;
-  webhookId: string;
-  type: string;
-  postId: string | null;
-  at: number;
-  signatureOk: boolean;
-  answered: number;
-}
+/** A request the receiver read (its path names the endpoint: `/hooks/<workspace>`, or `…/dead`), and its answer. */
+export type Receipt = Received & { answered: number };
 
 export const receipts: Receipt[] = [];
 /** Until when the receiver answers 503 (the receiver_outage fault). */
 export const receiverOutage = { until: 0 };
 const secrets = new Map<string, string>();
-export const receiver = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    const endpoint = (req.url ?? '').split('?')[0]!;
-    const body = Buffer.concat(chunks);
-    let parsed: { id?: string; type?: string; data?: { post?: { id?: string }; id?: string } } = {};
-    try {
-      parsed = JSON.parse(body.toString('utf8'));
-    } catch {
-      /* recorded with an empty id: a violation */
-    }
+const receiver = await startReceiver(
+  (hookPath) => secrets.get(hookPath) ?? '',
+  (r) => {
     // The dead endpoint never recovers: its deliveries must end permanently failed, and the
     // endpoint disabled after five of them (spec 3.5, 6 rules 3 and 4).
-    const answered = endpoint.endsWith('/dead') || Date.now() < receiverOutage.until ? 503 : 204;
-    receipts.push({
-      endpoint,
-      eventId: parsed.id ?? '',
-      webhookId: String(req.headers['webhook-id'] ?? ''),
-      type: parsed.type ?? '',
-      postId: parsed.data?.post?.id ?? null,
-      at: Date.now(),
-      signatureOk: verifyWebhookSignature(
-        body,
-        req.headers['webhook-signature'] as string | undefined,
-        secrets.get(endpoint) ?? '',
-        Infinity,
-      ).ok,
-      answered,
-    });
-    res.writeHead(answered).end();
-  });
-});
-await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-const receiverPort = (receiver.address() as AddressInfo).port;
+    const answered = r.path.endsWith('/dead') || Date.now() < receiverOutage.until ? 503 : 204;
+    receipts.push({ ...r, answered });
+    return answered;
+  },
+);
 
 // ── API processes behind the soak's round-robin ─────────────────────────────────────────────
 
-interface Api {
-  slot: number;
-  child: ChildProcess;
-  port: number;
-  up: boolean;
-}
+type Api = { slot: number; child: ChildProcess; port: number; up: boolean };
 
 // What the soak started, stopped at its end; its child processes killed should it exit first.
 const cleanups = new Cleanups();
@@ -215,19 +165,15 @@ export async function startRedis(): Promise<void> {
   redis.process = (await launch({ command: ['redis-server', ...args], ready: { port: redisPort }, readyTimeoutMs: 10_000 })).child;
 }
 
-async function startApi(slot: number): Promise<Api> {
-  const port = await freePort();
-  const p = await launch({ kind: 'api', name: `API #${slot}`, env: { PORT: String(port) }, ready: { port }, readyTimeoutMs: 90_000 });
-  const api: Api = { slot, child: p.child, port, up: true };
-  p.child.once('exit', () => (api.up = false));
-  return api;
-}
-
-/** As a supervisor would: an API that fails to start (Postgres out of connections, say) is started again. */
-export async function startApiSupervised(slot: number): Promise<Api> {
+/** An API process; as a supervisor would, one that fails to start (Postgres out of connections, say) is started again. */
+export async function startApi(slot: number): Promise<Api> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startApi(slot);
+      const port = await freePort();
+      const p = await launch({ kind: 'api', name: `API #${slot}`, env: { PORT: String(port) }, ready: { port }, readyTimeoutMs: 90_000 });
+      const api: Api = { slot, child: p.child, port, up: true };
+      p.child.once('exit', () => (api.up = false));
+      return api;
     } catch (err) {
       if (attempt >= 30) throw err;
       stats.apiStartFailures++;
@@ -238,11 +184,8 @@ export async function startApiSupervised(slot: number): Promise<Api> {
 }
 
 export const apis: Api[] = [];
+type Answer = { status: number; body: any };
 let rr = 0;
-interface Answer {
-  status: number;
-  body: any;
-}
 /**
  * One request through the round-robin. A refused or reset connection (a killed API) is retried
  * on the next process with the same Idempotency-Key, so a write whose answer was lost is
@@ -283,7 +226,7 @@ export async function call(method: string, urlPath: string, apiKey: string, body
   return null;
 }
 
-// ── Plan ────────────────────────────────────────────────────────────────────────────────────
+// ── Plan, counts and violations ─────────────────────────────────────────────────────────────
 
 export interface PlannedPost {
   i: number;
@@ -297,7 +240,6 @@ export interface PlannedPost {
   /** What a definite answer made true: the schedule the post must have been published at, or unscheduled. */
   expect: 'published' | 'unscheduled' | 'ambiguous';
   finalDue: number;
-  opOutcome: string;
 }
 
 export const stats = {
@@ -311,12 +253,11 @@ export const stats = {
   reschedules: { ok: 0, refused: 0, noAnswer: 0 },
   unschedules: { ok: 0, refused: 0, noAnswer: 0 },
 };
-export const countFault = (kind: string) => (stats.faults[kind] = (stats.faults[kind] ?? 0) + 1);
+/** One more of `key` in a tally. */
+export const tally = (counts: Record<string, number>, key: string) => (counts[key] = (counts[key] ?? 0) + 1);
 
 export const violations: string[] = [];
-export const violate = (s: string) => {
-  violations.push(s);
-};
+export const violate = (s: string) => void violations.push(s);
 
 async function main(): Promise<number> {
   try {
@@ -325,7 +266,7 @@ async function main(): Promise<number> {
     return await report(soak, plan);
   } finally {
     await cleanups.run();
-    receiver.close();
+    receiver.server.close();
     const { closeRedis } = await import('../lib/redis');
     await closeRedis().catch(() => undefined);
   }
@@ -337,15 +278,13 @@ export type Soak = Awaited<ReturnType<typeof setUp>>;
 
 async function setUp() {
   console.log(
-    `soak — seed ${SEED}; ${POSTS} posts over ${DURATION_MS / 1000} s, ${ACCOUNTS} accounts in ${WORKSPACES} workspaces; ` +
-      `reschedule ${RESCHEDULE_SHARE}, unschedule ${UNSCHEDULE_SHARE}; a fault every ~${FAULT_EVERY_MS / 1000} s`,
+    `soak — seed ${SEED}; ${S.posts} posts over ${S.durationMs / 1000} s, ${ACCOUNTS} accounts in ${S.workspaces} workspaces; ` +
+      `reschedule ${opt['reschedule-share']}, unschedule ${opt['unschedule-share']}; a fault every ~${S.faultEveryMs / 1000} s`,
   );
 
   await recreateDatabase(DATABASE_URL);
   await startRedis();
-  cleanups.push(async () => {
-    redis.process?.kill('SIGKILL');
-  });
+  cleanups.push(async () => void redis.process?.kill('SIGKILL'));
   log(`database ${new URL(DATABASE_URL).pathname.slice(1)} recreated, Redis of its own on ${REDIS_URL}`);
 
   // The dev server (file-backed, so a SIGKILLed one restarts with its workflows, timers and
@@ -353,28 +292,27 @@ async function setUp() {
   const dev: { server: DevServer | null } = { server: null };
   let cluster: TemporalCluster | null = null;
   let startTemporal: () => Promise<DevServer> = () => Promise.reject(new Error('no dev server in cluster mode'));
-  if (CLUSTER) {
-    cluster = await startTemporalCluster({
+  if (clusterPorts) {
+    const c = (cluster = await startTemporalCluster({
       databaseUrl: DATABASE_URL,
       databaseName: 'bench_soak_temporal',
       fresh: true,
-      ports: clusterPorts!,
+      ports: clusterPorts,
       log: () => {},
-    });
-    const c = cluster;
+    }));
     cleanups.push(async () => {
       await c.stop();
       await dropClusterDatabases(c.db);
     });
   } else {
     const binary = await resolveTemporalBinary();
-    const temporalDb = path.join(os.tmpdir(), `content-scheduler-soak-${process.pid}.db`);
-    fs.rmSync(temporalDb, { force: true });
-    startTemporal = () => startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: temporalDb, log: () => {} });
+    const dbFile = path.join(os.tmpdir(), `content-scheduler-soak-${process.pid}.db`);
+    fs.rmSync(dbFile, { force: true });
+    startTemporal = () => startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile, log: () => {} });
     dev.server = await startTemporal();
     cleanups.push(async () => {
       await dev.server?.stop();
-      fs.rmSync(temporalDb, { force: true });
+      fs.rmSync(dbFile, { force: true });
     });
   }
   const temporalAddress = `127.0.0.1:${temporalPort}`;
@@ -383,7 +321,7 @@ async function setUp() {
   cleanups.push(() => simulator.close());
   const sim = simulator.control;
   log(
-    `${CLUSTER ? 'Temporal cluster (frontend, history, matching, worker processes on Postgres)' : 'Temporal dev server (file-backed)'} ${temporalAddress}, network simulator ${simulator.url}, receiver :${receiverPort}`,
+    `${cluster ? 'Temporal cluster (frontend, history, matching, worker processes on Postgres)' : 'Temporal dev server (file-backed)'} ${temporalAddress}, network simulator ${simulator.url}, receiver :${receiver.port}`,
   );
 
   // Seed: workspaces, connected accounts, a write key each, one endpoint per workspace.
@@ -395,32 +333,28 @@ async function setUp() {
   cleanups.push(() => closeDb());
   const workspaces: Array<{ id: string; apiKey: string; projects: string[] }> = [];
   const endpointPath = new Map<string, string>();
-  for (let w = 0; w < WORKSPACES; w++) {
+  const postEvents = EVENT_TYPES.filter((e: string) => e.startsWith('post.'));
+  for (let w = 0; w < S.workspaces; w++) {
     const ws = await createWorkspace({ name: `Soak ${w}`, plan: 'BUSINESS' });
     const key = await issueApiKey({ workspaceId: ws.id, scopes: ['write'], name: 'soak' });
-    const postEvents = EVENT_TYPES.filter((e: string) => e.startsWith('post.'));
     // Workspace 0 also has an endpoint whose receiver never answers 2xx.
     for (const hookPath of w === 0 ? [`/hooks/${w}`, `/hooks/${w}/dead`] : [`/hooks/${w}`]) {
-      const ep = await webhookEndpoint(ws.id, `http://127.0.0.1:${receiverPort}${hookPath}`, postEvents);
+      const ep = await webhookEndpoint(ws.id, `http://127.0.0.1:${receiver.port}${hookPath}`, postEvents);
       secrets.set(hookPath, ep.secret);
       endpointPath.set(ep.id, hookPath);
     }
     workspaces.push({ id: ws.id, apiKey: key.key, projects: [] });
   }
   for (let a = 0; a < ACCOUNTS; a++) {
-    const w = a % WORKSPACES;
-    const { project } = await connectedPersonalProject(sim, workspaces[w]!.id, {
-      personId: `soak${a}`,
-      name: `Soak Person ${a}`,
-      vanityName: `soak-person-${a}`,
-    });
-    workspaces[w]!.projects.push(project.id);
+    const w = a % S.workspaces;
+    const person = { personId: `soak${a}`, name: `Soak Person ${a}`, vanityName: `soak-person-${a}` };
+    workspaces[w]!.projects.push((await connectedPersonalProject(sim, workspaces[w]!.id, person)).project.id);
   }
   log(
-    `seeded ${WORKSPACES} workspaces, ${ACCOUNTS} connected accounts, ${WORKSPACES + 1} webhook endpoints (every post.* event; one of them dead)`,
+    `seeded ${S.workspaces} workspaces, ${ACCOUNTS} connected accounts, ${S.workspaces + 1} webhook endpoints (every post.* event; one of them dead)`,
   );
 
-  // Processes: the worker and two APIs.
+  // Processes: the workers and the APIs.
   const workers: WorkerRun[] = [];
   const restarts: Promise<unknown>[] = [];
   const { Connection } = await import('@temporalio/client');
@@ -453,8 +387,8 @@ async function setUp() {
     stopping = true;
     for (const w of workers) if (!w.exit) await w.kill('SIGTERM');
   });
-  for (let i = 0; i < WORKER_COUNT; i++) await launchWorker();
-  for (let i = 0; i < API_COUNT; i++) apis.push(await startApiSupervised(i));
+  for (let i = 0; i < Math.floor(opt.workers); i++) await launchWorker();
+  for (let i = 0; i < Math.floor(opt.api); i++) apis.push(await startApi(i));
   cleanups.push(async () => {
     for (const a of apis) if (a.up) a.child.kill('SIGTERM');
   });

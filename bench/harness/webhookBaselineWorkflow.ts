@@ -1,20 +1,12 @@
 import { proxyActivities } from '@temporalio/workflow';
 
-// The webhook bench's baseline (bench/webhooks.ts): the least Temporal does for one delivery
+// The webhooks bench's baseline (bench/webhooks.ts): the least Temporal does for one delivery
 // when every delivery is its own workflow, namely one workflow whose only step is one regular
 // activity that POSTs the already signed request. No outbox, no relay, no database.
 
-export interface BaselineDelivery {
-  url: string;
-  body: string;
-  headers: Record<string, string>;
-}
+export type BaselineDelivery = { url: string; body: string; headers: Record<string, string> };
 
-export interface BaselineActivities {
-  postBaselineWebhook(d: BaselineDelivery): Promise<void>;
-}
-
-const { postBaselineWebhook } = proxyActivities<BaselineActivities>({
+const { postBaselineWebhook } = proxyActivities<{ postBaselineWebhook(d: BaselineDelivery): Promise<void> }>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });

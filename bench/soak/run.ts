@@ -1,30 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  opt,
-  SEED,
-  POSTS,
-  WORKSPACES,
-  DURATION_MS,
-  RESCHEDULE_SHARE,
-  UNSCHEDULE_SHARE,
-  FAULT_EVERY_MS,
-  DRAIN_MS,
-  GENERATIONS,
-  CLUSTER,
-  NETWORK_TIMEOUT_MS,
-  rand,
-  between,
-  pick,
-  log,
-  receiverOutage,
-  redis,
-  startRedis,
-  startApiSupervised,
-  apis,
-  call,
-  stats,
-  countFault,
-} from '../soak';
+import { opt, S, SEED, NETWORK_TIMEOUT_MS, rand, between, pick, log, receiverOutage, redis, startRedis, startApi } from '../soak';
+import { apis, call, stats, tally } from '../soak';
 import type { PlannedPost, Soak } from '../soak';
 
 // The soak's run: the posts created, then changed, generated and faulted, until everything settles.
@@ -40,19 +16,18 @@ export async function run(b: Soak): Promise<Plan> {
 }
 
 /** The plan, all from the seed: every post, its change if any, and the faults, each at its time. */
-export function planRun(b: Soak) {
-  const { workspaces } = b;
-  // The plan, all from the seed.
+export function planRun({ workspaces }: Soak) {
   // Creation runs first, in order of due time, so it only has to stay ahead of the due times:
   // 20 s plus 60 ms a post of lead (a 2-core machine shared with other work creates 3 to 30
-  // posts a second; the due times come at POSTS / duration a second).
-  const start = Date.now() + 20_000 + POSTS * 60;
+  // posts a second; the due times come at S.posts / duration a second).
+  const start = Date.now() + 20_000 + S.posts * 60;
   const plan: PlannedPost[] = [];
-  for (let i = 0; i < POSTS; i++) {
-    const workspace = Math.floor(rand() * WORKSPACES);
-    const due = Math.round(start + 10_000 + rand() * (DURATION_MS - 10_000));
+  for (let i = 0; i < S.posts; i++) {
+    const workspace = Math.floor(rand() * S.workspaces);
+    const due = Math.round(start + 10_000 + rand() * (S.durationMs - 10_000));
     const r = rand();
-    const op: PlannedPost['op'] = r < UNSCHEDULE_SHARE ? 'unschedule' : r < UNSCHEDULE_SHARE + RESCHEDULE_SHARE ? 'reschedule' : 'none';
+    const op: PlannedPost['op'] =
+      r < opt['unschedule-share'] ? 'unschedule' : r < opt['unschedule-share'] + opt['reschedule-share'] ? 'reschedule' : 'none';
     // Changes land well before the old due time so the expected outcome is definite.
     const opAt = Math.round(between(start, Math.max(start, due - 8_000)));
     const newDue = Math.round(due + between(5_000, 40_000));
@@ -67,21 +42,15 @@ export function planRun(b: Soak) {
       newDue,
       expect: op === 'unschedule' ? 'unscheduled' : 'published',
       finalDue: op === 'reschedule' ? newDue : due,
-      opOutcome: '',
     });
   }
   const faultTimes: Array<{ at: number; kind: string; arg: number }> = [];
-  const allKinds = [
-    'worker_kill',
-    'api_kill',
-    'net_transient',
-    'net_lost_response',
-    'net_timeout',
-    'receiver_outage',
+  const allKinds = ['worker_kill', 'api_kill', 'net_transient', 'net_lost_response', 'net_timeout', 'receiver_outage'];
+  allKinds.push(
     'temporal_kill',
     'redis_restart',
-    ...(CLUSTER ? ['history_kill', 'matching_kill', 'frontend_kill', 'temporal_db_drop'] : []),
-  ];
+    ...(S.cluster ? ['history_kill', 'matching_kill', 'frontend_kill', 'temporal_db_drop'] : []),
+  );
   const kinds = opt.faults === 'all' ? allKinds : opt.faults!.split(',');
   const unknownKinds = kinds.filter((k) => !allKinds.includes(k));
   if (unknownKinds.length) throw new Error(`unknown fault kind(s): ${unknownKinds.join(', ')}`);
@@ -92,14 +61,12 @@ export function planRun(b: Soak) {
     const j = Math.floor(rand() * (i + 1));
     [firstRound[i], firstRound[j]] = [firstRound[j]!, firstRound[i]!];
   }
-  for (let at = start + between(3_000, FAULT_EVERY_MS); at < start + DURATION_MS; at += between(0.5, 1.5) * FAULT_EVERY_MS)
+  for (let at = start + between(3_000, S.faultEveryMs); at < start + S.durationMs; at += between(0.5, 1.5) * S.faultEveryMs)
     faultTimes.push({ at, kind: firstRound[faultTimes.length] ?? pick(kinds), arg: rand() });
   return { start, plan, faultTimes };
 }
 
-export async function createPlanned(b: Soak, p: Plan) {
-  const { workspaces } = b;
-  const { start, plan } = p;
+export async function createPlanned({ workspaces }: Soak, { start, plan }: Plan) {
   // Creation, before the faults start (a create that failed would be a setup error, not a finding).
   const { default: pLimit } = await import('p-limit');
   await pLimit(8).map(
@@ -115,15 +82,13 @@ export async function createPlanned(b: Soak, p: Plan) {
     },
   );
   log(
-    `created ${POSTS} scheduled posts (due ${new Date(start + 10_000).toISOString().slice(11, 19)}…${new Date(start + DURATION_MS).toISOString().slice(11, 19)} UTC)`,
+    `created ${S.posts} scheduled posts (due ${new Date(start + 10_000).toISOString().slice(11, 19)}…${new Date(start + S.durationMs).toISOString().slice(11, 19)} UTC)`,
   );
   if (Date.now() > start) log(`NOTE: creation overran the plan's start by ${((Date.now() - start) / 1000).toFixed(1)} s`);
 }
 
 /** Reschedules and unschedules at their planned times. */
-export async function changePosts(b: Soak, p: Plan) {
-  const { workspaces } = b;
-  const { plan } = p;
+export async function changePosts({ workspaces }: Soak, { plan }: Plan) {
   await Promise.all(
     plan
       .filter((p) => p.op !== 'none')
@@ -148,14 +113,10 @@ export async function changePosts(b: Soak, p: Plan) {
         if (!a) {
           bucket.noAnswer++;
           p.expect = 'ambiguous';
-          p.opOutcome = 'no answer';
-        } else if (a.status === 200) {
-          bucket.ok++;
-          p.opOutcome = 'ok';
-        } else {
+        } else if (a.status === 200) bucket.ok++;
+        else {
           // A definite refusal (409 connection check, …) leaves the post unchanged (spec 3.1).
           bucket.refused++;
-          p.opOutcome = `${a.status} ${a.body?.error?.code ?? ''}`;
           p.expect = 'published';
           p.finalDue = p.due;
         }
@@ -168,14 +129,12 @@ export const generationOutcomes: Array<'accepted' | 'refused' | 'no answer'> = [
 export const generationText = (g: number) => `Soak generation ${g} (seed ${SEED}): what a week of scheduled posts taught us about retries.`;
 
 /** Generation jobs at random moments of the run, in random workspaces (built-in writer). */
-export async function requestGenerations(b: Soak, p: Plan) {
-  const { workspaces } = b;
-  const { start } = p;
+export async function requestGenerations({ workspaces }: Soak, { start }: Plan) {
   await Promise.all(
-    Array.from({ length: GENERATIONS }, async (_, g) => {
-      const w = Math.floor(rand() * WORKSPACES);
+    Array.from({ length: S.generations }, async (_, g) => {
+      const w = Math.floor(rand() * S.workspaces);
       const projectId = pick(workspaces[w]!.projects);
-      await sleep(Math.max(0, start + rand() * DURATION_MS - Date.now()));
+      await sleep(Math.max(0, start + rand() * S.durationMs - Date.now()));
       const a = await call('POST', '/v1/posts/generations', workspaces[w]!.apiKey, {
         projectId,
         source: { type: 'text', text: generationText(g) },
@@ -183,23 +142,26 @@ export async function requestGenerations(b: Soak, p: Plan) {
       generationOutcomes[g] = !a ? 'no answer' : a.status === 200 ? 'accepted' : 'refused';
       if (!a) stats.generations.noAnswer++;
       else if (a.status === 200) stats.generations.accepted++;
-      else {
-        const k = `${a.status} ${a.body?.error?.code ?? ''}`.trim();
-        stats.generations.refused[k] = (stats.generations.refused[k] ?? 0) + 1;
-      }
+      else tally(stats.generations.refused, `${a.status} ${a.body?.error?.code ?? ''}`.trim());
     }),
   );
 }
 
 /** The faults, each at its planned time; a service killed is restarted after its delay (the restarts are awaited in settle). */
-export async function injectFaults(b: Soak, p: Plan) {
-  const { dev, cluster, startTemporal, sim, db, workers, restarts, killedByUs, launchWorker } = b;
-  const { start, faultTimes } = p;
+export async function injectFaults({ dev, cluster, startTemporal, sim, db, workers, restarts, killedByUs, launchWorker }: Soak, p: Plan) {
   let temporalDown = false;
+  /** A fault counted under `kind` and logged. */
+  const fault = (kind: string, text: string) => {
+    tally(stats.faults, kind);
+    log(text);
+  };
+  const s1 = (ms: number) => (ms / 1000).toFixed(1);
+  /** `restart` after `ms` (awaited in settle), its line logged. */
+  const later = (ms: number, restart: () => Promise<string>) => restarts.push(sleep(ms).then(restart).then(log));
   // A creation that overran the plan's start shifts the whole fault schedule, rather than
   // firing the faults it missed at once.
-  const shift = Math.max(0, Date.now() - start);
-  for (const f of faultTimes) {
+  const shift = Math.max(0, Date.now() - p.start);
+  for (const f of p.faultTimes) {
     await sleep(Math.max(0, f.at + shift - Date.now()));
     switch (f.kind) {
       case 'worker_kill': {
@@ -209,17 +171,13 @@ export async function injectFaults(b: Soak, p: Plan) {
         if (!w) break;
         killedByUs.add(w.pid);
         await w.kill('SIGKILL');
-        countFault('worker SIGKILL');
         const delay = 1_000 + f.arg * 9_000;
-        log(`SIGKILL worker pid ${w.pid}; restart in ${(delay / 1000).toFixed(1)} s`);
-        restarts.push(
-          sleep(delay)
-            .then(launchWorker)
-            .then((nw) => {
-              stats.workerRestarts++;
-              log(`worker restarted, pid ${nw.pid}`);
-            }),
-        );
+        fault('worker SIGKILL', `SIGKILL worker pid ${w.pid}; restart in ${s1(delay)} s`);
+        later(delay, async () => {
+          const nw = await launchWorker();
+          stats.workerRestarts++;
+          return `worker restarted, pid ${nw.pid}`;
+        });
         break;
       }
       case 'api_kill': {
@@ -228,42 +186,36 @@ export async function injectFaults(b: Soak, p: Plan) {
         const victim = up[Math.floor(f.arg * up.length)]!;
         victim.child.kill('SIGKILL');
         victim.up = false;
-        countFault('API SIGKILL');
         const delay = 1_000 + f.arg * 7_000;
-        log(`SIGKILL API #${victim.slot} (:${victim.port}); restart in ${(delay / 1000).toFixed(1)} s`);
-        restarts.push(
-          sleep(delay)
-            .then(() => startApiSupervised(victim.slot))
-            .then((na) => {
-              apis[victim.slot] = na;
-              stats.apiRestarts++;
-              log(`API #${victim.slot} restarted on :${na.port}`);
-            }),
-        );
+        fault('API SIGKILL', `SIGKILL API #${victim.slot} (:${victim.port}); restart in ${s1(delay)} s`);
+        later(delay, async () => {
+          const na = (apis[victim.slot] = await startApi(victim.slot));
+          stats.apiRestarts++;
+          return `API #${victim.slot} restarted on :${na.port}`;
+        });
         break;
       }
       case 'net_transient': {
         const times = 1 + Math.floor(f.arg * 5);
         const status = pick([429, 500, 502, 503, 504] as const);
         await sim.addFault({ kind: 'transient', operation: 'createPost', times, status });
-        countFault('network transient');
-        log(`network: next ${times} createPost calls fail with ${status}`);
+        fault('network transient', `network: next ${times} createPost calls fail with ${status}`);
         break;
       }
       case 'net_lost_response': {
         const times = 1 + Math.floor(f.arg * 3);
         const lostAs = f.arg < 0.5 ? 'socket' : '503';
         await sim.addFault({ kind: 'lost_response', operation: 'createPost', times, lostAs });
-        countFault('network lost response');
-        log(`network: next ${times} createPost calls succeed and lose the answer (${lostAs})`);
+        fault('network lost response', `network: next ${times} createPost calls succeed and lose the answer (${lostAs})`);
         break;
       }
       case 'net_timeout': {
         const ms = 2_000 + Math.floor(f.arg * 6_000);
-        await sim.setLatency({ ms: NETWORK_TIMEOUT_MS + 1_500, operation: 'createPost' });
-        countFault('network timeout');
-        log(
-          `network: createPost answers after ${NETWORK_TIMEOUT_MS + 1_500} ms (client timeout ${NETWORK_TIMEOUT_MS} ms) for ${(ms / 1000).toFixed(1)} s`,
+        const latency = NETWORK_TIMEOUT_MS + 1_500;
+        await sim.setLatency({ ms: latency, operation: 'createPost' });
+        fault(
+          'network timeout',
+          `network: createPost answers after ${latency} ms (client timeout ${NETWORK_TIMEOUT_MS} ms) for ${s1(ms)} s`,
         );
         restarts.push(sleep(ms).then(() => sim.setLatency({ ms: 0, operation: 'createPost' })));
         break;
@@ -276,16 +228,12 @@ export async function injectFaults(b: Soak, p: Plan) {
         const service = cluster.services[f.kind.replace('_kill', '') as 'history' | 'matching' | 'frontend'];
         const delay = 2_000 + f.arg * 8_000;
         await service.kill();
-        countFault(`Temporal ${service.name} SIGKILL`);
-        log(`SIGKILL Temporal ${service.name} service; restart in ${(delay / 1000).toFixed(1)} s`);
-        restarts.push(
-          sleep(delay)
-            .then(() => service.restart())
-            .then(() => {
-              temporalDown = false;
-              log(`Temporal ${service.name} restarted, pid ${service.process.child.pid}`);
-            }),
-        );
+        fault(`Temporal ${service.name} SIGKILL`, `SIGKILL Temporal ${service.name} service; restart in ${s1(delay)} s`);
+        later(delay, async () => {
+          await service.restart();
+          temporalDown = false;
+          return `Temporal ${service.name} restarted, pid ${service.process.child.pid}`;
+        });
         break;
       }
       case 'temporal_db_drop': {
@@ -296,8 +244,7 @@ export async function injectFaults(b: Soak, p: Plan) {
           'SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = ANY(?) AND pid <> pg_backend_pid()',
           [[cluster.db.name, cluster.db.visibilityName]],
         );
-        countFault('Temporal Postgres connections dropped');
-        log(`terminated ${rows[0].n} Postgres connections of the Temporal server`);
+        fault('Temporal Postgres connections dropped', `terminated ${rows[0].n} Postgres connections of the Temporal server`);
         break;
       }
       case 'temporal_kill': {
@@ -306,35 +253,23 @@ export async function injectFaults(b: Soak, p: Plan) {
         const delay = 2_000 + f.arg * 10_000;
         if (cluster) {
           // Every service at once, as a host loss would; restarted in the safe order.
-          const c = cluster;
-          for (const svc of Object.values(c.services)) await svc.kill();
-          countFault('Temporal SIGKILL');
-          log(`SIGKILL every Temporal service; restart in ${(delay / 1000).toFixed(1)} s`);
-          restarts.push(
-            sleep(delay)
-              .then(async () => {
-                for (const svc of Object.values(c.services)) await svc.restart();
-              })
-              .then(() => {
-                temporalDown = false;
-                log('Temporal services restarted');
-              }),
-          );
+          for (const svc of Object.values(cluster.services)) await svc.kill();
+          fault('Temporal SIGKILL', `SIGKILL every Temporal service; restart in ${s1(delay)} s`);
+          later(delay, async () => {
+            for (const svc of Object.values(cluster.services)) await svc.restart();
+            temporalDown = false;
+            return 'Temporal services restarted';
+          });
           break;
         }
         dev.server!.child.kill('SIGKILL');
         await dev.server!.exited;
-        countFault('Temporal SIGKILL');
-        log(`SIGKILL Temporal dev server; restart (same file) in ${(delay / 1000).toFixed(1)} s`);
-        restarts.push(
-          sleep(delay)
-            .then(startTemporal)
-            .then((t) => {
-              dev.server = t;
-              temporalDown = false;
-              log(`Temporal dev server restarted, pid ${t.child.pid}`);
-            }),
-        );
+        fault('Temporal SIGKILL', `SIGKILL Temporal dev server; restart (same file) in ${s1(delay)} s`);
+        later(delay, async () => {
+          dev.server = await startTemporal();
+          temporalDown = false;
+          return `Temporal dev server restarted, pid ${dev.server.child.pid}`;
+        });
         break;
       }
       case 'redis_restart': {
@@ -346,29 +281,24 @@ export async function injectFaults(b: Soak, p: Plan) {
           dead.once('exit', () => resolve());
           dead.kill('SIGKILL');
         });
-        countFault('Redis restart');
-        log(`SIGKILL Redis (everything it held is lost); restart in ${(delay / 1000).toFixed(1)} s`);
-        restarts.push(
-          sleep(delay)
-            .then(startRedis)
-            .then(() => log('Redis restarted (empty)')),
-        );
+        fault('Redis restart', `SIGKILL Redis (everything it held is lost); restart in ${s1(delay)} s`);
+        later(delay, async () => {
+          await startRedis();
+          return 'Redis restarted (empty)';
+        });
         break;
       }
       case 'receiver_outage': {
         const ms = 3_000 + f.arg * 12_000;
         receiverOutage.until = Date.now() + ms;
-        countFault('webhook receiver outage');
-        log(`webhook receiver answers 503 for ${(ms / 1000).toFixed(1)} s`);
+        fault('webhook receiver outage', `webhook receiver answers 503 for ${s1(ms)} s`);
         break;
       }
     }
   }
 }
 
-export async function settle(b: Soak, p: Plan) {
-  const { sim, db, workspaces, restarts } = b;
-  const { plan } = p;
+export async function settle({ sim, db, workspaces, restarts }: Soak, { plan }: Plan) {
   // Restarts may queue further restarts (a worker that exits on its own): wait until none is added.
   for (let n = -1; n !== restarts.length;) {
     n = restarts.length;
@@ -381,34 +311,22 @@ export async function settle(b: Soak, p: Plan) {
   // Drain: every expected post published, every delivery terminal, every job terminal; or
   // --drain seconds without progress (a backlog that still moves is waited for).
   const lastDue = Math.max(...plan.map((p) => p.finalDue));
-  let drainUntil = Math.max(lastDue, Date.now()) + DRAIN_MS;
+  let drainUntil = Math.max(lastDue, Date.now()) + S.drainMs;
   let progress = '';
   const expectedIds = plan.filter((p) => p.expect === 'published').map((p) => p.id!);
+  const count = async (q: import('knex').Knex.QueryBuilder) => Number(((await q.count({ n: '*' })) as Array<{ n: string }>)[0]!.n);
+  const wsIds = workspaces.map((w) => w.id);
   for (;;) {
-    const [{ n: published }] = (await db()('posts').whereIn('id', expectedIds).where({ status: 'published' }).count({ n: '*' })) as Array<{
-      n: string;
-    }>;
-    const [{ n: open }] = (await db()('webhook_deliveries').whereNotIn('status', ['delivered', 'failed']).count({ n: '*' })) as Array<{
-      n: string;
-    }>;
-    const [{ n: running }] = (await db()('jobs')
-      .whereIn(
-        'workspace_id',
-        workspaces.map((w) => w.id),
-      )
-      .whereNotIn('status', ['DONE', 'FAILED', 'CANCELLED'])
-      .count({ n: '*' })) as Array<{ n: string }>;
-    const [{ n: fannedOut }] = (await db()('webhook_deliveries').count({ n: '*' })) as Array<{ n: string }>;
-    const now = `${published}/${open}/${running}/${fannedOut}`;
+    const published = await count(db()('posts').whereIn('id', expectedIds).where({ status: 'published' }));
+    const open = await count(db()('webhook_deliveries').whereNotIn('status', ['delivered', 'failed']));
+    const running = await count(db()('jobs').whereIn('workspace_id', wsIds).whereNotIn('status', ['DONE', 'FAILED', 'CANCELLED']));
+    const now = `${published}/${open}/${running}/${await count(db()('webhook_deliveries'))}`;
     if (now !== progress) {
       progress = now;
-      drainUntil = Math.max(drainUntil, Date.now() + DRAIN_MS);
+      drainUntil = Math.max(drainUntil, Date.now() + S.drainMs);
     }
-    if (
-      (Number(published) === expectedIds.length && Number(open) === 0 && Number(running) === 0 && Date.now() > lastDue + 5_000) ||
-      Date.now() > drainUntil
-    )
-      break;
+    const settled = published === expectedIds.length && open === 0 && running === 0 && Date.now() > lastDue + 5_000;
+    if (settled || Date.now() > drainUntil) break;
     await sleep(2_000);
   }
   await sleep(3_000); // a late duplicate shows up now, not after the checks

@@ -1,0 +1,28 @@
+import { createServer } from 'node:http';
+import { serveUnderParent } from '../harness/serverChild';
+import type { Receipt } from '../webhooks';
+import { startReceiver } from './receiver';
+
+// The webhooks bench's receivers, a child process so that their work does not share the
+// worker's event loop: one server per endpoint (BENCH_RECEIVERS of them), each verifying with its
+// endpoint's secret once told it and answering 204. The bench asks over IPC (harness/serverChild.ts).
+
+let secrets: string[] = [];
+const receipts: Receipt[] = [];
+const ports: number[] = [];
+for (let i = 0; i < Number(process.env.BENCH_RECEIVERS); i++) {
+  const receiver = await startReceiver(
+    () => secrets[i]!,
+    (r) => void receipts.push({ ...r, endpoint: i }),
+  );
+  ports.push(receiver.port);
+}
+// The IPC door: a server of its own, never sent a request.
+serveUnderParent(createServer(), {
+  calls: {
+    ports: async () => ports,
+    secrets: async (s) => void (secrets = s as string[]),
+    count: async () => receipts.length,
+    receipts: async () => receipts,
+  },
+});
