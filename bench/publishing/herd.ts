@@ -34,15 +34,12 @@ async function cpuGroups(bench: Bench, workers: WorkerRun[], api: ApiChild | nul
 export async function createPosts(bench: Bench, fleet: Fleet) {
   const concurrency = opt.concurrency;
   const api = opt.create === 'api' ? await startApi() : null;
-  let creator;
-  if (api) {
-    bench.cleanups.push(() => api.stop());
-    creator = apiCreator(api.port, bench.s.apiKey, concurrency);
-    step(`API process pid ${api.pid} on :${api.port}; posts are created with POST /v1/posts (${concurrency} in flight)`);
-  } else {
-    creator = await inProcessCreator(bench.s.workspaceId);
-    step(`posts are created in this process through insertPost + afterPostCommitted (${concurrency} in flight)`);
-  }
+  if (api) bench.cleanups.push(() => api.stop());
+  const creator = api ? apiCreator(api.port, bench.s.apiKey, concurrency) : await inProcessCreator(bench.s.workspaceId);
+  const via = api
+    ? `API process pid ${api.pid} on :${api.port}; posts are created with POST /v1/posts`
+    : 'posts are created in this process through insertPost + afterPostCommitted';
+  step(`${via} (${concurrency} in flight)`);
   const backlog = () => queueBacklog(bench.connection, TASK_QUEUE);
   /** When the task queue has stayed empty for 2 s (every new workflow is armed); null if not before `until`. */
   const waitIdle = (until: number) => quietSince(bench.connection, TASK_QUEUE, until);
