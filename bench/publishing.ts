@@ -4,6 +4,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
+import v8 from 'node:v8';
 import pg from 'pg';
 import { Cleanups } from './harness/cleanups';
 import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
@@ -47,20 +48,22 @@ async function setUp(cleanups: Cleanups) {
   const { DATABASE_URL, REDIS_URL, TASK_QUEUE } = S;
   setPublishingEnvironment({ databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort: reserved.port, taskQueue: TASK_QUEUE, simPort });
   const startedAt = Date.now();
-  // The knex pool size every app process uses (lib/db; DB_POOL_MAX where lib/config has it).
+  // The pool size every app process uses, and the worker's settings, as lib/config reads them.
   const { config } = await import('../lib/config');
-  const DB_POOL = (config as { dbPoolMax?: number }).dbPoolMax ?? 10;
+  const w = config.worker;
+  // The worker's heap limit as `npm run start:worker` sets it (WORKER_HEAP_MIB; 0 = Node's own limit).
+  const heapLimitMiB = w.heapMiB || v8.getHeapStatistics().heap_size_limit / 1024 / 1024;
   const machine = machineInfo();
   const spread = S.SPREAD_MS ? `spread over ${S.SPREAD_MS / 1000} s from` : 'all at';
   const kill = `SIGKILLed at ${Math.round(opt['kill-at'] * 100)}% published and restarted ${opt['restart-delay']} s later`;
-  const heap = `${f0(S.heapLimitMiB)} MiB${S.WORKER_HEAP_MIB ? ' (WORKER_HEAP_MIB, --worker-heap)' : " (Node's)"}`;
+  const heap = `${f0(heapLimitMiB)} MiB${w.heapMiB ? ' (WORKER_HEAP_MIB, --worker-heap)' : " (Node's)"}`;
   const bundle = opt['worker-bundle'] === 'prebuilt' ? 'pre-built by the bench' : 'bundled by each worker at start-up';
   console.log(`publishing bench — ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}`);
   console.log(
     `  ${f0(S.POSTS)} posts over ${opt.projects} account(s), due ${spread} one hh:mm:00, PUBLISH_DELAY_SECONDS=0; worker ${S.KILL ? kill : 'never killed (baseline)'}`,
   );
   console.log(
-    `  worker: WORKER_ACTIVITY_CONCURRENCY=${S.ACTIVITY_CONCURRENCY}, WORKER_WORKFLOW_CONCURRENCY=${S.WORKFLOW_CONCURRENCY}, DB pool max ${DB_POOL} per process (lib/db), workflow cache ${f0(S.MAX_CACHED_WORKFLOWS)} (WORKER_MAX_CACHED_WORKFLOWS), heap limit ${heap}, workflow bundle ${bundle}; network createPost latency ${opt['network-latency']} ms`,
+    `  worker: WORKER_ACTIVITY_CONCURRENCY=${w.activityConcurrency}, WORKER_WORKFLOW_CONCURRENCY=${w.workflowConcurrency}, DB pool max ${config.dbPoolMax} per process (lib/db), workflow cache ${f0(w.maxCachedWorkflows)} (WORKER_MAX_CACHED_WORKFLOWS), heap limit ${heap}, workflow bundle ${bundle}; network createPost latency ${opt['network-latency']} ms`,
   );
 
   step(`database ${S.BENCH_DB} (reset + migrated), Redis ${REDIS_URL} (flushed)`);
@@ -104,8 +107,9 @@ async function setUp(cleanups: Cleanups) {
     bundlePaths = await buildWorkerBundles(RESULTS_DIR);
     step(`workflow bundles built in ${s1(Date.now() - t0)} s; the workers load them (--worker-bundle prebuilt)`);
   }
-  const env = S.workerEnv(bundlePaths);
-  return { startedAt, DB_POOL, machine, cleanups, otherAtStart, env, temporal, sim, s, connection, tclient, mon, dbWrites };
+  // The workers' environment over the bench's (they inherit it): the pre-built bundles.
+  const env = bundlePaths ? { WORKFLOW_BUNDLE_PATH: bundlePaths.service, BENCH_BASELINE_BUNDLE_PATH: bundlePaths.baseline } : {};
+  return { startedAt, config, heapLimitMiB, machine, cleanups, otherAtStart, env, temporal, sim, s, connection, tclient, mon, dbWrites };
 }
 
 // ── Run: the baselines, the workers, the herd created, the drain ─────────────────────────────

@@ -170,18 +170,13 @@ export async function drainPosts(bench: Bench, state: Fleet & Creation) {
     ).rows[0];
     progress.push({ t: now, published });
     if (tick % 2 === 0) {
-      const { rows } = await bench.mon.query<{ state: string | null; wait_event_type: string | null; n: number }>(
-        `select state, wait_event_type, count(*)::int as n from pg_stat_activity where datname = $1 and backend_type = 'client backend' and pid <> pg_backend_pid() group by 1, 2`,
+      const { rows } = await bench.mon.query(
+        `select count(*)::int as connections, count(*) filter (where state = 'active')::int as active,
+           count(*) filter (where state = 'idle in transaction')::int as "idleInTx", count(*) filter (where wait_event_type = 'Lock')::int as "lockWaits"
+         from pg_stat_activity where datname = $1 and backend_type = 'client backend' and pid <> pg_backend_pid()`,
         [BENCH_DB],
       );
-      const sum = (f: (x: (typeof rows)[number]) => boolean) => rows.filter(f).reduce((acc, x) => acc + x.n, 0);
-      activity.push({
-        t: now,
-        connections: sum(() => true),
-        active: sum((x) => x.state === 'active'),
-        idleInTx: sum((x) => x.state === 'idle in transaction'),
-        lockWaits: sum((x) => x.wait_event_type === 'Lock'),
-      });
+      activity.push({ t: now, ...rows[0] });
     }
     if (now - lastPrint >= 5_000 && now >= dueMs - 1_000) {
       const w = workers.at(-1)!;

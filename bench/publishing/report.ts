@@ -18,7 +18,7 @@ export async function report(b: Bench, r: Run) {
     finishedAt: new Date().toISOString(),
     wallSeconds: Math.round((Date.now() - b.startedAt) / 1000),
     machine: b.machine,
-    settings: { ...S.RESULT_SETTINGS, dueAt: new Date(r.dueMs).toISOString(), dbPoolMax: b.DB_POOL },
+    settings: { ...S.resultSettings(b.config, b.heapLimitMiB), dueAt: new Date(r.dueMs).toISOString(), dbPoolMax: b.config.dbPoolMax },
     creation: { ...r.summary, cpuUsPerPost: f.cpuDuringCreation?.usPerPost ?? null },
     ...figures,
     workers: r.workers.map((w) => ({

@@ -1,7 +1,5 @@
-import v8 from 'node:v8';
 import { benchFlags, numberOption } from '../harness/options';
 import { temporalKind } from '../harness/temporal';
-import { DEFAULT_WORKER_HEAP_MIB, workerHeapArg } from '../../lib/workerHeap';
 
 // The publishing bench's command line, its targets, and the worker's tunables as the worker will
 // read them (set in the environment here, before any app module is loaded).
@@ -136,7 +134,7 @@ export const BENCH_DB = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(
 export const TASK_QUEUE = 'bench-publishing';
 export const RUN_NAME = `publishing${opt.tag ? `-${opt.tag}` : ''}`;
 
-// The worker's tunables, set for the worker (and the API) to read, as lib/config reads them.
+// The worker's tunables, set in the environment for the worker (and the API) to read through lib/config.
 const tunables = {
   WORKER_ACTIVITY_CONCURRENCY: opt['activity-concurrency'],
   DB_POOL_MAX: opt['db-pool'],
@@ -146,22 +144,9 @@ const tunables = {
 };
 if (opt['worker-heap'] && opt['worker-heap'] < 256) throw new Error('--worker-heap must be 0 or a number ≥ 256');
 for (const [name, value] of Object.entries(tunables)) if (value !== undefined) process.env[name] = String(value);
-export const WORKER_HEAP_MIB = Number(process.env.WORKER_HEAP_MIB || DEFAULT_WORKER_HEAP_MIB);
-export const heapLimitMiB = WORKER_HEAP_MIB || v8.getHeapStatistics().heap_size_limit / 1024 / 1024;
-export const MAX_CACHED_WORKFLOWS = Number(process.env.WORKER_MAX_CACHED_WORKFLOWS || 300);
-export const ACTIVITY_CONCURRENCY = Number(process.env.WORKER_ACTIVITY_CONCURRENCY ?? 100);
-export const WORKFLOW_CONCURRENCY = Number(process.env.WORKER_WORKFLOW_CONCURRENCY ?? 100);
 
-// The worker's environment: the bench's, plus a heap limit when asked (NODE_OPTIONS reaches only
-// the worker) and the pre-built bundles.
-export const workerEnv = (bundlePaths: { service: string; baseline: string } | null): NodeJS.ProcessEnv => ({
-  ...process.env,
-  ...(WORKER_HEAP_MIB > 0 ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${workerHeapArg(WORKER_HEAP_MIB)}`.trim() } : {}),
-  ...(bundlePaths ? { WORKFLOW_BUNDLE_PATH: bundlePaths.service, BENCH_BASELINE_BUNDLE_PATH: bundlePaths.baseline } : {}),
-});
-
-/** The settings a run's results file records (bench/publishing/report.ts adds the run's due time and pool size). */
-export const RESULT_SETTINGS = {
+/** The settings a run's results file records, the worker's as lib/config has read them. */
+export const resultSettings = ({ worker }: typeof import('../../lib/config').config, heapLimitMiB: number) => ({
   posts: POSTS,
   projects: opt.projects,
   create: opt.create,
@@ -175,15 +160,15 @@ export const RESULT_SETTINGS = {
   restartDelayS: opt['restart-delay'],
   deadlineS: opt.deadline,
   networkLatencyMs: opt['network-latency'],
-  workerActivityConcurrency: ACTIVITY_CONCURRENCY,
-  workerWorkflowConcurrency: WORKFLOW_CONCURRENCY,
+  workerActivityConcurrency: worker.activityConcurrency,
+  workerWorkflowConcurrency: worker.workflowConcurrency,
   workerHeapMiB: Math.round(heapLimitMiB),
   workerBundle: opt['worker-bundle'],
-  maxCachedWorkflows: MAX_CACHED_WORKFLOWS,
+  maxCachedWorkflows: worker.maxCachedWorkflows,
   publishDelaySeconds: 0,
   temporal: CLUSTER ? 'cluster tier: frontend, history, matching, worker processes on Postgres' : 'dev server, in memory',
   workers: opt.workers,
   database: BENCH_DB,
   redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
   taskQueue: TASK_QUEUE,
-};
+});
