@@ -11,7 +11,7 @@ import { closeStores, resetStores, setPublishingEnvironment } from './harness/da
 import { machineInfo, waitForQuiet } from './harness/proc';
 import { buildWorkerBundles } from './publishing/bundles';
 import { startWorker, type WorkerRun } from './publishing/worker';
-import { runBaseline } from './publishing/baseline';
+import { lagAndMemory, runBaseline } from './publishing/baseline';
 import { seed } from './publishing/creation';
 import * as S from './publishing/settings';
 import { freePort } from '../tooling/ports';
@@ -124,7 +124,7 @@ async function run(b: Bench) {
     const r = await runBaseline(b, kind, (line) => console.log(line.startsWith(' ') ? line : `• ${line}`));
     baselines.push(r);
     step(
-      `baseline ${kind}: ${f0(r.completed)}/${f0(r.workflows)} done, drain ${r.drainPerS.toFixed(1)} workflows/s (last ${s1(r.lastAfterDueS * 1000)} s after due), lag p50 ${r.lag.p50S.toFixed(1)} s / p99 ${r.lag.p99S.toFixed(1)} s, worker peak RSS ${r.workerPeakRssMiB.toFixed(0)} MiB`,
+      `baseline ${kind}: ${f0(r.completed)}/${f0(r.workflows)} done, drain ${r.drainPerS.toFixed(1)} workflows/s (last ${s1(r.lastAfterDueS * 1000)} s after due), ${lagAndMemory(r)}`,
     );
   }
   const fleet = await startWorkers(b);

@@ -209,12 +209,12 @@ export async function analyse(bench: Bench, r: Run) {
     otherShare: c.cpuMs.other! / ((r.created.durationMs / 1000) * 1000 * CPUS),
   };
   const drainActivity = r.activity.filter((a) => a.t >= dueMs);
-  const stats = (f: (a: (typeof drainActivity)[number]) => number) => statsOf(drainActivity.map(f));
+  const stats = (k: keyof (typeof drainActivity)[number]) => statsOf(drainActivity.map((a) => a[k]));
   const act = {
-    connections: stats((a) => a.connections),
-    active: stats((a) => a.active),
-    idleInTransaction: stats((a) => a.idleInTx),
-    lockWaits: stats((a) => a.lockWaits),
+    connections: stats('connections'),
+    active: stats('active'),
+    idleInTransaction: stats('idleInTx'),
+    lockWaits: stats('lockWaits'),
   };
 
   // Targets (issue 19): ratios to the baselines of this very run.

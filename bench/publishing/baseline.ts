@@ -15,6 +15,10 @@ import type { Bench } from '../publishing';
 export type BaselineKind = 'bare-timer' | 'timer+activity';
 export type BaselineResult = Awaited<ReturnType<typeof runBaseline>>;
 
+/** A baseline's lag and worker memory, as the run and the report print them. */
+export const lagAndMemory = (b: BaselineResult) =>
+  `lag p50 ${b.lag.p50S.toFixed(1)} s / p99 ${b.lag.p99S.toFixed(1)} s, worker peak RSS ${b.workerPeakRssMiB.toFixed(0)} MiB`;
+
 export const WORKFLOW_TYPE: Record<BaselineKind, string> = { 'bare-timer': 'bareTimerWorkflow', 'timer+activity': 'timerActivityWorkflow' };
 
 export async function runBaseline({ tclient: client, connection, mon, env }: Bench, kind: BaselineKind, log: (line: string) => void) {
@@ -26,18 +30,11 @@ export async function runBaseline({ tclient: client, connection, mon, env }: Ben
   await mon.query('create table if not exists bench_baseline (id text primary key, done_at timestamptz)');
   await mon.query('truncate bench_baseline');
 
+  const script = path.join(import.meta.dirname, 'baselineWorker.ts');
+  const logName = (i: number) => `publishing-baseline-${tag}-worker${i ? `-${i + 1}` : ''}.log`;
+  const workerEnv = { ...env, BENCH_BASELINE_TASK_QUEUE: taskQueue };
   const workers = await Promise.all(
-    Array.from({ length: opt.workers }, (_, i) =>
-      startWorker(
-        i,
-        { ...env, BENCH_BASELINE_TASK_QUEUE: taskQueue },
-        {
-          logDir: RESULTS_DIR,
-          script: path.join(import.meta.dirname, 'baselineWorker.ts'),
-          logName: `publishing-baseline-${tag}-worker${i ? `-${i + 1}` : ''}.log`,
-        },
-      ),
-    ),
+    Array.from({ length: opt.workers }, (_, i) => startWorker(i, workerEnv, { logDir: RESULTS_DIR, script, logName: logName(i) })),
   );
   try {
     for (const worker of workers) await worker.waitReady(connection, taskQueue);

@@ -43,7 +43,6 @@ export async function timeline(client: Client, workflowId: string, postId: strin
     activityAttempts: 0,
     /** publishPost completed → workflow completed (the last workflow task). */
     closeWait: null as number | null,
-    workflowClosed: null as number | null,
     /** Events in the workflow's history: what the capacity model counts per post (docs/publishing.md). */
     historyEvents: events.length,
   };
@@ -59,6 +58,7 @@ export async function timeline(client: Client, workflowId: string, postId: strin
   // set and its first workflow task scheduled as the timer fired; a timer armed later (after a
   // signal ended the delay early) takes their place.
   let delayed = false;
+  const ofPublish = (scheduledEventId: unknown) => publishScheduledId !== null && String(scheduledEventId) === publishScheduledId;
   for (const e of events) {
     const at = tsMs(e.eventTime as Ts);
     const startedAttrs = e.workflowExecutionStartedEventAttributes;
@@ -101,26 +101,17 @@ export async function timeline(client: Client, workflowId: string, postId: strin
       out.activityScheduled = rel(at);
     }
     const started = e.activityTaskStartedEventAttributes;
-    if (started && publishScheduledId !== null && String(started.scheduledEventId) === publishScheduledId) {
+    if (started && ofPublish(started.scheduledEventId)) {
       publishStartedAt = at;
       out.activityAttempts = started.attempt ?? 1;
       if (publishScheduledAt !== null && at !== null) out.activityQueue = at - publishScheduledAt;
     }
     const done = e.activityTaskCompletedEventAttributes;
-    if (
-      done &&
-      publishScheduledId !== null &&
-      String(done.scheduledEventId) === publishScheduledId &&
-      publishStartedAt !== null &&
-      at !== null
-    ) {
+    if (done && ofPublish(done.scheduledEventId) && publishStartedAt !== null && at !== null) {
       out.activityRun = at - publishStartedAt;
       publishDoneAt = at;
     }
-    if (e.workflowExecutionCompletedEventAttributes) {
-      out.workflowClosed = rel(at);
-      if (publishDoneAt !== null && at !== null) out.closeWait = at - publishDoneAt;
-    }
+    if (e.workflowExecutionCompletedEventAttributes && publishDoneAt !== null && at !== null) out.closeWait = at - publishDoneAt;
   }
   return out;
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { cutProfile, printProfile, summarizeProfile } from '../harness/profile';
 import { f0, mib, REPO_ROOT, RESULTS_DIR, s1, writeResults } from '../harness/format';
 import { analyse, PHASES, type Figures } from './analyse';
+import { lagAndMemory } from './baseline';
 import * as S from './settings';
 import type { Bench, Run } from '../publishing';
 
@@ -73,11 +74,9 @@ function printReport(r: Run, f: Figures) {
     'creation',
     `${s1(created.durationMs)} s, ${f0(created.rate)} posts/s, p50 ${created.latencyMs.p50.toFixed(0)} ms / p99 ${created.latencyMs.p99.toFixed(0)} ms per create, ${created.errors} errors, done ${s1(r.finishedBeforeDueMs)} s before due`,
   );
-  L(
-    'lag = published_at − due   p50 / p99 / max',
-    `${lag.p50S.toFixed(1)} s / ${lag.p99S.toFixed(1)} s / ${lag.maxS.toFixed(1)} s   (p90 ${lag.p90S.toFixed(1)} s, mean ${lag.meanS.toFixed(1)} s)`,
-  );
-  L('  same, on the network (simulator receivedAt)', `${nl.p50S.toFixed(1)} s / ${nl.p99S.toFixed(1)} s / ${nl.maxS.toFixed(1)} s`);
+  const lags = (l: typeof lag) => `${l.p50S.toFixed(1)} s / ${l.p99S.toFixed(1)} s / ${l.maxS.toFixed(1)} s`;
+  L('lag = published_at − due   p50 / p99 / max', `${lags(lag)}   (p90 ${lag.p90S.toFixed(1)} s, mean ${lag.meanS.toFixed(1)} s)`);
+  L('  same, on the network (simulator receivedAt)', lags(nl));
   if ('maxS' in targets.p99Lag) L(`target p99 ${S.STEADY ? '≤' : '<'} ${targets.p99Lag.maxS} s`, met(targets.p99Lag.met));
   L(`late (published > ${opt['late-after']} s after due)`, `${f0(f.late)}`);
   const lostErrors = f.lost ? `  ${JSON.stringify(f.lostErrors)} (counted in the lag figures with ${opt.deadline} s)` : '';
@@ -120,11 +119,7 @@ function printReport(r: Run, f: Figures) {
     console.log(
       `  against the bare baselines of this run (same ${S.CLUSTER ? 'cluster' : 'dev server'}, same worker settings and count, no kill):`,
     );
-    for (const b of r.baselines)
-      L(
-        `  ${b.kind}`,
-        `${b.drainPerS.toFixed(1)} workflows/s, lag p50 ${b.lag.p50S.toFixed(1)} s / p99 ${b.lag.p99S.toFixed(1)} s, worker peak RSS ${b.workerPeakRssMiB.toFixed(0)} MiB`,
-      );
+    for (const b of r.baselines) L(`  ${b.kind}`, `${b.drainPerS.toFixed(1)} workflows/s, ${lagAndMemory(b)}`);
     const { drainVsTimerActivity: drain, drainVsBareTimer: bare, p99VsTimerActivity: p99 } = f.ratios;
     const { drainVsTimerActivity: drainTarget, drainVsBareTimer: bareAim } = targets;
     if (drain !== null) L('  drain ÷ timer+activity drain', `${drain.toFixed(2)}×   target ≥ ${drainTarget.min}×  ${met(drainTarget.met)}`);
