@@ -14,6 +14,9 @@ export async function report(b: Bench, r: Run) {
   printReport(r, f);
   const workerProfiles = await profileWorker(r, f);
   const { more, dumped, pubTimes, bulkEnd, ...figures } = f;
+  /** Every fourth sample of 250 ms, with its time after due in seconds. */
+  const everySecond = <T extends { t: number }>(xs: T[], f: (x: T) => object) =>
+    xs.filter((_, i) => i % 4 === 0).map((x) => ({ tS: Math.round((x.t - r.dueMs) / 100) / 10, ...f(x) }));
   const out = writeResults(S.RUN_NAME, {
     bench: 'publishing',
     finishedAt: new Date().toISOString(),
@@ -30,15 +33,11 @@ export async function report(b: Bench, r: Run) {
       vmHwmMiB: w.hwmKiB / 1024,
       exit: w.exit,
       log: path.relative(REPO_ROOT, w.logFile),
-      rssMiBEverySecond: w.samples
-        .filter((_, i) => i % 4 === 0)
-        .map((x) => ({ tS: Math.round((x.t - r.dueMs) / 100) / 10, mib: Math.round(x.rssKiB / 1024) })),
+      rssMiBEverySecond: everySecond(w.samples, (x) => ({ mib: Math.round(x.rssKiB / 1024) })),
     })),
     workerProfiles,
     otherProcessesShareAtStart: b.otherAtStart,
-    progressEverySecond: r.progress
-      .filter((_, i) => i % 4 === 0)
-      .map((p) => ({ tS: Math.round((p.t - r.dueMs) / 100) / 10, published: p.published })),
+    progressEverySecond: everySecond(r.progress, (p) => ({ published: p.published })),
     mode: S.opt.mode,
     baselines: r.baselines,
   });
