@@ -35,7 +35,7 @@ export const opt = benchFlags(
       default: 100,
       min: 1,
       integer: true,
-      help: 'connected accounts (personal-brand projects) the posts go round; 1: all on one',
+      help: 'connected accounts (personal-brand projects) the posts go round;\n1: all on one',
     },
     create: {
       default: 'api',
@@ -45,7 +45,7 @@ export const opt = benchFlags(
         then afterPostCommitted → signalWithStart)`,
     },
     concurrency: { default: 50, min: 1, integer: true, help: 'creates in flight' },
-    pilot: { default: 300, min: 10, integer: true, help: 'posts created first (due in 7 days) to measure the create rate and warm up' },
+    pilot: { default: 300, min: 10, integer: true, help: 'posts created first (due in 7 days) to measure the create\nrate and warm up' },
     margin: {
       default: 30,
       arg: 'S',
@@ -58,7 +58,7 @@ export const opt = benchFlags(
     'restart-delay': { default: 2, arg: 'S', help: 'seconds between the kill and the restart' },
     'no-kill': { type: 'boolean', help: 'no kill: a baseline run' },
     'late-after': { default: 300, min: 1, arg: 'S', help: 'a post published more than S seconds after its due time is late' },
-    deadline: { default: 900, min: 1, arg: 'S', help: 'stop waiting S seconds after due; a post not published by then is lost' },
+    deadline: { default: 900, min: 1, arg: 'S', help: 'stop waiting S seconds after due; a post not published by\nthen is lost' },
     'network-latency': { default: 0, integer: true, arg: 'MS', help: 'latency the simulator adds to every createPost call' },
     'activity-concurrency': { type: 'number', min: 1, integer: true, help: 'WORKER_ACTIVITY_CONCURRENCY for the worker (app default 100)' },
     'workflow-concurrency': { type: 'number', min: 2, integer: true, help: 'WORKER_WORKFLOW_CONCURRENCY for the worker (app default 100)' },
@@ -66,7 +66,7 @@ export const opt = benchFlags(
     'max-cached': {
       type: 'number',
       integer: true,
-      help: 'WORKER_MAX_CACHED_WORKFLOWS: the sticky cache (app default 300; ~1 MiB a workflow)',
+      help: 'WORKER_MAX_CACHED_WORKFLOWS: the sticky cache (app default\n300; ~1 MiB a workflow)',
     },
     'worker-heap': {
       type: 'number',
@@ -93,9 +93,9 @@ export const opt = benchFlags(
     'dump-histories': {
       default: 5,
       integer: true,
-      help: 'N sampled histories, compact, to bench/results/publishing[-NAME].histories.json',
+      help: 'N sampled histories, compact, to\nbench/results/publishing[-NAME].histories.json',
     },
-    'quiet-wait': { default: 300, arg: 'S', help: 'first wait up to S s for other work to use < 10% of the machine; 0: do not wait' },
+    'quiet-wait': { default: 300, arg: 'S', help: 'first wait up to S s for other work to use < 10% of the\nmachine; 0: do not wait' },
     temporal: {
       default: 'dev',
       arg: 'dev|cluster',
@@ -104,7 +104,7 @@ export const opt = benchFlags(
         (tooling/temporalCluster.ts, databases bench_pub_temporal*); the
         baselines run on the same one`,
     },
-    workers: { default: 1, min: 1, integer: true, help: 'worker processes, as many per baseline; the kill takes #1, the others drain on' },
+    workers: { default: 1, min: 1, integer: true, help: 'worker processes, as many per baseline; the kill takes #1,\nthe others drain on' },
     strict: {
       type: 'boolean',
       help: `exit 1 when a target is missed: 0 lost, 0 duplicated, and in burst mode
