@@ -120,8 +120,9 @@ export type Run = Awaited<ReturnType<typeof run>>;
 
 async function run(b: Bench) {
   const baselines = [];
+  const sizes = { n: S.POSTS, concurrency: opt.concurrency, workers: opt.workers, deadlineMs: opt.deadline * 1000 };
   for (const kind of S.BASELINE ? (['bare-timer', 'timer+activity'] as const) : []) {
-    const r = await runBaseline(b, kind, (line) => console.log(line.startsWith(' ') ? line : `• ${line}`));
+    const r = await runBaseline(b, kind, sizes, (line) => console.log(line.startsWith(' ') ? line : `• ${line}`));
     baselines.push(r);
     step(
       `baseline ${kind}: ${f0(r.completed)}/${f0(r.workflows)} done, drain ${r.drainPerS.toFixed(1)} workflows/s (last ${s1(r.lastAfterDueS * 1000)} s after due), ${lagAndMemory(r)}`,

@@ -4,7 +4,6 @@ import pLimit from 'p-limit';
 import { RESULTS_DIR } from '../harness/format';
 import { summarize } from '../harness/load';
 import { startWorker } from './worker';
-import { opt, POSTS } from './settings';
 import type { Bench } from '../publishing';
 
 // The bare baselines of the publishing bench (README "What a run does"): --posts workflows, each
@@ -21,8 +20,14 @@ export const lagAndMemory = (b: BaselineResult) =>
 
 export const WORKFLOW_TYPE: Record<BaselineKind, string> = { 'bare-timer': 'bareTimerWorkflow', 'timer+activity': 'timerActivityWorkflow' };
 
-export async function runBaseline({ tclient: client, connection, mon, env }: Bench, kind: BaselineKind, log: (line: string) => void) {
-  const n = POSTS;
+/** One baseline: `n` workflows, `concurrency` starts in flight, on `workers` worker processes. (Reads no command line: population.ts imports WORKFLOW_TYPE.) */
+export async function runBaseline(
+  { tclient: client, connection, mon, env }: Bench,
+  kind: BaselineKind,
+  o: { n: number; concurrency: number; workers: number; deadlineMs: number },
+  log: (line: string) => void,
+) {
+  const n = o.n;
   const tag = kind === 'bare-timer' ? 'bare' : 'activity';
   const taskQueue = `bench-baseline-${tag}`;
   const type = WORKFLOW_TYPE[kind];
@@ -34,11 +39,11 @@ export async function runBaseline({ tclient: client, connection, mon, env }: Ben
   const logName = (i: number) => `publishing-baseline-${tag}-worker${i ? `-${i + 1}` : ''}.log`;
   const workerEnv = { ...env, BENCH_BASELINE_TASK_QUEUE: taskQueue };
   const workers = await Promise.all(
-    Array.from({ length: opt.workers }, (_, i) => startWorker(i, workerEnv, { logDir: RESULTS_DIR, script, logName: logName(i) })),
+    Array.from({ length: o.workers }, (_, i) => startWorker(i, workerEnv, { logDir: RESULTS_DIR, script, logName: logName(i) })),
   );
   try {
     for (const worker of workers) await worker.waitReady(connection, taskQueue);
-    const limit = pLimit(opt.concurrency);
+    const limit = pLimit(o.concurrency);
     const startAll = async (count: number, prefix: string, dueMs: number) => {
       if (withRow)
         await mon.query(`insert into bench_baseline (id) select $2 || g from generate_series(0, $1::int - 1) g`, [count, `${prefix}-`]);
@@ -86,7 +91,7 @@ export async function runBaseline({ tclient: client, connection, mon, env }: Ben
       if (c !== last && Date.now() - dueMs > 5_000)
         log(`    baseline ${kind}: t=${((Date.now() - dueMs) / 1000).toFixed(1)} s, ${c}/${n} done`);
       last = c;
-      if (c >= n || Date.now() > dueMs + opt.deadline * 1000) break;
+      if (c >= n || Date.now() > dueMs + o.deadlineMs) break;
       await sleep(1000);
     }
     // Visibility lags the count: list again until it has them all.
