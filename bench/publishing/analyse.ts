@@ -6,7 +6,7 @@ import { lagSummary } from './measure';
 import * as S from './settings';
 import type { Bench, Run } from '../publishing';
 
-export const CPUS = machineInfo().cpus;
+const CPUS = machineInfo().cpus;
 
 export type Figures = Awaited<ReturnType<typeof analyse>>;
 
