@@ -1,322 +1,285 @@
-import { diff } from '../harness/proc';
+import { diff, machineInfo } from '../harness/proc';
 import { prng } from '../harness/content';
+import { f0, mean, quantile, s1, step } from '../harness/format';
 import { compactHistory, timelines, type PostTimeline } from './history';
-import { type WorkerRun } from './worker';
-import { CPUS, lagSummary, median, pct, statsOf } from './measure';
-import {
-  AIM_DRAIN_VS_BARE_TIMER,
-  DEADLINE_MS,
-  DUMP_HISTORIES,
-  HISTORY_SAMPLE,
-  LATE_AFTER_MS,
-  STEADY,
-  TARGET_DRAIN_VS_TIMER_ACTIVITY,
-  TARGET_P99_S,
-  TARGET_P99_VS_BASELINE,
-  TARGET_PEAK_RSS_MIB,
-  TARGET_STEADY_P99_S,
-} from './settings';
-import { f0, s1, step } from '../harness/format';
+import { lagSummary } from './measure';
+import * as S from './settings';
 import type { Bench, Run } from '../publishing';
+
+const CPUS = machineInfo().cpus;
 
 export type Figures = Awaited<ReturnType<typeof analyse>>;
 
+const statsOf = (xs: number[]) => ({ mean: xs.length ? mean(xs) : 0, max: Math.max(0, ...xs) });
+const mapEntries = <T, U>(o: Record<string, T>, f: (k: string, v: T) => U) =>
+  Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(k, v)]));
+/** CPU milliseconds by group → µs per post. */
+const perPost = (cpuMs: Record<string, number>, posts: number) =>
+  mapEntries(cpuMs, (_, ms) => (posts ? Math.round((ms * 1000) / posts) : 0));
+
+/** Where the lag went: the phases of a publish workflow's history, as printed, and how each is read from its timeline. */
+export const PHASES = {
+  timerFiredAfterDueMs: ['timer / start delay fired (after due)', (t: PostTimeline) => t.timerFired],
+  workflowTaskWaitMs: ['→ workflow task started (queue wait)', (t: PostTimeline) => t.wfTaskWait],
+  workflowTaskRunMs: ['  workflow task run', (t: PostTimeline) => t.wfTaskRun],
+  activityScheduledAfterDueMs: ['publishPost scheduled (after due)', (t: PostTimeline) => t.activityScheduled],
+  activityQueueMs: ['→ publishPost started (last attempt)', (t: PostTimeline) => t.activityQueue],
+  activityRunMs: ['  publishPost run (pool + tx + call)', (t: PostTimeline) => t.activityRun],
+  closeWaitMs: ['→ workflow completed', (t: PostTimeline) => t.closeWait],
+} as const;
+
+function breakdown(tl: PostTimeline[]) {
+  const row = (f: (t: PostTimeline) => number | null) => ({
+    p50: quantile(tl.map(f), 0.5),
+    p99: quantile(tl.map(f), 0.99),
+    max: quantile(tl.map(f), 1),
+  });
+  return {
+    workflows: tl.length,
+    notReadyAtDue: tl.filter((t) => t.timerStarted === null || t.timerStarted > 0).length,
+    firstTaskStartedMs: row((t) => t.firstTaskStarted),
+    ...(Object.fromEntries(Object.entries(PHASES).map(([key, [, f]]) => [key, row(f)])) as Record<
+      keyof typeof PHASES,
+      ReturnType<typeof row>
+    >),
+    activityRetried: tl.filter((t) => t.activityAttempts > 1).length,
+    withStickyTimeout: tl.filter((t) => t.stickyTimeouts > 0).length,
+    withStartToCloseTimeout: tl.filter((t) => t.startToCloseTimeouts > 0).length,
+  };
+}
+
 /** The posts table, the network and the workflow histories, against each other and the targets. */
-export async function analyse(bench: Bench, state: Run) {
-  // ── Results ───────────────────────────────────────────────────────────────────────────
-  const rows = (
-    await bench.mon.query<{ id: string; published_at: Date | null; status: string; last_publish_error: string | null }>(
-      `select id, published_at, status, last_publish_error from posts where project_id = any($1)`,
-      [bench.s.projectIds],
-    )
-  ).rows;
-  const lags: number[] = [];
+export async function analyse(bench: Bench, r: Run) {
+  const { dueMs, dueOf, killedAt, w2, expected } = r;
+  const { rows } = await bench.mon.query<{ id: string; published_at: Date | null; status: string; last_publish_error: string | null }>(
+    `select id, published_at, status, last_publish_error from posts where project_id = any($1)`,
+    [bench.s.projectIds],
+  );
   const lagOf = new Map<string, number>();
-  let lost = 0;
+  const pubOf = new Map<string, number>();
   const lostIds: string[] = [];
-  let late = 0;
-  let firstPub = Infinity;
-  let lastPub = 0;
-  const errorsSeen: Record<string, number> = {};
+  const lostErrors: Record<string, number> = {};
   for (const row of rows) {
-    const due = state.dueOf.get(row.id);
+    const due = dueOf.get(row.id);
     if (due === undefined) continue;
-    if (row.status !== 'published' || !row.published_at) {
-      lost++;
+    if (row.published_at) pubOf.set(row.id, row.published_at.getTime());
+    if (row.status === 'published' && row.published_at) lagOf.set(row.id, row.published_at.getTime() - due);
+    else {
       lostIds.push(row.id);
-      if (row.last_publish_error) errorsSeen[row.last_publish_error] = (errorsSeen[row.last_publish_error] ?? 0) + 1;
-      continue;
+      if (row.last_publish_error) lostErrors[row.last_publish_error] = (lostErrors[row.last_publish_error] ?? 0) + 1;
     }
-    const at = row.published_at.getTime();
-    const lag = at - due;
-    if (lag > LATE_AFTER_MS) late++;
-    lags.push(lag);
-    lagOf.set(row.id, lag);
-    firstPub = Math.min(firstPub, at);
-    lastPub = Math.max(lastPub, at);
   }
+  const lags = [...lagOf.values()];
+  const pubTimes = [...pubOf.values()].sort((a, b) => a - b);
+  const lastPub = pubTimes.at(-1) ?? 0;
   // A post never published counts with the deadline as its lag, so the percentiles stay a lower bound rather than flattering.
-  const lag = lagSummary([...lags, ...lostIds.map(() => DEADLINE_MS)]);
+  const lag = lagSummary([...lags, ...lostIds.map(() => S.opt.deadline * 1000)]);
 
   // The network's side: one post per reference, exactly once.
   const onNetwork = await bench.sim.listPosts({ limit: 1_000_000 });
   const perRef = new Map<string, { n: number; receivedAt: number }>();
   for (const p of onNetwork.posts) {
-    if (!p.reference) continue;
-    const e = perRef.get(p.reference);
+    const e = p.reference ? perRef.get(p.reference) : undefined;
     if (e) e.n++;
-    else perRef.set(p.reference, { n: 1, receivedAt: Date.parse(p.receivedAt) });
+    else if (p.reference) perRef.set(p.reference, { n: 1, receivedAt: Date.parse(p.receivedAt) });
   }
+  const stray = onNetwork.posts.filter((p) => !p.reference || !dueOf.has(p.reference)).length;
+  const network = { posts: onNetwork.total, stray, missingOnNetwork: 0, publishedNotOnNetwork: 0, counts: await bench.sim.counts() };
   let duplicated = 0;
-  let missingOnNetwork = 0;
-  let publishedNotOnNetwork = 0;
   const networkLags: number[] = [];
-  for (const [id, due] of state.dueOf) {
+  for (const [id, due] of dueOf) {
     const e = perRef.get(id);
     if (!e) {
-      missingOnNetwork++;
-      if (lagOf.has(id)) publishedNotOnNetwork++;
-      continue;
+      network.missingOnNetwork++;
+      if (lagOf.has(id)) network.publishedNotOnNetwork++;
+    } else {
+      if (e.n > 1) duplicated++;
+      networkLags.push(e.receivedAt - due);
     }
-    if (e.n > 1) duplicated++;
-    networkLags.push(e.receivedAt - due);
   }
-  const stray = onNetwork.posts.filter((p) => !p.reference || !state.dueOf.has(p.reference)).length;
-  const counts = await bench.sim.counts();
 
-  // Phases: before the kill, the gap, after the restart.
-  const w2r = state.w2 as WorkerRun | null;
-  const pubTimes = rows
-    .filter((r) => r.published_at && state.dueOf.has(r.id))
-    .map((r) => r.published_at!.getTime())
-    .sort((a, b) => a - b);
-  const firstAfterRestart = w2r ? (pubTimes.find((t) => t >= w2r.startedAt) ?? null) : null;
-  const beforeKill = state.killedAt ? pubTimes.filter((t) => t < state.killedAt!).length : pubTimes.length;
-  const afterRestart = firstAfterRestart ? pubTimes.filter((t) => t >= firstAfterRestart).length : 0;
-  const lastBeforeKill = state.killedAt ? (pubTimes.filter((t) => t < state.killedAt!).at(-1) ?? null) : null;
   // Where the time went: the publish workflow history of every post (or a random sample).
   const ids = [...lagOf.keys()];
-  const sampleRand = prng(7);
-  let sampleIds: string[] = ids;
-  if (HISTORY_SAMPLE < ids.length) {
+  let sampleIds = ids;
+  if (S.HISTORY_SAMPLE < ids.length) {
+    const rand = prng(7);
     const set = new Set<string>();
-    while (set.size < HISTORY_SAMPLE) set.add(ids[Math.floor(sampleRand() * ids.length)]!);
+    while (set.size < S.HISTORY_SAMPLE) set.add(ids[Math.floor(rand() * ids.length)]!);
     sampleIds = [...set];
   }
-  const toItem = (id: string) => ({ workflowId: state.workflowIds.publish(id), postId: id, dueMs: state.dueOf.get(id)! });
   let hist: { ok: PostTimeline[]; errors: number } = { ok: [], errors: 0 };
   if (sampleIds.length) {
     const t0 = Date.now();
-    hist = await timelines(bench.tclient, sampleIds.map(toItem));
+    hist = await timelines(
+      bench.tclient,
+      sampleIds.map((id) => ({ workflowId: r.workflowIds.publish(id), postId: id, dueMs: dueOf.get(id)! })),
+    );
     step(`read ${f0(hist.ok.length)} publish workflow histories in ${s1(Date.now() - t0)} s`);
   }
-  const slowestN = Math.max(1, Math.ceil(hist.ok.length / 100));
-  const histSlow = [...hist.ok].sort((a, b) => lagOf.get(b.postId)! - lagOf.get(a.postId)!).slice(0, slowestN);
-  const breakdown = (tl: PostTimeline[]) => {
-    const row = (f: (t: PostTimeline) => number | null) => ({
-      p50: median(tl.map(f)),
-      p99: pct(tl.map(f), 0.99),
-      max: pct(tl.map(f), 1),
-    });
-    return {
-      workflows: tl.length,
-      notReadyAtDue: tl.filter((t) => t.timerStarted === null || t.timerStarted > 0).length,
-      firstTaskStartedMs: row((t) => t.firstTaskStarted),
-      timerFiredAfterDueMs: row((t) => t.timerFired),
-      workflowTaskWaitMs: row((t) => t.wfTaskWait),
-      workflowTaskRunMs: row((t) => t.wfTaskRun),
-      activityScheduledAfterDueMs: row((t) => t.activityScheduled),
-      activityQueueMs: row((t) => t.activityQueue),
-      activityRunMs: row((t) => t.activityRun),
-      closeWaitMs: row((t) => t.closeWait),
-      activityRetried: tl.filter((t) => t.activityAttempts > 1).length,
-      withStickyTimeout: tl.filter((t) => t.stickyTimeouts > 0).length,
-      withStartToCloseTimeout: tl.filter((t) => t.startToCloseTimeouts > 0).length,
-    };
-  };
-  const bd = breakdown(hist.ok);
-  const bdSlow = breakdown(histSlow);
+  const slowest = [...hist.ok]
+    .sort((a, b) => lagOf.get(b.postId)! - lagOf.get(a.postId)!)
+    .slice(0, Math.max(1, Math.ceil(hist.ok.length / 100)));
+  // A publish activity held by the killed worker ran again after its timeout: those posts are "stranded".
   const retried = new Set(hist.ok.filter((t) => t.activityAttempts > 1).map((t) => t.postId));
   // A few raw histories (the first, the median and the last published; one never published) for reading by eye.
   const byLag = [...sampleIds].sort((a, b) => lagOf.get(a)! - lagOf.get(b)!);
   const dumpIds = [
-    ...new Set(
-      [byLag[0], byLag[Math.floor(byLag.length / 2)], byLag.at(-1), [...retried][0], ...byLag.filter((_, i) => i % 997 === 5)].filter(
-        (x): x is string => !!x,
-      ),
-    ),
-  ].slice(0, DUMP_HISTORIES);
-  if (lostIds.length && DUMP_HISTORIES) dumpIds.push(lostIds[0]!);
+    ...new Set([byLag[0], byLag[Math.floor(byLag.length / 2)], byLag.at(-1), [...retried][0], ...byLag.filter((_, i) => i % 997 === 5)]),
+  ]
+    .filter((x): x is string => !!x)
+    .slice(0, S.opt['dump-histories']);
+  if (lostIds.length && S.opt['dump-histories']) dumpIds.push(lostIds[0]!);
   const dumped: Record<string, unknown> = {};
   for (const id of dumpIds) {
-    dumped[id] = {
-      lagS: lagOf.has(id) ? lagOf.get(id)! / 1000 : 'not published',
-      events: await compactHistory(bench.tclient, state.workflowIds.publish(id), state.dueOf.get(id)!).catch((err) => String(err)),
-    };
+    const events = await compactHistory(bench.tclient, r.workflowIds.publish(id), dueOf.get(id)!).catch((err) => String(err));
+    dumped[id] = { lagS: lagOf.has(id) ? lagOf.get(id)! / 1000 : 'not published', events };
   }
 
-  // A publish activity held by the killed worker is retried only when its start-to-close
-  // timeout (2 min, no heartbeat) expires: those posts are "stranded".
-  const pubOf = new Map(rows.filter((r) => r.published_at && state.dueOf.has(r.id)).map((r) => [r.id, r.published_at!.getTime()]));
+  // Phases: before the kill, the gap, after the restart.
+  const sinceDue = (t: number | null | undefined) => (t ? (t - dueMs) / 1000 : null);
+  const firstAfterRestart = w2 ? (pubTimes.find((t) => t >= w2.startedAt) ?? null) : null;
+  const beforeKillTimes = killedAt ? pubTimes.filter((t) => t < killedAt) : pubTimes;
+  const lastBeforeKill = killedAt ? (beforeKillTimes.at(-1) ?? null) : null;
   const strandedPublished = [...retried].map((id) => pubOf.get(id)).filter((t): t is number => t !== undefined);
-  const normalTimes = [...pubOf.entries()]
-    .filter(([id]) => !retried.has(id))
-    .map(([, t]) => t)
-    .sort((a, b) => a - b);
-  const throughput = lastPub > 0 ? lags.length / ((lastPub - state.dueMs) / 1000) : 0;
-  const rateBeforeKill = state.killedAt && lastBeforeKill && beforeKill > 1 ? beforeKill / ((lastBeforeKill - firstPub) / 1000) : null;
+  const normalTimes = [...pubOf].filter(([id]) => !retried.has(id)).map(([, t]) => t);
+  normalTimes.sort((a, b) => a - b);
+  const rateBeforeKill =
+    killedAt && lastBeforeKill && beforeKillTimes.length > 1 ? beforeKillTimes.length / ((lastBeforeKill - pubTimes[0]!) / 1000) : null;
   const afterRestartTimes = firstAfterRestart ? normalTimes.filter((t) => t >= firstAfterRestart) : [];
   const rateAfterRestart =
     afterRestartTimes.length > 1 ? afterRestartTimes.length / ((afterRestartTimes.at(-1)! - afterRestartTimes[0]!) / 1000) : null;
+  const throughput = {
+    postsPerSecond: lastPub > 0 ? lags.length / ((lastPub - dueMs) / 1000) : 0,
+    allPublishedAfterDueS: sinceDue(lastPub),
+    beforeKill: rateBeforeKill,
+    afterRestart: rateAfterRestart,
+  };
+  const kill = killedAt
+    ? {
+        atS: (killedAt - dueMs) / 1000,
+        publishedAtKill: r.publishedAtKill,
+        lastPublishBeforeKillS: sinceDue(lastBeforeKill),
+        restartStartedS: sinceDue(w2?.startedAt),
+        restartReadyS: sinceDue(w2?.readyAt),
+        firstPublishAfterRestartS: sinceDue(firstAfterRestart),
+        publishedBeforeKill: beforeKillTimes.length,
+        publishedAfterRestart: firstAfterRestart ? pubTimes.filter((t) => t >= firstAfterRestart).length : 0,
+        strandedByKill: hist.ok.length ? retried.size : null,
+      }
+    : null;
 
-  const groupsNow = await state.pgGroups();
-  const cpu = diff(state.cpuDrain0, state.cpuDrain1, groupsNow);
-  state.cpuSnaps.push({ wall: state.drainEnd, snap: state.cpuDrain1 });
-  const snapAt = (wall: number) =>
-    state.killSnap && wall === state.killSnap.wall
-      ? state.killSnap
-      : state.cpuSnaps.reduce((best, x) => (Math.abs(x.wall - wall) < Math.abs(best.wall - wall) ? x : best), state.cpuSnaps[0]!);
+  // CPU by window, from the nearest snapshots: the whole drain, due → kill, due → the last post not stranded.
+  const groups = await r.groups();
+  const snaps = r.cpuSnaps;
+  const nearest = (wall: number) => snaps.reduce((best, x) => (Math.abs(x.wall - wall) < Math.abs(best.wall - wall) ? x : best), snaps[0]!);
   const windowCpu = (from: number, to: number) => {
-    if (!state.cpuSnaps.length) return null;
-    const a = snapAt(from);
-    const b = snapAt(to);
-    if (b.wall <= a.wall) return null;
-    const d = diff(a.snap, b.snap, groupsNow);
+    const [a, b] = [nearest(from), nearest(to)];
+    const d = b.wall > a.wall ? diff(a.snap, b.snap, groups) : null;
     if (!d) return null;
-    const secs = (b.wall - a.wall) / 1000;
+    const seconds = (b.wall - a.wall) / 1000;
     const posts = pubTimes.filter((t) => t >= a.wall && t < b.wall).length;
-    const map = (f: (ms: number) => number) => Object.fromEntries(Object.entries(d.cpuMs).map(([k, v]) => [k, f(v)]));
+    const otherShare = d.cpuMs.other! / (seconds * 1000 * CPUS);
+    const cores = mapEntries(d.cpuMs, (_, v) => v / 1000 / seconds);
     return {
-      fromS: (a.wall - state.dueMs) / 1000,
-      toS: (b.wall - state.dueMs) / 1000,
-      seconds: secs,
+      fromS: (a.wall - dueMs) / 1000,
+      toS: (b.wall - dueMs) / 1000,
+      seconds,
       posts,
       machineBusy: d.machineBusy,
-      otherShare: d.cpuMs.other! / (secs * 1000 * CPUS),
-      cores: map((v) => v / 1000 / secs),
-      usPerPost: map((v) => (posts ? Math.round((v * 1000) / posts) : 0)),
+      otherShare,
+      cores,
+      usPerPost: perPost(d.cpuMs, posts),
     };
   };
-  const bulkEnd = normalTimes.at(-1) ?? state.drainEnd;
-  const cpuSteady = state.killedAt ? windowCpu(state.dueMs, state.killedAt) : null;
-  const cpuBulk = windowCpu(state.dueMs, bulkEnd);
-  const drainS = (state.drainEnd - state.dueMs) / 1000;
-  const cpuPerPost =
-    cpu && lags.length ? Object.fromEntries(Object.entries(cpu.cpuMs).map(([k, ms]) => [k, Math.round((ms * 1000) / lags.length)])) : null;
-  const createCpuPerPost = state.createCpu
-    ? Object.fromEntries(Object.entries(state.createCpu.cpuMs).map(([k, ms]) => [k, Math.round((ms * 1000) / Math.max(1, state.expected))]))
-    : null;
-  const drainActivity = state.activity.filter((a) => a.t >= state.dueMs);
+  const bulkEnd = normalTimes.at(-1) ?? r.drainEnd;
+  const cpu = diff(snaps[0]!.snap, snaps.at(-1)!.snap, groups);
+  const drainS = (r.drainEnd - dueMs) / 1000;
+  const cpuDuringDrain = cpu && {
+    seconds: drainS,
+    machineBusy: cpu.machineBusy,
+    cpuMs: cpu.cpuMs,
+    usPerPost: lags.length ? perPost(cpu.cpuMs, lags.length) : null,
+    otherShare: cpu.cpuMs.other! / (drainS * 1000 * CPUS),
+  };
+  const c = r.createCpu;
+  const cpuDuringCreation = c && {
+    machineBusy: c.machineBusy,
+    cpuMs: c.cpuMs,
+    usPerPost: perPost(c.cpuMs, Math.max(1, expected)),
+    otherShare: c.cpuMs.other! / ((r.created.durationMs / 1000) * 1000 * CPUS),
+  };
+  const drainActivity = r.activity.filter((a) => a.t >= dueMs);
+  const stats = (k: keyof (typeof drainActivity)[number]) => statsOf(drainActivity.map((a) => a[k]));
   const act = {
-    connections: statsOf(drainActivity.map((a) => a.connections)),
-    active: statsOf(drainActivity.map((a) => a.active)),
-    idleInTransaction: statsOf(drainActivity.map((a) => a.idleInTx)),
-    lockWaits: statsOf(drainActivity.map((a) => a.lockWaits)),
+    connections: stats('connections'),
+    active: stats('active'),
+    idleInTransaction: stats('idleInTx'),
+    lockWaits: stats('lockWaits'),
   };
 
-  const lostMet = lost === 0;
-  const dupMet = duplicated === 0;
   // Targets (issue 19): ratios to the baselines of this very run.
-  const bare = state.baselines.find((b) => b.kind === 'bare-timer') ?? null;
-  const timerActivity = state.baselines.find((b) => b.kind === 'timer+activity') ?? null;
-  const peakRssMiB = Math.max(0, ...state.workers.map((w) => w.peakRssKiB / 1024));
-  const drainVsTimerActivity = timerActivity ? throughput / timerActivity.drainPerS : null;
-  const drainVsBare = bare ? throughput / bare.drainPerS : null;
-  const p99VsBaseline = timerActivity && timerActivity.lag.p99S > 0 ? lag.p99S / timerActivity.lag.p99S : null;
+  const bare = r.baselines.find((b) => b.kind === 'bare-timer');
+  const timerActivity = r.baselines.find((b) => b.kind === 'timer+activity');
+  const ratios = {
+    drainVsTimerActivity: timerActivity ? throughput.postsPerSecond / timerActivity.drainPerS : null,
+    drainVsBareTimer: bare ? throughput.postsPerSecond / bare.drainPerS : null,
+    p99VsTimerActivity: timerActivity && timerActivity.lag.p99S > 0 ? lag.p99S / timerActivity.lag.p99S : null,
+  };
   // Steady state: RSS flat = the last third of the drain peaks no more than 10 % above the first third.
   const rssWindow = (from: number, to: number) =>
-    Math.max(0, ...state.workers.flatMap((w) => w.samples.filter((x) => x.t >= from && x.t < to).map((x) => x.rssKiB / 1024)));
-  const third = (state.lastDue - state.dueMs) / 3;
-  const rssFirstThirdMiB = rssWindow(state.dueMs, state.dueMs + third);
-  const rssLastThirdMiB = rssWindow(state.dueMs + 2 * third, state.lastDue + 1);
-  const rssFlat = rssFirstThirdMiB > 0 && rssLastThirdMiB <= rssFirstThirdMiB * 1.1;
-  const p99Met = STEADY
-    ? lag.p99S <= TARGET_STEADY_P99_S
-    : p99VsBaseline !== null
-      ? p99VsBaseline <= TARGET_P99_VS_BASELINE
-      : lag.p99S < TARGET_P99_S;
-  const drainMet = drainVsTimerActivity === null || drainVsTimerActivity >= TARGET_DRAIN_VS_TIMER_ACTIVITY;
-  const rssMet = STEADY ? rssFlat : peakRssMiB <= TARGET_PEAK_RSS_MIB;
+    Math.max(0, ...r.workers.flatMap((w) => w.samples.filter((x) => x.t >= from && x.t < to).map((x) => x.rssKiB / 1024)));
+  const third = (r.lastDue - dueMs) / 3;
+  const firstThirdMiB = rssWindow(dueMs, dueMs + third);
+  const lastThirdMiB = rssWindow(dueMs + 2 * third, r.lastDue + 1);
+  const flat = firstThirdMiB > 0 && lastThirdMiB <= firstThirdMiB * 1.1;
+  const rss = { peakMiB: Math.max(0, ...r.workers.map((w) => w.peakRssKiB / 1024)), firstThirdMiB, lastThirdMiB, flat };
+  const { drainVsTimerActivity: drain, drainVsBareTimer: drainBare, p99VsTimerActivity: p99Ratio } = ratios;
+  const p99 = S.STEADY
+    ? { maxS: S.TARGET_STEADY_P99_S, met: lag.p99S <= S.TARGET_STEADY_P99_S }
+    : p99Ratio !== null
+      ? { maxRatioToBaseline: S.TARGET_P99_VS_BASELINE, met: p99Ratio <= S.TARGET_P99_VS_BASELINE }
+      : { maxS: S.TARGET_P99_S, met: lag.p99S < S.TARGET_P99_S };
   // Each target with the figure it applies to and whether it was met, as printed and as the results file records it.
   const targets = {
-    p99Lag: STEADY
-      ? { maxS: TARGET_STEADY_P99_S, met: p99Met }
-      : p99VsBaseline !== null
-        ? { maxRatioToBaseline: TARGET_P99_VS_BASELINE, met: p99Met }
-        : { maxS: TARGET_P99_S, met: p99Met },
-    drainVsTimerActivity: { min: TARGET_DRAIN_VS_TIMER_ACTIVITY, met: drainMet },
-    drainVsBareTimer: { aim: AIM_DRAIN_VS_BARE_TIMER, met: drainVsBare === null ? null : drainVsBare >= AIM_DRAIN_VS_BARE_TIMER },
-    workerRss: STEADY ? { flat: true, met: rssMet } : { maxMiB: TARGET_PEAK_RSS_MIB, met: rssMet },
-    lost: { max: 0, met: lostMet },
-    duplicated: { max: 0, met: dupMet },
+    p99Lag: p99,
+    drainVsTimerActivity: { min: S.TARGET_DRAIN_VS_TIMER_ACTIVITY, met: drain === null || drain >= S.TARGET_DRAIN_VS_TIMER_ACTIVITY },
+    drainVsBareTimer: { aim: S.AIM_DRAIN_VS_BARE_TIMER, met: drainBare === null ? null : drainBare >= S.AIM_DRAIN_VS_BARE_TIMER },
+    workerRss: S.STEADY ? { flat: true, met: flat } : { maxMiB: S.TARGET_PEAK_RSS_MIB, met: rss.peakMiB <= S.TARGET_PEAK_RSS_MIB },
+    lost: { max: 0, met: lostIds.length === 0 },
+    duplicated: { max: 0, met: duplicated === 0 },
   };
 
   // Database writes from the first create to here (the baselines ran before): the service's
   // database and, on the cluster, Temporal's two (docs/publishing.md "Capacity").
-  const writes1 = await bench.dbWrites();
-  const writesPerPost = Object.fromEntries(
-    Object.entries(writes1).map(([db, w]) => [
-      db,
-      {
-        commits: (w.commits - (state.writes0[db]?.commits ?? 0)) / state.expected,
-        rows: (w.rows - (state.writes0[db]?.rows ?? 0)) / state.expected,
-      },
-    ]),
-  );
-  const historyEvents = hist.ok.length ? hist.ok.reduce((a, t) => a + t.historyEvents, 0) / hist.ok.length : null;
-  const nl = lagSummary(networkLags);
+  const writesPerPost = mapEntries(await bench.dbWrites(), (db, w) => ({
+    commits: (w.commits - (r.writes0[db]?.commits ?? 0)) / expected,
+    rows: (w.rows - (r.writes0[db]?.rows ?? 0)) / expected,
+  }));
   return {
-    lost,
-    late,
-    lastPub,
-    errorsSeen,
+    // As the results file records them.
     lag,
-    onNetwork,
+    networkLag: lagSummary(networkLags),
+    late: lags.filter((l) => l > S.opt['late-after'] * 1000).length,
+    lateAfterS: S.opt['late-after'],
+    lost: lostIds.length,
+    lostErrors,
     duplicated,
-    missingOnNetwork,
-    publishedNotOnNetwork,
-    networkLags,
-    stray,
-    counts,
-    w2r,
-    pubTimes,
-    firstAfterRestart,
-    beforeKill,
-    afterRestart,
-    lastBeforeKill,
-    hist,
-    bd,
-    bdSlow,
-    retried,
-    dumpIds,
-    dumped,
-    strandedPublished,
+    network,
     throughput,
-    rateBeforeKill,
-    rateAfterRestart,
-    cpu,
-    bulkEnd,
-    cpuSteady,
-    cpuBulk,
-    drainS,
-    cpuPerPost,
-    createCpuPerPost,
-    act,
-    lostMet,
-    dupMet,
-    peakRssMiB,
-    drainVsTimerActivity,
-    drainVsBare,
-    p99VsBaseline,
-    rssFirstThirdMiB,
-    rssLastThirdMiB,
-    rssFlat,
-    p99Met,
-    drainMet,
-    rssMet,
+    kill,
+    lagBreakdown: { all: breakdown(hist.ok), slowest: breakdown(slowest), historyReadErrors: hist.errors },
+    dbActivityDuringDrain: act,
+    cpuDuringDrain,
+    cpuSteadyBeforeKill: killedAt ? windowCpu(dueMs, killedAt) : null,
+    cpuBulk: windowCpu(dueMs, bulkEnd),
+    cpuDuringCreation,
+    ratios,
+    rss,
     targets,
-    writesPerPost,
-    historyEvents,
-    nl,
+    // For the report only.
+    more: { strandedPublished, historyEvents: hist.ok.length ? mean(hist.ok.map((t) => t.historyEvents)) : null, writesPerPost },
+    dumped,
+    pubTimes,
+    bulkEnd,
   };
 }

@@ -1,7 +1,6 @@
-import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import pLimit from 'p-limit';
-import { requestText, summarize, type LatencySummary } from '../harness/load';
+import { requestText, summarize } from '../harness/load';
 import { apiAnswers, launch } from '../../tooling/launcher';
 import { freePort } from '../../tooling/ports';
 
@@ -10,15 +9,8 @@ import { freePort } from '../../tooling/ports';
 // The population bench (bench/population.ts) creates its posts with the same pieces. Nothing
 // here reads a bench's command line: each bench passes its own settings.
 
-export interface Seed {
-  workspaceId: string;
-  apiKey: string;
-  projectIds: string[];
-  pilotProjectId: string;
-}
-
 /** A BUSINESS workspace, `projects` personal-brand projects each connected with a real simulator token, a pilot project and a write key. */
-export async function seed(sim: import('../../sim/network/control').SimulatorControl, projects: number): Promise<Seed> {
+export async function seed(sim: import('../../sim/network/control').SimulatorControl, projects: number) {
   const { createWorkspace, issueApiKey } = await import('../../admin/provision');
   const { connectedPersonalProject } = await import('../../admin/simulatedAccounts');
   const workspace = await createWorkspace({ name: 'Publishing Bench Co', plan: 'BUSINESS' });
@@ -37,16 +29,10 @@ export async function seed(sim: import('../../sim/network/control').SimulatorCon
   return { workspaceId: workspace.id, apiKey: key.key, projectIds, pilotProjectId };
 }
 
-export interface ApiChild {
-  child: ChildProcess;
-  pid: number;
-  port: number;
-  tail: string[];
-  stop(): Promise<void>;
-}
+export type ApiChild = Awaited<ReturnType<typeof startApi>>;
 
 /** The API process (api/main.ts) on a free port, started by the one launcher, once it answers. */
-export async function startApi(): Promise<ApiChild> {
+export async function startApi() {
   const port = await freePort();
   const api = await launch({ kind: 'api', env: { PORT: String(port) }, ready: apiAnswers(port), readyTimeoutMs: 60_000 });
   return { child: api.child, pid: api.pid, port, tail: api.tail, stop: async () => void (await api.stop(10_000)) };
@@ -57,15 +43,7 @@ export interface CreateItem {
   content: string;
   scheduledFor: Date;
 }
-export interface CreateResult {
-  ids: (string | null)[];
-  latencyMs: LatencySummary;
-  durationMs: number;
-  rate: number;
-  errors: number;
-  errorSamples: string[];
-}
-
+export type CreateResult = Awaited<ReturnType<typeof createAll>>;
 export type Creator = (item: CreateItem) => Promise<string>;
 
 /** POST /v1/posts on the API process, with one key, or the key of the item's workspace. */
@@ -117,7 +95,7 @@ export async function createAll<T = CreateItem>(
   create: (item: T) => Promise<string>,
   concurrency: number,
   onProgress?: (done: number) => void,
-): Promise<CreateResult> {
+) {
   const ids: (string | null)[] = new Array(items.length).fill(null);
   const lat: number[] = [];
   const errorSamples: string[] = [];

@@ -5,30 +5,7 @@ import pLimit from 'p-limit';
 // the workflow task that reacts to it, the activity waiting in the task queue for a worker
 // slot, and the activity itself (DB pool wait + transaction + network call).
 
-export interface PostTimeline {
-  postId: string;
-  /** Milliseconds after the post's due time (negative: before it). The workflow's first task (it loads the schedule), and its timer being set: null when the schedule was loaded after the due time, so no timer was needed. */
-  firstTaskStarted: number | null;
-  timerStarted: number | null;
-  timerFired: number | null;
-  /** Timer fired → a worker starts the workflow task that reacts to it (queue wait, including any sticky-queue timeout). */
-  wfTaskWait: number | null;
-  /** That workflow task: started → completed. */
-  wfTaskRun: number | null;
-  /** Workflow tasks after the timer that timed out: not picked up from a worker's sticky queue in time (schedule-to-start), or held by a worker that died (start-to-close). */
-  stickyTimeouts: number;
-  startToCloseTimeouts: number;
-  /** publishPost scheduled, milliseconds after due; scheduled → started (last attempt, so retries' waits included); started → completed. */
-  activityScheduled: number | null;
-  activityQueue: number | null;
-  activityRun: number | null;
-  activityAttempts: number;
-  /** publishPost completed → workflow completed (the last workflow task). */
-  closeWait: number | null;
-  workflowClosed: number | null;
-  /** Events in the workflow's history: what the capacity model counts per post (docs/publishing.md). */
-  historyEvents: number;
-}
+export type PostTimeline = Awaited<ReturnType<typeof timeline>>;
 
 type Ts = { seconds?: { toNumber(): number } | number | string | null; nanos?: number | null } | null | undefined;
 
@@ -42,24 +19,31 @@ function tsMs(ts: Ts): number | null {
 const START_TO_CLOSE = 1;
 const SCHEDULE_TO_START = 2;
 
-export async function timeline(client: Client, workflowId: string, postId: string, dueMs: number): Promise<PostTimeline> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const events = history.events ?? [];
-  const out: PostTimeline = {
+export async function timeline(client: Client, workflowId: string, postId: string, dueMs: number) {
+  const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  // Milliseconds after the post's due time (negative: before it); null where the history has no such event.
+  const out = {
     postId,
-    firstTaskStarted: null,
-    timerStarted: null,
-    timerFired: null,
-    wfTaskWait: null,
-    wfTaskRun: null,
+    // The workflow's first task (it loads the schedule), and its timer being set: null when the
+    // schedule was loaded after the due time, so no timer was needed.
+    firstTaskStarted: null as number | null,
+    timerStarted: null as number | null,
+    timerFired: null as number | null,
+    /** Timer fired → a worker starts the workflow task that reacts to it (queue wait, including any sticky-queue timeout). */
+    wfTaskWait: null as number | null,
+    /** That workflow task: started → completed. */
+    wfTaskRun: null as number | null,
+    /** Workflow tasks after the timer that timed out: not picked up from a worker's sticky queue in time (schedule-to-start), or held by a worker that died (start-to-close). */
     stickyTimeouts: 0,
     startToCloseTimeouts: 0,
-    activityScheduled: null,
-    activityQueue: null,
-    activityRun: null,
+    /** publishPost scheduled, after due; scheduled → started (last attempt, so retries' waits included); started → completed. */
+    activityScheduled: null as number | null,
+    activityQueue: null as number | null,
+    activityRun: null as number | null,
     activityAttempts: 0,
-    closeWait: null,
-    workflowClosed: null,
+    /** publishPost completed → workflow completed (the last workflow task). */
+    closeWait: null as number | null,
+    /** Events in the workflow's history: what the capacity model counts per post (docs/publishing.md). */
     historyEvents: events.length,
   };
   const rel = (ms: number | null) => (ms === null ? null : ms - dueMs);
@@ -74,6 +58,7 @@ export async function timeline(client: Client, workflowId: string, postId: strin
   // set and its first workflow task scheduled as the timer fired; a timer armed later (after a
   // signal ended the delay early) takes their place.
   let delayed = false;
+  const ofPublish = (scheduledEventId: unknown) => publishScheduledId !== null && String(scheduledEventId) === publishScheduledId;
   for (const e of events) {
     const at = tsMs(e.eventTime as Ts);
     const startedAttrs = e.workflowExecutionStartedEventAttributes;
@@ -116,71 +101,42 @@ export async function timeline(client: Client, workflowId: string, postId: strin
       out.activityScheduled = rel(at);
     }
     const started = e.activityTaskStartedEventAttributes;
-    if (started && publishScheduledId !== null && String(started.scheduledEventId) === publishScheduledId) {
+    if (started && ofPublish(started.scheduledEventId)) {
       publishStartedAt = at;
       out.activityAttempts = started.attempt ?? 1;
       if (publishScheduledAt !== null && at !== null) out.activityQueue = at - publishScheduledAt;
     }
     const done = e.activityTaskCompletedEventAttributes;
-    if (
-      done &&
-      publishScheduledId !== null &&
-      String(done.scheduledEventId) === publishScheduledId &&
-      publishStartedAt !== null &&
-      at !== null
-    ) {
+    if (done && ofPublish(done.scheduledEventId) && publishStartedAt !== null && at !== null) {
       out.activityRun = at - publishStartedAt;
       publishDoneAt = at;
     }
-    if (e.workflowExecutionCompletedEventAttributes) {
-      out.workflowClosed = rel(at);
-      if (publishDoneAt !== null && at !== null) out.closeWait = at - publishDoneAt;
-    }
+    if (e.workflowExecutionCompletedEventAttributes && publishDoneAt !== null && at !== null) out.closeWait = at - publishDoneAt;
   }
   return out;
 }
 
 /** A compact history for a report: event name, milliseconds after the due time, attempt. */
-export async function compactHistory(
-  client: Client,
-  workflowId: string,
-  dueMs: number,
-): Promise<Array<{ id: number; event: string; atMs: number | null; attempt?: number; detail?: string }>> {
+export async function compactHistory(client: Client, workflowId: string, dueMs: number) {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   return (history.events ?? []).map((e) => {
     const key = Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k]) ?? 'unknown';
     const attrs = (e as Record<string, any>)[key] ?? {};
     const at = tsMs(e.eventTime as Ts);
+    const detail: string | undefined = attrs.activityType?.name || attrs.signalName || attrs.identity;
     return {
       id: Number(e.eventId),
       event: key.replace(/EventAttributes$/, ''),
       atMs: at === null ? null : Math.round(at - dueMs),
-      ...(attrs.attempt ? { attempt: attrs.attempt } : {}),
-      ...(attrs.activityType?.name
-        ? { detail: attrs.activityType.name }
-        : attrs.signalName
-          ? { detail: attrs.signalName }
-          : attrs.identity
-            ? { detail: attrs.identity }
-            : {}),
+      ...(attrs.attempt ? { attempt: attrs.attempt as number } : {}),
+      ...(detail ? { detail } : {}),
     };
   });
 }
 
-/** Timelines of many workflows, a few fetches at a time. */
-export async function timelines(
-  client: Client,
-  items: Array<{ workflowId: string; postId: string; dueMs: number }>,
-  concurrency = 16,
-): Promise<{ ok: PostTimeline[]; errors: number }> {
-  const ok: PostTimeline[] = [];
-  let errors = 0;
-  await pLimit(concurrency).map(items, async (it) => {
-    try {
-      ok.push(await timeline(client, it.workflowId, it.postId, it.dueMs));
-    } catch {
-      errors++;
-    }
-  });
-  return { ok, errors };
+/** Timelines of many workflows, a few fetches at a time; a history that cannot be read counts as an error. */
+export async function timelines(client: Client, items: Array<{ workflowId: string; postId: string; dueMs: number }>, concurrency = 16) {
+  const all = await pLimit(concurrency).map(items, (it) => timeline(client, it.workflowId, it.postId, it.dueMs).catch(() => null));
+  const ok = all.filter((t) => t !== null);
+  return { ok, errors: all.length - ok.length };
 }
