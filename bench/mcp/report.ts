@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, opt, DURATION_MS, WARMUP_MS, RUN_KINDS, MCP_KINDS, TARGET_RATIO, PROFILE_DIR, type Kind, type McpKind } from './settings';
+import { opt, DURATION_MS, WARMUP_MS, RUN_KINDS, MCP_KINDS, TARGET_RATIO, PROFILE_DIR, type Kind, type McpKind } from './settings';
 import type { Round } from './clients';
-import { loadAverage, writeResults } from '../harness/format';
+import { loadAverage, REPO_ROOT, writeResults } from '../harness/format';
+import { machineInfo } from '../harness/proc';
 
 // The MCP bench's report: each tool's doors side by side, the paired ratios to REST, the targets and the JSON results.
 
@@ -101,20 +102,19 @@ export async function report(rounds: Round[]) {
     console.log(`  (load average ${loadAverage(1)}: the machine is shared, read the ratios, not the rates)`);
     if (opt.strict && target.missed.length) process.exitCode = 1;
   }
-  const out = {
+  writeResults('mcp', {
     bench: 'mcp',
     target,
     at: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() },
+    machine: { ...machineInfo(), loadavg: os.loadavg() },
     options: { sessions: opt.sessions, durationS: DURATION_MS / 1000, warmupS: WARMUP_MS / 1000, kinds: RUN_KINDS, chunks: opt.chunks },
     tools: rows,
     rounds,
-  };
-  writeResults('mcp', out);
+  });
   console.log('\n  written to bench/results/mcp.json');
   if (opt.profile) {
     const { printProfile, summarizeProfile } = await import('../harness/profile');
     for (const f of fs.readdirSync(PROFILE_DIR).filter((x) => x.endsWith('.cpuprofile')))
-      printProfile('server', summarizeProfile(path.join(PROFILE_DIR, f), ROOT, 25));
+      printProfile('server', summarizeProfile(path.join(PROFILE_DIR, f), REPO_ROOT, 25));
   }
 }
