@@ -5,15 +5,9 @@ import { randomBase62 } from '../../lib/ids';
 import { replayer, type CapturedStatement } from '../harness/statements';
 import type { CensusDump, CensusStatement } from './census';
 
-// The generation bench's second baseline, "the same statements bare": one job's statements as the
-// service ran them (captured by census.ts in the API and the worker while a single job went from
-// request to DONE), replayed over pg by a bare accept server and a bare worker with the service's
-// workflow shape — the accept's statements before and after one workflow start, then a local
-// activity, an activity and a local activity, each replaying the statements the service's
-// activity of that type ran. Ids the job minted (job, post, event, slot) are replaced by fresh
-// ones per replay, the same within a replay, so every row is new and unique keys hold.
-
-const SEP = '\n';
+// The generation bench's "same statements bare" baseline: one job's statements as census.ts
+// captured them, replayed by the bare server (the accept's, around one workflow start) and the
+// bare worker (each activity's), with fresh ids per replay so every row is new.
 
 /** The captured job, split the way the replay runs it. */
 export interface SameStatementsPlan {
@@ -86,10 +80,6 @@ export function planOf(api: CensusDump, worker: CensusDump, jobId: string): Same
   };
 }
 
-export function writePlan(file: string, plan: SameStatementsPlan): void {
-  fs.writeFileSync(file, JSON.stringify(plan));
-}
-
 export function readPlan(file: string): SameStatementsPlan {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as SameStatementsPlan;
 }
@@ -126,5 +116,5 @@ export function describePlan(plan: SameStatementsPlan): string {
     '    accept: (workflow start)',
     ...plan.acceptAfter.map((s) => line('accept', s)),
     ...plan.activities.flatMap((a) => a.statements.map((s) => line(a.type, s))),
-  ].join(SEP);
+  ].join('\n');
 }
