@@ -41,16 +41,21 @@ export function pairedRatio(rounds: Round[], tool: string, kind: McpKind): numbe
 export const label = (tool: string, kind: McpKind) => (kind === 'plain' ? `MCP ${tool}` : `MCP ${tool} (SDK ${kind})`);
 const cpu = (us: number | null) => (us === null ? '?' : us.toFixed(0));
 
+/** A tool's mean figures through REST and each MCP kind, with each kind's paired ratio to REST. */
+function toolRow(rounds: Round[], tool: string) {
+  const mcp = MCP_KINDS.map((kind) => ({ ...meanOf(rounds, tool, kind)!, ratio: pairedRatio(rounds, tool, kind) }));
+  return { tool, rest: meanOf(rounds, tool, 'rest'), mcp: Object.fromEntries(mcp.map((m) => [m.kind, m])) };
+}
+
 export function printTool(tool: string, rounds: Round[], bytes: Partial<Record<Kind, number>>) {
-  const rest = meanOf(rounds, tool, 'rest');
-  for (const kind of MCP_KINDS) {
-    const m = meanOf(rounds, tool, kind)!;
-    const ratio = pairedRatio(rounds, tool, kind);
+  const { rest, mcp } = toolRow(rounds, tool);
+  for (const m of Object.values(mcp)) {
+    const kind = m.kind as McpKind;
     const errors = m.errors + (rest?.errors ?? 0);
     const size = kind in bytes && 'rest' in bytes ? `; answer ${bytes[kind]} vs ${bytes.rest} bytes` : '';
     console.log(
-      rest && ratio !== null
-        ? `  ${label(tool, kind)} / REST twin: ${ratio.toFixed(2)}×  (${m.callsPerSecond.toFixed(0)} vs ${rest.callsPerSecond.toFixed(0)} calls/s; server CPU ${cpu(m.serverCpuUsPerCall)} vs ${cpu(rest.serverCpuUsPerCall)} µs/call${size}${errors ? `; errors ${errors}` : ''})`
+      rest && m.ratio !== null
+        ? `  ${label(tool, kind)} / REST twin: ${m.ratio.toFixed(2)}×  (${m.callsPerSecond.toFixed(0)} vs ${rest.callsPerSecond.toFixed(0)} calls/s; server CPU ${cpu(m.serverCpuUsPerCall)} vs ${cpu(rest.serverCpuUsPerCall)} µs/call${size}${errors ? `; errors ${errors}` : ''})`
         : `  ${label(tool, kind)}: ${m.callsPerSecond.toFixed(0)} calls/s, server CPU ${cpu(m.serverCpuUsPerCall)} µs/call`,
     );
   }
@@ -60,16 +65,7 @@ export function printTool(tool: string, rounds: Round[], bytes: Partial<Record<K
 
 export async function report(rounds: Round[]) {
   const tools = [...new Set(rounds.map((r) => r.tool))];
-  const rows = tools.map((tool) => {
-    const rest = meanOf(rounds, tool, 'rest');
-    const mcp = Object.fromEntries(
-      MCP_KINDS.map((kind) => {
-        const m = meanOf(rounds, tool, kind)!;
-        return [kind, { ...m, ratio: pairedRatio(rounds, tool, kind) }];
-      }),
-    );
-    return { tool, rest, mcp };
-  });
+  const rows = tools.map((tool) => toolRow(rounds, tool));
   const w = Math.max(...tools.map((t) => t.length), 4);
   console.log(
     `\n  ${'tool'.padEnd(w)}   REST calls/s  µs/call  ${MCP_KINDS.map((k) => `${k.padStart(10)} calls/s  µs/call    ratio  CPU ratio`).join('  ')}`,
