@@ -340,7 +340,7 @@ async function captureOneJob(b: Bench, { api, worker, side, census }: Awaited<Re
 
 async function main() {
   const cleanups = new Cleanups();
-  const sides: Side[] = [];
+  let results: [RoundResult[], RoundResult[], RoundResult[]];
   try {
     const b = await setUp(cleanups);
     const [bare] = b.up;
@@ -371,13 +371,11 @@ async function main() {
       console.log(`\n${name}: ${total.toFixed(1)} statements per job over the rounds (those of 0.05 a job or more)`);
       for (const r of rows) console.log(`  ${r.perJob.toFixed(2).padStart(6)}  ${r.activity || '-'}  ${r.text.slice(0, 130)}`);
     }
-    sides.push(service.side, ...(bare ? [bare] : []), ...(same ? [same] : []));
+    results = [service.side.results, bare?.results ?? [], same?.results ?? []];
   } finally {
     await cleanups.run();
   }
-  const [service, ...baselines] = sides;
-  const of = (name: string) => baselines.find((s) => s.name === name)?.results ?? [];
-  const exit = await report(service!.results, of('baseline'), of('same statements'), {
+  const exit = await report(...results, {
     options: { requests: opt.requests, rounds: opt.rounds, warmup: opt.warmup, baseline: !opt['no-baseline'], baselineOrder: ORDER },
     strict: opt.strict,
     profileDir: opt.profile ? PROFILE_DIR : null,
