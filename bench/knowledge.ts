@@ -112,9 +112,8 @@ async function waitAll(ids: string[], timeoutMs: number) {
   }
 }
 
-// The first 10,000 chunks are written as ingests write them (storeDocument); past that the
-// workspace's documents are copied with their chunks and tsvectors in SQL, which takes
-// seconds rather than the half hour 100,000 chunks of storeDocument would.
+// The first 10,000 chunks as ingests write them (storeDocument); past that the documents copied
+// with their chunks and tsvectors in SQL: seconds, not the half hour of storeDocument.
 async function growCorpus(workspaceId: string, projectId: string, have: number, want: number) {
   const { db } = await import('../lib/db');
   let total = await storeDocumentsUpTo(workspaceId, projectId, have, Math.min(want, 10_000), BYTES);
@@ -230,10 +229,8 @@ async function searchToolLoop(sessions: McpSession[], project: string): Promise<
 async function measureSearch(b: Bench, ingestChunks: number) {
   const { api, bare, workspace, project, headers } = b;
   const { db } = await import('../lib/db');
-  // Search at each corpus size (issue 30), through REST and through the MCP tool: each beside
-  // the same statements bare (captured from the process that answered, for each query) and
-  // beside the minimal query a Postgres expert would write for the same page: rank the chunks,
-  // group by document, headline only the page's rows.
+  // The minimal query a Postgres expert would write for the same page: rank the chunks, group by
+  // document, headline only the page's rows.
   const PAGE = 20; // config.knowledge.listDefault, the API's page without a limit
   const searchTargets = QUERIES.slice(0, 8).map((q) => ({
     url: `${api.baseUrl}/v1/knowledge?${new URLSearchParams({ query: q, projectId: project })}`,

@@ -38,10 +38,7 @@ interface Twin {
 const qs = (params: Record<string, string | number>) =>
   `?${new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]))}`;
 
-/**
- * The read tools with their twins (the pairs of test/mcp/parity.test.ts), over the seeded
- * workspace: ids of seeded rows, the project with the posts and the corpus, a month range.
- */
+/** The read tools with their twins (the pairs of test/mcp/parity.test.ts), over the seeded workspace. */
 function twins(f: Fixture): Twin[] {
   const { projectId } = f;
   const month = { from: '2031-01-01', to: '2031-01-31' };
@@ -91,11 +88,7 @@ type Fixture = Record<
   string
 >;
 
-/**
- * The bench's stores; one workspace with 200 posts, notes, ideas, a source, media rows and a
- * knowledge corpus of --chunks chunks; a project connected through the network simulator; the
- * API process with its MCP door answering.
- */
+/** The stores, the seeded workspace (posts, notes, ideas, a source, media, a corpus), the API process. */
 async function setUp() {
   console.log(`mcp bench: ${opt.sessions} sessions, ${DURATION_MS / 1000} s per round, kinds ${RUN_KINDS.join(', ')}`);
   await resetStores(DATABASE_URL, REDIS_URL);

@@ -24,10 +24,8 @@ export interface BareBaseline {
 }
 
 /**
- * Starts a baseline's bare server and worker (`bundlePath`: a pre-built bundle of
- * baselineWorkflows.ts, else the worker bundles it at start-up), ready once the worker polls
- * both halves of its task queue. `env` goes to both children, DATABASE_URL and TEMPORAL_ADDRESS
- * included; the worker's output to a log file in `logDir`.
+ * A baseline's bare server and worker (`bundlePath`: baselineWorkflows.ts pre-built), ready once
+ * the worker polls its task queue; `env` goes to both, the worker's output to a log in `logDir`.
  */
 export async function startBareBaseline(opts: {
   env: NodeJS.ProcessEnv;
@@ -78,10 +76,7 @@ async function withClient<T>(databaseUrl: string, use: (c: pg.Client) => Promise
   }
 }
 
-/**
- * `n` requests at once (`send(i)`), then `countDone(ids)` of the accepted ones every 100 ms until
- * it has them all (or `timeoutMs` passes: an error). `t0`: when the first request left.
- */
+/** `n` requests at once, then `countDone(accepted ids)` every 100 ms until it has them all (or `timeoutMs`: an error). */
 export async function burst(
   send: (i: number) => Promise<Reply>,
   n: number,

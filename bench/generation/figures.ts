@@ -137,10 +137,7 @@ export function printRound(label: string, r: RoundResult, cpus: number) {
 /** The target stays absolute (issue 19): queue→done p50 of the burst, whatever the baselines. */
 const TARGET_P50_MS = 1_000;
 
-/**
- * The medians against each baseline, the lines scripts read, bench/results/generation.json, the
- * profiles (in `profileDir`, by process); the exit code.
- */
+/** The medians against each baseline, the lines scripts read, generation.json, the profiles; the exit code. */
 export async function report(
   results: RoundResult[],
   baselineResults: RoundResult[],

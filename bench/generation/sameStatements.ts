@@ -10,7 +10,7 @@ import type { CensusDump, CensusStatement } from './census';
 // bare worker (each activity's), with fresh ids per replay so every row is new.
 
 /** The captured job, split the way the replay runs it. */
-export interface SameStatementsPlan {
+interface SameStatementsPlan {
   /** The job id as captured: what `rebind` replaces with the replay's id. */
   jobId: string;
   acceptBefore: CensusStatement[];
@@ -57,9 +57,8 @@ export function perJob(before: CensusDump, after: CensusDump, jobs: number): Arr
 }
 
 /**
- * The plan of one captured job: the API's statements split at its workflow start, the worker's
- * by the activity they ran in (statements outside the job's activities, a reconciler pass, are
- * left out). Nothing else may run on the service meanwhile.
+ * The plan of one captured job: the API's statements split at its workflow start, the worker's by
+ * the job's activities they ran in. Nothing else may run on the service meanwhile.
  */
 export function planOf(api: CensusDump, worker: CensusDump, jobId: string): SameStatementsPlan {
   const start = api.captured.find((s) => 'marker' in s);
@@ -87,10 +86,7 @@ export function readPlan(file: string): SameStatementsPlan {
 /** Ids a job mints (lib/ids.ts prefixes): replaced in a replay; the workspace's and project's stay. */
 const MINTED = /\b(?:job|post|evt|slot)_[0-9A-Za-z]{24}\b/g;
 
-/**
- * The statements with `plan.jobId` as `jobId` and every other minted id fresh (the same fresh id
- * wherever it occurs), as a replayer over `pool`.
- */
+/** The statements with `plan.jobId` as `jobId` and every other minted id fresh, as a replayer over `pool`. */
 export function rebind(pool: pg.Pool, plan: SameStatementsPlan, statements: readonly CensusStatement[], jobId: string) {
   const fresh = new Map<string, string>([[plan.jobId, jobId]]);
   const swap = (s: string) =>

@@ -21,12 +21,9 @@ export interface Round {
 }
 
 /**
- * Each worker loops `step` until the deadline (`i` counts the calls; a call that throws is an
- * error). Calls/s counts the calls
- * answered within the window, over the window: a call still in flight at the deadline is not
- * counted, so that a round's drain (as long as the slowest call) does not weigh on the slower
- * door. CPU per call is over the whole round and every answered call. Latencies of successful
- * calls only.
+ * Each worker loops `step` (a throw is an error) until the deadline. Calls/s counts the calls
+ * answered within the window, so a round's drain does not weigh on the slower door; CPU per call
+ * is over the whole round and every answered call; latencies of successful calls only.
  */
 export async function closedLoop(workers: number, durationMs: number, step: (w: number, i: number) => Promise<unknown>, serverPid: number) {
   const latencies: number[] = [];
@@ -104,9 +101,8 @@ function answerOf(text: string, contentType: string | undefined): { result?: { i
 }
 
 /**
- * A streamable HTTP session spoken by a plain keep-alive HTTP client (what a host at scale
- * does with a lean client), so that its CPU per call is the REST client's and the ratio to
- * REST measures the server's door, not the SDK client's web streams and zod.
+ * A streamable HTTP session spoken by a plain keep-alive HTTP client, so that its CPU per call is
+ * the REST client's and the ratio to REST measures the server's door, not the SDK client's.
  */
 export class PlainSession {
   private sessionId = '';

@@ -8,7 +8,7 @@ import { machineInfo } from '../harness/proc';
 
 // The MCP bench's report: each tool's doors side by side, the paired ratios to REST, the targets and the JSON results.
 
-export function meanOf(rounds: Round[], tool: string, kind: Kind) {
+function meanOf(rounds: Round[], tool: string, kind: Kind) {
   const rs = rounds.filter((r) => r.tool === tool && r.kind === kind);
   if (rs.length === 0) return null;
   const avg = (f: (r: Round) => number) => rs.reduce((a, r) => a + f(r), 0) / rs.length;
@@ -29,7 +29,7 @@ export function meanOf(rounds: Round[], tool: string, kind: Kind) {
  * (the k-th round of each kind are adjacent in time), so that a burst of load from elsewhere on
  * the machine, which lands on one round, moves one ratio rather than the figure.
  */
-export function pairedRatio(rounds: Round[], tool: string, kind: McpKind): number | null {
+function pairedRatio(rounds: Round[], tool: string, kind: McpKind): number | null {
   const rest = rounds.filter((r) => r.tool === tool && r.kind === 'rest');
   const mcp = rounds.filter((r) => r.tool === tool && r.kind === kind);
   if (rest.length === 0 || rest.length !== mcp.length) return null;
@@ -38,7 +38,7 @@ export function pairedRatio(rounds: Round[], tool: string, kind: McpKind): numbe
   return ratios.length % 2 ? ratios[mid]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
 }
 
-export const label = (tool: string, kind: McpKind) => (kind === 'plain' ? `MCP ${tool}` : `MCP ${tool} (SDK ${kind})`);
+const label = (tool: string, kind: McpKind) => (kind === 'plain' ? `MCP ${tool}` : `MCP ${tool} (SDK ${kind})`);
 const cpu = (us: number | null) => (us === null ? '?' : us.toFixed(0));
 
 /** A tool's mean figures through REST and each MCP kind, with each kind's paired ratio to REST. */
