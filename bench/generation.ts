@@ -1,38 +1,29 @@
-// Bench: a burst of AI post generations — N × POST /v1/posts/generations sent at once with the
-// built-in writer — measured through the API: how fast the API accepts them, and how long each
-// job takes from QUEUED to DONE (createdAt → completedAt of GET /v1/jobs). Before the service's
-// rounds (or interleaved with them), the same bursts go to a minimal bare baseline on the same
-// Temporal dev server (one INSERT and one workflow start per request; one activity doing one
-// UPDATE per workflow); just before each service round, to a second bare baseline replaying the
-// statements of one service job captured in this run, in the service's workflow shape. So the
-// figures read as two ratios: what the service adds around its statements, and what its
-// statements and workflow shape cost over the least Temporal can do on this machine in this run.
-//
-// Everything is the bench's own: Postgres database content_scheduler_bench_gen (dropped and
-// recreated), Redis db 11 (flushed), a Temporal dev server (in memory) on a free port, the REST
-// API in a child process (bench/harness/serve-app.ts) and the worker as `workers/main.ts` in another,
-// as production runs it; the baseline's server (bench/generation/serve-bare.ts) and worker
-// (bench/generation/baselineWorker.ts) likewise. See bench/README.md.
+// Bench: a burst of AI post generations (POST /v1/posts/generations, built-in writer) through the
+// API and the worker as child processes: accepted/s, and each job's queue→done. Beside it, the
+// same bursts at two bare baselines on the same Temporal dev server: the minimal one (the least
+// Temporal can do per job) and the service's own statements of one captured job replayed in its
+// workflow shape. See bench/README.md, "generation".
 
+import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import proto from '@temporalio/proto';
 import { diff, machineInfo, snapshot, waitForQuiet, type Groups } from './harness/proc';
-import { REPO_ROOT } from './harness/servers';
+import { startServer } from './harness/servers';
 import { freePort } from '../tooling/ports';
+import { launch, workerPolls } from '../tooling/launcher';
 import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
 import { Cleanups } from './harness/cleanups';
 import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
-import { bareRound, startBareBaseline, type BareBaseline } from './generation/baseline';
-import { writeWorkflowBundle } from './publishing/bundles';
-import { request, roundFigures, type Reply, type RoundResult } from './generation/figures';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { f0, RESULTS_DIR, step } from './harness/format';
-import { startService, captureOneJob, runRounds, report } from './generation/rounds';
+import { REPO_ROOT, RESULTS_DIR, step } from './harness/format';
+import { bareRound, burst, startBareBaseline, type BareBaseline } from './generation/baseline';
+import { printRound, report, request, roundFigures, type Reply, type RoundResult } from './generation/figures';
+import { censusControl, describePlan, perJob, planOf } from './generation/sameStatements';
 
-export const opt = benchFlags(
+const opt = benchFlags(
   `generation: N generation requests at once, built-in writer, worker as a child process;
 before them (or interleaved) the same bursts at a bare baseline on the same Temporal dev server.`,
   {
@@ -56,30 +47,16 @@ before them (or interleaved) the same bursts at a bare baseline on the same Temp
     },
     'no-baseline': {
       type: 'boolean',
-      help: `skip both bare baselines. The minimal one: a bare accept server (Koa + pg +
-        Temporal client; POST /jobs = one INSERT and one workflow start) and a worker
-        with the service worker's settings and heap limit running one activity (one
-        UPDATE) per workflow, both child processes. The same-statements one: after the
-        service's warm-up, one job is sent alone and every pg statement its API request
-        and its worker activities ran is captured (bench/generation/census.ts, loaded
-        into both processes); the same bare server and worker then replay those
-        statements per job (fresh ids) around one workflow start, in the service's
-        workflow shape (a local activity, an activity, a local activity). The bench
-        prints each baseline's p50 / service p50 and the service's accepted/s and drain
-        rate as fractions of the baselines', and the lines
-        \`API / same statements bare: 0.NN×\` (same-statements p50 / service p50) and
-        \`same statements / minimal: N.NN×\` (same-statements p50 / minimal p50)`,
+      help: `skip both bare baselines (bench/README.md, generation): the minimal one and the
+        same statements one, which give the lines \`API / same statements bare: 0.NN×\`
+        (same-statements p50 / service p50) and \`same statements / minimal: N.NN×\``,
     },
     'baseline-order': {
       default: 'before',
       arg: 'before|interleaved',
-      help: `of the minimal baseline. before (default): its warm-up and rounds, then its
-        processes stop and the service's start; interleaved: both sides up for the
-        whole run, baseline round i just before service round i (a neighbour's load
-        that comes and goes falls on both alike), at twice the database connections
-        (both sides' pools; each process's pool is 12 unless DB_POOL_MAX is set, to
-        stay within Postgres' default 100 sessions). The same-statements baseline needs the service's capture,
-        so its round i always runs just before service round i`,
+      help: `of the minimal baseline: before (default; its rounds, then the service's) or
+        interleaved (baseline round i just before service round i, pools of 12 unless
+        DB_POOL_MAX is set). The same-statements round i always runs just before it`,
     },
     strict: {
       type: 'boolean',
@@ -94,54 +71,42 @@ before them (or interleaved) the same bursts at a bare baseline on the same Temp
   },
   `CPU seconds per round by process: api and worker are the round's side (in a baseline round the
 bare server and the baseline worker); idle is the other sides' processes that are up.
-After the rounds the bench prints the service's statements per job by process and activity
-(the census counts every statement of the measured rounds; the bench polls the jobs table itself).
-Both workers load workflow bundles the bench builds before starting them (as production workers
-load the build's), not webpack at start-up.
+After the rounds the bench prints the service's statements per job by process and activity.
 
 Environment: BENCH_GEN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_gen),
              BENCH_GEN_REDIS_URL (default redis://127.0.0.1:6379/11; the database is flushed).`,
 );
 
-export const TIMEOUT_MS = opt.timeout * 1000;
-const QUIET_WAIT_MS = opt['quiet-wait'] * 1000;
-export const TARGET_P50_MS = 1_000;
-export const BASELINE = !opt['no-baseline'];
-export const ORDER = opt['baseline-order'];
+const TIMEOUT_MS = opt.timeout * 1000;
+const ORDER = opt['baseline-order'];
 if (ORDER !== 'before' && ORDER !== 'interleaved') {
   console.error(`--baseline-order must be before or interleaved, not ${ORDER}`);
   process.exit(2);
 }
-
 const DATABASE_URL = process.env.BENCH_GEN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_gen';
 const REDIS_URL = process.env.BENCH_GEN_REDIS_URL ?? 'redis://127.0.0.1:6379/11';
-export const TASK_QUEUE = 'bench-generation';
-export { RESULTS_DIR };
-export const PROFILE_DIR = path.join(RESULTS_DIR, 'profiles', 'generation');
-export const CENSUS_DIR = path.join(RESULTS_DIR, 'generation-census');
-// The census loads after tsx (TypeScript) and before the app, in each process's main thread only
-// (the worker's workflow threads inherit its options and run no SQL): `--import tsx` twice is one import.
+const TASK_QUEUE = 'bench-generation';
+const PROFILE_DIR = path.join(RESULTS_DIR, 'profiles', 'generation');
+const CENSUS_DIR = path.join(RESULTS_DIR, 'generation-census');
+// The census loads after tsx and before the app, in each process's main thread only (the
+// worker's workflow threads run no SQL): `--import tsx` twice is one import.
 const CENSUS_URL = pathToFileURL(path.join(REPO_ROOT, 'bench', 'generation', 'census.ts')).href;
-export const CENSUS_ARGS = [
+const CENSUS_ARGS = [
   '--import',
   'tsx',
   '--import',
   `data:text/javascript,import { isMainThread } from 'node:worker_threads'; if (isMainThread) await import(${JSON.stringify(CENSUS_URL)});`,
 ];
 
-// lib/config reads the environment at import: everything is set before the first app module
-// loads, and both children inherit it. The worker builds a network client at start; nothing here
-// publishes, so it is never called. The built-in writer: the figures measure the service, not a
-// model's latency.
+// Set before the first app module loads; both children inherit it. Nothing here publishes.
 const temporalPort = await freePort();
 setPublishingEnvironment(
   { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort, taskQueue: TASK_QUEUE, simPort: 9 },
   {
     BENCH_GEN_CENSUS_DIR: CENSUS_DIR,
     LLM_WRITER: 'builtin',
-    // Interleaved, the three sides are up at once: six processes with the default pool of 20
-    // would ask for more sessions than Postgres' default max_connections (100). Each gets 12
-    // unless DB_POOL_MAX says otherwise; every side alike, so the ratios compare like with like.
+    // Interleaved, every side is up at once: each process's pool is 12, within Postgres' default
+    // max_connections (100), unless DB_POOL_MAX says otherwise.
     ...(ORDER === 'interleaved' && !process.env.DB_POOL_MAX ? { DB_POOL_MAX: '12' } : {}),
   },
 );
@@ -153,161 +118,24 @@ const SOURCE = [
   'The lesson is simple: write the checklist down, then make the machine run it every time.',
   'Next we want the same discipline for incident reviews.',
 ].join(' ');
+const body = (i: number) => ({ source: { type: 'text', text: `${SOURCE} (#${i})` } });
 
-export async function round(
-  agent: http.Agent,
-  baseUrl: string,
-  key: string,
-  projectId: string,
-  n: number,
-  groups: Groups,
-): Promise<RoundResult> {
-  const cpuBefore = snapshot();
-  const t0 = performance.now();
-  const replies = await Promise.all(
-    Array.from({ length: n }, (_, i) => request(agent, baseUrl, key, 'POST', '/v1/posts/generations', { projectId, ...body(i) })),
-  );
-  const ids = new Set(replies.filter((r) => r.status === 200).map((r) => r.body.data.id as string));
-
-  // Wait for every accepted job to be final the way the baseline waits for its rows: one count
-  // on the jobs table every 100 ms. Polling GET /v1/jobs instead (200 jobs a page, ten times a
-  // second) spent the API's and Postgres' CPU on the bench, beside the jobs it measures; the
-  // figures themselves are read through the API once, when the round is over.
-  const { db } = await import('../lib/db');
-  const deadline = Date.now() + TIMEOUT_MS;
-  for (;;) {
-    const row = (await db()('jobs')
-      .whereIn('id', [...ids])
-      .whereIn('status', ['DONE', 'FAILED', 'CANCELLED'])
-      .count('* as n')
-      .first()) as { n: string | number };
-    const final = Number(row.n);
-    if (final >= ids.size) break;
-    if (Date.now() > deadline) throw new Error(`only ${final}/${ids.size} jobs final after ${TIMEOUT_MS / 1000} s`);
-    await sleep(100);
-  }
-  const cpu = diff(cpuBefore, snapshot(), groups);
-  const jobs: any[] = [];
-  let cursor: string | null = null;
-  do {
-    const page: Reply = await request(
-      agent,
-      baseUrl,
-      key,
-      'GET',
-      `/v1/jobs?projectId=${projectId}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-    );
-    if (page.status !== 200) throw new Error(`GET /v1/jobs answered ${page.status}: ${JSON.stringify(page.body)}`);
-    jobs.push(...page.body.data.filter((j: any) => ids.has(j.id)));
-    cursor = page.body.pagination.next_cursor;
-  } while (cursor);
-  if (jobs.length !== ids.size) throw new Error(`GET /v1/jobs listed ${jobs.length} of the round's ${ids.size} jobs`);
-  const drafts = Number((await db()('posts').where({ project_id: projectId }).count('* as n').first())!.n);
-  return roundFigures({
-    requests: n,
-    replies,
-    t0,
-    jobs: jobs.map((j) => ({ createdAt: Date.parse(j.createdAt), completedAt: j.status === 'DONE' ? Date.parse(j.completedAt) : null })),
-    drafts,
-    cpu,
-  });
+/** A side of the run: the service, or a bare baseline, with its processes (api or bare server, then worker). */
+interface Side {
+  /** '' for the service, else the baseline's name in its lines. */
+  name: string;
+  pids: number[];
+  results: RoundResult[];
+  round(n: number, groups: Groups, project: string): Promise<RoundResult>;
+  stop?(): Promise<void>;
 }
 
-export const body = (i: number) => ({ source: { type: 'text', text: `${SOURCE} (#${i})` } });
+type Bench = Awaited<ReturnType<typeof setUp>>;
 
-/** One burst at a bare baseline, the same bodies as the service's (less the project id). */
-async function baselineRound(b: BareBaseline, agent: http.Agent, n: number, groups: Groups): Promise<RoundResult> {
-  const cpuBefore = snapshot();
-  const { replies, t0, jobs } = await bareRound(b, agent, DATABASE_URL, n, body, TIMEOUT_MS);
-  const first = replies.find((r) => r.status === 200);
-  if (first) lastJobOf.set(b.table === 'jobs' ? 'same statements' : 'minimal', first.body.data.id as string);
-  return roundFigures({ requests: n, replies, t0, jobs, drafts: null, cpu: diff(cpuBefore, snapshot(), groups) });
-}
-
-/** A job of each baseline's latest round (its workflow id) by baseline, whose history the bench reads. */
-export const lastJobOf = new Map<string, string>();
-
-/**
- * What Temporal recorded for one job: its history's events, workflow tasks, activity tasks,
- * markers (local activities, patches) and search-attribute upserts.
- */
-export async function historyShape(workflowId: string): Promise<string> {
-  const { Client, Connection } = await import('@temporalio/client');
-  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
-  try {
-    const history = await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory();
-    const count = (name: string) =>
-      (history.events ?? []).filter((e) => proto.temporal.api.enums.v1.EventType[e.eventType!] === `EVENT_TYPE_${name}`).length;
-    return (
-      `${history.events?.length ?? 0} events: ${count('WORKFLOW_TASK_STARTED')} workflow tasks, ${count('ACTIVITY_TASK_STARTED')} activity tasks,` +
-      ` ${count('MARKER_RECORDED')} markers, ${count('UPSERT_WORKFLOW_SEARCH_ATTRIBUTES')} search-attribute upserts`
-    );
-  } catch (err) {
-    // A diagnostic: the figures do not depend on it.
-    return `(history not read: ${err instanceof Error ? err.message : String(err)})`;
-  } finally {
-    await connection.close();
-  }
-}
-
-const CPUS = machineInfo().cpus;
-
-export function printRound(label: string, r: RoundResult) {
-  const refused =
-    Object.entries(r.refused)
-      .map(([k, v]) => `${v}× ${k}`)
-      .join(', ') || 'none';
-  console.log(
-    `  ${label}: ${r.accepted}/${r.requests} accepted in ${f0(r.burstMs)} ms → ${r.acceptedPerSecond.toFixed(0)} accepted/s` +
-      ` | answer p50 ${f0(r.acceptLatencyMs.p50)} ms, p99 ${f0(r.acceptLatencyMs.p99)} ms` +
-      ` | queue→done p50 ${f0(r.queueToDoneMs.p50)} ms, p99 ${f0(r.queueToDoneMs.p99)} ms, max ${f0(r.queueToDoneMs.max)} ms` +
-      ` | all done ${f0(r.lastDoneAfterMs)} ms after the first was queued (${r.drainPerSecond.toFixed(1)} jobs/s)` +
-      ` | failed ${r.failed}${r.drafts === null ? '' : `, drafts ${r.drafts}`}, refused ${refused}`,
-  );
-  if (r.cpu) {
-    const parts = Object.entries(r.cpu.cpuMs)
-      .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}`)
-      .join(', ');
-    console.log(`    CPU seconds: ${parts} | machine busy ${(r.cpu.machineBusy * 100).toFixed(0)}% of ${CPUS} cores`);
-  }
-}
-
-async function main() {
-  const cleanups = new Cleanups();
-  let results: Results;
-  try {
-    const bench = await setUp(cleanups);
-    // Before: every minimal baseline round first, and its processes (and their database
-    // connections) gone before the service's start.
-    if (bench.bare && ORDER === 'before') {
-      await baselineWarmup(bench, bench.bare, 'baseline');
-      for (let i = 1; i <= opt.rounds; i++) await baselineRoundN(bench, bench.bare, 'baseline', bench.baselineResults, i);
-      await bench.bare.stop();
-      bench.bare = null;
-    }
-    const service = await startService(bench, cleanups);
-    await captureOneJob(bench, service);
-    await runRounds(bench, service);
-    results = bench;
-  } finally {
-    await cleanups.run();
-  }
-  await report(results);
-}
-
-export type Bench = Awaited<ReturnType<typeof setUp>>;
-export type Service = Awaited<ReturnType<typeof startService>>;
-export type Results = Pick<Bench, 'results' | 'baselineResults' | 'sameResults'>;
-
-/**
- * The stores, the Temporal dev server, the workflow bundles, the customer and, unless
- * --no-baseline, the minimal bare baseline's processes; the processes of each side that is up,
- * for the CPU groups of a round.
- */
+/** The stores, Temporal, the workflow bundles and the customer; the sides that are up. */
 async function setUp(cleanups: Cleanups) {
   step(`database ${DATABASE_URL} (recreated), Redis ${REDIS_URL} (flushed)`);
   await resetStores(DATABASE_URL, REDIS_URL);
-
   step('Temporal dev server');
   const binary = await resolveTemporalBinary({ log: (l) => console.log(`  [temporal] ${l}`) });
   const temporal = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
@@ -317,93 +145,242 @@ async function setUp(cleanups: Cleanups) {
   // Both workers load a bundle built here once, as production workers load the build's
   // (WORKFLOW_BUNDLE_PATH), rather than running webpack at start-up in their own heap.
   const tb = Date.now();
-  process.env.WORKFLOW_BUNDLE_PATH = await writeWorkflowBundle(path.join(RESULTS_DIR, 'generation-workflow-bundle.js'));
-  const baselineBundle = BASELINE
-    ? await writeWorkflowBundle(
-        path.join(RESULTS_DIR, 'generation-baseline-bundle.js'),
-        path.join(import.meta.dirname, 'generation', 'baselineWorkflows.ts'),
-      )
-    : null;
+  const { bundleWorkflows, WORKFLOWS_PATH } = await import('../workers/worker');
+  const writeBundle = async (name: string, source: string) => {
+    const file = path.join(RESULTS_DIR, `generation-${name}-bundle.js`);
+    fs.mkdirSync(RESULTS_DIR, { recursive: true });
+    fs.writeFileSync(file, (await bundleWorkflows(source)).code);
+    return file;
+  };
+  process.env.WORKFLOW_BUNDLE_PATH = await writeBundle('workflow', WORKFLOWS_PATH);
+  const baselineBundle = opt['no-baseline']
+    ? null
+    : await writeBundle('baseline', path.join(import.meta.dirname, 'generation', 'baselineWorkflows.ts'));
   step(`workflow bundles built in ${((Date.now() - tb) / 1000).toFixed(1)} s; the workers load them`);
 
-  // ── The service and the bare baseline, same dev server, same worker settings ────────────
   const { db } = await import('../lib/db');
-  const { createWorkspace, issueApiKey } = await import('../admin/provision');
+  const { createWorkspace, createProject, issueApiKey } = await import('../admin/provision');
   const workspace = await createWorkspace({ name: 'Generation Bench Co', plan: 'BUSINESS' });
   // Caps high enough never to refuse, but set, so every request runs the conditional reservations.
   await db()('workspaces')
     .where({ id: workspace.id })
     .update({ daily_spend_cap_cents: 1_000_000_000, weekly_ai_budget_cents: 1_000_000_000 });
-  const key = (await issueApiKey({ workspaceId: workspace.id, scopes: ['write'], name: 'generation bench' })).key;
-
-  if (BASELINE)
+  const key = (await issueApiKey({ workspaceId: workspace.id, scopes: ['write'], name: 'generation bench' })).key as string;
+  const project = async (name: string) =>
+    (await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name, connection: 'none' })).id as string;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(opt.requests, opt.warmup, 1) });
+  cleanups.push(async () => agent.destroy());
+  const b = { temporal, key, project, agent, baselineBundle, up: [] as Side[], lastJobOf: new Map<string, string>() };
+  cleanups.push(async () => void (await Promise.all(b.up.map((s) => s.stop?.()))));
+  if (!opt['no-baseline']) {
     step(
       'minimal bare baseline: accept server (bench/generation/serve-bare.ts) and worker (bench/generation/baselineWorker.ts) as child processes',
     );
-  const bench = {
-    temporal,
-    workspaceId: workspace.id as string,
-    key,
-    baselineBundle,
-    bare: BASELINE ? await startBareBaseline({ env: process.env, logDir: RESULTS_DIR, bundlePath: baselineBundle }) : null,
-    same: null as BareBaseline | null,
-    // Same agent settings for the baseline's bursts and the service's.
-    bareAgent: newAgent(),
-    // The processes of the sides that are up but not in the round: their CPU shows as "idle".
-    pids: { service: [] as number[], bare: [] as number[], same: [] as number[] },
-    results: [] as RoundResult[],
-    baselineResults: [] as RoundResult[],
-    sameResults: [] as RoundResult[],
-  };
-  bench.pids.bare = bench.bare ? [bench.bare.server.pid, bench.bare.worker.pid] : [];
-  cleanups.push(async () => {
-    bench.bareAgent.destroy();
-    const b = [bench.bare, bench.same];
-    bench.bare = bench.same = null;
-    for (const x of b) await x?.stop();
-  });
-  return bench;
+    b.up.push(baselineSide(b, 'baseline', await startBareBaseline({ env: process.env, logDir: RESULTS_DIR, bundlePath: baselineBundle })));
+  }
+  return b;
 }
 
-export const newAgent = () => new http.Agent({ keepAlive: true, maxSockets: Math.max(opt.requests, opt.warmup, 1) });
-
-/** A fresh project of the bench's workspace, for one round. */
-export async function project(b: Bench, name: string): Promise<string> {
-  const { createProject } = await import('../admin/provision');
-  return (await createProject({ workspaceId: b.workspaceId, type: 'PERSONAL_BRAND', name, connection: 'none' })).id;
-}
-
-/** CPU groups of a round of the side whose processes are `pids` (API or bare server, then worker). */
-export function sideGroups(b: Bench, pids: number[]): Groups {
+/** A bare baseline as a side: the same bodies as the service's (less the project id). */
+function baselineSide(b: Pick<Bench, 'agent' | 'lastJobOf'>, name: string, bare: BareBaseline): Side {
   return {
-    api: (p) => p.pid === pids[0],
-    worker: (p) => p.pid === pids[1],
+    name,
+    pids: [bare.server.pid, bare.worker.pid],
+    results: [],
+    stop: () => bare.stop(),
+    async round(n, groups) {
+      const cpuBefore = snapshot();
+      const { replies, t0, jobs } = await bareRound(bare, b.agent, DATABASE_URL, n, body, TIMEOUT_MS);
+      const first = replies.find((r) => r.status === 200);
+      if (first) b.lastJobOf.set(bare.table === 'jobs' ? 'same statements' : 'minimal', first.body.data.id as string);
+      return roundFigures({ requests: n, replies, t0, jobs, drafts: null, cpu: diff(cpuBefore, snapshot(), groups) });
+    },
+  };
+}
+
+/**
+ * One burst through the API: the round is over when every accepted job is final (one count on
+ * the jobs table every 100 ms, as a baseline waits on its rows, not the API's CPU spent polling);
+ * its figures are then read through GET /v1/jobs, once.
+ */
+async function serviceRound(b: Bench, baseUrl: string, projectId: string, n: number, groups: Groups): Promise<RoundResult> {
+  const { db } = await import('../lib/db');
+  const cpuBefore = snapshot();
+  const { replies, t0, ids } = await burst(
+    (i) => request(b.agent, baseUrl, b.key, 'POST', '/v1/posts/generations', { projectId, ...body(i) }),
+    n,
+    async (ids) => Number((await db()('jobs').whereIn('id', ids).whereIn('status', ['DONE', 'FAILED', 'CANCELLED']).count('* as n'))[0]!.n),
+    TIMEOUT_MS,
+  );
+  const cpu = diff(cpuBefore, snapshot(), groups);
+  const jobs: any[] = [];
+  let cursor: string | null = null;
+  do {
+    const page: Reply = await request(
+      b.agent,
+      baseUrl,
+      b.key,
+      'GET',
+      `/v1/jobs?projectId=${projectId}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+    );
+    if (page.status !== 200) throw new Error(`GET /v1/jobs answered ${page.status}: ${JSON.stringify(page.body)}`);
+    jobs.push(...page.body.data.filter((j: any) => ids.includes(j.id)));
+    cursor = page.body.pagination.next_cursor;
+  } while (cursor);
+  if (jobs.length !== ids.length) throw new Error(`GET /v1/jobs listed ${jobs.length} of the round's ${ids.length} jobs`);
+  const drafts = Number((await db()('posts').where({ project_id: projectId }).count('* as n'))[0]!.n);
+  const times = jobs.map((j) => ({
+    createdAt: Date.parse(j.createdAt),
+    completedAt: j.status === 'DONE' ? Date.parse(j.completedAt) : null,
+  }));
+  return roundFigures({ requests: n, replies, t0, jobs: times, drafts, cpu });
+}
+
+/** CPU groups of a round of `side`; idle: the processes of the other sides that are up. */
+function sideGroups(b: Bench, side: Side): Groups {
+  return {
+    api: (p) => p.pid === side.pids[0],
+    worker: (p) => p.pid === side.pids[1],
     temporal: (p) => p.pid === b.temporal.child.pid,
     postgres: (p) => p.comm.startsWith('postgres'),
     bench: (p) => p.pid === process.pid,
-    idle: (p) => [...b.pids.service, ...b.pids.bare, ...b.pids.same].includes(p.pid) && !pids.includes(p.pid),
+    idle: (p) => b.up.some((s) => s !== side && s.pids.includes(p.pid)),
   };
 }
 
-export async function quiet(groups: Groups) {
-  if (QUIET_WAIT_MS <= 0) return;
-  const share = await waitForQuiet({ waitMs: QUIET_WAIT_MS, quietBelow: 0.15, groups: () => groups, announce: false });
-  if (share >= 0.15) console.log(`  (other processes still use ${(share * 100).toFixed(0)}% of the machine; figures below are disturbed)`);
+/** The warm-up (`i` 0, unless --warmup 0) or measured round `i` of a side, printed. */
+async function measure(b: Bench, side: Side, i: number) {
+  const n = i === 0 ? opt.warmup : opt.requests;
+  if (i === 0 && n <= 0) return;
+  const groups = sideGroups(b, side);
+  const label = `${side.name ? `${side.name} ` : ''}${i === 0 ? 'warm-up' : `round ${i}`}`;
+  if (i > 0 && opt['quiet-wait'] > 0) {
+    const share = await waitForQuiet({ waitMs: opt['quiet-wait'] * 1000, quietBelow: 0.15, groups: () => groups, announce: false });
+    if (share >= 0.15)
+      console.log(`  (other processes still use ${(share * 100).toFixed(0)}% of the machine; figures below are disturbed)`);
+  }
+  step(`${label}: ${n} requests${i === 0 ? '' : ' at once'}`);
+  const r = await side.round(n, groups, i === 0 ? 'Warm-up' : `Round ${i}`);
+  printRound(label, r, machineInfo().cpus);
+  if (i > 0) side.results.push(r);
 }
 
-export async function baselineRoundN(b: Bench, bare: BareBaseline, name: string, into: RoundResult[], i: number) {
-  const groups = sideGroups(b, [bare.server.pid, bare.worker.pid]);
-  await quiet(groups);
-  step(`${name} round ${i}: ${opt.requests} requests at once`);
-  const r = await baselineRound(bare, b.bareAgent, opt.requests, groups);
-  printRound(`${name} round ${i}`, r);
-  into.push(r);
+/** What Temporal recorded for one job: events, workflow and activity tasks, markers, search-attribute upserts. */
+async function historyShape(workflowId: string): Promise<string> {
+  const { Client, Connection } = await import('@temporalio/client');
+  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
+  try {
+    const events = (await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    const count = (name: string) =>
+      events.filter((e) => proto.temporal.api.enums.v1.EventType[e.eventType!] === `EVENT_TYPE_${name}`).length;
+    return (
+      `${events.length} events: ${count('WORKFLOW_TASK_STARTED')} workflow tasks, ${count('ACTIVITY_TASK_STARTED')} activity tasks,` +
+      ` ${count('MARKER_RECORDED')} markers, ${count('UPSERT_WORKFLOW_SEARCH_ATTRIBUTES')} search-attribute upserts`
+    );
+  } catch (err) {
+    return `(history not read: ${err instanceof Error ? err.message : String(err)})`;
+  } finally {
+    await connection.close();
+  }
 }
 
-export async function baselineWarmup(b: Bench, bare: BareBaseline, name: string) {
-  if (opt.warmup <= 0) return;
-  step(`${name} warm-up: ${opt.warmup} requests`);
-  printRound(`${name} warm-up`, await baselineRound(bare, b.bareAgent, opt.warmup, sideGroups(b, [bare.server.pid, bare.worker.pid])));
+/** The API and the worker as child processes with the statement census, as a side. */
+async function startService(b: Bench, cleanups: Cleanups) {
+  step('API (bench/harness/serve-app.ts) and worker (workers/main.ts) as child processes, with the statement census');
+  if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
+  // One folder per process: tsx's loader thread writes a profile of its own beside the main thread's.
+  const nodeArgs = (name: string) => [
+    ...CENSUS_ARGS,
+    ...(opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, name)}`] : []),
+  ];
+  const api = await startServer('api', 'bench/harness/serve-app.ts', process.env, nodeArgs('api'));
+  cleanups.push(() => api.stop());
+  const worker = await launch({ kind: 'worker', nodeArgs: nodeArgs('worker') });
+  cleanups.push(() => worker.stop());
+  const side: Side = {
+    name: '',
+    pids: [api.pid, worker.pid],
+    results: [],
+    round: async (n, groups, project) => serviceRound(b, api.baseUrl, await b.project(project), n, groups),
+  };
+  b.up.push(side);
+  await worker.waitReady(workerPolls(TASK_QUEUE), 180_000);
+  return { api, worker, side, census: censusControl(CENSUS_DIR) };
+}
+
+/**
+ * One job alone, its statements captured in both processes: the same-statements plan, and its
+ * baseline started; then what Temporal recorded for one job of each side.
+ */
+async function captureOneJob(b: Bench, { api, worker, side, census }: Awaited<ReturnType<typeof startService>>) {
+  const { db } = await import('../lib/db');
+  const projectId = await b.project('Capture');
+  await census.capture();
+  const one = await request(b.agent, api.baseUrl, b.key, 'POST', '/v1/posts/generations', { projectId, ...body(0) });
+  if (one.status !== 200) throw new Error(`the captured job was refused: ${one.status} ${JSON.stringify(one.body)}`);
+  const jobId = one.body.data.id as string;
+  for (let t = Date.now(); (await db()('jobs').where({ id: jobId }).first('status')).status !== 'DONE'; await sleep(50))
+    if (Date.now() - t > TIMEOUT_MS)
+      throw new Error(`the captured job did not finish; the worker's last output:\n${worker.tail.join('\n')}`);
+  await sleep(300);
+  const [apiDump, workerDump] = await census.dump(side.pids);
+  const plan = planOf(apiDump!, workerDump!, jobId);
+  const planFile = path.join(RESULTS_DIR, 'generation-same-statements.json');
+  fs.writeFileSync(planFile, JSON.stringify(plan));
+  step(`one job's statements (${path.relative(REPO_ROOT, planFile)}):\n${describePlan(plan)}`);
+  if (!opt['no-baseline']) {
+    step('same-statements bare baseline: the same bare server and worker replaying them');
+    const same = await startBareBaseline({ env: process.env, logDir: RESULTS_DIR, bundlePath: b.baselineBundle, samePlan: planFile });
+    b.up.push(baselineSide(b, 'same statements', same));
+    await measure(b, b.up.at(-1)!, 0);
+  }
+  console.log(`  history of one job: service ${await historyShape(jobId)}`);
+  for (const [name, id] of b.lastJobOf) console.log(`  history of one job: ${name} ${await historyShape(id)}`);
+}
+
+async function main() {
+  const cleanups = new Cleanups();
+  let results: [RoundResult[], RoundResult[], RoundResult[]];
+  try {
+    const b = await setUp(cleanups);
+    const [bare] = b.up;
+    // Before: every minimal baseline round first, and its processes (and their database
+    // connections) gone before the service's start.
+    if (bare && ORDER === 'before') {
+      for (let i = 0; i <= opt.rounds; i++) await measure(b, bare, i);
+      await bare.stop!();
+      b.up.splice(b.up.indexOf(bare), 1);
+    }
+    const service = await startService(b, cleanups);
+    if (bare && ORDER === 'interleaved') await measure(b, bare, 0);
+    await measure(b, service.side, 0);
+    await captureOneJob(b, service);
+    // Interleaved: baseline round i, then service round i, so a neighbour's load that comes and
+    // goes falls on both sides alike.
+    const [apiBefore, workerBefore] = await service.census.dump(service.side.pids);
+    const same = b.up.find((s) => s.name === 'same statements');
+    for (let i = 1; i <= opt.rounds; i++)
+      for (const side of [bare && ORDER === 'interleaved' ? bare : null, same, service.side]) if (side) await measure(b, side, i);
+    const [apiAfter, workerAfter] = await service.census.dump(service.side.pids);
+    for (const [name, before, after] of [
+      ['API', apiBefore!, apiAfter!],
+      ['worker', workerBefore!, workerAfter!],
+    ] as const) {
+      const rows = perJob(before, after, opt.requests * opt.rounds).filter((r) => r.perJob >= 0.05);
+      const total = rows.reduce((n, r) => n + r.perJob, 0);
+      console.log(`\n${name}: ${total.toFixed(1)} statements per job over the rounds (those of 0.05 a job or more)`);
+      for (const r of rows) console.log(`  ${r.perJob.toFixed(2).padStart(6)}  ${r.activity || '-'}  ${r.text.slice(0, 130)}`);
+    }
+    results = [service.side.results, bare?.results ?? [], same?.results ?? []];
+  } finally {
+    await cleanups.run();
+  }
+  const exit = await report(...results, {
+    options: { requests: opt.requests, rounds: opt.rounds, warmup: opt.warmup, baseline: !opt['no-baseline'], baselineOrder: ORDER },
+    strict: opt.strict,
+    profileDir: opt.profile ? PROFILE_DIR : null,
+  });
+  process.exit(exit);
 }
 
 main().catch((err) => {

@@ -1,17 +1,7 @@
-// Bench: the knowledge base (docs/knowledge.md "Performance").
-//
-// 1. Ingest: N text documents of about 20 KB, POST /v1/knowledge all at once; each becomes a
-//    KNOWLEDGE_INGEST job on Temporal run by a worker process (workers/main.ts). Reported: the
-//    throughput (documents per second from the first queued to the last done) and the job
-//    latency (created → completed, from the job rows).
-// 2. Search: the workspace is topped up to 10,000 chunks (the same storeDocument path), then
-//    GET /v1/knowledge?query=… runs in a closed loop, and beside it the bare SQL query on the
-//    same GIN index (ranked chunks, websearch_to_tsquery, no API) with the same concurrency.
-//    The same search through the MCP door (search_knowledge_base over streamable HTTP, SDK
-//    clients) beside the statements captured in the MCP process and the same minimal query.
-// Everything is the bench's own: database content_scheduler_bench_knowledge (recreated), Redis
-// db 10 (flushed), a Temporal dev server on a free port, the API's REST and MCP doors in child
-// processes of their own (bench/harness/serve-app.ts, bench/knowledge/serve-mcp.ts).
+// Bench: the knowledge base (docs/knowledge.md "Performance"): ingest throughput and job latency
+// of --documents text documents at once through the API and a worker; then knowledge search at
+// each corpus size, through REST and through the MCP tool, each beside its same statements bare
+// and the minimal query (bench/harness/statements.ts). See bench/README.md, "Read surfaces".
 
 import os from 'node:os';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -88,17 +78,14 @@ async function setUp() {
   const replay = await startServer('replay', 'bench/harness/serve-replay.ts', process.env);
   const worker = await launch({ kind: 'worker' });
   const bare = new pg.Pool({ connectionString: DATABASE_URL, max: opt.connections });
-  const {
-    workspace,
-    project: p,
-    key,
-  } = await benchWorkspace({
+  const customer = await benchWorkspace({
     name: 'Knowledge Bench Co',
     project: { name: 'Bench person', connection: 'none' },
     scopes: ['read', 'write'],
     keyName: 'knowledge bench',
   });
-  const project = p.id as string;
+  const { workspace, key } = customer;
+  const project = customer.project.id as string;
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
   return { temporal, api, mcp, replay, worker, bare, workspace, project, headers };
 }
@@ -125,9 +112,8 @@ async function waitAll(ids: string[], timeoutMs: number) {
   }
 }
 
-// The first 10,000 chunks are written as ingests write them (storeDocument); past that the
-// workspace's documents are copied with their chunks and tsvectors in SQL, which takes
-// seconds rather than the half hour 100,000 chunks of storeDocument would.
+// The first 10,000 chunks as ingests write them (storeDocument); past that the documents copied
+// with their chunks and tsvectors in SQL: seconds, not the half hour of storeDocument.
 async function growCorpus(workspaceId: string, projectId: string, have: number, want: number) {
   const { db } = await import('../lib/db');
   let total = await storeDocumentsUpTo(workspaceId, projectId, have, Math.min(want, 10_000), BYTES);
@@ -157,14 +143,14 @@ async function growCorpus(workspaceId: string, projectId: string, have: number, 
         [originals],
       );
     });
-    total = Number((await db()('knowledge_chunks').where({ workspace_id: workspaceId }).count<{ n: string }[]>('* as n'))[0]!.n);
+    total = await chunksOf(workspaceId);
   }
   return total;
 }
 
-async function run(b: Bench) {
-  const ingest = await ingestDocuments(b);
-  return { ingest, surfaces: await measureSearch(b, ingest.ingestChunks) };
+async function chunksOf(workspaceId: string) {
+  const { db } = await import('../lib/db');
+  return Number((await db()('knowledge_chunks').where({ workspace_id: workspaceId }).count<{ n: string }[]>('* as n'))[0]!.n);
 }
 
 /** A warm-up of 5 documents, then --documents documents sent at once, each until its job is done. */
@@ -186,10 +172,7 @@ async function ingestDocuments(b: Bench) {
   const latencies = done.map((r) => r.completed_at.getTime() - r.created_at.getTime());
   const first = Math.min(...rows.map((r) => r.created_at.getTime()));
   const last = Math.max(...done.map((r) => r.completed_at.getTime()));
-  const ingestChunks = Number(
-    (await db()('knowledge_chunks').where({ workspace_id: workspace.id }).count<{ n: string }[]>('* as n'))[0]!.n,
-  );
-  return { done, rows, latencies, first, last, acceptedMs, ingestChunks };
+  return { done, rows, latencies, first, last, acceptedMs, ingestChunks: await chunksOf(workspace.id) };
 }
 
 /** The statements of each request, captured inside the server process that answers it. */
@@ -246,10 +229,8 @@ async function searchToolLoop(sessions: McpSession[], project: string): Promise<
 async function measureSearch(b: Bench, ingestChunks: number) {
   const { api, bare, workspace, project, headers } = b;
   const { db } = await import('../lib/db');
-  // Search at each corpus size (issue 30), through REST and through the MCP tool: each beside
-  // the same statements bare (captured from the process that answered, for each query) and
-  // beside the minimal query a Postgres expert would write for the same page: rank the chunks,
-  // group by document, headline only the page's rows.
+  // The minimal query a Postgres expert would write for the same page: rank the chunks, group by
+  // document, headline only the page's rows.
   const PAGE = 20; // config.knowledge.listDefault, the API's page without a limit
   const searchTargets = QUERIES.slice(0, 8).map((q) => ({
     url: `${api.baseUrl}/v1/knowledge?${new URLSearchParams({ query: q, projectId: project })}`,
@@ -284,44 +265,31 @@ async function measureSearch(b: Bench, ingestChunks: number) {
     const toolCaptured = await captureAll(b.mcp, toolCalls, `${SEARCH_TOOL} call`);
     if (opt.explain) await explainAll(bare, captured[0]!, { text: minimalSql, values: [workspace.id, QUERIES[0]!] });
     step(`search over ${total} chunks: API, same statements, minimal query (${opt.connections} connections, ${DURATION_MS / 1000} s each)`);
-    const surface = (
-      name: string,
-      server: ServerHandle,
-      statements: CapturedStatement[][],
-      door: () => Promise<RunResult>,
-      replayServer?: ServerHandle,
-    ) =>
-      measureSurface({
-        server,
-        replayServer,
-        surface: name,
-        corpus: `${total} chunks`,
-        pool: bare,
-        captured: statements,
-        // Every query in one run, rotated per request (both baselines rotate the same way), so
-        // the percentiles are over all requests.
-        api: door,
-        minimal: (i) => bare.query(minimalSql, [workspace.id, QUERIES[i % 8]!]),
-        connections: opt.connections,
-        durationMs: DURATION_MS,
-        warmupMs: 3000,
-      });
+    const common = {
+      corpus: `${total} chunks`,
+      pool: bare,
+      // Every query in one run, rotated per request (both baselines rotate the same way), so
+      // the percentiles are over all requests.
+      minimal: (i: number) => bare.query(minimalSql, [workspace.id, QUERIES[i % 8]!]),
+      connections: opt.connections,
+      durationMs: DURATION_MS,
+      warmupMs: 3000,
+    };
+    const rest = () => closedLoop(searchTargets, { connections: opt.connections, durationMs: DURATION_MS });
     surfaces.push(
-      await surface(
-        'knowledge search',
-        api,
-        captured,
-        () => closedLoop(searchTargets, { connections: opt.connections, durationMs: DURATION_MS }),
-        b.replay,
-      ),
+      await measureSurface({ ...common, surface: 'knowledge search', server: api, replayServer: b.replay, captured, api: rest }),
     );
-    surfaces.push(await surface(`MCP ${SEARCH_TOOL}`, b.mcp, toolCaptured, () => searchToolLoop(sessions, project)));
+    const tool = () => searchToolLoop(sessions, project);
+    surfaces.push(await measureSurface({ ...common, surface: `MCP ${SEARCH_TOOL}`, server: b.mcp, captured: toolCaptured, api: tool }));
   }
   await Promise.all(sessions.map((s) => s.client.close()));
   return surfaces;
 }
 
-function report({ ingest: { done, rows, latencies, first, last, acceptedMs, ingestChunks }, surfaces }: Awaited<ReturnType<typeof run>>) {
+function report(
+  { done, rows, latencies, first, last, acceptedMs, ingestChunks }: Awaited<ReturnType<typeof ingestDocuments>>,
+  surfaces: SurfaceFigures[],
+) {
   console.log(`\nresults (${os.cpus().length} CPUs, load average ${loadAverage(2)})`);
   if (DOCS > 0)
     console.log(
@@ -338,7 +306,8 @@ function report({ ingest: { done, rows, latencies, first, last, acceptedMs, inge
 
 const bench = await setUp();
 try {
-  report(await run(bench));
+  const ingested = await ingestDocuments(bench);
+  report(ingested, await measureSearch(bench, ingested.ingestChunks));
 } finally {
   await bench.bare.end();
   await bench.worker.stop();

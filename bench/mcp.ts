@@ -1,29 +1,6 @@
-// Bench: the agent transport (spec 4.9) against its REST twin, tool by tool. For every read tool
-// that has a REST twin, concurrent MCP sessions call the tool in a closed loop (each session
-// sends its next call when the previous answer has arrived) and, interleaved with them in the
-// same run, the same number of keep-alive REST connections send the twin's GET: the ratio of
-// their calls per second is what the MCP door costs over REST for that read. The target is
-// ≥ 0.8× for every tool; `--strict` exits 1 on a miss.
-//
-// MCP kinds: `plain` (streamable HTTP spoken by the same plain HTTP client as REST: initialize,
-// notifications/initialized, then tools/call), `streamable` and `sse` (the official MCP SDK
-// client). The load generator shares the machine with the server, and the SDK client costs
-// several times the CPU per call of a plain client, so only `plain` vs `rest` compares the two
-// doors of the server at equal client cost: that ratio carries the target; the SDK kinds show
-// what an SDK host sees.
-//
-// Standalone: it creates its own database (content_scheduler_bench_mcp, dropped first) with pg
-// and migrates it before any app module is imported (they read the environment once), uses
-// Redis db 12 (flushed), seeds a workspace through admin/provision and the REST door (posts,
-// notes, ideas, sources, jobs, media rows, a knowledge corpus of --chunks chunks stored as its
-// ingest stores it), runs the network simulator (sim/network) in this process for the one
-// open-world read (search_viral_posts), and runs the API process (api/main.ts: REST on PORT, MCP
-// on MCP_PORT) as a child, so that the load generator and the server do not share an event
-// loop. Per tool: a warm-up of every kind, then --rounds short rounds of each kind, alternating
-// (rest, plain, plain, rest, rest, plain, …), so that the shared machine's load, which moves by
-// the second, falls on both doors alike; the ratio is the median of the ratios of adjacent
-// rounds, the rates the mean of a kind's rounds. Results: a line per tool (`MCP <tool> / REST
-// twin: 0.NN×`), a table on stdout, JSON in bench/results/mcp.json.
+// Bench: every read tool of the MCP door (spec 4.9) against its REST twin's GET, in alternating
+// closed-loop rounds of concurrent sessions and keep-alive connections on one API process
+// (api/main.ts, REST and MCP), over one seeded workspace. See docs/mcp.md "Benchmark" and bench/README.md.
 
 import { apiAnswers, launch } from '../tooling/launcher';
 import fs from 'node:fs';
@@ -61,10 +38,7 @@ interface Twin {
 const qs = (params: Record<string, string | number>) =>
   `?${new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]))}`;
 
-/**
- * The read tools with their twins (the pairs of test/mcp/parity.test.ts), over the seeded
- * workspace: ids of seeded rows, the project with the posts and the corpus, a month range.
- */
+/** The read tools with their twins (the pairs of test/mcp/parity.test.ts), over the seeded workspace. */
 function twins(f: Fixture): Twin[] {
   const { projectId } = f;
   const month = { from: '2031-01-01', to: '2031-01-31' };
@@ -109,23 +83,12 @@ function twins(f: Fixture): Twin[] {
   ];
 }
 
-interface Fixture {
-  projectId: string;
-  networkProjectId: string;
-  postId: string;
-  noteId: string;
-  ideaId: string;
-  sourceId: string;
-  jobId: string;
-  mediaId: string;
-  knowledgeId: string;
-}
+type Fixture = Record<
+  'projectId' | 'networkProjectId' | 'postId' | 'noteId' | 'ideaId' | 'sourceId' | 'jobId' | 'mediaId' | 'knowledgeId',
+  string
+>;
 
-/**
- * The bench's stores; one workspace with 200 posts, notes, ideas, a source, media rows and a
- * knowledge corpus of --chunks chunks; a project connected through the network simulator; the
- * API process with its MCP door answering.
- */
+/** The stores, the seeded workspace (posts, notes, ideas, a source, media, a corpus), the API process. */
 async function setUp() {
   console.log(`mcp bench: ${opt.sessions} sessions, ${DURATION_MS / 1000} s per round, kinds ${RUN_KINDS.join(', ')}`);
   await resetStores(DATABASE_URL, REDIS_URL);
@@ -176,14 +139,28 @@ async function setUp() {
       created_at: new Date(now - i * 60_000),
     })),
   );
+  // The rows whose create operation does its own work (a note's slot, an idea's status, a
+  // source's insights) go through the operations, as the REST door runs them.
+  const { operate } = await import('../admin/asOperator');
+  const { createNote } = await import('../api/operations/notes/notes');
+  const { createIdea } = await import('../api/operations/ideas/ideas');
+  const { createSource } = await import('../api/operations/sources/sources');
+  const create = async (op: Parameters<typeof operate>[1], input: Record<string, unknown>) =>
+    (await operate<{ id: string }>(workspace.id, op, { projectId: project.id, ...input })).id;
+  const created = { noteId: '', ideaId: '', sourceId: '' };
+  for (let i = 0; i < 20; i++) {
+    created.noteId = await create(createNote, { content: `Bench note ${i}: a thought on hiring and product launches.` });
+    created.ideaId = await create(createIdea, { title: `Bench idea ${i}`, hook: 'A hook that stops the scroll' });
+  }
+  const text = 'A source on hiring: the team grew from five to fifty, and what we learned on the way.';
+  created.sourceId = await create(createSource, { type: 'text', text });
   const t0 = performance.now();
   const chunks = await storeDocumentsUpTo(workspace.id, project.id, 0, Math.max(opt.chunks, 1), 20 * 1024);
   await db().raw('analyze knowledge_chunks');
   await db().raw('analyze knowledge_documents');
   console.log(`  knowledge corpus: ${chunks} chunks (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
-  const knowledgeId = (await db()('knowledge_documents').where({ workspace_id: workspace.id }).orderBy('id').first('id')).id as string;
-  const jobId = (await db()('jobs').where({ workspace_id: workspace.id }).orderBy('id').first('id')).id as string;
-  const mediaId = (await db()('media_assets').where({ workspace_id: workspace.id }).orderBy('id').first('id')).id as string;
+  const first = async (table: string) => (await db()(table).where({ workspace_id: workspace.id }).orderBy('id').first('id')).id as string;
+  const [knowledgeId, jobId, mediaId] = [await first('knowledge_documents'), await first('jobs'), await first('media_assets')];
   const readTools = TOOLS.filter((t) => t.annotations.readOnlyHint === true).map((t) => t.name);
   await closeStores();
 
@@ -191,11 +168,10 @@ async function setUp() {
   const apiUrl = `http://127.0.0.1:${port}`;
   const mcpUrl = `http://127.0.0.1:${mcpPort}`;
   if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
-  const profileArgs = opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
   const server = await launch({
     kind: 'api',
     env: { PORT: String(port), MCP_PORT: String(mcpPort), PUBLIC_URL: apiUrl, MCP_PUBLIC_URL: mcpUrl, NETWORK_API_URL: sim.url },
-    nodeArgs: profileArgs,
+    nodeArgs: opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [],
     ready: apiAnswers(port, mcpPort),
     readyTimeoutMs: 180_000,
     onLine: (line, stream) => stream === 'stderr' && process.stderr.write(`${line}\n`),
@@ -203,35 +179,6 @@ async function setUp() {
     await sim.close();
     throw err;
   });
-
-  // The rows whose create operation does its own work (a note's slot, an idea's status, a
-  // source's insights) go through the REST door.
-  const agent = new http.Agent({ keepAlive: true });
-  const post = async (p: string, body: unknown) => {
-    const r = await exchange(
-      agent,
-      new URL(apiUrl + p),
-      'POST',
-      { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      JSON.stringify(body),
-    );
-    if (r.status !== 200 && r.status !== 201) throw new Error(`POST ${p} answered ${r.status} ${r.body}`);
-    return (JSON.parse(r.body) as { data: { id: string } }).data.id;
-  };
-  const created = { noteId: '', ideaId: '', sourceId: '' };
-  for (let i = 0; i < 20; i++) {
-    created.noteId = await post('/v1/notes', {
-      projectId: project.id,
-      content: `Bench note ${i}: a thought on hiring and product launches.`,
-    });
-    created.ideaId = await post('/v1/ideas', { projectId: project.id, title: `Bench idea ${i}`, hook: 'A hook that stops the scroll' });
-  }
-  created.sourceId = await post('/v1/sources', {
-    projectId: project.id,
-    type: 'text',
-    text: 'A source on hiring: the team grew from five to fifty, and what we learned on the way.',
-  });
-  agent.destroy();
 
   const fixture: Fixture = {
     projectId: project.id,
@@ -251,60 +198,43 @@ async function setUp() {
   const unknown = wanted.filter((n) => !all.some((t) => t.tool === n));
   if (unknown.length) throw new Error(`--tools: not a read tool with a REST twin: ${unknown.join(', ')}`);
   const selected = all.filter((t) => wanted.includes(t.tool));
-  const headers = { Authorization: `Bearer ${key}` };
-  return { server, sim, apiUrl, mcpUrl, key, headers, selected };
+  return { server, sim, apiUrl, mcpUrl, key, selected };
 }
 
-/** One call of `twin` through one kind of client, for worker `w`; the `i`-th of its round. */
-type Caller = (twin: Twin, w: number, i: number) => Promise<boolean>;
-/** One call of `twin`, answered with whether it succeeded and the HTTP body (null: the SDK's client hides it). */
-type Check = (twin: Twin) => Promise<{ ok: boolean; text: string | null }>;
+/** One call of `twin` for worker `w`, the `i`-th of its round: whether it succeeded, and the HTTP body (null: the SDK client hides it). */
+type Call = (twin: Twin, w: number, i: number) => Promise<{ ok: boolean; text: string | null }>;
 
 /** The clients of every kind, opened once: REST keep-alive connections and MCP sessions. */
-async function openClients(b: Bench): Promise<{ callers: Map<Kind, Caller>; check: Map<Kind, Check>; close: () => Promise<void> }> {
-  const callers = new Map<Kind, Caller>();
-  const check = new Map<Kind, Check>();
+async function openClients(b: Bench): Promise<{ calls: Map<Kind, Call>; close: () => Promise<void> }> {
+  const calls = new Map<Kind, Call>();
   const closers: Array<() => Promise<void>> = [];
   if (RUN_KINDS.includes('rest')) {
     const agent = new http.Agent({ keepAlive: true, maxSockets: opt.sessions, maxFreeSockets: opt.sessions });
-    const get = (twin: Twin, i: number) => exchange(agent, new URL(b.apiUrl + twin.rest(i)), 'GET', { authorization: `Bearer ${b.key}` });
     // The body is parsed, as the plain MCP client parses its answer (it has to, to see isError):
     // both clients do the same work per call, so the machine they share with the server is
     // loaded alike.
-    callers.set('rest', async (twin, _w, i) => {
-      const r = await get(twin, i);
-      if (r.status !== 200) throw new Error(`${r.status} ${r.body.slice(0, 300)}`);
-      return typeof JSON.parse(r.body) === 'object';
-    });
-    check.set('rest', async (twin) => {
-      const r = await get(twin, 0);
-      return { ok: r.status === 200, text: r.body };
+    calls.set('rest', async (twin, _w, i) => {
+      const r = await exchange(agent, new URL(b.apiUrl + twin.rest(i)), 'GET', { authorization: `Bearer ${b.key}` });
+      return { ok: r.status === 200 && typeof JSON.parse(r.body) === 'object', text: r.status === 200 ? r.body : `${r.status} ${r.body}` };
     });
     closers.push(async () => agent.destroy());
   }
   if (RUN_KINDS.includes('plain')) {
     const sessions = Array.from({ length: opt.sessions }, () => new PlainSession(new URL('/mcp', b.mcpUrl), b.key));
     await Promise.all(sessions.map((x) => x.open()));
-    callers.set('plain', async (twin, w, i) => {
-      const r = await sessions[w]!.call(twin.tool, twin.args(i));
-      if (!r.ok) throw new Error(r.text.slice(0, 300));
-      return true;
-    });
-    check.set('plain', (twin) => sessions[0]!.call(twin.tool, twin.args(0)));
+    calls.set('plain', (twin, w, i) => sessions[w]!.call(twin.tool, twin.args(i)));
     closers.push(async () => void (await Promise.all(sessions.map((x) => x.close()))));
   }
   for (const kind of ['streamable', 'sse'] as const) {
     if (!RUN_KINDS.includes(kind)) continue;
-    const clients = (await openSdkSessions(b.mcpUrl, b.headers, opt.sessions, kind)).map((x) => x.client);
-    const call = (twin: Twin, w: number, i: number) => clients[w]!.callTool({ name: twin.tool, arguments: twin.args(i) });
-    callers.set(kind, async (twin, w, i) => (await call(twin, w, i)).isError !== true);
-    check.set(kind, async (twin) => {
-      const r = await call(twin, 0, 0);
+    const clients = (await openSdkSessions(b.mcpUrl, { Authorization: `Bearer ${b.key}` }, opt.sessions, kind)).map((x) => x.client);
+    calls.set(kind, async (twin, w, i) => {
+      const r = await clients[w]!.callTool({ name: twin.tool, arguments: twin.args(i) });
       return { ok: r.isError !== true, text: r.isError === true ? JSON.stringify(r.structuredContent ?? r.content) : null };
     });
     closers.push(async () => void (await Promise.all(clients.map((c) => c.close()))));
   }
-  return { callers, check, close: async () => void (await Promise.all(closers.map((c) => c()))) };
+  return { calls, close: async () => void (await Promise.all(closers.map((c) => c()))) };
 }
 
 /** Per tool: one answer checked through every kind, a warm-up of each, then the rounds, alternating. */
@@ -314,20 +244,29 @@ async function run(b: Bench): Promise<Round[]> {
   try {
     for (const twin of b.selected) {
       const bytes: Partial<Record<Kind, number>> = {};
-      for (const [kind, check] of clients.check) {
-        const answer = await check(twin);
+      for (const [kind, call] of clients.calls) {
+        const answer = await call(twin, 0, 0);
         if (!answer.ok) throw new Error(`${twin.tool} through ${kind} failed: ${answer.text?.slice(0, 500)}`);
         if (answer.text !== null) bytes[kind] = Buffer.byteLength(answer.text);
       }
-      for (const kind of RUN_KINDS)
-        await closedLoop(opt.sessions, WARMUP_MS, (w, i) => clients.callers.get(kind)!(twin, w, i), b.server.pid);
+      const loop = (kind: Kind, ms: number) =>
+        closedLoop(
+          opt.sessions,
+          ms,
+          async (w, i) => {
+            const r = await clients.calls.get(kind)!(twin, w, i);
+            if (!r.ok) throw new Error(r.text?.slice(0, 300));
+            return true;
+          },
+          b.server.pid,
+        );
+      for (const kind of RUN_KINDS) await loop(kind, WARMUP_MS);
       const mine: Round[] = [];
       // Short rounds that alternate (rest, plain, plain, rest, rest, plain, …): load that
       // changes during a tool's measurement falls on both doors alike.
       const order = Array.from({ length: opt.rounds }, (_, r) => (r % 2 === 0 ? RUN_KINDS : [...RUN_KINDS].reverse())).flat();
       for (const kind of order) {
-        const result = await closedLoop(opt.sessions, DURATION_MS, (w, i) => clients.callers.get(kind)!(twin, w, i), b.server.pid);
-        mine.push({ tool: twin.tool, kind, ...result });
+        mine.push({ tool: twin.tool, kind, ...(await loop(kind, DURATION_MS)) });
       }
       rounds.push(...mine);
       printTool(twin.tool, mine, bytes);

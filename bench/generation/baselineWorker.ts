@@ -1,9 +1,6 @@
-// The baseline workers of the generation bench (bench/harness/baselineWorker.ts), each on its own
-// task queue: the minimal one runs bareJobWorkflow (one UPDATE of BENCH_GEN_BASELINE_TABLE); with
-// BENCH_GEN_SAME_STATEMENTS, sameStatementsJobWorkflow, whose steps replay the statements of the
-// service's activities (sameStatements.ts) over a pool of the service worker's size.
-//
-//   BENCH_GEN_BASELINE_TASK_QUEUE=… BENCH_GEN_BASELINE_TABLE=… node --import tsx bench/generation/baselineWorker.ts
+// The generation bench's baseline worker (baseline.ts, bench/harness/baselineWorker.ts): the
+// minimal one's activity (one UPDATE of BENCH_GEN_BASELINE_TABLE), or with BENCH_GEN_SAME_STATEMENTS
+// the replay of the service's activities' statements over a pool of the service worker's size.
 
 import pg from 'pg';
 import { config } from '../../lib/config';

@@ -1,10 +1,7 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 
-// The generation bench's baselines (bench/generation/baseline.ts). The minimal one: the least
-// Temporal does for one queued job, namely one workflow whose only step is one activity doing
-// one UPDATE. The same-statements one: the service's workflow shape (workflows/generatePost.ts:
-// a local activity starting the job, the writer's activity, a local activity completing it),
-// each step replaying the statements the service's step ran (sameStatements.ts).
+// The generation bench's baseline workflows (baseline.ts): the least Temporal does for one job,
+// and the service's workflow shape (workflows/generatePost.ts) replaying its steps' statements.
 
 export interface BareJobActivities {
   completeBareJob(id: string): Promise<void>;

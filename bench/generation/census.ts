@@ -6,15 +6,10 @@ import pg from 'pg';
 import { recordingQuery, type CapturedStatement, type Query } from '../harness/statements';
 
 // The generation bench's statement census, loaded into the service's API and worker before the
-// app (`--import` after tsx, bench/generation.ts censusArgs): every pg statement of the process
-// is counted by its text and by the activity it ran in (@temporalio/activity's context; none in
-// the API), and, while a capture is on, recorded with its parameters, connection and timing, as
-// bench/harness/statements.ts captures a read surface's request. The API's workflow starts are
-// recorded too, as markers, so a replay knows which statements came before the start.
-//
-// The bench drives it with a command file: `capture` clears the recording and turns
-// it on, `dump` writes what was counted and recorded to <BENCH_GEN_CENSUS_DIR>/<pid>.json and
-// turns the capture off.
+// app (`--import`): every pg statement counted by text and by the activity it ran in, and, while
+// a capture is on, recorded as bench/harness/statements.ts records them, with the API's workflow
+// starts as markers. Driven by a command file (sameStatements.ts censusControl): `capture` starts
+// a recording, `dump` writes counts and recording to <BENCH_GEN_CENSUS_DIR>/<pid>.json.
 
 export interface CensusStatement extends CapturedStatement {
   /** The activity type the statement ran in, or undefined outside any activity. */

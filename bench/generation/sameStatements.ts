@@ -5,18 +5,12 @@ import { randomBase62 } from '../../lib/ids';
 import { replayer, type CapturedStatement } from '../harness/statements';
 import type { CensusDump, CensusStatement } from './census';
 
-// The generation bench's second baseline, "the same statements bare": one job's statements as the
-// service ran them (captured by census.ts in the API and the worker while a single job went from
-// request to DONE), replayed over pg by a bare accept server and a bare worker with the service's
-// workflow shape — the accept's statements before and after one workflow start, then a local
-// activity, an activity and a local activity, each replaying the statements the service's
-// activity of that type ran. Ids the job minted (job, post, event, slot) are replaced by fresh
-// ones per replay, the same within a replay, so every row is new and unique keys hold.
-
-const SEP = '\n';
+// The generation bench's "same statements bare" baseline: one job's statements as census.ts
+// captured them, replayed by the bare server (the accept's, around one workflow start) and the
+// bare worker (each activity's), with fresh ids per replay so every row is new.
 
 /** The captured job, split the way the replay runs it. */
-export interface SameStatementsPlan {
+interface SameStatementsPlan {
   /** The job id as captured: what `rebind` replaces with the replay's id. */
   jobId: string;
   acceptBefore: CensusStatement[];
@@ -63,9 +57,8 @@ export function perJob(before: CensusDump, after: CensusDump, jobs: number): Arr
 }
 
 /**
- * The plan of one captured job: the API's statements split at its workflow start, the worker's
- * by the activity they ran in (statements outside the job's activities, a reconciler pass, are
- * left out). Nothing else may run on the service meanwhile.
+ * The plan of one captured job: the API's statements split at its workflow start, the worker's by
+ * the job's activities they ran in. Nothing else may run on the service meanwhile.
  */
 export function planOf(api: CensusDump, worker: CensusDump, jobId: string): SameStatementsPlan {
   const start = api.captured.find((s) => 'marker' in s);
@@ -86,10 +79,6 @@ export function planOf(api: CensusDump, worker: CensusDump, jobId: string): Same
   };
 }
 
-export function writePlan(file: string, plan: SameStatementsPlan): void {
-  fs.writeFileSync(file, JSON.stringify(plan));
-}
-
 export function readPlan(file: string): SameStatementsPlan {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as SameStatementsPlan;
 }
@@ -97,10 +86,7 @@ export function readPlan(file: string): SameStatementsPlan {
 /** Ids a job mints (lib/ids.ts prefixes): replaced in a replay; the workspace's and project's stay. */
 const MINTED = /\b(?:job|post|evt|slot)_[0-9A-Za-z]{24}\b/g;
 
-/**
- * The statements with `plan.jobId` as `jobId` and every other minted id fresh (the same fresh id
- * wherever it occurs), as a replayer over `pool`.
- */
+/** The statements with `plan.jobId` as `jobId` and every other minted id fresh, as a replayer over `pool`. */
 export function rebind(pool: pg.Pool, plan: SameStatementsPlan, statements: readonly CensusStatement[], jobId: string) {
   const fresh = new Map<string, string>([[plan.jobId, jobId]]);
   const swap = (s: string) =>
@@ -126,5 +112,5 @@ export function describePlan(plan: SameStatementsPlan): string {
     '    accept: (workflow start)',
     ...plan.acceptAfter.map((s) => line('accept', s)),
     ...plan.activities.flatMap((a) => a.statements.map((s) => line(a.type, s))),
-  ].join(SEP);
+  ].join('\n');
 }

@@ -8,16 +8,10 @@ import { serveUnderParent } from '../harness/serverChild';
 import { bareJobWorkflow, sameStatementsJobWorkflow } from './baselineWorkflows';
 import { readPlan, rebind } from './sameStatements';
 
-// The accept side of the generation bench's baselines, Koa + pg + @temporalio/client and nothing
-// of the app: no auth, no rate limit, no router, no validation, no body parsing (the body is read
-// and dropped). `POST /jobs` answers 200 with the job's id once its workflow is started.
-//
-// - minimal (BENCH_GEN_BASELINE_TABLE): the least an API can do to queue a job durably, one row
-//   inserted (id, created_at = now()) and one workflow started (bareJobWorkflow, workflow id =
-//   row id).
-// - same statements (BENCH_GEN_SAME_STATEMENTS, a plan of sameStatements.ts): the statements the
-//   service's API ran for one captured request, replayed with a fresh job id, around one start of
-//   sameStatementsJobWorkflow (workflow id = job id) in the service's workflow shape.
+// The accept side of the generation bench's baselines (baseline.ts): Koa + pg + @temporalio/client
+// and nothing of the app; `POST /jobs` drops the body and answers the job's id once its workflow
+// has started. Minimal (BENCH_GEN_BASELINE_TABLE): one row inserted, bareJobWorkflow started.
+// Same statements (BENCH_GEN_SAME_STATEMENTS): the API's captured statements around one start.
 
 const table = process.env.BENCH_GEN_BASELINE_TABLE;
 const taskQueue = process.env.BENCH_GEN_BASELINE_TASK_QUEUE;

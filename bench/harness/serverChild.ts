@@ -5,10 +5,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { PerformanceObserver, constants as perf } from 'node:perf_hooks';
 
-// The child side of a bench server: the parent forks one process per server (so each gets a
-// whole Node event loop to itself, the fair comparison) and drives it over the IPC channel.
-// The profiler is started and stopped on request, so a profile covers the measured window
-// only, not module loading, TypeScript transpilation or warm-up.
+// The child side of a bench server (servers.ts): one process per server, each with a whole event
+// loop to itself, driven over IPC. The profiler runs on request, over the measured window only.
 
 export type ParentMessage =
   | { type: 'cpu' }
@@ -24,32 +22,16 @@ export type ChildMessage =
   | { type: 'profile-stopped'; file: string }
   | { type: 'called'; name: string; result?: unknown; error?: string };
 
-/** Cumulative garbage-collection pauses of this process, by kind. */
-export interface GcStats {
-  minorCount: number;
-  minorMs: number;
-  majorCount: number;
-  majorMs: number;
-  otherCount: number;
-  otherMs: number;
-}
-
-// GC is often the largest single line in a server's CPU profile and grows with what a request
-// allocates and how long it holds it; counting pauses by kind says which of the two it is.
-const gc: GcStats = { minorCount: 0, minorMs: 0, majorCount: 0, majorMs: 0, otherCount: 0, otherMs: 0 };
+// Cumulative garbage-collection pauses of this process by kind: with what a request allocates
+// (minor) or how long it holds it (major) GC grows, and the kind says which.
+const gc = { minorCount: 0, minorMs: 0, majorCount: 0, majorMs: 0, otherCount: 0, otherMs: 0 };
+export type GcStats = typeof gc;
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) {
     const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind;
-    if (kind === perf.NODE_PERFORMANCE_GC_MINOR) {
-      gc.minorCount++;
-      gc.minorMs += e.duration;
-    } else if (kind === perf.NODE_PERFORMANCE_GC_MAJOR) {
-      gc.majorCount++;
-      gc.majorMs += e.duration;
-    } else {
-      gc.otherCount++;
-      gc.otherMs += e.duration;
-    }
+    const k = kind === perf.NODE_PERFORMANCE_GC_MINOR ? 'minor' : kind === perf.NODE_PERFORMANCE_GC_MAJOR ? 'major' : 'other';
+    gc[`${k}Count`]++;
+    gc[`${k}Ms`] += e.duration;
   }
 }).observe({ entryTypes: ['gc'] });
 
@@ -85,12 +67,8 @@ export function serveUnderParent(
         await post(session, 'Profiler.enable');
         await post(session, 'Profiler.setSamplingInterval', { interval: m.intervalUs ?? 250 });
         await post(session, 'Profiler.start');
-        // Allocation sampling alongside: GC time is paid for by whoever allocates, and the CPU
-        // profile cannot say who that is. Collected objects are kept in the profile, so it
-        // shows everything allocated in the window, not only what survived it. With
-        // survivorsOnly, objects a young-generation collection freed are dropped: what is left
-        // is what scavenges had to copy and promote, the part of GC time that grows with how
-        // long a request holds what it allocated.
+        // Allocation sampling alongside (who allocates pays the GC time), collected objects kept;
+        // survivorsOnly drops what scavenges freed, leaving what they had to copy and promote.
         await post(session, 'HeapProfiler.enable');
         await post(session, 'HeapProfiler.startSampling', {
           samplingInterval: 16_384,

@@ -3,7 +3,8 @@ import { requestText as exchange, summarize, type LatencySummary } from '../harn
 import type { Kind } from './settings';
 import { cpuSeconds } from '../harness/proc';
 
-// The MCP bench's load: a closed loop of calls with the server's CPU per call, and a plain HTTP client speaking a streamable MCP session.
+// The MCP bench's load (bench/mcp.ts, bench/knowledge.ts): a closed loop of calls with the server's
+// CPU per call, SDK sessions, and a plain HTTP client speaking a streamable MCP session.
 
 export interface Round {
   tool: string;
@@ -20,13 +21,11 @@ export interface Round {
 }
 
 /**
- * Each worker loops `step` until the deadline (`i` counts the calls). Calls/s counts the calls
- * answered within the window, over the window: a call still in flight at the deadline is not
- * counted, so that a round's drain (as long as the slowest call) does not weigh on the slower
- * door. CPU per call is over the whole round and every answered call. Latencies of successful
- * calls only.
+ * Each worker loops `step` (a throw is an error) until the deadline. Calls/s counts the calls
+ * answered within the window, so a round's drain does not weigh on the slower door; CPU per call
+ * is over the whole round and every answered call; latencies of successful calls only.
  */
-export async function closedLoop(workers: number, durationMs: number, step: (w: number, i: number) => Promise<boolean>, serverPid: number) {
+export async function closedLoop(workers: number, durationMs: number, step: (w: number, i: number) => Promise<unknown>, serverPid: number) {
   const latencies: number[] = [];
   let ok = 0,
     inWindow = 0,
@@ -42,12 +41,11 @@ export async function closedLoop(workers: number, durationMs: number, step: (w: 
       while (performance.now() < deadline) {
         const t0 = performance.now();
         try {
-          if (await step(w, calls++)) {
-            const t1 = performance.now();
-            ok++;
-            if (t1 <= deadline) inWindow++;
-            latencies.push(t1 - t0);
-          } else errors++;
+          await step(w, calls++);
+          const t1 = performance.now();
+          ok++;
+          if (t1 <= deadline) inWindow++;
+          latencies.push(t1 - t0);
         } catch (err) {
           errors++;
           firstError ??= err instanceof Error ? err.message : String(err);
@@ -91,8 +89,8 @@ export async function openSdkSessions(
   );
 }
 
-/** The JSON-RPC answer to request `id` in a body that is JSON or an SSE stream. */
-export function answerOf(text: string, contentType: string | undefined): { result?: { isError?: boolean }; error?: unknown } | null {
+/** The JSON-RPC answer in a body that is JSON or an SSE stream. */
+function answerOf(text: string, contentType: string | undefined): { result?: { isError?: boolean; protocolVersion?: string } } | null {
   if (contentType?.startsWith('application/json')) return JSON.parse(text);
   for (const line of text.split('\n').reverse()) {
     if (!line.startsWith('data: ')) continue;
@@ -103,9 +101,8 @@ export function answerOf(text: string, contentType: string | undefined): { resul
 }
 
 /**
- * A streamable HTTP session spoken by a plain keep-alive HTTP client (what a host at scale
- * does with a lean client), so that its CPU per call is the REST client's and the ratio to
- * REST measures the server's door, not the SDK client's web streams and zod.
+ * A streamable HTTP session spoken by a plain keep-alive HTTP client, so that its CPU per call is
+ * the REST client's and the ratio to REST measures the server's door, not the SDK client's.
  */
 export class PlainSession {
   private sessionId = '';
@@ -117,59 +114,41 @@ export class PlainSession {
     private readonly token: string,
   ) {}
 
-  private headers(): Record<string, string> {
-    return {
+  private send(method: string, message?: object) {
+    const headers = {
       authorization: `Bearer ${this.token}`,
       accept: 'application/json, text/event-stream',
       'content-type': 'application/json',
       ...(this.sessionId ? { 'mcp-session-id': this.sessionId, 'mcp-protocol-version': this.protocolVersion } : {}),
     };
+    return exchange(this.agent, this.url, method, headers, message && JSON.stringify({ jsonrpc: '2.0', ...message }));
   }
 
   async open(): Promise<void> {
-    const init = await exchange(
-      this.agent,
-      this.url,
-      'POST',
-      this.headers(),
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: this.protocolVersion, capabilities: {}, clientInfo: { name: 'bench-plain', version: '1' } },
-      }),
-    );
+    const clientInfo = { name: 'bench-plain', version: '1' };
+    const init = await this.send('POST', {
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: this.protocolVersion, capabilities: {}, clientInfo },
+    });
     const sid = init.headers['mcp-session-id'];
     if (init.status !== 200 || typeof sid !== 'string') throw new Error(`initialize answered ${init.status}`);
     this.sessionId = sid;
-    const answer = answerOf(init.body, init.headers['content-type']) as { result?: { protocolVersion?: string } } | null;
-    if (answer?.result?.protocolVersion) this.protocolVersion = answer.result.protocolVersion;
-    const ack = await exchange(
-      this.agent,
-      this.url,
-      'POST',
-      this.headers(),
-      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-    );
+    this.protocolVersion = answerOf(init.body, init.headers['content-type'])?.result?.protocolVersion ?? this.protocolVersion;
+    const ack = await this.send('POST', { method: 'notifications/initialized' });
     if (ack.status !== 202) throw new Error(`notifications/initialized answered ${ack.status}`);
   }
 
   /** One tools/call: whether it succeeded, and the answer's text (to show a failure). */
   async call(name: string, args: Record<string, unknown>): Promise<{ ok: boolean; text: string }> {
-    const res = await exchange(
-      this.agent,
-      this.url,
-      'POST',
-      this.headers(),
-      JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method: 'tools/call', params: { name, arguments: args } }),
-    );
+    const res = await this.send('POST', { id: this.nextId++, method: 'tools/call', params: { name, arguments: args } });
     if (res.status !== 200) return { ok: false, text: `${res.status} ${res.body}` };
     const answer = answerOf(res.body, res.headers['content-type']);
     return { ok: !!answer?.result && answer.result.isError !== true, text: res.body };
   }
 
   async close(): Promise<void> {
-    await exchange(this.agent, this.url, 'DELETE', this.headers()).catch(() => undefined);
+    await this.send('DELETE').catch(() => undefined);
     this.agent.destroy();
   }
 }

@@ -1,13 +1,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, opt, DURATION_MS, WARMUP_MS, RUN_KINDS, MCP_KINDS, TARGET_RATIO, PROFILE_DIR, type Kind, type McpKind } from './settings';
+import { opt, DURATION_MS, WARMUP_MS, RUN_KINDS, MCP_KINDS, TARGET_RATIO, PROFILE_DIR, type Kind, type McpKind } from './settings';
 import type { Round } from './clients';
-import { loadAverage, writeResults } from '../harness/format';
+import { loadAverage, REPO_ROOT, writeResults } from '../harness/format';
+import { machineInfo } from '../harness/proc';
 
 // The MCP bench's report: each tool's doors side by side, the paired ratios to REST, the targets and the JSON results.
 
-export function meanOf(rounds: Round[], tool: string, kind: Kind) {
+function meanOf(rounds: Round[], tool: string, kind: Kind) {
   const rs = rounds.filter((r) => r.tool === tool && r.kind === kind);
   if (rs.length === 0) return null;
   const avg = (f: (r: Round) => number) => rs.reduce((a, r) => a + f(r), 0) / rs.length;
@@ -28,7 +29,7 @@ export function meanOf(rounds: Round[], tool: string, kind: Kind) {
  * (the k-th round of each kind are adjacent in time), so that a burst of load from elsewhere on
  * the machine, which lands on one round, moves one ratio rather than the figure.
  */
-export function pairedRatio(rounds: Round[], tool: string, kind: McpKind): number | null {
+function pairedRatio(rounds: Round[], tool: string, kind: McpKind): number | null {
   const rest = rounds.filter((r) => r.tool === tool && r.kind === 'rest');
   const mcp = rounds.filter((r) => r.tool === tool && r.kind === kind);
   if (rest.length === 0 || rest.length !== mcp.length) return null;
@@ -37,19 +38,24 @@ export function pairedRatio(rounds: Round[], tool: string, kind: McpKind): numbe
   return ratios.length % 2 ? ratios[mid]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
 }
 
-export const label = (tool: string, kind: McpKind) => (kind === 'plain' ? `MCP ${tool}` : `MCP ${tool} (SDK ${kind})`);
+const label = (tool: string, kind: McpKind) => (kind === 'plain' ? `MCP ${tool}` : `MCP ${tool} (SDK ${kind})`);
 const cpu = (us: number | null) => (us === null ? '?' : us.toFixed(0));
 
+/** A tool's mean figures through REST and each MCP kind, with each kind's paired ratio to REST. */
+function toolRow(rounds: Round[], tool: string) {
+  const mcp = MCP_KINDS.map((kind) => ({ ...meanOf(rounds, tool, kind)!, ratio: pairedRatio(rounds, tool, kind) }));
+  return { tool, rest: meanOf(rounds, tool, 'rest'), mcp: Object.fromEntries(mcp.map((m) => [m.kind, m])) };
+}
+
 export function printTool(tool: string, rounds: Round[], bytes: Partial<Record<Kind, number>>) {
-  const rest = meanOf(rounds, tool, 'rest');
-  for (const kind of MCP_KINDS) {
-    const m = meanOf(rounds, tool, kind)!;
-    const ratio = pairedRatio(rounds, tool, kind);
+  const { rest, mcp } = toolRow(rounds, tool);
+  for (const m of Object.values(mcp)) {
+    const kind = m.kind as McpKind;
     const errors = m.errors + (rest?.errors ?? 0);
     const size = kind in bytes && 'rest' in bytes ? `; answer ${bytes[kind]} vs ${bytes.rest} bytes` : '';
     console.log(
-      rest && ratio !== null
-        ? `  ${label(tool, kind)} / REST twin: ${ratio.toFixed(2)}×  (${m.callsPerSecond.toFixed(0)} vs ${rest.callsPerSecond.toFixed(0)} calls/s; server CPU ${cpu(m.serverCpuUsPerCall)} vs ${cpu(rest.serverCpuUsPerCall)} µs/call${size}${errors ? `; errors ${errors}` : ''})`
+      rest && m.ratio !== null
+        ? `  ${label(tool, kind)} / REST twin: ${m.ratio.toFixed(2)}×  (${m.callsPerSecond.toFixed(0)} vs ${rest.callsPerSecond.toFixed(0)} calls/s; server CPU ${cpu(m.serverCpuUsPerCall)} vs ${cpu(rest.serverCpuUsPerCall)} µs/call${size}${errors ? `; errors ${errors}` : ''})`
         : `  ${label(tool, kind)}: ${m.callsPerSecond.toFixed(0)} calls/s, server CPU ${cpu(m.serverCpuUsPerCall)} µs/call`,
     );
   }
@@ -59,16 +65,7 @@ export function printTool(tool: string, rounds: Round[], bytes: Partial<Record<K
 
 export async function report(rounds: Round[]) {
   const tools = [...new Set(rounds.map((r) => r.tool))];
-  const rows = tools.map((tool) => {
-    const rest = meanOf(rounds, tool, 'rest');
-    const mcp = Object.fromEntries(
-      MCP_KINDS.map((kind) => {
-        const m = meanOf(rounds, tool, kind)!;
-        return [kind, { ...m, ratio: pairedRatio(rounds, tool, kind) }];
-      }),
-    );
-    return { tool, rest, mcp };
-  });
+  const rows = tools.map((tool) => toolRow(rounds, tool));
   const w = Math.max(...tools.map((t) => t.length), 4);
   console.log(
     `\n  ${'tool'.padEnd(w)}   REST calls/s  µs/call  ${MCP_KINDS.map((k) => `${k.padStart(10)} calls/s  µs/call    ratio  CPU ratio`).join('  ')}`,
@@ -101,20 +98,19 @@ export async function report(rounds: Round[]) {
     console.log(`  (load average ${loadAverage(1)}: the machine is shared, read the ratios, not the rates)`);
     if (opt.strict && target.missed.length) process.exitCode = 1;
   }
-  const out = {
+  writeResults('mcp', {
     bench: 'mcp',
     target,
     at: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() },
+    machine: { ...machineInfo(), loadavg: os.loadavg() },
     options: { sessions: opt.sessions, durationS: DURATION_MS / 1000, warmupS: WARMUP_MS / 1000, kinds: RUN_KINDS, chunks: opt.chunks },
     tools: rows,
     rounds,
-  };
-  writeResults('mcp', out);
+  });
   console.log('\n  written to bench/results/mcp.json');
   if (opt.profile) {
     const { printProfile, summarizeProfile } = await import('../harness/profile');
     for (const f of fs.readdirSync(PROFILE_DIR).filter((x) => x.endsWith('.cpuprofile')))
-      printProfile('server', summarizeProfile(path.join(PROFILE_DIR, f), ROOT, 25));
+      printProfile('server', summarizeProfile(path.join(PROFILE_DIR, f), REPO_ROOT, 25));
   }
 }

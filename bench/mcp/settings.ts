@@ -1,11 +1,10 @@
 import path from 'node:path';
 import { benchFlags } from '../harness/options';
 import { setBenchEnvironment } from '../harness/database';
+import { RESULTS_DIR } from '../harness/format';
 
 // The MCP bench's command line and environment, set before the first app module loads (they read it once).
 
-import { REPO_ROOT as ROOT } from '../harness/format';
-export { ROOT };
 export const DATABASE_URL = process.env.BENCH_MCP_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_mcp';
 export const REDIS_URL = process.env.BENCH_MCP_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
 
@@ -43,7 +42,7 @@ for (const k of RUN_KINDS) if (!KINDS.includes(k)) throw new Error(`--kinds: ${k
 export const MCP_KINDS = RUN_KINDS.filter((k): k is McpKind => k !== 'rest');
 /** A tool's plain MCP calls/s ≥ this × its REST twin's. */
 export const TARGET_RATIO = 0.8;
-export const PROFILE_DIR = path.join(ROOT, 'bench', 'results', 'profiles', 'mcp');
+export const PROFILE_DIR = path.join(RESULTS_DIR, 'profiles', 'mcp');
 
 // The app modules read these once, at import.
 setBenchEnvironment(DATABASE_URL, REDIS_URL, { LOG_LEVEL: 'error', LLM_WRITER: 'builtin' });
