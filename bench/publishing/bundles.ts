@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-// The workflow bundles a bench's workers load (the publishing, population and generation benches),
+// The workflow bundles a bench's workers load (the publishing and population benches),
 // built in the bench's process, once, so the workers load them the way production workers load the
 // build's (Dockerfile, WORKFLOW_BUNDLE_PATH) rather than each running webpack at start-up:
 // webpack's allocations would otherwise sit in the measured worker's heap, and a restarted worker
