@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:http';
-import http from 'node:http';
+import http, { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Knex } from 'knex';
 import pLimit from 'p-limit';
@@ -146,48 +145,36 @@ export async function generationPhase(ctx: Ctx, withNoisy: boolean): Promise<Pha
 export type Receivers = Awaited<ReturnType<typeof startReceivers>>;
 
 /**
- * Two local receivers: the healthy one answers 204 at once and records when each event first
- * arrived (`received`, epoch ms by event id); the noisy one answers after `slowMs` and fails every
+ * Two local receivers: the healthy one answers 204 at once and records when each event (its
+ * Webhook-Id) first arrived whole, epoch ms; the noisy one answers after `slowMs` and fails every
  * other request with a 500 (so its failure streak never reaches the auto-disable and its retries
  * keep coming).
  */
 export async function startReceivers(slowMs: number) {
   const received = new Map<string, number>();
   let slow = 0;
-  const listen = async (server: Server) => {
+  const listen = async (answer: (req: IncomingMessage, res: ServerResponse) => void) => {
+    const server = createServer((req, res) => req.resume().on('end', () => answer(req, res)));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+    return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks` };
   };
-  const healthy = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const at = Date.now();
-      try {
-        const id = JSON.parse(Buffer.concat(chunks).toString('utf8')).id as string;
-        if (!received.has(id)) received.set(id, at);
-      } catch {
-        /* not an event */
-      }
-      res.writeHead(204).end();
-    });
+  const healthy = await listen((req, res) => {
+    const id = req.headers['webhook-id'];
+    if (typeof id === 'string' && !received.has(id)) received.set(id, Date.now());
+    res.writeHead(204).end();
   });
-  const noisy = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const n = ++slow;
-      setTimeout(() => res.writeHead(n % 2 ? 500 : 204).end(), slowMs);
-    });
+  const noisy = await listen((_req, res) => {
+    const n = ++slow;
+    setTimeout(() => res.writeHead(n % 2 ? 500 : 204).end(), slowMs);
   });
-  const [healthyUrl, slowUrl] = [await listen(healthy), await listen(noisy)];
-  const close = (s: Server) =>
+  const close = ({ server }: { server: Server }) =>
     new Promise<void>((resolve) => {
-      s.closeAllConnections();
-      s.close(() => resolve());
+      server.closeAllConnections();
+      server.close(() => resolve());
     });
   return {
-    healthyUrl,
-    slowUrl,
+    healthyUrl: healthy.url,
+    slowUrl: noisy.url,
     received,
     slowRequests: () => slow,
     close: async () => void (await Promise.all([close(healthy), close(noisy)])),
