@@ -135,11 +135,12 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
   step(`database ${new URL(DATABASE_URL).pathname.slice(1)} (recreated, migrated), Redis ${REDIS_URL} (flushed)`);
   await resetStores(DATABASE_URL, REDIS_URL);
 
+  const log = (line: string) => console.log(`  ${line}`);
   const temporal = await startBenchTemporal(reserved, {
     databaseUrl: DATABASE_URL,
     databaseName: 'bench_fair_temporal',
     fairness: FAIRNESS,
-    log: (l) => console.log(`  [temporal] ${l}`),
+    log: (l) => log(`[temporal] ${l}`),
   });
   cleanups.push(() => temporal.stop());
   step(
@@ -157,15 +158,13 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
   const { db } = await import('../lib/db');
   const { connectedWorkspace, webhookEndpoint } = await import('./harness/seed');
   const { EVENT_TYPES } = await import('../lib/outbox');
-  let person = 0;
-  const tenant = async (name: string, accounts: number, url: string): Promise<Tenant> => {
+  // Its people numbered across the workspaces, the noisy one's first.
+  const tenant = async (name: string, accounts: number, url: string, first: number): Promise<Tenant> => {
+    const person = (i: number) => ({ personId: `fair${first + i}`, name: `Fair Person ${first + i}`, vanityName: `fair-${first + i}` });
     const ws = await connectedWorkspace(simulator.control, {
       name,
       accounts,
-      person: () => {
-        const n = person++;
-        return { personId: `fair${n}`, name: `Fair Person ${n}`, vanityName: `fair-${n}` };
-      },
+      person,
       scopes: ['read', 'write'],
       keyName: 'fairness bench',
     });
@@ -174,9 +173,9 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
     await webhookEndpoint(ws.id, url, EVENT_TYPES);
     return ws;
   };
-  const noisy = await tenant('Noisy Co', opt['noisy-projects'], receivers.slowUrl);
+  const noisy = await tenant('Noisy Co', opt['noisy-projects'], receivers.slowUrl, 0);
   const quiet: Tenant[] = [];
-  for (let i = 0; i < opt.quiet; i++) quiet.push(await tenant(`Quiet ${i + 1}`, 1, receivers.healthyUrl));
+  for (let i = 0; i < opt.quiet; i++) quiet.push(await tenant(`Quiet ${i + 1}`, 1, receivers.healthyUrl, opt['noisy-projects'] + i));
   step(
     `workspaces: 1 noisy (${opt['noisy-projects']} connected accounts, endpoint slow and failing) and ${opt.quiet} quiet (1 account, healthy endpoint each)`,
   );
@@ -198,8 +197,7 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
   const probe = await requestText(agent, new URL(`http://127.0.0.1:${apiPort}/v1/posts`), 'GET', {});
   if (typeof probe.headers['x-request-id'] !== 'string')
     throw new Error(`port ${apiPort} is answered by another process (${probe.status} ${probe.body.slice(0, 80)}); run again`);
-  const log = (line: string) => console.log(`  ${line}`);
-  const ctx: Ctx = { apiUrl: `http://127.0.0.1:${apiPort}`, agent, db: db(), noisy, quiet, sizes: opt, receivers, createdPerS: 10, log };
+  const ctx: Ctx = { apiUrl: `http://127.0.0.1:${apiPort}`, agent, db: db(), noisy, quiet, sizes: opt, receivers, createdPerS: 10 };
 
   // One item down every path (the worker's bundle, connections, JIT) before any clock starts; on
   // a copy of the context, as one post is no measure of the creation rate.

@@ -1,7 +1,6 @@
-// Bench: the sleeping population (issue 36) — a month of posts scheduled through the API for
-// many workspaces, sleeping in Temporal, against a bare one-timer workflow; every process
-// stopped and started again between two halves of the posts due next; then a tenth rescheduled
-// and a hundredth unscheduled. bench/README.md "population" says what the figures mean.
+// Bench: the sleeping population (issue 36) — what a month of posts asleep in Temporal costs
+// against a bare one-timer workflow, and whether it survives a restart of every process
+// (bench/README.md "population").
 
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -53,8 +52,6 @@ async function main() {
   }
 }
 
-// ── Set up: the stores, Temporal, the simulator, the customers, the service ─────────────────
-
 export type Bench = Awaited<ReturnType<typeof setUp>>;
 
 async function setUp(cleanups: Cleanups) {
@@ -93,7 +90,6 @@ async function setUp(cleanups: Cleanups) {
   mon.on('error', (err) => console.error(`population: monitoring connection lost: ${err.message}`));
   cleanups.push(() => mon.end());
 
-  // The customers (bench/README.md "population", 1.), each account in its workspace's zone.
   const workspaces = planWorkspaces(opt.workspaces);
   const t0 = Date.now();
   const { connectedWorkspace } = await import('./harness/seed');
@@ -166,24 +162,7 @@ async function setUp(cleanups: Cleanups) {
     const usPerUnit = Object.fromEntries(Object.entries(d.cpuMs).map(([k, v]) => [k, Math.round((v * 1000) / Math.max(1, units))]));
     return { usPerUnit, machineBusy: d.machineBusy, otherShare: (d.cpuMs.other ?? 0) / ((b.at - a.at) * machine.cpus) };
   };
-  return {
-    startedAt,
-    machine,
-    otherAtStart,
-    tier,
-    sim,
-    connection,
-    client,
-    mon,
-    seeded,
-    accounts,
-    plan,
-    procs,
-    health,
-    restRssKiB,
-    cpuPer,
-    workerEnv,
-  };
+  return { startedAt, otherAtStart, tier, sim, connection, client, mon, seeded, accounts, plan, procs, health, restRssKiB, cpuPer };
 }
 
 const progress = (what: string, total: number) => {
@@ -194,51 +173,53 @@ const progress = (what: string, total: number) => {
   };
 };
 
-// ── The bare baseline: N workflows, each sleeping on one timer to the same due times ───────
+/** `create` over every item, then until `taskQueue` is empty (false after 10 min): when it went empty, and the CPU µs per item. */
+async function createAndSettle<T>(
+  b: Bench,
+  items: T[],
+  create: (it: T) => Promise<string>,
+  what: string,
+  taskQueue: string,
+  extra?: Groups,
+) {
+  const cpu0 = snapshot();
+  const t0 = Date.now();
+  const created = await createAll(items, create, opt.concurrency, progress(what, items.length));
+  const settled = await idle(b.connection, taskQueue, 600_000);
+  // idle answers once the queue has stayed empty for 2 s.
+  const settledMs = Date.now() - 2_000 - t0;
+  return { created, settled, settledMs, cpu: await b.cpuPer(cpu0, snapshot(), items.length, extra) };
+}
 
 export type Bare = NonNullable<Awaited<ReturnType<typeof bareBaseline>>>;
 
 async function bareBaseline(b: Bench) {
-  const all: PlannedPost[] = [...b.plan.far, ...b.plan.sliceA, ...b.plan.sliceB, ...b.plan.sliceC];
   const mark = await storageMark(b.tier.store, S.DATABASE_URL);
-  const w = await startWorker(
-    0,
-    { ...b.workerEnv, BENCH_BASELINE_TASK_QUEUE: S.BASELINE_TASK_QUEUE },
-    {
-      logDir: RESULTS_DIR,
-      script: path.join(REPO_ROOT, 'bench', 'publishing', 'baselineWorker.ts'),
-      logName: 'population-bare-worker.log',
-      sampleMs: 1000,
-    },
-  );
-  await w.waitReady(b.connection, S.BASELINE_TASK_QUEUE);
+  const taskQueue = S.BASELINE_TASK_QUEUE;
+  const script = path.join(REPO_ROOT, 'bench', 'publishing', 'baselineWorker.ts');
+  const env = { ...b.procs.env, BENCH_BASELINE_TASK_QUEUE: taskQueue };
+  const w = await startWorker(0, env, { logDir: RESULTS_DIR, script, logName: 'population-bare-worker.log', sampleMs: 1000 });
+  await w.waitReady(b.connection, taskQueue);
   // The slices' bare twins sleep to a slot of the month like the rest (their posts' due times
   // are chosen later, and a bare workflow firing within the run would only add noise to it).
-  const items = all.map((p, i) => ({ id: `bare-${i}`, dueMs: p.dueMs }));
-  const cpu0 = snapshot();
-  const startedAt = Date.now();
+  const items = [...b.plan.far, ...b.plan.sliceA, ...b.plan.sliceB, ...b.plan.sliceC].map((p, i) => ({ id: `bare-${i}`, dueMs: p.dueMs }));
   const start = async (it: (typeof items)[number]) => {
-    const args = [{ dueMs: it.dueMs }];
-    await b.client.workflow.start(WORKFLOW_TYPE['bare-timer'], { taskQueue: S.BASELINE_TASK_QUEUE, workflowId: it.id, args });
+    await b.client.workflow.start(WORKFLOW_TYPE['bare-timer'], { taskQueue, workflowId: it.id, args: [{ dueMs: it.dueMs }] });
     return it.id;
   };
-  const started = await createAll(items, start, opt.concurrency, progress('bare workflows started', items.length));
-  const settled = await idle(b.connection, S.BASELINE_TASK_QUEUE, 600_000);
+  const run = await createAndSettle(b, items, start, 'bare workflows started', taskQueue, { 'bare worker': (p) => p.pid === w.pid });
+  const { created: started, settled } = run;
   // Armed: started and past its first task (its timer set), which the bare worker runs behind the starts.
-  const armedRate = items.length / ((Date.now() - 2_000 - startedAt) / 1000);
-  const cpu1 = snapshot();
+  const armedRate = items.length / (run.settledMs / 1000);
   const { temporal: storage } = await mark.growth();
-  const cpu = await b.cpuPer(cpu0, cpu1, items.length, { 'bare worker': (p) => p.pid === w.pid });
   const rssKiB = w.samples.at(-1)?.rssKiB ?? 0;
   await w.stop();
-  const r = { workflows: items.length, started, armedRate, settled, storage, bytesPerWorkflow: storage.bytes / items.length, cpu, rssKiB };
+  const bytesPerWorkflow = storage.bytes / items.length;
   step(
-    `bare: ${f0(items.length - started.errors)} workflows started in ${s1(started.durationMs)} s (${f0(started.rate)}/s, p50 ${started.latencyMs.p50.toFixed(0)} ms, ${started.errors} errors), each asleep on its timer: ${f0(armedRate)}/s armed${settled ? '' : ' — NOTE: task queue not empty after 10 min'}; Temporal +${f0(r.bytesPerWorkflow)} B a workflow`,
+    `bare: ${f0(items.length - started.errors)} workflows started in ${s1(started.durationMs)} s (${f0(started.rate)}/s, p50 ${started.latencyMs.p50.toFixed(0)} ms, ${started.errors} errors), each asleep on its timer: ${f0(armedRate)}/s armed${settled ? '' : ' — NOTE: task queue not empty after 10 min'}; Temporal +${f0(bytesPerWorkflow)} B a workflow`,
   );
-  return r;
+  return { workflows: items.length, started, armedRate, settled, storage, bytesPerWorkflow, cpu: run.cpu, rssKiB };
 }
-
-// ── The population: the posts of the month, created through POST /v1/posts ────────────────
 
 export type Population = Awaited<ReturnType<typeof populate>>;
 
@@ -257,20 +238,13 @@ async function populate(b: Bench) {
     content: postContent(rand),
     scheduledFor: new Date(dueMs),
   });
-  /** Every item through POST /v1/posts on the API process, each with its workspace's key. */
-  const createThroughApi = async (items: CreateItem[], onProgress?: (n: number) => void) => {
-    const creator = apiCreator(b.procs.api.port, (it) => keyByProject.get(it.projectId)!, opt.concurrency);
-    const created = await createAll(items, creator.create, opt.concurrency, onProgress);
-    creator.close();
-    return created;
-  };
+  const creator = () => apiCreator(b.procs.api.port, (it) => keyByProject.get(it.projectId)!, opt.concurrency);
   const items = b.plan.far.map((p) => item(p, p.dueMs));
   const mark = await storageMark(b.tier.store, S.DATABASE_URL);
-  const cpu0 = snapshot();
   const peakFrom = b.procs.worker.samples.length;
-  const created = await createThroughApi(items, progress('posts created', items.length));
-  const settled = await idle(b.connection, S.TASK_QUEUE, 600_000);
-  const cpu = await b.cpuPer(cpu0, snapshot(), items.length);
+  const api = creator();
+  const { created, settled, cpu } = await createAndSettle(b, items, api.create, 'posts created', S.TASK_QUEUE);
+  api.close();
   // The worker at rest with the population asleep: a few seconds for it to settle.
   await sleep(5_000);
   const rssKiB = b.procs.rssKiB();
@@ -286,10 +260,8 @@ async function populate(b: Bench) {
   const far = items
     .map((it, i) => ({ id: created.ids[i], projectId: it.projectId, zone: zoneByProject.get(it.projectId)! }))
     .filter((x): x is { id: string; projectId: string; zone: string } => !!x.id);
-  return { created, ok, far, temporal, service, cpu, rssKiB, peakRssKiB, keyByProject, item, createThroughApi };
+  return { created, ok, far, temporal, service, cpu, rssKiB, peakRssKiB, keyByProject, item, creator };
 }
-
-// ── The due slice, every process restarted between its halves ──────────────────────────────
 
 export type Slices = Awaited<ReturnType<typeof slicesAndRestart>>;
 
@@ -303,7 +275,9 @@ async function slicesAndRestart(b: Bench, pop: Population) {
   const tB = tA + opt['restart-gap'] * 60_000;
   const tC = tB + 2 * 60_000;
   const items = [...sliceA.map((p) => pop.item(p, tA)), ...sliceB.map((p) => pop.item(p, tB)), ...sliceC.map((p) => pop.item(p, tC))];
-  const created = await pop.createThroughApi(items);
+  const api = pop.creator();
+  const created = await createAll(items, api.create, opt.concurrency);
+  api.close();
   const ids = created.ids.map((id, i) => ({ id, projectId: items[i]!.projectId }));
   const part = (from: number, to: number) => ids.slice(from, to).filter((x): x is { id: string; projectId: string } => !!x.id);
   const idsA = part(0, sliceA.length).map((x) => x.id);

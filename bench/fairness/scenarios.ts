@@ -6,23 +6,16 @@ import { requestText } from '../harness/load';
 import { postContent, prng, shuffle } from '../harness/content';
 import { until } from '../harness/proc';
 
-// The fairness bench's three scenarios (bench/fairness.ts): each phase puts the quiet
-// workspaces' work on the service, alone or beside the noisy workspace's burst, and answers the
-// quiet work's lags.
+// The fairness bench's scenarios: each phase runs the quiet workspaces' work, alone or beside
+// the noisy workspace's burst, and answers the quiet work's lags.
 
 export type Tenant = { id: string; key: string; projectIds: string[] };
 
 /** The flags a phase reads (bench/fairness.ts): items per workspace, seconds to wait, the lead (0: from the creation rate). */
 export type Sizes = Record<'burst' | 'quiet-posts' | 'jobs' | 'events' | 'quiet-events' | 'timeout' | 'lead', number>;
 
-export interface Phase {
-  lagsMs: number[];
-  /** The noisy workspace's work, from its first request (or the due instant) to its last item done, seconds (with noisy only). */
-  noisyDrainS?: number;
-  /** Items not done within the timeout (quiet and noisy). */
-  unfinished: number;
-  notes: string[];
-}
+/** The quiet lags; seconds from the noisy work's first request (or due instant) to its last item done; items left at the timeout. */
+export type Phase = { lagsMs: number[]; noisyDrainS?: number; unfinished: number; notes: string[] };
 
 export interface Ctx {
   apiUrl: string;
@@ -34,8 +27,9 @@ export interface Ctx {
   receivers: Receivers;
   /** Posts created a second in the last phase (the next phase's due minute leaves room for its creation). */
   createdPerS: number;
-  log: (line: string) => void;
 }
+
+const log = (line: string) => console.log(`  ${line}`);
 
 async function api(ctx: Ctx, t: Tenant, path: string, body: unknown): Promise<{ id: string }> {
   const headers = { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' };
@@ -108,7 +102,7 @@ export async function publishingPhase(ctx: Ctx, withNoisy: boolean): Promise<Pha
   });
   const createdBy = Date.now();
   ctx.createdPerS = items.length / Math.max(0.001, (createdBy - t0) / 1000);
-  ctx.log(
+  log(
     `${items.length} posts created in ${((createdBy - t0) / 1000).toFixed(1)} s, due ${due.toISOString().slice(11, 19)} (${((due.getTime() - createdBy) / 1000).toFixed(1)} s later)`,
   );
   const phase = await settle(ctx, POSTS, ids.quiet, ids.noisy, due.getTime());
@@ -136,7 +130,7 @@ export async function generationPhase(ctx: Ctx, withNoisy: boolean): Promise<Pha
       )
     : [];
   const quietIds = await Promise.all(ctx.quiet.map((t, i) => generate(ctx, t, i)));
-  ctx.log(`${noisyIds.length + quietIds.length} generation jobs accepted in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  log(`${noisyIds.length + quietIds.length} generation jobs accepted in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return settle(ctx, JOBS, quietIds, noisyIds, t0);
 }
 
@@ -206,7 +200,7 @@ export async function webhooksPhase(ctx: Ctx, withNoisy: boolean): Promise<Phase
   );
   const slowBefore = receivers.slowRequests();
   const unfinished = await waitDone(ctx, emitted.size, async () => [...emitted.keys()].filter((id) => receivers.received.has(id)).length);
-  if (withNoisy) ctx.log(`the slow endpoint had ${receivers.slowRequests() - slowBefore} requests meanwhile (${ctx.sizes.events} events)`);
+  if (withNoisy) log(`the slow endpoint had ${receivers.slowRequests() - slowBefore} requests meanwhile (${ctx.sizes.events} events)`);
   return {
     lagsMs: [...emitted].filter(([id]) => receivers.received.has(id)).map(([id, at]) => receivers.received.get(id)! - at),
     unfinished,

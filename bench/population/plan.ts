@@ -1,12 +1,10 @@
 import { prng, shuffle } from '../harness/content';
 import { localDateTime, parseInZone } from '../../lib/time';
 
-// The population's shape (issue 36): workspaces of Zipf-distributed size (a few large, a long
-// tail), each with its connected accounts in one zone; posts due over the next 30 days at the
-// hours people pick, in their project's own zone, mostly on the hour. Deterministic: a seeded
-// PRNG, so two runs of one size schedule the same month.
+// The population's shape (bench/README.md "population"), from a seeded PRNG: two runs of one
+// size schedule the same month.
 
-export type WorkspacePlan = ReturnType<typeof planWorkspaces>[number];
+type WorkspacePlan = ReturnType<typeof planWorkspaces>[number];
 
 /** Zones of the workspaces, weighted by where a B2B audience on the network sits. */
 const ZONES: Array<[string, number]> = [
@@ -83,18 +81,10 @@ export function futureSlot(rand: () => number, timeZone: string, nowMs: number):
   return parseInZone(`${day}T${hh}:${mm}:00`, timeZone);
 }
 
-/**
- * A post of the plan: its workspace and account (indexes), and a slot over the next 30 days, its
- * due time when far (the slices get theirs when they are created; the bare baseline uses it).
- */
+/** Indexes of its workspace and account; a slot of the month (a slice's post gets its due time when created). */
 export type PlannedPost = { workspace: number; account: number; dueMs: number };
-export type PopulationPlan = ReturnType<typeof planPosts>;
 
-/**
- * The posts: `total` in all, of which `sliceShare` fall due within the run (halves A and B),
- * 0.2 % (at least 10) more within the run for the reschedule checks (C), the rest far. Creation
- * order interleaves the workspaces, as a day of traffic from many customers does.
- */
+/** The posts: `sliceShare` of them due within the run (halves A and B), 0.2 % (≥ 10) more for the reschedule checks (C), the rest far. */
 export function planPosts(workspaces: WorkspacePlan[], total: number, sliceShare: number, nowMs: number) {
   const rand = prng(3600 + total);
   const sliceN = Math.max(20, Math.round(total * sliceShare));

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Bare, Bench, Population, Slices } from '../population';
 import { f0, mib, s1, writeResults } from '../harness/format';
+import { machineInfo } from '../harness/proc';
 import type { CreateResult } from '../publishing/creation';
 import type { RescheduleResult } from './reschedule';
 import * as S from './settings';
@@ -113,18 +114,9 @@ export async function report(
     bench: 'population',
     finishedAt: new Date().toISOString(),
     wallSeconds: Math.round((Date.now() - b.startedAt) / 1000),
-    machine: b.machine,
+    machine: machineInfo(),
     otherProcessesShareAtStart: b.otherAtStart,
-    settings: {
-      posts: opt.posts,
-      workspaces: opt.workspaces,
-      accounts: b.accounts,
-      concurrency: opt.concurrency,
-      sliceShare: opt['slice-share'],
-      restart: S.RESTART,
-      restartGapS: opt['restart-gap'] * 60,
-      temporal: S.CLUSTER ? 'cluster' : 'dev server on SQLite',
-    },
+    settings: { ...opt, accounts: b.accounts },
     health: b.health,
     creation: {
       api: { ...rates(pop.created), cpuUsPerPost: pop.cpu?.usPerUnit },

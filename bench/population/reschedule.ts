@@ -10,11 +10,8 @@ import { DATABASE_URL, opt, TASK_QUEUE } from './settings';
 import { storageMark } from './storage';
 import { drain, type Expected } from './verify';
 
-// The population changes its mind (issue 36): a tenth of the posts rescheduled and a hundredth
-// unscheduled through PATCH /v1/posts/{id} (spec 4.4). Most move within the month; a few are
-// chosen so the outcome shows within the run: half of the C slice (due a few minutes from now)
-// moved a minute later, as many far posts moved to that same minute, and the other half of the
-// C slice unscheduled before it falls due. None of them may go out early or after all.
+// The population changes its mind: reschedules and unschedules through PATCH /v1/posts/{id}
+// (bench/README.md "population", 6.).
 
 export type RescheduleResult = Awaited<ReturnType<typeof rescheduleAll>>;
 

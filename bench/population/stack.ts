@@ -8,10 +8,9 @@ import { startWorker, type WorkerRun } from '../publishing/worker';
 import type { ClusterDatabase } from '../../tooling/temporalCluster';
 
 // The service as the population bench runs it: Temporal, the worker and the API, each of which
-// can be stopped and started again; and the customers they serve.
+// can be stopped and started again.
 
 export type TemporalStore = { kind: 'dev'; file: string } | { kind: 'cluster'; db: ClusterDatabase };
-export type TemporalTier = Awaited<ReturnType<typeof temporalTier>>;
 
 /**
  * Temporal for the run, which a restart stops and starts again: the dev server on a SQLite file
@@ -78,7 +77,7 @@ export class ServiceProcesses {
   workers: WorkerRun[] = [];
   apis: ApiChild[] = [];
   constructor(
-    private readonly env: NodeJS.ProcessEnv,
+    readonly env: NodeJS.ProcessEnv,
     private readonly logDir: string,
     private readonly taskQueue: string,
   ) {}

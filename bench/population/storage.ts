@@ -5,14 +5,12 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import type { TemporalStore } from './stack';
 
-// What the sleeping population occupies: Temporal's store (the dev server's SQLite file, or the
-// cluster's two Postgres databases) and the service's database, in bytes, by table, so a phase's
-// cost is the difference of two readings and the tables that grew show where it went.
+// What the population occupies, by table: a phase's cost is the difference of two readings.
 
 const run = promisify(execFile);
 
 /** Bytes the tables and indexes occupy, by name and in all, and the dev server's file on disk (main + WAL; null on Postgres). */
-export type StorageReading = { bytes: number; fileBytes: number | null; byName: Record<string, number> };
+type StorageReading = { bytes: number; fileBytes: number | null; byName: Record<string, number> };
 
 /**
  * SQLite's own accounting, through the sqlite3 shell reading the live file: used pages
@@ -48,7 +46,7 @@ select name, sum(pgsize) from dbstat group by name;`;
 }
 
 /** Tables of one Postgres database with their indexes and TOAST (pg_total_relation_size). */
-export async function postgresReading(url: string, prefix = ''): Promise<StorageReading> {
+async function postgresReading(url: string, prefix = ''): Promise<StorageReading> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -65,7 +63,7 @@ export async function postgresReading(url: string, prefix = ''): Promise<Storage
   }
 }
 
-export async function temporalReading(store: TemporalStore): Promise<StorageReading> {
+async function temporalReading(store: TemporalStore): Promise<StorageReading> {
   if (store.kind === 'dev') return sqliteReading(store.file);
   const { user, password, host, port } = store.db;
   const url = (name: string) =>

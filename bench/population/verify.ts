@@ -3,9 +3,8 @@ import { until } from '../harness/proc';
 import { lagSummary } from '../publishing/measure';
 import { DRAIN_DEADLINE_MS } from './settings';
 
-// Reading back what went out: each post due within the run against its posts row and the
-// network simulator's record of it (one network post per reference = post id), and every post
-// that must not have gone out (unscheduled, or not due yet).
+// Reading back what went out: the posts rows and the network simulator's posts (one per
+// reference = post id) against what was due and what must not have gone out.
 
 export interface Expected {
   kind: 'A' | 'B' | 'C-moved' | 'moved-in';
