@@ -11,7 +11,7 @@ import type { Outcome } from './verify';
 // The population bench's report: the figures, the five lines a script reads (issue 36 "Must
 // show"), the targets, and the JSON in bench/results/.
 
-const { opt } = S;
+const { opt, TARGET } = S;
 const toMiB = (kib: number) => kib / 1024;
 /** Calls a second and their latency. */
 const calls = (c: CreateResult) => `${c.rate.toFixed(1)}/s, p50 ${c.latencyMs.p50.toFixed(0)} ms / p99 ${c.latencyMs.p99.toFixed(0)} ms`;
@@ -81,17 +81,17 @@ export async function report(
   );
 
   const targets = {
-    creation: creationRatio === null ? null : creationRatio >= S.TARGET_CREATION_VS_BARE,
-    bytes: bytesRatio === null ? null : bytesRatio <= S.TARGET_BYTES_VS_BARE,
-    rss: rssMiB <= S.TARGET_WORKER_RSS_MIB,
-    restart: restartRatio <= S.TARGET_RESTART_P99_VS_NO_RESTART,
+    creation: creationRatio === null ? null : creationRatio >= TARGET.creation,
+    bytes: bytesRatio === null ? null : bytesRatio <= TARGET.bytes,
+    rss: rssMiB <= TARGET.rssMiB,
+    restart: restartRatio <= TARGET.restart,
     lost: o.lost === 0,
     duplicated: o.duplicated === 0,
     changes: o.publishedAfterUnschedule === 0 && o.publishedEarly === 0 && o.stray === 0,
   };
   const met = (x: boolean | null) => (x === null ? 'n/a' : x ? 'MET' : 'MISSED');
   console.log(
-    `  targets: creation ≥ ${S.TARGET_CREATION_VS_BARE}× ${met(targets.creation)}; Temporal bytes ≤ ${S.TARGET_BYTES_VS_BARE}× ${met(targets.bytes)}; worker RSS ≤ ${S.TARGET_WORKER_RSS_MIB} MiB ${met(targets.rss)}; restart p99 ≤ ${S.TARGET_RESTART_P99_VS_NO_RESTART}× ${met(targets.restart)}; 0 lost ${met(targets.lost)}; 0 duplicated ${met(targets.duplicated)}; none early or after an unschedule ${met(targets.changes)}`,
+    `  targets: creation ≥ ${TARGET.creation}× ${met(targets.creation)}; Temporal bytes ≤ ${TARGET.bytes}× ${met(targets.bytes)}; worker RSS ≤ ${TARGET.rssMiB} MiB ${met(targets.rss)}; restart p99 ≤ ${TARGET.restart}× ${met(targets.restart)}; 0 lost ${met(targets.lost)}; 0 duplicated ${met(targets.duplicated)}; none early or after an unschedule ${met(targets.changes)}`,
   );
   console.log();
   console.log(`population: creation API / bare: ${creationRatio === null ? 'n/a' : `${creationRatio.toFixed(2)}×`}`);

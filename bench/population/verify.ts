@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { until } from '../harness/proc';
 import { lagSummary } from '../publishing/measure';
@@ -6,11 +7,8 @@ import { DRAIN_DEADLINE_MS } from './settings';
 // Reading back what went out: the posts rows and the network simulator's posts (one per
 // reference = post id) against what was due and what must not have gone out.
 
-export interface Expected {
-  kind: 'A' | 'B' | 'C-moved' | 'moved-in';
-  /** Not to be published before this instant (its due time, or its new time after a reschedule). */
-  notBeforeMs: number;
-}
+/** A post due within the run, not to be published before `notBeforeMs` (its due time, or its new time after a reschedule). */
+export type Expected = { kind: 'A' | 'B' | 'C-moved' | 'moved-in'; notBeforeMs: number };
 
 export type Outcome = Awaited<ReturnType<typeof readBack>>;
 
@@ -59,16 +57,11 @@ export async function readBack(
   return {
     lag: { A: lagSummary(lags.A), B: lagSummary(lags.B) },
     networkLag: { A: lagSummary(netLags.A), B: lagSummary(netLags.B) },
-    /** Due within the run, not published by its deadline. */
     lost,
     lostByKind,
-    /** References with more than one post on the network. */
     duplicated: [...perRef.values()].filter((e) => e.n > 1).length,
-    /** Published (row or network) although unscheduled before its due time. */
     publishedAfterUnschedule: [...unscheduled].filter((id) => seen.has(id)).length,
-    /** Published (row or network) before its due or new time. */
     publishedEarly: early,
-    /** Published although neither due within the run nor expected. */
     stray: [...seen].filter((id) => !expected.has(id) && !unscheduled.has(id)).length,
     networkPosts: net.length,
     publishedRows: rows.length,
@@ -77,7 +70,7 @@ export async function readBack(
 
 /** Sleeps to `dueMs`, then polls until every one of `ids` is published or the drain deadline passes; answers how many are. */
 export async function drain(mon: pg.Client, ids: string[], dueMs: number, label: string): Promise<number> {
-  if (Date.now() < dueMs) await new Promise((r) => setTimeout(r, dueMs - Date.now()));
+  if (Date.now() < dueMs) await sleep(dueMs - Date.now());
   let n = 0;
   const published = async () =>
     (await mon.query<{ n: number }>(`select count(*)::int as n from posts where id = any($1) and status = 'published'`, [ids])).rows[0]!.n;
