@@ -160,7 +160,7 @@ async function setUp(cleanups: Cleanups) {
     });
     if (!d) return null;
     const usPerUnit = Object.fromEntries(Object.entries(d.cpuMs).map(([k, v]) => [k, Math.round((v * 1000) / Math.max(1, units))]));
-    return { usPerUnit, machineBusy: d.machineBusy, otherShare: (d.cpuMs.other ?? 0) / ((b.at - a.at) * machine.cpus) };
+    return { usPerUnit, otherShare: (d.cpuMs.other ?? 0) / ((b.at - a.at) * machine.cpus) };
   };
   return { startedAt, otherAtStart, tier, sim, connection, client, mon, seeded, accounts, plan, procs, health, restRssKiB, cpuPer };
 }

@@ -40,15 +40,9 @@ export async function temporalTier(reserved: Awaited<ReturnType<typeof reserveTe
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'population-temporal-'));
     const file = path.join(dir, 'temporal.db');
     store = { kind: 'dev', file };
+    const { port } = reserved;
     start = async () => {
-      const server = await startTemporalDevServer({
-        binary,
-        port: reserved.port,
-        uiPort: null,
-        dbFile: file,
-        log: () => {},
-        readyTimeoutMs: 180_000,
-      });
+      const server = await startTemporalDevServer({ binary, port, uiPort: null, dbFile: file, log: () => {}, readyTimeoutMs: 180_000 });
       return { pids: () => (server.child.pid ? [server.child.pid] : []), stop: () => server.stop() };
     };
     remove = async () => fs.rmSync(dir, { recursive: true, force: true });

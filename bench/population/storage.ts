@@ -45,17 +45,16 @@ select name, sum(pgsize) from dbstat group by name;`;
   return { bytes, fileBytes: size(file) + size(`${file}-wal`), byName };
 }
 
+const RELATION_SIZES = `select c.relname as name, pg_total_relation_size(c.oid)::bigint as bytes
+  from pg_class c join pg_namespace n on n.oid = c.relnamespace
+ where c.relkind in ('r', 'm', 'p') and n.nspname not in ('pg_catalog', 'information_schema', 'pg_toast')`;
+
 /** Tables of one Postgres database with their indexes and TOAST (pg_total_relation_size). */
 async function postgresReading(url: string, prefix = ''): Promise<StorageReading> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{
-      name: string;
-      bytes: string;
-    }>(`select c.relname as name, pg_total_relation_size(c.oid)::bigint as bytes
-      from pg_class c join pg_namespace n on n.oid = c.relnamespace
-     where c.relkind in ('r', 'm', 'p') and n.nspname not in ('pg_catalog', 'information_schema', 'pg_toast')`);
+    const { rows } = await client.query<{ name: string; bytes: string }>(RELATION_SIZES);
     const byName = Object.fromEntries(rows.map((r) => [prefix + r.name, Number(r.bytes)]));
     return { bytes: rows.reduce((a, r) => a + Number(r.bytes), 0), fileBytes: null, byName };
   } finally {
