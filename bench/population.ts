@@ -42,8 +42,6 @@ async function main() {
     slices.idsA.forEach((id) => expected.set(id, { kind: 'A', notBeforeMs: slices.tA }));
     slices.idsB.forEach((id) => expected.set(id, { kind: 'B', notBeforeMs: slices.tB }));
     for (const [id, e] of rescheduled?.expected ?? []) expected.set(id, e);
-    // Without the reschedule phase the C slice is left alone: due within the run like the others.
-    if (!rescheduled) slices.c.forEach(({ id }) => expected.set(id, { kind: 'C-moved', notBeforeMs: slices.tC }));
     const outcome = await readBack(b.mon, b.sim, expected, rescheduled?.unscheduled ?? new Set());
     await report(b, { bare, population, slices, rescheduled, outcome });
   } finally {
