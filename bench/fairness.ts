@@ -1,106 +1,71 @@
 // Bench: fairness between workspaces (docs/operations.md "Fairness between workspaces") — does
-// one workspace's burst delay another workspace's work? Three scenarios, each measured twice in
-// the same run on the same service: the quiet workspaces' work alone, then the same work beside
-// the noisy workspace's burst.
-//
-//   npm run bench -- fairness                              every scenario at full size
-//   npm run bench -- fairness --burst 2000 --jobs 100      smaller (a shared machine)
-//   npm run bench -- fairness --no-fairness                the same, first come, first served (the before figure)
-//   npm run bench -- fairness --help                       every option
-//
-// - publishing: the noisy workspace schedules --burst posts (10,000) due in minute T; ten quiet
-//   workspaces schedule --quiet-posts (20) each, due at T. Lag: published_at − scheduled_at.
-// - generation: the noisy workspace queues --jobs (200) generations, then each quiet workspace
-//   queues one. Lag: completed_at − created_at of the job.
-// - webhooks: the noisy workspace's endpoint answers after --slow-ms and fails every other
-//   request; it gets --events (2,000) events, then each quiet workspace --quiet-events (20) for
-//   its healthy endpoint. Lag: event committed → the receiver has read it.
-//
-// Prints `fairness <scenario>: quiet p99 with noisy / alone: N.NN×` (target ≤ 1.5×). Everything is
-// the bench's own: Postgres database content_scheduler_bench_fair (dropped and recreated), Redis
-// db 9 (flushed), a Temporal dev server (in memory; without matching.enableFairness under
-// --no-fairness) or the cluster tier (--temporal cluster), the network simulator in this
-// process, and the service as production runs it: one API and one worker
-// (tooling/serviceFleet.ts), with TEMPORAL_FAIRNESS=false under --no-fairness.
+// one workspace's burst delay another workspace's work? Each scenario runs the quiet workspaces'
+// work alone, then beside the noisy workspace's burst, on the service as production runs it.
+// bench/README.md "fairness" says what the figures mean.
 
 import http from 'node:http';
-import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Cleanups } from './harness/cleanups';
 import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
-import { machineInfo } from './harness/proc';
+import { loadAverage, quantile, step } from './harness/format';
 import { requestText } from './harness/load';
-import { benchOptions, numberOption } from './harness/options';
+import { benchFlags } from './harness/options';
+import { machineInfo } from './harness/proc';
+import { reserveTemporal, startBenchTemporal, temporalKind } from './harness/temporal';
 import { generationPhase, publishingPhase, startReceivers, webhooksPhase, type Ctx, type Phase, type Tenant } from './fairness/scenarios';
 import { freePort } from '../tooling/ports';
-import { reserveTemporal, startBenchTemporal, temporalKind } from './harness/temporal';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { quantile, step } from './harness/format';
 
 const TARGET = 1.5;
 const SCENARIOS = { publishing: publishingPhase, generation: generationPhase, webhooks: webhooksPhase } as const;
 type Scenario = keyof typeof SCENARIOS;
+const count = { min: 1, integer: true } as const;
 
-const opt = benchOptions(
+const opt = benchFlags(
+  "fairness: the quiet workspaces' lag beside a noisy workspace's burst, over their lag alone.",
   {
-    scenarios: { type: 'string', default: 'publishing,generation,webhooks' },
-    burst: { type: 'string', default: '10000' },
-    quiet: { type: 'string', default: '10' },
-    'quiet-posts': { type: 'string', default: '20' },
-    'noisy-projects': { type: 'string', default: '10' },
-    jobs: { type: 'string', default: '200' },
-    events: { type: 'string', default: '2000' },
-    'quiet-events': { type: 'string', default: '20' },
-    'slow-ms': { type: 'string', default: '1000' },
-    lead: { type: 'string', default: '0' },
-    timeout: { type: 'string', default: '900' },
-    'no-fairness': { type: 'boolean', default: false },
-    temporal: { type: 'string', default: 'dev' },
-    strict: { type: 'boolean', default: false },
+    scenarios: {
+      default: 'publishing,generation,webhooks',
+      arg: 'LIST',
+      help: 'publishing,generation,webhooks (default all three, in that order)',
+    },
+    burst: { default: 10000, ...count, help: 'posts the noisy workspace schedules for the minute' },
+    quiet: { default: 10, ...count, help: 'quiet workspaces' },
+    'quiet-posts': { default: 20, ...count, help: 'posts each quiet workspace schedules for the same minute' },
+    'noisy-projects': { default: 10, ...count, help: "the noisy workspace's connected accounts its posts go round" },
+    jobs: { default: 200, ...count, help: 'generation jobs the noisy workspace queues (default 200); each quiet one queues 1' },
+    events: { default: 2000, ...count, help: "events for the noisy workspace's slow, failing endpoint" },
+    'quiet-events': { default: 20, ...count, help: "events for each quiet workspace's healthy endpoint" },
+    'slow-ms': { default: 1000, integer: true, arg: 'MS', help: 'how long the noisy endpoint takes to answer' },
+    lead: {
+      default: 0,
+      arg: 'S',
+      help: `seconds from creation to the due minute (default: room for the posts at the last
+        phase's creation rate, half again, plus 15 s)`,
+    },
+    timeout: { default: 900, ...count, arg: 'S', help: 'give up on a phase after S seconds' },
+    'no-fairness': {
+      type: 'boolean',
+      help: `the dev server without matching.enableFairness and every start without a
+        priority (TEMPORAL_FAIRNESS=false): first come, first served, the before figure`,
+    },
+    temporal: {
+      default: 'dev',
+      arg: 'dev|cluster',
+      help: `the dev server in memory (default) or the cluster tier on Postgres
+        (tooling/temporalCluster.ts, databases bench_fair_temporal*, its dynamic config
+        and the production task queue name); --no-fairness there only drops the keys`,
+    },
+    strict: { type: 'boolean', help: `exit 1 when a scenario misses the target (quiet p99 with noisy ≤ ${TARGET}× alone)` },
   },
-  `fairness: the quiet workspaces' lag beside a noisy workspace's burst, over their lag alone.
-
-Options:
-  --scenarios LIST      publishing,generation,webhooks (default all three, in that order)
-  --burst N             posts the noisy workspace schedules for the minute (default 10000)
-  --quiet N             quiet workspaces (default 10)
-  --quiet-posts N       posts each quiet workspace schedules for the same minute (default 20)
-  --noisy-projects N    the noisy workspace's connected accounts its posts go round (default 10)
-  --jobs N              generation jobs the noisy workspace queues (default 200); each quiet one queues 1
-  --events N            events for the noisy workspace's slow, failing endpoint (default 2000)
-  --quiet-events N      events for each quiet workspace's healthy endpoint (default 20)
-  --slow-ms MS          how long the noisy endpoint takes to answer (default 1000)
-  --lead S              seconds from creation to the due minute (default: room for the posts at the last
-                        phase's creation rate, half again, plus 15 s)
-  --timeout S           give up on a phase after S seconds (default 900)
-  --no-fairness         the dev server without matching.enableFairness and every start without a
-                        priority (TEMPORAL_FAIRNESS=false): first come, first served, the before figure
-  --temporal dev|cluster  the dev server in memory (default) or the cluster tier on Postgres
-                        (tooling/temporalCluster.ts, databases bench_fair_temporal*, its dynamic config
-                        and the production task queue name); --no-fairness there only drops the keys
-  --strict              exit 1 when a scenario misses the target (quiet p99 with noisy ≤ ${TARGET}× alone)
-
-Environment: BENCH_FAIR_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_fair,
+  `Environment: BENCH_FAIR_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_fair,
              dropped and recreated), BENCH_FAIR_REDIS_URL (default redis://127.0.0.1:6379/9, flushed),
              DB_POOL_MAX (each service process's pool, lib/config.ts; 10 leaves room on a shared Postgres).`,
 );
 
-const int = (name: string, min = 1) => numberOption(opt, name, { min, integer: true });
 const FAIRNESS = !opt['no-fairness'];
 const TEMPORAL = temporalKind(opt.temporal);
 // On the cluster the production queue name, so that its dynamic config's per-queue settings apply.
 const TASK_QUEUE = TEMPORAL === 'cluster' ? 'content-scheduler' : 'bench-fairness';
-const sizes = {
-  burst: int('burst'),
-  quietPosts: int('quiet-posts'),
-  jobs: int('jobs'),
-  events: int('events'),
-  quietEvents: int('quiet-events'),
-  timeoutS: int('timeout'),
-  leadS: numberOption(opt, 'lead'),
-};
-const QUIET = int('quiet');
-const NOISY_PROJECTS = int('noisy-projects');
-const SLOW_MS = int('slow-ms', 0);
 const scenarios = opt.scenarios.split(',').map((s) => s.trim()) as Scenario[];
 for (const s of scenarios) if (!(s in SCENARIOS)) throw new Error(`unknown scenario ${s}; known: ${Object.keys(SCENARIOS).join(', ')}`);
 
@@ -109,14 +74,12 @@ const REDIS_URL = process.env.BENCH_FAIR_REDIS_URL ?? 'redis://127.0.0.1:6379/9'
 
 const pct = (values: number[], p: number) => quantile(values, p / 100) ?? NaN;
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const lags = (p: Phase) => `p50 ${secs(pct(p.lagsMs, 50))}, p99 ${secs(pct(p.lagsMs, 99))}`;
 
 async function main() {
   const m = machineInfo();
   console.log(
-    `fairness bench — ${m.cpus} × ${m.cpuModel}, Node ${m.node}, load average ${os
-      .loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' ')} at start; ` +
+    `fairness bench — ${m.cpus} × ${m.cpuModel}, Node ${m.node}, load average ${loadAverage(1)} at start; ` +
       `task queue fairness ${FAIRNESS ? 'ON (matching.enableFairness, starts keyed by workspace)' : 'OFF (--no-fairness: first come, first served)'}`,
   );
   const cleanups = new Cleanups();
@@ -131,12 +94,7 @@ async function main() {
       const noisy = await SCENARIOS[scenario](ctx, true);
       if (!report(scenario, alone, noisy)) missed++;
     }
-    console.log(
-      `load average at the end ${os
-        .loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')} (a shared machine: compare ratios within one run)`,
-    );
+    console.log(`load average at the end ${loadAverage(1)} (a shared machine: compare ratios within one run)`);
   } finally {
     await cleanups.run();
     await closeStores();
@@ -147,13 +105,12 @@ async function main() {
 function report(scenario: Scenario, alone: Phase, noisy: Phase): boolean {
   const ratio = pct(noisy.lagsMs, 99) / pct(alone.lagsMs, 99);
   const size = {
-    publishing: `${sizes.burst} posts`,
-    generation: `${sizes.jobs} jobs`,
-    webhooks: `${sizes.events} events to a slow, failing endpoint`,
+    publishing: `${opt.burst} posts`,
+    generation: `${opt.jobs} jobs`,
+    webhooks: `${opt.events} events to a slow, failing endpoint`,
   }[scenario];
   console.log(
-    `  quiet lag alone: p50 ${secs(pct(alone.lagsMs, 50))}, p99 ${secs(pct(alone.lagsMs, 99))} (${alone.lagsMs.length} items); ` +
-      `beside the noisy workspace (${size}): p50 ${secs(pct(noisy.lagsMs, 50))}, p99 ${secs(pct(noisy.lagsMs, 99))}` +
+    `  quiet lag alone: ${lags(alone)} (${alone.lagsMs.length} items); beside the noisy workspace (${size}): ${lags(noisy)}` +
       (noisy.noisyDrainS !== undefined ? `; the noisy workspace's last item done after ${noisy.noisyDrainS.toFixed(1)} s` : ''),
   );
   for (const note of [...alone.notes, ...noisy.notes]) console.log(`  ! ${note}`);
@@ -172,21 +129,18 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
   const [simPort, apiPort, mcpPort, apiMetrics, workerMetrics] = await Promise.all(Array.from({ length: 5 }, () => freePort()));
   setPublishingEnvironment(
     { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort: reserved.port, taskQueue: TASK_QUEUE, simPort: simPort! },
-    {
-      TEMPORAL_FAIRNESS: String(FAIRNESS),
-      LLM_WRITER: 'builtin',
-      // The receivers are local: the explicit loopback allowance.
-      WEBHOOK_ALLOW_LOOPBACK: '1',
-    },
+    // The receivers are local: the explicit loopback allowance.
+    { TEMPORAL_FAIRNESS: String(FAIRNESS), LLM_WRITER: 'builtin', WEBHOOK_ALLOW_LOOPBACK: '1' },
   );
   step(`database ${new URL(DATABASE_URL).pathname.slice(1)} (recreated, migrated), Redis ${REDIS_URL} (flushed)`);
   await resetStores(DATABASE_URL, REDIS_URL);
 
+  const log = (line: string) => console.log(`  ${line}`);
   const temporal = await startBenchTemporal(reserved, {
     databaseUrl: DATABASE_URL,
     databaseName: 'bench_fair_temporal',
     fairness: FAIRNESS,
-    log: (l) => console.log(`  [temporal] ${l}`),
+    log: (l) => log(`[temporal] ${l}`),
   });
   cleanups.push(() => temporal.stop());
   step(
@@ -198,38 +152,32 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
   const { startNetworkSimulator } = await import('../sim/network/server');
   const simulator = await startNetworkSimulator({ port: simPort! });
   cleanups.push(() => simulator.close());
-  const receivers = await startReceivers(SLOW_MS);
+  const receivers = await startReceivers(opt['slow-ms']);
   cleanups.push(() => receivers.close());
 
   const { db } = await import('../lib/db');
-  const { issueApiKey, createWorkspace } = await import('../admin/provision');
-  const { connectedPersonalProject } = await import('../admin/simulatedAccounts');
-  const { webhookEndpoint } = await import('./harness/seed');
+  const { connectedWorkspace, webhookEndpoint } = await import('./harness/seed');
   const { EVENT_TYPES } = await import('../lib/outbox');
-  let person = 0;
-  const tenant = async (name: string, projects: number, url: string): Promise<Tenant> => {
-    const ws = await createWorkspace({ name, plan: 'BUSINESS' });
+  // Its people numbered across the workspaces, the noisy one's first.
+  const tenant = async (name: string, accounts: number, url: string, first: number): Promise<Tenant> => {
+    const person = (i: number) => ({ personId: `fair${first + i}`, name: `Fair Person ${first + i}`, vanityName: `fair-${first + i}` });
+    const ws = await connectedWorkspace(simulator.control, {
+      name,
+      accounts,
+      person,
+      scopes: ['read', 'write'],
+      keyName: 'fairness bench',
+    });
     // Caps high enough never to refuse a generation.
     await db()('workspaces').where({ id: ws.id }).update({ daily_spend_cap_cents: 1_000_000_000, weekly_ai_budget_cents: 1_000_000_000 });
-    const projectIds: string[] = [];
-    for (let i = 0; i < projects; i++) {
-      const n = person++;
-      const { project } = await connectedPersonalProject(simulator.control, ws.id, {
-        personId: `fair${n}`,
-        name: `Fair Person ${n}`,
-        vanityName: `fair-${n}`,
-      });
-      projectIds.push(project.id as string);
-    }
-    const key = (await issueApiKey({ workspaceId: ws.id, scopes: ['read', 'write'], name: 'fairness bench' })).key as string;
-    const endpoint = await webhookEndpoint(ws.id, url, EVENT_TYPES);
-    return { workspaceId: ws.id, key, projectIds, endpointId: endpoint.id };
+    await webhookEndpoint(ws.id, url, EVENT_TYPES);
+    return ws;
   };
-  const noisy = await tenant('Noisy Co', NOISY_PROJECTS, receivers.slowUrl);
+  const noisy = await tenant('Noisy Co', opt['noisy-projects'], receivers.slowUrl, 0);
   const quiet: Tenant[] = [];
-  for (let i = 0; i < QUIET; i++) quiet.push(await tenant(`Quiet ${i + 1}`, 1, receivers.healthyUrl));
+  for (let i = 0; i < opt.quiet; i++) quiet.push(await tenant(`Quiet ${i + 1}`, 1, receivers.healthyUrl, opt['noisy-projects'] + i));
   step(
-    `workspaces: 1 noisy (${NOISY_PROJECTS} connected accounts, endpoint slow and failing) and ${QUIET} quiet (1 account, healthy endpoint each)`,
+    `workspaces: 1 noisy (${opt['noisy-projects']} connected accounts, endpoint slow and failing) and ${opt.quiet} quiet (1 account, healthy endpoint each)`,
   );
 
   const { startFleet } = await import('../tooling/serviceFleet');
@@ -249,41 +197,17 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
   const probe = await requestText(agent, new URL(`http://127.0.0.1:${apiPort}/v1/posts`), 'GET', {});
   if (typeof probe.headers['x-request-id'] !== 'string')
     throw new Error(`port ${apiPort} is answered by another process (${probe.status} ${probe.body.slice(0, 80)}); run again`);
-  const ctx: Ctx = {
-    apiUrl: `http://127.0.0.1:${apiPort}`,
-    agent,
-    db: db(),
-    noisy,
-    quiet,
-    sizes,
-    receivers,
-    createdPerS: 10,
-    log: (line) => console.log(`  ${line}`),
-  };
-  await warmUp(ctx);
-  return ctx;
-}
+  const ctx: Ctx = { apiUrl: `http://127.0.0.1:${apiPort}`, agent, db: db(), noisy, quiet, sizes: opt, receivers, createdPerS: 10 };
 
-/** One item down every path (the worker's bundle, connections, JIT) before any clock starts. */
-async function warmUp(ctx: Ctx): Promise<void> {
+  // One item down every path (the worker's bundle, connections, JIT) before any clock starts; on
+  // a copy of the context, as one post is no measure of the creation rate.
   const t0 = Date.now();
-  const saved = { ...ctx.sizes };
-  Object.assign(ctx.sizes, { quietPosts: 1, quietEvents: 1, leadS: 5, timeoutS: 180 });
-  const quiet = ctx.quiet;
-  ctx.quiet = quiet.slice(0, 1);
-  try {
-    for (const [name, phase] of Object.entries(SCENARIOS)) {
-      const r = await phase(ctx, false);
-      if (r.unfinished) throw new Error(`warm-up: the ${name} item was not done within 180 s (is the worker up?)`);
-    }
-  } finally {
-    Object.assign(ctx.sizes, saved);
-    ctx.quiet = quiet;
-    // One post is no measure of the creation rate (bench/fairness/scenarios.ts publishingPhase).
-    ctx.createdPerS = 10;
-  }
+  const warm = { ...ctx, quiet: quiet.slice(0, 1), sizes: { ...opt, 'quiet-posts': 1, 'quiet-events': 1, lead: 5, timeout: 180 } };
+  for (const [name, phase] of Object.entries(SCENARIOS))
+    if ((await phase(warm, false)).unfinished) throw new Error(`warm-up: the ${name} item was not done within 180 s (is the worker up?)`);
   await sleep(1000);
   step(`warm-up: one post, one generation and one webhook through the service in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return ctx;
 }
 
 await main();

@@ -1,46 +1,32 @@
-// Bench: the sleeping population (issue 36) — a month of posts scheduled through the API for
-// many workspaces, sleeping in Temporal; what each costs (Temporal's store, the service's
-// database, worker memory) against a bare one-timer workflow; every process stopped and started
-// again; the posts due next measured against the same slice without a restart; then a tenth
-// rescheduled and a hundredth unscheduled.
-//
-// Everything is the bench's own: database content_scheduler_bench_pop (dropped and recreated),
-// Redis db 9 (flushed), the Temporal dev server on a SQLite file (or the cluster tier) and the
-// network simulator on free ports; the worker and the API are child processes as production
-// runs them. bench/README.md "population" says what the figures mean.
+// Bench: the sleeping population (issue 36) — what a month of posts asleep in Temporal costs
+// against a bare one-timer workflow, and whether it survives a restart of every process
+// (bench/README.md "population").
 
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import pg from 'pg';
 import { Cleanups } from './harness/cleanups';
 import { postContent, prng } from './harness/content';
 import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
-import { diff, machineInfo, snapshot, waitForQuiet, type CpuSnapshot, type Groups } from './harness/proc';
+import { f0, REPO_ROOT, RESULTS_DIR, s1, step } from './harness/format';
+import { diff, machineInfo, snapshot, until, waitForQuiet, type CpuSnapshot, type Groups } from './harness/proc';
+import { idle } from './harness/taskQueue';
+import { reserveTemporal } from './harness/temporal';
 import { WORKFLOW_TYPE } from './publishing/baseline';
 import { buildWorkerBundles } from './publishing/bundles';
-import { apiCreator, createAll, type CreateItem, type CreateResult } from './publishing/creation';
+import { apiCreator, createAll, type CreateItem } from './publishing/creation';
 import { startWorker } from './publishing/worker';
-import { planPosts, planWorkspaces, type PlannedPost, type PopulationPlan } from './population/plan';
+import { planPosts, planWorkspaces, type PlannedPost } from './population/plan';
 import { rescheduleAll } from './population/reschedule';
 import { report } from './population/report';
 import * as S from './population/settings';
-import {
-  clusterTier,
-  devServerTier,
-  seedWorkspaces,
-  ServiceProcesses,
-  until,
-  workerEnv,
-  type SeededWorkspace,
-  type TemporalTier,
-} from './population/stack';
-import { growth, postgresReading, temporalReading, type StorageGrowth } from './population/storage';
+import { ServiceProcesses, temporalTier } from './population/stack';
+import { storageMark } from './population/storage';
 import { drain, readBack, type Expected } from './population/verify';
-import { idle } from './harness/taskQueue';
 import { freePort } from '../tooling/ports';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { f0, REPO_ROOT, RESULTS_DIR, s1, step } from './harness/format';
 
+const { opt } = S;
 const clock = (ms: number) => new Date(ms).toISOString().slice(11, 19);
 
 async function main() {
@@ -48,7 +34,7 @@ async function main() {
   process.once('SIGINT', () => void cleanups.run().then(() => process.exit(130)));
   try {
     const b = await setUp(cleanups);
-    const bare = S.BASELINE ? await bareBaseline(b) : null;
+    const bare = opt['no-baseline'] ? null : await bareBaseline(b);
     const population = await populate(b);
     const slices = await slicesAndRestart(b, population);
     const rescheduled = S.RESCHEDULE ? await rescheduleAll(b, population, slices) : null;
@@ -56,9 +42,7 @@ async function main() {
     slices.idsA.forEach((id) => expected.set(id, { kind: 'A', notBeforeMs: slices.tA }));
     slices.idsB.forEach((id) => expected.set(id, { kind: 'B', notBeforeMs: slices.tB }));
     for (const [id, e] of rescheduled?.expected ?? []) expected.set(id, e);
-    // Without the reschedule phase the C slice is left alone: due within the run like the others.
-    if (!rescheduled) slices.idsC.forEach((id) => expected.set(id, { kind: 'C-moved', notBeforeMs: slices.tC }));
-    const outcome = await readBack(b.mon, b.sim, expected, rescheduled?.unscheduled ?? new Set(), S.DRAIN_DEADLINE_MS);
+    const outcome = await readBack(b.mon, b.sim, expected, rescheduled?.unscheduled ?? new Set());
     await report(b, { bare, population, slices, rescheduled, outcome });
   } finally {
     await cleanups.run();
@@ -66,29 +50,26 @@ async function main() {
   }
 }
 
-// ── Set up: the stores, Temporal, the simulator, the customers, the service ─────────────────
-
 export type Bench = Awaited<ReturnType<typeof setUp>>;
 
 async function setUp(cleanups: Cleanups) {
-  const otherAtStart = S.QUIET_WAIT_MS > 0 ? await waitForQuiet({ waitMs: S.QUIET_WAIT_MS }) : null;
-  const { freeClusterPorts } = await import('../tooling/temporalCluster');
-  const clusterPorts = S.CLUSTER ? await freeClusterPorts() : null;
-  const temporalPort = clusterPorts ? clusterPorts.frontend : await freePort();
+  const otherAtStart = opt['quiet-wait'] > 0 ? await waitForQuiet({ waitMs: opt['quiet-wait'] * 1000 }) : null;
+  const reserved = await reserveTemporal(S.CLUSTER ? 'cluster' : 'dev');
   const simPort = await freePort();
   // lib/config reads the environment once, at import; the children inherit it.
-  setPublishingEnvironment({ databaseUrl: S.DATABASE_URL, redisUrl: S.REDIS_URL, temporalPort, taskQueue: S.TASK_QUEUE, simPort });
+  const env = { databaseUrl: S.DATABASE_URL, redisUrl: S.REDIS_URL, temporalPort: reserved.port, taskQueue: S.TASK_QUEUE, simPort };
+  setPublishingEnvironment(env);
   const startedAt = Date.now();
   const machine = machineInfo();
   const { config } = await import('../lib/config');
   console.log(`population bench — ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}`);
   console.log(
-    `  ${f0(S.POSTS)} posts over ${f0(S.WORKSPACES)} workspaces, ${S.CONCURRENCY} requests in flight; Temporal ${S.CLUSTER ? 'cluster tier on Postgres' : 'dev server on a SQLite file'}; worker cache ${config.worker.maxCachedWorkflows} workflows (WORKER_MAX_CACHED_WORKFLOWS)`,
+    `  ${f0(opt.posts)} posts over ${f0(opt.workspaces)} workspaces, ${opt.concurrency} requests in flight; Temporal ${S.CLUSTER ? 'cluster tier on Postgres' : 'dev server on a SQLite file'}; worker cache ${config.worker.maxCachedWorkflows} workflows (WORKER_MAX_CACHED_WORKFLOWS)`,
   );
   step(`database ${S.BENCH_DB} (reset + migrated), Redis ${S.REDIS_URL} (flushed)`);
   await resetStores(S.DATABASE_URL, S.REDIS_URL);
 
-  const tier: TemporalTier = S.CLUSTER ? await clusterTier(clusterPorts!, S.DATABASE_URL) : await devServerTier(temporalPort);
+  const tier = await temporalTier(reserved, S.DATABASE_URL);
   cleanups.push(() => tier.dispose());
   await tier.start();
   step(`Temporal ${S.CLUSTER ? 'cluster' : 'dev server'} at ${tier.address}, pids ${tier.pids().join(', ')}`);
@@ -107,15 +88,34 @@ async function setUp(cleanups: Cleanups) {
   mon.on('error', (err) => console.error(`population: monitoring connection lost: ${err.message}`));
   cleanups.push(() => mon.end());
 
-  const workspaces = planWorkspaces(S.WORKSPACES);
+  const workspaces = planWorkspaces(opt.workspaces);
   const t0 = Date.now();
-  const seeded: SeededWorkspace[] = await seedWorkspaces(sim, workspaces, (n) => console.log(`    ${f0(n)} workspaces seeded`));
+  const { connectedWorkspace } = await import('./harness/seed');
+  let n = 0;
+  const seeded = await pLimit(8).map(workspaces, async (w) => {
+    const ws = await connectedWorkspace(sim, {
+      name: `Population ${w.index}`,
+      accounts: w.accounts,
+      person: (a) => ({
+        personId: `pop${w.index}x${a}`,
+        name: `Person ${w.index}.${a}`,
+        vanityName: `person-${w.index}-${a}`,
+        timezone: w.timezone,
+      }),
+      scopes: ['write'],
+      keyName: 'population bench',
+    });
+    if (++n % 100 === 0) console.log(`    ${f0(n)} workspaces seeded`);
+    return ws;
+  });
   const accounts = seeded.reduce((a, w) => a + w.projectIds.length, 0);
   step(`seeded ${f0(seeded.length)} workspaces with ${f0(accounts)} connected accounts and a write key each in ${s1(Date.now() - t0)} s`);
-  const plan: PopulationPlan = planPosts(workspaces, S.POSTS, S.SLICE_SHARE, Date.now());
+  const plan = planPosts(workspaces, opt.posts, opt['slice-share'], Date.now());
 
+  // Its workers load pre-built bundles, as production's do (bench/publishing/bundles.ts).
   const bundles = await buildWorkerBundles(RESULTS_DIR, 'population');
-  const procs = new ServiceProcesses(workerEnv(bundles), RESULTS_DIR, S.TASK_QUEUE);
+  const workerEnv = { WORKFLOW_BUNDLE_PATH: bundles.service, BENCH_BASELINE_BUNDLE_PATH: bundles.baseline };
+  const procs = new ServiceProcesses(workerEnv, RESULTS_DIR, S.TASK_QUEUE);
   cleanups.push(() => procs.stop());
   const ready = await procs.start(connection);
   step(`worker pid ${procs.worker.pid} polling after ${s1(ready.workerReadyMs)} s; API pid ${procs.api.pid} on :${procs.api.port}`);
@@ -127,7 +127,7 @@ async function setUp(cleanups: Cleanups) {
   const { ensureHealthWorkflow } = await import('../lib/temporal/start/connectionHealth');
   const h0 = Date.now();
   const projects = seeded.flatMap((w) => w.projectIds.map((id) => ({ id, workspace_id: w.id })));
-  await pLimit(S.CONCURRENCY).map(projects, (p) => ensureHealthWorkflow(client, p));
+  await pLimit(opt.concurrency).map(projects, (p) => ensureHealthWorkflow(client, p));
   const healthQuery = `WorkflowType = '${CONNECTION_HEALTH.type}' AND ExecutionStatus = 'Running'`;
   const healthy = await until(async () => (await client.workflow.count(healthQuery)).count >= accounts, 300_000, 2_000);
   await idle(connection, S.TASK_QUEUE, 300_000);
@@ -137,51 +137,30 @@ async function setUp(cleanups: Cleanups) {
   );
   const restRssKiB = procs.rssKiB();
 
-  const groups = async (): Promise<Groups> => {
+  /** CPU µs per unit by process group between two snapshots, and the share other work took. */
+  const cpuPer = async (a: CpuSnapshot, b: CpuSnapshot, units: number, extra: Groups = {}) => {
+    // Postgres backends of other databases than the bench's own are other work.
     const { rows } = await mon.query<{ pid: number; datname: string | null; backend_type: string }>(
       'select pid, datname, backend_type from pg_stat_activity',
     );
-    const temporalDbs = tier.store.kind === 'cluster' ? [tier.store.db.name, tier.store.db.visibilityName] : [];
-    const ours = new Set([S.BENCH_DB, ...temporalDbs]);
+    const ours = new Set([S.BENCH_DB, ...(tier.store.kind === 'cluster' ? [tier.store.db.name, tier.store.db.visibilityName] : [])]);
     const foreign = new Set(rows.filter((r) => r.backend_type === 'client backend' && !ours.has(r.datname ?? '')).map((r) => r.pid));
     const workerPids = new Set(procs.workers.map((w) => w.pid));
-    const apiPids = new Set(procs.apis.map((a) => a.pid));
+    const apiPids = new Set(procs.apis.map((w) => w.pid));
     const temporalPids = new Set(tier.pids());
-    return {
+    const d = diff(a, b, {
+      ...extra,
       worker: (p) => workerPids.has(p.pid),
       api: (p) => apiPids.has(p.pid),
       temporal: (p) => temporalPids.has(p.pid),
       postgres: (p) => p.comm === 'postgres' && !foreign.has(p.pid),
       'bench+sim': (p) => p.pid === process.pid,
-    };
-  };
-  /** CPU µs per unit by process group between two snapshots, and the share other work took. */
-  const cpuPer = async (a: CpuSnapshot, b: CpuSnapshot, units: number, extra: Groups = {}) => {
-    const d = diff(a, b, { ...extra, ...(await groups()) });
+    });
     if (!d) return null;
-    const wallMs = b.at - a.at;
     const usPerUnit = Object.fromEntries(Object.entries(d.cpuMs).map(([k, v]) => [k, Math.round((v * 1000) / Math.max(1, units))]));
-    return { usPerUnit, machineBusy: d.machineBusy, otherShare: (d.cpuMs.other ?? 0) / (wallMs * machine.cpus) };
+    return { usPerUnit, otherShare: (d.cpuMs.other ?? 0) / ((b.at - a.at) * machine.cpus) };
   };
-  return {
-    startedAt,
-    machine,
-    cleanups,
-    otherAtStart,
-    tier,
-    sim,
-    connection,
-    client,
-    mon,
-    seeded,
-    accounts,
-    plan,
-    bundles,
-    procs,
-    health,
-    restRssKiB,
-    cpuPer,
-  };
+  return { startedAt, otherAtStart, tier, sim, connection, client, mon, seeded, accounts, plan, procs, health, restRssKiB, cpuPer };
 }
 
 const progress = (what: string, total: number) => {
@@ -192,55 +171,53 @@ const progress = (what: string, total: number) => {
   };
 };
 
-// ── The bare baseline: N workflows, each sleeping on one timer to the same due times ───────
+/** `create` over every item, then until `taskQueue` is empty (false after 10 min): when it went empty, and the CPU µs per item. */
+async function createAndSettle<T>(
+  b: Bench,
+  items: T[],
+  create: (it: T) => Promise<string>,
+  what: string,
+  taskQueue: string,
+  extra?: Groups,
+) {
+  const cpu0 = snapshot();
+  const t0 = Date.now();
+  const created = await createAll(items, create, opt.concurrency, progress(what, items.length));
+  const settled = await idle(b.connection, taskQueue, 600_000);
+  // idle answers once the queue has stayed empty for 2 s.
+  const settledMs = Date.now() - 2_000 - t0;
+  return { created, settled, settledMs, cpu: await b.cpuPer(cpu0, snapshot(), items.length, extra) };
+}
 
 export type Bare = NonNullable<Awaited<ReturnType<typeof bareBaseline>>>;
 
 async function bareBaseline(b: Bench) {
-  const all: PlannedPost[] = [...b.plan.far, ...b.plan.sliceA, ...b.plan.sliceB, ...b.plan.sliceC];
-  const before = await temporalReading(b.tier.store);
-  const w = await startWorker(0, workerEnv(b.bundles, { BENCH_BASELINE_TASK_QUEUE: S.BASELINE_TASK_QUEUE }), {
-    logDir: RESULTS_DIR,
-    script: path.join(REPO_ROOT, 'bench', 'publishing', 'baselineWorker.ts'),
-    logName: 'population-bare-worker.log',
-    sampleMs: 1000,
-  });
-  await w.waitReady(b.connection, S.BASELINE_TASK_QUEUE);
+  const mark = await storageMark(b.tier.store, S.DATABASE_URL);
+  const taskQueue = S.BASELINE_TASK_QUEUE;
+  const script = path.join(REPO_ROOT, 'bench', 'publishing', 'baselineWorker.ts');
+  const env = { ...b.procs.env, BENCH_BASELINE_TASK_QUEUE: taskQueue };
+  const w = await startWorker(0, env, { logDir: RESULTS_DIR, script, logName: 'population-bare-worker.log', sampleMs: 1000 });
+  await w.waitReady(b.connection, taskQueue);
   // The slices' bare twins sleep to a slot of the month like the rest (their posts' due times
   // are chosen later, and a bare workflow firing within the run would only add noise to it).
-  const items = all.map((p, i) => ({ id: `bare-${i}`, dueMs: p.dueMs }));
-  const cpu0 = snapshot();
-  const startedAt = Date.now();
-  const started: CreateResult = await createAll(
-    items,
-    async (it) => {
-      await b.client.workflow.start(WORKFLOW_TYPE['bare-timer'], {
-        taskQueue: S.BASELINE_TASK_QUEUE,
-        workflowId: it.id,
-        args: [{ dueMs: it.dueMs }],
-      });
-      return it.id;
-    },
-    S.CONCURRENCY,
-    progress('bare workflows started', items.length),
-  );
-  const settled = await idle(b.connection, S.BASELINE_TASK_QUEUE, 600_000);
+  const items = [...b.plan.far, ...b.plan.sliceA, ...b.plan.sliceB, ...b.plan.sliceC].map((p, i) => ({ id: `bare-${i}`, dueMs: p.dueMs }));
+  const start = async (it: (typeof items)[number]) => {
+    await b.client.workflow.start(WORKFLOW_TYPE['bare-timer'], { taskQueue, workflowId: it.id, args: [{ dueMs: it.dueMs }] });
+    return it.id;
+  };
+  const run = await createAndSettle(b, items, start, 'bare workflows started', taskQueue, { 'bare worker': (p) => p.pid === w.pid });
+  const { created: started, settled } = run;
   // Armed: started and past its first task (its timer set), which the bare worker runs behind the starts.
-  const armedRate = items.length / ((Date.now() - 2_000 - startedAt) / 1000);
-  const cpu1 = snapshot();
-  const after = await temporalReading(b.tier.store);
-  const cpu = await b.cpuPer(cpu0, cpu1, items.length, { 'bare worker': (p) => p.pid === w.pid });
+  const armedRate = items.length / (run.settledMs / 1000);
+  const { temporal: storage } = await mark.growth();
   const rssKiB = w.samples.at(-1)?.rssKiB ?? 0;
   await w.stop();
-  const g: StorageGrowth = growth(before, after);
-  const r = { workflows: items.length, started, armedRate, settled, storage: g, bytesPerWorkflow: g.bytes / items.length, cpu, rssKiB };
+  const bytesPerWorkflow = storage.bytes / items.length;
   step(
-    `bare: ${f0(items.length - started.errors)} workflows started in ${s1(started.durationMs)} s (${f0(started.rate)}/s, p50 ${started.latencyMs.p50.toFixed(0)} ms, ${started.errors} errors), each asleep on its timer: ${f0(armedRate)}/s armed${settled ? '' : ' — NOTE: task queue not empty after 10 min'}; Temporal +${f0(r.bytesPerWorkflow)} B a workflow`,
+    `bare: ${f0(items.length - started.errors)} workflows started in ${s1(started.durationMs)} s (${f0(started.rate)}/s, p50 ${started.latencyMs.p50.toFixed(0)} ms, ${started.errors} errors), each asleep on its timer: ${f0(armedRate)}/s armed${settled ? '' : ' — NOTE: task queue not empty after 10 min'}; Temporal +${f0(bytesPerWorkflow)} B a workflow`,
   );
-  return r;
+  return { workflows: items.length, started, armedRate, settled, storage, bytesPerWorkflow, cpu: run.cpu, rssKiB };
 }
-
-// ── The population: the posts of the month, created through POST /v1/posts ────────────────
 
 export type Population = Awaited<ReturnType<typeof populate>>;
 
@@ -249,7 +226,7 @@ async function populate(b: Bench) {
   const zoneByProject = new Map<string, string>();
   b.seeded.forEach((w, i) =>
     w.projectIds.forEach((p) => {
-      keyByProject.set(p, w.apiKey);
+      keyByProject.set(p, w.key);
       zoneByProject.set(p, b.plan.workspaces[i]!.timezone);
     }),
   );
@@ -259,39 +236,30 @@ async function populate(b: Bench) {
     content: postContent(rand),
     scheduledFor: new Date(dueMs),
   });
+  const creator = () => apiCreator(b.procs.api.port, (it) => keyByProject.get(it.projectId)!, opt.concurrency);
   const items = b.plan.far.map((p) => item(p, p.dueMs));
-  const t0 = await temporalReading(b.tier.store);
-  const d0 = await postgresReading(S.DATABASE_URL);
-  const creator = apiCreator(b.procs.api.port, (it) => keyByProject.get(it.projectId)!, S.CONCURRENCY);
-  const cpu0 = snapshot();
+  const mark = await storageMark(b.tier.store, S.DATABASE_URL);
   const peakFrom = b.procs.worker.samples.length;
-  const created = await createAll(items, creator.create, S.CONCURRENCY, progress('posts created', items.length));
-  const settled = await idle(b.connection, S.TASK_QUEUE, 600_000);
-  const cpu1 = snapshot();
-  creator.close();
-  const cpu = await b.cpuPer(cpu0, cpu1, items.length);
+  const api = creator();
+  const { created, settled, cpu } = await createAndSettle(b, items, api.create, 'posts created', S.TASK_QUEUE);
+  api.close();
   // The worker at rest with the population asleep: a few seconds for it to settle.
   await sleep(5_000);
   const rssKiB = b.procs.rssKiB();
-  const peakRssKiB = Math.max(0, ...b.procs.worker.samples.slice(peakFrom).map((s) => s.rssKiB));
-  const t1 = await temporalReading(b.tier.store);
-  const d1 = await postgresReading(S.DATABASE_URL);
+  const peakRssKiB = b.procs.peakRssKiB(peakFrom);
+  const { temporal, service } = await mark.growth();
   const ok = items.length - created.errors;
   const unsynced = (
     await b.mon.query<{ n: number }>(`select count(*)::int as n from posts where workflow_synced_version < schedule_version`)
   ).rows[0]!.n;
-  const temporal = growth(t0, t1);
-  const service = growth(d0, d1);
   step(
     `population: ${f0(ok)} posts created through POST /v1/posts in ${s1(created.durationMs)} s (${f0(created.rate)}/s, p50 ${created.latencyMs.p50.toFixed(0)} ms / p99 ${created.latencyMs.p99.toFixed(0)} ms, ${created.errors} errors${created.errors ? `: ${created.errorSamples[0]?.slice(0, 120)}` : ''}); ${unsynced} not synced to Temporal${settled ? '' : '; NOTE: task queue not empty'}; per post Temporal +${f0(temporal.bytes / Math.max(1, ok))} B, service database +${f0(service.bytes / Math.max(1, ok))} B; worker RSS ${(rssKiB / 1024).toFixed(0)} MiB`,
   );
   const far = items
     .map((it, i) => ({ id: created.ids[i], projectId: it.projectId, zone: zoneByProject.get(it.projectId)! }))
     .filter((x): x is { id: string; projectId: string; zone: string } => !!x.id);
-  return { created, ok, far, temporal, service, cpu, rssKiB, peakRssKiB, unsynced, keyByProject, item };
+  return { created, ok, far, temporal, service, cpu, rssKiB, peakRssKiB, keyByProject, item, creator };
 }
-
-// ── The due slice, every process restarted between its halves ──────────────────────────────
 
 export type Slices = Awaited<ReturnType<typeof slicesAndRestart>>;
 
@@ -302,32 +270,23 @@ async function slicesAndRestart(b: Bench, pop: Population) {
   // The first half falls due on the first whole minute after the slices can have been created.
   const estMs = (n / Math.max(1, pop.created.rate)) * 1000 * 1.5 + 45_000;
   const tA = Math.ceil((Date.now() + estMs) / 60_000) * 60_000;
-  const tB = tA + S.RESTART_GAP_MS;
+  const tB = tA + opt['restart-gap'] * 60_000;
   const tC = tB + 2 * 60_000;
   const items = [...sliceA.map((p) => pop.item(p, tA)), ...sliceB.map((p) => pop.item(p, tB)), ...sliceC.map((p) => pop.item(p, tC))];
-  const creator = apiCreator(b.procs.api.port, (it) => pop.keyByProject.get(it.projectId)!, S.CONCURRENCY);
-  const created = await createAll(items, creator.create, S.CONCURRENCY);
-  creator.close();
-  const ids = created.ids;
-  const idsA = ids.slice(0, sliceA.length).filter((x): x is string => !!x);
-  const idsB = ids.slice(sliceA.length, sliceA.length + sliceB.length).filter((x): x is string => !!x);
-  const cIds = ids
-    .slice(sliceA.length + sliceB.length)
-    .map((id, i) => ({ id, projectId: items[sliceA.length + sliceB.length + i]!.projectId }));
-  const idsC = cIds.filter((x) => !!x.id).map((x) => x.id!);
+  const api = pop.creator();
+  const created = await createAll(items, api.create, opt.concurrency);
+  api.close();
+  const ids = created.ids.map((id, i) => ({ id, projectId: items[i]!.projectId }));
+  const part = (from: number, to: number) => ids.slice(from, to).filter((x): x is { id: string; projectId: string } => !!x.id);
+  const idsA = part(0, sliceA.length).map((x) => x.id);
+  const idsB = part(sliceA.length, sliceA.length + sliceB.length).map((x) => x.id);
+  const c = part(sliceA.length + sliceB.length, n);
   step(
-    `due slice: ${f0(idsA.length)} posts due ${clock(tA)} (no restart), ${f0(idsB.length)} due ${clock(tB)} (${S.RESTART ? 'after every process is restarted' : 'no restart either'})${idsC.length ? `, ${f0(idsC.length)} due ${clock(tC)} for the reschedule checks` : ''}; created in ${s1(created.durationMs)} s, ${s1(tA - Date.now())} s before the first${created.errors ? ` — ${created.errors} errors: ${created.errorSamples[0]}` : ''}`,
+    `due slice: ${f0(idsA.length)} posts due ${clock(tA)} (no restart), ${f0(idsB.length)} due ${clock(tB)} (${S.RESTART ? 'after every process is restarted' : 'no restart either'})${c.length ? `, ${f0(c.length)} due ${clock(tC)} for the reschedule checks` : ''}; created in ${s1(created.durationMs)} s, ${s1(tA - Date.now())} s before the first${created.errors ? ` — ${created.errors} errors: ${created.errorSamples[0]}` : ''}`,
   );
   await drain(b.mon, idsA, tA, `slice before the restart (due ${clock(tA)})`);
 
-  let restart: {
-    stopMs: number;
-    temporalStartMs: number;
-    workerReadyMs: number;
-    apiReadyMs: number;
-    totalMs: number;
-    marginToBMs: number;
-  } | null = null;
+  let restart = null;
   if (S.RESTART) {
     const t0 = Date.now();
     await b.procs.stop();
@@ -338,20 +297,13 @@ async function slicesAndRestart(b: Bench, pop: Population) {
     const temporalUp = Date.now();
     const ready = await b.procs.start(b.connection);
     const done = Date.now();
-    restart = {
-      stopMs: stopped - t0,
-      temporalStartMs: temporalUp - stopped,
-      workerReadyMs: ready.workerReadyMs,
-      apiReadyMs: ready.apiReadyMs,
-      totalMs: done - t0,
-      marginToBMs: tB - done,
-    };
+    restart = { stopMs: stopped - t0, temporalStartMs: temporalUp - stopped, ...ready, totalMs: done - t0, marginToBMs: tB - done };
     step(
       `restarted: Temporal up in ${s1(restart.temporalStartMs)} s, then the worker polling in ${s1(ready.workerReadyMs)} s and the API in ${s1(ready.apiReadyMs)} s; ${s1(restart.marginToBMs)} s before the second half is due${restart.marginToBMs < 0 ? ' — NOTE: the restart ran past it' : ''}`,
     );
   }
   await drain(b.mon, idsB, tB, `slice after the ${S.RESTART ? 'restart' : 'pause'} (due ${clock(tB)})`);
-  return { tA, tB, tC, idsA, idsB, idsC, cIds, created, restart };
+  return { tA, tB, tC, idsA, idsB, c, restart };
 }
 
 main()

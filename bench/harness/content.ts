@@ -97,3 +97,12 @@ export function titleOf(content: string): string {
   const first = content.split('\n')[0]!;
   return first.length > 80 ? `${first.slice(0, 79)}…` : first;
 }
+
+/** Shuffles `xs` in place (Fisher–Yates, drawing from `rand`) and answers it. */
+export function shuffle<T>(xs: T[], rand: () => number): T[] {
+  for (let i = xs.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [xs[i], xs[j]] = [xs[j]!, xs[i]!];
+  }
+  return xs;
+}

@@ -162,3 +162,13 @@ export async function waitForQuiet(opts: QuietOptions): Promise<number> {
     announced = true;
   }
 }
+
+/** Polls `check` every `everyMs` until it holds (true) or `timeoutMs` has passed (false). */
+export async function until(check: () => Promise<boolean>, timeoutMs: number, everyMs = 1000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}

@@ -50,3 +50,25 @@ export async function webhookEndpoint(
   const res = await createWebhookEndpoint.handler({ auth, requestId: 'req_bench', apiVersion: config.apiVersions.current as never }, input);
   return { id: res.data.id, secret: res.data.secret };
 }
+
+/**
+ * A BUSINESS workspace whose `accounts` personal-brand projects are each connected with a real
+ * simulator token (admin/simulatedAccounts), and an API key of the given scopes.
+ */
+export async function connectedWorkspace(
+  sim: import('../../sim/network/control').SimulatorControl,
+  o: {
+    name: string;
+    accounts: number;
+    person: (i: number) => Parameters<typeof import('../../admin/simulatedAccounts').connectedPersonalProject>[2];
+    scopes: string[];
+    keyName: string;
+  },
+): Promise<{ id: string; key: string; projectIds: string[] }> {
+  const { connectedPersonalProject } = await import('../../admin/simulatedAccounts');
+  const ws = await createWorkspace({ name: o.name, plan: 'BUSINESS' });
+  const projectIds: string[] = [];
+  for (let i = 0; i < o.accounts; i++) projectIds.push((await connectedPersonalProject(sim, ws.id, o.person(i))).project.id as string);
+  const key = (await issueApiKey({ workspaceId: ws.id, scopes: o.scopes, name: o.keyName })).key as string;
+  return { id: ws.id, key, projectIds };
+}

@@ -1,18 +1,10 @@
-import { prng } from '../harness/content';
+import { prng, shuffle } from '../harness/content';
 import { localDateTime, parseInZone } from '../../lib/time';
 
-// The population's shape (issue 36): workspaces of Zipf-distributed size (a few large, a long
-// tail), each with its connected accounts in one zone; posts due over the next 30 days at the
-// hours people pick, in their project's own zone, mostly on the hour. Deterministic: a seeded
-// PRNG, so two runs of one size schedule the same month.
+// The population's shape (bench/README.md "population"), from a seeded PRNG: two runs of one
+// size schedule the same month.
 
-export interface WorkspacePlan {
-  index: number;
-  /** Share of the posts (Zipf, s = 1). */
-  weight: number;
-  accounts: number;
-  timezone: string;
-}
+type WorkspacePlan = ReturnType<typeof planWorkspaces>[number];
 
 /** Zones of the workspaces, weighted by where a B2B audience on the network sits. */
 const ZONES: Array<[string, number]> = [
@@ -32,23 +24,8 @@ const ZONES: Array<[string, number]> = [
   ['UTC', 3],
 ];
 
-/** Local hours people schedule at: the morning peak at 9, lunch, the end of the day. */
-const HOURS: Array<[number, number]> = [
-  [7, 4],
-  [8, 12],
-  [9, 30],
-  [10, 12],
-  [11, 6],
-  [12, 12],
-  [13, 5],
-  [14, 4],
-  [15, 4],
-  [16, 4],
-  [17, 8],
-  [18, 4],
-  [19, 2],
-  [20, 2],
-];
+/** Local hours people schedule at, 7:00 to 20:00: the morning peak at 9, lunch, the end of the day. */
+const HOURS: Array<[number, number]> = [4, 12, 30, 12, 6, 12, 5, 4, 4, 4, 8, 4, 2, 2].map((w, i) => [7 + i, w]);
 
 /** Minutes past the hour: mostly :00, then the half and quarter hours. */
 const MINUTES: Array<[number, number]> = [
@@ -67,7 +44,8 @@ function pick<T>(rand: () => number, table: Array<[T, number]>): T {
   return table.at(-1)![0];
 }
 
-export function planWorkspaces(count: number, seed = 36): WorkspacePlan[] {
+/** `count` workspaces of Zipf size (s = 1, `weight` their share of the posts), each in one zone. */
+export function planWorkspaces(count: number, seed = 36) {
   const rand = prng(seed);
   const raw = Array.from({ length: count }, (_, i) => 1 / (i + 1));
   const sum = raw.reduce((a, b) => a + b, 0);
@@ -81,7 +59,7 @@ export function planWorkspaces(count: number, seed = 36): WorkspacePlan[] {
 }
 
 /** `n` split over the workspaces by weight (largest remainder), so the counts add up to n. */
-export function postsPerWorkspace(workspaces: WorkspacePlan[], n: number): number[] {
+function postsPerWorkspace(workspaces: WorkspacePlan[], n: number): number[] {
   const exact = workspaces.map((w) => w.weight * n);
   const counts = exact.map(Math.floor);
   let left = n - counts.reduce((a, b) => a + b, 0);
@@ -103,30 +81,11 @@ export function futureSlot(rand: () => number, timeZone: string, nowMs: number):
   return parseInZone(`${day}T${hh}:${mm}:00`, timeZone);
 }
 
-export interface PlannedPost {
-  /** Index of the workspace, and of the account within it. */
-  workspace: number;
-  account: number;
-  /** Far: over the next 30 days; A / B: the due slice before / after the restart; C: due within the run, for the reschedule checks. */
-  kind: 'far' | 'A' | 'B' | 'C';
-  /** A slot over the next 30 days: the post's due time when `far`; for the slices, which get theirs when they are created, the bare baseline's. */
-  dueMs: number;
-}
+/** Indexes of its workspace and account; a slot of the month (a slice's post gets its due time when created). */
+export type PlannedPost = { workspace: number; account: number; dueMs: number };
 
-export interface PopulationPlan {
-  workspaces: WorkspacePlan[];
-  far: PlannedPost[];
-  sliceA: PlannedPost[];
-  sliceB: PlannedPost[];
-  sliceC: PlannedPost[];
-}
-
-/**
- * The posts: `total` in all, of which `sliceShare` fall due within the run (halves A and B),
- * 0.2 % (at least 10) more within the run for the reschedule checks (C), the rest far. Creation
- * order interleaves the workspaces, as a day of traffic from many customers does.
- */
-export function planPosts(workspaces: WorkspacePlan[], total: number, sliceShare: number, nowMs: number): PopulationPlan {
+/** The posts: `sliceShare` of them due within the run (halves A and B), 0.2 % (≥ 10) more for the reschedule checks (C), the rest far. */
+export function planPosts(workspaces: WorkspacePlan[], total: number, sliceShare: number, nowMs: number) {
   const rand = prng(3600 + total);
   const sliceN = Math.max(20, Math.round(total * sliceShare));
   const cN = Math.max(10, Math.round(total * 0.002));
@@ -139,22 +98,16 @@ export function planPosts(workspaces: WorkspacePlan[], total: number, sliceShare
   perWs.forEach((count, w) => {
     for (let i = 0; i < count; i++) slots.push({ workspace: w, account: i % workspaces[w]!.accounts });
   });
-  for (let i = slots.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [slots[i], slots[j]] = [slots[j]!, slots[i]!];
-  }
-  const take = (from: number, count: number, kind: PlannedPost['kind']): PlannedPost[] =>
-    slots.slice(from, from + count).map((s) => ({
-      ...s,
-      kind,
-      dueMs: futureSlot(rand, workspaces[s.workspace]!.timezone, nowMs).getTime(),
-    }));
+  shuffle(slots, rand);
+  const take = (from: number, count: number): PlannedPost[] =>
+    slots.slice(from, from + count).map((s) => ({ ...s, dueMs: futureSlot(rand, workspaces[s.workspace]!.timezone, nowMs).getTime() }));
   const half = Math.floor(sliceN / 2);
+  // Far: over the next 30 days; A / B: the due slice before / after the restart; C: due within the run, for the reschedule checks.
   return {
     workspaces,
-    far: take(0, farN, 'far'),
-    sliceA: take(farN, half, 'A'),
-    sliceB: take(farN + half, sliceN - half, 'B'),
-    sliceC: take(farN + sliceN, cN, 'C'),
+    far: take(0, farN),
+    sliceA: take(farN, half),
+    sliceB: take(farN + half, sliceN - half),
+    sliceC: take(farN + sliceN, cN),
   };
 }

@@ -1,15 +1,23 @@
 import path from 'node:path';
 import type { Bare, Bench, Population, Slices } from '../population';
+import { f0, mib, s1, writeResults } from '../harness/format';
+import { machineInfo } from '../harness/proc';
+import type { CreateResult } from '../publishing/creation';
 import type { RescheduleResult } from './reschedule';
 import * as S from './settings';
-import { perUnit } from './storage';
+import { perUnit, type StorageGrowth } from './storage';
 import type { Outcome } from './verify';
-import { f0, s1, writeResults } from '../harness/format';
 
 // The population bench's report: the figures, the five lines a script reads (issue 36 "Must
 // show"), the targets, and the JSON in bench/results/.
 
-const mib = (kib: number) => kib / 1024;
+const { opt, TARGET } = S;
+const toMiB = (kib: number) => kib / 1024;
+/** Calls a second and their latency. */
+const calls = (c: CreateResult) => `${c.rate.toFixed(1)}/s, p50 ${c.latencyMs.p50.toFixed(0)} ms / p99 ${c.latencyMs.p99.toFixed(0)} ms`;
+/** Bytes per unit (and the file's growth per unit, with `file`), then the tables that grew. */
+const bytesPer = (g: StorageGrowth, n: number, file = true) =>
+  `${f0(g.bytes / Math.max(1, n))} B${file && g.fileBytes !== null ? ` (file growth ${f0(g.fileBytes / Math.max(1, n))} B)` : ''} — ${perUnit(g, n)}`;
 const L = (label: string, value: string) => console.log(`  ${label.padEnd(44)} ${value}`);
 const cpuText = (c: { usPerUnit: Record<string, number>; otherShare: number } | null) =>
   c
@@ -28,40 +36,27 @@ export async function report(
   const creationRatio = bare ? pop.created.rate / bare.started.rate : null;
   const bytesRatio = bare ? bytesPerPost / bare.bytesPerWorkflow : null;
   const restartRatio = o.lag.B.p99S / Math.max(0.001, o.lag.A.p99S);
-  const rssMiB = mib(pop.rssKiB);
+  const rssMiB = toMiB(pop.rssKiB);
 
   console.log(
     `\npopulation — ${f0(pop.ok)} posts asleep over ${f0(b.seeded.length)} workspaces and ${f0(b.accounts)} accounts (${S.CLUSTER ? 'cluster tier' : 'dev server on SQLite'})`,
   );
   console.log('  creation (same client concurrency):');
-  L(
-    '  POST /v1/posts with scheduledFor',
-    `${pop.created.rate.toFixed(1)}/s, p50 ${pop.created.latencyMs.p50.toFixed(0)} ms / p99 ${pop.created.latencyMs.p99.toFixed(0)} ms`,
-  );
+  L('  POST /v1/posts with scheduledFor', calls(pop.created));
   L('    CPU µs per post', cpuText(pop.cpu));
   if (bare) {
-    L(
-      '  bare one-timer workflow starts',
-      `${bare.started.rate.toFixed(1)}/s, p50 ${bare.started.latencyMs.p50.toFixed(0)} ms / p99 ${bare.started.latencyMs.p99.toFixed(0)} ms; armed (first task run, timer set) ${bare.armedRate.toFixed(1)}/s`,
-    );
+    L('  bare one-timer workflow starts', `${calls(bare.started)}; armed (first task run, timer set) ${bare.armedRate.toFixed(1)}/s`);
     L('    CPU µs per workflow', cpuText(bare.cpu));
   }
   console.log('  storage while the population sleeps:');
-  L(
-    '  Temporal per sleeping post',
-    `${f0(bytesPerPost)} B${pop.temporal.fileBytes !== null ? ` (file growth ${f0(pop.temporal.fileBytes / Math.max(1, pop.ok))} B)` : ''} — ${perUnit(pop.temporal, pop.ok)}`,
-  );
-  if (bare)
-    L(
-      '  Temporal per bare sleeping workflow',
-      `${f0(bare.bytesPerWorkflow)} B${bare.storage.fileBytes !== null ? ` (file growth ${f0(bare.storage.fileBytes / bare.workflows)} B)` : ''} — ${perUnit(bare.storage, bare.workflows)}`,
-    );
-  L('  service database per post', `${f0(pop.service.bytes / Math.max(1, pop.ok))} B — ${perUnit(pop.service, pop.ok)}`);
+  L('  Temporal per sleeping post', bytesPer(pop.temporal, pop.ok));
+  if (bare) L('  Temporal per bare sleeping workflow', bytesPer(bare.storage, bare.workflows));
+  L('  service database per post', bytesPer(pop.service, pop.ok));
   console.log('  worker memory (RSS):');
-  L('  at rest, health workflows only', `${mib(b.restRssKiB).toFixed(0)} MiB`);
-  L(`  with ${f0(pop.ok)} posts asleep`, `${rssMiB.toFixed(0)} MiB (peak while they were created ${mib(pop.peakRssKiB).toFixed(0)} MiB)`);
-  if (rs) L('  after the reschedules woke a tenth', `${mib(rs.rssKiB).toFixed(0)} MiB (peak ${mib(rs.peakRssKiB).toFixed(0)} MiB)`);
-  if (bare) L('  bare worker with its workflows asleep', `${mib(bare.rssKiB).toFixed(0)} MiB`);
+  L('  at rest, health workflows only', mib(b.restRssKiB));
+  L(`  with ${f0(pop.ok)} posts asleep`, `${mib(pop.rssKiB)} (peak while they were created ${mib(pop.peakRssKiB)})`);
+  if (rs) L('  after the reschedules woke a tenth', `${mib(rs.rssKiB)} (peak ${mib(rs.peakRssKiB)})`);
+  if (bare) L('  bare worker with its workflows asleep', mib(bare.rssKiB));
   console.log('  the due slice:');
   if (sl.restart)
     L(
@@ -74,16 +69,9 @@ export async function report(
   L(S.RESTART ? '  after the restart' : '  second half (no restart)', lagText('B'));
   if (rs) {
     console.log('  reschedule and unschedule (PATCH /v1/posts/{id}):');
-    L(
-      '  reschedules',
-      `${rs.reschedules.rate.toFixed(1)}/s, p50 ${rs.reschedules.latencyMs.p50.toFixed(0)} ms / p99 ${rs.reschedules.latencyMs.p99.toFixed(0)} ms, ${rs.reschedules.errors} errors`,
-    );
-    L(
-      '  unschedules',
-      `${rs.unschedules.rate.toFixed(1)}/s, p50 ${rs.unschedules.latencyMs.p50.toFixed(0)} ms / p99 ${rs.unschedules.latencyMs.p99.toFixed(0)} ms, ${rs.unschedules.errors} errors`,
-    );
-    const changes = rs.reschedules.ids.length + rs.unschedules.ids.length;
-    L('  Temporal per change', `${f0(rs.temporal.bytes / Math.max(1, changes))} B — ${perUnit(rs.temporal, changes)}`);
+    L('  reschedules', `${calls(rs.reschedules)}, ${rs.reschedules.errors} errors`);
+    L('  unschedules', `${calls(rs.unschedules)}, ${rs.unschedules.errors} errors`);
+    L('  Temporal per change', bytesPer(rs.temporal, rs.reschedules.ids.length + rs.unschedules.ids.length, false));
     L('    CPU µs per change', cpuText(rs.cpu));
     if (!rs.inRunBeforeDue) console.log('  NOTE: the in-run changes were answered after the C slice fell due');
   }
@@ -93,17 +81,17 @@ export async function report(
   );
 
   const targets = {
-    creation: creationRatio === null ? null : creationRatio >= S.TARGET_CREATION_VS_BARE,
-    bytes: bytesRatio === null ? null : bytesRatio <= S.TARGET_BYTES_VS_BARE,
-    rss: rssMiB <= S.TARGET_WORKER_RSS_MIB,
-    restart: restartRatio <= S.TARGET_RESTART_P99_VS_NO_RESTART,
+    creation: creationRatio === null ? null : creationRatio >= TARGET.creation,
+    bytes: bytesRatio === null ? null : bytesRatio <= TARGET.bytes,
+    rss: rssMiB <= TARGET.rssMiB,
+    restart: restartRatio <= TARGET.restart,
     lost: o.lost === 0,
     duplicated: o.duplicated === 0,
     changes: o.publishedAfterUnschedule === 0 && o.publishedEarly === 0 && o.stray === 0,
   };
   const met = (x: boolean | null) => (x === null ? 'n/a' : x ? 'MET' : 'MISSED');
   console.log(
-    `  targets: creation ≥ ${S.TARGET_CREATION_VS_BARE}× ${met(targets.creation)}; Temporal bytes ≤ ${S.TARGET_BYTES_VS_BARE}× ${met(targets.bytes)}; worker RSS ≤ ${S.TARGET_WORKER_RSS_MIB} MiB ${met(targets.rss)}; restart p99 ≤ ${S.TARGET_RESTART_P99_VS_NO_RESTART}× ${met(targets.restart)}; 0 lost ${met(targets.lost)}; 0 duplicated ${met(targets.duplicated)}; none early or after an unschedule ${met(targets.changes)}`,
+    `  targets: creation ≥ ${TARGET.creation}× ${met(targets.creation)}; Temporal bytes ≤ ${TARGET.bytes}× ${met(targets.bytes)}; worker RSS ≤ ${TARGET.rssMiB} MiB ${met(targets.rss)}; restart p99 ≤ ${TARGET.restart}× ${met(targets.restart)}; 0 lost ${met(targets.lost)}; 0 duplicated ${met(targets.duplicated)}; none early or after an unschedule ${met(targets.changes)}`,
   );
   console.log();
   console.log(`population: creation API / bare: ${creationRatio === null ? 'n/a' : `${creationRatio.toFixed(2)}×`}`);
@@ -116,52 +104,37 @@ export async function report(
       `population: reschedule ${rs.reschedules.rate.toFixed(1)}/s, unschedule ${rs.unschedules.rate.toFixed(1)}/s; published after an unschedule ${o.publishedAfterUnschedule}, before its new time ${o.publishedEarly}`,
     );
 
+  const rates = (c: CreateResult) => ({ rate: c.rate, latencyMs: c.latencyMs, errors: c.errors });
+  const perItem = (g: StorageGrowth, n: number) => ({
+    bytes: g.bytes / n,
+    fileBytes: g.fileBytes === null ? null : g.fileBytes / n,
+    top: g.top,
+  });
   const results = {
     bench: 'population',
     finishedAt: new Date().toISOString(),
     wallSeconds: Math.round((Date.now() - b.startedAt) / 1000),
-    machine: b.machine,
+    machine: machineInfo(),
     otherProcessesShareAtStart: b.otherAtStart,
-    settings: {
-      posts: S.POSTS,
-      workspaces: S.WORKSPACES,
-      accounts: b.accounts,
-      concurrency: S.CONCURRENCY,
-      sliceShare: S.SLICE_SHARE,
-      restart: S.RESTART,
-      restartGapS: S.RESTART_GAP_MS / 1000,
-      temporal: S.CLUSTER ? 'cluster' : 'dev server on SQLite',
-    },
+    settings: { ...opt, accounts: b.accounts },
     health: b.health,
     creation: {
-      api: { rate: pop.created.rate, latencyMs: pop.created.latencyMs, errors: pop.created.errors, cpuUsPerPost: pop.cpu?.usPerUnit },
-      bare: bare
-        ? { rate: bare.started.rate, latencyMs: bare.started.latencyMs, errors: bare.started.errors, cpuUsPerWorkflow: bare.cpu?.usPerUnit }
-        : null,
+      api: { ...rates(pop.created), cpuUsPerPost: pop.cpu?.usPerUnit },
+      bare: bare ? { ...rates(bare.started), cpuUsPerWorkflow: bare.cpu?.usPerUnit } : null,
       ratio: creationRatio,
     },
     storage: {
-      temporalPerPost: {
-        bytes: bytesPerPost,
-        fileBytes: pop.temporal.fileBytes === null ? null : pop.temporal.fileBytes / pop.ok,
-        top: pop.temporal.top,
-      },
-      temporalPerBare: bare
-        ? {
-            bytes: bare.bytesPerWorkflow,
-            fileBytes: bare.storage.fileBytes === null ? null : bare.storage.fileBytes / bare.workflows,
-            top: bare.storage.top,
-          }
-        : null,
+      temporalPerPost: perItem(pop.temporal, pop.ok),
+      temporalPerBare: bare ? perItem(bare.storage, bare.workflows) : null,
       ratio: bytesRatio,
       servicePerPost: { bytes: pop.service.bytes / pop.ok, top: pop.service.top },
     },
     workerRssMiB: {
-      rest: mib(b.restRssKiB),
+      rest: toMiB(b.restRssKiB),
       sleeping: rssMiB,
-      creationPeak: mib(pop.peakRssKiB),
-      afterReschedule: rs ? mib(rs.rssKiB) : null,
-      bare: bare ? mib(bare.rssKiB) : null,
+      creationPeak: toMiB(pop.peakRssKiB),
+      afterReschedule: rs ? toMiB(rs.rssKiB) : null,
+      bare: bare ? toMiB(bare.rssKiB) : null,
     },
     slices: {
       dueA: new Date(sl.tA).toISOString(),
@@ -173,18 +146,8 @@ export async function report(
     },
     reschedule: rs
       ? {
-          reschedules: {
-            count: rs.reschedules.ids.length,
-            rate: rs.reschedules.rate,
-            latencyMs: rs.reschedules.latencyMs,
-            errors: rs.reschedules.errors,
-          },
-          unschedules: {
-            count: rs.unschedules.ids.length,
-            rate: rs.unschedules.rate,
-            latencyMs: rs.unschedules.latencyMs,
-            errors: rs.unschedules.errors,
-          },
+          reschedules: { count: rs.reschedules.ids.length, ...rates(rs.reschedules) },
+          unschedules: { count: rs.unschedules.ids.length, ...rates(rs.unschedules) },
           inRunBeforeDue: rs.inRunBeforeDue,
           temporal: rs.temporal,
           service: rs.service,
@@ -194,7 +157,7 @@ export async function report(
     outcome: o,
     targets,
   };
-  const out = writeResults(S.TAG ? `population-${S.TAG}` : 'population', results);
+  const out = writeResults(opt.tag ? `population-${opt.tag}` : 'population', results);
   console.log(`\nresults: ${path.relative(process.cwd(), out)}`);
-  if (S.opt.strict && Object.values(targets).some((t) => t === false)) process.exitCode = 1;
+  if (opt.strict && Object.values(targets).some((t) => t === false)) process.exitCode = 1;
 }

@@ -1,23 +1,16 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import type { TemporalStore } from './stack';
 
-// What the sleeping population occupies: Temporal's store (the dev server's SQLite file, or the
-// cluster's two Postgres databases) and the service's database, in bytes, by table, so a phase's
-// cost is the difference of two readings and the tables that grew show where it went.
+// What the population occupies, by table: a phase's cost is the difference of two readings.
 
 const run = promisify(execFile);
 
-export interface StorageReading {
-  /** Bytes the store's tables and indexes occupy (SQLite: used pages; Postgres: pg_total_relation_size). */
-  bytes: number;
-  /** The dev server's file on disk, main file + WAL (null on the cluster). */
-  fileBytes: number | null;
-  /** Bytes per table or index. */
-  byName: Record<string, number>;
-}
+/** Bytes the tables and indexes occupy, by name and in all, and the dev server's file on disk (main + WAL; null on Postgres). */
+type StorageReading = { bytes: number; fileBytes: number | null; byName: Record<string, number> };
 
 /**
  * SQLite's own accounting, through the sqlite3 shell reading the live file: used pages
@@ -37,7 +30,7 @@ select name, sum(pgsize) from dbstat group by name;`;
       break;
     } catch (err) {
       if (attempt >= 8) throw err;
-      await new Promise((r) => setTimeout(r, 1000));
+      await sleep(1000);
     }
   }
   const byName: Record<string, number> = {};
@@ -57,57 +50,52 @@ const RELATION_SIZES = `select c.relname as name, pg_total_relation_size(c.oid):
  where c.relkind in ('r', 'm', 'p') and n.nspname not in ('pg_catalog', 'information_schema', 'pg_toast')`;
 
 /** Tables of one Postgres database with their indexes and TOAST (pg_total_relation_size). */
-export async function postgresReading(url: string, prefix = ''): Promise<StorageReading> {
+async function postgresReading(url: string, prefix = ''): Promise<StorageReading> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     const { rows } = await client.query<{ name: string; bytes: string }>(RELATION_SIZES);
-    const byName: Record<string, number> = {};
-    let bytes = 0;
-    for (const r of rows) {
-      byName[prefix + r.name] = Number(r.bytes);
-      bytes += Number(r.bytes);
-    }
-    return { bytes, fileBytes: null, byName };
+    const byName = Object.fromEntries(rows.map((r) => [prefix + r.name, Number(r.bytes)]));
+    return { bytes: rows.reduce((a, r) => a + Number(r.bytes), 0), fileBytes: null, byName };
   } finally {
     await client.end();
   }
 }
 
-export async function temporalReading(store: TemporalStore): Promise<StorageReading> {
+async function temporalReading(store: TemporalStore): Promise<StorageReading> {
   if (store.kind === 'dev') return sqliteReading(store.file);
+  const { user, password, host, port } = store.db;
   const url = (name: string) =>
-    `postgres://${encodeURIComponent(store.db.user)}${store.db.password ? `:${encodeURIComponent(store.db.password)}` : ''}@${store.db.host}:${store.db.port}/${encodeURIComponent(name)}`;
+    `postgres://${encodeURIComponent(user)}${password ? `:${encodeURIComponent(password)}` : ''}@${host}:${port}/${encodeURIComponent(name)}`;
   const main = await postgresReading(url(store.db.name));
   const vis = await postgresReading(url(store.db.visibilityName), 'visibility.');
   return { bytes: main.bytes + vis.bytes, fileBytes: null, byName: { ...main.byName, ...vis.byName } };
 }
 
-export interface StorageGrowth {
-  bytes: number;
-  fileBytes: number | null;
-  /** The tables and indexes that grew most, largest first. */
-  top: Array<{ name: string; bytes: number }>;
-}
+export type StorageGrowth = ReturnType<typeof growth>;
 
-export function growth(a: StorageReading, b: StorageReading, topN = 8): StorageGrowth {
+/** From one reading to the next: bytes, file bytes, and the tables and indexes that grew most, largest first. */
+export function growth(a: StorageReading, b: StorageReading, topN = 8) {
   const names = new Set([...Object.keys(a.byName), ...Object.keys(b.byName)]);
   const top = [...names]
     .map((name) => ({ name, bytes: (b.byName[name] ?? 0) - (a.byName[name] ?? 0) }))
     .filter((x) => x.bytes !== 0)
     .sort((x, y) => y.bytes - x.bytes)
     .slice(0, topN);
-  return {
-    bytes: b.bytes - a.bytes,
-    fileBytes: a.fileBytes !== null && b.fileBytes !== null ? b.fileBytes - a.fileBytes : null,
-    top,
-  };
+  return { bytes: b.bytes - a.bytes, fileBytes: a.fileBytes !== null && b.fileBytes !== null ? b.fileBytes - a.fileBytes : null, top };
 }
 
 /** "posts 812 B, posts_pkey 96 B, …" per unit. */
-export function perUnit(g: StorageGrowth, units: number): string {
-  return g.top
+export const perUnit = (g: StorageGrowth, units: number) =>
+  g.top
     .slice(0, 6)
     .map((t) => `${t.name} ${Math.round(t.bytes / Math.max(1, units))} B`)
     .join(', ');
+
+/** Temporal's store and the service database read now; `growth()` reads them again and answers what each has grown since. */
+export async function storageMark(store: TemporalStore, databaseUrl: string) {
+  const [t0, d0] = [await temporalReading(store), await postgresReading(databaseUrl)];
+  return {
+    growth: async () => ({ temporal: growth(t0, await temporalReading(store)), service: growth(d0, await postgresReading(databaseUrl)) }),
+  };
 }
