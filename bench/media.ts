@@ -1,32 +1,13 @@
-// Bench: media imports and uploads against the embedded S3 store (docs/media.md).
-//
-// Per round, N distinct ~1 MB PNG images, each phase sent all at once:
-//   1. inline imports: N × POST /v1/media { content_base64 } (decode, sha256, sniff, dimensions,
-//      quota, PUT to the store, insert);
-//   2. presigned PUTs: N × POST /v1/uploads (timed apart), then N × PUT of the bytes to the
-//      signed URLs, straight to the store;
-//   3. imports from those uploads: N × POST /v1/media { uploadId } (GET from the store, then as 1);
-//   4. bare PUTs: the same bytes PUT N times to the store with the AWS SDK from this process, the
-//      floor the store itself sets in the same run;
-//   5. each import's bare work (issue 30), from this process: the inline import's bytes PUT under
-//      the key the service gives them plus the INSERT it runs (PUT+INSERT), and the upload
-//      import's GET of the uploaded object, then the same PUT+INSERT. The ratio of each
-//      import to its bare work is printed as `API / bare PUT+INSERT: 0.NN×`, beside the API
-//      process's CPU per import.
-// Then GET /v1/media (the last round's library) beside the statements the API sent for it,
-// replayed bare, and the minimal query (bench/harness/statements.ts): the two ratios.
-// Everything is the bench's own: Postgres database content_scheduler_bench_media (recreated),
-// Redis db 12 (flushed), the Versity gateway on a free port with a temp dir, the REST API in a
-// child process (bench/harness/serve-app.ts).
+// Bench: media imports and uploads against the embedded object store, each import beside its
+// bare work, then the media list beside its statements bare (bench/README.md, "media").
 
 import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
-import { closedLoop, summarize, type LatencySummary } from './harness/load';
-import { captureStatements, describeStatements, explainAll, measureSurface } from './harness/statements';
+import { summarize, type LatencySummary } from './harness/load';
+import { measureRead } from './harness/statements';
 import { resetStores, setBenchEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
-import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
+import { startServer, withServerCpu, type ServerHandle } from './harness/servers';
 import { objectStoreEnv, startObjectStore } from '../tooling/objectStoreServer';
 import { png } from '../tooling/png';
 import type { AssetRow } from '../lib/media/assets';
@@ -95,23 +76,16 @@ async function burst(name: string, items: Buffer[], one: (b: Buffer, i: number) 
   };
 }
 
-/**
- * A burst against the API, with the API process's CPU per successful import over it; with
- * `profile`, its CPU profile over the burst too, printed per import.
- */
+/** A burst against the API, with the API process's CPU per successful import (and its profile with `profile`). */
 async function apiBurst(api: ServerHandle, profile: boolean, ...args: Parameters<typeof burst>): Promise<Phase> {
-  const before = (await api.usage()).cpuUs;
-  if (profile) await api.profileStart();
-  const phase = await burst(...args);
-  const apiCpuMs = ((await api.usage()).cpuUs - before) / 1000 / Math.max(1, phase.ok);
-  if (profile) {
-    const { printProfile, summarizeProfile } = await import('./harness/profile');
-    const file = await api.profileStop(
-      path.join(REPO_ROOT, 'bench', 'results', 'profiles', `media-${phase.name.split(' ')[0]}.cpuprofile`),
-    );
-    printProfile(`API process over ${phase.name} (per import)`, summarizeProfile(file, REPO_ROOT, 25), phase.ok);
-  }
-  return { ...phase, apiCpuMs };
+  const file = `media-${args[0].split(' ')[0]}`;
+  const { result, cpuUs } = await withServerCpu(
+    api,
+    () => burst(...args),
+    (p) => p.ok,
+    profile ? { file, title: `API process over ${args[0]} (per import)` } : undefined,
+  );
+  return { ...result, apiCpuMs: cpuUs / 1000 };
 }
 
 /**
@@ -266,35 +240,27 @@ async function importRounds({ bare, api, pool }: Bench) {
   return { rounds, last };
 }
 
-/**
- * GET /v1/media (the first page of the last round's library) beside the same statements bare
- * and the minimal query (bench/harness/statements.ts), same concurrency, in this run.
- */
+/** GET /v1/media (the first page of the last round's library) beside its statements bare and the minimal query. */
 async function measureList({ api, pool }: Bench, last: { workspaceId: string; key: string }) {
   const { config } = await import('../lib/config');
-  const headers = { Authorization: `Bearer ${last.key}` };
   const assets = Number((await pool.query('select count(*) from media_assets where workspace_id = $1', [last.workspaceId])).rows[0].count);
-  const statements = await captureStatements(api, { path: '/v1/media', headers });
-  step(`media list: ${statements.length} statements: ${describeStatements(statements)}`);
-  const minimal = {
-    text: `select * from media_assets where workspace_id = $1 order by created_at desc, id desc limit ${config.media.listDefault + 1}`,
-    values: [last.workspaceId],
-  };
-  if (opt.explain) await explainAll(pool, statements, minimal);
-  console.log('');
   const replayServer = await startServer('replay', 'bench/harness/serve-replay.ts', process.env);
-  await measureSurface({
+  await measureRead({
     surface: 'media list',
     corpus: `${assets} assets`,
+    server: api,
+    replayServer,
     pool,
-    captured: [statements],
-    api: () => closedLoop({ url: `${api.baseUrl}/v1/media`, headers }, { connections: 8, durationMs: 10_000 }),
-    minimal: () => pool.query(minimal.text, minimal.values),
+    path: '/v1/media',
+    headers: { Authorization: `Bearer ${last.key}` },
+    minimal: {
+      text: `select * from media_assets where workspace_id = $1 order by created_at desc, id desc limit ${config.media.listDefault + 1}`,
+      values: [last.workspaceId],
+    },
+    explain: opt.explain,
     connections: 8,
     durationMs: 10_000,
     warmupMs: 3_000,
-    server: api,
-    replayServer,
   });
   await replayServer.stop();
 }
