@@ -1,11 +1,9 @@
-// Bench: GET /v1/posts?projectId=…&limit=50 — the real API against a bare Koa + pg server
-// answering the same page, on the same machine, in the same run.
-//
-// See bench/README.md for what the figures mean.
+// Bench: GET /v1/posts?projectId=…&limit=50, the real API against a bare Koa + pg server answering
+// the same page in the same run (bench/README.md, "posts-list").
 
 import path from 'node:path';
 import pg from 'pg';
-import { closedLoop, getJson, openLoop, type OpenLoopResult, type RunResult, type Target } from './harness/load';
+import { closedLoop, getJson, openLoop, type RunResult, type Target } from './harness/load';
 import { diff, machineInfo, snapshot, waitForQuiet, type CpuBreakdown, type Groups } from './harness/proc';
 import { summarizeHeapProfile, summarizeProfile, type AllocationSummary, type ProfileSummary } from './harness/profile';
 import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
@@ -93,18 +91,12 @@ async function measure<R extends RunResult>(server: ServerHandle, probes: Probes
   };
 }
 
-function checkResponse(
-  name: string,
-  r: Awaited<ReturnType<typeof getJson>>,
-): { data: unknown[]; pagination: { next_cursor: string | null; has_more: boolean } } {
+/** The page a server answered, refused unless it is a full first page of 50 with a next cursor. */
+function checkResponse(name: string, r: Awaited<ReturnType<typeof getJson>>) {
   const body = r.body as { data?: unknown[]; pagination?: { next_cursor: string | null; has_more: boolean } };
-  if (r.status !== 200 || !Array.isArray(body?.data) || !body.pagination) {
-    throw new Error(`${name} answered ${r.status}: ${JSON.stringify(r.body).slice(0, 500)}`);
-  }
-  if (body.data.length !== 50 || !body.pagination.has_more || !body.pagination.next_cursor) {
-    throw new Error(`${name} did not return a full first page (${body.data.length} items, has_more=${body.pagination.has_more})`);
-  }
-  return body as never;
+  if (r.status !== 200 || body?.data?.length !== 50 || !body.pagination?.has_more || !body.pagination.next_cursor)
+    throw new Error(`${name} did not answer a full first page (${r.status}): ${JSON.stringify(r.body).slice(0, 500)}`);
+  return body.data;
 }
 
 export const pad = (s: string, n: number) => s.padStart(n);
@@ -174,9 +166,8 @@ async function setUp() {
 
   // Both must serve the same page, or the comparison means nothing.
   const [ro, rb] = await Promise.all([getJson(target(ours)), getJson(target(bare))]);
-  const po = checkResponse('ours', ro);
-  const pb = checkResponse('bare', rb);
-  if (JSON.stringify(po.data) !== JSON.stringify(pb.data)) throw new Error('ours and bare return different data for the same page');
+  if (JSON.stringify(checkResponse('ours', ro)) !== JSON.stringify(checkResponse('bare', rb)))
+    throw new Error('ours and bare return different data for the same page');
   if (ro.headers['x-ratelimit-limit'] !== RATE_LIMIT_READ)
     throw new Error(`ours reports X-RateLimit-Limit ${ro.headers['x-ratelimit-limit']}, expected ${RATE_LIMIT_READ}`);
   const bytes = { ours: JSON.stringify(ro.body).length, bare: JSON.stringify(rb.body).length };
@@ -236,15 +227,37 @@ async function setUp() {
 
 async function run(b: Bench) {
   const { closed, profiles } = await runCapacity(b);
-  const ablation = await runAblation(b);
-  const fixed = await runFixedRate(b);
-  return { closed, profiles, ablation, fixed, stages: await runStages(b) };
+  const ablation = opt.ablation ? await runAblation(b) : [];
+  const fixed = opt.profile ? null : await runFixedRate(b);
+  let stages: StageTiming[] | null = null;
+  if (opt.profile || opt.stages) {
+    await b.quiet();
+    step('stage timings inside the app process (unloaded, sequential)');
+    stages = await b.ours.call<StageTiming[]>('stages', {
+      token: b.s.apiKey,
+      projectId: b.s.projectId,
+      port: b.ours.port,
+      iterations: 1000,
+    });
+  }
+  return { closed, profiles, ablation, fixed, stages };
 }
 
-/** (i) Capacity: closed loop, ABBA rounds after a warm-up of each server. */
+/** One closed-loop measurement of `srv` (measureClean), and its line. */
+async function closedRun(b: Bench, label: string, srv: ServerHandle, latency: boolean) {
+  const loop = () => closedLoop(b.target(srv), { connections: opt.connections, durationMs: DURATION_MS });
+  const m = await b.measureClean(`${label}: ${DURATION_MS / 1000} s closed loop, ${opt.connections} connections`, srv, loop);
+  const r = m.result;
+  const lat = latency ? `, p50 ${f1(r.latencyMs.p50)} ms, p99 ${f1(r.latencyMs.p99)} ms, ${r.errors} errors` : '';
+  console.log(
+    `    ${f0(r.rps)} req/s${lat}, server CPU ${f0(m.serverCpuUsPerReq)} µs/req (GC ${f0(m.gc.pauseUsPerReq)}), ${m.pgStatementsPerReq} PG statements/req${noise(m)}`,
+  );
+  return m;
+}
+
+/** (i) Capacity: closed loop, ABBA rounds after a warm-up of each server (JIT, pools, auth cache, Postgres buffers). */
 async function runCapacity(b: Bench) {
-  const { ours, bare, target, measureClean } = b;
-  // (i) Capacity: closed loop. Warm-up first (JIT, knex/pg pools, auth cache, Postgres buffers).
+  const { ours, bare, target } = b;
   for (const srv of [ours, bare]) {
     step(`warm-up ${srv.name}: ${WARMUP_MS / 1000} s closed loop, ${opt.connections} connections`);
     await closedLoop(target(srv), { connections: opt.connections, durationMs: WARMUP_MS });
@@ -253,14 +266,9 @@ async function runCapacity(b: Bench) {
   const profiles: Record<string, { summary: ProfileSummary; allocations: AllocationSummary; requests: number }> = {};
   for (let round = 0; round < ROUNDS; round++) {
     // ABBA order: neither server always runs first (thermal state, autovacuum, page cache).
-    const order = round % 2 === 0 ? [ours, bare] : [bare, ours];
-    for (const srv of order) {
+    for (const srv of round % 2 === 0 ? [ours, bare] : [bare, ours]) {
       if (opt.profile) await srv.profileStart(undefined, { survivorsOnly: opt['profile-survivors'] });
-      const m = await measureClean(
-        `round ${round + 1}/${ROUNDS} ${srv.name}: ${DURATION_MS / 1000} s closed loop, ${opt.connections} connections${opt.profile ? ' (profiling)' : ''}`,
-        srv,
-        () => closedLoop(target(srv), { connections: opt.connections, durationMs: DURATION_MS }),
-      );
+      const m = await closedRun(b, `round ${round + 1}/${ROUNDS} ${srv.name}`, srv, true);
       if (opt.profile) {
         const file = await srv.profileStop(path.join(RESULTS_DIR, 'profiles', `posts-list-${srv.name}.cpuprofile`));
         // Kept with the request count, so the summary can speak in µs per request.
@@ -271,44 +279,24 @@ async function runCapacity(b: Bench) {
         };
       }
       closed[srv.name as 'ours' | 'bare'].push(m);
-      console.log(
-        `    ${f0(m.result.rps)} req/s, p50 ${f1(m.result.latencyMs.p50)} ms, p99 ${f1(m.result.latencyMs.p99)} ms, ${m.result.errors} errors, server CPU ${f0(m.serverCpuUsPerReq)} µs/req (GC ${f0(m.gc.pauseUsPerReq)}), ${m.pgStatementsPerReq} PG statements/req${noise(m)}`,
-      );
     }
   }
   return { closed, profiles };
 }
 
-/** The bare server with one piece of ours at a time (--ablation). */
+/** --ablation: the bare server plus one piece of ours at a time, each piece's cost where it lands (Node, Postgres or Redis). */
 async function runAblation(b: Bench) {
-  const { env, target, variantProcess, measureClean } = b;
-  // Ablation: the baseline plus one piece of ours at a time. Each piece's cost shows up where
-  // it lands — Node, Postgres or Redis — which a profile of the server alone cannot show.
   const ablation: Array<{ variant: string; m: Measured<RunResult> }> = [];
-  if (opt.ablation) {
-    for (const variant of ['ratelimit', 'project', 'knex', 'handler']) {
-      const srv = await startServer(
-        `bare+${variant}`,
-        'bench/harness/serve-bare.ts',
-        { ...env, BENCH_BARE_ADD: variant },
-        SERVER_NODE_ARGS,
-      );
-      variantProcess.pid = srv.pid;
-      try {
-        await closedLoop(target(srv), { connections: opt.connections, durationMs: WARMUP_MS });
-        const m = await measureClean(
-          `ablation bare+${variant}: ${DURATION_MS / 1000} s closed loop, ${opt.connections} connections`,
-          srv,
-          () => closedLoop(target(srv), { connections: opt.connections, durationMs: DURATION_MS }),
-        );
-        console.log(
-          `    ${f0(m.result.rps)} req/s, server CPU ${f0(m.serverCpuUsPerReq)} µs/req (GC ${f0(m.gc.pauseUsPerReq)}), ${m.pgStatementsPerReq} PG statements/req${noise(m)}`,
-        );
-        ablation.push({ variant, m });
-      } finally {
-        await srv.stop();
-        variantProcess.pid = -1;
-      }
+  for (const variant of ['ratelimit', 'project', 'knex', 'handler']) {
+    const env = { ...b.env, BENCH_BARE_ADD: variant };
+    const srv = await startServer(`bare+${variant}`, 'bench/harness/serve-bare.ts', env, SERVER_NODE_ARGS);
+    b.variantProcess.pid = srv.pid;
+    try {
+      await closedLoop(b.target(srv), { connections: opt.connections, durationMs: WARMUP_MS });
+      ablation.push({ variant, m: await closedRun(b, `ablation bare+${variant}`, srv, false) });
+    } finally {
+      await srv.stop();
+      b.variantProcess.pid = -1;
     }
   }
   return ablation;
@@ -316,36 +304,19 @@ async function runAblation(b: Bench) {
 
 /** (ii) Fixed rate against ours: open loop, latency from the scheduled send time. */
 async function runFixedRate(b: Bench) {
-  const { s, ours, target, quiet, measureClean } = b;
-  let fixed: Measured<OpenLoopResult> | null = null;
-  if (!opt.profile) {
-    // A workspace's limiter window only ever holds its own last minute; start this phase
-    // with an empty one instead of the closed loop's tens of thousands of entries.
-    const { Redis } = await import('ioredis');
-    const r = new Redis(REDIS_URL);
-    await r.del(`rl:read:${s.workspaceId}`);
-    r.disconnect();
-    await quiet();
-    step(`warm-up ours: ${WARMUP_MS / 1000} s open loop at ${opt.rate} req/s`);
-    await openLoop(target(ours), { rate: opt.rate, durationMs: WARMUP_MS });
-    fixed = await measureClean(`ours: ${RATE_DURATION_MS / 1000} s open loop at ${opt.rate} req/s`, ours, () =>
-      openLoop(target(ours), { rate: opt.rate, durationMs: RATE_DURATION_MS }),
-    );
-  }
-  return fixed;
-}
-
-/** Each step of the request timed inside the app process (--profile, --stages). */
-async function runStages(b: Bench) {
-  const { s, ours, quiet } = b;
-
-  let stages: StageTiming[] | null = null;
-  if (opt.profile || opt.stages) {
-    await quiet();
-    step('stage timings inside the app process (unloaded, sequential)');
-    stages = await ours.call<StageTiming[]>('stages', { token: s.apiKey, projectId: s.projectId, port: ours.port, iterations: 1000 });
-  }
-  return stages;
+  const { s, ours, target } = b;
+  // A workspace's limiter window only ever holds its own last minute; start this phase
+  // with an empty one instead of the closed loop's tens of thousands of entries.
+  const { Redis } = await import('ioredis');
+  const r = new Redis(REDIS_URL);
+  await r.del(`rl:read:${s.workspaceId}`);
+  r.disconnect();
+  await b.quiet();
+  step(`warm-up ours: ${WARMUP_MS / 1000} s open loop at ${opt.rate} req/s`);
+  await openLoop(target(ours), { rate: opt.rate, durationMs: WARMUP_MS });
+  return b.measureClean(`ours: ${RATE_DURATION_MS / 1000} s open loop at ${opt.rate} req/s`, ours, () =>
+    openLoop(target(ours), { rate: opt.rate, durationMs: RATE_DURATION_MS }),
+  );
 }
 
 main().catch((err) => {

@@ -13,11 +13,8 @@ import { newId } from '../../lib/ids';
 import { presentPostSummary } from '../../lib/presenters/posts';
 import type { PostRow } from '../../lib/posts/row';
 
-// Runs inside the app server process (server (a)) on request from the bench, with no load:
-// each step of GET /v1/posts is run on its own, many times in a row, with the real modules
-// and the real connections. Wall time says what a step adds to a request's latency (it
-// includes waiting on Postgres or Redis); CPU time says what it costs this Node process, which
-// is what bounds throughput when the process is the bottleneck.
+// posts-list --stages, in the API process (serve-app.ts `stages`), unloaded: each step of
+// GET /v1/posts run on its own many times with the real modules and connections (bench/README.md).
 
 export interface StageTiming {
   stage: string;
