@@ -3,7 +3,7 @@
 
 import os from 'node:os';
 import pg from 'pg';
-import { summarize, type LatencySummary } from './harness/load';
+import { summarize } from './harness/load';
 import { measureRead } from './harness/statements';
 import { resetStores, setBenchEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
@@ -32,19 +32,10 @@ const opt = benchFlags(
 const DATABASE_URL = process.env.BENCH_MEDIA_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_media';
 const REDIS_URL = process.env.BENCH_MEDIA_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
 
-interface Phase {
-  name: string;
-  /** Of an API phase: the API process's CPU per import over the burst. */
-  apiCpuMs?: number;
-  wallMs: number;
-  perSecond: number;
-  mbPerSecond: number;
-  ok: number;
-  errors: Record<string, number>;
-  latencyMs: LatencySummary;
-}
+/** A phase: `items` sent at once, each by `one` (its status); of an API phase, its CPU per import too (apiBurst). */
+type Phase = Awaited<ReturnType<typeof burst>> & { apiCpuMs?: number };
 
-async function burst(name: string, items: Buffer[], one: (b: Buffer, i: number) => Promise<number>): Promise<Phase> {
+async function burst(name: string, items: Buffer[], one: (b: Buffer, i: number) => Promise<number>) {
   const latencies: number[] = [];
   const errors: Record<string, number> = {};
   let ok = 0;
@@ -136,12 +127,6 @@ async function setUp() {
   return { store, bare, api, pool };
 }
 
-async function run(b: Bench) {
-  const { rounds, last } = await importRounds(b);
-  if (last) await measureList(b, last);
-  return rounds;
-}
-
 /** One unmeasured round of 10, then --rounds rounds of --count images, each in a fresh ENTERPRISE workspace. */
 async function importRounds({ bare, api, pool }: Bench) {
   const { benchWorkspace } = await import('./harness/seed');
@@ -153,23 +138,22 @@ async function importRounds({ bare, api, pool }: Bench) {
     await pool.query(insert.sql, insert.bindings);
     return 200;
   };
+  // A fresh ENTERPRISE workspace per round (no storage limits, and dedupe never hits).
+  const enterprise = (name: string, scopes: string[]) =>
+    benchWorkspace({ name, plan: 'ENTERPRISE', project: { name: 'Bench person', connection: 'none' }, scopes });
+  // An HTTP call of a burst, its body read: its status.
+  const send = async (url: string, init: RequestInit) => {
+    const r = await fetch(url, init);
+    await r.arrayBuffer();
+    return r.status;
+  };
   const side = Math.floor(Math.sqrt(opt.bytes / 3));
   const rounds: Round[] = [];
   let last: { workspaceId: string; key: string } | null = null;
   for (let round = 0; round <= opt.rounds; round++) {
     const n = round === 0 ? 10 : opt.count;
-    // A fresh workspace per round: ENTERPRISE has no storage limits, and dedupe never hits.
     // spec 4.7: an API key names the project a media asset belongs to.
-    const {
-      workspace: ws,
-      project,
-      key,
-    } = await benchWorkspace({
-      name: `Bench media ${round}`,
-      plan: 'ENTERPRISE',
-      project: { name: 'Bench person', connection: 'none' },
-      scopes: ['read', 'write'],
-    });
+    const { workspace: ws, project, key } = await enterprise(`Bench media ${round}`, ['read', 'write']);
     const projectId = project.id as string;
     const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
     const inlineImages = Array.from({ length: n }, () => png(side, side));
@@ -177,11 +161,9 @@ async function importRounds({ bare, api, pool }: Bench) {
     const bodies = inlineImages.map((b) => JSON.stringify({ projectId, content_base64: b.toString('base64') }));
 
     const profile = opt.profile && round > 0;
-    const inline = await apiBurst(api, profile, 'inline import (POST /v1/media, base64)', inlineImages, async (_b, i) => {
-      const r = await fetch(`${api.baseUrl}/v1/media`, { method: 'POST', headers: auth, body: bodies[i] });
-      await r.arrayBuffer();
-      return r.status;
-    });
+    const inline = await apiBurst(api, profile, 'inline import (POST /v1/media, base64)', inlineImages, (_b, i) =>
+      send(`${api.baseUrl}/v1/media`, { method: 'POST', headers: auth, body: bodies[i] }),
+    );
     const minted: Array<{ id: string; url: string; headers: Record<string, string> }> = [];
     const mint = await burst('mint (POST /v1/uploads)', uploadImages, async (b, i) => {
       const r = await fetch(`${api.baseUrl}/v1/uploads`, {
@@ -192,31 +174,18 @@ async function importRounds({ bare, api, pool }: Bench) {
       minted[i] = ((await r.json()) as { data: { id: string; url: string; headers: Record<string, string> } }).data;
       return r.status;
     });
-    const presigned = await burst('presigned PUT to the store', uploadImages, async (b, i) => {
-      const r = await fetch(minted[i]!.url, { method: 'PUT', headers: minted[i]!.headers, body: b });
-      await r.arrayBuffer();
-      return r.status;
-    });
-    const fromUpload = await apiBurst(api, profile, 'import from upload (POST /v1/media, uploadId)', uploadImages, async (_b, i) => {
-      const r = await fetch(`${api.baseUrl}/v1/media`, {
-        method: 'POST',
-        headers: auth,
-        body: JSON.stringify({ projectId, uploadId: minted[i]!.id }),
-      });
-      await r.arrayBuffer();
-      return r.status;
-    });
+    const presigned = await burst('presigned PUT to the store', uploadImages, (b, i) =>
+      send(minted[i]!.url, { method: 'PUT', headers: minted[i]!.headers, body: b }),
+    );
+    const fromUpload = await apiBurst(api, profile, 'import from upload (POST /v1/media, uploadId)', uploadImages, (_b, i) =>
+      send(`${api.baseUrl}/v1/media`, { method: 'POST', headers: auth, body: JSON.stringify({ projectId, uploadId: minted[i]!.id }) }),
+    );
     const barePut = await burst('bare PUT to the store (AWS SDK)', uploadImages, async (b, i) => {
       await bare.put(`bench/${round}/${i}`, b, 'image/png');
       return 200;
     });
     // Each import's bare work, into a workspace of its own (see assetInserts).
-    const twin = await benchWorkspace({
-      name: `Bench media ${round} bare`,
-      plan: 'ENTERPRISE',
-      project: { name: 'Bench person', connection: 'none' },
-      scopes: ['read'],
-    });
+    const twin = await enterprise(`Bench media ${round} bare`, ['read']);
     const inserts = await assetInserts(ws.id, { workspaceId: twin.workspace.id, projectId: twin.project.id as string });
     const insertOf = (images: Buffer[]) => images.map((b) => inserts.get(sha256Hex(b)));
     const [inlineInserts, uploadInserts] = [insertOf(inlineImages), insertOf(uploadImages)];
@@ -287,7 +256,9 @@ function report(rounds: Round[]) {
 
 const bench = await setUp();
 try {
-  report(await run(bench));
+  const { rounds, last } = await importRounds(bench);
+  if (last) await measureList(bench, last);
+  report(rounds);
 } finally {
   await bench.api.stop();
   await bench.pool.end();
