@@ -2,7 +2,7 @@ import pg from 'pg';
 import { postContent, prng, titleOf } from '../harness/content';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { step } from '../harness/format';
-import { DATABASE_URL, BENCH_DB, opt } from './settings';
+import { DATABASE_URL, BENCH_DB, opt } from '../posts-list';
 
 // The posts-list bench's data: one run per database at a time, and the seeded project.
 
