@@ -7,7 +7,7 @@ import { benchFlags } from './harness/options';
 import { flushRedis, recreateDatabase, setBenchEnvironment } from './harness/database';
 import { serverLoop, startServer, type ServerHandle } from './harness/servers';
 import { writeResults } from './harness/format';
-import { captureSurface, type CapturedStatement } from './harness/statements';
+import { captureSurface, TX_CONTROL, type CapturedStatement } from './harness/statements';
 import { withMaintenanceDb } from '../tooling/databases';
 
 const opt = benchFlags(
@@ -180,7 +180,7 @@ async function explain(pool: pg.Pool, statements: readonly CapturedStatement[]) 
   const client = await pool.connect();
   try {
     for (const s of statements) {
-      if (/^\s*(begin|commit|rollback|start transaction)\b/i.test(s.text)) continue;
+      if (TX_CONTROL.test(s.text)) continue;
       console.log(`    ${s.name ? 'prepared' : 'unnamed'}: ${s.text.replace(/\s+/g, ' ')}`);
       for (const [i, p] of (await plansAsSent(client, s, { analyze: true })).entries())
         console.log(`      ${i ? 'generic plan' : 'with its values'}:\n${p.replace(/^/gm, '        ')}`);

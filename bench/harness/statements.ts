@@ -30,6 +30,13 @@ export interface CaptureRequest {
 
 export type Query = (this: pg.Client, ...args: unknown[]) => unknown;
 
+/** A captured statement's values as pg takes them again (a Buffer back from its base64). */
+export const wireValues = (s: CapturedStatement) =>
+  s.values.map((v) => (v !== null && typeof v === 'object' ? Buffer.from(v.base64, 'base64') : v));
+
+/** Transaction control, which the explain outputs leave out. */
+export const TX_CONTROL = /^\s*(begin|commit|rollback|start transaction)\b/i;
+
 // pg's own conversion of a parameter to its wire form (Date, array, object → text).
 const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils') as { prepareValue: (v: unknown) => unknown };
 
@@ -120,11 +127,7 @@ export function replayer(pool: pg.Pool, statements: readonly CapturedStatement[]
     } else units.push([s]);
   }
   const deps = units.map((u, i) => units.flatMap((v, j) => (j < i && v[v.length - 1]!.endMs <= u[0]!.startMs ? [j] : [])));
-  const config = (s: CapturedStatement) => ({
-    text: s.text,
-    name: s.name,
-    values: s.values.map((v) => (v !== null && typeof v === 'object' ? Buffer.from(v.base64, 'base64') : v)),
-  });
+  const config = (s: CapturedStatement) => ({ text: s.text, name: s.name, values: wireValues(s) });
   // Answers the rows of each unit's last statement (what a server replying with them would send).
   return async () => {
     const done: Array<Promise<unknown[]>> = [];
@@ -311,9 +314,7 @@ export async function explainAll(
     return r.rows.map((row: Record<string, string>) => `      ${row['QUERY PLAN']}`).join('\n');
   };
   for (const s of statements) {
-    if (/^\s*(begin|commit|rollback|start transaction)\b/i.test(s.text)) continue;
-    const values = s.values.map((v) => (v !== null && typeof v === 'object' ? Buffer.from(v.base64, 'base64') : v));
-    console.log(`    service: ${s.text.replace(/\s+/g, ' ')}\n${await plan(s.text, values)}`);
+    if (!TX_CONTROL.test(s.text)) console.log(`    service: ${s.text.replace(/\s+/g, ' ')}\n${await plan(s.text, wireValues(s))}`);
   }
   console.log(`    minimal: ${minimal.text.replace(/\s+/g, ' ')}\n${await plan(minimal.text, minimal.values)}`);
 }
