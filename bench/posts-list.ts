@@ -154,11 +154,7 @@ function checkResponse(name: string, r: Awaited<ReturnType<typeof getJson>>) {
 
 export const pad = (s: string, n: number) => s.padStart(n);
 
-/**
- * Share of the machine's cores used by processes outside the bench (other users' jobs, test
- * suites) during a measurement. On a 2-core box a busy neighbour moves the figures more than
- * most code changes do, so a run says when it was not alone.
- */
+/** Share of the machine's cores used by processes outside the bench during a measurement. */
 export function otherShare(m: Measured<RunResult>): number {
   return m.cpu ? (m.cpu.cpuMs.other! + m.cpu.unaccountedMs) / (m.result.durationS * 1000 * CPUS) : 0;
 }

@@ -42,36 +42,33 @@ setBenchEnvironment(databaseUrl(SMALL), REDIS_URL, { RATE_LIMIT_READ: '100000000
 const label = (n: number) =>
   n >= 1_000_000 && n % 1_000_000 === 0 ? `${n / 1_000_000}M` : n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n);
 
+/** The database seeded with `posts` posts (./reads/seed.ts), or with --keep the one an earlier run seeded, migrated. */
 async function seeded(posts: number) {
   const url = databaseUrl(posts);
   const { createKnex, migrateLatest } = await import('../lib/db');
   const { seedReads, seededWorkspaces } = await import('./reads/seed');
   const name = new URL(url).pathname.slice(1);
-  let k: ReturnType<typeof createKnex>;
-  if (opt.keep) {
-    const mark = await withMaintenanceDb(url, async (admin) => {
-      const { rows } = await admin.query("select shobj_description(oid, 'pg_database') as mark from pg_database where datname = $1", [
-        name,
-      ]);
-      return rows[0]?.mark;
-    });
-    if (mark === SEED_MARK(posts)) {
-      k = createKnex(url);
-      const ran = await migrateLatest(k);
-      if (ran.length) await k.raw('analyze');
-      console.log(`• ${name}: kept (${posts} posts${ran.length ? `; migrated ${ran.join(', ')}` : ''})`);
-      const s = await seededWorkspaces(k, posts);
-      await k.destroy();
+  const markSql = "select shobj_description(oid, 'pg_database') as mark from pg_database where datname = $1";
+  const kept =
+    opt.keep && (await withMaintenanceDb(url, async (admin) => (await admin.query(markSql, [name])).rows[0]?.mark)) === SEED_MARK(posts);
+  if (!kept) {
+    console.log(`• ${name}: seeding ${posts} posts`);
+    await recreateDatabase(url);
+  }
+  const k = createKnex(url);
+  try {
+    if (!kept) {
+      const s = await seedReads(k, { posts }, (line) => console.log(line));
+      await k.raw(`comment on database "${name}" is '${SEED_MARK(posts)}'`);
       return { url, ...s };
     }
+    const ran = await migrateLatest(k);
+    if (ran.length) await k.raw('analyze');
+    console.log(`• ${name}: kept (${posts} posts${ran.length ? `; migrated ${ran.join(', ')}` : ''})`);
+    return { url, ...(await seededWorkspaces(k, posts)) };
+  } finally {
+    await k.destroy();
   }
-  console.log(`• ${name}: seeding ${posts} posts`);
-  await recreateDatabase(url);
-  k = createKnex(url);
-  const s = await seedReads(k, { posts }, (line) => console.log(line));
-  await k.raw(`comment on database "${name}" is '${SEED_MARK(posts)}'`);
-  await k.destroy();
-  return { url, ...s };
 }
 
 /** A run's figures; `errors` counts every answer but a 200 (bench/harness/load.ts), `statuses` says which. */
