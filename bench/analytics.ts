@@ -262,10 +262,8 @@ async function syncMetrics({ ws }: Bench) {
   let synced = 0;
   let passes = 0;
   for (;;) {
-    const r = await syncDueMetrics(
-      { db: db(), network },
-      { batch: config.analytics.syncBatch, concurrency: config.analytics.syncConcurrency },
-    );
+    // The pass the metrics-sync workflow's activity runs, with the service's batch and concurrency.
+    const r = await syncDueMetrics({ db: db(), network });
     passes++;
     synced += r.synced;
     if (r.claimed === 0) break;
