@@ -292,12 +292,13 @@ async function run(b: Bench) {
   return { closed, profiles, ablation, fixed, stages };
 }
 
-/** One closed-loop measurement of `srv` (measureClean), and its line. */
-async function closedRun(b: Bench, label: string, srv: ServerHandle, latency: boolean) {
+/** One closed-loop measurement of `srv` (measureClean), and its line; a capacity round's with its latency (and profiling). */
+async function closedRun(b: Bench, label: string, srv: ServerHandle, capacity: boolean) {
   const loop = () => closedLoop(b.target(srv), { connections: opt.connections, durationMs: DURATION_MS });
-  const m = await b.measureClean(`${label}: ${DURATION_MS / 1000} s closed loop, ${opt.connections} connections`, srv, loop);
+  const tag = capacity && opt.profile ? ' (profiling)' : '';
+  const m = await b.measureClean(`${label}: ${DURATION_MS / 1000} s closed loop, ${opt.connections} connections${tag}`, srv, loop);
   const r = m.result;
-  const lat = latency ? `, p50 ${f1(r.latencyMs.p50)} ms, p99 ${f1(r.latencyMs.p99)} ms, ${r.errors} errors` : '';
+  const lat = capacity ? `, p50 ${f1(r.latencyMs.p50)} ms, p99 ${f1(r.latencyMs.p99)} ms, ${r.errors} errors` : '';
   console.log(
     `    ${f0(r.rps)} req/s${lat}, server CPU ${f0(m.serverCpuUsPerReq)} µs/req (GC ${f0(m.gc.pauseUsPerReq)}), ${m.pgStatementsPerReq} PG statements/req${noise(m)}`,
   );
