@@ -1,21 +1,12 @@
-// Bench: post analytics (docs/analytics.md).
-//
-//  1. The analytics reads over HTTP (the real API in its own process): the overview of a project
-//     with 5,000 published posts and 90 days of daily metrics samples, the per-post list, the
-//     cross-workspace overview and the week's calendar, then the same at 50,000 posts. Each
-//     beside two baselines in the same run with the same concurrency (bench/harness/statements.ts):
-//     the statements the API sent for one request, captured in its process and replayed bare
-//     over pg, and the minimal query for the same answer. Prints `API / same statements bare`
-//     and `same statements / minimal`.
-//  2. The metrics sync of 10,000 published posts through the real network client against the
-//     simulator (in this process): posts/s of the sync pass code the workflow's activity runs.
+// Bench: the analytics reads beside the same statements bare and the minimal query, at two
+// project sizes, then the metrics sync through the network simulator (bench/README.md, "analytics").
 
 import pg from 'pg';
-import { closedLoop } from './harness/load';
-import { captureStatements, describeStatements, explainAll, measureSurface, type SurfaceFigures } from './harness/statements';
+import { measureRead, type SurfaceFigures } from './harness/statements';
 import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
 import { startServer } from './harness/servers';
+import { freePort } from '../tooling/ports';
 
 const opt = benchFlags(
   'analytics: the analytics reads beside the same statements bare and the minimal query, then the metrics sync.',
@@ -39,18 +30,11 @@ const DURATION_MS = opt.duration * 1000;
 
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_analytics';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/14';
-setBenchEnvironment(DATABASE_URL, REDIS_URL, { LOG_LEVEL: 'error' });
+// The metrics sync's network: the simulator, started in this process on this port (syncMetrics).
+const SIM_PORT = await freePort();
+setBenchEnvironment(DATABASE_URL, REDIS_URL, { LOG_LEVEL: 'error', NETWORK_API_URL: `http://127.0.0.1:${SIM_PORT}` });
 
 type Bench = Awaited<ReturnType<typeof setUp>>;
-
-async function main() {
-  const bench = await setUp();
-  try {
-    report(await run(bench));
-  } finally {
-    await closeStores();
-  }
-}
 
 // ---- set up: N posts published over opt.days days, one sample per post per day since publishing ----
 async function setUp() {
@@ -123,15 +107,7 @@ async function growPosts({ ws, project }: Bench, have: number, want: number) {
   console.log(`grew the project to ${want} posts in ${((Date.now() - t) / 1000).toFixed(1)} s`);
 }
 
-async function run(b: Bench) {
-  const figures = await measureReads(b);
-  return { figures, sync: opt['no-sync'] ? null : await syncMetrics(b) };
-}
-
 // ---- 1. the analytics reads over HTTP, beside the same statements bare and the minimal query ----
-// At each project size (issue 30): the API (its own process, closed loop), the statements it
-// sent for one request (captured in that process) replayed bare over pg, and the minimal query
-// a Postgres expert would write for the same answer, all with the same concurrency.
 async function measureReads(b: Bench): Promise<SurfaceFigures[]> {
   const { ws, project, key } = b;
   const { issueApiKey } = await import('../admin/provision');
@@ -235,29 +211,22 @@ async function measureReads(b: Bench): Promise<SurfaceFigures[]> {
   const figures: SurfaceFigures[] = [];
   for (const [i, size] of SIZES.entries()) {
     if (i > 0) await growPosts(b, SIZES[i - 1]!, size);
-    for (const sf of surfaces) {
-      const h = sf.headers ?? headers;
-      const statements = await captureStatements(server, { path: sf.path, headers: h });
-      console.log(`• ${sf.surface}: ${statements.length} statements: ${describeStatements(statements)}`);
-      if (opt.explain) await explainAll(pool, statements, sf.minimal);
+    for (const sf of surfaces)
       figures.push(
-        await measureSurface({
-          surface: sf.surface,
+        await measureRead({
+          ...sf,
+          headers: sf.headers ?? headers,
           corpus: `${size} posts`,
+          server,
+          replayServer,
           pool,
-          captured: [statements],
-          api: () =>
-            closedLoop({ url: `${server.baseUrl}${sf.path}`, headers: h }, { connections: opt.connections, durationMs: DURATION_MS }),
-          minimal: () => pool.query(sf.minimal.text, sf.minimal.values),
+          explain: opt.explain,
           connections: opt.connections,
           durationMs: DURATION_MS,
           warmupMs: opt.warmup * 1000,
-          server,
           profile: opt.profile,
-          replayServer,
         }),
       );
-    }
   }
   await Promise.all([server.stop(), replayServer.stop()]);
   await pool.end();
@@ -268,8 +237,8 @@ async function measureReads(b: Bench): Promise<SurfaceFigures[]> {
 async function syncMetrics({ ws }: Bench) {
   const { db } = await import('../lib/db');
   const { startNetworkSimulator } = await import('../sim/network/server');
-  const sim = await startNetworkSimulator({ port: 0 });
-  const { HttpNetworkClient } = await import('../lib/network/client');
+  const sim = await startNetworkSimulator({ port: SIM_PORT });
+  const { createNetworkClient } = await import('../lib/network/client');
   const { config } = await import('../lib/config');
   const { connectedPersonalProject } = await import('../admin/simulatedAccounts');
   const { syncDueMetrics } = await import('../lib/analytics/sync');
@@ -288,21 +257,13 @@ async function syncMetrics({ ws }: Bench) {
        from generate_series(0, ? - 1) i`,
     [ws.id, syncProject.id, firstUrn.toString(), opt['sync-posts']],
   );
-  const network = new HttpNetworkClient({
-    baseUrl: sim.url,
-    apiVersion: config.network.apiVersion,
-    clientId: config.network.clientId,
-    clientSecret: config.network.clientSecret,
-    timeoutMs: 15_000,
-  });
+  const network = createNetworkClient();
   const syncStart = performance.now();
   let synced = 0;
   let passes = 0;
   for (;;) {
-    const r = await syncDueMetrics(
-      { db: db(), network },
-      { batch: config.analytics.syncBatch, concurrency: config.analytics.syncConcurrency },
-    );
+    // The pass the metrics-sync workflow's activity runs, with the service's batch and concurrency.
+    const r = await syncDueMetrics({ db: db(), network });
     passes++;
     synced += r.synced;
     if (r.claimed === 0) break;
@@ -318,7 +279,7 @@ async function syncMetrics({ ws }: Bench) {
   };
 }
 
-function report({ figures, sync }: Awaited<ReturnType<typeof run>>) {
+function report(figures: SurfaceFigures[], sync: Awaited<ReturnType<typeof syncMetrics>> | null) {
   console.log(`\nanalytics reads, ${opt.connections} connections, ${opt.duration} s each:`);
   for (const f of figures)
     console.log(
@@ -331,7 +292,10 @@ function report({ figures, sync }: Awaited<ReturnType<typeof run>>) {
   );
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+const bench = await setUp();
+try {
+  const figures = await measureReads(bench);
+  report(figures, opt['no-sync'] ? null : await syncMetrics(bench));
+} finally {
+  await closeStores();
+}

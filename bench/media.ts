@@ -1,32 +1,13 @@
-// Bench: media imports and uploads against the embedded S3 store (docs/media.md).
-//
-// Per round, N distinct ~1 MB PNG images, each phase sent all at once:
-//   1. inline imports: N × POST /v1/media { content_base64 } (decode, sha256, sniff, dimensions,
-//      quota, PUT to the store, insert);
-//   2. presigned PUTs: N × POST /v1/uploads (timed apart), then N × PUT of the bytes to the
-//      signed URLs, straight to the store;
-//   3. imports from those uploads: N × POST /v1/media { uploadId } (GET from the store, then as 1);
-//   4. bare PUTs: the same bytes PUT N times to the store with the AWS SDK from this process, the
-//      floor the store itself sets in the same run;
-//   5. each import's bare work (issue 30), from this process: the inline import's bytes PUT under
-//      the key the service gives them plus the INSERT it runs (PUT+INSERT), and the upload
-//      import's GET of the uploaded object, then the same PUT+INSERT. The ratio of each
-//      import to its bare work is printed as `API / bare PUT+INSERT: 0.NN×`, beside the API
-//      process's CPU per import.
-// Then GET /v1/media (the last round's library) beside the statements the API sent for it,
-// replayed bare, and the minimal query (bench/harness/statements.ts): the two ratios.
-// Everything is the bench's own: Postgres database content_scheduler_bench_media (recreated),
-// Redis db 12 (flushed), the Versity gateway on a free port with a temp dir, the REST API in a
-// child process (bench/harness/serve-app.ts).
+// Bench: media imports and uploads against the embedded object store, each import beside its
+// bare work, then the media list beside its statements bare (bench/README.md, "media").
 
 import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
-import { closedLoop, summarize, type LatencySummary } from './harness/load';
-import { captureStatements, describeStatements, explainAll, measureSurface } from './harness/statements';
+import { summarize } from './harness/load';
+import { measureRead } from './harness/statements';
 import { resetStores, setBenchEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
-import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
+import { startServer, withServerCpu, type ServerHandle } from './harness/servers';
 import { objectStoreEnv, startObjectStore } from '../tooling/objectStoreServer';
 import { png } from '../tooling/png';
 import type { AssetRow } from '../lib/media/assets';
@@ -51,19 +32,10 @@ const opt = benchFlags(
 const DATABASE_URL = process.env.BENCH_MEDIA_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_media';
 const REDIS_URL = process.env.BENCH_MEDIA_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
 
-interface Phase {
-  name: string;
-  /** Of an API phase: the API process's CPU per import over the burst. */
-  apiCpuMs?: number;
-  wallMs: number;
-  perSecond: number;
-  mbPerSecond: number;
-  ok: number;
-  errors: Record<string, number>;
-  latencyMs: LatencySummary;
-}
+/** A phase: `items` sent at once, each by `one` (its status); of an API phase, its CPU per import too (apiBurst). */
+type Phase = Awaited<ReturnType<typeof burst>> & { apiCpuMs?: number };
 
-async function burst(name: string, items: Buffer[], one: (b: Buffer, i: number) => Promise<number>): Promise<Phase> {
+async function burst(name: string, items: Buffer[], one: (b: Buffer, i: number) => Promise<number>) {
   const latencies: number[] = [];
   const errors: Record<string, number> = {};
   let ok = 0;
@@ -95,23 +67,16 @@ async function burst(name: string, items: Buffer[], one: (b: Buffer, i: number) 
   };
 }
 
-/**
- * A burst against the API, with the API process's CPU per successful import over it; with
- * `profile`, its CPU profile over the burst too, printed per import.
- */
+/** A burst against the API, with the API process's CPU per successful import (and its profile with `profile`). */
 async function apiBurst(api: ServerHandle, profile: boolean, ...args: Parameters<typeof burst>): Promise<Phase> {
-  const before = (await api.usage()).cpuUs;
-  if (profile) await api.profileStart();
-  const phase = await burst(...args);
-  const apiCpuMs = ((await api.usage()).cpuUs - before) / 1000 / Math.max(1, phase.ok);
-  if (profile) {
-    const { printProfile, summarizeProfile } = await import('./harness/profile');
-    const file = await api.profileStop(
-      path.join(REPO_ROOT, 'bench', 'results', 'profiles', `media-${phase.name.split(' ')[0]}.cpuprofile`),
-    );
-    printProfile(`API process over ${phase.name} (per import)`, summarizeProfile(file, REPO_ROOT, 25), phase.ok);
-  }
-  return { ...phase, apiCpuMs };
+  const file = `media-${args[0].split(' ')[0]}`;
+  const { result, cpuUs } = await withServerCpu(
+    api,
+    () => burst(...args),
+    (p) => p.ok,
+    profile ? { file, title: `API process over ${args[0]} (per import)` } : undefined,
+  );
+  return { ...result, apiCpuMs: cpuUs / 1000 };
 }
 
 /**
@@ -162,12 +127,6 @@ async function setUp() {
   return { store, bare, api, pool };
 }
 
-async function run(b: Bench) {
-  const { rounds, last } = await importRounds(b);
-  if (last) await measureList(b, last);
-  return rounds;
-}
-
 /** One unmeasured round of 10, then --rounds rounds of --count images, each in a fresh ENTERPRISE workspace. */
 async function importRounds({ bare, api, pool }: Bench) {
   const { benchWorkspace } = await import('./harness/seed');
@@ -179,23 +138,22 @@ async function importRounds({ bare, api, pool }: Bench) {
     await pool.query(insert.sql, insert.bindings);
     return 200;
   };
+  // A fresh ENTERPRISE workspace per round (no storage limits, and dedupe never hits).
+  const enterprise = (name: string, scopes: string[]) =>
+    benchWorkspace({ name, plan: 'ENTERPRISE', project: { name: 'Bench person', connection: 'none' }, scopes });
+  // An HTTP call of a burst, its body read: its status.
+  const send = async (url: string, init: RequestInit) => {
+    const r = await fetch(url, init);
+    await r.arrayBuffer();
+    return r.status;
+  };
   const side = Math.floor(Math.sqrt(opt.bytes / 3));
   const rounds: Round[] = [];
   let last: { workspaceId: string; key: string } | null = null;
   for (let round = 0; round <= opt.rounds; round++) {
     const n = round === 0 ? 10 : opt.count;
-    // A fresh workspace per round: ENTERPRISE has no storage limits, and dedupe never hits.
     // spec 4.7: an API key names the project a media asset belongs to.
-    const {
-      workspace: ws,
-      project,
-      key,
-    } = await benchWorkspace({
-      name: `Bench media ${round}`,
-      plan: 'ENTERPRISE',
-      project: { name: 'Bench person', connection: 'none' },
-      scopes: ['read', 'write'],
-    });
+    const { workspace: ws, project, key } = await enterprise(`Bench media ${round}`, ['read', 'write']);
     const projectId = project.id as string;
     const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
     const inlineImages = Array.from({ length: n }, () => png(side, side));
@@ -203,11 +161,9 @@ async function importRounds({ bare, api, pool }: Bench) {
     const bodies = inlineImages.map((b) => JSON.stringify({ projectId, content_base64: b.toString('base64') }));
 
     const profile = opt.profile && round > 0;
-    const inline = await apiBurst(api, profile, 'inline import (POST /v1/media, base64)', inlineImages, async (_b, i) => {
-      const r = await fetch(`${api.baseUrl}/v1/media`, { method: 'POST', headers: auth, body: bodies[i] });
-      await r.arrayBuffer();
-      return r.status;
-    });
+    const inline = await apiBurst(api, profile, 'inline import (POST /v1/media, base64)', inlineImages, (_b, i) =>
+      send(`${api.baseUrl}/v1/media`, { method: 'POST', headers: auth, body: bodies[i] }),
+    );
     const minted: Array<{ id: string; url: string; headers: Record<string, string> }> = [];
     const mint = await burst('mint (POST /v1/uploads)', uploadImages, async (b, i) => {
       const r = await fetch(`${api.baseUrl}/v1/uploads`, {
@@ -218,31 +174,18 @@ async function importRounds({ bare, api, pool }: Bench) {
       minted[i] = ((await r.json()) as { data: { id: string; url: string; headers: Record<string, string> } }).data;
       return r.status;
     });
-    const presigned = await burst('presigned PUT to the store', uploadImages, async (b, i) => {
-      const r = await fetch(minted[i]!.url, { method: 'PUT', headers: minted[i]!.headers, body: b });
-      await r.arrayBuffer();
-      return r.status;
-    });
-    const fromUpload = await apiBurst(api, profile, 'import from upload (POST /v1/media, uploadId)', uploadImages, async (_b, i) => {
-      const r = await fetch(`${api.baseUrl}/v1/media`, {
-        method: 'POST',
-        headers: auth,
-        body: JSON.stringify({ projectId, uploadId: minted[i]!.id }),
-      });
-      await r.arrayBuffer();
-      return r.status;
-    });
+    const presigned = await burst('presigned PUT to the store', uploadImages, (b, i) =>
+      send(minted[i]!.url, { method: 'PUT', headers: minted[i]!.headers, body: b }),
+    );
+    const fromUpload = await apiBurst(api, profile, 'import from upload (POST /v1/media, uploadId)', uploadImages, (_b, i) =>
+      send(`${api.baseUrl}/v1/media`, { method: 'POST', headers: auth, body: JSON.stringify({ projectId, uploadId: minted[i]!.id }) }),
+    );
     const barePut = await burst('bare PUT to the store (AWS SDK)', uploadImages, async (b, i) => {
       await bare.put(`bench/${round}/${i}`, b, 'image/png');
       return 200;
     });
     // Each import's bare work, into a workspace of its own (see assetInserts).
-    const twin = await benchWorkspace({
-      name: `Bench media ${round} bare`,
-      plan: 'ENTERPRISE',
-      project: { name: 'Bench person', connection: 'none' },
-      scopes: ['read'],
-    });
+    const twin = await enterprise(`Bench media ${round} bare`, ['read']);
     const inserts = await assetInserts(ws.id, { workspaceId: twin.workspace.id, projectId: twin.project.id as string });
     const insertOf = (images: Buffer[]) => images.map((b) => inserts.get(sha256Hex(b)));
     const [inlineInserts, uploadInserts] = [insertOf(inlineImages), insertOf(uploadImages)];
@@ -266,35 +209,27 @@ async function importRounds({ bare, api, pool }: Bench) {
   return { rounds, last };
 }
 
-/**
- * GET /v1/media (the first page of the last round's library) beside the same statements bare
- * and the minimal query (bench/harness/statements.ts), same concurrency, in this run.
- */
+/** GET /v1/media (the first page of the last round's library) beside its statements bare and the minimal query. */
 async function measureList({ api, pool }: Bench, last: { workspaceId: string; key: string }) {
   const { config } = await import('../lib/config');
-  const headers = { Authorization: `Bearer ${last.key}` };
   const assets = Number((await pool.query('select count(*) from media_assets where workspace_id = $1', [last.workspaceId])).rows[0].count);
-  const statements = await captureStatements(api, { path: '/v1/media', headers });
-  step(`media list: ${statements.length} statements: ${describeStatements(statements)}`);
-  const minimal = {
-    text: `select * from media_assets where workspace_id = $1 order by created_at desc, id desc limit ${config.media.listDefault + 1}`,
-    values: [last.workspaceId],
-  };
-  if (opt.explain) await explainAll(pool, statements, minimal);
-  console.log('');
   const replayServer = await startServer('replay', 'bench/harness/serve-replay.ts', process.env);
-  await measureSurface({
+  await measureRead({
     surface: 'media list',
     corpus: `${assets} assets`,
+    server: api,
+    replayServer,
     pool,
-    captured: [statements],
-    api: () => closedLoop({ url: `${api.baseUrl}/v1/media`, headers }, { connections: 8, durationMs: 10_000 }),
-    minimal: () => pool.query(minimal.text, minimal.values),
+    path: '/v1/media',
+    headers: { Authorization: `Bearer ${last.key}` },
+    minimal: {
+      text: `select * from media_assets where workspace_id = $1 order by created_at desc, id desc limit ${config.media.listDefault + 1}`,
+      values: [last.workspaceId],
+    },
+    explain: opt.explain,
     connections: 8,
     durationMs: 10_000,
     warmupMs: 3_000,
-    server: api,
-    replayServer,
   });
   await replayServer.stop();
 }
@@ -321,7 +256,9 @@ function report(rounds: Round[]) {
 
 const bench = await setUp();
 try {
-  report(await run(bench));
+  const { rounds, last } = await importRounds(bench);
+  if (last) await measureList(bench, last);
+  report(rounds);
 } finally {
   await bench.api.stop();
   await bench.pool.end();

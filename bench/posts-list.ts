@@ -1,61 +1,111 @@
-// Bench: GET /v1/posts?projectId=…&limit=50 — the real API against a bare Koa + pg server
-// answering the same page, on the same machine, in the same run.
-//
-// See bench/README.md for what the figures mean.
+// Bench: GET /v1/posts?projectId=…&limit=50, the real API against a bare Koa + pg server answering
+// the same page in the same run (bench/README.md, "posts-list").
 
 import path from 'node:path';
 import pg from 'pg';
-import { closedLoop, getJson, openLoop, type OpenLoopResult, type RunResult, type Target } from './harness/load';
-import { diff, machineInfo, snapshot, waitForQuiet, type CpuBreakdown, type Groups } from './harness/proc';
+import { closedLoop, getJson, openLoop, type RunResult, type Target } from './harness/load';
+import { diff, machineInfo, snapshot, waitForQuiet, type Groups } from './harness/proc';
 import { summarizeHeapProfile, summarizeProfile, type AllocationSummary, type ProfileSummary } from './harness/profile';
 import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
 import type { StageTiming } from './harness/stages';
-import { resetStores } from './harness/database';
+import { resetStores, setBenchEnvironment } from './harness/database';
+import { benchFlags } from './harness/options';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { f0, f1, RESULTS_DIR, step } from './harness/format';
 import { report } from './posts-list/report';
 import { holdRunLock, seed } from './posts-list/seed';
-import {
-  RATE_LIMIT_READ,
-  opt,
-  DURATION_MS,
-  WARMUP_MS,
-  ROUNDS,
-  RATE_DURATION_MS,
-  QUIET_WAIT_MS,
-  QUIET_THRESHOLD,
-  SERVER_NODE_ARGS,
-  RETRIES,
-  DATABASE_URL,
-  REDIS_URL,
-  BENCH_DB,
-  CPUS,
-} from './posts-list/settings';
 
-interface GcFigures {
-  pauseUsPerReq: number;
-  minorUsPerReq: number;
-  majorUsPerReq: number;
-  minorCount: number;
-  majorCount: number;
-  heapUsedMiB: number;
-}
-export interface Measured<R extends RunResult> {
-  result: R;
-  serverCpuUsPerReq: number;
-  gc: GcFigures;
-  cpu: CpuBreakdown | null;
-  cpuUsPerReq: Record<string, number> | null;
-  /** Postgres transactions (here: statements, all autocommit) in the bench database per request. */
-  pgStatementsPerReq: number;
-}
+export const TARGETS = { minRatio: 0.8, maxP99MsAtRate: 25 };
+// Far above anything this machine can send in a 60 s window: the limiter still runs its Redis
+// script on every request (its cost is part of what we measure) but never answers 429.
+export const RATE_LIMIT_READ = '10000000';
 
-interface Probes {
-  groups: () => Promise<Groups>;
-  pgTransactions: () => Promise<number>;
-}
+export const opt = benchFlags(
+  'posts-list: GET /v1/posts?limit=50, real app vs bare Koa + pg.',
+  {
+    connections: { default: 32, min: 1, integer: true, help: 'closed-loop keep-alive connections' },
+    duration: { default: 15, min: 0.001, arg: 'S', help: 'seconds per closed-loop measurement' },
+    warmup: { default: 5, min: 0.001, arg: 'S', help: 'seconds of warm-up before each measurement' },
+    rounds: { default: 2, min: 1, integer: true, help: 'closed-loop rounds; servers alternate order ABBA… (default 2)' },
+    rate: { default: 200, min: 0.001, arg: 'R', help: 'open-loop requests/s against the real app' },
+    'rate-duration': { default: 20, min: 0.001, arg: 'S', help: 'seconds of the open-loop measurement' },
+    posts: { default: 5000, min: 1, integer: true, help: 'posts seeded in the benchmarked project' },
+    profile: {
+      type: 'boolean',
+      help: 'profile both servers during one closed-loop run each (figures carry\nprofiler overhead; written to posts-list.profile.json) + stage timings',
+    },
+    'profile-survivors': {
+      type: 'boolean',
+      help: 'with --profile: the allocation profile keeps only what survived\nyoung-generation collections (copied or promoted by scavenges), by site',
+    },
+    ablation: {
+      type: 'boolean',
+      help: 'also measure the bare server with one piece of the real path added at a\ntime (rate limiter, project lookup, knex, the listPosts handler)',
+    },
+    stages: { type: 'boolean', help: 'time each step of the request inside the app process, unloaded' },
+    strict: { type: 'boolean', help: 'exit 1 when a target is missed' },
+    'server-node-options': {
+      default: '',
+      arg: '="FLAGS"',
+      help: 'extra Node flags for every server process, e.g.\n--server-node-options=--max-semi-space-size=64 (note the "=")\n(for trying runtime settings; the same flags go to both servers)',
+    },
+    'quiet-wait': {
+      default: 120,
+      arg: 'S',
+      help: 'before each measurement, wait up to S seconds for other processes to\nuse < 10% of the machine (default 120; 0 = do not wait)',
+    },
+    retries: {
+      default: 3,
+      integer: true,
+      help: 'repeat a measurement during which other processes took ≥ 10% of the\nmachine, up to N times, keeping the cleanest (default 3; not with --profile)',
+    },
+  },
+  `Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench),
+             BENCH_REDIS_URL (default redis://127.0.0.1:6379/14; the database is flushed).`,
+);
 
-async function measure<R extends RunResult>(server: ServerHandle, probes: Probes, run: () => Promise<R>): Promise<Measured<R>> {
+export const DURATION_MS = opt.duration * 1000;
+export const WARMUP_MS = opt.warmup * 1000;
+export const ROUNDS = opt.profile ? 1 : opt.rounds;
+export const RATE_DURATION_MS = opt['rate-duration'] * 1000;
+export const QUIET_WAIT_MS = opt['quiet-wait'] * 1000;
+export const QUIET_THRESHOLD = 0.1;
+// Split on spaces: Node flags never contain any.
+export const SERVER_NODE_ARGS = opt['server-node-options'].split(' ').filter(Boolean);
+export const RETRIES = opt.profile ? 0 : opt.retries;
+
+export const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench';
+export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/14';
+export const BENCH_DB = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1));
+
+// lib/config reads the environment once, at import: set before the first app module loads (in
+// this process for seeding, and in the forked servers).
+setBenchEnvironment(DATABASE_URL, REDIS_URL, { RATE_LIMIT_READ });
+
+export const CPUS = machineInfo().cpus;
+
+/** The settings a run's results file records. */
+export const RESULT_SETTINGS = {
+  serverNodeOptions: SERVER_NODE_ARGS,
+  connections: opt.connections,
+  durationS: DURATION_MS / 1000,
+  warmupS: WARMUP_MS / 1000,
+  rounds: ROUNDS,
+  rate: opt.rate,
+  rateDurationS: RATE_DURATION_MS / 1000,
+  rateLimitRead: Number(RATE_LIMIT_READ),
+  authCacheMs: Number(process.env.AUTH_CACHE_MS ?? 4000),
+  database: 'content_scheduler_bench',
+  redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
+};
+
+export type Measured<R extends RunResult> = Awaited<ReturnType<typeof measure<R>>>;
+
+async function measure<R extends RunResult>(
+  server: ServerHandle,
+  probes: { groups: () => Promise<Groups>; pgTransactions: () => Promise<number> },
+  run: () => Promise<R>,
+) {
   const x0 = await probes.pgTransactions();
   const u0 = await server.usage();
   const s0 = snapshot();
@@ -75,7 +125,7 @@ async function measure<R extends RunResult>(server: ServerHandle, probes: Probes
         )
       : null;
   const d = (k: keyof typeof u0.gc) => u1.gc[k] - u0.gc[k];
-  const gc: GcFigures = {
+  const gc = {
     pauseUsPerReq: Math.round(((d('minorMs') + d('majorMs') + d('otherMs')) * 1000) / n),
     minorUsPerReq: Math.round((d('minorMs') * 1000) / n),
     majorUsPerReq: Math.round((d('majorMs') * 1000) / n),
@@ -89,31 +139,22 @@ async function measure<R extends RunResult>(server: ServerHandle, probes: Probes
     gc,
     cpu,
     cpuUsPerReq,
+    /** Postgres transactions (here: statements, all autocommit) in the bench database per request. */
     pgStatementsPerReq: Math.round(((x1 - x0) / n) * 100) / 100,
   };
 }
 
-function checkResponse(
-  name: string,
-  r: Awaited<ReturnType<typeof getJson>>,
-): { data: unknown[]; pagination: { next_cursor: string | null; has_more: boolean } } {
+/** The page a server answered, refused unless it is a full first page of 50 with a next cursor. */
+function checkResponse(name: string, r: Awaited<ReturnType<typeof getJson>>) {
   const body = r.body as { data?: unknown[]; pagination?: { next_cursor: string | null; has_more: boolean } };
-  if (r.status !== 200 || !Array.isArray(body?.data) || !body.pagination) {
-    throw new Error(`${name} answered ${r.status}: ${JSON.stringify(r.body).slice(0, 500)}`);
-  }
-  if (body.data.length !== 50 || !body.pagination.has_more || !body.pagination.next_cursor) {
-    throw new Error(`${name} did not return a full first page (${body.data.length} items, has_more=${body.pagination.has_more})`);
-  }
-  return body as never;
+  if (r.status !== 200 || body?.data?.length !== 50 || !body.pagination?.has_more || !body.pagination.next_cursor)
+    throw new Error(`${name} did not answer a full first page (${r.status}): ${JSON.stringify(r.body).slice(0, 500)}`);
+  return body.data;
 }
 
 export const pad = (s: string, n: number) => s.padStart(n);
 
-/**
- * Share of the machine's cores used by processes outside the bench (other users' jobs, test
- * suites) during a measurement. On a 2-core box a busy neighbour moves the figures more than
- * most code changes do, so a run says when it was not alone.
- */
+/** Share of the machine's cores used by processes outside the bench during a measurement. */
 export function otherShare(m: Measured<RunResult>): number {
   return m.cpu ? (m.cpu.cpuMs.other! + m.cpu.unaccountedMs) / (m.result.durationS * 1000 * CPUS) : 0;
 }
@@ -174,9 +215,8 @@ async function setUp() {
 
   // Both must serve the same page, or the comparison means nothing.
   const [ro, rb] = await Promise.all([getJson(target(ours)), getJson(target(bare))]);
-  const po = checkResponse('ours', ro);
-  const pb = checkResponse('bare', rb);
-  if (JSON.stringify(po.data) !== JSON.stringify(pb.data)) throw new Error('ours and bare return different data for the same page');
+  if (JSON.stringify(checkResponse('ours', ro)) !== JSON.stringify(checkResponse('bare', rb)))
+    throw new Error('ours and bare return different data for the same page');
   if (ro.headers['x-ratelimit-limit'] !== RATE_LIMIT_READ)
     throw new Error(`ours reports X-RateLimit-Limit ${ro.headers['x-ratelimit-limit']}, expected ${RATE_LIMIT_READ}`);
   const bytes = { ours: JSON.stringify(ro.body).length, bare: JSON.stringify(rb.body).length };
@@ -213,7 +253,7 @@ async function setUp() {
     );
     return Number(rows[0]?.n ?? 0);
   };
-  const probes: Probes = { groups, pgTransactions };
+  const probes = { groups, pgTransactions };
   // A measurement shared with a busy neighbour is repeated (see --retries): on 2 cores one
   // parallel test suite halves the figures, and a mean over noisy rounds hides that.
   const measureClean = async <R extends RunResult>(label: string, srv: ServerHandle, run: () => Promise<R>): Promise<Measured<R>> => {
@@ -236,15 +276,38 @@ async function setUp() {
 
 async function run(b: Bench) {
   const { closed, profiles } = await runCapacity(b);
-  const ablation = await runAblation(b);
-  const fixed = await runFixedRate(b);
-  return { closed, profiles, ablation, fixed, stages: await runStages(b) };
+  const ablation = opt.ablation ? await runAblation(b) : [];
+  const fixed = opt.profile ? null : await runFixedRate(b);
+  let stages: StageTiming[] | null = null;
+  if (opt.profile || opt.stages) {
+    await b.quiet();
+    step('stage timings inside the app process (unloaded, sequential)');
+    stages = await b.ours.call<StageTiming[]>('stages', {
+      token: b.s.apiKey,
+      projectId: b.s.projectId,
+      port: b.ours.port,
+      iterations: 1000,
+    });
+  }
+  return { closed, profiles, ablation, fixed, stages };
 }
 
-/** (i) Capacity: closed loop, ABBA rounds after a warm-up of each server. */
+/** One closed-loop measurement of `srv` (measureClean), and its line; a capacity round's with its latency (and profiling). */
+async function closedRun(b: Bench, label: string, srv: ServerHandle, capacity: boolean) {
+  const loop = () => closedLoop(b.target(srv), { connections: opt.connections, durationMs: DURATION_MS });
+  const tag = capacity && opt.profile ? ' (profiling)' : '';
+  const m = await b.measureClean(`${label}: ${DURATION_MS / 1000} s closed loop, ${opt.connections} connections${tag}`, srv, loop);
+  const r = m.result;
+  const lat = capacity ? `, p50 ${f1(r.latencyMs.p50)} ms, p99 ${f1(r.latencyMs.p99)} ms, ${r.errors} errors` : '';
+  console.log(
+    `    ${f0(r.rps)} req/s${lat}, server CPU ${f0(m.serverCpuUsPerReq)} µs/req (GC ${f0(m.gc.pauseUsPerReq)}), ${m.pgStatementsPerReq} PG statements/req${noise(m)}`,
+  );
+  return m;
+}
+
+/** (i) Capacity: closed loop, ABBA rounds after a warm-up of each server (JIT, pools, auth cache, Postgres buffers). */
 async function runCapacity(b: Bench) {
-  const { ours, bare, target, measureClean } = b;
-  // (i) Capacity: closed loop. Warm-up first (JIT, knex/pg pools, auth cache, Postgres buffers).
+  const { ours, bare, target } = b;
   for (const srv of [ours, bare]) {
     step(`warm-up ${srv.name}: ${WARMUP_MS / 1000} s closed loop, ${opt.connections} connections`);
     await closedLoop(target(srv), { connections: opt.connections, durationMs: WARMUP_MS });
@@ -253,14 +316,9 @@ async function runCapacity(b: Bench) {
   const profiles: Record<string, { summary: ProfileSummary; allocations: AllocationSummary; requests: number }> = {};
   for (let round = 0; round < ROUNDS; round++) {
     // ABBA order: neither server always runs first (thermal state, autovacuum, page cache).
-    const order = round % 2 === 0 ? [ours, bare] : [bare, ours];
-    for (const srv of order) {
+    for (const srv of round % 2 === 0 ? [ours, bare] : [bare, ours]) {
       if (opt.profile) await srv.profileStart(undefined, { survivorsOnly: opt['profile-survivors'] });
-      const m = await measureClean(
-        `round ${round + 1}/${ROUNDS} ${srv.name}: ${DURATION_MS / 1000} s closed loop, ${opt.connections} connections${opt.profile ? ' (profiling)' : ''}`,
-        srv,
-        () => closedLoop(target(srv), { connections: opt.connections, durationMs: DURATION_MS }),
-      );
+      const m = await closedRun(b, `round ${round + 1}/${ROUNDS} ${srv.name}`, srv, true);
       if (opt.profile) {
         const file = await srv.profileStop(path.join(RESULTS_DIR, 'profiles', `posts-list-${srv.name}.cpuprofile`));
         // Kept with the request count, so the summary can speak in µs per request.
@@ -271,44 +329,24 @@ async function runCapacity(b: Bench) {
         };
       }
       closed[srv.name as 'ours' | 'bare'].push(m);
-      console.log(
-        `    ${f0(m.result.rps)} req/s, p50 ${f1(m.result.latencyMs.p50)} ms, p99 ${f1(m.result.latencyMs.p99)} ms, ${m.result.errors} errors, server CPU ${f0(m.serverCpuUsPerReq)} µs/req (GC ${f0(m.gc.pauseUsPerReq)}), ${m.pgStatementsPerReq} PG statements/req${noise(m)}`,
-      );
     }
   }
   return { closed, profiles };
 }
 
-/** The bare server with one piece of ours at a time (--ablation). */
+/** --ablation: the bare server plus one piece of ours at a time, each piece's cost where it lands (Node, Postgres or Redis). */
 async function runAblation(b: Bench) {
-  const { env, target, variantProcess, measureClean } = b;
-  // Ablation: the baseline plus one piece of ours at a time. Each piece's cost shows up where
-  // it lands — Node, Postgres or Redis — which a profile of the server alone cannot show.
   const ablation: Array<{ variant: string; m: Measured<RunResult> }> = [];
-  if (opt.ablation) {
-    for (const variant of ['ratelimit', 'project', 'knex', 'handler']) {
-      const srv = await startServer(
-        `bare+${variant}`,
-        'bench/harness/serve-bare.ts',
-        { ...env, BENCH_BARE_ADD: variant },
-        SERVER_NODE_ARGS,
-      );
-      variantProcess.pid = srv.pid;
-      try {
-        await closedLoop(target(srv), { connections: opt.connections, durationMs: WARMUP_MS });
-        const m = await measureClean(
-          `ablation bare+${variant}: ${DURATION_MS / 1000} s closed loop, ${opt.connections} connections`,
-          srv,
-          () => closedLoop(target(srv), { connections: opt.connections, durationMs: DURATION_MS }),
-        );
-        console.log(
-          `    ${f0(m.result.rps)} req/s, server CPU ${f0(m.serverCpuUsPerReq)} µs/req (GC ${f0(m.gc.pauseUsPerReq)}), ${m.pgStatementsPerReq} PG statements/req${noise(m)}`,
-        );
-        ablation.push({ variant, m });
-      } finally {
-        await srv.stop();
-        variantProcess.pid = -1;
-      }
+  for (const variant of ['ratelimit', 'project', 'knex', 'handler']) {
+    const env = { ...b.env, BENCH_BARE_ADD: variant };
+    const srv = await startServer(`bare+${variant}`, 'bench/harness/serve-bare.ts', env, SERVER_NODE_ARGS);
+    b.variantProcess.pid = srv.pid;
+    try {
+      await closedLoop(b.target(srv), { connections: opt.connections, durationMs: WARMUP_MS });
+      ablation.push({ variant, m: await closedRun(b, `ablation bare+${variant}`, srv, false) });
+    } finally {
+      await srv.stop();
+      b.variantProcess.pid = -1;
     }
   }
   return ablation;
@@ -316,36 +354,19 @@ async function runAblation(b: Bench) {
 
 /** (ii) Fixed rate against ours: open loop, latency from the scheduled send time. */
 async function runFixedRate(b: Bench) {
-  const { s, ours, target, quiet, measureClean } = b;
-  let fixed: Measured<OpenLoopResult> | null = null;
-  if (!opt.profile) {
-    // A workspace's limiter window only ever holds its own last minute; start this phase
-    // with an empty one instead of the closed loop's tens of thousands of entries.
-    const { Redis } = await import('ioredis');
-    const r = new Redis(REDIS_URL);
-    await r.del(`rl:read:${s.workspaceId}`);
-    r.disconnect();
-    await quiet();
-    step(`warm-up ours: ${WARMUP_MS / 1000} s open loop at ${opt.rate} req/s`);
-    await openLoop(target(ours), { rate: opt.rate, durationMs: WARMUP_MS });
-    fixed = await measureClean(`ours: ${RATE_DURATION_MS / 1000} s open loop at ${opt.rate} req/s`, ours, () =>
-      openLoop(target(ours), { rate: opt.rate, durationMs: RATE_DURATION_MS }),
-    );
-  }
-  return fixed;
-}
-
-/** Each step of the request timed inside the app process (--profile, --stages). */
-async function runStages(b: Bench) {
-  const { s, ours, quiet } = b;
-
-  let stages: StageTiming[] | null = null;
-  if (opt.profile || opt.stages) {
-    await quiet();
-    step('stage timings inside the app process (unloaded, sequential)');
-    stages = await ours.call<StageTiming[]>('stages', { token: s.apiKey, projectId: s.projectId, port: ours.port, iterations: 1000 });
-  }
-  return stages;
+  const { s, ours, target } = b;
+  // A workspace's limiter window only ever holds its own last minute; start this phase
+  // with an empty one instead of the closed loop's tens of thousands of entries.
+  const { Redis } = await import('ioredis');
+  const r = new Redis(REDIS_URL);
+  await r.del(`rl:read:${s.workspaceId}`);
+  r.disconnect();
+  await b.quiet();
+  step(`warm-up ours: ${WARMUP_MS / 1000} s open loop at ${opt.rate} req/s`);
+  await openLoop(target(ours), { rate: opt.rate, durationMs: WARMUP_MS });
+  return b.measureClean(`ours: ${RATE_DURATION_MS / 1000} s open loop at ${opt.rate} req/s`, ours, () =>
+    openLoop(target(ours), { rate: opt.rate, durationMs: RATE_DURATION_MS }),
+  );
 }
 
 main().catch((err) => {

@@ -1,26 +1,14 @@
-// Bench: every read surface at a million posts against the same at ten thousand (issue 36,
-// "Reads at a million posts").
-//
-// Two databases of the bench's own, each migrated (lib/db migrateLatest) and seeded with SQL
-// (bench/reads/seed.ts: the same skew at both sizes, one workspace with a tenth of the posts and
-// a long tail), one API process on each (bench/harness/serve-app.ts). For every surface
-// (bench/reads/surfaces.ts) and for the largest workspace and a small one: the API in a closed
-// loop at the small size, then at the large size, back to back, so the ratio of their p99s holds
-// on a machine shared with other work. Then, at the large size and for the largest workspace,
-// the statements the API sent for the read replayed behind bare Koa + pg (bench/harness/
-// serve-replay.ts), against the API right after: what the service adds over HTTP itself.
-// Prints `reads at 1M <surface> (<workspace>): p99 1M / 10k: N.NN×` and
-// `<surface>: API / same statements behind bare Koa: 0.NN×`.
-// Postgres databases content_scheduler_bench_reads_<posts> (recreated unless --keep), Redis db 8
-// (flushed).
+// Bench: every read surface at a million posts against the same at ten thousand, then each
+// against its statements behind bare Koa (bench/README.md, "reads").
 
 import pg from 'pg';
-import { closedLoop, type RunResult } from './harness/load';
+import type { RunResult } from './harness/load';
 import { benchFlags } from './harness/options';
-import { flushRedis, recreateDatabase } from './harness/database';
-import { startServer, type ServerHandle } from './harness/servers';
+import { flushRedis, recreateDatabase, setBenchEnvironment } from './harness/database';
+import { serverLoop, startServer, type ServerHandle } from './harness/servers';
 import { writeResults } from './harness/format';
-import { captureStatements, describeStatements, type CapturedStatement } from './harness/statements';
+import { captureSurface, TX_CONTROL, type CapturedStatement } from './harness/statements';
+import { withMaintenanceDb } from '../tooling/databases';
 
 const opt = benchFlags(
   `reads: every read surface at --posts against --small-posts, p50/p99 in one run, and each
@@ -48,80 +36,51 @@ const databaseUrl = (posts: number) => `${DATABASE_BASE}_${posts}`;
 /** The mark a seeded database carries (its comment), so --keep reuses only what this seed wrote. */
 const SEED_MARK = (posts: number) => `bench reads seed v2: ${posts} posts`;
 
-Object.assign(process.env, {
-  REDIS_URL,
-  RATE_LIMIT_READ: '100000000',
-  RATE_LIMIT_WRITE: '100000000',
-  LOG_LEVEL: 'error',
-  NODE_ENV: 'production',
-});
+// Each API process gets its own DATABASE_URL (main).
+setBenchEnvironment(databaseUrl(SMALL), REDIS_URL, { RATE_LIMIT_READ: '100000000', RATE_LIMIT_WRITE: '100000000', LOG_LEVEL: 'error' });
 
 const label = (n: number) =>
   n >= 1_000_000 && n % 1_000_000 === 0 ? `${n / 1_000_000}M` : n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n);
 
+/** The database seeded with `posts` posts (./reads/seed.ts), or with --keep the one an earlier run seeded, migrated. */
 async function seeded(posts: number) {
   const url = databaseUrl(posts);
   const { createKnex, migrateLatest } = await import('../lib/db');
   const { seedReads, seededWorkspaces } = await import('./reads/seed');
   const name = new URL(url).pathname.slice(1);
-  let k = null as null | ReturnType<typeof createKnex>;
-  if (opt.keep) {
-    const admin = new pg.Client({ connectionString: url.replace(/\/[^/]+$/, '/postgres') });
-    await admin.connect();
-    const { rows } = await admin.query('select shobj_description(oid, $2) as mark from pg_database where datname = $1', [
-      name,
-      'pg_database',
-    ]);
-    await admin.end();
-    if (rows[0]?.mark === SEED_MARK(posts)) {
-      k = createKnex(url);
-      const ran = await migrateLatest(k);
-      if (ran.length) await k.raw('analyze');
-      console.log(`• ${name}: kept (${posts} posts${ran.length ? `; migrated ${ran.join(', ')}` : ''})`);
-      const s = await seededWorkspaces(k, posts);
-      await k.destroy();
+  const markSql = "select shobj_description(oid, 'pg_database') as mark from pg_database where datname = $1";
+  const kept =
+    opt.keep && (await withMaintenanceDb(url, async (admin) => (await admin.query(markSql, [name])).rows[0]?.mark)) === SEED_MARK(posts);
+  if (!kept) {
+    console.log(`• ${name}: seeding ${posts} posts`);
+    await recreateDatabase(url);
+  }
+  const k = createKnex(url);
+  try {
+    if (!kept) {
+      const s = await seedReads(k, { posts }, (line) => console.log(line));
+      await k.raw(`comment on database "${name}" is '${SEED_MARK(posts)}'`);
       return { url, ...s };
     }
+    const ran = await migrateLatest(k);
+    if (ran.length) await k.raw('analyze');
+    console.log(`• ${name}: kept (${posts} posts${ran.length ? `; migrated ${ran.join(', ')}` : ''})`);
+    return { url, ...(await seededWorkspaces(k, posts)) };
+  } finally {
+    await k.destroy();
   }
-  console.log(`• ${name}: seeding ${posts} posts`);
-  await recreateDatabase(url);
-  k = createKnex(url);
-  const s = await seedReads(k, { posts }, (line) => console.log(line));
-  await k.raw(`comment on database "${name}" is '${SEED_MARK(posts)}'`);
-  await k.destroy();
-  return { url, ...s };
-}
-
-interface Figure {
-  surface: string;
-  workspace: 'largest' | 'small';
-  posts: { small: number; large: number };
-  small: Pick<RunResult, 'rps' | 'latencyMs' | 'errors' | 'statuses'>;
-  large: Pick<RunResult, 'rps' | 'latencyMs' | 'errors' | 'statuses'>;
-  p99Ratio: number;
-}
-
-interface Floor {
-  surface: string;
-  statements: number;
-  api: Pick<RunResult, 'rps' | 'latencyMs' | 'errors' | 'statuses'>;
-  bare: Pick<RunResult, 'rps' | 'latencyMs' | 'errors' | 'statuses'>;
-  apiCpuUs: number;
-  bareCpuUs: number;
-  ratio: number;
 }
 
 /** A run's figures; `errors` counts every answer but a 200 (bench/harness/load.ts), `statuses` says which. */
 const pick = (r: RunResult) => ({ rps: r.rps, latencyMs: r.latencyMs, statuses: r.statuses, errors: r.errors });
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
-async function measure(server: ServerHandle, path: string, headers: Record<string, string>) {
-  const target = { url: `${server.baseUrl}${path}`, headers };
-  if (WARMUP_MS) await closedLoop(target, { connections: opt.connections, durationMs: WARMUP_MS });
-  const before = (await server.usage()).cpuUs;
-  const r = await closedLoop(target, { connections: opt.connections, durationMs: DURATION_MS });
-  return { run: r, cpuUs: ((await server.usage()).cpuUs - before) / Math.max(1, r.requests) };
-}
+const measure = (server: ServerHandle, path: string, headers: Record<string, string>) =>
+  serverLoop(
+    server,
+    { url: `${server.baseUrl}${path}`, headers },
+    { connections: opt.connections, durationMs: DURATION_MS, warmupMs: WARMUP_MS },
+  );
 
 async function main() {
   await flushRedis(REDIS_URL);
@@ -134,8 +93,8 @@ async function main() {
   const apiLarge = await startServer('api-large', 'bench/harness/serve-app.ts', { ...env, DATABASE_URL: large.url });
   const replay = await startServer('replay', 'bench/harness/serve-replay.ts', { ...env, DATABASE_URL: large.url });
   const pool = new pg.Pool({ connectionString: large.url, max: 2 });
-  const figures: Figure[] = [];
-  const floors: Floor[] = [];
+  const figures = [];
+  const floors = [];
   try {
     console.log(
       `\nlargest workspace: ${small.largest.posts} posts at ${label(SMALL)}, ${large.largest.posts} at ${label(LARGE)}; ` +
@@ -149,7 +108,7 @@ async function main() {
         if (ONLY && !ONLY.test(sf.surface)) continue;
         const a = (await measure(apiSmall, s10k[i]!.path, s10k[i]!.headers)).run;
         const b = (await measure(apiLarge, sf.path, sf.headers)).run;
-        const f: Figure = {
+        const f = {
           surface: sf.surface,
           workspace,
           posts: { small: small[workspace].posts, large: large[workspace].posts },
@@ -172,8 +131,7 @@ async function main() {
     console.log(`\nthe API against its statements behind bare Koa, ${label(LARGE)}, largest workspace:`);
     for (const sf of readSurfaces(large.largest, now)) {
       if (ONLY && !ONLY.test(sf.surface)) continue;
-      const statements = await captureStatements(apiLarge, { path: sf.path, headers: sf.headers });
-      console.log(`  • ${sf.surface}: ${statements.length} statements: ${describeStatements(statements)}`);
+      const statements = await captureSurface(apiLarge, sf.surface, { path: sf.path, headers: sf.headers }, '  ');
       if (opt.explain) await explain(pool, statements);
       await replay.call('load', { key: sf.surface, captured: [statements] });
       // API, bare, bare, API: neither goes first every time.
@@ -182,7 +140,7 @@ async function main() {
       const bare2 = await measure(replay, `/replay?${new URLSearchParams({ key: sf.surface })}`, {});
       const api2 = await measure(apiLarge, sf.path, sf.headers);
       const mean = (x: RunResult, y: RunResult) => ({ ...pick(x), rps: (x.rps + y.rps) / 2 });
-      const fl: Floor = {
+      const fl = {
         surface: sf.surface,
         statements: statements.length,
         api: mean(api1.run, api2.run),
@@ -200,7 +158,15 @@ async function main() {
   } finally {
     await Promise.allSettled([apiSmall.stop(), apiLarge.stop(), replay.stop(), pool.end()]);
   }
-  report(figures, floors);
+  console.log(`\nsummary (target: p99 ${label(LARGE)} / ${label(SMALL)} ≤ 1.5×; API / behind bare Koa ≥ 0.8×):`);
+  for (const f of figures) {
+    const miss = f.p99Ratio > 1.5 ? '  MISS' : '';
+    console.log(
+      `  ${`${f.surface} (${f.workspace})`.padEnd(42)} p99 ${ms(f.small.latencyMs.p99).padStart(9)} → ${ms(f.large.latencyMs.p99).padStart(9)}  ${f.p99Ratio.toFixed(2)}×${miss}`,
+    );
+  }
+  for (const f of floors)
+    console.log(`  ${f.surface.padEnd(42)} API / behind bare Koa ${f.ratio.toFixed(2)}×${f.ratio < 0.8 ? '  MISS' : ''}`);
   writeResults('reads', { at: new Date().toISOString(), large: LARGE, small: SMALL, figures, floors });
   process.exit(0);
 }
@@ -211,7 +177,7 @@ async function explain(pool: pg.Pool, statements: readonly CapturedStatement[]) 
   const client = await pool.connect();
   try {
     for (const s of statements) {
-      if (/^\s*(begin|commit|rollback|start transaction)\b/i.test(s.text)) continue;
+      if (TX_CONTROL.test(s.text)) continue;
       console.log(`    ${s.name ? 'prepared' : 'unnamed'}: ${s.text.replace(/\s+/g, ' ')}`);
       for (const [i, p] of (await plansAsSent(client, s, { analyze: true })).entries())
         console.log(`      ${i ? 'generic plan' : 'with its values'}:\n${p.replace(/^/gm, '        ')}`);
@@ -219,18 +185,6 @@ async function explain(pool: pg.Pool, statements: readonly CapturedStatement[]) 
   } finally {
     client.release();
   }
-}
-
-function report(figures: Figure[], floors: Floor[]) {
-  console.log(`\nsummary (target: p99 ${label(LARGE)} / ${label(SMALL)} ≤ 1.5×; API / behind bare Koa ≥ 0.8×):`);
-  for (const f of figures) {
-    const miss = f.p99Ratio > 1.5 ? '  MISS' : '';
-    console.log(
-      `  ${`${f.surface} (${f.workspace})`.padEnd(42)} p99 ${ms(f.small.latencyMs.p99).padStart(9)} → ${ms(f.large.latencyMs.p99).padStart(9)}  ${f.p99Ratio.toFixed(2)}×${miss}`,
-    );
-  }
-  for (const f of floors)
-    console.log(`  ${f.surface.padEnd(42)} API / behind bare Koa ${f.ratio.toFixed(2)}×${f.ratio < 0.8 ? '  MISS' : ''}`);
 }
 
 main().catch((err) => {

@@ -3,21 +3,9 @@ import Koa from 'koa';
 import pg from 'pg';
 import { serveUnderParent } from './serverChild';
 
-// Server (b) of the posts-list bench, the baseline: what the same page costs with nothing but
-// Koa and the pg driver — one query, the same JSON shape, no auth, no rate limiting, no
-// router, no validation, no query builder. Whatever server (a) spends beyond this is the
-// price of the service's own machinery, which is what the ratio in the report measures.
-//
-// BENCH_BARE_ADD (comma-separated) adds one piece of the real request path at a time, for
-// the --ablation run, so the machine-level cost of each piece is measured on its own:
-//   ratelimit  the real limiter (api/rateLimit consume(): one Redis EVAL)
-//   project    a project lookup before the posts query, as the exact SQL knex generates for
-//              findProject, sent through pg: what one more statement per request costs
-//   knex       the posts query through lib/db's knex builder instead of pg
-//   handler    the real listPosts operation (zod input, its knex queries, signed cursor,
-//              presentPostSummary) with no router, adapter, auth or limiter around it
-// App modules are imported only for the pieces asked for, so the plain baseline does not
-// carry their heap.
+// The posts-list bench's bare server (bench/README.md, "posts-list"): the same page with nothing
+// but Koa and the pg driver. BENCH_BARE_ADD adds one piece of the real request path (--ablation:
+// ratelimit, project, knex, handler); app modules are imported only for the pieces asked for.
 
 const workspaceId = process.env.BENCH_WORKSPACE_ID;
 if (!workspaceId) throw new Error('BENCH_WORKSPACE_ID is not set');
@@ -37,39 +25,27 @@ const SQL = `select id, project_id, status, content_type, title, content, schedu
   from posts where workspace_id = $1 and project_id = $2 and deleted_at is null
   order by created_at desc, id desc limit $3`;
 
-interface Row {
-  id: string;
-  project_id: string | null;
-  status: string;
-  content_type: string;
-  title: string;
-  content: string;
-  scheduled_at: Date | null;
-  created_at: Date;
-  updated_at: Date | null;
-}
+type Row = Record<'id' | 'project_id' | 'status' | 'content_type' | 'title' | 'content', string> &
+  Record<'scheduled_at' | 'updated_at', Date | null> & { created_at: Date };
 
 const consume = add.has('ratelimit') ? (await import('../../api/rateLimit')).consume : null;
 const appDb = add.has('knex') || add.has('project') || add.has('handler') ? await import('../../lib/db') : null;
 // Only workspaceId and projectIds matter to the scoping helpers; an API key is an admin.
 const adminAuth = { workspaceId, projectIds: null, role: 'admin' } as const;
 
-const projectSql = new Map<string, { sql: string; bindings: unknown[] }>();
+/** The project lookup as the exact SQL knex generates for findProject, sent through pg. */
+const projectSql = new Map<string, { sql: string; bindings: readonly unknown[] }>();
 async function projectLookup(projectId: string): Promise<void> {
-  let q = projectSql.get(projectId);
-  if (!q) {
+  if (!projectSql.has(projectId)) {
     const { projectQuery } = await import('../../api/operations/projects/queries');
-    const native = projectQuery(adminAuth as never, appDb!.db())
+    const q = projectQuery(adminAuth as never, appDb!.db())
       .where('projects.id', projectId)
       .first()
-      .toKnexQuery()
-      .toSQL()
-      .toNative();
-    q = { sql: native.sql, bindings: [...native.bindings] };
-    projectSql.set(projectId, q);
+      .toKnexQuery();
+    projectSql.set(projectId, q.toSQL().toNative());
   }
-  const { rows } = await pool.query(q.sql, q.bindings);
-  if (!rows[0]) throw new Error('project not found');
+  const q = projectSql.get(projectId)!;
+  if (!(await pool.query(q.sql, [...q.bindings])).rows[0]) throw new Error('project not found');
 }
 
 /** The page through the service's own builder (postsPageQuery), run by knex. */

@@ -4,12 +4,8 @@ import pg from 'pg';
 import { serveUnderParent } from './serverChild';
 import { replayer, type CapturedStatement } from './statements';
 
-// The read surfaces' HTTP floor (bench/harness/statements.ts measureSurface `replayServer`):
-// a request's captured statements replayed behind nothing but Koa and the pg driver, their rows
-// answered as JSON. No auth, no rate limiter, no router, no validation, no query builder, no
-// presentation: what is left is HTTP, the driver and JSON, which the API pays as well. The
-// parent loads each surface's captured requests (`load`); GET /replay?key=… replays them in
-// turn, as the API's targets rotate.
+// The read surfaces' HTTP floor: captured statements (`load`) replayed behind nothing but Koa and
+// pg, their rows answered as JSON; GET /replay?key=… replays a surface's requests in turn.
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX || 20) });
 pool.on('error', () => undefined);

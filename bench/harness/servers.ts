@@ -1,12 +1,15 @@
 import type { ChildProcess } from 'node:child_process';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { launch } from '../../tooling/launcher';
+import { REPO_ROOT, RESULTS_DIR } from './format';
+import { closedLoop, type RunResult, type Target } from './load';
 import type { ChildMessage, GcStats, ParentMessage } from './serverChild';
 
 // The parent side of a bench server (see serverChild.ts): fork, wait until it listens, and
 // talk to it over IPC.
 
-export { REPO_ROOT } from './format';
+export { REPO_ROOT };
 
 export interface ServerHandle {
   name: string;
@@ -88,4 +91,42 @@ export async function startServer(name: string, entry: string, env: NodeJS.Proce
       await p.stop(1_000);
     },
   };
+}
+
+/**
+ * `work` run against `server`, with the server's CPU per call over it (µs; `calls` of the result)
+ * and, with `profile`, its CPU profile over it printed per call (bench/results/profiles/<file>.cpuprofile).
+ */
+export async function withServerCpu<T>(
+  server: Pick<ServerHandle, 'usage' | 'profileStart' | 'profileStop'>,
+  work: () => Promise<T>,
+  calls: (result: T) => number,
+  profile?: { file: string; title: string },
+): Promise<{ result: T; cpuUs: number }> {
+  const before = (await server.usage()).cpuUs;
+  if (profile) await server.profileStart();
+  const result = await work();
+  const n = Math.max(1, calls(result));
+  const cpuUs = ((await server.usage()).cpuUs - before) / n;
+  if (profile) {
+    const { printProfile, summarizeProfile } = await import('./profile');
+    const file = await server.profileStop(path.join(RESULTS_DIR, 'profiles', `${profile.file}.cpuprofile`));
+    printProfile(profile.title, summarizeProfile(file, REPO_ROOT, 25), n);
+  }
+  return { result, cpuUs };
+}
+
+/** A closed loop on `server` after a warm-up of the same, with the server's CPU per request (µs). */
+export async function serverLoop(
+  server: ServerHandle,
+  target: Target,
+  o: { connections: number; durationMs: number; warmupMs: number },
+): Promise<{ run: RunResult; cpuUs: number }> {
+  if (o.warmupMs) await closedLoop(target, { connections: o.connections, durationMs: o.warmupMs });
+  const { result, cpuUs } = await withServerCpu(
+    server,
+    () => closedLoop(target, o),
+    (r) => r.requests,
+  );
+  return { run: result, cpuUs };
 }

@@ -13,11 +13,8 @@ import { newId } from '../../lib/ids';
 import { presentPostSummary } from '../../lib/presenters/posts';
 import type { PostRow } from '../../lib/posts/row';
 
-// Runs inside the app server process (server (a)) on request from the bench, with no load:
-// each step of GET /v1/posts is run on its own, many times in a row, with the real modules
-// and the real connections. Wall time says what a step adds to a request's latency (it
-// includes waiting on Postgres or Redis); CPU time says what it costs this Node process, which
-// is what bounds throughput when the process is the bottleneck.
+// posts-list --stages, in the API process (serve-app.ts `stages`), unloaded: each step of
+// GET /v1/posts run on its own many times with the real modules and connections (bench/README.md).
 
 export interface StageTiming {
   stage: string;
@@ -79,40 +76,32 @@ export async function timeStages(args: { token: string; projectId: string; port:
   const headers = { authorization: `Bearer ${args.token}` };
   const path = `/v1/posts?projectId=${encodeURIComponent(args.projectId)}&limit=50`;
 
-  const out: StageTiming[] = [];
-  // The whole request over HTTP on a kept-alive connection: the unloaded latency floor.
-  out.push(await time('HTTP GET /v1/posts (whole request, unloaded)', n, () => httpGet(agent, args.port, path, headers)));
-  // The steps runRest takes, in order.
-  out.push(
-    await time('authenticate (API key, cache hit)', n, () =>
-      authenticate({ token: args.token, targetWorkspaceId: undefined, resource: 'rest' }),
-    ),
-  );
-  out.push(await time('rate limit: consume() Redis EVALSHA', n, () => consume('read', auth.workspaceId)));
-  out.push(
-    await time('validate query (zod parseInput)', n, () =>
-      parseInput(listPosts.input, { projectId: args.projectId, limit: '50' }, 'query'),
-    ),
-  );
-  out.push(await time('handler: listPosts.handler (its queries + page)', n, () => listPosts.handler(opCtx, input)));
-  // The parts a list request can consist of.
-  out.push(await time('  project lookup: findProject (projects ⋈ connections)', n, () => findProject(auth, args.projectId)));
-  out.push(await time('  posts query via knex builder', n, page));
-  out.push(await time('  posts query via knex.raw (same SQL)', n, () => db().raw(sql.sql, sql.bindings)));
-  // The same SQL straight through pg: what knex adds around the driver (pool, events, response
-  // processing) is the difference to the line above.
+  const authenticated = () => authenticate({ token: args.token, targetWorkspaceId: undefined, resource: 'rest' });
+  const validated = () => parseInput(listPosts.input, { projectId: args.projectId, limit: '50' }, 'query');
+  const cursor = { createdAt: rows[49]!.created_at.toISOString(), id: rows[49]!.id };
+  // The same SQL straight through pg: what knex adds around the driver is the difference to knex.raw.
   const direct = new pg.Pool({ connectionString: config.databaseUrl, max: 1 });
-  out.push(await time('  posts query via pg Pool directly (same SQL)', n, () => direct.query(native.sql, [...native.bindings])));
+  const stages: Array<[string, () => unknown]> = [
+    // The whole request over HTTP on a kept-alive connection: the unloaded latency floor.
+    ['HTTP GET /v1/posts (whole request, unloaded)', () => httpGet(agent, args.port, path, headers)],
+    // The steps runRest takes, in order, then the parts a list request can consist of.
+    ['authenticate (API key, cache hit)', authenticated],
+    ['rate limit: consume() Redis EVALSHA', () => consume('read', auth.workspaceId)],
+    ['validate query (zod parseInput)', validated],
+    ['handler: listPosts.handler (its queries + page)', () => listPosts.handler(opCtx, input)],
+    ['  project lookup: findProject (projects ⋈ connections)', () => findProject(auth, args.projectId)],
+    ['  posts query via knex builder', page],
+    ['  posts query via knex.raw (same SQL)', () => db().raw(sql.sql, sql.bindings)],
+    ['  posts query via pg Pool directly (same SQL)', () => direct.query(native.sql, [...native.bindings])],
+    ['  knex builder → SQL only (no I/O)', () => page().toSQL()],
+    ['  present 50 rows (presentPostSummary)', () => rows.slice(0, 50).map(presentPostSummary)],
+    ['  next_cursor (encodeCursor, sync HMAC)', () => encodeCursor(cursor, { projectId: args.projectId, role: 'admin' })],
+    ['serialize body (JSON.stringify)', () => JSON.stringify(body)],
+    ['request id (newId, requestContext)', () => newId('request')],
+  ];
+  const out: StageTiming[] = [];
+  for (const [stage, fn] of stages) out.push(await time(stage, n, fn));
   await direct.end();
-  out.push(await time('  knex builder → SQL only (no I/O)', n, () => page().toSQL()));
-  out.push(await time('  present 50 rows (presentPostSummary)', n, () => rows.slice(0, 50).map(presentPostSummary)));
-  out.push(
-    await time('  next_cursor (encodeCursor, sync HMAC)', n, () =>
-      encodeCursor({ createdAt: rows[49]!.created_at.toISOString(), id: rows[49]!.id }, { projectId: args.projectId, role: 'admin' }),
-    ),
-  );
-  out.push(await time('serialize body (JSON.stringify)', n, () => JSON.stringify(body)));
-  out.push(await time('request id (newId, requestContext)', n, () => newId('request')));
   agent.destroy();
   return out;
 }

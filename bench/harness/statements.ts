@@ -1,20 +1,13 @@
 import type { Server } from 'node:http';
-import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { closedLoop, closedLoopCalls, type LatencySummary, type RunResult } from './load';
-import { REPO_ROOT, type ServerHandle } from './servers';
+import { serverLoop, withServerCpu, type ServerHandle } from './servers';
 
-// Two questions for every read surface (issue 30), each answered by a baseline in the same run:
-//
-//  - service overhead: the exact statements the service sent Postgres for one request, captured
-//    inside the running API process (every pg query of the request, with its parameters, its
-//    connection and when it started and ended), replayed bare over pg with the same
-//    concurrency. `API / same statements bare` is the API's requests/s over the replay's.
-//  - SQL efficiency: the minimal query a Postgres expert would write for the same answer, in
-//    the bench. `same statements / minimal` is how many times the minimal query's calls/s the
-//    replay's is short of (1.00× = as good; the target is 2× or better).
+// The same-statements baseline of the read surfaces (bench/README.md, "Read surfaces"): the
+// statements the API sent for one request, captured in its process and replayed bare, and the
+// minimal query for the same answer, each measured beside the API in the same run.
 
 /** One statement of a captured request, as pg sent it (values already in their wire form). */
 export interface CapturedStatement {
@@ -36,6 +29,13 @@ export interface CaptureRequest {
 }
 
 export type Query = (this: pg.Client, ...args: unknown[]) => unknown;
+
+/** A captured statement's values as pg takes them again (a Buffer back from its base64). */
+export const wireValues = (s: CapturedStatement) =>
+  s.values.map((v) => (v !== null && typeof v === 'object' ? Buffer.from(v.base64, 'base64') : v));
+
+/** Transaction control, which the explain outputs leave out. */
+export const TX_CONTROL = /^\s*(begin|commit|rollback|start transaction)\b/i;
 
 // pg's own conversion of a parameter to its wire form (Date, array, object → text).
 const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils') as { prepareValue: (v: unknown) => unknown };
@@ -127,11 +127,7 @@ export function replayer(pool: pg.Pool, statements: readonly CapturedStatement[]
     } else units.push([s]);
   }
   const deps = units.map((u, i) => units.flatMap((v, j) => (j < i && v[v.length - 1]!.endMs <= u[0]!.startMs ? [j] : [])));
-  const config = (s: CapturedStatement) => ({
-    text: s.text,
-    name: s.name,
-    values: s.values.map((v) => (v !== null && typeof v === 'object' ? Buffer.from(v.base64, 'base64') : v)),
-  });
+  const config = (s: CapturedStatement) => ({ text: s.text, name: s.name, values: wireValues(s) });
   // Answers the rows of each unit's last statement (what a server replying with them would send).
   return async () => {
     const done: Array<Promise<unknown[]>> = [];
@@ -206,47 +202,36 @@ export async function measureSurface(opts: {
   server?: Pick<ServerHandle, 'usage' | 'profileStart' | 'profileStop'>;
   /** With `server`: its CPU profile over the API run, printed per call and kept under bench/results/profiles. */
   profile?: boolean;
-  /**
-   * A bare Koa + pg server (bench/harness/serve-replay.ts): the same statements replayed behind
-   * HTTP, their rows answered as JSON, with the same connections. The API's ratio to it is what
-   * the service adds over HTTP itself, the floor of a read whose statements take well under a
-   * millisecond.
-   */
+  /** A bare Koa + pg server (serve-replay.ts): the same statements behind HTTP, the floor of a cheap read. */
   replayServer?: ServerHandle;
 }): Promise<SurfaceFigures> {
+  const tag = `${opts.surface} [${opts.corpus}]`;
   const replays = opts.captured.map((c) => replayer(opts.pool, c));
   const same = (i: number) => replays[i % replays.length]!();
   const loop = (call: (i: number) => Promise<unknown>, ms: number) =>
     closedLoopCalls(call, { connections: opts.connections, durationMs: ms });
   await loop(same, opts.warmupMs);
   await loop(opts.minimal, opts.warmupMs);
-  const serverBefore = opts.server ? (await opts.server.usage()).cpuUs : 0;
-  const loadBefore = process.cpuUsage();
-  const profiling = opts.profile === true && opts.server !== undefined;
-  if (profiling) await opts.server!.profileStart();
-  const api = await opts.api();
-  const load = process.cpuUsage(loadBefore);
-  const calls = Math.max(1, api.requests);
-  if (profiling) {
-    const { printProfile, summarizeProfile } = await import('./profile');
-    const name = `${opts.surface} ${opts.corpus}`.replace(/[^A-Za-z0-9]+/g, '-');
-    const file = await opts.server!.profileStop(path.join(REPO_ROOT, 'bench', 'results', 'profiles', `${name}.cpuprofile`));
-    printProfile(`API process over ${opts.surface} [${opts.corpus}] (per call)`, summarizeProfile(file, REPO_ROOT, 25), calls);
-  }
-  const apiCpuUs = {
-    server: opts.server ? ((await opts.server.usage()).cpuUs - serverBefore) / calls : null,
-    load: (load.user + load.system) / calls,
+  let load = process.cpuUsage();
+  const apiRun = async () => {
+    const before = process.cpuUsage();
+    const r = await opts.api();
+    load = process.cpuUsage(before);
+    return r;
   };
+  const profile = opts.profile
+    ? { file: `${opts.surface} ${opts.corpus}`.replace(/[^A-Za-z0-9]+/g, '-'), title: `API process over ${tag} (per call)` }
+    : undefined;
+  const { result: api, cpuUs } = opts.server
+    ? await withServerCpu(opts.server, apiRun, (r) => r.requests, profile)
+    : { result: await apiRun(), cpuUs: null };
+  const apiCpuUs = { server: cpuUs, load: (load.user + load.system) / Math.max(1, api.requests) };
   const sameRun = await loop(same, opts.durationMs);
-  let overHttp: (RunResult & { serverCpuUs: number }) | null = null;
+  let overHttp: Awaited<ReturnType<typeof serverLoop>> | null = null;
   if (opts.replayServer) {
-    const key = `${opts.surface} ${opts.corpus}`;
-    await opts.replayServer.call('load', { key, captured: opts.captured });
-    const target = { url: `${opts.replayServer.baseUrl}/replay?${new URLSearchParams({ key })}` };
-    await closedLoop(target, { connections: opts.connections, durationMs: opts.warmupMs });
-    const before = (await opts.replayServer.usage()).cpuUs;
-    const run = await closedLoop(target, { connections: opts.connections, durationMs: opts.durationMs });
-    overHttp = { ...run, serverCpuUs: ((await opts.replayServer.usage()).cpuUs - before) / Math.max(1, run.requests) };
+    await opts.replayServer.call('load', { key: tag, captured: opts.captured });
+    const target = { url: `${opts.replayServer.baseUrl}/replay?${new URLSearchParams({ key: tag })}` };
+    overHttp = await serverLoop(opts.replayServer, target, opts);
   }
   const minimalRun = await loop(opts.minimal, opts.durationMs);
   const f: SurfaceFigures = {
@@ -260,24 +245,59 @@ export async function measureSurface(opts: {
     sameOverMinimal: minimalRun.rps / sameRun.rps,
     apiCpuUs,
   };
-  const tag = `${f.surface} [${f.corpus}]`;
   console.log(`  ${tag}: API ${api.rps.toFixed(1)}/s (${lat(api.latencyMs)}, errors ${api.errors})`);
   console.log(`  ${tag}: same ${f.statements.toFixed(1)} statements bare ${sameRun.rps.toFixed(1)}/s (${lat(sameRun.latencyMs)})`);
   console.log(`  ${tag}: minimal query ${minimalRun.rps.toFixed(1)}/s (${lat(minimalRun.latencyMs)})`);
   if (overHttp) {
+    const { run, cpuUs } = overHttp;
     console.log(
-      `  ${tag}: same statements behind bare Koa ${overHttp.rps.toFixed(1)}/s (${lat(overHttp.latencyMs)}, errors ${overHttp.errors}, ` +
-        `server CPU ${overHttp.serverCpuUs.toFixed(0)} µs/call)`,
+      `  ${tag}: same statements behind bare Koa ${run.rps.toFixed(1)}/s (${lat(run.latencyMs)}, errors ${run.errors}, ` +
+        `server CPU ${cpuUs.toFixed(0)} µs/call)`,
     );
-    console.log(`  ${tag}: API / same statements behind bare Koa: ${(api.rps / overHttp.rps).toFixed(2)}×`);
+    console.log(`  ${tag}: API / same statements behind bare Koa: ${(api.rps / run.rps).toFixed(2)}×`);
   }
-  // Where an API call's machine time goes between the answering process and the load: the split
-  // that says whether a door's gap is its server's or its client's (the MCP SDK client's, say).
+  // Whether a door's gap is its server's or its client's (the MCP SDK client's, say).
   const server = apiCpuUs.server === null ? '' : `server ${apiCpuUs.server.toFixed(0)} µs, `;
   console.log(`  ${tag}: CPU per API call: ${server}load generator ${apiCpuUs.load.toFixed(0)} µs`);
   console.log(`  ${tag}: API / same statements bare: ${f.apiOverSame.toFixed(2)}×`);
   console.log(`  ${tag}: same statements / minimal: ${f.sameOverMinimal.toFixed(2)}×`);
   return f;
+}
+
+/** A surface's statements (captureStatements), logged as `• <surface>: N statements: …`. */
+export async function captureSurface(
+  server: Pick<ServerHandle, 'call'>,
+  surface: string,
+  req: CaptureRequest,
+  indent = '',
+): Promise<CapturedStatement[]> {
+  const statements = await captureStatements(server, req);
+  console.log(`${indent}• ${surface}: ${statements.length} statements: ${describeStatements(statements)}`);
+  return statements;
+}
+
+/**
+ * One read of the API end to end: its statements captured (captureSurface), explained beside the
+ * minimal query with `explain`, then measureSurface with the API in a closed loop on `path`.
+ */
+export async function measureRead(
+  o: Omit<Parameters<typeof measureSurface>[0], 'captured' | 'api' | 'minimal' | 'server'> & {
+    server: ServerHandle;
+    path: string;
+    headers: Record<string, string>;
+    minimal: { text: string; values: unknown[] };
+    explain?: boolean;
+  },
+): Promise<SurfaceFigures> {
+  const statements = await captureSurface(o.server, o.surface, { path: o.path, headers: o.headers });
+  if (o.explain) await explainAll(o.pool, statements, o.minimal);
+  const target = { url: `${o.server.baseUrl}${o.path}`, headers: o.headers };
+  return measureSurface({
+    ...o,
+    captured: [statements],
+    api: () => closedLoop(target, o),
+    minimal: () => o.pool.query(o.minimal.text, o.minimal.values),
+  });
 }
 
 /**
@@ -294,9 +314,7 @@ export async function explainAll(
     return r.rows.map((row: Record<string, string>) => `      ${row['QUERY PLAN']}`).join('\n');
   };
   for (const s of statements) {
-    if (/^\s*(begin|commit|rollback|start transaction)\b/i.test(s.text)) continue;
-    const values = s.values.map((v) => (v !== null && typeof v === 'object' ? Buffer.from(v.base64, 'base64') : v));
-    console.log(`    service: ${s.text.replace(/\s+/g, ' ')}\n${await plan(s.text, values)}`);
+    if (!TX_CONTROL.test(s.text)) console.log(`    service: ${s.text.replace(/\s+/g, ' ')}\n${await plan(s.text, wireValues(s))}`);
   }
   console.log(`    minimal: ${minimal.text.replace(/\s+/g, ' ')}\n${await plan(minimal.text, minimal.values)}`);
 }

@@ -4,7 +4,7 @@ import { printAllocations, printProfile } from '../harness/profile';
 import { pad, otherShare, noise } from '../posts-list';
 import { f0, f1, mean, writeResults } from '../harness/format';
 import type { Measured, Bench, Run } from '../posts-list';
-import { TARGETS, opt, DURATION_MS, ROUNDS, RATE_DURATION_MS, RESULT_SETTINGS } from './settings';
+import { TARGETS, opt, DURATION_MS, ROUNDS, RATE_DURATION_MS, RESULT_SETTINGS } from '../posts-list';
 
 // The posts-list bench's report: the table, the targets, the profiles and the JSON results.
 
@@ -72,32 +72,18 @@ export async function report(b: Bench, r: Run) {
     console.log(
       `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('vs bare', 9)}${pad('srv µs', 9)}${pad('pg µs', 8)}${pad('redis µs', 10)}${pad('path µs', 9)}${pad('Δ path', 8)}${pad('PG st', 7)}`,
     );
-    const row = (label: string, rps: number, srv: number, pgUs: number, redisUs: number, path: number, st: number) =>
+    // A row over the rounds of a server (one round for a variant): `server` is its process group.
+    const row = (label: string, ms: Measured<RunResult>[], server: string) => {
+      const at = (f: (m: Measured<RunResult>) => number) => mean(ms.map(f));
+      const cpu = (k: string) => f0(at((m) => m.cpuUsPerReq?.[k] ?? 0));
+      const [rps, path] = [at((m) => m.result.rps), at((m) => own(m, server))];
       console.log(
-        `  ${label.padEnd(22)}${pad(f0(rps), 9)}${pad(`${((rps / B.rps) * 100).toFixed(0)}%`, 9)}${pad(f0(srv), 9)}${pad(f0(pgUs), 8)}${pad(f0(redisUs), 10)}${pad(f0(path), 9)}${pad(`${path - base >= 0 ? '+' : ''}${f0(path - base)}`, 8)}${pad(st.toFixed(2), 7)}`,
+        `  ${label.padEnd(22)}${pad(f0(rps), 9)}${pad(`${((rps / B.rps) * 100).toFixed(0)}%`, 9)}${pad(f0(at((m) => m.serverCpuUsPerReq)), 9)}${pad(cpu('postgres'), 8)}${pad(cpu('redis'), 10)}${pad(f0(path), 9)}${pad(`${path - base >= 0 ? '+' : ''}${f0(path - base)}`, 8)}${pad(at((m) => m.pgStatementsPerReq).toFixed(2), 7)}`,
       );
-    const avg = (ms: Measured<RunResult>[], k: string) => mean(ms.map((m) => m.cpuUsPerReq?.[k] ?? 0));
-    row('bare', B.rps, B.serverCpuUsPerReq, avg(closed.bare, 'postgres'), avg(closed.bare, 'redis'), base, B.pgStatementsPerReq);
-    for (const { variant, m } of ablation) {
-      row(
-        `bare+${variant}`,
-        m.result.rps,
-        m.serverCpuUsPerReq,
-        m.cpuUsPerReq?.postgres ?? 0,
-        m.cpuUsPerReq?.redis ?? 0,
-        own(m, 'variant'),
-        m.pgStatementsPerReq,
-      );
-    }
-    row(
-      'ours',
-      A.rps,
-      A.serverCpuUsPerReq,
-      avg(closed.ours, 'postgres'),
-      avg(closed.ours, 'redis'),
-      mean(closed.ours.map((m) => own(m, 'ours'))),
-      A.pgStatementsPerReq,
-    );
+    };
+    row('bare', closed.bare, 'bare');
+    for (const { variant, m } of ablation) row(`bare+${variant}`, [m], 'variant');
+    row('ours', closed.ours, 'ours');
   }
   if (fixed) {
     const l = fixed.result.latencyMs;

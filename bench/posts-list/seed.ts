@@ -2,15 +2,13 @@ import pg from 'pg';
 import { postContent, prng, titleOf } from '../harness/content';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { step } from '../harness/format';
-import { DATABASE_URL, BENCH_DB, opt } from './settings';
+import { DATABASE_URL, BENCH_DB, opt } from '../posts-list';
 
 // The posts-list bench's data: one run per database at a time, and the seeded project.
 
 /**
- * One posts-list run per database at a time: a second run would drop the database under the
- * first one's servers (and both would measure each other). The lock is a Postgres advisory
- * lock held by a session on the maintenance database for the life of this process, so it goes
- * away with the process however that ends. A second run waits for the first.
+ * One posts-list run per database at a time (a second one waits): a Postgres advisory lock held
+ * by a session on the maintenance database for the life of this process.
  */
 export async function holdRunLock(): Promise<() => Promise<void>> {
   const admin = new URL(DATABASE_URL);
@@ -31,16 +29,8 @@ export async function holdRunLock(): Promise<() => Promise<void>> {
   return () => client.end().catch(() => undefined);
 }
 
-export interface Seed {
-  workspaceId: string;
-  projectId: string;
-  apiKey: string;
-  posts: number;
-  deletedPosts: number;
-  contentChars: { min: number; max: number; mean: number };
-}
-
-export async function seed(): Promise<Seed> {
+/** The benchmarked workspace (admin/provision) and its --posts posts, written in bulk. */
+export async function seed() {
   const { benchWorkspace } = await import('../harness/seed');
   const { db, closeDb } = await import('../../lib/db');
   const { closeRedis } = await import('../../lib/redis');

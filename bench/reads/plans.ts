@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { CapturedStatement } from '../harness/statements';
+import { wireValues, type CapturedStatement } from '../harness/statements';
 
 /**
  * The plan Postgres runs a captured statement with, as the API sends it. A named (prepared)
@@ -10,7 +10,7 @@ import type { CapturedStatement } from '../harness/statements';
  * statement is planned with its values every time.
  */
 export async function plansAsSent(client: pg.ClientBase, s: CapturedStatement, opts: { analyze?: boolean } = {}): Promise<string[]> {
-  const values = s.values.map((v) => (v !== null && typeof v === 'object' ? Buffer.from(v.base64, 'base64') : v));
+  const values = wireValues(s);
   const explain = opts.analyze ? 'explain (analyze, buffers)' : 'explain';
   const text = (r: pg.QueryResult) => (r.rows as Array<{ 'QUERY PLAN': string }>).map((row) => row['QUERY PLAN']).join('\n');
   const custom = text(await client.query(`${explain} ${s.text}`, values));

@@ -5,17 +5,10 @@ import { ACCESS_TOKEN_PREFIX, createFamily, insertAccessToken, randomToken } fro
 import { ALL_SCOPES, OAUTH_ONLY_SCOPES } from '../../lib/scopes';
 import { STATUS_CATEGORIES } from '../../lib/posts/statuses';
 
-// A population of posts written with SQL (generate_series), not through the API: a million posts
-// in minutes rather than hours (issue 36, "Reads at a million posts"). The shape is the same at
-// every size: workspaces = posts / 100, the first workspace holds a tenth of the posts, the
-// others a long tail (workspace j of the tail takes the share ((j-1)/(W-1))^½ − ((j-2)/(W-1))^½
-// of the rest), so a tail workspace at the same relative rank holds the same posts at 10,000 and
-// at 1,000,000 and only the largest grows. Posts are written in creation order with their
-// workspace drawn per post, as production interleaves them in the heap. Per post, in proportion:
-// its latest metrics once published, a webhook delivery every second post; per ten posts a note,
-// an idea, two generation jobs, two media assets; per hundred a knowledge document of five
-// chunks. The schema is the migrations' (the caller migrates first); the secondary indexes of the
-// seeded tables are dropped for the load and rebuilt from their own definitions after it.
+// The reads bench's population, written with SQL (generate_series), not through the API: the same
+// skew at every size, one workspace with a tenth of the posts and a long tail (bench/README.md,
+// "reads"). The caller migrates first; the seeded tables' secondary indexes are dropped for the
+// load and rebuilt from their own definitions after it.
 
 export interface SeedSize {
   posts: number;
@@ -254,53 +247,32 @@ async function credentials(k: Knex, n: number): Promise<SeededWorkspace> {
   const projectId = `proj_r${String(n).padStart(10, '0')}`;
   const key = `${API_KEY_PREFIXES.live}bench${String(n).padStart(10, '0')}${'k'.repeat(25)}`;
   const keyScopes = ALL_SCOPES.filter((s) => !(OAUTH_ONLY_SCOPES as readonly string[]).includes(s));
-  await k('api_keys')
-    .insert({
-      id: `key_r${n}`,
-      workspace_id: workspaceId,
-      name: 'bench',
-      mode: 'live',
-      key_hash: keyedHash(key),
-      last4: key.slice(-4),
-      scopes: keyScopes,
-    })
-    .onConflict('id')
-    .ignore();
   const userId = `usr_r${n}`;
-  await k('users')
-    .insert({ id: userId, email: `admin${n}@bench.example.com`, name: 'Admin' })
-    .onConflict('id')
-    .ignore();
-  await k('memberships')
-    .insert({ id: `mem_r${n}`, workspace_id: workspaceId, user_id: userId, role: 'admin' })
-    .onConflict('id')
-    .ignore();
-  await k('oauth_clients')
-    .insert({
-      id: 'cli_rbench',
-      client_name: 'Bench',
-      redirect_uris: ['https://bench.example.com/cb'],
-      grant_types: ['authorization_code'],
-      response_types: ['code'],
-    })
-    .onConflict('id')
-    .ignore();
+  // Once per database: a kept database (--keep) has them already.
+  const once = (table: string, row: Record<string, unknown>, q: Knex = k) => q(table).insert(row).onConflict('id').ignore();
+  await once('api_keys', {
+    id: `key_r${n}`,
+    workspace_id: workspaceId,
+    name: 'bench',
+    mode: 'live',
+    key_hash: keyedHash(key),
+    last4: key.slice(-4),
+    scopes: keyScopes,
+  });
+  await once('users', { id: userId, email: `admin${n}@bench.example.com`, name: 'Admin' });
+  await once('memberships', { id: `mem_r${n}`, workspace_id: workspaceId, user_id: userId, role: 'admin' });
+  await once('oauth_clients', {
+    id: 'cli_rbench',
+    client_name: 'Bench',
+    redirect_uris: ['https://bench.example.com/cb'],
+    grant_types: ['authorization_code'],
+    response_types: ['code'],
+  });
   const scopes = [...ALL_SCOPES];
   const plaintext = randomToken(ACCESS_TOKEN_PREFIX);
   await k.transaction(async (trx) => {
-    await trx('oauth_grants')
-      .insert({
-        id: `grt_r${n}`,
-        user_id: userId,
-        client_id: 'cli_rbench',
-        workspace_id: workspaceId,
-        default_project_id: projectId,
-        access_level: 'full',
-        requested_scopes: scopes,
-        scopes,
-      })
-      .onConflict('id')
-      .ignore();
+    const grant = { user_id: userId, client_id: 'cli_rbench', workspace_id: workspaceId, default_project_id: projectId };
+    await once('oauth_grants', { id: `grt_r${n}`, ...grant, access_level: 'full', requested_scopes: scopes, scopes }, trx);
     const family = await createFamily(trx, {
       grantId: `grt_r${n}`,
       clientId: 'cli_rbench',
