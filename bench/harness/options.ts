@@ -3,19 +3,6 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 type Options = NonNullable<ParseArgsConfig['options']>;
 const HELP = { help: { type: 'boolean', default: false } } as const;
 
-/**
- * A bench's command line (node:util parseArgs, unknown options refused): `--help` prints `help`
- * and exits before the bench touches anything.
- */
-export function benchOptions<const O extends Options>(options: O, help: string | (() => string)) {
-  const { values } = parseArgs<{ options: O & typeof HELP; strict: true }>({ options: { ...options, ...HELP }, strict: true });
-  if ((values as { help?: boolean }).help) {
-    console.log(typeof help === 'function' ? help() : help);
-    process.exit(0);
-  }
-  return values;
-}
-
 /** A numeric option, refused unless it is a number ≥ min (and whole when asked). */
 export function numberOption(values: Record<string, unknown>, name: string, { min = 0, integer = false } = {}): number {
   const n = Number(values[name]);
@@ -67,7 +54,8 @@ function helpText(about: string, flags: Record<string, AnyFlag>, footer?: string
 }
 
 /**
- * A bench's command line from its flags, each stated once (see Flag): `--help` prints `about`,
+ * A bench's command line from its flags, each stated once (see Flag; node:util parseArgs, unknown
+ * options refused): `--help` prints `about`,
  * every flag's line and `footer`, then exits before the bench touches anything; otherwise the
  * values, numbers as numbers.
  */
@@ -85,7 +73,11 @@ export function benchFlags<const F extends Record<string, Flag>>(
         : { type: 'string', ...(f.default !== undefined && { default: String(f.default) }) },
     ]),
   ) as Options;
-  const values = benchOptions(options, () => helpText(about, all, footer)) as Record<string, unknown>;
+  const { values } = parseArgs({ options: { ...options, ...HELP }, strict: true }) as { values: Record<string, unknown> };
+  if (values.help) {
+    console.log(helpText(about, all, footer));
+    process.exit(0);
+  }
   for (const [name, f] of Object.entries(all))
     if (kindOf(f) === 'number' && values[name] !== undefined) values[name] = numberOption(values, name, { min: f.min, integer: f.integer });
   return values as never;
