@@ -1,12 +1,8 @@
 import http from 'node:http';
 
-// A small HTTP load generator on node:http, so the benches need nothing beyond Node itself.
-// Two shapes:
-//  - closedLoop: N connections, each sends its next request as soon as the previous answer is
-//    fully read. Measures capacity (requests/s) and the latency at that saturation.
-//  - openLoop: requests leave on a fixed schedule whatever the server does. Latency is taken
-//    from the *scheduled* send time, so a stall in the server (or in this process) counts
-//    against every request that should have gone out meanwhile (no coordinated omission).
+// The HTTP load generator on node:http (bench/README.md): closedLoop, N connections each
+// sending its next request once the previous answer is read (capacity); openLoop, requests on a
+// fixed schedule, latency from the scheduled send time (no coordinated omission).
 
 export interface Target {
   url: string;
@@ -50,61 +46,36 @@ export function summarize(values: ArrayLike<number>): LatencySummary {
   return { count: n, mean: n ? sum / n : 0, p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: n ? sorted[n - 1]! : 0 };
 }
 
-interface Reply {
-  status: number;
-  bytes: number;
-  body?: Buffer;
-}
-
-function send(agent: http.Agent, target: URL, headers: Record<string, string>, keepBody: boolean): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { agent, host: target.hostname, port: target.port, path: target.pathname + target.search, method: 'GET', headers },
-      (res) => {
-        let bytes = 0;
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => {
-          bytes += c.length;
-          if (keepBody) chunks.push(c);
-        });
-        // Latency ends when the whole body has arrived: a list endpoint is not done at its headers.
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, body: keepBody ? Buffer.concat(chunks) : undefined }));
-        res.on('error', reject);
-      },
-    );
+/** One request on `agent` (false: a connection of its own), answered when its whole body has arrived. */
+function exchange(agent: http.Agent | false, url: URL, method: string, headers: http.OutgoingHttpHeaders, body?: string, keepBody = true) {
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: number; body: Buffer }>((resolve, reject) => {
+    const options = { agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers };
+    const req = http.request(options, (res) => {
+      let bytes = 0;
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => {
+        bytes += c.length;
+        if (keepBody) chunks.push(c);
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 
 /** One request on `agent`, answered with its status, its headers and its whole body as text. */
-export function requestText(
+export async function requestText(
   agent: http.Agent,
   url: URL,
   method: string,
   headers: http.OutgoingHttpHeaders,
   body?: string,
 ): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        agent,
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname + url.search,
-        method,
-        headers: { ...headers, ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+  const length = body ? { 'content-length': String(Buffer.byteLength(body)) } : {};
+  const r = await exchange(agent, url, method, { ...headers, ...length }, body);
+  return { status: r.status, headers: r.headers, body: r.body.toString('utf8') };
 }
 
 function newAgent(maxSockets: number): http.Agent {
@@ -115,28 +86,15 @@ function newAgent(maxSockets: number): http.Agent {
 
 /** One request, body parsed as JSON: for checking that a server answers what we think it does. */
 export async function getJson(t: Target): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: unknown }> {
-  const url = new URL(t.url);
-  return new Promise((resolve, reject) => {
-    const req = http.get(
-      { host: url.hostname, port: url.port, path: url.pathname + url.search, headers: t.headers, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let body: unknown = text;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            /* keep the text for the error message */
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-  });
+  const r = await exchange(false, new URL(t.url), 'GET', t.headers ?? {});
+  const text = r.body.toString('utf8');
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* keep the text for the error message */
+  }
+  return { status: r.status, headers: r.headers, body };
 }
 
 /** The answers of one run as they come: statuses, bytes of the 200s, latencies; `result` sums them up. */
@@ -190,8 +148,23 @@ function targetsStep(target: Target | Target[]): Step {
   let next = 0;
   return (_i, agent) => {
     const t = targets[next++ % targets.length]!;
-    return send(agent, t.url, t.headers, false);
+    return exchange(agent, t.url, 'GET', t.headers, undefined, false);
   };
+}
+
+/** `connections` callers, each calling again as soon as its call returns, until `durationMs` is up; answers the seconds taken. */
+async function untilDeadline(
+  opts: { connections: number; durationMs: number },
+  call: (connection: number) => Promise<void>,
+): Promise<number> {
+  const started = performance.now();
+  const deadline = started + opts.durationMs;
+  await Promise.all(
+    Array.from({ length: opts.connections }, async (_, connection) => {
+      while (performance.now() < deadline) await call(connection);
+    }),
+  );
+  return (performance.now() - started) / 1000;
 }
 
 /**
@@ -203,47 +176,30 @@ export async function closedLoop(target: Target | Target[] | Step, opts: { conne
   const step = typeof target === 'function' ? target : targetsStep(target);
   const agent = newAgent(opts.connections);
   const run = runTally();
-  const started = performance.now();
-  const deadline = started + opts.durationMs;
-
-  async function worker(_: unknown, connection: number) {
-    while (performance.now() < deadline) {
-      const t0 = performance.now();
-      try {
-        run.answered(await step(connection, agent), performance.now() - t0);
-      } catch (err) {
-        run.failed(err);
-      }
+  const elapsed = await untilDeadline(opts, async (connection) => {
+    const t0 = performance.now();
+    try {
+      run.answered(await step(connection, agent), performance.now() - t0);
+    } catch (err) {
+      run.failed(err);
     }
-  }
-  await Promise.all(Array.from({ length: opts.connections }, worker));
-  const elapsed = (performance.now() - started) / 1000;
+  });
   agent.destroy();
   return run.result(elapsed);
 }
 
-/**
- * A closed loop over an async call rather than an HTTP request (a bare SQL query beside its API
- * twin, for instance): `connections` callers, each calling again as soon as its call returns.
- */
+/** A closed loop over an async call rather than an HTTP request (a bare SQL query beside its API twin, for instance). */
 export async function closedLoopCalls(
   call: (i: number) => Promise<unknown>,
   opts: { connections: number; durationMs: number },
 ): Promise<{ durationS: number; calls: number; rps: number; latencyMs: LatencySummary }> {
   const latencies: number[] = [];
   let n = 0;
-  const started = performance.now();
-  const deadline = started + opts.durationMs;
-  await Promise.all(
-    Array.from({ length: opts.connections }, async () => {
-      while (performance.now() < deadline) {
-        const t0 = performance.now();
-        await call(n++);
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  const durationS = (performance.now() - started) / 1000;
+  const durationS = await untilDeadline(opts, async () => {
+    const t0 = performance.now();
+    await call(n++);
+    latencies.push(performance.now() - t0);
+  });
   return { durationS, calls: latencies.length, rps: latencies.length / durationS, latencyMs: summarize(latencies) };
 }
 
