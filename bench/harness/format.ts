@@ -2,8 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-// The pieces every bench's report is made of: the progress line, number formats, the results
-// folder.
+// The pieces of a bench's report: the progress line, number formats, the results folder.
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..');
 export const RESULTS_DIR = path.join(REPO_ROOT, 'bench', 'results');

@@ -101,33 +101,36 @@ export async function getJson(t: Target): Promise<{ status: number; headers: htt
 function runTally() {
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
-  let ok = 0,
-    errors = 0,
-    bytes = 0;
+  let ok = 0;
+  let bytes = 0;
   const tally = (key: string) => (statuses[key] = (statuses[key] ?? 0) + 1);
   return {
-    answered(r: { status: number; bytes?: number }, latencyMs: number) {
-      latencies.push(latencyMs);
-      tally(String(r.status));
-      if (r.status === 200) {
-        ok++;
-        bytes += r.bytes ?? 0;
-      } else errors++;
-    },
-    failed(err: unknown) {
-      errors++;
-      tally(`error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`);
+    /** One request, its latency counted from `from`; a socket-level failure counts as 'error:<code>'. */
+    async send(from: number, request: () => Promise<{ status: number; bytes?: number }>) {
+      try {
+        const r = await request();
+        latencies.push(performance.now() - from);
+        tally(String(r.status));
+        if (r.status === 200) {
+          ok++;
+          bytes += r.bytes ?? 0;
+        }
+      } catch (err) {
+        tally(`error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`);
+      }
     },
     result(elapsedS: number): RunResult {
+      const requests = Object.values(statuses).reduce((x, y) => x + y, 0);
+      const latencyMs = summarize(latencies);
       return {
         durationS: elapsedS,
-        requests: ok + errors,
+        requests,
         ok,
-        errors,
+        errors: requests - ok,
         statuses,
         rps: ok / elapsedS,
         bytesPerResponse: ok ? bytes / ok : 0,
-        latencyMs: summarize(latencies),
+        latencyMs,
       };
     },
   };
@@ -176,14 +179,7 @@ export async function closedLoop(target: Target | Target[] | Step, opts: { conne
   const step = typeof target === 'function' ? target : targetsStep(target);
   const agent = newAgent(opts.connections);
   const run = runTally();
-  const elapsed = await untilDeadline(opts, async (connection) => {
-    const t0 = performance.now();
-    try {
-      run.answered(await step(connection, agent), performance.now() - t0);
-    } catch (err) {
-      run.failed(err);
-    }
-  });
+  const elapsed = await untilDeadline(opts, (connection) => run.send(performance.now(), () => step(connection, agent)));
   agent.destroy();
   return run.result(elapsed);
 }
@@ -221,10 +217,7 @@ export async function openLoop(
   function fire(i: number) {
     const scheduled = start + i * interval;
     lags.push(performance.now() - scheduled);
-    return step(i, agent).then(
-      (r) => run.answered(r, performance.now() - scheduled),
-      (err) => run.failed(err),
-    );
+    return run.send(scheduled, () => step(i, agent));
   }
 
   let next = 0;
@@ -241,9 +234,5 @@ export async function openLoop(
   await Promise.all(inflight);
   const elapsed = (performance.now() - start) / 1000;
   agent.destroy();
-  return {
-    ...run.result(elapsed),
-    targetRate: opts.rate,
-    sendLagMs: summarize(lags),
-  };
+  return { ...run.result(elapsed), targetRate: opts.rate, sendLagMs: summarize(lags) };
 }

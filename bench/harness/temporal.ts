@@ -1,9 +1,7 @@
 import { freePort } from '../../tooling/ports';
 
-// The Temporal a bench runs on, started once for the run: the dev server in memory, or the
-// cluster tier (tooling/temporalCluster.ts) on fresh databases of the bench's own, dropped at the
-// end. Its processes are the "temporal" CPU group; its databases, on the cluster, are Temporal's
-// share of Postgres.
+// The Temporal a bench runs on: the dev server in memory, or the cluster tier
+// (tooling/temporalCluster.ts) on fresh databases of the bench's own, dropped at the end.
 
 export type TemporalKind = 'dev' | 'cluster';
 
@@ -39,9 +37,7 @@ export async function startBenchTemporal(
   const address = `127.0.0.1:${reserved.port}`;
   if (reserved.cluster) {
     const { startTemporalCluster, dropClusterDatabases } = await import('../../tooling/temporalCluster');
-    // The cluster's dynamic config (tooling/temporal-cluster/dynamicconfig.yaml) always has
-    // fairness on; without fairness keys on the starts every task shares one key, first come,
-    // first served.
+    // Fairness is always on in the cluster's dynamic config (tooling/temporal-cluster/dynamicconfig.yaml).
     const cluster = await startTemporalCluster({
       databaseUrl: opts.databaseUrl,
       databaseName: opts.databaseName,
