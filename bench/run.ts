@@ -21,8 +21,7 @@ if (args.includes('--list')) {
 }
 
 const firstOption = args.findIndex((a) => a.startsWith('-'));
-const names = firstOption === -1 ? args : args.slice(0, firstOption);
-const passThrough = firstOption === -1 ? [] : args.slice(firstOption);
+const [names, passThrough] = firstOption === -1 ? [args, []] : [args.slice(0, firstOption), args.slice(firstOption)];
 const unknown = names.filter((n) => !available.includes(n));
 if (unknown.length) {
   console.error(`unknown bench: ${unknown.join(', ')}; available: ${available.join(', ') || '(none)'}`);

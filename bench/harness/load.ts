@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { quantileOfSorted } from './format';
 
 // The HTTP load generator on node:http (bench/README.md): closedLoop, N connections each
 // sending its next request once the previous answer is read (capacity); openLoop, requests on a
@@ -40,7 +41,7 @@ export interface OpenLoopResult extends RunResult {
 export function summarize(values: ArrayLike<number>): LatencySummary {
   const sorted = Float64Array.from(values).sort();
   const n = sorted.length;
-  const at = (q: number) => (n === 0 ? 0 : sorted[Math.min(n - 1, Math.max(0, Math.ceil(q * n) - 1))]!);
+  const at = (q: number) => (n === 0 ? 0 : quantileOfSorted(sorted, q));
   let sum = 0;
   for (const v of sorted) sum += v;
   return { count: n, mean: n ? sum / n : 0, p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: n ? sorted[n - 1]! : 0 };

@@ -23,16 +23,15 @@ interface CpuProfile {
   endTime: number;
 }
 
-export interface ProfileSummary {
-  file: string;
-  totalMs: number;
-  /** Self time by package / source file / category, ms and share of the sampled time. */
-  byGroup: Array<{ group: string; ms: number; share: number }>;
-  /** Functions with the most self time. */
-  topSelf: Array<{ fn: string; ms: number; share: number }>;
-  /** Functions with the most inclusive (synchronous subtree) time. */
-  topInclusive: Array<{ fn: string; ms: number; share: number }>;
-}
+/** Amounts by package / source file / category, and the functions with the most self and inclusive (synchronous subtree) amount. */
+type Ranked<U extends string> = {
+  byGroup: Array<{ group: string; share: number } & Record<U, number>>;
+  topSelf: Array<{ fn: string; share: number } & Record<U, number>>;
+  topInclusive: Array<{ fn: string; share: number } & Record<U, number>>;
+};
+export type ProfileSummary = { file: string; totalMs: number } & Ranked<'ms'>;
+/** totalBytes: the bytes allocated in the window, estimated (V8 scales the samples up to the whole). */
+export type AllocationSummary = { file: string; totalBytes: number } & Ranked<'bytes'>;
 
 function groupOf(frame: CallFrame, root: string): string {
   const { url, functionName } = frame;
@@ -71,8 +70,7 @@ function attribution(root: string) {
       add(by.self, fnName(frame, root), amount);
       for (const f of new Set(stack)) add(by.incl, f, amount);
     },
-    /** The ranked entries, `{ group | fn, [unit], share }`, as the summaries have them. */
-    ranked<U extends string>(unit: U, groups: number, top: number) {
+    ranked<U extends string>(unit: U, groups: number, top: number): { total: number } & Ranked<U> {
       const rank = <K extends string>(m: Map<string, number>, n: number, key: K) =>
         [...m]
           .sort((a, b) => b[1] - a[1])
@@ -125,15 +123,6 @@ interface HeapNode {
   selfSize: number;
   id: number;
   children?: HeapNode[];
-}
-
-export interface AllocationSummary {
-  file: string;
-  /** Estimated bytes allocated in the window (V8 scales the samples up to the whole). */
-  totalBytes: number;
-  byGroup: Array<{ group: string; bytes: number; share: number }>;
-  topSelf: Array<{ fn: string; bytes: number; share: number }>;
-  topInclusive: Array<{ fn: string; bytes: number; share: number }>;
 }
 
 /** Summary of a sampling heap profile (.heapprofile): who allocates, by package and function. */

@@ -38,13 +38,8 @@ export async function startBenchTemporal(
   if (reserved.cluster) {
     const { startTemporalCluster, dropClusterDatabases } = await import('../../tooling/temporalCluster');
     // Fairness is always on in the cluster's dynamic config (tooling/temporal-cluster/dynamicconfig.yaml).
-    const cluster = await startTemporalCluster({
-      databaseUrl: opts.databaseUrl,
-      databaseName: opts.databaseName,
-      fresh: true,
-      ports: reserved.cluster,
-      log: () => {},
-    });
+    const { databaseUrl, databaseName } = opts;
+    const cluster = await startTemporalCluster({ databaseUrl, databaseName, fresh: true, ports: reserved.cluster, log: () => {} });
     return {
       kind: 'cluster',
       address,
@@ -60,18 +55,12 @@ export async function startBenchTemporal(
   }
   const { resolveTemporalBinary, startTemporalDevServer } = await import('../../tooling/temporalBinary');
   const binary = await resolveTemporalBinary(opts.log ? { log: opts.log } : undefined);
-  const server = await startTemporalDevServer({
-    binary,
-    port: reserved.port,
-    uiPort: null,
-    dbFile: null,
-    log: () => {},
-    fairness: opts.fairness,
-  });
+  const { port } = reserved;
+  const server = await startTemporalDevServer({ binary, port, uiPort: null, dbFile: null, log: () => {}, fairness: opts.fairness });
   return {
     kind: 'dev',
     address,
-    port: reserved.port,
+    port,
     pids: () => [server.child.pid!],
     databases: [],
     describe: `Temporal dev server (in memory) ${address}, pid ${server.child.pid}`,
