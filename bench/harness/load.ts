@@ -10,15 +10,7 @@ export interface Target {
   headers?: Record<string, string>;
 }
 
-export interface LatencySummary {
-  count: number;
-  mean: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  p999: number;
-  max: number;
-}
+export type LatencySummary = Record<'count' | 'mean' | 'p50' | 'p90' | 'p99' | 'p999' | 'max', number>;
 
 export interface RunResult {
   durationS: number;
