@@ -1,11 +1,5 @@
-// `npm run bench` runs every bench; `npm run bench -- posts-list` runs one (several names may
-// be given); `npm run bench -- --list` lists them. Other arguments go to each selected bench
-// (e.g. `npm run bench -- posts-list --duration 30`).
-//
-// A bench is any bench/<name>.ts next to this file; helpers live in bench/harness/. Each bench runs
-// in a fresh Node process, one after another: a bench sets the environment the app modules
-// read once at import (database, Redis, limits), and two benches sharing a process — or a
-// machine at the same time — would skew each other's figures.
+// `npm run bench [-- <name>...] [options]`: runs every bench/<name>.ts (or those named), each in
+// a fresh Node process, one after another, passing the options on; `-- --list` lists them.
 
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,10 +20,8 @@ if (args.includes('--list')) {
   process.exit(0);
 }
 
-// Leading bare words are bench names; from the first option on, everything belongs to the benches.
 const firstOption = args.findIndex((a) => a.startsWith('-'));
-const names = firstOption === -1 ? args : args.slice(0, firstOption);
-const passThrough = firstOption === -1 ? [] : args.slice(firstOption);
+const [names, passThrough] = firstOption === -1 ? [args, []] : [args.slice(0, firstOption), args.slice(firstOption)];
 const unknown = names.filter((n) => !available.includes(n));
 if (unknown.length) {
   console.error(`unknown bench: ${unknown.join(', ')}; available: ${available.join(', ') || '(none)'}`);
@@ -39,8 +31,7 @@ const selected = names.length ? names : available;
 
 function runOne(name: string): Promise<number> {
   return new Promise((resolve) => {
-    // tsx as an import hook in a plain node process (no tsx supervisor in between), so the
-    // bench's own pid is the load generator's.
+    // tsx as an import hook in a plain node process, so the bench's own pid is the load generator's.
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(benchDir, `${name}.ts`), ...passThrough], {
       cwd: root,
       stdio: 'inherit',

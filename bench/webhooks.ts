@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { diff, snapshot, type Groups } from './harness/proc';
+import { diff, postgresCpuGroup, snapshot, type Groups } from './harness/proc';
 import { Cleanups } from './harness/cleanups';
 import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
@@ -241,16 +241,12 @@ export async function run(b: Bench, baseline: Baseline | null) {
   const pgAdmin = new pg.Client({ connectionString: DATABASE_URL });
   await pgAdmin.connect();
   const dbName = new URL(DATABASE_URL).pathname.slice(1);
-  const groups = async (): Promise<Groups> => {
-    const { rows } = await pgAdmin.query<{ pid: number; datname: string | null }>('select pid, datname from pg_stat_activity');
-    const ours = new Set(rows.filter((r) => r.datname === dbName).map((r) => r.pid));
-    return {
-      worker: (p) => p.pid === process.pid,
-      temporal: (p) => b.temporal.pids().includes(p.pid),
-      receivers: (p) => p.pid === b.receivers.pid,
-      postgres: (p) => ours.has(p.pid),
-    };
-  };
+  const groups = async (): Promise<Groups> => ({
+    worker: (p) => p.pid === process.pid,
+    temporal: (p) => b.temporal.pids().includes(p.pid),
+    receivers: (p) => p.pid === b.receivers.pid,
+    postgres: await postgresCpuGroup(pgAdmin, dbName, { backendsOnly: true }),
+  });
   const cpuBefore = snapshot();
 
   const emitStart = Date.now();

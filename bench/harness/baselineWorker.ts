@@ -5,10 +5,9 @@ import { closeDb } from '../../lib/db';
 import { temporalAddress } from '../../lib/temporal/client';
 import { installRuntime, workerTuning } from '../../workers/worker';
 
-// The body of a bench's baseline worker (bench/publishing/baselineWorker.ts,
-// bench/generation/baselineWorker.ts): a child process like the service's worker, with the same
-// worker settings (workers/worker.ts workerTuning, from the same environment), running only the
-// baseline's workflows and activities on the baseline's own task queue until SIGTERM/SIGINT.
+// The body of a bench's baseline worker (bench/publishing, bench/generation): the service's
+// worker settings (workers/worker.ts workerTuning), only the baseline's workflows and activities
+// on its own task queue, until SIGTERM/SIGINT.
 
 export async function runBaselineWorker(opts: {
   taskQueue: string;

@@ -1,8 +1,4 @@
-/**
- * What a bench started, stopped in reverse order when it ends (a stop that fails does not keep
- * the others from running). The processes it launched (tooling/launcher.ts) are SIGKILLed by
- * the launcher should the bench exit with any of them still running.
- */
+/** What a bench started, stopped in reverse order when it ends (a failing stop does not keep the others from running). */
 export class Cleanups {
   private readonly stops: Array<() => Promise<unknown>> = [];
 

@@ -1,7 +1,5 @@
-// Seed text for the benches: LinkedIn-style posts of 300-1,500 characters — short paragraphs,
-// line breaks, the odd emoji and hashtags — so response sizes and JSON escaping look like
-// production rather than like "lorem ipsum" of one fixed length. Deterministic (seeded PRNG),
-// so two runs serve byte-identical pages.
+// Seed text for the benches: LinkedIn-style posts of 300-1,500 characters (paragraphs, line
+// breaks, emoji, hashtags), deterministic (seeded PRNG), so two runs serve byte-identical pages.
 
 export function prng(seed: number): () => number {
   // mulberry32
@@ -60,18 +58,7 @@ const CLOSERS = [
   'I would love to hear what worked for you.',
 ];
 
-const TAGS = [
-  '#leadership',
-  '#startups',
-  '#productmanagement',
-  '#saas',
-  '#careers',
-  '#engineering',
-  '#growth',
-  '#marketing',
-  '#hiring',
-  '#remotework',
-];
+const TAGS = '#leadership #startups #productmanagement #saas #careers #engineering #growth #marketing #hiring #remotework'.split(' ');
 
 /** One post body whose length falls between min and max characters. */
 export function postContent(rand: () => number, min = 300, max = 1500): string {

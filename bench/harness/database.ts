@@ -2,8 +2,8 @@ import { recreateDatabase } from '../../tooling/databases';
 
 export { recreateDatabase };
 
-// Every bench owns a database and a Redis db it may wipe. Modules that read configuration are
-// imported lazily, after the bench has set its environment.
+// A bench's own database and Redis db; modules that read configuration load lazily, after the
+// bench has set its environment.
 
 /** Empties the bench's Redis database (rate-limit windows, caches of an earlier run). */
 export async function flushRedis(url: string): Promise<void> {
@@ -31,9 +31,8 @@ export async function closeStores(): Promise<void> {
 }
 
 /**
- * A bench's environment, set before the first app module loads (lib/config reads it once; the
- * children inherit it): the bench's own stores, rate limits that never refuse (the limiter still
- * runs its Redis script on every request), production mode. `more` adds or overrides variables.
+ * A bench's environment, set before the first app module loads (the children inherit it): its own
+ * stores, rate limits that never refuse (the limiter still runs), production mode; `more` adds.
  */
 export function setBenchEnvironment(databaseUrl: string, redisUrl: string, more: Record<string, string> = {}): void {
   Object.assign(process.env, {

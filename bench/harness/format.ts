@@ -2,8 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-// The pieces every bench's report is made of: the progress line, number formats, the results
-// folder.
+// The pieces of a bench's report: the progress line, number formats, the results folder.
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..');
 export const RESULTS_DIR = path.join(REPO_ROOT, 'bench', 'results');
@@ -24,10 +23,13 @@ export const loadAverage = (digits: number) =>
     .join(' ');
 export const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-/** The q-quantile (0..1) of numbers, nulls left out: the smallest value with at least q of them at or below it. */
+/** The q-quantile (0..1) of sorted numbers, at least one: the smallest value with at least q of them at or below it. */
+export const quantileOfSorted = (v: ArrayLike<number>, q: number) => v[Math.min(v.length - 1, Math.max(0, Math.ceil(q * v.length) - 1))]!;
+
+/** The q-quantile (0..1) of numbers, nulls left out (quantileOfSorted). */
 export function quantile(xs: readonly (number | null)[], q: number): number | null {
   const v = xs.filter((x): x is number => x !== null).sort((a, b) => a - b);
-  return v.length ? v[Math.min(v.length - 1, Math.max(0, Math.ceil(q * v.length) - 1))]! : null;
+  return v.length ? quantileOfSorted(v, q) : null;
 }
 
 /** Writes `bench/results/<name>.json` and says where; returns its path. */

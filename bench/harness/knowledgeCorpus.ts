@@ -1,28 +1,20 @@
 import { prng } from './content';
 
-// The knowledge benches' corpus (bench/knowledge.ts, bench/mcp.ts): text with a long-tailed
-// vocabulary, so that queries match some chunks and not others, as real ones do, and the
-// queries that search it. Deterministic (seeded), so two runs search the same corpus.
+// The knowledge benches' corpus (bench/knowledge.ts, bench/mcp.ts) and its queries: a
+// long-tailed vocabulary, so queries match some chunks and not others; seeded, so runs agree.
 
 const rand = prng(42);
 const COMMON = 'team customers release product launch pricing support process design meeting feedback growth hiring'.split(' ');
 const RARE = Array.from({ length: 3000 }, (_, i) => `term${i.toString(36)}`);
 const FILLER = 'the and of to in that it for with this we our is are was on as at by from'.split(' ');
 
+const pick = (words: readonly string[]) => words[Math.floor(rand() * words.length)]!;
+
 function sentence(): string {
-  const words: string[] = [];
-  const n = 10 + Math.floor(rand() * 12);
-  for (let i = 0; i < n; i++) {
+  const s = Array.from({ length: 10 + Math.floor(rand() * 12) }, () => {
     const r = rand();
-    words.push(
-      r < 0.45
-        ? FILLER[Math.floor(rand() * FILLER.length)]!
-        : r < 0.8
-          ? COMMON[Math.floor(rand() * COMMON.length)]!
-          : RARE[Math.floor(rand() * RARE.length)]!,
-    );
-  }
-  const s = words.join(' ');
+    return pick(r < 0.45 ? FILLER : r < 0.8 ? COMMON : RARE);
+  }).join(' ');
   return `${s[0]!.toUpperCase()}${s.slice(1)}.`;
 }
 

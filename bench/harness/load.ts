@@ -1,27 +1,16 @@
 import http from 'node:http';
+import { quantileOfSorted } from './format';
 
-// A small HTTP load generator on node:http, so the benches need nothing beyond Node itself.
-// Two shapes:
-//  - closedLoop: N connections, each sends its next request as soon as the previous answer is
-//    fully read. Measures capacity (requests/s) and the latency at that saturation.
-//  - openLoop: requests leave on a fixed schedule whatever the server does. Latency is taken
-//    from the *scheduled* send time, so a stall in the server (or in this process) counts
-//    against every request that should have gone out meanwhile (no coordinated omission).
+// The HTTP load generator on node:http (bench/README.md): closedLoop, N connections each
+// sending its next request once the previous answer is read (capacity); openLoop, requests on a
+// fixed schedule, latency from the scheduled send time (no coordinated omission).
 
 export interface Target {
   url: string;
   headers?: Record<string, string>;
 }
 
-export interface LatencySummary {
-  count: number;
-  mean: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  p999: number;
-  max: number;
-}
+export type LatencySummary = Record<'count' | 'mean' | 'p50' | 'p90' | 'p99' | 'p999' | 'max', number>;
 
 export interface RunResult {
   durationS: number;
@@ -44,67 +33,42 @@ export interface OpenLoopResult extends RunResult {
 export function summarize(values: ArrayLike<number>): LatencySummary {
   const sorted = Float64Array.from(values).sort();
   const n = sorted.length;
-  const at = (q: number) => (n === 0 ? 0 : sorted[Math.min(n - 1, Math.max(0, Math.ceil(q * n) - 1))]!);
+  const at = (q: number) => (n === 0 ? 0 : quantileOfSorted(sorted, q));
   let sum = 0;
   for (const v of sorted) sum += v;
   return { count: n, mean: n ? sum / n : 0, p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: n ? sorted[n - 1]! : 0 };
 }
 
-interface Reply {
-  status: number;
-  bytes: number;
-  body?: Buffer;
-}
-
-function send(agent: http.Agent, target: URL, headers: Record<string, string>, keepBody: boolean): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { agent, host: target.hostname, port: target.port, path: target.pathname + target.search, method: 'GET', headers },
-      (res) => {
-        let bytes = 0;
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => {
-          bytes += c.length;
-          if (keepBody) chunks.push(c);
-        });
-        // Latency ends when the whole body has arrived: a list endpoint is not done at its headers.
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, body: keepBody ? Buffer.concat(chunks) : undefined }));
-        res.on('error', reject);
-      },
-    );
+/** One request on `agent` (false: a connection of its own), answered when its whole body has arrived. */
+function exchange(agent: http.Agent | false, url: URL, method: string, headers: http.OutgoingHttpHeaders, body?: string, keepBody = true) {
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: number; body: Buffer }>((resolve, reject) => {
+    const options = { agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers };
+    const req = http.request(options, (res) => {
+      let bytes = 0;
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => {
+        bytes += c.length;
+        if (keepBody) chunks.push(c);
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 
 /** One request on `agent`, answered with its status, its headers and its whole body as text. */
-export function requestText(
+export async function requestText(
   agent: http.Agent,
   url: URL,
   method: string,
   headers: http.OutgoingHttpHeaders,
   body?: string,
 ): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        agent,
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname + url.search,
-        method,
-        headers: { ...headers, ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+  const length = body ? { 'content-length': String(Buffer.byteLength(body)) } : {};
+  const r = await exchange(agent, url, method, { ...headers, ...length }, body);
+  return { status: r.status, headers: r.headers, body: r.body.toString('utf8') };
 }
 
 function newAgent(maxSockets: number): http.Agent {
@@ -115,61 +79,51 @@ function newAgent(maxSockets: number): http.Agent {
 
 /** One request, body parsed as JSON: for checking that a server answers what we think it does. */
 export async function getJson(t: Target): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: unknown }> {
-  const url = new URL(t.url);
-  return new Promise((resolve, reject) => {
-    const req = http.get(
-      { host: url.hostname, port: url.port, path: url.pathname + url.search, headers: t.headers, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let body: unknown = text;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            /* keep the text for the error message */
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-  });
+  const r = await exchange(false, new URL(t.url), 'GET', t.headers ?? {});
+  const text = r.body.toString('utf8');
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* keep the text for the error message */
+  }
+  return { status: r.status, headers: r.headers, body };
 }
 
 /** The answers of one run as they come: statuses, bytes of the 200s, latencies; `result` sums them up. */
 function runTally() {
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
-  let ok = 0,
-    errors = 0,
-    bytes = 0;
+  let ok = 0;
+  let bytes = 0;
   const tally = (key: string) => (statuses[key] = (statuses[key] ?? 0) + 1);
   return {
-    answered(r: { status: number; bytes?: number }, latencyMs: number) {
-      latencies.push(latencyMs);
-      tally(String(r.status));
-      if (r.status === 200) {
-        ok++;
-        bytes += r.bytes ?? 0;
-      } else errors++;
-    },
-    failed(err: unknown) {
-      errors++;
-      tally(`error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`);
+    /** One request, its latency counted from `from`; a socket-level failure counts as 'error:<code>'. */
+    async send(from: number, request: () => Promise<{ status: number; bytes?: number }>) {
+      try {
+        const r = await request();
+        latencies.push(performance.now() - from);
+        tally(String(r.status));
+        if (r.status === 200) {
+          ok++;
+          bytes += r.bytes ?? 0;
+        }
+      } catch (err) {
+        tally(`error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`);
+      }
     },
     result(elapsedS: number): RunResult {
+      const requests = Object.values(statuses).reduce((x, y) => x + y, 0);
+      const latencyMs = summarize(latencies);
       return {
         durationS: elapsedS,
-        requests: ok + errors,
+        requests,
         ok,
-        errors,
+        errors: requests - ok,
         statuses,
         rps: ok / elapsedS,
         bytesPerResponse: ok ? bytes / ok : 0,
-        latencyMs: summarize(latencies),
+        latencyMs,
       };
     },
   };
@@ -190,8 +144,23 @@ function targetsStep(target: Target | Target[]): Step {
   let next = 0;
   return (_i, agent) => {
     const t = targets[next++ % targets.length]!;
-    return send(agent, t.url, t.headers, false);
+    return exchange(agent, t.url, 'GET', t.headers, undefined, false);
   };
+}
+
+/** `connections` callers, each calling again as soon as its call returns, until `durationMs` is up; answers the seconds taken. */
+async function untilDeadline(
+  opts: { connections: number; durationMs: number },
+  call: (connection: number) => Promise<void>,
+): Promise<number> {
+  const started = performance.now();
+  const deadline = started + opts.durationMs;
+  await Promise.all(
+    Array.from({ length: opts.connections }, async (_, connection) => {
+      while (performance.now() < deadline) await call(connection);
+    }),
+  );
+  return (performance.now() - started) / 1000;
 }
 
 /**
@@ -203,47 +172,23 @@ export async function closedLoop(target: Target | Target[] | Step, opts: { conne
   const step = typeof target === 'function' ? target : targetsStep(target);
   const agent = newAgent(opts.connections);
   const run = runTally();
-  const started = performance.now();
-  const deadline = started + opts.durationMs;
-
-  async function worker(_: unknown, connection: number) {
-    while (performance.now() < deadline) {
-      const t0 = performance.now();
-      try {
-        run.answered(await step(connection, agent), performance.now() - t0);
-      } catch (err) {
-        run.failed(err);
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: opts.connections }, worker));
-  const elapsed = (performance.now() - started) / 1000;
+  const elapsed = await untilDeadline(opts, (connection) => run.send(performance.now(), () => step(connection, agent)));
   agent.destroy();
   return run.result(elapsed);
 }
 
-/**
- * A closed loop over an async call rather than an HTTP request (a bare SQL query beside its API
- * twin, for instance): `connections` callers, each calling again as soon as its call returns.
- */
+/** A closed loop over an async call rather than an HTTP request (a bare SQL query beside its API twin, for instance). */
 export async function closedLoopCalls(
   call: (i: number) => Promise<unknown>,
   opts: { connections: number; durationMs: number },
 ): Promise<{ durationS: number; calls: number; rps: number; latencyMs: LatencySummary }> {
   const latencies: number[] = [];
   let n = 0;
-  const started = performance.now();
-  const deadline = started + opts.durationMs;
-  await Promise.all(
-    Array.from({ length: opts.connections }, async () => {
-      while (performance.now() < deadline) {
-        const t0 = performance.now();
-        await call(n++);
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  const durationS = (performance.now() - started) / 1000;
+  const durationS = await untilDeadline(opts, async () => {
+    const t0 = performance.now();
+    await call(n++);
+    latencies.push(performance.now() - t0);
+  });
   return { durationS, calls: latencies.length, rps: latencies.length / durationS, latencyMs: summarize(latencies) };
 }
 
@@ -265,10 +210,7 @@ export async function openLoop(
   function fire(i: number) {
     const scheduled = start + i * interval;
     lags.push(performance.now() - scheduled);
-    return step(i, agent).then(
-      (r) => run.answered(r, performance.now() - scheduled),
-      (err) => run.failed(err),
-    );
+    return run.send(scheduled, () => step(i, agent));
   }
 
   let next = 0;
@@ -285,9 +227,5 @@ export async function openLoop(
   await Promise.all(inflight);
   const elapsed = (performance.now() - start) / 1000;
   agent.destroy();
-  return {
-    ...run.result(elapsed),
-    targetRate: opts.rate,
-    sendLagMs: summarize(lags),
-  };
+  return { ...run.result(elapsed), targetRate: opts.rate, sendLagMs: summarize(lags) };
 }

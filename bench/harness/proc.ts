@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
+import type pg from 'pg';
 
-// CPU accounting from /proc, so a run can say not only how fast but who burned the cores:
-// on a small machine the server, Postgres, Redis and the load generator all share them, and
-// "requests/s" alone cannot tell a slow handler from a busy database. Linux only; elsewhere
-// every snapshot is empty and the report simply leaves the breakdown out.
+// CPU accounting from /proc: who burned the cores, not only how fast (bench/README.md). Linux
+// only; elsewhere every snapshot is empty and the report leaves the breakdown out.
 
 const CLK_TCK = 100; // USER_HZ: 100 on every mainstream Linux build.
 
@@ -18,37 +17,23 @@ interface ProcTicks {
 function readTicks(pid: string): ProcTicks {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const close = stat.lastIndexOf(')');
-  const comm = stat.slice(stat.indexOf('(') + 1, close);
-  const fields = stat.slice(close + 2).split(' ');
   // Fields after comm start at index 3 (state); utime and stime are 14 and 15 (1-based).
-  return { pid: Number(pid), comm, ticks: Number(fields[11]) + Number(fields[12]) };
+  const fields = stat.slice(close + 2).split(' ');
+  return { pid: Number(pid), comm: stat.slice(stat.indexOf('(') + 1, close), ticks: Number(fields[11]) + Number(fields[12]) };
+}
+
+/** `read()`, or `fallback` where /proc cannot say (not Linux, or the process is gone). */
+function orElse<T>(read: () => T, fallback: T): T {
+  try {
+    return read();
+  } catch {
+    return fallback;
+  }
 }
 
 /** CPU seconds (user + system) a process has used so far; null where /proc cannot say (not Linux, or gone). */
 export function cpuSeconds(pid: number): number | null {
-  try {
-    return readTicks(String(pid)).ticks / CLK_TCK;
-  } catch {
-    return null;
-  }
-}
-
-function readAll(): ProcTicks[] {
-  let entries: string[];
-  try {
-    entries = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  } catch {
-    return [];
-  }
-  const out: ProcTicks[] = [];
-  for (const d of entries) {
-    try {
-      out.push(readTicks(d));
-    } catch {
-      /* the process went away between readdir and read */
-    }
-  }
-  return out;
+  return orElse(() => readTicks(String(pid)).ticks / CLK_TCK, null);
 }
 
 export type Groups = Record<string, (p: { pid: number; comm: string }) => boolean>;
@@ -60,21 +45,14 @@ export interface CpuSnapshot {
   totalAll: number;
 }
 
-function systemTicks(): { busy: number; all: number } {
-  try {
-    const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
-    const v = line.trim().split(/\s+/).slice(1).map(Number);
-    const idle = (v[3] ?? 0) + (v[4] ?? 0);
-    const all = v.reduce((a, b) => a + b, 0);
-    return { busy: all - idle, all };
-  } catch {
-    return { busy: 0, all: 0 };
-  }
-}
-
 export function snapshot(): CpuSnapshot {
-  const sys = systemTicks();
-  return { at: performance.now(), byPid: new Map(readAll().map((p) => [p.pid, p])), totalBusy: sys.busy, totalAll: sys.all };
+  const pids = orElse(() => fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)), []);
+  const procs = pids.flatMap((d) => orElse(() => [readTicks(d)], []));
+  // The first line of /proc/stat: the machine's ticks by kind; idle and iowait are not busy.
+  const v = orElse(() => fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number), []);
+  const all = v.reduce((a, b) => a + b, 0);
+  const busy = all - (v[3] ?? 0) - (v[4] ?? 0);
+  return { at: performance.now(), byPid: new Map(procs.map((p) => [p.pid, p])), totalBusy: busy, totalAll: all };
 }
 
 export interface CpuBreakdown {
@@ -82,26 +60,18 @@ export interface CpuBreakdown {
   machineBusy: number;
   /** CPU milliseconds per group over the window. */
   cpuMs: Record<string, number>;
-  /**
-   * Busy CPU time no live process accounts for: processes that started and ended inside the
-   * window (a neighbour's compiler, test runner, npm), and kernel work outside any process.
-   * Without it a burst of short-lived jobs would look like a quiet machine.
-   */
+  /** Busy CPU time no live process accounts for: short-lived processes, kernel work outside any process. */
   unaccountedMs: number;
 }
 
 /** CPU spent between two snapshots, grouped; processes matching no group land in "other". */
 export function diff(a: CpuSnapshot, b: CpuSnapshot, groups: Groups): CpuBreakdown | null {
   if (b.byPid.size === 0) return null;
-  const cpuMs: Record<string, number> = {};
-  for (const name of Object.keys(groups)) cpuMs[name] = 0;
-  cpuMs.other = 0;
+  const names = Object.keys(groups);
+  const cpuMs: Record<string, number> = Object.fromEntries([...names, 'other'].map((name) => [name, 0]));
   for (const [pid, p] of b.byPid) {
-    const before = a.byPid.get(pid)?.ticks ?? 0;
-    const delta = ((p.ticks - before) * 1000) / CLK_TCK;
-    if (delta <= 0) continue;
-    const name = Object.keys(groups).find((g) => groups[g]!(p)) ?? 'other';
-    cpuMs[name]! += delta;
+    const delta = ((p.ticks - (a.byPid.get(pid)?.ticks ?? 0)) * 1000) / CLK_TCK;
+    if (delta > 0) cpuMs[names.find((g) => groups[g]!(p)) ?? 'other']! += delta;
   }
   const all = b.totalAll - a.totalAll;
   const busyMs = ((b.totalBusy - a.totalBusy) * 1000) / CLK_TCK;
@@ -120,6 +90,30 @@ export function machineInfo() {
   };
 }
 
+/**
+ * The Postgres processes serving `databases`, as a CPU group, read from pg_stat_activity now: by
+ * default every postgres process but the client backends of other databases (the server's own
+ * background processes count as ours); with `backendsOnly`, only the backends connected to
+ * `databases`.
+ */
+export async function postgresCpuGroup(
+  client: pg.Client,
+  databases: string | readonly string[],
+  opts: { backendsOnly?: boolean } = {},
+): Promise<Groups[string]> {
+  const ours = new Set(typeof databases === 'string' ? [databases] : databases);
+  const { rows } = await client.query<{ pid: number; datname: string | null; backend_type: string }>(
+    'select pid, datname, backend_type from pg_stat_activity',
+  );
+  const isOurs = (r: (typeof rows)[number]) => r.datname !== null && ours.has(r.datname);
+  if (opts.backendsOnly) {
+    const backends = new Set(rows.filter(isOurs).map((r) => r.pid));
+    return (p) => backends.has(p.pid);
+  }
+  const foreign = new Set(rows.filter((r) => r.backend_type === 'client backend' && !isOurs(r)).map((r) => r.pid));
+  return (p) => p.comm === 'postgres' && !foreign.has(p.pid);
+}
+
 export interface QuietOptions {
   /** The longest wait; after it the bench measures anyway. */
   waitMs: number;
@@ -136,19 +130,18 @@ export interface QuietOptions {
 /**
  * Holds the next measurement until other processes leave the cores (mostly) to this bench, for
  * at most `waitMs`, sampling one second at a time; answers other work's share of the machine in
- * the last sample, so the report can say how much of it the neighbours took.
+ * the last sample.
  */
 export async function waitForQuiet(opts: QuietOptions): Promise<number> {
   const { waitMs, quietBelow = 0.1, countUnaccounted = false, announce = true } = opts;
   const groups = opts.groups ?? (() => ({ bench: (p: { pid: number }) => p.pid === process.pid }));
-  const cpus = machineInfo().cpus;
   const deadline = Date.now() + waitMs;
   let announced = false;
   for (;;) {
     const a = snapshot();
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const d = diff(a, snapshot(), await groups());
-    const share = d ? (d.cpuMs.other! + (countUnaccounted ? d.unaccountedMs : 0)) / (1000 * cpus) : 0;
+    const share = d ? (d.cpuMs.other! + (countUnaccounted ? d.unaccountedMs : 0)) / (1000 * os.cpus().length) : 0;
     const pct = (share * 100).toFixed(0);
     if (share < quietBelow) {
       if (announce && announced) console.log(`    machine quiet again (other work ${pct}%)`);

@@ -1,12 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-// Reads a V8 .cpuprofile (as written by the inspector or `node --cpu-prof`) and answers the
-// question a bench asks of it: which part of the stack spends the process's CPU. Self time is
-// grouped by package (node_modules/<pkg>), by our own source file, or by V8/Node category.
-// Async work breaks call stacks (a Redis reply is parsed from a socket callback, not under
-// the function that sent the command), so per-package self time is the honest attribution;
-// inclusive time is given for synchronous subtrees only.
+// Summaries of V8 CPU and sampling heap profiles: self time (or bytes) by package, own source
+// file or V8/Node category, since async work breaks call stacks; inclusive time covers
+// synchronous subtrees only.
 
 interface CallFrame {
   functionName: string;
@@ -26,16 +23,15 @@ interface CpuProfile {
   endTime: number;
 }
 
-export interface ProfileSummary {
-  file: string;
-  totalMs: number;
-  /** Self time by package / source file / category, ms and share of the sampled time. */
-  byGroup: Array<{ group: string; ms: number; share: number }>;
-  /** Functions with the most self time. */
-  topSelf: Array<{ fn: string; ms: number; share: number }>;
-  /** Functions with the most inclusive (synchronous subtree) time. */
-  topInclusive: Array<{ fn: string; ms: number; share: number }>;
-}
+/** Amounts by package / source file / category, and the functions with the most self and inclusive (synchronous subtree) amount. */
+type Ranked<U extends string> = {
+  byGroup: Array<{ group: string; share: number } & Record<U, number>>;
+  topSelf: Array<{ fn: string; share: number } & Record<U, number>>;
+  topInclusive: Array<{ fn: string; share: number } & Record<U, number>>;
+};
+export type ProfileSummary = { file: string; totalMs: number } & Ranked<'ms'>;
+/** totalBytes: the bytes allocated in the window, estimated (V8 scales the samples up to the whole). */
+export type AllocationSummary = { file: string; totalBytes: number } & Ranked<'bytes'>;
 
 function groupOf(frame: CallFrame, root: string): string {
   const { url, functionName } = frame;
@@ -62,6 +58,29 @@ function fnName(frame: CallFrame, root: string): string {
   return `${frame.functionName || '(anonymous)'} [${g.replace(/^(pkg|src): /, '')}:${frame.lineNumber + 1}]`;
 }
 
+/** Amounts (ms, bytes) by group, by function itself and by every distinct function on its stack, ranked. */
+function attribution(root: string) {
+  const by = { group: new Map<string, number>(), self: new Map<string, number>(), incl: new Map<string, number>() };
+  const add = (m: Map<string, number>, key: string, v: number) => m.set(key, (m.get(key) ?? 0) + v);
+  let total = 0;
+  return {
+    add(frame: CallFrame, stack: readonly string[], amount: number) {
+      total += amount;
+      add(by.group, groupOf(frame, root), amount);
+      add(by.self, fnName(frame, root), amount);
+      for (const f of new Set(stack)) add(by.incl, f, amount);
+    },
+    ranked<U extends string>(unit: U, groups: number, top: number): { total: number } & Ranked<U> {
+      const rank = <K extends string>(m: Map<string, number>, n: number, key: K) =>
+        [...m]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, n)
+          .map(([name, v]) => ({ [key]: name, [unit]: v, share: v / total }) as Record<K, string> & Record<U, number> & { share: number });
+      return { total, byGroup: rank(by.group, groups, 'group'), topSelf: rank(by.self, top, 'fn'), topInclusive: rank(by.incl, top, 'fn') };
+    },
+  };
+}
+
 export function summarizeProfile(file: string, root: string, top = 20): ProfileSummary {
   const prof = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
@@ -69,48 +88,26 @@ export function summarizeProfile(file: string, root: string, top = 20): ProfileS
   for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
   const selfByNode = new Map<number, number>();
-  let total = 0;
   for (let i = 0; i < prof.samples.length; i++) {
     const dt = (prof.timeDeltas[i + 1] ?? prof.timeDeltas[i] ?? 0) / 1000; // ms; a delta belongs to the sample before it
     const id = prof.samples[i]!;
-    const frame = byId.get(id)!.callFrame;
-    if (frame.functionName === '(idle)') continue;
+    if (byId.get(id)!.callFrame.functionName === '(idle)') continue;
     selfByNode.set(id, (selfByNode.get(id) ?? 0) + dt);
-    total += dt;
   }
-
-  const groups = new Map<string, number>();
-  const self = new Map<string, number>();
-  const incl = new Map<string, number>();
+  const a = attribution(root);
   for (const [id, ms] of selfByNode) {
-    const frame = byId.get(id)!.callFrame;
-    const g = groupOf(frame, root);
-    groups.set(g, (groups.get(g) ?? 0) + ms);
-    const f = fnName(frame, root);
-    self.set(f, (self.get(f) ?? 0) + ms);
-    // Inclusive: every distinct function on the stack gets the sample once (recursion-safe).
-    const seen = new Set<string>();
-    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
-      const cf = byId.get(cur)!.callFrame;
-      if (cf.functionName === '(root)') break;
-      const name = fnName(cf, root);
-      if (seen.has(name)) continue;
-      seen.add(name);
-      incl.set(name, (incl.get(name) ?? 0) + ms);
-    }
+    const stack: string[] = [];
+    for (let cur = id; byId.get(cur)!.callFrame.functionName !== '(root)'; cur = parent.get(cur)!)
+      stack.push(fnName(byId.get(cur)!.callFrame, root));
+    a.add(byId.get(id)!.callFrame, stack, ms);
   }
-  const rank = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n);
-  return {
-    file,
-    totalMs: total,
-    byGroup: rank(groups, 40).map(([group, ms]) => ({ group, ms, share: ms / total })),
-    topSelf: rank(self, top).map(([fn, ms]) => ({ fn, ms, share: ms / total })),
-    topInclusive: rank(incl, top).map(([fn, ms]) => ({ fn, ms, share: ms / total })),
-  };
+  const { total, ...ranked } = a.ranked('ms', 40, top);
+  return { file, totalMs: total, ...ranked };
 }
 
+const pct = (x: number) => `${(x * 100).toFixed(1).padStart(5)}%`;
+
 export function printProfile(title: string, s: ProfileSummary, perRequestDivisor?: number): void {
-  const pct = (x: number) => `${(x * 100).toFixed(1).padStart(5)}%`;
   const per = (ms: number) => (perRequestDivisor ? `  ${((ms * 1000) / perRequestDivisor).toFixed(0).padStart(5)} µs/req` : '');
   console.log(`\n${title} — ${s.totalMs.toFixed(0)} ms of sampled CPU (idle excluded)  [${path.relative(process.cwd(), s.file)}]`);
   console.log('  self time by package / file:');
@@ -128,48 +125,21 @@ interface HeapNode {
   children?: HeapNode[];
 }
 
-export interface AllocationSummary {
-  file: string;
-  /** Estimated bytes allocated in the window (V8 scales the samples up to the whole). */
-  totalBytes: number;
-  byGroup: Array<{ group: string; bytes: number; share: number }>;
-  topSelf: Array<{ fn: string; bytes: number; share: number }>;
-  topInclusive: Array<{ fn: string; bytes: number; share: number }>;
-}
-
 /** Summary of a sampling heap profile (.heapprofile): who allocates, by package and function. */
 export function summarizeHeapProfile(file: string, root: string, top = 15): AllocationSummary {
   const prof = JSON.parse(fs.readFileSync(file, 'utf8')) as { head: HeapNode };
-  const groups = new Map<string, number>();
-  const self = new Map<string, number>();
-  const incl = new Map<string, number>();
-  let total = 0;
+  const a = attribution(root);
   const walk = (n: HeapNode, stack: string[]) => {
-    const name = fnName(n.callFrame, root);
-    const isRoot = n.callFrame.functionName === '(root)';
-    const here = isRoot ? stack : [...stack, name];
-    if (n.selfSize > 0) {
-      total += n.selfSize;
-      const g = groupOf(n.callFrame, root);
-      groups.set(g, (groups.get(g) ?? 0) + n.selfSize);
-      self.set(name, (self.get(name) ?? 0) + n.selfSize);
-      for (const f of new Set(here)) incl.set(f, (incl.get(f) ?? 0) + n.selfSize);
-    }
+    const here = n.callFrame.functionName === '(root)' ? stack : [...stack, fnName(n.callFrame, root)];
+    if (n.selfSize > 0) a.add(n.callFrame, here, n.selfSize);
     for (const c of n.children ?? []) walk(c, here);
   };
   walk(prof.head, []);
-  const rank = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n);
-  return {
-    file,
-    totalBytes: total,
-    byGroup: rank(groups, 30).map(([group, bytes]) => ({ group, bytes, share: bytes / total })),
-    topSelf: rank(self, top).map(([fn, bytes]) => ({ fn, bytes, share: bytes / total })),
-    topInclusive: rank(incl, top).map(([fn, bytes]) => ({ fn, bytes, share: bytes / total })),
-  };
+  const { total, ...ranked } = a.ranked('bytes', 30, top);
+  return { file, totalBytes: total, ...ranked };
 }
 
 export function printAllocations(title: string, s: AllocationSummary, requests: number): void {
-  const pct = (x: number) => `${(x * 100).toFixed(1).padStart(5)}%`;
   const kb = (b: number) => `${(b / requests / 1024).toFixed(1).padStart(6)} KiB/req`;
   console.log(
     `\n${title} — ${(s.totalBytes / 1024 ** 2).toFixed(0)} MiB allocated, ${kb(s.totalBytes).trim()}  [${path.relative(process.cwd(), s.file)}]`,
@@ -180,12 +150,11 @@ export function printAllocations(title: string, s: AllocationSummary, requests: 
   for (const f of s.topSelf) console.log(`    ${pct(f.share)}  ${kb(f.bytes)}  ${f.fn}`);
 }
 
-// The worker's `--cpu-prof` profiles cover its whole life (start-up, the creation phase, the
-// drain). This cuts one down to a wall-clock window so the summary speaks of the drain only.
-// V8 stamps samples on a monotonic clock; the profile ends when the process exits, which
-// anchors it to the wall clock.
-
-/** Writes `out` with only the samples taken between `fromMs` and `toMs` (wall clock); returns the milliseconds they cover (idle included). */
+/**
+ * A `--cpu-prof` profile (the process's whole life, ending at its exit) cut to a wall-clock window:
+ * writes `out` with only the samples taken between `fromMs` and `toMs`; returns the milliseconds
+ * they cover (idle included).
+ */
 export function cutProfile(file: string, out: string, exitedAtMs: number, fromMs: number, toMs: number): number {
   const prof = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
   const samples: number[] = [];

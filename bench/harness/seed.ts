@@ -1,11 +1,9 @@
-// A bench's customer, made through the operator provisioning code (admin/provision), so the
-// workspace, its statuses, the project, its connection and the key are exactly what a real
-// customer gets. Imported by a bench only after it has set its environment.
+// A bench's customer, made through the operator provisioning code (admin/provision,
+// admin/support), so it is exactly what a real customer gets. Imported by a bench only after it
+// has set its environment.
 
-import { createWebhookEndpoint } from '../../api/operations/webhooks/endpoints';
-import { parseInput } from '../../api/validation';
-import { config } from '../../lib/config';
 import { createProject, createWorkspace, issueApiKey } from '../../admin/provision';
+import { createWebhookEndpoint } from '../../admin/support';
 
 /** A workspace with one personal-brand project and an API key of the given scopes. */
 export async function benchWorkspace(opts: {
@@ -21,34 +19,14 @@ export async function benchWorkspace(opts: {
   return { workspace, project, key };
 }
 
-/**
- * A webhook endpoint made through the create operation itself (the REST door adds only auth and
- * parsing), as an admin's OAuth token with webhooks:manage creates it: its id and signing secret.
- */
+/** A webhook endpoint made through the create operation itself, as an admin of the workspace: its id and signing secret. */
 export async function webhookEndpoint(
   workspaceId: string,
   url: string,
   events: readonly string[],
 ): Promise<{ id: string; secret: string }> {
-  const auth = {
-    principal: {
-      type: 'oauth_token' as const,
-      id: 'oat_bench',
-      clientId: 'cli_bench',
-      actingUserId: 'usr_bench',
-      scopes: ['webhooks:manage'],
-      defaultProjectId: null,
-    },
-    workspaceId,
-    gatingPlan: 'BUSINESS',
-    scopes: new Set(['webhooks:manage']),
-    role: 'admin' as const,
-    projectIds: null,
-    reach: 'member' as const,
-  };
-  const input = parseInput(createWebhookEndpoint.input, { url, events: [...events] }, 'body');
-  const res = await createWebhookEndpoint.handler({ auth, requestId: 'req_bench', apiVersion: config.apiVersions.current as never }, input);
-  return { id: res.data.id, secret: res.data.secret };
+  const { id, secret } = (await createWebhookEndpoint({ workspaceId, url, events: [...events] })) as { id: string; secret: string };
+  return { id, secret };
 }
 
 /**

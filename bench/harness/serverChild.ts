@@ -35,10 +35,6 @@ new PerformanceObserver((list) => {
   }
 }).observe({ entryTypes: ['gc'] });
 
-function post(session: inspector.Session, method: string, params?: object): Promise<any> {
-  return new Promise((resolve, reject) => session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
-}
-
 export function serveUnderParent(
   server: Server,
   opts: { onStop?: () => Promise<void>; calls?: Record<string, (args: unknown) => Promise<unknown>> } = {},
@@ -46,6 +42,8 @@ export function serveUnderParent(
   if (!process.send) throw new Error('bench servers run as forked children of a bench (bench/run.ts)');
   const send = (m: ChildMessage) => process.send!(m);
   let session: inspector.Session | null = null;
+  const post = (method: string, params: object = {}): Promise<any> =>
+    new Promise((resolve, reject) => session!.post(method, params, (err, res) => (err ? reject(err) : resolve(res))));
 
   const stop = async () => {
     server.closeAllConnections();
@@ -64,13 +62,13 @@ export function serveUnderParent(
       case 'profile-start':
         session = new inspector.Session();
         session.connect();
-        await post(session, 'Profiler.enable');
-        await post(session, 'Profiler.setSamplingInterval', { interval: m.intervalUs ?? 250 });
-        await post(session, 'Profiler.start');
+        await post('Profiler.enable');
+        await post('Profiler.setSamplingInterval', { interval: m.intervalUs ?? 250 });
+        await post('Profiler.start');
         // Allocation sampling alongside (who allocates pays the GC time), collected objects kept;
         // survivorsOnly drops what scavenges freed, leaving what they had to copy and promote.
-        await post(session, 'HeapProfiler.enable');
-        await post(session, 'HeapProfiler.startSampling', {
+        await post('HeapProfiler.enable');
+        await post('HeapProfiler.startSampling', {
           samplingInterval: 16_384,
           includeObjectsCollectedByMajorGC: true,
           includeObjectsCollectedByMinorGC: !m.survivorsOnly,
@@ -78,8 +76,8 @@ export function serveUnderParent(
         send({ type: 'profile-started' });
         break;
       case 'profile-stop': {
-        const { profile: heap } = await post(session!, 'HeapProfiler.stopSampling');
-        const { profile } = await post(session!, 'Profiler.stop');
+        const { profile: heap } = await post('HeapProfiler.stopSampling');
+        const { profile } = await post('Profiler.stop');
         session!.disconnect();
         session = null;
         fs.mkdirSync(path.dirname(m.file), { recursive: true });

@@ -6,8 +6,7 @@ import { REPO_ROOT, RESULTS_DIR } from './format';
 import { closedLoop, type RunResult, type Target } from './load';
 import type { ChildMessage, GcStats, ParentMessage } from './serverChild';
 
-// The parent side of a bench server (see serverChild.ts): fork, wait until it listens, and
-// talk to it over IPC.
+// The parent side of a bench server (serverChild.ts): launched, ready once it listens, driven over IPC.
 
 export { REPO_ROOT };
 
@@ -51,8 +50,7 @@ const REAL_API_ENTRY = 'bench/harness/serve-app.ts';
 
 export async function startServer(name: string, entry: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<ServerHandle> {
   let port = 0;
-  // The real API gets the options every launcher of api/main.ts gives it (lib/apiRuntime.ts);
-  // the bare servers run with Node's defaults.
+  // The real API gets api/main.ts's Node options (lib/apiRuntime.ts); the bare servers Node's defaults.
   const p = await launch({
     kind: entry === REAL_API_ENTRY ? 'api' : undefined,
     entry,
@@ -72,12 +70,11 @@ export async function startServer(name: string, entry: string, env: NodeJS.Proce
     port,
     baseUrl: `http://127.0.0.1:${port}`,
     usage: async () => {
-      const m = await request(child, { type: 'cpu' }, 'cpu');
-      return { cpuUs: m.userUs + m.systemUs, gc: m.gc, heapUsedBytes: m.heapUsedBytes };
+      const { userUs, systemUs, gc, heapUsedBytes } = await request(child, { type: 'cpu' }, 'cpu');
+      return { cpuUs: userUs + systemUs, gc, heapUsedBytes };
     },
-    profileStart: async (intervalUs, opts) => {
-      await request(child, { type: 'profile-start', intervalUs, survivorsOnly: opts?.survivorsOnly }, 'profile-started');
-    },
+    profileStart: async (intervalUs, opts) =>
+      void (await request(child, { type: 'profile-start', intervalUs, survivorsOnly: opts?.survivorsOnly }, 'profile-started')),
     profileStop: async (file) => (await request(child, { type: 'profile-stop', file }, 'profile-stopped')).file,
     call: async <T>(callName: string, args?: unknown) => {
       const m = await request(child, { type: 'call', name: callName, args }, 'called', 600_000);

@@ -1,8 +1,7 @@
 import type { Connection } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-// A Temporal task queue as the publishing and population benches watch it: how many tasks wait
-// in it, and when it has gone quiet (every started workflow has run its first task and set its timer).
+// A Temporal task queue as the benches watch it: its backlog, and when it has gone quiet.
 
 const longNum = (v: unknown) => (v && typeof v === 'object' && 'toNumber' in v ? (v as { toNumber(): number }).toNumber() : Number(v ?? 0));
 

@@ -1,9 +1,7 @@
 import { freePort } from '../../tooling/ports';
 
-// The Temporal a bench runs on, started once for the run: the dev server in memory, or the
-// cluster tier (tooling/temporalCluster.ts) on fresh databases of the bench's own, dropped at the
-// end. Its processes are the "temporal" CPU group; its databases, on the cluster, are Temporal's
-// share of Postgres.
+// The Temporal a bench runs on: the dev server in memory, or the cluster tier
+// (tooling/temporalCluster.ts) on fresh databases of the bench's own, dropped at the end.
 
 export type TemporalKind = 'dev' | 'cluster';
 
@@ -39,16 +37,9 @@ export async function startBenchTemporal(
   const address = `127.0.0.1:${reserved.port}`;
   if (reserved.cluster) {
     const { startTemporalCluster, dropClusterDatabases } = await import('../../tooling/temporalCluster');
-    // The cluster's dynamic config (tooling/temporal-cluster/dynamicconfig.yaml) always has
-    // fairness on; without fairness keys on the starts every task shares one key, first come,
-    // first served.
-    const cluster = await startTemporalCluster({
-      databaseUrl: opts.databaseUrl,
-      databaseName: opts.databaseName,
-      fresh: true,
-      ports: reserved.cluster,
-      log: () => {},
-    });
+    // Fairness is always on in the cluster's dynamic config (tooling/temporal-cluster/dynamicconfig.yaml).
+    const { databaseUrl, databaseName } = opts;
+    const cluster = await startTemporalCluster({ databaseUrl, databaseName, fresh: true, ports: reserved.cluster, log: () => {} });
     return {
       kind: 'cluster',
       address,
@@ -64,18 +55,12 @@ export async function startBenchTemporal(
   }
   const { resolveTemporalBinary, startTemporalDevServer } = await import('../../tooling/temporalBinary');
   const binary = await resolveTemporalBinary(opts.log ? { log: opts.log } : undefined);
-  const server = await startTemporalDevServer({
-    binary,
-    port: reserved.port,
-    uiPort: null,
-    dbFile: null,
-    log: () => {},
-    fairness: opts.fairness,
-  });
+  const { port } = reserved;
+  const server = await startTemporalDevServer({ binary, port, uiPort: null, dbFile: null, log: () => {}, fairness: opts.fairness });
   return {
     kind: 'dev',
     address,
-    port: reserved.port,
+    port,
     pids: () => [server.child.pid!],
     databases: [],
     describe: `Temporal dev server (in memory) ${address}, pid ${server.child.pid}`,

@@ -1,8 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 
-// The webhooks bench's baseline (bench/webhooks.ts): the least Temporal does for one delivery
-// when every delivery is its own workflow, namely one workflow whose only step is one regular
-// activity that POSTs the already signed request. No outbox, no relay, no database.
+// The webhooks bench's baseline (bench/webhooks.ts): one workflow per delivery whose only step is
+// one activity POSTing the already signed request. No outbox, no relay, no database.
 
 export type BaselineDelivery = { url: string; body: string; headers: Record<string, string> };
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { diff, snapshot, type CpuSnapshot, type Groups } from '../harness/proc';
+import { diff, postgresCpuGroup, snapshot, type CpuSnapshot, type Groups } from '../harness/proc';
 import { postContent, prng } from '../harness/content';
 import { f0, mib, s1, step } from '../harness/format';
 import { backlog as queueBacklog, quietSince } from '../harness/taskQueue';
@@ -10,20 +10,14 @@ import type { Bench, Creation, Fleet } from '../publishing';
 
 /** The bench's processes by CPU group; every other process is "other". */
 async function cpuGroups(bench: Bench, workers: WorkerRun[], api: ApiChild | null): Promise<Groups> {
-  const { rows } = await bench.mon.query<{ pid: number; datname: string | null; backend_type: string }>(
-    'select pid, datname, backend_type from pg_stat_activity',
-  );
-  const foreign = new Set(rows.filter((r) => r.backend_type === 'client backend' && r.datname !== BENCH_DB).map((r) => r.pid));
-  const temporalDbs = bench.temporal.databases;
-  const temporalBackends = new Set(rows.filter((r) => r.datname !== null && temporalDbs.includes(r.datname)).map((r) => r.pid));
   const workerPids = new Set(workers.map((w) => w.pid));
   const temporalNow = new Set(bench.temporal.pids());
   return {
     worker: (p) => workerPids.has(p.pid),
     temporal: (p) => temporalNow.has(p.pid),
-    postgres: (p) => p.comm === 'postgres' && !foreign.has(p.pid),
+    postgres: await postgresCpuGroup(bench.mon, BENCH_DB),
     // On the cluster: the backends serving the Temporal server's two databases.
-    'postgres (temporal)': (p) => temporalBackends.has(p.pid),
+    'postgres (temporal)': await postgresCpuGroup(bench.mon, bench.temporal.databases, { backendsOnly: true }),
     redis: (p) => p.comm.startsWith('redis-server'),
     'bench+sim': (p) => p.pid === process.pid,
     api: (p) => api !== null && p.pid === api.pid,
