@@ -10,7 +10,7 @@ import { Cleanups } from './harness/cleanups';
 import { postContent, prng } from './harness/content';
 import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
 import { f0, REPO_ROOT, RESULTS_DIR, s1, step } from './harness/format';
-import { diff, machineInfo, snapshot, until, waitForQuiet, type CpuSnapshot, type Groups } from './harness/proc';
+import { diff, machineInfo, postgresCpuGroup, snapshot, until, waitForQuiet, type CpuSnapshot, type Groups } from './harness/proc';
 import { idle } from './harness/taskQueue';
 import { reserveTemporal } from './harness/temporal';
 import { WORKFLOW_TYPE } from './publishing/baseline';
@@ -140,11 +140,10 @@ async function setUp(cleanups: Cleanups) {
   /** CPU µs per unit by process group between two snapshots, and the share other work took. */
   const cpuPer = async (a: CpuSnapshot, b: CpuSnapshot, units: number, extra: Groups = {}) => {
     // Postgres backends of other databases than the bench's own are other work.
-    const { rows } = await mon.query<{ pid: number; datname: string | null; backend_type: string }>(
-      'select pid, datname, backend_type from pg_stat_activity',
-    );
-    const ours = new Set([S.BENCH_DB, ...(tier.store.kind === 'cluster' ? [tier.store.db.name, tier.store.db.visibilityName] : [])]);
-    const foreign = new Set(rows.filter((r) => r.backend_type === 'client backend' && !ours.has(r.datname ?? '')).map((r) => r.pid));
+    const postgres = await postgresCpuGroup(mon, [
+      S.BENCH_DB,
+      ...(tier.store.kind === 'cluster' ? [tier.store.db.name, tier.store.db.visibilityName] : []),
+    ]);
     const workerPids = new Set(procs.workers.map((w) => w.pid));
     const apiPids = new Set(procs.apis.map((w) => w.pid));
     const temporalPids = new Set(tier.pids());
@@ -153,7 +152,7 @@ async function setUp(cleanups: Cleanups) {
       worker: (p) => workerPids.has(p.pid),
       api: (p) => apiPids.has(p.pid),
       temporal: (p) => temporalPids.has(p.pid),
-      postgres: (p) => p.comm === 'postgres' && !foreign.has(p.pid),
+      postgres,
       'bench+sim': (p) => p.pid === process.pid,
     });
     if (!d) return null;

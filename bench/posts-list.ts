@@ -4,7 +4,7 @@
 import path from 'node:path';
 import pg from 'pg';
 import { closedLoop, getJson, openLoop, type RunResult, type Target } from './harness/load';
-import { diff, machineInfo, snapshot, waitForQuiet, type Groups } from './harness/proc';
+import { diff, machineInfo, postgresCpuGroup, snapshot, waitForQuiet, type Groups } from './harness/proc';
 import { summarizeHeapProfile, summarizeProfile, type AllocationSummary, type ProfileSummary } from './harness/profile';
 import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
 import type { StageTiming } from './harness/stages';
@@ -230,16 +230,13 @@ async function setUp() {
   // cost of our requests. Redis is one process and cannot be split; its share is small.
   const variantProcess = { pid: -1 };
   const groups = async (): Promise<Groups> => {
-    const { rows } = await pgAdmin.query<{ pid: number; datname: string | null; backend_type: string }>(
-      'select pid, datname, backend_type from pg_stat_activity',
-    );
-    const foreign = new Set(rows.filter((r) => r.backend_type === 'client backend' && r.datname !== BENCH_DB).map((r) => r.pid));
+    const postgres = await postgresCpuGroup(pgAdmin, BENCH_DB);
     return {
       ours: (p) => p.pid === ours.pid,
       bare: (p) => p.pid === bare.pid,
       variant: (p) => p.pid === variantProcess.pid,
       generator: (p) => p.pid === process.pid,
-      postgres: (p) => p.comm === 'postgres' && !foreign.has(p.pid),
+      postgres,
       redis: (p) => p.comm.startsWith('redis-server'),
     };
   };
