@@ -8,11 +8,11 @@ import pLimit from 'p-limit';
 import pg from 'pg';
 import { Cleanups } from './harness/cleanups';
 import { postContent, prng } from './harness/content';
-import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
+import { closeStores, resetStores } from './harness/database';
 import { f0, REPO_ROOT, RESULTS_DIR, s1, step } from './harness/format';
-import { diff, machineInfo, postgresCpuGroup, snapshot, until, waitForQuiet, type CpuSnapshot, type Groups } from './harness/proc';
+import { diff, machineInfo, postgresCpuGroup, snapshot, until, type CpuSnapshot, type Groups } from './harness/proc';
 import { idle } from './harness/taskQueue';
-import { reserveTemporal } from './harness/temporal';
+import { reserveServiceBench } from './harness/temporal';
 import { WORKFLOW_TYPE } from './publishing/baseline';
 import { buildWorkerBundles } from './publishing/bundles';
 import { apiCreator, createAll, type CreateItem } from './publishing/creation';
@@ -24,7 +24,6 @@ import * as S from './population/settings';
 import { ServiceProcesses, temporalTier } from './population/stack';
 import { storageMark } from './population/storage';
 import { drain, readBack, type Expected } from './population/verify';
-import { freePort } from '../tooling/ports';
 
 const { opt } = S;
 const clock = (ms: number) => new Date(ms).toISOString().slice(11, 19);
@@ -53,12 +52,13 @@ async function main() {
 export type Bench = Awaited<ReturnType<typeof setUp>>;
 
 async function setUp(cleanups: Cleanups) {
-  const otherAtStart = opt['quiet-wait'] > 0 ? await waitForQuiet({ waitMs: opt['quiet-wait'] * 1000 }) : null;
-  const reserved = await reserveTemporal(S.CLUSTER ? 'cluster' : 'dev');
-  const simPort = await freePort();
-  // lib/config reads the environment once, at import; the children inherit it.
-  const env = { databaseUrl: S.DATABASE_URL, redisUrl: S.REDIS_URL, temporalPort: reserved.port, taskQueue: S.TASK_QUEUE, simPort };
-  setPublishingEnvironment(env);
+  const { otherAtStart, reserved, simPort } = await reserveServiceBench({
+    quietWaitS: opt['quiet-wait'],
+    kind: S.CLUSTER ? 'cluster' : 'dev',
+    databaseUrl: S.DATABASE_URL,
+    redisUrl: S.REDIS_URL,
+    taskQueue: S.TASK_QUEUE,
+  });
   const startedAt = Date.now();
   const machine = machineInfo();
   const { config } = await import('../lib/config');

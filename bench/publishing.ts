@@ -7,15 +7,14 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import pg from 'pg';
 import { Cleanups } from './harness/cleanups';
-import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
-import { machineInfo, waitForQuiet } from './harness/proc';
+import { closeStores, resetStores } from './harness/database';
+import { machineInfo } from './harness/proc';
 import { buildWorkerBundles } from './publishing/bundles';
 import { startWorker, type WorkerRun } from './publishing/worker';
 import { lagAndMemory, runBaseline } from './publishing/baseline';
 import { seed } from './publishing/creation';
 import * as S from './publishing/settings';
-import { freePort } from '../tooling/ports';
-import { reserveTemporal, startBenchTemporal } from './harness/temporal';
+import { reserveServiceBench, startBenchTemporal } from './harness/temporal';
 import { f0, RESULTS_DIR, s1, step } from './harness/format';
 import { report } from './publishing/report';
 import { createPosts, drainPosts } from './publishing/herd';
@@ -39,14 +38,15 @@ async function main() {
 export type Bench = Awaited<ReturnType<typeof setUp>>;
 
 async function setUp(cleanups: Cleanups) {
-  // lib/config reads the environment once, at import: every address is chosen and every variable
-  // set before the first app module is loaded; the worker and API children inherit it. The
-  // machine is measured quiet before the ports are picked: a port free minutes ago may not be.
-  const otherAtStart = opt['quiet-wait'] > 0 ? await waitForQuiet({ waitMs: opt['quiet-wait'] * 1000 }) : null;
-  const reserved = await reserveTemporal(S.CLUSTER ? 'cluster' : 'dev');
-  const simPort = await freePort();
+  // Every address chosen and every variable set before the first app module is loaded.
   const { DATABASE_URL, REDIS_URL, TASK_QUEUE } = S;
-  setPublishingEnvironment({ databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort: reserved.port, taskQueue: TASK_QUEUE, simPort });
+  const { otherAtStart, reserved, simPort } = await reserveServiceBench({
+    quietWaitS: opt['quiet-wait'],
+    kind: S.CLUSTER ? 'cluster' : 'dev',
+    databaseUrl: DATABASE_URL,
+    redisUrl: REDIS_URL,
+    taskQueue: TASK_QUEUE,
+  });
   const startedAt = Date.now();
   // The pool size every app process uses, and the worker's settings, as lib/config reads them.
   const { config } = await import('../lib/config');

@@ -1,4 +1,6 @@
 import { freePort } from '../../tooling/ports';
+import { setPublishingEnvironment } from './database';
+import { waitForQuiet } from './proc';
 
 // The Temporal a bench runs on: the dev server in memory, or the cluster tier
 // (tooling/temporalCluster.ts) on fresh databases of the bench's own, dropped at the end.
@@ -28,6 +30,32 @@ export async function reserveTemporal(kind: TemporalKind) {
   const { freeClusterPorts } = await import('../../tooling/temporalCluster');
   const cluster = kind === 'cluster' ? await freeClusterPorts() : null;
   return { kind, cluster, port: cluster ? cluster.frontend : await freePort() };
+}
+
+/**
+ * The start of a bench that runs the service's processes on a Temporal of its own (publishing,
+ * population): a quiet machine awaited (`quietWaitS` > 0) before the ports are picked, since a
+ * port free minutes ago may not be; then Temporal's and the simulator's ports, and the
+ * environment lib/config reads once, at import (the worker and API children inherit it).
+ */
+export async function reserveServiceBench(o: {
+  quietWaitS: number;
+  kind: TemporalKind;
+  databaseUrl: string;
+  redisUrl: string;
+  taskQueue: string;
+}) {
+  const otherAtStart = o.quietWaitS > 0 ? await waitForQuiet({ waitMs: o.quietWaitS * 1000 }) : null;
+  const reserved = await reserveTemporal(o.kind);
+  const simPort = await freePort();
+  setPublishingEnvironment({
+    databaseUrl: o.databaseUrl,
+    redisUrl: o.redisUrl,
+    temporalPort: reserved.port,
+    taskQueue: o.taskQueue,
+    simPort,
+  });
+  return { otherAtStart, reserved, simPort };
 }
 
 export async function startBenchTemporal(
