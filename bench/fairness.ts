@@ -13,6 +13,7 @@ import { benchFlags } from './harness/options';
 import { machineInfo } from './harness/proc';
 import { reserveTemporal, startBenchTemporal, temporalKind } from './harness/temporal';
 import { generationPhase, publishingPhase, startReceivers, webhooksPhase, type Ctx, type Phase, type Tenant } from './fairness/scenarios';
+import { PHASES } from './publishing/history';
 import { freePort } from '../tooling/ports';
 
 const TARGET = 1.5;
@@ -113,6 +114,17 @@ function report(scenario: Scenario, alone: Phase, noisy: Phase): boolean {
     `  quiet lag alone: ${lags(alone)} (${alone.lagsMs.length} items); beside the noisy workspace (${size}): ${lags(noisy)}` +
       (noisy.noisyDrainS !== undefined ? `; the noisy workspace's last item done after ${noisy.noisyDrainS.toFixed(1)} s` : ''),
   );
+  if (alone.breakdown && noisy.breakdown) {
+    // Where the quiet posts' lag went, alone and beside the burst (bench/README.md "fairness").
+    console.log(`  where the quiet lag went (their publish workflows' histories), p50 / p99 ms: alone | beside the noisy workspace`);
+    const ms = (v: number | null) => (v === null ? '–' : Math.round(v).toLocaleString('en-US'));
+    for (const key of Object.keys(PHASES) as (keyof typeof PHASES)[]) {
+      const [a, n] = [alone.breakdown[key], noisy.breakdown[key]];
+      // The publish step runs as a local activity inside the workflow task (workflows/publishPost.ts): no activity events.
+      if (a.p50 === null && n.p50 === null) continue;
+      console.log(`    ${PHASES[key][0].trim().padEnd(40)} ${`${ms(a.p50)} / ${ms(a.p99)}`.padStart(15)} | ${ms(n.p50)} / ${ms(n.p99)}`);
+    }
+  }
   for (const note of [...alone.notes, ...noisy.notes]) console.log(`  ! ${note}`);
   if (alone.unfinished || noisy.unfinished)
     console.log(`  ! unfinished within --timeout: ${alone.unfinished} alone, ${noisy.unfinished} with noisy`);
@@ -197,7 +209,20 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
   const probe = await requestText(agent, new URL(`http://127.0.0.1:${apiPort}/v1/posts`), 'GET', {});
   if (typeof probe.headers['x-request-id'] !== 'string')
     throw new Error(`port ${apiPort} is answered by another process (${probe.status} ${probe.body.slice(0, 80)}); run again`);
-  const ctx: Ctx = { apiUrl: `http://127.0.0.1:${apiPort}`, agent, db: db(), noisy, quiet, sizes: opt, receivers, createdPerS: 10 };
+  const { Client, Connection } = await import('@temporalio/client');
+  const connection = await Connection.connect({ address: temporal.address });
+  cleanups.push(() => connection.close());
+  const ctx: Ctx = {
+    apiUrl: `http://127.0.0.1:${apiPort}`,
+    agent,
+    db: db(),
+    temporal: new Client({ connection }),
+    noisy,
+    quiet,
+    sizes: opt,
+    receivers,
+    createdPerS: 10,
+  };
 
   // One item down every path (the worker's bundle, connections, JIT) before any clock starts; on
   // a copy of the context, as one post is no measure of the creation rate.

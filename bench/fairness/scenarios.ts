@@ -1,10 +1,12 @@
 import http, { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Knex } from 'knex';
+import type { Client } from '@temporalio/client';
 import pLimit from 'p-limit';
 import { requestText } from '../harness/load';
 import { postContent, prng, shuffle } from '../harness/content';
 import { until } from '../harness/proc';
+import { breakdown, timelines } from '../publishing/history';
 
 // The fairness bench's scenarios: each phase runs the quiet workspaces' work, alone or beside
 // the noisy workspace's burst, and answers the quiet work's lags.
@@ -14,13 +16,18 @@ export type Tenant = { id: string; key: string; projectIds: string[] };
 /** The flags a phase reads (bench/fairness.ts): items per workspace, seconds to wait, the lead (0: from the creation rate). */
 export type Sizes = Record<'burst' | 'quiet-posts' | 'jobs' | 'events' | 'quiet-events' | 'timeout' | 'lead', number>;
 
-/** The quiet lags; seconds from the noisy work's first request (or due instant) to its last item done; items left at the timeout. */
-export type Phase = { lagsMs: number[]; noisyDrainS?: number; unfinished: number; notes: string[] };
+/**
+ * The quiet lags; seconds from the noisy work's first request (or due instant) to its last item
+ * done; items left at the timeout; for posts, where the quiet lag went (their publish workflows'
+ * histories, bench/publishing/history.ts).
+ */
+export type Phase = { lagsMs: number[]; noisyDrainS?: number; unfinished: number; notes: string[]; breakdown?: ReturnType<typeof breakdown> };
 
 export interface Ctx {
   apiUrl: string;
   agent: http.Agent;
   db: Knex;
+  temporal: Client;
   noisy: Tenant;
   quiet: Tenant[];
   sizes: Sizes;
@@ -106,6 +113,13 @@ export async function publishingPhase(ctx: Ctx, withNoisy: boolean): Promise<Pha
     `${items.length} posts created in ${((createdBy - t0) / 1000).toFixed(1)} s, due ${due.toISOString().slice(11, 19)} (${((due.getTime() - createdBy) / 1000).toFixed(1)} s later)`,
   );
   const phase = await settle(ctx, POSTS, ids.quiet, ids.noisy, due.getTime());
+  const { workflowIds } = await import('../../lib/temporal/client');
+  const quietTimelines = await timelines(
+    ctx.temporal,
+    ids.quiet.map((id) => ({ workflowId: workflowIds.publish(id), postId: id, dueMs: due.getTime() })),
+  );
+  phase.breakdown = breakdown(quietTimelines.ok);
+  if (quietTimelines.errors) phase.notes.push(`${quietTimelines.errors} quiet publish workflow histories could not be read`);
   if (createdBy > due.getTime())
     phase.notes.push(`creation ended ${((createdBy - due.getTime()) / 1000).toFixed(1)} s after the due minute: raise --lead`);
   return phase;

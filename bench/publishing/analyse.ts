@@ -1,7 +1,7 @@
 import { diff, machineInfo } from '../harness/proc';
 import { prng } from '../harness/content';
-import { f0, mean, quantile, s1, step } from '../harness/format';
-import { compactHistory, timelines, type PostTimeline } from './history';
+import { f0, mean, s1, step } from '../harness/format';
+import { breakdown, compactHistory, timelines, type PostTimeline } from './history';
 import { lagSummary } from './measure';
 import * as S from './settings';
 import type { Bench, Run } from '../publishing';
@@ -16,37 +16,6 @@ const mapEntries = <T, U>(o: Record<string, T>, f: (k: string, v: T) => U) =>
 /** CPU milliseconds by group → µs per post. */
 const perPost = (cpuMs: Record<string, number>, posts: number) =>
   mapEntries(cpuMs, (_, ms) => (posts ? Math.round((ms * 1000) / posts) : 0));
-
-/** Where the lag went: the phases of a publish workflow's history, as printed, and how each is read from its timeline. */
-export const PHASES = {
-  timerFiredAfterDueMs: ['timer / start delay fired (after due)', (t: PostTimeline) => t.timerFired],
-  workflowTaskWaitMs: ['→ workflow task started (queue wait)', (t: PostTimeline) => t.wfTaskWait],
-  workflowTaskRunMs: ['  workflow task run', (t: PostTimeline) => t.wfTaskRun],
-  activityScheduledAfterDueMs: ['publishPost scheduled (after due)', (t: PostTimeline) => t.activityScheduled],
-  activityQueueMs: ['→ publishPost started (last attempt)', (t: PostTimeline) => t.activityQueue],
-  activityRunMs: ['  publishPost run (pool + tx + call)', (t: PostTimeline) => t.activityRun],
-  closeWaitMs: ['→ workflow completed', (t: PostTimeline) => t.closeWait],
-} as const;
-
-function breakdown(tl: PostTimeline[]) {
-  const row = (f: (t: PostTimeline) => number | null) => ({
-    p50: quantile(tl.map(f), 0.5),
-    p99: quantile(tl.map(f), 0.99),
-    max: quantile(tl.map(f), 1),
-  });
-  return {
-    workflows: tl.length,
-    notReadyAtDue: tl.filter((t) => t.timerStarted === null || t.timerStarted > 0).length,
-    firstTaskStartedMs: row((t) => t.firstTaskStarted),
-    ...(Object.fromEntries(Object.entries(PHASES).map(([key, [, f]]) => [key, row(f)])) as Record<
-      keyof typeof PHASES,
-      ReturnType<typeof row>
-    >),
-    activityRetried: tl.filter((t) => t.activityAttempts > 1).length,
-    withStickyTimeout: tl.filter((t) => t.stickyTimeouts > 0).length,
-    withStartToCloseTimeout: tl.filter((t) => t.startToCloseTimeouts > 0).length,
-  };
-}
 
 /** The posts table, the network and the workflow histories, against each other and the targets. */
 export async function analyse(bench: Bench, r: Run) {

@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import pLimit from 'p-limit';
+import { quantile } from '../harness/format';
 
 // Where a post's lag was spent, read from its publish workflow's history: the timer firing,
 // the workflow task that reacts to it, the activity waiting in the task queue for a worker
@@ -139,4 +140,35 @@ export async function timelines(client: Client, items: Array<{ workflowId: strin
   const all = await pLimit(concurrency).map(items, (it) => timeline(client, it.workflowId, it.postId, it.dueMs).catch(() => null));
   const ok = all.filter((t) => t !== null);
   return { ok, errors: all.length - ok.length };
+}
+
+/** Where the lag went: the phases of a publish workflow's history, as printed, and how each is read from its timeline. */
+export const PHASES = {
+  timerFiredAfterDueMs: ['timer / start delay fired (after due)', (t: PostTimeline) => t.timerFired],
+  workflowTaskWaitMs: ['→ workflow task started (queue wait)', (t: PostTimeline) => t.wfTaskWait],
+  workflowTaskRunMs: ['  workflow task run', (t: PostTimeline) => t.wfTaskRun],
+  activityScheduledAfterDueMs: ['publishPost scheduled (after due)', (t: PostTimeline) => t.activityScheduled],
+  activityQueueMs: ['→ publishPost started (last attempt)', (t: PostTimeline) => t.activityQueue],
+  activityRunMs: ['  publishPost run (pool + tx + call)', (t: PostTimeline) => t.activityRun],
+  closeWaitMs: ['→ workflow completed', (t: PostTimeline) => t.closeWait],
+} as const;
+
+export function breakdown(tl: PostTimeline[]) {
+  const row = (f: (t: PostTimeline) => number | null) => ({
+    p50: quantile(tl.map(f), 0.5),
+    p99: quantile(tl.map(f), 0.99),
+    max: quantile(tl.map(f), 1),
+  });
+  return {
+    workflows: tl.length,
+    notReadyAtDue: tl.filter((t) => t.timerStarted === null || t.timerStarted > 0).length,
+    firstTaskStartedMs: row((t) => t.firstTaskStarted),
+    ...(Object.fromEntries(Object.entries(PHASES).map(([key, [, f]]) => [key, row(f)])) as Record<
+      keyof typeof PHASES,
+      ReturnType<typeof row>
+    >),
+    activityRetried: tl.filter((t) => t.activityAttempts > 1).length,
+    withStickyTimeout: tl.filter((t) => t.stickyTimeouts > 0).length,
+    withStartToCloseTimeout: tl.filter((t) => t.startToCloseTimeouts > 0).length,
+  };
 }
