@@ -21,11 +21,8 @@ const S3_SERVER: GoBinary = {
   pathVar: 'S3_SERVER_PATH',
   module: S3_SERVER_MODULE,
   version: S3_SERVER_VERSION,
-  ldflags: '-s -w',
-  missingHint: (cacheDir) =>
-    `The Versity S3 gateway was not found: set S3_ENDPOINT to use an S3 store, set S3_SERVER_PATH, put \`versitygw\` on PATH, ` +
-    `or install Go so \`npm run s3:install\` can build it into ${cacheDir}.`,
-  buildFailedHint: 'set S3_ENDPOINT or S3_SERVER_PATH.',
+  installScript: 'npm run s3:install',
+  instead: 'set S3_ENDPOINT to use an S3 store',
 };
 
 /** Absolute path of `versitygw`, building it into the cache with Go when nothing else has it. */

@@ -150,11 +150,22 @@ export interface GoBinary {
   pathVar: string;
   module: string;
   version: string;
-  ldflags: string;
-  /** What to do when there is no binary and no Go to build one. */
-  missingHint: (cacheDir: string) => string;
-  /** What to do when the build failed. */
-  buildFailedHint: string;
+  /** Linker flags of the build; default `-s -w` (no symbol table or debug information). */
+  ldflags?: string;
+  /** The npm script that builds it into the cache folder (`npm run temporal:install`). */
+  installScript: string;
+  /** Another way to do without the binary, first in the messages (`set S3_ENDPOINT to use an S3 store`). */
+  instead?: string;
+}
+
+const capitalized = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** What to do when there is no binary and no Go to build one. */
+function missingHint(spec: GoBinary, cacheDir: string): string {
+  return (
+    `${capitalized(spec.label)} was not found: ${spec.instead ? `${spec.instead}, ` : ''}set ${spec.pathVar}, put \`${spec.name}\` on PATH, ` +
+    `or install Go so \`${spec.installScript}\` can build ${spec.module}@${spec.version} into ${cacheDir}.`
+  );
 }
 
 /**
@@ -176,7 +187,7 @@ export async function resolveGoBinary(spec: GoBinary, log: LogFn = defaultLog): 
   const cached = path.join(cacheDir, binaryName(spec.name));
   if (isExecutableFile(cached)) return cached;
   const go = findGo();
-  if (!go) throw new BinaryNotFoundError(spec.name, spec.missingHint(cacheDir));
+  if (!go) throw new BinaryNotFoundError(spec.name, missingHint(spec, cacheDir));
   await goInstall(spec, go, cacheDir, cached, log);
   return cached;
 }
@@ -191,7 +202,7 @@ async function goInstall(spec: GoBinary, go: string, cacheDir: string, target: s
   try {
     if (isExecutableFile(target)) return;
     log(`building ${spec.label} ${spec.version} with go install (takes a few minutes, once) into ${cacheDir}`);
-    const child = spawn(go, ['install', `-ldflags=${spec.ldflags}`, `${spec.module}@${spec.version}`], {
+    const child = spawn(go, ['install', `-ldflags=${spec.ldflags ?? '-s -w'}`, `${spec.module}@${spec.version}`], {
       env: { ...process.env, GOBIN: staging, CGO_ENABLED: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -204,7 +215,8 @@ async function goInstall(spec: GoBinary, go: string, cacheDir: string, target: s
     if (code !== 0 || !isExecutableFile(built)) {
       throw new BinaryNotFoundError(
         spec.name,
-        `go install ${spec.module}@${spec.version} failed (exit ${code ?? 'by signal'}); ${spec.buildFailedHint} ` +
+        `go install ${spec.module}@${spec.version} failed (exit ${code ?? 'by signal'}); ${spec.instead ? `${spec.instead}, or ` : ''}` +
+          `build it yourself and set ${spec.pathVar} to it. ` +
           `Last output: ${tail.slice(-3).join(' | ')}`,
       );
     }

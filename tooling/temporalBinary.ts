@@ -27,10 +27,8 @@ const TEMPORAL_CLI: GoBinary = {
   version: TEMPORAL_CLI_VERSION,
   // Same flags as the upstream release build: a static binary that reports its real version.
   ldflags: `-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION.replace(/^v/, '')}`,
-  missingHint: (cacheDir) =>
-    'The Temporal CLI was not found: install it (https://docs.temporal.io/cli, e.g. `brew install temporal`), ' +
-    `put \`temporal\` on PATH, set TEMPORAL_CLI_PATH, or install Go so \`npm run temporal:install\` can build it into ${cacheDir}.`,
-  buildFailedHint: 'install the Temporal CLI yourself or set TEMPORAL_CLI_PATH.',
+  installScript: 'npm run temporal:install',
+  instead: 'install it (https://docs.temporal.io/cli, e.g. `brew install temporal`)',
 };
 
 /**

@@ -28,11 +28,7 @@ export const TEMPORAL_SQL_TOOL_MODULE = 'go.temporal.io/server/cmd/tools/sql';
 const serverBinary = (p: { name: string; builtName: string; label: string; pathVar: string; module: string }): GoBinary => ({
   ...p,
   version: TEMPORAL_SERVER_VERSION,
-  ldflags: '-s -w',
-  missingHint: (cacheDir) =>
-    `${p.label} was not found: set ${p.pathVar}, put \`${p.name}\` on PATH, or install Go so ` +
-    `\`npm run temporal:server:install\` can build ${p.module}@${TEMPORAL_SERVER_VERSION} into ${cacheDir}.`,
-  buildFailedHint: `the module that did not build is ${p.module}; build the nearest tag yourself and set ${p.pathVar} to it.`,
+  installScript: 'npm run temporal:server:install',
 });
 
 const TEMPORAL_SERVER = serverBinary({
@@ -65,11 +61,7 @@ const TEMPORAL_UI_SERVER: GoBinary = {
   pathVar: 'TEMPORAL_UI_SERVER_PATH',
   module: TEMPORAL_UI_SERVER_MODULE,
   version: TEMPORAL_UI_SERVER_VERSION,
-  ldflags: '-s -w',
-  missingHint: (cacheDir) =>
-    'The Temporal UI server was not found: set TEMPORAL_UI_SERVER_PATH, put `temporal-ui-server` on PATH, or install Go so ' +
-    `\`npm run temporal:ui:install\` can build ${TEMPORAL_UI_SERVER_MODULE}@${TEMPORAL_UI_SERVER_VERSION} into ${cacheDir}.`,
-  buildFailedHint: 'build the ui-server release yourself and set TEMPORAL_UI_SERVER_PATH to it.',
+  installScript: 'npm run temporal:ui:install',
 };
 
 export function resolveTemporalUiServerBinary(opts: { log?: LogFn } = {}): Promise<string> {
