@@ -76,6 +76,9 @@ function admittedUncounted(limit: number): RateLimitResult {
   return { allowed: true, limit, remaining: limit, resetAt: Math.ceil((Date.now() + config.rateLimit.windowMs) / 1000), retryAfter: 1 };
 }
 
+/** The Redis key of a subject's window in a bucket. */
+export const rateLimitKey = (bucket: Bucket, subject: string) => `rl:${bucket}:${subject}`;
+
 export async function consume(bucket: Bucket, subject: string): Promise<RateLimitResult> {
   const limit = bucketLimit(bucket);
   if (Date.now() < redisDownUntil) {
@@ -85,7 +88,7 @@ export async function consume(bucket: Bucket, subject: string): Promise<RateLimi
   const member = randomHex(8);
   let answer: number[];
   try {
-    answer = await runScript(`rl:${bucket}:${subject}`, config.rateLimit.windowMs, limit, member);
+    answer = await runScript(rateLimitKey(bucket, subject), config.rateLimit.windowMs, limit, member);
   } catch (err) {
     redisDownUntil = Date.now() + REDIS_RETRY_AFTER_MS;
     rateLimitUnavailable.inc({ bucket });

@@ -355,8 +355,9 @@ async function runFixedRate(b: Bench) {
   // A workspace's limiter window only ever holds its own last minute; start this phase
   // with an empty one instead of the closed loop's tens of thousands of entries.
   const { Redis } = await import('ioredis');
+  const { rateLimitKey } = await import('../api/rateLimit');
   const r = new Redis(REDIS_URL);
-  await r.del(`rl:read:${s.workspaceId}`);
+  await r.del(rateLimitKey('read', s.workspaceId));
   r.disconnect();
   await b.quiet();
   step(`warm-up ours: ${WARMUP_MS / 1000} s open loop at ${opt.rate} req/s`);
