@@ -84,7 +84,8 @@ export async function up(knex: Knex): Promise<void> {
     begin
       if tg_op <> 'INSERT' and old.status = 'published' and old.project_id is not null then was := old.published_at; end if;
       if tg_op <> 'DELETE' and new.status = 'published' and new.project_id is not null then now_at := new.published_at; end if;
-      -- Its metrics row first (its own trigger moves the figures), then the counts.
+      -- Its metrics row first (its own trigger moves the figures), then the counts. A deleted
+      -- post's metrics row goes by its own cascade, its figures by its own trigger.
       if tg_op = 'UPDATE' then
         if was is not distinct from now_at and old.project_id is not distinct from new.project_id then
           return null;
@@ -92,8 +93,6 @@ export async function up(knex: Knex): Promise<void> {
         update post_metric_state m set counted_at = now_at, project_id = coalesce(new.project_id, m.project_id)
          where m.post_id = new.id
            and (m.counted_at is distinct from now_at or m.project_id is distinct from coalesce(new.project_id, m.project_id));
-      elsif tg_op = 'DELETE' then
-        update post_metric_state set counted_at = null where post_id = old.id and counted_at is not null;
       end if;
       if was is not null then
         perform post_publish_hours_take(old.workspace_id, old.project_id, ${HOUR('was')}, 1, 0, 0, 0, 0);
