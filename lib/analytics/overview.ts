@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
-import { db } from '../db';
+import { db, readPrepared } from '../db';
 import { Post, PostMetricDay, PostMetricState, PostPublishHour } from '../models';
 import { parseInZone } from '../time';
 
@@ -132,28 +132,41 @@ async function periodsByDay(k: Knex, workspaceId: string, projectId: string, tim
         [since, end, start, timeZone],
       ),
     );
-  const cut = publishedPosts(k, workspaceId, [projectId], since, end)
-    .join('h', function () {
-      this.on('p.published_at', '>=', 'h.hour').andOn(k.raw(`p.published_at < h.hour + interval '1 hour'`));
-    })
-    .leftJoin('post_metric_state as s', 's.post_id', 'p.id')
-    .whereRaw('not h.whole')
-    .select(k.raw(`${localDay('p.published_at')} as day`, [start, timeZone]), k.raw('1 as posts'), ...METRICS.map((m) => `s.${m}`))
-    .toKnexQuery() as Knex.QueryBuilder;
+  // A cut hour's posts, probed per hour from posts_published (the status written into the text,
+  // so that a generic plan of this prepared statement uses that index too), and each post's one
+  // metrics row by its key: both lateral, so that no plan reads more than the cut hours' posts.
+  const hourPosts = Post.knexForWorkspace(workspaceId, k, 'p')
+    .where('p.project_id', projectId)
+    .whereRaw(`p.status = 'published'`)
+    .whereRaw('p.published_at >= greatest(h.hour, ?)', [since])
+    .whereRaw(`p.published_at < least(h.hour + interval '1 hour', ?)`, [end])
+    .select('p.id', 'p.published_at');
+  const postMetrics = PostMetricState.knexForWorkspace(workspaceId, k, 's')
+    .whereRaw('s.post_id = p.id')
+    .limit(1, { skipBinding: true })
+    .select(...METRICS.map((m) => `s.${m}`));
+  const cut = k.raw(
+    `select ${localDay('p.published_at')} as day, 1 as posts, ${METRICS.map((m) => `s.${m}`).join(', ')}
+       from h cross join lateral ? as p left join lateral ? as s on true
+      where not h.whole`,
+    [start, timeZone, hourPosts, postMetrics],
+  );
   const units = k
     .from('h')
     .whereRaw('h.whole')
     .select('h.day', 'h.posts', ...METRICS.map((m) => `h.${m}`))
     .unionAll(cut, true);
-  const rows: Array<{ day: string | null } & Record<keyof Sums, string | null>> = await k
-    .with('h', hours)
-    .from(units.as('u'))
-    .groupBy('u.day')
-    .select(
-      k.raw(`to_char(u.day, 'YYYY-MM-DD') as day`),
-      k.raw('sum(u.posts) as posts'),
-      ...METRICS.map((m) => k.raw(`sum(u.${m}) as ${m}`)),
-    );
+  const rows = await readPrepared<{ day: string | null } & Record<keyof Sums, string | null>>(
+    k
+      .with('h', hours)
+      .from(units.as('u'))
+      .groupBy('u.day')
+      .select(
+        k.raw(`to_char(u.day, 'YYYY-MM-DD') as day`),
+        k.raw('sum(u.posts) as posts'),
+        ...METRICS.map((m) => k.raw(`sum(u.${m}) as ${m}`)),
+      ),
+  );
 
   const zero = (): Sums => ({ posts: 0, impressions: 0, reactions: 0, comments: 0, reshares: 0 });
   const current = zero();
@@ -184,18 +197,20 @@ function bestPosts(k: Knex, workspaceId: string, projectId: string, start: Date,
     .where('c.counted_at', '>=', start)
     .where('c.counted_at', '<', end)
     .orderByRaw(`${ORDER('c')}, c.post_id`)
-    .limit(5)
+    .limit(5, { skipBinding: true })
     .select('c.post_id', ...METRICS.map((m) => `c.${m}`));
   const best = k
     .from(k.raw(`generate_series(?::date, ?::date, interval '1 day') as d(day)`, [utcDay(start), utcDay(new Date(end.getTime() - 1))]))
     .crossJoin(k.raw('lateral ? as b', [dayBest]))
     .orderByRaw(`${ORDER('b')}, b.post_id`)
-    .limit(5)
+    .limit(5, { skipBinding: true })
     .select('b.*');
-  return Post.knexForWorkspace(workspaceId, k, 'p')
-    .join(best.as('t'), 't.post_id', 'p.id')
-    .orderByRaw(`${ORDER('t')}, p.id`)
-    .select('p.id', 'p.title', 'p.published_at', ...METRICS.map((m) => `t.${m}`)) as Promise<PostRowFigures[]>;
+  return readPrepared<PostRowFigures>(
+    Post.knexForWorkspace(workspaceId, k, 'p')
+      .join(best.as('t'), 't.post_id', 'p.id')
+      .orderByRaw(`${ORDER('t')}, p.id`)
+      .select('p.id', 'p.title', 'p.published_at', ...METRICS.map((m) => `t.${m}`)),
+  );
 }
 
 /**
@@ -208,12 +223,8 @@ const ATTENTION_STATES = ['pending', 'blocked', 'failed'];
 
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
 
-export async function projectOverview(
-  project: { id: string; workspace_id: string; timezone: string },
-  from: string,
-  to: string,
-  k: Knex = db(),
-) {
+export async function projectOverview(project: { id: string; workspace_id: string; timezone: string }, from: string, to: string) {
+  const k = db();
   const tz = project.timezone;
   const { start, end } = periodBounds(from, to, tz);
   const days = daysBetween(from, to);
