@@ -39,6 +39,7 @@ const SEEDED_TABLES = [
   'posts',
   'post_metric_state',
   'post_metric_days',
+  'post_publish_hours',
   'notes',
   'calendar_slots',
   'ideas',

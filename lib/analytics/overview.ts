@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
-import { db } from '../db';
-import { Post, PostMetricDay, PostMetricState } from '../models';
+import { db, readPrepared } from '../db';
+import { Post, PostMetricDay, PostMetricState, PostPublishHour } from '../models';
 import { parseInZone } from '../time';
 
 // The analytics overview of one project (docs/analytics.md "Overview"): totals of the posts
@@ -101,6 +101,132 @@ async function periodTotals(k: Knex, workspaceId: string, projectIds: readonly s
 
 export { periodTotals };
 
+const HOUR_MS = 3_600_000;
+const METRICS = ['impressions', 'reactions', 'comments', 'reshares'] as const;
+type Sums = { posts: number } & Record<(typeof METRICS)[number], number>;
+
+/**
+ * The project's posts published from `since` until before `end` and their latest metrics: those
+ * before `start` summed (the previous period), those after by local day of `timeZone` (the
+ * current one). Read from the hourly rollup (post_publish_hours, kept by triggers: migration
+ * 20261203120000), one row per UTC hour with posts, whatever their number. An hour that a bound
+ * or a local midnight cuts (a zone whose offset is not whole hours, a DST change inside an hour)
+ * is read from its own posts instead, in a second statement sent only when there is such an
+ * hour, so the answer is the one a sum over the posts gives: the local day is Postgres' own
+ * `at time zone`, as for every other local day of the overview.
+ */
+async function periodsByDay(k: Knex, workspaceId: string, projectId: string, timeZone: string, since: Date, start: Date, end: Date) {
+  const localDay = (at: string) => `case when ${at} >= ? then (${at} at time zone ?)::date end`;
+  const sums = (m: string, when = '') => k.raw(`sum(${m})${when} as ${m.replace(/^\w+\./, '')}`);
+  const hours = PostPublishHour.knexForWorkspace(workspaceId, k, 'r')
+    .where('r.project_id', projectId)
+    .where('r.hour', '>', new Date(since.getTime() - HOUR_MS))
+    .where('r.hour', '<', end)
+    .joinRaw(`cross join lateral (select ${localDay('r.hour')} as day offset 0) d`, [start, timeZone])
+    .select(
+      'r.hour',
+      'r.posts',
+      ...METRICS.map((m) => `r.${m}`),
+      'd.day',
+      k.raw(
+        `r.hour >= ? and r.hour + interval '1 hour' <= ?
+         and (r.hour + interval '1 hour' <= ? or d.day is not null and d.day = ((r.hour + interval '3599.999999 seconds') at time zone ?)::date) as whole`,
+        [since, end, start, timeZone],
+      ),
+    );
+  type Row = { day: string | null } & Record<keyof Sums, string | null>;
+  const whole = await readPrepared<Row & { cut: Date[] | null }>(
+    k
+      .from(hours.as('h'))
+      .groupBy('h.day')
+      .select(
+        k.raw(`to_char(h.day, 'YYYY-MM-DD') as day`),
+        ...['h.posts', ...METRICS.map((m) => `h.${m}`)].map((m) => sums(m, ' filter (where h.whole)')),
+        k.raw('array_agg(h.hour) filter (where not h.whole) as cut'),
+      ),
+  );
+  const rows: Row[] = [...whole];
+  const cut = whole.flatMap((r) => r.cut ?? []);
+  if (cut.length) {
+    // Each cut hour's posts, summed per local day in a lateral aggregate (so that no plan joins
+    // the project's posts to the hours at large): its posts from posts_published (the status
+    // written into the text, for a generic plan of this prepared statement too), each with its
+    // one metrics row by key. The hour's equality, redundant with its range, is for the planner:
+    // between two parameters it expects 0.5 % of the project's posts in an hour, with the
+    // equality 0.5 % of that, and keeps the plan below the cost at which Postgres compiles it.
+    const postMetrics = PostMetricState.knexForWorkspace(workspaceId, k, 's')
+      .whereRaw('s.post_id = p.id')
+      .limit(1, { skipBinding: true })
+      .select(...METRICS.map((m) => `s.${m}`));
+    const hourSums = Post.knexForWorkspace(workspaceId, k, 'p')
+      .leftJoin(k.raw('lateral ? as s', [postMetrics]), k.raw('true'))
+      .where('p.project_id', projectId)
+      .whereRaw(`p.status = 'published'`)
+      .whereRaw('p.published_at >= greatest(h.hour, ?)', [since])
+      .whereRaw(`p.published_at < least(h.hour + interval '1 hour', ?)`, [end])
+      .whereRaw(`date_trunc('hour', p.published_at at time zone 'UTC') = h.hour at time zone 'UTC'`)
+      .groupBy('day')
+      .select(
+        k.raw(`to_char(${localDay('p.published_at')}, 'YYYY-MM-DD') as day`, [start, timeZone]),
+        k.raw('count(*) as posts'),
+        ...METRICS.map((m) => sums(`s.${m}`)),
+      );
+    rows.push(
+      ...(await readPrepared<Row>(
+        k
+          .from(k.raw('unnest(?::timestamptz[]) as h(hour)', [cut]))
+          .crossJoin(k.raw('lateral ? as x', [hourSums]))
+          .groupBy('x.day')
+          .select('x.day', sums('x.posts'), ...METRICS.map((m) => sums(`x.${m}`))),
+      )),
+    );
+  }
+
+  const zero = (): Sums => ({ posts: 0, impressions: 0, reactions: 0, comments: 0, reshares: 0 });
+  const current = zero();
+  const previous = zero();
+  const postsByDay = new Map<string, number>();
+  for (const r of rows) {
+    const into = r.day === null ? previous : current;
+    for (const key of ['posts', ...METRICS] as const) into[key] += Number(r[key] ?? 0);
+    if (r.day !== null) postsByDay.set(r.day, (postsByDay.get(r.day) ?? 0) + Number(r.posts ?? 0));
+  }
+  return { current: totalsOf(current), previous: totalsOf(previous), postsByDay };
+}
+
+/**
+ * The 5 posts with the most engagements (ties: more impressions, then the post id) of those
+ * published from `start` until before `end`. post_metric_state_best orders each UTC day's
+ * counted posts that way (migration 20261203120100): the period's best 5 are among its days'
+ * best 5, read five index entries a day (a day the period's bounds cut is read until five of its
+ * posts fall inside them).
+ */
+function bestPosts(k: Knex, workspaceId: string, projectId: string, start: Date, end: Date) {
+  const utcDay = (at: Date) => at.toISOString().slice(0, 10);
+  const ORDER = (t: string) => `(${t}.reactions + ${t}.comments + ${t}.reshares) desc, ${t}.impressions desc`;
+  const dayBest = PostMetricState.knexForWorkspace(workspaceId, k, 'c')
+    .where('c.project_id', projectId)
+    .whereNotNull('c.counted_at')
+    .whereRaw(`(c.counted_at at time zone 'UTC')::date = d.day::date`)
+    .where('c.counted_at', '>=', start)
+    .where('c.counted_at', '<', end)
+    .orderByRaw(`${ORDER('c')}, c.post_id`)
+    .limit(5, { skipBinding: true })
+    .select('c.post_id', ...METRICS.map((m) => `c.${m}`));
+  const best = k
+    .from(k.raw(`generate_series(?::date, ?::date, interval '1 day') as d(day)`, [utcDay(start), utcDay(new Date(end.getTime() - 1))]))
+    .crossJoin(k.raw('lateral ? as b', [dayBest]))
+    .orderByRaw(`${ORDER('b')}, b.post_id`)
+    .limit(5, { skipBinding: true })
+    .select('b.*');
+  return readPrepared<PostRowFigures>(
+    Post.knexForWorkspace(workspaceId, k, 'p')
+      .join(best.as('t'), 't.post_id', 'p.id')
+      .orderByRaw(`${ORDER('t')}, p.id`)
+      .select('p.id', 'p.title', 'p.published_at', ...METRICS.map((m) => `t.${m}`)),
+  );
+}
+
 /**
  * Best times read the project's latest synced posts, not its whole history: what an audience
  * does now is what the next post meets, and the read costs the same at any history length.
@@ -111,62 +237,22 @@ const ATTENTION_STATES = ['pending', 'blocked', 'failed'];
 
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
 
-export async function projectOverview(
-  project: { id: string; workspace_id: string; timezone: string },
-  from: string,
-  to: string,
-  k: Knex = db(),
-) {
+export async function projectOverview(project: { id: string; workspace_id: string; timezone: string }, from: string, to: string) {
+  const k = db();
   const tz = project.timezone;
   const { start, end } = periodBounds(from, to, tz);
   const days = daysBetween(from, to);
   const prev = periodBounds(addDays(from, -days), addDays(from, -1), tz);
-  const ids = [project.id];
 
-  const [[current, previous], series, published, best, times, sync] = await Promise.all([
-    // Both periods in one pass over the project's posts.
-    publishedPosts(k, project.workspace_id, ids, prev.start, end)
-      .leftJoin('post_metric_state as s', 's.post_id', 'p.id')
-      .select(
-        ...['cur', 'prev'].flatMap((name) => {
-          const f = name === 'cur' ? 'p.published_at >= ?' : 'p.published_at < ?';
-          const b = name === 'cur' ? start : prev.end;
-          return [
-            k.raw(`count(*) filter (where ${f}) as ${name}_posts`, [b]),
-            ...['impressions', 'reactions', 'comments', 'reshares'].map((m) =>
-              k.raw(`sum(s.${m}) filter (where ${f}) as ${name}_${m}`, [b]),
-            ),
-          ];
-        }),
-      )
-      .first()
-      .castTo<Record<string, number | string | null>>()
-      .then((r) =>
-        (['cur', 'prev'] as const).map((n) =>
-          totalsOf({
-            posts: r[`${n}_posts`] ?? 0,
-            impressions: r[`${n}_impressions`] ?? null,
-            reactions: r[`${n}_reactions`] ?? null,
-            comments: r[`${n}_comments`] ?? null,
-            reshares: r[`${n}_reshares`] ?? null,
-          }),
-        ),
-      ),
+  const [{ current, previous, postsByDay }, series, best, times, sync] = await Promise.all([
+    periodsByDay(k, project.workspace_id, project.id, tz, prev.start, start, end),
     // Daily gains, maintained by the sync as it writes samples (lib/analytics/sync.ts).
     PostMetricDay.knexForWorkspace(project.workspace_id, k)
       .where({ project_id: project.id })
       .where('day', '>=', from)
       .where('day', '<=', to)
       .select(k.raw(`to_char(day, 'YYYY-MM-DD') as day`), 'impressions', 'reactions', 'comments', 'reshares'),
-    publishedPosts(k, project.workspace_id, ids, start, end)
-      .select(k.raw(`to_char((p.published_at at time zone ?)::date, 'YYYY-MM-DD') as day`, [tz]), k.raw('count(*) as posts'))
-      .groupBy('day'),
-    publishedPosts(k, project.workspace_id, ids, start, end)
-      .join('post_metric_state as s', 's.post_id', 'p.id')
-      .select('p.id', 'p.title', 'p.published_at', 's.impressions', 's.reactions', 's.comments', 's.reshares')
-      .orderByRaw('(s.reactions + s.comments + s.reshares) desc, s.impressions desc, p.id')
-      .limit(5)
-      .castTo<PostRowFigures[]>(),
+    bestPosts(k, project.workspace_id, project.id, start, end),
     // Best times: the project's latest BEST_TIMES_POSTS synced posts, by local weekday and hour.
     k
       .from(
@@ -210,7 +296,6 @@ export async function projectOverview(
   ]);
 
   const gainsByDay = new Map<string, any>((series as any[]).map((r) => [r.day, r]));
-  const postsByDay = new Map<string, number>((published as any[]).map((r) => [r.day, Number(r.posts)]));
   const daily = [];
   for (let i = 0; i < days; i++) {
     const day = addDays(from, i);

@@ -22,4 +22,4 @@ export { Upload } from './Upload';
 export { ApiKey } from './ApiKey';
 export { KnowledgeChunk, KnowledgeDocument } from './Knowledge';
 export { AiBudget, AiBudgetWeek, AiSpendDay } from './AiSpend';
-export { PostMetricDay, PostMetricState } from './PostMetrics';
+export { PostMetricDay, PostMetricState, PostPublishHour } from './PostMetrics';
