@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
-import { db } from '../db';
+import { db, isoOf } from '../db';
 import { Post, PostMetricDay, PostMetricState } from '../models';
 import { parseInZone } from '../time';
 
@@ -54,7 +54,8 @@ export function totalsOf(r: {
 export interface PostRowFigures {
   id: string;
   title: string;
-  published_at: Date;
+  /** A Date, or the ISO string of a read with TIMESTAMPS_AS_ISO (lib/db.ts). */
+  published_at: Date | string;
   impressions: number | string | null;
   reactions: number | string | null;
   comments: number | string | null;
@@ -64,7 +65,7 @@ export interface PostRowFigures {
 /** One published post's figures as the analytics answers show them (overview's best posts, the post list). */
 export function postFigures(r: PostRowFigures) {
   const { posts: _one, ...t } = totalsOf({ posts: 1, ...r });
-  return { postId: r.id, title: r.title, publishedAt: r.published_at.toISOString(), ...t };
+  return { postId: r.id, title: r.title, publishedAt: isoOf(r.published_at), ...t };
 }
 
 const change = (now: number, before: number) => (before === 0 ? null : Math.round(((now - before) / before) * 10_000) / 10_000);
