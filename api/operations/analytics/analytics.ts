@@ -163,13 +163,15 @@ export const listPostAnalytics = defineOperation({
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
-      data: page.map((r) => ({
-        ...postFigures(r),
-        networkPostUrn: r.network_post_urn,
-        samples: r.samples ?? 0,
-        lastSyncedAt: r.last_synced_at ? isoOf(r.last_synced_at) : null,
-        sync: { state: r.sync_state ?? 'pending', detail: r.sync_state === 'blocked' || r.sync_state === 'failed' ? r.last_error : null },
-      })),
+      // Added to postFigures' object, not spread into a new one (see postFigures).
+      data: page.map((r) =>
+        Object.assign(postFigures(r), {
+          networkPostUrn: r.network_post_urn,
+          samples: r.samples ?? 0,
+          lastSyncedAt: r.last_synced_at ? isoOf(r.last_synced_at) : null,
+          sync: { state: r.sync_state ?? 'pending', detail: r.sync_state === 'blocked' || r.sync_state === 'failed' ? r.last_error : null },
+        }),
+      ),
       pagination: {
         next_cursor:
           rows.length > limit && last
