@@ -2,10 +2,10 @@
 // against its statements behind bare Koa (bench/README.md, "reads").
 
 import pg from 'pg';
-import type { RunResult } from './harness/load';
 import { benchFlags } from './harness/options';
 import { flushRedis, recreateDatabase, setBenchEnvironment } from './harness/database';
-import { serverLoop, startServer, type ServerHandle } from './harness/servers';
+import { serverLoop, startServer, withServerCpu, type ServerHandle } from './harness/servers';
+import { closedLoop, type RunResult } from './harness/load';
 import { writeResults } from './harness/format';
 import { captureSurface, TX_CONTROL, type CapturedStatement } from './harness/statements';
 import { withMaintenanceDb } from '../tooling/databases';
@@ -22,6 +22,10 @@ against its statements behind bare Koa.`,
     keep: { type: 'boolean', help: 'reuse a database already seeded at that size by this bench (migrated to the latest)' },
     only: { type: 'string', arg: 'REGEX', help: 'the surfaces whose name matches' },
     explain: { type: 'boolean', help: "EXPLAIN (ANALYZE, BUFFERS) of each surface's statements at the large size, largest workspace" },
+    profile: {
+      type: 'boolean',
+      help: "the API process's CPU profile over one more API run of each surface after its bare comparison (not in its\nfigures), per call; files in bench/results/profiles/reads-<surface>.cpuprofile",
+    },
   },
 );
 const LARGE = opt.posts;
@@ -154,6 +158,16 @@ async function main() {
         `    API ${fl.api.rps.toFixed(0)}/s (server CPU ${fl.apiCpuUs.toFixed(0)} µs/call) · behind bare Koa ${fl.bare.rps.toFixed(0)}/s (${fl.bareCpuUs.toFixed(0)} µs/call)`,
       );
       console.log(`${sf.surface}: API / same statements behind bare Koa: ${fl.ratio.toFixed(2)}×`);
+      if (opt.profile) {
+        const target = { url: `${apiLarge.baseUrl}${sf.path}`, headers: sf.headers };
+        const loop = { connections: opt.connections, durationMs: DURATION_MS };
+        await withServerCpu(
+          apiLarge,
+          () => closedLoop(target, loop),
+          (r) => r.requests,
+          { file: `reads-${sf.surface.replace(/[^A-Za-z0-9]+/g, '-')}`, title: `API process over ${sf.surface} (per call)` },
+        );
+      }
     }
   } finally {
     await Promise.allSettled([apiSmall.stop(), apiLarge.stop(), replay.stop(), pool.end()]);

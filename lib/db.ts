@@ -37,6 +37,11 @@ export const TIMESTAMPS_AS_ISO = {
     oid === TIMESTAMPTZ ? timestamptzAsIso : (pg.types.getTypeParser(oid, format ?? 'text') as (value: string) => unknown),
 };
 
+type DateOrIso<T> = T extends Date ? Date | string : T;
+
+/** A row as a read with TIMESTAMPS_AS_ISO may give it: each instant a Date, or its ISO string. */
+export type WithIsoInstants<Row> = { [K in keyof Row]: DateOrIso<Row[K]> };
+
 /** An instant read as a Date, or as an ISO string through TIMESTAMPS_AS_ISO, in ISO form. */
 export function isoOf(value: Date | string): string {
   return typeof value === 'string' ? value : value.toISOString();
@@ -250,21 +255,24 @@ export function shapedRead<Shape, Name extends string>(
  * pool, sent as a named (prepared) statement on one of the pool's connections: Postgres parses
  * and plans the text once per connection, and the request skips knex's runner. For the hottest
  * reads (the post list, bench/posts-list.ts); `types` are per-query pg type parsers
- * (TIMESTAMPS_AS_ISO). Not for a transaction's queries.
+ * (TIMESTAMPS_AS_ISO). It runs on `db()`, or on `on` when the caller names the knex or the
+ * transaction a read of a shared helper (lib/spend/meters.ts) was handed; a builder made on a
+ * transaction is refused without `on`.
  * A pooler in front of Postgres in transaction mode must keep named statements (PgBouncer 1.21+
  * with `max_prepared_statements`; docs/publishing.md "Capacity" places one at larger sizes).
  */
 export async function readPrepared<Row>(
   query: Knex.QueryBuilder | BoundStatement,
-  opts: { types?: typeof TIMESTAMPS_AS_ISO } = {},
+  opts: { types?: typeof TIMESTAMPS_AS_ISO; on?: Knex } = {},
 ): Promise<Row[]> {
   // A transaction's builder would silently run outside its transaction here.
-  if (!inUnitOfWork() && (query as unknown as { client?: { transacting?: boolean } }).client?.transacting)
+  if (!opts.on && !inUnitOfWork() && (query as unknown as { client?: { transacting?: boolean } }).client?.transacting)
     throw new Error('readPrepared runs on the pool, not in a transaction');
   const { sql, bindings } = 'toSQL' in query ? query.toSQL().toNative() : query;
   // Inside a unit of work the read sees the unit's own writes: it runs on the unit's connection
-  // (a transaction's client hands out its one connection and releases nothing).
-  const client = db().client;
+  // (a transaction's client hands out its one connection and releases nothing); so does a read
+  // on a transaction named by `on`.
+  const client = (opts.on ?? db()).client;
   const connection = (await client.acquireConnection()) as pg.Client;
   try {
     // Callback form, as knex's runner calls pg. With pg's promise form (a query built without a

@@ -13,9 +13,15 @@ let shared: Redis | undefined;
 export const RECONNECT_MAX_DELAY_MS = 500;
 const retryStrategy = (times: number) => Math.min(times * 50, RECONNECT_MAX_DELAY_MS);
 
+/**
+ * The shared client writes each command as it is issued. Auto-pipelining (commands of one tick
+ * batched into one write, sent from a setImmediate) cost the rate limiter's one EVALSHA per
+ * request about 35 µs more of the API's CPU at the concurrency of one process (bench/README.md,
+ * reads), and batched nothing at 32 concurrent callers in a microbenchmark either.
+ */
 export function redis(): Redis {
   if (!shared) {
-    shared = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableAutoPipelining: true, lazyConnect: false, retryStrategy });
+    shared = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableAutoPipelining: false, lazyConnect: false, retryStrategy });
     shared.on('error', () => {
       /* reconnects on its own; callers see command errors */
     });

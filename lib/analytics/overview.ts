@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
-import { db, readPrepared } from '../db';
+import { db, isoOf, readPrepared } from '../db';
 import { Post, PostMetricDay, PostMetricState, PostPublishHour } from '../models';
 import { parseInZone } from '../time';
 
@@ -31,6 +31,8 @@ export interface Totals {
 const rate = (engagements: number, impressions: number) =>
   impressions > 0 ? Math.round((engagements / impressions) * 10_000) / 10_000 : 0;
 
+const n = (v: number | string | null) => Number(v ?? 0);
+
 export function totalsOf(r: {
   posts: number | string;
   impressions: number | string | null;
@@ -38,7 +40,6 @@ export function totalsOf(r: {
   comments: number | string | null;
   reshares: number | string | null;
 }): Totals {
-  const n = (v: number | string | null) => Number(v ?? 0);
   const engagements = n(r.reactions) + n(r.comments) + n(r.reshares);
   return {
     posts: n(r.posts),
@@ -54,17 +55,34 @@ export function totalsOf(r: {
 export interface PostRowFigures {
   id: string;
   title: string;
-  published_at: Date;
+  /** A Date, or the ISO string of a read with TIMESTAMPS_AS_ISO (lib/db.ts). */
+  published_at: Date | string;
   impressions: number | string | null;
   reactions: number | string | null;
   comments: number | string | null;
   reshares: number | string | null;
 }
 
-/** One published post's figures as the analytics answers show them (overview's best posts, the post list). */
+/**
+ * One published post's figures as the analytics answers show them (overview's best posts, the
+ * per-post list): totalsOf's figures but the count, written out as one literal. Not spread from
+ * totalsOf: on this Node, a literal that spreads an object and adds properties after it costs
+ * microseconds apiece (each gets a shape of its own, and JSON.stringify slows on it), which for
+ * a page of 50 was the largest piece of the per-post list's own CPU (bench/README.md, reads).
+ */
 export function postFigures(r: PostRowFigures) {
-  const { posts: _one, ...t } = totalsOf({ posts: 1, ...r });
-  return { postId: r.id, title: r.title, publishedAt: r.published_at.toISOString(), ...t };
+  const engagements = n(r.reactions) + n(r.comments) + n(r.reshares);
+  return {
+    postId: r.id,
+    title: r.title,
+    publishedAt: isoOf(r.published_at),
+    impressions: n(r.impressions),
+    reactions: n(r.reactions),
+    comments: n(r.comments),
+    reshares: n(r.reshares),
+    engagements,
+    engagementRate: rate(engagements, n(r.impressions)),
+  };
 }
 
 const change = (now: number, before: number) => (before === 0 ? null : Math.round(((now - before) / before) * 10_000) / 10_000);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { planLimits, type PlanLimits } from '../config';
-import { db } from '../db';
+import { db, readPrepared, shapedRead } from '../db';
 import { ApiError, errors } from '../errors';
 import { newId } from '../ids';
 import { effectiveLimit } from '../limits';
@@ -29,9 +29,21 @@ export async function storageUsed(
   trx: Knex | Knex.Transaction = db(),
 ): Promise<{ usedBytes: number; usedAssets: number }> {
   // Kept by a trigger on media_assets as assets come and go (migration 20261202100300).
-  const r = await WorkspaceStorage.forWorkspace(workspaceId, trx).select('used_bytes', 'used_assets').first();
+  const [r] = await readPrepared<Pick<WorkspaceStorage, 'used_bytes' | 'used_assets'>>(storageUsedRead(null, { workspaceId }), { on: trx });
   return { usedBytes: Number(r?.used_bytes ?? 0), usedAssets: Number(r?.used_assets ?? 0) };
 }
+
+// The storage meters' reads are compiled once and sent as prepared statements (lib/db.ts
+// `shapedRead`), on the knex or the transaction the caller hands them, as lib/spend/meters.ts
+// reads the AI meters: GET /v1/usage reads both.
+
+const storageUsedRead = shapedRead((_shape: null, param: (name: 'workspaceId') => string) =>
+  WorkspaceStorage.forWorkspace(param('workspaceId')).select('used_bytes', 'used_assets').toKnexQuery(),
+);
+
+const storageLimitsRead = shapedRead((_shape: null, param: (name: 'workspaceId') => string) =>
+  storageLimitsQuery(param('workspaceId'), db()),
+);
 
 export type StorageLimits = Pick<PlanLimits, 'storageLimitBytes' | 'assetLimit'>;
 
@@ -42,7 +54,8 @@ export type StorageLimits = Pick<PlanLimits, 'storageLimitBytes' | 'assetLimit'>
  * shows these, and imports are refused beyond them.
  */
 export async function workspaceStorageLimits(workspaceId: string, trx: Knex | Knex.Transaction = db()): Promise<StorageLimits> {
-  return limitsOf(await storageLimitsQuery(workspaceId, trx));
+  const [w] = await readPrepared<StorageLimitsRow>(storageLimitsRead(null, { workspaceId }), { on: trx });
+  return limitsOf(w);
 }
 
 interface StorageLimitsRow {

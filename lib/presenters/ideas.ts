@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isoOf, type WithIsoInstants } from '../db';
 import type { IdeaRow } from '../ideas/ideas';
 import { component, dateTime } from './output';
 
@@ -30,7 +31,7 @@ export const ideaSchema = component(
 
 export type Idea = z.infer<typeof ideaSchema>;
 
-export function presentIdea(r: IdeaRow): Idea {
+export function presentIdea(r: WithIsoInstants<IdeaRow>): Idea {
   return {
     id: r.id,
     projectId: r.project_id,
@@ -44,7 +45,7 @@ export function presentIdea(r: IdeaRow): Idea {
     topic: r.topic,
     scheduledFor: r.scheduled_for_text,
     linkedPost: r.linked_post_id && r.linked_category ? { id: r.linked_post_id, statusCategory: r.linked_category } : null,
-    createdAt: r.created_at.toISOString(),
-    updatedAt: r.updated_at.toISOString(),
+    createdAt: isoOf(r.created_at),
+    updatedAt: isoOf(r.updated_at),
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isoOf, type WithIsoInstants } from '../db';
 import type { JobProgress, JobRow } from '../jobs/row';
 import { queryJobProgress } from '../temporal/start/jobs';
 import { component, dateTime, nullableDateTime } from './output';
@@ -33,22 +34,22 @@ export const jobSchema = component(
 export type Job = z.infer<typeof jobSchema>;
 
 /** spec 2.12. `live` is the workflow's own progress answer when it was asked (GET of a RUNNING job). */
-export function presentJob(row: JobRow, live?: JobProgress | null): Job {
+export function presentJob(row: WithIsoInstants<JobRow>, live?: JobProgress | null): Job {
   return {
     id: row.id,
     type: row.type,
     status: row.status,
     projectId: row.project_id,
-    startedAt: row.started_at?.toISOString() ?? null,
-    completedAt: row.completed_at?.toISOString() ?? null,
+    startedAt: row.started_at ? isoOf(row.started_at) : null,
+    completedAt: row.completed_at ? isoOf(row.completed_at) : null,
     progress: live ?? row.progress ?? null,
     result: row.result ?? null,
     errorCode: row.error_code,
     errorMessage: row.error_message,
     attemptCount: row.attempt_count,
     estimatedCompletionMs: row.estimated_completion_ms,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
+    createdAt: isoOf(row.created_at),
+    updatedAt: isoOf(row.updated_at),
   };
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isoOf, type WithIsoInstants } from '../db';
 import type { AssetRow } from '../media/assets';
 import { component, dateTime } from './output';
 
@@ -26,7 +27,7 @@ export const mediaAssetSchema = component(
 
 export type MediaAsset = z.infer<typeof mediaAssetSchema>;
 
-export function presentAsset(a: AssetRow): MediaAsset {
+export function presentAsset(a: WithIsoInstants<AssetRow>): MediaAsset {
   return {
     id: a.id,
     key: a.key,
@@ -39,6 +40,6 @@ export function presentAsset(a: AssetRow): MediaAsset {
     alt: a.alt,
     title: a.title,
     fileName: a.file_name,
-    createdAt: a.created_at.toISOString(),
+    createdAt: isoOf(a.created_at),
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isoOf, type WithIsoInstants } from '../db';
 import type { WebhookDeliveryColumns } from '../models';
 import { component, dateTime, nullableDateTime } from './output';
 
@@ -95,7 +96,7 @@ export interface EndpointRow {
   updated_at: Date;
 }
 
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
+const iso = (d: Date | string | null) => (d ? isoOf(d) : null);
 
 export function presentEndpoint(r: EndpointRow): WebhookEndpoint {
   return {
@@ -132,10 +133,10 @@ export interface AttemptRow {
   remote_address: string | null;
 }
 
-export function presentAttempt(a: AttemptRow) {
+export function presentAttempt(a: WithIsoInstants<AttemptRow>) {
   return {
     attempt: a.attempt,
-    at: a.started_at.toISOString(),
+    at: isoOf(a.started_at),
     outcome: a.outcome,
     statusCode: a.status_code,
     durationMs: a.duration_ms,
@@ -144,13 +145,13 @@ export function presentAttempt(a: AttemptRow) {
   };
 }
 
-export function presentDelivery(d: DeliveryRow, attempts: AttemptRow[]): WebhookDelivery {
+export function presentDelivery(d: WithIsoInstants<DeliveryRow>, attempts: WithIsoInstants<AttemptRow>[]): WebhookDelivery {
   return {
     id: d.id,
     endpointId: d.endpoint_id,
     eventId: d.event_id,
     eventType: d.event_type,
-    eventCreatedAt: d.event_created_at.toISOString(),
+    eventCreatedAt: isoOf(d.event_created_at),
     status: d.status,
     attemptCount: d.attempt_count,
     nextAttemptAt: iso(d.next_attempt_at),
@@ -159,7 +160,7 @@ export function presentDelivery(d: DeliveryRow, attempts: AttemptRow[]): Webhook
     failureReason: d.failure_reason,
     lastError: d.last_error,
     attempts: attempts.map(presentAttempt),
-    createdAt: d.created_at.toISOString(),
-    updatedAt: d.updated_at.toISOString(),
+    createdAt: isoOf(d.created_at),
+    updatedAt: isoOf(d.updated_at),
   };
 }

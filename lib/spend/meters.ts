@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { config, planLimits } from '../config';
+import { db, readPrepared, shapedRead } from '../db';
 import { ApiError } from '../errors';
 import { dayStartUtc, weekStartUtc } from '../time';
 import { effectiveLimit } from '../limits';
@@ -122,14 +123,41 @@ export function aiLimitsOf(row: Record<string, any>, prefix = ''): AiLimits {
  * operator-set `ai_budgets` row for the project or the pool, else the workspace's, else the plan's.
  */
 export async function loadAiLimits(q: Knex | Knex.Transaction, workspaceId: string, target?: BudgetTarget): Promise<AiLimits> {
-  const w = await q('workspaces as w')
-    .leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
-    .leftJoin('ai_budgets as ab', (j) => j.on('ab.workspace_id', 'w.id').andOn('ab.budget_key', q.raw('?', [target?.key ?? ''])))
-    .where('w.id', workspaceId)
-    .first(aiLimitColumns());
+  const [w] = await readPrepared<Record<string, unknown>>(aiLimitsRead(null, { workspaceId, budgetKey: target?.key ?? '' }), { on: q });
   if (!w) throw new Error(`workspace ${workspaceId} does not exist`);
   return aiLimitsOf(w);
 }
+
+// The meters' reads are compiled once and sent as prepared statements (lib/db.ts `shapedRead`,
+// as the post list's page is), on the knex or the transaction the caller hands them: GET
+// /v1/usage reads five of them, and building each with knex cost more than its statement.
+
+/** loadAiLimits' read: the workspace, its billing workspace and the target's `ai_budgets` row. */
+const aiLimitsRead = shapedRead((_shape: null, param: (name: 'workspaceId' | 'budgetKey') => string) =>
+  db()('workspaces as w')
+    .leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
+    .leftJoin('ai_budgets as ab', (j) => j.on('ab.workspace_id', 'w.id').andOn('ab.budget_key', db().raw('?', [param('budgetKey')])))
+    .where('w.id', param('workspaceId'))
+    .first(aiLimitColumns()),
+);
+
+/** weekUsedCents' read: one target's week. */
+const weekRead = shapedRead((_shape: null, param: (name: 'workspaceId' | 'budgetKey' | 'week') => string) =>
+  AiBudgetWeek.forWorkspace(param('workspaceId'))
+    .where({ budget_key: param('budgetKey'), week_start: param('week') })
+    .select('spent_cents', 'reserved_cents')
+    .toKnexQuery(),
+);
+
+/** dayUsedCents' read: the workspace's spend day. */
+const dayRead = shapedRead((_shape: null, param: (name: 'workspaceId' | 'day') => string) =>
+  AiSpendDay.forWorkspace(param('workspaceId'))
+    .where({ bucket_date: param('day') })
+    .select('spent_cents', 'reserved_cents')
+    .toKnexQuery(),
+);
+
+type Spent = { spent_cents: number; reserved_cents: number };
 
 /** spec 2.16: an integer 0-100, always 0 when unlimited. Floored, so 100 means "reached". */
 export function percentUsed(usedCents: number, budgetCents: number | null): number {
@@ -162,16 +190,13 @@ export function wouldRefuse(
 
 /** Settled cost plus open reservations of one weekly budget. */
 export async function weekUsedCents(q: Knex | Knex.Transaction, workspaceId: string, key: string, week: string): Promise<number> {
-  const row = await AiBudgetWeek.forWorkspace(workspaceId, q)
-    .where({ budget_key: key, week_start: week })
-    .first()
-    .select('spent_cents', 'reserved_cents');
+  const [row] = await readPrepared<Spent>(weekRead(null, { workspaceId, budgetKey: key, week }), { on: q });
   return row ? row.spent_cents + row.reserved_cents : 0;
 }
 
 /** Settled cost plus open reservations of the workspace's spend day. */
 export async function dayUsedCents(q: Knex | Knex.Transaction, workspaceId: string, day: string): Promise<number> {
-  const row = await AiSpendDay.forWorkspace(workspaceId, q).where({ bucket_date: day }).first().select('spent_cents', 'reserved_cents');
+  const [row] = await readPrepared<Spent>(dayRead(null, { workspaceId, day }), { on: q });
   return row ? row.spent_cents + row.reserved_cents : 0;
 }
 

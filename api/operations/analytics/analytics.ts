@@ -8,7 +8,7 @@ import {
   projectOverview,
   totalsOf,
 } from '../../../lib/analytics/overview';
-import { db, readPrepared, shapedRead } from '../../../lib/db';
+import { db, isoOf, readPrepared, shapedRead, TIMESTAMPS_AS_ISO } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
 import { Post, Project, Workspace } from '../../../lib/models';
 import { isNetworkError } from '../../../lib/network/errors';
@@ -144,7 +144,8 @@ export const listPostAnalytics = defineOperation({
     }
     // Compiled once per shape and read as plain rows in a prepared statement, as the post list
     // is: the page is presented here, so neither objection's model instances nor knex's runner
-    // (nor building the query per request) earn their cost.
+    // (nor building the query per request) earn their cost; its instants as ISO strings cut from
+    // Postgres' text, not Dates formatted back.
     const rows = await readPrepared<any>(
       postAnalyticsPage(
         { sort, order, from: input.from !== undefined, to: input.to !== undefined, cursor: cursor !== null, limit },
@@ -157,24 +158,24 @@ export const listPostAnalytics = defineOperation({
           cursorId: cursor?.id,
         },
       ),
+      { types: TIMESTAMPS_AS_ISO },
     );
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
-      data: page.map((r) => ({
-        ...postFigures(r),
-        networkPostUrn: r.network_post_urn,
-        samples: r.samples ?? 0,
-        lastSyncedAt: r.last_synced_at ? r.last_synced_at.toISOString() : null,
-        sync: { state: r.sync_state ?? 'pending', detail: r.sync_state === 'blocked' || r.sync_state === 'failed' ? r.last_error : null },
-      })),
+      // Added to postFigures' object, not spread into a new one (see postFigures).
+      data: page.map((r) =>
+        Object.assign(postFigures(r), {
+          networkPostUrn: r.network_post_urn,
+          samples: r.samples ?? 0,
+          lastSyncedAt: r.last_synced_at ? isoOf(r.last_synced_at) : null,
+          sync: { state: r.sync_state ?? 'pending', detail: r.sync_state === 'blocked' || r.sync_state === 'failed' ? r.last_error : null },
+        }),
+      ),
       pagination: {
         next_cursor:
           rows.length > limit && last
-            ? encodeSortCursor(
-                { value: sort === 'publishedAt' ? last.published_at.toISOString() : Number(last.sort_value), id: last.id },
-                filters,
-              )
+            ? encodeSortCursor({ value: sort === 'publishedAt' ? isoOf(last.published_at) : Number(last.sort_value), id: last.id }, filters)
             : null,
         has_more: rows.length > limit,
       },

@@ -1,4 +1,4 @@
-import { db } from '../../../lib/db';
+import { db, readPrepared, shapedRead, TIMESTAMPS_AS_ISO, type WithIsoInstants } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { Idea, Post } from '../../../lib/models';
 import { DERIVED_STATUS_SQL, ideaQuery, insertIdea, type IdeaRow } from '../../../lib/ideas/ideas';
@@ -6,7 +6,8 @@ import { presentIdea } from '../../../lib/presenters/ideas';
 import type { AuthContext } from '../../auth/context';
 import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
-import { keysetPage, parseLimit } from '../../pagination';
+import { keysetClauses, keysetPage, parseLimit } from '../../pagination';
+import type { CursorPosition } from '../../../lib/tokens';
 import { resolveProjectOrDefault } from '../projects/resolve';
 import { BRIEF_COLUMNS, createIdeaInput, getIdeaInput, ideaSchema, listIdeasInput, updateIdeaInput } from './schema';
 
@@ -55,6 +56,26 @@ export const createIdea = defineOperation({
   },
 });
 
+/**
+ * The idea board's page (GET /v1/ideas), by shape: how many projects the reader is narrowed to
+ * (null: every project), whether statuses filter it, whether a cursor positions it, the page size.
+ */
+const ideasPage = shapedRead(
+  (
+    shape: { projects: number | null; statuses: boolean; cursor: boolean; limit: number },
+    param: (name: 'workspaceId' | 'projectIds' | 'projectId' | 'statuses' | 'cursorCreatedAt' | 'cursorId', index?: number) => string,
+  ) => {
+    const q = ideaQuery({
+      workspaceId: param('workspaceId'),
+      projectIds: shape.projects === null ? null : new Set(Array.from({ length: shape.projects }, (_, i) => param('projectIds', i))),
+    }).where('ideas.project_id', param('projectId'));
+    // The filter is on the derived status, so "done" finds ideas whose post went live.
+    if (shape.statuses) q.whereRaw(`(${DERIVED_STATUS_SQL}) = any(?)`, [param('statuses')]);
+    const pos = shape.cursor ? { createdAt: param('cursorCreatedAt'), id: param('cursorId') } : null;
+    return keysetClauses(q.toKnexQuery(), pos, shape.limit, 'ideas');
+  },
+);
+
 export const listIdeas = defineOperation({
   name: 'ideas.list',
   summary: 'The ideas of a project, newest first; status filters on the derived status.',
@@ -66,11 +87,25 @@ export const listIdeas = defineOperation({
     const limit = parseLimit(input.limit);
     const project = await resolveProject(auth, input.projectId);
     const statuses = input.status?.split(',').map((s) => s.trim());
-    const q = ideaQuery(auth).where('ideas.project_id', project.id);
-    // The filter is on the derived status, so "done" finds ideas whose post went live.
-    if (statuses) q.whereRaw(`(${DERIVED_STATUS_SQL}) = any(?)`, [statuses]);
     const filters = { projectId: project.id, status: statuses?.slice().sort().join(',') };
-    return keysetPage<IdeaRow, ReturnType<typeof presentIdea>>(q, {
+    // As the post list reads its page: compiled once per shape, plain rows from a prepared
+    // statement, the instants as ISO strings cut from Postgres' text.
+    const read = (pos: CursorPosition | null) =>
+      readPrepared<WithIsoInstants<IdeaRow>>(
+        ideasPage(
+          { projects: auth.projectIds?.size ?? null, statuses: statuses !== undefined, cursor: pos !== null, limit },
+          {
+            workspaceId: auth.workspaceId,
+            projectIds: auth.projectIds && [...auth.projectIds],
+            projectId: project.id,
+            statuses,
+            cursorCreatedAt: pos?.createdAt,
+            cursorId: pos?.id,
+          },
+        ),
+        { types: TIMESTAMPS_AS_ISO },
+      );
+    return keysetPage<WithIsoInstants<IdeaRow>, ReturnType<typeof presentIdea>>(read, {
       limit,
       cursor: input.cursor,
       filters,

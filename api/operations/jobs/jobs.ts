@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { config } from '../../../lib/config';
-import { afterCommit, db } from '../../../lib/db';
+import { afterCommit, db, readPrepared, shapedRead, TIMESTAMPS_AS_ISO, type WithIsoInstants } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { finishJob } from '../../../lib/jobs/finish';
 import { JOB_STATUSES, progressNow, type JobRow } from '../../../lib/jobs/row';
@@ -13,9 +13,10 @@ import { Job as JobModel } from '../../../lib/models';
 import { jobSchema, getJobInput, cancelJobInput, id } from './schema';
 import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
-import { keysetPage, paginationInput, parseLimit } from '../../pagination';
+import { keysetClauses, keysetPage, paginationInput, parseLimit } from '../../pagination';
+import type { CursorPosition } from '../../../lib/tokens';
 import { findJob, jobsOf } from './queries';
-import { filterByProject } from '../projects/resolve';
+import { checkProjectFilter } from '../projects/resolve';
 
 // spec 4.8 jobs. REST accepts any valid token of the workspace (spec 4.1); the agent tools
 // list_jobs/get_job need jobs:read and cancel_job needs jobs:cancel (spec 4.9), a rule for the
@@ -42,6 +43,31 @@ export const listJobsInput = z
   })
   .strict();
 
+type JobsPageParam = 'workspaceId' | 'projectIds' | 'statuses' | 'type' | 'projectId' | 'cursorCreatedAt' | 'cursorId';
+
+/**
+ * The jobs list's page (GET /v1/jobs), by shape: how many projects the reader is narrowed to
+ * (null: every project), how many statuses filter it, whether a type and a project do, whether a
+ * cursor positions it, the page size.
+ */
+const jobsPage = shapedRead(
+  (
+    shape: { projects: number | null; statuses: number | null; type: boolean; project: boolean; cursor: boolean; limit: number },
+    param: (name: JobsPageParam, index?: number) => string,
+  ) => {
+    const list = (name: 'projectIds' | 'statuses', n: number) => Array.from({ length: n }, (_, i) => param(name, i));
+    const q = jobsOf({
+      workspaceId: param('workspaceId'),
+      projectIds: shape.projects === null ? null : new Set(list('projectIds', shape.projects)),
+    });
+    if (shape.statuses !== null) q.whereIn('jobs.status', list('statuses', shape.statuses));
+    if (shape.type) q.where('jobs.type', param('type'));
+    if (shape.project) q.where('jobs.project_id', param('projectId'));
+    const pos = shape.cursor ? { createdAt: param('cursorCreatedAt'), id: param('cursorId') } : null;
+    return keysetClauses(q.toKnexQuery(), pos, shape.limit, 'jobs');
+  },
+);
+
 export const listJobs = defineOperation({
   name: 'jobs.list',
   summary: 'List jobs, newest first; filter by status (comma-separated), type and projectId.',
@@ -53,13 +79,36 @@ export const listJobs = defineOperation({
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit, config.generation.jobListDefault, config.generation.jobListMax);
     const statuses = input.status?.split(',').map((s) => s.trim());
-    const q = jobsOf(auth);
-    if (statuses) q.whereIn('jobs.status', statuses);
-    if (input.type) q.where('jobs.type', input.type);
-    await filterByProject(auth, q, 'jobs.project_id', input.projectId);
+    // spec 1 rule 1: a project of another workspace is not found, never an empty page.
+    await checkProjectFilter(auth, input.projectId);
     // A cursor is only valid under the filters it was minted with (spec 4.4: else 400 bad_cursor).
     const filters = { status: statuses?.slice().sort().join(','), type: input.type, projectId: input.projectId };
-    return keysetPage<JobRow, Job>(q, { limit, cursor: input.cursor, filters, table: 'jobs', present: presentJob });
+    // As the post list reads its page: compiled once per shape, plain rows from a prepared
+    // statement, the instants as ISO strings cut from Postgres' text.
+    const read = (pos: CursorPosition | null) =>
+      readPrepared<WithIsoInstants<JobRow>>(
+        jobsPage(
+          {
+            projects: auth.projectIds?.size ?? null,
+            statuses: statuses?.length ?? null,
+            type: input.type !== undefined,
+            project: input.projectId !== undefined,
+            cursor: pos !== null,
+            limit,
+          },
+          {
+            workspaceId: auth.workspaceId,
+            projectIds: auth.projectIds && [...auth.projectIds],
+            statuses,
+            type: input.type,
+            projectId: input.projectId,
+            cursorCreatedAt: pos?.createdAt,
+            cursorId: pos?.id,
+          },
+        ),
+        { types: TIMESTAMPS_AS_ISO },
+      );
+    return keysetPage<WithIsoInstants<JobRow>, Job>(read, { limit, cursor: input.cursor, filters, table: 'jobs', present: presentJob });
   },
 });
 

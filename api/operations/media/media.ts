@@ -1,6 +1,6 @@
 import { base64DecodedLength, decodeStrictBase64 } from '../../../lib/base64';
 import { config } from '../../../lib/config';
-import { readPrepared } from '../../../lib/db';
+import { readPrepared, shapedRead, TIMESTAMPS_AS_ISO, type WithIsoInstants } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
 import { importAsset, sha256Hex, type AssetRow } from '../../../lib/media/assets';
 import { presentAsset } from '../../../lib/presenters/media';
@@ -11,7 +11,7 @@ import { defineOperation, depsOf } from '../../operation';
 import { page, single } from '../../output';
 import { keysetClauses, keysetPage, parseLimit } from '../../pagination';
 import type { CursorPosition } from '../../../lib/tokens';
-import { filterByProject, resolveProjectOrDefault } from '../projects/resolve';
+import { checkProjectFilter, resolveProjectOrDefault } from '../projects/resolve';
 import { getMediaInput, importMediaInput, listMediaInput, mediaAssetSchema } from './schema';
 
 // spec 2.13 / 4.7: the media library. Import (POST /v1/media; the spec leaves the path open),
@@ -109,6 +109,19 @@ export const importMedia = defineOperation({
   },
 });
 
+/** The media list's page (GET /v1/media), by shape: whether a project filters it, whether a cursor positions it, the page size. */
+const mediaPage = shapedRead(
+  (
+    shape: { project: boolean; cursor: boolean; limit: number },
+    param: (name: 'workspaceId' | 'projectId' | 'cursorCreatedAt' | 'cursorId') => string,
+  ) => {
+    const q = MediaAsset.forWorkspace(param('workspaceId')).toKnexQuery();
+    if (shape.project) q.where('media_assets.project_id', param('projectId'));
+    const pos = shape.cursor ? { createdAt: param('cursorCreatedAt'), id: param('cursorId') } : null;
+    return keysetClauses(q, pos, shape.limit, 'media_assets');
+  },
+);
+
 export const listMedia = defineOperation({
   name: 'media.list',
   summary: 'The media library, newest first, cursor-paginated.',
@@ -119,12 +132,19 @@ export const listMedia = defineOperation({
   output: page(mediaAssetSchema),
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit, config.media.listDefault, config.media.listMax);
-    const q = MediaAsset.forWorkspace(auth.workspaceId).toKnexQuery();
     // spec 1 rule 1: a project of another workspace is not found, never an empty page.
-    await filterByProject(auth, q, 'media_assets.project_id', input.projectId);
-    // Plain rows from a prepared statement, as the post list reads its page.
-    const read = (pos: CursorPosition | null) => readPrepared<AssetRow>(keysetClauses(q, pos, limit, 'media_assets'));
-    return keysetPage<AssetRow, ReturnType<typeof presentAsset>>(read, {
+    await checkProjectFilter(auth, input.projectId);
+    // As the post list reads its page: compiled once per shape, plain rows from a prepared
+    // statement, the instant as an ISO string cut from Postgres' text.
+    const read = (pos: CursorPosition | null) =>
+      readPrepared<WithIsoInstants<AssetRow>>(
+        mediaPage(
+          { project: input.projectId !== undefined, cursor: pos !== null, limit },
+          { workspaceId: auth.workspaceId, projectId: input.projectId, cursorCreatedAt: pos?.createdAt, cursorId: pos?.id },
+        ),
+        { types: TIMESTAMPS_AS_ISO },
+      );
+    return keysetPage<WithIsoInstants<AssetRow>, ReturnType<typeof presentAsset>>(read, {
       limit,
       cursor: input.cursor,
       filters: { projectId: input.projectId, list: 'media' },

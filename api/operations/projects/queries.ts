@@ -1,6 +1,6 @@
 import type { TransactionOrKnex } from 'objection';
 import { PROJECT_CONNECTION_COLUMNS } from '../../../lib/connectionState';
-import { db } from '../../../lib/db';
+import { db, readPrepared, shapedRead } from '../../../lib/db';
 import { aiLimitColumns, aiLimitsOf, budgetKeySql, type AiLimits } from '../../../lib/spend/meters';
 import { Project as ProjectModel, type Reach } from '../../../lib/models';
 import type { ProjectRow } from '../../../lib/presenters/projects';
@@ -16,8 +16,30 @@ export function projectQuery(reach: Reach, trx?: TransactionOrKnex) {
     .castTo<ProjectRow[]>();
 }
 
-export async function findProject(reach: Reach, projectId: string, trx?: TransactionOrKnex): Promise<ProjectRow | undefined> {
-  return projectQuery(reach, trx).where('projects.id', projectId).first().castTo<ProjectRow | undefined>();
+/**
+ * One project by id (findProject), by shape: how many projects the reader is narrowed to (null:
+ * every project of its workspace). Compiled once per shape and read as a prepared statement, as
+ * the post list's page is (lib/db.ts `shapedRead`): most reads of a project begin here.
+ */
+const projectById = shapedRead(
+  (projects: number | null, param: (name: 'workspaceId' | 'projectIds' | 'projectId', index?: number) => string) =>
+    projectQuery({
+      workspaceId: param('workspaceId'),
+      projectIds: projects === null ? null : new Set(Array.from({ length: projects }, (_, i) => param('projectIds', i))),
+    })
+      .where('projects.id', param('projectId'))
+      .toKnexQuery(),
+);
+
+export async function findProject(reach: Reach, projectId: string): Promise<ProjectRow | undefined> {
+  const [row] = await readPrepared<ProjectRow>(
+    projectById(reach.projectIds?.size ?? null, {
+      workspaceId: reach.workspaceId,
+      projectIds: reach.projectIds && [...reach.projectIds],
+      projectId,
+    }),
+  );
+  return row;
 }
 
 /**

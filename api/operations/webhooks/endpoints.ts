@@ -1,7 +1,7 @@
 import type { PartialModelObject } from 'objection';
 import { config } from '../../../lib/config';
 import { encrypt } from '../../../lib/crypto';
-import { db } from '../../../lib/db';
+import { db, readPrepared, shapedRead, TIMESTAMPS_AS_ISO, type WithIsoInstants } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { newId } from '../../../lib/ids';
 import { newSigningSecret } from '../../../lib/webhooks/signature';
@@ -9,7 +9,8 @@ import { WebhookDelivery, WebhookEndpoint } from '../../../lib/models';
 import type { AuthContext } from '../../auth/context';
 import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
-import { keysetPage, parseLimit } from '../../pagination';
+import { keysetClauses, keysetPage, parseLimit } from '../../pagination';
+import type { CursorPosition } from '../../../lib/tokens';
 import { presentDelivery, presentEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from '../../../lib/presenters/webhooks';
 import { endpointsOf, findEndpoint, selectEndpoints } from './queries';
 import {
@@ -202,6 +203,30 @@ export const deleteWebhookEndpoint = defineOperation({
   },
 });
 
+/**
+ * An endpoint's deliveries (GET /v1/webhook-endpoints/{id}/deliveries), by shape: whether a status
+ * and an event filter them, whether a cursor positions the page, the page size.
+ */
+const deliveriesPage = shapedRead(
+  (
+    shape: { status: boolean; eventId: boolean; cursor: boolean; limit: number },
+    param: (name: 'workspaceId' | 'endpointId' | 'status' | 'eventId' | 'cursorCreatedAt' | 'cursorId') => string,
+  ) => {
+    const q = WebhookDelivery.forWorkspace(param('workspaceId')).where('webhook_deliveries.endpoint_id', param('endpointId'));
+    if (shape.status) q.where('webhook_deliveries.status', param('status'));
+    if (shape.eventId) q.where('webhook_deliveries.event_id', param('eventId'));
+    const pos = shape.cursor ? { createdAt: param('cursorCreatedAt'), id: param('cursorId') } : null;
+    return keysetClauses(q.toKnexQuery(), pos, shape.limit, 'webhook_deliveries');
+  },
+);
+
+/** The attempts of a page's deliveries, in order; the ids as one array, so one text serves every page. */
+const attemptsOf = shapedRead((_shape: null, param: (name: 'deliveryIds') => string) =>
+  db()('webhook_delivery_attempts')
+    .whereRaw('delivery_id = any(?)', [param('deliveryIds')])
+    .orderBy([{ column: 'delivery_id' }, { column: 'attempt' }]),
+);
+
 export const listWebhookDeliveries = defineOperation({
   name: 'webhookEndpoints.deliveries',
   summary: 'Deliveries to one endpoint, newest first, each with its attempts (time, status, latency, error).',
@@ -212,10 +237,24 @@ export const listWebhookDeliveries = defineOperation({
   handler: async ({ auth }, input) => {
     const limit = parseLimit(input.limit, config.limits.webhookListDefault, config.limits.webhookListMax);
     const endpoint = await requireEndpoint(auth, input.endpointId);
-    const q = WebhookDelivery.forWorkspace(auth.workspaceId).where('webhook_deliveries.endpoint_id', endpoint.id);
-    if (input.status) q.where('webhook_deliveries.status', input.status);
-    if (input.eventId) q.where('webhook_deliveries.event_id', input.eventId);
-    const page = await keysetPage<DeliveryRow, DeliveryRow>(q, {
+    // As the post list reads its page: compiled once per shape, plain rows from a prepared
+    // statement, the instants as ISO strings cut from Postgres' text; the page's attempts alike.
+    const read = (pos: CursorPosition | null) =>
+      readPrepared<WithIsoInstants<DeliveryRow>>(
+        deliveriesPage(
+          { status: input.status !== undefined, eventId: input.eventId !== undefined, cursor: pos !== null, limit },
+          {
+            workspaceId: auth.workspaceId,
+            endpointId: endpoint.id,
+            status: input.status,
+            eventId: input.eventId,
+            cursorCreatedAt: pos?.createdAt,
+            cursorId: pos?.id,
+          },
+        ),
+        { types: TIMESTAMPS_AS_ISO },
+      );
+    const page = await keysetPage<WithIsoInstants<DeliveryRow>, WithIsoInstants<DeliveryRow>>(read, {
       limit,
       cursor: input.cursor,
       filters: { endpointId: endpoint.id, status: input.status, eventId: input.eventId },
@@ -223,14 +262,11 @@ export const listWebhookDeliveries = defineOperation({
       present: (r) => r,
     });
     const attempts = page.data.length
-      ? ((await db()('webhook_delivery_attempts')
-          .whereIn(
-            'delivery_id',
-            page.data.map((d) => d.id),
-          )
-          .orderBy([{ column: 'delivery_id' }, { column: 'attempt' }])) as AttemptRow[])
+      ? await readPrepared<WithIsoInstants<AttemptRow>>(attemptsOf(null, { deliveryIds: page.data.map((d) => d.id) }), {
+          types: TIMESTAMPS_AS_ISO,
+        })
       : [];
-    const byDelivery = new Map<string, AttemptRow[]>();
+    const byDelivery = new Map<string, WithIsoInstants<AttemptRow>[]>();
     for (const a of attempts) byDelivery.set(a.delivery_id, [...(byDelivery.get(a.delivery_id) ?? []), a]);
     return { data: page.data.map((d) => presentDelivery(d, byDelivery.get(d.id) ?? [])), pagination: page.pagination };
   },

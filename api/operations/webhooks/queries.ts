@@ -1,7 +1,7 @@
 import type { TransactionOrKnex } from 'objection';
-import { WebhookEndpoint as WebhookEndpointModel } from '../../../lib/models';
+import { readPrepared, shapedRead } from '../../../lib/db';
+import { WebhookEndpoint as WebhookEndpointModel, type Reach } from '../../../lib/models';
 import type { EndpointRow } from '../../../lib/presenters/webhooks';
-import type { AuthContext } from '../../auth/context';
 
 // The webhook endpoint reads of the operations: the endpoints a caller may manage, with the
 // columns lib/presenters/webhooks.ts presents.
@@ -26,14 +26,36 @@ const COLUMNS = [
 ].map((c) => `webhook_endpoints.${c}`);
 
 /** The endpoints the caller may manage (lib/models WebhookEndpoint.manageableBy). */
-export function endpointsOf(auth: AuthContext, trx?: TransactionOrKnex) {
-  return WebhookEndpointModel.manageableBy(auth, trx);
+export function endpointsOf(reach: Reach, trx?: TransactionOrKnex) {
+  return WebhookEndpointModel.manageableBy(reach, trx);
 }
 
-export function selectEndpoints(auth: AuthContext, trx?: TransactionOrKnex) {
-  return endpointsOf(auth, trx).select(COLUMNS);
+export function selectEndpoints(reach: Reach, trx?: TransactionOrKnex) {
+  return endpointsOf(reach, trx).select(COLUMNS);
 }
 
-export async function findEndpoint(auth: AuthContext, id: string, trx?: TransactionOrKnex): Promise<EndpointRow | undefined> {
-  return selectEndpoints(auth, trx).findById(id);
+/**
+ * One endpoint by id (findEndpoint), by shape: how many projects the reader is narrowed to (null:
+ * every project). Compiled once per shape and read as a prepared statement, as the post list's
+ * page is (lib/db.ts `shapedRead`): every endpoint operation and the deliveries list begin here.
+ */
+const endpointById = shapedRead(
+  (projects: number | null, param: (name: 'workspaceId' | 'projectIds' | 'endpointId', index?: number) => string) =>
+    selectEndpoints({
+      workspaceId: param('workspaceId'),
+      projectIds: projects === null ? null : new Set(Array.from({ length: projects }, (_, i) => param('projectIds', i))),
+    })
+      .findById(param('endpointId'))
+      .toKnexQuery(),
+);
+
+export async function findEndpoint(reach: Reach, id: string): Promise<EndpointRow | undefined> {
+  const [row] = await readPrepared<EndpointRow>(
+    endpointById(reach.projectIds?.size ?? null, {
+      workspaceId: reach.workspaceId,
+      projectIds: reach.projectIds && [...reach.projectIds],
+      endpointId: id,
+    }),
+  );
+  return row;
 }
