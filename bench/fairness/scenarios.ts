@@ -21,7 +21,13 @@ export type Sizes = Record<'burst' | 'quiet-posts' | 'jobs' | 'events' | 'quiet-
  * done; items left at the timeout; for posts, where the quiet lag went (their publish workflows'
  * histories, bench/publishing/history.ts).
  */
-export type Phase = { lagsMs: number[]; noisyDrainS?: number; unfinished: number; notes: string[]; breakdown?: ReturnType<typeof breakdown> };
+export type Phase = {
+  lagsMs: number[];
+  noisyDrainS?: number;
+  unfinished: number;
+  notes: string[];
+  breakdown?: ReturnType<typeof breakdown>;
+};
 
 export interface Ctx {
   apiUrl: string;
