@@ -109,7 +109,7 @@ describe('the connection failure streak (one rule for every door)', function () 
     });
 
     it('publish: a transient outcome, delivery retrying, streak unchanged (a 503 likewise)', async () => {
-      const { project } = await connectedPersonalProject(ws.workspace.id);
+      const { project, token } = await connectedPersonalProject(ws.workspace.id);
       await setStreak(project.id, 2);
       await sim.setLatency({ ms: SLOW_MS, operation: 'createPost' });
       const timedOut = await scheduledPost(project.id);
@@ -119,7 +119,7 @@ describe('the connection failure streak (one rule for every door)', function () 
       assert.equal(row.status, 'scheduled');
       assert.equal(row.delivery.state, 'retrying');
       await sim.setLatency({ ms: 0, operation: 'createPost' });
-      await sim.addFault({ kind: 'transient', operation: 'createPost', times: 1, status: 503 });
+      await sim.addFault({ kind: 'transient', operation: 'createPost', times: 1, status: 503, accessToken: token.accessToken });
       assert.equal((await activities.publishPost(await scheduledPost(project.id))).outcome, 'transient');
       const c = await connectionOf(project.id);
       assert.equal(c.consecutive_failures, 2);
@@ -129,10 +129,11 @@ describe('the connection failure streak (one rule for every door)', function () 
 
   describe('4. a transient failure shows: degraded, naming the outage, until the next success', () => {
     it('a 503 on PATCH verification, then a timed-out publish; a success returns the connection to connected', async () => {
-      const { project } = await connectedPersonalProject(ws.workspace.id);
+      const { project, token } = await connectedPersonalProject(ws.workspace.id);
       const block = async () => (await call('GET', `/v1/projects/${project.id}`)).body.data.network;
       const id = await draftIn(project.id);
-      await sim.addFault({ kind: 'transient', operation: 'identity', times: 1, status: 503 });
+      // The fault meets this project's calls only: an identity call of another suite's connection (a health check) must not take it.
+      await sim.addFault({ kind: 'transient', operation: 'identity', times: 1, status: 503, accessToken: token.accessToken });
       assert.equal((await call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: future() } })).status, 503);
       let b = await block();
       assert.deepEqual([b.state, b.canPublish, b.connectionStatus, b.reconnectUrl], ['degraded', true, 'DEGRADED', null]);
