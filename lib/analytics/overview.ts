@@ -92,36 +92,30 @@ export function periodBounds(from: string, to: string, timeZone: string): { star
   return { start: parseInZone(`${from}T00:00:00`, timeZone), end: parseInZone(`${addDays(to, 1)}T00:00:00`, timeZone) };
 }
 
-/** The published posts of these projects (as `p`), published from `start` until before `end`. */
-function publishedPosts(k: Knex, workspaceId: string, projectIds: readonly string[], start: Date, end: Date) {
-  return Post.forWorkspace(workspaceId, k)
-    .alias('p')
-    .whereIn('p.project_id', projectIds)
-    .where('p.status', 'published')
-    .where('p.published_at', '>=', start)
-    .where('p.published_at', '<', end);
-}
-
-async function periodTotals(k: Knex, workspaceId: string, projectIds: readonly string[], start: Date, end: Date): Promise<Totals> {
-  const row = await publishedPosts(k, workspaceId, projectIds, start, end)
-    .leftJoin('post_metric_state as s', 's.post_id', 'p.id')
-    .select(
-      k.raw('count(*) as posts'),
-      k.raw('sum(s.impressions) as impressions'),
-      k.raw('sum(s.reactions) as reactions'),
-      k.raw('sum(s.comments) as comments'),
-      k.raw('sum(s.reshares) as reshares'),
-    )
-    .first()
-    .castTo<Parameters<typeof totalsOf>[0]>();
-  return totalsOf(row);
-}
-
-export { periodTotals };
-
 const HOUR_MS = 3_600_000;
 const METRICS = ['impressions', 'reactions', 'comments', 'reshares'] as const;
 type Sums = { posts: number } & Record<(typeof METRICS)[number], number>;
+
+/**
+ * The totals of the posts of these projects published from `start` until before `end`, with
+ * their latest metrics, read from the hourly rollup (post_publish_hours): one row per project
+ * and hour with posts, however many posts it holds. The bounds must be whole UTC hours (the
+ * cross-workspace overview reads UTC days); a bound inside an hour would need that hour's
+ * posts, which only the project overview's `periodsByDay` reads.
+ */
+export async function periodTotals(k: Knex, workspaceId: string, projectIds: readonly string[], start: Date, end: Date): Promise<Totals> {
+  if (start.getTime() % HOUR_MS !== 0 || end.getTime() % HOUR_MS !== 0) {
+    throw new Error('periodTotals: the period must begin and end on whole UTC hours');
+  }
+  const [row] = await readPrepared<Parameters<typeof totalsOf>[0]>(
+    PostPublishHour.knexForWorkspace(workspaceId, k, 'r')
+      .whereRaw('r.project_id = any(?)', [projectIds as string[]])
+      .where('r.hour', '>=', start)
+      .where('r.hour', '<', end)
+      .select(k.raw('coalesce(sum(r.posts), 0) as posts'), ...METRICS.map((m) => k.raw(`sum(r.${m}) as ${m}`))),
+  );
+  return totalsOf(row!);
+}
 
 /**
  * The project's posts published from `since` until before `end` and their latest metrics: those

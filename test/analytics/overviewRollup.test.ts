@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Knex } from 'knex';
 import { createProject } from '../../admin/provision';
-import { addDays, daysBetween, periodBounds, postFigures, projectOverview, totalsOf } from '../../lib/analytics/overview';
+import { addDays, daysBetween, periodBounds, periodTotals, postFigures, projectOverview, totalsOf } from '../../lib/analytics/overview';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { workspaceWithKey } from '../support/factories';
@@ -50,6 +50,22 @@ async function assertNoDrift(workspaceId: string, context = '') {
   assert.deepEqual(rows, [], `post_metric_state.counted_at drifted ${context}`);
 }
 
+/** The totals of these projects' posts published in [start, end), summed over the posts. */
+async function plainTotals(workspaceId: string, projectIds: string[], start: Date, end: Date) {
+  return totalsOf(
+    await db()('posts as p')
+      .where({ 'p.workspace_id': workspaceId, 'p.status': 'published' })
+      .whereIn('p.project_id', projectIds)
+      .where('p.published_at', '>=', start)
+      .where('p.published_at', '<', end)
+      .leftJoin('post_metric_state as m', 'm.post_id', 'p.id')
+      .first(
+        db().raw('count(*) as posts'),
+        ...['impressions', 'reactions', 'comments', 'reshares'].map((c) => db().raw(`sum(m.${c}) as ${c}`)),
+      ),
+  );
+}
+
 /** What the overview answered before the rollup: sums, counts per local day and the sort, over the period's posts. */
 async function plainFigures(project: { id: string; workspace_id: string; timezone: string }, from: string, to: string) {
   const tz = project.timezone;
@@ -61,15 +77,7 @@ async function plainFigures(project: { id: string; workspace_id: string; timezon
       .where({ 'p.workspace_id': project.workspace_id, 'p.project_id': project.id, 'p.status': 'published' })
       .where('p.published_at', '>=', a)
       .where('p.published_at', '<', b);
-  const sums = async (a: Date, b: Date) =>
-    totalsOf(
-      await posts(a, b)
-        .leftJoin('post_metric_state as m', 'm.post_id', 'p.id')
-        .first(
-          db().raw('count(*) as posts'),
-          ...['impressions', 'reactions', 'comments', 'reshares'].map((c) => db().raw(`sum(m.${c}) as ${c}`)),
-        ),
-    );
+  const sums = (a: Date, b: Date) => plainTotals(project.workspace_id, [project.id], a, b);
   const perDay = new Map<string, number>(
     (
       await posts(start, end)
@@ -225,6 +233,18 @@ describe('analytics overview: the rollup the database keeps (post_publish_hours)
         const project = await db()('projects').where({ id: p1 }).first('id', 'workspace_id', 'timezone');
         await assertOverviewIsThePlainSum(project, '2031-03-09', '2031-03-11');
         await assertOverviewIsThePlainSum(project, '2031-03-10', '2031-03-10');
+        // And the cross-workspace overview's totals over both projects, in UTC days.
+        for (const [from, to] of [
+          ['2031-03-09', '2031-03-11'],
+          ['2031-03-10', '2031-03-10'],
+        ] as const) {
+          const { start, end } = periodBounds(from, to, 'UTC');
+          assert.deepEqual(
+            await periodTotals(db(), ws.workspace.id, [p1, p2], start, end),
+            await plainTotals(ws.workspace.id, [p1, p2], start, end),
+            `cross-workspace totals ${from}..${to} after ${JSON.stringify(commands)}`,
+          );
+        }
       }),
       { numRuns: 40 },
     );
