@@ -54,9 +54,7 @@ function completedEvent(job: JobRow): OutboxEvent {
 /**
  * Moves a locked job row to its final state and emits `job.completed`, both in the caller's
  * transaction: the event exists exactly when the final state was committed (spec 6). The
- * caller settles the job's spend after its COMMIT (settleJobSpend): the settlement takes the
- * workspace's meter rows, which every job of the workspace needs, so it is a statement of its
- * own rather than held through this transaction.
+ * caller settles the job's spend last in the same transaction (settleJobSpend, finishingJob).
  */
 export async function finishJob(trx: Knex.Transaction, jobId: string, final: FinalState): Promise<JobRow> {
   const [row] = await trx('jobs').where({ id: jobId }).update(finalColumns(trx, final)).returning(FINAL_RETURNING);
@@ -89,13 +87,17 @@ export async function finishRunningJob(
 }
 
 /**
- * Runs `fn`, a transaction that may move job `jobId` to a final state (finishJob), then settles
- * the job's spend in a statement of its own once that transaction has committed. A retry that
- * finds the job already final settles it too, so a settlement lost with its process is made
- * good by the next attempt (and otherwise by the reconciler); the claim makes it happen once.
+ * Runs `fn`, a transaction that may move job `jobId` to a final state (finishJob), and settles
+ * the job's spend as that transaction's last statement: whoever reads the job final (a wait
+ * for completion, a GET) reads the meters settled, and the workspace's meter rows, which every
+ * job of the workspace needs, are held only from that statement to the COMMIT. A job that was
+ * already final and unsettled (ended before settlement moved here) is settled by a retry too;
+ * the claim makes it happen once.
  */
 export async function finishingJob<T>(db: Knex, jobId: string, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  const out = await db.transaction(fn);
-  await settleJobSpend(db, jobId);
-  return out;
+  return db.transaction(async (trx) => {
+    const out = await fn(trx);
+    await settleJobSpend(trx, jobId);
+    return out;
+  });
 }

@@ -3,18 +3,18 @@ import { log } from '../logger';
 import { Job } from '../models';
 
 // Settlement: a finished job's reservation replaced by what it really cost (settleJobSpend,
-// right after the job's final state commits), and the sweep that settles the jobs whose
-// settlement did not follow (settleUnsettledJobs, the reconciler's pass and `bin/admin jobs
+// the last statement of the transaction that makes the job final), and the sweep that settles
+// the jobs whose settlement did not follow (settleUnsettledJobs, the reconciler's pass and `bin/admin jobs
 // settle-spend`). The meters are ./meters.ts, the reservations ./reservations.ts.
 
 /**
- * Replaces a job's reservation with what it really cost, once, in one statement committed on
- * its own: the claim (`spend_settled_at`, set only while null), then the week row, then the day
- * row, so the workspace's meter rows are held for that statement's COMMIT only. Called right
- * after the COMMIT of the job's final state (the final state and the settlement are not one
- * transaction); the reconciler's pass settles a job a crash left in between
- * (settleUnsettledJobs). Until then the job's reservation still counts against the meters. The
- * cost lands in the buckets the job reserved in (the day and week it was accepted).
+ * Replaces a job's reservation with what it really cost, once, in one statement: the claim
+ * (`spend_settled_at`, set only while null), then the week row, then the day row. Run as the
+ * last statement of the transaction that makes the job final (finishingJob, the cancel), so the
+ * workspace's meter rows are held from it to that COMMIT only; the reconciler's pass settles a
+ * final job left unsettled (settleUnsettledJobs). Until then the job's reservation still counts
+ * against the meters. The cost lands in the buckets the job reserved in (the day and week it
+ * was accepted).
  *
  * Only a job in a final state is settled, unless `anyStatus` (a QUEUED job withdrawn together
  * with its reservation, in the caller's transaction).

@@ -4,7 +4,9 @@ import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { weekStartUtc } from '../../lib/time';
 import { client } from '../support/app';
-import { workspaceWithKey } from '../support/factories';
+import { finishingJob, finishJob } from '../../lib/jobs/finish';
+import { progressNow } from '../../lib/jobs/row';
+import { queuedPostGeneration, workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
 import { generationBody, useHarness, waitForJob } from './support';
 
@@ -226,6 +228,42 @@ describe('AI budgets, spend cap and GET /v1/usage', function () {
       const u = await usage(call, project.id);
       assert.equal(u.blockedBy, 'weekly_ai_budget');
       assertError(await call('POST', '/v1/posts/generations', { body: generationBody(project.id) }), 402, 'usage_limit_exceeded');
+    });
+  });
+});
+
+// docs/generation.md "Spend and budgets": the settlement is the last statement of the
+// transaction that ends the job, so no reader ever sees the job final with its reservation still
+// on the meters. A settlement that fails takes the job's end back with it.
+describe('a job ends and is settled in one transaction', () => {
+  it('a settlement that fails leaves the job as it was; once it can, the job ends settled', async () => {
+    const ws = await workspaceWithKey({ plan: 'BUSINESS' });
+    const job = await queuedPostGeneration(ws);
+    const reserved = await db()('ai_spend_days').where({ workspace_id: ws.workspace.id }).first('reserved_cents', 'spent_cents');
+    assert.ok(reserved.reserved_cents > 0, 'the job holds a reservation');
+    const end = () =>
+      finishingJob(db(), job.id, (trx) => finishJob(trx, job.id, { status: 'DONE', progress: progressNow(1, 'Done'), costCents: 2 }));
+    const fn = `test_refuse_settle_${ws.workspace.id.replace(/\W/g, '_')}`;
+    await db().raw(`create function ${fn}() returns trigger language plpgsql as $$ begin raise exception 'meters unavailable'; end $$`);
+    await db().raw(
+      `create trigger ${fn} before update on ai_spend_days for each row when (new.workspace_id = '${ws.workspace.id}') execute function ${fn}()`,
+    );
+    try {
+      await assert.rejects(end(), /meters unavailable/);
+    } finally {
+      await db().raw(`drop trigger ${fn} on ai_spend_days`);
+      await db().raw(`drop function ${fn}()`);
+    }
+    const after = await db()('jobs').where({ id: job.id }).first('status', 'spend_settled_at');
+    assert.deepEqual(after, { status: 'QUEUED', spend_settled_at: null }, 'the end went back with the settlement');
+
+    await end();
+    const ended = await db()('jobs').where({ id: job.id }).first('status', 'spend_settled_at');
+    assert.equal(ended.status, 'DONE');
+    assert.ok(ended.spend_settled_at, 'settled with its end');
+    assert.deepEqual(await db()('ai_spend_days').where({ workspace_id: ws.workspace.id }).first('reserved_cents', 'spent_cents'), {
+      reserved_cents: 0,
+      spent_cents: reserved.spent_cents + 2,
     });
   });
 });

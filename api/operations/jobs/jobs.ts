@@ -8,7 +8,6 @@ import { JOB_TYPES } from '../../../lib/jobs/kinds';
 import { presentJob, presentLiveJob, type Job } from '../../../lib/presenters/jobs';
 import { settleJobSpend } from '../../../lib/spend/settlement';
 import { cancelJobWorkflow } from '../../../lib/temporal/start/jobs';
-import { log } from '../../../lib/logger';
 import { Job as JobModel } from '../../../lib/models';
 import { jobSchema, getJobInput, cancelJobInput, id } from './schema';
 import { page, single } from '../../output';
@@ -144,18 +143,15 @@ export const cancelJob = defineOperation({
     const cancelled = await db().transaction(async (trx) => {
       const locked = await JobModel.forWorkspace(auth.workspaceId, trx).findById(input.jobId).select('status').forUpdate();
       if (locked?.status !== 'QUEUED') return null;
-      return finishJob(trx, input.jobId, { status: 'CANCELLED', progress: progressNow(0, 'Cancelled') });
+      const job = await finishJob(trx, input.jobId, { status: 'CANCELLED', progress: progressNow(0, 'Cancelled') });
+      // The reservation released (cost 0, docs/generation.md) with the cancel, last.
+      await settleJobSpend(trx, input.jobId);
+      return job;
     });
     if (cancelled) {
-      // After the cancel's COMMIT (the request's, when it is a unit of work: lib/db.ts): the
-      // reservation is released (cost 0, docs/generation.md), then the workflow is told; one that
-      // misses the cancel finds its job CANCELLED at its first step.
-      await afterCommit(async () => {
-        await settleJobSpend(db(), input.jobId).catch((err) =>
-          log.warn('cancelled job not settled; the reconciler settles it', { jobId: input.jobId, err: (err as Error).message }),
-        );
-        await cancelJobWorkflow(input.jobId);
-      });
+      // After the cancel's COMMIT (the request's, when it is a unit of work: lib/db.ts) the
+      // workflow is told; one that misses the cancel finds its job CANCELLED at its first step.
+      await afterCommit(() => cancelJobWorkflow(input.jobId));
       return { data: presentJob(cancelled) };
     }
     const current = await findJob(auth, input.jobId);
