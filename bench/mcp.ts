@@ -114,7 +114,7 @@ async function setUp() {
   const sim = await startNetworkSimulator({ port: 0 });
   const { connectedPersonalProject } = await import('../admin/simulatedAccounts');
   const { benchWorkspace } = await import('./harness/seed');
-  const { storeDocumentsUpTo } = await import('./harness/knowledgeCorpus');
+  const { growCorpus } = await import('./harness/knowledgeCorpus');
   const { db } = await import('../lib/db');
   const { newId } = await import('../lib/ids');
   const { TOOLS } = await import('../api/mcp/tools/index');
@@ -170,7 +170,7 @@ async function setUp() {
   const text = 'A source on hiring: the team grew from five to fifty, and what we learned on the way.';
   created.sourceId = await create(createSource, { type: 'text', text });
   const t0 = performance.now();
-  const chunks = await storeDocumentsUpTo(workspace.id, project.id, 0, Math.max(opt.chunks, 1), 20 * 1024);
+  const chunks = await growCorpus(workspace.id, project.id, 0, Math.max(opt.chunks, 1), 20 * 1024);
   await db().raw('analyze knowledge_chunks, knowledge_documents');
   console.log(`  knowledge corpus: ${chunks} chunks (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
   const first = async (table: string) => (await db()(table).where({ workspace_id: workspace.id }).orderBy('id').first('id')).id as string;
