@@ -4,7 +4,7 @@
 import os from 'node:os';
 import pg from 'pg';
 import { summarize } from './harness/load';
-import { measureRead } from './harness/statements';
+import { measureReads } from './harness/statements';
 import { resetStores, setBenchEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
 import { startServer, withServerCpu, type ServerHandle } from './harness/servers';
@@ -212,26 +212,21 @@ async function importRounds({ bare, api, pool }: Bench) {
 /** GET /v1/media (the first page of the last round's library) beside its statements bare and the minimal query. */
 async function measureList({ api, pool }: Bench, last: { workspaceId: string; key: string }) {
   const { config } = await import('../lib/config');
-  const assets = Number((await pool.query('select count(*) from media_assets where workspace_id = $1', [last.workspaceId])).rows[0].count);
-  const replayServer = await startServer('replay', 'bench/harness/serve-replay.ts', process.env);
-  await measureRead({
-    surface: 'media list',
-    corpus: `${assets} assets`,
-    server: api,
-    replayServer,
+  const assets = async () =>
+    `${(await pool.query('select count(*) from media_assets where workspace_id = $1', [last.workspaceId])).rows[0].count} assets`;
+  const text = `select * from media_assets where workspace_id = $1 order by created_at desc, id desc limit ${config.media.listDefault + 1}`;
+  const headers = { Authorization: `Bearer ${last.key}` };
+  const surfaces = [{ surface: 'media list', path: '/v1/media', headers, minimal: { text, values: [last.workspaceId] } }];
+  await measureReads({
+    api,
     pool,
-    path: '/v1/media',
-    headers: { Authorization: `Bearer ${last.key}` },
-    minimal: {
-      text: `select * from media_assets where workspace_id = $1 order by created_at desc, id desc limit ${config.media.listDefault + 1}`,
-      values: [last.workspaceId],
-    },
+    sizes: [{ corpus: assets }],
+    surfaces,
     explain: opt.explain,
     connections: 8,
     durationMs: 10_000,
     warmupMs: 3_000,
   });
-  await replayServer.stop();
 }
 
 function report(rounds: Round[]) {

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { closedLoop, closedLoopCalls, type LatencySummary, type RunResult } from './load';
-import { serverLoop, withServerCpu, type ServerHandle } from './servers';
+import { serverLoop, startServer, withServerCpu, type ServerHandle } from './servers';
 
 // The read surfaces' baselines (bench/README.md, "Read surfaces"): the statements the API sent for
 // one request, captured in its process and replayed bare, and the minimal query, in the same run.
@@ -282,4 +282,39 @@ export async function explainAll(pool: pg.Pool, statements: readonly CapturedSta
   for (const s of statements)
     if (!TX_CONTROL.test(s.text)) console.log(`    service: ${s.text.replace(/\s+/g, ' ')}\n${await plan(s.text, wireValues(s))}`);
   console.log(`    minimal: ${minimal.text.replace(/\s+/g, ' ')}\n${await plan(minimal.text, minimal.values)}`);
+}
+
+export interface ReadSurface {
+  surface: string;
+  path: string;
+  headers: Record<string, string>;
+  minimal: Minimal;
+}
+
+/**
+ * A bench's read surfaces at each of its sizes (`grow` before a size), each by measureRead: on the
+ * API process `api` (else one started here), the replay server and `pool` (else one of `connections`).
+ */
+export async function measureReads(
+  o: Omit<SurfaceOptions, 'surface' | 'corpus' | 'pool' | 'server' | 'replayServer'> & {
+    sizes: Array<{ corpus: () => Promise<string> | string; grow?: () => Promise<void> }>;
+    surfaces: readonly ReadSurface[];
+    api?: ServerHandle;
+    pool?: pg.Pool;
+  },
+): Promise<SurfaceFigures[]> {
+  const server = o.api ?? (await startServer('app', 'bench/harness/serve-app.ts', process.env));
+  const replayServer = await startServer('replay', 'bench/harness/serve-replay.ts', process.env);
+  const pool = o.pool ?? new pg.Pool({ connectionString: process.env.DATABASE_URL, max: o.connections });
+  const figures: SurfaceFigures[] = [];
+  try {
+    for (const size of o.sizes) {
+      await size.grow?.();
+      const corpus = await size.corpus();
+      for (const sf of o.surfaces) figures.push(await measureRead({ ...o, ...sf, corpus, server, replayServer, pool }));
+    }
+  } finally {
+    await Promise.all([o.api ? null : server.stop(), replayServer.stop(), o.pool ? null : pool.end()]);
+  }
+  return figures;
 }
