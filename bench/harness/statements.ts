@@ -151,17 +151,18 @@ export async function captureSurface(server: Pick<ServerHandle, 'call'>, surface
   return statements;
 }
 
-export interface SurfaceFigures {
-  surface: string;
-  corpus: string;
-  statements: number;
-  api: { rps: number; latencyMs: LatencySummary; errors: number };
-  same: { rps: number; latencyMs: LatencySummary };
-  minimal: { rps: number; latencyMs: LatencySummary };
-  apiOverSame: number;
-  sameOverMinimal: number;
-  apiCpuUs: { server: number | null; load: number };
-}
+type Rate = { rps: number; latencyMs: LatencySummary };
+export type SurfaceFigures = ReturnType<typeof figures>;
+const figures = (surface: string, corpus: string, statements: number, api: RunResult, same: Rate, minimal: Rate) => ({
+  surface,
+  corpus,
+  statements,
+  api: { rps: api.rps, latencyMs: api.latencyMs, errors: api.errors },
+  same: { rps: same.rps, latencyMs: same.latencyMs },
+  minimal: { rps: minimal.rps, latencyMs: minimal.latencyMs },
+  apiOverSame: api.rps / same.rps,
+  sameOverMinimal: minimal.rps / same.rps,
+});
 
 const lat = (l: LatencySummary) => `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms`;
 
@@ -173,7 +174,7 @@ export interface SurfaceOptions {
   durationMs: number;
   warmupMs: number;
   /** The process that answers the API calls: its CPU per call (and with `profile` its profile) beside the load generator's. */
-  server?: ServerHandle;
+  server: ServerHandle;
   profile?: boolean;
   /** A bare Koa + pg server (serve-replay.ts): the same statements behind HTTP. */
   replayServer?: ServerHandle;
@@ -209,10 +210,8 @@ export async function measureSurface(
   const profile = opts.profile
     ? { file: `${opts.surface} ${opts.corpus}`.replace(/[^A-Za-z0-9]+/g, '-'), title: `API process over ${tag} (per call)` }
     : undefined;
-  const { result: api, cpuUs } = opts.server
-    ? await withServerCpu(opts.server, apiRun, (r) => r.requests, profile)
-    : { result: await apiRun(), cpuUs: null };
-  const apiCpuUs = { server: cpuUs, load: (load.user + load.system) / Math.max(1, api.requests) };
+  const { result: api, cpuUs } = await withServerCpu(opts.server, apiRun, (r) => r.requests, profile);
+  const loadCpuUs = (load.user + load.system) / Math.max(1, api.requests);
   const sameRun = await loop(same, opts.durationMs);
   let overHttp: Awaited<ReturnType<typeof serverLoop>> | null = null;
   if (opts.replayServer) {
@@ -224,19 +223,10 @@ export async function measureSurface(
     );
   }
   const minimalRun = await loop(opts.minimal, opts.durationMs);
-  const f: SurfaceFigures = {
-    surface: opts.surface,
-    corpus: opts.corpus,
-    statements: opts.captured.reduce((n, c) => n + c.length, 0) / opts.captured.length,
-    api: { rps: api.rps, latencyMs: api.latencyMs, errors: api.errors },
-    same: { rps: sameRun.rps, latencyMs: sameRun.latencyMs },
-    minimal: { rps: minimalRun.rps, latencyMs: minimalRun.latencyMs },
-    apiOverSame: api.rps / sameRun.rps,
-    sameOverMinimal: minimalRun.rps / sameRun.rps,
-    apiCpuUs,
-  };
+  const statements = opts.captured.reduce((n, c) => n + c.length, 0) / opts.captured.length;
+  const f = figures(opts.surface, opts.corpus, statements, api, sameRun, minimalRun);
   console.log(`  ${tag}: API ${api.rps.toFixed(1)}/s (${lat(api.latencyMs)}, errors ${api.errors})`);
-  console.log(`  ${tag}: same ${f.statements.toFixed(1)} statements bare ${sameRun.rps.toFixed(1)}/s (${lat(sameRun.latencyMs)})`);
+  console.log(`  ${tag}: same ${statements.toFixed(1)} statements bare ${sameRun.rps.toFixed(1)}/s (${lat(sameRun.latencyMs)})`);
   console.log(`  ${tag}: minimal query ${minimalRun.rps.toFixed(1)}/s (${lat(minimalRun.latencyMs)})`);
   if (overHttp) {
     const { run, cpuUs } = overHttp;
@@ -246,8 +236,7 @@ export async function measureSurface(
     );
     console.log(`  ${tag}: API / same statements behind bare Koa: ${(api.rps / run.rps).toFixed(2)}×`);
   }
-  const server = apiCpuUs.server === null ? '' : `server ${apiCpuUs.server.toFixed(0)} µs, `;
-  console.log(`  ${tag}: CPU per API call: ${server}load generator ${apiCpuUs.load.toFixed(0)} µs`);
+  console.log(`  ${tag}: CPU per API call: server ${cpuUs.toFixed(0)} µs, load generator ${loadCpuUs.toFixed(0)} µs`);
   console.log(`  ${tag}: API / same statements bare: ${f.apiOverSame.toFixed(2)}×`);
   console.log(`  ${tag}: same statements / minimal: ${f.sameOverMinimal.toFixed(2)}×`);
   return f;
@@ -306,15 +295,15 @@ export async function measureReads(
   const server = o.api ?? (await startServer('app', 'bench/harness/serve-app.ts', process.env));
   const replayServer = await startServer('replay', 'bench/harness/serve-replay.ts', process.env);
   const pool = o.pool ?? new pg.Pool({ connectionString: process.env.DATABASE_URL, max: o.connections });
-  const figures: SurfaceFigures[] = [];
+  const out: SurfaceFigures[] = [];
   try {
     for (const size of o.sizes) {
       await size.grow?.();
       const corpus = await size.corpus();
-      for (const sf of o.surfaces) figures.push(await measureRead({ ...o, ...sf, corpus, server, replayServer, pool }));
+      for (const sf of o.surfaces) out.push(await measureRead({ ...o, ...sf, corpus, server, replayServer, pool }));
     }
   } finally {
     await Promise.all([o.api ? null : server.stop(), replayServer.stop(), o.pool ? null : pool.end()]);
   }
-  return figures;
+  return out;
 }
