@@ -10,7 +10,7 @@ import { freePort } from '../tooling/ports';
 import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
 import { loadAverage, REPO_ROOT, RESULTS_DIR, writeResults } from './harness/format';
 import { QUERIES } from './harness/knowledgeCorpus';
-import { closedLoopCalls, requestText, type LatencySummary } from './harness/load';
+import { closedLoopCalls, requestText } from './harness/load';
 import { benchFlags } from './harness/options';
 import { cpuSeconds, machineInfo } from './harness/proc';
 import { openSdkSessions, PlainSession } from './mcp/clients';
@@ -210,18 +210,7 @@ async function setUp() {
   return { server, sim, apiUrl, mcpUrl, key, selected: all.filter((t) => wanted.includes(t.tool)) };
 }
 
-interface Round {
-  tool: string;
-  kind: Kind;
-  callsPerSecond: number;
-  ok: number;
-  errors: number;
-  latencyMs: LatencySummary;
-  serverCpuUsPerCall: number | null;
-  /** The load generator's own CPU per call. */
-  clientCpuUsPerCall: number;
-  firstError?: string;
-}
+type Round = { tool: string; kind: Kind } & Awaited<ReturnType<typeof round>>;
 
 /** One call of `twin` by worker `w`, the `i`-th of its round: whether it succeeded, and the HTTP body (null: the SDK hides it). */
 type Call = (twin: Twin, w: number, i: number) => Promise<{ ok: boolean; text: string | null }>;
