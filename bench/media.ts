@@ -55,16 +55,8 @@ async function burst(name: string, items: Buffer[], one: (b: Buffer, i: number) 
     }),
   );
   const wallMs = performance.now() - started;
-  const bytes = items.reduce((n, b) => n + b.length, 0);
-  return {
-    name,
-    wallMs,
-    perSecond: (ok * 1000) / wallMs,
-    mbPerSecond: bytes / 1024 / 1024 / (wallMs / 1000),
-    ok,
-    errors,
-    latencyMs: summarize(latencies),
-  };
+  const mib = items.reduce((n, b) => n + b.length, 0) / 1024 / 1024;
+  return { name, wallMs, perSecond: (ok * 1000) / wallMs, mbPerSecond: mib / (wallMs / 1000), ok, errors, latencyMs: summarize(latencies) };
 }
 
 /** A burst against the API, with the API process's CPU per successful import (and its profile with `profile`). */
