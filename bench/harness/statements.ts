@@ -242,25 +242,8 @@ export async function measureSurface(
   return f;
 }
 
-export interface Minimal {
-  text: string;
-  values: unknown[];
-}
-
-/** One GET surface end to end: captured, explained beside `minimal` with `explain`, then measureSurface. */
-export async function measureRead(
-  o: SurfaceOptions & { server: ServerHandle; path: string; headers: Record<string, string>; minimal: Minimal },
-): Promise<SurfaceFigures> {
-  const statements = await captureSurface(o.server, o.surface, { path: o.path, headers: o.headers });
-  if (o.explain) await explainAll(o.pool, statements, o.minimal);
-  const target = { url: `${o.server.baseUrl}${o.path}`, headers: o.headers };
-  return measureSurface({
-    ...o,
-    captured: [statements],
-    api: () => closedLoop(target, o),
-    minimal: () => o.pool.query(o.minimal.text, o.minimal.values),
-  });
-}
+export type Minimal = { text: string; values: unknown[] };
+export type ReadSurface = { surface: string; path: string; headers: Record<string, string>; minimal: Minimal };
 
 /** EXPLAIN (ANALYZE, BUFFERS) of a request's statements (transaction control left out) and of the minimal query. */
 export async function explainAll(pool: pg.Pool, statements: readonly CapturedStatement[], minimal: Minimal): Promise<void> {
@@ -273,16 +256,10 @@ export async function explainAll(pool: pg.Pool, statements: readonly CapturedSta
   console.log(`    minimal: ${minimal.text.replace(/\s+/g, ' ')}\n${await plan(minimal.text, minimal.values)}`);
 }
 
-export interface ReadSurface {
-  surface: string;
-  path: string;
-  headers: Record<string, string>;
-  minimal: Minimal;
-}
-
 /**
- * A bench's read surfaces at each of its sizes (`grow` before a size), each by measureRead: on the
- * API process `api` (else one started here), the replay server and `pool` (else one of `connections`).
+ * A bench's GET surfaces at each of its sizes (`grow` before a size): each captured, explained
+ * beside its minimal query with `explain`, then measureSurface, on the API process `api` (else one
+ * started here), the replay server and `pool` (else one of `connections`).
  */
 export async function measureReads(
   o: Omit<SurfaceOptions, 'surface' | 'corpus' | 'pool' | 'server' | 'replayServer'> & {
@@ -300,7 +277,16 @@ export async function measureReads(
     for (const size of o.sizes) {
       await size.grow?.();
       const corpus = await size.corpus();
-      for (const sf of o.surfaces) out.push(await measureRead({ ...o, ...sf, corpus, server, replayServer, pool }));
+      for (const sf of o.surfaces) {
+        const statements = await captureSurface(server, sf.surface, { path: sf.path, headers: sf.headers });
+        if (o.explain) await explainAll(pool, statements, sf.minimal);
+        const target = { url: `${server.baseUrl}${sf.path}`, headers: sf.headers };
+        const api = () => closedLoop(target, o);
+        const minimal = () => pool.query(sf.minimal.text, sf.minimal.values);
+        out.push(
+          await measureSurface({ ...o, surface: sf.surface, corpus, server, replayServer, pool, captured: [statements], api, minimal }),
+        );
+      }
     }
   } finally {
     await Promise.all([o.api ? null : server.stop(), replayServer.stop(), o.pool ? null : pool.end()]);
