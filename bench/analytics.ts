@@ -1,12 +1,10 @@
 // Bench: the analytics reads beside the same statements bare and the minimal query, at two
 // project sizes, then the metrics sync through the network simulator (bench/README.md, "analytics").
 
-import pg from 'pg';
-import { measureRead, type SurfaceFigures } from './harness/statements';
+import { freePort } from '../tooling/ports';
 import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
-import { startServer } from './harness/servers';
-import { freePort } from '../tooling/ports';
+import { measureReads, type SurfaceFigures } from './harness/statements';
 
 const opt = benchFlags(
   'analytics: the analytics reads beside the same statements bare and the minimal query, then the metrics sync.',
@@ -36,22 +34,28 @@ setBenchEnvironment(DATABASE_URL, REDIS_URL, { LOG_LEVEL: 'error', NETWORK_API_U
 
 type Bench = Awaited<ReturnType<typeof setUp>>;
 
-// ---- set up: N posts published over opt.days days, one sample per post per day since publishing ----
-async function setUp() {
-  await resetStores(DATABASE_URL, REDIS_URL);
-  const { benchWorkspace } = await import('./harness/seed');
+/** Published posts `from` to `to` of the project, spread over the --days days, and their latest metrics (`n` days' gain, or the samples' last). */
+async function insertPosts({ ws, project }: Pick<Bench, 'ws' | 'project'>, from: number, to: number, samples: boolean) {
   const { db } = await import('../lib/db');
-  const {
-    workspace: ws,
-    project,
-    key,
-  } = await benchWorkspace({
-    name: 'Analytics bench',
-    project: { name: 'Bench person', timezone: 'Europe/Paris' },
-    scopes: ['analytics:read'],
-  });
-  const t0 = Date.now();
-  await insertPosts(ws.id, project.id, 1, N);
+  await db().raw(
+    `insert into posts (id, workspace_id, project_id, status, title, content, content_type, network_post_urn, published_at, created_at)
+     select 'post_bench' || lpad(i::text, 16, '0'), ?, ?, 'published', 'Bench post ' || i, 'x', 'PERSONAL', 'urn:li:share:' || (1000000 + i),
+            now() - (((i * 7919) % (? * 24)) || ' hours')::interval, now() - interval '100 days'
+       from generate_series(?::int, ?::int) i`,
+    [ws.id, project.id, opt.days, from, to],
+  );
+  const state = `insert into post_metric_state (post_id, workspace_id, project_id, network_post_urn, published_at, impressions, reactions, comments, reshares, samples, sync_state, last_synced_at)`;
+  const mine = [project.id, `post_bench${String(from - 1).padStart(16, '0')}`];
+  if (!samples)
+    // Past the first size, no samples: no read measured here touches them, and the daily-gains rollup has a row per project-day.
+    return db().raw(
+      `${state}
+       select p.id, p.workspace_id, p.project_id, p.network_post_urn, p.published_at, (200 + (hashtext(p.id) & 4095)) * n, (5 + (hashtext(p.id) & 63)) * n,
+              (hashtext(p.id) & 7) * n, (hashtext(p.id) & 3) * n, n, 'ok', now() - interval '1 hour'
+         from posts p, lateral (select greatest(1, extract(day from now() - p.published_at)::int) as n) d
+        where p.project_id = ? and p.id > ?`,
+      mine,
+    );
   await db().raw(
     `insert into post_metric_samples (post_id, workspace_id, project_id, sampled_at, impressions, reactions, comments, reshares)
      select p.id, p.workspace_id, p.project_id, p.published_at + (d || ' days')::interval + interval '1 hour',
@@ -61,56 +65,41 @@ async function setUp() {
     [opt.days, project.id],
   );
   await db().raw(
-    `insert into post_metric_state (post_id, workspace_id, project_id, network_post_urn, published_at, impressions, reactions, comments, reshares, samples, sync_state, last_synced_at)
+    `${state}
      select p.id, p.workspace_id, p.project_id, p.network_post_urn, p.published_at, coalesce(l.impressions, 0), coalesce(l.reactions, 0), coalesce(l.comments, 0), coalesce(l.reshares, 0), l.n, 'ok', l.at
        from posts p join lateral (select max(impressions) impressions, max(reactions) reactions, max(comments) comments, max(reshares) reshares, count(*) n, max(sampled_at) at
                                     from post_metric_samples s where s.post_id = p.id) l on true
-      where p.project_id = ?`,
-    [project.id],
+      where p.project_id = ? and p.id > ?`,
+    mine,
   );
   const { rebuildDailyGains } = await import('../lib/analytics/sync');
   await rebuildDailyGains(db(), project.id);
+}
+
+/** N posts published over --days days, a sample per post per day since publishing, their latest metrics and daily gains. */
+async function setUp() {
+  await resetStores(DATABASE_URL, REDIS_URL);
+  const { benchWorkspace } = await import('./harness/seed');
+  const { db } = await import('../lib/db');
+  const b = await benchWorkspace({
+    name: 'Analytics bench',
+    project: { name: 'Bench person', timezone: 'Europe/Paris' },
+    scopes: ['analytics:read'],
+  });
+  const bench = { ws: b.workspace, project: b.project, key: b.key };
+  const t0 = Date.now();
+  await insertPosts(bench, 1, N, true);
   await db().raw('analyze');
   const [{ n: samples }] = (await db().raw('select count(*)::int as n from post_metric_samples')).rows;
   console.log(`seeded ${N} posts, ${samples} samples over ${opt.days} days in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  return { ws, project, key };
+  return bench;
 }
 
-/** Published posts number `from` to `to` of the project, spread over the --days days. */
-async function insertPosts(workspaceId: string, projectId: string, from: number, to: number) {
-  const { db } = await import('../lib/db');
-  await db().raw(
-    `insert into posts (id, workspace_id, project_id, status, title, content, content_type, network_post_urn, published_at, created_at)
-     select 'post_bench' || lpad(i::text, 16, '0'), ?, ?, 'published', 'Bench post ' || i, 'x', 'PERSONAL', 'urn:li:share:' || (1000000 + i),
-            now() - (((i * 7919) % (? * 24)) || ' hours')::interval, now() - interval '100 days'
-       from generate_series(?::int, ?::int) i`,
-    [workspaceId, projectId, opt.days, from, to],
-  );
-}
-
-// The larger sizes add posts with their latest-metrics rows (the figures the samples would
-// have left) but no samples: no read measured here touches the samples, and the daily-gains
-// rollup has one row per project-day whatever the number of posts.
-async function growPosts({ ws, project }: Bench, have: number, want: number) {
-  const { db } = await import('../lib/db');
-  const t = Date.now();
-  await insertPosts(ws.id, project.id, have + 1, want);
-  await db().raw(
-    `insert into post_metric_state (post_id, workspace_id, project_id, network_post_urn, published_at, impressions, reactions, comments, reshares, samples, sync_state, last_synced_at)
-     select p.id, p.workspace_id, p.project_id, p.network_post_urn, p.published_at, (200 + (hashtext(p.id) & 4095)) * n, (5 + (hashtext(p.id) & 63)) * n,
-            (hashtext(p.id) & 7) * n, (hashtext(p.id) & 3) * n, n, 'ok', now() - interval '1 hour'
-       from posts p, lateral (select greatest(1, extract(day from now() - p.published_at)::int) as n) d
-      where p.project_id = ? and p.id > ?`,
-    [project.id, `post_bench${String(have).padStart(16, '0')}`],
-  );
-  await db().raw('analyze');
-  console.log(`grew the project to ${want} posts in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-}
-
-// ---- 1. the analytics reads over HTTP, beside the same statements bare and the minimal query ----
-async function measureReads(b: Bench): Promise<SurfaceFigures[]> {
+/** The analytics reads over HTTP at each --posts size, beside the same statements bare and the minimal query. */
+async function measureAnalytics(b: Bench): Promise<SurfaceFigures[]> {
   const { ws, project, key } = b;
   const { issueApiKey } = await import('../admin/provision');
+  const { db } = await import('../lib/db');
   const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris' }).format(new Date());
   const from = new Date(Date.now() - (opt.days - 1) * 86_400_000).toISOString().slice(0, 10);
   const { periodBounds, addDays, daysBetween } = await import('../lib/analytics/overview');
@@ -120,9 +109,6 @@ async function measureReads(b: Bench): Promise<SurfaceFigures[]> {
   const weekAgo = addDays(today, -6);
   const week = periodBounds(weekAgo, today, 'Europe/Paris');
   const postsKey = (await issueApiKey({ workspaceId: ws.id, scopes: ['posts:read'] })).key;
-  const server = await startServer('app', 'bench/harness/serve-app.ts', { ...process.env });
-  const replayServer = await startServer('replay', 'bench/harness/serve-replay.ts', { ...process.env });
-  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: opt.connections });
   const headers = { authorization: `Bearer ${key}` };
   const surfaces = [
     {
@@ -208,29 +194,21 @@ async function measureReads(b: Bench): Promise<SurfaceFigures[]> {
       },
     },
   ];
-  const figures: SurfaceFigures[] = [];
-  for (const [i, size] of SIZES.entries()) {
-    if (i > 0) await growPosts(b, SIZES[i - 1]!, size);
-    for (const sf of surfaces)
-      figures.push(
-        await measureRead({
-          ...sf,
-          headers: sf.headers ?? headers,
-          corpus: `${size} posts`,
-          server,
-          replayServer,
-          pool,
-          explain: opt.explain,
-          connections: opt.connections,
-          durationMs: DURATION_MS,
-          warmupMs: opt.warmup * 1000,
-          profile: opt.profile,
-        }),
-      );
-  }
-  await Promise.all([server.stop(), replayServer.stop()]);
-  await pool.end();
-  return figures;
+  const grow = async (have: number, want: number) => {
+    const t = Date.now();
+    await insertPosts(b, have + 1, want, false);
+    await db().raw('analyze');
+    console.log(`grew the project to ${want} posts in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  };
+  return measureReads({
+    sizes: SIZES.map((size, i) => ({ corpus: () => `${size} posts`, grow: i ? () => grow(SIZES[i - 1]!, size) : undefined })),
+    surfaces: surfaces.map((sf) => ({ ...sf, headers: sf.headers ?? headers })),
+    explain: opt.explain,
+    connections: opt.connections,
+    durationMs: DURATION_MS,
+    warmupMs: opt.warmup * 1000,
+    profile: opt.profile,
+  });
 }
 
 // ---- 2. metrics sync of opt['sync-posts'] posts through the simulator ----
@@ -294,7 +272,7 @@ function report(figures: SurfaceFigures[], sync: Awaited<ReturnType<typeof syncM
 
 const bench = await setUp();
 try {
-  const figures = await measureReads(bench);
+  const figures = await measureAnalytics(bench);
   report(figures, opt['no-sync'] ? null : await syncMetrics(bench));
 } finally {
   await closeStores();

@@ -1,17 +1,19 @@
-// Bench: the knowledge base (docs/knowledge.md "Performance"): ingest throughput and job latency
-// of --documents text documents at once through the API and a worker; then knowledge search at
-// each corpus size, through REST and through the MCP tool, each beside its same statements bare
-// and the minimal query (bench/harness/statements.ts). See bench/README.md, "Read surfaces".
+// Bench: the knowledge base (docs/knowledge.md "Performance"): ingest throughput and job latency,
+// then search at each corpus size through REST and the MCP tool beside its baselines
+// (bench/harness/statements.ts; bench/README.md, "Read surfaces").
 
 import os from 'node:os';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
-import { API_NODE_ARGS } from '../lib/apiRuntime';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { launch, workerPolls } from '../tooling/launcher';
+import { freePort } from '../tooling/ports';
+import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
 import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
+import { loadAverage, step } from './harness/format';
+import { chunksOf, documentText, growCorpus, QUERIES } from './harness/knowledgeCorpus';
+import { closedLoop, closedLoopCalls, summarize, type LatencySummary } from './harness/load';
 import { benchFlags } from './harness/options';
-import { closedLoop, closedLoopCalls, summarize, type LatencySummary, type RunResult } from './harness/load';
-import { documentText, QUERIES, storeDocumentsUpTo } from './harness/knowledgeCorpus';
 import { startServer, type ServerHandle } from './harness/servers';
 import {
   captureStatements,
@@ -19,40 +21,25 @@ import {
   explainAll,
   measureSurface,
   type CaptureRequest,
-  type CapturedStatement,
   type SurfaceFigures,
 } from './harness/statements';
-import { launch, workerPolls } from '../tooling/launcher';
-import { freePort } from '../tooling/ports';
-import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { loadAverage, step } from './harness/format';
 import { openSdkSessions } from './mcp/clients';
 
 const opt = benchFlags('knowledge: ingest throughput and job latency, then search over a chunk corpus beside bare SQL.', {
   documents: { default: 200, integer: true, help: 'documents ingested at once (default 200); 0 skips the ingest phase' },
   bytes: { default: 20 * 1024, min: 1, integer: true, help: 'size of each document' },
-  chunks: {
-    default: '10000,100000',
-    arg: 'N,M',
-    help: 'corpus sizes (chunks in the workspace) for the search phase, measured in\nturn',
-  },
-  explain: {
-    type: 'boolean',
-    help: "EXPLAIN (ANALYZE, BUFFERS) of the service's statements and of the minimal\nquery at each size",
-  },
+  chunks: { default: '10000,100000', arg: 'N,M', help: 'corpus sizes (chunks in the workspace) for the search phase, measured in\nturn' },
+  explain: { type: 'boolean', help: "EXPLAIN (ANALYZE, BUFFERS) of the service's statements and of the minimal\nquery at each size" },
   connections: { default: 8, min: 1, integer: true, help: 'concurrent searchers' },
   duration: { default: 15, arg: 'S', help: 'seconds per search run' },
 });
 const DOCS = opt.documents;
 const BYTES = opt.bytes;
-const SCALES = opt.chunks.split(',').map(Number);
 const DURATION_MS = opt.duration * 1000;
-
 const DATABASE_URL = process.env.BENCH_KB_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_knowledge';
 const REDIS_URL = process.env.BENCH_KB_REDIS_URL ?? 'redis://127.0.0.1:6379/10';
 const TASK_QUEUE = 'bench-knowledge';
-
+const SEARCH_TOOL = 'search_knowledge_base';
 const temporalPort = await freePort();
 setPublishingEnvironment(
   { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort, taskQueue: TASK_QUEUE, simPort: 9 },
@@ -64,7 +51,7 @@ const fmt = (l: LatencySummary) => `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFi
 
 type Bench = Awaited<ReturnType<typeof setUp>>;
 
-/** The bench's stores, Temporal, the API and the worker, and a customer with a read-write key. */
+/** The bench's stores, Temporal, the API with its MCP door and the worker, and a customer with a read-write key. */
 async function setUp() {
   step(`database ${DATABASE_URL} (recreated), Redis ${REDIS_URL} (flushed)`);
   await resetStores(DATABASE_URL, REDIS_URL);
@@ -72,9 +59,9 @@ async function setUp() {
   const binary = await resolveTemporalBinary({ log: (l) => console.log(`  [temporal] ${l}`) });
   const temporal = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
   const { benchWorkspace } = await import('./harness/seed');
-  step('API (bench/harness/serve-app.ts), its MCP door (bench/knowledge/serve-mcp.ts) and worker (workers/main.ts) as child processes');
+  step('API (bench/harness/serve-app.ts), its MCP door (the same with BENCH_DOOR=mcp) and worker (workers/main.ts) as child processes');
   const api = await startServer('api', 'bench/harness/serve-app.ts', process.env);
-  const mcp = await startServer('mcp', 'bench/knowledge/serve-mcp.ts', process.env, [...API_NODE_ARGS]);
+  const mcp = await startServer('mcp', 'bench/harness/serve-app.ts', { ...process.env, BENCH_DOOR: 'mcp' });
   const replay = await startServer('replay', 'bench/harness/serve-replay.ts', process.env);
   const worker = await launch({ kind: 'worker' });
   const bare = new pg.Pool({ connectionString: DATABASE_URL, max: opt.connections });
@@ -84,10 +71,8 @@ async function setUp() {
     scopes: ['read', 'write'],
     keyName: 'knowledge bench',
   });
-  const { workspace, key } = customer;
-  const project = customer.project.id as string;
-  const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-  return { temporal, api, mcp, replay, worker, bare, workspace, project, headers };
+  const headers = { Authorization: `Bearer ${customer.key}`, 'Content-Type': 'application/json' };
+  return { temporal, api, mcp, replay, worker, bare, workspace: customer.workspace, project: customer.project.id as string, headers };
 }
 
 async function ingest({ api, project, headers }: Bench, text: string) {
@@ -112,55 +97,12 @@ async function waitAll(ids: string[], timeoutMs: number) {
   }
 }
 
-// The first 10,000 chunks as ingests write them (storeDocument); past that the documents copied
-// with their chunks and tsvectors in SQL: seconds, not the half hour of storeDocument.
-async function growCorpus(workspaceId: string, projectId: string, have: number, want: number) {
-  const { db } = await import('../lib/db');
-  let total = await storeDocumentsUpTo(workspaceId, projectId, have, Math.min(want, 10_000), BYTES);
-  for (let round = 0; total < want; round++) {
-    const cols = (
-      await db().raw(
-        `select column_name from information_schema.columns where table_name = 'knowledge_documents' and table_schema = current_schema()`,
-      )
-    ).rows.map((r: { column_name: string }) => r.column_name as string);
-    const list = cols.map((c: string) => `"${c}"`).join(', ');
-    const select = cols.map((c: string) => (c === 'id' ? `id || '_c${round}'` : c === 'job_id' ? 'null' : `"${c}"`)).join(', ');
-    const perDoc = Number(
-      (await db().raw(`select avg(chunk_count) as n from knowledge_documents where workspace_id = ?`, [workspaceId])).rows[0].n,
-    );
-    const docs = Math.ceil((want - total) / perDoc);
-    const originals = (
-      await db().raw(`select id from knowledge_documents where workspace_id = ? and id !~ '_c[0-9]+$' order by id limit ?`, [
-        workspaceId,
-        docs,
-      ])
-    ).rows.map((r: { id: string }) => r.id);
-    await db().transaction(async (trx) => {
-      await trx.raw(`insert into knowledge_documents (${list}) select ${select} from knowledge_documents where id = any(?)`, [originals]);
-      await trx.raw(
-        `insert into knowledge_chunks (document_id, workspace_id, ordinal, content, tsv)
-         select c.document_id || '_c${round}', c.workspace_id, c.ordinal, c.content, c.tsv from knowledge_chunks c where c.document_id = any(?)`,
-        [originals],
-      );
-    });
-    total = await chunksOf(workspaceId);
-  }
-  return total;
-}
-
-async function chunksOf(workspaceId: string) {
-  const { db } = await import('../lib/db');
-  return Number((await db()('knowledge_chunks').where({ workspace_id: workspaceId }).count<{ n: string }[]>('* as n'))[0]!.n);
-}
-
 /** A warm-up of 5 documents, then --documents documents sent at once, each until its job is done. */
 async function ingestDocuments(b: Bench) {
-  const { worker, workspace } = b;
   const { db } = await import('../lib/db');
-  await worker.waitReady(workerPolls(TASK_QUEUE), 180_000);
+  await b.worker.waitReady(workerPolls(TASK_QUEUE), 180_000);
   step('warm-up: 5 documents');
   await waitAll(await Promise.all(Array.from({ length: 5 }, () => ingest(b, documentText(2_000)))), 180_000);
-
   step(`ingest: ${DOCS} documents of ${BYTES} bytes, sent at once`);
   const texts = Array.from({ length: DOCS }, () => documentText(BYTES));
   const sent = performance.now();
@@ -172,30 +114,36 @@ async function ingestDocuments(b: Bench) {
   const latencies = done.map((r) => r.completed_at.getTime() - r.created_at.getTime());
   const first = Math.min(...rows.map((r) => r.created_at.getTime()));
   const last = Math.max(...done.map((r) => r.completed_at.getTime()));
-  return { done, rows, latencies, first, last, acceptedMs, ingestChunks: await chunksOf(workspace.id) };
+  return { done, rows, latencies, first, last, acceptedMs, ingestChunks: await chunksOf(b.workspace.id) };
 }
 
 /** The statements of each request, captured inside the server process that answers it. */
 async function captureAll(server: ServerHandle, requests: CaptureRequest[], what: string) {
-  const captured: CapturedStatement[][] = [];
+  const captured = [];
   for (const r of requests) captured.push(await captureStatements(server, r));
   step(`statements of one ${what}: ${describeStatements(captured[0]!)}`);
   return captured;
 }
 
-const SEARCH_TOOL = 'search_knowledge_base';
-
-type McpSession = Awaited<ReturnType<typeof openSdkSessions>>[number];
-
-/** A tools/call of the search as one POST of a session, for the capture in the MCP process. */
-function searchToolCalls({ project, headers }: Bench, session: StreamableHTTPClientTransport): CaptureRequest[] {
+async function measureSearch(b: Bench, ingestChunks: number) {
+  const { api, bare, workspace, project, headers } = b;
+  const { db } = await import('../lib/db');
+  const PAGE = 20; // config.knowledge.listDefault, the API's page without a limit
+  const searchTargets = QUERIES.slice(0, 8).map((q) => {
+    const path = `/v1/knowledge?${new URLSearchParams({ query: q, projectId: project })}`;
+    return { url: `${api.baseUrl}${path}`, path, headers };
+  });
+  // One MCP session per connection over streamable HTTP with the SDK client, as bench/mcp.ts opens them.
+  const sessions = await openSdkSessions(b.mcp.baseUrl, { Authorization: headers.Authorization }, opt.connections);
+  const transport = sessions[0]!.transport as StreamableHTTPClientTransport;
   const callHeaders = {
     ...headers,
     Accept: 'application/json, text/event-stream',
-    'Mcp-Session-Id': session.sessionId!,
-    'Mcp-Protocol-Version': session.protocolVersion ?? '2025-06-18',
+    'Mcp-Session-Id': transport.sessionId!,
+    'Mcp-Protocol-Version': transport.protocolVersion ?? '2025-06-18',
   };
-  return QUERIES.slice(0, 8).map((query) => ({
+  // A tools/call of the search as one POST of that session, for the capture in the MCP process.
+  const toolCalls = QUERIES.slice(0, 8).map((query) => ({
     method: 'POST',
     path: '/mcp',
     headers: callHeaders,
@@ -206,40 +154,7 @@ function searchToolCalls({ project, headers }: Bench, session: StreamableHTTPCli
       params: { name: SEARCH_TOOL, arguments: { query, projectId: project } },
     }),
   }));
-}
-
-/** The search tool in a closed loop, a session per connection, queries rotated as the REST run rotates them. */
-async function searchToolLoop(sessions: McpSession[], project: string): Promise<RunResult> {
-  const idle: Client[] = sessions.map((s) => s.client);
-  const r = await closedLoopCalls(
-    async (i) => {
-      const client = idle.pop()!;
-      try {
-        const answer = await client.callTool({ name: SEARCH_TOOL, arguments: { query: QUERIES[i % 8]!, projectId: project } });
-        if (answer.isError) throw new Error(`${SEARCH_TOOL}: ${JSON.stringify(answer.content)}`);
-      } finally {
-        idle.push(client);
-      }
-    },
-    { connections: sessions.length, durationMs: DURATION_MS },
-  );
-  return { ...r, requests: r.calls, ok: r.calls, errors: 0, statuses: {}, bytesPerResponse: 0 };
-}
-
-async function measureSearch(b: Bench, ingestChunks: number) {
-  const { api, bare, workspace, project, headers } = b;
-  const { db } = await import('../lib/db');
-  // The minimal query a Postgres expert would write for the same page: rank the chunks, group by
-  // document, headline only the page's rows.
-  const PAGE = 20; // config.knowledge.listDefault, the API's page without a limit
-  const searchTargets = QUERIES.slice(0, 8).map((q) => ({
-    url: `${api.baseUrl}/v1/knowledge?${new URLSearchParams({ query: q, projectId: project })}`,
-    path: `/v1/knowledge?${new URLSearchParams({ query: q, projectId: project })}`,
-    headers,
-  }));
-  // One MCP session per connection over streamable HTTP with the SDK client, as bench/mcp.ts opens them.
-  const sessions = await openSdkSessions(b.mcp.baseUrl, { Authorization: headers.Authorization }, opt.connections);
-  const toolCalls = searchToolCalls(b, sessions[0]!.transport as StreamableHTTPClientTransport);
+  // The minimal query for the same page: rank the chunks, group by document, headline only the page's rows.
   const minimalSql = `with q as materialized (select websearch_to_tsquery('english', $2) as q),
          page as (
            select c.document_id, max(ts_rank_cd(c.tsv, q.q)) as rank
@@ -254,13 +169,26 @@ async function measureSearch(b: Bench, ingestChunks: number) {
              order by ts_rank_cd(c.tsv, q.q) desc, c.ordinal limit 1) as snippet
       from page p join knowledge_documents d on d.id = p.document_id, q
      order by p.rank desc, d.id desc`;
+  // The search tool in a closed loop, a session per connection, queries rotated as the REST run rotates them.
+  const tool = async () => {
+    const r = await closedLoopCalls(
+      async (i, connection) => {
+        const answer = await sessions[connection]!.client.callTool({
+          name: SEARCH_TOOL,
+          arguments: { query: QUERIES[i % 8]!, projectId: project },
+        });
+        if (answer.isError) throw new Error(`${SEARCH_TOOL}: ${JSON.stringify(answer.content)}`);
+      },
+      { connections: sessions.length, durationMs: DURATION_MS },
+    );
+    return { ...r, requests: r.calls, ok: r.calls, errors: 0, statuses: {}, bytesPerResponse: 0 };
+  };
   const surfaces: SurfaceFigures[] = [];
   let total = ingestChunks;
-  for (const size of SCALES) {
+  for (const size of opt.chunks.split(',').map(Number)) {
     step(`search corpus: the workspace grows to ${size} chunks`);
-    total = await growCorpus(workspace.id, project, total, size);
-    await db().raw('analyze knowledge_chunks');
-    await db().raw('analyze knowledge_documents');
+    total = await growCorpus(workspace.id, project, total, size, BYTES, true);
+    await db().raw('analyze knowledge_chunks, knowledge_documents');
     const captured = await captureAll(api, searchTargets, 'search');
     const toolCaptured = await captureAll(b.mcp, toolCalls, `${SEARCH_TOOL} call`);
     if (opt.explain) await explainAll(bare, captured[0]!, { text: minimalSql, values: [workspace.id, QUERIES[0]!] });
@@ -268,8 +196,7 @@ async function measureSearch(b: Bench, ingestChunks: number) {
     const common = {
       corpus: `${total} chunks`,
       pool: bare,
-      // Every query in one run, rotated per request (both baselines rotate the same way), so
-      // the percentiles are over all requests.
+      // Every query in one run, rotated per request as both baselines rotate them.
       minimal: (i: number) => bare.query(minimalSql, [workspace.id, QUERIES[i % 8]!]),
       connections: opt.connections,
       durationMs: DURATION_MS,
@@ -279,23 +206,19 @@ async function measureSearch(b: Bench, ingestChunks: number) {
     surfaces.push(
       await measureSurface({ ...common, surface: 'knowledge search', server: api, replayServer: b.replay, captured, api: rest }),
     );
-    const tool = () => searchToolLoop(sessions, project);
     surfaces.push(await measureSurface({ ...common, surface: `MCP ${SEARCH_TOOL}`, server: b.mcp, captured: toolCaptured, api: tool }));
   }
   await Promise.all(sessions.map((s) => s.client.close()));
   return surfaces;
 }
 
-function report(
-  { done, rows, latencies, first, last, acceptedMs, ingestChunks }: Awaited<ReturnType<typeof ingestDocuments>>,
-  surfaces: SurfaceFigures[],
-) {
+function report(i: Awaited<ReturnType<typeof ingestDocuments>>, surfaces: SurfaceFigures[]) {
   console.log(`\nresults (${os.cpus().length} CPUs, load average ${loadAverage(2)})`);
   if (DOCS > 0)
     console.log(
-      `  ingest: ${done.length}/${DOCS} DONE (${rows.length - done.length} not) · accepted in ${acceptedMs.toFixed(0)} ms · ` +
-        `${((done.length * 1000) / (last - first)).toFixed(1)} documents/s (${((done.length * BYTES) / 1024 / ((last - first) / 1000)).toFixed(0)} KB/s) · ` +
-        `job latency ${fmt(summarize(latencies))} · ${ingestChunks} chunks`,
+      `  ingest: ${i.done.length}/${DOCS} DONE (${i.rows.length - i.done.length} not) · accepted in ${i.acceptedMs.toFixed(0)} ms · ` +
+        `${((i.done.length * 1000) / (i.last - i.first)).toFixed(1)} documents/s (${((i.done.length * BYTES) / 1024 / ((i.last - i.first) / 1000)).toFixed(0)} KB/s) · ` +
+        `job latency ${fmt(summarize(i.latencies))} · ${i.ingestChunks} chunks`,
     );
   for (const f of surfaces)
     console.log(

@@ -1,32 +1,54 @@
 // Bench: every read tool of the MCP door (spec 4.9) against its REST twin's GET, in alternating
-// closed-loop rounds of concurrent sessions and keep-alive connections on one API process
-// (api/main.ts, REST and MCP), over one seeded workspace. See docs/mcp.md "Benchmark" and bench/README.md.
+// closed-loop rounds on one API process (docs/mcp.md "Benchmark", bench/README.md).
 
-import { apiAnswers, launch } from '../tooling/launcher';
 import fs from 'node:fs';
 import http from 'node:http';
-import { closeStores, resetStores } from './harness/database';
-import { QUERIES } from './harness/knowledgeCorpus';
-import { requestText as exchange } from './harness/load';
+import os from 'node:os';
+import path from 'node:path';
+import { apiAnswers, launch } from '../tooling/launcher';
 import { freePort } from '../tooling/ports';
-import { printTool, report } from './mcp/report';
-import { closedLoop, openSdkSessions, PlainSession } from './mcp/clients';
-import type { Round } from './mcp/clients';
-import { DATABASE_URL, REDIS_URL, opt, DURATION_MS, WARMUP_MS, RUN_KINDS, PROFILE_DIR, type Kind } from './mcp/settings';
+import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
+import { loadAverage, REPO_ROOT, RESULTS_DIR, writeResults } from './harness/format';
+import { QUERIES } from './harness/knowledgeCorpus';
+import { closedLoopCalls, requestText } from './harness/load';
+import { benchFlags } from './harness/options';
+import { cpuSeconds, machineInfo } from './harness/proc';
+import { openSdkSessions, PlainSession } from './mcp/clients';
 
-async function main() {
-  const bench = await setUp();
-  let rounds: Round[];
-  try {
-    rounds = await run(bench);
-  } finally {
-    await bench.server.stop();
-    await bench.sim.close();
-  }
-  await report(rounds);
-}
+const DATABASE_URL = process.env.BENCH_MCP_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_mcp';
+const REDIS_URL = process.env.BENCH_MCP_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
+type Kind = 'rest' | 'plain' | 'streamable' | 'sse';
+type McpKind = Exclude<Kind, 'rest'>;
+const KINDS: readonly Kind[] = ['rest', 'plain', 'streamable', 'sse'];
 
-type Bench = Awaited<ReturnType<typeof setUp>>;
+const opt = benchFlags(
+  'mcp: every read tool with a REST twin, MCP sessions against REST connections, interleaved.',
+  {
+    sessions: { default: 16, min: 1, integer: true, help: 'concurrent sessions (and REST connections)' },
+    duration: { default: 1, min: 0.5, arg: 'S', help: 'seconds per measured round' },
+    rounds: { default: 6, min: 1, integer: true, help: 'measured rounds per kind and tool, alternating' },
+    warmup: { default: 1, arg: 'S', help: 'seconds of warm-up per kind and tool before its measured rounds' },
+    tools: { type: 'string', arg: 'A,B', help: 'the tools to drive (default: every read tool with a REST twin)' },
+    kinds: { default: 'rest,plain', arg: 'K,…', help: 'rest, plain, streamable, sse (default rest,plain); the ratio needs rest' },
+    chunks: { default: 10000, integer: true, help: 'chunks in the knowledge corpus the search runs over' },
+    strict: { type: 'boolean', help: "exit 1 when a tool's plain MCP calls/s miss 0.8× its REST twin's" },
+    profile: {
+      type: 'boolean',
+      help: 'run the server with the V8 CPU profiler and print where its time went\n(the profile covers the whole run: narrow it with --tools and --kinds)',
+    },
+  },
+  `Environment: BENCH_MCP_DATABASE_URL (default ${DATABASE_URL}, dropped and recreated),
+             BENCH_MCP_REDIS_URL (default ${REDIS_URL}, flushed).`,
+);
+const DURATION_MS = opt.duration * 1000;
+const WARMUP_MS = opt.warmup * 1000;
+const RUN_KINDS = opt.kinds.split(',').map((k) => k.trim()) as Kind[];
+for (const k of RUN_KINDS) if (!KINDS.includes(k)) throw new Error(`--kinds: ${k} is not one of ${KINDS.join(', ')}`);
+const MCP_KINDS = RUN_KINDS.filter((k): k is McpKind => k !== 'rest');
+/** A tool's plain MCP calls/s ≥ this × its REST twin's. */
+const TARGET_RATIO = 0.8;
+const PROFILE_DIR = path.join(RESULTS_DIR, 'profiles', 'mcp');
+setBenchEnvironment(DATABASE_URL, REDIS_URL, { LOG_LEVEL: 'error', LLM_WRITER: 'builtin' });
 
 /** A read tool and its REST twin's GET, for the `i`-th call (the search rotates its queries). */
 interface Twin {
@@ -34,6 +56,10 @@ interface Twin {
   args: (i: number) => Record<string, unknown>;
   rest: (i: number) => string;
 }
+type Fixture = Record<
+  'projectId' | 'networkProjectId' | 'postId' | 'noteId' | 'ideaId' | 'sourceId' | 'jobId' | 'mediaId' | 'knowledgeId',
+  string
+>;
 
 const qs = (params: Record<string, string | number>) =>
   `?${new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]))}`;
@@ -42,6 +68,7 @@ const qs = (params: Record<string, string | number>) =>
 function twins(f: Fixture): Twin[] {
   const { projectId } = f;
   const month = { from: '2031-01-01', to: '2031-01-31' };
+  const viral = { query: 'hiring', projectId: f.networkProjectId, limit: 5 };
   const fixed = (tool: string, args: Record<string, unknown>, rest: string): Twin => ({ tool, args: () => args, rest: () => rest });
   return [
     fixed('get_workspace', {}, '/v1/workspaces/me'),
@@ -65,11 +92,7 @@ function twins(f: Fixture): Twin[] {
     fixed('list_company_pages', { limit: 5 }, `/v1/company-pages${qs({ limit: 5 })}`),
     fixed('get_analytics_overview', { projectId, ...month }, `/v1/analytics/overview${qs({ projectId, ...month })}`),
     fixed('list_post_analytics', { projectId }, `/v1/analytics/posts${qs({ projectId })}`),
-    fixed(
-      'search_viral_posts',
-      { query: 'hiring', projectId: f.networkProjectId, limit: 5 },
-      `/v1/viral-posts${qs({ query: 'hiring', projectId: f.networkProjectId, limit: 5 })}`,
-    ),
+    fixed('search_viral_posts', viral, `/v1/viral-posts${qs(viral)}`),
     fixed('get_cross_workspace_analytics', month, `/v1/analytics/cross-workspace/overview${qs(month)}`),
     fixed('list_media', {}, '/v1/media'),
     fixed('get_media', { mediaId: f.mediaId }, `/v1/media/${f.mediaId}`),
@@ -83,21 +106,15 @@ function twins(f: Fixture): Twin[] {
   ];
 }
 
-type Fixture = Record<
-  'projectId' | 'networkProjectId' | 'postId' | 'noteId' | 'ideaId' | 'sourceId' | 'jobId' | 'mediaId' | 'knowledgeId',
-  string
->;
-
 /** The stores, the seeded workspace (posts, notes, ideas, a source, media, a corpus), the API process. */
 async function setUp() {
   console.log(`mcp bench: ${opt.sessions} sessions, ${DURATION_MS / 1000} s per round, kinds ${RUN_KINDS.join(', ')}`);
   await resetStores(DATABASE_URL, REDIS_URL);
-
   const { startNetworkSimulator } = await import('../sim/network/server');
   const sim = await startNetworkSimulator({ port: 0 });
   const { connectedPersonalProject } = await import('../admin/simulatedAccounts');
   const { benchWorkspace } = await import('./harness/seed');
-  const { storeDocumentsUpTo } = await import('./harness/knowledgeCorpus');
+  const { growCorpus } = await import('./harness/knowledgeCorpus');
   const { db } = await import('../lib/db');
   const { newId } = await import('../lib/ids');
   const { TOOLS } = await import('../api/mcp/tools/index');
@@ -113,10 +130,10 @@ async function setUp() {
     projectName: 'Viral search',
   });
   const now = Date.now();
+  const own = { workspace_id: workspace.id, project_id: project.id };
   const posts = Array.from({ length: 200 }, (_, i) => ({
     id: newId('post'),
-    workspace_id: workspace.id,
-    project_id: project.id,
+    ...own,
     status: 'draft',
     title: `Post ${i}`,
     content: `Line one of post ${i}.\n\nA paragraph of body text that reads like a real post, with a #hashtag and an emoji 🚀.`.repeat(3),
@@ -127,8 +144,7 @@ async function setUp() {
   await db()('media_assets').insert(
     Array.from({ length: 30 }, (_, i) => ({
       id: newId('mediaAsset'),
-      workspace_id: workspace.id,
-      project_id: project.id,
+      ...own,
       key: `${workspace.id}/media/bench-${i}.png`,
       sha256: i.toString(16).padStart(64, '0'),
       mime_type: 'image/png',
@@ -139,8 +155,7 @@ async function setUp() {
       created_at: new Date(now - i * 60_000),
     })),
   );
-  // The rows whose create operation does its own work (a note's slot, an idea's status, a
-  // source's insights) go through the operations, as the REST door runs them.
+  // Notes, ideas and a source through their create operations, which do work of their own.
   const { operate } = await import('../admin/asOperator');
   const { createNote } = await import('../api/operations/notes/notes');
   const { createIdea } = await import('../api/operations/ideas/ideas');
@@ -155,9 +170,8 @@ async function setUp() {
   const text = 'A source on hiring: the team grew from five to fifty, and what we learned on the way.';
   created.sourceId = await create(createSource, { type: 'text', text });
   const t0 = performance.now();
-  const chunks = await storeDocumentsUpTo(workspace.id, project.id, 0, Math.max(opt.chunks, 1), 20 * 1024);
-  await db().raw('analyze knowledge_chunks');
-  await db().raw('analyze knowledge_documents');
+  const chunks = await growCorpus(workspace.id, project.id, 0, Math.max(opt.chunks, 1), 20 * 1024);
+  await db().raw('analyze knowledge_chunks, knowledge_documents');
   console.log(`  knowledge corpus: ${chunks} chunks (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
   const first = async (table: string) => (await db()(table).where({ workspace_id: workspace.id }).orderBy('id').first('id')).id as string;
   const [knowledgeId, jobId, mediaId] = [await first('knowledge_documents'), await first('jobs'), await first('media_assets')];
@@ -165,8 +179,7 @@ async function setUp() {
   await closeStores();
 
   const [port, mcpPort] = [await freePort(), await freePort()];
-  const apiUrl = `http://127.0.0.1:${port}`;
-  const mcpUrl = `http://127.0.0.1:${mcpPort}`;
+  const [apiUrl, mcpUrl] = [`http://127.0.0.1:${port}`, `http://127.0.0.1:${mcpPort}`];
   if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
   const server = await launch({
     kind: 'api',
@@ -179,8 +192,7 @@ async function setUp() {
     await sim.close();
     throw err;
   });
-
-  const fixture: Fixture = {
+  const all = twins({
     projectId: project.id,
     networkProjectId: networkProject.id,
     postId: posts[0]!.id,
@@ -188,33 +200,30 @@ async function setUp() {
     jobId,
     mediaId,
     ...created,
-  };
-  const all = twins(fixture);
-  // Every read tool of the catalogue that has a REST twin is driven (switch_workspace is the
-  // only MCP-only tool, and it writes).
+  });
+  // Every read tool of the catalogue with a REST twin is driven (switch_workspace, MCP-only, writes).
   const missing = readTools.filter((n) => !all.some((t) => t.tool === n));
   if (missing.length) throw new Error(`read tools without a row in bench/mcp.ts: ${missing.join(', ')}`);
   const wanted = opt.tools ? opt.tools.split(',').map((t) => t.trim()) : all.map((t) => t.tool);
   const unknown = wanted.filter((n) => !all.some((t) => t.tool === n));
   if (unknown.length) throw new Error(`--tools: not a read tool with a REST twin: ${unknown.join(', ')}`);
-  const selected = all.filter((t) => wanted.includes(t.tool));
-  return { server, sim, apiUrl, mcpUrl, key, selected };
+  return { server, sim, apiUrl, mcpUrl, key, selected: all.filter((t) => wanted.includes(t.tool)) };
 }
 
-/** One call of `twin` for worker `w`, the `i`-th of its round: whether it succeeded, and the HTTP body (null: the SDK client hides it). */
+type Round = { tool: string; kind: Kind } & Awaited<ReturnType<typeof round>>;
+
+/** One call of `twin` by worker `w`, the `i`-th of its round: whether it succeeded, and the HTTP body (null: the SDK hides it). */
 type Call = (twin: Twin, w: number, i: number) => Promise<{ ok: boolean; text: string | null }>;
 
 /** The clients of every kind, opened once: REST keep-alive connections and MCP sessions. */
-async function openClients(b: Bench): Promise<{ calls: Map<Kind, Call>; close: () => Promise<void> }> {
+async function openClients(b: Awaited<ReturnType<typeof setUp>>) {
   const calls = new Map<Kind, Call>();
-  const closers: Array<() => Promise<void>> = [];
+  const closers: Array<() => Promise<unknown>> = [];
   if (RUN_KINDS.includes('rest')) {
     const agent = new http.Agent({ keepAlive: true, maxSockets: opt.sessions, maxFreeSockets: opt.sessions });
-    // The body is parsed, as the plain MCP client parses its answer (it has to, to see isError):
-    // both clients do the same work per call, so the machine they share with the server is
-    // loaded alike.
+    // The body parsed, as the plain MCP client parses its answer: both clients do the same work.
     calls.set('rest', async (twin, _w, i) => {
-      const r = await exchange(agent, new URL(b.apiUrl + twin.rest(i)), 'GET', { authorization: `Bearer ${b.key}` });
+      const r = await requestText(agent, new URL(b.apiUrl + twin.rest(i)), 'GET', { authorization: `Bearer ${b.key}` });
       return { ok: r.status === 200 && typeof JSON.parse(r.body) === 'object', text: r.status === 200 ? r.body : `${r.status} ${r.body}` };
     });
     closers.push(async () => agent.destroy());
@@ -223,7 +232,7 @@ async function openClients(b: Bench): Promise<{ calls: Map<Kind, Call>; close: (
     const sessions = Array.from({ length: opt.sessions }, () => new PlainSession(new URL('/mcp', b.mcpUrl), b.key));
     await Promise.all(sessions.map((x) => x.open()));
     calls.set('plain', (twin, w, i) => sessions[w]!.call(twin.tool, twin.args(i)));
-    closers.push(async () => void (await Promise.all(sessions.map((x) => x.close()))));
+    closers.push(() => Promise.all(sessions.map((x) => x.close())));
   }
   for (const kind of ['streamable', 'sse'] as const) {
     if (!RUN_KINDS.includes(kind)) continue;
@@ -232,13 +241,39 @@ async function openClients(b: Bench): Promise<{ calls: Map<Kind, Call>; close: (
       const r = await clients[w]!.callTool({ name: twin.tool, arguments: twin.args(i) });
       return { ok: r.isError !== true, text: r.isError === true ? JSON.stringify(r.structuredContent ?? r.content) : null };
     });
-    closers.push(async () => void (await Promise.all(clients.map((c) => c.close()))));
+    closers.push(() => Promise.all(clients.map((c) => c.close())));
   }
-  return { calls, close: async () => void (await Promise.all(closers.map((c) => c()))) };
+  return { calls, close: () => Promise.all(closers.map((c) => c())) };
+}
+
+/**
+ * A round of `kind`: calls/s counts the calls answered within the window (a round's drain does
+ * not weigh on the slower door); CPU per call is over the whole round and every answered call.
+ */
+async function round(call: Call, twin: Twin, serverPid: number, ms: number) {
+  const [cpu0, own0] = [cpuSeconds(serverPid), process.cpuUsage()];
+  const r = await closedLoopCalls(
+    async (i, w) => {
+      const x = await call(twin, w, i);
+      if (!x.ok) throw new Error(x.text?.slice(0, 300));
+    },
+    { connections: opt.sessions, durationMs: ms, tolerate: true },
+  );
+  const [cpu1, own] = [cpuSeconds(serverPid), process.cpuUsage(own0)];
+  const ok = r.calls;
+  return {
+    callsPerSecond: r.inWindow / (ms / 1000),
+    ok,
+    errors: r.errors,
+    latencyMs: r.latencyMs,
+    serverCpuUsPerCall: cpu0 !== null && cpu1 !== null && ok ? ((cpu1 - cpu0) * 1e6) / ok : null,
+    clientCpuUsPerCall: ok ? (own.user + own.system) / ok : 0,
+    firstError: r.firstError,
+  };
 }
 
 /** Per tool: one answer checked through every kind, a warm-up of each, then the rounds, alternating. */
-async function run(b: Bench): Promise<Round[]> {
+async function run(b: Awaited<ReturnType<typeof setUp>>): Promise<Round[]> {
   const clients = await openClients(b);
   const rounds: Round[] = [];
   try {
@@ -249,25 +284,12 @@ async function run(b: Bench): Promise<Round[]> {
         if (!answer.ok) throw new Error(`${twin.tool} through ${kind} failed: ${answer.text?.slice(0, 500)}`);
         if (answer.text !== null) bytes[kind] = Buffer.byteLength(answer.text);
       }
-      const loop = (kind: Kind, ms: number) =>
-        closedLoop(
-          opt.sessions,
-          ms,
-          async (w, i) => {
-            const r = await clients.calls.get(kind)!(twin, w, i);
-            if (!r.ok) throw new Error(r.text?.slice(0, 300));
-            return true;
-          },
-          b.server.pid,
-        );
-      for (const kind of RUN_KINDS) await loop(kind, WARMUP_MS);
+      for (const kind of RUN_KINDS) await round(clients.calls.get(kind)!, twin, b.server.pid, WARMUP_MS);
       const mine: Round[] = [];
-      // Short rounds that alternate (rest, plain, plain, rest, rest, plain, …): load that
-      // changes during a tool's measurement falls on both doors alike.
+      // Short rounds that alternate (rest, plain, plain, rest, …): load changing meanwhile falls on both doors.
       const order = Array.from({ length: opt.rounds }, (_, r) => (r % 2 === 0 ? RUN_KINDS : [...RUN_KINDS].reverse())).flat();
-      for (const kind of order) {
-        mine.push({ tool: twin.tool, kind, ...(await loop(kind, DURATION_MS)) });
-      }
+      for (const kind of order)
+        mine.push({ tool: twin.tool, kind, ...(await round(clients.calls.get(kind)!, twin, b.server.pid, DURATION_MS)) });
       rounds.push(...mine);
       printTool(twin.tool, mine, bytes);
     }
@@ -277,10 +299,113 @@ async function run(b: Bench): Promise<Round[]> {
   return rounds;
 }
 
-main().then(
-  () => process.exit(process.exitCode),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+function meanOf(rounds: Round[], tool: string, kind: Kind) {
+  const rs = rounds.filter((r) => r.tool === tool && r.kind === kind);
+  if (rs.length === 0) return null;
+  const avg = (f: (r: Round) => number) => rs.reduce((a, r) => a + f(r), 0) / rs.length;
+  return {
+    tool,
+    kind,
+    callsPerSecond: avg((r) => r.callsPerSecond),
+    p50Ms: avg((r) => r.latencyMs.p50),
+    p99Ms: avg((r) => r.latencyMs.p99),
+    errors: rs.reduce((a, r) => a + r.errors, 0),
+    serverCpuUsPerCall: rs.every((r) => r.serverCpuUsPerCall !== null) ? avg((r) => r.serverCpuUsPerCall!) : null,
+    clientCpuUsPerCall: avg((r) => r.clientCpuUsPerCall),
+  };
+}
+
+/** The median of the ratios of the rounds run side by side: a burst from elsewhere moves one ratio, not the figure. */
+function pairedRatio(rounds: Round[], tool: string, kind: McpKind): number | null {
+  const rest = rounds.filter((r) => r.tool === tool && r.kind === 'rest');
+  const mcp = rounds.filter((r) => r.tool === tool && r.kind === kind);
+  if (rest.length === 0 || rest.length !== mcp.length) return null;
+  const ratios = mcp.map((m, k) => m.callsPerSecond / rest[k]!.callsPerSecond).sort((a, b) => a - b);
+  const mid = ratios.length >> 1;
+  return ratios.length % 2 ? ratios[mid]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
+}
+
+const label = (tool: string, kind: McpKind) => (kind === 'plain' ? `MCP ${tool}` : `MCP ${tool} (SDK ${kind})`);
+const cpu = (us: number | null) => (us === null ? '?' : us.toFixed(0));
+
+function toolRow(rounds: Round[], tool: string) {
+  const mcp = MCP_KINDS.map((kind) => ({ ...meanOf(rounds, tool, kind)!, ratio: pairedRatio(rounds, tool, kind) }));
+  return { tool, rest: meanOf(rounds, tool, 'rest'), mcp: Object.fromEntries(mcp.map((m) => [m.kind, m])) };
+}
+
+function printTool(tool: string, rounds: Round[], bytes: Partial<Record<Kind, number>>) {
+  const { rest, mcp } = toolRow(rounds, tool);
+  for (const m of Object.values(mcp)) {
+    const kind = m.kind as McpKind;
+    const errors = m.errors + (rest?.errors ?? 0);
+    const size = kind in bytes && 'rest' in bytes ? `; answer ${bytes[kind]} vs ${bytes.rest} bytes` : '';
+    console.log(
+      rest && m.ratio !== null
+        ? `  ${label(tool, kind)} / REST twin: ${m.ratio.toFixed(2)}×  (${m.callsPerSecond.toFixed(0)} vs ${rest.callsPerSecond.toFixed(0)} calls/s; server CPU ${cpu(m.serverCpuUsPerCall)} vs ${cpu(rest.serverCpuUsPerCall)} µs/call${size}${errors ? `; errors ${errors}` : ''})`
+        : `  ${label(tool, kind)}: ${m.callsPerSecond.toFixed(0)} calls/s, server CPU ${cpu(m.serverCpuUsPerCall)} µs/call`,
+    );
+  }
+  if (MCP_KINDS.length === 0 && rest)
+    console.log(`  REST twin of ${tool}: ${rest.callsPerSecond.toFixed(0)} calls/s, server CPU ${cpu(rest.serverCpuUsPerCall)} µs/call`);
+}
+
+async function report(rounds: Round[]) {
+  const tools = [...new Set(rounds.map((r) => r.tool))];
+  const rows = tools.map((tool) => toolRow(rounds, tool));
+  const w = Math.max(...tools.map((t) => t.length), 4);
+  const head = MCP_KINDS.map((k) => `${k.padStart(10)} calls/s  µs/call    ratio  CPU ratio`).join('  ');
+  console.log(`\n  ${'tool'.padEnd(w)}   REST calls/s  µs/call  ${head}`);
+  for (const r of rows) {
+    const cells = MCP_KINDS.map((k) => {
+      const m = r.mcp[k]!;
+      // REST's server CPU per call over the door's: the steadier figure on a loaded machine.
+      const cpuRatio =
+        r.rest?.serverCpuUsPerCall && m.serverCpuUsPerCall ? `${(r.rest.serverCpuUsPerCall / m.serverCpuUsPerCall).toFixed(2)}×` : '-';
+      return `${m.callsPerSecond.toFixed(0).padStart(18)} ${cpu(m.serverCpuUsPerCall).padStart(8)} ${(m.ratio === null ? '-' : `${m.ratio.toFixed(2)}×`).padStart(8)} ${cpuRatio.padStart(10)}`;
+    });
+    const restCells = `${(r.rest?.callsPerSecond.toFixed(0) ?? '-').padStart(14)} ${(r.rest ? cpu(r.rest.serverCpuUsPerCall) : '-').padStart(8)}`;
+    console.log(`  ${r.tool.padEnd(w)} ${restCells}  ${cells.join('  ')}`);
+  }
+  const plainRatios = rows.flatMap((r) => (r.mcp.plain?.ratio != null ? [{ tool: r.tool, ratio: r.mcp.plain.ratio }] : []));
+  const target = plainRatios.length
+    ? {
+        min: TARGET_RATIO,
+        lowest: plainRatios.reduce((a, b) => (b.ratio < a.ratio ? b : a)),
+        missed: plainRatios.filter((r) => r.ratio < TARGET_RATIO).map((r) => r.tool),
+      }
+    : null;
+  if (target) {
+    const met = target.missed.length === 0 ? 'met' : `MISSED by ${target.missed.join(', ')}`;
+    console.log(
+      `\n  every read tool ≥ ${TARGET_RATIO}× its REST twin (plain client): ${met}; lowest ${target.lowest.tool} ${target.lowest.ratio.toFixed(2)}×`,
+    );
+    console.log(`  (load average ${loadAverage(1)}: the machine is shared, read the ratios, not the rates)`);
+    if (opt.strict && target.missed.length) process.exitCode = 1;
+  }
+  writeResults('mcp', {
+    bench: 'mcp',
+    target,
+    at: new Date().toISOString(),
+    machine: { ...machineInfo(), loadavg: os.loadavg() },
+    options: { sessions: opt.sessions, durationS: DURATION_MS / 1000, warmupS: WARMUP_MS / 1000, kinds: RUN_KINDS, chunks: opt.chunks },
+    tools: rows,
+    rounds,
+  });
+  console.log('\n  written to bench/results/mcp.json');
+  if (opt.profile) {
+    const { printProfile, summarizeProfile } = await import('./harness/profile');
+    for (const f of fs.readdirSync(PROFILE_DIR).filter((x) => x.endsWith('.cpuprofile')))
+      printProfile('server', summarizeProfile(path.join(PROFILE_DIR, f), REPO_ROOT, 25));
+  }
+}
+
+const bench = await setUp();
+let rounds: Round[];
+try {
+  rounds = await run(bench);
+} finally {
+  await bench.server.stop();
+  await bench.sim.close();
+}
+await report(rounds);
+process.exit(process.exitCode);

@@ -4,7 +4,7 @@
 import os from 'node:os';
 import pg from 'pg';
 import { summarize } from './harness/load';
-import { measureRead } from './harness/statements';
+import { measureReads } from './harness/statements';
 import { resetStores, setBenchEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
 import { startServer, withServerCpu, type ServerHandle } from './harness/servers';
@@ -55,16 +55,8 @@ async function burst(name: string, items: Buffer[], one: (b: Buffer, i: number) 
     }),
   );
   const wallMs = performance.now() - started;
-  const bytes = items.reduce((n, b) => n + b.length, 0);
-  return {
-    name,
-    wallMs,
-    perSecond: (ok * 1000) / wallMs,
-    mbPerSecond: bytes / 1024 / 1024 / (wallMs / 1000),
-    ok,
-    errors,
-    latencyMs: summarize(latencies),
-  };
+  const mib = items.reduce((n, b) => n + b.length, 0) / 1024 / 1024;
+  return { name, wallMs, perSecond: (ok * 1000) / wallMs, mbPerSecond: mib / (wallMs / 1000), ok, errors, latencyMs: summarize(latencies) };
 }
 
 /** A burst against the API, with the API process's CPU per successful import (and its profile with `profile`). */
@@ -212,26 +204,21 @@ async function importRounds({ bare, api, pool }: Bench) {
 /** GET /v1/media (the first page of the last round's library) beside its statements bare and the minimal query. */
 async function measureList({ api, pool }: Bench, last: { workspaceId: string; key: string }) {
   const { config } = await import('../lib/config');
-  const assets = Number((await pool.query('select count(*) from media_assets where workspace_id = $1', [last.workspaceId])).rows[0].count);
-  const replayServer = await startServer('replay', 'bench/harness/serve-replay.ts', process.env);
-  await measureRead({
-    surface: 'media list',
-    corpus: `${assets} assets`,
-    server: api,
-    replayServer,
+  const assets = async () =>
+    `${(await pool.query('select count(*) from media_assets where workspace_id = $1', [last.workspaceId])).rows[0].count} assets`;
+  const text = `select * from media_assets where workspace_id = $1 order by created_at desc, id desc limit ${config.media.listDefault + 1}`;
+  const headers = { Authorization: `Bearer ${last.key}` };
+  const surfaces = [{ surface: 'media list', path: '/v1/media', headers, minimal: { text, values: [last.workspaceId] } }];
+  await measureReads({
+    api,
     pool,
-    path: '/v1/media',
-    headers: { Authorization: `Bearer ${last.key}` },
-    minimal: {
-      text: `select * from media_assets where workspace_id = $1 order by created_at desc, id desc limit ${config.media.listDefault + 1}`,
-      values: [last.workspaceId],
-    },
+    sizes: [{ corpus: assets }],
+    surfaces,
     explain: opt.explain,
     connections: 8,
     durationMs: 10_000,
     warmupMs: 3_000,
   });
-  await replayServer.stop();
 }
 
 function report(rounds: Round[]) {

@@ -2,13 +2,13 @@
 // against its statements behind bare Koa (bench/README.md, "reads").
 
 import pg from 'pg';
-import { benchFlags } from './harness/options';
-import { flushRedis, recreateDatabase, setBenchEnvironment } from './harness/database';
-import { serverLoop, startServer, withServerCpu, type ServerHandle } from './harness/servers';
-import { closedLoop, type RunResult } from './harness/load';
-import { writeResults } from './harness/format';
-import { captureSurface, TX_CONTROL, type CapturedStatement } from './harness/statements';
 import { withMaintenanceDb } from '../tooling/databases';
+import { flushRedis, recreateDatabase, setBenchEnvironment } from './harness/database';
+import { writeResults } from './harness/format';
+import { closedLoop, type RunResult } from './harness/load';
+import { benchFlags } from './harness/options';
+import { serverLoop, startServer, withServerCpu, type ServerHandle } from './harness/servers';
+import { captureSurface } from './harness/statements';
 
 const opt = benchFlags(
   `reads: every read surface at --posts against --small-posts, p50/p99 in one run, and each
@@ -28,23 +28,22 @@ against its statements behind bare Koa.`,
     },
   },
 );
-const LARGE = opt.posts;
-const SMALL = opt['small-posts'];
+const [LARGE, SMALL] = [opt.posts, opt['small-posts']];
 const DURATION_MS = opt.duration * 1000;
-const WARMUP_MS = opt.warmup * 1000;
 const ONLY = opt.only ? new RegExp(opt.only, 'i') : null;
-
 const DATABASE_BASE = process.env.BENCH_READS_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_reads';
 const REDIS_URL = process.env.BENCH_READS_REDIS_URL ?? 'redis://127.0.0.1:6379/8';
 const databaseUrl = (posts: number) => `${DATABASE_BASE}_${posts}`;
 /** The mark a seeded database carries (its comment), so --keep reuses only what this seed wrote. */
 const SEED_MARK = (posts: number) => `bench reads seed v2: ${posts} posts`;
-
 // Each API process gets its own DATABASE_URL (main).
 setBenchEnvironment(databaseUrl(SMALL), REDIS_URL, { RATE_LIMIT_READ: '100000000', RATE_LIMIT_WRITE: '100000000', LOG_LEVEL: 'error' });
 
 const label = (n: number) =>
   n >= 1_000_000 && n % 1_000_000 === 0 ? `${n / 1_000_000}M` : n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n);
+const ms = (n: number) => `${n.toFixed(1)} ms`;
+/** A run's figures; `errors` counts every answer but a 200, `statuses` says which. */
+const pick = (r: RunResult) => ({ rps: r.rps, latencyMs: r.latencyMs, statuses: r.statuses, errors: r.errors });
 
 /** The database seeded with `posts` posts (./reads/seed.ts), or with --keep the one an earlier run seeded, migrated. */
 async function seeded(posts: number) {
@@ -75,133 +74,98 @@ async function seeded(posts: number) {
   }
 }
 
-/** A run's figures; `errors` counts every answer but a 200 (bench/harness/load.ts), `statuses` says which. */
-const pick = (r: RunResult) => ({ rps: r.rps, latencyMs: r.latencyMs, statuses: r.statuses, errors: r.errors });
-const ms = (n: number) => `${n.toFixed(1)} ms`;
-
 const measure = (server: ServerHandle, path: string, headers: Record<string, string>) =>
   serverLoop(
     server,
     { url: `${server.baseUrl}${path}`, headers },
-    { connections: opt.connections, durationMs: DURATION_MS, warmupMs: WARMUP_MS },
+    { connections: opt.connections, durationMs: DURATION_MS, warmupMs: opt.warmup * 1000 },
   );
 
-async function main() {
-  await flushRedis(REDIS_URL);
-  const small = await seeded(SMALL);
-  const large = await seeded(LARGE);
-  const { readSurfaces } = await import('./reads/surfaces');
-  // Pools of 8 (the API's default is 10): three servers share a Postgres other work uses too.
-  const env = { ...process.env, DB_POOL_MAX: '8' };
-  const apiSmall = await startServer('api-small', 'bench/harness/serve-app.ts', { ...env, DATABASE_URL: small.url });
-  const apiLarge = await startServer('api-large', 'bench/harness/serve-app.ts', { ...env, DATABASE_URL: large.url });
-  const replay = await startServer('replay', 'bench/harness/serve-replay.ts', { ...env, DATABASE_URL: large.url });
-  const pool = new pg.Pool({ connectionString: large.url, max: 2 });
-  const figures = [];
-  const floors = [];
-  try {
-    console.log(
-      `\nlargest workspace: ${small.largest.posts} posts at ${label(SMALL)}, ${large.largest.posts} at ${label(LARGE)}; ` +
-        `small workspace: ${small.small.posts} and ${large.small.posts}; ${opt.connections} connections, ${DURATION_MS / 1000} s each`,
-    );
-    const now = Date.now();
-    for (const workspace of ['largest', 'small'] as const) {
-      const s10k = readSurfaces(small[workspace], now);
-      const s1m = readSurfaces(large[workspace], now);
-      for (const [i, sf] of s1m.entries()) {
-        if (ONLY && !ONLY.test(sf.surface)) continue;
-        const a = (await measure(apiSmall, s10k[i]!.path, s10k[i]!.headers)).run;
-        const b = (await measure(apiLarge, sf.path, sf.headers)).run;
-        const f = {
-          surface: sf.surface,
-          workspace,
-          posts: { small: small[workspace].posts, large: large[workspace].posts },
-          small: pick(a),
-          large: pick(b),
-          p99Ratio: b.latencyMs.p99 / a.latencyMs.p99,
-        };
-        figures.push(f);
-        const errs =
-          f.small.errors + f.large.errors ? ` ERRORS ${JSON.stringify(f.small.statuses)} / ${JSON.stringify(f.large.statuses)}` : '';
-        console.log(
-          `  ${sf.surface} (${workspace}): ${label(SMALL)} p50 ${ms(a.latencyMs.p50)} p99 ${ms(a.latencyMs.p99)} ${a.rps.toFixed(0)}/s · ` +
-            `${label(LARGE)} p50 ${ms(b.latencyMs.p50)} p99 ${ms(b.latencyMs.p99)} ${b.rps.toFixed(0)}/s${errs}`,
-        );
-        console.log(
-          `reads at ${label(LARGE)} ${sf.surface} (${workspace} workspace): p99 ${label(LARGE)} / ${label(SMALL)}: ${f.p99Ratio.toFixed(2)}×`,
-        );
-      }
-    }
-    console.log(`\nthe API against its statements behind bare Koa, ${label(LARGE)}, largest workspace:`);
-    for (const sf of readSurfaces(large.largest, now)) {
+await flushRedis(REDIS_URL);
+const small = await seeded(SMALL);
+const large = await seeded(LARGE);
+const { readSurfaces } = await import('./reads/surfaces');
+// Pools of 8 (the API's default is 10): three servers share a Postgres other work uses too.
+const env = { ...process.env, DB_POOL_MAX: '8' };
+const apiSmall = await startServer('api-small', 'bench/harness/serve-app.ts', { ...env, DATABASE_URL: small.url });
+const apiLarge = await startServer('api-large', 'bench/harness/serve-app.ts', { ...env, DATABASE_URL: large.url });
+const replay = await startServer('replay', 'bench/harness/serve-replay.ts', { ...env, DATABASE_URL: large.url });
+const pool = new pg.Pool({ connectionString: large.url, max: 2 });
+const figures = [];
+const floors = [];
+try {
+  console.log(
+    `\nlargest workspace: ${small.largest.posts} posts at ${label(SMALL)}, ${large.largest.posts} at ${label(LARGE)}; ` +
+      `small workspace: ${small.small.posts} and ${large.small.posts}; ${opt.connections} connections, ${DURATION_MS / 1000} s each`,
+  );
+  const now = Date.now();
+  for (const workspace of ['largest', 'small'] as const) {
+    const s10k = readSurfaces(small[workspace], now);
+    for (const [i, sf] of readSurfaces(large[workspace], now).entries()) {
       if (ONLY && !ONLY.test(sf.surface)) continue;
-      const statements = await captureSurface(apiLarge, sf.surface, { path: sf.path, headers: sf.headers }, '  ');
-      if (opt.explain) await explain(pool, statements);
-      await replay.call('load', { key: sf.surface, captured: [statements] });
-      // API, bare, bare, API: neither goes first every time.
-      const api1 = await measure(apiLarge, sf.path, sf.headers);
-      const bare1 = await measure(replay, `/replay?${new URLSearchParams({ key: sf.surface })}`, {});
-      const bare2 = await measure(replay, `/replay?${new URLSearchParams({ key: sf.surface })}`, {});
-      const api2 = await measure(apiLarge, sf.path, sf.headers);
-      const mean = (x: RunResult, y: RunResult) => ({ ...pick(x), rps: (x.rps + y.rps) / 2 });
-      const fl = {
-        surface: sf.surface,
-        statements: statements.length,
-        api: mean(api1.run, api2.run),
-        bare: mean(bare1.run, bare2.run),
-        apiCpuUs: (api1.cpuUs + api2.cpuUs) / 2,
-        bareCpuUs: (bare1.cpuUs + bare2.cpuUs) / 2,
-        ratio: (api1.run.rps + api2.run.rps) / (bare1.run.rps + bare2.run.rps),
-      };
-      floors.push(fl);
+      const a = (await measure(apiSmall, s10k[i]!.path, s10k[i]!.headers)).run;
+      const b = (await measure(apiLarge, sf.path, sf.headers)).run;
+      const posts = { small: small[workspace].posts, large: large[workspace].posts };
+      const f = { surface: sf.surface, workspace, posts, small: pick(a), large: pick(b), p99Ratio: b.latencyMs.p99 / a.latencyMs.p99 };
+      figures.push(f);
+      const errs =
+        f.small.errors + f.large.errors ? ` ERRORS ${JSON.stringify(f.small.statuses)} / ${JSON.stringify(f.large.statuses)}` : '';
       console.log(
-        `    API ${fl.api.rps.toFixed(0)}/s (server CPU ${fl.apiCpuUs.toFixed(0)} µs/call) · behind bare Koa ${fl.bare.rps.toFixed(0)}/s (${fl.bareCpuUs.toFixed(0)} µs/call)`,
+        `  ${sf.surface} (${workspace}): ${label(SMALL)} p50 ${ms(a.latencyMs.p50)} p99 ${ms(a.latencyMs.p99)} ${a.rps.toFixed(0)}/s · ` +
+          `${label(LARGE)} p50 ${ms(b.latencyMs.p50)} p99 ${ms(b.latencyMs.p99)} ${b.rps.toFixed(0)}/s${errs}`,
       );
-      console.log(`${sf.surface}: API / same statements behind bare Koa: ${fl.ratio.toFixed(2)}×`);
-      if (opt.profile) {
-        const target = { url: `${apiLarge.baseUrl}${sf.path}`, headers: sf.headers };
-        const loop = { connections: opt.connections, durationMs: DURATION_MS };
-        await withServerCpu(
-          apiLarge,
-          () => closedLoop(target, loop),
-          (r) => r.requests,
-          { file: `reads-${sf.surface.replace(/[^A-Za-z0-9]+/g, '-')}`, title: `API process over ${sf.surface} (per call)` },
-        );
-      }
+      console.log(
+        `reads at ${label(LARGE)} ${sf.surface} (${workspace} workspace): p99 ${label(LARGE)} / ${label(SMALL)}: ${f.p99Ratio.toFixed(2)}×`,
+      );
     }
-  } finally {
-    await Promise.allSettled([apiSmall.stop(), apiLarge.stop(), replay.stop(), pool.end()]);
   }
-  console.log(`\nsummary (target: p99 ${label(LARGE)} / ${label(SMALL)} ≤ 1.5×; API / behind bare Koa ≥ 0.8×):`);
-  for (const f of figures) {
-    const miss = f.p99Ratio > 1.5 ? '  MISS' : '';
+  console.log(`\nthe API against its statements behind bare Koa, ${label(LARGE)}, largest workspace:`);
+  for (const sf of readSurfaces(large.largest, now)) {
+    if (ONLY && !ONLY.test(sf.surface)) continue;
+    const statements = await captureSurface(apiLarge, sf.surface, { path: sf.path, headers: sf.headers }, '  ');
+    if (opt.explain) await (await import('./reads/plans')).explainAsSent(pool, statements);
+    await replay.call('load', { key: sf.surface, captured: [statements] });
+    const bare = `/replay?${new URLSearchParams({ key: sf.surface })}`;
+    // API, bare, bare, API: neither goes first every time.
+    const [api1, bare1, bare2, api2] = [
+      await measure(apiLarge, sf.path, sf.headers),
+      await measure(replay, bare, {}),
+      await measure(replay, bare, {}),
+      await measure(apiLarge, sf.path, sf.headers),
+    ];
+    const mean = (x: RunResult, y: RunResult) => ({ ...pick(x), rps: (x.rps + y.rps) / 2 });
+    const fl = {
+      surface: sf.surface,
+      statements: statements.length,
+      api: mean(api1.run, api2.run),
+      bare: mean(bare1.run, bare2.run),
+      apiCpuUs: (api1.cpuUs + api2.cpuUs) / 2,
+      bareCpuUs: (bare1.cpuUs + bare2.cpuUs) / 2,
+      ratio: (api1.run.rps + api2.run.rps) / (bare1.run.rps + bare2.run.rps),
+    };
+    floors.push(fl);
     console.log(
-      `  ${`${f.surface} (${f.workspace})`.padEnd(42)} p99 ${ms(f.small.latencyMs.p99).padStart(9)} → ${ms(f.large.latencyMs.p99).padStart(9)}  ${f.p99Ratio.toFixed(2)}×${miss}`,
+      `    API ${fl.api.rps.toFixed(0)}/s (server CPU ${fl.apiCpuUs.toFixed(0)} µs/call) · behind bare Koa ${fl.bare.rps.toFixed(0)}/s (${fl.bareCpuUs.toFixed(0)} µs/call)`,
     );
-  }
-  for (const f of floors)
-    console.log(`  ${f.surface.padEnd(42)} API / behind bare Koa ${f.ratio.toFixed(2)}×${f.ratio < 0.8 ? '  MISS' : ''}`);
-  writeResults('reads', { at: new Date().toISOString(), large: LARGE, small: SMALL, figures, floors });
-  process.exit(0);
-}
-
-/** EXPLAIN (ANALYZE, BUFFERS) of each statement, and of its generic plan when it is prepared (./reads/plans.ts). */
-async function explain(pool: pg.Pool, statements: readonly CapturedStatement[]) {
-  const { plansAsSent } = await import('./reads/plans');
-  const client = await pool.connect();
-  try {
-    for (const s of statements) {
-      if (TX_CONTROL.test(s.text)) continue;
-      console.log(`    ${s.name ? 'prepared' : 'unnamed'}: ${s.text.replace(/\s+/g, ' ')}`);
-      for (const [i, p] of (await plansAsSent(client, s, { analyze: true })).entries())
-        console.log(`      ${i ? 'generic plan' : 'with its values'}:\n${p.replace(/^/gm, '        ')}`);
+    console.log(`${sf.surface}: API / same statements behind bare Koa: ${fl.ratio.toFixed(2)}×`);
+    if (opt.profile) {
+      const target = { url: `${apiLarge.baseUrl}${sf.path}`, headers: sf.headers };
+      const file = `reads-${sf.surface.replace(/[^A-Za-z0-9]+/g, '-')}`;
+      const loop = () => closedLoop(target, { connections: opt.connections, durationMs: DURATION_MS });
+      await withServerCpu(apiLarge, loop, (r) => r.requests, { file, title: `API process over ${sf.surface} (per call)` });
     }
-  } finally {
-    client.release();
   }
+} finally {
+  await Promise.allSettled([apiSmall.stop(), apiLarge.stop(), replay.stop(), pool.end()]);
 }
-
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+console.log(`\nsummary (target: p99 ${label(LARGE)} / ${label(SMALL)} ≤ 1.5×; API / behind bare Koa ≥ 0.8×):`);
+for (const f of figures) {
+  const miss = f.p99Ratio > 1.5 ? '  MISS' : '';
+  console.log(
+    `  ${`${f.surface} (${f.workspace})`.padEnd(42)} p99 ${ms(f.small.latencyMs.p99).padStart(9)} → ${ms(f.large.latencyMs.p99).padStart(9)}  ${f.p99Ratio.toFixed(2)}×${miss}`,
+  );
+}
+for (const f of floors)
+  console.log(`  ${f.surface.padEnd(42)} API / behind bare Koa ${f.ratio.toFixed(2)}×${f.ratio < 0.8 ? '  MISS' : ''}`);
+writeResults('reads', { at: new Date().toISOString(), large: LARGE, small: SMALL, figures, floors });
+process.exit(0);

@@ -1,7 +1,7 @@
 import { prng } from './content';
 
-// The knowledge benches' corpus (bench/knowledge.ts, bench/mcp.ts) and its queries: a
-// long-tailed vocabulary, so queries match some chunks and not others; seeded, so runs agree.
+// The knowledge benches' corpus (bench/knowledge.ts, bench/mcp.ts) and its queries: a long-tailed
+// vocabulary, so queries match some chunks and not others; seeded, so runs agree.
 
 const rand = prng(42);
 const COMMON = 'team customers release product launch pricing support process design meeting feedback growth hiring'.split(' ');
@@ -39,23 +39,23 @@ export const QUERIES = Array.from({ length: 64 }, (_, i) =>
       : `"${COMMON[i % COMMON.length]} ${COMMON[(i + 1) % COMMON.length]}"`,
 );
 
+/** The workspace's chunks. */
+export async function chunksOf(workspaceId: string): Promise<number> {
+  const { db } = await import('../../lib/db');
+  return Number((await db()('knowledge_chunks').where({ workspace_id: workspaceId }).count<{ n: string }[]>('* as n'))[0]!.n);
+}
+
 /**
- * Stores documents of `bytes` characters in a project until the workspace holds at least `want`
- * chunks, as a finished ingest stores them (storeDocument, with its DONE job row). Returns the
- * workspace's chunk count. Imported only after the bench has set its environment.
+ * Documents of `bytes` characters stored in a project until the workspace holds `want` chunks: the
+ * first 10,000 chunks as a finished ingest stores them (storeDocument, with its DONE job row), past
+ * that (`copy`) documents copied with their chunks in SQL. Returns the workspace's chunk count.
  */
-export async function storeDocumentsUpTo(
-  workspaceId: string,
-  projectId: string,
-  have: number,
-  want: number,
-  bytes: number,
-): Promise<number> {
+export async function growCorpus(workspaceId: string, projectId: string, have: number, want: number, bytes: number, copy = false) {
   const { db } = await import('../../lib/db');
   const { storeDocument } = await import('../../lib/knowledge/ingest');
   const { newId } = await import('../../lib/ids');
   let total = have;
-  while (total < want) {
+  while (total < (copy ? Math.min(want, 10_000) : want)) {
     const jobId = newId('job');
     await db()('jobs').insert({ id: jobId, workspace_id: workspaceId, project_id: projectId, type: 'KNOWLEDGE_INGEST', status: 'DONE' });
     const r = await storeDocument(
@@ -65,6 +65,29 @@ export async function storeDocumentsUpTo(
       { text: documentText(bytes), name: 'seed', sourceName: null, sourceUrl: null, language: 'en' },
     );
     total += r.chunkCount;
+  }
+  for (let round = 0; total < want; round++) {
+    const cols: string[] = (
+      await db().raw(
+        `select column_name from information_schema.columns where table_name = 'knowledge_documents' and table_schema = current_schema()`,
+      )
+    ).rows.map((r: { column_name: string }) => r.column_name);
+    const select = cols.map((c) => (c === 'id' ? `id || '_c${round}'` : c === 'job_id' ? 'null' : `"${c}"`)).join(', ');
+    const perDoc = Number(
+      (await db().raw(`select avg(chunk_count) as n from knowledge_documents where workspace_id = ?`, [workspaceId])).rows[0].n,
+    );
+    const sql = `select id from knowledge_documents where workspace_id = ? and id !~ '_c[0-9]+$' order by id limit ?`;
+    const originals = (await db().raw(sql, [workspaceId, Math.ceil((want - total) / perDoc)])).rows.map((r: { id: string }) => r.id);
+    await db().transaction(async (trx) => {
+      const list = cols.map((c) => `"${c}"`).join(', ');
+      await trx.raw(`insert into knowledge_documents (${list}) select ${select} from knowledge_documents where id = any(?)`, [originals]);
+      await trx.raw(
+        `insert into knowledge_chunks (document_id, workspace_id, ordinal, content, tsv)
+         select c.document_id || '_c${round}', c.workspace_id, c.ordinal, c.content, c.tsv from knowledge_chunks c where c.document_id = any(?)`,
+        [originals],
+      );
+    });
+    total = await chunksOf(workspaceId);
   }
   return total;
 }

@@ -1,9 +1,8 @@
 import http from 'node:http';
 import { quantileOfSorted } from './format';
 
-// The HTTP load generator on node:http (bench/README.md): closedLoop, N connections each
-// sending its next request once the previous answer is read (capacity); openLoop, requests on a
-// fixed schedule, latency from the scheduled send time (no coordinated omission).
+// The load generator (bench/README.md): closed loops (each connection sends its next request once
+// the previous answer is read) and open loops (a fixed schedule, latency from the scheduled time).
 
 export interface Target {
   url: string;
@@ -26,7 +25,7 @@ export interface RunResult {
 
 export interface OpenLoopResult extends RunResult {
   targetRate: number;
-  /** How late this process fired requests relative to their schedule: a check on the generator. */
+  /** How late this process fired requests relative to their schedule. */
   sendLagMs: LatencySummary;
 }
 
@@ -34,8 +33,7 @@ export function summarize(values: ArrayLike<number>): LatencySummary {
   const sorted = Float64Array.from(values).sort();
   const n = sorted.length;
   const at = (q: number) => (n === 0 ? 0 : quantileOfSorted(sorted, q));
-  let sum = 0;
-  for (const v of sorted) sum += v;
+  const sum = sorted.reduce((a, v) => a + v, 0);
   return { count: n, mean: n ? sum / n : 0, p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: n ? sorted[n - 1]! : 0 };
 }
 
@@ -59,25 +57,16 @@ function exchange(agent: http.Agent | false, url: URL, method: string, headers: 
 }
 
 /** One request on `agent`, answered with its status, its headers and its whole body as text. */
-export async function requestText(
-  agent: http.Agent,
-  url: URL,
-  method: string,
-  headers: http.OutgoingHttpHeaders,
-  body?: string,
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+export async function requestText(agent: http.Agent, url: URL, method: string, headers: http.OutgoingHttpHeaders, body?: string) {
   const length = body ? { 'content-length': String(Buffer.byteLength(body)) } : {};
   const r = await exchange(agent, url, method, { ...headers, ...length }, body);
   return { status: r.status, headers: r.headers, body: r.body.toString('utf8') };
 }
 
-function newAgent(maxSockets: number): http.Agent {
-  // keepAlive: real clients reuse connections, and a TCP handshake per request would measure
-  // the kernel rather than the handler. LIFO keeps the hot sockets busy.
-  return new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' });
-}
+// keepAlive, as real clients; LIFO keeps the hot sockets busy.
+const newAgent = (maxSockets: number) => new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' });
 
-/** One request, body parsed as JSON: for checking that a server answers what we think it does. */
+/** One request, body parsed as JSON when it is. */
 export async function getJson(t: Target): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: unknown }> {
   const r = await exchange(false, new URL(t.url), 'GET', t.headers ?? {});
   const text = r.body.toString('utf8');
@@ -90,7 +79,7 @@ export async function getJson(t: Target): Promise<{ status: number; headers: htt
   return { status: r.status, headers: r.headers, body };
 }
 
-/** The answers of one run as they come: statuses, bytes of the 200s, latencies; `result` sums them up. */
+/** The answers of one run as they come: statuses, bytes of the 200s, latencies. */
 function runTally() {
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
@@ -98,7 +87,6 @@ function runTally() {
   let bytes = 0;
   const tally = (key: string) => (statuses[key] = (statuses[key] ?? 0) + 1);
   return {
-    /** One request, its latency counted from `from`; a socket-level failure counts as 'error:<code>'. */
     async send(from: number, request: () => Promise<{ status: number; bytes?: number }>) {
       try {
         const r = await request();
@@ -112,27 +100,24 @@ function runTally() {
         tally(`error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`);
       }
     },
-    result(elapsedS: number): RunResult {
+    result(durationS: number): RunResult {
       const requests = Object.values(statuses).reduce((x, y) => x + y, 0);
-      const latencyMs = summarize(latencies);
+      const bytesPerResponse = ok ? bytes / ok : 0;
       return {
-        durationS: elapsedS,
+        durationS,
         requests,
         ok,
         errors: requests - ok,
         statuses,
-        rps: ok / elapsedS,
-        bytesPerResponse: ok ? bytes / ok : 0,
-        latencyMs,
+        rps: ok / durationS,
+        bytesPerResponse,
+        latencyMs: summarize(latencies),
       };
     },
   };
 }
 
-/**
- * One request of a run on the run's agent: the `i`th connection's next request in a closed loop,
- * the `i`th request of an open one. `bytes` counts toward the run's bytes per 200 answer.
- */
+/** One request of a run: the `i`th connection's next in a closed loop, the `i`th of an open one. */
 export type Step = (i: number, agent: http.Agent) => Promise<{ status: number; bytes?: number }>;
 
 /** Requests to fixed targets: request i goes to targets[i % n]. */
@@ -149,10 +134,7 @@ function targetsStep(target: Target | Target[]): Step {
 }
 
 /** `connections` callers, each calling again as soon as its call returns, until `durationMs` is up; answers the seconds taken. */
-async function untilDeadline(
-  opts: { connections: number; durationMs: number },
-  call: (connection: number) => Promise<void>,
-): Promise<number> {
+async function untilDeadline(opts: { connections: number; durationMs: number }, call: (connection: number) => Promise<void>) {
   const started = performance.now();
   const deadline = started + opts.durationMs;
   await Promise.all(
@@ -163,11 +145,7 @@ async function untilDeadline(
   return (performance.now() - started) / 1000;
 }
 
-/**
- * With several targets (one query per URL, say), request i goes to targets[i % n], and the
- * latency summary is over every request of the run: one true p99, not the worst of per-target ones.
- * A step instead of targets sends each connection's own requests.
- */
+/** A closed loop; with several targets, request i goes to targets[i % n] and the latencies are over all of them. */
 export async function closedLoop(target: Target | Target[] | Step, opts: { connections: number; durationMs: number }): Promise<RunResult> {
   const step = typeof target === 'function' ? target : targetsStep(target);
   const agent = newAgent(opts.connections);
@@ -177,19 +155,41 @@ export async function closedLoop(target: Target | Target[] | Step, opts: { conne
   return run.result(elapsed);
 }
 
-/** A closed loop over an async call rather than an HTTP request (a bare SQL query beside its API twin, for instance). */
+/**
+ * A closed loop over an async call (call i, on connection c). A throw ends the run unless
+ * `tolerate`: then it counts as an error. `inWindow`: the calls answered before the deadline.
+ */
 export async function closedLoopCalls(
-  call: (i: number) => Promise<unknown>,
-  opts: { connections: number; durationMs: number },
-): Promise<{ durationS: number; calls: number; rps: number; latencyMs: LatencySummary }> {
+  call: (i: number, connection: number) => Promise<unknown>,
+  opts: { connections: number; durationMs: number; tolerate?: boolean },
+) {
   const latencies: number[] = [];
-  let n = 0;
-  const durationS = await untilDeadline(opts, async () => {
+  const deadline = performance.now() + opts.durationMs;
+  let [n, inWindow, errors] = [0, 0, 0];
+  let firstError: string | undefined;
+  const durationS = await untilDeadline(opts, async (connection) => {
     const t0 = performance.now();
-    await call(n++);
-    latencies.push(performance.now() - t0);
+    try {
+      await call(n++, connection);
+    } catch (err) {
+      if (!opts.tolerate) throw err;
+      errors++;
+      firstError ??= err instanceof Error ? err.message : String(err);
+      return;
+    }
+    const t1 = performance.now();
+    if (t1 <= deadline) inWindow++;
+    latencies.push(t1 - t0);
   });
-  return { durationS, calls: latencies.length, rps: latencies.length / durationS, latencyMs: summarize(latencies) };
+  return {
+    durationS,
+    calls: latencies.length,
+    rps: latencies.length / durationS,
+    latencyMs: summarize(latencies),
+    inWindow,
+    errors,
+    firstError,
+  };
 }
 
 export async function openLoop(
@@ -197,8 +197,7 @@ export async function openLoop(
   opts: { rate: number; durationMs: number; maxConnections?: number },
 ): Promise<OpenLoopResult> {
   const step = typeof t === 'function' ? t : targetsStep(t);
-  // Generous socket cap: if the server falls behind, requests should pile up at the server
-  // (where a real client's would), not silently in this process.
+  // Generous socket cap: a server that falls behind gets the pile-up, not this process.
   const agent = newAgent(opts.maxConnections ?? 256);
   const interval = 1000 / opts.rate;
   const total = Math.round((opts.durationMs / 1000) * opts.rate);
@@ -206,18 +205,16 @@ export async function openLoop(
   const lags: number[] = [];
   const inflight: Promise<void>[] = [];
   const start = performance.now() + 5;
-
-  function fire(i: number) {
+  const fire = (i: number) => {
     const scheduled = start + i * interval;
     lags.push(performance.now() - scheduled);
     return run.send(scheduled, () => step(i, agent));
-  }
-
+  };
   let next = 0;
   await new Promise<void>((resolve) => {
     const tick = () => {
       const now = performance.now();
-      // Catch up on every slot whose time has come, even if the timer woke late.
+      // Every slot whose time has come, even if the timer woke late.
       while (next < total && start + next * interval <= now) inflight.push(fire(next++));
       if (next >= total) return resolve();
       setTimeout(tick, Math.max(0, start + next * interval - performance.now()));

@@ -5,23 +5,14 @@ import path from 'node:path';
 // file or V8/Node category, since async work breaks call stacks; inclusive time covers
 // synchronous subtrees only.
 
-interface CallFrame {
-  functionName: string;
-  url: string;
-  lineNumber: number;
-}
-interface ProfileNode {
-  id: number;
-  callFrame: CallFrame;
-  children?: number[];
-}
-interface CpuProfile {
-  nodes: ProfileNode[];
+type CallFrame = { functionName: string; url: string; lineNumber: number };
+type CpuProfile = {
+  nodes: Array<{ id: number; callFrame: CallFrame; children?: number[] }>;
   samples: number[];
   timeDeltas: number[];
   startTime: number;
   endTime: number;
-}
+};
 
 /** Amounts by package / source file / category, and the functions with the most self and inclusive (synchronous subtree) amount. */
 type Ranked<U extends string> = {
@@ -35,13 +26,9 @@ export type AllocationSummary = { file: string; totalBytes: number } & Ranked<'b
 
 function groupOf(frame: CallFrame, root: string): string {
   const { url, functionName } = frame;
-  if (!url) {
-    if (functionName === '(garbage collector)') return '(gc)';
-    if (functionName === '(idle)') return '(idle)';
-    if (functionName === '(program)') return '(program: V8/native, not attributed)';
-    if (functionName === '(root)') return '(root)';
-    return `(native) ${functionName || 'anonymous'}`;
-  }
+  const special: Record<string, string> = { '(garbage collector)': '(gc)', '(idle)': '(idle)', '(root)': '(root)' };
+  special['(program)'] = '(program: V8/native, not attributed)';
+  if (!url) return special[functionName] ?? `(native) ${functionName || 'anonymous'}`;
   if (url.startsWith('node:'))
     return url.startsWith('node:internal/') ? `node: ${url.slice('node:internal/'.length).split('/')[0]}` : `node: ${url.slice(5)}`;
   const p = url.startsWith('file://') ? decodeURIComponent(new URL(url).pathname) : url;
@@ -118,12 +105,7 @@ export function printProfile(title: string, s: ProfileSummary, perRequestDivisor
   for (const f of s.topInclusive) console.log(`    ${pct(f.share)}${per(f.ms)}  ${f.fn}`);
 }
 
-interface HeapNode {
-  callFrame: CallFrame;
-  selfSize: number;
-  id: number;
-  children?: HeapNode[];
-}
+type HeapNode = { callFrame: CallFrame; selfSize: number; id: number; children?: HeapNode[] };
 
 /** Summary of a sampling heap profile (.heapprofile): who allocates, by package and function. */
 export function summarizeHeapProfile(file: string, root: string, top = 15): AllocationSummary {

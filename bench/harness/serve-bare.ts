@@ -17,7 +17,7 @@ const add = new Set(
 );
 for (const a of add) if (!['ratelimit', 'project', 'knex', 'handler'].includes(a)) throw new Error(`BENCH_BARE_ADD: unknown piece "${a}"`);
 
-// Same pool size as lib/db's knex pool (max 10), so neither side gets more database sessions.
+// Same pool size as lib/db's knex pool (max 10).
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 pool.on('error', () => undefined);
 
@@ -30,6 +30,8 @@ type Row = Record<'id' | 'project_id' | 'status' | 'content_type' | 'title' | 'c
 
 const consume = add.has('ratelimit') ? (await import('../../api/rateLimit')).consume : null;
 const appDb = add.has('knex') || add.has('project') || add.has('handler') ? await import('../../lib/db') : null;
+// The operations' models run on objection's bound knex: db() builds the pool and binds it.
+appDb?.db();
 // Only workspaceId and projectIds matter to the scoping helpers; an API key is an admin.
 const adminAuth = { workspaceId, projectIds: null, role: 'admin' } as const;
 
@@ -50,7 +52,6 @@ async function projectLookup(projectId: string): Promise<void> {
 
 /** The page through the service's own builder (postsPageQuery), run by knex. */
 async function postsViaKnex(projectId: string, limit: number): Promise<Row[]> {
-  appDb!.db();
   const { postsPageQuery } = await import('../../api/operations/posts/posts');
   const values: Record<string, string> = { workspaceId: adminAuth.workspaceId, projectId };
   const shape = { role: 'admin', projects: null, statuses: null, dateFrom: false, dateTo: false, cursor: false, limit } as const;
@@ -59,37 +60,20 @@ async function postsViaKnex(projectId: string, limit: number): Promise<Row[]> {
 
 const handler = add.has('handler')
   ? await (async () => {
-      // The operation's models run on objection's bound knex: db() builds the shared pool and
-      // binds it, as the real app's first query does.
-      appDb!.db();
       const { listPosts } = await import('../../api/operations/posts/posts');
       const { parseInput } = await import('../../api/validation');
-      const auth = {
-        ...adminAuth,
-        principal: { type: 'api_key', id: 'key_bench', scopes: ['posts:read'] },
-        gatingPlan: 'BUSINESS',
-        scopes: new Set(['posts:read']),
-        reach: 'member',
-      };
-      return (query: Record<string, unknown>) =>
-        listPosts.handler(
-          { auth: auth as never, requestId: 'req_bench', apiVersion: '2026-08-10' },
-          parseInput(listPosts.input, query, 'query'),
-        );
+      const principal = { type: 'api_key', id: 'key_bench', scopes: ['posts:read'] };
+      const auth = { ...adminAuth, principal, gatingPlan: 'BUSINESS', scopes: new Set(['posts:read']), reach: 'member' };
+      const ctx = { auth: auth as never, requestId: 'req_bench', apiVersion: '2026-08-10' as const };
+      return (query: Record<string, unknown>) => listPosts.handler(ctx, parseInput(listPosts.input, query, 'query'));
     })()
   : null;
 
 const app = new Koa();
 app.use(async (ctx) => {
-  if (ctx.method !== 'GET' || ctx.path !== '/v1/posts') {
-    ctx.status = 404;
-    return;
-  }
+  if (ctx.method !== 'GET' || ctx.path !== '/v1/posts') return void (ctx.status = 404);
   if (consume) await consume('read', workspaceId);
-  if (handler) {
-    ctx.body = await handler({ ...ctx.query });
-    return;
-  }
+  if (handler) return void (ctx.body = await handler({ ...ctx.query }));
   const projectId = String(ctx.query.projectId ?? '');
   const limit = Math.min(200, Math.max(1, Number.parseInt(String(ctx.query.limit ?? '50'), 10) || 50));
   if (add.has('project')) await projectLookup(projectId);
@@ -99,28 +83,22 @@ app.use(async (ctx) => {
   const hasMore = rows.length > limit;
   const page = hasMore ? rows.slice(0, limit) : rows;
   const last = page[page.length - 1];
-  ctx.body = {
-    // Field for field what lib/presenters/posts' presentPostSummary returns.
-    data: page.map((p) => ({
-      id: p.id,
-      projectId: p.project_id,
-      status: p.status,
-      platform: 'LINKEDIN',
-      contentType: p.content_type,
-      title: p.title,
-      content: p.content,
-      scheduledAt: p.scheduled_at?.toISOString() ?? null,
-      createdAt: p.created_at.toISOString(),
-      updatedAt: p.updated_at?.toISOString() ?? null,
-    })),
-    pagination: {
-      // Same position the real cursor carries, but unsigned and not bound to filters: the
-      // baseline does the least work that still yields a usable cursor.
-      next_cursor:
-        hasMore && last ? Buffer.from(JSON.stringify({ c: last.created_at.toISOString(), i: last.id })).toString('base64url') : null,
-      has_more: hasMore,
-    },
-  };
+  // Field for field what lib/presenters/posts' presentPostSummary returns; the cursor unsigned and not bound to filters.
+  const data = page.map((p) => ({
+    id: p.id,
+    projectId: p.project_id,
+    status: p.status,
+    platform: 'LINKEDIN',
+    contentType: p.content_type,
+    title: p.title,
+    content: p.content,
+    scheduledAt: p.scheduled_at?.toISOString() ?? null,
+    createdAt: p.created_at.toISOString(),
+    updatedAt: p.updated_at?.toISOString() ?? null,
+  }));
+  const cursor =
+    hasMore && last ? Buffer.from(JSON.stringify({ c: last.created_at.toISOString(), i: last.id })).toString('base64url') : null;
+  ctx.body = { data, pagination: { next_cursor: cursor, has_more: hasMore } };
 });
 
 serveUnderParent(http.createServer(app.callback()), {

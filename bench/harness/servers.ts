@@ -23,13 +23,8 @@ export interface ServerHandle {
   stop(): Promise<void>;
 }
 
-function request<T extends ChildMessage['type']>(
-  child: ChildProcess,
-  msg: ParentMessage,
-  reply: T,
-  timeoutMs = 120_000,
-): Promise<Extract<ChildMessage, { type: T }>> {
-  return new Promise((resolve, reject) => {
+function request<T extends ChildMessage['type']>(child: ChildProcess, msg: ParentMessage, reply: T, timeoutMs = 120_000) {
+  return new Promise<Extract<ChildMessage, { type: T }>>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.off('message', onMessage);
       reject(new Error(`no "${reply}" from the server within ${timeoutMs} ms`));
@@ -45,14 +40,11 @@ function request<T extends ChildMessage['type']>(
   });
 }
 
-/** The real API's server (serve-app.ts): started with the API process's Node options, as in production. */
-const REAL_API_ENTRY = 'bench/harness/serve-app.ts';
-
 export async function startServer(name: string, entry: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<ServerHandle> {
   let port = 0;
-  // The real API gets api/main.ts's Node options (lib/apiRuntime.ts); the bare servers Node's defaults.
+  // The real API (serve-app.ts) gets api/main.ts's Node options (lib/apiRuntime.ts); the bare servers Node's defaults.
   const p = await launch({
-    kind: entry === REAL_API_ENTRY ? 'api' : undefined,
+    kind: entry === 'bench/harness/serve-app.ts' ? 'api' : undefined,
     entry,
     name: `${name} server`,
     env,

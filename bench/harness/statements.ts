@@ -3,19 +3,16 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { closedLoop, closedLoopCalls, type LatencySummary, type RunResult } from './load';
-import { serverLoop, withServerCpu, type ServerHandle } from './servers';
+import { serverLoop, startServer, withServerCpu, type ServerHandle } from './servers';
 
-// The same-statements baseline of the read surfaces (bench/README.md, "Read surfaces"): the
-// statements the API sent for one request, captured in its process and replayed bare, and the
-// minimal query for the same answer, each measured beside the API in the same run.
+// The read surfaces' baselines (bench/README.md, "Read surfaces"): the statements the API sent for
+// one request, captured in its process and replayed bare, and the minimal query, in the same run.
 
-/** One statement of a captured request, as pg sent it (values already in their wire form). */
+/** One statement as pg sent it: its connection, its values in wire form (a Buffer as base64, to cross IPC). */
 export interface CapturedStatement {
-  /** Which pool connection ran it (transactions stay on theirs in the replay). */
   client: number;
   text: string;
   name?: string;
-  /** Values as pg's prepareValue made them; a Buffer as `{ base64 }`, so they cross IPC. */
   values: Array<string | null | { base64: string }>;
   startMs: number;
   endMs: number;
@@ -30,21 +27,15 @@ export interface CaptureRequest {
 
 export type Query = (this: pg.Client, ...args: unknown[]) => unknown;
 
-/** A captured statement's values as pg takes them again (a Buffer back from its base64). */
 export const wireValues = (s: CapturedStatement) =>
   s.values.map((v) => (v !== null && typeof v === 'object' ? Buffer.from(v.base64, 'base64') : v));
 
 /** Transaction control, which the explain outputs leave out. */
 export const TX_CONTROL = /^\s*(begin|commit|rollback|start transaction)\b/i;
 
-// pg's own conversion of a parameter to its wire form (Date, array, object → text).
 const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils') as { prepareValue: (v: unknown) => unknown };
 
-/**
- * pg's Client#query `original`, recording every statement it runs: `onStatement` receives its
- * text, its parameters in their wire form, which connection ran it and when it started (ms after
- * `t0()`); its end is set on the same object when pg answers, by callback or promise.
- */
+/** pg's Client#query `original`, handing each statement to `onStatement` (start ms after `t0()`; its end set when pg answers). */
 export function recordingQuery(original: Query, t0: () => number, onStatement: (s: CapturedStatement) => void): Query {
   const clients = new WeakMap<object, number>();
   let nextClient = 0;
@@ -76,12 +67,7 @@ export function recordingQuery(original: Query, t0: () => number, onStatement: (
   };
 }
 
-/**
- * In the API process (serve-app.ts's `statements` call): sends one request to this server, not
- * recorded (caches warm, as under load), then the same request again with every pg query of the
- * process recorded, and answers the statements of that second request. Nothing else may be
- * running on the server meanwhile.
- */
+/** In the API process: the request once unrecorded (caches warm), then again with every pg query recorded. */
 export async function captureRequest(server: Server, req: CaptureRequest): Promise<{ status: number; statements: CapturedStatement[] }> {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${req.path}`;
   const send = () =>
@@ -107,12 +93,9 @@ export async function captureRequest(server: Server, req: CaptureRequest): Promi
 
 /**
  * The replay of one captured request: a statement starts once every statement that had ended
- * before it started has ended here too (what the service awaited, it awaits; what it ran side by
- * side, it runs side by side); a transaction's statements run in order on one connection, any
- * other statement on whichever pooled connection is free, as knex's pool does.
+ * before it started has ended here too; a transaction runs in order on one connection.
  */
 export function replayer(pool: pg.Pool, statements: readonly CapturedStatement[]): () => Promise<unknown[][]> {
-  // Units: a transaction (BEGIN … COMMIT/ROLLBACK on one connection) or a lone statement.
   const units: CapturedStatement[][] = [];
   const open = new Map<number, CapturedStatement[]>();
   for (const s of statements) {
@@ -121,14 +104,13 @@ export function replayer(pool: pg.Pool, statements: readonly CapturedStatement[]
       inTx.push(s);
       if (/^\s*(commit|rollback)\b/i.test(s.text)) open.delete(s.client);
     } else if (/^\s*(begin|start transaction)\b/i.test(s.text)) {
-      const tx = [s];
-      units.push(tx);
-      open.set(s.client, tx);
+      units.push([s]);
+      open.set(s.client, units[units.length - 1]!);
     } else units.push([s]);
   }
   const deps = units.map((u, i) => units.flatMap((v, j) => (j < i && v[v.length - 1]!.endMs <= u[0]!.startMs ? [j] : [])));
   const config = (s: CapturedStatement) => ({ text: s.text, name: s.name, values: wireValues(s) });
-  // Answers the rows of each unit's last statement (what a server replying with them would send).
+  // Answers the rows of each unit's last statement.
   return async () => {
     const done: Array<Promise<unknown[]>> = [];
     units.forEach((u, i) => {
@@ -151,10 +133,7 @@ export function replayer(pool: pg.Pool, statements: readonly CapturedStatement[]
   };
 }
 
-/**
- * The statements one request sent Postgres, captured in the API process that answered it
- * (serve-app.ts's `statements` call, see captureRequest); refused unless it answered 200 with some.
- */
+/** A request's statements, captured in the process that answered it (its `statements` call); refused unless a 200 with some. */
 export async function captureStatements(server: Pick<ServerHandle, 'call'>, req: CaptureRequest): Promise<CapturedStatement[]> {
   const c = await server.call<{ status: number; statements: CapturedStatement[] }>('statements', req);
   if (c.status !== 200 || c.statements.length === 0)
@@ -162,49 +141,58 @@ export async function captureStatements(server: Pick<ServerHandle, 'call'>, req:
   return c.statements;
 }
 
-/** A one-line account of a captured request's statements, for the log. */
-export function describeStatements(statements: readonly CapturedStatement[]): string {
-  return statements.map((s) => s.text.replace(/\s+/g, ' ').slice(0, 60)).join(' | ');
+export const describeStatements = (statements: readonly CapturedStatement[]) =>
+  statements.map((s) => s.text.replace(/\s+/g, ' ').slice(0, 60)).join(' | ');
+
+/** captureStatements, logged as `• <surface>: N statements: …`. */
+export async function captureSurface(server: Pick<ServerHandle, 'call'>, surface: string, req: CaptureRequest, indent = '') {
+  const statements = await captureStatements(server, req);
+  console.log(`${indent}• ${surface}: ${statements.length} statements: ${describeStatements(statements)}`);
+  return statements;
 }
 
-export interface SurfaceFigures {
-  surface: string;
-  corpus: string;
-  statements: number;
-  api: { rps: number; latencyMs: LatencySummary; errors: number };
-  same: { rps: number; latencyMs: LatencySummary };
-  minimal: { rps: number; latencyMs: LatencySummary };
-  apiOverSame: number;
-  sameOverMinimal: number;
-  /** CPU per API call of the answering process (when given) and of this one, which sends the load; µs. */
-  apiCpuUs: { server: number | null; load: number };
-}
+type Rate = { rps: number; latencyMs: LatencySummary };
+export type SurfaceFigures = ReturnType<typeof figures>;
+const figures = (surface: string, corpus: string, statements: number, api: RunResult, same: Rate, minimal: Rate) => ({
+  surface,
+  corpus,
+  statements,
+  api: { rps: api.rps, latencyMs: api.latencyMs, errors: api.errors },
+  same: { rps: same.rps, latencyMs: same.latencyMs },
+  minimal: { rps: minimal.rps, latencyMs: minimal.latencyMs },
+  apiOverSame: api.rps / same.rps,
+  sameOverMinimal: minimal.rps / same.rps,
+});
 
 const lat = (l: LatencySummary) => `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms`;
 
-/**
- * Measures one surface three ways in a row with the same concurrency — the API over HTTP
- * (`api`), the replay of its captured statements (`captured[i % n]` for call i, as the API's
- * targets rotate), the minimal query (`minimal(i)`) — and prints the two ratios on lines a
- * script can read (`… API / same statements bare: 0.NN×`, `… same statements / minimal: N.NN×`).
- */
-export async function measureSurface(opts: {
+export interface SurfaceOptions {
   surface: string;
   corpus: string;
   pool: pg.Pool;
-  captured: ReadonlyArray<readonly CapturedStatement[]>;
-  api: () => Promise<RunResult>;
-  minimal: (i: number) => Promise<unknown>;
   connections: number;
   durationMs: number;
   warmupMs: number;
-  /** The process that answers `api`: its CPU per call is printed beside the load generator's. */
-  server?: Pick<ServerHandle, 'usage' | 'profileStart' | 'profileStop'>;
-  /** With `server`: its CPU profile over the API run, printed per call and kept under bench/results/profiles. */
+  /** The process that answers the API calls: its CPU per call (and with `profile` its profile) beside the load generator's. */
+  server: ServerHandle;
   profile?: boolean;
-  /** A bare Koa + pg server (serve-replay.ts): the same statements behind HTTP, the floor of a cheap read. */
+  /** A bare Koa + pg server (serve-replay.ts): the same statements behind HTTP. */
   replayServer?: ServerHandle;
-}): Promise<SurfaceFigures> {
+  explain?: boolean;
+}
+
+/**
+ * One surface three ways in a row with the same concurrency: the API (`api`), the replay of its
+ * captured statements (`captured[i % n]` for call i) and the minimal query (`minimal(i)`), with
+ * the ratios on lines a script can read.
+ */
+export async function measureSurface(
+  opts: SurfaceOptions & {
+    captured: ReadonlyArray<readonly CapturedStatement[]>;
+    api: () => Promise<RunResult>;
+    minimal: (i: number) => Promise<unknown>;
+  },
+): Promise<SurfaceFigures> {
   const tag = `${opts.surface} [${opts.corpus}]`;
   const replays = opts.captured.map((c) => replayer(opts.pool, c));
   const same = (i: number) => replays[i % replays.length]!();
@@ -222,31 +210,23 @@ export async function measureSurface(opts: {
   const profile = opts.profile
     ? { file: `${opts.surface} ${opts.corpus}`.replace(/[^A-Za-z0-9]+/g, '-'), title: `API process over ${tag} (per call)` }
     : undefined;
-  const { result: api, cpuUs } = opts.server
-    ? await withServerCpu(opts.server, apiRun, (r) => r.requests, profile)
-    : { result: await apiRun(), cpuUs: null };
-  const apiCpuUs = { server: cpuUs, load: (load.user + load.system) / Math.max(1, api.requests) };
+  const { result: api, cpuUs } = await withServerCpu(opts.server, apiRun, (r) => r.requests, profile);
+  const loadCpuUs = (load.user + load.system) / Math.max(1, api.requests);
   const sameRun = await loop(same, opts.durationMs);
   let overHttp: Awaited<ReturnType<typeof serverLoop>> | null = null;
   if (opts.replayServer) {
     await opts.replayServer.call('load', { key: tag, captured: opts.captured });
-    const target = { url: `${opts.replayServer.baseUrl}/replay?${new URLSearchParams({ key: tag })}` };
-    overHttp = await serverLoop(opts.replayServer, target, opts);
+    overHttp = await serverLoop(
+      opts.replayServer,
+      { url: `${opts.replayServer.baseUrl}/replay?${new URLSearchParams({ key: tag })}` },
+      opts,
+    );
   }
   const minimalRun = await loop(opts.minimal, opts.durationMs);
-  const f: SurfaceFigures = {
-    surface: opts.surface,
-    corpus: opts.corpus,
-    statements: opts.captured.reduce((n, c) => n + c.length, 0) / opts.captured.length,
-    api: { rps: api.rps, latencyMs: api.latencyMs, errors: api.errors },
-    same: { rps: sameRun.rps, latencyMs: sameRun.latencyMs },
-    minimal: { rps: minimalRun.rps, latencyMs: minimalRun.latencyMs },
-    apiOverSame: api.rps / sameRun.rps,
-    sameOverMinimal: minimalRun.rps / sameRun.rps,
-    apiCpuUs,
-  };
+  const statements = opts.captured.reduce((n, c) => n + c.length, 0) / opts.captured.length;
+  const f = figures(opts.surface, opts.corpus, statements, api, sameRun, minimalRun);
   console.log(`  ${tag}: API ${api.rps.toFixed(1)}/s (${lat(api.latencyMs)}, errors ${api.errors})`);
-  console.log(`  ${tag}: same ${f.statements.toFixed(1)} statements bare ${sameRun.rps.toFixed(1)}/s (${lat(sameRun.latencyMs)})`);
+  console.log(`  ${tag}: same ${statements.toFixed(1)} statements bare ${sameRun.rps.toFixed(1)}/s (${lat(sameRun.latencyMs)})`);
   console.log(`  ${tag}: minimal query ${minimalRun.rps.toFixed(1)}/s (${lat(minimalRun.latencyMs)})`);
   if (overHttp) {
     const { run, cpuUs } = overHttp;
@@ -256,65 +236,60 @@ export async function measureSurface(opts: {
     );
     console.log(`  ${tag}: API / same statements behind bare Koa: ${(api.rps / run.rps).toFixed(2)}×`);
   }
-  // Whether a door's gap is its server's or its client's (the MCP SDK client's, say).
-  const server = apiCpuUs.server === null ? '' : `server ${apiCpuUs.server.toFixed(0)} µs, `;
-  console.log(`  ${tag}: CPU per API call: ${server}load generator ${apiCpuUs.load.toFixed(0)} µs`);
+  console.log(`  ${tag}: CPU per API call: server ${cpuUs.toFixed(0)} µs, load generator ${loadCpuUs.toFixed(0)} µs`);
   console.log(`  ${tag}: API / same statements bare: ${f.apiOverSame.toFixed(2)}×`);
   console.log(`  ${tag}: same statements / minimal: ${f.sameOverMinimal.toFixed(2)}×`);
   return f;
 }
 
-/** A surface's statements (captureStatements), logged as `• <surface>: N statements: …`. */
-export async function captureSurface(
-  server: Pick<ServerHandle, 'call'>,
-  surface: string,
-  req: CaptureRequest,
-  indent = '',
-): Promise<CapturedStatement[]> {
-  const statements = await captureStatements(server, req);
-  console.log(`${indent}• ${surface}: ${statements.length} statements: ${describeStatements(statements)}`);
-  return statements;
-}
+export type Minimal = { text: string; values: unknown[] };
+export type ReadSurface = { surface: string; path: string; headers: Record<string, string>; minimal: Minimal };
 
-/**
- * One read of the API end to end: its statements captured (captureSurface), explained beside the
- * minimal query with `explain`, then measureSurface with the API in a closed loop on `path`.
- */
-export async function measureRead(
-  o: Omit<Parameters<typeof measureSurface>[0], 'captured' | 'api' | 'minimal' | 'server'> & {
-    server: ServerHandle;
-    path: string;
-    headers: Record<string, string>;
-    minimal: { text: string; values: unknown[] };
-    explain?: boolean;
-  },
-): Promise<SurfaceFigures> {
-  const statements = await captureSurface(o.server, o.surface, { path: o.path, headers: o.headers });
-  if (o.explain) await explainAll(o.pool, statements, o.minimal);
-  const target = { url: `${o.server.baseUrl}${o.path}`, headers: o.headers };
-  return measureSurface({
-    ...o,
-    captured: [statements],
-    api: () => closedLoop(target, o),
-    minimal: () => o.pool.query(o.minimal.text, o.minimal.values),
-  });
-}
-
-/**
- * EXPLAIN (ANALYZE, BUFFERS) of a captured request's statements (transaction control left out)
- * and of the minimal query, printed as Postgres gives them: what bench/README.md quotes.
- */
-export async function explainAll(
-  pool: pg.Pool,
-  statements: readonly CapturedStatement[],
-  minimal: { text: string; values: unknown[] },
-): Promise<void> {
+/** EXPLAIN (ANALYZE, BUFFERS) of a request's statements (transaction control left out) and of the minimal query. */
+export async function explainAll(pool: pg.Pool, statements: readonly CapturedStatement[], minimal: Minimal): Promise<void> {
   const plan = async (text: string, values: unknown[]) => {
     const r = await pool.query(`explain (analyze, buffers) ${text}`, values);
     return r.rows.map((row: Record<string, string>) => `      ${row['QUERY PLAN']}`).join('\n');
   };
-  for (const s of statements) {
+  for (const s of statements)
     if (!TX_CONTROL.test(s.text)) console.log(`    service: ${s.text.replace(/\s+/g, ' ')}\n${await plan(s.text, wireValues(s))}`);
-  }
   console.log(`    minimal: ${minimal.text.replace(/\s+/g, ' ')}\n${await plan(minimal.text, minimal.values)}`);
+}
+
+/**
+ * A bench's GET surfaces at each of its sizes (`grow` before a size): each captured, explained
+ * beside its minimal query with `explain`, then measureSurface, on the API process `api` (else one
+ * started here), the replay server and `pool` (else one of `connections`).
+ */
+export async function measureReads(
+  o: Omit<SurfaceOptions, 'surface' | 'corpus' | 'pool' | 'server' | 'replayServer'> & {
+    sizes: Array<{ corpus: () => Promise<string> | string; grow?: () => Promise<void> }>;
+    surfaces: readonly ReadSurface[];
+    api?: ServerHandle;
+    pool?: pg.Pool;
+  },
+): Promise<SurfaceFigures[]> {
+  const server = o.api ?? (await startServer('app', 'bench/harness/serve-app.ts', process.env));
+  const replayServer = await startServer('replay', 'bench/harness/serve-replay.ts', process.env);
+  const pool = o.pool ?? new pg.Pool({ connectionString: process.env.DATABASE_URL, max: o.connections });
+  const out: SurfaceFigures[] = [];
+  try {
+    for (const size of o.sizes) {
+      await size.grow?.();
+      const corpus = await size.corpus();
+      for (const sf of o.surfaces) {
+        const statements = await captureSurface(server, sf.surface, { path: sf.path, headers: sf.headers });
+        if (o.explain) await explainAll(pool, statements, sf.minimal);
+        const target = { url: `${server.baseUrl}${sf.path}`, headers: sf.headers };
+        const api = () => closedLoop(target, o);
+        const minimal = () => pool.query(sf.minimal.text, sf.minimal.values);
+        out.push(
+          await measureSurface({ ...o, surface: sf.surface, corpus, server, replayServer, pool, captured: [statements], api, minimal }),
+        );
+      }
+    }
+  } finally {
+    await Promise.all([o.api ? null : server.stop(), replayServer.stop(), o.pool ? null : pool.end()]);
+  }
+  return out;
 }

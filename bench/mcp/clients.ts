@@ -1,70 +1,8 @@
 import http from 'node:http';
-import { requestText as exchange, summarize, type LatencySummary } from '../harness/load';
-import type { Kind } from './settings';
-import { cpuSeconds } from '../harness/proc';
+import { requestText as exchange } from '../harness/load';
 
-// The MCP bench's load (bench/mcp.ts, bench/knowledge.ts): a closed loop of calls with the server's
-// CPU per call, SDK sessions, and a plain HTTP client speaking a streamable MCP session.
-
-export interface Round {
-  tool: string;
-  kind: Kind;
-  callsPerSecond: number;
-  ok: number;
-  errors: number;
-  latencyMs: LatencySummary;
-  serverCpuUsPerCall: number | null;
-  /** The load generator's own CPU per call (the SDK clients, or the plain HTTP client for REST). */
-  clientCpuUsPerCall: number;
-  /** What the first failed call of the round said (a failure is thrown with the answer). */
-  firstError?: string;
-}
-
-/**
- * Each worker loops `step` (a throw is an error) until the deadline. Calls/s counts the calls
- * answered within the window, so a round's drain does not weigh on the slower door; CPU per call
- * is over the whole round and every answered call; latencies of successful calls only.
- */
-export async function closedLoop(workers: number, durationMs: number, step: (w: number, i: number) => Promise<unknown>, serverPid: number) {
-  const latencies: number[] = [];
-  let ok = 0,
-    inWindow = 0,
-    errors = 0,
-    calls = 0;
-  let firstError: string | undefined;
-  const cpu0 = cpuSeconds(serverPid);
-  const own0 = process.cpuUsage();
-  const started = performance.now();
-  const deadline = started + durationMs;
-  await Promise.all(
-    Array.from({ length: workers }, async (_, w) => {
-      while (performance.now() < deadline) {
-        const t0 = performance.now();
-        try {
-          await step(w, calls++);
-          const t1 = performance.now();
-          ok++;
-          if (t1 <= deadline) inWindow++;
-          latencies.push(t1 - t0);
-        } catch (err) {
-          errors++;
-          firstError ??= err instanceof Error ? err.message : String(err);
-        }
-      }
-    }),
-  );
-  const cpu1 = cpuSeconds(serverPid);
-  const own = process.cpuUsage(own0);
-  return {
-    callsPerSecond: inWindow / (durationMs / 1000),
-    ok,
-    errors,
-    latencyMs: summarize(latencies),
-    serverCpuUsPerCall: cpu0 !== null && cpu1 !== null && ok ? ((cpu1 - cpu0) * 1e6) / ok : null,
-    clientCpuUsPerCall: ok ? (own.user + own.system) / ok : 0,
-    firstError,
-  };
-}
+// The MCP benches' clients (bench/mcp.ts, bench/knowledge.ts): SDK sessions, and a plain HTTP
+// client speaking a streamable MCP session.
 
 /** `n` sessions of the official MCP SDK client on the server at `baseUrl`, over streamable HTTP or SSE. */
 export async function openSdkSessions(

@@ -1,18 +1,16 @@
 import path from 'node:path';
-import { type RunResult } from '../harness/load';
-import { printAllocations, printProfile } from '../harness/profile';
-import { pad, otherShare, noise } from '../posts-list';
 import { f0, f1, mean, writeResults } from '../harness/format';
-import type { Measured, Bench, Run } from '../posts-list';
-import { TARGETS, opt, DURATION_MS, ROUNDS, RATE_DURATION_MS, RESULT_SETTINGS } from '../posts-list';
+import { printAllocations, printProfile } from '../harness/profile';
+import { DURATION_MS, noise, opt, otherShare, RATE_DURATION_MS, RESULT_SETTINGS, ROUNDS, TARGETS } from '../posts-list';
+import type { Bench, Measured, Run } from '../posts-list';
 
-// The posts-list bench's report: the table, the targets, the profiles and the JSON results.
+const pad = (s: string, n: number) => s.padStart(n);
 
-/** The table, the targets, the profiles and the JSON results. */
+/** The posts-list bench's report: the table, the targets, the profiles and the JSON results. */
 export async function report(b: Bench, r: Run) {
   const { started, machine, s, bytes } = b;
   const { closed, profiles, ablation, fixed, stages } = r;
-  const agg = (ms: Measured<RunResult>[]) => ({
+  const agg = (ms: Measured[]) => ({
     rps: mean(ms.map((m) => m.result.rps)),
     p50: mean(ms.map((m) => m.result.latencyMs.p50)),
     p99: mean(ms.map((m) => m.result.latencyMs.p99)),
@@ -40,10 +38,7 @@ export async function report(b: Bench, r: Run) {
   console.log(
     `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}${pad('errors', 8)}${pad('srv CPU µs/req', 16)}${pad('of it GC', 10)}${pad('PG stmts/req', 14)}`,
   );
-  for (const [label, x] of [
-    ['ours (real app)', A],
-    ['bare Koa + pg', B],
-  ] as const) {
+  for (const [label, x] of Object.entries({ 'ours (real app)': A, 'bare Koa + pg': B })) {
     console.log(
       `  ${label.padEnd(22)}${pad(f0(x.rps), 9)}${pad(f1(x.p50), 9)}${pad(f1(x.p99), 9)}${pad(f1(x.max), 9)}${pad(String(x.errors), 8)}${pad(f0(x.serverCpuUsPerReq), 16)}${pad(f0(x.gcUsPerReq), 10)}${pad(x.pgStatementsPerReq.toFixed(2), 14)}`,
     );
@@ -53,10 +48,7 @@ export async function report(b: Bench, r: Run) {
     const keys = ['ours', 'bare', 'postgres', 'redis', 'generator', 'other', 'unaccounted'];
     console.log(`  CPU per request by process (µs), machine busy ${f0((A.machineBusy ?? 0) * 100)}% / ${f0((B.machineBusy ?? 0) * 100)}%:`);
     console.log(`  ${''.padEnd(22)}${keys.map((k) => pad(k === 'unaccounted' ? 'unacct.' : k, 10)).join('')}${pad('total', 10)}`);
-    for (const [label, x] of [
-      ['ours run', A.cpuUsPerReq],
-      ['bare run', B.cpuUsPerReq],
-    ] as const) {
+    for (const [label, x] of Object.entries({ 'ours run': A.cpuUsPerReq, 'bare run': B.cpuUsPerReq })) {
       console.log(
         `  ${label.padEnd(22)}${keys.map((k) => pad(f0(x[k] ?? 0), 10)).join('')}${pad(f0(Object.values(x).reduce((a, b) => a + b, 0)), 10)}`,
       );
@@ -65,7 +57,7 @@ export async function report(b: Bench, r: Run) {
   if (ablation.length) {
     // Machine CPU per request that the request path itself causes: its server, Postgres and
     // Redis (the generator and unrelated processes left out).
-    const own = (m: Measured<RunResult>, server: string) =>
+    const own = (m: Measured, server: string) =>
       m.cpuUsPerReq ? (m.cpuUsPerReq[server] ?? 0) + (m.cpuUsPerReq.postgres ?? 0) + (m.cpuUsPerReq.redis ?? 0) : 0;
     const base = mean(closed.bare.map((m) => own(m, 'bare')));
     console.log(`\nablation: the baseline plus one piece of ours (1 round of ${DURATION_MS / 1000} s each)`);
@@ -73,8 +65,8 @@ export async function report(b: Bench, r: Run) {
       `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('vs bare', 9)}${pad('srv µs', 9)}${pad('pg µs', 8)}${pad('redis µs', 10)}${pad('path µs', 9)}${pad('Δ path', 8)}${pad('PG st', 7)}`,
     );
     // A row over the rounds of a server (one round for a variant): `server` is its process group.
-    const row = (label: string, ms: Measured<RunResult>[], server: string) => {
-      const at = (f: (m: Measured<RunResult>) => number) => mean(ms.map(f));
+    const row = (label: string, ms: Measured[], server: string) => {
+      const at = (f: (m: Measured) => number) => mean(ms.map(f));
       const cpu = (k: string) => f0(at((m) => m.cpuUsPerReq?.[k] ?? 0));
       const [rps, path] = [at((m) => m.result.rps), at((m) => own(m, server))];
       console.log(
@@ -111,7 +103,7 @@ export async function report(b: Bench, r: Run) {
     );
   }
 
-  const roundJson = (m: Measured<RunResult>) => ({
+  const roundJson = (m: Measured) => ({
     ...m.result,
     serverCpuUsPerReq: m.serverCpuUsPerReq,
     gc: m.gc,

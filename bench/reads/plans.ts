@@ -1,13 +1,9 @@
 import type pg from 'pg';
-import { wireValues, type CapturedStatement } from '../harness/statements';
+import { TX_CONTROL, wireValues, type CapturedStatement } from '../harness/statements';
 
 /**
- * The plan Postgres runs a captured statement with, as the API sends it. A named (prepared)
- * statement (lib/db.ts readPrepared) is planned with its values five times, then may keep a
- * generic plan, made without them, if that looks no dearer: both are explained here, the
- * generic one under `plan_cache_mode = force_generic_plan` (EXPLAIN EXECUTE of the same text
- * prepared on this connection), so a plan that only goes wrong once generic shows. An unnamed
- * statement is planned with its values every time.
+ * The plans Postgres runs a captured statement with, as the API sends it: with its values, and for
+ * a prepared statement (lib/db.ts readPrepared) its generic plan too (bench/README.md, "reads").
  */
 export async function plansAsSent(client: pg.ClientBase, s: CapturedStatement, opts: { analyze?: boolean } = {}): Promise<string[]> {
   const values = wireValues(s);
@@ -44,4 +40,19 @@ export function indexScansOn(plan: string, table: string): Array<{ index: string
     found.push({ index, cond });
   });
   return found;
+}
+
+/** EXPLAIN (ANALYZE, BUFFERS) of each statement as sent (plansAsSent), printed: the reads bench's --explain. */
+export async function explainAsSent(pool: pg.Pool, statements: readonly CapturedStatement[]) {
+  const client = await pool.connect();
+  try {
+    for (const s of statements) {
+      if (TX_CONTROL.test(s.text)) continue;
+      console.log(`    ${s.name ? 'prepared' : 'unnamed'}: ${s.text.replace(/\s+/g, ' ')}`);
+      for (const [i, p] of (await plansAsSent(client, s, { analyze: true })).entries())
+        console.log(`      ${i ? 'generic plan' : 'with its values'}:\n${p.replace(/^/gm, '        ')}`);
+    }
+  } finally {
+    client.release();
+  }
 }

@@ -10,74 +10,31 @@ import { STATUS_CATEGORIES } from '../../lib/posts/statuses';
 // "reads"). The caller migrates first; the seeded tables' secondary indexes are dropped for the
 // load and rebuilt from their own definitions after it.
 
-export interface SeedSize {
-  posts: number;
-}
+/** A measured workspace: an API key with every key scope, an admin's OAuth token with webhooks:manage (spec 5.1). */
+export type SeededWorkspace = Record<'workspaceId' | 'projectId' | 'key' | 'adminToken' | 'endpointId', string> & { posts: number };
+export type Seeded = { posts: number; workspaces: number; largest: SeededWorkspace; small: SeededWorkspace };
 
-export interface SeededWorkspace {
-  workspaceId: string;
-  projectId: string;
-  /** An API key holding every scope an API key may hold. */
-  key: string;
-  /** An OAuth access token of an admin with webhooks:manage (deliveries are OAuth-only, spec 5.1). */
-  adminToken: string;
-  endpointId: string;
-  posts: number;
-}
-
-export interface Seeded {
-  posts: number;
-  workspaces: number;
-  largest: SeededWorkspace;
-  small: SeededWorkspace;
-}
-
-const SEEDED_TABLES = [
-  'workspaces',
-  'post_statuses',
-  'projects',
-  'posts',
-  'post_metric_state',
-  'post_metric_days',
-  'post_publish_hours',
-  'notes',
-  'calendar_slots',
-  'ideas',
-  'jobs',
-  'media_assets',
-  'webhook_endpoints',
-  'webhook_deliveries',
-  'knowledge_documents',
-  'knowledge_chunks',
-];
+const SEEDED_TABLES = `workspaces post_statuses projects posts post_metric_state post_metric_days post_publish_hours notes calendar_slots
+  ideas jobs media_assets webhook_endpoints webhook_deliveries knowledge_documents knowledge_chunks`.split(/\s+/);
 
 const pad = (sql: string) => `lpad((${sql})::text, 10, '0')`;
 const ws = (n: string) => `'org_r' || ${pad(n)}`;
 const proj = (n: string) => `'proj_r' || ${pad(n)}`;
 
-/** The tail's exponent: workspace of the tail at u ∈ [0, 1) is 2 + floor((W − 1)·u²). */
-const TAIL_POWER = 2;
-
-/** The workspace number (1-based) of a uniform draw `u` in SQL, for W workspaces. */
+/** The workspace number (1-based) of a uniform draw `u` in SQL, for W workspaces: the tail's at u is 2 + floor((W − 1)·u²). */
 const workspaceOf = (u: string, w: number) =>
-  `case when ${u} < 0.1 then 1 else 2 + floor(${w - 1} * power((${u} - 0.1) / 0.9, ${TAIL_POWER}))::int end`;
+  `case when ${u} < 0.1 then 1 else 2 + floor(${w - 1} * power((${u} - 0.1) / 0.9, 2))::int end`;
 
-/**
- * A uniform draw in [0, 1) from an integer, stable across runs (Knuth's multiplicative hash). The
- * status is drawn with Postgres' hashint4 instead: a second draw of this hash, salted, would be
- * this one shifted, and the largest workspace would hold only two statuses.
- */
+/** A uniform draw in [0, 1) from an integer, stable across runs (Knuth's multiplicative hash; the status uses hashint4). */
 const draw = (i: string) => `((${i}::bigint * 2654435761) % 4294967296)::float8 / 4294967296`;
 
-/**
- * The tail workspace whose posts are the median's at any size: at relative rank ½ of the tail.
- */
+/** The tail workspace whose posts are the median's at any size: at relative rank ½ of the tail. */
 export function smallWorkspaceNumber(workspaces: number): number {
   return 2 + Math.floor((workspaces - 1) / 2);
 }
 
 /** Seeds `k`'s database (migrated, empty) with `size.posts` posts and what goes with them. */
-export async function seedReads(k: Knex, size: SeedSize, log: (line: string) => void = () => {}): Promise<Seeded> {
+export async function seedReads(k: Knex, size: { posts: number }, log: (line: string) => void = () => {}): Promise<Seeded> {
   const P = size.posts;
   const W = Math.max(2, Math.round(P / 100));
   const t0 = performance.now();
@@ -208,10 +165,7 @@ export async function seededWorkspaces(k: Knex, posts: number): Promise<Seeded> 
   return { posts, workspaces: W, largest: await credentials(k, 1), small: await credentials(k, smallWorkspaceNumber(W)) };
 }
 
-interface IndexDef {
-  name: string;
-  def: string;
-}
+type IndexDef = { name: string; def: string };
 
 /** Drops the seeded tables' indexes that back no constraint, answering their definitions. */
 async function dropSecondaryIndexes(k: Knex): Promise<IndexDef[]> {
@@ -238,11 +192,7 @@ async function recreateIndexes(k: Knex, indexes: IndexDef[], log: (line: string)
   log(`  ${indexes.length} indexes: ${((performance.now() - t) / 1000).toFixed(1)} s`);
 }
 
-/**
- * Workspace n's credentials: an API key with every scope a key may hold, and an admin's OAuth
- * token with webhooks:manage (a user, an admin membership, a client, a grant and the token rows
- * the code exchange writes: lib/oauth/tokens.ts).
- */
+/** Workspace n's credentials (SeededWorkspace): the OAuth token with the rows the code exchange writes (lib/oauth/tokens.ts). */
 async function credentials(k: Knex, n: number): Promise<SeededWorkspace> {
   const workspaceId = `org_r${String(n).padStart(10, '0')}`;
   const projectId = `proj_r${String(n).padStart(10, '0')}`;
