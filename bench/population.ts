@@ -2,26 +2,22 @@
 // against a bare one-timer workflow, and whether it survives a restart of every process
 // (bench/README.md "population").
 
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
-import pg from 'pg';
+import type { Connection } from '@temporalio/client';
 import { Cleanups } from './harness/cleanups';
 import { postContent, prng } from './harness/content';
-import { closeStores, resetStores } from './harness/database';
-import { f0, REPO_ROOT, RESULTS_DIR, s1, step } from './harness/format';
+import { closeStores } from './harness/database';
+import { f0, RESULTS_DIR, s1, step } from './harness/format';
 import { diff, machineInfo, postgresCpuGroup, snapshot, until, type CpuSnapshot, type Groups } from './harness/proc';
-import { idle } from './harness/taskQueue';
-import { reserveServiceBench } from './harness/temporal';
+import { apiCreator, buildWorkerBundles, createAll, readStatus, reserveStack, startApi, startStack, startWorker } from './harness/stack';
+import type { ApiChild, CreateItem, WorkerRun } from './harness/stack';
+import { idle } from './harness/temporal';
 import { WORKFLOW_TYPE } from './publishing/baseline';
-import { buildWorkerBundles } from './publishing/bundles';
-import { apiCreator, createAll, type CreateItem } from './publishing/creation';
-import { startWorker } from './publishing/worker';
 import { planPosts, planWorkspaces, type PlannedPost } from './population/plan';
 import { rescheduleAll } from './population/reschedule';
 import { report } from './population/report';
 import * as S from './population/settings';
-import { ServiceProcesses, temporalTier } from './population/stack';
 import { storageMark } from './population/storage';
 import { drain, readBack, type Expected } from './population/verify';
 
@@ -52,12 +48,14 @@ async function main() {
 export type Bench = Awaited<ReturnType<typeof setUp>>;
 
 async function setUp(cleanups: Cleanups) {
-  const { otherAtStart, reserved, simPort } = await reserveServiceBench({
+  const reserved = await reserveStack({
     quietWaitS: opt['quiet-wait'],
     kind: S.CLUSTER ? 'cluster' : 'dev',
     databaseUrl: S.DATABASE_URL,
     redisUrl: S.REDIS_URL,
     taskQueue: S.TASK_QUEUE,
+    clusterDatabase: 'bench_pop_temporal',
+    dbFile: true,
   });
   const startedAt = Date.now();
   const machine = machineInfo();
@@ -66,27 +64,10 @@ async function setUp(cleanups: Cleanups) {
   console.log(
     `  ${f0(opt.posts)} posts over ${f0(opt.workspaces)} workspaces, ${opt.concurrency} requests in flight; Temporal ${S.CLUSTER ? 'cluster tier on Postgres' : 'dev server on a SQLite file'}; worker cache ${config.worker.maxCachedWorkflows} workflows (WORKER_MAX_CACHED_WORKFLOWS)`,
   );
+  const stack = await startStack(reserved, cleanups);
+  const { temporal: tier, sim, connection, client, mon } = stack;
   step(`database ${S.BENCH_DB} (reset + migrated), Redis ${S.REDIS_URL} (flushed)`);
-  await resetStores(S.DATABASE_URL, S.REDIS_URL);
-
-  const tier = await temporalTier(reserved, S.DATABASE_URL);
-  cleanups.push(() => tier.dispose());
-  await tier.start();
   step(`Temporal ${S.CLUSTER ? 'cluster' : 'dev server'} at ${tier.address}, pids ${tier.pids().join(', ')}`);
-
-  const { startNetworkSimulator } = await import('../sim/network/server');
-  const simulator = await startNetworkSimulator({ port: simPort });
-  cleanups.push(() => simulator.close());
-  const sim = simulator.control;
-  const { Connection, Client } = await import('@temporalio/client');
-  const connection = await Connection.connect({ address: tier.address });
-  cleanups.push(() => connection.close());
-  const client = new Client({ connection });
-  const mon = new pg.Client({ connectionString: S.DATABASE_URL });
-  await mon.connect();
-  // A Postgres restarted under the bench ends the run with this, not with an unhandled event.
-  mon.on('error', (err) => console.error(`population: monitoring connection lost: ${err.message}`));
-  cleanups.push(() => mon.end());
 
   const workspaces = planWorkspaces(opt.workspaces);
   const t0 = Date.now();
@@ -112,10 +93,9 @@ async function setUp(cleanups: Cleanups) {
   step(`seeded ${f0(seeded.length)} workspaces with ${f0(accounts)} connected accounts and a write key each in ${s1(Date.now() - t0)} s`);
   const plan = planPosts(workspaces, opt.posts, opt['slice-share'], Date.now());
 
-  // Its workers load pre-built bundles, as production's do (bench/publishing/bundles.ts).
+  // Its workers load pre-built bundles, as production's do (bench/harness/stack.ts).
   const bundles = await buildWorkerBundles(RESULTS_DIR, 'population');
-  const workerEnv = { WORKFLOW_BUNDLE_PATH: bundles.service, BENCH_BASELINE_BUNDLE_PATH: bundles.baseline };
-  const procs = new ServiceProcesses(workerEnv, RESULTS_DIR, S.TASK_QUEUE);
+  const procs = new ServiceProcesses({ WORKFLOW_BUNDLE_PATH: bundles.service, BENCH_BASELINE_BUNDLE_PATH: bundles.baseline });
   cleanups.push(() => procs.stop());
   const ready = await procs.start(connection);
   step(`worker pid ${procs.worker.pid} polling after ${s1(ready.workerReadyMs)} s; API pid ${procs.api.pid} on :${procs.api.port}`);
@@ -140,10 +120,7 @@ async function setUp(cleanups: Cleanups) {
   /** CPU µs per unit by process group between two snapshots, and the share other work took. */
   const cpuPer = async (a: CpuSnapshot, b: CpuSnapshot, units: number, extra: Groups = {}) => {
     // Postgres backends of other databases than the bench's own are other work.
-    const postgres = await postgresCpuGroup(mon, [
-      S.BENCH_DB,
-      ...(tier.store.kind === 'cluster' ? [tier.store.db.name, tier.store.db.visibilityName] : []),
-    ]);
+    const postgres = await postgresCpuGroup(mon, [S.BENCH_DB, ...tier.databases]);
     const workerPids = new Set(procs.workers.map((w) => w.pid));
     const apiPids = new Set(procs.apis.map((w) => w.pid));
     const temporalPids = new Set(tier.pids());
@@ -159,7 +136,7 @@ async function setUp(cleanups: Cleanups) {
     const usPerUnit = Object.fromEntries(Object.entries(d.cpuMs).map(([k, v]) => [k, Math.round((v * 1000) / Math.max(1, units))]));
     return { usPerUnit, otherShare: (d.cpuMs.other ?? 0) / ((b.at - a.at) * machine.cpus) };
   };
-  return { startedAt, otherAtStart, tier, sim, connection, client, mon, seeded, accounts, plan, procs, health, restRssKiB, cpuPer };
+  return { ...stack, tier, startedAt, seeded, accounts, plan, procs, health, restRssKiB, cpuPer };
 }
 
 const progress = (what: string, total: number) => {
@@ -193,7 +170,7 @@ export type Bare = NonNullable<Awaited<ReturnType<typeof bareBaseline>>>;
 async function bareBaseline(b: Bench) {
   const mark = await storageMark(b.tier.store, S.DATABASE_URL);
   const taskQueue = S.BASELINE_TASK_QUEUE;
-  const script = path.join(REPO_ROOT, 'bench', 'publishing', 'baselineWorker.ts');
+  const script = 'bench/publishing/baselineWorker.ts';
   const env = { ...b.procs.env, BENCH_BASELINE_TASK_QUEUE: taskQueue };
   const w = await startWorker(0, env, { logDir: RESULTS_DIR, script, logName: 'population-bare-worker.log', sampleMs: 1000 });
   await w.waitReady(b.connection, taskQueue);
@@ -303,6 +280,40 @@ async function slicesAndRestart(b: Bench, pop: Population) {
   }
   await drain(b.mon, idsB, tB, `slice after the ${S.RESTART ? 'restart' : 'pause'} (due ${clock(tB)})`);
   return { tA, tB, tC, idsA, idsB, c, restart };
+}
+
+/** The worker and the API, started and stopped together (a restart stops them all); every incarnation is kept for the report. */
+class ServiceProcesses {
+  workers: WorkerRun[] = [];
+  apis: ApiChild[] = [];
+  constructor(readonly env: NodeJS.ProcessEnv) {}
+  get worker(): WorkerRun {
+    return this.workers.at(-1)!;
+  }
+  get api(): ApiChild {
+    return this.apis.at(-1)!;
+  }
+  async start(connection: Connection): Promise<{ workerReadyMs: number; apiReadyMs: number }> {
+    const t0 = Date.now();
+    const n = this.workers.length + 1;
+    const w = await startWorker(n, this.env, { logDir: RESULTS_DIR, logName: `population-worker-${n}.log`, sampleMs: 1000 });
+    this.workers.push(w);
+    const apiReadyMs = startApi().then((a) => this.apis.push(a) && Date.now() - t0);
+    await w.waitReady(connection, S.TASK_QUEUE);
+    return { workerReadyMs: Date.now() - t0, apiReadyMs: await apiReadyMs };
+  }
+  /** SIGTERM, as a deployment stops them (the worker finishes its tasks), SIGKILL after 15 s. */
+  async stop(): Promise<void> {
+    await Promise.all([this.apis.at(-1)?.stop(), this.workers.at(-1)?.stop()]);
+  }
+  /** The worker's highest sampled resident memory (KiB) from its `from`th sample on. */
+  peakRssKiB(from: number): number {
+    return Math.max(0, ...this.worker.samples.slice(from).map((s) => s.rssKiB));
+  }
+  /** The worker's resident memory now (KiB), from /proc. */
+  rssKiB(): number {
+    return readStatus(this.worker.pid)?.rss ?? 0;
+  }
 }
 
 main()

@@ -1,9 +1,9 @@
-import http, { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Knex } from 'knex';
 import type { Client } from '@temporalio/client';
 import pLimit from 'p-limit';
-import { requestText } from '../harness/load';
+import type { apiClient } from '../harness/stack';
 import { postContent, prng, shuffle } from '../harness/content';
 import { until } from '../harness/proc';
 import { breakdown, timelines } from '../publishing/history';
@@ -30,8 +30,7 @@ export type Phase = {
 };
 
 export interface Ctx {
-  apiUrl: string;
-  agent: http.Agent;
+  api: ReturnType<typeof apiClient>;
   db: Knex;
   temporal: Client;
   noisy: Tenant;
@@ -44,12 +43,7 @@ export interface Ctx {
 
 const log = (line: string) => console.log(`  ${line}`);
 
-async function api(ctx: Ctx, t: Tenant, path: string, body: unknown): Promise<{ id: string }> {
-  const headers = { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' };
-  const res = await requestText(ctx.agent, new URL(path, ctx.apiUrl), 'POST', headers, JSON.stringify(body));
-  if (res.status !== 200 && res.status !== 201) throw new Error(`POST ${path} answered ${res.status}: ${res.body.slice(0, 300)}`);
-  return JSON.parse(res.body).data;
-}
+const api = (ctx: Ctx, t: Tenant, path: string, body: unknown): Promise<{ id: string }> => ctx.api.send('POST', path, t.key, body);
 
 /** Polls until `done()` counts `n` or the timeout passes; answers how many were left. */
 async function waitDone(ctx: Ctx, n: number, done: () => Promise<number>): Promise<number> {

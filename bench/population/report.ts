@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Bare, Bench, Population, Slices } from '../population';
 import { f0, mib, s1, writeResults } from '../harness/format';
 import { machineInfo } from '../harness/proc';
-import type { CreateResult } from '../publishing/creation';
+import type { CreateResult } from '../harness/stack';
 import type { RescheduleResult } from './reschedule';
 import * as S from './settings';
 import { perUnit, type StorageGrowth } from './storage';

@@ -1,10 +1,8 @@
-import http from 'node:http';
 import type { Bench, Population, Slices } from '../population';
 import { prng, shuffle } from '../harness/content';
-import { requestText } from '../harness/load';
 import { snapshot } from '../harness/proc';
-import { idle } from '../harness/taskQueue';
-import { createAll } from '../publishing/creation';
+import { apiClient, createAll } from '../harness/stack';
+import { idle } from '../harness/temporal';
 import { futureSlot } from './plan';
 import { DATABASE_URL, opt, TASK_QUEUE } from './settings';
 import { storageMark } from './storage';
@@ -29,12 +27,9 @@ export async function rescheduleAll(b: Bench, pop: Population, sl: Slices) {
   const uFar = far.slice(k, (k += Math.max(0, Math.round(opt.posts * 0.01) - cUnscheduled.length)));
   const newInMs = sl.tC + 60_000;
 
-  const agent = new http.Agent({ keepAlive: true, maxSockets: opt.concurrency });
-  const patch = async (x: Change): Promise<string> => {
-    const url = new URL(`http://127.0.0.1:${b.procs.api.port}/v1/posts/${x.id}`);
-    const headers = { authorization: `Bearer ${pop.keyByProject.get(x.projectId)}`, 'content-type': 'application/json' };
-    const res = await requestText(agent, url, 'PATCH', headers, JSON.stringify({ scheduledFor: x.scheduledFor }));
-    if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${res.body.slice(0, 300)}`);
+  const api = apiClient(b.procs.api.port, opt.concurrency);
+  const patch = async (x: Change) => {
+    await api.send('PATCH', `/v1/posts/${x.id}`, pop.keyByProject.get(x.projectId)!, { scheduledFor: x.scheduledFor });
     return x.id;
   };
   const mark = await storageMark(b.tier.store, DATABASE_URL);
@@ -63,7 +58,7 @@ export async function rescheduleAll(b: Bench, pop: Population, sl: Slices) {
     (n) => n % every === 0 && console.log(`    ${n.toLocaleString('en-US')}/${rFar.length.toLocaleString('en-US')} rescheduled`),
   );
   const unschedules = await createAll(uFar.map(to(null)), patch, opt.concurrency);
-  agent.destroy();
+  api.close();
   await idle(b.connection, TASK_QUEUE, 600_000);
   const cpu = await b.cpuPer(cpu0, snapshot(), rFar.length + uFar.length);
   const rssKiB = b.procs.rssKiB();

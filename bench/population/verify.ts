@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { until } from '../harness/proc';
-import { lagSummary } from '../publishing/measure';
+import { lagSummary, networkPosts } from '../harness/stack';
 import { DRAIN_DEADLINE_MS } from './settings';
 
 // Reading back what went out: the posts rows and the network simulator's posts (one per
@@ -14,7 +14,7 @@ export type Outcome = Awaited<ReturnType<typeof readBack>>;
 
 export async function readBack(
   mon: pg.Client,
-  sim: { listPosts(f: { limit: number }): Promise<{ posts: Array<{ reference?: string | null; receivedAt: string }> }> },
+  sim: Parameters<typeof networkPosts>[0],
   expected: Map<string, Expected>,
   unscheduled: Set<string>,
 ) {
@@ -22,14 +22,7 @@ export async function readBack(
     `select id, published_at from posts where status = 'published' and published_at is not null`,
   );
   const publishedAt = new Map(rows.map((r) => [r.id, r.published_at.getTime()]));
-  const net = (await sim.listPosts({ limit: 1_000_000 })).posts;
-  const perRef = new Map<string, { n: number; firstMs: number }>();
-  for (const p of net) {
-    if (!p.reference) continue;
-    const at = Date.parse(p.receivedAt);
-    const e = perRef.get(p.reference);
-    perRef.set(p.reference, { n: (e?.n ?? 0) + 1, firstMs: Math.min(e?.firstMs ?? at, at) });
-  }
+  const { posts: net, byRef: perRef } = await networkPosts(sim);
 
   const lags: Record<'A' | 'B', number[]> = { A: [], B: [] };
   const netLags: Record<'A' | 'B', number[]> = { A: [], B: [] };

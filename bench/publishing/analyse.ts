@@ -2,7 +2,7 @@ import { diff, machineInfo } from '../harness/proc';
 import { prng } from '../harness/content';
 import { f0, mean, s1, step } from '../harness/format';
 import { breakdown, compactHistory, timelines, type PostTimeline } from './history';
-import { lagSummary } from './measure';
+import { lagSummary, networkPosts } from '../harness/stack';
 import * as S from './settings';
 import type { Bench, Run } from '../publishing';
 
@@ -45,25 +45,19 @@ export async function analyse(bench: Bench, r: Run) {
   const lag = lagSummary([...lags, ...lostIds.map(() => S.opt.deadline * 1000)]);
 
   // The network's side: one post per reference, exactly once.
-  const onNetwork = await bench.sim.listPosts({ limit: 1_000_000 });
-  const perRef = new Map<string, { n: number; receivedAt: number }>();
-  for (const p of onNetwork.posts) {
-    const e = p.reference ? perRef.get(p.reference) : undefined;
-    if (e) e.n++;
-    else if (p.reference) perRef.set(p.reference, { n: 1, receivedAt: Date.parse(p.receivedAt) });
-  }
-  const stray = onNetwork.posts.filter((p) => !p.reference || !dueOf.has(p.reference)).length;
-  const network = { posts: onNetwork.total, stray, missingOnNetwork: 0, publishedNotOnNetwork: 0, counts: await bench.sim.counts() };
+  const { posts: onNetwork, byRef } = await networkPosts(bench.sim);
+  const stray = onNetwork.filter((p) => !p.reference || !dueOf.has(p.reference)).length;
+  const network = { posts: onNetwork.length, stray, missingOnNetwork: 0, publishedNotOnNetwork: 0, counts: await bench.sim.counts() };
   let duplicated = 0;
   const networkLags: number[] = [];
   for (const [id, due] of dueOf) {
-    const e = perRef.get(id);
+    const e = byRef.get(id);
     if (!e) {
       network.missingOnNetwork++;
       if (lagOf.has(id)) network.publishedNotOnNetwork++;
     } else {
       if (e.n > 1) duplicated++;
-      networkLags.push(e.receivedAt - due);
+      networkLags.push(e.firstMs - due);
     }
   }
 

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import { RESULTS_DIR } from '../harness/format';
 import { summarize } from '../harness/load';
-import { startWorker } from './worker';
+import { startWorker } from '../harness/stack';
 import type { Bench } from '../publishing';
 
 // The bare baselines of the publishing bench (README "What a run does"): --posts workflows, each
