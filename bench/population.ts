@@ -4,22 +4,29 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
-import type { Connection } from '@temporalio/client';
 import { Cleanups } from './harness/cleanups';
 import { postContent, prng } from './harness/content';
 import { closeStores } from './harness/database';
 import { f0, RESULTS_DIR, s1, step } from './harness/format';
 import { diff, machineInfo, postgresCpuGroup, snapshot, until, type CpuSnapshot, type Groups } from './harness/proc';
-import { apiCreator, buildWorkerBundles, createAll, readStatus, reserveStack, startApi, startStack, startWorker } from './harness/stack';
-import type { ApiChild, CreateItem, WorkerRun } from './harness/stack';
+import {
+  apiCreator,
+  buildWorkerBundles,
+  createAll,
+  reserveStack,
+  ServiceProcesses,
+  startStack,
+  startWorker,
+  type CreateItem,
+} from './harness/stack';
 import { idle } from './harness/temporal';
 import { WORKFLOW_TYPE } from './publishing/baseline';
-import { planPosts, planWorkspaces, type PlannedPost } from './population/plan';
-import { rescheduleAll } from './population/reschedule';
+
+import { drain, readBack, rescheduleAll, type Expected } from './population/outcome';
 import { report } from './population/report';
 import * as S from './population/settings';
+import { planPosts, planWorkspaces, type PlannedPost } from './population/settings';
 import { storageMark } from './population/storage';
-import { drain, readBack, type Expected } from './population/verify';
 
 const { opt } = S;
 const clock = (ms: number) => new Date(ms).toISOString().slice(11, 19);
@@ -95,9 +102,17 @@ async function setUp(cleanups: Cleanups) {
 
   // Its workers load pre-built bundles, as production's do (bench/harness/stack.ts).
   const bundles = await buildWorkerBundles(RESULTS_DIR, 'population');
-  const procs = new ServiceProcesses({ WORKFLOW_BUNDLE_PATH: bundles.service, BENCH_BASELINE_BUNDLE_PATH: bundles.baseline });
+  const env = { WORKFLOW_BUNDLE_PATH: bundles.service, BENCH_BASELINE_BUNDLE_PATH: bundles.baseline };
+  const procs = new ServiceProcesses({ name: 'population', env, sampleMs: 1000 });
+  /** The worker and the API started together (again after a restart): how long each took to be ready. */
+  const startService = async () => {
+    const t0 = Date.now();
+    const api = procs.startApi().then(() => Date.now() - t0);
+    await (await procs.startWorker()).waitReady(connection, S.TASK_QUEUE);
+    return { workerReadyMs: Date.now() - t0, apiReadyMs: await api };
+  };
   cleanups.push(() => procs.stop());
-  const ready = await procs.start(connection);
+  const ready = await startService();
   step(`worker pid ${procs.worker.pid} polling after ${s1(ready.workerReadyMs)} s; API pid ${procs.api.pid} on :${procs.api.port}`);
 
   // Every account's connection-health workflow, as in production: the reconciler starts them on
@@ -136,7 +151,7 @@ async function setUp(cleanups: Cleanups) {
     const usPerUnit = Object.fromEntries(Object.entries(d.cpuMs).map(([k, v]) => [k, Math.round((v * 1000) / Math.max(1, units))]));
     return { usPerUnit, otherShare: (d.cpuMs.other ?? 0) / ((b.at - a.at) * machine.cpus) };
   };
-  return { ...stack, tier, startedAt, seeded, accounts, plan, procs, health, restRssKiB, cpuPer };
+  return { ...stack, env, tier, startedAt, seeded, accounts, plan, procs, startService, health, restRssKiB, cpuPer };
 }
 
 const progress = (what: string, total: number) => {
@@ -171,7 +186,7 @@ async function bareBaseline(b: Bench) {
   const mark = await storageMark(b.tier.store, S.DATABASE_URL);
   const taskQueue = S.BASELINE_TASK_QUEUE;
   const script = 'bench/publishing/baselineWorker.ts';
-  const env = { ...b.procs.env, BENCH_BASELINE_TASK_QUEUE: taskQueue };
+  const env = { ...b.env, BENCH_BASELINE_TASK_QUEUE: taskQueue };
   const w = await startWorker(0, env, { logDir: RESULTS_DIR, script, logName: 'population-bare-worker.log', sampleMs: 1000 });
   await w.waitReady(b.connection, taskQueue);
   // The slices' bare twins sleep to a slot of the month like the rest (their posts' due times
@@ -271,7 +286,7 @@ async function slicesAndRestart(b: Bench, pop: Population) {
     step(`every process stopped (API, worker, Temporal) in ${s1(stopped - t0)} s; starting them again`);
     await b.tier.start();
     const temporalUp = Date.now();
-    const ready = await b.procs.start(b.connection);
+    const ready = await b.startService();
     const done = Date.now();
     restart = { stopMs: stopped - t0, temporalStartMs: temporalUp - stopped, ...ready, totalMs: done - t0, marginToBMs: tB - done };
     step(
@@ -280,40 +295,6 @@ async function slicesAndRestart(b: Bench, pop: Population) {
   }
   await drain(b.mon, idsB, tB, `slice after the ${S.RESTART ? 'restart' : 'pause'} (due ${clock(tB)})`);
   return { tA, tB, tC, idsA, idsB, c, restart };
-}
-
-/** The worker and the API, started and stopped together (a restart stops them all); every incarnation is kept for the report. */
-class ServiceProcesses {
-  workers: WorkerRun[] = [];
-  apis: ApiChild[] = [];
-  constructor(readonly env: NodeJS.ProcessEnv) {}
-  get worker(): WorkerRun {
-    return this.workers.at(-1)!;
-  }
-  get api(): ApiChild {
-    return this.apis.at(-1)!;
-  }
-  async start(connection: Connection): Promise<{ workerReadyMs: number; apiReadyMs: number }> {
-    const t0 = Date.now();
-    const n = this.workers.length + 1;
-    const w = await startWorker(n, this.env, { logDir: RESULTS_DIR, logName: `population-worker-${n}.log`, sampleMs: 1000 });
-    this.workers.push(w);
-    const apiReadyMs = startApi().then((a) => this.apis.push(a) && Date.now() - t0);
-    await w.waitReady(connection, S.TASK_QUEUE);
-    return { workerReadyMs: Date.now() - t0, apiReadyMs: await apiReadyMs };
-  }
-  /** SIGTERM, as a deployment stops them (the worker finishes its tasks), SIGKILL after 15 s. */
-  async stop(): Promise<void> {
-    await Promise.all([this.apis.at(-1)?.stop(), this.workers.at(-1)?.stop()]);
-  }
-  /** The worker's highest sampled resident memory (KiB) from its `from`th sample on. */
-  peakRssKiB(from: number): number {
-    return Math.max(0, ...this.worker.samples.slice(from).map((s) => s.rssKiB));
-  }
-  /** The worker's resident memory now (KiB), from /proc. */
-  rssKiB(): number {
-    return readStatus(this.worker.pid)?.rss ?? 0;
-  }
 }
 
 main()

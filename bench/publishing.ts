@@ -8,7 +8,7 @@ import v8 from 'node:v8';
 import { Cleanups } from './harness/cleanups';
 import { closeStores } from './harness/database';
 import { machineInfo } from './harness/proc';
-import { buildWorkerBundles, reserveStack, startStack, startWorker, type WorkerRun } from './harness/stack';
+import { buildWorkerBundles, reserveStack, ServiceProcesses, startStack } from './harness/stack';
 import { lagAndMemory, runBaseline } from './publishing/baseline';
 import * as S from './publishing/settings';
 import { f0, RESULTS_DIR, s1, step } from './harness/format';
@@ -128,26 +128,21 @@ async function run(b: Bench) {
 
 /** Worker #1, and with --workers N the others (never killed: they keep draining while #1 is down), each polling before the next starts. */
 async function startWorkers(bench: Bench) {
-  const workers: WorkerRun[] = [];
-  bench.cleanups.push(async () => {
-    for (const w of workers) await w.stop();
-  });
-  const launch = async () => {
-    const index = workers.length + 1;
-    const profDir = path.join(RESULTS_DIR, 'profiles', `${S.RUN_NAME}-worker-${index}`);
-    if (opt['worker-profile']) fs.rmSync(profDir, { recursive: true, force: true });
-    const execArgv = opt['worker-profile'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
-    const w = await startWorker(index, bench.env, { logDir: RESULTS_DIR, logName: `publishing-worker-${index}.log`, execArgv });
-    workers.push(w);
-    return w;
+  const profDir = (index: number) => path.join(RESULTS_DIR, 'profiles', `${S.RUN_NAME}-worker-${index}`);
+  const execArgv = (index: number) => {
+    if (!opt['worker-profile']) return [];
+    fs.rmSync(profDir(index), { recursive: true, force: true });
+    return ['--cpu-prof', `--cpu-prof-dir=${profDir(index)}`];
   };
-  while (workers.length < opt.workers) {
-    const w = await launch();
+  const procs = new ServiceProcesses({ name: 'publishing', env: bench.env, execArgv });
+  bench.cleanups.push(() => procs.stop());
+  while (procs.workers.length < opt.workers) {
+    const w = await procs.startWorker();
     await w.waitReady(bench.connection, S.TASK_QUEUE);
     const how = opt['worker-bundle'] === 'prebuilt' ? 'pre-built workflow bundle loaded' : 'workflow bundle built at start-up';
     step(`worker #${w.index} pid ${w.pid} polling after ${s1(w.readyAt! - w.startedAt)} s${w.index === 1 ? ` (${how})` : ''}`);
   }
-  return { workers, launch, w1: workers[0]! };
+  return { procs, workers: procs.workers, launch: () => procs.startWorker(), w1: procs.workers[0]! };
 }
 
 main()

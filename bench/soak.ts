@@ -10,9 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cleanups } from './harness/cleanups';
 import { prng } from './harness/content';
-import { RESULTS_DIR } from './harness/format';
 import { benchFlags } from './harness/options';
-import { reserveStack, startApi as launchApi, startStack, startWorker, type ApiChild, type WorkerRun } from './harness/stack';
+import { reserveStack, ServiceProcesses, startApi as launchApi, startStack, type ApiChild, type WorkerRun } from './harness/stack';
 import { temporalKind } from './harness/temporal';
 import { startReceiver, type Received } from './webhooks/receiver';
 import { freePort } from '../tooling/ports';
@@ -315,7 +314,8 @@ async function setUp() {
   );
 
   // Processes: the workers and the APIs.
-  const workers: WorkerRun[] = [];
+  const procs = new ServiceProcesses({ name: 'soak', env: process.env });
+  const { workers } = procs;
   const restarts: Promise<unknown>[] = [];
   // The soak is the worker's supervisor: a worker it did not kill that exits (it cannot reach
   // Temporal, say) is restarted as systemd or Kubernetes would, and counted.
@@ -323,9 +323,7 @@ async function setUp() {
   let stopping = false;
   const launchWorker = async (): Promise<WorkerRun> => {
     for (;;) {
-      const index = workers.length + 1;
-      const w = await startWorker(index, process.env, { logDir: RESULTS_DIR, logName: `publishing-worker-${index}.log` });
-      workers.push(w);
+      const w = await procs.startWorker();
       w.child.once('exit', (code, signal) => {
         if (stopping || killedByUs.has(w.pid)) return;
         stats.workerSelfExits++;

@@ -8,6 +8,7 @@ import { apiAnswers, launch, workerPolls, type Readiness } from '../../tooling/l
 import { freePort } from '../../tooling/ports';
 import type { Cleanups } from './cleanups';
 import { resetStores, setPublishingEnvironment } from './database';
+import { RESULTS_DIR } from './format';
 import { requestText, summarize } from './load';
 import { waitForQuiet } from './proc';
 import { reserveTemporal, startBenchTemporal, type TemporalKind } from './temporal';
@@ -164,6 +165,49 @@ export async function startApi(o: { name?: string; ready?: (port: number) => Rea
   api.child.once('exit', () => (up.value = false));
   const stop = async () => void (await api.stop(10_000));
   return { child: api.child, pid: api.pid, port, up: () => up.value, stop, kill: async () => void (await api.kill()) };
+}
+
+/** A run's workers and APIs: every incarnation kept (the report reads their memory and exits), the last one of each at hand. */
+export class ServiceProcesses {
+  workers: WorkerRun[] = [];
+  apis: ApiChild[] = [];
+  constructor(private readonly o: { name: string; env: NodeJS.ProcessEnv; sampleMs?: number; execArgv?: (index: number) => string[] }) {}
+  get worker(): WorkerRun {
+    return this.workers.at(-1)!;
+  }
+  get api(): ApiChild {
+    return this.apis.at(-1)!;
+  }
+  /** One more worker, `<name>-worker-<n>.log` in bench/results, not yet waited for. */
+  async startWorker(): Promise<WorkerRun> {
+    const index = this.workers.length + 1;
+    const { name, env, sampleMs, execArgv } = this.o;
+    const w = await startWorker(index, env, {
+      logDir: RESULTS_DIR,
+      logName: `${name}-worker-${index}.log`,
+      sampleMs,
+      execArgv: execArgv?.(index),
+    });
+    this.workers.push(w);
+    return w;
+  }
+  async startApi(o?: Parameters<typeof startApi>[0]): Promise<ApiChild> {
+    const a = await startApi(o);
+    this.apis.push(a);
+    return a;
+  }
+  /** SIGTERM to every one still running, as a deployment stops them (a worker finishes its tasks), SIGKILL after the grace. */
+  async stop(): Promise<void> {
+    await Promise.all([...this.apis, ...this.workers].map((p) => p.stop()));
+  }
+  /** The last worker's highest sampled resident memory (KiB) from its `from`th sample on. */
+  peakRssKiB(from: number): number {
+    return Math.max(0, ...this.worker.samples.slice(from).map((s) => s.rssKiB));
+  }
+  /** The last worker's resident memory now (KiB), from /proc. */
+  rssKiB(): number {
+    return readStatus(this.worker.pid)?.rss ?? 0;
+  }
 }
 
 /**

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { diff, postgresCpuGroup, snapshot, type CpuSnapshot, type Groups } from '../harness/proc';
 import { postContent, prng } from '../harness/content';
 import { f0, mib, s1, step } from '../harness/format';
-import { apiCreator, createAll, startApi, type ApiChild, type CreateItem, type Creator, type WorkerRun } from '../harness/stack';
+import { apiCreator, createAll, type ApiChild, type CreateItem, type Creator, type WorkerRun } from '../harness/stack';
 import { backlog as queueBacklog, quietSince } from '../harness/temporal';
 import { BENCH_DB, KILL, opt, POSTS, SPREAD_MS, TASK_QUEUE } from './settings';
 import type { Bench, Creation, Fleet } from '../publishing';
@@ -40,8 +40,7 @@ async function cpuGroups(bench: Bench, workers: WorkerRun[], api: ApiChild | nul
 /** The pilot, the due minute it gives, then the herd: every post created before it is due. */
 export async function createPosts(bench: Bench, fleet: Fleet) {
   const concurrency = opt.concurrency;
-  const api = opt.create === 'api' ? await startApi() : null;
-  if (api) bench.cleanups.push(() => api.stop());
+  const api = opt.create === 'api' ? await fleet.procs.startApi() : null;
   const creator = api ? apiCreator(api.port, bench.s.apiKey, concurrency) : await inProcessCreator(bench.s.workspaceId);
   const via = api
     ? `API process pid ${api.pid} on :${api.port}; posts are created with POST /v1/posts`
