@@ -200,16 +200,7 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
   if (!probe.headers.get('x-request-id'))
     throw new Error(`port ${apiPort} is answered by another process (${probe.status} ${(await probe.text()).slice(0, 80)}); run again`);
   await probe.body?.cancel();
-  const ctx: Ctx = {
-    api,
-    db: db(),
-    temporal: client,
-    noisy,
-    quiet,
-    sizes: opt,
-    receivers,
-    createdPerS: 10,
-  };
+  const ctx: Ctx = { api, db: db(), temporal: client, noisy, quiet, sizes: opt, receivers, createdPerS: 10 };
 
   // One item down every path (the worker's bundle, connections, JIT) before any clock starts; on
   // a copy of the context, as one post is no measure of the creation rate.

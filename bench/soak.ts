@@ -24,18 +24,9 @@ export const opt = benchFlags(
   {
     seed: { type: 'number', help: 'seed of the run (printed at start and end; default random)' },
     posts: { default: 200, min: 1, help: "posts scheduled (default 200; the issue's full size is 1000)" },
-    accounts: {
-      default: 10,
-      min: 1,
-      help: 'connected personal-brand accounts, spread over the workspaces (default 10; full 20)',
-    },
+    accounts: { default: 10, min: 1, help: 'connected personal-brand accounts, spread over the workspaces (default 10; full 20)' },
     workspaces: { default: 3, min: 1, help: 'workspaces, each with a webhook endpoint subscribed to every post event' },
-    duration: {
-      default: 120,
-      min: 20,
-      arg: 'S',
-      help: 'due times spread over S seconds after creation (default 120; full 600)',
-    },
+    duration: { default: 120, min: 20, arg: 'S', help: 'due times spread over S seconds after creation (default 120; full 600)' },
     'reschedule-share': { default: 0.15, arg: 'F', help: 'share of posts rescheduled later before they are due' },
     'unschedule-share': { default: 0.1, arg: 'F', help: 'share of posts unscheduled before they are due' },
     generations: {
