@@ -4,12 +4,11 @@
 // bench/README.md "fairness" says what the figures mean.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Cleanups } from './harness/cleanups';
-import { closeStores } from './harness/database';
+import type { Cleanups } from './harness/cleanups';
 import { loadAverage, quantile, step } from './harness/format';
 import { benchFlags } from './harness/options';
 import { machineInfo } from './harness/proc';
-import { apiClient, reserveStack, startStack } from './harness/stack';
+import { apiClient, reserveStack, runBench, startStack } from './harness/stack';
 import { temporalKind } from './harness/temporal';
 import { generationPhase, publishingPhase, startReceivers, webhooksPhase, type Ctx, type Phase, type Tenant } from './fairness/scenarios';
 import { PHASES } from './publishing/history';
@@ -76,17 +75,16 @@ const pct = (values: number[], p: number) => quantile(values, p / 100) ?? NaN;
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const lags = (p: Phase) => `p50 ${secs(pct(p.lagsMs, 50))}, p99 ${secs(pct(p.lagsMs, 99))}`;
 
-async function main() {
-  const m = machineInfo();
-  console.log(
-    `fairness bench — ${m.cpus} × ${m.cpuModel}, Node ${m.node}, load average ${loadAverage(1)} at start; ` +
-      `task queue fairness ${FAIRNESS ? 'ON (matching.enableFairness, starts keyed by workspace)' : 'OFF (--no-fairness: first come, first served)'}`,
-  );
-  const cleanups = new Cleanups();
-  process.once('SIGINT', () => void cleanups.run().then(() => process.exit(130)));
-  let missed = 0;
-  try {
+runBench(
+  () => 'fairness',
+  async (cleanups) => {
+    const m = machineInfo();
+    console.log(
+      `fairness bench — ${m.cpus} × ${m.cpuModel}, Node ${m.node}, load average ${loadAverage(1)} at start; ` +
+        `task queue fairness ${FAIRNESS ? 'ON (matching.enableFairness, starts keyed by workspace)' : 'OFF (--no-fairness: first come, first served)'}`,
+    );
     const ctx = await setUp(cleanups);
+    let missed = 0;
     for (const scenario of scenarios) {
       step(`${scenario}: the quiet workspaces alone`);
       const alone = await SCENARIOS[scenario](ctx, false);
@@ -95,12 +93,9 @@ async function main() {
       if (!report(scenario, alone, noisy)) missed++;
     }
     console.log(`load average at the end ${loadAverage(1)} (a shared machine: compare ratios within one run)`);
-  } finally {
-    await cleanups.run();
-    await closeStores();
-  }
-  if (opt.strict && missed) process.exit(1);
-}
+    return opt.strict && missed ? 1 : 0;
+  },
+);
 
 function report(scenario: Scenario, alone: Phase, noisy: Phase): boolean {
   const ratio = pct(noisy.lagsMs, 99) / pct(alone.lagsMs, 99);
@@ -212,5 +207,3 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
   step(`warm-up: one post, one generation and one webhook through the service in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return ctx;
 }
-
-await main();

@@ -4,9 +4,8 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
-import { Cleanups } from './harness/cleanups';
+import type { Cleanups } from './harness/cleanups';
 import { postContent, prng } from './harness/content';
-import { closeStores } from './harness/database';
 import { f0, RESULTS_DIR, s1, step } from './harness/format';
 import { diff, machineInfo, postgresCpuGroup, snapshot, until, type CpuSnapshot, type Groups } from './harness/proc';
 import {
@@ -14,6 +13,7 @@ import {
   buildWorkerBundles,
   createAll,
   reserveStack,
+  runBench,
   ServiceProcesses,
   startStack,
   startWorker,
@@ -21,20 +21,17 @@ import {
 } from './harness/stack';
 import { idle } from './harness/temporal';
 import { WORKFLOW_TYPE } from './publishing/baseline';
-
 import { drain, readBack, rescheduleAll, type Expected } from './population/outcome';
 import { report } from './population/report';
 import * as S from './population/settings';
-import { planPosts, planWorkspaces, type PlannedPost } from './population/settings';
 import { storageMark } from './population/storage';
 
 const { opt } = S;
 const clock = (ms: number) => new Date(ms).toISOString().slice(11, 19);
 
-async function main() {
-  const cleanups = new Cleanups();
-  process.once('SIGINT', () => void cleanups.run().then(() => process.exit(130)));
-  try {
+runBench(
+  () => 'population',
+  async (cleanups) => {
     const b = await setUp(cleanups);
     const bare = opt['no-baseline'] ? null : await bareBaseline(b);
     const population = await populate(b);
@@ -46,11 +43,8 @@ async function main() {
     for (const [id, e] of rescheduled?.expected ?? []) expected.set(id, e);
     const outcome = await readBack(b.mon, b.sim, expected, rescheduled?.unscheduled ?? new Set());
     await report(b, { bare, population, slices, rescheduled, outcome });
-  } finally {
-    await cleanups.run();
-    await closeStores();
-  }
-}
+  },
+);
 
 export type Bench = Awaited<ReturnType<typeof setUp>>;
 
@@ -76,7 +70,7 @@ async function setUp(cleanups: Cleanups) {
   step(`database ${S.BENCH_DB} (reset + migrated), Redis ${S.REDIS_URL} (flushed)`);
   step(`Temporal ${S.CLUSTER ? 'cluster' : 'dev server'} at ${tier.address}, pids ${tier.pids().join(', ')}`);
 
-  const workspaces = planWorkspaces(opt.workspaces);
+  const workspaces = S.planWorkspaces(opt.workspaces);
   const t0 = Date.now();
   const { connectedWorkspace } = await import('./harness/seed');
   let n = 0;
@@ -98,7 +92,7 @@ async function setUp(cleanups: Cleanups) {
   });
   const accounts = seeded.reduce((a, w) => a + w.projectIds.length, 0);
   step(`seeded ${f0(seeded.length)} workspaces with ${f0(accounts)} connected accounts and a write key each in ${s1(Date.now() - t0)} s`);
-  const plan = planPosts(workspaces, opt.posts, opt['slice-share'], Date.now());
+  const plan = S.planPosts(workspaces, opt.posts, opt['slice-share'], Date.now());
 
   // Its workers load pre-built bundles, as production's do (bench/harness/stack.ts).
   const bundles = await buildWorkerBundles(RESULTS_DIR, 'population');
@@ -222,7 +216,7 @@ async function populate(b: Bench) {
     }),
   );
   const rand = prng(20261129);
-  const item = (p: PlannedPost, dueMs: number): CreateItem => ({
+  const item = (p: S.PlannedPost, dueMs: number): CreateItem => ({
     projectId: b.seeded[p.workspace]!.projectIds[p.account]!,
     content: postContent(rand),
     scheduledFor: new Date(dueMs),
@@ -296,10 +290,3 @@ async function slicesAndRestart(b: Bench, pop: Population) {
   await drain(b.mon, idsB, tB, `slice after the ${S.RESTART ? 'restart' : 'pause'} (due ${clock(tB)})`);
   return { tA, tB, tC, idsA, idsB, c, restart };
 }
-
-main()
-  .then(() => process.exit(process.exitCode ?? 0))
-  .catch((err) => {
-    console.error(`population: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    process.exit(1);
-  });

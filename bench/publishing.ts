@@ -5,10 +5,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
-import { Cleanups } from './harness/cleanups';
-import { closeStores } from './harness/database';
+import type { Cleanups } from './harness/cleanups';
 import { machineInfo } from './harness/proc';
-import { buildWorkerBundles, reserveStack, ServiceProcesses, startStack } from './harness/stack';
+import { buildWorkerBundles, reserveStack, runBench, ServiceProcesses, startStack } from './harness/stack';
 import { lagAndMemory, runBaseline } from './publishing/baseline';
 import * as S from './publishing/settings';
 import { f0, RESULTS_DIR, s1, step } from './harness/format';
@@ -17,17 +16,13 @@ import { createPosts, drainPosts } from './publishing/herd';
 
 const { opt } = S;
 
-async function main() {
-  const cleanups = new Cleanups();
-  process.once('SIGINT', () => void cleanups.run().then(() => process.exit(130)));
-  try {
+runBench(
+  () => 'publishing',
+  async (cleanups) => {
     const bench = await setUp(cleanups);
     await report(bench, await run(bench));
-  } finally {
-    await cleanups.run();
-    await closeStores();
-  }
-}
+  },
+);
 
 // ── Set up: the environment, the stores, Temporal, the simulator, the customer, the bundles ──
 
@@ -144,10 +139,3 @@ async function startWorkers(bench: Bench) {
   }
   return { procs, workers: procs.workers, launch: () => procs.startWorker(), w1: procs.workers[0]! };
 }
-
-main()
-  .then(() => process.exit(process.exitCode ?? 0))
-  .catch((err) => {
-    console.error(`publishing: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    process.exit(1);
-  });

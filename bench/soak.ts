@@ -8,10 +8,18 @@
 import { type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Cleanups } from './harness/cleanups';
+import type { Cleanups } from './harness/cleanups';
 import { prng } from './harness/content';
 import { benchFlags } from './harness/options';
-import { reserveStack, ServiceProcesses, startApi as launchApi, startStack, type ApiChild, type WorkerRun } from './harness/stack';
+import {
+  reserveStack,
+  runBench,
+  ServiceProcesses,
+  startApi as launchApi,
+  startStack,
+  type ApiChild,
+  type WorkerRun,
+} from './harness/stack';
 import { temporalKind } from './harness/temporal';
 import { startReceiver, type Received } from './webhooks/receiver';
 import { freePort } from '../tooling/ports';
@@ -142,9 +150,6 @@ const receiver = await startReceiver(
 
 type Api = ApiChild & { slot: number };
 
-// What the soak started, stopped at its end; its child processes killed should it exit first.
-const cleanups = new Cleanups();
-
 // Redis: a server of the soak's own, without persistence, so a restart loses everything it held
 // (rate-limit windows, MCP sessions, key-cache invalidations): the harshest Redis failure.
 export const redis: { process: ChildProcess | null } = { process: null };
@@ -243,24 +248,20 @@ export const tally = (counts: Record<string, number>, key: string) => (counts[ke
 export const violations: string[] = [];
 export const violate = (s: string) => void violations.push(s);
 
-async function main(): Promise<number> {
-  try {
-    const soak = await setUp();
-    const plan = await run(soak);
-    return await report(soak, plan);
-  } finally {
-    await cleanups.run();
-    receiver.server.close();
-    const { closeRedis } = await import('../lib/redis');
-    await closeRedis().catch(() => undefined);
-  }
-}
+runBench(
+  () => `soak (seed ${SEED})`,
+  async (cleanups) => {
+    cleanups.push(async () => receiver.server.close());
+    const soak = await setUp(cleanups);
+    return report(soak, await run(soak));
+  },
+);
 
 // ── Set up: the stores, Temporal, the simulator, the customers, the worker and the APIs ──────
 
 export type Soak = Awaited<ReturnType<typeof setUp>>;
 
-async function setUp() {
+async function setUp(cleanups: Cleanups) {
   console.log(
     `soak — seed ${SEED}; ${S.posts} posts over ${S.durationMs / 1000} s, ${ACCOUNTS} accounts in ${S.workspaces} workspaces; ` +
       `reschedule ${opt['reschedule-share']}, unschedule ${opt['unschedule-share']}; a fault every ~${S.faultEveryMs / 1000} s`,
@@ -342,10 +343,3 @@ async function setUp() {
   log(`worker pids ${workers.map((w) => w.pid).join(', ')}, APIs on ${apis.map((a) => `:${a.port}`).join(', ')}`);
   return { temporal, sim, db, workspaces, endpointPath, workers, restarts, killedByUs, launchWorker };
 }
-
-main()
-  .then((code) => process.exit(code))
-  .catch((err) => {
-    console.error(`soak (seed ${SEED}): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    process.exit(1);
-  });

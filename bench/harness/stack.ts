@@ -6,8 +6,8 @@ import pg from 'pg';
 import type { Connection } from '@temporalio/client';
 import { apiAnswers, launch, workerPolls, type Readiness } from '../../tooling/launcher';
 import { freePort } from '../../tooling/ports';
-import type { Cleanups } from './cleanups';
-import { resetStores, setPublishingEnvironment } from './database';
+import { Cleanups } from './cleanups';
+import { closeStores, resetStores, setPublishingEnvironment } from './database';
 import { RESULTS_DIR } from './format';
 import { requestText, summarize } from './load';
 import { waitForQuiet } from './proc';
@@ -45,6 +45,21 @@ export async function reserveStack(o: StackOptions) {
   const { databaseUrl, redisUrl, taskQueue } = o;
   setPublishingEnvironment({ databaseUrl, redisUrl, temporalPort: reserved.port, taskQueue, simPort }, o.env);
   return { o, otherAtStart, reserved, simPort };
+}
+
+/** A bench's main: `body`, its clean-ups run at the end (and on Ctrl-C), then the exit code it answers (or process.exitCode). */
+export function runBench(name: () => string, body: (cleanups: Cleanups) => Promise<number | void>): void {
+  const cleanups = new Cleanups();
+  process.once('SIGINT', () => void cleanups.run().then(() => process.exit(130)));
+  void body(cleanups)
+    .finally(() => cleanups.run().then(closeStores))
+    .then(
+      (code) => process.exit(code ?? process.exitCode ?? 0),
+      (err) => {
+        console.error(`${name()}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+        process.exit(1);
+      },
+    );
 }
 
 export type Stack = Awaited<ReturnType<typeof startStack>>;
