@@ -1,7 +1,4 @@
-// Bench: fairness between workspaces (docs/operations.md "Fairness between workspaces") — does
-// one workspace's burst delay another workspace's work? Each scenario runs the quiet workspaces'
-// work alone, then beside the noisy workspace's burst, on the service as production runs it.
-// bench/README.md "fairness" says what the figures mean.
+// Bench: does one workspace's burst delay another workspace's work? bench/README.md "fairness".
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cleanups } from './harness/cleanups';
@@ -129,8 +126,6 @@ function report(scenario: Scenario, alone: Phase, noisy: Phase): boolean {
 }
 
 async function setUp(cleanups: Cleanups): Promise<Ctx> {
-  // lib/config reads the environment once, at import: every address and switch is set before the
-  // first app module loads; the fleet's API and worker inherit the same environment.
   const reserved = await reserveStack({
     kind: TEMPORAL,
     databaseUrl: DATABASE_URL,
@@ -197,8 +192,7 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
   await probe.body?.cancel();
   const ctx: Ctx = { api, db: db(), temporal: client, noisy, quiet, sizes: opt, receivers, createdPerS: 10 };
 
-  // One item down every path (the worker's bundle, connections, JIT) before any clock starts; on
-  // a copy of the context, as one post is no measure of the creation rate.
+  // One item down every path before any clock starts, on a copy of the context (one post is no creation rate).
   const t0 = Date.now();
   const warm = { ...ctx, quiet: quiet.slice(0, 1), sizes: { ...opt, 'quiet-posts': 1, 'quiet-events': 1, lead: 5, timeout: 180 } };
   for (const [name, phase] of Object.entries(SCENARIOS))

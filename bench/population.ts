@@ -109,9 +109,7 @@ async function setUp(cleanups: Cleanups) {
   const ready = await startService();
   step(`worker pid ${procs.worker.pid} polling after ${s1(ready.workerReadyMs)} s; API pid ${procs.api.pid} on :${procs.api.port}`);
 
-  // Every account's connection-health workflow, as in production: the reconciler starts them on
-  // its passes (a page at a time); the bench starts them at once through the reconciler's own
-  // starter (lib/temporal/start/connectionHealth.ts), so the next pass finds them running.
+  // Every account's connection-health workflow, started at once through the reconciler's own starter, as its passes would.
   const { CONNECTION_HEALTH } = await import('../lib/temporal/contracts/connectionHealth');
   const { ensureHealthWorkflow } = await import('../lib/temporal/start/connectionHealth');
   const h0 = Date.now();
@@ -183,8 +181,7 @@ async function bareBaseline(b: Bench) {
   const env = { ...b.env, BENCH_BASELINE_TASK_QUEUE: taskQueue };
   const w = await startWorker(0, env, { logDir: RESULTS_DIR, script, logName: 'population-bare-worker.log', sampleMs: 1000 });
   await w.waitReady(b.connection, taskQueue);
-  // The slices' bare twins sleep to a slot of the month like the rest (their posts' due times
-  // are chosen later, and a bare workflow firing within the run would only add noise to it).
+  // The slices' bare twins sleep to a slot of the month too: one firing within the run would only add noise.
   const items = [...b.plan.far, ...b.plan.sliceA, ...b.plan.sliceB, ...b.plan.sliceC].map((p, i) => ({ id: `bare-${i}`, dueMs: p.dueMs }));
   const start = async (it: (typeof items)[number]) => {
     await b.client.workflow.start(WORKFLOW_TYPE['bare-timer'], { taskQueue, workflowId: it.id, args: [{ dueMs: it.dueMs }] });

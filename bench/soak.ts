@@ -1,9 +1,5 @@
-// Chaos soak (issue 18): scheduled posts, reschedules, unschedules and generations through API
-// processes behind the soak's own round-robin, webhooks to a receiver in this process, and a
-// seeded schedule of faults meanwhile; then every effect is checked against the network
-// simulator's and the receiver's own records, exit 1 on any violation. Everything is the soak's
-// own, its worker and APIs started as production runs them (bench/README.md "soak",
-// docs/reliability.md).
+// Chaos soak (issue 18): scheduled publishing and webhooks under a seeded schedule of faults, every
+// effect checked against the simulator's and the receiver's records (bench/README.md "soak", docs/reliability.md).
 
 import { type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';

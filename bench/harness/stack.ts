@@ -225,12 +225,7 @@ export class ServiceProcesses {
   }
 }
 
-/**
- * The workflow bundles a bench's workers load, built once in the bench's process, as production
- * workers load the build's (Dockerfile, WORKFLOW_BUNDLE_PATH) rather than each running webpack at
- * start-up (its allocations would sit in the measured worker's heap): the service's
- * (workers/worker.ts, untraced) and the publishing baselines'.
- */
+/** The service's (untraced) and the publishing baselines' workflow bundles, built once here as production workers load the build's (no webpack in a measured heap). */
 export async function buildWorkerBundles(dir: string, prefix: string): Promise<{ service: string; baseline: string }> {
   fs.mkdirSync(dir, { recursive: true });
   const { workflowBundle } = await import('../../workers/worker');

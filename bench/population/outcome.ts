@@ -8,10 +8,7 @@ import { idle } from '../harness/temporal';
 import { DATABASE_URL, DRAIN_DEADLINE_MS, futureSlot, opt, TASK_QUEUE } from './settings';
 import { storageMark } from './storage';
 
-// The population changes its mind: reschedules and unschedules through PATCH /v1/posts/{id}
-// (bench/README.md "population", 6.); then what went out is read back: the posts rows and the
-// network simulator's posts (one per reference = post id) against what was due and what must not
-// have gone out.
+// Reschedules and unschedules through PATCH /v1/posts/{id}, then what went out read back (bench/README.md "population", 6. and 7.).
 
 export type RescheduleResult = Awaited<ReturnType<typeof rescheduleAll>>;
 

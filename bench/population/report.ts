@@ -7,8 +7,7 @@ import type { Outcome, RescheduleResult } from './outcome';
 import * as S from './settings';
 import { perUnit, type StorageGrowth } from './storage';
 
-// The population bench's report: the figures, the five lines a script reads (issue 36 "Must
-// show"), the targets, and the JSON in bench/results/.
+// The population bench's report: the figures, the lines a script reads, the targets, the results file.
 
 const { opt, TARGET } = S;
 const toMiB = (kib: number) => kib / 1024;

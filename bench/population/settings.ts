@@ -83,8 +83,7 @@ export const BENCH_DB = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(
 export const TASK_QUEUE = 'bench-population';
 export const BASELINE_TASK_QUEUE = 'bench-population-bare';
 
-// The population's shape (bench/README.md "population"), from a seeded PRNG: two runs of one
-// size schedule the same month.
+// The population's shape (bench/README.md "population"), from a seeded PRNG: one size, one month.
 
 type WorkspacePlan = ReturnType<typeof planWorkspaces>[number];
 

@@ -1,8 +1,7 @@
 import { benchFlags, numberOption } from '../harness/options';
 import { temporalKind } from '../harness/temporal';
 
-// The publishing bench's command line, its targets, and the worker's tunables as the worker will
-// read them (set in the environment here, before any app module is loaded).
+// The publishing bench's command line and targets; the worker's tunables set in the environment before any app module loads.
 
 export const TARGET_P99_S = 30;
 // Issue 19's targets, as ratios to the bare baselines measured in the same run.
