@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Knex } from 'knex';
 import type { Client } from '@temporalio/client';
@@ -7,6 +7,7 @@ import type { apiClient } from '../harness/stack';
 import { postContent, prng, shuffle } from '../harness/content';
 import { until } from '../harness/proc';
 import { breakdown, timelines } from '../publishing/history';
+import { startReceiver } from '../webhooks/receiver';
 
 // The fairness bench's scenarios: the quiet workspaces' work, alone or beside the noisy one's burst.
 
@@ -145,28 +146,24 @@ export type Receivers = Awaited<ReturnType<typeof startReceivers>>;
 export async function startReceivers(slowMs: number) {
   const received = new Map<string, number>();
   let slow = 0;
-  const listen = async (answer: (req: IncomingMessage, res: ServerResponse) => void) => {
-    const server = createServer((req, res) => req.resume().on('end', () => answer(req, res)));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks` };
-  };
-  const healthy = await listen((req, res) => {
-    const id = req.headers['webhook-id'];
-    if (typeof id === 'string' && !received.has(id)) received.set(id, Date.now());
-    res.writeHead(204).end();
-  });
-  const noisy = await listen((_req, res) => {
-    const n = ++slow;
-    setTimeout(() => res.writeHead(n % 2 ? 500 : 204).end(), slowMs);
-  });
-  const close = ({ server }: { server: Server }) =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+  const healthy = (
+    await startReceiver(
+      () => '',
+      (r) => void (r.webhookId && !received.has(r.webhookId) && received.set(r.webhookId, r.at)),
+    )
+  ).server;
+  const noisy = createServer((req, res) =>
+    req.resume().on('end', () => {
+      const n = ++slow;
+      setTimeout(() => res.writeHead(n % 2 ? 500 : 204).end(), slowMs);
+    }),
+  );
+  await new Promise<void>((resolve) => noisy.listen(0, '127.0.0.1', resolve));
+  const url = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  const close = (server: Server) => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve())));
   return {
-    healthyUrl: healthy.url,
-    slowUrl: noisy.url,
+    healthyUrl: url(healthy),
+    slowUrl: url(noisy),
     received,
     slowRequests: () => slow,
     close: async () => void (await Promise.all([close(healthy), close(noisy)])),
