@@ -276,19 +276,21 @@ async function setUp(cleanups: Cleanups) {
   // Seed: workspaces, connected accounts (spread over them in turn), a write key each, one endpoint per workspace.
   const { connectedWorkspace, webhookEndpoint } = await import('./harness/seed');
   const { EVENT_TYPES } = await import('../lib/outbox');
-  const { db, closeDb } = await import('../lib/db');
-  cleanups.push(() => closeDb());
+  const { db } = await import('../lib/db');
   const workspaces: Array<{ id: string; apiKey: string; projects: string[] }> = [];
   const endpointPath = new Map<string, string>();
   const postEvents = EVENT_TYPES.filter((e: string) => e.startsWith('post.'));
   for (let w = 0; w < S.workspaces; w++) {
-    const person = (i: number, a = w + i * S.workspaces) => ({
-      personId: `soak${a}`,
-      name: `Soak Person ${a}`,
-      vanityName: `soak-person-${a}`,
-    });
+    // Account a in workspace a % workspaces.
+    const person = (a: number) => ({ personId: `soak${a}`, name: `Soak Person ${a}`, vanityName: `soak-person-${a}` });
     const accounts = Math.ceil((ACCOUNTS - w) / S.workspaces);
-    const ws = await connectedWorkspace(sim, { name: `Soak ${w}`, accounts, person: (i) => person(i), scopes: ['write'], keyName: 'soak' });
+    const ws = await connectedWorkspace(sim, {
+      name: `Soak ${w}`,
+      accounts,
+      person: (i) => person(w + i * S.workspaces),
+      scopes: ['write'],
+      keyName: 'soak',
+    });
     // Workspace 0 also has an endpoint whose receiver never answers 2xx.
     for (const hookPath of w === 0 ? [`/hooks/${w}`, `/hooks/${w}/dead`] : [`/hooks/${w}`]) {
       const ep = await webhookEndpoint(ws.id, `http://127.0.0.1:${receiver.port}${hookPath}`, postEvents);
