@@ -1,17 +1,12 @@
-// Bench: fairness between workspaces (docs/operations.md "Fairness between workspaces") — does
-// one workspace's burst delay another workspace's work? Each scenario runs the quiet workspaces'
-// work alone, then beside the noisy workspace's burst, on the service as production runs it.
-// bench/README.md "fairness" says what the figures mean.
+// Bench: does one workspace's burst delay another workspace's work? bench/README.md "fairness".
 
-import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Cleanups } from './harness/cleanups';
-import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
+import type { Cleanups } from './harness/cleanups';
 import { loadAverage, quantile, step } from './harness/format';
-import { requestText } from './harness/load';
 import { benchFlags } from './harness/options';
 import { machineInfo } from './harness/proc';
-import { reserveTemporal, startBenchTemporal, temporalKind } from './harness/temporal';
+import { apiClient, reserveStack, runBench, startStack } from './harness/stack';
+import { temporalKind } from './harness/temporal';
 import { generationPhase, publishingPhase, startReceivers, webhooksPhase, type Ctx, type Phase, type Tenant } from './fairness/scenarios';
 import { PHASES } from './publishing/history';
 import { freePort } from '../tooling/ports';
@@ -77,17 +72,16 @@ const pct = (values: number[], p: number) => quantile(values, p / 100) ?? NaN;
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const lags = (p: Phase) => `p50 ${secs(pct(p.lagsMs, 50))}, p99 ${secs(pct(p.lagsMs, 99))}`;
 
-async function main() {
-  const m = machineInfo();
-  console.log(
-    `fairness bench — ${m.cpus} × ${m.cpuModel}, Node ${m.node}, load average ${loadAverage(1)} at start; ` +
-      `task queue fairness ${FAIRNESS ? 'ON (matching.enableFairness, starts keyed by workspace)' : 'OFF (--no-fairness: first come, first served)'}`,
-  );
-  const cleanups = new Cleanups();
-  process.once('SIGINT', () => void cleanups.run().then(() => process.exit(130)));
-  let missed = 0;
-  try {
+runBench(
+  () => 'fairness',
+  async (cleanups) => {
+    const m = machineInfo();
+    console.log(
+      `fairness bench — ${m.cpus} × ${m.cpuModel}, Node ${m.node}, load average ${loadAverage(1)} at start; ` +
+        `task queue fairness ${FAIRNESS ? 'ON (matching.enableFairness, starts keyed by workspace)' : 'OFF (--no-fairness: first come, first served)'}`,
+    );
     const ctx = await setUp(cleanups);
+    let missed = 0;
     for (const scenario of scenarios) {
       step(`${scenario}: the quiet workspaces alone`);
       const alone = await SCENARIOS[scenario](ctx, false);
@@ -96,12 +90,9 @@ async function main() {
       if (!report(scenario, alone, noisy)) missed++;
     }
     console.log(`load average at the end ${loadAverage(1)} (a shared machine: compare ratios within one run)`);
-  } finally {
-    await cleanups.run();
-    await closeStores();
-  }
-  if (opt.strict && missed) process.exit(1);
-}
+    return opt.strict && missed ? 1 : 0;
+  },
+);
 
 function report(scenario: Scenario, alone: Phase, noisy: Phase): boolean {
   const ratio = pct(noisy.lagsMs, 99) / pct(alone.lagsMs, 99);
@@ -135,35 +126,24 @@ function report(scenario: Scenario, alone: Phase, noisy: Phase): boolean {
 }
 
 async function setUp(cleanups: Cleanups): Promise<Ctx> {
-  // lib/config reads the environment once, at import: every address and switch is set before the
-  // first app module loads; the fleet's API and worker inherit the same environment.
-  const reserved = await reserveTemporal(TEMPORAL);
-  const [simPort, apiPort, mcpPort, apiMetrics, workerMetrics] = await Promise.all(Array.from({ length: 5 }, () => freePort()));
-  setPublishingEnvironment(
-    { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort: reserved.port, taskQueue: TASK_QUEUE, simPort: simPort! },
-    // The receivers are local: the explicit loopback allowance.
-    { TEMPORAL_FAIRNESS: String(FAIRNESS), LLM_WRITER: 'builtin', WEBHOOK_ALLOW_LOOPBACK: '1' },
-  );
-  step(`database ${new URL(DATABASE_URL).pathname.slice(1)} (recreated, migrated), Redis ${REDIS_URL} (flushed)`);
-  await resetStores(DATABASE_URL, REDIS_URL);
-
-  const log = (line: string) => console.log(`  ${line}`);
-  const temporal = await startBenchTemporal(reserved, {
+  const reserved = await reserveStack({
+    kind: TEMPORAL,
     databaseUrl: DATABASE_URL,
-    databaseName: 'bench_fair_temporal',
+    redisUrl: REDIS_URL,
+    taskQueue: TASK_QUEUE,
+    clusterDatabase: 'bench_fair_temporal',
     fairness: FAIRNESS,
-    log: (l) => log(`[temporal] ${l}`),
+    // The receivers are local: the explicit loopback allowance.
+    env: { TEMPORAL_FAIRNESS: String(FAIRNESS), LLM_WRITER: 'builtin', WEBHOOK_ALLOW_LOOPBACK: '1' },
   });
-  cleanups.push(() => temporal.stop());
+  const [apiPort, mcpPort, apiMetrics, workerMetrics] = await Promise.all(Array.from({ length: 4 }, () => freePort()));
+  step(`database ${new URL(DATABASE_URL).pathname.slice(1)} (recreated, migrated), Redis ${REDIS_URL} (flushed)`);
+  const { temporal, simulator, client } = await startStack(reserved, cleanups);
   step(
     TEMPORAL === 'cluster'
       ? `${temporal.describe}; task queue ${TASK_QUEUE}${FAIRNESS ? ', matching.enableFairness=true' : ', starts without fairness keys'}`
       : `Temporal dev server ${temporal.address} (in memory)${FAIRNESS ? ' with matching.enableFairness=true' : ' without fairness'}`,
   );
-
-  const { startNetworkSimulator } = await import('../sim/network/server');
-  const simulator = await startNetworkSimulator({ port: simPort! });
-  cleanups.push(() => simulator.close());
   const receivers = await startReceivers(opt['slow-ms']);
   cleanups.push(() => receivers.close());
 
@@ -202,30 +182,17 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
   cleanups.push(() => fleet.stop());
   step(`service: API pid ${fleet.apis[0]!.child.pid} on ${apiPort}, worker pid ${fleet.workers[0]!.child.pid} (tooling/serviceFleet.ts)`);
 
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  cleanups.push(async () => agent.destroy());
+  const api = apiClient(apiPort!, 64);
+  cleanups.push(async () => api.close());
   // A port found free at the start may have been taken by another process before the API bound
   // it (a shared machine): make sure the one listening is ours (it stamps every answer).
-  const probe = await requestText(agent, new URL(`http://127.0.0.1:${apiPort}/v1/posts`), 'GET', {});
-  if (typeof probe.headers['x-request-id'] !== 'string')
-    throw new Error(`port ${apiPort} is answered by another process (${probe.status} ${probe.body.slice(0, 80)}); run again`);
-  const { Client, Connection } = await import('@temporalio/client');
-  const connection = await Connection.connect({ address: temporal.address });
-  cleanups.push(() => connection.close());
-  const ctx: Ctx = {
-    apiUrl: `http://127.0.0.1:${apiPort}`,
-    agent,
-    db: db(),
-    temporal: new Client({ connection }),
-    noisy,
-    quiet,
-    sizes: opt,
-    receivers,
-    createdPerS: 10,
-  };
+  const probe = await fetch(`http://127.0.0.1:${apiPort}/v1/posts`);
+  if (!probe.headers.get('x-request-id'))
+    throw new Error(`port ${apiPort} is answered by another process (${probe.status} ${(await probe.text()).slice(0, 80)}); run again`);
+  await probe.body?.cancel();
+  const ctx: Ctx = { api, db: db(), temporal: client, noisy, quiet, sizes: opt, receivers, createdPerS: 10 };
 
-  // One item down every path (the worker's bundle, connections, JIT) before any clock starts; on
-  // a copy of the context, as one post is no measure of the creation rate.
+  // One item down every path before any clock starts, on a copy of the context (one post is no creation rate).
   const t0 = Date.now();
   const warm = { ...ctx, quiet: quiet.slice(0, 1), sizes: { ...opt, 'quiet-posts': 1, 'quiet-events': 1, lead: 5, timeout: 180 } };
   for (const [name, phase] of Object.entries(SCENARIOS))
@@ -234,5 +201,3 @@ async function setUp(cleanups: Cleanups): Promise<Ctx> {
   step(`warm-up: one post, one generation and one webhook through the service in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return ctx;
 }
-
-await main();

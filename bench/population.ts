@@ -2,36 +2,36 @@
 // against a bare one-timer workflow, and whether it survives a restart of every process
 // (bench/README.md "population").
 
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
-import pg from 'pg';
-import { Cleanups } from './harness/cleanups';
+import type { Cleanups } from './harness/cleanups';
 import { postContent, prng } from './harness/content';
-import { closeStores, resetStores } from './harness/database';
-import { f0, REPO_ROOT, RESULTS_DIR, s1, step } from './harness/format';
+import { f0, RESULTS_DIR, s1, step } from './harness/format';
 import { diff, machineInfo, postgresCpuGroup, snapshot, until, type CpuSnapshot, type Groups } from './harness/proc';
-import { idle } from './harness/taskQueue';
-import { reserveServiceBench } from './harness/temporal';
+import {
+  apiCreator,
+  buildWorkerBundles,
+  createAll,
+  reserveStack,
+  runBench,
+  ServiceProcesses,
+  startStack,
+  startWorker,
+  type CreateItem,
+} from './harness/stack';
+import { idle } from './harness/temporal';
 import { WORKFLOW_TYPE } from './publishing/baseline';
-import { buildWorkerBundles } from './publishing/bundles';
-import { apiCreator, createAll, type CreateItem } from './publishing/creation';
-import { startWorker } from './publishing/worker';
-import { planPosts, planWorkspaces, type PlannedPost } from './population/plan';
-import { rescheduleAll } from './population/reschedule';
+import { drain, readBack, rescheduleAll, type Expected } from './population/outcome';
 import { report } from './population/report';
 import * as S from './population/settings';
-import { ServiceProcesses, temporalTier } from './population/stack';
 import { storageMark } from './population/storage';
-import { drain, readBack, type Expected } from './population/verify';
 
 const { opt } = S;
 const clock = (ms: number) => new Date(ms).toISOString().slice(11, 19);
 
-async function main() {
-  const cleanups = new Cleanups();
-  process.once('SIGINT', () => void cleanups.run().then(() => process.exit(130)));
-  try {
+runBench(
+  () => 'population',
+  async (cleanups) => {
     const b = await setUp(cleanups);
     const bare = opt['no-baseline'] ? null : await bareBaseline(b);
     const population = await populate(b);
@@ -43,21 +43,20 @@ async function main() {
     for (const [id, e] of rescheduled?.expected ?? []) expected.set(id, e);
     const outcome = await readBack(b.mon, b.sim, expected, rescheduled?.unscheduled ?? new Set());
     await report(b, { bare, population, slices, rescheduled, outcome });
-  } finally {
-    await cleanups.run();
-    await closeStores();
-  }
-}
+  },
+);
 
 export type Bench = Awaited<ReturnType<typeof setUp>>;
 
 async function setUp(cleanups: Cleanups) {
-  const { otherAtStart, reserved, simPort } = await reserveServiceBench({
+  const reserved = await reserveStack({
     quietWaitS: opt['quiet-wait'],
     kind: S.CLUSTER ? 'cluster' : 'dev',
     databaseUrl: S.DATABASE_URL,
     redisUrl: S.REDIS_URL,
     taskQueue: S.TASK_QUEUE,
+    clusterDatabase: 'bench_pop_temporal',
+    dbFile: true,
   });
   const startedAt = Date.now();
   const machine = machineInfo();
@@ -66,29 +65,12 @@ async function setUp(cleanups: Cleanups) {
   console.log(
     `  ${f0(opt.posts)} posts over ${f0(opt.workspaces)} workspaces, ${opt.concurrency} requests in flight; Temporal ${S.CLUSTER ? 'cluster tier on Postgres' : 'dev server on a SQLite file'}; worker cache ${config.worker.maxCachedWorkflows} workflows (WORKER_MAX_CACHED_WORKFLOWS)`,
   );
+  const stack = await startStack(reserved, cleanups);
+  const { temporal: tier, sim, connection, client, mon } = stack;
   step(`database ${S.BENCH_DB} (reset + migrated), Redis ${S.REDIS_URL} (flushed)`);
-  await resetStores(S.DATABASE_URL, S.REDIS_URL);
-
-  const tier = await temporalTier(reserved, S.DATABASE_URL);
-  cleanups.push(() => tier.dispose());
-  await tier.start();
   step(`Temporal ${S.CLUSTER ? 'cluster' : 'dev server'} at ${tier.address}, pids ${tier.pids().join(', ')}`);
 
-  const { startNetworkSimulator } = await import('../sim/network/server');
-  const simulator = await startNetworkSimulator({ port: simPort });
-  cleanups.push(() => simulator.close());
-  const sim = simulator.control;
-  const { Connection, Client } = await import('@temporalio/client');
-  const connection = await Connection.connect({ address: tier.address });
-  cleanups.push(() => connection.close());
-  const client = new Client({ connection });
-  const mon = new pg.Client({ connectionString: S.DATABASE_URL });
-  await mon.connect();
-  // A Postgres restarted under the bench ends the run with this, not with an unhandled event.
-  mon.on('error', (err) => console.error(`population: monitoring connection lost: ${err.message}`));
-  cleanups.push(() => mon.end());
-
-  const workspaces = planWorkspaces(opt.workspaces);
+  const workspaces = S.planWorkspaces(opt.workspaces);
   const t0 = Date.now();
   const { connectedWorkspace } = await import('./harness/seed');
   let n = 0;
@@ -110,19 +92,24 @@ async function setUp(cleanups: Cleanups) {
   });
   const accounts = seeded.reduce((a, w) => a + w.projectIds.length, 0);
   step(`seeded ${f0(seeded.length)} workspaces with ${f0(accounts)} connected accounts and a write key each in ${s1(Date.now() - t0)} s`);
-  const plan = planPosts(workspaces, opt.posts, opt['slice-share'], Date.now());
+  const plan = S.planPosts(workspaces, opt.posts, opt['slice-share'], Date.now());
 
-  // Its workers load pre-built bundles, as production's do (bench/publishing/bundles.ts).
+  // Its workers load pre-built bundles, as production's do (bench/harness/stack.ts).
   const bundles = await buildWorkerBundles(RESULTS_DIR, 'population');
-  const workerEnv = { WORKFLOW_BUNDLE_PATH: bundles.service, BENCH_BASELINE_BUNDLE_PATH: bundles.baseline };
-  const procs = new ServiceProcesses(workerEnv, RESULTS_DIR, S.TASK_QUEUE);
+  const env = { WORKFLOW_BUNDLE_PATH: bundles.service, BENCH_BASELINE_BUNDLE_PATH: bundles.baseline };
+  const procs = new ServiceProcesses({ name: 'population', env, sampleMs: 1000 });
+  /** The worker and the API started together (again after a restart): how long each took to be ready. */
+  const startService = async () => {
+    const t0 = Date.now();
+    const api = procs.startApi().then(() => Date.now() - t0);
+    await (await procs.startWorker()).waitReady(connection, S.TASK_QUEUE);
+    return { workerReadyMs: Date.now() - t0, apiReadyMs: await api };
+  };
   cleanups.push(() => procs.stop());
-  const ready = await procs.start(connection);
+  const ready = await startService();
   step(`worker pid ${procs.worker.pid} polling after ${s1(ready.workerReadyMs)} s; API pid ${procs.api.pid} on :${procs.api.port}`);
 
-  // Every account's connection-health workflow, as in production: the reconciler starts them on
-  // its passes (a page at a time); the bench starts them at once through the reconciler's own
-  // starter (lib/temporal/start/connectionHealth.ts), so the next pass finds them running.
+  // Every account's connection-health workflow, started at once through the reconciler's own starter, as its passes would.
   const { CONNECTION_HEALTH } = await import('../lib/temporal/contracts/connectionHealth');
   const { ensureHealthWorkflow } = await import('../lib/temporal/start/connectionHealth');
   const h0 = Date.now();
@@ -140,10 +127,7 @@ async function setUp(cleanups: Cleanups) {
   /** CPU µs per unit by process group between two snapshots, and the share other work took. */
   const cpuPer = async (a: CpuSnapshot, b: CpuSnapshot, units: number, extra: Groups = {}) => {
     // Postgres backends of other databases than the bench's own are other work.
-    const postgres = await postgresCpuGroup(mon, [
-      S.BENCH_DB,
-      ...(tier.store.kind === 'cluster' ? [tier.store.db.name, tier.store.db.visibilityName] : []),
-    ]);
+    const postgres = await postgresCpuGroup(mon, [S.BENCH_DB, ...tier.databases]);
     const workerPids = new Set(procs.workers.map((w) => w.pid));
     const apiPids = new Set(procs.apis.map((w) => w.pid));
     const temporalPids = new Set(tier.pids());
@@ -159,7 +143,7 @@ async function setUp(cleanups: Cleanups) {
     const usPerUnit = Object.fromEntries(Object.entries(d.cpuMs).map(([k, v]) => [k, Math.round((v * 1000) / Math.max(1, units))]));
     return { usPerUnit, otherShare: (d.cpuMs.other ?? 0) / ((b.at - a.at) * machine.cpus) };
   };
-  return { startedAt, otherAtStart, tier, sim, connection, client, mon, seeded, accounts, plan, procs, health, restRssKiB, cpuPer };
+  return { ...stack, env, tier, startedAt, seeded, accounts, plan, procs, startService, health, restRssKiB, cpuPer };
 }
 
 const progress = (what: string, total: number) => {
@@ -193,12 +177,11 @@ export type Bare = NonNullable<Awaited<ReturnType<typeof bareBaseline>>>;
 async function bareBaseline(b: Bench) {
   const mark = await storageMark(b.tier.store, S.DATABASE_URL);
   const taskQueue = S.BASELINE_TASK_QUEUE;
-  const script = path.join(REPO_ROOT, 'bench', 'publishing', 'baselineWorker.ts');
-  const env = { ...b.procs.env, BENCH_BASELINE_TASK_QUEUE: taskQueue };
+  const script = 'bench/publishing/baselineWorker.ts';
+  const env = { ...b.env, BENCH_BASELINE_TASK_QUEUE: taskQueue };
   const w = await startWorker(0, env, { logDir: RESULTS_DIR, script, logName: 'population-bare-worker.log', sampleMs: 1000 });
   await w.waitReady(b.connection, taskQueue);
-  // The slices' bare twins sleep to a slot of the month like the rest (their posts' due times
-  // are chosen later, and a bare workflow firing within the run would only add noise to it).
+  // The slices' bare twins sleep to a slot of the month too: one firing within the run would only add noise.
   const items = [...b.plan.far, ...b.plan.sliceA, ...b.plan.sliceB, ...b.plan.sliceC].map((p, i) => ({ id: `bare-${i}`, dueMs: p.dueMs }));
   const start = async (it: (typeof items)[number]) => {
     await b.client.workflow.start(WORKFLOW_TYPE['bare-timer'], { taskQueue, workflowId: it.id, args: [{ dueMs: it.dueMs }] });
@@ -230,7 +213,7 @@ async function populate(b: Bench) {
     }),
   );
   const rand = prng(20261129);
-  const item = (p: PlannedPost, dueMs: number): CreateItem => ({
+  const item = (p: S.PlannedPost, dueMs: number): CreateItem => ({
     projectId: b.seeded[p.workspace]!.projectIds[p.account]!,
     content: postContent(rand),
     scheduledFor: new Date(dueMs),
@@ -294,7 +277,7 @@ async function slicesAndRestart(b: Bench, pop: Population) {
     step(`every process stopped (API, worker, Temporal) in ${s1(stopped - t0)} s; starting them again`);
     await b.tier.start();
     const temporalUp = Date.now();
-    const ready = await b.procs.start(b.connection);
+    const ready = await b.startService();
     const done = Date.now();
     restart = { stopMs: stopped - t0, temporalStartMs: temporalUp - stopped, ...ready, totalMs: done - t0, marginToBMs: tB - done };
     step(
@@ -304,10 +287,3 @@ async function slicesAndRestart(b: Bench, pop: Population) {
   await drain(b.mon, idsB, tB, `slice after the ${S.RESTART ? 'restart' : 'pause'} (due ${clock(tB)})`);
   return { tA, tB, tC, idsA, idsB, c, restart };
 }
-
-main()
-  .then(() => process.exit(process.exitCode ?? 0))
-  .catch((err) => {
-    console.error(`population: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    process.exit(1);
-  });

@@ -5,33 +5,24 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
-import pg from 'pg';
-import { Cleanups } from './harness/cleanups';
-import { closeStores, resetStores } from './harness/database';
+import type { Cleanups } from './harness/cleanups';
 import { machineInfo } from './harness/proc';
-import { buildWorkerBundles } from './publishing/bundles';
-import { startWorker, type WorkerRun } from './publishing/worker';
+import { buildWorkerBundles, reserveStack, runBench, ServiceProcesses, startStack } from './harness/stack';
 import { lagAndMemory, runBaseline } from './publishing/baseline';
-import { seed } from './publishing/creation';
 import * as S from './publishing/settings';
-import { reserveServiceBench, startBenchTemporal } from './harness/temporal';
 import { f0, RESULTS_DIR, s1, step } from './harness/format';
 import { report } from './publishing/report';
 import { createPosts, drainPosts } from './publishing/herd';
 
 const { opt } = S;
 
-async function main() {
-  const cleanups = new Cleanups();
-  process.once('SIGINT', () => void cleanups.run().then(() => process.exit(130)));
-  try {
+runBench(
+  () => 'publishing',
+  async (cleanups) => {
     const bench = await setUp(cleanups);
     await report(bench, await run(bench));
-  } finally {
-    await cleanups.run();
-    await closeStores();
-  }
-}
+  },
+);
 
 // ── Set up: the environment, the stores, Temporal, the simulator, the customer, the bundles ──
 
@@ -40,12 +31,13 @@ export type Bench = Awaited<ReturnType<typeof setUp>>;
 async function setUp(cleanups: Cleanups) {
   // Every address chosen and every variable set before the first app module is loaded.
   const { DATABASE_URL, REDIS_URL, TASK_QUEUE } = S;
-  const { otherAtStart, reserved, simPort } = await reserveServiceBench({
+  const reserved = await reserveStack({
     quietWaitS: opt['quiet-wait'],
     kind: S.CLUSTER ? 'cluster' : 'dev',
     databaseUrl: DATABASE_URL,
     redisUrl: REDIS_URL,
     taskQueue: TASK_QUEUE,
+    clusterDatabase: 'bench_pub_temporal',
   });
   const startedAt = Date.now();
   // The pool size every app process uses, and the worker's settings, as lib/config reads them.
@@ -66,32 +58,27 @@ async function setUp(cleanups: Cleanups) {
     `  worker: WORKER_ACTIVITY_CONCURRENCY=${w.activityConcurrency}, WORKER_WORKFLOW_CONCURRENCY=${w.workflowConcurrency}, DB pool max ${config.dbPoolMax} per process (lib/db), workflow cache ${f0(w.maxCachedWorkflows)} (WORKER_MAX_CACHED_WORKFLOWS), heap limit ${heap}, workflow bundle ${bundle}; network createPost latency ${opt['network-latency']} ms`,
   );
 
+  const stack = await startStack(reserved, cleanups);
+  const { temporal, sim, mon } = stack;
   step(`database ${S.BENCH_DB} (reset + migrated), Redis ${REDIS_URL} (flushed)`);
-  await resetStores(DATABASE_URL, REDIS_URL);
-
   // The dev server, or the cluster tier: its processes are the "temporal" CPU group.
-  const temporal = await startBenchTemporal(reserved, { databaseUrl: DATABASE_URL, databaseName: 'bench_pub_temporal' });
-  cleanups.push(() => temporal.stop());
   step(`${temporal.describe}; task queue ${TASK_QUEUE}`);
-
-  const { startNetworkSimulator } = await import('../sim/network/server');
-  const simulator = await startNetworkSimulator({ port: simPort });
-  cleanups.push(() => simulator.close());
-  const sim = simulator.control;
   if (opt['network-latency']) await sim.setLatency({ ms: opt['network-latency'], operation: 'createPost' });
-  step(`network simulator in this process at ${simulator.url}`);
+  step(`network simulator in this process at ${stack.simulator.url}`);
 
-  const s = await seed(sim, opt.projects);
+  // The accounts the posts go round, and one more for the pilot.
+  const { connectedWorkspace } = await import('./harness/seed');
+  const person = (i: number) => ({ personId: `bench${i}`, name: `Bench Person ${i}`, vanityName: `bench-person-${i}` });
+  const ws = await connectedWorkspace(sim, {
+    name: 'Publishing Bench Co',
+    accounts: opt.projects + 1,
+    person,
+    scopes: ['write'],
+    keyName: 'publishing bench',
+  });
+  const s = { workspaceId: ws.id, apiKey: ws.key, projectIds: ws.projectIds.slice(0, -1), pilotProjectId: ws.projectIds.at(-1)! };
   step(`seeded workspace ${s.workspaceId}: ${opt.projects} connected personal-brand project(s) + 1 pilot project, write API key`);
 
-  const { Connection, Client } = await import('@temporalio/client');
-  const connection = await Connection.connect({ address: temporal.address });
-  cleanups.push(() => connection.close());
-  const tclient = new Client({ connection });
-
-  const mon = new pg.Client({ connectionString: DATABASE_URL });
-  await mon.connect();
-  cleanups.push(() => mon.end());
   /** Commits and rows written so far per database (pg_stat_database), the service's and Temporal's. */
   const dbWrites = async (): Promise<Record<string, { commits: number; rows: number }>> => {
     const { rows } = await mon.query<{ datname: string; commits: string; rows: string }>(
@@ -101,15 +88,16 @@ async function setUp(cleanups: Cleanups) {
     return Object.fromEntries(rows.map((r) => [r.datname, { commits: Number(r.commits), rows: Number(r.rows) }]));
   };
 
-  let bundlePaths: { service: string; baseline: string } | null = null;
+  let env = {};
   if (opt['worker-bundle'] === 'prebuilt') {
     const t0 = Date.now();
-    bundlePaths = await buildWorkerBundles(RESULTS_DIR);
+    const bundles = await buildWorkerBundles(RESULTS_DIR, 'publishing');
     step(`workflow bundles built in ${s1(Date.now() - t0)} s; the workers load them (--worker-bundle prebuilt)`);
+    // The workers' environment over the bench's (they inherit it): the pre-built bundles.
+    env = { WORKFLOW_BUNDLE_PATH: bundles.service, BENCH_BASELINE_BUNDLE_PATH: bundles.baseline };
   }
-  // The workers' environment over the bench's (they inherit it): the pre-built bundles.
-  const env = bundlePaths ? { WORKFLOW_BUNDLE_PATH: bundlePaths.service, BENCH_BASELINE_BUNDLE_PATH: bundlePaths.baseline } : {};
-  return { startedAt, config, heapLimitMiB, machine, cleanups, otherAtStart, env, temporal, sim, s, connection, tclient, mon, dbWrites };
+  const tclient = stack.client;
+  return { ...stack, startedAt, config, heapLimitMiB, machine, cleanups, env, s, tclient, dbWrites };
 }
 
 // ── Run: the baselines, the workers, the herd created, the drain ─────────────────────────────
@@ -135,31 +123,19 @@ async function run(b: Bench) {
 
 /** Worker #1, and with --workers N the others (never killed: they keep draining while #1 is down), each polling before the next starts. */
 async function startWorkers(bench: Bench) {
-  const workers: WorkerRun[] = [];
-  bench.cleanups.push(async () => {
-    for (const w of workers) await w.stop();
-  });
-  const launch = async () => {
-    const index = workers.length + 1;
-    const profDir = path.join(RESULTS_DIR, 'profiles', `${S.RUN_NAME}-worker-${index}`);
-    if (opt['worker-profile']) fs.rmSync(profDir, { recursive: true, force: true });
-    const execArgv = opt['worker-profile'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
-    const w = await startWorker(index, bench.env, { logDir: RESULTS_DIR, execArgv });
-    workers.push(w);
-    return w;
+  const profDir = (index: number) => path.join(RESULTS_DIR, 'profiles', `${S.RUN_NAME}-worker-${index}`);
+  const execArgv = (index: number) => {
+    if (!opt['worker-profile']) return [];
+    fs.rmSync(profDir(index), { recursive: true, force: true });
+    return ['--cpu-prof', `--cpu-prof-dir=${profDir(index)}`];
   };
-  while (workers.length < opt.workers) {
-    const w = await launch();
+  const procs = new ServiceProcesses({ name: 'publishing', env: bench.env, execArgv });
+  bench.cleanups.push(() => procs.stop());
+  while (procs.workers.length < opt.workers) {
+    const w = await procs.startWorker();
     await w.waitReady(bench.connection, S.TASK_QUEUE);
     const how = opt['worker-bundle'] === 'prebuilt' ? 'pre-built workflow bundle loaded' : 'workflow bundle built at start-up';
     step(`worker #${w.index} pid ${w.pid} polling after ${s1(w.readyAt! - w.startedAt)} s${w.index === 1 ? ` (${how})` : ''}`);
   }
-  return { workers, launch, w1: workers[0]! };
+  return { procs, workers: procs.workers, launch: () => procs.startWorker(), w1: procs.workers[0]! };
 }
-
-main()
-  .then(() => process.exit(process.exitCode ?? 0))
-  .catch((err) => {
-    console.error(`publishing: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    process.exit(1);
-  });

@@ -1,27 +1,24 @@
-// Chaos soak (issue 18): scheduled posts, reschedules, unschedules and generations through API
-// processes behind the soak's own round-robin, webhooks to a receiver in this process, and a
-// seeded schedule of faults meanwhile; then every effect is checked against the network
-// simulator's and the receiver's own records, exit 1 on any violation. Everything is the soak's
-// own, its worker and APIs started as production runs them (bench/README.md "soak",
-// docs/reliability.md).
+// Chaos soak (issue 18): scheduled publishing and webhooks under a seeded schedule of faults, every
+// effect checked against the simulator's and the receiver's records (bench/README.md "soak", docs/reliability.md).
 
 import { type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Cleanups } from './harness/cleanups';
+import type { Cleanups } from './harness/cleanups';
 import { prng } from './harness/content';
-import { RESULTS_DIR } from './harness/format';
-import { recreateDatabase, setPublishingEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
-import { reserveTemporal, temporalKind } from './harness/temporal';
-import { startWorker, type WorkerRun } from './publishing/worker';
+import {
+  reserveStack,
+  runBench,
+  ServiceProcesses,
+  startApi as launchApi,
+  startStack,
+  type ApiChild,
+  type WorkerRun,
+} from './harness/stack';
+import { temporalKind } from './harness/temporal';
 import { startReceiver, type Received } from './webhooks/receiver';
 import { freePort } from '../tooling/ports';
-import { resolveTemporalBinary, startTemporalDevServer, type DevServer } from '../tooling/temporalBinary';
-import { dropClusterDatabases, startTemporalCluster, type TemporalCluster } from '../tooling/temporalCluster';
 import { launch } from '../tooling/launcher';
 import { report } from './soak/checks';
 import { run } from './soak/run';
@@ -31,18 +28,9 @@ export const opt = benchFlags(
   {
     seed: { type: 'number', help: 'seed of the run (printed at start and end; default random)' },
     posts: { default: 200, min: 1, help: "posts scheduled (default 200; the issue's full size is 1000)" },
-    accounts: {
-      default: 10,
-      min: 1,
-      help: 'connected personal-brand accounts, spread over the workspaces (default 10; full 20)',
-    },
+    accounts: { default: 10, min: 1, help: 'connected personal-brand accounts, spread over the workspaces (default 10; full 20)' },
     workspaces: { default: 3, min: 1, help: 'workspaces, each with a webhook endpoint subscribed to every post event' },
-    duration: {
-      default: 120,
-      min: 20,
-      arg: 'S',
-      help: 'due times spread over S seconds after creation (default 120; full 600)',
-    },
+    duration: { default: 120, min: 20, arg: 'S', help: 'due times spread over S seconds after creation (default 120; full 600)' },
     'reschedule-share': { default: 0.15, arg: 'F', help: 'share of posts rescheduled later before they are due' },
     'unschedule-share': { default: 0.1, arg: 'F', help: 'share of posts unscheduled before they are due' },
     generations: {
@@ -108,13 +96,17 @@ const ts = () => `+${((Date.now() - t0) / 1000).toFixed(1).padStart(6)} s`;
 export const log = (text: string) => console.log(`${ts()}  ${text}`);
 
 // ── Environment (lib/config reads it once, at import; the children inherit it) ──────────────
-const { cluster: clusterPorts, port: temporalPort } = await reserveTemporal(S.cluster ? 'cluster' : 'dev');
-const simPort = await freePort();
 const redisPort = await freePort();
 const REDIS_URL = `redis://127.0.0.1:${redisPort}`;
-setPublishingEnvironment(
-  { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort, taskQueue: TASK_QUEUE, simPort },
-  {
+const reserved = await reserveStack({
+  kind: S.cluster ? 'cluster' : 'dev',
+  databaseUrl: DATABASE_URL,
+  redisUrl: REDIS_URL,
+  taskQueue: TASK_QUEUE,
+  clusterDatabase: 'bench_soak_temporal',
+  // File-backed, so a SIGKILLed dev server restarts with its workflows, timers and histories.
+  dbFile: true,
+  env: {
     NETWORK_TIMEOUT_MS: String(NETWORK_TIMEOUT_MS),
     // The built-in writer: the soak measures the service, not a model (no LLM simulator runs here).
     LLM_WRITER: 'builtin',
@@ -128,7 +120,7 @@ setPublishingEnvironment(
     // Four processes share the machine's Postgres (with everyone else's): small pools.
     DB_POOL_MAX: process.env.DB_POOL_MAX ?? '5',
   },
-);
+});
 
 // ── The webhook receiver: verifies signatures, records every request, fails during outages ──
 
@@ -152,10 +144,7 @@ const receiver = await startReceiver(
 
 // ── API processes behind the soak's round-robin ─────────────────────────────────────────────
 
-type Api = { slot: number; child: ChildProcess; port: number; up: boolean };
-
-// What the soak started, stopped at its end; its child processes killed should it exit first.
-const cleanups = new Cleanups();
+type Api = ApiChild & { slot: number };
 
 // Redis: a server of the soak's own, without persistence, so a restart loses everything it held
 // (rate-limit windows, MCP sessions, key-cache invalidations): the harshest Redis failure.
@@ -169,11 +158,7 @@ export async function startRedis(): Promise<void> {
 export async function startApi(slot: number): Promise<Api> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const port = await freePort();
-      const p = await launch({ kind: 'api', name: `API #${slot}`, env: { PORT: String(port) }, ready: { port }, readyTimeoutMs: 90_000 });
-      const api: Api = { slot, child: p.child, port, up: true };
-      p.child.once('exit', () => (api.up = false));
-      return api;
+      return { slot, ...(await launchApi({ name: `API #${slot}`, ready: (port) => ({ port }), readyTimeoutMs: 90_000 })) };
     } catch (err) {
       if (attempt >= 30) throw err;
       stats.apiStartFailures++;
@@ -197,7 +182,7 @@ export async function call(method: string, urlPath: string, apiKey: string, body
   const until = Date.now() + giveUpMs;
   while (Date.now() < until) {
     const api = apis[rr++ % apis.length]!;
-    if (!api.up) {
+    if (!api.up()) {
       await sleep(50);
       continue;
     }
@@ -259,115 +244,76 @@ export const tally = (counts: Record<string, number>, key: string) => (counts[ke
 export const violations: string[] = [];
 export const violate = (s: string) => void violations.push(s);
 
-async function main(): Promise<number> {
-  try {
-    const soak = await setUp();
-    const plan = await run(soak);
-    return await report(soak, plan);
-  } finally {
-    await cleanups.run();
-    receiver.server.close();
-    const { closeRedis } = await import('../lib/redis');
-    await closeRedis().catch(() => undefined);
-  }
-}
+runBench(
+  () => `soak (seed ${SEED})`,
+  async (cleanups) => {
+    cleanups.push(async () => receiver.server.close());
+    const soak = await setUp(cleanups);
+    return report(soak, await run(soak));
+  },
+);
 
 // ── Set up: the stores, Temporal, the simulator, the customers, the worker and the APIs ──────
 
 export type Soak = Awaited<ReturnType<typeof setUp>>;
 
-async function setUp() {
+async function setUp(cleanups: Cleanups) {
   console.log(
     `soak — seed ${SEED}; ${S.posts} posts over ${S.durationMs / 1000} s, ${ACCOUNTS} accounts in ${S.workspaces} workspaces; ` +
       `reschedule ${opt['reschedule-share']}, unschedule ${opt['unschedule-share']}; a fault every ~${S.faultEveryMs / 1000} s`,
   );
 
-  await recreateDatabase(DATABASE_URL);
   await startRedis();
   cleanups.push(async () => void redis.process?.kill('SIGKILL'));
+  const stack = await startStack(reserved, cleanups);
+  const { temporal, sim, connection } = stack;
   log(`database ${new URL(DATABASE_URL).pathname.slice(1)} recreated, Redis of its own on ${REDIS_URL}`);
-
-  // The dev server (file-backed, so a SIGKILLed one restarts with its workflows, timers and
-  // histories) or the cluster tier, whose services are killed and restarted one at a time.
-  const dev: { server: DevServer | null } = { server: null };
-  let cluster: TemporalCluster | null = null;
-  let startTemporal: () => Promise<DevServer> = () => Promise.reject(new Error('no dev server in cluster mode'));
-  if (clusterPorts) {
-    const c = (cluster = await startTemporalCluster({
-      databaseUrl: DATABASE_URL,
-      databaseName: 'bench_soak_temporal',
-      fresh: true,
-      ports: clusterPorts,
-      log: () => {},
-    }));
-    cleanups.push(async () => {
-      await c.stop();
-      await dropClusterDatabases(c.db);
-    });
-  } else {
-    const binary = await resolveTemporalBinary();
-    const dbFile = path.join(os.tmpdir(), `content-scheduler-soak-${process.pid}.db`);
-    fs.rmSync(dbFile, { force: true });
-    startTemporal = () => startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile, log: () => {} });
-    dev.server = await startTemporal();
-    cleanups.push(async () => {
-      await dev.server?.stop();
-      fs.rmSync(dbFile, { force: true });
-    });
-  }
-  const temporalAddress = `127.0.0.1:${temporalPort}`;
-  const { startNetworkSimulator } = await import('../sim/network/server');
-  const simulator = await startNetworkSimulator({ port: simPort });
-  cleanups.push(() => simulator.close());
-  const sim = simulator.control;
+  // The dev server (file-backed) or the cluster tier, whose services are killed and restarted one at a time.
   log(
-    `${cluster ? 'Temporal cluster (frontend, history, matching, worker processes on Postgres)' : 'Temporal dev server (file-backed)'} ${temporalAddress}, network simulator ${simulator.url}, receiver :${receiver.port}`,
+    `${temporal.cluster ? 'Temporal cluster (frontend, history, matching, worker processes on Postgres)' : 'Temporal dev server (file-backed)'} ${temporal.address}, network simulator ${stack.simulator.url}, receiver :${receiver.port}`,
   );
 
-  // Seed: workspaces, connected accounts, a write key each, one endpoint per workspace.
-  const { createWorkspace, issueApiKey } = await import('../admin/provision');
-  const { connectedPersonalProject } = await import('../admin/simulatedAccounts');
-  const { webhookEndpoint } = await import('./harness/seed');
+  // Seed: workspaces, connected accounts (spread over them in turn), a write key each, one endpoint per workspace.
+  const { connectedWorkspace, webhookEndpoint } = await import('./harness/seed');
   const { EVENT_TYPES } = await import('../lib/outbox');
-  const { db, closeDb } = await import('../lib/db');
-  cleanups.push(() => closeDb());
+  const { db } = await import('../lib/db');
   const workspaces: Array<{ id: string; apiKey: string; projects: string[] }> = [];
   const endpointPath = new Map<string, string>();
   const postEvents = EVENT_TYPES.filter((e: string) => e.startsWith('post.'));
   for (let w = 0; w < S.workspaces; w++) {
-    const ws = await createWorkspace({ name: `Soak ${w}`, plan: 'BUSINESS' });
-    const key = await issueApiKey({ workspaceId: ws.id, scopes: ['write'], name: 'soak' });
+    // Account a in workspace a % workspaces.
+    const person = (a: number) => ({ personId: `soak${a}`, name: `Soak Person ${a}`, vanityName: `soak-person-${a}` });
+    const accounts = Math.ceil((ACCOUNTS - w) / S.workspaces);
+    const ws = await connectedWorkspace(sim, {
+      name: `Soak ${w}`,
+      accounts,
+      person: (i) => person(w + i * S.workspaces),
+      scopes: ['write'],
+      keyName: 'soak',
+    });
     // Workspace 0 also has an endpoint whose receiver never answers 2xx.
     for (const hookPath of w === 0 ? [`/hooks/${w}`, `/hooks/${w}/dead`] : [`/hooks/${w}`]) {
       const ep = await webhookEndpoint(ws.id, `http://127.0.0.1:${receiver.port}${hookPath}`, postEvents);
       secrets.set(hookPath, ep.secret);
       endpointPath.set(ep.id, hookPath);
     }
-    workspaces.push({ id: ws.id, apiKey: key.key, projects: [] });
-  }
-  for (let a = 0; a < ACCOUNTS; a++) {
-    const w = a % S.workspaces;
-    const person = { personId: `soak${a}`, name: `Soak Person ${a}`, vanityName: `soak-person-${a}` };
-    workspaces[w]!.projects.push((await connectedPersonalProject(sim, workspaces[w]!.id, person)).project.id);
+    workspaces.push({ id: ws.id, apiKey: ws.key, projects: ws.projectIds });
   }
   log(
     `seeded ${S.workspaces} workspaces, ${ACCOUNTS} connected accounts, ${S.workspaces + 1} webhook endpoints (every post.* event; one of them dead)`,
   );
 
   // Processes: the workers and the APIs.
-  const workers: WorkerRun[] = [];
+  const procs = new ServiceProcesses({ name: 'soak', env: process.env });
+  const { workers } = procs;
   const restarts: Promise<unknown>[] = [];
-  const { Connection } = await import('@temporalio/client');
-  const connection = await Connection.connect({ address: temporalAddress });
-  cleanups.push(() => connection.close());
   // The soak is the worker's supervisor: a worker it did not kill that exits (it cannot reach
   // Temporal, say) is restarted as systemd or Kubernetes would, and counted.
   const killedByUs = new Set<number>();
   let stopping = false;
   const launchWorker = async (): Promise<WorkerRun> => {
     for (;;) {
-      const w = await startWorker(workers.length + 1, process.env, { logDir: RESULTS_DIR });
-      workers.push(w);
+      const w = await procs.startWorker();
       w.child.once('exit', (code, signal) => {
         if (stopping || killedByUs.has(w.pid)) return;
         stats.workerSelfExits++;
@@ -390,15 +336,8 @@ async function setUp() {
   for (let i = 0; i < Math.floor(opt.workers); i++) await launchWorker();
   for (let i = 0; i < Math.floor(opt.api); i++) apis.push(await startApi(i));
   cleanups.push(async () => {
-    for (const a of apis) if (a.up) a.child.kill('SIGTERM');
+    for (const a of apis) if (a.up()) a.child.kill('SIGTERM');
   });
   log(`worker pids ${workers.map((w) => w.pid).join(', ')}, APIs on ${apis.map((a) => `:${a.port}`).join(', ')}`);
-  return { dev, cluster, startTemporal, sim, db, workspaces, endpointPath, workers, restarts, killedByUs, launchWorker };
+  return { temporal, sim, db, workspaces, endpointPath, workers, restarts, killedByUs, launchWorker };
 }
-
-main()
-  .then((code) => process.exit(code))
-  .catch((err) => {
-    console.error(`soak (seed ${SEED}): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    process.exit(1);
-  });

@@ -1,26 +1,22 @@
-import http, { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Knex } from 'knex';
 import type { Client } from '@temporalio/client';
 import pLimit from 'p-limit';
-import { requestText } from '../harness/load';
+import type { apiClient } from '../harness/stack';
 import { postContent, prng, shuffle } from '../harness/content';
 import { until } from '../harness/proc';
 import { breakdown, timelines } from '../publishing/history';
+import { startReceiver } from '../webhooks/receiver';
 
-// The fairness bench's scenarios: each phase runs the quiet workspaces' work, alone or beside
-// the noisy workspace's burst, and answers the quiet work's lags.
+// The fairness bench's scenarios: the quiet workspaces' work, alone or beside the noisy one's burst.
 
 export type Tenant = { id: string; key: string; projectIds: string[] };
 
 /** The flags a phase reads (bench/fairness.ts): items per workspace, seconds to wait, the lead (0: from the creation rate). */
 export type Sizes = Record<'burst' | 'quiet-posts' | 'jobs' | 'events' | 'quiet-events' | 'timeout' | 'lead', number>;
 
-/**
- * The quiet lags; seconds from the noisy work's first request (or due instant) to its last item
- * done; items left at the timeout; for posts, where the quiet lag went (their publish workflows'
- * histories, bench/publishing/history.ts).
- */
+/** The quiet lags; the noisy work's first request (or due instant) to its last item done, s; items left at the timeout; for posts, where the quiet lag went. */
 export type Phase = {
   lagsMs: number[];
   noisyDrainS?: number;
@@ -30,8 +26,7 @@ export type Phase = {
 };
 
 export interface Ctx {
-  apiUrl: string;
-  agent: http.Agent;
+  api: ReturnType<typeof apiClient>;
   db: Knex;
   temporal: Client;
   noisy: Tenant;
@@ -44,12 +39,7 @@ export interface Ctx {
 
 const log = (line: string) => console.log(`  ${line}`);
 
-async function api(ctx: Ctx, t: Tenant, path: string, body: unknown): Promise<{ id: string }> {
-  const headers = { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' };
-  const res = await requestText(ctx.agent, new URL(path, ctx.apiUrl), 'POST', headers, JSON.stringify(body));
-  if (res.status !== 200 && res.status !== 201) throw new Error(`POST ${path} answered ${res.status}: ${res.body.slice(0, 300)}`);
-  return JSON.parse(res.body).data;
-}
+const api = (ctx: Ctx, t: Tenant, path: string, body: unknown): Promise<{ id: string }> => ctx.api.send('POST', path, t.key, body);
 
 /** Polls until `done()` counts `n` or the timeout passes; answers how many were left. */
 async function waitDone(ctx: Ctx, n: number, done: () => Promise<number>): Promise<number> {
@@ -61,11 +51,7 @@ async function waitDone(ctx: Ctx, n: number, done: () => Promise<number>): Promi
 const POSTS = { table: 'posts', ended: ['published', 'failed'], done: 'published', lag: 'published_at - scheduled_at', at: 'published_at' };
 const JOBS = { table: 'jobs', ended: ['DONE', 'FAILED', 'CANCELLED'], done: 'DONE', lag: 'completed_at - created_at', at: 'completed_at' };
 
-/**
- * Waits until every row of `quietIds` and `noisyIds` has reached an `ended` status, then answers
- * the quiet rows' lags (the SQL interval `lag`) and, beside noisy rows, how long after `fromMs`
- * the last of them was done (column `at`); rows count only in status `done`.
- */
+/** Until every row has an `ended` status: the quiet rows' lags (`lag`) and when after `fromMs` the last noisy one was `done` (`at`). */
 async function settle(ctx: Ctx, q: typeof POSTS, quietIds: string[], noisyIds: string[], fromMs: number): Promise<Phase> {
   const all = [...quietIds, ...noisyIds];
   const ended = async () => Number((await ctx.db(q.table).whereIn('id', all).whereIn('status', q.ended).count('* as n').first())!.n);
@@ -96,11 +82,9 @@ export async function publishingPhase(ctx: Ctx, withNoisy: boolean): Promise<Pha
   };
   for (const t of ctx.quiet) add(t, ctx.sizes['quiet-posts'], true);
   if (withNoisy) add(ctx.noisy, ctx.sizes.burst, false);
-  // Created in a random interleaving: the workflows are held by the server until the minute
-  // (start delay), so the order of creation is not the order of dispatch.
+  // A random interleaving: the start delay holds every workflow to the minute, whatever the order of creation.
   shuffle(items, rand);
-  // The due minute leaves room for creating every post at the rate the last phase created them
-  // (a shared machine's rate varies), with half again as margin.
+  // Room for creating every post at the last phase's rate, and half again.
   const leadMs = (ctx.sizes.lead || 15 + (1.5 * items.length) / ctx.createdPerS) * 1000;
   const t0 = Date.now();
   const due = new Date(Math.ceil((t0 + leadMs) / 1000) * 1000);
@@ -158,37 +142,28 @@ export async function generationPhase(ctx: Ctx, withNoisy: boolean): Promise<Pha
 
 export type Receivers = Awaited<ReturnType<typeof startReceivers>>;
 
-/**
- * Two local receivers: the healthy one answers 204 at once and records when each event (its
- * Webhook-Id) first arrived whole, epoch ms; the noisy one answers after `slowMs` and fails every
- * other request with a 500 (so its failure streak never reaches the auto-disable and its retries
- * keep coming).
- */
+/** The healthy receiver answers 204 and records when each Webhook-Id first arrived; the noisy one answers after `slowMs`, every other time 500 (never auto-disabled). */
 export async function startReceivers(slowMs: number) {
   const received = new Map<string, number>();
   let slow = 0;
-  const listen = async (answer: (req: IncomingMessage, res: ServerResponse) => void) => {
-    const server = createServer((req, res) => req.resume().on('end', () => answer(req, res)));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks` };
-  };
-  const healthy = await listen((req, res) => {
-    const id = req.headers['webhook-id'];
-    if (typeof id === 'string' && !received.has(id)) received.set(id, Date.now());
-    res.writeHead(204).end();
-  });
-  const noisy = await listen((_req, res) => {
-    const n = ++slow;
-    setTimeout(() => res.writeHead(n % 2 ? 500 : 204).end(), slowMs);
-  });
-  const close = ({ server }: { server: Server }) =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+  const healthy = (
+    await startReceiver(
+      () => '',
+      (r) => void (r.webhookId && !received.has(r.webhookId) && received.set(r.webhookId, r.at)),
+    )
+  ).server;
+  const noisy = createServer((req, res) =>
+    req.resume().on('end', () => {
+      const n = ++slow;
+      setTimeout(() => res.writeHead(n % 2 ? 500 : 204).end(), slowMs);
+    }),
+  );
+  await new Promise<void>((resolve) => noisy.listen(0, '127.0.0.1', resolve));
+  const url = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  const close = (server: Server) => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve())));
   return {
-    healthyUrl: healthy.url,
-    slowUrl: noisy.url,
+    healthyUrl: url(healthy),
+    slowUrl: url(noisy),
     received,
     slowRequests: () => slow,
     close: async () => void (await Promise.all([close(healthy), close(noisy)])),
@@ -205,8 +180,7 @@ export async function webhooksPhase(ctx: Ctx, withNoisy: boolean): Promise<Phase
   const { receivers } = ctx;
   if (withNoisy) {
     for (let i = 0; i < ctx.sizes.events; i += 1000) await events(ctx.noisy, i, Math.min(1000, ctx.sizes.events - i));
-    // The quiet events come while the noisy endpoint is busy: its delivery pass is in flight
-    // (every attempt slow, half of them failing) and its retries are due.
+    // The quiet events come while the noisy endpoint's slow, failing deliveries and retries are in flight.
     await until(async () => receivers.slowRequests() >= Math.min(50, ctx.sizes.events), 15_000, 100);
   }
   // Then every quiet workspace's events, each workspace's in one commit, as its changes land.

@@ -1,24 +1,17 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Connection } from '@temporalio/client';
 import { freePort } from '../../tooling/ports';
-import { setPublishingEnvironment } from './database';
-import { waitForQuiet } from './proc';
+import type { ClusterDatabase, TemporalCluster } from '../../tooling/temporalCluster';
 
-// The Temporal a bench runs on: the dev server in memory, or the cluster tier
-// (tooling/temporalCluster.ts) on fresh databases of the bench's own, dropped at the end.
+// The Temporal a bench runs on: the dev server (in memory, or on a SQLite file that survives a
+// restart) or the cluster tier (tooling/temporalCluster.ts) on databases of the bench's own;
+// and its task queues as the benches watch them.
 
 export type TemporalKind = 'dev' | 'cluster';
-
-export interface BenchTemporal {
-  kind: TemporalKind;
-  /** host:port of the frontend, for TEMPORAL_ADDRESS. */
-  address: string;
-  port: number;
-  pids(): number[];
-  /** The cluster's two databases; none for the dev server. */
-  databases: string[];
-  /** One line for the bench's set-up log. */
-  describe: string;
-  stop(): Promise<void>;
-}
+export type TemporalStore = { kind: 'dev'; file: string | null } | { kind: 'cluster'; db: ClusterDatabase };
 
 export function temporalKind(value: string): TemporalKind {
   if (value !== 'dev' && value !== 'cluster') throw new Error('--temporal must be dev or cluster');
@@ -32,66 +25,149 @@ export async function reserveTemporal(kind: TemporalKind) {
   return { kind, cluster, port: cluster ? cluster.frontend : await freePort() };
 }
 
-/**
- * The start of a bench that runs the service's processes on a Temporal of its own (publishing,
- * population): a quiet machine awaited (`quietWaitS` > 0) before the ports are picked, since a
- * port free minutes ago may not be; then Temporal's and the simulator's ports, and the
- * environment lib/config reads once, at import (the worker and API children inherit it).
- */
-export async function reserveServiceBench(o: {
-  quietWaitS: number;
-  kind: TemporalKind;
-  databaseUrl: string;
-  redisUrl: string;
-  taskQueue: string;
-}) {
-  const otherAtStart = o.quietWaitS > 0 ? await waitForQuiet({ waitMs: o.quietWaitS * 1000 }) : null;
-  const reserved = await reserveTemporal(o.kind);
-  const simPort = await freePort();
-  setPublishingEnvironment({
-    databaseUrl: o.databaseUrl,
-    redisUrl: o.redisUrl,
-    temporalPort: reserved.port,
-    taskQueue: o.taskQueue,
-    simPort,
-  });
-  return { otherAtStart, reserved, simPort };
-}
+export type BenchTemporal = Awaited<ReturnType<typeof startBenchTemporal>>;
 
+/**
+ * Temporal started, and able to be stopped (`stop`, SIGTERM) or killed (`kill`, SIGKILL) and
+ * started again on the same state (`start`); `dispose` stops it and removes its state (the
+ * cluster's databases, the dev server's file). `dbFile`: the dev server on a SQLite file.
+ */
 export async function startBenchTemporal(
   reserved: Awaited<ReturnType<typeof reserveTemporal>>,
-  opts: { databaseUrl: string; databaseName: string; fairness?: boolean; log?: (line: string) => void },
-): Promise<BenchTemporal> {
+  opts: { databaseUrl: string; databaseName: string; fairness?: boolean; dbFile?: boolean; log?: (line: string) => void },
+) {
   const address = `127.0.0.1:${reserved.port}`;
-  if (reserved.cluster) {
-    const { startTemporalCluster, dropClusterDatabases } = await import('../../tooling/temporalCluster');
-    // Fairness is always on in the cluster's dynamic config (tooling/temporal-cluster/dynamicconfig.yaml).
-    const { databaseUrl, databaseName } = opts;
-    const cluster = await startTemporalCluster({ databaseUrl, databaseName, fresh: true, ports: reserved.cluster, log: () => {} });
-    return {
-      kind: 'cluster',
-      address,
-      port: reserved.port,
-      pids: () => cluster.pids(),
-      databases: [cluster.db.name, cluster.db.visibilityName],
-      describe: `Temporal cluster ${address}: frontend, history, matching, worker pids ${cluster.pids().join(', ')} on Postgres`,
-      async stop() {
-        await cluster.stop();
-        await dropClusterDatabases(cluster.db);
-      },
-    };
-  }
-  const { resolveTemporalBinary, startTemporalDevServer } = await import('../../tooling/temporalBinary');
-  const binary = await resolveTemporalBinary(opts.log ? { log: opts.log } : undefined);
-  const { port } = reserved;
-  const server = await startTemporalDevServer({ binary, port, uiPort: null, dbFile: null, log: () => {}, fairness: opts.fairness });
-  return {
-    kind: 'dev',
-    address,
-    port,
-    pids: () => [server.child.pid!],
-    databases: [],
-    describe: `Temporal dev server (in memory) ${address}, pid ${server.child.pid}`,
-    stop: () => server.stop(),
+  type Running = {
+    pids(): number[];
+    stop(): Promise<void>;
+    kill(): Promise<void>;
+    revive(): Promise<Running>;
+    cluster: TemporalCluster | null;
   };
+  let launch: () => Promise<Running>;
+  let remove: () => Promise<void>;
+  let store: TemporalStore;
+  if (reserved.cluster) {
+    // Fairness is always on in the cluster's dynamic config (tooling/temporal-cluster/dynamicconfig.yaml).
+    const { startTemporalCluster, dropClusterDatabases, clusterDatabase } = await import('../../tooling/temporalCluster');
+    const { databaseUrl, databaseName } = opts;
+    const ports = reserved.cluster;
+    const db = clusterDatabase(databaseUrl, databaseName);
+    let fresh = true;
+    store = { kind: 'cluster', db };
+    launch = async () => {
+      const cluster = await startTemporalCluster({ databaseUrl, databaseName, fresh, ports, log: () => {} });
+      fresh = false;
+      const services = Object.values(cluster.services);
+      const kill = async () => void (await Promise.all(services.map((s) => s.kill())));
+      // Restarted one at a time, in the safe order (frontend first).
+      const running: Running = {
+        pids: () => cluster.pids(),
+        stop: () => cluster.stop(),
+        kill,
+        cluster,
+        revive: async () => {
+          for (const s of services) await s.restart();
+          return running;
+        },
+      };
+      return running;
+    };
+    remove = () => dropClusterDatabases(db);
+  } else {
+    const { resolveTemporalBinary, startTemporalDevServer } = await import('../../tooling/temporalBinary');
+    const binary = await resolveTemporalBinary(opts.log ? { log: opts.log } : undefined);
+    const dir = opts.dbFile ? fs.mkdtempSync(path.join(os.tmpdir(), 'bench-temporal-')) : null;
+    const dbFile = dir && path.join(dir, 'temporal.db');
+    store = { kind: 'dev', file: dbFile };
+    const { port } = reserved;
+    launch = async () => {
+      const s = await startTemporalDevServer({
+        binary,
+        port,
+        uiPort: null,
+        dbFile,
+        log: () => {},
+        fairness: opts.fairness,
+        readyTimeoutMs: 180_000,
+      });
+      const kill = async () => void (s.child.kill('SIGKILL'), await s.exited);
+      return { pids: () => (s.child.pid ? [s.child.pid] : []), stop: () => s.stop(), kill, cluster: null, revive: launch };
+    };
+    remove = async () => void (dir && fs.rmSync(dir, { recursive: true, force: true }));
+  }
+  let running: Running | null = await launch();
+  let killed = false;
+  const t = {
+    kind: reserved.kind,
+    address,
+    port: reserved.port,
+    store,
+    /** The cluster's services (each can be killed and restarted on its own); null for the dev server. */
+    get cluster() {
+      return running?.cluster ?? null;
+    },
+    /** Process ids now running (the CPU group "temporal"). */
+    pids: () => running?.pids() ?? [],
+    /** The cluster's two databases; none for the dev server. */
+    databases: store.kind === 'cluster' ? [store.db.name, store.db.visibilityName] : [],
+    describe:
+      store.kind === 'cluster'
+        ? `Temporal cluster ${address}: frontend, history, matching, worker pids ${running.pids().join(', ')} on Postgres`
+        : `Temporal dev server (${store.file ? 'on a SQLite file' : 'in memory'}) ${address}, pid ${running.pids()[0]}`,
+    /** Started again after a stop (on the same state), or after a kill (the dev server on its file, the cluster's services in order). */
+    async start() {
+      if (!running || killed) running = running ? await running.revive() : await launch();
+      killed = false;
+    },
+    async stop() {
+      await running?.stop();
+      running = null;
+    },
+    /** SIGKILL, as a crash would end it (every service of the cluster). */
+    async kill() {
+      await running?.kill();
+      killed = true;
+    },
+    async dispose() {
+      await t.stop();
+      await remove();
+    },
+  };
+  return t;
+}
+
+const longNum = (v: unknown) => (v && typeof v === 'object' && 'toNumber' in v ? (v as { toNumber(): number }).toNumber() : Number(v ?? 0));
+
+/** Tasks waiting in a task queue, workflow and activity halves (a worker's sticky queue not counted). */
+export async function backlog(connection: Connection, taskQueue: string): Promise<number> {
+  let total = 0;
+  for (const taskQueueType of [1, 2]) {
+    const r = await connection.workflowService.describeTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: taskQueue, kind: 1 },
+      taskQueueType,
+      reportStats: true,
+    });
+    total += longNum(r.stats?.approximateBacklogCount);
+  }
+  return total;
+}
+
+/** When the task queue went empty, once it has stayed empty for 2 s; null if not before `deadlineMs`. */
+export async function quietSince(connection: Connection, taskQueue: string, deadlineMs: number): Promise<number | null> {
+  let zeroSince: number | null = null;
+  while (Date.now() < deadlineMs) {
+    if ((await backlog(connection, taskQueue)) === 0) {
+      zeroSince ??= Date.now();
+      if (Date.now() - zeroSince >= 2_000) return zeroSince;
+    } else zeroSince = null;
+    await sleep(250);
+  }
+  return null;
+}
+
+/** Until the task queue has stayed empty for 2 s; false after `timeoutMs`. */
+export async function idle(connection: Connection, taskQueue: string, timeoutMs: number): Promise<boolean> {
+  return (await quietSince(connection, taskQueue, Date.now() + timeoutMs)) !== null;
 }

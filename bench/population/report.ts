@@ -2,14 +2,12 @@ import path from 'node:path';
 import type { Bare, Bench, Population, Slices } from '../population';
 import { f0, mib, s1, writeResults } from '../harness/format';
 import { machineInfo } from '../harness/proc';
-import type { CreateResult } from '../publishing/creation';
-import type { RescheduleResult } from './reschedule';
+import type { CreateResult } from '../harness/stack';
+import type { Outcome, RescheduleResult } from './outcome';
 import * as S from './settings';
 import { perUnit, type StorageGrowth } from './storage';
-import type { Outcome } from './verify';
 
-// The population bench's report: the figures, the five lines a script reads (issue 36 "Must
-// show"), the targets, and the JSON in bench/results/.
+// The population bench's report: the figures, the lines a script reads, the targets, the results file.
 
 const { opt, TARGET } = S;
 const toMiB = (kib: number) => kib / 1024;

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import type { TemporalStore } from './stack';
+import type { TemporalStore } from '../harness/temporal';
 
 // What the population occupies, by table: a phase's cost is the difference of two readings.
 
@@ -63,7 +63,7 @@ async function postgresReading(url: string, prefix = ''): Promise<StorageReading
 }
 
 async function temporalReading(store: TemporalStore): Promise<StorageReading> {
-  if (store.kind === 'dev') return sqliteReading(store.file);
+  if (store.kind === 'dev') return sqliteReading(store.file!);
   const { user, password, host, port } = store.db;
   const url = (name: string) =>
     `postgres://${encodeURIComponent(user)}${password ? `:${encodeURIComponent(password)}` : ''}@${host}:${port}/${encodeURIComponent(name)}`;

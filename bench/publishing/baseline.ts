@@ -3,13 +3,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import { RESULTS_DIR } from '../harness/format';
 import { summarize } from '../harness/load';
-import { startWorker } from './worker';
+import { startWorker } from '../harness/stack';
 import type { Bench } from '../publishing';
 
-// The bare baselines of the publishing bench (README "What a run does"): --posts workflows, each
-// one durable timer to the same instant (bare timer), or one timer then one activity doing one
-// UPDATE (timer + activity), on the bench's Temporal, on their own task queue, in worker child
-// processes with the service worker's settings, before the service's own run.
+// The publishing bench's bare baselines (bench/publishing/README.md "What a run does").
 
 export type BaselineKind = 'bare-timer' | 'timer+activity';
 export type BaselineResult = Awaited<ReturnType<typeof runBaseline>>;

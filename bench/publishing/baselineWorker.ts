@@ -1,7 +1,4 @@
-// The baseline worker of the publishing bench (bench/harness/baselineWorker.ts): only the baseline
-// workflows of baselineWorkflows.ts, on their own task queue.
-//
-//   BENCH_BASELINE_TASK_QUEUE=… node --import tsx bench/publishing/baselineWorker.ts
+// The publishing baselines' worker (bench/harness/baselineWorker.ts) on BENCH_BASELINE_TASK_QUEUE.
 
 import { db } from '../../lib/db';
 import { runBaselineWorker } from '../harness/baselineWorker';

@@ -1,11 +1,8 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
 
-// The publishing bench's bare baselines (bench/publishing/baseline.ts): the least Temporal does
-// for a post that falls due, on the same dev server and worker settings as the service.
+// The publishing bench's bare baselines (baseline.ts): the least Temporal does for a post that falls due.
 
-const { touchBaselineRow } = proxyActivities<{ touchBaselineRow(id: string): Promise<void> }>({
-  startToCloseTimeout: '1 minute',
-});
+const { touchBaselineRow } = proxyActivities<{ touchBaselineRow(id: string): Promise<void> }>({ startToCloseTimeout: '1 minute' });
 
 /** One durable timer to the due instant, then done. */
 export async function bareTimerWorkflow(input: { dueMs: number }): Promise<void> {

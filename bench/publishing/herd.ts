@@ -2,11 +2,24 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { diff, postgresCpuGroup, snapshot, type CpuSnapshot, type Groups } from '../harness/proc';
 import { postContent, prng } from '../harness/content';
 import { f0, mib, s1, step } from '../harness/format';
-import { backlog as queueBacklog, quietSince } from '../harness/taskQueue';
-import { type WorkerRun } from './worker';
-import { apiCreator, createAll, inProcessCreator, startApi, type ApiChild, type CreateItem } from './creation';
+import { apiCreator, createAll, type ApiChild, type CreateItem, type Creator, type WorkerRun } from '../harness/stack';
+import { backlog as queueBacklog, quietSince } from '../harness/temporal';
 import { BENCH_DB, KILL, opt, POSTS, SPREAD_MS, TASK_QUEUE } from './settings';
 import type { Bench, Creation, Fleet } from '../publishing';
+
+/** --create in-process: the handler of POST /v1/posts minus HTTP, auth and validation: the same transaction and after-commit signal-with-start. */
+async function inProcessCreator(workspaceId: string): Promise<{ create: Creator; close(): void }> {
+  const { db } = await import('../../lib/db');
+  const { insertPost } = await import('../../lib/posts/write');
+  const { afterPostCommitted } = await import('../../lib/posts/afterCommit');
+  const create: Creator = async ({ projectId, content, scheduledFor }) => {
+    const post = { workspaceId, projectId, content, contentType: 'PERSONAL', scheduledAt: scheduledFor };
+    const committed = await db().transaction((trx) => insertPost(trx, post));
+    await afterPostCommitted(committed);
+    return committed.post.id;
+  };
+  return { create, close: () => undefined };
+}
 
 /** The bench's processes by CPU group; every other process is "other". */
 async function cpuGroups(bench: Bench, workers: WorkerRun[], api: ApiChild | null): Promise<Groups> {
@@ -27,8 +40,7 @@ async function cpuGroups(bench: Bench, workers: WorkerRun[], api: ApiChild | nul
 /** The pilot, the due minute it gives, then the herd: every post created before it is due. */
 export async function createPosts(bench: Bench, fleet: Fleet) {
   const concurrency = opt.concurrency;
-  const api = opt.create === 'api' ? await startApi() : null;
-  if (api) bench.cleanups.push(() => api.stop());
+  const api = opt.create === 'api' ? await fleet.procs.startApi() : null;
   const creator = api ? apiCreator(api.port, bench.s.apiKey, concurrency) : await inProcessCreator(bench.s.workspaceId);
   const via = api
     ? `API process pid ${api.pid} on :${api.port}; posts are created with POST /v1/posts`

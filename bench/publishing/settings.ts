@@ -1,8 +1,7 @@
 import { benchFlags, numberOption } from '../harness/options';
 import { temporalKind } from '../harness/temporal';
 
-// The publishing bench's command line, its targets, and the worker's tunables as the worker will
-// read them (set in the environment here, before any app module is loaded).
+// The publishing bench's command line and targets; the worker's tunables set in the environment before any app module loads.
 
 export const TARGET_P99_S = 30;
 // Issue 19's targets, as ratios to the bare baselines measured in the same run.
@@ -145,29 +144,19 @@ const tunables = {
 if (opt['worker-heap'] && opt['worker-heap'] < 256) throw new Error('--worker-heap must be 0 or a number ≥ 256');
 for (const [name, value] of Object.entries(tunables)) if (value !== undefined) process.env[name] = String(value);
 
-/** The settings a run's results file records, the worker's as lib/config has read them. */
-export const resultSettings = ({ worker }: typeof import('../../lib/config').config, heapLimitMiB: number) => ({
+/** The settings a run's results file records: the flags, and the worker's as lib/config has read them. */
+export const resultSettings = ({ worker, dbPoolMax }: typeof import('../../lib/config').config, heapLimitMiB: number) => ({
+  ...opt,
   posts: POSTS,
-  projects: opt.projects,
-  create: opt.create,
-  createConcurrency: opt.concurrency,
-  pilot: opt.pilot,
-  marginS: opt.margin,
   spreadS: SPREAD_MS / 1000,
   kill: KILL,
-  killAt: opt['kill-at'],
-  killFallbackS: opt['kill-fallback'],
-  restartDelayS: opt['restart-delay'],
-  deadlineS: opt.deadline,
-  networkLatencyMs: opt['network-latency'],
   workerActivityConcurrency: worker.activityConcurrency,
   workerWorkflowConcurrency: worker.workflowConcurrency,
   workerHeapMiB: Math.round(heapLimitMiB),
-  workerBundle: opt['worker-bundle'],
   maxCachedWorkflows: worker.maxCachedWorkflows,
+  dbPoolMax,
   publishDelaySeconds: 0,
   temporal: CLUSTER ? 'cluster tier: frontend, history, matching, worker processes on Postgres' : 'dev server, in memory',
-  workers: opt.workers,
   database: BENCH_DB,
   redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
   taskQueue: TASK_QUEUE,

@@ -148,7 +148,8 @@ export async function requestGenerations({ workspaces }: Soak, { start }: Plan) 
 }
 
 /** The faults, each at its planned time; a service killed is restarted after its delay (the restarts are awaited in settle). */
-export async function injectFaults({ dev, cluster, startTemporal, sim, db, workers, restarts, killedByUs, launchWorker }: Soak, p: Plan) {
+export async function injectFaults({ temporal, sim, db, workers, restarts, killedByUs, launchWorker }: Soak, p: Plan) {
+  const { cluster } = temporal;
   let temporalDown = false;
   /** A fault counted under `kind` and logged. */
   const fault = (kind: string, text: string) => {
@@ -184,8 +185,7 @@ export async function injectFaults({ dev, cluster, startTemporal, sim, db, worke
         const up = apis.filter((a) => a.up);
         if (up.length < 2) break; // one already down: keep one serving
         const victim = up[Math.floor(f.arg * up.length)]!;
-        victim.child.kill('SIGKILL');
-        victim.up = false;
+        await victim.kill();
         const delay = 1_000 + f.arg * 7_000;
         fault('API SIGKILL', `SIGKILL API #${victim.slot} (:${victim.port}); restart in ${s1(delay)} s`);
         later(delay, async () => {
@@ -251,24 +251,15 @@ export async function injectFaults({ dev, cluster, startTemporal, sim, db, worke
         if (temporalDown) break;
         temporalDown = true;
         const delay = 2_000 + f.arg * 10_000;
-        if (cluster) {
-          // Every service at once, as a host loss would; restarted in the safe order.
-          for (const svc of Object.values(cluster.services)) await svc.kill();
-          fault('Temporal SIGKILL', `SIGKILL every Temporal service; restart in ${s1(delay)} s`);
-          later(delay, async () => {
-            for (const svc of Object.values(cluster.services)) await svc.restart();
-            temporalDown = false;
-            return 'Temporal services restarted';
-          });
-          break;
-        }
-        dev.server!.child.kill('SIGKILL');
-        await dev.server!.exited;
-        fault('Temporal SIGKILL', `SIGKILL Temporal dev server; restart (same file) in ${s1(delay)} s`);
+        // Every service of the cluster at once, as a host loss would, restarted in the safe order;
+        // the dev server restarted on the same file.
+        await temporal.kill();
+        const what = cluster ? 'every Temporal service' : 'Temporal dev server';
+        fault('Temporal SIGKILL', `SIGKILL ${what}; restart${cluster ? '' : ' (same file)'} in ${s1(delay)} s`);
         later(delay, async () => {
-          dev.server = await startTemporal();
+          await temporal.start();
           temporalDown = false;
-          return `Temporal dev server restarted, pid ${dev.server.child.pid}`;
+          return cluster ? 'Temporal services restarted' : `Temporal dev server restarted, pid ${temporal.pids()[0]}`;
         });
         break;
       }

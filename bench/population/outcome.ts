@@ -1,17 +1,14 @@
-import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type pg from 'pg';
 import type { Bench, Population, Slices } from '../population';
 import { prng, shuffle } from '../harness/content';
-import { requestText } from '../harness/load';
-import { snapshot } from '../harness/proc';
-import { idle } from '../harness/taskQueue';
-import { createAll } from '../publishing/creation';
-import { futureSlot } from './plan';
-import { DATABASE_URL, opt, TASK_QUEUE } from './settings';
+import { snapshot, until } from '../harness/proc';
+import { apiClient, createAll, lagSummary, networkPosts } from '../harness/stack';
+import { idle } from '../harness/temporal';
+import { DATABASE_URL, DRAIN_DEADLINE_MS, futureSlot, opt, TASK_QUEUE } from './settings';
 import { storageMark } from './storage';
-import { drain, type Expected } from './verify';
 
-// The population changes its mind: reschedules and unschedules through PATCH /v1/posts/{id}
-// (bench/README.md "population", 6.).
+// Reschedules and unschedules through PATCH /v1/posts/{id}, then what went out read back (bench/README.md "population", 6. and 7.).
 
 export type RescheduleResult = Awaited<ReturnType<typeof rescheduleAll>>;
 
@@ -29,12 +26,9 @@ export async function rescheduleAll(b: Bench, pop: Population, sl: Slices) {
   const uFar = far.slice(k, (k += Math.max(0, Math.round(opt.posts * 0.01) - cUnscheduled.length)));
   const newInMs = sl.tC + 60_000;
 
-  const agent = new http.Agent({ keepAlive: true, maxSockets: opt.concurrency });
-  const patch = async (x: Change): Promise<string> => {
-    const url = new URL(`http://127.0.0.1:${b.procs.api.port}/v1/posts/${x.id}`);
-    const headers = { authorization: `Bearer ${pop.keyByProject.get(x.projectId)}`, 'content-type': 'application/json' };
-    const res = await requestText(agent, url, 'PATCH', headers, JSON.stringify({ scheduledFor: x.scheduledFor }));
-    if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${res.body.slice(0, 300)}`);
+  const api = apiClient(b.procs.api.port, opt.concurrency);
+  const patch = async (x: Change) => {
+    await api.send('PATCH', `/v1/posts/${x.id}`, pop.keyByProject.get(x.projectId)!, { scheduledFor: x.scheduledFor });
     return x.id;
   };
   const mark = await storageMark(b.tier.store, DATABASE_URL);
@@ -63,7 +57,7 @@ export async function rescheduleAll(b: Bench, pop: Population, sl: Slices) {
     (n) => n % every === 0 && console.log(`    ${n.toLocaleString('en-US')}/${rFar.length.toLocaleString('en-US')} rescheduled`),
   );
   const unschedules = await createAll(uFar.map(to(null)), patch, opt.concurrency);
-  agent.destroy();
+  api.close();
   await idle(b.connection, TASK_QUEUE, 600_000);
   const cpu = await b.cpuPer(cpu0, snapshot(), rFar.length + uFar.length);
   const rssKiB = b.procs.rssKiB();
@@ -89,4 +83,71 @@ export async function rescheduleAll(b: Bench, pop: Population, sl: Slices) {
   const dueNew = [...expected].filter(([, e]) => e.notBeforeMs === newInMs).map(([id]) => id);
   await drain(b.mon, dueNew, newInMs, `rescheduled into the run (due ${newIn.slice(11, 19)})`);
   return { expected, unscheduled, reschedules, unschedules, inRunBeforeDue, temporal, service, cpu, rssKiB, peakRssKiB };
+}
+
+/** A post due within the run, not to be published before `notBeforeMs` (its due time, or its new time after a reschedule). */
+export type Expected = { kind: 'A' | 'B' | 'C-moved' | 'moved-in'; notBeforeMs: number };
+
+export type Outcome = Awaited<ReturnType<typeof readBack>>;
+
+export async function readBack(
+  mon: pg.Client,
+  sim: Parameters<typeof networkPosts>[0],
+  expected: Map<string, Expected>,
+  unscheduled: Set<string>,
+) {
+  const { rows } = await mon.query<{ id: string; published_at: Date }>(
+    `select id, published_at from posts where status = 'published' and published_at is not null`,
+  );
+  const publishedAt = new Map(rows.map((r) => [r.id, r.published_at.getTime()]));
+  const { posts: net, byRef: perRef } = await networkPosts(sim);
+
+  const lags: Record<'A' | 'B', number[]> = { A: [], B: [] };
+  const netLags: Record<'A' | 'B', number[]> = { A: [], B: [] };
+  const lostByKind: Record<string, number> = {};
+  let lost = 0;
+  let early = 0;
+  for (const [id, e] of expected) {
+    const at = publishedAt.get(id);
+    const onNet = perRef.get(id);
+    const slice = e.kind === 'A' || e.kind === 'B' ? e.kind : null;
+    if (at === undefined || !onNet) {
+      lost++;
+      lostByKind[e.kind] = (lostByKind[e.kind] ?? 0) + 1;
+      // A lost post counts with the deadline as its lag, so the percentiles stay a lower bound.
+      if (slice) lags[slice].push(DRAIN_DEADLINE_MS);
+      continue;
+    }
+    if (at < e.notBeforeMs || onNet.firstMs < e.notBeforeMs) early++;
+    if (slice) {
+      lags[slice].push(at - e.notBeforeMs);
+      netLags[slice].push(onNet.firstMs - e.notBeforeMs);
+    }
+  }
+  const seen = new Set<string>([...publishedAt.keys(), ...perRef.keys()]);
+  return {
+    lag: { A: lagSummary(lags.A), B: lagSummary(lags.B) },
+    networkLag: { A: lagSummary(netLags.A), B: lagSummary(netLags.B) },
+    lost,
+    lostByKind,
+    duplicated: [...perRef.values()].filter((e) => e.n > 1).length,
+    publishedAfterUnschedule: [...unscheduled].filter((id) => seen.has(id)).length,
+    publishedEarly: early,
+    stray: [...seen].filter((id) => !expected.has(id) && !unscheduled.has(id)).length,
+    networkPosts: net.length,
+    publishedRows: rows.length,
+  };
+}
+
+/** Sleeps to `dueMs`, then polls until every one of `ids` is published or the drain deadline passes; answers how many are. */
+export async function drain(mon: pg.Client, ids: string[], dueMs: number, label: string): Promise<number> {
+  if (Date.now() < dueMs) await sleep(dueMs - Date.now());
+  let n = 0;
+  const published = async () =>
+    (await mon.query<{ n: number }>(`select count(*)::int as n from posts where id = any($1) and status = 'published'`, [ids])).rows[0]!.n;
+  await until(async () => (n = await published()) >= ids.length || Date.now() > dueMs + DRAIN_DEADLINE_MS, DRAIN_DEADLINE_MS + 5_000, 500);
+  console.log(
+    `• ${label}: ${n.toLocaleString('en-US')}/${ids.length.toLocaleString('en-US')} published by t=${((Date.now() - dueMs) / 1000).toFixed(1)} s after due`,
+  );
+  return n;
 }
