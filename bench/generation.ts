@@ -12,16 +12,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import proto from '@temporalio/proto';
 import { diff, machineInfo, snapshot, waitForQuiet, type Groups } from './harness/proc';
 import { startServer } from './harness/servers';
-import { freePort } from '../tooling/ports';
 import { launch, workerPolls } from '../tooling/launcher';
-import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
 import { Cleanups } from './harness/cleanups';
 import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
 import { REPO_ROOT, RESULTS_DIR, step } from './harness/format';
+import { reserveTemporal, startBenchTemporal } from './harness/temporal';
+import { writeWorkflowBundle } from './publishing/bundles';
 import { bareRound, burst, startBareBaseline, type BareBaseline } from './generation/baseline';
 import { printRound, report, request, roundFigures, type Reply, type RoundResult } from './generation/figures';
-import { censusControl, describePlan, perJob, planOf } from './generation/sameStatements';
+import { censusControl, describePlan, perJob, planOf } from './generation/plan';
 
 const opt = benchFlags(
   `generation: N generation requests at once, built-in writer, worker as a child process;
@@ -99,9 +99,9 @@ const CENSUS_ARGS = [
 ];
 
 // Set before the first app module loads; both children inherit it. Nothing here publishes.
-const temporalPort = await freePort();
+const reserved = await reserveTemporal('dev');
 setPublishingEnvironment(
-  { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort, taskQueue: TASK_QUEUE, simPort: 9 },
+  { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort: reserved.port, taskQueue: TASK_QUEUE, simPort: 9 },
   {
     BENCH_GEN_CENSUS_DIR: CENSUS_DIR,
     LLM_WRITER: 'builtin',
@@ -137,25 +137,22 @@ async function setUp(cleanups: Cleanups) {
   step(`database ${DATABASE_URL} (recreated), Redis ${REDIS_URL} (flushed)`);
   await resetStores(DATABASE_URL, REDIS_URL);
   step('Temporal dev server');
-  const binary = await resolveTemporalBinary({ log: (l) => console.log(`  [temporal] ${l}`) });
-  const temporal = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
+  const temporal = await startBenchTemporal(reserved, {
+    databaseUrl: DATABASE_URL,
+    databaseName: '',
+    log: (l) => console.log(`  [temporal] ${l}`),
+  });
   cleanups.push(() => temporal.stop());
   cleanups.push(closeStores);
 
   // Both workers load a bundle built here once, as production workers load the build's
   // (WORKFLOW_BUNDLE_PATH), rather than running webpack at start-up in their own heap.
   const tb = Date.now();
-  const { bundleWorkflows, WORKFLOWS_PATH } = await import('../workers/worker');
-  const writeBundle = async (name: string, source: string) => {
-    const file = path.join(RESULTS_DIR, `generation-${name}-bundle.js`);
-    fs.mkdirSync(RESULTS_DIR, { recursive: true });
-    fs.writeFileSync(file, (await bundleWorkflows(source)).code);
-    return file;
-  };
-  process.env.WORKFLOW_BUNDLE_PATH = await writeBundle('workflow', WORKFLOWS_PATH);
+  const bundle = (name: string, source?: string) => writeWorkflowBundle(path.join(RESULTS_DIR, `generation-${name}-bundle.js`), source);
+  process.env.WORKFLOW_BUNDLE_PATH = await bundle('workflow');
   const baselineBundle = opt['no-baseline']
     ? null
-    : await writeBundle('baseline', path.join(import.meta.dirname, 'generation', 'baselineWorkflows.ts'));
+    : await bundle('baseline', path.join(import.meta.dirname, 'generation', 'baselineWorkflows.ts'));
   step(`workflow bundles built in ${((Date.now() - tb) / 1000).toFixed(1)} s; the workers load them`);
 
   const { db } = await import('../lib/db');
@@ -190,7 +187,7 @@ function baselineSide(b: Pick<Bench, 'agent' | 'lastJobOf'>, name: string, bare:
     stop: () => bare.stop(),
     async round(n, groups) {
       const cpuBefore = snapshot();
-      const { replies, t0, jobs } = await bareRound(bare, b.agent, DATABASE_URL, n, body, TIMEOUT_MS);
+      const { replies, t0, jobs } = await bareRound(bare, b.agent, n, body, TIMEOUT_MS);
       const first = replies.find((r) => r.status === 200);
       if (first) b.lastJobOf.set(bare.table === 'jobs' ? 'same statements' : 'minimal', first.body.data.id as string);
       return roundFigures({ requests: n, replies, t0, jobs, drafts: null, cpu: diff(cpuBefore, snapshot(), groups) });
@@ -214,19 +211,18 @@ async function serviceRound(b: Bench, baseUrl: string, projectId: string, n: num
   );
   const cpu = diff(cpuBefore, snapshot(), groups);
   const jobs: any[] = [];
-  let cursor: string | null = null;
-  do {
+  for (let cursor: string | null = ''; cursor !== null;) {
     const page: Reply = await request(
       b.agent,
       baseUrl,
       b.key,
       'GET',
-      `/v1/jobs?projectId=${projectId}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      `/v1/jobs?projectId=${projectId}&limit=200${cursor && `&cursor=${encodeURIComponent(cursor)}`}`,
     );
     if (page.status !== 200) throw new Error(`GET /v1/jobs answered ${page.status}: ${JSON.stringify(page.body)}`);
     jobs.push(...page.body.data.filter((j: any) => ids.includes(j.id)));
     cursor = page.body.pagination.next_cursor;
-  } while (cursor);
+  }
   if (jobs.length !== ids.length) throw new Error(`GET /v1/jobs listed ${jobs.length} of the round's ${ids.length} jobs`);
   const drafts = Number((await db()('posts').where({ project_id: projectId }).count('* as n'))[0]!.n);
   const times = jobs.map((j) => ({
@@ -236,23 +232,18 @@ async function serviceRound(b: Bench, baseUrl: string, projectId: string, n: num
   return roundFigures({ requests: n, replies, t0, jobs: times, drafts, cpu });
 }
 
-/** CPU groups of a round of `side`; idle: the processes of the other sides that are up. */
-function sideGroups(b: Bench, side: Side): Groups {
-  return {
+/** The warm-up (`i` 0, unless --warmup 0) or measured round `i` of a side, printed; CPU groups idle: the other sides' processes. */
+async function measure(b: Bench, side: Side, i: number) {
+  const n = i === 0 ? opt.warmup : opt.requests;
+  if (i === 0 && n <= 0) return;
+  const groups: Groups = {
     api: (p) => p.pid === side.pids[0],
     worker: (p) => p.pid === side.pids[1],
-    temporal: (p) => p.pid === b.temporal.child.pid,
+    temporal: (p) => b.temporal.pids().includes(p.pid),
     postgres: (p) => p.comm.startsWith('postgres'),
     bench: (p) => p.pid === process.pid,
     idle: (p) => b.up.some((s) => s !== side && s.pids.includes(p.pid)),
   };
-}
-
-/** The warm-up (`i` 0, unless --warmup 0) or measured round `i` of a side, printed. */
-async function measure(b: Bench, side: Side, i: number) {
-  const n = i === 0 ? opt.warmup : opt.requests;
-  if (i === 0 && n <= 0) return;
-  const groups = sideGroups(b, side);
   const label = `${side.name ? `${side.name} ` : ''}${i === 0 ? 'warm-up' : `round ${i}`}`;
   if (i > 0 && opt['quiet-wait'] > 0) {
     const share = await waitForQuiet({ waitMs: opt['quiet-wait'] * 1000, quietBelow: 0.15, groups: () => groups, announce: false });
@@ -357,20 +348,17 @@ async function main() {
     await captureOneJob(b, service);
     // Interleaved: baseline round i, then service round i, so a neighbour's load that comes and
     // goes falls on both sides alike.
-    const [apiBefore, workerBefore] = await service.census.dump(service.side.pids);
+    const before = await service.census.dump(service.side.pids);
     const same = b.up.find((s) => s.name === 'same statements');
     for (let i = 1; i <= opt.rounds; i++)
       for (const side of [bare && ORDER === 'interleaved' ? bare : null, same, service.side]) if (side) await measure(b, side, i);
-    const [apiAfter, workerAfter] = await service.census.dump(service.side.pids);
-    for (const [name, before, after] of [
-      ['API', apiBefore!, apiAfter!],
-      ['worker', workerBefore!, workerAfter!],
-    ] as const) {
-      const rows = perJob(before, after, opt.requests * opt.rounds).filter((r) => r.perJob >= 0.05);
+    const after = await service.census.dump(service.side.pids);
+    ['API', 'worker'].forEach((name, i) => {
+      const rows = perJob(before[i]!, after[i]!, opt.requests * opt.rounds).filter((r) => r.perJob >= 0.05);
       const total = rows.reduce((n, r) => n + r.perJob, 0);
       console.log(`\n${name}: ${total.toFixed(1)} statements per job over the rounds (those of 0.05 a job or more)`);
       for (const r of rows) console.log(`  ${r.perJob.toFixed(2).padStart(6)}  ${r.activity || '-'}  ${r.text.slice(0, 130)}`);
-    }
+    });
     results = [service.side.results, bare?.results ?? [], same?.results ?? []];
   } finally {
     await cleanups.run();

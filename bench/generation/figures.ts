@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
-import { f0, REPO_ROOT, writeResults } from '../harness/format';
+import { f0, quantile, REPO_ROOT, writeResults } from '../harness/format';
 import { requestText, summarize } from '../harness/load';
 import { machineInfo, type CpuBreakdown } from '../harness/proc';
 
@@ -90,10 +90,7 @@ export type Summary = ReturnType<typeof summarizeRounds>;
 
 /** Each figure's median over the rounds (the lower middle one of an even count). */
 export function summarizeRounds(results: RoundResult[]) {
-  const med = (f: (r: RoundResult) => number) => {
-    const v = results.map(f).sort((a, b) => a - b);
-    return v[Math.floor((v.length - 1) / 2)] ?? 0;
-  };
+  const med = (f: (r: RoundResult) => number) => quantile(results.map(f), 0.5) ?? 0;
   return {
     acceptedPerSecond: med((r) => r.acceptedPerSecond),
     answerP50Ms: med((r) => r.acceptLatencyMs.p50),
