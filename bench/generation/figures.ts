@@ -8,12 +8,7 @@ import { machineInfo, type CpuBreakdown } from '../harness/proc';
 // What the generation bench measures of one burst, the service's and a bare baseline's alike:
 // the requests as sent and answered, then each job's queue→done from its created_at → completed_at.
 
-export interface Reply {
-  status: number;
-  body: any;
-  sentAt: number;
-  answeredAt: number;
-}
+export type Reply = { status: number; body: any; sentAt: number; answeredAt: number };
 
 /** One request on the bench's agent; the body is parsed as JSON when it is JSON. */
 export async function request(
@@ -39,10 +34,7 @@ export async function request(
 }
 
 /** One accepted job as its row tells it (ms since the epoch); completedAt null: it did not finish. */
-export interface JobTimes {
-  createdAt: number;
-  completedAt: number | null;
-}
+export type JobTimes = { createdAt: number; completedAt: number | null };
 
 export type RoundResult = ReturnType<typeof roundFigures>;
 
@@ -60,8 +52,7 @@ export function roundFigures(input: {
   const { replies, jobs } = input;
   const accepted = replies.filter((r) => r.status === 200);
   const refused: Record<string, number> = {};
-  for (const r of replies) {
-    if (r.status === 200) continue;
+  for (const r of replies.filter((r) => r.status !== 200)) {
     const k = `${r.status} ${r.body?.error?.code ?? ''}`.trim();
     refused[k] = (refused[k] ?? 0) + 1;
   }
