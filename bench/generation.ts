@@ -16,7 +16,7 @@ import { benchFlags } from './harness/options';
 import { REPO_ROOT, RESULTS_DIR, step } from './harness/format';
 import { reserveTemporal, startBenchTemporal } from './harness/temporal';
 import { writeWorkflowBundle } from './publishing/bundles';
-import { bareRound, burst, startBareBaseline, type BareBaseline } from './generation/baseline';
+import { bareRound, burst, startBareBaseline } from './generation/baseline';
 import { printRound, report, request, roundFigures, type Reply, type RoundResult } from './generation/figures';
 import { censusControl, describePlan, perJob, planOf } from './generation/plan';
 
