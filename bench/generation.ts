@@ -175,7 +175,7 @@ async function serviceRound(b: Bench, baseUrl: string, projectId: string, n: num
   const { db } = await import('../lib/db');
   const cpuBefore = snapshot();
   const { replies, t0, ids } = await burst(
-    (i) => request(b.agent, baseUrl, b.key, 'POST', '/v1/posts/generations', { projectId, ...body(i) }),
+    (i) => request(b.agent, `${baseUrl}/v1/posts/generations`, b.key, 'POST', { projectId, ...body(i) }),
     n,
     async (ids) => Number((await db()('jobs').whereIn('id', ids).whereIn('status', ['DONE', 'FAILED', 'CANCELLED']).count('* as n'))[0]!.n),
     TIMEOUT_MS,
@@ -185,7 +185,7 @@ async function serviceRound(b: Bench, baseUrl: string, projectId: string, n: num
   let cursor: string | null = null;
   do {
     const query = `projectId=${projectId}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-    const page: Reply = await request(b.agent, baseUrl, b.key, 'GET', `/v1/jobs?${query}`);
+    const page: Reply = await request(b.agent, `${baseUrl}/v1/jobs?${query}`, b.key, 'GET');
     if (page.status !== 200) throw new Error(`GET /v1/jobs answered ${page.status}: ${JSON.stringify(page.body)}`);
     jobs.push(...page.body.data.filter((j: any) => ids.includes(j.id)));
     cursor = page.body.pagination.next_cursor;
@@ -267,7 +267,7 @@ async function captureOneJob(b: Bench, { api, worker, side, census }: Awaited<Re
   const { db } = await import('../lib/db');
   const projectId = await b.project('Capture');
   await census.capture();
-  const one = await request(b.agent, api.baseUrl, b.key, 'POST', '/v1/posts/generations', { projectId, ...body(0) });
+  const one = await request(b.agent, `${api.baseUrl}/v1/posts/generations`, b.key, 'POST', { projectId, ...body(0) });
   if (one.status !== 200) throw new Error(`the captured job was refused: ${one.status} ${JSON.stringify(one.body)}`);
   const jobId = one.body.data.id as string;
   for (let t = Date.now(); (await db()('jobs').where({ id: jobId }).first('status')).status !== 'DONE'; await sleep(50))

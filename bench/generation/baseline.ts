@@ -95,7 +95,7 @@ export async function bareRound(
 ): Promise<{ replies: Reply[]; t0: number; jobs: JobTimes[] }> {
   const { db } = await import('../../lib/db');
   if (b.table === BASELINE_TABLE) await db()(BASELINE_TABLE).truncate();
-  const send = (i: number) => request(agent, b.server.baseUrl, 'bare', 'POST', '/jobs', body(i));
+  const send = (i: number) => request(agent, `${b.server.baseUrl}/jobs`, 'bare', 'POST', body(i));
   const done = async (ids: string[]) => Number((await db()(b.table).whereIn('id', ids).whereNotNull('completed_at').count('* as n'))[0]!.n);
   const { replies, t0, ids } = await burst(send, n, done, timeoutMs);
   const rows: Array<{ created_at: Date; completed_at: Date | null }> = await db()(b.table)

@@ -10,19 +10,12 @@ import { machineInfo, type CpuBreakdown } from '../harness/proc';
 
 export type Reply = { status: number; body: any; sentAt: number; answeredAt: number };
 
-/** One request on the bench's agent; the body is parsed as JSON when it is JSON. */
-export async function request(
-  agent: http.Agent,
-  baseUrl: string,
-  key: string,
-  method: string,
-  urlPath: string,
-  body?: unknown,
-): Promise<Reply> {
+/** One request on the bench's agent to `url`; the body is parsed as JSON when it is JSON. */
+export async function request(agent: http.Agent, url: string, key: string, method: string, body?: unknown): Promise<Reply> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   const headers = { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json' } : {}) };
   const sentAt = performance.now();
-  const res = await requestText(agent, new URL(urlPath, baseUrl), method, headers, payload);
+  const res = await requestText(agent, new URL(url), method, headers, payload);
   const answeredAt = performance.now();
   let parsed: unknown = res.body;
   try {
