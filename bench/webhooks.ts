@@ -88,10 +88,8 @@ async function setUp(cleanups: Cleanups) {
   const receivers = { pid: server.pid, ports, count: () => server.call<number>('count') };
   const endpoints = [];
   for (const port of ports) endpoints.push(await webhookEndpoint(workspace.id, `http://127.0.0.1:${port}/hooks`, EVENT_TYPES));
-  await server.call(
-    'secrets',
-    endpoints.map((e) => e.secret),
-  );
+  const secrets = endpoints.map((e) => e.secret);
+  await server.call('secrets', secrets);
   step(`${opt.endpoints} endpoints (create operation) → receivers on 127.0.0.1:${ports.join(', ')} in pid ${server.pid}`);
 
   const { worker, connection } = await createWorker();
