@@ -1,8 +1,5 @@
-// Bench: a burst of AI post generations (POST /v1/posts/generations, built-in writer) through the
-// API and the worker as child processes: accepted/s, and each job's queue→done. Beside it, the
-// same bursts at two bare baselines on the same Temporal dev server: the minimal one (the least
-// Temporal can do per job) and the service's own statements of one captured job replayed in its
-// workflow shape. See bench/README.md, "generation".
+// Bench: a burst of AI post generations through the API and the worker as child processes, beside
+// the same bursts at two bare baselines on the same Temporal dev server (bench/README.md, generation).
 
 import fs from 'node:fs';
 import http from 'node:http';
@@ -12,61 +9,41 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import proto from '@temporalio/proto';
 import { diff, machineInfo, snapshot, waitForQuiet, type Groups } from './harness/proc';
 import { startServer } from './harness/servers';
-import { freePort } from '../tooling/ports';
 import { launch, workerPolls } from '../tooling/launcher';
-import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
 import { Cleanups } from './harness/cleanups';
 import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
 import { REPO_ROOT, RESULTS_DIR, step } from './harness/format';
-import { bareRound, burst, startBareBaseline, type BareBaseline } from './generation/baseline';
+import { reserveTemporal, startBenchTemporal } from './harness/temporal';
+import { writeWorkflowBundle } from './publishing/bundles';
+import { bareRound, burst, startBareBaseline } from './generation/baseline';
 import { printRound, report, request, roundFigures, type Reply, type RoundResult } from './generation/figures';
-import { censusControl, describePlan, perJob, planOf } from './generation/sameStatements';
+import { censusControl, describePlan, perJob, planOf } from './generation/plan';
 
 const opt = benchFlags(
   `generation: N generation requests at once, built-in writer, worker as a child process;
 before them (or interleaved) the same bursts at a bare baseline on the same Temporal dev server.`,
   {
     requests: { default: 200, integer: true, help: 'requests sent at once per round' },
-    rounds: {
-      default: 3,
-      integer: true,
-      help: 'measured rounds, each on a fresh project (default 3); the baseline runs as many',
-    },
-    warmup: {
-      default: 20,
-      integer: true,
-      help: 'requests of an unmeasured first burst (default 20), for the baseline too',
-    },
+    rounds: { default: 3, integer: true, help: 'measured rounds, each on a fresh project; the baseline runs as many' },
+    warmup: { default: 20, integer: true, help: 'requests of an unmeasured first burst, for the baseline too' },
     timeout: { default: 120, integer: true, arg: 'S', help: 'seconds a round may take to reach DONE for every job' },
     'quiet-wait': {
       default: 120,
       integer: true,
       arg: 'S',
-      help: 'before each round, wait up to S seconds for other processes to use < 15%\nof the machine (default 120; 0 = do not wait)',
+      help: 'before each round, wait up to S seconds for other processes to use < 15%\nof the machine (0 = do not wait)',
     },
-    'no-baseline': {
-      type: 'boolean',
-      help: `skip both bare baselines (bench/README.md, generation): the minimal one and the
-        same statements one, which give the lines \`API / same statements bare: 0.NN×\`
-        (same-statements p50 / service p50) and \`same statements / minimal: N.NN×\``,
-    },
+    'no-baseline': { type: 'boolean', help: 'skip both bare baselines, minimal and same statements (bench/README.md, generation)' },
     'baseline-order': {
       default: 'before',
       arg: 'before|interleaved',
-      help: `of the minimal baseline: before (default; its rounds, then the service's) or
-        interleaved (baseline round i just before service round i, pools of 12 unless
-        DB_POOL_MAX is set). The same-statements round i always runs just before it`,
+      help: "of the minimal baseline: its rounds before the service's, or round i just before\nservice round i (pools of 12 unless DB_POOL_MAX is set)",
     },
-    strict: {
-      type: 'boolean',
-      help: 'exit 1 when the median queue→done p50 misses the target (≤ 1,000 ms, issue 19;\nabsolute, whatever the baseline)',
-    },
+    strict: { type: 'boolean', help: 'exit 1 when the median queue→done p50 misses the target (≤ 1,000 ms, issue 19)' },
     profile: {
       type: 'boolean',
-      help: `run the API and the worker with the V8 CPU profiler and print where their time
-        went (the profiles cover each process's whole life: start, warm-up and rounds);
-        files in bench/results/profiles/generation`,
+      help: 'run the API and the worker with the V8 CPU profiler (their whole life) and print\nwhere their time went; files in bench/results/profiles/generation',
     },
   },
   `CPU seconds per round by process: api and worker are the round's side (in a baseline round the
@@ -90,18 +67,13 @@ const PROFILE_DIR = path.join(RESULTS_DIR, 'profiles', 'generation');
 const CENSUS_DIR = path.join(RESULTS_DIR, 'generation-census');
 // The census loads after tsx and before the app, in each process's main thread only (the
 // worker's workflow threads run no SQL): `--import tsx` twice is one import.
-const CENSUS_URL = pathToFileURL(path.join(REPO_ROOT, 'bench', 'generation', 'census.ts')).href;
-const CENSUS_ARGS = [
-  '--import',
-  'tsx',
-  '--import',
-  `data:text/javascript,import { isMainThread } from 'node:worker_threads'; if (isMainThread) await import(${JSON.stringify(CENSUS_URL)});`,
-];
+const CENSUS_URL = JSON.stringify(pathToFileURL(path.join(REPO_ROOT, 'bench', 'generation', 'census.ts')).href);
+const CENSUS_IMPORT = `data:text/javascript,import { isMainThread } from 'node:worker_threads'; if (isMainThread) await import(${CENSUS_URL});`;
 
 // Set before the first app module loads; both children inherit it. Nothing here publishes.
-const temporalPort = await freePort();
+const reserved = await reserveTemporal('dev');
 setPublishingEnvironment(
-  { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort, taskQueue: TASK_QUEUE, simPort: 9 },
+  { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort: reserved.port, taskQueue: TASK_QUEUE, simPort: 9 },
   {
     BENCH_GEN_CENSUS_DIR: CENSUS_DIR,
     LLM_WRITER: 'builtin',
@@ -120,9 +92,8 @@ const SOURCE = [
 ].join(' ');
 const body = (i: number) => ({ source: { type: 'text', text: `${SOURCE} (#${i})` } });
 
-/** A side of the run: the service, or a bare baseline, with its processes (api or bare server, then worker). */
+/** A side of the run: the service ('' for name), or a bare baseline, with its processes (api or bare server, then worker). */
 interface Side {
-  /** '' for the service, else the baseline's name in its lines. */
   name: string;
   pids: number[];
   results: RoundResult[];
@@ -137,65 +108,62 @@ async function setUp(cleanups: Cleanups) {
   step(`database ${DATABASE_URL} (recreated), Redis ${REDIS_URL} (flushed)`);
   await resetStores(DATABASE_URL, REDIS_URL);
   step('Temporal dev server');
-  const binary = await resolveTemporalBinary({ log: (l) => console.log(`  [temporal] ${l}`) });
-  const temporal = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
+  const temporal = await startBenchTemporal(reserved, {
+    databaseUrl: DATABASE_URL,
+    databaseName: '',
+    log: (l) => console.log(`  [temporal] ${l}`),
+  });
   cleanups.push(() => temporal.stop());
   cleanups.push(closeStores);
+  cleanups.push(async () => (await import('../lib/temporal/client')).closeTemporalClient());
 
   // Both workers load a bundle built here once, as production workers load the build's
   // (WORKFLOW_BUNDLE_PATH), rather than running webpack at start-up in their own heap.
   const tb = Date.now();
-  const { bundleWorkflows, WORKFLOWS_PATH } = await import('../workers/worker');
-  const writeBundle = async (name: string, source: string) => {
-    const file = path.join(RESULTS_DIR, `generation-${name}-bundle.js`);
-    fs.mkdirSync(RESULTS_DIR, { recursive: true });
-    fs.writeFileSync(file, (await bundleWorkflows(source)).code);
-    return file;
-  };
-  process.env.WORKFLOW_BUNDLE_PATH = await writeBundle('workflow', WORKFLOWS_PATH);
+  const bundle = (name: string, source?: string) => writeWorkflowBundle(path.join(RESULTS_DIR, `generation-${name}-bundle.js`), source);
+  process.env.WORKFLOW_BUNDLE_PATH = await bundle('workflow');
   const baselineBundle = opt['no-baseline']
     ? null
-    : await writeBundle('baseline', path.join(import.meta.dirname, 'generation', 'baselineWorkflows.ts'));
+    : await bundle('baseline', path.join(import.meta.dirname, 'generation', 'baselineWorkflows.ts'));
   step(`workflow bundles built in ${((Date.now() - tb) / 1000).toFixed(1)} s; the workers load them`);
 
   const { db } = await import('../lib/db');
   const { createWorkspace, createProject, issueApiKey } = await import('../admin/provision');
   const workspace = await createWorkspace({ name: 'Generation Bench Co', plan: 'BUSINESS' });
   // Caps high enough never to refuse, but set, so every request runs the conditional reservations.
-  await db()('workspaces')
-    .where({ id: workspace.id })
-    .update({ daily_spend_cap_cents: 1_000_000_000, weekly_ai_budget_cents: 1_000_000_000 });
+  await db()('workspaces').where({ id: workspace.id }).update({ daily_spend_cap_cents: 1e9, weekly_ai_budget_cents: 1e9 });
   const key = (await issueApiKey({ workspaceId: workspace.id, scopes: ['write'], name: 'generation bench' })).key as string;
   const project = async (name: string) =>
     (await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name, connection: 'none' })).id as string;
   const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(opt.requests, opt.warmup, 1) });
-  cleanups.push(async () => agent.destroy());
   const b = { temporal, key, project, agent, baselineBundle, up: [] as Side[], lastJobOf: new Map<string, string>() };
+  cleanups.push(async () => agent.destroy());
   cleanups.push(async () => void (await Promise.all(b.up.map((s) => s.stop?.()))));
   if (!opt['no-baseline']) {
     step(
       'minimal bare baseline: accept server (bench/generation/serve-bare.ts) and worker (bench/generation/baselineWorker.ts) as child processes',
     );
-    b.up.push(baselineSide(b, 'baseline', await startBareBaseline({ env: process.env, logDir: RESULTS_DIR, bundlePath: baselineBundle })));
+    await addBaseline(b, 'baseline');
   }
   return b;
 }
 
-/** A bare baseline as a side: the same bodies as the service's (less the project id). */
-function baselineSide(b: Pick<Bench, 'agent' | 'lastJobOf'>, name: string, bare: BareBaseline): Side {
-  return {
+/** A bare baseline (`samePlan`: the same-statements one) up as a side: the same bodies as the service's (less the project id). */
+async function addBaseline(b: Bench, name: string, samePlan?: string) {
+  const bare = await startBareBaseline({ env: process.env, logDir: RESULTS_DIR, bundlePath: b.baselineBundle, samePlan });
+  b.up.push({
     name,
     pids: [bare.server.pid, bare.worker.pid],
     results: [],
     stop: () => bare.stop(),
     async round(n, groups) {
       const cpuBefore = snapshot();
-      const { replies, t0, jobs } = await bareRound(bare, b.agent, DATABASE_URL, n, body, TIMEOUT_MS);
+      const { replies, t0, jobs } = await bareRound(bare, b.agent, n, body, TIMEOUT_MS);
       const first = replies.find((r) => r.status === 200);
-      if (first) b.lastJobOf.set(bare.table === 'jobs' ? 'same statements' : 'minimal', first.body.data.id as string);
+      if (first) b.lastJobOf.set(samePlan ? 'same statements' : 'minimal', first.body.data.id as string);
       return roundFigures({ requests: n, replies, t0, jobs, drafts: null, cpu: diff(cpuBefore, snapshot(), groups) });
     },
-  };
+  });
 }
 
 /**
@@ -207,7 +175,7 @@ async function serviceRound(b: Bench, baseUrl: string, projectId: string, n: num
   const { db } = await import('../lib/db');
   const cpuBefore = snapshot();
   const { replies, t0, ids } = await burst(
-    (i) => request(b.agent, baseUrl, b.key, 'POST', '/v1/posts/generations', { projectId, ...body(i) }),
+    (i) => request(b.agent, `${baseUrl}/v1/posts/generations`, b.key, 'POST', { projectId, ...body(i) }),
     n,
     async (ids) => Number((await db()('jobs').whereIn('id', ids).whereIn('status', ['DONE', 'FAILED', 'CANCELLED']).count('* as n'))[0]!.n),
     TIMEOUT_MS,
@@ -216,13 +184,8 @@ async function serviceRound(b: Bench, baseUrl: string, projectId: string, n: num
   const jobs: any[] = [];
   let cursor: string | null = null;
   do {
-    const page: Reply = await request(
-      b.agent,
-      baseUrl,
-      b.key,
-      'GET',
-      `/v1/jobs?projectId=${projectId}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-    );
+    const query = `projectId=${projectId}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const page: Reply = await request(b.agent, `${baseUrl}/v1/jobs?${query}`, b.key, 'GET');
     if (page.status !== 200) throw new Error(`GET /v1/jobs answered ${page.status}: ${JSON.stringify(page.body)}`);
     jobs.push(...page.body.data.filter((j: any) => ids.includes(j.id)));
     cursor = page.body.pagination.next_cursor;
@@ -236,23 +199,18 @@ async function serviceRound(b: Bench, baseUrl: string, projectId: string, n: num
   return roundFigures({ requests: n, replies, t0, jobs: times, drafts, cpu });
 }
 
-/** CPU groups of a round of `side`; idle: the processes of the other sides that are up. */
-function sideGroups(b: Bench, side: Side): Groups {
-  return {
+/** The warm-up (`i` 0, unless --warmup 0) or measured round `i` of a side, printed; CPU group idle: the other sides' processes. */
+async function measure(b: Bench, side: Side, i: number) {
+  const n = i === 0 ? opt.warmup : opt.requests;
+  if (i === 0 && n <= 0) return;
+  const groups: Groups = {
     api: (p) => p.pid === side.pids[0],
     worker: (p) => p.pid === side.pids[1],
-    temporal: (p) => p.pid === b.temporal.child.pid,
+    temporal: (p) => b.temporal.pids().includes(p.pid),
     postgres: (p) => p.comm.startsWith('postgres'),
     bench: (p) => p.pid === process.pid,
     idle: (p) => b.up.some((s) => s !== side && s.pids.includes(p.pid)),
   };
-}
-
-/** The warm-up (`i` 0, unless --warmup 0) or measured round `i` of a side, printed. */
-async function measure(b: Bench, side: Side, i: number) {
-  const n = i === 0 ? opt.warmup : opt.requests;
-  if (i === 0 && n <= 0) return;
-  const groups = sideGroups(b, side);
   const label = `${side.name ? `${side.name} ` : ''}${i === 0 ? 'warm-up' : `round ${i}`}`;
   if (i > 0 && opt['quiet-wait'] > 0) {
     const share = await waitForQuiet({ waitMs: opt['quiet-wait'] * 1000, quietBelow: 0.15, groups: () => groups, announce: false });
@@ -267,10 +225,9 @@ async function measure(b: Bench, side: Side, i: number) {
 
 /** What Temporal recorded for one job: events, workflow and activity tasks, markers, search-attribute upserts. */
 async function historyShape(workflowId: string): Promise<string> {
-  const { Client, Connection } = await import('@temporalio/client');
-  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
+  const { temporalClient } = await import('../lib/temporal/client');
   try {
-    const events = (await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    const events = (await (await temporalClient()).workflow.getHandle(workflowId).fetchHistory()).events ?? [];
     const count = (name: string) =>
       events.filter((e) => proto.temporal.api.enums.v1.EventType[e.eventType!] === `EVENT_TYPE_${name}`).length;
     return (
@@ -279,8 +236,6 @@ async function historyShape(workflowId: string): Promise<string> {
     );
   } catch (err) {
     return `(history not read: ${err instanceof Error ? err.message : String(err)})`;
-  } finally {
-    await connection.close();
   }
 }
 
@@ -290,19 +245,15 @@ async function startService(b: Bench, cleanups: Cleanups) {
   if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
   // One folder per process: tsx's loader thread writes a profile of its own beside the main thread's.
   const nodeArgs = (name: string) => [
-    ...CENSUS_ARGS,
+    ...['--import', 'tsx', '--import', CENSUS_IMPORT],
     ...(opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, name)}`] : []),
   ];
   const api = await startServer('api', 'bench/harness/serve-app.ts', process.env, nodeArgs('api'));
   cleanups.push(() => api.stop());
   const worker = await launch({ kind: 'worker', nodeArgs: nodeArgs('worker') });
   cleanups.push(() => worker.stop());
-  const side: Side = {
-    name: '',
-    pids: [api.pid, worker.pid],
-    results: [],
-    round: async (n, groups, project) => serviceRound(b, api.baseUrl, await b.project(project), n, groups),
-  };
+  const round: Side['round'] = async (n, groups, project) => serviceRound(b, api.baseUrl, await b.project(project), n, groups);
+  const side: Side = { name: '', pids: [api.pid, worker.pid], results: [], round };
   b.up.push(side);
   await worker.waitReady(workerPolls(TASK_QUEUE), 180_000);
   return { api, worker, side, census: censusControl(CENSUS_DIR) };
@@ -316,7 +267,7 @@ async function captureOneJob(b: Bench, { api, worker, side, census }: Awaited<Re
   const { db } = await import('../lib/db');
   const projectId = await b.project('Capture');
   await census.capture();
-  const one = await request(b.agent, api.baseUrl, b.key, 'POST', '/v1/posts/generations', { projectId, ...body(0) });
+  const one = await request(b.agent, `${api.baseUrl}/v1/posts/generations`, b.key, 'POST', { projectId, ...body(0) });
   if (one.status !== 200) throw new Error(`the captured job was refused: ${one.status} ${JSON.stringify(one.body)}`);
   const jobId = one.body.data.id as string;
   for (let t = Date.now(); (await db()('jobs').where({ id: jobId }).first('status')).status !== 'DONE'; await sleep(50))
@@ -330,60 +281,52 @@ async function captureOneJob(b: Bench, { api, worker, side, census }: Awaited<Re
   step(`one job's statements (${path.relative(REPO_ROOT, planFile)}):\n${describePlan(plan)}`);
   if (!opt['no-baseline']) {
     step('same-statements bare baseline: the same bare server and worker replaying them');
-    const same = await startBareBaseline({ env: process.env, logDir: RESULTS_DIR, bundlePath: b.baselineBundle, samePlan: planFile });
-    b.up.push(baselineSide(b, 'same statements', same));
+    await addBaseline(b, 'same statements', planFile);
     await measure(b, b.up.at(-1)!, 0);
   }
   console.log(`  history of one job: service ${await historyShape(jobId)}`);
   for (const [name, id] of b.lastJobOf) console.log(`  history of one job: ${name} ${await historyShape(id)}`);
 }
 
-async function main() {
-  const cleanups = new Cleanups();
-  let results: [RoundResult[], RoundResult[], RoundResult[]];
-  try {
-    const b = await setUp(cleanups);
-    const [bare] = b.up;
-    // Before: every minimal baseline round first, and its processes (and their database
-    // connections) gone before the service's start.
-    if (bare && ORDER === 'before') {
-      for (let i = 0; i <= opt.rounds; i++) await measure(b, bare, i);
-      await bare.stop!();
-      b.up.splice(b.up.indexOf(bare), 1);
-    }
-    const service = await startService(b, cleanups);
-    if (bare && ORDER === 'interleaved') await measure(b, bare, 0);
-    await measure(b, service.side, 0);
-    await captureOneJob(b, service);
-    // Interleaved: baseline round i, then service round i, so a neighbour's load that comes and
-    // goes falls on both sides alike.
-    const [apiBefore, workerBefore] = await service.census.dump(service.side.pids);
-    const same = b.up.find((s) => s.name === 'same statements');
-    for (let i = 1; i <= opt.rounds; i++)
-      for (const side of [bare && ORDER === 'interleaved' ? bare : null, same, service.side]) if (side) await measure(b, side, i);
-    const [apiAfter, workerAfter] = await service.census.dump(service.side.pids);
-    for (const [name, before, after] of [
-      ['API', apiBefore!, apiAfter!],
-      ['worker', workerBefore!, workerAfter!],
-    ] as const) {
-      const rows = perJob(before, after, opt.requests * opt.rounds).filter((r) => r.perJob >= 0.05);
-      const total = rows.reduce((n, r) => n + r.perJob, 0);
-      console.log(`\n${name}: ${total.toFixed(1)} statements per job over the rounds (those of 0.05 a job or more)`);
-      for (const r of rows) console.log(`  ${r.perJob.toFixed(2).padStart(6)}  ${r.activity || '-'}  ${r.text.slice(0, 130)}`);
-    }
-    results = [service.side.results, bare?.results ?? [], same?.results ?? []];
-  } finally {
-    await cleanups.run();
+const cleanups = new Cleanups();
+let results: [RoundResult[], RoundResult[], RoundResult[]];
+try {
+  const b = await setUp(cleanups);
+  const [bare] = b.up;
+  // Before: every minimal baseline round first, and its processes (and their database
+  // connections) gone before the service's start.
+  if (bare && ORDER === 'before') {
+    for (let i = 0; i <= opt.rounds; i++) await measure(b, bare, i);
+    await bare.stop!();
+    b.up.splice(b.up.indexOf(bare), 1);
   }
-  const exit = await report(...results, {
-    options: { requests: opt.requests, rounds: opt.rounds, warmup: opt.warmup, baseline: !opt['no-baseline'], baselineOrder: ORDER },
-    strict: opt.strict,
-    profileDir: opt.profile ? PROFILE_DIR : null,
+  const service = await startService(b, cleanups);
+  if (bare && ORDER === 'interleaved') await measure(b, bare, 0);
+  await measure(b, service.side, 0);
+  await captureOneJob(b, service);
+  // Interleaved: baseline round i, then service round i, so a neighbour's load that comes and
+  // goes falls on both sides alike.
+  const before = await service.census.dump(service.side.pids);
+  const same = b.up.find((s) => s.name === 'same statements');
+  for (let i = 1; i <= opt.rounds; i++)
+    for (const side of [bare && ORDER === 'interleaved' ? bare : null, same, service.side]) if (side) await measure(b, side, i);
+  const after = await service.census.dump(service.side.pids);
+  ['API', 'worker'].forEach((name, i) => {
+    const rows = perJob(before[i]!, after[i]!, opt.requests * opt.rounds).filter((r) => r.perJob >= 0.05);
+    const total = rows.reduce((n, r) => n + r.perJob, 0);
+    console.log(`\n${name}: ${total.toFixed(1)} statements per job over the rounds (those of 0.05 a job or more)`);
+    for (const r of rows) console.log(`  ${r.perJob.toFixed(2).padStart(6)}  ${r.activity || '-'}  ${r.text.slice(0, 130)}`);
   });
-  process.exit(exit);
-}
-
-main().catch((err) => {
+  results = [service.side.results, bare?.results ?? [], same?.results ?? []];
+} catch (err) {
   console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+  await cleanups.run();
   process.exit(1);
+}
+await cleanups.run();
+const exit = await report(...results, {
+  options: { requests: opt.requests, rounds: opt.rounds, warmup: opt.warmup, baseline: !opt['no-baseline'], baselineOrder: ORDER },
+  strict: opt.strict,
+  profileDir: opt.profile ? PROFILE_DIR : null,
 });
+process.exit(exit);

@@ -3,20 +3,16 @@
 // and GET /v1/workspaces/me with an OAuth access token — against the app in a child process
 // (bench/README.md, figures history).
 
-import { launch } from '../tooling/launcher';
-import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import os from 'node:os';
 import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
 import { closedLoop, openLoop, requestText as request, type RunResult } from './harness/load';
 import { benchFlags } from './harness/options';
 import { writeResults } from './harness/format';
-import { freePort } from '../tooling/ports';
+import { startServer } from './harness/servers';
 
 const DATABASE_URL = process.env.BENCH_OAUTH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_oauth';
 const REDIS_URL = process.env.BENCH_OAUTH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
-const PASSWORD = 'bench password 123';
-const USER_EMAIL = 'bench@example.com';
 
 const opt = benchFlags(
   'oauth: POST /oauth/token (refresh grant) and GET /v1/workspaces/me with OAuth tokens.',
@@ -31,126 +27,45 @@ const opt = benchFlags(
 );
 const o = { connections: opt.connections, durationMs: opt.duration * 1000, warmupMs: opt.warmup * 1000, rate: opt.rate };
 
-async function main() {
-  const server = await setUp();
-  try {
-    report(await run(await signIn()));
-  } finally {
-    await server.stop();
-  }
-}
-
-/** The environment, the stores, a workspace with its member, and the server under test in a child process. */
+/**
+ * The stores, the app (bench/harness/serve-app.ts) in a child process, a client registered
+ * through it, and one token family per connection for a member of a workspace, minted as the
+ * operator's `oauth token` does (admin/controls.ts, the rows of a code exchange without the
+ * browser); then the two requests measured: a refresh that walks its connection's family, and
+ * GET /v1/workspaces/me with its access token.
+ */
 async function setUp() {
-  const port = await freePort();
   // The app reads its configuration once, at import: everything is set before the first import.
   setBenchEnvironment(DATABASE_URL, REDIS_URL, {
-    PORT: String(port),
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: 'error',
     SECRET_KEY: 'bench-secret-key-0123456789abcdef',
     ENCRYPTION_KEY: 'bench-encryption-key',
     RATE_LIMIT_UNAUTHENTICATED: '10000000',
   });
   await resetStores(DATABASE_URL, REDIS_URL);
+  const server = await startServer('api', 'bench/harness/serve-app.ts', process.env);
   const { addMember, createProject, createUser, createWorkspace } = await import('../admin/provision');
+  const { mintOAuthToken } = await import('../admin/controls');
   const workspace = await createWorkspace({ name: 'Bench Workspace', plan: 'BUSINESS' });
   const project = await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name: 'Bench Person' });
   await createProject({ workspaceId: workspace.id, type: 'COMPANY_PAGE', name: 'Bench Company', linkedProjectId: project.id });
-  const user = await createUser({ email: USER_EMAIL, name: 'Bench User', password: PASSWORD });
+  const user = await createUser({ email: 'bench@example.com', name: 'Bench User', password: 'bench password 123' });
   await addMember({ workspaceId: workspace.id, user: user.id, role: 'Admin' });
-  await closeStores();
-
-  // The app as the API process runs it (its Node options), with only the REST door listening.
-  return launch({
-    kind: 'api',
-    entry: import.meta.filename,
-    env: { BENCH_OAUTH_SERVE: '1' },
-    ipc: true,
-    ready: { message: (m) => m === 'ready' },
-    readyTimeoutMs: 600_000,
-    onLine: (line, stream) => (stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`),
-  });
-}
-
-/**
- * A registered client and one token family per connection, and the two requests measured: a
- * refresh that walks its connection's family, and GET /v1/workspaces/me with its access token.
- */
-async function signIn() {
-  const base = process.env.PUBLIC_URL!;
-  const redirectUri = 'http://127.0.0.1/callback';
-  const reg = await fetch(`${base}/oauth/register`, {
+  const reg = await fetch(`${server.baseUrl}/oauth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'Bench Client', redirect_uris: [redirectUri] }),
+    body: JSON.stringify({ client_name: 'Bench Client', redirect_uris: ['http://127.0.0.1/callback'] }),
   });
   const clientId = ((await reg.json()) as { client_id: string }).client_id;
-  // One family per connection: authorize with PKCE, sign in (once: welcome back after), approve,
-  // exchange the code; the pages through a cookie-keeping browser of a few lines.
-  const cookies = new Map<string, string>();
-  const browse = async (method: 'GET' | 'POST', target: string, form?: Record<string, string>, follow = true) => {
-    for (;;) {
-      const headers: Record<string, string> = form ? { 'content-type': 'application/x-www-form-urlencoded' } : {};
-      if (cookies.size) headers.cookie = [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-      const res = await fetch(base + target, { method, headers, body: form && new URLSearchParams(form), redirect: 'manual' });
-      for (const line of res.headers.getSetCookie()) {
-        const pair = line.split(';')[0]!;
-        cookies.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
-      }
-      const page = { location: res.headers.get('location'), html: await res.text() };
-      if (!follow || res.status !== 303 || !page.location?.startsWith('/')) return page;
-      [method, target, form] = ['GET', page.location, undefined];
-    }
-  };
-  const field = (html: string, re: RegExp) => re.exec(html)?.[1] ?? fail(`page did not contain ${re}: ${html.slice(0, 300)}`);
-  const csrf = (html: string) => field(html, /name="csrf" value="([^"]+)"/);
   const families: Array<{ access: string; refresh: string }> = [];
   for (let i = 0; i < o.connections; i++) {
-    const verifier = randomBytes(32).toString('base64url');
-    const q = new URLSearchParams({
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: redirectUri,
-      scope: 'read write offline_access',
-      state: `s${i}`,
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-      code_challenge_method: 'S256',
-    });
-    let page = await browse('GET', `/oauth/authorize?${q}`);
-    if (page.html.includes('name="password"'))
-      page = await browse('POST', field(page.html, /action="(\/oauth\/interaction\/[^"]+\/login)"/), {
-        csrf: csrf(page.html),
-        email: USER_EMAIL,
-        password: PASSWORD,
-      });
-    const consent: Record<string, string> = page.html.includes('value="welcome_back"')
-      ? { mode: 'welcome_back' }
-      : { workspace: field(page.html, /name="workspace" value="([^"]+)"/), access: 'full' };
-    const done = await browse(
-      'POST',
-      field(page.html, /action="(\/oauth\/interaction\/[^"]+\/confirm)"/),
-      { csrf: csrf(page.html), decision: 'approve', ...consent },
-      false,
-    );
-    const code = new URL(done.location!).searchParams.get('code')!;
-    const res = await fetch(`${base}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        client_id: clientId,
-        code,
-        redirect_uri: redirectUri,
-        code_verifier: verifier,
-      }),
-    });
-    const tokens = (await res.json()) as { access_token: string; refresh_token: string };
-    if (!tokens.refresh_token) throw new Error(`token exchange failed: ${JSON.stringify(tokens)}`);
-    families.push({ access: tokens.access_token, refresh: tokens.refresh_token });
+    const t = await mintOAuthToken({ user: user.id, clientId, workspaceId: workspace.id, scopes: ['read', 'write', 'offline_access'] });
+    if (!t.refresh_token) throw new Error(`no refresh token minted: ${JSON.stringify(t)}`);
+    families.push({ access: t.access_token, refresh: t.refresh_token });
   }
+  await closeStores();
 
-  const tokenUrl = new URL(`${base}/oauth/token`);
+  const tokenUrl = new URL(`${server.baseUrl}/oauth/token`);
   const refreshStep = async (w: number, agent: http.Agent) => {
     const fam = families[w]!;
     const body = new URLSearchParams({ grant_type: 'refresh_token', client_id: clientId, refresh_token: fam.refresh }).toString();
@@ -168,7 +83,7 @@ async function signIn() {
     }
     return res;
   };
-  const meUrl = new URL(`${base}/v1/workspaces/me`);
+  const meUrl = new URL(`${server.baseUrl}/v1/workspaces/me`);
   const meStep = (i: number, agent: http.Agent) =>
     request(agent, meUrl, 'GET', { authorization: `Bearer ${families[i % families.length]!.access}`, connection: 'keep-alive' });
 
@@ -176,11 +91,11 @@ async function signIn() {
   const principal = (JSON.parse(check.body) as { data?: { principal?: { type?: string } } }).data?.principal?.type;
   if (check.status !== 200 || principal !== 'oauth_token')
     throw new Error(`GET /v1/workspaces/me answered ${check.status}: ${check.body.slice(0, 300)}`);
-  return { refreshStep, meStep };
+  return { server, refreshStep, meStep };
 }
 
 /** Each measurement after its warm-up, with the machine's load before and after. */
-async function run({ refreshStep, meStep }: Awaited<ReturnType<typeof signIn>>) {
+async function run({ refreshStep, meStep }: Awaited<ReturnType<typeof setUp>>) {
   const { connections, durationMs, warmupMs, rate } = o;
   console.log(
     `oauth bench: ${connections} connections, ${durationMs / 1000} s per measurement, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'})`,
@@ -215,18 +130,9 @@ function report({ loadBefore, loadAfter, refreshRun, meRun, meFixed }: Awaited<R
   console.log(`\nwritten to bench/results/oauth.json`);
 }
 
-const fail = (message: string): never => {
-  throw new Error(message);
-};
-
-/** The child (BENCH_OAUTH_SERVE): the server under test; the parent measures. */
-async function serve() {
-  const { createApp } = await import('../api/app');
-  const { listen } = await import('../api/listen');
-  await listen(createApp(), { door: 'rest', port: Number(process.env.PORT), host: '127.0.0.1' });
-  process.send!('ready');
-  process.on('disconnect', () => process.exit(0));
+const bench = await setUp();
+try {
+  report(await run(bench));
+} finally {
+  await bench.server.stop();
 }
-
-if (process.env.BENCH_OAUTH_SERVE) await serve();
-else await main();

@@ -20,9 +20,6 @@ const opt = benchFlags(
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_ops';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
 
-type Bench = Awaited<ReturnType<typeof setUp>>;
-type Figures = Awaited<ReturnType<typeof run>>;
-
 /** The bench's stores, a workspace with 60 posts in one project, the app served plain and with the request span. */
 async function setUp() {
   setBenchEnvironment(DATABASE_URL, REDIS_URL, { LOG_LEVEL: 'warn', CONTRACT_CHECK: 'strict' });
@@ -51,26 +48,21 @@ async function setUp() {
     })),
   );
   const serve = async (app: ReturnType<typeof createApp>) => {
-    const s = await listen(app, { door: 'rest', port: 0, host: '127.0.0.1' });
-    return { server: s as Server, url: `http://127.0.0.1:${(s.address() as AddressInfo).port}/v1/posts?projectId=${project.id}&limit=50` };
+    const s = (await listen(app, { door: 'rest', port: 0, host: '127.0.0.1' })) as Server;
+    return { server: s, url: `http://127.0.0.1:${(s.address() as AddressInfo).port}/v1/posts?projectId=${project.id}&limit=50` };
   };
-  const plain = await serve(createApp());
   // The traced app: the same app with the request span mounted first (createApp does this when
   // tracing is on at its start); tracing itself is switched on and off around its rounds.
   const tracedApp = createApp();
   tracedApp.middleware.unshift(tracingMiddleware('rest'));
-  const traced = await serve(tracedApp);
-  return { projectId: project.id, key, plain, traced };
+  return { projectId: project.id, key, plain: await serve(createApp()), traced: await serve(tracedApp) };
 }
 
 /** Tracing on, its spans batched to an exporter that drops them. */
 async function withTracing<T>(f: () => Promise<T>): Promise<T> {
   const { startTracing, stopTracing } = await import('../lib/telemetry');
   const { BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
-  const discard = {
-    export: (_spans: unknown[], done: (r: { code: number }) => void) => done({ code: 0 }),
-    shutdown: async () => {},
-  };
+  const discard = { export: (_spans: unknown[], done: (r: { code: number }) => void) => done({ code: 0 }), shutdown: async () => {} };
   await startTracing({ serviceName: 'bench', spanProcessor: new BatchSpanProcessor(discard as never) });
   try {
     return await f();
@@ -80,7 +72,7 @@ async function withTracing<T>(f: () => Promise<T>): Promise<T> {
 }
 
 /** The interleaved rounds, then the metrics calls and the response check each timed alone. */
-async function run(b: Bench) {
+async function run(b: Awaited<ReturnType<typeof setUp>>) {
   const { checkResponse } = await import('../tooling/responseContract');
   const headers = { Authorization: `Bearer ${b.key}` };
   // CPU time of this process (the server and the client both run here) per request, beside the
@@ -106,7 +98,7 @@ async function run(b: Bench) {
 
   await requests(true); // warm-up (also compiles the contract validators)
   await withTracing(() => requests(false, b.traced.url)); // warm-up of the traced path
-  const rounds = { plain: [] as number[], validated: [] as number[], traced: [] as number[], untraced: [] as number[] };
+  const rounds: Record<'plain' | 'validated' | 'traced' | 'untraced', number[]> = { plain: [], validated: [], traced: [], untraced: [] };
   for (let r = 0; r < opt.rounds; r++) {
     rounds.plain.push(await requests(false, b.plain.url, cpu.plain));
     rounds.validated.push(await requests(true));
@@ -137,7 +129,7 @@ function perCall(n: number, f: () => void): number {
   return (performance.now() - t0) / n;
 }
 
-function report({ rounds, cpu, metricsMs, validateMs }: Figures): void {
+function report({ rounds, cpu, metricsMs, validateMs }: Awaited<ReturnType<typeof run>>): void {
   const us = (x: number) => (x * 1000).toFixed(0);
   const share = (x: number, of: number, digits = 1) => ((x / of) * 100).toFixed(digits);
   /** x against base in %, with a '+' always or (whenUp) only before a rise. */

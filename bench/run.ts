@@ -6,8 +6,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const benchDir = import.meta.dirname;
-const root = path.resolve(benchDir, '..');
-
 const available = fs
   .readdirSync(benchDir)
   .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && f !== 'run.ts')
@@ -16,12 +14,11 @@ const available = fs
 
 const args = process.argv.slice(2);
 if (args.includes('--list')) {
-  for (const name of available) console.log(name);
+  console.log(available.join('\n'));
   process.exit(0);
 }
-
 const firstOption = args.findIndex((a) => a.startsWith('-'));
-const [names, passThrough] = firstOption === -1 ? [args, []] : [args.slice(0, firstOption), args.slice(firstOption)];
+const names = firstOption === -1 ? args : args.slice(0, firstOption);
 const unknown = names.filter((n) => !available.includes(n));
 if (unknown.length) {
   console.error(`unknown bench: ${unknown.join(', ')}; available: ${available.join(', ') || '(none)'}`);
@@ -29,24 +26,17 @@ if (unknown.length) {
 }
 const selected = names.length ? names : available;
 
-function runOne(name: string): Promise<number> {
-  return new Promise((resolve) => {
-    // tsx as an import hook in a plain node process, so the bench's own pid is the load generator's.
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(benchDir, `${name}.ts`), ...passThrough], {
-      cwd: root,
-      stdio: 'inherit',
-      env: process.env,
-    });
-    // Ctrl-C reaches the child through the terminal's process group; just wait for it.
-    process.on('SIGINT', () => undefined);
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
-  });
-}
-
+// Ctrl-C reaches the child through the terminal's process group; just wait for it.
+process.on('SIGINT', () => undefined);
 let failed = 0;
 for (const name of selected) {
   if (selected.length > 1) console.log(`\n=== ${name} ===`);
-  const code = await runOne(name);
+  // tsx as an import hook in a plain node process, so the bench's own pid is the load generator's.
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(benchDir, `${name}.ts`), ...args.slice(names.length)], {
+    cwd: path.resolve(benchDir, '..'),
+    stdio: 'inherit',
+  });
+  const code = await new Promise<number>((resolve) => child.on('exit', (c, signal) => resolve(c ?? (signal ? 128 : 1))));
   if (code !== 0) {
     failed++;
     console.error(`bench ${name} exited with code ${code}`);

@@ -2,18 +2,17 @@ import fs from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { launch, workerPolls, type Launched } from '../../tooling/launcher';
 import { startServer, type ServerHandle } from '../harness/servers';
 import { request, type JobTimes, type Reply } from './figures';
+import { BASELINE_TABLE, minimalPlan } from './plan';
 
 // The generation bench's bare baselines (bench/README.md, generation): a bare accept server
 // (serve-bare.ts) and a worker with the service worker's settings (baselineWorker.ts), child
-// processes on the bench's Temporal and database. Minimal: one INSERT and one workflow start per
-// request, one activity doing one UPDATE; with a plan of sameStatements.ts, the service's
-// statements of one captured job replayed in the service's workflow shape.
+// processes on the bench's Temporal and database, replaying a plan (plan.ts) per request: the
+// minimal one, or the service's statements of one captured job in its workflow shape.
 
-export const BASELINE_TABLE = 'bench_gen_baseline';
+export { BASELINE_TABLE };
 
 export interface BareBaseline {
   server: ServerHandle;
@@ -24,8 +23,9 @@ export interface BareBaseline {
 }
 
 /**
- * A baseline's bare server and worker (`bundlePath`: baselineWorkflows.ts pre-built), ready once
- * the worker polls its task queue; `env` goes to both, the worker's output to a log in `logDir`.
+ * A baseline's bare server and worker (`bundlePath`: baselineWorkflows.ts pre-built) replaying
+ * the plan in `samePlan`, or the minimal plan; ready once the worker polls its task queue. `env`
+ * goes to both, the worker's output to a log in `logDir`.
  */
 export async function startBareBaseline(opts: {
   env: NodeJS.ProcessEnv;
@@ -33,22 +33,24 @@ export async function startBareBaseline(opts: {
   bundlePath?: string | null;
   samePlan?: string;
 }): Promise<BareBaseline> {
-  const same = opts.samePlan !== undefined;
-  const taskQueue = same ? 'bench-gen-same-statements' : 'bench-gen-baseline';
+  const name = opts.samePlan ? 'same-statements' : 'baseline';
+  const { db } = await import('../../lib/db');
+  let planFile = opts.samePlan;
+  if (!planFile) {
+    await db().raw(
+      `create table if not exists ${BASELINE_TABLE} (id text primary key, created_at timestamptz not null default now(), completed_at timestamptz)`,
+    );
+    fs.writeFileSync((planFile = path.join(opts.logDir, 'generation-minimal-plan.json')), JSON.stringify(minimalPlan()));
+  }
+  const taskQueue = `bench-gen-${name}`;
   const env: NodeJS.ProcessEnv = {
     ...opts.env,
     BENCH_GEN_BASELINE_TASK_QUEUE: taskQueue,
-    ...(same ? { BENCH_GEN_SAME_STATEMENTS: opts.samePlan } : { BENCH_GEN_BASELINE_TABLE: BASELINE_TABLE }),
+    BENCH_GEN_PLAN: planFile,
     ...(opts.bundlePath ? { BENCH_GEN_BASELINE_BUNDLE_PATH: opts.bundlePath } : {}),
   };
-  if (!same)
-    await withClient(env.DATABASE_URL!, (c) =>
-      c.query(
-        `create table if not exists ${BASELINE_TABLE} (id text primary key, created_at timestamptz not null default now(), completed_at timestamptz)`,
-      ),
-    );
   // As `npm run start:worker` starts the worker: its heap limit (lib/workerHeap).
-  const log = fs.createWriteStream(path.join(opts.logDir, `generation-${same ? 'same-statements' : 'baseline'}-worker.log`));
+  const log = fs.createWriteStream(path.join(opts.logDir, `generation-${name}-worker.log`));
   const entry = 'bench/generation/baselineWorker.ts';
   const worker = await launch({ kind: 'worker', entry, name: 'baseline worker', env, onLine: (line) => log.write(`${line}\n`) });
   void worker.exited.then(() => log.end());
@@ -59,20 +61,10 @@ export async function startBareBaseline(opts: {
       throw err;
     });
     const stop = async () => void (await Promise.all([server.stop(), worker.stop()]));
-    return { server, worker, table: same ? 'jobs' : BASELINE_TABLE, stop };
+    return { server, worker, table: opts.samePlan ? 'jobs' : BASELINE_TABLE, stop };
   } catch (err) {
     await worker.stop();
     throw err;
-  }
-}
-
-async function withClient<T>(databaseUrl: string, use: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: databaseUrl });
-  await c.connect();
-  try {
-    return await use(c);
-  } finally {
-    await c.end();
   }
 }
 
@@ -97,21 +89,17 @@ export async function burst(
 export async function bareRound(
   b: BareBaseline,
   agent: http.Agent,
-  databaseUrl: string,
   n: number,
   body: (i: number) => unknown,
   timeoutMs: number,
 ): Promise<{ replies: Reply[]; t0: number; jobs: JobTimes[] }> {
-  return withClient(databaseUrl, async (c) => {
-    if (b.table === BASELINE_TABLE) await c.query(`truncate ${BASELINE_TABLE}`);
-    const of = `from ${b.table} where id = any($1)`;
-    const { replies, t0, ids } = await burst(
-      (i) => request(agent, b.server.baseUrl, 'bare', 'POST', '/jobs', body(i)),
-      n,
-      async (ids) => (await c.query<{ n: number }>(`select count(*)::int as n ${of} and completed_at is not null`, [ids])).rows[0]!.n,
-      timeoutMs,
-    );
-    const { rows } = await c.query<{ created_at: Date; completed_at: Date | null }>(`select created_at, completed_at ${of}`, [ids]);
-    return { replies, t0, jobs: rows.map((r) => ({ createdAt: r.created_at.getTime(), completedAt: r.completed_at?.getTime() ?? null })) };
-  });
+  const { db } = await import('../../lib/db');
+  if (b.table === BASELINE_TABLE) await db()(BASELINE_TABLE).truncate();
+  const send = (i: number) => request(agent, `${b.server.baseUrl}/jobs`, 'bare', 'POST', body(i));
+  const done = async (ids: string[]) => Number((await db()(b.table).whereIn('id', ids).whereNotNull('completed_at').count('* as n'))[0]!.n);
+  const { replies, t0, ids } = await burst(send, n, done, timeoutMs);
+  const rows: Array<{ created_at: Date; completed_at: Date | null }> = await db()(b.table)
+    .whereIn('id', ids)
+    .select('created_at', 'completed_at');
+  return { replies, t0, jobs: rows.map((r) => ({ createdAt: r.created_at.getTime(), completedAt: r.completed_at?.getTime() ?? null })) };
 }

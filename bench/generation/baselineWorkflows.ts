@@ -1,28 +1,18 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 
-// The generation bench's baseline workflows (baseline.ts): the least Temporal does for one job,
-// and the service's workflow shape (workflows/generatePost.ts) replaying its steps' statements.
+// The generation bench's bare baselines' workflow (baseline.ts): a plan's steps (plan.ts) in
+// order, each an activity replaying that step's statements; the minimal plan's one step is the
+// least Temporal does for a job, the same-statements plan's the service's (workflows/generatePost.ts).
 
 export interface BareJobActivities {
-  completeBareJob(id: string): Promise<void>;
-}
-
-export interface SameStatementsActivities {
-  /** Replays the captured statements of the service's activity `type` for job `id`. */
+  /** Replays the statements of the plan's step `type` for job `id`. */
   replayStep(args: { type: string; id: string }): Promise<void>;
 }
 
-const { completeBareJob } = proxyActivities<BareJobActivities>({ startToCloseTimeout: '1 minute' });
+const local = proxyLocalActivities<BareJobActivities>({ startToCloseTimeout: '10 seconds' });
+const queued = proxyActivities<BareJobActivities>({ startToCloseTimeout: '1 minute' });
 
-/** One activity that sets the job row's completed_at, then done. */
-export async function bareJobWorkflow(id: string): Promise<void> {
-  await completeBareJob(id);
-}
-
-const local = proxyLocalActivities<SameStatementsActivities>({ startToCloseTimeout: '10 seconds' });
-const queued = proxyActivities<SameStatementsActivities>({ startToCloseTimeout: '1 minute' });
-
-/** The service's steps in its order: `steps[i].local` says whether step i runs as a local activity. */
-export async function sameStatementsJobWorkflow(id: string, steps: Array<{ type: string; local: boolean }>): Promise<void> {
+/** `steps[i].local` says whether step i runs as a local activity. */
+export async function bareJobWorkflow(id: string, steps: Array<{ type: string; local: boolean }>): Promise<void> {
   for (const s of steps) await (s.local ? local : queued).replayStep({ type: s.type, id });
 }

@@ -8,8 +8,8 @@ import { recordingQuery, type CapturedStatement, type Query } from '../harness/s
 // The generation bench's statement census, loaded into the service's API and worker before the
 // app (`--import`): every pg statement counted by text and by the activity it ran in, and, while
 // a capture is on, recorded as bench/harness/statements.ts records them, with the API's workflow
-// starts as markers. Driven by a command file (sameStatements.ts censusControl): `capture` starts
-// a recording, `dump` writes counts and recording to <BENCH_GEN_CENSUS_DIR>/<pid>.json.
+// starts as markers. Driven by a command file (plan.ts censusControl): `capture` starts a
+// recording, `dump` writes counts and recording to <BENCH_GEN_CENSUS_DIR>/<pid>.json.
 
 export interface CensusStatement extends CapturedStatement {
   /** The activity type the statement ran in, or undefined outside any activity. */
@@ -77,22 +77,15 @@ WorkflowClient.prototype.start = async function (this: WorkflowClient, ...args: 
 // native runtime does not keep running its task pollers through one.
 let seen = '';
 setInterval(() => {
-  let text: string;
-  try {
-    text = fs.readFileSync(path.join(dir, 'command'), 'utf8');
-  } catch {
-    return;
-  }
+  const command = path.join(dir, 'command');
+  const text = fs.existsSync(command) ? fs.readFileSync(command, 'utf8') : seen;
   if (text === seen) return;
   seen = text;
-  const command = text.split(' ')[0]!.trim();
-  if (command === 'capture') {
-    captured = [];
-    t0 = performance.now();
-    capturing = true;
+  capturing = text.startsWith('capture');
+  if (capturing) {
+    [captured, t0] = [[], performance.now()];
     return;
   }
-  capturing = false;
   for (const s of captured) if (Number.isNaN(s.endMs)) s.endMs = s.startMs;
   const dump: CensusDump = { pid: process.pid, counts, captured };
   const file = path.join(dir, `${process.pid}.json`);

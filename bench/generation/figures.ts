@@ -1,33 +1,21 @@
 import fs from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
-import { f0, REPO_ROOT, writeResults } from '../harness/format';
+import { f0, quantile, REPO_ROOT, writeResults } from '../harness/format';
 import { requestText, summarize } from '../harness/load';
 import { machineInfo, type CpuBreakdown } from '../harness/proc';
 
 // What the generation bench measures of one burst, the service's and a bare baseline's alike:
 // the requests as sent and answered, then each job's queue→done from its created_at → completed_at.
 
-export interface Reply {
-  status: number;
-  body: any;
-  sentAt: number;
-  answeredAt: number;
-}
+export type Reply = { status: number; body: any; sentAt: number; answeredAt: number };
 
-/** One request on the bench's agent; the body is parsed as JSON when it is JSON. */
-export async function request(
-  agent: http.Agent,
-  baseUrl: string,
-  key: string,
-  method: string,
-  urlPath: string,
-  body?: unknown,
-): Promise<Reply> {
+/** One request on the bench's agent to `url`; the body is parsed as JSON when it is JSON. */
+export async function request(agent: http.Agent, url: string, key: string, method: string, body?: unknown): Promise<Reply> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   const headers = { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json' } : {}) };
   const sentAt = performance.now();
-  const res = await requestText(agent, new URL(urlPath, baseUrl), method, headers, payload);
+  const res = await requestText(agent, new URL(url), method, headers, payload);
   const answeredAt = performance.now();
   let parsed: unknown = res.body;
   try {
@@ -39,10 +27,7 @@ export async function request(
 }
 
 /** One accepted job as its row tells it (ms since the epoch); completedAt null: it did not finish. */
-export interface JobTimes {
-  createdAt: number;
-  completedAt: number | null;
-}
+export type JobTimes = { createdAt: number; completedAt: number | null };
 
 export type RoundResult = ReturnType<typeof roundFigures>;
 
@@ -60,8 +45,7 @@ export function roundFigures(input: {
   const { replies, jobs } = input;
   const accepted = replies.filter((r) => r.status === 200);
   const refused: Record<string, number> = {};
-  for (const r of replies) {
-    if (r.status === 200) continue;
+  for (const r of replies.filter((r) => r.status !== 200)) {
     const k = `${r.status} ${r.body?.error?.code ?? ''}`.trim();
     refused[k] = (refused[k] ?? 0) + 1;
   }
@@ -90,10 +74,7 @@ export type Summary = ReturnType<typeof summarizeRounds>;
 
 /** Each figure's median over the rounds (the lower middle one of an even count). */
 export function summarizeRounds(results: RoundResult[]) {
-  const med = (f: (r: RoundResult) => number) => {
-    const v = results.map(f).sort((a, b) => a - b);
-    return v[Math.floor((v.length - 1) / 2)] ?? 0;
-  };
+  const med = (f: (r: RoundResult) => number) => quantile(results.map(f), 0.5) ?? 0;
   return {
     acceptedPerSecond: med((r) => r.acceptedPerSecond),
     answerP50Ms: med((r) => r.acceptLatencyMs.p50),

@@ -1,8 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
-type Options = NonNullable<ParseArgsConfig['options']>;
-const HELP = { help: { type: 'boolean', default: false } } as const;
-
 /** A numeric option, refused unless it is a number ≥ min (and whole when asked). */
 export function numberOption(values: Record<string, unknown>, name: string, { min = 0, integer = false } = {}): number {
   const n = Number(values[name]);
@@ -36,10 +33,8 @@ type FlagValue<F> = F extends { type: 'boolean' }
         ? string
         : string | undefined;
 
-/** Flags this long or longer have their help on the lines below them. */
-const WIDE = 24;
-
-function helpText(about: string, flags: Record<string, AnyFlag>, footer?: string): string {
+/** `--help`: `about`, a line per flag (one this long or longer has its help on the lines below it), `footer`. */
+function helpText(about: string, flags: Record<string, AnyFlag>, footer?: string, WIDE = 24): string {
   const heads = Object.entries(flags).map(
     ([name, f]) => `--${name}${kindOf(f) === 'boolean' ? '' : f.arg?.startsWith('=') ? f.arg : ` ${f.arg ?? 'N'}`}`,
   );
@@ -55,25 +50,22 @@ function helpText(about: string, flags: Record<string, AnyFlag>, footer?: string
 
 /**
  * A bench's command line from its flags, each stated once (see Flag; node:util parseArgs, unknown
- * options refused): `--help` prints `about`,
- * every flag's line and `footer`, then exits before the bench touches anything; otherwise the
- * values, numbers as numbers.
+ * options refused): `--help` prints the help and exits before the bench touches anything;
+ * otherwise the values, numbers as numbers.
  */
 export function benchFlags<const F extends Record<string, Flag>>(
   about: string,
   flags: F,
   footer?: string,
 ): { [K in keyof F]: FlagValue<F[K]> } {
-  const all: Record<string, AnyFlag> = flags;
-  const options = Object.fromEntries(
-    Object.entries(all).map(([name, f]) => [
-      name,
+  const all: Record<string, AnyFlag> = { ...flags };
+  const options: NonNullable<ParseArgsConfig['options']> = { help: { type: 'boolean', default: false } };
+  for (const [name, f] of Object.entries(all))
+    options[name] =
       kindOf(f) === 'boolean'
         ? { type: 'boolean', default: false }
-        : { type: 'string', ...(f.default !== undefined && { default: String(f.default) }) },
-    ]),
-  ) as Options;
-  const { values } = parseArgs({ options: { ...options, ...HELP }, strict: true }) as { values: Record<string, unknown> };
+        : { type: 'string', ...(f.default !== undefined && { default: String(f.default) }) };
+  const { values } = parseArgs({ options, strict: true }) as { values: Record<string, unknown> };
   if (values.help) {
     console.log(helpText(about, all, footer));
     process.exit(0);

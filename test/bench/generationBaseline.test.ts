@@ -91,7 +91,7 @@ describe('bench/generation bare baseline', function () {
     bare = await startBareBaseline({ env: process.env, logDir });
     const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
     try {
-      const { replies, jobs } = await bareRound(bare, agent, process.env.DATABASE_URL!, 8, (i) => ({ n: i }), 60_000);
+      const { replies, jobs } = await bareRound(bare, agent, 8, (i) => ({ n: i }), 60_000);
       assert.deepEqual(
         replies.map((r) => r.status),
         Array(8).fill(200),
@@ -100,7 +100,7 @@ describe('bench/generation bare baseline', function () {
       assert.equal(new Set(ids).size, 8);
       assert.equal(jobs.length, 8);
       for (const j of jobs) assert.ok(j.completedAt !== null && j.completedAt >= j.createdAt);
-      // One workflow per row, its id the row's, completed by the baseline worker.
+      // One workflow per row, its id the row's, its one step run by the baseline worker.
       const { temporalClient } = await import('../../lib/temporal/client');
       // The row is completed by the activity; the workflow closes just after it.
       const handle = (await temporalClient()).workflow.getHandle(ids[0]!);

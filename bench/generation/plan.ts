@@ -5,18 +5,33 @@ import { randomBase62 } from '../../lib/ids';
 import { replayer, type CapturedStatement } from '../harness/statements';
 import type { CensusDump, CensusStatement } from './census';
 
-// The generation bench's "same statements bare" baseline: one job's statements as census.ts
-// captured them, replayed by the bare server (the accept's, around one workflow start) and the
-// bare worker (each activity's), with fresh ids per replay so every row is new.
+// What the generation bench's bare baselines replay per job (bench/README.md, generation): the
+// bare server the accept's statements around one workflow start, the bare worker each step's.
+// Minimal: one INSERT, one activity doing one UPDATE; same statements: one job's as census.ts
+// captured them in the service, with fresh ids per replay so every row is new.
 
-/** The captured job, split the way the replay runs it. */
-interface SameStatementsPlan {
+export interface Plan {
   /** The job id as captured: what `rebind` replaces with the replay's id. */
   jobId: string;
   acceptBefore: CensusStatement[];
   acceptAfter: CensusStatement[];
-  /** By activity type, in the order the workflow ran them, and whether each ran as a local activity. */
+  /** The workflow's steps in order: each an activity (local or not) and its statements. */
   activities: Array<{ type: string; local: boolean; statements: CensusStatement[] }>;
+}
+
+export const BASELINE_TABLE = 'bench_gen_baseline';
+
+/** The minimal baseline: one row inserted before the workflow starts, one activity setting its completed_at. */
+export function minimalPlan(): Plan {
+  const jobId = `job_${'0'.repeat(24)}`;
+  const statement = (text: string): CensusStatement => ({ client: 0, text, values: [jobId], startMs: 0, endMs: 0 });
+  const complete = statement(`update ${BASELINE_TABLE} set completed_at = now() where id = $1`);
+  return {
+    jobId,
+    acceptBefore: [statement(`insert into ${BASELINE_TABLE} (id) values ($1)`)],
+    acceptAfter: [],
+    activities: [{ type: 'completeBareJob', local: false, statements: [complete] }],
+  };
 }
 
 /** The statement census of the API and the worker: a command in `dir`, each process's answer in `<pid>.json`. */
@@ -32,35 +47,31 @@ export function censusControl(dir: string) {
       await new Promise((r) => setTimeout(r, 300));
     },
     dump: async (pids: number[]): Promise<CensusDump[]> => {
-      for (const pid of pids) fs.rmSync(path.join(dir, `${pid}.json`), { force: true });
+      const files = pids.map((pid) => path.join(dir, `${pid}.json`));
+      for (const f of files) fs.rmSync(f, { force: true });
       signal('dump');
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const files = pids.map((pid) => path.join(dir, `${pid}.json`));
-        if (files.every((f) => fs.existsSync(f))) return files.map((f) => JSON.parse(fs.readFileSync(f, 'utf8')) as CensusDump);
+      for (const deadline = Date.now() + 10_000; !files.every((f) => fs.existsSync(f)); await new Promise((r) => setTimeout(r, 50)))
         if (Date.now() > deadline) throw new Error('the statement census did not answer');
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      return files.map((f) => JSON.parse(fs.readFileSync(f, 'utf8')) as CensusDump);
     },
   };
 }
 
 /** Statements per job between two dumps of one process, by activity then text, largest first. */
 export function perJob(before: CensusDump, after: CensusDump, jobs: number): Array<{ activity: string; text: string; perJob: number }> {
-  const out: Array<{ activity: string; text: string; perJob: number }> = [];
-  for (const [activity, texts] of Object.entries(after.counts))
-    for (const [text, n] of Object.entries(texts)) {
-      const d = n - (before.counts[activity]?.[text] ?? 0);
-      if (d > 0) out.push({ activity, text, perJob: d / jobs });
-    }
-  return out.sort((a, b) => b.perJob - a.perJob);
+  return Object.entries(after.counts)
+    .flatMap(([activity, texts]) =>
+      Object.entries(texts).map(([text, n]) => ({ activity, text, perJob: (n - (before.counts[activity]?.[text] ?? 0)) / jobs })),
+    )
+    .filter((r) => r.perJob > 0)
+    .sort((a, b) => b.perJob - a.perJob);
 }
 
 /**
  * The plan of one captured job: the API's statements split at its workflow start, the worker's by
  * the job's activities they ran in. Nothing else may run on the service meanwhile.
  */
-export function planOf(api: CensusDump, worker: CensusDump, jobId: string): SameStatementsPlan {
+export function planOf(api: CensusDump, worker: CensusDump, jobId: string): Plan {
   const start = api.captured.find((s) => 'marker' in s);
   if (!start) throw new Error('the API started no workflow while its statements were captured');
   const statements = (d: CensusDump) => d.captured.filter((s): s is CensusStatement => !('marker' in s));
@@ -79,15 +90,13 @@ export function planOf(api: CensusDump, worker: CensusDump, jobId: string): Same
   };
 }
 
-export function readPlan(file: string): SameStatementsPlan {
-  return JSON.parse(fs.readFileSync(file, 'utf8')) as SameStatementsPlan;
-}
+export const readPlan = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8')) as Plan;
 
 /** Ids a job mints (lib/ids.ts prefixes): replaced in a replay; the workspace's and project's stay. */
 const MINTED = /\b(?:job|post|evt|slot)_[0-9A-Za-z]{24}\b/g;
 
 /** The statements with `plan.jobId` as `jobId` and every other minted id fresh, as a replayer over `pool`. */
-export function rebind(pool: pg.Pool, plan: SameStatementsPlan, statements: readonly CensusStatement[], jobId: string) {
+export function rebind(pool: pg.Pool, plan: Plan, statements: readonly CensusStatement[], jobId: string) {
   const fresh = new Map<string, string>([[plan.jobId, jobId]]);
   const swap = (s: string) =>
     s.replace(MINTED, (id) => {
@@ -105,7 +114,7 @@ export function rebind(pool: pg.Pool, plan: SameStatementsPlan, statements: read
 }
 
 /** One line per statement, for the log: where it ran and what it is. */
-export function describePlan(plan: SameStatementsPlan): string {
+export function describePlan(plan: Plan): string {
   const line = (where: string, s: CensusStatement) => `    ${where}: ${s.text.replace(/\s+/g, ' ').slice(0, 110)}`;
   return [
     ...plan.acceptBefore.map((s) => line('accept', s)),
