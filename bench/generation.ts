@@ -15,7 +15,7 @@ import { closeStores, resetStores, setPublishingEnvironment } from './harness/da
 import { benchFlags } from './harness/options';
 import { REPO_ROOT, RESULTS_DIR, step } from './harness/format';
 import { reserveTemporal, startBenchTemporal } from './harness/temporal';
-import { writeWorkflowBundle } from './publishing/bundles';
+import { writeWorkflowBundle } from './harness/stack';
 import { bareRound, burst, startBareBaseline } from './generation/baseline';
 import { printRound, report, request, roundFigures, type Reply, type RoundResult } from './generation/figures';
 import { censusControl, describePlan, perJob, planOf } from './generation/plan';

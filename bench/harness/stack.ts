@@ -225,18 +225,33 @@ export class ServiceProcesses {
   }
 }
 
-/** The service's (untraced) and the publishing baselines' workflow bundles, built once here as production workers load the build's (no webpack in a measured heap). */
+/**
+ * Writes a workflow bundle to `file`: the service's (workers/worker.ts, untraced), or, given
+ * `workflowsPath`, a baseline's. Built once in the bench's process, as production workers load
+ * the build's (no webpack in a measured heap, none at a restarted worker's start).
+ */
+export async function writeWorkflowBundle(file: string, workflowsPath?: string): Promise<string> {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  if (workflowsPath) {
+    const { bundleWorkflowCode } = await import('@temporalio/worker');
+    const quiet = { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never;
+    fs.writeFileSync(file, (await bundleWorkflowCode({ workflowsPath, logger: quiet })).code);
+  } else {
+    const { workflowBundle } = await import('../../workers/worker');
+    fs.writeFileSync(file, (await workflowBundle({ traced: false })).code);
+  }
+  return file;
+}
+
+/** The service's and the publishing baselines' bundles, `<prefix>-workflow-bundle.js` and `<prefix>-baseline-bundle.js` in `dir`. */
 export async function buildWorkerBundles(dir: string, prefix: string): Promise<{ service: string; baseline: string }> {
-  fs.mkdirSync(dir, { recursive: true });
-  const { workflowBundle } = await import('../../workers/worker');
-  const { bundleWorkflowCode } = await import('@temporalio/worker');
-  const service = path.join(dir, `${prefix}-workflow-bundle.js`);
-  fs.writeFileSync(service, (await workflowBundle({ traced: false })).code);
-  const baseline = path.join(dir, `${prefix}-baseline-bundle.js`);
-  const workflowsPath = path.join(import.meta.dirname, '..', 'publishing', 'baselineWorkflows.ts');
-  const quiet = { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never;
-  fs.writeFileSync(baseline, (await bundleWorkflowCode({ workflowsPath, logger: quiet })).code);
-  return { service, baseline };
+  return {
+    service: await writeWorkflowBundle(path.join(dir, `${prefix}-workflow-bundle.js`)),
+    baseline: await writeWorkflowBundle(
+      path.join(dir, `${prefix}-baseline-bundle.js`),
+      path.join(import.meta.dirname, '..', 'publishing', 'baselineWorkflows.ts'),
+    ),
+  };
 }
 
 // ── Phases: create through the API, read back, lags ──────────────────────────────────────────
