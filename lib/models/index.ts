@@ -1,7 +1,7 @@
 // Objection models of the workspace tables (CONVENTIONS.md habit 15). Workspace data is read and
 // written through `Model.forWorkspace` or `Model.visibleTo` (lib/models/scoped.ts), never through
 // a bare `query()`; the row types of these tables come from here.
-export { type Reach, WorkspaceScopedModel } from './scoped';
+export { type Reach, reachParams, reachShape, reachValues, WorkspaceScopedModel } from './scoped';
 export { Workspace } from './Workspace';
 export { Project, PROJECT_TYPES, type ProjectColumns, type ProjectType } from './Project';
 export { Connection } from './Connection';

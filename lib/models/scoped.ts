@@ -13,6 +13,24 @@ export interface Reach {
   projectIds: ReadonlySet<string> | null;
 }
 
+/**
+ * A reach in a read compiled once per shape (lib/db.ts `shapedRead`): its shape is how many
+ * projects it is narrowed to (`reachShape`, null for every one), its values `reachValues`, and
+ * `reachParams` is the reach the read is written with, its values as params.
+ */
+export const reachShape = (reach: Reach): number | null => reach.projectIds?.size ?? null;
+
+export function reachValues(reach: Reach): { workspaceId: string; projectIds: string[] | null } {
+  return { workspaceId: reach.workspaceId, projectIds: reach.projectIds && [...reach.projectIds] };
+}
+
+export function reachParams(projects: number | null, param: (name: 'workspaceId' | 'projectIds', index?: number) => string): Reach {
+  return {
+    workspaceId: param('workspaceId'),
+    projectIds: projects === null ? null : new Set(Array.from({ length: projects }, (_, i) => param('projectIds', i))),
+  };
+}
+
 /** The statics these builders use, typed to the subclass they are called on. */
 type ScopedClass<M extends Model> = ModelConstructor<M> & {
   tableName: string;

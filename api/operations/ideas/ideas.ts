@@ -1,6 +1,6 @@
 import { db, readPrepared, shapedRead, TIMESTAMPS_AS_ISO, type WithIsoInstants } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
-import { Idea, Post } from '../../../lib/models';
+import { Idea, Post, reachParams, reachShape, reachValues } from '../../../lib/models';
 import { DERIVED_STATUS_SQL, ideaQuery, insertIdea, type IdeaRow } from '../../../lib/ideas/ideas';
 import { presentIdea } from '../../../lib/presenters/ideas';
 import type { AuthContext } from '../../auth/context';
@@ -65,10 +65,7 @@ const ideasPage = shapedRead(
     shape: { projects: number | null; statuses: boolean; cursor: boolean; limit: number },
     param: (name: 'workspaceId' | 'projectIds' | 'projectId' | 'statuses' | 'cursorCreatedAt' | 'cursorId', index?: number) => string,
   ) => {
-    const q = ideaQuery({
-      workspaceId: param('workspaceId'),
-      projectIds: shape.projects === null ? null : new Set(Array.from({ length: shape.projects }, (_, i) => param('projectIds', i))),
-    }).where('ideas.project_id', param('projectId'));
+    const q = ideaQuery(reachParams(shape.projects, param)).where('ideas.project_id', param('projectId'));
     // The filter is on the derived status, so "done" finds ideas whose post went live.
     if (shape.statuses) q.whereRaw(`(${DERIVED_STATUS_SQL}) = any(?)`, [param('statuses')]);
     const pos = shape.cursor ? { createdAt: param('cursorCreatedAt'), id: param('cursorId') } : null;
@@ -93,10 +90,9 @@ export const listIdeas = defineOperation({
     const read = (pos: CursorPosition | null) =>
       readPrepared<WithIsoInstants<IdeaRow>>(
         ideasPage(
-          { projects: auth.projectIds?.size ?? null, statuses: statuses !== undefined, cursor: pos !== null, limit },
+          { projects: reachShape(auth), statuses: statuses !== undefined, cursor: pos !== null, limit },
           {
-            workspaceId: auth.workspaceId,
-            projectIds: auth.projectIds && [...auth.projectIds],
+            ...reachValues(auth),
             projectId: project.id,
             statuses,
             cursorCreatedAt: pos?.createdAt,

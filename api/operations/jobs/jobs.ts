@@ -8,7 +8,7 @@ import { JOB_TYPES } from '../../../lib/jobs/kinds';
 import { presentJob, presentLiveJob, type Job } from '../../../lib/presenters/jobs';
 import { settleJobSpend } from '../../../lib/spend/settlement';
 import { cancelJobWorkflow } from '../../../lib/temporal/start/jobs';
-import { Job as JobModel } from '../../../lib/models';
+import { Job as JobModel, reachParams, reachShape, reachValues } from '../../../lib/models';
 import { jobSchema, getJobInput, cancelJobInput, id } from './schema';
 import { page, single } from '../../output';
 import { defineOperation } from '../../operation';
@@ -54,12 +54,12 @@ const jobsPage = shapedRead(
     shape: { projects: number | null; statuses: number | null; type: boolean; project: boolean; cursor: boolean; limit: number },
     param: (name: JobsPageParam, index?: number) => string,
   ) => {
-    const list = (name: 'projectIds' | 'statuses', n: number) => Array.from({ length: n }, (_, i) => param(name, i));
-    const q = jobsOf({
-      workspaceId: param('workspaceId'),
-      projectIds: shape.projects === null ? null : new Set(list('projectIds', shape.projects)),
-    });
-    if (shape.statuses !== null) q.whereIn('jobs.status', list('statuses', shape.statuses));
+    const q = jobsOf(reachParams(shape.projects, param));
+    if (shape.statuses !== null)
+      q.whereIn(
+        'jobs.status',
+        Array.from({ length: shape.statuses }, (_, i) => param('statuses', i)),
+      );
     if (shape.type) q.where('jobs.type', param('type'));
     if (shape.project) q.where('jobs.project_id', param('projectId'));
     const pos = shape.cursor ? { createdAt: param('cursorCreatedAt'), id: param('cursorId') } : null;
@@ -88,7 +88,7 @@ export const listJobs = defineOperation({
       readPrepared<WithIsoInstants<JobRow>>(
         jobsPage(
           {
-            projects: auth.projectIds?.size ?? null,
+            projects: reachShape(auth),
             statuses: statuses?.length ?? null,
             type: input.type !== undefined,
             project: input.projectId !== undefined,
@@ -96,8 +96,7 @@ export const listJobs = defineOperation({
             limit,
           },
           {
-            workspaceId: auth.workspaceId,
-            projectIds: auth.projectIds && [...auth.projectIds],
+            ...reachValues(auth),
             statuses,
             type: input.type,
             projectId: input.projectId,

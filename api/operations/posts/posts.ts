@@ -1,6 +1,6 @@
 import { db, readPrepared, shapedRead, TIMESTAMPS_AS_ISO } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
-import { Post, Project, Workspace, type Reach } from '../../../lib/models';
+import { Post, Project, reachParams, reachShape, reachValues, Workspace, type Reach } from '../../../lib/models';
 import { presentPost, presentPostSummary } from '../../../lib/presenters/posts';
 import type { PostRow, PostSummaryRow } from '../../../lib/posts/row';
 import { POST_SUMMARY_COLUMNS } from '../../../lib/posts/summaryColumns';
@@ -50,16 +50,15 @@ type PostsPageParam = 'workspaceId' | 'projectIds' | 'projectId' | 'statuses' | 
  * this very builder.
  */
 export function postsPageQuery(shape: PostsPageShape, param: (name: PostsPageParam, index?: number) => string) {
-  const list = (name: 'projectIds' | 'statuses', n: number) => Array.from({ length: n }, (_, i) => param(name, i));
-  const q = postsOf({
-    workspaceId: param('workspaceId'),
-    projectIds: shape.projects === null ? null : new Set(list('projectIds', shape.projects)),
-    role: shape.role,
-  })
+  const q = postsOf({ ...reachParams(shape.projects, param), role: shape.role })
     .where('posts.project_id', param('projectId'))
     .select(...POST_SUMMARY_COLUMNS)
     .toKnexQuery();
-  if (shape.statuses !== null) q.whereIn('posts.status', list('statuses', shape.statuses));
+  if (shape.statuses !== null)
+    q.whereIn(
+      'posts.status',
+      Array.from({ length: shape.statuses }, (_, i) => param('statuses', i)),
+    );
   if (shape.dateFrom) q.where('posts.created_at', '>=', param('dateFrom'));
   if (shape.dateTo) q.where('posts.created_at', '<', param('dateTo'));
   const pos = shape.cursor ? { createdAt: param('cursorCreatedAt'), id: param('cursorId') } : null;
@@ -103,7 +102,7 @@ export const listPosts = defineOperation({
           postsPage(
             {
               role: auth.role,
-              projects: auth.projectIds?.size ?? null,
+              projects: reachShape(auth),
               statuses: statuses?.length ?? null,
               dateFrom: input.dateFrom !== undefined,
               dateTo: dateTo !== undefined,
@@ -111,8 +110,7 @@ export const listPosts = defineOperation({
               limit,
             },
             {
-              workspaceId: auth.workspaceId,
-              projectIds: auth.projectIds && [...auth.projectIds],
+              ...reachValues(auth),
               projectId: input.projectId,
               statuses,
               dateFrom: input.dateFrom && `${input.dateFrom}T00:00:00Z`,

@@ -2,7 +2,7 @@ import type { TransactionOrKnex } from 'objection';
 import { PROJECT_CONNECTION_COLUMNS } from '../../../lib/connectionState';
 import { db, readPrepared, shapedRead } from '../../../lib/db';
 import { aiLimitColumns, aiLimitsOf, budgetKeySql, type AiLimits } from '../../../lib/spend/meters';
-import { Project as ProjectModel, type Reach } from '../../../lib/models';
+import { Project as ProjectModel, reachParams, reachShape, reachValues, type Reach } from '../../../lib/models';
 import type { ProjectRow } from '../../../lib/presenters/projects';
 
 // The project reads every operation shares: the projects a reader may see, joined with their
@@ -23,22 +23,11 @@ export function projectQuery(reach: Reach, trx?: TransactionOrKnex) {
  */
 const projectById = shapedRead(
   (projects: number | null, param: (name: 'workspaceId' | 'projectIds' | 'projectId', index?: number) => string) =>
-    projectQuery({
-      workspaceId: param('workspaceId'),
-      projectIds: projects === null ? null : new Set(Array.from({ length: projects }, (_, i) => param('projectIds', i))),
-    })
-      .where('projects.id', param('projectId'))
-      .toKnexQuery(),
+    projectQuery(reachParams(projects, param)).where('projects.id', param('projectId')).toKnexQuery(),
 );
 
 export async function findProject(reach: Reach, projectId: string): Promise<ProjectRow | undefined> {
-  const [row] = await readPrepared<ProjectRow>(
-    projectById(reach.projectIds?.size ?? null, {
-      workspaceId: reach.workspaceId,
-      projectIds: reach.projectIds && [...reach.projectIds],
-      projectId,
-    }),
-  );
+  const [row] = await readPrepared<ProjectRow>(projectById(reachShape(reach), { ...reachValues(reach), projectId }));
   return row;
 }
 

@@ -1,6 +1,6 @@
 import type { TransactionOrKnex } from 'objection';
 import { readPrepared, shapedRead } from '../../../lib/db';
-import { WebhookEndpoint as WebhookEndpointModel, type Reach } from '../../../lib/models';
+import { WebhookEndpoint as WebhookEndpointModel, reachParams, reachShape, reachValues, type Reach } from '../../../lib/models';
 import type { EndpointRow } from '../../../lib/presenters/webhooks';
 
 // The webhook endpoint reads of the operations: the endpoints a caller may manage, with the
@@ -41,21 +41,10 @@ export function selectEndpoints(reach: Reach, trx?: TransactionOrKnex) {
  */
 const endpointById = shapedRead(
   (projects: number | null, param: (name: 'workspaceId' | 'projectIds' | 'endpointId', index?: number) => string) =>
-    selectEndpoints({
-      workspaceId: param('workspaceId'),
-      projectIds: projects === null ? null : new Set(Array.from({ length: projects }, (_, i) => param('projectIds', i))),
-    })
-      .findById(param('endpointId'))
-      .toKnexQuery(),
+    selectEndpoints(reachParams(projects, param)).findById(param('endpointId')).toKnexQuery(),
 );
 
 export async function findEndpoint(reach: Reach, id: string): Promise<EndpointRow | undefined> {
-  const [row] = await readPrepared<EndpointRow>(
-    endpointById(reach.projectIds?.size ?? null, {
-      workspaceId: reach.workspaceId,
-      projectIds: reach.projectIds && [...reach.projectIds],
-      endpointId: id,
-    }),
-  );
+  const [row] = await readPrepared<EndpointRow>(endpointById(reachShape(reach), { ...reachValues(reach), endpointId: id }));
   return row;
 }
