@@ -42,11 +42,12 @@ export function clearReachCache(): void {
   planCache.clear();
 }
 
-async function loadAccess(userId: string, workspaceId: string): Promise<WorkspaceAccess | null> {
-  const row = await db()('workspaces as w')
+/** How `userId` reaches each of `workspaceIds` (null: not at all, or no such workspace), in two statements at most. */
+async function loadAccess(userId: string, workspaceIds: readonly string[]): Promise<Map<string, WorkspaceAccess | null>> {
+  const rows = (await db()('workspaces as w')
     .leftJoin('memberships as m', (j) => j.on('m.workspace_id', 'w.id').andOn('m.user_id', db().raw('?', [userId])))
-    .where('w.id', workspaceId)
-    .first(
+    .whereIn('w.id', workspaceIds)
+    .select(
       'w.id',
       'm.id as membership_id',
       'm.role',
@@ -55,26 +56,54 @@ async function loadAccess(userId: string, workspaceId: string): Promise<Workspac
            where ao.agency_workspace_id = w.billing_workspace_id and ao.user_id = ? and am.role = any(?)) as agency_owner`,
         [userId, ADMIN_SLUGS],
       ),
-    );
-  if (!row) return null;
-  if (row.agency_owner) return { reach: row.membership_id ? 'member' : 'agency_owner', role: 'admin', projectIds: null };
-  if (!row.membership_id) return null;
-  const label = roleLabel(row.role);
-  if (label === 'Admin') return { reach: 'member', role: 'admin', projectIds: null };
-  const assigned = await db()('membership_projects').where({ membership_id: row.membership_id }).pluck('project_id');
-  return { reach: 'member', role: label === 'Client' ? 'client' : 'member', projectIds: new Set(assigned as string[]) };
+    )) as Array<{ id: string; membership_id: string | null; role: string | null; agency_owner: boolean }>;
+  const access = new Map<string, WorkspaceAccess | null>(workspaceIds.map((id) => [id, null]));
+  const narrowed: Array<{ id: string; membership_id: string; label: string }> = [];
+  for (const row of rows) {
+    if (row.agency_owner) access.set(row.id, { reach: row.membership_id ? 'member' : 'agency_owner', role: 'admin', projectIds: null });
+    else if (!row.membership_id) continue;
+    else if (roleLabel(row.role!) === 'Admin') access.set(row.id, { reach: 'member', role: 'admin', projectIds: null });
+    else narrowed.push({ id: row.id, membership_id: row.membership_id, label: roleLabel(row.role!) });
+  }
+  if (narrowed.length > 0) {
+    const assigned = (await db()('membership_projects')
+      .whereIn(
+        'membership_id',
+        narrowed.map((n) => n.membership_id),
+      )
+      .select('membership_id', 'project_id')) as Array<{ membership_id: string; project_id: string }>;
+    for (const n of narrowed)
+      access.set(n.id, {
+        reach: 'member',
+        role: n.label === 'Client' ? 'client' : 'member',
+        projectIds: new Set(assigned.filter((a) => a.membership_id === n.membership_id).map((a) => a.project_id)),
+      });
+  }
+  return access;
 }
 
 /** How `userId` reaches `workspaceId`, or null when it does not (or the workspace does not exist). */
 export async function workspaceAccess(userId: string, workspaceId: string): Promise<WorkspaceAccess | null> {
-  const key = `${userId}:${workspaceId}`;
+  return (await workspaceAccesses(userId, [workspaceId])).get(workspaceId)!;
+}
+
+/** `workspaceAccess` for each of `workspaceIds`, the ones not cached read together. */
+export async function workspaceAccesses(userId: string, workspaceIds: readonly string[]): Promise<Map<string, WorkspaceAccess | null>> {
   const now = Date.now();
-  const hit = accessCache.get(key);
-  if (hit && now - hit.at < config.membershipCacheMs) return hit.value;
-  const value = await loadAccess(userId, workspaceId);
-  accessCache.set(key, { value, at: now });
-  if (accessCache.size > 100_000) accessCache.delete(accessCache.keys().next().value as string);
-  return value;
+  const found = new Map<string, WorkspaceAccess | null>();
+  const missing: string[] = [];
+  for (const id of workspaceIds) {
+    const hit = accessCache.get(`${userId}:${id}`);
+    if (hit && now - hit.at < config.membershipCacheMs) found.set(id, hit.value);
+    else missing.push(id);
+  }
+  if (missing.length > 0)
+    for (const [id, value] of await loadAccess(userId, missing)) {
+      found.set(id, value);
+      accessCache.set(`${userId}:${id}`, { value, at: now });
+      if (accessCache.size > 100_000) accessCache.delete(accessCache.keys().next().value as string);
+    }
+  return found;
 }
 
 /** spec 5.5: the target workspace's own plan, or its billing agency's plan when it has one. */

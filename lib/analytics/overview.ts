@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
 import { db, isoOf, readPrepared } from '../db';
-import { Post, PostMetricDay, PostMetricState, PostPublishHour } from '../models';
+import { Post, PostMetricDay, PostMetricState, PostPublishHour, Project, type Reach } from '../models';
 import { parseInZone } from '../time';
 
 // The analytics overview of one project (docs/analytics.md "Overview"): totals of the posts
@@ -97,24 +97,47 @@ const METRICS = ['impressions', 'reactions', 'comments', 'reshares'] as const;
 type Sums = { posts: number } & Record<(typeof METRICS)[number], number>;
 
 /**
- * The totals of the posts of these projects published from `start` until before `end`, with
- * their latest metrics, read from the hourly rollup (post_publish_hours): one row per project
- * and hour with posts, however many posts it holds. The bounds must be whole UTC hours (the
- * cross-workspace overview reads UTC days); a bound inside an hour would need that hour's
- * posts, which only the project overview's `periodsByDay` reads.
+ * For each reader, the projects it sees and the totals of their posts published from `start`
+ * until before `end`, with their latest metrics, read from the hourly rollup
+ * (post_publish_hours: one row per project and hour with posts, however many posts it holds).
+ * One statement for any number of readers (Project.visibleToAny); a reader without a project
+ * has none. The bounds must be whole UTC hours (the cross-workspace overview reads UTC days); a
+ * bound inside an hour would need that hour's posts, which only the project overview's
+ * `periodsByDay` reads.
  */
-export async function periodTotals(k: Knex, workspaceId: string, projectIds: readonly string[], start: Date, end: Date): Promise<Totals> {
+export async function periodTotals(
+  k: Knex,
+  reaches: readonly Reach[],
+  start: Date,
+  end: Date,
+): Promise<Map<string, { projects: number; totals: Totals }>> {
   if (start.getTime() % HOUR_MS !== 0 || end.getTime() % HOUR_MS !== 0) {
     throw new Error('periodTotals: the period must begin and end on whole UTC hours');
   }
-  const [row] = await readPrepared<Parameters<typeof totalsOf>[0]>(
-    PostPublishHour.knexForWorkspace(workspaceId, k, 'r')
-      .whereRaw('r.project_id = any(?)', [projectIds as string[]])
-      .where('r.hour', '>=', start)
-      .where('r.hour', '<', end)
-      .select(k.raw('coalesce(sum(r.posts), 0) as posts'), ...METRICS.map((m) => k.raw(`sum(r.${m}) as ${m}`))),
+  const rows = await readPrepared<Parameters<typeof totalsOf>[0] & { workspace_id: string; projects: string }>(
+    Project.visibleToAny(reaches, k)
+      .alias('p')
+      .toKnexQuery()
+      .clearSelect()
+      // Each project's hours summed apart (one probe of the rollup's key), then its workspace's.
+      .joinRaw(
+        `left join lateral (select ${['posts', ...METRICS].map((m) => `sum(r.${m}) as ${m}`).join(', ')}
+           from ${PostPublishHour.tableName} r
+          where r.workspace_id = p.workspace_id and r.project_id = p.id and r.hour >= ? and r.hour < ?) t on true`,
+        [start, end],
+      )
+      .groupBy('p.workspace_id')
+      .select(
+        'p.workspace_id',
+        k.raw('count(*) as projects'),
+        k.raw('coalesce(sum(t.posts), 0) as posts'),
+        ...METRICS.map((m) => k.raw(`sum(t.${m}) as ${m}`)),
+      ),
   );
-  return totalsOf(row!);
+  const none = totalsOf({ posts: 0, impressions: 0, reactions: 0, comments: 0, reshares: 0 });
+  const byWorkspace = new Map(reaches.map((r) => [r.workspaceId, { projects: 0, totals: none }]));
+  for (const row of rows) byWorkspace.set(row.workspace_id, { projects: Number(row.projects), totals: totalsOf(row) });
+  return byWorkspace;
 }
 
 /**

@@ -75,4 +75,29 @@ export class WorkspaceScopedModel extends ServiceModel {
       if (reach.projectIds && projectColumn) q.whereIn(`${table}.${projectColumn}`, [...reach.projectIds]);
     });
   }
+
+  /**
+   * Rows any of these readers sees (each as `visibleTo` would read it; one reader a workspace),
+   * in one statement whose text does not depend on how many readers there are: the readers are
+   * joined in as (workspace, project) pairs, a reader of the whole workspace as one pair without
+   * a project, so each pair is one probe of the table's workspace index.
+   */
+  static visibleToAny<M extends Model>(this: ScopedClass<M>, reaches: readonly Reach[], trx?: TransactionOrKnex): M['QueryBuilderType'] {
+    const { projectColumn } = this;
+    const workspaceIds: string[] = [];
+    const projectIds: Array<string | null> = [];
+    for (const reach of reaches)
+      for (const projectId of reach.projectIds && projectColumn ? reach.projectIds : [null]) {
+        workspaceIds.push(reach.workspaceId);
+        projectIds.push(projectId);
+      }
+    return this.query(trx).onBuild((q: M['QueryBuilderType']) => {
+      const table = q.tableRefFor(q.modelClass());
+      q.joinRaw(
+        `join unnest(?::text[], ?::text[]) as reader(workspace_id, project_id) on ${table}.workspace_id = reader.workspace_id` +
+          (projectColumn ? ` and (reader.project_id is null or ${table}.${projectColumn} = reader.project_id)` : ''),
+        [workspaceIds, projectIds],
+      );
+    });
+  }
 }

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import type { NativeConnection } from '@temporalio/worker';
-import { createProject, createWorkspace, issueApiKey, makeAgencyOwner } from '../../admin/provision';
+import { addMember, createProject, createWorkspace, issueApiKey, makeAgencyOwner } from '../../admin/provision';
+import { clearReachCache } from '../../api/oauth/reach';
 import { BEST_TIMES_POSTS } from '../../lib/analytics/overview';
 import { nextSyncAt, rebuildDailyGains, syncDueMetrics } from '../../lib/analytics/sync';
 import { ensureMetricsSync } from '../../lib/temporal/start/metricsSync';
@@ -650,8 +651,8 @@ describe('analytics', function () {
 
     it('cross-workspace overview: one row per workspace an agency owner reaches; an API key sees its own', async () => {
       const agency = await createWorkspace({ name: `Agency ${randomBase62(4)}`, plan: 'BUSINESS' });
-      const clients = [];
-      for (const n of [1, 2]) {
+      // A client workspace billed to the agency, with one project and one post published in the period.
+      const clientWorkspace = async (n: number) => {
         const ws = await createWorkspace({ name: `Client ${n} ${randomBase62(4)}`, plan: 'FREE', billingWorkspaceId: agency.id });
         const p = await createProject({ workspaceId: ws.id, type: 'PERSONAL_BRAND', name: `Client person ${n}` });
         const id = newId('post');
@@ -680,8 +681,10 @@ describe('analytics', function () {
           samples: 1,
           sync_state: 'ok',
         });
-        clients.push(ws);
-      }
+        return { ws, project: p };
+      };
+      const clients = [];
+      for (const n of [1, 2]) clients.push((await clientWorkspace(n)).ws);
       // A workspace the owner belongs to whose own plan has no API access is left out.
       const freeWs = await createWorkspace({ name: `Free ${randomBase62(4)}`, plan: 'FREE' });
       const owner = await member(agency.id, 'Admin');
@@ -716,6 +719,51 @@ describe('analytics', function () {
       );
       assert.equal(res.body.data.totals.impressions, 3000);
       assert.equal(res.body.data.totals.posts, 2);
+
+      // The statements do not grow with the workspaces reached: each count below starts with
+      // the reach cache empty, so every workspace's access is read too.
+      const statementsOf = async () => {
+        let sent = 0;
+        const query = pg.Client.prototype.query;
+        pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+          sent += 1;
+          return (query as (...a: unknown[]) => unknown).apply(this, args);
+        } as typeof query;
+        try {
+          clearReachCache();
+          const r = await client(api.url, access)('GET', '/v1/analytics/cross-workspace/overview');
+          assert.equal(r.status, 200, JSON.stringify(r.body));
+          return { sent, workspaces: r.body.data.workspaces as Array<{ workspaceId: string; projects: number; posts: number }> };
+        } finally {
+          pg.Client.prototype.query = query;
+        }
+      };
+      // A workspace where the owner is a plain member sees its assigned project only.
+      const narrowed = await clientWorkspace(6);
+      const unassigned = await createProject({ workspaceId: narrowed.ws.id, type: 'PERSONAL_BRAND', name: 'Not assigned' });
+      await db()('posts').insert({
+        id: newId('post'),
+        workspace_id: narrowed.ws.id,
+        project_id: unassigned.id,
+        status: 'published',
+        title: '',
+        content: 'x',
+        content_type: 'PERSONAL',
+        published_at: new Date(Date.now() - 2 * DAY),
+      });
+      await db()('workspaces').where({ id: narrowed.ws.id }).update({ billing_workspace_id: null, plan: 'BUSINESS' });
+      await addMember({ workspaceId: narrowed.ws.id, user: owner.id, role: 'member', projectIds: [narrowed.project.id] });
+      const before = await statementsOf();
+      for (const n of [3, 4, 5]) clients.push((await clientWorkspace(n)).ws);
+      const after = await statementsOf();
+      assert.equal(after.workspaces.length, before.workspaces.length + 3, JSON.stringify(after.workspaces));
+      assert.equal(
+        after.sent,
+        before.sent,
+        `${after.sent} statements for ${after.workspaces.length} workspaces, ${before.sent} for ${before.workspaces.length}`,
+      );
+      const row = after.workspaces.find((w) => w.workspaceId === narrowed.ws.id);
+      assert.deepEqual({ projects: row?.projects, posts: row?.posts }, { projects: 1, posts: 1 }, 'the assigned project only');
 
       const key = (await issueApiKey({ workspaceId: clients[0]!.id, scopes: ['analytics:read'] })).key;
       const own = await client(api.url, key)('GET', '/v1/analytics/cross-workspace/overview');

@@ -239,11 +239,18 @@ describe('analytics overview: the rollup the database keeps (post_publish_hours)
           ['2031-03-10', '2031-03-10'],
         ] as const) {
           const { start, end } = periodBounds(from, to, 'UTC');
-          assert.deepEqual(
-            await periodTotals(db(), ws.workspace.id, [p1, p2], start, end),
-            await plainTotals(ws.workspace.id, [p1, p2], start, end),
-            `cross-workspace totals ${from}..${to} after ${JSON.stringify(commands)}`,
-          );
+          // Read whole (both projects) and narrowed to the second, as a plain member reads it.
+          for (const projectIds of [null, new Set([p2])]) {
+            const reach = { workspaceId: ws.workspace.id, projectIds };
+            assert.deepEqual(
+              (await periodTotals(db(), [reach], start, end)).get(ws.workspace.id),
+              {
+                projects: projectIds?.size ?? 2,
+                totals: await plainTotals(ws.workspace.id, projectIds ? [...projectIds] : [p1, p2], start, end),
+              },
+              `cross-workspace totals ${from}..${to} (${projectIds ? 'narrowed' : 'whole'}) after ${JSON.stringify(commands)}`,
+            );
+          }
         }
       }),
       { numRuns: 40 },

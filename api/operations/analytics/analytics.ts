@@ -10,12 +10,12 @@ import {
 } from '../../../lib/analytics/overview';
 import { db, isoOf, readPrepared, shapedRead, TIMESTAMPS_AS_ISO } from '../../../lib/db';
 import { ApiError, errors } from '../../../lib/errors';
-import { Post, Project, Workspace } from '../../../lib/models';
+import { Post, Project, Workspace, type Reach } from '../../../lib/models';
 import { isNetworkError } from '../../../lib/network/errors';
 import { connectionToken, recordCall } from '../../../lib/publishing/probe';
 import { computeStreaks } from '../../../lib/streaks';
 import { planAllowsApi } from '../../auth/apiKeys';
-import { reachableWorkspaces, workspaceAccess } from '../../oauth/reach';
+import { reachableWorkspaces, workspaceAccesses } from '../../oauth/reach';
 import type { AuthContext } from '../../auth/context';
 import { defineOperation, depsOf } from '../../operation';
 import {
@@ -185,22 +185,6 @@ export const listPostAnalytics = defineOperation({
 
 // ---- across workspaces (spec 5.5) ----
 
-async function workspaceRow(
-  workspaceId: string,
-  name: string,
-  reach: string,
-  projectIds: ReadonlySet<string> | null,
-  start: Date,
-  end: Date,
-) {
-  const ids = (await Project.visibleTo({ workspaceId, projectIds }).select('projects.id')).map((p) => p.id);
-  const totals =
-    ids.length === 0
-      ? totalsOf({ posts: 0, impressions: 0, reactions: 0, comments: 0, reshares: 0 })
-      : await periodTotals(db(), workspaceId, ids, start, end);
-  return { workspaceId, name, reach, projects: ids.length, ...totals };
-}
-
 export const getCrossWorkspaceOverview = defineOperation({
   name: 'analytics.crossWorkspace',
   summary: 'Totals of every workspace the credential reaches, one row per workspace.',
@@ -213,24 +197,31 @@ export const getCrossWorkspaceOverview = defineOperation({
     // Workspaces span timezones: the period is read in UTC days.
     const { from, to } = period(input, 'UTC');
     const { start, end } = periodBounds(from, to, 'UTC');
-    let rows;
+    // The workspaces read, each with how the credential reaches it and sees its projects.
+    let readers: Array<Reach & { name: string; reach: string }>;
     if (auth.principal.type === 'oauth_token') {
       const userId = auth.principal.actingUserId;
-      const reachable = await reachableWorkspaces(userId);
-      rows = [];
-      for (const w of reachable) {
-        // spec 1 rule 2 / 5.5: only workspaces whose effective plan (the agency's when billed
-        // to one) includes API access; the rest could not be read one by one either.
-        if (!planAllowsApi(w.plan)) continue;
-        // spec 5.5: agency owners act as admins; plain members see their assigned projects.
-        const access = await workspaceAccess(userId, w.id);
-        if (!access) continue;
-        rows.push(await workspaceRow(w.id, w.name, w.reach, access.projectIds, start, end));
-      }
+      // spec 1 rule 2 / 5.5: only workspaces whose effective plan (the agency's when billed
+      // to one) includes API access; the rest could not be read one by one either.
+      const reachable = (await reachableWorkspaces(userId)).filter((w) => planAllowsApi(w.plan));
+      // spec 5.5: agency owners act as admins; plain members see their assigned projects.
+      const access = await workspaceAccesses(
+        userId,
+        reachable.map((w) => w.id),
+      );
+      readers = reachable.flatMap((w) => {
+        const a = access.get(w.id);
+        return a ? [{ workspaceId: w.id, projectIds: a.projectIds, name: w.name, reach: w.reach }] : [];
+      });
     } else {
       const w = (await Workspace.current(auth.workspaceId).select('id', 'name'))!;
-      rows = [await workspaceRow(w.id, w.name, 'member', auth.projectIds, start, end)];
+      readers = [{ workspaceId: w.id, projectIds: auth.projectIds, name: w.name, reach: 'member' }];
     }
+    const totals = await periodTotals(db(), readers, start, end);
+    const rows = readers.map(({ workspaceId, name, reach }) => {
+      const { projects, totals: t } = totals.get(workspaceId)!;
+      return { workspaceId, name, reach, projects, ...t };
+    });
     const sum = totalsOf(
       rows.reduce(
         (a, r) => ({
