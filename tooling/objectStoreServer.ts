@@ -12,15 +12,12 @@ import path from 'node:path';
 import { freePort, portAcceptsConnections } from './ports';
 import { defaultLog, resolveGoBinary, spawnServer, type GoBinary, type LogFn } from './serverProcess';
 
-export const S3_SERVER_MODULE = 'github.com/versity/versitygw/cmd/versitygw';
-export const S3_SERVER_VERSION = 'v1.8.0';
-
 const S3_SERVER: GoBinary = {
   name: 'versitygw',
   label: 'the Versity S3 gateway',
   pathVar: 'S3_SERVER_PATH',
-  module: S3_SERVER_MODULE,
-  version: S3_SERVER_VERSION,
+  module: 'github.com/versity/versitygw/cmd/versitygw',
+  version: 'v1.8.0',
   installScript: 'npm run s3:install',
   instead: 'set S3_ENDPOINT to use an S3 store',
 };

@@ -11,7 +11,6 @@ import { SEARCH_ATTRIBUTE_KEYS, searchAttributeFlags } from '../lib/searchAttrib
 import { portAcceptsConnections } from './ports';
 import { binaryCacheDir, defaultLog, resolveGoBinary, runToEnd, spawnServer, type GoBinary, type LogFn } from './serverProcess';
 
-export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 
 export { acquireBuildLock, binaryName, findGo, findOnPath, isExecutableFile, type LogFn } from './serverProcess';
@@ -23,7 +22,7 @@ const TEMPORAL_CLI: GoBinary = {
   name: 'temporal',
   label: 'the Temporal CLI',
   pathVar: 'TEMPORAL_CLI_PATH',
-  module: TEMPORAL_CLI_MODULE,
+  module: 'github.com/temporalio/cli/cmd/temporal',
   version: TEMPORAL_CLI_VERSION,
   // Same flags as the upstream release build: a static binary that reports its real version.
   ldflags: `-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION.replace(/^v/, '')}`,

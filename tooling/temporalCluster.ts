@@ -21,9 +21,6 @@ import { waitForFrontend } from './temporalBinary';
 
 /** The server release the CLI (TEMPORAL_CLI_VERSION v1.5.1) embeds, so both tiers run the same server. */
 export const TEMPORAL_SERVER_VERSION = 'v1.29.1';
-export const TEMPORAL_SERVER_MODULE = 'go.temporal.io/server/cmd/server';
-/** `temporal-sql-tool`: creates the databases and applies the schema it carries embedded. */
-export const TEMPORAL_SQL_TOOL_MODULE = 'go.temporal.io/server/cmd/tools/sql';
 
 const serverBinary = (p: { name: string; builtName: string; label: string; pathVar: string; module: string }): GoBinary => ({
   ...p,
@@ -36,14 +33,15 @@ const TEMPORAL_SERVER = serverBinary({
   builtName: 'server',
   label: 'the Temporal server',
   pathVar: 'TEMPORAL_SERVER_PATH',
-  module: TEMPORAL_SERVER_MODULE,
+  module: 'go.temporal.io/server/cmd/server',
 });
+/** `temporal-sql-tool`: creates the databases and applies the schema it carries embedded. */
 const TEMPORAL_SQL_TOOL = serverBinary({
   name: 'temporal-sql-tool',
   builtName: 'sql',
   label: 'the Temporal SQL schema tool',
   pathVar: 'TEMPORAL_SQL_TOOL_PATH',
-  module: TEMPORAL_SQL_TOOL_MODULE,
+  module: 'go.temporal.io/server/cmd/tools/sql',
 });
 
 /**
@@ -52,14 +50,13 @@ const TEMPORAL_SQL_TOOL = serverBinary({
  * module, so `go install` is the whole build.
  */
 export const TEMPORAL_UI_SERVER_VERSION = 'v2.42.1';
-export const TEMPORAL_UI_SERVER_MODULE = 'github.com/temporalio/ui-server/v2/cmd/server';
 
 const TEMPORAL_UI_SERVER: GoBinary = {
   name: 'temporal-ui-server',
   builtName: 'server',
   label: 'the Temporal UI server',
   pathVar: 'TEMPORAL_UI_SERVER_PATH',
-  module: TEMPORAL_UI_SERVER_MODULE,
+  module: 'github.com/temporalio/ui-server/v2/cmd/server',
   version: TEMPORAL_UI_SERVER_VERSION,
   installScript: 'npm run temporal:ui:install',
 };

@@ -60,6 +60,8 @@ export const flag = {
   onlyProject: { value: 'proj_x', help: 'only this project' },
   /** A number of rows or items: `help` says of what, and the default and bounds. */
   count: (help: string): FlagSpec => ({ value: 'N', help }),
+  /** An amount of money in cents, or `unlimited` (read with Args.limit). */
+  cents: (help: string): FlagSpec => ({ value: 'CENTS|unlimited', help }),
 } satisfies Record<string, FlagSpec | ((help: string) => FlagSpec)>;
 
 export interface Verb {

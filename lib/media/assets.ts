@@ -7,7 +7,7 @@ import { newId } from '../ids';
 import { effectiveLimit } from '../limits';
 import { MediaAsset as MediaAssetModel, WorkspaceStorage, type MediaAssetColumns } from '../models';
 import { objectStore, type ObjectStore } from '../storage/objectStore';
-import { EXTENSION_OF, sniffImage, type ImageType } from './images';
+import { extensionOf, sniffImage, type ImageType } from './images';
 
 // The media library (spec 2.13, 4.7). Objects are keyed by workspace and SHA-256 of their bytes,
 // so the same image imported twice is one asset and a retried import lands on the same key;
@@ -17,7 +17,7 @@ import { EXTENSION_OF, sniffImage, type ImageType } from './images';
 export type AssetRow = MediaAssetColumns;
 
 export function assetKey(workspaceId: string, sha256: string, type: ImageType): string {
-  return `${workspaceId}/media/${sha256}.${EXTENSION_OF[type]}`;
+  return `${workspaceId}/media/${sha256}.${extensionOf(type)}`;
 }
 
 export function sha256Hex(bytes: Buffer): string {

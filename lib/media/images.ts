@@ -6,24 +6,27 @@ import { errors } from '../errors';
 // name or the declared type say: the format is sniffed from the content (file-type reads the
 // magic numbers) and the dimensions are read from the image header.
 
-/** What the network accepts in a post (docs/media.md): the formats of its image upload API. */
-export const ACCEPTED_IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
-export type ImageType = (typeof ACCEPTED_IMAGE_TYPES)[number];
+/**
+ * What the network accepts in a post (docs/media.md): the formats of its image upload API, each
+ * with the file name extensions that imply it; the first is the one an asset's key ends with.
+ */
+const IMAGE_FORMATS = {
+  'image/jpeg': ['jpg', 'jpeg', 'jpe'],
+  'image/png': ['png'],
+  'image/gif': ['gif'],
+  'image/webp': ['webp'],
+} as const;
+export type ImageType = keyof typeof IMAGE_FORMATS;
+export const ACCEPTED_IMAGE_TYPES = Object.keys(IMAGE_FORMATS) as readonly ImageType[];
 
-const EXTENSIONS: Record<string, ImageType> = {
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  jpe: 'image/jpeg',
-  png: 'image/png',
-  gif: 'image/gif',
-  webp: 'image/webp',
-};
-export const EXTENSION_OF: Record<ImageType, string> = {
-  'image/jpeg': 'jpg',
-  'image/png': 'png',
-  'image/gif': 'gif',
-  'image/webp': 'webp',
-};
+const TYPE_OF_EXTENSION = new Map<string, ImageType>(
+  ACCEPTED_IMAGE_TYPES.flatMap((type) => IMAGE_FORMATS[type].map((extension) => [extension, type] as const)),
+);
+
+/** The extension an asset of this type is stored under. */
+export function extensionOf(type: ImageType): string {
+  return IMAGE_FORMATS[type][0];
+}
 
 export function isAcceptedImageType(type: string): type is ImageType {
   return (ACCEPTED_IMAGE_TYPES as readonly string[]).includes(type);
@@ -32,7 +35,7 @@ export function isAcceptedImageType(type: string): type is ImageType {
 /** The content type a file name implies (spec 4.7: the inline path infers it from `fileName`), or null. */
 export function imageTypeFromFileName(fileName: string): ImageType | null {
   const m = /\.([A-Za-z0-9]{1,10})$/.exec(fileName.trim());
-  return m ? (EXTENSIONS[m[1]!.toLowerCase()] ?? null) : null;
+  return m ? (TYPE_OF_EXTENSION.get(m[1]!.toLowerCase()) ?? null) : null;
 }
 
 /** Lower-cased media type without parameters ("image/PNG; q=1" → "image/png"). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { component, dateTime } from './output';
+import { dateTime, objectComponent } from './output';
 
 // GET /v1/calendar (docs/calendar.md): the entries of the projects' calendars in a date range.
 
@@ -12,45 +12,38 @@ const calendarTimed = {
   time: z.string().describe("HH:MM, in the project's timezone"),
 };
 
-export const calendarSchema = component(
-  'Calendar',
-  z
-    .object({
-      from: calendarDate,
-      to: calendarDate,
-      maxDays: z.number().int(),
-      projects: z.array(z.object({ id: z.string(), name: z.string(), type: z.string(), timezone: z.string() }).strict()),
-      entries: z.array(
-        z.discriminatedUnion('type', [
-          z.object({ type: z.literal('post'), ...calendarTimed, status: z.string(), title: z.string(), contentType: z.string() }).strict(),
-          z
-            .object({
-              type: z.literal('draft'),
-              ...calendarTimed,
-              status: z.string(),
-              title: z.string(),
-              contentType: z.string(),
-              slotId: z.string(),
-            })
-            .strict(),
-          z
-            .object({ type: z.literal('note'), ...calendarTimed, contentType: z.string(), content: z.string(), slotId: z.string() })
-            .strict(),
-          z
-            .object({
-              type: z.literal('idea'),
-              id: z.string(),
-              projectId: z.string(),
-              date: calendarDate,
-              title: z.string(),
-              status: z.string(),
-            })
-            .strict(),
-        ]),
-      ),
-      truncated: z.boolean().describe('more entries than one answer holds (5,000); narrow the range'),
-    })
-    .strict(),
-);
+export const calendarSchema = objectComponent('Calendar', {
+  from: calendarDate,
+  to: calendarDate,
+  maxDays: z.number().int(),
+  projects: z.array(z.object({ id: z.string(), name: z.string(), type: z.string(), timezone: z.string() }).strict()),
+  entries: z.array(
+    z.discriminatedUnion('type', [
+      z.object({ type: z.literal('post'), ...calendarTimed, status: z.string(), title: z.string(), contentType: z.string() }).strict(),
+      z
+        .object({
+          type: z.literal('draft'),
+          ...calendarTimed,
+          status: z.string(),
+          title: z.string(),
+          contentType: z.string(),
+          slotId: z.string(),
+        })
+        .strict(),
+      z.object({ type: z.literal('note'), ...calendarTimed, contentType: z.string(), content: z.string(), slotId: z.string() }).strict(),
+      z
+        .object({
+          type: z.literal('idea'),
+          id: z.string(),
+          projectId: z.string(),
+          date: calendarDate,
+          title: z.string(),
+          status: z.string(),
+        })
+        .strict(),
+    ]),
+  ),
+  truncated: z.boolean().describe('more entries than one answer holds (5,000); narrow the range'),
+});
 
 export type Calendar = z.infer<typeof calendarSchema>;

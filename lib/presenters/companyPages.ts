@@ -1,27 +1,22 @@
 import { z } from 'zod';
-import { component } from './output';
+import { objectComponent } from './output';
 import { presentProject, projectShape, type ProjectRow } from './projects';
 
 // GET /v1/company-pages: a company page project and the personal account it publishes through.
 
-export const companyPageSchema = component(
-  'CompanyPage',
-  z
+export const companyPageSchema = objectComponent('CompanyPage', {
+  ...projectShape,
+  linkedAccount: z
     .object({
-      ...projectShape,
-      linkedAccount: z
-        .object({
-          projectId: z.string().nullable().describe("the linked personal account's project here, when the caller can see one"),
-          name: z.string().nullable(),
-          username: z.string().nullable(),
-        })
-        .strict()
-        .nullable()
-        .describe('the personal account the page publishes through; null when never linked'),
-      canPublish: z.boolean(),
+      projectId: z.string().nullable().describe("the linked personal account's project here, when the caller can see one"),
+      name: z.string().nullable(),
+      username: z.string().nullable(),
     })
-    .strict(),
-);
+    .strict()
+    .nullable()
+    .describe('the personal account the page publishes through; null when never linked'),
+  canPublish: z.boolean(),
+});
 
 export type CompanyPage = z.infer<typeof companyPageSchema>;
 

@@ -1,33 +1,28 @@
 import { z } from 'zod';
 import { isoOf, type WithIsoInstants } from '../db';
 import type { IdeaRow } from '../ideas/ideas';
-import { component, dateTime } from './output';
+import { dateTime, objectComponent } from './output';
 
 // spec 2.9: the idea, its status derived from the linked post (spec 3.3).
 
 const clearable = z.string().nullable();
 
-export const ideaSchema = component(
-  'Idea',
-  z
-    .object({
-      id: z.string().describe('idea_*'),
-      projectId: z.string(),
-      title: z.string(),
-      content: z.string(),
-      status: z.string().describe('Derived: inbox, in_production, review, done.'),
-      pillar: clearable,
-      postType: clearable,
-      assetFormat: clearable,
-      hook: clearable,
-      topic: clearable,
-      scheduledFor: z.string().nullable().describe('Date-level calendar placement.'),
-      linkedPost: z.object({ id: z.string(), statusCategory: z.string() }).strict().nullable(),
-      createdAt: dateTime,
-      updatedAt: dateTime,
-    })
-    .strict(),
-);
+export const ideaSchema = objectComponent('Idea', {
+  id: z.string().describe('idea_*'),
+  projectId: z.string(),
+  title: z.string(),
+  content: z.string(),
+  status: z.string().describe('Derived: inbox, in_production, review, done.'),
+  pillar: clearable,
+  postType: clearable,
+  assetFormat: clearable,
+  hook: clearable,
+  topic: clearable,
+  scheduledFor: z.string().nullable().describe('Date-level calendar placement.'),
+  linkedPost: z.object({ id: z.string(), statusCategory: z.string() }).strict().nullable(),
+  createdAt: dateTime,
+  updatedAt: dateTime,
+});
 
 export type Idea = z.infer<typeof ideaSchema>;
 

@@ -2,34 +2,29 @@ import { z } from 'zod';
 import { isoOf, type WithIsoInstants } from '../db';
 import type { JobProgress, JobRow } from '../jobs/row';
 import { queryJobProgress } from '../temporal/start/jobs';
-import { component, dateTime, nullableDateTime } from './output';
+import { dateTime, nullableDateTime, objectComponent } from './output';
 
 // spec 2.12: the job, answered by every operation that queues one and carried by `job.completed`.
 
-export const jobSchema = component(
-  'Job',
-  z
-    .object({
-      id: z.string().describe('job_*'),
-      type: z.string(),
-      status: z.enum(['QUEUED', 'RUNNING', 'DONE', 'FAILED', 'CANCELLED']),
-      projectId: z.string().nullable(),
-      startedAt: nullableDateTime,
-      completedAt: nullableDateTime,
-      progress: z
-        .object({ progress: z.number().min(0).max(1), updatedAt: dateTime, message: z.string() })
-        .strict()
-        .nullable(),
-      result: z.record(z.string(), z.unknown()).nullable(),
-      errorCode: z.string().nullable(),
-      errorMessage: z.string().nullable(),
-      attemptCount: z.number().int(),
-      estimatedCompletionMs: z.number().int(),
-      createdAt: dateTime,
-      updatedAt: dateTime,
-    })
-    .strict(),
-);
+export const jobSchema = objectComponent('Job', {
+  id: z.string().describe('job_*'),
+  type: z.string(),
+  status: z.enum(['QUEUED', 'RUNNING', 'DONE', 'FAILED', 'CANCELLED']),
+  projectId: z.string().nullable(),
+  startedAt: nullableDateTime,
+  completedAt: nullableDateTime,
+  progress: z
+    .object({ progress: z.number().min(0).max(1), updatedAt: dateTime, message: z.string() })
+    .strict()
+    .nullable(),
+  result: z.record(z.string(), z.unknown()).nullable(),
+  errorCode: z.string().nullable(),
+  errorMessage: z.string().nullable(),
+  attemptCount: z.number().int(),
+  estimatedCompletionMs: z.number().int(),
+  createdAt: dateTime,
+  updatedAt: dateTime,
+});
 
 export type Job = z.infer<typeof jobSchema>;
 

@@ -1,34 +1,29 @@
 import { z } from 'zod';
 import type { DocumentRow } from '../knowledge/documents';
 import { previewOf } from '../knowledge/text';
-import { component, dateTime, nullableDateTime } from './output';
+import { dateTime, nullableDateTime, objectComponent } from './output';
 
 // spec 2.10 (docs/knowledge.md): the knowledge document, and a search hit.
 
-export const knowledgeDocumentSchema = component(
-  'KnowledgeDocument',
-  z
-    .object({
-      id: z.string().describe('kb_*'),
-      scope: z.enum(['PROJECT', 'WORKSPACE']),
-      name: z.string(),
-      status: z.string(),
-      tags: z.array(z.string()),
-      createdAt: dateTime,
-      chunkCount: z.number().int(),
-      textPreview: z.string().max(2000),
-      textPreviewTruncated: z.boolean(),
-      hasFullText: z.boolean(),
-      projectId: z.string().nullable(),
-      type: z.enum(['text', 'file', 'url', 'youtube']),
-      sourceName: z.string().nullable(),
-      sourceUrl: z.string().nullable(),
-      language: z.string().nullable(),
-      folderId: z.string().nullable(),
-      lastSyncedAt: nullableDateTime,
-    })
-    .strict(),
-);
+export const knowledgeDocumentSchema = objectComponent('KnowledgeDocument', {
+  id: z.string().describe('kb_*'),
+  scope: z.enum(['PROJECT', 'WORKSPACE']),
+  name: z.string(),
+  status: z.string(),
+  tags: z.array(z.string()),
+  createdAt: dateTime,
+  chunkCount: z.number().int(),
+  textPreview: z.string().max(2000),
+  textPreviewTruncated: z.boolean(),
+  hasFullText: z.boolean(),
+  projectId: z.string().nullable(),
+  type: z.enum(['text', 'file', 'url', 'youtube']),
+  sourceName: z.string().nullable(),
+  sourceUrl: z.string().nullable(),
+  language: z.string().nullable(),
+  folderId: z.string().nullable(),
+  lastSyncedAt: nullableDateTime,
+});
 
 /** A search hit: the document, its rank and the best passage with matches between `**`. */
 export const knowledgeHitSchema = knowledgeDocumentSchema.extend({ rank: z.number().optional(), snippet: z.string().optional() }).strict();

@@ -1,23 +1,18 @@
 import { z } from 'zod';
 import type { Note as NoteModel } from '../models';
-import { component, dateTime } from './output';
+import { dateTime, objectComponent } from './output';
 
 // spec 2.8: the note, with its paired calendar slot.
 
-export const noteSchema = component(
-  'Note',
-  z
-    .object({
-      id: z.string().describe('note_*'),
-      projectId: z.string(),
-      content: z.string(),
-      createdAt: dateTime,
-      slot: z.object({ date: dateTime, contentType: z.string() }).strict().nullable(),
-      folderId: z.string().nullable(),
-      updatedAt: dateTime,
-    })
-    .strict(),
-);
+export const noteSchema = objectComponent('Note', {
+  id: z.string().describe('note_*'),
+  projectId: z.string(),
+  content: z.string(),
+  createdAt: dateTime,
+  slot: z.object({ date: dateTime, contentType: z.string() }).strict().nullable(),
+  folderId: z.string().nullable(),
+  updatedAt: dateTime,
+});
 
 export type Note = z.infer<typeof noteSchema>;
 

@@ -25,6 +25,11 @@ export function component<T extends z.ZodType>(id: string, schema: T): T {
   return schema;
 }
 
+/** A named output object: strict, as every output object is (see above). */
+export function objectComponent<Shape extends z.core.$ZodLooseShape>(id: string, shape: Shape) {
+  return component(id, z.strictObject(shape));
+}
+
 /** The named output schemas (the OpenAPI document lists them by name). */
 export function namedComponents(): ReadonlyMap<string, z.ZodType> {
   return components;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isoOf } from '../db';
 import { NOT_REQUESTED } from '../posts/review';
 import { deliveryOf, funnelStageOf, PLATFORM, type PostRow, type PostSummaryRow } from '../posts/row';
-import { component, dateTime, nullableDateTime } from './output';
+import { dateTime, nullableDateTime, objectComponent } from './output';
 
 // spec 2.7: the Post resource. Read endpoints return the fields marked R (the summary); create
 // and update return the full set.
@@ -20,47 +20,35 @@ export const postSummaryShape = {
   updatedAt: nullableDateTime,
 };
 
-export const postSummarySchema = component('PostSummary', z.object(postSummaryShape).strict());
+export const postSummarySchema = objectComponent('PostSummary', postSummaryShape);
 
 // Blocks owned by workflows still growing (a post's `review` and `media`) stay open.
-export const postSchema = component(
-  'Post',
-  z
-    .object({
-      ...postSummaryShape,
-      statusCategory: z.string().nullable(),
-      statusId: z.string().nullable(),
-      statusTitle: z.string().nullable(),
-      contentTruncated: z.boolean(),
-      publishedAt: nullableDateTime,
-      funnelStage: z.string(),
-      lastPublishError: z.string().nullable(),
-      lastPublishAttemptAt: nullableDateTime,
-      delivery: z
-        .object({ state: z.string(), willRetry: z.boolean(), retryUntil: nullableDateTime, detail: z.string().nullable() })
-        .strict(),
-      review: z.looseObject({ state: z.string(), awaitingDecision: z.boolean(), requiredByWorkspace: z.boolean() }),
-      media: z.looseObject({ kind: z.string(), images: z.array(z.looseObject({ key: z.string() })) }),
-      autoLike: z.boolean(),
-      autoComment: z.boolean(),
-    })
-    .strict(),
-);
+export const postSchema = objectComponent('Post', {
+  ...postSummaryShape,
+  statusCategory: z.string().nullable(),
+  statusId: z.string().nullable(),
+  statusTitle: z.string().nullable(),
+  contentTruncated: z.boolean(),
+  publishedAt: nullableDateTime,
+  funnelStage: z.string(),
+  lastPublishError: z.string().nullable(),
+  lastPublishAttemptAt: nullableDateTime,
+  delivery: z.object({ state: z.string(), willRetry: z.boolean(), retryUntil: nullableDateTime, detail: z.string().nullable() }).strict(),
+  review: z.looseObject({ state: z.string(), awaitingDecision: z.boolean(), requiredByWorkspace: z.boolean() }),
+  media: z.looseObject({ kind: z.string(), images: z.array(z.looseObject({ key: z.string() })) }),
+  autoLike: z.boolean(),
+  autoComment: z.boolean(),
+});
 
 /** The workspace's custom post statuses (GET /v1/post-statuses). */
-export const postStatusSchema = component(
-  'PostStatus',
-  z
-    .object({
-      id: z.string(),
-      title: z.string(),
-      category: z.string(),
-      isDefault: z.boolean(),
-      position: z.number().int(),
-      postCount: z.number().int(),
-    })
-    .strict(),
-);
+export const postStatusSchema = objectComponent('PostStatus', {
+  id: z.string(),
+  title: z.string(),
+  category: z.string(),
+  isDefault: z.boolean(),
+  position: z.number().int(),
+  postCount: z.number().int(),
+});
 
 /** spec 3.1 / 4.9 delete_post: what a delete does to the schedule, the network copy and analytics. */
 const deletionEffectsShape = {

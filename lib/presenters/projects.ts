@@ -1,24 +1,19 @@
 import { z } from 'zod';
 import { networkBlock, storedConnection, type JoinedConnection } from '../connectionState';
 import type { ProjectColumns, ProjectType } from '../models';
-import { component, dateTime, nullableDateTime } from './output';
+import { dateTime, nullableDateTime, objectComponent } from './output';
 
 // spec 2.5 / 2.6: the project as every door returns it, and its network connection block.
 
-export const networkBlockSchema = component(
-  'NetworkConnection',
-  z
-    .object({
-      state: z.enum(['connected', 'expiring_soon', 'degraded', 'disconnected', 'revoked']),
-      canPublish: z.boolean(),
-      connectionStatus: z.string(),
-      lastValidatedAt: nullableDateTime,
-      accessTokenExpiresAt: nullableDateTime,
-      detail: z.string().nullable(),
-      reconnectUrl: z.string().nullable(),
-    })
-    .strict(),
-);
+export const networkBlockSchema = objectComponent('NetworkConnection', {
+  state: z.enum(['connected', 'expiring_soon', 'degraded', 'disconnected', 'revoked']),
+  canPublish: z.boolean(),
+  connectionStatus: z.string(),
+  lastValidatedAt: nullableDateTime,
+  accessTokenExpiresAt: nullableDateTime,
+  detail: z.string().nullable(),
+  reconnectUrl: z.string().nullable(),
+});
 
 export const projectShape = {
   id: z.string().describe('proj_*'),
@@ -33,7 +28,7 @@ export const projectShape = {
   network: networkBlockSchema.nullable(),
 };
 
-export const projectSchema = component('Project', z.object(projectShape).strict());
+export const projectSchema = objectComponent('Project', projectShape);
 
 /** spec 2.4: the publishing streak of a project (the workspace context, analytics). */
 export const streakSchema = z.object({ currentStreak: z.number().int(), longestStreak: z.number().int() }).strict();

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isoOf, type WithIsoInstants } from '../db';
 import type { WebhookDeliveryColumns } from '../models';
-import { component, dateTime, nullableDateTime } from './output';
+import { dateTime, nullableDateTime, objectComponent } from './output';
 
 // spec 2.14: the webhook endpoint as the API shows it. The secret never appears here; only the
 // create and rotate answers add it, once.
@@ -23,56 +23,49 @@ const endpointShape = {
   updatedAt: dateTime,
 };
 
-export const webhookEndpointSchema = component('WebhookEndpoint', z.object(endpointShape).strict());
+export const webhookEndpointSchema = objectComponent('WebhookEndpoint', endpointShape);
 
 /** Create: the signing secret, shown once. */
-export const webhookEndpointWithSecretSchema = component(
-  'WebhookEndpointWithSecret',
-  z.object({ ...endpointShape, secret: z.string() }).strict(),
-);
+export const webhookEndpointWithSecretSchema = objectComponent('WebhookEndpointWithSecret', { ...endpointShape, secret: z.string() });
 
 /** Rotate: the new secret, and until when the previous one still signs. */
-export const webhookEndpointRotatedSchema = component(
-  'WebhookEndpointRotated',
-  z.object({ ...endpointShape, secret: z.string(), previousSecretExpiresAt: nullableDateTime }).strict(),
-);
+export const webhookEndpointRotatedSchema = objectComponent('WebhookEndpointRotated', {
+  ...endpointShape,
+  secret: z.string(),
+  previousSecretExpiresAt: nullableDateTime,
+});
 
 export const webhookEndpointDeletedSchema = z.object({ id: z.string(), deleted: z.literal(true) }).strict();
 
-export const webhookDeliverySchema = component(
-  'WebhookDelivery',
-  z
-    .object({
-      id: z.string(),
-      endpointId: z.string(),
-      eventId: z.string(),
-      eventType: z.string(),
-      eventCreatedAt: dateTime,
-      status: z.string(),
-      attemptCount: z.number().int(),
-      nextAttemptAt: nullableDateTime,
-      deliveredAt: nullableDateTime,
-      failedAt: nullableDateTime,
-      failureReason: z.string().nullable(),
-      lastError: z.string().nullable(),
-      attempts: z.array(
-        z
-          .object({
-            attempt: z.number().int(),
-            at: dateTime,
-            outcome: z.string(),
-            statusCode: z.number().int().nullable(),
-            durationMs: z.number().int(),
-            error: z.string().nullable(),
-            remoteAddress: z.string().nullable(),
-          })
-          .strict(),
-      ),
-      createdAt: dateTime,
-      updatedAt: dateTime,
-    })
-    .strict(),
-);
+export const webhookDeliverySchema = objectComponent('WebhookDelivery', {
+  id: z.string(),
+  endpointId: z.string(),
+  eventId: z.string(),
+  eventType: z.string(),
+  eventCreatedAt: dateTime,
+  status: z.string(),
+  attemptCount: z.number().int(),
+  nextAttemptAt: nullableDateTime,
+  deliveredAt: nullableDateTime,
+  failedAt: nullableDateTime,
+  failureReason: z.string().nullable(),
+  lastError: z.string().nullable(),
+  attempts: z.array(
+    z
+      .object({
+        attempt: z.number().int(),
+        at: dateTime,
+        outcome: z.string(),
+        statusCode: z.number().int().nullable(),
+        durationMs: z.number().int(),
+        error: z.string().nullable(),
+        remoteAddress: z.string().nullable(),
+      })
+      .strict(),
+  ),
+  createdAt: dateTime,
+  updatedAt: dateTime,
+});
 
 export type WebhookEndpoint = z.infer<typeof webhookEndpointSchema>;
 export type WebhookDelivery = z.infer<typeof webhookDeliverySchema>;

@@ -1,21 +1,16 @@
 import { z } from 'zod';
-import { component } from './output';
+import { component, objectComponent } from './output';
 import { planLimits } from '../config';
 import { projectShape, streakSchema } from './projects';
 
 // spec 2.2 / 2.3 / 2.4: the workspace, the principal and the workspace context.
 
-export const workspaceSchema = component(
-  'Workspace',
-  z
-    .object({
-      id: z.string().describe('org_*'),
-      name: z.string(),
-      plan: z.string().describe('Plan name in upper case.'),
-      features: z.record(z.string(), z.boolean()).describe('Unknown keys must be treated as false.'),
-    })
-    .strict(),
-);
+export const workspaceSchema = objectComponent('Workspace', {
+  id: z.string().describe('org_*'),
+  name: z.string(),
+  plan: z.string().describe('Plan name in upper case.'),
+  features: z.record(z.string(), z.boolean()).describe('Unknown keys must be treated as false.'),
+});
 
 export const principalSchema = component(
   'Principal',
@@ -34,41 +29,26 @@ export const principalSchema = component(
   ]),
 );
 
-export const workspaceListEntrySchema = component(
-  'WorkspaceListEntry',
-  z
-    .object({
-      id: z.string(),
-      name: z.string(),
-      isDefault: z.boolean(),
-      reach: z.enum(['member', 'agency_owner']),
-    })
-    .strict(),
-);
+export const workspaceListEntrySchema = objectComponent('WorkspaceListEntry', {
+  id: z.string(),
+  name: z.string(),
+  isDefault: z.boolean(),
+  reach: z.enum(['member', 'agency_owner']),
+});
 
-export const workspaceContextSchema = component(
-  'WorkspaceContext',
-  z
-    .object({
-      workspace: workspaceSchema,
-      principal: principalSchema,
-      requireReviewWorkflow: z.boolean(),
-      projects: z.array(z.object({ ...projectShape, streak: streakSchema.nullable() }).strict()),
-      projectsTruncated: z.boolean(),
-    })
-    .strict(),
-);
+export const workspaceContextSchema = objectComponent('WorkspaceContext', {
+  workspace: workspaceSchema,
+  principal: principalSchema,
+  requireReviewWorkflow: z.boolean(),
+  projects: z.array(z.object({ ...projectShape, streak: streakSchema.nullable() }).strict()),
+  projectsTruncated: z.boolean(),
+});
 
-export const workspaceMeSchema = component(
-  'WorkspaceMe',
-  z
-    .object({
-      workspace: workspaceSchema,
-      principal: principalSchema,
-      features: z.record(z.string(), z.boolean()),
-    })
-    .strict(),
-);
+export const workspaceMeSchema = objectComponent('WorkspaceMe', {
+  workspace: workspaceSchema,
+  principal: principalSchema,
+  features: z.record(z.string(), z.boolean()),
+});
 
 export type Workspace = z.infer<typeof workspaceSchema>;
 export type Principal = z.infer<typeof principalSchema>;

@@ -11,7 +11,7 @@ export default defineNoun('budget', 'Weekly AI budgets of projects and of the wo
       workspace: flag.workspace,
       project: { value: 'proj_x', help: 'a personal-brand or amplifier project' },
       pool: { type: 'boolean', help: 'the workspace pool (company pages)' },
-      'weekly-cents': { value: 'CENTS|unlimited', help: 'budget per week (Monday 00:00 UTC) in cents' },
+      'weekly-cents': flag.cents('budget per week (Monday 00:00 UTC) in cents'),
       clear: { type: 'boolean', help: "remove the target's own budget: it has the workspace's (or the plan's) again" },
     },
     examples: ['--workspace org_x --project proj_x --weekly-cents 300', '--workspace org_x --pool --weekly-cents 1000'],

@@ -105,7 +105,7 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
       'Set the workspace-wide weekly AI budget (each project and the pool, unless set with budget set) and its enforcement (spec 2.16).',
     flags: {
       workspace: flag.workspace,
-      'weekly-cents': { value: 'CENTS|unlimited', help: 'weekly budget in cents, per project and for the workspace pool' },
+      'weekly-cents': flag.cents('weekly budget in cents, per project and for the workspace pool'),
       'plan-default': { type: 'boolean', help: "use the plan's weekly budget again" },
       enforcement: { choices: AI_ENFORCEMENT, help: 'off, shadow (log only), warn (events), block (refuse at 100 %)' },
     },
@@ -134,7 +134,7 @@ export default defineNoun('workspace', 'Workspaces (organisations), their plan a
     summary: "Set the workspace's daily API AI-spend cap (spec 2.16, 402 spend_cap_exceeded beyond it).",
     flags: {
       workspace: flag.workspace,
-      'daily-cents': { value: 'CENTS|unlimited', help: 'cap per UTC day in cents (0 refuses every generation)' },
+      'daily-cents': flag.cents('cap per UTC day in cents (0 refuses every generation)'),
       'plan-default': { type: 'boolean', help: "use the plan's cap again" },
     },
     check(args) {

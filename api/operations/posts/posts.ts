@@ -20,6 +20,13 @@ import { verifyConnectionForScheduling } from './scheduling';
 import { assertReviewAllowsScheduling } from '../../../lib/posts/review';
 import { requireProject } from '../projects/resolve';
 
+/**
+ * Creating or updating a post, either of which may schedule it (spec 3.1): 409 conflict when the
+ * connection or the review gate refuses the schedule, 503 when the network cannot be reached to
+ * verify the connection.
+ */
+const POST_WRITE = { scopes: { allOf: ['posts:write'] }, clientRole: 'deny', errors: ['conflict', 'temporarily_unavailable'] } as const;
+
 /** spec 2.4 requireReviewWorkflow, read live. */
 async function requiresReview(workspaceId: string): Promise<boolean> {
   const w = await Workspace.current(workspaceId).select('require_review_workflow');
@@ -150,11 +157,9 @@ export const createPost = defineOperation({
   name: 'posts.create',
   summary: 'Create a draft, or a scheduled post when scheduledFor is in the future.',
   kind: 'write',
-  scopes: { allOf: ['posts:write'] },
-  clientRole: 'deny',
+  ...POST_WRITE,
   input: createPostInput,
   output: single(postSchema),
-  errors: ['conflict', 'temporarily_unavailable'],
   handler: async ({ auth }, input) => {
     const project = await requireProject(auth, input.projectId);
     // spec 3.1: the network token is not checked at create time.
@@ -180,11 +185,9 @@ export const updatePost = defineOperation({
   name: 'posts.update',
   summary: 'Partial update: content, name, type, board status, schedule and engagement flags.',
   kind: 'write',
-  scopes: { allOf: ['posts:write'] },
-  clientRole: 'deny',
+  ...POST_WRITE,
   input: updatePostInput,
   output: single(postSchema),
-  errors: ['conflict', 'temporarily_unavailable'],
   handler: async (ctx, input) => {
     const { auth } = ctx;
     const existing = (await postsOf(auth)
