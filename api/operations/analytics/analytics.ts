@@ -39,6 +39,8 @@ import { resolveProjectOrDefault } from '../projects/resolve';
 // role (spec 5.4): analytics read normally; viral posts answer forbidden_project client_role.
 
 const SCOPE = { allOf: ['analytics:read'] } as const;
+/** What the reads a client-role account makes normally share (spec 5.4). */
+const ANALYTICS_READ = { kind: 'read', scopes: SCOPE, clientRole: 'allow' } as const;
 const MAX_DAYS = 366;
 const DEFAULT_DAYS = 30;
 
@@ -60,9 +62,7 @@ function period(input: { from?: string; to?: string }, timeZone: string): { from
 export const getAnalyticsOverview = defineOperation({
   name: 'analytics.overview',
   summary: 'Totals and trends, daily gains, best posts, cadence, streak and best times to post of one project.',
-  kind: 'read',
-  scopes: SCOPE,
-  clientRole: 'allow',
+  ...ANALYTICS_READ,
   input: getAnalyticsOverviewInput,
   output: single(analyticsOverviewSchema),
   handler: async ({ auth }, input) => {
@@ -124,9 +124,7 @@ const postAnalyticsPage = shapedRead(
 export const listPostAnalytics = defineOperation({
   name: 'analytics.posts',
   summary: "Per-post metrics of a project's published posts, sortable by each metric, cursor-paginated.",
-  kind: 'read',
-  scopes: SCOPE,
-  clientRole: 'allow',
+  ...ANALYTICS_READ,
   input: listPostAnalyticsInput,
   output: page(postAnalyticsSchema),
   handler: async ({ auth }, input) => {
@@ -188,9 +186,7 @@ export const listPostAnalytics = defineOperation({
 export const getCrossWorkspaceOverview = defineOperation({
   name: 'analytics.crossWorkspace',
   summary: 'Totals of every workspace the credential reaches, one row per workspace.',
-  kind: 'read',
-  scopes: SCOPE,
-  clientRole: 'allow',
+  ...ANALYTICS_READ,
   input: getCrossWorkspaceOverviewInput,
   output: single(crossWorkspaceOverviewSchema),
   handler: async ({ auth }, input) => {
