@@ -193,6 +193,8 @@ function loadConfig() {
       retryBaseSeconds: int('PUBLISH_RETRY_BASE_SECONDS', 5),
       /** A workspace's posts due at one instant go out in turns 1 ms apart, up to this much after it (lib/publishing/turns.ts); 0: all at once. */
       turnSpreadMs: int('PUBLISH_TURN_SPREAD_MS', 1_000),
+      /** A post moved later or off the schedule is not signalled while its workflow's fire time is at least this far (lib/publishing/schedule.ts wakesWorkflow). */
+      leaveAsleepLeadMs: int('PUBLISH_LEAVE_ASLEEP_LEAD_MS', 60_000),
     },
 
     /** Engagement after publish (docs/engagement.md): each account's like/comment waits a jittered delay in this range. */

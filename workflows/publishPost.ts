@@ -103,7 +103,7 @@ function waitingDetails(schedule: ScheduleSnapshot, fireAtMs: number): string {
   const why = schedule.delaySeconds
     ? `the scheduled time ${zonedTime(schedule.scheduledAtMs!, schedule.timeZone)} plus the ${span(schedule.delaySeconds * 1000)} publish delay`
     : 'the scheduled time';
-  return `Waiting to publish at ${zonedTime(fireAtMs, schedule.timeZone)}: ${why}. Schedule version ${schedule.version}; a schedule change wakes it.`;
+  return `Waiting to publish at ${zonedTime(fireAtMs, schedule.timeZone)}: ${why}. Schedule version ${schedule.version}; a move earlier wakes it, a later one or taking it off the schedule is read when it wakes.`;
 }
 
 export async function publishPostWorkflow(input: PublishInput): Promise<PublishResult> {

@@ -8,6 +8,7 @@ import { boardMoved, combine, created, isNoChange, NO_CHANGE, planSchedule, sche
 import { mediaSet, type PostImage } from './media';
 import { presentPost } from '../presenters/posts';
 import type { PostRow } from './row';
+import { hasScheduleColumns, wakesWorkflow, type ScheduleRow } from '../publishing/schedule';
 import { approvalLost, assertReviewAllowsScheduling, reviewOf, reviewRequested } from './review';
 import type { BoardStatus, StatusCategory } from './statuses';
 
@@ -187,13 +188,20 @@ async function updateAndReload(
  */
 export async function commitChange(
   trx: Knex.Transaction,
-  post: Pick<PostRow, 'id' | 'workspace_id' | 'project_id' | 'content_type'>,
-  change: PostChange,
+  post: Pick<PostRow, 'id' | 'workspace_id' | 'project_id' | 'content_type'> &
+    Partial<ScheduleRow & Pick<PostRow, 'workflow_synced_version'>>,
+  given: PostChange,
   eventData: (post: PostRow) => Record<string, unknown> = () => ({}),
 ): Promise<Committed> {
-  if (isNoChange(change) && change.events.length === 0) {
+  if (isNoChange(given) && given.events.length === 0) {
     return { post: (await loadPostForUpdate(trx, post.workspace_id, post.id))!, changed: false, scheduleChanged: false };
   }
+  // A move its sleeping workflow will find when it wakes (lib/publishing/schedule.ts
+  // wakesWorkflow) is not signalled: the workflow counts as told of the new version.
+  const change =
+    given.scheduleChanged && hasScheduleColumns(post) && !wakesWorkflow(post, given.set, Date.now())
+      ? { ...given, set: { ...given.set, workflow_synced_version: given.set.schedule_version }, scheduleChanged: false }
+      : given;
   const row = rowOf(change);
   const board = change.board !== undefined && change.set.status_id === undefined ? change.board : undefined;
   // The row update, the board's default status and the reload are one statement (was three).

@@ -58,3 +58,29 @@ export function fireTimeMs(schedule: ScheduleSnapshot): number | null {
 export function hasScheduleColumns(row: object): row is ScheduleRow {
   return 'status' in row && 'scheduled_at' in row && 'schedule_version' in row;
 }
+
+/**
+ * Whether a schedule change must wake the post's publish workflow now (a signal, which runs a
+ * workflow task at once). It need not when the workflow knows the version before the change and
+ * sleeps toward that version's fire time, at least config.publish.leaveAsleepLeadMs away, and the change takes
+ * the post off the schedule or moves it later by more than a turn (config.publish.turnSpreadMs):
+ * the workflow then wakes at the time it was armed for, before the new one, its publish step
+ * finds the version moved under the row lock (`stale`), and it reads the row (docs/publishing.md
+ * "Moves that leave the workflow asleep"). The lead keeps a workflow that may be firing, or
+ * retrying after a failed attempt, out of the rule, whatever the skew between the clocks.
+ */
+export function wakesWorkflow(
+  before: ScheduleRow & { workflow_synced_version?: number },
+  after: { status?: string; scheduled_at?: Date | null; deleted_at?: Date | null },
+  nowMs: number,
+): boolean {
+  // A workflow never told of the version before (its signal lost, or none yet) is owed one anyway.
+  if (before.workflow_synced_version === undefined || before.workflow_synced_version !== before.schedule_version) return true;
+  const armed = scheduleSnapshot(before);
+  const fireAt = armed ? fireTimeMs(armed) : null;
+  if (fireAt === null || fireAt - nowMs < config.publish.leaveAsleepLeadMs) return true;
+  const status = after.status ?? before.status;
+  const at = after.scheduled_at !== undefined ? after.scheduled_at : before.scheduled_at;
+  if (after.deleted_at || status !== 'scheduled' || at === null) return false;
+  return at.getTime() < armed!.scheduledAtMs! + config.publish.turnSpreadMs;
+}

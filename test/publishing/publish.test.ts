@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { temporalClient, workflowIds } from '../../lib/temporal/client';
 import { publishStatusQuery } from '../../workflows/publishPost';
@@ -134,6 +135,42 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
     assert.equal((await sim.listPosts({ reference: id })).posts.length, 0);
     assert.equal(await db()('calendar_slots').where({ post_id: id }).first(), undefined);
     await maybeRecordHistory(workflowIds.publish(id), 'publishPost-unscheduled');
+  });
+
+  it('leaves a sleeping workflow asleep for a move later and an unschedule: it reads the row when it wakes, and publishes once at the new time', async () => {
+    // A lead of 2 s instead of a minute, so that the workflows wake within the test.
+    const lead = config.publish.leaveAsleepLeadMs;
+    config.publish.leaveAsleepLeadMs = 2_000;
+    try {
+      const { project } = await connectedPersonalProject(stack.ws.workspace.id);
+      const create = async (content: string) =>
+        (await stack.call('POST', '/v1/posts', { body: { projectId: project.id, content, scheduledFor: inSeconds(8) } })).body.data
+          .id as string;
+      const [moved, dropped] = [await create('Pushed back'), await create('Called off')];
+      const later = inSeconds(12);
+      assert.equal((await stack.call('PATCH', `/v1/posts/${moved}`, { body: { scheduledFor: later } })).status, 200);
+      assert.equal((await stack.call('PATCH', `/v1/posts/${dropped}`, { body: { scheduledFor: null } })).status, 200);
+      const client = await temporalClient();
+      for (const id of [moved, dropped]) {
+        const row = await postStatus(id);
+        assert.equal(row.workflow_synced_version, row.schedule_version, 'the row counts the workflow as told');
+        const events = (await client.workflow.getHandle(workflowIds.publish(id)).fetchHistory()).events ?? [];
+        assert.equal(events.filter((e) => e.workflowExecutionSignaledEventAttributes).length, 1, "the create's signal-with-start only");
+        assert.ok(!events.some((e) => e.workflowTaskScheduledEventAttributes), 'still in its start delay');
+      }
+      // Called off: the workflow wakes at the old time, finds the post off the schedule and ends.
+      assert.deepEqual(await client.workflow.getHandle(workflowIds.publish(dropped)).result(), { outcome: 'not_scheduled' });
+      assert.equal((await sim.listPosts({ reference: dropped })).posts.length, 0);
+      // Pushed back: not published at the old time, once at the new one.
+      assert.equal((await postStatus(moved)).status, 'scheduled', 'not at the old time');
+      await waitFor(async () => (await postStatus(moved)).status === 'published', 30_000, 'published');
+      assert.ok((await postStatus(moved)).published_at.getTime() >= Date.parse(later), 'not before the new time');
+      assert.equal((await sim.listPosts({ reference: moved })).posts.length, 1);
+      const history = (await client.workflow.getHandle(workflowIds.publish(moved)).fetchHistory()).events ?? [];
+      assert.equal(history.filter((e) => e.timerStartedEventAttributes).length, 1, 'woken at the old time, it armed the new one');
+    } finally {
+      config.publish.leaveAsleepLeadMs = lead;
+    }
   });
 
   it('retries transient network failures and still publishes once', async () => {

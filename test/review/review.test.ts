@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { config } from '../../lib/config';
 import { db } from '../../lib/db';
 import { temporalClient, workflowIds } from '../../lib/temporal/client';
 import { setDefaultReviewer, setReviewGate } from '../../admin/controls';
@@ -265,31 +266,39 @@ describe('review before publishing (real HTTP, Temporal, simulator)', function (
     await maybeRecordHistory(workflowIds.publish(id), 'publishPost-held-for-review');
   });
 
-  it('a rejection of a scheduled post takes it off the schedule at once (post.unscheduled), and its publish workflow ends', async () => {
-    const w = await gatedWorkspace();
-    await setReviewGate({ workspaceId: w.workspace.id, required: false });
-    const reviewer = await member(w.workspace.id, 'Member', [w.project.id]);
-    const asReviewer = client(api.url, await oauth(reviewer.email, w.workspace.id, w.project.id));
-    const id = await w.draft('Scheduled, then rejected');
-    const scheduled = await w.call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: inSeconds(3600) } });
-    assert.equal(scheduled.status, 200, JSON.stringify(scheduled.body));
-    const requested = await w.call('POST', `/v1/posts/${id}/review`, { body: { reviewerUserId: reviewer.id } });
-    assert.equal(requested.body.data.status, 'scheduled', 'a request keeps the schedule');
-    const version = (await db()('posts').where({ id }).first('schedule_version')).schedule_version;
+  it('a rejection of a scheduled post takes it off the schedule at once (post.unscheduled), and its publish workflow ends when it wakes', async () => {
+    // Off the schedule, the workflow is left asleep and reads the row when it wakes
+    // (docs/publishing.md "Moves that leave the workflow asleep"): a lead of 2 s, so that it wakes within the test.
+    const lead = config.publish.leaveAsleepLeadMs;
+    config.publish.leaveAsleepLeadMs = 2_000;
+    try {
+      const w = await gatedWorkspace();
+      await setReviewGate({ workspaceId: w.workspace.id, required: false });
+      const reviewer = await member(w.workspace.id, 'Member', [w.project.id]);
+      const asReviewer = client(api.url, await oauth(reviewer.email, w.workspace.id, w.project.id));
+      const id = await w.draft('Scheduled, then rejected');
+      const scheduled = await w.call('PATCH', `/v1/posts/${id}`, { body: { scheduledFor: inSeconds(10) } });
+      assert.equal(scheduled.status, 200, JSON.stringify(scheduled.body));
+      const requested = await w.call('POST', `/v1/posts/${id}/review`, { body: { reviewerUserId: reviewer.id } });
+      assert.equal(requested.body.data.status, 'scheduled', 'a request keeps the schedule');
+      const version = (await db()('posts').where({ id }).first('schedule_version')).schedule_version;
 
-    const rejected = await asReviewer('POST', `/v1/posts/${id}/review/reject`, { body: { notes: 'Not this week' } });
-    assert.equal(rejected.status, 200, JSON.stringify(rejected.body));
-    assert.equal(rejected.body.data.status, 'rejected');
-    assert.equal(rejected.body.data.scheduledAt, null);
-    assert.equal(rejected.body.data.delivery.state, 'not_scheduled');
-    assert.equal(rejected.body.data.review.state, 'rejected');
-    assert.equal(rejected.body.data.statusCategory, 'review');
-    assert.equal(await db()('calendar_slots').where({ post_id: id }).first(), undefined, 'the calendar slot is gone');
-    assert.equal((await db()('posts').where({ id }).first('schedule_version')).schedule_version, version + 1);
-    assert.deepEqual((await eventsOf(id)).slice(-2), ['post.rejected', 'post.unscheduled']);
-    const result = await (await temporalClient()).workflow.getHandle(workflowIds.publish(id)).result();
-    assert.deepEqual(result, { outcome: 'not_scheduled' }, 'the publish workflow heard of it and ended');
-    assert.equal((await sim.listPosts({ reference: id })).posts.length, 0, 'nothing reached the network');
+      const rejected = await asReviewer('POST', `/v1/posts/${id}/review/reject`, { body: { notes: 'Not this week' } });
+      assert.equal(rejected.status, 200, JSON.stringify(rejected.body));
+      assert.equal(rejected.body.data.status, 'rejected');
+      assert.equal(rejected.body.data.scheduledAt, null);
+      assert.equal(rejected.body.data.delivery.state, 'not_scheduled');
+      assert.equal(rejected.body.data.review.state, 'rejected');
+      assert.equal(rejected.body.data.statusCategory, 'review');
+      assert.equal(await db()('calendar_slots').where({ post_id: id }).first(), undefined, 'the calendar slot is gone');
+      assert.equal((await db()('posts').where({ id }).first('schedule_version')).schedule_version, version + 1);
+      assert.deepEqual((await eventsOf(id)).slice(-2), ['post.rejected', 'post.unscheduled']);
+      const result = await (await temporalClient()).workflow.getHandle(workflowIds.publish(id)).result();
+      assert.deepEqual(result, { outcome: 'not_scheduled' }, 'the publish workflow read it when it woke, and ended');
+      assert.equal((await sim.listPosts({ reference: id })).posts.length, 0, 'nothing reached the network');
+    } finally {
+      config.publish.leaveAsleepLeadMs = lead;
+    }
   });
 
   it('a round whose workflow start was lost is started by the reconciler, and its deadline still fires', async () => {

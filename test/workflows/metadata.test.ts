@@ -77,7 +77,7 @@ describe('workflow metadata for operators (current details, timer summaries)', f
       assert.equal(
         waiting,
         `Waiting to publish at ${zonedTime(fireAt, 'America/New_York')}: the scheduled time ${zonedTime(fireAt - 30_000, 'America/New_York')} ` +
-          'plus the 30 s publish delay. Schedule version 4; a schedule change wakes it.',
+          'plus the 30 s publish delay. Schedule version 4; a move earlier wakes it, a later one or taking it off the schedule is read when it wakes.',
       );
       assert.match(waiting, /America\/New_York \(GMT-0[45]:00\)/);
       assert.deepEqual(await timerSummaries(handle), [`Publish time ${zonedTime(fireAt, 'America/New_York')} (schedule version 4)`]);

@@ -22,9 +22,10 @@ import { startPriority } from './priority';
  * task, and its first task runs at the fire time and publishes at once. That is one workflow task
  * per post instead of two, no waiting workflow in any worker's cache, and a wake-up the server
  * times from the fire time itself (a timer armed inside a workflow task starts when that task
- * completes, so it fires late by the task's run time). A signal-with-start to a workflow still in its delay
- * (a reschedule, an unschedule) makes the server run its first task at once (Temporal skips the
- * rest of the delay), and the workflow arms a timer from the snapshot as before.
+ * completes, so it fires late by the task's run time). A signal-with-start to a workflow still
+ * in its delay (a move earlier: lib/publishing/schedule.ts wakesWorkflow) makes the server run
+ * its first task at once (Temporal skips the rest of the delay), and the workflow arms a timer
+ * from the snapshot as before.
  */
 export async function syncPublishWorkflow(
   client: Client,
