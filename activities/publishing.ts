@@ -41,7 +41,10 @@ export type { ScheduleSnapshot } from '../lib/publishing/schedule';
 export type PublishOutcome =
   // lagMs: how long after its scheduled time this call published the post (not set when `already`).
   | { outcome: 'published'; postUrn: string; already: boolean; engage?: boolean; lagMs?: number }
-  | { outcome: 'stale' }
+  // The row moved on from the version the step was called for. `schedule`: the row as the lock
+  // found it (null: deleted), which the workflow takes up without reading the row again; absent
+  // (a post held for review, or an older worker): the workflow reads the row.
+  | { outcome: 'stale'; schedule?: ScheduleSnapshot | null }
   | { outcome: 'transient'; error: string; retryAfterMs: number | null }
   | { outcome: 'failed'; error: string };
 
@@ -93,6 +96,8 @@ async function lockForPublish(
       'pr.type as publish_project_type',
       'pr.connection_id as publish_project_connection_id',
       'pr.network_organization_id as publish_project_organization_id',
+      // The zone the workflow shows its times in, for the schedule a stale step hands back.
+      'pr.timezone',
     );
   if (!row) return undefined;
   const {
@@ -189,10 +194,11 @@ export function createPublishingActivities({ db, network, temporal, store = obje
       return db.transaction(async (trx) => {
         // 1. The post, locked, still scheduled at the version the timer was set for.
         const locked = await lockForPublish(trx, input.postId);
-        if (!locked || locked.post.deleted_at) return { outcome: 'stale' } as const;
+        if (!locked || locked.post.deleted_at) return { outcome: 'stale', schedule: null } as const;
         const { post, project } = locked;
         if (post.status === 'published') return { outcome: 'published', postUrn: post.network_post_urn ?? '', already: true } as const;
-        if (post.status !== 'scheduled' || post.schedule_version !== input.version) return { outcome: 'stale' } as const;
+        if (post.status !== 'scheduled' || post.schedule_version !== input.version)
+          return { outcome: 'stale', schedule: scheduleSnapshot(post) } as const;
         // docs/review.md: the approval is re-checked here as the version is; a withdrawn one holds the post.
         if (await heldForReviewAtPublish(trx, post)) return { outcome: 'stale' } as const;
         if (!project?.connection_id) return fail(trx, post, 'not_linked', 'The project is not linked to a network account.');

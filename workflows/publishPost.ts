@@ -37,6 +37,10 @@ import { oneLine, span, zonedTime } from '../lib/temporal/details';
 // still reads the row. Histories recorded before the patch keep their old path.
 export const PATCH_CARRIED = 'publish-carried-schedule-local-step';
 
+// Since this patch a stale publish step's schedule (the row as its lock found it) is taken up
+// as a signal's snapshot is, instead of a `loadSchedule` activity and one more workflow task.
+export const PATCH_STALE_CARRIES = 'publish-stale-carries-schedule';
+
 const { loadSchedule } = proxyActivities<PublishingActivities>({
   // A read: retry freely.
   startToCloseTimeout: '30 seconds',
@@ -185,11 +189,21 @@ export async function publishPostWorkflow(input: PublishInput): Promise<PublishR
         status.state = 'done';
         setCurrentDetails(`Failed, not retried: ${oneLine(result.error)} (attempt ${status.attempts}).`);
         return { outcome: 'failed', error: result.error };
-      case 'stale':
-        // The row moved on: read it (a snapshot handed in meanwhile may be older than the row).
+      case 'stale': {
+        // The row moved on (a move later or off the schedule leaves the workflow asleep until
+        // here: lib/publishing/schedule.ts wakesWorkflow). Since PATCH_STALE_CARRIES the step
+        // hands back the row as its lock found it, which the workflow takes up in this same task
+        // unless a newer snapshot was handed in meanwhile (kept in `carried`); without one it
+        // reads the row.
+        const row = result.schedule !== undefined && patched(PATCH_STALE_CARRIES) ? result.schedule : undefined;
+        if (row === undefined || row === null) carried = row;
+        else if (row.version >= knownVersion) {
+          carried = row;
+          knownVersion = row.version;
+        }
         dirty = true;
-        carried = undefined;
         continue;
+      }
       case 'transient': {
         status.lastError = result.error;
         const delay = Math.max(backoffMs(status.attempts, schedule.retryBaseSeconds ?? 5), result.retryAfterMs ?? 0);

@@ -168,6 +168,13 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
       assert.equal((await sim.listPosts({ reference: moved })).posts.length, 1);
       const history = (await client.workflow.getHandle(workflowIds.publish(moved)).fetchHistory()).events ?? [];
       assert.equal(history.filter((e) => e.timerStartedEventAttributes).length, 1, 'woken at the old time, it armed the new one');
+      assert.equal(
+        history.filter((e) => e.activityTaskScheduledEventAttributes).length,
+        0,
+        'the stale step handed back the row: no activity read it again',
+      );
+      assert.equal(history.filter((e) => e.workflowTaskCompletedEventAttributes).length, 2, 'a task at the old time, one at the new');
+      await maybeRecordHistory(workflowIds.publish(moved), 'publishPost-left-asleep');
     } finally {
       config.publish.leaveAsleepLeadMs = lead;
     }

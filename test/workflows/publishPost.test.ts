@@ -164,6 +164,51 @@ describe('publish workflow (workflow tier: stubbed activities, own task queue)',
     });
   });
 
+  it('a stale step that hands back the row arms the next wait in the same task; a newer snapshot handed in meanwhile wins', async () => {
+    const stub = newStub(null);
+    const far = Date.now() + 60 * 60_000;
+    let client: WorkflowTestContext['client'] | undefined;
+    let queue = '';
+    const activities = {
+      ...stubActivities(stub),
+      async publishPost(input: { postId: string; version: number; attempt: number; retryUntilMs: number }): Promise<PublishOutcome> {
+        stub.calls.push({ version: input.version, attempt: input.attempt, retryUntilMs: input.retryUntilMs, at: Date.now() });
+        // Moved later while asleep: the row as the lock found it, version 5, an hour away.
+        if (input.postId === 'post_asleep') return { outcome: 'stale', schedule: scheduled(far, 5) };
+        // A move to version 6 commits and is signalled while the step runs; the lock had found 5, due now.
+        await client!.workflow
+          .getHandle(`publish-post_newer-${queue}`)
+          .signal(scheduleChangedSignal, 6, { schedule: scheduled(far + 1_000, 6) });
+        return { outcome: 'stale', schedule: scheduled(Date.now(), 5) };
+      },
+    };
+    await withWorker(activities, async (ctx) => {
+      client = ctx.client;
+      queue = ctx.taskQueue;
+      const begin = (postId: string) =>
+        ctx.client.workflow.start(publishPostWorkflow, {
+          taskQueue: ctx.taskQueue,
+          workflowId: `publish-${postId}-${ctx.taskQueue}`,
+          args: [{ postId, schedule: scheduled(Date.now(), 4) }],
+        });
+      const asleep = await begin('post_asleep');
+      const armed = await statusWhere(asleep, (s) => s.state === 'waiting' && s.version === 5, 'the handed-back row taken up');
+      assert.equal(armed.fireAtMs, far);
+      assert.equal(stub.loads, 0, 'no read of the row');
+      const events = (await asleep.fetchHistory()).events ?? [];
+      assert.equal(events.filter((e) => e.activityTaskScheduledEventAttributes).length, 0, 'no activity read the row');
+      assert.equal(events.filter((e) => e.timerStartedEventAttributes).length, 1, 'the wait for version 5 armed');
+      await maybeRecordTierHistory(ctx, asleep.workflowId, 'publishPost-stale-carries-row');
+
+      const newer = await begin('post_newer');
+      const kept = await statusWhere(newer, (s) => s.state === 'waiting' && s.version === 6, 'the newer snapshot kept');
+      assert.equal(kept.fireAtMs, far + 1_000);
+      assert.equal(stub.calls.filter((c) => c.version === 5).length, 0, 'the older row handed back never fired');
+      assert.equal(stub.loads, 0);
+      await Promise.all([asleep.terminate(), newer.terminate()]);
+    });
+  });
+
   it('unscheduling ends the workflow at once, without publishing', async () => {
     const stub = newStub(scheduled(Date.now() + 60 * 60_000, 1));
     await withWorker(stubActivities(stub), async (ctx) => {
