@@ -16,14 +16,17 @@ import type { Committed } from './write';
 // `afterPostCommitted`; the reconciler calls the same `syncPostSchedule` / `startPostReview`.
 // The change is durable before any of this, so a Temporal outage only delays it: the rows
 // record what each workflow already knows (`workflow_synced_version`, `review_synced_round`),
-// and the reconciler delivers the rest.
+// and the reconciler delivers the rest. A schedule change a sleeping publish workflow will find
+// on its own is not signalled at all: `commitChange` (./write.ts) counts it as known in its own
+// UPDATE (lib/publishing/schedule.ts wakesWorkflow).
 
 type ScheduledPost = Parameters<typeof syncPublishWorkflow>[1];
 
 /**
- * Records that the post's publish workflow knows `schedule_version`: the one writer of
- * `posts.workflow_synced_version`, which only moves forward. The publish step calls it in its
- * own transaction when it takes the post off the schedule itself (it is the workflow).
+ * Records that the post's publish workflow knows `schedule_version`, after a signal:
+ * `posts.workflow_synced_version` only moves forward (its other writer is `commitChange`, for a
+ * change left for a sleeping workflow to find). The publish step calls it in its own transaction
+ * when it takes the post off the schedule itself (it is the workflow).
  */
 export async function markScheduleSynced(q: Knex | Knex.Transaction, post: Pick<PostRow, 'id' | 'schedule_version'>): Promise<void> {
   await q('posts')
