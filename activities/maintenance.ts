@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
+import { advanceRollupBackfill } from '../lib/analytics/rollup';
 import { reconcileQueuedJobs } from '../lib/jobs/reconcile';
 import { settleUnsettledJobs } from '../lib/spend/settlement';
 import { reconcileReviews } from '../lib/publishing/review';
@@ -18,14 +19,23 @@ export function createMaintenanceActivities({ db, temporal }: MaintenanceDeps) {
      * Finishes what a request committed but could not complete (the API died in between, Temporal
      * was down): starts the workflows of pending review rounds (docs/review.md) and of QUEUED jobs
      * (docs/generation.md) whose start was lost, and settles the AI spend of final jobs whose
-     * settlement did not follow (docs/generation.md "Spend and budgets"). Safe to run twice: a
-     * second start under the same workflow id is rejected, and settlement is guarded by the row.
+     * settlement did not follow (docs/generation.md "Spend and budgets"), and carries the hourly
+     * rollup's backfill on by up to 20 s of steps while a migration has left one to do
+     * (docs/analytics.md "Deploying the rollup"). Safe to run twice: a second start under the
+     * same workflow id is rejected, settlement is guarded by the row, and each backfill step
+     * moves a mark in its own transaction.
      */
-    async reconcileReviewsAndJobs(): Promise<{ reviewsStarted: number; jobsStarted: number; jobsSettled: number }> {
+    async reconcileReviewsAndJobs(): Promise<{
+      reviewsStarted: number;
+      jobsStarted: number;
+      jobsSettled: number;
+      rollupPostsCounted: number;
+    }> {
       const reviewsStarted = await reconcileReviews(await temporal(), db);
       const jobsStarted = await reconcileQueuedJobs(db);
       const jobsSettled = await settleUnsettledJobs(db);
-      return { reviewsStarted, jobsStarted, jobsSettled };
+      const { counted: rollupPostsCounted } = await advanceRollupBackfill(db);
+      return { reviewsStarted, jobsStarted, jobsSettled, rollupPostsCounted };
     },
   };
 }

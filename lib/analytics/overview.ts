@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { config } from '../config';
 import { db, isoOf, readPrepared } from '../db';
 import { Post, PostMetricDay, PostMetricState, PostPublishHour, Project, type Reach } from '../models';
+import { rollupReady } from './rollup';
 import { parseInZone } from '../time';
 
 // The analytics overview of one project (docs/analytics.md "Overview"): totals of the posts
@@ -93,6 +94,12 @@ export function periodBounds(from: string, to: string, timeZone: string): { star
 }
 
 const HOUR_MS = 3_600_000;
+/** The UTC hours (their starts) that hold an instant of [start, end). */
+const hoursOf = (start: Date, end: Date) =>
+  Array.from(
+    { length: Math.ceil((end.getTime() - start.getTime()) / HOUR_MS) + 1 },
+    (_, i) => new Date(Math.floor(start.getTime() / HOUR_MS) * HOUR_MS + i * HOUR_MS),
+  ).filter((h) => h < end);
 const METRICS = ['impressions', 'reactions', 'comments', 'reshares'] as const;
 type Sums = { posts: number } & Record<(typeof METRICS)[number], number>;
 
@@ -119,11 +126,17 @@ export async function periodTotals(
       .alias('p')
       .toKnexQuery()
       .clearSelect()
-      // Each project's hours summed apart (one probe of the rollup's key), then its workspace's.
+      // Each project's hours summed apart (one probe of the rollup's key), then its workspace's;
+      // while the rollup is backfilled, each project's posts of the period.
       .joinRaw(
-        `left join lateral (select ${['posts', ...METRICS].map((m) => `sum(r.${m}) as ${m}`).join(', ')}
-           from ${PostPublishHour.tableName} r
-          where r.workspace_id = p.workspace_id and r.project_id = p.id and r.hour >= ? and r.hour < ?) t on true`,
+        (await rollupReady(k))
+          ? `left join lateral (select ${['posts', ...METRICS].map((m) => `sum(r.${m}) as ${m}`).join(', ')}
+               from ${PostPublishHour.tableName} r
+              where r.workspace_id = p.workspace_id and r.project_id = p.id and r.hour >= ? and r.hour < ?) t on true`
+          : `left join lateral (select count(*) as posts, ${METRICS.map((m) => `sum(s.${m}) as ${m}`).join(', ')}
+               from ${Post.tableName} q left join ${PostMetricState.tableName} s on s.post_id = q.id
+              where q.workspace_id = p.workspace_id and q.project_id = p.id and q.status = 'published'
+                and q.published_at >= ? and q.published_at < ?) t on true`,
         [start, end],
       )
       .groupBy('p.workspace_id')
@@ -170,18 +183,22 @@ async function periodsByDay(k: Knex, workspaceId: string, projectId: string, tim
       ),
     );
   type Row = { day: string | null } & Record<keyof Sums, string | null>;
-  const whole = await readPrepared<Row & { cut: Date[] | null }>(
-    k
-      .from(hours.as('h'))
-      .groupBy('h.day')
-      .select(
-        k.raw(`to_char(h.day, 'YYYY-MM-DD') as day`),
-        ...['h.posts', ...METRICS.map((m) => `h.${m}`)].map((m) => sums(m, ' filter (where h.whole)')),
-        k.raw('array_agg(h.hour) filter (where not h.whole) as cut'),
-      ),
-  );
+  const ready = await rollupReady(k);
+  const whole = !ready
+    ? []
+    : await readPrepared<Row & { cut: Date[] | null }>(
+        k
+          .from(hours.as('h'))
+          .groupBy('h.day')
+          .select(
+            k.raw(`to_char(h.day, 'YYYY-MM-DD') as day`),
+            ...['h.posts', ...METRICS.map((m) => `h.${m}`)].map((m) => sums(m, ' filter (where h.whole)')),
+            k.raw('array_agg(h.hour) filter (where not h.whole) as cut'),
+          ),
+      );
   const rows: Row[] = [...whole];
-  const cut = whole.flatMap((r) => r.cut ?? []);
+  // While the rollup is backfilled, every hour of the periods is read as a cut one is.
+  const cut = ready ? whole.flatMap((r) => r.cut ?? []) : hoursOf(since, end);
   if (cut.length) {
     // Each cut hour's posts, summed per local day in a lateral aggregate (so that no plan joins
     // the project's posts to the hours at large): its posts from posts_published (the status
@@ -236,7 +253,7 @@ async function periodsByDay(k: Knex, workspaceId: string, projectId: string, tim
  * best 5, read five index entries a day (a day the period's bounds cut is read until five of its
  * posts fall inside them).
  */
-function bestPosts(k: Knex, workspaceId: string, projectId: string, start: Date, end: Date) {
+async function bestPosts(k: Knex, workspaceId: string, projectId: string, start: Date, end: Date) {
   const utcDay = (at: Date) => at.toISOString().slice(0, 10);
   const ORDER = (t: string) => `(${t}.reactions + ${t}.comments + ${t}.reshares) desc, ${t}.impressions desc`;
   const dayBest = PostMetricState.knexForWorkspace(workspaceId, k, 'c')
@@ -248,12 +265,22 @@ function bestPosts(k: Knex, workspaceId: string, projectId: string, start: Date,
     .orderByRaw(`${ORDER('c')}, c.post_id`)
     .limit(5, { skipBinding: true })
     .select('c.post_id', ...METRICS.map((m) => `c.${m}`));
-  const best = k
-    .from(k.raw(`generate_series(?::date, ?::date, interval '1 day') as d(day)`, [utcDay(start), utcDay(new Date(end.getTime() - 1))]))
-    .crossJoin(k.raw('lateral ? as b', [dayBest]))
-    .orderByRaw(`${ORDER('b')}, b.post_id`)
-    .limit(5, { skipBinding: true })
-    .select('b.*');
+  const best = (await rollupReady(k))
+    ? k
+        .from(k.raw(`generate_series(?::date, ?::date, interval '1 day') as d(day)`, [utcDay(start), utcDay(new Date(end.getTime() - 1))]))
+        .crossJoin(k.raw('lateral ? as b', [dayBest]))
+        .orderByRaw(`${ORDER('b')}, b.post_id`)
+        .limit(5, { skipBinding: true })
+        .select('b.*')
+    : // While the rollup is backfilled (counted_at is not yet set everywhere): the period's posts.
+      PostMetricState.knexForWorkspace(workspaceId, k, 'c')
+        .join(k.raw(`${Post.tableName} as q on q.id = c.post_id and q.status = 'published'`))
+        .where('q.project_id', projectId)
+        .where('q.published_at', '>=', start)
+        .where('q.published_at', '<', end)
+        .orderByRaw(`${ORDER('c')}, c.post_id`)
+        .limit(5, { skipBinding: true })
+        .select('c.post_id', ...METRICS.map((m) => `c.${m}`));
   return readPrepared<PostRowFigures>(
     Post.knexForWorkspace(workspaceId, k, 'p')
       .join(best.as('t'), 't.post_id', 'p.id')

@@ -3,7 +3,9 @@ import fc from 'fast-check';
 import type { Knex } from 'knex';
 import { createProject } from '../../admin/provision';
 import { addDays, daysBetween, periodBounds, periodTotals, postFigures, projectOverview, totalsOf } from '../../lib/analytics/overview';
-import { db } from '../../lib/db';
+import { advanceRollupBackfill, clearRollupReadyCache } from '../../lib/analytics/rollup';
+import { createKnex, db, migrateLatest } from '../../lib/db';
+import { createEmptyDatabase, dropDatabase } from '../../tooling/databases';
 import { newId } from '../../lib/ids';
 import { workspaceWithKey } from '../support/factories';
 import { waitFor } from '../support/wait';
@@ -17,8 +19,8 @@ import { waitFor } from '../support/wait';
 const MINUTE = 60_000;
 
 /** The rollup as the posts and their latest metrics say it is: the plain aggregate. */
-async function plainHours(workspaceId: string) {
-  const { rows } = await db().raw(
+async function plainHours(workspaceId: string, k: Knex = db()) {
+  const { rows } = await k.raw(
     `select p.project_id, date_trunc('hour', p.published_at at time zone 'UTC') at time zone 'UTC' as hour, count(*)::int as posts,
             coalesce(sum(m.impressions), 0)::bigint as impressions, coalesce(sum(m.reactions), 0)::bigint as reactions,
             coalesce(sum(m.comments), 0)::bigint as comments, coalesce(sum(m.reshares), 0)::bigint as reshares
@@ -30,16 +32,16 @@ async function plainHours(workspaceId: string) {
   return rows;
 }
 
-async function keptHours(workspaceId: string) {
-  return db()('post_publish_hours')
+async function keptHours(workspaceId: string, k: Knex = db()) {
+  return k('post_publish_hours')
     .where({ workspace_id: workspaceId })
     .orderBy(['project_id', 'hour'])
     .select('project_id', 'hour', 'posts', 'impressions', 'reactions', 'comments', 'reshares');
 }
 
-async function assertNoDrift(workspaceId: string, context = '') {
-  assert.deepEqual(await keptHours(workspaceId), await plainHours(workspaceId), `post_publish_hours drifted ${context}`);
-  const { rows } = await db().raw(
+async function assertNoDrift(workspaceId: string, context = '', k: Knex = db()) {
+  assert.deepEqual(await keptHours(workspaceId, k), await plainHours(workspaceId, k), `post_publish_hours drifted ${context}`);
+  const { rows } = await k.raw(
     `select m.post_id, m.counted_at, p.status, p.published_at, p.project_id, m.project_id as metrics_project_id
        from post_metric_state m join posts p on p.id = m.post_id
       where m.workspace_id = ?
@@ -158,30 +160,71 @@ const ZONES = [
   'Africa/Cairo',
 ];
 
+const BASE = Date.parse('2031-03-10T00:00:00Z');
+// A handful of posts, written to at a few instants, so that writes keep landing on the same buckets.
+const at = fc.integer({ min: 0, max: 11 }).map((q) => new Date(BASE + q * 25 * MINUTE));
+const metric = fc.tuple(fc.nat(50), fc.nat(20), fc.nat(5), fc.nat(3));
+const post = fc.nat(7);
+const command = fc.oneof(
+  fc.record({ op: fc.constant('insert' as const), status: fc.constantFrom('published', 'draft', 'scheduled'), at, p2: fc.boolean() }),
+  fc.record({ op: fc.constant('publish' as const), post, at }),
+  fc.record({ op: fc.constant('unpublish' as const), post }),
+  fc.record({ op: fc.constant('republish' as const), post, at }),
+  fc.record({ op: fc.constant('softDelete' as const), post }),
+  fc.record({ op: fc.constant('hardDelete' as const), post }),
+  fc.record({ op: fc.constant('noProject' as const), post }),
+  fc.record({ op: fc.constant('moveProject' as const), post }),
+  fc.record({ op: fc.constant('metrics' as const), post, m: metric }),
+  fc.record({ op: fc.constant('dropMetrics' as const), post }),
+  fc.record({ op: fc.constant('timezone' as const), zone: fc.constantFrom(...ZONES) }),
+);
+type Command = typeof command extends fc.Arbitrary<infer C> ? C : never;
+
+/** One write of the property tests, to the posts `ids` of the workspace's two projects. */
+async function apply(k: Knex, ws: { id: string }, [p1, p2]: [string, string], ids: string[], c: Command) {
+  const pick = async (n: number) => {
+    const id = ids[n % Math.max(1, ids.length)];
+    return id ? await k('posts').where({ id }).first() : undefined;
+  };
+  const row = c.op === 'insert' || c.op === 'timezone' ? undefined : await pick(c.post);
+  if (c.op === 'insert') {
+    const r = postRow(ws, c.p2 ? p2 : p1, c.status, c.status === 'published' ? c.at : null);
+    await k('posts').insert(r);
+    ids.push(r.id);
+  } else if (c.op === 'timezone') {
+    await k('projects').where({ id: p1 }).update({ timezone: c.zone });
+  } else if (!row) {
+    return;
+  } else if (c.op === 'publish' || c.op === 'republish') {
+    if (c.op === 'publish' && row.status === 'published') return;
+    await k('posts').where({ id: row.id }).update({ status: 'published', published_at: c.at });
+  } else if (c.op === 'unpublish') {
+    await k('posts').where({ id: row.id }).update({ status: 'failed_to_publish' });
+  } else if (c.op === 'softDelete') {
+    await k('posts').where({ id: row.id }).update({ deleted_at: new Date() });
+  } else if (c.op === 'hardDelete') {
+    await k('posts').where({ id: row.id }).delete();
+  } else if (c.op === 'noProject') {
+    await k('posts').where({ id: row.id }).update({ project_id: null });
+  } else if (c.op === 'moveProject') {
+    await k('posts')
+      .where({ id: row.id })
+      .update({ project_id: row.project_id === p1 ? p2 : p1 });
+  } else if (c.op === 'metrics') {
+    const [impressions, reactions, comments, reshares] = c.m;
+    const updated = await k('post_metric_state').where({ post_id: row.id }).update({ impressions, reactions, comments, reshares });
+    if (updated === 0 && row.project_id) await k('post_metric_state').insert(metricsRow(row, c.m));
+  } else if (c.op === 'dropMetrics') {
+    await k('post_metric_state').where({ post_id: row.id }).delete();
+  }
+}
+
 describe('analytics overview: the rollup the database keeps (post_publish_hours)', function () {
   this.timeout(300_000);
 
   it('stays the aggregate of the posts under any sequence of writes to posts and their metrics', async () => {
     const ws = await workspaceWithKey({ projects: 2 });
     const [p1, p2] = ws.projects.map((p) => p.id) as [string, string];
-    const base = Date.parse('2031-03-10T00:00:00Z');
-    // A handful of posts, written to at a few instants, so that writes keep landing on the same buckets.
-    const at = fc.integer({ min: 0, max: 11 }).map((q) => new Date(base + q * 25 * MINUTE));
-    const metric = fc.tuple(fc.nat(50), fc.nat(20), fc.nat(5), fc.nat(3));
-    const post = fc.nat(7);
-    const command = fc.oneof(
-      fc.record({ op: fc.constant('insert' as const), status: fc.constantFrom('published', 'draft', 'scheduled'), at, p2: fc.boolean() }),
-      fc.record({ op: fc.constant('publish' as const), post, at }),
-      fc.record({ op: fc.constant('unpublish' as const), post }),
-      fc.record({ op: fc.constant('republish' as const), post, at }),
-      fc.record({ op: fc.constant('softDelete' as const), post }),
-      fc.record({ op: fc.constant('hardDelete' as const), post }),
-      fc.record({ op: fc.constant('noProject' as const), post }),
-      fc.record({ op: fc.constant('moveProject' as const), post }),
-      fc.record({ op: fc.constant('metrics' as const), post, m: metric }),
-      fc.record({ op: fc.constant('dropMetrics' as const), post }),
-      fc.record({ op: fc.constant('timezone' as const), zone: fc.constantFrom(...ZONES) }),
-    );
     let runs = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(command, { minLength: 5, maxLength: 30 }), async (commands) => {
@@ -189,44 +232,8 @@ describe('analytics overview: the rollup the database keeps (post_publish_hours)
         await db()('posts').where({ workspace_id: ws.workspace.id }).delete();
         await assertNoDrift(ws.workspace.id, 'after the clean-up');
         const ids: string[] = [];
-        const pick = async (n: number) => {
-          const id = ids[n % Math.max(1, ids.length)];
-          return id ? await db()('posts').where({ id }).first() : undefined;
-        };
         for (const [i, c] of commands.entries()) {
-          const row = c.op === 'insert' || c.op === 'timezone' ? undefined : await pick(c.post);
-          if (c.op === 'insert') {
-            const r = postRow(ws.workspace, c.p2 ? p2 : p1, c.status, c.status === 'published' ? c.at : null);
-            await db()('posts').insert(r);
-            ids.push(r.id);
-          } else if (c.op === 'timezone') {
-            await db()('projects').where({ id: p1 }).update({ timezone: c.zone });
-          } else if (!row) {
-            continue;
-          } else if (c.op === 'publish' || c.op === 'republish') {
-            if (c.op === 'publish' && row.status === 'published') continue;
-            await db()('posts').where({ id: row.id }).update({ status: 'published', published_at: c.at });
-          } else if (c.op === 'unpublish') {
-            await db()('posts').where({ id: row.id }).update({ status: 'failed_to_publish' });
-          } else if (c.op === 'softDelete') {
-            await db()('posts').where({ id: row.id }).update({ deleted_at: new Date() });
-          } else if (c.op === 'hardDelete') {
-            await db()('posts').where({ id: row.id }).delete();
-          } else if (c.op === 'noProject') {
-            await db()('posts').where({ id: row.id }).update({ project_id: null });
-          } else if (c.op === 'moveProject') {
-            await db()('posts')
-              .where({ id: row.id })
-              .update({ project_id: row.project_id === p1 ? p2 : p1 });
-          } else if (c.op === 'metrics') {
-            const [impressions, reactions, comments, reshares] = c.m;
-            const updated = await db()('post_metric_state')
-              .where({ post_id: row.id })
-              .update({ impressions, reactions, comments, reshares });
-            if (updated === 0 && row.project_id) await db()('post_metric_state').insert(metricsRow(row, c.m));
-          } else if (c.op === 'dropMetrics') {
-            await db()('post_metric_state').where({ post_id: row.id }).delete();
-          }
+          await apply(db(), ws.workspace, [p1, p2], ids, c);
           await assertNoDrift(ws.workspace.id, `after command ${i} of ${JSON.stringify(commands)}`);
         }
         // And the overview of the project, in whatever timezone it ended in, is the plain sum.
@@ -407,5 +414,171 @@ describe('analytics overview: the rollup the database keeps (post_publish_hours)
       (await keptHours(ws.workspace.id)).map((h) => h.project_id),
       [a!.id],
     );
+  });
+});
+
+describe('analytics overview: the rollup backfilled online after its migration', function () {
+  this.timeout(300_000);
+  const ROLLUP = '20261203120000_post_publish_hours.ts';
+  const url = (() => {
+    const u = new URL(process.env.DATABASE_URL!);
+    u.pathname = `${u.pathname}_rollup`;
+    return u.toString();
+  })();
+  let k: Knex;
+  let ws: { id: string };
+  let projects: [string, string];
+
+  before(async () => {
+    await createEmptyDatabase(url);
+    k = createKnex(url);
+    await migrateLatest(k);
+    // The workspace and its two projects, copied from the test database's rows.
+    const made = await workspaceWithKey({ projects: 2 });
+    await k('workspaces').insert(await db()('workspaces').where({ id: made.workspace.id }).first());
+    for (const p of made.projects)
+      await k('projects').insert({ ...(await db()('projects').where({ id: p.id }).first()), connection_id: null });
+    ws = made.workspace;
+    projects = made.projects.map((p) => p.id) as [string, string];
+  });
+  after(async () => {
+    await k?.destroy();
+    await dropDatabase(url);
+  });
+
+  /** The database as it was before the rollup's migration, holding `seed`'s posts, then migrated to the latest. */
+  async function upgradedWith(seed: () => Promise<void>) {
+    while ((await k.migrate.list())[0].some((m: { name: string }) => m.name === ROLLUP)) await k.migrate.down();
+    await k('posts').delete();
+    await seed();
+    await migrateLatest(k);
+  }
+  const state = () => k('rollup_backfills').where({ name: 'post_publish_hours' }).first();
+  const step = async (batch: number) => (await k.raw('select post_publish_hours_backfill_step(?) as read', [batch])).rows[0].read;
+
+  it('a database without posts is done at once; the test database is', async () => {
+    assert.ok((await db()('rollup_backfills').where({ name: 'post_publish_hours' }).first()).done_at);
+    await upgradedWith(async () => {});
+    assert.ok((await state()).done_at);
+  });
+
+  it('counts the posts already there in steps, while any writes go on, nothing counted twice or missed', async () => {
+    const seedPost = fc.record({
+      status: fc.constantFrom('published', 'published', 'draft', 'scheduled'),
+      at,
+      p2: fc.boolean(),
+      metrics: fc.option(metric, { nil: null }),
+    });
+    const action = fc.oneof(
+      { weight: 2, arbitrary: command },
+      { weight: 1, arbitrary: fc.record({ op: fc.constant('step' as const), batch: fc.integer({ min: 1, max: 4 }) }) },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(seedPost, { minLength: 1, maxLength: 12 }), fc.array(action, { maxLength: 25 }), async (seeds, actions) => {
+        const ids: string[] = [];
+        await upgradedWith(async () => {
+          for (const p of seeds) {
+            const r = postRow(ws, p.p2 ? projects[1] : projects[0], p.status, p.status === 'published' ? p.at : null);
+            await k('posts').insert(r);
+            if (p.metrics && p.status === 'published') await k('post_metric_state').insert(metricsRow(r, p.metrics));
+            ids.push(r.id);
+          }
+        });
+        assert.equal((await state()).done_at, null, 'the migration leaves the posts to the backfill');
+        assert.deepEqual(await keptHours(ws.id, k), [], 'nothing is counted before the backfill');
+        for (const a of actions) {
+          if (a.op === 'step') await step(a.batch);
+          else await apply(k, ws, projects, ids, a);
+        }
+        while ((await step(3)) !== null);
+        const done = await state();
+        assert.ok(done.done_at);
+        await assertNoDrift(ws.id, `after ${JSON.stringify({ seeds, actions })}`, k);
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('a step waits for a writer that met the mark, and reads what it committed', async () => {
+    const post = postRow(ws, projects[0], 'scheduled', null);
+    await upgradedWith(async () => {
+      await k('posts').insert(post);
+    });
+    const writer = await k.transaction();
+    try {
+      await writer('posts')
+        .where({ id: post.id })
+        .update({ status: 'published', published_at: new Date('2031-03-10T09:30:00Z') });
+      assert.equal(await step(10), -1, 'the writer holds the lock: the step gives way');
+      await writer.commit();
+    } finally {
+      if (!writer.isCompleted()) await writer.rollback();
+    }
+    assert.equal(await step(10), 1);
+    assert.ok((await state()).done_at);
+    await assertNoDrift(ws.id, '', k);
+    assert.deepEqual(
+      (await keptHours(ws.id, k)).map((h) => h.posts),
+      [1],
+    );
+  });
+
+  it('a step gives up on a metrics row a writer holds, and the next pass counts it', async () => {
+    const post = postRow(ws, projects[0], 'published', new Date('2031-03-10T09:30:00Z'));
+    await upgradedWith(async () => {
+      await k('posts').insert(post);
+      await k('post_metric_state').insert(metricsRow(post, [100, 10, 2, 1]));
+    });
+    const writer = await k.transaction();
+    try {
+      await writer('post_metric_state').where({ post_id: post.id }).forUpdate().first();
+      clearRollupReadyCache(); // what this process saw of the test database's rollup
+      const held = await advanceRollupBackfill(k, { budgetMs: 1_500, pauseMs: 100 });
+      assert.equal(held.done, false);
+      assert.ok(held.deferred >= 1, 'the step gave up on the row');
+      assert.equal((await state()).done_at, null);
+      await writer('post_metric_state').where({ post_id: post.id }).update({ impressions: 120 });
+      await writer.commit();
+    } finally {
+      if (!writer.isCompleted()) await writer.rollback();
+    }
+    clearRollupReadyCache();
+    assert.deepEqual(await advanceRollupBackfill(k), { counted: 1, deferred: 0, done: true });
+    await assertNoDrift(ws.id, '', k);
+    assert.deepEqual(
+      (await keptHours(ws.id, k)).map((h) => [h.posts, Number(h.impressions)]),
+      [[1, 120]],
+    );
+    clearRollupReadyCache();
+  });
+
+  it('until the backfill is done, the overviews read the posts, not the rollup', async () => {
+    const made = await workspaceWithKey({ projects: 1 });
+    const project = await db()('projects').where({ id: made.project.id }).first('id', 'workspace_id', 'timezone');
+    const rows = [0, 1, 2, 30].map((h) => postRow(made.workspace, project.id, 'published', new Date(BASE + h * 60 * MINUTE)));
+    await db()('posts').insert(rows);
+    await db()('post_metric_state').insert(rows.map((r, i) => metricsRow(r, [100 * (i + 1), 10, 2, 1])));
+    // The test database's rollup is complete; as if it were not, and had missed this workspace:
+    const kept = await db()('post_publish_hours').where({ workspace_id: made.workspace.id });
+    await db()('post_publish_hours').where({ workspace_id: made.workspace.id }).delete();
+    await db()('rollup_backfills').where({ name: 'post_publish_hours' }).update({ done_at: null, through_id: 'post_~' });
+    clearRollupReadyCache();
+    try {
+      await assertOverviewIsThePlainSum(project, '2031-03-09', '2031-03-11');
+      assert.equal((await projectOverview(project, '2031-03-09', '2031-03-11')).totals.posts, 4);
+      const { start, end } = periodBounds('2031-03-09', '2031-03-11', 'UTC');
+      assert.deepEqual(
+        (await periodTotals(db(), [{ workspaceId: made.workspace.id, projectIds: null }], start, end)).get(made.workspace.id),
+        {
+          projects: 1,
+          totals: await plainTotals(made.workspace.id, [project.id], start, end),
+        },
+      );
+    } finally {
+      await db()('rollup_backfills').where({ name: 'post_publish_hours' }).update({ done_at: db().fn.now(), through_id: null });
+      await db()('post_publish_hours').insert(kept);
+      clearRollupReadyCache();
+    }
+    await assertNoDrift(made.workspace.id);
   });
 });
