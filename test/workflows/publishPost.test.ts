@@ -99,20 +99,26 @@ describe('publish workflow (workflow tier: stubbed activities, own task queue)',
   });
 
   it('a reschedule to a later time moves the fire time: nothing fires at the old time', async () => {
-    const oldAt = Date.now() + 2_500;
-    const stub = newStub(scheduled(oldAt, 1));
+    // First armed an hour away, so that a worker slow to start on a loaded machine changes
+    // nothing; then moved to the "old" time, 4 s away, and from there later.
+    const stub = newStub(scheduled(Date.now() + 60 * 60_000, 1));
     await withWorker(stubActivities(stub), async (ctx) => {
       const handle = await start(ctx, 'post_later');
-      await statusWhere(handle, (s) => s.state === 'waiting' && s.fireAtMs === oldAt, 'waiting for the old time');
-      const newAt = Date.now() + 4_000;
-      stub.schedule = scheduled(newAt, 2);
+      await statusWhere(handle, (s) => s.state === 'waiting' && s.version === 1, 'waiting on version 1');
+      const oldAt = Date.now() + 4_000;
+      stub.schedule = scheduled(oldAt, 2);
       await handle.signal(scheduleChangedSignal, 2);
-      const moved = await statusWhere(handle, (s) => s.version === 2, 'version 2');
+      await statusWhere(handle, (s) => s.state === 'waiting' && s.fireAtMs === oldAt, 'waiting for the old time');
+      assert.ok(Date.now() < oldAt - 1_000, 'the later move is signalled before the old time');
+      const newAt = oldAt + 2_000;
+      stub.schedule = scheduled(newAt, 3);
+      await handle.signal(scheduleChangedSignal, 3);
+      const moved = await statusWhere(handle, (s) => s.version === 3, 'version 3');
       assert.equal(moved.fireAtMs, newAt);
       assert.equal(moved.state, 'waiting');
       await handle.result();
       assert.equal(stub.calls.length, 1);
-      assert.equal(stub.calls[0]!.version, 2, 'the old version never published');
+      assert.equal(stub.calls[0]!.version, 3, 'the old version never published');
       assert.ok(stub.calls[0]!.at >= newAt, `fired at ${stub.calls[0]!.at}, before ${newAt}`);
     });
   });
@@ -241,8 +247,9 @@ describe('publish workflow (workflow tier: stubbed activities, own task queue)',
 
   it('a transient failure retries with backoff until the retry window closes, then records the failure', async () => {
     const at = Date.now() + 300;
-    // Window 6 s, base 1 s: attempts at +0, +1 s, +3 s; the next (+7 s) would fall outside.
-    const stub = newStub(scheduled(at, 1, { retryWindowSeconds: 6, retryBaseSeconds: 1 }), () => ({
+    // Window 12 s, base 2 s: attempts at +0, +2 s, +6 s; the next (+14 s) would fall outside.
+    // Seconds apart, so that an activity started late on a loaded machine stays inside.
+    const stub = newStub(scheduled(at, 1, { retryWindowSeconds: 12, retryBaseSeconds: 2 }), () => ({
       outcome: 'transient',
       error: 'network_unavailable',
       retryAfterMs: null,
@@ -254,13 +261,13 @@ describe('publish workflow (workflow tier: stubbed activities, own task queue)',
       assert.ok(retrying.attempts >= 1);
       assert.deepEqual(await handle.result(), { outcome: 'failed', error: 'network_unavailable' });
       assert.equal(stub.calls.length, 3);
-      const retryUntil = at + 6_000;
+      const retryUntil = at + 12_000;
       for (const c of stub.calls) {
         assert.equal(c.retryUntilMs, retryUntil, 'every attempt knows the window');
         assert.ok(c.at <= retryUntil, 'no attempt after the window closed');
       }
-      assert.ok(stub.calls[1]!.at - stub.calls[0]!.at >= 1_000, 'backs off 1 s');
-      assert.ok(stub.calls[2]!.at - stub.calls[1]!.at >= 2_000, 'then 2 s');
+      assert.ok(stub.calls[1]!.at - stub.calls[0]!.at >= 2_000, 'backs off 2 s');
+      assert.ok(stub.calls[2]!.at - stub.calls[1]!.at >= 4_000, 'then 4 s');
       assert.deepEqual(stub.failed, [{ version: 1, error: 'network_unavailable' }]);
       const done = await handle.query(publishStatusQuery);
       assert.equal(done.state, 'done');
