@@ -37,8 +37,8 @@ import type { Knex } from 'knex';
 
 const HOUR = (at: string) => `date_trunc('hour', ${at} at time zone 'UTC') at time zone 'UTC'`;
 
-/** The advisory lock between the triggers (shared) and a backfill step (exclusive). */
-const BACKFILL_LOCK = 720_261_203;
+/** The advisory lock between the triggers (shared) and a backfill step (exclusive), keyed as the service's others are. */
+const BACKFILL_LOCK = `hashtext('rollup-backfill:post_publish_hours')`;
 
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('post_publish_hours', (t) => {
