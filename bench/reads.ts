@@ -22,6 +22,10 @@ against its statements behind bare Koa.`,
     keep: { type: 'boolean', help: 'reuse a database already seeded at that size by this bench (migrated to the latest)' },
     only: { type: 'string', arg: 'REGEX', help: 'the surfaces whose name matches' },
     explain: { type: 'boolean', help: "EXPLAIN (ANALYZE, BUFFERS) of each surface's statements at the large size, largest workspace" },
+    backfill: {
+      type: 'boolean',
+      help: 'instead of the surfaces: the hourly rollup\'s backfill on the large seed, under a lock as the migration\'s first\nversion ran it and online in steps, each beside writers (docs/analytics.md, "Deploying the rollup")',
+    },
     profile: {
       type: 'boolean',
       help: "the API process's CPU profile over one more API run of each surface after its bare comparison (not in its\nfigures), per call; files in bench/results/profiles/reads-<surface>.cpuprofile",
@@ -84,6 +88,12 @@ const measure = (server: ServerHandle, path: string, headers: Record<string, str
 await flushRedis(REDIS_URL);
 const small = await seeded(SMALL);
 const large = await seeded(LARGE);
+if (opt.backfill) {
+  console.log(`\nthe rollup's backfill on ${label(LARGE)} posts:`);
+  const { measureBackfill } = await import('./reads/backfill');
+  writeResults('reads-backfill', { at: new Date().toISOString(), posts: LARGE, ...(await measureBackfill(large.url, label(LARGE))) });
+  process.exit(0);
+}
 const { readSurfaces } = await import('./reads/surfaces');
 // Pools of 8 (the API's default is 10): three servers share a Postgres other work uses too.
 const env = { ...process.env, DB_POOL_MAX: '8' };
