@@ -26,14 +26,14 @@ import type { Knex } from 'knex';
 // A bucket left with nothing is deleted.
 //
 // The rollup is backfilled online, after the migration, by the reconciler
-// (post_publish_hours_backfill_step below, lib/analytics/rollup.ts): writers are never held back.
-// rollup_backfills says how far it is: a post whose id is at most `through_id` is covered (the
-// triggers keep its figures), one beyond it is left for the backfill; `done_at` set, every post
-// is. While it runs, a trigger that meets a post takes a shared advisory lock and reads the mark
-// after it, and each backfill step takes the lock exclusively, or waits for a later pass when a
-// writer holds it: every change to a post beyond the mark committed before the step is read by
-// it, and every change after it finds the mark moved. Until it is done, the overview reads its
-// periods from the posts (lib/analytics/overview.ts). A database without posts is done at once.
+// (post_publish_hours_backfill_step below, lib/analytics/rollup.ts): a writer is held back at
+// most one step. rollup_backfills says how far it is: a post whose id is at most `through_id` is
+// covered (the triggers keep its figures), one beyond it is left for the backfill; `done_at`
+// set, every post is. While it runs, a trigger that meets a published post takes a shared
+// advisory lock and reads the mark after it, and each step takes the lock exclusively: every
+// change to a post beyond the mark commits before the step that reads it, and every change after
+// a step finds the mark moved. Until it is done, the overviews read their periods from the posts
+// (lib/analytics/overview.ts). A database without posts is done at once.
 
 const HOUR = (at: string) => `date_trunc('hour', ${at} at time zone 'UTC') at time zone 'UTC'`;
 
@@ -194,10 +194,12 @@ export async function installRollupKeepers(knex: Knex, start: 'done' | 'to backf
     end $$`);
 
   // One step of the backfill: the next `batch` posts beyond the mark, counted, and the mark moved
-  // past them, in the caller's transaction. Returns the posts read, -1 when a writer holds the
-  // lock (try again later), or null when the rollup is done. Waits at most 500 ms for a metrics
-  // row a writer holds (less than Postgres' deadlock timeout, so a writer that meets this step's
-  // lock is never the one given up): the step fails with lock_not_available and is retried.
+  // past them, in the caller's transaction. Returns the posts read, or null when the rollup is
+  // done. It waits at most 100 ms for the writers that hold the lock (writers that come meanwhile
+  // queue behind it, so that is also the longest a writer waits for a step to begin), and at most
+  // 500 ms for a metrics row a writer holds; both are under Postgres' deadlock timeout, so when a
+  // writer and a step wait on each other it is the step that gives up, with lock_not_available,
+  // and is tried again.
   await knex.raw(`
     create or replace function post_publish_hours_backfill_step(batch integer) returns integer language plpgsql as $$
     declare
@@ -205,7 +207,8 @@ export async function installRollupKeepers(knex: Knex, start: 'done' | 'to backf
       last_id varchar;
       n integer;
     begin
-      if not pg_try_advisory_xact_lock(${BACKFILL_LOCK}) then return -1; end if;
+      perform set_config('lock_timeout', '100ms', true);
+      perform pg_advisory_xact_lock(${BACKFILL_LOCK});
       select * into b from rollup_backfills where name = 'post_publish_hours';
       if b.done_at is not null then return null; end if;
       perform set_config('lock_timeout', '500ms', true);

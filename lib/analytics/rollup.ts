@@ -5,7 +5,7 @@ import { log } from '../logger';
 // 20261203120000 creates post_publish_hours and the triggers that keep it without counting the
 // posts already there; the reconciler counts them afterwards in steps
 // (post_publish_hours_backfill_step, in the same migration), online: a writer is held back at
-// most one step. Until the backfill is done the overview reads its periods from the posts.
+// most one step. Until the backfill is done the overviews read their periods from the posts.
 
 const ROLLUP = 'post_publish_hours';
 
@@ -32,20 +32,19 @@ export function clearRollupReadyCache(): void {
 export interface BackfillProgress {
   /** Posts read by this call's steps. */
   counted: number;
-  /** Steps that found a writer in the way, or a row held past the step's lock timeout. */
+  /** Steps that gave way to a writer (the lock or a metrics row held past the step's lock timeout). */
   deferred: number;
   done: boolean;
 }
 
 /**
  * Runs backfill steps of `batch` posts until the rollup is done or `budgetMs` is spent. A step
- * that meets a writer (the lock held, or a metrics row held for over 500 ms) gives up at once and
- * the next is tried after `pauseMs`; each step is its own transaction, so what is counted stays
- * counted whatever happens to the process.
+ * that gives way to a writer is tried again after `pauseMs`; each step is its own transaction, so
+ * what is counted stays counted whatever happens to the process.
  */
 export async function advanceRollupBackfill(
   k: Knex,
-  { batch = 2_000, budgetMs = 20_000, pauseMs = 200 }: { batch?: number; budgetMs?: number; pauseMs?: number } = {},
+  { batch = 1_000, budgetMs = 20_000, pauseMs = 50 }: { batch?: number; budgetMs?: number; pauseMs?: number } = {},
 ): Promise<BackfillProgress> {
   const progress: BackfillProgress = { counted: 0, deferred: 0, done: false };
   if (await rollupReady(k)) return { ...progress, done: true };
@@ -53,23 +52,15 @@ export async function advanceRollupBackfill(
   while (Date.now() < until) {
     let read: number | null;
     try {
-      const { rows } = await k.raw('select post_publish_hours_backfill_step(?) as read', [batch]);
-      read = rows[0].read;
+      read = (await k.raw('select post_publish_hours_backfill_step(?) as read', [batch])).rows[0].read;
     } catch (err) {
-      if ((err as { code?: string }).code !== '55P03') throw err; // lock_not_available
-      read = -1;
-    }
-    if (read === null) {
-      progress.done = true;
-      break;
-    }
-    if (read < 0) {
+      if ((err as { code?: string }).code !== '55P03') throw err; // lock_not_available: a writer in the way
       progress.deferred++;
       await new Promise((resolve) => setTimeout(resolve, pauseMs));
       continue;
     }
-    progress.counted += read;
-    if (read < batch) {
+    if (read !== null) progress.counted += read;
+    if (read === null || read < batch) {
       progress.done = true;
       break;
     }

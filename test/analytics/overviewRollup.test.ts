@@ -499,7 +499,7 @@ describe('analytics overview: the rollup backfilled online after its migration',
     );
   });
 
-  it('a step waits for a writer that met the mark, and reads what it committed', async () => {
+  it('a step waits for a writer that met the mark, gives way after 100 ms, and reads what it committed', async () => {
     const post = postRow(ws, projects[0], 'scheduled', null);
     await upgradedWith(async () => {
       await k('posts').insert(post);
@@ -509,12 +509,17 @@ describe('analytics overview: the rollup backfilled online after its migration',
       await writer('posts')
         .where({ id: post.id })
         .update({ status: 'published', published_at: new Date('2031-03-10T09:30:00Z') });
-      assert.equal(await step(10), -1, 'the writer holds the lock: the step gives way');
+      const t = Date.now();
+      await assert.rejects(step(10), { code: '55P03' }, 'the writer holds the lock: the step gives way');
+      assert.ok(Date.now() - t >= 100, 'after waiting 100 ms for it');
+      // A step that waits for the writer goes ahead as soon as it commits.
+      const waiting = step(10);
+      await new Promise((r) => setTimeout(r, 30));
       await writer.commit();
+      assert.equal(await waiting, 1);
     } finally {
       if (!writer.isCompleted()) await writer.rollback();
     }
-    assert.equal(await step(10), 1);
     assert.ok((await state()).done_at);
     await assertNoDrift(ws.id, '', k);
     assert.deepEqual(
