@@ -78,16 +78,17 @@ export async function installRollupKeepers(knex: Knex, start: 'done' | 'to backf
     `insert into rollup_backfills (name, done_at) values ('post_publish_hours', ${start === 'done' ? 'now()' : 'null'}) on conflict do nothing`,
   );
 
-  // Whether the triggers keep this post's figures. Done: yes, without a lock. Else the shared
-  // lock first, then the mark read by a statement of its own, which sees what a backfill step
-  // committed while this writer waited for the lock.
+  // Whether the triggers keep this post's figures. Done, or the post at or before the mark: yes,
+  // without a lock (the mark only moves forward, and the step that moved it past the post has
+  // committed, so this write changes what it counted). Else the shared lock first, then the mark
+  // read by a statement of its own, which sees what a step committed while this writer waited.
   await knex.raw(`
     create or replace function post_publish_hours_covers(post varchar) returns boolean language plpgsql as $$
     declare
       b rollup_backfills;
     begin
       select * into b from rollup_backfills where name = 'post_publish_hours';
-      if b.done_at is not null then return true; end if;
+      if b.done_at is not null or post <= b.through_id then return true; end if;
       perform pg_advisory_xact_lock_shared(${BACKFILL_LOCK});
       select * into b from rollup_backfills where name = 'post_publish_hours';
       return b.done_at is not null or coalesce(post <= b.through_id, false);

@@ -528,6 +528,33 @@ describe('analytics overview: the rollup backfilled online after its migration',
     );
   });
 
+  it('while a step runs, a write to a post the mark has passed goes on; one beyond it waits for the step', async () => {
+    const [covered, beyond] = [0, 1]
+      .map(() => postRow(ws, projects[0], 'published', new Date('2031-03-10T09:30:00Z')))
+      .sort((a, b) => (a.id < b.id ? -1 : 1));
+    await upgradedWith(async () => {
+      await k('posts').insert([covered!, beyond!]);
+    });
+    assert.equal(await step(1), 1, 'the mark passes the first post');
+    const running = await k.transaction(); // a step holding the lock
+    try {
+      await running.raw(`select pg_advisory_xact_lock(hashtext('rollup-backfill:post_publish_hours'))`);
+      const write = (id: string) =>
+        k.transaction(async (t) => {
+          await t.raw(`set local lock_timeout = '300ms'`);
+          await t('posts')
+            .where({ id })
+            .update({ published_at: new Date('2031-03-10T10:30:00Z') });
+        });
+      await write(covered!.id);
+      await assert.rejects(write(beyond!.id), { code: '55P03' });
+    } finally {
+      await running.rollback();
+    }
+    while ((await step(1)) !== null);
+    await assertNoDrift(ws.id, '', k);
+  });
+
   it('a step gives up on a metrics row a writer holds, and the next pass counts it', async () => {
     const post = postRow(ws, projects[0], 'published', new Date('2031-03-10T09:30:00Z'));
     await upgradedWith(async () => {
