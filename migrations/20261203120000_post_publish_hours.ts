@@ -245,14 +245,18 @@ export async function installRollupKeepers(knex: Knex, start: 'done' | 'to backf
       return n;
     end $$`);
 
+  // Dropped and created rather than `create or replace trigger` (Postgres 14), in the migration's transaction.
+  await knex.raw('drop trigger if exists post_publish_hours_count on posts');
   await knex.raw(`
-    create or replace trigger post_publish_hours_count after insert or delete or update of status, published_at, project_id on posts
+    create trigger post_publish_hours_count after insert or delete or update of status, published_at, project_id on posts
     for each row execute function post_publish_hours_count()`);
+  await knex.raw('drop trigger if exists post_metric_state_counted_at on post_metric_state');
   await knex.raw(
-    'create or replace trigger post_metric_state_counted_at before insert on post_metric_state for each row execute function post_metric_state_counted_at()',
+    'create trigger post_metric_state_counted_at before insert on post_metric_state for each row execute function post_metric_state_counted_at()',
   );
+  await knex.raw('drop trigger if exists post_metric_state_hours on post_metric_state');
   await knex.raw(`
-    create or replace trigger post_metric_state_hours
+    create trigger post_metric_state_hours
     after insert or delete or update of counted_at, project_id, impressions, reactions, comments, reshares on post_metric_state
     for each row execute function post_metric_state_hours()`);
 }
