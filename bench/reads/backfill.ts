@@ -73,7 +73,7 @@ function writers(url: string, connections: number, postIds: string[]) {
       stop = true;
       await Promise.all(loops);
       await pool.end();
-      return summarize(Float64Array.from(latencies).sort());
+      return summarize(latencies);
     },
   };
 }
