@@ -146,8 +146,12 @@ export async function drain(mon: pg.Client, ids: string[], dueMs: number, label:
   const published = async () =>
     (await mon.query<{ n: number }>(`select count(*)::int as n from posts where id = any($1) and status = 'published'`, [ids])).rows[0]!.n;
   await until(async () => (n = await published()) >= ids.length || Date.now() > dueMs + DRAIN_DEADLINE_MS, DRAIN_DEADLINE_MS + 5_000, 500);
+  // The lag from each post's own publish time: a drain called after its due time (the reschedule
+  // phase's, once every PATCH is answered) would otherwise report when it looked.
+  const { rows } = await mon.query<{ at: Date }>(`select published_at as at from posts where id = any($1) and status = 'published'`, [ids]);
+  const lag = lagSummary(rows.map((r) => r.at.getTime() - dueMs));
   console.log(
-    `• ${label}: ${n.toLocaleString('en-US')}/${ids.length.toLocaleString('en-US')} published by t=${((Date.now() - dueMs) / 1000).toFixed(1)} s after due`,
+    `• ${label}: ${n.toLocaleString('en-US')}/${ids.length.toLocaleString('en-US')} published, lag p50 ${lag.p50S.toFixed(1)} s / p99 ${lag.p99S.toFixed(1)} s / max ${lag.maxS.toFixed(1)} s (seen at t=${((Date.now() - dueMs) / 1000).toFixed(1)} s)`,
   );
   return n;
 }
