@@ -198,9 +198,9 @@ export async function installRollupKeepers(knex: Knex, start: 'done' | 'to backf
   // past them, in the caller's transaction. Returns the posts read, or null when the rollup is
   // done. It waits at most 100 ms for the writers that hold the lock (writers that come meanwhile
   // queue behind it, so that is also the longest a writer waits for a step to begin), and at most
-  // 500 ms for a metrics row a writer holds; both are under Postgres' deadlock timeout, so when a
-  // writer and a step wait on each other it is the step that gives up, with lock_not_available,
-  // and is tried again.
+  // 500 ms for a row a writer holds (a metrics row, or a bucket a write to a post the mark has
+  // passed is changing); both are under Postgres' deadlock timeout, so when a writer and a step
+  // wait on each other it is the step that gives up, with lock_not_available, and is tried again.
   await knex.raw(`
     create or replace function post_publish_hours_backfill_step(batch integer) returns integer language plpgsql as $$
     declare
