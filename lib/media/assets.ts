@@ -29,7 +29,14 @@ export async function storageUsed(
   trx: Knex | Knex.Transaction = db(),
 ): Promise<{ usedBytes: number; usedAssets: number }> {
   // Kept by a trigger on media_assets as assets come and go (migration 20261202100300).
-  const [r] = await readPrepared<Pick<WorkspaceStorage, 'used_bytes' | 'used_assets'>>(storageUsedRead(null, { workspaceId }), { on: trx });
+  const [r] = await readPrepared<StorageUsedRow>(storageUsedRead(null, { workspaceId }), { on: trx });
+  return storageUsedOf(r);
+}
+
+type StorageUsedRow = Pick<WorkspaceStorage, 'used_bytes' | 'used_assets'>;
+
+/** The meters of a `workspace_storage` row, or of none (a workspace without media). */
+export function storageUsedOf(r: Partial<Record<keyof StorageUsedRow, string | number | null>> | undefined) {
   return { usedBytes: Number(r?.used_bytes ?? 0), usedAssets: Number(r?.used_assets ?? 0) };
 }
 
@@ -55,24 +62,28 @@ export type StorageLimits = Pick<PlanLimits, 'storageLimitBytes' | 'assetLimit'>
  */
 export async function workspaceStorageLimits(workspaceId: string, trx: Knex | Knex.Transaction = db()): Promise<StorageLimits> {
   const [w] = await readPrepared<StorageLimitsRow>(storageLimitsRead(null, { workspaceId }), { on: trx });
-  return limitsOf(w);
+  return storageLimitsOf(w);
 }
 
-interface StorageLimitsRow {
+export interface StorageLimitsRow {
   plan: string;
   billing_plan: string | null;
   storage_limit_bytes: string | number | null;
   asset_limit: number | null;
 }
 
+/** The operator's storage overrides, read from the workspace `w` beside its plan and its billing workspace's (`b`). */
+export const STORAGE_LIMIT_COLUMNS = ['w.storage_limit_bytes', 'w.asset_limit'];
+
 function storageLimitsQuery(workspaceId: string, trx: Knex | Knex.Transaction) {
   return trx('workspaces as w')
     .leftJoin('workspaces as b', 'b.id', 'w.billing_workspace_id')
     .where('w.id', workspaceId)
-    .first('w.plan', 'b.plan as billing_plan', 'w.storage_limit_bytes', 'w.asset_limit');
+    .first('w.plan', 'b.plan as billing_plan', ...STORAGE_LIMIT_COLUMNS);
 }
 
-function limitsOf(w: StorageLimitsRow | undefined): StorageLimits {
+/** The limits in force from a row read with the plans and STORAGE_LIMIT_COLUMNS. */
+export function storageLimitsOf(w: StorageLimitsRow | undefined): StorageLimits {
   const plan = planLimits(w?.billing_plan ?? w?.plan ?? 'FREE');
   return {
     storageLimitBytes: effectiveLimit(w?.storage_limit_bytes, plan.storageLimitBytes),
@@ -144,7 +155,7 @@ export async function importAsset(input: ImportInput, store: ObjectStore = objec
   )) as (StorageLimitsRow & { same_bytes: (Omit<AssetRow, 'created_at'> & { created_at: string }) | null }) | undefined;
   if (found?.same_bytes) return { asset: { ...found.same_bytes, created_at: new Date(found.same_bytes.created_at) }, created: false };
 
-  const plan = limitsOf(found);
+  const plan = storageLimitsOf(found);
   const limited = plan.assetLimit !== null || plan.storageLimitBytes !== null;
   // A first, unlocked look refuses an import over the limit before its bytes are stored.
   if (limited) checkStorageLimits(plan, await storageUsed(input.workspaceId), input.bytes.length);

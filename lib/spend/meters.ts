@@ -159,6 +159,10 @@ const dayRead = shapedRead((_shape: null, param: (name: 'workspaceId' | 'day') =
 
 type Spent = { spent_cents: number; reserved_cents: number };
 
+/** What a week's or a day's row has used: settled cost plus open reservations; nothing without a row. */
+export const usedCentsOf = (row: { spent_cents: number | null; reserved_cents: number | null } | undefined): number =>
+  (row?.spent_cents ?? 0) + (row?.reserved_cents ?? 0);
+
 /** spec 2.16: an integer 0-100, always 0 when unlimited. Floored, so 100 means "reached". */
 export function percentUsed(usedCents: number, budgetCents: number | null): number {
   if (budgetCents === null) return 0;
@@ -191,13 +195,13 @@ export function wouldRefuse(
 /** Settled cost plus open reservations of one weekly budget. */
 export async function weekUsedCents(q: Knex | Knex.Transaction, workspaceId: string, key: string, week: string): Promise<number> {
   const [row] = await readPrepared<Spent>(weekRead(null, { workspaceId, budgetKey: key, week }), { on: q });
-  return row ? row.spent_cents + row.reserved_cents : 0;
+  return usedCentsOf(row);
 }
 
 /** Settled cost plus open reservations of the workspace's spend day. */
 export async function dayUsedCents(q: Knex | Knex.Transaction, workspaceId: string, day: string): Promise<number> {
   const [row] = await readPrepared<Spent>(dayRead(null, { workspaceId, day }), { on: q });
-  return row ? row.spent_cents + row.reserved_cents : 0;
+  return usedCentsOf(row);
 }
 
 export function usageLimitExceeded(

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { createProject, issueApiKey } from '../../admin/provision';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
@@ -63,6 +64,58 @@ describe('AI budgets, spend cap and GET /v1/usage', function () {
     assert.deepEqual(forProject.ai.project, { id: project.id, name: project.display_name, percentUsed: 0, unlimited: false });
     assert.equal(new Date(forProject.ai.resetsAt).getUTCDay(), 1, 'resets on a Monday');
     assert.equal(forProject.ai.resetsAt.slice(11), '00:00:00.000Z');
+  });
+
+  it("reads the project's and the pool's budgets, weeks, the day and storage apart, in one statement after the project", async () => {
+    const { call, workspace, project } = await fresh({ daily_spend_cap_cents: 100 });
+    const week = weekStartUtc(new Date()).toISOString().slice(0, 10);
+    const day = new Date().toISOString().slice(0, 10);
+    const ws = workspace.id;
+    await db()('ai_budgets').insert([
+      { workspace_id: ws, budget_key: project.id, weekly_budget_cents: 200 },
+      { workspace_id: ws, budget_key: 'pool', weekly_budget_cents: 1000 },
+    ]);
+    await db()('ai_budget_weeks').insert([
+      { workspace_id: ws, budget_key: project.id, week_start: week, spent_cents: 30, reserved_cents: 20 },
+      { workspace_id: ws, budget_key: 'pool', week_start: week, spent_cents: 390, reserved_cents: 10 },
+    ]);
+    await db()('ai_spend_days').insert({ workspace_id: ws, bucket_date: day, spent_cents: 17, reserved_cents: 3 });
+    await db()('workspace_storage').insert({ workspace_id: ws, used_bytes: 4096, used_assets: 2 });
+
+    // Statements sent while the request is answered (the key's authentication is cached by then).
+    const sent = async (projectId?: string) => {
+      let n = 0;
+      const query = pg.Client.prototype.query;
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        n += 1;
+        return (query as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof query;
+      try {
+        return { body: await usage(call, projectId), statements: n };
+      } finally {
+        pg.Client.prototype.query = query;
+      }
+    };
+    await usage(call);
+    const pool = await sent();
+    const forProject = await sent(project.id);
+    assert.equal(pool.statements, 1, 'the pool: one statement');
+    assert.equal(forProject.statements, 2, "a project: its lookup, then the meters' one statement");
+
+    // 390 spent + 10 reserved of the pool's 1000.
+    assert.deepEqual(pool.body.ai.workspacePool, { percentUsed: 40, unlimited: false });
+    assert.equal(pool.body.ai.percentUsed, 40);
+    assert.deepEqual(forProject.body.ai.project, { id: project.id, name: project.display_name, percentUsed: 25, unlimited: false });
+    assert.deepEqual(forProject.body.ai.workspacePool, { percentUsed: 40, unlimited: false });
+    // 30 spent + 20 reserved of the project's 200.
+    assert.equal(forProject.body.ai.percentUsed, 25);
+    await db()('ai_budget_weeks').where({ workspace_id: ws, budget_key: project.id }).update({ spent_cents: 150 });
+    assert.equal((await usage(call, project.id)).ai.percentUsed, 85);
+    for (const u of [pool.body, forProject.body]) {
+      assert.deepEqual(u.apiSpend, { bucketDate: day, capCents: 100, spentCents: 20, remainingCents: 80 });
+      assert.equal(u.storage.usedBytes, 4096);
+      assert.equal(u.storage.usedAssets, 2);
+    }
   });
 
   it('reports unlimited plans as unlimited with 0 %', async () => {

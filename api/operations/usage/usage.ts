@@ -1,18 +1,7 @@
-import { db } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
-import {
-  apiSpendOf,
-  budgetTargetOf,
-  dayUsedCents,
-  loadAiLimits,
-  percentUsed,
-  periodsAt,
-  POOL_KEY,
-  weekUsedCents,
-  wouldRefuse,
-  type BudgetTarget,
-} from '../../../lib/spend/meters';
-import { storageMeters, storageUsed, workspaceStorageLimits } from '../../../lib/media/assets';
+import { apiSpendOf, budgetTargetOf, percentUsed, periodsAt, wouldRefuse } from '../../../lib/spend/meters';
+import { storageMeters } from '../../../lib/media/assets';
+import { readUsageMeters } from './queries';
 import { single } from '../../output';
 import { usageSchema, getUsageInput } from './schema';
 import { defineOperation } from '../../operation';
@@ -35,24 +24,16 @@ export const getUsage = defineOperation({
     const project = input.projectId !== undefined ? await findProject(auth, input.projectId) : undefined;
     if (input.projectId !== undefined && !project) throw errors.notFound('project');
     const periods = periodsAt(new Date());
-    const pool: BudgetTarget = { key: POOL_KEY, scope: 'ai_workspace_pool' };
-    const target: BudgetTarget = project ? budgetTargetOf(project) : pool;
-    // A project and the pool may have budgets of their own (ai_budgets, set by an operator).
-    const [limits, poolLimits] = await Promise.all([
-      loadAiLimits(db(), auth.workspaceId, target),
-      target.key === POOL_KEY ? null : loadAiLimits(db(), auth.workspaceId, pool),
-    ]);
-    const [poolUsed, targetUsed, dayUsed, stored, storageLimits] = await Promise.all([
-      weekUsedCents(db(), auth.workspaceId, POOL_KEY, periods.week),
-      target.key === POOL_KEY ? null : weekUsedCents(db(), auth.workspaceId, target.key, periods.week),
-      dayUsedCents(db(), auth.workspaceId, periods.day),
-      // spec 2.16 storage: sums over the media library and the limits in force (lib/media/assets.ts).
-      storageUsed(auth.workspaceId),
-      workspaceStorageLimits(auth.workspaceId),
-    ]);
-    const governingUsed = targetUsed ?? poolUsed;
+    const target = budgetTargetOf(project ?? null);
+    // One statement: the target's and the pool's limits (either may have a budget of its own, set
+    // by an operator in ai_budgets), their weeks, the spend day and the storage meters.
+    const { limits, poolLimits, targetUsedCents, poolUsedCents, dayUsedCents, stored, storageLimits } = await readUsageMeters(
+      auth.workspaceId,
+      target,
+      periods,
+    );
     const budget = limits.weeklyBudgetCents;
-    const blockedBy = wouldRefuse(limits, governingUsed, dayUsed);
+    const blockedBy = wouldRefuse(limits, targetUsedCents, dayUsedCents);
     return {
       data: {
         plan: limits.plan,
@@ -60,22 +41,22 @@ export const getUsage = defineOperation({
         blockedBy,
         ai: {
           scope: target.scope,
-          percentUsed: percentUsed(governingUsed, budget),
+          percentUsed: percentUsed(targetUsedCents, budget),
           unlimited: budget === null,
           enforcement: limits.enforcement,
           weekStart: periods.week,
           resetsAt: periods.weekResetsAt,
           // A company page has no budget of its own: its figures are the pool's.
           project: project
-            ? { id: project.id, name: projectName(project), percentUsed: percentUsed(governingUsed, budget), unlimited: budget === null }
+            ? { id: project.id, name: projectName(project), percentUsed: percentUsed(targetUsedCents, budget), unlimited: budget === null }
             : null,
           workspacePool: {
-            percentUsed: percentUsed(poolUsed, (poolLimits ?? limits).weeklyBudgetCents),
-            unlimited: (poolLimits ?? limits).weeklyBudgetCents === null,
+            percentUsed: percentUsed(poolUsedCents, poolLimits.weeklyBudgetCents),
+            unlimited: poolLimits.weeklyBudgetCents === null,
           },
         },
         storage: storageMeters(stored, storageLimits),
-        apiSpend: apiSpendOf(periods.day, limits.dailyCapCents, dayUsed),
+        apiSpend: apiSpendOf(periods.day, limits.dailyCapCents, dayUsedCents),
       },
     };
   },
