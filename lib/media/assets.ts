@@ -42,7 +42,8 @@ export function storageUsedOf(r: Partial<Record<keyof StorageUsedRow, string | n
 
 // The storage meters' reads are compiled once and sent as prepared statements (lib/db.ts
 // `shapedRead`), on the knex or the transaction the caller hands them, as lib/spend/meters.ts
-// reads the AI meters: GET /v1/usage reads both.
+// reads the AI meters. GET /v1/usage reads both with the AI meters in one statement, through
+// STORAGE_LIMIT_COLUMNS, storageLimitsOf and storageUsedOf (api/operations/usage/queries.ts).
 
 const storageUsedRead = shapedRead((_shape: null, param: (name: 'workspaceId') => string) =>
   WorkspaceStorage.forWorkspace(param('workspaceId')).select('used_bytes', 'used_assets').toKnexQuery(),

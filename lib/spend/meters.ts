@@ -129,8 +129,9 @@ export async function loadAiLimits(q: Knex | Knex.Transaction, workspaceId: stri
 }
 
 // The meters' reads are compiled once and sent as prepared statements (lib/db.ts `shapedRead`,
-// as the post list's page is), on the knex or the transaction the caller hands them: GET
-// /v1/usage reads five of them, and building each with knex cost more than its statement.
+// as the post list's page is), on the knex or the transaction the caller hands them: an AI job's
+// reservation reads them in its transaction. GET /v1/usage reads them all in one statement
+// (api/operations/usage/queries.ts) and turns its columns into figures with aiLimitsOf and usedCentsOf.
 
 /** loadAiLimits' read: the workspace, its billing workspace and the target's `ai_budgets` row. */
 const aiLimitsRead = shapedRead((_shape: null, param: (name: 'workspaceId' | 'budgetKey') => string) =>
