@@ -3,8 +3,9 @@
 
 import { freePort } from '../tooling/ports';
 import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
+import { s1 } from './harness/format';
 import { benchFlags } from './harness/options';
-import { measureReads, type SurfaceFigures } from './harness/statements';
+import { measureReads } from './harness/statements';
 
 const opt = benchFlags(
   'analytics: the analytics reads beside the same statements bare and the minimal query, then the metrics sync.',
@@ -23,32 +24,39 @@ const opt = benchFlags(
              BENCH_REDIS_URL (default redis://127.0.0.1:6379/14; the database is flushed).`,
 );
 const SIZES = opt.posts.split(',').map(Number);
-const N = SIZES[0]!;
-const DURATION_MS = opt.duration * 1000;
-
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_analytics';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/14';
-// The metrics sync's network: the simulator, started in this process on this port (syncMetrics).
+// The metrics sync's network: the simulator, started in this process on this port.
 const SIM_PORT = await freePort();
 setBenchEnvironment(DATABASE_URL, REDIS_URL, { LOG_LEVEL: 'error', NETWORK_API_URL: `http://127.0.0.1:${SIM_PORT}` });
 
-type Bench = Awaited<ReturnType<typeof setUp>>;
+await resetStores(DATABASE_URL, REDIS_URL);
+const { db } = await import('../lib/db');
+const { benchWorkspace } = await import('./harness/seed');
+const { workspace, project, key } = await benchWorkspace({
+  name: 'Analytics bench',
+  project: { name: 'Bench person', timezone: 'Europe/Paris' },
+  scopes: ['analytics:read', 'posts:read'],
+});
 
-/** Published posts `from` to `to` of the project, spread over the --days days, and their latest metrics (`n` days' gain, or the samples' last). */
-async function insertPosts({ ws, project }: Pick<Bench, 'ws' | 'project'>, from: number, to: number, samples: boolean) {
-  const { db } = await import('../lib/db');
+/**
+ * Published posts `from` to `to` of the project, spread over the --days days, and their latest
+ * metrics; the first size with a daily sample per post since publishing and the daily gains.
+ */
+async function insertPosts(from: number, to: number) {
+  const t0 = Date.now();
   await db().raw(
     `insert into posts (id, workspace_id, project_id, status, title, content, content_type, network_post_urn, published_at, created_at)
      select 'post_bench' || lpad(i::text, 16, '0'), ?, ?, 'published', 'Bench post ' || i, 'x', 'PERSONAL', 'urn:li:share:' || (1000000 + i),
             now() - (((i * 7919) % (? * 24)) || ' hours')::interval, now() - interval '100 days'
        from generate_series(?::int, ?::int) i`,
-    [ws.id, project.id, opt.days, from, to],
+    [workspace.id, project.id, opt.days, from, to],
   );
   const state = `insert into post_metric_state (post_id, workspace_id, project_id, network_post_urn, published_at, impressions, reactions, comments, reshares, samples, sync_state, last_synced_at)`;
   const mine = [project.id, `post_bench${String(from - 1).padStart(16, '0')}`];
-  if (!samples)
-    // Past the first size, no samples: no read measured here touches them, and the daily-gains rollup has a row per project-day.
-    return db().raw(
+  if (from > 1) {
+    // Past the first size, no samples (`n` days' gain): no read measured here touches them, and the daily-gains rollup has a row per project-day.
+    await db().raw(
       `${state}
        select p.id, p.workspace_id, p.project_id, p.network_post_urn, p.published_at, (200 + (hashtext(p.id) & 4095)) * n, (5 + (hashtext(p.id) & 63)) * n,
               (hashtext(p.id) & 7) * n, (hashtext(p.id) & 3) * n, n, 'ok', now() - interval '1 hour'
@@ -56,6 +64,9 @@ async function insertPosts({ ws, project }: Pick<Bench, 'ws' | 'project'>, from:
         where p.project_id = ? and p.id > ?`,
       mine,
     );
+    await db().raw('analyze');
+    return console.log(`grew the project to ${to} posts in ${s1(Date.now() - t0)} s`);
+  }
   await db().raw(
     `insert into post_metric_samples (post_id, workspace_id, project_id, sampled_at, impressions, reactions, comments, reshares)
      select p.id, p.workspace_id, p.project_id, p.published_at + (d || ' days')::interval + interval '1 hour',
@@ -72,208 +83,153 @@ async function insertPosts({ ws, project }: Pick<Bench, 'ws' | 'project'>, from:
       where p.project_id = ? and p.id > ?`,
     mine,
   );
-  const { rebuildDailyGains } = await import('../lib/analytics/sync');
-  await rebuildDailyGains(db(), project.id);
-}
-
-/** N posts published over --days days, a sample per post per day since publishing, their latest metrics and daily gains. */
-async function setUp() {
-  await resetStores(DATABASE_URL, REDIS_URL);
-  const { benchWorkspace } = await import('./harness/seed');
-  const { db } = await import('../lib/db');
-  const b = await benchWorkspace({
-    name: 'Analytics bench',
-    project: { name: 'Bench person', timezone: 'Europe/Paris' },
-    scopes: ['analytics:read'],
-  });
-  const bench = { ws: b.workspace, project: b.project, key: b.key };
-  const t0 = Date.now();
-  await insertPosts(bench, 1, N, true);
+  await (await import('../lib/analytics/sync')).rebuildDailyGains(db(), project.id);
   await db().raw('analyze');
-  const [{ n: samples }] = (await db().raw('select count(*)::int as n from post_metric_samples')).rows;
-  console.log(`seeded ${N} posts, ${samples} samples over ${opt.days} days in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  return bench;
+  const [{ n }] = (await db().raw('select count(*)::int as n from post_metric_samples')).rows;
+  console.log(`seeded ${to} posts, ${n} samples over ${opt.days} days in ${s1(Date.now() - t0)} s`);
 }
 
-/** The analytics reads over HTTP at each --posts size, beside the same statements bare and the minimal query. */
-async function measureAnalytics(b: Bench): Promise<SurfaceFigures[]> {
-  const { ws, project, key } = b;
-  const { issueApiKey } = await import('../admin/provision');
-  const { db } = await import('../lib/db');
-  const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris' }).format(new Date());
-  const from = new Date(Date.now() - (opt.days - 1) * 86_400_000).toISOString().slice(0, 10);
-  const { periodBounds, addDays, daysBetween } = await import('../lib/analytics/overview');
-  const { start, end } = periodBounds(from, today, 'Europe/Paris');
-  const prevStart = periodBounds(addDays(from, -daysBetween(from, today)), from, 'Europe/Paris').start;
-  const utc = periodBounds(from, today, 'UTC');
-  const weekAgo = addDays(today, -6);
-  const week = periodBounds(weekAgo, today, 'Europe/Paris');
-  const postsKey = (await issueApiKey({ workspaceId: ws.id, scopes: ['posts:read'] })).key;
-  const headers = { authorization: `Bearer ${key}` };
-  const surfaces = [
-    {
-      surface: 'analytics overview',
-      path: `/v1/analytics/overview?projectId=${project.id}&from=${from}&to=${today}`,
-      // One pass over the project's published posts with their latest metrics (the rollup the
-      // sync keeps in post_metric_state; a post not synced yet counts with no metrics, as in the
-      // service) for both periods' totals, posts per day, best times, sync state and the five
-      // best posts; and the daily-gains rows.
-      minimal: {
-        text: `with s as materialized (
-                 select p.id as post_id, p.title, p.published_at, s.impressions, s.reactions, s.comments, s.reshares, s.samples, s.sync_state, s.last_synced_at
-                   from posts p left join post_metric_state s on s.post_id = p.id
-                  where p.workspace_id = $8 and p.project_id = $1 and p.status = 'published'),
-               agg as (
-                 select count(*) filter (where published_at >= $2 and published_at < $3) as posts,
-                        sum(impressions) filter (where published_at >= $2 and published_at < $3) as impressions,
-                        sum(reactions + comments + reshares) filter (where published_at >= $2 and published_at < $3) as engagements,
-                        count(*) filter (where published_at >= $4 and published_at < $2) as prev_posts,
-                        sum(impressions) filter (where published_at >= $4 and published_at < $2) as prev_impressions,
-                        sum(reactions + comments + reshares) filter (where published_at >= $4 and published_at < $2) as prev_engagements,
-                        max(last_synced_at) as last_synced_at, count(*) filter (where sync_state = 'pending') as pending,
-                        count(*) filter (where sync_state = 'blocked') as blocked, count(*) filter (where sync_state = 'failed') as failed
-                   from s)
-             select (select row_to_json(agg) from agg) as totals,
-                    (select json_agg(t) from (select extract(dow from published_at at time zone $5)::int as dow, extract(hour from published_at at time zone $5)::int as hour,
-                                                     count(*) as posts, avg((reactions + comments + reshares)::float8 / impressions) as rate
-                                                from s where samples > 0 and impressions > 0 group by 1, 2) t) as times,
-                    (select json_agg(d) from (select (published_at at time zone $5)::date as day, count(*) as posts
-                                                from s where published_at >= $2 and published_at < $3 group by 1) d) as per_day,
-                    (select json_agg(b) from (select post_id, title, published_at, impressions, reactions, comments, reshares
-                                                from s where published_at >= $2 and published_at < $3 and samples is not null
-                                               order by reactions + comments + reshares desc, impressions desc, post_id limit 5) b) as best,
-                    (select json_agg(g) from (select day, impressions, reactions, comments, reshares from post_metric_days
-                                               where project_id = $1 and day >= $6::date and day <= $7::date) g) as series`,
-        values: [project.id, start, end, prevStart, 'Europe/Paris', from, today, ws.id],
-      },
+await insertPosts(1, SIZES[0]!);
+// The analytics reads over HTTP at each --posts size, beside the same statements bare and the minimal query.
+const { periodBounds, addDays, daysBetween } = await import('../lib/analytics/overview');
+const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris' }).format(new Date());
+const from = new Date(Date.now() - (opt.days - 1) * 86_400_000).toISOString().slice(0, 10);
+const { start, end } = periodBounds(from, today, 'Europe/Paris');
+const prevStart = periodBounds(addDays(from, -daysBetween(from, today)), from, 'Europe/Paris').start;
+const utc = periodBounds(from, today, 'UTC');
+const weekAgo = addDays(today, -6);
+const week = periodBounds(weekAgo, today, 'Europe/Paris');
+const headers = { authorization: `Bearer ${key}` };
+const surfaces = [
+  {
+    surface: 'analytics overview',
+    path: `/v1/analytics/overview?projectId=${project.id}&from=${from}&to=${today}`,
+    // One pass over the project's published posts with their latest metrics (post_metric_state;
+    // a post not synced yet counts with no metrics, as in the service) for both periods' totals,
+    // posts per day, best times, sync state and the five best posts; and the daily-gains rows.
+    minimal: {
+      text: `with s as materialized (
+               select p.id as post_id, p.title, p.published_at, s.impressions, s.reactions, s.comments, s.reshares, s.samples, s.sync_state, s.last_synced_at
+                 from posts p left join post_metric_state s on s.post_id = p.id
+                where p.workspace_id = $8 and p.project_id = $1 and p.status = 'published'),
+             agg as (
+               select count(*) filter (where published_at >= $2 and published_at < $3) as posts,
+                      sum(impressions) filter (where published_at >= $2 and published_at < $3) as impressions,
+                      sum(reactions + comments + reshares) filter (where published_at >= $2 and published_at < $3) as engagements,
+                      count(*) filter (where published_at >= $4 and published_at < $2) as prev_posts,
+                      sum(impressions) filter (where published_at >= $4 and published_at < $2) as prev_impressions,
+                      sum(reactions + comments + reshares) filter (where published_at >= $4 and published_at < $2) as prev_engagements,
+                      max(last_synced_at) as last_synced_at, count(*) filter (where sync_state = 'pending') as pending,
+                      count(*) filter (where sync_state = 'blocked') as blocked, count(*) filter (where sync_state = 'failed') as failed
+                 from s)
+           select (select row_to_json(agg) from agg) as totals,
+                  (select json_agg(t) from (select extract(dow from published_at at time zone $5)::int as dow, extract(hour from published_at at time zone $5)::int as hour,
+                                                   count(*) as posts, avg((reactions + comments + reshares)::float8 / impressions) as rate
+                                              from s where samples > 0 and impressions > 0 group by 1, 2) t) as times,
+                  (select json_agg(d) from (select (published_at at time zone $5)::date as day, count(*) as posts
+                                              from s where published_at >= $2 and published_at < $3 group by 1) d) as per_day,
+                  (select json_agg(b) from (select post_id, title, published_at, impressions, reactions, comments, reshares
+                                              from s where published_at >= $2 and published_at < $3 and samples is not null
+                                             order by reactions + comments + reshares desc, impressions desc, post_id limit 5) b) as best,
+                  (select json_agg(g) from (select day, impressions, reactions, comments, reshares from post_metric_days
+                                             where project_id = $1 and day >= $6::date and day <= $7::date) g) as series`,
+      values: [project.id, start, end, prevStart, 'Europe/Paris', from, today, workspace.id],
     },
-    {
-      surface: 'analytics posts',
-      path: `/v1/analytics/posts?projectId=${project.id}`,
-      // The first page (50) of the project's published posts with their latest metrics, newest first.
-      minimal: {
-        text: `select p.id, p.title, p.published_at, p.network_post_urn, s.impressions, s.reactions, s.comments, s.reshares, s.samples, s.sync_state, s.last_synced_at, s.last_error
-                 from post_metric_state s join posts p on p.id = s.post_id
-                where s.project_id = $1 order by s.published_at desc, s.post_id desc limit 51`,
-        values: [project.id],
-      },
+  },
+  {
+    surface: 'analytics posts',
+    path: `/v1/analytics/posts?projectId=${project.id}`,
+    // The first page (50) of the project's published posts with their latest metrics, newest first.
+    minimal: {
+      text: `select p.id, p.title, p.published_at, p.network_post_urn, s.impressions, s.reactions, s.comments, s.reshares, s.samples, s.sync_state, s.last_synced_at, s.last_error
+               from post_metric_state s join posts p on p.id = s.post_id
+              where s.project_id = $1 order by s.published_at desc, s.post_id desc limit 51`,
+      values: [project.id],
     },
-    {
-      surface: 'analytics cross-workspace',
-      path: `/v1/analytics/cross-workspace/overview?from=${from}&to=${today}`,
-      // The key's one workspace: its name and project count beside the period's totals (its
-      // published posts in the period with their latest metrics, if synced).
-      minimal: {
-        text: `select w.name, (select count(*) from projects where workspace_id = w.id) as projects, t.*
-                 from workspaces w,
-                      lateral (select count(*) as posts, sum(s.impressions) as impressions, sum(s.reactions) as reactions, sum(s.comments) as comments, sum(s.reshares) as reshares
-                                 from posts p left join post_metric_state s on s.post_id = p.id
-                                where p.workspace_id = w.id and p.status = 'published' and p.published_at >= $2 and p.published_at < $3) t
-                where w.id = $1`,
-        values: [ws.id, utc.start, utc.end],
-      },
+  },
+  {
+    surface: 'analytics cross-workspace',
+    path: `/v1/analytics/cross-workspace/overview?from=${from}&to=${today}`,
+    // The key's one workspace: its name and project count beside the period's totals (its
+    // published posts in the period with their latest metrics, if synced).
+    minimal: {
+      text: `select w.name, (select count(*) from projects where workspace_id = w.id) as projects, t.*
+               from workspaces w,
+                    lateral (select count(*) as posts, sum(s.impressions) as impressions, sum(s.reactions) as reactions, sum(s.comments) as comments, sum(s.reshares) as reshares
+                               from posts p left join post_metric_state s on s.post_id = p.id
+                              where p.workspace_id = w.id and p.status = 'published' and p.published_at >= $2 and p.published_at < $3) t
+              where w.id = $1`,
+      values: [workspace.id, utc.start, utc.end],
     },
-    {
-      surface: 'calendar',
-      path: `/v1/calendar?projectId=${project.id}&from=${weekAgo}&to=${today}`,
-      headers: { authorization: `Bearer ${postsKey}` },
-      // The week's posts at their calendar instant (published ones at their publish time, from
-      // the published-posts index; scheduled and failed ones at their scheduled time) and the
-      // drafts holding a calendar slot in it.
-      minimal: {
-        text: `select id, project_id, status, title, content_type, published_at as at from posts
-                where workspace_id = $1 and project_id = $2 and deleted_at is null and status = 'published' and published_at >= $3 and published_at < $4
-               union all
-               select id, project_id, status, title, content_type, scheduled_at from posts
-                where workspace_id = $1 and project_id = $2 and deleted_at is null and status in ('scheduled', 'failed_to_publish') and scheduled_at >= $3 and scheduled_at < $4
-               union all
-               select p.id, s.project_id, p.status, p.title, s.content_type, s.date from calendar_slots s join posts p on p.id = s.post_id
-                where s.workspace_id = $1 and s.project_id = $2 and s.date >= $3 and s.date < $4 and p.deleted_at is null
-                  and p.status not in ('scheduled', 'published', 'failed_to_publish')`,
-        values: [ws.id, project.id, week.start, week.end],
-      },
+  },
+  {
+    surface: 'calendar',
+    path: `/v1/calendar?projectId=${project.id}&from=${weekAgo}&to=${today}`,
+    // The week's posts at their calendar instant (published ones at their publish time, from
+    // the published-posts index; scheduled and failed ones at their scheduled time) and the
+    // drafts holding a calendar slot in it.
+    minimal: {
+      text: `select id, project_id, status, title, content_type, published_at as at from posts
+              where workspace_id = $1 and project_id = $2 and deleted_at is null and status = 'published' and published_at >= $3 and published_at < $4
+             union all
+             select id, project_id, status, title, content_type, scheduled_at from posts
+              where workspace_id = $1 and project_id = $2 and deleted_at is null and status in ('scheduled', 'failed_to_publish') and scheduled_at >= $3 and scheduled_at < $4
+             union all
+             select p.id, s.project_id, p.status, p.title, s.content_type, s.date from calendar_slots s join posts p on p.id = s.post_id
+              where s.workspace_id = $1 and s.project_id = $2 and s.date >= $3 and s.date < $4 and p.deleted_at is null
+                and p.status not in ('scheduled', 'published', 'failed_to_publish')`,
+      values: [workspace.id, project.id, week.start, week.end],
     },
-  ];
-  const grow = async (have: number, want: number) => {
-    const t = Date.now();
-    await insertPosts(b, have + 1, want, false);
-    await db().raw('analyze');
-    console.log(`grew the project to ${want} posts in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-  };
-  return measureReads({
-    sizes: SIZES.map((size, i) => ({ corpus: () => `${size} posts`, grow: i ? () => grow(SIZES[i - 1]!, size) : undefined })),
-    surfaces: surfaces.map((sf) => ({ ...sf, headers: sf.headers ?? headers })),
-    explain: opt.explain,
-    connections: opt.connections,
-    durationMs: DURATION_MS,
-    warmupMs: opt.warmup * 1000,
-    profile: opt.profile,
-  });
-}
-
-// ---- 2. metrics sync of opt['sync-posts'] posts through the simulator ----
-async function syncMetrics({ ws }: Bench) {
-  const { db } = await import('../lib/db');
+  },
+];
+const figures = await measureReads({
+  sizes: SIZES.map((size, i) => ({ corpus: () => `${size} posts`, grow: i ? () => insertPosts(SIZES[i - 1]! + 1, size) : undefined })),
+  surfaces: surfaces.map((sf) => ({ ...sf, headers })),
+  explain: opt.explain,
+  connections: opt.connections,
+  durationMs: opt.duration * 1000,
+  warmupMs: opt.warmup * 1000,
+  profile: opt.profile,
+});
+console.log(`\nanalytics reads, ${opt.connections} connections, ${opt.duration} s each:`);
+for (const f of figures)
+  console.log(
+    `  ${f.surface} [${f.corpus}]: API ${f.api.rps.toFixed(1)}/s p99 ${f.api.latencyMs.p99.toFixed(1)} ms · same statements ${f.same.rps.toFixed(1)}/s p99 ${f.same.latencyMs.p99.toFixed(1)} ms · ` +
+      `minimal ${f.minimal.rps.toFixed(1)}/s p99 ${f.minimal.latencyMs.p99.toFixed(1)} ms · API / same statements bare: ${f.apiOverSame.toFixed(2)}× · same statements / minimal: ${f.sameOverMinimal.toFixed(2)}×`,
+  );
+if (!opt['no-sync']) {
+  // Sync passes over --sync-posts posts on the simulator (growth on) until none is due.
   const { startNetworkSimulator } = await import('../sim/network/server');
-  const sim = await startNetworkSimulator({ port: SIM_PORT });
   const { createNetworkClient } = await import('../lib/network/client');
-  const { config } = await import('../lib/config');
   const { connectedPersonalProject } = await import('../admin/simulatedAccounts');
   const { syncDueMetrics } = await import('../lib/analytics/sync');
-  const { project: syncProject } = await connectedPersonalProject(sim.control, ws.id, {
-    personId: 'benchperson',
-    name: 'Bench Person',
-    expiresInSeconds: 30 * 86_400,
-    projectName: 'Sync person',
-  });
+  const sim = await startNetworkSimulator({ port: SIM_PORT });
+  const person = { personId: 'benchperson', name: 'Bench Person', expiresInSeconds: 30 * 86_400, projectName: 'Sync person' };
+  const connected = await connectedPersonalProject(sim.control, workspace.id, person);
   await sim.control.setMetricsGrowth({ enabled: true, timeScale: 60 });
   const seeded = await sim.control.seedPosts({ author: 'urn:li:person:benchperson', count: opt['sync-posts'], text: 'bench' });
-  const firstUrn = BigInt(seeded.firstPostUrn.split(':').pop()!);
   await db().raw(
     `insert into posts (id, workspace_id, project_id, status, title, content, content_type, network_post_urn, published_at)
      select 'post_sync' || lpad(i::text, 16, '0'), ?, ?, 'published', '', 'x', 'PERSONAL', 'urn:li:share:' || (?::bigint + i), now() - ((i % 48) || ' hours')::interval
        from generate_series(0, ? - 1) i`,
-    [ws.id, syncProject.id, firstUrn.toString(), opt['sync-posts']],
+    [workspace.id, connected.project.id, BigInt(seeded.firstPostUrn.split(':').pop()!).toString(), opt['sync-posts']],
   );
   const network = createNetworkClient();
-  const syncStart = performance.now();
-  let synced = 0;
-  let passes = 0;
-  for (;;) {
+  const t0 = performance.now();
+  let [synced, passes] = [0, 0];
+  let r;
+  do {
     // The pass the metrics-sync workflow's activity runs, with the service's batch and concurrency.
-    const r = await syncDueMetrics({ db: db(), network });
+    r = await syncDueMetrics({ db: db(), network });
     passes++;
     synced += r.synced;
-    if (r.claimed === 0) break;
     if (r.failed || r.blocked) throw new Error(`sync pass failed: ${JSON.stringify(r)}`);
-  }
+  } while (r.claimed);
   await sim.close();
-  return {
-    synced,
-    passes,
-    syncS: (performance.now() - syncStart) / 1000,
-    batch: config.analytics.syncBatch,
-    concurrency: config.analytics.syncConcurrency,
-  };
-}
-
-function report(figures: SurfaceFigures[], sync: Awaited<ReturnType<typeof syncMetrics>> | null) {
-  console.log(`\nanalytics reads, ${opt.connections} connections, ${opt.duration} s each:`);
-  for (const f of figures)
-    console.log(
-      `  ${f.surface} [${f.corpus}]: API ${f.api.rps.toFixed(1)}/s p99 ${f.api.latencyMs.p99.toFixed(1)} ms · same statements ${f.same.rps.toFixed(1)}/s p99 ${f.same.latencyMs.p99.toFixed(1)} ms · ` +
-        `minimal ${f.minimal.rps.toFixed(1)}/s p99 ${f.minimal.latencyMs.p99.toFixed(1)} ms · API / same statements bare: ${f.apiOverSame.toFixed(2)}× · same statements / minimal: ${f.sameOverMinimal.toFixed(2)}×`,
-    );
-  if (!sync) return;
+  const s = (performance.now() - t0) / 1000;
+  const { syncBatch, syncConcurrency } = (await import('../lib/config')).config.analytics;
   console.log(
-    `\nmetrics sync: ${sync.synced} posts in ${sync.syncS.toFixed(1)} s = ${(sync.synced / sync.syncS).toFixed(0)} posts/s (${sync.passes} passes of ${sync.batch}, ${sync.concurrency} calls in flight)`,
+    `\nmetrics sync: ${synced} posts in ${s.toFixed(1)} s = ${(synced / s).toFixed(0)} posts/s (${passes} passes of ${syncBatch}, ${syncConcurrency} calls in flight)`,
   );
 }
-
-const bench = await setUp();
-try {
-  const figures = await measureAnalytics(bench);
-  report(figures, opt['no-sync'] ? null : await syncMetrics(bench));
-} finally {
-  await closeStores();
-}
+await closeStores();

@@ -6,19 +6,18 @@ import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import proto from '@temporalio/proto';
 import { diff, machineInfo, snapshot, waitForQuiet, type Groups } from './harness/proc';
 import { startServer } from './harness/servers';
 import { launch, workerPolls } from '../tooling/launcher';
 import { Cleanups } from './harness/cleanups';
 import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
-import { REPO_ROOT, RESULTS_DIR, step } from './harness/format';
+import { REPO_ROOT, RESULTS_DIR, s1, step } from './harness/format';
 import { reserveTemporal, startBenchTemporal } from './harness/temporal';
 import { writeWorkflowBundle } from './harness/stack';
-import { bareRound, burst, startBareBaseline } from './generation/baseline';
-import { printRound, report, request, roundFigures, type Reply, type RoundResult } from './generation/figures';
-import { censusControl, describePlan, perJob, planOf } from './generation/plan';
+import { bareRound, burst, printRound, report, request, roundFigures, startBareBaseline } from './generation/baseline';
+import type { JobTimes, RoundResult } from './generation/baseline';
+import { censusControl, describePlan, planOf } from './generation/plan';
 
 const opt = benchFlags(
   `generation: N generation requests at once, built-in writer, worker as a child process;
@@ -93,77 +92,56 @@ const SOURCE = [
 const body = (i: number) => ({ source: { type: 'text', text: `${SOURCE} (#${i})` } });
 
 /** A side of the run: the service ('' for name), or a bare baseline, with its processes (api or bare server, then worker). */
-interface Side {
-  name: string;
-  pids: number[];
-  results: RoundResult[];
-  round(n: number, groups: Groups, project: string): Promise<RoundResult>;
-  stop?(): Promise<void>;
-}
+type Side = { name: string; pids: number[]; results: RoundResult[]; round: Round; stop?: () => Promise<void> };
+type Round = (n: number, groups: Groups, project: string) => Promise<RoundResult>;
 
-type Bench = Awaited<ReturnType<typeof setUp>>;
+// A failure ends the process, and the launcher's exit hook ends its children; the clean-ups are
+// for the end of a run, before the report (the profiles are written as the processes end).
+const cleanups = new Cleanups();
+step(`database ${DATABASE_URL} (recreated), Redis ${REDIS_URL} (flushed)`);
+await resetStores(DATABASE_URL, REDIS_URL);
+step('Temporal dev server');
+const log = (line: string) => console.log(`  [temporal] ${line}`);
+const temporal = await startBenchTemporal(reserved, { databaseUrl: DATABASE_URL, databaseName: '', log });
+cleanups.push(() => temporal.stop());
+// Both workers load a bundle built here once, as production workers load the build's
+// (WORKFLOW_BUNDLE_PATH), rather than running webpack at start-up in their own heap.
+const tb = Date.now();
+const bundle = (name: string, source?: string) => writeWorkflowBundle(path.join(RESULTS_DIR, `generation-${name}-bundle.js`), source);
+process.env.WORKFLOW_BUNDLE_PATH = await bundle('workflow');
+const baselineWorkflows = path.join(import.meta.dirname, 'generation', 'baselineWorkflows.ts');
+const baselineBundle = opt['no-baseline'] ? null : await bundle('baseline', baselineWorkflows);
+step(`workflow bundles built in ${s1(Date.now() - tb)} s; the workers load them`);
 
-/** The stores, Temporal, the workflow bundles and the customer; the sides that are up. */
-async function setUp(cleanups: Cleanups) {
-  step(`database ${DATABASE_URL} (recreated), Redis ${REDIS_URL} (flushed)`);
-  await resetStores(DATABASE_URL, REDIS_URL);
-  step('Temporal dev server');
-  const temporal = await startBenchTemporal(reserved, {
-    databaseUrl: DATABASE_URL,
-    databaseName: '',
-    log: (l) => console.log(`  [temporal] ${l}`),
-  });
-  cleanups.push(() => temporal.stop());
-  cleanups.push(closeStores);
-  cleanups.push(async () => (await import('../lib/temporal/client')).closeTemporalClient());
-
-  // Both workers load a bundle built here once, as production workers load the build's
-  // (WORKFLOW_BUNDLE_PATH), rather than running webpack at start-up in their own heap.
-  const tb = Date.now();
-  const bundle = (name: string, source?: string) => writeWorkflowBundle(path.join(RESULTS_DIR, `generation-${name}-bundle.js`), source);
-  process.env.WORKFLOW_BUNDLE_PATH = await bundle('workflow');
-  const baselineBundle = opt['no-baseline']
-    ? null
-    : await bundle('baseline', path.join(import.meta.dirname, 'generation', 'baselineWorkflows.ts'));
-  step(`workflow bundles built in ${((Date.now() - tb) / 1000).toFixed(1)} s; the workers load them`);
-
-  const { db } = await import('../lib/db');
-  const { createWorkspace, createProject, issueApiKey } = await import('../admin/provision');
-  const workspace = await createWorkspace({ name: 'Generation Bench Co', plan: 'BUSINESS' });
-  // Caps high enough never to refuse, but set, so every request runs the conditional reservations.
-  await db()('workspaces').where({ id: workspace.id }).update({ daily_spend_cap_cents: 1e9, weekly_ai_budget_cents: 1e9 });
-  const key = (await issueApiKey({ workspaceId: workspace.id, scopes: ['write'], name: 'generation bench' })).key as string;
-  const project = async (name: string) =>
-    (await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name, connection: 'none' })).id as string;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(opt.requests, opt.warmup, 1) });
-  const b = { temporal, key, project, agent, baselineBundle, up: [] as Side[], lastJobOf: new Map<string, string>() };
-  cleanups.push(async () => agent.destroy());
-  cleanups.push(async () => void (await Promise.all(b.up.map((s) => s.stop?.()))));
-  if (!opt['no-baseline']) {
-    step(
-      'minimal bare baseline: accept server (bench/generation/serve-bare.ts) and worker (bench/generation/baselineWorker.ts) as child processes',
-    );
-    await addBaseline(b, 'baseline');
-  }
-  return b;
-}
+const { db } = await import('../lib/db');
+const { temporalClient, closeTemporalClient } = await import('../lib/temporal/client');
+cleanups.push(async () => void (await Promise.all([closeStores(), closeTemporalClient()])));
+const { createWorkspace, createProject, issueApiKey } = await import('../admin/provision');
+const workspace = await createWorkspace({ name: 'Generation Bench Co', plan: 'BUSINESS' });
+// Caps high enough never to refuse, but set, so every request runs the conditional reservations.
+await db()('workspaces').where({ id: workspace.id }).update({ daily_spend_cap_cents: 1e9, weekly_ai_budget_cents: 1e9 });
+const key = (await issueApiKey({ workspaceId: workspace.id, scopes: ['write'], name: 'generation bench' })).key as string;
+const newProject = async (name: string) =>
+  (await createProject({ workspaceId: workspace.id, type: 'PERSONAL_BRAND', name, connection: 'none' })).id as string;
+const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(opt.requests, opt.warmup, 1) });
+const up: Side[] = [];
+const lastJobOf = new Map<string, string>();
+cleanups.push(async () => agent.destroy());
+cleanups.push(async () => void (await Promise.all(up.map((s) => s.stop?.()))));
 
 /** A bare baseline (`samePlan`: the same-statements one) up as a side: the same bodies as the service's (less the project id). */
-async function addBaseline(b: Bench, name: string, samePlan?: string) {
-  const bare = await startBareBaseline({ env: process.env, logDir: RESULTS_DIR, bundlePath: b.baselineBundle, samePlan });
-  b.up.push({
-    name,
-    pids: [bare.server.pid, bare.worker.pid],
-    results: [],
-    stop: () => bare.stop(),
-    async round(n, groups) {
-      const cpuBefore = snapshot();
-      const { replies, t0, jobs } = await bareRound(bare, b.agent, n, body, TIMEOUT_MS);
-      const first = replies.find((r) => r.status === 200);
-      if (first) b.lastJobOf.set(samePlan ? 'same statements' : 'minimal', first.body.data.id as string);
-      return roundFigures({ requests: n, replies, t0, jobs, drafts: null, cpu: diff(cpuBefore, snapshot(), groups) });
-    },
-  });
+async function addBaseline(name: string, samePlan?: string) {
+  const bare = await startBareBaseline({ env: process.env, logDir: RESULTS_DIR, bundlePath: baselineBundle, samePlan });
+  const round: Round = async (n, groups) => {
+    const cpuBefore = snapshot();
+    const { replies, t0, jobs } = await bareRound(bare, agent, n, body, TIMEOUT_MS);
+    const first = replies.find((r) => r.status === 200);
+    if (first) lastJobOf.set(samePlan ? 'same statements' : 'minimal', first.body.data.id as string);
+    return roundFigures({ requests: n, replies, t0, jobs, drafts: null, cpu: diff(cpuBefore, snapshot(), groups) });
+  };
+  const side: Side = { name, pids: [bare.server.pid, bare.worker.pid], results: [], round, stop: () => bare.stop() };
+  up.push(side);
+  return side;
 }
 
 /**
@@ -171,45 +149,37 @@ async function addBaseline(b: Bench, name: string, samePlan?: string) {
  * the jobs table every 100 ms, as a baseline waits on its rows, not the API's CPU spent polling);
  * its figures are then read through GET /v1/jobs, once.
  */
-async function serviceRound(b: Bench, baseUrl: string, projectId: string, n: number, groups: Groups): Promise<RoundResult> {
-  const { db } = await import('../lib/db');
+async function serviceRound(baseUrl: string, projectId: string, n: number, groups: Groups): Promise<RoundResult> {
   const cpuBefore = snapshot();
-  const { replies, t0, ids } = await burst(
-    (i) => request(b.agent, `${baseUrl}/v1/posts/generations`, b.key, 'POST', { projectId, ...body(i) }),
-    n,
-    async (ids) => Number((await db()('jobs').whereIn('id', ids).whereIn('status', ['DONE', 'FAILED', 'CANCELLED']).count('* as n'))[0]!.n),
-    TIMEOUT_MS,
-  );
+  const send = (i: number) => request(agent, `${baseUrl}/v1/posts/generations`, key, 'POST', { projectId, ...body(i) });
+  const final = async (ids: string[]) =>
+    Number((await db()('jobs').whereIn('id', ids).whereIn('status', ['DONE', 'FAILED', 'CANCELLED']).count('* as n'))[0]!.n);
+  const { replies, t0, ids } = await burst(send, n, final, TIMEOUT_MS);
   const cpu = diff(cpuBefore, snapshot(), groups);
-  const jobs: any[] = [];
-  let cursor: string | null = null;
-  do {
+  const jobs: JobTimes[] = [];
+  for (let cursor: string | null = '', page; cursor !== null; cursor = page.body.pagination.next_cursor) {
     const query = `projectId=${projectId}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-    const page: Reply = await request(b.agent, `${baseUrl}/v1/jobs?${query}`, b.key, 'GET');
+    page = await request(agent, `${baseUrl}/v1/jobs?${query}`, key, 'GET');
     if (page.status !== 200) throw new Error(`GET /v1/jobs answered ${page.status}: ${JSON.stringify(page.body)}`);
-    jobs.push(...page.body.data.filter((j: any) => ids.includes(j.id)));
-    cursor = page.body.pagination.next_cursor;
-  } while (cursor);
+    for (const j of page.body.data.filter((j: any) => ids.includes(j.id)))
+      jobs.push({ createdAt: Date.parse(j.createdAt), completedAt: j.status === 'DONE' ? Date.parse(j.completedAt) : null });
+  }
   if (jobs.length !== ids.length) throw new Error(`GET /v1/jobs listed ${jobs.length} of the round's ${ids.length} jobs`);
   const drafts = Number((await db()('posts').where({ project_id: projectId }).count('* as n'))[0]!.n);
-  const times = jobs.map((j) => ({
-    createdAt: Date.parse(j.createdAt),
-    completedAt: j.status === 'DONE' ? Date.parse(j.completedAt) : null,
-  }));
-  return roundFigures({ requests: n, replies, t0, jobs: times, drafts, cpu });
+  return roundFigures({ requests: n, replies, t0, jobs, drafts, cpu });
 }
 
 /** The warm-up (`i` 0, unless --warmup 0) or measured round `i` of a side, printed; CPU group idle: the other sides' processes. */
-async function measure(b: Bench, side: Side, i: number) {
+async function measure(side: Side, i: number) {
   const n = i === 0 ? opt.warmup : opt.requests;
   if (i === 0 && n <= 0) return;
   const groups: Groups = {
     api: (p) => p.pid === side.pids[0],
     worker: (p) => p.pid === side.pids[1],
-    temporal: (p) => b.temporal.pids().includes(p.pid),
+    temporal: (p) => temporal.pids().includes(p.pid),
     postgres: (p) => p.comm.startsWith('postgres'),
     bench: (p) => p.pid === process.pid,
-    idle: (p) => b.up.some((s) => s !== side && s.pids.includes(p.pid)),
+    idle: (p) => up.some((s) => s !== side && s.pids.includes(p.pid)),
   };
   const label = `${side.name ? `${side.name} ` : ''}${i === 0 ? 'warm-up' : `round ${i}`}`;
   if (i > 0 && opt['quiet-wait'] > 0) {
@@ -225,108 +195,91 @@ async function measure(b: Bench, side: Side, i: number) {
 
 /** What Temporal recorded for one job: events, workflow and activity tasks, markers, search-attribute upserts. */
 async function historyShape(workflowId: string): Promise<string> {
-  const { temporalClient } = await import('../lib/temporal/client');
   try {
     const events = (await (await temporalClient()).workflow.getHandle(workflowId).fetchHistory()).events ?? [];
-    const count = (name: string) =>
-      events.filter((e) => proto.temporal.api.enums.v1.EventType[e.eventType!] === `EVENT_TYPE_${name}`).length;
+    const count = (kind: string) => events.filter((e) => e[`${kind}EventAttributes` as keyof typeof e]).length;
     return (
-      `${events.length} events: ${count('WORKFLOW_TASK_STARTED')} workflow tasks, ${count('ACTIVITY_TASK_STARTED')} activity tasks,` +
-      ` ${count('MARKER_RECORDED')} markers, ${count('UPSERT_WORKFLOW_SEARCH_ATTRIBUTES')} search-attribute upserts`
+      `${events.length} events: ${count('workflowTaskStarted')} workflow tasks, ${count('activityTaskStarted')} activity tasks,` +
+      ` ${count('markerRecorded')} markers, ${count('upsertWorkflowSearchAttributes')} search-attribute upserts`
     );
   } catch (err) {
     return `(history not read: ${err instanceof Error ? err.message : String(err)})`;
   }
 }
 
-/** The API and the worker as child processes with the statement census, as a side. */
-async function startService(b: Bench, cleanups: Cleanups) {
-  step('API (bench/harness/serve-app.ts) and worker (workers/main.ts) as child processes, with the statement census');
-  if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
-  // One folder per process: tsx's loader thread writes a profile of its own beside the main thread's.
-  const nodeArgs = (name: string) => [
-    ...['--import', 'tsx', '--import', CENSUS_IMPORT],
-    ...(opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, name)}`] : []),
-  ];
-  const api = await startServer('api', 'bench/harness/serve-app.ts', process.env, nodeArgs('api'));
-  cleanups.push(() => api.stop());
-  const worker = await launch({ kind: 'worker', nodeArgs: nodeArgs('worker') });
-  cleanups.push(() => worker.stop());
-  const round: Side['round'] = async (n, groups, project) => serviceRound(b, api.baseUrl, await b.project(project), n, groups);
-  const side: Side = { name: '', pids: [api.pid, worker.pid], results: [], round };
-  b.up.push(side);
-  await worker.waitReady(workerPolls(TASK_QUEUE), 180_000);
-  return { api, worker, side, census: censusControl(CENSUS_DIR) };
+if (!opt['no-baseline'])
+  step(
+    'minimal bare baseline: accept server (bench/generation/serve-bare.ts) and worker (bench/generation/baselineWorker.ts) as child processes',
+  );
+const bare = opt['no-baseline'] ? null : await addBaseline('baseline');
+// Before: every minimal baseline round first, and its processes (and their database
+// connections) gone before the service's start.
+if (bare && ORDER === 'before') {
+  for (let i = 0; i <= opt.rounds; i++) await measure(bare, i);
+  await bare.stop!();
+  up.splice(up.indexOf(bare), 1);
 }
 
-/**
- * One job alone, its statements captured in both processes: the same-statements plan, and its
- * baseline started; then what Temporal recorded for one job of each side.
- */
-async function captureOneJob(b: Bench, { api, worker, side, census }: Awaited<ReturnType<typeof startService>>) {
-  const { db } = await import('../lib/db');
-  const projectId = await b.project('Capture');
-  await census.capture();
-  const one = await request(b.agent, `${api.baseUrl}/v1/posts/generations`, b.key, 'POST', { projectId, ...body(0) });
-  if (one.status !== 200) throw new Error(`the captured job was refused: ${one.status} ${JSON.stringify(one.body)}`);
-  const jobId = one.body.data.id as string;
-  for (let t = Date.now(); (await db()('jobs').where({ id: jobId }).first('status')).status !== 'DONE'; await sleep(50))
-    if (Date.now() - t > TIMEOUT_MS)
-      throw new Error(`the captured job did not finish; the worker's last output:\n${worker.tail.join('\n')}`);
-  await sleep(300);
-  const [apiDump, workerDump] = await census.dump(side.pids);
-  const plan = planOf(apiDump!, workerDump!, jobId);
-  const planFile = path.join(RESULTS_DIR, 'generation-same-statements.json');
-  fs.writeFileSync(planFile, JSON.stringify(plan));
-  step(`one job's statements (${path.relative(REPO_ROOT, planFile)}):\n${describePlan(plan)}`);
-  if (!opt['no-baseline']) {
-    step('same-statements bare baseline: the same bare server and worker replaying them');
-    await addBaseline(b, 'same statements', planFile);
-    await measure(b, b.up.at(-1)!, 0);
-  }
-  console.log(`  history of one job: service ${await historyShape(jobId)}`);
-  for (const [name, id] of b.lastJobOf) console.log(`  history of one job: ${name} ${await historyShape(id)}`);
-}
+step('API (bench/harness/serve-app.ts) and worker (workers/main.ts) as child processes, with the statement census');
+if (opt.profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
+// One folder per process: tsx's loader thread writes a profile of its own beside the main thread's.
+const nodeArgs = (name: string) => [
+  ...['--import', 'tsx', '--import', CENSUS_IMPORT],
+  ...(opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, name)}`] : []),
+];
+const api = await startServer('api', 'bench/harness/serve-app.ts', process.env, nodeArgs('api'));
+cleanups.push(() => api.stop());
+const worker = await launch({ kind: 'worker', nodeArgs: nodeArgs('worker') });
+cleanups.push(() => worker.stop());
+const round: Round = async (n, groups, project) => serviceRound(api.baseUrl, await newProject(project), n, groups);
+const service: Side = { name: '', pids: [api.pid, worker.pid], results: [], round };
+up.push(service);
+await worker.waitReady(workerPolls(TASK_QUEUE), 180_000);
+const census = censusControl(CENSUS_DIR);
+if (bare && ORDER === 'interleaved') await measure(bare, 0);
+await measure(service, 0);
 
-const cleanups = new Cleanups();
-let results: [RoundResult[], RoundResult[], RoundResult[]];
-try {
-  const b = await setUp(cleanups);
-  const [bare] = b.up;
-  // Before: every minimal baseline round first, and its processes (and their database
-  // connections) gone before the service's start.
-  if (bare && ORDER === 'before') {
-    for (let i = 0; i <= opt.rounds; i++) await measure(b, bare, i);
-    await bare.stop!();
-    b.up.splice(b.up.indexOf(bare), 1);
-  }
-  const service = await startService(b, cleanups);
-  if (bare && ORDER === 'interleaved') await measure(b, bare, 0);
-  await measure(b, service.side, 0);
-  await captureOneJob(b, service);
-  // Interleaved: baseline round i, then service round i, so a neighbour's load that comes and
-  // goes falls on both sides alike.
-  const before = await service.census.dump(service.side.pids);
-  const same = b.up.find((s) => s.name === 'same statements');
-  for (let i = 1; i <= opt.rounds; i++)
-    for (const side of [bare && ORDER === 'interleaved' ? bare : null, same, service.side]) if (side) await measure(b, side, i);
-  const after = await service.census.dump(service.side.pids);
-  ['API', 'worker'].forEach((name, i) => {
-    const rows = perJob(before[i]!, after[i]!, opt.requests * opt.rounds).filter((r) => r.perJob >= 0.05);
-    const total = rows.reduce((n, r) => n + r.perJob, 0);
-    console.log(`\n${name}: ${total.toFixed(1)} statements per job over the rounds (those of 0.05 a job or more)`);
-    for (const r of rows) console.log(`  ${r.perJob.toFixed(2).padStart(6)}  ${r.activity || '-'}  ${r.text.slice(0, 130)}`);
-  });
-  results = [service.side.results, bare?.results ?? [], same?.results ?? []];
-} catch (err) {
-  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
-  await cleanups.run();
-  process.exit(1);
-}
-await cleanups.run();
-const exit = await report(...results, {
-  options: { requests: opt.requests, rounds: opt.rounds, warmup: opt.warmup, baseline: !opt['no-baseline'], baselineOrder: ORDER },
-  strict: opt.strict,
-  profileDir: opt.profile ? PROFILE_DIR : null,
+// One job alone, its statements captured in both processes: the same-statements plan, and its
+// baseline started; then what Temporal recorded for one job of each side.
+const projectId = await newProject('Capture');
+await census.capture();
+const one = await request(agent, `${api.baseUrl}/v1/posts/generations`, key, 'POST', { projectId, ...body(0) });
+if (one.status !== 200) throw new Error(`the captured job was refused: ${one.status} ${JSON.stringify(one.body)}`);
+const jobId = one.body.data.id as string;
+for (let t = Date.now(); (await db()('jobs').where({ id: jobId }).first('status')).status !== 'DONE'; await sleep(50))
+  if (Date.now() - t > TIMEOUT_MS) throw new Error(`the captured job did not finish; the worker's last output:\n${worker.tail.join('\n')}`);
+await sleep(300);
+const [apiDump, workerDump] = await census.dump(service.pids);
+const plan = planOf(apiDump!, workerDump!, jobId);
+const planFile = path.join(RESULTS_DIR, 'generation-same-statements.json');
+fs.writeFileSync(planFile, JSON.stringify(plan));
+step(`one job's statements (${path.relative(REPO_ROOT, planFile)}):\n${describePlan(plan)}`);
+if (!opt['no-baseline']) step('same-statements bare baseline: the same bare server and worker replaying them');
+const same = opt['no-baseline'] ? null : await addBaseline('same statements', planFile);
+if (same) await measure(same, 0);
+console.log(`  history of one job: service ${await historyShape(jobId)}`);
+for (const [name, id] of lastJobOf) console.log(`  history of one job: ${name} ${await historyShape(id)}`);
+
+// Interleaved: baseline round i, then service round i, so a neighbour's load that comes and
+// goes falls on both sides alike.
+const before = await census.dump(service.pids);
+for (let i = 1; i <= opt.rounds; i++)
+  for (const side of [ORDER === 'interleaved' ? bare : null, same, service]) if (side) await measure(side, i);
+const after = await census.dump(service.pids);
+['API', 'worker'].forEach((name, p) => {
+  // Statements per job between the two dumps, by activity then text, largest first.
+  const was = (activity: string, text: string) => before[p]!.counts[activity]?.[text] ?? 0;
+  const rows = Object.entries(after[p]!.counts)
+    .flatMap(([activity, texts]) =>
+      Object.entries(texts).map(([text, n]) => ({ activity, text, perJob: (n - was(activity, text)) / (opt.requests * opt.rounds) })),
+    )
+    .filter((r) => r.perJob >= 0.05)
+    .sort((x, y) => y.perJob - x.perJob);
+  const total = rows.reduce((n, r) => n + r.perJob, 0);
+  console.log(`\n${name}: ${total.toFixed(1)} statements per job over the rounds (those of 0.05 a job or more)`);
+  for (const r of rows) console.log(`  ${r.perJob.toFixed(2).padStart(6)}  ${r.activity || '-'}  ${r.text.slice(0, 130)}`);
 });
-process.exit(exit);
+
+await cleanups.run();
+const options = { requests: opt.requests, rounds: opt.rounds, warmup: opt.warmup, baseline: !opt['no-baseline'], baselineOrder: ORDER };
+process.exit(report([service.results, bare?.results ?? [], same?.results ?? []], options, opt.strict, opt.profile ? PROFILE_DIR : null));

@@ -5,21 +5,21 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { newId } from '../lib/ids';
 import { apiAnswers, launch } from '../tooling/launcher';
 import { freePort } from '../tooling/ports';
 import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
-import { loadAverage, REPO_ROOT, RESULTS_DIR, writeResults } from './harness/format';
-import { QUERIES } from './harness/knowledgeCorpus';
+import { loadAverage, mean, REPO_ROOT, RESULTS_DIR, writeResults } from './harness/format';
+import { growCorpus, QUERIES } from './harness/knowledgeCorpus';
 import { closedLoopCalls, requestText } from './harness/load';
 import { benchFlags } from './harness/options';
 import { cpuSeconds, machineInfo } from './harness/proc';
-import { openSdkSessions, PlainSession } from './mcp/clients';
+import { openPlainSession, openSdkSessions } from './mcp/clients';
 
 const DATABASE_URL = process.env.BENCH_MCP_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_mcp';
 const REDIS_URL = process.env.BENCH_MCP_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
-type Kind = 'rest' | 'plain' | 'streamable' | 'sse';
-type McpKind = Exclude<Kind, 'rest'>;
-const KINDS: readonly Kind[] = ['rest', 'plain', 'streamable', 'sse'];
+const KINDS = ['rest', 'plain', 'streamable', 'sse'] as const;
+type Kind = (typeof KINDS)[number];
 
 const opt = benchFlags(
   'mcp: every read tool with a REST twin, MCP sessions against REST connections, interleaved.',
@@ -40,37 +40,77 @@ const opt = benchFlags(
   `Environment: BENCH_MCP_DATABASE_URL (default ${DATABASE_URL}, dropped and recreated),
              BENCH_MCP_REDIS_URL (default ${REDIS_URL}, flushed).`,
 );
-const DURATION_MS = opt.duration * 1000;
-const WARMUP_MS = opt.warmup * 1000;
 const RUN_KINDS = opt.kinds.split(',').map((k) => k.trim()) as Kind[];
 for (const k of RUN_KINDS) if (!KINDS.includes(k)) throw new Error(`--kinds: ${k} is not one of ${KINDS.join(', ')}`);
-const MCP_KINDS = RUN_KINDS.filter((k): k is McpKind => k !== 'rest');
+const MCP_KINDS = RUN_KINDS.filter((k) => k !== 'rest');
 /** A tool's plain MCP calls/s ≥ this × its REST twin's. */
 const TARGET_RATIO = 0.8;
 const PROFILE_DIR = path.join(RESULTS_DIR, 'profiles', 'mcp');
 setBenchEnvironment(DATABASE_URL, REDIS_URL, { LOG_LEVEL: 'error', LLM_WRITER: 'builtin' });
 
 /** A read tool and its REST twin's GET, for the `i`-th call (the search rotates its queries). */
-interface Twin {
-  tool: string;
-  args: (i: number) => Record<string, unknown>;
-  rest: (i: number) => string;
-}
-type Fixture = Record<
-  'projectId' | 'networkProjectId' | 'postId' | 'noteId' | 'ideaId' | 'sourceId' | 'jobId' | 'mediaId' | 'knowledgeId',
-  string
->;
+type Twin = { tool: string; args: (i: number) => Record<string, unknown>; rest: (i: number) => string };
+type Bench = Awaited<ReturnType<typeof setUp>>;
+const qs = (params: Record<string, string | number>) => `?${new URLSearchParams(params as Record<string, string>)}`;
 
-const qs = (params: Record<string, string | number>) =>
-  `?${new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]))}`;
+/** The stores, the seeded workspace (posts, notes, ideas, a source, media, a corpus), the API process, the tools to drive. */
+async function setUp() {
+  console.log(`mcp bench: ${opt.sessions} sessions, ${opt.duration} s per round, kinds ${RUN_KINDS.join(', ')}`);
+  await resetStores(DATABASE_URL, REDIS_URL);
+  const { startNetworkSimulator } = await import('../sim/network/server');
+  const sim = await startNetworkSimulator({ port: 0 });
+  const { connectedPersonalProject } = await import('../admin/simulatedAccounts');
+  const { benchWorkspace } = await import('./harness/seed');
+  const { db } = await import('../lib/db');
+  const { TOOLS } = await import('../api/mcp/tools/index');
+  const person = { name: 'Bench Person', username: 'bench-person', connection: 'connected' } as const;
+  const { workspace, project, key } = await benchWorkspace({ name: 'Bench MCP', project: person, scopes: ['read', 'write'] });
+  const viralPerson = { personId: 'benchviral', name: 'Bench Viral', expiresInSeconds: 30 * 86_400, projectName: 'Viral search' };
+  const { project: networkProject } = await connectedPersonalProject(sim.control, workspace.id, viralPerson);
+  const projectId = project.id as string;
+  // Posts, notes, ideas and a source as the service makes them (admin/seed.ts, admin/ideas.ts, the create operation).
+  const { seedNotes, seedPosts } = await import('../admin/seed');
+  const { createIdeaAsOperator } = await import('../admin/ideas');
+  const { operate } = await import('../admin/asOperator');
+  const { createSource } = await import('../api/operations/sources/sources');
+  const content = 'Line one of a post.\n\nA paragraph of body text that reads like a real post, with a #hashtag and an emoji 🚀.'.repeat(3);
+  await seedPosts({ workspaceId: workspace.id, projectId, count: 200, content, title: 'Post', spacingMinutes: 0 });
+  await seedNotes({ workspaceId: workspace.id, projectId, count: 20, spacingMinutes: 0 });
+  for (let i = 0; i < 20; i++) await createIdeaAsOperator({ projectId, title: `Bench idea ${i}`, hook: 'A hook that stops the scroll' });
+  const text = 'A source on hiring: the team grew from five to fifty, and what we learned on the way.';
+  await operate(workspace.id, createSource, { projectId, type: 'text', text });
+  await db()('media_assets').insert(
+    Array.from({ length: 30 }, (_, i) => ({
+      id: newId('mediaAsset'),
+      workspace_id: workspace.id,
+      project_id: projectId,
+      key: `${workspace.id}/media/bench-${i}.png`,
+      sha256: i.toString(16).padStart(64, '0'),
+      mime_type: 'image/png',
+      bytes: 100_000 + i,
+      width: 1200,
+      height: 627,
+      alt: `Bench image ${i}`,
+      created_at: new Date(Date.now() - i * 60_000),
+    })),
+  );
+  const t0 = performance.now();
+  const chunks = await growCorpus(workspace.id, projectId, 0, Math.max(opt.chunks, 1), 20 * 1024);
+  await db().raw('analyze knowledge_chunks, knowledge_documents');
+  console.log(`  knowledge corpus: ${chunks} chunks (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  const first = async (table: string) => (await db()(table).where({ workspace_id: workspace.id }).orderBy('id').first('id')).id as string;
+  const [postId, noteId, ideaId, sourceId, jobId, mediaId, knowledgeId] = await Promise.all(
+    ['posts', 'notes', 'ideas', 'sources', 'jobs', 'media_assets', 'knowledge_documents'].map(first),
+  );
+  const readTools = TOOLS.filter((t) => t.annotations.readOnlyHint === true).map((t) => t.name);
+  await closeStores();
 
-/** The read tools with their twins (the pairs of test/mcp/parity.test.ts), over the seeded workspace. */
-function twins(f: Fixture): Twin[] {
-  const { projectId } = f;
+  // The read tools with their twins (the pairs of test/mcp/parity.test.ts), over the seeded workspace.
   const month = { from: '2031-01-01', to: '2031-01-31' };
-  const viral = { query: 'hiring', projectId: f.networkProjectId, limit: 5 };
+  const viral = { query: 'hiring', projectId: networkProject.id as string, limit: 5 };
+  const search = (i: number) => ({ query: QUERIES[i % 8]!, projectId });
   const fixed = (tool: string, args: Record<string, unknown>, rest: string): Twin => ({ tool, args: () => args, rest: () => rest });
-  return [
+  const all: Twin[] = [
     fixed('get_workspace', {}, '/v1/workspaces/me'),
     fixed('list_workspaces', {}, '/v1/workspaces'),
     fixed('get_workspace_context', {}, '/v1/workspaces/context'),
@@ -79,15 +119,15 @@ function twins(f: Fixture): Twin[] {
     fixed('list_projects', {}, '/v1/projects'),
     fixed('get_project', { projectId }, `/v1/projects/${projectId}`),
     fixed('list_notes', { projectId }, `/v1/notes${qs({ projectId })}`),
-    fixed('get_note', { noteId: f.noteId }, `/v1/notes/${f.noteId}`),
+    fixed('get_note', { noteId }, `/v1/notes/${noteId}`),
     fixed('list_posts', { projectId, limit: 20 }, `/v1/posts${qs({ projectId, limit: 20 })}`),
-    fixed('get_post', { postId: f.postId }, `/v1/posts/${f.postId}`),
+    fixed('get_post', { postId }, `/v1/posts/${postId}`),
     fixed('list_post_statuses', {}, '/v1/post-statuses'),
-    fixed('get_source', { sourceId: f.sourceId }, `/v1/sources/${f.sourceId}`),
+    fixed('get_source', { sourceId }, `/v1/sources/${sourceId}`),
     fixed('list_jobs', {}, '/v1/jobs'),
-    fixed('get_job', { jobId: f.jobId }, `/v1/jobs/${f.jobId}`),
+    fixed('get_job', { jobId }, `/v1/jobs/${jobId}`),
     fixed('list_ideas', { projectId }, `/v1/ideas${qs({ projectId })}`),
-    fixed('get_idea', { ideaId: f.ideaId }, `/v1/ideas/${f.ideaId}`),
+    fixed('get_idea', { ideaId }, `/v1/ideas/${ideaId}`),
     fixed('list_calendar', { projectId, ...month }, `/v1/calendar${qs({ projectId, ...month })}`),
     fixed('list_company_pages', { limit: 5 }, `/v1/company-pages${qs({ limit: 5 })}`),
     fixed('get_analytics_overview', { projectId, ...month }, `/v1/analytics/overview${qs({ projectId, ...month })}`),
@@ -95,88 +135,17 @@ function twins(f: Fixture): Twin[] {
     fixed('search_viral_posts', viral, `/v1/viral-posts${qs(viral)}`),
     fixed('get_cross_workspace_analytics', month, `/v1/analytics/cross-workspace/overview${qs(month)}`),
     fixed('list_media', {}, '/v1/media'),
-    fixed('get_media', { mediaId: f.mediaId }, `/v1/media/${f.mediaId}`),
-    fixed('get_knowledge_document', { documentId: f.knowledgeId }, `/v1/knowledge/${f.knowledgeId}`),
-    {
-      tool: 'search_knowledge_base',
-      args: (i) => ({ query: QUERIES[i % 8]!, projectId }),
-      rest: (i) => `/v1/knowledge${qs({ query: QUERIES[i % 8]!, projectId })}`,
-    },
+    fixed('get_media', { mediaId }, `/v1/media/${mediaId}`),
+    fixed('get_knowledge_document', { documentId: knowledgeId }, `/v1/knowledge/${knowledgeId}`),
+    { tool: 'search_knowledge_base', args: search, rest: (i) => `/v1/knowledge${qs(search(i))}` },
     fixed('list_posts_awaiting_review', { projectId }, `/v1/reviews/awaiting${qs({ projectId })}`),
   ];
-}
-
-/** The stores, the seeded workspace (posts, notes, ideas, a source, media, a corpus), the API process. */
-async function setUp() {
-  console.log(`mcp bench: ${opt.sessions} sessions, ${DURATION_MS / 1000} s per round, kinds ${RUN_KINDS.join(', ')}`);
-  await resetStores(DATABASE_URL, REDIS_URL);
-  const { startNetworkSimulator } = await import('../sim/network/server');
-  const sim = await startNetworkSimulator({ port: 0 });
-  const { connectedPersonalProject } = await import('../admin/simulatedAccounts');
-  const { benchWorkspace } = await import('./harness/seed');
-  const { growCorpus } = await import('./harness/knowledgeCorpus');
-  const { db } = await import('../lib/db');
-  const { newId } = await import('../lib/ids');
-  const { TOOLS } = await import('../api/mcp/tools/index');
-  const { workspace, project, key } = await benchWorkspace({
-    name: 'Bench MCP',
-    project: { name: 'Bench Person', username: 'bench-person', connection: 'connected' },
-    scopes: ['read', 'write'],
-  });
-  const { project: networkProject } = await connectedPersonalProject(sim.control, workspace.id, {
-    personId: 'benchviral',
-    name: 'Bench Viral',
-    expiresInSeconds: 30 * 86_400,
-    projectName: 'Viral search',
-  });
-  const now = Date.now();
-  const own = { workspace_id: workspace.id, project_id: project.id };
-  const posts = Array.from({ length: 200 }, (_, i) => ({
-    id: newId('post'),
-    ...own,
-    status: 'draft',
-    title: `Post ${i}`,
-    content: `Line one of post ${i}.\n\nA paragraph of body text that reads like a real post, with a #hashtag and an emoji 🚀.`.repeat(3),
-    content_type: 'PERSONAL',
-    created_at: new Date(now - i * 60_000),
-  }));
-  await db()('posts').insert(posts);
-  await db()('media_assets').insert(
-    Array.from({ length: 30 }, (_, i) => ({
-      id: newId('mediaAsset'),
-      ...own,
-      key: `${workspace.id}/media/bench-${i}.png`,
-      sha256: i.toString(16).padStart(64, '0'),
-      mime_type: 'image/png',
-      bytes: 100_000 + i,
-      width: 1200,
-      height: 627,
-      alt: `Bench image ${i}`,
-      created_at: new Date(now - i * 60_000),
-    })),
-  );
-  // Notes, ideas and a source through their create operations, which do work of their own.
-  const { operate } = await import('../admin/asOperator');
-  const { createNote } = await import('../api/operations/notes/notes');
-  const { createIdea } = await import('../api/operations/ideas/ideas');
-  const { createSource } = await import('../api/operations/sources/sources');
-  const create = async (op: Parameters<typeof operate>[1], input: Record<string, unknown>) =>
-    (await operate<{ id: string }>(workspace.id, op, { projectId: project.id, ...input })).id;
-  const created = { noteId: '', ideaId: '', sourceId: '' };
-  for (let i = 0; i < 20; i++) {
-    created.noteId = await create(createNote, { content: `Bench note ${i}: a thought on hiring and product launches.` });
-    created.ideaId = await create(createIdea, { title: `Bench idea ${i}`, hook: 'A hook that stops the scroll' });
-  }
-  const text = 'A source on hiring: the team grew from five to fifty, and what we learned on the way.';
-  created.sourceId = await create(createSource, { type: 'text', text });
-  const t0 = performance.now();
-  const chunks = await growCorpus(workspace.id, project.id, 0, Math.max(opt.chunks, 1), 20 * 1024);
-  await db().raw('analyze knowledge_chunks, knowledge_documents');
-  console.log(`  knowledge corpus: ${chunks} chunks (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
-  const first = async (table: string) => (await db()(table).where({ workspace_id: workspace.id }).orderBy('id').first('id')).id as string;
-  const [knowledgeId, jobId, mediaId] = [await first('knowledge_documents'), await first('jobs'), await first('media_assets')];
-  const readTools = TOOLS.filter((t) => t.annotations.readOnlyHint === true).map((t) => t.name);
-  await closeStores();
+  // Every read tool of the catalogue with a REST twin is driven (switch_workspace, MCP-only, writes).
+  const missing = readTools.filter((n) => !all.some((t) => t.tool === n));
+  if (missing.length) throw new Error(`read tools without a row in bench/mcp.ts: ${missing.join(', ')}`);
+  const wanted = opt.tools ? opt.tools.split(',').map((t) => t.trim()) : all.map((t) => t.tool);
+  const unknown = wanted.filter((n) => !all.some((t) => t.tool === n));
+  if (unknown.length) throw new Error(`--tools: not a read tool with a REST twin: ${unknown.join(', ')}`);
 
   const [port, mcpPort] = [await freePort(), await freePort()];
   const [apiUrl, mcpUrl] = [`http://127.0.0.1:${port}`, `http://127.0.0.1:${mcpPort}`];
@@ -188,63 +157,37 @@ async function setUp() {
     ready: apiAnswers(port, mcpPort),
     readyTimeoutMs: 180_000,
     onLine: (line, stream) => stream === 'stderr' && process.stderr.write(`${line}\n`),
-  }).catch(async (err) => {
-    await sim.close();
-    throw err;
   });
-  const all = twins({
-    projectId: project.id,
-    networkProjectId: networkProject.id,
-    postId: posts[0]!.id,
-    knowledgeId,
-    jobId,
-    mediaId,
-    ...created,
-  });
-  // Every read tool of the catalogue with a REST twin is driven (switch_workspace, MCP-only, writes).
-  const missing = readTools.filter((n) => !all.some((t) => t.tool === n));
-  if (missing.length) throw new Error(`read tools without a row in bench/mcp.ts: ${missing.join(', ')}`);
-  const wanted = opt.tools ? opt.tools.split(',').map((t) => t.trim()) : all.map((t) => t.tool);
-  const unknown = wanted.filter((n) => !all.some((t) => t.tool === n));
-  if (unknown.length) throw new Error(`--tools: not a read tool with a REST twin: ${unknown.join(', ')}`);
   return { server, sim, apiUrl, mcpUrl, key, selected: all.filter((t) => wanted.includes(t.tool)) };
 }
-
-type Round = { tool: string; kind: Kind } & Awaited<ReturnType<typeof round>>;
 
 /** One call of `twin` by worker `w`, the `i`-th of its round: whether it succeeded, and the HTTP body (null: the SDK hides it). */
 type Call = (twin: Twin, w: number, i: number) => Promise<{ ok: boolean; text: string | null }>;
 
-/** The clients of every kind, opened once: REST keep-alive connections and MCP sessions. */
-async function openClients(b: Awaited<ReturnType<typeof setUp>>) {
-  const calls = new Map<Kind, Call>();
-  const closers: Array<() => Promise<unknown>> = [];
-  if (RUN_KINDS.includes('rest')) {
+/** The clients of `kind`, opened once: REST keep-alive connections, or MCP sessions. */
+async function openClients(kind: Kind, { apiUrl, mcpUrl, key }: Bench): Promise<{ call: Call; close: () => Promise<unknown> }> {
+  if (kind === 'rest') {
     const agent = new http.Agent({ keepAlive: true, maxSockets: opt.sessions, maxFreeSockets: opt.sessions });
     // The body parsed, as the plain MCP client parses its answer: both clients do the same work.
-    calls.set('rest', async (twin, _w, i) => {
-      const r = await requestText(agent, new URL(b.apiUrl + twin.rest(i)), 'GET', { authorization: `Bearer ${b.key}` });
+    const call: Call = async (twin, _w, i) => {
+      const r = await requestText(agent, new URL(apiUrl + twin.rest(i)), 'GET', { authorization: `Bearer ${key}` });
       return { ok: r.status === 200 && typeof JSON.parse(r.body) === 'object', text: r.status === 200 ? r.body : `${r.status} ${r.body}` };
-    });
-    closers.push(async () => agent.destroy());
+    };
+    return { call, close: async () => agent.destroy() };
   }
-  if (RUN_KINDS.includes('plain')) {
-    const sessions = Array.from({ length: opt.sessions }, () => new PlainSession(new URL('/mcp', b.mcpUrl), b.key));
-    await Promise.all(sessions.map((x) => x.open()));
-    calls.set('plain', (twin, w, i) => sessions[w]!.call(twin.tool, twin.args(i)));
-    closers.push(() => Promise.all(sessions.map((x) => x.close())));
+  if (kind === 'plain') {
+    const sessions = await Promise.all(Array.from({ length: opt.sessions }, () => openPlainSession(new URL('/mcp', mcpUrl), key)));
+    return { call: (twin, w, i) => sessions[w]!.call(twin.tool, twin.args(i)), close: () => Promise.all(sessions.map((s) => s.close())) };
   }
-  for (const kind of ['streamable', 'sse'] as const) {
-    if (!RUN_KINDS.includes(kind)) continue;
-    const clients = (await openSdkSessions(b.mcpUrl, { Authorization: `Bearer ${b.key}` }, opt.sessions, kind)).map((x) => x.client);
-    calls.set(kind, async (twin, w, i) => {
-      const r = await clients[w]!.callTool({ name: twin.tool, arguments: twin.args(i) });
-      return { ok: r.isError !== true, text: r.isError === true ? JSON.stringify(r.structuredContent ?? r.content) : null };
-    });
-    closers.push(() => Promise.all(clients.map((c) => c.close())));
-  }
-  return { calls, close: () => Promise.all(closers.map((c) => c())) };
+  const clients = (await openSdkSessions(mcpUrl, key, opt.sessions, kind)).map((x) => x.client);
+  const call: Call = async (twin, w, i) => {
+    const r = await clients[w]!.callTool({ name: twin.tool, arguments: twin.args(i) });
+    return { ok: r.isError !== true, text: r.isError === true ? JSON.stringify(r.structuredContent ?? r.content) : null };
+  };
+  return { call, close: () => Promise.all(clients.map((c) => c.close())) };
 }
+
+type Round = { tool: string; kind: Kind } & Awaited<ReturnType<typeof round>>;
 
 /**
  * A round of `kind`: calls/s counts the calls answered within the window (a round's drain does
@@ -260,83 +203,77 @@ async function round(call: Call, twin: Twin, serverPid: number, ms: number) {
     { connections: opt.sessions, durationMs: ms, tolerate: true },
   );
   const [cpu1, own] = [cpuSeconds(serverPid), process.cpuUsage(own0)];
-  const ok = r.calls;
   return {
+    ...r,
     callsPerSecond: r.inWindow / (ms / 1000),
-    ok,
-    errors: r.errors,
-    latencyMs: r.latencyMs,
-    serverCpuUsPerCall: cpu0 !== null && cpu1 !== null && ok ? ((cpu1 - cpu0) * 1e6) / ok : null,
-    clientCpuUsPerCall: ok ? (own.user + own.system) / ok : 0,
-    firstError: r.firstError,
+    serverCpuUsPerCall: cpu0 !== null && cpu1 !== null && r.calls ? ((cpu1 - cpu0) * 1e6) / r.calls : null,
+    clientCpuUsPerCall: r.calls ? (own.user + own.system) / r.calls : 0,
   };
 }
 
 /** Per tool: one answer checked through every kind, a warm-up of each, then the rounds, alternating. */
-async function run(b: Awaited<ReturnType<typeof setUp>>): Promise<Round[]> {
-  const clients = await openClients(b);
+async function run(b: Bench) {
+  const clients = new Map<Kind, Awaited<ReturnType<typeof openClients>>>();
+  for (const kind of RUN_KINDS) clients.set(kind, await openClients(kind, b));
   const rounds: Round[] = [];
   try {
     for (const twin of b.selected) {
       const bytes: Partial<Record<Kind, number>> = {};
-      for (const [kind, call] of clients.calls) {
+      for (const [kind, { call }] of clients) {
         const answer = await call(twin, 0, 0);
         if (!answer.ok) throw new Error(`${twin.tool} through ${kind} failed: ${answer.text?.slice(0, 500)}`);
         if (answer.text !== null) bytes[kind] = Buffer.byteLength(answer.text);
       }
-      for (const kind of RUN_KINDS) await round(clients.calls.get(kind)!, twin, b.server.pid, WARMUP_MS);
-      const mine: Round[] = [];
+      const measure = (kind: Kind, ms: number) => round(clients.get(kind)!.call, twin, b.server.pid, ms);
+      for (const kind of RUN_KINDS) await measure(kind, opt.warmup * 1000);
       // Short rounds that alternate (rest, plain, plain, rest, …): load changing meanwhile falls on both doors.
       const order = Array.from({ length: opt.rounds }, (_, r) => (r % 2 === 0 ? RUN_KINDS : [...RUN_KINDS].reverse())).flat();
-      for (const kind of order)
-        mine.push({ tool: twin.tool, kind, ...(await round(clients.calls.get(kind)!, twin, b.server.pid, DURATION_MS)) });
-      rounds.push(...mine);
-      printTool(twin.tool, mine, bytes);
+      for (const kind of order) rounds.push({ tool: twin.tool, kind, ...(await measure(kind, opt.duration * 1000)) });
+      printTool(toolRow(rounds, twin.tool), bytes);
     }
   } finally {
-    await clients.close();
+    await Promise.all([...clients.values()].map((c) => c.close()));
   }
   return rounds;
 }
 
-function meanOf(rounds: Round[], tool: string, kind: Kind) {
-  const rs = rounds.filter((r) => r.tool === tool && r.kind === kind);
-  if (rs.length === 0) return null;
-  const avg = (f: (r: Round) => number) => rs.reduce((a, r) => a + f(r), 0) / rs.length;
-  return {
-    tool,
-    kind,
-    callsPerSecond: avg((r) => r.callsPerSecond),
-    p50Ms: avg((r) => r.latencyMs.p50),
-    p99Ms: avg((r) => r.latencyMs.p99),
-    errors: rs.reduce((a, r) => a + r.errors, 0),
-    serverCpuUsPerCall: rs.every((r) => r.serverCpuUsPerCall !== null) ? avg((r) => r.serverCpuUsPerCall!) : null,
-    clientCpuUsPerCall: avg((r) => r.clientCpuUsPerCall),
-  };
-}
-
 /** The median of the ratios of the rounds run side by side: a burst from elsewhere moves one ratio, not the figure. */
-function pairedRatio(rounds: Round[], tool: string, kind: McpKind): number | null {
-  const rest = rounds.filter((r) => r.tool === tool && r.kind === 'rest');
-  const mcp = rounds.filter((r) => r.tool === tool && r.kind === kind);
+function pairedRatio(rounds: Round[], kind: Kind): number | null {
+  const rest = rounds.filter((r) => r.kind === 'rest');
+  const mcp = rounds.filter((r) => r.kind === kind);
   if (rest.length === 0 || rest.length !== mcp.length) return null;
   const ratios = mcp.map((m, k) => m.callsPerSecond / rest[k]!.callsPerSecond).sort((a, b) => a - b);
   const mid = ratios.length >> 1;
   return ratios.length % 2 ? ratios[mid]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
 }
 
-const label = (tool: string, kind: McpKind) => (kind === 'plain' ? `MCP ${tool}` : `MCP ${tool} (SDK ${kind})`);
-const cpu = (us: number | null) => (us === null ? '?' : us.toFixed(0));
-
-function toolRow(rounds: Round[], tool: string) {
-  const mcp = MCP_KINDS.map((kind) => ({ ...meanOf(rounds, tool, kind)!, ratio: pairedRatio(rounds, tool, kind) }));
-  return { tool, rest: meanOf(rounds, tool, 'rest'), mcp: Object.fromEntries(mcp.map((m) => [m.kind, m])) };
+/** A tool's rounds averaged per kind, each MCP kind with its paired ratio to REST. */
+function toolRow(all: Round[], tool: string) {
+  const rounds = all.filter((r) => r.tool === tool);
+  const meanOf = (kind: Kind) => {
+    const rs = rounds.filter((r) => r.kind === kind);
+    const avg = (f: (r: Round) => number) => mean(rs.map(f));
+    if (rs.length === 0) return null;
+    return {
+      callsPerSecond: avg((r) => r.callsPerSecond),
+      p50Ms: avg((r) => r.latencyMs.p50),
+      p99Ms: avg((r) => r.latencyMs.p99),
+      errors: rs.reduce((a, r) => a + r.errors, 0),
+      serverCpuUsPerCall: rs.every((r) => r.serverCpuUsPerCall !== null) ? avg((r) => r.serverCpuUsPerCall!) : null,
+      clientCpuUsPerCall: avg((r) => r.clientCpuUsPerCall),
+    };
+  };
+  const mcp = Object.fromEntries(MCP_KINDS.map((kind) => [kind, { ...meanOf(kind)!, ratio: pairedRatio(rounds, kind) }]));
+  return { tool, rest: meanOf('rest'), mcp };
 }
 
-function printTool(tool: string, rounds: Round[], bytes: Partial<Record<Kind, number>>) {
-  const { rest, mcp } = toolRow(rounds, tool);
-  for (const m of Object.values(mcp)) {
-    const kind = m.kind as McpKind;
+const label = (tool: string, kind: Kind) => (kind === 'plain' ? `MCP ${tool}` : `MCP ${tool} (SDK ${kind})`);
+const cpu = (us: number | null) => (us === null ? '?' : us.toFixed(0));
+const times = (x: number | null) => (x === null ? '-' : `${x.toFixed(2)}×`);
+
+function printTool({ tool, rest, mcp }: ReturnType<typeof toolRow>, bytes: Partial<Record<Kind, number>>) {
+  for (const kind of MCP_KINDS) {
+    const m = mcp[kind]!;
     const errors = m.errors + (rest?.errors ?? 0);
     const size = kind in bytes && 'rest' in bytes ? `; answer ${bytes[kind]} vs ${bytes.rest} bytes` : '';
     console.log(
@@ -350,44 +287,37 @@ function printTool(tool: string, rounds: Round[], bytes: Partial<Record<Kind, nu
 }
 
 async function report(rounds: Round[]) {
-  const tools = [...new Set(rounds.map((r) => r.tool))];
-  const rows = tools.map((tool) => toolRow(rounds, tool));
-  const w = Math.max(...tools.map((t) => t.length), 4);
+  const rows = [...new Set(rounds.map((r) => r.tool))].map((tool) => toolRow(rounds, tool));
+  const w = Math.max(...rows.map((r) => r.tool.length), 4);
   const head = MCP_KINDS.map((k) => `${k.padStart(10)} calls/s  µs/call    ratio  CPU ratio`).join('  ');
   console.log(`\n  ${'tool'.padEnd(w)}   REST calls/s  µs/call  ${head}`);
-  for (const r of rows) {
+  for (const { tool, rest, mcp } of rows) {
     const cells = MCP_KINDS.map((k) => {
-      const m = r.mcp[k]!;
+      const m = mcp[k]!;
       // REST's server CPU per call over the door's: the steadier figure on a loaded machine.
-      const cpuRatio =
-        r.rest?.serverCpuUsPerCall && m.serverCpuUsPerCall ? `${(r.rest.serverCpuUsPerCall / m.serverCpuUsPerCall).toFixed(2)}×` : '-';
-      return `${m.callsPerSecond.toFixed(0).padStart(18)} ${cpu(m.serverCpuUsPerCall).padStart(8)} ${(m.ratio === null ? '-' : `${m.ratio.toFixed(2)}×`).padStart(8)} ${cpuRatio.padStart(10)}`;
+      const cpuRatio = rest?.serverCpuUsPerCall && m.serverCpuUsPerCall ? rest.serverCpuUsPerCall / m.serverCpuUsPerCall : null;
+      return `${m.callsPerSecond.toFixed(0).padStart(18)} ${cpu(m.serverCpuUsPerCall).padStart(8)} ${times(m.ratio).padStart(8)} ${times(cpuRatio).padStart(10)}`;
     });
-    const restCells = `${(r.rest?.callsPerSecond.toFixed(0) ?? '-').padStart(14)} ${(r.rest ? cpu(r.rest.serverCpuUsPerCall) : '-').padStart(8)}`;
-    console.log(`  ${r.tool.padEnd(w)} ${restCells}  ${cells.join('  ')}`);
+    const restCells = `${(rest?.callsPerSecond.toFixed(0) ?? '-').padStart(14)} ${(rest ? cpu(rest.serverCpuUsPerCall) : '-').padStart(8)}`;
+    console.log(`  ${tool.padEnd(w)} ${restCells}  ${cells.join('  ')}`);
   }
-  const plainRatios = rows.flatMap((r) => (r.mcp.plain?.ratio != null ? [{ tool: r.tool, ratio: r.mcp.plain.ratio }] : []));
-  const target = plainRatios.length
-    ? {
-        min: TARGET_RATIO,
-        lowest: plainRatios.reduce((a, b) => (b.ratio < a.ratio ? b : a)),
-        missed: plainRatios.filter((r) => r.ratio < TARGET_RATIO).map((r) => r.tool),
-      }
-    : null;
-  if (target) {
-    const met = target.missed.length === 0 ? 'met' : `MISSED by ${target.missed.join(', ')}`;
+  const plain = rows.flatMap((r) => (r.mcp.plain?.ratio != null ? [{ tool: r.tool, ratio: r.mcp.plain.ratio }] : []));
+  const lowest = plain.length ? plain.reduce((a, b) => (b.ratio < a.ratio ? b : a)) : null;
+  const missed = plain.filter((r) => r.ratio < TARGET_RATIO).map((r) => r.tool);
+  if (lowest) {
+    const met = missed.length === 0 ? 'met' : `MISSED by ${missed.join(', ')}`;
     console.log(
-      `\n  every read tool ≥ ${TARGET_RATIO}× its REST twin (plain client): ${met}; lowest ${target.lowest.tool} ${target.lowest.ratio.toFixed(2)}×`,
+      `\n  every read tool ≥ ${TARGET_RATIO}× its REST twin (plain client): ${met}; lowest ${lowest.tool} ${lowest.ratio.toFixed(2)}×`,
     );
     console.log(`  (load average ${loadAverage(1)}: the machine is shared, read the ratios, not the rates)`);
-    if (opt.strict && target.missed.length) process.exitCode = 1;
+    if (opt.strict && missed.length) process.exitCode = 1;
   }
   writeResults('mcp', {
     bench: 'mcp',
-    target,
+    target: lowest && { min: TARGET_RATIO, lowest, missed },
     at: new Date().toISOString(),
     machine: { ...machineInfo(), loadavg: os.loadavg() },
-    options: { sessions: opt.sessions, durationS: DURATION_MS / 1000, warmupS: WARMUP_MS / 1000, kinds: RUN_KINDS, chunks: opt.chunks },
+    options: { sessions: opt.sessions, durationS: opt.duration, warmupS: opt.warmup, kinds: RUN_KINDS, chunks: opt.chunks },
     tools: rows,
     rounds,
   });
@@ -400,12 +330,6 @@ async function report(rounds: Round[]) {
 }
 
 const bench = await setUp();
-let rounds: Round[];
-try {
-  rounds = await run(bench);
-} finally {
-  await bench.server.stop();
-  await bench.sim.close();
-}
+const rounds = await run(bench).finally(() => Promise.all([bench.server.stop(), bench.sim.close()]));
 await report(rounds);
 process.exit(process.exitCode);

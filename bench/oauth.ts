@@ -6,9 +6,9 @@
 import http from 'node:http';
 import os from 'node:os';
 import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
+import { writeResults } from './harness/format';
 import { closedLoop, openLoop, requestText as request, type RunResult } from './harness/load';
 import { benchFlags } from './harness/options';
-import { writeResults } from './harness/format';
 import { startServer } from './harness/servers';
 
 const DATABASE_URL = process.env.BENCH_OAUTH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_oauth';
@@ -26,24 +26,21 @@ const opt = benchFlags(
              BENCH_OAUTH_REDIS_URL (default ${REDIS_URL}; the db is flushed).`,
 );
 const o = { connections: opt.connections, durationMs: opt.duration * 1000, warmupMs: opt.warmup * 1000, rate: opt.rate };
+const cpus = os.cpus();
 
-/**
- * The stores, the app (bench/harness/serve-app.ts) in a child process, a client registered
- * through it, and one token family per connection for a member of a workspace, minted as the
- * operator's `oauth token` does (admin/controls.ts, the rows of a code exchange without the
- * browser); then the two requests measured: a refresh that walks its connection's family, and
- * GET /v1/workspaces/me with its access token.
- */
-async function setUp() {
-  // The app reads its configuration once, at import: everything is set before the first import.
-  setBenchEnvironment(DATABASE_URL, REDIS_URL, {
-    LOG_LEVEL: 'error',
-    SECRET_KEY: 'bench-secret-key-0123456789abcdef',
-    ENCRYPTION_KEY: 'bench-encryption-key',
-    RATE_LIMIT_UNAUTHENTICATED: '10000000',
-  });
-  await resetStores(DATABASE_URL, REDIS_URL);
-  const server = await startServer('api', 'bench/harness/serve-app.ts', process.env);
+// The app reads its configuration once, at import: everything is set before the first import.
+setBenchEnvironment(DATABASE_URL, REDIS_URL, {
+  LOG_LEVEL: 'error',
+  SECRET_KEY: 'bench-secret-key-0123456789abcdef',
+  ENCRYPTION_KEY: 'bench-encryption-key',
+  RATE_LIMIT_UNAUTHENTICATED: '10000000',
+});
+await resetStores(DATABASE_URL, REDIS_URL);
+const server = await startServer('api', 'bench/harness/serve-app.ts', process.env);
+try {
+  // A client registered through the app, and one token family per connection for a member of a
+  // workspace, minted as the operator's `oauth token` does (admin/controls.ts: the rows of a code
+  // exchange without the browser).
   const { addMember, createProject, createUser, createWorkspace } = await import('../admin/provision');
   const { mintOAuthToken } = await import('../admin/controls');
   const workspace = await createWorkspace({ name: 'Bench Workspace', plan: 'BUSINESS' });
@@ -65,6 +62,7 @@ async function setUp() {
   }
   await closeStores();
 
+  // A refresh that walks its connection's family, and GET /v1/workspaces/me with its access token.
   const tokenUrl = new URL(`${server.baseUrl}/oauth/token`);
   const refreshStep = async (w: number, agent: http.Agent) => {
     const fam = families[w]!;
@@ -76,63 +74,47 @@ async function setUp() {
       { 'content-type': 'application/x-www-form-urlencoded', connection: 'keep-alive' },
       body,
     );
-    if (res.status === 200) {
-      const t = JSON.parse(res.body) as { access_token: string; refresh_token: string };
-      fam.refresh = t.refresh_token;
-      fam.access = t.access_token;
-    }
+    if (res.status === 200) ({ access_token: fam.access, refresh_token: fam.refresh } = JSON.parse(res.body));
     return res;
   };
   const meUrl = new URL(`${server.baseUrl}/v1/workspaces/me`);
   const meStep = (i: number, agent: http.Agent) =>
     request(agent, meUrl, 'GET', { authorization: `Bearer ${families[i % families.length]!.access}`, connection: 'keep-alive' });
-
   const check = await meStep(0, new http.Agent());
-  const principal = (JSON.parse(check.body) as { data?: { principal?: { type?: string } } }).data?.principal?.type;
-  if (check.status !== 200 || principal !== 'oauth_token')
+  if (check.status !== 200 || JSON.parse(check.body).data?.principal?.type !== 'oauth_token')
     throw new Error(`GET /v1/workspaces/me answered ${check.status}: ${check.body.slice(0, 300)}`);
-  return { server, refreshStep, meStep };
-}
 
-/** Each measurement after its warm-up, with the machine's load before and after. */
-async function run({ refreshStep, meStep }: Awaited<ReturnType<typeof setUp>>) {
-  const { connections, durationMs, warmupMs, rate } = o;
+  // Each measurement after its warm-up. Everything shares the machine (generator, server,
+  // Postgres, Redis): the load before and after says how busy it was.
+  const { connections, durationMs, warmupMs } = o;
   console.log(
-    `oauth bench: ${connections} connections, ${durationMs / 1000} s per measurement, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'})`,
+    `oauth bench: ${connections} connections, ${durationMs / 1000} s per measurement, ${cpus.length} CPUs (${cpus[0]?.model ?? '?'})`,
   );
-  // Everything shares the machine (generator, server, Postgres, Redis): say how busy it was.
   const loadBefore = os.loadavg()[0]!;
   await closedLoop(refreshStep, { connections, durationMs: warmupMs });
   const refreshRun = await closedLoop(refreshStep, { connections, durationMs });
   await closedLoop(meStep, { connections, durationMs: warmupMs });
   const meRun = await closedLoop(meStep, { connections, durationMs });
-  const meFixed = await openLoop(meStep, { rate, durationMs });
-  return { loadBefore, loadAfter: os.loadavg()[0]!, refreshRun, meRun, meFixed };
-}
+  const meFixed = await openLoop(meStep, { rate: o.rate, durationMs });
+  const loadAfter = os.loadavg()[0]!;
 
-/** The table on stdout, the figures in bench/results/oauth.json. */
-function report({ loadBefore, loadAfter, refreshRun, meRun, meFixed }: Awaited<ReturnType<typeof run>>) {
+  // The table on stdout, the figures in bench/results/oauth.json.
   const cols = (name: string, cells: string[]) => [name.padEnd(46), ...cells.map((c, i) => c.padStart(i < 4 ? 7 : 6))].join(' ');
   const row = (name: string, x: RunResult) =>
     cols(name, [x.rps.toFixed(0), ...[x.latencyMs.p50, x.latencyMs.p99, x.latencyMs.max].map((v) => v.toFixed(1)), String(x.errors)]);
   console.log(`\n${cols('measurement', ['req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors'])}`);
-  console.log(row(`POST /oauth/token refresh (closed, ${o.connections} conn)`, refreshRun));
-  console.log(row(`GET /v1/workspaces/me (closed, ${o.connections} conn)`, meRun));
+  console.log(row(`POST /oauth/token refresh (closed, ${connections} conn)`, refreshRun));
+  console.log(row(`GET /v1/workspaces/me (closed, ${connections} conn)`, meRun));
   console.log(row(`GET /v1/workspaces/me (open, ${o.rate}/s)`, meFixed));
-  console.log(`\n1-minute load average: ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after (${os.cpus().length} CPUs)`);
-  if (loadBefore > os.cpus().length * 0.5)
+  console.log(`\n1-minute load average: ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after (${cpus.length} CPUs)`);
+  if (loadBefore > cpus.length * 0.5)
     console.log('NOTE: the machine was busy before the run; the figures are noisy, repeat on an idle machine.');
   for (const [name, x] of Object.entries({ refresh: refreshRun, me: meRun, 'me fixed rate': meFixed }))
     if (x.errors) console.log(`NOTE: ${name} had non-200 answers: ${JSON.stringify(x.statuses)}`);
-  const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadBefore, loadAfter };
+  const machine = { cpus: cpus.length, model: cpus[0]?.model, node: process.version, loadBefore, loadAfter };
   const results = { refreshGrant: refreshRun, workspacesMe: meRun, workspacesMeFixedRate: meFixed };
   writeResults('oauth', { at: new Date().toISOString(), machine, options: o, ...results });
   console.log(`\nwritten to bench/results/oauth.json`);
-}
-
-const bench = await setUp();
-try {
-  report(await run(bench));
 } finally {
-  await bench.server.stop();
+  await server.stop();
 }

@@ -4,21 +4,22 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { withMaintenanceDb } from '../tooling/databases';
 import { resetStores, setBenchEnvironment } from './harness/database';
-import { f0, f1, RESULTS_DIR, step } from './harness/format';
+import { f0, f1, mean, RESULTS_DIR, step, writeResults } from './harness/format';
 import { closedLoop, getJson, openLoop, type RunResult, type Target } from './harness/load';
 import { benchFlags } from './harness/options';
 import { diff, machineInfo, postgresCpuGroup, snapshot, waitForQuiet, type Groups } from './harness/proc';
-import { summarizeHeapProfile, summarizeProfile, type AllocationSummary, type ProfileSummary } from './harness/profile';
+import { printAllocations, printProfile, summarizeHeapProfile, summarizeProfile } from './harness/profile';
+import type { AllocationSummary, ProfileSummary } from './harness/profile';
 import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
 import type { StageTiming } from './harness/stages';
-import { report } from './posts-list/report';
 
-export const TARGETS = { minRatio: 0.8, maxP99MsAtRate: 25 };
+const TARGETS = { minRatio: 0.8, maxP99MsAtRate: 25 };
 // The limiter runs its Redis script on every request but never answers 429.
-export const RATE_LIMIT_READ = '10000000';
+const RATE_LIMIT_READ = '10000000';
 
-export const opt = benchFlags(
+const opt = benchFlags(
   'posts-list: GET /v1/posts?limit=50, real app vs bare Koa + pg.',
   {
     connections: { default: 32, min: 1, integer: true, help: 'closed-loop keep-alive connections' },
@@ -62,36 +63,18 @@ export const opt = benchFlags(
              BENCH_REDIS_URL (default redis://127.0.0.1:6379/14; the database is flushed).`,
 );
 
-export const DURATION_MS = opt.duration * 1000;
-const WARMUP_MS = opt.warmup * 1000;
-export const ROUNDS = opt.profile ? 1 : opt.rounds;
-export const RATE_DURATION_MS = opt['rate-duration'] * 1000;
+const ROUNDS = opt.profile ? 1 : opt.rounds;
+const RETRIES = opt.profile ? 0 : opt.retries;
 const QUIET_THRESHOLD = 0.1;
 // Split on spaces: Node flags never contain any.
 const SERVER_NODE_ARGS = opt['server-node-options'].split(' ').filter(Boolean);
-const RETRIES = opt.profile ? 0 : opt.retries;
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/14';
 const BENCH_DB = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1));
 setBenchEnvironment(DATABASE_URL, REDIS_URL, { RATE_LIMIT_READ });
-const CPUS = machineInfo().cpus;
+const machine = machineInfo();
 
-/** The settings a run's results file records. */
-export const RESULT_SETTINGS = {
-  serverNodeOptions: SERVER_NODE_ARGS,
-  connections: opt.connections,
-  durationS: DURATION_MS / 1000,
-  warmupS: WARMUP_MS / 1000,
-  rounds: ROUNDS,
-  rate: opt.rate,
-  rateDurationS: RATE_DURATION_MS / 1000,
-  rateLimitRead: Number(RATE_LIMIT_READ),
-  authCacheMs: Number(process.env.AUTH_CACHE_MS ?? 4000),
-  database: 'content_scheduler_bench',
-  redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
-};
-
-export type Measured<R extends RunResult = RunResult> = Awaited<ReturnType<typeof measure<R>>>;
+type Measured<R extends RunResult = RunResult> = Awaited<ReturnType<typeof measure<R>>>;
 type Probes = { groups: () => Promise<Groups>; pgTransactions: () => Promise<number> };
 
 /** A run with the server's CPU and GC, every process's CPU and the bench database's statements, per request. */
@@ -105,57 +88,39 @@ async function measure<R extends RunResult>(server: ServerHandle, probes: Probes
   const x1 = await probes.pgTransactions();
   const n = Math.max(1, result.ok);
   const perReq = (ms: number) => Math.round((ms * 1000) / n);
-  const cpuUsPerReq =
-    cpu && result.ok
-      ? Object.fromEntries(Object.entries({ ...cpu.cpuMs, unaccounted: cpu.unaccountedMs }).map(([k, ms]) => [k, perReq(ms)]))
-      : null;
   const d = (k: keyof typeof u0.gc) => u1.gc[k] - u0.gc[k];
-  const gc = {
-    pauseUsPerReq: perReq(d('minorMs') + d('majorMs') + d('otherMs')),
-    minorUsPerReq: perReq(d('minorMs')),
-    majorUsPerReq: perReq(d('majorMs')),
-    minorCount: d('minorCount'),
-    majorCount: d('majorCount'),
-    heapUsedMiB: Math.round((u1.heapUsedBytes / 1024 ** 2) * 10) / 10,
-  };
-  /** pgStatementsPerReq: transactions (here statements, all autocommit) in the bench database per request. */
   return {
     result,
     serverCpuUsPerReq: Math.round((u1.cpuUs - u0.cpuUs) / n),
-    gc,
-    cpu,
-    cpuUsPerReq,
+    gc: {
+      pauseUsPerReq: perReq(d('minorMs') + d('majorMs') + d('otherMs')),
+      minorUsPerReq: perReq(d('minorMs')),
+      majorUsPerReq: perReq(d('majorMs')),
+      minorCount: d('minorCount'),
+      majorCount: d('majorCount'),
+      heapUsedMiB: Math.round((u1.heapUsedBytes / 1024 ** 2) * 10) / 10,
+    },
+    // Transactions (here statements, all autocommit) in the bench database per request.
     pgStatementsPerReq: Math.round(((x1 - x0) / n) * 100) / 100,
+    cpuUsPerReq:
+      cpu && result.ok
+        ? Object.fromEntries(Object.entries({ ...cpu.cpuMs, unaccounted: cpu.unaccountedMs }).map(([k, ms]) => [k, perReq(ms)]))
+        : null,
+    cpu,
   };
 }
 
 /** Share of the machine's cores used by processes outside the bench during a measurement. */
-export const otherShare = (m: Measured) => (m.cpu ? (m.cpu.cpuMs.other! + m.cpu.unaccountedMs) / (m.result.durationS * 1000 * CPUS) : 0);
-export const noise = (m: Measured) =>
+const otherShare = (m: Measured) => (m.cpu ? (m.cpu.cpuMs.other! + m.cpu.unaccountedMs) / (m.result.durationS * 1000 * machine.cpus) : 0);
+const noise = (m: Measured) =>
   otherShare(m) >= 0.05 ? ` — NOTE: other work took ${(otherShare(m) * 100).toFixed(0)}% of the machine` : '';
-
-/** One run per database at a time: an advisory lock held by a session on the maintenance database. */
-async function holdRunLock(): Promise<() => Promise<void>> {
-  const admin = new URL(DATABASE_URL);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  client.on('error', () => undefined);
-  await client.connect();
-  for (let announced = false; ; announced = true) {
-    const { rows } = await client.query('select pg_try_advisory_lock(hashtext($1)) as ok', [`content-scheduler bench ${BENCH_DB}`]);
-    if (rows[0]?.ok) break;
-    if (!announced) step(`another run is using ${BENCH_DB}; waiting for it to finish`);
-    await sleep(5000);
-  }
-  return () => client.end().catch(() => undefined);
-}
 
 /** The benchmarked workspace (admin/provision) and its --posts posts, written in bulk, 2 % more soft-deleted. */
 async function seed() {
   const { postContent, prng, titleOf } = await import('./harness/content');
   const { benchWorkspace } = await import('./harness/seed');
-  const { db, closeDb } = await import('../lib/db');
-  const { closeRedis } = await import('../lib/redis');
+  const { closeStores } = await import('./harness/database');
+  const { db } = await import('../lib/db');
   const { newId } = await import('../lib/ids');
   const { workspace, project, key } = await benchWorkspace({
     name: 'Bench Co',
@@ -166,37 +131,35 @@ async function seed() {
   const statuses: Array<{ id: string; category: string }> = await db()('post_statuses')
     .where({ workspace_id: workspace.id })
     .select('id', 'category');
-  const MIX: Array<[string, string, number]> = [
+  // Status, its category, share.
+  const MIX = [
     ['draft', 'draft', 0.4],
     ['published', 'published', 0.25],
     ['scheduled', 'scheduled', 0.15],
     ['suggested', 'suggested', 0.1],
     ['waitingApproval', 'review', 0.06],
     ['failed_to_publish', 'scheduled', 0.04],
-  ];
+  ] as const;
   const CONTENT_TYPES = ['PERSONAL', 'PERSONAL', 'PERSONAL', 'BUSINESS_EXTERNAL', 'EDUCATIONAL'];
   const rand = prng(20261121);
   const [now, day] = [Date.now(), 86_400_000];
   const deleted = Math.round(opt.posts * 0.02);
-  const rows: Record<string, unknown>[] = [];
-  const lengths: number[] = [];
-  for (let i = 0; i < opt.posts + deleted; i++) {
-    let u = rand(),
-      acc = 0;
-    const [status, category] = (MIX.find(([, , p]) => (acc += p) >= u) ?? MIX[0]!).slice(0, 2) as [string, string];
+  const rows = Array.from({ length: opt.posts + deleted }, (_, i) => {
+    let acc = 0;
+    const u = rand();
+    const [status, category] = MIX.find(([, , p]) => (acc += p) >= u) ?? MIX[0];
     const createdAt = new Date(now - Math.floor(rand() * 2 * 365 * day));
     const content = postContent(rand);
-    lengths.push(content.length);
-    u = rand();
+    const titled = rand() < 0.7;
     const published = status === 'published' ? new Date(createdAt.getTime() + day) : null;
-    rows.push({
+    return {
       id: newId('post'),
       workspace_id: workspace.id,
       project_id: project.id,
       status,
       status_id: statuses.find((s) => s.category === category)?.id ?? null,
-      title: u < 0.7 ? titleOf(content) : '',
-      title_auto: u < 0.7,
+      title: titled ? titleOf(content) : '',
+      title_auto: titled,
       content,
       content_type: CONTENT_TYPES[Math.floor(rand() * CONTENT_TYPES.length)],
       scheduled_at: status === 'scheduled' || status === 'failed_to_publish' ? new Date(now + Math.floor(rand() * 60 * day)) : published,
@@ -204,16 +167,13 @@ async function seed() {
       created_at: createdAt,
       updated_at: rand() < 0.6 ? new Date(createdAt.getTime() + Math.floor(rand() * 7 * day)) : null,
       deleted_at: i >= opt.posts ? new Date(now - Math.floor(rand() * 30 * day)) : null,
-    });
-  }
+    };
+  });
   for (let i = 0; i < rows.length; i += 1000) await db()('posts').insert(rows.slice(i, i + 1000));
   await db().raw('vacuum analyze posts');
-  await Promise.all([closeDb(), closeRedis()]);
-  const contentChars = {
-    min: Math.min(...lengths),
-    max: Math.max(...lengths),
-    mean: Math.round(lengths.reduce((a, b) => a + b, 0) / lengths.length),
-  };
+  await closeStores();
+  const lengths = rows.map((r) => r.content.length);
+  const contentChars = { min: Math.min(...lengths), max: Math.max(...lengths), mean: Math.round(mean(lengths)) };
   return { workspaceId: workspace.id, projectId: project.id, apiKey: key, posts: opt.posts, deletedPosts: deleted, contentChars };
 }
 
@@ -222,18 +182,13 @@ function checkResponse(name: string, r: Awaited<ReturnType<typeof getJson>>) {
   const body = r.body as { data?: unknown[]; pagination?: { next_cursor: string | null; has_more: boolean } };
   if (r.status !== 200 || body?.data?.length !== 50 || !body.pagination?.has_more || !body.pagination.next_cursor)
     throw new Error(`${name} did not answer a full first page (${r.status}): ${JSON.stringify(r.body).slice(0, 500)}`);
-  return body.data;
+  return JSON.stringify(body.data);
 }
 
-export type Bench = Awaited<ReturnType<typeof setUp>>;
-export type Run = Awaited<ReturnType<typeof run>>;
+type Bench = Awaited<ReturnType<typeof setUp>>;
 
 /** The stores and data, both servers answering the same page, and the measurement with its probes. */
 async function setUp() {
-  const started = Date.now();
-  const machine = machineInfo();
-  console.log(`posts-list bench — ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}`);
-  const releaseLock = await holdRunLock();
   step(`database ${DATABASE_URL.replace(/\/\/([^:@/]*):[^@]*@/, '//$1:***@')} (reset), Redis ${REDIS_URL} (flushed)`);
   await resetStores(DATABASE_URL, REDIS_URL);
   step(`seeding: workspace + project + API key via admin/provision, ${opt.posts.toLocaleString('en-US')} posts`);
@@ -261,8 +216,7 @@ async function setUp() {
   );
   if (SERVER_NODE_ARGS.length) step(`server Node flags: ${SERVER_NODE_ARGS.join(' ')}`);
   const [ro, rb] = await Promise.all([getJson(target(ours)), getJson(target(bare))]);
-  if (JSON.stringify(checkResponse('ours', ro)) !== JSON.stringify(checkResponse('bare', rb)))
-    throw new Error('ours and bare return different data for the same page');
+  if (checkResponse('ours', ro) !== checkResponse('bare', rb)) throw new Error('ours and bare return different data for the same page');
   if (ro.headers['x-ratelimit-limit'] !== RATE_LIMIT_READ)
     throw new Error(`ours reports X-RateLimit-Limit ${ro.headers['x-ratelimit-limit']}, expected ${RATE_LIMIT_READ}`);
   const bytes = { ours: JSON.stringify(ro.body).length, bare: JSON.stringify(rb.body).length };
@@ -299,33 +253,14 @@ async function setUp() {
     }
     return best!;
   };
-  return { started, machine, releaseLock, s, env, ours, bare, stopAll, target, bytes, variantProcess, quiet, measureClean };
-}
-
-/** Capacity, ablation, fixed rate, stage timings. */
-async function run(b: Bench) {
-  const { closed, profiles } = await runCapacity(b);
-  const ablation = opt.ablation ? await runAblation(b) : [];
-  const fixed = opt.profile ? null : await runFixedRate(b);
-  let stages: StageTiming[] | null = null;
-  if (opt.profile || opt.stages) {
-    await b.quiet();
-    step('stage timings inside the app process (unloaded, sequential)');
-    stages = await b.ours.call<StageTiming[]>('stages', {
-      token: b.s.apiKey,
-      projectId: b.s.projectId,
-      port: b.ours.port,
-      iterations: 1000,
-    });
-  }
-  return { closed, profiles, ablation, fixed, stages };
+  return { s, env, ours, bare, stopAll, target, bytes, variantProcess, quiet, measureClean };
 }
 
 /** One closed-loop measurement of `srv` and its line; a capacity round's with its latency. */
 async function closedRun(b: Bench, label: string, srv: ServerHandle, capacity: boolean) {
-  const loop = () => closedLoop(b.target(srv), { connections: opt.connections, durationMs: DURATION_MS });
+  const loop = () => closedLoop(b.target(srv), { connections: opt.connections, durationMs: opt.duration * 1000 });
   const tag = capacity && opt.profile ? ' (profiling)' : '';
-  const m = await b.measureClean(`${label}: ${DURATION_MS / 1000} s closed loop, ${opt.connections} connections${tag}`, srv, loop);
+  const m = await b.measureClean(`${label}: ${opt.duration} s closed loop, ${opt.connections} connections${tag}`, srv, loop);
   const r = m.result;
   const lat = capacity ? `, p50 ${f1(r.latencyMs.p50)} ms, p99 ${f1(r.latencyMs.p99)} ms, ${r.errors} errors` : '';
   console.log(
@@ -334,11 +269,12 @@ async function closedRun(b: Bench, label: string, srv: ServerHandle, capacity: b
   return m;
 }
 
-/** (i) Capacity: closed loop, ABBA rounds after a warm-up of each server. */
-async function runCapacity(b: Bench) {
+/** (i) Capacity: closed loop, ABBA rounds after a warm-up of each server; --ablation; (ii) fixed rate; stage timings. */
+async function run(b: Bench) {
+  const warmup = (srv: ServerHandle) => closedLoop(b.target(srv), { connections: opt.connections, durationMs: opt.warmup * 1000 });
   for (const srv of [b.ours, b.bare]) {
-    step(`warm-up ${srv.name}: ${WARMUP_MS / 1000} s closed loop, ${opt.connections} connections`);
-    await closedLoop(b.target(srv), { connections: opt.connections, durationMs: WARMUP_MS });
+    step(`warm-up ${srv.name}: ${opt.warmup} s closed loop, ${opt.connections} connections`);
+    await warmup(srv);
   }
   const closed: Record<'ours' | 'bare', Measured[]> = { ours: [], bare: [] };
   const profiles: Record<string, { summary: ProfileSummary; allocations: AllocationSummary; requests: number }> = {};
@@ -354,54 +290,195 @@ async function runCapacity(b: Bench) {
       closed[srv.name as 'ours' | 'bare'].push(m);
     }
   }
-  return { closed, profiles };
-}
-
-/** --ablation: the bare server plus one piece of ours at a time. */
-async function runAblation(b: Bench) {
+  // The bare server plus one piece of ours at a time.
   const ablation: Array<{ variant: string; m: Measured }> = [];
-  for (const variant of ['ratelimit', 'project', 'knex', 'handler']) {
+  for (const variant of opt.ablation ? ['ratelimit', 'project', 'knex', 'handler'] : []) {
     const env = { ...b.env, BENCH_BARE_ADD: variant };
     const srv = await startServer(`bare+${variant}`, 'bench/harness/serve-bare.ts', env, SERVER_NODE_ARGS);
     b.variantProcess.pid = srv.pid;
     try {
-      await closedLoop(b.target(srv), { connections: opt.connections, durationMs: WARMUP_MS });
+      await warmup(srv);
       ablation.push({ variant, m: await closedRun(b, `ablation bare+${variant}`, srv, false) });
     } finally {
       await srv.stop();
       b.variantProcess.pid = -1;
     }
   }
-  return ablation;
+  let fixed: Measured<Awaited<ReturnType<typeof openLoop>>> | null = null;
+  if (!opt.profile) {
+    // Open loop against ours, latency from the scheduled send time; the limiter's window emptied of the closed loop's entries.
+    const { Redis } = await import('ioredis');
+    const { rateLimitKey } = await import('../api/rateLimit');
+    const r = new Redis(REDIS_URL);
+    await r.del(rateLimitKey('read', b.s.workspaceId));
+    r.disconnect();
+    await b.quiet();
+    step(`warm-up ours: ${opt.warmup} s open loop at ${opt.rate} req/s`);
+    await openLoop(b.target(b.ours), { rate: opt.rate, durationMs: opt.warmup * 1000 });
+    fixed = await b.measureClean(`ours: ${opt['rate-duration']} s open loop at ${opt.rate} req/s`, b.ours, () =>
+      openLoop(b.target(b.ours), { rate: opt.rate, durationMs: opt['rate-duration'] * 1000 }),
+    );
+  }
+  let stages: StageTiming[] | null = null;
+  if (opt.profile || opt.stages) {
+    await b.quiet();
+    step('stage timings inside the app process (unloaded, sequential)');
+    const args = { token: b.s.apiKey, projectId: b.s.projectId, port: b.ours.port, iterations: 1000 };
+    stages = await b.ours.call<StageTiming[]>('stages', args);
+  }
+  return { closed, profiles, ablation, fixed, stages };
 }
 
-/** (ii) Fixed rate against ours: open loop, latency from the scheduled send time. */
-async function runFixedRate(b: Bench) {
-  // The limiter's window emptied of the closed loop's entries.
-  const { Redis } = await import('ioredis');
-  const { rateLimitKey } = await import('../api/rateLimit');
-  const r = new Redis(REDIS_URL);
-  await r.del(rateLimitKey('read', b.s.workspaceId));
-  r.disconnect();
-  await b.quiet();
-  step(`warm-up ours: ${WARMUP_MS / 1000} s open loop at ${opt.rate} req/s`);
-  await openLoop(b.target(b.ours), { rate: opt.rate, durationMs: WARMUP_MS });
-  return b.measureClean(`ours: ${RATE_DURATION_MS / 1000} s open loop at ${opt.rate} req/s`, b.ours, () =>
-    openLoop(b.target(b.ours), { rate: opt.rate, durationMs: RATE_DURATION_MS }),
+const pad = (s: string, n: number) => s.padStart(n);
+
+/** The table, the targets, the profiles and the JSON results. */
+function report(b: Bench, { closed, profiles, ablation, fixed, stages }: Awaited<ReturnType<typeof run>>) {
+  const agg = (ms: Measured[]) => {
+    const at = (f: (m: Measured) => number) => mean(ms.map(f));
+    const cpu = ms[0]!.cpu;
+    return {
+      rps: at((m) => m.result.rps),
+      p50: at((m) => m.result.latencyMs.p50),
+      p99: at((m) => m.result.latencyMs.p99),
+      max: Math.max(...ms.map((m) => m.result.latencyMs.max)),
+      errors: ms.reduce((a, m) => a + m.result.errors, 0),
+      serverCpuUsPerReq: at((m) => m.serverCpuUsPerReq),
+      gcUsPerReq: at((m) => m.gc.pauseUsPerReq),
+      pgStatementsPerReq: at((m) => m.pgStatementsPerReq),
+      machineBusy: cpu ? at((m) => m.cpu!.machineBusy) : null,
+      otherProcessesShare: cpu ? at(otherShare) : null,
+      cpuUsPerReq: ms[0]!.cpuUsPerReq
+        ? Object.fromEntries(Object.keys(ms[0]!.cpuUsPerReq).map((k) => [k, Math.round(at((m) => m.cpuUsPerReq![k]!))]))
+        : null,
+    };
+  };
+  const [A, B] = [agg(closed.ours), agg(closed.bare)];
+  const ratio = A.rps / B.rps;
+  const ratioMet = ratio >= TARGETS.minRatio;
+  const p99Met = fixed ? fixed.result.latencyMs.p99 < TARGETS.maxP99MsAtRate : null;
+
+  console.log(`\nGET /v1/posts?projectId=…&limit=50 — 50 posts/page, ~${f0(b.bytes.ours / 1024)} KiB/response`);
+  console.log(
+    `closed loop: ${opt.connections} keep-alive connections, ${opt.duration} s × ${ROUNDS} round(s) per server${opt.profile ? ', PROFILED (figures carry profiler overhead)' : ''}`,
   );
+  console.log(
+    `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}${pad('errors', 8)}${pad('srv CPU µs/req', 16)}${pad('of it GC', 10)}${pad('PG stmts/req', 14)}`,
+  );
+  for (const [label, x] of Object.entries({ 'ours (real app)': A, 'bare Koa + pg': B })) {
+    console.log(
+      `  ${label.padEnd(22)}${pad(f0(x.rps), 9)}${pad(f1(x.p50), 9)}${pad(f1(x.p99), 9)}${pad(f1(x.max), 9)}${pad(String(x.errors), 8)}${pad(f0(x.serverCpuUsPerReq), 16)}${pad(f0(x.gcUsPerReq), 10)}${pad(x.pgStatementsPerReq.toFixed(2), 14)}`,
+    );
+  }
+  console.log(`  ratio ours/bare: ${(ratio * 100).toFixed(1)}%   target ≥ ${TARGETS.minRatio * 100}%   ${ratioMet ? 'MET' : 'MISSED'}`);
+  if (A.cpuUsPerReq && B.cpuUsPerReq) {
+    const keys = ['ours', 'bare', 'postgres', 'redis', 'generator', 'other', 'unaccounted'];
+    console.log(`  CPU per request by process (µs), machine busy ${f0((A.machineBusy ?? 0) * 100)}% / ${f0((B.machineBusy ?? 0) * 100)}%:`);
+    console.log(`  ${''.padEnd(22)}${keys.map((k) => pad(k === 'unaccounted' ? 'unacct.' : k, 10)).join('')}${pad('total', 10)}`);
+    for (const [label, x] of Object.entries({ 'ours run': A.cpuUsPerReq, 'bare run': B.cpuUsPerReq }))
+      console.log(
+        `  ${label.padEnd(22)}${keys.map((k) => pad(f0(x[k] ?? 0), 10)).join('')}${pad(f0(Object.values(x).reduce((a, b) => a + b, 0)), 10)}`,
+      );
+  }
+  if (ablation.length) {
+    // Machine CPU per request that the request path itself causes: its server, Postgres and
+    // Redis (the generator and unrelated processes left out).
+    const own = (m: Measured, server: string) =>
+      m.cpuUsPerReq ? (m.cpuUsPerReq[server] ?? 0) + (m.cpuUsPerReq.postgres ?? 0) + (m.cpuUsPerReq.redis ?? 0) : 0;
+    const base = mean(closed.bare.map((m) => own(m, 'bare')));
+    console.log(`\nablation: the baseline plus one piece of ours (1 round of ${opt.duration} s each)`);
+    console.log(
+      `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('vs bare', 9)}${pad('srv µs', 9)}${pad('pg µs', 8)}${pad('redis µs', 10)}${pad('path µs', 9)}${pad('Δ path', 8)}${pad('PG st', 7)}`,
+    );
+    // A row over the rounds of a server (one round for a variant): `server` is its process group.
+    const row = (label: string, ms: Measured[], server: string) => {
+      const at = (f: (m: Measured) => number) => mean(ms.map(f));
+      const cpu = (k: string) => f0(at((m) => m.cpuUsPerReq?.[k] ?? 0));
+      const [rps, path] = [at((m) => m.result.rps), at((m) => own(m, server))];
+      console.log(
+        `  ${label.padEnd(22)}${pad(f0(rps), 9)}${pad(`${((rps / B.rps) * 100).toFixed(0)}%`, 9)}${pad(f0(at((m) => m.serverCpuUsPerReq)), 9)}${pad(cpu('postgres'), 8)}${pad(cpu('redis'), 10)}${pad(f0(path), 9)}${pad(`${path - base >= 0 ? '+' : ''}${f0(path - base)}`, 8)}${pad(at((m) => m.pgStatementsPerReq).toFixed(2), 7)}`,
+      );
+    };
+    row('bare', closed.bare, 'bare');
+    for (const { variant, m } of ablation) row(`bare+${variant}`, [m], 'variant');
+    row('ours', closed.ours, 'ours');
+  }
+  if (fixed) {
+    const [r, l] = [fixed.result, fixed.result.latencyMs];
+    console.log(`\nopen loop against ours: ${opt.rate} req/s for ${opt['rate-duration']} s (latency from scheduled send time)`);
+    console.log(
+      `  achieved ${f1(r.rps)} req/s, ${r.ok} ok, ${r.errors} errors; p50 ${f1(l.p50)} ms, p90 ${f1(l.p90)} ms, p99 ${f1(l.p99)} ms, max ${f1(l.max)} ms`,
+    );
+    console.log(
+      `  generator send lag p99 ${f1(r.sendLagMs.p99)} ms; server CPU ${f0(fixed.serverCpuUsPerReq)} µs/req (GC ${f0(fixed.gc.pauseUsPerReq)}); machine busy ${f0((fixed.cpu?.machineBusy ?? 0) * 100)}%${noise(fixed)}`,
+    );
+    console.log(`  p99 < ${TARGETS.maxP99MsAtRate} ms at ${opt.rate} req/s: ${p99Met ? 'MET' : 'MISSED'}`);
+  }
+  if (stages) {
+    console.log('\nstages inside the app process (sequential, no load; wall includes waiting on Postgres/Redis):');
+    console.log(`  ${'stage'.padEnd(56)}${pad('wall p50 µs', 13)}${pad('wall mean µs', 14)}${pad('CPU µs/call', 13)}`);
+    for (const t of stages)
+      console.log(`  ${t.stage.padEnd(56)}${pad(f0(t.wallP50Us), 13)}${pad(f0(t.wallMeanUs), 14)}${pad(f0(t.cpuUsPerCall), 13)}`);
+  }
+  for (const [name, p] of Object.entries(profiles)) {
+    printProfile(`CPU profile, ${name} server`, p.summary, p.requests);
+    const title = opt['profile-survivors'] ? 'Survivors of young-generation collections' : 'Allocation profile';
+    printAllocations(`${title}, ${name} server`, p.allocations, p.requests);
+  }
+
+  const roundJson = (m: Measured) => {
+    const { result, cpu, ...figures } = m;
+    return { ...result, ...figures, machineBusy: cpu?.machineBusy ?? null, otherProcessesShare: otherShare(m) };
+  };
+  const out = writeResults(opt.profile ? 'posts-list.profile' : 'posts-list', {
+    bench: 'posts-list',
+    finishedAt: new Date().toISOString(),
+    wallSeconds: Math.round((Date.now() - started) / 1000),
+    machine,
+    profiled: opt.profile,
+    request: { method: 'GET', path: '/v1/posts?projectId=<project>&limit=50', responseBytes: b.bytes },
+    settings: {
+      serverNodeOptions: SERVER_NODE_ARGS,
+      connections: opt.connections,
+      durationS: opt.duration,
+      warmupS: opt.warmup,
+      rounds: ROUNDS,
+      rate: opt.rate,
+      rateDurationS: opt['rate-duration'],
+      rateLimitRead: Number(RATE_LIMIT_READ),
+      authCacheMs: Number(process.env.AUTH_CACHE_MS ?? 4000),
+      database: BENCH_DB,
+      redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
+    },
+    seed: { posts: b.s.posts, deletedPosts: b.s.deletedPosts, contentChars: b.s.contentChars },
+    throughput: { ours: { ...A, rounds: closed.ours.map(roundJson) }, bare: { ...B, rounds: closed.bare.map(roundJson) }, ratio },
+    fixedRate: fixed ? roundJson(fixed) : null,
+    targets: { ratio: { min: TARGETS.minRatio, met: ratioMet }, p99AtRate: { maxMs: TARGETS.maxP99MsAtRate, rate: opt.rate, met: p99Met } },
+    ablation: ablation.length ? ablation.map(({ variant, m }) => ({ variant: `bare+${variant}`, ...roundJson(m) })) : null,
+    stages,
+    profiles: Object.keys(profiles).length ? profiles : null,
+  });
+  console.log(`\nresults: ${path.relative(process.cwd(), out)}`);
+  if (opt.strict && (!ratioMet || p99Met === false)) process.exitCode = 1;
 }
 
-const bench = await setUp().catch((err) => {
-  console.error(`posts-list: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
-});
-try {
-  await report(bench, await run(bench));
-} catch (err) {
+const started = Date.now();
+console.log(`posts-list bench — ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}`);
+// One run per database at a time: an advisory lock held by a session on the maintenance database.
+await withMaintenanceDb(DATABASE_URL, async (lock) => {
+  lock.on('error', () => undefined);
+  const sql = 'select pg_try_advisory_lock(hashtext($1)) as ok';
+  for (let announced = false; !(await lock.query(sql, [`content-scheduler bench ${BENCH_DB}`])).rows[0]?.ok; announced = true) {
+    if (!announced) step(`another run is using ${BENCH_DB}; waiting for it to finish`);
+    await sleep(5000);
+  }
+  const b = await setUp();
+  try {
+    report(b, await run(b));
+  } finally {
+    await b.stopAll();
+  }
+}).catch((err) => {
   console.error(`posts-list: ${err instanceof Error ? err.message : String(err)}`);
   process.exitCode = 1;
-} finally {
-  await bench.stopAll();
-  await bench.releaseLock();
-}
+});
 process.exit();

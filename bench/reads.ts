@@ -9,6 +9,7 @@ import { closedLoop, type RunResult } from './harness/load';
 import { benchFlags } from './harness/options';
 import { serverLoop, startServer, withServerCpu, type ServerHandle } from './harness/servers';
 import { captureSurface } from './harness/statements';
+import type { ReadSurface } from './reads/surfaces';
 
 const opt = benchFlags(
   `reads: every read surface at --posts against --small-posts, p50/p99 in one run, and each
@@ -33,15 +34,12 @@ against its statements behind bare Koa.`,
   },
 );
 const [LARGE, SMALL] = [opt.posts, opt['small-posts']];
-const DURATION_MS = opt.duration * 1000;
-const ONLY = opt.only ? new RegExp(opt.only, 'i') : null;
+const LOOP = { connections: opt.connections, durationMs: opt.duration * 1000 };
 const DATABASE_BASE = process.env.BENCH_READS_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_reads';
 const REDIS_URL = process.env.BENCH_READS_REDIS_URL ?? 'redis://127.0.0.1:6379/8';
-const databaseUrl = (posts: number) => `${DATABASE_BASE}_${posts}`;
-/** The mark a seeded database carries (its comment), so --keep reuses only what this seed wrote. */
-const SEED_MARK = (posts: number) => `bench reads seed v2: ${posts} posts`;
 // Each API process gets its own DATABASE_URL (main).
-setBenchEnvironment(databaseUrl(SMALL), REDIS_URL, { RATE_LIMIT_READ: '100000000', RATE_LIMIT_WRITE: '100000000', LOG_LEVEL: 'error' });
+const LIMIT = '100000000';
+setBenchEnvironment(`${DATABASE_BASE}_${SMALL}`, REDIS_URL, { RATE_LIMIT_READ: LIMIT, RATE_LIMIT_WRITE: LIMIT, LOG_LEVEL: 'error' });
 
 const label = (n: number) =>
   n >= 1_000_000 && n % 1_000_000 === 0 ? `${n / 1_000_000}M` : n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n);
@@ -51,13 +49,14 @@ const pick = (r: RunResult) => ({ rps: r.rps, latencyMs: r.latencyMs, statuses: 
 
 /** The database seeded with `posts` posts (./reads/seed.ts), or with --keep the one an earlier run seeded, migrated. */
 async function seeded(posts: number) {
-  const url = databaseUrl(posts);
+  const url = `${DATABASE_BASE}_${posts}`;
   const { createKnex, migrateLatest } = await import('../lib/db');
   const { seedReads, seededWorkspaces } = await import('./reads/seed');
-  const name = new URL(url).pathname.slice(1);
+  // The mark a seeded database carries (its comment), so --keep reuses only what this seed wrote.
+  const mark = `bench reads seed v2: ${posts} posts`;
   const markSql = "select shobj_description(oid, 'pg_database') as mark from pg_database where datname = $1";
-  const kept =
-    opt.keep && (await withMaintenanceDb(url, async (admin) => (await admin.query(markSql, [name])).rows[0]?.mark)) === SEED_MARK(posts);
+  const name = new URL(url).pathname.slice(1);
+  const kept = opt.keep && (await withMaintenanceDb(url, async (admin, db) => (await admin.query(markSql, [db])).rows[0]?.mark)) === mark;
   if (!kept) {
     console.log(`• ${name}: seeding ${posts} posts`);
     await recreateDatabase(url);
@@ -66,7 +65,7 @@ async function seeded(posts: number) {
   try {
     if (!kept) {
       const s = await seedReads(k, { posts }, (line) => console.log(line));
-      await k.raw(`comment on database "${name}" is '${SEED_MARK(posts)}'`);
+      await k.raw(`comment on database "${name}" is '${mark}'`);
       return { url, ...s };
     }
     const ran = await migrateLatest(k);
@@ -79,11 +78,7 @@ async function seeded(posts: number) {
 }
 
 const measure = (server: ServerHandle, path: string, headers: Record<string, string>) =>
-  serverLoop(
-    server,
-    { url: `${server.baseUrl}${path}`, headers },
-    { connections: opt.connections, durationMs: DURATION_MS, warmupMs: opt.warmup * 1000 },
-  );
+  serverLoop(server, { url: `${server.baseUrl}${path}`, headers }, { ...LOOP, warmupMs: opt.warmup * 1000 });
 
 await flushRedis(REDIS_URL);
 const small = await seeded(SMALL);
@@ -95,6 +90,9 @@ if (opt.backfill) {
   process.exit(0);
 }
 const { readSurfaces } = await import('./reads/surfaces');
+const now = Date.now();
+const surfaces = (w: (typeof large)['largest']): ReadSurface[] =>
+  readSurfaces(w, now).filter((sf) => !opt.only || new RegExp(opt.only, 'i').test(sf.surface));
 // Pools of 8 (the API's default is 10): three servers share a Postgres other work uses too.
 const env = { ...process.env, DB_POOL_MAX: '8' };
 const apiSmall = await startServer('api-small', 'bench/harness/serve-app.ts', { ...env, DATABASE_URL: small.url });
@@ -106,20 +104,17 @@ const floors = [];
 try {
   console.log(
     `\nlargest workspace: ${small.largest.posts} posts at ${label(SMALL)}, ${large.largest.posts} at ${label(LARGE)}; ` +
-      `small workspace: ${small.small.posts} and ${large.small.posts}; ${opt.connections} connections, ${DURATION_MS / 1000} s each`,
+      `small workspace: ${small.small.posts} and ${large.small.posts}; ${opt.connections} connections, ${opt.duration} s each`,
   );
-  const now = Date.now();
   for (const workspace of ['largest', 'small'] as const) {
-    const s10k = readSurfaces(small[workspace], now);
-    for (const [i, sf] of readSurfaces(large[workspace], now).entries()) {
-      if (ONLY && !ONLY.test(sf.surface)) continue;
-      const a = (await measure(apiSmall, s10k[i]!.path, s10k[i]!.headers)).run;
+    const atSmall = surfaces(small[workspace]);
+    for (const [i, sf] of surfaces(large[workspace]).entries()) {
+      const a = (await measure(apiSmall, atSmall[i]!.path, atSmall[i]!.headers)).run;
       const b = (await measure(apiLarge, sf.path, sf.headers)).run;
       const posts = { small: small[workspace].posts, large: large[workspace].posts };
       const f = { surface: sf.surface, workspace, posts, small: pick(a), large: pick(b), p99Ratio: b.latencyMs.p99 / a.latencyMs.p99 };
       figures.push(f);
-      const errs =
-        f.small.errors + f.large.errors ? ` ERRORS ${JSON.stringify(f.small.statuses)} / ${JSON.stringify(f.large.statuses)}` : '';
+      const errs = a.errors + b.errors ? ` ERRORS ${JSON.stringify(a.statuses)} / ${JSON.stringify(b.statuses)}` : '';
       console.log(
         `  ${sf.surface} (${workspace}): ${label(SMALL)} p50 ${ms(a.latencyMs.p50)} p99 ${ms(a.latencyMs.p99)} ${a.rps.toFixed(0)}/s · ` +
           `${label(LARGE)} p50 ${ms(b.latencyMs.p50)} p99 ${ms(b.latencyMs.p99)} ${b.rps.toFixed(0)}/s${errs}`,
@@ -130,8 +125,7 @@ try {
     }
   }
   console.log(`\nthe API against its statements behind bare Koa, ${label(LARGE)}, largest workspace:`);
-  for (const sf of readSurfaces(large.largest, now)) {
-    if (ONLY && !ONLY.test(sf.surface)) continue;
+  for (const sf of surfaces(large.largest)) {
     const statements = await captureSurface(apiLarge, sf.surface, { path: sf.path, headers: sf.headers }, '  ');
     if (opt.explain) await (await import('./reads/plans')).explainAsSent(pool, statements);
     await replay.call('load', { key: sf.surface, captured: [statements] });
@@ -159,9 +153,8 @@ try {
     );
     console.log(`${sf.surface}: API / same statements behind bare Koa: ${fl.ratio.toFixed(2)}×`);
     if (opt.profile) {
-      const target = { url: `${apiLarge.baseUrl}${sf.path}`, headers: sf.headers };
+      const loop = () => closedLoop({ url: `${apiLarge.baseUrl}${sf.path}`, headers: sf.headers }, LOOP);
       const file = `reads-${sf.surface.replace(/[^A-Za-z0-9]+/g, '-')}`;
-      const loop = () => closedLoop(target, { connections: opt.connections, durationMs: DURATION_MS });
       await withServerCpu(apiLarge, loop, (r) => r.requests, { file, title: `API process over ${sf.surface} (per call)` });
     }
   }
@@ -170,9 +163,8 @@ try {
 }
 console.log(`\nsummary (target: p99 ${label(LARGE)} / ${label(SMALL)} ≤ 1.5×; API / behind bare Koa ≥ 0.8×):`);
 for (const f of figures) {
-  const miss = f.p99Ratio > 1.5 ? '  MISS' : '';
   console.log(
-    `  ${`${f.surface} (${f.workspace})`.padEnd(42)} p99 ${ms(f.small.latencyMs.p99).padStart(9)} → ${ms(f.large.latencyMs.p99).padStart(9)}  ${f.p99Ratio.toFixed(2)}×${miss}`,
+    `  ${`${f.surface} (${f.workspace})`.padEnd(42)} p99 ${ms(f.small.latencyMs.p99).padStart(9)} → ${ms(f.large.latencyMs.p99).padStart(9)}  ${f.p99Ratio.toFixed(2)}×${f.p99Ratio > 1.5 ? '  MISS' : ''}`,
   );
 }
 for (const f of floors)

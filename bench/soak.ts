@@ -1,25 +1,16 @@
 // Chaos soak (issue 18): scheduled publishing and webhooks under a seeded schedule of faults, every
 // effect checked against the simulator's and the receiver's records (bench/README.md "soak", docs/reliability.md).
 
-import { type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cleanups } from './harness/cleanups';
 import { prng } from './harness/content';
 import { benchFlags } from './harness/options';
-import {
-  reserveStack,
-  runBench,
-  ServiceProcesses,
-  startApi as launchApi,
-  startStack,
-  type ApiChild,
-  type WorkerRun,
-} from './harness/stack';
+import { reserveStack, runBench, ServiceProcesses, startApi as launchApi, startStack, type WorkerRun } from './harness/stack';
 import { temporalKind } from './harness/temporal';
 import { startReceiver, type Received } from './webhooks/receiver';
 import { freePort } from '../tooling/ports';
-import { launch } from '../tooling/launcher';
+import { launch, type Launched } from '../tooling/launcher';
 import { report } from './soak/checks';
 import { run } from './soak/run';
 
@@ -79,7 +70,7 @@ export const S = {
   durationMs: opt.duration * 1000,
   faultEveryMs: opt['fault-every'] * 1000,
   drainMs: opt.drain * 1000,
-  generations: opt.generations !== undefined ? Math.floor(opt.generations) : Math.round(Math.floor(opt.posts) / 10),
+  generations: Math.floor(opt.generations ?? Math.round(Math.floor(opt.posts) / 10)),
   cluster: temporalKind(opt.temporal) === 'cluster',
 };
 
@@ -92,8 +83,7 @@ export const rand = prng(SEED);
 export const between = (a: number, b: number) => a + (b - a) * rand();
 export const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 export const t0 = Date.now();
-const ts = () => `+${((Date.now() - t0) / 1000).toFixed(1).padStart(6)} s`;
-export const log = (text: string) => console.log(`${ts()}  ${text}`);
+export const log = (text: string) => console.log(`+${((Date.now() - t0) / 1000).toFixed(1).padStart(6)} s  ${text}`);
 
 // ── Environment (lib/config reads it once, at import; the children inherit it) ──────────────
 const redisPort = await freePort();
@@ -112,8 +102,8 @@ const reserved = await reserveStack({
     LLM_WRITER: 'builtin',
     // The receiver is in this process, on loopback: the explicit development allowance.
     WEBHOOK_ALLOW_LOOPBACK: '1',
-    // Retry schedule shrunk so a delivery reaches a terminal state within the run: waits of
-    // 0.3 s, 1.8 s, 9 s, 54 s (lib/webhooks/schedule.ts multipliers), then permanently failed.
+    // Retries shrunk so a delivery ends terminal within the run: waits of 0.3 s, 1.8 s, 9 s, 54 s
+    // (lib/webhooks/schedule.ts multipliers), then permanently failed.
     WEBHOOK_RETRY_BASE_MS: '300',
     WEBHOOK_MAX_ATTEMPTS: '5',
     WEBHOOK_TIMEOUT_MS: '3000',
@@ -125,9 +115,7 @@ const reserved = await reserveStack({
 // ── The webhook receiver: verifies signatures, records every request, fails during outages ──
 
 /** A request the receiver read (its path names the endpoint: `/hooks/<workspace>`, or `…/dead`), and its answer. */
-export type Receipt = Received & { answered: number };
-
-export const receipts: Receipt[] = [];
+export const receipts: Array<Received & { answered: number }> = [];
 /** Until when the receiver answers 503 (the receiver_outage fault). */
 export const receiverOutage = { until: 0 };
 const secrets = new Map<string, string>();
@@ -142,45 +130,36 @@ const receiver = await startReceiver(
   },
 );
 
-// ── API processes behind the soak's round-robin ─────────────────────────────────────────────
-
-type Api = ApiChild & { slot: number };
+// ── Redis, the APIs and the round-robin ──────────────────────────────────────────────────────
 
 // Redis: a server of the soak's own, without persistence, so a restart loses everything it held
 // (rate-limit windows, MCP sessions, key-cache invalidations): the harshest Redis failure.
-export const redis: { process: ChildProcess | null } = { process: null };
-export async function startRedis(): Promise<void> {
-  const args = ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-  redis.process = (await launch({ command: ['redis-server', ...args], ready: { port: redisPort }, readyTimeoutMs: 10_000 })).child;
-}
+export const redis: { p?: Launched } = {};
+const redisArgs = ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+const startRedis = async () =>
+  (redis.p = await launch({ command: ['redis-server', ...redisArgs], ready: { port: redisPort }, readyTimeoutMs: 10_000 }));
 
 /** An API process; as a supervisor would, one that fails to start (Postgres out of connections, say) is started again. */
-export async function startApi(slot: number): Promise<Api> {
+export async function startApi(slot: number) {
   for (let attempt = 1; ; attempt++) {
     try {
       return { slot, ...(await launchApi({ name: `API #${slot}`, ready: (port) => ({ port }), readyTimeoutMs: 90_000 })) };
     } catch (err) {
       if (attempt >= 30) throw err;
-      stats.apiStartFailures++;
+      stats.api.startFailures++;
       console.log(`API #${slot} failed to start (attempt ${attempt}): ${String(err).split('\n').slice(0, 2).join(' ')}; again in 2 s`);
       await sleep(2_000);
     }
   }
 }
 
-export const apis: Api[] = [];
-type Answer = { status: number; body: any };
+export const apis: Array<Awaited<ReturnType<typeof startApi>>> = [];
 let rr = 0;
-/**
- * One request through the round-robin. A refused or reset connection (a killed API) is retried
- * on the next process with the same Idempotency-Key, so a write whose answer was lost is
- * replayed rather than repeated (spec 8); the caller sees only definite answers, or null when
- * none came within the time allowed.
- */
-export async function call(method: string, urlPath: string, apiKey: string, body?: unknown, giveUpMs = 60_000): Promise<Answer | null> {
-  const key = `soak_${randomUUID().replace(/-/g, '')}`.slice(0, 64);
-  const until = Date.now() + giveUpMs;
-  while (Date.now() < until) {
+// One request through the round-robin. A refused or reset connection (a killed API) is retried on the next process with the
+// same Idempotency-Key, so a write whose answer was lost is replayed, not repeated (spec 8): a definite answer, or null in time.
+export async function call(method: string, urlPath: string, apiKey: string, body?: unknown, giveUpMs = 60_000) {
+  const json = body !== undefined && { 'content-type': 'application/json', 'idempotency-key': `soak_${randomUUID().replace(/-/g, '')}` };
+  for (const until = Date.now() + giveUpMs; Date.now() < until;) {
     const api = apis[rr++ % apis.length]!;
     if (!api.up()) {
       await sleep(50);
@@ -189,51 +168,29 @@ export async function call(method: string, urlPath: string, apiKey: string, body
     try {
       const res = await fetch(`http://127.0.0.1:${api.port}${urlPath}`, {
         method,
-        headers: {
-          authorization: `Bearer ${apiKey}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json', 'idempotency-key': key }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
+        headers: { authorization: `Bearer ${apiKey}`, ...json },
+        body: json ? JSON.stringify(body) : undefined,
         signal: AbortSignal.timeout(20_000),
       });
       const text = await res.text();
       // 409 "still being processed" under one key: the first attempt is still running somewhere.
-      if (res.status >= 500 || (res.status === 409 && /still being processed/.test(text))) {
-        await sleep(300);
-        continue;
-      }
-      return { status: res.status, body: text ? JSON.parse(text) : null };
+      if (res.status < 500 && !(res.status === 409 && /still being processed/.test(text)))
+        return { status: res.status, body: text ? JSON.parse(text) : null };
+      await sleep(300);
     } catch {
-      stats.apiRetries++;
+      stats.api.retries++;
       await sleep(100);
     }
   }
   return null;
 }
 
-// ── Plan, counts and violations ─────────────────────────────────────────────────────────────
-
-export interface PlannedPost {
-  i: number;
-  workspace: number;
-  projectId: string;
-  id: string | null;
-  due: number;
-  op: 'none' | 'reschedule' | 'unschedule';
-  opAt: number;
-  newDue: number;
-  /** What a definite answer made true: the schedule the post must have been published at, or unscheduled. */
-  expect: 'published' | 'unscheduled' | 'ambiguous';
-  finalDue: number;
-}
+// ── Counts and violations ────────────────────────────────────────────────────────────────────
 
 export const stats = {
-  apiRetries: 0,
-  apiStartFailures: 0,
+  api: { retries: 0, startFailures: 0, restarts: 0 },
+  worker: { restarts: 0, selfExits: 0 },
   generations: { accepted: 0, refused: {} as Record<string, number>, noAnswer: 0 },
-  apiRestarts: 0,
-  workerRestarts: 0,
-  workerSelfExits: 0,
   faults: {} as Record<string, number>,
   reschedules: { ok: 0, refused: 0, noAnswer: 0 },
   unschedules: { ok: 0, refused: 0, noAnswer: 0 },
@@ -242,7 +199,11 @@ export const stats = {
 export const tally = (counts: Record<string, number>, key: string) => (counts[key] = (counts[key] ?? 0) + 1);
 
 export const violations: string[] = [];
-export const violate = (s: string) => void violations.push(s);
+/** A violation; one more of `key` in `counts` when given. */
+export function violate(s: string, counts?: Record<string, number>, key?: string) {
+  violations.push(s);
+  if (counts) tally(counts, key!);
+}
 
 runBench(
   () => `soak (seed ${SEED})`,
@@ -262,31 +223,26 @@ async function setUp(cleanups: Cleanups) {
     `soak — seed ${SEED}; ${S.posts} posts over ${S.durationMs / 1000} s, ${ACCOUNTS} accounts in ${S.workspaces} workspaces; ` +
       `reschedule ${opt['reschedule-share']}, unschedule ${opt['unschedule-share']}; a fault every ~${S.faultEveryMs / 1000} s`,
   );
-
   await startRedis();
-  cleanups.push(async () => void redis.process?.kill('SIGKILL'));
-  const stack = await startStack(reserved, cleanups);
-  const { temporal, sim, connection } = stack;
+  cleanups.push(async () => void (await redis.p?.kill()));
+  const { temporal, sim, connection, simulator } = await startStack(reserved, cleanups);
   log(`database ${new URL(DATABASE_URL).pathname.slice(1)} recreated, Redis of its own on ${REDIS_URL}`);
-  // The dev server (file-backed) or the cluster tier, whose services are killed and restarted one at a time.
   log(
-    `${temporal.cluster ? 'Temporal cluster (frontend, history, matching, worker processes on Postgres)' : 'Temporal dev server (file-backed)'} ${temporal.address}, network simulator ${stack.simulator.url}, receiver :${receiver.port}`,
+    `${temporal.cluster ? 'Temporal cluster (frontend, history, matching, worker processes on Postgres)' : 'Temporal dev server (file-backed)'} ${temporal.address}, network simulator ${simulator.url}, receiver :${receiver.port}`,
   );
 
-  // Seed: workspaces, connected accounts (spread over them in turn), a write key each, one endpoint per workspace.
+  // Seed: workspaces, connected accounts (account a in workspace a % workspaces), a write key each, one endpoint per workspace.
   const { connectedWorkspace, webhookEndpoint } = await import('./harness/seed');
   const { EVENT_TYPES } = await import('../lib/outbox');
   const { db } = await import('../lib/db');
   const workspaces: Array<{ id: string; apiKey: string; projects: string[] }> = [];
   const endpointPath = new Map<string, string>();
+  const person = (a: number) => ({ personId: `soak${a}`, name: `Soak Person ${a}`, vanityName: `soak-person-${a}` });
   const postEvents = EVENT_TYPES.filter((e: string) => e.startsWith('post.'));
   for (let w = 0; w < S.workspaces; w++) {
-    // Account a in workspace a % workspaces.
-    const person = (a: number) => ({ personId: `soak${a}`, name: `Soak Person ${a}`, vanityName: `soak-person-${a}` });
-    const accounts = Math.ceil((ACCOUNTS - w) / S.workspaces);
     const ws = await connectedWorkspace(sim, {
       name: `Soak ${w}`,
-      accounts,
+      accounts: Math.ceil((ACCOUNTS - w) / S.workspaces),
       person: (i) => person(w + i * S.workspaces),
       scopes: ['write'],
       keyName: 'soak',
@@ -303,7 +259,6 @@ async function setUp(cleanups: Cleanups) {
     `seeded ${S.workspaces} workspaces, ${ACCOUNTS} connected accounts, ${S.workspaces + 1} webhook endpoints (every post.* event; one of them dead)`,
   );
 
-  // Processes: the workers and the APIs.
   const procs = new ServiceProcesses({ name: 'soak', env: process.env });
   const { workers } = procs;
   const restarts: Promise<unknown>[] = [];
@@ -312,32 +267,26 @@ async function setUp(cleanups: Cleanups) {
   const killedByUs = new Set<number>();
   let stopping = false;
   const launchWorker = async (): Promise<WorkerRun> => {
-    for (;;) {
-      const w = await procs.startWorker();
-      w.child.once('exit', (code, signal) => {
-        if (stopping || killedByUs.has(w.pid)) return;
-        stats.workerSelfExits++;
-        log(`worker pid ${w.pid} exited on its own (${signal ?? code}); restarting it`);
-        restarts.push(sleep(1_000).then(launchWorker));
-      });
-      try {
-        await w.waitReady(connection, TASK_QUEUE, 240_000);
-        return w;
-      } catch (err) {
-        if (w.exit) return w; // its exit handler restarts it
-        throw err;
-      }
-    }
+    const w = await procs.startWorker();
+    w.child.once('exit', (code, signal) => {
+      if (stopping || killedByUs.has(w.pid)) return;
+      stats.worker.selfExits++;
+      log(`worker pid ${w.pid} exited on its own (${signal ?? code}); restarting it`);
+      restarts.push(sleep(1_000).then(launchWorker));
+    });
+    // One that exits before it is ready is restarted by its exit handler.
+    await w.waitReady(connection, TASK_QUEUE, 240_000).catch((err) => {
+      if (!w.exit) throw err;
+    });
+    return w;
   };
   cleanups.push(async () => {
+    for (const a of apis) if (a.up()) a.child.kill('SIGTERM');
     stopping = true;
     for (const w of workers) if (!w.exit) await w.kill('SIGTERM');
   });
   for (let i = 0; i < Math.floor(opt.workers); i++) await launchWorker();
   for (let i = 0; i < Math.floor(opt.api); i++) apis.push(await startApi(i));
-  cleanups.push(async () => {
-    for (const a of apis) if (a.up()) a.child.kill('SIGTERM');
-  });
   log(`worker pids ${workers.map((w) => w.pid).join(', ')}, APIs on ${apis.map((a) => `:${a.port}`).join(', ')}`);
   return { temporal, sim, db, workspaces, endpointPath, workers, restarts, killedByUs, launchWorker };
 }

@@ -6,16 +6,18 @@
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import pLimit from 'p-limit';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { diff, postgresCpuGroup, snapshot } from './harness/proc';
-import { Cleanups } from './harness/cleanups';
-import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
+import type { Cleanups } from './harness/cleanups';
+import { resetStores, setBenchEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
 import { step } from './harness/format';
+import { runBench } from './harness/stack';
 import { reserveTemporal, startBenchTemporal } from './harness/temporal';
 import { startServer } from './harness/servers';
 import type { Received } from './webhooks/receiver';
-import { BURST_TARGET, PACED_P99_TARGET_MS, figures, pct, report } from './webhooks/figures';
+import { BURST_TARGET, PACED_P99_TARGET_MS, pct, report } from './webhooks/figures';
 import type { BaselineDelivery } from './harness/webhookBaselineWorkflow';
 
 const opt = benchFlags(
@@ -45,11 +47,8 @@ export type Bench = Awaited<ReturnType<typeof setUp>>;
 export type Baseline = Awaited<ReturnType<typeof measureBaseline>>;
 export type Run = Awaited<ReturnType<typeof run>>;
 
-/**
- * Temporal, the stores, a workspace with opt.endpoints endpoints made through the create
- * operation and pointed at the receivers, the worker in this process with the relay workflow
- * running, and one warm-up event delivered to every endpoint.
- */
+// Temporal, the stores, a workspace with opt.endpoints endpoints (the create operation) pointed at the receivers, the worker
+// in this process with the relay workflow running, and one warm-up event delivered to every endpoint.
 async function setUp(cleanups: Cleanups) {
   // Temporal first: lib/config reads TEMPORAL_ADDRESS (and everything else) once, at import.
   const temporal = await startBenchTemporal(await reserveTemporal('dev'), {
@@ -85,7 +84,7 @@ async function setUp(cleanups: Cleanups) {
   const server = await startServer('receivers', 'bench/webhooks/receivers.ts', { BENCH_RECEIVERS: String(opt.endpoints) });
   cleanups.push(() => server.stop());
   const ports = await server.call<number[]>('ports');
-  const receivers = { pid: server.pid, ports, count: () => server.call<number>('count') };
+  const count = () => server.call<number>('count');
   const endpoints = [];
   for (const port of ports) endpoints.push(await webhookEndpoint(workspace.id, `http://127.0.0.1:${port}/hooks`, EVENT_TYPES));
   const secrets = endpoints.map((e) => e.secret);
@@ -97,45 +96,39 @@ async function setUp(cleanups: Cleanups) {
   const client = await temporalClient();
   await ensureWebhookRelay(client);
   const relay = client.workflow.getHandle(WEBHOOK_RELAY.id());
-  cleanups.push(async () => {
-    try {
-      await relay.cancel().catch(() => undefined);
-      await relay.result().catch(() => undefined);
-      worker.shutdown();
-      await running;
-      await connection.close();
-      await closeTemporalClient();
-      await closeStores();
-    } catch (err) {
-      console.error(`stopping the worker: ${(err as Error).message}`);
-    }
-  });
+  const stopWorker = async () => {
+    await relay.cancel().catch(() => undefined);
+    await relay.result().catch(() => undefined);
+    worker.shutdown();
+    await running;
+    await connection.close();
+    await closeTemporalClient();
+  };
+  cleanups.push(() => stopWorker().catch((err: Error) => console.error(`stopping the worker: ${err.message}`)));
   step(`worker in this process (pid ${process.pid}), task queue ${config.temporalTaskQueue}; relay workflow ${relay.workflowId}`);
 
   // Warm-up: one event through every path (bundle, connections, JIT) before the clock starts.
   const warm = await emitEvent(db(), { workspaceId: workspace.id, projectId: project.id, type: 'post.updated', data: { warmup: true } });
-  for (const deadline = Date.now() + 60_000; (await receivers.count()) < opt.endpoints; await sleep(50))
+  for (const deadline = Date.now() + 60_000; (await count()) < opt.endpoints; await sleep(50))
     if (Date.now() > deadline) throw new Error('warm-up event not delivered within 60 s');
   step(`warm-up event ${warm} delivered to all ${opt.endpoints}`);
+  /** The receipts once there are `n` (or the timeout passed). */
   const reach = async (n: number) => {
-    for (const deadline = Date.now() + opt.timeout * 1000; (await receivers.count()) < n && Date.now() < deadline;) await sleep(100);
+    for (const deadline = Date.now() + opt.timeout * 1000; (await count()) < n && Date.now() < deadline;) await sleep(100);
     return server.call<Receipt[]>('receipts');
   };
+  const receivers = { pid: server.pid, ports, count };
   return { opt, temporal, workspaceId: workspace.id, projectId: project.id, endpoints, receivers, reach, client, warm };
 }
 
-/**
- * The baseline, same dev server, the service worker's settings (workers/worker.ts workerTuning),
- * before the service's burst: one workflow per delivery, its one regular activity POSTs the
- * signed request to the same receivers.
- */
+// The baseline, same dev server, the service worker's settings (workers/worker.ts workerTuning), before the service's burst:
+// one workflow per delivery, its one regular activity POSTs the signed request to the same receivers.
 async function measureBaseline(b: Bench) {
   const { NativeConnection, Worker } = await import('@temporalio/worker');
   const { signatureHeader, SIGNATURE_HEADER } = await import('../lib/webhooks/signature');
   const { config } = await import('../lib/config');
   const { workerTuning } = await import('../workers/worker');
   const { baselineWebhookWorkflow } = await import('./harness/webhookBaselineWorkflow');
-  const pLimit = (await import('p-limit')).default;
   const connection = await NativeConnection.connect({ address: b.temporal.address });
   const taskQueue = 'webhook-bench-baseline';
   const worker = await Worker.create({
@@ -172,18 +165,14 @@ async function measureBaseline(b: Bench) {
   );
   const got = (await b.reach(before + n)).filter((x) => x.eventId.startsWith('evt_baseline_'));
   const lat = got.map((x) => x.at - (startedAt.get(`${x.eventId}/${x.endpoint}`) ?? NaN)).filter((x) => !Number.isNaN(x));
-  const span = (Math.max(...got.map((x) => x.at)) - t0) / 1000;
-  const baseline = {
-    deliveries: got.length,
-    perSecond: got.length / span,
-    spanSeconds: span,
-    latencyMs: { p50: pct(lat, 0.5), p99: pct(lat, 0.99) },
-  };
+  const spanSeconds = (Math.max(...got.map((x) => x.at)) - t0) / 1000;
+  const latencyMs = { p50: pct(lat, 0.5), p99: pct(lat, 0.99) };
+  const baseline = { deliveries: got.length, perSecond: got.length / spanSeconds, spanSeconds, latencyMs };
   worker.shutdown();
   await running;
   await connection.close();
   step(
-    `baseline (one workflow + one POST activity per delivery): ${got.length}/${n} in ${span.toFixed(2)} s = ${baseline.perSecond.toFixed(0)} deliveries/s, p50 ${baseline.latencyMs.p50} ms, p99 ${baseline.latencyMs.p99} ms`,
+    `baseline (one workflow + one POST activity per delivery): ${got.length}/${n} in ${spanSeconds.toFixed(2)} s = ${baseline.perSecond.toFixed(0)} deliveries/s, p50 ${latencyMs.p50} ms, p99 ${latencyMs.p99} ms`,
   );
   if (got.length < n) throw new Error(`baseline delivered ${got.length} of ${n} within the timeout`);
   return baseline;
@@ -203,12 +192,8 @@ async function run(b: Bench, baseline: Baseline | null) {
     const due = emitStart + (i * 1000) / opt.rate;
     if (opt.rate > 0 && due > Date.now()) await sleep(due - Date.now());
     // Like the API: each event committed on its own, in its own statement.
-    const emitting = emitEvent(db(), {
-      workspaceId: b.workspaceId,
-      projectId: b.projectId,
-      type: types[i % types.length]!,
-      data: { n: i, post: { id: `post_bench_${i}` } },
-    });
+    const data = { n: i, post: { id: `post_bench_${i}` } };
+    const emitting = emitEvent(db(), { workspaceId: b.workspaceId, projectId: b.projectId, type: types[i % types.length]!, data });
     if (opt.rate > 0 || i % 50 === 49) await emitting;
   }
   const emitSeconds = (Date.now() - emitStart) / 1000;
@@ -223,23 +208,18 @@ async function run(b: Bench, baseline: Baseline | null) {
   });
   await pgAdmin.end();
   await sleep(1_000); // anything delivered twice arrives now
-  const receipts = await b.reach(0);
-  const measured = receipts.filter((x) => x.eventId !== b.warm && !x.eventId.startsWith('evt_baseline_'));
+  const measured = (await b.reach(0)).filter((x) => x.eventId !== b.warm && !x.eventId.startsWith('evt_baseline_'));
   return { emitSeconds, cpu, measured };
 }
 
-const cleanups = new Cleanups();
-try {
-  console.log(
-    `webhooks bench — ${opt.events} events × ${opt.endpoints} endpoints, ${opt.rate ? `${opt.rate} events/s` : 'one burst'}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
-  );
-  const bench = await setUp(cleanups);
-  const baseline = opt.rate === 0 && !opt['skip-baseline'] ? await measureBaseline(bench) : null;
-  report(await figures(bench, await run(bench, baseline), baseline));
-} catch (err) {
-  console.error(err instanceof Error ? err.stack : err);
-  process.exitCode = 1;
-} finally {
-  await cleanups.run();
-}
-process.exit(process.exitCode ?? 0);
+runBench(
+  () => 'webhooks',
+  async (cleanups) => {
+    const cpus = os.cpus();
+    const what = `${opt.events} events × ${opt.endpoints} endpoints, ${opt.rate ? `${opt.rate} events/s` : 'one burst'}`;
+    console.log(`webhooks bench — ${what}; ${cpus.length} × ${cpus[0]?.model ?? 'cpu'}, Node ${process.version}`);
+    const bench = await setUp(cleanups);
+    const baseline = opt.rate === 0 && !opt['skip-baseline'] ? await measureBaseline(bench) : null;
+    await report(bench, await run(bench, baseline), baseline);
+  },
+);

@@ -5,15 +5,15 @@ import { closeDb } from '../../lib/db';
 import { temporalAddress } from '../../lib/temporal/client';
 import { installRuntime, workerTuning } from '../../workers/worker';
 
-// The body of a bench's baseline worker (bench/publishing, bench/generation): the service's
-// worker settings (workers/worker.ts workerTuning), only the baseline's workflows and activities
-// on its own task queue, until SIGTERM/SIGINT.
-
+/**
+ * The body of a bench's baseline worker (bench/publishing, bench/generation): the service's worker
+ * settings (workers/worker.ts workerTuning), only the baseline's workflows and activities on its own
+ * task queue, until SIGTERM/SIGINT. The workflows from the bundle the bench built, if any (as the
+ * service's worker loads WORKFLOW_BUNDLE_PATH), else from `workflowsUrl`, bundled at start-up.
+ */
 export async function runBaselineWorker(opts: {
   taskQueue: string;
-  /** A bundle the bench built (as the service's worker loads WORKFLOW_BUNDLE_PATH), if any. */
   bundlePath: string | undefined;
-  /** The workflows' source, bundled by webpack at start-up when there is no bundle. */
   workflowsUrl: URL;
   activities: object;
 }): Promise<never> {
@@ -28,8 +28,7 @@ export async function runBaselineWorker(opts: {
     ...workerTuning(),
     shutdownGraceTime: '5 seconds',
   });
-  process.once('SIGTERM', () => worker.shutdown());
-  process.once('SIGINT', () => worker.shutdown());
+  for (const signal of ['SIGTERM', 'SIGINT']) process.once(signal, () => worker.shutdown());
   await worker.run();
   await connection.close();
   await closeDb();

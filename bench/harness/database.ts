@@ -1,5 +1,4 @@
 import { recreateDatabase } from '../../tooling/databases';
-
 export { recreateDatabase };
 
 // A bench's own database and Redis db; modules that read configuration load lazily, after the
@@ -8,11 +7,8 @@ export { recreateDatabase };
 /** Empties the bench's Redis database (rate-limit windows, caches of an earlier run). */
 export async function flushRedis(url: string): Promise<void> {
   const { checkRedis, describeStartupError } = await import('../../lib/preflight');
-  await checkRedis(url).catch((err) => {
-    throw new Error(describeStartupError(err));
-  });
-  const { Redis } = await import('ioredis');
-  const r = new Redis(url);
+  await checkRedis(url).catch((err) => Promise.reject(new Error(describeStartupError(err))));
+  const r = new (await import('ioredis')).Redis(url);
   await r.flushdb();
   r.disconnect();
 }
@@ -25,8 +21,7 @@ export async function resetStores(databaseUrl: string, redisUrl: string): Promis
 
 /** This process's connections to the app's database and Redis (lib/db, lib/redis) closed, so the bench can exit. */
 export async function closeStores(): Promise<void> {
-  const { closeDb } = await import('../../lib/db');
-  const { closeRedis } = await import('../../lib/redis');
+  const [{ closeDb }, { closeRedis }] = await Promise.all([import('../../lib/db'), import('../../lib/redis')]);
   await Promise.allSettled([closeDb(), closeRedis()]);
 }
 

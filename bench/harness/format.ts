@@ -16,11 +16,7 @@ export const f1 = (x: number) => x.toFixed(1);
 export const s1 = (ms: number) => (ms / 1000).toFixed(1);
 export const mib = (kib: number) => `${(kib / 1024).toFixed(0)} MiB`;
 /** The machine's 1, 5 and 15 minute load averages, `digits` decimals each. */
-export const loadAverage = (digits: number) =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(digits))
-    .join(' ');
+export const loadAverage = (digits: number) => Array.from(os.loadavg(), (l) => l.toFixed(digits)).join(' ');
 export const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /** The q-quantile (0..1) of sorted numbers, at least one: the smallest value with at least q of them at or below it. */

@@ -21,12 +21,8 @@ function sentence(): string {
 /** A document of about `bytes` characters: paragraphs of sentences over the vocabulary. */
 export function documentText(bytes: number): string {
   const paras: string[] = [];
-  let size = 0;
-  while (size < bytes) {
-    const p = Array.from({ length: 4 + Math.floor(rand() * 4) }, sentence).join(' ');
-    paras.push(p);
-    size += p.length + 2;
-  }
+  for (let size = 0; size < bytes; size += paras.at(-1)!.length + 2)
+    paras.push(Array.from({ length: 4 + Math.floor(rand() * 4) }, sentence).join(' '));
   return paras.join('\n\n').slice(0, bytes);
 }
 
@@ -66,20 +62,16 @@ export async function growCorpus(workspaceId: string, projectId: string, have: n
     );
     total += r.chunkCount;
   }
+  const cols = Object.keys(await db()('knowledge_documents').columnInfo());
+  const list = cols.map((c) => `"${c}"`).join(', ');
   for (let round = 0; total < want; round++) {
-    const cols: string[] = (
-      await db().raw(
-        `select column_name from information_schema.columns where table_name = 'knowledge_documents' and table_schema = current_schema()`,
-      )
-    ).rows.map((r: { column_name: string }) => r.column_name);
     const select = cols.map((c) => (c === 'id' ? `id || '_c${round}'` : c === 'job_id' ? 'null' : `"${c}"`)).join(', ');
-    const perDoc = Number(
-      (await db().raw(`select avg(chunk_count) as n from knowledge_documents where workspace_id = ?`, [workspaceId])).rows[0].n,
-    );
+    const avg = await db().raw('select avg(chunk_count) as n from knowledge_documents where workspace_id = ?', [workspaceId]);
     const sql = `select id from knowledge_documents where workspace_id = ? and id !~ '_c[0-9]+$' order by id limit ?`;
-    const originals = (await db().raw(sql, [workspaceId, Math.ceil((want - total) / perDoc)])).rows.map((r: { id: string }) => r.id);
+    const originals = (await db().raw(sql, [workspaceId, Math.ceil((want - total) / Number(avg.rows[0].n))])).rows.map(
+      (r: { id: string }) => r.id,
+    );
     await db().transaction(async (trx) => {
-      const list = cols.map((c) => `"${c}"`).join(', ');
       await trx.raw(`insert into knowledge_documents (${list}) select ${select} from knowledge_documents where id = any(?)`, [originals]);
       await trx.raw(
         `insert into knowledge_chunks (document_id, workspace_id, ordinal, content, tsv)

@@ -1,52 +1,31 @@
-import http from 'node:http';
+import http, { type OutgoingHttpHeaders } from 'node:http';
 import { quantileOfSorted } from './format';
 
 // The load generator (bench/README.md): closed loops (each connection sends its next request once
 // the previous answer is read) and open loops (a fixed schedule, latency from the scheduled time).
 
-export interface Target {
-  url: string;
-  headers?: Record<string, string>;
-}
-
+export type Target = { url: string; headers?: Record<string, string> };
 export type LatencySummary = Record<'count' | 'mean' | 'p50' | 'p90' | 'p99' | 'p999' | 'max', number>;
-
-export interface RunResult {
-  durationS: number;
-  requests: number;
-  ok: number;
-  errors: number;
-  /** HTTP status → count; 'error:<code>' for socket-level failures. */
-  statuses: Record<string, number>;
-  rps: number;
-  bytesPerResponse: number;
-  latencyMs: LatencySummary;
-}
-
-export interface OpenLoopResult extends RunResult {
-  targetRate: number;
-  /** How late this process fired requests relative to their schedule. */
-  sendLagMs: LatencySummary;
-}
+/** A run's answers: `statuses` counts them by HTTP status ('error:<code>' for socket-level failures); bytes and rps of the 200s. */
+export type RunResult = ReturnType<ReturnType<typeof runTally>['result']>;
 
 export function summarize(values: ArrayLike<number>): LatencySummary {
-  const sorted = Float64Array.from(values).sort();
-  const n = sorted.length;
-  const at = (q: number) => (n === 0 ? 0 : quantileOfSorted(sorted, q));
-  const sum = sorted.reduce((a, v) => a + v, 0);
-  return { count: n, mean: n ? sum / n : 0, p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: n ? sorted[n - 1]! : 0 };
+  const v = Float64Array.from(values).sort();
+  const at = (q: number) => (v.length ? quantileOfSorted(v, q) : 0);
+  const mean = v.length ? v.reduce((a, x) => a + x, 0) / v.length : 0;
+  return { count: v.length, mean, p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: at(1) };
 }
 
-/** One request on `agent` (false: a connection of its own), answered when its whole body has arrived. */
-function exchange(agent: http.Agent | false, url: URL, method: string, headers: http.OutgoingHttpHeaders, body?: string, keepBody = true) {
+/** One request on `agent` (false: a connection of its own), answered when its whole body has arrived (kept unless `keep` is false). */
+export function exchange(agent: http.Agent | false, url: URL, method: string, headers: OutgoingHttpHeaders, body?: string, keep = true) {
   return new Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: number; body: Buffer }>((resolve, reject) => {
     const options = { agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers };
     const req = http.request(options, (res) => {
-      let bytes = 0;
       const chunks: Buffer[] = [];
+      let bytes = 0;
       res.on('data', (c: Buffer) => {
         bytes += c.length;
-        if (keepBody) chunks.push(c);
+        if (keep) chunks.push(c);
       });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes, body: Buffer.concat(chunks) }));
       res.on('error', reject);
@@ -57,7 +36,7 @@ function exchange(agent: http.Agent | false, url: URL, method: string, headers: 
 }
 
 /** One request on `agent`, answered with its status, its headers and its whole body as text. */
-export async function requestText(agent: http.Agent, url: URL, method: string, headers: http.OutgoingHttpHeaders, body?: string) {
+export async function requestText(agent: http.Agent, url: URL, method: string, headers: OutgoingHttpHeaders, body?: string) {
   const length = body ? { 'content-length': String(Buffer.byteLength(body)) } : {};
   const r = await exchange(agent, url, method, { ...headers, ...length }, body);
   return { status: r.status, headers: r.headers, body: r.body.toString('utf8') };
@@ -66,15 +45,15 @@ export async function requestText(agent: http.Agent, url: URL, method: string, h
 // keepAlive, as real clients; LIFO keeps the hot sockets busy.
 const newAgent = (maxSockets: number) => new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' });
 
-/** One request, body parsed as JSON when it is. */
-export async function getJson(t: Target): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: unknown }> {
+/** One request, body parsed as JSON when it is (else the text, for the error message). */
+export async function getJson(t: Target) {
   const r = await exchange(false, new URL(t.url), 'GET', t.headers ?? {});
   const text = r.body.toString('utf8');
   let body: unknown = text;
   try {
     body = JSON.parse(text);
   } catch {
-    /* keep the text for the error message */
+    /* the text, for the error message */
   }
   return { status: r.status, headers: r.headers, body };
 }
@@ -83,8 +62,7 @@ export async function getJson(t: Target): Promise<{ status: number; headers: htt
 function runTally() {
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
-  let ok = 0;
-  let bytes = 0;
+  let [ok, bytes] = [0, 0];
   const tally = (key: string) => (statuses[key] = (statuses[key] ?? 0) + 1);
   return {
     async send(from: number, request: () => Promise<{ status: number; bytes?: number }>) {
@@ -92,15 +70,12 @@ function runTally() {
         const r = await request();
         latencies.push(performance.now() - from);
         tally(String(r.status));
-        if (r.status === 200) {
-          ok++;
-          bytes += r.bytes ?? 0;
-        }
+        if (r.status === 200) [ok, bytes] = [ok + 1, bytes + (r.bytes ?? 0)];
       } catch (err) {
         tally(`error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`);
       }
     },
-    result(durationS: number): RunResult {
+    result(durationS: number) {
       const requests = Object.values(statuses).reduce((x, y) => x + y, 0);
       const bytesPerResponse = ok ? bytes / ok : 0;
       return {
@@ -120,12 +95,10 @@ function runTally() {
 /** One request of a run: the `i`th connection's next in a closed loop, the `i`th of an open one. */
 export type Step = (i: number, agent: http.Agent) => Promise<{ status: number; bytes?: number }>;
 
-/** Requests to fixed targets: request i goes to targets[i % n]. */
-function targetsStep(target: Target | Target[]): Step {
-  const targets = (Array.isArray(target) ? target : [target]).map((t) => ({
-    url: new URL(t.url),
-    headers: { ...t.headers, connection: 'keep-alive' },
-  }));
+/** A step of its own, or requests to fixed targets: request i goes to targets[i % n]. */
+function stepOf(target: Target | Target[] | Step): Step {
+  if (typeof target === 'function') return target;
+  const targets = [target].flat().map((t) => ({ url: new URL(t.url), headers: { ...t.headers, connection: 'keep-alive' } }));
   let next = 0;
   return (_i, agent) => {
     const t = targets[next++ % targets.length]!;
@@ -147,7 +120,7 @@ async function untilDeadline(opts: { connections: number; durationMs: number }, 
 
 /** A closed loop; with several targets, request i goes to targets[i % n] and the latencies are over all of them. */
 export async function closedLoop(target: Target | Target[] | Step, opts: { connections: number; durationMs: number }): Promise<RunResult> {
-  const step = typeof target === 'function' ? target : targetsStep(target);
+  const step = stepOf(target);
   const agent = newAgent(opts.connections);
   const run = runTally();
   const elapsed = await untilDeadline(opts, (connection) => run.send(performance.now(), () => step(connection, agent)));
@@ -181,22 +154,15 @@ export async function closedLoopCalls(
     if (t1 <= deadline) inWindow++;
     latencies.push(t1 - t0);
   });
-  return {
-    durationS,
-    calls: latencies.length,
-    rps: latencies.length / durationS,
-    latencyMs: summarize(latencies),
-    inWindow,
-    errors,
-    firstError,
-  };
+  const calls = latencies.length;
+  return { durationS, calls, rps: calls / durationS, latencyMs: summarize(latencies), inWindow, errors, firstError };
 }
 
-export async function openLoop(
-  t: Target | Step,
-  opts: { rate: number; durationMs: number; maxConnections?: number },
-): Promise<OpenLoopResult> {
-  const step = typeof t === 'function' ? t : targetsStep(t);
+export type OpenLoopResult = Awaited<ReturnType<typeof openLoop>>;
+
+/** An open loop; `sendLagMs`: how late this process fired requests relative to their schedule. */
+export async function openLoop(t: Target | Step, opts: { rate: number; durationMs: number; maxConnections?: number }) {
+  const step = stepOf(t);
   // Generous socket cap: a server that falls behind gets the pile-up, not this process.
   const agent = newAgent(opts.maxConnections ?? 256);
   const interval = 1000 / opts.rate;

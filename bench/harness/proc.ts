@@ -7,11 +7,7 @@ import type pg from 'pg';
 
 const CLK_TCK = 100; // USER_HZ: 100 on every mainstream Linux build.
 
-interface ProcTicks {
-  pid: number;
-  comm: string;
-  ticks: number;
-}
+type ProcTicks = { pid: number; comm: string; ticks: number };
 
 /** utime + stime of /proc/<pid>/stat, in ticks. comm may contain spaces and parentheses: split at the last ')'. */
 function readTicks(pid: string): ProcTicks {
@@ -31,41 +27,27 @@ function orElse<T>(read: () => T, fallback: T): T {
   }
 }
 
-/** CPU seconds (user + system) a process has used so far; null where /proc cannot say (not Linux, or gone). */
-export function cpuSeconds(pid: number): number | null {
-  return orElse(() => readTicks(String(pid)).ticks / CLK_TCK, null);
-}
+/** CPU seconds (user + system) a process has used so far; null where /proc cannot say. */
+export const cpuSeconds = (pid: number): number | null => orElse(() => readTicks(String(pid)).ticks / CLK_TCK, null);
 
 export type Groups = Record<string, (p: { pid: number; comm: string }) => boolean>;
+export type CpuSnapshot = ReturnType<typeof snapshot>;
 
-export interface CpuSnapshot {
-  at: number;
-  byPid: Map<number, ProcTicks>;
-  totalBusy: number;
-  totalAll: number;
-}
-
-export function snapshot(): CpuSnapshot {
+export function snapshot() {
   const pids = orElse(() => fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)), []);
   const procs = pids.flatMap((d) => orElse(() => [readTicks(d)], []));
   // The first line of /proc/stat: the machine's ticks by kind; idle and iowait are not busy.
   const v = orElse(() => fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number), []);
-  const all = v.reduce((a, b) => a + b, 0);
-  const busy = all - (v[3] ?? 0) - (v[4] ?? 0);
-  return { at: performance.now(), byPid: new Map(procs.map((p) => [p.pid, p])), totalBusy: busy, totalAll: all };
+  const totalAll = v.reduce((a, b) => a + b, 0);
+  return { at: performance.now(), byPid: new Map(procs.map((p) => [p.pid, p])), totalBusy: totalAll - (v[3] ?? 0) - (v[4] ?? 0), totalAll };
 }
 
-export interface CpuBreakdown {
-  /** Busy share of all cores over the window, 0..1. */
-  machineBusy: number;
-  /** CPU milliseconds per group over the window. */
-  cpuMs: Record<string, number>;
-  /** Busy CPU time no live process accounts for: short-lived processes, kernel work outside any process. */
-  unaccountedMs: number;
-}
-
-/** CPU spent between two snapshots, grouped; processes matching no group land in "other". */
-export function diff(a: CpuSnapshot, b: CpuSnapshot, groups: Groups): CpuBreakdown | null {
+/**
+ * CPU spent between two snapshots, grouped (milliseconds; processes matching no group land in
+ * "other"); the busy share of all cores, 0..1; the busy time no live process accounts for
+ * (short-lived processes, kernel work outside any process).
+ */
+export function diff(a: CpuSnapshot, b: CpuSnapshot, groups: Groups) {
   if (b.byPid.size === 0) return null;
   const names = Object.keys(groups);
   const cpuMs: Record<string, number> = Object.fromEntries([...names, 'other'].map((name) => [name, 0]));
@@ -78,6 +60,7 @@ export function diff(a: CpuSnapshot, b: CpuSnapshot, groups: Groups): CpuBreakdo
   const attributed = Object.values(cpuMs).reduce((x, y) => x + y, 0);
   return { machineBusy: all > 0 ? (b.totalBusy - a.totalBusy) / all : 0, cpuMs, unaccountedMs: Math.max(0, busyMs - attributed) };
 }
+export type CpuBreakdown = NonNullable<ReturnType<typeof diff>>;
 
 export function machineInfo() {
   const cpus = os.cpus();
@@ -101,7 +84,7 @@ export async function postgresCpuGroup(
   databases: string | readonly string[],
   opts: { backendsOnly?: boolean } = {},
 ): Promise<Groups[string]> {
-  const ours = new Set(typeof databases === 'string' ? [databases] : databases);
+  const ours = new Set([databases].flat());
   const { rows } = await client.query<{ pid: number; datname: string | null; backend_type: string }>(
     'select pid, datname, backend_type from pg_stat_activity',
   );
@@ -114,30 +97,24 @@ export async function postgresCpuGroup(
   return (p) => p.comm === 'postgres' && !foreign.has(p.pid);
 }
 
-export interface QuietOptions {
-  /** The longest wait; after it the bench measures anyway. */
-  waitMs: number;
-  /** The other processes' share of the machine counted as quiet. */
-  quietBelow?: number;
-  /** This bench's own processes (the rest are "other"); by default this process alone. */
-  groups?: () => Groups | Promise<Groups>;
-  /** Count busy time no live process accounts for (short-lived neighbours) as other work too. */
-  countUnaccounted?: boolean;
-  /** Print a line when the wait starts and when it ends. */
-  announce?: boolean;
-}
-
 /**
  * Holds the next measurement until other processes leave the cores (mostly) to this bench, for
  * at most `waitMs`, sampling one second at a time; answers other work's share of the machine in
- * the last sample.
+ * the last sample. `quietBelow`: the share counted as quiet; `groups`: this bench's own processes
+ * (by default this process alone); `countUnaccounted`: busy time no live process accounts for
+ * (short-lived neighbours) counts as other work too; `announce`: a line when the wait starts and ends.
  */
-export async function waitForQuiet(opts: QuietOptions): Promise<number> {
+export async function waitForQuiet(opts: {
+  waitMs: number;
+  quietBelow?: number;
+  groups?: () => Groups | Promise<Groups>;
+  countUnaccounted?: boolean;
+  announce?: boolean;
+}): Promise<number> {
   const { waitMs, quietBelow = 0.1, countUnaccounted = false, announce = true } = opts;
   const groups = opts.groups ?? (() => ({ bench: (p: { pid: number }) => p.pid === process.pid }));
   const deadline = Date.now() + waitMs;
-  let announced = false;
-  for (;;) {
+  for (let announced = false; ; announced = true) {
     const a = snapshot();
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const d = diff(a, snapshot(), await groups());
@@ -152,7 +129,6 @@ export async function waitForQuiet(opts: QuietOptions): Promise<number> {
       return share;
     }
     if (announce && !announced) console.log(`    waiting for the machine to quiet down: other work uses ${pct}% of it`);
-    announced = true;
   }
 }
 

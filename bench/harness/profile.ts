@@ -13,37 +13,31 @@ type CpuProfile = {
   startTime: number;
   endTime: number;
 };
+type HeapNode = { callFrame: CallFrame; selfSize: number; children?: HeapNode[] };
 
 /** Amounts by package / source file / category, and the functions with the most self and inclusive (synchronous subtree) amount. */
-type Ranked<U extends string> = {
-  byGroup: Array<{ group: string; share: number } & Record<U, number>>;
-  topSelf: Array<{ fn: string; share: number } & Record<U, number>>;
-  topInclusive: Array<{ fn: string; share: number } & Record<U, number>>;
-};
+type Row<K extends string, U extends string> = Record<K, string> & Record<U, number> & { share: number };
+type Ranked<U extends string> = { byGroup: Row<'group', U>[]; topSelf: Row<'fn', U>[]; topInclusive: Row<'fn', U>[] };
 export type ProfileSummary = { file: string; totalMs: number } & Ranked<'ms'>;
 /** totalBytes: the bytes allocated in the window, estimated (V8 scales the samples up to the whole). */
 export type AllocationSummary = { file: string; totalBytes: number } & Ranked<'bytes'>;
 
-function groupOf(frame: CallFrame, root: string): string {
-  const { url, functionName } = frame;
-  const special: Record<string, string> = { '(garbage collector)': '(gc)', '(idle)': '(idle)', '(root)': '(root)' };
-  special['(program)'] = '(program: V8/native, not attributed)';
-  if (!url) return special[functionName] ?? `(native) ${functionName || 'anonymous'}`;
+const SPECIAL: Record<string, string> = { '(garbage collector)': '(gc)', '(idle)': '(idle)', '(root)': '(root)' };
+SPECIAL['(program)'] = '(program: V8/native, not attributed)';
+
+function groupOf({ url, functionName }: CallFrame, root: string): string {
+  // Own keys only: a native frame may be named `constructor` or `toString`.
+  if (!url) return (Object.hasOwn(SPECIAL, functionName) ? SPECIAL[functionName] : undefined) ?? `(native) ${functionName || 'anonymous'}`;
   if (url.startsWith('node:'))
     return url.startsWith('node:internal/') ? `node: ${url.slice('node:internal/'.length).split('/')[0]}` : `node: ${url.slice(5)}`;
   const p = url.startsWith('file://') ? decodeURIComponent(new URL(url).pathname) : url;
   const nm = p.lastIndexOf('/node_modules/');
-  if (nm >= 0) {
-    const rest = p.slice(nm + '/node_modules/'.length).split('/');
-    return `pkg: ${rest[0]!.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]}`;
-  }
-  return `src: ${path.relative(root, p)}`;
+  const [pkg, scoped] = p.slice(nm + '/node_modules/'.length).split('/');
+  return nm < 0 ? `src: ${path.relative(root, p)}` : `pkg: ${pkg!.startsWith('@') ? `${pkg}/${scoped}` : pkg}`;
 }
 
-function fnName(frame: CallFrame, root: string): string {
-  const g = groupOf(frame, root);
-  return `${frame.functionName || '(anonymous)'} [${g.replace(/^(pkg|src): /, '')}:${frame.lineNumber + 1}]`;
-}
+const fnName = (frame: CallFrame, root: string) =>
+  `${frame.functionName || '(anonymous)'} [${groupOf(frame, root).replace(/^(pkg|src): /, '')}:${frame.lineNumber + 1}]`;
 
 /** Amounts (ms, bytes) by group, by function itself and by every distinct function on its stack, ranked. */
 function attribution(root: string) {
@@ -62,7 +56,7 @@ function attribution(root: string) {
         [...m]
           .sort((a, b) => b[1] - a[1])
           .slice(0, n)
-          .map(([name, v]) => ({ [key]: name, [unit]: v, share: v / total }) as Record<K, string> & Record<U, number> & { share: number });
+          .map(([name, v]) => ({ [key]: name, [unit]: v, share: v / total }) as Row<K, U>);
       return { total, byGroup: rank(by.group, groups, 'group'), topSelf: rank(by.self, top, 'fn'), topInclusive: rank(by.incl, top, 'fn') };
     },
   };
@@ -71,15 +65,11 @@ function attribution(root: string) {
 export function summarizeProfile(file: string, root: string, top = 20): ProfileSummary {
   const prof = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-
+  const parent = new Map(prof.nodes.flatMap((n) => (n.children ?? []).map((c) => [c, n.id] as const)));
   const selfByNode = new Map<number, number>();
-  for (let i = 0; i < prof.samples.length; i++) {
+  for (const [i, id] of prof.samples.entries()) {
     const dt = (prof.timeDeltas[i + 1] ?? prof.timeDeltas[i] ?? 0) / 1000; // ms; a delta belongs to the sample before it
-    const id = prof.samples[i]!;
-    if (byId.get(id)!.callFrame.functionName === '(idle)') continue;
-    selfByNode.set(id, (selfByNode.get(id) ?? 0) + dt);
+    if (byId.get(id)!.callFrame.functionName !== '(idle)') selfByNode.set(id, (selfByNode.get(id) ?? 0) + dt);
   }
   const a = attribution(root);
   for (const [id, ms] of selfByNode) {
@@ -104,8 +94,6 @@ export function printProfile(title: string, s: ProfileSummary, perRequestDivisor
   console.log('  top functions, inclusive (synchronous) time:');
   for (const f of s.topInclusive) console.log(`    ${pct(f.share)}${per(f.ms)}  ${f.fn}`);
 }
-
-type HeapNode = { callFrame: CallFrame; selfSize: number; id: number; children?: HeapNode[] };
 
 /** Summary of a sampling heap profile (.heapprofile): who allocates, by package and function. */
 export function summarizeHeapProfile(file: string, root: string, top = 15): AllocationSummary {
@@ -142,17 +130,14 @@ export function cutProfile(file: string, out: string, exitedAtMs: number, fromMs
   const samples: number[] = [];
   const deltas: number[] = [0];
   let t = prof.startTime;
-  let keptUs = 0;
-  for (let i = 0; i < prof.samples.length; i++) {
+  for (const [i, id] of prof.samples.entries()) {
     t += prof.timeDeltas[i] ?? 0;
     const wall = exitedAtMs - (prof.endTime - t) / 1000;
     if (wall < fromMs || wall > toMs) continue;
     // summarizeProfile charges a sample the delta that follows it.
-    const dur = prof.timeDeltas[i + 1] ?? 0;
-    samples.push(prof.samples[i]!);
-    deltas.push(dur);
-    keptUs += dur;
+    samples.push(id);
+    deltas.push(prof.timeDeltas[i + 1] ?? 0);
   }
   fs.writeFileSync(out, JSON.stringify({ ...prof, samples, timeDeltas: deltas.slice(0, samples.length + 1) }));
-  return keptUs / 1000;
+  return deltas.reduce((a, b) => a + b, 0) / 1000;
 }

@@ -20,11 +20,7 @@ export async function benchWorkspace(opts: {
 }
 
 /** A webhook endpoint made through the create operation itself, as an admin of the workspace: its id and signing secret. */
-export async function webhookEndpoint(
-  workspaceId: string,
-  url: string,
-  events: readonly string[],
-): Promise<{ id: string; secret: string }> {
+export async function webhookEndpoint(workspaceId: string, url: string, events: readonly string[]) {
   const { id, secret } = (await createWebhookEndpoint({ workspaceId, url, events: [...events] })) as { id: string; secret: string };
   return { id, secret };
 }
@@ -44,9 +40,9 @@ export async function connectedWorkspace(
   },
 ): Promise<{ id: string; key: string; projectIds: string[] }> {
   const { connectedPersonalProject } = await import('../../admin/simulatedAccounts');
-  const ws = await createWorkspace({ name: o.name, plan: 'BUSINESS' });
+  const { id } = await createWorkspace({ name: o.name, plan: 'BUSINESS' });
   const projectIds: string[] = [];
-  for (let i = 0; i < o.accounts; i++) projectIds.push((await connectedPersonalProject(sim, ws.id, o.person(i))).project.id as string);
-  const key = (await issueApiKey({ workspaceId: ws.id, scopes: o.scopes, name: o.keyName })).key as string;
-  return { id: ws.id, key, projectIds };
+  for (let i = 0; i < o.accounts; i++) projectIds.push((await connectedPersonalProject(sim, id, o.person(i))).project.id as string);
+  const key = (await issueApiKey({ workspaceId: id, scopes: o.scopes, name: o.keyName })).key as string;
+  return { id, key, projectIds };
 }

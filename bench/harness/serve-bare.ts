@@ -9,12 +9,7 @@ import { serveUnderParent } from './serverChild';
 
 const workspaceId = process.env.BENCH_WORKSPACE_ID;
 if (!workspaceId) throw new Error('BENCH_WORKSPACE_ID is not set');
-const add = new Set(
-  (process.env.BENCH_BARE_ADD ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean),
-);
+const add = new Set((process.env.BENCH_BARE_ADD ?? '').split(',').flatMap((s) => s.trim() || []));
 for (const a of add) if (!['ratelimit', 'project', 'knex', 'handler'].includes(a)) throw new Error(`BENCH_BARE_ADD: unknown piece "${a}"`);
 
 // Same pool size as lib/db's knex pool (max 10).

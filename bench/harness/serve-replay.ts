@@ -15,17 +15,11 @@ const sets = new Map<string, { replays: Array<() => Promise<unknown[][]>>; next:
 const app = new Koa();
 app.use(async (ctx) => {
   const set = ctx.path === '/replay' ? sets.get(String(ctx.query.key)) : undefined;
-  if (!set) {
-    ctx.status = 404;
-    return;
-  }
-  const replay = set.replays[set.next++ % set.replays.length]!;
-  const results = await replay();
-  ctx.body = { data: results };
+  if (!set) return void (ctx.status = 404);
+  ctx.body = { data: await set.replays[set.next++ % set.replays.length]!() };
 });
 
-const server = http.createServer({ keepAliveTimeout: 60_000 }, app.callback());
-serveUnderParent(server, {
+serveUnderParent(http.createServer(app.callback()), {
   onStop: () => pool.end(),
   calls: {
     load: async (args) => {

@@ -1,46 +1,17 @@
-import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { launch } from '../../tooling/launcher';
 import { REPO_ROOT, RESULTS_DIR } from './format';
-import { closedLoop, type RunResult, type Target } from './load';
+import { closedLoop, type Target } from './load';
 import type { ChildMessage, GcStats, ParentMessage } from './serverChild';
 
 // The parent side of a bench server (serverChild.ts): launched, ready once it listens, driven over IPC.
 
 export { REPO_ROOT };
 
-export interface ServerHandle {
-  name: string;
-  pid: number;
-  port: number;
-  baseUrl: string;
-  /** CPU time (µs) and GC pauses the server process has had so far, and its live heap now. */
-  usage(): Promise<{ cpuUs: number; gc: GcStats; heapUsedBytes: number }>;
-  profileStart(intervalUs?: number, opts?: { survivorsOnly?: boolean }): Promise<void>;
-  profileStop(file: string): Promise<string>;
-  call<T>(name: string, args?: unknown): Promise<T>;
-  stop(): Promise<void>;
-}
+export type ServerHandle = Awaited<ReturnType<typeof startServer>>;
 
-function request<T extends ChildMessage['type']>(child: ChildProcess, msg: ParentMessage, reply: T, timeoutMs = 120_000) {
-  return new Promise<Extract<ChildMessage, { type: T }>>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.off('message', onMessage);
-      reject(new Error(`no "${reply}" from the server within ${timeoutMs} ms`));
-    }, timeoutMs);
-    const onMessage = (m: ChildMessage) => {
-      if (m.type !== reply) return;
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      resolve(m as Extract<ChildMessage, { type: T }>);
-    };
-    child.on('message', onMessage);
-    child.send(msg);
-  });
-}
-
-export async function startServer(name: string, entry: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<ServerHandle> {
+export async function startServer(name: string, entry: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []) {
   let port = 0;
   // The real API (serve-app.ts) gets api/main.ts's Node options (lib/apiRuntime.ts); the bare servers Node's defaults.
   const p = await launch({
@@ -55,24 +26,32 @@ export async function startServer(name: string, entry: string, env: NodeJS.Proce
     readyTimeoutMs: 600_000,
     onLine: (line, stream) => (stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`),
   });
-  const child = p.child;
+  const { child } = p;
+  /** One of the server's calls (serverChild.ts has cpu, profile-start and profile-stop; the server its own). */
+  const call = <T>(callName: string, args?: unknown) =>
+    new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => done({ error: 'no answer within 600 s' }), 600_000);
+      const onMessage = (m: ChildMessage) => m.type === 'called' && m.name === callName && done(m);
+      const done = (m: { result?: unknown; error?: string }) => {
+        clearTimeout(timer);
+        child.off('message', onMessage);
+        if (m.error) reject(new Error(`${name}.${callName}: ${m.error}`));
+        else resolve(m.result as T);
+      };
+      child.on('message', onMessage);
+      child.send({ type: 'call', name: callName, args } satisfies ParentMessage);
+    });
   return {
     name,
     pid: child.pid!,
     port,
     baseUrl: `http://127.0.0.1:${port}`,
-    usage: async () => {
-      const { userUs, systemUs, gc, heapUsedBytes } = await request(child, { type: 'cpu' }, 'cpu');
-      return { cpuUs: userUs + systemUs, gc, heapUsedBytes };
-    },
-    profileStart: async (intervalUs, opts) =>
-      void (await request(child, { type: 'profile-start', intervalUs, survivorsOnly: opts?.survivorsOnly }, 'profile-started')),
-    profileStop: async (file) => (await request(child, { type: 'profile-stop', file }, 'profile-stopped')).file,
-    call: async <T>(callName: string, args?: unknown) => {
-      const m = await request(child, { type: 'call', name: callName, args }, 'called', 600_000);
-      if (m.error) throw new Error(`${name}.${callName}: ${m.error}`);
-      return m.result as T;
-    },
+    /** CPU time (µs) and GC pauses the server process has had so far, and its live heap now. */
+    usage: () => call<{ cpuUs: number; gc: GcStats; heapUsedBytes: number }>('cpu'),
+    profileStart: (intervalUs?: number, opts?: { survivorsOnly?: boolean }) =>
+      call<void>('profile-start', { intervalUs, survivorsOnly: opts?.survivorsOnly }),
+    profileStop: (file: string) => call<string>('profile-stop', { file }),
+    call,
     stop: async () => {
       // Asked over IPC (serverChild.ts closes its server and stores), SIGTERM then SIGKILL if it does not end.
       if (p.running()) child.send({ type: 'stop' } satisfies ParentMessage);
@@ -106,16 +85,12 @@ export async function withServerCpu<T>(
 }
 
 /** A closed loop on `server` after a warm-up of the same, with the server's CPU per request (µs). */
-export async function serverLoop(
-  server: ServerHandle,
-  target: Target,
-  o: { connections: number; durationMs: number; warmupMs: number },
-): Promise<{ run: RunResult; cpuUs: number }> {
+export async function serverLoop(server: ServerHandle, target: Target, o: { connections: number; durationMs: number; warmupMs: number }) {
   if (o.warmupMs) await closedLoop(target, { connections: o.connections, durationMs: o.warmupMs });
-  const { result, cpuUs } = await withServerCpu(
+  const { result: run, cpuUs } = await withServerCpu(
     server,
     () => closedLoop(target, o),
     (r) => r.requests,
   );
-  return { run: result, cpuUs };
+  return { run, cpuUs };
 }

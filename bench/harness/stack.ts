@@ -13,37 +13,33 @@ import { requestText, summarize } from './load';
 import { waitForQuiet } from './proc';
 import { reserveTemporal, startBenchTemporal, type TemporalKind } from './temporal';
 
-// The stack the benches that publish run on (publishing, population, fairness, soak): their
-// own stores, Temporal, the network simulator in the bench process, the service's worker and
-// API started by the one launcher (tooling/launcher.ts), and the phases they share: posts
-// created through the API, read back from the posts table and the simulator, lags summarized.
+// The stack of the benches that publish (publishing, population, fairness, soak): their own stores,
+// Temporal, the network simulator in the bench process, the service's worker and API started by the
+// one launcher (tooling/launcher.ts), and their shared phases: posts created through the API, read
+// back from the posts table and the simulator, lags summarized.
 
-export interface StackOptions {
+/**
+ * The environment lib/config reads once, at import (the children inherit it), set before any app
+ * module loads: Temporal's and the simulator's ports first. `clusterDatabase`: the base name of the
+ * cluster tier's databases; `quietWaitS`: the longest wait for a quiet machine before the ports are
+ * picked (a port free minutes ago may not be); `dbFile`: the dev server on a SQLite file, so its
+ * state survives a restart; `env`: more environment for this process and the children.
+ */
+export async function reserveStack(o: {
   kind: TemporalKind;
   databaseUrl: string;
   redisUrl: string;
   taskQueue: string;
-  /** Base name of the cluster tier's databases (`bench_pub_temporal`). */
   clusterDatabase: string;
-  /** Wait up to this long for a quiet machine before the ports are picked (a port free minutes ago may not be). */
   quietWaitS?: number;
-  /** The dev server on a SQLite file, so its state survives a restart (in memory it would not). */
   dbFile?: boolean;
   fairness?: boolean;
-  /** More environment for this process and the children. */
   env?: Record<string, string>;
-}
-
-/**
- * The environment lib/config reads once, at import (the worker and API children inherit it), set
- * before any app module loads: Temporal's and the simulator's ports first.
- */
-export async function reserveStack(o: StackOptions) {
+}) {
   const otherAtStart = o.quietWaitS ? await waitForQuiet({ waitMs: o.quietWaitS * 1000 }) : null;
   const reserved = await reserveTemporal(o.kind);
   const simPort = await freePort();
-  const { databaseUrl, redisUrl, taskQueue } = o;
-  setPublishingEnvironment({ databaseUrl, redisUrl, temporalPort: reserved.port, taskQueue, simPort }, o.env);
+  setPublishingEnvironment({ ...o, temporalPort: reserved.port, simPort }, o.env);
   return { o, otherAtStart, reserved, simPort };
 }
 
@@ -62,20 +58,12 @@ export function runBench(name: () => string, body: (cleanups: Cleanups) => Promi
     );
 }
 
-export type Stack = Awaited<ReturnType<typeof startStack>>;
-
 /** The stores reset, Temporal, the simulator, a Temporal client and a monitoring connection to the bench database. */
 export async function startStack({ o, reserved, simPort, otherAtStart }: Awaited<ReturnType<typeof reserveStack>>, cleanups: Cleanups) {
   await resetStores(o.databaseUrl, o.redisUrl);
-  const temporal = await startBenchTemporal(reserved, {
-    databaseUrl: o.databaseUrl,
-    databaseName: o.clusterDatabase,
-    fairness: o.fairness,
-    dbFile: o.dbFile,
-  });
+  const temporal = await startBenchTemporal(reserved, { ...o, databaseName: o.clusterDatabase });
   cleanups.push(() => temporal.dispose());
-  const { startNetworkSimulator } = await import('../../sim/network/server');
-  const simulator = await startNetworkSimulator({ port: simPort });
+  const simulator = await (await import('../../sim/network/server')).startNetworkSimulator({ port: simPort });
   cleanups.push(() => simulator.close());
   const { Connection, Client } = await import('@temporalio/client');
   const connection = await Connection.connect({ address: temporal.address });
@@ -86,17 +74,8 @@ export async function startStack({ o, reserved, simPort, otherAtStart }: Awaited
   mon.on('error', (err) => console.error(`monitoring connection lost: ${err.message}`));
   cleanups.push(() => mon.end());
   const db = decodeURIComponent(new URL(o.databaseUrl).pathname.slice(1));
-  return {
-    otherAtStart,
-    temporal,
-    simulator,
-    sim: simulator.control,
-    connection,
-    client: new Client({ connection }),
-    mon,
-    db,
-    taskQueue: o.taskQueue,
-  };
+  const client = new Client({ connection });
+  return { otherAtStart, temporal, simulator, sim: simulator.control, connection, client, mon, db, taskQueue: o.taskQueue };
 }
 
 // ── The service's processes ──────────────────────────────────────────────────────────────────
@@ -104,7 +83,7 @@ export async function startStack({ o, reserved, simPort, otherAtStart }: Awaited
 export type WorkerRun = Awaited<ReturnType<typeof startWorker>>;
 
 /** VmRSS and the kernel's high-water mark (VmHWM) of a process, in KiB; null once it is gone. */
-export function readStatus(pid: number): { rss: number; hwm: number } | null {
+function readStatus(pid: number): { rss: number; hwm: number } | null {
   try {
     const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
     const rss = /^VmRSS:\s+(\d+) kB/m.exec(text);
@@ -114,11 +93,7 @@ export function readStatus(pid: number): { rss: number; hwm: number } | null {
   }
 }
 
-/**
- * The worker as `npm run start:worker` starts it (or, with `script`, a bench's baseline worker
- * standing in for it), not yet waited for: its output in `logDir/logName`, its resident memory
- * sampled from /proc every `sampleMs`.
- */
+/** The worker as `npm run start:worker` starts it (or a baseline `script` standing in), not waited for: output in `logDir/logName`, RSS sampled every `sampleMs`. */
 export async function startWorker(
   index: number,
   env: NodeJS.ProcessEnv,
@@ -162,8 +137,7 @@ export async function startWorker(
   const timer = setInterval(sample, opts.sampleMs ?? 250);
   p.child.once('exit', (code, signal) => {
     clearInterval(timer);
-    run.exitedAt = Date.now();
-    run.exit = { code, signal };
+    Object.assign(run, { exitedAt: Date.now(), exit: { code, signal } });
     log.end();
   });
   return run;
@@ -176,10 +150,8 @@ export async function startApi(o: { name?: string; ready?: (port: number) => Rea
   const port = await freePort();
   const ready = o.ready?.(port) ?? apiAnswers(port);
   const api = await launch({ kind: 'api', name: o.name, env: { PORT: String(port) }, ready, readyTimeoutMs: o.readyTimeoutMs ?? 60_000 });
-  const up = { value: true };
-  api.child.once('exit', () => (up.value = false));
   const stop = async () => void (await api.stop(10_000));
-  return { child: api.child, pid: api.pid, port, up: () => up.value, stop, kill: async () => void (await api.kill()) };
+  return { child: api.child, pid: api.pid, port, up: () => api.running(), stop, kill: async () => void (await api.kill()) };
 }
 
 /** A run's workers and APIs: every incarnation kept (the report reads their memory and exits), the last one of each at hand. */
@@ -197,19 +169,13 @@ export class ServiceProcesses {
   async startWorker(): Promise<WorkerRun> {
     const index = this.workers.length + 1;
     const { name, env, sampleMs, execArgv } = this.o;
-    const w = await startWorker(index, env, {
-      logDir: RESULTS_DIR,
-      logName: `${name}-worker-${index}.log`,
-      sampleMs,
-      execArgv: execArgv?.(index),
-    });
-    this.workers.push(w);
-    return w;
+    const logName = `${name}-worker-${index}.log`;
+    this.workers.push(await startWorker(index, env, { logDir: RESULTS_DIR, logName, sampleMs, execArgv: execArgv?.(index) }));
+    return this.worker;
   }
   async startApi(o?: Parameters<typeof startApi>[0]): Promise<ApiChild> {
-    const a = await startApi(o);
-    this.apis.push(a);
-    return a;
+    this.apis.push(await startApi(o));
+    return this.api;
   }
   /** SIGTERM to every one still running, as a deployment stops them (a worker finishes its tasks), SIGKILL after the grace. */
   async stop(): Promise<void> {
@@ -226,31 +192,25 @@ export class ServiceProcesses {
 }
 
 /**
- * Writes a workflow bundle to `file`: the service's (workers/worker.ts, untraced), or, given
- * `workflowsPath`, a baseline's. Built once in the bench's process, as production workers load
- * the build's (no webpack in a measured heap, none at a restarted worker's start).
+ * A workflow bundle written to `file`: the service's (workers/worker.ts, untraced) or a baseline's (`workflowsPath`), built
+ * once here as production workers load the build's (no webpack in a measured heap, none at a restarted worker's start).
  */
 export async function writeWorkflowBundle(file: string, workflowsPath?: string): Promise<string> {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  if (workflowsPath) {
-    const { bundleWorkflowCode } = await import('@temporalio/worker');
-    const quiet = { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never;
-    fs.writeFileSync(file, (await bundleWorkflowCode({ workflowsPath, logger: quiet })).code);
-  } else {
-    const { workflowBundle } = await import('../../workers/worker');
-    fs.writeFileSync(file, (await workflowBundle({ traced: false })).code);
-  }
+  const quiet = { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never;
+  const bundle = workflowsPath
+    ? (await import('@temporalio/worker')).bundleWorkflowCode({ workflowsPath, logger: quiet })
+    : (await import('../../workers/worker')).workflowBundle({ traced: false });
+  fs.writeFileSync(file, (await bundle).code);
   return file;
 }
 
 /** The service's and the publishing baselines' bundles, `<prefix>-workflow-bundle.js` and `<prefix>-baseline-bundle.js` in `dir`. */
 export async function buildWorkerBundles(dir: string, prefix: string): Promise<{ service: string; baseline: string }> {
+  const baselines = path.join(import.meta.dirname, '..', 'publishing', 'baselineWorkflows.ts');
   return {
     service: await writeWorkflowBundle(path.join(dir, `${prefix}-workflow-bundle.js`)),
-    baseline: await writeWorkflowBundle(
-      path.join(dir, `${prefix}-baseline-bundle.js`),
-      path.join(import.meta.dirname, '..', 'publishing', 'baselineWorkflows.ts'),
-    ),
+    baseline: await writeWorkflowBundle(path.join(dir, `${prefix}-baseline-bundle.js`), baselines),
   };
 }
 
@@ -270,11 +230,7 @@ export function apiClient(port: number, concurrency: number) {
   };
 }
 
-export interface CreateItem {
-  projectId: string;
-  content: string;
-  scheduledFor: Date;
-}
+export type CreateItem = { projectId: string; content: string; scheduledFor: Date };
 export type Creator = (item: CreateItem) => Promise<string>;
 export type CreateResult = Awaited<ReturnType<typeof createAll>>;
 
@@ -282,14 +238,10 @@ export type CreateResult = Awaited<ReturnType<typeof createAll>>;
 export function apiCreator(port: number, key: string | ((item: CreateItem) => string), concurrency: number) {
   const client = apiClient(port, concurrency);
   const keyOf = typeof key === 'string' ? () => key : key;
-  const create: Creator = async (it) =>
-    (
-      await client.send('POST', '/v1/posts', keyOf(it), {
-        projectId: it.projectId,
-        content: it.content,
-        scheduledFor: it.scheduledFor.toISOString(),
-      })
-    ).id;
+  const create: Creator = async (it) => {
+    const body = { projectId: it.projectId, content: it.content, scheduledFor: it.scheduledFor.toISOString() };
+    return (await client.send('POST', '/v1/posts', keyOf(it), body)).id;
+  };
   return { create, close: client.close };
 }
 
@@ -303,8 +255,7 @@ export async function createAll<T>(
   const ids: (string | null)[] = new Array(items.length).fill(null);
   const lat: number[] = [];
   const errorSamples: string[] = [];
-  let errors = 0;
-  let done = 0;
+  let [errors, done] = [0, 0];
   const t0 = performance.now();
   await pLimit(concurrency).map(items, async (item, i) => {
     const a = performance.now();
@@ -327,26 +278,17 @@ type NetworkPost = { reference?: string | null; receivedAt: string };
 export async function networkPosts(sim: { listPosts(f: { limit: number }): Promise<{ posts: NetworkPost[]; total?: number }> }) {
   const { posts } = await sim.listPosts({ limit: 1_000_000 });
   const byRef = new Map<string, { n: number; firstMs: number; receivedAt: string }>();
-  for (const p of posts) {
-    if (!p.reference) continue;
-    const e = byRef.get(p.reference);
-    const at = Date.parse(p.receivedAt);
-    if (!e) byRef.set(p.reference, { n: 1, firstMs: at, receivedAt: p.receivedAt });
-    else if ((e.n++, at < e.firstMs)) Object.assign(e, { firstMs: at, receivedAt: p.receivedAt });
+  for (const { reference, receivedAt } of posts) {
+    if (!reference) continue;
+    const e = byRef.get(reference) ?? byRef.set(reference, { n: 0, firstMs: Infinity, receivedAt }).get(reference)!;
+    e.n++;
+    if (Date.parse(receivedAt) < e.firstMs) Object.assign(e, { firstMs: Date.parse(receivedAt), receivedAt });
   }
   return { posts, byRef };
 }
 
 /** Lags in milliseconds, summarized in seconds. */
 export function lagSummary(lagsMs: number[]) {
-  const s = summarize(lagsMs);
-  return {
-    count: s.count,
-    meanS: s.mean / 1000,
-    p50S: s.p50 / 1000,
-    p90S: s.p90 / 1000,
-    p99S: s.p99 / 1000,
-    p999S: s.p999 / 1000,
-    maxS: s.max / 1000,
-  };
+  const { count, mean, p50, p90, p99, p999, max } = summarize(lagsMs);
+  return { count, meanS: mean / 1000, p50S: p50 / 1000, p90S: p90 / 1000, p99S: p99 / 1000, p999S: p999 / 1000, maxS: max / 1000 };
 }

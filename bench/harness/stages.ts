@@ -1,7 +1,6 @@
 import http from 'node:http';
 import pg from 'pg';
 import { authenticate } from '../../api/auth/authenticate';
-import type { AuthContext } from '../../api/auth/context';
 import { listPosts, postsPageQuery } from '../../api/operations/posts/posts';
 import { findProject } from '../../api/operations/projects/queries';
 import { encodeCursor } from '../../api/pagination';
@@ -12,19 +11,12 @@ import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { presentPostSummary } from '../../lib/presenters/posts';
 import type { PostRow } from '../../lib/posts/row';
+import { exchange } from './load';
 
 // posts-list --stages, in the API process (serve-app.ts `stages`), unloaded: each step of
 // GET /v1/posts run on its own many times with the real modules and connections (bench/README.md).
 
-export interface StageTiming {
-  stage: string;
-  iterations: number;
-  wallP50Us: number;
-  wallMeanUs: number;
-  cpuUsPerCall: number;
-}
-
-async function time(stage: string, iterations: number, fn: () => unknown): Promise<StageTiming> {
+async function time(stage: string, iterations: number, fn: () => unknown) {
   // A few untimed rounds so the JIT and any connection pool are warm before the clock runs.
   for (let i = 0; i < Math.min(50, iterations); i++) await fn();
   const walls = new Float64Array(iterations);
@@ -36,33 +28,18 @@ async function time(stage: string, iterations: number, fn: () => unknown): Promi
   }
   const cpu = process.cpuUsage(cpu0);
   walls.sort();
-  const mean = walls.reduce((a, b) => a + b, 0) / iterations;
-  return {
-    stage,
-    iterations,
-    wallP50Us: Math.round(walls[Math.floor(iterations / 2)]! * 1000),
-    wallMeanUs: Math.round(mean * 1000),
-    cpuUsPerCall: Math.round((cpu.user + cpu.system) / iterations),
-  };
+  const wallP50Us = Math.round(walls[Math.floor(iterations / 2)]! * 1000);
+  const wallMeanUs = Math.round((walls.reduce((a, b) => a + b, 0) / iterations) * 1000);
+  return { stage, iterations, wallP50Us, wallMeanUs, cpuUsPerCall: Math.round((cpu.user + cpu.system) / iterations) };
 }
-
-function httpGet(agent: http.Agent, port: number, path: string, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    http
-      .get({ agent, host: '127.0.0.1', port, path, headers }, (res) => {
-        let n = 0;
-        res.on('data', (c: Buffer) => (n += c.length));
-        res.on('end', () => resolve(n));
-        res.on('error', reject);
-      })
-      .on('error', reject);
-  });
-}
+export type StageTiming = Awaited<ReturnType<typeof time>>;
 
 export async function timeStages(args: { token: string; projectId: string; port: number; iterations?: number }): Promise<StageTiming[]> {
   const n = args.iterations ?? 1000;
-  const auth: AuthContext = await authenticate({ token: args.token, targetWorkspaceId: undefined, resource: 'rest' });
-  const input = parseInput(listPosts.input, { projectId: args.projectId, limit: '50' }, 'query');
+  const authenticated = () => authenticate({ token: args.token, targetWorkspaceId: undefined, resource: 'rest' });
+  const validated = () => parseInput(listPosts.input, { projectId: args.projectId, limit: '50' }, 'query');
+  const auth = await authenticated();
+  const input = validated();
   const opCtx = { auth, requestId: 'req_bench', apiVersion: '2026-08-10' as const };
   const body = await listPosts.handler(opCtx, input);
   // The list's own first page as the service builds it (postsPageQuery), with this page's values in place of its params.
@@ -74,16 +51,13 @@ export async function timeStages(args: { token: string; projectId: string; port:
   const rows = (await db().raw(sql.sql, sql.bindings)).rows as PostRow[];
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const headers = { authorization: `Bearer ${args.token}` };
-  const path = `/v1/posts?projectId=${encodeURIComponent(args.projectId)}&limit=50`;
-
-  const authenticated = () => authenticate({ token: args.token, targetWorkspaceId: undefined, resource: 'rest' });
-  const validated = () => parseInput(listPosts.input, { projectId: args.projectId, limit: '50' }, 'query');
+  const url = new URL(`http://127.0.0.1:${args.port}/v1/posts?projectId=${encodeURIComponent(args.projectId)}&limit=50`);
   const cursor = { createdAt: rows[49]!.created_at.toISOString(), id: rows[49]!.id };
   // The same SQL straight through pg: what knex adds around the driver is the difference to knex.raw.
   const direct = new pg.Pool({ connectionString: config.databaseUrl, max: 1 });
   const stages: Array<[string, () => unknown]> = [
     // The whole request over HTTP on a kept-alive connection: the unloaded latency floor.
-    ['HTTP GET /v1/posts (whole request, unloaded)', () => httpGet(agent, args.port, path, headers)],
+    ['HTTP GET /v1/posts (whole request, unloaded)', () => exchange(agent, url, 'GET', headers, undefined, false)],
     // The steps runRest takes, in order, then the parts a list request can consist of.
     ['authenticate (API key, cache hit)', authenticated],
     ['rate limit: consume() Redis EVALSHA', () => consume('read', auth.workspaceId)],

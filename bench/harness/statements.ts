@@ -9,22 +9,15 @@ import { serverLoop, startServer, withServerCpu, type ServerHandle } from './ser
 // one request, captured in its process and replayed bare, and the minimal query, in the same run.
 
 /** One statement as pg sent it: its connection, its values in wire form (a Buffer as base64, to cross IPC). */
-export interface CapturedStatement {
+export type CapturedStatement = {
   client: number;
   text: string;
   name?: string;
   values: Array<string | null | { base64: string }>;
   startMs: number;
   endMs: number;
-}
-
-export interface CaptureRequest {
-  method?: string;
-  path: string;
-  headers?: Record<string, string>;
-  body?: string;
-}
-
+};
+export type CaptureRequest = { method?: string; path: string; headers?: Record<string, string>; body?: string };
 export type Query = (this: pg.Client, ...args: unknown[]) => unknown;
 
 export const wireValues = (s: CapturedStatement) =>
@@ -56,13 +49,10 @@ export function recordingQuery(original: Query, t0: () => number, onStatement: (
     };
     onStatement(s);
     const end = () => (s.endMs = performance.now() - t0());
-    const last = args.length - 1;
-    if (typeof args[last] === 'function') {
-      const cb = args[last] as (...a: unknown[]) => void;
-      args[last] = (...a: unknown[]) => (end(), cb(...a));
-    }
+    const cb = args.at(-1);
+    if (typeof cb === 'function') args[args.length - 1] = (...a: unknown[]) => (end(), cb(...a));
     const r = original.apply(this, args);
-    if (r && typeof (r as Promise<unknown>).then === 'function') (r as Promise<unknown>).then(end, end);
+    if (typeof (r as Promise<unknown>)?.then === 'function') (r as Promise<unknown>).then(end, end);
     return r;
   };
 }
@@ -81,14 +71,13 @@ export async function captureRequest(server: Server, req: CaptureRequest): Promi
     () => t0,
     (s) => statements.push(s),
   ) as never;
-  let status: number;
   try {
-    status = await send();
+    const status = await send();
+    for (const s of statements) if (Number.isNaN(s.endMs)) s.endMs = s.startMs;
+    return { status, statements };
   } finally {
     pg.Client.prototype.query = original as never;
   }
-  for (const s of statements) if (Number.isNaN(s.endMs)) s.endMs = s.startMs;
-  return { status, statements };
 }
 
 /**
@@ -103,20 +92,19 @@ export function replayer(pool: pg.Pool, statements: readonly CapturedStatement[]
     if (inTx) {
       inTx.push(s);
       if (/^\s*(commit|rollback)\b/i.test(s.text)) open.delete(s.client);
-    } else if (/^\s*(begin|start transaction)\b/i.test(s.text)) {
+    } else {
       units.push([s]);
-      open.set(s.client, units[units.length - 1]!);
-    } else units.push([s]);
+      if (/^\s*(begin|start transaction)\b/i.test(s.text)) open.set(s.client, units.at(-1)!);
+    }
   }
-  const deps = units.map((u, i) => units.flatMap((v, j) => (j < i && v[v.length - 1]!.endMs <= u[0]!.startMs ? [j] : [])));
+  const deps = units.map((u, i) => units.flatMap((v, j) => (j < i && v.at(-1)!.endMs <= u[0]!.startMs ? [j] : [])));
   const config = (s: CapturedStatement) => ({ text: s.text, name: s.name, values: wireValues(s) });
   // Answers the rows of each unit's last statement.
   return async () => {
     const done: Array<Promise<unknown[]>> = [];
-    units.forEach((u, i) => {
+    for (const [i, u] of units.entries())
       done.push(
-        (async () => {
-          await Promise.all(deps[i]!.map((j) => done[j]));
+        Promise.all(deps[i]!.map((j) => done[j])).then(async () => {
           if (u.length === 1) return (await pool.query(config(u[0]!))).rows;
           const c = await pool.connect();
           try {
@@ -126,9 +114,8 @@ export function replayer(pool: pg.Pool, statements: readonly CapturedStatement[]
           } finally {
             c.release();
           }
-        })(),
+        }),
       );
-    });
     return Promise.all(done);
   };
 }
@@ -151,35 +138,26 @@ export async function captureSurface(server: Pick<ServerHandle, 'call'>, surface
   return statements;
 }
 
-type Rate = { rps: number; latencyMs: LatencySummary };
-export type SurfaceFigures = ReturnType<typeof figures>;
-const figures = (surface: string, corpus: string, statements: number, api: RunResult, same: Rate, minimal: Rate) => ({
-  surface,
-  corpus,
-  statements,
-  api: { rps: api.rps, latencyMs: api.latencyMs, errors: api.errors },
-  same: { rps: same.rps, latencyMs: same.latencyMs },
-  minimal: { rps: minimal.rps, latencyMs: minimal.latencyMs },
-  apiOverSame: api.rps / same.rps,
-  sameOverMinimal: minimal.rps / same.rps,
-});
-
+export type SurfaceFigures = Awaited<ReturnType<typeof measureSurface>>;
+const rate = (r: { rps: number; latencyMs: LatencySummary }) => ({ rps: r.rps, latencyMs: r.latencyMs });
 const lat = (l: LatencySummary) => `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms`;
 
-export interface SurfaceOptions {
+/**
+ * `server` answers the API calls: its CPU per call (and with `profile` its profile) beside the load
+ * generator's; `replayServer`, a bare Koa + pg server (serve-replay.ts), the same statements behind HTTP.
+ */
+type SurfaceOptions = {
   surface: string;
   corpus: string;
   pool: pg.Pool;
   connections: number;
   durationMs: number;
   warmupMs: number;
-  /** The process that answers the API calls: its CPU per call (and with `profile` its profile) beside the load generator's. */
   server: ServerHandle;
   profile?: boolean;
-  /** A bare Koa + pg server (serve-replay.ts): the same statements behind HTTP. */
   replayServer?: ServerHandle;
   explain?: boolean;
-}
+};
 
 /**
  * One surface three ways in a row with the same concurrency: the API (`api`), the replay of its
@@ -192,7 +170,7 @@ export async function measureSurface(
     api: () => Promise<RunResult>;
     minimal: (i: number) => Promise<unknown>;
   },
-): Promise<SurfaceFigures> {
+) {
   const tag = `${opts.surface} [${opts.corpus}]`;
   const replays = opts.captured.map((c) => replayer(opts.pool, c));
   const same = (i: number) => replays[i % replays.length]!();
@@ -213,18 +191,21 @@ export async function measureSurface(
   const { result: api, cpuUs } = await withServerCpu(opts.server, apiRun, (r) => r.requests, profile);
   const loadCpuUs = (load.user + load.system) / Math.max(1, api.requests);
   const sameRun = await loop(same, opts.durationMs);
-  let overHttp: Awaited<ReturnType<typeof serverLoop>> | null = null;
-  if (opts.replayServer) {
-    await opts.replayServer.call('load', { key: tag, captured: opts.captured });
-    overHttp = await serverLoop(
-      opts.replayServer,
-      { url: `${opts.replayServer.baseUrl}/replay?${new URLSearchParams({ key: tag })}` },
-      opts,
-    );
-  }
+  const replay = opts.replayServer;
+  await replay?.call('load', { key: tag, captured: opts.captured });
+  const overHttp = replay && (await serverLoop(replay, { url: `${replay.baseUrl}/replay?${new URLSearchParams({ key: tag })}` }, opts));
   const minimalRun = await loop(opts.minimal, opts.durationMs);
   const statements = opts.captured.reduce((n, c) => n + c.length, 0) / opts.captured.length;
-  const f = figures(opts.surface, opts.corpus, statements, api, sameRun, minimalRun);
+  const f = {
+    surface: opts.surface,
+    corpus: opts.corpus,
+    statements,
+    api: { ...rate(api), errors: api.errors },
+    same: rate(sameRun),
+    minimal: rate(minimalRun),
+    apiOverSame: api.rps / sameRun.rps,
+    sameOverMinimal: minimalRun.rps / sameRun.rps,
+  };
   console.log(`  ${tag}: API ${api.rps.toFixed(1)}/s (${lat(api.latencyMs)}, errors ${api.errors})`);
   console.log(`  ${tag}: same ${statements.toFixed(1)} statements bare ${sameRun.rps.toFixed(1)}/s (${lat(sameRun.latencyMs)})`);
   console.log(`  ${tag}: minimal query ${minimalRun.rps.toFixed(1)}/s (${lat(minimalRun.latencyMs)})`);
@@ -247,10 +228,8 @@ export type ReadSurface = { surface: string; path: string; headers: Record<strin
 
 /** EXPLAIN (ANALYZE, BUFFERS) of a request's statements (transaction control left out) and of the minimal query. */
 export async function explainAll(pool: pg.Pool, statements: readonly CapturedStatement[], minimal: Minimal): Promise<void> {
-  const plan = async (text: string, values: unknown[]) => {
-    const r = await pool.query(`explain (analyze, buffers) ${text}`, values);
-    return r.rows.map((row: Record<string, string>) => `      ${row['QUERY PLAN']}`).join('\n');
-  };
+  const plan = async (text: string, values: unknown[]) =>
+    (await pool.query(`explain (analyze, buffers) ${text}`, values)).rows.map((row) => `      ${row['QUERY PLAN']}`).join('\n');
   for (const s of statements)
     if (!TX_CONTROL.test(s.text)) console.log(`    service: ${s.text.replace(/\s+/g, ' ')}\n${await plan(s.text, wireValues(s))}`);
   console.log(`    minimal: ${minimal.text.replace(/\s+/g, ' ')}\n${await plan(minimal.text, minimal.values)}`);
@@ -277,15 +256,12 @@ export async function measureReads(
     for (const size of o.sizes) {
       await size.grow?.();
       const corpus = await size.corpus();
-      for (const sf of o.surfaces) {
-        const statements = await captureSurface(server, sf.surface, { path: sf.path, headers: sf.headers });
-        if (o.explain) await explainAll(pool, statements, sf.minimal);
-        const target = { url: `${server.baseUrl}${sf.path}`, headers: sf.headers };
-        const api = () => closedLoop(target, o);
-        const minimal = () => pool.query(sf.minimal.text, sf.minimal.values);
-        out.push(
-          await measureSurface({ ...o, surface: sf.surface, corpus, server, replayServer, pool, captured: [statements], api, minimal }),
-        );
+      for (const { surface, path, headers, minimal } of o.surfaces) {
+        const captured = [await captureSurface(server, surface, { path, headers })];
+        if (o.explain) await explainAll(pool, captured[0]!, minimal);
+        const api = () => closedLoop({ url: `${server.baseUrl}${path}`, headers }, o);
+        const query = () => pool.query(minimal.text, minimal.values);
+        out.push(await measureSurface({ ...o, surface, corpus, server, replayServer, pool, captured, api, minimal: query }));
       }
     }
   } finally {

@@ -20,12 +20,17 @@ export function temporalKind(value: string): TemporalKind {
 
 /** The frontend's port, picked before the environment is set; then `startBenchTemporal` with it. */
 export async function reserveTemporal(kind: TemporalKind) {
-  const { freeClusterPorts } = await import('../../tooling/temporalCluster');
-  const cluster = kind === 'cluster' ? await freeClusterPorts() : null;
-  return { kind, cluster, port: cluster ? cluster.frontend : await freePort() };
+  const cluster = kind === 'cluster' ? await (await import('../../tooling/temporalCluster')).freeClusterPorts() : null;
+  return { cluster, port: cluster ? cluster.frontend : await freePort() };
 }
 
-export type BenchTemporal = Awaited<ReturnType<typeof startBenchTemporal>>;
+type Running = {
+  pids(): number[];
+  stop(): Promise<void>;
+  kill(): Promise<void>;
+  revive(): Promise<Running>;
+  cluster: TemporalCluster | null;
+};
 
 /**
  * Temporal started, and able to be stopped (`stop`, SIGTERM) or killed (`kill`, SIGKILL) and
@@ -36,72 +41,50 @@ export async function startBenchTemporal(
   reserved: Awaited<ReturnType<typeof reserveTemporal>>,
   opts: { databaseUrl: string; databaseName: string; fairness?: boolean; dbFile?: boolean; log?: (line: string) => void },
 ) {
-  const address = `127.0.0.1:${reserved.port}`;
-  type Running = {
-    pids(): number[];
-    stop(): Promise<void>;
-    kill(): Promise<void>;
-    revive(): Promise<Running>;
-    cluster: TemporalCluster | null;
-  };
+  const { port, cluster: ports } = reserved;
+  const address = `127.0.0.1:${port}`;
   let launch: () => Promise<Running>;
   let remove: () => Promise<void>;
   let store: TemporalStore;
-  if (reserved.cluster) {
+  if (ports) {
     // Fairness is always on in the cluster's dynamic config (tooling/temporal-cluster/dynamicconfig.yaml).
     const { startTemporalCluster, dropClusterDatabases, clusterDatabase } = await import('../../tooling/temporalCluster');
     const { databaseUrl, databaseName } = opts;
-    const ports = reserved.cluster;
     const db = clusterDatabase(databaseUrl, databaseName);
     let fresh = true;
     store = { kind: 'cluster', db };
+    remove = () => dropClusterDatabases(db);
     launch = async () => {
       const cluster = await startTemporalCluster({ databaseUrl, databaseName, fresh, ports, log: () => {} });
       fresh = false;
       const services = Object.values(cluster.services);
       const kill = async () => void (await Promise.all(services.map((s) => s.kill())));
-      // Restarted one at a time, in the safe order (frontend first).
-      const running: Running = {
-        pids: () => cluster.pids(),
-        stop: () => cluster.stop(),
-        kill,
-        cluster,
-        revive: async () => {
-          for (const s of services) await s.restart();
-          return running;
-        },
+      // Revived one service at a time, in the safe order (frontend first).
+      const revive = async () => {
+        for (const s of services) await s.restart();
+        return running;
       };
+      const running: Running = { pids: () => cluster.pids(), stop: () => cluster.stop(), kill, revive, cluster };
       return running;
     };
-    remove = () => dropClusterDatabases(db);
   } else {
     const { resolveTemporalBinary, startTemporalDevServer } = await import('../../tooling/temporalBinary');
     const binary = await resolveTemporalBinary(opts.log ? { log: opts.log } : undefined);
     const dir = opts.dbFile ? fs.mkdtempSync(path.join(os.tmpdir(), 'bench-temporal-')) : null;
     const dbFile = dir && path.join(dir, 'temporal.db');
     store = { kind: 'dev', file: dbFile };
-    const { port } = reserved;
+    remove = async () => void (dir && fs.rmSync(dir, { recursive: true, force: true }));
+    const { fairness } = opts;
     launch = async () => {
-      const s = await startTemporalDevServer({
-        binary,
-        port,
-        uiPort: null,
-        dbFile,
-        log: () => {},
-        fairness: opts.fairness,
-        readyTimeoutMs: 180_000,
-      });
+      const s = await startTemporalDevServer({ binary, port, uiPort: null, dbFile, log: () => {}, fairness, readyTimeoutMs: 180_000 });
       const kill = async () => void (s.child.kill('SIGKILL'), await s.exited);
       return { pids: () => (s.child.pid ? [s.child.pid] : []), stop: () => s.stop(), kill, cluster: null, revive: launch };
     };
-    remove = async () => void (dir && fs.rmSync(dir, { recursive: true, force: true }));
   }
   let running: Running | null = await launch();
   let killed = false;
   const t = {
-    kind: reserved.kind,
     address,
-    port: reserved.port,
     store,
     /** The cluster's services (each can be killed and restarted on its own); null for the dev server. */
     get cluster() {
@@ -137,19 +120,13 @@ export async function startBenchTemporal(
   return t;
 }
 
-const longNum = (v: unknown) => (v && typeof v === 'object' && 'toNumber' in v ? (v as { toNumber(): number }).toNumber() : Number(v ?? 0));
-
 /** Tasks waiting in a task queue, workflow and activity halves (a worker's sticky queue not counted). */
 export async function backlog(connection: Connection, taskQueue: string): Promise<number> {
   let total = 0;
   for (const taskQueueType of [1, 2]) {
-    const r = await connection.workflowService.describeTaskQueue({
-      namespace: 'default',
-      taskQueue: { name: taskQueue, kind: 1 },
-      taskQueueType,
-      reportStats: true,
-    });
-    total += longNum(r.stats?.approximateBacklogCount);
+    const req = { namespace: 'default', taskQueue: { name: taskQueue, kind: 1 }, taskQueueType, reportStats: true };
+    // approximateBacklogCount is a Long: Number() reads its decimal text.
+    total += Number((await connection.workflowService.describeTaskQueue(req)).stats?.approximateBacklogCount ?? 0);
   }
   return total;
 }
@@ -158,10 +135,8 @@ export async function backlog(connection: Connection, taskQueue: string): Promis
 export async function quietSince(connection: Connection, taskQueue: string, deadlineMs: number): Promise<number | null> {
   let zeroSince: number | null = null;
   while (Date.now() < deadlineMs) {
-    if ((await backlog(connection, taskQueue)) === 0) {
-      zeroSince ??= Date.now();
-      if (Date.now() - zeroSince >= 2_000) return zeroSince;
-    } else zeroSince = null;
+    zeroSince = (await backlog(connection, taskQueue)) === 0 ? (zeroSince ?? Date.now()) : null;
+    if (zeroSince !== null && Date.now() - zeroSince >= 2_000) return zeroSince;
     await sleep(250);
   }
   return null;

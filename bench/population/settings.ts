@@ -1,7 +1,7 @@
+import { localDateTime, parseInZone } from '../../lib/time';
+import { prng, shuffle } from '../harness/content';
 import { benchFlags } from '../harness/options';
 import { temporalKind } from '../harness/temporal';
-import { prng, shuffle } from '../harness/content';
-import { localDateTime, parseInZone } from '../../lib/time';
 
 // The population bench's command line and targets (issue 36, "The sleeping population"), and the population's plan.
 
@@ -72,55 +72,35 @@ export const opt = benchFlags(
 );
 
 if (opt['slice-share'] <= 0 || opt['slice-share'] > 0.2) throw new Error('--slice-share must be in (0, 0.2]');
-export const CLUSTER = temporalKind(opt.temporal) === 'cluster';
+export const KIND = temporalKind(opt.temporal);
+export const CLUSTER = KIND === 'cluster';
 export const RESTART = !opt['no-restart'];
 export const RESCHEDULE = !opt['no-reschedule'];
 export const DRAIN_DEADLINE_MS = opt['drain-deadline'] * 1000;
 
 export const DATABASE_URL = process.env.BENCH_POP_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_pop';
 export const REDIS_URL = process.env.BENCH_POP_REDIS_URL ?? 'redis://127.0.0.1:6379/7';
-export const BENCH_DB = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1));
 export const TASK_QUEUE = 'bench-population';
-export const BASELINE_TASK_QUEUE = 'bench-population-bare';
 
 // The population's shape (bench/README.md "population"), from a seeded PRNG: one size, one month.
 
-type WorkspacePlan = ReturnType<typeof planWorkspaces>[number];
+/** "value weight, …" as [value, weight] pairs, in that order. */
+const weights = <T>(table: string, value: (s: string) => T) =>
+  [...table.matchAll(/([^\s,]+) (\d+)/g)].map(([, v, w]) => [value(v!), Number(w)] as [T, number]);
 
 /** Zones of the workspaces, weighted by where a B2B audience on the network sits. */
-const ZONES: Array<[string, number]> = [
-  ['America/New_York', 22],
-  ['America/Chicago', 8],
-  ['America/Denver', 3],
-  ['America/Los_Angeles', 10],
-  ['America/Sao_Paulo', 5],
-  ['Europe/London', 12],
-  ['Europe/Berlin', 9],
-  ['Europe/Paris', 6],
-  ['Europe/Madrid', 3],
-  ['Asia/Kolkata', 8],
-  ['Asia/Singapore', 4],
-  ['Asia/Tokyo', 3],
-  ['Australia/Sydney', 4],
-  ['UTC', 3],
-];
-
+const ZONES = weights(
+  'America/New_York 22, America/Chicago 8, America/Denver 3, America/Los_Angeles 10, America/Sao_Paulo 5, Europe/London 12, ' +
+    'Europe/Berlin 9, Europe/Paris 6, Europe/Madrid 3, Asia/Kolkata 8, Asia/Singapore 4, Asia/Tokyo 3, Australia/Sydney 4, UTC 3',
+  String,
+);
 /** Local hours people schedule at, 7:00 to 20:00: the morning peak at 9, lunch, the end of the day. */
-const HOURS: Array<[number, number]> = [4, 12, 30, 12, 6, 12, 5, 4, 4, 4, 8, 4, 2, 2].map((w, i) => [7 + i, w]);
-
+const HOURS = weights('7 4, 8 12, 9 30, 10 12, 11 6, 12 12, 13 5, 14 4, 15 4, 16 4, 17 8, 18 4, 19 2, 20 2', Number);
 /** Minutes past the hour: mostly :00, then the half and quarter hours. */
-const MINUTES: Array<[number, number]> = [
-  [0, 72],
-  [30, 14],
-  [15, 5],
-  [45, 5],
-  [10, 2],
-  [50, 2],
-];
+const MINUTES = weights('0 72, 30 14, 15 5, 45 5, 10 2, 50 2', Number);
 
 function pick<T>(rand: () => number, table: Array<[T, number]>): T {
-  const total = table.reduce((a, [, w]) => a + w, 0);
-  let r = rand() * total;
+  let r = rand() * table.reduce((a, [, w]) => a + w, 0);
   for (const [v, w] of table) if ((r -= w) < 0) return v;
   return table.at(-1)![0];
 }
@@ -128,37 +108,21 @@ function pick<T>(rand: () => number, table: Array<[T, number]>): T {
 /** `count` workspaces of Zipf size (s = 1, `weight` their share of the posts), each in one zone. */
 export function planWorkspaces(count: number, seed = 36) {
   const rand = prng(seed);
-  const raw = Array.from({ length: count }, (_, i) => 1 / (i + 1));
-  const sum = raw.reduce((a, b) => a + b, 0);
-  return raw.map((w, i) => ({
+  const sum = Array.from({ length: count }, (_, i) => 1 / (i + 1)).reduce((a, b) => a + b, 0);
+  return Array.from({ length: count }, (_, i) => ({
     index: i,
-    weight: w / sum,
+    weight: 1 / (i + 1) / sum,
     // Accounts follow the workspace's rank, not the post count: 30 for the largest, one for the tail.
     accounts: Math.max(1, Math.min(30, Math.round(30 / (i + 1) ** 0.6))),
     timezone: pick(rand, ZONES),
   }));
 }
 
-/** `n` split over the workspaces by weight (largest remainder), so the counts add up to n. */
-function postsPerWorkspace(workspaces: WorkspacePlan[], n: number): number[] {
-  const exact = workspaces.map((w) => w.weight * n);
-  const counts = exact.map(Math.floor);
-  let left = n - counts.reduce((a, b) => a + b, 0);
-  const order = exact.map((x, i) => [x - Math.floor(x), i] as const).sort((a, b) => b[0] - a[0]);
-  for (const [, i] of order) {
-    if (left-- <= 0) break;
-    counts[i]!++;
-  }
-  return counts;
-}
-
 /** A wall-clock slot 1 to 30 days ahead in `timeZone`, as the instant it names (DST as lib/time reads it). */
 export function futureSlot(rand: () => number, timeZone: string, nowMs: number): Date {
-  const today = localDateTime(new Date(nowMs), timeZone).date;
-  const [y, m, d] = today.split('-').map(Number) as [number, number, number];
+  const [y, m, d] = localDateTime(new Date(nowMs), timeZone).date.split('-').map(Number) as [number, number, number];
   const day = new Date(Date.UTC(y, m - 1, d + 1 + Math.floor(rand() * 30))).toISOString().slice(0, 10);
-  const hh = String(pick(rand, HOURS)).padStart(2, '0');
-  const mm = String(pick(rand, MINUTES)).padStart(2, '0');
+  const [hh, mm] = [pick(rand, HOURS), pick(rand, MINUTES)].map((n) => String(n).padStart(2, '0'));
   return parseInZone(`${day}T${hh}:${mm}:00`, timeZone);
 }
 
@@ -166,19 +130,21 @@ export function futureSlot(rand: () => number, timeZone: string, nowMs: number):
 export type PlannedPost = { workspace: number; account: number; dueMs: number };
 
 /** The posts: `sliceShare` of them due within the run (halves A and B), 0.2 % (≥ 10) more for the reschedule checks (C), the rest far. */
-export function planPosts(workspaces: WorkspacePlan[], total: number, sliceShare: number, nowMs: number) {
+export function planPosts(workspaces: ReturnType<typeof planWorkspaces>, total: number, sliceShare: number, nowMs: number) {
   const rand = prng(3600 + total);
   const sliceN = Math.max(20, Math.round(total * sliceShare));
   const cN = Math.max(10, Math.round(total * 0.002));
   const farN = total - sliceN - cN;
   if (farN < 0) throw new Error(`--posts ${total} is too few for the slices (${sliceN + cN})`);
-  const perWs = postsPerWorkspace(workspaces, total);
+  // The posts split over the workspaces by weight (largest remainder, so the counts add up to the total).
+  const exact = workspaces.map((w) => w.weight * total);
+  const perWs = exact.map(Math.floor);
+  const left = total - perWs.reduce((a, b) => a + b, 0);
+  const remainders = exact.map((x, i) => [x - Math.floor(x), i] as const).sort((a, b) => b[0] - a[0]);
+  for (const [, i] of remainders.slice(0, left)) perWs[i]!++;
   // One list of (workspace, account) in proportion to the workspaces' sizes, shuffled; the
   // slices take their share from the same list, so the large workspaces dominate them too.
-  const slots: Array<{ workspace: number; account: number }> = [];
-  perWs.forEach((count, w) => {
-    for (let i = 0; i < count; i++) slots.push({ workspace: w, account: i % workspaces[w]!.accounts });
-  });
+  const slots = perWs.flatMap((n, w) => Array.from({ length: n }, (_, i) => ({ workspace: w, account: i % workspaces[w]!.accounts })));
   shuffle(slots, rand);
   const take = (from: number, count: number): PlannedPost[] =>
     slots.slice(from, from + count).map((s) => ({ ...s, dueMs: futureSlot(rand, workspaces[s.workspace]!.timezone, nowMs).getTime() }));

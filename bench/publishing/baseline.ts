@@ -1,37 +1,30 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
-import { RESULTS_DIR } from '../harness/format';
-import { summarize } from '../harness/load';
-import { startWorker } from '../harness/stack';
+import { f0, RESULTS_DIR, s1, step } from '../harness/format';
+import { lagSummary, startWorker } from '../harness/stack';
 import type { Bench } from '../publishing';
 
-// The publishing bench's bare baselines (bench/publishing/README.md "What a run does").
+// The publishing bench's bare baselines (bench/publishing/README.md "What a run does"). Reads no
+// command line: population.ts imports WORKFLOW_TYPE.
 
-export type BaselineKind = 'bare-timer' | 'timer+activity';
-export type BaselineResult = Awaited<ReturnType<typeof runBaseline>>;
+export const WORKFLOW_TYPE = { 'bare-timer': 'bareTimerWorkflow', 'timer+activity': 'timerActivityWorkflow' } as const;
 
 /** A baseline's lag and worker memory, as the run and the report print them. */
-export const lagAndMemory = (b: BaselineResult) =>
+export const lagAndMemory = (b: { lag: { p50S: number; p99S: number }; workerPeakRssMiB: number }) =>
   `lag p50 ${b.lag.p50S.toFixed(1)} s / p99 ${b.lag.p99S.toFixed(1)} s, worker peak RSS ${b.workerPeakRssMiB.toFixed(0)} MiB`;
 
-export const WORKFLOW_TYPE: Record<BaselineKind, string> = { 'bare-timer': 'bareTimerWorkflow', 'timer+activity': 'timerActivityWorkflow' };
-
-/** One baseline: `n` workflows, `concurrency` starts in flight, on `workers` worker processes. (Reads no command line: population.ts imports WORKFLOW_TYPE.) */
+/** One baseline: `n` workflows, `concurrency` starts in flight, on `workers` worker processes. */
 export async function runBaseline(
-  { tclient: client, connection, mon, env }: Bench,
-  kind: BaselineKind,
-  o: { n: number; concurrency: number; workers: number; deadlineMs: number },
-  log: (line: string) => void,
+  { client, connection, mon, env }: Bench,
+  kind: keyof typeof WORKFLOW_TYPE,
+  { n, ...o }: { n: number; concurrency: number; workers: number; deadlineMs: number },
 ) {
-  const n = o.n;
   const tag = kind === 'bare-timer' ? 'bare' : 'activity';
   const taskQueue = `bench-baseline-${tag}`;
   const type = WORKFLOW_TYPE[kind];
   const withRow = kind === 'timer+activity';
-  await mon.query('create table if not exists bench_baseline (id text primary key, done_at timestamptz)');
-  await mon.query('truncate bench_baseline');
-
+  await mon.query('create table if not exists bench_baseline (id text primary key, done_at timestamptz); truncate bench_baseline');
   const script = path.join(import.meta.dirname, 'baselineWorker.ts');
   const logName = (i: number) => `publishing-baseline-${tag}-worker${i ? `-${i + 1}` : ''}.log`;
   const workerEnv = { ...env, BENCH_BASELINE_TASK_QUEUE: taskQueue };
@@ -40,21 +33,13 @@ export async function runBaseline(
   );
   try {
     for (const worker of workers) await worker.waitReady(connection, taskQueue);
-    const limit = pLimit(o.concurrency);
+    /** `count` workflows due at `dueMs` started (their rows first): the seconds it took. */
     const startAll = async (count: number, prefix: string, dueMs: number) => {
-      if (withRow)
-        await mon.query(`insert into bench_baseline (id) select $2 || g from generate_series(0, $1::int - 1) g`, [count, `${prefix}-`]);
+      const ids = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+      if (withRow) await mon.query('insert into bench_baseline (id) select unnest($1::text[])', [ids]);
       const t0 = Date.now();
-      await Promise.all(
-        Array.from({ length: count }, (_, i) =>
-          limit(() =>
-            client.workflow.start(type, {
-              taskQueue,
-              workflowId: `${prefix}-${i}`,
-              args: [withRow ? { dueMs, id: `${prefix}-${i}` } : { dueMs }],
-            }),
-          ),
-        ),
+      await pLimit(o.concurrency).map(ids, (id) =>
+        client.workflow.start(type, { taskQueue, workflowId: id, args: [withRow ? { dueMs, id } : { dueMs }] }),
       );
       return (Date.now() - t0) / 1000;
     };
@@ -63,17 +48,15 @@ export async function runBaseline(
     const startRate = Math.min(200, n) / (await startAll(Math.min(200, n), `pilot-${tag}`, 0));
     const dueMs = Math.ceil((Date.now() + (n / startRate) * 1000 * 1.3 + 15_000) / 10_000) * 10_000;
     const startedS = await startAll(n, `run-${tag}`, dueMs);
-    log(
+    step(
       `baseline ${kind}: ${n} workflows started in ${startedS.toFixed(1)} s (pilot ${startRate.toFixed(0)}/s), due ${new Date(dueMs).toISOString()}${Date.now() > dueMs ? ' — NOTE: starting ran past the due time' : ''}`,
     );
 
     // Completion instants: the UPDATE's now() or the workflow's close time.
     const completed = `WorkflowType = '${type}' AND ExecutionStatus = 'Completed' AND WorkflowId STARTS_WITH 'run-'`;
-    const doneAt = async (): Promise<number[]> => {
-      if (withRow)
-        return (
-          await mon.query<{ done_at: Date }>(`select done_at from bench_baseline where id like 'run-%' and done_at is not null`)
-        ).rows.map((r) => r.done_at.getTime());
+    const doneAt = async () => {
+      const doneRows = `select done_at from bench_baseline where id like 'run-%' and done_at is not null`;
+      if (withRow) return (await mon.query<{ done_at: Date }>(doneRows)).rows.map((r) => r.done_at.getTime());
       const at: number[] = [];
       for await (const wf of client.workflow.list({ query: completed })) if (wf.closeTime) at.push(wf.closeTime.getTime());
       return at;
@@ -81,12 +64,11 @@ export async function runBaseline(
     const done = async () => (withRow ? (await doneAt()).length : (await client.workflow.count(completed)).count);
 
     // Drain: poll completions until every workflow is done or the deadline passes.
-    while (Date.now() < dueMs) await sleep(Math.min(1000, dueMs - Date.now()));
+    await sleep(Math.max(0, dueMs - Date.now()));
     let last = 0;
     for (;;) {
       const c = await done();
-      if (c !== last && Date.now() - dueMs > 5_000)
-        log(`    baseline ${kind}: t=${((Date.now() - dueMs) / 1000).toFixed(1)} s, ${c}/${n} done`);
+      if (c !== last && Date.now() - dueMs > 5_000) console.log(`    baseline ${kind}: t=${s1(Date.now() - dueMs)} s, ${c}/${n} done`);
       last = c;
       if (c >= n || Date.now() > dueMs + o.deadlineMs) break;
       await sleep(1000);
@@ -95,20 +77,23 @@ export async function runBaseline(
     let at = await doneAt();
     for (let tries = 1; tries < 20 && at.length < last; tries++) at = await sleep(500).then(doneAt);
 
-    const s = summarize(at.map((t) => Math.max(0, t - dueMs)));
-    const lastAt = at.length ? Math.max(...at) : dueMs;
-    return {
+    const lastAfterDueS = ((at.length ? Math.max(...at) : dueMs) - dueMs) / 1000;
+    const r = {
       kind,
       workflows: n,
       startRate,
       dueAt: new Date(dueMs).toISOString(),
       completed: at.length,
       /** completed / (last completion − due) */
-      drainPerS: at.length / Math.max(0.001, (lastAt - dueMs) / 1000),
-      lastAfterDueS: (lastAt - dueMs) / 1000,
-      lag: { p50S: s.p50 / 1000, p90S: s.p90 / 1000, p99S: s.p99 / 1000, maxS: s.max / 1000 },
+      drainPerS: at.length / Math.max(0.001, lastAfterDueS),
+      lastAfterDueS,
+      lag: lagSummary(at.map((t) => Math.max(0, t - dueMs))),
       workerPeakRssMiB: Math.max(...workers.map((w) => w.peakRssKiB)) / 1024,
     };
+    step(
+      `baseline ${kind}: ${f0(r.completed)}/${f0(n)} done, drain ${r.drainPerS.toFixed(1)} workflows/s (last ${lastAfterDueS.toFixed(1)} s after due), ${lagAndMemory(r)}`,
+    );
+    return r;
   } finally {
     for (const worker of workers) await worker.stop();
   }

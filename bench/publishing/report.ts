@@ -1,200 +1,135 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { diff, machineInfo } from '../harness/proc';
-import { prng } from '../harness/content';
+import { prng, shuffle } from '../harness/content';
+import { f0, f1, mean, mib, REPO_ROOT, s1, step, writeResults } from '../harness/format';
+import { diff, machineInfo, type CpuBreakdown } from '../harness/proc';
 import { cutProfile, printProfile, summarizeProfile } from '../harness/profile';
-import { f0, mean, mib, REPO_ROOT, RESULTS_DIR, s1, step, writeResults } from '../harness/format';
 import { lagSummary, networkPosts } from '../harness/stack';
-import { breakdown, compactHistory, PHASES, timelines, type PostTimeline } from './history';
 import { lagAndMemory } from './baseline';
+import { breakdown, compactHistory, PHASES, timelines } from './history';
 import * as S from './settings';
 import type { Bench, Run } from '../publishing';
 
 // The publishing bench's figures (the posts table, the network and the workflow histories against
 // each other and the targets), printed, with the worker's profile and the results file.
 
+const { opt } = S;
 const CPUS = machineInfo().cpus;
+const mapValues = <T, U>(o: Record<string, T>, f: (v: T) => U) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
+/** CPU over `seconds` in which `posts` were published: by group, per post (null: not asked), and other processes' share. */
+const cpuFigures = (d: CpuBreakdown, seconds: number, posts: number | null) => ({
+  machineBusy: d.machineBusy,
+  cpuMs: d.cpuMs,
+  usPerPost: posts === null ? null : mapValues(d.cpuMs, (ms) => (posts ? Math.round((ms * 1000) / posts) : 0)),
+  otherShare: d.cpuMs.other! / (seconds * 1000 * CPUS),
+});
 
-export type Figures = Awaited<ReturnType<typeof analyse>>;
+/** Commits and rows written so far per database (pg_stat_database), the service's and Temporal's. */
+export async function dbWrites({ mon, db, temporal }: Pick<Bench, 'mon' | 'db' | 'temporal'>) {
+  const sql = `select datname, xact_commit::float8 as commits, (tup_inserted + tup_updated + tup_deleted)::float8 as rows
+    from pg_stat_database where datname = any($1)`;
+  const { rows } = await mon.query<{ datname: string; commits: number; rows: number }>(sql, [[db, ...temporal.databases]]);
+  return Object.fromEntries(rows.map(({ datname, ...w }) => [datname, w]));
+}
 
-const statsOf = (xs: number[]) => ({ mean: xs.length ? mean(xs) : 0, max: Math.max(0, ...xs) });
-const mapEntries = <T, U>(o: Record<string, T>, f: (k: string, v: T) => U) =>
-  Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(k, v)]));
-/** CPU milliseconds by group → µs per post. */
-const perPost = (cpuMs: Record<string, number>, posts: number) =>
-  mapEntries(cpuMs, (_, ms) => (posts ? Math.round((ms * 1000) / posts) : 0));
+type Figures = Awaited<ReturnType<typeof analyse>>;
 
 /** The posts table, the network and the workflow histories, against each other and the targets. */
-export async function analyse(bench: Bench, r: Run) {
+async function analyse(b: Bench, r: Run) {
   const { dueMs, dueOf, killedAt, w2, expected } = r;
-  const { rows } = await bench.mon.query<{ id: string; published_at: Date | null; status: string; last_publish_error: string | null }>(
-    `select id, published_at, status, last_publish_error from posts where project_id = any($1)`,
-    [bench.s.projectIds],
-  );
-  const lagOf = new Map<string, number>();
-  const pubOf = new Map<string, number>();
-  const lostIds: string[] = [];
+  const sql = 'select id, published_at, status, last_publish_error from posts where project_id = any($1)';
+  type Row = { id: string; published_at: Date | null; status: string; last_publish_error: string | null };
+  const rows = (await b.mon.query<Row>(sql, [b.s.projectIds])).rows.filter((row) => dueOf.has(row.id));
+  const pubOf = new Map(rows.flatMap((row) => (row.published_at ? [[row.id, row.published_at.getTime()] as const] : [])));
+  const published = rows.filter((row) => row.status === 'published' && row.published_at);
+  const lagOf = new Map(published.map((row) => [row.id, row.published_at!.getTime() - dueOf.get(row.id)!]));
+  const lost = rows.filter((row) => !lagOf.has(row.id));
   const lostErrors: Record<string, number> = {};
-  for (const row of rows) {
-    const due = dueOf.get(row.id);
-    if (due === undefined) continue;
-    if (row.published_at) pubOf.set(row.id, row.published_at.getTime());
-    if (row.status === 'published' && row.published_at) lagOf.set(row.id, row.published_at.getTime() - due);
-    else {
-      lostIds.push(row.id);
-      if (row.last_publish_error) lostErrors[row.last_publish_error] = (lostErrors[row.last_publish_error] ?? 0) + 1;
-    }
-  }
+  for (const { last_publish_error: e } of lost) if (e) lostErrors[e] = (lostErrors[e] ?? 0) + 1;
   const lags = [...lagOf.values()];
-  const pubTimes = [...pubOf.values()].sort((a, b) => a - b);
+  const pubTimes = [...pubOf.values()].sort((x, y) => x - y);
   const lastPub = pubTimes.at(-1) ?? 0;
   // A post never published counts with the deadline as its lag, so the percentiles stay a lower bound rather than flattering.
-  const lag = lagSummary([...lags, ...lostIds.map(() => S.opt.deadline * 1000)]);
+  const lag = lagSummary([...lags, ...lost.map(() => opt.deadline * 1000)]);
 
   // The network's side: one post per reference, exactly once.
-  const { posts: onNetwork, byRef } = await networkPosts(bench.sim);
-  const stray = onNetwork.filter((p) => !p.reference || !dueOf.has(p.reference)).length;
-  const network = { posts: onNetwork.length, stray, missingOnNetwork: 0, publishedNotOnNetwork: 0, counts: await bench.sim.counts() };
-  let duplicated = 0;
-  const networkLags: number[] = [];
-  for (const [id, due] of dueOf) {
-    const e = byRef.get(id);
-    if (!e) {
-      network.missingOnNetwork++;
-      if (lagOf.has(id)) network.publishedNotOnNetwork++;
-    } else {
-      if (e.n > 1) duplicated++;
-      networkLags.push(e.firstMs - due);
-    }
-  }
+  const { posts, byRef } = await networkPosts(b.sim);
+  const missing = [...dueOf.keys()].filter((id) => !byRef.has(id));
+  const stray = posts.filter((p) => !p.reference || !dueOf.has(p.reference)).length;
+  const publishedNotOnNetwork = missing.filter((id) => lagOf.has(id)).length;
+  const network = { posts: posts.length, stray, missingOnNetwork: missing.length, publishedNotOnNetwork, counts: await b.sim.counts() };
+  const reached = [...dueOf].flatMap(([id, due]) => (byRef.has(id) ? [{ ...byRef.get(id)!, due }] : []));
+  const duplicated = reached.filter((e) => e.n > 1).length;
 
   // Where the time went: the publish workflow history of every post (or a random sample).
   const ids = [...lagOf.keys()];
-  let sampleIds = ids;
-  if (S.HISTORY_SAMPLE < ids.length) {
-    const rand = prng(7);
-    const set = new Set<string>();
-    while (set.size < S.HISTORY_SAMPLE) set.add(ids[Math.floor(rand() * ids.length)]!);
-    sampleIds = [...set];
-  }
-  let hist: { ok: PostTimeline[]; errors: number } = { ok: [], errors: 0 };
-  if (sampleIds.length) {
-    const t0 = Date.now();
-    hist = await timelines(
-      bench.tclient,
-      sampleIds.map((id) => ({ workflowId: r.workflowIds.publish(id), postId: id, dueMs: dueOf.get(id)! })),
-    );
-    step(`read ${f0(hist.ok.length)} publish workflow histories in ${s1(Date.now() - t0)} s`);
-  }
-  const slowest = [...hist.ok]
-    .sort((a, b) => lagOf.get(b.postId)! - lagOf.get(a.postId)!)
-    .slice(0, Math.max(1, Math.ceil(hist.ok.length / 100)));
+  const sampleIds = S.HISTORY_SAMPLE < ids.length ? shuffle(ids, prng(7)).slice(0, S.HISTORY_SAMPLE) : ids;
+  const t0 = Date.now();
+  const traced = (id: string) => ({ workflowId: r.workflowIds.publish(id), postId: id, dueMs: dueOf.get(id)! });
+  const hist = await timelines(b.client, sampleIds.map(traced));
+  if (sampleIds.length) step(`read ${f0(hist.ok.length)} publish workflow histories in ${s1(Date.now() - t0)} s`);
+  const byLag = sampleIds.toSorted((x, y) => lagOf.get(x)! - lagOf.get(y)!);
+  const slowest = hist.ok.toSorted((x, y) => lagOf.get(y.postId)! - lagOf.get(x.postId)!).slice(0, Math.ceil(hist.ok.length / 100) || 1);
   // A publish activity held by the killed worker ran again after its timeout: those posts are "stranded".
   const retried = new Set(hist.ok.filter((t) => t.activityAttempts > 1).map((t) => t.postId));
   // A few raw histories (the first, the median and the last published; one never published) for reading by eye.
-  const byLag = [...sampleIds].sort((a, b) => lagOf.get(a)! - lagOf.get(b)!);
-  const dumpIds = [
-    ...new Set([byLag[0], byLag[Math.floor(byLag.length / 2)], byLag.at(-1), [...retried][0], ...byLag.filter((_, i) => i % 997 === 5)]),
-  ]
-    .filter((x): x is string => !!x)
-    .slice(0, S.opt['dump-histories']);
-  if (lostIds.length && S.opt['dump-histories']) dumpIds.push(lostIds[0]!);
+  const picks = [byLag[0], byLag[Math.floor(byLag.length / 2)], byLag.at(-1), [...retried][0], ...byLag.filter((_, i) => i % 997 === 5)];
+  const dumpIds = [...new Set(picks.filter((x) => x !== undefined))].slice(0, opt['dump-histories']);
+  if (lost.length && opt['dump-histories']) dumpIds.push(lost[0]!.id);
   const dumped: Record<string, unknown> = {};
   for (const id of dumpIds) {
-    const events = await compactHistory(bench.tclient, r.workflowIds.publish(id), dueOf.get(id)!).catch((err) => String(err));
+    const events = await compactHistory(b.client, r.workflowIds.publish(id), dueOf.get(id)!).catch((err) => String(err));
     dumped[id] = { lagS: lagOf.has(id) ? lagOf.get(id)! / 1000 : 'not published', events };
   }
 
   // Phases: before the kill, the gap, after the restart.
   const sinceDue = (t: number | null | undefined) => (t ? (t - dueMs) / 1000 : null);
+  const rate = (times: number[]) => (times.length > 1 ? times.length / ((times.at(-1)! - times[0]!) / 1000) : null);
   const firstAfterRestart = w2 ? (pubTimes.find((t) => t >= w2.startedAt) ?? null) : null;
-  const beforeKillTimes = killedAt ? pubTimes.filter((t) => t < killedAt) : pubTimes;
-  const lastBeforeKill = killedAt ? (beforeKillTimes.at(-1) ?? null) : null;
+  const beforeKill = killedAt ? pubTimes.filter((t) => t < killedAt) : pubTimes;
   const strandedPublished = [...retried].map((id) => pubOf.get(id)).filter((t): t is number => t !== undefined);
-  const normalTimes = [...pubOf].filter(([id]) => !retried.has(id)).map(([, t]) => t);
-  normalTimes.sort((a, b) => a - b);
-  const rateBeforeKill =
-    killedAt && lastBeforeKill && beforeKillTimes.length > 1 ? beforeKillTimes.length / ((lastBeforeKill - pubTimes[0]!) / 1000) : null;
-  const afterRestartTimes = firstAfterRestart ? normalTimes.filter((t) => t >= firstAfterRestart) : [];
-  const rateAfterRestart =
-    afterRestartTimes.length > 1 ? afterRestartTimes.length / ((afterRestartTimes.at(-1)! - afterRestartTimes[0]!) / 1000) : null;
+  const normalTimes = [...pubOf].flatMap(([id, t]) => (retried.has(id) ? [] : [t])).sort((x, y) => x - y);
   const throughput = {
     postsPerSecond: lastPub > 0 ? lags.length / ((lastPub - dueMs) / 1000) : 0,
     allPublishedAfterDueS: sinceDue(lastPub),
-    beforeKill: rateBeforeKill,
-    afterRestart: rateAfterRestart,
+    beforeKill: killedAt ? rate(beforeKill) : null,
+    afterRestart: firstAfterRestart ? rate(normalTimes.filter((t) => t >= firstAfterRestart)) : null,
   };
-  const kill = killedAt
-    ? {
-        atS: (killedAt - dueMs) / 1000,
-        publishedAtKill: r.publishedAtKill,
-        lastPublishBeforeKillS: sinceDue(lastBeforeKill),
-        restartStartedS: sinceDue(w2?.startedAt),
-        restartReadyS: sinceDue(w2?.readyAt),
-        firstPublishAfterRestartS: sinceDue(firstAfterRestart),
-        publishedBeforeKill: beforeKillTimes.length,
-        publishedAfterRestart: firstAfterRestart ? pubTimes.filter((t) => t >= firstAfterRestart).length : 0,
-        strandedByKill: hist.ok.length ? retried.size : null,
-      }
-    : null;
+  const kill = killedAt && {
+    atS: (killedAt - dueMs) / 1000,
+    publishedAtKill: r.publishedAtKill,
+    lastPublishBeforeKillS: sinceDue(beforeKill.at(-1)),
+    restartStartedS: sinceDue(w2?.startedAt),
+    restartReadyS: sinceDue(w2?.readyAt),
+    firstPublishAfterRestartS: sinceDue(firstAfterRestart),
+    publishedBeforeKill: beforeKill.length,
+    publishedAfterRestart: firstAfterRestart ? pubTimes.filter((t) => t >= firstAfterRestart).length : 0,
+    strandedByKill: hist.ok.length ? retried.size : null,
+  };
 
   // CPU by window, from the nearest snapshots: the whole drain, due → kill, due → the last post not stranded.
   const groups = await r.groups();
   const snaps = r.cpuSnaps;
-  const nearest = (wall: number) => snaps.reduce((best, x) => (Math.abs(x.wall - wall) < Math.abs(best.wall - wall) ? x : best), snaps[0]!);
+  const nearest = (wall: number) => snaps.reduce((best, x) => (Math.abs(x.wall - wall) < Math.abs(best.wall - wall) ? x : best));
   const windowCpu = (from: number, to: number) => {
-    const [a, b] = [nearest(from), nearest(to)];
-    const d = b.wall > a.wall ? diff(a.snap, b.snap, groups) : null;
+    const [a, z] = [nearest(from), nearest(to)];
+    const d = z.wall > a.wall ? diff(a.snap, z.snap, groups) : null;
     if (!d) return null;
-    const seconds = (b.wall - a.wall) / 1000;
-    const posts = pubTimes.filter((t) => t >= a.wall && t < b.wall).length;
-    const otherShare = d.cpuMs.other! / (seconds * 1000 * CPUS);
-    const cores = mapEntries(d.cpuMs, (_, v) => v / 1000 / seconds);
-    return {
-      fromS: (a.wall - dueMs) / 1000,
-      toS: (b.wall - dueMs) / 1000,
-      seconds,
-      posts,
-      machineBusy: d.machineBusy,
-      otherShare,
-      cores,
-      usPerPost: perPost(d.cpuMs, posts),
-    };
+    const seconds = (z.wall - a.wall) / 1000;
+    const posts = pubTimes.filter((t) => t >= a.wall && t < z.wall).length;
+    const cores = mapValues(d.cpuMs, (v) => v / 1000 / seconds);
+    return { fromS: (a.wall - dueMs) / 1000, toS: (z.wall - dueMs) / 1000, seconds, posts, cores, ...cpuFigures(d, seconds, posts) };
   };
   const bulkEnd = normalTimes.at(-1) ?? r.drainEnd;
   const cpu = diff(snaps[0]!.snap, snaps.at(-1)!.snap, groups);
   const drainS = (r.drainEnd - dueMs) / 1000;
-  const cpuDuringDrain = cpu && {
-    seconds: drainS,
-    machineBusy: cpu.machineBusy,
-    cpuMs: cpu.cpuMs,
-    usPerPost: lags.length ? perPost(cpu.cpuMs, lags.length) : null,
-    otherShare: cpu.cpuMs.other! / (drainS * 1000 * CPUS),
-  };
-  const c = r.createCpu;
-  const cpuDuringCreation = c && {
-    machineBusy: c.machineBusy,
-    cpuMs: c.cpuMs,
-    usPerPost: perPost(c.cpuMs, Math.max(1, expected)),
-    otherShare: c.cpuMs.other! / ((r.created.durationMs / 1000) * 1000 * CPUS),
-  };
-  const drainActivity = r.activity.filter((a) => a.t >= dueMs);
-  const stats = (k: keyof (typeof drainActivity)[number]) => statsOf(drainActivity.map((a) => a[k]));
-  const act = {
-    connections: stats('connections'),
-    active: stats('active'),
-    idleInTransaction: stats('idleInTx'),
-    lockWaits: stats('lockWaits'),
-  };
 
   // Targets (issue 19): ratios to the baselines of this very run.
-  const bare = r.baselines.find((b) => b.kind === 'bare-timer');
-  const timerActivity = r.baselines.find((b) => b.kind === 'timer+activity');
-  const ratios = {
-    drainVsTimerActivity: timerActivity ? throughput.postsPerSecond / timerActivity.drainPerS : null,
-    drainVsBareTimer: bare ? throughput.postsPerSecond / bare.drainPerS : null,
-    p99VsTimerActivity: timerActivity && timerActivity.lag.p99S > 0 ? lag.p99S / timerActivity.lag.p99S : null,
-  };
+  const bare = r.baselines.find((x) => x.kind === 'bare-timer');
+  const timerActivity = r.baselines.find((x) => x.kind === 'timer+activity');
+  const drain = timerActivity ? throughput.postsPerSecond / timerActivity.drainPerS : null;
+  const drainBare = bare ? throughput.postsPerSecond / bare.drainPerS : null;
+  const p99Ratio = timerActivity && timerActivity.lag.p99S > 0 ? lag.p99S / timerActivity.lag.p99S : null;
   // Steady state: RSS flat = the last third of the drain peaks no more than 10 % above the first third.
   const rssWindow = (from: number, to: number) =>
     Math.max(0, ...r.workers.flatMap((w) => w.samples.filter((x) => x.t >= from && x.t < to).map((x) => x.rssKiB / 1024)));
@@ -203,47 +138,47 @@ export async function analyse(bench: Bench, r: Run) {
   const lastThirdMiB = rssWindow(dueMs + 2 * third, r.lastDue + 1);
   const flat = firstThirdMiB > 0 && lastThirdMiB <= firstThirdMiB * 1.1;
   const rss = { peakMiB: Math.max(0, ...r.workers.map((w) => w.peakRssKiB / 1024)), firstThirdMiB, lastThirdMiB, flat };
-  const { drainVsTimerActivity: drain, drainVsBareTimer: drainBare, p99VsTimerActivity: p99Ratio } = ratios;
-  const p99 = S.STEADY
-    ? { maxS: S.TARGET_STEADY_P99_S, met: lag.p99S <= S.TARGET_STEADY_P99_S }
-    : p99Ratio !== null
-      ? { maxRatioToBaseline: S.TARGET_P99_VS_BASELINE, met: p99Ratio <= S.TARGET_P99_VS_BASELINE }
-      : { maxS: S.TARGET_P99_S, met: lag.p99S < S.TARGET_P99_S };
   // Each target with the figure it applies to and whether it was met, as printed and as the results file records it.
   const targets = {
-    p99Lag: p99,
-    drainVsTimerActivity: { min: S.TARGET_DRAIN_VS_TIMER_ACTIVITY, met: drain === null || drain >= S.TARGET_DRAIN_VS_TIMER_ACTIVITY },
-    drainVsBareTimer: { aim: S.AIM_DRAIN_VS_BARE_TIMER, met: drainBare === null ? null : drainBare >= S.AIM_DRAIN_VS_BARE_TIMER },
-    workerRss: S.STEADY ? { flat: true, met: flat } : { maxMiB: S.TARGET_PEAK_RSS_MIB, met: rss.peakMiB <= S.TARGET_PEAK_RSS_MIB },
-    lost: { max: 0, met: lostIds.length === 0 },
+    p99Lag: S.STEADY
+      ? { maxS: S.TARGET.steadyP99S, met: lag.p99S <= S.TARGET.steadyP99S }
+      : p99Ratio !== null
+        ? { maxRatioToBaseline: S.TARGET.p99VsBaseline, met: p99Ratio <= S.TARGET.p99VsBaseline }
+        : { maxS: S.TARGET.p99S, met: lag.p99S < S.TARGET.p99S },
+    drainVsTimerActivity: { min: S.TARGET.drainVsTimerActivity, met: drain === null || drain >= S.TARGET.drainVsTimerActivity },
+    drainVsBareTimer: { aim: S.TARGET.drainVsBareTimerAim, met: drainBare === null ? null : drainBare >= S.TARGET.drainVsBareTimerAim },
+    workerRss: S.STEADY ? { flat: true, met: flat } : { maxMiB: S.TARGET.peakRssMiB, met: rss.peakMiB <= S.TARGET.peakRssMiB },
+    lost: { max: 0, met: lost.length === 0 },
     duplicated: { max: 0, met: duplicated === 0 },
   };
 
   // Database writes from the first create to here (the baselines ran before): the service's
   // database and, on the cluster, Temporal's two (docs/publishing.md "Capacity").
-  const writesPerPost = mapEntries(await bench.dbWrites(), (db, w) => ({
+  const writes = Object.entries(await dbWrites(b));
+  const writesPerPost = writes.map(([db, w]) => ({
+    db,
     commits: (w.commits - (r.writes0[db]?.commits ?? 0)) / expected,
     rows: (w.rows - (r.writes0[db]?.rows ?? 0)) / expected,
   }));
   return {
     // As the results file records them.
     lag,
-    networkLag: lagSummary(networkLags),
-    late: lags.filter((l) => l > S.opt['late-after'] * 1000).length,
-    lateAfterS: S.opt['late-after'],
-    lost: lostIds.length,
+    networkLag: lagSummary(reached.map((e) => e.firstMs - e.due)),
+    late: lags.filter((l) => l > opt['late-after'] * 1000).length,
+    lateAfterS: opt['late-after'],
+    lost: lost.length,
     lostErrors,
     duplicated,
     network,
     throughput,
     kill,
     lagBreakdown: { all: breakdown(hist.ok), slowest: breakdown(slowest), historyReadErrors: hist.errors },
-    dbActivityDuringDrain: act,
-    cpuDuringDrain,
+    dbActivityDuringDrain: mapValues(r.activity, (xs) => ({ mean: xs.length ? mean(xs) : 0, max: Math.max(0, ...xs) })),
+    cpuDuringDrain: cpu && { seconds: drainS, ...cpuFigures(cpu, drainS, lags.length || null) },
     cpuSteadyBeforeKill: killedAt ? windowCpu(dueMs, killedAt) : null,
     cpuBulk: windowCpu(dueMs, bulkEnd),
-    cpuDuringCreation,
-    ratios,
+    cpuDuringCreation: r.createCpu && cpuFigures(r.createCpu, r.created.durationMs / 1000, Math.max(1, expected)),
+    ratios: { drainVsTimerActivity: drain, drainVsBareTimer: drainBare, p99VsTimerActivity: p99Ratio },
     rss,
     targets,
     // For the report only.
@@ -259,6 +194,7 @@ export async function report(b: Bench, r: Run) {
   printReport(r, f);
   const workerProfiles = await profileWorker(r, f);
   const { more, dumped, pubTimes, bulkEnd, ...figures } = f;
+  const worker = b.config.worker;
   /** Every fourth sample of 250 ms, with its time after due in seconds. */
   const everySecond = <T extends { t: number }>(xs: T[], f: (x: T) => object) =>
     xs.filter((_, i) => i % 4 === 0).map((x) => ({ tS: Math.round((x.t - r.dueMs) / 100) / 10, ...f(x) }));
@@ -266,8 +202,26 @@ export async function report(b: Bench, r: Run) {
     bench: 'publishing',
     finishedAt: new Date().toISOString(),
     wallSeconds: Math.round((Date.now() - b.startedAt) / 1000),
-    machine: b.machine,
-    settings: { ...S.resultSettings(b.config, b.heapLimitMiB), dueAt: new Date(r.dueMs).toISOString() },
+    machine: machineInfo(),
+    // The flags, and the worker's settings as lib/config has read them.
+    settings: {
+      ...opt,
+      posts: S.POSTS,
+      spreadS: S.SPREAD_MS / 1000,
+      kill: S.KILL,
+      workerActivityConcurrency: worker.activityConcurrency,
+      workerWorkflowConcurrency: worker.workflowConcurrency,
+      workerHeapMiB: Math.round(b.heapLimitMiB),
+      maxCachedWorkflows: worker.maxCachedWorkflows,
+      dbPoolMax: b.config.dbPoolMax,
+      publishDelaySeconds: 0,
+      temporal:
+        S.STACK.kind === 'cluster' ? 'cluster tier: frontend, history, matching, worker processes on Postgres' : 'dev server, in memory',
+      database: b.db,
+      redisDb: new URL(S.STACK.redisUrl).pathname.slice(1) || '0',
+      taskQueue: b.taskQueue,
+      dueAt: new Date(r.dueMs).toISOString(),
+    },
     creation: { ...r.summary, cpuUsPerPost: f.cpuDuringCreation?.usPerPost ?? null },
     ...figures,
     workers: r.workers.map((w) => ({
@@ -290,13 +244,13 @@ export async function report(b: Bench, r: Run) {
   console.log(`\nresults: ${path.relative(process.cwd(), out)}; worker logs: ${logs}`);
   // The bare-timer drain is an aim, printed and not enforced.
   const { drainVsBareTimer: _aim, ...enforced } = f.targets;
-  if (S.opt.strict && Object.values(enforced).some((t) => !t.met)) process.exitCode = 1;
+  if (opt.strict && Object.values(enforced).some((t) => !t.met)) process.exitCode = 1;
 }
 
 const L = (label: string, value: string) => console.log(`  ${label.padEnd(44)}${value}`);
 const ms = (x: number | null) => (x === null ? '—' : x >= 10_000 ? `${s1(x)} s` : `${Math.round(x)} ms`);
 /** Seconds after the due time. */
-const t = (x: number | null) => (x === null ? '—' : x.toFixed(1));
+const t = (x: number | null | undefined) => (x == null ? '—' : f1(x));
 const met = (ok: boolean | null) => (ok ? 'MET' : 'MISSED');
 const ok = (good: boolean) => (good ? 'OK' : 'FAIL');
 const list = (o: Record<string, number>, fmt: (v: number) => string) =>
@@ -304,11 +258,11 @@ const list = (o: Record<string, number>, fmt: (v: number) => string) =>
     .map(([k, v]) => `${k} ${fmt(v)}`)
     .join(', ');
 const note = (share: number) => (share >= 0.05 ? ` — NOTE: other processes took ${(share * 100).toFixed(0)}% of the machine` : '');
+const lags = (l: { p50S: number; p99S: number; maxS: number }) => `${f1(l.p50S)} s / ${f1(l.p99S)} s / ${f1(l.maxS)} s`;
 
 function printReport(r: Run, f: Figures) {
-  const { opt } = S;
-  const { lag, networkLag: nl, targets, kill, throughput, network } = f;
-  const { created, dueMs } = r;
+  const { lag, targets, kill, throughput, network } = f;
+  const { created, dueMs, w2 } = r;
   const via = opt.create === 'api' ? 'POST /v1/posts (API process)' : 'insertPost + afterPostCommitted in-process';
   console.log(
     `\n${f0(r.expected)} posts due at ${new Date(dueMs).toISOString()}${S.SPREAD_MS ? ` (+0…${S.SPREAD_MS / 1000} s)` : ''} over ${opt.projects} account(s); created via ${via}`,
@@ -317,9 +271,8 @@ function printReport(r: Run, f: Figures) {
     'creation',
     `${s1(created.durationMs)} s, ${f0(created.rate)} posts/s, p50 ${created.latencyMs.p50.toFixed(0)} ms / p99 ${created.latencyMs.p99.toFixed(0)} ms per create, ${created.errors} errors, done ${s1(r.finishedBeforeDueMs)} s before due`,
   );
-  const lags = (l: typeof lag) => `${l.p50S.toFixed(1)} s / ${l.p99S.toFixed(1)} s / ${l.maxS.toFixed(1)} s`;
-  L('lag = published_at − due   p50 / p99 / max', `${lags(lag)}   (p90 ${lag.p90S.toFixed(1)} s, mean ${lag.meanS.toFixed(1)} s)`);
-  L('  same, on the network (simulator receivedAt)', lags(nl));
+  L('lag = published_at − due   p50 / p99 / max', `${lags(lag)}   (p90 ${f1(lag.p90S)} s, mean ${f1(lag.meanS)} s)`);
+  L('  same, on the network (simulator receivedAt)', lags(f.networkLag));
   if ('maxS' in targets.p99Lag) L(`target p99 ${S.STEADY ? '≤' : '<'} ${targets.p99Lag.maxS} s`, met(targets.p99Lag.met));
   L(`late (published > ${opt['late-after']} s after due)`, `${f0(f.late)}`);
   const lostErrors = f.lost ? `  ${JSON.stringify(f.lostErrors)} (counted in the lag figures with ${opt.deadline} s)` : '';
@@ -328,23 +281,20 @@ function printReport(r: Run, f: Figures) {
     'duplicated (>1 network post per post id)',
     `${f.duplicated}   ${ok(targets.duplicated.met)}  (idempotent replays ${network.counts.replays}, create calls ${f0(network.counts.createCalls)}, stray network posts ${network.stray}, published but not on network ${network.publishedNotOnNetwork})`,
   );
-  if (f.more.historyEvents !== null) L('history events per publish workflow (sampled)', f.more.historyEvents.toFixed(1));
-  for (const [db, w] of Object.entries(f.more.writesPerPost))
-    L(`  ${db} per post`, `${w.commits.toFixed(1)} commits, ${w.rows.toFixed(1)} rows written (inserted + updated + deleted)`);
+  if (f.more.historyEvents !== null) L('history events per publish workflow (sampled)', f1(f.more.historyEvents));
+  for (const w of f.more.writesPerPost)
+    L(`  ${w.db} per post`, `${f1(w.commits)} commits, ${f1(w.rows)} rows written (inserted + updated + deleted)`);
   L(
     'throughput (published / (last − due))',
-    `${throughput.postsPerSecond.toFixed(1)} posts/s; all published ${t(throughput.allPublishedAfterDueS)} s after due`,
+    `${f1(throughput.postsPerSecond)} posts/s; all published ${t(throughput.allPublishedAfterDueS)} s after due`,
   );
   if (throughput.beforeKill !== null)
-    L(
-      '  before the kill / after the restart',
-      `${throughput.beforeKill.toFixed(1)} posts/s / ${throughput.afterRestart?.toFixed(1) ?? '—'} posts/s`,
-    );
+    L('  before the kill / after the restart', `${f1(throughput.beforeKill)} posts/s / ${t(throughput.afterRestart)} posts/s`);
   if (kill) {
-    L('kill', `t=${t(kill.atS)} s, ${f0(kill.publishedAtKill)} published (${((kill.publishedAtKill / r.expected) * 100).toFixed(1)}%)`);
-    const startUp = r.w2?.readyAt ? s1(r.w2.readyAt - r.w2.startedAt) : '—';
+    L('kill', `t=${t(kill.atS)} s, ${f0(kill.publishedAtKill)} published (${f1((kill.publishedAtKill / r.expected) * 100)}%)`);
     const firstAfter = t(kill.firstPublishAfterRestartS);
-    if (r.w2)
+    const startUp = w2?.readyAt ? s1(w2.readyAt - w2.startedAt) : '—';
+    if (w2)
       L(
         'restart',
         `started t=${t(kill.restartStartedS)} s, polling t=${t(kill.restartReadyS)} s (start-up ${startUp} s), first publish t=${firstAfter} s`,
@@ -359,16 +309,15 @@ function printReport(r: Run, f: Figures) {
       );
   }
   if (r.baselines.length) {
-    console.log(
-      `  against the bare baselines of this run (same ${S.CLUSTER ? 'cluster' : 'dev server'}, same worker settings and count, no kill):`,
-    );
-    for (const b of r.baselines) L(`  ${b.kind}`, `${b.drainPerS.toFixed(1)} workflows/s, ${lagAndMemory(b)}`);
+    const on = S.STACK.kind === 'cluster' ? 'cluster' : 'dev server';
+    console.log(`  against the bare baselines of this run (same ${on}, same worker settings and count, no kill):`);
+    for (const b of r.baselines) L(`  ${b.kind}`, `${f1(b.drainPerS)} workflows/s, ${lagAndMemory(b)}`);
     const { drainVsTimerActivity: drain, drainVsBareTimer: bare, p99VsTimerActivity: p99 } = f.ratios;
     const { drainVsTimerActivity: drainTarget, drainVsBareTimer: bareAim } = targets;
     if (drain !== null) L('  drain ÷ timer+activity drain', `${drain.toFixed(2)}×   target ≥ ${drainTarget.min}×  ${met(drainTarget.met)}`);
     if (bare !== null) L('  drain ÷ bare-timer drain', `${bare.toFixed(2)}×   aim ≥ ${bareAim.aim}×  ${met(bareAim.met)}`);
     if (p99 !== null)
-      L('  lag p99 ÷ timer+activity p99', `${p99.toFixed(2)}×   target ≤ ${S.TARGET_P99_VS_BASELINE}×  ${met(targets.p99Lag.met)}`);
+      L('  lag p99 ÷ timer+activity p99', `${p99.toFixed(2)}×   target ≤ ${S.TARGET.p99VsBaseline}×  ${met(targets.p99Lag.met)}`);
   }
   const rss = targets.workerRss;
   if ('maxMiB' in rss) L(`worker peak RSS ≤ ${rss.maxMiB} MiB`, `${f.rss.peakMiB.toFixed(0)} MiB   ${met(rss.met)}`);
@@ -400,10 +349,10 @@ function printReport(r: Run, f: Figures) {
     );
   }
   const a = f.dbActivityDuringDrain;
-  const mm = (s: { mean: number; max: number }) => `${s.mean.toFixed(1)} / ${s.max}`;
+  const mm = (k: string) => `${f1(a[k]!.mean)} / ${a[k]!.max}`;
   L(
     'bench DB backends during drain (mean / max)',
-    `${mm(a.connections)} connected, ${mm(a.active)} active, ${mm(a.idleInTransaction)} idle in transaction, ${mm(a.lockWaits)} waiting on a lock`,
+    `${mm('connections')} connected, ${mm('active')} active, ${mm('idleInTransaction')} idle in transaction, ${mm('lockWaits')} waiting on a lock`,
   );
   for (const [label, w] of [
     ['steady state: due → kill', f.cpuSteadyBeforeKill],
@@ -411,57 +360,46 @@ function printReport(r: Run, f: Figures) {
   ] as const) {
     if (!w) continue;
     const busy = `machine busy ${(w.machineBusy * 100).toFixed(0)}%${note(w.otherShare)}`;
-    L(
-      `CPU, ${label}`,
-      `t=${w.fromS.toFixed(1)}…${w.toS.toFixed(1)} s, ${f0(w.posts)} posts (${(w.posts / w.seconds).toFixed(1)}/s), ${busy}`,
-    );
+    L(`CPU, ${label}`, `t=${f1(w.fromS)}…${f1(w.toS)} s, ${f0(w.posts)} posts (${f1(w.posts / w.seconds)}/s), ${busy}`);
     L(
       '  cores used',
       list(w.cores, (v) => v.toFixed(2)),
     );
-    L('  CPU µs per published post', list(w.usPerPost, f0));
+    L('  CPU µs per published post', list(w.usPerPost!, f0));
   }
   const c = f.cpuDuringCreation;
-  if (c) L('CPU during creation, µs per post', list(c.usPerPost, f0) + note(c.otherShare));
+  if (c) L('CPU during creation, µs per post', list(c.usPerPost!, f0) + note(c.otherShare));
 }
 
 /** The surviving worker's CPU profile, cut to the drain window it served, per thread. */
 async function profileWorker(r: Run, f: Figures) {
   const last = r.workers.at(-1)!;
-  if (!S.opt['worker-profile'] || last.exit) return null;
+  if (!opt['worker-profile'] || last.exit) return null;
   await last.stop(20_000);
-  const dir = path.join(RESULTS_DIR, 'profiles', `${S.RUN_NAME}-worker-${last.index}`);
+  const dir = S.profileDir(last.index);
   const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => n.endsWith('.cpuprofile') && !n.startsWith('drain-')) : [];
   if (!files.length) console.log(`  (no CPU profile found in ${path.relative(process.cwd(), dir)})`);
-  const from = Math.max(r.dueMs, last.readyAt ?? r.dueMs);
-  const to = f.bulkEnd;
+  const [from, to] = [Math.max(r.dueMs, last.readyAt ?? r.dueMs), f.bulkEnd];
   const window = {
     fromS: (from - r.dueMs) / 1000,
     toS: (to - r.dueMs) / 1000,
     posts: f.pubTimes.filter((x) => x >= from && x <= to).length,
   };
   const profiles = [];
-  for (const file of files.sort()) {
-    const out = path.join(dir, `drain-${file}`);
-    cutProfile(path.join(dir, file), out, last.exitedAt!, from, to);
+  for (const name of files.sort()) {
+    const file = path.join(dir, `drain-${name}`);
+    cutProfile(path.join(dir, name), file, last.exitedAt!, from, to);
     // File names: CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile; thread 0 is the main
     // thread (activities, SDK bridge); workflow code runs in one of the worker threads.
-    const threadId = file.split('.')[4];
+    const threadId = name.split('.')[4];
     const thread = threadId === '0' ? 'main thread' : `worker thread ${threadId}`;
-    const summary = summarizeProfile(out, REPO_ROOT, 15);
-    const sampledMs = summary.totalMs;
+    const summary = summarizeProfile(file, REPO_ROOT, 15);
+    const { totalMs: sampledMs, byGroup, topSelf } = summary;
     if (!sampledMs) continue;
     const title = `worker #${last.index} ${thread}, t=${s1(from - r.dueMs)}…${s1(to - r.dueMs)} s, ${f0(window.posts)} posts published`;
     printProfile(`${title} (µs/req = µs per published post)`, summary, window.posts);
-    profiles.push({
-      thread,
-      window,
-      sampledMs,
-      usPerPost: window.posts ? (sampledMs * 1000) / window.posts : null,
-      byGroup: summary.byGroup.slice(0, 20),
-      topSelf: summary.topSelf,
-      file: path.relative(REPO_ROOT, summary.file),
-    });
+    const usPerPost = window.posts ? (sampledMs * 1000) / window.posts : null;
+    profiles.push({ thread, window, sampledMs, usPerPost, byGroup: byGroup.slice(0, 20), topSelf, file: path.relative(REPO_ROOT, file) });
   }
   return profiles;
 }

@@ -1,15 +1,12 @@
+import path from 'node:path';
+import { RESULTS_DIR } from '../harness/format';
 import { benchFlags, numberOption } from '../harness/options';
 import { temporalKind } from '../harness/temporal';
 
 // The publishing bench's command line and targets; the worker's tunables set in the environment before any app module loads.
 
-export const TARGET_P99_S = 30;
-// Issue 19's targets, as ratios to the bare baselines measured in the same run.
-export const TARGET_DRAIN_VS_TIMER_ACTIVITY = 0.8;
-export const AIM_DRAIN_VS_BARE_TIMER = 0.6;
-export const TARGET_P99_VS_BASELINE = 1.5;
-export const TARGET_PEAK_RSS_MIB = 600;
-export const TARGET_STEADY_P99_S = 2;
+// Issue 19's targets: drain and p99 lag as ratios to the bare baselines measured in the same run (p99S without them).
+export const TARGET = { drainVsTimerActivity: 0.8, drainVsBareTimerAim: 0.6, p99VsBaseline: 1.5, p99S: 30, peakRssMiB: 600, steadyP99S: 2 };
 
 export const opt = benchFlags(
   'publishing: N posts due in the same minute, the worker SIGKILLed and restarted mid-run.',
@@ -107,9 +104,9 @@ export const opt = benchFlags(
     strict: {
       type: 'boolean',
       help: `exit 1 when a target is missed: 0 lost, 0 duplicated, and in burst mode
-        drain ≥ ${TARGET_DRAIN_VS_TIMER_ACTIVITY}× the timer+activity baseline, p99 lag ≤ ${TARGET_P99_VS_BASELINE}× its p99 (without
-        a baseline: p99 < ${TARGET_P99_S} s), worker peak RSS ≤ ${TARGET_PEAK_RSS_MIB} MiB; in steady mode
-        p99 lag ≤ ${TARGET_STEADY_P99_S} s and worker RSS flat`,
+        drain ≥ ${TARGET.drainVsTimerActivity}× the timer+activity baseline, p99 lag ≤ ${TARGET.p99VsBaseline}× its p99 (without
+        a baseline: p99 < ${TARGET.p99S} s), worker peak RSS ≤ ${TARGET.peakRssMiB} MiB; in steady mode
+        p99 lag ≤ ${TARGET.steadyP99S} s and worker RSS flat`,
     },
   },
   `Environment: BENCH_PUB_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_pub),
@@ -124,16 +121,24 @@ export const POSTS = STEADY ? Math.round(opt.rate * opt.minutes) : opt.posts;
 export const BASELINE = !STEADY && !opt['no-baseline'];
 export const SPREAD_MS = (STEADY ? opt.minutes * 60 : opt.spread) * 1000;
 export const KILL = !STEADY && !opt['no-kill'];
+export const PREBUILT = opt['worker-bundle'] === 'prebuilt';
 export const HISTORY_SAMPLE = opt['history-sample'] === 'all' ? Infinity : numberOption(opt, 'history-sample', { integer: true });
-export const CLUSTER = temporalKind(opt.temporal) === 'cluster';
-
-export const DATABASE_URL = process.env.BENCH_PUB_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_pub';
-export const REDIS_URL = process.env.BENCH_PUB_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
-export const BENCH_DB = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1));
-export const TASK_QUEUE = 'bench-publishing';
 export const RUN_NAME = `publishing${opt.tag ? `-${opt.tag}` : ''}`;
+/** Where worker #index writes its CPU profiles (--worker-profile). */
+export const profileDir = (index: number) => path.join(RESULTS_DIR, 'profiles', `${RUN_NAME}-worker-${index}`);
+
+/** The bench's own stores, Temporal and task queue (bench/harness/stack.ts reserveStack). */
+export const STACK = {
+  kind: temporalKind(opt.temporal),
+  databaseUrl: process.env.BENCH_PUB_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/content_scheduler_bench_pub',
+  redisUrl: process.env.BENCH_PUB_REDIS_URL ?? 'redis://127.0.0.1:6379/13',
+  taskQueue: 'bench-publishing',
+  clusterDatabase: 'bench_pub_temporal',
+  quietWaitS: opt['quiet-wait'],
+};
 
 // The worker's tunables, set in the environment for the worker (and the API) to read through lib/config.
+if (opt['worker-heap'] && opt['worker-heap'] < 256) throw new Error('--worker-heap must be 0 or a number ≥ 256');
 const tunables = {
   WORKER_ACTIVITY_CONCURRENCY: opt['activity-concurrency'],
   DB_POOL_MAX: opt['db-pool'],
@@ -141,23 +146,4 @@ const tunables = {
   WORKER_HEAP_MIB: opt['worker-heap'],
   WORKER_MAX_CACHED_WORKFLOWS: opt['max-cached'],
 };
-if (opt['worker-heap'] && opt['worker-heap'] < 256) throw new Error('--worker-heap must be 0 or a number ≥ 256');
 for (const [name, value] of Object.entries(tunables)) if (value !== undefined) process.env[name] = String(value);
-
-/** The settings a run's results file records: the flags, and the worker's as lib/config has read them. */
-export const resultSettings = ({ worker, dbPoolMax }: typeof import('../../lib/config').config, heapLimitMiB: number) => ({
-  ...opt,
-  posts: POSTS,
-  spreadS: SPREAD_MS / 1000,
-  kill: KILL,
-  workerActivityConcurrency: worker.activityConcurrency,
-  workerWorkflowConcurrency: worker.workflowConcurrency,
-  workerHeapMiB: Math.round(heapLimitMiB),
-  maxCachedWorkflows: worker.maxCachedWorkflows,
-  dbPoolMax,
-  publishDelaySeconds: 0,
-  temporal: CLUSTER ? 'cluster tier: frontend, history, matching, worker processes on Postgres' : 'dev server, in memory',
-  database: BENCH_DB,
-  redisDb: new URL(REDIS_URL).pathname.slice(1) || '0',
-  taskQueue: TASK_QUEUE,
-});

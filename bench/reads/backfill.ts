@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import pg from 'pg';
 import { advanceRollupBackfill, clearRollupReadyCache } from '../../lib/analytics/rollup';
 import { createKnex } from '../../lib/db';
@@ -10,48 +11,38 @@ import { summarize, type LatencySummary } from '../harness/load';
 // steps, online), each while writers do what the metrics sync and a publish do; then the rollup
 // against the plain aggregate of the posts.
 
-const HOUR = (at: string) => `date_trunc('hour', ${at} at time zone 'UTC') at time zone 'UTC'`;
+/** What the rollup holds, from the posts: per project and UTC hour of publishing, the published posts and their metrics' sums. */
+const PLAIN = `
+  select p.workspace_id, p.project_id, date_trunc('hour', p.published_at at time zone 'UTC') at time zone 'UTC' as hour,
+         count(*)::int as posts, coalesce(sum(m.impressions), 0)::bigint as impressions, coalesce(sum(m.reactions), 0)::bigint as reactions,
+         coalesce(sum(m.comments), 0)::bigint as comments, coalesce(sum(m.reshares), 0)::bigint as reshares
+    from posts p left join post_metric_state m on m.post_id = p.id
+   where p.status = 'published' and p.project_id is not null and p.published_at is not null
+   group by 1, 2, 3`;
+const SUMS = 'workspace_id, project_id, hour, posts, impressions, reactions, comments, reshares';
 
 /** The state a migration leaves on a database with posts: nothing counted, everything to backfill. */
-async function takeBack(url: string) {
-  const k = createKnex(url);
-  try {
-    await k.transaction(async (t) => {
-      await t.raw(`select set_config('rollup.backfill', 'on', true)`);
-      await t.raw(
-        `update rollup_backfills set through_id = null, counted = 0, done_at = null, started_at = now() where name = 'post_publish_hours'`,
-      );
-      await t.raw('truncate post_publish_hours');
-      await t.raw('update post_metric_state set counted_at = null where counted_at is not null');
-    });
-  } finally {
-    await k.destroy();
-  }
-}
+const takeBack = (k: Knex) =>
+  k.transaction(async (t) => {
+    await t.raw(`select set_config('rollup.backfill', 'on', true)`);
+    await t.raw(
+      `update rollup_backfills set through_id = null, counted = 0, done_at = null, started_at = now() where name = 'post_publish_hours'`,
+    );
+    await t.raw('truncate post_publish_hours');
+    await t.raw('update post_metric_state set counted_at = null where counted_at is not null');
+  });
 
 /** The first version's backfill: one transaction holding writes to posts and their metrics back. */
-async function underLock(url: string) {
-  const k = createKnex(url);
-  try {
-    await k.transaction(async (t) => {
-      await t.raw('lock table posts, post_metric_state in share row exclusive mode');
-      await t.raw(`select set_config('rollup.backfill', 'on', true)`);
-      await t.raw(`
-        update post_metric_state m set counted_at = p.published_at from posts p
-         where p.id = m.post_id and p.status = 'published' and p.project_id is not null and p.published_at is not null`);
-      await t.raw(`
-        insert into post_publish_hours (workspace_id, project_id, hour, posts, impressions, reactions, comments, reshares)
-        select p.workspace_id, p.project_id, ${HOUR('p.published_at')}, count(*), coalesce(sum(m.impressions), 0),
-               coalesce(sum(m.reactions), 0), coalesce(sum(m.comments), 0), coalesce(sum(m.reshares), 0)
-          from posts p left join post_metric_state m on m.post_id = p.id
-         where p.status = 'published' and p.project_id is not null and p.published_at is not null
-         group by 1, 2, 3`);
-      await t.raw(`update rollup_backfills set done_at = now() where name = 'post_publish_hours'`);
-    });
-  } finally {
-    await k.destroy();
-  }
-}
+const underLock = (k: Knex) =>
+  k.transaction(async (t) => {
+    await t.raw('lock table posts, post_metric_state in share row exclusive mode');
+    await t.raw(`select set_config('rollup.backfill', 'on', true)`);
+    await t.raw(`
+      update post_metric_state m set counted_at = p.published_at from posts p
+       where p.id = m.post_id and p.status = 'published' and p.project_id is not null and p.published_at is not null`);
+    await t.raw(`insert into post_publish_hours (${SUMS}) ${PLAIN}`);
+    await t.raw(`update rollup_backfills set done_at = now() where name = 'post_publish_hours'`);
+  });
 
 /** `connections` writers, each in turn a metrics write (the sync) and a published post moved by 1 ms (a trigger on posts), until stopped. */
 function writers(url: string, connections: number, postIds: string[]) {
@@ -68,13 +59,11 @@ function writers(url: string, connections: number, postIds: string[]) {
       latencies.push(performance.now() - t);
     }
   });
-  return {
-    async stop(): Promise<LatencySummary> {
-      stop = true;
-      await Promise.all(loops);
-      await pool.end();
-      return summarize(latencies);
-    },
+  return async (): Promise<LatencySummary> => {
+    stop = true;
+    await Promise.all(loops);
+    await pool.end();
+    return summarize(latencies);
   };
 }
 
@@ -83,53 +72,46 @@ const writes = (w: LatencySummary) =>
 
 export async function measureBackfill(url: string, label: string, { connections = 4, quietMs = 5_000 } = {}) {
   const k = createKnex(url);
-  const postIds = (
-    await k.raw(`select id from posts where status = 'published' and project_id is not null order by random() limit 20000`)
-  ).rows.map((r: { id: string }) => r.id);
   const figures: Record<string, unknown> = {};
   try {
+    const { rows } = await k.raw(
+      `select id from posts where status = 'published' and project_id is not null order by random() limit 20000`,
+    );
+    const postIds = rows.map((r: { id: string }) => r.id);
     // The writers alone first: what a write costs with no backfill beside it.
     const quiet = writers(url, connections, postIds);
     await new Promise((r) => setTimeout(r, quietMs));
-    figures.alone = await quiet.stop();
-    console.log(`  writers alone: ${writes(figures.alone as LatencySummary)}`);
+    const alone = (figures.alone = await quiet());
+    console.log(`  writers alone: ${writes(alone)}`);
 
     for (const mode of ['under a lock (the migration’s first version)', 'online, in steps (the reconciler)'] as const) {
-      await takeBack(url);
+      await takeBack(k);
       clearRollupReadyCache();
-      const w = writers(url, connections, postIds);
+      const stopWriters = writers(url, connections, postIds);
       const t = performance.now();
-      let deferred = 0;
-      let counted = 0;
-      if (mode.startsWith('under')) await underLock(url);
+      let [deferred, counted] = [0, 0];
+      if (mode.startsWith('under')) await underLock(k);
       else
         for (let done = false; !done;) {
           const p = await advanceRollupBackfill(k, { budgetMs: 60_000 });
-          deferred += p.deferred;
-          counted += p.counted;
-          done = p.done;
+          [deferred, counted, done] = [deferred + p.deferred, counted + p.counted, p.done];
         }
       const seconds = (performance.now() - t) / 1000;
-      const during = await w.stop();
+      const during = await stopWriters();
       figures[mode] = { seconds, writers: during, deferred, counted };
       console.log(
         `reads backfill at ${label}, ${mode}: ${s1(seconds * 1000)} s${counted ? ` (${f0(counted)} posts read, ${f0(counted / seconds)}/s, ${deferred} steps deferred)` : ''}; ${writes(during)}`,
       );
     }
-    const { rows } = await k.raw(`
-      with plain as (
-        select p.workspace_id, p.project_id, ${HOUR('p.published_at')} as hour, count(*)::int as posts,
-               coalesce(sum(m.impressions), 0)::bigint as impressions, coalesce(sum(m.reactions), 0)::bigint as reactions,
-               coalesce(sum(m.comments), 0)::bigint as comments, coalesce(sum(m.reshares), 0)::bigint as reshares
-          from posts p left join post_metric_state m on m.post_id = p.id
-         where p.status = 'published' and p.project_id is not null and p.published_at is not null
-         group by 1, 2, 3),
-      kept as (select workspace_id, project_id, hour, posts, impressions, reactions, comments, reshares from post_publish_hours)
-      select (select count(*) from (table plain except table kept) a) + (select count(*) from (table kept except table plain) b) as differing,
-             (select count(*) from post_metric_state m join posts p on p.id = m.post_id
-               where m.counted_at is distinct from case when p.status = 'published' and p.project_id is not null then p.published_at end) as miscounted`);
-    figures.differingBuckets = Number(rows[0].differing);
-    figures.miscountedRows = Number(rows[0].miscounted);
+    const [check] = (
+      await k.raw(`
+        with plain as (${PLAIN}), kept as (select ${SUMS} from post_publish_hours)
+        select (select count(*) from (table plain except table kept) a) + (select count(*) from (table kept except table plain) b) as differing,
+               (select count(*) from post_metric_state m join posts p on p.id = m.post_id
+                 where m.counted_at is distinct from case when p.status = 'published' and p.project_id is not null then p.published_at end) as miscounted`)
+    ).rows;
+    figures.differingBuckets = Number(check.differing);
+    figures.miscountedRows = Number(check.miscounted);
     console.log(
       `reads backfill at ${label}: after writes throughout, buckets differing from the plain aggregate: ${figures.differingBuckets}; metrics rows marked wrong: ${figures.miscountedRows}`,
     );

@@ -19,8 +19,7 @@ export async function plansAsSent(client: pg.ClientBase, s: CapturedStatement, o
     const args = values
       .map((v) => (v === null ? 'null' : (client as pg.Client).escapeLiteral(Buffer.isBuffer(v) ? v.toString() : String(v))))
       .join(', ');
-    const generic = text(await client.query(`${explain} execute plan_check${values.length ? `(${args})` : ''}`));
-    return [custom, generic];
+    return [custom, text(await client.query(`${explain} execute plan_check${values.length ? `(${args})` : ''}`))];
   } finally {
     await client.query('reset plan_cache_mode');
     await client.query('deallocate plan_check');
@@ -30,16 +29,12 @@ export async function plansAsSent(client: pg.ClientBase, s: CapturedStatement, o
 /** The index scans of a plan on `table` (by the index's name for a bitmap scan: `<table>_…`), with their index conditions. */
 export function indexScansOn(plan: string, table: string): Array<{ index: string; cond: string }> {
   const lines = plan.split('\n');
-  const found: Array<{ index: string; cond: string }> = [];
-  lines.forEach((line, i) => {
-    const m = /Index (?:Only )?Scan(?: Backward)? using (\S+) on (\S+)/.exec(line) ?? /Bitmap Index Scan on (\S+)()/.exec(line);
-    if (!m) return;
-    const [, index, on] = m as unknown as [string, string, string];
-    if (on ? on !== table : !index.startsWith(`${table}_`)) return;
-    const cond = /^\s*Index Cond: (.*)$/.exec(lines[i + 1] ?? '')?.[1] ?? '';
-    found.push({ index, cond });
+  return lines.flatMap((line, i) => {
+    const [, index = '', on] =
+      /Index (?:Only )?Scan(?: Backward)? using (\S+) on (\S+)/.exec(line) ?? /Bitmap Index Scan on (\S+)()/.exec(line) ?? [];
+    if (!index || (on ? on !== table : !index.startsWith(`${table}_`))) return [];
+    return [{ index, cond: /^\s*Index Cond: (.*)$/.exec(lines[i + 1] ?? '')?.[1] ?? '' }];
   });
-  return found;
 }
 
 /** EXPLAIN (ANALYZE, BUFFERS) of each statement as sent (plansAsSent), printed: the reads bench's --explain. */

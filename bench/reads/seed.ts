@@ -12,7 +12,7 @@ import { STATUS_CATEGORIES } from '../../lib/posts/statuses';
 
 /** A measured workspace: an API key with every key scope, an admin's OAuth token with webhooks:manage (spec 5.1). */
 export type SeededWorkspace = Record<'workspaceId' | 'projectId' | 'key' | 'adminToken' | 'endpointId', string> & { posts: number };
-export type Seeded = { posts: number; workspaces: number; largest: SeededWorkspace; small: SeededWorkspace };
+export type Seeded = { posts: number; largest: SeededWorkspace; small: SeededWorkspace };
 
 const SEEDED_TABLES = `workspaces post_statuses projects posts post_metric_state post_metric_days post_publish_hours notes calendar_slots
   ideas jobs media_assets webhook_endpoints webhook_deliveries knowledge_documents knowledge_chunks`.split(/\s+/);
@@ -28,14 +28,8 @@ const workspaceOf = (u: string, w: number) =>
 /** A uniform draw in [0, 1) from an integer, stable across runs (Knuth's multiplicative hash; the status uses hashint4). */
 const draw = (i: string) => `((${i}::bigint * 2654435761) % 4294967296)::float8 / 4294967296`;
 
-/** The tail workspace whose posts are the median's at any size: at relative rank ½ of the tail. */
-export function smallWorkspaceNumber(workspaces: number): number {
-  return 2 + Math.floor((workspaces - 1) / 2);
-}
-
-/** Seeds `k`'s database (migrated, empty) with `size.posts` posts and what goes with them. */
-export async function seedReads(k: Knex, size: { posts: number }, log: (line: string) => void = () => {}): Promise<Seeded> {
-  const P = size.posts;
+/** Seeds `k`'s database (migrated, empty) with P posts and what goes with them. */
+export async function seedReads(k: Knex, { posts: P }: { posts: number }, log: (line: string) => void = () => {}): Promise<Seeded> {
   const W = Math.max(2, Math.round(P / 100));
   const t0 = performance.now();
   // Each statement of a step on its own: a statement with parameters is one prepared statement.
@@ -49,10 +43,16 @@ export async function seedReads(k: Knex, size: { posts: number }, log: (line: st
     }
     log(`  ${what}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
   };
-  const indexes = await dropSecondaryIndexes(k);
+  // The seeded tables' indexes that back no constraint, dropped for the load.
+  const { rows } = await k.raw(
+    `select i.indexname as name, i.indexdef as def from pg_indexes i
+      where i.schemaname = current_schema() and i.tablename = any(?) and not exists (select 1 from pg_constraint c where c.conname = i.indexname)`,
+    [SEEDED_TABLES],
+  );
+  for (const r of rows) await k.raw(`drop index "${r.name}"`);
+  const indexes: string[] = rows.map((r: { def: string }) => r.def);
   // Two years of history and 30 days ahead; created in order over the history.
-  const now = Date.now();
-  const historyDays = 730;
+  const [now, historyDays] = [Date.now(), 730];
   await step(
     'workspaces, statuses, projects',
     `insert into workspaces (id, name, plan) select ${ws('n')}, 'Workspace ' || n, 'BUSINESS' from generate_series(1, ${W}) n;
@@ -153,52 +153,33 @@ export async function seedReads(k: Knex, size: { posts: number }, log: (line: st
                                    'Remote team rituals, async writing and meetings'])[1 + abs(hashtext(d.id) + o) % 5]
                             || ' ' || d.name || ' ' || md5(d.id || o) as t) c`,
   );
-  await recreateIndexes(k, indexes, log);
+  // The secondary indexes again, two at a time: what two cores take.
+  const t = performance.now();
+  const queue = [...indexes];
+  await Promise.all(
+    [0, 1].map(async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) await k.raw(next);
+    }),
+  );
+  log(`  ${indexes.length} indexes: ${((performance.now() - t) / 1000).toFixed(1)} s`);
   await step('vacuum analyze', `vacuum analyze ${SEEDED_TABLES.join(', ')}`);
   log(`seeded ${P} posts over ${W} workspaces in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   return seededWorkspaces(k, P);
 }
 
-/** The measured workspaces of a database seeded with `posts` posts, with fresh credentials. */
+/** The measured workspaces of a database seeded with `posts` posts, with fresh credentials: the largest, and the tail's at rank ½. */
 export async function seededWorkspaces(k: Knex, posts: number): Promise<Seeded> {
   const W = Math.max(2, Math.round(posts / 100));
-  return { posts, workspaces: W, largest: await credentials(k, 1), small: await credentials(k, smallWorkspaceNumber(W)) };
-}
-
-type IndexDef = { name: string; def: string };
-
-/** Drops the seeded tables' indexes that back no constraint, answering their definitions. */
-async function dropSecondaryIndexes(k: Knex): Promise<IndexDef[]> {
-  const { rows } = await k.raw(
-    `select i.indexname as name, i.indexdef as def
-       from pg_indexes i
-      where i.schemaname = current_schema() and i.tablename = any(?)
-        and not exists (select 1 from pg_constraint c where c.conname = i.indexname)`,
-    [SEEDED_TABLES],
-  );
-  for (const r of rows as IndexDef[]) await k.raw(`drop index "${r.name}"`);
-  return rows as IndexDef[];
-}
-
-async function recreateIndexes(k: Knex, indexes: IndexDef[], log: (line: string) => void): Promise<void> {
-  const t = performance.now();
-  // Two at a time: what two cores take.
-  const queue = [...indexes];
-  await Promise.all(
-    [0, 1].map(async () => {
-      for (let next = queue.shift(); next; next = queue.shift()) await k.raw(next.def);
-    }),
-  );
-  log(`  ${indexes.length} indexes: ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  return { posts, largest: await credentials(k, 1), small: await credentials(k, 2 + Math.floor((W - 1) / 2)) };
 }
 
 /** Workspace n's credentials (SeededWorkspace): the OAuth token with the rows the code exchange writes (lib/oauth/tokens.ts). */
 async function credentials(k: Knex, n: number): Promise<SeededWorkspace> {
-  const workspaceId = `org_r${String(n).padStart(10, '0')}`;
-  const projectId = `proj_r${String(n).padStart(10, '0')}`;
-  const key = `${API_KEY_PREFIXES.live}bench${String(n).padStart(10, '0')}${'k'.repeat(25)}`;
-  const keyScopes = ALL_SCOPES.filter((s) => !(OAUTH_ONLY_SCOPES as readonly string[]).includes(s));
-  const userId = `usr_r${n}`;
+  const id = String(n).padStart(10, '0');
+  const [workspaceId, projectId, userId, grantId, clientId] = [`org_r${id}`, `proj_r${id}`, `usr_r${n}`, `grt_r${n}`, 'cli_rbench'];
+  const key = `${API_KEY_PREFIXES.live}bench${id}${'k'.repeat(25)}`;
+  const scopes = [...ALL_SCOPES];
+  const keyScopes = scopes.filter((s) => !(OAUTH_ONLY_SCOPES as readonly string[]).includes(s));
   // Once per database: a kept database (--keep) has them already.
   const once = (table: string, row: Record<string, unknown>, q: Knex = k) => q(table).insert(row).onConflict('id').ignore();
   await once('api_keys', {
@@ -213,20 +194,19 @@ async function credentials(k: Knex, n: number): Promise<SeededWorkspace> {
   await once('users', { id: userId, email: `admin${n}@bench.example.com`, name: 'Admin' });
   await once('memberships', { id: `mem_r${n}`, workspace_id: workspaceId, user_id: userId, role: 'admin' });
   await once('oauth_clients', {
-    id: 'cli_rbench',
+    id: clientId,
     client_name: 'Bench',
     redirect_uris: ['https://bench.example.com/cb'],
     grant_types: ['authorization_code'],
     response_types: ['code'],
   });
-  const scopes = [...ALL_SCOPES];
   const plaintext = randomToken(ACCESS_TOKEN_PREFIX);
   await k.transaction(async (trx) => {
-    const grant = { user_id: userId, client_id: 'cli_rbench', workspace_id: workspaceId, default_project_id: projectId };
-    await once('oauth_grants', { id: `grt_r${n}`, ...grant, access_level: 'full', requested_scopes: scopes, scopes }, trx);
+    const grant = { user_id: userId, client_id: clientId, workspace_id: workspaceId, default_project_id: projectId };
+    await once('oauth_grants', { id: grantId, ...grant, access_level: 'full', requested_scopes: scopes, scopes }, trx);
     const family = await createFamily(trx, {
-      grantId: `grt_r${n}`,
-      clientId: 'cli_rbench',
+      grantId,
+      clientId,
       userId,
       workspaceId,
       defaultProjectId: projectId,
@@ -237,5 +217,5 @@ async function credentials(k: Knex, n: number): Promise<SeededWorkspace> {
     await insertAccessToken(trx, family, plaintext, scopes, null, 30 * 86_400);
   });
   const [{ n: posts }] = (await k.raw('select count(*)::int as n from posts where workspace_id = ?', [workspaceId])).rows;
-  return { workspaceId, projectId, key, adminToken: plaintext, endpointId: `whe_r${String(n).padStart(10, '0')}`, posts };
+  return { workspaceId, projectId, key, adminToken: plaintext, endpointId: `whe_r${id}`, posts };
 }

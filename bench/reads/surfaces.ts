@@ -12,48 +12,33 @@ export interface ReadSurface {
   list?: { table: string };
 }
 
-const DAY_MS = 86_400_000;
-const ymd = (t: number) => new Date(t).toISOString().slice(0, 10);
-
 export function readSurfaces(w: SeededWorkspace, now = Date.now()): ReadSurface[] {
   const key = { authorization: `Bearer ${w.key}` };
-  const admin = { authorization: `Bearer ${w.adminToken}` };
   const p = w.projectId;
+  const day = (n: number) => new Date(now + n * 86_400_000).toISOString().slice(0, 10);
+  const read = (surface: string, path: string, table?: string, headers = key) => ({
+    surface,
+    path,
+    headers,
+    list: table ? { table } : undefined,
+  });
   // The calendar month ahead (where the scheduled posts are) and the last 30 days of analytics.
-  const monthFrom = ymd(now);
-  const monthTo = ymd(now + 30 * DAY_MS);
-  const from = ymd(now - 29 * DAY_MS);
-  const to = ymd(now);
-  const posts = { table: 'posts' };
   return [
-    { surface: 'post list', path: `/v1/posts?projectId=${p}`, headers: key, list: posts },
-    { surface: 'post list, scheduled', path: `/v1/posts?projectId=${p}&status=scheduled`, headers: key, list: posts },
-    { surface: 'post list, drafts and failed', path: `/v1/posts?projectId=${p}&status=draft,failed_to_publish`, headers: key, list: posts },
-    {
-      surface: 'post list, a month',
-      path: `/v1/posts?projectId=${p}&dateFrom=${ymd(now - 90 * DAY_MS)}&dateTo=${ymd(now - 60 * DAY_MS)}`,
-      headers: key,
-      list: posts,
-    },
-    { surface: 'post list, a year ago', path: `/v1/posts?projectId=${p}&dateTo=${ymd(now - 365 * DAY_MS)}`, headers: key, list: posts },
-    { surface: 'calendar month', path: `/v1/calendar?projectId=${p}&from=${monthFrom}&to=${monthTo}`, headers: key, list: posts },
-    { surface: 'analytics overview', path: `/v1/analytics/overview?projectId=${p}&from=${from}&to=${to}`, headers: key },
-    { surface: 'analytics per post', path: `/v1/analytics/posts?projectId=${p}`, headers: key, list: posts },
-    { surface: 'media list', path: '/v1/media', headers: key, list: { table: 'media_assets' } },
-    {
-      surface: 'knowledge search',
-      path: '/v1/knowledge?query=pricing%20customers',
-      headers: key,
-      list: { table: 'knowledge_chunks' },
-    },
-    { surface: 'idea board', path: `/v1/ideas?projectId=${p}`, headers: key, list: { table: 'ideas' } },
-    { surface: 'jobs list', path: '/v1/jobs', headers: key, list: { table: 'jobs' } },
-    {
-      surface: 'webhook deliveries',
-      path: `/v1/webhook-endpoints/${w.endpointId}/deliveries`,
-      headers: admin,
-      list: { table: 'webhook_deliveries' },
-    },
-    { surface: 'usage', path: '/v1/usage', headers: key },
+    read('post list', `/v1/posts?projectId=${p}`, 'posts'),
+    read('post list, scheduled', `/v1/posts?projectId=${p}&status=scheduled`, 'posts'),
+    read('post list, drafts and failed', `/v1/posts?projectId=${p}&status=draft,failed_to_publish`, 'posts'),
+    read('post list, a month', `/v1/posts?projectId=${p}&dateFrom=${day(-90)}&dateTo=${day(-60)}`, 'posts'),
+    read('post list, a year ago', `/v1/posts?projectId=${p}&dateTo=${day(-365)}`, 'posts'),
+    read('calendar month', `/v1/calendar?projectId=${p}&from=${day(0)}&to=${day(30)}`, 'posts'),
+    read('analytics overview', `/v1/analytics/overview?projectId=${p}&from=${day(-29)}&to=${day(0)}`),
+    read('analytics per post', `/v1/analytics/posts?projectId=${p}`, 'posts'),
+    read('media list', '/v1/media', 'media_assets'),
+    read('knowledge search', '/v1/knowledge?query=pricing%20customers', 'knowledge_chunks'),
+    read('idea board', `/v1/ideas?projectId=${p}`, 'ideas'),
+    read('jobs list', '/v1/jobs', 'jobs'),
+    read('webhook deliveries', `/v1/webhook-endpoints/${w.endpointId}/deliveries`, 'webhook_deliveries', {
+      authorization: `Bearer ${w.adminToken}`,
+    }),
+    read('usage', '/v1/usage'),
   ];
 }

@@ -3,19 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { verifyWebhookSignature } from '../../sim/webhooks/verifier';
 
 /** One request as a receiver read it: its path, event id and Webhook-Id, whether its signature verified, when it was read whole. */
-export interface Received {
-  path: string;
-  eventId: string;
-  webhookId: string;
-  signatureOk: boolean;
-  at: number;
-}
+export type Received = { path: string; eventId: string; webhookId: string; signatureOk: boolean; at: number };
 
-/**
- * A customer's webhook receiver on loopback (the webhooks bench's and the soak's): reads each
- * request whole, verifies its signature with its endpoint's secret independently of the
- * service's signer (sim/webhooks/verifier.ts), and answers the status `answer` returns (204 if none).
- */
+// A customer's webhook receiver on loopback (the webhooks, soak and fairness benches'): reads each request whole, verifies its
+// signature with its endpoint's secret apart from the service's signer (sim/webhooks/verifier.ts), answers `answer`'s status (204 if none).
 export async function startReceiver(
   secretOf: (path: string) => string,
   answer: (r: Received) => number | void,

@@ -3,9 +3,8 @@ import { serveUnderParent } from '../harness/serverChild';
 import type { Receipt } from '../webhooks';
 import { startReceiver } from './receiver';
 
-// The webhooks bench's receivers, a child process so that their work does not share the
-// worker's event loop: one server per endpoint (BENCH_RECEIVERS of them), each verifying with its
-// endpoint's secret once told it and answering 204. The bench asks over IPC (harness/serverChild.ts).
+// The webhooks bench's receivers, a child process so that their work does not share the worker's event loop: one server per
+// endpoint (BENCH_RECEIVERS), each verifying with its endpoint's secret once told it, answering 204; asked over IPC (serverChild.ts).
 
 let secrets: string[] = [];
 const receipts: Receipt[] = [];

@@ -3,8 +3,16 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { BASELINE_TABLE, bareRound, startBareBaseline, type BareBaseline } from '../../bench/generation/baseline';
-import { compareToBaseline, roundFigures, summarizeRounds, type Reply } from '../../bench/generation/figures';
+import {
+  BASELINE_TABLE,
+  bareRound,
+  compareToBaseline,
+  roundFigures,
+  startBareBaseline,
+  summarizeRounds,
+  type BareBaseline,
+  type Reply,
+} from '../../bench/generation/baseline';
 import { db } from '../../lib/db';
 
 // The generation bench's bare baseline (bench/generation): its figures, its comparison with the
