@@ -32,7 +32,12 @@ const printed = (service: ServiceProcess) => service.output.map((l) => `${l}\n`)
  */
 async function ownStart(names: string[], dataDir: string, env: Record<string, string>) {
   const ports: Record<string, number> = {};
-  for (const n of names) ports[n] = await freePort();
+  // Each port free when asked, and none given twice: the kernel may hand a port it just freed to the next ask.
+  for (const n of names) {
+    let port = await freePort();
+    while (Object.values(ports).includes(port)) port = await freePort();
+    ports[n] = port;
+  }
   return {
     ports,
     env: {
