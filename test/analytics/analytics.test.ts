@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import pg from 'pg';
 import type { NativeConnection } from '@temporalio/worker';
 import { addMember, createProject, createWorkspace, issueApiKey, makeAgencyOwner } from '../../admin/provision';
 import { clearReachCache } from '../../api/oauth/reach';
+import { withStatementsSent } from '../support/statements';
 import { BEST_TIMES_POSTS } from '../../lib/analytics/overview';
 import { nextSyncAt, rebuildDailyGains, syncDueMetrics } from '../../lib/analytics/sync';
 import { ensureMetricsSync } from '../../lib/temporal/start/metricsSync';
@@ -584,24 +584,13 @@ describe('analytics', function () {
       );
       // The statement the API sends, as pg sends it (a prepared read or through knex alike;
       // bench/README.md, analytics).
-      const sent: Array<{ sql: string; bindings: unknown[] }> = [];
-      const query = pg.Client.prototype.query;
-      pg.Client.prototype.query = function (this: pg.Client, config: unknown, ...rest: unknown[]) {
-        const c = config as { text?: string; values?: unknown[] };
-        if (c && typeof c.text === 'string' && /from "posts" as "p"/.test(c.text))
-          sent.push({ sql: c.text, bindings: [...(c.values ?? [])] });
-        return (query as (...args: unknown[]) => unknown).call(this, config, ...rest);
-      } as typeof query;
-      try {
-        const res = await w.call('GET', `/v1/analytics/posts?projectId=${w.project.id}`);
-        assert.equal(res.status, 200);
-        assert.deepEqual(
-          res.body.data.map((p: { postId: string }) => p.postId),
-          [...w.ids].reverse(),
-        );
-      } finally {
-        pg.Client.prototype.query = query;
-      }
+      const { result: res, sent: all } = await withStatementsSent(() => w.call('GET', `/v1/analytics/posts?projectId=${w.project.id}`));
+      assert.equal(res.status, 200);
+      assert.deepEqual(
+        res.body.data.map((p: { postId: string }) => p.postId),
+        [...w.ids].reverse(),
+      );
+      const sent = all.filter((c) => /from "posts" as "p"/.test(c.text)).map((c) => ({ sql: c.text, bindings: c.values }));
       assert.equal(sent.length, 1);
       // Sequential scans off: on tables this small the planner would scan them whatever the
       // indexes; what matters is whether the page can come from an index in order.
@@ -723,20 +712,12 @@ describe('analytics', function () {
       // The statements do not grow with the workspaces reached: each count below starts with
       // the reach cache empty, so every workspace's access is read too.
       const statementsOf = async () => {
-        let sent = 0;
-        const query = pg.Client.prototype.query;
-        pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-          sent += 1;
-          return (query as (...a: unknown[]) => unknown).apply(this, args);
-        } as typeof query;
-        try {
-          clearReachCache();
-          const r = await client(api.url, access)('GET', '/v1/analytics/cross-workspace/overview');
-          assert.equal(r.status, 200, JSON.stringify(r.body));
-          return { sent, workspaces: r.body.data.workspaces as Array<{ workspaceId: string; projects: number; posts: number }> };
-        } finally {
-          pg.Client.prototype.query = query;
-        }
+        clearReachCache();
+        const { result: r, sent } = await withStatementsSent(() =>
+          client(api.url, access)('GET', '/v1/analytics/cross-workspace/overview'),
+        );
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        return { sent: sent.length, workspaces: r.body.data.workspaces as Array<{ workspaceId: string; projects: number; posts: number }> };
       };
       // A workspace where the owner is a plain member sees its assigned project only.
       const narrowed = await clientWorkspace(6);

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import pg from 'pg';
 import { createProject, issueApiKey } from '../../admin/provision';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db';
@@ -10,6 +9,7 @@ import { progressNow } from '../../lib/jobs/row';
 import { queuedPostGeneration, workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
 import { generationBody, useHarness, waitForJob } from './support';
+import { withStatementsSent } from '../support/statements';
 
 // spec 2.16 GET /v1/usage and the two refusals in front of a generation (spec 7.2, 8): the
 // weekly AI budget under `block` and the daily API AI-spend cap. Usage must agree beforehand:
@@ -84,17 +84,8 @@ describe('AI budgets, spend cap and GET /v1/usage', function () {
 
     // Statements sent while the request is answered (the key's authentication is cached by then).
     const sent = async (projectId?: string) => {
-      let n = 0;
-      const query = pg.Client.prototype.query;
-      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-        n += 1;
-        return (query as (...a: unknown[]) => unknown).apply(this, args);
-      } as typeof query;
-      try {
-        return { body: await usage(call, projectId), statements: n };
-      } finally {
-        pg.Client.prototype.query = query;
-      }
+      const { result: body, sent: statements } = await withStatementsSent(() => usage(call, projectId));
+      return { body, statements: statements.length };
     };
     await usage(call);
     const pool = await sent();
