@@ -57,12 +57,8 @@ export function recordingQuery(original: Query, t0: () => number, onStatement: (
   };
 }
 
-/** In the API process: the request once unrecorded (caches warm), then again with every pg query recorded. */
-export async function captureRequest(server: Server, req: CaptureRequest): Promise<{ status: number; statements: CapturedStatement[] }> {
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${req.path}`;
-  const send = () =>
-    fetch(url, { method: req.method ?? 'GET', headers: req.headers, body: req.body }).then(async (r) => (await r.arrayBuffer(), r.status));
-  await send();
+/** `run`'s result with every statement this process sent through pg while it ran, in the order sent (the tests count them too). */
+export async function withRecordedStatements<T>(run: () => Promise<T>): Promise<{ result: T; statements: CapturedStatement[] }> {
   const statements: CapturedStatement[] = [];
   const original = pg.Client.prototype.query as unknown as Query;
   const t0 = performance.now();
@@ -72,12 +68,21 @@ export async function captureRequest(server: Server, req: CaptureRequest): Promi
     (s) => statements.push(s),
   ) as never;
   try {
-    const status = await send();
-    for (const s of statements) if (Number.isNaN(s.endMs)) s.endMs = s.startMs;
-    return { status, statements };
+    return { result: await run(), statements };
   } finally {
     pg.Client.prototype.query = original as never;
   }
+}
+
+/** In the API process: the request once unrecorded (caches warm), then again with every pg query recorded. */
+export async function captureRequest(server: Server, req: CaptureRequest): Promise<{ status: number; statements: CapturedStatement[] }> {
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${req.path}`;
+  const send = () =>
+    fetch(url, { method: req.method ?? 'GET', headers: req.headers, body: req.body }).then(async (r) => (await r.arrayBuffer(), r.status));
+  await send();
+  const { result: status, statements } = await withRecordedStatements(send);
+  for (const s of statements) if (Number.isNaN(s.endMs)) s.endMs = s.startMs;
+  return { status, statements };
 }
 
 /**

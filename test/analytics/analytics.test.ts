@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { NativeConnection } from '@temporalio/worker';
 import { addMember, createProject, createWorkspace, issueApiKey, makeAgencyOwner } from '../../admin/provision';
 import { clearReachCache } from '../../api/oauth/reach';
-import { withStatementsSent } from '../support/statements';
+import { wireValues, withRecordedStatements } from '../../bench/harness/statements';
 import { BEST_TIMES_POSTS } from '../../lib/analytics/overview';
 import { nextSyncAt, rebuildDailyGains, syncDueMetrics } from '../../lib/analytics/sync';
 import { ensureMetricsSync } from '../../lib/temporal/start/metricsSync';
@@ -584,13 +584,15 @@ describe('analytics', function () {
       );
       // The statement the API sends, as pg sends it (a prepared read or through knex alike;
       // bench/README.md, analytics).
-      const { result: res, sent: all } = await withStatementsSent(() => w.call('GET', `/v1/analytics/posts?projectId=${w.project.id}`));
+      const { result: res, statements: all } = await withRecordedStatements(() =>
+        w.call('GET', `/v1/analytics/posts?projectId=${w.project.id}`),
+      );
       assert.equal(res.status, 200);
       assert.deepEqual(
         res.body.data.map((p: { postId: string }) => p.postId),
         [...w.ids].reverse(),
       );
-      const sent = all.filter((c) => /from "posts" as "p"/.test(c.text)).map((c) => ({ sql: c.text, bindings: c.values }));
+      const sent = all.filter((c) => /from "posts" as "p"/.test(c.text)).map((c) => ({ sql: c.text, bindings: wireValues(c) }));
       assert.equal(sent.length, 1);
       // Sequential scans off: on tables this small the planner would scan them whatever the
       // indexes; what matters is whether the page can come from an index in order.
@@ -713,7 +715,7 @@ describe('analytics', function () {
       // the reach cache empty, so every workspace's access is read too.
       const statementsOf = async () => {
         clearReachCache();
-        const { result: r, sent } = await withStatementsSent(() =>
+        const { result: r, statements: sent } = await withRecordedStatements(() =>
           client(api.url, access)('GET', '/v1/analytics/cross-workspace/overview'),
         );
         assert.equal(r.status, 200, JSON.stringify(r.body));

@@ -9,7 +9,7 @@ import { progressNow } from '../../lib/jobs/row';
 import { queuedPostGeneration, workspaceWithKey } from '../support/factories';
 import { assertError } from '../support/foundation';
 import { generationBody, useHarness, waitForJob } from './support';
-import { withStatementsSent } from '../support/statements';
+import { withRecordedStatements } from '../../bench/harness/statements';
 
 // spec 2.16 GET /v1/usage and the two refusals in front of a generation (spec 7.2, 8): the
 // weekly AI budget under `block` and the daily API AI-spend cap. Usage must agree beforehand:
@@ -84,7 +84,7 @@ describe('AI budgets, spend cap and GET /v1/usage', function () {
 
     // Statements sent while the request is answered (the key's authentication is cached by then).
     const sent = async (projectId?: string) => {
-      const { result: body, sent: statements } = await withStatementsSent(() => usage(call, projectId));
+      const { result: body, statements } = await withRecordedStatements(() => usage(call, projectId));
       return { body, statements: statements.length };
     };
     await usage(call);
