@@ -154,23 +154,27 @@ export async function searchDocuments(
   const visible = visibleDocuments(k, reach).select('d.id');
   if (opts.projectId !== undefined) visible.where((w) => w.where('d.scope', 'WORKSPACE').orWhere('d.project_id', opts.projectId!));
   const tsq = tsqueryExpr(k, opts.query, configs).toSQL();
-  // The workspace's chunks (the model's scoped query) matching the query, best rank per document.
-  const hits = KnowledgeChunk.knexForWorkspace(reach.workspaceId, k, 'c')
-    .select(
-      'c.document_id',
-      k.raw('max(ts_rank_cd(c.tsv, q.tsq)) as rank'),
-      k.raw('(array_agg(c.id order by ts_rank_cd(c.tsv, q.tsq) desc, c.ordinal))[1] as best_chunk_id'),
-    )
+  // The workspace's chunks (the model's scoped query) matching the query, each ranked once: the
+  // rank is most of a search's cost and grows with the matches, and the planner would inline a
+  // plain subquery and rank every chunk twice (for the best rank and for the best chunk).
+  const matches = KnowledgeChunk.knexForWorkspace(reach.workspaceId, k, 'c')
+    .select('c.document_id', 'c.id', 'c.ordinal', k.raw('ts_rank_cd(c.tsv, q.tsq) as r'))
     .crossJoin(k.raw('q'))
     .whereRaw('c.tsv @@ q.tsq')
     .whereIn('c.document_id', visible)
-    .groupBy('c.document_id')
-    .orderByRaw('rank desc, c.document_id desc')
+    .toSQL();
+  // The best rank per document, with its best chunk.
+  const hits = k
+    .from('matches as m')
+    .select('m.document_id', k.raw('max(m.r) as rank'), k.raw('(array_agg(m.id order by m.r desc, m.ordinal))[1] as best_chunk_id'))
+    .groupBy('m.document_id')
+    .orderByRaw('rank desc, m.document_id desc')
     .limit(opts.limit + 1)
     .offset(opts.offset)
     .toSQL();
   const rows = await k.raw(
     `with q as materialized (select (${tsq.sql}) as tsq),
+          matches as materialized (${matches.sql}),
           hits as (${hits.sql})
      select ${DOCUMENT_COLUMNS.join(', ')}, left(d.body, 2001) as head, char_length(d.body) as body_chars, h.rank,
             -- The best-ranked matching chunk, known from the ranking itself: searching the page's
@@ -182,7 +186,7 @@ export async function searchDocuments(
               where c.id = h.best_chunk_id) as snippet
        from hits h join knowledge_documents d on d.id = h.document_id, q
       order by h.rank desc, d.id desc`,
-    [...tsq.bindings, ...hits.bindings],
+    [...tsq.bindings, ...matches.bindings, ...hits.bindings],
   );
   const all = rows.rows as Array<DocumentRow & { rank: number; snippet: string }>;
   const page = all.slice(0, opts.limit);
