@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import type { Cleanups } from './harness/cleanups';
 import { postContent, prng, shuffle } from './harness/content';
-import { loadAverage, quantile, step } from './harness/format';
+import { f0, loadAverage, quantile, s1, step } from './harness/format';
 import { benchFlags } from './harness/options';
 import { machineInfo, until } from './harness/proc';
 import { apiClient, reserveStack, runBench, startStack } from './harness/stack';
@@ -21,11 +21,7 @@ const count = { min: 1, integer: true } as const;
 const opt = benchFlags(
   "fairness: the quiet workspaces' lag beside a noisy workspace's burst, over their lag alone.",
   {
-    scenarios: {
-      default: 'publishing,generation,webhooks',
-      arg: 'LIST',
-      help: 'publishing,generation,webhooks (default all three, in that order)',
-    },
+    scenarios: { default: 'publishing,generation,webhooks', arg: 'LIST', help: 'the scenarios to run, in that order' },
     burst: { default: 10000, ...count, help: 'posts the noisy workspace schedules for the minute' },
     quiet: { default: 10, ...count, help: 'quiet workspaces' },
     'quiet-posts': { default: 20, ...count, help: 'posts each quiet workspace schedules for the same minute' },
@@ -34,24 +30,13 @@ const opt = benchFlags(
     events: { default: 2000, ...count, help: "events for the noisy workspace's slow, failing endpoint" },
     'quiet-events': { default: 20, ...count, help: "events for each quiet workspace's healthy endpoint" },
     'slow-ms': { default: 1000, integer: true, arg: 'MS', help: 'how long the noisy endpoint takes to answer' },
-    lead: {
-      default: 0,
-      arg: 'S',
-      help: `seconds from creation to the due minute (default: room for the posts at the last
-        phase's creation rate, half again, plus 15 s)`,
-    },
+    lead: { default: 0, arg: 'S', help: 'seconds from creation to the due minute (default 1.5 × creation time at the last rate + 15 s)' },
     timeout: { default: 900, ...count, arg: 'S', help: 'give up on a phase after S seconds' },
-    'no-fairness': {
-      type: 'boolean',
-      help: `the dev server without matching.enableFairness and every start without a
-        priority (TEMPORAL_FAIRNESS=false): first come, first served, the before figure`,
-    },
+    'no-fairness': { type: 'boolean', help: 'first come, first served: no enableFairness, no start priority (TEMPORAL_FAIRNESS=false)' },
     temporal: {
       default: 'dev',
       arg: 'dev|cluster',
-      help: `the dev server in memory (default) or the cluster tier on Postgres
-        (tooling/temporalCluster.ts, databases bench_fair_temporal*, its dynamic config
-        and the production task queue name); --no-fairness there only drops the keys`,
+      help: 'the dev server in memory, or the cluster tier on Postgres (databases bench_fair_temporal*\nand the production task queue name; --no-fairness there only drops the keys)',
     },
     strict: { type: 'boolean', help: `exit 1 when a scenario misses the target (quiet p99 with noisy ≤ ${TARGET}× alone)` },
   },
@@ -96,7 +81,7 @@ runBench(
     for (const [name, phase] of Object.entries(SCENARIOS))
       if ((await phase(warm, false)).unfinished) throw new Error(`warm-up: the ${name} item was not done within 180 s (is the worker up?)`);
     await sleep(1000);
-    step(`warm-up: one post, one generation and one webhook through the service in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    step(`warm-up: one post, one generation and one webhook through the service in ${s1(Date.now() - t0)} s`);
     let missed = 0;
     for (const scenario of scenarios) {
       step(`${scenario}: the quiet workspaces alone`);
@@ -122,7 +107,7 @@ function report(scenario: Scenario, alone: Phase, noisy: Phase): boolean {
   );
   if (alone.breakdown && noisy.breakdown) {
     console.log(`  where the quiet lag went (their publish workflows' histories), p50 / p99 ms: alone | beside the noisy workspace`);
-    const ms = (v: number | null) => (v === null ? '–' : Math.round(v).toLocaleString('en-US'));
+    const ms = (v: number | null) => (v === null ? '–' : f0(v));
     for (const [key, [label]] of Object.entries(PHASES)) {
       const [a, n] = [alone.breakdown[key as keyof typeof PHASES], noisy.breakdown[key as keyof typeof PHASES]];
       // The publish step runs as a local activity inside the workflow task (workflows/publishPost.ts): no activity events.
@@ -248,7 +233,7 @@ async function publishingPhase(ctx: Ctx, withNoisy: boolean): Promise<Phase> {
   const createdBy = Date.now();
   ctx.createdPerS = items.length / Math.max(0.001, (createdBy - t0) / 1000);
   log(
-    `${items.length} posts created in ${((createdBy - t0) / 1000).toFixed(1)} s, due ${due.toISOString().slice(11, 19)} (${((due.getTime() - createdBy) / 1000).toFixed(1)} s later)`,
+    `${items.length} posts created in ${s1(createdBy - t0)} s, due ${due.toISOString().slice(11, 19)} (${s1(due.getTime() - createdBy)} s later)`,
   );
   const phase = await settle(ctx, POSTS, ids.quiet, ids.noisy, due.getTime());
   const { workflowIds } = await import('../lib/temporal/client');
@@ -256,8 +241,7 @@ async function publishingPhase(ctx: Ctx, withNoisy: boolean): Promise<Phase> {
   const quietTimelines = await timelines(ctx.temporal, histories);
   phase.breakdown = breakdown(quietTimelines.ok);
   if (quietTimelines.errors) phase.notes.push(`${quietTimelines.errors} quiet publish workflow histories could not be read`);
-  if (createdBy > due.getTime())
-    phase.notes.push(`creation ended ${((createdBy - due.getTime()) / 1000).toFixed(1)} s after the due minute: raise --lead`);
+  if (createdBy > due.getTime()) phase.notes.push(`creation ended ${s1(createdBy - due.getTime())} s after the due minute: raise --lead`);
   return phase;
 }
 
@@ -276,7 +260,7 @@ async function generationPhase(ctx: Ctx, withNoisy: boolean): Promise<Phase> {
   // The noisy workspace's jobs are queued first: first come, first served would run them first.
   const noisyIds = withNoisy ? await pLimit(50).map([...Array(ctx.sizes.jobs).keys()], (i) => generate(ctx.noisy, i)) : [];
   const quietIds = await Promise.all(ctx.quiet.map((t, i) => generate(t, i)));
-  log(`${noisyIds.length + quietIds.length} generation jobs accepted in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  log(`${noisyIds.length + quietIds.length} generation jobs accepted in ${s1(Date.now() - t0)} s`);
   return settle(ctx, JOBS, quietIds, noisyIds, t0);
 }
 

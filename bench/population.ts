@@ -140,7 +140,7 @@ async function createAndSettle<T>(b: Bench, items: T[], create: (it: T) => Promi
 export type Bare = NonNullable<Awaited<ReturnType<typeof bareBaseline>>>;
 
 async function bareBaseline(b: Bench) {
-  const mark = await storageMark(b.tier.store, S.DATABASE_URL);
+  const grown = await storageMark(b.tier.store);
   const taskQueue = 'bench-population-bare';
   const env = { ...b.env, BENCH_BASELINE_TASK_QUEUE: taskQueue };
   const script = 'bench/publishing/baselineWorker.ts';
@@ -154,7 +154,7 @@ async function bareBaseline(b: Bench) {
   const { created: started, settled } = run;
   // Armed: started and past its first task (its timer set), which the bare worker runs behind the starts.
   const armedRate = items.length / (run.settledMs / 1000);
-  const { temporal: storage } = await mark.growth();
+  const { temporal: storage } = await grown();
   const rssKiB = w.samples.at(-1)?.rssKiB ?? 0;
   await w.stop();
   const bytesPerWorkflow = storage.bytes / items.length;
@@ -182,7 +182,7 @@ async function populate(b: Bench) {
   });
   const creator = () => apiCreator(b.procs.api.port, (it) => project.get(it.projectId)!.key, opt.concurrency);
   const items = b.plan.far.map((p) => item(p, p.dueMs));
-  const mark = await storageMark(b.tier.store, S.DATABASE_URL);
+  const grown = await storageMark(b.tier.store);
   const peakFrom = b.procs.worker.samples.length;
   const api = creator();
   const run = await createAndSettle(b, items, api.create, 'posts created', S.TASK_QUEUE);
@@ -190,7 +190,7 @@ async function populate(b: Bench) {
   // The worker at rest with the population asleep: a few seconds for it to settle.
   await sleep(5_000);
   const [rssKiB, peakRssKiB] = [b.procs.rssKiB(), b.procs.peakRssKiB(peakFrom)];
-  const { temporal, service } = await mark.growth();
+  const { temporal, service } = await grown();
   const c = run.created;
   const ok = items.length - c.errors;
   const unsynced = await b.mon.query<{ n: number }>(
@@ -269,31 +269,31 @@ async function rescheduleAll(b: Bench, pop: Population, sl: Slices) {
     return x.id;
   };
   const to = (scheduledFor: string | null) => (x: Post) => ({ ...x, scheduledFor });
-  const mark = await storageMark(b.tier.store, S.DATABASE_URL);
+  const grown = await storageMark(b.tier.store);
   const peakFrom = b.procs.worker.samples.length;
 
   // Those whose outcome shows within the run go first, so they are answered before the C slice is due.
   const inRunChanges = [...cMoved.map(to(newIn)), ...movedIn.map(to(newIn)), ...cUnscheduled.map(to(null))];
   const inRun = await createAll(inRunChanges, patch, opt.concurrency);
   const inRunBeforeDue = Date.now() < sl.tC;
-  console.log(
-    `• in-run changes: ${cMoved.length} of the C slice moved to ${newIn.slice(11, 19)}, ${movedIn.length} far posts moved to the same minute, ${cUnscheduled.length} of the C slice unscheduled — answered ${((sl.tC - Date.now()) / 1000).toFixed(1)} s before the C slice is due${inRun.errors ? `; ${inRun.errors} errors: ${inRun.errorSamples[0]}` : ''}`,
+  step(
+    `in-run changes: ${cMoved.length} of the C slice moved to ${newIn.slice(11, 19)}, ${movedIn.length} far posts moved to the same minute, ${cUnscheduled.length} of the C slice unscheduled — answered ${s1(sl.tC - Date.now())} s before the C slice is due${inRun.errors ? `; ${inRun.errors} errors: ${inRun.errorSamples[0]}` : ''}`,
   );
 
   const cpu0 = snapshot();
   const every = Math.max(1000, Math.round(rFar.length / 5 / 1000) * 1000);
   const moves = rFar.map((x) => to(S.futureSlot(rand, pop.project.get(x.projectId)!.zone, Date.now()).toISOString())(x));
   const reschedules = await createAll(moves, patch, opt.concurrency, (n) => {
-    if (n % every === 0) console.log(`    ${n.toLocaleString('en-US')}/${rFar.length.toLocaleString('en-US')} rescheduled`);
+    if (n % every === 0) console.log(`    ${f0(n)}/${f0(rFar.length)} rescheduled`);
   });
   const unschedules = await createAll(uFar.map(to(null)), patch, opt.concurrency);
   api.close();
   await idle(b.connection, S.TASK_QUEUE, 600_000);
   const cpu = await b.cpuPer(cpu0, snapshot(), rFar.length + uFar.length);
   const [rssKiB, peakRssKiB] = [b.procs.rssKiB(), b.procs.peakRssKiB(peakFrom)];
-  const { temporal, service } = await mark.growth();
-  console.log(
-    `• ${reschedules.rate.toFixed(0)} reschedules/s (${rFar.length - reschedules.errors} of ${rFar.length}, p50 ${reschedules.latencyMs.p50.toFixed(0)} ms / p99 ${reschedules.latencyMs.p99.toFixed(0)} ms), ${unschedules.rate.toFixed(0)} unschedules/s (${uFar.length - unschedules.errors} of ${uFar.length}, p50 ${unschedules.latencyMs.p50.toFixed(0)} ms)${reschedules.errors + unschedules.errors ? ` — errors: ${[...reschedules.errorSamples, ...unschedules.errorSamples][0]}` : ''}`,
+  const { temporal, service } = await grown();
+  step(
+    `${reschedules.rate.toFixed(0)} reschedules/s (${rFar.length - reschedules.errors} of ${rFar.length}, p50 ${reschedules.latencyMs.p50.toFixed(0)} ms / p99 ${reschedules.latencyMs.p99.toFixed(0)} ms), ${unschedules.rate.toFixed(0)} unschedules/s (${uFar.length - unschedules.errors} of ${uFar.length}, p50 ${unschedules.latencyMs.p50.toFixed(0)} ms)${reschedules.errors + unschedules.errors ? ` — errors: ${[...reschedules.errorSamples, ...unschedules.errorSamples][0]}` : ''}`,
   );
 
   // What must and must not go out, from the PATCHes that were answered: a refused one left its post as it was.
@@ -354,10 +354,8 @@ async function postgresReading(db: string | pg.ClientConfig, prefix = ''): Promi
 async function temporalReading(store: TemporalStore): Promise<StorageReading> {
   if (store.kind === 'dev') return sqliteReading(store.file!);
   const { name, visibilityName, ...server } = store.db;
-  const [main, vis] = [
-    await postgresReading({ ...server, database: name }),
-    await postgresReading({ ...server, database: visibilityName }, 'visibility.'),
-  ];
+  const main = await postgresReading({ ...server, database: name });
+  const vis = await postgresReading({ ...server, database: visibilityName }, 'visibility.');
   return { bytes: main.bytes + vis.bytes, fileBytes: null, byName: { ...main.byName, ...vis.byName } };
 }
 
@@ -373,10 +371,8 @@ function growth(a: StorageReading, b: StorageReading) {
   return { bytes: b.bytes - a.bytes, fileBytes: a.fileBytes !== null && b.fileBytes !== null ? b.fileBytes - a.fileBytes : null, top };
 }
 
-/** Temporal's store and the service database read now; `growth()` reads them again and answers what each has grown since. */
-async function storageMark(store: TemporalStore, databaseUrl: string) {
-  const [t0, d0] = [await temporalReading(store), await postgresReading(databaseUrl)];
-  return {
-    growth: async () => ({ temporal: growth(t0, await temporalReading(store)), service: growth(d0, await postgresReading(databaseUrl)) }),
-  };
+/** Temporal's store and the service database read now; the answer reads them again and says what each has grown since. */
+async function storageMark(store: TemporalStore) {
+  const [t0, d0] = [await temporalReading(store), await postgresReading(S.DATABASE_URL)];
+  return async () => ({ temporal: growth(t0, await temporalReading(store)), service: growth(d0, await postgresReading(S.DATABASE_URL)) });
 }

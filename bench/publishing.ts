@@ -21,10 +21,7 @@ const { opt } = S;
 
 runBench(
   () => 'publishing',
-  async (cleanups) => {
-    const bench = await setUp(cleanups);
-    await report(bench, await run(bench));
-  },
+  (cleanups) => setUp(cleanups).then(async (b) => report(b, await run(b))),
 );
 
 // ── Set up: the environment, the stores, Temporal, the simulator, the customer, the bundles ──
@@ -35,7 +32,6 @@ async function setUp(cleanups: Cleanups) {
   // Every address chosen and every variable set before the first app module is loaded.
   const reserved = await reserveStack(S.STACK);
   const startedAt = Date.now();
-  // The pool size every app process uses, and the worker's settings, as lib/config reads them.
   const { config } = await import('../lib/config');
   const w = config.worker;
   // The worker's heap limit as `npm run start:worker` sets it (WORKER_HEAP_MIB; 0 = Node's own limit).
@@ -55,7 +51,6 @@ async function setUp(cleanups: Cleanups) {
 
   const stack = await startStack(reserved, cleanups);
   step(`database ${stack.db} (reset + migrated), Redis ${S.STACK.redisUrl} (flushed)`);
-  // The dev server, or the cluster tier: its processes are the "temporal" CPU group.
   step(`${stack.temporal.describe}; task queue ${stack.taskQueue}`);
   if (opt['network-latency']) await stack.sim.setLatency({ ms: opt['network-latency'], operation: 'createPost' });
   step(`network simulator in this process at ${stack.simulator.url}`);
@@ -68,7 +63,7 @@ async function setUp(cleanups: Cleanups) {
   const s = { workspaceId: ws.id, apiKey: ws.key, projectIds: ws.projectIds.slice(0, -1), pilotProjectId: ws.projectIds.at(-1)! };
   step(`seeded workspace ${s.workspaceId}: ${opt.projects} connected personal-brand project(s) + 1 pilot project, write API key`);
 
-  // The workers' environment over the bench's (they inherit it): the pre-built bundles.
+  // The workers inherit the bench's environment; this adds the pre-built bundles.
   const t0 = Date.now();
   const bundles = S.PREBUILT ? await buildWorkerBundles(RESULTS_DIR, 'publishing') : null;
   if (bundles) step(`workflow bundles built in ${s1(Date.now() - t0)} s; the workers load them (--worker-bundle prebuilt)`);

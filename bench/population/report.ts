@@ -2,7 +2,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import type { Bare, Bench, Population, RescheduleResult, Slices, StorageGrowth } from '../population';
-import { f0, mib, s1, writeResults } from '../harness/format';
+import { f0, f1, mib, s1, step, writeResults } from '../harness/format';
 import { machineInfo, until } from '../harness/proc';
 import { lagSummary, networkPosts, type CreateResult } from '../harness/stack';
 import { CLUSTER, DRAIN_DEADLINE_MS, opt, RESTART, TARGET } from './settings';
@@ -62,8 +62,8 @@ export async function drain(mon: pg.Client, ids: string[], dueMs: number, label:
   // The lag from each post's own publish time: a drain called after its due time (the reschedule
   // phase's, once every PATCH is answered) would otherwise report when it looked.
   const lag = lagSummary((await published()).map((r) => r.at.getTime() - dueMs));
-  console.log(
-    `• ${label}: ${n.toLocaleString('en-US')}/${ids.length.toLocaleString('en-US')} published, lag p50 ${lag.p50S.toFixed(1)} s / p99 ${lag.p99S.toFixed(1)} s / max ${lag.maxS.toFixed(1)} s (seen at t=${((Date.now() - dueMs) / 1000).toFixed(1)} s)`,
+  step(
+    `${label}: ${f0(n)}/${f0(ids.length)} published, lag p50 ${f1(lag.p50S)} s / p99 ${f1(lag.p99S)} s / max ${f1(lag.maxS)} s (seen at t=${s1(Date.now() - dueMs)} s)`,
   );
 }
 
@@ -158,11 +158,7 @@ export async function report(b: Bench, { bare, population: pop, slices: sl, resc
     );
 
   const rates = ({ rate, latencyMs, errors }: CreateResult) => ({ rate, latencyMs, errors });
-  const perItem = (g: StorageGrowth, n: number) => ({
-    bytes: g.bytes / n,
-    fileBytes: g.fileBytes === null ? null : g.fileBytes / n,
-    top: g.top,
-  });
+  const perItem = (g: StorageGrowth, n: number) => ({ ...g, bytes: g.bytes / n, fileBytes: g.fileBytes && g.fileBytes / n });
   const results = {
     bench: 'population',
     finishedAt: new Date().toISOString(),

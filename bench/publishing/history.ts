@@ -117,18 +117,16 @@ export const PHASES = {
 } as const;
 
 export function breakdown(tl: PostTimeline[]) {
-  const row = (f: (t: PostTimeline) => number | null) => ({
-    p50: quantile(tl.map(f), 0.5),
-    p99: quantile(tl.map(f), 0.99),
-    max: quantile(tl.map(f), 1),
-  });
+  const row = (f: (t: PostTimeline) => number | null) => {
+    const v = tl.map(f);
+    return { p50: quantile(v, 0.5), p99: quantile(v, 0.99), max: quantile(v, 1) };
+  };
   const phases = Object.fromEntries(Object.entries(PHASES).map(([key, [, f]]) => [key, row(f)]));
   return {
     workflows: tl.length,
     notReadyAtDue: tl.filter((t) => t.timerStarted === null || t.timerStarted > 0).length,
     firstTaskStartedMs: row((t) => t.firstTaskStarted),
     ...(phases as Record<keyof typeof PHASES, ReturnType<typeof row>>),
-    activityRetried: tl.filter((t) => t.activityAttempts > 1).length,
     withStickyTimeout: tl.filter((t) => t.stickyTimeouts > 0).length,
     withStartToCloseTimeout: tl.filter((t) => t.startToCloseTimeouts > 0).length,
   };

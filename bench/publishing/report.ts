@@ -16,11 +16,11 @@ import type { Bench, Run } from '../publishing';
 const { opt } = S;
 const CPUS = machineInfo().cpus;
 const mapValues = <T, U>(o: Record<string, T>, f: (v: T) => U) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
-/** CPU over `seconds` in which `posts` were published: by group, per post (null: not asked), and other processes' share. */
-const cpuFigures = (d: CpuBreakdown, seconds: number, posts: number | null) => ({
+/** CPU over `seconds` in which `posts` were published: by group, per post, and other processes' share. */
+const cpuFigures = (d: CpuBreakdown, seconds: number, posts: number) => ({
   machineBusy: d.machineBusy,
   cpuMs: d.cpuMs,
-  usPerPost: posts === null ? null : mapValues(d.cpuMs, (ms) => (posts ? Math.round((ms * 1000) / posts) : 0)),
+  usPerPost: mapValues(d.cpuMs, (ms) => (posts ? Math.round((ms * 1000) / posts) : 0)),
   otherShare: d.cpuMs.other! / (seconds * 1000 * CPUS),
 });
 
@@ -102,15 +102,13 @@ async function analyse(b: Bench, r: Run) {
     restartStartedS: sinceDue(w2?.startedAt),
     restartReadyS: sinceDue(w2?.readyAt),
     firstPublishAfterRestartS: sinceDue(firstAfterRestart),
-    publishedBeforeKill: beforeKill.length,
     publishedAfterRestart: firstAfterRestart ? pubTimes.filter((t) => t >= firstAfterRestart).length : 0,
     strandedByKill: hist.ok.length ? retried.size : null,
   };
 
-  // CPU by window, from the nearest snapshots: the whole drain, due → kill, due → the last post not stranded.
+  // CPU by window, from the nearest snapshots: due → kill, due → the last post not stranded.
   const groups = await r.groups();
-  const snaps = r.cpuSnaps;
-  const nearest = (wall: number) => snaps.reduce((best, x) => (Math.abs(x.wall - wall) < Math.abs(best.wall - wall) ? x : best));
+  const nearest = (wall: number) => r.cpuSnaps.reduce((best, x) => (Math.abs(x.wall - wall) < Math.abs(best.wall - wall) ? x : best));
   const windowCpu = (from: number, to: number) => {
     const [a, z] = [nearest(from), nearest(to)];
     const d = z.wall > a.wall ? diff(a.snap, z.snap, groups) : null;
@@ -121,8 +119,6 @@ async function analyse(b: Bench, r: Run) {
     return { fromS: (a.wall - dueMs) / 1000, toS: (z.wall - dueMs) / 1000, seconds, posts, cores, ...cpuFigures(d, seconds, posts) };
   };
   const bulkEnd = normalTimes.at(-1) ?? r.drainEnd;
-  const cpu = diff(snaps[0]!.snap, snaps.at(-1)!.snap, groups);
-  const drainS = (r.drainEnd - dueMs) / 1000;
 
   // Targets (issue 19): ratios to the baselines of this very run.
   const bare = r.baselines.find((x) => x.kind === 'bare-timer');
@@ -154,8 +150,7 @@ async function analyse(b: Bench, r: Run) {
 
   // Database writes from the first create to here (the baselines ran before): the service's
   // database and, on the cluster, Temporal's two (docs/publishing.md "Capacity").
-  const writes = Object.entries(await dbWrites(b));
-  const writesPerPost = writes.map(([db, w]) => ({
+  const writesPerPost = Object.entries(await dbWrites(b)).map(([db, w]) => ({
     db,
     commits: (w.commits - (r.writes0[db]?.commits ?? 0)) / expected,
     rows: (w.rows - (r.writes0[db]?.rows ?? 0)) / expected,
@@ -165,7 +160,6 @@ async function analyse(b: Bench, r: Run) {
     lag,
     networkLag: lagSummary(reached.map((e) => e.firstMs - e.due)),
     late: lags.filter((l) => l > opt['late-after'] * 1000).length,
-    lateAfterS: opt['late-after'],
     lost: lost.length,
     lostErrors,
     duplicated,
@@ -174,7 +168,6 @@ async function analyse(b: Bench, r: Run) {
     kill,
     lagBreakdown: { all: breakdown(hist.ok), slowest: breakdown(slowest), historyReadErrors: hist.errors },
     dbActivityDuringDrain: mapValues(r.activity, (xs) => ({ mean: xs.length ? mean(xs) : 0, max: Math.max(0, ...xs) })),
-    cpuDuringDrain: cpu && { seconds: drainS, ...cpuFigures(cpu, drainS, lags.length || null) },
     cpuSteadyBeforeKill: killedAt ? windowCpu(dueMs, killedAt) : null,
     cpuBulk: windowCpu(dueMs, bulkEnd),
     cpuDuringCreation: r.createCpu && cpuFigures(r.createCpu, r.created.durationMs / 1000, Math.max(1, expected)),
@@ -194,7 +187,6 @@ export async function report(b: Bench, r: Run) {
   printReport(r, f);
   const workerProfiles = await profileWorker(r, f);
   const { more, dumped, pubTimes, bulkEnd, ...figures } = f;
-  const worker = b.config.worker;
   /** Every fourth sample of 250 ms, with its time after due in seconds. */
   const everySecond = <T extends { t: number }>(xs: T[], f: (x: T) => object) =>
     xs.filter((_, i) => i % 4 === 0).map((x) => ({ tS: Math.round((x.t - r.dueMs) / 100) / 10, ...f(x) }));
@@ -209,20 +201,14 @@ export async function report(b: Bench, r: Run) {
       posts: S.POSTS,
       spreadS: S.SPREAD_MS / 1000,
       kill: S.KILL,
-      workerActivityConcurrency: worker.activityConcurrency,
-      workerWorkflowConcurrency: worker.workflowConcurrency,
-      workerHeapMiB: Math.round(b.heapLimitMiB),
-      maxCachedWorkflows: worker.maxCachedWorkflows,
+      worker: { ...b.config.worker, heapLimitMiB: Math.round(b.heapLimitMiB) },
       dbPoolMax: b.config.dbPoolMax,
-      publishDelaySeconds: 0,
-      temporal:
-        S.STACK.kind === 'cluster' ? 'cluster tier: frontend, history, matching, worker processes on Postgres' : 'dev server, in memory',
       database: b.db,
       redisDb: new URL(S.STACK.redisUrl).pathname.slice(1) || '0',
       taskQueue: b.taskQueue,
       dueAt: new Date(r.dueMs).toISOString(),
     },
-    creation: { ...r.summary, cpuUsPerPost: f.cpuDuringCreation?.usPerPost ?? null },
+    creation: r.summary,
     ...figures,
     workers: r.workers.map((w) => ({
       index: w.index,
@@ -253,6 +239,7 @@ const ms = (x: number | null) => (x === null ? '—' : x >= 10_000 ? `${s1(x)} s
 const t = (x: number | null | undefined) => (x == null ? '—' : f1(x));
 const met = (ok: boolean | null) => (ok ? 'MET' : 'MISSED');
 const ok = (good: boolean) => (good ? 'OK' : 'FAIL');
+const f2 = (x: number) => x.toFixed(2);
 const list = (o: Record<string, number>, fmt: (v: number) => string) =>
   Object.entries(o)
     .map(([k, v]) => `${k} ${fmt(v)}`)
@@ -314,10 +301,9 @@ function printReport(r: Run, f: Figures) {
     for (const b of r.baselines) L(`  ${b.kind}`, `${f1(b.drainPerS)} workflows/s, ${lagAndMemory(b)}`);
     const { drainVsTimerActivity: drain, drainVsBareTimer: bare, p99VsTimerActivity: p99 } = f.ratios;
     const { drainVsTimerActivity: drainTarget, drainVsBareTimer: bareAim } = targets;
-    if (drain !== null) L('  drain ÷ timer+activity drain', `${drain.toFixed(2)}×   target ≥ ${drainTarget.min}×  ${met(drainTarget.met)}`);
-    if (bare !== null) L('  drain ÷ bare-timer drain', `${bare.toFixed(2)}×   aim ≥ ${bareAim.aim}×  ${met(bareAim.met)}`);
-    if (p99 !== null)
-      L('  lag p99 ÷ timer+activity p99', `${p99.toFixed(2)}×   target ≤ ${S.TARGET.p99VsBaseline}×  ${met(targets.p99Lag.met)}`);
+    if (drain !== null) L('  drain ÷ timer+activity drain', `${f2(drain)}×   target ≥ ${drainTarget.min}×  ${met(drainTarget.met)}`);
+    if (bare !== null) L('  drain ÷ bare-timer drain', `${f2(bare)}×   aim ≥ ${bareAim.aim}×  ${met(bareAim.met)}`);
+    if (p99 !== null) L('  lag p99 ÷ timer+activity p99', `${f2(p99)}×   target ≤ ${S.TARGET.p99VsBaseline}×  ${met(targets.p99Lag.met)}`);
   }
   const rss = targets.workerRss;
   if ('maxMiB' in rss) L(`worker peak RSS ≤ ${rss.maxMiB} MiB`, `${f.rss.peakMiB.toFixed(0)} MiB   ${met(rss.met)}`);
@@ -361,14 +347,11 @@ function printReport(r: Run, f: Figures) {
     if (!w) continue;
     const busy = `machine busy ${(w.machineBusy * 100).toFixed(0)}%${note(w.otherShare)}`;
     L(`CPU, ${label}`, `t=${f1(w.fromS)}…${f1(w.toS)} s, ${f0(w.posts)} posts (${f1(w.posts / w.seconds)}/s), ${busy}`);
-    L(
-      '  cores used',
-      list(w.cores, (v) => v.toFixed(2)),
-    );
-    L('  CPU µs per published post', list(w.usPerPost!, f0));
+    L('  cores used', list(w.cores, f2));
+    L('  CPU µs per published post', list(w.usPerPost, f0));
   }
   const c = f.cpuDuringCreation;
-  if (c) L('CPU during creation, µs per post', list(c.usPerPost!, f0) + note(c.otherShare));
+  if (c) L('CPU during creation, µs per post', list(c.usPerPost, f0) + note(c.otherShare));
 }
 
 /** The surviving worker's CPU profile, cut to the drain window it served, per thread. */
