@@ -51,7 +51,7 @@ async function setUp(cleanups: Cleanups) {
 
   const stack = await startStack(reserved, cleanups);
   step(`database ${stack.db} (reset + migrated), Redis ${S.STACK.redisUrl} (flushed)`);
-  step(`${stack.temporal.describe}; task queue ${stack.taskQueue}`);
+  step(`${stack.temporal.describe}; task queue ${stack.taskQueue}; fairness ${S.STACK.fairness ? 'on' : 'off (--no-fairness)'}`);
   if (opt['network-latency']) await stack.sim.setLatency({ ms: opt['network-latency'], operation: 'createPost' });
   step(`network simulator in this process at ${stack.simulator.url}`);
 

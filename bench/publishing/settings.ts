@@ -61,6 +61,7 @@ export const opt = benchFlags(
       arg: 'dev|cluster',
       help: 'the dev server in memory, or the cluster tier on Postgres (databases\nbench_pub_temporal*); the baselines run on the same',
     },
+    'no-fairness': { type: 'boolean', help: 'first come, first served: no enableFairness, no start priority (TEMPORAL_FAIRNESS=false)' },
     workers: { default: 1, ...count, help: 'worker processes, as many per baseline; the kill takes #1, the others drain on' },
     strict: {
       type: 'boolean',
@@ -95,6 +96,8 @@ export const STACK = {
   taskQueue: 'bench-publishing',
   clusterDatabase: 'bench_pub_temporal',
   quietWaitS: opt['quiet-wait'],
+  fairness: !opt['no-fairness'],
+  ...(opt['no-fairness'] && { env: { TEMPORAL_FAIRNESS: 'false' } }),
 };
 
 // The worker's tunables, for the worker (and the API) to read through lib/config.
