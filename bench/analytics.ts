@@ -33,9 +33,10 @@ setBenchEnvironment(DATABASE_URL, REDIS_URL, { LOG_LEVEL: 'error', NETWORK_API_U
 await resetStores(DATABASE_URL, REDIS_URL);
 const { db } = await import('../lib/db');
 const { benchWorkspace } = await import('./harness/seed');
+const person = { name: 'Bench person', timezone: 'Europe/Paris' };
 const { workspace, project, key } = await benchWorkspace({
   name: 'Analytics bench',
-  project: { name: 'Bench person', timezone: 'Europe/Paris' },
+  project: person,
   scopes: ['analytics:read', 'posts:read'],
 });
 
@@ -165,9 +166,8 @@ const surfaces = [
   {
     surface: 'calendar',
     path: `/v1/calendar?projectId=${project.id}&from=${weekAgo}&to=${today}`,
-    // The week's posts at their calendar instant (published ones at their publish time, from
-    // the published-posts index; scheduled and failed ones at their scheduled time) and the
-    // drafts holding a calendar slot in it.
+    // The week's posts at their calendar instant (published ones at their publish time, from the published-posts index; scheduled and
+    // failed ones at their scheduled time) and the drafts holding a calendar slot in it.
     minimal: {
       text: `select id, project_id, status, title, content_type, published_at as at from posts
               where workspace_id = $1 and project_id = $2 and deleted_at is null and status = 'published' and published_at >= $3 and published_at < $4
@@ -181,16 +181,11 @@ const surfaces = [
       values: [workspace.id, project.id, week.start, week.end],
     },
   },
-];
-const figures = await measureReads({
-  sizes: SIZES.map((size, i) => ({ corpus: () => `${size} posts`, grow: i ? () => insertPosts(SIZES[i - 1]! + 1, size) : undefined })),
-  surfaces: surfaces.map((sf) => ({ ...sf, headers })),
-  explain: opt.explain,
-  connections: opt.connections,
-  durationMs: opt.duration * 1000,
-  warmupMs: opt.warmup * 1000,
-  profile: opt.profile,
-});
+].map((sf) => ({ ...sf, headers }));
+const sizes = SIZES.map((size, i) => ({ corpus: () => `${size} posts`, grow: i ? () => insertPosts(SIZES[i - 1]! + 1, size) : undefined }));
+const { explain, connections, profile } = opt;
+const [durationMs, warmupMs] = [opt.duration * 1000, opt.warmup * 1000];
+const figures = await measureReads({ sizes, surfaces, explain, connections, profile, durationMs, warmupMs });
 console.log(`\nanalytics reads, ${opt.connections} connections, ${opt.duration} s each:`);
 for (const f of figures)
   console.log(

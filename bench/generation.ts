@@ -27,30 +27,21 @@ before them (or interleaved) the same bursts at a bare baseline on the same Temp
     rounds: { default: 3, integer: true, help: 'measured rounds, each on a fresh project; the baseline runs as many' },
     warmup: { default: 20, integer: true, help: 'requests of an unmeasured first burst, for the baseline too' },
     timeout: { default: 120, integer: true, arg: 'S', help: 'seconds a round may take to reach DONE for every job' },
-    'quiet-wait': {
-      default: 120,
-      integer: true,
-      arg: 'S',
-      help: 'before each round, wait up to S seconds for other processes to use < 15%\nof the machine (0 = do not wait)',
-    },
+    'quiet-wait': { default: 120, integer: true, arg: 'S', help: 'before each round, wait up to S s for other work < 15% (0: no wait)' },
     'no-baseline': { type: 'boolean', help: 'skip both bare baselines, minimal and same statements (bench/README.md, generation)' },
     'baseline-order': {
       default: 'before',
       arg: 'before|interleaved',
-      help: "of the minimal baseline: its rounds before the service's, or round i just before\nservice round i (pools of 12 unless DB_POOL_MAX is set)",
+      help: "the minimal baseline's rounds before the service's, or each just before the service's\n(then pools of 12 unless DB_POOL_MAX is set)",
     },
     strict: { type: 'boolean', help: 'exit 1 when the median queue→done p50 misses the target (≤ 1,000 ms, issue 19)' },
-    profile: {
-      type: 'boolean',
-      help: 'run the API and the worker with the V8 CPU profiler (their whole life) and print\nwhere their time went; files in bench/results/profiles/generation',
-    },
+    profile: { type: 'boolean', help: 'V8 CPU profiles of the API and worker (whole life), printed; in bench/results/profiles/generation' },
   },
-  `CPU seconds per round by process: api and worker are the round's side (in a baseline round the
-bare server and the baseline worker); idle is the other sides' processes that are up.
-After the rounds the bench prints the service's statements per job by process and activity.
+  `CPU seconds per round by process: api and worker are the round's side (a baseline's bare server and worker);
+idle is the other sides' processes that are up. Then the service's statements per job by process and activity.
 
 Environment: BENCH_GEN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_gen),
-             BENCH_GEN_REDIS_URL (default redis://127.0.0.1:6379/11; the database is flushed).`,
+BENCH_GEN_REDIS_URL (default redis://127.0.0.1:6379/11, flushed).`,
 );
 
 const TIMEOUT_MS = opt.timeout * 1000;
@@ -212,8 +203,7 @@ if (!opt['no-baseline'])
     'minimal bare baseline: accept server (bench/generation/serve-bare.ts) and worker (bench/generation/baselineWorker.ts) as child processes',
   );
 const bare = opt['no-baseline'] ? null : await addBaseline('baseline');
-// Before: every minimal baseline round first, and its processes (and their database
-// connections) gone before the service's start.
+// Before: every minimal baseline round first, and its processes (and their database connections) gone before the service's start.
 if (bare && ORDER === 'before') {
   for (let i = 0; i <= opt.rounds; i++) await measure(bare, i);
   await bare.stop!();
@@ -260,8 +250,7 @@ if (same) await measure(same, 0);
 console.log(`  history of one job: service ${await historyShape(jobId)}`);
 for (const [name, id] of lastJobOf) console.log(`  history of one job: ${name} ${await historyShape(id)}`);
 
-// Interleaved: baseline round i, then service round i, so a neighbour's load that comes and
-// goes falls on both sides alike.
+// Interleaved: baseline round i, then service round i, so a neighbour's load that comes and goes falls on both sides alike.
 const before = await census.dump(service.pids);
 for (let i = 1; i <= opt.rounds; i++)
   for (const side of [ORDER === 'interleaved' ? bare : null, same, service]) if (side) await measure(side, i);

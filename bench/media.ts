@@ -21,10 +21,7 @@ const opt = benchFlags(
     bytes: { default: 1024 * 1024, min: 1, help: 'approximate size of each PNG' },
     rounds: { default: 2, integer: true, help: 'measured rounds (default 2), after one unmeasured warm-up of 10' },
     explain: { type: 'boolean', help: "EXPLAIN (ANALYZE, BUFFERS) of the media list's statements and its minimal query" },
-    profile: {
-      type: 'boolean',
-      help: "the API process's CPU profile over each measured import burst, per import\n(the profiler's overhead is in that round's figures)",
-    },
+    profile: { type: 'boolean', help: "the API's CPU profile per import over each measured import burst (its overhead is in the figures)" },
   },
   'Then GET /v1/media beside the same statements bare and the minimal query (bench/harness/statements.ts).',
 );
@@ -73,12 +70,8 @@ async function burst(name: string, items: Buffer[], one: (b: Buffer, i: number) 
 /** A burst against the API, with the API process's CPU per successful import (and its profile with `profile`). */
 async function apiBurst(profile: boolean, ...args: Parameters<typeof burst>) {
   const title = profile ? { file: `media-${args[0].split(' ')[0]}`, title: `API process over ${args[0]} (per import)` } : undefined;
-  const { result, cpuUs } = await withServerCpu(
-    api,
-    () => burst(...args),
-    (p) => p.ok,
-    title,
-  );
+  const work = () => burst(...args);
+  const { result, cpuUs } = await withServerCpu(api, work, (p) => p.ok, title);
   return { ...result, apiCpuMs: cpuUs / 1000 };
 }
 

@@ -24,41 +24,23 @@ export const opt = benchFlags(
     duration: { default: 120, min: 20, arg: 'S', help: 'due times spread over S seconds after creation (default 120; full 600)' },
     'reschedule-share': { default: 0.15, arg: 'F', help: 'share of posts rescheduled later before they are due' },
     'unschedule-share': { default: 0.1, arg: 'F', help: 'share of posts unscheduled before they are due' },
-    generations: {
-      type: 'number',
-      help: 'AI post generations (built-in writer) requested at random times during\nthe run; every job must end terminal (default: posts / 10)',
-    },
-    'fault-every': {
-      default: 12,
-      min: 1,
-      arg: 'S',
-      help: 'mean seconds between injected faults (default 12); each kind comes once\n(in a seeded order) before kinds are drawn at random',
-    },
+    generations: { type: 'number', help: 'AI generations (built-in writer) at random times, all to end terminal (default: posts / 10)' },
+    'fault-every': { default: 12, min: 1, arg: 'S', help: 'mean seconds between faults; each kind once (seeded order), then random' },
     faults: {
       default: 'all',
       arg: 'K,K',
       help: `fault kinds to draw from (default all): worker_kill, api_kill, net_transient,
-        net_lost_response, net_timeout, receiver_outage, temporal_kill, redis_restart;
-        with --temporal cluster also history_kill, matching_kill, frontend_kill (one
-        service SIGKILLed and restarted on its own) and temporal_db_drop (every
-        Postgres connection of the Temporal server terminated)`,
+        net_lost_response, net_timeout, receiver_outage, temporal_kill, redis_restart; with
+        --temporal cluster also history_kill, matching_kill, frontend_kill (that service
+        killed) and temporal_db_drop (its Postgres connections dropped)`,
     },
-    temporal: {
-      default: 'dev',
-      arg: 'dev|cluster',
-      help: 'the Temporal dev server (file-backed; default) or the cluster tier\n(tooling/temporalCluster.ts, databases bench_soak_temporal*)',
-    },
+    temporal: { default: 'dev', arg: 'dev|cluster', help: 'the dev server (file-backed) or cluster tier (databases bench_soak_temporal*)' },
     api: { default: 2, min: 1, help: 'API processes behind the round-robin' },
     workers: { default: 1, min: 1, help: 'worker processes (default 1); worker_kill kills one, the others keep draining' },
-    drain: {
-      default: 240,
-      min: 10,
-      arg: 'S',
-      help: 'after the faults and the last due time, wait for publishing, webhooks and jobs\nuntil S seconds pass without progress (default 240)',
-    },
+    drain: { default: 240, min: 10, arg: 'S', help: 'at the end, wait for posts, webhooks, jobs until S seconds pass without progress' },
   },
   `Environment: BENCH_SOAK_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/content_scheduler_bench_soak).
-             Redis is a redis-server of the soak's own on a free port (restarted by redis_restart).`,
+Redis is a redis-server of the soak's own on a free port (restarted by redis_restart).`,
 );
 
 export const SEED = opt.seed !== undefined ? opt.seed >>> 0 : Math.floor(Math.random() * 2 ** 31);
@@ -102,8 +84,7 @@ const reserved = await reserveStack({
     LLM_WRITER: 'builtin',
     // The receiver is in this process, on loopback: the explicit development allowance.
     WEBHOOK_ALLOW_LOOPBACK: '1',
-    // Retries shrunk so a delivery ends terminal within the run: waits of 0.3 s, 1.8 s, 9 s, 54 s
-    // (lib/webhooks/schedule.ts multipliers), then permanently failed.
+    // Retries shrunk so a delivery ends terminal within the run: waits 0.3, 1.8, 9, 54 s (lib/webhooks/schedule.ts), then failed.
     WEBHOOK_RETRY_BASE_MS: '300',
     WEBHOOK_MAX_ATTEMPTS: '5',
     WEBHOOK_TIMEOUT_MS: '3000',
@@ -122,8 +103,7 @@ const secrets = new Map<string, string>();
 const receiver = await startReceiver(
   (hookPath) => secrets.get(hookPath) ?? '',
   (r) => {
-    // The dead endpoint never recovers: its deliveries must end permanently failed, and the
-    // endpoint disabled after five of them (spec 3.5, 6 rules 3 and 4).
+    // The dead endpoint never recovers: its deliveries end failed, the endpoint disabled after five (spec 3.5, 6 rules 3 and 4).
     const answered = r.path.endsWith('/dead') || Date.now() < receiverOutage.until ? 503 : 204;
     receipts.push({ ...r, answered });
     return answered;
@@ -132,12 +112,8 @@ const receiver = await startReceiver(
 
 // ── Redis, the APIs and the round-robin ──────────────────────────────────────────────────────
 
-// Redis: a server of the soak's own, without persistence, so a restart loses everything it held
-// (rate-limit windows, MCP sessions, key-cache invalidations): the harshest Redis failure.
+// Redis of its own, without persistence: a restart loses all it held (rate-limit windows, MCP sessions, key-cache invalidations).
 export const redis: { p?: Launched } = {};
-const redisArgs = ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-const startRedis = async () =>
-  (redis.p = await launch({ command: ['redis-server', ...redisArgs], ready: { port: redisPort }, readyTimeoutMs: 10_000 }));
 
 /** An API process; as a supervisor would, one that fails to start (Postgres out of connections, say) is started again. */
 export async function startApi(slot: number) {
@@ -185,8 +161,6 @@ export async function call(method: string, urlPath: string, apiKey: string, body
   return null;
 }
 
-// ── Counts and violations ────────────────────────────────────────────────────────────────────
-
 export const stats = {
   api: { retries: 0, startFailures: 0, restarts: 0 },
   worker: { restarts: 0, selfExits: 0 },
@@ -195,15 +169,7 @@ export const stats = {
   reschedules: { ok: 0, refused: 0, noAnswer: 0 },
   unschedules: { ok: 0, refused: 0, noAnswer: 0 },
 };
-/** One more of `key` in a tally. */
 export const tally = (counts: Record<string, number>, key: string) => (counts[key] = (counts[key] ?? 0) + 1);
-
-export const violations: string[] = [];
-/** A violation; one more of `key` in `counts` when given. */
-export function violate(s: string, counts?: Record<string, number>, key?: string) {
-  violations.push(s);
-  if (counts) tally(counts, key!);
-}
 
 runBench(
   () => `soak (seed ${SEED})`,
@@ -223,7 +189,8 @@ async function setUp(cleanups: Cleanups) {
     `soak — seed ${SEED}; ${S.posts} posts over ${S.durationMs / 1000} s, ${ACCOUNTS} accounts in ${S.workspaces} workspaces; ` +
       `reschedule ${opt['reschedule-share']}, unschedule ${opt['unschedule-share']}; a fault every ~${S.faultEveryMs / 1000} s`,
   );
-  await startRedis();
+  const redisArgs = ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+  redis.p = await launch({ command: ['redis-server', ...redisArgs], ready: { port: redisPort }, readyTimeoutMs: 10_000 });
   cleanups.push(async () => void (await redis.p?.kill()));
   const { temporal, sim, connection, simulator } = await startStack(reserved, cleanups);
   log(`database ${new URL(DATABASE_URL).pathname.slice(1)} recreated, Redis of its own on ${REDIS_URL}`);
@@ -262,8 +229,7 @@ async function setUp(cleanups: Cleanups) {
   const procs = new ServiceProcesses({ name: 'soak', env: process.env });
   const { workers } = procs;
   const restarts: Promise<unknown>[] = [];
-  // The soak is the worker's supervisor: a worker it did not kill that exits (it cannot reach
-  // Temporal, say) is restarted as systemd or Kubernetes would, and counted.
+  // The soak supervises the worker: one it did not kill that exits (it cannot reach Temporal, say) is restarted and counted.
   const killedByUs = new Set<number>();
   let stopping = false;
   const launchWorker = async (): Promise<WorkerRun> => {

@@ -10,9 +10,9 @@ import { printProfile, summarizeProfile } from '../harness/profile';
 import { startServer } from '../harness/servers';
 import type { Plan } from './plan';
 
-// The generation bench's bursts and their figures, the service's and a bare baseline's alike (the
-// requests as answered, each job's queue→done from its row), and the bare baselines (bench/README.md,
-// generation): a bare accept server (serve-bare.ts) and worker (baselineWorker.ts) replaying a plan.
+// The generation bench's bursts and their figures, the service's and a bare baseline's alike (requests as answered, each job's queue→done
+// from its row), and the bare baselines: a bare accept server (serve-bare.ts) and worker (baselineWorker.ts) replaying a plan
+// (bench/README.md, generation).
 
 export type Reply = { status: number; body: any; sentAt: number; answeredAt: number };
 
@@ -30,10 +30,7 @@ export type RoundResult = ReturnType<typeof roundFigures>;
 export type JobTimes = { createdAt: number; completedAt: number | null };
 type Burst = { requests: number; replies: Reply[]; t0: number; jobs: JobTimes[]; drafts: number | null; cpu: CpuBreakdown | null };
 
-/**
- * The figures of one burst: `t0` when its first request left (performance.now()), `jobs` the accepted jobs' rows (ms
- * since the epoch; completedAt null: not finished), `drafts` those the service wrote (null: a baseline), `cpu` who used the CPU.
- */
+/** One burst's figures (`t0`: performance.now() at its start; `jobs` in epoch ms, completedAt null: not done; `drafts` null: baseline). */
 export function roundFigures(input: Burst) {
   const { replies, jobs } = input;
   const accepted = replies.filter((r) => r.status === 200);

@@ -5,10 +5,9 @@ import { WorkflowClient } from '@temporalio/client';
 import pg from 'pg';
 import { recordingQuery, type CapturedStatement, type Query } from '../harness/statements';
 
-// The generation bench's statement census, imported into the service's API and worker before the
-// app: every pg statement counted by text and activity, and while a capture is on recorded (as
-// bench/harness/statements.ts does) with the API's workflow starts as markers. A command file
-// (plan.ts censusControl) says `capture` or `dump` (to <BENCH_GEN_CENSUS_DIR>/<pid>.json).
+// The generation bench's statement census, imported into the service's API and worker before the app: every pg statement counted by text
+// and activity, and while a capture is on recorded (as bench/harness/statements.ts does) with the API's workflow starts as markers. A
+// command file (plan.ts censusControl) says `capture` or `dump` (to <BENCH_GEN_CENSUS_DIR>/<pid>.json).
 
 /** A statement with the activity type it ran in (undefined outside any) and whether that ran as a local activity. */
 export type CensusStatement = CapturedStatement & { activity?: string; local?: boolean };

@@ -1,11 +1,18 @@
 import type { Knex } from 'knex';
-import { S, SEED, t0, receipts, stats, tally, violations, violate } from '../soak';
+import { S, SEED, t0, receipts, stats, tally } from '../soak';
 import type { Soak } from '../soak';
 import { generationOutcomes, generationText, type Plan } from './run';
 import { quantile } from '../harness/format';
 import { networkPosts } from '../harness/stack';
 
 // The soak's report: everything checked against the simulator's and the receiver's own records.
+
+const violations: string[] = [];
+/** A violation; one more of `key` in `counts` when given. */
+function violate(s: string, counts?: Record<string, number>, key?: string) {
+  violations.push(s);
+  if (counts) tally(counts, key!);
+}
 
 /** xs by key, each key's items in their order. */
 function groupBy<T>(xs: Iterable<T>, key: (x: T) => string): Map<string, T[]> {
@@ -15,7 +22,7 @@ function groupBy<T>(xs: Iterable<T>, key: (x: T) => string): Map<string, T[]> {
 }
 
 /** Every planned post against the network: published once at its final due time, or not at all when unscheduled; its row truthful. */
-export async function checkPosts({ sim, db }: Soak, { plan }: Plan) {
+async function checkPosts({ sim, db }: Soak, { plan }: Plan) {
   const ids = plan.map((p) => p.id!);
   const { posts: onNetwork, byRef } = await networkPosts(sim);
   const rows = await db()('posts').whereIn('id', ids).select('id', 'status', 'scheduled_at', 'published_at', 'delivery');
@@ -33,12 +40,8 @@ export async function checkPosts({ sim, db }: Soak, { plan }: Plan) {
     if (p.expect === 'ambiguous') {
       // The change had no definite answer: either outcome is allowed, but the state must match the network.
       posts.ambiguous++;
-      if (!!net !== (row.status === 'published'))
-        violate(
-          `post ${p.id} (#${p.i}, ${p.op} without answer): status ${row.status} but ${net?.n ?? 0} network posts`,
-          posts,
-          'untruthful',
-        );
+      const text = `post ${p.id} (#${p.i}, ${p.op} without answer): status ${row.status} but ${net?.n ?? 0} network posts`;
+      if (!!net !== (row.status === 'published')) violate(text, posts, 'untruthful');
     } else if (p.expect === 'unscheduled') {
       const at = new Date(p.opAt).toISOString();
       if (net) violate(`${post} unscheduled at ${at} but published ${net.receivedAt}`, posts, 'publishedUnscheduled');
@@ -67,7 +70,7 @@ export async function checkPosts({ sim, db }: Soak, { plan }: Plan) {
 
 // Webhooks: every post event of the soak's workspaces has one delivery per endpoint, each terminal; delivered ones reached
 // the receiver with a 2xx; duplicates carry one Webhook-Id.
-export async function checkWebhooks({ db, workspaces, endpointPath }: Soak) {
+async function checkWebhooks({ db, workspaces, endpointPath }: Soak) {
   const wsIds = workspaces.map((w) => w.id);
   const events: Array<{ id: string; type: string; workspace_id: string }> = await db()('outbox_events')
     .whereIn('workspace_id', wsIds)
@@ -112,25 +115,23 @@ export async function checkWebhooks({ db, workspaces, endpointPath }: Soak) {
         violate(`event ${e.id}: Webhook-Id varies or differs across its ${got.length} requests to ${hookPath}`);
       wh.badSignature += got.filter((r) => !r.signatureOk).length;
     }
-  const deadEndpoint: { is_active: boolean; disabled_reason: string | null } | undefined = await db()('webhook_endpoints')
+  const dead: { is_active: boolean; disabled_reason: string | null } | undefined = await db()('webhook_endpoints')
     .whereIn('workspace_id', wsIds)
     .where('url', 'like', '%/dead')
     .first('is_active', 'disabled_reason');
-  if (deadEndpoint && (deadEndpoint.is_active || !deadEndpoint.disabled_reason?.startsWith('repeated_failures')))
-    violate(
-      `the dead endpoint is not disabled with repeated_failures (isActive ${deadEndpoint.is_active}, reason ${deadEndpoint.disabled_reason})`,
-    );
+  if (dead && (dead.is_active || !dead.disabled_reason?.startsWith('repeated_failures')))
+    violate(`the dead endpoint is not disabled with repeated_failures (isActive ${dead.is_active}, reason ${dead.disabled_reason})`);
   if (wh.badSignature) violate(`${wh.badSignature} webhook requests with a signature that does not verify`);
   const eventIds = new Set(events.map((e) => e.id));
   const unknownEvents = receipts.filter((r) => !eventIds.has(r.eventId)).length;
   if (unknownEvents) violate(`${unknownEvents} webhook requests for events not in the outbox`);
-  return { wsIds, events, wh: { ...wh, failureReasons }, deadEndpoint };
+  return { wsIds, events, wh: { ...wh, failureReasons }, deadEndpoint: dead };
 }
 
 // spec 8, one request one effect: every idempotent write the soak sent maps to exactly one row, found by the text it carried
 // (a create's content, a generation's source text), whatever was killed while it ran. A second row is a duplicated effect, an
 // accepted request without its row a lost one; a request that never got an answer may have made one row.
-export async function checkEffects({ db }: Soak, p: Plan, wsIds: string[]) {
+async function checkEffects({ db }: Soak, p: Plan, wsIds: string[]) {
   const posts = { once: 0, duplicated: 0, lost: 0 };
   const generations = { once: 0, duplicated: 0, lost: 0, none: 0 };
   /** Rows of `q` in the soak's workspaces by `text`, how many each. */

@@ -19,7 +19,7 @@ export async function run(b: Soak): Promise<Plan> {
 }
 
 /** The plan, all from the seed: every post, its change if any, and the faults, each at its time. */
-export function planRun({ workspaces }: Soak) {
+function planRun({ workspaces }: Soak) {
   // Creation runs first, in order of due time, so it only has to stay ahead of the due times: 20 s plus 60 ms a post of lead
   // (a 2-core machine shared with other work creates 3 to 30 posts a second; the due times come at S.posts / duration a second).
   const start = Date.now() + 20_000 + S.posts * 60;
@@ -43,8 +43,7 @@ export function planRun({ workspaces }: Soak) {
   const kinds = opt.faults === 'all' ? allKinds : opt.faults.split(',');
   const unknownKinds = kinds.filter((k) => !allKinds.includes(k));
   if (unknownKinds.length) throw new Error(`unknown fault kind(s): ${unknownKinds.join(', ')}`);
-  // Every kind once, in a seeded order, before kinds are drawn at random: a short run still
-  // meets each fault (when it has room for as many faults as there are kinds).
+  // Every kind once, in a seeded order, before random draws: a short run still meets each (when it has room for them all).
   const firstRound = shuffle([...kinds], rand);
   const faultTimes: Array<{ at: number; kind: string; arg: number }> = [];
   for (let at = start + between(3_000, S.faultEveryMs); at < start + S.durationMs; at += between(0.5, 1.5) * S.faultEveryMs)
@@ -53,23 +52,21 @@ export function planRun({ workspaces }: Soak) {
 }
 
 /** Creation, before the faults start (a create that failed would be a setup error, not a finding). */
-export async function createPlanned({ workspaces }: Soak, { start, plan }: Plan) {
-  await pLimit(8).map(
-    [...plan].sort((x, y) => x.due - y.due),
-    async (p) => {
-      const body = { projectId: p.projectId, content: `Soak post ${p.i} (seed ${SEED})`, scheduledFor: new Date(p.due).toISOString() };
-      const a = await call('POST', '/v1/posts', workspaces[p.workspace]!.apiKey, body);
-      if (!a || a.status !== 200) throw new Error(`create ${p.i}: ${a ? `${a.status} ${JSON.stringify(a.body)}` : 'no answer'}`);
-      p.id = a.body.data.id;
-    },
-  );
+async function createPlanned({ workspaces }: Soak, { start, plan }: Plan) {
+  const byDue = [...plan].sort((x, y) => x.due - y.due);
+  await pLimit(8).map(byDue, async (p) => {
+    const body = { projectId: p.projectId, content: `Soak post ${p.i} (seed ${SEED})`, scheduledFor: new Date(p.due).toISOString() };
+    const a = await call('POST', '/v1/posts', workspaces[p.workspace]!.apiKey, body);
+    if (!a || a.status !== 200) throw new Error(`create ${p.i}: ${a ? `${a.status} ${JSON.stringify(a.body)}` : 'no answer'}`);
+    p.id = a.body.data.id;
+  });
   const hms = (t: number) => new Date(t).toISOString().slice(11, 19);
   log(`created ${S.posts} scheduled posts (due ${hms(start + 10_000)}…${hms(start + S.durationMs)} UTC)`);
   if (Date.now() > start) log(`NOTE: creation overran the plan's start by ${s1(Date.now() - start)} s`);
 }
 
 /** Reschedules and unschedules at their planned times. */
-export async function changePosts({ workspaces }: Soak, { plan }: Plan) {
+async function changePosts({ workspaces }: Soak, { plan }: Plan) {
   const changed = plan.filter((p) => p.op !== 'none');
   await Promise.all(
     changed.map(async (p) => {
@@ -98,7 +95,7 @@ export const generationOutcomes: Array<'accepted' | 'refused' | 'no answer'> = [
 export const generationText = (g: number) => `Soak generation ${g} (seed ${SEED}): what a week of scheduled posts taught us about retries.`;
 
 /** Generation jobs at random moments of the run, in random workspaces (built-in writer). */
-export async function requestGenerations({ workspaces }: Soak, { start }: Plan) {
+async function requestGenerations({ workspaces }: Soak, { start }: Plan) {
   await Promise.all(
     Array.from({ length: S.generations }, async (_, g) => {
       const w = Math.floor(rand() * S.workspaces);
@@ -115,7 +112,7 @@ export async function requestGenerations({ workspaces }: Soak, { start }: Plan) 
 }
 
 /** The faults, each at its planned time; a service killed is restarted after its delay (the restarts are awaited in settle). */
-export async function injectFaults({ temporal, sim, db, workers, restarts, killedByUs, launchWorker }: Soak, p: Plan) {
+async function injectFaults({ temporal, sim, db, workers, restarts, killedByUs, launchWorker }: Soak, p: Plan) {
   const { cluster } = temporal;
   let temporalDown = false;
   /** A fault counted under `kind` and logged; with `restart`, that run after `ms` (awaited in settle) and its line logged. */
@@ -188,8 +185,7 @@ export async function injectFaults({ temporal, sim, db, workers, restarts, kille
     frontend_kill: (arg) => serviceKill(arg, 'frontend'),
     async temporal_db_drop() {
       if (!cluster) return;
-      // Every connection of the Temporal server to its two databases, as a Postgres
-      // failover or a network cut would end them; the services reconnect on their own.
+      // Every connection of the Temporal server to its databases, as a failover would end them; the services reconnect.
       const { rows } = await db().raw(
         'SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = ANY(?) AND pid <> pg_backend_pid()',
         [[cluster.db.name, cluster.db.visibilityName]],
@@ -200,8 +196,7 @@ export async function injectFaults({ temporal, sim, db, workers, restarts, kille
       if (temporalDown) return;
       temporalDown = true;
       const delay = 2_000 + arg * 10_000;
-      // Every service of the cluster at once, as a host loss would, restarted in the safe order;
-      // the dev server restarted on the same file.
+      // Every cluster service at once, as a host loss would, restarted in the safe order; the dev server on the same file.
       await temporal.kill();
       const what = cluster ? 'every Temporal service' : 'Temporal dev server';
       fault('Temporal SIGKILL', `SIGKILL ${what}; restart${cluster ? '' : ' (same file)'} in ${s1(delay)} s`, delay, async () => {
@@ -226,8 +221,7 @@ export async function injectFaults({ temporal, sim, db, workers, restarts, kille
       fault('webhook receiver outage', `webhook receiver answers 503 for ${s1(ms)} s`);
     },
   };
-  // A creation that overran the plan's start shifts the whole fault schedule, rather than
-  // firing the faults it missed at once.
+  // A creation that overran the plan's start shifts the fault schedule rather than firing the missed faults at once.
   const shift = Math.max(0, Date.now() - p.start);
   for (const f of p.faultTimes) {
     await sleep(Math.max(0, f.at + shift - Date.now()));
@@ -235,7 +229,7 @@ export async function injectFaults({ temporal, sim, db, workers, restarts, kille
   }
 }
 
-export async function settle({ sim, db, workspaces, restarts }: Soak, { plan }: Plan) {
+async function settle({ sim, db, workspaces, restarts }: Soak, { plan }: Plan) {
   // Restarts may queue further restarts (a worker that exits on its own): wait until none is added.
   for (let n = -1; n !== restarts.length;) {
     n = restarts.length;
@@ -245,8 +239,7 @@ export async function settle({ sim, db, workspaces, restarts }: Soak, { plan }: 
   await sim.setLatency({ ms: 0, operation: 'createPost' });
   log(`faults over: ${JSON.stringify(stats.faults)}; waiting for publishing and webhooks to settle`);
 
-  // Drain: every expected post published, every delivery terminal, every job terminal; or
-  // --drain seconds without progress (a backlog that still moves is waited for).
+  // Drain: until every expected post, delivery and job is done, or --drain seconds without progress (a moving backlog is waited for).
   const lastDue = Math.max(...plan.map((p) => p.finalDue));
   let drainUntil = Math.max(lastDue, Date.now()) + S.drainMs;
   let progress = '';

@@ -1,22 +1,18 @@
 import { createServer } from 'node:http';
 import { serveUnderParent } from '../harness/serverChild';
 import type { Receipt } from '../webhooks';
-import { startReceiver } from './receiver';
+import { startReceiver, type Received } from './receiver';
 
-// The webhooks bench's receivers, a child process so that their work does not share the worker's event loop: one server per
-// endpoint (BENCH_RECEIVERS), each verifying with its endpoint's secret once told it, answering 204; asked over IPC (serverChild.ts).
+// The webhooks bench's receivers (a child process): one server per endpoint (BENCH_RECEIVERS), each verifying with its endpoint's secret
+// once told it, answering 204; asked over IPC (serverChild.ts) through a server of its own, never sent a request.
 
 let secrets: string[] = [];
 const receipts: Receipt[] = [];
 const ports: number[] = [];
 for (let i = 0; i < Number(process.env.BENCH_RECEIVERS); i++) {
-  const receiver = await startReceiver(
-    () => secrets[i]!,
-    (r) => void receipts.push({ ...r, endpoint: i }),
-  );
-  ports.push(receiver.port);
+  const record = (r: Received) => void receipts.push({ ...r, endpoint: i });
+  ports.push((await startReceiver(() => secrets[i]!, record)).port);
 }
-// The IPC door: a server of its own, never sent a request.
 serveUnderParent(createServer(), {
   calls: {
     ports: async () => ports,
