@@ -7,8 +7,6 @@ import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/cl
 import pg from 'pg';
 import { apiClient } from '../client';
 import { launch, workerPolls } from '../tooling/launcher';
-import { freePort } from '../tooling/ports';
-import { resolveTemporalBinary, startTemporalDevServer } from '../tooling/temporalBinary';
 import { closeStores, resetStores, setPublishingEnvironment } from './harness/database';
 import { loadAverage, step } from './harness/format';
 import { chunksOf, documentText, growCorpus, QUERIES } from './harness/knowledgeCorpus';
@@ -17,13 +15,14 @@ import { benchFlags } from './harness/options';
 import { until } from './harness/proc';
 import { startServer, type ServerHandle } from './harness/servers';
 import { captureStatements, describeStatements, explainAll, measureSurface, type CaptureRequest } from './harness/statements';
+import { reserveTemporal, startBenchTemporal } from './harness/temporal';
 import { openSdkSessions } from './mcp/clients';
 
 const opt = benchFlags('knowledge: ingest throughput and job latency, then search over a chunk corpus beside bare SQL.', {
   documents: { default: 200, integer: true, help: 'documents ingested at once (default 200); 0 skips the ingest phase' },
   bytes: { default: 20 * 1024, min: 1, integer: true, help: 'size of each document' },
-  chunks: { default: '10000,100000', arg: 'N,M', help: 'corpus sizes (chunks in the workspace) for the search phase, measured in\nturn' },
-  explain: { type: 'boolean', help: "EXPLAIN (ANALYZE, BUFFERS) of the service's statements and of the minimal\nquery at each size" },
+  chunks: { default: '10000,100000', arg: 'N,M', help: 'corpus sizes (chunks in the workspace) of the search phase, in turn' },
+  explain: { type: 'boolean', help: "EXPLAIN (ANALYZE, BUFFERS) of the service's statements and of the minimal query at each size" },
   connections: { default: 8, min: 1, integer: true, help: 'concurrent searchers' },
   duration: { default: 15, arg: 'S', help: 'seconds per search run' },
 });
@@ -32,9 +31,9 @@ const DATABASE_URL = process.env.BENCH_KB_DATABASE_URL ?? 'postgres://postgres@1
 const REDIS_URL = process.env.BENCH_KB_REDIS_URL ?? 'redis://127.0.0.1:6379/10';
 const TASK_QUEUE = 'bench-knowledge';
 const SEARCH_TOOL = 'search_knowledge_base';
-const temporalPort = await freePort();
+const reserved = await reserveTemporal('dev');
 setPublishingEnvironment(
-  { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort, taskQueue: TASK_QUEUE, simPort: 9 },
+  { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, temporalPort: reserved.port, taskQueue: TASK_QUEUE, simPort: 9 },
   // Built-in writer and insight extractor: no LLM runs beside the bench.
   { YOUTUBE_TRANSCRIPT_URL: 'http://127.0.0.1:9', LLM_WRITER: 'builtin' },
 );
@@ -65,21 +64,17 @@ async function setUp() {
   step(`database ${DATABASE_URL} (recreated), Redis ${REDIS_URL} (flushed)`);
   await resetStores(DATABASE_URL, REDIS_URL);
   step('Temporal dev server');
-  const binary = await resolveTemporalBinary({ log: (l) => console.log(`  [temporal] ${l}`) });
-  const temporal = await startTemporalDevServer({ binary, port: temporalPort, uiPort: null, dbFile: null, log: () => {} });
+  const log = (l: string) => console.log(`  [temporal] ${l}`);
+  const temporal = await startBenchTemporal(reserved, { databaseUrl: DATABASE_URL, databaseName: 'unused by the dev server', log });
   step('API (bench/harness/serve-app.ts), its MCP door (the same with BENCH_DOOR=mcp) and worker (workers/main.ts) as child processes');
   const api = await startServer('api', 'bench/harness/serve-app.ts', process.env);
   const mcp = await startServer('mcp', 'bench/harness/serve-app.ts', { ...process.env, BENCH_DOOR: 'mcp' });
   const replay = await startServer('replay', 'bench/harness/serve-replay.ts', process.env);
   const worker = await launch({ kind: 'worker' });
   const bare = new pg.Pool({ connectionString: DATABASE_URL, max: opt.connections });
-  const { workspace, project, key } = await benchWorkspace({
-    name: 'Knowledge Bench Co',
-    project: { name: 'Bench person', connection: 'none' },
-    scopes: ['read', 'write'],
-    keyName: 'knowledge bench',
-  });
-  return { temporal, api, mcp, replay, worker, bare, key, workspaceId: workspace.id as string, project: project.id as string };
+  const project = { name: 'Bench person', connection: 'none' } as const;
+  const w = await benchWorkspace({ name: 'Knowledge Bench Co', project, scopes: ['read', 'write'], keyName: 'knowledge bench' });
+  return { temporal, api, mcp, replay, worker, bare, key: w.key, workspaceId: w.workspace.id as string, project: w.project.id as string };
 }
 
 async function waitAll(ids: string[], timeoutMs: number) {
@@ -144,14 +139,12 @@ async function measureSearch(b: Bench, ingestChunks: number) {
     return { method: 'POST', path: '/mcp', headers: callHeaders, body };
   });
   // The search tool in a closed loop, a session per connection, queries rotated as the REST run rotates them.
+  const call = async (i: number, connection: number) => {
+    const answer = await sessions[connection]!.client.callTool(params(QUERIES[i % 8]!));
+    if (answer.isError) throw new Error(`${SEARCH_TOOL}: ${JSON.stringify(answer.content)}`);
+  };
   const tool = async () => {
-    const r = await closedLoopCalls(
-      async (i, connection) => {
-        const answer = await sessions[connection]!.client.callTool(params(QUERIES[i % 8]!));
-        if (answer.isError) throw new Error(`${SEARCH_TOOL}: ${JSON.stringify(answer.content)}`);
-      },
-      { connections: sessions.length, durationMs: DURATION_MS },
-    );
+    const r = await closedLoopCalls(call, { connections: sessions.length, durationMs: DURATION_MS });
     return { ...r, requests: r.calls, ok: r.calls, errors: 0, statuses: {}, bytesPerResponse: 0 };
   };
   const surfaces = [];
@@ -196,5 +189,5 @@ try {
     );
 } finally {
   await Promise.all([bench.bare.end(), bench.worker.stop(), bench.api.stop(), bench.mcp.stop(), bench.replay.stop(), closeStores()]);
-  await bench.temporal.stop();
+  await bench.temporal.dispose();
 }

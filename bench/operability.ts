@@ -117,8 +117,8 @@ const validateMs = perCall(5_000, () => checkResponse('GET', plain.url, 200, 'ap
 
 const us = (x: number) => (x * 1000).toFixed(0);
 const share = (x: number, of: number, digits = 1) => ((x / of) * 100).toFixed(digits);
-/** x against base in %, with a '+' always or (whenUp) only before a rise. */
-const change = (x: number, base: number, whenUp = false) => `${!whenUp || x >= base ? '+' : ''}${share(x - base, base)} %`;
+/** x against base in %, signed. */
+const change = (x: number, base: number) => `${x >= base ? '+' : ''}${share(x - base, base)} %`;
 const row = (label: string, xs: number[], vs?: string) =>
   `  ${label.padEnd(30)}${us(mean(xs))} µs/request  rounds: ${xs.map(us).join(', ')}${vs ? `  (${vs})` : ''}`;
 const [p, v, t, u] = [rounds.plain, rounds.validated, rounds.traced, rounds.untraced].map(mean) as [number, number, number, number];
@@ -127,10 +127,10 @@ console.log(`GET /v1/posts?limit=50, ${opt.requests} sequential requests x ${opt
 console.log(row('plain (metrics on)', rounds.plain));
 console.log(row('+ response validation', rounds.validated, change(v, p)));
 console.log(row('+ tracing on', rounds.traced, change(t, p)));
-console.log(row('tracing off (after it ran)', rounds.untraced, change(u, p, true)));
+console.log(row('tracing off (after it ran)', rounds.untraced, change(u, p)));
 console.log(`  validation of one 50-post page ${us(validateMs)} µs  (${share(validateMs, p)} % of a request; test side only)`);
 console.log(
-  `  CPU per request: plain ${us(cp)} µs, tracing on ${us(ct)} µs (${change(ct, cp)}), tracing off after it ran ${us(cu)} µs (${change(cu, cp, true)})`,
+  `  CPU per request: plain ${us(cp)} µs, tracing on ${us(ct)} µs (${change(ct, cp)}), tracing off after it ran ${us(cu)} µs (${change(cu, cp)})`,
 );
 console.log(`  metrics calls of one request  ${(metricsMs * 1000).toFixed(2)} µs  (${share(metricsMs, p, 2)} % of a request)`);
 plain.server.close();

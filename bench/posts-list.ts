@@ -5,14 +5,15 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { withMaintenanceDb } from '../tooling/databases';
-import { resetStores, setBenchEnvironment } from './harness/database';
-import { f0, f1, mean, RESULTS_DIR, step, writeResults } from './harness/format';
+import { postContent, prng, titleOf } from './harness/content';
+import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
+import { f0, f1, mean, REPO_ROOT, RESULTS_DIR, step, writeResults } from './harness/format';
 import { closedLoop, getJson, openLoop, type RunResult, type Target } from './harness/load';
 import { benchFlags } from './harness/options';
 import { diff, machineInfo, postgresCpuGroup, snapshot, waitForQuiet, type Groups } from './harness/proc';
 import { printAllocations, printProfile, summarizeHeapProfile, summarizeProfile } from './harness/profile';
 import type { AllocationSummary, ProfileSummary } from './harness/profile';
-import { REPO_ROOT, startServer, type ServerHandle } from './harness/servers';
+import { startServer, type ServerHandle } from './harness/servers';
 import type { StageTiming } from './harness/stages';
 
 const TARGETS = { minRatio: 0.8, maxP99MsAtRate: 25 };
@@ -25,34 +26,21 @@ const opt = benchFlags(
     connections: { default: 32, min: 1, integer: true, help: 'closed-loop keep-alive connections' },
     duration: { default: 15, min: 0.001, arg: 'S', help: 'seconds per closed-loop measurement' },
     warmup: { default: 5, min: 0.001, arg: 'S', help: 'seconds of warm-up before each measurement' },
-    rounds: { default: 2, min: 1, integer: true, help: 'closed-loop rounds; servers alternate order ABBA… (default 2)' },
+    rounds: { default: 2, min: 1, integer: true, help: 'closed-loop rounds; servers alternate order ABBA…' },
     rate: { default: 200, min: 0.001, arg: 'R', help: 'open-loop requests/s against the real app' },
     'rate-duration': { default: 20, min: 0.001, arg: 'S', help: 'seconds of the open-loop measurement' },
     posts: { default: 5000, min: 1, integer: true, help: 'posts seeded in the benchmarked project' },
-    profile: {
-      type: 'boolean',
-      help: 'profile both servers during one closed-loop run each (figures carry\nprofiler overhead; written to posts-list.profile.json) + stage timings',
-    },
-    'profile-survivors': {
-      type: 'boolean',
-      help: 'with --profile: the allocation profile keeps only what survived\nyoung-generation collections (copied or promoted by scavenges), by site',
-    },
-    ablation: {
-      type: 'boolean',
-      help: 'also measure the bare server with one piece of the real path added at a\ntime (rate limiter, project lookup, knex, the listPosts handler)',
-    },
+    profile: { type: 'boolean', help: 'profile each server over one closed-loop run (figures carry the overhead) + stage timings' },
+    'profile-survivors': { type: 'boolean', help: 'with --profile: allocations that survived scavenges (copied or promoted), by site' },
+    ablation: { type: 'boolean', help: 'also measure bare + one piece of ours at a time (rate limiter, project, knex, handler)' },
     stages: { type: 'boolean', help: 'time each step of the request inside the app process, unloaded' },
     strict: { type: 'boolean', help: 'exit 1 when a target is missed' },
     'server-node-options': {
       default: '',
       arg: '="FLAGS"',
-      help: 'extra Node flags for every server process, e.g.\n--server-node-options=--max-semi-space-size=64 (note the "=")\n(for trying runtime settings; the same flags go to both servers)',
+      help: 'extra Node flags for both servers, e.g.\n--server-node-options=--max-semi-space-size=64 (note the "=")',
     },
-    'quiet-wait': {
-      default: 120,
-      arg: 'S',
-      help: 'before each measurement, wait up to S seconds for other processes to\nuse < 10% of the machine (default 120; 0 = do not wait)',
-    },
+    'quiet-wait': { default: 120, arg: 'S', help: 'before each measurement, wait up to S s for others to use < 10% of the machine' },
     retries: {
       default: 3,
       integer: true,
@@ -75,17 +63,16 @@ setBenchEnvironment(DATABASE_URL, REDIS_URL, { RATE_LIMIT_READ });
 const machine = machineInfo();
 
 type Measured<R extends RunResult = RunResult> = Awaited<ReturnType<typeof measure<R>>>;
-type Probes = { groups: () => Promise<Groups>; pgTransactions: () => Promise<number> };
 
 /** A run with the server's CPU and GC, every process's CPU and the bench database's statements, per request. */
-async function measure<R extends RunResult>(server: ServerHandle, probes: Probes, run: () => Promise<R>) {
-  const [x0, u0, s0] = [await probes.pgTransactions(), await server.usage(), snapshot()];
+async function measure<R extends RunResult>(server: ServerHandle, b: Pick<Bench, 'groups' | 'pgTransactions'>, run: () => Promise<R>) {
+  const [x0, u0, s0] = [await b.pgTransactions(), await server.usage(), snapshot()];
   const result = await run();
   const [s1, u1] = [snapshot(), await server.usage()];
-  const cpu = diff(s0, s1, await probes.groups());
+  const cpu = diff(s0, s1, await b.groups());
   // An idle Postgres 15+ backend reports its counters only after up to 10 s (PGSTAT_IDLE_INTERVAL).
   await sleep(10_500);
-  const x1 = await probes.pgTransactions();
+  const x1 = await b.pgTransactions();
   const n = Math.max(1, result.ok);
   const perReq = (ms: number) => Math.round((ms * 1000) / n);
   const d = (k: keyof typeof u0.gc) => u1.gc[k] - u0.gc[k];
@@ -112,14 +99,12 @@ async function measure<R extends RunResult>(server: ServerHandle, probes: Probes
 
 /** Share of the machine's cores used by processes outside the bench during a measurement. */
 const otherShare = (m: Measured) => (m.cpu ? (m.cpu.cpuMs.other! + m.cpu.unaccountedMs) / (m.result.durationS * 1000 * machine.cpus) : 0);
-const noise = (m: Measured) =>
-  otherShare(m) >= 0.05 ? ` — NOTE: other work took ${(otherShare(m) * 100).toFixed(0)}% of the machine` : '';
+const pct = (share: number) => `${(share * 100).toFixed(0)}%`;
+const noise = (m: Measured) => (otherShare(m) >= 0.05 ? ` — NOTE: other work took ${pct(otherShare(m))} of the machine` : '');
 
 /** The benchmarked workspace (admin/provision) and its --posts posts, written in bulk, 2 % more soft-deleted. */
 async function seed() {
-  const { postContent, prng, titleOf } = await import('./harness/content');
   const { benchWorkspace } = await import('./harness/seed');
-  const { closeStores } = await import('./harness/database');
   const { db } = await import('../lib/db');
   const { newId } = await import('../lib/ids');
   const { workspace, project, key } = await benchWorkspace({
@@ -128,9 +113,7 @@ async function seed() {
     scopes: ['read'],
     keyName: 'bench',
   });
-  const statuses: Array<{ id: string; category: string }> = await db()('post_statuses')
-    .where({ workspace_id: workspace.id })
-    .select('id', 'category');
+  const statuses = (await db()('post_statuses').where({ workspace_id: workspace.id })) as Array<{ id: string; category: string }>;
   // Status, its category, share.
   const MIX = [
     ['draft', 'draft', 0.4],
@@ -191,11 +174,10 @@ type Bench = Awaited<ReturnType<typeof setUp>>;
 async function setUp() {
   step(`database ${DATABASE_URL.replace(/\/\/([^:@/]*):[^@]*@/, '//$1:***@')} (reset), Redis ${REDIS_URL} (flushed)`);
   await resetStores(DATABASE_URL, REDIS_URL);
-  step(`seeding: workspace + project + API key via admin/provision, ${opt.posts.toLocaleString('en-US')} posts`);
+  step(`seeding: workspace + project + API key via admin/provision, ${f0(opt.posts)} posts`);
   const s = await seed();
-  step(
-    `seeded ${s.posts.toLocaleString('en-US')} live + ${s.deletedPosts} soft-deleted posts, content ${s.contentChars.min}-${s.contentChars.max} chars (mean ${s.contentChars.mean})`,
-  );
+  const { min, max, mean } = s.contentChars;
+  step(`seeded ${f0(s.posts)} live + ${s.deletedPosts} soft-deleted posts, content ${min}-${max} chars (mean ${mean})`);
   const env = { ...process.env, BENCH_WORKSPACE_ID: s.workspaceId };
   const [ours, bare] = await Promise.all([
     startServer('ours', 'bench/harness/serve-app.ts', env, SERVER_NODE_ARGS),
@@ -207,13 +189,10 @@ async function setUp() {
   process.on('SIGINT', () => void stopAll().then(() => process.exit(130)));
   const requestPath = `/v1/posts?projectId=${encodeURIComponent(s.projectId)}&limit=50`;
   // The same request, credential included, goes to both: the bare server ignores it.
-  const target = (srv: ServerHandle): Target => ({
-    url: srv.baseUrl + requestPath,
-    headers: { authorization: `Bearer ${s.apiKey}`, accept: 'application/json' },
-  });
-  step(
-    `servers: ours pid ${ours.pid} :${ours.port}, bare pid ${bare.pid} :${bare.port} — GET ${requestPath.replace(s.projectId, '<project>')}`,
-  );
+  const headers = { authorization: `Bearer ${s.apiKey}`, accept: 'application/json' };
+  const target = (srv: ServerHandle): Target => ({ url: srv.baseUrl + requestPath, headers });
+  const shown = requestPath.replace(s.projectId, '<project>');
+  step(`servers: ours pid ${ours.pid} :${ours.port}, bare pid ${bare.pid} :${bare.port} — GET ${shown}`);
   if (SERVER_NODE_ARGS.length) step(`server Node flags: ${SERVER_NODE_ARGS.join(' ')}`);
   const [ro, rb] = await Promise.all([getJson(target(ours)), getJson(target(bare))]);
   if (checkResponse('ours', ro) !== checkResponse('bare', rb)) throw new Error('ours and bare return different data for the same page');
@@ -221,9 +200,7 @@ async function setUp() {
     throw new Error(`ours reports X-RateLimit-Limit ${ro.headers['x-ratelimit-limit']}, expected ${RATE_LIMIT_READ}`);
   const bytes = { ours: JSON.stringify(ro.body).length, bare: JSON.stringify(rb.body).length };
   step(`both answer the same 50 posts (body ${f0(bytes.ours)} B ours / ${f0(bytes.bare)} B bare; ours' cursor is signed, so longer)`);
-  step(
-    `rate limiter active with RATE_LIMIT_READ=${Number(RATE_LIMIT_READ).toLocaleString('en-US')}/min: every request runs its Redis script, none is refused`,
-  );
+  step(`rate limiter active with RATE_LIMIT_READ=${f0(Number(RATE_LIMIT_READ))}/min: every request runs its Redis script, none is refused`);
   // Who is who among the machine's processes: other databases' backends count as "other".
   const variantProcess = { pid: -1 };
   const groups = async (): Promise<Groups> => ({
@@ -235,32 +212,30 @@ async function setUp() {
     redis: (p) => p.comm.startsWith('redis-server'),
   });
   const quiet = () => waitForQuiet({ waitMs: opt['quiet-wait'] * 1000, quietBelow: QUIET_THRESHOLD, groups, countUnaccounted: true });
-  const pgTransactions = async () => {
-    const sql = 'select xact_commit + xact_rollback as n from pg_stat_database where datname = $1';
-    return Number((await pgAdmin.query<{ n: string }>(sql, [BENCH_DB])).rows[0]?.n ?? 0);
-  };
-  // A measurement shared with a busy neighbour is repeated (--retries), the cleanest kept.
-  const measureClean = async <R extends RunResult>(label: string, srv: ServerHandle, run: () => Promise<R>): Promise<Measured<R>> => {
-    let best: Measured<R> | null = null;
-    for (let attempt = 0; attempt <= RETRIES; attempt++) {
-      await quiet();
-      step(attempt === 0 ? label : `${label} — again (${attempt + 1}/${RETRIES + 1})`);
-      const m = await measure(srv, { groups, pgTransactions }, run);
-      if (!best || otherShare(m) < otherShare(best)) best = m;
-      if (otherShare(m) < QUIET_THRESHOLD) break;
-      if (attempt < RETRIES)
-        console.log(`    discarded: other work took ${(otherShare(m) * 100).toFixed(0)}% of the machine (${f0(m.result.rps)} req/s)`);
-    }
-    return best!;
-  };
-  return { s, env, ours, bare, stopAll, target, bytes, variantProcess, quiet, measureClean };
+  const sql = 'select xact_commit + xact_rollback as n from pg_stat_database where datname = $1';
+  const pgTransactions = async () => Number((await pgAdmin.query<{ n: string }>(sql, [BENCH_DB])).rows[0]?.n ?? 0);
+  return { s, env, ours, bare, stopAll, target, bytes, variantProcess, quiet, groups, pgTransactions };
+}
+
+/** `run` measured, repeated (--retries) while a busy neighbour shared the machine, the cleanest kept. */
+async function measureClean<R extends RunResult>(b: Bench, label: string, srv: ServerHandle, run: () => Promise<R>) {
+  let best: Measured<R> | null = null;
+  for (let attempt = 0; attempt <= RETRIES; attempt++) {
+    await b.quiet();
+    step(attempt === 0 ? label : `${label} — again (${attempt + 1}/${RETRIES + 1})`);
+    const m = await measure(srv, b, run);
+    if (!best || otherShare(m) < otherShare(best)) best = m;
+    if (otherShare(m) < QUIET_THRESHOLD) break;
+    if (attempt < RETRIES) console.log(`    discarded: other work took ${pct(otherShare(m))} of the machine (${f0(m.result.rps)} req/s)`);
+  }
+  return best!;
 }
 
 /** One closed-loop measurement of `srv` and its line; a capacity round's with its latency. */
 async function closedRun(b: Bench, label: string, srv: ServerHandle, capacity: boolean) {
   const loop = () => closedLoop(b.target(srv), { connections: opt.connections, durationMs: opt.duration * 1000 });
   const tag = capacity && opt.profile ? ' (profiling)' : '';
-  const m = await b.measureClean(`${label}: ${opt.duration} s closed loop, ${opt.connections} connections${tag}`, srv, loop);
+  const m = await measureClean(b, `${label}: ${opt.duration} s closed loop, ${opt.connections} connections${tag}`, srv, loop);
   const r = m.result;
   const lat = capacity ? `, p50 ${f1(r.latencyMs.p50)} ms, p99 ${f1(r.latencyMs.p99)} ms, ${r.errors} errors` : '';
   console.log(
@@ -280,7 +255,7 @@ async function run(b: Bench) {
   const profiles: Record<string, { summary: ProfileSummary; allocations: AllocationSummary; requests: number }> = {};
   for (let round = 0; round < ROUNDS; round++) {
     for (const srv of round % 2 === 0 ? [b.ours, b.bare] : [b.bare, b.ours]) {
-      if (opt.profile) await srv.profileStart(undefined, { survivorsOnly: opt['profile-survivors'] });
+      if (opt.profile) await srv.profileStart({ survivorsOnly: opt['profile-survivors'] });
       const m = await closedRun(b, `round ${round + 1}/${ROUNDS} ${srv.name}`, srv, true);
       if (opt.profile) {
         const file = await srv.profileStop(path.join(RESULTS_DIR, 'profiles', `posts-list-${srv.name}.cpuprofile`));
@@ -315,7 +290,7 @@ async function run(b: Bench) {
     await b.quiet();
     step(`warm-up ours: ${opt.warmup} s open loop at ${opt.rate} req/s`);
     await openLoop(b.target(b.ours), { rate: opt.rate, durationMs: opt.warmup * 1000 });
-    fixed = await b.measureClean(`ours: ${opt['rate-duration']} s open loop at ${opt.rate} req/s`, b.ours, () =>
+    fixed = await measureClean(b, `ours: ${opt['rate-duration']} s open loop at ${opt.rate} req/s`, b.ours, () =>
       openLoop(b.target(b.ours), { rate: opt.rate, durationMs: opt['rate-duration'] * 1000 }),
     );
   }
@@ -358,9 +333,8 @@ function report(b: Bench, { closed, profiles, ablation, fixed, stages }: Awaited
   const p99Met = fixed ? fixed.result.latencyMs.p99 < TARGETS.maxP99MsAtRate : null;
 
   console.log(`\nGET /v1/posts?projectId=…&limit=50 — 50 posts/page, ~${f0(b.bytes.ours / 1024)} KiB/response`);
-  console.log(
-    `closed loop: ${opt.connections} keep-alive connections, ${opt.duration} s × ${ROUNDS} round(s) per server${opt.profile ? ', PROFILED (figures carry profiler overhead)' : ''}`,
-  );
+  const profiled = opt.profile ? ', PROFILED (figures carry profiler overhead)' : '';
+  console.log(`closed loop: ${opt.connections} keep-alive connections, ${opt.duration} s × ${ROUNDS} round(s) per server${profiled}`);
   console.log(
     `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}${pad('errors', 8)}${pad('srv CPU µs/req', 16)}${pad('of it GC', 10)}${pad('PG stmts/req', 14)}`,
   );
@@ -405,9 +379,8 @@ function report(b: Bench, { closed, profiles, ablation, fixed, stages }: Awaited
   if (fixed) {
     const [r, l] = [fixed.result, fixed.result.latencyMs];
     console.log(`\nopen loop against ours: ${opt.rate} req/s for ${opt['rate-duration']} s (latency from scheduled send time)`);
-    console.log(
-      `  achieved ${f1(r.rps)} req/s, ${r.ok} ok, ${r.errors} errors; p50 ${f1(l.p50)} ms, p90 ${f1(l.p90)} ms, p99 ${f1(l.p99)} ms, max ${f1(l.max)} ms`,
-    );
+    const lat = `p50 ${f1(l.p50)} ms, p90 ${f1(l.p90)} ms, p99 ${f1(l.p99)} ms, max ${f1(l.max)} ms`;
+    console.log(`  achieved ${f1(r.rps)} req/s, ${r.ok} ok, ${r.errors} errors; ${lat}`);
     console.log(
       `  generator send lag p99 ${f1(r.sendLagMs.p99)} ms; server CPU ${f0(fixed.serverCpuUsPerReq)} µs/req (GC ${f0(fixed.gc.pauseUsPerReq)}); machine busy ${f0((fixed.cpu?.machineBusy ?? 0) * 100)}%${noise(fixed)}`,
     );

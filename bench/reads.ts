@@ -2,8 +2,8 @@
 // against its statements behind bare Koa (bench/README.md, "reads").
 
 import pg from 'pg';
-import { withMaintenanceDb } from '../tooling/databases';
-import { flushRedis, recreateDatabase, setBenchEnvironment } from './harness/database';
+import { recreateDatabase, withMaintenanceDb } from '../tooling/databases';
+import { flushRedis, setBenchEnvironment } from './harness/database';
 import { writeResults } from './harness/format';
 import { closedLoop, type RunResult } from './harness/load';
 import { benchFlags } from './harness/options';
@@ -23,14 +23,8 @@ against its statements behind bare Koa.`,
     keep: { type: 'boolean', help: 'reuse a database already seeded at that size by this bench (migrated to the latest)' },
     only: { type: 'string', arg: 'REGEX', help: 'the surfaces whose name matches' },
     explain: { type: 'boolean', help: "EXPLAIN (ANALYZE, BUFFERS) of each surface's statements at the large size, largest workspace" },
-    backfill: {
-      type: 'boolean',
-      help: 'instead of the surfaces: the hourly rollup\'s backfill on the large seed, under a lock as the migration\'s first\nversion ran it and online in steps, each beside writers (docs/analytics.md, "Deploying the rollup")',
-    },
-    profile: {
-      type: 'boolean',
-      help: "the API process's CPU profile over one more API run of each surface after its bare comparison (not in its\nfigures), per call; files in bench/results/profiles/reads-<surface>.cpuprofile",
-    },
+    backfill: { type: 'boolean', help: "instead: the hourly rollup's backfill on the large seed, under a lock and online, beside writers" },
+    profile: { type: 'boolean', help: "the API's CPU profile per call, over an extra run of each surface (reads-*.cpuprofile)" },
   },
 );
 const [LARGE, SMALL] = [opt.posts, opt['small-posts']];

@@ -6,10 +6,9 @@ import { temporalAddress } from '../../lib/temporal/client';
 import { installRuntime, workerTuning } from '../../workers/worker';
 
 /**
- * The body of a bench's baseline worker (bench/publishing, bench/generation): the service's worker
- * settings (workers/worker.ts workerTuning), only the baseline's workflows and activities on its own
- * task queue, until SIGTERM/SIGINT. The workflows from the bundle the bench built, if any (as the
- * service's worker loads WORKFLOW_BUNDLE_PATH), else from `workflowsUrl`, bundled at start-up.
+ * A bench's baseline worker (bench/publishing, bench/generation) until SIGTERM/SIGINT: the service's
+ * workerTuning, only the baseline's workflows (from the bench's bundle if any, as the service loads
+ * WORKFLOW_BUNDLE_PATH, else `workflowsUrl` bundled at start-up) and activities on its task queue.
  */
 export async function runBaselineWorker(opts: {
   taskQueue: string;

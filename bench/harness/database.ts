@@ -1,5 +1,4 @@
 import { recreateDatabase } from '../../tooling/databases';
-export { recreateDatabase };
 
 // A bench's own database and Redis db; modules that read configuration load lazily, after the
 // bench has set its environment.
@@ -41,10 +40,7 @@ export function setBenchEnvironment(databaseUrl: string, redisUrl: string, more:
   });
 }
 
-/**
- * The environment of a bench that publishes through a worker (see setBenchEnvironment): also its
- * own Temporal server and task queue, the network simulator, posts published at their due time.
- */
+/** setBenchEnvironment for a bench that publishes through a worker: its Temporal and task queue, the simulator, no publish delay. */
 export function setPublishingEnvironment(
   o: { databaseUrl: string; redisUrl: string; temporalPort: number; taskQueue: string; simPort: number },
   more: Record<string, string> = {},

@@ -93,7 +93,7 @@ function runTally() {
 }
 
 /** One request of a run: the `i`th connection's next in a closed loop, the `i`th of an open one. */
-export type Step = (i: number, agent: http.Agent) => Promise<{ status: number; bytes?: number }>;
+type Step = (i: number, agent: http.Agent) => Promise<{ status: number; bytes?: number }>;
 
 /** A step of its own, or requests to fixed targets: request i goes to targets[i % n]. */
 function stepOf(target: Target | Target[] | Step): Step {
@@ -158,13 +158,11 @@ export async function closedLoopCalls(
   return { durationS, calls, rps: calls / durationS, latencyMs: summarize(latencies), inWindow, errors, firstError };
 }
 
-export type OpenLoopResult = Awaited<ReturnType<typeof openLoop>>;
-
 /** An open loop; `sendLagMs`: how late this process fired requests relative to their schedule. */
-export async function openLoop(t: Target | Step, opts: { rate: number; durationMs: number; maxConnections?: number }) {
+export async function openLoop(t: Target | Step, opts: { rate: number; durationMs: number }) {
   const step = stepOf(t);
   // Generous socket cap: a server that falls behind gets the pile-up, not this process.
-  const agent = newAgent(opts.maxConnections ?? 256);
+  const agent = newAgent(256);
   const interval = 1000 / opts.rate;
   const total = Math.round((opts.durationMs / 1000) * opts.rate);
   const run = runTally();

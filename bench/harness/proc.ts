@@ -43,9 +43,8 @@ export function snapshot() {
 }
 
 /**
- * CPU spent between two snapshots, grouped (milliseconds; processes matching no group land in
- * "other"); the busy share of all cores, 0..1; the busy time no live process accounts for
- * (short-lived processes, kernel work outside any process).
+ * CPU ms between two snapshots by group (no group: "other"), the cores' busy share (0..1), and the
+ * busy time no live process accounts for (short-lived processes, kernel work outside any process).
  */
 export function diff(a: CpuSnapshot, b: CpuSnapshot, groups: Groups) {
   if (b.byPid.size === 0) return null;
@@ -74,10 +73,9 @@ export function machineInfo() {
 }
 
 /**
- * The Postgres processes serving `databases`, as a CPU group, read from pg_stat_activity now: by
- * default every postgres process but the client backends of other databases (the server's own
- * background processes count as ours); with `backendsOnly`, only the backends connected to
- * `databases`.
+ * The Postgres processes serving `databases` (pg_stat_activity now) as a CPU group: every postgres
+ * process but other databases' client backends (background processes count as ours); with
+ * `backendsOnly`, only the backends connected to `databases`.
  */
 export async function postgresCpuGroup(
   client: pg.Client,
@@ -98,11 +96,10 @@ export async function postgresCpuGroup(
 }
 
 /**
- * Holds the next measurement until other processes leave the cores (mostly) to this bench, for
- * at most `waitMs`, sampling one second at a time; answers other work's share of the machine in
- * the last sample. `quietBelow`: the share counted as quiet; `groups`: this bench's own processes
- * (by default this process alone); `countUnaccounted`: busy time no live process accounts for
- * (short-lived neighbours) counts as other work too; `announce`: a line when the wait starts and ends.
+ * Waits (at most `waitMs`, sampling a second at a time) until other processes leave the cores to
+ * this bench: other work's share in the last sample. `quietBelow`: the quiet share; `groups`: this
+ * bench's processes (default: this one); `countUnaccounted`: unaccounted busy time (short-lived
+ * neighbours) counts as other work; `announce`: a line when the wait starts and ends.
  */
 export async function waitForQuiet(opts: {
   waitMs: number;

@@ -44,11 +44,11 @@ export function serveUnderParent(
       const u = process.cpuUsage();
       return { cpuUs: u.user + u.system, gc: { ...gc }, heapUsedBytes: process.memoryUsage().heapUsed };
     },
-    'profile-start': async (o: { intervalUs?: number; survivorsOnly?: boolean }) => {
+    'profile-start': async (o: { survivorsOnly?: boolean }) => {
       session = new inspector.Session();
       session.connect();
       await post('Profiler.enable');
-      await post('Profiler.setSamplingInterval', { interval: o.intervalUs ?? 250 });
+      await post('Profiler.setSamplingInterval', { interval: 250 });
       await post('Profiler.start');
       // Allocation sampling alongside (who allocates pays the GC time), collected objects kept;
       // survivorsOnly drops what scavenges freed, leaving what they had to copy and promote.

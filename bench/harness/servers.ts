@@ -7,14 +7,12 @@ import type { ChildMessage, GcStats, ParentMessage } from './serverChild';
 
 // The parent side of a bench server (serverChild.ts): launched, ready once it listens, driven over IPC.
 
-export { REPO_ROOT };
-
 export type ServerHandle = Awaited<ReturnType<typeof startServer>>;
 
 export async function startServer(name: string, entry: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []) {
   let port = 0;
-  // The real API (serve-app.ts) gets api/main.ts's Node options (lib/apiRuntime.ts); the bare servers Node's defaults.
   const p = await launch({
+    // The real API (serve-app.ts) gets api/main.ts's Node options (lib/apiRuntime.ts); the bare servers Node's defaults.
     kind: entry === 'bench/harness/serve-app.ts' ? 'api' : undefined,
     entry,
     name: `${name} server`,
@@ -48,8 +46,7 @@ export async function startServer(name: string, entry: string, env: NodeJS.Proce
     baseUrl: `http://127.0.0.1:${port}`,
     /** CPU time (µs) and GC pauses the server process has had so far, and its live heap now. */
     usage: () => call<{ cpuUs: number; gc: GcStats; heapUsedBytes: number }>('cpu'),
-    profileStart: (intervalUs?: number, opts?: { survivorsOnly?: boolean }) =>
-      call<void>('profile-start', { intervalUs, survivorsOnly: opts?.survivorsOnly }),
+    profileStart: (opts: { survivorsOnly?: boolean } = {}) => call<void>('profile-start', opts),
     profileStop: (file: string) => call<string>('profile-stop', { file }),
     call,
     stop: async () => {
@@ -87,10 +84,7 @@ export async function withServerCpu<T>(
 /** A closed loop on `server` after a warm-up of the same, with the server's CPU per request (µs). */
 export async function serverLoop(server: ServerHandle, target: Target, o: { connections: number; durationMs: number; warmupMs: number }) {
   if (o.warmupMs) await closedLoop(target, { connections: o.connections, durationMs: o.warmupMs });
-  const { result: run, cpuUs } = await withServerCpu(
-    server,
-    () => closedLoop(target, o),
-    (r) => r.requests,
-  );
+  const work = () => closedLoop(target, o);
+  const { result: run, cpuUs } = await withServerCpu(server, work, (r) => r.requests);
   return { run, cpuUs };
 }

@@ -13,17 +13,15 @@ import { requestText, summarize } from './load';
 import { waitForQuiet } from './proc';
 import { reserveTemporal, startBenchTemporal, type TemporalKind } from './temporal';
 
-// The stack of the benches that publish (publishing, population, fairness, soak): their own stores,
-// Temporal, the network simulator in the bench process, the service's worker and API started by the
-// one launcher (tooling/launcher.ts), and their shared phases: posts created through the API, read
-// back from the posts table and the simulator, lags summarized.
+// The stack of the benches that publish (publishing, population, fairness, soak): their stores,
+// Temporal, the network simulator in the bench process, the service's worker and API (started by
+// tooling/launcher.ts), and their shared phases: posts created through the API, read back, lags.
 
 /**
- * The environment lib/config reads once, at import (the children inherit it), set before any app
- * module loads: Temporal's and the simulator's ports first. `clusterDatabase`: the base name of the
- * cluster tier's databases; `quietWaitS`: the longest wait for a quiet machine before the ports are
- * picked (a port free minutes ago may not be); `dbFile`: the dev server on a SQLite file, so its
- * state survives a restart; `env`: more environment for this process and the children.
+ * The environment lib/config reads at import (children inherit it), set before any app module loads,
+ * Temporal's and the simulator's ports picked first. `clusterDatabase`: the cluster tier's databases'
+ * base name; `quietWaitS`: the longest wait for a quiet machine, before the ports are picked (a port
+ * free minutes ago may not be); `dbFile`: the dev server on a SQLite file, surviving a restart.
  */
 export async function reserveStack(o: {
   kind: TemporalKind;
@@ -93,7 +91,7 @@ function readStatus(pid: number): { rss: number; hwm: number } | null {
   }
 }
 
-/** The worker as `npm run start:worker` starts it (or a baseline `script` standing in), not waited for: output in `logDir/logName`, RSS sampled every `sampleMs`. */
+/** The worker as `npm run start:worker` starts it (or a baseline `script`), not waited for: output in `logDir/logName`, RSS every `sampleMs`. */
 export async function startWorker(
   index: number,
   env: NodeJS.ProcessEnv,
@@ -191,10 +189,7 @@ export class ServiceProcesses {
   }
 }
 
-/**
- * A workflow bundle written to `file`: the service's (workers/worker.ts, untraced) or a baseline's (`workflowsPath`), built
- * once here as production workers load the build's (no webpack in a measured heap, none at a restarted worker's start).
- */
+/** The service's workflow bundle (untraced) or a baseline's (`workflowsPath`) in `file`, built once as production's (no webpack in a worker). */
 export async function writeWorkflowBundle(file: string, workflowsPath?: string): Promise<string> {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const quiet = { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } as never;

@@ -62,11 +62,8 @@ export async function withRecordedStatements<T>(run: () => Promise<T>): Promise<
   const statements: CapturedStatement[] = [];
   const original = pg.Client.prototype.query as unknown as Query;
   const t0 = performance.now();
-  pg.Client.prototype.query = recordingQuery(
-    original,
-    () => t0,
-    (s) => statements.push(s),
-  ) as never;
+  const record = (s: CapturedStatement) => statements.push(s);
+  pg.Client.prototype.query = recordingQuery(original, () => t0, record) as never;
   try {
     return { result: await run(), statements };
   } finally {
@@ -143,15 +140,16 @@ export async function captureSurface(server: Pick<ServerHandle, 'call'>, surface
   return statements;
 }
 
-export type SurfaceFigures = Awaited<ReturnType<typeof measureSurface>>;
 const rate = (r: { rps: number; latencyMs: LatencySummary }) => ({ rps: r.rps, latencyMs: r.latencyMs });
 const lat = (l: LatencySummary) => `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms`;
 
 /**
- * `server` answers the API calls: its CPU per call (and with `profile` its profile) beside the load
- * generator's; `replayServer`, a bare Koa + pg server (serve-replay.ts), the same statements behind HTTP.
+ * One surface three ways in a row with the same concurrency: the API (`api`, answered by `server`:
+ * its CPU per call, with `profile` its profile, beside the load generator's), the replay of its
+ * captured statements (`captured[i % n]` for call i; with `replayServer`, serve-replay.ts, behind
+ * bare Koa too) and the minimal query (`minimal(i)`), with the ratios on lines a script can read.
  */
-type SurfaceOptions = {
+export async function measureSurface(o: {
   surface: string;
   corpus: string;
   pool: pg.Pool;
@@ -161,75 +159,62 @@ type SurfaceOptions = {
   server: ServerHandle;
   profile?: boolean;
   replayServer?: ServerHandle;
-  explain?: boolean;
-};
-
-/**
- * One surface three ways in a row with the same concurrency: the API (`api`), the replay of its
- * captured statements (`captured[i % n]` for call i) and the minimal query (`minimal(i)`), with
- * the ratios on lines a script can read.
- */
-export async function measureSurface(
-  opts: SurfaceOptions & {
-    captured: ReadonlyArray<readonly CapturedStatement[]>;
-    api: () => Promise<RunResult>;
-    minimal: (i: number) => Promise<unknown>;
-  },
-) {
-  const tag = `${opts.surface} [${opts.corpus}]`;
-  const replays = opts.captured.map((c) => replayer(opts.pool, c));
+  captured: ReadonlyArray<readonly CapturedStatement[]>;
+  api: () => Promise<RunResult>;
+  minimal: (i: number) => Promise<unknown>;
+}) {
+  const tag = `${o.surface} [${o.corpus}]`;
+  const replays = o.captured.map((c) => replayer(o.pool, c));
   const same = (i: number) => replays[i % replays.length]!();
-  const loop = (call: (i: number) => Promise<unknown>, ms: number) =>
-    closedLoopCalls(call, { connections: opts.connections, durationMs: ms });
-  await loop(same, opts.warmupMs);
-  await loop(opts.minimal, opts.warmupMs);
+  const loop = (call: (i: number) => Promise<unknown>, ms: number) => closedLoopCalls(call, { connections: o.connections, durationMs: ms });
+  await loop(same, o.warmupMs);
+  await loop(o.minimal, o.warmupMs);
   let load = process.cpuUsage();
   const apiRun = async () => {
     const before = process.cpuUsage();
-    const r = await opts.api();
+    const r = await o.api();
     load = process.cpuUsage(before);
     return r;
   };
-  const profile = opts.profile
-    ? { file: `${opts.surface} ${opts.corpus}`.replace(/[^A-Za-z0-9]+/g, '-'), title: `API process over ${tag} (per call)` }
+  const profile = o.profile
+    ? { file: `${o.surface} ${o.corpus}`.replace(/[^A-Za-z0-9]+/g, '-'), title: `API process over ${tag} (per call)` }
     : undefined;
-  const { result: api, cpuUs } = await withServerCpu(opts.server, apiRun, (r) => r.requests, profile);
+  const { result: api, cpuUs } = await withServerCpu(o.server, apiRun, (r) => r.requests, profile);
   const loadCpuUs = (load.user + load.system) / Math.max(1, api.requests);
-  const sameRun = await loop(same, opts.durationMs);
-  const replay = opts.replayServer;
-  await replay?.call('load', { key: tag, captured: opts.captured });
-  const overHttp = replay && (await serverLoop(replay, { url: `${replay.baseUrl}/replay?${new URLSearchParams({ key: tag })}` }, opts));
-  const minimalRun = await loop(opts.minimal, opts.durationMs);
-  const statements = opts.captured.reduce((n, c) => n + c.length, 0) / opts.captured.length;
-  const f = {
-    surface: opts.surface,
-    corpus: opts.corpus,
-    statements,
-    api: { ...rate(api), errors: api.errors },
-    same: rate(sameRun),
-    minimal: rate(minimalRun),
-    apiOverSame: api.rps / sameRun.rps,
-    sameOverMinimal: minimalRun.rps / sameRun.rps,
-  };
+  const sameRun = await loop(same, o.durationMs);
+  const replay = o.replayServer;
+  await replay?.call('load', { key: tag, captured: o.captured });
+  const overHttp = replay && (await serverLoop(replay, { url: `${replay.baseUrl}/replay?${new URLSearchParams({ key: tag })}` }, o));
+  const minimalRun = await loop(o.minimal, o.durationMs);
+  const statements = o.captured.reduce((n, c) => n + c.length, 0) / o.captured.length;
+  const apiOverSame = api.rps / sameRun.rps;
+  const sameOverMinimal = minimalRun.rps / sameRun.rps;
   console.log(`  ${tag}: API ${api.rps.toFixed(1)}/s (${lat(api.latencyMs)}, errors ${api.errors})`);
   console.log(`  ${tag}: same ${statements.toFixed(1)} statements bare ${sameRun.rps.toFixed(1)}/s (${lat(sameRun.latencyMs)})`);
   console.log(`  ${tag}: minimal query ${minimalRun.rps.toFixed(1)}/s (${lat(minimalRun.latencyMs)})`);
   if (overHttp) {
     const { run, cpuUs } = overHttp;
-    console.log(
-      `  ${tag}: same statements behind bare Koa ${run.rps.toFixed(1)}/s (${lat(run.latencyMs)}, errors ${run.errors}, ` +
-        `server CPU ${cpuUs.toFixed(0)} µs/call)`,
-    );
+    const http = `${run.rps.toFixed(1)}/s (${lat(run.latencyMs)}, errors ${run.errors}, server CPU ${cpuUs.toFixed(0)} µs/call)`;
+    console.log(`  ${tag}: same statements behind bare Koa ${http}`);
     console.log(`  ${tag}: API / same statements behind bare Koa: ${(api.rps / run.rps).toFixed(2)}×`);
   }
   console.log(`  ${tag}: CPU per API call: server ${cpuUs.toFixed(0)} µs, load generator ${loadCpuUs.toFixed(0)} µs`);
-  console.log(`  ${tag}: API / same statements bare: ${f.apiOverSame.toFixed(2)}×`);
-  console.log(`  ${tag}: same statements / minimal: ${f.sameOverMinimal.toFixed(2)}×`);
-  return f;
+  console.log(`  ${tag}: API / same statements bare: ${apiOverSame.toFixed(2)}×`);
+  console.log(`  ${tag}: same statements / minimal: ${sameOverMinimal.toFixed(2)}×`);
+  const { surface, corpus } = o;
+  return {
+    surface,
+    corpus,
+    statements,
+    api: { ...rate(api), errors: api.errors },
+    same: rate(sameRun),
+    minimal: rate(minimalRun),
+    apiOverSame,
+    sameOverMinimal,
+  };
 }
 
-export type Minimal = { text: string; values: unknown[] };
-export type ReadSurface = { surface: string; path: string; headers: Record<string, string>; minimal: Minimal };
+type Minimal = { text: string; values: unknown[] };
 
 /** EXPLAIN (ANALYZE, BUFFERS) of a request's statements (transaction control left out) and of the minimal query. */
 export async function explainAll(pool: pg.Pool, statements: readonly CapturedStatement[], minimal: Minimal): Promise<void> {
@@ -245,18 +230,21 @@ export async function explainAll(pool: pg.Pool, statements: readonly CapturedSta
  * beside its minimal query with `explain`, then measureSurface, on the API process `api` (else one
  * started here), the replay server and `pool` (else one of `connections`).
  */
-export async function measureReads(
-  o: Omit<SurfaceOptions, 'surface' | 'corpus' | 'pool' | 'server' | 'replayServer'> & {
-    sizes: Array<{ corpus: () => Promise<string> | string; grow?: () => Promise<void> }>;
-    surfaces: readonly ReadSurface[];
-    api?: ServerHandle;
-    pool?: pg.Pool;
-  },
-): Promise<SurfaceFigures[]> {
+export async function measureReads(o: {
+  sizes: Array<{ corpus: () => Promise<string> | string; grow?: () => Promise<void> }>;
+  surfaces: ReadonlyArray<{ surface: string; path: string; headers: Record<string, string>; minimal: Minimal }>;
+  connections: number;
+  durationMs: number;
+  warmupMs: number;
+  profile?: boolean;
+  explain?: boolean;
+  api?: ServerHandle;
+  pool?: pg.Pool;
+}) {
   const server = o.api ?? (await startServer('app', 'bench/harness/serve-app.ts', process.env));
   const replayServer = await startServer('replay', 'bench/harness/serve-replay.ts', process.env);
   const pool = o.pool ?? new pg.Pool({ connectionString: process.env.DATABASE_URL, max: o.connections });
-  const out: SurfaceFigures[] = [];
+  const out = [];
   try {
     for (const size of o.sizes) {
       await size.grow?.();

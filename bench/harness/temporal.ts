@@ -6,9 +6,8 @@ import type { Connection } from '@temporalio/client';
 import { freePort } from '../../tooling/ports';
 import type { ClusterDatabase, TemporalCluster } from '../../tooling/temporalCluster';
 
-// The Temporal a bench runs on: the dev server (in memory, or on a SQLite file that survives a
-// restart) or the cluster tier (tooling/temporalCluster.ts) on databases of the bench's own;
-// and its task queues as the benches watch them.
+// A bench's Temporal: the dev server (in memory, or on a SQLite file surviving a restart) or the
+// cluster tier (tooling/temporalCluster.ts) on the bench's own databases; its task queues' backlog.
 
 export type TemporalKind = 'dev' | 'cluster';
 export type TemporalStore = { kind: 'dev'; file: string | null } | { kind: 'cluster'; db: ClusterDatabase };
@@ -33,9 +32,8 @@ type Running = {
 };
 
 /**
- * Temporal started, and able to be stopped (`stop`, SIGTERM) or killed (`kill`, SIGKILL) and
- * started again on the same state (`start`); `dispose` stops it and removes its state (the
- * cluster's databases, the dev server's file). `dbFile`: the dev server on a SQLite file.
+ * Temporal started: `stop` (SIGTERM) or `kill` (SIGKILL), `start` again on the same state, `dispose`
+ * stops it and removes its state (the cluster's databases, the dev server's file, with `dbFile`).
  */
 export async function startBenchTemporal(
   reserved: Awaited<ReturnType<typeof reserveTemporal>>,
@@ -98,7 +96,7 @@ export async function startBenchTemporal(
       store.kind === 'cluster'
         ? `Temporal cluster ${address}: frontend, history, matching, worker pids ${running.pids().join(', ')} on Postgres`
         : `Temporal dev server (${store.file ? 'on a SQLite file' : 'in memory'}) ${address}, pid ${running.pids()[0]}`,
-    /** Started again after a stop (on the same state), or after a kill (the dev server on its file, the cluster's services in order). */
+    /** Started again on the same state (after a kill: the dev server on its file, the cluster's services in order). */
     async start() {
       if (!running || killed) running = running ? await running.revive() : await launch();
       killed = false;

@@ -5,11 +5,10 @@ import { createKnex } from '../../lib/db';
 import { f0, s1 } from '../harness/format';
 import { summarize, type LatencySummary } from '../harness/load';
 
-// `npm run bench -- reads --backfill`: the hourly rollup's backfill on the seeded database
-// (docs/analytics.md "Deploying the rollup"), as the migration's first version ran it (one
-// transaction under a lock on posts and post_metric_state) and as the reconciler runs it now (in
-// steps, online), each while writers do what the metrics sync and a publish do; then the rollup
-// against the plain aggregate of the posts.
+// `npm run bench -- reads --backfill`: the hourly rollup's backfill (docs/analytics.md "Deploying
+// the rollup") as the migration's first version ran it (one transaction, posts and
+// post_metric_state locked) and as the reconciler runs it (online, in steps), each beside writers
+// doing what the metrics sync and a publish do; then the rollup against the plain aggregate.
 
 /** What the rollup holds, from the posts: per project and UTC hour of publishing, the published posts and their metrics' sums. */
 const PLAIN = `

@@ -182,39 +182,18 @@ async function credentials(k: Knex, n: number): Promise<SeededWorkspace> {
   const keyScopes = scopes.filter((s) => !(OAUTH_ONLY_SCOPES as readonly string[]).includes(s));
   // Once per database: a kept database (--keep) has them already.
   const once = (table: string, row: Record<string, unknown>, q: Knex = k) => q(table).insert(row).onConflict('id').ignore();
-  await once('api_keys', {
-    id: `key_r${n}`,
-    workspace_id: workspaceId,
-    name: 'bench',
-    mode: 'live',
-    key_hash: keyedHash(key),
-    last4: key.slice(-4),
-    scopes: keyScopes,
-  });
+  const apiKey = { id: `key_r${n}`, workspace_id: workspaceId, name: 'bench', mode: 'live', key_hash: keyedHash(key) };
+  await once('api_keys', { ...apiKey, last4: key.slice(-4), scopes: keyScopes });
   await once('users', { id: userId, email: `admin${n}@bench.example.com`, name: 'Admin' });
   await once('memberships', { id: `mem_r${n}`, workspace_id: workspaceId, user_id: userId, role: 'admin' });
-  await once('oauth_clients', {
-    id: clientId,
-    client_name: 'Bench',
-    redirect_uris: ['https://bench.example.com/cb'],
-    grant_types: ['authorization_code'],
-    response_types: ['code'],
-  });
+  const client = { client_name: 'Bench', redirect_uris: ['https://bench.example.com/cb'], grant_types: ['authorization_code'] };
+  await once('oauth_clients', { id: clientId, ...client, response_types: ['code'] });
   const plaintext = randomToken(ACCESS_TOKEN_PREFIX);
   await k.transaction(async (trx) => {
     const grant = { user_id: userId, client_id: clientId, workspace_id: workspaceId, default_project_id: projectId };
     await once('oauth_grants', { id: grantId, ...grant, access_level: 'full', requested_scopes: scopes, scopes }, trx);
-    const family = await createFamily(trx, {
-      grantId,
-      clientId,
-      userId,
-      workspaceId,
-      defaultProjectId: projectId,
-      scopes,
-      codeHash: null,
-      resource: null,
-    });
-    await insertAccessToken(trx, family, plaintext, scopes, null, 30 * 86_400);
+    const family = { grantId, clientId, userId, workspaceId, defaultProjectId: projectId, scopes, codeHash: null, resource: null };
+    await insertAccessToken(trx, await createFamily(trx, family), plaintext, scopes, null, 30 * 86_400);
   });
   const [{ n: posts }] = (await k.raw('select count(*)::int as n from posts where workspace_id = ?', [workspaceId])).rows;
   return { workspaceId, projectId, key, adminToken: plaintext, endpointId: `whe_r${id}`, posts };
