@@ -9,7 +9,7 @@ import { postContent, prng, shuffle } from './harness/content';
 import { f0, loadAverage, quantile, s1, step } from './harness/format';
 import { benchFlags } from './harness/options';
 import { machineInfo, until } from './harness/proc';
-import { apiClient, reserveStack, runBench, startStack } from './harness/stack';
+import { apiClient, NO_FAIRNESS_FLAG, reserveStack, runBench, startStack } from './harness/stack';
 import { temporalKind } from './harness/temporal';
 import { breakdown, PHASES, timelines } from './publishing/history';
 import { startReceiver, type Received } from './webhooks/receiver';
@@ -32,7 +32,7 @@ const opt = benchFlags(
     'slow-ms': { default: 1000, integer: true, arg: 'MS', help: 'how long the noisy endpoint takes to answer' },
     lead: { default: 0, arg: 'S', help: 'seconds from creation to the due minute (default 1.5 × creation time at the last rate + 15 s)' },
     timeout: { default: 900, ...count, arg: 'S', help: 'give up on a phase after S seconds' },
-    'no-fairness': { type: 'boolean', help: 'first come, first served: no enableFairness, no start priority (TEMPORAL_FAIRNESS=false)' },
+    'no-fairness': NO_FAIRNESS_FLAG,
     temporal: {
       default: 'dev',
       arg: 'dev|cluster',
@@ -133,7 +133,7 @@ async function setUp(cleanups: Cleanups) {
     clusterDatabase: 'bench_fair_temporal',
     fairness: FAIRNESS,
     // The receivers are local: the explicit loopback allowance.
-    env: { TEMPORAL_FAIRNESS: String(FAIRNESS), LLM_WRITER: 'builtin', WEBHOOK_ALLOW_LOOPBACK: '1' },
+    env: { LLM_WRITER: 'builtin', WEBHOOK_ALLOW_LOOPBACK: '1' },
   });
   const [port, mcpPort, metricsPort, workerMetrics] = await Promise.all(Array.from({ length: 4 }, () => freePort()));
   step(`database ${new URL(DATABASE_URL).pathname.slice(1)} (recreated, migrated), Redis ${REDIS_URL} (flushed)`);

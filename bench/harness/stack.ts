@@ -17,11 +17,18 @@ import { reserveTemporal, startBenchTemporal, type TemporalKind } from './tempor
 // Temporal, the network simulator in the bench process, the service's worker and API (started by
 // tooling/launcher.ts), and their shared phases: posts created through the API, read back, lags.
 
+/** `--no-fairness` of the benches that publish: reserveStack({ fairness: false }) runs without task-queue fairness. */
+export const NO_FAIRNESS_FLAG = {
+  type: 'boolean',
+  help: 'first come, first served: no enableFairness, no start priority (TEMPORAL_FAIRNESS=false)',
+} as const;
+
 /**
  * The environment lib/config reads at import (children inherit it), set before any app module loads,
  * Temporal's and the simulator's ports picked first. `clusterDatabase`: the cluster tier's databases'
  * base name; `quietWaitS`: the longest wait for a quiet machine, before the ports are picked (a port
- * free minutes ago may not be); `dbFile`: the dev server on a SQLite file, surviving a restart.
+ * free minutes ago may not be); `dbFile`: the dev server on a SQLite file, surviving a restart;
+ * `fairness: false`: the dev server without matching.enableFairness and every start without a priority.
  */
 export async function reserveStack(o: {
   kind: TemporalKind;
@@ -37,7 +44,7 @@ export async function reserveStack(o: {
   const otherAtStart = o.quietWaitS ? await waitForQuiet({ waitMs: o.quietWaitS * 1000 }) : null;
   const reserved = await reserveTemporal(o.kind);
   const simPort = await freePort();
-  setPublishingEnvironment({ ...o, temporalPort: reserved.port, simPort }, o.env);
+  setPublishingEnvironment({ ...o, temporalPort: reserved.port, simPort }, { ...o.env, TEMPORAL_FAIRNESS: String(o.fairness ?? true) });
   return { o, otherAtStart, reserved, simPort };
 }
 

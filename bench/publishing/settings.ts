@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { RESULTS_DIR } from '../harness/format';
 import { benchFlags, numberOption } from '../harness/options';
+import { NO_FAIRNESS_FLAG } from '../harness/stack';
 import { temporalKind } from '../harness/temporal';
 
 // The publishing bench's command line and targets; the worker's tunables set in the environment before any app module loads.
@@ -61,7 +62,7 @@ export const opt = benchFlags(
       arg: 'dev|cluster',
       help: 'the dev server in memory, or the cluster tier on Postgres (databases\nbench_pub_temporal*); the baselines run on the same',
     },
-    'no-fairness': { type: 'boolean', help: 'first come, first served: no enableFairness, no start priority (TEMPORAL_FAIRNESS=false)' },
+    'no-fairness': NO_FAIRNESS_FLAG,
     workers: { default: 1, ...count, help: 'worker processes, as many per baseline; the kill takes #1, the others drain on' },
     strict: {
       type: 'boolean',
@@ -97,7 +98,6 @@ export const STACK = {
   clusterDatabase: 'bench_pub_temporal',
   quietWaitS: opt['quiet-wait'],
   fairness: !opt['no-fairness'],
-  ...(opt['no-fairness'] && { env: { TEMPORAL_FAIRNESS: 'false' } }),
 };
 
 // The worker's tunables, for the worker (and the API) to read through lib/config.
