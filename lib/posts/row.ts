@@ -18,6 +18,8 @@ export type PostRow = Omit<PostColumns, UnreadColumns> &
     default_reviewer_user_id?: string | null;
     /** The project's calendar timezone (a write's reload joins it), which the publish workflow shows its times in. */
     timezone?: string | null;
+    /** A scheduled post's turn (lib/publishing/turns.ts) as the write that scheduled it read it; absent: read it when needed. */
+    publish_turn_ms?: number;
   };
 
 /** The summary's row: its instants as Dates, or as ISO strings when read through lib/db TIMESTAMPS_AS_ISO (the post list). */

@@ -9,6 +9,8 @@ import { mediaSet, type PostImage } from './media';
 import { presentPost } from '../presenters/posts';
 import type { PostRow } from './row';
 import { hasScheduleColumns, wakesWorkflow, type ScheduleRow } from '../publishing/schedule';
+import { turnSubquery } from '../publishing/turns';
+import { db } from '../db';
 import { approvalLost, assertReviewAllowsScheduling, reviewOf, reviewRequested } from './review';
 import type { BoardStatus, StatusCategory } from './statuses';
 
@@ -40,8 +42,9 @@ export async function insertPost(trx: Knex.Transaction, p: NewPost, events?: Out
   const change = created({ scheduledAt: p.scheduledAt ?? null });
   const id = p.id ?? newId('post');
   // One statement: the workspace's default board status of the post's category, the insert, and
-  // the row as loadPostForUpdate reads it (status label, the workspace's review settings).
-  const post = (await asPostRow(
+  // the row as loadPostForUpdate reads it (status label, the workspace's review settings), with a
+  // scheduled post's turn.
+  const insert = asPostRow(
     trx
       .with(
         'st',
@@ -70,7 +73,12 @@ export async function insertPost(trx: Knex.Transaction, p: NewPost, events?: Out
       ),
     'ins',
     'st',
-  )) as PostRow;
+  );
+  if (change.scheduleChanged) withTurn(insert, 'ins');
+  const post = (await insert) as PostRow;
+  // docs/review.md: a new post has no approval, so a workspace that requires review refuses to
+  // schedule it; the flag is read by the insert itself, and the refusal takes the insert back.
+  if (change.scheduleChanged) assertReviewAllowsScheduling({ review: null }, post.require_review_workflow ?? false);
   if (change.slot && change.slot !== 'clear') await upsertSlot(trx, post, change.slot.at);
   const data = { post: presentPost(post) };
   const own = change.events.map((type): OutboxEvent => ({ workspaceId: p.workspaceId, projectId: p.projectId, type, data }));
@@ -161,6 +169,7 @@ async function updateAndReload(
   post: Pick<PostRow, 'id' | 'workspace_id'>,
   row: Record<string, unknown>,
   board: StatusCategory | undefined,
+  turn: boolean,
 ): Promise<PostRow> {
   const q = trx.queryBuilder();
   const set = { ...row };
@@ -171,11 +180,9 @@ async function updateAndReload(
     );
     set.status_id = trx.raw('coalesce((select id from st), ??)', ['posts.status_id']);
   }
-  return (await asPostRow(
-    q.with('upd', trx('posts').where({ id: post.id }).update(set).returning('*')),
-    'upd',
-    'post_statuses',
-  )) as PostRow;
+  const reload = asPostRow(q.with('upd', trx('posts').where({ id: post.id }).update(set).returning('*')), 'upd', 'post_statuses');
+  if (turn) withTurn(reload, 'upd');
+  return (await reload) as PostRow;
 }
 
 /**
@@ -205,7 +212,7 @@ export async function commitChange(
   const row = rowOf(change);
   const board = change.board !== undefined && change.set.status_id === undefined ? change.board : undefined;
   // The row update, the board's default status and the reload are one statement (was three).
-  const written = Object.keys(row).length || board ? await updateAndReload(trx, post, row, board) : undefined;
+  const written = Object.keys(row).length || board ? await updateAndReload(trx, post, row, board, change.scheduleChanged) : undefined;
   if (change.slot === 'clear') await clearSlot(trx, post.id);
   else if (change.slot) await upsertSlot(trx, { ...post, content_type: change.set.content_type ?? post.content_type }, change.slot.at);
   const updated =
@@ -332,6 +339,16 @@ export async function setPostMedia(
   now = new Date(),
 ): Promise<Committed> {
   return commitChange(trx, post, mediaSet(images, now));
+}
+
+/**
+ * Adds the post's turn (lib/publishing/turns.ts) to the row a write's CTE (`cte`) returns, as
+ * `publish_turn_ms`: the starter of its workflow then needs no read of its own.
+ */
+function withTurn(q: Knex.QueryBuilder, cte: string): Knex.QueryBuilder {
+  const ref = (column: string) => db().raw('??', [`${cte}.${column}`]);
+  const turn = turnSubquery({ workspaceId: ref('workspace_id'), scheduledAt: ref('scheduled_at'), id: ref('id') });
+  return q.select(db().raw('(?) as publish_turn_ms', [turn]));
 }
 
 /**

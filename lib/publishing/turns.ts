@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { config } from '../config';
 import { db } from '../db';
 import { log } from '../logger';
@@ -20,19 +21,35 @@ import { Post } from '../models';
  * spread), so it needs no state of its own and a post keeps its turn however often its workflow
  * is told of it (a retry, the reconciler). The ids are random: the turns of one workspace's posts
  * follow no order of theirs, only the spread matters.
+ *
+ * As a subquery over `post` (values, or column references of a statement's own row): the write
+ * that schedules a post returns its turn with the row (lib/posts/write.ts), and a row without one
+ * has it read by publishTurnMs. A post not scheduled has turn 0.
  */
-export async function publishTurnMs(post: { id: string; workspace_id: string; scheduled_at: Date | string }): Promise<number> {
-  const spread = config.publish.turnSpreadMs;
-  if (spread <= 0) return 0;
-  const before = Post.knexForWorkspace(post.workspace_id)
-    .where({ scheduled_at: new Date(post.scheduled_at), status: 'scheduled' })
+export function turnSubquery(
+  post: { workspaceId: Knex.Raw | string; scheduledAt: Knex.Raw | Date; id: Knex.Raw | string },
+  spread = config.publish.turnSpreadMs,
+): Knex.QueryBuilder {
+  // A column reference stands where a value would (the workspace's condition is the model's).
+  const before = Post.knexForWorkspace(post.workspaceId as string)
+    .where('scheduled_at', post.scheduledAt)
+    .where('status', 'scheduled')
     .whereNull('deleted_at')
     .where('id', '<', post.id)
     .select(db().raw('1'))
-    .limit(spread);
+    .limit(Math.max(spread, 0));
+  return db()
+    .from(before.as('t'))
+    .select(db().raw('least(count(*), ?)::int as turn', [Math.max(spread, 0)]));
+}
+
+/** The turn of a scheduled post, read (turnSubquery); 0 when it cannot be read. */
+export async function publishTurnMs(post: { id: string; workspace_id: string; scheduled_at: Date | string }): Promise<number> {
+  if (config.publish.turnSpreadMs <= 0) return 0;
   try {
-    const row = (await db().from(before.as('t')).count({ n: '*' }).first()) as { n: string | number } | undefined;
-    return Math.min(Number(row?.n ?? 0), spread);
+    const row = (await turnSubquery({ workspaceId: post.workspace_id, scheduledAt: new Date(post.scheduled_at), id: post.id }).first()) as
+      { turn: number } | undefined;
+    return Number(row?.turn ?? 0);
   } catch (err) {
     // A turn is an order, not a promise: without it the post fires at its time, as before turns.
     log.warn('publish turn not read; the post goes without one', { postId: post.id, err });

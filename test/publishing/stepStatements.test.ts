@@ -5,6 +5,7 @@ import { createNetworkClient } from '../../lib/network/client';
 import type { Client } from '@temporalio/client';
 import { syncPostSchedule } from '../../lib/posts/afterCommit';
 import { insertPost } from '../../lib/posts/write';
+import { publishTurnMs } from '../../lib/publishing/turns';
 import { workspaceWithKey } from '../support/factories';
 import { connectedPersonalProject } from '../support/network';
 
@@ -56,37 +57,48 @@ describe('publish step: statements per published post', () => {
     assert.equal(events[0].data.post.status, 'published');
   });
 
-  it("a scheduled post's workflow gets the project's zone from the write itself: no read of the project", async () => {
+  it("a scheduled post's workflow gets the project's zone and its turn from the write itself: no read of either", async () => {
     const { workspace } = await workspaceWithKey({ projects: 0 });
     const { project } = await connectedPersonalProject(workspace.id);
     await db()('projects').where({ id: project.id }).update({ timezone: 'Asia/Kolkata' });
-    const committed = await db().transaction((trx) =>
-      insertPost(trx, {
-        workspaceId: workspace.id,
-        projectId: project.id,
-        content: 'Zoned',
-        contentType: 'PERSONAL',
-        scheduledAt: new Date(Date.now() + 3_600_000),
-      }),
-    );
+    const at = new Date(Date.now() + 3_600_000);
+    const insert = (content: string) =>
+      db().transaction((trx) =>
+        insertPost(trx, { workspaceId: workspace.id, projectId: project.id, content, contentType: 'PERSONAL', scheduledAt: at }),
+      );
+    const posts = [(await insert('Zoned')).post, (await insert('Zoned too')).post, (await insert('And a third')).post];
     const starts: Array<{ args: unknown[] }> = [];
     const client = { workflow: { signalWithStart: async (_type: string, opts: { args: unknown[] }) => void starts.push(opts) } };
     const statements: string[] = [];
     const onQuery = (q: { sql: string }) => statements.push(q.sql);
     db().on('query', onQuery);
     try {
-      await syncPostSchedule(client as unknown as Client, db(), committed.post);
+      for (const post of posts) await syncPostSchedule(client as unknown as Client, db(), post);
     } finally {
       db().removeListener('query', onQuery);
     }
+    const schedules = starts.map((s) => (s.args[0] as { schedule?: { timeZone?: string; turnMs?: number } }).schedule);
     assert.deepEqual(
-      (starts[0]?.args[0] as { schedule?: { timeZone?: string } }).schedule?.timeZone,
-      'Asia/Kolkata',
+      schedules.map((s) => s?.timeZone),
+      ['Asia/Kolkata', 'Asia/Kolkata', 'Asia/Kolkata'],
       'the snapshot carries the zone',
     );
-    // The post's turn among its workspace's posts of that time (lib/publishing/turns.ts), then the synced version.
-    assert.equal(statements.length, 2, `the turn and the synced version's UPDATE: ${statements.join('\n')}`);
-    assert.match(statements[0]!, /^select count\(\*\)/);
-    assert.match(statements[1]!, /^update "posts"/);
+    // Each write counted the posts of that instant already written with a smaller id (the ids are
+    // random); a read now counts all of them (lib/publishing/turns.ts).
+    const written = schedules.map((s) => s?.turnMs);
+    assert.deepEqual(written, [0, ...written.slice(1)], 'the first post of the instant takes turn 0');
+    const byId = [...posts].sort((a, b) => (a.id < b.id ? -1 : 1));
+    for (const [i, post] of posts.entries()) {
+      const earlierWritten = posts.slice(0, i).filter((p) => p.id < post.id).length;
+      assert.equal(written[i], earlierWritten, `post ${i}: the turn counts the earlier posts with a smaller id`);
+      assert.equal(
+        await publishTurnMs({ ...post, scheduled_at: at }),
+        byId.indexOf(post),
+        `post ${i}: the turn read now counts every smaller id`,
+      );
+    }
+    // Only the synced version's UPDATE per post: the turn and the zone came with the row.
+    assert.equal(statements.length, 3, statements.join('\n'));
+    for (const sql of statements) assert.match(sql, /^update "posts" set "workflow_synced_version"/);
   });
 });

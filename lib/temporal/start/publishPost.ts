@@ -29,14 +29,25 @@ import { startPriority } from './priority';
  */
 export async function syncPublishWorkflow(
   client: Client,
-  post: { id: string; workspace_id: string; project_id: string | null; schedule_version: number } & Partial<ScheduleRow>,
+  post: {
+    id: string;
+    workspace_id: string;
+    project_id: string | null;
+    schedule_version: number;
+    publish_turn_ms?: number;
+  } & Partial<ScheduleRow>,
 ): Promise<void> {
   const snapshot = hasScheduleColumns(post) ? scheduleSnapshot(post) : undefined;
   const fireAtMs = snapshot ? fireTimeMs(snapshot) : null;
   // A post still to fire takes its turn within its workspace's posts of that instant.
   const schedule =
     snapshot && fireAtMs !== null && fireAtMs > Date.now() && post.scheduled_at
-      ? { ...snapshot, turnMs: await publishTurnMs({ id: post.id, workspace_id: post.workspace_id, scheduled_at: post.scheduled_at }) }
+      ? {
+          ...snapshot,
+          turnMs:
+            post.publish_turn_ms ??
+            (await publishTurnMs({ id: post.id, workspace_id: post.workspace_id, scheduled_at: post.scheduled_at })),
+        }
       : snapshot;
   const startDelayMs = publishStartDelayMs(schedule);
   await client.workflow.signalWithStart<typeof publishPostWorkflow, [number, CarriedSchedule?]>(PUBLISH_POST.type, {
