@@ -75,11 +75,16 @@ export async function insertPost(trx: Knex.Transaction, p: NewPost, events?: Out
     'st',
   );
   if (change.scheduleChanged) withTurn(insert, 'ins');
+  // Its calendar slot, in the same statement.
+  if (change.slot && change.slot !== 'clear')
+    insert.with(
+      'slot',
+      slotUpsert(trx, { id, workspace_id: p.workspaceId, project_id: p.projectId, content_type: p.contentType }, change.slot.at),
+    );
   const post = (await insert) as PostRow;
   // docs/review.md: a new post has no approval, so a workspace that requires review refuses to
   // schedule it; the flag is read by the insert itself, and the refusal takes the insert back.
   if (change.scheduleChanged) assertReviewAllowsScheduling({ review: null }, post.require_review_workflow ?? false);
-  if (change.slot && change.slot !== 'clear') await upsertSlot(trx, post, change.slot.at);
   const data = { post: presentPost(post) };
   const own = change.events.map((type): OutboxEvent => ({ workspaceId: p.workspaceId, projectId: p.projectId, type, data }));
   if (events) events.push(...own);
@@ -92,7 +97,12 @@ export async function upsertSlot(
   post: Pick<PostRow, 'id' | 'workspace_id' | 'project_id' | 'content_type'>,
   date: Date,
 ): Promise<void> {
-  await trx('calendar_slots')
+  await slotUpsert(trx, post, date);
+}
+
+/** A post's one calendar slot (by post id), written or moved: a statement, or a write's WITH part. */
+function slotUpsert(trx: Knex.Transaction, post: Pick<PostRow, 'id' | 'workspace_id' | 'project_id' | 'content_type'>, date: Date) {
+  return trx('calendar_slots')
     .insert({
       id: newId('slot'),
       workspace_id: post.workspace_id,
@@ -166,10 +176,10 @@ function rowOf(change: PostChange): Record<string, unknown> {
  */
 async function updateAndReload(
   trx: Knex.Transaction,
-  post: Pick<PostRow, 'id' | 'workspace_id'>,
+  post: Pick<PostRow, 'id' | 'workspace_id' | 'project_id'>,
   row: Record<string, unknown>,
   board: StatusCategory | undefined,
-  turn: boolean,
+  also: { turn: boolean; slot?: PostChange['slot']; contentType: string },
 ): Promise<PostRow> {
   const q = trx.queryBuilder();
   const set = { ...row };
@@ -181,7 +191,10 @@ async function updateAndReload(
     set.status_id = trx.raw('coalesce((select id from st), ??)', ['posts.status_id']);
   }
   const reload = asPostRow(q.with('upd', trx('posts').where({ id: post.id }).update(set).returning('*')), 'upd', 'post_statuses');
-  if (turn) withTurn(reload, 'upd');
+  if (also.turn) withTurn(reload, 'upd');
+  // The calendar slot moved or cleared in the same statement.
+  if (also.slot === 'clear') reload.with('slot', trx('calendar_slots').where({ post_id: post.id }).delete());
+  else if (also.slot) reload.with('slot', slotUpsert(trx, { ...post, content_type: also.contentType }, also.slot.at));
   return (await reload) as PostRow;
 }
 
@@ -211,10 +224,16 @@ export async function commitChange(
       : given;
   const row = rowOf(change);
   const board = change.board !== undefined && change.set.status_id === undefined ? change.board : undefined;
-  // The row update, the board's default status and the reload are one statement (was three).
-  const written = Object.keys(row).length || board ? await updateAndReload(trx, post, row, board, change.scheduleChanged) : undefined;
-  if (change.slot === 'clear') await clearSlot(trx, post.id);
-  else if (change.slot) await upsertSlot(trx, { ...post, content_type: change.set.content_type ?? post.content_type }, change.slot.at);
+  // The row update, the board's default status, the calendar slot and the reload are one statement.
+  const contentType = change.set.content_type ?? post.content_type;
+  const written =
+    Object.keys(row).length || board
+      ? await updateAndReload(trx, post, row, board, { turn: change.scheduleChanged, slot: change.slot, contentType })
+      : undefined;
+  if (!written && change.slot) {
+    if (change.slot === 'clear') await clearSlot(trx, post.id);
+    else await upsertSlot(trx, { ...post, content_type: contentType }, change.slot.at);
+  }
   const updated =
     written ??
     (await loadPostForUpdate(trx, post.workspace_id, post.id, false, {

@@ -6,7 +6,9 @@ import type { Client } from '@temporalio/client';
 import { syncPostSchedule } from '../../lib/posts/afterCommit';
 import { insertPost } from '../../lib/posts/write';
 import { publishTurnMs } from '../../lib/publishing/turns';
-import { workspaceWithKey } from '../support/factories';
+import { client, useApi } from '../support/app';
+import { uniqueKey, workspaceWithKey } from '../support/factories';
+import { waitFor } from '../support/wait';
 import { connectedPersonalProject } from '../support/network';
 
 // The publish step's statements are its cost per post in a burst (docs/publishing.md
@@ -100,5 +102,43 @@ describe('publish step: statements per published post', () => {
     // Only the synced version's UPDATE per post: the turn and the zone came with the row.
     assert.equal(statements.length, 3, statements.join('\n'));
     for (const sql of statements) assert.match(sql, /^update "posts" set "workflow_synced_version"/);
+  });
+});
+
+// What a scheduled create costs the database (bench/README.md "population"): every statement is a
+// round trip of the API process and a share of Postgres, at every create of a month's posts.
+describe('a scheduled create through the API: statements', () => {
+  const api = useApi();
+
+  it('creates a scheduled post with an Idempotency-Key in nine statements, its slot and turn in its INSERT', async () => {
+    const { key, workspace } = await workspaceWithKey({ projects: 0 });
+    const { project } = await connectedPersonalProject(workspace.id);
+    const call = client(api.url, key);
+    const create = (i: number) =>
+      call('POST', '/v1/posts', {
+        body: { projectId: project.id, content: `Counted ${i}`, scheduledFor: new Date(Date.now() + 3_600_000).toISOString() },
+        headers: { 'Idempotency-Key': uniqueKey() },
+      });
+    assert.equal((await create(0)).status, 200);
+    const statements: string[] = [];
+    const onQuery = (q: { sql: string }) => statements.push(q.sql);
+    db().on('query', onQuery);
+    try {
+      const res = await create(1);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      // The workflow's start, then the version it knows, follow the answer's COMMIT.
+      await waitFor(async () => statements.some((sql) => /workflow_synced_version/.test(sql)), 10_000, 'the synced version');
+    } finally {
+      db().removeListener('query', onQuery);
+    }
+    // BEGIN, the key's claim, SAVEPOINT, the post with its slot and turn, the outbox events,
+    // RELEASE, the key's answer, COMMIT, the synced version (the project is a prepared read).
+    assert.equal(statements.length, 9, statements.join('\n'));
+    assert.match(
+      statements[3]!,
+      /insert into "calendar_slots"[\s\S]*insert into "posts"|insert into "posts"[\s\S]*insert into "calendar_slots"/,
+    );
+    const [{ n }] = await db()('calendar_slots').where({ project_id: project.id }).count({ n: '*' });
+    assert.equal(Number(n), 2, 'each scheduled post has its slot');
   });
 });
