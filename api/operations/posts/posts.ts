@@ -1,6 +1,6 @@
 import { db, readPrepared, shapedRead, TIMESTAMPS_AS_ISO } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
-import { Post, Project, reachParams, reachShape, reachValues, Workspace, type Reach } from '../../../lib/models';
+import { Post, Project, reachParams, reachShape, reachValues, type Reach } from '../../../lib/models';
 import { presentPost, presentPostSummary } from '../../../lib/presenters/posts';
 import type { PostRow, PostSummaryRow } from '../../../lib/posts/row';
 import { POST_SUMMARY_COLUMNS } from '../../../lib/posts/summaryColumns';
@@ -26,12 +26,6 @@ import { requireProject } from '../projects/resolve';
  * verify the connection.
  */
 const POST_WRITE = { scopes: { allOf: ['posts:write'] }, clientRole: 'deny', errors: ['conflict', 'temporarily_unavailable'] } as const;
-
-/** spec 2.4 requireReviewWorkflow, read live. */
-async function requiresReview(workspaceId: string): Promise<boolean> {
-  const w = await Workspace.current(workspaceId).select('require_review_workflow');
-  return !!w?.require_review_workflow;
-}
 
 /** The posts the caller reads (spec 5.4: a client-role account only the client view, lib/models/Post.ts). */
 export function postsOf(auth: Reach & Pick<AuthContext, 'role'>) {
@@ -189,9 +183,19 @@ export const updatePost = defineOperation({
   output: single(postSchema),
   handler: async (ctx, input) => {
     const { auth } = ctx;
+    // With the workspace's review flag (spec 2.4 requireReviewWorkflow) for the gate below.
     const existing = (await postsOf(auth)
+      .join('workspaces as w', 'w.id', 'posts.workspace_id')
       .where('posts.id', input.postId)
-      .select('posts.id', 'posts.project_id', 'posts.status', 'posts.scheduled_at', 'posts.schedule_version', 'posts.review')
+      .select(
+        'posts.id',
+        'posts.project_id',
+        'posts.status',
+        'posts.scheduled_at',
+        'posts.schedule_version',
+        'posts.review',
+        'w.require_review_workflow',
+      )
       .first()) as PostRow | undefined;
     if (!existing) throw errors.notFound('post');
     const project = existing.project_id ? await findProject(auth, existing.project_id) : undefined;
@@ -207,7 +211,7 @@ export const updatePost = defineOperation({
     if (intent.kind === 'schedule') {
       if (!project) throw errors.unprocessable('This post has no project to publish to.');
       // docs/review.md: the review gate refuses before the live connection check (and again under the lock).
-      if (!touchesApproved(input)) assertReviewAllowsScheduling(existing, await requiresReview(auth.workspaceId));
+      if (!touchesApproved(input)) assertReviewAllowsScheduling(existing, existing.require_review_workflow ?? false);
       await verifyConnectionForScheduling(depsOf(ctx).network, project);
     }
     const { contentType, content, title, autoLike, autoComment } = input;
