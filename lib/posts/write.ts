@@ -74,13 +74,14 @@ export async function insertPost(trx: Knex.Transaction, p: NewPost, events?: Out
     'ins',
     'st',
   );
-  if (change.scheduleChanged) withTurn(insert, 'ins');
-  // Its calendar slot, in the same statement.
-  if (change.slot && change.slot !== 'clear')
+  // A post created on the schedule: its turn and its calendar slot, in the same statement.
+  if (change.slot && change.slot !== 'clear') {
+    withTurn(insert, 'ins');
     insert.with(
       'slot',
       slotUpsert(trx, { id, workspace_id: p.workspaceId, project_id: p.projectId, content_type: p.contentType }, change.slot.at),
     );
+  }
   const post = (await insert) as PostRow;
   // docs/review.md: a new post has no approval, so a workspace that requires review refuses to
   // schedule it; the flag is read by the insert itself, and the refusal takes the insert back.
@@ -92,15 +93,7 @@ export async function insertPost(trx: Knex.Transaction, p: NewPost, events?: Out
   return { post, changed: true, scheduleChanged: change.scheduleChanged };
 }
 
-export async function upsertSlot(
-  trx: Knex.Transaction,
-  post: Pick<PostRow, 'id' | 'workspace_id' | 'project_id' | 'content_type'>,
-  date: Date,
-): Promise<void> {
-  await slotUpsert(trx, post, date);
-}
-
-/** A post's one calendar slot (by post id), written or moved: a statement, or a write's WITH part. */
+/** A post's one calendar slot (by post id), written or moved: a part of its write's WITH. */
 function slotUpsert(trx: Knex.Transaction, post: Pick<PostRow, 'id' | 'workspace_id' | 'project_id' | 'content_type'>, date: Date) {
   return trx('calendar_slots')
     .insert({
@@ -113,10 +106,6 @@ function slotUpsert(trx: Knex.Transaction, post: Pick<PostRow, 'id' | 'workspace
     })
     .onConflict('post_id')
     .merge({ date, content_type: post.content_type });
-}
-
-export async function clearSlot(trx: Knex.Transaction, postId: string): Promise<void> {
-  await trx('calendar_slots').where({ post_id: postId }).delete();
 }
 
 /** The post with its status label, locked for the rest of the transaction when asked. */
@@ -179,7 +168,7 @@ async function updateAndReload(
   post: Pick<PostRow, 'id' | 'workspace_id' | 'project_id'>,
   row: Record<string, unknown>,
   board: StatusCategory | undefined,
-  also: { turn: boolean; slot?: PostChange['slot']; contentType: string },
+  also: { slot?: PostChange['slot']; contentType: string },
 ): Promise<PostRow> {
   const q = trx.queryBuilder();
   const set = { ...row };
@@ -191,10 +180,12 @@ async function updateAndReload(
     set.status_id = trx.raw('coalesce((select id from st), ??)', ['posts.status_id']);
   }
   const reload = asPostRow(q.with('upd', trx('posts').where({ id: post.id }).update(set).returning('*')), 'upd', 'post_statuses');
-  if (also.turn) withTurn(reload, 'upd');
-  // The calendar slot moved or cleared in the same statement.
+  // The calendar slot cleared, or moved with the post's new turn, in the same statement.
   if (also.slot === 'clear') reload.with('slot', trx('calendar_slots').where({ post_id: post.id }).delete());
-  else if (also.slot) reload.with('slot', slotUpsert(trx, { ...post, content_type: also.contentType }, also.slot.at));
+  else if (also.slot) {
+    withTurn(reload, 'upd');
+    reload.with('slot', slotUpsert(trx, { ...post, content_type: also.contentType }, also.slot.at));
+  }
   return (await reload) as PostRow;
 }
 
@@ -224,16 +215,12 @@ export async function commitChange(
       : given;
   const row = rowOf(change);
   const board = change.board !== undefined && change.set.status_id === undefined ? change.board : undefined;
-  // The row update, the board's default status, the calendar slot and the reload are one statement.
-  const contentType = change.set.content_type ?? post.content_type;
+  // The row update, the board's default status, the calendar slot and the reload are one
+  // statement (a change that moves the slot always sets columns: ./lifecycle.ts).
   const written =
     Object.keys(row).length || board
-      ? await updateAndReload(trx, post, row, board, { turn: change.scheduleChanged, slot: change.slot, contentType })
+      ? await updateAndReload(trx, post, row, board, { slot: change.slot, contentType: change.set.content_type ?? post.content_type })
       : undefined;
-  if (!written && change.slot) {
-    if (change.slot === 'clear') await clearSlot(trx, post.id);
-    else await upsertSlot(trx, { ...post, content_type: contentType }, change.slot.at);
-  }
   const updated =
     written ??
     (await loadPostForUpdate(trx, post.workspace_id, post.id, false, {
