@@ -59,39 +59,49 @@ function offsetAt(ms: number, timeZone: string): number {
  * Zone offsets by six-hour span of UTC, or NaN for a span holding an offset change. Zones change
  * offset at most twice a year and never twice within six hours, so a span whose first and last
  * millisecond share an offset has it throughout, and a calendar week costs its zone about 29
- * formatter calls instead of one per entry.
+ * formatter calls instead of one per entry. Kept per zone, each by span number.
  */
 const SPAN_MS = 6 * 3_600_000;
-const spanOffsets = new Map<string, number>();
+const spanOffsets = new Map<string, Map<number, number>>();
 
 function offsetInSpan(ms: number, timeZone: string): number {
   const span = Math.floor(ms / SPAN_MS);
-  const key = `${timeZone}|${span}`;
-  let offset = spanOffsets.get(key);
+  let zone = spanOffsets.get(timeZone);
+  if (zone === undefined) spanOffsets.set(timeZone, (zone = new Map()));
+  let offset = zone.get(span);
   if (offset === undefined) {
     const first = offsetAt(span * SPAN_MS, timeZone);
     offset = first === offsetAt((span + 1) * SPAN_MS - 1, timeZone) ? first : NaN;
-    if (spanOffsets.size >= 50_000) spanOffsets.clear();
-    spanOffsets.set(key, offset);
+    if (zone.size >= 50_000) zone.clear();
+    zone.set(span, offset);
   }
   return Number.isNaN(offset) ? offsetAt(ms, timeZone) : offset;
 }
 
 const two = (n: number) => (n < 10 ? `0${n}` : String(n));
 
-/**
- * An instant's calendar day (`YYYY-MM-DD`) and wall-clock time (`HH:MM`, 24-hour) in `timeZone`:
- * the instant moved by the zone's offset then (offsetInSpan) and read in UTC. The calendar
- * places every entry of its range this way (bench/README.md "Read surfaces": a formatter built
- * per entry held a week of 390 posts to 0.05× its statements bare, a kept one formatting each
- * entry spent a fifth of the request).
- */
-export function localDateTime(at: Date, timeZone: string): { date: string; time: string } {
-  const wall = new Date(at.getTime() + offsetInSpan(at.getTime(), timeZone));
+/** An instant (epoch ms) as the wall-clock time of `timeZone` then, in epoch ms read in UTC: moved by the zone's offset (offsetInSpan). */
+export function wallClockMs(ms: number, timeZone: string): number {
+  return ms + offsetInSpan(ms, timeZone);
+}
+
+/** A wall-clock time (wallClockMs) as its calendar day (`YYYY-MM-DD`) and time (`HH:MM`, 24-hour). */
+export function wallDateTime(wallMs: number): { date: string; time: string } {
+  const wall = new Date(wallMs);
   return {
     date: `${wall.getUTCFullYear()}-${two(wall.getUTCMonth() + 1)}-${two(wall.getUTCDate())}`,
     time: `${two(wall.getUTCHours())}:${two(wall.getUTCMinutes())}`,
   };
+}
+
+/**
+ * An instant's calendar day and wall-clock time in `timeZone` (wallClockMs, wallDateTime). The
+ * calendar places every entry of its range this way (bench/README.md "Read surfaces": a
+ * formatter built per entry held a week of 390 posts to 0.05× its statements bare, a kept one
+ * formatting each entry spent a fifth of the request).
+ */
+export function localDateTime(at: Date, timeZone: string): { date: string; time: string } {
+  return wallDateTime(wallClockMs(at.getTime(), timeZone));
 }
 
 export function isValidTimeZone(tz: string): boolean {
