@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { db } from './db';
+import { db, readPrepared } from './db';
 import { localDateTime } from './time';
 
 // spec 2.4 streaks, computed from the real publish history (docs/analytics.md "Streaks"):
@@ -63,14 +63,15 @@ export function streakFromWeeks(mondays: readonly string[], currentMonday: strin
  * posts: a project with 55,000 published posts over two years is 105 probes instead of 55,000
  * rows (bench/README.md "reads"). `latest` falls strictly at every step (`least`), so a week
  * start the zone makes ambiguous can repeat a Monday but never loop. Deleted posts keep their
- * publish, and count (see above).
+ * publish, and count (see above). Sent as a prepared statement, its one value the array of
+ * project ids (`$1`).
  */
 const PUBLISH_WEEKS_SQL = `
 with recursive weeks(project_id, workspace_id, timezone, latest) as (
   select pr.id, pr.workspace_id, pr.timezone,
     (select max(po.published_at) from posts po
       where po.workspace_id = pr.workspace_id and po.project_id = pr.id and po.status = 'published')
-  from projects pr where pr.id = any(?::text[])
+  from projects pr where pr.id = any($1::text[])
   union all
   select w.project_id, w.workspace_id, w.timezone,
     (select max(po.published_at) from posts po
@@ -85,7 +86,7 @@ from weeks where latest is not null`;
 export async function publishWeeks(projectIds: readonly string[], trx: Knex | Knex.Transaction = db()): Promise<Map<string, string[]>> {
   const byProject = new Map<string, string[]>();
   if (projectIds.length === 0) return byProject;
-  const { rows } = (await trx.raw(PUBLISH_WEEKS_SQL, [[...projectIds]])) as { rows: Array<{ project_id: string; monday: string }> };
+  const rows = await readPrepared<{ project_id: string; monday: string }>({ sql: PUBLISH_WEEKS_SQL, bindings: [projectIds] }, { on: trx });
   for (const r of rows) {
     const mondays = byProject.get(r.project_id);
     if (mondays) mondays.push(r.monday);

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
-import { db, isoOf, readPrepared } from '../db';
+import { db, isoOf, readPrepared, shapedRead, TIMESTAMPS_AS_ISO } from '../db';
 import { Post, PostMetricDay, PostMetricState, PostPublishHour, Project, type Reach } from '../models';
 import { rollupReady } from './rollup';
 import { parseInZone } from '../time';
@@ -153,6 +153,80 @@ export async function periodTotals(
   return byWorkspace;
 }
 
+/** The local day of the instant `at` in the current period (its `?`s: `start`, then `timeZone`); null before `start`. */
+const localDay = (at: string) => `case when ${at} >= ? then (${at} at time zone ?)::date end`;
+const sums = (m: string, when = '') => db().raw(`sum(${m})${when} as ${m.replace(/^\w+\./, '')}`);
+
+type PeriodParam = 'workspaceId' | 'projectId' | 'timeZone' | 'since' | 'start' | 'end';
+
+/**
+ * periodsByDay's read of the rollup: the periods' hours with posts (those starting after
+ * `hourBeforeSince`, `since` less an hour: from the one holding `since`), summed per local day
+ * where whole, and the hours a bound or a local midnight cuts. One shape: its values are all params.
+ */
+const periodHours = shapedRead((_shape: null, param: (name: PeriodParam | 'hourBeforeSince') => string) => {
+  const k = db();
+  const hours = PostPublishHour.knexForWorkspace(param('workspaceId'), k, 'r')
+    .where('r.project_id', param('projectId'))
+    .where('r.hour', '>', param('hourBeforeSince'))
+    .where('r.hour', '<', param('end'))
+    .joinRaw(`cross join lateral (select ${localDay('r.hour')} as day offset 0) d`, [param('start'), param('timeZone')])
+    .select(
+      'r.hour',
+      'r.posts',
+      ...METRICS.map((m) => `r.${m}`),
+      'd.day',
+      k.raw(
+        `r.hour >= ? and r.hour + interval '1 hour' <= ?
+         and (r.hour + interval '1 hour' <= ? or d.day is not null and d.day = ((r.hour + interval '3599.999999 seconds') at time zone ?)::date) as whole`,
+        [param('since'), param('end'), param('start'), param('timeZone')],
+      ),
+    );
+  return k
+    .from(hours.as('h'))
+    .groupBy('h.day')
+    .select(
+      k.raw(`to_char(h.day, 'YYYY-MM-DD') as day`),
+      ...['h.posts', ...METRICS.map((m) => `h.${m}`)].map((m) => sums(m, ' filter (where h.whole)')),
+      k.raw('array_agg(h.hour) filter (where not h.whole) as cut'),
+    );
+});
+
+/**
+ * periodsByDay's read of the cut hours (`cut`, an array of their starts): each one's posts,
+ * summed per local day in a lateral aggregate (so that no plan joins the project's posts to the
+ * hours at large): its posts from posts_published (the status written into the text, for a
+ * generic plan of this prepared statement too), each with its one metrics row by key. The
+ * hour's equality, redundant with its range, is for the planner: between two parameters it
+ * expects 0.5 % of the project's posts in an hour, with the equality 0.5 % of that, and keeps the
+ * plan below the cost at which Postgres compiles it. One shape: its values are all params.
+ */
+const cutHourSums = shapedRead((_shape: null, param: (name: PeriodParam | 'cut') => string) => {
+  const k = db();
+  const postMetrics = PostMetricState.knexForWorkspace(param('workspaceId'), k, 's')
+    .whereRaw('s.post_id = p.id')
+    .limit(1, { skipBinding: true })
+    .select(...METRICS.map((m) => `s.${m}`));
+  const hourSums = Post.knexForWorkspace(param('workspaceId'), k, 'p')
+    .leftJoin(k.raw('lateral ? as s', [postMetrics]), k.raw('true'))
+    .where('p.project_id', param('projectId'))
+    .whereRaw(`p.status = 'published'`)
+    .whereRaw('p.published_at >= greatest(h.hour, ?)', [param('since')])
+    .whereRaw(`p.published_at < least(h.hour + interval '1 hour', ?)`, [param('end')])
+    .whereRaw(`date_trunc('hour', p.published_at at time zone 'UTC') = h.hour at time zone 'UTC'`)
+    .groupBy('day')
+    .select(
+      k.raw(`to_char(${localDay('p.published_at')}, 'YYYY-MM-DD') as day`, [param('start'), param('timeZone')]),
+      k.raw('count(*) as posts'),
+      ...METRICS.map((m) => sums(`s.${m}`)),
+    );
+  return k
+    .from(k.raw('unnest(?::timestamptz[]) as h(hour)', [param('cut')]))
+    .crossJoin(k.raw('lateral ? as x', [hourSums]))
+    .groupBy('x.day')
+    .select('x.day', sums('x.posts'), ...METRICS.map((m) => sums(`x.${m}`)));
+});
+
 /**
  * The project's posts published from `since` until before `end` and their latest metrics: those
  * before `start` summed (the previous period), those after by local day of `timeZone` (the
@@ -164,74 +238,26 @@ export async function periodTotals(
  * `at time zone`, as for every other local day of the overview.
  */
 async function periodsByDay(k: Knex, workspaceId: string, projectId: string, timeZone: string, since: Date, start: Date, end: Date) {
-  const localDay = (at: string) => `case when ${at} >= ? then (${at} at time zone ?)::date end`;
-  const sums = (m: string, when = '') => k.raw(`sum(${m})${when} as ${m.replace(/^\w+\./, '')}`);
-  const hours = PostPublishHour.knexForWorkspace(workspaceId, k, 'r')
-    .where('r.project_id', projectId)
-    .where('r.hour', '>', new Date(since.getTime() - HOUR_MS))
-    .where('r.hour', '<', end)
-    .joinRaw(`cross join lateral (select ${localDay('r.hour')} as day offset 0) d`, [start, timeZone])
-    .select(
-      'r.hour',
-      'r.posts',
-      ...METRICS.map((m) => `r.${m}`),
-      'd.day',
-      k.raw(
-        `r.hour >= ? and r.hour + interval '1 hour' <= ?
-         and (r.hour + interval '1 hour' <= ? or d.day is not null and d.day = ((r.hour + interval '3599.999999 seconds') at time zone ?)::date) as whole`,
-        [since, end, start, timeZone],
-      ),
-    );
   type Row = { day: string | null } & Record<keyof Sums, string | null>;
   const ready = await rollupReady(k);
   const whole = !ready
     ? []
     : await readPrepared<Row & { cut: Date[] | null }>(
-        k
-          .from(hours.as('h'))
-          .groupBy('h.day')
-          .select(
-            k.raw(`to_char(h.day, 'YYYY-MM-DD') as day`),
-            ...['h.posts', ...METRICS.map((m) => `h.${m}`)].map((m) => sums(m, ' filter (where h.whole)')),
-            k.raw('array_agg(h.hour) filter (where not h.whole) as cut'),
-          ),
+        periodHours(null, {
+          workspaceId,
+          projectId,
+          timeZone,
+          since,
+          start,
+          end,
+          hourBeforeSince: new Date(since.getTime() - HOUR_MS),
+        }),
       );
   const rows: Row[] = [...whole];
   // While the rollup is backfilled, every hour of the periods is read as a cut one is.
   const cut = ready ? whole.flatMap((r) => r.cut ?? []) : hoursOf(since, end);
   if (cut.length) {
-    // Each cut hour's posts, summed per local day in a lateral aggregate (so that no plan joins
-    // the project's posts to the hours at large): its posts from posts_published (the status
-    // written into the text, for a generic plan of this prepared statement too), each with its
-    // one metrics row by key. The hour's equality, redundant with its range, is for the planner:
-    // between two parameters it expects 0.5 % of the project's posts in an hour, with the
-    // equality 0.5 % of that, and keeps the plan below the cost at which Postgres compiles it.
-    const postMetrics = PostMetricState.knexForWorkspace(workspaceId, k, 's')
-      .whereRaw('s.post_id = p.id')
-      .limit(1, { skipBinding: true })
-      .select(...METRICS.map((m) => `s.${m}`));
-    const hourSums = Post.knexForWorkspace(workspaceId, k, 'p')
-      .leftJoin(k.raw('lateral ? as s', [postMetrics]), k.raw('true'))
-      .where('p.project_id', projectId)
-      .whereRaw(`p.status = 'published'`)
-      .whereRaw('p.published_at >= greatest(h.hour, ?)', [since])
-      .whereRaw(`p.published_at < least(h.hour + interval '1 hour', ?)`, [end])
-      .whereRaw(`date_trunc('hour', p.published_at at time zone 'UTC') = h.hour at time zone 'UTC'`)
-      .groupBy('day')
-      .select(
-        k.raw(`to_char(${localDay('p.published_at')}, 'YYYY-MM-DD') as day`, [start, timeZone]),
-        k.raw('count(*) as posts'),
-        ...METRICS.map((m) => sums(`s.${m}`)),
-      );
-    rows.push(
-      ...(await readPrepared<Row>(
-        k
-          .from(k.raw('unnest(?::timestamptz[]) as h(hour)', [cut]))
-          .crossJoin(k.raw('lateral ? as x', [hourSums]))
-          .groupBy('x.day')
-          .select('x.day', sums('x.posts'), ...METRICS.map((m) => sums(`x.${m}`))),
-      )),
-    );
+    rows.push(...(await readPrepared<Row>(cutHourSums(null, { workspaceId, projectId, timeZone, since, start, end, cut }))));
   }
 
   const zero = (): Sums => ({ posts: 0, impressions: 0, reactions: 0, comments: 0, reshares: 0 });
@@ -246,6 +272,51 @@ async function periodsByDay(k: Knex, workspaceId: string, projectId: string, tim
   return { current: totalsOf(current), previous: totalsOf(previous), postsByDay };
 }
 
+const ORDER = (t: string) => `(${t}.reactions + ${t}.comments + ${t}.reshares) desc, ${t}.impressions desc`;
+
+/**
+ * bestPosts' read, by shape: whether the rollup is ready. Ready, each UTC day of the period from
+ * `firstDay` to `lastDay` gives its best 5 from post_metric_state_best (the day's posts the
+ * period's bounds keep); while the rollup is backfilled (counted_at is not yet set everywhere),
+ * the period's posts. The limits are written into the text.
+ */
+const bestPostsRead = shapedRead(
+  (ready: boolean, param: (name: 'workspaceId' | 'projectId' | 'start' | 'end' | 'firstDay' | 'lastDay') => string) => {
+    const k = db();
+    const best = ready
+      ? k
+          .from(k.raw(`generate_series(?::date, ?::date, interval '1 day') as d(day)`, [param('firstDay'), param('lastDay')]))
+          .crossJoin(
+            k.raw('lateral ? as b', [
+              PostMetricState.knexForWorkspace(param('workspaceId'), k, 'c')
+                .where('c.project_id', param('projectId'))
+                .whereNotNull('c.counted_at')
+                .whereRaw(`(c.counted_at at time zone 'UTC')::date = d.day::date`)
+                .where('c.counted_at', '>=', param('start'))
+                .where('c.counted_at', '<', param('end'))
+                .orderByRaw(`${ORDER('c')}, c.post_id`)
+                .limit(5, { skipBinding: true })
+                .select('c.post_id', ...METRICS.map((m) => `c.${m}`)),
+            ]),
+          )
+          .orderByRaw(`${ORDER('b')}, b.post_id`)
+          .limit(5, { skipBinding: true })
+          .select('b.*')
+      : PostMetricState.knexForWorkspace(param('workspaceId'), k, 'c')
+          .join(k.raw(`${Post.tableName} as q on q.id = c.post_id and q.status = 'published'`))
+          .where('q.project_id', param('projectId'))
+          .where('q.published_at', '>=', param('start'))
+          .where('q.published_at', '<', param('end'))
+          .orderByRaw(`${ORDER('c')}, c.post_id`)
+          .limit(5, { skipBinding: true })
+          .select('c.post_id', ...METRICS.map((m) => `c.${m}`));
+    return Post.knexForWorkspace(param('workspaceId'), k, 'p')
+      .join(best.as('t'), 't.post_id', 'p.id')
+      .orderByRaw(`${ORDER('t')}, p.id`)
+      .select('p.id', 'p.title', 'p.published_at', ...METRICS.map((m) => `t.${m}`));
+  },
+);
+
 /**
  * The 5 posts with the most engagements (ties: more impressions, then the post id) of those
  * published from `start` until before `end`. post_metric_state_best orders each UTC day's
@@ -255,37 +326,16 @@ async function periodsByDay(k: Knex, workspaceId: string, projectId: string, tim
  */
 async function bestPosts(k: Knex, workspaceId: string, projectId: string, start: Date, end: Date) {
   const utcDay = (at: Date) => at.toISOString().slice(0, 10);
-  const ORDER = (t: string) => `(${t}.reactions + ${t}.comments + ${t}.reshares) desc, ${t}.impressions desc`;
-  const dayBest = PostMetricState.knexForWorkspace(workspaceId, k, 'c')
-    .where('c.project_id', projectId)
-    .whereNotNull('c.counted_at')
-    .whereRaw(`(c.counted_at at time zone 'UTC')::date = d.day::date`)
-    .where('c.counted_at', '>=', start)
-    .where('c.counted_at', '<', end)
-    .orderByRaw(`${ORDER('c')}, c.post_id`)
-    .limit(5, { skipBinding: true })
-    .select('c.post_id', ...METRICS.map((m) => `c.${m}`));
-  const best = (await rollupReady(k))
-    ? k
-        .from(k.raw(`generate_series(?::date, ?::date, interval '1 day') as d(day)`, [utcDay(start), utcDay(new Date(end.getTime() - 1))]))
-        .crossJoin(k.raw('lateral ? as b', [dayBest]))
-        .orderByRaw(`${ORDER('b')}, b.post_id`)
-        .limit(5, { skipBinding: true })
-        .select('b.*')
-    : // While the rollup is backfilled (counted_at is not yet set everywhere): the period's posts.
-      PostMetricState.knexForWorkspace(workspaceId, k, 'c')
-        .join(k.raw(`${Post.tableName} as q on q.id = c.post_id and q.status = 'published'`))
-        .where('q.project_id', projectId)
-        .where('q.published_at', '>=', start)
-        .where('q.published_at', '<', end)
-        .orderByRaw(`${ORDER('c')}, c.post_id`)
-        .limit(5, { skipBinding: true })
-        .select('c.post_id', ...METRICS.map((m) => `c.${m}`));
   return readPrepared<PostRowFigures>(
-    Post.knexForWorkspace(workspaceId, k, 'p')
-      .join(best.as('t'), 't.post_id', 'p.id')
-      .orderByRaw(`${ORDER('t')}, p.id`)
-      .select('p.id', 'p.title', 'p.published_at', ...METRICS.map((m) => `t.${m}`)),
+    bestPostsRead(await rollupReady(k), {
+      workspaceId,
+      projectId,
+      start,
+      end,
+      firstDay: utcDay(start),
+      lastDay: utcDay(new Date(end.getTime() - 1)),
+    }),
+    { types: TIMESTAMPS_AS_ISO },
   );
 }
 
@@ -299,62 +349,88 @@ const ATTENTION_STATES = ['pending', 'blocked', 'failed'];
 
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
 
+type ProjectParam = 'workspaceId' | 'projectId';
+
+/** Daily gains from `from` to `to` (local days), maintained by the sync as it writes samples (lib/analytics/sync.ts). */
+const dailyGainsRead = shapedRead((_shape: null, param: (name: ProjectParam | 'from' | 'to') => string) =>
+  PostMetricDay.knexForWorkspace(param('workspaceId'), db())
+    .where({ project_id: param('projectId') })
+    .where('day', '>=', param('from'))
+    .where('day', '<=', param('to'))
+    .select(db().raw(`to_char(day, 'YYYY-MM-DD') as day`), 'impressions', 'reactions', 'comments', 'reshares'),
+);
+
+/**
+ * Best times: the project's latest BEST_TIMES_POSTS synced posts, by weekday and hour of
+ * `timeZone`. The limit and the conditions on the counters are written into the text, so that a
+ * generic plan of this prepared statement is planned with them as the values are.
+ */
+const bestTimesRead = shapedRead((_shape: null, param: (name: ProjectParam | 'timeZone') => string) => {
+  const k = db();
+  return k
+    .from(
+      PostMetricState.knexForWorkspace(param('workspaceId'), k)
+        .where({ project_id: param('projectId') })
+        .whereRaw('samples > 0')
+        .whereRaw('impressions > 0')
+        .orderBy('published_at', 'desc')
+        .limit(BEST_TIMES_POSTS, { skipBinding: true })
+        .select('published_at', 'reactions', 'comments', 'reshares', 'impressions')
+        .as('s'),
+    )
+    .select(
+      k.raw(`extract(dow from s.published_at at time zone ?)::int as dow`, [param('timeZone')]),
+      k.raw(`extract(hour from s.published_at at time zone ?)::int as hour`, [param('timeZone')]),
+      k.raw('count(*)::int as posts'),
+      k.raw('avg((s.reactions + s.comments + s.reshares)::float8 / s.impressions) as rate'),
+    )
+    .groupBy('dow', 'hour');
+});
+
+/**
+ * The sync's state: the latest sync (one probe of post_metric_state_synced), and the posts that
+ * need attention, counted in post_metric_state_attention, which holds only those: a project's
+ * settled history is never read. The states are written into the text, so that a generic plan
+ * of this prepared statement can prove the partial index applies.
+ */
+const syncStateRead = shapedRead((_shape: null, param: (name: ProjectParam) => string) => {
+  const k = db();
+  return k
+    .select(
+      k.raw('(?) as last_synced_at', [
+        PostMetricState.knexForWorkspace(param('workspaceId'), k)
+          .where({ project_id: param('projectId') })
+          .max('last_synced_at'),
+      ]),
+      k.raw(`count(*) filter (where sync_state = 'pending')::int as pending`),
+      k.raw(`count(*) filter (where sync_state = 'blocked')::int as blocked`),
+      k.raw(`count(*) filter (where sync_state = 'failed')::int as failed`),
+      k.raw(`(array_agg(last_error order by last_synced_at desc nulls last) filter (where sync_state = 'blocked'))[1] as blocked_reason`),
+    )
+    .from(
+      PostMetricState.knexForWorkspace(param('workspaceId'), k)
+        .where({ project_id: param('projectId') })
+        .whereRaw(`sync_state in (${ATTENTION_STATES.map((s) => `'${s}'`).join(', ')})`)
+        .select('sync_state', 'last_error', 'last_synced_at')
+        .as('a'),
+    );
+});
+
 export async function projectOverview(project: { id: string; workspace_id: string; timezone: string }, from: string, to: string) {
   const k = db();
   const tz = project.timezone;
   const { start, end } = periodBounds(from, to, tz);
   const days = daysBetween(from, to);
   const prev = periodBounds(addDays(from, -days), addDays(from, -1), tz);
+  const workspaceId = project.workspace_id;
+  const projectId = project.id;
 
-  const [{ current, previous, postsByDay }, series, best, times, sync] = await Promise.all([
-    periodsByDay(k, project.workspace_id, project.id, tz, prev.start, start, end),
-    // Daily gains, maintained by the sync as it writes samples (lib/analytics/sync.ts).
-    PostMetricDay.knexForWorkspace(project.workspace_id, k)
-      .where({ project_id: project.id })
-      .where('day', '>=', from)
-      .where('day', '<=', to)
-      .select(k.raw(`to_char(day, 'YYYY-MM-DD') as day`), 'impressions', 'reactions', 'comments', 'reshares'),
-    bestPosts(k, project.workspace_id, project.id, start, end),
-    // Best times: the project's latest BEST_TIMES_POSTS synced posts, by local weekday and hour.
-    k
-      .from(
-        PostMetricState.knexForWorkspace(project.workspace_id, k)
-          .where({ project_id: project.id })
-          .where('samples', '>', 0)
-          .where('impressions', '>', 0)
-          .orderBy('published_at', 'desc')
-          .limit(BEST_TIMES_POSTS)
-          .select('published_at', 'reactions', 'comments', 'reshares', 'impressions')
-          .as('s'),
-      )
-      .select(
-        k.raw(`extract(dow from s.published_at at time zone ?)::int as dow`, [tz]),
-        k.raw(`extract(hour from s.published_at at time zone ?)::int as hour`, [tz]),
-        k.raw('count(*)::int as posts'),
-        k.raw('avg((s.reactions + s.comments + s.reshares)::float8 / s.impressions) as rate'),
-      )
-      .groupBy('dow', 'hour'),
-    // The sync's state: the latest sync (one probe of post_metric_state_synced), and the posts
-    // that need attention, counted in post_metric_state_attention, which holds only those: a
-    // project's settled history is never read.
-    k
-      .select(
-        k.raw('(?) as last_synced_at', [
-          PostMetricState.knexForWorkspace(project.workspace_id, k).where({ project_id: project.id }).max('last_synced_at'),
-        ]),
-        k.raw(`count(*) filter (where sync_state = 'pending')::int as pending`),
-        k.raw(`count(*) filter (where sync_state = 'blocked')::int as blocked`),
-        k.raw(`count(*) filter (where sync_state = 'failed')::int as failed`),
-        k.raw(`(array_agg(last_error order by last_synced_at desc nulls last) filter (where sync_state = 'blocked'))[1] as blocked_reason`),
-      )
-      .from(
-        PostMetricState.knexForWorkspace(project.workspace_id, k)
-          .where({ project_id: project.id })
-          .whereIn('sync_state', ATTENTION_STATES)
-          .select('sync_state', 'last_error', 'last_synced_at')
-          .as('a'),
-      )
-      .first(),
+  const [{ current, previous, postsByDay }, series, best, times, [sync]] = await Promise.all([
+    periodsByDay(k, workspaceId, projectId, tz, prev.start, start, end),
+    readPrepared<any>(dailyGainsRead(null, { workspaceId, projectId, from, to })),
+    bestPosts(k, workspaceId, projectId, start, end),
+    readPrepared<any>(bestTimesRead(null, { workspaceId, projectId, timeZone: tz })),
+    readPrepared<any>(syncStateRead(null, { workspaceId, projectId })),
   ]);
 
   const gainsByDay = new Map<string, any>((series as any[]).map((r) => [r.day, r]));

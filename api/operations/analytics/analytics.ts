@@ -69,7 +69,8 @@ export const getAnalyticsOverview = defineOperation({
     const project = await resolveProjectOrDefault(auth, input.projectId);
     const { from, to } = period(input, project.timezone);
     const [overview, streaks] = await Promise.all([projectOverview(project, from, to), computeStreaks([project])]);
-    return { data: { ...overview, streak: streaks.get(project.id) ?? null } };
+    // Added to the overview's object, not spread into a new one (see postFigures).
+    return { data: Object.assign(overview, { streak: streaks.get(project.id) ?? null }) };
   },
 });
 
