@@ -222,7 +222,7 @@ type Slot<Name> = { param: Name; index: number | undefined } | { constant: unkno
  * own code).
  */
 export function shapedRead<Shape, Name extends string>(
-  build: (shape: Shape, param: (name: Name, index?: number) => string) => Knex.QueryBuilder,
+  build: (shape: Shape, param: (name: Name, index?: number) => string) => Knex.QueryBuilder | Knex.Raw,
 ): (shape: Shape, values: Readonly<Record<Name, unknown>>) => BoundStatement {
   const compiled = new Map<string, { sql: string; slots: Slot<Name>[] }>();
   const param = (name: Name, index?: number) => `${PARAM}${name}${PARAM}${index ?? ''}`;

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { config } from '../config';
-import { KnowledgeChunk, KnowledgeDocument as KnowledgeDocumentModel } from '../models';
+import { db, readPrepared, shapedRead } from '../db';
+import { KnowledgeChunk, KnowledgeDocument as KnowledgeDocumentModel, reachParams, reachShape, reachValues } from '../models';
 import type { Reach } from '../models/scoped';
 import { SEARCH_CONFIGS } from './language';
 import { chunkText } from './text';
@@ -106,11 +107,20 @@ export function tsqueryExpr(k: Knex, text: string, configs: readonly string[]): 
   );
 }
 
-/** The configurations a workspace's documents are indexed in (usually one or two). */
+/**
+ * The configurations a workspace's documents are indexed in (usually one or two). Read on every
+ * search and every grounded generation as a prepared statement, on the knex or the transaction
+ * the caller hands it.
+ */
 export async function workspaceConfigs(k: Knex, workspaceId: string): Promise<string[]> {
-  const { rows } = await k.raw(`select ${workspaceRegconfigsSql('?')} as regconfigs`, [workspaceId]);
-  return searchConfigsOf((rows[0] as { regconfigs: string[] }).regconfigs);
+  const [row] = await readPrepared<{ regconfigs: string[] }>(workspaceConfigsRead(null, { workspaceId }), { on: k });
+  return searchConfigsOf(row!.regconfigs);
 }
+
+/** workspaceConfigs' read, compiled once (lib/db.ts `shapedRead`): its text is the same for every workspace. */
+const workspaceConfigsRead = shapedRead((_shape: null, param: (name: 'workspaceId') => string) =>
+  db().raw(`select ${workspaceRegconfigsSql('?')} as regconfigs`, [param('workspaceId')]),
+);
 
 /** The text-search configurations among a workspace's documents' `regconfig` values, in order. */
 export function searchConfigsOf(regconfigs: readonly string[]): string[] {
@@ -142,7 +152,8 @@ export interface SearchHit {
 /**
  * Documents ranked by their best-matching chunk (ts_rank_cd), with that chunk's highlighted
  * passage (ts_headline, computed for the page only). `projectId` narrows to that project's and
- * workspace-wide documents.
+ * workspace-wide documents. Read as a prepared statement on the knex or the transaction the
+ * caller hands it.
  */
 export async function searchDocuments(
   k: Knex,
@@ -151,50 +162,73 @@ export async function searchDocuments(
 ): Promise<{ hits: SearchHit[]; hasMore: boolean }> {
   const configs = await workspaceConfigs(k, reach.workspaceId);
   if (configs.length === 0) return { hits: [], hasMore: false };
-  const visible = visibleDocuments(k, reach).select('d.id');
-  if (opts.projectId !== undefined) visible.where((w) => w.where('d.scope', 'WORKSPACE').orWhere('d.project_id', opts.projectId!));
-  const tsq = tsqueryExpr(k, opts.query, configs).toSQL();
-  // The workspace's chunks (the model's scoped query) matching the query, each ranked once: the
-  // rank is most of a search's cost and grows with the matches, and the planner would inline a
-  // plain subquery and rank every chunk twice (for the best rank and for the best chunk).
-  const matches = KnowledgeChunk.knexForWorkspace(reach.workspaceId, k, 'c')
-    .select('c.document_id', 'c.id', 'c.ordinal', k.raw('ts_rank_cd(c.tsv, q.tsq) as r'))
-    .crossJoin(k.raw('q'))
-    .whereRaw('c.tsv @@ q.tsq')
-    .whereIn('c.document_id', visible)
-    .toSQL();
-  // The best rank per document, with its best chunk.
-  const hits = k
-    .from('matches as m')
-    .select('m.document_id', k.raw('max(m.r) as rank'), k.raw('(array_agg(m.id order by m.r desc, m.ordinal))[1] as best_chunk_id'))
-    .groupBy('m.document_id')
-    .orderByRaw('rank desc, m.document_id desc')
-    .limit(opts.limit + 1)
-    .offset(opts.offset)
-    .toSQL();
-  const rows = await k.raw(
-    `with q as materialized (select (${tsq.sql}) as tsq),
-          matches as materialized (${matches.sql}),
-          hits as (${hits.sql})
-     select ${DOCUMENT_COLUMNS.join(', ')}, left(d.body, 2001) as head, char_length(d.body) as body_chars, h.rank,
-            -- The best-ranked matching chunk, known from the ranking itself: searching the page's
-            -- documents again had Postgres intersect each with the text-search index's matches
-            -- over the whole database (bench/README.md, reads).
-            (select ts_headline(d.regconfig::regconfig, c.content, q.tsq,
-                                'StartSel=**, StopSel=**, MaxWords=40, MinWords=15, MaxFragments=2, FragmentDelimiter=" … "')
-               from knowledge_chunks c
-              where c.id = h.best_chunk_id) as snippet
-       from hits h join knowledge_documents d on d.id = h.document_id, q
-      order by h.rank desc, d.id desc`,
-    [...tsq.bindings, ...matches.bindings, ...hits.bindings],
+  const all = await readPrepared<DocumentRow & { rank: number; snippet: string }>(
+    searchRead(
+      { configs: configs.length, projectId: opts.projectId !== undefined, reach: reachShape(reach), limit: opts.limit },
+      Object.assign(reachValues(reach), { configs, query: opts.query, projectId: opts.projectId, offset: opts.offset }),
+    ),
+    { on: k },
   );
-  const all = rows.rows as Array<DocumentRow & { rank: number; snippet: string }>;
   const page = all.slice(0, opts.limit);
   return {
     hits: page.map((r) => ({ document: r, rank: Number(r.rank), snippet: r.snippet })),
     hasMore: all.length > opts.limit,
   };
 }
+
+type SearchParam = 'workspaceId' | 'projectIds' | 'configs' | 'query' | 'projectId' | 'offset';
+
+/**
+ * searchDocuments' statement, compiled once per shape (lib/db.ts `shapedRead`): how many
+ * configurations the query is parsed in, whether `projectId` narrows, how many projects the
+ * reader is narrowed to (null: every one) and the page size, whose values are few. The offset is
+ * a value: knex's `offset` takes numbers only, so it is written after the hits' query.
+ */
+const searchRead = shapedRead(
+  (
+    shape: { configs: number; projectId: boolean; reach: number | null; limit: number },
+    param: (name: SearchParam, index?: number) => string,
+  ) => {
+    const k = db();
+    const visible = visibleDocuments(k, reachParams(shape.reach, param)).select('d.id');
+    if (shape.projectId) visible.where((w) => w.where('d.scope', 'WORKSPACE').orWhere('d.project_id', param('projectId')));
+    const configs = Array.from({ length: shape.configs }, (_, i) => param('configs', i));
+    const tsq = tsqueryExpr(k, param('query'), configs).toSQL();
+    // The workspace's chunks (the model's scoped query) matching the query, each ranked once: the
+    // rank is most of a search's cost and grows with the matches, and the planner would inline a
+    // plain subquery and rank every chunk twice (for the best rank and for the best chunk).
+    const matches = KnowledgeChunk.knexForWorkspace(param('workspaceId'), k, 'c')
+      .select('c.document_id', 'c.id', 'c.ordinal', k.raw('ts_rank_cd(c.tsv, q.tsq) as r'))
+      .crossJoin(k.raw('q'))
+      .whereRaw('c.tsv @@ q.tsq')
+      .whereIn('c.document_id', visible)
+      .toSQL();
+    // The best rank per document, with its best chunk.
+    const hits = k
+      .from('matches as m')
+      .select('m.document_id', k.raw('max(m.r) as rank'), k.raw('(array_agg(m.id order by m.r desc, m.ordinal))[1] as best_chunk_id'))
+      .groupBy('m.document_id')
+      .orderByRaw('rank desc, m.document_id desc')
+      .limit(shape.limit + 1)
+      .toSQL();
+    return k.raw(
+      `with q as materialized (select (${tsq.sql}) as tsq),
+            matches as materialized (${matches.sql}),
+            hits as (${hits.sql} offset ?)
+       select ${DOCUMENT_COLUMNS.join(', ')}, left(d.body, 2001) as head, char_length(d.body) as body_chars, h.rank,
+              -- The best-ranked matching chunk, known from the ranking itself: searching the page's
+              -- documents again had Postgres intersect each with the text-search index's matches
+              -- over the whole database (bench/README.md, reads).
+              (select ts_headline(d.regconfig::regconfig, c.content, q.tsq,
+                                  'StartSel=**, StopSel=**, MaxWords=40, MinWords=15, MaxFragments=2, FragmentDelimiter=" … "')
+                 from knowledge_chunks c
+                where c.id = h.best_chunk_id) as snippet
+         from hits h join knowledge_documents d on d.id = h.document_id, q
+        order by h.rank desc, d.id desc`,
+      [...tsq.bindings, ...matches.bindings, ...hits.bindings, param('offset')],
+    );
+  },
+);
 
 /** A passage handed to the writer: a knowledge chunk, or an extra block such as a named source. */
 export interface KnowledgeBlock {

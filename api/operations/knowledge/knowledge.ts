@@ -136,7 +136,8 @@ export const listKnowledge = defineOperation({
       if (!Number.isInteger(offset) || offset < 0) throw errors.badCursor();
       const { hits, hasMore } = await searchDocuments(db(), auth, { query: input.query, projectId: input.projectId, limit, offset });
       return {
-        data: hits.map((h) => ({ ...presentDocument(h.document), rank: h.rank, snippet: h.snippet })),
+        // Added to presentDocument's object, not spread into a new one.
+        data: hits.map((h) => Object.assign(presentDocument(h.document), { rank: h.rank, snippet: h.snippet })),
         pagination: {
           next_cursor: hasMore ? encodeCursor({ createdAt: new Date(0).toISOString(), id: String(offset + limit) }, filters) : null,
           has_more: hasMore,
