@@ -429,7 +429,8 @@ export async function projectOverview(project: { id: string; workspace_id: strin
     periodsByDay(k, workspaceId, projectId, tz, prev.start, start, end),
     readPrepared<any>(dailyGainsRead(null, { workspaceId, projectId, from, to })),
     bestPosts(k, workspaceId, projectId, start, end),
-    readPrepared<any>(bestTimesRead(null, { workspaceId, projectId, timeZone: tz })),
+    // Planned with its values: a generic plan of it read far more (lib/db.ts readPrepared).
+    readPrepared<any>(bestTimesRead(null, { workspaceId, projectId, timeZone: tz }), { planEach: true }),
     readPrepared<any>(syncStateRead(null, { workspaceId, projectId })),
   ]);
 

@@ -167,7 +167,9 @@ export async function searchDocuments(
       { configs: configs.length, projectId: opts.projectId !== undefined, reach: reachShape(reach), limit: opts.limit },
       Object.assign(reachValues(reach), { configs, query: opts.query, projectId: opts.projectId, offset: opts.offset }),
     ),
-    { on: k },
+    // Planned with its values: how many chunks match decides the plan, and a generic plan of it
+    // read far more (lib/db.ts readPrepared).
+    { on: k, planEach: true },
   );
   const page = all.slice(0, opts.limit);
   return {
