@@ -132,8 +132,9 @@ const postsRead = shapedRead((shape: CalendarShape, param: (name: EntryParam, in
 /**
  * Calendar slots of the projects within [lo, hi), joined to what they plan (`posts` or `notes`).
  * The join implies the slot's column is set; said outright, it lets Postgres read the slots of
- * that kind alone (calendar_slots_posts / calendar_slots_notes, migration 20261201100000) and
- * know how many there are, rather than join every note of the database to all slots.
+ * that kind alone (calendar_slots_posts / calendar_slots_notes, migrations 20261201100000 and
+ * 20261205100000) and know how many there are, rather than join every note of the database to
+ * all slots.
  */
 const slotsOf = (table: 'posts' | 'notes', ids: number, param: (name: EntryParam, index?: number) => string) =>
   CalendarSlot.forWorkspace(param('workspaceId'))
