@@ -324,9 +324,13 @@ export const listCalendar = defineOperation({
     // spec 5.4: notes and ideas are left out of the client view.
     const notes = !client && holds(auth.scopes, 'notes:read');
     const ideas = !client && holds(auth.scopes, 'ideas:write');
-    const [postRows, draftRows, noteRows, ideaRows] = await Promise.all([
+    // Two reads at a time: a calendar holds at most two of the pool's connections, which every
+    // workspace's requests share.
+    const [postRows, draftRows] = await Promise.all([
       readPrepared<PostRow>(postsRead(shape, values)),
       readPrepared<DraftRow>(draftsRead(shape, values)),
+    ]);
+    const [noteRows, ideaRows] = await Promise.all([
       notes ? readPrepared<NoteRow>(notesRead(ids.length, values)) : [],
       ideas ? readPrepared<IdeaRow>(ideasRead(ids.length, { workspaceId: auth.workspaceId, ids, from, to })) : [],
     ]);
