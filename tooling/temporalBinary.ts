@@ -106,6 +106,13 @@ export function devServerArgs(opts: Pick<DevServerOptions, 'port' | 'uiPort' | '
   // only (tooling/temporal-cluster/dynamicconfig.yaml).
   args.push('--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1');
   args.push('--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1');
+  // Few history workers: the dev server's SQLite store has one connection, handed to its waiters
+  // in random order, and with the default 512 timer and 512 transfer workers a burst's firing
+  // (one workspace's 10,000 posts at 9:00) filled the queue for it, so matching could not record
+  // a task started and dispatched almost nothing until the whole burst was fired (27 s). With 8
+  // and 8 dispatching goes on beside the firing (docs/operations.md "Fairness between workspaces").
+  args.push('--dynamic-config-value', 'history.timerProcessorSchedulerWorkerCount=8');
+  args.push('--dynamic-config-value', 'history.transferProcessorSchedulerWorkerCount=8');
   args.push('--log-level', 'warn');
   return args;
 }
