@@ -230,7 +230,8 @@ describe('publish workflow (workflow tier: stubbed activities, own task queue)',
   });
 
   it('repeated and late signals are harmless: the row, not the signal, decides', async () => {
-    const at = Date.now() + 2_500;
+    // Far enough ahead that both signals land before the post is due on a loaded machine.
+    const at = Date.now() + 6_000;
     const stub = newStub(scheduled(at, 3));
     await withWorker(stubActivities(stub), async (ctx) => {
       const handle = await start(ctx, 'post_repeated');
