@@ -22,10 +22,18 @@ describe('Temporal contract: search attributes declared once', () => {
     assert.ok(flags.every((f) => f!.endsWith('=Keyword')));
   });
 
+  /** The values the dev server is given as `--dynamic-config-value`. */
+  const values = (args: string[]) => args.flatMap((a, i) => (a === '--dynamic-config-value' ? [args[i + 1]] : []));
+
   it('the dev server runs with task queue fairness on, unless a measurement of the queue before it asks otherwise', () => {
-    const values = (args: string[]) => args.flatMap((a, i) => (a === '--dynamic-config-value' ? [args[i + 1]] : []));
     assert.ok(values(devServerArgs({ port: 7233 })).includes('matching.enableFairness=true'));
     assert.ok(!values(devServerArgs({ port: 7233, fairness: false })).some((v) => v!.startsWith('matching.enableFairness')));
+  });
+
+  it('the dev server fires timers with few history workers, so a burst leaves its one store connection to dispatching', () => {
+    const given = values(devServerArgs({ port: 7233 }));
+    assert.ok(given.includes('history.timerProcessorSchedulerWorkerCount=8'));
+    assert.ok(given.includes('history.transferProcessorSchedulerWorkerCount=8'));
   });
 
   it('the run’s dev server, started from those flags, has every key with its type', async () => {
