@@ -710,7 +710,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Calendar entries of one project or of every visible project over a bounded range of days.
+         * Calendar entries of one project or of every visible project over a bounded range of days, a page at a time.
          * @description Scopes: `posts:read`.
          */
         get: operations["calendar.list"];
@@ -1240,8 +1240,10 @@ export interface components {
                 title: string;
                 status: string;
             })[];
-            /** @description more entries than one answer holds (5,000); narrow the range */
+            /** @description more entries follow than this answer holds (`limit`, at most 5,000): nextCursor reads them */
             truncated: boolean;
+            /** @description the cursor of the next entries of the same range (`cursor`), null after the last */
+            nextCursor: string | null;
         };
         CompanyPage: {
             /** @description proj_* */
@@ -8809,6 +8811,8 @@ export interface operations {
                 projectId?: string;
                 from?: string;
                 to?: string;
+                limit?: unknown;
+                cursor?: string;
             };
             header?: {
                 /** @description spec 9: dated version; the rolling default applies when omitted. */
@@ -8821,7 +8825,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Calendar entries of one project or of every visible project over a bounded range of days. */
+            /** @description Calendar entries of one project or of every visible project over a bounded range of days, a page at a time. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8836,7 +8840,7 @@ export interface operations {
                     "application/json": components["schemas"]["calendar.list.response"];
                 };
             };
-            /** @description invalid_request, version_unsupported */
+            /** @description invalid_request, bad_cursor, bad_pagination, version_unsupported */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8846,7 +8850,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "invalid_request" | "version_unsupported";
+                            code?: "invalid_request" | "bad_cursor" | "bad_pagination" | "version_unsupported";
                         };
                     };
                 };

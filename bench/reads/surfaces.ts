@@ -33,6 +33,13 @@ export function readSurfaces(w: SeededWorkspace, now = Date.now()): ReadSurface[
     read('post list, a month', `/v1/posts?projectId=${p}&dateFrom=${day(-90)}&dateTo=${day(-60)}`, 'posts'),
     read('post list, a year ago', `/v1/posts?projectId=${p}&dateTo=${day(-365)}`, 'posts'),
     read('calendar month', `/v1/calendar?projectId=${p}&from=${day(0)}&to=${day(30)}`, 'posts', key, 'posts_calendar_entries'),
+    read(
+      'calendar month, a page of 100',
+      `/v1/calendar?projectId=${p}&from=${day(0)}&to=${day(30)}&limit=100`,
+      'posts',
+      key,
+      'posts_calendar_entries',
+    ),
     read('analytics overview', `/v1/analytics/overview?projectId=${p}&from=${day(-29)}&to=${day(0)}`),
     read('analytics per post', `/v1/analytics/posts?projectId=${p}`, 'posts'),
     read('media list', '/v1/media', 'media_assets'),

@@ -43,7 +43,8 @@ export const calendarSchema = objectComponent('Calendar', {
         .strict(),
     ]),
   ),
-  truncated: z.boolean().describe('more entries than one answer holds (5,000); narrow the range'),
+  truncated: z.boolean().describe('more entries follow than this answer holds (`limit`, at most 5,000): nextCursor reads them'),
+  nextCursor: z.string().nullable().describe('the cursor of the next entries of the same range (`cursor`), null after the last'),
 });
 
 export type Calendar = z.infer<typeof calendarSchema>;

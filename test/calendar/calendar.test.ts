@@ -195,6 +195,105 @@ describe('calendar and company pages', () => {
     assert.equal(entries[4_999]!.at, at(4_999).toISOString(), 'the last kept is the 5,000th by time');
   });
 
+  it('pages: limit and cursor walk the same entries as one answer, across timezones and ties', async () => {
+    // Three projects whose days begin 25 hours apart (UTC+14, UTC, UTC-11), each with posts,
+    // planned drafts and notes around 2031-06-01..03, many at one shared instant (ties across
+    // kinds and projects), and ideas on each day: every page boundary lands somewhere awkward.
+    const ws = await workspaceWithKey();
+    const call = client(api.url, ws.key);
+    const east = await createProject({
+      workspaceId: ws.workspace.id,
+      type: 'PERSONAL_BRAND',
+      name: 'Line Islands',
+      timezone: 'Pacific/Kiritimati',
+    });
+    const west = await createProject({
+      workspaceId: ws.workspace.id,
+      type: 'PERSONAL_BRAND',
+      name: 'Samoa',
+      timezone: 'Pacific/Pago_Pago',
+    });
+    const instants = [
+      '2031-05-31T10:00:00Z',
+      '2031-06-01T11:00:00Z',
+      '2031-06-01T11:00:00Z',
+      '2031-06-02T09:59:00Z',
+      '2031-06-02T23:30:00Z',
+      '2031-06-03T10:59:00Z',
+      '2031-06-04T10:30:00Z',
+    ];
+    let n = 0;
+    for (const projectId of [east.id, ws.project.id, west.id]) {
+      for (const [k, at] of instants.entries()) {
+        const postId = `post_page${String(n++).padStart(4, '0')}`;
+        const draft = k % 3 === 1;
+        await db()('posts').insert(
+          scheduledPostRow(
+            { workspace: ws.workspace, project: { id: projectId } },
+            postId,
+            new Date(at),
+            draft ? { status: 'draft', scheduled_at: null } : {},
+          ),
+        );
+        if (draft)
+          await db()('calendar_slots').insert({
+            id: newId('slot'),
+            workspace_id: ws.workspace.id,
+            project_id: projectId,
+            date: at,
+            post_id: postId,
+          });
+        if (k % 2 === 0) {
+          const noteId = newId('note');
+          await db()('notes').insert({ id: noteId, workspace_id: ws.workspace.id, project_id: projectId, content: `note ${n}` });
+          await db()('calendar_slots').insert({
+            id: newId('slot'),
+            workspace_id: ws.workspace.id,
+            project_id: projectId,
+            date: at,
+            note_id: noteId,
+          });
+        }
+      }
+      for (const date of ['2031-06-01', '2031-06-02', '2031-06-02', '2031-06-03']) {
+        const res = await call('POST', '/v1/ideas', { body: { projectId, title: `idea ${date}`, scheduledFor: date } });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+      }
+    }
+    const range = 'from=2031-06-01&to=2031-06-03';
+    const whole = await call('GET', `/v1/calendar?${range}`);
+    assert.equal(whole.status, 200, JSON.stringify(whole.body));
+    assert.equal(whole.body.data.truncated, false);
+    assert.equal(whole.body.data.nextCursor, null);
+    const all = whole.body.data.entries.map((e: any) => `${e.type} ${e.id} ${e.date}`);
+    assert.ok(all.length > 30, `entries: ${all.length}`);
+    for (const limit of [1, 2, 3, 7, 50]) {
+      const walked: string[] = [];
+      let cursor: string | null = null;
+      for (let pages = 0; ; pages++) {
+        assert.ok(pages <= all.length, `pages of ${limit} end`);
+        const res: any = await call('GET', `/v1/calendar?${range}&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        const page = res.body.data.entries;
+        assert.ok(page.length <= limit);
+        walked.push(...page.map((e: any) => `${e.type} ${e.id} ${e.date}`));
+        cursor = res.body.data.nextCursor;
+        assert.equal(res.body.data.truncated, cursor !== null);
+        if (cursor === null) break;
+        assert.equal(page.length, limit, 'a page followed by another is full');
+      }
+      assert.deepEqual(walked, all, `pages of ${limit}`);
+    }
+    // A cursor reads on only in its own range; limit is checked.
+    const first = await call('GET', `/v1/calendar?${range}&limit=2`);
+    const cursor = encodeURIComponent(first.body.data.nextCursor);
+    assertError(await call('GET', `/v1/calendar?from=2031-06-01&to=2031-06-04&limit=2&cursor=${cursor}`), 400, 'bad_cursor');
+    assertError(await call('GET', `/v1/calendar?${range}&projectId=${west.id}&cursor=${cursor}`), 400, 'bad_cursor');
+    assertError(await call('GET', `/v1/calendar?${range}&cursor=forged`), 400, 'bad_cursor');
+    assertError(await call('GET', `/v1/calendar?${range}&limit=0`), 400, 'bad_pagination');
+    assertError(await call('GET', `/v1/calendar?${range}&limit=two`), 400, 'bad_pagination');
+  });
+
   it('bounds the range and checks its inputs', async () => {
     const w = await plannedWorkspace();
     const ok = await w.call('GET', `/v1/calendar?projectId=${w.ny.id}&from=2031-01-01&to=2031-03-03`);

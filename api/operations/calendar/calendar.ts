@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { db, readPrepared, shapedRead } from '../../../lib/db';
 import { errors } from '../../../lib/errors';
 import { CalendarSlot, Idea, Post, Project, reachParams, reachShape, reachValues } from '../../../lib/models';
@@ -8,6 +9,7 @@ import { defineOperation } from '../../operation';
 import { calendarSchema, listCalendarInput } from './schema';
 import { single } from '../../output';
 import { projectName } from '../../../lib/presenters/projects';
+import { decodeSortCursor, encodeSortCursor, parseLimit } from '../../pagination';
 
 // GET /v1/calendar and list_calendar (spec 4.1 names the endpoint; 4.9 the tool; 5.4 the
 // client view). docs/calendar.md has the rules: a bounded range of calendar days read in each
@@ -20,6 +22,7 @@ import { projectName } from '../../../lib/presenters/projects';
 
 export const CALENDAR_MAX_DAYS = 62;
 const DAY_MS = 86_400_000;
+/** The most entries one answer holds, and its default (`limit`). */
 const MAX_ENTRIES = 5_000;
 
 const addDays = (ymd: string, n: number) => new Date(Date.parse(`${ymd}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
@@ -71,8 +74,8 @@ const POST_AT_SQL = `case when posts.status = 'published' then coalesce(posts.pu
 const epochMs = (sql: string) => db().raw(`round(extract(epoch from ${sql}) * 1000)::float8 as at`);
 
 type ReachParam = 'workspaceId' | 'projectIds';
-/** What every read of the calendar is shaped by: the reader's narrowing to projects (reachShape), and for the entries whether it is a client. */
-type CalendarShape = { projects: number | null; ids: number; client: boolean };
+/** What the reads of posts and drafts are shaped by: the reader's narrowing to projects (reachShape), and whether it is a client. */
+type CalendarShape = { projects: number | null; client: boolean };
 
 /**
  * The calendar's reads, each compiled once per shape (lib/db.ts `shapedRead`) and read as a
@@ -100,10 +103,7 @@ const projectsRead = shapedRead(
   },
 );
 
-type EntryParam = ReachParam | 'ids' | 'lo' | 'hi';
-
-/** The projects' ids, one param each: with one project the condition is an equality, which the indexes' order serves. */
-const idParams = (n: number, param: (name: 'ids', index: number) => string) => Array.from({ length: n }, (_, i) => param('ids', i));
+type EntryParam = ReachParam | 'projects' | 'afterAt' | 'afterId' | 'beforeAt' | 'rows';
 
 /**
  * The statuses of the posts on the schedule, written into the text: a prepared statement's
@@ -112,85 +112,112 @@ const idParams = (n: number, param: (name: 'ids', index: number) => string) => A
  */
 const ON_SCHEDULE_SQL = `('scheduled', 'published', 'failed_to_publish')`;
 
-// Each kind is read earliest first, at most MAX_ENTRIES + 1 of it, so a range holding more than
-// MAX_ENTRIES keeps its earliest entries and says `truncated`.
+/**
+ * Each timed kind (posts, drafts, notes) is read project by project, in its index's order: for
+ * every project the rows after a position of its own (`after_at`, `after_id`: the first page's
+ * start of the range, or where the cursor's entry leaves that project's rows, `boundsAfter`)
+ * and before the end of its range, at most `rows` (the page's limit + 1). One statement per
+ * kind, whatever the number of projects: the projects and their bounds are arrays, each project's
+ * read a LATERAL subquery that the kind's index (workspace, project, instant, id) serves as a
+ * range, so a page costs its rows, not the rows of the range before it. `inner` reads one
+ * project's rows at the instant `at` (SQL), joined to `b`, the project's bounds.
+ */
+function perProject(inner: Knex.QueryBuilder, at: string, id: string, param: (name: EntryParam) => string): Knex.QueryBuilder {
+  inner.whereRaw(`(${at}, ${id}) > (b.after_at, b.after_id)`).whereRaw(`${at} < b.before_at`).orderByRaw(`${at}, ${id}`);
+  return db()
+    .select('x.*')
+    .from(
+      db().raw('unnest(?::text[], ?::timestamptz[], ?::text[], ?::timestamptz[]) as b(project_id, after_at, after_id, before_at)', [
+        param('projects'),
+        param('afterAt'),
+        param('afterId'),
+        param('beforeAt'),
+      ]),
+    )
+    .joinRaw('cross join lateral (? limit ?) as x', [inner as unknown as Knex.Value, param('rows')]);
+}
 
 /** Scheduled (and failed) posts at their scheduled time, published posts at their publish time; spec 5.4: a client reads only the posts of its view, as in the post list. */
 const postsRead = shapedRead((shape: CalendarShape, param: (name: EntryParam, index?: number) => string) =>
-  Post.readableBy({ ...reachParams(shape.projects, param), role: shape.client ? 'client' : 'member' })
-    .whereIn('posts.project_id', idParams(shape.ids, param))
-    .whereNull('posts.deleted_at')
-    .whereRaw(`posts.status in ${ON_SCHEDULE_SQL}`)
-    .whereRaw(`(${POST_AT_SQL}) >= ?`, [param('lo')])
-    .whereRaw(`(${POST_AT_SQL}) < ?`, [param('hi')])
-    .select('posts.id', 'posts.project_id', 'posts.status', 'posts.title', 'posts.content_type', epochMs(POST_AT_SQL))
-    .orderByRaw(`${POST_AT_SQL}, posts.id`)
-    .limit(MAX_ENTRIES + 1)
-    .toKnexQuery(),
+  perProject(
+    Post.readableBy({ ...reachParams(shape.projects, param), role: shape.client ? 'client' : 'member' })
+      .whereRaw('posts.project_id = b.project_id')
+      .whereNull('posts.deleted_at')
+      .whereRaw(`posts.status in ${ON_SCHEDULE_SQL}`)
+      .select('posts.id', 'posts.project_id', 'posts.status', 'posts.title', 'posts.content_type', epochMs(POST_AT_SQL))
+      .toKnexQuery(),
+    `(${POST_AT_SQL})`,
+    'posts.id',
+    param,
+  ),
 );
 
 /**
- * Calendar slots of the projects within [lo, hi), joined to what they plan (`posts` or `notes`).
- * The join implies the slot's column is set; said outright, it lets Postgres read the slots of
- * that kind alone (calendar_slots_posts / calendar_slots_notes, migrations 20261201100000 and
- * 20261205100000) and know how many there are, rather than join every note of the database to
- * all slots.
+ * Calendar slots of a project, joined to what they plan (`posts` or `notes`). The join implies
+ * the slot's column is set; said outright, it lets Postgres read the slots of that kind alone
+ * (calendar_slots_posts / calendar_slots_notes, migrations 20261201100000 and 20261205100000)
+ * and know how many there are, rather than join every note of the database to all slots.
  */
-const slotsOf = (table: 'posts' | 'notes', ids: number, param: (name: EntryParam, index?: number) => string) =>
+const slotsOf = (table: 'posts' | 'notes', param: (name: EntryParam) => string) =>
   CalendarSlot.forWorkspace(param('workspaceId'))
     .alias('s')
     .join(table, `${table}.id`, table === 'posts' ? 's.post_id' : 's.note_id')
     .whereNotNull(table === 'posts' ? 's.post_id' : 's.note_id')
-    .whereIn('s.project_id', idParams(ids, param))
-    .where('s.date', '>=', param('lo'))
-    .where('s.date', '<', param('hi'));
+    .whereRaw('s.project_id = b.project_id');
 
 /** Posts not on the schedule that hold a calendar slot (a planned draft). */
 const draftsRead = shapedRead((shape: CalendarShape, param: (name: EntryParam, index?: number) => string) => {
-  const q = slotsOf('posts', shape.ids, param)
+  const q = slotsOf('posts', param)
     .whereNull('posts.deleted_at')
     .whereRaw(`posts.status not in ${ON_SCHEDULE_SQL}`)
-    .select('posts.id', 's.id as slot_id', 's.project_id', 'posts.status', 'posts.title', 's.content_type', epochMs('s.date'))
-    .orderBy(['s.date', 's.id'])
-    .limit(MAX_ENTRIES + 1);
+    .select('posts.id', 's.id as slot_id', 's.project_id', 'posts.status', 'posts.title', 's.content_type', epochMs('s.date'));
   if (shape.client) q.where(Post.inClientView(param('workspaceId')));
-  return q.toKnexQuery();
+  return perProject(q.toKnexQuery(), 's.date', 's.id', param);
 });
 
 /** Notes at their slots (never in the client view). */
-const notesRead = shapedRead((ids: number, param: (name: EntryParam, index?: number) => string) =>
-  slotsOf('notes', ids, param)
-    .select(
-      'notes.id',
-      's.id as slot_id',
-      's.project_id',
-      's.content_type',
-      epochMs('s.date'),
-      db().raw('left(notes.content, 280) as content'),
-    )
-    .orderBy(['s.date', 's.id'])
-    .limit(MAX_ENTRIES + 1)
-    .toKnexQuery(),
+const notesRead = shapedRead((_shape: 'notes', param: (name: EntryParam, index?: number) => string) =>
+  perProject(
+    slotsOf('notes', param)
+      .select(
+        'notes.id',
+        's.id as slot_id',
+        's.project_id',
+        's.content_type',
+        epochMs('s.date'),
+        db().raw('left(notes.content, 280) as content'),
+      )
+      .toKnexQuery(),
+    's.date',
+    's.id',
+    param,
+  ),
 );
 
-/** Ideas on their dates (never in the client view). */
-const ideasRead = shapedRead((ids: number, param: (name: 'workspaceId' | 'ids' | 'from' | 'to', index?: number) => string) =>
-  Idea.forWorkspace(param('workspaceId'))
-    .whereIn('ideas.project_id', idParams(ids, param))
-    .leftJoin('posts as lp', (j) => j.on('lp.id', 'ideas.linked_post_id').andOnNull('lp.deleted_at'))
-    .leftJoin('post_statuses as ls', 'ls.id', 'lp.status_id')
-    .where('ideas.scheduled_for', '>=', param('from'))
-    .where('ideas.scheduled_for', '<=', param('to'))
-    .select(
-      'ideas.id',
-      'ideas.project_id',
-      'ideas.title',
-      db().raw(`to_char(ideas.scheduled_for, 'YYYY-MM-DD') as date`),
-      db().raw(`(${DERIVED_STATUS_SQL}) as status`),
-    )
-    .orderBy(['ideas.scheduled_for', 'ideas.id'])
-    .limit(MAX_ENTRIES + 1)
-    .toKnexQuery(),
+/** Ideas on their dates (never in the client view), after a date and id (the range's first day and '', or the cursor's), up to `to`, at most `rows`. */
+const ideasRead = shapedRead(
+  (ids: number, param: (name: 'workspaceId' | 'ids' | 'afterDate' | 'afterId' | 'to' | 'rows', index?: number) => string) =>
+    db().raw('? limit ?', [
+      Idea.forWorkspace(param('workspaceId'))
+        .whereIn(
+          'ideas.project_id',
+          Array.from({ length: ids }, (_, i) => param('ids', i)),
+        )
+        .leftJoin('posts as lp', (j) => j.on('lp.id', 'ideas.linked_post_id').andOnNull('lp.deleted_at'))
+        .leftJoin('post_statuses as ls', 'ls.id', 'lp.status_id')
+        .whereRaw('(ideas.scheduled_for, ideas.id) > (?::date, ?)', [param('afterDate'), param('afterId')])
+        .where('ideas.scheduled_for', '<=', param('to'))
+        .select(
+          'ideas.id',
+          'ideas.project_id',
+          'ideas.title',
+          db().raw(`to_char(ideas.scheduled_for, 'YYYY-MM-DD') as date`),
+          db().raw(`(${DERIVED_STATUS_SQL}) as status`),
+        )
+        .orderBy(['ideas.scheduled_for', 'ideas.id'])
+        .toKnexQuery(),
+      param('rows'),
+    ]),
 );
 
 type PostRow = TimedRow & { status: string; title: string };
@@ -209,12 +236,63 @@ type Placed =
   | { day: number; at: number; order: 2; wall: number; row: NoteRow }
   | { day: number; at: number; order: 3; wall: number; row: IdeaRow };
 
-/** Day by day; within a day timed entries by instant, then date-only ideas; ties by type, then id. */
-const byPlace = (x: Placed, y: Placed) =>
-  x.day - y.day ||
-  (x.at === y.at ? 0 : x.at < y.at ? -1 : 1) ||
-  x.order - y.order ||
-  (x.row.id < y.row.id ? -1 : x.row.id > y.row.id ? 1 : 0);
+/** The id an entry's ties are broken by: the slot's for drafts and notes, whose reads run in slot order (date, slot id). */
+const tieId = (p: Placed) => (p.order === 1 || p.order === 2 ? p.row.slot_id : p.row.id);
+
+/** Day by day; within a day timed entries by instant, then date-only ideas; ties by type, then id (tieId). */
+const byPlace = (x: Placed, y: Placed) => {
+  const d = x.day - y.day || (x.at === y.at ? 0 : x.at < y.at ? -1 : 1) || x.order - y.order;
+  if (d !== 0) return d;
+  const a = tieId(x);
+  const b = tieId(y);
+  return a < b ? -1 : a > b ? 1 : 0;
+};
+
+/** Where an entry stands in the calendar's order: what a cursor carries (the last entry returned). */
+interface Position {
+  day: number;
+  /** The instant, in epoch milliseconds; null for a date-only idea (last in its day). */
+  at: number | null;
+  order: 0 | 1 | 2 | 3;
+  id: string;
+}
+
+const positionOf = (p: Placed): Position => ({ day: p.day, at: p.order === 3 ? null : p.at, order: p.order, id: tieId(p) });
+
+/** A cursor's value (lib/tokens.ts sort cursor): `day:at:order`, the id beside it. */
+const positionValue = (p: Position) => `${p.day}:${p.at ?? ''}:${p.order}`;
+
+function readPosition(value: string | number, id: string): Position {
+  const m = /^(-?\d+):(-?\d*):([0-3])$/.exec(String(value));
+  if (!m) throw errors.badCursor();
+  return { day: Number(m[1]), at: m[2] === '' ? null : Number(m[2]), order: Number(m[3]) as Position['order'], id };
+}
+
+/**
+ * Where a project's rows of one timed kind (`order`) start: the start of its range on the first
+ * page; after a cursor, the first of its rows that the calendar's order puts after the cursor's
+ * entry. A project's calendar day is its own, so the order between projects is by local day
+ * first: the rows of day c of project q stand after the cursor's entry (day c, instant a) when
+ * they come later in (instant, type, id), and every row of a later day of q does, even one at an
+ * instant before a when q's days begin before the cursor's project's. Within q, instant order
+ * is day order, so this is one position in q's (instant, id) order. (instant, '') stands before
+ * every row at that instant (ids are never empty); the columns hold whole milliseconds, so the
+ * rows after an instant start at (instant + 1 ms, '').
+ */
+function boundsAfter(project: CalendarProject, order: 0 | 1 | 2, after: Position | null): [at: number, id: string] {
+  const start = project.start.getTime();
+  if (after === null) return [start, ''];
+  const dayStart = (day: number) =>
+    parseInZone(`${new Date(day * DAY_MS).toISOString().slice(0, 10)}T00:00:00`, project.timezone).getTime();
+  const next = dayStart(after.day + 1);
+  // After a date-only idea the cursor's day is over.
+  if (after.at === null) return [Math.max(next, start), ''];
+  if (next <= after.at) return [Math.max(next, start), ''];
+  const begins = dayStart(after.day);
+  if (begins > after.at) return [Math.max(begins, start), ''];
+  if (order === after.order) return [after.at, after.id];
+  return order > after.order ? [after.at, ''] : [after.at + 1, ''];
+}
 
 /** The entry of a placed row, written out field by field (no spread: docs in lib/analytics/overview.ts `postFigures`). */
 function entryOf(p: Placed): CalendarEntry {
@@ -263,13 +341,14 @@ function entryOf(p: Placed): CalendarEntry {
 
 export const listCalendar = defineOperation({
   name: 'calendar.list',
-  summary: 'Calendar entries of one project or of every visible project over a bounded range of days.',
+  summary: 'Calendar entries of one project or of every visible project over a bounded range of days, a page at a time.',
   kind: 'read',
   scopes: { allOf: ['posts:read'] },
   clientRole: 'narrow',
   input: listCalendarInput,
   output: single(calendarSchema),
   handler: async ({ auth }, input) => {
+    const limit = parseLimit(input.limit, MAX_ENTRIES, MAX_ENTRIES);
     const reach = reachValues(auth);
     const one = input.projectId !== undefined;
     const rows = await readPrepared<{
@@ -293,6 +372,10 @@ export const listCalendar = defineOperation({
         to,
         maxDays: CALENDAR_MAX_DAYS,
       });
+    // A cursor reads on in the range it was minted for (bad_cursor otherwise).
+    const filters = { resource: 'calendar', projectId: input.projectId ?? null, from, to };
+    const cursor = await decodeSortCursor(input.cursor, filters);
+    const after = cursor && readPosition(cursor.value, cursor.id);
 
     // Each project's range is its own calendar days: [from 00:00, to+1 00:00) in its timezone.
     const projects: CalendarProject[] = rows.map((r) => ({
@@ -311,57 +394,74 @@ export const listCalendar = defineOperation({
         projects: projects.map((p) => ({ id: p.id, name: p.name, type: p.type, timezone: p.timezone })),
         entries: [] as CalendarEntry[],
         truncated: false,
+        nextCursor: null as string | null,
       },
     };
     if (projects.length === 0) return body;
     const byId = new Map(projects.map((p) => [p.id, p]));
     const ids = projects.map((p) => p.id);
-    const lo = new Date(Math.min(...projects.map((p) => p.start.getTime())));
-    const hi = new Date(Math.max(...projects.map((p) => p.end.getTime())));
     const client = auth.role === 'client';
-    const shape: CalendarShape = { projects: reachShape(auth), ids: ids.length, client };
-    const values = { ...reach, ids, lo, hi };
+    const shape: CalendarShape = { projects: reachShape(auth), client };
+    // Each kind's projects with the bounds of their rows (boundsAfter), at most limit + 1 rows each.
+    const values = (order: 0 | 1 | 2) => {
+      const bounds = projects.map((p) => boundsAfter(p, order, after));
+      return {
+        ...reach,
+        projects: ids,
+        afterAt: bounds.map(([at]) => new Date(at).toISOString()),
+        afterId: bounds.map(([, id]) => id),
+        beforeAt: projects.map((p) => p.end.toISOString()),
+        rows: limit + 1,
+      };
+    };
+    // Ideas after the cursor's day (all of it after a timed entry: ideas are last in their day).
+    const afterDate = after ? new Date(after.day * DAY_MS).toISOString().slice(0, 10) : from;
+    const ideasAfter = { afterDate, afterId: after?.order === 3 ? after.id : '' };
     // spec 5.4: notes and ideas are left out of the client view.
     const notes = !client && holds(auth.scopes, 'notes:read');
     const ideas = !client && holds(auth.scopes, 'ideas:write');
     // Two reads at a time: a calendar holds at most two of the pool's connections, which every
     // workspace's requests share.
     const [postRows, draftRows] = await Promise.all([
-      readPrepared<PostRow>(postsRead(shape, values)),
-      readPrepared<DraftRow>(draftsRead(shape, values)),
+      readPrepared<PostRow>(postsRead(shape, values(0))),
+      readPrepared<DraftRow>(draftsRead(shape, values(1))),
     ]);
     const [noteRows, ideaRows] = await Promise.all([
-      notes ? readPrepared<NoteRow>(notesRead(ids.length, values)) : [],
-      ideas ? readPrepared<IdeaRow>(ideasRead(ids.length, { workspaceId: auth.workspaceId, ids, from, to })) : [],
+      notes ? readPrepared<NoteRow>(notesRead('notes', values(2))) : [],
+      ideas ? readPrepared<IdeaRow>(ideasRead(ids.length, { workspaceId: auth.workspaceId, ids, ...ideasAfter, to, rows: limit + 1 })) : [],
     ]);
 
     const placed: Placed[] = [];
-    // A timed row inside its project's own range, at its local day and time.
-    const place = (r: TimedRow): { day: number; at: number; wall: number } | null => {
-      const p = byId.get(r.project_id)!;
-      if (r.at < p.start.getTime() || r.at >= p.end.getTime()) return null;
-      const wall = wallClockMs(r.at, p.timezone);
+    // A timed row at its project's local day and time (each read keeps to its project's range).
+    const place = (r: TimedRow): { day: number; at: number; wall: number } => {
+      const wall = wallClockMs(r.at, byId.get(r.project_id)!.timezone);
       return { day: Math.floor(wall / DAY_MS), at: r.at, wall };
     };
     for (const row of postRows) {
       const t = place(row);
-      if (t) placed.push({ day: t.day, at: t.at, order: 0, wall: t.wall, row });
+      placed.push({ day: t.day, at: t.at, order: 0, wall: t.wall, row });
     }
     for (const row of draftRows) {
       const t = place(row);
-      if (t) placed.push({ day: t.day, at: t.at, order: 1, wall: t.wall, row });
+      placed.push({ day: t.day, at: t.at, order: 1, wall: t.wall, row });
     }
     for (const row of noteRows) {
       const t = place(row);
-      if (t) placed.push({ day: t.day, at: t.at, order: 2, wall: t.wall, row });
+      placed.push({ day: t.day, at: t.at, order: 2, wall: t.wall, row });
     }
     for (const row of ideaRows) placed.push({ day: Date.parse(`${row.date}T00:00:00Z`) / DAY_MS, at: Infinity, order: 3, wall: NaN, row });
     placed.sort(byPlace);
-    body.data.truncated = placed.length > MAX_ENTRIES;
-    const kept = Math.min(placed.length, MAX_ENTRIES);
+    // Every read stops at limit + 1 rows of a project and kind, so more than `limit` placed means
+    // more follow, and no more than `limit` means every read was whole.
+    const kept = Math.min(placed.length, limit);
     const entries: CalendarEntry[] = new Array(kept);
     for (let i = 0; i < kept; i++) entries[i] = entryOf(placed[i]!);
     body.data.entries = entries;
+    if (placed.length > limit) {
+      body.data.truncated = true;
+      const last = positionOf(placed[kept - 1]!);
+      body.data.nextCursor = encodeSortCursor({ value: positionValue(last), id: last.id }, filters);
+    }
     return body;
   },
 });

@@ -1,5 +1,6 @@
 import { isoDate } from '../../validation';
 import { z } from 'zod';
+import { paginationInput } from '../../pagination';
 // docs/calendar.md: the calendar answer (lib/presenters/calendar.ts).
 
 export { calendarSchema, type Calendar } from '../../../lib/presenters/calendar';
@@ -9,5 +10,6 @@ export const listCalendarInput = z
     projectId: z.string().min(1).max(100).optional(),
     from: isoDate.optional(),
     to: isoDate.optional(),
+    ...paginationInput,
   })
   .strict();
