@@ -166,6 +166,9 @@ describe('scheduled publishing (worker in-process, real Temporal and simulator)'
       await waitFor(async () => (await postStatus(moved)).status === 'published', 30_000, 'published');
       assert.ok((await postStatus(moved)).published_at.getTime() >= Date.parse(later), 'not before the new time');
       assert.equal((await sim.listPosts({ reference: moved })).posts.length, 1);
+      // The row is written by the publish step inside the workflow task: the history is whole once
+      // the workflow has ended, not when the row says published.
+      assert.equal((await client.workflow.getHandle(workflowIds.publish(moved)).result()).outcome, 'published');
       const history = (await client.workflow.getHandle(workflowIds.publish(moved)).fetchHistory()).events ?? [];
       assert.equal(history.filter((e) => e.timerStartedEventAttributes).length, 1, 'woken at the old time, it armed the new one');
       assert.equal(
