@@ -19,6 +19,12 @@ export const mib = (kib: number) => `${(kib / 1024).toFixed(0)} MiB`;
 export const loadAverage = (digits: number) => Array.from(os.loadavg(), (l) => l.toFixed(digits)).join(' ');
 export const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
+/** A table's row: the first cell left-aligned to its width, the others right-aligned to theirs, joined by `sep`. */
+export const columns =
+  (widths: readonly number[], sep = '') =>
+  (cells: readonly string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[0]!) : c.padStart(widths[i]!))).join(sep);
+
 /** The q-quantile (0..1) of sorted numbers, at least one: the smallest value with at least q of them at or below it. */
 export const quantileOfSorted = (v: ArrayLike<number>, q: number) => v[Math.min(v.length - 1, Math.max(0, Math.ceil(q * v.length) - 1))]!;
 
