@@ -126,30 +126,22 @@ async function setUp(cleanups: Cleanups) {
   return { temporal, workspaceId: workspace.id, projectId: project.id, endpoints, receivers, reach, client, warm };
 }
 
-// The baseline, same dev server, the service worker's settings (workers/worker.ts workerTuning), before the service's burst:
+// The baseline, same dev server, the service worker's settings (bench/harness/baselineWorker.ts), before the service's burst:
 // one workflow per delivery, its one regular activity POSTs the signed request to the same receivers.
 async function measureBaseline(b: Bench) {
-  const { NativeConnection, Worker } = await import('@temporalio/worker');
   const { signatureHeader, SIGNATURE_HEADER } = await import('../lib/webhooks/signature');
-  const { config } = await import('../lib/config');
-  const { workerTuning } = await import('../workers/worker');
+  const { createBaselineWorker } = await import('./harness/baselineWorker');
   const { baselineWebhookWorkflow } = await import('./harness/webhookBaselineWorkflow');
-  const connection = await NativeConnection.connect({ address: b.temporal.address });
   const taskQueue = 'webhook-bench-baseline';
-  const worker = await Worker.create({
-    connection,
-    namespace: config.temporalNamespace,
-    taskQueue,
-    workflowsPath: path.join(import.meta.dirname, 'harness', 'webhookBaselineWorkflow.ts'),
-    activities: {
-      async postBaselineWebhook(d: BaselineDelivery) {
-        const res = await fetch(d.url, { method: 'POST', body: d.body, headers: d.headers, redirect: 'manual' });
-        await res.arrayBuffer();
-        if (res.status < 200 || res.status > 299) throw new Error(`HTTP ${res.status}`);
-      },
+  const activities = {
+    async postBaselineWebhook(d: BaselineDelivery) {
+      const res = await fetch(d.url, { method: 'POST', body: d.body, headers: d.headers, redirect: 'manual' });
+      await res.arrayBuffer();
+      if (res.status < 200 || res.status > 299) throw new Error(`HTTP ${res.status}`);
     },
-    ...workerTuning(),
-  });
+  };
+  const workflowsUrl = new URL('./harness/webhookBaselineWorkflow.ts', import.meta.url);
+  const { worker, connection } = await createBaselineWorker({ taskQueue, workflowsUrl, activities });
   const running = worker.run();
   const before = await b.receivers.count();
   const n = opt.events * opt.endpoints;
