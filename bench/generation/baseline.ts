@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { launch, workerPolls } from '../../tooling/launcher';
 import { f0, quantile, REPO_ROOT, writeResults } from '../harness/format';
 import { requestText, summarize } from '../harness/load';
-import { machineInfo, type CpuBreakdown } from '../harness/proc';
+import { machineInfo, until, type CpuBreakdown } from '../harness/proc';
 import { printProfile, summarizeProfile } from '../harness/profile';
 import { startServer } from '../harness/servers';
 import type { Plan } from './plan';
@@ -211,11 +210,10 @@ export async function burst(send: (i: number) => Promise<Reply>, n: number, done
   const t0 = performance.now();
   const replies = await Promise.all(Array.from({ length: n }, (_, i) => send(i)));
   const ids = replies.filter((r) => r.status === 200).map((r) => r.body.data.id as string);
-  for (const deadline = Date.now() + timeoutMs; ; await sleep(100)) {
-    const count = await done(ids);
-    if (count >= ids.length) return { replies, t0, ids };
-    if (Date.now() > deadline) throw new Error(`only ${count}/${ids.length} jobs done after ${timeoutMs / 1000} s`);
-  }
+  let count = 0;
+  if (!(await until(async () => (count = await done(ids)) >= ids.length, timeoutMs, 100)))
+    throw new Error(`only ${count}/${ids.length} jobs done after ${timeoutMs / 1000} s`);
+  return { replies, t0, ids };
 }
 
 /** One burst at a baseline's server with `body(i)`, queue→done read from its rows. */
