@@ -7,7 +7,7 @@ import pg from 'pg';
 import { withMaintenanceDb } from '../tooling/databases';
 import { postContent, prng, titleOf } from './harness/content';
 import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
-import { columns, f0, f1, mean, REPO_ROOT, RESULTS_DIR, step, writeResults } from './harness/format';
+import { columns, f0, f1, mapValues, mean, REPO_ROOT, RESULTS_DIR, step, writeResults } from './harness/format';
 import { closedLoop, getJson, openLoop, type RunResult, type Target } from './harness/load';
 import { benchFlags } from './harness/options';
 import { diff, machineInfo, postgresCpuGroup, snapshot, waitForQuiet, type Groups } from './harness/proc';
@@ -89,10 +89,7 @@ async function measure<R extends RunResult>(server: ServerHandle, b: Pick<Bench,
     },
     // Transactions (here statements, all autocommit) in the bench database per request.
     pgStatementsPerReq: Math.round(((x1 - x0) / n) * 100) / 100,
-    cpuUsPerReq:
-      cpu && result.ok
-        ? Object.fromEntries(Object.entries({ ...cpu.cpuMs, unaccounted: cpu.unaccountedMs }).map(([k, ms]) => [k, perReq(ms)]))
-        : null,
+    cpuUsPerReq: cpu && result.ok ? mapValues({ ...cpu.cpuMs, unaccounted: cpu.unaccountedMs }, perReq) : null,
     cpu,
   };
 }

@@ -11,7 +11,7 @@ import { diff, machineInfo, postgresCpuGroup, snapshot } from './harness/proc';
 import type { Cleanups } from './harness/cleanups';
 import { resetStores, setBenchEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
-import { quantile, step, writeResults } from './harness/format';
+import { mapValues, quantile, step, writeResults } from './harness/format';
 import { runBench } from './harness/stack';
 import { reserveTemporal, startBenchTemporal } from './harness/temporal';
 import { startServer } from './harness/servers';
@@ -261,7 +261,7 @@ async function report(b: Bench, { emitSeconds, cpu, measured }: Awaited<ReturnTy
     .count({ n: '*' });
   const spanS = (Math.max(...measured.map((x) => x.at)) - Math.min(...createdAt.values())) / 1000;
   const rate = delivered / spanS;
-  const c = cpu && Object.fromEntries(Object.entries(cpu.cpuMs).map(([k, v]) => [k, Math.round((v / delivered) * 100) / 100]));
+  const c = cpu && mapValues(cpu.cpuMs, (v) => Math.round((v / delivered) * 100) / 100);
   const ratio = baseline ? rate / baseline.perSecond : null;
   const lat = (p: number) => pct(latencies, p);
   const [p50, p90, p99, max] = [lat(0.5), lat(0.9), lat(0.99), lat(1)];

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { prng, shuffle } from '../harness/content';
-import { f0, f1, mean, mib, REPO_ROOT, s1, step, writeResults } from '../harness/format';
+import { f0, f1, mapValues, mean, mib, REPO_ROOT, s1, step, tally, writeResults } from '../harness/format';
 import { diff, machineInfo, type CpuBreakdown } from '../harness/proc';
 import { cutProfile, printProfile, summarizeProfile } from '../harness/profile';
 import { lagSummary, networkPosts } from '../harness/stack';
@@ -15,7 +15,6 @@ import type { Bench, Run } from '../publishing';
 
 const { opt } = S;
 const CPUS = machineInfo().cpus;
-const mapValues = <T, U>(o: Record<string, T>, f: (v: T) => U) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
 /** CPU over `seconds` in which `posts` were published: by group, per post, and other processes' share. */
 const cpuFigures = (d: CpuBreakdown, seconds: number, posts: number) => ({
   machineBusy: d.machineBusy,
@@ -45,7 +44,7 @@ async function analyse(b: Bench, r: Run) {
   const lagOf = new Map(published.map((row) => [row.id, row.published_at!.getTime() - dueOf.get(row.id)!]));
   const lost = rows.filter((row) => !lagOf.has(row.id));
   const lostErrors: Record<string, number> = {};
-  for (const { last_publish_error: e } of lost) if (e) lostErrors[e] = (lostErrors[e] ?? 0) + 1;
+  for (const { last_publish_error: e } of lost) if (e) tally(lostErrors, e);
   const lags = [...lagOf.values()];
   const pubTimes = [...pubOf.values()].sort((x, y) => x - y);
   const lastPub = pubTimes.at(-1) ?? 0;
