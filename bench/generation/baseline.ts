@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
 import { launch, workerPolls } from '../../tooling/launcher';
-import { f0, quantile, REPO_ROOT, writeResults } from '../harness/format';
+import { f0, listEntries, quantile, REPO_ROOT, writeResults } from '../harness/format';
 import { requestText, summarize } from '../harness/load';
 import { machineInfo, until, type CpuBreakdown } from '../harness/proc';
 import { printProfile, summarizeProfile } from '../harness/profile';
@@ -81,18 +81,16 @@ export function compareToBaseline(service: Summary, baseline: Summary) {
 }
 
 export function printRound(label: string, r: RoundResult, cpus: number) {
-  const list = (o: Record<string, number>, item: (k: string, v: number) => string) =>
-    Array.from(Object.entries(o), ([k, v]) => item(k, v)).join(', ');
   console.log(
     `  ${label}: ${r.accepted}/${r.requests} accepted in ${f0(r.burstMs)} ms → ${r.acceptedPerSecond.toFixed(0)} accepted/s` +
       ` | answer p50 ${f0(r.acceptLatencyMs.p50)} ms, p99 ${f0(r.acceptLatencyMs.p99)} ms` +
       ` | queue→done p50 ${f0(r.queueToDoneMs.p50)} ms, p99 ${f0(r.queueToDoneMs.p99)} ms, max ${f0(r.queueToDoneMs.max)} ms` +
       ` | all done ${f0(r.lastDoneAfterMs)} ms after the first was queued (${r.drainPerSecond.toFixed(1)} jobs/s)` +
-      ` | failed ${r.failed}${r.drafts === null ? '' : `, drafts ${r.drafts}`}, refused ${list(r.refused, (k, v) => `${v}× ${k}`) || 'none'}`,
+      ` | failed ${r.failed}${r.drafts === null ? '' : `, drafts ${r.drafts}`}, refused ${listEntries(r.refused, (k, v) => `${v}× ${k}`) || 'none'}`,
   );
   if (r.cpu)
     console.log(
-      `    CPU seconds: ${list(r.cpu.cpuMs, (k, v) => `${k} ${(v / 1000).toFixed(1)}`)} | machine busy ${(r.cpu.machineBusy * 100).toFixed(0)}% of ${cpus} cores`,
+      `    CPU seconds: ${listEntries(r.cpu.cpuMs, (k, v) => `${k} ${(v / 1000).toFixed(1)}`)} | machine busy ${(r.cpu.machineBusy * 100).toFixed(0)}% of ${cpus} cores`,
     );
 }
 

@@ -20,6 +20,9 @@ export const loadAverage = (digits: number) => Array.from(os.loadavg(), (l) => l
 export const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 /** `o` with `f` applied to each of its values. */
 export const mapValues = <T, U>(o: Record<string, T>, f: (v: T) => U) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
+/** `o`'s entries, each as `item` writes it, joined by commas. */
+export const listEntries = (o: Record<string, number>, item: (k: string, v: number) => string) =>
+  Array.from(Object.entries(o), ([k, v]) => item(k, v)).join(', ');
 /** One more of `key` in `counts`. */
 export const tally = (counts: Record<string, number>, key: string) => (counts[key] = (counts[key] ?? 0) + 1);
 
