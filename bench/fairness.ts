@@ -7,7 +7,7 @@ import pLimit from 'p-limit';
 import type { Cleanups } from './harness/cleanups';
 import { postContent, prng, shuffle } from './harness/content';
 import { f0, loadAverage, quantile, s1, step } from './harness/format';
-import { benchFlags } from './harness/options';
+import { benchFlags, COUNT } from './harness/options';
 import { machineInfo, until } from './harness/proc';
 import { apiClient, NO_FAIRNESS_FLAG, reserveStack, runBench, startStack } from './harness/stack';
 import { temporalKind } from './harness/temporal';
@@ -16,22 +16,21 @@ import { startReceiver, type Received } from './webhooks/receiver';
 import { freePort } from '../tooling/ports';
 
 const TARGET = 1.5;
-const count = { min: 1, integer: true } as const;
 
 const opt = benchFlags(
   "fairness: the quiet workspaces' lag beside a noisy workspace's burst, over their lag alone.",
   {
     scenarios: { default: 'publishing,generation,webhooks', arg: 'LIST', help: 'the scenarios to run, in that order' },
-    burst: { default: 10000, ...count, help: 'posts the noisy workspace schedules for the minute' },
-    quiet: { default: 10, ...count, help: 'quiet workspaces' },
-    'quiet-posts': { default: 20, ...count, help: 'posts each quiet workspace schedules for the same minute' },
-    'noisy-projects': { default: 10, ...count, help: "the noisy workspace's connected accounts its posts go round" },
-    jobs: { default: 200, ...count, help: 'generation jobs the noisy workspace queues (default 200); each quiet one queues 1' },
-    events: { default: 2000, ...count, help: "events for the noisy workspace's slow, failing endpoint" },
-    'quiet-events': { default: 20, ...count, help: "events for each quiet workspace's healthy endpoint" },
+    burst: { default: 10000, ...COUNT, help: 'posts the noisy workspace schedules for the minute' },
+    quiet: { default: 10, ...COUNT, help: 'quiet workspaces' },
+    'quiet-posts': { default: 20, ...COUNT, help: 'posts each quiet workspace schedules for the same minute' },
+    'noisy-projects': { default: 10, ...COUNT, help: "the noisy workspace's connected accounts its posts go round" },
+    jobs: { default: 200, ...COUNT, help: 'generation jobs the noisy workspace queues (default 200); each quiet one queues 1' },
+    events: { default: 2000, ...COUNT, help: "events for the noisy workspace's slow, failing endpoint" },
+    'quiet-events': { default: 20, ...COUNT, help: "events for each quiet workspace's healthy endpoint" },
     'slow-ms': { default: 1000, integer: true, arg: 'MS', help: 'how long the noisy endpoint takes to answer' },
     lead: { default: 0, arg: 'S', help: 'seconds from creation to the due minute (default 1.5 × creation time at the last rate + 15 s)' },
-    timeout: { default: 900, ...count, arg: 'S', help: 'give up on a phase after S seconds' },
+    timeout: { default: 900, ...COUNT, arg: 'S', help: 'give up on a phase after S seconds' },
     'no-fairness': NO_FAIRNESS_FLAG,
     temporal: {
       default: 'dev',

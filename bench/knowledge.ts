@@ -152,7 +152,6 @@ async function measureSearch(b: Bench, ingestChunks: number) {
   for (const size of opt.chunks.split(',').map(Number)) {
     step(`search corpus: the workspace grows to ${size} chunks`);
     total = await growCorpus(workspaceId, project, total, size, opt.bytes, true);
-    await db().raw('analyze knowledge_chunks, knowledge_documents');
     const captured = await captureAll(api, searchTargets, 'search');
     const toolCaptured = await captureAll(b.mcp, toolCalls, `${SEARCH_TOOL} call`);
     if (opt.explain) await explainAll(bare, captured[0]!, { text: MINIMAL_SQL, values: [workspaceId, QUERIES[0]!] });

@@ -92,7 +92,6 @@ async function setUp() {
   );
   const t0 = performance.now();
   const chunks = await growCorpus(workspace.id, projectId, 0, Math.max(opt.chunks, 1), 20 * 1024);
-  await db().raw('analyze knowledge_chunks, knowledge_documents');
   console.log(`  knowledge corpus: ${chunks} chunks (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
   const first = async (table: string) => (await db()(table).where({ workspace_id: workspace.id }).orderBy('id').first('id')).id as string;
   const [postId, noteId, ideaId, sourceId, jobId, mediaId, knowledgeId] = await Promise.all(

@@ -12,7 +12,7 @@ import { objectStoreEnv, startObjectStore } from '../tooling/objectStoreServer';
 import { png } from '../tooling/png';
 import type { AssetRow } from '../lib/media/assets';
 import type { ImageType } from '../lib/media/images';
-import { loadAverage, step } from './harness/format';
+import { loadAverage, step, tally } from './harness/format';
 
 const opt = benchFlags(
   'media: inline imports, presigned PUTs, upload imports and bare store PUTs, all at once.',
@@ -58,7 +58,7 @@ async function burst(name: string, items: Buffer[], one: (b: Buffer, i: number) 
       const t0 = performance.now();
       const status = await one(b, i).catch((err: { cause?: { code?: string }; name: string }) => err.cause?.code ?? err.name);
       if (typeof status === 'number' && status >= 200 && status < 300) ok++;
-      else errors[status] = (errors[status] ?? 0) + 1;
+      else tally(errors, String(status));
       latencies.push(performance.now() - t0);
     }),
   );

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import os from 'node:os';
 import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
-import { writeResults } from './harness/format';
+import { columns, writeResults } from './harness/format';
 import { closedLoop, openLoop, requestText, type RunResult } from './harness/load';
 import { benchFlags } from './harness/options';
 import { machineInfo } from './harness/proc';
@@ -93,10 +93,10 @@ try {
   const loadAfter = os.loadavg()[0]!;
 
   // The table on stdout, the figures in bench/results/oauth.json.
-  const cols = (name: string, cells: string[]) => [name.padEnd(46), ...cells.map((c, i) => c.padStart(i < 4 ? 7 : 6))].join(' ');
+  const cols = columns([46, 7, 7, 7, 7, 6], ' ');
   const row = (name: string, x: RunResult) =>
-    cols(name, [x.rps.toFixed(0), ...[x.latencyMs.p50, x.latencyMs.p99, x.latencyMs.max].map((v) => v.toFixed(1)), String(x.errors)]);
-  console.log(`\n${cols('measurement', ['req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors'])}`);
+    cols([name, x.rps.toFixed(0), ...[x.latencyMs.p50, x.latencyMs.p99, x.latencyMs.max].map((v) => v.toFixed(1)), String(x.errors)]);
+  console.log(`\n${cols(['measurement', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors'])}`);
   console.log(row(`POST /oauth/token refresh (closed, ${connections} conn)`, refreshGrant));
   console.log(row(`GET /v1/workspaces/me (closed, ${connections} conn)`, workspacesMe));
   console.log(row(`GET /v1/workspaces/me (open, ${rate}/s)`, workspacesMeFixedRate));

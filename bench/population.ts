@@ -10,7 +10,7 @@ import pLimit from 'p-limit';
 import pg from 'pg';
 import type { Cleanups } from './harness/cleanups';
 import { postContent, prng, shuffle } from './harness/content';
-import { f0, RESULTS_DIR, s1, step } from './harness/format';
+import { f0, mapValues, RESULTS_DIR, s1, step } from './harness/format';
 import { diff, machineInfo, postgresCpuGroup, snapshot, until, type CpuSnapshot, type Groups } from './harness/proc';
 import { apiClient, apiCreator, buildWorkerBundles, createAll, reserveStack, runBench } from './harness/stack';
 import { ServiceProcesses, startStack, startWorker, type CreateItem } from './harness/stack';
@@ -117,7 +117,7 @@ async function setUp(cleanups: Cleanups) {
       'bench+sim': of([process.pid]),
     });
     if (!d) return null;
-    const usPerUnit = Object.fromEntries(Object.entries(d.cpuMs).map(([k, v]) => [k, Math.round((v * 1000) / Math.max(1, units))]));
+    const usPerUnit = mapValues(d.cpuMs, (v) => Math.round((v * 1000) / Math.max(1, units)));
     return { usPerUnit, otherShare: (d.cpuMs.other ?? 0) / ((z.at - a.at) * machine.cpus) };
   };
   return { ...stack, env, tier, startedAt, seeded, accounts, plan, procs, startService, health, restRssKiB, cpuPer };

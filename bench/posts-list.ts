@@ -7,7 +7,7 @@ import pg from 'pg';
 import { withMaintenanceDb } from '../tooling/databases';
 import { postContent, prng, titleOf } from './harness/content';
 import { closeStores, resetStores, setBenchEnvironment } from './harness/database';
-import { f0, f1, mean, REPO_ROOT, RESULTS_DIR, step, writeResults } from './harness/format';
+import { columns, f0, f1, mapValues, mean, REPO_ROOT, RESULTS_DIR, step, writeResults } from './harness/format';
 import { closedLoop, getJson, openLoop, type RunResult, type Target } from './harness/load';
 import { benchFlags } from './harness/options';
 import { diff, machineInfo, postgresCpuGroup, snapshot, waitForQuiet, type Groups } from './harness/proc';
@@ -89,10 +89,7 @@ async function measure<R extends RunResult>(server: ServerHandle, b: Pick<Bench,
     },
     // Transactions (here statements, all autocommit) in the bench database per request.
     pgStatementsPerReq: Math.round(((x1 - x0) / n) * 100) / 100,
-    cpuUsPerReq:
-      cpu && result.ok
-        ? Object.fromEntries(Object.entries({ ...cpu.cpuMs, unaccounted: cpu.unaccountedMs }).map(([k, ms]) => [k, perReq(ms)]))
-        : null,
+    cpuUsPerReq: cpu && result.ok ? mapValues({ ...cpu.cpuMs, unaccounted: cpu.unaccountedMs }, perReq) : null,
     cpu,
   };
 }
@@ -304,8 +301,6 @@ async function run(b: Bench) {
   return { closed, profiles, ablation, fixed, stages };
 }
 
-const pad = (s: string, n: number) => s.padStart(n);
-
 /** The table, the targets, the profiles and the JSON results. */
 function report(b: Bench, { closed, profiles, ablation, fixed, stages }: Awaited<ReturnType<typeof run>>) {
   const agg = (ms: Measured[]) => {
@@ -335,23 +330,20 @@ function report(b: Bench, { closed, profiles, ablation, fixed, stages }: Awaited
   console.log(`\nGET /v1/posts?projectId=…&limit=50 — 50 posts/page, ~${f0(b.bytes.ours / 1024)} KiB/response`);
   const profiled = opt.profile ? ', PROFILED (figures carry profiler overhead)' : '';
   console.log(`closed loop: ${opt.connections} keep-alive connections, ${opt.duration} s × ${ROUNDS} round(s) per server${profiled}`);
-  console.log(
-    `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}${pad('errors', 8)}${pad('srv CPU µs/req', 16)}${pad('of it GC', 10)}${pad('PG stmts/req', 14)}`,
-  );
+  const closedRow = columns([22, 9, 9, 9, 9, 8, 16, 10, 14]);
+  console.log(`  ${closedRow(['server', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'srv CPU µs/req', 'of it GC', 'PG stmts/req'])}`);
   for (const [label, x] of Object.entries({ 'ours (real app)': A, 'bare Koa + pg': B })) {
-    console.log(
-      `  ${label.padEnd(22)}${pad(f0(x.rps), 9)}${pad(f1(x.p50), 9)}${pad(f1(x.p99), 9)}${pad(f1(x.max), 9)}${pad(String(x.errors), 8)}${pad(f0(x.serverCpuUsPerReq), 16)}${pad(f0(x.gcUsPerReq), 10)}${pad(x.pgStatementsPerReq.toFixed(2), 14)}`,
-    );
+    const figures = [f0(x.rps), f1(x.p50), f1(x.p99), f1(x.max), String(x.errors), f0(x.serverCpuUsPerReq), f0(x.gcUsPerReq)];
+    console.log(`  ${closedRow([label, ...figures, x.pgStatementsPerReq.toFixed(2)])}`);
   }
   console.log(`  ratio ours/bare: ${(ratio * 100).toFixed(1)}%   target ≥ ${TARGETS.minRatio * 100}%   ${ratioMet ? 'MET' : 'MISSED'}`);
   if (A.cpuUsPerReq && B.cpuUsPerReq) {
     const keys = ['ours', 'bare', 'postgres', 'redis', 'generator', 'other', 'unaccounted'];
+    const cpuRow = columns([22, ...keys.map(() => 10), 10]);
     console.log(`  CPU per request by process (µs), machine busy ${f0((A.machineBusy ?? 0) * 100)}% / ${f0((B.machineBusy ?? 0) * 100)}%:`);
-    console.log(`  ${''.padEnd(22)}${keys.map((k) => pad(k === 'unaccounted' ? 'unacct.' : k, 10)).join('')}${pad('total', 10)}`);
+    console.log(`  ${cpuRow(['', ...keys.map((k) => (k === 'unaccounted' ? 'unacct.' : k)), 'total'])}`);
     for (const [label, x] of Object.entries({ 'ours run': A.cpuUsPerReq, 'bare run': B.cpuUsPerReq }))
-      console.log(
-        `  ${label.padEnd(22)}${keys.map((k) => pad(f0(x[k] ?? 0), 10)).join('')}${pad(f0(Object.values(x).reduce((a, b) => a + b, 0)), 10)}`,
-      );
+      console.log(`  ${cpuRow([label, ...keys.map((k) => f0(x[k] ?? 0)), f0(Object.values(x).reduce((a, b) => a + b, 0))])}`);
   }
   if (ablation.length) {
     // Machine CPU per request that the request path itself causes: its server, Postgres and
@@ -360,17 +352,17 @@ function report(b: Bench, { closed, profiles, ablation, fixed, stages }: Awaited
       m.cpuUsPerReq ? (m.cpuUsPerReq[server] ?? 0) + (m.cpuUsPerReq.postgres ?? 0) + (m.cpuUsPerReq.redis ?? 0) : 0;
     const base = mean(closed.bare.map((m) => own(m, 'bare')));
     console.log(`\nablation: the baseline plus one piece of ours (1 round of ${opt.duration} s each)`);
-    console.log(
-      `  ${'server'.padEnd(22)}${pad('req/s', 9)}${pad('vs bare', 9)}${pad('srv µs', 9)}${pad('pg µs', 8)}${pad('redis µs', 10)}${pad('path µs', 9)}${pad('Δ path', 8)}${pad('PG st', 7)}`,
-    );
+    const ablationRow = columns([22, 9, 9, 9, 8, 10, 9, 8, 7]);
+    console.log(`  ${ablationRow(['server', 'req/s', 'vs bare', 'srv µs', 'pg µs', 'redis µs', 'path µs', 'Δ path', 'PG st'])}`);
     // A row over the rounds of a server (one round for a variant): `server` is its process group.
     const row = (label: string, ms: Measured[], server: string) => {
       const at = (f: (m: Measured) => number) => mean(ms.map(f));
       const cpu = (k: string) => f0(at((m) => m.cpuUsPerReq?.[k] ?? 0));
       const [rps, path] = [at((m) => m.result.rps), at((m) => own(m, server))];
-      console.log(
-        `  ${label.padEnd(22)}${pad(f0(rps), 9)}${pad(`${((rps / B.rps) * 100).toFixed(0)}%`, 9)}${pad(f0(at((m) => m.serverCpuUsPerReq)), 9)}${pad(cpu('postgres'), 8)}${pad(cpu('redis'), 10)}${pad(f0(path), 9)}${pad(`${path - base >= 0 ? '+' : ''}${f0(path - base)}`, 8)}${pad(at((m) => m.pgStatementsPerReq).toFixed(2), 7)}`,
-      );
+      const [vsBare, delta] = [`${((rps / B.rps) * 100).toFixed(0)}%`, `${path - base >= 0 ? '+' : ''}${f0(path - base)}`];
+      const serverUs = f0(at((m) => m.serverCpuUsPerReq));
+      const statements = at((m) => m.pgStatementsPerReq).toFixed(2);
+      console.log(`  ${ablationRow([label, f0(rps), vsBare, serverUs, cpu('postgres'), cpu('redis'), f0(path), delta, statements])}`);
     };
     row('bare', closed.bare, 'bare');
     for (const { variant, m } of ablation) row(`bare+${variant}`, [m], 'variant');
@@ -388,9 +380,9 @@ function report(b: Bench, { closed, profiles, ablation, fixed, stages }: Awaited
   }
   if (stages) {
     console.log('\nstages inside the app process (sequential, no load; wall includes waiting on Postgres/Redis):');
-    console.log(`  ${'stage'.padEnd(56)}${pad('wall p50 µs', 13)}${pad('wall mean µs', 14)}${pad('CPU µs/call', 13)}`);
-    for (const t of stages)
-      console.log(`  ${t.stage.padEnd(56)}${pad(f0(t.wallP50Us), 13)}${pad(f0(t.wallMeanUs), 14)}${pad(f0(t.cpuUsPerCall), 13)}`);
+    const stageRow = columns([56, 13, 14, 13]);
+    console.log(`  ${stageRow(['stage', 'wall p50 µs', 'wall mean µs', 'CPU µs/call'])}`);
+    for (const t of stages) console.log(`  ${stageRow([t.stage, f0(t.wallP50Us), f0(t.wallMeanUs), f0(t.cpuUsPerCall)])}`);
   }
   for (const [name, p] of Object.entries(profiles)) {
     printProfile(`CPU profile, ${name} server`, p.summary, p.requests);

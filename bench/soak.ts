@@ -169,7 +169,6 @@ export const stats = {
   reschedules: { ok: 0, refused: 0, noAnswer: 0 },
   unschedules: { ok: 0, refused: 0, noAnswer: 0 },
 };
-export const tally = (counts: Record<string, number>, key: string) => (counts[key] = (counts[key] ?? 0) + 1);
 
 runBench(
   () => `soak (seed ${SEED})`,

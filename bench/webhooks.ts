@@ -11,7 +11,7 @@ import { diff, machineInfo, postgresCpuGroup, snapshot } from './harness/proc';
 import type { Cleanups } from './harness/cleanups';
 import { resetStores, setBenchEnvironment } from './harness/database';
 import { benchFlags } from './harness/options';
-import { quantile, step, writeResults } from './harness/format';
+import { mapValues, quantile, step, writeResults } from './harness/format';
 import { runBench } from './harness/stack';
 import { reserveTemporal, startBenchTemporal } from './harness/temporal';
 import { startServer } from './harness/servers';
@@ -126,30 +126,22 @@ async function setUp(cleanups: Cleanups) {
   return { temporal, workspaceId: workspace.id, projectId: project.id, endpoints, receivers, reach, client, warm };
 }
 
-// The baseline, same dev server, the service worker's settings (workers/worker.ts workerTuning), before the service's burst:
+// The baseline, same dev server, the service worker's settings (bench/harness/baselineWorker.ts), before the service's burst:
 // one workflow per delivery, its one regular activity POSTs the signed request to the same receivers.
 async function measureBaseline(b: Bench) {
-  const { NativeConnection, Worker } = await import('@temporalio/worker');
   const { signatureHeader, SIGNATURE_HEADER } = await import('../lib/webhooks/signature');
-  const { config } = await import('../lib/config');
-  const { workerTuning } = await import('../workers/worker');
+  const { createBaselineWorker } = await import('./harness/baselineWorker');
   const { baselineWebhookWorkflow } = await import('./harness/webhookBaselineWorkflow');
-  const connection = await NativeConnection.connect({ address: b.temporal.address });
   const taskQueue = 'webhook-bench-baseline';
-  const worker = await Worker.create({
-    connection,
-    namespace: config.temporalNamespace,
-    taskQueue,
-    workflowsPath: path.join(import.meta.dirname, 'harness', 'webhookBaselineWorkflow.ts'),
-    activities: {
-      async postBaselineWebhook(d: BaselineDelivery) {
-        const res = await fetch(d.url, { method: 'POST', body: d.body, headers: d.headers, redirect: 'manual' });
-        await res.arrayBuffer();
-        if (res.status < 200 || res.status > 299) throw new Error(`HTTP ${res.status}`);
-      },
+  const activities = {
+    async postBaselineWebhook(d: BaselineDelivery) {
+      const res = await fetch(d.url, { method: 'POST', body: d.body, headers: d.headers, redirect: 'manual' });
+      await res.arrayBuffer();
+      if (res.status < 200 || res.status > 299) throw new Error(`HTTP ${res.status}`);
     },
-    ...workerTuning(),
-  });
+  };
+  const workflowsUrl = new URL('./harness/webhookBaselineWorkflow.ts', import.meta.url);
+  const { worker, connection } = await createBaselineWorker({ taskQueue, workflowsUrl, activities });
   const running = worker.run();
   const before = await b.receivers.count();
   const n = opt.events * opt.endpoints;
@@ -269,7 +261,7 @@ async function report(b: Bench, { emitSeconds, cpu, measured }: Awaited<ReturnTy
     .count({ n: '*' });
   const spanS = (Math.max(...measured.map((x) => x.at)) - Math.min(...createdAt.values())) / 1000;
   const rate = delivered / spanS;
-  const c = cpu && Object.fromEntries(Object.entries(cpu.cpuMs).map(([k, v]) => [k, Math.round((v / delivered) * 100) / 100]));
+  const c = cpu && mapValues(cpu.cpuMs, (v) => Math.round((v / delivered) * 100) / 100);
   const ratio = baseline ? rate / baseline.perSecond : null;
   const lat = (p: number) => pct(latencies, p);
   const [p50, p90, p99, max] = [lat(0.5), lat(0.9), lat(0.99), lat(1)];

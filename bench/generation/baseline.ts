@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { launch, workerPolls } from '../../tooling/launcher';
-import { f0, quantile, REPO_ROOT, writeResults } from '../harness/format';
+import { f0, listEntries, quantile, REPO_ROOT, writeResults } from '../harness/format';
 import { requestText, summarize } from '../harness/load';
-import { machineInfo, type CpuBreakdown } from '../harness/proc';
+import { machineInfo, until, type CpuBreakdown } from '../harness/proc';
 import { printProfile, summarizeProfile } from '../harness/profile';
 import { startServer } from '../harness/servers';
 import type { Plan } from './plan';
@@ -82,18 +81,16 @@ export function compareToBaseline(service: Summary, baseline: Summary) {
 }
 
 export function printRound(label: string, r: RoundResult, cpus: number) {
-  const list = (o: Record<string, number>, item: (k: string, v: number) => string) =>
-    Array.from(Object.entries(o), ([k, v]) => item(k, v)).join(', ');
   console.log(
     `  ${label}: ${r.accepted}/${r.requests} accepted in ${f0(r.burstMs)} ms → ${r.acceptedPerSecond.toFixed(0)} accepted/s` +
       ` | answer p50 ${f0(r.acceptLatencyMs.p50)} ms, p99 ${f0(r.acceptLatencyMs.p99)} ms` +
       ` | queue→done p50 ${f0(r.queueToDoneMs.p50)} ms, p99 ${f0(r.queueToDoneMs.p99)} ms, max ${f0(r.queueToDoneMs.max)} ms` +
       ` | all done ${f0(r.lastDoneAfterMs)} ms after the first was queued (${r.drainPerSecond.toFixed(1)} jobs/s)` +
-      ` | failed ${r.failed}${r.drafts === null ? '' : `, drafts ${r.drafts}`}, refused ${list(r.refused, (k, v) => `${v}× ${k}`) || 'none'}`,
+      ` | failed ${r.failed}${r.drafts === null ? '' : `, drafts ${r.drafts}`}, refused ${listEntries(r.refused, (k, v) => `${v}× ${k}`) || 'none'}`,
   );
   if (r.cpu)
     console.log(
-      `    CPU seconds: ${list(r.cpu.cpuMs, (k, v) => `${k} ${(v / 1000).toFixed(1)}`)} | machine busy ${(r.cpu.machineBusy * 100).toFixed(0)}% of ${cpus} cores`,
+      `    CPU seconds: ${listEntries(r.cpu.cpuMs, (k, v) => `${k} ${(v / 1000).toFixed(1)}`)} | machine busy ${(r.cpu.machineBusy * 100).toFixed(0)}% of ${cpus} cores`,
     );
 }
 
@@ -211,11 +208,10 @@ export async function burst(send: (i: number) => Promise<Reply>, n: number, done
   const t0 = performance.now();
   const replies = await Promise.all(Array.from({ length: n }, (_, i) => send(i)));
   const ids = replies.filter((r) => r.status === 200).map((r) => r.body.data.id as string);
-  for (const deadline = Date.now() + timeoutMs; ; await sleep(100)) {
-    const count = await done(ids);
-    if (count >= ids.length) return { replies, t0, ids };
-    if (Date.now() > deadline) throw new Error(`only ${count}/${ids.length} jobs done after ${timeoutMs / 1000} s`);
-  }
+  let count = 0;
+  if (!(await until(async () => (count = await done(ids)) >= ids.length, timeoutMs, 100)))
+    throw new Error(`only ${count}/${ids.length} jobs done after ${timeoutMs / 1000} s`);
+  return { replies, t0, ids };
 }
 
 /** One burst at a baseline's server with `body(i)`, queue→done read from its rows. */

@@ -5,17 +5,14 @@ import { closeDb } from '../../lib/db';
 import { temporalAddress } from '../../lib/temporal/client';
 import { installRuntime, workerTuning } from '../../workers/worker';
 
+type BaselineWorkerOptions = { taskQueue: string; bundlePath?: string; workflowsUrl: URL; activities: object };
+
 /**
- * A bench's baseline worker (bench/publishing, bench/generation) until SIGTERM/SIGINT: the service's
- * workerTuning, only the baseline's workflows (from the bench's bundle if any, as the service loads
- * WORKFLOW_BUNDLE_PATH, else `workflowsUrl` bundled at start-up) and activities on its task queue.
+ * A bench's baseline worker (bench/publishing, bench/generation, bench/webhooks), not yet running: the
+ * service's workerTuning, only the baseline's workflows (from the bench's bundle if any, as the service
+ * loads WORKFLOW_BUNDLE_PATH, else `workflowsUrl` bundled at start-up) and activities on its task queue.
  */
-export async function runBaselineWorker(opts: {
-  taskQueue: string;
-  bundlePath: string | undefined;
-  workflowsUrl: URL;
-  activities: object;
-}): Promise<never> {
+export async function createBaselineWorker(opts: BaselineWorkerOptions) {
   installRuntime();
   const connection = await NativeConnection.connect({ address: temporalAddress() });
   const worker = await Worker.create({
@@ -27,6 +24,12 @@ export async function runBaselineWorker(opts: {
     ...workerTuning(),
     shutdownGraceTime: '5 seconds',
   });
+  return { worker, connection };
+}
+
+/** createBaselineWorker run as a process of its own, until SIGTERM/SIGINT. */
+export async function runBaselineWorker(opts: BaselineWorkerOptions): Promise<never> {
+  const { worker, connection } = await createBaselineWorker(opts);
   for (const signal of ['SIGTERM', 'SIGINT']) process.once(signal, () => worker.shutdown());
   await worker.run();
   await connection.close();

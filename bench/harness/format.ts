@@ -18,6 +18,19 @@ export const mib = (kib: number) => `${(kib / 1024).toFixed(0)} MiB`;
 /** The machine's 1, 5 and 15 minute load averages, `digits` decimals each. */
 export const loadAverage = (digits: number) => Array.from(os.loadavg(), (l) => l.toFixed(digits)).join(' ');
 export const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+/** `o` with `f` applied to each of its values. */
+export const mapValues = <T, U>(o: Record<string, T>, f: (v: T) => U) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
+/** `o`'s entries, each as `item` writes it, joined by commas. */
+export const listEntries = (o: Record<string, number>, item: (k: string, v: number) => string) =>
+  Array.from(Object.entries(o), ([k, v]) => item(k, v)).join(', ');
+/** One more of `key` in `counts`. */
+export const tally = (counts: Record<string, number>, key: string) => (counts[key] = (counts[key] ?? 0) + 1);
+
+/** A table's row: the first cell left-aligned to its width, the others right-aligned to theirs, joined by `sep`. */
+export const columns =
+  (widths: readonly number[], sep = '') =>
+  (cells: readonly string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[0]!) : c.padStart(widths[i]!))).join(sep);
 
 /** The q-quantile (0..1) of sorted numbers, at least one: the smallest value with at least q of them at or below it. */
 export const quantileOfSorted = (v: ArrayLike<number>, q: number) => v[Math.min(v.length - 1, Math.max(0, Math.ceil(q * v.length) - 1))]!;

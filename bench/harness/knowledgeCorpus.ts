@@ -44,7 +44,7 @@ export async function chunksOf(workspaceId: string): Promise<number> {
 /**
  * Documents of `bytes` characters stored in a project until the workspace holds `want` chunks: the
  * first 10,000 chunks as a finished ingest stores them (storeDocument, with its DONE job row), past
- * that (`copy`) documents copied with their chunks in SQL. Returns the workspace's chunk count.
+ * that (`copy`) documents copied with their chunks in SQL, then both tables analyzed. Returns the workspace's chunk count.
  */
 export async function growCorpus(workspaceId: string, projectId: string, have: number, want: number, bytes: number, copy = false) {
   const { db } = await import('../../lib/db');
@@ -81,5 +81,6 @@ export async function growCorpus(workspaceId: string, projectId: string, have: n
     });
     total = await chunksOf(workspaceId);
   }
+  await db().raw('analyze knowledge_chunks, knowledge_documents');
   return total;
 }

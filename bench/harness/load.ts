@@ -1,5 +1,5 @@
 import http, { type OutgoingHttpHeaders } from 'node:http';
-import { quantileOfSorted } from './format';
+import { quantileOfSorted, tally } from './format';
 
 // The load generator (bench/README.md): closed loops (each connection sends its next request once
 // the previous answer is read) and open loops (a fixed schedule, latency from the scheduled time).
@@ -63,16 +63,15 @@ function runTally() {
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
   let [ok, bytes] = [0, 0];
-  const tally = (key: string) => (statuses[key] = (statuses[key] ?? 0) + 1);
   return {
     async send(from: number, request: () => Promise<{ status: number; bytes?: number }>) {
       try {
         const r = await request();
         latencies.push(performance.now() - from);
-        tally(String(r.status));
+        tally(statuses, String(r.status));
         if (r.status === 200) [ok, bytes] = [ok + 1, bytes + (r.bytes ?? 0)];
       } catch (err) {
-        tally(`error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`);
+        tally(statuses, `error:${(err as NodeJS.ErrnoException).code ?? 'unknown'}`);
       }
     },
     result(durationS: number) {

@@ -7,6 +7,9 @@ export function numberOption(values: Record<string, unknown>, name: string, { mi
   return n;
 }
 
+/** The bounds of a flag that counts something: a whole number, at least 1. */
+export const COUNT = { min: 1, integer: true } as const;
+
 /**
  * One flag of a bench, said once: its default and the line of `--help` about it (`arg` names its
  * value there; a help text that states its own default gets none appended). A flag with a number

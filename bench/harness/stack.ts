@@ -233,14 +233,13 @@ export function apiClient(port: number, concurrency: number) {
 }
 
 export type CreateItem = { projectId: string; content: string; scheduledFor: Date };
-export type Creator = (item: CreateItem) => Promise<string>;
 export type CreateResult = Awaited<ReturnType<typeof createAll>>;
 
 /** POST /v1/posts on the API process, with one key, or the key of the item's workspace. */
 export function apiCreator(port: number, key: string | ((item: CreateItem) => string), concurrency: number) {
   const client = apiClient(port, concurrency);
   const keyOf = typeof key === 'string' ? () => key : key;
-  const create: Creator = async (it) => {
+  const create = async (it: CreateItem): Promise<string> => {
     const body = { projectId: it.projectId, content: it.content, scheduledFor: it.scheduledFor.toISOString() };
     return (await client.send('POST', '/v1/posts', keyOf(it), body)).id;
   };

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import type { Bare, Bench, Population, RescheduleResult, Slices, StorageGrowth } from '../population';
-import { f0, f1, mib, s1, step, writeResults } from '../harness/format';
+import { f0, f1, mib, s1, step, tally, writeResults } from '../harness/format';
 import { machineInfo, until } from '../harness/proc';
 import { lagSummary, networkPosts, type CreateResult } from '../harness/stack';
 import { CLUSTER, DRAIN_DEADLINE_MS, opt, RESTART, TARGET } from './settings';
@@ -28,7 +28,7 @@ export async function readBack({ mon, sim }: Bench, expected: Map<string, Expect
     const [at, onNet] = [publishedAt.get(id), byRef.get(id)];
     const slice = e.kind === 'A' || e.kind === 'B' ? e.kind : null;
     if (at === undefined || !onNet) {
-      lostByKind[e.kind] = (lostByKind[e.kind] ?? 0) + 1;
+      tally(lostByKind, e.kind);
       // A lost post counts with the deadline as its lag, so the percentiles stay a lower bound.
       if (slice) lags[slice].push(DRAIN_DEADLINE_MS);
       continue;

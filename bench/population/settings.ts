@@ -1,12 +1,11 @@
 import { localDateTime, parseInZone } from '../../lib/time';
 import { prng, shuffle } from '../harness/content';
-import { benchFlags } from '../harness/options';
+import { benchFlags, COUNT } from '../harness/options';
 import { temporalKind } from '../harness/temporal';
 
 // The population bench's command line and targets (issue 36, "The sleeping population"), and the population's plan.
 
 export const TARGET = { creation: 0.8, bytes: 2, rssMiB: 600, restart: 2 };
-const count = { min: 1, integer: true } as const;
 
 export const opt = benchFlags(
   'population: a month of posts sleeping for many workspaces, every process restarted, the posts due next measured.',
@@ -17,8 +16,8 @@ export const opt = benchFlags(
       integer: true,
       help: "scheduled posts: 1 % due within the run, 0.2 % more for the reschedule checks,\nthe rest over the next 30 days, on the hour in their project's zone",
     },
-    workspaces: { default: 1000, ...count, arg: 'W', help: 'Zipf-sized workspaces: the largest ~13 % of the posts, 30 accounts' },
-    concurrency: { default: 50, ...count, help: "creates (and the bare baseline's starts, and the PATCHes) in flight" },
+    workspaces: { default: 1000, ...COUNT, arg: 'W', help: 'Zipf-sized workspaces: the largest ~13 % of the posts, 30 accounts' },
+    concurrency: { default: 50, ...COUNT, help: "creates (and the bare baseline's starts, and the PATCHes) in flight" },
     'slice-share': { default: 0.01, arg: 'F', help: 'share of the posts in the due slice, half due before the restart, half after' },
     'restart-gap': { default: 3, min: 2, arg: 'MIN', help: 'minutes between the halves of the due slice; every process restarts between' },
     'no-restart': { type: 'boolean', help: 'nothing is restarted between the halves: both are no-restart slices' },

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import pLimit from 'p-limit';
-import { quantile } from '../harness/format';
+import { mapValues, quantile } from '../harness/format';
 
 // Where a post's lag was spent, read from its publish workflow's history (bench/publishing/README.md
 // "Figures", "where the lag went"). Every figure is in milliseconds after the post's due time
@@ -121,7 +121,7 @@ export function breakdown(tl: PostTimeline[]) {
     const v = tl.map(f);
     return { p50: quantile(v, 0.5), p99: quantile(v, 0.99), max: quantile(v, 1) };
   };
-  const phases = Object.fromEntries(Object.entries(PHASES).map(([key, [, f]]) => [key, row(f)]));
+  const phases = mapValues(PHASES, ([, f]) => row(f));
   return {
     workflows: tl.length,
     notReadyAtDue: tl.filter((t) => t.timerStarted === null || t.timerStarted > 0).length,

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { prng, shuffle } from '../harness/content';
-import { f0, f1, mean, mib, REPO_ROOT, s1, step, writeResults } from '../harness/format';
+import { f0, f1, listEntries, mapValues, mean, mib, REPO_ROOT, s1, step, tally, writeResults } from '../harness/format';
 import { diff, machineInfo, type CpuBreakdown } from '../harness/proc';
 import { cutProfile, printProfile, summarizeProfile } from '../harness/profile';
 import { lagSummary, networkPosts } from '../harness/stack';
@@ -15,7 +15,6 @@ import type { Bench, Run } from '../publishing';
 
 const { opt } = S;
 const CPUS = machineInfo().cpus;
-const mapValues = <T, U>(o: Record<string, T>, f: (v: T) => U) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
 /** CPU over `seconds` in which `posts` were published: by group, per post, and other processes' share. */
 const cpuFigures = (d: CpuBreakdown, seconds: number, posts: number) => ({
   machineBusy: d.machineBusy,
@@ -45,7 +44,7 @@ async function analyse(b: Bench, r: Run) {
   const lagOf = new Map(published.map((row) => [row.id, row.published_at!.getTime() - dueOf.get(row.id)!]));
   const lost = rows.filter((row) => !lagOf.has(row.id));
   const lostErrors: Record<string, number> = {};
-  for (const { last_publish_error: e } of lost) if (e) lostErrors[e] = (lostErrors[e] ?? 0) + 1;
+  for (const { last_publish_error: e } of lost) if (e) tally(lostErrors, e);
   const lags = [...lagOf.values()];
   const pubTimes = [...pubOf.values()].sort((x, y) => x - y);
   const lastPub = pubTimes.at(-1) ?? 0;
@@ -240,10 +239,7 @@ const t = (x: number | null | undefined) => (x == null ? '—' : f1(x));
 const met = (ok: boolean | null) => (ok ? 'MET' : 'MISSED');
 const ok = (good: boolean) => (good ? 'OK' : 'FAIL');
 const f2 = (x: number) => x.toFixed(2);
-const list = (o: Record<string, number>, fmt: (v: number) => string) =>
-  Object.entries(o)
-    .map(([k, v]) => `${k} ${fmt(v)}`)
-    .join(', ');
+const list = (o: Record<string, number>, fmt: (v: number) => string) => listEntries(o, (k, v) => `${k} ${fmt(v)}`);
 const note = (share: number) => (share >= 0.05 ? ` — NOTE: other processes took ${(share * 100).toFixed(0)}% of the machine` : '');
 const lags = (l: { p50S: number; p99S: number; maxS: number }) => `${f1(l.p50S)} s / ${f1(l.p99S)} s / ${f1(l.maxS)} s`;
 

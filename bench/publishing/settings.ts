@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { RESULTS_DIR } from '../harness/format';
-import { benchFlags, numberOption } from '../harness/options';
+import { benchFlags, COUNT, numberOption } from '../harness/options';
 import { NO_FAIRNESS_FLAG } from '../harness/stack';
 import { temporalKind } from '../harness/temporal';
 
@@ -9,7 +9,6 @@ import { temporalKind } from '../harness/temporal';
 // Issue 19's targets: drain and p99 lag as ratios to the bare baselines measured in the same run (p99S without them).
 export const TARGET = { drainVsTimerActivity: 0.8, drainVsBareTimerAim: 0.6, p99VsBaseline: 1.5, p99S: 30, peakRssMiB: 600, steadyP99S: 2 };
 
-const count = { min: 1, integer: true } as const;
 const worker = (env: string, min = 1) => ({ type: 'number', min, integer: true, help: `${env} for the worker (app default 100)` }) as const;
 
 export const opt = benchFlags(
@@ -23,10 +22,10 @@ export const opt = benchFlags(
     rate: { default: 1000, min: 1, help: 'steady: posts a minute' },
     minutes: { default: 10, min: 0.1, help: 'steady: minutes of due times' },
     'no-baseline': { type: 'boolean', help: 'burst: skip the bare baselines run first (a timer; a timer + one UPDATE activity)' },
-    posts: { default: 10000, ...count, help: 'posts due in the one minute' },
-    projects: { default: 100, ...count, help: 'connected personal-brand accounts the posts go round; 1: all on one' },
+    posts: { default: 10000, ...COUNT, help: 'posts due in the one minute' },
+    projects: { default: 100, ...COUNT, help: 'connected personal-brand accounts the posts go round; 1: all on one' },
     create: { default: 'api', arg: 'api|in-process', help: 'POST /v1/posts on an API process; in-process: insertPost+afterPostCommitted' },
-    concurrency: { default: 50, ...count, help: 'creates in flight' },
+    concurrency: { default: 50, ...COUNT, help: 'creates in flight' },
     pilot: { default: 300, min: 10, integer: true, help: 'posts created first (due in 7 days) to measure the create rate and warm up' },
     margin: { default: 30, arg: 'S', help: "due minute ≥ 1.3 × the pilot's creation estimate + S seconds from now, at :00" },
     spread: { default: 0, arg: 'S', help: 'spread the due times over S s from :00 (default 0: all at hh:mm:00.000)' },
@@ -39,7 +38,7 @@ export const opt = benchFlags(
     'network-latency': { default: 0, integer: true, arg: 'MS', help: 'latency the simulator adds to every createPost call' },
     'activity-concurrency': worker('WORKER_ACTIVITY_CONCURRENCY'),
     'workflow-concurrency': worker('WORKER_WORKFLOW_CONCURRENCY', 2),
-    'db-pool': { type: 'number', ...count, help: 'DB_POOL_MAX for the worker and the API (Postgres connections per process)' },
+    'db-pool': { type: 'number', ...COUNT, help: 'DB_POOL_MAX for the worker and the API (Postgres connections per process)' },
     'max-cached': { type: 'number', integer: true, help: 'WORKER_MAX_CACHED_WORKFLOWS: sticky cache size (app default 300; ~1 MiB each)' },
     'worker-heap': {
       type: 'number',
@@ -63,7 +62,7 @@ export const opt = benchFlags(
       help: 'the dev server in memory, or the cluster tier on Postgres (databases\nbench_pub_temporal*); the baselines run on the same',
     },
     'no-fairness': NO_FAIRNESS_FLAG,
-    workers: { default: 1, ...count, help: 'worker processes, as many per baseline; the kill takes #1, the others drain on' },
+    workers: { default: 1, ...COUNT, help: 'worker processes, as many per baseline; the kill takes #1, the others drain on' },
     strict: {
       type: 'boolean',
       help: `exit 1 on a missed target: 0 lost, 0 duplicated; burst: drain ≥ ${TARGET.drainVsTimerActivity}× timer+activity's,

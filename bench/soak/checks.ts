@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
-import { S, SEED, t0, receipts, stats, tally } from '../soak';
+import { S, SEED, t0, receipts, stats } from '../soak';
 import type { Soak } from '../soak';
 import { generationOutcomes, generationText, type Plan } from './run';
-import { quantile } from '../harness/format';
+import { quantile, tally } from '../harness/format';
 import { networkPosts } from '../harness/stack';
 
 // The soak's report: everything checked against the simulator's and the receiver's own records.

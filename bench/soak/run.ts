@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import { opt, S, SEED, NETWORK_TIMEOUT_MS, rand, between, pick, log, receiverOutage, redis, startApi } from '../soak';
-import { apis, call, stats, tally } from '../soak';
+import { apis, call, stats } from '../soak';
 import type { Soak } from '../soak';
 import { shuffle } from '../harness/content';
-import { s1 } from '../harness/format';
+import { s1, tally } from '../harness/format';
 
 // The soak's run: the posts created, then changed, generated and faulted, until everything settles.
 
