@@ -201,18 +201,9 @@ describe('calendar and company pages', () => {
     // kinds and projects), and ideas on each day: every page boundary lands somewhere awkward.
     const ws = await workspaceWithKey();
     const call = client(api.url, ws.key);
-    const east = await createProject({
-      workspaceId: ws.workspace.id,
-      type: 'PERSONAL_BRAND',
-      name: 'Line Islands',
-      timezone: 'Pacific/Kiritimati',
-    });
-    const west = await createProject({
-      workspaceId: ws.workspace.id,
-      type: 'PERSONAL_BRAND',
-      name: 'Samoa',
-      timezone: 'Pacific/Pago_Pago',
-    });
+    const inZone = (name: string, timezone: string) =>
+      createProject({ workspaceId: ws.workspace.id, type: 'PERSONAL_BRAND', name, timezone });
+    const [east, west] = [await inZone('Line Islands', 'Pacific/Kiritimati'), await inZone('Samoa', 'Pacific/Pago_Pago')];
     const instants = [
       '2031-05-31T10:00:00Z',
       '2031-06-01T11:00:00Z',
