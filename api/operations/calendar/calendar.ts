@@ -115,7 +115,7 @@ const ON_SCHEDULE_SQL = `('scheduled', 'published', 'failed_to_publish')`;
 /**
  * Each timed kind (posts, drafts, notes) is read project by project, in its index's order: for
  * every project the rows after a position of its own (`after_at`, `after_id`: the first page's
- * start of the range, or where the cursor's entry leaves that project's rows, `boundsAfter`)
+ * start of the range, or where the cursor's entry leaves that project's rows: `projectStart`)
  * and before the end of its range, at most `rows` (the page's limit + 1). One statement per
  * kind, whatever the number of projects: the projects and their bounds are arrays, each project's
  * read a LATERAL subquery that the kind's index (workspace, project, instant, id) serves as a
@@ -268,28 +268,38 @@ function readPosition(value: string | number, id: string): Position {
   return { day: Number(m[1]), at: m[2] === '' ? null : Number(m[2]), order: Number(m[3]) as Position['order'], id };
 }
 
+/** A day number (days since the epoch) as `YYYY-MM-DD`. */
+const ymdOf = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
+
 /**
- * Where a project's rows of one timed kind (`order`) start: the start of its range on the first
- * page; after a cursor, the first of its rows that the calendar's order puts after the cursor's
- * entry. A project's calendar day is its own, so the order between projects is by local day
- * first: the rows of day c of project q stand after the cursor's entry (day c, instant a) when
- * they come later in (instant, type, id), and every row of a later day of q does, even one at an
- * instant before a when q's days begin before the cursor's project's. Within q, instant order
- * is day order, so this is one position in q's (instant, id) order. (instant, '') stands before
+ * Where a project's rows start on this page, for every timed kind at once: the start of its
+ * range on the first page; after a cursor, the first instant the calendar's order puts wholly
+ * after the cursor's entry, or null when the cursor's instant falls inside the project's day of
+ * the cursor (then each kind starts at the cursor's own position: `kindStart`). A project's
+ * calendar day is its own, so the order between projects is by local day first: the rows of
+ * day c of project q stand after the cursor's entry (day c, instant a) when they come later in
+ * (instant, type, id), and every row of a later day of q does, even one at an instant before a
+ * when q's days begin before the cursor's project's. Within q, instant order is day order, so
+ * each kind's start is one position in q's (instant, id) order.
+ */
+function projectStart(project: CalendarProject, after: Position | null): number | null {
+  const start = project.start.getTime();
+  if (after === null) return start;
+  const dayStart = (day: number) => parseInZone(`${ymdOf(day)}T00:00:00`, project.timezone).getTime();
+  const next = dayStart(after.day + 1);
+  // After a date-only idea the cursor's day is over.
+  if (after.at === null || next <= after.at) return Math.max(next, start);
+  const begins = dayStart(after.day);
+  return begins > after.at ? Math.max(begins, start) : null;
+}
+
+/**
+ * A timed kind's start at the cursor's own position (instant a, kind o, id i): after (a, i) in
+ * its own kind, from a in a later kind, after a in an earlier one. (instant, '') stands before
  * every row at that instant (ids are never empty); the columns hold whole milliseconds, so the
  * rows after an instant start at (instant + 1 ms, '').
  */
-function boundsAfter(project: CalendarProject, order: 0 | 1 | 2, after: Position | null): [at: number, id: string] {
-  const start = project.start.getTime();
-  if (after === null) return [start, ''];
-  const dayStart = (day: number) =>
-    parseInZone(`${new Date(day * DAY_MS).toISOString().slice(0, 10)}T00:00:00`, project.timezone).getTime();
-  const next = dayStart(after.day + 1);
-  // After a date-only idea the cursor's day is over.
-  if (after.at === null) return [Math.max(next, start), ''];
-  if (next <= after.at) return [Math.max(next, start), ''];
-  const begins = dayStart(after.day);
-  if (begins > after.at) return [Math.max(begins, start), ''];
+function kindStart(order: 0 | 1 | 2, after: Position & { at: number }): [at: number, id: string] {
   if (order === after.order) return [after.at, after.id];
   return order > after.order ? [after.at, ''] : [after.at + 1, ''];
 }
@@ -402,9 +412,11 @@ export const listCalendar = defineOperation({
     const ids = projects.map((p) => p.id);
     const client = auth.role === 'client';
     const shape: CalendarShape = { projects: reachShape(auth), client };
-    // Each kind's projects with the bounds of their rows (boundsAfter), at most limit + 1 rows each.
+    // Each kind's projects with the bounds of their rows (projectStart, kindStart), at most
+    // limit + 1 rows each.
+    const starts = projects.map((p) => projectStart(p, after));
     const values = (order: 0 | 1 | 2) => {
-      const bounds = projects.map((p) => boundsAfter(p, order, after));
+      const bounds = starts.map((at): [number, string] => (at !== null ? [at, ''] : kindStart(order, after as Position & { at: number })));
       return {
         ...reach,
         projects: ids,
@@ -415,7 +427,7 @@ export const listCalendar = defineOperation({
       };
     };
     // Ideas after the cursor's day (all of it after a timed entry: ideas are last in their day).
-    const afterDate = after ? new Date(after.day * DAY_MS).toISOString().slice(0, 10) : from;
+    const afterDate = after ? ymdOf(after.day) : from;
     const ideasAfter = { afterDate, afterId: after?.order === 3 ? after.id : '' };
     // spec 5.4: notes and ideas are left out of the client view.
     const notes = !client && holds(auth.scopes, 'notes:read');
