@@ -18,7 +18,7 @@ const ENTRY = `(case when status = 'published' then coalesce(published_at, sched
 const ON_SCHEDULE = `deleted_at is null and status in ('scheduled', 'published', 'failed_to_publish')`;
 
 /** Each index's name and definition (what follows `on`), without and with the id. */
-const INDEXES: Array<[name: string, before: string, after: string]> = [
+export const INDEXES: Array<[name: string, before: string, after: string]> = [
   [
     'posts_calendar_entries',
     `posts (workspace_id, project_id, ${ENTRY}) where ${ON_SCHEDULE}`,
@@ -36,7 +36,8 @@ const INDEXES: Array<[name: string, before: string, after: string]> = [
   ],
 ];
 
-async function rebuild(knex: Knex, name: string, definition: string): Promise<void> {
+/** Builds `name` anew on `definition` without holding writes back; a later migration rebuilds these indexes the same way. */
+export async function rebuild(knex: Knex, name: string, definition: string): Promise<void> {
   await knex.raw(`drop index concurrently if exists ${name}_next`);
   await knex.raw(`create index concurrently ${name}_next on ${definition}`);
   await knex.raw(`drop index concurrently if exists ${name}`);

@@ -23,11 +23,15 @@ export async function dropDatabase(url: string): Promise<void> {
   await withMaintenanceDb(url, (client, name) => client.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`));
 }
 
-/** Drops and recreates `url`'s database, empty. */
-export async function createEmptyDatabase(url: string): Promise<void> {
+/**
+ * Drops and recreates `url`'s database, empty: in the server's default collation, or in an ICU
+ * locale's (`icuLocale`, e.g. 'en-US': text ordered as most deployments' databases order it).
+ */
+export async function createEmptyDatabase(url: string, opts: { icuLocale?: string } = {}): Promise<void> {
   await withMaintenanceDb(url, async (client, name) => {
     await client.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
-    await client.query(`create database ${pg.escapeIdentifier(name)}`);
+    const locale = opts.icuLocale ? ` template template0 locale_provider icu icu_locale ${pg.escapeLiteral(opts.icuLocale)}` : '';
+    await client.query(`create database ${pg.escapeIdentifier(name)}${locale}`);
   });
 }
 

@@ -281,6 +281,8 @@ describe('calendar and company pages', () => {
     assertError(await call('GET', `/v1/calendar?from=2031-06-01&to=2031-06-04&limit=2&cursor=${cursor}`), 400, 'bad_cursor');
     assertError(await call('GET', `/v1/calendar?${range}&projectId=${west.id}&cursor=${cursor}`), 400, 'bad_cursor');
     assertError(await call('GET', `/v1/calendar?${range}&cursor=forged`), 400, 'bad_cursor');
+    // Nor in another workspace's calendar, nor with another role (the client-role case below).
+    assertError(await client(api.url, (await workspaceWithKey()).key)('GET', `/v1/calendar?${range}&cursor=${cursor}`), 400, 'bad_cursor');
     assertError(await call('GET', `/v1/calendar?${range}&limit=0`), 400, 'bad_pagination');
     assertError(await call('GET', `/v1/calendar?${range}&limit=two`), 400, 'bad_pagination');
   });
@@ -345,6 +347,17 @@ describe('calendar and company pages', () => {
       `/v1/calendar?projectId=${w.ny.id}&from=2031-03-03&to=2031-03-04`,
     );
     assert.equal(full.body.data.entries.length, 8);
+    // A cursor is the view's it was minted in: the admin's, walked on by the client, starts again.
+    const adminPage = await client(api.url, await oauth(admin.email, w.workspace.id, w.ny.id))(
+      'GET',
+      `/v1/calendar?projectId=${w.ny.id}&from=2031-03-03&to=2031-03-04&limit=1`,
+    );
+    const cursor = encodeURIComponent(adminPage.body.data.nextCursor);
+    assertError(
+      await call('GET', `/v1/calendar?projectId=${w.ny.id}&from=2031-03-03&to=2031-03-04&limit=1&cursor=${cursor}`),
+      400,
+      'bad_cursor',
+    );
   });
 
   it('GET /v1/company-pages: linked personal account, canPublish, cursor-paginated', async () => {

@@ -103,6 +103,14 @@ const projectsRead = shapedRead(
   },
 );
 
+/**
+ * Ids are compared bytewise wherever a read orders them or starts after one: Node merges the
+ * reads and compares ids code unit by code unit, which for ids (ASCII) is the "C" collation,
+ * whatever the database's own (migration 20261206100000). In another collation a cursor's read
+ * would start after its entry in a different order than the page was cut in, and skip entries.
+ */
+const BYTEWISE = 'collate "C"';
+
 type EntryParam = ReachParam | 'projects' | 'afterAt' | 'afterId' | 'beforeAt' | 'rows';
 
 /**
@@ -123,7 +131,10 @@ const ON_SCHEDULE_SQL = `('scheduled', 'published', 'failed_to_publish')`;
  * project's rows at the instant `at` (SQL), joined to `b`, the project's bounds.
  */
 function perProject(inner: Knex.QueryBuilder, at: string, id: string, param: (name: EntryParam) => string): Knex.QueryBuilder {
-  inner.whereRaw(`(${at}, ${id}) > (b.after_at, b.after_id)`).whereRaw(`${at} < b.before_at`).orderByRaw(`${at}, ${id}`);
+  inner
+    .whereRaw(`(${at}, ${id} ${BYTEWISE}) > (b.after_at, b.after_id)`)
+    .whereRaw(`${at} < b.before_at`)
+    .orderByRaw(`${at}, ${id} ${BYTEWISE}`);
   return db()
     .select('x.*')
     .from(
@@ -205,7 +216,7 @@ const ideasRead = shapedRead(
         )
         .leftJoin('posts as lp', (j) => j.on('lp.id', 'ideas.linked_post_id').andOnNull('lp.deleted_at'))
         .leftJoin('post_statuses as ls', 'ls.id', 'lp.status_id')
-        .whereRaw('(ideas.scheduled_for, ideas.id) > (?::date, ?)', [param('afterDate'), param('afterId')])
+        .whereRaw(`(ideas.scheduled_for, ideas.id ${BYTEWISE}) > (?::date, ?)`, [param('afterDate'), param('afterId')])
         .where('ideas.scheduled_for', '<=', param('to'))
         .select(
           'ideas.id',
@@ -214,7 +225,7 @@ const ideasRead = shapedRead(
           db().raw(`to_char(ideas.scheduled_for, 'YYYY-MM-DD') as date`),
           db().raw(`(${DERIVED_STATUS_SQL}) as status`),
         )
-        .orderBy(['ideas.scheduled_for', 'ideas.id'])
+        .orderByRaw(`ideas.scheduled_for, ideas.id ${BYTEWISE}`)
         .toKnexQuery(),
       param('rows'),
     ]),
@@ -382,8 +393,9 @@ export const listCalendar = defineOperation({
         to,
         maxDays: CALENDAR_MAX_DAYS,
       });
-    // A cursor reads on in the range it was minted for (bad_cursor otherwise).
-    const filters = { resource: 'calendar', projectId: input.projectId ?? null, from, to };
+    // A cursor reads on in the range it was minted for, for the workspace and role it was minted
+    // for (spec 5.4 reads the role live: a view that changed mid-walk starts again), bad_cursor otherwise.
+    const filters = { resource: 'calendar', workspaceId: auth.workspaceId, role: auth.role, projectId: input.projectId ?? null, from, to };
     const cursor = await decodeSortCursor(input.cursor, filters);
     const after = cursor && readPosition(cursor.value, cursor.id);
 
