@@ -7,7 +7,9 @@
 // Mocha imports the spec files before it runs mochaGlobalSetup, and lib/config.ts reads the
 // environment once at import, so the environment (ports included) is settled here at module
 // load; the services themselves start in mochaGlobalSetup. Set TEST_DATABASE_URL,
-// TEMPORAL_ADDRESS, NETWORK_API_URL or LLM_BASE_URL to use services of your own instead.
+// TEMPORAL_ADDRESS, NETWORK_API_URL or LLM_BASE_URL to use services of your own instead, and
+// TEST_DATABASE_ICU_LOCALE (e.g. en-US) to run on a database that orders text by that locale, as
+// most deployments' databases do, rather than in the server's default (here C.UTF-8).
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -94,7 +96,7 @@ async function resetDatabase(url: string) {
         await client.query(`drop database if exists ${pg.escapeIdentifier(datname)} with (force)`);
     }
   });
-  await createEmptyDatabase(url);
+  await createEmptyDatabase(url, { icuLocale: process.env.TEST_DATABASE_ICU_LOCALE || undefined });
 }
 
 let stopTemporal = async () => {};

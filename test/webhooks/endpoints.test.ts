@@ -160,7 +160,15 @@ describe('webhook endpoints API (spec 4.8)', function () {
         created_at: new Date(base + Math.floor(i / 2) * 1000),
       }));
       await db()('webhook_endpoints').insert(rows);
-      ids = rows.sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? 1 : -1)).map((r) => r.id);
+      // The list's order as the database reads it (ids in a tie compared in its collation).
+      ids = await db()('webhook_endpoints')
+        .where({ workspace_id: lw.workspace.id })
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .pluck('id');
+      assert.equal(ids.length, rows.length);
     });
 
     it('defaults to 50, orders by createdAt desc then id, and reports the total', async () => {

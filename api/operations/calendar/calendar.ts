@@ -166,8 +166,9 @@ const postsRead = shapedRead((shape: CalendarShape, param: (name: EntryParam, in
 /**
  * Calendar slots of a project, joined to what they plan (`posts` or `notes`). The join implies
  * the slot's column is set; said outright, it lets Postgres read the slots of that kind alone
- * (calendar_slots_posts / calendar_slots_notes, migrations 20261201100000 and 20261205100000)
- * and know how many there are, rather than join every note of the database to all slots.
+ * (calendar_slots_posts / calendar_slots_notes, migrations 20261201100000, 20261205100000 and
+ * 20261206100000) and know how many there are, rather than join every note of the database to
+ * all slots.
  */
 const slotsOf = (table: 'posts' | 'notes', param: (name: EntryParam) => string) =>
   CalendarSlot.forWorkspace(param('workspaceId'))
