@@ -66,9 +66,10 @@ async function outboxListener(db: Knex) {
 export function createWebhookRelayActivities({ db, temporal }: WebhookDeps, opts: WebhookOptions) {
   /**
    * Claims undispatched outbox rows, in turns by workspace (lib/outbox.ts claimUndispatched;
-   * SKIP LOCKED: concurrent relays take disjoint rows), writes one delivery row per matching endpoint, starts one workflow per live delivery,
-   * then stamps the rows dispatched. Delivery rows are written outside the claim transaction so
-   * the workflows see them at once; if anything fails before the stamp, the rows are claimed
+   * SKIP LOCKED: concurrent relays take disjoint rows), writes one delivery row per matching
+   * endpoint, wakes each endpoint with a live delivery, then stamps the rows an endpoint took
+   * dispatched and deletes the others. Delivery rows are written outside the claim transaction
+   * so the workflows see them at once; if anything fails before the stamp, the rows are claimed
    * again and both the inserts and the starts are no-ops the second time.
    */
   async function relayBatch(client: Client, taskQueue: string, heartbeat: () => void): Promise<{ events: number; started: number }> {
@@ -132,7 +133,17 @@ export function createWebhookRelayActivities({ db, temporal }: WebhookDeps, opts
           heartbeat();
         });
       }
-      await trx('outbox_events').whereIn('seq', seqs).update({ dispatched_at: trx.fn.now() });
+      // An event no endpoint took is deleted, not stamped: an endpoint only ever takes events
+      // made after it, so nothing can deliver it later (docs/webhooks.md "Retention"). A
+      // workspace without endpoints leaves nothing behind. Retention 0 keeps every event.
+      const matched = new Set(matches.map((m) => m.event_id));
+      const unmatched = opts.outboxRetentionDays > 0 ? events.filter((e) => !matched.has(e.id)).map((e) => e.seq) : [];
+      const stamped = unmatched.length ? events.filter((e) => matched.has(e.id)).map((e) => e.seq) : seqs;
+      await trx.raw(
+        `with stamped as (update outbox_events set dispatched_at = now() where seq = any(?::bigint[]))
+         delete from outbox_events where seq = any(?::bigint[])`,
+        [stamped, unmatched],
+      );
       return { events: events.length, started };
     });
   }

@@ -75,6 +75,52 @@ describe('outbox retention', () => {
     assert.deepEqual([...(await stored(ids))], [ids[2]!], 'the one relayed last is left');
   });
 
+  it('the relay deletes an event no endpoint takes, and stamps one an endpoint takes; retention 0 stamps both', async () => {
+    const env = () => new MockActivityEnvironment({ taskQueue: config.temporalTaskQueue });
+    const relay = (days: number) =>
+      createWebhookActivities({ db: db(), temporal: temporalClient }, { outboxRetentionDays: days, relayPollMs: 50 });
+    const subscribed = await createWorkspace({ name: 'Subscribed', plan: 'BUSINESS' });
+    const bare = await createWorkspace({ name: 'No endpoints', plan: 'BUSINESS' });
+    // Inactive: its events are matched and recorded failed (spec 3.5), and no delivery runs.
+    await db()('webhook_endpoints').insert({
+      id: newId('webhookEndpoint'),
+      workspace_id: subscribed.id,
+      url: 'https://receiver.example.com/hook',
+      events: ['post.published'],
+      secret_last4: 'abcd',
+      is_active: false,
+      disabled_reason: 'manual',
+    });
+    const emit = () =>
+      emitEvents(db(), [
+        { workspaceId: subscribed.id, type: 'post.published', data: {} },
+        { workspaceId: subscribed.id, type: 'post.created', data: {} },
+        { workspaceId: bare.id, type: 'post.published', data: {} },
+      ]);
+    const rows = async (ids: string[]) =>
+      new Map(
+        (
+          (await db()('outbox_events').whereIn('id', ids).select('id', 'dispatched_at')) as Array<{
+            id: string;
+            dispatched_at: Date | null;
+          }>
+        ).map((r) => [r.id, r.dispatched_at]),
+      );
+
+    const [taken, otherType, noEndpoint] = await emit();
+    await env().run(relay(30).relayOutbox, { maxRunMs: 300 });
+    const after = await rows([taken!, otherType!, noEndpoint!]);
+    assert.deepEqual([...after.keys()], [taken], 'only the event an endpoint took is left');
+    assert.ok(after.get(taken!) instanceof Date, 'stamped dispatched');
+    assert.equal((await db()('webhook_deliveries').where({ event_id: taken }).first('status'))?.status, 'failed');
+
+    const kept = await emit();
+    await env().run(relay(0).relayOutbox, { maxRunMs: 300 });
+    const stamped = await rows(kept);
+    assert.equal(stamped.size, 3, 'retention 0 keeps every event');
+    for (const id of kept) assert.ok(stamped.get(id) instanceof Date, `${id} stamped dispatched`);
+  });
+
   it('the relay deletes them while the outbox is drained; retention 0 keeps every event', async () => {
     // Real relays, beside the suite's own (concurrent relays take disjoint rows), starting what
     // they relay on the suite's task queue as the worker's relay would.
