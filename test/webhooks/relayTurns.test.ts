@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
 import { claimUndispatched, emitEvents, type OutboxEvent } from '../../lib/outbox';
+import type { Knex } from 'knex';
 import { createWorkspace } from '../../admin/provision';
 
 // The relay's claim takes the outbox in turns by workspace (lib/outbox.ts claimUndispatched,
@@ -59,6 +60,38 @@ describe('outbox relay: batches taken in turns by workspace', () => {
     await db()('outbox_events')
       .whereIn('id', [...burstIds, b1!, b2!, c1!])
       .update({ dispatched_at: db().fn.now() });
+  });
+
+  it("reads the backlog through its index, never a sequential or bitmap scan, so a relayed event's dead entry is read at most once", async () => {
+    // Relayed events leave dead entries in the backlog's index until VACUUM.
+    const ws = await createWorkspace({ name: 'Relayed', plan: 'BUSINESS' });
+    const ids = await emitEvents(
+      db(),
+      Array.from({ length: 2000 }, (_, i) => ({ workspaceId: ws.id, type: 'post.created' as const, data: { n: i } })),
+    );
+    // The statistics as an ANALYZE taken while they waited left them (autovacuum's analyze runs
+    // whenever a tenth of the table changed): the planner's own choice is then a bitmap or a
+    // sequential scan.
+    await db().raw('analyze outbox_events');
+    await db()('outbox_events').whereIn('id', ids).delete();
+    const plan = await db().transaction(async (trx) => {
+      const sent: Array<{ sql: string; bindings: unknown[] }> = [];
+      const onQuery = (q: { sql: string; bindings?: unknown[] }) => sent.push({ sql: q.sql, bindings: q.bindings ?? [] });
+      trx.client.on('query', onQuery);
+      try {
+        await claimUndispatched(trx, 200);
+      } finally {
+        trx.client.removeListener('query', onQuery);
+      }
+      const claim = sent.find((q) => q.sql.includes('workspace_turn'));
+      assert.ok(claim, 'the claim was sent');
+      // Planned in the claim's own transaction, under the settings it runs with.
+      // The query event gives Postgres's own placeholders ($1); knex.raw takes `?`.
+      const { rows } = await trx.raw(`explain (format json) ${claim.sql.replace(/\$\d+/g, '?')}`, claim.bindings as Knex.ValueDict[]);
+      return JSON.stringify(rows[0]['QUERY PLAN']);
+    });
+    assert.ok(!plan.includes('Bitmap'), plan);
+    assert.match(plan, /"Index Name":"outbox_events_undispatched"/);
   });
 
   it('a lone workspace still fills whole batches, oldest first', async () => {
