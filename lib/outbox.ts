@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { newId } from './ids';
-import { inWorkspaceTurns } from './workspaceTurns';
+import { inWorkspaceTurns, readThroughIndexes } from './workspaceTurns';
 
 // spec 6: events are written to the outbox in the same transaction as the change that emits
 // them; the webhook dispatcher delivers them from there, so no committed change loses its event.
@@ -83,15 +83,7 @@ export interface ClaimedEvent {
  * first. SKIP LOCKED: concurrent relays take disjoint rows.
  */
 export async function claimUndispatched(trx: Knex.Transaction, limit: number): Promise<ClaimedEvent[]> {
-  // The backlog is read through its index, in order: neither a sequential nor a bitmap scan,
-  // whichever the planner's statistics of the moment favour (an ANALYZE taken while a burst
-  // waited makes both look cheap). Every relayed event leaves a dead entry in
-  // `outbox_events_undispatched` until VACUUM removes it. An index scan marks each dead entry
-  // the first time it passes it, and later scans skip it; the other two read every dead row's
-  // table page again on every claim. With the planner's choice (a bitmap scan) the claim took
-  // 14 ms at 20,000 posts, growing with every event relayed since the last VACUUM (bench/README.md
-  // "population"); through the index it reads the waiting rows and a few index pages.
-  await trx.raw("select set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)");
+  await readThroughIndexes(trx);
   const turns = inWorkspaceTurns(trx, trx('outbox_events').whereNull('dispatched_at').select('seq', 'workspace_id'), 'seq', limit).select(
     'seq',
   );

@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { log } from '../logger';
-import { inWorkspaceTurns } from '../workspaceTurns';
+import { inWorkspaceTurns, readThroughIndexes } from '../workspaceTurns';
 import { startWorkflowOfJob, type StartableJob } from './queue';
 
 // A job row is written before its workflow is started (./queue.ts). A process that
@@ -21,16 +21,19 @@ import { startWorkflowOfJob, type StartableJob } from './queue';
  * starts do not hold another's one back for passes on end.
  */
 export async function reconcileQueuedJobs(db: Knex, olderThanSeconds = 60, limit = 200): Promise<number> {
-  const rows: StartableJob[] = await inWorkspaceTurns(
-    db,
-    db('jobs')
-      .where({ status: 'QUEUED' })
-      .whereNull('workflow_started_at')
-      .whereRaw('created_at < now() - make_interval(secs => ?)', [olderThanSeconds])
-      .select('id', 'type', 'workspace_id', 'project_id', 'created_at'),
-    'created_at',
-    limit,
-  ).select('id', 'type', 'workspace_id', 'project_id');
+  const rows: StartableJob[] = await db.transaction(async (trx): Promise<StartableJob[]> => {
+    await readThroughIndexes(trx);
+    return await inWorkspaceTurns(
+      trx,
+      trx('jobs')
+        .where({ status: 'QUEUED' })
+        .whereNull('workflow_started_at')
+        .whereRaw('created_at < now() - make_interval(secs => ?)', [olderThanSeconds])
+        .select('id', 'type', 'workspace_id', 'project_id', 'created_at'),
+      'created_at',
+      limit,
+    ).select('id', 'type', 'workspace_id', 'project_id');
+  });
   let started = 0;
   const confirmed: string[] = [];
   for (const job of rows) {

@@ -6,7 +6,7 @@ import { log } from '../logger';
 import { temporalClient } from '../temporal/client';
 import { syncPublishWorkflow } from '../temporal/start/publishPost';
 import { signalReviewDecided, startReviewWorkflow } from '../temporal/start/reviewPost';
-import { inWorkspaceTurns } from '../workspaceTurns';
+import { inWorkspaceTurns, readThroughIndexes } from '../workspaceTurns';
 import type { PostRow } from './row';
 import type { Committed } from './write';
 
@@ -57,16 +57,19 @@ export async function syncPostSchedule(client: Client, q: Knex, post: ScheduledP
  * down through its bulk reschedule) do not hold another's post back for passes on end.
  */
 export async function unsyncedSchedules(q: Knex, limit: number): Promise<ScheduledPost[]> {
-  return inWorkspaceTurns(
-    q,
-    q('posts')
-      .whereRaw('workflow_synced_version < schedule_version')
-      .select('id', 'workspace_id', 'project_id', 'schedule_version', 'status', 'scheduled_at', 'deleted_at')
-      // The zone the workflow shows its times in (docs/operations.md "What the workflows show").
-      .select(q.raw('(select projects.timezone from projects where projects.id = posts.project_id) as timezone')),
-    'scheduled_at',
-    limit,
-  ).select('id', 'workspace_id', 'project_id', 'schedule_version', 'status', 'scheduled_at', 'deleted_at', 'timezone');
+  return q.transaction(async (trx): Promise<ScheduledPost[]> => {
+    await readThroughIndexes(trx);
+    return await inWorkspaceTurns(
+      trx,
+      trx('posts')
+        .whereRaw('workflow_synced_version < schedule_version')
+        .select('id', 'workspace_id', 'project_id', 'schedule_version', 'status', 'scheduled_at', 'deleted_at')
+        // The zone the workflow shows its times in (docs/operations.md "What the workflows show").
+        .select(trx.raw('(select projects.timezone from projects where projects.id = posts.project_id) as timezone')),
+      'scheduled_at',
+      limit,
+    ).select('id', 'workspace_id', 'project_id', 'schedule_version', 'status', 'scheduled_at', 'deleted_at', 'timezone');
+  });
 }
 
 /** The reconciler's share of review rounds whose start was lost (docs/review.md), in turns by workspace as above. */

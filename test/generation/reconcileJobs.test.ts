@@ -8,6 +8,7 @@ import type { JobRow } from '../../lib/jobs/row';
 import type { JobType } from '../../lib/jobs/kinds';
 import { temporalClient, workflowIds } from '../../lib/temporal/client';
 import { workspaceWithKey } from '../support/factories';
+import { assertReadThroughIndexes, statementsOf } from '../support/statements';
 
 // A job row committed whose workflow start was lost (the API process died in between): the
 // reconciler starts it, once, and leaves fresh jobs to the request that is still starting them.
@@ -154,4 +155,9 @@ describe('the reconciler and jobs whose workflow start was lost', function () {
     const row = await db()('jobs').where({ id: jobId }).first('workflow_started_at');
     return (row?.workflow_started_at as Date | null) ?? null;
   }
+
+  it('reads the unstarted jobs through their partial index, never a sequential or bitmap scan (lib/workspaceTurns.ts)', async () => {
+    // An hour: no job of this run's other tests is that old, so the pass starts nothing.
+    assertReadThroughIndexes(await statementsOf(() => reconcileQueuedJobs(db(), 3600, 10)), '"workflow_started_at" is null');
+  });
 });

@@ -3,6 +3,7 @@ import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { unsyncedSchedules } from '../../lib/posts/afterCommit';
 import { createProject, createWorkspace } from '../../admin/provision';
+import { assertReadThroughIndexes, statementsOf } from '../support/statements';
 
 // The reconciler's share of lost schedule signals (lib/posts/afterCommit.ts unsyncedSchedules)
 // is taken in turns by workspace: one workspace's thousands of missed signals (Temporal down
@@ -48,5 +49,9 @@ describe('reconciler: lost schedule signals taken in turns by workspace', () => 
       // Left for the real reconciler they would be signalled: mark them known.
       await db()('posts').whereIn('id', inserted).update({ workflow_synced_version: 2, status: 'draft', scheduled_at: null });
     }
+  });
+
+  it('reads the lost signals through their partial index, never a sequential or bitmap scan (lib/workspaceTurns.ts)', async () => {
+    assertReadThroughIndexes(await statementsOf(() => unsyncedSchedules(db(), 10)), 'workflow_synced_version < schedule_version');
   });
 });

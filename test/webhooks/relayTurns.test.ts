@@ -3,6 +3,7 @@ import { db } from '../../lib/db';
 import { claimUndispatched, emitEvents, type OutboxEvent } from '../../lib/outbox';
 import type { Knex } from 'knex';
 import { createWorkspace } from '../../admin/provision';
+import { assertReadThroughIndexes, statementsOf } from '../support/statements';
 
 // The relay's claim takes the outbox in turns by workspace (lib/outbox.ts claimUndispatched,
 // docs/operations.md "Fairness between workspaces"): a workspace with a burst of events waiting
@@ -75,19 +76,11 @@ describe('outbox relay: batches taken in turns by workspace', () => {
     await db().raw('analyze outbox_events');
     await db()('outbox_events').whereIn('id', ids).delete();
     const plan = await db().transaction(async (trx) => {
-      const sent: Array<{ sql: string; bindings: unknown[] }> = [];
-      const onQuery = (q: { sql: string; bindings?: unknown[] }) => sent.push({ sql: q.sql, bindings: q.bindings ?? [] });
-      trx.client.on('query', onQuery);
-      try {
-        await claimUndispatched(trx, 200);
-      } finally {
-        trx.client.removeListener('query', onQuery);
-      }
-      const claim = sent.find((q) => q.sql.includes('workspace_turn'));
-      assert.ok(claim, 'the claim was sent');
-      // Planned in the claim's own transaction, under the settings it runs with.
-      // The query event gives Postgres's own placeholders ($1); knex.raw takes `?`.
-      const { rows } = await trx.raw(`explain (format json) ${claim.sql.replace(/\$\d+/g, '?')}`, claim.bindings as Knex.ValueDict[]);
+      const claim = assertReadThroughIndexes(await statementsOf(() => claimUndispatched(trx, 200)), 'workspace_turn');
+      // Planned in the claim's own transaction, under the settings it runs with. The query event
+      // gives Postgres's own placeholders ($1); knex.raw takes `?`.
+      const sql = `explain (format json) ${claim.sql.replace(/\$\d+/g, '?')}`;
+      const { rows } = await trx.raw(sql, claim.bindings as Knex.ValueDict[]);
       return JSON.stringify(rows[0]['QUERY PLAN']);
     });
     assert.ok(!plan.includes('Bitmap'), plan);
