@@ -34,7 +34,7 @@ export function inWorkspaceTurns(
  * sequential nor by a bitmap scan, whichever its statistics of the moment favour (an ANALYZE taken
  * while a backlog waited makes both look cheap). For the queues above, each read from a partial
  * index that holds only the waiting rows (`outbox_events_undispatched`, `posts_schedule_unsynced`,
- * `jobs_queued_unstarted`, `posts_review_unstarted`): every row that leaves the queue leaves a dead entry there until VACUUM
+ * `jobs_queued_unstarted`): every row that leaves the queue leaves a dead entry there until VACUUM
  * removes it. An index scan marks each dead entry the first time it passes it, and later scans skip
  * it; the other two read every dead row's table page again on every pass. Chosen by the planner,
  * the outbox relay's claim took 14 ms at 20,000 posts and grew with every event relayed since the

@@ -74,20 +74,17 @@ export async function unsyncedSchedules(q: Knex, limit: number): Promise<Schedul
 
 /** The reconciler's share of review rounds whose start was lost (docs/review.md), in turns by workspace as above. */
 export async function unstartedReviews(q: Knex, limit: number): Promise<PostRow[]> {
-  return q.transaction(async (trx): Promise<PostRow[]> => {
-    await readThroughIndexes(trx);
-    const ids = inWorkspaceTurns(
-      trx,
-      trx('posts')
-        .whereRaw('review_synced_round < review_round')
-        .whereRaw(`review->>'state' = 'pending'`)
-        .whereNull('deleted_at')
-        .select('id', 'workspace_id', 'updated_at'),
-      'updated_at',
-      limit,
-    ).select('id');
-    return (await trx('posts').whereIn('id', ids)) as PostRow[];
-  });
+  const ids = inWorkspaceTurns(
+    q,
+    q('posts')
+      .whereRaw('review_synced_round < review_round')
+      .whereRaw(`review->>'state' = 'pending'`)
+      .whereNull('deleted_at')
+      .select('id', 'workspace_id', 'updated_at'),
+    'updated_at',
+    limit,
+  ).select('id');
+  return (await q('posts').whereIn('id', ids)) as PostRow[];
 }
 
 /** Starts the round's workflow (a second start of a round is a no-op), then records the round as started. */

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
-import { unstartedReviews, unsyncedSchedules } from '../../lib/posts/afterCommit';
+import { unsyncedSchedules } from '../../lib/posts/afterCommit';
 import { createProject, createWorkspace } from '../../admin/provision';
-import { assertReadThroughIndexes, planThroughIndexes, statementsOf } from '../support/statements';
+import { assertReadThroughIndexes, statementsOf } from '../support/statements';
 
 // The reconciler's share of lost schedule signals (lib/posts/afterCommit.ts unsyncedSchedules)
 // is taken in turns by workspace: one workspace's thousands of missed signals (Temporal down
@@ -53,11 +53,5 @@ describe('reconciler: lost schedule signals taken in turns by workspace', () => 
 
   it('reads the lost signals through their partial index, never a sequential or bitmap scan (lib/workspaceTurns.ts)', async () => {
     assertReadThroughIndexes(await statementsOf(() => unsyncedSchedules(db(), 10)), 'workflow_synced_version < schedule_version');
-  });
-
-  it('reads unstarted review rounds through posts_review_unstarted, not every row of posts', async () => {
-    const scan = assertReadThroughIndexes(await statementsOf(() => unstartedReviews(db(), 10)), 'review_synced_round < review_round');
-    const plan = await planThroughIndexes(scan);
-    assert.match(plan, /"Index Name":"posts_review_unstarted"/, plan);
   });
 });

@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import { db } from '../../lib/db';
-import { readThroughIndexes } from '../../lib/workspaceTurns';
-import type { Knex } from 'knex';
 
 /** A statement as knex sent it, with the transaction it ran in (none: outside one). */
 export interface SentStatement {
@@ -38,15 +36,4 @@ export function assertReadThroughIndexes(sent: SentStatement[], scan: string): S
     'the transaction reads through indexes before the scan',
   );
   return statement;
-}
-
-/** The plan (EXPLAIN, JSON) of a statement as sent, under readThroughIndexes as the scans run it. */
-export async function planThroughIndexes(statement: SentStatement): Promise<string> {
-  return db().transaction(async (trx) => {
-    await readThroughIndexes(trx);
-    // The query event gives Postgres's own placeholders ($1); knex.raw takes `?`.
-    const sql = `explain (format json) ${statement.sql.replace(/\$\d+/g, '?')}`;
-    const { rows } = await trx.raw(sql, statement.bindings as Knex.ValueDict[]);
-    return JSON.stringify(rows[0]['QUERY PLAN']);
-  });
 }
