@@ -137,12 +137,11 @@ export function createWebhookRelayActivities({ db, temporal }: WebhookDeps, opts
       // made after it, so nothing can deliver it later (docs/webhooks.md "Retention"). A
       // workspace without endpoints leaves nothing behind. Retention 0 keeps every event.
       const matched = new Set(matches.map((m) => m.event_id));
-      const unmatched = opts.outboxRetentionDays > 0 ? events.filter((e) => !matched.has(e.id)).map((e) => e.seq) : [];
-      const stamped = unmatched.length ? events.filter((e) => matched.has(e.id)).map((e) => e.seq) : seqs;
+      const kept = (e: (typeof events)[number]) => opts.outboxRetentionDays <= 0 || matched.has(e.id);
       await trx.raw(
         `with stamped as (update outbox_events set dispatched_at = now() where seq = any(?::bigint[]))
          delete from outbox_events where seq = any(?::bigint[])`,
-        [stamped, unmatched],
+        [events.filter(kept).map((e) => e.seq), events.filter((e) => !kept(e)).map((e) => e.seq)],
       );
       return { events: events.length, started };
     });

@@ -3,6 +3,7 @@ import { db } from '../../lib/db';
 import { newId } from '../../lib/ids';
 import { markWorkflowStarted, MARKS_PER_UPDATE } from '../../lib/jobs/queue';
 import { workspaceWithKey } from '../support/factories';
+import { statementsOf } from '../support/statements';
 
 // lib/jobs/queue.ts markWorkflowStarted: the marks a process gathered go out in UPDATEs of at
 // most MARKS_PER_UPDATE ids, so however many pile up no statement exceeds Postgres' 65,535
@@ -28,16 +29,9 @@ describe('workflow-start marks', function () {
     // One real job first and one last, among ids of jobs that do not exist (marks of jobs since removed).
     const ids = [jobs[0]!, ...Array.from({ length: 70_000 }, () => newId('job')), jobs[1]!];
 
-    const updates: number[] = [];
-    const onQuery = (q: { sql: string; bindings?: unknown[] }) => {
-      if (/^update "jobs" set "workflow_started_at"/.test(q.sql)) updates.push(q.bindings?.length ?? 0);
-    };
-    db().on('query', onQuery);
-    try {
-      await markWorkflowStarted(ids);
-    } finally {
-      db().off('query', onQuery);
-    }
+    const updates = (await statementsOf(() => markWorkflowStarted(ids)))
+      .filter((q) => /^update "jobs" set "workflow_started_at"/.test(q.sql))
+      .map((q) => q.bindings.length);
 
     assert.equal(updates.length, Math.ceil(ids.length / MARKS_PER_UPDATE));
     assert.ok(Math.max(...updates) <= MARKS_PER_UPDATE + 1, `bindings per UPDATE: ${Math.max(...updates)}`);

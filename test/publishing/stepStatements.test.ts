@@ -8,6 +8,7 @@ import { insertPost } from '../../lib/posts/write';
 import { publishTurnMs } from '../../lib/publishing/turns';
 import { client, useApi } from '../support/app';
 import { uniqueKey, workspaceWithKey } from '../support/factories';
+import { statementsOf } from '../support/statements';
 import { waitFor } from '../support/wait';
 import { connectedPersonalProject } from '../support/network';
 
@@ -33,20 +34,17 @@ describe('publish step: statements per published post', () => {
       network: createNetworkClient(),
       temporal: () => Promise.reject(new Error('the publish step needs no Temporal client')),
     });
-    const statements: string[] = [];
-    const onQuery = (q: { sql: string }) => statements.push(q.sql);
-    db().on('query', onQuery);
-    let result;
-    try {
-      result = await acts.publishPost({
-        postId: committed.post.id,
-        version: committed.post.schedule_version,
-        attempt: 1,
-        retryUntilMs: Date.now() + 3_600_000,
-      });
-    } finally {
-      db().removeListener('query', onQuery);
-    }
+    let result: Awaited<ReturnType<typeof acts.publishPost>> | undefined;
+    const statements = (
+      await statementsOf(async () => {
+        result = await acts.publishPost({
+          postId: committed.post.id,
+          version: committed.post.schedule_version,
+          attempt: 1,
+          retryUntilMs: Date.now() + 3_600_000,
+        });
+      })
+    ).map((q) => q.sql);
     assert.equal(result?.outcome, 'published');
     assert.equal(statements.length, 7, statements.join('\n'));
     const row = await db()('posts as p')
@@ -71,14 +69,11 @@ describe('publish step: statements per published post', () => {
     const posts = [(await insert('Zoned')).post, (await insert('Zoned too')).post, (await insert('And a third')).post];
     const starts: Array<{ args: unknown[] }> = [];
     const client = { workflow: { signalWithStart: async (_type: string, opts: { args: unknown[] }) => void starts.push(opts) } };
-    const statements: string[] = [];
-    const onQuery = (q: { sql: string }) => statements.push(q.sql);
-    db().on('query', onQuery);
-    try {
-      for (const post of posts) await syncPostSchedule(client as unknown as Client, db(), post);
-    } finally {
-      db().removeListener('query', onQuery);
-    }
+    const statements = (
+      await statementsOf(async () => {
+        for (const post of posts) await syncPostSchedule(client as unknown as Client, db(), post);
+      })
+    ).map((q) => q.sql);
     const schedules = starts.map((s) => (s.args[0] as { schedule?: { timeZone?: string; turnMs?: number } }).schedule);
     assert.deepEqual(
       schedules.map((s) => s?.timeZone),
@@ -120,17 +115,14 @@ describe('a scheduled create through the API: statements', () => {
         headers: { 'Idempotency-Key': uniqueKey() },
       });
     assert.equal((await create(0)).status, 200);
-    const statements: string[] = [];
-    const onQuery = (q: { sql: string }) => statements.push(q.sql);
-    db().on('query', onQuery);
-    try {
-      const res = await create(1);
-      assert.equal(res.status, 200, JSON.stringify(res.body));
-      // The workflow's start, then the version it knows, follow the answer's COMMIT.
-      await waitFor(async () => statements.some((sql) => /workflow_synced_version/.test(sql)), 10_000, 'the synced version');
-    } finally {
-      db().removeListener('query', onQuery);
-    }
+    const statements = (
+      await statementsOf(async (sent) => {
+        const res = await create(1);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        // The workflow's start, then the version it knows, follow the answer's COMMIT.
+        await waitFor(async () => sent.some((q) => /workflow_synced_version/.test(q.sql)), 10_000, 'the synced version');
+      })
+    ).map((q) => q.sql);
     // BEGIN, the key's claim, SAVEPOINT, the post with its slot and turn, the outbox events,
     // RELEASE, the key's answer, COMMIT, the synced version (the project is a prepared read).
     assert.equal(statements.length, 9, statements.join('\n'));

@@ -8,14 +8,14 @@ export interface SentStatement {
   txId: string | undefined;
 }
 
-/** The statements `fn` sends through the shared pool, in order. */
-export async function statementsOf(fn: () => Promise<unknown>): Promise<SentStatement[]> {
+/** The statements `fn` sends through the shared pool, in order; `fn` sees them as they are sent. */
+export async function statementsOf(fn: (sent: readonly SentStatement[]) => Promise<unknown>): Promise<SentStatement[]> {
   const sent: SentStatement[] = [];
   const onQuery = (q: { sql: string; bindings?: unknown[]; __knexTxId?: string }) =>
     sent.push({ sql: q.sql, bindings: q.bindings ?? [], txId: q.__knexTxId });
   db().on('query', onQuery);
   try {
-    await fn();
+    await fn(sent);
   } finally {
     db().removeListener('query', onQuery);
   }
